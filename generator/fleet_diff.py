@@ -1050,7 +1050,11 @@ def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, 
         if provider == "gcp":
             from generator.render.gke import node_pool_name
 
-            entry |= {"effect": "replaced", "node_pool": {"old": node_pool_name(name, was), "new": node_pool_name(name, now)}}
+            sides = {
+                "old": node_pool_name(name, was, a.get("capacity_type") == "spot"),
+                "new": node_pool_name(name, now, b.get("capacity_type") == "spot"),
+            }
+            entry |= {"effect": "replaced", "node_pool": sides}
         elif provider == "azure" and (_aks_native(a) or _aks_native(b)):  # an AKS node pool's gpu_instance is fixed
             sides = {"old": _aks_pool_name(a, was), "new": _aks_pool_name(b, now)}
             entry |= {"effect": "replaced", "node_pool": sides}

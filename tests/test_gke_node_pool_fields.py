@@ -84,7 +84,7 @@ def long_names(tmp_path: Path) -> dict[str, str]:
     ],
 )
 def test_a_gke_node_pool_name_is_within_gkes_limit_and_stable(pool: str, gke: str) -> None:
-    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=None)))
+    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=None, spot=False)))
     assert name == gke  # a literal: the same name on every render and every machine
     assert len(name) <= 40 and GKE_NODE_POOL_NAME.fullmatch(name)
 
@@ -109,7 +109,7 @@ def test_a_gke_node_pool_name_is_within_gkes_limit_and_stable(pool: str, gke: st
 def test_a_shared_pools_gke_name_carries_its_sharing(pool: str, sharing: str | None, gke: str) -> None:
     """newuser40 item 4: GKE cannot change a node pool's gpuPartitionSize or gpuSharingConfig in place (Config Connector
     marks them Immutable), so a change of sharing must name a new node pool; whole GPUs keep the name they had."""
-    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=sharing)))
+    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=sharing, spot=False)))
     assert name == gke
     assert len(name) <= 40 and GKE_NODE_POOL_NAME.fullmatch(name)
 
@@ -117,13 +117,15 @@ def test_a_shared_pools_gke_name_carries_its_sharing(pool: str, sharing: str | N
 def test_every_sharing_names_another_gke_node_pool() -> None:
     sharings = [None, "mig 1g.10gb", "mig 2g.20gb", "mig 3g.40gb", "time-slicing x2", "time-slicing x4", "mps x4"]
     for pool in ("chat_h100_sxm5_80gb", "llama8b_qwen14b_embed_rerank_h1_339e8b63"):
-        names = {gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=s))) for s in sharings}
+        names = {gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=s, spot=False))) for s in sharings}
         assert len(names) == len(sharings) and all(len(n) <= 40 and GKE_NODE_POOL_NAME.fullmatch(n) for n in names)
 
 
 def test_pools_sharing_a_long_start_get_different_gke_names() -> None:
     names = {
-        gke_node_pool_name(cast(Pool, SimpleNamespace(name=f"{'serving_' * 5}{suffix}_h100_sxm5_80gb", gpu_sharing=None)))
+        gke_node_pool_name(
+            cast(Pool, SimpleNamespace(name=f"{'serving_' * 5}{suffix}_h100_sxm5_80gb", gpu_sharing=None, spot=False))
+        )
         for suffix in ("chat", "chat2", "embed")
     }
     assert len(names) == 3 and all(len(n) <= 40 for n in names)

@@ -74,7 +74,8 @@ def plan_text(plan: Plan) -> str:
     for pool in plan.pools:
         n = pool.node
         nodes = f"{pool.nodes:,}" if pool.min_nodes is None else f"{pool.min_nodes:,} to {pool.nodes:,} (autoscaled)"
-        lines.append(f"pool {pool.name}: {nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
+        spot = ", spot capacity" if pool.spot else ""  # capacity_type: spot (on demand is said by nothing, as before)
+        lines.append(f"pool {pool.name}: {nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}{spot}")
         lines.append(
             f"  {n.cpu}, {ram_text(n.ram_gib)}, {nvme_text(n.nvme_tb, n.nvme_drives)}, {n.power_w:,} W per node ({n.power_basis}"
             + (

@@ -114,6 +114,7 @@ from generator.planner.setting_findings import (
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
+from generator.planner.spot import spot_findings
 from generator.planner.spread import packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
     HOURS_PER_MONTH,
@@ -147,6 +148,7 @@ from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_n
 from generator.units import GIB, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
+from generator.workload.capacity_type import given_rate
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 from generator.workload.sharing import planned_sharing
 from generator.workload.value_checks import given_in
@@ -164,6 +166,8 @@ DEVICE_PLUGIN = {
 
 #: The co-location group of inference replicas in shares of GPUs, followed by how they share them.
 SHARED_GROUP = "inference-shared"
+#: What a pool group's kind ends in for spot capacity (``capacity_type: spot``): a node group of its own.
+SPOT_GROUP = " spot"
 
 
 def gpu_taint(gpu: GpuSpec) -> tuple[str, str, str]:
@@ -1070,6 +1074,8 @@ def build_plan(
             # shared one way (a pool has one device-plugin config or MIG partition)
             kind = f"{SHARED_GROUP} {part.sharing_key}" if part.candidate.shares_per_gpu else "inference"
             kind = kind if part.shares_servers else f"solo-{first}"
+            # spot capacity is a node group of its own: a spot and an on-demand deployment never share a pool
+            kind += SPOT_GROUP if part.hardware.spot else ""
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
     colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
     units: list[tuple[list[tuple[int, Option]], int]] = []
@@ -1281,11 +1287,13 @@ def build_plan(
         for part in ranked_as.pieces:
             priced = part.candidate.usd_per_hour is not None
             pool_name = pool_of.get((index, part.server_kind), part.hardware.platform.id)  # a chain's: its platform's
-            if part.hardware.platform.not_on_demand and pool_name in not_on_demand:
+            # a spot part's type is sold as spot capacity (GKE's H200 and B200 through Spot VMs), which its pool asks for
+            reserved_only = part.hardware.platform.not_on_demand is not None and not part.hardware.spot
+            if reserved_only and pool_name in not_on_demand:
                 continue
-            if not priced or part.hardware.platform.not_on_demand:
-                findings.append(_no_price(wl, part.hardware.platform, part.candidate, index))
-            if part.hardware.platform.not_on_demand:
+            if not priced or reserved_only:
+                findings.append(_no_price(wl, part.hardware.platform, part.candidate, index, part.hardware.spot))
+            if reserved_only:
                 not_on_demand.add(pool_name)
         deployments.append(
             DeploymentPlan(
@@ -1328,6 +1336,7 @@ def build_plan(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
     )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
+    findings += spot_findings(wl, pools, deployments)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
@@ -1740,6 +1749,18 @@ def _colocation_reasons(
                     else f"leaves {per_node % gpus} GPU(s) of a {per_node}-GPU {platform} server over"
                 )
                 out[(index, at)] = f"not co-located: each replica ({gpus} GPUs) {held}, so it takes whole servers"
+            elif apart := sorted(
+                names[i]
+                for (p, g, n, k), group in groups.items()
+                if (p, g, n) == at and k.startswith("inference") and k.endswith(SPOT_GROUP) != kind.endswith(SPOT_GROUP)
+                for i, _ in group
+                if not others
+            ):
+                how = "runs on spot capacity, they on demand" if kind.endswith(SPOT_GROUP) else "runs on demand, they on spot"
+                out[(index, at)] = (
+                    f"not co-located with {', '.join(apart)}: it {how} (capacity_type), and a pool is one node group of "
+                    "one capacity type"
+                )
             elif same_servers and kind.startswith(SHARED_GROUP):
                 out[(index, at)] = (
                     f"not co-located with {', '.join(same_servers)}: its GPUs are shared between pods (gpu_sharing), "
@@ -1957,7 +1978,7 @@ def _pool(
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
-    cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
+    cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built, hw.spot)
     labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
     per_gpu = first.candidate.shares_per_gpu
     if per_gpu:  # replicas in shares of GPUs: the GPUs holding one or more (packed, or spread over the nodes)
@@ -1983,6 +2004,7 @@ def _pool(
         files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
         rented=cost.rented,
         shares_per_gpu=per_gpu,
+        capacity_type="spot" if hw.spot else None,
     )
 
 
@@ -1997,9 +2019,10 @@ def _given_rate_run_findings(
     """
     out = []
     for pool in pools:
-        rate = wl.prices.get(pool.node.platform_id)
-        if pool.name not in rented or rate is None:
-            continue
+        given = given_rate(wl.prices, pool.node.platform_id, pool.spot)
+        if pool.name not in rented or given is None or given[1] != pool.node.platform_id:
+            continue  # a spot rate (prices.<platform>@spot) is no commitment's
+        rate = given[0]
         for dep in (d for d in deployments if pool.name in d.pools and d.kind == "training"):
             hours, job = dep.details.get("hours"), dep.details.get("usd_per_job")
             timed = isinstance(hours, int | float) and isinstance(job, int | float)
@@ -2386,7 +2409,7 @@ def _training_findings(
     return out
 
 
-def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index: int) -> Finding:
+def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index: int, spot: bool = False) -> Finding:
     """The finding of a chosen layout without an on-demand price: a warning where the instance is not rented on demand.
 
     Priced by the workload (a reservation's price), such an instance still launches only on reserved capacity, which
@@ -2405,7 +2428,7 @@ def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index:
             f"month whether a job runs or not (kubernetes.reservations); {price}",
             f"deployments[{index}]",
         )
-    if platform.not_on_demand:
+    if platform.not_on_demand and not spot:  # spot: the type is sold so, and its pool asks for spot capacity
         hourly = (
             "; a training job's cost per run assumes capacity billed by the hour (Flex-start or Spot): a reservation "
             "bills its whole term, so name it under kubernetes.reservations to cost the pool by the month"

@@ -30,7 +30,7 @@ from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, does_not_pack, node_counts, rank
+from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
@@ -164,7 +164,9 @@ def layout_option(
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)
     if cost is None:
-        cost = seen[cost_key] = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
+        cost = seen[cost_key] = fleet_cost(
+            wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned, spot=hw.spot
+        )
     cost = cast("NodeCost", cost)
     total_usd = cost.usd_per_hour
     share = shape.share if isinstance(shape, ReplicaShape) else None
@@ -193,7 +195,8 @@ def layout_option(
         owned_nodes=owned,
         power_compared_w=(node.power_components_w or node.power_w) * nodes,
         run_hours=run_hours,
-        reserved=hw.platform.id in (wl.kubernetes.reservations or ()) and wl.hardware.provider == "gcp",
+        # Spot VMs consume no reservation: a spot pool takes the zone's spot capacity
+        reserved=hw.platform.id in (wl.kubernetes.reservations or ()) and wl.hardware.provider == "gcp" and not hw.spot,
         rented=cost.rented,
         shares_per_gpu=None if share is None else share.per_gpu,
     )
@@ -280,7 +283,7 @@ def inference_options(
     options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
-    for hw in allowed_hardware(wl) if hardware is None else hardware:
+    for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         owned = owned_of_kind(hw, free)
         key = ("inference", dep.name, model, serving, hw.platform.id, hw.gpu.id, owned, free is None, rest)
         found = sizes.get(key) if sizes is not None else None

@@ -52,10 +52,11 @@ class Option(NamedTuple):
         Replicas in shares of GPUs (``gpu_sharing``) fill GPUs of their own: a node's GPUs are all shared one way or
         all whole (the pool's one device-plugin config or MIG partition), so they are counted apart, each sharing
         (:func:`shared_kind`) on its own.
+        Spot capacity (``capacity_type: spot``) is counted apart too (:data:`SPOT_MARK`): a pool is one capacity type.
         """
         # :attr:`server_kind` inlined: the ranking of the passes that share servers asks it about a million times
         c, hw = self.candidate, self.hardware
-        gpu = hw.gpu.id
+        gpu = hw.gpu.id if not hw.spot else f"{hw.gpu.id}{SPOT_MARK}"  # spot nodes are a pool's of their own
         if not c.shares_per_gpu:
             return (hw.platform.id, gpu, c.gpus_per_node)
         return (hw.platform.id, shared_kind(gpu, self.sharing_key), c.gpus_per_node)
@@ -97,6 +98,9 @@ class Option(NamedTuple):
         assert isinstance(shape, ReplicaShape), "a training option has no replica layout"
         return shape
 
+
+#: What :attr:`Option.busy_kind` adds to a GPU id for spot capacity, whose nodes no on-demand replica shares.
+SPOT_MARK = "@spot"
 
 #: What :func:`shared_kind` adds to a GPU id: a server kind's GPUs in shares are counted apart from its whole ones.
 SHARED_MARK = "+shared"

@@ -12,8 +12,9 @@ from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
+from generator.workload.capacity_type import SPOT, sold_as_spot
+from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
-from generator.workload.models import Workload
 
 if TYPE_CHECKING:
     from generator.planner.plan import Candidate
@@ -26,6 +27,9 @@ class Hardware(NamedTuple):
     gpu: GpuSpec
     #: Why no more of these servers are bought (owned ones are still used); None: the workload allows buying them.
     not_bought: str | None = None
+    #: Rented as spot capacity (a deployment's ``capacity_type: spot``): priced at a ``@spot`` rate where given,
+    #: planned in pools of its own (:func:`for_deployment`).
+    spot: bool = False
 
     def bridge_note(self) -> str:
         """Why a card that takes an NVLink bridge talks over PCIe here; "" where it is bridged or takes none."""
@@ -50,6 +54,29 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
     return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl)))
+
+
+def for_deployment(dep: Deployment, hardware: list[Hardware]) -> list[Hardware]:
+    """``hardware`` as ``dep`` rents it: as spot capacity where it asks for spot, types not sold so left out.
+
+    Each spot pair is one object a process (:func:`_as_spot`): the option builders key their caches by identity.
+    """
+    if dep.capacity_type != SPOT:
+        return hardware
+    return [_as_spot(hw) for hw in hardware if sold_as_spot(hw.platform)]
+
+
+#: The spot pair of each pair, by the pair's identity (kept alive beside it, so that no other object takes its id).
+_SPOT_PAIRS: dict[int, tuple[Hardware, Hardware]] = {}
+
+
+def _as_spot(hw: Hardware) -> Hardware:
+    if hw.spot:
+        return hw
+    kept = _SPOT_PAIRS.get(id(hw))
+    if kept is None or kept[0] is not hw:
+        kept = _SPOT_PAIRS[id(hw)] = (hw, hw._replace(spot=True))
+    return kept[1]
 
 
 def colocation_charged(wl: Workload) -> bool:

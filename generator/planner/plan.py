@@ -150,6 +150,14 @@ class Pool(NamedTuple):
     #: Parts of its owned catalog servers the plan assumed as for a purchase (``cpu``, ``ram``, ``nvme``, ``psu``,
     #: ``fabric``, ``frontend``), not read off the servers; None (left out of ``spec.json``): no owned catalog server.
     build_assumed: tuple[str, ...] | None = None
+    #: ``"spot"``: its nodes are the cloud's spot capacity (``capacity_type: spot``); None (left out of ``spec.json``):
+    #: on demand (or bought, owned).
+    capacity_type: str | None = None
+
+    @property
+    def spot(self) -> bool:
+        """Whether the pool's nodes are spot capacity, reclaimed by the cloud at short notice."""
+        return self.capacity_type == "spot"
 
     @property
     def hosts(self) -> int:
@@ -554,7 +562,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
 #: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
 #: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second)
-#: and ``build_assumed`` (no owned catalog server in it).
+#: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (RackSpec, "circuit_load"),
@@ -569,5 +577,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Pool, "min_nodes"),
         (DeploymentPart, "mem_fraction_static"),
         (Pool, "build_assumed"),
+        (Pool, "capacity_type"),
     }
 )

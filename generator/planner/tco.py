@@ -33,6 +33,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.plan import ram_text
 from generator.planner.price_region import pricing_region, unpriced_in_region_why
 from generator.sizing.constants import Constants
+from generator.workload.capacity_type import given_rate
 from generator.workload.models import Workload
 
 if TYPE_CHECKING:
@@ -341,14 +342,24 @@ def rented_at_given_rates(wl: Workload) -> frozenset[str]:
 
 
 def node_cost(
-    wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, built: BuiltHost | None = None
+    wl: Workload,
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    power_w: int,
+    consts: Constants,
+    built: BuiltHost | None = None,
+    spot: bool = False,
 ) -> NodeCost:
     """Cost of one node: the workload's ``prices:`` override, else the catalog (rent or purchase + running costs).
 
-    ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node.
+    ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node. A ``spot``
+    node takes the workload's ``<platform>@spot`` rate where given (:func:`given_rate`); the catalog has no spot prices.
     """
-    if platform.id in wl.prices:
-        usd = wl.prices[platform.id]
+    if (given := given_rate(wl.prices, platform.id, spot)) is not None:
+        usd, key = given
+        if key != platform.id:
+            return NodeCost(usd, None, usd * HOURS_PER_MONTH, f"{GIVEN_RATE}, spot rate prices.{key}")
         if not rented_on_bare_metal(wl, platform, gpu.id, gpus):
             return NodeCost(usd, None, usd * HOURS_PER_MONTH, GIVEN_RATE)
         # fuzz32 item 2: on bare metal an hourly rate is a rental, as a catalog rental record billed by the hour is
@@ -441,6 +452,7 @@ def fleet_cost(
     nodes: int,
     owned: int,
     built: BuiltHost | None = None,
+    spot: bool = False,
 ) -> NodeCost:
     """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only).
 
@@ -451,13 +463,14 @@ def fleet_cost(
     ``max_capex_usd: 1``).
     """
     bought = nodes - owned
-    rate = wl.prices.get(platform.id)
+    given = given_rate(wl.prices, platform.id, spot)  # spot: never owned, never on bare metal (refused at load)
+    rate = None if given is None else given[0]
     # fuzz33 item 1: a bare-metal platform the workload owns and prices buys its servers beyond the owned ones
     owned_at_rate = rate is not None and wl.hardware.provider == "baremetal" and not _rented_at_given_rate(wl, platform.id)
     if owned == 0 and (rate is None or owned_at_rate):
         return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built, pricing_region(wl))
     if rate is not None and not (owned_at_rate and bought):
-        return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built), nodes)
+        return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built, spot), nodes)
     if rate is not None:  # fuzz33 item 1: the owned ones at the workload's all-in rate, the rest bought
         owned_month, owned_basis = rate * HOURS_PER_MONTH * owned, f"{owned} owned server(s) at {GIVEN_RATE}"
         per_node = _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))

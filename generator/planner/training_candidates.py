@@ -17,7 +17,7 @@ from generator.planner.candidates import SizedOptions, blocked_on, layout_option
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, node_counts
+from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
 from generator.planner.training import (
     TrainingShape,
     job_host_offload,
@@ -87,7 +87,7 @@ def training_options(
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
     pin_tp = dep.parallelism.tp if dep.parallelism else None
-    for hw in allowed_hardware(wl) if hardware is None else hardware:
+    for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         tps = training_tp_sizes(model.architecture, spec, hw)
         if pin_tp is not None and pin_tp not in tps:
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"

@@ -21,6 +21,12 @@ from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_G
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
+#: The taint (and label) AKS gives the nodes of a Spot node pool: only pods that tolerate it run there
+#: (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool); the provider asks for both in the pool's
+#: ``node_labels`` and ``node_taints`` (azurerm ``kubernetes_cluster_node_pool``, ``priority``).
+AKS_SPOT_TAINT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+AKS_SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
+
 
 def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:
     """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver (NVIDIA), OS disk, pool tags on the VMs.
@@ -63,8 +69,9 @@ def aks_objects(
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         azure = ("karpenter.azure.com", "AKSNodeClass")
-        objects += [
-            karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving),
-            aks_node_class(pool, workload, disks[pool.name]),
-        ]
+        node_pool = karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving)
+        if pool.spot:  # AKS's own taint of Spot nodes, so that a pod tolerates it on either provisioner's nodes
+            key, value, effect = AKS_SPOT_TAINT
+            node_pool["spec"]["template"]["spec"]["taints"].append({"key": key, "value": value, "effect": effect})
+        objects += [node_pool, aks_node_class(pool, workload, disks[pool.name])]
     return objects

@@ -31,6 +31,7 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.render.aks import AKS_SPOT_LABEL, AKS_SPOT_TAINT
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
@@ -71,6 +72,10 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
         raise AssertionError(f"no AKS GPU instance profile for {profile} on {pool.node.gpu_id}")
     name = aks_node_pool_name(pool.name, gpu_instance)
     scales = pool.per_job or pool.min_nodes is not None
+    labels, taints = dict(pool.labels), [f"{key}={value}:{effect}" for key, value, effect in pool.taints]
+    if pool.spot:  # the label and taint AKS gives Spot nodes, which the provider asks for (else a plan shows drift)
+        labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
+        taints.append("{}={}:{}".format(*AKS_SPOT_TAINT))
     return {
         "name": name,
         "temporary_name_for_rotation": rotation_name(name),
@@ -84,9 +89,25 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
         "auto_scaling_enabled": scales,
         "min_count": (0 if pool.per_job else pool.min_nodes) if scales else None,
         "max_count": pool.nodes if scales else None,
-        "node_labels": dict(pool.labels),
-        "node_taints": [f"{key}={value}:{effect}" for key, value, effect in pool.taints],
+        "node_labels": labels,
+        "node_taints": taints,
         "tags": node_tags("azure", pool.name, workload),
+    }
+
+
+def with_priority(pool: dict[str, Any], spot: bool) -> dict[str, Any]:
+    """A pool's arguments with its VMs' ``priority``, for a plan with a spot pool (every pool's object one shape).
+
+    A Spot pool's VMs are deleted when Azure evicts them (``eviction_policy`` Delete, the provider's default: a
+    deallocated VM still bills its disks) at any price up to the on-demand one (``spot_max_price`` -1: evicted for
+    capacity, never for price); a Regular pool's are null. AKS takes no ``upgrade_settings`` surge for a Spot pool,
+    and none is rendered for any pool.
+    """
+    return {
+        **pool,
+        "priority": "Spot" if spot else "Regular",
+        "eviction_policy": "Delete" if spot else None,
+        "spot_max_price": -1 if spot else None,
     }
 
 
@@ -97,13 +118,16 @@ def aks_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     disks = node_disks(plan)
     shares = pool_shares(plan, workload)
     mig = {pool.name for pool in aks_mig_pools(plan)}
-    return {
+    azure = [pool for pool in plan.pools if pool.node.provider == "azure"]
+    pools = {
         pool.name: aks_node_pool(
             pool, plan.workload, _mig_profile(shares[pool.name]) if pool.name in mig else None, disks[pool.name]
         )
-        for pool in plan.pools
-        if pool.node.provider == "azure"
+        for pool in azure
     }
+    if not any(pool.spot for pool in azure):  # a plan on demand alone: the file as before spot pools could be asked for
+        return pools
+    return {pool.name: with_priority(pools[pool.name], pool.spot) for pool in azure}
 
 
 def _mig_profile(sharing: GpuSharing | None) -> str:
@@ -144,4 +168,5 @@ def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
 
 def render_aks_terraform(pools: dict[str, dict[str, Any]], workload: str) -> str:
     """:data:`PATH`: the ``aks_cluster_id`` and ``aks_node_pools`` variables and the ``aks_node_pools`` output."""
-    return render_template("terraform/aks-node-pools.tf.j2", workload=workload, pools=pools)
+    spot = any("priority" in pool for pool in pools.values())
+    return render_template("terraform/aks-node-pools.tf.j2", workload=workload, pools=pools, spot=spot)

@@ -63,7 +63,9 @@ def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False
     group: dict[str, Any] = {
         "name": dns_name(pool),
         "ami_type": "AL2023_x86_64_NVIDIA",
-        "capacity_type": "ON_DEMAND",
+        # spot (capacity_type: spot): EKS labels the nodes eks.amazonaws.com/capacityType: SPOT and drains a node on
+        # its two-minute interruption notice (managed node groups' Capacity Rebalancing)
+        "capacity_type": "SPOT" if pool.spot else "ON_DEMAND",
         "instance_types": [str(pool.node.instance_type)],
         # a pool costed per training job runs only while a job does: it scales from zero (the cluster autoscaler or
         # the job's scheduler raises desired_size), else it would bill every hour of the month

@@ -121,10 +121,10 @@ _NAME_HASH_CHARS = 8
 
 def gke_node_pool_name(pool: Pool) -> str:
     """The pool's GKE node pool name (and ContainerNodePool ``metadata.name``): :func:`node_pool_name` of the pool."""
-    return node_pool_name(pool.name, pool.gpu_sharing)
+    return node_pool_name(pool.name, pool.gpu_sharing, pool.spot)
 
 
-def node_pool_name(pool_name: str, sharing: str | None = None) -> str:
+def node_pool_name(pool_name: str, sharing: str | None = None, spot: bool = False) -> str:
     """A GKE node pool name: the pool's DNS name, with its GPU sharing (``Pool.gpu_sharing``), at most 40 characters.
 
     A shared pool's name ends in its sharing (``-mig-1g-10gb``, ``-time-slicing-x4``): GKE cannot change a node pool's
@@ -133,13 +133,16 @@ def node_pool_name(pool_name: str, sharing: str | None = None) -> str:
     old one (newuser40 item 4: under the same name Config Connector refused the change, and a replacement under one
     name must delete the old pool, and every model on it, before it creates the new one). A longer name
     keeps its start and ends in a hash of the whole pool name and sharing, so it is the same on every render of the
-    same pool and differs between pools; a name within the limit is kept as it is.
+    same pool and differs between pools; a name within the limit is kept as it is. A ``spot`` pool's name ends in
+    ``-spot``: ``nodeConfig.spot`` is immutable too, so a pool moved to or from spot is a new node pool.
     """
     name = pool_name.replace("_", "-")
     hashed = pool_name
     if sharing is not None:
         name = f"{name}-{re.sub(r'[^a-z0-9]+', '-', sharing.lower()).strip('-')}"
         hashed = f"{pool_name}\0{sharing}"
+    if spot:
+        name, hashed = f"{name}-spot", f"{hashed}\0spot"
     if len(name) <= GKE_NODE_POOL_NAME_MAX:
         return name
     digest = hashlib.sha256(hashed.encode("utf-8")).hexdigest()[:_NAME_HASH_CHARS]
@@ -158,7 +161,9 @@ def reservation_affinity(reservation: str) -> dict[str, Any]:
 
 
 def pool_reservation(pool: Pool, settings: KubernetesSettings) -> str | None:
-    """The reservation ``kubernetes.reservations`` names for the pool's machine type, or None."""
+    """The reservation ``kubernetes.reservations`` names for the pool's machine type, or None (a spot pool: none)."""
+    if pool.spot:  # Spot VMs take the zone's spare capacity; a reservation is consumed by standard VMs
+        return None
     return (settings.reservations or {}).get(pool.node.platform_id)
 
 
@@ -183,7 +188,9 @@ def node_pool_spec(
     a replica or training job wider than a node) gets a COMPACT placement policy, its nodes placed close together;
     one whose replicas each stay in a node does not (newuser31 item 15: it only narrows where GKE finds capacity),
     as on AWS, where only such a node group gets a cluster placement group. A pool on a ``reservation`` takes its nodes from it
-    alone (newuser28 item 5: H200 and B200 machine types are not sold on demand, so a pool without one gets no node).
+    alone (newuser28 item 5: H200 and B200 machine types are not sold on demand, so a pool without one gets no node);
+    a spot pool (``capacity_type: spot``) takes Spot VMs (``spot: true``, immutable: a change is a new pool) and no
+    reservation.
     """
     node = pool.node
     machine = str(node.instance_type)
@@ -215,6 +222,8 @@ def node_pool_spec(
         del spec["nodeCount"]
         spec["initialNodeCount"] = pool.nodes
         spec["autoscaling"] = {"minNodeCount": pool.min_nodes, "maxNodeCount": pool.nodes}
+    if pool.spot:  # Spot VMs (capacity_type: spot): GKE labels the nodes cloud.google.com/gke-spot=true
+        spec["nodeConfig"]["spot"] = True
     if reservation is not None:
         spec["nodeConfig"]["reservationAffinity"] = reservation_affinity(reservation)
     if node.nvme_drives > 0:  # the machine's bundled local SSDs, as kubelet and containerd ephemeral storage

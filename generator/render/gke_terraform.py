@@ -50,10 +50,13 @@ def _with_nulls(value: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {**dict.fromkeys(keys), **value}
 
 
-def node_pool_arguments(spec: dict[str, Any], name: str) -> dict[str, Any]:
-    """One pool's ``google_container_node_pool`` arguments but its cluster and zone, from its ContainerNodePool spec."""
+def node_pool_arguments(spec: dict[str, Any], name: str, spot: bool = False) -> dict[str, Any]:
+    """One pool's ``google_container_node_pool`` arguments but its cluster and zone, from its ContainerNodePool spec.
+
+    ``spot``: the plan has a spot pool, so every pool's ``node_config`` has ``spot`` (null on demand).
+    """
     pool = _with_nulls({"name": name, **terraform_arguments(spec)}, _OPTIONAL_POOL)
-    node_config = _with_nulls(pool["node_config"], _OPTIONAL_NODE_CONFIG)
+    node_config = _with_nulls(pool["node_config"], _OPTIONAL_NODE_CONFIG + (("spot",) if spot else ()))
     node_config["guest_accelerator"] = [_with_nulls(a, _OPTIONAL_ACCELERATOR) for a in node_config["guest_accelerator"]]
     pool["node_config"] = node_config
     return pool
@@ -63,6 +66,7 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     """The arguments of every pool, keyed by pool name; GPU sharing as the Kubernetes rendering applies it."""
     shares = pool_shares(plan, workload)
     disks = node_disks(plan)
+    spot = any(pool.spot for pool in plan.pools)
     return {
         pool.name: node_pool_arguments(
             node_pool_spec(
@@ -74,6 +78,7 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
                 crosses_nodes(plan, pool),
             ),
             gke_node_pool_name(pool),
+            spot,
         )
         for pool in plan.pools
     }
@@ -98,4 +103,5 @@ def gke_terraform_values(plan: Plan, workload: Workload) -> dict[str, Any]:
 
 def render_gke_terraform(values: dict[str, Any], workload: str) -> str:
     """:data:`PATH`: the variables (defaults: ``values``) and the ``gke_node_pools`` output."""
-    return render_template("terraform/gke-node-pools.tf.j2", workload=workload, values=values)
+    spot = any("spot" in pool["node_config"] for pool in values["gke_node_pools"].values())
+    return render_template("terraform/gke-node-pools.tf.j2", workload=workload, values=values, spot=spot)

@@ -156,12 +156,14 @@ def karpenter_node_pool(
 
     ``node_class``: (API group, kind) of the provider's node class; ``gpu_count_label``: the provider's
     well-known label for GPUs per instance; ``devices_per_gpu``: GPU resources the device plugin advertises per
-    physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand only (reserved capacity for an
-    instance type not sold on demand, :func:`reserved_only`), never expired, removed only when empty (a per-job pool's
+    physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand (reserved capacity for an
+    instance type not sold on demand, :func:`reserved_only`; spot for a spot pool, ``capacity_type: spot``), never
+    expired, removed only when empty (a per-job pool's
     nodes sooner, :data:`PER_JOB_NODE_GRACE`); limits: :func:`limit_nodes`.
     """
     node = pool.node
-    capacity = "reserved" if reserved_only(pool) else "on-demand"
+    # a spot pool's type is sold as spot (one sold only through reservations is no spot deployment's choice)
+    capacity = "spot" if pool.spot else "reserved" if reserved_only(pool) else "on-demand"
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [str(node.instance_type)]},
         {"key": gpu_count_label, "operator": "In", "values": [str(node.gpus)]},

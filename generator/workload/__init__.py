@@ -21,6 +21,7 @@ from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, 
 from generator.sizing.weights import Parallelism
 from generator.words import listed
 from generator.workload.build import build
+from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
@@ -327,7 +328,9 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                     )
                 )
     for key in wl.prices:
-        _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
+        if not key.endswith(SPOT_SUFFIX):  # a spot rate's key is checked with the spot deployments
+            _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
+    errors += capacity_type_errors(doc, wl)
     for key in wl.kubernetes.reservations or ():
         reserved_at: tuple[str | int, ...] = ("kubernetes", "reservations", key)
         _check_id(errors, doc, reserved_at, key, catalog.platforms(), "platform", key_position=True)

@@ -151,6 +151,8 @@ class InferenceDeployment(NamedTuple):
     #: This deployment's GPU sharing, over ``kubernetes.gpu_sharing`` (strategy ``none``: whole GPUs); None: the
     #: workload's (:func:`generator.workload.sharing.deployment_sharing`).
     gpu_sharing: GpuSharing | None = None
+    #: The capacity its cloud nodes are rented as: ``spot`` pools are apart from on-demand ones (newuser44 item 3).
+    capacity_type: Literal["on-demand", "spot"] = "on-demand"
 
 
 class TrainingDeployment(NamedTuple):
@@ -165,6 +167,8 @@ class TrainingDeployment(NamedTuple):
     #: This deployment's GPU sharing, over ``kubernetes.gpu_sharing`` (strategy ``none``: whole GPUs); None: the
     #: workload's (:func:`generator.workload.sharing.deployment_sharing`).
     gpu_sharing: GpuSharing | None = None
+    #: The capacity its cloud nodes are rented as: ``spot`` pools are apart from on-demand ones (newuser44 item 3).
+    capacity_type: Literal["on-demand", "spot"] = "on-demand"
 
 
 #: A deployment is built as the kind whose section (``inference`` or ``training``) it has.

