@@ -287,6 +287,24 @@ def test_a_training_job_the_cap_cannot_buy_is_named(
     assert searched == [1.0]  # the rates given once, then the job alone: not ten halvings
 
 
+LORA_TOO_SOON = """\
+  - name: ft
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: lora, dataset_tokens: 100000000000, epochs: 1, sequence_length: 4096, deadline_hours: 0.1}
+"""
+
+
+@pytest.mark.parametrize(("objective", "head"), [("cost", ""), ("capacity", "objective capacity: training job 'ft' alone")])
+def test_a_training_job_alone_is_located_at_its_own_deployment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], objective: str, head: str
+) -> None:
+    """review29 item 1: the job alone was renumbered deployments[0], so the error pointed at chat's line (5:12)."""
+    _write(tmp_path, _chat("  max_capex_usd: 400000\n", objective=objective, more=LORA_TOO_SOON))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"specgen: error: workload.yaml:9:12: deployments[1].model: {head}")
+
+
 @pytest.mark.parametrize(
     ("batch", "said"),
     [

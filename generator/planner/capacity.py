@@ -29,7 +29,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
-from generator.errors import FleetLimitError, InfeasibleError, InputError, SpecgenError
+from generator.errors import FleetLimitError, InfeasibleError, InputError, Location, SpecgenError
+from generator.findings import parse_path
 from generator.planner.plan import Capacity, CapacityServed
 from generator.workload.models import InferenceDeployment, TrainingDeployment
 
@@ -203,15 +204,15 @@ def _bracket(
     _raise_as_capacity(f"no fleet serves even 1/{2**MOST_DOUBLINGS:,} of the request rates given", stop)
 
 
-def _raise_as_capacity(what: str, stop: InfeasibleError) -> NoReturn:
-    """``stop`` said as capacity's (``objective capacity: {what}: ...``), at its field."""
+def _raise_as_capacity(what: str, stop: InfeasibleError, at: Location | None = None) -> NoReturn:
+    """``stop`` said as capacity's (``objective capacity: {what}: ...``), at its field (``at`` where given)."""
     said = str(stop)
     if stop.location is not None and said.startswith(f"{stop.location}: "):
         said = said[len(f"{stop.location}: ") :]
     why = f"objective capacity: {what}: {said}"
     if isinstance(stop, FleetLimitError):
         raise FleetLimitError(why, stop.limit, stop.needed)
-    raise InfeasibleError(why, stop.location)
+    raise InfeasibleError(why, at or stop.location)
 
 
 def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[LoadedWorkload, Constants], Plan]) -> None:
@@ -222,7 +223,8 @@ def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[
     searches decide) or with no training is left to them.
     """
     wl = loaded.workload
-    jobs = tuple(dep for dep in wl.deployments if isinstance(dep, TrainingDeployment))
+    index = [i for i, dep in enumerate(wl.deployments) if isinstance(dep, TrainingDeployment)]
+    jobs = tuple(wl.deployments[i] for i in index)
     if not jobs:
         return
     alone = loaded._replace(workload=wl._replace(deployments=jobs, objective="cost"))
@@ -231,7 +233,12 @@ def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[
     except InfeasibleError as exc:
         names = ", ".join(f"'{dep.name}'" for dep in jobs)
         what = f"training job {names} alone finds" if len(jobs) == 1 else f"training jobs {names} alone find"
-        _raise_as_capacity(f"{what} no fleet (training runs as given, not scaled), so no factor of the rates does", exc)
+        # review29 item 1: the jobs alone are renumbered (deployments[k] is the file's index[k]): located again.
+        path = parse_path(exc.location.path) if exc.location is not None else ()
+        at = None
+        if len(path) > 1 and path[0] == "deployments" and isinstance(path[1], int) and path[1] < len(index):
+            at = loaded.document.locate(("deployments", index[path[1]], *path[2:]))
+        _raise_as_capacity(f"{what} no fleet (training runs as given, not scaled), so no factor of the rates does", exc, at)
     except SpecgenError:
         return
 
