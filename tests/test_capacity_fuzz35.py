@@ -333,7 +333,7 @@ def _avg(cap: int, objective: str = "capacity") -> str:
     )
 
 
-# (old, new, the diff's capacity line, the chat row's rate on each side)
+# (old, new, the diff's capacity line, the chat row's rate on each side, its new cell's marker)
 DIFFS = [
     pytest.param(
         _avg(400000),
@@ -342,6 +342,7 @@ DIFFS = [
         "`hardware.max_capex_usd`; capex spent $398,366 → $796,733.** A capacity plan's services run at the file's "
         "request rates times its factor: their req/s below are served at it, not asked.",
         ("147.50 req/s served at 14.75 x (the file asks 10)", "295.00 req/s served at 29.5 x (the file asks 10)"),
+        "**changed: replicas 26 → 52, rate served 147.50 → 295.00 req/s**",
         id="cap-doubled",
     ),
     pytest.param(
@@ -351,14 +352,25 @@ DIFFS = [
         "`hardware.max_capex_usd`, capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
         ("10.00 req/s asked", "147.50 req/s served at 14.75 x (the file asks 10)"),
+        "**changed: replicas 2 → 26, rate served 10.00 → 147.50 req/s**",
         id="cost-to-capacity",
+    ),
+    pytest.param(  # review29 item 2: the file's own rate, where it moves, is the one asked
+        _avg(400000),
+        _avg(400000).replace("requests_per_second: 10,", "requests_per_second: 20,"),
+        "**Capacity: objective capacity; max_capex_usd $400,000; factor 14.75 x → 7.375 x; bound by "
+        "`hardware.max_capex_usd`; capex spent $398,366.** A capacity plan's services run at the file's request rates "
+        "times its factor: their req/s below are served at it, not asked.",
+        ("147.50 req/s served at 14.75 x (the file asks 10)", "147.50 req/s served at 7.375 x (the file asks 20)"),
+        "**changed: rate asked 10.00 → 20.00 req/s**",
+        id="file-rate-doubled",
     ),
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "line", "rates"), DIFFS)
+@pytest.mark.parametrize(("old", "new", "line", "rates", "marker"), DIFFS)
 def test_diff_says_the_objective_cap_and_factor(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str, rates: tuple[str, str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str, rates: tuple[str, str], marker: str
 ) -> None:
     (tmp_path / "old.yaml").write_text(old)
     (tmp_path / "new.yaml").write_text(new)
@@ -368,7 +380,8 @@ def test_diff_says_the_objective_cap_and_factor(
     row = next(r for r in out.splitlines() if r.startswith("| `chat` |"))
     old_cell, new_cell = row.split(" | ")[1:3]
     assert (rates[0] in old_cell, rates[1] in new_cell) == (True, True)
-    assert "req/s asked" not in new_cell
+    assert new_cell.split("; ")[0] == marker
+    assert ("req/s asked" in new_cell, "rate asked" in new_cell) == (False, "rate asked" in marker)
 
 
 def test_diff_json_carries_the_capacity_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
