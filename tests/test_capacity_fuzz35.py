@@ -114,31 +114,29 @@ def test_owned_servers_alone_say_what_they_serve(
     assert out[2 : 2 + len(lines)] == lines
 
 
-# (hardware, the SPEC.md capacity sentence, a served row)
+# (hardware, the SPEC.md capacity sentence, a served row): the plan text's sentence, fields as code, the factor bold
 SPEC_SENTENCES = [
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone, within `hardware.max_capex_usd` $100,000, serve **2.265 x** "
-        "the request rates given, bound by `hardware.max_nodes`: none found serves 2.281 x (it breaks "
-        "`hardware.max_nodes`; searched to 1 percent). Capex spent: $0 ($100,000 of the cap unspent); the fleet's "
-        "month: $993/month (opex $993/month).",
+        "`objective: capacity`: the owned servers alone, within `max_capex_usd` $100,000, serve **2.265 x** the "
+        "request rates given, bound by `hardware.max_nodes` (2.281 x breaks it, searched to 1%); capex $0 spent "
+        "($100,000 of the cap unspent), $993/month (opex $993/month).",
         "| `chat` | 10 | 22.65 | 22,650 | 4,530 |",
         id="owned-max-nodes",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and "
-        "`hardware.max_capex_usd` $1 buys no fleet that serves more: none found serves 3.438 x (it breaks "
-        "`hardware.max_capex_usd`; searched to 1 percent). Capex spent: $0 ($1 left); the fleet's month: "
-        "$1,490/month (opex $1,490/month).",
+        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and `max_capex_usd` "
+        "$1 buys no fleet that serves more (3.438 x breaks `hardware.max_capex_usd`, searched to 1%); capex $0 spent "
+        "($1 left), $1,490/month (opex $1,490/month).",
         "| `chat` | 10 | 34.06 | 34,060 | 6,812 |",
         id="owned-cap",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
-        "`objective: capacity`: a fleet within `hardware.max_capex_usd` $1,000,000,000,000 serves **1,024 x** the "
-        "request rates given, the search's largest factor: the cap bounds none up to it. Capex spent: $27,640,491 "
-        "($999,972,359,509 of the cap unspent); the fleet's month: $1,204,108/month (opex $436,317/month).",
+        "`objective: capacity`: the fleet within `max_capex_usd` $1,000,000,000,000 serves **1,024 x** the request "
+        "rates given, the search's largest factor (the cap bounds none up to it); capex $27,640,491 spent "
+        "($999,972,359,509 of the cap unspent), $1,204,108/month (opex $436,317/month).",
         "| `chat` | 10 | 10,240 | 10,240,000 | 2,048,000 |",
         id="search-top",
     ),
@@ -146,13 +144,19 @@ SPEC_SENTENCES = [
 
 
 @pytest.mark.parametrize(("hardware", "sentence", "row"), SPEC_SENTENCES)
-def test_spec_md_credits_the_cap_only_where_it_bound(tmp_path: Path, hardware: str, sentence: str, row: str) -> None:
+def test_spec_md_credits_the_cap_only_where_it_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hardware: str, sentence: str, row: str
+) -> None:
+    """review29 item 6: SPEC.md says the plan text's capacity line (one source), with its markup."""
     from generator.api import render_file
 
     _write(tmp_path, _chat(hardware))
     spec = render_file(str(tmp_path / "workload.yaml"))["SPEC.md"].splitlines()
     assert spec[6] == sentence
     assert row in spec
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    said = capsys.readouterr().out.splitlines()[2]
+    assert said == "capacity: " + sentence.removeprefix("`objective: capacity`: ").replace("`", "").replace("**", "")[:-1]
 
 
 # (hardware, the plan text's capacity lines and one replica line)
