@@ -259,6 +259,20 @@ def test_an_unpriced_server_under_cost_is_still_told_to_price_it(tmp_path: Path,
     )
 
 
+def test_a_layout_only_rented_does_not_offer_to_raise_the_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """review29 item 8: the R760 rented under prices: has a monthly price but no purchase price: the cap holds none."""
+    hardware = "  platforms: [dell-r760, dgx-b300]\n  max_capex_usd: 400000\n  max_budget_usd_per_month: 1\n"
+    text = _chat(hardware, gpus="l40s-48gb, b300-sxm-270gb")
+    _write(tmp_path, text.replace("objective: capacity", "prices: {dell-r760: 5}\nobjective: capacity"))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err.endswith(
+        "(the smallest needs 1 node; the cheapest priced layout costs $3,650 a month; the least capex of a layout is "
+        "$0); to unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 "
+        "has no purchase price in the catalog (specgen catalog purchases lists it unpriced), so max_capex_usd cannot "
+        "hold it, and a rate under prices: rents it, which objective capacity does not take\n"
+    )
+
+
 TRAIN_70B = """\
   - name: ft
     model: meta-llama/Llama-3.1-70B-Instruct
