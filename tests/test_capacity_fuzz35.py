@@ -47,6 +47,13 @@ def _chat(hardware: str, *, gpus: str = "l40s-48gb", objective: str = "capacity"
     return CHAT.format(hardware=hardware, gpus=gpus, objective=objective, more=more)
 
 
+RENTED_JOB = """\
+  - name: ft
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: supermicro-ars-111gl-nhr
+    training: {method: lora, dataset_tokens: 10000000, epochs: 1, sequence_length: 4096, runs_per_month: 4}
+"""
+
 # (workload text, the plan text's capacity lines)
 OWNED_ALONE = [
     pytest.param(
@@ -100,6 +107,21 @@ OWNED_ALONE = [
             "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
         ],
         id="owned-of-a-kind-the-cap-cannot-buy",
+    ),
+    pytest.param(  # review29 item 9: the job rented per run (a Lambda GH200) is not the services' renting
+        _chat(
+            "  platforms: [dell-r760, supermicro-ars-111gl-nhr]\n  max_capex_usd: 1\n" + OWNED3,
+            gpus="l40s-48gb, gh200-96gb",
+            more=RENTED_JOB,
+        ).replace("Instruct\n    inference", "Instruct\n    platform: dell-r760\n    inference"),
+        [
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
+            "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
+            "$1,490/month (opex $1,490/month)",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
+            "  training deployments: their jobs as given (not scaled)",
+        ],
+        id="owned-beside-a-job-rented-per-run",
     ),
 ]
 

@@ -251,11 +251,14 @@ def _capex(plan: Plan) -> float:
 
 
 def _rents(plan: Plan) -> bool:
-    """Whether a pool of the plan has servers it neither owns nor buys (rented, and so no capex of the cap).
+    """Whether a pool of the plan's services has servers it neither owns nor buys (rented, and so no capex of the cap).
 
     Rented by a catalog rental record or a price per hour under ``prices:``; a training job's servers paid per run.
+    Only the services' pools count (review29 item 9: owned servers alone for the services, beside a training job paid
+    per run, were refused as renting, although the factor scales nothing rented).
     """
-    return any(p.rented or p.per_job or p.nodes > p.owned_nodes for p in plan.pools)
+    services = {dep.name for dep in plan.deployments if dep.kind == "inference"}
+    return any(p.rented or p.per_job or p.nodes > p.owned_nodes for p in plan.pools if services.intersection(p.deployments))
 
 
 def _field(stop: InfeasibleError | None) -> str:
