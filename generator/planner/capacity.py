@@ -25,7 +25,8 @@ as the workload is loaded: :func:`generator.workload.value_checks.capacity_error
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
@@ -71,6 +72,22 @@ def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
     return loaded._replace(workload=wl._replace(deployments=deployments, objective="cost"))
 
 
+def searching() -> bool:
+    """Whether the planner runs as capacity's inner solver (its workload's objective reads ``cost`` there)."""
+    return _SEARCHING.get()
+
+
+@contextmanager
+def _inner_solver() -> Iterator[None]:
+    """:func:`searching` is true while it holds (review29 item 11: it was a wrapper of the same signature)."""
+    token = _SEARCHING.set(True)
+    try:
+        yield
+    finally:
+        _SEARCHING.reset(token)
+
+
+@_inner_solver()
 def plan_capacity(
     loaded: LoadedWorkload,
     consts: Constants,
@@ -84,24 +101,6 @@ def plan_capacity(
     (the workload's early checks ran before: :func:`generator.planner.plan_workload`). While it runs,
     :func:`searching` is true: the inner solver's hints are capacity's (no ``prices:`` rate to unblock a cap).
     """
-    token = _SEARCHING.set(True)
-    try:
-        return _plan_capacity(loaded, consts, probe, whole)
-    finally:
-        _SEARCHING.reset(token)
-
-
-def searching() -> bool:
-    """Whether the planner runs as capacity's inner solver (its workload's objective reads ``cost`` there)."""
-    return _SEARCHING.get()
-
-
-def _plan_capacity(
-    loaded: LoadedWorkload,
-    consts: Constants,
-    probe: Callable[[LoadedWorkload, Constants], Plan],
-    whole: Callable[[LoadedWorkload, Constants], Plan],
-) -> Plan:
     wl = loaded.workload
     cap = wl.hardware.max_capex_usd
     if cap is None:  # refused as the workload is loaded (capacity_errors); a library caller's workload is checked here
