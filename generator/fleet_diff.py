@@ -1841,6 +1841,36 @@ def _whole_gpus(side: dict[str, Any]) -> bool:
     return gpus == tp * pp * replicas
 
 
+def _rates_served(
+    old: dict[str, Any], new: dict[str, Any], fields: tuple[Change, ...]
+) -> tuple[dict[str, Any], dict[str, Any], tuple[Change, ...]]:
+    """``old``, ``new`` and ``fields`` with the rate said as served where a side is a capacity plan's (``served_at``).
+
+    review29 item 2: a capacity plan's ``requests_per_s`` is served at its factor, not asked, so the marker read "rate
+    asked 147.50 → 295.00 req/s" where the file asks 10 on both sides. There it is ``rate served`` (a cost plan's side
+    serves the rate it asks), and the file's own rate is ``rate asked``, said where that moved.
+    """
+    if not any(isinstance(_at(side, ("load", "served_at")), dict) for side in (old, new)):
+        return old, new, fields
+
+    def asked(side: dict[str, Any]) -> dict[str, Any]:
+        load = side.get("load")
+        if not isinstance(load, dict):
+            return side
+        at = load.get("served_at")
+        given = at.get("given_requests_per_s") if isinstance(at, dict) else load.get("requests_per_s")
+        return side | {"load": load | {"asked_requests_per_s": given}}
+
+    rate = ("load", "requests_per_s")
+    said: list[Change] = []
+    for field in fields:
+        if field[0] == rate:
+            said += [(rate, "rate served", *field[2:]), (("load", "asked_requests_per_s"), "rate asked", *field[2:])]
+        else:
+            said.append(field)
+    return asked(old), asked(new), tuple(said)
+
+
 def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     """What moved between two sides of a deployment row, first in its new cell (bold).
 
@@ -1864,7 +1894,7 @@ def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
             fields = tuple(f for f in fields if f[0][0] not in ("tp", "pp", "replicas"))
         if not split and all(_whole_gpus(side) for side in (old, new)):  # its GPUs are TP x PP x replicas: said
             fields = tuple(f for f in fields if f[0] != ("gpus",))
-        moved = _fields_moved(old, new, fields)
+        moved = _fields_moved(*_rates_served(old, new, fields)) if kinds[0] == "service" else _fields_moved(old, new, fields)
     if split:
         layouts = [
             deployment_layout(side) + ("" if side.get("parts") else f" in {_plain(side.get('pool'))}") for side in (old, new)

@@ -270,9 +270,9 @@ def test_a_capacity_plan_renders_its_fleet(tmp_path: Path) -> None:
     assert json.loads(files["spec.json"])["plan"]["capacity"]["factor"] == 14.75
     spec_md = files["SPEC.md"]
     assert (
-        "`objective: capacity`: `hardware.max_capex_usd` $400,000 buys **14.75 x** the request rates given: a fleet "
-        "within the cap serves that factor, none found serves 14.88 x (it breaks `hardware.max_capex_usd`; searched to "
-        "1 percent). Capex spent: $398,366 ($1,634 left); the fleet's month: $17,354/month (opex $6,288/month).\n"
+        "`objective: capacity`: `max_capex_usd` $400,000 buys **14.75 x** the request rates given (14.88 x breaks "
+        "`hardware.max_capex_usd`, searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex "
+        "$6,288/month).\n"
     ) in spec_md
     assert "| `chat` | 10 | 147.5 | 147,500 | 29,500 |\n" in spec_md
 

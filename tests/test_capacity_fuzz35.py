@@ -47,6 +47,13 @@ def _chat(hardware: str, *, gpus: str = "l40s-48gb", objective: str = "capacity"
     return CHAT.format(hardware=hardware, gpus=gpus, objective=objective, more=more)
 
 
+RENTED_JOB = """\
+  - name: ft
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: supermicro-ars-111gl-nhr
+    training: {method: lora, dataset_tokens: 10000000, epochs: 1, sequence_length: 4096, runs_per_month: 4}
+"""
+
 # (workload text, the plan text's capacity lines)
 OWNED_ALONE = [
     pytest.param(
@@ -101,6 +108,21 @@ OWNED_ALONE = [
         ],
         id="owned-of-a-kind-the-cap-cannot-buy",
     ),
+    pytest.param(  # review29 item 9: the job rented per run (a Lambda GH200) is not the services' renting
+        _chat(
+            "  platforms: [dell-r760, supermicro-ars-111gl-nhr]\n  max_capex_usd: 1\n" + OWNED3,
+            gpus="l40s-48gb, gh200-96gb",
+            more=RENTED_JOB,
+        ).replace("Instruct\n    inference", "Instruct\n    platform: dell-r760\n    inference"),
+        [
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
+            "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
+            "$1,490/month (opex $1,490/month)",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
+            "  training deployments: their jobs as given (not scaled)",
+        ],
+        id="owned-beside-a-job-rented-per-run",
+    ),
 ]
 
 
@@ -114,31 +136,29 @@ def test_owned_servers_alone_say_what_they_serve(
     assert out[2 : 2 + len(lines)] == lines
 
 
-# (hardware, the SPEC.md capacity sentence, a served row)
+# (hardware, the SPEC.md capacity sentence, a served row): the plan text's sentence, fields as code, the factor bold
 SPEC_SENTENCES = [
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone, within `hardware.max_capex_usd` $100,000, serve **2.265 x** "
-        "the request rates given, bound by `hardware.max_nodes`: none found serves 2.281 x (it breaks "
-        "`hardware.max_nodes`; searched to 1 percent). Capex spent: $0 ($100,000 of the cap unspent); the fleet's "
-        "month: $993/month (opex $993/month).",
+        "`objective: capacity`: the owned servers alone, within `max_capex_usd` $100,000, serve **2.265 x** the "
+        "request rates given, bound by `hardware.max_nodes` (2.281 x breaks it, searched to 1%); capex $0 spent "
+        "($100,000 of the cap unspent), $993/month (opex $993/month).",
         "| `chat` | 10 | 22.65 | 22,650 | 4,530 |",
         id="owned-max-nodes",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and "
-        "`hardware.max_capex_usd` $1 buys no fleet that serves more: none found serves 3.438 x (it breaks "
-        "`hardware.max_capex_usd`; searched to 1 percent). Capex spent: $0 ($1 left); the fleet's month: "
-        "$1,490/month (opex $1,490/month).",
+        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and `max_capex_usd` "
+        "$1 buys no fleet that serves more (3.438 x breaks `hardware.max_capex_usd`, searched to 1%); capex $0 spent "
+        "($1 left), $1,490/month (opex $1,490/month).",
         "| `chat` | 10 | 34.06 | 34,060 | 6,812 |",
         id="owned-cap",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
-        "`objective: capacity`: a fleet within `hardware.max_capex_usd` $1,000,000,000,000 serves **1,024 x** the "
-        "request rates given, the search's largest factor: the cap bounds none up to it. Capex spent: $27,640,491 "
-        "($999,972,359,509 of the cap unspent); the fleet's month: $1,204,108/month (opex $436,317/month).",
+        "`objective: capacity`: the fleet within `max_capex_usd` $1,000,000,000,000 serves **1,024 x** the request "
+        "rates given, the search's largest factor (the cap bounds none up to it); capex $27,640,491 spent "
+        "($999,972,359,509 of the cap unspent), $1,204,108/month (opex $436,317/month).",
         "| `chat` | 10 | 10,240 | 10,240,000 | 2,048,000 |",
         id="search-top",
     ),
@@ -146,13 +166,19 @@ SPEC_SENTENCES = [
 
 
 @pytest.mark.parametrize(("hardware", "sentence", "row"), SPEC_SENTENCES)
-def test_spec_md_credits_the_cap_only_where_it_bound(tmp_path: Path, hardware: str, sentence: str, row: str) -> None:
+def test_spec_md_credits_the_cap_only_where_it_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hardware: str, sentence: str, row: str
+) -> None:
+    """review29 item 6: SPEC.md says the plan text's capacity line (one source), with its markup."""
     from generator.api import render_file
 
     _write(tmp_path, _chat(hardware))
     spec = render_file(str(tmp_path / "workload.yaml"))["SPEC.md"].splitlines()
     assert spec[6] == sentence
     assert row in spec
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    said = capsys.readouterr().out.splitlines()[2]
+    assert said == "capacity: " + sentence.removeprefix("`objective: capacity`: ").replace("`", "").replace("**", "")[:-1]
 
 
 # (hardware, the plan text's capacity lines and one replica line)
@@ -255,6 +281,20 @@ def test_an_unpriced_server_under_cost_is_still_told_to_price_it(tmp_path: Path,
     )
 
 
+def test_a_layout_only_rented_does_not_offer_to_raise_the_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """review29 item 8: the R760 rented under prices: has a monthly price but no purchase price: the cap holds none."""
+    hardware = "  platforms: [dell-r760, dgx-b300]\n  max_capex_usd: 400000\n  max_budget_usd_per_month: 1\n"
+    text = _chat(hardware, gpus="l40s-48gb, b300-sxm-270gb")
+    _write(tmp_path, text.replace("objective: capacity", "prices: {dell-r760: 5}\nobjective: capacity"))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err.endswith(
+        "(the smallest needs 1 node; the cheapest priced layout costs $3,650 a month; the least capex of a layout is "
+        "$0); to unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 "
+        "has no purchase price in the catalog (specgen catalog purchases lists it unpriced), so max_capex_usd cannot "
+        "hold it, and a rate under prices: rents it, which objective capacity does not take\n"
+    )
+
+
 TRAIN_70B = """\
   - name: ft
     model: meta-llama/Llama-3.1-70B-Instruct
@@ -287,6 +327,24 @@ def test_a_training_job_the_cap_cannot_buy_is_named(
     assert searched == [1.0]  # the rates given once, then the job alone: not ten halvings
 
 
+LORA_TOO_SOON = """\
+  - name: ft
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: lora, dataset_tokens: 100000000000, epochs: 1, sequence_length: 4096, deadline_hours: 0.1}
+"""
+
+
+@pytest.mark.parametrize(("objective", "head"), [("cost", ""), ("capacity", "objective capacity: training job 'ft' alone")])
+def test_a_training_job_alone_is_located_at_its_own_deployment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], objective: str, head: str
+) -> None:
+    """review29 item 1: the job alone was renumbered deployments[0], so the error pointed at chat's line (5:12)."""
+    _write(tmp_path, _chat("  max_capex_usd: 400000\n", objective=objective, more=LORA_TOO_SOON))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"specgen: error: workload.yaml:9:12: deployments[1].model: {head}")
+
+
 @pytest.mark.parametrize(
     ("batch", "said"),
     [
@@ -315,7 +373,7 @@ def _avg(cap: int, objective: str = "capacity") -> str:
     )
 
 
-# (old, new, the diff's capacity line, the chat row's rate on each side)
+# (old, new, the diff's capacity line, the chat row's rate on each side, its new cell's marker)
 DIFFS = [
     pytest.param(
         _avg(400000),
@@ -324,6 +382,7 @@ DIFFS = [
         "`hardware.max_capex_usd`; capex spent $398,366 → $796,733.** A capacity plan's services run at the file's "
         "request rates times its factor: their req/s below are served at it, not asked.",
         ("147.50 req/s served at 14.75 x (the file asks 10)", "295.00 req/s served at 29.5 x (the file asks 10)"),
+        "**changed: replicas 26 → 52, rate served 147.50 → 295.00 req/s**",
         id="cap-doubled",
     ),
     pytest.param(
@@ -333,14 +392,25 @@ DIFFS = [
         "`hardware.max_capex_usd`, capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
         ("10.00 req/s asked", "147.50 req/s served at 14.75 x (the file asks 10)"),
+        "**changed: replicas 2 → 26, rate served 10.00 → 147.50 req/s**",
         id="cost-to-capacity",
+    ),
+    pytest.param(  # review29 item 2: the file's own rate, where it moves, is the one asked
+        _avg(400000),
+        _avg(400000).replace("requests_per_second: 10,", "requests_per_second: 20,"),
+        "**Capacity: objective capacity; max_capex_usd $400,000; factor 14.75 x → 7.375 x; bound by "
+        "`hardware.max_capex_usd`; capex spent $398,366.** A capacity plan's services run at the file's request rates "
+        "times its factor: their req/s below are served at it, not asked.",
+        ("147.50 req/s served at 14.75 x (the file asks 10)", "147.50 req/s served at 7.375 x (the file asks 20)"),
+        "**changed: rate asked 10.00 → 20.00 req/s**",
+        id="file-rate-doubled",
     ),
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "line", "rates"), DIFFS)
+@pytest.mark.parametrize(("old", "new", "line", "rates", "marker"), DIFFS)
 def test_diff_says_the_objective_cap_and_factor(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str, rates: tuple[str, str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str, rates: tuple[str, str], marker: str
 ) -> None:
     (tmp_path / "old.yaml").write_text(old)
     (tmp_path / "new.yaml").write_text(new)
@@ -350,7 +420,8 @@ def test_diff_says_the_objective_cap_and_factor(
     row = next(r for r in out.splitlines() if r.startswith("| `chat` |"))
     old_cell, new_cell = row.split(" | ")[1:3]
     assert (rates[0] in old_cell, rates[1] in new_cell) == (True, True)
-    assert "req/s asked" not in new_cell
+    assert new_cell.split("; ")[0] == marker
+    assert ("req/s asked" in new_cell, "rate asked" in new_cell) == (False, "rate asked" in marker)
 
 
 def test_diff_json_carries_the_capacity_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1333,7 +1333,7 @@ def _choose(
                 )
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
-                hint = _priced_hint(wl, unpriced if budget else [], priced=bool(priced))
+                hint = _priced_hint(wl, unpriced if budget else [], priced=any(o.candidate.capex_usd for o in options))
                 hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}

@@ -25,11 +25,13 @@ as the workload is loaded: :func:`generator.workload.value_checks.capacity_error
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
-from generator.errors import FleetLimitError, InfeasibleError, InputError, SpecgenError
+from generator.errors import FleetLimitError, InfeasibleError, InputError, Location, SpecgenError
+from generator.findings import parse_path
 from generator.planner.plan import Capacity, CapacityServed
 from generator.workload.models import InferenceDeployment, TrainingDeployment
 
@@ -70,6 +72,22 @@ def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
     return loaded._replace(workload=wl._replace(deployments=deployments, objective="cost"))
 
 
+def searching() -> bool:
+    """Whether the planner runs as capacity's inner solver (its workload's objective reads ``cost`` there)."""
+    return _SEARCHING.get()
+
+
+@contextmanager
+def _inner_solver() -> Iterator[None]:
+    """:func:`searching` is true while it holds (review29 item 11: it was a wrapper of the same signature)."""
+    token = _SEARCHING.set(True)
+    try:
+        yield
+    finally:
+        _SEARCHING.reset(token)
+
+
+@_inner_solver()
 def plan_capacity(
     loaded: LoadedWorkload,
     consts: Constants,
@@ -83,24 +101,6 @@ def plan_capacity(
     (the workload's early checks ran before: :func:`generator.planner.plan_workload`). While it runs,
     :func:`searching` is true: the inner solver's hints are capacity's (no ``prices:`` rate to unblock a cap).
     """
-    token = _SEARCHING.set(True)
-    try:
-        return _plan_capacity(loaded, consts, probe, whole)
-    finally:
-        _SEARCHING.reset(token)
-
-
-def searching() -> bool:
-    """Whether the planner runs as capacity's inner solver (its workload's objective reads ``cost`` there)."""
-    return _SEARCHING.get()
-
-
-def _plan_capacity(
-    loaded: LoadedWorkload,
-    consts: Constants,
-    probe: Callable[[LoadedWorkload, Constants], Plan],
-    whole: Callable[[LoadedWorkload, Constants], Plan],
-) -> Plan:
     wl = loaded.workload
     cap = wl.hardware.max_capex_usd
     if cap is None:  # refused as the workload is loaded (capacity_errors); a library caller's workload is checked here
@@ -203,15 +203,15 @@ def _bracket(
     _raise_as_capacity(f"no fleet serves even 1/{2**MOST_DOUBLINGS:,} of the request rates given", stop)
 
 
-def _raise_as_capacity(what: str, stop: InfeasibleError) -> NoReturn:
-    """``stop`` said as capacity's (``objective capacity: {what}: ...``), at its field."""
+def _raise_as_capacity(what: str, stop: InfeasibleError, at: Location | None = None) -> NoReturn:
+    """``stop`` said as capacity's (``objective capacity: {what}: ...``), at its field (``at`` where given)."""
     said = str(stop)
     if stop.location is not None and said.startswith(f"{stop.location}: "):
         said = said[len(f"{stop.location}: ") :]
     why = f"objective capacity: {what}: {said}"
     if isinstance(stop, FleetLimitError):
         raise FleetLimitError(why, stop.limit, stop.needed)
-    raise InfeasibleError(why, stop.location)
+    raise InfeasibleError(why, at or stop.location)
 
 
 def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[LoadedWorkload, Constants], Plan]) -> None:
@@ -222,7 +222,8 @@ def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[
     searches decide) or with no training is left to them.
     """
     wl = loaded.workload
-    jobs = tuple(dep for dep in wl.deployments if isinstance(dep, TrainingDeployment))
+    index = [i for i, dep in enumerate(wl.deployments) if isinstance(dep, TrainingDeployment)]
+    jobs = tuple(wl.deployments[i] for i in index)
     if not jobs:
         return
     alone = loaded._replace(workload=wl._replace(deployments=jobs, objective="cost"))
@@ -231,7 +232,12 @@ def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[
     except InfeasibleError as exc:
         names = ", ".join(f"'{dep.name}'" for dep in jobs)
         what = f"training job {names} alone finds" if len(jobs) == 1 else f"training jobs {names} alone find"
-        _raise_as_capacity(f"{what} no fleet (training runs as given, not scaled), so no factor of the rates does", exc)
+        # review29 item 1: the jobs alone are renumbered (deployments[k] is the file's index[k]): located again.
+        path = parse_path(exc.location.path) if exc.location is not None else ()
+        at = None
+        if len(path) > 1 and path[0] == "deployments" and isinstance(path[1], int) and path[1] < len(index):
+            at = loaded.document.locate(("deployments", index[path[1]], *path[2:]))
+        _raise_as_capacity(f"{what} no fleet (training runs as given, not scaled), so no factor of the rates does", exc, at)
     except SpecgenError:
         return
 
@@ -244,11 +250,14 @@ def _capex(plan: Plan) -> float:
 
 
 def _rents(plan: Plan) -> bool:
-    """Whether a pool of the plan has servers it neither owns nor buys (rented, and so no capex of the cap).
+    """Whether a pool of the plan's services has servers it neither owns nor buys (rented, and so no capex of the cap).
 
     Rented by a catalog rental record or a price per hour under ``prices:``; a training job's servers paid per run.
+    Only the services' pools count (review29 item 9: owned servers alone for the services, beside a training job paid
+    per run, were refused as renting, although the factor scales nothing rented).
     """
-    return any(p.rented or p.per_job or p.nodes > p.owned_nodes for p in plan.pools)
+    services = {dep.name for dep in plan.deployments if dep.kind == "inference"}
+    return any(p.rented or p.per_job or p.nodes > p.owned_nodes for p in plan.pools if services.intersection(p.deployments))
 
 
 def _field(stop: InfeasibleError | None) -> str:

@@ -6,6 +6,7 @@ a millisecond to define at every cold start. ``spec.json`` writes each record as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
@@ -457,32 +458,40 @@ def capacity_bound(c: Capacity) -> Literal["cap", "owned", "limit", "top"]:
     return "cap" if c.capex_usd else "owned"
 
 
-def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
-    """What the capex cap buys, as the plan text says it (``training``: the workload has training jobs).
+def capacity_headline(c: Capacity, code: Callable[[str], str] = str, strong: Callable[[str], str] = str) -> str:
+    """What the capex cap buys, one sentence: the plan text's ``capacity:`` line and SPEC.md's.
 
-    The cap is credited with the factor only where it bound it (:func:`capacity_bound`; fuzz35 item 7: "$400,000
-    buys 3.406 x" where ``max_nodes`` stopped it with $308,069 unspent).
+    ``code``: how a workload field is said (SPEC.md: a code span), ``strong``: the factor (SPEC.md: bold); review29
+    item 6: the two were written apart, four branches each. The cap is credited with the factor only where it bound it
+    (:func:`capacity_bound`; fuzz35 item 7: "$400,000 buys 3.406 x" where ``max_nodes`` stopped it with $308,069
+    unspent).
     """
     month = "unpriced" if c.usd_per_month is None else f"${c.usd_per_month:,.0f}/month"
     opex = "" if c.opex_usd_per_month is None else f" (opex ${c.opex_usd_per_month:,.0f}/month)"
     bound = capacity_bound(c)
-    cap = f"max_capex_usd ${c.max_capex_usd:,.0f}"
-    factor = f"{figure_text(c.factor)} x the request rates given"
+    cap = f"{code('max_capex_usd')} ${c.max_capex_usd:,.0f}"
+    factor = f"{strong(f'{figure_text(c.factor)} x')} the request rates given"
     tried = f"{figure_text(float(f'{c.tried_factor:.4g}'))} x breaks"
     searched = f"searched to {c.resolution:.0%}"
     left = f"${c.max_capex_usd - c.capex_usd:,.0f}"
     who = f"the owned servers alone, within {cap}, serve" if not c.capex_usd else f"the fleet within {cap} serves"
     if bound == "cap":
-        head, unspent = f"{cap} buys {factor} ({tried} {c.bound_by}, {searched})", f"{left} left"
+        head, unspent = f"{cap} buys {factor} ({tried} {code(c.bound_by)}, {searched})", f"{left} left"
     elif bound == "owned":
-        more = f"{cap} buys no fleet that serves more ({tried} {c.bound_by}, {searched})"
+        more = f"{cap} buys no fleet that serves more ({tried} {code(c.bound_by)}, {searched})"
         head, unspent = f"the owned servers alone serve {factor}, and {more}", f"{left} left"
     elif bound == "limit":
-        head, unspent = f"{who} {factor}, bound by {c.bound_by} ({tried} it, {searched})", f"{left} of the cap unspent"
+        head = f"{who} {factor}, bound by {code(c.bound_by)} ({tried} it, {searched})"
+        unspent = f"{left} of the cap unspent"
     else:
         head = f"{who} {factor}, the search's largest factor (the cap bounds none up to it)"
         unspent = f"{left} of the cap unspent"
-    lines = [f"capacity: {head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}"]
+    return f"{head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}"
+
+
+def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
+    """What the capex cap buys, as the plan text says it (``training``: the workload has training jobs)."""
+    lines = [f"capacity: {capacity_headline(c)}"]
     for s in c.served:
         lines.append(
             f"  {s.name}: {figure_text(s.requests_per_second)} req/s (given {figure_text(s.given_requests_per_second)}), "

@@ -7,9 +7,10 @@ from typing import Any
 
 from generator import __version__
 from generator.catalog.records import acquired
-from generator.planner.plan import Candidate, DeploymentPlan, Plan, capacity_bound
+from generator.planner.plan import Candidate, Capacity, DeploymentPlan, Plan, capacity_headline
 from generator.planner.tco import HOURS_PER_MONTH, job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
+from generator.render.md_escape import MarkdownSafe, md_code
 from generator.units import figure_text
 
 
@@ -47,6 +48,11 @@ def candidate_cost(candidate: Candidate, details: Mapping[str, Any] | None = Non
     return f"{cost} (${candidate.usd_per_hour:,.2f}/h)"
 
 
+def spec_capacity_headline(c: Capacity) -> MarkdownSafe:
+    """The plan text's capacity sentence, its fields as code spans and its factor bold (numbers and fixed words else)."""
+    return MarkdownSafe(capacity_headline(c, md_code, lambda text: f"**{text}**"))
+
+
 def render_markdown(plan: Plan) -> dict[str, str]:
     """``SPEC.md``."""
     text = render_template(
@@ -56,7 +62,7 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         detail_label=detail_label,
         candidate_cost=candidate_cost,
         rents=rents,
-        capacity_bound=capacity_bound,
+        capacity_headline=spec_capacity_headline,
         figure_text=figure_text,
     )
     return {"SPEC.md": text}
