@@ -281,6 +281,9 @@ def inference_options(
     options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
+    # kept for the process too (:func:`formed_on`): all :func:`_options_on` reads of the service is ``serving``, with the
+    # sharing it is planned in (its own gpu_sharing or the workload's, where the outputs render Kubernetes), the field
+    # asked at and whether AKS partitions its MIG GPUs (the GPUs that take it); capacity's scaled rates are its spec's
     formed = formed_on(wl, dep, ("inference", serving, model, consts, free is None, rest)) if sizes is not None else None
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         owned = owned_of_kind(hw, free)
