@@ -129,11 +129,12 @@ class _Forgetful(dict[tuple[object, ...], Any]):
 
 
 def _without_sizes(function: Any, positional: int) -> Any:
-    """``function`` called without its plan's cache (its ``sizes``, keyword or the argument after ``positional``)."""
+    """``function`` called without its plan's cache (its ``sizes``, keyword or the argument at index ``positional``)."""
 
     def uncached(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop("sizes", None)
-        return function(*args[:positional], **kwargs)
+        # the arguments after it stay (idle_training passes the hardware after the sizes: all of it searched else)
+        return function(*args[:positional], *((None, *args[positional + 1 :]) if len(args) > positional else ()), **kwargs)
 
     return uncached
 
