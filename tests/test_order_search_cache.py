@@ -129,17 +129,26 @@ class _Forgetful(dict[tuple[object, ...], Any]):
 
 
 def _without_sizes(function: Any, positional: int) -> Any:
-    """``function`` called without its plan's cache (its ``sizes``, keyword or the argument after ``positional``)."""
+    """``function`` called without its plan's cache (its ``sizes``, keyword or the argument at index ``positional``)."""
 
     def uncached(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop("sizes", None)
-        return function(*args[:positional], **kwargs)
+        # the arguments after it stay (idle_training passes the hardware after the sizes: all of it searched else)
+        return function(*args[:positional], *((None, *args[positional + 1 :]) if len(args) > positional else ()), **kwargs)
 
     return uncached
 
 
+class _Never(dict[Any, Any]):
+    """A process cache that never holds anything (:data:`planner._RANKED`): each pass ranks its options again."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+
 def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search as it was before the caches: every call sizes every layout again, every pass sorts again."""
+    monkeypatch.setattr(planner, "_RANKED", _Never())  # the options formed per process go with ``sizes``
     monkeypatch.setattr(training_candidates, "training_options", _without_sizes(training_candidates.training_options, 6))
     uncached_inference = _without_sizes(candidates.inference_options, 8)
     monkeypatch.setattr(candidates, "inference_options", uncached_inference)
@@ -170,6 +179,7 @@ class _Run(NamedTuple):
 
 
 def _run(tmp_path: Path, *, cached: bool) -> _Run:
+    planner.clear_search_caches()  # nothing formed or ranked by a plan before: each sizing and ranking is counted
     loaded = _loaded(tmp_path, OWNED_JOBS, "owned-jobs")
     shapes: list[tuple[object, ...]] = []
     keys: list[int] = []

@@ -20,7 +20,7 @@ import pytest
 from generator import catalog
 from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
-from generator.planner import plan_workload, tco
+from generator.planner import clear_search_caches, plan_workload, tco
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
 from generator.sizing.constants import Constants
 from generator.workload import load_workload
@@ -136,6 +136,7 @@ GH200_USD_PER_MONTH = round(GH200_USD_PER_HOUR * HOURS_PER_MONTH, 2)  # $1,671.7
 def _clear_costs() -> None:
     for cached in (tco._rent_records, tco._catalog_node_cost, tco._catalog_fleet_cost):
         cached.cache_clear()
+    clear_search_caches()  # the options formed and ranked at the prices before
 
 
 @pytest.fixture

@@ -1037,7 +1037,7 @@ class _Options(NamedTuple):
     #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
     #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective). The last field
     #: (tests/test_order_search_cache.py replaces it).
-    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | None]
+    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | frozenset[ServerKey] | None]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -1242,38 +1242,56 @@ def _choose(
             allowed = [o for o in allowed if any(part.server_kind == to for part in o.pieces)]
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no layout on {_kind_text(to)}")
-        # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
+        # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else;
+        # of the servers in use, only the GPUs in use on the kinds the options run on (:func:`_in_use_on`)
         owned_free = bool(free) and owned_first
+        in_use = None if shared is None else _in_use_on(ranked, (held_here, to), allowed, shared)
         ranking = (
             held_here,
-            None if shared is None else tuple(sorted(shared.items())),
-            tuple(sorted(free.items())) if shared else bool(free),
+            in_use,
+            tuple(sorted(free.items())) if in_use else bool(free),
             owned_first,
             to,
         )
         if ranking not in ranked:
             one_gpu_pods = service and planned_sharing(wl, dep) is not None
-            by = functools.partial(
-                ranking_key,
-                objective=objective,
-                busy=shared,
-                owned_free=owned_free,
-                one_gpu_pods=one_gpu_pods,
-                memo=ranking_keys,
-                capex_months=capex.months_for(i) if capex is not None else None,
-            )
-            if shared is not None and runners_up is not None:  # the pass reads its first choice alone
-                base_at = ("shared-base", held_here, owned_free, objective, to)
-                fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
-                if base_at not in ranked:  # most bases serve one pass (a kind held once): formed on the second
-                    ranked[ranking], ranked[base_at] = _first_ranked(allowed, None, shared, by, fits, form=False)
-                else:
-                    base = cast("_BaseOrder | None", ranked[base_at])
-                    ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
+            months = capex.months_for(i) if capex is not None else None
+            first_only = shared is not None and runners_up is not None  # the pass reads its first choice alone
+            # the very options ranked alike by another plan (another file of one render, another fleet search)
+            owned_at = (frozenset(not_bought), tuple(sorted(free.items())), tuple(sorted(whole.items())))
+            alike = _Alike(
+                tuple(map(id, allowed)), objective, in_use, owned_free, one_gpu_pods, months, first_only,
+                owned_at if in_use and not_bought else None,
+            )  # fmt: skip
+            known = _RANKED.get(alike)
+            if known is not None:
+                ranked[ranking] = known[1]
             else:
-                if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-                    allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
-                ranked[ranking] = sorted(allowed, key=by)
+                held_options = tuple(allowed)
+                by = functools.partial(
+                    ranking_key,
+                    objective=objective,
+                    busy=shared,
+                    owned_free=owned_free,
+                    one_gpu_pods=one_gpu_pods,
+                    memo=ranking_keys,
+                    capex_months=months,
+                )
+                if first_only and shared is not None:
+                    base_at = ("shared-base", held_here, owned_free, objective, to)
+                    fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
+                    if base_at not in ranked:  # most bases serve one pass (a kind held once): formed on the second
+                        ranked[ranking], ranked[base_at] = _first_ranked(allowed, None, shared, by, fits, form=False)
+                    else:
+                        base = cast("_BaseOrder | None", ranked[base_at])
+                        ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
+                else:
+                    if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
+                        allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
+                    ranked[ranking] = sorted(allowed, key=by)
+                if len(_RANKED) >= MAX_RANKED:
+                    _RANKED.clear()
+                _RANKED[alike] = (held_options, cast("list[Option]", ranked[ranking]))
         feasible = cast("list[Option]", ranked[ranking])
         if not feasible and chain is not None:
             from generator.planner.training_chain import chain_failure
@@ -1378,6 +1396,72 @@ def _choose(
     if not held_any:
         raise InfeasibleError(f"no service has a feasible layout on {_kind_text(on or '')}")
     return _Pass(sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out)  # in the workload's order
+
+
+class _Alike(NamedTuple):
+    """What a deployment's options are ranked by in a pass (:func:`_choose`): passes alike in it rank them alike.
+
+    Every input of the ranking key (:func:`~generator.planner.candidates.ranking_key`), of :func:`_fits_owned` and of
+    :func:`_first_ranked` but the options themselves, which it names by identity (:data:`_RANKED` holds them).
+    """
+
+    #: The ids of the options ranked, in their order (a tie keeps it).
+    options: tuple[int, ...]
+    objective: str
+    #: The GPUs in use on the options' kinds (:func:`_in_use_on`); None: each deployment on its own servers.
+    in_use: tuple[tuple[ServerKey, Fraction], ...] | None
+    owned_free: bool
+    one_gpu_pods: bool
+    #: The months capex is spread over (:class:`CapexPrice`), or None.
+    capex_months: float | None
+    #: The first choice alone (a pass sharing servers that names the runners-up of another), or every option sorted.
+    first_only: bool
+    #: The owned kinds not bought and the owned servers free, whole and in part, where :func:`_fits_owned` reads them
+    #: (GPUs in use on a kind not bought); else None.
+    owned: tuple[frozenset[tuple[str, str]], tuple[tuple[ServerKey, int], ...], tuple[tuple[ServerKey, int], ...]] | None
+
+
+#: The options ranked so far in this process, by what ranked them (:class:`_Alike`): the options (held here, so that
+#: their ids are not reused while the entry lives) and their ranking, sorted or its first choice alone. The plans of a
+#: ``render`` of many files rank the same services' options (:func:`~generator.planner.candidates.inference_options`
+#: keeps them per process) in the same passes again and again.
+_RANKED: dict[_Alike, tuple[tuple[Option, ...], list[Option]]] = {}
+
+#: Rankings kept in :data:`_RANKED` before it starts over (bounds memory on very long runs).
+MAX_RANKED = 50_000
+
+
+def clear_search_caches() -> None:
+    """Forget the options formed (:data:`~generator.planner.candidates._FORMED`) and ranked (:data:`_RANKED`) so far.
+
+    For tests that change in place a catalog table the options read (a price), or that time the search without them.
+    """
+    from generator.planner.candidates import clear_formed_options
+
+    clear_formed_options()
+    _RANKED.clear()
+
+
+def _in_use_on(
+    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | frozenset[ServerKey] | None],
+    allowed_at: tuple[Kind | None, ServerKey | None],
+    allowed: list[Option],
+    busy: dict[ServerKey, Fraction],
+) -> tuple[tuple[ServerKey, Fraction], ...]:
+    """The GPUs in use (``busy``) on the server kinds ``allowed``'s options (and their parts) count theirs towards.
+
+    All a pass sharing servers reads of ``busy`` to rank and keep a deployment's options: an option's ranking key reads
+    the GPUs in use on its own :attr:`~Option.busy_kind` alone (:func:`~generator.planner.candidates.ranking_key`), and
+    so do :func:`_fits_owned` and :func:`_first_ranked` of its parts; none (0) is as none in use. Passes that differ
+    only in the servers other services hold rank alike. ``allowed_at``: what ``allowed`` is of the deployment's options
+    (the kind held, the server kind moved to), under which its kinds are kept in ``ranked``.
+    """
+    at = ("busy-kinds", *allowed_at)
+    kinds = ranked.get(at)
+    if not isinstance(kinds, frozenset):
+        kinds = frozenset(part.busy_kind for opt in allowed for part in opt.pieces)
+        ranked[at] = kinds
+    return tuple(sorted((kind, gpus) for kind, gpus in busy.items() if gpus and kind in kinds))
 
 
 def _buys_nothing(opt: Option) -> bool:

@@ -32,6 +32,7 @@ from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, ass
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
+from generator.planner.price_region import pricing_region
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, replicas_needed
@@ -41,7 +42,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
 from generator.workload.loader import format_path
-from generator.workload.models import GpuSharing, InferenceDeployment, Workload
+from generator.workload.models import GpuSharing, InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.sharing import aks_native_mig, planned_sharing, share_problem, sharing_field
 
 if TYPE_CHECKING:
@@ -283,17 +284,90 @@ def inference_options(
     options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
+    # kept for the process too (:func:`formed_on`): all :func:`_options_on` reads of the service is ``serving``, with the
+    # sharing it is planned in (its own gpu_sharing or the workload's, where the outputs render Kubernetes), the field
+    # asked at and whether AKS partitions its MIG GPUs (the GPUs that take it); capacity's scaled rates are its spec's;
+    # spot capacity is the hardware's own (its spot pair, another object: :func:`~generator.planner.options.for_deployment`)
+    formed = formed_on(wl, dep, ("inference", serving, model, consts, free is None, rest)) if sizes is not None else None
     for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         owned = owned_of_kind(hw, free)
         key = ("inference", dep.name, model, serving, hw.platform.id, hw.gpu.id, owned, free is None, rest)
         found = sizes.get(key) if sizes is not None else None
         if found is None:
-            found = _options_on(wl, serving, model, hw, consts, (free, owned), rest, (seen, seen_nodes))
+            hit = formed.get((id(hw), owned)) if formed is not None else None
+            if hit is not None and hit[0] is hw:
+                found = hit[1]
+            else:
+                found = _options_on(wl, serving, model, hw, consts, (free, owned), rest, (seen, seen_nodes))
+                if formed is not None:
+                    formed[(id(hw), owned)] = (hw, found)
             if sizes is not None:
                 sizes[key] = found
         blocked += found[0]
         options += found[1]
     return options
+
+
+#: A deployment's options on each hardware (and owned servers of its kind free), formed once per process
+#: (:func:`formed_on`): ``render`` of many files meets the same deployments again and again (the 399 deployments of
+#: ``benchmarks/scale.py``'s 200 files are 99 alike), and each plan may search several fleets with the same ones.
+FormedOn = dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Hardware, tuple[tuple[Blocked, ...], tuple[Option, ...]]]]
+_FORMED: dict[tuple[object, ...], FormedOn] = {}
+
+#: Deployments kept in :data:`_FORMED` before it starts over (bounds memory on very long runs).
+MAX_FORMED = 4096
+
+#: The fields of a workload that forming a deployment's options never reads: its name and the deployments (the
+#: deployment's own inputs are keyed as the forming reads them), but for the pricing region (:func:`formed_on` keys
+#: it). tests/test_formed_options.py holds that nothing else reads them.
+UNREAD_WORKLOAD_FIELDS = frozenset({"name", "deployments", "schema_"})
+
+
+def formed_on(wl: Workload, dep: InferenceDeployment | TrainingDeployment, inputs: tuple[object, ...]) -> FormedOn | None:
+    """The options formed so far of a deployment, by (hardware identity, owned servers of its kind free).
+
+    ``inputs``: everything the forming reads of the deployment, the model and the constants (for a service, as
+    :func:`_options_on` reads them: how it is served, the model, the constants, whether owned servers are counted, the
+    split's owned part). The key adds the workload but for :data:`UNREAD_WORKLOAD_FIELDS`, the region a cloud's
+    rented options are priced in (:func:`~generator.planner.price_region.pricing_region`, which reads the platforms the
+    deployments pin), and each entry's the
+    hardware (by identity, held by the entry) and the owned servers of its kind free, all the forming reads of them.
+    Also the deployment's place in the workload: the search tells deployments' options apart by identity, so two
+    alike deployments of one workload must not share them (see :data:`SizedOptions`). None (nothing kept) where the
+    deployment is not one of the workload's or an input cannot be hashed.
+    """
+    at = next((k for k, d in enumerate(wl.deployments) if d is dep), None)
+    if at is None:
+        return None
+    read = tuple(_frozen(v) for f, v in zip(wl._fields, wl, strict=True) if f not in UNREAD_WORKLOAD_FIELDS)
+    # of the deployments, the region a cloud's rented options are priced in reads the platforms they pin
+    key = (read, pricing_region(wl), at, *inputs)
+    try:
+        formed = _FORMED.get(key)
+    except TypeError:  # an unhashable input: formed afresh
+        return None
+    if formed is None:
+        if len(_FORMED) >= MAX_FORMED:
+            _FORMED.clear()
+        formed = _FORMED[key] = {}
+    return formed
+
+
+def clear_formed_options() -> None:
+    """Forget the options formed (:data:`_FORMED`): for tests that change a catalog table the options read in place."""
+    _FORMED.clear()
+
+
+def _frozen(value: object) -> object:
+    """``value`` as a hashable key: mappings as their sorted items, records and tuples item by item, each with its type.
+
+    With its type, a number is not taken for one equal to it that reads otherwise (``1`` and ``1.0``, ``True``).
+    """
+    if isinstance(value, Mapping):
+        return (Mapping, tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+    if isinstance(value, tuple):
+        return (type(value), tuple(_frozen(v) for v in value))
+    return value if value is None or type(value) is str else (type(value), value)
 
 
 def _options_on(

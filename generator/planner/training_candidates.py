@@ -13,7 +13,7 @@ from generator.planner.blocked import (
     RUNS_PAST_MONTH,
     Blocked,
 )
-from generator.planner.candidates import SizedOptions, blocked_on, layout_option, owned_of_kind
+from generator.planner.candidates import SizedOptions, blocked_on, formed_on, layout_option, owned_of_kind
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
@@ -87,16 +87,27 @@ def training_options(
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
     pin_tp = dep.parallelism.tp if dep.parallelism else None
+    # kept for the process too (:func:`~generator.planner.candidates.formed_on`): all :func:`_options_on` reads of the
+    # job is its training spec and pins, and of the owned servers free those of the hardware's kind;
+    # its capacity type is the hardware's own (the spot pair, another object: :func:`~generator.planner.options.for_deployment`)
+    formed = formed_on(wl, dep, ("training", model, spec, dep.parallelism, consts)) if sizes is not None else None
     for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         tps = training_tp_sizes(model.architecture, spec, hw)
         if pin_tp is not None and pin_tp not in tps:
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
-        key = ("training", dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned_of_kind(hw, free))
+        owned = owned_of_kind(hw, free)
+        key = ("training", dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned)
         found = sizes.get(key) if sizes is not None else None
         if found is None:
-            found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)
+            hit = formed.get((id(hw), owned)) if formed is not None else None
+            if hit is not None and hit[0] is hw:
+                found = hit[1]
+            else:
+                found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)
+                if formed is not None:
+                    formed[(id(hw), owned)] = (hw, found)
             if sizes is not None:
                 sizes[key] = found
         blocked += found[0]
