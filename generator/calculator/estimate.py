@@ -702,6 +702,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "sequences": req.batch,
             # each sequence's tokens the bytes are sized at: the context, or the average prompt and output of a batch
             "tokens_per_sequence": average or context,
+            # what the batch is sized at: "average" (as a plan sizes its batch) or "context" (review29 item 10: the
+            # two may be the same number of tokens)
+            "sized_at": "context" if average is None else "average",
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
         },
