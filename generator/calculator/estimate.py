@@ -879,7 +879,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 rated = result["throughput"]
                 tokens = (rated["input_tokens"], rated["output_tokens"])
                 batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
-                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch):  # review 14 item 6: the plan's only
+                # review 14 item 6: the plan's only
+                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp):
                     rate = rated["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
     if shared is not None:

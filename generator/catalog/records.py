@@ -936,6 +936,9 @@ class ThroughputGap(NamedTuple):
     #: Serving formats the gap does not take: their own runs of the setup measured the model's rate or more (gpt-oss's
     #: MXFP4 on MI300X since the model dequantizes its experts in the GEMMs' main loop, CALIBRATION.md w4a16 entry).
     except_precisions: tuple[str, ...] = ()
+    #: The gap takes only replicas whose TP group (2 or more GPUs) all-reduces over PCIe, no fast link joining it
+    #: (review29 item 3: TensorRT-LLM's L40S runs at TP4 and TP8 measured 1.28-1.79x below the model, TP1 ones near it).
+    tp_over_pcie: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -967,6 +970,7 @@ class ThroughputGap(NamedTuple):
             batch=batch,
             measured_engines=measured_engines,
             except_precisions=tuple(str(m) for m in rec.get("except_precisions", ())),
+            tp_over_pcie=bool(rec.get("tp_over_pcie", False)),
         )
 
     @property
