@@ -15,7 +15,6 @@ with 2 x L40S costs $30,643.56, with 1 x L40S $22,143.56. Owned servers cost not
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -199,15 +198,14 @@ def test_the_headline_names_what_bound_the_factor(
 
 def test_the_factor_and_the_rates_at_it_read_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the bisection found 22.625 x: said "22.62 x" beside "22.625 req/s need 7 replica(s)"; rounded down to four
-    # figures and planned there, every place says 22.62. Since review29 item 3 (summarize's TP2 over PCIe on L40S is
-    # planned at 1/1.284 of the model's rate, so it runs TP1) the factor is 21.25, said alike everywhere
+    # figures and planned there, every place says 22.62
     _write(tmp_path, EXAMPLE.read_text())
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
     out = capsys.readouterr().out
-    assert "capacity: max_capex_usd $400,000 buys 21.25 x the request rates given (21.38 x breaks" in out
-    assert "  summarize: 21.25 req/s (given 1), 63,750 input + 6,375 output tokens/s" in out
-    assert "21.25 req/s need 14 independent replica(s)" in out
-    assert not re.search(r"\b21\.25[0-9]", out)
+    assert "capacity: max_capex_usd $400,000 buys 22.62 x the request rates given (22.75 x breaks" in out
+    assert "  summarize: 22.62 req/s (given 1), 67,860 input + 6,786 output tokens/s" in out
+    assert "22.62 req/s need 7 independent replica(s)" in out
+    assert "22.625" not in out
 
 
 @pytest.mark.parametrize(
