@@ -260,3 +260,27 @@ def test_a_mig_only_plan_has_nothing_to_choose_between(tmp_path: Path) -> None:
     files = render_file(str(path))
     assert [pool["gpu_instance"] for pool in aks_pools(files).values()] == ["MIG3g"]
     assert "azure-node-provisioners" not in {f["code"] for f in json.loads(files["spec.json"])["plan"]["findings"]}
+
+
+def test_the_autoscaled_pools_resource_ignores_node_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review29 item 4: an autoscaled pool's node_count is its first count (azurerm's kubernetes_cluster_node_pool page:
+    ``ignore_changes`` on it); without that, each apply after the autoscaler moved a pool planned it back to the rendered
+    count, a per-job pool to 0 while its job ran. A pool of a fixed count keeps node_count managed. The example in the
+    header is canonical HCL (real ``terraform fmt``)."""
+    monkeypatch.setenv("TF_IN_AUTOMATION", "1")
+    monkeypatch.setenv("CHECKPOINT_DISABLE", "1")
+    files = render(tmp_path, "scaling")
+    header = files[PATH].split("\n#   ", 1)[1].split("\n\n")[0]
+    example_tf = "\n".join(line.removeprefix("#").removeprefix("   ") for line in ("#   " + header).splitlines()) + "\n"
+    autoscaled = '\nresource "azurerm_kubernetes_cluster_node_pool" "gpu_autoscaled" {\n'
+    fixed, scaled = example_tf.split(autoscaled)
+    assert fixed.startswith('resource "azurerm_kubernetes_cluster_node_pool" "gpu" {\n')
+    assert "if !pool.auto_scaling_enabled }\n" in fixed and "if pool.auto_scaling_enabled }\n" in scaled
+    assert fixed.endswith("  lifecycle {\n    create_before_destroy = true\n  }\n}\n")
+    assert scaled.endswith("  lifecycle {\n    create_before_destroy = true\n    ignore_changes        = [node_count]\n  }\n}\n")
+    assert fixed.split("{\n", 1)[1].split("  lifecycle")[0].split("\n")[1:] == scaled.split("  lifecycle")[0].split("\n")[1:]
+    root = tmp_path / "example"
+    root.mkdir()
+    (root / "main.tf").write_text(example_tf, encoding="utf-8")
+    result = TerraformCommand(str(root)).fmt(check_input=True, diff=True, list=True, write=False)
+    assert result.retcode == 0 and not str(result.value).strip(), f"{result.value}{result.error}"

@@ -317,3 +317,43 @@ def test_costs_more_compares_as_the_fleet_ranking(shared: Plan, whole: Plan, sai
     """review28 item 2: the warning compares the figure the fleet search ranked the fleets by, not the month alone."""
     wl = cast("Workload", SimpleNamespace(hardware=SimpleNamespace(provider="baremetal"), prices={"dgx-h100": 1.0}))
     assert _more(shared, whole, "cost", wl) == said
+
+
+AKS_K8S = "kubernetes:\n  location: eastus2\n"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "sharing", "azure"),
+    [
+        ("a100-sxm4-80gb", MIG3, False),
+        ("a100-sxm4-80gb", "{strategy: mig, mig_profile: 3g.20gb}", False),  # a profile the GPU lacks
+        ("h100-sxm5-80gb", "{strategy: mig, mig_profile: 1g.20gb}", False),  # the MIG manager makes it
+        ("h100-sxm5-80gb", "{strategy: mig, mig_profile: 1g.20gb}", True),  # AKS's GPU instance profiles do not
+        ("h100-sxm5-80gb", MIG3, True),
+        ("l40s-48gb", MIG3, False),  # no MIG
+        ("l40s-48gb", TS4, False),
+        ("mi300x-192gb", TS4, False),  # not NVIDIA
+        ("mi300x-192gb", MIG3, False),
+    ],
+)
+def test_the_load_and_the_planner_decide_a_gpus_sharing_by_one_rule(tmp_path: Path, gpu: str, sharing: str, azure: bool) -> None:
+    """review29 item 5: the load's check of a deployment's gpu_sharing and the planner's NOT_SHARED_HERE each had a copy
+    of the per-GPU rule; the load refuses it where ``share_problem`` (the planner's) finds a problem, with its text."""
+    from generator.workload.models import GpuSharing
+    from generator.workload.sharing import share_problem
+
+    text = validated({"chat": f"    gpu_sharing: {sharing}\n", "gpus": gpu})
+    if azure:
+        text = text.replace("provider: baremetal", "provider: azure").replace("[ansible, kubernetes]", "[kubernetes, terraform]")
+        text += AKS_K8S
+    parsed = YAML(typ="safe").load(text)["deployments"][0]["gpu_sharing"]
+    field = "deployments[0].gpu_sharing"
+    problem = share_problem(gpu, GpuSharing(**parsed), field, aks=azure)
+    try:
+        load_workload(write(tmp_path, text))
+    except SpecgenError as caught:
+        errors = caught.errors if isinstance(caught, MultipleInputError) else [caught]
+        said = [str(e) for e in errors]
+        assert problem is not None and [s for s in said if problem in s], said
+    else:
+        assert problem is None

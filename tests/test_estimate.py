@@ -245,3 +245,19 @@ def test_one_sequence_or_no_average_given_is_sized_at_the_whole_context() -> Non
         data = estimate_json(*given, "--tp", "4", *args)
         assert data["kv_cache"]["tokens_per_sequence"] == 16_384 and "average_batch" not in data["capacity"]
         assert data["kv_cache"]["bytes"] == 163_840 * 16_384 * int(args[1])
+
+
+def test_a_batch_sized_at_an_average_equal_to_the_context_says_so_on_both_lines() -> None:
+    """review29 item 10: the table re-derived "sized at the average" from tokens_per_sequence != context_tokens, so a
+    --context of --input-tokens + --output-tokens (1,850) dropped the KV line's note while the verdict kept the
+    average-batch clause; both now read ``kv_cache.sized_at``."""
+    given = (*ESTIMATE_70B_H100[:-1], "1850", "--tp", "4", "--batch", "8")
+    data = estimate_json(*given)
+    kv = data["kv_cache"]
+    assert (kv["sized_at"], kv["tokens_per_sequence"], kv["context_tokens"]) == ("average", 1850, 1850)
+    code, text = run_estimate(*given)
+    assert code == 0
+    assert "8 x 1,850 tokens (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context 1,850" in text
+    assert "of 1,850 tokens (batch 8 asked)" in text
+    whole = estimate_json(*ESTIMATE_70B_H100[:7], *ESTIMATE_70B_H100[11:], "--tp", "4", "--batch", "8")
+    assert whole["kv_cache"]["sized_at"] == "context"

@@ -193,3 +193,29 @@ def test_whole_gpus_are_compared_with_shares_by_what_each_adds_to_the_fleet(tmp_
         "$5,022/month and 1 GPU added by its best layout with shares, a pool of its own: 1 x TP1 in 3g.40gb shares "
         "(2 a GPU) on 1 x aws-p5-4xlarge (1 x h100-sxm5-80gb) (fleet $85,381/month)"
     )
+
+
+def test_whole_gpus_ranked_ahead_where_the_fleet_figures_favour_shares_say_why() -> None:
+    """review29 item 7: where whole GPUs add more to the fleet than the best layout in shares (here $7,300 against
+    $3,650 a month), the reason read "whole GPUs rank ahead by cost" beside the two fleet months, the shared one lower,
+    with nothing to say why the plan chose whole GPUs: the planner ranks a service's layouts each as a pool of its own
+    before it packs services into pools."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from generator.render.whole_gpu_reasons import _ranked_ahead
+    from generator.workload.models import GpuSharing
+
+    shared = SimpleNamespace(shares_per_gpu=2, usd_per_hour=5.0, gpus_bought=1, summary="1 x TP1 in 3g.40gb shares")
+    d = SimpleNamespace(name="small", kind="inference", details={}, runners_up=(shared,), split=(), replicas=1)
+    d.in_pool = lambda name: (1, 1, 1, 1)
+    node = SimpleNamespace(gpus=8, hosts=1)
+    pool = SimpleNamespace(name="p", usd_per_hour=10.0, nodes=1, owned_nodes=0, node=node)
+    plan = SimpleNamespace(objective="cost", deployments=(d,), totals={"usd_per_month": 20_000.0})
+    said = _ranked_ahead(cast(Any, plan), cast(Any, d), cast(Any, pool), GpuSharing("mig", None, "3g.40gb"), frozenset())
+    assert said == (
+        "whole GPUs rank ahead by cost where the planner ranks a service's layouts, each as a pool of its own, before it "
+        "packs services into pools (these fleet figures did not decide it): it adds $7,300/month and 8 GPUs to the "
+        "fleet (fleet $20,000/month), against $3,650/month and 1 GPU added by its best layout with shares, a pool of "
+        "its own: 1 x TP1 in 3g.40gb shares (fleet $16,350/month)"
+    )

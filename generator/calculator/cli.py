@@ -446,7 +446,7 @@ def format_text(result: dict[str, Any]) -> str:
         lines.insert(3, _training_line(result["training"]))
     if not training:
         kv = result["kv_cache"]
-        average = kv["tokens_per_sequence"] != kv["context_tokens"]  # a batch sized as a plan sizes it (newuser44 item 7)
+        average = kv["sized_at"] == "average"  # a batch sized as a plan sizes it (newuser44 item 7)
         lines.append(
             f"  KV cache     {kv['bytes_per_token']:,} B/token; {_gib(kv['bytes'])} for "
             f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"

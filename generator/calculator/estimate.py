@@ -702,6 +702,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "sequences": req.batch,
             # each sequence's tokens the bytes are sized at: the context, or the average prompt and output of a batch
             "tokens_per_sequence": average or context,
+            # what the batch is sized at: "average" (as a plan sizes its batch) or "context" (review29 item 10: the
+            # two may be the same number of tokens)
+            "sized_at": "context" if average is None else "average",
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
         },
@@ -876,7 +879,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 rated = result["throughput"]
                 tokens = (rated["input_tokens"], rated["output_tokens"])
                 batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
-                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch):  # review 14 item 6: the plan's only
+                # review 14 item 6: the plan's only
+                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp):
                     rate = rated["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
     if shared is not None:

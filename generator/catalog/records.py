@@ -936,6 +936,12 @@ class ThroughputGap(NamedTuple):
     #: Serving formats the gap does not take: their own runs of the setup measured the model's rate or more (gpt-oss's
     #: MXFP4 on MI300X since the model dequantizes its experts in the GEMMs' main loop, CALIBRATION.md w4a16 entry).
     except_precisions: tuple[str, ...] = ()
+    #: The gap takes only replicas whose TP group (2 or more GPUs) all-reduces over PCIe, no fast link joining it
+    #: (review29 item 3: TensorRT-LLM's L40S runs at TP4 and TP8 measured 1.28-1.79x below the model, TP1 ones near it).
+    tp_over_pcie: bool = False
+    #: Why the plan counts on the model's rate though every run measured less (empty: it counts on the rate over the
+    #: lowest ratio): the runs' host is not named and other hosts' runs of the setup fit the model (review29 item 3).
+    model_rate_because: str = ""
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -967,15 +973,18 @@ class ThroughputGap(NamedTuple):
             batch=batch,
             measured_engines=measured_engines,
             except_precisions=tuple(str(m) for m in rec.get("except_precisions", ())),
+            tp_over_pcie=bool(rec.get("tp_over_pcie", False)),
+            model_rate_because=str(rec.get("model_rate_because", "")),
         )
 
     @property
     def margin(self) -> float:
         """What a plan divides a replica's modelled rate by: the lowest ratio, or 1 (the least all runs agree on).
 
-        Where some run measured the model's rate or more, the lowest ratio is at or below 1 (newuser34 item 3).
+        Where some run measured the model's rate or more, the lowest ratio is at or below 1 (newuser34 item 3); a gap
+        whose record says why the plan counts on the model's rate (``model_rate_because``) takes 1.
         """
-        return max(1.0, self.predicted_over_measured[0])
+        return 1.0 if self.model_rate_because else max(1.0, self.predicted_over_measured[0])
 
     def covers_shape(self, input_tokens: float, output_tokens: float) -> bool:
         """Whether a service of ``input_tokens`` a prompt and ``output_tokens`` generated is of the gap's shape."""

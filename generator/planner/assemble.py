@@ -1200,7 +1200,7 @@ def build_plan(
                     index, dep.inference, dep.name,
                     (part.hardware.gpu, model.architecture, part.replica_shape.fmt.name),
                     part.replica_shape.max_point.requests_per_s, part.candidate.replicas, part_rate,
-                    batch=part.replica_shape.max_point.batch,
+                    batch=part.replica_shape.max_point.batch, tp=part.replica_shape.par.tp,
                 )
                 for part, part_rate in zip(opt.pieces, part_rates(opt, dep.inference.requests_per_second), strict=True)
                 if not dep.inference.pooling  # the gaps were measured decoding; a pooling service runs none (review22)

@@ -474,7 +474,8 @@ def replica_shapes(
     # (parallelism, memory, KV bits, best point, reason, max_num_seqs): :data:`_GpuShapes`
     arch = model.architecture
     margin = functools.partial(planning_margin, spec, hw.gpu, arch, fmt.name)
-    return [ReplicaShape(hw, fmt, *shape, margin=margin(shape[3].batch), share=share) for shape in found], list(blocked)
+    shapes = [ReplicaShape(hw, fmt, *shape, margin=margin(shape[3].batch, shape[0].tp), share=share) for shape in found]
+    return shapes, list(blocked)
 
 
 def _layout_spec(spec: InferenceSpec) -> InferenceSpec:

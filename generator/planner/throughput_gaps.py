@@ -14,7 +14,7 @@ from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.workload.models import InferenceSpec
 
 
-def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str, batch: int) -> float:
+def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str, batch: int, tp: int = 1) -> float:
     """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
 
     ``precision``: the weight format the replica serves; ``batch``: the sequences it runs at once (a gap of a batch
@@ -22,15 +22,18 @@ def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, preci
     takes none: the least all of them agree on is the model's own (newuser34 item 3). The gaps were measured decoding:
     a pooling service (embed, score) runs none and takes no margin (review22).
     """
-    gap = _service_gap(spec, (gpu, arch, precision), batch)
+    gap = _service_gap(spec, (gpu, arch, precision), batch, tp)
     return gap.margin if gap else 1.0
 
 
-def _service_gap(spec: InferenceSpec, setup: tuple[GpuSpec, Architecture, str], batch: int) -> ThroughputGap | None:
-    """The gap a generating service falls into on ``setup`` (GPU, model, weight format) at ``batch``; a pooling one none."""
+def _service_gap(spec: InferenceSpec, setup: tuple[GpuSpec, Architecture, str], batch: int, tp: int) -> ThroughputGap | None:
+    """The gap a generating service falls into on ``setup`` (GPU, model, weight format) at ``batch`` and TP ``tp``.
+
+    A pooling service falls into none.
+    """
     gpu, arch, precision = setup
     tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
-    return None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch)
+    return None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch, tp)
 
 
 def throughput_gap_finding(
@@ -43,6 +46,7 @@ def throughput_gap_finding(
     rate: float,
     *,
     batch: int,
+    tp: int = 1,
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
@@ -50,18 +54,19 @@ def throughput_gap_finding(
     the model's most a replica sustains (the plan counts on it over the gap's lowest ratio, where above 1); ``replicas``
     of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it even at the
     highest measured ratio, the warning says so instead of advising more (fuzz15 item 5). ``batch``: the sequences a
-    replica runs at once, which picks a gap of a batch range (review25 C).
+    replica runs at once, which picks a gap of a batch range (review25 C); ``tp``: its TP group (a gap of TP over PCIe).
     """
-    gap = _service_gap(spec, setup, batch)
+    gap = _service_gap(spec, setup, batch, tp)
     if gap is None:
         return None
     gpu, arch, precision = setup
     high = gap.predicted_over_measured[1]
-    counted = (
-        f"the plan counts on {replica_rate / gap.margin:,.2f} a replica (the lowest ratio)"
-        if gap.margin > 1
-        else f"some runs measured the model's rate or more, so the plan counts on its {replica_rate:,.2f} a replica"
-    )
+    if gap.margin > 1:
+        counted = f"the plan counts on {replica_rate / gap.margin:,.2f} a replica (the lowest ratio)"
+    elif gap.model_rate_because:  # review29 item 3: every run measured less, on a host that is not named
+        counted = f"the plan counts on the model's {replica_rate:,.2f} a replica: {gap.model_rate_because}"
+    else:
+        counted = f"some runs measured the model's rate or more, so the plan counts on its {replica_rate:,.2f} a replica"
     worst = replica_rate / high * replicas
     advice = (
         f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even at the highest"

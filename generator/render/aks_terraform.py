@@ -30,11 +30,12 @@ import hashlib
 from typing import Any
 
 from generator.catalog import gpus
-from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.plan import Plan, Pool, sorted_findings
 from generator.render.aks import AKS_SPOT_LABEL, AKS_SPOT_TAINT
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
+from generator.render.node_provisioners import node_provisioners_finding
 from generator.render.node_tags import node_tags
 from generator.workload.aks_mig import aks_gpu_instance
 from generator.workload.models import GpuSharing, Workload
@@ -150,18 +151,13 @@ def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
     if not both:
         return plan
     alone = sorted(mig)
-    finding = Finding(
-        "info",
+    finding = node_provisioners_finding(
         "azure-node-provisioners",
-        f"{PATH} (AKS node pools) and kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning) each provision "
-        f"pool(s) {', '.join(both)} in full: apply one of them, not both; with both, a pending GPU pod makes Karpenter "
-        "launch a node beside the node pool's, since a NodePool's limits count only the nodes Karpenter launched"
-        + (
-            f"; the MIG pool(s) {', '.join(alone)} are AKS node pools only (Karpenter for Azure has no MIG field)"
-            if alone
-            else ""
-        ),
-        "hardware.provider",
+        f"{PATH} (AKS node pools)",
+        "kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning)",
+        f"pool(s) {', '.join(both)}",
+        "node pool",
+        f"; the MIG pool(s) {', '.join(alone)} are AKS node pools only (Karpenter for Azure has no MIG field)" if alone else "",
     )
     return plan._replace(findings=sorted_findings([*plan.findings, finding]))
 

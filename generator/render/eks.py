@@ -14,6 +14,7 @@ from generator.render.env import to_yaml
 from generator.render.karpenter_aws import ROOT_DEVICE, efa_cards
 from generator.render.kube_objects import crosses_nodes, dns_name
 from generator.render.node_disk import NodeDisk, node_disks
+from generator.render.node_provisioners import node_provisioners_finding
 from generator.render.node_tags import node_tags
 from generator.workload.models import Workload
 
@@ -144,13 +145,12 @@ def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
     findings = []
     if karpenter:
         findings.append(
-            Finding(
-                "info",
+            node_provisioners_finding(
                 "aws-node-provisioners",
-                f"{PATH} (EKS managed node groups) and kubernetes/aws/ (Karpenter NodePools) each provision every pool "
-                "in full: apply one of them, not both; with both, a pending GPU pod makes Karpenter launch a node beside "
-                "the node group's, since a NodePool's limits count only the nodes Karpenter launched",
-                "hardware.provider",
+                f"{PATH} (EKS managed node groups)",
+                "kubernetes/aws/ (Karpenter NodePools)",
+                "every pool",
+                "node group",
             )
         )
     per_job = [p.name for p in pools if p.per_job]

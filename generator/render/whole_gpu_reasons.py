@@ -10,7 +10,8 @@ whole GPUs simply cost less. Each deployment's reason is read from the plan:
 - the GPU is not NVIDIA's, or has no such MIG profile: there is no share to run in;
 - no layout fits the share (the plan's ``gpu-share-too-small`` finding for the deployment);
 - else the objective ranked whole GPUs ahead of the layouts in shares: what its whole GPUs add to the fleet against
-  what its best layout in shares adds as a pool of its own, and the fleet's month either way, where one is listed.
+  what its best layout in shares adds as a pool of its own, and the fleet's month either way, where one is listed;
+  where those figures do not favour whole GPUs, that the planner ranked the layouts each as a pool of its own.
 """
 
 from __future__ import annotations
@@ -83,7 +84,12 @@ def _ranked_ahead(plan: Plan, d: DeploymentPlan, pool: Pool, sharing: GpuSharing
     elif objective == "gpus" and gpus < shared.gpus_bought:
         verb = "take fewer GPUs"
     else:
-        verb = f"rank ahead by {objective}"
+        # review29 item 7: the fleet figures below may favour the shares; the planner ranked the service's layouts each
+        # as a pool of its own before it packed services into pools, so they are not what chose whole GPUs
+        verb = (
+            f"rank ahead by {objective} where the planner ranks a service's layouts, each as a pool of its own, before "
+            "it packs services into pools (these fleet figures did not decide it)"
+        )
     kept = ", on GPUs its pool has without it" if not freed else ""
     whole = f"it adds {_figures(objective, usd, gpus)} to the fleet{kept}"
     other = f"{_figures(objective, other_usd, shared.gpus_bought)} added by its best layout with shares, a pool of its own"

@@ -89,6 +89,15 @@ class Accelerator(NamedTuple):
         return self.attention_tflops or self.dense_tflops
 
 
+def fast_link(gpu: GpuSpec, tp: int) -> bool:
+    """Whether a TP group of ``tp`` on ``gpu`` all-reduces over a fast link rather than PCIe.
+
+    A link the GPU has (NVLink, a bridge, Infinity Fabric, the Gaudi's Ethernet) whose domain holds the group; a link
+    of no published rate is then still PCIe's (:func:`accelerator_for`).
+    """
+    return gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
+
+
 @memoized  # keyed by the GPU record's identity: a training job's layouts ask it 480,608 times of a few GPUs (fuzz27 M7)
 def accelerator_for(
     gpu: GpuSpec, compute: str, tp: int, host_time_scale: float = 1.0, weights: WeightFormat | None = None
@@ -112,7 +121,7 @@ def accelerator_for(
         dequantizes = dequantizes or (weights is not None and weights.is_quantized)
         compute = "bf16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
-    fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
+    fast = fast_link(gpu, tp)
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         # what the collective library counts on after protocol overheads where published, else half the bidirectional
         # peak; on a fully connected board, the links that join the group's GPUs

@@ -14,11 +14,18 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.memo import memoized
+from generator.sizing.performance import fast_link
 from generator.words import listed
 
 
 def matching_gap(
-    engine: str, gpu: GpuSpec, arch: Architecture, precision: str | None, tokens: tuple[float, float], batch: float
+    engine: str,
+    gpu: GpuSpec,
+    arch: Architecture,
+    precision: str | None,
+    tokens: tuple[float, float],
+    batch: float,
+    tp: int = 1,
 ) -> ThroughputGap | None:
     """The known gap a service of ``arch`` in weight format ``precision`` on ``engine`` and ``gpu`` falls into, if any.
 
@@ -31,6 +38,9 @@ def matching_gap(
     ``batch``: the sequences a replica runs at once (the plan's batch of the replica, the estimate's saturation batch);
     a gap of a batch range takes only replicas in it (review25 C: MI300X runs at batch 1-32 measured the model's rate,
     every run at 128 and more 1.22-1.60x below it, so a batch-1 run had dropped the margin of a service planned at 260).
+
+    ``tp``: the replica's TP group; a gap of TP over PCIe takes only a group of 2 or more GPUs no fast link joins
+    (review29 item 3: TensorRT-LLM's L40S runs at TP4 / TP8 measured 1.28-1.79x below the model, at TP1 near it).
     """
     kinds = _attention_kinds(arch)
     for gap in _gaps_by_precision_first():
@@ -43,6 +53,7 @@ def matching_gap(
             and precision not in gap.except_precisions
             and gap.covers_shape(*tokens)
             and gap.covers_batch(batch)
+            and (not gap.tp_over_pcie or (tp > 1 and not fast_link(gpu, tp)))
         ):
             return gap
     return None

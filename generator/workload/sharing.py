@@ -207,36 +207,25 @@ def _sharing_errors(
         errors.append(InputError(f"mig_profile is for strategy mig, not {sharing.strategy}", doc.locate((*where, "mig_profile"))))
     gpu_errors: list[InputError] = []
     able = False  # some GPU it may use takes the sharing asked
+    aks = aks_native_mig(wl, sharing)  # an AKS node pool's GPU instance profile partitions it
     for path, gpu in named:
         spec = catalog.gpus().get(gpu)
-        if spec is not None and spec.vendor != "nvidia":
-            said = f"GPU '{gpu}' is not an NVIDIA GPU: {field} needs NVIDIA GPUs"
-            gpu_errors.append(
-                InputError(f"{said}; the GPU from {format_path(path)}", doc.locate(where))
-                if own
-                else InputError(said, doc.locate(path))
-            )
-        elif mig and sharing.mig_profile is not None:
-            problem = mig_problem(gpu, sharing.mig_profile, f"{field}.strategy mig")
-            if problem is None and aks_native_mig(wl, sharing):  # an AKS node pool's GPU instance profile partitions it
-                problem = aks_mig_problem(gpu, sharing.mig_profile)
-                if problem is not None:
-                    gpu_errors.append(
-                        InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile")))
-                    )
-                able = able or (problem is None and spec is not None)
-                continue
-            if problem is None:
-                able = able or spec is not None
-                continue
-            if gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile: said at it (fuzz32 item 12)
-                gpu_errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
-            elif own:  # a deployment's: said at its field, whose request it is
-                gpu_errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "strategy"))))
-            else:  # the GPU takes no MIG at all: said at the GPU
-                gpu_errors.append(InputError(problem, doc.locate(path)))
-        else:
-            able = able or spec is not None
+        if spec is None:
+            continue  # the unknown id is reported by the id check
+        # the planner's rule (NOT_SHARED_HERE): one function decides, here only where the problem is said (review29 5)
+        problem = share_problem(gpu, sharing, field, aks=aks)
+        if problem is None:
+            able = True
+            continue
+        suffix = f"; the GPU from {format_path(path)}"
+        if spec.vendor != "nvidia":
+            gpu_errors.append(InputError(problem + suffix, doc.locate(where)) if own else InputError(problem, doc.locate(path)))
+        elif gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile (fuzz32 item 12) or not on AKS: at it
+            gpu_errors.append(InputError(problem + suffix, doc.locate((*where, "mig_profile"))))
+        elif own:  # a deployment's: said at its field, whose request it is
+            gpu_errors.append(InputError(problem + suffix, doc.locate((*where, "strategy"))))
+        else:  # the GPU takes no MIG at all: said at the GPU
+            gpu_errors.append(InputError(problem, doc.locate(path)))
     # the workload's sharing is every pool's: each GPU it may use must take it; a deployment's (newuser44 item 5) is
     # planned only on the GPUs it may use that take it (the planner ranks it on no other), refused where none does
     if not own or not able:

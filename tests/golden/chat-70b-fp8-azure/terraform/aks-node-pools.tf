@@ -9,10 +9,13 @@
 # strategy). AKS cannot change a pool's gpu_instance: another profile is a pool of another name, created beside the
 # old one before that is deleted; a new vm_size or os_disk_size_gb cycles the nodes through
 # temporary_name_for_rotation. Set aks_cluster_id (the azurerm_kubernetes_cluster's id) in the module block or with
-# -var. In the calling module:
+# -var. In the calling module, the pools of a fixed node_count and those AKS's cluster autoscaler scales (node_count is
+# then their first count, which the autoscaler moves: azurerm's kubernetes_cluster_node_pool page advises ignore_changes
+# on it, or every later apply plans it back, a per-job pool to 0 while its job runs); a pool that starts or stops
+# scaling moves from one resource to the other (terraform state mv it, as its name stays):
 #
 #   resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
-#     for_each                    = module.specgen.aks_node_pools
+#     for_each                    = { for key, pool in module.specgen.aks_node_pools : key => pool if !pool.auto_scaling_enabled }
 #     name                        = each.value.name
 #     kubernetes_cluster_id       = each.value.kubernetes_cluster_id
 #     temporary_name_for_rotation = each.value.temporary_name_for_rotation
@@ -30,6 +33,29 @@
 #     tags                        = each.value.tags
 #     lifecycle {
 #       create_before_destroy = true
+#     }
+#   }
+#
+#   resource "azurerm_kubernetes_cluster_node_pool" "gpu_autoscaled" {
+#     for_each                    = { for key, pool in module.specgen.aks_node_pools : key => pool if pool.auto_scaling_enabled }
+#     name                        = each.value.name
+#     kubernetes_cluster_id       = each.value.kubernetes_cluster_id
+#     temporary_name_for_rotation = each.value.temporary_name_for_rotation
+#     vm_size                     = each.value.vm_size
+#     gpu_instance                = each.value.gpu_instance
+#     gpu_driver                  = each.value.gpu_driver
+#     os_sku                      = each.value.os_sku
+#     os_disk_size_gb             = each.value.os_disk_size_gb
+#     node_count                  = each.value.node_count
+#     auto_scaling_enabled        = each.value.auto_scaling_enabled
+#     min_count                   = each.value.min_count
+#     max_count                   = each.value.max_count
+#     node_labels                 = each.value.node_labels
+#     node_taints                 = each.value.node_taints
+#     tags                        = each.value.tags
+#     lifecycle {
+#       create_before_destroy = true
+#       ignore_changes        = [node_count]
 #     }
 #   }
 
