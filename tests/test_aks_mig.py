@@ -25,7 +25,7 @@ from generator.errors import InputError
 from generator.render.aks_terraform import PATH
 from generator.workload.aks_mig import aks_gpu_instance
 from tests import test_oracles
-from tests.conftest import SHARED
+from tests.conftest import SHARED, require_shared
 from tests.test_gpu_sharing import workload_text
 
 AZURERM = SHARED / "iac-reference" / "terraform" / "terraform-provider-azurerm"
@@ -76,8 +76,7 @@ def test_the_mig_profile_maps_onto_aks_gpu_instance(gpu: str, profile: str, valu
 
 def test_every_value_is_one_the_provider_allows() -> None:
     """The provider's page lists the allowed values; every value the mapping gives is one of them."""
-    if not AZURERM_NODE_POOL.exists():
-        pytest.skip("../shared/iac-reference not present")
+    require_shared(AZURERM_NODE_POOL)
     text = AZURERM_NODE_POOL.read_text()
     (line,) = [ln for ln in text.splitlines() if ln.startswith("* `gpu_instance`")]
     allowed = set(re.findall(r"`(MIG\dg)`", line))
@@ -125,8 +124,7 @@ def test_the_mig_pool_is_an_aks_node_pool_with_gpu_instance(h100: dict[str, str]
 
 
 def test_every_argument_is_one_the_provider_documents(h100: dict[str, str]) -> None:
-    if not AZURERM_NODE_POOL.exists():
-        pytest.skip("../shared/iac-reference not present")
+    require_shared(AZURERM_NODE_POOL)
     documented = _documented_arguments()
     (pool,) = json.loads(h100["terraform/specgen.auto.tfvars.json"])["aks_node_pools"].values()
     assert set(pool) <= documented, set(pool) - documented

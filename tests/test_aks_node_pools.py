@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from generator.api import render_file
 from generator.render.aks_terraform import PATH, aks_node_pool_name, rotation_name
 from tests import test_oracles
-from tests.conftest import REPO
+from tests.conftest import REPO, require_shared
 from tests.test_aks_mig import AZURERM_NODE_POOL, _documented_arguments
 
 #: A 70B service scaling between 2 and 3 ND H100 v5 nodes (average 12 of a 40 req/s peak) and a LoRA job.
@@ -176,8 +176,7 @@ def test_every_azure_pool_is_an_aks_node_pool(
 
 
 def test_every_argument_is_one_the_provider_documents(tmp_path: Path) -> None:
-    if not AZURERM_NODE_POOL.exists():
-        pytest.skip("../shared/iac-reference not present")
+    require_shared(AZURERM_NODE_POOL)
     documented = _documented_arguments()
     files = render(tmp_path, "scaling")
     for pool in aks_pools(files).values():
