@@ -514,3 +514,53 @@ def test_the_plan_text_says_which_pools_are_spot(tmp_path: Path, capsys: pytest.
         "pool lora_b200_sxm_180gb: 1 x AWS p6-b200.48xlarge (8x B200) with 8 x NVIDIA B200 SXM 180GB (HGX/DGX B200), "
         "spot capacity",
     ]
+
+
+# ---------------------------------------------------------------- the GPU stack on spot nodes (review30 item 1)
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+AKS_SPOT_TOLERATION = {
+    "key": "kubernetes.azure.com/scalesetpriority",
+    "operator": "Equal",
+    "value": "spot",
+    "effect": "NoSchedule",
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "daemonsets", "nfd"),
+    [
+        ("azure", [GPU_TOLERATION, AKS_SPOT_TOLERATION], True),
+        ("aws", [GPU_TOLERATION], False),  # no cloud taint on EKS spot nodes: the stack is as on demand
+    ],
+)
+def test_the_gpu_operator_tolerates_the_aks_spot_taint(
+    rendered: Any, provider: str, daemonsets: list[dict[str, str]], nfd: bool
+) -> None:
+    """AKS taints Spot nodes: without the toleration the device plugin and NFD never run there, and pods stay pending."""
+    values = load(rendered(provider)["cluster/gpu-operator/values.yaml"])
+    assert values["daemonsets"]["tolerations"] == daemonsets
+    workers = values.get("node-feature-discovery", {}).get("worker", {}).get("tolerations")
+    assert workers == (
+        [
+            {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            GPU_TOLERATION,
+            AKS_SPOT_TOLERATION,
+        ]
+        if nfd
+        else None
+    )
+
+
+def test_the_amd_advice_names_the_aks_spot_taint(rendered: Any) -> None:
+    """The AMD device plugin specgen does not render must tolerate AKS's Spot taint too on a Spot pool."""
+    [(level, path, message)] = findings(rendered("azure"), "device-plugin-not-rendered")
+    assert (level, path) == ("warning", "outputs")
+    assert message.startswith(
+        "pool lora_mi300x_192gb: its GPUs are advertised as amd.com/gpu by the AMD GPU device plugin, which specgen "
+        "does not render (it renders NVIDIA's GPU stack only): install it with tolerations for the pool's taint "
+        "amd.com/gpu=present:NoSchedule and AKS's Spot taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule "
+        "({key: amd.com/gpu, operator: Exists, effect: NoSchedule} and {key: kubernetes.azure.com/scalesetpriority, "
+        "operator: Equal, value: spot, effect: NoSchedule}; its stock DaemonSet"
+    ), message

@@ -114,7 +114,7 @@ from generator.planner.setting_findings import (
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.spot import spot_findings
+from generator.planner.spot import AKS_SPOT_TAINT, spot_findings
 from generator.planner.spread import packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
     HOURS_PER_MONTH,
@@ -229,7 +229,7 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
         gpu = catalog.gpus()[pool.node.gpu_id]
         if gpu.vendor != "nvidia":
             other = "install it in the cluster, or the pool's pods stay pending"
-            advice = _amd_stack_advice(wl, gpu) if gpu.vendor == "amd" else other
+            advice = _amd_stack_advice(wl, gpu, spot=pool.spot) if gpu.vendor == "amd" else other
             out.append(
                 Finding(
                     level,
@@ -242,8 +242,8 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
     return out
 
 
-def _amd_stack_advice(wl: Workload, gpu: GpuSpec) -> str:
-    """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint, and ROCm."""
+def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
+    """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint(s), and ROCm."""
     key, value, effect = gpu_taint(gpu)
     provider = wl.hardware.provider
     series = wl.provisioning.distro_series
@@ -261,9 +261,15 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec) -> str:
             + ("install them as AMD's guide says" if provider == "baremetal" else "use a node image that has them")
             + f" ({ROCM_INSTALL_GUIDE})"
         )
+    taint = f"a toleration for the pool's taint {key}={value}:{effect} ({{key: {key}, operator: Exists, effect: {effect}}}"
+    if spot and wl.hardware.provider == "azure":  # AKS taints Spot nodes too (review30 item 1)
+        taint = (
+            f"tolerations for the pool's taint {key}={value}:{effect} and AKS's Spot taint {AKS_SPOT_TAINT} "
+            f"({{key: {key}, operator: Exists, effect: {effect}}} and {{key: kubernetes.azure.com/scalesetpriority, "
+            "operator: Equal, value: spot, effect: NoSchedule}"
+        )
     return (
-        f"install it with a toleration for the pool's taint {key}={value}:{effect} "
-        f"({{key: {key}, operator: Exists, effect: {effect}}}; its stock DaemonSet and its Helm chart's tolerations "
+        f"install it with {taint}; its stock DaemonSet and its Helm chart's tolerations "
         f"value tolerate only CriticalAddonsOnly: {AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES[0]}, "
         f"{AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES[1]}), or it never runs on these nodes and the pool's pods stay "
         f"pending; {driver}"

@@ -17,6 +17,7 @@ from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
+from generator.render.aks import AKS_SPOT_TAINT
 from generator.render.env import to_yaml
 from generator.render.gpu_sharing import (
     MIG_CONFIG_LABEL,
@@ -36,6 +37,11 @@ CONFIG_LABEL = "nvidia.com/device-plugin.config"
 DEFAULT_CONFIG_KEY = "default"
 MIG_PARTED_CONFIG = "specgen-mig-parted"
 VALUES_PATH = "cluster/gpu-operator/values.yaml"
+#: The GPU Operator chart's default ``node-feature-discovery.worker.tolerations`` (kept where specgen sets the list).
+NFD_WORKER_TOLERATIONS = (
+    {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+)
 MANIFESTS_DIR = "cluster/gpu-operator/manifests"
 
 DriverOwner = Literal["ansible", "operator", "node-image"]
@@ -70,6 +76,7 @@ class GpuPoolStack(NamedTuple):
     #: The cloud partitions the pool's GPUs with MIG itself (an AKS node pool's GPU instance profile), not the MIG manager.
     cloud_mig: bool = False
     mirror: ClusterMirror | None = None  # the site's registry, pull secret and Helm repository (workload's mirrors)
+    spot: bool = False  # the pool is spot capacity (on AKS its nodes carry the Spot taint, which the stack must tolerate)
 
 
 def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
@@ -110,6 +117,7 @@ def pool_stacks(
                 mig_config=labels.get(MIG_CONFIG_LABEL),
                 cloud_mig=labels.get(MIG_MANAGER_DEPLOY_LABEL) == "false",
                 mirror=mirror,
+                spot=pool.spot,
             )
         )
     return stacks
@@ -174,9 +182,10 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
         driver["version"] = operator_versions[0]
     plugin = any(s.device_plugin_config is not None for s in stacks)
     image_owned = all(s.driver_owner == "node-image" for s in stacks)
+    gpu_toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     values: dict[str, Any] = {
         "operator": {"defaultRuntime": "containerd"},
-        "daemonsets": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+        "daemonsets": {"tolerations": [gpu_toleration]},
         "driver": driver,
         "toolkit": {"enabled": not image_owned},
         "devicePlugin": {"enabled": plugin},
@@ -192,6 +201,12 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
         values["migManager"]["config"] = {"create": False, "name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
     if plugin:
         values["devicePlugin"]["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIG, "default": DEFAULT_CONFIG_KEY}
+    if any(s.spot and s.provider == "azure" for s in stacks):  # AKS taints Spot nodes: the daemonsets and NFD tolerate it
+        key, value, effect = AKS_SPOT_TAINT
+        spot = {"key": key, "operator": "Equal", "value": value, "effect": effect}
+        values["daemonsets"]["tolerations"].append(spot)
+        # Helm replaces a list whole: the chart's own NFD worker tolerations, then the Spot taint's
+        values["node-feature-discovery"] = {"worker": {"tolerations": [*NFD_WORKER_TOLERATIONS, gpu_toleration, spot]}}
     mirror = stacks[0].mirror if stacks else None
     return merge_values(values, gpu_operator_values(mirror)) if mirror is not None else values
 
