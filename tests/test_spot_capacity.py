@@ -266,8 +266,32 @@ def test_every_aks_argument_is_one_the_provider_documents(rendered: Any) -> None
     files = rendered("azure")
     for pool in json.loads(files["terraform/specgen.auto.tfvars.json"])["aks_node_pools"].values():
         assert set(pool) <= documented, set(pool) - documented
-    block = re.findall(r"^#\s+([a-z_]+)\s+= each\.value\.", files["terraform/aks-node-pools.tf"], flags=re.MULTILINE)
-    assert {"priority", "eviction_policy", "spot_max_price"} <= set(block) <= documented
+    text = files["terraform/aks-node-pools.tf"]
+    fixed, scaled = text.split('"gpu_autoscaled" {')  # review30 item 2: both example resources carry the Spot arguments
+    for resource in (fixed.split('"gpu" {')[1], scaled.split("\n\n")[0]):
+        block = re.findall(r"^#\s+([a-z_]+)\s+= each\.value\.", resource, flags=re.MULTILINE)
+        assert {"priority", "eviction_policy", "spot_max_price"} <= set(block) <= documented
+
+
+def test_the_spot_example_is_canonical_hcl(rendered: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's example resources with the Spot lines in both stay as ``terraform fmt`` writes them."""
+    monkeypatch.setenv("TF_IN_AUTOMATION", "1")
+    monkeypatch.setenv("CHECKPOINT_DISABLE", "1")
+    header = rendered("azure")["terraform/aks-node-pools.tf"].split("\n#   ", 1)[1].split("\n\n")[0]
+    example_tf = "\n".join(line.removeprefix("#").removeprefix("   ") for line in ("#   " + header).splitlines()) + "\n"
+    fixed, scaled = example_tf.split('\nresource "azurerm_kubernetes_cluster_node_pool" "gpu_autoscaled" {\n')
+    spot_lines = (
+        "  priority                    = each.value.priority\n"
+        "  eviction_policy             = each.value.eviction_policy\n"
+        "  spot_max_price              = each.value.spot_max_price\n"
+        "  lifecycle {\n"
+    )
+    assert spot_lines in fixed and spot_lines in scaled
+    root = tmp_path / "example"
+    root.mkdir()
+    (root / "main.tf").write_text(example_tf, encoding="utf-8")
+    result = TerraformCommand(str(root)).fmt(check_input=True, diff=True, list=True, write=False)
+    assert result.retcode == 0 and not str(result.value).strip(), f"{result.value}{result.error}"
 
 
 def test_the_google_provider_documents_spot(rendered: Any) -> None:
