@@ -1014,11 +1014,12 @@ def _aks_pool_name(pool: dict[str, Any], sharing: str | None) -> str:
     name = str(pool["name"])
     profile = (sharing or "").removeprefix("mig ")
     value = aks_gpu_instance(str(pool["node"]["gpu_id"]), profile) if _aks_native(pool) else None
+    spot = pool.get("capacity_type") == "spot"
     if value:
-        return f"AKS node pool {aks_node_pool_name(name, value)}"
+        return f"AKS node pool {aks_node_pool_name(name, value, spot)}"
     # a spec.json does not record its outputs: the AKS node pool exists only where terraform was rendered (review29 13)
     return (
-        f"Karpenter NodePool {name.replace('_', '-')}, or AKS node pool {aks_node_pool_name(name, None)} where "
+        f"Karpenter NodePool {name.replace('_', '-')}, or AKS node pool {aks_node_pool_name(name, None, spot)} where "
         "terraform is rendered"
     )
 

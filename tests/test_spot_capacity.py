@@ -588,3 +588,34 @@ def test_the_amd_advice_names_the_aks_spot_taint(rendered: Any) -> None:
         "({key: amd.com/gpu, operator: Exists, effect: NoSchedule} and {key: kubernetes.azure.com/scalesetpriority, "
         "operator: Equal, value: spot, effect: NoSchedule}; its stock DaemonSet"
     ), message
+
+
+# ---------------------------------------------------------------- AKS names (review30 item 3)
+
+
+@pytest.mark.parametrize(
+    ("gpu_instance", "spot", "name"),
+    [
+        (None, False, "gpu1c267a951"),  # on demand: the name it always had
+        (None, True, "gpub12dbcaab"),
+        ("MIG3g", False, "mig3g254d78a"),
+        ("MIG3g", True, "mig3g5adfeee"),
+    ],
+)
+def test_a_spot_aks_node_pool_is_another_node_pool(gpu_instance: str | None, spot: bool, name: str) -> None:
+    """azurerm replaces a pool whose priority changes; create_before_destroy needs the new pool under a new name."""
+    from generator.render.aks_terraform import aks_node_pool_name
+
+    assert aks_node_pool_name("batch_a100_pcie_80gb", gpu_instance, spot) == name
+
+
+def test_the_rendered_aks_spot_pool_has_its_own_name(rendered: Any) -> None:
+    pools = json.loads(rendered("azure")["terraform/specgen.auto.tfvars.json"])["aks_node_pools"]
+    assert pools["batch_a100_pcie_80gb"]["name"] == "gpub12dbcaab"
+    assert pools["chat_a100_pcie_80gb"]["name"] == "gpu" + hashlib_digest("chat_a100_pcie_80gb")
+
+
+def hashlib_digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:9]

@@ -54,11 +54,16 @@ def _digest(text: str, chars: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:chars]
 
 
-def aks_node_pool_name(pool_name: str, gpu_instance: str | None) -> str:
-    """A pool's AKS name, 12 lowercase letters and digits: its MIG profile (``mig3g``) or ``gpu``, and a digest."""
+def aks_node_pool_name(pool_name: str, gpu_instance: str | None, spot: bool = False) -> str:
+    """A pool's AKS name, 12 lowercase letters and digits: its MIG profile (``mig3g``) or ``gpu``, and a digest.
+
+    A Spot pool's digest also hashes ``spot`` (review30 item 3): azurerm replaces a pool whose ``priority`` changes, and
+    ``create_before_destroy`` would create the new pool under the old one's name; on-demand names stay as they were.
+    """
+    keyed = pool_name + ("\nspot" if spot else "")
     if gpu_instance is None:
-        return f"{_WHOLE_PREFIX}{_digest(pool_name, _NAME_CHARS - len(_WHOLE_PREFIX))}"
-    return gpu_instance.lower() + _digest(pool_name + "\n" + gpu_instance, _DIGEST_CHARS)
+        return f"{_WHOLE_PREFIX}{_digest(keyed, _NAME_CHARS - len(_WHOLE_PREFIX))}"
+    return gpu_instance.lower() + _digest(pool_name + "\n" + gpu_instance + ("\nspot" if spot else ""), _DIGEST_CHARS)
 
 
 def rotation_name(name: str) -> str:
@@ -71,7 +76,7 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
     gpu_instance = None if profile is None else aks_gpu_instance(pool.node.gpu_id, profile)
     if profile is not None and gpu_instance is None:  # refused at load (kubernetes.gpu_sharing.mig_profile): a defect
         raise AssertionError(f"no AKS GPU instance profile for {profile} on {pool.node.gpu_id}")
-    name = aks_node_pool_name(pool.name, gpu_instance)
+    name = aks_node_pool_name(pool.name, gpu_instance, pool.spot)
     scales = pool.per_job or pool.min_nodes is not None
     labels, taints = dict(pool.labels), [f"{key}={value}:{effect}" for key, value, effect in pool.taints]
     if pool.spot:  # the label and taint AKS gives Spot nodes, which the provider asks for (else a plan shows drift)
