@@ -619,3 +619,64 @@ def hashlib_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()[:9]
+
+
+# ---------------------------------------------------------------- an @spot rate and the pricing region (review30 item 4)
+
+AZURE_SPOT_PRICED = """\
+version: 1
+name: az
+deployments:
+  - name: old
+    model: Qwen/Qwen2.5-7B-Instruct
+PIN    capacity_type: CAP
+    inference: {max_context_tokens: 8192, requests_per_second: 2}
+hardware: {provider: azure}
+LOCATIONprices: {azure-standard-nd96asr-v4@spot: 20}
+"""
+ELSEWHERE = (
+    "every option is priced at eastus2 on-demand rates (kubernetes.location); the catalog has no eastus2 price for "
+    "azure-standard-nd96asr-v4 (priced in eastus only), so it is unpriced here: ranked after the priced layouts (by "
+    "what they buy where none is priced), not by another region's rent; give its USD per node-hour in eastus2 under "
+    "'prices:' to rank it by cost"
+)
+
+
+@pytest.mark.parametrize(
+    ("capacity", "pinned_region", "elsewhere"),
+    [
+        ("spot", "eastus2", []),  # the @spot rate prices the pin and the type: neither needs eastus
+        ("on-demand", "eastus", [ELSEWHERE]),  # the @spot rate prices no on-demand node
+    ],
+)
+def test_a_type_priced_at_its_spot_rate_is_priced_for_spot(
+    tmp_path: Path, capacity: str, pinned_region: str, elsewhere: list[str]
+) -> None:
+    from generator.planner.price_region import price_region_findings, pricing_region
+    from generator.workload import load_workload
+
+    def load_as(name: str, pin: str, location: str) -> Any:
+        text = AZURE_SPOT_PRICED.replace("CAP", capacity).replace("PIN", pin).replace("LOCATION", location)
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load_workload(str(path)).workload
+
+    pinned = load_as("pinned", "    platform: azure-standard-nd96asr-v4\n", "")
+    assert pricing_region(pinned) == pinned_region
+    located = load_as("located", "", "kubernetes: {location: eastus2}\n")
+    assert [f.message for f in price_region_findings(located, ["azure-standard-nd96asr-v4"])] == elsewhere
+
+
+def test_only_the_on_demand_pool_carries_the_catalog_regions_rate(tmp_path: Path) -> None:
+    """The spot pools are priced at the given @spot rate, not at us-east-1's on-demand one (review30 item 4)."""
+    path = tmp_path / "eu.yaml"
+    text = workload("aws", "prices: {aws-g6e-xlarge@spot: 0.75}\n").replace("location: us-east-1", "location: eu-west-1")
+    path.write_text(text, encoding="utf-8")
+    assert findings(render_file(str(path)), "price-region") == [
+        (
+            "info",
+            "kubernetes.location",
+            "pool chat_l40s_48gb is priced at the us-east-1 on-demand rate of aws-g6e-xlarge; the cluster is in "
+            "eu-west-1, whose GPU VM prices differ and are not in the catalog",
+        )
+    ]

@@ -16,6 +16,7 @@ from functools import cache
 
 from generator import catalog
 from generator.planner.plan import Finding, Pool
+from generator.workload.capacity_type import SPOT, given_rate
 from generator.workload.gke_zone import cluster_region
 from generator.workload.models import Workload
 
@@ -95,7 +96,11 @@ def _pins(wl: Workload) -> frozenset[str]:
     Those the workload prices (``prices:``) are priced in every region and choose none (fuzz22 item 3: one such pin
     moved an Azure plan to eastus, where the catalog prices 1 of its 10 types).
     """
-    return frozenset(pin for d in wl.deployments if d.platform and (pin := d.platform.lower()) not in wl.prices)
+    return frozenset(
+        pin
+        for d in wl.deployments
+        if d.platform and given_rate(wl.prices, pin := d.platform.lower(), d.capacity_type == SPOT) is None
+    )
 
 
 def _prices_enough(
@@ -222,10 +227,12 @@ def price_region_findings(wl: Workload, platform_ids: list[str]) -> list[Finding
     provider = wl.hardware.provider
     if region is None:
         return []
+    # a type priced only at its ``@spot`` rate is priced where every deployment is spot (review30 item 4)
+    all_spot = all(d.capacity_type == SPOT for d in wl.deployments)
     elsewhere = [
         f"{platform_id} (priced in {', '.join(priced_regions(provider, platform_id))} only)"
         for platform_id in sorted(set(platform_ids))
-        if platform_id not in wl.prices and unpriced_in_region_why(provider, platform_id, region)
+        if given_rate(wl.prices, platform_id, all_spot) is None and unpriced_in_region_why(provider, platform_id, region)
     ]
     if not elsewhere:
         return []
@@ -262,5 +269,5 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
             "kubernetes.location",
         )
         for pool in pools
-        if pool.node.platform_id not in wl.prices and pool.usd_per_hour is not None
+        if given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None
     ]
