@@ -147,3 +147,24 @@ def test_layout_fits_idle_gpus(
     )
     pool = SimpleNamespace(node=SimpleNamespace(gpus=8, nics=tuple(SimpleNamespace(role=r) for r in nics)))
     assert _fits(cast(Any, opt), idle, cast(Any, pool)) is fits
+
+
+@pytest.mark.parametrize(
+    ("serving", "job", "offered"),
+    [
+        ("on-demand", "on-demand", True),
+        ("spot", "spot", True),
+        ("spot", "on-demand", False),  # review30 item 5: a job is offered no pool of the other capacity type
+        ("on-demand", "spot", False),
+    ],
+)
+def test_a_job_is_offered_idle_gpus_of_its_own_capacity_type_only(tmp_path: Path, serving: str, job: str, offered: bool) -> None:
+    plan = _plan(
+        tmp_path,
+        ("    platform: aws-p5-48xlarge\n", f"    platform: aws-p5-48xlarge\n    capacity_type: {serving}\n"),
+        ("  - name: lora\n", f"  - name: lora\n    capacity_type: {job}\n"),
+    )
+    said = _codes(plan).get("training-fits-idle-gpus", [])
+    assert [m.split(" (of its ")[0] for m in said] == (
+        ["deployment lora: a run fits the 1 idle GPU(s) of serving pool small_h100_sxm5_80gb"] if offered else []
+    )

@@ -27,6 +27,7 @@ from generator.planner.tco import HOURS_PER_MONTH
 from generator.sizing.constants import Constants
 from generator.units import GIB, hours_text, usd_text
 from generator.words import listed
+from generator.workload.capacity_type import SPOT
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 CODE = "training-fits-idle-gpus"
@@ -130,8 +131,8 @@ def idle_training_findings(
         best: tuple[float, int, int, Option, Pool, list[int]] | None = None
         for order, (pool, idle) in enumerate(serving):
             hw = hardware.get((pool.node.platform_id, pool.node.gpu_id))
-            if hw is None:
-                continue
+            if hw is None or pool.spot != (dep.capacity_type == SPOT):
+                continue  # review30 item 5: a job is offered only a pool of its own capacity type (spot or on demand)
             for opt in training_options(wl, dep, models[dep.name], consts, [], owned, sizes=sizes, hardware=[hw]):
                 hours = opt.candidate.run_hours
                 if not hours or not _fits(opt, idle, pool):
