@@ -680,3 +680,35 @@ def test_only_the_on_demand_pool_carries_the_catalog_regions_rate(tmp_path: Path
             "eu-west-1, whose GPU VM prices differ and are not in the catalog",
         )
     ]
+
+
+# ---------------------------------------------------------------- an @spot rate no plan can use (review30 item 6)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "key", "why"),
+    [
+        (
+            "hardware: {provider: aws}",
+            "gcp-a3-highgpu-8g@spot",
+            " prices a platform of provider gcp; with provider: aws no plan can use it",
+        ),
+        (
+            "hardware: {provider: aws, platforms: [aws-g6e-xlarge]}",
+            "aws-p4d-24xlarge@spot",
+            " prices a platform hardware.platforms leaves out: no plan can use it",
+        ),
+    ],
+)
+def test_a_spot_rate_no_plan_can_use_is_setting_unused(tmp_path: Path, hardware: str, key: str, why: str) -> None:
+    from generator.planner.setting_findings import unused_setting_findings
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(workload("aws", f"prices: {{{key}: 1.0}}\n").replace("hardware: {provider: aws}", hardware), encoding="utf-8")
+    found = [
+        (f.level, f.path, f.message)
+        for f in unused_setting_findings(load_workload(str(path)).workload)
+        if f.code == "setting-unused"
+    ]
+    assert found == [("warning", f"prices.{key}", f"prices.{key}{why}: remove it")]

@@ -10,6 +10,7 @@ from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
 from generator.planner.tco import rented_at_given_rates
 from generator.words import listed
+from generator.workload.capacity_type import SPOT_SUFFIX
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Hardware, InferenceDeployment, ProvisioningSettings, Workload
 from generator.workload.sharing import SHARING_OUTPUT, WHERE, deployment_sharing, sharing_field, sharing_text
@@ -159,15 +160,19 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         unread = {
             p: f" prices a platform of provider {other}; with provider: {provider} no plan can use it"
             for p in wl.prices
-            if (other := _platform_provider(p)) is not None and other != provider
+            if (other := _platform_provider(p.removesuffix(SPOT_SUFFIX))) is not None and other != provider
         }
-        # a platform of the provider that hardware.platforms leaves out is as unread (fuzz17 item 13)
+        # a platform of the provider that hardware.platforms leaves out is as unread (fuzz17 item 13); an ``@spot`` rate
+        # is its platform's (review30 item 6)
         listed = {p.lower() for p in wl.hardware.platforms or ()} | {g.platform_id for g in wl.hardware.inventory}
         unread.update(
             {
                 p: " prices a platform hardware.platforms leaves out: no plan can use it"
                 for p in wl.prices
-                if wl.hardware.platforms and p not in unread and _platform_provider(p) is not None and p.lower() not in listed
+                if wl.hardware.platforms
+                and p not in unread
+                and _platform_provider(base := p.removesuffix(SPOT_SUFFIX)) is not None
+                and base.lower() not in listed
             }
         )
     prices = [
