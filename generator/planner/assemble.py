@@ -114,7 +114,7 @@ from generator.planner.setting_findings import (
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.spot import AKS_SPOT_TAINT, spot_findings
+from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
     HOURS_PER_MONTH,
@@ -264,9 +264,9 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
     taint = f"a toleration for the pool's taint {key}={value}:{effect} ({{key: {key}, operator: Exists, effect: {effect}}}"
     if spot and wl.hardware.provider == "azure":  # AKS taints Spot nodes too (review30 item 1)
         taint = (
-            f"tolerations for the pool's taint {key}={value}:{effect} and AKS's Spot taint {AKS_SPOT_TAINT} "
-            f"({{key: {key}, operator: Exists, effect: {effect}}} and {{key: kubernetes.azure.com/scalesetpriority, "
-            "operator: Equal, value: spot, effect: NoSchedule}"
+            f"tolerations for the pool's taint {key}={value}:{effect} and AKS's Spot taint {AKS_SPOT_TAINT_TEXT} "
+            f"({{key: {key}, operator: Exists, effect: {effect}}} and {{key: {AKS_SPOT_TAINT[0]}, "
+            f"operator: Equal, value: {AKS_SPOT_TAINT[1]}, effect: {AKS_SPOT_TAINT[2]}}}"
         )
     return (
         f"install it with {taint}; its stock DaemonSet and its Helm chart's tolerations "

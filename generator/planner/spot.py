@@ -18,8 +18,12 @@ from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
 from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
 from generator.workload.models import InferenceDeployment, Workload
 
-#: The taint AKS gives a Spot node pool's nodes (the renderers write it as their ``key=value:Effect``).
-AKS_SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+#: The taint (key, value, effect) AKS gives the nodes of a Spot node pool, and the label beside it: only pods that
+#: tolerate it run there (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool); azurerm asks for both in the
+#: pool's ``node_labels`` and ``node_taints``. The findings say it as ``key=value:Effect``.
+AKS_SPOT_TAINT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+AKS_SPOT_LABEL = AKS_SPOT_TAINT[:2]
+AKS_SPOT_TAINT_TEXT = "{}={}:{}".format(*AKS_SPOT_TAINT)
 
 #: The notice a cloud gives before it reclaims a spot node: EC2's two-minute Spot interruption notice
 #: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html), GCE's 30 s
@@ -59,7 +63,7 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
             Finding(
                 "info",
                 "aks-spot-taint",
-                f"AKS taints the nodes of Spot pool(s) {', '.join(p.name for p in azure)} {AKS_SPOT_TAINT} (the rendered "
+                f"AKS taints the nodes of Spot pool(s) {', '.join(p.name for p in azure)} {AKS_SPOT_TAINT_TEXT} (the rendered "
                 "AKS node pools and Karpenter NodePools carry it): their pods need a toleration for it beside the GPU "
                 "taint's, else none is scheduled there (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool)",
                 f"deployments[{index[azure[0].deployments[0]]}].capacity_type",

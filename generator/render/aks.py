@@ -14,18 +14,13 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Pool
+from generator.planner.spot import AKS_SPOT_TAINT
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
-
-#: The taint (and label) AKS gives the nodes of a Spot node pool: only pods that tolerate it run there
-#: (https://learn.microsoft.com/en-us/azure/aks/spot-node-pool); the provider asks for both in the pool's
-#: ``node_labels`` and ``node_taints`` (azurerm ``kubernetes_cluster_node_pool``, ``priority``).
-AKS_SPOT_TAINT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
-AKS_SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
 
 
 def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:

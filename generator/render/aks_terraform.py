@@ -31,7 +31,7 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Plan, Pool, sorted_findings
-from generator.render.aks import AKS_SPOT_LABEL, AKS_SPOT_TAINT
+from generator.planner.spot import AKS_SPOT_LABEL, AKS_SPOT_TAINT_TEXT
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
@@ -81,7 +81,7 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
     labels, taints = dict(pool.labels), [f"{key}={value}:{effect}" for key, value, effect in pool.taints]
     if pool.spot:  # the label and taint AKS gives Spot nodes, which the provider asks for (else a plan shows drift)
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
-        taints.append("{}={}:{}".format(*AKS_SPOT_TAINT))
+        taints.append(AKS_SPOT_TAINT_TEXT)
     return {
         "name": name,
         "temporary_name_for_rotation": rotation_name(name),

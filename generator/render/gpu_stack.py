@@ -17,7 +17,7 @@ from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
-from generator.render.aks import AKS_SPOT_TAINT
+from generator.planner.spot import AKS_SPOT_TAINT
 from generator.render.env import to_yaml
 from generator.render.gpu_sharing import (
     MIG_CONFIG_LABEL,
