@@ -43,8 +43,9 @@ from generator.sizing.architecture import EXPERT, Architecture, parse_architectu
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.frameworks import framework_profile  # noqa: E402
+from generator.sizing.frameworks import framework_profile, resolved_regime, window_masked_layers  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format  # noqa: E402
+from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
@@ -57,7 +58,7 @@ from generator.sizing.performance import (  # noqa: E402
     training_hours,
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
-from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
+from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training  # noqa: E402
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
 from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
@@ -96,7 +97,15 @@ def _training_kwargs(row: dict[str, Any]) -> dict[str, Any]:
     if "framework" in TrainingSetup._fields:  # the BEFORE figures predate framework profiles
         kwargs["framework"] = row["profile"]
         kwargs["loss"] = row.get("loss")
-    for technique in ("activation_offload", "optimizer_in_backward", "fused_kernels", "lora_dropout", "offload_optimizer"):
+    techniques = (
+        "activation_offload",
+        "optimizer_in_backward",
+        "fused_kernels",
+        "lora_dropout",
+        "offload_optimizer",
+        "paged_optimizer",
+    )
+    for technique in techniques:
         if technique in row and technique in TrainingSetup._fields:
             kwargs[technique] = row[technique]
     return kwargs
@@ -220,7 +229,12 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
 
 
 def step_shape(
-    flop_params: int, gpu: GpuSpec, flops_per_token: float, checkpointing: str, framework: str | None = None
+    flop_params: int,
+    gpu: GpuSpec,
+    flops_per_token: float,
+    checkpointing: str,
+    framework: str | None = None,
+    masked_square_layers: int = 0,
 ) -> dict[str, Any]:
     """What ``training_utilisation`` sets a step's attention against, as the planner's
     (``generator.planner.training._step_shape``): the GPU's attention kernels (FlashAttention-2's published share under
@@ -231,6 +245,7 @@ def step_shape(
         "gemm_flops_per_param": flops_per_token / max(1, flop_params),
         "recompute": checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
+        "masked_square_layers": masked_square_layers,
     }
 
 
@@ -325,7 +340,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"])
-    shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"])
+    masked = window_masked_layers([layer.window_tokens for layer in arch.layers], seq, row["framework"])
+    shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], masked)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)
     step = training_step(
         layout,
@@ -338,10 +354,25 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),
+        adapter_bytes_per_token=lora_traffic_bytes_per_token(arch, finetune_setup(row)),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
         host=finetune_offload(row, arch, gpu, consts),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
+
+
+def finetune_setup(row: dict[str, Any]) -> TrainingSetup:
+    """A fine-tuning throughput row's job as the planner's step sees it: its framework's optimizer regime, the LoRA
+    targets and dropout it states (else all linear layers, no dropout)."""
+    return TrainingSetup(
+        method=row["method"],
+        optimizer=resolved_regime(row["framework"], row.get("optimizer"), None, row["gpus"])[0],
+        checkpointing=row["checkpointing"],
+        sequence_length=row["seq_len"],
+        lora_targets=tuple(row.get("lora_targets", (LORA_ALL,))),
+        lora_dropout=row.get("lora_dropout", 0.0),
+        framework=row["framework"],
+    )
 
 
 def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> HostOffload:
@@ -683,6 +714,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal.get("training_throughput", []):
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"
+        if row.get("measured_by") == "specgen":
+            group += f" ({_run_set(row)})"
         if row.get("not_modelled"):  # a technique the step does not time (none today): apart
             group += f" ({row['not_modelled']} not modelled)"
         out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
@@ -710,8 +743,19 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((group, label, float(row["tokens_per_s"]), predict_offload_prefill, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
-        out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))
+        group = f"memory {row['framework']}"
+        if row.get("measured_by") == "specgen":  # runs on a GPU lent to a session: apart from the published figures
+            group += f" {row['gpu']} ({_run_set(row)})"
+        out.append((group, label, float(row["measured_gb"]), predict_training, row))
+        if "allocated_gb" in row:  # the same run's allocated peak: the tensors alone, without the allocator's reserve
+            allocated = {**row, "measured_as": "allocated"}
+            out.append((f"{group[:-1]}, allocated)", label, float(row["allocated_gb"]), predict_training, allocated))
     return out
+
+
+def _run_set(row: dict[str, Any]) -> str:
+    """Which of specgen's own sets of runs a row is of: the one its mechanisms were fitted on, or the later check."""
+    return "specgen's check runs" if row["run_set"] == "check" else "specgen's runs"
 
 
 def _p90(values: list[float]) -> float:
@@ -871,6 +915,7 @@ def fit_training() -> dict[str, float]:
 MEMORY_FIT_GRID: dict[str, tuple[float, ...]] = {
     "logits_bytes_per_element": (8.0, 10.0, 12.0, 14.0, 16.0, 18.0),
     "training_overhead_bytes": tuple(float(m * 2**20) for m in (512, 768, 1024, 1280, 1536)),
+    "training_allocator_slack_logits_fraction": (0.0, 0.25, 0.5, 0.75, 1.0),
 }
 
 

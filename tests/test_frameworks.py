@@ -216,7 +216,12 @@ def test_fused_loss_drops_the_logits_and_chunked_keeps_bf16_logits() -> None:
     assert standard - fused == tokens_x_vocab * Constants().logits_bytes_per_element
     # bf16 logits + the fp32 copies of one chunk in eight
     assert chunked - fused == tokens_x_vocab * (2 + (Constants().logits_bytes_per_element - 2) / 8)
-    assert _mem(**base, framework="trl+liger", fused_kernels=False).per_gpu.activations == fused
+    # TRL's LoRA layers are PEFT's: the same loss as its Liger profile's, beside the same PEFT input copies
+    assert (
+        _mem(**base, framework="trl+liger", fused_kernels=False).per_gpu.activations
+        == _mem(**base, framework="trl", loss="fused").per_gpu.activations
+        > fused
+    )
     assert _mem(**base, framework="torchtune").per_gpu.activations == chunked
 
 

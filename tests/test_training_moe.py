@@ -146,15 +146,16 @@ def test_estimate_counts_the_ep_alltoall() -> None:
 
 @pytest.mark.parametrize(("framework", "loop"), [("trl", True), ("hf", True), ("unsloth", False), ("fsdp2", False)])
 def test_expert_loop_named_where_the_framework_runs_one(framework: str, loop: bool) -> None:
-    args = ["--train", "lora", "--framework", framework, "--gpu", "a100-sxm4-80gb", "--seq-len", "4096"]
+    args = ["--train", "lora", "--framework", framework, "--gpu", "a100-sxm4-80gb", "--seq-len", "2048"]
     out = _estimate(MOE, *args)
     assert ("not counted: the host time of running the routed experts as a per-expert Python loop" in out) is loop
     assert "note: mixture of experts: 128 routed experts, top 8; the experts' GEMMs are timed at their tokens" in out
 
 
 def test_speed_block_says_the_framework_is_not_timed() -> None:
-    """newuser43 item 3: every framework gave the same tokens/s, and nothing said so."""
-    rates = set()
+    """newuser43 item 3: every framework gave the same tokens/s, and nothing said so. Since the H200 runs of 2026-12-04
+    PEFT's passes over the activations are timed: the Trainer's QLoRA is slower than Unsloth's by them alone."""
+    rates = []
     for framework in ("hf", "unsloth"):
         out = _estimate(
             "meta-llama/Llama-3.1-8B", "--train", "qlora", "--framework", framework,
@@ -163,8 +164,10 @@ def test_speed_block_says_the_framework_is_not_timed() -> None:
         assert "note: step time depends on --framework only through what is modelled" in out
         assert "so frameworks are not compared on this line" in out
         assert "mixture of experts" not in out
-        rates.add(next(line for line in out.splitlines() if "tokens/s (" in line).split(" MFU")[0])
-    assert len(rates) == 1
+        assert "PEFT's passes over the activations" in out
+        line = next(line for line in out.splitlines() if "tokens/s (" in line)
+        rates.append(float(line.split(" tokens/s (")[0].split()[-1].replace(",", "")))
+    assert rates[0] < rates[1] < 1.2 * rates[0]
 
 
 def test_calibration_moe_row_needs_the_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -472,6 +472,11 @@ def format_text(result: dict[str, Any]) -> str:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
         if key == "activations" and training:  # newuser17 L1: the row is not the logits and saved tensors in full
             lines.append("    (beyond the gradients: backward frees a layer's activations as it allocates its gradients)")
+        if key == "overhead" and (reserve := result["memory"].get("allocator_reserve")):
+            lines.append(
+                f"    (of it {reserve / GIB:.2f} GiB: PyTorch's caching allocator's reserve beyond the allocated peak, "
+                "sized by the micro-batch's fp32 logits)"
+            )
     cap = result.get("capacity")
     share = result.get("gpu_share")
     if cap:

@@ -779,7 +779,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
                 f"{setup.framework} leaves them), a bf16 cast of the LM head saved for backward, an fp32 residual stream"
             )
-        result["memory"] = {"per_gpu": breakdown.as_dict(), "weight_parts": dict(mem.weight_parts)}
+        result["memory"] = {
+            "per_gpu": breakdown.as_dict(),
+            "weight_parts": dict(mem.weight_parts),
+            "allocator_reserve": mem.allocator_reserve_bytes,
+        }
         if gpu:
             margin = consts.safety_margin_fraction
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")

@@ -168,9 +168,11 @@ def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: Gp
 
 #: What the step takes from the framework (newuser43 item 3): the rest of a framework's speed is not modelled.
 FRAMEWORK_SPEED_NOTE = (
-    "step time depends on --framework only through what is modelled: its attention kernels (FlashAttention-2 or not), "
-    "its default activation checkpointing, CPU offload and optimizer, a QLoRA base's dequantization; its own "
-    "kernels' speed (Unsloth's Triton kernels, Liger's fused ones) is not, so frameworks are not compared on this line"
+    "step time depends on --framework only through what is modelled: its attention kernels (FlashAttention-2 or not, "
+    "Transformers' masked sliding-window attention), its default activation checkpointing, CPU offload and optimizer, "
+    "a QLoRA base's dequantization, PEFT's passes over the activations where its LoRA layers are PEFT's; its own "
+    "kernels' speed (Unsloth's Triton kernels, Liger's fused ones) and eager PyTorch's per-operation dispatch are not, "
+    "so frameworks are not compared on this line"
 )
 
 

@@ -17,11 +17,23 @@ from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
-from generator.sizing.frameworks import data_parallel_only, framework_profile, job_recipe, resolved_regime
+from generator.sizing.frameworks import (
+    data_parallel_only,
+    framework_profile,
+    job_recipe,
+    resolved_regime,
+    window_masked_layers,
+)
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.precision import weight_format
-from generator.sizing.training import TrainingMemory, TrainingSetup, size_training, with_recipe
+from generator.sizing.training import (
+    TrainingMemory,
+    TrainingSetup,
+    lora_traffic_bytes_per_token,
+    size_training,
+    with_recipe,
+)
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, OWN_OPTIMIZER_OFFLOAD, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
@@ -104,11 +116,19 @@ class TrainingShape:
 
 
 def _setup(
-    spec: TrainingSpec, zero: int, dp: int, par: Parallelism, micro_batch: int | None = None, accumulation: int = 1
+    spec: TrainingSpec,
+    zero: int,
+    dp: int,
+    par: Parallelism,
+    micro_batch: int | None = None,
+    accumulation: int = 1,
+    *,
+    base_precision: str | None = None,
 ) -> TrainingSetup:
     """The job of ``spec`` at a stage, data parallelism and layout: the framework recipe's defaults where it sets none.
 
     The recipe follows the job's GPUs, ``dp`` x ``par``: torchtune's single-device full fine-tune on one (newuser25 item 3).
+    ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``).
     """
     recipe = job_recipe(spec.framework, spec.method, dp * par.gpus)
     setup = TrainingSetup(
@@ -131,6 +151,7 @@ def _setup(
         optimizer_in_backward=spec.optimizer_in_backward,
         fused_kernels=spec.fused_kernels,
         accumulation_steps=accumulation,
+        base_precision=base_precision,
     )
     return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None)
 
@@ -193,6 +214,9 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
+        "masked_square_layers": window_masked_layers(
+            [layer.window_tokens for layer in arch.layers], spec.sequence_length, spec.framework
+        ),
     }
 
 
@@ -300,19 +324,22 @@ def _compute_share(
     consts: Constants,
     micro_batch: int,
 ) -> float:
-    """Share of a micro-batch's time in compute where a QLoRA step also dequantizes its NF4 base (1 otherwise).
+    """Share of a micro-batch's time in compute beside a QLoRA base's dequantization and PEFT's activation passes.
 
-    ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
+    1 where neither runs. ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
     """
     arch = model.architecture
-    dequant_bytes = _dequant_bytes(arch, spec, model_parallel)
-    tflops = hw.gpu.sustained_tflops("bf16") or 0.0
-    if not dequant_bytes or not tflops or mfu <= 0:
-        return 1.0
     tokens = micro_batch * spec.sequence_length
+    dequant_bytes = _dequant_bytes(arch, spec, model_parallel)
+    adapter_bytes = lora_traffic_bytes_per_token(arch, _setup(spec, 0, 1, Parallelism())) * tokens / model_parallel
+    tflops = hw.gpu.sustained_tflops("bf16") or 0.0
+    bandwidth = hw.gpu.sustained_bandwidth_gb_per_s
+    if not (dequant_bytes or adapter_bytes) or not tflops or mfu <= 0 or bandwidth <= 0:
+        return 1.0
     flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
-    return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.sustained_bandwidth_gb_per_s, consts))
+    memory_s = nf4_dequant_seconds(dequant_bytes, bandwidth, consts) + adapter_bytes / (bandwidth * 1e9)
+    return compute_s / (compute_s + memory_s)
 
 
 def layout_step(
@@ -348,6 +375,7 @@ def gpu_step(
     model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link.
     """
     arch = model.architecture
+    adapters = _setup(spec, 0, 1, Parallelism(), base_precision=base_precision)  # the regime and base they run in
     moe = moe_step(
         arch,
         expert_parallel=expert_parallel,
@@ -366,6 +394,7 @@ def gpu_step(
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),
+        adapter_bytes_per_token=lora_traffic_bytes_per_token(arch, adapters),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         host=host,
         moe=moe,

@@ -14,6 +14,7 @@ from generator.sizing.training_step import StepTime
 STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("compute_s", "compute"),
     ("dequant_s", "NF4 dequantization"),
+    ("adapter_s", "PEFT's passes over the activations"),
     ("tp_allreduce_s", "TP all-reduce"),
     ("pp_transfer_s", "PP activation transfers"),
     ("pp_bubble_s", "PP bubble"),
@@ -28,6 +29,9 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
     parts = [f"compute {step.compute_s:.3f} s"]
     if step.dequant_s:
         parts.append(f"NF4 dequantization {step.dequant_s:.3f} s ({step.dequant_bytes / 1e9:.1f} GB per GPU read and written)")
+    if step.adapter_s:
+        moved = f"{step.adapter_bytes / 1e9:.1f} GB per GPU read and written beside the adapters' matmuls"
+        parts.append(f"PEFT's passes over the activations {step.adapter_s:.3f} s ({moved})")
     if tp > 1:
         parts.append(
             f"TP all-reduce {step.tp_allreduce_s:.3f} s exposed ({step.tp_bytes / 1e9:.2f} GB per GPU over {comm.tp_link})"

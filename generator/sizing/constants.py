@@ -36,7 +36,8 @@ class Constants(NamedTuple):
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
-    logits_bytes_per_element: int = 12
+    logits_bytes_per_element: int = 11
+    training_allocator_slack_logits_fraction: float = 0.5
     zero3_live_layers: int = 2
 
     # --- performance (roofline) ---
@@ -193,8 +194,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "logits_bytes_per_element": (
         "Bytes per (token x vocab) at the loss peak: bf16 logits, their fp32 upcast and the fp32 log-softmax saved for backward.",
         "transformers ForCausalLMLoss upcasts logits to float32 before cross_entropy (2 + 4 + 4 = 10 at the end of "
-        "forward; the fp32 gradient of the log-softmax adds to it in backward); 12 fitted across every fine-tuning "
-        "memory group at once (benchmarks/calibration_report.py --fit-memory)",
+        "forward; the fp32 gradient of the log-softmax adds to it in backward); 11 fitted across every fine-tuning "
+        "memory group at once with training_allocator_slack_logits_fraction (benchmarks/calibration_report.py "
+        "--fit-memory; 12 before the allocator's reserve had a term of its own: CALIBRATION.md, 2026-12-04 H200 entry)",
+    ),
+    "training_allocator_slack_logits_fraction": (
+        "PyTorch's caching allocator's reserve beyond the allocated peak, as a fraction of one micro-batch's fp32 logits.",
+        "a step frees its fp32 logits (tokens x vocab x 4 bytes, the largest block it allocates) before its allocated peak, "
+        "and the allocator keeps the block reserved where the peak's requests do not fit it: on one H200 the peak "
+        "reserved memory of 24 Trainer runs exceeded the allocated by 0.65-3.1x that block (median 1.0) with checkpointing on "
+        "(benchmarks/measurements/h200-finetune-2026-12-04.jsonl); 0.5 fitted across every fine-tuning memory group at "
+        "once with logits_bytes_per_element (benchmarks/calibration_report.py --fit-memory)",
     ),
     "zero3_live_layers": (
         "Decoder layers whose full parameters ZeRO-3 / FSDP gathers at once (current + prefetched).",

@@ -182,6 +182,18 @@ class FrameworkProfile(NamedTuple):
     #: Megatron-Core (``--moe-grouped-gemm``) and Unsloth run grouped GEMMs; torchtune and a plain FSDP2 loop depend on
     #: the model code they are given (not stated).
     expert_loop: bool = False
+    #: Whether it trains LoRA through PEFT's layers (``peft.get_peft_model``), whose passes over the activations
+    #: outside the adapters' matmuls the step counts (:mod:`generator.sizing.peft_lora`): the Hugging Face Trainer
+    #: family and DeepSpeed through it. torchtune (its own ``LoRALinear``), Unsloth (fused LoRA kernels), Megatron-LM
+    #: and a plain FSDP2 loop do not.
+    peft_lora: bool = False
+    #: Whether its attention is Transformers' default ``sdpa``, which hands PyTorch an explicit mask for a sliding-window
+    #: layer whose keys reach its window (``masking_utils._ignore_causal_mask_sdpa``: no skip when ``kv_length >=
+    #: local_attention_size``): SDPA cannot run its flash kernel with a mask, and its memory-efficient kernel computes
+    #: the whole square of positions, twice a causal kernel's FLOPs. The Trainer and TRL (and DeepSpeed through the
+    #: Trainer) take ``sdpa`` unless told otherwise; LLaMA-Factory's and axolotl's recipes name flash-attn's kernels,
+    #: which take the window, and torchtune, Unsloth and Megatron-LM run kernels of their own.
+    sdpa_window_masks: bool = False
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -195,9 +207,26 @@ MEGATRON_REGIMES = ("adamw", "sgd")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     f.name: f
     for f in (
-        FrameworkProfile("hf", "Hugging Face Trainer / PEFT", kbit_fp32_upcast=True, expert_loop=True),
-        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)", expert_loop=True),
-        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True, expert_loop=True),
+        FrameworkProfile(
+            "hf",
+            "Hugging Face Trainer / PEFT",
+            kbit_fp32_upcast=True,
+            expert_loop=True,
+            peft_lora=True,
+            sdpa_window_masks=True,
+        ),
+        FrameworkProfile(
+            "trl", "TRL SFTTrainer (Hugging Face Trainer underneath)", expert_loop=True, peft_lora=True, sdpa_window_masks=True
+        ),
+        FrameworkProfile(
+            "trl+liger",
+            "TRL with use_liger_kernel=True",
+            loss="fused",
+            fused_kernels=True,
+            expert_loop=True,
+            peft_lora=True,
+            sdpa_window_masks=True,
+        ),
         FrameworkProfile(
             "torchtune",
             "torchtune recipes (CEWithChunkedOutputLoss, pure bf16 weights and AdamW states, FSDP2 full sharding)",
@@ -225,21 +254,24 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             offload_needs_checkpointing=True,
             checkpointing="full",
         ),
-        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True),
+        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True, peft_lora=True),
         FrameworkProfile(
             "axolotl+liger",
             "axolotl with the Liger plugin (fused linear cross-entropy)",
             loss="fused",
             fused_kernels=True,
             expert_loop=True,
+            peft_lora=True,
         ),
-        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)", expert_loop=True),
+        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)", expert_loop=True, peft_lora=True),
         FrameworkProfile(
             "deepspeed",
             "DeepSpeed ZeRO through the Hugging Face Trainer",
             expert_parallel=True,
             offload_needs_checkpointing=True,
             expert_loop=True,
+            peft_lora=True,
+            sdpa_window_masks=True,
         ),
         FrameworkProfile(
             "fsdp2",
@@ -342,6 +374,26 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     if loss == "fused":
         return 0.0
     raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")
+
+
+def window_masked_layers(window_tokens: list[int | None], sequence_length: int, framework: str | None) -> int:
+    """Sliding-window layers whose attention runs masked over the whole square of positions under ``framework``.
+
+    Those of its :attr:`FrameworkProfile.sdpa_window_masks` frameworks whose window the sequence reaches; 0 otherwise.
+    ``window_tokens``: each layer's window (None for full attention).
+    """
+    if not framework or not framework_profile(framework).sdpa_window_masks:
+        return 0
+    return sum(1 for window in window_tokens if window is not None and sequence_length >= window)
+
+
+def fp32_logits_share(loss: str) -> float:
+    """Share of the whole fp32 (token x vocab) logits a loss materialises at once.
+
+    All of them for the standard loss, one chunk's for a chunked one, none where the logits stay in bf16 (``inplace``)
+    or never form (``fused``).
+    """
+    return {"standard": 1.0, "chunked": 1.0 / CHUNKED_LOSS_CHUNKS, "inplace": 0.0, "fused": 0.0}[loss]
 
 
 def job_recipe(framework: str | None, method: str, gpus: int) -> Recipe | None:

@@ -55,6 +55,9 @@ _ADAPTABLE = (ATTENTION, MLP, EXPERT, SHARED_EXPERT)
 DECODER_LAYERS = ("model", "layers")
 LM_HEAD = "lm_head"
 
+#: Modules LoRA adapts with ``target_modules="all-linear"`` (PEFT) - every linear except lm_head and routers.
+LORA_ALL = "all-linear"
+
 #: The input embedding (``LlamaForCausalLM.model.embed_tokens``, an ``nn.Embedding``). PEFT's LoRA adapts it when it is
 #: named (fuzz31 item 16), with ``peft.tuners.lora.layer.Embedding``: ``lora_embedding_A`` is ``(r, in_features)`` and
 #: ``lora_embedding_B`` ``(out_features, r)``, where in_features is the embedding's ``num_embeddings`` (the vocabulary)
@@ -280,3 +283,10 @@ def torchtune_granularity_problem(entries: tuple[str, ...]) -> str | None:
             "alone: give w1, w2 and w3 (gate_proj, down_proj, up_proj), or none of them"
         )
     return None
+
+
+def adapted_in_layers(arch: Architecture, targets: tuple[str, ...]) -> tuple[tuple[int, PeftModule, int], ...]:
+    """(decoder layer, module, copies adapted) of every decoder-layer module ``targets`` adapts (the head aside)."""
+    if LORA_ALL in targets:
+        return tuple((i, m, m.linear.copies) for i, layer in enumerate(arch.layers) for m in peft_modules(arch.model_type, layer))
+    return adapted_modules(arch, targets)

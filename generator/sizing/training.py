@@ -61,26 +61,32 @@ from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Linea
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.frameworks import FrameworkProfile, Recipe, framework_profile, logits_bytes_per_element
+from generator.sizing.frameworks import (
+    FrameworkProfile,
+    Recipe,
+    fp32_logits_share,
+    framework_profile,
+    logits_bytes_per_element,
+)
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.lora_modules import (
     EMBED_TOKENS,
     LM_HEAD,
+    LORA_ALL,
     TORCHTUNE_NAMES,
     TORCHTUNE_NAMES_TEXT,
-    PeftModule,
-    adapted_modules,
+    adapted_in_layers,
     from_torchtune_names,
     matches_embedding,
     matches_lm_head,
     module_names,
-    peft_modules,
     torchtune_granularity_problem,
     torchtune_names_in,
     unmatched,
 )
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
+from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer, peft_traffic_bytes_per_token
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import training_conflicts
@@ -120,9 +126,6 @@ OPTIMIZERS: dict[str, Optimizer] = {
 
 METHODS = ("full", "lora", "qlora")
 CHECKPOINTING = ("none", "selective", "full")
-
-#: Modules LoRA adapts with ``target_modules="all-linear"`` (PEFT) - every linear except lm_head and routers.
-LORA_ALL = "all-linear"
 
 
 #: DeepSpeed ZeRO's ``reduce_bucket_size`` default, elements (https://www.deepspeed.ai/docs/config-json/, "Optimizer
@@ -244,6 +247,8 @@ class TrainingMemory(NamedTuple):
     activation_bytes_per_token: int
     #: ``per_gpu.weights`` by part, (name, bytes) in :data:`WEIGHT_PARTS` order; they sum to it.
     weight_parts: tuple[tuple[str, int], ...] = ()
+    #: The part of ``per_gpu.overhead`` PyTorch's caching allocator holds reserved beyond the allocated peak.
+    allocator_reserve_bytes: int = 0
 
 
 #: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
@@ -313,7 +318,7 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
         raise InputError(f"LoRA target modules: no module names given; give names such as q_proj,v_proj, or {LORA_ALL}")
     _check_all_linear(targets)
     if LORA_ALL in targets:
-        return [module.linear for _, module, _ in _adapted(arch, targets)]
+        return [module.linear for _, module, _ in adapted_in_layers(arch, targets)]
     unknown = unmatched(arch, targets)
     if unknown:
         # the first few entries, each cut to 60 characters (fuzz25 L7: 64 long names made a 2,045-character line)
@@ -329,7 +334,7 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
             "full name equals an entry or ends with '.' and the entry: model.layers.N.self_attn.q_proj matches q_proj, "
             "self_attn.q_proj or the whole name"
         )
-    picked = [module.linear._replace(copies=copies) for _, module, copies in _adapted(arch, targets)]
+    picked = [module.linear._replace(copies=copies) for _, module, copies in adapted_in_layers(arch, targets)]
     if any(matches_lm_head(entry) for entry in targets):
         # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
         picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
@@ -337,13 +342,6 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
         # PEFT's LoRA Embedding: A is r x vocab, B hidden x r (lora_modules.EMBED_TOKENS), as a linear vocab -> hidden
         picked.append(Linear(EMBED_TOKENS, arch.vocab_size, arch.hidden_size, EMBED_TOKENS))
     return picked
-
-
-def _adapted(arch: Architecture, targets: tuple[str, ...]) -> tuple[tuple[int, PeftModule, int], ...]:
-    """(decoder layer, module, copies adapted) of every decoder-layer module ``targets`` adapts (the head aside)."""
-    if LORA_ALL in targets:
-        return tuple((i, m, m.linear.copies) for i, layer in enumerate(arch.layers) for m in peft_modules(arch.model_type, layer))
-    return adapted_modules(arch, targets)
 
 
 def _check_all_linear(targets: tuple[str, ...]) -> None:
@@ -446,6 +444,38 @@ def backward_transient_bytes_per_token(arch: Architecture, act_bytes: int = 2) -
     return max(3 * ffn_width_per_token(arch), attention) * act_bytes
 
 
+def lora_traffic_bytes_per_token(arch: Architecture, setup: TrainingSetup) -> float:
+    """HBM bytes a token moves through the job's LoRA layers outside their matmuls, whole model.
+
+    PEFT's, where the job's framework trains LoRA through PEFT
+    (:attr:`~generator.sizing.frameworks.FrameworkProfile.peft_lora`); 0 otherwise (full training, no framework named,
+    or LoRA layers of the framework's own). PEFT casts a layer's input to fp32 where the adapters are fp32 (the
+    optimizer regime's ``adapter_bytes``) over a 16-bit base; over a quantized base it leaves the input to autocast,
+    and clones a bitsandbytes 4-bit layer's output.
+    """
+    if not _trains_peft_lora(setup):
+        return 0.0
+    return peft_traffic_bytes_per_token(
+        arch,
+        setup.lora_targets,
+        checkpointing=setup.checkpointing,
+        cast_input=peft_casts_inputs(setup),
+        clone_output=setup.base_precision_name in BNB_QUANT_STATE_FORMATS,
+        dropout=setup.lora_dropout > 0,
+    )
+
+
+def _trains_peft_lora(setup: TrainingSetup) -> bool:
+    """Whether the job trains LoRA or QLoRA through PEFT's layers (its framework's)."""
+    return setup.method != "full" and setup.framework is not None and framework_profile(setup.framework).peft_lora
+
+
+def peft_casts_inputs(setup: TrainingSetup) -> bool:
+    """Whether PEFT casts each adapted layer's input to fp32: fp32 adapters (the regime's) over a 16-bit base."""
+    fp32_adapters = OPTIMIZERS[setup.optimizer].adapter_bytes == 4
+    return _trains_peft_lora(setup) and fp32_adapters and not weight_format(setup.base_precision_name).is_quantized
+
+
 def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
     """PEFT's LoRA dropout: each adapted module saves ``dropout(x)`` (bf16) and its mask (1 byte) per input feature.
 
@@ -454,7 +484,7 @@ def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[st
     """
     lora_targets(arch, targets)  # refuses targets that match nothing
     per_layer = [0] * arch.num_layers
-    for index, module, copies in _adapted(arch, targets):
+    for index, module, copies in adapted_in_layers(arch, targets):
         lin = module.linear
         # a token passes through its routed experts only: at most experts_per_token of those adapted
         routed = min(copies, arch.layers[index].experts_per_token)
@@ -610,6 +640,8 @@ def size_training(
         per_layer += eager_kernel_bytes_per_token_per_layer(arch, trainable_norms=setup.method == "full")
     if setup.method != "full" and setup.lora_dropout > 0:
         per_layer += lora_dropout_bytes_per_token_per_layer(arch, setup.lora_targets)
+    elif peft_casts_inputs(setup):
+        per_layer += peft_cast_copy_bytes_per_token_per_layer(arch, setup.lora_targets)
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
@@ -650,7 +682,11 @@ def size_training(
     elif setup.accumulation_steps == 1:
         activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
-    overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink)
+    # the caching allocator keeps a freed fp32-logits-sized block reserved through the allocated peak (no part of an
+    # allocated or active count: the report subtracts the overhead from those)
+    fp32_logits = tokens * math.ceil(arch.vocab_size / par.tp) * 4 * fp32_logits_share(loss)
+    reserve = math.ceil(fp32_logits * consts.training_allocator_slack_logits_fraction)
+    overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink) + reserve
     per_gpu = MemoryBreakdown(
         weights=math.ceil(weights),
         kv_cache=0,
@@ -659,7 +695,9 @@ def size_training(
         optimizer=math.ceil(states),
         overhead=overhead,
     )
-    return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights))
+    return TrainingMemory(
+        per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights), reserve
+    )
 
 
 def _weight_parts(parts: dict[str, float], total_bytes: int) -> tuple[tuple[str, int], ...]:

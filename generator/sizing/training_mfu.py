@@ -120,6 +120,7 @@ def training_utilisation(
     recompute: bool = False,
     attention_mfu: float | None = None,
     operator_bytes_scale: float = 1.0,
+    masked_square_layers: int = 0,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
@@ -134,7 +135,9 @@ def training_utilisation(
     share of the rate where the framework's kernel has a published one (:func:`flash_attention_2_share`); None: the
     fitted ``training_attention_mfu`` x ``attention_scale``. ``operator_bytes_scale``: the GPU's sustained FLOPs per
     byte over the reference GPU's (:func:`generator.planner.training.operator_bytes_scale`), the factor on
-    ``training_gemm_half_hidden``; 1 on the reference.
+    ``training_gemm_half_hidden``; 1 on the reference. ``masked_square_layers``: layers whose attention computes the
+    whole square of positions under an explicit mask (:func:`generator.sizing.frameworks.window_masked_layers`), each
+    counted twice.
     """
     gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden * operator_bytes_scale)
     # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
@@ -142,7 +145,8 @@ def training_utilisation(
     gemm_time = gemm_flops_per_param * max(1, flop_params) / (consts.training_mfu * gemm)
     if attention_mfu is None:
         attention_mfu = consts.training_attention_mfu * attention_scale
-    attention_time = attention_flops_per_token(num_layers, hidden_size, sequence_length, recompute) / attention_mfu
+    attention_layers = num_layers + masked_square_layers
+    attention_time = attention_flops_per_token(attention_layers, hidden_size, sequence_length, recompute) / attention_mfu
     attention = gemm_time / (gemm_time + attention_time)
     tensor = 1.0
     if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:

@@ -144,6 +144,9 @@ class StepTime:
     dequant_s: float = 0.0
     #: HBM bytes each GPU moves per step dequantizing (0 for any other base).
     dequant_bytes: float = 0.0
+    #: Seconds and HBM bytes per GPU of PEFT's LoRA layers outside their matmuls (:mod:`generator.sizing.peft_lora`).
+    adapter_s: float = 0.0
+    adapter_bytes: float = 0.0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
     offload_link_s: float = 0.0
     #: Seconds of the CPU optimizer step and of the copy that follows the optimizer step (ZeRO-Offload's in, ZeRO-3
@@ -158,7 +161,7 @@ class StepTime:
 
     @property
     def _busy_s(self) -> float:
-        return self.compute_s + self.dequant_s + self.tp_allreduce_s + self.expert_alltoall_s
+        return self.compute_s + self.dequant_s + self.adapter_s + self.tp_allreduce_s + self.expert_alltoall_s
 
     @property
     def dp_exposed_s(self) -> float:
@@ -204,6 +207,7 @@ class StepTime:
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
             **({"expert_alltoall_s": round(self.expert_alltoall_s, 4)} if self.expert_alltoall_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
+            **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
             **(
                 {
                     "cpu_offload_s": round(self.offload_s, 4),
@@ -246,6 +250,7 @@ def training_step(
     dense_tflops: float,
     dp_traffic: DpTraffic,
     dequant_bytes_per_micro_batch: float = 0.0,
+    adapter_bytes_per_token: float = 0.0,
     memory_gb_per_s: float = 0.0,
     host: HostOffload = NO_OFFLOAD,
     moe: MoeStep = NO_MOE,
@@ -253,9 +258,11 @@ def training_step(
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
     ``dequant_bytes_per_micro_batch``: HBM bytes one GPU moves per micro-batch dequantizing an NF4 base
-    (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``. ``host``: what the
-    job's CPU offload moves and at what rates (:mod:`generator.sizing.training_offload`). ``moe``: the model's routed
-    experts, their EP degree and link (:func:`generator.sizing.training_moe.moe_step`; a dense model by default).
+    (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``;
+    ``adapter_bytes_per_token``: what PEFT's LoRA layers move a token outside their matmuls, whole model
+    (:func:`generator.sizing.peft_lora.peft_traffic_bytes_per_token`), at the same rate. ``host``: what the job's CPU
+    offload moves and at what rates (:mod:`generator.sizing.training_offload`). ``moe``: the model's routed experts,
+    their EP degree and link (:func:`generator.sizing.training_moe.moe_step`; a dense model by default).
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -269,6 +276,8 @@ def training_step(
     a2a_s = _seconds(a2a_bytes, moe.link_gbps) + a2a_calls * moe.latency_s if a2a_bytes else 0.0
     dequant_bytes = dequant_bytes_per_micro_batch * layout.accumulation
     dequant_s = nf4_dequant_seconds(dequant_bytes, memory_gb_per_s, consts)
+    adapter_bytes = adapter_bytes_per_token * tokens / gpus_per_replica
+    adapter_s = _hbm_seconds(adapter_bytes, memory_gb_per_s)
     tp_bytes = 0.0
     if layout.tp > 1:
         layers_per_stage = num_layers / layout.pp
@@ -283,7 +292,7 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    bubble_s = (compute_s + dequant_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
+    bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
     dp_latency_s = dp_calls * links.dp_latency_s
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
@@ -304,6 +313,8 @@ def training_step(
         + (a2a_calls * moe.latency_s if a2a_s else 0.0),
         dequant_s=dequant_s,
         dequant_bytes=dequant_bytes,
+        adapter_s=adapter_s,
+        adapter_bytes=adapter_bytes,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
         offload_after_step_s=host.after_step_s,
@@ -320,6 +331,13 @@ def nf4_dequant_seconds(dequant_bytes: float, memory_gb_per_s: float, consts: Co
     if memory_gb_per_s <= 0:
         return float("inf")
     return dequant_bytes / (memory_gb_per_s * 1e9 * consts.nf4_dequant_bandwidth_efficiency)
+
+
+def _hbm_seconds(nbytes: float, memory_gb_per_s: float) -> float:
+    """Seconds to move ``nbytes`` through HBM at ``memory_gb_per_s`` (a sustained, measured rate)."""
+    if nbytes <= 0:
+        return 0.0
+    return nbytes / (memory_gb_per_s * 1e9) if memory_gb_per_s > 0 else float("inf")
 
 
 def model_flops_utilisation(step: StepTime, layout: StepLayout, model_flops_per_token: float, dense_tflops: float) -> float:

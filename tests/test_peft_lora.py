@@ -1,0 +1,160 @@
+"""PEFT's LoRA layers beside their matmuls, masked sliding-window attention and the allocator's reserve (issue 9).
+
+The byte counts are checked against sums written out here from PEFT's ``Linear.forward`` (docstrings of
+:mod:`generator.sizing.peft_lora`); the measured figures come from specgen's own H200 runs in ``tests/data``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.catalog import find_model
+from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.frameworks import FRAMEWORKS, window_masked_layers
+from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer, peft_traffic_bytes_per_token
+from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training
+from generator.sizing.weights import Parallelism
+
+CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
+GB = 1e9
+
+
+def _arch(model: str) -> Architecture:
+    return parse_architecture(find_model(model).config)
+
+
+LLAMA_8B = _arch("meta-llama/Llama-3.1-8B")
+#: Llama 3.1 8B's adapted widths a layer under all-linear: q, k, v, gate, up read 4,096; down reads 14,336. Outputs
+#: q 4,096, k 1,024, v 1,024, o 4,096, gate 14,336, up 14,336, down 4,096.
+LLAMA_IN, LLAMA_OUT = 6 * 4096 + 14336, 4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096
+
+
+@pytest.mark.parametrize(
+    ("checkpointing", "cast", "clone", "dropout", "per_layer"),
+    [
+        # forward 2 in + 12 out, backward 10 in + 8 out
+        ("none", False, False, False, 12 * LLAMA_IN + 20 * LLAMA_OUT),
+        # the forward twice
+        ("full", False, False, False, 14 * LLAMA_IN + 32 * LLAMA_OUT),
+        # the fp32 cast and autocast's bf16 copy: 12 in each way
+        ("none", True, False, False, 36 * LLAMA_IN + 20 * LLAMA_OUT),
+        ("full", True, False, False, 50 * LLAMA_IN + 32 * LLAMA_OUT),
+        # a 4-bit base's clone of the output: 4 out a forward
+        ("full", False, True, False, 14 * LLAMA_IN + 40 * LLAMA_OUT),
+        # dropout's output and mask each way: 5 in
+        ("none", False, False, True, 22 * LLAMA_IN + 20 * LLAMA_OUT),
+    ],
+)
+def test_peft_traffic_counts_each_pass(checkpointing: str, cast: bool, clone: bool, dropout: bool, per_layer: int) -> None:
+    got = peft_traffic_bytes_per_token(
+        LLAMA_8B, ("all-linear",), checkpointing=checkpointing, cast_input=cast, clone_output=clone, dropout=dropout
+    )
+    assert got == 32 * per_layer
+
+
+def test_routed_experts_count_the_experts_a_token_visits() -> None:
+    moe = _arch("Qwen/Qwen3-30B-A3B")  # 128 experts, 8 a token, 48 layers
+    kwargs: dict[str, Any] = {"checkpointing": "none", "cast_input": False, "clone_output": False, "dropout": False}
+    experts = peft_traffic_bytes_per_token(moe, ("gate_proj", "up_proj", "down_proj"), **kwargs)
+    one_expert = peft_traffic_bytes_per_token(moe, ("experts.0.gate_proj", "experts.0.up_proj", "experts.0.down_proj"), **kwargs)
+    assert experts == 8 * one_expert > 0
+
+
+@pytest.mark.parametrize(
+    ("model", "targets", "copies_of_hidden"),
+    [
+        # q/k/v share the attention input (2 copies more), gate/up the MLP's (1 more), o_proj beside the kernel's output
+        ("meta-llama/Llama-3.1-8B", ("all-linear",), 4),
+        ("meta-llama/Llama-3.1-8B", ("q_proj", "v_proj"), 1),
+        ("meta-llama/Llama-3.1-8B", ("down_proj",), 0),
+        # Phi-3 fuses qkv_proj and gate_up_proj: one reader each, o_proj alone
+        ("microsoft/Phi-3-mini-4k-instruct", ("all-linear",), 1),
+    ],
+)
+def test_cast_copies_are_the_inputs_read_twice(model: str, targets: tuple[str, ...], copies_of_hidden: int) -> None:
+    arch = _arch(model)
+    assert peft_cast_copy_bytes_per_token_per_layer(arch, targets) == copies_of_hidden * arch.hidden_size * 2
+
+
+def _setup(**fields: Any) -> TrainingSetup:
+    return TrainingSetup(method="lora", sequence_length=4096, **fields)
+
+
+def test_only_peft_frameworks_pay_the_adapters_traffic() -> None:
+    peft = sorted(name for name, profile in FRAMEWORKS.items() if profile.peft_lora)
+    assert peft == ["axolotl", "axolotl+liger", "deepspeed", "hf", "llama-factory", "trl", "trl+liger"]
+    assert lora_traffic_bytes_per_token(LLAMA_8B, _setup(framework="hf")) > 0
+    for setup in (_setup(framework="torchtune", optimizer="adamw-bf16"), _setup(framework="unsloth"), _setup()):
+        assert lora_traffic_bytes_per_token(LLAMA_8B, setup) == 0
+    assert lora_traffic_bytes_per_token(LLAMA_8B, TrainingSetup(method="full", framework="hf")) == 0
+    # bf16 adapters (adamw-bf16) and a quantized base skip the fp32 cast
+    fp32 = lora_traffic_bytes_per_token(LLAMA_8B, _setup(framework="hf"))
+    bf16 = lora_traffic_bytes_per_token(LLAMA_8B, _setup(framework="hf", optimizer="adamw-bf16"))
+    nf4 = lora_traffic_bytes_per_token(LLAMA_8B, TrainingSetup(method="qlora", sequence_length=4096, framework="hf"))
+    # the cast, 12 in each way, the forward twice under full checkpointing; the 4-bit clone, 4 out a forward
+    assert fp32 - bf16 == 32 * 36 * LLAMA_IN
+    assert nf4 - bf16 == 32 * 8 * LLAMA_OUT
+
+
+def _specgen_row(table: str, name: str) -> dict[str, Any]:
+    rows = [r for r in CALIBRATION[table] if r.get("measured_by") == "specgen" and f"run '{name}'" in r["setup"]]
+    assert len(rows) == 1, name
+    row: dict[str, Any] = rows[0]
+    return row
+
+
+def _predicted_gb(row: dict[str, Any]) -> float:
+    setup = TrainingSetup(
+        method=row["method"],
+        optimizer=row["optimizer"],
+        micro_batch_size=row["micro_batch"],
+        sequence_length=row["seq_len"],
+        checkpointing=row["checkpointing"],
+        lora_rank=row["lora_rank"],
+        lora_targets=tuple(row["lora_targets"]),
+        framework=row["profile"],
+    )
+    memory = size_training(_arch(row["model"]), setup, Parallelism(), Constants(), nvlink=False)
+    return (memory.per_gpu.total - memory.per_gpu.overhead) / GB
+
+
+def test_fp32_adapters_cost_what_the_h200_measured() -> None:
+    """The same 8B LoRA at 4,096 tokens without checkpointing, adapters fp32 (PEFT's default) and bf16: the measured
+    allocated peaks differ by the cast copies and the fp32 adapters, and the model gives the difference within 15%."""
+    fp32 = _specgen_row("training_memory", "llama8b-lora-nockpt-b1-s4096")
+    bf16 = _specgen_row("training_memory", "llama8b-lora-bf16adapters-nockpt-b1-s4096")
+    measured = fp32["allocated_gb"] - bf16["allocated_gb"]
+    modelled = _predicted_gb(fp32) - _predicted_gb(bf16)
+    assert measured > 4 and abs(modelled / measured - 1) < 0.15, (measured, modelled)
+
+
+def test_allocator_reserve_follows_the_fp32_logits() -> None:
+    """Reserved over allocated: a share of one micro-batch's fp32 logits, none where the loss never forms them."""
+    setup = _setup(framework="hf", micro_batch_size=2)
+    standard = size_training(LLAMA_8B, setup, Parallelism(), Constants(), nvlink=False).per_gpu.overhead
+    fused = size_training(LLAMA_8B, setup._replace(loss="fused"), Parallelism(), Constants(), nvlink=False).per_gpu.overhead
+    fp32_logits = 2 * 4096 * LLAMA_8B.vocab_size * 4
+    assert standard - fused == math.ceil(fp32_logits * Constants().training_allocator_slack_logits_fraction)
+    assert fused == Constants().training_overhead_bytes
+
+
+@pytest.mark.parametrize(
+    ("model", "sequence", "framework", "masked"),
+    [
+        ("mistralai/Mistral-7B-v0.1", 4096, "hf", 32),  # window 4,096: Transformers masks once the keys reach it
+        ("mistralai/Mistral-7B-v0.1", 4095, "hf", 0),
+        ("mistralai/Mistral-7B-v0.1", 4096, "torchtune", 0),
+        ("mistralai/Mistral-7B-v0.1", 4096, "llama-factory", 0),
+        ("google/gemma-2-9b-it", 8192, "trl", 21),  # every other layer slides
+        ("meta-llama/Llama-3.1-8B", 131072, "hf", 0),
+    ],
+)
+def test_window_masks_under_transformers_sdpa(model: str, sequence: int, framework: str, masked: int) -> None:
+    windows = [layer.window_tokens for layer in _arch(model).layers]
+    assert window_masked_layers(windows, sequence, framework) == masked
