@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.lora_modules import adapted_in_layers
+from generator.sizing.memo import memoized
 
 #: Bytes of a bf16 activation element and of its fp32 copy.
 ACT_BYTES = 2
@@ -28,6 +29,7 @@ FP32_BYTES = 4
 MASK_BYTES = 1
 
 
+@memoized  # the planner times every layout of a job: one walk of the adapted modules a model and target list
 def _widths(arch: Architecture, targets: tuple[str, ...]) -> tuple[float, float]:
     """(input, output) features per token summed over the adapted modules of the whole model.
 
@@ -69,6 +71,7 @@ def peft_traffic_bytes_per_token(
     return forward * (2 if checkpointing == "full" else 1) + backward
 
 
+@memoized
 def peft_cast_copy_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
     """Bytes a token's saved activations grow by in the widest decoder layer where PEFT casts the adapters' inputs.
 
