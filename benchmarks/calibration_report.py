@@ -357,6 +357,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         adapter_bytes_per_token=lora_traffic_bytes_per_token(arch, finetune_setup(row)),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
         host=finetune_offload(row, arch, gpu, consts),
+        # an MoE model's routed experts as the planner's step times them (one GPU a row: no expert parallelism)
+        moe=moe_step(arch, recompute=row["checkpointing"] == "full"),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
 
@@ -913,7 +915,7 @@ def fit_training() -> dict[str, float]:
 
 #: The grid ``--fit-memory`` searches: the fine-tuning memory constants that are not physics.
 MEMORY_FIT_GRID: dict[str, tuple[float, ...]] = {
-    "logits_bytes_per_element": (8.0, 10.0, 12.0, 14.0, 16.0, 18.0),
+    "logits_bytes_per_element": (8.0, 10.0, 11.0, 12.0, 14.0, 16.0, 18.0),
     "training_overhead_bytes": tuple(float(m * 2**20) for m in (512, 768, 1024, 1280, 1536)),
     "training_allocator_slack_logits_fraction": (0.0, 0.25, 0.5, 0.75, 1.0),
 }

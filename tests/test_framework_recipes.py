@@ -126,8 +126,8 @@ def test_the_text_names_the_recipe_and_no_optimizer_in_backward_turns_it_off() -
     code, text = run_estimate(*args)
     assert code == 0
     assert (
-        "training     full, adamw-8bit-bf16 (paged to host RAM), ZeRO-0, loss chunked, optimizer stepped in backward "
-        "(torchtune's full_finetune_single_device recipe defaults where not given)" in text
+        "training     full, adamw-8bit-bf16 (paged to host RAM), ZeRO-0, loss chunked, optimizer stepped in backward, "
+        "checkpointing full (torchtune's full_finetune_single_device recipe defaults where not given)" in text
     )
     assert "not counted: the paged optimizer states' PCIe copies" in text
     _, off = run_estimate(*args, "--no-optimizer-in-backward", "--json")
@@ -141,7 +141,8 @@ def test_optimizer_in_backward_is_said_off_the_recipe_and_refused_for_torchtune_
     LoRA, whose torchtune recipes have no optimizer_in_bwd, the flag was taken and changed nothing."""
     args = ["meta-llama/Llama-3.1-8B", "--framework", "torchtune", "--gpu", "h100-sxm5-80gb", "--optimizer-in-backward"]
     code, text = run_estimate(*args, "--train", "full", "--gpus", "2")
-    assert code == 0 and ", loss chunked, optimizer stepped in backward (torchtune's defaults where not given)" in text
+    said = ", loss chunked, optimizer stepped in backward, checkpointing full (torchtune's defaults where not given)"
+    assert code == 0 and said in text
     code, _ = run_estimate(*args, "--train", "lora")
     assert code != 0 and "its LoRA and QLoRA recipes step the adapters' optimizer after backward" in capsys.readouterr().err
 

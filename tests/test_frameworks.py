@@ -16,6 +16,7 @@ from generator.errors import InfeasibleError, InputError
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS, framework_profile
+from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer
 from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, lora_params, root_unit_bytes, size_training
 from generator.sizing.weights import Parallelism, size_weights
@@ -138,7 +139,10 @@ def test_peft_kbit_preparation_holds_the_unquantized_parameters_in_fp32(
     assert parts["base"] - plain["base"] == bf16.embedding_bytes + bf16.lm_head_bytes + bf16.other_bytes
     assert parts["autocast_copy"] == arch.vocab_size * arch.hidden_size * 2
     checkpoints = arch.num_layers * arch.hidden_size * 2  # 2 more bytes an element, every layer's input
-    assert fp32.activation_bytes_per_token - bf16_kept.activation_bytes_per_token == checkpoints
+    # and the fp32 inputs reach each adapted module, whose lora_A keeps autocast's bf16 copy (review31 item 3): in the
+    # one layer recomputed at a time
+    copies = peft_cast_copy_bytes_per_token_per_layer(arch, setup.lora_targets)
+    assert fp32.activation_bytes_per_token - bf16_kept.activation_bytes_per_token == checkpoints + copies
 
 
 #: intermediate_size of Llama-3.1-8B (its config.json)

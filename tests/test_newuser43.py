@@ -198,7 +198,8 @@ prices:
     )
     plan = plan_workload(load_workload(str(path)))
     text = plan_text(plan)
-    runner = "TP1 ZeRO-0 x DP4, micro-batch 2 x 2 accumulation steps, full activation checkpointing (searched) on 1 x dell-xe8640"
+    # TRL checkpoints by default (SFTConfig): the level is its own, not searched (newuser45 item 5)
+    runner = "TP1 ZeRO-0 x DP4, micro-batch 2 x 2 accumulation steps on 1 x dell-xe8640"
     assert text.count(runner) == 1
     (chosen,) = [line for line in text.splitlines() if line.startswith("  - chosen by cost: ")]
     assert chosen.endswith("6.5 kW (5.5 kW summed from components, the basis compared)")

@@ -97,9 +97,12 @@ def test_only_peft_frameworks_pay_the_adapters_traffic() -> None:
     fp32 = lora_traffic_bytes_per_token(LLAMA_8B, _setup(framework="hf"))
     bf16 = lora_traffic_bytes_per_token(LLAMA_8B, _setup(framework="hf", optimizer="adamw-bf16"))
     nf4 = lora_traffic_bytes_per_token(LLAMA_8B, TrainingSetup(method="qlora", sequence_length=4096, framework="hf"))
-    # the cast, 12 in each way, the forward twice under full checkpointing; the 4-bit clone, 4 out a forward
+    # the cast, 12 in each way, the forward twice under full checkpointing; over hf's NF4 base (norms upcast to fp32 by
+    # prepare_model_for_kbit_training) autocast's copies in its place, and the 4-bit clone, 4 out a forward
     assert fp32 - bf16 == 32 * 36 * LLAMA_IN
-    assert nf4 - bf16 == 32 * 8 * LLAMA_OUT
+    assert nf4 - bf16 == 32 * (36 * LLAMA_IN + 8 * LLAMA_OUT)
+    nf4_llama_factory = TrainingSetup(method="qlora", sequence_length=4096, framework="llama-factory")
+    assert lora_traffic_bytes_per_token(LLAMA_8B, nf4_llama_factory) - bf16 == 32 * 8 * LLAMA_OUT  # no upcast there
 
 
 def _specgen_row(table: str, name: str) -> dict[str, Any]:
@@ -150,7 +153,8 @@ def test_allocator_reserve_follows_the_fp32_logits() -> None:
         ("mistralai/Mistral-7B-v0.1", 4096, "hf", 32),  # window 4,096: Transformers masks once the keys reach it
         ("mistralai/Mistral-7B-v0.1", 4095, "hf", 0),
         ("mistralai/Mistral-7B-v0.1", 4096, "torchtune", 0),
-        ("mistralai/Mistral-7B-v0.1", 4096, "llama-factory", 0),
+        ("mistralai/Mistral-7B-v0.1", 4096, "llama-factory", 32),  # its default flash_attn: auto keeps sdpa
+        ("mistralai/Mistral-7B-v0.1", 4096, "axolotl", 0),
         ("google/gemma-2-9b-it", 8192, "trl", 21),  # every other layer slides
         ("meta-llama/Llama-3.1-8B", 131072, "hf", 0),
     ],
@@ -158,3 +162,89 @@ def test_allocator_reserve_follows_the_fp32_logits() -> None:
 def test_window_masks_under_transformers_sdpa(model: str, sequence: int, framework: str, masked: int) -> None:
     windows = [layer.window_tokens for layer in _arch(model).layers]
     assert window_masked_layers(windows, sequence, framework) == masked
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["llama8b-lora-ckpt-b1-s8192", "llama8b-lora-qv-ckpt-b1-s8192", "llama8b-lora-drop01-ckpt-b1-s8192"],
+)
+def test_estimate_times_the_adapters_it_is_given(name: str) -> None:
+    """newuser45 item 6: the estimate timed every target list and dropout as all-linear without dropout (q/v-only LoRA
+    came out 17% slow). It now gives the calibration report's step for each H200 row: targets and dropout included."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+    from tests.conftest import calibration_report
+
+    row = _specgen_row("training_throughput", name)
+    req = EstimateRequest(
+        model=row["model"],
+        train=row["method"],
+        framework=row["framework"],
+        gpu=row["gpu"],
+        seq_len=row["seq_len"],
+        micro_batch=row["micro_batch"],
+        lora_rank=row["lora_rank"],
+        lora_dropout=row["lora_dropout"],
+        lora_targets=tuple(row["lora_targets"]),
+    )
+    speed = estimate(req)["training_speed"]["tokens_per_second"]
+    assert speed == pytest.approx(calibration_report().predict_finetune_throughput(row), rel=1e-3)
+
+
+def test_the_committed_rows_are_the_script_output() -> None:
+    """review31 item 9: the H200 rows of tests/data/calibration.json are what ``measure_finetune.py --rows`` makes of
+    the raw results in benchmarks/measurements/ (the script imports torch only to measure)."""
+    import importlib.util
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("measure_finetune", repo / "benchmarks" / "measure_finetune.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    made: dict[str, list[dict[str, Any]]] = {"training_memory": [], "training_throughput": []}
+    for name in ("h200-finetune-2026-12-04.jsonl", "h200-finetune-check-2026-12-04.jsonl"):
+        for table, rows in script.calibration_rows(repo / "benchmarks" / "measurements" / name, "h200-sxm-141gb").items():
+            made[table] += rows
+    for table, rows in made.items():
+        assert rows == [r for r in CALIBRATION[table] if r.get("measured_by") == "specgen"], table
+
+
+TRAINER_JOB = """\
+version: 1
+name: weekly-lora
+deployments:
+  - name: lora-8b
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: lora
+      framework: {framework}
+      sequence_length: 4096
+      global_batch_size: 32
+      dataset_tokens: 30000000
+      epochs: 1
+      deadline_hours: 12
+hardware:
+  provider: aws
+  gpus: [h100-sxm5-80gb]
+outputs: [terraform]
+"""
+
+
+@pytest.mark.parametrize(("framework", "level"), [("trl", "warning"), ("unsloth", None)])
+def test_a_trainer_job_is_told_what_the_trainer_measured(tmp_path: Path, framework: str, level: str | None) -> None:
+    """newuser45 item 3: the plan met a deadline on the step's hours with no word that specgen's own Trainer runs were
+    slower than it; a job of the Trainer's family is told, with its hours against the deadline, others are not."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(TRAINER_JOB.format(framework=framework), encoding="utf-8")
+    plan = plan_workload(load_workload(str(path)))
+    found = [f for f in plan.findings if f.code == "trainer-speed-measured"]
+    if level is None:
+        assert not found
+        return
+    (finding,) = found
+    hours = plan.deployments[0].details["hours"]
+    assert finding.level == level and finding.path == "deployments[0].training"
+    assert "median 15% with full checkpointing" in finding.message
+    assert f"it plans {hours:,.2f} h a run against the 12 h deadline" in finding.message

@@ -420,10 +420,28 @@ def _training_line(job: dict[str, Any]) -> str:
     paged = " (paged to host RAM)" if job["paged_optimizer"] else ""
     in_backward = ", optimizer stepped in backward" if job["optimizer_in_backward"] else ""  # fuzz23 item 8: said alike
     line = f"  training     {job['method_label']}, {job['optimizer']}{paged}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
-    line += in_backward
+    line += in_backward + f", checkpointing {job['checkpointing']}" + _checkpointing_basis(job)
     if job["recipe"]:
         return f"{line} ({job['framework']}'s {job['recipe']} recipe defaults where not given)"
     return line + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else "")
+
+
+def _checkpointing_basis(job: dict[str, Any]) -> str:
+    """Where the estimate's checkpointing is not what the framework runs unless told.
+
+    newuser45 item 4: the Trainer's ``gradient_checkpointing`` defaults to False, and a LoRA that fits a 24 GB card
+    with checkpointing does not without it; the line said neither.
+    """
+    from generator.sizing.frameworks import framework_profile
+
+    if not job["framework"] or job["checkpointing"] == "none":
+        return ""
+    own = framework_profile(job["framework"]).checkpointing
+    if own == job["checkpointing"]:
+        return ""
+    if own is None:
+        return f" (not {job['framework']}'s default, none: turn it on, or give --gradient-checkpointing none)"
+    return f" ({job['framework']} runs {own} unless told)"
 
 
 def format_text(result: dict[str, Any]) -> str:

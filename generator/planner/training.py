@@ -650,10 +650,10 @@ def _shapes_at(
     for tp, pp in layouts:
         par = Parallelism(tp, pp)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
-        # the deadline's GPU count at the compute's share of a micro-batch (a QLoRA step also dequantizes); where the
-        # search picks the micro-batch under a global batch, from the compute alone and, beside it, from one sequence a
-        # micro-batch (the largest dequantization share), so that a later deadline never loses the layouts an earlier
-        # one found (fuzz19 item 1)
+        # the deadline's GPU count at the compute's share of a micro-batch (a QLoRA step also dequantizes, PEFT's LoRA
+        # layers pass over the activations); where the search picks the micro-batch under a global batch, from the
+        # compute alone and, beside it, from one sequence a micro-batch (the largest dequantization share), so that a
+        # later deadline never loses the layouts an earlier one found (fuzz19 item 1)
         searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
         deadline_gpus = cautious_gpus = 1
         if total_flops and window and tflops:

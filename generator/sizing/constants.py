@@ -201,8 +201,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "training_allocator_slack_logits_fraction": (
         "PyTorch's caching allocator's reserve beyond the allocated peak, as a fraction of one micro-batch's fp32 logits.",
         "a step frees its fp32 logits (tokens x vocab x 4 bytes, the largest block it allocates) before its allocated peak, "
-        "and the allocator keeps the block reserved where the peak's requests do not fit it: on one H200 the peak "
-        "reserved memory of 24 Trainer runs exceeded the allocated by 0.65-3.1x that block (median 1.0) with checkpointing on "
+        "and the allocator keeps the block reserved where the peak's requests do not fit it: on one H200 the peak reserved "
+        "memory of the 18 Trainer runs with checkpointing on exceeded the allocated by 0.65-3.1x that block (median 1.0) "
         "(benchmarks/measurements/h200-finetune-2026-12-04.jsonl); 0.5 fitted across every fine-tuning memory group at "
         "once with logits_bytes_per_element (benchmarks/calibration_report.py --fit-memory)",
     ),

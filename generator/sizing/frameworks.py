@@ -172,8 +172,10 @@ class FrameworkProfile(NamedTuple):
     #: Activation checkpointing its recipes turn on where a job leaves ``gradient_checkpointing`` out (None: none by
     #: default, so the planner searches none / selective / full). torchtune's configs set
     #: ``enable_activation_checkpointing: True``; Unsloth's ``use_gradient_checkpointing="unsloth"`` is its offloaded
-    #: checkpointing. The Hugging Face Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes
-    #: nothing without ``--recompute-granularity`` (newuser35 item 6).
+    #: checkpointing; TRL's ``SFTConfig`` sets ``gradient_checkpointing`` "Defaults to `True` instead of `False`"
+    #: (https://github.com/huggingface/trl/blob/main/trl/trainer/sft_config.py; newuser45 item 5). The Hugging Face
+    #: Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes nothing without
+    #: ``--recompute-granularity`` (newuser35 item 6).
     checkpointing: str | None = None
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
@@ -191,8 +193,9 @@ class FrameworkProfile(NamedTuple):
     #: layer whose keys reach its window (``masking_utils._ignore_causal_mask_sdpa``: no skip when ``kv_length >=
     #: local_attention_size``): SDPA cannot run its flash kernel with a mask, and its memory-efficient kernel computes
     #: the whole square of positions, twice a causal kernel's FLOPs. The Trainer and TRL (and DeepSpeed through the
-    #: Trainer) take ``sdpa`` unless told otherwise; LLaMA-Factory's and axolotl's recipes name flash-attn's kernels,
-    #: which take the window, and torchtune, Unsloth and Megatron-LM run kernels of their own.
+    #: Trainer) take ``sdpa`` unless told otherwise, as LLaMA-Factory does under its default ``flash_attn: auto``
+    #: (review31 item 4); axolotl's recipes name flash-attn's kernels, which take the window, and torchtune, Unsloth and
+    #: Megatron-LM run kernels of their own.
     sdpa_window_masks: bool = False
 
 
@@ -216,7 +219,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             sdpa_window_masks=True,
         ),
         FrameworkProfile(
-            "trl", "TRL SFTTrainer (Hugging Face Trainer underneath)", expert_loop=True, peft_lora=True, sdpa_window_masks=True
+            "trl",
+            "TRL SFTTrainer (Hugging Face Trainer underneath)",
+            expert_loop=True,
+            peft_lora=True,
+            sdpa_window_masks=True,
+            checkpointing="full",
         ),
         FrameworkProfile(
             "trl+liger",
@@ -226,6 +234,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             expert_loop=True,
             peft_lora=True,
             sdpa_window_masks=True,
+            checkpointing="full",
         ),
         FrameworkProfile(
             "torchtune",
@@ -263,7 +272,13 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             expert_loop=True,
             peft_lora=True,
         ),
-        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)", expert_loop=True, peft_lora=True),
+        FrameworkProfile(
+            "llama-factory",
+            "LLaMA-Factory (Hugging Face Trainer)",
+            expert_loop=True,
+            peft_lora=True,
+            sdpa_window_masks=True,
+        ),
         FrameworkProfile(
             "deepspeed",
             "DeepSpeed ZeRO through the Hugging Face Trainer",
@@ -374,6 +389,16 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     if loss == "fused":
         return 0.0
     raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")
+
+
+#: What specgen's own runs of the Hugging Face Trainer measured against this step (newuser45 item 3: the README said
+#: it, the estimate did not): benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, 40 dense runs.
+TRAINER_SPEED_NOTE = (
+    "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
+    "2026-12-04) ran slower than this step: median 15% with full checkpointing (-7% to +65%, most at a short "
+    "micro-batch), 34% without (+16% to +68%), eager PyTorch dispatching its kernels one at a time; leave that "
+    "margin on a deadline"
+)
 
 
 def window_masked_layers(window_tokens: list[int | None], sequence_length: int, framework: str | None) -> int:

@@ -12,7 +12,7 @@ gradient over the same widths, and sums the adapter's input gradient into the ba
 
 Measured on an H200 (``benchmarks/measurements/h200-finetune-2026-12-04.jsonl``): Llama 3.1 8B LoRA under the
 Trainer ran no faster per token than its full fine-tune (145 against 132 us a token, checkpointing on), where its
-matmuls are three quarters of the full run's; the traffic counted here is 106 MB a token there, 26 us at the card's
+matmuls are three quarters of the full run's; the traffic counted here is 106 MB a token there, 23 us at the step's
 sustained bandwidth.
 """
 
@@ -61,11 +61,12 @@ def peft_traffic_bytes_per_token(
     and reads ``x`` for its weight gradient (4 d_in) and sums that gradient into the base layer's (6 d_in).
     ``cast_input`` (fp32 adapters over a 16-bit base) adds the fp32 copy and autocast's bf16 copy of it, 12 d_in each
     way; ``clone_output`` (a bitsandbytes 4-bit base) the clone, 4 d_out forward; ``dropout`` reads ``x`` and writes its
-    output and mask each way (5 d_in). Full checkpointing runs the forward twice.
+    output and mask each way (5 d_in; 9 on the fp32 copy where cast). Full checkpointing runs the forward twice.
     """
     ins, outs = _widths(arch, targets)
-    cast = 12 * ins if cast_input else 0.0
-    drop = (2 * ACT_BYTES + MASK_BYTES) * ins if dropout else 0.0
+    cast = 2 * (ACT_BYTES + FP32_BYTES) * ins if cast_input else 0.0
+    # dropout runs on the input lora_A reads: the fp32 copy where it is cast (review31 item 10)
+    drop = (2 * (FP32_BYTES if cast_input else ACT_BYTES) + MASK_BYTES) * ins if dropout else 0.0
     forward = ACT_BYTES * ins + 6 * ACT_BYTES * outs + cast + drop + (2 * ACT_BYTES * outs if clone_output else 0.0)
     backward = 5 * ACT_BYTES * ins + 4 * ACT_BYTES * outs + cast + drop
     return forward * (2 if checkpointing == "full" else 1) + backward

@@ -471,9 +471,15 @@ def _trains_peft_lora(setup: TrainingSetup) -> bool:
 
 
 def peft_casts_inputs(setup: TrainingSetup) -> bool:
-    """Whether PEFT casts each adapted layer's input to fp32: fp32 adapters (the regime's) over a 16-bit base."""
+    """Whether each adapted layer's ``lora_A`` gets an input of its own cast.
+
+    PEFT's fp32 cast where fp32 adapters (the regime's) sit over a 16-bit base; or, over a bitsandbytes base its
+    framework prepares with PEFT's ``prepare_model_for_kbit_training`` (norms in fp32, so the layers' inputs arrive in
+    fp32), autocast's bf16 copy for each module (review31 item 3; timed as the cast path, a little over).
+    """
     fp32_adapters = OPTIMIZERS[setup.optimizer].adapter_bytes == 4
-    return _trains_peft_lora(setup) and fp32_adapters and not weight_format(setup.base_precision_name).is_quantized
+    quantized = weight_format(setup.base_precision_name).is_quantized
+    return _trains_peft_lora(setup) and ((fp32_adapters and not quantized) or setup.upcasts_unquantized())
 
 
 def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
