@@ -472,3 +472,17 @@ def test_the_longest_sequence_is_the_one_timed(extra: tuple[str, ...], first_lin
     assert found["training_speed"]["timed_at_longest_sequence"] == longest
     assert found["training_speed"]["step_seconds"] == sized["step_seconds"]
     assert found["training_speed"]["tokens_per_step"] == sized["tokens_per_step"] == longest * (8 if extra else 1)
+
+
+def test_max_seq_len_says_what_the_answer_takes() -> None:
+    """newuser45 item 10: under --max-seq-len the table is at --seq-len's 2,048 tokens and the answer came without its
+    memory; the line after the answer gives what the GPU holds at it, as --seq-len at the answer sizes it."""
+    args = ("meta-llama/Llama-3.1-8B", "--train", "qlora", "--framework", "hf", "--gpu", "rtx-4090-24gb")
+    data = estimate_json(*args, "--max-seq-len")
+    longest = data["training"]["max_sequence_length"]
+    at_answer = estimate_json(*args, "--seq-len", str(longest))["memory"]["per_gpu"]["total"]
+    assert data["training"]["max_sequence_memory_bytes_per_gpu"] == at_answer
+    _, out = run_estimate(*args, "--max-seq-len")
+    usable = data["capacity"]["usable_bytes"] / 2**30
+    assert f"  at {longest:,} tokens the GPU holds {at_answer / 2**30:.2f} GiB of the {usable:.2f} GiB usable" in out
+    assert "(the table above is at 2,048 tokens)" in out

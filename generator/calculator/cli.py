@@ -643,6 +643,13 @@ def format_text(result: dict[str, Any]) -> str:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
         margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
         lines.append(f"  longest sequence that fits: {longest:,} tokens{margin}")
+        if longest:  # the table above is sized at --seq-len's length; what the answer's sequence takes (newuser45 item 10)
+            held = train["max_sequence_memory_bytes_per_gpu"]
+            usable = result["capacity"]["usable_bytes"]
+            lines.append(
+                f"  at {longest:,} tokens the GPU holds {_gib(held)} of the {_gib(usable)} usable "
+                f"(the table above is at {train['sequence_length']:,} tokens)"
+            )
         host = train["max_sequence_host_ram_bytes_per_gpu"]
         if longest and host != train["host_ram_bytes_per_gpu"]:  # offloaded activations grow with the sequence
             lines.append(f"  host RAM for offload at {longest:,} tokens: {_gib(host)} per GPU, beside the GPU's memory")

@@ -803,6 +803,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
 
                 at_longest = size_training(arch, setup._replace(sequence_length=max(longest, 1)), par, consts, nvlink=nvlink)
                 result["training"]["max_sequence_host_ram_bytes_per_gpu"] = at_longest.host_ram_bytes_per_gpu
+                # what the GPU holds at the answer (newuser45 item 10: the table above is at --seq-len's length)
+                result["training"]["max_sequence_memory_bytes_per_gpu"] = at_longest.per_gpu.total
                 if longest == 0:
                     from generator.calculator.training_levers import already_on, lighter_states
 
