@@ -104,3 +104,21 @@ def test_a_rented_jobs_month_counts_its_runs(tmp_path: Path) -> None:
     )
     with pytest.raises(InfeasibleError, match=r"the cheapest priced layout costs \$[\d,]+ a month \(30 runs\)"):
         plan_file(str(path))
+
+
+def test_a_fleet_rented_per_run_says_its_month_once(tmp_path: Path) -> None:
+    """newuser45 item 11: "$0/month + $117 per training run (rented per job), $469/month at the runs_per_month given:
+    $469/month with the runs" gave the one month twice; with no month of its own the fleet's month is the runs'."""
+    from generator.calculator.report import plan_text
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: weekly\ndeployments:\n  - name: lora\n    model: meta-llama/Llama-3.1-8B\n"
+        "    training: {method: lora, sequence_length: 4096, dataset_tokens: 50000000, deadline_hours: 12,\n"
+        "      runs_per_month: 4}\nhardware: {provider: aws, gpus: [h100-sxm5-80gb]}\noutputs: [terraform]\n"
+    )
+    plan = plan_file(str(path))[1]
+    assert not plan.totals["usd_per_month"]
+    headline = plan_text(plan).splitlines()[0]
+    month = f"${plan.totals['training_usd_per_month']:,.0f}/month at the runs_per_month given"
+    assert month in headline and "with the runs" not in headline

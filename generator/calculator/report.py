@@ -51,7 +51,8 @@ def plan_text(plan: Plan) -> str:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
         if t.get("training_usd_per_month") is not None:
             cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
-            if t.get("usd_per_month_with_runs") is not None:
+            # with no month of its own (every pool rented per run) the fleet's month is the runs' (newuser45 item 11)
+            if t.get("usd_per_month_with_runs") is not None and t.get("usd_per_month"):
                 cost += f": ${t['usd_per_month_with_runs']:,.0f}/month with the runs"
             if t.get("training_pools_without_runs"):
                 cost += f" ({without_runs_text(t)})"
