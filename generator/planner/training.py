@@ -45,6 +45,7 @@ from generator.sizing.training_step import (
     StepLayout,
     StepLinks,
     StepTime,
+    hbm_seconds,
     model_flops_utilisation,
     nf4_dequant_seconds,
     training_step,
@@ -315,6 +316,11 @@ def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, 
     return dequant_bytes_per_micro_batch(arch, base, spec.checkpointing, model_parallel)
 
 
+def _adapter_bytes_per_token(arch: Architecture, spec: TrainingSpec, base_precision: str | None = None) -> float:
+    """HBM bytes a token moves through PEFT's LoRA layers outside their matmuls: the job's regime and base decide."""
+    return lora_traffic_bytes_per_token(arch, _setup(spec, 0, 1, Parallelism(), base_precision=base_precision))
+
+
 def _compute_share(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -331,14 +337,14 @@ def _compute_share(
     arch = model.architecture
     tokens = micro_batch * spec.sequence_length
     dequant_bytes = _dequant_bytes(arch, spec, model_parallel)
-    adapter_bytes = lora_traffic_bytes_per_token(arch, _setup(spec, 0, 1, Parallelism())) * tokens / model_parallel
+    adapter_bytes = _adapter_bytes_per_token(arch, spec) * tokens / model_parallel
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     bandwidth = hw.gpu.sustained_bandwidth_gb_per_s
     if not (dequant_bytes or adapter_bytes) or not tflops or mfu <= 0 or bandwidth <= 0:
         return 1.0
     flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
-    memory_s = nf4_dequant_seconds(dequant_bytes, bandwidth, consts) + adapter_bytes / (bandwidth * 1e9)
+    memory_s = nf4_dequant_seconds(dequant_bytes, bandwidth, consts) + hbm_seconds(adapter_bytes, bandwidth)
     return compute_s / (compute_s + memory_s)
 
 
@@ -375,7 +381,6 @@ def gpu_step(
     model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link.
     """
     arch = model.architecture
-    adapters = _setup(spec, 0, 1, Parallelism(), base_precision=base_precision)  # the regime and base they run in
     moe = moe_step(
         arch,
         expert_parallel=expert_parallel,
@@ -394,7 +399,7 @@ def gpu_step(
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),
-        adapter_bytes_per_token=lora_traffic_bytes_per_token(arch, adapters),
+        adapter_bytes_per_token=_adapter_bytes_per_token(arch, spec, base_precision),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         host=host,
         moe=moe,

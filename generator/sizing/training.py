@@ -666,7 +666,8 @@ def size_training(
         kept = 2 * checkpoint + per_layer if setup.checkpointing == "full" else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
     act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
-    logits = math.ceil(math.ceil(arch.vocab_size / par.tp) * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
+    vocab_per_gpu = math.ceil(arch.vocab_size / par.tp)
+    logits = math.ceil(vocab_per_gpu * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
     activations = tokens * (act_per_token + logits)
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
@@ -690,7 +691,7 @@ def size_training(
 
     # the caching allocator keeps a freed fp32-logits-sized block reserved through the allocated peak (no part of an
     # allocated or active count: the report subtracts the overhead from those)
-    fp32_logits = tokens * math.ceil(arch.vocab_size / par.tp) * 4 * fp32_logits_share(loss)
+    fp32_logits = tokens * vocab_per_gpu * 4 * fp32_logits_share(loss)
     reserve = math.ceil(fp32_logits * consts.training_allocator_slack_logits_fraction)
     overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink) + reserve
     per_gpu = MemoryBreakdown(

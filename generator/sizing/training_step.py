@@ -277,7 +277,7 @@ def training_step(
     dequant_bytes = dequant_bytes_per_micro_batch * layout.accumulation
     dequant_s = nf4_dequant_seconds(dequant_bytes, memory_gb_per_s, consts)
     adapter_bytes = adapter_bytes_per_token * tokens / gpus_per_replica
-    adapter_s = _hbm_seconds(adapter_bytes, memory_gb_per_s)
+    adapter_s = hbm_seconds(adapter_bytes, memory_gb_per_s)
     tp_bytes = 0.0
     if layout.tp > 1:
         layers_per_stage = num_layers / layout.pp
@@ -333,7 +333,7 @@ def nf4_dequant_seconds(dequant_bytes: float, memory_gb_per_s: float, consts: Co
     return dequant_bytes / (memory_gb_per_s * 1e9 * consts.nf4_dequant_bandwidth_efficiency)
 
 
-def _hbm_seconds(nbytes: float, memory_gb_per_s: float) -> float:
+def hbm_seconds(nbytes: float, memory_gb_per_s: float) -> float:
     """Seconds to move ``nbytes`` through HBM at ``memory_gb_per_s`` (a sustained, measured rate)."""
     if nbytes <= 0:
         return 0.0
