@@ -100,7 +100,7 @@ def test_a_rented_jobs_month_counts_its_runs(tmp_path: Path) -> None:
     path.write_text(
         "version: 1\nname: t\ndeployments:\n  - name: nightly\n    model: meta-llama/Llama-3.1-8B-Instruct\n    training: "
         "{method: full, sequence_length: 4096, dataset_tokens: 200000000, deadline_hours: 0.5, runs_per_month: 30}\n"
-        "hardware: {provider: gcp, gpus: [h100-sxm5-80gb], max_nodes: 1}\noutputs: [terraform, ansible]\n"
+        "hardware: {provider: aws, gpus: [h100-sxm5-80gb], max_nodes: 1}\noutputs: [terraform, ansible]\n"
     )
     with pytest.raises(InfeasibleError, match=r"the cheapest priced layout costs \$[\d,]+ a month \(30 runs\)"):
         plan_file(str(path))

@@ -77,7 +77,7 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
         ),
         pytest.param(
             # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
-            "  runner-up: TP1 ZeRO-3 x DP8, micro-batch 2 x 1 accumulation step, none activation checkpointing (searched) "
+            "  runner-up: TP1 ZeRO-3 x DP8, micro-batch 2 x 1 accumulation step, no activation checkpointing (searched) "
             "on 1 x aws-p5-48xlarge (8 x h100-sxm5-80gb), 4.3 h (8 GPUs rented, 8 used, 8.4 kW, $239 per run)",
             id="text-training-runner-up",
         ),

@@ -951,7 +951,7 @@ def _training_details(
     opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
-    from generator.planner.training_report import step_split_text, training_runner_up
+    from generator.planner.training_report import near_tie_text, step_split_text, training_runner_up
 
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
@@ -1047,6 +1047,8 @@ def _training_details(
             if shape.step is not None
             else f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at the planned MFU"
         )
+    if kept := near_tie_text(shape, opt.candidate.run_hours):
+        reasons.append(kept)
     runner = training_runner_up(opt, rest, runs)
     if runner:
         reasons.append(runner)

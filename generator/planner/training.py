@@ -63,6 +63,14 @@ MAX_PIPELINE_STAGES = 16
 
 
 @dataclass(frozen=True)
+class NearTie:
+    """A faster layout on the same servers that a simpler one was kept over (``training_candidates._near_ties_settled``)."""
+
+    shape: TrainingShape
+    run_hours: float
+
+
+@dataclass(frozen=True)
 class TrainingShape:
     """A feasible training layout."""
 
@@ -81,6 +89,8 @@ class TrainingShape:
     step: StepTime | None = None
     #: Model FLOPs per token (6N; 4N for adapters), what MFU counts.
     model_flops_per_token: float = 0.0
+    #: The faster, less simple layout on the same servers this one was kept over, where it nearly tied.
+    near_tie: NearTie | None = None
 
     @property
     def layout(self) -> StepLayout:
@@ -604,7 +614,8 @@ def training_shapes(
     for level in levels:
         found, why = _shapes_at(model, spec._replace(gradient_checkpointing=level), hw, consts, pin, owned_gpus)
         if len(levels) > 1:
-            found = [dataclasses.replace(s, reason=f"{s.reason}, {level} activation checkpointing (searched)") for s in found]
+            named = "no" if level == "none" else level  # newuser45 item 11: "none activation checkpointing" read oddly
+            found = [dataclasses.replace(s, reason=f"{s.reason}, {named} activation checkpointing (searched)") for s in found]
         shapes += found
         blocked += why
     return shapes, blocked

@@ -19,6 +19,7 @@ from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
 from generator.planner.training import (
+    NearTie,
     TrainingShape,
     job_host_offload,
     layout_step,
@@ -146,7 +147,78 @@ def _options_on(
             opt = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
             if opt is not None:
                 options.append(opt._replace(comm=comm))
-    return tuple(blocked), tuple(options)
+    return tuple(blocked), tuple(_near_ties_settled(options))
+
+
+#: Layouts on the same servers whose run hours and prices are within this fraction of the fastest one's are a near tie:
+#: closer than the step model tells them apart (newuser45 item 9: ZeRO-3 at 97.6% of the usable memory won over
+#: plain DDP at 69% for 0.1% less GPU time).
+NEAR_TIE_FRACTION = 0.01
+
+
+def _simplicity(opt: Option) -> tuple[int, int, int, int]:
+    """How much a layout asks of the job's set-up and of the GPU's memory (less first).
+
+    Its ZeRO stage (sharded states and parameters a plain data-parallel run does not configure), its CPU offloads, its
+    model-parallel GPUs, and the bytes it holds per GPU (the headroom left against the model's error).
+    """
+    assert isinstance(opt.shape, TrainingShape)
+    setup = opt.shape.setup
+    offloads = int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
+    return (setup.zero_stage, offloads, opt.shape.par.tp * opt.shape.par.pp, opt.shape.memory.per_gpu.total)
+
+
+def _within(value: float | None, best: float | None) -> bool:
+    if value is None or best is None:
+        return value is None and best is None
+    return value <= best * (1 + NEAR_TIE_FRACTION) + 1e-9
+
+
+def _near_tie(opt: Option, fastest: Option) -> bool:
+    """Whether ``opt``'s hours, price an hour, capex and power are within :data:`NEAR_TIE_FRACTION` of ``fastest``'s."""
+    a, b = opt.candidate, fastest.candidate
+    return (
+        _within(a.run_hours, b.run_hours)
+        and _within(a.usd_per_hour, b.usd_per_hour)
+        and _within(a.capex_usd, b.capex_usd)
+        and _within(a.power_compared_w or a.power_w, b.power_compared_w or b.power_w)
+    )
+
+
+def _near_ties_settled(options: list[Option]) -> list[Option]:
+    """``options`` without the layouts a simpler one on the same servers nearly ties (:data:`NEAR_TIE_FRACTION`).
+
+    On each server count, the layouts near the fastest one (:func:`_near_tie`) are a near tie; the simplest of them
+    (:func:`_simplicity`) is kept, told which faster layout it was kept over, and the near-tied layouts faster and less
+    simple than it are left out.
+    """
+    by_servers: dict[tuple[int, int], list[Option]] = {}
+    for opt in options:
+        if opt.candidate.run_hours:
+            by_servers.setdefault((opt.candidate.gpus_per_node, opt.candidate.nodes), []).append(opt)
+    dropped: set[int] = set()
+    kept_over: dict[int, NearTie] = {}
+    for group in by_servers.values():
+        fastest = min(group, key=lambda o: o.candidate.run_hours or 0.0)
+        near = [o for o in group if _near_tie(o, fastest)]
+        simplest = min(near, key=_simplicity)
+        # the faster ones, which the ranking would take; one exactly as fast is a tie the ranking already settles
+        kept_hours = (simplest.candidate.run_hours or 0.0) * (1 - 1e-9)
+        passed = [o for o in near if _simplicity(o) > _simplicity(simplest) and (o.candidate.run_hours or 0.0) < kept_hours]
+        if passed:
+            dropped.update(id(o) for o in passed)
+            over = min(passed, key=lambda o: o.candidate.run_hours or 0.0)
+            assert isinstance(over.shape, TrainingShape)
+            kept_over[id(simplest)] = NearTie(over.shape, over.candidate.run_hours or 0.0)
+    return [_told(opt, kept_over.get(id(opt))) for opt in options if id(opt) not in dropped]
+
+
+def _told(opt: Option, tie: NearTie | None) -> Option:
+    """``opt`` with the near tie it was kept over, where it was."""
+    if tie is None:
+        return opt
+    assert isinstance(opt.shape, TrainingShape)
+    return opt._replace(shape=dataclasses.replace(opt.shape, near_tie=tie))
 
 
 def _with_communication(

@@ -226,6 +226,11 @@ def dp_traffic(
     return DpTraffic(sent, count)
 
 
+#: Clouds whose rendered node pools attach no GPU NICs: GKE's need one VPC subnet each as additional node networks
+#: with NCCL's GPUDirect plugin (:func:`generator.render.gke.gpu_network_findings`), which specgen does not render.
+PROVIDERS_WITHOUT_GPU_NICS = frozenset({"gcp"})
+
+
 def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
     """Gb/s a node sends to other nodes, and what carries it: the GPU fabric the node is built with, else its front end.
 
@@ -238,6 +243,10 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
         # (newuser28 item 7; https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)
         nic = nics[platform.fabric_nic_id]
         gbps = nic.port_gbps * nic.ports * platform.fabric_nic_count
+        if platform.provider in PROVIDERS_WITHOUT_GPU_NICS:
+            # newuser45 item 8: the node pools rendered attach none of them, so the step crosses the primary NIC
+            primary = float(platform.network_gbps_total or 0) - gbps
+            return primary, f"{primary:g} Gb/s primary NIC (the instance's GPU NICs are not attached: not rendered)"
         return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
     if platform.provider != "baremetal":
         return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"

@@ -6,6 +6,7 @@ from generator.planner.option import Option
 from generator.planner.plan import Finding
 from generator.planner.tco import HOURS_PER_MONTH, acquired_as, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
+from generator.planner.training_candidates import NEAR_TIE_FRACTION
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.training_step import StepTime
@@ -21,6 +22,8 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
     ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
 )
+
+NEAR_TIE_PERCENT = f"{NEAR_TIE_FRACTION:.0%}"
 
 
 def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
@@ -159,4 +162,33 @@ def context_extension_finding(index: int, sequence_tokens: int, model_name: str,
         "sequence-beyond-model-context",
         f"sequence_length {sequence_tokens:,} is more than {served_limit_phrase(model_name, limit_tokens)}; {CONTEXT_EXTENSION}",
         f"deployments[{index}].training.sequence_length",
+    )
+
+
+def near_tie_text(shape: TrainingShape, run_hours: float | None) -> str | None:
+    """Which faster layout on the same servers this one was kept over, and what it asks more (None where none)."""
+    tie = shape.near_tie
+    if tie is None or not run_hours:
+        return None
+    over, mine = tie.shape, shape.setup
+    asks = []
+    if over.setup.zero_stage > mine.zero_stage:
+        why = "a DeepSpeed or FSDP configuration plain data parallelism does not need" if not mine.zero_stage else (
+            "more of the model states sharded, more collectives a step to hide")  # fmt: skip
+        asks.append(f"ZeRO-{over.setup.zero_stage} against ZeRO-{mine.zero_stage} ({why})")
+    offloads = ("offload_optimizer", "offload_params", "activation_offload")
+    if sum(bool(getattr(over.setup, f)) for f in offloads) > sum(bool(getattr(mine, f)) for f in offloads):
+        asks.append("more CPU offload")
+    if over.par.tp * over.par.pp > shape.par.tp * shape.par.pp:
+        asks.append(f"TP{over.par.tp} x PP{over.par.pp} against TP{shape.par.tp} x PP{shape.par.pp}")
+    usable = shape.hardware.gpu.memory_bytes
+    theirs, ours = over.memory.per_gpu.total, shape.memory.per_gpu.total
+    if theirs > ours:
+        asks.append(f"{theirs / 2**30:.1f} GiB a GPU against {ours / 2**30:.1f} ({theirs / usable:.0%} of the GPU's memory "
+                    f"against {ours / usable:.0%}), less headroom for the model's error")  # fmt: skip
+    digits = next((d for d in (2, 3, 4) if f"{tie.run_hours:.{d}f}" != f"{run_hours:.{d}f}"), 4)
+    return (
+        f"kept over {over.reason}, {max(1 - tie.run_hours / run_hours, 0.001):.1%} faster ({tie.run_hours:.{digits}f} h "
+        f"against {run_hours:.{digits}f} h a run): within {NEAR_TIE_PERCENT} of its hours and price, and it needs "
+        + "; ".join(asks)
     )

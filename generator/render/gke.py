@@ -605,11 +605,13 @@ def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
 
 
 def gpu_network_findings(plan: Plan) -> list[Finding]:
-    """Multi-node pools planned over the machine's GPU NICs, which a node gets only with networks not rendered here.
+    """Multi-node pools of machines whose GPU NICs a node gets only with networks not rendered here.
 
-    A3 / A4 machines reach their GPU-to-GPU bandwidth over extra NICs, each in its own VPC subnet, attached as
+    A3 machines reach their GPU-to-GPU bandwidth over extra NICs, each in its own VPC subnet, attached as
     ``networkConfig.additionalNodeNetworkConfigs`` of the pool (GKE multi-networking) and driven by NCCL's
-    GPUDirect-TCPX / TCPXO plugin or RDMA; without them a node has its primary NIC only (newuser16 M2).
+    GPUDirect-TCPX / TCPXO plugin; without them a node has its primary NIC only (newuser16 M2), which is what the
+    planner times the traffic between nodes over (newuser45 item 8:
+    :data:`~generator.planner.training_comm.PROVIDERS_WITHOUT_GPU_NICS`).
     """
     from generator import catalog
 
@@ -619,21 +621,17 @@ def gpu_network_findings(plan: Plan) -> list[Finding]:
         if fabric and crosses_nodes(plan, pool):
             gpu_nics = sum(n.count * catalog.nics()[n.nic_id].port_gbps * catalog.nics()[n.nic_id].ports for n in fabric)
             primary = (catalog.platforms()[pool.node.platform_id].network_gbps_total or 0) - gpu_nics
-            slower = (
-                f" ({primary:g} Gb/s against the {gpu_nics:g} of its GPU NICs the step is timed over: its data-parallel "
-                f"traffic takes {gpu_nics / primary:.3g} times as long)"
-                if primary > 0
-                else ""
-            )
+            faster = f" would carry it {gpu_nics / primary:.3g} times as fast" if primary > 0 else " would carry it"
             out.append(
                 Finding(
                     "warning",
                     "gke-gpu-networks",
-                    f"pool {pool.name} is planned with {pool.node.platform_id}'s {sum(n.count for n in fabric)} GPU "
-                    "NICs between its nodes; GKE attaches them only as additional node "
-                    "networks (networkConfig.additionalNodeNetworkConfigs, one VPC subnet each) with NCCL's GPUDirect "
-                    "plugin (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx), which "
-                    f"specgen does not render: without them traffic between its nodes takes the primary NIC{slower}",
+                    f"pool {pool.name}'s nodes talk over {pool.node.platform_id}'s primary NIC ({primary:g} Gb/s), "
+                    f"which the plan times their traffic over; its {sum(n.count for n in fabric)} GPU NICs "
+                    f"({gpu_nics:g} Gb/s){faster}, but GKE attaches them only as additional node networks "
+                    "(networkConfig.additionalNodeNetworkConfigs, one VPC subnet each) with NCCL's GPUDirect plugin "
+                    "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx), which "
+                    "specgen does not render",
                     "kubernetes",
                 )
             )
