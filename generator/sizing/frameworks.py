@@ -400,6 +400,16 @@ TRAINER_SPEED_NOTE = (
     "margin on a deadline"
 )
 
+#: The most the reserved peak of specgen's own full fine-tunes exceeded the estimate (newuser45 item 1), and what they
+#: measured: benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, the 12 full runs (tests check both against the rows).
+FULL_FINETUNE_RESERVED_OVER = 0.092
+FULL_FINETUNE_RESERVED_NOTE = (
+    "specgen's own full fine-tunes under the Hugging Face Trainer on one H200 (12 runs, benchmarks/CALIBRATION.md, "
+    "2026-12-04) reserved more GPU memory than estimated in 9 of them, by up to 9.2% (the median of all 12: 5.3%), "
+    "PyTorch's caching allocator holding up to 11.5 GB beyond what they allocated, more than the logits' share the "
+    "estimate reserves"
+)
+
 
 def window_masked_layers(window_tokens: list[int | None], sequence_length: int, framework: str | None) -> int:
     """Sliding-window layers whose attention runs masked over the whole square of positions under ``framework``.
