@@ -6,7 +6,8 @@ Generates ``--workloads`` workload files (a deterministic mix of catalog models,
 contexts, rates, SLOs, hardware lists and inference / fine-tuning, one to three deployments each) in a
 temporary directory, then times, each in fresh processes (cold start included) unless noted:
 
-- one ``specgen render`` of every generated file into one output root;
+- one ``specgen render`` of every generated file into one output root, as it runs by default (one process a usable
+  core) and with ``--jobs 1``;
 - planning one deployment on the full default bare-metal hardware set (no ``gpus:`` list), in process;
 - ``render`` of one shipped example, ``validate`` of it, and ``estimate`` of a catalog model (minimum and
   median of ``--runs`` fresh processes, after one run that fills Python's bytecode cache);
@@ -168,7 +169,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workloads", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--jobs", type=int, default=1, help="pass --jobs N to the big render")
+    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs N to the big render (default: render's own)")
     parser.add_argument("--cold-only", action="store_true", help="time only the cold starts of render, validate and estimate")
     args = parser.parse_args()
     rows: list[tuple[str, str, str, str]] = []
@@ -211,20 +212,26 @@ def cold_target(command: list[str], runs: int, limit_s: float) -> tuple[str, str
 
 
 def scale_rows(
-    root: Path, workloads: int, runs: int, jobs_n: int
+    root: Path, workloads: int, runs: int, jobs_n: int | None
 ) -> tuple[list[tuple[str, str, str, str]], list[tuple[int, float]]]:
-    """The 200-workload render and one deployment's planning; (files, seconds) of the renders of a quarter, half and all."""
+    """The 200-workload render (as render runs by default, and in one process) and one deployment's planning; (files,
+    seconds) of the one-process renders of a quarter, half and all."""
+    from generator.batch import usable_cores
+
     (root / "workloads").mkdir()
     files = generate(root / "workloads", workloads)
-    jobs = ["--jobs", str(jobs_n)] if jobs_n > 1 else []
     per_workload = []
     for share in (4, 2, 1):
         subset = files[: max(1, len(files) // share)]
-        seconds, cpu = timed([*specgen(), "render", *subset, "-o", str(root / f"out-{share}"), *jobs])
+        seconds, cpu = timed([*specgen(), "render", *subset, "-o", str(root / f"out-{share}"), "--jobs", "1"])
         per_workload.append((len(subset), seconds))
-    count, seconds = per_workload[-1]
-    rows = [(f"render {count} generated workloads, one run{' --jobs ' + str(jobs_n) if jobs else ''}", target(10.0),
-             f"{seconds:.2f} s (CPU {cpu:.2f} s)", verdict(seconds, 10.0))]  # fmt: skip
+    count, one_s = per_workload[-1]
+    jobs = ["--jobs", str(jobs_n)] if jobs_n is not None else []
+    seconds, all_cpu = timed([*specgen(), "render", *files, "-o", str(root / "out-jobs"), *jobs])
+    processes = jobs_n or min(usable_cores(), count)
+    rows = [(f"render {count} generated workloads, one run ({processes} processes{'' if jobs else ': the default'})",
+             target(10.0), f"{seconds:.2f} s (CPU {all_cpu:.2f} s)", verdict(seconds, 10.0)),
+            (f"render {count} generated workloads, one run, --jobs 1", "-", f"{one_s:.2f} s (CPU {cpu:.2f} s)", "")]  # fmt: skip
     text = workload_text(0, deployments=1, hardware="  provider: baremetal\n")
     plans = [planning_seconds(text, root, f"one-{r}") for r in range(runs)]
     plan_s = statistics.median(plans)

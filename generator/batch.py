@@ -154,14 +154,22 @@ def _raise(failure: _Failure) -> None:
     raise error
 
 
-def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one, else the machine's)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     """Every file rendered, by workload name then path; the error of the first failing path (sorted) is raised.
 
-    Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
+    Nothing depends on the order the paths are given in (a shell glob's order follows the locale), nor on ``jobs``:
+    the processes the files are planned in, at most one a file and one a usable core (None: one a usable core).
     """
     paths = sorted(paths)
     check_distinct_files(paths)
-    jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
+    cores = usable_cores()
+    jobs = max(1, min(cores if jobs is None else jobs, len(paths), cores))
     alone = len(paths) == 1
     if jobs == 1:
         return by_name([render_one(path, alone) for path in paths])

@@ -192,7 +192,7 @@ def render_files(
     output: str,
     check: bool,
     targets: tuple[str, ...],
-    jobs: int,
+    jobs: int | None,
     fail_on: str | None,
     gitlab_report: str | None,
     echo: Callable[..., object],
@@ -421,7 +421,7 @@ def _build_cli() -> Any:
         "--jobs",
         type=click.IntRange(min=1),
         default=RENDER_DEFAULTS["jobs"],
-        show_default=True,
+        show_default="every core this process may run on",
         help="Plan files on this many cores.",
     )
     @fail_on
@@ -433,7 +433,7 @@ def _build_cli() -> Any:
         check: bool,
         prune: bool,
         targets: tuple[str, ...],
-        jobs: int,
+        jobs: int | None,
         fail_on: str | None,
         gitlab_report: str | None,
     ) -> None:

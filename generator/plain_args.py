@@ -18,7 +18,7 @@ from typing import Any
 _RENDER_VALUES = {"-o": "output", "--output": "output", "--target": "targets", "-j": "jobs", "--jobs": "jobs",
                   "--fail-on": "fail_on", "--gitlab-report": "gitlab_report"}  # fmt: skip
 #: ``render``'s parameters when not given (click's command takes its defaults from here too).
-RENDER_DEFAULTS: dict[str, Any] = {"output": "infra", "check": False, "prune": False, "jobs": 1, "fail_on": None,
+RENDER_DEFAULTS: dict[str, Any] = {"output": "infra", "check": False, "prune": False, "jobs": None, "fail_on": None,
                                    "gitlab_report": None}  # fmt: skip
 #: ``--jobs`` values read here (click reads the rest: ``01``, ``+2``, ``0``...).
 _JOBS = re.compile(r"[1-9][0-9]{0,5}")
