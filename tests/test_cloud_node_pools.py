@@ -406,12 +406,13 @@ def test_a_replica_across_gke_nodes_says_which_networks_its_gpu_nics_need(tmp_pa
     loaded = load_workload(str(path))
     plan = deployed(plan_workload(loaded), loaded.workload)
     (finding,) = [f for f in plan.findings if f.code == "gke-gpu-networks"]
-    assert finding.level == "warning" and "additionalNodeNetworkConfigs" in finding.message
     # newuser28 item 7, newuser45 item 8: timed over the primary NIC the rendered pool has (a3-highgpu-8g: 1,000 Gb/s
-    # in all, 4 x 200 of GPU NICs), and how much faster the GPU NICs would be
+    # in all, 4 x 200 of GPU NICs), how much faster the GPU NICs would be, and the setting that attaches them
+    assert finding.level == "warning"
     assert finding.message.startswith(
         "pool big_h100_sxm5_80gb's nodes talk over gcp-a3-highgpu-8g's primary NIC (200 Gb/s), which the plan times "
-        "their traffic over; its 4 GPU NICs (800 Gb/s) would carry it 4 times as fast"
+        "their traffic over; its 4 GPU NICs (800 Gb/s) would carry it 4 times as fast once attached to a VPC network "
+        "each: name them under kubernetes.gpu_networks.gcp-a3-highgpu-8g"
     )
     gcp = load_workload(str(gcp_variant(tmp_path, "  gcp_project: acme-inference\n  location: us-central1-c\n", 80)))
     assert not [f for f in deployed(plan_workload(gcp), gcp.workload).findings if f.code == "gke-gpu-networks"]

@@ -618,6 +618,9 @@ class PlatformSpec(NamedTuple):
     #: A catalog platform whose NICs an owned group states (``hardware.inventory[].fabric_nic`` ...): the fabric is as
     #: stated, never one the planner fits (``fabric_nic_id`` None: it has none).
     nics_as_owned: bool = False
+    #: A cloud machine type whose GPU NICs the rendered node pools attach (GKE: ``kubernetes.gpu_networks`` names their
+    #: networks); a GKE pool's nodes otherwise have the primary NIC alone (:func:`~generator.planner.training_comm.node_link`).
+    gpu_nics_attached: bool = False
     #: A catalog platform whose RAM an owned group states (``hardware.inventory[].ram_gib``): ``ram_gib`` is as owned,
     #: never sized from the workload (newuser43 item 2).
     ram_as_owned: bool = False

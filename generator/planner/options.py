@@ -53,7 +53,8 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     """
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
-    return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl)))
+    attached = frozenset(wl.kubernetes.gpu_networks or ()) if wl.hardware.provider == "gcp" else frozenset()
+    return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached))
 
 
 def for_deployment(dep: Deployment, hardware: list[Hardware]) -> list[Hardware]:
@@ -116,16 +117,23 @@ def geforce_left_out(wl: Workload) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def _allowed_hardware(
-    hw: HardwareLimits, priced: frozenset[str], _records: object, colocation: bool = False
+    hw: HardwareLimits,
+    priced: frozenset[str],
+    _records: object,
+    colocation: bool = False,
+    attached: frozenset[str] = frozenset(),
 ) -> tuple[Hardware, ...]:
     """:func:`allowed_hardware` of a workload's hardware section and the platforms it prices (``prices:``).
 
     Formed once per process for the catalog's records (``_records``: their identities): the planner asks often.
-    ``colocation``: whether the servers bought pay colocation (:func:`geforce_in_colocation`).
+    ``colocation``: whether the servers bought pay colocation (:func:`geforce_in_colocation`); ``attached``: the
+    machine types whose GPU NICs the rendered node pools attach (``kubernetes.gpu_networks``).
     """
     gpus = catalog.gpus()
     # a kind whose owned servers state their NICs is built so, bought ones too (they share the owned ones' pool)
     stated = stated_platforms(hw.inventory) if hw.provider == "baremetal" else {}
+    stated |= {(p.id, g): p._replace(gpu_nics_attached=True) for p in catalog.platforms().values() if p.id in attached
+               for g in p.gpu_ids}  # fmt: skip
     out = [
         Hardware(built := stated.get((platform.id, gpu_id), platform), built.fitted_gpu(gpus[gpu_id]))
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from generator.workload import LoadedWorkload
 
 #: Kubernetes settings that only GKE node pools read (``location`` is every cloud's region, bare metal's nothing).
-GKE_SETTINGS = ("gcp_project", "reservations", "zone")
+GKE_SETTINGS = ("gcp_project", "gpu_networks", "reservations", "zone")
 
 
 #: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,

@@ -226,8 +226,8 @@ def dp_traffic(
     return DpTraffic(sent, count)
 
 
-#: Clouds whose rendered node pools attach no GPU NICs: GKE's need one VPC subnet each as additional node networks
-#: with NCCL's GPUDirect plugin (:func:`generator.render.gke.gpu_network_findings`), which specgen does not render.
+#: Clouds whose rendered node pools attach GPU NICs only to networks the workload names: GKE's need one VPC subnet each
+#: as additional node networks (``kubernetes.gpu_networks``; :func:`generator.render.gke.gpu_network_findings`).
 PROVIDERS_WITHOUT_GPU_NICS = frozenset({"gcp"})
 
 
@@ -243,10 +243,10 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
         # (newuser28 item 7; https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)
         nic = nics[platform.fabric_nic_id]
         gbps = nic.port_gbps * nic.ports * platform.fabric_nic_count
-        if platform.provider in PROVIDERS_WITHOUT_GPU_NICS:
+        if platform.provider in PROVIDERS_WITHOUT_GPU_NICS and not platform.gpu_nics_attached:
             # newuser45 item 8: the node pools rendered attach none of them, so the step crosses the primary NIC
             primary = float(platform.network_gbps_total or 0) - gbps
-            return primary, f"{primary:g} Gb/s primary NIC (the instance's GPU NICs are not attached: not rendered)"
+            return primary, f"{primary:g} Gb/s primary NIC (the GPU NICs attached to no network: kubernetes.gpu_networks)"
         return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
     if platform.provider != "baremetal":
         return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"

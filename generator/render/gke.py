@@ -30,8 +30,8 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
-from generator.workload.gke_zone import pool_zone, zone_problem
-from generator.workload.models import GpuSharing, KubernetesSettings, Workload
+from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
+from generator.workload.models import GpuNetwork, GpuSharing, KubernetesSettings, Workload
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
 #: https://cloud.google.com/compute/docs/gpus and https://cloud.google.com/compute/docs/accelerator-optimized-machines
@@ -174,6 +174,7 @@ def node_pool_spec(
     reservation: str | None = None,
     disk: NodeDisk | None = None,
     compact: bool = False,
+    networks: tuple[GpuNetwork, ...] = (),
 ) -> dict[str, Any]:
     """What a pool is on GKE, wherever it goes: its size, upgrades, machine, accelerators, labels, taints, local SSDs.
 
@@ -190,7 +191,8 @@ def node_pool_spec(
     as on AWS, where only such a node group gets a cluster placement group. A pool on a ``reservation`` takes its nodes from it
     alone (newuser28 item 5: H200 and B200 machine types are not sold on demand, so a pool without one gets no node);
     a spot pool (``capacity_type: spot``) takes Spot VMs (``spot: true``, immutable: a change is a new pool) and no
-    reservation.
+    reservation. ``networks``: the VPC networks its machine type's GPU NICs attach to (``kubernetes.gpu_networks``),
+    as ``networkConfig.additionalNodeNetworkConfigs`` by name (:func:`container_node_pool` refers to them by path).
     """
     node = pool.node
     machine = str(node.instance_type)
@@ -232,7 +234,27 @@ def node_pool_spec(
         spec["nodeConfig"]["diskSizeGb"] = boot_gb
     if compact and pool.nodes > 1:
         spec["placementPolicy"] = {"type": "COMPACT"}
+    if networks:
+        configs = [{"network": n.network, "subnetwork": n.subnetwork} for n in networks]
+        spec["networkConfig"] = {"additionalNodeNetworkConfigs": configs}
     return spec
+
+
+def pool_gpu_networks(pool: Pool, settings: KubernetesSettings) -> tuple[GpuNetwork, ...]:
+    """The networks ``kubernetes.gpu_networks`` names for the GPU NICs of the pool's machine type (none: none named)."""
+    return tuple((settings.gpu_networks or {}).get(pool.node.platform_id, ()))
+
+
+def network_refs(configs: list[dict[str, str]], project: str, location: str) -> list[dict[str, Any]]:
+    """Additional node networks by name as Config Connector refers to networks it does not manage: by their paths."""
+    region = cluster_region(location)
+    return [
+        {
+            "networkRef": {"external": f"projects/{project}/global/networks/{c['network']}"},
+            "subnetworkRef": {"external": f"projects/{project}/regions/{region}/subnetworks/{c['subnetwork']}"},
+        }
+        for c in configs
+    ]
 
 
 def container_node_pool(
@@ -245,12 +267,16 @@ def container_node_pool(
 ) -> dict[str, Any]:
     """``ContainerNodePool`` of one pool, in the workload's namespace: :func:`node_pool_spec` in its cluster and zone."""
     project, location, cluster, zone = gke_placement(settings)
+    networks = pool_gpu_networks(pool, settings)
     spec = {
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings), disk, compact),
+        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings), disk, compact, networks),
     }
+    if networks:
+        configs = spec["networkConfig"]["additionalNodeNetworkConfigs"]
+        spec["networkConfig"] = {"additionalNodeNetworkConfigs": network_refs(configs, project, location)}
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
         "kind": "ContainerNodePool",
@@ -381,12 +407,11 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     if plan.provider != "gcp":
         return plan
     findings = [*driver_version_findings(workload), *unused_reservation_findings(plan, workload)]
-    if "kubernetes" in workload.outputs or "terraform" in workload.outputs:  # both name the GKE node pools
-        findings += pool_name_findings(plan)
+    if "kubernetes" in workload.outputs or "terraform" in workload.outputs:  # both render the GKE node pools
+        findings += [*pool_name_findings(plan), *gpu_network_findings(plan, workload.kubernetes)]
     if "kubernetes" in workload.outputs:
         findings += [
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
-            *gpu_network_findings(plan),
             *single_node_upgrade_findings(plan, workload),
             *upgrade_capacity_findings(plan, workload),
             *training_upgrade_findings(plan, workload),
@@ -604,37 +629,44 @@ def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
     return out
 
 
-def gpu_network_findings(plan: Plan) -> list[Finding]:
-    """Multi-node pools of machines whose GPU NICs a node gets only with networks not rendered here.
+def gpu_network_findings(plan: Plan, settings: KubernetesSettings) -> list[Finding]:
+    """Multi-node pools of machines whose GPU NICs carry their traffic only on networks attached to the node pool.
 
     A3 machines reach their GPU-to-GPU bandwidth over extra NICs, each in its own VPC subnet, attached as
     ``networkConfig.additionalNodeNetworkConfigs`` of the pool (GKE multi-networking) and driven by NCCL's
     GPUDirect-TCPX / TCPXO plugin; without them a node has its primary NIC only (newuser16 M2), which is what the
-    planner times the traffic between nodes over (newuser45 item 8:
-    :data:`~generator.planner.training_comm.PROVIDERS_WITHOUT_GPU_NICS`).
+    planner then times the traffic between nodes over (newuser45 item 8). Where ``kubernetes.gpu_networks`` names
+    the networks, the pool attaches them and the plan times over them: what the cluster and the job must add is said.
     """
     from generator import catalog
 
     out = []
     for pool in plan.pools:
         fabric = [n for n in pool.node.nics if n.role == "fabric"]
-        if fabric and crosses_nodes(plan, pool):
-            gpu_nics = sum(n.count * catalog.nics()[n.nic_id].port_gbps * catalog.nics()[n.nic_id].ports for n in fabric)
-            primary = (catalog.platforms()[pool.node.platform_id].network_gbps_total or 0) - gpu_nics
-            faster = f" would carry it {gpu_nics / primary:.3g} times as fast" if primary > 0 else " would carry it"
-            out.append(
-                Finding(
-                    "warning",
-                    "gke-gpu-networks",
-                    f"pool {pool.name}'s nodes talk over {pool.node.platform_id}'s primary NIC ({primary:g} Gb/s), "
-                    f"which the plan times their traffic over; its {sum(n.count for n in fabric)} GPU NICs "
-                    f"({gpu_nics:g} Gb/s){faster}, but GKE attaches them only as additional node networks "
-                    "(networkConfig.additionalNodeNetworkConfigs, one VPC subnet each) with NCCL's GPUDirect plugin "
-                    "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx), which "
-                    "specgen does not render",
-                    "kubernetes",
-                )
+        if not fabric or not crosses_nodes(plan, pool):
+            continue
+        count = sum(n.count for n in fabric)
+        gpu_nics = sum(n.count * catalog.nics()[n.nic_id].port_gbps * catalog.nics()[n.nic_id].ports for n in fabric)
+        if networks := pool_gpu_networks(pool, settings):
+            names = ", ".join(n.network for n in networks)
+            text = (
+                f"pool {pool.name}'s nodes attach their {count} GPU NICs ({gpu_nics:g} Gb/s) to {names} "
+                "(kubernetes.gpu_networks), which the plan times their traffic over; the cluster needs "
+                "multi-networking and GKE Dataplane V2, each network a GKENetworkParamSet and a Network object, and "
+                "the job NCCL's GPUDirect plugin and its pods' network annotations "
+                "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx): not rendered"
             )
+            out.append(Finding("info", "gke-gpu-networks", text, f"kubernetes.gpu_networks.{pool.node.platform_id}"))
+            continue
+        primary = (catalog.platforms()[pool.node.platform_id].network_gbps_total or 0) - gpu_nics
+        faster = f" would carry it {gpu_nics / primary:.3g} times as fast" if primary > 0 else " would carry it"
+        text = (
+            f"pool {pool.name}'s nodes talk over {pool.node.platform_id}'s primary NIC ({primary:g} Gb/s), which the "
+            f"plan times their traffic over; its {count} GPU NICs ({gpu_nics:g} Gb/s){faster} once attached to a VPC "
+            f"network each: name them under kubernetes.gpu_networks.{pool.node.platform_id} (GKE's GPUDirect guide "
+            "creates them, https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)"
+        )
+        out.append(Finding("warning", "gke-gpu-networks", text, "kubernetes"))
     return out
 
 

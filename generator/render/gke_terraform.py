@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.planner.plan import Plan
 from generator.render.env import render_template
-from generator.render.gke import gke_node_pool_name, node_pool_spec, pool_reservation
+from generator.render.gke import gke_node_pool_name, node_pool_spec, pool_gpu_networks, pool_reservation
 from generator.render.gpu_sharing import pool_shares
 from generator.render.kube_objects import crosses_nodes
 from generator.render.node_disk import node_disks
@@ -27,7 +27,7 @@ PATH = "terraform/gke-node-pools.tf"
 _DATA_MAPS = frozenset({"labels", "resourceLabels"})
 
 #: Arguments every pool object has (null where the pool has none), so the variable's object type is one shape.
-_OPTIONAL_POOL = ("node_count", "initial_node_count", "autoscaling", "placement_policy")
+_OPTIONAL_POOL = ("node_count", "initial_node_count", "autoscaling", "placement_policy", "network_config")
 _OPTIONAL_NODE_CONFIG = ("disk_size_gb", "ephemeral_storage_local_ssd_config", "reservation_affinity")
 _OPTIONAL_ACCELERATOR = ("gpu_partition_size", "gpu_sharing_config")
 
@@ -76,6 +76,7 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
                 pool_reservation(pool, workload.kubernetes),
                 disks[pool.name],
                 crosses_nodes(plan, pool),
+                pool_gpu_networks(pool, workload.kubernetes),
             ),
             gke_node_pool_name(pool),
             spot,

@@ -122,6 +122,24 @@ def _other_provider(doc: Document, path: tuple[str | int, ...], platform_id: str
     ]
 
 
+def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """``kubernetes.gpu_networks``: each key a GCP machine type with GPU NICs, one network for each of them."""
+    errors: list[InputError] = []
+    for key, networks in (wl.kubernetes.gpu_networks or {}).items():
+        at: tuple[str | int, ...] = ("kubernetes", "gpu_networks", key)
+        _check_id(errors, doc, at, key, catalog.platforms(), "platform", key_position=True)
+        platform = catalog.platforms().get(key)
+        if platform is None:
+            continue
+        if wl.hardware.provider == "gcp":  # elsewhere the setting is unused, said as such (setting-unused)
+            errors += _other_provider(doc, at, key, "gcp")
+        nics = (platform.fabric_nic_count or 0) if platform.fabric_nic_id else 0
+        if platform.provider == "gcp" and len(networks) != nics:
+            has = f"has {nics} GPU NICs: give one network for each" if nics else "has no GPU NICs: leave it out"
+            errors.append(InputError(f"{key} {has} ({len(networks)} given)", doc.locate(at, key=True)))
+    return errors
+
+
 def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -> dict[str, ResolvedModel]:
     errors: list[InputError] = []
     models: dict[str, ResolvedModel] = {}
@@ -336,6 +354,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         _check_id(errors, doc, reserved_at, key, catalog.platforms(), "platform", key_position=True)
         if wl.hardware.provider == "gcp":  # elsewhere the setting is unused, said as such (setting-unused)
             errors += _other_provider(doc, reserved_at, key, "gcp")
+    errors += _gpu_network_errors(doc, wl)
     for key, value in wl.constants.items():
         try:
             with_overrides({key: value})

@@ -320,6 +320,13 @@ class Hardware(NamedTuple):
         return "rack_power_kw" if self.rack_circuits is None else "rack_circuits"
 
 
+class GpuNetwork(NamedTuple):
+    """The VPC network and subnetwork one GPU NIC of a GKE machine type attaches to (``kubernetes.gpu_networks``)."""
+
+    network: str
+    subnetwork: str
+
+
 class KubernetesSettings(NamedTuple):
     """Rendered Kubernetes manifests."""
 
@@ -333,6 +340,8 @@ class KubernetesSettings(NamedTuple):
     zone: str | None = None
     #: GKE: the Compute Engine reservation each machine type's node pools consume, by catalog platform id.
     reservations: Mapping[str, str] | None = None
+    #: GKE: the networks each machine type's GPU NICs attach to, by catalog platform id, one a GPU NIC.
+    gpu_networks: Mapping[str, tuple[GpuNetwork, ...]] | None = None
 
 
 class ProvisioningSettings(NamedTuple):

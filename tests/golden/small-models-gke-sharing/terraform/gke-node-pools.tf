@@ -41,6 +41,18 @@
 #         type = placement_policy.value.type
 #       }
 #     }
+#     dynamic "network_config" {
+#       for_each = each.value.network_config[*]
+#       content {
+#         dynamic "additional_node_network_configs" {
+#           for_each = network_config.value.additional_node_network_configs
+#           content {
+#             network    = additional_node_network_configs.value.network
+#             subnetwork = additional_node_network_configs.value.subnetwork
+#           }
+#         }
+#       }
+#     }
 #     node_config {
 #       machine_type    = each.value.node_config.machine_type
 #       disk_size_gb    = each.value.node_config.disk_size_gb
@@ -145,6 +157,12 @@ variable "gke_node_pools" {
     placement_policy = object({
       type = string
     })
+    network_config = object({
+      additional_node_network_configs = list(object({
+        network    = string
+        subnetwork = string
+      }))
+    })
     node_config = object({
       machine_type    = string
       disk_size_gb    = number
@@ -180,7 +198,7 @@ variable "gke_node_pools" {
       }))
     })
   }))
-  default = { "assistant_a100_sxm4_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "assistant-a100-sxm4-80gb-mig-3g-40gb", "node_config" : { "disk_size_gb" : null, "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 1 }, "guest_accelerator" : [{ "count" : 1, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : "3g.40gb", "gpu_sharing_config" : null, "type" : "nvidia-a100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "machine_type" : "a2-ultragpu-1g", "reservation_affinity" : null, "resource_labels" : { "specgen-pool" : "assistant_a100_sxm4_80gb", "specgen-workload" : "small-models-gke" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 1, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 0, "max_unavailable" : 1 } } }
+  default = { "assistant_a100_sxm4_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "assistant-a100-sxm4-80gb-mig-3g-40gb", "network_config" : null, "node_config" : { "disk_size_gb" : null, "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 1 }, "guest_accelerator" : [{ "count" : 1, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : "3g.40gb", "gpu_sharing_config" : null, "type" : "nvidia-a100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "machine_type" : "a2-ultragpu-1g", "reservation_affinity" : null, "resource_labels" : { "specgen-pool" : "assistant_a100_sxm4_80gb", "specgen-workload" : "small-models-gke" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 1, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 0, "max_unavailable" : 1 } } }
 
   validation {
     condition     = alltrue([for p in values(var.gke_node_pools) : can(regex("^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", p.name))])
