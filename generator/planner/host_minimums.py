@@ -44,10 +44,13 @@ def minimum_text(platform: PlatformSpec, gpu: GpuSpec, gpus: int, cores: int, ra
     """What the bill of materials says about the published minimum: met or not, or that none applies."""
     minimum = published_minimum(platform, gpu)
     if minimum is None:
-        return (
-            f"no published per-GPU RAM or CPU-core minimum for {gpu.id} on {platform.kind} platforms; "
-            "RAM and CPU sized from the workload"
-        )
+        # newuser46 item 5: a server the catalog lists with its RAM (the XE9680 MI300X's 4 TiB) or CPU keeps them
+        listed = platform.ram_gib is not None and ram_gib == platform.ram_gib
+        fixed = [f"RAM ({ram_gib:,} GiB)"] * listed + ["CPU"] * (platform.cpu_id is not None)
+        sized = [part for part, kept in (("RAM", listed), ("CPU", platform.cpu_id is not None)) if not kept]
+        said = [f"{' and '.join(fixed)} as the catalog configures {platform.id}"] if fixed else []
+        said += [f"{' and '.join(sized)} sized from the workload"] if sized else []
+        return f"no published per-GPU RAM or CPU-core minimum for {gpu.id} on {platform.kind} platforms; {', '.join(said)}"
     asked, short = [], []
     if minimum.cpu_cores_per_gpu:
         need = minimum.cpu_cores_per_gpu * gpus
