@@ -141,35 +141,3 @@ def test_a_full_fine_tune_near_the_usable_line_is_warned(tmp_path: Path) -> None
     assert not [f for f in _plan(tmp_path, LORA_ON_AWS).findings if f.code == "full-finetune-headroom"]
     # the full fine-tune on GCP at 61.0 GiB of 75.7 usable: 24% headroom, no warning
     assert not [f for f in _plan(tmp_path, FULL_ON_GCP).findings if f.code == "full-finetune-headroom"]
-
-
-CHAT_TTFT_5_MS = """\
-version: 1
-name: chat70
-deployments:
-  - name: chat
-    model: meta-llama/Llama-3.3-70B-Instruct
-    inference:
-      precision: fp8
-      kv_cache_precision: fp8
-      max_context_tokens: 16384
-      avg_input_tokens: 1500
-      avg_output_tokens: 350
-      requests_per_second: 20
-      slo:
-        ttft_p95_ms: 5
-        tpot_ms: 40
-hardware:
-  provider: baremetal
-"""
-
-
-def test_an_impossible_ttft_is_refused_at_ttft_where_the_closest_gpus_meet_tpot(tmp_path: Path) -> None:
-    """newuser46 item 3: the refusal stood at tpot_ms (line 15) because an A40 missed TPOT by 6%, while the B200 met
-    it at 8.8 ms against 40 and missed only TTFT (68 ms against 5)."""
-    from generator.errors import InfeasibleError
-
-    with pytest.raises(InfeasibleError) as refused:
-        _plan(tmp_path, CHAT_TTFT_5_MS)
-    assert ":14:22: deployments[0].inference.slo.ttft_p95_ms: deployment 'chat'" in str(refused.value)
-    assert "TPOT 42.5 ms against 40" in str(refused.value)  # the A40 that missed TPOT is still listed

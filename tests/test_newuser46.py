@@ -1,0 +1,101 @@
+"""newuser46 (a serving fleet bought for colocation against renting): items 1, 3 and 5.
+
+Item 1: a prompt-heavy service of a model with routed experts under vLLM / SGLang on Hopper is planned at the rate the
+public runs of that setup measured (1.57-1.99x below the model), with the throughput-gap warning. Item 3: an impossible
+TTFT is refused at ttft_p95_ms. Item 5: the host line says which RAM and CPU the catalog configures a server with.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InfeasibleError
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+CHAT_TTFT_5_MS = """\
+version: 1
+name: chat70
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 20
+      slo:
+        ttft_p95_ms: 5
+        tpot_ms: 40
+hardware:
+  provider: baremetal
+"""
+
+
+def test_an_impossible_ttft_is_refused_at_ttft_where_the_closest_gpus_meet_tpot(tmp_path: Path) -> None:
+    """newuser46 item 3: the refusal stood at tpot_ms (line 15) because an A40 missed TPOT by 6%, while the B200 met
+    it at 8.8 ms against 40 and missed only TTFT (68 ms against 5)."""
+    with pytest.raises(InfeasibleError) as refused:
+        _plan(tmp_path, CHAT_TTFT_5_MS)
+    assert ":14:22: deployments[0].inference.slo.ttft_p95_ms: deployment 'chat'" in str(refused.value)
+    assert "TPOT 42.5 ms against 40" in str(refused.value)  # the A40 that missed TPOT is still listed
+
+
+QWEN_235B = """\
+version: 1
+name: moe235
+deployments:
+  - name: qwen
+    model: Qwen/Qwen3-235B-A22B
+    inference: {{precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: {prompt},
+      avg_output_tokens: {output}, requests_per_second: 4}}
+hardware: {{provider: baremetal, gpus: [h100-sxm5-80gb]}}
+"""
+
+
+def test_a_prompt_heavy_moe_service_on_hopper_is_warned_with_the_measured_range(tmp_path: Path) -> None:
+    """Item 1: 8,000 prompt tokens for 400 generated, the shape GPUStack's vLLM runs of Qwen3-235B-A22B on H100
+    measured at 1.57x (BF16 TP8) and 1.99x (FP8 TP4) below the model. The lab's dense H100 runs measured as far below
+    where other labs' did not, so the plan counts on the model's rate and says why, with the utilisation that plans
+    at the highest ratio."""
+    plan = _plan(tmp_path, QWEN_235B.format(prompt=8000, output=400))
+    (gap,) = [f for f in plan.findings if f.code == "throughput-gap"]
+    assert "for models with routed experts (not MLA) serving prompts of 10 or more tokens a generated token with " \
+        "vllm on h100-sxm5-80gb, specgen's throughput model predicted 1.57-1.99x what 2 public runs" in gap.message  # fmt: skip
+    assert re.search(r"the plan counts on the model's [\d.]+ a replica: the runs are one lab's, whose H100 runs of dense "
+                     "models measured as far below", gap.message)  # fmt: skip
+    assert gap.message.endswith("inference.max_utilization 0.50 plans at that, or measure this setup")
+
+
+@pytest.mark.parametrize(("prompt", "output"), [(2000, 500), (1000, 1000)])
+def test_a_decode_heavier_moe_service_is_not_in_the_prompt_heavy_gap(tmp_path: Path, prompt: int, output: int) -> None:
+    """TensorRT-LLM's runs of the model at 1,000 or fewer prompt tokens a generated token measured within -37% to +4%
+    of it: no public run says the model over-predicts that shape, so no margin is taken."""
+    plan = _plan(tmp_path, QWEN_235B.format(prompt=prompt, output=output))
+    assert not [f for f in plan.findings if f.code == "throughput-gap"]
+
+
+def test_the_host_line_says_the_ram_the_catalog_configures(tmp_path: Path) -> None:
+    """Item 5: an XE9680 MI300X's 4 TiB is the catalog's configuration of it, not "sized from the workload"."""
+    text = QWEN_235B.format(prompt=1500, output=350).replace("gpus: [h100-sxm5-80gb]", "gpus: [mi300x-192gb]")
+    plan = _plan(tmp_path, text)
+    (pool,) = plan.pools
+    said = (
+        pool.node.host_minimum
+        if hasattr(pool.node, "host_minimum")
+        else str(pool.to_dict() if hasattr(pool, "to_dict") else pool)
+    )
+    assert "RAM (4,096 GiB) and CPU as the catalog configures dell-xe9680-mi300x" in said
