@@ -95,3 +95,20 @@ def test_the_host_line_says_the_ram_the_catalog_configures(tmp_path: Path) -> No
     (pool,) = plan.pools
     assert pool.node.host_minimum is not None
     assert pool.node.host_minimum.endswith("; RAM (4,096 GiB) and CPU as the catalog configures dell-xe9680-mi300x")
+
+
+def test_a_replica_held_by_its_slo_says_how_its_batch_is_held(tmp_path: Path) -> None:
+    """Item 7: the plan sized the replica at the batch TPOT binds at (36), while the group vars let vLLM admit 1,024:
+    the plan says how the target is held."""
+    path = tmp_path / "w.yaml"
+    path.write_text(CHAT_TTFT_5_MS.replace("ttft_p95_ms: 5", "ttft_p95_ms: 1000"), encoding="utf-8")
+    plan = plan_workload(load_workload(str(path)))
+    (dep,) = plan.deployments
+    (held,) = [r for r in dep.reasons if r.startswith("the SLOs hold at ")]
+    assert re.fullmatch(
+        r"the SLOs hold at (\d+) sequences a replica, and vLLM admits up to 1,024 \(max_num_seqs\): a burst past the "
+        r"planned rate runs a larger batch at a slower TPOT, so cap the router's concurrency at \1 a replica, or give "
+        r"inference.max_num_seqs: \1 \(requests then wait to start\)",
+        held,
+    ), held
+    assert f"hold at {dep.details['batch_per_replica']} sequences" in held

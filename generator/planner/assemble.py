@@ -603,6 +603,14 @@ def _inference_details(
             f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
             "allow a larger batch"
         )
+    if not spec.pooling and shape.max_point.binds and shape.max_point.batch < running * shape.par.attention_dp:
+        # newuser46 item 7: the engine admits up to max_num_seqs, past the batch the latency targets hold at
+        batch = shape.max_point.batch
+        reasons.append(
+            f"the SLOs hold at {batch} sequences a replica, and {engine} admits up to {running * shape.par.attention_dp:,} "
+            f"(max_num_seqs): a burst past the planned rate runs a larger batch at a slower TPOT, so cap the router's "
+            f"concurrency at {batch} a replica, or give inference.max_num_seqs: {batch} (requests then wait to start)"
+        )
     if (rates := dequantized_rates(model.architecture, shape.par, acc, consts)) is not None:  # review 27 item 3
         reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text()}")
     if slo_defaults and part_rate is None:
