@@ -112,3 +112,15 @@ def test_a_replica_held_by_its_slo_says_how_its_batch_is_held(tmp_path: Path) ->
         held,
     ), held
     assert f"hold at {dep.details['batch_per_replica']} sequences" in held
+
+
+def test_the_runners_up_are_listed_in_the_ranking_order(tmp_path: Path) -> None:
+    """Item 6: $18,207, $19,879, $25,399, $20,566 a month read as a ranking; the passes choose which are shown
+    (another purchase, another GPU kind), the ranking their order."""
+    gpus = "  gpus: [h100-sxm5-80gb, h200-sxm-141gb, b200-sxm-180gb, mi300x-192gb]\n"
+    text = CHAT_TTFT_5_MS.replace("ttft_p95_ms: 5", "ttft_p95_ms: 1000").replace("baremetal\n", "baremetal\n" + gpus)
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    costs = [r.usd_per_hour or 0.0 for r in dep.runners_up]
+    assert len(costs) == 4 and all(costs) and costs == sorted(costs)

@@ -766,7 +766,10 @@ def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> l
 def _distinct(
     chosen: Option, rest: list[Option], passes: list[tuple[Callable[[Option], object], int]], count: int
 ) -> list[Option]:
-    """Up to ``count`` of ``rest``: each pass adds up to its number of options new by its key and by their offer."""
+    """Up to ``count`` of ``rest`` (ranked), in its order.
+
+    Each pass adds up to its number of options new by its key and by their offer.
+    """
     shown: list[Option] = []
     service = chosen.candidate.run_hours is None
     offers = {_offer_key(chosen)} if service else set()
@@ -789,7 +792,10 @@ def _distinct(
             offers |= {offer(option)} if service else set()
             shown.append(option)
             added += 1
-    return shown
+    # listed in the ranking's order, as a reader takes a list (newuser46 item 6: a $25,399 runner-up read before one
+    # of $20,566); the passes choose which, not their order
+    rank = {id(option): i for i, option in enumerate(rest)}
+    return sorted(shown, key=lambda option: rank[id(option)])
 
 
 def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> list[str]:
