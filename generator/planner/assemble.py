@@ -1253,7 +1253,7 @@ def build_plan(
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
             assert not isinstance(shape_tr, ReplicaShape)
-            findings += full_finetune_headroom_findings(index, dep, shape_tr, consts)
+            findings += full_finetune_headroom_findings(index, dep, shape_tr)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
             if precision == "bf16" and not computes_bf16(shape_tr.hardware.gpu.architecture):
@@ -2382,9 +2382,7 @@ def trainer_speed_findings(index: int, dep: TrainingDeployment, details: dict[st
     return [Finding("warning" if deadline else "info", "trainer-speed-measured", text, f"deployments[{index}].training")]
 
 
-def full_finetune_headroom_findings(
-    index: int, dep: TrainingDeployment, shape: TrainingShape, consts: Constants
-) -> list[Finding]:
+def full_finetune_headroom_findings(index: int, dep: TrainingDeployment, shape: TrainingShape) -> list[Finding]:
     """A full fine-tune planned closer to the GPU's usable memory than its reserved peak was measured to exceed the estimate.
 
     newuser45 item 1: a full fine-tune was planned 0.17 GiB under the usable line while specgen's own full runs
@@ -2395,15 +2393,21 @@ def full_finetune_headroom_findings(
     if shape.setup.method != "full":
         return []
     total = shape.memory.per_gpu.total
-    usable = shape.hardware.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
+    # against the default margin's line, whatever the workload's constants plan at: a larger margin is the lever
+    line = 1 - Constants._field_defaults["safety_margin_fraction"]
+    usable = shape.hardware.gpu.memory_bytes * line
     if total * (1 + FULL_FINETUNE_RESERVED_OVER) <= usable:
         return []
-    levers = "a smaller micro_batch_size" + (" or gradient_checkpointing: full" if shape.setup.checkpointing != "full" else "")
+    # the margin under which a layout's reserved peak, up to the measured excess over it, stays within that line
+    margin = math.ceil((1 - line / (1 + FULL_FINETUNE_RESERVED_OVER)) * 100) / 100
+    levers = [f"micro_batch_size below {shape.setup.micro_batch_size}"] * (shape.setup.micro_batch_size > 1)
+    levers += ["gradient_checkpointing: full"] * (shape.setup.checkpointing != "full")
+    levers.append(f"constants: {{safety_margin_fraction: {margin:g}}}, which plans every layout with that headroom")
     text = (
         f"deployment {dep.name} (full fine-tune) holds {total / 2**30:.1f} GiB a GPU, {(usable - total) / 2**30:.1f} GiB "
         f"under the {usable / 2**30:.1f} GiB usable: {FULL_FINETUNE_RESERVED_NOTE}, more than that headroom; run it "
         "with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which lets the allocator grow its segments instead of "
-        f"fragmenting them (https://docs.pytorch.org/docs/stable/notes/cuda.html), or give {levers} to plan more headroom"
+        f"fragmenting them (https://docs.pytorch.org/docs/stable/notes/cuda.html), or give {listed(levers, 'or')}"
     )
     return [Finding("warning", "full-finetune-headroom", text, f"deployments[{index}].training")]
 
