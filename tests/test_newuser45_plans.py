@@ -149,3 +149,16 @@ def test_a_full_fine_tune_near_the_usable_line_is_warned(tmp_path: Path) -> None
     assert not [f for f in _plan(tmp_path, LORA_ON_AWS).findings if f.code == "full-finetune-headroom"]
     # the full fine-tune on GCP at 61.0 GiB of 75.7 usable: 24% headroom, no warning
     assert not [f for f in _plan(tmp_path, FULL_ON_GCP).findings if f.code == "full-finetune-headroom"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "resolved"),
+    [("rtx-4090", "rtx-4090-24gb"), ("RTX-4090", "rtx-4090-24gb"), ("h100-sxm5-80gb", "h100-sxm5-80gb"), ("h100", "h100"),
+     ("rtx-40", "rtx-40"), ("nope", "nope")],
+)  # fmt: skip
+def test_estimate_takes_the_start_of_one_gpu_id(typed: str, resolved: str) -> None:
+    """Item 11: ``--gpu rtx-4090`` was refused while models take short names; a start several ids share (``h100``)
+    or that ends inside a word (``rtx-40``) is left to the lookup's error, which lists them."""
+    from generator.catalog import gpu_id_for
+
+    assert gpu_id_for(typed) == resolved

@@ -48,6 +48,13 @@ def _whole(text: str) -> int:
     return int(value)
 
 
+def _gpu_id(text: str) -> str:
+    """``--gpu``'s catalog id (:func:`generator.catalog.gpu_id_for`); an unknown one is refused where it is looked up."""
+    from generator.catalog import gpu_id_for
+
+    return gpu_id_for(text)
+
+
 def _number(text: str) -> float:
     """A decimal number in ASCII digits (no underscores or other scripts' digits, which ``float()`` takes)."""
     if not _DECIMAL.fullmatch(text.strip()):
@@ -191,7 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="MoE models only: GPUs a replica's routed experts are spread over (attention TP x DP beside them); "
         "with --train, the expert-parallel group inside data parallel",
     )
-    p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
+    p.add_argument(
+        "--gpu",
+        type=_gpu_id,
+        help="GPU catalog id, or the start of one id up to a hyphen (rtx-4090): adds capacity (KV tokens, max concurrency, fits)",
+    )
     p.add_argument("--gpu-memory-utilization", type=_number, help="fraction of GPU memory the runtime may use (default 0.9)")
     p.add_argument(
         "--engine",

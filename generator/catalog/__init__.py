@@ -237,6 +237,19 @@ def find_model(name: str) -> ModelRecord:
     return models()[model_id]
 
 
+def gpu_id_for(name: str) -> str:
+    """The catalog GPU id ``name`` names: itself (any case), or the one id it begins up to a hyphen.
+
+    ``rtx-4090`` is ``rtx-4090-24gb`` (newuser45 item 11); a name of none or several ids (``h100``) is returned as given,
+    for the lookup's error to list them.
+    """
+    key = name.lower()
+    if key in gpus():
+        return key
+    found = [gpu_id for gpu_id in gpus() if gpu_id.startswith(f"{key}-")]
+    return found[0] if len(found) == 1 else name
+
+
 def find_gpu(name: str) -> GpuSpec:
     """A GPU by catalog id (case-insensitive)."""
     table = gpus()
