@@ -17,6 +17,7 @@ import pytest
 from generator.planner import plan_workload
 from generator.planner.training_candidates import NEAR_TIE_FRACTION
 from generator.workload import load_workload
+from tests.test_training_alone import LAB
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.json"
 
@@ -111,22 +112,8 @@ def test_the_full_fine_tune_note_states_what_the_runs_measured() -> None:
     assert f"up to {max(reserves):.1f} GB beyond what they allocated" in FULL_FINETUNE_RESERVED_NOTE
 
 
-FULL_AT_THE_LINE = """\
-version: 1
-name: lab
-deployments:
-  - name: full8
-    model: meta-llama/Llama-3.1-8B
-    platform: old-a100
-    training: {method: full, sequence_length: 4096, global_batch_size: 64, dataset_tokens: 200000000, epochs: 1,
-      gradient_checkpointing: full, deadline_hours: 24, runs_per_month: 4}
-hardware:
-  provider: baremetal
-  inventory:
-    - custom: {name: old-a100, gpu: a100-pcie-80gb, gpus_per_server: 4, cpu_cores: 64, cpu_sockets: 2, ram_gib: 512,
-        nvme_tb: 7.68, nvme_drives: 2, rack_units: 4}
-      count: 1
-"""
+#: The owned A100 server's full fine-tune of tests/test_training_alone.py: ZeRO-1 at 70.5 GiB of the 76.0 usable.
+FULL_AT_THE_LINE = LAB.format(objective="cost")
 
 
 def test_a_full_fine_tune_near_the_usable_line_is_warned(tmp_path: Path) -> None:
