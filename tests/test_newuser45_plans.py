@@ -76,7 +76,7 @@ def test_a_near_tie_keeps_the_simpler_layout_with_more_headroom(tmp_path: Path) 
     assert dep.memory_per_gpu["total"] / 2**30 == pytest.approx(51.9, abs=0.1)  # was 73.8 GiB of 79.6 at ZeRO-3
     (kept,) = [r for r in dep.reasons if r.startswith("kept over ")]
     assert kept.startswith("kept over TP1 ZeRO-3 x DP8, micro-batch 2 x 2 accumulation steps, no activation checkpointing")
-    assert "within 1% of its hours and price" in kept
+    assert "within 1% of its hours, price and power" in kept
     assert "ZeRO-3 against ZeRO-0 (a DeepSpeed or FSDP configuration plain data parallelism does not need)" in kept
     assert "73.8 GiB a GPU against 51.9" in kept
     faster = re.search(r", ([\d.]+)% faster \(", kept)
@@ -112,8 +112,11 @@ def test_the_full_fine_tune_note_states_what_the_runs_measured() -> None:
     assert f"up to {max(reserves):.1f} GB beyond what they allocated" in FULL_FINETUNE_RESERVED_NOTE
 
 
-#: The owned A100 server's full fine-tune of tests/test_training_alone.py: ZeRO-1 at 70.5 GiB of the 76.0 usable.
-FULL_AT_THE_LINE = LAB.format(objective="cost")
+#: The owned A100 server's full fine-tune of tests/test_training_alone.py held to ZeRO-1: 70.5 GiB of the 76.0 usable
+#: (left free, ZeRO-2 at 59.3 GiB is kept, review32 item 1).
+FULL_AT_THE_LINE = LAB.format(objective="cost").replace(
+    "gradient_checkpointing: full,", "gradient_checkpointing: full, zero_stage: 1,"
+)
 
 
 def test_a_full_fine_tune_near_the_usable_line_is_warned(tmp_path: Path) -> None:
@@ -149,3 +152,15 @@ def test_estimate_takes_the_start_of_one_gpu_id(typed: str, resolved: str) -> No
     from generator.catalog import gpu_id_for
 
     assert gpu_id_for(typed) == resolved
+
+
+def test_a_near_tie_keeps_a_full_fine_tune_with_the_headroom_it_was_measured_to_need(tmp_path: Path) -> None:
+    """review32 item 1: the owned A100's full fine-tune kept ZeRO-1 at 70.5 GiB (stage before memory), then warned that
+    it was short of headroom, where ZeRO-2 at 59.3 GiB ran as fast and ZeRO-3 at 67.3 GiB 0.1% faster. The headroom a
+    full fine-tune's reserve needs now comes first: ZeRO-2, no warning."""
+    plan = _plan(tmp_path, LAB.format(objective="cost"))
+    (dep,) = plan.deployments
+    assert (dep.details["zero_stage"], round(dep.memory_per_gpu["total"] / 2**30, 1)) == (2, 59.3)
+    assert not [f for f in plan.findings if f.code == "full-finetune-headroom"]
+    (kept,) = [r for r in dep.reasons if r.startswith("kept over ")]
+    assert kept.startswith("kept over TP1 ZeRO-3 x DP4, micro-batch 4 x 4 accumulation steps, 0.1% faster (6.56 h against")

@@ -32,6 +32,7 @@ from generator.planner.training import (
 from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
 from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import reserve_short
 from generator.sizing.training import OPTIMIZERS
 from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
 
@@ -156,16 +157,19 @@ def _options_on(
 NEAR_TIE_FRACTION = 0.01
 
 
-def _simplicity(opt: Option) -> tuple[int, int, int, int]:
+def _simplicity(opt: Option) -> tuple[bool, int, int, int, int]:
     """How much a layout asks of the job's set-up and of the GPU's memory (less first).
 
-    Its ZeRO stage (sharded states and parameters a plain data-parallel run does not configure), its CPU offloads, its
-    model-parallel GPUs, and the bytes it holds per GPU (the headroom left against the model's error).
+    First whether a full fine-tune's reserved peak, as measured over the estimate, could pass the 95% line
+    (:func:`~generator.sizing.frameworks.reserve_short`; review32 item 1: ZeRO-1 at 70.5 GiB was kept over ZeRO-2 at
+    59.3, then warned); then its ZeRO stage (sharded states and parameters a plain data-parallel run does not
+    configure), its CPU offloads, its model-parallel GPUs, and the bytes it holds per GPU.
     """
     assert isinstance(opt.shape, TrainingShape)
-    setup = opt.shape.setup
+    setup, total = opt.shape.setup, opt.shape.memory.per_gpu.total
     offloads = int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
-    return (setup.zero_stage, offloads, opt.shape.par.tp * opt.shape.par.pp, opt.shape.memory.per_gpu.total)
+    short = reserve_short(setup.method, total, opt.hardware.gpu.memory_bytes)
+    return (short, setup.zero_stage, offloads, opt.shape.par.tp * opt.shape.par.pp, total)
 
 
 def _within(value: float | None, best: float | None) -> bool:
@@ -189,8 +193,8 @@ def _near_ties_settled(options: list[Option]) -> list[Option]:
     """``options`` without the layouts a simpler one on the same servers nearly ties (:data:`NEAR_TIE_FRACTION`).
 
     On each server count, the layouts near the fastest one (:func:`_near_tie`) are a near tie; the simplest of them
-    (:func:`_simplicity`) is kept, told which faster layout it was kept over, and the near-tied layouts faster and less
-    simple than it are left out.
+    (:func:`_simplicity`) is kept, told which layout it was kept over, and the near-tied layouts less simple than it
+    that are faster, or short of headroom where it is not, are left out.
     """
     by_servers: dict[tuple[int, int], list[Option]] = {}
     for opt in options:
@@ -202,9 +206,14 @@ def _near_ties_settled(options: list[Option]) -> list[Option]:
         fastest = min(group, key=lambda o: o.candidate.run_hours or 0.0)
         near = [o for o in group if _near_tie(o, fastest)]
         simplest = min(near, key=_simplicity)
-        # the faster ones, which the ranking would take; one exactly as fast is a tie the ranking already settles
+        # the faster ones, which the ranking would take, and those short of headroom where the kept one is not; one
+        # as fast and as safe is a tie the ranking already settles (the layout searched first)
         kept_hours = (simplest.candidate.run_hours or 0.0) * (1 - 1e-9)
-        passed = [o for o in near if _simplicity(o) > _simplicity(simplest) and (o.candidate.run_hours or 0.0) < kept_hours]
+        passed = [
+            o
+            for o in near
+            if _simplicity(o) > _simplicity(simplest) and ((o.candidate.run_hours or 0.0) < kept_hours or _simplicity(o)[0])
+        ]
         if passed:
             dropped.update(id(o) for o in passed)
             over = min(passed, key=lambda o: o.candidate.run_hours or 0.0)

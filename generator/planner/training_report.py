@@ -9,6 +9,7 @@ from generator.planner.training import TrainingShape
 from generator.planner.training_candidates import NEAR_TIE_FRACTION
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
+from generator.sizing.frameworks import reserve_short
 from generator.sizing.training_step import StepTime
 
 #: The step's terms as the plan names them (StepTime attribute, words).
@@ -166,7 +167,10 @@ def context_extension_finding(index: int, sequence_tokens: int, model_name: str,
 
 
 def near_tie_text(shape: TrainingShape, run_hours: float | None) -> str | None:
-    """Which faster layout on the same servers this one was kept over, and what it asks more (None where none)."""
+    """Which layout on the same servers this one was kept over (faster, or short of headroom), and what it asks more.
+
+    None where it was kept over none.
+    """
     tie = shape.near_tie
     if tie is None or not run_hours:
         return None
@@ -186,9 +190,13 @@ def near_tie_text(shape: TrainingShape, run_hours: float | None) -> str | None:
     if theirs > ours:
         asks.append(f"{theirs / 2**30:.1f} GiB a GPU against {ours / 2**30:.1f} ({theirs / usable:.0%} of the GPU's memory "
                     f"against {ours / usable:.0%}), less headroom for the model's error")  # fmt: skip
+    if reserve_short(over.setup.method, theirs, shape.hardware.gpu.memory_bytes):
+        asks.append("less headroom than full fine-tunes' reserved memory was measured to need (full-finetune-headroom)")
+    faster = 1 - tie.run_hours / run_hours
     digits = next((d for d in (2, 3, 4) if f"{tie.run_hours:.{d}f}" != f"{run_hours:.{d}f}"), 4)
-    return (
-        f"kept over {over.reason}, {max(1 - tie.run_hours / run_hours, 0.001):.1%} faster ({tie.run_hours:.{digits}f} h "
-        f"against {run_hours:.{digits}f} h a run): within {NEAR_TIE_PERCENT} of its hours and price, and it needs "
-        + "; ".join(asks)
+    pace = (
+        f"{faster:.1%} faster" if faster >= 0.0005 else "less than 0.1% faster" if faster > 0 else "as fast"
+    ) + f" ({tie.run_hours:.{digits}f} h against {run_hours:.{digits}f} h a run)"
+    return f"kept over {over.reason}, {pace}: within {NEAR_TIE_PERCENT} of its hours, price and power, and it needs " + "; ".join(
+        asks
     )

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing.constants import Constants
 from generator.sizing.precision import lookup
 
 LOSSES = ("standard", "chunked", "inplace", "fused")
@@ -409,6 +410,17 @@ FULL_FINETUNE_RESERVED_NOTE = (
     "PyTorch's caching allocator holding up to 11.5 GB beyond what they allocated, more than the logits' share the "
     "estimate reserves"
 )
+
+#: The line a full fine-tune's reserved peak is held against: the GPU's memory less the default planning margin.
+RESERVE_LINE_FRACTION = 1 - Constants._field_defaults["safety_margin_fraction"]
+
+
+def reserve_short(method: str, per_gpu_bytes: float, gpu_memory_bytes: float) -> bool:
+    """Whether a full fine-tune of ``per_gpu_bytes`` estimated a GPU is short of headroom under the 95% line.
+
+    Its reserved peak, up to :data:`FULL_FINETUNE_RESERVED_OVER` over the estimate, could pass the line.
+    """
+    return method == "full" and per_gpu_bytes * (1 + FULL_FINETUNE_RESERVED_OVER) > gpu_memory_bytes * RESERVE_LINE_FRACTION
 
 
 def window_masked_layers(window_tokens: list[int | None], sequence_length: int, framework: str | None) -> int:
