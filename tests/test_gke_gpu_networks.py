@@ -121,39 +121,107 @@ def test_terraform_takes_the_networks_and_null_where_none_are_named(tmp_path: Pa
     assert plain["network_config"] is None
 
 
+def _entries(platform: str, count: int) -> str:
+    rows = "".join(f"      - {{network: n{i}, subnetwork: s{i}}}\n" for i in range(count))
+    return f"  gpu_networks:\n    {platform}:\n{rows}"
+
+
 @pytest.mark.parametrize(
-    ("entries", "said", "at"),
+    ("entries", "said", "at", "where"),
     [
         pytest.param(
-            NETWORKS.split("\n", 1)[1],
+            _entries("gcp-a3-highgpu-8g", 3),
             "gcp-a3-highgpu-8g has 4 GPU NICs: give one network for each (3 given)",
             "gcp-a3-highgpu-8g",
+            "key",
             id="too-few",
         ),
         pytest.param(
-            "\n".join(["  gpu_networks:", "    gcp-a3-highgpu-4g:", "      - {network: a, subnetwork: b}", ""]),
-            "gcp-a3-highgpu-4g has no GPU NICs: leave it out (1 given)",
-            "gcp-a3-highgpu-4g",
-            id="no-gpu-nics",
+            _entries("gcp-a3-megagpu-8g", 4),
+            "gcp-a3-megagpu-8g has 8 GPU NICs: give one network for each (4 given)",
+            "gcp-a3-megagpu-8g",
+            "key",
+            id="a3-mega-takes-8",
         ),
         pytest.param(
-            "\n".join(["  gpu_networks:", "    aws-p5-48xlarge:", "      - {network: a, subnetwork: b}", ""]),
+            _entries("gcp-a3-highgpu-4g", 1),
+            "gcp-a3-highgpu-4g has no GPU NICs: leave it out",
+            "gcp-a3-highgpu-4g",
+            "key",
+            id="no-gpu-nics",
+        ),
+        # review32 item 4: A3 Ultra's RDMA layout (a gVNIC network and 8 RDMA subnets) is GKE's, not one network a NIC
+        pytest.param(
+            _entries("gcp-a3-ultragpu-8g", 9),
+            "gcp-a3-ultragpu-8g attaches its RDMA GPU NICs as a gVNIC network and the subnets of a RoCE VPC, which "
+            "specgen does not render",
+            "gcp-a3-ultragpu-8g",
+            "key",
+            id="rdma",
+        ),
+        pytest.param(
+            _entries("aws-p5-48xlarge", 1),
             "'aws-p5-48xlarge' is a platform of provider aws; this workload's hardware.provider is gcp",
             "aws-p5-48xlarge",
+            "value",
             id="another-provider",
         ),
     ],
 )
-def test_a_bad_entry_is_refused_at_its_key(tmp_path: Path, entries: str, said: str, at: str) -> None:
-    text = entries if entries.startswith("  gpu_networks:") else _named(entries)
-    path = _path(tmp_path, text)
+def test_a_bad_entry_is_refused_at_its_key(tmp_path: Path, entries: str, said: str, at: str, where: str) -> None:
+    path = _path(tmp_path, entries)
     with pytest.raises(InputError) as refused:
         load_workload(str(path))
     assert said in str(refused.value)
-    line = path.read_text().splitlines().index(f"    {at}:") + 1  # at the key, or its first network (the value)
-    assert f"w.yaml:{line}:5: kubernetes.gpu_networks.{at}: " in str(refused.value) or (
-        f"w.yaml:{line + 1}:7: kubernetes.gpu_networks.{at}: " in str(refused.value)
-    )
+    line = path.read_text().splitlines().index(f"    {at}:") + 1
+    position = f"{line}:5" if where == "key" else f"{line + 1}:7"  # the key, or its first network (the value)
+    assert f"w.yaml:{position}: kubernetes.gpu_networks.{at}: " in str(refused.value)
+
+
+def test_a3_mega_takes_its_8_networks(tmp_path: Path) -> None:
+    """gcp-a3-megagpu-8g's 8 GPU NICs (TCPXO): 8 networks load, and the plan's A3 Mega is attached."""
+    from generator.planner.options import allowed_hardware
+
+    path = _path(tmp_path, _entries("gcp-a3-megagpu-8g", 8))
+    loaded = load_workload(str(path))
+    (mega,) = [h for h in allowed_hardware(loaded.workload) if h.platform.id == "gcp-a3-megagpu-8g"]
+    assert mega.platform.gpu_nics_attached
+
+
+def test_a_pool_whose_nodes_do_not_talk_is_told_what_its_networks_need(tmp_path: Path) -> None:
+    """review32 item 2: a one-node pool attaches the networks named for its machine type; the plan says so and what
+    the cluster needs, where before nothing was said."""
+    path = _path(tmp_path, _named(NETWORKS), checkpointing="")  # one node with TRL's checkpointing
+    plan = _plan(path)
+    assert plan.pools[0].nodes == 1
+    (said,) = [f for f in plan.findings if f.code == "gke-gpu-networks"]
+    assert said.level == "info"
+    assert "(kubernetes.gpu_networks), though no replica or job of it crosses nodes; the cluster needs" in said.message
+
+
+def test_gpu_networks_without_a_rendered_pool_are_unused_and_not_counted_on(tmp_path: Path) -> None:
+    """review32 item 3: with outputs [ansible] no pool attaches the networks: the plan times over the primary NIC (the
+    job without checkpointing is refused, as without the setting) and says the setting is unused."""
+    path = _path(tmp_path, _named(NETWORKS))
+    path.write_text(path.read_text() + "outputs: [ansible]\n")
+    loaded = load_workload(str(path))
+    unused = [f for f in unused_setting_findings(loaded.workload) if f.path == "kubernetes.gpu_networks"]
+    assert [f.code for f in unused] == ["setting-unused"]
+    assert "no pool attaches them" in unused[0].message
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(loaded)
+    assert "over 200 Gb/s primary NIC (the GPU NICs attached to no network" in str(refused.value)
+
+
+@pytest.mark.parametrize(("platform", "gbps"), [("gcp-a3-ultragpu-8g", 200.0), ("gcp-a4-highgpu-8g", 200.0)])
+def test_an_rdma_machine_without_its_networks_has_its_first_gvnic(platform: str, gbps: float) -> None:
+    """review32 item 4: A3 Ultra and A4 have two 200 Gb/s gVNICs beside 8 x 400 Gb/s RDMA NICs; a pool with no
+    additional network has the first gVNIC alone (it was timed at both, 400 Gb/s)."""
+    from generator import catalog
+    from generator.planner.training_comm import node_link
+
+    spec = catalog.platforms()[platform]
+    assert node_link(spec, catalog.gpus()[spec.gpu_ids[0]], 8, True)[0] == gbps
 
 
 @pytest.mark.parametrize("name", ["Gpunic", "gpu_nic", "a" * 64, "-gpunic"])

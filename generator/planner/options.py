@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from generator import catalog
+from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
@@ -53,7 +54,9 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     """
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
-    attached = frozenset(wl.kubernetes.gpu_networks or ()) if wl.hardware.provider == "gcp" else frozenset()
+    # GPU NICs a rendered node pool attaches (review32 item 3: none where no pool is rendered)
+    rendered = wl.hardware.provider == "gcp" and pools_rendered(wl.outputs)
+    attached = frozenset(wl.kubernetes.gpu_networks or ()) if rendered else frozenset()
     return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached))
 
 

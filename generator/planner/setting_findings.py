@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
+from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.planner.plan import Finding
 from generator.planner.tco import rented_at_given_rates
 from generator.words import listed
@@ -134,6 +135,17 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         for key in GKE_SETTINGS
         if provider != "gcp" and getattr(wl.kubernetes, key) is not None
     ]
+    if provider == "gcp" and wl.kubernetes.gpu_networks and not pools_rendered(wl.outputs):  # review32 item 3
+        gke.append(
+            Finding(
+                "warning",
+                "setting-unused",
+                "kubernetes.gpu_networks attaches GPU NICs to the GKE node pools rendered, and outputs has neither "
+                "kubernetes nor terraform: no pool attaches them, and traffic between nodes is timed over the primary "
+                "NIC; add an output or remove it",
+                "kubernetes.gpu_networks",
+            )
+        )
     if provider == "baremetal" and wl.kubernetes.location is not None:
         gke.append(
             Finding(

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from generator import catalog
+from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import DEFAULT_FRONTEND_NIC, node_fabric
@@ -226,11 +227,6 @@ def dp_traffic(
     return DpTraffic(sent, count)
 
 
-#: Clouds whose rendered node pools attach GPU NICs only to networks the workload names: GKE's need one VPC subnet each
-#: as additional node networks (``kubernetes.gpu_networks``; :func:`generator.render.gke.gpu_network_findings`).
-PROVIDERS_WITHOUT_GPU_NICS = frozenset({"gcp"})
-
-
 def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
     """Gb/s a node sends to other nodes, and what carries it: the GPU fabric the node is built with, else its front end.
 
@@ -243,9 +239,9 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
         # (newuser28 item 7; https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)
         nic = nics[platform.fabric_nic_id]
         gbps = nic.port_gbps * nic.ports * platform.fabric_nic_count
-        if platform.provider in PROVIDERS_WITHOUT_GPU_NICS and not platform.gpu_nics_attached:
+        if unattached(platform):
             # newuser45 item 8: the node pools rendered attach none of them, so the step crosses the primary NIC
-            primary = float(platform.network_gbps_total or 0) - gbps
+            primary = primary_nic_gbps(platform, gbps)
             return primary, f"{primary:g} Gb/s primary NIC (the GPU NICs attached to no network: kubernetes.gpu_networks)"
         return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
     if platform.provider != "baremetal":

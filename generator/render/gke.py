@@ -630,41 +630,51 @@ def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
 
 
 def gpu_network_findings(plan: Plan, settings: KubernetesSettings) -> list[Finding]:
-    """Multi-node pools of machines whose GPU NICs carry their traffic only on networks attached to the node pool.
+    """Pools of machines whose GPU NICs carry traffic only on networks attached to the node pool.
 
     A3 machines reach their GPU-to-GPU bandwidth over extra NICs, each in its own VPC subnet, attached as
     ``networkConfig.additionalNodeNetworkConfigs`` of the pool (GKE multi-networking) and driven by NCCL's
     GPUDirect-TCPX / TCPXO plugin; without them a node has its primary NIC only (newuser16 M2), which is what the
-    planner then times the traffic between nodes over (newuser45 item 8). Where ``kubernetes.gpu_networks`` names
-    the networks, the pool attaches them and the plan times over them: what the cluster and the job must add is said.
+    planner then times the traffic between nodes over (newuser45 item 8): a pool whose nodes talk is warned. Every
+    pool that attaches the networks ``kubernetes.gpu_networks`` names is told what the cluster and the job must add
+    (review32 item 2: a pool whose nodes do not talk gets them too).
     """
     from generator import catalog
+    from generator.catalog.gke_gpu_nics import primary_nic_gbps, takes_gpu_networks
 
     out = []
     for pool in plan.pools:
         fabric = [n for n in pool.node.nics if n.role == "fabric"]
-        if not fabric or not crosses_nodes(plan, pool):
+        networks = pool_gpu_networks(pool, settings)
+        talks = crosses_nodes(plan, pool)
+        if not fabric or not (talks or networks):
             continue
         count = sum(n.count for n in fabric)
         gpu_nics = sum(n.count * catalog.nics()[n.nic_id].port_gbps * catalog.nics()[n.nic_id].ports for n in fabric)
-        if networks := pool_gpu_networks(pool, settings):
-            names = ", ".join(n.network for n in networks)
+        platform = catalog.platforms()[pool.node.platform_id]
+        if networks:
+            use = "which the plan times their traffic over" if talks else "though no replica or job of it crosses nodes"
             text = (
-                f"pool {pool.name}'s nodes attach their {count} GPU NICs ({gpu_nics:g} Gb/s) to {names} "
-                "(kubernetes.gpu_networks), which the plan times their traffic over; the cluster needs "
+                f"pool {pool.name}'s nodes attach their {count} GPU NICs ({gpu_nics:g} Gb/s) to "
+                f"{', '.join(n.network for n in networks)} (kubernetes.gpu_networks), {use}; the cluster needs "
                 "multi-networking and GKE Dataplane V2, each network a GKENetworkParamSet and a Network object, and "
                 "the job NCCL's GPUDirect plugin and its pods' network annotations "
                 "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx): not rendered"
             )
-            out.append(Finding("info", "gke-gpu-networks", text, f"kubernetes.gpu_networks.{pool.node.platform_id}"))
+            out.append(Finding("info", "gke-gpu-networks", text, f"kubernetes.gpu_networks.{platform.id}"))
             continue
-        primary = (catalog.platforms()[pool.node.platform_id].network_gbps_total or 0) - gpu_nics
+        primary = primary_nic_gbps(platform, gpu_nics)
         faster = f" would carry it {gpu_nics / primary:.3g} times as fast" if primary > 0 else " would carry it"
+        attach = (
+            f"once attached to a VPC network each: name them under kubernetes.gpu_networks.{platform.id} (GKE's "
+            "GPUDirect guide creates them, https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)"
+            if takes_gpu_networks(platform)
+            else "once attached as RDMA networks (a second gVNIC's network and the subnets of a RoCE VPC, "
+            "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth), which specgen does not render"
+        )
         text = (
-            f"pool {pool.name}'s nodes talk over {pool.node.platform_id}'s primary NIC ({primary:g} Gb/s), which the "
-            f"plan times their traffic over; its {count} GPU NICs ({gpu_nics:g} Gb/s){faster} once attached to a VPC "
-            f"network each: name them under kubernetes.gpu_networks.{pool.node.platform_id} (GKE's GPUDirect guide "
-            "creates them, https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)"
+            f"pool {pool.name}'s nodes talk over {platform.id}'s primary NIC ({primary:g} Gb/s), which the plan times "
+            f"their traffic over; its {count} GPU NICs ({gpu_nics:g} Gb/s){faster} {attach}"
         )
         out.append(Finding("warning", "gke-gpu-networks", text, "kubernetes"))
     return out

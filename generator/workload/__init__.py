@@ -123,7 +123,9 @@ def _other_provider(doc: Document, path: tuple[str | int, ...], platform_id: str
 
 
 def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
-    """``kubernetes.gpu_networks``: each key a GCP machine type with GPU NICs, one network for each of them."""
+    """``kubernetes.gpu_networks``: each key a GCP machine type with TCPX / TCPXO GPU NICs, one network for each."""
+    from generator.catalog.gke_gpu_nics import takes_gpu_networks
+
     errors: list[InputError] = []
     for key, networks in (wl.kubernetes.gpu_networks or {}).items():
         at: tuple[str | int, ...] = ("kubernetes", "gpu_networks", key)
@@ -133,10 +135,23 @@ def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
             continue
         if wl.hardware.provider == "gcp":  # elsewhere the setting is unused, said as such (setting-unused)
             errors += _other_provider(doc, at, key, "gcp")
-        nics = (platform.fabric_nic_count or 0) if platform.fabric_nic_id else 0
-        if platform.provider == "gcp" and len(networks) != nics:
-            has = f"has {nics} GPU NICs: give one network for each" if nics else "has no GPU NICs: leave it out"
-            errors.append(InputError(f"{key} {has} ({len(networks)} given)", doc.locate(at, key=True)))
+        if platform.provider != "gcp":
+            continue
+        nics = platform.fabric_nic_count or 0
+        if not takes_gpu_networks(platform):  # review32 item 4: A3 Ultra / A4 take RDMA networks, not one each
+            has = (
+                "has no GPU NICs"
+                if not platform.fabric_nic_id
+                else "attaches its RDMA GPU NICs as a gVNIC network and the subnets of a RoCE VPC, which specgen does "
+                "not render (kubernetes.gpu_networks takes the GPUDirect-TCPX / TCPXO machine types: A3 High, A3 Mega)"
+            )
+            errors.append(InputError(f"{key} {has}: leave it out", doc.locate(at, key=True)))
+        elif len(networks) != nics:
+            errors.append(
+                InputError(
+                    f"{key} has {nics} GPU NICs: give one network for each ({len(networks)} given)", doc.locate(at, key=True)
+                )
+            )
     return errors
 
 
