@@ -10,8 +10,11 @@ the order the files were given in.
 from __future__ import annotations
 
 import functools
+import math
 import os
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.errors import InputError, MultipleInputError, SpecgenError
@@ -154,10 +157,32 @@ def _raise(failure: _Failure) -> None:
     raise error
 
 
-def usable_cores() -> int:
-    """The CPUs this process may run on (its affinity mask where the platform has one, else the machine's)."""
+#: The cgroup v2 file that holds a container's CPU quota: "max 100000" (none) or "<quota> <period>" microseconds.
+CPU_MAX = "/sys/fs/cgroup/cpu.max"
+
+
+def usable_cores(cpu_max: str = CPU_MAX) -> int:
+    """The CPUs this process may run on: its affinity mask, less a container's CPU quota where one is set.
+
+    review32 item 6: a CI runner limited to 2 CPUs on a 64-core node sees 64 in its affinity mask.
+    """
     affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    try:
+        quota, period = Path(cpu_max).read_text(encoding="ascii").split()[:2]
+    except (OSError, ValueError):
+        return cores
+    if quota == "max" or not quota.isdigit() or not period.isdigit() or int(period) == 0:
+        return cores
+    return max(1, min(cores, math.ceil(int(quota) / int(period))))
+
+
+def default_jobs() -> int:
+    """The processes ``render`` plans files on when not told.
+
+    One a usable core on Linux, where the workers fork; one elsewhere (fork is unsafe on macOS, Windows has none).
+    """
+    return usable_cores() if sys.platform.startswith("linux") else 1
 
 
 def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
@@ -169,7 +194,7 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     paths = sorted(paths)
     check_distinct_files(paths)
     cores = usable_cores()
-    jobs = max(1, min(cores if jobs is None else jobs, len(paths), cores))
+    jobs = max(1, min(default_jobs() if jobs is None else jobs, len(paths), cores))
     alone = len(paths) == 1
     if jobs == 1:
         return by_name([render_one(path, alone) for path in paths])

@@ -421,7 +421,7 @@ def _build_cli() -> Any:
         "--jobs",
         type=click.IntRange(min=1),
         default=RENDER_DEFAULTS["jobs"],
-        show_default="every core this process may run on",
+        show_default="on Linux every core this process may run on, else 1",
         help="Plan files on this many cores.",
     )
     @fail_on

@@ -124,3 +124,17 @@ def test_the_runners_up_are_listed_in_the_ranking_order(tmp_path: Path) -> None:
     (dep,) = plan_workload(load_workload(str(path))).deployments
     costs = [r.usd_per_hour or 0.0 for r in dep.runners_up]
     assert len(costs) == 4 and all(costs) and costs == sorted(costs)
+
+
+def test_the_host_line_says_ram_an_owned_group_states_is_the_inventorys(tmp_path: Path) -> None:
+    """review32 item 8: 1,024 GiB stated for owned DGX H100s read "as the catalog configures dgx-h100" (2,048 GiB)."""
+    from tests.conftest import REPO
+
+    text = (REPO / "examples" / "fleet-existing.yaml").read_text()
+    owned = "    - platform: dgx-h100\n      count: 2\n"
+    plan = _plan(tmp_path, text.replace(owned, owned + "      ram_gib: 1024\n"))
+    lines = {p.node.host_minimum for p in plan.pools if p.node.platform_id == "dgx-h100"}
+    assert lines == {
+        "no published per-GPU RAM or CPU-core minimum for h100-sxm5-80gb on hgx-8gpu platforms; RAM (1,024 GiB) and CPU "
+        "as hardware.inventory states for dgx-h100"
+    }

@@ -603,13 +603,19 @@ def _inference_details(
             f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
             "allow a larger batch"
         )
-    if not spec.pooling and shape.max_point.binds and shape.max_point.batch < running * shape.par.attention_dp:
+    admitted = running * shape.par.attention_dp  # max_num_seqs is each attention-DP rank's (review32 item 5)
+    if not spec.pooling and shape.max_point.binds and shape.max_point.batch < admitted:
         # newuser46 item 7: the engine admits up to max_num_seqs, past the batch the latency targets hold at
-        batch = shape.max_point.batch
+        batch, ranks = shape.max_point.batch, shape.par.attention_dp
+        slower = " and ".join(t for t in ("TTFT", "TPOT") if t in shape.max_point.binds)
+        per_rank = f" ({ranks} attention-DP ranks of {running:,})" if ranks > 1 else " (max_num_seqs)"
+        seqs = f"inference.max_num_seqs: {batch // ranks}" + (f" ({batch // ranks} a rank)" if ranks > 1 else "")
+        # one field for every part of a split service: the router's cap is the part's own (review32 item 5)
+        held_by = f", or give {seqs} (requests then wait to start)" if part_rate is None else ""
         reasons.append(
-            f"the SLOs hold at {batch} sequences a replica, and {engine} admits up to {running * shape.par.attention_dp:,} "
-            f"(max_num_seqs): a burst past the planned rate runs a larger batch at a slower TPOT, so cap the router's "
-            f"concurrency at {batch} a replica, or give inference.max_num_seqs: {batch} (requests then wait to start)"
+            f"the SLOs hold at {batch} sequences a replica, and {engine} admits up to {admitted:,}{per_rank}: a burst "
+            f"past the planned rate runs a larger batch at a slower {slower}, so cap the router's concurrency at "
+            f"{batch} a replica{held_by}"
         )
     if (rates := dequantized_rates(model.architecture, shape.par, acc, consts)) is not None:  # review 27 item 3
         reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text()}")
@@ -1301,11 +1307,10 @@ def build_plan(
         reasons += twin_reasons(ranked_as, shown, rest)
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
-        ranked_shown = sorted(shown, key=lambda o: next(i for i, r in enumerate(rest) if r is o))
         # a job on servers of its own paid by the month: a run is the month over its runs a month (newuser39 item 7)
         runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
         over = {id(o): text for o in shown if (text := alone_over_limit(wl, o)) is not None}
-        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie, runs, over))
+        reasons.append(_choice_reason(objective, ranked_as, shown, details["co_located"], tie, runs, over))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:

@@ -48,7 +48,9 @@ def minimum_text(platform: PlatformSpec, gpu: GpuSpec, gpus: int, cores: int, ra
         listed = platform.ram_gib is not None and ram_gib == platform.ram_gib
         fixed = [f"RAM ({ram_gib:,} GiB)"] * listed + ["CPU"] * (platform.cpu_id is not None)
         sized = [part for part, kept in (("RAM", listed), ("CPU", platform.cpu_id is not None)) if not kept]
-        said = [f"{' and '.join(fixed)} as the catalog configures {platform.id}"] if fixed else []
+        # review32 item 8: RAM an owned group states is the inventory's, not the catalog's
+        source = "as hardware.inventory states for" if platform.ram_as_owned or platform.custom else "as the catalog configures"
+        said = [f"{' and '.join(fixed)} {source} {platform.id}"] if fixed else []
         said += [f"{' and '.join(sized)} sized from the workload"] if sized else []
         return f"no published per-GPU RAM or CPU-core minimum for {gpu.id} on {platform.kind} platforms; {', '.join(said)}"
     asked, short = [], []
