@@ -164,3 +164,17 @@ def test_a_near_tie_keeps_a_full_fine_tune_with_the_headroom_it_was_measured_to_
     assert not [f for f in plan.findings if f.code == "full-finetune-headroom"]
     (kept,) = [r for r in dep.reasons if r.startswith("kept over ")]
     assert kept.startswith("kept over TP1 ZeRO-3 x DP4, micro-batch 4 x 4 accumulation steps, 0.1% faster (6.56 h against")
+
+
+def test_an_unknown_base_model_is_offered_its_catalog_variants() -> None:
+    """Item 11: 'meta-llama/Llama-3.1-70B' (the base model, offline) was offered the 8B, 3B and 1B, not the 70B
+    Instruct the catalog has; an id that extends the name comes first, close matches where none does."""
+    from generator.catalog import find_model
+    from generator.errors import UnknownIdError
+
+    with pytest.raises(UnknownIdError) as base:
+        find_model("meta-llama/Llama-3.1-70B")
+    assert "did you mean 'meta-llama/Llama-3.1-70B-Instruct'?" in str(base.value)
+    with pytest.raises(UnknownIdError) as typo:
+        find_model("meta-llama/Llama-3.1-7B")
+    assert "did you mean 'meta-llama/Llama-3.1-8B'" in str(typo.value)

@@ -233,7 +233,11 @@ def find_model(name: str) -> ModelRecord:
     """A catalog model by HF id, its name after the slash, or an alias (case-insensitive)."""
     model_id = _model_index().get(name.lower())
     if model_id is None:
-        raise UnknownIdError(f"unknown model '{name}'{suggest(name, sorted(models()))} (or give a path to a config.json)")
+        # newuser45 item 11: a base model's id left out its catalog variants (Llama-3.1-70B: -70B-Instruct), which no
+        # close match found beside the 8B and 3B; the ids that extend the name come first
+        extended = sorted(m for m in models() if m.lower().startswith(name.lower()))[:3]
+        hint = f"; did you mean {', '.join(map(repr, extended))}?" if extended else suggest(name, sorted(models()))
+        raise UnknownIdError(f"unknown model '{name}'{hint} (or give a path to a config.json)")
     return models()[model_id]
 
 
