@@ -177,12 +177,12 @@ def usable_cores(cpu_max: str = CPU_MAX) -> int:
     return max(1, min(cores, math.ceil(int(quota) / int(period))))
 
 
-def default_jobs() -> int:
-    """The processes ``render`` plans files on when not told.
+def default_jobs(cores: int) -> int:
+    """The processes ``render`` plans files on when not told, of ``cores`` usable ones.
 
-    One a usable core on Linux, where the workers fork; one elsewhere (fork is unsafe on macOS, Windows has none).
+    All of them on Linux, where the workers fork; one elsewhere (fork is unsafe on macOS, Windows has none).
     """
-    return usable_cores() if sys.platform.startswith("linux") else 1
+    return cores if sys.platform.startswith("linux") else 1
 
 
 def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
@@ -194,7 +194,7 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     paths = sorted(paths)
     check_distinct_files(paths)
     cores = usable_cores()
-    jobs = max(1, min(default_jobs() if jobs is None else jobs, len(paths), cores))
+    jobs = max(1, min(default_jobs(cores) if jobs is None else jobs, len(paths), cores))
     alone = len(paths) == 1
     if jobs == 1:
         return by_name([render_one(path, alone) for path in paths])

@@ -40,4 +40,4 @@ def test_files_are_planned_in_one_process_where_workers_cannot_fork_safely(
     monkeypatch: pytest.MonkeyPatch, platform: str, linux: bool
 ) -> None:
     monkeypatch.setattr(sys, "platform", platform)
-    assert batch.default_jobs() == (batch.usable_cores() if linux else 1)
+    assert batch.default_jobs(6) == (6 if linux else 1)

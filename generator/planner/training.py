@@ -64,7 +64,10 @@ MAX_PIPELINE_STAGES = 16
 
 @dataclass(frozen=True)
 class NearTie:
-    """A faster layout on the same servers that a simpler one was kept over (``training_candidates._near_ties_settled``)."""
+    """A layout on the same servers a simpler one was kept over (``training_candidates._near_ties_settled``).
+
+    Faster than the kept one, or short of headroom where the kept one is not.
+    """
 
     shape: TrainingShape
     run_hours: float
@@ -89,7 +92,7 @@ class TrainingShape:
     step: StepTime | None = None
     #: Model FLOPs per token (6N; 4N for adapters), what MFU counts.
     model_flops_per_token: float = 0.0
-    #: The faster, less simple layout on the same servers this one was kept over, where it nearly tied.
+    #: The less simple layout on the same servers this one was kept over, where it nearly tied.
     near_tie: NearTie | None = None
 
     @property

@@ -33,7 +33,7 @@ from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
 from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import reserve_short
-from generator.sizing.training import OPTIMIZERS
+from generator.sizing.training import OPTIMIZERS, TrainingSetup
 from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
 
 
@@ -167,9 +167,13 @@ def _simplicity(opt: Option) -> tuple[bool, int, int, int, int]:
     """
     assert isinstance(opt.shape, TrainingShape)
     setup, total = opt.shape.setup, opt.shape.memory.per_gpu.total
-    offloads = int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
     short = reserve_short(setup.method, total, opt.hardware.gpu.memory_bytes)
-    return (short, setup.zero_stage, offloads, opt.shape.par.tp * opt.shape.par.pp, total)
+    return (short, setup.zero_stage, cpu_offloads(setup), opt.shape.par.tp * opt.shape.par.pp, total)
+
+
+def cpu_offloads(setup: TrainingSetup) -> int:
+    """How many of its model states and activations a setup offloads to the CPU."""
+    return int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
 
 
 def _within(value: float | None, best: float | None) -> bool:

@@ -6,7 +6,7 @@ from generator.planner.option import Option
 from generator.planner.plan import Finding
 from generator.planner.tco import HOURS_PER_MONTH, acquired_as, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
-from generator.planner.training_candidates import NEAR_TIE_FRACTION
+from generator.planner.training_candidates import NEAR_TIE_FRACTION, cpu_offloads
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
@@ -180,23 +180,21 @@ def near_tie_text(shape: TrainingShape, run_hours: float | None) -> str | None:
         why = "a DeepSpeed or FSDP configuration plain data parallelism does not need" if not mine.zero_stage else (
             "more of the model states sharded, more collectives a step to hide")  # fmt: skip
         asks.append(f"ZeRO-{over.setup.zero_stage} against ZeRO-{mine.zero_stage} ({why})")
-    offloads = ("offload_optimizer", "offload_params", "activation_offload")
-    if sum(bool(getattr(over.setup, f)) for f in offloads) > sum(bool(getattr(mine, f)) for f in offloads):
+    if cpu_offloads(over.setup) > cpu_offloads(mine):
         asks.append("more CPU offload")
     if over.par.tp * over.par.pp > shape.par.tp * shape.par.pp:
         asks.append(f"TP{over.par.tp} x PP{over.par.pp} against TP{shape.par.tp} x PP{shape.par.pp}")
-    usable = shape.hardware.gpu.memory_bytes
+    memory = shape.hardware.gpu.memory_bytes
     theirs, ours = over.memory.per_gpu.total, shape.memory.per_gpu.total
     if theirs > ours:
-        asks.append(f"{theirs / 2**30:.1f} GiB a GPU against {ours / 2**30:.1f} ({theirs / usable:.0%} of the GPU's memory "
-                    f"against {ours / usable:.0%}), less headroom for the model's error")  # fmt: skip
-    if reserve_short(over.setup.method, theirs, shape.hardware.gpu.memory_bytes):
+        asks.append(f"{theirs / 2**30:.1f} GiB a GPU against {ours / 2**30:.1f} ({theirs / memory:.0%} of the GPU's memory "
+                    f"against {ours / memory:.0%}), less headroom for the model's error")  # fmt: skip
+    if reserve_short(over.setup.method, theirs, memory):
         asks.append("less headroom than full fine-tunes' reserved memory was measured to need (full-finetune-headroom)")
     faster = 1 - tie.run_hours / run_hours
     digits = next((d for d in (2, 3, 4) if f"{tie.run_hours:.{d}f}" != f"{run_hours:.{d}f}"), 4)
     pace = (
         f"{faster:.1%} faster" if faster >= 0.0005 else "less than 0.1% faster" if faster > 0 else "as fast"
     ) + f" ({tie.run_hours:.{digits}f} h against {run_hours:.{digits}f} h a run)"
-    return f"kept over {over.reason}, {pace}: within {NEAR_TIE_PERCENT} of its hours, price and power, and it needs " + "; ".join(
-        asks
-    )
+    near = f"within {NEAR_TIE_PERCENT} of its hours, price and power"
+    return f"kept over {over.reason}, {pace}: {near}, and it needs " + "; ".join(asks)
