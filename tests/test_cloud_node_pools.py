@@ -457,15 +457,16 @@ def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path
 
 
 def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> None:
-    """newuser31 item 3: two 8-GPU nodes, one TP8 replica each at 11.96 req/s for 20 asked: an upgrade drains one node
-    (maxUnavailable 1, no surge) and leaves 11.96 req/s; at this layout 3 replicas keep the rate with a node down."""
+    """newuser31 item 3: two 8-GPU nodes, one TP8 replica each at 11.96 req/s for 20 asked: an upgrade drained one node
+    (maxUnavailable 1, no surge) and left 11.96 req/s. Now two TP4 replicas a node at 7.19 req/s (newuser46 item 2: the
+    rate needs 3, the nodes hold 4): a node down leaves 2, and 5 keep the rate with the node holding most of them down."""
     plan = json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]
     (finding,) = [f for f in plan["findings"] if f["code"] == "gke-upgrade-capacity"]
     assert finding["level"] == "warning" and finding["path"] == "deployments[0]"
     assert finding["message"].startswith(
         "while GKE upgrades a node of pool chat_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
-        "keeps as few as 1 of its 2 replicas (a node holds up to 1 of them, as many as its GPUs take: nothing spreads "
-        "them), 11.82 req/s of the 20 asked: set inference.min_replicas to at least 3 (at this layout, the fewest that "
+        "keeps as few as 2 of its 4 replicas (a node holds up to 2 of them, as many as its GPUs take: nothing spreads "
+        "them), 14.38 req/s of the 20 asked: set inference.min_replicas to at least 5 (at this layout, the fewest that "
         "keep the rate with the node holding the most of them down, spread over the pool's nodes as the plan places "
         "them, on 3 nodes, 1 more;"
     )

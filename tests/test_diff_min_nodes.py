@@ -87,10 +87,11 @@ outputs: [terraform]
 
 
 def test_specgen_diff_reports_the_minimum_of_two_workloads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """12 -> 30 req/s average: the peak's 3 nodes stay, the minimum rises 2 -> 3 (min_replicas 2 hold 2 nodes at 12)."""
+    """12 -> 34 req/s average: the peak's 3 nodes stay, the minimum rises 2 -> 3 (min_replicas 2 hold 2 nodes at 12;
+    34 req/s need 5 x TP4 of 8.29 req/s, on 3 nodes of 8 GPUs)."""
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
     old.write_text(WORKLOAD.format(average=12))
-    new.write_text(WORKLOAD.format(average=30))
+    new.write_text(WORKLOAD.format(average=34))
     code, out, err = specgen(capsys, "diff", str(old), str(new), "--format", "json")
     assert code == 0, err
     (pool,) = json.loads(out)["pools"]

@@ -74,7 +74,7 @@ def test_a_server_rented_by_the_hour_is_in_no_rack_whichever_record_prices_it(
     assert text.splitlines()[0].startswith(
         "bmrent: 16 GPUs on 2 node(s) in 0 rack(s) (2 of them rented, in the provider's datacentre)"
     )
-    (chosen,) = [line for line in text.splitlines() if "chosen by cost: 2 x TP8 on 2 x hgx-a100-8gpu-oem" in line]
+    (chosen,) = [line for line in text.splitlines() if "chosen by cost: 4 x TP4 on 2 x hgx-a100-8gpu-oem" in line]
     assert "16 GPUs rented (0 idle)" in chosen and "GPUs bought" not in chosen.split("; runner-up")[0]
     assert "in no rack of this plan (no capex, colocation or energy of yours)" in text
 

@@ -86,11 +86,11 @@ def test_a_fraction_too_small_for_one_gpu_says_what_it_leaves_and_what_is_needed
     ("context", "at_default", "why"),
     [
         # the planner's own sizing holds a TP1 replica at SGLang's default: the fraction alone spread it
-        (20480, (1, 1), ", so the fraction alone spreads each replica over 4 GPUs (TP4 x PP1)"),
+        (20480, (1, 1), ", so the fraction alone spreads each replica over 2 GPUs (TP2 x PP1)"),
         # 66.28 GiB under the default's 66.51, but the runtime and KV pages besides leave no TP1 replica at the
         # default either (review28 item 4: "alone" was said of it)
-        (21504, (4, 1), "; the fraction leaves less than one GPU needs, and the plan spreads each replica over 4 GPUs "
-         "(TP4 x PP1)"),
+        (21504, (2, 1), "; the fraction leaves less than one GPU needs, and the plan spreads each replica over 2 GPUs "
+         "(TP2 x PP1)"),
     ],
 )  # fmt: skip
 def test_the_fraction_alone_is_said_only_where_the_sizing_holds_one_gpu_at_the_default(
@@ -108,7 +108,7 @@ def test_the_fraction_alone_is_said_only_where_the_sizing_holds_one_gpu_at_the_d
     assert (default.tp, default.pp) == at_default
     plan = _plan(tmp_path, text("      engine: sglang\n      mem_fraction_static: 0.5\n"))
     (dep,) = plan.deployments
-    assert (dep.tp, dep.pp) == (4, 1)
+    assert (dep.tp, dep.pp) == (2, 1)
     (message,) = [f.message for f in plan.findings if f.code == "mem-fraction-too-small"]
     kv = context * 256 / 1024**2
     assert message == (

@@ -125,7 +125,7 @@ LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
         (
             "azure",
             "h100-nvl-94gb",
-            "fp8",
+            "bf16",  # at fp8 one GPU holds it, and the node's two run a replica each (newuser46 item 2)
             "azure-standard-nc80adis-h100-v5",
             "split over 2 GPUs (TP2), 247.2 GB/s per direction over NVLink bridge (what NCCL/RCCL count on; 300 GB/s peak)",
         ),

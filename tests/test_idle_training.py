@@ -16,7 +16,8 @@ from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.workload import load_workload
 
-#: An 8B service pinned to 7 TP1 replicas on one 8-GPU p5.48xlarge (one H100 idle), and an 8B LoRA job.
+#: An 8B service pinned to TP1 on one 8-GPU p5.48xlarge, whose rate needs 7 replicas (the eighth H100 runs one past the
+#: rate's need: newuser46 item 2), and an 8B LoRA job.
 WORKLOAD = """\
 version: 1
 name: idle-lora
@@ -36,8 +37,9 @@ kubernetes: {location: us-east-1}
 """
 
 HEAD = (
-    "deployment lora: a run fits the 1 idle GPU(s) of serving pool small_h100_sxm5_80gb (of its 8 rented, 1 x 8-GPU "
-    "aws-p5-48xlarge; idle all month, idle-gpus): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, no "
+    "deployment lora: a run fits the 1 GPU(s) of serving pool small_h100_sxm5_80gb its rates do not need (of its 8 "
+    "rented, 1 x 8-GPU aws-p5-48xlarge; 1 running replicas past the rate's need (replicas_past_rate), whose place the "
+    "job would take): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, no "
     "activation checkpointing (searched) on 1 h100-sxm5-80gb on one node, 74.8 GiB per GPU of 79.6 GiB, 2.56 h a run "
     "as the planner's training model times it there (0.14 h on its own pool lora_b200_sxm_180gb), 2 sequences an "
     "optimizer step there against 16 (global_batch_size not set)"
@@ -71,7 +73,7 @@ def _codes(plan: Plan) -> dict[str, list[str]]:
     [
         (
             (),
-            "; its 4 runs a month take 10.23 h of the 730 h a month those GPUs are idle. There it adds $0 to the fleet's "
+            "; its 4 runs a month take 10.23 h of the 730 h a month those GPUs are spare. There it adds $0 to the fleet's "
             "month, against its own pool's $15.99 a run ($63.96 a month at 4 runs). ",
             "",
         ),
@@ -81,7 +83,7 @@ def _codes(plan: Plan) -> dict[str, list[str]]:
                 (", runs_per_month: 4", ""),
                 ("requests_per_second: 150,", "requests_per_second: 150, average_requests_per_second: 100,"),
             ),
-            "; runs_per_month not set: the 730 h a month those GPUs are idle hold up to 285 runs. There it adds $0 to the "
+            "; runs_per_month not set: the 730 h a month those GPUs are spare hold up to 285 runs. There it adds $0 to the "
             "fleet's month, against its own pool's $15.99 a run. ",
             "; the replicas freed between the average and the peak rate (small) are not counted: the plan models the "
             "average rate, not how many hours of the month it holds",
@@ -91,7 +93,10 @@ def _codes(plan: Plan) -> dict[str, list[str]]:
 def test_lora_fits_one_idle_h100(tmp_path: Path, edits: tuple[tuple[str, str], ...], middle: str, end: str) -> None:
     plan = _plan(tmp_path, *edits)
     codes = _codes(plan)
-    assert codes["idle-gpus"][0].startswith("pool small_h100_sxm5_80gb: 1 of 8 GPUs rented are idle")
+    # the eighth GPU runs a replica past the rate's need, not idle (newuser46 item 2), and the job may take its place
+    assert "idle-gpus" not in codes
+    small = next(d for d in plan.deployments if d.name == "small")
+    assert (small.replicas, small.details["replicas_past_rate"]) == (8, 1)
     assert codes["training-fits-idle-gpus"] == [HEAD + middle + TAIL + end]
     found = next(f for f in plan.findings if f.code == "training-fits-idle-gpus")
     assert (found.level, found.path) == ("info", "deployments[1]")
@@ -102,21 +107,24 @@ def test_lora_fits_one_idle_h100(tmp_path: Path, edits: tuple[tuple[str, str], .
 
 
 @pytest.mark.parametrize(
-    ("edits", "idle"),
+    ("edits", "past_rate"),
     [
-        # one H100 takes 2.56 h, past a 1 h deadline: the job needs more GPUs than the one idle
-        ((("deadline_hours: 8", "deadline_hours: 1"),), True),
+        # one H100 takes 2.56 h, past a 1 h deadline: the job needs more GPUs than the one spare
+        ((("deadline_hours: 8", "deadline_hours: 1"),), 1),
         # a full fine-tune of 8B does not fit one H100's memory
-        ((("method: lora, lora_rank: 16", "method: full"),), True),
-        # 300 runs of 2.56 h take 767 h, more than the month the idle GPU has
-        ((("runs_per_month: 4", "runs_per_month: 300"),), True),
-        # 8 replicas fill the node: no idle GPU
-        ((("requests_per_second: 150", "requests_per_second: 180"),), False),
+        ((("method: lora, lora_rank: 16", "method: full"),), 1),
+        # 300 runs of 2.56 h take 767 h, more than the month the spare GPU has
+        ((("runs_per_month: 4", "runs_per_month: 300"),), 1),
+        # the rate needs all 8 replicas: no GPU spare
+        ((("requests_per_second: 150", "requests_per_second: 180"),), None),
     ],
 )
-def test_no_finding_where_the_job_does_not_fit(tmp_path: Path, edits: tuple[tuple[str, str], ...], idle: bool) -> None:
-    codes = _codes(_plan(tmp_path, *edits))
-    assert ("idle-gpus" in codes) is idle
+def test_no_finding_where_the_job_does_not_fit(tmp_path: Path, edits: tuple[tuple[str, str], ...], past_rate: int | None) -> None:
+    plan = _plan(tmp_path, *edits)
+    codes = _codes(plan)
+    small = next(d for d in plan.deployments if d.name == "small")
+    assert (small.replicas, small.details.get("replicas_past_rate")) == (8, past_rate)
+    assert "idle-gpus" not in codes
     assert "training-fits-idle-gpus" not in codes
 
 
@@ -166,5 +174,5 @@ def test_a_job_is_offered_idle_gpus_of_its_own_capacity_type_only(tmp_path: Path
     )
     said = _codes(plan).get("training-fits-idle-gpus", [])
     assert [m.split(" (of its ")[0] for m in said] == (
-        ["deployment lora: a run fits the 1 idle GPU(s) of serving pool small_h100_sxm5_80gb"] if offered else []
+        ["deployment lora: a run fits the 1 GPU(s) of serving pool small_h100_sxm5_80gb its rates do not need"] if offered else []
     )

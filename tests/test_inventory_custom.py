@@ -452,14 +452,15 @@ hardware:
 """
 
 
-def test_idle_gpus_of_owned_servers_are_not_called_bought(tmp_path: Path) -> None:
-    # 3 x TP2 on two owned 4-GPU workstations: 2 of their 8 GPUs idle, none bought; the running cost is per server
+def test_the_owned_servers_gpus_run_replicas_none_bought(tmp_path: Path) -> None:
+    # the rate needs 3 x TP2 on two owned 4-GPU workstations: the 2 GPUs left run a fourth (newuser46 item 2: they were
+    # idle, said as owned), none bought; the running cost is per server
     path = tmp_path / "inv.yaml"
     path.write_text(OWNED_WORKSTATIONS)
     plan = plan_workload(load_workload(str(path)))
-    (idle,) = [f.message for f in plan.findings if f.code == "idle-gpus"]
-    assert idle.startswith("pool chat_rtx_pro_6000_ws_96gb: 2 of 8 GPUs owned are idle (2 x 4-GPU ws-box)")
-    assert idle.endswith("; 1 more replica(s) of chat (TP2 x PP1) fit on them (min_replicas: 4 asks for them)")
+    (chat,) = plan.deployments
+    assert (chat.replicas, chat.details["replicas_past_rate"], chat.details["gpus_bought"]) == (4, 1, 0)
+    assert not [f for f in plan.findings if f.code == "idle-gpus"]
     (pool,) = plan.pools
     assert pool.price_basis is not None and pool.price_basis.startswith("2 owned server(s): running costs only, per server (")
 

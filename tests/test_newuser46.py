@@ -111,7 +111,10 @@ def test_a_replica_held_by_its_slo_says_how_its_batch_is_held(tmp_path: Path) ->
         r"inference.max_num_seqs: \1 \(requests then wait to start\)",
         held,
     ), held
-    assert f"hold at {dep.details['batch_per_replica']} sequences" in held
+    # the batch the SLOs bind at, not the planned load's (16 replicas run where the rate needs 13: newuser46 item 2)
+    sustains = next(r for r in dep.reasons if r.startswith("one replica sustains "))
+    assert f"(batch {held.split()[4]}; TPOT 40 ms binds" in sustains
+    assert dep.details["batch_per_replica"] < int(held.split()[4])
 
 
 def test_the_runners_up_are_listed_in_the_ranking_order(tmp_path: Path) -> None:

@@ -124,10 +124,10 @@ def test_owned_servers_used_in_part_under_max_racks(tmp_path: Path, count: int, 
     # the runner-up on the owned DGXs is worded as owned (nothing bought), not at the purchase price, and says the
     # limit it breaks alone, as the inventory-free finding does (lo1 (b))
     chat = plan.deployments[0]
-    runners = [r for r in chat.reasons if "runner-up 2 x TP8 on 2 x dgx-h100" in r]
+    runners = [r for r in chat.reasons if "runner-up 8 x TP2 on 2 x dgx-h100" in r]
     if count >= 2:
         assert runners and runners[0].endswith(
-            "; runner-up 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) ($5,566/month, 0 GPUs bought, 0 idle, 20.4 kW; "
+            "; runner-up 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) ($5,566/month, 0 GPUs bought, 0 idle, 20.4 kW; "
             f"over {TWO_RACKS})"
         )
 
@@ -140,9 +140,9 @@ TWO_RACKS = "hardware.max_racks: its 2 servers alone need 2 racks of 20 kW, 1 al
     ("count", "caps", "expected"),
     [
         # the owned DGXs: $5,566 a month against the $9,409 chosen, over the one rack (fuzz34's left-out)
-        (2, "  max_racks: 1\n", [("2 x TP8 on 2 x dgx-h100", TWO_RACKS), ("3 x TP1 PP8 on 3 x dgx-h100", "3 racks")]),
+        (2, "  max_racks: 1\n", [("8 x TP2 on 2 x dgx-h100", TWO_RACKS), ("3 x TP1 PP8 on 3 x dgx-h100", "3 racks")]),
         # a bought runner-up over the racks says so too; one within them says nothing
-        (4, "  max_racks: 1\n", [("2 x TP8 on 2 x dgx-h100", TWO_RACKS), ("3 x TP4 on 3 x dell-xe8640", None)]),
+        (4, "  max_racks: 1\n", [("8 x TP2 on 2 x dgx-h100", TWO_RACKS), ("3 x TP4 on 3 x dell-xe8640", None)]),
         # 2 DGXs and an XE8640 (24.6 kW): 3 servers in 2 racks
         (
             2,
@@ -170,12 +170,12 @@ def test_a_runner_up_over_max_racks_says_so(
     spec = render_markdown(plan)["SPEC.md"]
     if count == 2 and caps == "  max_racks: 1\n":
         assert (
-            "  runner-up: 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (0 GPUs bought, 16 used, 20.4 kW, $5,566/month; "
+            "  runner-up: 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (0 GPUs bought, 16 used, 20.4 kW, $5,566/month; "
             f"over {TWO_RACKS})\n"
         ) in text
-        assert f"| 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (over {TWO_RACKS}) | 16 | 2 | 20.4 kW |" in spec
+        assert f"| 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (over {TWO_RACKS}) | 16 | 2 | 20.4 kW |" in spec
         # spec.json carries it on the runner-up; a runner-up within the limits leaves the field out
-        (runner,) = [r for r in plan.to_dict()["deployments"][0]["runners_up"] if r["summary"].startswith("2 x TP8 on 2")]
+        (runner,) = [r for r in plan.to_dict()["deployments"][0]["runners_up"] if r["summary"].startswith("8 x TP2 on 2")]
         assert runner["over_limit"] == TWO_RACKS
     if not caps:
         assert "; over hardware." not in text and "(over hardware." not in spec

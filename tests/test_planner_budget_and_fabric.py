@@ -317,16 +317,17 @@ hardware:
 
 
 @pytest.mark.parametrize(
-    ("rps", "tp1", "replicas", "idle_gpus"),
+    ("rps", "tp1", "replicas", "past_rate"),
     [
-        # 7 one-GPU replicas of 1.41 req/s suffice: 7 one-GPU servers would save a GPU (the planner runs 4 x TP2)
-        pytest.param(9.3, False, 4, 0, id="7-gpus-suffice"),
-        pytest.param(9.3, True, 7, 1, id="7-gpus-suffice-tp1"),  # pinned to them: 7 GPUs of the 8-GPU server
-        pytest.param(10, False, 8, 0, id="8-gpus-needed"),
+        # 7 one-GPU replicas of 1.41 req/s suffice: 7 one-GPU servers would save a GPU; the 8-GPU server runs an
+        # eighth on the GPU that would otherwise idle (newuser46 item 2)
+        pytest.param(9.3, False, 8, 1, id="7-gpus-suffice"),
+        pytest.param(9.3, True, 8, 1, id="7-gpus-suffice-tp1"),
+        pytest.param(10, False, 8, None, id="8-gpus-needed"),
     ],
 )
 def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(
-    tmp_path: Path, rps: float, tp1: bool, replicas: int, idle_gpus: int
+    tmp_path: Path, rps: float, tp1: bool, replicas: int, past_rate: int | None
 ) -> None:
     """newuser20 item 4: with no price for an RTX PRO 6000 server, 10 req/s bought 7 one-GPU dual-socket servers
     (10.8 kW) to save one GPU, and 11.5 req/s one 8-GPU server (6.5 kW). Ranked by the power of what is bought,
@@ -340,8 +341,8 @@ def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(
     plan = plan_workload(_load(tmp_path, text))
     (dep,) = plan.deployments
     assert dep.details["objective_used"] == "power-bought"
-    assert dep.replicas == replicas
-    assert [(p.nodes, p.node.gpus, p.idle_gpus) for p in plan.pools] == [(1, 8, idle_gpus)]
+    assert (dep.replicas, dep.details.get("replicas_past_rate")) == (replicas, past_rate)
+    assert [(p.nodes, p.node.gpus, p.idle_gpus) for p in plan.pools] == [(1, 8, 0)]
     assert plan.totals["power_w"] < 7000
 
 

@@ -150,23 +150,35 @@ def test_70b_chat_uses_the_nvlink_board_that_costs_less_per_replica(tmp_path: Pa
     assert all(r.usd_per_hour is not None and r.usd_per_hour >= chosen for r in dep.runners_up)
 
 
-def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("pin", "replicas", "past_rate", "idle_gpus"),
+    [
+        # one GPU a replica: the rate needs one, and the instance paid for runs 7 more on GPUs that would idle
+        ("{tp: 1, pp: 1}", 8, 7, 0),
+        # three GPUs a replica: two fit the 8 GPUs, and the other two idle (no replica fits them)
+        ("{tp: 1, pp: 3}", 2, 1, 2),
+    ],
+)
+def test_idle_gpus_are_counted_and_reported(tmp_path: Path, pin: str, replicas: int, past_rate: int, idle_gpus: int) -> None:
     text = _chat("meta-llama/Llama-3.1-8B-Instruct", 0.5, ["h100-sxm5-80gb"], provider="aws")
     # on the 8-GPU p5.48xlarge alone (AWS at large rents the 1-GPU p5.4xlarge for it, with no idle GPU)
     text = text.replace("  provider: aws\n", "  provider: aws\n  platforms: [aws-p5-48xlarge]\n")
-    # pinned to one GPU per replica: an unpinned plan fills the 8-GPU instance (TP8) rather than leave GPUs idle on a tie
-    text = text.replace("    inference:\n", "    parallelism: {tp: 1, pp: 1}\n    inference:\n")
+    text = text.replace("    inference:\n", f"    parallelism: {pin}\n    inference:\n")
     plan = plan_workload(_load(tmp_path, text))
     dep, pool = plan.deployments[0], plan.pools[0]
     p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id)
     assert pool.usd_per_hour == pytest.approx(p5.usd * pool.nodes)  # the whole instance is paid for
     assert dep.details["gpus_bought"] == 8
-    assert dep.details["idle_gpus"] == 8 - dep.gpus > 0
-    assert plan.totals["idle_gpus"] == 8 - dep.gpus
-    (idle,) = [f.message for f in plan.findings if f.code == "idle-gpus"]
-    # the idle GPUs would run more replicas on the instance already paid for; on one node min_replicas is not offered
-    # (2 or more would plan a second node for the spread)
-    assert idle.endswith(f"; {8 - dep.replicas} more replica(s) of chat (TP1 x PP1) fit on them"), idle
+    assert (dep.replicas, dep.details["replicas_past_rate"]) == (replicas, past_rate)  # newuser46 item 2
+    assert dep.details["idle_gpus"] == plan.totals["idle_gpus"] == 8 - dep.gpus == idle_gpus
+    said = next(r for r in dep.reasons if r.startswith("one replica sustains "))
+    assert said.endswith(
+        f"0.5 req/s need 1 independent replica(s); {past_rate} more run on GPUs of its servers that would otherwise "
+        f"idle, at no added cost ({replicas} in all)"
+    ), said
+    idle = [f.message for f in plan.findings if f.code == "idle-gpus"]
+    said = f"pool {pool.name}: 2 of 8 GPUs rented are idle (1 x 8-GPU aws-p5-48xlarge); their cost is counted"
+    assert idle == ([said] if idle_gpus else [])
 
 
 # --- budgets ---------------------------------------------------------------------------------------
@@ -364,12 +376,14 @@ hardware:
 
 
 def test_a_deployment_that_fits_the_idle_gpus_of_bought_servers_buys_nothing(tmp_path: Path) -> None:
-    """The 405B service leaves tens of GPUs of its second 72-GPU rack idle; the 8B service runs on them, not on
-    a server of its own (newuser7 item 4: the planner bought an 8-GPU H200 server for it)."""
+    """The 405B service's rate leaves tens of GPUs of its second 72-GPU rack unneeded (alone, it runs replicas past its
+    rate on them); the 8B service runs on them, not on a server of its own (newuser7 item 4: the planner bought an
+    8-GPU H200 server for it)."""
     big, small_and_hardware = BIG_AND_SMALL.split("  - name: small\n")
     alone = plan_workload(_load(tmp_path, big + small_and_hardware[small_and_hardware.index("hardware:") :]))
     both = plan_workload(_load(tmp_path, BIG_AND_SMALL))
-    assert alone.totals["idle_gpus"] >= 8
+    (service,) = alone.deployments
+    assert service.details["replicas_past_rate"] * service.tp * service.pp >= 8
     (pool,) = both.pools
     assert pool.deployments == ("big", "small")
     assert both.totals["usd_per_month"] == pytest.approx(alone.totals["usd_per_month"])

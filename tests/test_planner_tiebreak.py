@@ -85,8 +85,9 @@ def test_chat_70b_maas_does_not_leave_bought_gpus_idle_on_a_cost_tie(tmp_path: P
 @pytest.mark.parametrize(
     ("sharing", "tp", "idle"),
     [
-        # whole GPUs: the 8-GPU instance is paid for either way, so the idle-free TP8 layout wins the tie
-        pytest.param(False, 8, 0, id="whole-gpus"),
+        # whole GPUs: the 8-GPU instance is paid for either way, and 8 x TP1 fill it with the most capacity (newuser46
+        # item 2: before, the idle-free 1 x TP8 won the tie over 1 x TP1 and 7 GPUs idle)
+        pytest.param(False, 1, 0, id="whole-gpus"),
         # MIG gives each pod one instance with no GPU-to-GPU P2P: a replica stays on one GPU
         pytest.param(True, 1, 7, id="mig-one-instance-per-pod"),
     ],

@@ -183,7 +183,8 @@ def test_spread_layouts(layouts: list[tuple[int, int]], replicas: int, min_repli
 @pytest.mark.parametrize(
     ("hardware", "pool", "replicas"),
     [
-        pytest.param(DGX, "chat_h100_sxm5_80gb", 2, id="bare-metal"),  # was 1 x DGX H100 with both replicas
+        # was 1 x DGX H100 with both replicas; the two DGXs bought run a replica on every GPU (newuser46 item 2)
+        pytest.param(DGX, "chat_h100_sxm5_80gb", 16, id="bare-metal"),
         pytest.param("hardware:\n  provider: gcp\n" + GKE, "chat_a100_sxm4_40gb", 2, id="gke"),  # was 1 x a2-highgpu-2g
     ],
 )

@@ -165,9 +165,10 @@ def test_hosts_per_replica(gpus_per_host: int, replica_gpus: int, hosts: int) ->
 
 
 def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, str]]) -> None:
-    """Llama-3.1-405B bf16 at TP4 PP2 on GB200 trays of 4 GPUs (its 812 GB of weights need more than one tray's 4 x 186):
-    each replica spans 2 hosts, the fewest at the racks' cost; the plan says how to run it. (TP8 before fuzz22 item 1:
-    PP inside the rack is searched at TP4 too, 12 replicas where 10 of TP8 fit the same two racks.)"""
+    """Llama-3.1-405B bf16 at TP8 on GB200 trays of 4 GPUs (its 812 GB of weights need more than one tray's 4 x 186):
+    each replica spans 2 hosts, the fewest at the racks' cost; the plan says how to run it. (The two racks hold 18
+    replicas of 8 GPUs as TP8 or TP4 PP2, each layout filled with replicas, newuser46 item 2: the one without a pipeline
+    wins the tie; before, 12 x TP4 PP2 the rate needed left fewer GPUs idle than 10 x TP8.)"""
     plan, files = rendered
     (finding,) = [f for f in plan.findings if f.code == "replica-spans-hosts"]  # type: ignore[attr-defined]
     assert (finding.level, finding.path) == ("warning", "deployments[0]")
@@ -175,10 +176,10 @@ def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, s
     for needed in ("LeaderWorkerSet group of 2 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
         assert needed in finding.message
     reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
-    assert reasons[0].startswith("split over 8 GPUs (TP4 x PP2)") and "not NVLink" not in reasons[0]  # trays share NVLink
+    assert reasons[0].startswith("split over 8 GPUs (TP8)") and "not NVLink" not in reasons[0]  # trays share NVLink
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
-    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (4, 2, 2)
+    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
 
 
 def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> None:

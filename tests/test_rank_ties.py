@@ -72,12 +72,14 @@ hardware: {provider: aws, platforms: [aws-p5-48xlarge]}
 """
 
 
-def test_report_chat_takes_two_tp4_replicas_and_says_why(tmp_path: Path) -> None:
+def test_report_chat_fills_the_node_with_replicas_and_says_why(tmp_path: Path) -> None:
+    """The rented node's 8 GPUs hold 4 x TP2, 2 x TP4 or 1 x TP8, each filled with replicas where the rate needs
+    fewer (newuser46 item 2: it needs 3 x TP2); the most capacity wins the tie."""
     path = tmp_path / "w.yaml"
     path.write_text(_CHAT)
     dep = plan_workload(load_workload(str(path))).deployments[0]
-    assert (dep.replicas, dep.tp, dep.gpus) == (2, 4, 8)
+    assert (dep.replicas, dep.tp, dep.gpus, dep.details["replicas_past_rate"]) == (4, 2, 8, 1)
     chosen = next(r for r in dep.reasons if r.startswith("chosen by cost"))
-    assert "won the tie on cost, idle GPUs, servers and power with 1 x TP8 on 1 x aws-p5-48xlarge" in chosen
-    assert "its replicas keep serving while one restarts; 23.24 req/s (2 x 11.62) within the SLOs" in chosen
-    assert "against 17.52 req/s (1 x 17.52), 65% of it used at 15 req/s against 86%" in chosen
+    assert "won the tie on cost, idle GPUs, servers and power with 2 x TP4 on 1 x aws-p5-48xlarge" in chosen
+    assert "by capacity: 23.39 req/s (4 x 5.85) within the SLOs against 23.24 req/s (2 x 11.62)" in chosen
+    assert "64% of it used at 15 req/s against 65%" in chosen

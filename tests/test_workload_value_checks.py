@@ -459,18 +459,21 @@ def test_a_pinned_layout_is_planned_as_pinned(tmp_path: Path, pin: str, gpus: in
     assert (dep.tp * dep.pp, dep.gpus // dep.replicas) == (gpus, gpus)
 
 
-@pytest.mark.parametrize(("pin", "size", "idle"), [("{tp: 1, pp: 3}", 3, 5), ("{tp: 1, pp: 5}", 5, 3), ("{tp: 2, pp: 3}", 6, 2)])
+@pytest.mark.parametrize(
+    ("pin", "size", "gpus", "idle"), [("{tp: 1, pp: 3}", 3, 6, 2), ("{tp: 1, pp: 5}", 5, 5, 3), ("{tp: 2, pp: 3}", 6, 6, 2)]
+)
 def test_a_pinned_replica_that_does_not_divide_a_server_runs_in_it_with_the_rest_idle(
-    tmp_path: Path, pin: str, size: int, idle: int
+    tmp_path: Path, pin: str, size: int, gpus: int, idle: int
 ) -> None:
     """review 12 item 3: a 3-, 5- or 6-GPU replica was never placed on 8-GPU servers ("no platform of this provider
-    offers an allowed GPU"); it runs in one, the rest of the server idle."""
+    offers an allowed GPU"); it runs in one, the rest of the server idle (as many replicas as fit it: two of 3 GPUs,
+    newuser46 item 2)."""
     path = tmp_path / "w.yaml"
     text = PINNED.format(pin=pin).replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct")
     path.write_text(text.replace("h100-sxm5-80gb", "h200-sxm-141gb"))
     plan = plan_file(str(path))[1]
     (dep,) = plan.deployments
-    assert (dep.tp * dep.pp, dep.gpus, plan.totals["idle_gpus"]) == (size, size, idle)
+    assert (dep.tp * dep.pp, dep.gpus, plan.totals["idle_gpus"]) == (size, gpus, idle)
     assert f"not co-located: each replica ({size} GPUs) leaves {8 % size} GPU(s) of a 8-GPU" in "\n".join(dep.reasons)
 
 

@@ -505,8 +505,10 @@ def _plan_fleet(
         if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl=wl)[0] for f, _ in fleets) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
+        # a service that shares its servers with none fills them, as where each has its own (newuser46 item 2)
+        assembled = chosen._replace(chosen=_filled_alone(chosen.chosen)) if share else chosen
         try:
-            fleets.append((build_plan(loaded, consts, *chosen, sizes=sizes), on))
+            fleets.append((build_plan(loaded, consts, *assembled, sizes=sizes), on))
         except InfeasibleError as exc:
             errors.append(exc)
             trials.record(on_owned, failed=f"over hardware.{exc.limit}" if isinstance(exc, FleetLimitError) else str(exc))
@@ -750,6 +752,23 @@ def _plan_fleet(
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+def _filled_alone(chosen: _Chosen) -> _Chosen:
+    """``chosen`` with each service whose server kind no other service's replicas share run as its servers hold.
+
+    Its servers' idle GPUs are no one else's (a training job, or a replica spanning servers, takes servers of its own):
+    they run more replicas of its layout (:attr:`Option.filled`).
+    """
+    users: dict[ServerKey, set[int]] = {}
+    for _, opt, _ in chosen:
+        for part in opt.pieces:
+            if part.shares_servers:
+                users.setdefault(part.busy_kind, set()).add(id(opt))
+    return [
+        (i, opt.filled if opt.filled is not None and not users.get(opt.busy_kind, set()) - {id(opt)} else opt, rest)
+        for i, opt, rest in chosen
+    ]
 
 
 def _capped_said(plan: Plan, kind: ServerKey, limits: list[str]) -> Plan:
@@ -1009,8 +1028,8 @@ class _RunnersUp(NamedTuple):
         """Deployment ``index``'s list less ``chosen``: ``[o for o in options[index] if o is not chosen]``."""
         ranked, where = self.options[index], self.at[index]
         if where is None:
-            return [o for o in ranked if o is not chosen]
-        k = where.get(id(chosen))
+            return [o for o in ranked if o is not chosen and o is not chosen.filled]
+        k = where.get(id(chosen), where.get(id(chosen.filled)))
         return list(ranked) if k is None else ranked[:k] + ranked[k + 1 :]
 
 
@@ -1290,6 +1309,8 @@ def _choose(
                 else:
                     if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
                         allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
+                    elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
+                        allowed = [o.filled or o for o in allowed]
                     ranked[ranking] = sorted(allowed, key=by)
                 if len(_RANKED) >= MAX_RANKED:
                     _RANKED.clear()

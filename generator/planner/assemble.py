@@ -18,6 +18,7 @@ from generator.planner.candidates import (
     capex_cap_usd,
     limits_text,
     ranking_candidate,
+    replicas_held,
     shared_gpus_held,
     sustained_rps,
 )
@@ -437,6 +438,7 @@ def _inference_details(
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
+    needed = replicas_needed(spec, shape.planned_requests_per_s) if part_rate is None else replicas
     host_scale = platform_host_time_scale(opt.hardware.platform)
     # a replica in a share of a GPU runs at the share's rates, with the engine defaults of the memory it sees, as it
     # was sized (the TTFT, TPOT and rates said were the whole GPU's, and vLLM's default max_num_seqs compared with it)
@@ -486,6 +488,8 @@ def _inference_details(
         "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
         "slo_tpot_ms": spec.slo.tpot_ms,
     }
+    if replicas > needed:  # more than the rate needs run on GPUs of its servers that would otherwise idle
+        details["replicas_past_rate"] = replicas - needed
     if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
         mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
         details["p95_input_tokens"] = spec.p95_input_tokens
@@ -562,7 +566,7 @@ def _inference_details(
         f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s within the SLOs ({most_load}); "
         + _margin_text(shape)
         + (
-            replicas_text(spec, replicas)
+            replicas_text(spec, needed, replicas)
             if part_rate is None
             else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
         ),
@@ -1955,17 +1959,14 @@ def _unused_shares_text(pool: Pool, shares: int) -> str:
 def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
     """How many more replicas of a pool's one service its idle GPUs hold ('' where none, or not one unsplit service).
 
-    Replicas are packed node by node, so a replica within one node fits ``node GPUs // its GPUs`` times a node; one
-    spanning nodes takes whole nodes. min_replicas is named only with two or more nodes: asked of one node, 2 or more
-    would plan a second one for the spread.
+    Replicas are packed node by node (:func:`~generator.planner.candidates.replicas_held`). min_replicas is named
+    only with two or more nodes: asked of one node, 2 or more would plan a second one for the spread.
     """
     services = [d for d in deployments if d.in_pool(pool.name)]
     if len(services) != 1 or services[0].kind != "inference" or services[0].split:
         return ""
     only = services[0]
-    per_replica = only.tp * only.pp
-    node_gpus = pool.node.gpus
-    slots = pool.nodes * (node_gpus // per_replica) if per_replica <= node_gpus else pool.nodes * node_gpus // per_replica
+    slots = replicas_held((pool.node.gpus, pool.nodes), only.tp * only.pp)
     spare = slots - only.replicas
     if spare <= 0:
         return ""

@@ -402,9 +402,25 @@ def _options_on(
             blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
         for layout in layouts:
             opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free_servers, seen[1])
-            if opt is not None:
-                options.append(opt)
+            if opt is None:
+                continue
+            held = replicas_held(layout, shape.par.tp * shape.par.pp)
+            if rest is None and shape.share is None and held > replicas:
+                full = _replica_option(wl, hw, layout, shape, held, consts, [], free_servers, seen[1])
+                opt = opt._replace(filled=full)
+            options.append(opt)
     return tuple(blocked), tuple(options)
+
+
+def replicas_held(layout: tuple[int, int], replica_gpus: int) -> int:
+    """Whole replicas of ``replica_gpus`` GPUs that ``layout`` = (GPUs per node, nodes) holds, packed node by node.
+
+    A replica within one node fits ``node GPUs // its GPUs`` times a node; one spanning nodes takes whole nodes.
+    """
+    gpus_per_node, nodes = layout
+    if replica_gpus <= gpus_per_node:
+        return nodes * (gpus_per_node // replica_gpus)
+    return nodes * gpus_per_node // replica_gpus
 
 
 def _replica_option(

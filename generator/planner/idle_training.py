@@ -45,18 +45,30 @@ def idle_gpus(pool: Pool, deployments: Sequence[DeploymentPlan]) -> int:
     return pool.idle_gpus if pool.shares_per_gpu else pool.node.gpus * pool.nodes - used
 
 
-def _idle_by_node(pool: Pool, deployments: Sequence[DeploymentPlan], spread: frozenset[str]) -> list[int] | None:
-    """Each node's idle GPUs as the planner packs the pool's replicas (:func:`pool_placement`); None: not placed."""
+def _free_by_node(pool: Pool, deployments: Sequence[DeploymentPlan], spread: frozenset[str]) -> list[int] | None:
+    """Each node's GPUs the rates do not need, as the planner packs the pool's replicas (:func:`pool_placement`).
+
+    The GPUs no replica uses, and those of the replicas a service runs past its rate's need (``replicas_past_rate``:
+    the last ones placed, on GPUs that would otherwise idle); None: not placed.
+    """
     from generator.planner.placement import pool_placement
 
     placed = pool_placement(deployments, pool, spread)
     if placed is None:
         return None
+    needed = {d.name: d.replicas - int(d.details.get("replicas_past_rate", 0)) for d in deployments}
     per_node = pool.node.hosts
     used = [0] * pool.nodes
     for host, replicas in enumerate(placed):
-        used[host // per_node] += sum(len(r.gpus) for r in replicas)
+        used[host // per_node] += sum(len(r.gpus) for r in replicas if r.replica <= needed[r.deployment])
     return [pool.node.gpus - n for n in used]
+
+
+def past_rate_gpus(pool: Pool, deployments: Sequence[DeploymentPlan]) -> int:
+    """GPUs of ``pool`` running replicas past their service's rate (``replicas_past_rate``), whole GPUs each."""
+    return sum(
+        int(d.details.get("replicas_past_rate", 0)) * d.tp * d.pp for d in deployments if d.in_pool(pool.name) and not d.split
+    )
 
 
 def _fits(opt: Option, idle: list[int], pool: Pool) -> bool:
@@ -76,7 +88,7 @@ def _fits(opt: Option, idle: list[int], pool: Pool) -> bool:
 
 
 def _serving_pools(wl: Workload, pools: Sequence[Pool], deployments: Sequence[DeploymentPlan]) -> list[tuple[Pool, list[int]]]:
-    """The serving pools with idle whole GPUs all month, and each node's idle GPUs."""
+    """The serving pools with whole GPUs their rates do not need all month, and each node's such GPUs."""
     from generator.planner.spread import spread_services
 
     kinds = {d.name: d.kind for d in deployments}
@@ -85,9 +97,11 @@ def _serving_pools(wl: Workload, pools: Sequence[Pool], deployments: Sequence[De
     for pool in pools:
         if not pool.deployments or any(kinds.get(name) != "inference" for name in pool.deployments):
             continue
-        if pool.shares_per_gpu or pool.min_nodes is not None or idle_gpus(pool, deployments) <= 0:
+        if pool.shares_per_gpu or pool.min_nodes is not None:
             continue
-        idle = _idle_by_node(pool, deployments, spread)
+        if idle_gpus(pool, deployments) + past_rate_gpus(pool, deployments) <= 0:
+            continue
+        idle = _free_by_node(pool, deployments, spread)
         if idle is not None and any(idle):
             out.append((pool, idle))
     return out
@@ -144,11 +158,20 @@ def idle_training_findings(
                     best = (*key, opt, pool, idle)
         if best is not None:
             own = planned[dep.name]
-            out.append(Finding("info", CODE, _message(wl, dep, own, best[3], best[4], best[5]), f"deployments[{index}]"))
+            message = _message(wl, dep, own, best[3], best[4], best[5], deployments)
+            out.append(Finding("info", CODE, message, f"deployments[{index}]"))
     return out
 
 
-def _message(wl: Workload, dep: TrainingDeployment, own: DeploymentPlan, opt: Option, pool: Pool, idle: list[int]) -> str:
+def _message(
+    wl: Workload,
+    dep: TrainingDeployment,
+    own: DeploymentPlan,
+    opt: Option,
+    pool: Pool,
+    idle: list[int],
+    deployments: Sequence[DeploymentPlan],
+) -> str:
     """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes."""
     from generator.planner.training import TrainingShape
 
@@ -161,9 +184,18 @@ def _message(wl: Workload, dep: TrainingDeployment, own: DeploymentPlan, opt: Op
     where = "on one node" if c.nodes == 1 else f"on {c.nodes} whole idle nodes"
     budget = shape.hardware.gpu.memory_bytes
     own_hours = own.details.get("hours")
+    past = past_rate_gpus(pool, deployments)
+    idle_now = sum(idle) - past
+    running = f"{past} running replicas past the rate's need (replicas_past_rate), whose place the job would take"
+    held = listed(
+        ([f"{idle_now} idle all month, idle-gpus" if past else "idle all month, idle-gpus"] if idle_now else [])
+        + ([running] if past else []),
+        "and",
+    )
     text = (
-        f"deployment {dep.name}: a run fits the {sum(idle)} idle GPU(s) of serving pool {pool.name} (of its {total} "
-        f"{how}, {pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}; idle all month, idle-gpus): "
+        f"deployment {dep.name}: a run fits the {sum(idle)} {'idle ' if not past else ''}GPU(s) of serving pool "
+        f"{pool.name}{' its rates do not need' if past else ''} (of its {total} "
+        f"{how}, {pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}; {held}): "
         f"{shape.reason} on {c.gpus} {pool.node.gpu_id} {where}, {shape.memory.per_gpu.total / GIB:.1f} GiB per GPU of "
         f"{budget / GIB:.1f} GiB, {hours_text(hours)} a run as the planner's training model times it there"
         + (f" ({hours_text(own_hours)} on its own pool {own.pool})" if own_hours else "")
@@ -173,12 +205,13 @@ def _message(wl: Workload, dep: TrainingDeployment, own: DeploymentPlan, opt: Op
         own_gbs = own.details.get("global_batch_size")
         text += f", {gbs} sequences an optimizer step there against {own_gbs} (global_batch_size not set)"
     runs = dep.training.runs_per_month
+    spare = "spare" if past else "idle"
     if runs is not None:
         month = hours_text(runs * hours)
-        text += f"; its {runs:g} runs a month take {month} of the {HOURS_PER_MONTH} h a month those GPUs are idle"
+        text += f"; its {runs:g} runs a month take {month} of the {HOURS_PER_MONTH} h a month those GPUs are {spare}"
     else:
         most = math.floor(HOURS_PER_MONTH / hours)
-        text += f"; runs_per_month not set: the {HOURS_PER_MONTH} h a month those GPUs are idle hold up to {most:,} runs"
+        text += f"; runs_per_month not set: the {HOURS_PER_MONTH} h a month those GPUs are {spare} hold up to {most:,} runs"
     text += f". There it adds $0 to the fleet's month, against its own pool's {_own_cost(own, runs)}"
     services = [d for d in wl.deployments if isinstance(d, InferenceDeployment) and d.name in pool.deployments]
     text += (

@@ -34,6 +34,10 @@ class Option(NamedTuple):
     #: Training jobs run one after another on this option's servers (``training.run_after``): each job's own option,
     #: in the order they run; ``candidate`` is the chain's (its pool, hours summed). Empty: one deployment.
     sequence: tuple[Option, ...] = ()
+    #: The same servers with as many replicas of the layout as they hold whole, where that is more than the rate needs:
+    #: what runs where the deployment has its servers to itself (the GPUs are bought either way). None: no more fit,
+    #: a split, or replicas in shares of GPUs.
+    filled: Option | None = None
 
     @property
     def pieces(self) -> tuple[Option, ...]:

@@ -47,11 +47,19 @@ def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> 
     return max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
 
 
-def replicas_text(spec: InferenceSpec, replicas: int) -> str:
-    """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default)."""
+def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None) -> str:
+    """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default).
+
+    ``running``: the replicas run, where more than ``replicas`` (the servers' GPUs hold more whole: newuser46 item 2).
+    """
     text = f"{figure_text(spec.requests_per_second)} req/s need {replicas:,} independent replica(s)"
     if spec.max_utilization < 1:
         text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
     if spec.min_replicas > 1:
         text += f", at least {spec.min_replicas} (min_replicas)"
+    if running is not None and running > replicas:
+        text += (
+            f"; {running - replicas:,} more run on GPUs of its servers that would otherwise idle, at no added cost "
+            f"({running:,} in all)"
+        )
     return text
