@@ -376,7 +376,6 @@ deployments:
   model: meta-llama/Llama-3.3-70B-Instruct
   inference: {{precision: fp8, max_context_tokens: 8192, requests_per_second: 40}}
 hardware:
-  gpus: [h100-sxm5-80gb]
   provider: baremetal
   rack_power_kw: 17.3
   buy: false

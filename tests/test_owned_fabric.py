@@ -119,7 +119,7 @@ def test_a_stated_fabric_is_what_the_step_is_timed_over_and_what_the_node_lists(
     assert fabric == [("connectx-6-dx-2p-100gbe", 1)]
     codes = _codes(plan)
     assert "owned-fabric-assumed" not in codes and "fabric-unpriced" not in codes  # owned NICs: nothing to buy
-    assert pool.build_assumed == ("cpu", "ram", "nvme", "frontend")
+    assert pool.build_assumed == ("gpus", "cpu", "ram", "nvme", "frontend")
 
 
 # --- located errors ----------------------------------------------------------------------------------------------
@@ -250,11 +250,13 @@ def _ansible_inventory(tmp_path: Path, files: dict[str, str]) -> dict[str, Any]:
 
 
 HOST_VARS = [
-    pytest.param("", ["cpu", "ram", "nvme", "fabric", "frontend"], id="nothing-stated"),
-    pytest.param("fabric_nic: connectx-6-dx-2p-100gbe\nfabric_nic_count: 1", ["cpu", "ram", "nvme", "frontend"], id="fabric"),
+    pytest.param("", ["gpus", "cpu", "ram", "nvme", "fabric", "frontend"], id="nothing-stated"),
+    pytest.param(
+        "fabric_nic: connectx-6-dx-2p-100gbe\nfabric_nic_count: 1", ["gpus", "cpu", "ram", "nvme", "frontend"], id="fabric"
+    ),
     pytest.param(
         "fabric_nic: connectx-6-dx-2p-100gbe\nfabric_nic_count: 1\nfrontend_nic: connectx-6-lx-2p-25gbe",
-        ["cpu", "ram", "nvme"],
+        ["gpus", "cpu", "ram", "nvme"],
         id="fabric-and-front-end",
     ),
 ]

@@ -64,7 +64,7 @@ def test_unstated_ram_under_a_job_that_needs_more_than_the_default_build_is_a_wa
     assert pool.node.ram_gib == 192  # the build specgen would buy, as before
     (warning,) = [f for f in plan.findings if f.code == "owned-ram-assumed"]
     assert (warning.level, warning.message, warning.path) == ("warning", ASSUMED, "hardware.inventory[0].ram_gib")
-    assert pool.build_assumed == ("cpu", "ram", "nvme", "psu", "frontend")
+    assert pool.build_assumed == ("gpus", "cpu", "ram", "nvme", "psu", "frontend")
 
 
 NEEDED = (
@@ -112,7 +112,7 @@ def test_stated_ram_that_holds_the_job_is_the_build_and_not_assumed(tmp_path: Pa
     assert pool.node.ram_gib == 160  # as stated, not rounded to the 192 GiB build
     assert not [f for f in plan.findings if f.code in ("owned-ram-assumed", "ram-short")]
     # spec.json's build_assumed and the group vars' specgen_build_assumed drop the RAM
-    assert pool.build_assumed == ("cpu", "nvme", "psu", "frontend")
+    assert pool.build_assumed == ("gpus", "cpu", "nvme", "psu", "frontend")
     (info,) = [f for f in plan.findings if f.code == "owned-build-assumed"]
     assert "GiB RAM" not in info.message
 

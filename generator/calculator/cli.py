@@ -455,6 +455,14 @@ def _checkpointing_basis(job: dict[str, Any]) -> str:
     return f" ({job['framework']} runs {own} unless told)"
 
 
+def _gpu_name(gpu_id: str) -> str:
+    """The catalog's name of a GPU id (the id itself where the catalog has none: a GPU described by hand)."""
+    from generator import catalog
+
+    gpu = catalog.gpus().get(gpu_id)
+    return gpu.name if gpu is not None else gpu_id
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -471,6 +479,10 @@ def format_text(result: dict[str, Any]) -> str:
         f"  parallelism  {_layout_text(par)}",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]
+    if gpu_id := (result.get("capacity") or result.get("machine") or {}).get("gpu"):
+        # the GPU sized by its full name: --gpu takes the start of an id (newuser47 item 5: rtx-6000 read as the
+        # 48 GB RTX 6000 Ada, not the 24 GB Quadro RTX 6000, and the offload text named no GPU)
+        lines.insert(1, f"  gpu          {gpu_id}: {_gpu_name(gpu_id)}")
     if training:
         lines.insert(3, _training_line(result["training"]))
     if not training:

@@ -212,7 +212,10 @@ def _unblock_hint(
     # (review 14 item 3)
     stage = training.zero_stage if training.zero_stage is not None else profile_stage
     lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
-    offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True else []
+    # nor parameter offload where the search offloaded them already (newuser47 item 3: "needs 865.6 GiB per GPU with
+    # the parameters offloaded ... to unblock: parameter offload")
+    offloaded = any("with the parameters offloaded" in b.why for b in blocked)
+    offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True and not offloaded else []
     ways = [
         "a GPU with more memory",
         *(["ZeRO-3"] if stage is not None and stage < 3 else []),
@@ -242,6 +245,12 @@ def _unblock_hint(
         general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
+    if any(b.code == "no-gpu-fabric" for b in blocked):
+        # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
+        general += (
+            "; for the network between servers: a GPU fabric NIC of 100 Gb/s or more on them (the owned group's "
+            "fabric_nic / fabric_nic_count, or custom.fabric_nic), or a layout within one server (a later deadline_hours)"
+        )
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
@@ -1346,11 +1355,18 @@ def _choose(
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
             # (a GPU's layout nearest the latency targets where they are why, review 10 item 3)
             # (a field's value that rules a kind out, the RAM an owned group states, first: the error stands there)
-            by_gpu = sorted({(b.gpu_id, not b.field, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
+            # then one of each platform (newuser47 item 2: a job's wider layouts, tried for the time between nodes,
+            # crowded a platform's reason out)
+            by_gpu = sorted({(b.gpu_id, not b.field, b.excess is None, b.excess or 0.0, b.text, b.platform_id) for b in blocked})
             firsts: dict[str, str] = {}
-            for gpu_id, _, _, _, text in by_gpu:
+            for gpu_id, _, _, _, text, _ in by_gpu:
                 firsts.setdefault(gpu_id, text)
-            texts = [*firsts.values(), *sorted({t for *_, t in by_gpu} - set(firsts.values()))]
+            each_platform: dict[tuple[str, str], str] = {}
+            for gpu_id, _, _, _, text, platform_id in by_gpu:
+                each_platform.setdefault((gpu_id, platform_id), text)
+            seconds = [t for t in dict.fromkeys(each_platform.values()) if t not in firsts.values()]
+            said_first = {*firsts.values(), *seconds}
+            texts = [*firsts.values(), *seconds, *sorted({t for *_, t, _ in by_gpu} - said_first)]
             on_pin = sorted({b.text for b in blocked if dep.platform and b.platform_id == dep.platform})[:2]
             detail = "; ".join([pinned, *on_pin]) if pinned else ""
             detail = detail or "; ".join(texts[:6]) or "no platform of this provider offers an allowed GPU"
@@ -1379,8 +1395,21 @@ def _choose(
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
-                # owned servers short of the RAM the inventory states say so first (newuser43 item 2)
-                for b in sorted(blocked, key=lambda b: (not b.field, b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
+                # owned servers short of the RAM the inventory states say so first (newuser43 item 2); a layout of
+                # the owned servers' GPU count before one of a count none has (newuser47 item 1: a 2-GPU workstation
+                # was told of a layout of 4-GPU ones)
+                owned_counts = set(every_owned)
+                for b in sorted(
+                    blocked,
+                    key=lambda b: (
+                        not b.field,
+                        b.code != OWNED_SHORT,
+                        (b.platform_id, b.gpu_id, b.gpus_per_node) not in owned_counts,
+                        b.nodes,
+                        b.pp,
+                        b.text,
+                    ),
+                ):
                     fewest.setdefault(b.platform_id, b)
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 ram_at = next((format_path(b.field) for _, b in sorted(fewest.items()) if b.field), "")

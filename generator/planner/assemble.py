@@ -24,7 +24,7 @@ from generator.planner.candidates import (
 )
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
-from generator.planner.custom import custom_power_findings
+from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -2004,7 +2004,10 @@ def _pool(
     if owned and (short := owned_ram_finding(wl, hw.platform, hw.gpu, node, needs.host_ram_bytes, consts, name)):
         findings.append(short)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
-    findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
+    findings[before:] = [
+        custom_drives_said(wl, f) if f.code == "nvme-short" and hw.platform.custom else f
+        for f in (f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:])
+    ]
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with

@@ -125,6 +125,20 @@ def stated_ram_at(wl: Workload, platform_id: str, gpu_id: str) -> tuple[str | in
     return None
 
 
+def custom_drives_said(wl: Workload, finding: Finding) -> Finding:
+    """An ``nvme-short`` finding of an owned custom server at the field that states its drives (newuser47 item 7).
+
+    It stood at the deployment, and a server described with no ``nvme_tb`` had 0 TB without a word.
+    """
+    for j, group in enumerate(wl.hardware.inventory):
+        spec = group.custom
+        if spec is not None and finding.message.startswith(f"{spec.platform_id} has "):
+            at = f"hardware.inventory[{j}].custom.nvme_tb"
+            unstated = " (left out, nvme_tb is 0: no data drives)" if not spec.nvme_tb else ""
+            return finding._replace(message=f"{finding.message}: state its drives at {at}{unstated}", path=at)
+    return finding
+
+
 def stated_platforms(groups: Iterable[InventoryGroup]) -> dict[tuple[str, str], PlatformSpec]:
     """The catalog platforms whose owned groups state their NICs or RAM, by (platform id, GPU id): the build of that kind.
 

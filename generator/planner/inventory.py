@@ -1,7 +1,7 @@
 """Servers the team already owns (``hardware.inventory``): what they are and how many are still free.
 
 An owned server is a node of its platform (a catalog record, or a custom server described in the
-workload) with the platform's largest GPU count. The planner places
+workload) with the GPUs its group states (``gpus_per_server``), else the platform's largest GPU count. The planner places
 deployments on free owned servers first and buys only the shortfall; an owned server costs its
 running costs (energy, colocation), not its purchase price.
 """
@@ -45,7 +45,8 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
     merged: dict[ServerKey, OwnedGroup] = {}
     for group in wl.hardware.inventory:
         platform, gpu = inventory_server(group)
-        owned = OwnedGroup(platform, gpu, max(platform.gpu_counts), group.count, tuple(h.name for h in group.hosts))
+        gpus = group.gpus_per_server or max(platform.gpu_counts)
+        owned = OwnedGroup(platform, gpu, gpus, group.count, tuple(h.name for h in group.hosts))
         if owned.key in merged:
             before = merged[owned.key]
             owned = OwnedGroup(platform, gpu, owned.gpus_per_node, before.count + owned.count, before.hosts + owned.hosts)

@@ -27,7 +27,7 @@ from generator.workload.nic_pairs import slow_fabric
 #: The parts a build may assume, in the order the group vars list them (``specgen_build_assumed``): the CPU
 #: (``specgen_cpu``), RAM (``specgen_ram_gib``), NVMe data drives (``specgen_nvme``), PSUs (``specgen_power.psu``) and
 #: the NICs of each role (``specgen_network.nics``).
-BUILD_PARTS = ("cpu", "ram", "nvme", "psu", "fabric", "frontend")
+BUILD_PARTS = ("gpus", "cpu", "ram", "nvme", "psu", "fabric", "frontend")
 
 
 def _owned_catalog_platform(wl: Workload, pool: Pool) -> PlatformSpec | None:
@@ -39,13 +39,14 @@ def _owned_catalog_platform(wl: Workload, pool: Pool) -> PlatformSpec | None:
 
 
 def _group_of(wl: Workload, node: NodeSpec) -> tuple[int, InventoryGroup] | None:
-    """The first inventory group (its index) of the node's catalog platform and GPU."""
+    """The first inventory group (its index) of the node's catalog platform, GPU and GPU count."""
     for j, group in enumerate(wl.hardware.inventory):
         record = catalog.platforms().get(group.platform or "")
         if (
             group.custom is None
             and record is not None
-            and (record.id, group.gpu or record.gpu_ids[0]) == (node.platform_id, node.gpu_id)
+            and (record.id, group.gpu or record.gpu_ids[0], group.gpus_per_server or max(record.gpu_counts))
+            == (node.platform_id, node.gpu_id, node.gpus)
         ):
             return j, group
     return None
@@ -67,11 +68,13 @@ def build_assumed(wl: Workload, pool: Pool) -> tuple[str, ...] | None:
     fixed = fixed_system(platform)
     roles = {n.role for n in node.nics}
     stated = {
+        "gpus": group is not None and group.gpus_per_server is not None,
         "fabric": group is not None and group.fabric_stated,
         "frontend": group is not None and bool(group.frontend_nic),
         "ram": group is not None and group.ram_gib is not None,
     }
     listed_by_catalog = {
+        "gpus": len(platform.gpu_counts) == 1,
         "cpu": platform.cpu_id is not None,
         "ram": platform.ram_gib is not None,
         "nvme": bool(platform.nvme_count or platform.nvme_total_tb),
@@ -80,6 +83,7 @@ def build_assumed(wl: Workload, pool: Pool) -> tuple[str, ...] | None:
         "frontend": platform.frontend_nic_id is not None,
     }
     stated_by_node = {
+        "gpus": len(platform.gpu_counts) > 1,  # a platform of one GPU count has no other to assume
         "cpu": bool(node.cpu),
         "ram": node.ram_gib is not None,
         "nvme": True,
@@ -125,10 +129,16 @@ def owned_ram_finding(
     )
 
 
+def _counts(platform_id: str) -> tuple[int, ...]:
+    """The GPU counts a catalog platform takes."""
+    return catalog.platforms()[platform_id].gpu_counts
+
+
 def _parts_text(pool: Pool, parts: tuple[str, ...]) -> str:
     """The assumed parts of a pool's node as the finding names them."""
     node = pool.node
     words = {
+        "gpus": f"{node.gpus} GPUs ({node.platform_id} takes {', '.join(map(str, sorted(_counts(node.platform_id))))})",
         "cpu": f"CPU ({node.cpu})",
         "ram": f"{node.ram_gib} GiB RAM",
         "nvme": nvme_drives_text(node) + (f" beside {node.boot_drives}" if node.boot_drives else ""),
@@ -158,8 +168,8 @@ def owned_build_findings(wl: Workload, pools: list[Pool]) -> list[Finding]:
                 f"pool {pool.name}: the owned {pool.node.platform_id}'s {_parts_text(pool, parts)} are the build specgen "
                 "would buy for the workload, not read from the server you own; SPEC.md states them and the Ansible group "
                 f"vars list them under specgen_build_assumed ({', '.join(parts)}): check them, state the RAM and NICs under "
-                f"{at} (ram_gib, fabric_nic / fabric_nic_count, frontend_nic), or describe the server under custom: with its "
-                "real parts",
+                f"{at} (gpus_per_server, ram_gib, fabric_nic / fabric_nic_count, frontend_nic), or describe the server "
+                "under custom: with its real parts",
                 "hardware.inventory",
             )
         )

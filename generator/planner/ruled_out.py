@@ -106,7 +106,12 @@ def why_left_free(
         reasons = _on(gpu_id, platform_id, found)
         if name in users or name in feasible or not reasons:
             continue
-        server = list(dict.fromkeys(_left_free_reason(r) for r in reasons if r.code != OWNED_SHORT))
+        # of the layouts whose servers to buy run over their PSUs, the one buying fewest says it (a wider one, tried for
+        # the time between nodes, says the same of more servers)
+        bought_over = [r for r in reasons if r.code == PSU_OVER_CAPACITY and r.owned]
+        fewest = min(bought_over, key=lambda r: (r.nodes, r.why)) if bought_over else None
+        said = [r for r in reasons if r.code != OWNED_SHORT and (r is fewest or r not in bought_over)]
+        server = list(dict.fromkeys(_left_free_reason(r) for r in said))
         kept = server[:MAX_REASONS] if server else [_too_few(reasons, build)]
         more = f" (+{len(server) - MAX_REASONS} more)" if len(server) > MAX_REASONS else ""
         parts.append(f"{name}: {'; '.join(kept)}{more}")

@@ -166,6 +166,19 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
                 "hardware.max_capex_usd",
             )
         )
+    if not wl.hardware.buy:  # the owned servers alone are planned on (newuser47 item 6)
+        gke += [
+            Finding(
+                "warning",
+                "setting-unused",
+                f"hardware.{key} chooses what the plan buys or rents, and hardware.buy is false: the servers under "
+                "hardware.inventory alone are planned on, whatever it lists: remove it, or let the plan buy (drop "
+                "hardware.buy: false)",
+                f"hardware.{key}",
+            )
+            for key in ("gpus", "platforms")
+            if getattr(wl.hardware, key)
+        ]
     if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
         unread = dict.fromkeys(wl.prices, ": hardware.fixed plans the machine given, which nothing prices")
     else:

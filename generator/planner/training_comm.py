@@ -28,7 +28,7 @@ from generator import catalog
 from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.nodes import DEFAULT_FRONTEND_NIC, node_fabric
+from generator.planner.nodes import node_fabric, unfabricated_link
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for
@@ -244,15 +244,11 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
             primary = primary_nic_gbps(platform, gbps)
             return primary, f"{primary:g} Gb/s primary NIC (the GPU NICs attached to no network: kubernetes.gpu_networks)"
         return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
-    if platform.provider != "baremetal":
-        return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"
-    built = node_fabric(platform, gpu, gpus_per_node, fabric)
+    built = node_fabric(platform, gpu, gpus_per_node, fabric) if platform.provider == "baremetal" else None
     if built is not None:
         port_gbps = nics[built.nic_id].port_gbps
         return port_gbps * built.nics, f"{built.nics} x {port_gbps:g} Gb/s GPU fabric"
-    nic_id = platform.frontend_nic_id or DEFAULT_FRONTEND_NIC
-    count = platform.frontend_nic_count or 1
-    return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s front-end Ethernet"
+    return unfabricated_link(platform)
 
 
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:

@@ -33,6 +33,7 @@ from generator.workload.models import (
     TINKERBELL_HOST_FIELDS,
     InferenceDeployment,
     InferenceSpec,
+    InventoryGroup,
     TrainingDeployment,
     TrainingSpec,
     Workload,
@@ -328,6 +329,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         owned = catalog.platforms().get(group.platform or "")
         if owned is not None and group.custom is None:
             _check_inventory_gpu(errors, doc, j, owned, group.gpu, hw.provider)
+        errors += _inventory_gpu_count_errors(doc, j, group, owned)
         hosts_per_system = owned.hosts if owned is not None and group.custom is None else 1
         if len(group.hosts) > group.count * hosts_per_system:
             where = doc.locate(("hardware", "inventory", j, "hosts"))
@@ -543,6 +545,21 @@ def _check_inventory_gpu(
         errors.append(InputError(f"'{platform.id}' takes {', '.join(platform.gpu_ids)}: say which under 'gpu'", where))
     elif gpu is not None and gpu not in platform.gpu_ids:
         errors.append(InputError(f"'{platform.id}' does not take GPU '{gpu}'; it takes {', '.join(platform.gpu_ids)}", where))
+
+
+def _inventory_gpu_count_errors(doc: Document, j: int, group: InventoryGroup, platform: PlatformSpec | None) -> list[InputError]:
+    """An owned group's ``gpus_per_server``: a catalog platform's, one of the counts it takes (newuser47 item 1)."""
+    given = group.gpus_per_server
+    if given is None:
+        return []
+    where = doc.locate(("hardware", "inventory", j, "gpus_per_server"))
+    if group.custom is not None:
+        return [InputError("a custom server states its GPUs under 'custom.gpus_per_server'", where)]
+    if platform is not None and given not in platform.gpu_counts:
+        counts = ", ".join(str(n) for n in sorted(platform.gpu_counts))
+        why = f"{given} GPUs a server: {platform.id} takes {counts} (describe the server under custom: where yours differs)"
+        return [InputError(why, where)]
+    return []
 
 
 def _expert_parallel_errors(

@@ -248,6 +248,8 @@ class InventoryGroup(NamedTuple):
     frontend_nic_count: int | None = None
     #: A catalog platform's RAM as owned, GiB a server (newuser43 item 2); None: the build specgen would buy.
     ram_gib: int | None = None
+    #: A catalog platform's GPUs a server as owned, one of its GPU counts (newuser47 item 1); None: its largest.
+    gpus_per_server: int | None = None
 
     @property
     def platform_id(self) -> str:
