@@ -236,3 +236,35 @@ def test_a_job_on_several_servers_counts_host_ram_a_server_holds(
     code, out = run_estimate(*argv)
     assert code == (0 if data["capacity"]["fits"] else 3)  # the full fine-tune's states do not fit an A100 at ZeRO-0
     assert f"  host RAM     {gib:,} GiB {held}: {full}\n" in out
+
+
+@pytest.mark.parametrize(
+    ("framework", "held_gib", "per_node_text"),
+    [
+        # the Trainer family: the nf4 base, quantized as the shards are read, held by one process a node
+        (None, 36.80, "the nf4 base, quantized as the bf16 checkpoint's shards are read"),
+        ("trl", 36.80, "the nf4 base, quantized as the bf16 checkpoint's shards are read"),
+        # torchtune loads the bf16 checkpoint on one process and quantizes on the GPUs
+        ("torchtune", 131.42, "the whole bf16 checkpoint, built in host memory by one process"),
+    ],
+)
+def test_qlora_under_zero_3_holds_the_quantized_base_once(framework: str | None, held_gib: float, per_node_text: str) -> None:
+    """newuser47 item 4: FSDP-QLoRA was charged the whole bf16 checkpoint (131 GiB for a 70B), which ruled out a
+    128 GiB workstation the job runs on."""
+    arch = resolve_model("meta-llama/Llama-3.1-70B-Instruct").architecture
+    load = size_checkpoint_load(arch, TrainingSetup(method="qlora", zero_stage=3, framework=framework), CONSTS)
+    assert (round(load.held_bytes / GIB, 2), load.per_process) == (held_gib, False)
+    assert per_node_text in load.text
+
+
+def test_qlora_of_405b_under_fsdp_is_near_what_its_loading_was_measured_to_hold() -> None:
+    """transformers #32276 (https://github.com/huggingface/transformers/pull/32276, winglian, 2024-07-28): "I was able to
+    load the hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16 model with ~240GiB system RAM instead of the previous
+    1.6TB RAM" (FSDP cpu_ram_efficient_loading, one process keeping the nf4 model). The plan's node figure (the nf4
+    base and the 16 GiB OS reserve) is within 10% of it; the bf16 checkpoint it charged before was 756 GiB."""
+    out = estimate_json(
+        "meta-llama/Llama-3.1-405B-Instruct", "--train", "qlora", "--gpu", "a100-sxm4-80gb", "--gpus", "8", "--zero", "3",
+        "--micro-batch", "1", "--seq-len", "2048",
+    )  # fmt: skip
+    host_gib = out["training"]["host_ram_gib_per_node"]  # the nf4 base and the OS reserve
+    assert abs(host_gib - 240) / 240 < 0.10, host_gib

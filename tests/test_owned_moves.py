@@ -88,7 +88,8 @@ def test_full_fine_tune_runs_on_a_free_owned_server(tmp: Path) -> None:
     t = plan.totals
     assert _pool_of(plan, "tune-8b-full") == ("supermicro-as-4124go-nart", 1, 1)
     # before: $14,073.09/month, capex $218,942 (tune-8b-full on a bought dell-xe7740 with 2 x h100-nvl-94gb)
-    assert (round(t["usd_per_month"]), round(t["capex_usd"])) == (13094, 137271)
+    # (the QLoRA job's bought server holds the nf4 base once in host RAM since newuser47 item 4: $13 less a month)
+    assert (round(t["usd_per_month"]), round(t["capex_usd"])) == (13081, 137271)
     # the fleet the job pinned there makes is the one found
     pinned = _research(tmp, "supermicro-as-4124go-nart")
     wl = load_workload(str(tmp / "research-free.yaml")).workload  # the pin changes no price nor owned server
@@ -101,10 +102,10 @@ def test_left_free_reason_gives_the_figures_compared(tmp: Path) -> None:
     assert free.startswith(
         "3 of 4 owned supermicro-as-4124go-nart server(s) (8 x a100-sxm4-80gb) left free; not used by students-70b: a "
         "layout on them was feasible, but the best fleet the search assembled with it there ranks worse by the "
-        "objective: $16,346/month against $13,094/month for the one chosen | students-8b: "
+        "objective: $16,333/month against $13,081/month for the one chosen | students-8b: "
     )
     # every figure compared is the chosen fleet's against a dearer one
-    assert free.count("against $13,094/month for the one chosen") == 4
+    assert free.count("against $13,081/month for the one chosen") == 4
     assert "ranks better by the objective without it" not in free
 
 

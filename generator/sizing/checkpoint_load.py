@@ -19,6 +19,13 @@ Two ways a trainer reads the checkpoint:
   (https://huggingface.co/docs/transformers/main/en/deepspeed, "Constructing massive models"). torchtune and a
   plain FSDP2 loop shard with FSDP2 at ZeRO-2 as at ZeRO-3 (:data:`ONCE_A_JOB_FRAMEWORKS`). Megatron-LM builds its
   model on the GPUs from its own checkpoint and is counted once, as before.
+- **quantized, once** (QLoRA with a bitsandbytes base, model states sharded by ZeRO-3 / FSDP, under the Hugging Face
+  Trainer family or DeepSpeed, newuser47 item 4): the checkpoint is read shard by shard and quantized as it loads, and
+  each node's first process keeps the quantized base in host memory for FSDP to shard while the others build it on
+  the meta device (transformers #32276 / #33154, https://github.com/huggingface/transformers/pull/32276: "I was able to
+  load the hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16 model with ~240GiB system RAM instead of the previous 1.6TB
+  RAM"; before it every rank held it, https://github.com/huggingface/transformers/issues/31577). torchtune's QLoRA
+  loads the bf16 checkpoint on one process and quantizes on the GPUs: whole, once, as above.
 - **whole, by each GPU's process** (full fine-tuning at ZeRO-0/1/2 under the Hugging Face Trainer family and
   DeepSpeed, newuser43 item 4): each rank of ``torchrun`` / ``deepspeed`` / ``accelerate launch`` calls
   ``from_pretrained`` without a ``device_map`` and materializes the whole model on the CPU before ``.to(device)``:
@@ -36,7 +43,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.precision import weight_format
-from generator.sizing.training import TrainingSetup
+from generator.sizing.training import BNB_QUANT_STATE_FORMATS, TrainingSetup
 from generator.sizing.weights import size_weights
 from generator.units import GB, GIB
 
@@ -75,7 +82,8 @@ def size_checkpoint_load(arch: Architecture, setup: TrainingSetup, consts: Const
     whole = size_weights(arch, weight_format("bf16")).total_bytes
     framework = framework_profile(setup.framework).name if setup.framework else None
     # on one GPU the one process is the job's: the text below says "once" (the Trainer family has no TP / PP)
-    each_rank = framework not in ONCE_A_JOB_FRAMEWORKS and setup.zero_stage < 3 and setup.data_parallel > 1
+    each_framework = framework not in ONCE_A_JOB_FRAMEWORKS  # the Trainer family and DeepSpeed
+    each_rank = each_framework and setup.zero_stage < 3 and setup.data_parallel > 1
     if setup.method == "full" and each_rank:
         text = (
             f"{whole / GIB:.2f} GiB: the whole bf16 checkpoint, built in host memory by each GPU's process as the job "
@@ -83,6 +91,15 @@ def size_checkpoint_load(arch: Architecture, setup: TrainingSetup, consts: Const
             "only ZeRO-3's zero.Init and FSDP's cpu_ram_efficient_loading build it once)"
         )
         return CheckpointLoad(whole, True, whole, text)
+    base = weight_format(setup.base_precision_name)
+    if setup.zero_stage >= 3 and setup.method != "full" and base.name in BNB_QUANT_STATE_FORMATS and each_framework:
+        held = size_weights(arch, base).total_bytes
+        text = (
+            f"{held / GIB:.2f} GiB: the {base.name} base, quantized as the bf16 checkpoint's shards are read and held in "
+            "host memory by one process a node as the job starts (ZeRO-3 / FSDP; the other ranks build it on the meta "
+            "device)"
+        )
+        return CheckpointLoad(held, False, whole, text)
     if setup.method == "full" or setup.zero_stage >= 3:
         why = "full fine-tuning" if setup.method == "full" else f"ZeRO-{setup.zero_stage} / FSDP"
         text = f"{whole / GIB:.2f} GiB: the whole bf16 checkpoint, built in host memory by one process as the job starts ({why})"
