@@ -113,6 +113,8 @@ def test_a_service_alone_on_its_kind_is_filled_beside_services_sharing_another(t
     assert (big.replicas, big.details["replicas_past_rate"], big.details["idle_gpus"]) == (2, 1, 0)
     assert (by_name["small"].replicas, by_name["side"].replicas) == (1, 1)
     assert "replicas_past_rate" not in by_name["small"].details
+    # co-located, small is not offered its own layout filled as a better one on the purchase (review33 item 1)
+    assert not any("other layout on the same purchase: 4 x TP1 on 1 x dell-xe8640" in r for r in by_name["small"].reasons)
     assert [f.message.split(";")[0] for f in plan.findings if f.code == "idle-gpus"] == [
         "pool small_side_h100_sxm5_80gb: 2 of 4 GPUs bought are idle (1 x 4-GPU dell-xe8640)"
     ]

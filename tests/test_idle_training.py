@@ -38,8 +38,8 @@ kubernetes: {location: us-east-1}
 
 HEAD = (
     "deployment lora: a run fits the 1 GPU(s) of serving pool small_h100_sxm5_80gb its rates do not need (of its 8 "
-    "rented, 1 x 8-GPU aws-p5-48xlarge; 1 running replicas past the rate's need (replicas_past_rate), whose place the "
-    "job would take): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, no "
+    "rented, 1 x 8-GPU aws-p5-48xlarge; 1 GPU(s) running replicas past the rate's need (replicas_past_rate), whose "
+    "place the job would take): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, no "
     "activation checkpointing (searched) on 1 h100-sxm5-80gb on one node, 74.8 GiB per GPU of 79.6 GiB, 2.56 h a run "
     "as the planner's training model times it there (0.14 h on its own pool lora_b200_sxm_180gb), 2 sequences an "
     "optimizer step there against 16 (global_batch_size not set)"

@@ -195,11 +195,12 @@ prices:
     plan = plan_workload(load_workload(str(path)))
     text = plan_text(plan)
     # TRL checkpoints by default (SFTConfig): the level is its own, not searched (newuser45 item 5)
-    runner = "TP1 ZeRO-0 x DP4, micro-batch 2 x 2 accumulation steps on 1 x dell-xe8640"
+    # (ZeRO-3 since newuser47 item 4: its server holds the nf4 base in host RAM, not the bf16 checkpoint, and costs less)
+    runner = "TP1 ZeRO-3 x DP4, micro-batch 4 x 1 accumulation step on 1 x dell-xe8640"
     assert text.count(runner) == 1
     (chosen,) = [line for line in text.splitlines() if line.startswith("  - chosen by cost: ")]
     assert chosen.endswith("6.5 kW (5.5 kW summed from components, the basis compared)")
-    assert f"  runner-up: {runner} (4 x h100-sxm5-80gb), 4.2 h (4 GPUs bought, 4 used, 4.2 kW, $38 per run" in text
+    assert f"  runner-up: {runner} (4 x h100-sxm5-80gb), 3.9 h (4 GPUs bought, 4 used, 4.2 kW, $36 per run" in text
     # the plan's own reasons (JSON) keep it beside the choice
     (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost: ")]
     assert f"; runner-up {runner}" in reason

@@ -120,6 +120,17 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
 
 
+#: The code of a layout across servers ruled out by the link between them (:mod:`generator.planner.nodes`).
+NO_GPU_FABRIC = "no-gpu-fabric"
+
+#: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
+#: item 2).
+NETWORK_HINT = (
+    "for the network between servers: a GPU fabric NIC of 100 Gb/s or more on them (the owned group's fabric_nic / "
+    "fabric_nic_count, or custom.fabric_nic), or a layout within one server (a later deadline_hours)"
+)
+
+
 def _unblock_hint(
     dep: InferenceDeployment | TrainingDeployment,
     model: ResolvedModel,
@@ -245,12 +256,9 @@ def _unblock_hint(
         general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
-    if any(b.code == "no-gpu-fabric" for b in blocked):
+    if any(b.code == NO_GPU_FABRIC for b in blocked):
         # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
-        general += (
-            "; for the network between servers: a GPU fabric NIC of 100 Gb/s or more on them (the owned group's "
-            "fabric_nic / fabric_nic_count, or custom.fabric_nic), or a layout within one server (a later deadline_hours)"
-        )
+        general += f"; {NETWORK_HINT}"
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
@@ -511,7 +519,7 @@ def _plan_fleet(
         alike.append(options)
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl=wl)[0] for f, _ in fleets) + 0.005:
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         # a service that shares its servers with none fills them, as where each has its own (newuser46 item 2)
@@ -624,7 +632,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
-                ceiling = min(_fleet_rank(wl.objective, f, wl=wl)[0] for f, _ in fleets) if fleets else None
+                ceiling = min(_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)) if fleets else None
                 try:
                     add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
@@ -732,7 +740,10 @@ def _plan_fleet(
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0], wl=wl))  # the first of equals wins
+        # a fleet that keeps every min_replicas spread before one that cannot (newuser48 item 1: a service spread over
+        # two nodes was packed into one node's idle GPUs beside another's replicas, and the fleet warned of it)
+        kept = [k for k, (f, _) in enumerate(fleets) if not _unspread(f)] or range(len(fleets))
+        return min(kept, key=lambda k: _fleet_rank(objective, fleets[k][0], wl=wl))  # the first of equals wins
 
     # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
@@ -761,6 +772,17 @@ def _plan_fleet(
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+def _unspread(plan: Plan) -> bool:
+    """Whether a fleet's pools hold a service ``min_replicas`` spreads with all its replicas on one host."""
+    return any(f.code == "replicas-not-spread" for f in plan.findings)
+
+
+def _spread_kept(fleets: list[tuple[Plan, Kind | None]]) -> list[Plan]:
+    """The fleets that keep every ``min_replicas`` spread (all of them where none does): what a fleet is held against."""
+    plans = [f for f, _ in fleets]
+    return [f for f in plans if not _unspread(f)] or plans
 
 
 def _filled_alone(chosen: _Chosen) -> _Chosen:
@@ -1415,6 +1437,11 @@ def _choose(
                 ram_at = next((format_path(b.field) for _, b in sorted(fewest.items()) if b.field), "")
                 replicas_fit = any(b.pp == 1 and b.owned for b in fewest.values())
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at)
+                # more owned servers do not help where the link between them rules out the layouts across them
+                # (review33 item 2: "DP9 needs 9 servers; 6 owned", where a fabric NIC fits it on 4)
+                if network := next((b.text for b in blocked if b.code == NO_GPU_FABRIC), None):
+                    detail += f"; {network}"
+                    hint += f"; {NETWORK_HINT}"
             else:
                 hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=wl.hardware.provider == "baremetal")
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),

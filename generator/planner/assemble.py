@@ -649,11 +649,24 @@ def same_purchase_reason(chosen: Option, rest: list[Option]) -> str | None:
     if chosen.candidate.run_hours is not None:
         return None
     bought, gpus_bought = purchase(chosen), chosen.candidate.gpus_bought
-    other = next((o for o in rest if _buys(o, bought, gpus_bought) and o.candidate != chosen.candidate), None)
+    other = next((o for o in rest if _buys(o, bought, gpus_bought) and not _same_layout(o, chosen)), None)
     if other is None:
         return None
     c = other.candidate
     return f"the best other layout on the same purchase: {c.summary} ({cost_text(c)}, {c.idle_gpus} idle GPU(s))"
+
+
+def _same_layout(a: Option, b: Option) -> bool:
+    """Whether two options run one replica layout on one server kind: the same, but for the replicas the servers hold.
+
+    review33 item 1: a service sharing its servers was offered its own layout filled (Option.filled) as the best
+    other layout on the purchase.
+    """
+
+    def layout(c: Candidate) -> tuple[object, ...]:
+        return (c.gpu_id, c.platform_id, c.gpus_per_node, c.tp, c.pp, c.shares_per_gpu)
+
+    return not a.parts and not b.parts and layout(a.candidate) == layout(b.candidate)
 
 
 #: What an objective's tie holds equal, as the tie-break reason says it.
@@ -688,6 +701,7 @@ def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rp
             for o in rest
             if _buys(o, bought, chosen.candidate.gpus_bought)
             and (o.candidate.tp, o.candidate.pp, o.candidate.replicas) != (mine.tp, mine.pp, mine.replicas)
+            and not _same_layout(o, chosen)
             and ties_before_headroom(objective, mine, ranking_candidate(o))
         ),
         None,

@@ -186,7 +186,7 @@ def _message(
     own_hours = own.details.get("hours")
     past = past_rate_gpus(pool, deployments)
     idle_now = sum(idle) - past
-    running = f"{past} running replicas past the rate's need (replicas_past_rate), whose place the job would take"
+    running = f"{past} GPU(s) running replicas past the rate's need (replicas_past_rate), whose place the job would take"
     held = listed(
         ([f"{idle_now} idle all month, idle-gpus" if past else "idle all month, idle-gpus"] if idle_now else [])
         + ([running] if past else []),

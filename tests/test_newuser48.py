@@ -1,0 +1,95 @@
+"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1 and 4.
+
+Item 1: a service with ``min_replicas`` 2 was ranked onto the idle GPUs of another service's nodes as if they were on
+two nodes; they were all on one, and the plan warned ``replicas-not-spread`` of the fleet it priced. Item 4: on EKS,
+AKS and bare metal nothing said what a service keeps with the node holding the most of its replicas down (GKE's
+``gke-upgrade-capacity`` did): ``node-down-capacity``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+
+CHAT = """\
+version: 1
+name: chat-only
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 25
+      min_replicas: 2
+      slo:
+        ttft_p95_ms: 2000
+        tpot_ms: 40
+hardware:
+  provider: PROVIDER
+KUBERNETES"""
+
+AUTOCOMPLETE = """\
+  - name: autocomplete
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 4096
+      avg_input_tokens: 800
+      avg_output_tokens: 40
+      requests_per_second: 90
+      min_replicas: 2
+      slo:
+        ttft_p95_ms: 200
+        tpot_ms: 20
+"""
+
+AWS = "kubernetes:\n  location: us-east-1\n"
+GCP = "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1-a\noutputs: [kubernetes]\n"
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+def _chat(provider: str, kubernetes: str, more: str = "") -> str:
+    text = CHAT.replace("PROVIDER", provider).replace("KUBERNETES", kubernetes)
+    return text.replace("hardware:\n", f"{more}hardware:\n") if more else text
+
+
+def test_a_node_down_that_leaves_less_than_the_rate_is_warned_of(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _chat("aws", AWS))
+    (chat,) = plan.deployments
+    assert (chat.tp, chat.replicas, plan.pools[0].nodes) == (4, 4, 2)
+    (down,) = [f for f in plan.findings if f.code == "node-down-capacity"]
+    assert (down.level, down.path) == ("warning", "deployments[0].inference.min_replicas")
+    assert down.message == (
+        "deployment chat: with the node holding the most of its replicas down (an upgrade's drain, a replacement or a "
+        "failure), 2 of its 4 replicas serve 14.38 req/s of the 25 asked (7.19 each within the SLOs): more replicas "
+        "over more nodes (a higher min_replicas), or upgrades that add a node before draining one, keep the rate"
+    )
+
+
+def test_gke_says_it_in_its_own_upgrade_warning(tmp_path: Path) -> None:
+    codes = {f.code for f in _plan(tmp_path, _chat("gcp", GCP)).findings}
+    assert "node-down-capacity" not in codes
+
+
+def test_a_spread_service_is_not_ranked_onto_one_nodes_idle_gpus(tmp_path: Path) -> None:
+    """35 req/s of chat took 5 TP4 replicas on three 8-GPU H100 nodes, whose one idle 4-GPU gap held all four
+    autocomplete replicas (a fleet warned unspread, $120,538 a month); a fleet that keeps them on two hosts comes first:
+    both on three H200 nodes, chat's 9 TP2 replicas leaving room on two of them."""
+    text = _chat("aws", AWS, AUTOCOMPLETE).replace("requests_per_second: 25", "requests_per_second: 35")
+    plan = _plan(tmp_path, text)
+    assert not [f for f in plan.findings if f.code == "replicas-not-spread"]
+    assert [(p.name, p.node.platform_id, p.nodes) for p in plan.pools] == [
+        ("chat_autocomplete_h200_sxm_141gb", "aws-p5en-48xlarge", 3)
+    ]
+    assert round(plan.totals["usd_per_month"]) == 138618
