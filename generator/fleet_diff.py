@@ -31,6 +31,8 @@ CONSTANT_NAMES = frozenset(DEFAULT_CONSTANTS)
 TRAINING_FIELDS = ("training_usd_per_job", "training_usd_per_month")
 #: Totals of servers bought (their price, and their energy and colocation a month): shown where either side buys.
 OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
+#: The month with the pools that autoscale at their services' average rates (a plan without them: its month).
+MONTH_FLOOR = "usd_per_month_floor"
 
 
 def load_plan_dict(path: str) -> dict[str, Any]:
@@ -244,7 +246,7 @@ def _check_plan(path: str, plan: Any) -> None:
     _check_echoed(path, "plan.provider", plan.get("provider"))
     _check_echoed(path, "plan.region", plan.get("region"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
-    for key in (*FIELDS, *TRAINING_FIELDS):
+    for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     if "constants" in plan:  # the workload's constants: the diff names those that changed (newuser39 item 10)
@@ -393,6 +395,11 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = (_known_capex(plan["totals"]) if key == "capex_usd" else plan["totals"].get(key) for plan in (old, new))
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
+    if any(plan["totals"].get(MONTH_FLOOR) is not None for plan in (old, new)):
+        # newuser48 item 3: an average rate that halved the month its pools autoscale to read "$0.00"
+        a, b = (_plan_figure(p["totals"].get(MONTH_FLOOR, p["totals"].get("usd_per_month"))) for p in (old, new))
+        delta = b - a if a is not None and b is not None else None
+        totals[MONTH_FLOOR] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     if any(_counted_runs(plan["totals"]) is not None for plan in (old, new)):
         # the month with the rented runs, as the planner ranks fleets (newuser30 item 4: a cloud plan of training jobs
         # alone read a bare "usd_per_month 0" beside a bought fleet's $2,080)

@@ -1,4 +1,4 @@
-"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1 and 4.
+"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1, 3 and 4.
 
 Item 1: a service with ``min_replicas`` 2 was ranked onto the idle GPUs of another service's nodes as if they were on
 two nodes; they were all on one, and the plan warned ``replicas-not-spread`` of the fleet it priced. Item 4: on EKS,
@@ -8,11 +8,15 @@ AKS and bare metal nothing said what a service keeps with the node holding the m
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.workload import load_workload
+from tests.helpers import specgen_in_process
 
 CHAT = """\
 version: 1
@@ -93,3 +97,18 @@ def test_a_spread_service_is_not_ranked_onto_one_nodes_idle_gpus(tmp_path: Path)
         ("chat_autocomplete_h200_sxm_141gb", "aws-p5en-48xlarge", 3)
     ]
     assert round(plan.totals["usd_per_month"]) == 138618
+
+
+def test_diff_shows_the_month_an_average_rate_scales_to(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 3: adding average_requests_per_second halved the month the chat pool autoscales to, and the diff read
+    "$0.00" (its totals had the peak month alone)."""
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    # without min_replicas: at the average rate one node holds the replicas it needs
+    old.write_text(_chat("aws", AWS).replace("      min_replicas: 2\n", ""), encoding="utf-8")
+    new.write_text(_chat("aws", AWS).replace("      min_replicas: 2\n", "      average_requests_per_second: 8\n"))
+    code, out, _ = specgen_in_process(capsys, "diff", str(old), str(new), "--format", "json")
+    assert code == 0
+    totals = json.loads(out)["totals"]
+    month, floor = totals["usd_per_month"], totals["usd_per_month_floor"]
+    assert month["delta"] == 0 and month["old"] == floor["old"]
+    assert floor["new"] < floor["old"] and floor["delta"] == round(floor["new"] - floor["old"], 2)
