@@ -718,17 +718,15 @@ def _shapes_at(
                 fillings = sorted(
                     {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
                 )
-            if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, spec.global_batch_size)):
-                gbs = spec.global_batch_size
+            gbs = spec.global_batch_size
+            if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, gbs)):
                 between = [d for d in _divisors(gbs or most) if dp < d <= most]
                 fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
             if total_flops and window and dp * tp * pp > max(hw.platform.gpu_counts):
                 # the time between nodes is timed once placed, and may take the degree the compute sized past the
                 # window: the wider degrees up to twice it are tried too (newuser47 item 2: DP4 over two servers took
                 # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
-                gbs = spec.global_batch_size
-                wider = [d for d in _divisors(gbs) if dp < d <= 2 * dp] if gbs else [2 * dp]
-                wider = [d for d in wider if d <= MAX_DATA_PARALLEL]
+                wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
                 fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
             for each_dp in fillings:
                 if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
