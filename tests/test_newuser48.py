@@ -1,4 +1,4 @@
-"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1, 3 and 4.
+"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1, 3, 4, 7 and 8 (a field one block too deep).
 
 Item 1: a service with ``min_replicas`` 2 was ranked onto the idle GPUs of another service's nodes as if they were on
 two nodes; they were all on one, and the plan warned ``replicas-not-spread`` of the fleet it priced. Item 4: on EKS,
@@ -112,3 +112,31 @@ def test_diff_shows_the_month_an_average_rate_scales_to(tmp_path: Path, capsys: 
     month, floor = totals["usd_per_month"], totals["usd_per_month_floor"]
     assert month["delta"] == 0 and month["old"] == floor["old"]
     assert floor["new"] < floor["old"] and floor["delta"] == round(floor["new"] - floor["old"], 2)
+
+
+def test_the_average_rates_pool_held_by_min_replicas_says_so(tmp_path: Path) -> None:
+    """Item 7: at its 8 req/s average chat needs replicas one node holds, and min_replicas 2 keeps both nodes; the
+    reason said the replicas "still take" the two nodes."""
+    text = _chat("aws", AWS).replace("      min_replicas: 2\n", "      min_replicas: 2\n      average_requests_per_second: 8\n")
+    (chat,) = _plan(tmp_path, text).deployments
+    (said,) = [r for r in chat.reasons if "at the average it needs" in r]
+    assert "which 1 node(s) would hold, and min_replicas 2 spreads them over its pool's 2 node(s)" in said
+
+
+def test_a_field_set_one_block_too_deep_says_where_it_belongs(tmp_path: Path) -> None:
+    """Item 8: min_replicas under slo read "unknown field 'min_replicas'" with no pointer."""
+    from generator.errors import InputError
+
+    text = (
+        _chat("aws", AWS)
+        .replace("      min_replicas: 2\n", "")
+        .replace("        tpot_ms: 40\n", "        tpot_ms: 40\n        min_replicas: 2\n")
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_workload(str(path))
+    assert str(caught.value).endswith(
+        "deployments[0].inference.slo.min_replicas: unknown field 'min_replicas'; min_replicas is a field of "
+        "deployments[0].inference (one level up), not of slo"
+    )

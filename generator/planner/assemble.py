@@ -1873,7 +1873,7 @@ def _token_cost(
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")
-        held = held_text(name, spec, opt.candidate.replicas, details.get("replicas_at_average"), pools)
+        held = held_text(name, spec, opt, details.get("replicas_at_average"), pools)
         average, text = token_cost_at_average(spec, usd, floor, peak, cloud=cloud, held=held)
         return {**figures, **average}, text
     text = (

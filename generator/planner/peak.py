@@ -218,16 +218,24 @@ def token_cost_at_average(
     return figures, text
 
 
-def held_text(name: str, spec: InferenceSpec, replicas: int, at_average: int | None, pools: Sequence[Pool]) -> str:
+def held_text(name: str, spec: InferenceSpec, opt: Option, at_average: int | None, pools: Sequence[Pool]) -> str:
     """Why service ``name``'s pools keep their nodes at its average: the replicas it still needs, or those beside it."""
     nodes = sum(p.nodes for p in pools)
     shared = sorted({other for p in pools for other in p.deployments if other != name})
     if at_average is None:
         return f"its replicas stay on the pools' {nodes} node(s)"
     floor = " (min_replicas)" if at_average == spec.min_replicas and at_average > 1 else ""
-    text = f"at the average it needs {at_average} of its {replicas} replica(s){floor}"
+    text = f"at the average it needs {at_average} of its {opt.candidate.replicas} replica(s){floor}"
     if shared:
         return f"{text}, and its pool's {nodes} node(s) still hold those of {', '.join(shared)} beside them"
+    packed = _alone_nodes(opt, at_average, 1)
+    if (
+        packed < nodes and spec.min_replicas >= SPREAD_NODES
+    ):  # newuser48 item 7: six 1-GPU replicas were said to "take" two 8-GPU nodes
+        return (
+            f"{text}, which {packed} node(s) would hold, and min_replicas {spec.min_replicas} spreads them over its pool's "
+            f"{nodes} node(s)"
+        )
     return f"{text}, which still take its pool's {nodes} node(s)"
 
 

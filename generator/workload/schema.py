@@ -102,6 +102,19 @@ def _hint(path: tuple[object, ...], key: str) -> str:
     return f"; the cluster's {key.lower()} is set as {where} (the cloud region that prices the plan)"
 
 
+def _one_level_up(path: tuple[object, ...], key: str) -> str:
+    """Where ``key`` is a field of the block that holds ``path``'s (newuser48 item 8: ``slo.min_replicas``); else empty."""
+    if not path:
+        return ""
+    schema: Any = workload_schema()
+    for step in path[:-1]:
+        schema = schema.get("items", {}) if isinstance(step, int) else schema.get("properties", {}).get(step, {})
+    if key not in schema.get("properties", {}):
+        return ""
+    parent = ".".join(str(s) if not isinstance(s, int) else f"[{s}]" for s in path[:-1]).replace(".[", "[")
+    return f"; {key} is a field of {parent or 'the top level'} (one level up), not of {path[-1]}"
+
+
 #: A value the field refuses that another field takes, and where (fuzz35 item 9: ``kubernetes.gpu_sharing: {strategy:
 #: none}`` read only "not one of"): (field path, value in lower case) -> what to say.
 _VALUE_ELSEWHERE: dict[tuple[tuple[object, ...], str], str] = {
@@ -141,7 +154,10 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         extra = [k for k in instance if k not in known]
         return [
             # ascii: a key that looks like a known one but is not ('n\u0430me', a Cyrillic a) shows what differs (fuzz27 L9)
-            InputError(f"unknown field {key!a}{_hint(path, key) or suggest(key, known)}", doc.locate((*path, key), key=True))
+            InputError(
+                f"unknown field {key!a}{_hint(path, key) or _one_level_up(path, key) or suggest(key, known)}",
+                doc.locate((*path, key), key=True),
+            )
             for key in extra
         ]
     if error.validator == "required":
