@@ -33,7 +33,7 @@ from generator.planner.blocked import (
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import PSU_OVER_CAPACITY
+from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
@@ -119,9 +119,6 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     fields = {(b.platform_id, b.gpu_id): b.field for b in blocked if b.field}
     return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
 
-
-#: The code of a layout across servers ruled out by the link between them (:mod:`generator.planner.nodes`).
-NO_GPU_FABRIC = "no-gpu-fabric"
 
 #: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
 #: item 2).

@@ -38,7 +38,7 @@ from generator.planner.inference import (
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import hosts_per_replica, job_hosts_text, multi_host_note, replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
-from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
+from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
     online_peak_findings,
@@ -855,7 +855,7 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
 
 
 #: Reasons that rule out only layouts spanning servers: named after those that rule out a single server's layout.
-MULTI_NODE_CODES = frozenset({"no-gpu-fabric"})
+MULTI_NODE_CODES = frozenset({NO_GPU_FABRIC})
 
 
 def ranked_reasons(blocked: list[Blocked]) -> list[str]:
@@ -2019,7 +2019,7 @@ def _pool(
         findings.append(short)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [
-        custom_drives_said(wl, f) if f.code == "nvme-short" and hw.platform.custom else f
+        custom_drives_said(wl, hw.platform.id, f) if f.code == "nvme-short" and hw.platform.custom else f
         for f in (f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:])
     ]
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)

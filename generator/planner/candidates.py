@@ -28,7 +28,7 @@ from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes,
 from generator.planner.inventory import ServerKey
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
+from generator.planner.nodes import NO_GPU_FABRIC, OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from generator.workload.models import InferenceSpec
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
-_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric", PSU_OVER_CAPACITY}
+_BLOCKING = {"ram-short", "ram-exceeds-platform", NO_GPU_FABRIC, PSU_OVER_CAPACITY}
 
 
 @functools.lru_cache(maxsize=4096)

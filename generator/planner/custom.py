@@ -125,14 +125,14 @@ def stated_ram_at(wl: Workload, platform_id: str, gpu_id: str) -> tuple[str | in
     return None
 
 
-def custom_drives_said(wl: Workload, finding: Finding) -> Finding:
-    """An ``nvme-short`` finding of an owned custom server at the field that states its drives (newuser47 item 7).
+def custom_drives_said(wl: Workload, platform_id: str, finding: Finding) -> Finding:
+    """An ``nvme-short`` finding of owned custom server ``platform_id`` at the field that states its drives.
 
-    It stood at the deployment, and a server described with no ``nvme_tb`` had 0 TB without a word.
+    newuser47 item 7: it stood at the deployment, and a server described with no ``nvme_tb`` had 0 TB without a word.
     """
     for j, group in enumerate(wl.hardware.inventory):
         spec = group.custom
-        if spec is not None and finding.message.startswith(f"{spec.platform_id} has "):
+        if spec is not None and spec.platform_id == platform_id:
             at = f"hardware.inventory[{j}].custom.nvme_tb"
             unstated = " (left out, nvme_tb is 0: no data drives)" if not spec.nvme_tb else ""
             return finding._replace(message=f"{finding.message}: state its drives at {at}{unstated}", path=at)

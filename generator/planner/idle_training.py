@@ -187,11 +187,8 @@ def _message(
     past = past_rate_gpus(pool, deployments)
     idle_now = sum(idle) - past
     running = f"{past} GPU(s) running replicas past the rate's need (replicas_past_rate), whose place the job would take"
-    held = listed(
-        ([f"{idle_now} idle all month, idle-gpus" if past else "idle all month, idle-gpus"] if idle_now else [])
-        + ([running] if past else []),
-        "and",
-    )
+    parts = [f"{idle_now} idle all month, idle-gpus" if past else "idle all month, idle-gpus"] if idle_now else []
+    held = listed([*parts, running] if past else parts, "and")
     text = (
         f"deployment {dep.name}: a run fits the {sum(idle)} {'idle ' if not past else ''}GPU(s) of serving pool "
         f"{pool.name}{' its rates do not need' if past else ''} (of its {total} "

@@ -24,6 +24,9 @@ DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
 #: Least network bandwidth per node for work split across nodes (pipeline stages, full-model gradients):
 #: the EFA / GPUDirect-TCPX class of cloud GPU instances starts at 100 Gb/s (platforms.json).
 MIN_FABRIC_GBPS = 100
+
+#: The finding (and the reason a layout is dropped) where the link between nodes rules out work across them.
+NO_GPU_FABRIC = "no-gpu-fabric"
 #: RAM of the smallest build the planner configures, GiB, and the step a configurable server's RAM is rounded up to.
 SMALLEST_BUILD_GIB = 64
 #: Drive fitted where a bare-metal platform lists none.
@@ -150,7 +153,7 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
     if needs_fabric and not platform.fabric_nic_id:
         if fabric_chosen(platform) and not fabric_fits(platform, gpu):  # a tower: its front end is all it has between nodes
             findings.append(
-                Finding("error", "no-gpu-fabric", f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "
+                Finding("error", NO_GPU_FABRIC, f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "
                         f"and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
             )  # fmt: skip
         elif not fabric_chosen(platform) and (between := unfabricated_link(platform)[0]) < MIN_FABRIC_GBPS:
@@ -158,7 +161,7 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
             # Gb/s, where the step was timed over one)
             owned = " (no GPU fabric, as hardware.inventory states)" if platform.nics_as_owned else ""
             findings.append(
-                Finding("error", "no-gpu-fabric", f"{platform.id} has {between:g} Gb/s between nodes"
+                Finding("error", NO_GPU_FABRIC, f"{platform.id} has {between:g} Gb/s between nodes"
                         f"{owned}; multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
             )  # fmt: skip
     fabric = node_fabric(platform, gpu, gpus, needs_fabric)

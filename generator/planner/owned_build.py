@@ -129,16 +129,12 @@ def owned_ram_finding(
     )
 
 
-def _counts(platform_id: str) -> tuple[int, ...]:
-    """The GPU counts a catalog platform takes."""
-    return catalog.platforms()[platform_id].gpu_counts
-
-
 def _parts_text(pool: Pool, parts: tuple[str, ...]) -> str:
     """The assumed parts of a pool's node as the finding names them."""
     node = pool.node
+    counts = sorted(catalog.platforms()[node.platform_id].gpu_counts) if "gpus" in parts else []
     words = {
-        "gpus": f"{node.gpus} GPUs ({node.platform_id} takes {', '.join(map(str, sorted(_counts(node.platform_id))))})",
+        "gpus": f"{node.gpus} GPUs ({node.platform_id} takes {', '.join(map(str, counts))})",
         "cpu": f"CPU ({node.cpu})",
         "ram": f"{node.ram_gib} GiB RAM",
         "nvme": nvme_drives_text(node) + (f" beside {node.boot_drives}" if node.boot_drives else ""),

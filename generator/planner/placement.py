@@ -191,6 +191,16 @@ def _lay_out(on: list[HostReplica], per_host: int, sort_key: dict[tuple[str, int
     return sorted(laid, key=lambda r: (r.gpus, r.deployment, r.replica))
 
 
+def most_on_a_node(placement: list[list[HostReplica]], name: str, hosts_per_node: int) -> int:
+    """The most of ``name``'s replicas one node of a placement runs (a replica over several nodes counts on each)."""
+    held: dict[int, set[int]] = {}
+    for host, on in enumerate(placement):
+        for replica in on:
+            if replica.deployment == name:
+                held.setdefault(host // hosts_per_node, set()).add(replica.replica)
+    return max(map(len, held.values()), default=0)
+
+
 def hosts_holding(placement: list[list[HostReplica]], name: str) -> int:
     """Hosts of a placement that run some replica of ``name``."""
     return sum(any(r.deployment == name for r in host) for host in placement)

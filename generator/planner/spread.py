@@ -139,12 +139,10 @@ def _node_down_text(
     """
     if dep.split or len(dep.pools) != 1 or placed[0] is None:
         return None
+    from generator.planner.placement import most_on_a_node
+
     (pool,) = [p for p in pools if p.name == dep.pools[0]]
-    held: dict[int, int] = {}
-    for host, replicas in enumerate(placed[0]):
-        node = host // pool.node.hosts
-        held[node] = held.get(node, 0) + sum(1 for r in replicas if r.deployment == dep.name and r.host_of_replica in (None, 1))
-    most = max(held.values(), default=0)
+    most = most_on_a_node(placed[0], dep.name, pool.node.hosts)
     each = float(dep.details.get("requests_per_s_per_replica_max") or 0.0)
     left = (dep.replicas - most) * each
     if not each or left >= rate:

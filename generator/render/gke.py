@@ -517,7 +517,7 @@ def node_share(plan: Plan, pool: Pool, dep: DeploymentPlan, replicas: int, sprea
     (shared GPUs, a training job) counts a spread service's evenly, ``ceil(replicas / nodes)`` a node, which a
     topology spread constraint of ``maxSkew`` 1 on the host name keeps.
     """
-    from generator.planner.placement import pool_placement
+    from generator.planner.placement import most_on_a_node, pool_placement
 
     replica_gpus = dep.tp * dep.pp
     node_holds = replicas_a_node_holds(pool, dep)
@@ -535,12 +535,7 @@ def node_share(plan: Plan, pool: Pool, dep: DeploymentPlan, replicas: int, sprea
             break
     else:
         return NodeShare(min(node_holds, math.ceil(replicas / pool.hosts)), pool.nodes, True)
-    held: dict[int, set[int]] = {}
-    for host, on in enumerate(placement):
-        for replica in on:
-            if replica.deployment == dep.name:
-                held.setdefault(host // pool.node.hosts, set()).add(replica.replica)
-    return NodeShare(max(map(len, held.values()), default=0), more, True)
+    return NodeShare(most_on_a_node(placement, dep.name, pool.node.hosts), more, True)
 
 
 def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
