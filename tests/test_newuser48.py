@@ -1,4 +1,4 @@
-"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1, 3, 4, 7 and 8 (a field one block too deep).
+"""newuser48 (a SaaS platform engineer on EKS / AKS): items 1, 2, 3, 4, 7 and 8 (a field one block too deep).
 
 Item 1: a service with ``min_replicas`` 2 was ranked onto the idle GPUs of another service's nodes as if they were on
 two nodes; they were all on one, and the plan warned ``replicas-not-spread`` of the fleet it priced. Item 4: on EKS,
@@ -139,4 +139,61 @@ def test_a_field_set_one_block_too_deep_says_where_it_belongs(tmp_path: Path) ->
     assert str(caught.value).endswith(
         "deployments[0].inference.slo.min_replicas: unknown field 'min_replicas'; min_replicas is a field of "
         "deployments[0].inference (one level up), not of slo"
+    )
+
+
+EMBED_RERANK = """\
+  - name: embed
+    model: BAAI/bge-m3
+    inference:
+      task: embed
+      max_context_tokens: 8192
+      avg_input_tokens: 512
+      requests_per_second: 300
+      min_replicas: 2
+      slo:
+        ttft_p95_ms: 300
+  - name: rerank
+    model: BAAI/bge-reranker-v2-m3
+    inference:
+      task: score
+      max_context_tokens: 1024
+      avg_input_tokens: 600
+      requests_per_second: 100
+      min_replicas: 2
+      slo:
+        ttft_p95_ms: 300
+"""
+
+
+def _four_services(max_nodes: int | None, platforms: str = "") -> str:
+    text = _chat("aws", AWS, AUTOCOMPLETE.replace("requests_per_second: 90", "requests_per_second: 60") + EMBED_RERANK)
+    cap = "" if max_nodes is None else f"  max_nodes: {max_nodes}\n"
+    return text.replace("  provider: aws\n", f"  provider: aws\n{cap}{platforms}")
+
+
+def test_max_nodes_takes_the_fleet_the_pools_of_two_passes_make(tmp_path: Path) -> None:
+    """Item 2: under max_nodes 4 each pass chose a service's servers before the cap bound: chat on 2 p5.48xlarge left
+    autocomplete nowhere to share, and the embedder and reranker took one-GPU g6 apiece ($112,417 a month on 4 nodes,
+    3 services on 2 p4d.24xlarge). Narrowing the platforms found chat + autocomplete on 2 p5en.48xlarge and the embedder
+    + reranker on 2 g6.12xlarge, $99,130 on 4 nodes: the groups of two passes make that fleet, and the plan says what
+    the cap costs against the best fleet without it (7 nodes)."""
+    narrowed = "  platforms: [aws-p5en-48xlarge, aws-g6-12xlarge]\n"
+    reference = _plan(tmp_path, _four_services(4, narrowed))
+    plan = _plan(tmp_path, _four_services(4))
+    assert plan.totals["nodes"] <= 4
+    assert plan.totals["usd_per_month"] <= reference.totals["usd_per_month"] + 0.01
+    assert [(p.node.platform_id, p.nodes, p.deployments) for p in plan.pools] == [
+        ("aws-g6-12xlarge", 2, ("embed", "rerank")),
+        ("aws-p5en-48xlarge", 2, ("chat", "autocomplete")),
+    ]
+    assert round(plan.totals["usd_per_month"]) == 99130
+    free = _plan(tmp_path, _four_services(None))
+    assert (round(free.totals["usd_per_month"]), free.totals["nodes"]) == (95350, 7)
+    assert "max-nodes-binds" not in {f.code for f in free.findings}
+    (said,) = [f for f in plan.findings if f.code == "max-nodes-binds"]
+    assert (said.level, said.path) == ("info", "hardware.max_nodes")
+    assert said.message == (
+        "hardware.max_nodes 4 binds: the fleet within it takes $99,130/month on 4 node(s); the best planned without it "
+        "$95,350/month on 7 node(s)"
     )

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from generator.planner.blocked import Blocked
     from generator.planner.candidates import RankingMemo, SizedOptions
     from generator.planner.inventory import ServerKey
+    from generator.planner.node_cap import PoolGroup
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan, Pool
     from generator.sizing.constants import Constants
@@ -333,12 +334,11 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
         over = [e.plan for e in broke if isinstance(e, FleetLimitError) and e.limit == "max_capex_usd"]
         objective = _fleet_objective(wl.objective, [best, *(cast("Plan", p) for p in over if p is not None)])
         lead = _fleet_rank(objective, best, wl=wl)
-        if not any(p is not None and _fleet_rank(objective, cast("Plan", p), wl=wl) < lead for p in over):
-            return best
-        # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
-        plans = [best, *_plans_within_capex(loaded, consts, None)]
-        objective = _fleet_objective(wl.objective, plans)
-        return min(plans, key=lambda p: _fleet_rank(objective, p, wl=wl))
+        plans = [best]
+        if any(p is not None and _fleet_rank(objective, cast("Plan", p), wl=wl) < lead for p in over):
+            # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
+            plans += _plans_within_capex(loaded, consts, None)
+        return _node_cap_said(loaded, consts, _best_of(wl, plans), broke)
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -355,8 +355,40 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
         plans += _plans_within_budget(loaded, consts)
     if not plans:
         raise first
+    return _node_cap_said(loaded, consts, _best_of(wl, plans), broke)
+
+
+def _best_of(wl: Workload, plans: list[Plan]) -> Plan:
+    """The best of fleets planned apart: one that keeps every ``min_replicas`` spread first, then the objective's."""
     objective = _fleet_objective(wl.objective, plans)
-    return min(plans, key=lambda p: _fleet_rank(objective, p, wl=wl))
+    return min(plans, key=lambda p: (_unspread(p), _fleet_rank(objective, p, wl=wl)))
+
+
+def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan, broke: list[InfeasibleError]) -> Plan:
+    """``plan`` with what ``hardware.max_nodes`` costs it, where a fleet broke the cap and the best without it is better.
+
+    newuser48 item 2: nothing said the cap had bound the search, nor what the fleet would be without it.
+    """
+    from generator.planner.plan import Finding, sorted_findings
+
+    wl = loaded.workload
+    if not any(isinstance(e, FleetLimitError) and e.limit == "max_nodes" for e in broke):
+        return plan
+    uncapped = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(max_nodes=None)))
+    try:
+        free = _plan_fleet_within_limits(uncapped, consts)
+    except InfeasibleError:
+        return plan
+    objective = _fleet_objective(wl.objective, [plan, free])
+    if _fleet_rank(objective, free, wl=wl) >= _fleet_rank(objective, plan, wl=wl):
+        return plan
+    nodes = free.totals["nodes"]
+    note = (
+        f"hardware.max_nodes {wl.hardware.max_nodes} binds: the fleet within it takes {_fleet_figure(plan, objective)} on "
+        f"{plan.totals['nodes']} node(s); the best planned without it {_fleet_figure(free, objective)} on {nodes} node(s)"
+    )
+    said = Finding("info", "max-nodes-binds", note, "hardware.max_nodes")
+    return plan._replace(findings=sorted_findings([*plan.findings, said]))
 
 
 def _plans_within_budget(loaded: LoadedWorkload, consts: Constants) -> list[Plan]:
@@ -496,6 +528,7 @@ def _plan_fleet(
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = [] if broke is None else broke
     passes: list[_Chosen] = []
+    formed: list[_Pass] = []  # every pass whose fleet was tried, whole (:func:`_joined`)
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
     owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
     made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
@@ -509,6 +542,7 @@ def _plan_fleet(
             return  # a fleet already built: the very same option for every deployment
         built.add(choices)
         passes.append(chosen[0])
+        formed.append(chosen)
         options = tuple(opt for _, opt, _ in chosen[0])
         alike = same.setdefault(hash(tuple(opt.candidate for opt in options)), [])
         if any(options == other for other in alike):
@@ -735,6 +769,19 @@ def _plan_fleet(
             if found:
                 capped_pass(kind, found)
 
+    # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
+    # (owned servers aside: a pass's pools use those its order gave it, which another pass's may hold too)
+    over_nodes = any(isinstance(e, FleetLimitError) and e.limit == "max_nodes" for e in errors)
+    if over_nodes and services >= 2 and not wl.hardware.inventory and wl.hardware.max_nodes is not None:
+        from generator.planner.node_cap import joined_fleets
+
+        def floor(options: list[Option]) -> float | None:
+            return _fleet_floor(wl, options, owned)
+
+        chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p in formed]
+        for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor):
+            add(_joined(groups, formed), None, share=True)
+
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
         # a fleet that keeps every min_replicas spread before one that cannot (newuser48 item 1: a service spread over
@@ -769,6 +816,27 @@ def _plan_fleet(
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+def _joined(groups: tuple[PoolGroup, ...], formed: list[_Pass]) -> _Pass:
+    """One pass of the groups of several passes (:func:`~generator.planner.node_cap.joined_fleets`).
+
+    Each deployment's choice keeps the runners-up, findings, objective and reasons of the pass that made it.
+    """
+    chosen: _Chosen = []
+    findings: list[Finding] = []
+    objectives: dict[int, str] = {}
+    ruled_out: dict[str, list[Blocked]] = {}
+    for group in groups:
+        source = formed[group.source]
+        rest = {i: r for i, _, r in source.chosen}
+        for i, opt in group.entries:
+            chosen.append((i, opt, rest[i]))
+            objectives[i] = source.objectives[i]
+            findings += [f for f in source.findings if f.path == f"deployments[{i}]"]
+        for name, blocked in source.ruled_out.items():
+            ruled_out.setdefault(name, blocked)
+    return _Pass(sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out)
 
 
 def _unspread(plan: Plan) -> bool:
@@ -1198,10 +1266,19 @@ def _choose(
     keeps = {k: (opt, rest) for k, opt, rest in kept.chosen} if kept is not None else {}
 
     def hold(best: Option) -> None:
-        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do)."""
+        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do).
+
+        Replicas ``min_replicas`` spreads over more servers than their GPUs fill hold those servers too: the GPUs in use
+        then reach into the last of them (newuser48 item 2: three embedder replicas on two 4-GPU g6.12xlarge, counted
+        as one server's GPUs, left the reranker beside them a server to add).
+        """
+        from generator.planner.spread import spread_floor
+
         for part in best.pieces:
             if share and part.shares_servers:
-                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
+                kind = part.busy_kind
+                in_use = busy.get(kind, Fraction(0)) + part.gpus_used
+                busy[kind] = max(in_use, Fraction((spread_floor(part) - 1) * kind[2] + 1))
             else:
                 take_owned(free, (part.candidate,))
 

@@ -1,0 +1,144 @@
+"""Fleets within ``hardware.max_nodes`` put together from the pools the fleet passes formed.
+
+newuser48 item 2: each pass chooses a service's servers before the cap is known to bind, so no single pass found the
+fleet that fits it. A 70B chat service took 2 p5.48xlarge where 2 p5en.48xlarge would hold its autocomplete service as
+well, and the embedder and reranker took one-GPU g6 where 2 four-GPU g6.12xlarge hold both ($112,417 a month on 4
+nodes, where the pools of two passes make $99,130 on 4). Each pass's choices fall into groups, the services whose
+replicas share one kind of server (a service on servers of its own is a group alone); groups of different passes that
+cover every deployment once, on different server kinds, and need at most the cap's nodes together make a fleet to
+assemble, the least of them by the objective's floor first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from generator.named_tuple import NamedTuple
+from generator.planner.spread import spread_floor
+
+if TYPE_CHECKING:
+    from generator.planner.inventory import ServerKey
+    from generator.planner.option import Option
+
+#: The fleets put together and assembled at most (the least by the objective's floor first).
+MAX_JOINED_FLEETS = 6
+
+#: Covers of the deployments tried at most while looking for them (bounds a search over many passes and services).
+MAX_COVERS = 20_000
+
+
+class PoolGroup(NamedTuple):
+    """Deployments whose choices in one pass share servers: a pool of the fleet, or a service's own servers."""
+
+    #: The deployments, by index, and the option each was given.
+    entries: tuple[tuple[int, Option], ...]
+    #: The server kinds their replicas share (none for servers a job or a spanning replica holds alone).
+    kinds: frozenset[ServerKey]
+    #: Nodes the group needs: those its shared kinds' GPUs fill (and ``min_replicas`` spreads), and the rest's own.
+    nodes: int
+    #: The pass it was formed in (an index into the caller's list).
+    source: int
+
+    @property
+    def members(self) -> frozenset[int]:
+        """The deployments of the group, by index."""
+        return frozenset(i for i, _ in self.entries)
+
+
+def group_nodes(options: Sequence[Option]) -> int:
+    """Nodes ``options`` (each once) need: their replicas filling shared kinds GPU by GPU, at least as spread."""
+    own = 0
+    shared: dict[ServerKey, tuple[Fraction, int]] = {}
+    for part in (part for opt in options for part in opt.pieces):
+        if not part.shares_servers:
+            own += part.candidate.nodes
+            continue
+        gpus, spread = shared.get(part.busy_kind, (Fraction(0), 1))
+        shared[part.busy_kind] = (gpus + part.gpus_used, max(spread, spread_floor(part)))
+    return own + sum(max(math.ceil(gpus / kind[2]), spread) for kind, (gpus, spread) in shared.items())
+
+
+def pool_groups(chosen: Sequence[tuple[int, Option]], source: int) -> list[PoolGroup]:
+    """The groups of one pass's choices: deployments linked by a server kind their replicas share, or one option."""
+    parent = list(range(len(chosen)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    first_at: dict[object, int] = {}
+    for k, (_, opt) in enumerate(chosen):
+        links: list[object] = [id(opt)]  # the jobs of a chain hold one option
+        links += [part.busy_kind for part in opt.pieces if part.shares_servers]
+        for link in links:
+            parent[root(k)] = root(first_at.setdefault(link, k))
+    members: dict[int, list[int]] = {}
+    for k in range(len(chosen)):
+        members.setdefault(root(k), []).append(k)
+    groups = []
+    for ks in members.values():
+        entries = tuple(chosen[k] for k in ks)
+        options = list({id(opt): opt for _, opt in entries}.values())
+        kinds = frozenset(part.busy_kind for opt in options for part in opt.pieces if part.shares_servers)
+        groups.append(PoolGroup(entries, kinds, group_nodes(options), source))
+    return groups
+
+
+def joined_fleets(
+    passes: Sequence[Sequence[tuple[int, Option]]],
+    count: int,
+    max_nodes: int,
+    floor: Callable[[list[Option]], float | None],
+) -> list[tuple[PoolGroup, ...]]:
+    """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
+
+    ``floor``: the objective's floor under a fleet of the options given (None: not comparable so, and nothing is put
+    together). The groups of each set of deployments are kept the least floor first for each count of nodes; covers
+    whose groups share a server kind are left out (their pools would merge, filled apart); at most
+    :data:`MAX_JOINED_FLEETS` fleets, and none that one pass formed whole.
+    """
+    best: dict[tuple[frozenset[int], int], tuple[float, PoolGroup]] = {}
+    seen: set[tuple[int, ...]] = set()
+    for source, chosen in enumerate(passes):
+        for group in pool_groups(chosen, source):
+            key = tuple(sorted(id(opt) for _, opt in group.entries))
+            if key in seen or group.nodes > max_nodes:
+                continue
+            seen.add(key)
+            figure = floor([opt for _, opt in group.entries])
+            if figure is None:
+                return []
+            at = (group.members, group.nodes)
+            if at not in best or figure < best[at][0]:
+                best[at] = (figure, group)
+    holding: dict[int, list[PoolGroup]] = {}
+    for _, group in sorted(best.values(), key=lambda fg: fg[0]):
+        holding.setdefault(min(group.members), []).append(group)
+    covers: list[tuple[PoolGroup, ...]] = []
+    tried = 0
+
+    def extend(picked: tuple[PoolGroup, ...], covered: frozenset[int], nodes: int) -> None:
+        nonlocal tried
+        if tried >= MAX_COVERS:
+            return
+        tried += 1
+        left = next((i for i in range(count) if i not in covered), None)
+        if left is None:
+            if len({g.source for g in picked}) > 1:  # a fleet of one pass's groups was assembled by that pass
+                covers.append(picked)
+            return
+        kinds = frozenset().union(*(g.kinds for g in picked))
+        for group in holding.get(left, []):
+            if group.members & covered or group.kinds & kinds or nodes + group.nodes > max_nodes:
+                continue
+            extend((*picked, group), covered | group.members, nodes + group.nodes)
+
+    extend((), frozenset(), 0)
+    figures = [(floor([opt for g in cover for _, opt in g.entries]), n) for n, cover in enumerate(covers)]
+    ranked = sorted((figure, n) for figure, n in figures if figure is not None)
+    return [covers[n] for _, n in ranked[:MAX_JOINED_FLEETS]]
