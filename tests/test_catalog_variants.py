@@ -217,12 +217,12 @@ def _home_server_with(tmp_path: Path, gpu: str, cpu: str) -> Path:
 
 
 def test_a_gh200_machine_adds_no_grace_tdp_to_its_module_power(tmp_path: Path) -> None:
-    # the datasheet's 1,000 W covers memory + CPU + GPU: 1,000 W x 1.10 (fans) / 0.94 (PSU) = 1,170 W, not
-    # (1,000 + 300 W Grace) x 1.10 / 0.94 = 1,521 W
+    # the datasheet's 1,000 W covers memory + CPU + GPU: (1,000 W + the 25 W drive) x 1.10 (fans) / 0.94 (PSU) =
+    # 1,199 W, not (1,000 + 300 W Grace + DIMMs) x 1.10 / 0.94
     assert catalog.find_gpu("gh200-96gb").tdp_includes_host_cpu
     plan = plan_file(str(_home_server_with(tmp_path, "gh200-96gb", "nvidia-grace")))[1]
     (pool,) = plan.pools
-    assert (pool.node.power_w, pool.node.power_basis) == (1_170, "GPU module TDP, its CPU included (existing machine)")
+    assert (pool.node.power_w, pool.node.power_basis) == (1_199, "GPU module TDP, its CPU included (existing machine)")
 
 
 def test_a_machine_on_a_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path, unrated_max_q: str) -> None:

@@ -708,7 +708,7 @@ def test_weights_one_node_cannot_hold_are_spread_over_the_nodes_not_refused_or_r
 
 def test_a_fixed_machine_counts_every_cpu_socket_in_its_power_and_cores(tmp_path: Path) -> None:
     """fuzz17 item 6: two EPYC 9654 beside two RTX 4090 were counted as one CPU (1,474 W), so a 1,600 W supply got no
-    psu-headroom warning; by the planner's formula (2 x 450 + 2 x 360) x 1.10 / 0.94 = 1,896 W."""
+    psu-headroom warning; by the planner's formula (2 x 450 + 2 x 360 + 12 DIMMs of 64 GiB x 10) x 1.10 / 0.94 = 2,036 W."""
     path = tmp_path / "psu.yaml"
     path.write_text(
         "version: 1\nname: psu\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-30B-A3B\n    inference: {precision: "
@@ -719,7 +719,7 @@ def test_a_fixed_machine_counts_every_cpu_socket_in_its_power_and_cores(tmp_path
     plan = plan_file(str(path))[1]
     node = plan.pools[0].node
     assert (node.power_w, node.cpu_cores, node.cpu) == (
-        round((2 * 450 + 2 * 360) * 1.10 / 0.94),
+        round((2 * 450 + 2 * 360 + 12 * 10) * 1.10 / 0.94),
         192,
         "2x AMD EPYC 9654 (Genoa, Zen 4)",
     )
@@ -795,7 +795,8 @@ def test_the_cpus_attention_time_is_its_flops_at_the_fitted_rate() -> None:
 
 @pytest.mark.parametrize(("psu_w", "warned"), [(750, True), (1200, False)])
 def test_an_owned_machines_power_supply_is_checked_when_given(tmp_path: Path, psu_w: int, warned: bool) -> None:
-    """newuser19 item 5: two RTX 3090s (2 x 350 W TDP, fans, 94% PSU efficiency: 819 W) were never held against a supply."""
+    """newuser19 item 5: two RTX 3090s were never held against a supply. newuser49 item 1: the supply is held against the
+    DC load its parts draw, (2 x 350 W TDP + 2 DIMMs x 10 W) x 1.10 for the fans = 792 W, not the wall draw."""
     path = tmp_path / "home.yaml"
     path.write_text(
         "version: 1\nname: home2\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.3-70B-Instruct\n"
@@ -807,8 +808,30 @@ def test_an_owned_machines_power_supply_is_checked_when_given(tmp_path: Path, ps
     said = [f.message for f in plan.findings if f.code == "psu-headroom"]
     assert bool(said) is warned
     if warned:
-        assert said[0].startswith("the machine draws about 819 W at full load (GPU TDP (existing machine, CPU unknown))")
+        assert said[0].startswith(
+            "the machine's parts draw about 792 W DC at full load, 843 W at the wall (GPU TDP, DIMMs and drive (existing "
+            "machine, CPU unknown)), more than the 750 W its power supply delivers"
+        )
     assert plan.pools[0].node.psu == f"{psu_w:,} W (as given)"
+
+
+@pytest.mark.parametrize(("psu_w", "warned"), [(750, True), (850, False)])
+def test_a_k_series_cpu_draws_its_maximum_turbo_power(tmp_path: Path, psu_w: int, warned: bool) -> None:
+    """newuser49 item 1: an RTX 4090 beside an i9-14900K on a 750 W supply passed, the CPU counted at its 125 W base
+    power and the wall draw held against the supply's DC rating. Intel rates the part's Maximum Turbo Power 253 W
+    (ARK); (450 + 253 + 3 DIMMs x 10 + one drive 25) x 1.10 = 834 W DC, over 750 W (NVIDIA asks 850 W for a 4090)."""
+    path = tmp_path / "k.yaml"
+    path.write_text(
+        "version: 1\nname: k\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-30B-A3B\n    inference: {precision: "
+        "q4_k_m, max_context_tokens: 8192, requests_per_second: 0.01}\nhardware:\n  provider: baremetal\n  fixed: "
+        f"{{gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 192, nvme_gib: 1800, cpu: core-i9-14900k, psu_w: {psu_w}}}\n"
+    )
+    plan = plan_file(str(path))[1]
+    assert plan.pools[0].node.power_w == round((450 + 253 + 3 * 10 + 25) * 1.10 / 0.94)
+    said = [f.message for f in plan.findings if f.code == "psu-headroom"]
+    assert bool(said) is warned
+    if warned:
+        assert said[0].startswith("the machine's parts draw about 834 W DC at full load, 887 W at the wall")
 
 
 def test_a_fixed_machines_group_vars_carry_its_engine_settings() -> None:

@@ -71,12 +71,16 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
         return None
     kind = machine_kind(spec, catalog.find_gpu(spec.gpu))
     cpu = catalog.cpus()[ASSUMED_CPU[kind]]
+    # the rate counted: the CPU's at the DIMMs a channel that hold the RAM (newuser49 item 5: "DDR-5600" was said of
+    # 256 GiB counted at the 2-DIMM DDR-4000)
+    mts = _ram_mt_per_s(spec, cpu, socket_channels(spec, cpu))
+    rate = f"DDR-{mts}" + (" at 2 DIMMs a channel" if mts < cpu.ddr_mt_per_s else "")
     if spec.memory_channels:  # the speed alone is assumed
-        assumed = f"DDR-{cpu.ddr_mt_per_s}"
+        assumed = rate
     elif spec.ddr_mt_per_s:  # the channels alone
         assumed = f"{cpu.memory_channels} channels a socket"
     else:
-        assumed = f"DDR-{cpu.ddr_mt_per_s}, {cpu.memory_channels} channels a socket"
+        assumed = f"{rate}, {cpu.memory_channels} channels a socket"
     return (
         f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
         f"{cpu.llama_cpp_cores} cores for llama.cpp's threads; give the CPU (a catalog id, see 'specgen catalog cpus') or "

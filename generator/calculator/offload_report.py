@@ -511,7 +511,7 @@ def findings(
     if p.disk_bytes and c.paged is not None:
         out.append(("warning", "nvme-offload", nvme_text(plan, machine, consts, c.paged)))
     if c.pinned_fallback_bytes and c.pinned_ttft_s is not None:
-        out.append(("warning", "pinned-buffers-large", pinned_text(c, machine, consts)))
+        out.append(("warning", "pinned-buffers-large", pinned_text(c, machine, consts, plan.engine)))
     if p.offloaded and c.mode == "cpu-compute" and not machine.cpu_cores:
         out.append(
             (
@@ -605,18 +605,19 @@ def _attention_rate_text(engine: str, consts: Constants) -> str:
     )
 
 
-def pinned_text(c: OffloadCost, machine: Machine, consts: Constants) -> str:
+def pinned_text(c: OffloadCost, machine: Machine, consts: Constants, engine: str = "llama.cpp") -> str:
     """The warning of a ``--no-mmap`` placement whose pinned buffers are taken not to be granted (review26 item 1).
 
-    llama.cpp falls back to pageable memory without saying so above its debug log; the plan's TTFT is timed at that
-    rate, and the pinned path's TTFT is given beside it, with what to read in the load log to tell them apart.
+    ``engine``: the llama.cpp-family server the plan runs, named as it is (newuser49 item 6). llama.cpp falls back
+    to pageable memory without saying so above its debug log; the plan's TTFT is timed at that rate, and the pinned
+    path's TTFT is given beside it, with what to read in the load log to tell them apart.
     """
     share = c.pinned_fallback_bytes / machine.ram_bytes
     return (
-        f"llama.cpp's --no-mmap asks for {_gib(c.pinned_fallback_bytes)} GiB of pinned (page-locked) host buffers, "
+        f"{engine}'s --no-mmap asks for {_gib(c.pinned_fallback_bytes)} GiB of pinned (page-locked) host buffers, "
         f"{share:.0%} of the machine's {_gib(machine.ram_bytes):g} GiB of RAM, more than the "
         f"{consts.pinned_host_ram_share:.0%} taken to be granted (pinned_host_ram_share: Windows grants about half of "
-        "RAM, Linux what is free when the model loads); where cudaMallocHost fails llama.cpp holds the weights in "
+        f"RAM, Linux what is free when the model loads); where cudaMallocHost fails {engine} holds the weights in "
         f"pageable memory instead, logged at debug level only, and copies them to the GPU at "
         f"{consts.offload_pageable_copy_efficiency:g} of the pinned rate: the TTFT of {seconds_text(c.ttft_s)} is "
         f"timed so, {seconds_text(c.pinned_ttft_s or 0.0)} if they are pinned (the pinned path's timing rests on 2 "

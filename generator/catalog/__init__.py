@@ -236,7 +236,12 @@ def find_model(name: str) -> ModelRecord:
         # newuser45 item 11: a base model's id left out its catalog variants (Llama-3.1-70B: -70B-Instruct), which no
         # close match found beside the 8B and 3B; the ids that extend the name come first
         extended = sorted(m for m in models() if m.lower().startswith(name.lower()))[:3]
-        hint = f"; did you mean {', '.join(map(repr, extended))}?" if extended else suggest(name, sorted(models()))
+        # newuser49 item 3: a variant of a catalog id (Qwen3-235B-A22B-Instruct-2507) got three Qwen2.5 models: the
+        # catalog ids it extends come first, the longest first
+        stem = sorted((m for m in models() if name.lower().startswith(f"{m.lower()}-")), key=lambda m: (-len(m), m))[:3]
+        hint = (
+            f"; did you mean {', '.join(map(repr, extended or stem))}?" if extended or stem else suggest(name, sorted(models()))
+        )
         raise UnknownIdError(f"unknown model '{name}'{hint} (or give a path to a config.json)")
     return models()[model_id]
 

@@ -478,6 +478,8 @@ class CpuSpec(NamedTuple):
     threads: int | None = None
     #: Performance cores of a hybrid part (Intel's P-cores beside its E-cores); None: every core is one.
     performance_cores: int | None = None
+    #: Most power the package draws with every core loaded (Intel's Maximum Turbo Power, PL2), W; None: ``tdp_w``.
+    max_power_w: float | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -501,7 +503,13 @@ class CpuSpec(NamedTuple):
             ddr_mt_per_s_2dpc=None if rec.get("ddr_mt_per_s_2dpc") is None else int(rec["ddr_mt_per_s_2dpc"]),
             threads=None if rec.get("threads") is None else int(rec["threads"]),
             performance_cores=None if rec.get("performance_cores") is None else int(rec["performance_cores"]),
+            max_power_w=_opt_float(rec.get("max_power_w")),
         )
+
+    @property
+    def full_load_w(self) -> float:
+        """The package's draw with every core loaded: its rated most (Intel's PL2), else its TDP."""
+        return self.max_power_w or self.tdp_w
 
     @property
     def llama_cpp_cores(self) -> int:

@@ -1727,6 +1727,12 @@ def _owned_short_hint(
         fields = ["a lower requests_per_second"] + (["min_replicas"] if spec.min_replicas > 1 else [])
         fields += ["a higher max_utilization"] if spec.max_utilization < 1 else []
         ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
+    elif isinstance(dep, InferenceDeployment):
+        # newuser49 item 2: no owned server's GPUs hold a replica, and hardware.inventory keeps the weights in VRAM
+        ways.append(
+            "describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold offloaded to its "
+            "RAM and NVMe, llama.cpp)"
+        )
     elif isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
         job = dep.training
         lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[job.method]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from generator import catalog
@@ -22,7 +23,7 @@ from generator.planner.assemble import (
 )
 from generator.planner.fixed_place import fixed_machine, place_for_rate
 from generator.planner.naming import pool_name
-from generator.planner.nodes import BTU_PER_H_PER_W
+from generator.planner.nodes import BTU_PER_H_PER_W, DIMM_GIB
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.planner.setting_findings import model_findings, unused_setting_findings
@@ -38,16 +39,32 @@ def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
     """What the existing machine's power figure sums."""
     if module_tdp:
         return "GPU module TDP, its CPU included (existing machine)"
-    return "GPU and CPU TDP (existing machine)" if cpu_known else "GPU TDP (existing machine, CPU unknown)"
+    if cpu_known:
+        return "GPU TDP, the CPU's most rated draw, DIMMs and drive (existing machine)"
+    return "GPU TDP, DIMMs and drive (existing machine, CPU unknown)"
+
+
+def dc_load_w(fixed: FixedSpec, consts: Constants) -> float:
+    """DC load the machine's power supply carries at full load: its parts, as a catalog server's are summed.
+
+    GPUs at their TDP, each CPU socket at its most rated draw (newuser49 item 1: an i9-14900K counted at its 125 W base
+    power, where Intel rates its Maximum Turbo Power 253 W), the DIMMs and the drive, and the fans' share.
+    """
+    gpu = catalog.find_gpu(fixed.gpu)
+    cpu = catalog.cpus().get(fixed.cpu or "")
+    # a GH200 module's TDP covers its Grace and its memory; every socket draws (fuzz17 item 6: two EPYC 9654 were one)
+    on_module = gpu.tdp_includes_host_cpu
+    cpu_w = cpu.full_load_w * fixed.cpu_sockets if cpu and not on_module else 0.0
+    dimm_w = 0.0 if on_module else math.ceil(fixed.ram_gib / DIMM_GIB) * consts.dimm_power_w
+    drive_w = consts.nvme_power_w if fixed.nvme_gib else 0.0
+    return (gpu.tdp_w * fixed.gpu_count + cpu_w + dimm_w + drive_w) * (1 + consts.fan_power_fraction)
 
 
 def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
     gpu = catalog.find_gpu(fixed.gpu)
     cpu = catalog.cpus().get(fixed.cpu or "")
     sockets = fixed.cpu_sockets
-    # a GH200 module's TDP covers its Grace; every socket draws (fuzz17 item 6: two EPYC 9654 were counted as one)
-    cpu_w = cpu.tdp_w * sockets if cpu and not gpu.tdp_includes_host_cpu else 0.0
-    power = round((gpu.tdp_w * fixed.gpu_count + cpu_w) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
+    power = round(dc_load_w(fixed, consts) / consts.psu_efficiency)
     return NodeSpec(
         platform_id="fixed",
         platform_name="existing server (hardware.fixed)",
@@ -216,14 +233,17 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     # what the machine as given assumes, and what cannot be as given, at its field (fuzz18 item 7)
     for level, code, field, message in machine_findings(fixed):
         notes.append(Finding(level, code, message, "hardware.fixed" + (f".{field}" if field else "")))
-    if fixed.psu_w is not None and node.power_w > fixed.psu_w:  # newuser19 item 5: an owned machine's supply unchecked
+    # newuser19 item 5: an owned machine's supply unchecked; newuser49 item 1: a supply is rated by the DC power it
+    # delivers, which the wall draw overstates by the supply's losses
+    load_w = round(dc_load_w(fixed, consts))
+    if fixed.psu_w is not None and load_w > fixed.psu_w:
         notes.append(
             Finding(
                 "warning",
                 "psu-headroom",
-                f"the machine draws about {node.power_w:,} W at full load ({node.power_basis}), more than its "
-                f"{fixed.psu_w:,.0f} W power supply, and GPUs' transient peaks go above their TDP: cap the GPUs' power "
-                "(nvidia-smi -pl) or fit a larger supply",
+                f"the machine's parts draw about {load_w:,} W DC at full load, {node.power_w:,} W at the wall "
+                f"({node.power_basis}), more than the {fixed.psu_w:,.0f} W its power supply delivers, and GPUs' transient "
+                "peaks go above their TDP: cap the GPUs' power (nvidia-smi -pl) or fit a larger supply",
                 "hardware.fixed.psu_w",
             )
         )

@@ -177,6 +177,10 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
     return tuple(out)
 
 
+#: GiB of RAM counted as one DIMM drawing ``dimm_power_w`` in a server's summed power.
+DIMM_GIB = 64
+
+
 def component_dc_load_w(
     gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
 ) -> float:
@@ -190,7 +194,7 @@ def component_dc_load_w(
     # a superchip module's TDP (GH200) covers its CPU and the CPU's on-module memory: neither is added again
     on_module = gpu.tdp_includes_host_cpu
     cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu and not on_module else 0.0
-    dimm_w = 0.0 if on_module else math.ceil(ram_gib / 64) * consts.dimm_power_w
+    dimm_w = 0.0 if on_module else math.ceil(ram_gib / DIMM_GIB) * consts.dimm_power_w
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()
     nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)

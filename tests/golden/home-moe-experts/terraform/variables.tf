@@ -64,7 +64,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "home_moe_rtx_4090_24gb" : { "cooling" : "air", "cpu_cores" : 16, "deployments" : ["mixtral"], "gpu_model" : "rtx-4090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-moe-rtx-4090-24gb", "specgen.dev/gpu" : "rtx-4090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-moe-rtx-4090-24gb" }, "node_count" : 1, "nvme_tb" : 0.97, "platform" : "fixed", "power_w_per_node" : 726, "provider" : "baremetal", "racks_spanned" : 0, "ram_gib" : 64, "requests_per_s" : { "mixtral" : 0.02 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "home_moe_rtx_4090_24gb" : { "cooling" : "air", "cpu_cores" : 16, "deployments" : ["mixtral"], "gpu_model" : "rtx-4090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-moe-rtx-4090-24gb", "specgen.dev/gpu" : "rtx-4090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-moe-rtx-4090-24gb" }, "node_count" : 1, "nvme_tb" : 0.97, "platform" : "fixed", "power_w_per_node" : 766, "provider" : "baremetal", "racks_spanned" : 0, "ram_gib" : 64, "requests_per_s" : { "mixtral" : 0.02 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
