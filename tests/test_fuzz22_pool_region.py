@@ -160,7 +160,7 @@ hardware: {provider: azure}
             "",
             True,
             "eastus prices the type deployments pin (azure-standard-nd96asr-v4), which come first; it prices 1 of the "
-            "10 types allowed; eastus2 prices 9",
+            "16 types allowed; eastus2 prices 15",
             id="catalog-pin",
         ),
     ],

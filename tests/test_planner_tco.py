@@ -595,7 +595,9 @@ def test_owned_servers_go_to_the_largest_deployment_among_more_than_four(tmp_pat
 def test_the_sharing_pass_still_orders_services_by_their_first_choice(tmp_path: Path) -> None:
     """Review 7 H1: ordering the sharing passes only by the fewest GPUs a service can take lost this fleet (s1 and s3
     on one L40S pool, $9,128): s3 went alone to TP4 on L4 ($11,753, a GPU idle). Since the 1-GPU G6 sizes the small s0
-    and s2 rent a g6.xlarge each ($0.8048/h) instead of a g5.xlarge ($1.006/h): $9,128 - 2 x $0.2012 x 730 = $8,835."""
+    and s2 rent a g6.xlarge each ($0.8048/h) instead of a g5.xlarge ($1.006/h): $9,128 - 2 x $0.2012 x 730 = $8,835.
+    Since the G4dn sizes the 3B s0 rents a g4dn.xlarge (one T4 16GB, $0.526/h) instead: $8,835 - $0.2788 x 730 = $8,631
+    (g6e.12xlarge $7,659.63 + g6.xlarge $587.50 + g4dn.xlarge $383.98)."""
     text = """\
 version: 1
 name: f107
@@ -607,9 +609,10 @@ deployments:
 hardware: {provider: aws}
 """  # noqa: E501
     plan = plan_workload(_load(tmp_path, text))
-    assert plan.totals["usd_per_month"] == pytest.approx(8835.0, abs=1.0)
+    assert plan.totals["usd_per_month"] == pytest.approx(8631.0, abs=1.0)
     assert plan.totals["idle_gpus"] == 0
-    assert {p.deployments: p.node.platform_id for p in plan.pools}[("s1", "s3")] == "aws-g6e-12xlarge"
+    pools = {p.deployments: p.node.platform_id for p in plan.pools}
+    assert (pools[("s1", "s3")], pools[("s0",)], pools[("s2",)]) == ("aws-g6e-12xlarge", "aws-g4dn-xlarge", "aws-g6-xlarge")
 
 
 ONE_DGX_NOT_BOUGHT = "  platforms: [dell-xe8640]\n  inventory:\n    - platform: dgx-h100\n      count: 1\n"
