@@ -176,24 +176,25 @@ def test_max_nodes_takes_the_fleet_the_pools_of_two_passes_make(tmp_path: Path) 
     """Item 2: under max_nodes 4 each pass chose a service's servers before the cap bound: chat on 2 p5.48xlarge left
     autocomplete nowhere to share, and the embedder and reranker took one-GPU g6 apiece ($112,417 a month on 4 nodes,
     3 services on 2 p4d.24xlarge). Narrowing the platforms found chat + autocomplete on 2 p5en.48xlarge and the embedder
-    + reranker on 2 g6.12xlarge, $99,130 on 4 nodes: the groups of two passes make that fleet, and the plan says what
-    the cap costs against the best fleet without it (7 nodes)."""
+    + reranker on 2 g6.12xlarge, $99,130 on 4 nodes: the groups of two passes make such a fleet (on the four-T4
+    g4dn.12xlarge since the catalog has it, $98,124), and the plan says what the cap costs against the best fleet
+    without it (8 nodes)."""
     narrowed = "  platforms: [aws-p5en-48xlarge, aws-g6-12xlarge]\n"
     reference = _plan(tmp_path, _four_services(4, narrowed))
     plan = _plan(tmp_path, _four_services(4))
     assert plan.totals["nodes"] <= 4
     assert plan.totals["usd_per_month"] <= reference.totals["usd_per_month"] + 0.01
     assert [(p.node.platform_id, p.nodes, p.deployments) for p in plan.pools] == [
-        ("aws-g6-12xlarge", 2, ("embed", "rerank")),
+        ("aws-g4dn-12xlarge", 2, ("embed", "rerank")),
         ("aws-p5en-48xlarge", 2, ("chat", "autocomplete")),
     ]
-    assert round(plan.totals["usd_per_month"]) == 99130
+    assert round(plan.totals["usd_per_month"]) == 98124
     free = _plan(tmp_path, _four_services(None))
-    assert (round(free.totals["usd_per_month"]), free.totals["nodes"]) == (95350, 7)
+    assert (round(free.totals["usd_per_month"]), free.totals["nodes"]) == (94716, 8)
     assert "max-nodes-binds" not in {f.code for f in free.findings}
     (said,) = [f for f in plan.findings if f.code == "max-nodes-binds"]
     assert (said.level, said.path) == ("info", "hardware.max_nodes")
     assert said.message == (
-        "hardware.max_nodes 4 binds: the fleet within it takes $99,130/month on 4 node(s); the best planned without it "
-        "$95,350/month on 7 node(s)"
+        "hardware.max_nodes 4 binds: the fleet within it takes $98,124/month on 4 node(s); the best planned without it "
+        "$94,716/month on 8 node(s)"
     )
