@@ -206,11 +206,15 @@ def _model_index() -> dict[str, str]:
     return index
 
 
-def suggest(name: str, choices: list[str]) -> str:
-    """A ``did you mean`` suffix for an unknown id (empty when nothing is close)."""
+#: The likeness (difflib's ratio) at which an unknown id is taken for a typo of a known one.
+TYPO_CUTOFF = 0.9
+
+
+def suggest(name: str, choices: list[str], cutoff: float = 0.5) -> str:
+    """A ``did you mean`` suffix for an unknown id (empty when nothing is as close as ``cutoff``)."""
     import difflib
 
-    close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=3, cutoff=cutoff)
     lookup = {c.lower(): c for c in choices}
     return f"; did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
 
@@ -236,12 +240,12 @@ def find_model(name: str) -> ModelRecord:
         # newuser45 item 11: a base model's id left out its catalog variants (Llama-3.1-70B: -70B-Instruct), which no
         # close match found beside the 8B and 3B; the ids that extend the name come first
         extended = sorted(m for m in models() if m.lower().startswith(name.lower()))[:3]
-        # newuser49 item 3: a variant of a catalog id (Qwen3-235B-A22B-Instruct-2507) got three Qwen2.5 models: the
-        # catalog ids it extends come first, the longest first
+        # newuser49 item 3: a variant of a catalog id (Qwen3-235B-A22B-Instruct-2507) got three Qwen2.5 models: where
+        # no id is a near typo of it, the catalog ids it extends come first, the longest first
         stem = sorted((m for m in models() if name.lower().startswith(f"{m.lower()}-")), key=lambda m: (-len(m), m))[:3]
-        hint = (
-            f"; did you mean {', '.join(map(repr, extended or stem))}?" if extended or stem else suggest(name, sorted(models()))
-        )
+        typo = suggest(name, sorted(models()), cutoff=TYPO_CUTOFF)
+        hint = f"; did you mean {', '.join(map(repr, extended or stem))}?" if extended or (stem and not typo) else ""
+        hint = hint or typo or suggest(name, sorted(models()))
         raise UnknownIdError(f"unknown model '{name}'{hint} (or give a path to a config.json)")
     return models()[model_id]
 
