@@ -94,6 +94,8 @@ def test_an_owned_workstation_too_small_for_a_replica_is_pointed_at_hardware_fix
     [
         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "did you mean 'Qwen/Qwen3-235B-A22B'?"),
         ("deepseek-ai/DeepSeek-R1-0528", "did you mean 'deepseek-ai/DeepSeek-R1'?"),
+        # a near typo still gets the id it misspells first, not the shorter id it happens to extend
+        ("meta-llama/Llama-3.1-8B-Instruckt", "did you mean 'meta-llama/Llama-3.1-8B-Instruct',"),
     ],
 )
 def test_a_variant_of_a_catalog_id_is_offered_the_id_it_extends(typed: str, offered: str) -> None:

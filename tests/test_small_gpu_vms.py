@@ -167,3 +167,41 @@ def test_an_embed_service_kept_off_the_t4_takes_the_a10_before_the_a100(tmp_path
     (pool,) = plan.pools
     assert (pool.node.platform_id, pool.node.gpu_id, pool.nodes) == ("azure-standard-nv36ads-a10-v5", "a10-24gb", 2)
     assert plan.totals["usd_per_month"] == pytest.approx(2 * 3.2 * 730, abs=0.01)  # $4,672 against $5,363 on two A100s
+
+
+BF16_ON_T4 = """\
+version: 1
+name: t4
+deployments:
+  - name: chat
+    model: MODEL
+    inference:
+      max_context_tokens: 4096
+      avg_input_tokens: 500
+      avg_output_tokens: 100
+      requests_per_second: 1
+hardware:
+  provider: aws
+  gpus: [t4-16gb]
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "level", "code", "said"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "info", "bf16-cast-to-fp16", "loads the bf16 weights and cache as float16"),
+        ("google/gemma-2-9b-it", "warning", "bf16-runs-as-fp32", "runs gemma2 in float32 there"),
+    ],
+)
+def test_bf16_weights_on_a_gpu_without_bf16_say_what_vllm_loads(
+    tmp_path: Path, model: str, level: str, code: str, said: str
+) -> None:
+    """A T4 has no bf16: vLLM's dtype auto falls back to float16 (two bytes, as sized), save for the model types it
+    refuses in float16 (Gemma 2 and 3, GLM-4), which it runs in float32."""
+    path = tmp_path / "w.yaml"
+    path.write_text(BF16_ON_T4.replace("MODEL", model), encoding="utf-8")
+    plan = plan_workload(load_workload(str(path)))
+    (found,) = [f for f in plan.findings if f.code.startswith("bf16-")]
+    assert (found.level, found.code, found.path) == (level, code, "deployments[0]")
+    assert found.message.startswith("deployment chat: t4-16gb has no bf16 tensor rate: vLLM (dtype auto) ")
+    assert said in found.message

@@ -396,6 +396,24 @@ def _check_share(req: EstimateRequest) -> None:
             )
 
 
+def tp_group_note(gpu: GpuSpec, tp: int) -> str | None:
+    """A warning where a serving TP group is wider than every catalog server (and scale-up domain) of ``gpu`` holds.
+
+    newuser50 item 6: ``--tp 16`` of B200 was timed as one server's group (its all-reduces over a PCIe link, no network
+    latency) and decoded faster than TP8, where a plan lays such a replica out over servers as pipeline stages. A GPU
+    no catalog server holds is not checked (the estimate cannot tell its servers).
+    """
+    counts = [max(p.gpu_counts) for p in catalog.platforms().values() if gpu.id in p.gpu_ids and p.gpu_counts]
+    most = max([gpu.nvlink_domain_gpus, *counts]) if counts else tp
+    if tp <= most:
+        return None
+    return (
+        f"--tp {tp} spans {-(-tp // most)} servers of {gpu.id} (at most {most} GPUs a server or NVLink domain): its "
+        "all-reduces are timed over a PCIe link with no network latency, so its decode is optimistic; a plan lays such a "
+        f"replica out as --tp {most} --pp {-(-tp // most)}, its stages over the servers' network"
+    )
+
+
 def _gpu_share(req: EstimateRequest, gpu: GpuSpec) -> tuple[GpuSharing, GpuShare]:
     """The share of ``gpu`` that ``--mig`` / ``--share`` ask for, as a plan sizes a replica in it (exit 1 where none)."""
     from generator.sizing.gpu_share import gpu_share
@@ -632,6 +650,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if (unsplit := default_group_problem(arch, fmt, par)) is not None:
             # a 16-bit model asked in a group-quantized format: accepted, but the checkpoints published would not load
             notes.append(f"warning: {unsplit}")
+        if gpu is not None and (wide := tp_group_note(gpu, par.tp)) is not None:
+            notes.append(f"warning: {wide}")
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
         # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)

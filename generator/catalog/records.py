@@ -61,6 +61,19 @@ class MigProfile(NamedTuple):
     source: tuple[str, ...]
 
 
+#: The tensor format whose measured share of its peak a narrower one without its own measurement takes first.
+NEAREST_WIDER_FORMAT = {"fp4": "fp8"}
+
+
+def share_fallbacks(compute: str) -> tuple[str, ...]:
+    """The formats whose measured share of the peak ``compute`` takes, the first of them measured.
+
+    Itself, the nearest wider tensor format (FP8 for FP4: the same tensor cores at twice the rate), then the 16-bit ones.
+    """
+    wider = NEAREST_WIDER_FORMAT.get(compute)
+    return (compute, *((wider,) if wider else ()), "bf16", "fp16")
+
+
 class GpuSpec(NamedTuple):
     """One accelerator model."""
 
@@ -254,9 +267,10 @@ class GpuSpec(NamedTuple):
         if peak is None:
             return None
         scale = self.tflops_vs_reference or {}
-        # a precision measured on neither side takes the 16-bit one's: the sustained clock is most of a GPU's share
-        # (review 20 item 5: an L4 measured in BF16 alone ran FP8 at 3.3x its BF16 rate, not the datasheet's 2x)
-        for name in (compute, "bf16", "fp16"):
+        # a precision measured on neither side takes the nearest wider one's, then the 16-bit one's: the sustained clock
+        # is most of a GPU's share (review 20 item 5: an L4 measured in BF16 alone ran FP8 at 3.3x its BF16 rate, not
+        # the datasheet's 2x)
+        for name in share_fallbacks(compute):
             if name in scale:
                 return peak * scale[name]
         return peak
@@ -266,14 +280,15 @@ class GpuSpec(NamedTuple):
 
         What turns the rates normalised to the reference into the rates this GPU is modelled to reach
         (:meth:`physical_tflops`). The precision :meth:`sustained_tflops` took its scale from where it took one, else (an
-        unmeasured GPU, assumed to share the reference's) the first of ``compute`` and the 16-bit formats the reference
-        measured. The shares are the catalog's reference GPU's (:func:`generator.catalog.reference_tflops_shares`).
+        unmeasured GPU, assumed to share the reference's) the first of :func:`share_fallbacks` the reference measured
+        (newuser50 item 8: FP4 took the reference's 16-bit share, 0.80, where its FP8 one, 0.71, is the nearer).
+        The shares are the catalog's reference GPU's (:func:`generator.catalog.reference_tflops_shares`).
         """
         from generator.catalog import reference_tflops_shares  # the catalog imports this module
 
         shares = reference_tflops_shares()
         scale = self.tflops_vs_reference or {}
-        names = (compute, "bf16", "fp16")
+        names = share_fallbacks(compute)
         name = next((n for n in names if n in scale), None) or next((n for n in names if n in shares), None)
         return shares.get(name, 1.0) if name is not None else 1.0
 

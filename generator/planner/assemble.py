@@ -18,6 +18,7 @@ from generator.planner.candidates import (
     capex_cap_usd,
     limits_text,
     ranking_candidate,
+    replica_host_count,
     replicas_held,
     shared_gpus_held,
     sustained_rps,
@@ -127,7 +128,7 @@ from generator.planner.tco import (
     idle_owned_usd,
     run_usd,
 )
-from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
+from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
@@ -385,6 +386,16 @@ def _margin_text(shape: ReplicaShape) -> str:
     )
 
 
+def _margin_load_text(shape: ReplicaShape) -> str:
+    """What the planned load's latencies are where the plan counts a replica below the model (newuser50 item 7)."""
+    if shape.margin == 1.0:
+        return ""
+    return (
+        f" (the model's at that load; replicas {shape.margin:g}x slower than it, as the runs measured, run larger batches "
+        "at a longer TPOT)"
+    )
+
+
 def _percent(share: float) -> str:
     return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
@@ -570,7 +581,9 @@ def _inference_details(
             if part_rate is None
             else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
         ),
-        pooling_load_text(point) if spec.pooling else f"at the planned load: {planned}; {ttft_basis_text(spec)}",
+        pooling_load_text(point)
+        if spec.pooling
+        else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
     ]
     if wide := replica_note(opt):
         reasons.insert(1, wide)
@@ -720,6 +733,13 @@ def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rp
     if ours > theirs:
         spare = "; a replica can restart while the others serve" if several else ""
         return f"won the tie on {tied} with {other.candidate.summary} by capacity: {rates}{spare}"
+    mine_hosts, their_hosts = replica_host_count(chosen), replica_host_count(other)
+    if ours < theirs and mine_hosts < their_hosts:  # newuser50 item 1: the trade said, not left to the runner-up line
+        return (
+            f"won the tie on {tied} with {other.candidate.summary} by its replicas' hosts: {mine_hosts} a replica against "
+            f"{their_hosts} (a replica over several hosts is a multi-host serving group: a leader and workers started "
+            f"together, and one host's failure stops the replica), though that layout sustains more: {rates}"
+        )
     if ours == theirs and chosen.candidate.latency_s < other.candidate.latency_s:
         return (
             f"tied on {tied} and capacity ({ours:,.2f} req/s) with {other.candidate.summary}; the lower TTFT p95 at "
@@ -1253,6 +1273,19 @@ def build_plan(
                 if not dep.inference.pooling  # the gaps were measured decoding; a pooling service runs none (review22)
             )  # fmt: skip
             findings += [gap] if (gap := next((g for g in gaps if g), None)) else []
+            # none here, but one on another architecture (newuser50 item 3): once, of its first part
+            lead = opt.pieces[0]
+            elsewhere = (
+                None
+                if gap
+                else gap_elsewhere_finding(
+                    index, dep.inference, dep.name,
+                    (lead.hardware.gpu, model.architecture, lead.replica_shape.fmt.name),
+                    opt.candidate.replicas, batch=lead.replica_shape.max_point.batch,
+                )
+            )  # fmt: skip
+            findings += [elsewhere] if elsewhere else []
+            findings += _fp16_cast_findings(index, dep.name, opt, model.architecture.model_type)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]
             if unchecked and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
@@ -1428,6 +1461,44 @@ def build_plan(
             plan,
         )
     return plan
+
+
+#: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
+#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config, which then takes float32 on a GPU
+#: with no bf16).
+FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+
+
+def _fp16_cast_findings(index: int, name: str, opt: Option, model_type: str) -> list[Finding]:
+    """Where a service's bf16 weights run on a GPU with no bf16 (a T4, a V100): what vLLM loads them as.
+
+    vLLM's ``dtype: auto`` (``_resolve_auto_dtype``) takes the checkpoint's bf16 where the platform supports it, else
+    the first dtype it does, float16, logging the fall-back: two bytes a value, as sized (info). A model type vLLM
+    refuses in float16 (:data:`FP16_REFUSED_MODEL_TYPES`) falls to float32, twice the bytes sized (warning).
+    """
+    gpus = sorted(
+        {
+            part.hardware.gpu.id
+            for part in opt.pieces
+            if part.hardware.gpu.dense_tflops.get("bf16") is None and part.replica_shape.fmt.name == "bf16"
+        }
+    )
+    level: Level
+    if model_type in FP16_REFUSED_MODEL_TYPES:
+        level, code = "warning", "bf16-runs-as-fp32"
+        said = (
+            f"vLLM (dtype auto) runs {model_type} in float32 there (it refuses float16 for this model type: numerical "
+            "instability), twice the 2 bytes a weight and cache value sized: choose a GPU with bf16 (hardware.gpus)"
+        )
+    else:
+        level, code = "info", "bf16-cast-to-fp16"
+        said = (
+            "vLLM (dtype auto) loads the bf16 weights and cache as float16, two bytes a value as sized, timed at the "
+            "GPU's fp16 rate; a checkpoint whose activations overflow float16 (above 65,504) needs a GPU with bf16"
+        )
+    return [
+        Finding(level, code, f"deployment {name}: {gpu} has no bf16 tensor rate: {said}", f"deployments[{index}]") for gpu in gpus
+    ]
 
 
 def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], blocked: Sequence[Blocked]) -> list[Finding]:

@@ -621,6 +621,11 @@ def _shared_candidate(opt: Option, c: Candidate, busy: Fraction | int) -> Candid
     )
 
 
+def replica_host_count(opt: Option) -> int:
+    """Linux hosts one replica of an option spans (a split option: its widest part's)."""
+    return max(_hosts(part) for part in opt.pieces)
+
+
 def _hosts(opt: Option) -> int:
     """Linux hosts one replica of a homogeneous option spans."""
     c = opt.candidate
@@ -712,7 +717,7 @@ def _ranking_key(
             lead = (up_front, by_objective)
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
-    hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)
+    hosts = replica_host_count(opt)
     return (
         owned_free and buys,
         owned_free and not buys and not c.owned_nodes,

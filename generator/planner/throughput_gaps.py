@@ -103,3 +103,32 @@ def unchecked_throughput_finding(index: int, name: str, gpu: GpuSpec, replicas: 
         "at the planned prompt and output lengths before relying on the count",
         f"deployments[{index}]",
     )
+
+
+def gap_elsewhere_finding(
+    index: int, spec: InferenceSpec, name: str, setup: tuple[GpuSpec, Architecture, str], replicas: int, *, batch: int
+) -> Finding | None:
+    """An info where deployment ``index``'s setup fell short of the model on other GPU architectures, none on its own.
+
+    newuser50 item 3: DeepSeek-R1 on B200 took no margin where its runs on H200 measured 1.63-2.42x below the model,
+    and nothing said no run on Blackwell checked it: a comparison with Hopper read as the model's 3.4x.
+    """
+    gpu, arch, precision = setup
+    if spec.pooling or _service_gap(spec, setup, batch, 1) is not None:
+        return None
+    tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
+    gap = matching_gap(spec.engine, gpu, arch, precision, tokens, batch, any_architecture=True)
+    # a gap of a model class (its attention, its routed experts) may follow the model; one of a GPU's own (its batch,
+    # its PCIe) is the GPU's
+    if gap is None or gap.tp_over_pcie or (gap.attention is None and not gap.routed_experts):
+        return None
+    low, high = gap.predicted_over_measured
+    return Finding(
+        "info",
+        "throughput-gap-elsewhere",
+        f"deployment {name}: runs of its setup ({gap.description}) measured {low:.2f}-{high:.2f}x below specgen's "
+        f"throughput model on {', '.join(gap.gpu_architectures)} GPUs ({gap.measured_on}); none on {gpu.architecture} "
+        f"({gpu.id}) was compared, so its {replicas} replica(s) count on the model's rate there: measure one replica "
+        "with a serving benchmark at the planned prompt and output lengths before relying on the count",
+        f"deployments[{index}]",
+    )

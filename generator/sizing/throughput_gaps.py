@@ -26,6 +26,8 @@ def matching_gap(
     tokens: tuple[float, float],
     batch: float,
     tp: int = 1,
+    *,
+    any_architecture: bool = False,
 ) -> ThroughputGap | None:
     """The known gap a service of ``arch`` in weight format ``precision`` on ``engine`` and ``gpu`` falls into, if any.
 
@@ -41,12 +43,13 @@ def matching_gap(
 
     ``tp``: the replica's TP group; a gap of TP over PCIe takes only a group of 2 or more GPUs no fast link joins
     (review29 item 3: TensorRT-LLM's L40S runs at TP4 / TP8 measured 1.28-1.79x below the model, at TP1 near it).
+    ``any_architecture``: a gap measured on any GPU architecture (what the setup fell short on elsewhere).
     """
     kinds = _attention_kinds(arch)
     for gap in _gaps_by_precision_first():
         if (
             engine in gap.engines
-            and gpu.architecture in gap.gpu_architectures
+            and (any_architecture or gpu.architecture in gap.gpu_architectures)
             and gap.attention in (None, *kinds)
             and (arch.is_moe or not gap.routed_experts)
             and (not gap.precisions or precision in gap.precisions)
