@@ -1,10 +1,11 @@
-"""newuser49 (one home server running large MoE models offloaded to RAM): items 2, 3, 5 and 6 (item 1 is in
+"""newuser49 (one home server running large MoE models offloaded to RAM): items 2, 3, 5, 6 and 7 (item 1 is in
 tests/test_offload.py, beside the other power-supply checks of an owned machine).
 
 Item 2: an owned workstation under ``hardware.inventory`` whose GPUs cannot hold a replica was told only to buy more
 servers, where ``hardware.fixed`` offloads the weights to its RAM. Item 3: a variant of a catalog model id was offered
 three models of another family. Item 5: the no-CPU warning named the one-DIMM DDR rate where the two-DIMM one was
-counted. Item 6: an ik_llama.cpp plan's pinned-buffer warning named llama.cpp.
+counted. Item 6: an ik_llama.cpp plan's pinned-buffer warning named llama.cpp. Item 7: vLLM's settings for a GGUF
+past the Hub's 50 GB file limit said nothing of merging its parts.
 """
 
 from __future__ import annotations
@@ -123,3 +124,15 @@ def test_the_pinned_buffer_warning_names_the_engine_planned(tmp_path: Path, engi
     (said,) = [f.message for f in plan.findings if f.code == "pinned-buffers-large"]
     assert said.startswith(f"{engine}'s --no-mmap asks for ")
     assert f"cudaMallocHost fails {engine} holds the weights in pageable memory" in said
+
+
+def test_vllm_settings_of_a_gguf_past_the_hubs_file_limit_say_to_merge_it(tmp_path: Path) -> None:
+    """Item 7: DeepSeek-R1 at q2_k is a 227.26 GiB GGUF, published in parts (the Hub holds at most 50 GB a file), and
+    vLLM loads a GGUF from one file only: its settings say to merge the parts."""
+    plan = plan_workload(load_workload(_write(tmp_path, IK.replace("ENGINE", "llama.cpp"))))
+    vllm = plan.deployments[0].details["runtime_settings"]["vllm"]
+    assert vllm["--cpu-offload-gb"] > 0
+    assert vllm["note"].endswith(
+        "and one of 227.26 GiB is published on the Hub in parts (at most 50 GB a file): merge them first "
+        "(llama-gguf-split --merge)"
+    )

@@ -348,6 +348,13 @@ def _gguf_conversion(
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 
 
+#: vLLM's GGUF support, which loads a GGUF from one file only.
+VLLM_GGUF_DOCS = "https://docs.vllm.ai/en/latest/features/quantization/gguf/"
+#: The largest file the Hugging Face Hub stores: a larger GGUF is published in parts (llama-gguf-split)
+#: (https://github.com/huggingface/hub-docs/pull/2007: "Per file: 50GB max").
+HUB_FILE_LIMIT_BYTES = 50 * 10**9
+
+
 def _noted(settings: dict[str, Any], note: str) -> dict[str, Any]:
     """``settings`` with ``note`` after any note they carry."""
     return settings | {"note": "; ".join(filter(None, (settings.get("note"), note)))}
@@ -413,7 +420,14 @@ def _vllm_offload(
         )
     # the tokens it was sized for, where they are not vLLM's default there (review 9 L7b)
     given = {"--max-num-batched-tokens": tokens} if tokens != default else {}
-    return settings | given | {"--cpu-offload-gb": offload}
+    settings = settings | given | {"--cpu-offload-gb": offload}
+    if (fmt is None or fmt.gguf is not None) and held > HUB_FILE_LIMIT_BYTES:  # newuser49 item 7
+        return _noted(
+            settings,
+            f"vLLM loads a GGUF from one file only ({VLLM_GGUF_DOCS}), and one of {_gib(held)} GiB is published on the "
+            "Hub in parts (at most 50 GB a file): merge them first (llama-gguf-split --merge)",
+        )
+    return settings
 
 
 #: Formats a GGUF file holds as they are besides its own quantization types: the float types and MXFP4 (llama.cpp's

@@ -8,6 +8,7 @@ from typing import Any
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
+from generator.calculator.offload_report import VLLM_GGUF_DOCS
 from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
@@ -60,7 +61,6 @@ from generator.workload.value_checks import (
 )
 
 #: vLLM's GGUF page: "Currently, vllm only supports loading single-file GGUF models" (same since v0.6.3).
-VLLM_GGUF_DOCS = "https://docs.vllm.ai/en/latest/features/quantization/gguf/"
 #: MAAS's "How to manage DHCP" page: MAAS enlists and commissions machines by network boot from its own DHCP server, on
 #: an untagged VLAN (an external one is unsupported for that).
 MAAS_DHCP_DOCS = "https://discourse.maas.io/t/managing-dhcp/2909"
