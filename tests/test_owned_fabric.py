@@ -114,7 +114,7 @@ def test_a_stated_fabric_is_what_the_step_is_timed_over_and_what_the_node_lists(
     assert dep.pool == pool.name == L40S_POOL
     assert dep.details["inter_node_link"] == "1 x 100 Gb/s GPU fabric"
     # 337.27 GB per GPU over 100 Gb/s: 16 x the 1.72 s of bandwidth time at 1,600 Gb/s, plus latency
-    assert dep.details["comm_s_per_step"] > 20 * 1.0
+    assert dep.details["comm_between_nodes_s_per_step"] > 20 * 1.0
     fabric = [(n.nic_id, n.count) for n in pool.node.nics if n.role == "fabric"]
     assert fabric == [("connectx-6-dx-2p-100gbe", 1)]
     codes = _codes(plan)

@@ -434,7 +434,7 @@ def test_spot_findings_say_what_a_reclaim_costs(rendered: Any) -> None:
     assert (level, path) == ("info", "deployments[2].capacity_type")
     assert message.startswith(
         "deployment lora trains on spot capacity: the cloud reclaims a spot node with 2 min of notice, which stops the "
-        "job, and it resumes from its last checkpoint only (the plan's checkpoint: "
+        "job, and it resumes from its last checkpoint only (a checkpoint: "
     )
     assert "save checkpoints often and restart it" in message
     assert findings(rendered("gcp"), "serving-on-spot")[0][2].count("with 30 s of notice") == 1

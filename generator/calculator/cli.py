@@ -744,7 +744,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         if args.train == "full" and args.precision is not None:
             parser.error(
                 "--precision cannot be combined with --train full: full training holds bf16 weights (mixed precision; "
-                "fp32 with --optimizer adamw-torch-amp); --precision sets the frozen base of --train lora / qlora"
+                "fp32 with --optimizer adamw-torch-amp); --precision sets the frozen base of --train lora / qlora. FP8 "
+                "training (Transformer Engine, torchao float8) is not modelled: its published speeds are FP8's, not bf16's"
             )
         if args.train == "full":
             refuse(LORA_OPTIONS, "applies to --train lora / qlora, not --train full")

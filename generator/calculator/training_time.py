@@ -21,7 +21,15 @@ from generator import catalog
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import fabric_fits
 from generator.planner.training import gpu_step, run_hours
-from generator.planner.training_comm import StepComm, ep_link_name, gpu_link, job_dp_traffic, links_between, step_links
+from generator.planner.training_comm import (
+    StepComm,
+    ep_link_name,
+    gpu_link,
+    job_dp_traffic,
+    links_between,
+    shared_dp_gbps,
+    step_links,
+)
 from generator.planner.training_report import step_split_text
 from generator.sizing.frameworks import TRAINER_SPEED_NOTE, framework_profile
 from generator.sizing.performance import training_flops_per_token
@@ -149,7 +157,7 @@ def estimate_step(
             consts, setup.zero_stage, expert_parallel,
         )  # fmt: skip
         step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
-        return StepComm(step, dp_link, tp_link, stage_link, ep_link)
+        return StepComm(step, dp_link, tp_link, stage_link, ep_link, shared_dp_gbps(links, par.tp, par.pp))
 
     fabric = setup.method == "full"
     comm = placed(fabric)
@@ -225,7 +233,7 @@ def _basis(gpu: GpuSpec, world: int, comm: StepComm) -> str:
     return (
         f"{world} GPUs on {servers.nodes} x {servers.platform.id} ({servers.gpus_per_node} GPUs each{filled}: the largest "
         f"catalog server of {gpu.id}, assumed), over {gpu_link(gpu, servers.gpus_per_node)[1]} inside a server and "
-        f"{comm.link if comm.step.dp_inter_node_s else 'no data-parallel traffic'} between them"
+        f"{comm.dp_link_text if comm.step.dp_inter_node_s else 'no data-parallel traffic'} between them"
     )
 
 

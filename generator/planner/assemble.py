@@ -1034,6 +1034,7 @@ def _training_details(
         # the hard host RAM of a node beyond the OS reserve: the checkpoint as it loads, or what is offloaded
         "host_ram_bytes_per_node": opt.needs.host_ram_bytes,
         "checkpoint_bytes_per_node": opt.needs.checkpoint_bytes,
+        "checkpoints_kept": consts.checkpoints_kept,
         "checkpoint_write_s": round(
             opt.needs.checkpoint_bytes / consts.checkpoints_kept / (opt.node.nvme_write_gb_per_s * 1e9), 1
         )
@@ -1076,7 +1077,7 @@ def _training_details(
     if comm is not None:
         step = comm.step
         details["inter_node_link"] = comm.link
-        details["comm_s_per_step"] = round(comm.comm_s, 4)
+        details["comm_between_nodes_s_per_step"] = round(comm.comm_s, 4)
         details["compute_s_per_step"] = round(comm.compute_s, 4)
         details["step_time"] = step.as_dict()
         details["dp_zero_bytes_per_gpu"] = round(step.dp_bytes)
@@ -1090,7 +1091,7 @@ def _training_details(
         if opt.candidate.nodes > 1:
             reasons.append(
                 f"data parallel across {opt.candidate.nodes} nodes sends {comm.bytes_per_gpu / 1e9:.2f} GB per GPU per step over "
-                f"{comm.link}: {comm.comm_s:.2f} s between nodes against {comm.compute_s:.2f} s of compute"
+                f"{comm.dp_link_text}: {comm.comm_s:.2f} s between nodes against {comm.compute_s:.2f} s of compute"
                 + (" (communication bounds the step)" if comm.dominates else "")
             )
     if shape.hours is not None:
@@ -1285,7 +1286,7 @@ def build_plan(
                 )
             )  # fmt: skip
             findings += [elsewhere] if elsewhere else []
-            findings += _fp16_cast_findings(index, dep.name, opt, model.architecture.model_type)
+            findings += _fp16_cast_findings(index, dep.name, opt, dep.inference.engine)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]
             if unchecked and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
@@ -1305,7 +1306,7 @@ def build_plan(
             chained = index in sequenced
             runs = None if chained else dep.training.runs_per_month
             details, reasons = _training_details(opt, [] if chained else rest, consts, runs)  # a chain's: its own
-            findings += _training_findings(index, dep, model, details, opt.candidate.gpus)
+            findings += _training_findings(index, dep, model, details, opt.candidate, wl.hardware.provider)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
@@ -1463,19 +1464,15 @@ def build_plan(
     return plan
 
 
-#: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
-#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config, which then takes float32 on a GPU
-#: with no bf16).
-FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list[Finding]:
+    """Where a vLLM service's bf16 weights run on a GPU with no bf16 (a T4, a V100): vLLM serves them in float16.
 
-
-def _fp16_cast_findings(index: int, name: str, opt: Option, model_type: str) -> list[Finding]:
-    """Where a service's bf16 weights run on a GPU with no bf16 (a T4, a V100): what vLLM loads them as.
-
-    vLLM's ``dtype: auto`` (``_resolve_auto_dtype``) takes the checkpoint's bf16 where the platform supports it, else
-    the first dtype it does, float16, logging the fall-back: two bytes a value, as sized (info). A model type vLLM
-    refuses in float16 (:data:`FP16_REFUSED_MODEL_TYPES`) falls to float32, twice the bytes sized (warning).
+    vLLM's ``dtype: auto`` (``_resolve_auto_dtype``) takes the planned bf16 where the platform supports it, else the
+    first dtype it does, float16, logging the fall-back: two bytes a value, as sized. A model type vLLM refuses in
+    float16 is ruled out of such GPUs (:func:`~generator.planner.inference.float32_fallback`).
     """
+    if engine != "vllm":
+        return []
     gpus = sorted(
         {
             part.hardware.gpu.id
@@ -1483,21 +1480,13 @@ def _fp16_cast_findings(index: int, name: str, opt: Option, model_type: str) -> 
             if part.hardware.gpu.dense_tflops.get("bf16") is None and part.replica_shape.fmt.name == "bf16"
         }
     )
-    level: Level
-    if model_type in FP16_REFUSED_MODEL_TYPES:
-        level, code = "warning", "bf16-runs-as-fp32"
-        said = (
-            f"vLLM (dtype auto) runs {model_type} in float32 there (it refuses float16 for this model type: numerical "
-            "instability), twice the 2 bytes a weight and cache value sized: choose a GPU with bf16 (hardware.gpus)"
-        )
-    else:
-        level, code = "info", "bf16-cast-to-fp16"
-        said = (
-            "vLLM (dtype auto) loads the bf16 weights and cache as float16, two bytes a value as sized, timed at the "
-            "GPU's fp16 rate; a checkpoint whose activations overflow float16 (above 65,504) needs a GPU with bf16"
-        )
+    said = (
+        "vLLM (dtype auto) serves the planned bf16 in float16 there, two bytes a value as sized, at the GPU's fp16 rate; "
+        "a checkpoint whose activations overflow float16 (above 65,504) needs a GPU with bf16"
+    )
     return [
-        Finding(level, code, f"deployment {name}: {gpu} has no bf16 tensor rate: {said}", f"deployments[{index}]") for gpu in gpus
+        Finding("info", "bf16-cast-to-fp16", f"deployment {name}: {gpu} has no bf16 tensor rate: {said}", f"deployments[{index}]")
+        for gpu in gpus
     ]
 
 
@@ -2510,12 +2499,12 @@ def full_finetune_headroom_findings(index: int, dep: TrainingDeployment, shape: 
 
 
 def _training_findings(
-    index: int, dep: TrainingDeployment, model: ResolvedModel, details: dict[str, Any], gpus: int
+    index: int, dep: TrainingDeployment, model: ResolvedModel, details: dict[str, Any], job: Candidate, provider: str
 ) -> list[Finding]:
     """What a planned training job's own figures say about it.
 
     A sequence past the model's context, a dataset below one optimizer step, a run longer than a year without a
-    deadline.
+    deadline, checkpoints a cloud deletes with its nodes.
     """
     from generator.planner.training_report import context_extension_finding
 
@@ -2561,22 +2550,52 @@ def _training_findings(
                 "warning",
                 "batch-sets-the-gpus",
                 f"deployment {dep.name}: optimizer_in_backward runs no gradient accumulation, so global_batch_size "
-                f"{spec.global_batch_size:,} at micro-batch {micro} takes {dp:,} data-parallel ranks ({gpus:,} GPUs); "
+                f"{spec.global_batch_size:,} at micro-batch {micro} takes {dp:,} data-parallel ranks ({job.gpus:,} GPUs); "
                 "with optimizer_in_backward: false the batch accumulates over fewer GPUs, or lower global_batch_size",
                 f"{where}.optimizer_in_backward",
             )
         )
+    if provider in DURABLE_STORAGE and (kept := details.get("checkpoint_bytes_per_node")):
+        count = int(details.get("checkpoints_kept") or 1)
+        out.append(_checkpoints_deleted(index, dep.name, (kept, count, job.nodes), DURABLE_STORAGE[provider]))
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(
                 "warning",
                 "training-longer-than-a-year",
                 f"deployment {dep.name} runs {hours:,.0f} h ({hours / HOURS_PER_YEAR:,.1f} years) on the planned "
-                f"{gpus} GPU(s): set training.deadline_hours to plan the GPUs that finish it in time",
+                f"{job.gpus} GPU(s): set training.deadline_hours to plan the GPUs that finish it in time",
                 where,
             )
         )
     return out
+
+
+#: Storage of each cloud that outlives a node, for checkpoints and the final model.
+DURABLE_STORAGE = {
+    "aws": "S3, or FSx for Lustre beside it",
+    "gcp": "Cloud Storage, or Managed Lustre",
+    "azure": "Blob Storage, or Azure Managed Lustre",
+}
+
+
+def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int], storage: str) -> Finding:
+    """A warning that a cloud job's checkpoints on its nodes' local NVMe go with the nodes (newuser51 item 5).
+
+    ``kept``: the bytes a node keeps, the checkpoints they are and the job's nodes.
+    """
+    kept_bytes, count, nodes = kept
+    one = kept_bytes / count
+    return Finding(
+        "warning",
+        "checkpoints-on-instance-store",
+        f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {one / 1e9:,.1f} GB a "
+        f"node each, {one * nodes / 1e9:,.1f} GB a checkpoint over {nodes} node(s)), which the cloud deletes with a "
+        "node: a reclaimed node, or the job's pool scaled down after the run, takes its shard and the final model with "
+        f"it; write checkpoints and the final model to storage that outlives the nodes ({storage}), which specgen does "
+        "not size or render",
+        f"deployments[{index}]",
+    )
 
 
 def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index: int, spot: bool = False) -> Finding:

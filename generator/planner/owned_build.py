@@ -185,7 +185,7 @@ def _spanning(pool: Pool, deployments: list[DeploymentPlan]) -> list[DeploymentP
 def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
     """What a spanning deployment's plan takes from the fabric: a training step's time between nodes, or a replica's span."""
     details = d.details
-    if d.kind == "training" and details.get("comm_s_per_step") is not None:
+    if d.kind == "training" and details.get("comm_between_nodes_s_per_step") is not None:
         hours = f", {details['hours']:.1f} h a run" if details.get("hours") is not None else ""
         fabric_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "fabric")
         front_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "frontend")
@@ -194,10 +194,10 @@ def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
             # the same bytes over the front end: the bandwidth term scales, the per-collective latency does not
             alone = (
                 f" (over the front end alone, {front_gbps:g} Gb/s, about "
-                f"{details['comm_s_per_step'] * fabric_gbps / front_gbps:.0f} s)"
+                f"{details['comm_between_nodes_s_per_step'] * fabric_gbps / front_gbps:.0f} s)"
             )
         return (
-            f"{d.name} (training) is timed at {details['comm_s_per_step']:.3f} s between nodes a step over "
+            f"{d.name} (training) is timed at {details['comm_between_nodes_s_per_step']:.3f} s between nodes a step over "
             f"{details.get('inter_node_link')}{alone}, against {details.get('compute_s_per_step'):.3f} s of compute{hours}"
         )
     tp, pp, _, _ = d.in_pool(pool.name) or (d.tp, d.pp, 0, 0)

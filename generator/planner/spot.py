@@ -138,7 +138,8 @@ def _training_on_spot(dep: DeploymentPlan, i: int, notice: str) -> Finding:
     checkpoint = ""
     if isinstance(size, int | float) and size > 0:
         took = f", about {write:,.0f} s to write" if isinstance(write, int | float) else ""
-        checkpoint = f" (the plan's checkpoint: {size / 1e9:,.1f} GB a node{took})"
+        kept = dep.details.get("checkpoints_kept") or 1  # newuser51 item 5: the kept ones' total was said as one
+        checkpoint = f" (a checkpoint: {size / kept / 1e9:,.1f} GB a node{took})"
     hours = dep.details.get("hours")
     run = f"its {hours:,.2f} h a run are costed once, with no work lost to a reclaim" if isinstance(hours, int | float) else ""
     return Finding(

@@ -29,7 +29,7 @@ from generator.planner.training import (
     training_shapes,
     training_tp_sizes,
 )
-from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
+from generator.planner.training_comm import StepComm, job_dp_traffic, shared_dp_gbps, step_links
 from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import reserve_short
@@ -275,7 +275,7 @@ def _with_communication(
         )
         host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts)
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host)
-        return StepComm(step, dp_link, tp_link, stage_link)
+        return StepComm(step, dp_link, tp_link, stage_link, dp_gbps=shared_dp_gbps(links, shape.par.tp, shape.par.pp))
 
     comm = placed(needs.needs_fabric)
     if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform, hw.gpu):
@@ -285,7 +285,8 @@ def _with_communication(
     if comm.dominates and not fabric_fits(hw.platform, hw.gpu):  # a cloud instance, or a tower: no fabric to add
         why = (
             f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
-            f"{comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
+            f"{comm.dp_link_text} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: "
+            "communication dominates"
         )
         blocked.append(blocked_on(hw, COMMUNICATION_DOMINATES, why))
         return None

@@ -55,6 +55,14 @@ class StepComm:
     stage_link: str
     #: The EP all-to-alls' link (:func:`ep_link_name`; empty without expert parallelism).
     ep_link: str = ""
+    #: A GPU's share of ``link`` for its data-parallel traffic between nodes, Gb/s, where several data-parallel groups
+    #: (one a TP x PP rank) share it (0: the traffic crosses no node, or one group sends over the whole node).
+    dp_gbps: float = 0.0
+
+    @property
+    def dp_link_text(self) -> str:
+        """``link`` with a GPU's share of it where data-parallel groups share it (newuser51 item 2)."""
+        return f"{self.link} ({self.dp_gbps:,.0f} Gb/s a GPU)" if self.dp_gbps else self.link
 
     @property
     def bytes_per_gpu(self) -> float:
@@ -75,6 +83,11 @@ class StepComm:
     def dominates(self) -> bool:
         """Inter-node communication takes longer than the step's compute."""
         return self.step.dominates
+
+
+def shared_dp_gbps(links: StepLinks, tp: int, pp: int) -> float:
+    """A GPU's Gb/s between nodes where several data-parallel groups share a node's network, else 0."""
+    return links.dp_inter_gbps if tp * pp > 1 else 0.0
 
 
 def dp_bytes_per_gpu(
@@ -224,7 +237,7 @@ def dp_traffic(
     else:
         count = micro * (calls.grads + 2 * calls.gather)
     sent = dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation, grad_bytes=grad_bytes)
-    return DpTraffic(sent, count)
+    return DpTraffic(sent, count, once_after_backward=zero_stage < 2)
 
 
 def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
@@ -342,7 +355,10 @@ def links_between(
     stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node))[0]
     replicas_per_node = max(1, gpus_per_node // replica)
     intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
-    inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
+    # each of the replica's TP x PP ranks has a data-parallel group of its own, one GPU of it a replica, and the groups
+    # share the node's network: a GPU's share is the node's over the groups (newuser51 item 2: TP8 timed each GPU's
+    # bytes over all 3,200 Gb/s of a p5, 8x its 400 Gb/s); one replica a node's GPUs (TP1) sends the whole node's
+    inter_gbps = node_gbps / min(replica, gpus_per_node) if nodes > 1 and dp > replicas_per_node else 0.0
     dp_nodes = -(-dp // replicas_per_node) if inter_gbps else 1
     dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts)
     ep_group = ep * replica

@@ -48,11 +48,11 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
         parts.append(f"EP all-to-all {step.expert_alltoall_s:.3f} s ({moved})")
     if dp > 1:
         # replicas side by side in a node reduce over its GPU link too: the slower leg bounds the step's DP time
-        over = f" over {comm.link}"
+        over = f" over {comm.dp_link_text}"
         if step.dp_inter_node_s and step.dp_comm_s > step.dp_inter_node_s:
             over = (
                 f": {step.dp_comm_s:.3f} s inside a node over its GPU link, which bounds it, and "
-                f"{step.dp_inter_node_s:.3f} s between nodes over {comm.link}"
+                f"{step.dp_inter_node_s:.3f} s between nodes over {comm.dp_link_text}"
             )
         parts.append(
             f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over})"

@@ -30,10 +30,11 @@ import hashlib
 from typing import Any
 
 from generator.catalog import gpus
-from generator.planner.plan import Plan, Pool, sorted_findings
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.planner.spot import AKS_SPOT_LABEL, AKS_SPOT_TAINT_TEXT
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
+from generator.render.kube_objects import crosses_nodes
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
 from generator.render.node_provisioners import node_provisioners_finding
 from generator.render.node_tags import node_tags
@@ -142,6 +143,34 @@ def _mig_profile(sharing: GpuSharing | None) -> str:
     return str(sharing.mig_profile)
 
 
+#: How AKS pods reach a GPU VM's InfiniBand: none of it is rendered.
+AKS_INFINIBAND_DOCS = "https://azure.github.io/aks-rdma-infiniband/"
+
+
+def aks_infiniband_finding(plan: Plan, workload: Workload) -> Finding | None:
+    """A warning where GPUs on different AKS nodes talk over the VMs' InfiniBand, which pods reach only when configured.
+
+    newuser51 item 4: a 4-node job on ND H100 v5 was timed over 8 x 400 Gb/s InfiniBand, and nothing rendered or said
+    sets it up for pods (GKE says what its GPU networks need, AWS its placement group); NCCL then runs over TCP on the
+    VM's front-end network.
+    """
+    if plan.provider != "azure" or "kubernetes" not in workload.outputs:
+        return None
+    pools = [p for p in plan.pools if any(nic.role == "fabric" for nic in p.node.nics) and crosses_nodes(plan, p)]
+    if not pools:
+        return None
+    return Finding(
+        "warning",
+        "aks-infiniband",
+        f"GPUs on different nodes of pool(s) {', '.join(p.name for p in pools)} talk over the VMs' InfiniBand, which the "
+        "plan times them over; AKS pods reach it only with the node pool on one InfiniBand network (the "
+        "AKSInfinibandSupport feature), the NVIDIA Network Operator with its OFED driver and an RDMA device plugin that "
+        f"gives pods /dev/infiniband ({AKS_INFINIBAND_DOCS}), none of which specgen renders: without them NCCL falls back "
+        "to TCP over the VM's front-end network, far slower than the step is timed at",
+        "kubernetes",
+    )
+
+
 def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with ``azure-node-provisioners``: the AKS node pools and Karpenter's NodePools are alternatives.
 
@@ -149,6 +178,8 @@ def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
     applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside the node pool's, as on
     AWS (``aws-node-provisioners``). A MIG pool is an AKS node pool alone (Karpenter for Azure has no MIG field).
     """
+    if (infiniband := aks_infiniband_finding(plan, workload)) is not None:
+        plan = plan._replace(findings=sorted_findings([*plan.findings, infiniband]))
     if plan.provider != "azure" or not {"terraform", "kubernetes"} <= set(workload.outputs):
         return plan
     mig = {pool.name for pool in aks_mig_pools(plan)}

@@ -678,12 +678,16 @@ def size_training(
     # holding both in full. Accumulating, the gradients of earlier micro-batches are held through every later one.
     # DDP (ZeRO-0 over several GPUs) also holds its flat gradient buckets all along, beside the parameters' own
     # gradients (PyTorch's default, gradient_as_bucket_view=False): at the end of backward, and, accumulating, through
-    # every later micro-batch beside the gradients accumulated so far (review 9 H2). Megatron's DDP accumulates into
-    # its one grad buffer, with no second copy.
+    # every later micro-batch beside the gradients accumulated so far (review 9 H2). Megatron's DDP allocates its one
+    # grad buffer (main_grad, no second copy) whole when it wraps the model, at every ZeRO stage it runs: resident
+    # beside every activation from the first forward on (newuser51 item 1: at ZeRO-1 with one micro-batch a 70B layout
+    # was shown at 72.8 GiB a GPU where it holds about 104 GiB; Megatron's theoretical_memory_usage.py sums them too).
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
-    if setup.zero_stage == 0 and dp > 1:
-        megatron = setup.framework is not None and framework_profile(setup.framework).name == "megatron"
-        buckets = 0 if megatron else math.ceil(grads)
+    megatron = setup.framework is not None and framework_profile(setup.framework).name == "megatron"
+    if megatron:
+        pass  # the activations whole beside the gradients the breakdown shows
+    elif setup.zero_stage == 0 and dp > 1:
+        buckets = math.ceil(grads)
         accumulated = buckets if setup.accumulation_steps > 1 else 0
         activations = max(activations + accumulated, buckets + end_of_backward)
     elif setup.accumulation_steps == 1:

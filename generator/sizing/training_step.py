@@ -111,12 +111,19 @@ class StepLinks:
     ep_crosses_nodes: bool = False
 
 
+#: Share of a micro-batch's compute in its backward pass: the weight and input gradients, twice the forward's FLOPs.
+BACKWARD_SHARE = 2 / 3
+
+
 @dataclass(frozen=True)
 class DpTraffic:
     """What data parallelism moves per optimizer step: bytes each GPU sends, in how many collectives."""
 
     bytes_per_gpu: float = 0.0
     collectives: int = 0
+    #: The traffic is one gradient pass after the last micro-batch (ZeRO 0-1), which overlaps that micro-batch's
+    #: backward pass only; else it runs through every micro-batch (ZeRO 2-3 reduce and gather each one's).
+    once_after_backward: bool = False
 
 
 #: No data parallelism (one replica).
@@ -158,6 +165,9 @@ class StepTime:
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
+    #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None), or one gradient pass after the
+    #: last micro-batch's backward pass (ZeRO 0-1: :func:`training_step`).
+    dp_overlap_s: float | None = None
 
     @property
     def _busy_s(self) -> float:
@@ -166,7 +176,7 @@ class StepTime:
     @property
     def dp_exposed_s(self) -> float:
         """DP / ZeRO time not hidden behind the micro-batches' compute (and dequantization)."""
-        return max(0.0, self.dp_comm_s - self._busy_s)
+        return max(0.0, self.dp_comm_s - (self._busy_s if self.dp_overlap_s is None else self.dp_overlap_s))
 
     @property
     def offload_exposed_s(self) -> float:
@@ -294,6 +304,10 @@ def training_step(
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
     bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
     dp_latency_s = dp_calls * links.dp_latency_s
+    # ZeRO 0-1 reduce the gradients once, bucket by bucket as the last micro-batch's backward pass makes them
+    # (newuser51 item 3: every micro-batch's compute was counted as hiding them)
+    busy_s = compute_s + dequant_s + adapter_s + tp_s + a2a_s
+    overlap_s = busy_s / layout.accumulation * BACKWARD_SHARE if dp_traffic.once_after_backward else None
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
     return StepTime(
@@ -302,6 +316,7 @@ def training_step(
         pp_transfer_s=pp_s,
         pp_bubble_s=bubble_s,
         dp_comm_s=max(intra_s, inter_s),
+        dp_overlap_s=overlap_s,
         dp_inter_node_s=inter_s,
         tp_bytes=tp_bytes,
         pp_bytes=pp_bytes,
