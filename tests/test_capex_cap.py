@@ -105,12 +105,13 @@ def test_a_fleet_over_the_cap_gives_way_to_the_best_fleet_within_it(tmp_path: Pa
     assert _layout(uncapped) == [("dell-xe7740", "l40s-48gb", 4, 1, 51_271.0)]
     assert uncapped.totals["usd_per_month"] == 1_102.5
     capped = _plan(tmp_path, _workload("  max_capex_usd: 51270\n", two=True, gpus=gpus))
+    # the towers are AM5 ones since the LGA1700 tower's i9 draws its 253 W Maximum Turbo Power (review34 item 10)
     assert _layout(capped) == [
+        ("am5-desktop-tower", "rtx-4090-24gb", 1, 3, 13_800.0),
         ("dell-xe7740", "l4-24gb", 8, 1, 37_271.0),
-        ("lga1700-desktop-tower", "rtx-4090-24gb", 1, 3, 13_800.0),
     ]
     assert capped.totals["capex_usd"] == 51_071.0
-    assert capped.totals["usd_per_month"] == 1_469.7
+    assert capped.totals["usd_per_month"] == 1_513.08
 
 
 def test_a_fleet_cap_below_any_fleet_names_the_least_capex_at_the_field(tmp_path: Path) -> None:

@@ -134,26 +134,27 @@ def test_the_embedding_box_is_not_a_3090_bought_at_its_launch_price(tmp_path: Pa
     assert (pool.name, pool.nodes, pool.node.platform_id, pool.node.gpu_id, pool.owned_nodes) == (
         "embed_rtx_4090_24gb",
         1,
-        "lga1700-desktop-tower",
+        "am5-desktop-tower",
         "rtx-4090-24gb",
         0,
     )
-    # host lga1700-desktop-tower-host $2,400 + rtx-4090-24gb-gpu $2,200; a month: $4,600 / 36 + energy 0.772 kW x 0.6
-    # x PUE 1.56 x $0.13/kWh x 730 h ($68.57) + colocation 0.772 kW x $184 ($142.05)
+    # host am5-desktop-tower-host $2,400 + rtx-4090-24gb-gpu $2,200; a month: $4,600 / 36 + energy 0.825 kW x 0.6
+    # x PUE 1.56 x $0.13/kWh x 730 h ($73.29) + colocation 0.825 kW x $184 ($151.80); the LGA1700 tower's i9 is counted
+    # at its 253 W Maximum Turbo Power, which puts it above the AM5 tower (review34 item 10)
     assert pool.capex_usd == 4600
-    assert pool.opex_usd_per_month == pytest.approx(210.62, abs=0.005)
-    assert plan.totals["usd_per_month"] == pytest.approx(338.40, abs=0.005)
+    assert pool.opex_usd_per_month == pytest.approx(225.08, abs=0.005)
+    assert plan.totals["usd_per_month"] == pytest.approx(352.86, abs=0.005)
     (finding,) = [f for f in plan.findings if f.code == "not-sold-new"]
     assert (finding.level, finding.path) == ("info", "deployments[0]")
     assert finding.message.startswith(
-        "deployment embed: 1 x TP1 on 1 x lga1700-desktop-tower (1 x rtx-3090-24gb) at $287/month is not bought: it is"
+        "deployment embed: 1 x TP1 on 1 x am5-desktop-tower (1 x rtx-3090-24gb) at $301/month is not bought: it is"
         " priced with rtx-3090-24gb-gpu $1,499 (vendor list, 2020-09-01), and the NVIDIA GeForce RTX 3090 24GB is not"
         " sold new (NVIDIA took the RTX 3090 Founders Edition off its store in March 2023;"
     )
     assert (
         "https://www.phonandroid.com/nvidia-arrete-deja-de-vendre-ses-rtx-3000-pour-se-concentrer-sur-la-nouvelle-generation"
-        ".html, 2026-03-03); planned instead: embed_rtx_4090_24gb, 1 x lga1700-desktop-tower (1 x rtx-4090-24gb) at"
-        " $338/month; one you own is used"
+        ".html, 2026-03-03); planned instead: embed_rtx_4090_24gb, 1 x am5-desktop-tower (1 x rtx-4090-24gb) at"
+        " $353/month; one you own is used"
     ) in finding.message
     # no runner-up buys one either
     (dep,) = plan.deployments

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.workload import load_workload
@@ -186,22 +187,28 @@ hardware:
 """
 
 
-@pytest.mark.parametrize(
-    ("model", "level", "code", "said"),
-    [
-        ("meta-llama/Llama-3.1-8B-Instruct", "info", "bf16-cast-to-fp16", "loads the bf16 weights and cache as float16"),
-        ("google/gemma-2-9b-it", "warning", "bf16-runs-as-fp32", "runs gemma2 in float32 there"),
-    ],
-)
-def test_bf16_weights_on_a_gpu_without_bf16_say_what_vllm_loads(
-    tmp_path: Path, model: str, level: str, code: str, said: str
-) -> None:
-    """A T4 has no bf16: vLLM's dtype auto falls back to float16 (two bytes, as sized), save for the model types it
-    refuses in float16 (Gemma 2 and 3, GLM-4), which it runs in float32."""
+def _t4_plan(tmp_path: Path, model: str, gpus: str = "") -> Plan:
     path = tmp_path / "w.yaml"
-    path.write_text(BF16_ON_T4.replace("MODEL", model), encoding="utf-8")
-    plan = plan_workload(load_workload(str(path)))
+    path.write_text(BF16_ON_T4.replace("MODEL", model).replace("  gpus: [t4-16gb]\n", gpus), encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+def test_bf16_weights_on_a_gpu_without_bf16_are_served_in_float16(tmp_path: Path) -> None:
+    """A T4 has no bf16: vLLM's dtype auto falls back to float16, two bytes a value as sized."""
+    plan = _t4_plan(tmp_path, "meta-llama/Llama-3.1-8B-Instruct", "  gpus: [t4-16gb]\n")
     (found,) = [f for f in plan.findings if f.code.startswith("bf16-")]
-    assert (found.level, found.code, found.path) == (level, code, "deployments[0]")
-    assert found.message.startswith("deployment chat: t4-16gb has no bf16 tensor rate: vLLM (dtype auto) ")
-    assert said in found.message
+    assert (found.level, found.code, found.path) == ("info", "bf16-cast-to-fp16", "deployments[0]")
+    assert found.message.startswith(
+        "deployment chat: t4-16gb has no bf16 tensor rate: vLLM (dtype auto) serves the planned bf16 in float16 there"
+    )
+
+
+def test_a_model_vllm_refuses_in_float16_is_kept_off_gpus_without_bf16(tmp_path: Path) -> None:
+    """review34 item 7: vLLM runs Gemma 2 / 3 and GLM-4 in float32 on a GPU without bf16 (it refuses them float16),
+    twice the bytes sized: the T4 is ruled out, and the cheapest GPU with bf16 takes Gemma 3 1B."""
+    with pytest.raises(InfeasibleError) as err:
+        _t4_plan(tmp_path, "google/gemma-2-9b-it", "  gpus: [t4-16gb]\n")
+    assert "t4-16gb has no bf16 and vLLM refuses gemma2 in float16 (numerical instability)" in str(err.value)
+    plan = _t4_plan(tmp_path, "google/gemma-3-1b-it")
+    assert plan.pools[0].node.gpu_id != "t4-16gb"
+    assert not [f for f in plan.findings if f.code.startswith("bf16-")]

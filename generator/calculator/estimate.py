@@ -396,21 +396,23 @@ def _check_share(req: EstimateRequest) -> None:
             )
 
 
-def tp_group_note(gpu: GpuSpec, tp: int) -> str | None:
+def tp_group_note(gpu: GpuSpec, tp: int, pp: int = 1) -> str | None:
     """A warning where a serving TP group is wider than every catalog server (and scale-up domain) of ``gpu`` holds.
 
     newuser50 item 6: ``--tp 16`` of B200 was timed as one server's group (its all-reduces over a PCIe link, no network
     latency) and decoded faster than TP8, where a plan lays such a replica out over servers as pipeline stages. A GPU
-    no catalog server holds is not checked (the estimate cannot tell its servers).
+    no catalog server holds is not checked (the estimate cannot tell its servers). ``pp``: the stages given, which the
+    plan's layout multiplies (review34 item 13).
     """
     counts = [max(p.gpu_counts) for p in catalog.platforms().values() if gpu.id in p.gpu_ids and p.gpu_counts]
     most = max([gpu.nvlink_domain_gpus, *counts]) if counts else tp
     if tp <= most:
         return None
+    servers = -(-tp // most)
     return (
-        f"--tp {tp} spans {-(-tp // most)} servers of {gpu.id} (at most {most} GPUs a server or NVLink domain): its "
+        f"--tp {tp} spans {servers} servers of {gpu.id} (at most {most} GPUs a server or NVLink domain): its "
         "all-reduces are timed over a PCIe link with no network latency, so its decode is optimistic; a plan lays such a "
-        f"replica out as --tp {most} --pp {-(-tp // most)}, its stages over the servers' network"
+        f"replica out as --tp {most} --pp {servers * pp}, its stages over the servers' network"
     )
 
 
@@ -650,7 +652,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if (unsplit := default_group_problem(arch, fmt, par)) is not None:
             # a 16-bit model asked in a group-quantized format: accepted, but the checkpoints published would not load
             notes.append(f"warning: {unsplit}")
-        if gpu is not None and (wide := tp_group_note(gpu, par.tp)) is not None:
+        if gpu is not None and (wide := tp_group_note(gpu, par.tp, par.pp)) is not None:
             notes.append(f"warning: {wide}")
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b

@@ -210,13 +210,25 @@ def _model_index() -> dict[str, str]:
 TYPO_CUTOFF = 0.9
 
 
-def suggest(name: str, choices: list[str], cutoff: float = 0.5) -> str:
-    """A ``did you mean`` suffix for an unknown id (empty when nothing is as close as ``cutoff``)."""
+def likeness(name: str, choice: str) -> float:
+    """How alike two ids are, case aside (difflib's ratio)."""
     import difflib
 
-    close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=3, cutoff=cutoff)
+    return difflib.SequenceMatcher(None, name.lower(), choice.lower()).ratio()
+
+
+def close_ids(name: str, choices: list[str], cutoff: float = 0.5) -> list[str]:
+    """The (at most 3) ``choices`` at least ``cutoff`` alike ``name``, the likest first."""
+    import difflib
+
     lookup = {c.lower(): c for c in choices}
-    return f"; did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
+    return [lookup[c] for c in difflib.get_close_matches(name.lower(), list(lookup), n=3, cutoff=cutoff)]
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """A ``did you mean`` suffix for an unknown id (empty when nothing is close)."""
+    close = close_ids(name, choices)
+    return f"; did you mean {', '.join(map(repr, close))}?" if close else ""
 
 
 def unknown_id_message(what: str, value: str, choices: Mapping[str, object]) -> str:
@@ -240,12 +252,14 @@ def find_model(name: str) -> ModelRecord:
         # newuser45 item 11: a base model's id left out its catalog variants (Llama-3.1-70B: -70B-Instruct), which no
         # close match found beside the 8B and 3B; the ids that extend the name come first
         extended = sorted(m for m in models() if m.lower().startswith(name.lower()))[:3]
-        # newuser49 item 3: a variant of a catalog id (Qwen3-235B-A22B-Instruct-2507) got three Qwen2.5 models: where
-        # no id is a near typo of it, the catalog ids it extends come first, the longest first
-        stem = sorted((m for m in models() if name.lower().startswith(f"{m.lower()}-")), key=lambda m: (-len(m), m))[:3]
-        typo = suggest(name, sorted(models()), cutoff=TYPO_CUTOFF)
-        hint = f"; did you mean {', '.join(map(repr, extended or stem))}?" if extended or (stem and not typo) else ""
-        hint = hint or typo or suggest(name, sorted(models()))
+        # newuser49 item 3: a variant of a catalog id (Qwen3-235B-A22B-Instruct-2507) got three Qwen2.5 models: the
+        # catalog ids it extends and those it nearly spells, the likest first (review34 item 14: a near typo of a
+        # larger model came before the id a short suffix extends)
+        stems = [m for m in models() if name.lower().startswith(f"{m.lower()}-")]
+        close = [*stems, *close_ids(name, sorted(models()), TYPO_CUTOFF)]
+        likest = sorted(dict.fromkeys(close), key=lambda m: (-likeness(name, m), m))[:3]
+        hint = f"; did you mean {', '.join(map(repr, extended or likest))}?" if extended or likest else ""
+        hint = hint or suggest(name, sorted(models()))
         raise UnknownIdError(f"unknown model '{name}'{hint} (or give a path to a config.json)")
     return models()[model_id]
 

@@ -311,7 +311,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     from generator.planner.precision_choices import cheaper_precision_findings
     from generator.planner.sharing_cost import sharing_cost_findings
 
-    plan = _plan_fleet_within_limits(loaded, consts)
+    plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += not_sold_new_findings(loaded, consts, plan)
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
@@ -338,7 +338,7 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
         if any(p is not None and _fleet_rank(objective, cast("Plan", p), wl=wl) < lead for p in over):
             # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
             plans += _plans_within_capex(loaded, consts, None)
-        return _node_cap_said(loaded, consts, _best_of(wl, plans), broke)
+        return _best_of(wl, plans)
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -355,7 +355,7 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
         plans += _plans_within_budget(loaded, consts)
     if not plans:
         raise first
-    return _node_cap_said(loaded, consts, _best_of(wl, plans), broke)
+    return _best_of(wl, plans)
 
 
 def _best_of(wl: Workload, plans: list[Plan]) -> Plan:
@@ -364,25 +364,25 @@ def _best_of(wl: Workload, plans: list[Plan]) -> Plan:
     return min(plans, key=lambda p: (_unspread(p), _fleet_rank(objective, p, wl=wl)))
 
 
-def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan, broke: list[InfeasibleError]) -> Plan:
-    """``plan`` with what ``hardware.max_nodes`` costs it, where a fleet broke the cap and the best without it is better.
+def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
+    """``plan`` with what ``hardware.max_nodes`` costs it, where it fills the cap and a fleet past it is better.
 
     newuser48 item 2: nothing said the cap had bound the search, nor what the fleet would be without it.
     """
     from generator.planner.plan import Finding, sorted_findings
 
     wl = loaded.workload
-    if not any(isinstance(e, FleetLimitError) and e.limit == "max_nodes" for e in broke):
-        return plan
+    if wl.hardware.max_nodes is None or plan.totals["nodes"] < wl.hardware.max_nodes:
+        return plan  # no cap, or one the fleet does not reach (review34 item 9: each plan re-planned uncapped)
     uncapped = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(max_nodes=None)))
     try:
         free = _plan_fleet_within_limits(uncapped, consts)
     except InfeasibleError:
         return plan
     objective = _fleet_objective(wl.objective, [plan, free])
-    if _fleet_rank(objective, free, wl=wl) >= _fleet_rank(objective, plan, wl=wl):
-        return plan
     nodes = free.totals["nodes"]
+    if nodes <= wl.hardware.max_nodes or _fleet_rank(objective, free, wl=wl) >= _fleet_rank(objective, plan, wl=wl):
+        return plan  # the best without the cap is within it, or no better
     note = (
         f"hardware.max_nodes {wl.hardware.max_nodes} binds: the fleet within it takes {_fleet_figure(plan, objective)} on "
         f"{plan.totals['nodes']} node(s); the best planned without it {_fleet_figure(free, objective)} on {nodes} node(s)"
@@ -774,9 +774,13 @@ def _plan_fleet(
     over_nodes = any(isinstance(e, FleetLimitError) and e.limit == "max_nodes" for e in errors)
     if over_nodes and services >= 2 and not wl.hardware.inventory and wl.hardware.max_nodes is not None:
         from generator.planner.node_cap import joined_fleets
+        from generator.planner.tco import billed_per_run
 
         def floor(options: list[Option]) -> float | None:
-            return _fleet_floor(wl, options, owned)
+            # a job billed per run costs its runs, not a month: the services' floor ranks the fleets put together
+            # (review34 item 3: one cloud training job turned the search off)
+            monthly = [o for o in options if not any(billed_per_run(wl.hardware.provider, p.candidate) for p in o.pieces)]
+            return _fleet_floor(wl, monthly, owned) if monthly else 0.0
 
         chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p in formed]
         for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor):
@@ -969,15 +973,18 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
 
     None where a training job is paid per run (its cost is not the month's): such a fleet is assembled to be compared.
 
-    Replicas that may share servers fill as few servers of their kind as their GPUs need, each at the least any of
-    them costs, draws or holds per server; the rest take their own servers. Pools only grow once assembled.
+    Replicas that may share servers fill as few servers of their kind as their GPUs need (at least as many as
+    ``min_replicas`` spreads one of them over), each at the least any of them costs, draws or holds per server; the rest
+    take their own servers. Pools only grow once assembled.
     Under ``gpus`` the lead counts the GPUs bought: an owned server's count none, and servers shared fill up to
     ``owned`` (the owned servers of each kind) before any is bought (newuser30 item 2: the owned GPUs counted here
     kept every fleet running a job on the owned A100 server from being assembled, though it bought 17 GPUs, not 18).
     """
+    from generator.planner.spread import spread_floor
     from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
 
     own = 0.0
+    spread: dict[ServerKey, int] = {}  # the most servers a service spread on a shared kind keeps
     shared: dict[ServerKey, list[tuple[float, Fraction]]] = {}  # per server kind: (figure per server, GPUs) of each part
     once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
     gpus = wl.objective == "gpus"
@@ -996,11 +1003,12 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
             each = math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
         if part.shares_servers:
             shared.setdefault(part.busy_kind, []).append((each, part.gpus_used))
+            spread[part.busy_kind] = max(spread.get(part.busy_kind, 1), spread_floor(part))
         else:
             own += each * c.nodes
     return own + sum(
         min(each for each, _ in parts)
-        * max(0, math.ceil(sum(n for _, n in parts) / kind[2]) - (owned.get(kind, 0) if gpus else 0))
+        * max(0, max(math.ceil(sum(n for _, n in parts) / kind[2]), spread[kind]) - (owned.get(kind, 0) if gpus else 0))
         for kind, parts in shared.items()
     )
 
@@ -1266,19 +1274,10 @@ def _choose(
     keeps = {k: (opt, rest) for k, opt, rest in kept.chosen} if kept is not None else {}
 
     def hold(best: Option) -> None:
-        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do).
-
-        Replicas ``min_replicas`` spreads over more servers than their GPUs fill hold those servers too: the GPUs in use
-        then reach into the last of them (newuser48 item 2: three embedder replicas on two 4-GPU g6.12xlarge, counted
-        as one server's GPUs, left the reranker beside them a server to add).
-        """
-        from generator.planner.spread import spread_floor
-
+        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do)."""
         for part in best.pieces:
             if share and part.shares_servers:
-                kind = part.busy_kind
-                in_use = busy.get(kind, Fraction(0)) + part.gpus_used
-                busy[kind] = max(in_use, Fraction((spread_floor(part) - 1) * kind[2] + 1))
+                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
             else:
                 take_owned(free, (part.candidate,))
 

@@ -539,6 +539,28 @@ def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
     return gpu if share is None else shared_gpu(gpu, share)
 
 
+#: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
+#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config), so that on a GPU without bf16 it
+#: takes float32.
+FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+
+
+def float32_fallback(model_type: str, fmt: WeightFormat, gpu: GpuSpec, engine: str) -> str | None:
+    """Why vLLM would serve 16-bit weights of ``model_type`` on ``gpu`` in float32, twice the bytes sized; else None.
+
+    review34 item 7: Gemma 3 1B was planned on a T4, sized in two bytes a weight, beside a warning that vLLM runs it in
+    float32 there. The layout is ruled out rather than sized at four bytes and the T4's scalar fp32 rate.
+    """
+    if engine != "vllm" or model_type not in FP16_REFUSED_MODEL_TYPES or fmt.name != "bf16":
+        return None
+    if gpu.dense_tflops.get("bf16") is not None:
+        return None
+    return (
+        f"{gpu.id} has no bf16 and vLLM refuses {model_type} in float16 (numerical instability), so it would serve it in "
+        "float32, twice the bytes and at the scalar fp32 rate: a GPU with bf16 serves it as sized"
+    )
+
+
 @memoized
 def _gpu_shapes(
     arch: Architecture,
@@ -558,6 +580,8 @@ def _gpu_shapes(
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), tuple(LayoutBlocked(why) for why in unserved)
+    if (float32 := float32_fallback(arch.model_type, fmt, gpu, spec.engine)) is not None:
+        return (), (LayoutBlocked(float32),)
     tokens = batched_tokens(spec, gpu, consts)
     if spec.engine == "vllm" and (spec.max_num_seqs or 0) > tokens:
         # the workload's limit above the GPU's default tokens a forward pass (those given are checked at load)

@@ -29,6 +29,10 @@ MAX_JOINED_FLEETS = 6
 #: Covers of the deployments tried at most while looking for them (bounds a search over many passes and services).
 MAX_COVERS = 20_000
 
+#: Groups kept of each set of deployments on each count of nodes, the least floor first (a floor ranks them only
+#: roughly: review34 item 2's B200 pair floored below the p5en pair it costs twice).
+GROUPS_PER_KEY = 3
+
 
 class PoolGroup(NamedTuple):
     """Deployments whose choices in one pass share servers: a pool of the fleet, or a service's own servers."""
@@ -98,11 +102,11 @@ def joined_fleets(
     """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
 
     ``floor``: the objective's floor under a fleet of the options given (None: not comparable so, and nothing is put
-    together). The groups of each set of deployments are kept the least floor first for each count of nodes; covers
-    whose groups share a server kind are left out (their pools would merge, filled apart); at most
-    :data:`MAX_JOINED_FLEETS` fleets, and none that one pass formed whole.
+    together). The groups of each set of deployments are kept the least floor first for each count of nodes
+    (:data:`GROUPS_PER_KEY` of them); covers whose groups share a server kind are left out (their pools would merge,
+    filled apart); at most :data:`MAX_JOINED_FLEETS` fleets, and none that one pass formed whole.
     """
-    best: dict[tuple[frozenset[int], int], tuple[float, PoolGroup]] = {}
+    best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
     for source, chosen in enumerate(passes):
         for group in pool_groups(chosen, source):
@@ -113,11 +117,10 @@ def joined_fleets(
             figure = floor([opt for _, opt in group.entries])
             if figure is None:
                 return []
-            at = (group.members, group.nodes)
-            if at not in best or figure < best[at][0]:
-                best[at] = (figure, group)
+            best.setdefault((group.members, group.nodes), []).append((figure, group))
     holding: dict[int, list[PoolGroup]] = {}
-    for _, group in sorted(best.values(), key=lambda fg: fg[0]):
+    kept = [fg for groups in best.values() for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]]
+    for _, group in sorted(kept, key=lambda fg: fg[0]):
         holding.setdefault(min(group.members), []).append(group)
     covers: list[tuple[PoolGroup, ...]] = []
     tried = 0

@@ -193,7 +193,8 @@ def component_dc_load_w(
     )
     # a superchip module's TDP (GH200) covers its CPU and the CPU's on-module memory: neither is added again
     on_module = gpu.tdp_includes_host_cpu
-    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu and not on_module else 0.0
+    # each socket at its most rated draw (Intel's Maximum Turbo Power for a K part: review34 item 10)
+    cpu_w = cpu.full_load_w * platform.cpu_sockets if cpu and not on_module else 0.0
     dimm_w = 0.0 if on_module else math.ceil(ram_gib / DIMM_GIB) * consts.dimm_power_w
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()

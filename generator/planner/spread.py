@@ -73,7 +73,11 @@ def spread_floor(opt: Option) -> int:
     if not opt.shares_servers:
         return 1
     c = opt.candidate
-    return c.nodes if c.nodes > packed_nodes(c.replicas, opt.replica_shape.par.gpus, c.gpus_per_node) else 1
+    if c.shares_per_gpu:  # replicas in shares of GPUs: the GPUs they fill, packed (review34 item 6: counted as whole)
+        packed = math.ceil(math.ceil(c.replicas / c.shares_per_gpu) / c.gpus_per_node)
+    else:
+        packed = packed_nodes(c.replicas, opt.replica_shape.par.gpus, c.gpus_per_node)
+    return c.nodes if c.nodes > packed else 1
 
 
 def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:
