@@ -280,7 +280,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
         recomputed = params - row["vocab_size"] * hidden
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
-    layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
+    layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
     # Megatron's EP group with ETP 1 (experts not split by TP) is ``ep`` GPUs: ep / tp replicas side by side
     ep_replicas = max(1, ep // tp)

@@ -1,11 +1,12 @@
-"""newuser51 (multi-node training on rented clouds): items 1-5 and 8.
+"""newuser51 (multi-node training on rented clouds): items 1-6 and 8.
 
 Item 1: Megatron's grad buffer was overlapped with the activations at ZeRO-1 with one micro-batch (a 70B layout shown
 at 72.8 GiB a GPU held about 104 GiB). Item 2: each GPU's data-parallel bytes were timed over the whole node's network
 where TP8 leaves it an eighth. Item 3: a ZeRO 0-1 gradient pass was hidden behind every micro-batch's compute, though it
 runs after the last one's backward. Item 4: nothing said AKS pods reach the VMs' InfiniBand only once configured.
 Item 5: a cloud job's checkpoints on its nodes' local NVMe go with the nodes, and the spot finding called two kept
-checkpoints one. Item 8: the between-nodes seconds of a step were named the step's communication.
+checkpoints one. Item 6: a fully recomputed layer's TP collectives were counted once. Item 8: the between-nodes seconds
+of a step were named the step's communication.
 """
 
 from __future__ import annotations
@@ -111,3 +112,15 @@ def test_a_cloud_jobs_checkpoints_on_local_nvme_are_said_to_go_with_its_nodes(tm
     assert "(Blob Storage, or Azure Managed Lustre)" in said.message
     (spot,) = [f for f in plan.findings if f.code == "training-on-spot"]
     assert f"(a checkpoint: {one / 1e9:,.1f} GB a node" in spot.message
+
+
+def test_a_fully_recomputed_layer_runs_its_tp_collectives_again() -> None:
+    """Item 6: full recomputation reruns each layer's forward, its two TP collectives with it: 6 a layer, not 4."""
+    args = (
+        "meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "8", "--framework", "megatron",
+        "--tp", "2", "--seq-len", "4096", "--micro-batch", "1", "--accumulation", "8", "--zero", "1",
+        "--gradient-checkpointing",
+    )  # fmt: skip
+    full, selective = (estimate_json(*args, level)["training_speed"]["step_time"] for level in ("full", "selective"))
+    # bytes and collectives alike: the TP term's seconds (exposed share and per-collective latency) scale by 6 / 4
+    assert full["tp_allreduce_s"] == pytest.approx(1.5 * selective["tp_allreduce_s"], abs=0.001)

@@ -171,18 +171,19 @@ def test_speed_block_says_the_framework_is_not_timed() -> None:
 
 
 def test_calibration_moe_row_needs_the_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Megatron-Core Qwen3-235B-A22B row: +1.5% with the experts' terms, +22.6% timed as a dense model.
+    """The Megatron-Core Qwen3-235B-A22B row: +1.1% with the experts' terms, +22.0% timed as a dense model.
 
     Review 28 item 1: its EP 8 sits inside a node (ETP 1), so its all-to-alls pay the node's collective latency; they
-    paid the ZeRO-3 ring's over 64 nodes before (-7.5%).
+    paid the ZeRO-3 ring's over 64 nodes before (-7.5%). Its full recomputation reruns each layer's TP collectives
+    (newuser51 item 6: +1.5% and +22.6% before).
     """
     calibration_report = _report()
     rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
     row = next(r for r in rows if r.get("ep"))
     assert row["mfu"] == 0.2436
-    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.0152, abs=0.001)
+    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.0108, abs=0.001)
     monkeypatch.setattr(calibration_report, "moe_step", lambda *a, **k: NO_MOE)
-    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.2265, abs=0.001)
+    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.2202, abs=0.001)
 
 
 PLAN = """version: 1

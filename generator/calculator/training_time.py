@@ -65,7 +65,13 @@ def largest_server_gpus(gpu: GpuSpec) -> int:
 def step_layout(setup: TrainingSetup, par: Parallelism) -> StepLayout:
     """The estimate's layout as the planner's step takes it."""
     return StepLayout(
-        par.tp, par.pp, setup.data_parallel, setup.micro_batch_size, setup.accumulation_steps, setup.sequence_length
+        par.tp,
+        par.pp,
+        setup.data_parallel,
+        setup.micro_batch_size,
+        setup.accumulation_steps,
+        setup.sequence_length,
+        setup.checkpointing == "full",
     )
 
 

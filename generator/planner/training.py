@@ -105,6 +105,7 @@ class TrainingShape:
             self.setup.micro_batch_size,
             self.accumulation,
             self.setup.sequence_length,
+            self.setup.checkpointing == "full",
         )
 
     @property
@@ -470,7 +471,7 @@ def _batch_split(
         setup = _setup(spec, zero, dp, par, mb, accumulation)
         if not _fits(_memory(arch, setup, par, hw, consts), budget):
             continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
-        layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
+        layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length, setup.checkpointing == "full")
         # the CPU optimizer step is one a step: fewer, larger micro-batches spread it over more tokens
         host_gpus = min(layout.world, max(hw.platform.gpu_counts, default=1))
         host = job_host_offload(arch, setup, par, accumulation, hw, host_gpus, consts)

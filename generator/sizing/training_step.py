@@ -58,6 +58,8 @@ from generator.units import MIB
 WIRE_BYTES = 2
 #: All-reduces of the hidden state per layer and token in a training step (2 forward + 2 backward).
 TP_ALLREDUCES_PER_LAYER = 4
+#: Those a fully recomputed layer runs again: its forward's two.
+TP_RECOMPUTED_PER_LAYER = 2
 #: Bytes per gradient bucket, one DP collective each: PyTorch DDP's default ``bucket_cap_mb=25``
 #: (https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html).
 DDP_BUCKET_BYTES = 25 * MIB
@@ -73,6 +75,13 @@ class StepLayout:
     micro_batch_size: int
     accumulation: int
     sequence_length: int
+    #: Full activation checkpointing reruns each layer's forward, its TP collectives with it (newuser51 item 6).
+    recompute: bool = False
+
+    @property
+    def tp_collectives_per_layer(self) -> int:
+        """TP all-reduces (or their reduce-scatter / all-gather pairs) a layer runs a micro-batch."""
+        return TP_ALLREDUCES_PER_LAYER + (TP_RECOMPUTED_PER_LAYER if self.recompute else 0)
 
     @property
     def tokens_per_rank(self) -> int:
@@ -237,7 +246,7 @@ class StepTime:
 
 def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int) -> tuple[int, int]:
     """(TP all-reduces, PP sends) one GPU issues per optimizer step."""
-    tp = TP_ALLREDUCES_PER_LAYER * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
+    tp = layout.tp_collectives_per_layer * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
     pp = 2 * layout.accumulation * max(1, virtual_stages) if layout.pp > 1 else 0
     return tp, pp
 
@@ -292,7 +301,7 @@ def training_step(
     if layout.tp > 1:
         layers_per_stage = num_layers / layout.pp
         share = 2 * (layout.tp - 1) / layout.tp
-        tp_bytes = tokens * layers_per_stage * TP_ALLREDUCES_PER_LAYER * share * hidden_size * WIRE_BYTES
+        tp_bytes = tokens * layers_per_stage * layout.tp_collectives_per_layer * share * hidden_size * WIRE_BYTES
     virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages, layout.accumulation)
     dp_bytes = dp_traffic.bytes_per_gpu if layout.dp > 1 else 0.0
     dp_calls = dp_traffic.collectives if layout.dp > 1 else 0
