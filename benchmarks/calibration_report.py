@@ -308,6 +308,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         hidden_size=hidden,
         num_layers=layers,
         flops_per_token=flops_per_token,
+        forward_flops_per_token=2.0 * params,
         base_efficiency=util.compute,
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(
@@ -350,6 +351,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=flops_per_token,
+        forward_flops_per_token=2.0 * arch.flop_params,
         base_efficiency=util.compute,
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),

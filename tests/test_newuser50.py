@@ -83,7 +83,7 @@ def test_estimate_warns_of_a_tp_group_wider_than_any_server_of_the_gpu() -> None
     args = ("meta-llama/Llama-3.1-405B-Instruct", "--precision", "fp8", "--tp", "16", "--context", "4096")
     wide = estimate_json(*args, "--gpu", "b200-sxm-180gb")["notes"]
     assert (
-        "warning: --tp 16 spans 2 servers of b200-sxm-180gb (at most 8 GPUs a server or NVLink domain): its all-reduces "
+        "warning: --tp 16 spans 2 servers of b200-sxm-180gb (at most 8 GPUs a server or scale-up domain): its all-reduces "
         "are timed over a PCIe link with no network latency, so its decode is optimistic; a plan lays such a replica "
         "out as --tp 8 --pp 2, its stages over the servers' network"
     ) in wide

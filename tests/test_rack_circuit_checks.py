@@ -97,8 +97,9 @@ BEFORE_THE_SEARCH = [
         "1,217 W node exceeds the 1 kW rack power (hardware.rack_power_kw); l40s-48gb on dell-r760: a 1,334 W node "
         "exceeds the 1 kW rack power (hardware.rack_power_kw); l40s-48gb on dell-r760xa: a 1,334 W node exceeds the 1 kW "
         "rack power (hardware.rack_power_kw); h100-sxm5-80gb on dell-xe8640: a 4,201 W node exceeds the 1 kW rack power "
-        "(hardware.rack_power_kw); and 6 more server kind(s); to unblock: set hardware.rack_power_kw to at least the "
-        "smallest node's power said above (1.217 kW), or allow a GPU whose servers fit the rack",
+        "(hardware.rack_power_kw); and 6 more server kind(s); to unblock: set hardware.rack_power_kw above the "
+        "smallest node's power said above (1.217 kW, the server before the RAM, drives and NICs its deployments add, "
+        "which plan sizes), or allow a GPU whose servers fit the rack",
         id="rack-power-1kw",
     ),
 ]

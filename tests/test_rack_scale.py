@@ -249,8 +249,8 @@ def test_a_rack_scale_system_over_the_racks_power_is_refused_for_that_alone(tmp_
     assert str(caught.value).endswith(
         f"hardware.rack_power_kw: no allowed server fits a rack, even with its fewest GPUs: gb200-186gb on gb200-nvl72: "
         f"a {watts:,} W node exceeds the {kw} kW rack power (hardware.rack_power_kw); to unblock: set "
-        f"hardware.rack_power_kw to at least the smallest node's power said above ({watts / 1000:g} kW), or allow a GPU "
-        "whose servers fit the rack"
+        f"hardware.rack_power_kw above the smallest node's power said above ({watts / 1000:g} kW, the server before the "
+        "RAM, drives and NICs its deployments add, which plan sizes), or allow a GPU whose servers fit the rack"
     )
     assert "TP64" not in str(caught.value)
     assert caught.value.location is not None
@@ -273,5 +273,7 @@ def test_owned_servers_over_the_racks_power_are_refused_for_that_alone(tmp_path:
     assert "h100-sxm5-80gb on dgx-h100: a 10,200 W node exceeds the 5 kW rack power" in message
     assert "needs 3 servers" not in message and "more memory" not in message
     # fuzz30 item 11: decided before the search, the owned kind named among the allowed servers none of which fits
-    assert "to unblock: set hardware.rack_power_kw to at least the smallest node's power said above (10.2 kW)" in message
+    assert (
+        "to unblock: set hardware.rack_power_kw above the smallest node's power said above (10.2 kW, the server before" in message
+    )
     assert caught.value.location is not None and caught.value.location.line == 10

@@ -1,4 +1,4 @@
-"""review34 (the node-cap search and the session's findings): items 1-3, 6, 8, 13 and 14.
+"""review34 (the node-cap search and the session's findings): items 1-6, 8, 13 and 14.
 
 Item 1: a sharing pass counted a spread service's servers as full of its GPUs, and fleets with no cap grew dearer.
 Items 2-3: the fleets put together under max_nodes ranked their groups by a floor that ignored the spread, and a cloud
@@ -52,6 +52,41 @@ kubernetes:
   gpu_sharing: {strategy: time-slicing, replicas_per_gpu: 4}
 """  # noqa: E501
 
+BIG8 = """\
+version: 1
+name: big8
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500, avg_output_tokens: 350, requests_per_second: 25, min_replicas: 2, slo: {ttft_p95_ms: 2000, tpot_ms: 40}}
+  - name: autocomplete
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 4096, avg_input_tokens: 800, avg_output_tokens: 40, requests_per_second: 60, min_replicas: 2, slo: {ttft_p95_ms: 200, tpot_ms: 20}}
+  - name: embed
+    model: BAAI/bge-m3
+    inference: {task: embed, max_context_tokens: 8192, avg_input_tokens: 512, requests_per_second: 300, min_replicas: 2, slo: {ttft_p95_ms: 300}}
+  - name: rerank
+    model: BAAI/bge-reranker-v2-m3
+    inference: {task: score, max_context_tokens: 1024, avg_input_tokens: 600, requests_per_second: 100, min_replicas: 2, slo: {ttft_p95_ms: 300}}
+  - name: assistant
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference: {max_context_tokens: 16384, avg_input_tokens: 1500, avg_output_tokens: 300, requests_per_second: 6, min_replicas: 2, slo: {ttft_p95_ms: 1000, tpot_ms: 40}}
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 4000, avg_output_tokens: 500, requests_per_second: 3}
+  - name: mini
+    model: meta-llama/Llama-3.2-3B-Instruct
+    inference: {max_context_tokens: 8192, avg_input_tokens: 500, avg_output_tokens: 200, requests_per_second: 10, min_replicas: 2}
+  - name: summarise
+    model: mistralai/Mistral-7B-Instruct-v0.3
+    inference: {max_context_tokens: 8192, avg_input_tokens: 3000, avg_output_tokens: 300, requests_per_second: 4}
+hardware:
+  provider: aws
+  max_nodes: MAXN
+objective: cost
+
+"""  # noqa: E501
+
 LORA_JOB = """\
   - name: ac-lora
     model: meta-llama/Llama-3.1-8B-Instruct
@@ -98,6 +133,19 @@ def test_a_cloud_training_job_does_not_turn_the_search_under_the_cap_off(tmp_pat
     assert plan.totals["nodes"] <= 5
     assert round(plan.totals["usd_per_month"]) == 98124
     assert ("aws-p5en-48xlarge", 2, ("chat", "autocomplete")) in _kinds(plan)
+
+
+def test_a_higher_node_cap_never_plans_a_dearer_fleet(tmp_path: Path) -> None:
+    """Items 4-5 (and review35 item 1): eight services under max_nodes 6, 8 and 12. Raising the cap from 6 to 12 took
+    the fleet from $128,446 a month on 5 nodes to $149,295 on 11: a pool's services apart are put together too, and
+    under a cap a pass counts the servers min_replicas spreads a service over."""
+    months = []
+    for cap in (6, 8, 12):
+        plan = _plan(tmp_path, BIG8.replace("MAXN", str(cap)))
+        assert plan.totals["nodes"] <= cap
+        months.append(plan.totals["usd_per_month"])
+    assert months == sorted(months, reverse=True)
+    assert [round(m) for m in months] == [127149, 113622, 111986]
 
 
 def test_replicas_in_gpu_shares_are_spread_over_two_nodes(tmp_path: Path) -> None:

@@ -511,7 +511,8 @@ def format_text(result: dict[str, Any]) -> str:
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
-        if key == "activations" and training:  # newuser17 L1: the row is not the logits and saved tensors in full
+        beyond = training and result["training"]["activations_beyond_gradients"]
+        if key == "activations" and beyond:  # newuser17 L1: the row is not the logits and saved tensors in full
             lines.append("    (beyond the gradients: backward frees a layer's activations as it allocates its gradients)")
         if key == "overhead" and (reserve := result["memory"].get("allocator_reserve")):
             lines.append(

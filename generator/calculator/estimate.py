@@ -30,6 +30,7 @@ from generator.sizing.loadability import (
     default_group_problem,
     dense_format_problem,
     engine_gguf_problem,
+    float16_problem,
     format_problems,
     loadability_problems,
 )
@@ -410,7 +411,7 @@ def tp_group_note(gpu: GpuSpec, tp: int, pp: int = 1) -> str | None:
         return None
     servers = -(-tp // most)
     return (
-        f"--tp {tp} spans {servers} servers of {gpu.id} (at most {most} GPUs a server or NVLink domain): its "
+        f"--tp {tp} spans {servers} servers of {gpu.id} (at most {most} GPUs a server or scale-up domain): its "
         "all-reduces are timed over a PCIe link with no network latency, so its decode is optimistic; a plan lays such a "
         f"replica out as --tp {most} --pp {servers * pp}, its stages over the servers' network"
     )
@@ -654,6 +655,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             notes.append(f"warning: {unsplit}")
         if gpu is not None and (wide := tp_group_note(gpu, par.tp, par.pp)) is not None:
             notes.append(f"warning: {wide}")
+        if gpu is not None and (float16 := float16_problem(arch.model_type, fmt, gpu, req.engine)) is not None:
+            notes.append(f"warning: {float16}")  # what a plan rules out (review35 item 3)
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
         # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)
@@ -757,6 +760,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
         result["parallelism"]["data_parallel"] = setup.data_parallel
         result["params"]["trainable"] = mem.trainable_params
+        from generator.sizing.training import activations_beyond_gradients
+
         result["training"] = {
             "method": setup.method,
             "method_label": training_method_label(setup.method, setup.base_precision_name),
@@ -766,6 +771,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "expert_parallel": setup.expert_parallel,
             "micro_batch_size": setup.micro_batch_size,
             "accumulation_steps": setup.accumulation_steps,
+            # the activations row counts what they hold beyond the gradients (review35 item 9: said under Megatron too)
+            "activations_beyond_gradients": activations_beyond_gradients(setup, setup.data_parallel),
             "offload_optimizer": setup.offloads_optimizer(),
             "paged_optimizer": setup.paged_optimizer,
             "offload_params": setup.offload_params,

@@ -163,7 +163,8 @@ def estimate_step(
             consts, setup.zero_stage, expert_parallel,
         )  # fmt: skip
         step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
-        return StepComm(step, dp_link, tp_link, stage_link, ep_link, shared_dp_gbps(links, par.tp, par.pp))
+        shared = shared_dp_gbps(links, par.tp, par.pp, servers.gpus_per_node)
+        return StepComm(step, dp_link, tp_link, stage_link, ep_link, shared)
 
     fabric = setup.method == "full"
     comm = placed(fabric)

@@ -29,6 +29,7 @@ from generator.planner.blocked import (
     POOL_TOO_LARGE,
     RACK_POWER,
     RUNS_PAST_MONTH,
+    UNSERVED_FORMAT,
 )
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
@@ -162,6 +163,13 @@ def _unblock_hint(
         return (
             "to unblock: pin a TP x PP whose GPUs fit one server or fill whole servers of an allowed platform, allow a "
             "server that gives it, or drop the deployment's parallelism pin"
+        )
+    if isinstance(dep, InferenceDeployment) and blocked and all(b.code == UNSERVED_FORMAT for b in blocked):
+        # no GPU allowed serves the precision: memory, context and SLOs are not the issue (newuser52 item 2: AMD
+        # refused int8 and was told to try int4, which it refuses too)
+        return (
+            f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
+            f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
         )
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
@@ -777,14 +785,20 @@ def _plan_fleet(
         from generator.planner.tco import billed_per_run
 
         def floor(options: list[Option]) -> float | None:
-            # a job billed per run costs its runs, not a month: the services' floor ranks the fleets put together
-            # (review34 item 3: one cloud training job turned the search off)
-            monthly = [o for o in options if not any(billed_per_run(wl.hardware.provider, p.candidate) for p in o.pieces)]
-            return _fleet_floor(wl, monthly, owned) if monthly else 0.0
+            # a job billed per run costs its runs, not a month: under cost the services' floor ranks the fleets put
+            # together (review34 item 3: one cloud training job turned the search off); GPUs and power count its own
+            per_run = wl.objective == "cost"
+            kept = [
+                o for o in options if not (per_run and any(billed_per_run(wl.hardware.provider, p.candidate) for p in o.pieces))
+            ]
+            return _fleet_floor(wl, kept, owned) if kept else 0.0
 
         chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p in formed]
-        for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor):
-            add(_joined(groups, formed), None, share=True)
+        # the pools as the passes formed them, and apart (some of a pool's services): each ranked on its own, since
+        # the floor ranks the many covers of the second too roughly to crowd out the first's
+        for subsets in (False, True):
+            for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor, subsets):
+                add(_joined(groups, formed), None, share=True)
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -1254,6 +1268,7 @@ def _choose(
     )
     from generator.planner.inventory import free_servers, take_owned
     from generator.planner.split import split_options
+    from generator.planner.spread import spread_floor
 
     wl = loaded.workload
     findings: list[Finding] = []
@@ -1272,12 +1287,22 @@ def _choose(
     held = on  # the kind the services are held to (with ``anchor``, until the first is chosen)
     held_any = on is None  # whether a service was held to it (else the pass plans no fleet of its own)
     keeps = {k: (opt, rest) for k, opt, rest in kept.chosen} if kept is not None else {}
+    capped_nodes = wl.hardware.max_nodes is not None
 
     def hold(best: Option) -> None:
-        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do)."""
+        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do).
+
+        Under ``max_nodes``, replicas ``min_replicas`` spreads over more servers than their GPUs fill hold those servers
+        too: the GPUs in use reach into the last of them, so the services after it count the servers the cap counts
+        (review35 item 1: eight services under caps of 10-14 cost up to 31% more without it). Without a cap that
+        over-counts the GPUs in use and makes fleets dearer (review34 item 1), so it is not done.
+        """
         for part in best.pieces:
             if share and part.shares_servers:
-                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
+                kind = part.busy_kind
+                in_use = busy.get(kind, Fraction(0)) + part.gpus_used
+                spread = spread_floor(part) if capped_nodes else 1
+                busy[kind] = max(in_use, Fraction((spread - 1) * kind[2] + 1)) if spread > 1 else in_use
             else:
                 take_owned(free, (part.candidate,))
 

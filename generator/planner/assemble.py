@@ -1288,8 +1288,9 @@ def build_plan(
             findings += [elsewhere] if elsewhere else []
             findings += _fp16_cast_findings(index, dep.name, opt, dep.inference.engine)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
+            # (not where a gap of its architecture's runs was said of it: newuser52 item 6, MI325X told both)
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]
-            if unchecked and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
+            if unchecked and not gap and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
                 gpu = unchecked[0].hardware.gpu
                 findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
             findings += _kept_off_shares(wl, index, opt, dep_pools, ruled_out.get(dep.name, ()))
@@ -1469,7 +1470,7 @@ def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list
 
     vLLM's ``dtype: auto`` (``_resolve_auto_dtype``) takes the planned bf16 where the platform supports it, else the
     first dtype it does, float16, logging the fall-back: two bytes a value, as sized. A model type vLLM refuses in
-    float16 is ruled out of such GPUs (:func:`~generator.planner.inference.float32_fallback`).
+    float16 is ruled out of such GPUs (:func:`~generator.sizing.loadability.float16_problem`).
     """
     if engine != "vllm":
         return []
@@ -2557,7 +2558,8 @@ def _training_findings(
         )
     if provider in DURABLE_STORAGE and (kept := details.get("checkpoint_bytes_per_node")):
         count = int(details.get("checkpoints_kept") or 1)
-        out.append(_checkpoints_deleted(index, dep.name, (kept, count, job.nodes), DURABLE_STORAGE[provider]))
+        whole = (kept, count, job.nodes, spec.method == "full")
+        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider]))
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(
@@ -2579,21 +2581,27 @@ DURABLE_STORAGE = {
 }
 
 
-def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int], storage: str) -> Finding:
-    """A warning that a cloud job's checkpoints on its nodes' local NVMe go with the nodes (newuser51 item 5).
+def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, bool], storage: str) -> Finding:
+    """Where a cloud job's checkpoints on its nodes' local NVMe go with the nodes (newuser51 item 5).
 
-    ``kept``: the bytes a node keeps, the checkpoints they are and the job's nodes.
+    ``kept``: the bytes a node keeps, the checkpoints they are, the job's nodes and whether a checkpoint is sharded
+    over them (a full fine-tune's weights and optimizer states; a LoRA job's adapters are written whole by one rank:
+    review35 item 5). A warning for a full fine-tune, whose run is lost with it; an info for the adapters.
     """
-    kept_bytes, count, nodes = kept
+    kept_bytes, count, nodes, sharded = kept
     one = kept_bytes / count
+    if sharded:
+        size = f"{one / 1e9:,.1f} GB a node each, {one * nodes / 1e9:,.1f} GB a checkpoint over {nodes} node(s)"
+        lost = "a reclaimed node, or the job's pool scaled down after the run, takes its shard and the final model with it"
+    else:
+        size = f"{one / 1e9:,.2f} GB a checkpoint of the adapters"
+        lost = "a reclaimed node, or the job's pool scaled down after the run, takes them and the final adapters with it"
     return Finding(
-        "warning",
+        "warning" if sharded else "info",
         "checkpoints-on-instance-store",
-        f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {one / 1e9:,.1f} GB a "
-        f"node each, {one * nodes / 1e9:,.1f} GB a checkpoint over {nodes} node(s)), which the cloud deletes with a "
-        "node: a reclaimed node, or the job's pool scaled down after the run, takes its shard and the final model with "
-        f"it; write checkpoints and the final model to storage that outlives the nodes ({storage}), which specgen does "
-        "not size or render",
+        f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {size}), which the cloud "
+        f"deletes with a node: {lost}; write checkpoints and the final model to storage that outlives the nodes "
+        f"({storage}), which specgen does not size or render",
         f"deployments[{index}]",
     )
 

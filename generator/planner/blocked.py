@@ -54,6 +54,8 @@ RACK_POWER = "rack-power"
 RACK_HEIGHT = "rack-height"
 #: No parallel layout of the model fits or meets the targets on this GPU.
 NO_LAYOUT = "no-layout"
+#: The engine does not serve the model's weight format on this GPU (no kernel for it there, or not as sized).
+UNSERVED_FORMAT = "unserved-format"
 #: A replica's GPUs neither fit in one server nor fill whole servers of the biggest size.
 NO_PACKING = "no-packing"
 #: A pinned degree the platform's servers do not give a replica.

@@ -219,7 +219,9 @@ def _rack_power_checks(loaded: LoadedWorkload, hardware: list[Hardware], consts:
     more = f"; and {len(refused) - _NAMED_KINDS} more server kind(s)" if len(refused) > _NAMED_KINDS else ""
     field = wl.hardware.rack_power_field
     raise_it = (
-        f"set hardware.rack_power_kw to at least the smallest node's power said above ({refused[0][0] / 1000:g} kW)"
+        # the bare server: what its deployments add (RAM, drives, NICs) plan sizes (newuser52 item 1)
+        f"set hardware.rack_power_kw above the smallest node's power said above ({refused[0][0] / 1000:g} kW, the server "
+        "before the RAM, drives and NICs its deployments add, which plan sizes)"
         if field == "rack_power_kw"
         else "give hardware.rack_circuits more or larger circuits, so a rack carries the smallest node said above"
     )

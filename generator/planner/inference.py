@@ -18,7 +18,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE
+from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
@@ -37,7 +37,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
 from generator.sizing.gpu_share import GpuShare, shared_gpu
-from generator.sizing.loadability import format_problems, loadability_problems
+from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -539,28 +539,6 @@ def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
     return gpu if share is None else shared_gpu(gpu, share)
 
 
-#: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
-#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config), so that on a GPU without bf16 it
-#: takes float32.
-FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
-
-
-def float32_fallback(model_type: str, fmt: WeightFormat, gpu: GpuSpec, engine: str) -> str | None:
-    """Why vLLM would serve 16-bit weights of ``model_type`` on ``gpu`` in float32, twice the bytes sized; else None.
-
-    review34 item 7: Gemma 3 1B was planned on a T4, sized in two bytes a weight, beside a warning that vLLM runs it in
-    float32 there. The layout is ruled out rather than sized at four bytes and the T4's scalar fp32 rate.
-    """
-    if engine != "vllm" or model_type not in FP16_REFUSED_MODEL_TYPES or fmt.name != "bf16":
-        return None
-    if gpu.dense_tflops.get("bf16") is not None:
-        return None
-    return (
-        f"{gpu.id} has no bf16 and vLLM refuses {model_type} in float16 (numerical instability), so it would serve it in "
-        "float32, twice the bytes and at the scalar fp32 rate: a GPU with bf16 serves it as sized"
-    )
-
-
 @memoized
 def _gpu_shapes(
     arch: Architecture,
@@ -579,9 +557,9 @@ def _gpu_shapes(
     fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
-        return (), tuple(LayoutBlocked(why) for why in unserved)
-    if (float32 := float32_fallback(arch.model_type, fmt, gpu, spec.engine)) is not None:
-        return (), (LayoutBlocked(float32),)
+        return (), tuple(LayoutBlocked(why, code=UNSERVED_FORMAT) for why in unserved)
+    if (float16 := float16_problem(arch.model_type, fmt, gpu, spec.engine)) is not None:
+        return (), (LayoutBlocked(float16, code=UNSERVED_FORMAT),)
     tokens = batched_tokens(spec, gpu, consts)
     if spec.engine == "vllm" and (spec.max_num_seqs or 0) > tokens:
         # the workload's limit above the GPU's default tokens a forward pass (those given are checked at load)

@@ -4,13 +4,14 @@ newuser48 item 2: each pass chooses a service's servers before the cap is known 
 fleet that fits it. A 70B chat service took 2 p5.48xlarge where 2 p5en.48xlarge would hold its autocomplete service as
 well, and the embedder and reranker took one-GPU g6 where 2 four-GPU g6.12xlarge hold both ($112,417 a month on 4
 nodes, where the pools of two passes make $99,130 on 4). Each pass's choices fall into groups, the services whose
-replicas share one kind of server (a service on servers of its own is a group alone); groups of different passes that
-cover every deployment once, on different server kinds, and need at most the cap's nodes together make a fleet to
-assemble, the least of them by the objective's floor first.
+replicas share one kind of server (a service on servers of its own is a group alone), and each set of a pool's services
+is a group too; groups of different passes that cover every deployment once, on different server kinds, and need at
+most the cap's nodes together make a fleet to assemble, the least of them by the objective's floor first.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -28,6 +29,9 @@ MAX_JOINED_FLEETS = 6
 
 #: Covers of the deployments tried at most while looking for them (bounds a search over many passes and services).
 MAX_COVERS = 20_000
+
+#: Options of one pool up to which each set of them is a group of its own too (2^6 - 1 sets).
+MAX_SUBSET_UNITS = 6
 
 #: Groups kept of each set of deployments on each count of nodes, the least floor first (a floor ranks them only
 #: roughly: review34 item 2's B200 pair floored below the p5en pair it costs twice).
@@ -65,8 +69,11 @@ def group_nodes(options: Sequence[Option]) -> int:
     return own + sum(max(math.ceil(gpus / kind[2]), spread) for kind, (gpus, spread) in shared.items())
 
 
-def pool_groups(chosen: Sequence[tuple[int, Option]], source: int) -> list[PoolGroup]:
-    """The groups of one pass's choices: deployments linked by a server kind their replicas share, or one option."""
+def pool_groups(chosen: Sequence[tuple[int, Option]], source: int, subsets: bool = False) -> list[PoolGroup]:
+    """The groups of one pass's choices: deployments linked by a server kind their replicas share, or one option.
+
+    ``subsets``: each set of a pool's options (up to :data:`MAX_SUBSET_UNITS`) is a group too.
+    """
     parent = list(range(len(chosen)))
 
     def root(k: int) -> int:
@@ -86,11 +93,22 @@ def pool_groups(chosen: Sequence[tuple[int, Option]], source: int) -> list[PoolG
         members.setdefault(root(k), []).append(k)
     groups = []
     for ks in members.values():
-        entries = tuple(chosen[k] for k in ks)
-        options = list({id(opt): opt for _, opt in entries}.values())
-        kinds = frozenset(part.busy_kind for opt in options for part in opt.pieces if part.shares_servers)
-        groups.append(PoolGroup(entries, kinds, group_nodes(options), source))
+        # the deployments of one option (a chain's jobs) stay together; of a few, each set of them is a group too: a
+        # pool's services apart from the rest of it (review34 item 4: no pass formed the five small services on an
+        # L40S server without the 70B chat service it held them with)
+        units = list({id(chosen[j][1]): [chosen[k] for k in ks if chosen[k][1] is chosen[j][1]] for j in ks}.values())
+        sizes = range(1, len(units) + 1) if subsets and len(units) <= MAX_SUBSET_UNITS else [len(units)]
+        for size in sizes:
+            for picked in itertools.combinations(units, size):
+                groups.append(_group(tuple(entry for unit in picked for entry in unit), source))
     return groups
+
+
+def _group(entries: tuple[tuple[int, Option], ...], source: int) -> PoolGroup:
+    """The group of ``entries`` (one pass's choices) formed in pass ``source``."""
+    options = list({id(opt): opt for _, opt in entries}.values())
+    kinds = frozenset(part.busy_kind for opt in options for part in opt.pieces if part.shares_servers)
+    return PoolGroup(entries, kinds, group_nodes(options), source)
 
 
 def joined_fleets(
@@ -98,6 +116,7 @@ def joined_fleets(
     count: int,
     max_nodes: int,
     floor: Callable[[list[Option]], float | None],
+    subsets: bool = False,
 ) -> list[tuple[PoolGroup, ...]]:
     """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
 
@@ -109,7 +128,7 @@ def joined_fleets(
     best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
     for source, chosen in enumerate(passes):
-        for group in pool_groups(chosen, source):
+        for group in pool_groups(chosen, source, subsets):
             key = tuple(sorted(id(opt) for _, opt in group.entries))
             if key in seen or group.nodes > max_nodes:
                 continue

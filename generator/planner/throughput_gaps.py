@@ -10,7 +10,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
-from generator.sizing.throughput_gaps import gap_text, matching_gap
+from generator.sizing.throughput_gaps import gap_text, matching_gap, precision_family
 from generator.workload.models import InferenceSpec
 
 
@@ -123,9 +123,8 @@ def gap_elsewhere_finding(
     # item 8: DeepSeek-R1 in NVFP4 on B200, whose own runs are in the calibration, and ratios from 0.51 read "below")
     if gap is None or gap.tp_over_pcie or (gap.attention is None and not gap.routed_experts):
         return None
-    family = precision.split("-")[0]  # fp8-block: FP8, as the runs were
     low, high = gap.predicted_over_measured
-    if low <= 1 or (gap.measured_precisions and family not in gap.measured_precisions):
+    if low <= 1 or (gap.measured_precisions and precision_family(precision) not in gap.measured_precisions):
         return None
     return Finding(
         "info",

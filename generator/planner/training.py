@@ -409,6 +409,7 @@ def gpu_step(
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=training_flops_per_token(arch, spec.method, spec.checkpointing),
+        forward_flops_per_token=2.0 * arch.flop_params,
         base_efficiency=compute_efficiency(model, spec, consts, gpu),
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,

@@ -275,7 +275,8 @@ def _with_communication(
         )
         host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts)
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host)
-        return StepComm(step, dp_link, tp_link, stage_link, dp_gbps=shared_dp_gbps(links, shape.par.tp, shape.par.pp))
+        shared = shared_dp_gbps(links, shape.par.tp, shape.par.pp, gpus_per_node)
+        return StepComm(step, dp_link, tp_link, stage_link, dp_share=shared)
 
     comm = placed(needs.needs_fabric)
     if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform, hw.gpu):

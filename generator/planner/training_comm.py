@@ -55,14 +55,15 @@ class StepComm:
     stage_link: str
     #: The EP all-to-alls' link (:func:`ep_link_name`; empty without expert parallelism).
     ep_link: str = ""
-    #: A GPU's share of ``link`` for its data-parallel traffic between nodes, Gb/s, where several data-parallel groups
-    #: (one a TP x PP rank) share it (0: the traffic crosses no node, or one group sends over the whole node).
-    dp_gbps: float = 0.0
+    #: The data-parallel groups (one a TP x PP rank) that share ``link`` between nodes, and each one's Gb/s (0, 0.0:
+    #: the traffic crosses no node, or one group sends over the whole node).
+    dp_share: tuple[int, float] = (0, 0.0)
 
     @property
     def dp_link_text(self) -> str:
-        """``link`` with a GPU's share of it where data-parallel groups share it (newuser51 item 2)."""
-        return f"{self.link} ({self.dp_gbps:,.0f} Gb/s a GPU)" if self.dp_gbps else self.link
+        """``link`` with each data-parallel group's share of it where several share it (newuser51 item 2)."""
+        groups, gbps = self.dp_share
+        return f"{self.link}, shared by {groups} data-parallel groups ({gbps:,.0f} Gb/s each)" if groups else self.link
 
     @property
     def bytes_per_gpu(self) -> float:
@@ -85,9 +86,10 @@ class StepComm:
         return self.step.dominates
 
 
-def shared_dp_gbps(links: StepLinks, tp: int, pp: int) -> float:
-    """A GPU's Gb/s between nodes where several data-parallel groups share a node's network, else 0."""
-    return links.dp_inter_gbps if tp * pp > 1 else 0.0
+def shared_dp_gbps(links: StepLinks, tp: int, pp: int, gpus_per_node: int) -> tuple[int, float]:
+    """The data-parallel groups sharing a node's network between nodes and each one's Gb/s, where several do; else none."""
+    groups = min(tp * pp, gpus_per_node)
+    return (groups, links.dp_inter_gbps) if groups > 1 and links.dp_inter_gbps else (0, 0.0)
 
 
 def dp_bytes_per_gpu(

@@ -154,8 +154,8 @@ def aks_infiniband_finding(plan: Plan, workload: Workload) -> Finding | None:
     sets it up for pods (GKE says what its GPU networks need, AWS its placement group); NCCL then runs over TCP on the
     VM's front-end network.
     """
-    if plan.provider != "azure" or "kubernetes" not in workload.outputs:
-        return None
+    if plan.provider != "azure" or not {"kubernetes", "terraform"} & set(workload.outputs):
+        return None  # the AKS node pools are Terraform's and Kubernetes' (review35 item 4)
     pools = [p for p in plan.pools if any(nic.role == "fabric" for nic in p.node.nics) and crosses_nodes(plan, p)]
     if not pools:
         return None

@@ -27,6 +27,7 @@ check is applied to it.
 
 from __future__ import annotations
 
+from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
 from generator.sizing.gguf_mixture import gguf_model, output_type, tensor_type, token_embd_type
@@ -350,3 +351,29 @@ def _block_problems(arch: Architecture, block: int, par: Parallelism) -> list[st
                     f"of {block}" + (", or expert parallelism" if whole else "")
                 ]
     return []
+
+
+#: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
+#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config), so that on a GPU without bf16 it
+#: takes float32.
+FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+
+
+def float16_problem(model_type: str, fmt: WeightFormat, gpu: GpuSpec, engine: str) -> str | None:
+    """Why vLLM would not serve 16-bit weights of ``model_type`` on ``gpu`` as sized; else None.
+
+    vLLM refuses such a model type in float16 (``_check_valid_dtype`` raises for it), and on a GPU without bf16 serves
+    its bf16 in float32, twice the bytes and at the scalar fp32 rate. review34 item 7: Gemma 3 1B was planned on a T4,
+    sized in two bytes a weight, beside a warning that vLLM runs it in float32 there; review35 item 3: ``precision:
+    fp16`` took it there without a word.
+    """
+    if engine != "vllm" or model_type not in FP16_REFUSED_MODEL_TYPES:
+        return None
+    if fmt.name == "fp16":
+        return f"vLLM refuses {model_type} in float16 (numerical instability): serve it in bf16, on a GPU with bf16"
+    if fmt.name != "bf16" or gpu.dense_tflops.get("bf16") is not None:
+        return None
+    return (
+        f"{gpu.id} has no bf16 and vLLM refuses {model_type} in float16 (numerical instability), so it would serve it in "
+        "float32, twice the bytes and at the scalar fp32 rate: a GPU with bf16 serves it as sized"
+    )

@@ -18,6 +18,11 @@ from generator.sizing.performance import fast_link
 from generator.words import listed
 
 
+def precision_family(precision: str) -> str:
+    """The weight format a gap's runs are compared by: fp8-block, fp8-channel are FP8, as the runs were."""
+    return precision.split("-", maxsplit=1)[0]
+
+
 def matching_gap(
     engine: str,
     gpu: GpuSpec,
@@ -96,7 +101,7 @@ def extrapolated_to(
     """
     measured = _measured_fingerprints(gap.measured_models) if gap.measured_models else None
     other_model = arch is not None and measured is not None and _fingerprint(arch) not in measured
-    family = precision.split("-")[0] if precision else None  # fp8-block, fp8-channel: FP8 as the runs were
+    family = precision_family(precision) if precision else None
     other_precision = bool(family and gap.measured_precisions) and family not in gap.measured_precisions
     other_engine = engine is not None and bool(gap.measured_engines) and engine not in gap.measured_engines
     named = (("this engine", other_engine), ("this model", other_model), ("this precision", other_precision))

@@ -683,15 +683,12 @@ def size_training(
     # beside every activation from the first forward on (newuser51 item 1: at ZeRO-1 with one micro-batch a 70B layout
     # was shown at 72.8 GiB a GPU where it holds about 104 GiB; Megatron's theoretical_memory_usage.py sums them too).
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
-    megatron = setup.framework is not None and framework_profile(setup.framework).name == "megatron"
-    if megatron:
-        pass  # the activations whole beside the gradients the breakdown shows
-    elif setup.zero_stage == 0 and dp > 1:
+    if activations_beyond_gradients(setup, dp):
+        activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
+    elif setup.zero_stage == 0 and dp > 1 and not _megatron(setup):
         buckets = math.ceil(grads)
         accumulated = buckets if setup.accumulation_steps > 1 else 0
         activations = max(activations + accumulated, buckets + end_of_backward)
-    elif setup.accumulation_steps == 1:
-        activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
     # the caching allocator keeps a freed fp32-logits-sized block reserved through the allocated peak (no part of an
     # allocated or active count: the report subtracts the overhead from those)
@@ -709,6 +706,19 @@ def size_training(
     return TrainingMemory(
         per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights), reserve
     )
+
+
+def _megatron(setup: TrainingSetup) -> bool:
+    return setup.framework is not None and framework_profile(setup.framework).name == "megatron"
+
+
+def activations_beyond_gradients(setup: TrainingSetup, dp: int) -> bool:
+    """Whether a step's activations are counted beyond its gradients.
+
+    One micro-batch, whose backward frees a layer's activations as it makes that layer's gradients, outside DDP's
+    buckets and Megatron's grad buffer (both held whole from the start).
+    """
+    return setup.accumulation_steps == 1 and not _megatron(setup) and not (setup.zero_stage == 0 and dp > 1)
 
 
 def _weight_parts(parts: dict[str, float], total_bytes: int) -> tuple[tuple[str, int], ...]:

@@ -120,7 +120,8 @@ class StepLinks:
     ep_crosses_nodes: bool = False
 
 
-#: Share of a micro-batch's compute in its backward pass: the weight and input gradients, twice the forward's FLOPs.
+#: Share of a micro-batch's compute in its backward pass where the forward's is not given: a full step's weight and
+#: input gradients, twice the forward's FLOPs.
 BACKWARD_SHARE = 2 / 3
 
 
@@ -195,7 +196,9 @@ class StepTime:
         """
         if not self.offload_link_s:
             return 0.0
-        return max(0.0, self.dp_comm_s + self.offload_link_s - self._busy_s) - self.dp_exposed_s
+        # never below none: a ZeRO 0-1 gradient pass may be exposed beyond what the copies and it leave of the busy time
+        # together (review35 item 2: "-0.337 s exposed")
+        return max(0.0, max(0.0, self.dp_comm_s + self.offload_link_s - self._busy_s) - self.dp_exposed_s)
 
     @property
     def offload_s(self) -> float:
@@ -273,6 +276,7 @@ def training_step(
     memory_gb_per_s: float = 0.0,
     host: HostOffload = NO_OFFLOAD,
     moe: MoeStep = NO_MOE,
+    forward_flops_per_token: float = 0.0,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -282,6 +286,8 @@ def training_step(
     (:func:`generator.sizing.peft_lora.peft_traffic_bytes_per_token`), at the same rate. ``host``: what the job's CPU
     offload moves and at what rates (:mod:`generator.sizing.training_offload`). ``moe``: the model's routed experts,
     their EP degree and link (:func:`generator.sizing.training_moe.moe_step`; a dense model by default).
+    ``forward_flops_per_token``: the forward pass's share of ``flops_per_token`` (2 N), which sets the backward pass's
+    share a ZeRO 0-1 gradient pass hides behind (:data:`BACKWARD_SHARE` where not given).
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -316,7 +322,10 @@ def training_step(
     # ZeRO 0-1 reduce the gradients once, bucket by bucket as the last micro-batch's backward pass makes them
     # (newuser51 item 3: every micro-batch's compute was counted as hiding them)
     busy_s = compute_s + dequant_s + adapter_s + tp_s + a2a_s
-    overlap_s = busy_s / layout.accumulation * BACKWARD_SHARE if dp_traffic.once_after_backward else None
+    # the backward pass's share: 2/3 of a full step, 1/2 of LoRA's (no weight gradients of the base), 3/4 with full
+    # recomputation, which reruns the forward inside it (review35 item 7)
+    backward = 1.0 - forward_flops_per_token / flops_per_token if forward_flops_per_token else BACKWARD_SHARE
+    overlap_s = busy_s / layout.accumulation * backward if dp_traffic.once_after_backward else None
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
     return StepTime(
