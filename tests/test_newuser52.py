@@ -1,7 +1,8 @@
-"""newuser52 (AMD Instinct against NVIDIA): items 2, 6 and 7 (item 1, validate's rack power advice, is in
+"""newuser52 (AMD Instinct against NVIDIA): items 2, 4, 6 and 7 (item 1, validate's rack power advice, is in
 tests/test_rack_circuit_checks.py and tests/test_rack_scale.py).
 
-Item 2: a precision AMD GPUs do not serve was told to allow more memory or int4, which they refuse too. Item 6: an
+Item 2: a precision AMD GPUs do not serve was told to allow more memory or int4, which they refuse too. Item 4: ND
+MI300X v5's vCPUs, physical cores, were counted two a core. Item 6: an
 MI325X service was told both that MI300-series runs measured its setup and that no run checked its GPU. Item 7: the
 estimate's wide-TP warning named an NVLink domain on an MI300X.
 """
@@ -59,3 +60,15 @@ def test_the_wide_tp_warning_names_no_nvlink_on_amd() -> None:
     )["notes"]
     (wide,) = [n for n in notes if "spans" in n]
     assert "NVLink" not in wide and "at most 8 GPUs a server or scale-up domain" in wide
+
+
+def test_an_azure_vm_whose_vcpus_are_physical_cores_counts_them(tmp_path: Path) -> None:
+    """Item 4: ND MI300X v5's 96 vCPUs are 96 physical cores (Microsoft's series summary); they were counted as 48,
+    with a false few-cpu-cores note."""
+    text = SERVICE.replace("MODEL", "meta-llama/Llama-3.1-405B-Instruct").replace("PRECISION", "fp8")
+    text = text.replace("  provider: baremetal\n  gpus: [mi325x-256gb]\n", "  provider: azure\n  gpus: [mi300x-192gb]\n")
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    plan = plan_workload(load_workload(str(path)))
+    assert (plan.pools[0].node.platform_id, plan.pools[0].node.cpu_cores) == ("azure-standard-nd96isr-mi300x-v5", 96)
+    assert "few-cpu-cores" not in {f.code for f in plan.findings}

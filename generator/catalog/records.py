@@ -665,6 +665,9 @@ class PlatformSpec(NamedTuple):
     #: GPUs EC2 DescribeInstanceTypes reports for an AWS instance type where that differs from its GPUs (p5.4xlarge:
     #: 0), which tools sizing instance types from that API (Karpenter) go by; None: the API's count is its GPUs.
     ec2_api_gpus: int | None = None
+    #: A cloud instance whose vCPUs are physical cores (``platforms.json`` ``vcpus_physical``; newuser52 item 4: ND
+    #: MI300X v5's 96 were counted as 48); else two vCPUs a core.
+    vcpus_physical: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -713,6 +716,7 @@ class PlatformSpec(NamedTuple):
             not_on_demand=(rec.get("not_on_demand") or {}).get("sold_through"),
             max_nvme_drives=(rec.get("max_nvme_drives") or {}).get("count"),
             ec2_api_gpus=(rec.get("ec2_api_gpus") or {}).get("count"),
+            vcpus_physical=rec.get("vcpus_physical") is not None,
         )
 
     @property

@@ -533,7 +533,8 @@ def assemble_node(
         cores = max(wanted_cores, 8 * platform.cpu_sockets)
         cpu_text = f"{platform.cpu_sockets} socket(s), at least {cores} cores in total (model per vendor configuration)"
     else:
-        cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // 2
+        per_core = 1 if platform.vcpus_physical else 2  # SMT's two a core, where the provider says nothing else
+        cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // per_core
     if cores < wanted_cores and (cores or not platform.custom):
         # a cloud instance's vCPUs come with the shape the search chose: nothing at the workload changes them
         cloud = platform.provider != "baremetal"
