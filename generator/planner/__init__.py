@@ -784,14 +784,12 @@ def _plan_fleet(
         from generator.planner.node_cap import joined_fleets
         from generator.planner.tco import billed_per_run
 
-        def floor(options: list[Option]) -> float | None:
-            # a job billed per run costs its runs, not a month: under cost the services' floor ranks the fleets put
-            # together (review34 item 3: one cloud training job turned the search off); GPUs and power count its own
-            per_run = wl.objective == "cost"
-            kept = [
-                o for o in options if not (per_run and any(billed_per_run(wl.hardware.provider, p.candidate) for p in o.pieces))
-            ]
-            return _fleet_floor(wl, kept, owned) if kept else 0.0
+        def floor(options: list[Option]) -> float:
+            # a job billed per run costs its runs, not a month (the floor's None): the services' floor ranks the fleets
+            # put together (review34 item 3: one cloud training job turned the search off)
+            monthly = [o for o in options if not any(billed_per_run(wl.hardware.provider, p.candidate) for p in o.pieces)]
+            value = _fleet_floor(wl, monthly if wl.objective == "cost" else options, owned)
+            return 0.0 if value is None else value
 
         chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p in formed]
         # the pools as the passes formed them, and apart (some of a pool's services): each ranked on its own, since
@@ -994,12 +992,11 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
     ``owned`` (the owned servers of each kind) before any is bought (newuser30 item 2: the owned GPUs counted here
     kept every fleet running a job on the owned A100 server from being assembled, though it bought 17 GPUs, not 18).
     """
-    from generator.planner.spread import spread_floor
+    from generator.planner.spread import shared_nodes
     from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
 
     own = 0.0
-    spread: dict[ServerKey, int] = {}  # the most servers a service spread on a shared kind keeps
-    shared: dict[ServerKey, list[tuple[float, Fraction]]] = {}  # per server kind: (figure per server, GPUs) of each part
+    shared: dict[ServerKey, list[float]] = {}  # per server kind: the figure per server of each part
     once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
     gpus = wl.objective == "gpus"
     for part in (part for opt in once for part in opt.pieces):
@@ -1016,15 +1013,11 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
         else:  # an unpriced fleet ranks as infinitely dear
             each = math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
         if part.shares_servers:
-            shared.setdefault(part.busy_kind, []).append((each, part.gpus_used))
-            spread[part.busy_kind] = max(spread.get(part.busy_kind, 1), spread_floor(part))
+            shared.setdefault(part.busy_kind, []).append(each)
         else:
             own += each * c.nodes
-    return own + sum(
-        min(each for each, _ in parts)
-        * max(0, max(math.ceil(sum(n for _, n in parts) / kind[2]), spread[kind]) - (owned.get(kind, 0) if gpus else 0))
-        for kind, parts in shared.items()
-    )
+    nodes = shared_nodes(part for opt in once for part in opt.pieces)
+    return own + sum(min(each) * max(0, nodes[kind] - (owned.get(kind, 0) if gpus else 0)) for kind, each in shared.items())
 
 
 def _fleet_figure(plan: Plan, objective: str) -> str:

@@ -134,6 +134,7 @@ from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.gpu_share import shared_gpu
+from generator.sizing.loadability import computes_bf16
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import (
     accelerator_for,
@@ -146,7 +147,7 @@ from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
-from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
+from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
@@ -1478,7 +1479,7 @@ def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list
         {
             part.hardware.gpu.id
             for part in opt.pieces
-            if part.hardware.gpu.dense_tflops.get("bf16") is None and part.replica_shape.fmt.name == "bf16"
+            if not computes_bf16(part.hardware.gpu.architecture) and part.replica_shape.fmt.name == "bf16"
         }
     )
     said = (
@@ -2590,18 +2591,21 @@ def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, boo
     """
     kept_bytes, count, nodes, sharded = kept
     one = kept_bytes / count
-    if sharded:
-        size = f"{one / 1e9:,.1f} GB a node each, {one * nodes / 1e9:,.1f} GB a checkpoint over {nodes} node(s)"
-        lost = "a reclaimed node, or the job's pool scaled down after the run, takes its shard and the final model with it"
-    else:
-        size = f"{one / 1e9:,.2f} GB a checkpoint of the adapters"
-        lost = "a reclaimed node, or the job's pool scaled down after the run, takes them and the final adapters with it"
+    size, taken = (
+        (
+            f"{one / 1e9:,.1f} GB a node each, {one * nodes / 1e9:,.1f} GB a checkpoint over {nodes} node(s)",
+            "its shard and the final model",
+        )
+        if sharded
+        else (f"{one / 1e9:,.2f} GB a checkpoint of the adapters", "them and the final adapters")
+    )
     return Finding(
         "warning" if sharded else "info",
         "checkpoints-on-instance-store",
         f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {size}), which the cloud "
-        f"deletes with a node: {lost}; write checkpoints and the final model to storage that outlives the nodes "
-        f"({storage}), which specgen does not size or render",
+        f"deletes with a node: a reclaimed node, or the job's pool scaled down after the run, takes {taken} with it; "
+        f"write checkpoints and the final model to storage that outlives the nodes ({storage}), which specgen does not "
+        "size or render",
         f"deployments[{index}]",
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from generator import catalog
@@ -23,7 +22,7 @@ from generator.planner.assemble import (
 )
 from generator.planner.fixed_place import fixed_machine, place_for_rate
 from generator.planner.naming import pool_name
-from generator.planner.nodes import BTU_PER_H_PER_W, DIMM_GIB
+from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.planner.setting_findings import model_findings, unused_setting_findings
@@ -47,17 +46,11 @@ def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
 def dc_load_w(fixed: FixedSpec, consts: Constants) -> float:
     """DC load the machine's power supply carries at full load: its parts, as a catalog server's are summed.
 
-    GPUs at their TDP, each CPU socket at its most rated draw (newuser49 item 1: an i9-14900K counted at its 125 W base
-    power, where Intel rates its Maximum Turbo Power 253 W), the DIMMs and the drive, and the fans' share.
+    :func:`~generator.planner.nodes.parts_dc_load_w`, every socket drawing (fuzz17 item 6), its one drive among them.
     """
-    gpu = catalog.find_gpu(fixed.gpu)
-    cpu = catalog.cpus().get(fixed.cpu or "")
-    # a GH200 module's TDP covers its Grace and its memory; every socket draws (fuzz17 item 6: two EPYC 9654 were one)
-    on_module = gpu.tdp_includes_host_cpu
-    cpu_w = cpu.full_load_w * fixed.cpu_sockets if cpu and not on_module else 0.0
-    dimm_w = 0.0 if on_module else math.ceil(fixed.ram_gib / DIMM_GIB) * consts.dimm_power_w
+    host = (catalog.cpus().get(fixed.cpu or ""), fixed.cpu_sockets, fixed.ram_gib)
     drive_w = consts.nvme_power_w if fixed.nvme_gib else 0.0
-    return (gpu.tdp_w * fixed.gpu_count + cpu_w + dimm_w + drive_w) * (1 + consts.fan_power_fraction)
+    return parts_dc_load_w(catalog.find_gpu(fixed.gpu), fixed.gpu_count, host, drive_w, consts)
 
 
 def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:

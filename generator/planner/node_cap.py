@@ -12,13 +12,11 @@ most the cap's nodes together make a fleet to assemble, the least of them by the
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.named_tuple import NamedTuple
-from generator.planner.spread import spread_floor
+from generator.planner.spread import shared_nodes
 
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
@@ -58,15 +56,9 @@ class PoolGroup(NamedTuple):
 
 def group_nodes(options: Sequence[Option]) -> int:
     """Nodes ``options`` (each once) need: their replicas filling shared kinds GPU by GPU, at least as spread."""
-    own = 0
-    shared: dict[ServerKey, tuple[Fraction, int]] = {}
-    for part in (part for opt in options for part in opt.pieces):
-        if not part.shares_servers:
-            own += part.candidate.nodes
-            continue
-        gpus, spread = shared.get(part.busy_kind, (Fraction(0), 1))
-        shared[part.busy_kind] = (gpus + part.gpus_used, max(spread, spread_floor(part)))
-    return own + sum(max(math.ceil(gpus / kind[2]), spread) for kind, (gpus, spread) in shared.items())
+    parts = [part for opt in options for part in opt.pieces]
+    own = sum(part.candidate.nodes for part in parts if not part.shares_servers)
+    return own + sum(shared_nodes(parts).values())
 
 
 def pool_groups(chosen: Sequence[tuple[int, Option]], source: int, subsets: bool = False) -> list[PoolGroup]:
@@ -115,15 +107,15 @@ def joined_fleets(
     passes: Sequence[Sequence[tuple[int, Option]]],
     count: int,
     max_nodes: int,
-    floor: Callable[[list[Option]], float | None],
+    floor: Callable[[list[Option]], float],
     subsets: bool = False,
 ) -> list[tuple[PoolGroup, ...]]:
     """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
 
-    ``floor``: the objective's floor under a fleet of the options given (None: not comparable so, and nothing is put
-    together). The groups of each set of deployments are kept the least floor first for each count of nodes
-    (:data:`GROUPS_PER_KEY` of them); covers whose groups share a server kind are left out (their pools would merge,
-    filled apart); at most :data:`MAX_JOINED_FLEETS` fleets, and none that one pass formed whole.
+    ``floor``: the objective's floor under a fleet of the options given. The groups of each set of deployments are
+    kept the least floor first for each count of nodes (:data:`GROUPS_PER_KEY` of them); covers whose groups share a
+    server kind are left out (their pools would merge, filled apart); at most :data:`MAX_JOINED_FLEETS` fleets, and
+    none that one pass formed whole.
     """
     best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
@@ -133,10 +125,7 @@ def joined_fleets(
             if key in seen or group.nodes > max_nodes:
                 continue
             seen.add(key)
-            figure = floor([opt for _, opt in group.entries])
-            if figure is None:
-                return []
-            best.setdefault((group.members, group.nodes), []).append((figure, group))
+            best.setdefault((group.members, group.nodes), []).append((floor([o for _, o in group.entries]), group))
     holding: dict[int, list[PoolGroup]] = {}
     kept = [fg for groups in best.values() for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]]
     for _, group in sorted(kept, key=lambda fg: fg[0]):
@@ -161,6 +150,5 @@ def joined_fleets(
             extend((*picked, group), covered | group.members, nodes + group.nodes)
 
     extend((), frozenset(), 0)
-    figures = [(floor([opt for g in cover for _, opt in g.entries]), n) for n, cover in enumerate(covers)]
-    ranked = sorted((figure, n) for figure, n in figures if figure is not None)
+    ranked = sorted((floor([opt for g in cover for _, opt in g.entries]), n) for n, cover in enumerate(covers))
     return [covers[n] for _, n in ranked[:MAX_JOINED_FLEETS]]

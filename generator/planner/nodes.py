@@ -191,18 +191,27 @@ def component_dc_load_w(
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
         platform.cpu_sockets, wanted_cpu_cores(platform, gpu, gpus, consts), platform.cpu_vendor, platform.cpu_socket
     )
-    # a superchip module's TDP (GH200) covers its CPU and the CPU's on-module memory: neither is added again
-    on_module = gpu.tdp_includes_host_cpu
-    # each socket at its most rated draw (Intel's Maximum Turbo Power for a K part: review34 item 10)
-    cpu_w = cpu.full_load_w * platform.cpu_sockets if cpu and not on_module else 0.0
-    dimm_w = 0.0 if on_module else math.ceil(ram_gib / DIMM_GIB) * consts.dimm_power_w
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()
     nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)
     drive = catalog.drives().get(platform.nvme_drive_id or "")
     drive_w = (drive.power_w_active if drive and drive.power_w_active else consts.nvme_power_w) * drives
-    load = gpu.tdp_w * gpus + cpu_w + dimm_w + drive_w + nic_w + nvswitch * consts.nvswitch_power_w
-    return load * (1 + consts.fan_power_fraction)
+    host = (cpu, platform.cpu_sockets, ram_gib)
+    return parts_dc_load_w(gpu, gpus, host, drive_w + nic_w + nvswitch * consts.nvswitch_power_w, consts)
+
+
+def parts_dc_load_w(gpu: GpuSpec, gpus: int, host: tuple[CpuSpec | None, int, float], other_w: float, consts: Constants) -> float:
+    """DC load of a machine's parts and the fans' share.
+
+    Its GPUs at TDP, ``host`` (CPU, sockets, RAM GiB) and ``other_w`` (drives, NICs, switches). Each CPU socket draws
+    its most rated power (Intel's Maximum Turbo Power for a K part: newuser49 item 1, review34 item 10); a superchip
+    module's TDP (GH200) covers its CPU and the CPU's on-module memory: neither is added again.
+    """
+    cpu, sockets, ram_gib = host
+    on_module = gpu.tdp_includes_host_cpu
+    cpu_w = cpu.full_load_w * sockets if cpu and not on_module else 0.0
+    dimm_w = 0.0 if on_module else math.ceil(ram_gib / DIMM_GIB) * consts.dimm_power_w
+    return (gpu.tdp_w * gpus + cpu_w + dimm_w + other_w) * (1 + consts.fan_power_fraction)
 
 
 def component_power_w(

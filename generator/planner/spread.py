@@ -10,6 +10,8 @@ says what puts the replicas on different nodes: a topology spread constraint on 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.planner.plan import Finding
@@ -17,6 +19,7 @@ from generator.units import figure_text
 from generator.workload.models import InferenceDeployment
 
 if TYPE_CHECKING:
+    from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.placement import HostReplica
     from generator.planner.plan import DeploymentPlan, Pool
@@ -78,6 +81,20 @@ def spread_floor(opt: Option) -> int:
     else:
         packed = packed_nodes(c.replicas, opt.replica_shape.par.gpus, c.gpus_per_node)
     return c.nodes if c.nodes > packed else 1
+
+
+def shared_nodes(parts: Iterable[Option]) -> dict[ServerKey, int]:
+    """Servers of each kind the replicas of ``parts`` that share servers fill GPU by GPU.
+
+    At least as many as ``min_replicas`` spreads one of them over (:func:`spread_floor`).
+    """
+    gpus: dict[ServerKey, Fraction] = {}
+    spread: dict[ServerKey, int] = {}
+    for part in parts:
+        if part.shares_servers:
+            gpus[part.busy_kind] = gpus.get(part.busy_kind, Fraction(0)) + part.gpus_used
+            spread[part.busy_kind] = max(spread.get(part.busy_kind, 1), spread_floor(part))
+    return {kind: max(math.ceil(held / kind[2]), spread[kind]) for kind, held in gpus.items()}
 
 
 def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:

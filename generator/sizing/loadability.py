@@ -353,6 +353,15 @@ def _block_problems(arch: Architecture, block: int, par: Parallelism) -> list[st
     return []
 
 
+#: Catalog architectures without bf16 compute, and their compute capability.
+NO_BF16: dict[str, str] = {"volta": "7.0", "turing": "7.5"}
+
+
+def computes_bf16(architecture: str) -> bool:
+    """Whether a GPU of this catalog architecture computes bf16 (Ampere and newer, CDNA2 and newer, Gaudi 3)."""
+    return architecture not in NO_BF16
+
+
 #: Model types vLLM will not run in float16 ("Numerical instability. Please use bfloat16 or float32 instead.":
 #: ``_FLOAT16_NOT_SUPPORTED_MODELS`` beside ``_resolve_auto_dtype`` in vllm/config), so that on a GPU without bf16 it
 #: takes float32.
@@ -371,7 +380,7 @@ def float16_problem(model_type: str, fmt: WeightFormat, gpu: GpuSpec, engine: st
         return None
     if fmt.name == "fp16":
         return f"vLLM refuses {model_type} in float16 (numerical instability): serve it in bf16, on a GPU with bf16"
-    if fmt.name != "bf16" or gpu.dense_tflops.get("bf16") is not None:
+    if fmt.name != "bf16" or computes_bf16(gpu.architecture):
         return None
     return (
         f"{gpu.id} has no bf16 and vLLM refuses {model_type} in float16 (numerical instability), so it would serve it in "

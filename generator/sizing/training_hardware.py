@@ -38,11 +38,9 @@ plan says (:func:`stack_note`).
 from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
-from generator.sizing.loadability import format_problems
+from generator.sizing.loadability import NO_BF16, format_problems
 from generator.sizing.precision import storage_family, weight_format
 
-#: Catalog architectures without bf16 compute, and their compute capability.
-NO_BF16: dict[str, str] = {"volta": "7.0", "turing": "7.5"}
 #: NVIDIA catalog architectures below compute capability 8.9 (no FP8 matrix compute), and their compute capability.
 BELOW_FP8_COMPUTE: dict[str, str] = {**NO_BF16, "ampere": "8.0 or 8.6"}
 #: Optimizer regimes that hold no fp32 master copy (pure bf16 training).
@@ -80,11 +78,6 @@ BNB_SUPPORT = {
     "amd": ("0.50", "https://huggingface.co/docs/bitsandbytes/v0.50.0/installation"),
     "intel": ("0.48", "https://huggingface.co/docs/bitsandbytes/v0.48.1/installation"),
 }
-
-
-def computes_bf16(architecture: str) -> bool:
-    """Whether a GPU of this catalog architecture computes bf16 (Ampere and newer, CDNA2 and newer, Gaudi 3)."""
-    return architecture not in NO_BF16
 
 
 def precision_problem(
