@@ -11,7 +11,9 @@ most the cap's nodes together make a fleet to assemble, the least of them by the
 
 from __future__ import annotations
 
+import bisect
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -25,11 +27,16 @@ if TYPE_CHECKING:
 #: The fleets put together and assembled at most (the least by the objective's floor first).
 MAX_JOINED_FLEETS = 6
 
-#: Covers of the deployments tried at most while looking for them (bounds a search over many passes and services).
-MAX_COVERS = 20_000
+#: Steps of the search for covers taken at most (bounds a search over many passes and services).
+MAX_COVERS = 200_000
 
-#: Options of one pool up to which each set of them is a group of its own too (2^6 - 1 sets).
-MAX_SUBSET_UNITS = 6
+#: Options of one pool up to which each set of them is a group of its own too (2^8 - 1 sets).
+MAX_SUBSET_UNITS = 8
+
+#: Of a pool of more options, the sets that leave at most this many out are groups of their own too (and each option
+#: alone): review34 item 5's fourteen services, whose cap of 9 found eleven of them on 5 p4d.24xlarge that no pass
+#: under a cap of 11 formed apart from the other three.
+MAX_UNITS_LEFT_OUT = 3
 
 #: Groups kept of each set of deployments on each count of nodes, the least floor first (a floor ranks them only
 #: roughly: review34 item 2's B200 pair floored below the p5en pair it costs twice).
@@ -89,7 +96,10 @@ def pool_groups(chosen: Sequence[tuple[int, Option]], source: int, subsets: bool
         # pool's services apart from the rest of it (review34 item 4: no pass formed the five small services on an
         # L40S server without the 70B chat service it held them with)
         units = list({id(chosen[j][1]): [chosen[k] for k in ks if chosen[k][1] is chosen[j][1]] for j in ks}.values())
-        sizes = range(1, len(units) + 1) if subsets and len(units) <= MAX_SUBSET_UNITS else [len(units)]
+        n = len(units)
+        sizes: Sequence[int] = [n]
+        if subsets:  # of a larger pool, each set that leaves at most a few of its options out, and each option alone
+            sizes = range(1, n + 1) if n <= MAX_SUBSET_UNITS else [1, *range(n - MAX_UNITS_LEFT_OUT, n + 1)]
         for size in sizes:
             for picked in itertools.combinations(units, size):
                 groups.append(_group(tuple(entry for unit in picked for entry in unit), source))
@@ -115,7 +125,9 @@ def joined_fleets(
     ``floor``: the objective's floor under a fleet of the options given. The groups of each set of deployments are
     kept the least floor first for each count of nodes (:data:`GROUPS_PER_KEY` of them); covers whose groups share a
     server kind are left out (their pools would merge, filled apart); at most :data:`MAX_JOINED_FLEETS` fleets, and
-    none that one pass formed whole.
+    none that one pass formed whole. The groups of a cover share no server kind, so its floor is theirs summed: the
+    search is a branch and bound on it (review34 item 4: a depth-first search stopped at :data:`MAX_COVERS` covers
+    before it met the least, once a pool of eight services was taken apart too).
     """
     best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
@@ -126,29 +138,38 @@ def joined_fleets(
                 continue
             seen.add(key)
             best.setdefault((group.members, group.nodes), []).append((floor([o for _, o in group.entries]), group))
-    holding: dict[int, list[PoolGroup]] = {}
     kept = [fg for groups in best.values() for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]]
-    for _, group in sorted(kept, key=lambda fg: fg[0]):
-        holding.setdefault(min(group.members), []).append(group)
-    covers: list[tuple[PoolGroup, ...]] = []
+    holding: dict[int, list[tuple[float, PoolGroup]]] = {}
+    for value, group in sorted(kept, key=lambda fg: fg[0]):
+        holding.setdefault(min(group.members), []).append((value, group))
+    # a bound under what the deployments not yet held add: each group's floor shared evenly among its deployments,
+    # the least share of each deployment summed (a group's floor is at least its deployments' least shares)
+    share = [min((v / len(g.members) for v, g in kept if i in g.members), default=math.inf) for i in range(count)]
+    found: list[tuple[float, int, tuple[PoolGroup, ...]]] = []  # the least covers so far, the least first
     tried = 0
 
-    def extend(picked: tuple[PoolGroup, ...], covered: frozenset[int], nodes: int) -> None:
+    def worst() -> float:
+        return found[-1][0] if len(found) >= MAX_JOINED_FLEETS else math.inf
+
+    def extend(picked: tuple[PoolGroup, ...], covered: frozenset[int], nodes: int, value: float, rest: float) -> None:
         nonlocal tried
-        if tried >= MAX_COVERS:
+        if tried >= MAX_COVERS or value + rest > worst():
             return
         tried += 1
         left = next((i for i in range(count) if i not in covered), None)
         if left is None:
             if len({g.source for g in picked}) > 1:  # a fleet of one pass's groups was assembled by that pass
-                covers.append(picked)
+                bisect.insort(found, (value, tried, picked))
+                del found[MAX_JOINED_FLEETS:]
             return
         kinds = frozenset().union(*(g.kinds for g in picked))
-        for group in holding.get(left, []):
+        for group_value, group in holding.get(left, []):
             if group.members & covered or group.kinds & kinds or nodes + group.nodes > max_nodes:
                 continue
-            extend((*picked, group), covered | group.members, nodes + group.nodes)
+            after = rest - sum(share[i] for i in group.members)
+            if value + group_value + after > worst():
+                continue
+            extend((*picked, group), covered | group.members, nodes + group.nodes, value + group_value, after)
 
-    extend((), frozenset(), 0)
-    ranked = sorted((floor([opt for g in cover for _, opt in g.entries]), n) for n, cover in enumerate(covers))
-    return [covers[n] for _, n in ranked[:MAX_JOINED_FLEETS]]
+    extend((), frozenset(), 0, 0.0, sum(share))
+    return [cover for _, _, cover in found]
