@@ -29,7 +29,7 @@ from generator.sizing.offload import Machine, place
 from generator.sizing.precision import weight_format
 from generator.sizing.sglang_kv import sglang_capacity
 from generator.sizing.training import TrainingSetup, size_training
-from generator.sizing.vllm_kv import STATE, pool_pages, request_kv_bytes, vllm_kv_cache
+from generator.sizing.vllm_kv import STATE, pool_groups, request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.workload import load_workload
 from tests.conftest import REPO
@@ -150,12 +150,7 @@ def test_vllm_raises_the_attention_block_to_hold_a_state_page(
     assert pool.logged_tokens == logged
     kinds = {t.kind: (t.layers, t.groups, t.padding_layers) for t in pool.by_layer_type}
     assert kinds == {"full": (12, 1, 0), STATE: (36, 3, 0)}
-    assert pool_pages(pool) == {
-        "rank_pool_blocks": blocks,
-        "block_tokens": block,
-        "attention_groups": 1,
-        "state_pages_per_sequence": 3,
-    }
+    assert pool_groups(pool) == (("full", 1, block), (STATE, 3, 1))
 
 
 def test_vllm_start_check_counts_one_state_page_a_layer(arch: Architecture) -> None:
@@ -164,9 +159,7 @@ def test_vllm_start_check_counts_one_state_page_a_layer(arch: Architecture) -> N
 
 
 def test_short_sequences_are_bounded_by_their_state_pages() -> None:
-    cap = Capacity(
-        0, 0, 0, 0, 0.0, 0, 0.0, 1, rank_pool_blocks=4890, block_tokens=1072, attention_groups=1, state_pages_per_sequence=3
-    )
+    cap = Capacity(0, 0, 0, 0, 0.0, 0, 0.0, 1, rank_pool_blocks=4890, pool_groups=(("full", 1, 1072), (STATE, 3, 1)))
     assert cap.sequences_held(2500) == 4890 // (3 + 3) == 815  # 3 attention pages and 3 state pages each
     assert cap.sequences_held(100) == 4890 // 4  # one attention page: the states bind
     plain = Capacity(0, 0, 0, 1_000_000, 0.0, 1_000_000, 0.0)
@@ -181,7 +174,7 @@ def test_h200_capacity_is_vllms_hybrid_pool(arch: Architecture) -> None:
     assert cap is not None
     pool = vllm_kv_cache(arch, 8, cap.kv_available_bytes, 32_768, Parallelism(), consts.kv_block_tokens)
     assert cap.rank_max_concurrency == pool.steady_concurrency == pool.num_blocks / 34
-    assert cap.rank_pool_blocks == pool.num_blocks and cap.state_pages_per_sequence == 3
+    assert cap.rank_pool_blocks == pool.num_blocks and cap.pool_groups == pool_groups(pool)
     assert cap == kv_capacity(arch, 8, 32_768, Parallelism(), consts, 141 * 10**9, mem.per_gpu)
 
 

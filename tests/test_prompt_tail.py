@@ -251,9 +251,9 @@ def test_the_estimate_text_labels_the_decode_only_step(capsys: pytest.CaptureFix
     code, text = run_estimate(*ESTIMATE, "--batch", "44")
     assert code == 0
     assert (
-        "at batch 44: TTFT 202 ms (p95 405 ms as a plan checks it, before queueing), TPOT 34.2 ms at steady state (the "
-        "prompts they bring take 45% of the time in prefill; 1,249 output tokens/s), decode-only step 18.9 ms (memory "
-        "bandwidth-bound)"
+        "at batch 44: TTFT 202 ms (p95 405 ms as a plan checks it, before queueing), TPOT 34.2 ms at steady state (prefill "
+        "takes 46% of the replica's time, 45% of the time between a sequence's tokens, its own prompt being its TTFT; 1,249 "
+        "output tokens/s), decode-only step 18.9 ms (memory bandwidth-bound)"
     ) in text
 
 

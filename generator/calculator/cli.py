@@ -488,8 +488,15 @@ def format_text(result: dict[str, Any]) -> str:
     if not training:
         kv = result["kv_cache"]
         average = kv["sized_at"] == "average"  # a batch sized as a plan sizes it (newuser44 item 7)
+        per_token = f"{kv['bytes_per_token']:,} B/token"
+        if window := kv["window_bytes_per_sequence"]:  # newuser55 item 4: sliding layers do not grow with the context
+            per_token = (
+                f"{kv['bytes_per_token_growing']:,} B/token in the layers that keep every token, and at most "
+                f"{window / 1e6:,.0f} MB a sequence in the sliding-window layers ({kv['bytes_per_token']:,} B/token if "
+                "every layer kept every token)"
+            )
         lines.append(
-            f"  KV cache     {kv['bytes_per_token']:,} B/token; {_gib(kv['bytes'])} for "
+            f"  KV cache     {per_token}; {_gib(kv['bytes'])} for "
             f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
             + (
                 f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
@@ -596,7 +603,8 @@ def format_text(result: dict[str, Any]) -> str:
                 # with no KV memory left the weights themselves are the problem: a shorter context cannot help
                 more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
                 remedy = (
-                    f"lower --context or add {more}"
+                    f"lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
+                    f"or add {more}"
                     if cap["kv_cache_bytes"] > 0
                     else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
                     + (
@@ -627,7 +635,8 @@ def format_text(result: dict[str, Any]) -> str:
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
             f"{thr['ttft_p95_alone_s'] * 1000:.0f} ms as a plan checks it, before queueing{tail}), "
             f"TPOT {thr['tpot_s'] * 1000:.1f} ms "
-            f"at steady state ({steady}the prompts they bring take {thr['prefill_share']:.0%} of the time in prefill; "
+            f"at steady state ({steady}prefill takes {thr['prefill_time_share']:.0%} of the replica's time, "
+            f"{thr['prefill_share']:.0%} of the time between a sequence's tokens, its own prompt being its TTFT; "
             f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )

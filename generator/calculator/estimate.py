@@ -25,7 +25,7 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.kv_cache import size_kv_cache, token_bytes_per_gpu
+from generator.sizing.kv_cache import size_kv_cache, token_bytes_per_gpu, windowed_split
 from generator.sizing.loadability import (
     default_group_problem,
     dense_format_problem,
@@ -669,16 +669,37 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
     held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and req.fixed is None and not req.train else fmt
     inference = size_inference(arch, held, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
+    if (padding := held.expert_padding) and held != fmt and gpu is not None:
+        # newuser55 item 5: the weights a GPU holds were more than the model's, unexplained
+        checkpoint = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, None, nvlink=nvlink).weights
+        if (extra := inference.weights.per_gpu_bytes - checkpoint.per_gpu_bytes) > 0:
+            notes.append(
+                f"vLLM runs these {fmt.name.upper()} experts through Marlin on {gpu.architecture} GPUs, whose kernels pad "
+                f"each rank's expert matrices (widths to multiples of {padding[0]}, the hidden size to {padding[1]}): "
+                f"{extra / GIB:.2f} GiB a GPU more than the checkpoint's weights"
+            )
+
+    def starts(sized: InferenceMemory) -> bool:
+        """Whether one whole-context request fits the pool and passes vLLM's start-up check.
+
+        The check charges a sliding layer a forward pass's tokens beyond its window (newuser55 item 2).
+        """
+        cap = sized.capacity
+        if cap is None or cap.max_concurrency < 1:
+            return cap is None
+        needed = request_kv_bytes(arch, kv_bits, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
+        return req.engine != "vllm" or arch.encoder_only or needed <= cap.kv_available_bytes
+
     for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
-        if inference.capacity is None or inference.capacity.max_concurrency >= 1:
+        if starts(inference):
             break
         retry = size_inference(arch, held, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
-        if retry.capacity is not None and retry.capacity.max_concurrency >= 1:
+        if starts(retry):
             small, default = fewer.max_num_seqs, consts.max_num_seqs
             notes.append(
                 f"sized at --max-num-seqs {small}: at vLLM's default of {default} on this GPU its profiling run samples "
-                f"{default} sequences' logits and leaves no room for one {context:,}-token request; start vLLM with "
-                f"--max-num-seqs {small}"
+                f"{default} sequences' activations and logits and leaves too little KV cache for one {context:,}-token "
+                f"request; start vLLM with --max-num-seqs {small}"
             )
             consts, inference = fewer, retry
     # newuser44 item 7: a batch of the average prompt and output given is sized as a plan sizes its batch, each sequence
@@ -717,6 +738,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         "weights": {"bytes": inference.weights.total_bytes, "bytes_per_gpu": inference.weights.per_gpu_bytes},
         "kv_cache": {
             "bytes_per_token": inference.kv.bytes_per_token,
+            # with sliding-window layers: the bytes a token takes in the layers that keep every token, and the most a
+            # sequence holds in the sliding ones (their window); bytes_per_token and 0 without them
+            **dict(zip(("bytes_per_token_growing", "window_bytes_per_sequence"), windowed_split(arch, kv_bits), strict=True)),
             # one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers)
             "bytes_per_token_per_gpu": token_bytes_per_gpu(arch, kv_bits, par),
             # linear-attention layers' recurrent state, whole model, in every sequence whatever its length
@@ -882,7 +906,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 basis = f"vLLM's --gpu-memory-utilization {fraction:g}"
                 engine_log = {"vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts)}
             fit = _fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction, basis)
-            if req.engine == "sglang":
+            if not engine_log.get("vllm_log", {"starts": True})["starts"]:
+                # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
+                # "vLLM refuses to start")
+                fit["fits"] = False
+            elif req.engine == "sglang":
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
                 # where the pool holds one request, as a plan takes it (newuser15 item 3)
                 fit["fits"] = cap.max_concurrency >= 1
@@ -1074,7 +1102,11 @@ def _throughput(
         "decode_tokens_per_s": round(state.requests_per_s * osl, 1),
         "requests_per_s": round(state.requests_per_s, 4),
         "steady_batch": running,
+        # the share of the other sequences' prompts between a sequence's tokens (what stretches its TPOT), and the
+        # replica's time in prefill, its own prompts' too (newuser55 item 3: "0% of the time in prefill" at batch 1 where a
+        # 24,000-token prompt's 1.5 s are a fifth of its request)
         "prefill_share": round(state.prefill_busy, 4),
+        "prefill_time_share": round(min(1.0, state.requests_per_s * prefill), 4),
         "decode_step_s": round(step.seconds, 6),
         "decode_step_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)

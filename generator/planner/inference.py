@@ -51,6 +51,7 @@ from generator.sizing.serving_queue import (
     ttft_p95_over_mix,
 )
 from generator.sizing.sglang_kv import sglang_inference_capacity
+from generator.sizing.vllm_kv import request_kv_bytes
 from generator.sizing.weights import Parallelism, engine_stages
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -626,9 +627,31 @@ def replica_memory(
                 arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
             )
             mem = mem._replace(capacity=sglang.capacity)
-        if mem.capacity is not None and mem.capacity.max_concurrency >= 1:
+        if (
+            mem.capacity is not None
+            and mem.capacity.max_concurrency >= 1
+            and not start_shortfall(arch, spec, par, mem, tokens, consts)
+        ):
             break
     return mem, limit
+
+
+def start_shortfall(
+    arch: Architecture, spec: InferenceSpec, par: Parallelism, mem: InferenceMemory, tokens: int, consts: Constants
+) -> int:
+    """KV bytes vLLM's start-up check finds short for one ``max_context_tokens`` request (0: it starts; other engines 0).
+
+    ``check_enough_kv_cache_memory`` charges a sliding layer its window plus a forward pass's ``tokens``, not the window
+    its blocks hold in decode (newuser55 item 2: Gemma 3 27B at 131,072 tokens on an H100 held 1.2 requests in decode
+    and needed 13.66 GiB to start where max_num_seqs 1024 left 12.12 GiB: vLLM refused the rendered settings).
+    """
+    cap = mem.capacity
+    if spec.engine != "vllm" or cap is None or arch.encoder_only:
+        return 0
+    needed = request_kv_bytes(
+        arch, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens, par, consts.kv_block_tokens, tokens
+    )
+    return max(0, needed - cap.kv_available_bytes)
 
 
 @memoized
@@ -675,6 +698,21 @@ def _layout_shape(
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0
         return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
+    if short := start_shortfall(arch, spec, par, mem, tokens, consts):
+        need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
+        why = (
+            (
+                f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
+                f"KV cache a GPU at start-up (its sliding-window layers charged a forward pass's {tokens:,} tokens beyond "
+                f"their window), {left:.2f} GiB is left"
+            )
+            if any(layer.window_tokens is not None for layer in arch.layers)
+            else (
+                f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
+                f"KV cache a GPU, {left:.2f} GiB is left"
+            )
+        )
+        return None, LayoutBlocked(why), False
     acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt)
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"

@@ -76,6 +76,18 @@ def size_kv_cache(
     )
 
 
+def windowed_split(arch: Architecture, kv_bits: int) -> tuple[int, int]:
+    """KV bytes a token takes in the layers that keep every token, and the most a sequence holds in sliding layers.
+
+    The whole model's; a sequence of ``n`` tokens holds ``n`` times the first plus at most the second (newuser55 item 4:
+    Gemma 3 27B's 507,904 B a token counted its 52 sliding layers as growing with the context; 81,920 B do, the sliding
+    ones hold at most 436 MB a request).
+    """
+    growing = sum(layer.kv_elements_per_token for layer in arch.layers if layer.window_tokens is None)
+    windowed = sum(layer.kv_elements_per_token * layer.window_tokens for layer in arch.layers if layer.window_tokens)
+    return ceil_bytes(growing * kv_bits), ceil_bytes(windowed * kv_bits)
+
+
 def token_bytes_per_gpu(arch: Architecture, kv_bits: int, par: Parallelism) -> int:
     """KV bytes of one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers; no state)."""
     return ceil_bytes(max(_elements(arch, 1, par.tp, par.pp, par.stages)[2]) * kv_bits)

@@ -8,10 +8,9 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import KvCacheSizes, size_kv_cache
-from generator.sizing.linear_attention import has_state
 from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat
-from generator.sizing.vllm_kv import pool_pages, vllm_kv_cache
+from generator.sizing.vllm_kv import pool_groups, steady_pages, vllm_kv_cache
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
@@ -61,23 +60,23 @@ class Capacity(NamedTuple):
     rank_kv_cache_tokens: int
     rank_max_concurrency: float
     attention_dp: int = 1
-    #: Linear-attention models only (0 otherwise): one rank's pool in pages, the attention block size, and the pages a
-    #: sequence takes besides its attention pages (one state page a state group), as vLLM's hybrid pool counts them.
+    #: Hybrid models only (sliding-window or linear-attention layers; none otherwise): one rank's pool in pages, and each
+    #: layer type's groups in it with the tokens of its block, (kind, groups, block tokens), as vLLM's pool counts them.
     rank_pool_blocks: int = 0
-    block_tokens: int = 0
-    attention_groups: int = 0
-    state_pages_per_sequence: int = 0
+    pool_groups: tuple[tuple[str, int, int], ...] = ()
 
     def sequences_held(self, tokens_per_sequence: int) -> int:
         """Sequences of ``tokens_per_sequence`` tokens the replica's pools hold at once.
 
-        KV tokens over tokens a sequence; with a recurrent state, whole pages: each sequence takes its attention
-        blocks and one state page a state group, so short sequences are bounded by the state pages.
+        KV tokens over tokens a sequence; in a hybrid pool, whole pages at the sequence's own length: a sliding layer's
+        group holds the blocks of its window only (newuser55 item 1: Gemma 3 27B's pool held 18 requests of 2,300
+        tokens, counted as 58 from its tokens of 32,768-token requests), a state group one page, so short sequences
+        are bounded by the state pages.
         """
         tokens = max(1, tokens_per_sequence)
-        if not self.state_pages_per_sequence:
+        if not self.pool_groups:
             return self.kv_cache_tokens // tokens
-        pages = self.attention_groups * -(-tokens // self.block_tokens) + self.state_pages_per_sequence
+        pages = sum(groups * steady_pages(kind, tokens, block) for kind, groups, block in self.pool_groups)
         return self.rank_pool_blocks // pages * self.attention_dp
 
 
@@ -211,7 +210,8 @@ def kv_capacity(
     block = consts.kv_block_tokens
     blocks = int(available / per_sequence * context) // block if per_sequence else 0
     rank_concurrency = blocks / -(-context // block)
-    state_part: dict[str, int] = {}
+    pool_blocks = 0
+    groups: tuple[tuple[str, int, int], ...] = ()
     if _hybrid_pool(arch):
         # a hybrid model's pool is vLLM's groups of equal size, padding layers included, and a sliding layer keeps the
         # blocks its window spans (newuser21 item 3: Gemma 3 27B held 102.8-103.5 requests of 8,192 tokens, not 109.8);
@@ -219,8 +219,7 @@ def kv_capacity(
         pool = vllm_kv_cache(arch, kv_bits, available, context, par, block)
         rank_concurrency = pool.steady_concurrency
         blocks = int(rank_concurrency * context) // block
-        if has_state(arch):
-            state_part = pool_pages(pool)
+        pool_blocks, groups = pool.num_blocks, pool_groups(pool)
     return Capacity(
         gpu_memory_bytes,
         budget,
@@ -230,5 +229,6 @@ def kv_capacity(
         rank_kv_cache_tokens=blocks * block,
         rank_max_concurrency=rank_concurrency,
         attention_dp=ranks,
-        **state_part,
+        rank_pool_blocks=pool_blocks,
+        pool_groups=groups,
     )

@@ -104,11 +104,14 @@ def _pages_per_request(kind: str, max_model_len: int, block_tokens: int, max_num
     return -(-tokens // block_tokens) + 1
 
 
-def _steady_pages(kind: str, max_model_len: int, block_tokens: int) -> int:
-    """Pages one request of ``max_model_len`` tokens holds in one layer of ``kind`` while it decodes."""
+def steady_pages(kind: str, tokens: int, block_tokens: int) -> int:
+    """Pages one request of ``tokens`` tokens holds in one layer of ``kind`` while it decodes.
+
+    A sliding layer frees the blocks that left its window (``SlidingWindowManager.remove_skipped_blocks``).
+    """
     if kind == STATE:
         return 1
-    full = -(-max_model_len // block_tokens)
+    full = -(-tokens // block_tokens)
     if kind == "full":
         return full
     return min(full, -(-int(kind.split(":", 1)[1]) // block_tokens) + 1)
@@ -187,7 +190,7 @@ def _stage_kv_cache(
     pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_of[k], max_num_batched_tokens) for k in buckets)
     # get_max_concurrency_for_kv_cache_config: request bytes over one block of every group's layers.
     concurrency = num_blocks / pages if pages else 0.0
-    steady = sum(groups_of[k] * _steady_pages(k, max_model_len, block_of[k]) for k in buckets)
+    steady = sum(groups_of[k] * steady_pages(k, max_model_len, block_of[k]) for k in buckets)
     by_blocks = num_blocks // groups * log_block
     logged = int(concurrency * max_model_len) if tokens_from == TOKENS_FROM_CONCURRENCY else by_blocks
     by_type = tuple(
@@ -224,21 +227,16 @@ def _state_block(
     return block, block * per_token
 
 
-def pool_pages(pool: VllmKvCache) -> dict[str, int]:
-    """A hybrid linear-attention pool as :class:`~generator.sizing.memory.Capacity` counts sequences in it.
+def pool_groups(pool: VllmKvCache) -> tuple[tuple[str, int, int], ...]:
+    """A hybrid pool's groups as :class:`~generator.sizing.memory.Capacity` counts sequences in it.
 
-    The pool's blocks, the attention block size (page bytes over one token of an attention layer), the attention
-    groups, and the state groups: a sequence takes one page in each state group (``MambaSpec`` without prefix caching).
+    Each layer type's groups and block size in tokens (page bytes over one token of its layers;
+    a state group's page holds one sequence whatever its length): a sequence takes :func:`steady_pages` of each group.
     """
-    attention = [t for t in pool.by_layer_type if t.kind != STATE]
-    state = [t for t in pool.by_layer_type if t.kind == STATE]
-    per_token = max((t.layer_bytes_per_token for t in attention), default=0)
-    return {
-        "rank_pool_blocks": pool.num_blocks,
-        "block_tokens": pool.page_bytes // per_token if per_token else 1,
-        "attention_groups": sum(t.groups for t in attention),
-        "state_pages_per_sequence": sum(t.groups for t in state),
-    }
+    return tuple(
+        (t.kind, t.groups, pool.page_bytes // t.layer_bytes_per_token if t.layer_bytes_per_token else 1)
+        for t in pool.by_layer_type
+    )
 
 
 def request_kv_bytes(
