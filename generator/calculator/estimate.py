@@ -54,6 +54,7 @@ from generator.units import GIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from generator.calculator.machine import FixedSpec
@@ -530,8 +531,12 @@ def training_method_label(method: str, base: str | None) -> str:
     return method
 
 
-def estimate(req: EstimateRequest) -> dict[str, Any]:
-    """Size one model for inference (default) or training (``train`` set); a JSON-able dict."""
+def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
+    """Size one model for inference (default) or training (``train`` set); a JSON-able dict.
+
+    ``advise``: a training job that does not fit its GPU is estimated again with each setting that shrinks it
+    (:func:`_fitting_changes`); False for those estimates themselves.
+    """
     check_request(req)
     model = resolve_model(req.model, from_hub=req.from_hub)
     arch = model.architecture
@@ -843,6 +848,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             if not result["capacity"]["fits"] and setup.micro_batch_size > 1:
                 usable = result["capacity"]["usable_bytes"]
                 notes.append(_smaller_micro_batch(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par)))
+            if not result["capacity"]["fits"] and advise and not req.max_seq_len:
+                changes = _fitting_changes(req, setup, par)
+                result["capacity"]["fits_with"] = changes
+                notes.append(_fitting_changes_note(changes))
             if req.max_seq_len:
                 usable = result["capacity"]["usable_bytes"]
                 nvlink = training_nvlink(gpu, setup, par)
@@ -1301,6 +1310,113 @@ def _training(
         if unfit := precision_problem(gpu.id, gpu.architecture, framework=framework, optimizer=optimizer, base_precision=base):
             raise InputError(f"--gpu {gpu.id}: {unfit}")
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
+
+
+#: Each option the memory levers are offered as (:mod:`generator.calculator.training_levers`): the request field it sets
+#: and how its value is read (None: a switch, set True).
+_LEVER_OPTIONS: dict[str, tuple[str, Callable[[str], Any] | None]] = {
+    "--gradient-checkpointing": ("checkpointing", str),
+    "--loss": ("loss", str),
+    "--activation-offload": ("activation_offload", None),
+    "--optimizer-in-backward": ("optimizer_in_backward", None),
+    "--optimizer": ("optimizer", str),
+    "--zero": ("zero_stage", int),
+    "--offload-optimizer": ("offload_optimizer", None),
+    "--offload-params": ("offload_params", None),
+    "--accumulation": ("accumulation", int),
+    "--gpus": ("gpus", int),
+    "--train": ("train", str),
+}
+
+#: The most GPUs a job that does not fit is tried on, its model states sharded over them (ZeRO-3).
+MOST_GPUS_TRIED = 8
+
+
+def _lever_request(req: EstimateRequest, flags: str) -> EstimateRequest:
+    """``req`` with the options of ``flags`` set.
+
+    ``flags`` as a lever offers them: "--zero 1 --offload-optimizer", "--optimizer-in-backward with --accumulation 1".
+    """
+    tokens = [t for t in flags.split() if t != "with"]
+    changes: dict[str, Any] = {}
+    for at, token in enumerate(tokens):
+        if token in _LEVER_OPTIONS:
+            field, kind = _LEVER_OPTIONS[token]
+            changes[field] = True if kind is None else kind(tokens[at + 1])
+    return req._replace(**changes)
+
+
+def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelism) -> list[dict[str, Any]]:
+    """The settings that make a training job that does not fit its GPU fit, each tried alone, with what it holds then.
+
+    newuser54 item 2: "does NOT fit" came with no advice (an 8B full fine-tune 1 GiB over on 4 RTX 6000 Ada; a 7B at
+    8,192 tokens that a fused loss takes from 29.43 to 14.34 GiB a GPU). The memory levers the job has off first (its
+    training unchanged), then a lighter method, then the fewest GPUs up to :data:`MOST_GPUS_TRIED` whose ZeRO-3 shards
+    hold it; where no one change fits, the memory levers together. Each is the estimate of the job so changed: its
+    bytes a GPU, and its tokens a second where a dataset is given.
+    """
+    from generator.calculator.training_levers import activation_levers, offload_levers, state_levers
+    from generator.sizing.frameworks import framework_profile
+
+    levers = [lever.flag for lever in (*activation_levers(setup), *state_levers(setup), *offload_levers(setup)) if not lever.on]
+    tries = [(flags, "memory") for flags in levers]
+    tries += [(f"--train {m}", "method") for m in {"full": ("lora", "qlora"), "lora": ("qlora",)}.get(setup.method, ())]
+    profile = framework_profile(setup.framework) if setup.framework else None
+    if profile is None or profile.zero_stages is None or 3 in profile.zero_stages:
+        gpus = setup.data_parallel * par.gpus
+        tries += [(f"--gpus {n} --zero 3", "gpus") for n in (2, 4, 8) if gpus < n <= MOST_GPUS_TRIED and n % par.gpus == 0]
+    fitting: list[dict[str, Any]] = []
+    for flags, kind in tries:
+        if kind == "gpus" and any(f["kind"] == "gpus" for f in fitting):
+            continue  # the fewest GPUs that hold it
+        if (found := _fits_with(req, flags, kind)) is not None:
+            fitting.append(found)
+    if not fitting and len(levers) > 1:
+        together = " ".join(levers)
+        try:
+            return [_change(together, "together", estimate(_lever_request(req, together), advise=False))]
+        except InputError:  # settings the framework refuses together
+            pass
+    return fitting
+
+
+def _fits_with(req: EstimateRequest, flags: str, kind: str) -> dict[str, Any] | None:
+    """The estimate of the job with ``flags``, where it fits; None where it does not or the change is refused."""
+    try:
+        tried = estimate(_lever_request(req, flags), advise=False)
+    except InputError:  # a setting this job's framework or method refuses
+        return None
+    return _change(flags, kind, tried) if tried["capacity"]["fits"] else None
+
+
+def _change(flags: str, kind: str, tried: dict[str, Any]) -> dict[str, Any]:
+    speed = tried.get("training_speed") or {}
+    return {
+        "flags": flags,
+        "kind": kind,
+        "fits": tried["capacity"]["fits"],
+        "per_gpu_bytes": tried["memory"]["per_gpu"]["total"],
+        "tokens_per_second_per_gpu": speed.get("tokens_per_second_per_gpu"),
+    }
+
+
+def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
+    """The note of :func:`_fitting_changes`: each change that fits with its GiB a GPU (and tokens a second)."""
+
+    def said(change: dict[str, Any]) -> str:
+        speed = change["tokens_per_second_per_gpu"]
+        rate = f", {speed:,.0f} tokens/s a GPU" if speed else ""
+        return f"{change['flags']} ({change['per_gpu_bytes'] / GIB:.2f} GiB{rate})"
+
+    if not changes:
+        return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit: a larger GPU"
+    if changes[0]["kind"] == "together":
+        head = "no one change makes it fit; its memory settings all together " + ("do" if changes[0]["fits"] else "do not")
+        return f"{head}: {said(changes[0])}"
+    order = {"memory": 0, "method": 1, "gpus": 2}
+    # the job's own training first, the fastest first (offloads cost step time), then the least memory
+    ranked = sorted(changes, key=lambda c: (order[c["kind"]], -(c["tokens_per_second_per_gpu"] or 0), c["per_gpu_bytes"]))
+    return f"it fits with {'; or '.join(said(c) for c in ranked)}"
 
 
 def _smaller_micro_batch(

@@ -314,15 +314,24 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
     from generator.planner.chain_hint import chain_hint_findings
+    from generator.planner.lighter_training import lighter_training_findings, lighter_training_hint
     from generator.planner.not_sold_new import not_sold_new_findings
     from generator.planner.plan import sorted_findings
     from generator.planner.precision_choices import cheaper_precision_findings
     from generator.planner.sharing_cost import sharing_cost_findings
 
-    plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
+    try:
+        plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
+    except InfeasibleError as exc:
+        # what a training job's lighter settings plan (newuser54 item 3: an owned box was refused without a word of
+        # the optimizer offload that fits it)
+        if (hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits)) and not isinstance(exc, FleetLimitError):
+            raise InfeasibleError(str(exc) + hint) from None
+        raise
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += not_sold_new_findings(loaded, consts, plan)
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 
@@ -1534,7 +1543,10 @@ def _choose(
                     detail += f"; {network}"
                     hint += f"; {NETWORK_HINT}"
             else:
-                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=wl.hardware.provider == "baremetal")
+                # racks of the workload's own where it buys servers (newuser54 item 3: "more rack power / max_nodes" was
+                # offered to an owned workstation with buy: false)
+                racked = wl.hardware.provider == "baremetal" and wl.hardware.buy
+                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=racked)
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             owned = (

@@ -1,0 +1,117 @@
+"""newuser54 (fine-tuning on workstations): what makes a training job that does not fit a GPU fit, measured.
+
+Item 1: a 7B full fine-tune at 8,192 tokens bought 2 x H200 NVL ($77,271) and said of the RTX 4090 and 5090 only that no
+layout fits; with a fused loss and its optimizer states offloaded one RTX 5090 desktop runs it within the deadline.
+Item 2: the estimate's "does NOT fit" came with no advice. Item 3: an owned box was refused with advice that did not
+fit it and without the setting that does. Item 6: training on hardware.fixed named no form that plans it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InfeasibleError, InputError
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+from tests.helpers import estimate_json
+
+BUY_7B = """\
+version: 1
+name: buy-7b-full
+deployments:
+  - name: tune
+    model: Qwen/Qwen2.5-7B
+    training:
+      method: full
+      framework: axolotl
+      sequence_length: 8192
+      global_batch_size: 32
+      dataset_tokens: 200000000
+      epochs: 2
+      deadline_hours: 72
+hardware:
+  provider: baremetal
+  gpus: [rtx-4090-24gb, rtx-5090-32gb, h200-nvl-141gb]
+"""
+
+OWNED_A6000 = """\
+version: 1
+name: a6000
+deployments:
+  - name: tune
+    model: Qwen/Qwen2.5-32B
+    training: {method: qlora, framework: trl, sequence_length: 16384, dataset_tokens: 30000000}
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - custom: {name: ws-a6000, kind: workstation, gpu: rtx-a6000-48gb, gpus_per_server: 2, cpu: threadripper-pro-7975wx,
+               ram_gib: 256, nvme_tb: 4, max_power_w: 1500}
+      count: 1
+"""
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+def test_a_gpu_with_no_layout_is_told_the_settings_that_fit_it_and_the_fleet_they_plan(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, BUY_7B)
+    assert plan.totals["capex_usd"] > 70_000  # the job as given: 2 x H200 NVL
+    said = {f.message.split(": ")[1].split(" holds it")[0]: f.message for f in plan.findings if f.code == "training-fits-lighter"}
+    assert set(said) == {"rtx-4090-24gb", "rtx-5090-32gb"}
+    assert "with loss: fused and offload_optimizer: true" in said["rtx-5090-32gb"]
+    # what the finding says is what the workload plans with those settings on that GPU
+    lighter = BUY_7B.replace("deadline_hours: 72", "deadline_hours: 72\n      loss: fused\n      offload_optimizer: true")
+    fleet = _plan(tmp_path, lighter.replace("[rtx-4090-24gb, rtx-5090-32gb, h200-nvl-141gb]", "[rtx-5090-32gb]"))
+    assert f"capex ${fleet.totals['capex_usd']:,.0f}" in said["rtx-5090-32gb"]
+    assert fleet.totals["capex_usd"] < 5_000
+    assert fleet.deployments[0].details["hours"] <= 72
+
+
+def test_an_owned_box_refused_is_told_the_setting_that_plans_it_and_no_rack_power(tmp_path: Path) -> None:
+    with pytest.raises(InfeasibleError) as caught:
+        _plan(tmp_path, OWNED_A6000)
+    text = str(caught.value)
+    assert "with loss: fused set in its training, deployment tune plans: 1 x ws-a6000 (2 x rtx-a6000-48gb)" in text
+    assert "rack power" not in text and "max_nodes" not in text
+    _plan(tmp_path, OWNED_A6000.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
+
+
+def test_training_on_a_fixed_machine_names_the_form_that_plans_it(tmp_path: Path) -> None:
+    text = (
+        "version: 1\nname: ws\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-8B-Instruct\n    training: "
+        "{method: qlora, framework: unsloth, sequence_length: 2048, dataset_tokens: 10000000}\nhardware:\n  provider: "
+        "baremetal\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}\n"
+    )
+    with pytest.raises(InputError, match=r"hardware\.inventory with buy: false"):
+        _plan(tmp_path, text)
+
+
+ESTIMATE_OVER = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--framework", "fsdp2", "--gpu", "rtx-6000-ada-48gb",
+                 "--gpus", "4", "--seq-len", "8192")  # fmt: skip
+
+
+def test_an_estimate_that_does_not_fit_lists_each_change_that_fits_as_estimated() -> None:
+    result = estimate_json(*ESTIMATE_OVER)
+    assert result["capacity"]["fits"] is False
+    changes = result["capacity"]["fits_with"]
+    flags = [c["flags"] for c in changes]
+    assert "--loss chunked" in flags and "--train lora" in flags
+    for change in changes:  # each is the estimate of the job so changed
+        again = estimate_json(*ESTIMATE_OVER, *change["flags"].split())
+        assert again["capacity"]["fits"] is True
+        assert again["memory"]["per_gpu"]["total"] == change["per_gpu_bytes"]
+    (note,) = [n for n in result["notes"] if n.startswith("it fits with ")]
+    assert note.index("--loss chunked") < note.index("--train lora")  # its own training before a lighter method
+
+
+def test_an_estimate_no_one_change_fits_says_so() -> None:
+    result = estimate_json("meta-llama/Llama-3.1-405B-Instruct", "--train", "qlora", "--gpu", "rtx-4090-24gb")
+    assert result["capacity"]["fits_with"] == []
+    assert "no one change of its memory settings, method or up to 8 GPUs makes it fit" in " ".join(result["notes"])
