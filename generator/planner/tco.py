@@ -290,6 +290,12 @@ def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Const
             f"; colocation {kw:.2f} kW drawn x ${consts.colocation_usd_per_kw_month:g}/kW-month"
             f"{colocation_scope(consts)} = ${colo:,.0f}/month"
         )
+        if platform.kind == "workstation" and colo:
+            # newuser54 item 9: a home buyer read $184/month of rent a desk does not charge, with no word of the way out
+            text += (
+                " (a workstation bought is costed racked in colocation like every server bought; for one at home or in "
+                "an office set constants colocation_usd_per_kw_month: 0 and pue: 1)"
+            )
     else:
         text += " (an owned workstation: at home or in an office, no colocation)"
     return energy + colo, text
