@@ -115,3 +115,27 @@ def test_an_estimate_no_one_change_fits_says_so() -> None:
     result = estimate_json("meta-llama/Llama-3.1-405B-Instruct", "--train", "qlora", "--gpu", "rtx-4090-24gb")
     assert result["capacity"]["fits_with"] == []
     assert "no one change of its memory settings, method or up to 8 GPUs makes it fit" in " ".join(result["notes"])
+
+
+def test_the_torchtune_note_states_what_its_published_rows_measured() -> None:
+    """Item 5: the ranges the note quotes are the calibration's torchtune rows against specgen's figures."""
+    from generator.sizing.frameworks import TORCHTUNE_ADAPTER_NOTE
+    from tests.conftest import calibration_report
+
+    rows = [
+        (group, row, predict(row) / measured - 1)
+        for group, _, measured, predict, row in calibration_report()._rows()
+        if "torchtune" in group
+    ]
+    memory = [(row, e) for group, row, e in rows if group.startswith("memory")]
+    adapters = [(row["model"], e) for row, e in memory if row["method"] != "full"]
+    llama3 = [e for model, e in adapters if "Llama-3" in model]
+    llama2 = [e for model, e in adapters if "Llama-2" in model]
+    speed = [e for group, row, e in rows if group.startswith("training-throughput") and row["method"] != "full"]
+    full = [abs(e) for row, e in memory if row["method"] == "full" and "Llama-3" in row["model"]]
+    assert (round(min(llama3) * 100), round(max(llama3) * 100)) == (21, 49)
+    assert (round(min(llama2) * 100), round(max(llama2) * 100)) == (-34, -10)
+    assert (round(-max(speed) * 100), round(-min(speed) * 100)) == (3, 47)
+    assert max(full) < 0.09
+    for said in ("21-49% over", "10-34% under", "tokens/s 3-47% under", "Llama 3.x full fine-tunes are within 9% of memory"):
+        assert said in TORCHTUNE_ADAPTER_NOTE

@@ -31,7 +31,7 @@ from generator.planner.training_comm import (
     step_links,
 )
 from generator.planner.training_report import step_split_text
-from generator.sizing.frameworks import TRAINER_SPEED_NOTE, framework_profile
+from generator.sizing.frameworks import TORCHTUNE_ADAPTER_NOTE, TRAINER_SPEED_NOTE, framework_profile
 from generator.sizing.performance import training_flops_per_token
 from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
 from generator.sizing.training_offload import (
@@ -204,7 +204,13 @@ def speed_notes(model: ResolvedModel, setup: TrainingSetup, expert_parallel: int
     """What the speed block says it assumes: an MoE step's model and what it leaves out, and the framework's part."""
     moe = moe_step(model.architecture, expert_parallel=expert_parallel)
     trainer = setup.framework is not None and framework_profile(setup.framework).peft_lora  # the Trainer's family
-    return [*moe_step_assumptions(moe), FRAMEWORK_SPEED_NOTE, *([TRAINER_SPEED_NOTE] if trainer else [])]
+    measured = [TRAINER_SPEED_NOTE] if trainer else [TORCHTUNE_ADAPTER_NOTE] if torchtune_adapters(setup) else []
+    return [*moe_step_assumptions(moe), FRAMEWORK_SPEED_NOTE, *measured]
+
+
+def torchtune_adapters(setup: TrainingSetup) -> bool:
+    """Whether the job is one of torchtune's LoRA / QLoRA recipes, whose published rows specgen's figures miss."""
+    return setup.framework is not None and framework_profile(setup.framework).name == "torchtune" and setup.method != "full"
 
 
 def offload_host_text(gpu: GpuSpec, world: int) -> str:

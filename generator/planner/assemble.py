@@ -2452,13 +2452,19 @@ def moe_training_findings(index: int, dep: TrainingDeployment, model: ResolvedMo
 def trainer_speed_findings(index: int, dep: TrainingDeployment, details: dict[str, Any]) -> list[Finding]:
     """What specgen's own runs of the Hugging Face Trainer measured against the step a job of its family is timed at.
 
+    And of torchtune's LoRA / QLoRA recipes, what its own published rows measured against specgen's figures.
+
     newuser45 item 3: a plan met a 2.2 h deadline at 2.1 h with no word that the Trainer ran 15-34% slower at the
     median on the one GPU specgen measured it on. The plan's hours stay the model's; the finding says the measured
     range and the deadline's slack, so a tight plan is seen as one.
     """
-    from generator.sizing.frameworks import TRAINER_SPEED_NOTE, framework_profile
+    from generator.sizing.frameworks import TORCHTUNE_ADAPTER_NOTE, TRAINER_SPEED_NOTE, framework_profile
 
     framework, hours = dep.training.framework, details.get("hours")
+    if framework and framework_profile(framework).name == "torchtune" and dep.training.method != "full":
+        # newuser54 item 5: its recipes' own published rows, which specgen's figures miss
+        text = f"deployment {dep.name} ({framework} {dep.training.method}): {TORCHTUNE_ADAPTER_NOTE}"
+        return [Finding("info", "framework-rows-missed", text, f"deployments[{index}].training")]
     if not framework or not framework_profile(framework).peft_lora or hours is None:
         return []
     deadline = dep.training.deadline_hours
