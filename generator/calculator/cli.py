@@ -432,9 +432,12 @@ def _training_line(job: dict[str, Any]) -> str:
     in_backward = ", optimizer stepped in backward" if job["optimizer_in_backward"] else ""  # fuzz23 item 8: said alike
     line = f"  training     {job['method_label']}, {job['optimizer']}{paged}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
     line += in_backward + f", checkpointing {job['checkpointing']}" + _checkpointing_basis(job)
+    # the framework fills the loss, offloads and optimizer; the adapters are the estimate's own (newuser54 item 5:
+    # "torchtune's defaults" read as its recipes' rank 8 on q, v, output and the MLP)
+    adapters = f"; LoRA rank {job['lora_rank']} on {job['lora_targets']}" if job["lora_rank"] is not None else ""
     if job["recipe"]:
-        return f"{line} ({job['framework']}'s {job['recipe']} recipe defaults where not given)"
-    return line + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else "")
+        return f"{line} ({job['framework']}'s {job['recipe']} recipe defaults where not given{adapters})"
+    return line + (f" ({job['framework']}'s defaults where not given{adapters})" if job["framework"] else adapters)
 
 
 def _checkpointing_basis(job: dict[str, Any]) -> str:

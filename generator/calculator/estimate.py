@@ -809,6 +809,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "checkpointing": setup.checkpointing,
             "flash_attention": setup.flash_attention,
             "lora_rank": setup.lora_rank if setup.method != "full" else None,
+            "lora_targets": ", ".join(setup.lora_targets) if setup.method != "full" else None,
             "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
