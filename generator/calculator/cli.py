@@ -523,7 +523,13 @@ def format_text(result: dict[str, Any]) -> str:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
         beyond = training and result["training"]["activations_beyond_gradients"]
         if key == "activations" and beyond:  # newuser17 L1: the row is not the logits and saved tensors in full
-            lines.append("    (beyond the gradients: backward frees a layer's activations as it allocates its gradients)")
+            # newuser54 item 7: the row grew 2.69 to 15.11 GiB from 1 to 8 GPUs at one micro-batch, read as activations
+            peak = result["memory"]["activation_peak"]
+            lines.append(
+                f"    (beyond the gradients: the activations and logits of a micro-batch peak at {peak / GIB:.2f} GiB, and "
+                "backward frees a layer's activations as it allocates its gradients, so sharded gradients leave more of "
+                "that peak in this row)"
+            )
         if key == "overhead" and (reserve := result["memory"].get("allocator_reserve")):
             lines.append(
                 f"    (of it {reserve / GIB:.2f} GiB: PyTorch's caching allocator's reserve beyond the allocated peak, "

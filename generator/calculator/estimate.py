@@ -842,6 +842,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "per_gpu": breakdown.as_dict(),
             "weight_parts": dict(mem.weight_parts),
             "allocator_reserve": mem.allocator_reserve_bytes,
+            "activation_peak": mem.activation_peak_bytes,
         }
         if gpu:
             margin = consts.safety_margin_fraction

@@ -249,6 +249,9 @@ class TrainingMemory(NamedTuple):
     weight_parts: tuple[tuple[str, int], ...] = ()
     #: The part of ``per_gpu.overhead`` PyTorch's caching allocator holds reserved beyond the allocated peak.
     allocator_reserve_bytes: int = 0
+    #: The activations and logits of a micro-batch at the end of its forward pass, whole (``per_gpu.activations`` may
+    #: count them beyond the gradients: :func:`activations_beyond_gradients`).
+    activation_peak_bytes: int = 0
 
 
 #: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
@@ -668,7 +671,7 @@ def size_training(
     act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     vocab_per_gpu = math.ceil(arch.vocab_size / par.tp)
     logits = math.ceil(vocab_per_gpu * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
-    activations = tokens * (act_per_token + logits)
+    activations = peak = tokens * (act_per_token + logits)
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
         grads = min(grads, largest_layer / 2 * opt.grad_bytes)
@@ -704,7 +707,7 @@ def size_training(
         overhead=overhead,
     )
     return TrainingMemory(
-        per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights), reserve
+        per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights), reserve, peak
     )
 
 
