@@ -151,3 +151,15 @@ def test_a_bought_a6000_is_unpriced_and_ranked_after_the_priced_rtx_6000_ada(tmp
     (dominated,) = [f.message for f in plan.findings if f.code == "unpriced-dominated"]
     assert "wrx90-workstation with rtx-a6000-48gb" in dominated
     assert not [f for f in plan.findings if f.code == "objective-fallback"]
+
+
+def test_gemma3_text_configs_take_transformers_defaults_they_leave_out() -> None:
+    """A Gemma 3 text config that leaves out head_dim, the head counts or max_position_embeddings is sized with
+    Gemma3TextConfig's defaults (256, 8, 4, 131,072), not the hidden size over the heads (the 12B's 240)."""
+    from generator.sizing.architecture import parse_architecture
+
+    text = {"model_type": "gemma3_text", "hidden_size": 3840, "intermediate_size": 15360, "num_hidden_layers": 48,
+            "num_attention_heads": 16, "num_key_value_heads": 8, "sliding_window": 1024}  # fmt: skip
+    arch = parse_architecture({"architectures": ["Gemma3ForCausalLM"], **text})
+    assert arch.max_position_embeddings == 131_072
+    assert {layer.kv_elements_per_token for layer in arch.layers} == {2 * 8 * 256}

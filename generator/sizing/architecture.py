@@ -693,9 +693,19 @@ def _norm_params(model_type: str, hidden: int) -> int:
 
 
 #: Fields Transformers' config classes default that published configs leave out, by model type: Gemma 3's
-#: ``Gemma3TextConfig`` defaults ``vocab_size`` to 262,208, which google/gemma-3-27b-it's ``text_config`` omits
-#: (https://github.com/huggingface/transformers/blob/main/src/transformers/models/gemma3/configuration_gemma3.py).
-_TRANSFORMERS_DEFAULTS: dict[str, dict[str, int]] = {"gemma3_text": {"vocab_size": 262_208}}
+#: ``Gemma3TextConfig`` (https://github.com/huggingface/transformers/blob/main/src/transformers/models/gemma3/
+#: configuration_gemma3.py) defaults ``vocab_size`` to 262,208, which google/gemma-3-27b-it's ``text_config`` omits,
+#: as it omits ``max_position_embeddings`` (131,072: the 27B took any context); the 12B's omits ``head_dim`` (256, not
+#: its hidden size over its heads, 240) and the 4B's the head counts (8 and 4) too (catalog helper, session 31).
+_TRANSFORMERS_DEFAULTS: dict[str, dict[str, int]] = {
+    "gemma3_text": {
+        "vocab_size": 262_208,
+        "max_position_embeddings": 131_072,
+        "head_dim": 256,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+    }
+}
 
 
 def _with_transformers_defaults(text: Mapping[str, Any], model_type: str) -> Mapping[str, Any]:
