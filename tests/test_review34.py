@@ -206,3 +206,17 @@ def test_the_likest_id_is_offered_first(typed: str, first: str) -> None:
     with pytest.raises(UnknownIdError) as err:
         catalog.find_model(typed)
     assert f"did you mean '{first}'" in str(err.value)
+
+
+def test_an_undated_list_price_says_so(tmp_path: Path) -> None:
+    """Item 15: the Azure T4 prices' source gives no date (as_of null), and the plan quoted them like dated ones."""
+    text = (
+        "version: 1\nname: azt4\ndeployments:\n  - name: embed\n    model: BAAI/bge-m3\n    inference: {task: embed, "
+        "max_context_tokens: 8192, avg_input_tokens: 512, requests_per_second: 50}\nhardware: {provider: azure}\n"
+        "objective: cost\nkubernetes: {location: eastus, cluster_name: c}\n"
+    )
+    (said,) = [f.message for f in _plan(tmp_path, text).findings if f.code == "cloud-list-prices"]
+    assert "azure-standard-nc4as-t4-v3 $0.53/h (its source gives no date)" in said
+    dated = _plan(tmp_path, BIG8.replace("MAXN", "8"))
+    (said,) = [f.message for f in dated.findings if f.code == "cloud-list-prices"]
+    assert "gives no date" not in said

@@ -771,6 +771,8 @@ class PriceRecord(NamedTuple):
     #: The provider a bare-metal server priced by the hour or month is rented from (``Lambda``), where the user launches
     #: it; None for a cloud's price (its provider is its platform's) or a purchase.
     rented_from: str | None = None
+    #: The date the price was read or published (None: its source gives none; review34 item 15).
+    as_of: str | None = None
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -789,6 +791,7 @@ class PriceRecord(NamedTuple):
             gpu_id=rec.get("gpu_id"),
             gpu_count=int(rec["gpu_count"]) if "gpu_count" in rec else None,
             rented_from=rec.get("rented_from"),
+            as_of=rec.get("as_of"),
         )
 
 

@@ -31,15 +31,20 @@ def list_price_finding(plan: Plan) -> Finding | None:
     """What the cloud pools' prices are, and how to give the ones the buyer would pay; None where none is a list price."""
     if plan.provider not in CLOUD_PROVIDERS:
         return None
-    by_region: dict[str, dict[str, float]] = {}
+    by_region: dict[str, dict[str, PriceRecord]] = {}
     for pool in plan.pools:
         if (record := catalog_hourly_price(pool)) is not None:
-            by_region.setdefault(str(record.region), {})[record.platform_id] = record.usd
+            by_region.setdefault(str(record.region), {})[record.platform_id] = record
     if not by_region:
         return None
     first = min(min(rates) for rates in by_region.values())
+
+    def said(record: PriceRecord) -> str:
+        # an undated price says so (review34 item 15: the Azure T4 prices' source gives no date)
+        return f"{record.platform_id} ${record.usd:,.2f}/h" + (" (its source gives no date)" if record.as_of is None else "")
+
     listed = "; ".join(
-        f"in {region}: " + ", ".join(f"{platform} ${usd:,.2f}/h" for platform, usd in sorted(rates.items()))
+        f"in {region}: " + ", ".join(said(record) for _, record in sorted(rates.items()))
         for region, rates in sorted(by_region.items())
     )
     return Finding(
