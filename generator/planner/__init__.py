@@ -321,7 +321,13 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     from generator.planner.sharing_cost import sharing_cost_findings
 
     try:
-        plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
+        try:
+            plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
+        except FleetLimitError as exc:
+            if exc.limit != "max_budget_usd_per_month":
+                raise
+            plan = _budget_refused(loaded, consts, exc)
+        plan = _budget_said(loaded, consts, plan)
     except InfeasibleError as exc:
         # what a training job's lighter settings plan (newuser54 item 3: an owned box was refused without a word of
         # the optimizer offload that fits it)
@@ -405,6 +411,72 @@ def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Pla
         f"{plan.totals['nodes']} node(s); the best planned without it {_fleet_figure(free, objective)} on {nodes} node(s)"
     )
     said = Finding("info", "max-nodes-binds", note, "hardware.max_nodes")
+    return plan._replace(findings=sorted_findings([*plan.findings, said]))
+
+
+def _without_budget(loaded: LoadedWorkload, consts: Constants, *, by_cost: bool = False) -> Plan | None:
+    """The fleet planned without ``max_budget_usd_per_month`` (``by_cost``: by the cost objective); None: none plans."""
+    wl = loaded.workload
+    free = wl._replace(hardware=wl.hardware._replace(max_budget_usd_per_month=None))
+    try:
+        return _plan_fleet_within_limits(loaded._replace(workload=free._replace(objective="cost") if by_cost else free), consts)
+    except InfeasibleError:
+        return None
+
+
+def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitError) -> Plan:
+    """Where no fleet was planned within ``max_budget_usd_per_month``: the cheapest planned without it, if within it.
+
+    Else ``exc`` is raised, with that fleet's cost where it is less than the one ``exc`` quotes.
+
+    newuser56 item 2: the error quoted $84,206, the cheapest fleet the budgeted search built, where $80,358 plans (a
+    layout alone over the budget is left out of each deployment's ranking, and with it the servers several services
+    share in the cheapest fleet): a user raised the budget by far more than needed.
+    """
+    cap = loaded.workload.hardware.max_budget_usd_per_month
+    cheapest = _without_budget(loaded, consts, by_cost=True)
+    month = cheapest.totals["usd_per_month"] if cheapest is not None else None
+    if cap is None or cheapest is None or month is None or month >= exc.needed or any(p.per_job for p in cheapest.pools):
+        raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
+    if month <= cap:
+        return cheapest  # within the budget, which the budgeted search missed
+    servers = ", ".join(f"{p.nodes} x {p.node.platform_id}" for p in cheapest.pools)
+    raise FleetLimitError(
+        f"the cheapest fleet planned costs ${month:,.2f} in a month ({servers}, planned without the budget), above "
+        f"max_budget_usd_per_month ${cap:,.2f}; to unblock: raise the budget to at least that, lower the request rates "
+        "or allow cheaper hardware",
+        exc.limit,
+        month,
+        location=exc.location,
+    )
+
+
+def _budget_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
+    """``plan`` with what ``max_budget_usd_per_month`` costs it under a ``gpus`` or ``power`` objective, where it binds.
+
+    newuser56 item 3: 24 H200s at $138,618 a month were planned under a $150,000 budget where 16 B200s at $166,342 are
+    the fewest GPUs, and nothing said the budget had chosen. Under ``cost`` a budget that holds the plan never binds.
+    """
+    from generator.planner.plan import Finding, sorted_findings
+
+    wl = loaded.workload
+    if wl.hardware.max_budget_usd_per_month is None or wl.objective == "cost":
+        return plan
+    free = _without_budget(loaded, consts)
+    if free is None:
+        return plan
+    objective = _fleet_objective(wl.objective, [plan, free])
+    if _fleet_rank(objective, free, wl=wl) >= _fleet_rank(objective, plan, wl=wl):
+        return plan  # the best without the budget is no better
+    month = free.totals["usd_per_month"]
+    note = (
+        f"max_budget_usd_per_month ${wl.hardware.max_budget_usd_per_month:,.0f} binds: the fleet within it takes "
+        f"{_fleet_figure(plan, objective)} at ${plan.totals['usd_per_month'] or 0:,.0f}/month; the best by {wl.objective} "
+        f"without it {_fleet_figure(free, objective)} ("
+        + ", ".join(f"{p.nodes} x {p.node.platform_id}" for p in free.pools)
+        + (f") at ${month:,.0f}/month" if month is not None else ", unpriced)")
+    )
+    said = Finding("info", "budget-binds", note, "hardware.max_budget_usd_per_month")
     return plan._replace(findings=sorted_findings([*plan.findings, said]))
 
 

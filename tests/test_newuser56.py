@@ -1,0 +1,92 @@
+"""newuser56 (a startup serving on rented clouds under a monthly budget).
+
+Item 2: with several services the over-budget error quoted $84,206 (the cheapest fleet the budgeted search built: a
+layout alone over the budget is left out of each service's ranking, and with it the servers the services share in the
+cheapest fleet) where $80,358.40 plans. Item 3: a budget that chose the fleet under a gpus or power objective said
+nothing of what it cost the objective. Item 4: the error's dollars were rounded where the budget is held to the cent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import FleetLimitError
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+
+STARTUP = """\
+version: 1
+name: startup
+deployments:
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 4000,
+                avg_output_tokens: 500, requests_per_second: 12, average_requests_per_second: 5,
+                slo: {ttft_p95_ms: 1500, tpot_ms: 30}}
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 350, requests_per_second: 8, average_requests_per_second: 3, min_replicas: 2,
+                slo: {ttft_p95_ms: 2000, tpot_ms: 40}}
+  - name: gemma
+    model: google/gemma-3-27b-it
+    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 300, requests_per_second: 4,
+                slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware:
+  provider: aws
+  max_budget_usd_per_month: BUDGET
+objective: OBJECTIVE
+kubernetes: {location: us-east-1}
+"""
+
+Q235 = """\
+version: 1
+name: q235-aws
+deployments:
+  - name: q235
+    model: Qwen/Qwen3-235B-A22B
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000,
+                avg_output_tokens: 500, requests_per_second: 40, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware:
+  provider: aws
+  max_budget_usd_per_month: 150000
+objective: gpus
+kubernetes: {location: us-east-1}
+"""
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+@pytest.mark.parametrize("objective", ["cost", "power"])
+def test_the_budget_error_quotes_the_cheapest_fleet(tmp_path: Path, objective: str) -> None:
+    cheapest = _plan(tmp_path, STARTUP.replace("  max_budget_usd_per_month: BUDGET\n", "").replace("OBJECTIVE", "cost"))
+    month = cheapest.totals["usd_per_month"]
+    assert round(month, 2) == 80358.40
+    with pytest.raises(FleetLimitError) as caught:
+        _plan(tmp_path, STARTUP.replace("BUDGET", "80000").replace("OBJECTIVE", objective))
+    assert f"the cheapest fleet planned costs ${month:,.2f} in a month (2 x aws-p5-48xlarge" in str(caught.value)
+    assert "above max_budget_usd_per_month $80,000.00" in str(caught.value)
+    # and a budget of that figure plans it
+    within = _plan(tmp_path, STARTUP.replace("BUDGET", f"{month:.2f}").replace("OBJECTIVE", objective))
+    assert within.totals["usd_per_month"] <= month
+
+
+def test_a_budget_that_chooses_the_fleet_says_what_the_objective_gives_up(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, Q235)
+    assert plan.totals["usd_per_month"] <= 150_000
+    (said,) = [f.message for f in plan.findings if f.code == "budget-binds"]
+    free = _plan(tmp_path, Q235.replace("  max_budget_usd_per_month: 150000\n", ""))
+    assert free.totals["gpus"] < plan.totals["gpus"]
+    assert f"the fleet within it takes {plan.totals['gpus']} GPUs" in said
+    assert f"the best by gpus without it {free.totals['gpus']} GPUs" in said
+    assert f"at ${free.totals['usd_per_month']:,.0f}/month" in said
+    # a budget the best fleet keeps says nothing
+    roomy = _plan(tmp_path, Q235.replace("150000", "500000"))
+    assert not [f for f in roomy.findings if f.code == "budget-binds"]
