@@ -90,3 +90,16 @@ def test_a_budget_that_chooses_the_fleet_says_what_the_objective_gives_up(tmp_pa
     # a budget the best fleet keeps says nothing
     roomy = _plan(tmp_path, Q235.replace("150000", "500000"))
     assert not [f for f in roomy.findings if f.code == "budget-binds"]
+
+
+def test_a_spot_service_is_told_the_spot_key_that_ranks_a_type_sold_off_demand(tmp_path: Path) -> None:
+    """Item 5: a spot service was told to price the plain key, which sets the on-demand rate such a type has none of."""
+    text = (
+        "version: 1\nname: oss\ndeployments:\n  - name: oss\n    model: openai/gpt-oss-120b\n    capacity_type: spot\n"
+        "    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500, requests_per_second: 8}\n"
+        "hardware: {provider: gcp}\nkubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-b}\n"
+    )
+    (said,) = [f.message for f in _plan(tmp_path, text).findings if f.code == "not-on-demand-ranked"]
+    assert "its spot USD per node-hour under 'prices:' (key 'gcp-a3-highgpu-" in said and "@spot')" in said
+    on_demand = [f.message for f in _plan(tmp_path, text.replace("    capacity_type: spot\n", "")).findings]
+    assert not [m for m in on_demand if "@spot" in m and "not on demand" in m]

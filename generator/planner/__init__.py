@@ -35,6 +35,7 @@ from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
+from generator.planner.option import SPOT_MARK
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
@@ -2010,14 +2011,18 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     ranked_after = {*off_demand, *(u.platform_id for u in elsewhere)}
     if off_demand:
         fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
+        # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
+        # on-demand rate such a type has none of)
+        spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
+        key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else "its platform id"
+        how = "its spot" if spot else "with a reservation, its"
         findings.append(
             Finding(
                 "info",
                 "not-on-demand-ranked",
                 "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
                 + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
-                "are ranked after priced ones; with a reservation, give its USD per node-hour under 'prices:' to rank "
-                "it by cost",
+                f"are ranked after priced ones; {how} USD per node-hour under 'prices:' (key {key}) ranks it by cost",
                 f"deployments[{index}]",
             )
         )
