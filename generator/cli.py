@@ -249,7 +249,9 @@ def render_files(
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 raise DriftError(f"specgen: {STALE_OUTPUT}")
-            echo("rendered output is current")
+            # newuser53 item 1: the verdict goes where the stale one goes, so that stdout (`> drift.patch`) holds
+            # only the drift and is empty when there is none
+            echo("specgen: rendered output is current", err=True)
         else:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest
             owned = (read_manifest(output) or []) if targets else []

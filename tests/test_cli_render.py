@@ -40,7 +40,7 @@ def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path)
     out = tmp_path / "infra"
     assert run_specgen("render", "w.yaml", "-o", str(out), cwd=tmp_path).returncode == 0
     current = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
-    assert current.returncode == 0 and "current" in current.stdout
+    assert current.returncode == 0 and current.stdout == "" and "rendered output is current" in current.stderr
     (tmp_path / "w.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: 40"))
     stale = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
     assert stale.returncode == 4
