@@ -400,13 +400,16 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
         base_errors = old.lines if isinstance(old, _Unplanned) else []
         old_plan = EMPTY_PLAN if isinstance(old, _Unplanned) else old
         diff = diff_plans(old_plan, new)
+        was = _workload_renamed_from(old_plan, new)
         if base_errors and new is not EMPTY_PLAN:
             status = "fixed"
         elif status == "changed" and not _moves(diff):
-            status = "renamed" if renamed_from else "unchanged"
+            status = "renamed" if renamed_from or was else "unchanged"
         entry = {"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)}
         if renamed_from:
             entry["renamed_from"] = renamed_from
+        if was:
+            entry["workload_renamed"] = {"old": was, "new": new["workload"]}
         if base_errors:
             entry["base_errors"] = base_errors
         files.append(entry)
@@ -455,6 +458,18 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
             if isinstance(data, dict) and "version" in data and "deployments" in data:
                 found.append(os.path.relpath(os.path.join(top, rel)) if relative else os.path.join(top, rel))
     return found
+
+
+def _workload_renamed_from(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """The workload's old ``name`` where a file's change renames it (both sides planned), else None.
+
+    newuser53 item 2b: ``name: rag`` -> ``rag-two`` read as its rack de-racked and another re-cabled, and the rename
+    was said nowhere; rendered with other files it moves the workload's tree and its Terraform module.
+    """
+    before, after = old.get("workload"), new.get("workload")
+    if old is EMPTY_PLAN or new is EMPTY_PLAN or not isinstance(before, str) or not isinstance(after, str):
+        return None
+    return before if before != after else None
 
 
 def _moves(diff: dict[str, Any]) -> bool:
@@ -739,11 +754,36 @@ MAX_RENAMED = 10
 
 def _renamed_lines(files: list[dict[str, Any]]) -> list[str]:
     """The line under the count naming the files renamed without a change to their fleet (newuser33 item 7c)."""
-    renamed = [f for f in files if f["status"] == "renamed"]
+    renamed = [f for f in files if f["status"] == "renamed" and "renamed_from" in f]
     if not renamed:
         return []
     named = _first_named([f"{code_span(f['renamed_from'])} → {code_span(f['file'])}" for f in renamed], MAX_RENAMED)
     return ["", f"Renamed, no change to the fleet (the same workload `name`): {named}."]
+
+
+def _workload_renamed_lines(files: list[dict[str, Any]], tree: bool) -> list[str]:
+    """A line under the count per workload whose ``name`` its file's change renames, and what that moves (item 2b).
+
+    ``tree``: several files were given, which ``render`` makes one tree of, where the workload's directory and its
+    module in the root ``terraform/main.tf`` are named after it; a flat tree keeps its place, its files the new name.
+    """
+    lines = []
+    for f in [f for f in files if "workload_renamed" in f][:MAX_RENAMED]:
+        old, new = (f["workload_renamed"][side] for side in ("old", "new"))
+        said = f"Workload renamed in {code_span(f['file'])}: {code_span(old)} → {code_span(new)}"
+        if not tree:
+            files_named = "spec.json, SPEC.md, the Terraform variables, the Ansible group vars"
+            lines += ["", f"{said}; its tree's files ({files_named}) name it anew."]
+            continue
+        module, moved = f"module.{old}", f"module.{new}"
+        lines += [
+            "",
+            f"{said}; its tree is {code_span(new + '/')} in place of {code_span(old + '/')} (`render` removes the old "
+            f"tree only with `--prune`), and its Terraform module {code_span(moved)} in place of {code_span(module)}: "
+            f"move state applied there first ({code_span(f'terraform state mv {module} {moved}')}, or a `moved` "
+            "block), or Terraform destroys what the old module created and creates it again.",
+        ]
+    return lines
 
 
 def _fleet_moves(diff: dict[str, Any]) -> bool:
@@ -783,9 +823,16 @@ def _count_text(changed: list[dict[str, Any]], unchanged: list[str]) -> str:
     return "; ".join([*parts, f"{len(unchanged)} unchanged"])
 
 
+def _files_given(result: dict[str, Any]) -> int:
+    """How many files were compared: one entry each, a file renamed since the base (its two paths) one for two."""
+    return len(result["files"]) + sum(1 for f in result["files"] if "renamed_from" in f)
+
+
 def _section(entry: dict[str, Any]) -> str:
     """One file's part of the comment: its error, or its fleet diff and the memory of each changed pool."""
     renamed = f"; renamed from {code_span(entry['renamed_from'])}" if entry.get("renamed_from") else ""
+    if "workload_renamed" in entry:  # newuser53 item 2b
+        renamed += f"; workload {code_span(entry['workload_renamed']['old'])} → {code_span(entry['workload_renamed']['new'])}"
     lines = ["", f"### {code_span(entry['file'])} ({entry['status']}{renamed})", ""]
     if entry["status"] in UNPLANNED:
         what = "is infeasible" if entry["status"] == "infeasible" else "is invalid"
@@ -823,6 +870,7 @@ def markdown(result: dict[str, Any]) -> str:
     count = _count_text(changed, unchanged)
     head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
     head += _renamed_lines(result["files"])
+    head += _workload_renamed_lines(result["files"], _files_given(result) > 1)
     body = "\n".join(head) + "\n"
     left_out = 0
     for entry in [*failed, *changed]:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import REPO
-from tests.helpers import VALID
+from tests.helpers import VALID, run_specgen
 from tests.helpers import specgen_in_process as specgen
 
 CHAT = REPO / "examples" / "chat-70b.yaml"
@@ -57,3 +56,68 @@ def test_a_current_check_leaves_stdout_empty(tmp_path: Path, capsys: pytest.Capt
     files[1].write_text(_named("b", "chat-b").replace("requests_per_second: 2", "requests_per_second: 3"))
     code, out, err = specgen(capsys, "render", *map(str, files), "-o", out_dir, "--check")
     assert code == 4 and out.startswith("--- a/b/") and err.splitlines()[-1].startswith("specgen: rendered output is stale")
+
+
+# ---------------------------------------------------------------- item 2
+
+
+@pytest.fixture(scope="module")
+def cluster_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository holding the chat and RAG examples, rendered together into ``infra/`` and committed."""
+    repo = tmp_path_factory.mktemp("cluster")
+    _commit(repo, {"workloads/chat-70b.yaml": CHAT.read_text(), "workloads/rag-embed.yaml": RAG.read_text()})
+    done = run_specgen("render", "workloads/chat-70b.yaml", "workloads/rag-embed.yaml", "-o", "infra", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "infra")
+    return repo
+
+
+def _copy_repo(repo: Path, tmp_path: Path) -> Path:
+    _git(tmp_path, "clone", "-q", str(repo), "work")
+    return tmp_path / "work"
+
+
+def test_a_trees_spec_json_against_its_file_matches_the_rack_by_its_place(
+    cluster_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 2a: the committed ``support-chat-rack-01`` against the file alone (``rack-01``) read as one rack emptied and
+    another filled: "de-racked, re-cabled and re-powered"."""
+    monkeypatch.chdir(cluster_repo)
+    code, out, err = specgen(capsys, "diff", "infra/support-chat/spec.json", "workloads/chat-70b.yaml", "--format", "json")
+    assert code == 0, err
+    assert "racks" not in json.loads(out)  # the same servers in the same rack
+    work = tmp_path / "chat.yaml"
+    work.write_text(CHAT.read_text().replace("requests_per_second: 12", "requests_per_second: 30"))
+    code, out, err = specgen(capsys, "diff", "infra/support-chat/spec.json", str(work), "--format", "json")
+    assert code == 0, err
+    (rack,) = json.loads(out)["racks"]
+    assert (rack["rack"], rack["old_rack"]) == ("rack-01", "support-chat-rack-01")
+    assert (rack["old"]["pools"], rack["new"]["pools"]) == ({"chat_h100_sxm5_80gb": 1}, {"chat_h100_sxm5_80gb": 3})
+    code, out, _ = specgen(capsys, "diff", "infra/support-chat/spec.json", str(work))
+    assert "| `rack-01` (was `support-chat-rack-01`) | 1 x `chat_h100_sxm5_80gb` (10.2 kW) | 3 x" in out
+    assert "| - |" not in out
+
+
+def test_a_workload_renamed_in_its_file_is_said_renamed_not_re_racked(
+    cluster_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 2b: ``name: rag`` -> ``rag-two`` read "1 workload file(s) change the fleet" with its rack de-racked and a
+    ``rag-two-rack-01`` re-cabled; the rename, which moves its tree and Terraform module, was said nowhere."""
+    work = _copy_repo(cluster_repo, tmp_path)
+    rag = work / "workloads" / "rag-embed.yaml"
+    rag.write_text(rag.read_text().replace("\nname: rag\n", "\nname: rag-two\n"))
+    monkeypatch.chdir(work)
+    files = ["workloads/chat-70b.yaml", "workloads/rag-embed.yaml"]
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", *files, "--format", "json")
+    assert code == 0, err
+    entry = json.loads(out)["files"][1]
+    assert (entry["status"], entry["workload_renamed"]) == ("renamed", {"old": "rag", "new": "rag-two"})
+    assert "racks" not in entry["diff"]
+    code, out, _ = specgen(capsys, "diff", "--base", "HEAD", *files)
+    assert "0 workload file(s) change the fleet; 2 unchanged." in out and "de-racked" not in out
+    assert "Workload renamed in `workloads/rag-embed.yaml`: `rag` → `rag-two`; its tree is `rag-two/` in place of `rag/`" in out
+    assert "`terraform state mv module.rag module.rag-two`" in out
+    code, out, _ = specgen(capsys, "diff", "--base", "HEAD", "workloads/rag-embed.yaml")  # a flat tree stays in place
+    assert "Workload renamed in `workloads/rag-embed.yaml`: `rag` → `rag-two`; its tree's files" in out
+    assert "module." not in out
