@@ -13,7 +13,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from generator.render import ClusterNames, PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
     from generator.render.mirrors import ClusterMirror
+    from generator.tree_moves import Move
     from generator.workload import LoadedWorkload
     from generator.workload.build import Path as FieldPath
     from generator.workload.host_network import HostAddress
@@ -295,12 +296,28 @@ def unlisted_trees(root: str, listed: set[str]) -> list[str]:
             and os.path.isfile(os.path.join(e.path, MANIFEST))]  # fmt: skip
 
 
-def tree_summary(current: set[str], wanted: set[str], changed: set[str], unlisted: list[str]) -> str:
-    """The workload trees of the root and what happened to each (for the drift report)."""
+def tree_summary(
+    current: set[str], wanted: set[str], changed: set[str], unlisted: list[str], moves: Collection[Move] = ()
+) -> str:
+    """The workload trees of the root and what happened to each (for the drift report).
+
+    ``moves``: what the render does to the trees it moves or removes (:func:`generator.tree_moves.tree_moves`), said as
+    ``render`` says it (newuser53 item 3: a tree going from a cluster's layout to the flat one, or back, read
+    "removed or renamed" or "missing (not rendered yet)", and the render then said "moved").
+    """
+    moved = {move.workload: move for move in moves}
     lines = ["specgen: workload trees under the output root:"]
-    for name in sorted(current | wanted | set(unlisted)):
+    for name in sorted(current | wanted | set(unlisted) | set(moved)):
+        move = moved.get(name)
         if name in unlisted and name not in wanted:
             state = "extra (a specgen tree no workload file renders)"
+        elif move is not None and move.new is None:
+            where = "" if move.old else "its flat tree at the output's root; "
+            state = f"removed or renamed ({where}no workload file renders it any more; render removes it with --prune)"
+        elif move is not None and move.new == "":
+            state = "moved to the output's root (one file renders a flat tree)"
+        elif move is not None:
+            state = f"moved from the output's root to {move.new}/ (several files render a tree of each workload)"
         elif name not in current:
             state = "missing (not rendered yet)"
         elif name not in wanted:

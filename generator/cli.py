@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from generator.errors import SpecgenError
+    from generator.tree_moves import Move
     from generator.workload import LoadedWorkload
 
     F = TypeVar("F", bound=Callable[..., Any])
@@ -28,6 +29,11 @@ if TYPE_CHECKING:
 MAX_REPORTED = 25
 #: ``render --check``'s one-line summary (:class:`generator.errors.DriftError`) for CI reports.
 STALE_OUTPUT = "rendered output is stale; run `specgen render` and commit the result"
+#: The summary where the render removes workload trees, which it does with ``--prune`` only (newuser53 item 3).
+STALE_PRUNE = (
+    "rendered output is stale; run `specgen render --prune` (it removes the trees of workloads no file renders) "
+    "and commit the result"
+)
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 #: Levels of ``--fail-on``.
 LEVELS = ("warning", "error")
@@ -204,7 +210,7 @@ def render_files(
     """
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, OutputError, one_line
-    from generator.tree_moves import refuse_stranding, tree_moves
+    from generator.tree_moves import refuse_stranding
     from generator.writer import (
         check_report_path,
         diff_trees,
@@ -237,10 +243,14 @@ def render_files(
             wanted = trees_in(rendered)
             unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
             if text or unlisted:
+                names = {r.name for r in results}
+                # newuser53 item 3: a tree the render moves (flat <-> a tree of each workload) read "removed" or
+                # "missing", as render's moves say it; and a render that removes a tree needs --prune
+                moves = _tree_moves(output, names, single)
                 summary = ""
-                if not single or trees_in(current):
+                if not single or trees_in(current) or moves:
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
-                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                    summary = tree_summary(trees_in(current), wanted, changed, unlisted, moves)
                 from generator.fleet_diff import drift_replacement_lines  # only on drift: render's cold start
 
                 summary += "".join(f"{line}\n" for line in drift_replacement_lines(current, full))
@@ -248,7 +258,8 @@ def render_files(
                     echo(f"{text}{summary}".rstrip("\n"))
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                raise DriftError(f"specgen: {STALE_OUTPUT}")
+                pruned = _dropped_trees(output, names, single)[0]
+                raise DriftError(f"specgen: {STALE_PRUNE if pruned else STALE_OUTPUT}")
             # newuser53 item 1: the verdict goes where the stale one goes, so that stdout (`> drift.patch`) holds
             # only the drift and is empty when there is none
             echo("specgen: rendered output is current", err=True)
@@ -271,10 +282,9 @@ def render_files(
                 )
             # fuzz31 item 3: a tree moved or removed left the user's Terraform state behind, and was said "removed"
             listed = read_manifest(output) or []
-            flat = None if trees_in(listed) else _flat_workload(output, listed)
-            if flat is None and not trees_in(listed):
+            if not trees_in(listed) and _flat_workload(output, listed) is None:
                 _refuse_unnamed_state(output, listed, wanted_files)
-            moves = tree_moves(trees_in(listed), flat, names, single)
+            moves = _tree_moves(output, names, single)
             moved = refuse_stranding(output, listed, moves, results[0].name if single else None, rendered)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
@@ -321,7 +331,7 @@ def _errors_to_gitlab(
             from generator.findings import gitlab_error_report
 
             try:
-                lines = [STALE_OUTPUT] if _is_drift(exc) else _error_lines(exc)
+                lines = [_drift_verdict(exc)] if _is_drift(exc) else _error_lines(exc)
                 _write_gitlab(gitlab_report, gitlab_error_report(lines, workloads[0], findings or []), workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
@@ -340,6 +350,11 @@ def _is_drift(exc: SpecgenError) -> bool:
     return isinstance(exc, DriftError)
 
 
+def _drift_verdict(exc: SpecgenError) -> str:
+    """A drift's one-line verdict for CI reports: its message without the ``specgen:`` a log line starts with."""
+    return str(exc).removeprefix("specgen: ")
+
+
 def _report(exc: SpecgenError) -> int:
     drift = _is_drift(exc)
     lines = _error_lines(exc)
@@ -350,7 +365,7 @@ def _report(exc: SpecgenError) -> int:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from generator.findings import github_error
 
-        for line in [STALE_OUTPUT] if drift else lines:
+        for line in [_drift_verdict(exc)] if drift else lines:
             print(github_error(line), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 
@@ -628,6 +643,17 @@ def _dropped_trees(output: str, names: set[str], single: bool) -> tuple[list[str
 
 #: The name a rendered file records its workload by, past ``spec.json``: Ansible's group vars, Kubernetes' node labels.
 _WORKLOAD_LINE = re.compile(r"^\s*(?:specgen_workload|specgen-workload): (?:!unsafe )?['\"]?([^'\"\s]+)['\"]?\s*$", re.M)
+
+
+def _tree_moves(output: str, names: Collection[str], single: bool) -> list[Move]:
+    """The workload trees of ``output`` a render of workloads ``names`` moves or removes (``single``: one file)."""
+    from generator.batch import trees_in
+    from generator.tree_moves import tree_moves
+    from generator.writer import read_manifest
+
+    listed = read_manifest(output) or []
+    current = trees_in(listed)
+    return tree_moves(current, None if current else _flat_workload(output, listed), names, single)
 
 
 def _flat_workload(output: str, listed: Collection[str] | None = None) -> str | None:

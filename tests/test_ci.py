@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
-from generator.cli import STALE_OUTPUT
+from generator.cli import STALE_OUTPUT, STALE_PRUNE
 from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
 from generator.sizing.serving_queue import little_rate
 from tests.conftest import REPO, catalog_json
@@ -70,7 +70,9 @@ def test_check_sees_added_removed_and_renamed_workloads(
         assert marker in out
     assert "  a: current" in out
     # the diff and the list of trees are stdout (a patch a pipeline saves); stderr says only that it is stale
-    assert "spec.json" not in err and err.rstrip().endswith(STALE_OUTPUT)
+    # newuser53 item 3: a render that removes a tree does so with --prune only, and the verdict says so
+    verdict = STALE_PRUNE if "removed or renamed" in states.values() else STALE_OUTPUT
+    assert "spec.json" not in err and err.rstrip().endswith(verdict)
 
 
 def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -121,3 +121,49 @@ def test_a_workload_renamed_in_its_file_is_said_renamed_not_re_racked(
     code, out, _ = specgen(capsys, "diff", "--base", "HEAD", "workloads/rag-embed.yaml")  # a flat tree stays in place
     assert "Workload renamed in `workloads/rag-embed.yaml`: `rag` → `rag-two`; its tree's files" in out
     assert "module." not in out
+
+
+# ---------------------------------------------------------------- item 3
+
+
+def test_check_says_a_tree_moved_to_the_root_and_the_prune_a_removal_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 3 case 1: one of two workload files deleted; --check read both trees "removed or renamed" and advised a
+    ``specgen render`` that fails without --prune, where the render moves ``a`` to the root."""
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(_named("a", "chat-a"))
+    b.write_text(_named("b", "chat-b"))
+    out_dir = str(tmp_path / "infra")
+    assert specgen(capsys, "render", str(a), str(b), "-o", out_dir)[0] == 0
+    code, out, err = specgen(capsys, "render", str(a), "-o", out_dir, "--check")
+    assert code == 4
+    assert out.split("specgen: workload trees under the output root:\n")[1].splitlines()[:2] == [
+        "  a: moved to the output's root (one file renders a flat tree)",
+        "  b: removed or renamed (no workload file renders it any more; render removes it with --prune)",
+    ]
+    assert err.splitlines()[-1] == (
+        "specgen: rendered output is stale; run `specgen render --prune` (it removes the trees of workloads no file "
+        "renders) and commit the result"
+    )
+    code, _, err = specgen(capsys, "render", str(a), "-o", out_dir, "--prune")
+    assert code == 0 and f"moved the tree of workload 'a' from {out_dir}/a to {out_dir}" in err
+    assert f"removed the tree of workload 'b' ({out_dir}/b)" in err
+
+
+def test_check_says_a_flat_tree_moved_into_a_tree_of_its_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 3 case 2: a second file added to a flat tree; --check read the live workload "missing (not rendered yet)"."""
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(_named("a", "chat-a"))
+    b.write_text(_named("b", "chat-b"))
+    out_dir = str(tmp_path / "flat")
+    assert specgen(capsys, "render", str(a), "-o", out_dir)[0] == 0
+    code, out, err = specgen(capsys, "render", str(a), str(b), "-o", out_dir, "--check")
+    assert code == 4
+    assert out.split("specgen: workload trees under the output root:\n")[1].splitlines()[:2] == [
+        "  a: moved from the output's root to a/ (several files render a tree of each workload)",
+        "  b: missing (not rendered yet)",
+    ]
+    assert err.splitlines()[-1] == "specgen: rendered output is stale; run `specgen render` and commit the result"
+    code, _, err = specgen(capsys, "render", str(a), str(b), "-o", out_dir)
+    assert code == 0 and f"moved the tree of workload 'a' from {out_dir} to {out_dir}/a" in err
