@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.errors import Location, MultipleInputError, SpecgenError
 from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
@@ -60,10 +60,14 @@ class Rendered(NamedTuple):
 
 
 class _Failure(NamedTuple):
-    """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle)."""
+    """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle).
+
+    ``locations``: each line's, for CI reports to place it (newuser53 item 7: never re-read from its text).
+    """
 
     exit_code: int
     lines: tuple[str, ...]
+    locations: tuple[Location | None, ...]
 
 
 def render_one(path: str, alone: bool = True) -> Rendered:
@@ -142,20 +146,23 @@ def planned_cluster_names(file: str, loaded: LoadedWorkload) -> ClusterNames | N
 def _work(path: str, alone: bool) -> Rendered | _Failure:
     try:
         return render_one(path, alone)
-    except MultipleInputError as exc:
-        return _Failure(exc.exit_code, tuple(str(e) for e in exc.errors))
     except SpecgenError as exc:
-        return _Failure(exc.exit_code, (str(exc),))
+        errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+        return _Failure(exc.exit_code, tuple(str(e) for e in errors), tuple(e.location for e in errors))
 
 
 def _raise(failure: _Failure) -> None:
-    error: SpecgenError
-    if len(failure.lines) == 1:
-        error = SpecgenError(failure.lines[0])
-    else:
-        error = MultipleInputError([InputError(line) for line in failure.lines])
-    error.exit_code = failure.exit_code
-    raise error
+    placed = zip(failure.lines, failure.locations, strict=True)
+    errors = [_rebuilt(line, location, failure.exit_code) for line, location in placed]
+    raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
+
+
+def _rebuilt(line: str, location: Location | None, exit_code: int) -> SpecgenError:
+    """A worker's error as the process that reports it holds it: its text, location and exit code."""
+    error = SpecgenError(line)
+    error.location = location
+    error.exit_code = exit_code
+    return error
 
 
 #: The cgroup v2 file that holds a container's CPU quota: "max 100000" (none) or "<quota> <period>" microseconds.

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from generator.errors import SpecgenError
+    from generator.findings import PlacedError
     from generator.tree_moves import Move
     from generator.workload import LoadedWorkload
 
@@ -61,9 +62,9 @@ def main(argv: list[str] | None = None) -> None:
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
     if plain and args[:1] == ["validate"] and (files := plain_args.validate_params(args[1:])) is not None:
-        sys.exit(_standalone(lambda: validate_files(files, _echo)))
+        sys.exit(_standalone(lambda: validate_files(files, _echo), files))
     if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
-        sys.exit(_standalone(lambda: render_files(**params, echo=_echo)))
+        sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
 
@@ -78,11 +79,11 @@ def _echo(message: str, err: bool = False) -> None:
     print(message, file=stream, flush=True)
 
 
-def _standalone(run: Callable[[], None]) -> int:
+def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
     """The exit code of a command run as click's standalone mode runs one, with the group's defaults.
 
-    A :class:`SpecgenError` is reported; Ctrl-C or end of input prints ``Aborted!`` and exits 1; a closed
-    output pipe exits 1 quietly.
+    A :class:`SpecgenError` is reported (``files``: the workload files given); Ctrl-C or end of input prints
+    ``Aborted!`` and exits 1; a closed output pipe exits 1 quietly.
     """
     from generator import input_files
     from generator.errors import SpecgenError, arithmetic_error
@@ -91,9 +92,9 @@ def _standalone(run: Callable[[], None]) -> int:
     try:
         run()
     except SpecgenError as exc:
-        return _report(exc)
+        return _report(exc, files)
     except ArithmeticError as exc:
-        return _report(arithmetic_error(exc))
+        return _report(arithmetic_error(exc), files)
     except (EOFError, KeyboardInterrupt):
         print("\nAborted!", file=sys.stderr)
         return 1
@@ -331,8 +332,8 @@ def _errors_to_gitlab(
             from generator.findings import gitlab_error_report
 
             try:
-                lines = [_drift_verdict(exc)] if _is_drift(exc) else _error_lines(exc)
-                _write_gitlab(gitlab_report, gitlab_error_report(lines, workloads[0], findings or []), workloads)
+                placed = _placed_errors(exc, workloads)
+                _write_gitlab(gitlab_report, gitlab_error_report(placed, workloads[0], findings or []), workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
@@ -350,12 +351,34 @@ def _is_drift(exc: SpecgenError) -> bool:
     return isinstance(exc, DriftError)
 
 
+def _given_files(params: dict[str, Any]) -> tuple[str, ...]:
+    """The workload files a command was given: its FILES, PATHS or FILE argument (none for the others)."""
+    given = params.get("files") or params.get("paths") or params.get("file")
+    return (given,) if isinstance(given, str) else tuple(given or ())
+
+
 def _drift_verdict(exc: SpecgenError) -> str:
     """A drift's one-line verdict for CI reports: its message without the ``specgen:`` a log line starts with."""
     return str(exc).removeprefix("specgen: ")
 
 
-def _report(exc: SpecgenError) -> int:
+def _placed_errors(exc: SpecgenError, files: Sequence[str]) -> list[PlacedError]:
+    """Each error of ``exc`` where CI reports show it: at its location, never read back out of its text (item 7).
+
+    ``files``: the workload files the command was given; an error without a location is placed at one of them only
+    where that file's whole name begins it. A drift is the run's, placed nowhere.
+    """
+    from generator.errors import MultipleInputError
+    from generator.findings import PlacedError, place_error
+
+    if _is_drift(exc):
+        return [PlacedError(_drift_verdict(exc))]
+    errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+    return [place_error(str(e), e.location, files) for e in errors]
+
+
+def _report(exc: SpecgenError, files: Sequence[str] = ()) -> int:
+    """Print ``exc`` on stderr (and as GitHub annotations in Actions); its exit code. ``files``: the workloads given."""
     drift = _is_drift(exc)
     lines = _error_lines(exc)
     if len(lines) > MAX_REPORTED:
@@ -363,10 +386,13 @@ def _report(exc: SpecgenError) -> int:
     for line in lines:
         print(line if drift else f"specgen: error: {line}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from generator.findings import github_error
+        from generator.findings import PlacedError, github_error
 
-        for line in [_drift_verdict(exc)] if drift else lines:
-            print(github_error(line), file=sys.stderr)  # stdout stays the command's document
+        placed = _placed_errors(exc, files)
+        if len(placed) > MAX_REPORTED:
+            placed = [*placed[:MAX_REPORTED], PlacedError(lines[-1])]
+        for error in placed:
+            print(github_error(error), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 
 
@@ -392,9 +418,9 @@ def _build_cli() -> Any:
             try:
                 return func(*args, **kwargs)
             except SpecgenError as exc:
-                sys.exit(_report(exc))
+                sys.exit(_report(exc, _given_files(kwargs)))
             except ArithmeticError as exc:
-                sys.exit(_report(arithmetic_error(exc)))
+                sys.exit(_report(arithmetic_error(exc), _given_files(kwargs)))
 
         return wrapper  # type: ignore[return-value]
 

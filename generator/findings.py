@@ -11,10 +11,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from generator.errors import one_line
+from generator.errors import Location, one_line
+from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from generator.planner.plan import Finding
@@ -81,39 +82,62 @@ def github_annotation(finding: Located) -> str:
     return f"::{command} {props}::{_escape_data(message)}"
 
 
-_LOCATED_ERROR = re.compile(r"(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)", re.DOTALL)
+class PlacedError(NamedTuple):
+    """A fatal error where a CI report shows it: its one-line message, and the file, line, column and field it is at.
+
+    ``file`` None: the error has no place in a file (an annotation of the run; a GitLab issue at the first workload).
+    """
+
+    message: str
+    file: str | None = None
+    line: int = 1
+    column: int = 1
+    field: str = ""
 
 
-def _split_error(text: str) -> tuple[str, int, int, str] | None:
-    """(file, line, column, message) of a fatal error that reads ``file:line:col: message``; None when unlocated."""
-    found = _LOCATED_ERROR.fullmatch(text)
-    if found is None:
-        return None
-    return found["file"], int(found["line"]), int(found["col"]), found["message"]
+#: What follows a workload file's name in an error that names its line and column.
+_LINE_COLUMN = re.compile(r":([0-9]+):([0-9]+): ")
 
 
-def github_error(text: str) -> str:
-    """A fatal error (``file:line:col: message``, as every located error reads) as a GitHub ``::error`` annotation.
+def place_error(text: str, location: Location | None, files: Sequence[str] = ()) -> PlacedError:
+    """Where the error ``text`` is: its ``location`` where it has a line, else a file of ``files`` whose name begins it.
+
+    newuser53 item 7: the place was read back out of the text (``x:9:9: y.yaml:7:1: ...`` read as file ``x``, line 9),
+    and a pull request names its files, so a file name could put an annotation or a blocker on any file and line. A
+    file name is matched whole, the longest first; text that no file given begins is placed nowhere.
+    """
+    if location is not None and location.line is not None:
+        head = f"{Location(location.file, location.line, location.column)}: "
+        if text.startswith(head):
+            return PlacedError(one_line(text[len(head) :]), location.file, location.line, location.column or 1, location.path)
+    for file in sorted(set(files), key=len, reverse=True):
+        found = _LINE_COLUMN.match(text, len(file)) if file and text.startswith(file) else None
+        if found is not None:
+            return PlacedError(one_line(text[found.end() :]), file, int(found[1]), int(found[2]))
+    return PlacedError(one_line(text))
+
+
+def github_error(error: PlacedError) -> str:
+    """A fatal error as a GitHub ``::error`` annotation at its file, line and column.
 
     An error without a place in a file becomes an annotation of the run, not of a line.
     """
-    parts = _split_error(text)
-    if parts is None:
-        return f"::error title=specgen::{_escape_data(text)}"
-    file, line, col, message = parts
-    return f"::error file={_escape_property(file)},line={line},col={col},title=specgen::{_escape_data(message)}"
+    if error.file is None:
+        return f"::error title=specgen::{_escape_data(error.message)}"
+    where = f"file={_escape_property(one_line(error.file))},line={error.line},col={error.column}"
+    return f"::error {where},title=specgen::{_escape_data(error.message)}"
 
 
-def gitlab_error_report(errors: Iterable[str], default_path: str, findings: Iterable[Located] = ()) -> str:
-    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unlocated ones at ``default_path``, line 1.
+def gitlab_error_report(errors: Iterable[PlacedError], default_path: str, findings: Iterable[Located] = ()) -> str:
+    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unplaced ones at ``default_path``, line 1.
 
     ``findings`` reported before the error stopped the run come first.
     """
     paths: dict[str, str] = {}
     issues = _gitlab_findings(findings, paths)
-    for text in errors:
-        file, line, _, message = _split_error(text) or (default_path, 1, 1, text)
-        issues.append(_gitlab_issue("error", "blocker", message, file, line, paths))
+    for error in errors:
+        file = default_path if error.file is None else error.file
+        issues.append(_gitlab_issue("error", "blocker", error.message, file, error.line, paths))
     return json.dumps(issues, indent=2, sort_keys=True) + "\n"
 
 

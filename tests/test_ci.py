@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 
 from generator.api import plan_file
 from generator.cli import STALE_OUTPUT, STALE_PRUNE
-from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
+from generator.findings import (
+    PlacedError,
+    github_annotation,
+    github_error,
+    gitlab_error_report,
+    gitlab_report,
+    parse_path,
+    text_line,
+)
 from generator.sizing.serving_queue import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
@@ -241,10 +249,10 @@ def test_fatal_errors_are_annotations_in_actions(
 
 
 def test_error_annotation_forms() -> None:
-    assert github_error("w,1.yaml:3:14: deployments: expected array\nsee docs") == (
+    assert github_error(PlacedError("deployments: expected array\nsee docs", "w,1.yaml", 3, 14)) == (
         "::error file=w%2C1.yaml,line=3,col=14,title=specgen::deployments: expected array%0Asee docs"
     )
-    assert github_error("w.yaml: file not found") == "::error title=specgen::w.yaml: file not found"
+    assert github_error(PlacedError("w.yaml: file not found")) == "::error title=specgen::w.yaml: file not found"
 
 
 @pytest.mark.parametrize("command", ["plan", "render"])
@@ -286,7 +294,7 @@ def test_the_report_is_not_written_through_a_committed_symlink(
 
 
 def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
-    (issue,) = json.loads(gitlab_error_report(["w.yaml: file not found"], "w.yaml"))
+    (issue,) = json.loads(gitlab_error_report([PlacedError("w.yaml: file not found")], "w.yaml"))
     assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})
 
 
@@ -357,7 +365,7 @@ def test_gitlab_paths_are_repository_relative(
     monkeypatch.chdir(tmp_path / cwd)
     assert repository_path(typed) == expected
     assert repository_path(str((tmp_path / cwd / typed).resolve())) == expected  # an absolute path alike
-    (issue,) = json.loads(gitlab_error_report([f"{typed}:3:1: deployments: bad"], typed))
+    (issue,) = json.loads(gitlab_error_report([PlacedError("deployments: bad", typed, 3, 1)], typed))
     assert issue["location"] == {"lines": {"begin": 3}, "path": expected}
 
 

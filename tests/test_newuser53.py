@@ -167,3 +167,44 @@ def test_check_says_a_flat_tree_moved_into_a_tree_of_its_own(tmp_path: Path, cap
     assert err.splitlines()[-1] == "specgen: rendered output is stale; run `specgen render` and commit the result"
     code, _, err = specgen(capsys, "render", str(a), str(b), "-o", out_dir)
     assert code == 0 and f"moved the tree of workload 'a' from {out_dir} to {out_dir}/a" in err
+
+
+# ---------------------------------------------------------------- item 7
+
+#: A workload whose line 7 starts with a tab: a YAML syntax error at 7:1.
+TABBED = VALID.replace("      max_context_tokens: 8192", "\tmax_context_tokens: 8192")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_name_holding_line_and_column_does_not_move_the_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """Item 7: ``x:9:9: y.yaml`` put the annotation and the blocker on file ``x``, line 9; a pull request could aim one at
+    ``README.md:1:1``. The place is the error's location, carried back from the worker processes too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    Path("README.md:1:1: x.yaml").write_text(TABBED)
+    Path("ok.yaml").write_text(_named("ok", "chat-ok"))
+    files = ["README.md:1:1: x.yaml", "ok.yaml"]
+    code, _, err = specgen(capsys, "render", *files, "-o", "out", "--jobs", jobs, "--gitlab-report", "gl.json")
+    assert code == 1
+    (annotation,) = [line for line in err.splitlines() if line.startswith("::error")]
+    assert annotation.startswith("::error file=README.md%3A1%3A1%3A x.yaml,line=7,col=1,title=specgen::YAML syntax error")
+    (blocker,) = [i for i in json.loads(Path("gl.json").read_text()) if i["severity"] == "blocker"]
+    assert blocker["location"] == {"lines": {"begin": 7}, "path": "README.md:1:1: x.yaml"}
+    assert blocker["description"].startswith("YAML syntax error")
+
+
+def test_a_diff_error_is_placed_at_the_file_given_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 7: ``diff --base``'s errors come back as text from the comment's report: placed only at a file given whose
+    whole name begins them, the longest first (``x`` is given too, and is not where the error is)."""
+    _commit(tmp_path, {"x": _named("x", "chat-x"), "x:9:9: y.yaml": _named("y", "chat-y")})
+    Path(tmp_path / "x:9:9: y.yaml").write_text(TABBED)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "x", "x:9:9: y.yaml")
+    assert code == 1
+    (annotation,) = [line for line in err.splitlines() if line.startswith("::error")]
+    assert annotation.startswith("::error file=x%3A9%3A9%3A y.yaml,line=7,col=1,title=specgen::YAML syntax error")
