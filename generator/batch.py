@@ -151,9 +151,13 @@ def _work(path: str, alone: bool) -> Rendered | _Failure:
         return _Failure(exc.exit_code, tuple(str(e) for e in errors), tuple(e.location for e in errors))
 
 
-def _raise(failure: _Failure) -> None:
-    placed = zip(failure.lines, failure.locations, strict=True)
-    errors = [_rebuilt(line, location, failure.exit_code) for line, location in placed]
+def _raise(failures: list[_Failure]) -> None:
+    """Raise the errors of ``failures``: each file's with its exit code, so the whole exits as the first's does."""
+    errors = [
+        _rebuilt(line, location, failure.exit_code)
+        for failure in failures
+        for line, location in zip(failure.lines, failure.locations, strict=True)
+    ]
     raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
@@ -194,10 +198,12 @@ def default_jobs(cores: int) -> int:
 
 
 def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
-    """Every file rendered, by workload name then path; the error of the first failing path (sorted) is raised.
+    """Every file rendered, by workload name then path; else every failing file's errors, in path order (sorted).
 
-    Nothing depends on the order the paths are given in (a shell glob's order follows the locale), nor on ``jobs``:
-    the processes the files are planned in, at most one a file and one a usable core (None: one a usable core).
+    newuser53 item 5: the first failing file's error alone was raised, so CI told of one bad file a push (``validate``
+    tells of all). The error raised exits as the first failing file's does. Nothing depends on the order the paths are
+    given in (a shell glob's order follows the locale), nor on ``jobs``: the processes the files are planned in, at
+    most one a file and one a usable core (None: one a usable core).
     """
     paths = sorted(paths)
     check_distinct_files(paths)
@@ -205,7 +211,7 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     jobs = max(1, min(default_jobs(cores) if jobs is None else jobs, len(paths), cores))
     alone = len(paths) == 1
     if jobs == 1:
-        return by_name([render_one(path, alone) for path in paths])
+        return _every_file([_work(path, alone) for path in paths])
     import multiprocessing
 
     # load what every worker needs once, before the workers are forked
@@ -226,13 +232,15 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
         # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
         pool.close()
         pool.join()
-    out: list[Rendered] = []
-    for result in results:
-        if isinstance(result, _Failure):
-            _raise(result)
-        else:
-            out.append(result)
-    return by_name(out)
+    return _every_file(results)
+
+
+def _every_file(results: list[Rendered | _Failure]) -> list[Rendered]:
+    """The files rendered, by name; where any failed, the errors of every failing one are raised (item 5)."""
+    failed = [result for result in results if isinstance(result, _Failure)]
+    if failed:
+        _raise(failed)
+    return by_name(result for result in results if not isinstance(result, _Failure))
 
 
 def by_name(results: Iterable[Rendered]) -> list[Rendered]:

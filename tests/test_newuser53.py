@@ -208,3 +208,29 @@ def test_a_diff_error_is_placed_at_the_file_given_whole(
     assert code == 1
     (annotation,) = [line for line in err.splitlines() if line.startswith("::error")]
     assert annotation.startswith("::error file=x%3A9%3A9%3A y.yaml,line=7,col=1,title=specgen::YAML syntax error")
+
+
+# ---------------------------------------------------------------- item 5
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_render_reports_every_bad_file_and_exits_as_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """Item 5: w2 (bf17) and w5 (a context past the model's) are bad: render said w2 alone, in stderr and in the
+    report, and CI learnt of w5 a push later. The first bad file in path order gives the exit code (w2: 3, infeasible)."""
+    monkeypatch.chdir(tmp_path)
+    for i in range(1, 7):
+        Path(f"w{i}.yaml").write_text(_named(f"w{i}", f"chat{i}"))
+    Path("w2.yaml").write_text(_named("w2", "chat2").replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  max_nodes: 1")
+                               .replace("requests_per_second: 2", "requests_per_second: 2000"))  # fmt: skip
+    Path("w5.yaml").write_text(_named("w5", "chat5").replace("8192", "9999999"))
+    files = [f"w{i}.yaml" for i in (6, 5, 4, 3, 2, 1)]
+    code, _, err = specgen(capsys, "render", *files, "-o", "out", "--jobs", jobs, "--gitlab-report", "gl.json")
+    assert code == 3 and not Path("out").exists()
+    errors = [line for line in err.splitlines() if line.startswith("specgen: error: ")]
+    assert [line.split(":")[2].strip() for line in errors] == ["w2.yaml", "w5.yaml"]
+    assert "hardware.max_nodes" in errors[0] and "max_context_tokens 9,999,999" in errors[1]
+    blockers = [i for i in json.loads(Path("gl.json").read_text()) if i["severity"] == "blocker"]
+    assert [(b["location"]["path"], b["location"]["lines"]["begin"]) for b in blockers] == [("w2.yaml", 11), ("w5.yaml", 7)]
+    assert len({b["fingerprint"] for b in blockers}) == 2
