@@ -57,6 +57,8 @@ class Rendered(NamedTuple):
     mirror: ClusterMirror | None = None
     #: Where the file gives each of those names (:attr:`~generator.render.ClusterNames.fields`).
     name_fields: tuple[tuple[str, tuple[FieldPath, ...]], ...] = ()
+    #: Each finding's field (:func:`~generator.findings.finding_fields`): what identifies it in a GitLab report.
+    finding_fields: tuple[str, ...] = ()
 
 
 class _Failure(NamedTuple):
@@ -76,7 +78,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     ``alone``: the file is the whole tree; otherwise its cluster-wide needs are returned for the shared layer.
     """
     from generator.api import plan_file
-    from generator.findings import locate_findings
+    from generator.findings import finding_fields, locate_findings
     from generator.render import deployed, pools_cluster, render_alone, render_workload
     from generator.render.mirrors import cluster_mirror
     from generator.workload.host_network import host_addresses
@@ -85,14 +87,15 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     wl = loaded.workload
     plan = deployed(planned, wl, alone=alone)
     located = locate_findings(loaded, plan.findings)  # those SPEC.md lists, sharing's included
+    fields = finding_fields(loaded, plan.findings)
     if alone:
-        return Rendered(path, wl.name, render_alone(plan, wl), located)
+        return Rendered(path, wl.name, render_alone(plan, wl), located, finding_fields=fields)
     files, stacks = render_workload(plan, wl, alone=False)
     names = cluster_names(path, plan, wl)
     provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, tuple(names.pools),
-        tuple(names.hosts), pools_cluster(wl), host_addresses(wl), cluster_mirror(wl.mirrors), names.fields,
+        tuple(names.hosts), pools_cluster(wl), host_addresses(wl), cluster_mirror(wl.mirrors), names.fields, fields,
     )  # fmt: skip
 
 

@@ -227,7 +227,8 @@ def render_files(
         check_report_path(gitlab_report, files, output)
     results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
-    _print_findings(located, gitlab_report, files)
+    fields = [field for r in results for field in r.finding_fields]  # newuser53 item 4: the report's fingerprints
+    _print_findings(located, gitlab_report, files, fields)
 
     def write_or_check() -> None:
         single = len(files) == 1
@@ -305,7 +306,7 @@ def render_files(
                 echo(one_line(f"wrote {count} files to {os.path.join(output, result.name)}"))
 
     # an error past planning (workloads that clash in one tree, stale output, an unwritable tree) stops the run too
-    _errors_to_gitlab(gitlab_report, files, write_or_check, located)
+    _errors_to_gitlab(gitlab_report, files, write_or_check, located, fields)
     _fail_on(located, fail_on)
 
 
@@ -314,10 +315,11 @@ def _errors_to_gitlab(
     workloads: Sequence[str],
     run: Callable[[], T],
     findings: list[tuple[str, str, str, str]] | None = None,
+    fields: Sequence[str] | None = None,
 ) -> T:
     """``run()``; with ``--gitlab-report``, an error that stops the run goes to the report as a blocker, then on.
 
-    ``findings`` already reported stay in the report beside the blocker.
+    ``findings`` already reported stay in the report beside the blocker (``fields``: theirs, for their fingerprints).
 
     An error that names no file is reported at the first of ``workloads``.
 
@@ -333,7 +335,8 @@ def _errors_to_gitlab(
 
             try:
                 placed = _placed_errors(exc, workloads)
-                _write_gitlab(gitlab_report, gitlab_error_report(placed, workloads[0], findings or []), workloads)
+                text = gitlab_error_report(placed, workloads[0], findings or [], fields if findings else None)
+                _write_gitlab(gitlab_report, text, workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
@@ -506,7 +509,7 @@ def _build_cli() -> Any:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
         from generator.api import plan_as_deployed
         from generator.calculator.report import plan_text
-        from generator.findings import locate_findings
+        from generator.findings import finding_fields, locate_findings
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
@@ -516,7 +519,7 @@ def _build_cli() -> Any:
             check_report_path(gitlab_report, [file])
         loaded, result = _errors_to_gitlab(gitlab_report, [file], lambda: plan_as_deployed(file))
         located = list(locate_findings(loaded, result.findings))
-        _print_findings(located, gitlab_report, [file])
+        _print_findings(located, gitlab_report, [file], finding_fields(loaded, result.findings))
         if fmt == "json":
             click.echo(to_json(result.to_dict()))
         elif fmt == "markdown":
@@ -615,8 +618,15 @@ def _build_cli() -> Any:
     return cli
 
 
-def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None, workloads: Sequence[str]) -> None:
+def _print_findings(
+    located: list[tuple[str, str, str, str]],
+    gitlab_report: str | None,
+    workloads: Sequence[str],
+    fields: Sequence[str] | None = None,
+) -> None:
     """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions.
+
+    ``fields``: each finding's field, which identifies it in the GitLab report (:func:`~generator.findings.finding_fields`).
 
     The annotations go to stderr too (the Actions runner reads workflow commands from both streams), so stdout
     holds only the command's document (``plan --format json``, the diff comment).
@@ -631,7 +641,7 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         for finding in shown:
             print(github_annotation(finding), file=sys.stderr)
     if gitlab_report:
-        _write_gitlab(gitlab_report, gitlab_text(located), workloads)
+        _write_gitlab(gitlab_report, gitlab_text(located, fields), workloads)
 
 
 def _write_gitlab(path: str, text: str, workloads: Sequence[str]) -> None:

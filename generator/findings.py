@@ -47,6 +47,30 @@ def locate_findings(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tupl
     return tuple(out)
 
 
+def finding_fields(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tuple[str, ...]:
+    """Each finding's field, an item of a list named by its ``name`` where it has one: ``deployments[=chat].inference``.
+
+    What identifies a finding across runs and edits for a GitLab fingerprint (newuser53 item 4): not its message, whose
+    figures change, nor its line, which moves when a line above it is added, nor a list index a new item shifts.
+    """
+    return tuple(named_field(loaded.document.data, parse_path(f.path)) for f in findings)
+
+
+def named_field(data: object, parts: tuple[str | int, ...]) -> str:
+    """The field at ``parts`` of the document ``data``, each list item that has a string ``name`` by it (``[=chat]``)."""
+    out = []
+    node = data
+    for part in parts:
+        if isinstance(part, int):
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            out.append(f"[={name}]" if isinstance(name, str) else f"[{part}]")
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
+            out.append(f".{part}" if out else part)
+    return "".join(out)
+
+
 def at_least(findings: Iterable[Located], level: str) -> list[Located]:
     """The findings at ``level`` or above."""
     floor = LEVELS.index(level)
@@ -128,29 +152,39 @@ def github_error(error: PlacedError) -> str:
     return f"::error {where},title=specgen::{_escape_data(error.message)}"
 
 
-def gitlab_error_report(errors: Iterable[PlacedError], default_path: str, findings: Iterable[Located] = ()) -> str:
+def gitlab_error_report(
+    errors: Iterable[PlacedError],
+    default_path: str,
+    findings: Iterable[Located] = (),
+    fields: Sequence[str] | None = None,
+) -> str:
     """Fatal errors as a GitLab code-quality report (severity ``blocker``); unplaced ones at ``default_path``, line 1.
 
-    ``findings`` reported before the error stopped the run come first.
+    ``findings`` reported before the error stopped the run come first (``fields``: theirs, as :func:`gitlab_report`).
     """
-    paths: dict[str, str] = {}
-    issues = _gitlab_findings(findings, paths)
+    report = _Report()
+    issues = _gitlab_findings(findings, fields, report)
     for error in errors:
         file = default_path if error.file is None else error.file
-        issues.append(_gitlab_issue("error", "blocker", error.message, file, error.line, paths))
+        issues.append(report.issue("error", "blocker", error.message, file, error.line, error.field))
     return json.dumps(issues, indent=2, sort_keys=True) + "\n"
 
 
-def gitlab_report(findings: Iterable[Located]) -> str:
-    """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
-    return json.dumps(_gitlab_findings(findings, {}), indent=2, sort_keys=True) + "\n"
+def gitlab_report(findings: Iterable[Located], fields: Sequence[str] | None = None) -> str:
+    """A GitLab code-quality report (JSON list of issues with a stable fingerprint each).
+
+    ``fields``: each finding's (:func:`finding_fields`), which identifies it beside its file and code; without them,
+    its line does.
+    """
+    return json.dumps(_gitlab_findings(findings, fields, _Report()), indent=2, sort_keys=True) + "\n"
 
 
-def _gitlab_findings(findings: Iterable[Located], paths: dict[str, str]) -> list[dict[str, object]]:
+def _gitlab_findings(findings: Iterable[Located], fields: Sequence[str] | None, report: _Report) -> list[dict[str, object]]:
     issues = []
-    for level, code, message, where in findings:
+    for i, (level, code, message, where) in enumerate(findings):
         file, line, _ = _split_where(where)
-        issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line, paths))
+        field = fields[i] if fields is not None else f"line {line}"
+        issues.append(report.issue(code, _GITLAB_SEVERITY[level], message, file, line, field))
     return issues
 
 
@@ -173,24 +207,37 @@ def repository_path(path: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int, paths: dict[str, str]) -> dict[str, object]:
-    """One code-quality issue at ``file``'s repository path, with a fingerprint stable across runs and checkouts.
+class _Report:
+    """The issues of one code-quality report as they are made: their repository paths, and the keys already given."""
 
-    ``paths``: repository paths already found in this report (most issues share one file; each lookup walks up
-    the directories for ``.git``).
-    """
-    if file not in paths:
-        paths[file] = repository_path(file)
-    file = paths[file]
-    fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
-    return {
-        "check_name": f"specgen/{code}",
-        "description": message,
-        "fingerprint": fingerprint,
-        "location": {"lines": {"begin": line}, "path": file},
-        "severity": severity,
-        "type": "issue",
-    }
+    def __init__(self) -> None:
+        #: Repository paths already found (most issues share one file; each lookup walks up the directories for .git).
+        self.paths: dict[str, str] = {}
+        #: How many issues each (path, code, field) has had so far.
+        self.seen: dict[tuple[str, str, str], int] = {}
+
+    def issue(self, code: str, severity: str, message: str, file: str, line: int, field: str) -> dict[str, object]:
+        """One issue at ``file``'s repository path, its fingerprint stable across runs, checkouts and changed figures.
+
+        newuser53 item 4: the fingerprint hashed the message, so an MR that changed a figure in it ("1 server(s)" ->
+        "3") listed the same finding as resolved and as new. It is the file, the code, the field and the issue's
+        ordinal among those of the same three (two findings of one code at one field), in the report's order.
+        """
+        if file not in self.paths:
+            self.paths[file] = repository_path(file)
+        path = self.paths[file]
+        key = (path, code, field)
+        ordinal = self.seen.get(key, 0)
+        self.seen[key] = ordinal + 1
+        fingerprint = hashlib.sha256("\0".join([*key, str(ordinal)]).encode()).hexdigest()
+        return {
+            "check_name": f"specgen/{code}",
+            "description": message,
+            "fingerprint": fingerprint,
+            "location": {"lines": {"begin": line}, "path": path},
+            "severity": severity,
+            "type": "issue",
+        }
 
 
 def _split_where(where: str) -> tuple[str, int, int]:

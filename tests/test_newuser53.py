@@ -234,3 +234,61 @@ def test_render_reports_every_bad_file_and_exits_as_the_first(
     blockers = [i for i in json.loads(Path("gl.json").read_text()) if i["severity"] == "blocker"]
     assert [(b["location"]["path"], b["location"]["lines"]["begin"]) for b in blockers] == [("w2.yaml", 11), ("w5.yaml", 7)]
     assert len({b["fingerprint"] for b in blockers}) == 2
+
+
+# ---------------------------------------------------------------- item 4
+
+
+def _fingerprints(report: Path) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    for issue in json.loads(report.read_text()):
+        out.setdefault((issue["check_name"], issue["location"]["path"]), []).append(issue["fingerprint"])
+    return out
+
+
+def test_a_findings_fingerprint_does_not_change_with_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 4: rps 12 -> 30 changed capex-excludes' "$270,000 ... 1 server(s)" to "$810,000 ... 3" and its fingerprint
+    (7965aea7 -> a3f98398): GitLab listed the finding as resolved and as new on every MR that changed a number."""
+    monkeypatch.chdir(tmp_path)
+    Path("chat.yaml").write_text(CHAT.read_text())
+    assert specgen(capsys, "render", "chat.yaml", "-o", "out", "--gitlab-report", "before.json")[0] == 0
+    Path("chat.yaml").write_text(CHAT.read_text().replace("requests_per_second: 12", "requests_per_second: 30"))
+    assert specgen(capsys, "render", "chat.yaml", "-o", "out", "--gitlab-report", "after.json")[0] == 0
+    before, after = _fingerprints(Path("before.json")), _fingerprints(Path("after.json"))
+    for code in ("specgen/capex-excludes", "specgen/colocation-per-kw-drawn"):
+        assert before[(code, "chat.yaml")] == after[(code, "chat.yaml")]
+    messages = {i["check_name"]: i["description"] for i in json.loads(Path("after.json").read_text())}
+    assert "$810,000" in messages["specgen/capex-excludes"]  # the figures are in the text, not in the fingerprint
+
+
+def test_a_fingerprint_names_the_deployment_not_its_line_or_index(tmp_path: Path) -> None:
+    """Item 4: a deployment added above another moves its findings' lines and list index; the finding is the same."""
+    from generator.findings import finding_fields, gitlab_report, locate_findings
+    from generator.planner.plan import Finding
+    from generator.workload import load_workload
+
+    one = tmp_path / "one.yaml"
+    one.write_text(VALID)
+    two = tmp_path / "two.yaml"
+    first = (
+        "  - name: first\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
+    )
+    two.write_text(VALID.replace("deployments:\n", "deployments:\n" + first))
+    reports = []
+    for path, index in ((one, 0), (two, 1)):
+        loaded = load_workload(str(path))
+        said = [
+            Finding("warning", "slow-decode", f"{index + 7} tokens/s", f"deployments[{index}].inference"),
+            Finding("warning", "slow-decode", "again", f"deployments[{index}].inference"),
+        ]
+        assert finding_fields(loaded, said) == ("deployments[=chat].inference",) * 2
+        # the one file, as changed: its line as each version has it
+        located = [(level, code, message, "w.yaml:" + where.split(":")[-2] + ":1")
+                   for level, code, message, where in locate_findings(loaded, said)]  # fmt: skip
+        reports.append(json.loads(gitlab_report(located, finding_fields(loaded, said))))
+    assert [i["location"]["lines"]["begin"] for r in reports for i in r] == [7, 7, 10, 10]
+    prints = [[issue["fingerprint"] for issue in report] for report in reports]
+    assert prints[0] == prints[1] and len(set(prints[0])) == 2  # one code at one field twice: told apart by order
