@@ -292,3 +292,26 @@ def test_a_fingerprint_names_the_deployment_not_its_line_or_index(tmp_path: Path
     assert [i["location"]["lines"]["begin"] for r in reports for i in r] == [7, 7, 10, 10]
     prints = [[issue["fingerprint"] for issue in report] for report in reports]
     assert prints[0] == prints[1] and len(set(prints[0])) == 2  # one code at one field twice: told apart by order
+
+
+# ---------------------------------------------------------------- item 6
+
+
+@pytest.mark.parametrize("name", ["cluster", "terraform"])
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_workload_named_as_a_shared_directory_is_told_so_at_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, command: str
+) -> None:
+    """Item 6: ``name: cluster`` beside another file read "two workload files are both named 'cluster'", at no file."""
+    monkeypatch.chdir(tmp_path)
+    Path("c1.yaml").write_text(_named(name, "chat-c"))
+    Path("base.yaml").write_text(_named("small", "chat-small"))
+    args = (
+        ["render", "c1.yaml", "base.yaml", "-o", "out"]
+        if command == "render"
+        else ["validate", "--together", "c1.yaml", "base.yaml"]
+    )
+    code, _, err = specgen(capsys, *args)
+    assert code == 1
+    assert f"specgen: error: c1.yaml:2:7: name: '{name}' is the name of a directory a tree of several workloads holds" in err
+    assert "both named" not in err
