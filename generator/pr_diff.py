@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from generator.errors import (
     InfeasibleError,
     InputError,
+    Location,
     MultipleInputError,
     SpecgenError,
     arithmetic_error,
@@ -380,6 +381,9 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
         for path, text, new in sides
         if not isinstance(new, _Unplanned)
     }
+    # newuser53 item 8: the comment names each file by its repository path, whichever way the job spelt it
+    shown = {path: _shown_path(path) for path in paths}
+    sides = [(path, text, _said_at(new, path, shown[path])) for path, text, new in sides]
     # newuser33 item 7c: a `git mv` read as a fleet removed and one added; the workload's name is its tree's identity
     renames = renamed_files(
         {path: old["workload"] for path, _, new in sides if new is EMPTY_PLAN and isinstance(old := olds[path], dict)},
@@ -390,12 +394,12 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
     compared: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = []
     for path, old_text, new in sides:
         if isinstance(new, _Unplanned):
-            files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
+            files.append({"file": shown[path], "status": new.status, "errors": new.lines, "diff": None, "memory": []})
             continue
         if path in moved_away:
             continue
         renamed_from = renames.get(path)
-        old = olds[renamed_from or path]
+        old = _said_at(olds[renamed_from or path], renamed_from or path, shown[renamed_from or path])
         status = "added" if old_text is None and not renamed_from else "removed" if new is EMPTY_PLAN else "changed"
         base_errors = old.lines if isinstance(old, _Unplanned) else []
         old_plan = EMPTY_PLAN if isinstance(old, _Unplanned) else old
@@ -405,15 +409,15 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
             status = "fixed"
         elif status == "changed" and not _moves(diff):
             status = "renamed" if renamed_from or was else "unchanged"
-        entry = {"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)}
+        entry = {"file": shown[path], "status": status, "diff": diff, "memory": pool_memory(new, diff)}
         if renamed_from:
-            entry["renamed_from"] = renamed_from
+            entry["renamed_from"] = shown[renamed_from]
         if was:
             entry["workload_renamed"] = {"old": was, "new": new["workload"]}
         if base_errors:
             entry["base_errors"] = base_errors
         files.append(entry)
-        compared.append((path, old_plan, new, diff))
+        compared.append((shown[path], old_plan, new, diff))
     planned = [f for f in files if f["diff"] is not None]
     # newuser33 item 7a: a pool removed in one file and one of its hardware added in another is replaced too
     replaced = set_replacements(compared)
@@ -433,14 +437,13 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
     "0 workload file(s) change the fleet". They are not compared (which files are one cluster is the caller's to say,
     and a directory may hold two clusters'): the comment names them, to be given too (examples/ci give them). Files of
     the suffixes given (``.yaml``, ``.yml``) that read at ``rev`` as workloads (a mapping with ``version`` and
-    ``deployments``); each path as the caller would give it (relative to the current directory, where ``paths`` are).
+    ``deployments``); each by its repository path, as the comment names every file (newuser53 item 8).
     """
     from generator.workload.loader import parse_yaml
 
     top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
     given = {_repo_relative(path) for path in paths}
     suffixes = {suffix for path in paths for suffix in _WORKLOAD_SUFFIXES if path.endswith(suffix)}
-    relative = all(not os.path.isabs(path) for path in paths)
     found = []
     for folder in sorted({os.path.dirname(rel) for rel in given}):
         spec = f"{folder}/" if folder else "."
@@ -456,8 +459,21 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
             except SpecgenError:
                 continue
             if isinstance(data, dict) and "version" in data and "deployments" in data:
-                found.append(os.path.relpath(os.path.join(top, rel)) if relative else os.path.join(top, rel))
+                found.append(rel)
     return found
+
+
+def _shown_path(path: str) -> str:
+    """``path`` as the comment names it: relative to the repository's top (``./w.yaml``, ``/builds/g/p/w.yaml``: w.yaml)."""
+    return os.path.normpath(_repo_relative(path)).replace(os.sep, "/")
+
+
+def _said_at(planned: dict[str, Any] | _Unplanned, path: str, shown: str) -> dict[str, Any] | _Unplanned:
+    """``planned``, its errors that begin with the file's name as given begun with the name the comment gives it."""
+    if not isinstance(planned, _Unplanned) or shown == path:
+        return planned
+    lines = [shown + line[len(path) :] if line.startswith(f"{path}:") else line for line in planned.lines]
+    return planned._replace(lines=lines)
 
 
 def _workload_renamed_from(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -577,7 +593,22 @@ def unplanned_error(result: dict[str, Any]) -> UnplannedFilesError | None:
     if not failed:
         return None
     code = 1 if any(f["status"] == "invalid" for f in failed) else InfeasibleError.exit_code
-    return UnplannedFilesError([InputError(line) for f in failed for line in f["errors"]], code)
+    return UnplannedFilesError([_placed(line, f["file"]) for f in failed for line in f["errors"]], code)
+
+
+def _placed(line: str, file: str) -> InputError:
+    """An error line of ``file`` (as the comment names it) with the place its text begins with, where it begins with it.
+
+    newuser53 item 7: CI annotations are placed at an error's location, never read back out of any text; the file's
+    whole name is known here.
+    """
+    from generator.findings import place_error
+
+    placed = place_error(line, None, [file])
+    error = InputError(line)
+    if placed.file is not None:
+        error.location = Location(placed.file, placed.line, placed.column)
+    return error
 
 
 def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

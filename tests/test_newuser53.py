@@ -315,3 +315,37 @@ def test_a_workload_named_as_a_shared_directory_is_told_so_at_its_name(
     assert code == 1
     assert f"specgen: error: c1.yaml:2:7: name: '{name}' is the name of a directory a tree of several workloads holds" in err
     assert "both named" not in err
+
+
+# ---------------------------------------------------------------- item 8
+
+
+def test_the_comment_names_files_by_their_repository_path_however_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 8: ``mixed.yaml``, ``./mixed.yaml`` and ``/tmp/.../mixed.yaml`` gave three comments; a job passing
+    ``$CI_PROJECT_DIR/workloads/*.yaml`` put ``/builds/<group>/<project>/`` into the note. Errors quoted alike."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _commit(repo, {"w/a.yaml": _named("a", "chat-a"), "w/b.yaml": _named("b", "chat-b"), "w/c.yaml": _named("c", "chat-c")})
+    (repo / "w" / "a.yaml").write_text(_named("a", "chat-a").replace("requests_per_second: 2", "requests_per_second: 30"))
+    (repo / "w" / "b.yaml").write_text(TABBED.replace("name: demo", "name: b"))
+    _git(repo, "rm", "-q", "w/c.yaml")
+    spellings = [
+        (repo, ("w/a.yaml", "w/b.yaml")),
+        (repo, ("./w/a.yaml", "./w//b.yaml")),
+        (repo / "w", ("a.yaml", "b.yaml")),
+        (tmp_path, (str(repo / "w" / "a.yaml"), str(repo / "w" / "b.yaml"))),
+    ]
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    comments = set()
+    for cwd, files in spellings:
+        monkeypatch.chdir(cwd)
+        code, out, err = specgen(capsys, "diff", "--base", "HEAD", *files)
+        assert code == 1
+        comments.add(out)
+        assert "::error file=w/b.yaml,line=7,col=1,title=specgen::YAML syntax error" in err
+    (comment,) = comments
+    assert "### `w/a.yaml` (changed)" in comment and "### `w/b.yaml` (invalid)" in comment
+    assert "- w/b.yaml:7:1: YAML syntax error" in comment and "**Not compared: `w/c.yaml` was a workload" in comment
+    assert str(tmp_path) not in comment
