@@ -215,6 +215,7 @@ def render_files(
     from generator.writer import (
         check_report_path,
         diff_trees,
+        interrupted_leftovers,
         read_manifest,
         read_tree,
         refuse_non_directory,
@@ -237,7 +238,10 @@ def render_files(
         _refuse_empty_targets(output, targets, rendered, depth)
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
-            refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
+                echo(one_line(f"specgen: {leftover} was left by an interrupted render (not part of the output; the "
+                              "next render recovers or removes it): do not commit it"), err=True)  # fmt: skip
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
             full = with_manifest(rendered)

@@ -349,3 +349,30 @@ def test_the_comment_names_files_by_their_repository_path_however_given(
     assert "### `w/a.yaml` (changed)" in comment and "### `w/b.yaml` (invalid)" in comment
     assert "- w/b.yaml:7:1: YAML syntax error" in comment and "**Not compared: `w/c.yaml` was a workload" in comment
     assert str(tmp_path) not in comment
+
+
+# ---------------------------------------------------------------- item 9
+
+
+def test_check_names_what_an_interrupted_render_left_beside_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 9: a render killed while staging left ``.specgen-<hash>-new-XXXX`` (a partial tree) in the repository's root,
+    which a bot's ``git add -A`` commits; --check said nothing of it."""
+    from generator.swap import work_prefix
+
+    monkeypatch.chdir(tmp_path)
+    Path("w.yaml").write_text(VALID)
+    assert specgen(capsys, "render", "w.yaml", "-o", "out")[0] == 0
+    leftover = Path(work_prefix(str(tmp_path / "out"), "new") + "bz3ga2wa")
+    (leftover / "terraform").mkdir(parents=True)
+    (leftover / "terraform" / "main.tf").write_text("partial\n")
+    code, out, err = specgen(capsys, "render", "w.yaml", "-o", "out", "--check")
+    assert (code, out) == (0, "")
+    assert err.splitlines()[-2:] == [
+        f"specgen: {leftover} was left by an interrupted render (not part of the output; the next render recovers or "
+        "removes it): do not commit it",
+        "specgen: rendered output is current",
+    ]
+    code, _, err = specgen(capsys, "render", "w.yaml", "-o", "out")
+    assert code == 0 and not leftover.exists() and f"removed {tmp_path / leftover}, left by an interrupted render" in err
