@@ -275,7 +275,7 @@ def render_files(
             keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
             wanted_files = _select(rendered, targets, depth)
             if keep:
-                _refuse_another_plans_outputs(output, targets, keep, rendered)
+                _refuse_another_plans_outputs(output, targets, keep, rendered, depth)
             names = {r.name for r in results}
             dropped, _ = _dropped_trees(output, names, single)
             if dropped and not prune:
@@ -308,10 +308,27 @@ def render_files(
             for result in [] if single else results:
                 count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
                 echo(one_line(f"wrote {count} files to {os.path.join(output, result.name)}"))
+            if not single:
+                echo(one_line(_shared_written(output, wanted_files, names)))
 
     # an error past planning (workloads that clash in one tree, stale output, an unwritable tree) stops the run too
     _errors_to_gitlab(gitlab_report, files, write_or_check, located, fields)
     _fail_on(located, fail_on)
+
+
+def _shared_written(output: str, written: Collection[str], names: Collection[str]) -> str:
+    """The line saying what a render of several files wrote outside the workloads' trees, the root's manifest with it.
+
+    newuser53 item 10: ``wrote 10 files to infra/rag`` was said of each tree, and nothing of the shared ``cluster/``
+    and ``terraform/main.tf`` or the manifest, which are in the tree the reviewer diffs.
+    """
+    from generator.words import listed
+    from generator.writer import MANIFEST
+
+    shared = [rel for rel in written if rel.split("/", 1)[0] not in names]
+    directories = sorted({rel.split("/", 1)[0] + "/" for rel in shared if "/" in rel})
+    what = f"the workloads' shared {listed(directories)}, and " if directories else ""
+    return f"wrote {len(shared) + 1} files to {output} ({what}the tree's {MANIFEST})"
 
 
 def _errors_to_gitlab(
@@ -775,7 +792,9 @@ def _refuse_dropping(output: str, dropped: list[str], single: str | None) -> Non
     )
 
 
-def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str]) -> None:
+def _refuse_another_plans_outputs(
+    output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str], depth: int
+) -> None:
     """Refuse a ``--target`` render into a tree of another plan whose other outputs it would leave (newuser31 item 5).
 
     The outputs not asked for stay as they are on disk. Where the tree's ``spec.json`` is not the one this render
@@ -789,11 +808,11 @@ def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: s
     current = read_tree(output)
     specs = sorted(rel for rel in rendered if rel.rpartition("/")[2] == "spec.json")
     changed = [rel for rel in specs if rel in current and current[rel] != rendered[rel]]
-    others = sorted({rel.split("/")[0] for rel in keep if rel != MANIFEST})
+    # newuser53 item 10: the outputs by name (--target's words), not the tree's top directories (workload trees)
+    others = [target for target in TARGETS if target not in targets and _select(dict.fromkeys(keep, ""), (target,), depth)]
     fix = (
-        f"the outputs not asked for ({', '.join(others[:6])}{', ...' if len(others) > 6 else ''}) would stay that "
-        "plan's beside this one's; render every output (without --target), or into another directory; nothing was "
-        "written"
+        f"the outputs not asked for ({', '.join(others)}) would stay that plan's beside this one's; render every "
+        "output (without --target), or into another directory; nothing was written"
     )
     if changed:
         raise OutputError(

@@ -376,3 +376,43 @@ def test_check_names_what_an_interrupted_render_left_beside_the_output(
     ]
     code, _, err = specgen(capsys, "render", "w.yaml", "-o", "out")
     assert code == 0 and not leftover.exists() and f"removed {tmp_path / leftover}, left by an interrupted render" in err
+
+
+# ---------------------------------------------------------------- item 10
+
+
+def test_target_names_the_outputs_it_leaves_not_the_workload_trees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 10: "the outputs not asked for (cluster, w1, w3)" named workload trees and a directory, not outputs."""
+    files = [tmp_path / "w1.yaml", tmp_path / "w3.yaml"]
+    files[0].write_text(_named("w1", "chat-w1"))
+    files[1].write_text(_named("w3", "chat-w3"))
+    out_dir = str(tmp_path / "out")
+    assert specgen(capsys, "render", *map(str, files), "-o", out_dir)[0] == 0
+    files[0].write_text(_named("w1", "chat-w1").replace("requests_per_second: 2", "requests_per_second: 20"))
+    code, _, err = specgen(capsys, "render", *map(str, files), "-o", out_dir, "--target", "terraform")
+    assert code == 1
+    assert (
+        "w1/spec.json in the tree is another plan's, and the outputs not asked for (spec, markdown, ansible, kubernetes) " in err
+    )
+
+
+def test_a_boolean_version_is_said_as_the_file_writes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 10: ``version: true`` read "must be 1, got True", Python's spelling of the file's ``true``."""
+    path = tmp_path / "w.yaml"
+    path.write_text(VALID.replace("version: 1", "version: true"))
+    code, _, err = specgen(capsys, "validate", str(path))
+    assert code == 1 and f"{path}:1:10: version: must be 1, got true\n" in err
+
+
+def test_render_says_what_it_wrote_beside_the_workload_trees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 10: the shared cluster/, terraform/main.tf and the root manifest were written without a word."""
+    files = [tmp_path / "a.yaml", tmp_path / "b.yaml"]
+    files[0].write_text(_named("a", "chat-a"))
+    files[1].write_text(_named("b", "chat-b"))
+    out_dir = tmp_path / "out"
+    code, out, _ = specgen(capsys, "render", *map(str, files), "-o", str(out_dir))
+    assert code == 0
+    said = out.splitlines()[-1]
+    outside = [p for p in out_dir.rglob("*") if p.is_file() and p.relative_to(out_dir).parts[0] not in ("a", "b")]
+    shared = "the workloads' shared cluster/ and terraform/, and the tree's .specgen-manifest"
+    assert said == f"wrote {len(outside)} files to {out_dir} ({shared})"
