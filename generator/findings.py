@@ -180,6 +180,10 @@ def gitlab_report(findings: Iterable[Located], fields: Sequence[str] | None = No
 
 
 def _gitlab_findings(findings: Iterable[Located], fields: Sequence[str] | None, report: _Report) -> list[dict[str, object]]:
+    """The issues of ``findings``, each identified by its field (``fields``, one a finding), else by its line."""
+    findings = list(findings)
+    if fields is not None and len(fields) != len(findings):
+        fields = None  # not the findings' own: their lines identify them instead
     issues = []
     for i, (level, code, message, where) in enumerate(findings):
         file, line, _ = _split_where(where)

@@ -466,7 +466,8 @@ def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
     newuser36 item 11: a rack limit raised from 17.3 to 40 kW moved a server into the first rack (two racks -> one),
     a de-rack, re-cable and new PDU outlets, and the diff said "No change to the fleet.". fuzz30 item 10: circuits
     halved with the same packing said so too. A side without racks (a cloud plan, or a spec.json from before the rack
-    list) compares none.
+    list) compares none. Racks are matched by their place in the workload's fleet (:func:`racks_by_place`), each
+    named by its new id and, where the old side names it otherwise, its old one (``old_rack``).
     """
     if "racks" not in old or "racks" not in new:
         return []
