@@ -13,11 +13,11 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.errors import Location, MultipleInputError, SpecgenError
 from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from generator.render import ClusterNames, PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
     from generator.render.mirrors import ClusterMirror
+    from generator.tree_moves import Move
     from generator.workload import LoadedWorkload
     from generator.workload.build import Path as FieldPath
     from generator.workload.host_network import HostAddress
@@ -56,13 +57,19 @@ class Rendered(NamedTuple):
     mirror: ClusterMirror | None = None
     #: Where the file gives each of those names (:attr:`~generator.render.ClusterNames.fields`).
     name_fields: tuple[tuple[str, tuple[FieldPath, ...]], ...] = ()
+    #: Each finding's field (:func:`~generator.findings.finding_fields`): what identifies it in a GitLab report.
+    finding_fields: tuple[str, ...] = ()
 
 
 class _Failure(NamedTuple):
-    """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle)."""
+    """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle).
+
+    ``locations``: each line's, for CI reports to place it (newuser53 item 7: never re-read from its text).
+    """
 
     exit_code: int
     lines: tuple[str, ...]
+    locations: tuple[Location | None, ...]
 
 
 def render_one(path: str, alone: bool = True) -> Rendered:
@@ -71,7 +78,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     ``alone``: the file is the whole tree; otherwise its cluster-wide needs are returned for the shared layer.
     """
     from generator.api import plan_file
-    from generator.findings import locate_findings
+    from generator.findings import finding_fields, locate_findings
     from generator.render import deployed, pools_cluster, render_alone, render_workload
     from generator.render.mirrors import cluster_mirror
     from generator.workload.host_network import host_addresses
@@ -80,14 +87,15 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     wl = loaded.workload
     plan = deployed(planned, wl, alone=alone)
     located = locate_findings(loaded, plan.findings)  # those SPEC.md lists, sharing's included
+    fields = finding_fields(loaded, plan.findings)
     if alone:
-        return Rendered(path, wl.name, render_alone(plan, wl), located)
+        return Rendered(path, wl.name, render_alone(plan, wl), located, finding_fields=fields)
     files, stacks = render_workload(plan, wl, alone=False)
     names = cluster_names(path, plan, wl)
     provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, tuple(names.pools),
-        tuple(names.hosts), pools_cluster(wl), host_addresses(wl), cluster_mirror(wl.mirrors), names.fields,
+        tuple(names.hosts), pools_cluster(wl), host_addresses(wl), cluster_mirror(wl.mirrors), names.fields, fields,
     )  # fmt: skip
 
 
@@ -141,20 +149,27 @@ def planned_cluster_names(file: str, loaded: LoadedWorkload) -> ClusterNames | N
 def _work(path: str, alone: bool) -> Rendered | _Failure:
     try:
         return render_one(path, alone)
-    except MultipleInputError as exc:
-        return _Failure(exc.exit_code, tuple(str(e) for e in exc.errors))
     except SpecgenError as exc:
-        return _Failure(exc.exit_code, (str(exc),))
+        errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+        return _Failure(exc.exit_code, tuple(str(e) for e in errors), tuple(e.location for e in errors))
 
 
-def _raise(failure: _Failure) -> None:
-    error: SpecgenError
-    if len(failure.lines) == 1:
-        error = SpecgenError(failure.lines[0])
-    else:
-        error = MultipleInputError([InputError(line) for line in failure.lines])
-    error.exit_code = failure.exit_code
-    raise error
+def _raise(failures: list[_Failure]) -> None:
+    """Raise the errors of ``failures``: each file's with its exit code, so the whole exits as the first's does."""
+    errors = [
+        _rebuilt(line, location, failure.exit_code)
+        for failure in failures
+        for line, location in zip(failure.lines, failure.locations, strict=True)
+    ]
+    raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
+
+
+def _rebuilt(line: str, location: Location | None, exit_code: int) -> SpecgenError:
+    """A worker's error as the process that reports it holds it: its text, location and exit code."""
+    error = SpecgenError(line)
+    error.location = location
+    error.exit_code = exit_code
+    return error
 
 
 #: The cgroup v2 file that holds a container's CPU quota: "max 100000" (none) or "<quota> <period>" microseconds.
@@ -186,10 +201,12 @@ def default_jobs(cores: int) -> int:
 
 
 def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
-    """Every file rendered, by workload name then path; the error of the first failing path (sorted) is raised.
+    """Every file rendered, by workload name then path; else every failing file's errors, in path order (sorted).
 
-    Nothing depends on the order the paths are given in (a shell glob's order follows the locale), nor on ``jobs``:
-    the processes the files are planned in, at most one a file and one a usable core (None: one a usable core).
+    newuser53 item 5: the first failing file's error alone was raised, so CI told of one bad file a push (``validate``
+    tells of all). The error raised exits as the first failing file's does. Nothing depends on the order the paths are
+    given in (a shell glob's order follows the locale), nor on ``jobs``: the processes the files are planned in, at
+    most one a file and one a usable core (None: one a usable core).
     """
     paths = sorted(paths)
     check_distinct_files(paths)
@@ -197,7 +214,7 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     jobs = max(1, min(default_jobs(cores) if jobs is None else jobs, len(paths), cores))
     alone = len(paths) == 1
     if jobs == 1:
-        return by_name([render_one(path, alone) for path in paths])
+        return _every_file([_work(path, alone) for path in paths])
     import multiprocessing
 
     # load what every worker needs once, before the workers are forked
@@ -218,13 +235,15 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
         # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
         pool.close()
         pool.join()
-    out: list[Rendered] = []
-    for result in results:
-        if isinstance(result, _Failure):
-            _raise(result)
-        else:
-            out.append(result)
-    return by_name(out)
+    return _every_file(results)
+
+
+def _every_file(results: list[Rendered | _Failure]) -> list[Rendered]:
+    """The files rendered, by name; where any failed, the errors of every failing one are raised (item 5)."""
+    failed = [result for result in results if isinstance(result, _Failure)]
+    if failed:
+        _raise(failed)
+    return by_name(result for result in results if not isinstance(result, _Failure))
 
 
 def by_name(results: Iterable[Rendered]) -> list[Rendered]:
@@ -295,12 +314,28 @@ def unlisted_trees(root: str, listed: set[str]) -> list[str]:
             and os.path.isfile(os.path.join(e.path, MANIFEST))]  # fmt: skip
 
 
-def tree_summary(current: set[str], wanted: set[str], changed: set[str], unlisted: list[str]) -> str:
-    """The workload trees of the root and what happened to each (for the drift report)."""
+def tree_summary(
+    current: set[str], wanted: set[str], changed: set[str], unlisted: list[str], moves: Collection[Move] = ()
+) -> str:
+    """The workload trees of the root and what happened to each (for the drift report).
+
+    ``moves``: what the render does to the trees it moves or removes (:func:`generator.tree_moves.tree_moves`), said as
+    ``render`` says it (newuser53 item 3: a tree going from a cluster's layout to the flat one, or back, read
+    "removed or renamed" or "missing (not rendered yet)", and the render then said "moved").
+    """
+    moved = {move.workload: move for move in moves}
     lines = ["specgen: workload trees under the output root:"]
-    for name in sorted(current | wanted | set(unlisted)):
+    for name in sorted(current | wanted | set(unlisted) | set(moved)):
+        move = moved.get(name)
         if name in unlisted and name not in wanted:
             state = "extra (a specgen tree no workload file renders)"
+        elif move is not None and move.new is None:
+            where = "" if move.old else "its flat tree at the output's root; "
+            state = f"removed or renamed ({where}no workload file renders it any more; render removes it with --prune)"
+        elif move is not None and move.new == "":
+            state = "moved to the output's root (one file renders a flat tree)"
+        elif move is not None:
+            state = f"moved from the output's root to {move.new}/ (several files render a tree of each workload)"
         elif name not in current:
             state = "missing (not rendered yet)"
         elif name not in wanted:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from generator.errors import SpecgenError
+    from generator.findings import PlacedError
+    from generator.tree_moves import Move
     from generator.workload import LoadedWorkload
 
     F = TypeVar("F", bound=Callable[..., Any])
@@ -28,6 +30,11 @@ if TYPE_CHECKING:
 MAX_REPORTED = 25
 #: ``render --check``'s one-line summary (:class:`generator.errors.DriftError`) for CI reports.
 STALE_OUTPUT = "rendered output is stale; run `specgen render` and commit the result"
+#: The summary where the render removes workload trees, which it does with ``--prune`` only (newuser53 item 3).
+STALE_PRUNE = (
+    "rendered output is stale; run `specgen render --prune` (it removes the trees of workloads no file renders) "
+    "and commit the result"
+)
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 #: Levels of ``--fail-on``.
 LEVELS = ("warning", "error")
@@ -55,9 +62,9 @@ def main(argv: list[str] | None = None) -> None:
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
     if plain and args[:1] == ["validate"] and (files := plain_args.validate_params(args[1:])) is not None:
-        sys.exit(_standalone(lambda: validate_files(files, _echo)))
+        sys.exit(_standalone(lambda: validate_files(files, _echo), files))
     if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
-        sys.exit(_standalone(lambda: render_files(**params, echo=_echo)))
+        sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
 
@@ -72,11 +79,11 @@ def _echo(message: str, err: bool = False) -> None:
     print(message, file=stream, flush=True)
 
 
-def _standalone(run: Callable[[], None]) -> int:
+def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
     """The exit code of a command run as click's standalone mode runs one, with the group's defaults.
 
-    A :class:`SpecgenError` is reported; Ctrl-C or end of input prints ``Aborted!`` and exits 1; a closed
-    output pipe exits 1 quietly.
+    A :class:`SpecgenError` is reported (``files``: the workload files given); Ctrl-C or end of input prints
+    ``Aborted!`` and exits 1; a closed output pipe exits 1 quietly.
     """
     from generator import input_files
     from generator.errors import SpecgenError, arithmetic_error
@@ -85,9 +92,9 @@ def _standalone(run: Callable[[], None]) -> int:
     try:
         run()
     except SpecgenError as exc:
-        return _report(exc)
+        return _report(exc, files)
     except ArithmeticError as exc:
-        return _report(arithmetic_error(exc))
+        return _report(arithmetic_error(exc), files)
     except (EOFError, KeyboardInterrupt):
         print("\nAborted!", file=sys.stderr)
         return 1
@@ -204,10 +211,11 @@ def render_files(
     """
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, OutputError, one_line
-    from generator.tree_moves import refuse_stranding, tree_moves
+    from generator.tree_moves import refuse_stranding
     from generator.writer import (
         check_report_path,
         diff_trees,
+        interrupted_leftovers,
         read_manifest,
         read_tree,
         refuse_non_directory,
@@ -220,7 +228,8 @@ def render_files(
         check_report_path(gitlab_report, files, output)
     results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
-    _print_findings(located, gitlab_report, files)
+    fields = [field for r in results for field in r.finding_fields]  # newuser53 item 4: the report's fingerprints
+    _print_findings(located, gitlab_report, files, fields)
 
     def write_or_check() -> None:
         single = len(files) == 1
@@ -229,7 +238,10 @@ def render_files(
         _refuse_empty_targets(output, targets, rendered, depth)
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
-            refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
+                echo(one_line(f"specgen: {leftover} was left by an interrupted render (not part of the output; the "
+                              "next render recovers or removes it): do not commit it"), err=True)  # fmt: skip
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
             full = with_manifest(rendered)
@@ -237,10 +249,14 @@ def render_files(
             wanted = trees_in(rendered)
             unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
             if text or unlisted:
+                names = {r.name for r in results}
+                # newuser53 item 3: a tree the render moves (flat <-> a tree of each workload) read "removed" or
+                # "missing", as render's moves say it; and a render that removes a tree needs --prune
+                moves = _tree_moves(output, names, single)
                 summary = ""
-                if not single or trees_in(current):
+                if not single or trees_in(current) or moves:
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
-                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                    summary = tree_summary(trees_in(current), wanted, changed, unlisted, moves)
                 from generator.fleet_diff import drift_replacement_lines  # only on drift: render's cold start
 
                 summary += "".join(f"{line}\n" for line in drift_replacement_lines(current, full))
@@ -248,15 +264,18 @@ def render_files(
                     echo(f"{text}{summary}".rstrip("\n"))
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                raise DriftError(f"specgen: {STALE_OUTPUT}")
-            echo("rendered output is current")
+                pruned = _dropped_trees(output, names, single)[0]
+                raise DriftError(f"specgen: {STALE_PRUNE if pruned else STALE_OUTPUT}")
+            # newuser53 item 1: the verdict goes where the stale one goes, so that stdout (`> drift.patch`) holds
+            # only the drift and is empty when there is none
+            echo("specgen: rendered output is current", err=True)
         else:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest
             owned = (read_manifest(output) or []) if targets else []
             keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
             wanted_files = _select(rendered, targets, depth)
             if keep:
-                _refuse_another_plans_outputs(output, targets, keep, rendered)
+                _refuse_another_plans_outputs(output, targets, keep, rendered, depth)
             names = {r.name for r in results}
             dropped, _ = _dropped_trees(output, names, single)
             if dropped and not prune:
@@ -269,10 +288,9 @@ def render_files(
                 )
             # fuzz31 item 3: a tree moved or removed left the user's Terraform state behind, and was said "removed"
             listed = read_manifest(output) or []
-            flat = None if trees_in(listed) else _flat_workload(output, listed)
-            if flat is None and not trees_in(listed):
+            if not trees_in(listed) and _flat_workload(output, listed) is None:
                 _refuse_unnamed_state(output, listed, wanted_files)
-            moves = tree_moves(trees_in(listed), flat, names, single)
+            moves = _tree_moves(output, names, single)
             moved = refuse_stranding(output, listed, moves, results[0].name if single else None, rendered)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
@@ -290,10 +308,27 @@ def render_files(
             for result in [] if single else results:
                 count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
                 echo(one_line(f"wrote {count} files to {os.path.join(output, result.name)}"))
+            if not single:
+                echo(one_line(_shared_written(output, wanted_files, names)))
 
     # an error past planning (workloads that clash in one tree, stale output, an unwritable tree) stops the run too
-    _errors_to_gitlab(gitlab_report, files, write_or_check, located)
+    _errors_to_gitlab(gitlab_report, files, write_or_check, located, fields)
     _fail_on(located, fail_on)
+
+
+def _shared_written(output: str, written: Collection[str], names: Collection[str]) -> str:
+    """The line saying what a render of several files wrote outside the workloads' trees, the root's manifest with it.
+
+    newuser53 item 10: ``wrote 10 files to infra/rag`` was said of each tree, and nothing of the shared ``cluster/``
+    and ``terraform/main.tf`` or the manifest, which are in the tree the reviewer diffs.
+    """
+    from generator.words import listed
+    from generator.writer import MANIFEST
+
+    shared = [rel for rel in written if rel.split("/", 1)[0] not in names]
+    directories = sorted({rel.split("/", 1)[0] + "/" for rel in shared if "/" in rel})
+    what = f"the workloads' shared {listed(directories)}, and " if directories else ""
+    return f"wrote {len(shared) + 1} files to {output} ({what}the tree's {MANIFEST})"
 
 
 def _errors_to_gitlab(
@@ -301,10 +336,11 @@ def _errors_to_gitlab(
     workloads: Sequence[str],
     run: Callable[[], T],
     findings: list[tuple[str, str, str, str]] | None = None,
+    fields: Sequence[str] | None = None,
 ) -> T:
     """``run()``; with ``--gitlab-report``, an error that stops the run goes to the report as a blocker, then on.
 
-    ``findings`` already reported stay in the report beside the blocker.
+    ``findings`` already reported stay in the report beside the blocker (``fields``: theirs, for their fingerprints).
 
     An error that names no file is reported at the first of ``workloads``.
 
@@ -319,8 +355,9 @@ def _errors_to_gitlab(
             from generator.findings import gitlab_error_report
 
             try:
-                lines = [STALE_OUTPUT] if _is_drift(exc) else _error_lines(exc)
-                _write_gitlab(gitlab_report, gitlab_error_report(lines, workloads[0], findings or []), workloads)
+                placed = _placed_errors(exc, workloads)
+                text = gitlab_error_report(placed, workloads[0], findings or [], fields if findings else None)
+                _write_gitlab(gitlab_report, text, workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
@@ -338,7 +375,34 @@ def _is_drift(exc: SpecgenError) -> bool:
     return isinstance(exc, DriftError)
 
 
-def _report(exc: SpecgenError) -> int:
+def _given_files(params: dict[str, Any]) -> tuple[str, ...]:
+    """The workload files a command was given: its FILES, PATHS or FILE argument (none for the others)."""
+    given = params.get("files") or params.get("paths") or params.get("file")
+    return (given,) if isinstance(given, str) else tuple(given or ())
+
+
+def _drift_verdict(exc: SpecgenError) -> str:
+    """A drift's one-line verdict for CI reports: its message without the ``specgen:`` a log line starts with."""
+    return str(exc).removeprefix("specgen: ")
+
+
+def _placed_errors(exc: SpecgenError, files: Sequence[str]) -> list[PlacedError]:
+    """Each error of ``exc`` where CI reports show it: at its location, never read back out of its text (item 7).
+
+    ``files``: the workload files the command was given; an error without a location is placed at one of them only
+    where that file's whole name begins it. A drift is the run's, placed nowhere.
+    """
+    from generator.errors import MultipleInputError
+    from generator.findings import PlacedError, place_error
+
+    if _is_drift(exc):
+        return [PlacedError(_drift_verdict(exc))]
+    errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+    return [place_error(str(e), e.location, files) for e in errors]
+
+
+def _report(exc: SpecgenError, files: Sequence[str] = ()) -> int:
+    """Print ``exc`` on stderr (and as GitHub annotations in Actions); its exit code. ``files``: the workloads given."""
     drift = _is_drift(exc)
     lines = _error_lines(exc)
     if len(lines) > MAX_REPORTED:
@@ -346,10 +410,13 @@ def _report(exc: SpecgenError) -> int:
     for line in lines:
         print(line if drift else f"specgen: error: {line}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from generator.findings import github_error
+        from generator.findings import PlacedError, github_error
 
-        for line in [STALE_OUTPUT] if drift else lines:
-            print(github_error(line), file=sys.stderr)  # stdout stays the command's document
+        placed = _placed_errors(exc, files)
+        if len(placed) > MAX_REPORTED:
+            placed = [*placed[:MAX_REPORTED], PlacedError(lines[-1])]
+        for error in placed:
+            print(github_error(error), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 
 
@@ -375,9 +442,9 @@ def _build_cli() -> Any:
             try:
                 return func(*args, **kwargs)
             except SpecgenError as exc:
-                sys.exit(_report(exc))
+                sys.exit(_report(exc, _given_files(kwargs)))
             except ArithmeticError as exc:
-                sys.exit(_report(arithmetic_error(exc)))
+                sys.exit(_report(arithmetic_error(exc), _given_files(kwargs)))
 
         return wrapper  # type: ignore[return-value]
 
@@ -463,7 +530,7 @@ def _build_cli() -> Any:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
         from generator.api import plan_as_deployed
         from generator.calculator.report import plan_text
-        from generator.findings import locate_findings
+        from generator.findings import finding_fields, locate_findings
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
@@ -473,7 +540,7 @@ def _build_cli() -> Any:
             check_report_path(gitlab_report, [file])
         loaded, result = _errors_to_gitlab(gitlab_report, [file], lambda: plan_as_deployed(file))
         located = list(locate_findings(loaded, result.findings))
-        _print_findings(located, gitlab_report, [file])
+        _print_findings(located, gitlab_report, [file], finding_fields(loaded, result.findings))
         if fmt == "json":
             click.echo(to_json(result.to_dict()))
         elif fmt == "markdown":
@@ -572,8 +639,15 @@ def _build_cli() -> Any:
     return cli
 
 
-def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None, workloads: Sequence[str]) -> None:
+def _print_findings(
+    located: list[tuple[str, str, str, str]],
+    gitlab_report: str | None,
+    workloads: Sequence[str],
+    fields: Sequence[str] | None = None,
+) -> None:
     """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions.
+
+    ``fields``: each finding's field, which identifies it in the GitLab report (:func:`~generator.findings.finding_fields`).
 
     The annotations go to stderr too (the Actions runner reads workflow commands from both streams), so stdout
     holds only the command's document (``plan --format json``, the diff comment).
@@ -588,7 +662,7 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         for finding in shown:
             print(github_annotation(finding), file=sys.stderr)
     if gitlab_report:
-        _write_gitlab(gitlab_report, gitlab_text(located), workloads)
+        _write_gitlab(gitlab_report, gitlab_text(located, fields), workloads)
 
 
 def _write_gitlab(path: str, text: str, workloads: Sequence[str]) -> None:
@@ -626,6 +700,17 @@ def _dropped_trees(output: str, names: set[str], single: bool) -> tuple[list[str
 
 #: The name a rendered file records its workload by, past ``spec.json``: Ansible's group vars, Kubernetes' node labels.
 _WORKLOAD_LINE = re.compile(r"^\s*(?:specgen_workload|specgen-workload): (?:!unsafe )?['\"]?([^'\"\s]+)['\"]?\s*$", re.M)
+
+
+def _tree_moves(output: str, names: Collection[str], single: bool) -> list[Move]:
+    """The workload trees of ``output`` a render of workloads ``names`` moves or removes (``single``: one file)."""
+    from generator.batch import trees_in
+    from generator.tree_moves import tree_moves
+    from generator.writer import read_manifest
+
+    listed = read_manifest(output) or []
+    current = trees_in(listed)
+    return tree_moves(current, None if current else _flat_workload(output, listed), names, single)
 
 
 def _flat_workload(output: str, listed: Collection[str] | None = None) -> str | None:
@@ -707,7 +792,9 @@ def _refuse_dropping(output: str, dropped: list[str], single: str | None) -> Non
     )
 
 
-def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str]) -> None:
+def _refuse_another_plans_outputs(
+    output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str], depth: int
+) -> None:
     """Refuse a ``--target`` render into a tree of another plan whose other outputs it would leave (newuser31 item 5).
 
     The outputs not asked for stay as they are on disk. Where the tree's ``spec.json`` is not the one this render
@@ -721,11 +808,11 @@ def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: s
     current = read_tree(output)
     specs = sorted(rel for rel in rendered if rel.rpartition("/")[2] == "spec.json")
     changed = [rel for rel in specs if rel in current and current[rel] != rendered[rel]]
-    others = sorted({rel.split("/")[0] for rel in keep if rel != MANIFEST})
+    # newuser53 item 10: the outputs by name (--target's words), not the tree's top directories (workload trees)
+    others = [target for target in TARGETS if target not in targets and _select(dict.fromkeys(keep, ""), (target,), depth)]
     fix = (
-        f"the outputs not asked for ({', '.join(others[:6])}{', ...' if len(others) > 6 else ''}) would stay that "
-        "plan's beside this one's; render every output (without --target), or into another directory; nothing was "
-        "written"
+        f"the outputs not asked for ({', '.join(others)}) would stay that plan's beside this one's; render every "
+        "output (without --target), or into another directory; nothing was written"
     )
     if changed:
         raise OutputError(

@@ -11,10 +11,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from generator.errors import one_line
+from generator.errors import Location, one_line
+from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from generator.planner.plan import Finding
@@ -44,6 +45,30 @@ def locate_findings(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tupl
         column = where.column or 1
         out.append((f.level, f.code, f.message, f"{loaded.file}:{line}:{column}"))
     return tuple(out)
+
+
+def finding_fields(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tuple[str, ...]:
+    """Each finding's field, an item of a list named by its ``name`` where it has one: ``deployments[=chat].inference``.
+
+    What identifies a finding across runs and edits for a GitLab fingerprint (newuser53 item 4): not its message, whose
+    figures change, nor its line, which moves when a line above it is added, nor a list index a new item shifts.
+    """
+    return tuple(named_field(loaded.document.data, parse_path(f.path)) for f in findings)
+
+
+def named_field(data: object, parts: tuple[str | int, ...]) -> str:
+    """The field at ``parts`` of the document ``data``, each list item that has a string ``name`` by it (``[=chat]``)."""
+    out = []
+    node = data
+    for part in parts:
+        if isinstance(part, int):
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            out.append(f"[={name}]" if isinstance(name, str) else f"[{part}]")
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
+            out.append(f".{part}" if out else part)
+    return "".join(out)
 
 
 def at_least(findings: Iterable[Located], level: str) -> list[Located]:
@@ -81,52 +106,89 @@ def github_annotation(finding: Located) -> str:
     return f"::{command} {props}::{_escape_data(message)}"
 
 
-_LOCATED_ERROR = re.compile(r"(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)", re.DOTALL)
+class PlacedError(NamedTuple):
+    """A fatal error where a CI report shows it: its one-line message, and the file, line, column and field it is at.
+
+    ``file`` None: the error has no place in a file (an annotation of the run; a GitLab issue at the first workload).
+    """
+
+    message: str
+    file: str | None = None
+    line: int = 1
+    column: int = 1
+    field: str = ""
 
 
-def _split_error(text: str) -> tuple[str, int, int, str] | None:
-    """(file, line, column, message) of a fatal error that reads ``file:line:col: message``; None when unlocated."""
-    found = _LOCATED_ERROR.fullmatch(text)
-    if found is None:
-        return None
-    return found["file"], int(found["line"]), int(found["col"]), found["message"]
+#: What follows a workload file's name in an error that names its line and column.
+_LINE_COLUMN = re.compile(r":([0-9]+):([0-9]+): ")
 
 
-def github_error(text: str) -> str:
-    """A fatal error (``file:line:col: message``, as every located error reads) as a GitHub ``::error`` annotation.
+def place_error(text: str, location: Location | None, files: Sequence[str] = ()) -> PlacedError:
+    """Where the error ``text`` is: its ``location`` where it has a line, else a file of ``files`` whose name begins it.
+
+    newuser53 item 7: the place was read back out of the text (``x:9:9: y.yaml:7:1: ...`` read as file ``x``, line 9),
+    and a pull request names its files, so a file name could put an annotation or a blocker on any file and line. A
+    file name is matched whole, the longest first; text that no file given begins is placed nowhere.
+    """
+    if location is not None and location.line is not None:
+        head = f"{Location(location.file, location.line, location.column)}: "
+        if text.startswith(head):
+            return PlacedError(one_line(text[len(head) :]), location.file, location.line, location.column or 1, location.path)
+    for file in sorted(set(files), key=len, reverse=True):
+        found = _LINE_COLUMN.match(text, len(file)) if file and text.startswith(file) else None
+        if found is not None:
+            return PlacedError(one_line(text[found.end() :]), file, int(found[1]), int(found[2]))
+    return PlacedError(one_line(text))
+
+
+def github_error(error: PlacedError) -> str:
+    """A fatal error as a GitHub ``::error`` annotation at its file, line and column.
 
     An error without a place in a file becomes an annotation of the run, not of a line.
     """
-    parts = _split_error(text)
-    if parts is None:
-        return f"::error title=specgen::{_escape_data(text)}"
-    file, line, col, message = parts
-    return f"::error file={_escape_property(file)},line={line},col={col},title=specgen::{_escape_data(message)}"
+    if error.file is None:
+        return f"::error title=specgen::{_escape_data(error.message)}"
+    where = f"file={_escape_property(one_line(error.file))},line={error.line},col={error.column}"
+    return f"::error {where},title=specgen::{_escape_data(error.message)}"
 
 
-def gitlab_error_report(errors: Iterable[str], default_path: str, findings: Iterable[Located] = ()) -> str:
-    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unlocated ones at ``default_path``, line 1.
+def gitlab_error_report(
+    errors: Iterable[PlacedError],
+    default_path: str,
+    findings: Iterable[Located] = (),
+    fields: Sequence[str] | None = None,
+) -> str:
+    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unplaced ones at ``default_path``, line 1.
 
-    ``findings`` reported before the error stopped the run come first.
+    ``findings`` reported before the error stopped the run come first (``fields``: theirs, as :func:`gitlab_report`).
     """
-    paths: dict[str, str] = {}
-    issues = _gitlab_findings(findings, paths)
-    for text in errors:
-        file, line, _, message = _split_error(text) or (default_path, 1, 1, text)
-        issues.append(_gitlab_issue("error", "blocker", message, file, line, paths))
+    report = _Report()
+    issues = _gitlab_findings(findings, fields, report)
+    for error in errors:
+        file = default_path if error.file is None else error.file
+        issues.append(report.issue("error", "blocker", error.message, file, error.line, error.field))
     return json.dumps(issues, indent=2, sort_keys=True) + "\n"
 
 
-def gitlab_report(findings: Iterable[Located]) -> str:
-    """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
-    return json.dumps(_gitlab_findings(findings, {}), indent=2, sort_keys=True) + "\n"
+def gitlab_report(findings: Iterable[Located], fields: Sequence[str] | None = None) -> str:
+    """A GitLab code-quality report (JSON list of issues with a stable fingerprint each).
+
+    ``fields``: each finding's (:func:`finding_fields`), which identifies it beside its file and code; without them,
+    its line does.
+    """
+    return json.dumps(_gitlab_findings(findings, fields, _Report()), indent=2, sort_keys=True) + "\n"
 
 
-def _gitlab_findings(findings: Iterable[Located], paths: dict[str, str]) -> list[dict[str, object]]:
+def _gitlab_findings(findings: Iterable[Located], fields: Sequence[str] | None, report: _Report) -> list[dict[str, object]]:
+    """The issues of ``findings``, each identified by its field (``fields``, one a finding), else by its line."""
+    findings = list(findings)
+    if fields is not None and len(fields) != len(findings):
+        fields = None  # not the findings' own: their lines identify them instead
     issues = []
-    for level, code, message, where in findings:
+    for i, (level, code, message, where) in enumerate(findings):
         file, line, _ = _split_where(where)
-        issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line, paths))
+        field = fields[i] if fields is not None else f"line {line}"
+        issues.append(report.issue(code, _GITLAB_SEVERITY[level], message, file, line, field))
     return issues
 
 
@@ -149,24 +211,37 @@ def repository_path(path: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int, paths: dict[str, str]) -> dict[str, object]:
-    """One code-quality issue at ``file``'s repository path, with a fingerprint stable across runs and checkouts.
+class _Report:
+    """The issues of one code-quality report as they are made: their repository paths, and the keys already given."""
 
-    ``paths``: repository paths already found in this report (most issues share one file; each lookup walks up
-    the directories for ``.git``).
-    """
-    if file not in paths:
-        paths[file] = repository_path(file)
-    file = paths[file]
-    fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
-    return {
-        "check_name": f"specgen/{code}",
-        "description": message,
-        "fingerprint": fingerprint,
-        "location": {"lines": {"begin": line}, "path": file},
-        "severity": severity,
-        "type": "issue",
-    }
+    def __init__(self) -> None:
+        #: Repository paths already found (most issues share one file; each lookup walks up the directories for .git).
+        self.paths: dict[str, str] = {}
+        #: How many issues each (path, code, field) has had so far.
+        self.seen: dict[tuple[str, str, str], int] = {}
+
+    def issue(self, code: str, severity: str, message: str, file: str, line: int, field: str) -> dict[str, object]:
+        """One issue at ``file``'s repository path, its fingerprint stable across runs, checkouts and changed figures.
+
+        newuser53 item 4: the fingerprint hashed the message, so an MR that changed a figure in it ("1 server(s)" ->
+        "3") listed the same finding as resolved and as new. It is the file, the code, the field and the issue's
+        ordinal among those of the same three (two findings of one code at one field), in the report's order.
+        """
+        if file not in self.paths:
+            self.paths[file] = repository_path(file)
+        path = self.paths[file]
+        key = (path, code, field)
+        ordinal = self.seen.get(key, 0)
+        self.seen[key] = ordinal + 1
+        fingerprint = hashlib.sha256("\0".join([*key, str(ordinal)]).encode()).hexdigest()
+        return {
+            "check_name": f"specgen/{code}",
+            "description": message,
+            "fingerprint": fingerprint,
+            "location": {"lines": {"begin": line}, "path": path},
+            "severity": severity,
+            "type": "issue",
+        }
 
 
 def _split_where(where: str) -> tuple[str, int, int]:

@@ -466,11 +466,12 @@ def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
     newuser36 item 11: a rack limit raised from 17.3 to 40 kW moved a server into the first rack (two racks -> one),
     a de-rack, re-cable and new PDU outlets, and the diff said "No change to the fleet.". fuzz30 item 10: circuits
     halved with the same packing said so too. A side without racks (a cloud plan, or a spec.json from before the rack
-    list) compares none.
+    list) compares none. Racks are matched by their place in the workload's fleet (:func:`racks_by_place`), each
+    named by its new id and, where the old side names it otherwise, its old one (``old_rack``).
     """
     if "racks" not in old or "racks" not in new:
         return []
-    sides = [{r["id"]: r for r in plan["racks"]} for plan in (old, new)]
+    sides = [racks_by_place(plan) for plan in (old, new)]
 
     def held(rack: dict[str, Any] | None) -> dict[str, Any] | None:
         if rack is None:
@@ -479,11 +480,40 @@ def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
         return {"pools": pools, "power_w": rack["power_w"], **rack_load(rack)}
 
     out = []
-    for rack in sorted(set(sides[0]) | set(sides[1])):
-        a, b = (held(side.get(rack)) for side in sides)
+    for place in sorted(set(sides[0]) | set(sides[1])):
+        a, b = (held(side.get(place)) for side in sides)
         if a != b:
-            out.append({"rack": rack, "old": a, "new": b})
+            ids = [side[place]["id"] for side in sides if place in side]
+            out.append({"rack": ids[-1], "old": a, "new": b} | ({"old_rack": ids[0]} if ids[0] != ids[-1] else {}))
     return out
+
+
+#: A rack's id as the planner names the racks of one fleet (:func:`generator.planner.racks.rack_id`).
+_RACK_ID = re.compile(r"rack-[0-9]{2,}")
+
+
+def racks_by_place(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A plan's racks by their place in its workload's fleet: ``rack-01`` whether the plan is a tree's or its own.
+
+    newuser53 item 2: in a tree of several workloads the racks are named after the workload (``support-chat-rack-01``),
+    a plan of the file alone names them ``rack-01``, and a workload renamed renames them; matched by id, the same
+    servers in the same rack read as de-racked from one and re-cabled into the other. A side whose ids the workload's
+    name does not strip to the planner's one by one (a spec.json edited by hand) keeps its ids.
+    """
+    workload = plan.get("workload")
+    prefix = f"{workload}-" if isinstance(workload, str) else None
+    places = {}
+    for rack in plan["racks"]:
+        rack_id = rack["id"]
+        local = rack_id[len(prefix) :] if prefix and rack_id.startswith(prefix) else rack_id
+        places[local if _RACK_ID.fullmatch(local) else rack_id] = rack
+    return places if len(places) == len(plan["racks"]) else {rack["id"]: rack for rack in plan["racks"]}
+
+
+def _rack_name(change: dict[str, Any]) -> str:
+    """A rack's cell of the racks table: its id, and the old side's where that names it otherwise (newuser53 item 2)."""
+    name = md_code(change["rack"], cell=True)
+    return f"{name} (was {md_code(change['old_rack'], cell=True)})" if "old_rack" in change else name
 
 
 def _rack_text(held: dict[str, Any] | None) -> str:
@@ -2024,9 +2054,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
         currents = any("phase_current_a" in (r["old"] or r["new"] or {}) for r in result["racks"])
         lines += ["", f"Racks whose servers{', power or currents' if currents else ' or power'} change ({moved}):", ""]
         lines += ["| rack | old | new |", "|---|---|---|"]
-        lines += [
-            f"| {md_code(r['rack'], cell=True)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]
-        ]
+        lines += [f"| {_rack_name(r)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]]
     if not result["pools"] and not result["deployments"]:
         moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
         same = "The same pools and deployments where they move to." if moved else "No change to the fleet."

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from generator.errors import (
     InfeasibleError,
     InputError,
+    Location,
     MultipleInputError,
     SpecgenError,
     arithmetic_error,
@@ -380,6 +381,9 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
         for path, text, new in sides
         if not isinstance(new, _Unplanned)
     }
+    # newuser53 item 8: the comment names each file by its repository path, whichever way the job spelt it
+    shown = {path: _shown_path(path) for path in paths}
+    sides = [(path, text, _said_at(new, path, shown[path])) for path, text, new in sides]
     # newuser33 item 7c: a `git mv` read as a fleet removed and one added; the workload's name is its tree's identity
     renames = renamed_files(
         {path: old["workload"] for path, _, new in sides if new is EMPTY_PLAN and isinstance(old := olds[path], dict)},
@@ -390,27 +394,30 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
     compared: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = []
     for path, old_text, new in sides:
         if isinstance(new, _Unplanned):
-            files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
+            files.append({"file": shown[path], "status": new.status, "errors": new.lines, "diff": None, "memory": []})
             continue
         if path in moved_away:
             continue
         renamed_from = renames.get(path)
-        old = olds[renamed_from or path]
+        old = _said_at(olds[renamed_from or path], renamed_from or path, shown[renamed_from or path])
         status = "added" if old_text is None and not renamed_from else "removed" if new is EMPTY_PLAN else "changed"
         base_errors = old.lines if isinstance(old, _Unplanned) else []
         old_plan = EMPTY_PLAN if isinstance(old, _Unplanned) else old
         diff = diff_plans(old_plan, new)
+        was = _workload_renamed_from(old_plan, new)
         if base_errors and new is not EMPTY_PLAN:
             status = "fixed"
         elif status == "changed" and not _moves(diff):
-            status = "renamed" if renamed_from else "unchanged"
-        entry = {"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)}
+            status = "renamed" if renamed_from or was else "unchanged"
+        entry = {"file": shown[path], "status": status, "diff": diff, "memory": pool_memory(new, diff)}
         if renamed_from:
-            entry["renamed_from"] = renamed_from
+            entry["renamed_from"] = shown[renamed_from]
+        if was:
+            entry["workload_renamed"] = {"old": was, "new": new["workload"]}
         if base_errors:
             entry["base_errors"] = base_errors
         files.append(entry)
-        compared.append((path, old_plan, new, diff))
+        compared.append((shown[path], old_plan, new, diff))
     planned = [f for f in files if f["diff"] is not None]
     # newuser33 item 7a: a pool removed in one file and one of its hardware added in another is replaced too
     replaced = set_replacements(compared)
@@ -430,14 +437,13 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
     "0 workload file(s) change the fleet". They are not compared (which files are one cluster is the caller's to say,
     and a directory may hold two clusters'): the comment names them, to be given too (examples/ci give them). Files of
     the suffixes given (``.yaml``, ``.yml``) that read at ``rev`` as workloads (a mapping with ``version`` and
-    ``deployments``); each path as the caller would give it (relative to the current directory, where ``paths`` are).
+    ``deployments``); each by its repository path, as the comment names every file (newuser53 item 8).
     """
     from generator.workload.loader import parse_yaml
 
     top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
     given = {_repo_relative(path) for path in paths}
     suffixes = {suffix for path in paths for suffix in _WORKLOAD_SUFFIXES if path.endswith(suffix)}
-    relative = all(not os.path.isabs(path) for path in paths)
     found = []
     for folder in sorted({os.path.dirname(rel) for rel in given}):
         spec = f"{folder}/" if folder else "."
@@ -453,8 +459,33 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
             except SpecgenError:
                 continue
             if isinstance(data, dict) and "version" in data and "deployments" in data:
-                found.append(os.path.relpath(os.path.join(top, rel)) if relative else os.path.join(top, rel))
+                found.append(rel)
     return found
+
+
+def _shown_path(path: str) -> str:
+    """``path`` as the comment names it: relative to the repository's top (``./w.yaml``, ``/builds/g/p/w.yaml``: w.yaml)."""
+    return os.path.normpath(_repo_relative(path)).replace(os.sep, "/")
+
+
+def _said_at(planned: dict[str, Any] | _Unplanned, path: str, shown: str) -> dict[str, Any] | _Unplanned:
+    """``planned``, its errors that begin with the file's name as given begun with the name the comment gives it."""
+    if not isinstance(planned, _Unplanned) or shown == path:
+        return planned
+    lines = [shown + line[len(path) :] if line.startswith(f"{path}:") else line for line in planned.lines]
+    return planned._replace(lines=lines)
+
+
+def _workload_renamed_from(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """The workload's old ``name`` where a file's change renames it (both sides planned), else None.
+
+    newuser53 item 2b: ``name: rag`` -> ``rag-two`` read as its rack de-racked and another re-cabled, and the rename
+    was said nowhere; rendered with other files it moves the workload's tree and its Terraform module.
+    """
+    before, after = old.get("workload"), new.get("workload")
+    if old is EMPTY_PLAN or new is EMPTY_PLAN or not isinstance(before, str) or not isinstance(after, str):
+        return None
+    return before if before != after else None
 
 
 def _moves(diff: dict[str, Any]) -> bool:
@@ -562,7 +593,22 @@ def unplanned_error(result: dict[str, Any]) -> UnplannedFilesError | None:
     if not failed:
         return None
     code = 1 if any(f["status"] == "invalid" for f in failed) else InfeasibleError.exit_code
-    return UnplannedFilesError([InputError(line) for f in failed for line in f["errors"]], code)
+    return UnplannedFilesError([_placed(line, f["file"]) for f in failed for line in f["errors"]], code)
+
+
+def _placed(line: str, file: str) -> InputError:
+    """An error line of ``file`` (as the comment names it) with the place its text begins with, where it begins with it.
+
+    newuser53 item 7: CI annotations are placed at an error's location, never read back out of any text; the file's
+    whole name is known here.
+    """
+    from generator.findings import place_error
+
+    placed = place_error(line, None, [file])
+    error = InputError(line)
+    if placed.file is not None:
+        error.location = Location(placed.file, placed.line, placed.column)
+    return error
 
 
 def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -739,11 +785,36 @@ MAX_RENAMED = 10
 
 def _renamed_lines(files: list[dict[str, Any]]) -> list[str]:
     """The line under the count naming the files renamed without a change to their fleet (newuser33 item 7c)."""
-    renamed = [f for f in files if f["status"] == "renamed"]
+    renamed = [f for f in files if f["status"] == "renamed" and "renamed_from" in f]
     if not renamed:
         return []
     named = _first_named([f"{code_span(f['renamed_from'])} → {code_span(f['file'])}" for f in renamed], MAX_RENAMED)
     return ["", f"Renamed, no change to the fleet (the same workload `name`): {named}."]
+
+
+def _workload_renamed_lines(files: list[dict[str, Any]], tree: bool) -> list[str]:
+    """A line under the count per workload whose ``name`` its file's change renames, and what that moves (item 2b).
+
+    ``tree``: several files were given, which ``render`` makes one tree of, where the workload's directory and its
+    module in the root ``terraform/main.tf`` are named after it; a flat tree keeps its place, its files the new name.
+    """
+    lines = []
+    for f in [f for f in files if "workload_renamed" in f][:MAX_RENAMED]:
+        old, new = (f["workload_renamed"][side] for side in ("old", "new"))
+        said = f"Workload renamed in {code_span(f['file'])}: {code_span(old)} → {code_span(new)}"
+        if not tree:
+            files_named = "spec.json, SPEC.md, the Terraform variables, the Ansible group vars"
+            lines += ["", f"{said}; its tree's files ({files_named}) name it anew."]
+            continue
+        module, moved = f"module.{old}", f"module.{new}"
+        lines += [
+            "",
+            f"{said}; its tree is {code_span(new + '/')} in place of {code_span(old + '/')} (`render` removes the old "
+            f"tree only with `--prune`), and its Terraform module {code_span(moved)} in place of {code_span(module)}: "
+            f"move state applied there first ({code_span(f'terraform state mv {module} {moved}')}, or a `moved` "
+            "block), or Terraform destroys what the old module created and creates it again.",
+        ]
+    return lines
 
 
 def _fleet_moves(diff: dict[str, Any]) -> bool:
@@ -783,9 +854,16 @@ def _count_text(changed: list[dict[str, Any]], unchanged: list[str]) -> str:
     return "; ".join([*parts, f"{len(unchanged)} unchanged"])
 
 
+def _files_given(result: dict[str, Any]) -> int:
+    """How many files were compared: one entry each, a file renamed since the base (its two paths) one for two."""
+    return len(result["files"]) + sum(1 for f in result["files"] if "renamed_from" in f)
+
+
 def _section(entry: dict[str, Any]) -> str:
     """One file's part of the comment: its error, or its fleet diff and the memory of each changed pool."""
     renamed = f"; renamed from {code_span(entry['renamed_from'])}" if entry.get("renamed_from") else ""
+    if "workload_renamed" in entry:  # newuser53 item 2b
+        renamed += f"; workload {code_span(entry['workload_renamed']['old'])} → {code_span(entry['workload_renamed']['new'])}"
     lines = ["", f"### {code_span(entry['file'])} ({entry['status']}{renamed})", ""]
     if entry["status"] in UNPLANNED:
         what = "is infeasible" if entry["status"] == "infeasible" else "is invalid"
@@ -823,6 +901,7 @@ def markdown(result: dict[str, Any]) -> str:
     count = _count_text(changed, unchanged)
     head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
     head += _renamed_lines(result["files"])
+    head += _workload_renamed_lines(result["files"], _files_given(result) > 1)
     body = "\n".join(head) + "\n"
     left_out = 0
     for entry in [*failed, *changed]:

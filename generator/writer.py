@@ -114,6 +114,23 @@ def read_tree(directory: str) -> dict[str, str]:
     return found
 
 
+def interrupted_leftovers(directory: str, target: str) -> list[str]:
+    """What an interrupted render of the output at the real path ``target`` left beside it, as paths by ``directory``.
+
+    newuser53 item 9: a render killed while it staged the new tree leaves it (``.specgen-<hash>-new-XXXX``, a partial
+    tree) in the output's parent, which only the next render removes; there, often a repository's root, a CI job's
+    ``git add -A`` commits it. ``render --check`` names them (it writes nothing, so it removes none).
+    """
+    parent = os.path.dirname(target)
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    prefixes = (work_prefix(target, "new"), work_prefix(target, "old"))
+    shown = os.path.dirname(os.path.normpath(directory))
+    return [os.path.join(shown, name) for name in names if name.startswith(prefixes)]
+
+
 def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     """A unified diff from ``current`` to ``files`` (empty when identical)."""
     import difflib

@@ -15,8 +15,16 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
-from generator.cli import STALE_OUTPUT
-from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
+from generator.cli import STALE_OUTPUT, STALE_PRUNE
+from generator.findings import (
+    PlacedError,
+    github_annotation,
+    github_error,
+    gitlab_error_report,
+    gitlab_report,
+    parse_path,
+    text_line,
+)
 from generator.sizing.serving_queue import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
@@ -45,8 +53,8 @@ def root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 
 def test_a_current_root_passes(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
-    assert code == 0 and "current" in out
+    code, out, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 0 and out == "" and err == "specgen: rendered output is current\n"  # newuser53 item 1
     manifest = (root / ".specgen-manifest").read_text().splitlines()
     assert {"a/.specgen-manifest", "b/.specgen-manifest", "c/.specgen-manifest", "a/spec.json"} <= set(manifest)
 
@@ -70,7 +78,9 @@ def test_check_sees_added_removed_and_renamed_workloads(
         assert marker in out
     assert "  a: current" in out
     # the diff and the list of trees are stdout (a patch a pipeline saves); stderr says only that it is stale
-    assert "spec.json" not in err and err.rstrip().endswith(STALE_OUTPUT)
+    # newuser53 item 3: a render that removes a tree does so with --prune only, and the verdict says so
+    verdict = STALE_PRUNE if "removed or renamed" in states.values() else STALE_OUTPUT
+    assert "spec.json" not in err and err.rstrip().endswith(verdict)
 
 
 def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,11 +154,14 @@ def test_the_tree_does_not_depend_on_the_order_of_the_files(
     assert outputs[0] == outputs[1] == outputs[2]
     tree, out, _ = outputs[0]
     # the workload names (support-chat, home-70b, tune-8b) sort differently from the file names
-    assert out.splitlines() == [f"wrote 10 files to OUT/{name}" for name in ("home-70b", "support-chat", "tune-8b")]
+    assert out.splitlines() == [
+        *(f"wrote 10 files to OUT/{name}" for name in ("home-70b", "support-chat", "tune-8b")),
+        "wrote 6 files to OUT (the workloads' shared cluster/ and terraform/, and the tree's .specgen-manifest)",  # item 10
+    ]
     main_tf = tree["terraform/main.tf"].decode()
     assert main_tf.index('module "home-70b"') < main_tf.index('module "support-chat"') < main_tf.index('module "tune-8b"')
     code, out, err = specgen(capsys, "render", c, b, a, "-o", str(tmp_path / "0"), "--check")
-    assert code == 0 and out == "rendered output is current\n", err
+    assert code == 0 and out == "" and err.endswith("\nspecgen: rendered output is current\n")  # newuser53 item 1: stderr
 
 
 def test_two_files_of_one_name_are_named_in_path_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -239,10 +252,10 @@ def test_fatal_errors_are_annotations_in_actions(
 
 
 def test_error_annotation_forms() -> None:
-    assert github_error("w,1.yaml:3:14: deployments: expected array\nsee docs") == (
+    assert github_error(PlacedError("deployments: expected array\nsee docs", "w,1.yaml", 3, 14)) == (
         "::error file=w%2C1.yaml,line=3,col=14,title=specgen::deployments: expected array%0Asee docs"
     )
-    assert github_error("w.yaml: file not found") == "::error title=specgen::w.yaml: file not found"
+    assert github_error(PlacedError("w.yaml: file not found")) == "::error title=specgen::w.yaml: file not found"
 
 
 @pytest.mark.parametrize("command", ["plan", "render"])
@@ -284,7 +297,7 @@ def test_the_report_is_not_written_through_a_committed_symlink(
 
 
 def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
-    (issue,) = json.loads(gitlab_error_report(["w.yaml: file not found"], "w.yaml"))
+    (issue,) = json.loads(gitlab_error_report([PlacedError("w.yaml: file not found")], "w.yaml"))
     assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})
 
 
@@ -355,7 +368,7 @@ def test_gitlab_paths_are_repository_relative(
     monkeypatch.chdir(tmp_path / cwd)
     assert repository_path(typed) == expected
     assert repository_path(str((tmp_path / cwd / typed).resolve())) == expected  # an absolute path alike
-    (issue,) = json.loads(gitlab_error_report([f"{typed}:3:1: deployments: bad"], typed))
+    (issue,) = json.loads(gitlab_error_report([PlacedError("deployments: bad", typed, 3, 1)], typed))
     assert issue["location"] == {"lines": {"begin": 3}, "path": expected}
 
 

@@ -40,7 +40,7 @@ def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path)
     out = tmp_path / "infra"
     assert run_specgen("render", "w.yaml", "-o", str(out), cwd=tmp_path).returncode == 0
     current = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
-    assert current.returncode == 0 and "current" in current.stdout
+    assert current.returncode == 0 and current.stdout == "" and "rendered output is current" in current.stderr
     (tmp_path / "w.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: 40"))
     stale = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
     assert stale.returncode == 4
@@ -561,8 +561,8 @@ def test_target_refuses_a_tree_of_another_plan_and_writes_nothing(tmp_path: Path
     result = run_specgen("render", "w.yaml", "-o", "infra", "--target", "ansible", cwd=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().endswith(
-        "infra: --target ansible: spec.json in the tree is another plan's, and the outputs not asked for (SPEC.md, "
-        "cluster, kubeadm, spec.json, terraform) would stay that plan's beside this one's; render every output (without "
+        "infra: --target ansible: spec.json in the tree is another plan's, and the outputs not asked for (spec, "
+        "markdown, terraform, kubernetes) would stay that plan's beside this one's; render every output (without "
         "--target), or into another directory; nothing was written"
     )
     assert {rel: e for rel, e in snapshot(tmp_path).items() if rel != "w.yaml"} == {

@@ -240,8 +240,10 @@ def test_a_deleted_workload_beside_the_files_given_is_named_not_counted(
     data = _diff(capsys, "w/a.yaml", "w/gone.yaml")  # given, as README's "In CI" and examples/ci give it
     assert "deleted_not_given" not in data and data["totals"]["gpus"] == {"old": 2, "new": 1, "delta": -1}
     (tmp_path / "other").mkdir()
-    monkeypatch.chdir(tmp_path / "other")  # named as the caller gives paths: from the current directory
-    assert _diff(capsys, "../w/a.yaml")["deleted_not_given"] == ["../w/gone.yaml"]
+    # named by its repository path, as `git diff --name-only` gives it and the comment names every file, whichever
+    # directory the job runs in (newuser53 item 8)
+    monkeypatch.chdir(tmp_path / "other")
+    assert _diff(capsys, "../w/a.yaml")["deleted_not_given"] == ["w/gone.yaml"]
 
 
 def test_readme_in_ci_gives_the_deleted_files_as_the_examples_do() -> None:

@@ -318,17 +318,25 @@ def check_workload_names(files: Sequence[tuple[str, str]], locate: FieldLocator)
                 "is the directory of its tree under the output root)",
                 locate(file, (("name",),)),
             )
-        check_tree_name(name, ())
+        check_tree_name(name, (), locate(file, (("name",),)))
         seen[name] = file
 
 
-def check_tree_name(name: str, taken: Sequence[str]) -> None:
-    """A workload's tree name must differ from the others' and from the shared directories."""
-    if name in taken or name in SHARED_DIRECTORIES:
+def check_tree_name(name: str, taken: Sequence[str], location: Location | None = None) -> None:
+    """A workload's tree name must differ from the others' and from the shared directories.
+
+    ``location``: the workload's ``name`` field, where the workload has a file (newuser53 item 6: a workload named
+    ``cluster`` was told, at no file or line, that two files shared its name).
+    """
+    if name in SHARED_DIRECTORIES:
+        shared = " and ".join(f"{directory}/" for directory in SHARED_DIRECTORIES)
         raise InputError(
-            f"two workload files are both named '{name}' (or it is one of {', '.join(SHARED_DIRECTORIES)}); "
-            "names must differ to render together"
+            f"'{name}' is the name of a directory a tree of several workloads holds beside theirs ({shared}, which "
+            "belong to none of them): a workload rendered with others needs another name",
+            location,
         )
+    if name in taken:
+        raise InputError(f"two workloads are both named '{name}': names must differ to render together", location)
 
 
 #: What every module of one provider outputs that the root merges: the node groups or node pools a cluster module takes

@@ -76,6 +76,13 @@ def _type_name(value: Any) -> str:
     )
 
 
+def _as_written(value: Any) -> str:
+    """A value as YAML writes it where Python's spelling differs (``true``, ``false``, ``null``), else :func:`short`."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return short(value)
+
+
 def _unquote_hint(error: ValidationError) -> str:
     """``; write 3 without quotes`` where a quoted value would be what the schema takes unquoted, else ""."""
     instance = error.instance
@@ -203,8 +210,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         return [InputError(f"{short(instance)} does not match {pattern} ({schema.get('description', '')})", doc.locate(path))]
     if error.validator == "not":  # a value the field refuses by name (fuzz25 M5: jsonschema's own words were shown)
         return [InputError(f"{short(instance)} is refused here ({schema.get('description', '')})", doc.locate(path))]
-    if error.validator == "const":
-        return [InputError(f"must be {error.validator_value!r}, got {short(instance)}", doc.locate(path))]
+    if error.validator == "const":  # newuser53 item 10: `version: true` read "got True", Python's spelling
+        return [InputError(f"must be {_as_written(error.validator_value)}, got {_as_written(instance)}", doc.locate(path))]
     limits = {
         "maxLength": "longer than {} characters",
         "minLength": "shorter than {} character(s)",
