@@ -308,6 +308,9 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # how its GPUs are shared, where they are (newuser40 item 4: MIG 1g.10gb -> 3g.40gb read "No change to the fleet")
     if pool.get("gpu_sharing") is not None:
         row["gpu_sharing"] = pool["gpu_sharing"]
+    # its spot capacity, where it is (newuser56 item 1: on-demand -> spot read "No change to the fleet")
+    if pool.get("capacity_type") is not None:
+        row["capacity_type"] = pool["capacity_type"]
     # the nodes it scales down to at the services' average rate, where it scales (a move of the minimum alone read
     # "No change to the fleet"); a plan without one is a pool of a fixed size
     if _number(pool.get("min_nodes")) is not None:
@@ -1013,7 +1016,36 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
         for change in sharing_changes(old, new)
         if change["effect"] == "replaced" and change["pool"] not in grouped and change["pool"] in old_pools
     ]
+    grouped |= {str(entry["added"][0]["pool"]) for entry in out if "gpu_sharing" in entry}
+    out += [
+        _replacement(old, new, [old_pools[name]], [new_pools[name]]) | {"capacity_type": change}
+        for name, change in capacity_changes(old, new).items()
+        if name not in grouped
+    ]
     return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
+
+
+#: What a pool's capacity reads as in a diff (``capacity_type`` left out of a ``spec.json`` is on demand).
+ON_DEMAND = "on-demand"
+
+
+def capacity_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Pools that keep their name and hardware while their nodes move between on-demand and spot capacity.
+
+    newuser56 item 1: on-demand -> spot read "No change to the fleet." Every node of such a pool is created again:
+    a GKE node pool of spot VMs is another node pool (``<pool>-spot``), an AKS node pool's ``priority`` and an EKS
+    managed node group's ``capacity_type`` force a new one, and a Karpenter NodePool's ``karpenter.sh/capacity-type``
+    requirement is drift, which replaces each node.
+    """
+    old_pools = {p["name"]: p for p in old["pools"]}
+    new_pools = {p["name"]: p for p in new["pools"]}
+    out = {}
+    for name in sorted(set(old_pools) & set(new_pools)):
+        a, b = old_pools[name], new_pools[name]
+        was, now = (str(p.get("capacity_type") or ON_DEMAND) for p in (a, b))
+        if was != now and _same_hardware(_hardware(old, a), _hardware(new, b)):
+            out[str(name)] = {"old": was, "new": now}
+    return out
 
 
 #: Providers whose GPU pools deploy as Karpenter NodePools (``kubernetes/<provider>/``), as the renderer's.
@@ -1283,6 +1315,13 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
         )
     if isinstance(entry.get("gpu_sharing"), dict):  # a kept name and hardware, GPUs shared otherwise (GKE)
         return f"{added}, {hardware}: {_gke_sharing_text(entry['gpu_sharing'], plain)}: {effect}"
+    if isinstance(capacity := entry.get("capacity_type"), dict):  # a kept name and hardware, another capacity
+        return (
+            f"{added}, {hardware}: its nodes move from {_cell(capacity['old'], plain)} to {_cell(capacity['new'], plain)} "
+            "capacity, which no node changes in place (a GKE spot node pool is another node pool, an AKS node pool's "
+            "priority and an EKS node group's capacity type force new ones, a Karpenter NodePool's capacity-type "
+            f"requirement is drift): {effect}"
+        )
     if gone == come:  # a kept name, other hardware
         return f"{added} keeps its name on other hardware, {hardware}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
@@ -1376,7 +1415,7 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     created = sum(r["nodes_created"] for r in replacements)
     # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
     # (and where a pool whose deployments all name it takes another removed pool's services: fuzz23 item 6)
-    renamed = [r for r in replacements if (not _moved(r) or _takes_over(r)) and "gpu_sharing" not in r]
+    renamed = [r for r in replacements if (not _moved(r) or _takes_over(r)) and not {"gpu_sharing", "capacity_type"} & set(r)]
     lines = [
         f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
         + _pool_advice(renamed),

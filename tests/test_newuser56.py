@@ -103,3 +103,49 @@ def test_a_spot_service_is_told_the_spot_key_that_ranks_a_type_sold_off_demand(t
     assert "its spot USD per node-hour under 'prices:' (key 'gcp-a3-highgpu-" in said and "@spot')" in said
     on_demand = [f.message for f in _plan(tmp_path, text.replace("    capacity_type: spot\n", "")).findings]
     assert not [m for m in on_demand if "@spot" in m and "not on demand" in m]
+
+
+ON_DEMAND = """\
+version: 1
+name: oss-spot
+deployments:
+  - name: oss
+    model: openai/gpt-oss-120b
+    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 800, requests_per_second: 8,
+                average_requests_per_second: 3, slo: {ttft_p95_ms: 2000, tpot_ms: 30}}
+hardware:
+  provider: PROVIDER
+objective: cost
+kubernetes: KUBERNETES
+outputs: [terraform, kubernetes]
+"""
+
+CLUSTERS = {
+    "aws": "{location: us-east-1}",
+    "gcp": "{gcp_project: acme-inference, location: us-central1, zone: us-central1-b}",
+    "azure": "{location: eastus2, cluster_name: c}",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(CLUSTERS))
+def test_a_pool_moved_to_spot_is_replaced_not_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], provider: str
+) -> None:
+    """Item 1: on-demand -> spot read "No change to the fleet." where every node of the pool is created again."""
+    import json
+
+    from tests.helpers import specgen_in_process
+
+    text = ON_DEMAND.replace("PROVIDER", provider).replace("KUBERNETES", CLUSTERS[provider])
+    if provider == "gcp":  # the GCP instance types that hold it are sold as spot: priced for the comparison
+        text += "prices: {gcp-a3-highgpu-4g: 5.0, gcp-a3-highgpu-4g@spot: 5.0}\n"
+    (tmp_path / "od.yaml").write_text(text, encoding="utf-8")
+    spot = text.replace("  - name: oss\n", "  - name: oss\n    capacity_type: spot\n")
+    (tmp_path / "spot.yaml").write_text(spot, encoding="utf-8")
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "od.yaml"), str(tmp_path / "spot.yaml"))
+    assert code == 0 and "No change to the fleet" not in out
+    assert "its nodes move from on-demand to spot capacity" in out
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "od.yaml"), str(tmp_path / "spot.yaml"), "--format", "json")
+    (entry,) = json.loads(out)["replacements"]
+    assert entry["capacity_type"] == {"old": "on-demand", "new": "spot"}
+    assert entry["nodes_deleted"] == entry["nodes_created"] > 0
