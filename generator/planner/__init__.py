@@ -877,7 +877,9 @@ def _plan_fleet(
         # the pools as the passes formed them, and apart (some of a pool's services): each ranked on its own, since
         # the floor ranks the many covers of the second too roughly to crowd out the first's
         for subsets in (False, True):
-            for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor, subsets):
+            # no cover whose floor is above the best fleet planned so far (it would not be assembled)
+            ceiling = min((_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)), default=math.inf) + 0.005
+            for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor, subsets, ceiling):
                 add(_joined(groups, formed), None, share=True)
 
     def best_at() -> int:

@@ -30,6 +30,9 @@ MAX_JOINED_FLEETS = 6
 #: Steps of the search for covers taken at most (bounds a search over many passes and services).
 MAX_COVERS = 200_000
 
+#: Sets of deployments whose least floor the search's bound keeps at most (2^14 for fourteen services).
+MAX_BOUND_SETS = 50_000
+
 #: Options of one pool up to which each set of them is a group of its own too (2^8 - 1 sets).
 MAX_SUBSET_UNITS = 8
 
@@ -119,6 +122,7 @@ def joined_fleets(
     max_nodes: int,
     floor: Callable[[list[Option]], float],
     subsets: bool = False,
+    ceiling: float = math.inf,
 ) -> list[tuple[PoolGroup, ...]]:
     """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
 
@@ -127,7 +131,10 @@ def joined_fleets(
     server kind are left out (their pools would merge, filled apart); at most :data:`MAX_JOINED_FLEETS` fleets, and
     none that one pass formed whole. The groups of a cover share no server kind, so its floor is theirs summed: the
     search is a branch and bound on it (review34 item 4: a depth-first search stopped at :data:`MAX_COVERS` covers
-    before it met the least, once a pool of eight services was taken apart too).
+    before it met the least, once a pool of eight services was taken apart too), no cover above ``ceiling`` (the best
+    fleet planned so far: none above it is assembled) and each deployment's groups tried the least floor a deployment
+    first (review36 item 1: fourteen services found their 11-node fleet under a cap of 13 and not under 14 within the
+    step budget).
     """
     best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
@@ -138,38 +145,73 @@ def joined_fleets(
                 continue
             seen.add(key)
             best.setdefault((group.members, group.nodes), []).append((floor([o for _, o in group.entries]), group))
-    kept = [fg for groups in best.values() for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]]
+    fewer: dict[frozenset[int], list[tuple[int, float]]] = {}  # per set of deployments: (nodes, least floor) each
+    for (members, nodes), groups in best.items():
+        fewer.setdefault(members, []).append((nodes, min(v for v, _ in groups)))
+    kept = [
+        fg
+        for (members, nodes), groups in best.items()
+        for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]
+        # a group the same deployments' group on fewer nodes floors below takes more of the cap for more money
+        if not any(n < nodes and v <= fg[0] for n, v in fewer[members])
+    ]
     holding: dict[int, list[tuple[float, PoolGroup]]] = {}
-    for value, group in sorted(kept, key=lambda fg: fg[0]):
+    # the least floor a deployment first (covers of large shared groups come early, and bound the rest)
+    for value, group in sorted(kept, key=lambda fg: fg[0] / len(fg[1].members)):
         holding.setdefault(min(group.members), []).append((value, group))
-    # a bound under what the deployments not yet held add: each group's floor shared evenly among its deployments,
-    # the least share of each deployment summed (a group's floor is at least its deployments' least shares)
+    # a bound under what the deployments not yet held add: the least floor of groups that hold them each once,
+    # relaxing the cap and the server kinds (review36 item 1: a bound of each deployment's least share of a group's
+    # floor left the search to its step budget); where too many sets of deployments come up, that least share
+    mask = {id(g): sum(1 << i for i in g.members) for _, g in kept}
+    by_floor = {low: sorted((v, mask[id(g)]) for v, g in groups) for low, groups in holding.items()}
     share = [min((v / len(g.members) for v, g in kept if i in g.members), default=math.inf) for i in range(count)]
+    bounds: dict[int, float] = {0: 0.0}
+
+    def bound(left: int) -> float:
+        """The least floor that holds each deployment of the bit set ``left`` once (cap and kinds relaxed)."""
+        if left in bounds:
+            return bounds[left]
+        if len(bounds) > MAX_BOUND_SETS:
+            return sum(share[i] for i in range(count) if left >> i & 1)
+        low = (left & -left).bit_length() - 1
+        value = math.inf
+        for floor_value, members in by_floor.get(low, []):
+            if floor_value >= value:
+                break  # the rest floor higher alone
+            if not members & ~left:
+                value = min(value, floor_value + bound(left & ~members))
+        bounds[left] = value
+        return value
+
     found: list[tuple[float, int, tuple[PoolGroup, ...]]] = []  # the least covers so far, the least first
+    covered_by: set[frozenset[int]] = set()  # the options of each cover found
     tried = 0
 
     def worst() -> float:
-        return found[-1][0] if len(found) >= MAX_JOINED_FLEETS else math.inf
+        return found[-1][0] if len(found) >= MAX_JOINED_FLEETS else ceiling
 
-    def extend(picked: tuple[PoolGroup, ...], covered: frozenset[int], nodes: int, value: float, rest: float) -> None:
+    def extend(picked: tuple[PoolGroup, ...], covered: int, nodes: int, value: float) -> None:
         nonlocal tried
-        if tried >= MAX_COVERS or value + rest > worst():
+        left_over = full & ~covered
+        if tried >= MAX_COVERS or value + bound(left_over) > worst():
             return
         tried += 1
-        left = next((i for i in range(count) if i not in covered), None)
-        if left is None:
-            if len({g.source for g in picked}) > 1:  # a fleet of one pass's groups was assembled by that pass
+        if not left_over:
+            options = frozenset(id(opt) for g in picked for _, opt in g.entries)
+            # a fleet of one pass's groups was assembled by that pass, and one of the same options by another cover
+            if len({g.source for g in picked}) > 1 and options not in covered_by:
+                covered_by.add(options)
                 bisect.insort(found, (value, tried, picked))
                 del found[MAX_JOINED_FLEETS:]
             return
+        left = (left_over & -left_over).bit_length() - 1
         kinds = frozenset().union(*(g.kinds for g in picked))
         for group_value, group in holding.get(left, []):
-            if group.members & covered or group.kinds & kinds or nodes + group.nodes > max_nodes:
+            members = mask[id(group)]
+            if members & covered or group.kinds & kinds or nodes + group.nodes > max_nodes:
                 continue
-            after = rest - sum(share[i] for i in group.members)
-            if value + group_value + after > worst():
-                continue
-            extend((*picked, group), covered | group.members, nodes + group.nodes, value + group_value, after)
+            extend((*picked, group), covered | members, nodes + group.nodes, value + group_value)
 
-    extend((), frozenset(), 0, 0.0, sum(share))
+    full = (1 << count) - 1
+    extend((), 0, 0, 0.0)
     return [cover for _, _, cover in found]
