@@ -60,25 +60,64 @@ def _plan(tmp_path: Path, text: str) -> Plan:
     return plan_workload(load_workload(str(path)))
 
 
-def test_a_gpu_with_no_layout_is_told_the_settings_that_fit_it_and_the_fleet_they_plan(tmp_path: Path) -> None:
+def test_a_job_no_allowed_gpu_holds_as_given_is_told_the_settings_and_the_fleet_they_plan(tmp_path: Path) -> None:
     plan = _plan(tmp_path, BUY_7B)
     assert plan.totals["capex_usd"] > 70_000  # the job as given: 2 x H200 NVL
-    said = {f.message.split(": ")[1].split(" holds it")[0]: f.message for f in plan.findings if f.code == "training-fits-lighter"}
-    assert set(said) == {"rtx-4090-24gb", "rtx-5090-32gb"}
-    assert "with loss: fused and offload_optimizer: true" in said["rtx-5090-32gb"]
-    # what the finding says is what the workload plans with those settings on that GPU
-    lighter = BUY_7B.replace("deadline_hours: 72", "deadline_hours: 72\n      loss: fused\n      offload_optimizer: true")
-    fleet = _plan(tmp_path, lighter.replace("[rtx-4090-24gb, rtx-5090-32gb, h200-nvl-141gb]", "[rtx-5090-32gb]"))
-    assert f"capex ${fleet.totals['capex_usd']:,.0f}" in said["rtx-5090-32gb"]
-    assert fleet.totals["capex_usd"] < 5_000
-    assert fleet.deployments[0].details["hours"] <= 72
+    (said,) = [f.message for f in plan.findings if f.code == "training-fits-lighter"]
+    head = said.split(" set in its training")[0].removeprefix("deployment tune: with ")
+    settings = dict(part.split(": ") for part in head.split(" and "))
+    assert settings["loss"] == "fused" and settings["offload_optimizer"] == "true"
+    # what the finding says is what the workload plans with those settings (review36 item 3: the job alone was planned)
+    lines = "".join(f"\n      {k}: {v}" for k, v in settings.items())
+    fleet = _plan(tmp_path, BUY_7B.replace("deadline_hours: 72", f"deadline_hours: 72{lines}"))
+    (dep,) = fleet.deployments
+    (pool,) = fleet.pools
+    assert f"the workload plans capex ${fleet.totals['capex_usd']:,.0f} and ${fleet.totals['usd_per_month']:,.0f}/month" in said
+    assert (
+        f"tune on {pool.nodes} x {pool.node.platform_id} ({pool.node.gpus} x rtx-5090-32gb), {dep.details['hours']:,.2f} h"
+        in said
+    )
+    assert fleet.totals["capex_usd"] < 5_000 and dep.details["hours"] <= 72
+    assert f"as given it plans capex ${plan.totals['capex_usd']:,.0f}" in said
+
+
+MULTI = """\
+version: 1
+name: multi
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 2}
+  - name: tune
+    model: Qwen/Qwen2.5-7B
+    training: {method: full, framework: axolotl, sequence_length: 8192, global_batch_size: 32,
+               dataset_tokens: 200000000, epochs: 2, deadline_hours: 72}
+hardware:
+  provider: baremetal
+  gpus: [rtx-4090-24gb, h200-nvl-141gb]
+  inventory:
+    - custom: {name: box4090, kind: workstation, gpu: rtx-4090-24gb, gpus_per_server: 2, cpu: threadripper-pro-7975wx,
+               ram_gib: 256, nvme_tb: 4, max_power_w: 1500}
+      count: 1
+"""
+
+
+def test_the_fleet_said_is_the_whole_workloads_not_the_job_alone(tmp_path: Path) -> None:
+    """review36 item 3: the job planned alone was offered the owned box the chat service holds ($85/month), where the
+    workload with those settings buys a desktop for chat ($438/month, capex $4,600)."""
+    (said,) = [f.message for f in _plan(tmp_path, MULTI).findings if f.code == "training-fits-lighter"]
+    head = said.split(" set in its training")[0].removeprefix("deployment tune: with ")
+    lines = "".join(f", {part}" for part in head.split(" and "))
+    fleet = _plan(tmp_path, MULTI.replace("deadline_hours: 72}", f"deadline_hours: 72{lines}}}"))
+    capex = f"capex ${fleet.totals['capex_usd']:,.0f} and " if fleet.totals["capex_usd"] else ""
+    assert f"the workload plans {capex}${fleet.totals['usd_per_month']:,.0f}/month" in said
 
 
 def test_an_owned_box_refused_is_told_the_setting_that_plans_it_and_no_rack_power(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError) as caught:
         _plan(tmp_path, OWNED_A6000)
     text = str(caught.value)
-    assert "with loss: fused set in its training, deployment tune plans: 1 x ws-a6000 (2 x rtx-a6000-48gb)" in text
+    assert "with loss: fused set in the training of deployment tune, the workload plans $85/month, tune on 1 x ws-a6000" in text
     assert "rack power" not in text and "max_nodes" not in text
     _plan(tmp_path, OWNED_A6000.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
 

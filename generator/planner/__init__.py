@@ -332,7 +332,8 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     except InfeasibleError as exc:
         # what a training job's lighter settings plan (newuser54 item 3: an owned box was refused without a word of
         # the optimizer offload that fits it)
-        if (hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits)) and not isinstance(exc, FleetLimitError):
+        # (not where a fleet limit refuses it: review36 item 7)
+        if not isinstance(exc, FleetLimitError) and (hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits)):
             raise InfeasibleError(str(exc) + hint) from None
         raise
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)

@@ -1,12 +1,12 @@
-"""The training settings a job left at its framework's defaults that would let a GPU it was not planned on hold it.
+"""The training settings a job leaves at its framework's defaults that would plan it on less, said beside the plan.
 
 newuser54 items 1 and 3: the search sizes a job with the settings it gives (checkpointing, ZeRO stage and micro-batch
 searched, the loss kernel, optimizer and offloads its framework's or the job's), so a 7B full fine-tune at 8,192 tokens
 bought 2 x H200 NVL ($77,271) where the same job with a fused loss and its optimizer states offloaded runs on one RTX
 5090 desktop ($4,399) within its deadline, and an owned 2 x RTX 4090 box was refused without a word of the optimizer
-offload that fits it. Here each such GPU is planned again with the settings that shrink the job, those that cost no
-step time first, and what fits is said with its fleet; nothing is changed in the plan itself (the settings are the
-job's framework configuration, which the user sets).
+offload that fits it. Here the workload is planned again with the job's settings that shrink it, those that cost no
+step time first, and the best fleet is said beside the plan's; nothing is changed in the plan itself (the settings are
+the job's framework configuration, which the user sets).
 """
 
 from __future__ import annotations
@@ -79,67 +79,95 @@ def lighter_fleet(
     loaded: LoadedWorkload,
     consts: Constants,
     index: int,
-    gpu_ids: tuple[str, ...] | None,
     replan: Callable[[LoadedWorkload, Constants], Plan],
     tries: list[int],
+    better_than: Plan | None = None,
 ) -> tuple[dict[str, Any], Plan] | None:
-    """The first of :func:`lighter_settings` under which job ``index`` alone plans on ``gpu_ids`` (None: as allowed).
+    """The best of :func:`lighter_settings` by the objective under which the workload, job ``index`` so set, plans.
 
-    ``tries`` counts the plans made, against :data:`MAX_TRIES`.
+    Only one better than ``better_than``, where given. The whole workload, as setting them plans it (review36 item 3:
+    the job planned alone took an owned box a service held). ``tries`` counts the plans made, against
+    :data:`MAX_TRIES`.
     """
+    from generator.planner import _fleet_objective, _fleet_rank  # the fleet's sort key, as the fleet search ranks plans
+
     wl = loaded.workload
     dep = wl.deployments[index]
     assert isinstance(dep, TrainingDeployment)
-    hardware = wl.hardware if gpu_ids is None else wl.hardware._replace(gpus=gpu_ids)
+    best: tuple[dict[str, Any], Plan] | None = None
     for settings in lighter_settings(dep.training):
         if tries[0] >= MAX_TRIES:
-            return None
+            break
         tries[0] += 1
         job = dep._replace(training=dep.training._replace(**settings))
-        alone = wl._replace(deployments=(job,), hardware=hardware)
+        changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
         try:
-            return settings, replan(loaded._replace(workload=alone), consts)
+            plan = replan(loaded._replace(workload=changed), consts)
         except InfeasibleError:
             continue
-    return None
+        rival = best[1] if best is not None else better_than
+        if rival is None:
+            best = settings, plan
+            continue
+        objective = _fleet_objective(wl.objective, [rival, plan])
+        if _fleet_rank(objective, plan, wl=wl) < _fleet_rank(objective, rival, wl=wl):  # the first of equals stays
+            best = settings, plan
+    return best
 
 
 def fleet_said(plan: Plan) -> str:
-    """One fleet in a line: its servers, capex or month, and its run's hours."""
-    pools = ", ".join(f"{p.nodes} x {p.node.platform_id} ({p.node.gpus} x {p.node.gpu_id})" for p in plan.pools)
+    """A fleet's capex and month (or a rented job's cost a run)."""
     totals = plan.totals
-    money = f"capex ${totals['capex_usd']:,.0f}" if totals.get("capex_usd") else f"${totals['usd_per_month']:,.0f}/month"
-    hours = plan.deployments[0].details.get("hours")
-    return f"{pools}, {money}" + (f", {hours:,.1f} h a run" if hours else "")
+    money = [f"capex ${totals['capex_usd']:,.0f}"] if totals.get("capex_usd") else []
+    if totals.get("usd_per_month") is not None:
+        money.append(f"${totals['usd_per_month']:,.0f}/month")
+    if totals.get("training_usd_per_job"):  # review36 item 4: a job billed per run read "$0/month"
+        money.append(f"${totals['training_usd_per_job']:,.2f} a training run")
+    return " and ".join(money) or "unpriced"
+
+
+def job_said(plan: Plan, index: int) -> str:
+    """Where job ``index`` runs in ``plan`` and its hours a run."""
+    dep = plan.deployments[index]
+    pools = {p.name: p for p in plan.pools}
+    where = ", ".join(
+        f"{p.nodes} x {p.node.platform_id} ({p.node.gpus} x {p.node.gpu_id})"
+        for part in (dep.split or (dep,))
+        if (p := pools.get(part.pool)) is not None
+    )
+    hours = dep.details.get("hours")
+    return f"{dep.name} on {where}" + (f", {hours:,.2f} h a run" if hours else "")
 
 
 def lighter_training_findings(
     loaded: LoadedWorkload, consts: Constants, plan: Plan, replan: Callable[[LoadedWorkload, Constants], Plan]
 ) -> list[Finding]:
-    """An info finding per training job and allowed GPU it has no layout on that lighter settings would let hold it."""
+    """An info finding per training job that an allowed GPU holds no layout of, where lighter settings plan better."""
     tries = [0]
     out = []
-    for finding in plan.findings:
-        if finding.code != "gpu-no-layout" or "no allowed platform" in finding.message:
+    wl = loaded.workload
+    for index, dep in enumerate(wl.deployments):
+        # a job some allowed GPU has no layout of (memory or the network its many GPUs need)
+        unfit = [
+            f
+            for f in plan.findings
+            if f.code == "gpu-no-layout"
+            and f.message.startswith(f"deployment {dep.name}:")
+            and "no allowed platform" not in f.message
+        ]
+        if not unfit or not isinstance(dep, TrainingDeployment):
             continue
-        index = next(
-            (i for i, d in enumerate(loaded.workload.deployments) if finding.message.startswith(f"deployment {d.name}:")),
-            None,
-        )
-        if index is None or not isinstance(loaded.workload.deployments[index], TrainingDeployment):
-            continue
-        gpu = finding.message.split(": no layout on ", 1)[1].split(":", 1)[0]
-        found = lighter_fleet(loaded, consts, index, (gpu,), replan, tries)
+        found = lighter_fleet(loaded, consts, index, replan, tries, better_than=plan)
         if found is None:
             continue
         settings, fleet = found
-        name = loaded.workload.deployments[index].name
         out.append(
             Finding(
                 "info",
                 "training-fits-lighter",
-                f"deployment {name}: {gpu} holds it with {said_settings(settings)} (the job as given does not fit it): "
-                f"{fleet_said(fleet)}; set them in training to plan it so",
+                f"deployment {dep.name}: with {said_settings(settings)} set in its training the workload plans "
+                f"{fleet_said(fleet)}, {job_said(fleet, index)}; as given it plans {fleet_said(plan)}, "
+                f"{job_said(plan, index)}",
                 f"deployments[{index}].training",
             )
         )
@@ -147,21 +175,16 @@ def lighter_training_findings(
 
 
 def lighter_training_hint(loaded: LoadedWorkload, consts: Constants, replan: Callable[[LoadedWorkload, Constants], Plan]) -> str:
-    """What an infeasible workload's first training job plans with under lighter settings; empty where nothing does."""
+    """What an infeasible workload plans with a training job's lighter settings; empty where none plans it."""
     tries = [0]
-    wl = loaded.workload
-    for index, dep in enumerate(wl.deployments):
+    for index, dep in enumerate(loaded.workload.deployments):
         if not isinstance(dep, TrainingDeployment) or tries[0] >= MAX_TRIES:
             continue
-        tries[0] += 1
-        try:  # a job that plans alone as given is refused for what is beside it, which its settings do not change
-            replan(loaded._replace(workload=wl._replace(deployments=(dep,))), consts)
-            continue
-        except InfeasibleError:
-            pass
-        found = lighter_fleet(loaded, consts, index, None, replan, tries)
+        found = lighter_fleet(loaded, consts, index, replan, tries)
         if found is not None:
             settings, fleet = found
-            job = f"deployment {dep.name}" + (" alone" if len(wl.deployments) > 1 else "")
-            return f"; with {said_settings(settings)} set in its training, {job} plans: {fleet_said(fleet)}"
+            return (
+                f"; with {said_settings(settings)} set in the training of deployment {dep.name}, the workload plans "
+                f"{fleet_said(fleet)}, {job_said(fleet, index)}"
+            )
     return ""
