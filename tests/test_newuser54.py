@@ -152,8 +152,28 @@ def test_an_estimate_that_does_not_fit_lists_each_change_that_fits_as_estimated(
 
 def test_an_estimate_no_one_change_fits_says_so() -> None:
     result = estimate_json("meta-llama/Llama-3.1-405B-Instruct", "--train", "qlora", "--gpu", "rtx-4090-24gb")
-    assert result["capacity"]["fits_with"] == []
+    (together,) = result["capacity"]["fits_with"]  # its memory settings together, which do not fit either
+    assert together["kind"] == "together" and together["fits"] is False
     assert "no one change of its memory settings, method or up to 8 GPUs makes it fit" in " ".join(result["notes"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("meta-llama/Llama-3.1-70B-Instruct", "--train", "lora", "--seq-len", "4096"), id="70b-lora"),
+        pytest.param(("Qwen/Qwen2.5-7B", "--train", "full", "--seq-len", "8192", "--framework", "axolotl"), id="7b-full"),
+    ],
+)
+def test_memory_settings_together_are_offered_where_none_fits_alone(args: tuple[str, ...]) -> None:
+    """review36 item 5: parameter offload was offered without ZeRO-3 (always refused), so the 70B LoRA was told "a
+    larger GPU", and the 7B full fine-tune was offered QLoRA alone where a chunked loss and offloads fit it."""
+    result = estimate_json(*args, "--gpu", "rtx-4090-24gb" if "lora" in args else "rtx-5090-32gb")
+    (together,) = [c for c in result["capacity"]["fits_with"] if c["kind"] == "together"]
+    assert together["fits"] is True
+    flags = together["flags"].split()
+    assert flags.count("--zero") <= 1
+    again = estimate_json(*args, "--gpu", result["capacity"]["gpu"], *flags)
+    assert again["capacity"]["fits"] is True and again["memory"]["per_gpu"]["total"] == together["per_gpu_bytes"]
 
 
 def test_the_torchtune_note_states_what_its_published_rows_measured() -> None:

@@ -1361,6 +1361,8 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     from generator.sizing.frameworks import framework_profile
 
     levers = [lever.flag for lever in (*activation_levers(setup), *state_levers(setup), *offload_levers(setup)) if not lever.on]
+    if setup.zero_stage != 3:  # parameter offload is ZeRO-3's (review36 item 5: offered bare, it was always refused)
+        levers = [f"--zero 3 {flag}" if flag == "--offload-params" else flag for flag in levers]
     tries = [(flags, "memory") for flags in levers]
     tries += [(f"--train {m}", "method") for m in {"full": ("lora", "qlora"), "lora": ("qlora",)}.get(setup.method, ())]
     profile = framework_profile(setup.framework) if setup.framework else None
@@ -1373,13 +1375,37 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
             continue  # the fewest GPUs that hold it
         if (found := _fits_with(req, flags, kind)) is not None:
             fitting.append(found)
-    if not fitting and len(levers) > 1:
-        together = " ".join(levers)
-        try:
-            return [_change(together, "together", estimate(_lever_request(req, together), advise=False))]
-        except InputError:  # settings the framework refuses together
-            pass
+    if len(levers) > 1 and not any(f["kind"] == "memory" for f in fitting):
+        # the memory settings together, each that the framework takes beside the others (optimizer offload and stepping
+        # in backward exclude each other), before a lighter method (review36 item 5: only QLoRA was offered where a
+        # chunked loss and optimizer offload fit the full fine-tune)
+        # (added in turn until the job fits: the fewest of them, in the order they are offered)
+        together: list[str] = []
+        tried: dict[str, Any] | None = None
+        for flags in levers:
+            try:
+                tried = estimate(_lever_request(req, _flags(*together, flags)), advise=False)
+            except InputError:
+                continue
+            together.append(flags)
+            if tried["capacity"]["fits"]:
+                break
+        if tried is not None and len(together) > 1:
+            tried = estimate(_lever_request(req, _flags(*together)), advise=False)
+            return [_change(_flags(*together), "together", tried), *fitting]
     return fitting
+
+
+def _flags(*parts: str) -> str:
+    """Options joined, each given once, the last value of an option given twice ("--zero 1 ... --zero 3": --zero 3)."""
+    tokens = [t for part in parts for t in part.split() if t != "with"]
+    options: dict[str, str | None] = {}
+    for at, token in enumerate(tokens):
+        if token.startswith("--"):
+            value = tokens[at + 1] if at + 1 < len(tokens) and not tokens[at + 1].startswith("--") else None
+            options.pop(token, None)
+            options[token] = value
+    return " ".join(f"{option} {value}" if value is not None else option for option, value in options.items())
 
 
 def _fits_with(req: EstimateRequest, flags: str, kind: str) -> dict[str, Any] | None:
@@ -1410,12 +1436,13 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
         rate = f", {speed:,.0f} tokens/s a GPU" if speed else ""
         return f"{change['flags']} ({change['per_gpu_bytes'] / GIB:.2f} GiB{rate})"
 
-    if not changes:
-        return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit: a larger GPU"
-    if changes[0]["kind"] == "together":
-        head = "no one change makes it fit; its memory settings all together " + ("do" if changes[0]["fits"] else "do not")
-        return f"{head}: {said(changes[0])}"
-    order = {"memory": 0, "method": 1, "gpus": 2}
+    fitting = [c for c in changes if c["fits"]]
+    if not fitting:
+        together = [said(c) for c in changes if c["kind"] == "together"]
+        after = f" (its memory settings together: {together[0]})" if together else ""
+        return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit{after}: a larger GPU"
+    changes = fitting
+    order = {"memory": 0, "together": 1, "method": 2, "gpus": 3}
     # the job's own training first, the fastest first (offloads cost step time), then the least memory
     ranked = sorted(changes, key=lambda c: (order[c["kind"]], -(c["tokens_per_second_per_gpu"] or 0), c["per_gpu_bytes"]))
     return f"it fits with {'; or '.join(said(c) for c in ranked)}"
