@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from generator import catalog
 from generator.planner import plan_workload
 from generator.sizing.architecture import parse_architecture
@@ -108,3 +110,29 @@ def test_the_weights_marlins_padding_adds_are_said() -> None:
     assert not [
         n for n in estimate_json("openai/gpt-oss-20b", "--gpu", "h100-sxm5-80gb", "--context", "8192")["notes"] if "Marlin" in n
     ]
+
+
+def test_a_refused_start_names_the_batch_limits_that_cause_it(tmp_path: Path) -> None:
+    """review36 item 6: a pinned max_num_seqs and a large max_num_batched_tokens were never named, "looser SLOs" was
+    offered, and the sliding layers were said charged "65,536 tokens beyond their window" where the context capped them."""
+    from generator.errors import InfeasibleError
+
+    path = _workload(tmp_path, 131072, 2.4)
+    text = (
+        Path(path)
+        .read_text(encoding="utf-8")
+        .replace("      precision: bf16\n", "      precision: bf16\n      max_num_seqs: 1024\n")
+        .replace("hardware:", "    parallelism: {tp: 1, pp: 1}\nhardware:")  # one GPU a replica
+    )
+    Path(path).write_text(text, encoding="utf-8")
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(path))
+    said = str(caught.value)
+    assert "charged 9,215 tokens each, where decoding they hold 1,024), 12.88 GiB is left at max_num_seqs 1,024" in said
+    assert "to unblock: a lower inference.max_num_seqs" in said and "looser SLOs" not in said
+    text = text.replace("max_num_seqs: 1024", "max_num_batched_tokens: 65536").replace("131072", "32768")
+    Path(path).write_text(text, encoding="utf-8")
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(path))
+    said = str(caught.value)
+    assert "charged 32,768 tokens each" in said and "to unblock: a lower inference.max_num_batched_tokens" in said

@@ -612,8 +612,13 @@ def format_text(result: dict[str, Any]) -> str:
                 # with no KV memory left the weights themselves are the problem: a shorter context cannot help
                 more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
                 remedy = (
-                    f"lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
-                    f"or add {more}"
+                    "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
+                    + (
+                        "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
+                        if result["kv_cache"]["window_bytes_per_sequence"]
+                        else ""
+                    )
+                    + f"or add {more}"
                     if cap["kv_cache_bytes"] > 0
                     else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
                     + (

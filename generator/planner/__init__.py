@@ -29,6 +29,7 @@ from generator.planner.blocked import (
     POOL_TOO_LARGE,
     RACK_POWER,
     RUNS_PAST_MONTH,
+    START_REFUSED,
     UNSERVED_FORMAT,
 )
 from generator.planner.early import early_checks
@@ -209,6 +210,22 @@ def _unblock_hint(
                     if any(b.code == POOL_TOO_LARGE for b in blocked)
                     else ""
                 )
+            )
+        if (
+            blocked
+            and all(b.code in (START_REFUSED, NO_LAYOUT) for b in blocked)
+            and any(b.code == START_REFUSED for b in blocked)
+        ):
+            # vLLM's start-up check: the batch limits and the context, not the SLOs (review36 item 6)
+            spec = dep.inference
+            limits = [
+                *(["a lower inference.max_num_seqs (vLLM profiles that many sequences before it sizes the KV cache; "
+                   "left out, its smaller default is tried too)"] if spec.max_num_seqs is not None else []),
+                *(["a lower inference.max_num_batched_tokens (the check charges each sliding-window layer a forward "
+                   "pass's tokens)"] if any(layer.window_tokens for layer in model.architecture.layers) else []),
+            ]  # fmt: skip
+            return f"to unblock: {''.join(f'{way}, ' for way in limits)}a shorter max_context_tokens, more GPUs a replica, " + (
+                f"{precision + ', or ' if precision else 'or '}allow a GPU with more memory"
             )
         # replicas beyond what one pool may have: the count is the first thing to lower
         fewer = (

@@ -56,6 +56,9 @@ RACK_HEIGHT = "rack-height"
 NO_LAYOUT = "no-layout"
 #: The engine does not serve the model's weight format on this GPU (no kernel for it there, or not as sized).
 UNSERVED_FORMAT = "unserved-format"
+#: vLLM's start-up check refuses the layout: one whole-context request's KV cache, as it charges it, is more than the
+#: memory its batch limits leave (review36 item 6).
+START_REFUSED = "start-refused"
 #: A replica's GPUs neither fit in one server nor fill whole servers of the biggest size.
 NO_PACKING = "no-packing"
 #: A pinned degree the platform's servers do not give a replica.

@@ -18,7 +18,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, UNSERVED_FORMAT
+from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
@@ -700,19 +700,20 @@ def _layout_shape(
         return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
     if short := start_shortfall(arch, spec, par, mem, tokens, consts):
         need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
-        why = (
-            (
-                f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
-                f"KV cache a GPU at start-up (its sliding-window layers charged a forward pass's {tokens:,} tokens beyond "
-                f"their window), {left:.2f} GiB is left"
-            )
-            if any(layer.window_tokens is not None for layer in arch.layers)
-            else (
-                f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
-                f"KV cache a GPU, {left:.2f} GiB is left"
-            )
+        window = max((layer.window_tokens for layer in arch.layers if layer.window_tokens is not None), default=None)
+        # the tokens the check charges a sliding layer: its window and a forward pass's, at most the context (review36
+        # item 6: "a forward pass's 65,536 tokens beyond their window" where the 32,768-token context capped them)
+        charged = (
+            f" (its sliding-window layers charged {min(window - 1 + tokens, spec.max_context_tokens):,} tokens each, where "
+            f"decoding they hold {window:,})"
+            if window is not None
+            else ""
         )
-        return None, LayoutBlocked(why), False
+        why = (
+            f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
+            f"KV cache a GPU at start-up{charged}, {left:.2f} GiB is left at max_num_seqs {limit:,}"
+        )
+        return None, LayoutBlocked(why, code=START_REFUSED), False
     acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt)
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"
