@@ -48,7 +48,7 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
-from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
+from generator.sizing.vllm_kv import has_windows, request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
 
@@ -692,8 +692,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         cap = sized.capacity
         if cap is None or cap.max_concurrency < 1:
             return cap is None
-        needed = request_kv_bytes(arch, kv_bits, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
-        return req.engine != "vllm" or arch.encoder_only or needed <= cap.kv_available_bytes
+        if req.engine != "vllm" or not has_windows(arch):
+            return True  # one whole-context request holds what the check asks
+        return request_kv_bytes(arch, kv_bits, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens) <= (
+            cap.kv_available_bytes
+        )
 
     for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
         if starts(inference):

@@ -51,7 +51,7 @@ from generator.sizing.serving_queue import (
     ttft_p95_over_mix,
 )
 from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.vllm_kv import request_kv_bytes
+from generator.sizing.vllm_kv import has_windows, request_kv_bytes
 from generator.sizing.weights import Parallelism, engine_stages
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -646,8 +646,8 @@ def start_shortfall(
     and needed 13.66 GiB to start where max_num_seqs 1024 left 12.12 GiB: vLLM refused the rendered settings).
     """
     cap = mem.capacity
-    if spec.engine != "vllm" or cap is None or arch.encoder_only:
-        return 0
+    if spec.engine != "vllm" or cap is None or not has_windows(arch):
+        return 0  # without sliding layers one whole-context request holds what the check asks (a capacity of 1)
     needed = request_kv_bytes(
         arch, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens, par, consts.kv_block_tokens, tokens
     )
@@ -700,14 +700,12 @@ def _layout_shape(
         return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
     if short := start_shortfall(arch, spec, par, mem, tokens, consts):
         need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
-        window = max((layer.window_tokens for layer in arch.layers if layer.window_tokens is not None), default=None)
+        window = max(layer.window_tokens or 0 for layer in arch.layers)
         # the tokens the check charges a sliding layer: its window and a forward pass's, at most the context (review36
         # item 6: "a forward pass's 65,536 tokens beyond their window" where the 32,768-token context capped them)
         charged = (
             f" (its sliding-window layers charged {min(window - 1 + tokens, spec.max_context_tokens):,} tokens each, where "
             f"decoding they hold {window:,})"
-            if window is not None
-            else ""
         )
         why = (
             f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "

@@ -36,6 +36,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, Layer
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.linear_attention import has_state, layer_state_bytes, state_bits
+from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers
 
 #: How the start-up log's token count is formed: vLLM <= 0.11 (blocks per group) or later (concurrency x length).
@@ -237,6 +238,16 @@ def pool_groups(pool: VllmKvCache) -> tuple[tuple[str, int, int], ...]:
         (t.kind, t.groups, pool.page_bytes // t.layer_bytes_per_token if t.layer_bytes_per_token else 1)
         for t in pool.by_layer_type
     )
+
+
+@memoized
+def has_windows(arch: Architecture) -> bool:
+    """Whether any layer keeps a sliding window.
+
+    Only there does vLLM's start-up check ask more than one whole-context request holds in decode (a sliding layer is
+    charged a forward pass's tokens beyond its window).
+    """
+    return any(layer.window_tokens is not None for layer in arch.layers)
 
 
 def request_kv_bytes(
