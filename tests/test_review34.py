@@ -223,3 +223,12 @@ def test_an_undated_list_price_says_so(tmp_path: Path) -> None:
     assert undated is not None and "azure-standard-nc4as-t4-v3 $0.53/h (its source gives no date)" in undated.message
     dated = list_price_finding(_plan(tmp_path, BIG8.replace("MAXN", "8")))
     assert dated is not None and "gives no date" not in dated.message
+
+
+@pytest.mark.parametrize("cap", [None, 8, 16])
+def test_a_gpus_objective_puts_pools_together_whatever_the_cap(tmp_path: Path, cap: int | None) -> None:
+    """review37 item 1: under gpus the pools put together held 17 GPUs within 3-14 nodes, where a cap of 16 took 21
+    and no cap 24 (the search ran only where a pass broke the cap)."""
+    text = BIG8.replace("objective: cost", "objective: gpus")
+    text = text.replace("  max_nodes: MAXN\n", "") if cap is None else text.replace("MAXN", str(cap))
+    assert _plan(tmp_path, text).totals["gpus"] == 17

@@ -1382,7 +1382,7 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
         # the memory settings together, each that the framework takes beside the others (optimizer offload and stepping
         # in backward exclude each other), before a lighter method (review36 item 5: only QLoRA was offered where a
         # chunked loss and optimizer offload fit the full fine-tune)
-        # (added in turn until the job fits: the fewest of them, in the order they are offered)
+        # (added in turn until the job fits, in the order they are offered, then each taken out the rest fit without)
         together: list[str] = []
         tried: dict[str, Any] | None = None
         for flags in levers:
@@ -1393,8 +1393,17 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
             together.append(flags)
             if tried["capacity"]["fits"]:
                 break
+        if tried is not None and tried["capacity"]["fits"]:
+            # then each taken out again where the rest still fit (review37 item 5: five flags where three fit)
+            for flags in list(reversed(together)):  # the offloads, which cost step time, first
+                rest = [f for f in together if f != flags]
+                try:
+                    fewer = estimate(_lever_request(req, _flags(*rest)), advise=False)
+                except InputError:
+                    continue
+                if fewer["capacity"]["fits"]:
+                    together, tried = rest, fewer
         if tried is not None and len(together) > 1:
-            tried = estimate(_lever_request(req, _flags(*together)), advise=False)
             return [_change(_flags(*together), "together", tried), *fitting]
     return fitting
 

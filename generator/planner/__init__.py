@@ -459,7 +459,7 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
         raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
     if month <= cap:
         return cheapest  # within the budget, which the budgeted search missed
-    servers = ", ".join(f"{p.nodes} x {p.node.platform_id}" for p in cheapest.pools)
+    servers = _servers_said(cheapest)
     raise FleetLimitError(
         f"the cheapest fleet planned costs ${month:,.2f} in a month ({servers}, planned without the budget), above "
         f"max_budget_usd_per_month ${cap:,.2f}; to unblock: raise the budget to at least that, lower the request rates "
@@ -468,6 +468,14 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
         month,
         location=exc.location,
     )
+
+
+def _servers_said(plan: Plan) -> str:
+    """``2 x aws-p5-48xlarge, 3 x aws-g4dn-xlarge``: a fleet's servers by platform (review37 item 6: pools repeated one)."""
+    nodes: dict[str, int] = {}
+    for pool in plan.pools:
+        nodes[pool.node.platform_id] = nodes.get(pool.node.platform_id, 0) + pool.nodes
+    return ", ".join(f"{n} x {platform}" for platform, n in sorted(nodes.items()))
 
 
 def _budget_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
@@ -492,7 +500,7 @@ def _budget_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
         f"max_budget_usd_per_month ${wl.hardware.max_budget_usd_per_month:,.0f} binds: the fleet within it takes "
         f"{_fleet_figure(plan, objective)} at ${plan.totals['usd_per_month'] or 0:,.0f}/month; the best by {wl.objective} "
         f"without it {_fleet_figure(free, objective)} ("
-        + ", ".join(f"{p.nodes} x {p.node.platform_id}" for p in free.pools)
+        + _servers_said(free)
         + (f") at ${month:,.0f}/month" if month is not None else ", unpriced)")
     )
     said = Finding("info", "budget-binds", note, "hardware.max_budget_usd_per_month")
@@ -879,8 +887,13 @@ def _plan_fleet(
 
     # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
     # (owned servers aside: a pass's pools use those its order gave it, which another pass's may hold too)
+    # under a gpus or power objective, whatever the cap: the passes choose each service's servers by its own count, and
+    # the pools put together held fewer GPUs within a cap than any pass without one (review37 item 1: 17 GPUs within
+    # 3-14 nodes, 24 without a cap)
     over_nodes = any(isinstance(e, FleetLimitError) and e.limit == "max_nodes" for e in errors)
-    if over_nodes and services >= 2 and not wl.hardware.inventory and wl.hardware.max_nodes is not None:
+    counted = wl.objective in ("gpus", "power") and fleets
+    cap = wl.hardware.max_nodes if wl.hardware.max_nodes is not None else MAX_NODES_UNCAPPED
+    if ((over_nodes and wl.hardware.max_nodes is not None) or counted) and services >= 2 and not wl.hardware.inventory:
         from generator.planner.node_cap import joined_fleets
         from generator.planner.tco import billed_per_run
 
@@ -897,7 +910,7 @@ def _plan_fleet(
         for subsets in (False, True):
             # no cover whose floor is above the best fleet planned so far (it would not be assembled)
             ceiling = min((_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)), default=math.inf) + 0.005
-            for groups in joined_fleets(chosen_each, count, wl.hardware.max_nodes, floor, subsets, ceiling):
+            for groups in joined_fleets(chosen_each, count, cap, floor, subsets, ceiling):
                 add(_joined(groups, formed), None, share=True)
 
     def best_at() -> int:
@@ -995,6 +1008,9 @@ def _capped_said(plan: Plan, kind: ServerKey, limits: list[str]) -> Plan:
     )
     return plan._replace(findings=findings)
 
+
+#: The nodes the pools put together may take where no ``max_nodes`` caps them (a gpus or power objective's search).
+MAX_NODES_UNCAPPED = 10**6
 
 #: Under a cap on racks or nodes, this many counts of an owned kind's servers below all of them are tried one by one
 #: (the most first) before the counts below them are bisected.
@@ -2034,7 +2050,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
         # on-demand rate such a type has none of)
         spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
-        key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else "its platform id"
+        key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else f"'{fewer.platform_id}'"
         how = "its spot" if spot else "with a reservation, its"
         findings.append(
             Finding(

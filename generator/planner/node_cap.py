@@ -145,15 +145,16 @@ def joined_fleets(
                 continue
             seen.add(key)
             best.setdefault((group.members, group.nodes), []).append((floor([o for _, o in group.entries]), group))
-    fewer: dict[frozenset[int], list[tuple[int, float]]] = {}  # per set of deployments: (nodes, least floor) each
+    fewer: dict[frozenset[int], list[tuple[int, float, frozenset[ServerKey]]]] = {}  # (nodes, floor, kinds) each
     for (members, nodes), groups in best.items():
-        fewer.setdefault(members, []).append((nodes, min(v for v, _ in groups)))
+        fewer.setdefault(members, []).extend((nodes, v, g.kinds) for v, g in groups)
     kept = [
         fg
         for (members, nodes), groups in best.items()
         for fg in sorted(groups, key=lambda fg: fg[0])[:GROUPS_PER_KEY]
-        # a group the same deployments' group on fewer nodes floors below takes more of the cap for more money
-        if not any(n < nodes and v <= fg[0] for n, v in fewer[members])
+        # a group the same deployments' group on fewer nodes, of no other server kind, floors below takes more of the
+        # cap for more money (review37 item 4: of another kind, it may be the one a cover can take)
+        if not any(n < nodes and v <= fg[0] and kinds <= fg[1].kinds for n, v, kinds in fewer[members])
     ]
     holding: dict[int, list[tuple[float, PoolGroup]]] = {}
     # the least floor a deployment first (covers of large shared groups come early, and bound the rest)
