@@ -6,7 +6,6 @@ Each test names the item of the finding it holds to. Diffs against a base build 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,10 @@ import pytest
 from tests.conftest import REPO
 from tests.helpers import VALID, run_specgen
 from tests.helpers import specgen_in_process as specgen
+from tests.test_diff_base_set import _commit, _git
 
 CHAT = REPO / "examples" / "chat-70b.yaml"
 RAG = REPO / "examples" / "rag-embed.yaml"
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env, text=True).stdout
-
-
-def _commit(repo: Path, files: dict[str, str]) -> None:
-    """A repository at ``repo`` whose one commit holds ``files`` (path -> text)."""
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
 
 
 def _named(name: str, deployment: str) -> str:

@@ -457,8 +457,10 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
     month = cheapest.totals["usd_per_month"] if cheapest is not None else None
     if cap is None or cheapest is None or month is None or month >= exc.needed or any(p.per_job for p in cheapest.pools):
         raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
-    if month <= cap:
-        return cheapest  # within the budget, which the budgeted search missed
+    if month <= cap:  # within the budget, which the budgeted search missed: the plan, where cost is the objective
+        if loaded.workload.objective == "cost":
+            return cheapest
+        raise exc
     servers = _servers_said(cheapest)
     raise FleetLimitError(
         f"the cheapest fleet planned costs ${month:,.2f} in a month ({servers}, planned without the budget), above "

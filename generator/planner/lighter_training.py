@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
     from generator.workload import LoadedWorkload
 
-#: Plans tried at most for one workload (each plans one job on one GPU kind again, in well under a second).
+#: Plans tried at most for one workload (each plans the whole workload again, a job's settings changed).
 MAX_TRIES = 12
 
 
 def lighter_settings(spec: TrainingSpec) -> list[dict[str, Any]]:
-    """The settings tried on a job, each a set of its fields: those that cost no step time first, then all together.
+    """The settings tried on a job, each a set of its fields: those that cost no step time first, then together.
 
     A loss that never holds the full logits (Liger's or cut cross-entropy's fused kernel) and an 8-bit optimizer cost
     no step time; optimizer offload copies the states over PCIe each step. Only what the job and its framework leave
