@@ -48,7 +48,7 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
-from generator.sizing.vllm_kv import has_windows, request_kv_bytes, vllm_kv_cache
+from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
 
@@ -692,10 +692,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         cap = sized.capacity
         if cap is None or cap.max_concurrency < 1:
             return cap is None
-        if req.engine != "vllm" or not has_windows(arch):
-            return True  # one whole-context request holds what the check asks
-        return request_kv_bytes(arch, kv_bits, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens) <= (
-            cap.kv_available_bytes
+        chunk, available = consts.prefill_chunk_tokens, cap.kv_available_bytes
+        return req.engine != "vllm" or not start_shortfall_bytes(
+            arch, kv_bits, context, par, consts.kv_block_tokens, chunk, available
         )
 
     for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
@@ -1342,12 +1341,10 @@ def _lever_request(req: EstimateRequest, flags: str) -> EstimateRequest:
 
     ``flags`` as a lever offers them: "--zero 1 --offload-optimizer", "--optimizer-in-backward with --accumulation 1".
     """
-    tokens = [t for t in flags.split() if t != "with"]
     changes: dict[str, Any] = {}
-    for at, token in enumerate(tokens):
-        if token in _LEVER_OPTIONS:
-            field, kind = _LEVER_OPTIONS[token]
-            changes[field] = True if kind is None else kind(tokens[at + 1])
+    for option, value in _options(flags).items():
+        field, kind = _LEVER_OPTIONS[option]
+        changes[field] = True if kind is None or value is None else kind(value)
     return req._replace(**changes)
 
 
@@ -1408,16 +1405,22 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     return fitting
 
 
-def _flags(*parts: str) -> str:
-    """Options joined, each given once, the last value of an option given twice ("--zero 1 ... --zero 3": --zero 3)."""
-    tokens = [t for part in parts for t in part.split() if t != "with"]
+def _options(flags: str) -> dict[str, str | None]:
+    """The options of ``flags`` and their values (None: a switch), each once, the last of an option given twice."""
+    tokens = [t for t in flags.split() if t != "with"]
     options: dict[str, str | None] = {}
     for at, token in enumerate(tokens):
         if token.startswith("--"):
             value = tokens[at + 1] if at + 1 < len(tokens) and not tokens[at + 1].startswith("--") else None
             options.pop(token, None)
             options[token] = value
-    return " ".join(f"{option} {value}" if value is not None else option for option, value in options.items())
+    return options
+
+
+def _flags(*parts: str) -> str:
+    """Options joined, each given once, the last value of an option given twice ("--zero 1 ... --zero 3": --zero 3)."""
+    joined = _options(" ".join(parts))
+    return " ".join(f"{option} {value}" if value is not None else option for option, value in joined.items())
 
 
 def _fits_with(req: EstimateRequest, flags: str, kind: str) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
@@ -36,7 +36,6 @@ from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
-from generator.planner.option import SPOT_MARK
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
@@ -416,10 +415,8 @@ def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Pla
     wl = loaded.workload
     if wl.hardware.max_nodes is None or plan.totals["nodes"] < wl.hardware.max_nodes:
         return plan  # no cap, or one the fleet does not reach (review34 item 9: each plan re-planned uncapped)
-    uncapped = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(max_nodes=None)))
-    try:
-        free = _plan_fleet_within_limits(uncapped, consts)
-    except InfeasibleError:
+    free = _without_limit(loaded, consts, "max_nodes")
+    if free is None:
         return plan
     objective = _fleet_objective(wl.objective, [plan, free])
     nodes = free.totals["nodes"]
@@ -433,10 +430,10 @@ def _node_cap_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Pla
     return plan._replace(findings=sorted_findings([*plan.findings, said]))
 
 
-def _without_budget(loaded: LoadedWorkload, consts: Constants, *, by_cost: bool = False) -> Plan | None:
-    """The fleet planned without ``max_budget_usd_per_month`` (``by_cost``: by the cost objective); None: none plans."""
+def _without_limit(loaded: LoadedWorkload, consts: Constants, limit: str, *, by_cost: bool = False) -> Plan | None:
+    """The fleet planned without the hardware ``limit`` (``by_cost``: by the cost objective); None: none plans."""
     wl = loaded.workload
-    free = wl._replace(hardware=wl.hardware._replace(max_budget_usd_per_month=None))
+    free = wl._replace(hardware=wl.hardware._replace(**cast("dict[str, Any]", {limit: None})))
     try:
         return _plan_fleet_within_limits(loaded._replace(workload=free._replace(objective="cost") if by_cost else free), consts)
     except InfeasibleError:
@@ -453,7 +450,7 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
     share in the cheapest fleet): a user raised the budget by far more than needed.
     """
     cap = loaded.workload.hardware.max_budget_usd_per_month
-    cheapest = _without_budget(loaded, consts, by_cost=True)
+    cheapest = _without_limit(loaded, consts, "max_budget_usd_per_month", by_cost=True)
     month = cheapest.totals["usd_per_month"] if cheapest is not None else None
     if cap is None or cheapest is None or month is None or month >= exc.needed or any(p.per_job for p in cheapest.pools):
         raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
@@ -491,7 +488,7 @@ def _budget_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
     wl = loaded.workload
     if wl.hardware.max_budget_usd_per_month is None or wl.objective == "cost":
         return plan
-    free = _without_budget(loaded, consts)
+    free = _without_limit(loaded, consts, "max_budget_usd_per_month")
     if free is None:
         return plan
     objective = _fleet_objective(wl.objective, [plan, free])
@@ -2051,6 +2048,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
         # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
         # on-demand rate such a type has none of)
+        from generator.planner.option import SPOT_MARK  # not at the package's import: validate loads the package
+
         spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
         key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else f"'{fewer.platform_id}'"
         how = "its spot" if spot else "with a reservation, its"

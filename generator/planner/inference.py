@@ -51,7 +51,7 @@ from generator.sizing.serving_queue import (
     ttft_p95_over_mix,
 )
 from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.vllm_kv import has_windows, request_kv_bytes
+from generator.sizing.vllm_kv import start_shortfall_bytes
 from generator.sizing.weights import Parallelism, engine_stages
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -639,19 +639,15 @@ def replica_memory(
 def start_shortfall(
     arch: Architecture, spec: InferenceSpec, par: Parallelism, mem: InferenceMemory, tokens: int, consts: Constants
 ) -> int:
-    """KV bytes vLLM's start-up check finds short for one ``max_context_tokens`` request (0: it starts; other engines 0).
+    """KV bytes vLLM's start-up check finds short for one ``max_context_tokens`` request (0: it starts, or another engine).
 
-    ``check_enough_kv_cache_memory`` charges a sliding layer its window plus a forward pass's ``tokens``, not the window
-    its blocks hold in decode (newuser55 item 2: Gemma 3 27B at 131,072 tokens on an H100 held 1.2 requests in decode
-    and needed 13.66 GiB to start where max_num_seqs 1024 left 12.12 GiB: vLLM refused the rendered settings).
+    The check as :func:`~generator.sizing.vllm_kv.start_shortfall_bytes` sizes it, at the replica's pool.
     """
     cap = mem.capacity
-    if spec.engine != "vllm" or cap is None or not has_windows(arch):
-        return 0  # without sliding layers one whole-context request holds what the check asks (a capacity of 1)
-    needed = request_kv_bytes(
-        arch, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens, par, consts.kv_block_tokens, tokens
-    )
-    return max(0, needed - cap.kv_available_bytes)
+    if spec.engine != "vllm" or cap is None:
+        return 0
+    bits = kv_cache_bits(spec.kv_cache_precision)
+    return start_shortfall_bytes(arch, bits, spec.max_context_tokens, par, consts.kv_block_tokens, tokens, cap.kv_available_bytes)
 
 
 @memoized

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from generator.errors import InfeasibleError
 from generator.planner.plan import Finding, Plan
 from generator.sizing.frameworks import framework_profile
-from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.models import TrainingDeployment, TrainingSpec
+from generator.workload.value_checks import spec_conflicts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,24 +49,7 @@ def lighter_settings(spec: TrainingSpec) -> list[dict[str, Any]]:
     together = [{k: v for t in singles for k, v in t.items()}] if len(singles) > 1 else []
     if len(singles) == 3:
         together.insert(0, {**singles[0], **singles[2]})
-    return [t for t in (*singles, *together) if not _refused(spec._replace(**t))]
-
-
-def _refused(spec: TrainingSpec) -> bool:
-    """Whether the job's framework or method refuses the settings (as a workload giving them is refused)."""
-    return bool(
-        training_conflicts(
-            method=spec.method,
-            framework=spec.framework,
-            zero_stage=spec.zero_stage,
-            offload_params=bool(spec.offload_params),
-            optimizer_in_backward=spec.optimizer_in_backward,
-            activation_offload=spec.activation_offload,
-            checkpointing=spec.gradient_checkpointing,
-            optimizer=spec.optimizer,
-            offload_optimizer=bool(spec.offload_optimizer),
-        )
-    )
+    return [t for t in (*singles, *together) if not spec_conflicts(spec._replace(**t))]
 
 
 def said_settings(settings: dict[str, Any]) -> str:

@@ -75,20 +75,25 @@ def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[I
         for field in LORA_FIELDS
         if spec.method == "full" and given_in(doc, (*at, field))
     ]
-    conflicts = training_conflicts(
+    conflicts = spec_conflicts(spec, _pinned_pipeline(doc, i))
+    errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
+    return errors
+
+
+def spec_conflicts(spec: TrainingSpec, pipeline_parallel: int | None = None) -> list[tuple[str, str]]:
+    """(field, why) for each contradiction among a job's training settings, as a workload giving them is refused."""
+    return training_conflicts(
         method=spec.method,
         framework=spec.framework,
         zero_stage=spec.zero_stage,
         offload_params=bool(spec.offload_params),
-        pipeline_parallel=_pinned_pipeline(doc, i),
+        pipeline_parallel=pipeline_parallel,
         optimizer_in_backward=spec.optimizer_in_backward,
         activation_offload=spec.activation_offload,
         checkpointing=spec.gradient_checkpointing,
         optimizer=spec.optimizer,
         offload_optimizer=bool(spec.offload_optimizer),  # data parallel unknown: refused here under DeepSpeed only
     )
-    errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
-    return errors
 
 
 def _pinned_pipeline(doc: Document, i: int) -> int | None:
