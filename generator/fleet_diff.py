@@ -1232,6 +1232,15 @@ def _replacement(
     taken_out, put_in = (sum(_plan_figure(p.get("capex_usd")) or 0.0 for p in side) for side in (removed, added))
     if taken_out > 0 and not _same_hardware(was, (provider, platform, gpu, per_node)):
         entry["capex_usd"] = {"taken_out": two_places(taken_out), "put_in": two_places(put_in)}
+    # the capacity a pool keeping its name moves between (review37 item 7: on other hardware too, unsaid)
+    capacity = {
+        side: str(p.get("capacity_type") or ON_DEMAND)
+        for side, ps in (("old", removed), ("new", added))
+        for p in ps
+        if p["name"] in gone & come
+    }
+    if len(capacity) == 2 and capacity["old"] != capacity["new"]:
+        entry["capacity_type"] = capacity
     return entry
 
 
@@ -1315,15 +1324,18 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
         )
     if isinstance(entry.get("gpu_sharing"), dict):  # a kept name and hardware, GPUs shared otherwise (GKE)
         return f"{added}, {hardware}: {_gke_sharing_text(entry['gpu_sharing'], plain)}: {effect}"
-    if isinstance(capacity := entry.get("capacity_type"), dict):  # a kept name and hardware, another capacity
+    capacity = entry.get("capacity_type")
+    if isinstance(capacity, dict) and not moved:  # a kept name and hardware, another capacity
         return (
             f"{added}, {hardware}: its nodes move from {_cell(capacity['old'], plain)} to {_cell(capacity['new'], plain)} "
             "capacity, which no node changes in place (a GKE spot node pool is another node pool, an AKS node pool's "
             "priority and an EKS node group's capacity type force new ones, a Karpenter NodePool's capacity-type "
             f"requirement is drift): {effect}"
         )
-    if gone == come:  # a kept name, other hardware
-        return f"{added} keeps its name on other hardware, {hardware}: {effect}"
+    if gone == come:  # a kept name, other hardware (and capacity)
+        to = f", its nodes on {_cell(capacity['new'], plain)} capacity (were {_cell(capacity['old'], plain)})"
+        to = to if isinstance(capacity, dict) else ""
+        return f"{added} keeps its name on other hardware, {hardware}{to}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
 
 
@@ -1642,27 +1654,49 @@ def signed_cell(value: Any) -> str:
     return text if str(text).startswith("-") or value == 0 else f"+{text}"
 
 
-def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None) -> str:
+def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:
     """A pool row's status; a changed pool of the same size says that what runs on it changed.
 
     ``place``: the provider or region the fleet moves from and to, which a removed and an added pool name.
+    ``replaced``: the pools that keep their name while their nodes are created again (:func:`pool_replacements`), and
+    whether on other hardware: they say what moves (review37 item 7: a pool moved to spot read a bare "changed"
+    beside equal cells, and one on other servers "in place").
     """
     if place is not None and p["status"] in ("removed", "added"):
         where = place["old"] if p["status"] == "removed" else place["new"]
         return f"{p['status']} ({md_text(one_line(str(where)))})"
-    if p["status"] == "changed" and p["old"]["runs"] != p["new"]["runs"] and p["old"]["nodes"] == p["new"]["nodes"]:
+    if p["status"] != "changed":
+        return str(p["status"])
+    old, new = p["old"], p["new"]
+    sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (old, new)]
+    capacity = [str(side.get("capacity_type") or ON_DEMAND) for side in (old, new)]
+    said = [f"GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])}"] if sharing[0] != sharing[1] else []
+    said += [f"{capacity[0]} → {capacity[1]}"] if capacity[0] != capacity[1] else []
+    if replaced and p["pool"] in replaced:
+        return f"replaced ({', '.join(['other hardware'] * replaced[p['pool']] + said) or 'its nodes created again'})"
+    if old["runs"] != new["runs"] and old["nodes"] == new["nodes"]:
         return "changed (what runs on it)"
-    sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (p["old"], p["new"])]
-    if p["status"] == "changed" and sharing[0] != sharing[1]:
-        return f"changed (GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])})"
-    low = [minimum_nodes(side) for side in (p["old"], p["new"])]
-    if p["status"] == "changed" and low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
+    if said:
+        return f"changed ({', '.join(said)})"
+    low = [minimum_nodes(side) for side in (old, new)]
+    if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
         return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
-    return str(p["status"])
+    return "changed"
 
 
-def _pool_lines(pools: list[dict[str, Any]], place: dict[str, Any] | None = None) -> list[str]:
-    """The pool table: status, GPU, nodes, GPUs, power and cost a month, old -> new (``place``: :func:`_pool_status`)."""
+def _pool_lines(
+    pools: list[dict[str, Any]], place: dict[str, Any] | None = None, replacements: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """The pool table: status, GPU, nodes, GPUs, power and cost a month, old -> new (``place``: :func:`_pool_status`).
+
+    ``replacements``: the diff's (:func:`pool_replacements`), whose pools of one name on both sides read as replaced.
+    """
+    replaced = {
+        str(pool["pool"]): _moved(entry)
+        for entry in replacements or []
+        for pool in entry["added"]
+        if pool["pool"] in {p["pool"] for p in entry["removed"]}
+    }
     lines = ["", "| pool | status | GPU | nodes | GPUs | power W | $/month |", "|---|---|---|---:|---:|---:|---:|"]
     for p in pools:
         o, n = p["old"], p["new"]
@@ -1672,7 +1706,7 @@ def _pool_lines(pools: list[dict[str, Any]], place: dict[str, Any] | None = None
             f"{_nodes_cell(n, p) if key == 'nodes' else fmt_cell(n.get(key))}"
             for key in ("nodes", "gpus", "power_w", "usd_per_month")
         )
-        lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p, place)} | {fmt_cell(gpu)} | {cells} |")
+        lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p, place, replaced)} | {fmt_cell(gpu)} | {cells} |")
     return lines
 
 
@@ -2069,7 +2103,8 @@ def markdown_diff(result: dict[str, Any]) -> str:
         lines += _priced_elsewhere_lines(result["priced_elsewhere"])
     if result["pools"]:
         region = result.get("region_change")
-        lines += _pool_lines(result["pools"], result.get("provider_change") or (region if _named_both(region) else None))
+        place = result.get("provider_change") or (region if _named_both(region) else None)
+        lines += _pool_lines(result["pools"], place, result.get("replacements"))
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:

@@ -16,6 +16,7 @@ from generator.errors import FleetLimitError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.workload import load_workload
+from tests.test_review34 import BIG8
 
 STARTUP = """\
 version: 1
@@ -145,7 +146,56 @@ def test_a_pool_moved_to_spot_is_replaced_not_unchanged(
     code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "od.yaml"), str(tmp_path / "spot.yaml"))
     assert code == 0 and "No change to the fleet" not in out
     assert "its nodes move from on-demand to spot capacity" in out
+    assert "| replaced (on-demand → spot) |" in out  # review37 item 7: the pool's row read a bare "changed"
     code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "od.yaml"), str(tmp_path / "spot.yaml"), "--format", "json")
     (entry,) = json.loads(out)["replacements"]
     assert entry["capacity_type"] == {"old": "on-demand", "new": "spot"}
     assert entry["nodes_deleted"] == entry["nodes_created"] > 0
+
+
+def test_a_pool_moved_to_spot_on_other_hardware_says_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """review37 item 7: a pool keeping its name on other hardware and moving to spot said neither in its row ("changed
+    (minimum nodes 2 → 1, in place)"), nor the capacity in its replacement."""
+    from tests.helpers import specgen_in_process
+
+    text = ON_DEMAND.replace("PROVIDER", "aws").replace("KUBERNETES", CLUSTERS["aws"])
+    (tmp_path / "od.yaml").write_text(text, encoding="utf-8")
+    spot = text.replace("  - name: oss\n", "  - name: oss\n    capacity_type: spot\n").replace("second: 8,", "second: 16,")
+    (tmp_path / "spot.yaml").write_text(spot, encoding="utf-8")
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "od.yaml"), str(tmp_path / "spot.yaml"))
+    assert code == 0
+    assert "keeps its name on other hardware, 8 x h100-sxm5-80gb on aws-p5-48xlarge" in out
+    assert "moves), its nodes on spot capacity (were on-demand): applying it deletes" in out
+    assert "| replaced (other hardware, on-demand → spot) |" in out and "in place" not in out
+
+
+def test_a_budget_that_turns_nothing_away_is_not_planned_again_without(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review37 item 2: every gpus or power plan with a budget was planned again without it, which doubled its time."""
+    from generator import planner
+
+    asked: list[str] = []
+    without = planner._without_limit
+    monkeypatch.setattr(planner, "_without_limit", lambda *a, **k: asked.append(a[2]) or without(*a, **k))
+    priced = Q235.replace("  provider: aws\n", "  provider: aws\n  gpus: [h100-sxm5-80gb]\n")
+    roomy = _plan(tmp_path, priced.replace("150000", "10000000"))
+    assert asked == []
+    assert not [f for f in roomy.findings if f.code == "budget-binds"]
+    _plan(tmp_path, priced.replace("150000", "170000"))  # one that turns layouts away: planned again without it
+    assert asked == ["max_budget_usd_per_month"]
+
+
+def test_a_budget_that_no_fleet_within_max_nodes_keeps_is_what_the_error_blames(tmp_path: Path) -> None:
+    """review37 item 3: the error asked for a higher max_nodes (7 nodes where the cap was 6), whereas the cheapest
+    fleet within the cap costs more than the budget, which is what blocks."""
+
+    capped = BIG8.replace("  max_nodes: MAXN\n", "  max_nodes: 6\n")
+    month = _plan(tmp_path, capped).totals["usd_per_month"]
+    assert 110_000 < month < 120_000
+    with pytest.raises(FleetLimitError) as caught:
+        _plan(tmp_path, capped.replace("  max_nodes: 6\n", "  max_nodes: 6\n  max_budget_usd_per_month: 110000\n"))
+    assert caught.value.limit == "max_budget_usd_per_month"
+    assert caught.value.location is not None and caught.value.location.path == "hardware.max_budget_usd_per_month"
+    assert f"the cheapest fleet planned costs ${month:,.2f} in a month" in str(caught.value)
+    # a budget it holds plans it
+    within = _plan(tmp_path, capped.replace("  max_nodes: 6\n", "  max_nodes: 6\n  max_budget_usd_per_month: 120000\n"))
+    assert within.totals["usd_per_month"] == month

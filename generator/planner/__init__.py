@@ -337,14 +337,19 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     from generator.planner.precision_choices import cheaper_precision_findings
     from generator.planner.sharing_cost import sharing_cost_findings
 
+    bound: set[str] = set()  # the limits that may have changed the fleet
     try:
         try:
-            plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts))
+            plan = _node_cap_said(loaded, consts, _plan_fleet_within_limits(loaded, consts, bound))
         except FleetLimitError as exc:
-            if exc.limit != "max_budget_usd_per_month":
+            # where the budget turned layouts away, a fleet past another limit may be its doing (review37 item 3: the
+            # error asked for more nodes each time max_nodes was raised, where no fleet within it held the budget)
+            if "max_budget_usd_per_month" not in (exc.limit, *bound):
                 raise
             plan = _budget_refused(loaded, consts, exc)
-        plan = _budget_said(loaded, consts, plan)
+            bound.update(_LIMITS)
+        if "max_budget_usd_per_month" in bound:
+            plan = _budget_said(loaded, consts, plan)
     except InfeasibleError as exc:
         # what a training job's lighter settings plan (newuser54 item 3: an owned box was refused without a word of
         # the optimizer offload that fits it)
@@ -359,16 +364,17 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 
-def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan:
+def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants, bound: set[str] | None = None) -> Plan:
     """The best fleet (:func:`_plan_fleet`); where it breaks a fleet limit, the best fleet of one allowed GPU kind.
 
     Where it breaks the capex cap, also the fleets with capex weighed in each deployment's ranking
-    (:data:`CAPEX_PRICES`): the best of all those within the limits wins.
+    (:data:`CAPEX_PRICES`): the best of all those within the limits wins. ``bound``: where the fleet limits that
+    may have changed the fleet go (every limit, where fleets with a price on capex were searched for).
     """
     wl = loaded.workload
     broke: list[InfeasibleError] = []
     try:
-        best = _plan_fleet(loaded, consts, broke=broke)
+        best = _plan_fleet(loaded, consts, broke=broke, bound=bound)
     except FleetLimitError as exc:
         first = exc
     else:
@@ -379,6 +385,8 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
         if any(p is not None and _fleet_rank(objective, cast("Plan", p), wl=wl) < lead for p in over):
             # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
             plans += _plans_within_capex(loaded, consts, None)
+            if bound is not None:
+                bound.update(_LIMITS)
         return _best_of(wl, plans)
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
@@ -387,11 +395,13 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     for kind in kinds if len(kinds) >= 2 else ():
         one = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(gpus=(kind,))))
         try:
-            plans.append(_plan_fleet(one, consts))
+            plans.append(_plan_fleet(one, consts, bound=bound))
         except InfeasibleError:
             continue
     if first.limit == "max_capex_usd":
         plans += _plans_within_capex(loaded, consts, first)
+        if bound is not None:
+            bound.update(_LIMITS)
     if first.limit == "max_budget_usd_per_month" and wl.objective != "cost":
         plans += _plans_within_budget(loaded, consts)
     if not plans:
@@ -443,7 +453,8 @@ def _without_limit(loaded: LoadedWorkload, consts: Constants, limit: str, *, by_
 def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitError) -> Plan:
     """Where no fleet was planned within ``max_budget_usd_per_month``: the cheapest planned without it, if within it.
 
-    Else ``exc`` is raised, with that fleet's cost where it is less than the one ``exc`` quotes.
+    Else the budget's error, with that fleet's cost, where it is less than the one ``exc`` quotes or ``exc`` is another
+    limit's that the fleet keeps; else ``exc``.
 
     newuser56 item 2: the error quoted $84,206, the cheapest fleet the budgeted search built, where $80,358 plans (a
     layout alone over the budget is left out of each deployment's ranking, and with it the servers several services
@@ -452,7 +463,8 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
     cap = loaded.workload.hardware.max_budget_usd_per_month
     cheapest = _without_limit(loaded, consts, "max_budget_usd_per_month", by_cost=True)
     month = cheapest.totals["usd_per_month"] if cheapest is not None else None
-    if cap is None or cheapest is None or month is None or month >= exc.needed or any(p.per_job for p in cheapest.pools):
+    dearer = exc.limit == "max_budget_usd_per_month" and month is not None and month >= exc.needed
+    if cap is None or cheapest is None or month is None or dearer or any(p.per_job for p in cheapest.pools):
         raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
     if month <= cap:  # within the budget, which the budgeted search missed: the plan, where cost is the objective
         if loaded.workload.objective == "cost":
@@ -463,9 +475,9 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
         f"the cheapest fleet planned costs ${month:,.2f} in a month ({servers}, planned without the budget), above "
         f"max_budget_usd_per_month ${cap:,.2f}; to unblock: raise the budget to at least that, lower the request rates "
         "or allow cheaper hardware",
-        exc.limit,
+        "max_budget_usd_per_month",
         month,
-        location=exc.location,
+        location=exc.location if exc.limit == "max_budget_usd_per_month" else None,
     )
 
 
@@ -482,6 +494,8 @@ def _budget_said(loaded: LoadedWorkload, consts: Constants, plan: Plan) -> Plan:
 
     newuser56 item 3: 24 H200s at $138,618 a month were planned under a $150,000 budget where 16 B200s at $166,342 are
     the fewest GPUs, and nothing said the budget had chosen. Under ``cost`` a budget that holds the plan never binds.
+    The caller asks only where the budget turned a layout or a fleet away (review37 item 2: a $10,000,000 budget
+    doubled a 14-service plan's time re-planning it without).
     """
     from generator.planner.plan import Finding, sorted_findings
 
@@ -616,6 +630,7 @@ def _plan_fleet(
     consts: Constants,
     capex: CapexPrice | None = None,
     broke: list[InfeasibleError] | None = None,
+    bound: set[str] | None = None,
 ) -> Plan:
     """The best of the fleets the objective's options make.
 
@@ -627,7 +642,7 @@ def _plan_fleet(
     A fleet that breaks a fleet limit
     (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why. ``capex``: deployments'
     layouts ranked with a price on capex (:class:`CapexPrice`); ``broke``: where the errors of the
-    fleets dropped go.
+    fleets dropped go; ``bound``: where the fleet limits that dropped a layout or a fleet go.
     """
     from generator.planner.assemble import build_plan
     from generator.planner.candidates import monthly_spend_usd
@@ -934,6 +949,9 @@ def _plan_fleet(
             move = functools.partial(choose, share=share, order=order, runners_up=runners_up, owned_first=owned_before)
             with contextlib.suppress(InfeasibleError):
                 add(move(loaded, consts, enumerated, sizes, kept=kept, moved=moved, moved_to=to), None, share)
+    if bound is not None:
+        bound.update(e.limit for e in errors if isinstance(e, FleetLimitError))
+        bound.update(limit for options in enumerated.values() for limit in options.limits)
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -1281,6 +1299,8 @@ class _Options(NamedTuple):
     #: Layouts the pins or the fleet limits dropped (:data:`~generator.planner.blocked.PINNED_OUT`,
     #: :data:`~generator.planner.blocked.OVER_LIMIT`), one record of each reason on each (GPU, platform).
     dropped: list[Blocked]
+    #: The fleet limits (:func:`broken_limits`) that dropped a layout of ``options``, split layouts' included.
+    limits: frozenset[str]
     #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
     #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
     #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
@@ -1453,8 +1473,10 @@ def _choose(
             # what the pins and the fleet limits drop, as reasons the plan gives (not the infeasible error's)
             dropped = _dropped(i, dep, every, pinned_options) if chain is None else []
             within = []
+            limits: set[str] = set()
             for o in pinned_options:
                 broken = broken_limits(wl, o, _runs_a_month(dep))
+                limits.update(broken)
                 if not broken:
                     within.append(o)
                 elif not o.parts:
@@ -1479,9 +1501,10 @@ def _choose(
                 by_kind,
                 frozenset(owned_only),
                 list(dict.fromkeys(dropped)),
+                frozenset(limits),
                 {},
             )
-        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, dropped, ranked = enumerated[state]
+        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, dropped, _, ranked = enumerated[state]
         for k in chain or (i,):
             ruled_out[wl.deployments[k].name] = [*blocked, *dropped]
             objectives[k] = objective
