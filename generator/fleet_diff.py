@@ -1333,8 +1333,9 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
             f"requirement is drift): {effect}"
         )
     if gone == come:  # a kept name, other hardware (and capacity)
-        to = f", its nodes on {_cell(capacity['new'], plain)} capacity (were {_cell(capacity['old'], plain)})"
-        to = to if isinstance(capacity, dict) else ""
+        to = ""
+        if isinstance(capacity, dict):
+            to = f", its nodes on {_cell(capacity['new'], plain)} capacity (were {_cell(capacity['old'], plain)})"
         return f"{added} keeps its name on other hardware, {hardware}{to}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
 
