@@ -12,6 +12,7 @@ that message size; an unmeasured GPU, and any GPU over PCIe, as modelled.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -112,3 +113,26 @@ def test_mi300x_static_batches_within_five_percent(batch: int, measured: float) 
     }
     predicted = _report().predict_static_batch(row)
     assert predicted / measured - 1 == pytest.approx(0.0, abs=0.05)
+
+
+@pytest.mark.parametrize("gpu", ["mi300x-192gb", "a100-sxm4-80gb"])
+def test_a_larger_message_never_all_reduces_faster(gpu: str) -> None:
+    """newuser59 item 3: the factor is a ratio of two measured curves whose steps fall at other sizes, and MI300X's 64 KiB
+    all-reduce came out 24% faster than its 16 KiB one; a smaller message takes at most a larger one's time."""
+    scale = find_gpu(gpu).allreduce_vs_reference
+    sizes = [int(1024 * 2 ** (k / 4)) for k in range(4 * 24)]  # 1 KiB to 16 GiB, four a doubling
+    times = [allreduce_seconds(size, 8, 336.0, 32e-6, scale) for size in sizes]
+    assert all(later >= earlier * (1 - 1e-12) for earlier, later in itertools.pairwise(times))
+    # at a measured size, its own scaled time where no larger size measured takes less
+    for size, factor in scale:
+        assert allreduce_seconds(size, 8, 336.0, 32e-6, scale) <= allreduce_seconds(size, 8, 336.0, 32e-6) * factor
+
+
+def test_a_larger_decode_batch_never_takes_a_shorter_step() -> None:
+    """newuser59 item 3: Llama 3.1 70B FP8 on 8 x MI300X took a 12.2 ms step at batch 1, 10.6 ms at batch 4."""
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-70B-Instruct").config)
+    fmt = weight_format("fp8")
+    par = Parallelism(tp=8)
+    acc = accelerator_for(find_gpu("mi300x-192gb"), fmt.compute, 8)
+    steps = [decode_step(arch, size_weights(arch, fmt, par), 8, par, acc, b, 1152, Constants()).seconds for b in range(1, 65)]
+    assert all(later >= earlier for earlier, later in itertools.pairwise(steps))
