@@ -89,12 +89,21 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     endpoint = huggingface_hub.constants.ENDPOINT
     unresolved = None if offline else _unresolvable_host(endpoint)
     seconds = _timeout_s(location)
+
+    def config_path() -> str:
+        if not offline and unresolved is None:  # its size before the file (newuser58 item 2: a 2 GB one was kept whole)
+            url = huggingface_hub.hf_hub_url(repo_id, "config.json", revision=revision)
+            size = huggingface_hub.get_hf_file_metadata(url).size
+            if size is not None and size > MAX_CONFIG_BYTES:
+                raise _TooLargeError(size)
+        return download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None)
+
     try:
-        path = _bounded(
-            lambda: download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None), seconds
-        )
+        path = _bounded(config_path, seconds)
     except _StalledError:
         raise InputError(_stalled_message(where, endpoint, seconds), location) from None
+    except _TooLargeError as exc:
+        raise HubRepoError(_too_large(where, exc.size), location) from None
     except hub_errors.GatedRepoError:
         raise HubRepoError(
             f"{where} is a gated model on the Hub: accept its license on the model page, then set HF_TOKEN "
@@ -122,9 +131,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"cannot read {where} from the Hub: it answered commit {commit}, not the one pinned", location)
     size = os.path.getsize(path)
     if size > MAX_CONFIG_BYTES:  # fuzz27 M4: read whole, a 300 MB config took 958 MB; a local one is capped so
-        raise HubRepoError(
-            f"{where}: config.json on the Hub is {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} specgen reads", location
-        )
+        raise HubRepoError(_too_large(where, size), location)
     with open(path, "rb") as fh:
         raw = fh.read()
     try:
@@ -139,6 +146,18 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
 
 class _StalledError(Exception):
     """A read of the Hub did not finish within its time (:func:`_bounded`)."""
+
+
+class _TooLargeError(Exception):
+    """A ``config.json`` the Hub says is larger than :data:`MAX_CONFIG_BYTES`, not downloaded."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _too_large(where: str, size: int) -> str:
+    return f"{where}: config.json on the Hub is {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} specgen reads"
 
 
 def _bounded(call: Callable[[], T], seconds: float) -> T:
@@ -182,7 +201,7 @@ def _timeout_s(location: Location | None) -> float:
 
 def _stalled_message(where: str, endpoint: str, seconds: float) -> str:
     return (
-        f"the Hub ({shown_endpoint(endpoint)}) did not answer for {where} within {seconds:g} s (SPECGEN_HUB_TIMEOUT_S "
+        f"the Hub ({shown_endpoint(endpoint)}) did not finish answering for {where} within {seconds:g} s (SPECGEN_HUB_TIMEOUT_S "
         "sets the wait); on a runner without network set HF_HUB_OFFLINE=1 to read the Hub cache only"
     )
 

@@ -149,6 +149,22 @@ def hub_source(source: str) -> tuple[str, str] | None:
     return (match.group("repo"), match.group("commit")) if match else None
 
 
+def _bad_revision(revision: str) -> str | None:
+    """Why ``revision`` is no git ref name (``git check-ref-format``'s rules that :data:`HUB_ID`'s characters can break).
+
+    The Hub client keeps a resolved revision's commit at ``refs/<revision>`` in its cache, unnormalised: a ``..``
+    segment wrote it to any file the user may write (newuser58 item 1, through a mirror that resolved any revision).
+    """
+    parts = revision.split("/")
+    if revision.startswith("/") or revision.endswith("/") or "" in parts:
+        return "has an empty path segment (a leading, trailing or doubled '/')"
+    if ".." in revision:
+        return "holds '..'"
+    if any(part.startswith(".") or part.endswith(".lock") for part in parts) or revision.endswith("."):
+        return "has a segment starting with '.' or ending in '.lock', or ends in '.'"
+    return None
+
+
 def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, str | None, str | None] | None:
     """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
 
@@ -162,6 +178,9 @@ def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, s
                 f"model {short(ref)} names no revision after '@': give a branch, tag or commit, or drop the '@'", location
             )
         return None
+    if parsed[1] is not None and (why := _bad_revision(parsed[1])):
+        said = f"model {short(ref)} names revision {short(parsed[1])}, which {why}: give a branch, tag or commit"
+        raise InputError(said, location)
     if from_hub or ref.startswith("hf:") or parsed[1] is not None:
         return (*parsed, None)
     try:
