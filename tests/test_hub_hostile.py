@@ -40,10 +40,16 @@ def _handler(mode: str) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+            if mode in ("403", "429"):  # a plain refusal, as an auth proxy or a rate limit gives it: no X-Error-Code
+                self.send_response(int(mode))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             data = ('{"pad": "' + "x" * (5 << 20) + '"}').encode() if mode == "huge-config" else CONFIG.encode()
             self.send_response(200)
             commit = {"bad-commit": "zz", "escaping-commit": "../../../../evil"}.get(mode, COMMIT)
-            self.send_header("X-Repo-Commit", commit)
+            if mode != "no-commit":  # a web server, not a Hub
+                self.send_header("X-Repo-Commit", commit)
             self.send_header("ETag", f'"{commit}-etag"')
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -86,6 +92,10 @@ class _Endpoint:
         pytest.param("bad-commit", "cannot read 'fz/tiny' from the Hub: its commit id 'zz' is not a commit", id="bad"),
         pytest.param("escaping-commit", "cannot read 'fz/tiny' from the Hub: ", id="escaping-commit"),
         pytest.param("huge-config", "'fz/tiny': config.json on the Hub is 5,242,891 bytes, more than the 4,194,304", id="huge"),
+        # newuser58 item 5: these read "no answer, or an error after its retries", with advice to go offline
+        pytest.param("403", "answered HTTP 403 for the config.json of 'fz/tiny': set HF_TOKEN to a token", id="403"),
+        pytest.param("429", "answered HTTP 429 for the config.json of 'fz/tiny': it limits the rate", id="429"),
+        pytest.param("no-commit", "does not answer as a Hub for 'fz/tiny' (no X-Repo-Commit header", id="no-commit"),
     ],
 )
 def test_a_misbehaving_hub_is_an_error_in_words(tmp_path: Path, mode: str, said: str) -> None:

@@ -8,12 +8,13 @@ before its size was checked; its size is read first (the HEAD the Hub answers) a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.hub_server import FakeHub, Repo, VirtualFile, serve
-from tests.test_hub import C1, QWEN, single_file_repo, specgen
+from tests.hub_server import FakeHub, Repo, VirtualFile, safetensors_bytes, serve
+from tests.test_hub import C1, QWEN, hf_tensors, single_file_repo, specgen
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,50 @@ def test_a_config_larger_than_specgen_reads_is_not_downloaded(tmp_path: Path) ->
         assert "'acme/huge': config.json on the Hub is 9,000,000 bytes, more than the 4,194,304 specgen reads" in run.stderr
         assert [method for method, *_ in hub.log] == ["HEAD"]
     assert sum(f.stat().st_size for f in (tmp_path / "home").rglob("*") if f.is_file()) < 1_000_000
+
+
+def test_a_malformed_safetensors_header_is_an_error_at_the_model_field(tmp_path: Path) -> None:
+    """Item 3: a tensor whose bytes disagree with its shape was an error with no file, line or field, and estimate
+    said the model was "not read from the Hub either"."""
+    tensors = hf_tensors(json.loads(QWEN))
+    name = "model.norm.weight"
+    tensors[name] = (tensors[name][0], tensors[name][1], 10)
+    header, size = safetensors_bytes(tensors)
+    files = {"config.json": VirtualFile(QWEN, len(QWEN)), "model.safetensors": VirtualFile(header, size)}
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: bad\ndeployments:\n  - name: chat\n"
+        f"    model: hf:acme/bad@{C1}\n"
+        "    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 100, requests_per_second: 1}\n"
+        "hardware: {provider: aws}\n",
+        encoding="utf-8",
+    )
+    with serve(FakeHub(repos={"acme/bad": Repo({"main": C1}, {C1: files})})) as hub:
+        run = specgen(hub, tmp_path / "home", "validate", str(workload))
+        assert run.returncode == 1 and "Traceback" not in run.stderr
+        assert f"w.yaml:5:12: deployments[0].model: acme/bad@{C1}/model.safetensors: tensor '{name}' takes 10 bytes" in run.stderr
+        run = specgen(hub, tmp_path / "home2", "estimate", "acme/bad", "--gpu", "h100-sxm5-80gb")
+        assert run.returncode != 0 and "not read from the Hub either" not in run.stderr
+        assert f"acme/bad@{C1}/model.safetensors: tensor '{name}' takes 10 bytes" in run.stderr
+
+
+def test_a_plan_says_what_reading_the_model_noted(tmp_path: Path) -> None:
+    """Item 4: a checkpoint holding half its config's layers was planned at its files' bytes without a finding."""
+    config = json.loads(QWEN)
+    tensors = {n: t for n, t in hf_tensors(config).items() if not any(f".layers.{k}." in n for k in range(14, 28))}
+    header, size = safetensors_bytes(tensors)
+    files = {"config.json": VirtualFile(QWEN, len(QWEN)), "model.safetensors": VirtualFile(header, size)}
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: half\ndeployments:\n  - name: chat\n"
+        f"    model: hf:acme/half@{C1}\n"
+        "    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 100, requests_per_second: 1}\n"
+        "hardware: {provider: aws}\n",
+        encoding="utf-8",
+    )
+    with serve(FakeHub(repos={"acme/half": Repo({"main": C1}, {C1: files})})) as hub:
+        run = specgen(hub, tmp_path / "home", "plan", str(workload), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    (said,) = [f for f in json.loads(run.stdout)["findings"] if f["code"] == "model-source-note"]
+    assert said["path"] == "deployments[0].model", said
+    assert "in the checkpoint's files" in said["message"] or "sized from the config" in said["message"]

@@ -118,12 +118,14 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         ) from None
     except hub_errors.RevisionNotFoundError:
         raise HubRepoError(f"revision '{asked}' of '{repo_id}' does not exist on the Hub", location) from None
-    except hub_errors.LocalEntryNotFoundError:  # before EntryNotFoundError, its base class
-        raise InputError(_offline_message(where, huggingface_hub, unresolved), location) from None
+    except hub_errors.LocalEntryNotFoundError as exc:  # before EntryNotFoundError, its base class
+        said = _refusal(exc.__cause__, hub_errors, where, endpoint) or _offline_message(where, huggingface_hub, unresolved)
+        raise InputError(said, location) from None
     except hub_errors.EntryNotFoundError:
         raise HubRepoError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
     except Exception as exc:  # the HTTP client's own (too many redirects, a refused path): said, never a traceback
-        raise InputError(f"cannot read {where} from the Hub: {_said(exc)}", location) from None
+        said = _refusal(exc, hub_errors, where, endpoint) or f"cannot read {where} from the Hub: {_said(exc)}"
+        raise InputError(said, location) from None
     commit = os.path.basename(os.path.dirname(path))
     if not COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
         raise HubRepoError(f"cannot read {where} from the Hub: its commit id {commit[:80]!r} is not a commit", location)
@@ -140,7 +142,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"{where}: config.json on the Hub is not valid JSON", location) from None
     if not isinstance(config, dict):
         raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
-    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, (unresolved, seconds))
+    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, (unresolved, seconds), location)
     return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
@@ -257,6 +259,35 @@ def _unresolvable_host(endpoint: str) -> str | None:
     return None
 
 
+def _refusal(cause: BaseException | None, hub_errors: Any, where: str, endpoint: str) -> str | None:
+    """What a server that answered said, where the Hub client reports it as no answer (``cause``: what it caught).
+
+    newuser58 item 5: a mirror's plain 403 / 404 / 429, or a server that is no Hub (no ``X-Repo-Commit``), read as "no
+    answer" with advice to go offline.
+    """
+    shown = shown_endpoint(endpoint)
+    if isinstance(cause, hub_errors.FileMetadataError):
+        return (
+            f"{shown} does not answer as a Hub for {where} (no X-Repo-Commit header, which a Hub gives every file): "
+            "check that HF_ENDPOINT points at the mirror's Hub API"
+        )
+    response = getattr(cause, "response", None) if isinstance(cause, hub_errors.HfHubHTTPError) else None
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    said = f"the Hub ({shown}) answered HTTP {status} for the config.json of {where}"
+    if status in (401, 403):
+        token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+        return said + (
+            ": the token HF_TOKEN gives was refused; check that it may read the repository"
+            if token
+            else ": set HF_TOKEN to a token that may read the repository"
+        )
+    if status == 429:
+        return said + ": it limits the rate of requests; try again later, or set HF_TOKEN (a higher limit)"
+    return said
+
+
 def _offline_message(where: str, hub: Any, unresolved: str | None) -> str:
     cache = f"{where} is not in the Hub cache ({hub.constants.HF_HUB_CACHE})"
     if hub.constants.HF_HUB_OFFLINE:
@@ -312,11 +343,14 @@ def _cached_tensors(table: Any) -> list[Tensor] | None:
 
 
 def _tensor_table(
-    hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float]
+    hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float], location: Location | None = None
 ) -> tuple[list[Tensor] | None, tuple[str, ...]]:
     """The checkpoint's tensors: from the assets cache, else from the safetensors headers on the Hub.
 
-    ``reach``: the Hub's host where its name does not resolve (else None), and the seconds a read may take.
+    ``reach``: the Hub's host where its name does not resolve (else None), and the seconds a read may take. Headers
+    the Hub gives that are malformed are an error at ``location`` (the workload's ``model``), whether the Hub client
+    or specgen's check finds it; one the Hub does not give is a note, the config sizing the weights (newuser58
+    item 3: the one had no location, the other a note quoting an AttributeError).
     """
     unresolved, seconds = reach
     cache = hub.cached_assets_path(library_name="specgen", namespace=repo_id.replace("/", "--"), subfolder=commit)
@@ -339,13 +373,18 @@ def _tensor_table(
         return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
+    except (hub_errors.SafetensorsParsingError, AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise HubRepoError(f"{repo_id}@{commit}: its safetensors headers are malformed ({_said(exc)})", location) from None
     except Exception as exc:  # the HTTP client's own too (too many redirects): a note, the config still sizes it
         return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)
-    tensors = sorted(
-        checked_tensor(f"{repo_id}/{file}", name, str(info.dtype), list(info.shape), list(info.data_offsets), None)
-        for file, file_meta in sorted(meta.files_metadata.items())
-        for name, info in file_meta.tensors.items()
-    )
+    try:
+        tensors = sorted(
+            checked_tensor(f"{repo_id}@{commit}/{file}", name, str(info.dtype), list(info.shape), list(info.data_offsets), None)
+            for file, file_meta in sorted(meta.files_metadata.items())
+            for name, info in file_meta.tensors.items()
+        )
+    except InputError as exc:
+        raise HubRepoError(exc.message, location) from None
     with contextlib.suppress(OSError):  # a read-only cache only costs the next run a few range requests
         table.write_text(json.dumps([list(t) for t in tensors]), encoding="utf-8")
     return tensors, ()

@@ -388,12 +388,22 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     rendered as the workload gives it, relative to the workload file, a path the nodes do not have (newuser33 item 15).
     ``model-unpinned``: a model read from the Hub at no revision is sized, and its commit recorded, as the Hub or the
     local Hub cache gives it at each run, so two runners render other bytes for one commit (newuser33 item 5).
+    ``model-source-note``: what reading a Hub or local model noted (its files' bytes against its config's, weights
+    sized from the config where the headers could not be read: a warning), which only ``estimate`` printed (newuser58
+    item 4: a plan sized a checkpoint's weights 43% under its config without a word).
     """
     out = []
     for i, dep in enumerate(loaded.workload.deployments):
         where = f"deployments[{i}].model"
         shown = repr(dep.model[:60])
         source = loaded.models[dep.name].source
+        if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
+            out += [
+                Finding(
+                    "warning" if "sized from the config" in note else "info", "model-source-note", f"model {shown}: {note}", where
+                )
+                for note in loaded.models[dep.name].architecture.notes
+            ]
         if dep.model.lower().endswith(".json"):
             out.append(
                 Finding(
