@@ -113,7 +113,9 @@ def test_a_hub_that_never_answers_is_given_up_after_the_timeout(tmp_path: Path) 
         run = specgen(_Endpoint(url), tmp_path, "estimate", "fz/tiny", "--from-hub", SPECGEN_HUB_TIMEOUT_S="2")  # type: ignore[arg-type]
         took = time.monotonic() - began
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
-    assert f"the Hub ({url}) did not finish answering for 'fz/tiny' within 2 s (SPECGEN_HUB_TIMEOUT_S sets the wait)" in run.stderr
+    assert (
+        f"the Hub ({url}) did not finish answering for 'fz/tiny' within 2 s (SPECGEN_HUB_TIMEOUT_S sets the wait)" in run.stderr
+    )
     assert took < 60  # the wait and a cold start, on a busy machine
 
 
