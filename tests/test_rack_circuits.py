@@ -256,8 +256,8 @@ SUPPLY_2N = rack_supply(RackCircuits(415, 3, 63, 2, "2N"), False, False)
 FEED_CASES = [
     # 6 x 3,300 W, 3 a side = 9,900 W; 14,300 W x 0.94 = 13,442 W DC: a lost feed overloads them
     pytest.param("dgx-b200", 14_300, "hgx-8gpu", "psu-feed-loss", id="dgx-b200-3-of-6-short"),
-    # 10,200 W x 0.94 = 9,588 W DC within 3 x 3,300 W
-    pytest.param("dgx-h100", 10_200, "hgx-8gpu", None, id="dgx-h100-3-of-6-enough"),
+    # 10,200 W x 0.94 = 9,588 W DC within 3 x 3,300 W, but rated 4+2: four must run (newuser57 item 8)
+    pytest.param("dgx-h100", 10_200, "hgx-8gpu", "psu-feed-loss", id="dgx-h100-3-of-6-watts-but-4-must-run"),
     # Dell FTR: 3 x 3,200 W = 9,600 W a side under 11,000 x 0.94 = 10,340 W: it caps its GPUs instead
     pytest.param("dell-xe9680-mi300x", 11_000, "oam-8gpu", "psu-feed-loss-capped", id="xe9680-ftr-caps"),
     pytest.param("am5-desktop-tower", 1_600, "workstation", "psu-single-feed", id="one-psu-one-side"),
@@ -281,6 +281,15 @@ def test_the_feed_loss_finding_gives_the_figures() -> None:
         "deliver less than its 13,442 W DC load (14,300 W at the wall): losing a feed overloads them, and the server "
         "shuts down or throttles although the rack's circuits carry it; cap the GPUs' power (nvidia-smi -pl) so it "
         f"draws at most {math.floor(9_900 / 0.94):,} W at the wall, or accept losing it with a feed"
+    )
+
+
+def test_a_side_with_fewer_psus_than_the_vendor_rates_it_to_run_on_is_a_feed_loss() -> None:
+    """newuser57 item 8: a DGX H100 (4+2) on a 3 + 3 split passed, its 9,588 W DC load within 3 x 3,300 W."""
+    (found,) = feed_loss_findings([_pool("dgx-h100", 10_200)], SUPPLY_2N, Constants())
+    assert found.message.startswith(
+        "p_dgx-h100: dgx-h100's 6 x 3,300 W PSUs split 3 + 3 over the A and B sides; it is rated 4+2 (the vendor's: 4 of "
+        "its PSUs must run), so one side's 3 are fewer than it needs, though their 9,900 W cover its 9,588 W DC load"
     )
 
 

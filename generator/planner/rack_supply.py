@@ -247,11 +247,27 @@ def feed_loss_findings(pools: list[Pool], supply: RackSupply, consts: Constants)
             continue
         one_side = count // 2
         capacity_w = one_side * rating
-        if dc_w <= capacity_w:
-            continue
         split = (
             f"{node.platform_id}'s {count} x {rating:,.0f} W PSUs split {count - one_side} + {one_side} over the A and B sides"
         )
+        running = count - (platform.psu_redundant or 0)  # the vendor's N of N+M: the PSUs that must run
+        if dc_w <= capacity_w and platform.psu_redundant and one_side < running and not platform.psu_fault_tolerant:
+            # newuser57 item 8: a DGX H100 (4+2) on a 3 + 3 split passed on 3 x 3,300 W against its 9,588 W DC load
+            rated = "psu.redundant believed, not sourced" if "psu.redundant" in platform.unsourced_fields else "the vendor's"
+            out.append(
+                Finding(
+                    "warning",
+                    "psu-feed-loss",
+                    f"{pool.name}: {split}; it is rated {running}+{platform.psu_redundant} ({rated}: {running} of its PSUs "
+                    f"must run), so one side's {one_side} are fewer than it needs, though their {capacity_w:,.0f} W cover "
+                    f"its {dc_w:,} W DC load: losing a feed may take it down or cap its power although the rack's circuits "
+                    f"carry it; check with the vendor how it runs on one side, or accept losing it with a feed{believed}",
+                    FIELD,
+                )
+            )
+            continue
+        if dc_w <= capacity_w:
+            continue
         short = (
             f"{pool.name}: {split}; one side's {one_side} x {rating:,.0f} W = {capacity_w:,.0f} W deliver less than its "
             f"{dc_w:,} W DC load ({node.power_w:,} W at the wall)"
