@@ -315,6 +315,10 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # "No change to the fleet"); a plan without one is a pool of a fixed size
     if _number(pool.get("min_nodes")) is not None:
         row["min_nodes"] = pool["min_nodes"]
+    # the owned hosts it runs on, where it names them (newuser57 item 1: a host renamed, which MAAS releases and Metal3
+    # deprovisions, read "No change to the fleet"; a pool shrunk never named the host that leaves)
+    if isinstance(pool.get("owned_hosts"), list) and pool["owned_hosts"]:
+        row["hosts"] = [str(h) for h in pool["owned_hosts"]]
     return row
 
 
@@ -1677,12 +1681,23 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
         return f"replaced ({', '.join(['other hardware'] * replaced[p['pool']] + said) or 'its nodes created again'})"
     if old["runs"] != new["runs"] and old["nodes"] == new["nodes"]:
         return "changed (what runs on it)"
+    hosts = [set(side.get("hosts", ())) for side in (old, new)]
+    for moved, verb in ((sorted(hosts[1] - hosts[0]), "join"), (sorted(hosts[0] - hosts[1]), "leave")):
+        if moved:
+            said.append(f"hosts {_names_text(moved)} {verb}" if len(moved) > 1 else f"host {_names_text(moved)} {verb}s")
     if said:
         return f"changed ({', '.join(said)})"
     low = [minimum_nodes(side) for side in (old, new)]
-    if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
+    scales = "min_nodes" in old or "min_nodes" in new  # a fixed pool's size is its nodes (newuser57 item 16)
+    if scales and low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
         return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return "changed"
+
+
+def _names_text(names: list[str]) -> str:
+    """Host names as a status cell lists them: the first three as code, then a count."""
+    shown = ", ".join(md_code(n, cell=True) for n in names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _pool_lines(
