@@ -50,6 +50,10 @@ _TARGET_PREFIX = {
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     args = sys.argv[1:] if argv is None else argv
+    # the Hub client's progress bars (carriage returns in CI logs) and warnings (what an error says again) are off in
+    # the CLI, unless asked for; a library caller keeps its own settings (newuser58 items 7-8)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_HUB_VERBOSITY", "error")
     if args[:1] == ["estimate"]:
         from generator.calculator.cli import main as estimate_main
 

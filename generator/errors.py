@@ -60,6 +60,7 @@ class MultipleInputError(SpecgenError):
             flat += error.errors if isinstance(error, MultipleInputError) else [error]
         self.errors = flat
         self.exit_code = self.errors[0].exit_code if self.errors else SpecgenError.exit_code
+        self.location = self.errors[0].location if self.errors else None  # the first's (newuser58 item 9); each in errors
         super().__init__("\n".join(str(e) for e in self.errors))
 
 

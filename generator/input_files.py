@@ -56,11 +56,13 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
     try:
         before = os.stat(path)
     except FileNotFoundError:
-        raise InputError(f"{what} not found", where) from None
+        stdin = " ('-' is no file: specgen reads no input from standard input; write it to a file)" if path == "-" else ""
+        raise InputError(f"{what} not found{stdin}", where) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
     if not stat.S_ISREG(before.st_mode):
-        raise InputError(f"{what} is {_kind(before.st_mode)}; only regular files are read", where)
+        piped = " (standard input is not read: write it to a file)" if stat.S_ISFIFO(before.st_mode) else ""
+        raise InputError(f"{what} is {_kind(before.st_mode)}; only regular files are read{piped}", where)
     if before.st_size > limit_bytes:
         raise InputError(f"{what} is {before.st_size:,} bytes, more than the {limit_bytes:,} specgen reads", where)
     try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 from generator.calculator.model_source import COMMIT
 from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
 from generator.errors import InputError, Location, one_line
-from generator.input_files import MAX_CONFIG_BYTES
+from generator.input_files import MAX_CONFIG_BYTES, short
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -75,16 +74,15 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         import huggingface_hub
         from huggingface_hub import errors as hub_errors
 
-        download = huggingface_hub.hf_hub_download  # loads the library's logging setup, which a line below overrides
+        download = huggingface_hub.hf_hub_download
     except ValueError:  # offline, the endpoint is not read but still parsed as the library loads (review24 M2)
         raise InputError(f"HF_ENDPOINT {shown_endpoint(given or '')!r} cannot be parsed as a URL; unset it", location) from None
     except ImportError:
         raise InputError(
             f"reading '{repo_id}' from the Hub needs huggingface_hub (pip install huggingface_hub)", location
         ) from None
-    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # its warnings would repeat what the error says
     asked = revision or "main"
-    where = f"'{repo_id}'" + (f" at revision '{revision}'" if revision else "")
+    where = f"'{repo_id}'" + (f" at revision {short(revision)}" if revision else "")
     offline = huggingface_hub.constants.HF_HUB_OFFLINE
     endpoint = huggingface_hub.constants.ENDPOINT
     unresolved = None if offline else _unresolvable_host(endpoint)
@@ -117,7 +115,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
             location,
         ) from None
     except hub_errors.RevisionNotFoundError:
-        raise HubRepoError(f"revision '{asked}' of '{repo_id}' does not exist on the Hub", location) from None
+        raise HubRepoError(f"revision {short(asked)} of '{repo_id}' does not exist on the Hub", location) from None
     except hub_errors.LocalEntryNotFoundError as exc:  # before EntryNotFoundError, its base class
         said = _refusal(exc.__cause__, hub_errors, where, endpoint) or _offline_message(where, huggingface_hub, unresolved)
         raise InputError(said, location) from None

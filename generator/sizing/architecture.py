@@ -333,6 +333,13 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         _check_no_unread_experts(text, model_type)
     rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
     notes: list[str] = vision_notes
+    if model_type not in DECODER_TYPES_READ:  # newuser58 item 6: sized as a generic decoder without a word
+        named = ", ".join(str(a) for a in config.get("architectures") or [] if isinstance(a, str))[:120]
+        notes.append(
+            f"model_type '{model_type[:60]}'{f' ({named})' if named else ''} is not one specgen reads by name: sized as a "
+            "generic decoder from the config's sizes (attention biases and norms as Llama's); check the parameter "
+            "count against the model card"
+        )
     if text.get("num_nextn_predict_layers"):
         notes.append(
             f"{text['num_nextn_predict_layers']} multi-token-prediction layer(s) are not counted "
@@ -394,6 +401,17 @@ ENCODER_ONLY_MODEL_TYPES = frozenset(
 
 #: Encoder-only types counted exactly (:mod:`generator.sizing.encoder`).
 COUNTED_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
+
+#: Decoder model types the parser reads by name (their biases, norms, layer kinds and defaults) or whose catalog
+#: configs its tests count exactly; another type is sized as a generic decoder, and says so in a note.
+DECODER_TYPES_READ = frozenset(
+    {
+        "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "deepseek_v32", "ernie4_5", "ernie4_5_moe", "exaone4",
+        "gemma2", "gemma3", "gemma3_text", "gpt_oss", "llama", "llama4", "llama4_text", "mistral", "mixtral",
+        "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text",
+        "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
+    }
+)  # fmt: skip
 
 #: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;
 #: every other type inherits ``PretrainedConfig``'s default of True (Gemma, for one).
