@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from generator import catalog
-from generator.api import render_file
+from generator.api import plan_file, render_file
 from generator.planner.nodes import has_nvswitch
 from generator.render.nvidia_modules import KERNEL_MODULES
-from tests.helpers import ansible_reader
+from tests.conftest import REPO
+from tests.helpers import ansible_reader, edited_copy, load_errors, run_specgen
 
 HEADER = """\
 version: 1
@@ -127,3 +128,99 @@ def test_every_catalog_nvidia_architecture_has_a_kernel_module_flavor() -> None:
     assert nvidia <= set(KERNEL_MODULES), nvidia - set(KERNEL_MODULES)
     assert KERNEL_MODULES["volta"] == "proprietary"
     assert KERNEL_MODULES["blackwell"] == KERNEL_MODULES["hopper"] == "open"
+
+
+# --- item 6: provisioning.distro_series ------------------------------------------------------------------------------
+
+MAAS = REPO / "examples" / "chat-70b-maas.yaml"
+
+
+@pytest.mark.parametrize("series", ["windows", "plucky", "ubuntu"])
+def test_a_series_that_is_no_ubuntu_lts_release_is_refused_at_its_field(tmp_path: Path, series: str) -> None:
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    line = path.read_text(encoding="utf-8").splitlines().index(f"  distro_series: {series}") + 1
+    result = run_specgen("validate", str(path))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"{path}:{line}:18: provisioning.distro_series: '{series}' is not an Ubuntu LTS series" in result.stderr
+
+
+@pytest.mark.parametrize("series", ["noble", "jammy", "focal", "bionic"])
+def test_an_ubuntu_lts_series_loads(tmp_path: Path, series: str) -> None:
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    assert load_errors(path) == []
+
+
+def _series_findings(path: str) -> list[Any]:
+    return [f for f in plan_file(path)[1].findings if f.code == "driver-series-unsupported"]
+
+
+@pytest.mark.parametrize(
+    ("series", "warned"),
+    [
+        pytest.param("bionic", True, id="bionic"),
+        pytest.param("focal", True, id="focal-dropped-by-cuda-13"),
+        pytest.param("jammy", False, id="jammy"),
+        pytest.param("noble", False, id="noble"),
+    ],
+)
+def test_maas_deploying_a_series_the_nvidia_driver_is_not_supported_on_is_warned(
+    tmp_path: Path, series: str, warned: bool
+) -> None:
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    findings = _series_findings(str(path))
+    assert bool(findings) is warned
+    for finding in findings:
+        assert finding.level == "warning"
+        assert finding.path == "provisioning.distro_series"
+        assert f"MAAS deploys Ubuntu {series}" in finding.message
+        assert "R580 driver with CUDA 13.0 that Ansible installs (specgen_nvidia_driver)" in finding.message
+
+
+def test_an_older_driver_branch_pinned_is_left_to_its_own_support_matrix(tmp_path: Path) -> None:
+    path = edited_copy(
+        MAAS,
+        tmp_path,
+        ("tools: [maas, metal3, capi]", "tools: [maas]\n  distro_series: focal"),
+        ("outputs: [terraform", "kubernetes: {driver_version: '535.288.01'}\noutputs: [terraform"),
+    )
+    assert _series_findings(str(path)) == []
+
+
+AMD = """\
+version: 1
+name: amd-maas
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {{precision: fp8, max_context_tokens: 8192, requests_per_second: 5}}
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - platform: dell-xe9680-mi300x
+      gpu: mi300x-192gb
+      count: 1
+      hosts: [{{name: mi-01, ip_address: 10.40.0.11}}]
+provisioning:
+  tools: [maas]
+  distro_series: {series}
+"""
+
+
+def test_an_amd_pool_on_a_series_rocm_does_not_cover_is_a_warning_of_its_own(tmp_path: Path) -> None:
+    """newuser57's amd.yaml: focal turned the amdgpu install off, said only inside an info about the device plugin."""
+    path = tmp_path / "amd.yaml"
+    path.write_text(AMD.format(series="focal"), encoding="utf-8")
+    (finding,) = _series_findings(str(path))
+    assert finding.level == "warning"
+    assert finding.path == "provisioning.distro_series"
+    assert finding.message.startswith(
+        "pool chat_mi300x_192gb: the hosts' Ubuntu focal (20.04) is not a release AMD's ROCm install guide covers "
+        "(noble (24.04), jammy (22.04)), so Ansible installs no amdgpu driver and no ROCm there "
+        "(specgen_amdgpu_driver.install: false)"
+    )
+    group_vars = ansible_reader().load(render_file(str(path))["ansible/group_vars/chat_mi300x_192gb.yml"])
+    assert group_vars["specgen_amdgpu_driver"]["install"] is False
+    path.write_text(AMD.format(series="noble"), encoding="utf-8")
+    assert _series_findings(str(path)) == []
