@@ -26,6 +26,12 @@ from generator.planner.candidates import (
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
+from generator.planner.driver_series import (
+    DRIVER_SERIES,
+    ROCM_INSTALL_GUIDE,
+    ROCM_UBUNTU_RELEASES,
+    driver_series_findings,
+)
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -212,12 +218,6 @@ AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES = (
     "https://github.com/ROCm/k8s-device-plugin/blob/037495778be99438cf9e4e99353cb85172a91ee9/k8s-ds-amdgpu-dp.yaml",
     "https://github.com/ROCm/k8s-device-plugin/blob/0747facd8fc170e8f73f199fe55c28c817d3ea92/helm/amd-gpu/values.yaml",
 )
-#: Ubuntu releases the guide covers for that release (its ``ubuntu_version_numbers``).
-ROCM_UBUNTU_RELEASES = ("noble", "jammy")
-#: AMD's ROCm install guide for Linux (the amdgpu kernel driver, then ROCm).
-ROCM_INSTALL_GUIDE = (
-    "https://github.com/ROCm/rocm-install-on-linux/blob/009eca53b5f4392a4769ca0581e9735f69f7de48/docs/install/quick-start.rst"
-)
 
 
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
@@ -253,10 +253,11 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
     series = wl.provisioning.distro_series
     if provider == "baremetal" and "ansible" in wl.outputs and series in ROCM_UBUNTU_RELEASES:
         driver = "Ansible installs the amdgpu driver and ROCm (group_vars specgen_amdgpu_driver)"
-    elif provider == "baremetal" and "ansible" in wl.outputs:  # review 17 item L4
+    elif provider == "baremetal" and "ansible" in wl.outputs:  # review 17 item L4; newuser57 item 6: its own warning
         driver = (
             f"the hosts' Ubuntu {series} is not a release ROCm's guide covers ({', '.join(ROCM_UBUNTU_RELEASES)}), so "
-            f"nothing rendered installs the amdgpu driver and ROCm: install them yourself ({ROCM_INSTALL_GUIDE})"
+            f"nothing rendered installs the amdgpu driver and ROCm (warning {DRIVER_SERIES}): install them yourself "
+            f"({ROCM_INSTALL_GUIDE})"
         )
     else:
         where = " (an AKS node class in gpu.mode None skips the driver)" if provider == "azure" else ""
@@ -1402,6 +1403,7 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
+    findings += driver_series_findings(wl, pools)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)

@@ -20,6 +20,7 @@ from generator.planner.assemble import (
     single_host_findings,
     totals,
 )
+from generator.planner.driver_series import driver_series_findings
 from generator.planner.fixed_place import fixed_machine, place_for_rate
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
@@ -296,6 +297,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 *notes,
                 *single_host_findings(wl, (pool,)),
                 *device_plugin_findings(wl, (pool,)),
+                *driver_series_findings(wl, (pool,)),
                 *unused_setting_findings(wl),
                 *model_findings(loaded),
             ]

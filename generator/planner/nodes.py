@@ -18,6 +18,14 @@ from generator.units import GB, GIB, TB
 BTU_PER_H_PER_W = 3.412
 #: NVSwitch chips per HGX baseboard generation (NVIDIA HGX A100 / H100 / B200 architecture briefs).
 NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
+#: The NVSwitch generation on the 8-GPU SXM baseboard of each GPU architecture, as NVIDIA's Fabric Manager user guide
+#: lists its server architectures (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html: HGX
+#: A100 second, HGX H100 / H200 / H20 third, DGX / HGX B200 / B300 and HGX B100 fourth generation). Volta has none here:
+#: the guide's V100 NVSwitch systems are DGX-2 / HGX-2 (V100 SXM3, two 8-GPU boards), which the catalog does not carry,
+#: while eight V100 SXM2 (DGX-1 class) are joined by six NVLinks a GPU in a hybrid cube mesh, no NVSwitch, at most two
+#: links between a pair (https://www.alibabacloud.com/help/en/ack/topology-aware-gpu-scheduling): Fabric Manager, "for
+#: NVSwitch-based systems" (the same guide), has nothing to configure there (newuser57 item 5).
+NVSWITCH_GENERATION = {"ampere": 2, "hopper": 3, "blackwell": 4}
 #: NICs added where a bare-metal platform lists none: fabric for multi-node jobs, front-end for service.
 DEFAULT_FABRIC_NIC = "connectx-7-400g-ib"
 DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
@@ -770,11 +778,17 @@ def _host_cpu_text(platform: PlatformSpec, cpu: CpuSpec | None) -> str | None:
 def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
     """Whether the node's GPUs sit on an NVSwitch baseboard (then Fabric Manager must run with the driver).
 
-    Eight SXM GPUs with NVLink are an HGX baseboard whether bought (``hgx-8gpu``) or rented as a cloud
-    instance (p4d/p5/p5e/p5en/p6, ND A100 v4 / H100 / H200 v5, a2/a3/a4).
+    Eight SXM GPUs with NVLink of an architecture whose 8-GPU board has NVSwitches (:data:`NVSWITCH_GENERATION`) are an
+    HGX baseboard whether bought (``hgx-8gpu``) or rented as a cloud instance (p4d/p5/p5e/p5en/p6, ND A100 v4 / H100 /
+    H200 v5, a2/a3/a4); eight V100 SXM2 are a DGX-1 class hybrid cube mesh without one (newuser57 item 5).
     """
-    board = platform.kind in ("hgx-8gpu", "cloud-instance")
+    board = platform.kind in ("hgx-8gpu", "cloud-instance") and nvswitch_generation(gpu) is not None
     return board and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink" and gpus >= 8
+
+
+def nvswitch_generation(gpu: GpuSpec) -> int | None:
+    """The NVSwitch generation of ``gpu``'s 8-GPU SXM baseboard; None where its architecture's board has none."""
+    return NVSWITCH_GENERATION.get(gpu.architecture)
 
 
 def node_cpu(platform: PlatformSpec, gpu: GpuSpec, gpus: int, consts: Constants) -> CpuSpec | None:

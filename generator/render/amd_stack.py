@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.planner.assemble import ROCM_INSTALL_GUIDE, ROCM_UBUNTU_RELEASES
+from generator.planner.driver_series import ROCM_INSTALL_GUIDE, ROCM_UBUNTU_RELEASES
 
 #: AMD's ROCm install guide for Linux (quick start) and the release numbers its build substitutes into it.
 ROCM_INSTALL_SOURCES = (

@@ -19,6 +19,7 @@ from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
+from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
 from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
 from generator.sizing.constants import with_overrides
 from generator.sizing.gpu_share import pod_memory_fraction, sglang_pool_capped
@@ -155,15 +156,24 @@ def driver_group_vars(node: NodeSpec, driver_override: str | None) -> dict[str, 
 
     On an EKS or AKS node the image or AKS owns the driver: the vars name the owner and no version or branch, which
     specgen does not know there (newuser26 item 10), as a GKE pool's do (:func:`~generator.render.gke.gke_driver_vars`).
+    Elsewhere the vars also say which kernel-module flavor to install (``kernel_modules``), whether Fabric Manager runs
+    (an NVSwitch board) and, on a fourth-generation NVSwitch board only, ``nvlink_subnet_manager: true``
+    (:mod:`generator.render.nvidia_modules`).
     """
     if node.provider in CLOUD_DRIVER_OWNER:
         return {"install": False, "managed_by": CLOUD_DRIVER_OWNER[node.provider]}
     version = driver_version(driver_override)
+    gpu = catalog.gpus()[node.gpu_id]
     return {
         "install": driver_owner(node.provider, ansible_owns_driver=True) == "ansible",  # these vars are Ansible's
         "branch": version.partition(".")[0] if driver_override else str(software("nvidia-driver")["branch"]),
         "version": version,
-        "fabric_manager": node.nvswitch,
+        # open or proprietary by architecture: Volta needs the proprietary modules, Blackwell the open ones (newuser57
+        # item 5; generator.render.nvidia_modules has the sources)
+        "kernel_modules": kernel_modules(gpu),
+        "fabric_manager": node.nvswitch,  # NVSwitch baseboards only: not a V100 SXM2 hybrid cube mesh
+        # a fourth-generation NVSwitch board (HGX B100 / B200 / B300) also runs NVLink Subnet Manager (nvlsm)
+        **({"nvlink_subnet_manager": True} if needs_nvlink_subnet_manager(node, gpu) else {}),
         "persistence_mode": True,
     }
 

@@ -42,6 +42,7 @@ from generator.workload.models import (
 from generator.workload.owned_nics import owned_nic_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
+from generator.workload.ubuntu_series import distro_series_errors
 from generator.workload.value_checks import (
     Path,
     average_rate_errors,
@@ -320,6 +321,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += _provisioning_errors(doc, wl)
     errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
+    errors += distro_series_errors(doc, wl)
     host_names: set[str] = set()
     metal3 = "metal3" in wl.provisioning.tools
     errors += custom_server_errors(doc, wl) + owned_nic_errors(doc, wl)
