@@ -304,7 +304,7 @@ def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
 @pytest.mark.parametrize(
     ("names", "message", "where"),
     [
-        pytest.param(("chat-70b", "chat-70b-maas"), "both have pool 'chat_h100_sxm5_80gb'", ("chat-70b-maas", 6), id="same-pool"),
+        pytest.param(("chat-70b", "chat-70b-maas"), "both have pool 'chat_h100_sxm5_80gb'", ("chat-70b-maas", 7), id="same-pool"),
         # fuzz25 M4: at the field of the second file
         pytest.param(
             ("finetune-8b-qlora", "small-models-gke-sharing"),

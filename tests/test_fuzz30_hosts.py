@@ -28,7 +28,7 @@ from generator.api import plan_as_deployed, plan_file, render_file, render_files
 from generator.errors import InputError, MultipleInputError
 from generator.planner.setting_findings import unused_setting_findings
 from generator.render import render_plans
-from generator.render.provisioning import SHARED_NAMESPACE
+from generator.render.provisioning import SHARED_NAMESPACE, SITE_NAMESPACE
 from generator.workload import load_workload
 from generator.workload.host_network import unusable_ip, unusable_mac
 from tests.conftest import REPO
@@ -480,20 +480,24 @@ def test_cluster_api_creates_no_namespace_it_shares_with_the_tinkerbell_install(
     }
 
 
-def test_cluster_api_in_a_namespace_of_its_own_still_creates_it() -> None:
+def test_cluster_api_creates_no_namespace_the_sites_cluster_lives_in() -> None:
+    """newuser57 item 4 (was: created in a namespace of its own): the namespace holds the site's Cluster, so a delete -k
+    of provisioning/cluster-api deleted it and every Machine; the finding says the site creates it."""
     files = render_file(str(REPO / "examples" / "colo-tinkerbell.yaml"))
-    assert "provisioning/cluster-api/namespace-colo-chat.yaml" in files
+    assert not [p for p in files if p.startswith("provisioning/") and "/namespace-" in p]
     assert SHARED_NAMESPACE not in files["spec.json"]
+    (found,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == SITE_NAMESPACE]
+    assert "create colo-chat before applying it" in found["message"]
 
 
-def test_cluster_api_beside_metal3_leaves_the_namespace_to_the_bare_metal_hosts() -> None:
-    """The BareMetalHosts' directory creates the namespace both share: a delete -k of the MachineDeployments' directory
-    deleted it, and Ironic deprovisions a deleted BareMetalHost."""
-    files = render_file(str(REPO / "examples" / "chat-70b-maas.yaml"))
-    assert "provisioning/metal3/namespace-metal3.yaml" in files
-    assert not [p for p in files if p.startswith("provisioning/cluster-api/namespace-")]
-    (found,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == SHARED_NAMESPACE]
-    assert "provisioning/metal3 creates it" in found["message"] and "apply provisioning/metal3 first" in found["message"]
+def test_cluster_api_beside_metal3_leaves_the_namespace_to_the_site() -> None:
+    """Neither directory creates the namespace both use (was: provisioning/metal3 did, and its delete -k deleted the
+    Cluster, every Machine and the BMC Secrets with it)."""
+    files = render_file(str(REPO / "examples" / "chat-70b-metal3.yaml"))
+    assert not [p for p in files if p.startswith("provisioning/") and "/namespace-" in p]
+    (found,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == SITE_NAMESPACE]
+    assert "provisioning/metal3 and provisioning/cluster-api render no Namespace object" in found["message"]
+    assert "the BMC credentials Secrets the BareMetalHosts name" in found["message"]
 
 
 # --- item 8: two provisioners of the same hosts -----------------------------------------------------------------------

@@ -295,7 +295,7 @@ def test_an_impossible_pcie_reading_is_left_out_with_a_comment(
     ("example", "field", "where"),
     [
         ("colo-airgap.yaml", "image_pull_secret: colo-registry", "mirrors.image_pull_secret"),
-        ("chat-70b-maas.yaml", "bmc_credentials_secret: gpu-a01-bmc", "hardware.inventory[0].hosts[0].bmc_credentials_secret"),
+        ("chat-70b-metal3.yaml", "bmc_credentials_secret: gpu-a01-bmc", "hardware.inventory[0].hosts[0].bmc_credentials_secret"),
     ],
 )
 def test_a_secret_name_kubernetes_refuses_is_refused_at_its_field(

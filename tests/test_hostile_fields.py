@@ -44,6 +44,8 @@ def _string_fields(schema: dict[str, Any], path: Path_) -> Iterator[Path_]:
 
 #: Fields only Tinkerbell's Hardware write: the example that renders them.
 TINKERBELL_FIELDS = ("ip_address", "netmask", "gateway", "boot_disk", "tinkerbell_namespace")
+#: Fields only MAAS's allocations write (MAAS and Metal3 are not listed together: newuser57 item 3).
+MAAS_FIELDS = ("maas_pool", "maas_zone", "distro_series")
 FIELDS = sorted(set(_string_fields(workload_schema(), ())), key=lambda path: [str(p) for p in path])
 EXAMPLES = REPO / "examples"
 
@@ -60,8 +62,10 @@ def _base(path: Path_) -> str:
         return "fleet-custom.yaml"
     if path[-1] in TINKERBELL_FIELDS:
         return "colo-tinkerbell.yaml"
-    if path[0] in ("hardware", "provisioning"):
+    if path[-1] in MAAS_FIELDS:
         return "chat-70b-maas.yaml"
+    if path[0] in ("hardware", "provisioning"):
+        return "chat-70b-metal3.yaml"
     return "chat-70b.yaml"
 
 
@@ -127,7 +131,7 @@ def _check_outputs(files: dict[str, str], hostile: str, hcl_dir: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def warm() -> None:
-    render_file(str(EXAMPLES / "chat-70b-maas.yaml"))
+    render_file(str(EXAMPLES / "chat-70b-metal3.yaml"))
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=lambda path: ".".join(str(p) for p in path))

@@ -53,7 +53,7 @@ def test_yaml_emitter_round_trips_any_text(value: Any) -> None:
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_bmc_address_arrives_unchanged_or_is_refused(hostile: str, tmp_path: Path) -> None:
-    example = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    example = (REPO / "examples" / "chat-70b-metal3.yaml").read_text()
     original = "redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1"
     path = tmp_path / "w.yaml"
     path.write_text(example.replace(original, json.dumps(hostile, ensure_ascii=False)), encoding="utf-8")
@@ -97,7 +97,7 @@ def test_hcl_strings_reach_terraform_unchanged(tmp_path: Path) -> None:
     ],
 )
 def test_a_bmc_address_is_a_metal3_driver_url(address: str, accepted: bool, tmp_path: Path) -> None:
-    example = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    example = (REPO / "examples" / "chat-70b-metal3.yaml").read_text()
     path = tmp_path / "w.yaml"
     path.write_text(
         example.replace("redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1", json.dumps(address))
@@ -112,7 +112,7 @@ def test_a_bmc_address_is_a_metal3_driver_url(address: str, accepted: bool, tmp_
 def test_metal3_hosts_are_described_whole_and_their_bmcs_differ(tmp_path: Path) -> None:
     # gpu-a01 loses its credentials and MAC: Metal3 would write no BareMetalHost for a server the plan counts;
     # gpu-a02 takes gpu-a01's BMC: Ironic would power-cycle one machine for two hosts
-    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    text = (REPO / "examples" / "chat-70b-metal3.yaml").read_text()
     text = text.replace('          bmc_credentials_secret: gpu-a01-bmc\n          boot_mac_address: "b8:ca:3a:6e:10:01"\n', "")
     text = text.replace("10.20.0.12/redfish", "10.20.0.11/redfish")
     path = tmp_path / "w.yaml"

@@ -73,7 +73,7 @@ def test_cluster_api_machine_deployments_say_which_templates_the_site_provides()
     Machine; the finding names them and the labels and taints the KubeadmConfigTemplate must carry (review 7 M2: not
     by pointing at a join file a single host does not get)."""
     reader = YAML(typ="safe", pure=True)
-    files = tree("chat-70b-maas")
+    files = tree("chat-70b-metal3")
     deployments = [reader.load(t) for p, t in files.items() if p.startswith("provisioning/cluster-api/machinedeployment-")]
     findings = json.loads(files["spec.json"])["plan"]["findings"]
     (message,) = [f["message"] for f in findings if f["code"] == "cluster-api-templates"]
@@ -250,8 +250,8 @@ def test_multi_workload_tree_is_yamllint_clean() -> None:
     assert not problems, "\n".join(problems)
 
 
-def _maas_example(tmp_path: Path, old: str, new: str) -> str:
-    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+def _maas_example(tmp_path: Path, old: str, new: str, stem: str = "chat-70b-maas") -> str:
+    text = (REPO / "examples" / f"{stem}.yaml").read_text()
     assert old in text
     path = tmp_path / "w.yaml"
     path.write_text(text.replace(old, new))
@@ -268,10 +268,10 @@ def test_metal3_never_invents_bmc_details(tmp_path: Path) -> None:
         "          bmc_credentials_secret: gpu-a02-bmc\n"
         '          boot_mac_address: "b8:ca:3a:6e:10:02"\n'
     )
-    path = _maas_example(tmp_path, described, "")
+    path = _maas_example(tmp_path, described, "", stem="chat-70b-metal3")
     files = render_file(path)
     assert [p for p in files if "/baremetalhost-" in p] == ["provisioning/metal3/baremetalhost-gpu-a01.yaml"]
-    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    text = (REPO / "examples" / "chat-70b-metal3.yaml").read_text()
     bare = text.split("  inventory:\n")[0] + "provisioning:\n  tools: [metal3]\n"
     (tmp_path / "bare.yaml").write_text(bare + "outputs: [terraform]\n")
     with pytest.raises(InputError, match="specgen does not invent them"):

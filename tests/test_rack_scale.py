@@ -91,9 +91,12 @@ def test_xe8640_is_a_4gpu_hgx_board() -> None:
 def test_provisioning_allocates_every_tray(tmp_path: Path) -> None:
     """MAAS allocates and Cluster API scales Linux hosts: 36 trays of 4 GPUs and 144 cores, not 2 racks."""
     path = tmp_path / "gb200.yaml"
-    path.write_text(EXAMPLE.read_text() + "provisioning:\n  tools: [maas, capi]\n")
+    path.write_text(EXAMPLE.read_text() + "provisioning:\n  tools: [maas]\n")
     loaded = load_workload(str(path))
     files = render_plan(plan_workload(loaded), loaded.workload)
+    path.write_text(EXAMPLE.read_text() + "provisioning:\n  tools: [capi]\n")  # maas with capi is refused (newuser57)
+    loaded = load_workload(str(path))
+    files.update(render_plan(plan_workload(loaded), loaded.workload))
     maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
     assert len(maas) == 36
     assert {(m["allocate_params"]["min_cpu_count"], m["allocate_params"]["tags"][1]) for m in maas.values()} == {(144, "gpus-4")}

@@ -185,14 +185,18 @@ def gpu_taint(gpu: GpuSpec) -> tuple[str, str, str]:
     return (gpu.device_resource, "present", "NoSchedule")
 
 
-def _one_bare_metal_host(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> bool:
-    """A fleet of one bare-metal host: its own cluster, for which no Kubernetes output is rendered."""
-    return wl.hardware.provider == "baremetal" and sum(p.hosts for p in pools) == 1
+def own_cluster(wl: Workload, pools: Sequence[Pool]) -> bool:
+    """A fleet of one bare-metal host that joins no cluster: its own cluster, for which no Kubernetes output is rendered.
+
+    One host whose workload names the cluster it joins, or joins it by Cluster API, is a node of that cluster
+    (:attr:`Workload.joins_cluster`), whether it is rendered alone or with other workloads.
+    """
+    return wl.hardware.provider == "baremetal" and sum(p.hosts for p in pools) == 1 and not wl.joins_cluster
 
 
 def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
-    if "kubernetes" not in wl.outputs or not _one_bare_metal_host(wl, pools):
+    if "kubernetes" not in wl.outputs or not own_cluster(wl, pools):
         return []
     plugins = sorted({DEVICE_PLUGIN[catalog.gpus()[p.node.gpu_id].vendor] for p in pools})
     message = (
@@ -227,7 +231,7 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
     """
     if "kubernetes" not in wl.outputs:
         return []
-    level: Level = "info" if _one_bare_metal_host(wl, pools) else "warning"
+    level: Level = "info" if own_cluster(wl, pools) else "warning"
     out = []
     for pool in pools:
         gpu = catalog.gpus()[pool.node.gpu_id]

@@ -42,7 +42,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
-    shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
+    shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan, workload))
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(

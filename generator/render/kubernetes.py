@@ -3,7 +3,8 @@
 * aws: Karpenter NodePool + EC2NodeClass; gcp: Config Connector ContainerNodePool (+ its Namespace);
   azure: Karpenter for Azure NodePool + AKSNodeClass (``kubernetes/<provider>/``);
 * baremetal: kubeadm JoinConfiguration per pool, outside the kustomize tree (``kubeadm/``); a single
-  host (a desktop or home server) has nothing to join and gets none.
+  host (a desktop or home server) has nothing to join and gets none, unless its workload joins a cluster (one it
+  names, or the site's by Cluster API).
 
 The cluster-wide GPU stack is not rendered here: :func:`gpu_stacks` returns what each pool needs and
 :mod:`generator.render.gpu_stack` renders it once for every workload in the tree.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.planner.assemble import own_cluster
 from generator.planner.plan import Plan
 from generator.render.aks import aks_objects
 from generator.render.gke import gke_objects
@@ -31,9 +33,9 @@ def cluster_name(workload: Workload) -> str:
     return workload.kubernetes.cluster_name or workload.name
 
 
-def is_single_host(plan: Plan) -> bool:
-    """One bare-metal machine in all: it is its own cluster, nothing joins it."""
-    return plan.provider == "baremetal" and sum(pool.hosts for pool in plan.pools) == 1
+def is_single_host(plan: Plan, workload: Workload) -> bool:
+    """One bare-metal machine in all that joins no cluster: it is its own cluster, nothing joins it (the planner's rule)."""
+    return plan.provider == "baremetal" and own_cluster(workload, plan.pools)
 
 
 def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, str]:
@@ -56,7 +58,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
         native = {pool.name for pool in aks_mig_pools(plan)}
         karpenter = [pool for pool in pools if pool.name not in native]
         objects = aks_objects(karpenter, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
-    elif alone and is_single_host(plan):
+    elif alone and is_single_host(plan, workload):
         return {}
     else:
         return render_kubeadm(pools, settings.bootstrap_kubeconfig_path)
@@ -65,7 +67,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
 
 def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[GpuPoolStack]:
     """What this workload's pools need from the shared GPU stack (nothing for a single host on its own)."""
-    if alone and is_single_host(plan):  # nothing joins it and it runs no operator: the planner's finding says so
+    if alone and is_single_host(plan, workload):  # nothing joins it and it runs no operator: the planner's finding says so
         return []
     return pool_stacks(
         plan,

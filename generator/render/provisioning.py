@@ -27,7 +27,7 @@ from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.host_labels import host_labels, host_selector, labels_text
 from generator.render.hosts import host_node, owned_hosts, placeholder_names, rented_hosts, site_hosts
-from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object, node_labels_arg
+from generator.render.kube_objects import dns_name, kustomize_directory, node_labels_arg
 from generator.render.kubernetes import cluster_name
 from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
 from generator.render.tinkerbell import affinity_text, render_tinkerbell, tinkerbell_hosts
@@ -78,7 +78,7 @@ def described_hosts(pool: Pool, workload: Workload) -> list[str]:
 
 
 def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
-    """Namespace plus a BareMetalHost per fully described inventory host."""
+    """A BareMetalHost per fully described inventory host, in the site's namespace (:func:`namespace_findings`)."""
     namespace = workload.provisioning.namespace
     objects: list[dict[str, Any]] = []
     for pool in plan.pools:
@@ -101,7 +101,7 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             )
     if (message := no_host_message("metal3", plan, workload)) is not None:  # a plan not checked by plan_file
         raise InputError(f"provisioning.tools: {message}")
-    return [namespace_object(namespace), *objects]
+    return objects
 
 
 def _host_description(pool: Pool) -> str:
@@ -124,18 +124,18 @@ def site_pools(plan: Plan) -> list[Pool]:
 
 
 def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
-    """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool with site hosts, sized by the plan.
+    """A Cluster API ``MachineDeployment`` (v1beta2) per pool with site hosts, sized by the plan.
 
     Its replicas are the pool's hosts less those rented from a provider (:func:`~generator.render.hosts.site_hosts`),
     which no infrastructure provider of the site can make. It references a ``KubeadmConfigTemplate`` and a
     ``Metal3MachineTemplate`` (``TinkerbellMachineTemplate`` with tinkerbell) named after the pool, which hold the
-    site's own image and kubeadm settings.
+    site's own image and kubeadm settings. They go into the site's namespace, which is not created here
+    (:func:`namespace_findings`).
     """
     namespace = workload.provisioning.namespace
     infrastructure = infrastructure_template(workload)
     cluster = cluster_name(workload)
-    # a namespace the hosts' objects live in is not this directory's to create (and delete -k): namespace_owner
-    objects: list[dict[str, Any]] = [] if namespace_owner(workload) else [namespace_object(namespace)]
+    objects: list[dict[str, Any]] = []
     for pool in site_pools(plan):
         selector = host_selector(pool)  # the Machines' labels: the hosts' selector names the same pool
         objects.append(
@@ -171,48 +171,56 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     return objects
 
 
-def namespace_owner(workload: Workload) -> str | None:
-    """Which other directory owns the namespace Cluster API's objects go into, if one does (fuzz30 item 7).
+#: The finding that provisioning/cluster-api's namespace is the Tinkerbell install's, which it does not create.
+SHARED_NAMESPACE = "cluster-api-namespace-shared"
+#: The finding that ``provisioning.namespace`` holds the site's objects, so no kustomization of the tree creates it.
+SITE_NAMESPACE = "provisioning-namespace-site"
 
-    ``tinkerbell``: the namespace is the Tinkerbell install's (``provisioning.tinkerbell_namespace``), which no
-    directory of the tree creates, or ``kubectl delete -k`` of it would delete the Tinkerbell stack and every Hardware
-    with it (CAPT claims Hardware in any namespace, so the setting is not refused). ``metal3``: the BareMetalHosts share
-    ``provisioning.namespace`` and ``provisioning/metal3`` creates it; were ``provisioning/cluster-api`` to create it
-    too, its ``delete -k`` would delete the BareMetalHosts, which Ironic then deprovisions. None: Cluster API's own.
+
+def namespace_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Why no directory creates ``provisioning.namespace``, which the MachineDeployments or BareMetalHosts go into.
+
+    newuser57 item 4: the namespace holds the site's objects, which specgen does not render: with ``capi`` the Cluster
+    the MachineDeployments join, its control plane and the templates they name (a MachineDeployment lives in its
+    Cluster's namespace), with ``metal3`` the BMC credentials Secrets the BareMetalHosts name (Ironic reads them in the
+    host's namespace). A Namespace object in a kustomization made ``kubectl delete -k`` (or a GitOps prune) of it
+    delete all of them, the Cluster and its every Machine included, and two workloads rendered into one tree both owned
+    it. Where it is the Tinkerbell install's own namespace (fuzz30 item 7), that install owns it.
     """
     settings = workload.provisioning
-    if "capi" not in settings.tools:
-        return None
-    if "tinkerbell" in settings.tools and settings.namespace == settings.tinkerbell_namespace:
-        return "tinkerbell"
-    return "metal3" if "metal3" in settings.tools else None
-
-
-#: The finding that provisioning/cluster-api leaves the namespace it shares with the hosts' objects uncreated.
-SHARED_NAMESPACE = "cluster-api-namespace-shared"
-
-
-def shared_namespace_finding(workload: Workload) -> list[Finding]:
-    """Why ``provisioning/cluster-api`` holds no Namespace object, where it shares the hosts' namespace."""
-    owner = namespace_owner(workload)
-    if owner is None:
+    directories = [
+        f"provisioning/{directory}"
+        for tool, directory in (("metal3", "metal3"), ("capi", "cluster-api"))
+        if tool in settings.tools and tool not in idle_pool_tools(plan, workload)
+    ]
+    if not directories:
         return []
-    namespace = workload.provisioning.namespace
-    if owner == "tinkerbell":
+    namespace = settings.namespace
+    if "capi" in settings.tools and "tinkerbell" in settings.tools and namespace == settings.tinkerbell_namespace:
         why = (
             f"provisioning.namespace is provisioning.tinkerbell_namespace ({namespace}), the namespace the Tinkerbell "
             "install runs in and owns: provisioning/cluster-api renders no Namespace object for it, so that kubectl "
             "delete -k provisioning/cluster-api cannot delete the Tinkerbell stack and every Hardware with it; the "
             f"MachineDeployments go into {namespace} as it exists"
         )
-    else:
-        why = (
-            f"the MachineDeployments share namespace {namespace} with the BareMetalHosts, and provisioning/metal3 "
-            "creates it: provisioning/cluster-api renders no Namespace object, so that kubectl delete -k "
-            "provisioning/cluster-api cannot delete the BareMetalHosts (Ironic deprovisions a deleted host); apply "
-            "provisioning/metal3 first"
+        return [Finding("info", SHARED_NAMESPACE, why, "provisioning.namespace")]
+    held = []
+    if "provisioning/cluster-api" in directories:
+        held.append(
+            f"the Cluster {cluster_name(workload)} the MachineDeployments join, its control plane, and the "
+            f"KubeadmConfigTemplates and {infrastructure_template(workload)}s they name"
         )
-    return [Finding("info", SHARED_NAMESPACE, why, "provisioning.namespace")]
+    if "metal3" in settings.tools:
+        held.append("the BMC credentials Secrets the BareMetalHosts name")
+    them = "it" if len(directories) == 1 else "them"
+    why = (
+        f"provisioning.namespace {namespace} holds the site's own objects, which specgen does not render "
+        f"({'; '.join(held)}): {listed(directories)} render{'s' if len(directories) == 1 else ''} no Namespace object "
+        f"for it, so that kubectl delete -k (or a GitOps prune) of {them} deletes only the objects listed there, never "
+        f"the namespace and with it the site's objects and every Machine, nor another workload's objects in it; create "
+        f"{namespace} before applying {them}"
+    )
+    return [Finding("info", SITE_NAMESPACE, why, "provisioning.namespace")]
 
 
 #: The warning on a MachineDeployment that asks for more machines than hosts (BareMetalHosts, Hardware) are rendered for.
@@ -256,10 +264,14 @@ def hosts_short(plan: Plan, workload: Workload) -> list[Finding]:
 
 
 def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5)."""
+    """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5).
+
+    And the namespace they (or the BareMetalHosts) go into, which the site creates (:func:`namespace_findings`).
+    """
     pools = site_pools(plan)  # a pool rented whole from a provider has no MachineDeployment (rented-hosts says so)
     if "capi" not in workload.provisioning.tools or not pools:
-        return plan
+        found = namespace_findings(plan, workload)
+        return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan
     carried = "; ".join(
         f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
         for pool in pools
@@ -274,7 +286,7 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
         f"{carried}"
     )
     findings = [*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")]
-    return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload), *shared_namespace_finding(workload)]))
+    return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload), *namespace_findings(plan, workload)]))
 
 
 def _host_selector_text(plan: Plan, workload: Workload) -> str:

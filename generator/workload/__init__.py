@@ -666,6 +666,27 @@ def _provisioning_errors(doc: Document, wl: Workload) -> list[InputError]:
                 where,
             )
         )
+    if "maas" in tools and "metal3" in tools:  # newuser57 item 3: refused as maas with tinkerbell is
+        errors.append(
+            InputError(
+                "maas and metal3 would both provision the owned hosts (MAAS boots the machines it commissions and "
+                "deploys over the network from its own DHCP server, powers them through their BMCs and writes their OS, "
+                f"{MAAS_DHCP_DOCS}; Metal3's Ironic powers each BareMetalHost through the same BMC, answers DHCP for its "
+                "boot MAC and writes its own image to the disk): pick one",
+                where,
+            )
+        )
+    if "maas" in tools and "capi" in tools and not {"metal3", "tinkerbell"} & set(tools):  # newuser57 item 3
+        errors.append(
+            InputError(
+                "capi with maas: the rendered MachineDeployments name Metal3MachineTemplates, whose BareMetalHosts "
+                "Ironic provisions, on the hosts MAAS deploys; Cluster API on MAAS needs the MAAS infrastructure "
+                "provider (MaasMachineTemplate), which specgen does not render: drop capi (MAAS deploys the hosts "
+                "and the kubeadm join files join them to the cluster), or provision with metal3 or tinkerbell and capi "
+                "instead of maas",
+                where,
+            )
+        )
     if "metal3" in tools and all(host.missing(METAL3_HOST_FIELDS) for host in hosts):
         errors.append(
             InputError(

@@ -395,3 +395,12 @@ class Workload(NamedTuple):
     #: None: the rendered files pull from the public registries, Helm repository and Hub (the output of today).
     mirrors: Mirrors | None = None
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
+
+    @property
+    def joins_cluster(self) -> bool:
+        """The pools join a cluster this workload does not make alone: one it names, or the site's Cluster API cluster.
+
+        ``kubernetes.cluster_name`` is the cluster the pools join, and with ``capi`` the MachineDeployments join the
+        site's Cluster; either way even one host is never a cluster of its own (newuser57 item 2).
+        """
+        return self.kubernetes.cluster_name is not None or "capi" in self.provisioning.tools
