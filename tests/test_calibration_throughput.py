@@ -60,8 +60,11 @@ PINNED: dict[str, tuple[float, float]] = {
     "throughput vllm h100-sxm5-80gb bf16": (0.5407, 0.5954),
     "throughput vllm h100-sxm5-80gb fp8": (0.0957, 0.9863),
     # 2026-12-03 w4a16 entry: MXFP4 experts dequantized in the GEMMs' main loop took the lab's two 32,000/100 rows from
-    # +27% / +55% to -32% / -15% (41.1 / 55.1 -> 23.3 / 31.7): prefill-bound rows, now under-predicted
-    "throughput vllm h100-sxm5-80gb mxfp4": (0.2326, 0.3172),
+    # +27% / +55% to -32% / -15% (41.1 / 55.1 -> 23.3 / 31.7); the thirty-second session's four gpt-oss-20b rows
+    # (-25% to +7%) bring the H100 group within the target (14.8 / 24.8), so it is no longer pinned.
+    # Thirty-second session: the lab's gpt-oss-20b / -120b on one A100, the experts through Marlin's MoE kernel at its
+    # own ratio (43.2 / 47.0 -> 14.9 / 48.1): the two 32,000-token rows +48% / +61%, long prompts slower on Ampere
+    "throughput vllm a100-sxm4-80gb mxfp4": (0.1492, 0.4815),
     "throughput sglang h100-sxm5-80gb fp8": (0.9063, 0.9974),
     # 2026-12-02 sixth entry: a prompt's MLA attention in its materialized form and the matrices every TP rank multiplies
     # whole (q_a_proj, kv_a_proj_with_mqa, routers) brought DeepSeek-R1 from 160.5 / 176.2% to 131.5 / 148.1% and SGLang's
@@ -195,8 +198,9 @@ def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
     # fifth entry: 11 vLLM and 3 SGLang rows on H100/H200; sixth entry: 5 vLLM rows on A100, 7 trtllm-serve rows; eighth
     # entry: 6 vLLM rows on H100 (gpt-oss-120b, Qwen3-8B), 10 vLLM static-batch rows on A100 (Mixtral), 3 SGLang on H200;
     # 2026-12-03: 12 SGLang rows of InferenceX on H200 / B200 (its 4 vLLM rows are on MI300X, which this count leaves out);
-    # w4a16b entry: 16 vLLM static-batch rows on H100 (PR #23197's BF16 and RTN int4, PR #26051's RTN int4)
-    [("vllm", 48), ("sglang", 18), ("tensorrt-llm-serve", 7)],
+    # w4a16b entry: 16 vLLM static-batch rows on H100 (PR #23197's BF16 and RTN int4, PR #26051's RTN int4);
+    # thirty-second session: 12 vLLM rows of the lab's gpt-oss-20b (A100, H100) and gpt-oss-120b (A100)
+    [("vllm", 60), ("sglang", 18), ("tensorrt-llm-serve", 7)],
 )
 def test_out_of_sample_serving_rows_state_their_version_and_source(engine: str, count: int) -> None:
     report = _report()

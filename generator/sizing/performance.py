@@ -37,6 +37,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
+from generator.sizing.loaded_weights import MARLIN_MXFP4_ARCHITECTURES
 from generator.sizing.memo import memoized
 from generator.sizing.precision import storage_family
 from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
@@ -74,6 +75,9 @@ class Accelerator(NamedTuple):
     #: The mixed-input kernel the engine runs the dense (non-expert) dequantized matrices with (:func:`dense_dequant_kernel`):
     #: ``machete`` or ``marlin``; "": none dequantized.
     dequant_kernel: str = ""
+    #: The routed experts' dequantizing kernel where it is known to be Marlin's (:func:`expert_dequant_kernel`), which
+    #: then runs them at its dense ratio; "": the grouped kernels of ``dequant_expert_gemm_efficiency_ratio``.
+    expert_dequant_kernel: str = ""
     #: The reference GPU's measured share of its peak in ``compute`` (:meth:`GpuSpec.reference_share`): ``dense_tflops``
     #: and the rates derived from it are normalised to the reference GPU the efficiencies were fitted on, and times this
     #: are the rates the GPU is modelled to reach, the ones output says (newuser42 item 9); the sizing never reads it.
@@ -144,6 +148,7 @@ def accelerator_for(
         scale,
         weights if dequantizes else None,
         dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
+        expert_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
         gpu.reference_share(compute),
     )
 
@@ -163,6 +168,24 @@ def dense_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
     """The kernel vLLM multiplies a format's dequantized dense matrices with on a GPU architecture: machete or marlin."""
     machete = architecture == MACHETE_ARCHITECTURE and storage_family(weights.name) in MACHETE_FORMATS
     return "machete" if machete else "marlin"
+
+
+def expert_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
+    """``marlin`` where vLLM runs a format's routed experts through Marlin's MoE kernel, else "".
+
+    MXFP4 experts on Ampere and Ada (:data:`MARLIN_MXFP4_ARCHITECTURES`: neither ``triton_kernels`` nor FlashInfer's
+    MXFP4 path runs there), whose mma.sync main loop is those GPUs' own fastest path, as in the A100-class benchmarks
+    ``dequant_gemm_efficiency_ratio`` is derived from (newuser59 item 2: gpt-oss-20b's prompts on one A100 ran 2x the
+    rate the Hopper-fitted expert ratio gave, 813 output tokens/s for 2,000-token prompts where 431 were predicted).
+    """
+    return "marlin" if storage_family(weights.name) == "mxfp4" and architecture in MARLIN_MXFP4_ARCHITECTURES else ""
+
+
+def expert_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
+    """Share of the 16-bit rate the routed experts' dequantizing GEMMs reach once compute-bound, by their kernel."""
+    if acc.expert_dequant_kernel == "marlin":
+        return consts.dequant_gemm_efficiency_ratio
+    return consts.dequant_expert_gemm_efficiency_ratio
 
 
 def dense_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
@@ -630,7 +653,7 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         dense_ratio = dense_dequant_ratio(acc, consts)
         dense_peak = dequantized_peak(peak, dense_share, dense_ratio)
         replicated_peak = dequantized_peak(peak, replicated_share, dense_ratio)
-        expert_peak = dequantized_peak(peak, expert_share, consts.dequant_expert_gemm_efficiency_ratio)
+        expert_peak = dequantized_peak(peak, expert_share, expert_dequant_ratio(acc, consts))
     expert = _expert_flop_params(arch)
     head = arch.logits_params
     experts, top_k = arch.routed_experts
@@ -679,6 +702,8 @@ class DequantizedRates(NamedTuple):
     expert_effective_tflops: float | None
     #: The dense matrices' mixed-input kernel (:func:`dense_dequant_kernel`): ``machete`` or ``marlin``.
     dense_kernel: str = "marlin"
+    #: The routed experts' (:func:`expert_dequant_kernel`): ``marlin``, or "" for the grouped kernels.
+    expert_kernel: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """The estimate's ``throughput.dequantized_in_gemm``, with :meth:`text` as its ``basis``."""
@@ -710,8 +735,12 @@ class DequantizedRates(NamedTuple):
         if self.expert_effective_tflops is not None and self.expert_share:
             rates.append(
                 f"the routed experts' at {self.expert_effective_tflops:,.0f} TFLOP/s ({self.expert_share:.0%} quantized, "
-                f"at dequant_expert_gemm_efficiency_ratio {self.expert_ratio:g}), before each expert's token-count "
-                "efficiency"
+                + (
+                    f"Marlin's MoE kernel at dequant_gemm_efficiency_ratio {self.expert_ratio:g}"
+                    if self.expert_kernel == "marlin"
+                    else f"at dequant_expert_gemm_efficiency_ratio {self.expert_ratio:g}"
+                )
+                + "), before each expert's token-count efficiency"
             )
         return (
             f"{self.format} weights are dequantized to 16 bits inside the GEMMs' main loop (mixed-input W4A16 / W8A16 "
@@ -739,7 +768,8 @@ def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, co
         expert_share=expert_share,
         dense_ratio=dense_dequant_ratio(acc, consts),
         dense_kernel=acc.dequant_kernel or "marlin",
-        expert_ratio=consts.dequant_expert_gemm_efficiency_ratio,
+        expert_ratio=expert_dequant_ratio(acc, consts),
+        expert_kernel=acc.expert_dequant_kernel,
         effective_tflops=(parts.dense_peak_flops or parts.peak_flops) * physical,
         expert_effective_tflops=(
             (parts.expert_peak_flops or parts.peak_flops) * physical if parts.expert_flops_per_token else None
