@@ -1688,8 +1688,7 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     if said:
         return f"changed ({', '.join(said)})"
     low = [minimum_nodes(side) for side in (old, new)]
-    scales = "min_nodes" in old or "min_nodes" in new  # a fixed pool's size is its nodes (newuser57 item 16)
-    if scales and low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
+    if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
         return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return "changed"
 

@@ -61,7 +61,8 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
     if not stat.S_ISREG(before.st_mode):
-        piped = " (standard input is not read: write it to a file)" if stat.S_ISFIFO(before.st_mode) else ""
+        stdin = path in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0")
+        piped = " (standard input is not read: write it to a file)" if stdin else ""
         raise InputError(f"{what} is {_kind(before.st_mode)}; only regular files are read{piped}", where)
     if before.st_size > limit_bytes:
         raise InputError(f"{what} is {before.st_size:,} bytes, more than the {limit_bytes:,} specgen reads", where)

@@ -124,4 +124,4 @@ def test_metal3_hosts_are_described_whole_and_their_bmcs_differ(tmp_path: Path) 
         f"{path}:27:11: hardware.inventory[0].hosts[0]: host 'gpu-a01' has bmc_address but no bmc_credentials_secret or "
         "boot_mac_address: Metal3 needs all three to write its BareMetalHost"
     ) in message
-    assert f"{path}:30:24: hardware.inventory[0].hosts[1].bmc_address: BMC address " in message and "is used twice" in message
+    assert f"{path}:31:24: hardware.inventory[0].hosts[1].bmc_address: BMC address " in message and "is used twice" in message

@@ -159,7 +159,7 @@ def test_a_pool_moved_to_spot_on_other_hardware_says_both(tmp_path: Path, capsys
     (minimum nodes 2 → 1, in place)"), nor the capacity in its replacement."""
     from tests.helpers import specgen_in_process
 
-    text = ON_DEMAND.replace("PROVIDER", "aws").replace("KUBERNETES", CLUSTERS["aws"])
+    text = ON_DEMAND.replace("PROVIDER", "aws\n  gpus: [h100-sxm5-80gb]").replace("KUBERNETES", CLUSTERS["aws"])
     (tmp_path / "od.yaml").write_text(text, encoding="utf-8")
     spot = text.replace("  - name: oss\n", "  - name: oss\n    capacity_type: spot\n").replace("second: 8,", "second: 16,")
     (tmp_path / "spot.yaml").write_text(spot, encoding="utf-8")

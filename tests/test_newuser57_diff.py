@@ -1,7 +1,7 @@
 """newuser57 (a bare-metal / colocation ops engineer): what ``diff`` says of owned hosts.
 
 Item 1: a host renamed (MAAS releases the machine, Metal3 deprovisions its BareMetalHost) read "No change to the
-fleet", and a pool shrunk never named the host that leaves. Item 16: a fixed pool's size read as "minimum nodes".
+fleet", and a pool shrunk never named the host that leaves. Item 16: the shrink read "minimum nodes 2 → 1, in place".
 """
 
 from __future__ import annotations

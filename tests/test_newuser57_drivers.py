@@ -137,7 +137,7 @@ MAAS = REPO / "examples" / "chat-70b-maas.yaml"
 
 @pytest.mark.parametrize("series", ["windows", "plucky", "ubuntu"])
 def test_a_series_that_is_no_ubuntu_lts_release_is_refused_at_its_field(tmp_path: Path, series: str) -> None:
-    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas]", f"tools: [maas]\n  distro_series: {series}"))
     line = path.read_text(encoding="utf-8").splitlines().index(f"  distro_series: {series}") + 1
     result = run_specgen("validate", str(path))
     assert result.returncode == 1
@@ -147,7 +147,7 @@ def test_a_series_that_is_no_ubuntu_lts_release_is_refused_at_its_field(tmp_path
 
 @pytest.mark.parametrize("series", ["noble", "jammy", "focal", "bionic"])
 def test_an_ubuntu_lts_series_loads(tmp_path: Path, series: str) -> None:
-    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas]", f"tools: [maas]\n  distro_series: {series}"))
     assert load_errors(path) == []
 
 
@@ -167,7 +167,7 @@ def _series_findings(path: str) -> list[Any]:
 def test_maas_deploying_a_series_the_nvidia_driver_is_not_supported_on_is_warned(
     tmp_path: Path, series: str, warned: bool
 ) -> None:
-    path = edited_copy(MAAS, tmp_path, ("tools: [maas, metal3, capi]", f"tools: [maas]\n  distro_series: {series}"))
+    path = edited_copy(MAAS, tmp_path, ("tools: [maas]", f"tools: [maas]\n  distro_series: {series}"))
     findings = _series_findings(str(path))
     assert bool(findings) is warned
     for finding in findings:
@@ -181,7 +181,7 @@ def test_an_older_driver_branch_pinned_is_left_to_its_own_support_matrix(tmp_pat
     path = edited_copy(
         MAAS,
         tmp_path,
-        ("tools: [maas, metal3, capi]", "tools: [maas]\n  distro_series: focal"),
+        ("tools: [maas]", "tools: [maas]\n  distro_series: focal"),
         ("outputs: [terraform", "kubernetes: {driver_version: '535.288.01'}\noutputs: [terraform"),
     )
     assert _series_findings(str(path)) == []

@@ -81,8 +81,8 @@ def test_a_setup_falls_in_the_gap_of_its_architecture_engine_gpu_and_shape(
 @pytest.mark.parametrize(
     ("batch", "gap", "margin"),
     [
-        (1, "vllm-cdna3", 1.0),  # batch 1 measured above the model: its rate
-        (63, "vllm-cdna3", 1.0),  # the runs of 1-32 (0.961-1.044)
+        (1, "vllm-cdna3", 1.002),  # the runs of 1-32 (1.002-1.044), none above the model since the all-reduce ceiling
+        (63, "vllm-cdna3", 1.002),
         (64, "vllm-cdna3-batch64", 1.135),  # Oracle's static batch of 64
         (127, "vllm-cdna3-batch64", 1.135),
         (128, "vllm-cdna3-large-batch", 1.130),  # AMD's 70B 2048/2048 at 1,500 sequences (0.11.1 image)
@@ -497,8 +497,10 @@ def test_the_advice_plans_at_the_highest_ratio_of_the_rate_counted_on() -> None:
 @pytest.mark.parametrize("gap", [g for g in sorted(throughput_gaps().values()) if g.except_precisions], ids=lambda g: g.id)
 def test_a_format_a_gap_excepts_measured_the_model_rate_or_more_in_its_setup(gap: ThroughputGap) -> None:
     """A gap may leave a format out only where that format's own runs of its engines and GPUs (a row of the gap's batch
-    range) measured at or above the model: gpt-oss's MXFP4 on MI300X, 0.896-0.965 since the model dequantizes its
-    experts in the main loop, is not planned with the Llama FP8 runs' 1.15-1.22x (CALIBRATION.md w4a16 entry)."""
+    range) measured at or above the model, or within the issue's 15% of it: gpt-oss's MXFP4 on MI300X, 0.896-0.965
+    since the model dequantizes its experts in the main loop, is not planned with the Llama FP8 runs' 1.15-1.22x
+    (CALIBRATION.md w4a16 entry); gpt-oss-20b's on H100, 0.75-1.07 (thirty-second session), not with Qwen3-235B's
+    1.6-2.0x."""
     from generator.sizing.precision import weight_format
 
     report = _report()
@@ -512,7 +514,7 @@ def test_a_format_a_gap_excepts_measured_the_model_rate_or_more_in_its_setup(gap
     assert rows
     for row in rows:
         ratio = report.predict_throughput(row) / row["output_tokens_per_s"]
-        assert ratio <= 1.0, (row["model"], row["precision"], ratio)
+        assert ratio <= 1.15, (row["model"], row["precision"], ratio)
     # and the format is matched by no other gap of the setup: planned at the model's rate
     arch = parse_architecture(find_model(rows[0]["model"]).config)
     tokens = (rows[0]["input_tokens"], rows[0]["output_tokens"])

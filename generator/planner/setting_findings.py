@@ -312,19 +312,21 @@ PROVISIONING_READERS = {
     "distro_series": (("maas",), "the Ubuntu series MAAS deploys"),
     "namespace": (("metal3", "capi"), "the namespace of the Metal3 BareMetalHosts and the Cluster API MachineDeployments"),
     "tinkerbell_namespace": (("tinkerbell",), "the namespace of the Tinkerbell Hardware"),
+    "name_servers": (("tinkerbell",), "the DNS servers the Tinkerbell Hardware's DHCP gives the hosts"),
 }
-#: Host fields only Tinkerbell's Hardware read (the boot MAC and the BMC are Metal3's too), but for
-#: :data:`ANSIBLE_HOST_FIELDS` where Ansible output is rendered.
+#: Host fields Tinkerbell's Hardware read (the boot MAC and the BMC are Metal3's too), the others' only for
+#: :data:`ANSIBLE_HOST_FIELDS` where Ansible output is rendered and ``boot_disk`` where Metal3's BareMetalHosts are.
 TINKERBELL_ONLY_HOST_FIELDS = ("ip_address", "netmask", "gateway", "boot_disk")
 #: Host fields the Ansible inventory also reads: ``ip_address`` is the host's ``ansible_host`` (newuser42 item 5).
 ANSIBLE_HOST_FIELDS = ("ip_address",)
 
 
 def _unused_host_fields(wl: Workload) -> tuple[str, ...]:
-    """The host fields no output of ``wl`` reads: Tinkerbell's alone, less the Ansible inventory's when it is rendered."""
+    """The host fields no output of ``wl`` reads: Tinkerbell's alone, less the Ansible inventory's and Metal3's where rendered."""
     if "tinkerbell" in wl.provisioning.tools:
         return ()
     read = ANSIBLE_HOST_FIELDS if "ansible" in wl.outputs else ()
+    read += ("boot_disk",) if "metal3" in wl.provisioning.tools else ()  # its BareMetalHost's rootDeviceHints
     return tuple(f for f in TINKERBELL_ONLY_HOST_FIELDS if f not in read)
 
 
@@ -346,6 +348,7 @@ def _provisioning_findings(wl: Workload) -> list[Finding]:
         for field, (readers, what) in PROVISIONING_READERS.items()
         if getattr(settings, field) != getattr(default, field) and not set(readers) & set(settings.tools)
     ]
+    out += _maas_address_findings(wl)
     unused = _unused_host_fields(wl)
     hosts = [
         (f"hardware.inventory[{j}].hosts[{k}]", host.name, given)
@@ -361,6 +364,7 @@ def _provisioning_findings(wl: Workload) -> list[Finding]:
         also = (
             " (and ip_address as the Ansible inventory's ansible_host, with outputs: ansible)" if "ip_address" in fields else ""
         )
+        also += " (and boot_disk as a Metal3 BareMetalHost's root device hint, with metal3)" if "boot_disk" in fields else ""
         out.append(
             Finding(
                 "warning",
@@ -372,6 +376,39 @@ def _provisioning_findings(wl: Workload) -> list[Finding]:
             )
         )
     return out
+
+
+def _maas_address_findings(wl: Workload) -> list[Finding]:
+    """Owned hosts whose ``ip_address`` is Ansible's ``ansible_host`` while MAAS assigns the deployed address itself.
+
+    newuser57 item 7: MAAS deploys a machine with an address of its own choosing (its interfaces' ``AUTO`` link mode)
+    unless the machine's interface is given a static one in MAAS; ``maas_instance`` can set one (``network_interfaces``)
+    only by the interface's name on each machine, which a workload does not give, so nothing rendered sets it.
+    """
+    if "maas" not in wl.provisioning.tools or "ansible" not in wl.outputs:
+        return []
+    given = [
+        (f"hardware.inventory[{j}].hosts[{k}].ip_address", host.name, host.ip_address)
+        for j, group in enumerate(wl.hardware.inventory)
+        for k, host in enumerate(group.hosts)
+        if host.ip_address is not None
+    ]
+    if not given:
+        return []
+    shown = ", ".join(f"{name} {address}" for _, name, address in given[:3]) + (
+        f" and {len(given) - 3} more" if len(given) > 3 else ""
+    )
+    return [
+        Finding(
+            "warning",
+            "maas-address-unset",
+            f"the Ansible inventory reaches owned hosts at the ip_address given ({shown}), but MAAS deploys a machine "
+            "with an address it picks unless its interface has a static one in MAAS, and nothing rendered sets one "
+            "(maas_instance's network_interfaces needs each machine's interface name): give each machine's boot "
+            "interface that address in MAAS (link mode static) before deploying, or correct hosts.yml after",
+            given[0][0],
+        )
+    ]
 
 
 def _pinned(model: str) -> bool:

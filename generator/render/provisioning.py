@@ -96,6 +96,9 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                         "bootMACAddress": host.boot_mac_address,
                         "bmc": {"address": host.bmc_address, "credentialsName": host.bmc_credentials_secret},
                         "description": _host_description(pool),
+                        # the disk the image goes to, where given: Ironic's own pick is the smallest disk of 4 GiB or
+                        # more, an M.2 boot drive or a data NVMe alike on a GPU server (newuser57 item 14)
+                        **({"rootDeviceHints": {"deviceName": host.boot_disk}} if host.boot_disk is not None else {}),
                     },
                 }
             )

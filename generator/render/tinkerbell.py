@@ -46,13 +46,14 @@ def tinkerbell_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
 def hardware_objects(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     """A Hardware per fully described inventory host of the plan, pool by pool."""
     namespace = workload.provisioning.tinkerbell_namespace
-    objects = [_hardware(host, pool, namespace) for pool in plan.pools for host in tinkerbell_hosts(pool, workload)]
+    servers = workload.provisioning.name_servers
+    objects = [_hardware(host, pool, namespace, servers) for pool in plan.pools for host in tinkerbell_hosts(pool, workload)]
     if (message := no_host_message("tinkerbell", plan, workload)) is not None:  # a plan plan_file did not check
         raise InputError(f"provisioning.tools: {message}")
     return objects
 
 
-def _hardware(host: InventoryHost, pool: Pool, namespace: str) -> dict[str, Any]:
+def _hardware(host: InventoryHost, pool: Pool, namespace: str, name_servers: tuple[str, ...]) -> dict[str, Any]:
     # given, by tinkerbell_hosts' rule
     assert host.boot_mac_address is not None
     assert host.ip_address is not None
@@ -66,7 +67,14 @@ def _hardware(host: InventoryHost, pool: Pool, namespace: str) -> dict[str, Any]
         "disks": [{"device": host.boot_disk}],
         "interfaces": [
             {
-                "dhcp": {"hostname": host.name, "ip": ip, "mac": mac},
+                # the resolvers HookOS and the installed OS pull images and reach the API server by name with
+                # (newuser57 item 10: a lease without them)
+                "dhcp": {
+                    "hostname": host.name,
+                    "ip": ip,
+                    "mac": mac,
+                    **({"name_servers": list(name_servers)} if name_servers else {}),
+                },
                 "netboot": {"allowPXE": True, "allowWorkflow": True},
             }
         ],

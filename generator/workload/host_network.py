@@ -143,11 +143,14 @@ def host_network_errors(doc: Document, wl: Workload) -> list[InputError]:
     dnsmasq): it would hand both the first one's address, or boot one as the other.
     """
     errors: list[InputError] = []
+    metal3 = "metal3" in wl.provisioning.tools
     for j, group in enumerate(wl.hardware.inventory):
         for k, host in enumerate(group.hosts):
             at: Path = ("hardware", "inventory", j, "hosts", k)
             errors += _value_errors(doc, at, host)
             errors += _subnet_errors(doc, at, host)
+            if metal3 and host.boot_disk is not None and (why := metal3_root_device_problem(host.boot_disk)) is not None:
+                errors.append(InputError(why, doc.locate((*at, "boot_disk"))))
     clashes = address_clashes([("", host_addresses(wl))], lambda file, path: file)  # one file: no other is named
     errors += sorted((InputError(message, doc.locate(claim[1].path)) for claim, message in clashes), key=_position)
     return errors
@@ -170,6 +173,21 @@ def tree_address_errors(sources: Sequence[tuple[str, Sequence[HostAddress]]]) ->
     rank = {file: i for i, (file, _) in enumerate(sources)}
     errors = [(rank[file], InputError(message, locate(file, address.path))) for (file, address), message in clashes]
     return [error for _, error in sorted(errors, key=lambda e: (e[0], *_position(e[1])))]
+
+
+def metal3_root_device_problem(boot_disk: str) -> str | None:
+    """Why Metal3 cannot take ``boot_disk`` as its BareMetalHost's ``rootDeviceHints.deviceName``, or None.
+
+    The BareMetalHost CRD: "A Linux device name like "/dev/vda", or a by-path link to it like
+    "/dev/disk/by-path/pci-0000:01:00.0-scsi-0:2:0:0". The hint must match the actual value exactly."
+    """
+    if not boot_disk.startswith("/dev/disk/") or boot_disk.startswith("/dev/disk/by-path/"):
+        return None
+    return (
+        f"{boot_disk} is a link Metal3's root device hint does not match (a BareMetalHost's rootDeviceHints.deviceName "
+        "takes a device name such as /dev/nvme0n1 or a /dev/disk/by-path/ link): give one of those, or leave boot_disk "
+        "out and Ironic picks the smallest disk of 4 GiB or more"
+    )
 
 
 def _position(error: InputError) -> tuple[int, int]:

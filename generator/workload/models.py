@@ -356,6 +356,8 @@ class ProvisioningSettings(NamedTuple):
     namespace: str = "metal3"
     #: Namespace of the Tinkerbell Hardware: the one the Tinkerbell Helm chart installs into by default.
     tinkerbell_namespace: str = "tinkerbell"
+    #: IPv4 DNS servers DHCP gives the owned hosts (Tinkerbell's Hardware ``interfaces[].dhcp.name_servers``).
+    name_servers: tuple[str, ...] = ()
 
 
 class Mirrors(NamedTuple):

@@ -1,0 +1,71 @@
+"""newuser57 items 7 and 14: what an owned host's fields do with MAAS and Metal3.
+
+Item 14: Metal3 ignored a host's ``boot_disk`` (a ``setting-unused`` warning), and Ironic then writes the
+image to the smallest disk of 4 GiB or more, which on a GPU server with a boot pair and data NVMe drives may be either.
+A BareMetalHost now carries it as ``rootDeviceHints.deviceName``, which takes a device name or a by-path link only.
+Item 10: Tinkerbell's Hardware gave the hosts a lease without DNS servers, and no field held them. Item 7: with MAAS, a
+host's ``ip_address`` became ``ansible_host`` while MAAS deploys the machine at an address it picks,
+and nothing said so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.api import plan_file, render_file
+from generator.errors import InputError
+from tests.conftest import REPO
+
+METAL3 = (REPO / "examples" / "chat-70b-metal3.yaml").read_text(encoding="utf-8")
+
+
+def test_a_bare_metal_host_takes_its_boot_disk_as_root_device_hint() -> None:
+    files = render_file(str(REPO / "examples" / "chat-70b-metal3.yaml"))
+    host = yaml.safe_load(files["provisioning/metal3/baremetalhost-gpu-a01.yaml"])
+    assert host["spec"]["rootDeviceHints"] == {"deviceName": "/dev/sda"}
+    _, plan = plan_file(str(REPO / "examples" / "chat-70b-metal3.yaml"))
+    assert not [f for f in plan.findings if f.code == "setting-unused"]
+
+
+@pytest.mark.parametrize(
+    ("disk", "refused"),
+    [("/dev/nvme0n1", False), ("/dev/disk/by-path/pci-0000:01:00.0-nvme-1", False), ("/dev/disk/by-id/nvme-X", True)],
+)
+def test_a_root_device_hint_is_a_name_or_a_by_path_link(tmp_path: Path, disk: str, refused: bool) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(METAL3.replace("boot_disk: /dev/sda\n", f"boot_disk: {disk}\n"), encoding="utf-8")
+    if not refused:
+        host = yaml.safe_load(render_file(str(path))["provisioning/metal3/baremetalhost-gpu-a02.yaml"])
+        assert host["spec"]["rootDeviceHints"] == {"deviceName": disk}
+        return
+    with pytest.raises(InputError) as caught:
+        plan_file(str(path))
+    assert caught.value.location is not None and caught.value.location.path == "hardware.inventory[0].hosts[1].boot_disk"
+    assert "rootDeviceHints.deviceName takes a device name" in str(caught.value)
+
+
+def test_an_address_maas_does_not_set_is_warned(tmp_path: Path) -> None:
+    maas = (REPO / "examples" / "colo-tinkerbell.yaml").read_text(encoding="utf-8")
+    tools = next(line for line in maas.splitlines() if line.strip().startswith("tools:"))
+    path = tmp_path / "w.yaml"
+    path.write_text(maas.replace(tools, tools.split("tools:")[0] + "tools: [maas]"), encoding="utf-8")
+    _, plan = plan_file(str(path))
+    (said,) = [f for f in plan.findings if f.code == "maas-address-unset"]
+    assert said.path == "hardware.inventory[0].hosts[0].ip_address"
+    assert "(gpu-t01 10.20.0.21, gpu-t02 10.20.0.22)" in said.message
+
+
+def test_tinkerbell_hands_the_hosts_the_sites_dns_servers() -> None:
+    files = render_file(str(REPO / "examples" / "colo-tinkerbell.yaml"))
+    hardware = yaml.safe_load(files["provisioning/tinkerbell/hardware-gpu-t01.yaml"])
+    assert hardware["spec"]["interfaces"][0]["dhcp"]["name_servers"] == ["10.20.0.2"]
+
+
+def test_dns_servers_no_tool_reads_are_unused(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(METAL3.replace("  tools: [metal3, capi]\n", "  tools: [metal3, capi]\n  name_servers: [10.20.0.2]\n"))
+    _, plan = plan_file(str(path))
+    (said,) = [f for f in plan.findings if f.code == "setting-unused"]
+    assert said.path == "provisioning.name_servers"
