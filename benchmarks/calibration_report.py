@@ -44,7 +44,7 @@ from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
 from generator.sizing.frameworks import framework_profile, resolved_regime, window_masked_layers  # noqa: E402
-from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format  # noqa: E402
+from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
@@ -466,8 +466,8 @@ def _replica(row: dict[str, Any]) -> tuple[Architecture, Any, Parallelism, Accel
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(_row_constants(row)))
     par = Parallelism(tp=row["tp"], pp=row["pp"], ep=row.get("ep", 1), stages=engine_stages(row["engine"]))
-    fmt = weight_format(row["precision"])
     gpu = find_gpu(row["gpu"])
+    fmt = loaded_format(weight_format(row["precision"]), gpu.architecture, row["engine"])  # as the engine holds it
     weights = size_weights(arch, fmt, par)
     # the runtime's host loop: per-sequence host time only where it handles every sequence each step
     host_scale = per_sequence_host_scale(row["engine"], host_time_scale(host_cpu(row)))

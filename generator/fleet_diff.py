@@ -318,7 +318,7 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # the owned hosts it runs on, where it names them (newuser57 item 1: a host renamed, which MAAS releases and Metal3
     # deprovisions, read "No change to the fleet"; a pool shrunk never named the host that leaves)
     if isinstance(pool.get("owned_hosts"), list) and pool["owned_hosts"]:
-        row["hosts"] = [str(h) for h in pool["owned_hosts"]]
+        row["hosts"] = sorted(str(h) for h in pool["owned_hosts"])  # as a set: hosts swapped in order are the same pool
     return row
 
 
@@ -1679,12 +1679,12 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     said += [f"{capacity[0]} → {capacity[1]}"] if capacity[0] != capacity[1] else []
     if replaced and p["pool"] in replaced:
         return f"replaced ({', '.join(['other hardware'] * replaced[p['pool']] + said) or 'its nodes created again'})"
-    if old["runs"] != new["runs"] and old["nodes"] == new["nodes"]:
-        return "changed (what runs on it)"
     hosts = [set(side.get("hosts", ())) for side in (old, new)]
     for moved, verb in ((sorted(hosts[1] - hosts[0]), "join"), (sorted(hosts[0] - hosts[1]), "leave")):
         if moved:
             said.append(f"hosts {_names_text(moved)} {verb}" if len(moved) > 1 else f"host {_names_text(moved)} {verb}s")
+    if old["runs"] != new["runs"] and old["nodes"] == new["nodes"]:  # (review38 item 6: said beside the hosts)
+        said.insert(0, "what runs on it")
     if said:
         return f"changed ({', '.join(said)})"
     low = [minimum_nodes(side) for side in (old, new)]

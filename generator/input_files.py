@@ -56,8 +56,8 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
     try:
         before = os.stat(path)
     except FileNotFoundError:
-        stdin = " ('-' is no file: specgen reads no input from standard input; write it to a file)" if path == "-" else ""
-        raise InputError(f"{what} not found{stdin}", where) from None
+        dash = " ('-' is no file: specgen reads no input from standard input; write it to a file)" if path == "-" else ""
+        raise InputError(f"{what} not found{dash}", where) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
     if not stat.S_ISREG(before.st_mode):

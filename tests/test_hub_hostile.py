@@ -40,7 +40,7 @@ def _handler(mode: str) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            if mode in ("403", "429"):  # a plain refusal, as an auth proxy or a rate limit gives it: no X-Error-Code
+            if mode in ("403", "429", "500"):  # a plain refusal (an auth proxy, a rate limit, a failing mirror)
                 self.send_response(int(mode))
                 self.send_header("Content-Length", "0")
                 self.end_headers()

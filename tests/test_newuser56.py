@@ -201,7 +201,15 @@ def test_a_budget_that_no_fleet_within_max_nodes_keeps_is_what_the_error_blames(
         _plan(tmp_path, capped.replace("  max_nodes: 6\n", "  max_nodes: 6\n  max_budget_usd_per_month: 110000\n"))
     assert caught.value.limit == "max_budget_usd_per_month"
     assert caught.value.location is not None and caught.value.location.path == "hardware.max_budget_usd_per_month"
-    assert f"the cheapest fleet planned costs ${month:,.2f} in a month" in str(caught.value)
+    assert f"the cheapest fleet planned within hardware.max_nodes 6 costs ${month:,.2f} in a month" in str(caught.value)
+    assert "raise max_nodes (more, smaller servers may cost less)" in str(caught.value)  # review38 item 3
     # a budget it holds plans it
-    within = _plan(tmp_path, capped.replace("  max_nodes: 6\n", "  max_nodes: 6\n  max_budget_usd_per_month: 120000\n"))
+    budget = "  max_nodes: 6\n  max_budget_usd_per_month: 120000\n"
+    within = _plan(tmp_path, capped.replace("  max_nodes: 6\n", budget))
     assert within.totals["usd_per_month"] == month
+    # review38 item 2: under gpus, whose search built no fleet within both, the cheapest that keeps them (was "needs 7
+    # nodes")
+    gpus = _plan(tmp_path, capped.replace("  max_nodes: 6\n", budget).replace("objective: cost", "objective: gpus"))
+    assert gpus.totals["usd_per_month"] == month and gpus.totals["nodes"] <= 6
+    (said,) = [f.message for f in gpus.findings if f.code == "objective-fallback"]
+    assert said.startswith("objective gpus fell back to cost: no fleet its search built keeps max_budget_usd_per_month")

@@ -37,3 +37,12 @@ def test_a_shrunk_pool_names_the_host_that_leaves_not_a_minimum(tmp_path: Path, 
     out = _diff(tmp_path, capsys, TINKERBELL.replace("requests_per_second: 40", "requests_per_second: 5"))
     assert "| changed (host `gpu-t02` leaves) |" in out
     assert "minimum nodes" not in out
+
+
+def test_hosts_listed_in_another_order_are_the_same_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """review38 item 5: the owned hosts were compared in plan order, so two swapped in the inventory read "changed"."""
+    first, second = TINKERBELL.index("        - name: gpu-t01"), TINKERBELL.index("        - name: gpu-t02")
+    end = TINKERBELL.index("provisioning:")
+    swapped = TINKERBELL[:first] + TINKERBELL[second:end] + TINKERBELL[first:second] + TINKERBELL[end:]
+    assert swapped != TINKERBELL
+    assert json.loads(_diff(tmp_path, capsys, swapped, "--format", "json"))["pools"] == []

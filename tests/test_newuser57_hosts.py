@@ -10,20 +10,26 @@ and nothing said so."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-import yaml
+from ruamel.yaml import YAML
 
 from generator.api import plan_file, render_file
 from generator.errors import InputError
 from tests.conftest import REPO
+
+
+def _yaml(text: str) -> Any:
+    return YAML(typ="safe").load(text)
+
 
 METAL3 = (REPO / "examples" / "chat-70b-metal3.yaml").read_text(encoding="utf-8")
 
 
 def test_a_bare_metal_host_takes_its_boot_disk_as_root_device_hint() -> None:
     files = render_file(str(REPO / "examples" / "chat-70b-metal3.yaml"))
-    host = yaml.safe_load(files["provisioning/metal3/baremetalhost-gpu-a01.yaml"])
+    host = _yaml(files["provisioning/metal3/baremetalhost-gpu-a01.yaml"])
     assert host["spec"]["rootDeviceHints"] == {"deviceName": "/dev/sda"}
     _, plan = plan_file(str(REPO / "examples" / "chat-70b-metal3.yaml"))
     assert not [f for f in plan.findings if f.code == "setting-unused"]
@@ -37,7 +43,7 @@ def test_a_root_device_hint_is_a_name_or_a_by_path_link(tmp_path: Path, disk: st
     path = tmp_path / "w.yaml"
     path.write_text(METAL3.replace("boot_disk: /dev/sda\n", f"boot_disk: {disk}\n"), encoding="utf-8")
     if not refused:
-        host = yaml.safe_load(render_file(str(path))["provisioning/metal3/baremetalhost-gpu-a02.yaml"])
+        host = _yaml(render_file(str(path))["provisioning/metal3/baremetalhost-gpu-a02.yaml"])
         assert host["spec"]["rootDeviceHints"] == {"deviceName": disk}
         return
     with pytest.raises(InputError) as caught:
@@ -59,7 +65,7 @@ def test_an_address_maas_does_not_set_is_warned(tmp_path: Path) -> None:
 
 def test_tinkerbell_hands_the_hosts_the_sites_dns_servers() -> None:
     files = render_file(str(REPO / "examples" / "colo-tinkerbell.yaml"))
-    hardware = yaml.safe_load(files["provisioning/tinkerbell/hardware-gpu-t01.yaml"])
+    hardware = _yaml(files["provisioning/tinkerbell/hardware-gpu-t01.yaml"])
     assert hardware["spec"]["interfaces"][0]["dhcp"]["name_servers"] == ["10.20.0.2"]
 
 

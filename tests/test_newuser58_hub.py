@@ -98,3 +98,18 @@ def test_a_plan_says_what_reading_the_model_noted(tmp_path: Path) -> None:
     (said,) = [f for f in json.loads(run.stdout)["findings"] if f["code"] == "model-source-note"]
     assert said["path"] == "deployments[0].model", said
     assert "in the checkpoint's files" in said["message"] or "sized from the config" in said["message"]
+
+
+def test_a_model_in_the_cache_is_read_when_the_hub_fails(tmp_path: Path) -> None:
+    """review38 item 1: the size read before the download failed on a Hub answering 500 where the cache holds the
+    model, which the Hub client falls back to."""
+    from tests.test_hub_hostile import _Endpoint, _hub
+
+    pinned = f"acme/qwen@{C1}"
+    with serve(FakeHub(repos={"acme/qwen": Repo({"main": C1}, {C1: single_file_repo(QWEN)})})) as hub:
+        first = specgen(hub, tmp_path / "home", "estimate", pinned, "--gpu", "h100-sxm5-80gb")
+    assert first.returncode == 0, first.stderr
+    with _hub("500") as url:
+        again = specgen(_Endpoint(url), tmp_path / "home", "estimate", pinned, "--gpu", "h100-sxm5-80gb")  # type: ignore[arg-type]
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout

@@ -88,10 +88,22 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     unresolved = None if offline else _unresolvable_host(endpoint)
     seconds = _timeout_s(location)
 
+    refused = (
+        hub_errors.GatedRepoError,
+        hub_errors.RepositoryNotFoundError,
+        hub_errors.RevisionNotFoundError,
+        hub_errors.EntryNotFoundError,
+    )
+
     def config_path() -> str:
         if not offline and unresolved is None:  # its size before the file (newuser58 item 2: a 2 GB one was kept whole)
             url = huggingface_hub.hf_hub_url(repo_id, "config.json", revision=revision)
-            size = huggingface_hub.get_hf_file_metadata(url).size
+            try:
+                size = huggingface_hub.get_hf_file_metadata(url).size
+            except refused:
+                raise
+            except Exception:  # out of reach, a 5xx, no Hub: the download says so, or reads the cache (review38 item 1)
+                size = None
             if size is not None and size > MAX_CONFIG_BYTES:
                 raise _TooLargeError(size)
         return download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None)
@@ -275,9 +287,11 @@ def _refusal(cause: BaseException | None, hub_errors: Any, where: str, endpoint:
         return None
     said = f"the Hub ({shown}) answered HTTP {status} for the config.json of {where}"
     if status in (401, 403):
-        token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+        from huggingface_hub import get_token  # the environment's, else the one `hf auth login` stored (review38 item 9)
+
+        token = get_token()
         return said + (
-            ": the token HF_TOKEN gives was refused; check that it may read the repository"
+            ": the token sent (HF_TOKEN, or the one `hf auth login` stored) was refused; check that it may read the repository"
             if token
             else ": set HF_TOKEN to a token that may read the repository"
         )
@@ -371,7 +385,7 @@ def _tensor_table(
         return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
-    except (hub_errors.SafetensorsParsingError, AttributeError, TypeError, KeyError, ValueError) as exc:
+    except (hub_errors.SafetensorsParsingError, json.JSONDecodeError, AttributeError, TypeError, KeyError) as exc:
         raise HubRepoError(f"{repo_id}@{commit}: its safetensors headers are malformed ({_said(exc)})", location) from None
     except Exception as exc:  # the HTTP client's own too (too many redirects): a note, the config still sizes it
         return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)

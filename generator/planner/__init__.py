@@ -466,15 +466,30 @@ def _budget_refused(loaded: LoadedWorkload, consts: Constants, exc: FleetLimitEr
     dearer = exc.limit == "max_budget_usd_per_month" and month is not None and month >= exc.needed
     if cap is None or cheapest is None or month is None or dearer or any(p.per_job for p in cheapest.pools):
         raise exc  # (a rented training job's runs are in the budget's figure, not in the month: left to the search)
-    if month <= cap:  # within the budget, which the budgeted search missed: the plan, where cost is the objective
-        if loaded.workload.objective == "cost":
+    wl = loaded.workload
+    if month <= cap:  # within the budget and every other limit, which the budgeted search missed: the plan
+        if wl.objective == "cost":
             return cheapest
-        raise exc
+        # review38 item 2: under gpus with a budget and max_nodes, "needs 7 nodes" where this fleet keeps both
+        from generator.planner.plan import Finding, sorted_findings
+
+        said = Finding(
+            "warning",
+            "objective-fallback",
+            f"objective {wl.objective} fell back to cost: no fleet its search built keeps max_budget_usd_per_month "
+            f"${cap:,.0f}{' and max_nodes' if wl.hardware.max_nodes is not None else ''} together, and the cheapest "
+            f"fleet does (${month:,.0f}/month); a larger budget lets the {wl.objective} search choose",
+            "objective",
+        )
+        return cheapest._replace(findings=sorted_findings([*cheapest.findings, said]))
     servers = _servers_said(cheapest)
+    capped = wl.hardware.max_nodes
+    within = f" within hardware.max_nodes {capped}" if capped is not None else ""
     raise FleetLimitError(
-        f"the cheapest fleet planned costs ${month:,.2f} in a month ({servers}, planned without the budget), above "
-        f"max_budget_usd_per_month ${cap:,.2f}; to unblock: raise the budget to at least that, lower the request rates "
-        "or allow cheaper hardware",
+        f"the cheapest fleet planned{within} costs ${month:,.2f} in a month ({servers}, planned without the budget), "
+        f"above max_budget_usd_per_month ${cap:,.2f}; to unblock: raise the budget to at least that, "
+        + ("raise max_nodes (more, smaller servers may cost less), " if capped is not None else "")
+        + "lower the request rates or allow cheaper hardware",
         "max_budget_usd_per_month",
         month,
         location=exc.location if exc.limit == "max_budget_usd_per_month" else None,

@@ -78,9 +78,11 @@ def driver_series_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
             and _nvidia_branch_covered(wl.kubernetes.driver_version)
         ):
             driver = catalog.software("nvidia-driver")
+            pinned = wl.kubernetes.driver_version  # (review38 item 7: a pinned 590 was said to be R580)
+            named = f"{pinned} driver" if pinned else f"R{driver['branch']} driver with CUDA {driver['cuda_version']}"
             message = (
                 f"pool {pool.name}: MAAS deploys Ubuntu {_release(series)}, where NVIDIA does not support the "
-                f"R{driver['branch']} driver with CUDA {driver['cuda_version']} that Ansible installs "
+                f"{named} that Ansible installs "
                 f"(specgen_nvidia_driver): NVIDIA lists {_releases(NVIDIA_UBUNTU_RELEASES)} only "
                 f"({', '.join(NVIDIA_UBUNTU_SOURCES)}), so the driver's packages may not be found there and the GPUs "
                 "be left without a driver: set provisioning.distro_series to one of those"

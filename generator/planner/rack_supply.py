@@ -229,7 +229,7 @@ def feed_loss_findings(pools: list[Pool], supply: RackSupply, consts: Constants)
             continue
         if not two_sides or not rating:
             continue
-        # the split reads the PSUs' count and rating, not which of them the catalog holds redundant (fuzz30 L1)
+        # the watts a side delivers read the PSUs' count and rating (fuzz30 L1); the vendor's N+M is read apart below
         fields = [f for f in believed_psu_fields(platform) if f != "psu.redundant"]
         believed = f"; {', '.join(fields)} believed, not sourced" if fields else ""
         if count == 1:

@@ -325,7 +325,7 @@ def _unused_host_fields(wl: Workload) -> tuple[str, ...]:
     """The host fields no output of ``wl`` reads: Tinkerbell's alone, less the Ansible inventory's and Metal3's where rendered."""
     if "tinkerbell" in wl.provisioning.tools:
         return ()
-    read = ANSIBLE_HOST_FIELDS if "ansible" in wl.outputs else ()
+    read: tuple[str, ...] = ANSIBLE_HOST_FIELDS if "ansible" in wl.outputs else ()
     read += ("boot_disk",) if "metal3" in wl.provisioning.tools else ()  # its BareMetalHost's rootDeviceHints
     return tuple(f for f in TINKERBELL_ONLY_HOST_FIELDS if f not in read)
 

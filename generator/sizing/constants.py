@@ -329,7 +329,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Ada and Blackwell; MXFP4 without FP4 tensor cores; NVFP4 on Hopper and FP8 on Ampere, Marlin W4A16 / W8A16), "
         "once compute-bound (large batches, prefill); a memory-bound step still reads the quantized bytes. Hopper's "
         "integer formats run Machete instead (machete_gemm_efficiency_ratio). Matrices a checkpoint keeps at 16 bits "
-        "run as plain GEMMs.",
+        "run as plain GEMMs. The routed experts vLLM runs through Marlin's MoE kernel (MXFP4 on Ampere and Ada, whose "
+        "mma.sync main loop is the kernel's own) run at this ratio too.",
         "Marlin's FP16xINT4 GEMM holds 141 TFLOP/s from 128 rows on, 0.74 / 0.73 / 0.66 / 0.60 / 0.61 of torch's FP16 "
         "GEMM at 256 / 512 / 1,024 / 2,048 / 4,000 rows on an A100-class GPU (IST-DASLab/marlin bench.py, "
         "https://github.com/vllm-project/vllm/pull/2497); 0.66, their median: derived, not fitted. Past 128 tokens "
@@ -351,9 +352,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "dequant_expert_gemm_efficiency_ratio": (
         "Share of the 16-bit rate the routed experts' grouped GEMMs reach where their kernels dequantize the weights "
-        "inside the main loop (MXFP4 experts on Hopper and MI300X: OpenAI's Triton matmul_ogs, Marlin MoE, aiter's "
-        "W4A16), before each expert's token-count efficiency (gemm_half_efficiency_tokens); Blackwell's FP4 tensor cores "
-        "multiply MXFP4 as stored.",
+        "inside the main loop (MXFP4 experts on Hopper and MI300X: OpenAI's Triton matmul_ogs, aiter's W4A16), before "
+        "each expert's token-count efficiency (gemm_half_efficiency_tokens); Blackwell's FP4 tensor cores multiply MXFP4 "
+        "as stored, and vLLM's Marlin MoE kernel on Ampere and Ada runs at dequant_gemm_efficiency_ratio.",
         "0.3 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit): gpt-oss-120b under "
         "TensorRT-LLM on H200 TP1 and H100 DEP4 in sample, vLLM on H100 and MI300X out of sample; below the dense "
         "figure, as each expert's weight tiles are dequantized for the few rows routed to it. The kernels differ widely "

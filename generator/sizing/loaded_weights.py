@@ -34,6 +34,11 @@ def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str) -> Weig
     return fmt
 
 
+def runs_marlin_moe(fmt: WeightFormat) -> bool:
+    """Whether ``fmt`` is a format as vLLM holds it for Marlin's MoE kernel (:func:`loaded_format`'s padding)."""
+    return fmt.expert_padding == MARLIN_MXFP4_EXPERT_PADDING
+
+
 def llama_cpp_format(fmt: WeightFormat) -> WeightFormat:
     """``fmt`` as llama.cpp holds it: an MXFP4 checkpoint as its MXFP4_MOE GGUF; any other format as it is."""
     return WEIGHT_FORMATS["mxfp4_moe"] if fmt.name == "mxfp4" else fmt

@@ -37,7 +37,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
-from generator.sizing.loaded_weights import MARLIN_MXFP4_ARCHITECTURES
+from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
 from generator.sizing.precision import storage_family
 from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
@@ -148,7 +148,7 @@ def accelerator_for(
         scale,
         weights if dequantizes else None,
         dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
-        expert_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
+        expert_dequant_kernel(weights) if dequantizes and weights is not None else "",
         gpu.reference_share(compute),
     )
 
@@ -170,15 +170,16 @@ def dense_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
     return "machete" if machete else "marlin"
 
 
-def expert_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
-    """``marlin`` where vLLM runs a format's routed experts through Marlin's MoE kernel, else "".
+def expert_dequant_kernel(weights: WeightFormat) -> str:
+    """``marlin`` where the engine runs a format's routed experts through Marlin's MoE kernel, else "".
 
-    MXFP4 experts on Ampere and Ada (:data:`MARLIN_MXFP4_ARCHITECTURES`: neither ``triton_kernels`` nor FlashInfer's
-    MXFP4 path runs there), whose mma.sync main loop is those GPUs' own fastest path, as in the A100-class benchmarks
+    vLLM's MXFP4 experts on Ampere and Ada, the format as it holds them there (:func:`loaded_format`, whose Marlin
+    padding marks them: neither ``triton_kernels`` nor FlashInfer's MXFP4 path runs there, and SGLang refuses the format
+    below SM90), whose mma.sync main loop is those GPUs' own fastest path, as in the A100-class benchmarks
     ``dequant_gemm_efficiency_ratio`` is derived from (newuser59 item 2: gpt-oss-20b's prompts on one A100 ran 2x the
     rate the Hopper-fitted expert ratio gave, 813 output tokens/s for 2,000-token prompts where 431 were predicted).
     """
-    return "marlin" if storage_family(weights.name) == "mxfp4" and architecture in MARLIN_MXFP4_ARCHITECTURES else ""
+    return "marlin" if runs_marlin_moe(weights) else ""
 
 
 def expert_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
@@ -719,6 +720,7 @@ class DequantizedRates(NamedTuple):
             out |= {
                 "expert_share": round(self.expert_share, 4),
                 "expert_ratio": self.expert_ratio,
+                "expert_kernel": self.expert_kernel or "grouped",
                 "expert_effective_tflops": round(self.expert_effective_tflops, 1),
             }
         return out
