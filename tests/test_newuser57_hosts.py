@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from generator.api import plan_file, render_file
+from generator.api import plan_as_deployed, plan_file, render_file
 from generator.errors import InputError
 from tests.conftest import REPO
 
@@ -75,3 +75,13 @@ def test_dns_servers_no_tool_reads_are_unused(tmp_path: Path) -> None:
     _, plan = plan_file(str(path))
     (said,) = [f for f in plan.findings if f.code == "setting-unused"]
     assert said.path == "provisioning.name_servers"
+
+
+def test_gpudirect_rdma_says_what_the_hosts_need() -> None:
+    """Item 11: ``gpudirect_rdma: true`` in the group vars, and nothing that sets it up nor says what would."""
+    _, plan = plan_as_deployed(str(REPO / "examples" / "colo-tinkerbell.yaml"))
+    (said,) = [f for f in plan.findings if f.code == "rdma-host-setup"]
+    assert said.level == "info" and "chat_h100_sxm5_80gb" in said.message
+    assert "DOCA-Host or MLNX_OFED" in said.message and "iommu=pt" in said.message
+    _, cloud = plan_as_deployed(str(REPO / "examples" / "chat-70b-fp8-aws.yaml"))
+    assert not [f for f in cloud.findings if f.code == "rdma-host-setup"]

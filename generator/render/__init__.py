@@ -23,6 +23,7 @@ from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_findin
 from generator.render.markdown import render_markdown
 from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings, with_unprovisioned_findings
+from generator.render.rdma_host import with_rdma_findings
 from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
@@ -51,6 +52,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
     shared = with_unprovisioned_findings(shared, workload)  # fuzz33 item 9
+    shared = with_rdma_findings(shared, workload)  # newuser57 item 11
     return with_rented_findings(with_mirror_findings(shared, workload), workload)
 
 
