@@ -1,4 +1,5 @@
-"""newuser57 (a bare-metal / colocation ops engineer): what the rack findings say of many racks alike.
+"""newuser57 (a bare-metal / colocation ops engineer): what the rack findings say of many racks alike, and of a custom
+server's power supplies.
 
 Item 12: a thousand owned DGX H100 at 40 kW racks gave 51 ``rack-exceeds-air-cooling`` lines, one a rack, for one
 packing decision; racks alike are said once, named (the first four, then a count), and renamed with the workload.
@@ -6,7 +7,12 @@ packing decision; racks alike are said once, named (the first four, then a count
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from generator.api import plan_file
+from generator.errors import InputError
 from generator.planner.plan import Finding
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, Rack, rack_findings, racks_named_for_workload
 from tests.conftest import REPO
@@ -37,3 +43,64 @@ def test_every_rack_named_is_renamed_for_the_workload() -> None:
     said = Finding("warning", "rack-exceeds-air-cooling", "rack-01 and rack-02 each draw 31.0 kW of air-cooled ...", "hardware")
     (finding,) = racks_named_for_workload(plan._replace(findings=(said,))).findings
     assert finding.message == f"{plan.workload}-rack-01 and {plan.workload}-rack-02 each draw 31.0 kW of air-cooled ..."
+
+
+CUSTOM = """\
+version: 1
+name: lab
+deployments:
+  - name: embed
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, requests_per_second: 20}
+hardware:
+  provider: baremetal
+  buy: false
+  rack_circuits: {voltage_v: 415, phases: 3, breaker_a: 32, circuits: 4, redundancy: 2N}
+  inventory:
+    - custom:
+        name: smc-l40s
+        gpu: l40s-48gb
+        gpus_per_server: 8
+        kind: pcie-server
+        cpu: epyc-9354
+        cpu_sockets: 2
+        ram_gib: 1024
+        max_power_w: 4600
+        rack_units: 4
+PSUS
+      count: 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("psus", "code"),
+    [
+        ("", "psu-feeds-unknown"),  # none given: nothing checks the feeds
+        ("        psu_count: 4\n        psu_rating_w: 2000\n", "psu-feed-loss"),  # 2 x 2,000 W under 4,324 W DC
+        ("        psu_count: 4\n        psu_rating_w: 2700\n", None),  # 5,400 W a side
+        ("        psu_count: 4\n        psu_rating_w: 2700\n        psu_redundant: 1\n", "psu-feed-loss"),  # 3 must run
+    ],
+)
+def test_a_custom_servers_psus_are_checked_against_a_lost_feed(tmp_path: Path, psus: str, code: str | None) -> None:
+    """Item 13: custom servers had no PSU fields, so 2N feeds were never checked for them."""
+    path = tmp_path / "w.yaml"
+    path.write_text(CUSTOM.replace("PSUS\n", psus), encoding="utf-8")
+    _, plan = plan_file(str(path))
+    found = [f.code for f in plan.findings if f.code.startswith("psu-")]
+    assert found == ([code] if code else [])
+
+
+@pytest.mark.parametrize(
+    ("psus", "field"),
+    [
+        ("        psu_count: 4\n", "psu_count"),
+        ("        psu_rating_w: 2000\n", "psu_rating_w"),
+        ("        psu_count: 2\n        psu_rating_w: 2000\n        psu_redundant: 2\n", "psu_redundant"),
+    ],
+)
+def test_a_custom_servers_psus_are_given_whole(tmp_path: Path, psus: str, field: str) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(CUSTOM.replace("PSUS\n", psus), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        plan_file(str(path))
+    assert caught.value.location is not None and caught.value.location.path == f"hardware.inventory[0].custom.{field}"

@@ -58,9 +58,9 @@ def custom_platform(spec: CustomServer) -> PlatformSpec:
         frontend_nic_id=spec.frontend_nic,
         frontend_nic_count=nics["frontend"][1],
         network_gbps_total=network,
-        psu_count=None,
-        psu_rating_w=None,
-        psu_redundant=None,
+        psu_count=spec.psu_count,  # the team's own, where given (newuser57 item 13)
+        psu_rating_w=None if spec.psu_rating_w is None else float(spec.psu_rating_w),
+        psu_redundant=spec.psu_redundant,
         max_power_w=None if spec.max_power_w is None else float(spec.max_power_w),
         rack_units=spec.rack_units,
         cooling=spec.cooling or gpu.cooling,

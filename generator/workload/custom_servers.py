@@ -101,6 +101,17 @@ def _bridge_error(spec: CustomServer) -> str | None:
     )
 
 
+def _psu_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
+    """The power supplies given: their count and rating together, fewer redundant than there are."""
+    if (spec.psu_count is None) != (spec.psu_rating_w is None):
+        given, missing = ("psu_count", "psu_rating_w") if spec.psu_count is not None else ("psu_rating_w", "psu_count")
+        return [((*where, given), f"{given} without {missing}: give both, or neither (nothing then checks the feeds)")]
+    if spec.psu_redundant is not None and (spec.psu_count is None or spec.psu_redundant >= spec.psu_count):
+        count = "no psu_count" if spec.psu_count is None else f"psu_count {spec.psu_count}"
+        return [((*where, "psu_redundant"), f"{spec.psu_redundant} redundant with {count}: at least one must run the server")]
+    return []
+
+
 def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
     """(field path, message) for every part id the catalog lacks and every count without its part.
 
@@ -126,6 +137,7 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
                 "sizes the GPUs at full power and does not model power caps)",
             )
         )
+    out += _psu_errors(spec, where)
     if (why := _kind_error(spec) or _slot_kind_error(spec)) is not None:
         out.append(((*where, "kind"), why))
     if (why := _bridge_error(spec)) is not None:

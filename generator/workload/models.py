@@ -219,6 +219,10 @@ class CustomServer(NamedTuple):
     frontend_nic: str | None = None
     frontend_nic_count: int | None = None
     max_power_w: int | None = None
+    #: Its power supplies, where given (the 2N feed-loss check reads them): count, each one's rating, the M of N+M.
+    psu_count: int | None = None
+    psu_rating_w: int | None = None
+    psu_redundant: int | None = None
     rack_units: int | None = None
     kind: Literal["pcie-server", "hgx-4gpu", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None
     cooling: Literal["air", "liquid"] | None = None
