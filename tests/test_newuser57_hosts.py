@@ -85,3 +85,17 @@ def test_gpudirect_rdma_says_what_the_hosts_need() -> None:
     assert "DOCA-Host or MLNX_OFED" in said.message and "iommu=pt" in said.message
     _, cloud = plan_as_deployed(str(REPO / "examples" / "chat-70b-fp8-aws.yaml"))
     assert not [f for f in cloud.findings if f.code == "rdma-host-setup"]
+
+
+def test_maas_output_lists_the_tags_the_machines_need_and_a_whole_resource() -> None:
+    """Item 15: the header's maas_instance was pseudo-code, and the tags the allocations ask for were listed nowhere."""
+    import json
+
+    files = render_file(str(REPO / "examples" / "chat-70b-maas.yaml"))
+    values = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])
+    asked = {tag for instance in values["maas_instances"].values() for tag in instance["allocate_params"]["tags"]}
+    assert values["maas_tags"] == sorted(asked) == ["gpu-h100-sxm5-80gb", "gpus-4"]
+    header = files["provisioning/maas/variables.tf"]
+    assert 'variable "maas_tags"' in header and "..." not in header
+    for field in ("hostname", "min_cpu_count", "min_memory", "pool", "tags", "zone"):
+        assert f"#       {field:<13} = each.value.allocate_params.{field}\n" in header

@@ -350,7 +350,9 @@ def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
     files: dict[str, str] = {}
     if "maas" in tools:
         files["provisioning/maas/variables.tf"] = render_template("terraform/maas.tf.j2", workload=plan.workload)
-        files["provisioning/maas/maas.auto.tfvars.json"] = to_json({"maas_instances": maas_instances(plan, workload)}) + "\n"
+        instances = maas_instances(plan, workload)
+        tags = sorted({tag for instance in instances.values() for tag in instance["allocate_params"]["tags"]})
+        files["provisioning/maas/maas.auto.tfvars.json"] = to_json({"maas_instances": instances, "maas_tags": tags}) + "\n"
     if "metal3" in tools:
         files.update(kustomize_directory("provisioning/metal3", bare_metal_hosts(plan, workload)))
     if "tinkerbell" in tools:
