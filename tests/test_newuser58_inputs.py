@@ -87,3 +87,18 @@ def test_a_library_call_leaves_the_hub_clients_logging_alone(tmp_path: Path) -> 
     assert run.returncode == 0, run.stderr
     before, after = run.stdout.split()
     assert before == after
+
+
+def test_fp8_of_a_model_whose_publisher_keeps_layers_in_bf16_names_that_checkpoint(tmp_path: Path) -> None:
+    """newuser59 item 6: Meta's Llama 3.1 405B FP8 checkpoint sized as fp8 (every linear layer FP8) was 17% light."""
+    from tests.helpers import estimate_json
+
+    model = ("meta-llama/Llama-3.1-405B-Instruct", "--gpu", "h100-sxm5-80gb", "--tp", "8", "--precision")
+    data = estimate_json(*model, "fp8")
+    assert any("meta-llama/Llama-3.1-405B-Instruct-FP8" in n and "fbgemm-fp8 sizes it" in n for n in data["notes"])
+    assert not any("Instruct-FP8" in n for n in estimate_json(*model, "fbgemm-fp8")["notes"])
+    path = _workload(tmp_path, "meta-llama/Llama-3.1-405B-Instruct")
+    path.write_text(path.read_text().replace("    inference: {", "    inference: {precision: fp8, "), encoding="utf-8")
+    _, plan = plan_file(str(path))
+    (said,) = [f for f in plan.findings if f.code == "publisher-checkpoint"]
+    assert said.path == "deployments[0].inference.precision"

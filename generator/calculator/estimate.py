@@ -662,6 +662,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             notes.append(f"warning: {wide}")
         if gpu is not None and (float16 := float16_problem(arch.model_type, fmt, gpu, req.engine)) is not None:
             notes.append(f"warning: {float16}")  # what a plan rules out (review35 item 3)
+        if (publisher := catalog.publisher_fp8_note(model.id, fmt.name)) is not None:
+            notes.append(publisher)
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
         # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)

@@ -184,6 +184,22 @@ def models() -> dict[str, ModelRecord]:
     return _build("models", ModelRecord.from_record)
 
 
+def publisher_fp8_note(model_id: str, precision: str) -> str | None:
+    """What sizes the publisher's own FP8 checkpoint, where ``precision`` is plain ``fp8`` and that checkpoint differs.
+
+    newuser59 item 6: Meta's 405B FP8 release keeps attention and the first and last layers in BF16, and sized as
+    ``fp8`` its weights came out 17% light, its KV cache twice what vLLM has.
+    """
+    record = models().get(model_id)
+    if precision != "fp8" or record is None or record.publisher_fp8 is None:
+        return None
+    checkpoint, sizing, page = record.publisher_fp8
+    return (
+        f"fp8 sizes {model_id} with every linear layer quantized to FP8 as vLLM does at load (--quantization fp8); "
+        f"the publisher's own FP8 checkpoint, {checkpoint} ({page}), keeps layers in BF16: precision {sizing} sizes it"
+    )
+
+
 @cache
 def _software() -> dict[str, Mapping[str, Any]]:
     return {rec["id"]: rec for rec in _records("software")}

@@ -445,6 +445,9 @@ class ModelRecord(NamedTuple):
     config: Mapping[str, Any]
     source: tuple[str, ...]
     reference_params_total: int | None = None
+    #: The publisher's own FP8 checkpoint, where its layout is not every linear layer in FP8: (its id, the precision
+    #: that sizes it, its page).
+    publisher_fp8: tuple[str, str, str] | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ModelRecord:
@@ -460,6 +463,7 @@ class ModelRecord(NamedTuple):
             config=config,
             source=_sources(rec),
             reference_params_total=rec.get("reference_params_total"),
+            publisher_fp8=(fp8["id"], fp8["precision"], fp8["source"]) if (fp8 := rec.get("publisher_fp8")) else None,
         )
 
 

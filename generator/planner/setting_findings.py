@@ -427,13 +427,17 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     local Hub cache gives it at each run, so two runners render other bytes for one commit (newuser33 item 5).
     ``model-source-note``: what reading a Hub or local model noted (its files' bytes against its config's, weights
     sized from the config where the headers could not be read: a warning), which only ``estimate`` printed (newuser58
-    item 4: a plan sized a checkpoint's weights 43% under its config without a word).
+    item 4: a plan sized a checkpoint's weights 43% under its config without a word). ``publisher-checkpoint``: ``fp8``
+    asked of a model whose publisher's FP8 checkpoint keeps layers in BF16 (newuser59 item 6).
     """
     out = []
     for i, dep in enumerate(loaded.workload.deployments):
         where = f"deployments[{i}].model"
         shown = repr(dep.model[:60])
         source = loaded.models[dep.name].source
+        asked = dep.inference.precision if isinstance(dep, InferenceDeployment) else None
+        if asked is not None and (publisher := catalog.publisher_fp8_note(loaded.models[dep.name].id, asked)):
+            out.append(Finding("info", "publisher-checkpoint", publisher, f"deployments[{i}].inference.precision"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [
                 Finding(
