@@ -200,3 +200,13 @@ def test_the_torchtune_note_states_what_its_published_rows_measured() -> None:
     assert max(full) < 0.09
     for said in ("21-49% over", "10-34% under", "tokens/s 3-47% under", "Llama 3.x full fine-tunes are within 9% of memory"):
         assert said in TORCHTUNE_ADAPTER_NOTE
+
+
+def test_an_estimate_over_several_servers_takes_the_most_gpus_a_server_powers() -> None:
+    """newuser54 item 8: 8 x RTX PRO 6000 were timed on 2 x WRX90 of 4 GPUs, a configuration the plan rules out
+    (3,382 W at the wall on one 2,200 W PSU); the plan buys workstations of 2."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "qlora", "--gpu", "rtx-pro-6000-ws-96gb", "--gpus", "8")
+    text = __import__("json").dumps(data)
+    assert "8 GPUs on 4 x wrx90-workstation (2 GPUs each" in text and "4 GPUs each" not in text

@@ -58,8 +58,29 @@ if TYPE_CHECKING:
 
 
 def largest_server_gpus(gpu: GpuSpec) -> int:
-    """Most GPUs of ``gpu``'s kind one catalog server holds (0: no catalog server holds it)."""
-    return max((n for p in catalog.platforms().values() if gpu.id in p.gpu_ids for n in p.gpu_counts), default=0)
+    """Most GPUs of ``gpu``'s kind one catalog server holds and its PSUs power (0: no catalog server holds it).
+
+    A configuration whose own draw is over its PSUs' non-redundant capacity is one the plan never buys
+    (``psu-over-capacity``): newuser54 item 8, 8 x RTX PRO 6000 were timed on 2 x WRX90 of 4 GPUs (3,382 W on one
+    2,200 W PSU), where the plan buys workstations of 2.
+    """
+    return max((n for p in catalog.platforms().values() if gpu.id in p.gpu_ids for n in _powered_counts(p, gpu)), default=0)
+
+
+def _powered_counts(platform: PlatformSpec, gpu: GpuSpec) -> list[int]:
+    """The GPU counts of ``platform`` its PSUs power at full load (every count where it gives no PSU figures)."""
+    from generator.planner.nodes import node_power_w, psu_capacity_w
+    from generator.sizing.constants import Constants
+
+    capacity = psu_capacity_w(platform)
+    if capacity is None:
+        return list(platform.gpu_counts)
+    ram = int(platform.ram_gib or 0)
+    return [
+        n
+        for n in platform.gpu_counts
+        if node_power_w(platform, gpu, n, ram, platform.nvme_count, (), Constants()).dc_load_w <= capacity
+    ]
 
 
 def step_layout(setup: TrainingSetup, par: Parallelism) -> StepLayout:
@@ -113,7 +134,7 @@ def multi_server(gpu: GpuSpec, world: int) -> Servers | None:
     largest = largest_server_gpus(gpu)
     if not largest or world <= largest:
         return None
-    held = [p for p in catalog.platforms().values() if gpu.id in p.gpu_ids and largest in p.gpu_counts]
+    held = [p for p in catalog.platforms().values() if gpu.id in p.gpu_ids and largest in _powered_counts(p, gpu)]
     assumed = assumed_host(gpu)
     platform = assumed if assumed in held else min(held, key=lambda p: p.id)
     return Servers(platform, largest, math.ceil(world / largest))
