@@ -531,14 +531,20 @@ def test_tinkerbell_with_another_provisioner_of_the_hosts_is_refused_at_the_tool
                      [("provisioning.tinkerbell_namespace", "provisioning.tinkerbell_namespace is the namespace of the "
                        "Tinkerbell Hardware, read only with provisioning.tools tinkerbell; with tools [metal3, capi] it has "
                        "no effect: remove it, or add the tool"),
-                      ("hardware.inventory[0].hosts[0]", "netmask, gateway and boot_disk of owned hosts "
+                      ("provisioning.name_servers", "provisioning.name_servers is the DNS servers the Tinkerbell "
+                       "Hardware's DHCP gives the hosts, read only with provisioning.tools tinkerbell; with tools [metal3, "
+                       "capi] it has no effect: remove it, or add the tool"),
+                      ("hardware.inventory[0].hosts[0]", "netmask and gateway of owned hosts "
                        "(gpu-t01, gpu-t02) are read only for Tinkerbell's Hardware (provisioning.tools: tinkerbell), which "
                        "this workload does not render: they have no effect; remove them, or add tinkerbell")],
                      id="tinkerbell-settings-without-tinkerbell"),
         # newuser42 item 5: ip_address is the Ansible inventory's ansible_host, so it is unused only without ansible
         pytest.param("provisioning:\n  tools: [tinkerbell, capi]",
                      "outputs: [terraform, kubernetes]\nprovisioning:\n  tools: [metal3, capi]",
-                     [("hardware.inventory[0].hosts[0]", "ip_address, netmask, gateway and boot_disk of owned hosts "
+                     [("provisioning.name_servers", "provisioning.name_servers is the DNS servers the Tinkerbell "
+                       "Hardware's DHCP gives the hosts, read only with provisioning.tools tinkerbell; with tools [metal3, "
+                       "capi] it has no effect: remove it, or add the tool"),
+                      ("hardware.inventory[0].hosts[0]", "ip_address, netmask and gateway of owned hosts "
                        "(gpu-t01, gpu-t02) are read only for Tinkerbell's Hardware (provisioning.tools: tinkerbell) (and "
                        "ip_address as the Ansible inventory's ansible_host, with outputs: ansible), which this workload "
                        "does not render: they have no effect; remove them, or add tinkerbell")],
@@ -569,7 +575,8 @@ def test_an_ip_address_the_ansible_inventory_reads_is_not_said_unused(tmp_path: 
     text = EXAMPLE.replace(
         "          netmask: 255.255.255.0\n          gateway: 10.20.0.1\n          boot_disk: /dev/nvme0n1\n", ""
     )
-    path = _write(tmp_path, "w.yaml", text.replace("tools: [tinkerbell, capi]", "tools: [metal3, capi]"))
+    text = text.replace("tools: [tinkerbell, capi]", "tools: [metal3, capi]")
+    path = _write(tmp_path, "w.yaml", "".join(line for line in text.splitlines(True) if "name_servers" not in line))
     found = [f.message for f in unused_setting_findings(load_workload(path).workload) if f.code == "setting-unused"]
     assert found == []
     inventory = render_file(str(path))["ansible/inventory.yml"]

@@ -100,6 +100,7 @@ def test_each_described_host_gets_exactly_this_hardware(tmp_path: Path) -> None:
                             "hostname": "gpu-t01",
                             "ip": {"address": "10.20.0.21", "gateway": "10.20.0.1", "netmask": "255.255.255.0"},
                             "mac": "b8:ca:3a:6e:20:01",
+                            "name_servers": ["10.20.0.2"],
                         },
                         "netboot": {"allowPXE": True, "allowWorkflow": True},
                     }
