@@ -8,7 +8,8 @@ with 2 x L40S costs $30,643.56, with 1 x L40S $22,143.56. Owned servers cost not
   figures rounded down, 3.406 x; with max_nodes 2, 2 of them: 22.72 req/s, 2.272 x, found as 2.265 x;
 - item 7: the headline credited the cap where max_nodes or the search's top bound the factor; 1,024 x read
   "1.024e+04 req/s"; the factor 22.625 read "22.62 x" beside "22.625 req/s need 7 replica(s)";
-- item 2: on a server without a catalog purchase price the hint said to price it under prices:, which rents it;
+- item 2: on a server without a catalog purchase price the hint said to price it under prices:, which rents it (it
+  offers purchase_prices: since newuser61 item 2);
 - item 8: a training job the cap cannot buy read "no fleet serves even 1/1,024 of the request rates given";
 - item 5: a diff of capacity plans named neither the cap nor the factor, and called the rate served "asked".
 """
@@ -266,9 +267,8 @@ def test_an_unpriced_server_under_capacity_is_not_told_to_take_an_hourly_price(
         "specgen: error: workload.yaml:12:18: hardware.max_capex_usd: objective capacity: no fleet serves even 1/1,024 "
         "of the request rates given: deployment 'chat' (meta-llama/Llama-3.1-8B-Instruct) has no feasible plan: every "
         "layout exceeds max_capex_usd, or has no price to hold against the budget (the smallest needs 1 node); to "
-        "unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 has no "
-        "purchase price in the catalog (specgen catalog purchases lists it unpriced), so max_capex_usd cannot hold it, "
-        "and a rate under prices: rents it, which objective capacity does not take\n"
+        "unblock: give dgx-b300 the price you were quoted under purchase_prices: (USD a server bought), or allow a "
+        "server with a catalog purchase price (hardware.gpus / hardware.platforms)\n"
     )
 
 
@@ -276,8 +276,8 @@ def test_an_unpriced_server_under_cost_is_still_told_to_price_it(tmp_path: Path,
     _write(tmp_path, UNPRICED.replace("objective: capacity", "objective: cost"))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err.endswith(
-        "(the smallest needs 1 node); to unblock: raise max_capex_usd, or price dgx-b300 under prices: (USD per "
-        "node-hour) so the budget can hold it\n"
+        "(the smallest needs 1 node); to unblock: raise max_capex_usd, or give dgx-b300 the price you were quoted "
+        "under purchase_prices: (USD a server bought) so the budget can hold it\n"
     )
 
 
@@ -289,9 +289,8 @@ def test_a_layout_only_rented_does_not_offer_to_raise_the_cap(tmp_path: Path, ca
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err.endswith(
         "(the smallest needs 1 node; the cheapest priced layout costs $3,650 a month; the least capex of a layout is "
-        "$0); to unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 "
-        "has no purchase price in the catalog (specgen catalog purchases lists it unpriced), so max_capex_usd cannot "
-        "hold it, and a rate under prices: rents it, which objective capacity does not take\n"
+        "$0); to unblock: give dgx-b300 the price you were quoted under purchase_prices: (USD a server bought), or "
+        "allow a server with a catalog purchase price (hardware.gpus / hardware.platforms)\n"
     )
 
 

@@ -1331,21 +1331,24 @@ _Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...], tuple[tuple["
 def _priced_hint(wl: Workload, unpriced: list[str], *, priced: bool) -> str:
     """How to unblock a deployment whose layouts all exceed the limits: raise them, or price the unpriced platforms.
 
-    Under ``objective: capacity`` a price per hour under ``prices:`` rents a platform, which the capex cap does not
-    take (fuzz35 item 2: the hint turned dgx-b300 into a rented server that capacity then refused); there the platform
-    is said to lack a catalog purchase price, and where no layout has one, raising the cap is not offered.
+    On bare metal a price per hour under ``prices:`` rents a platform, which the capex cap does not take (fuzz35 item
+    2, newuser61 item 2): a purchase price under ``purchase_prices:`` is offered. On a cloud under ``objective:
+    capacity`` the platform is said to lack a catalog purchase price, and where no layout has one, raising the cap is
+    not offered.
     """
     from generator.planner.candidates import limits_text
     from generator.planner.capacity import searching
 
     if not unpriced:
         return f"to unblock: raise {limits_text(wl)}"
-    if not searching():
-        return (
-            f"to unblock: raise {limits_text(wl)}, or price {', '.join(unpriced)} under prices: (USD per node-hour) "
-            "so the budget can hold it"
-        )
     named = ", ".join(unpriced)
+    if wl.hardware.provider == "baremetal":  # newuser61 item 2: a rate under prices: rents it, past the capex cap
+        quote = f"give {named} the price you were quoted under purchase_prices: (USD a server bought)"
+        if searching() and not priced:  # no layout has a purchase price: a higher cap buys nothing more
+            return f"to unblock: {quote}, or allow a server with a catalog purchase price (hardware.gpus / hardware.platforms)"
+        return f"to unblock: raise {limits_text(wl)}, or {quote} so the budget can hold it"
+    if not searching():
+        return f"to unblock: raise {limits_text(wl)}, or price {named} under prices: (USD per node-hour) so the budget holds it"
     why = (
         f"{named} {'has' if len(unpriced) == 1 else 'have'} no purchase price in the catalog (specgen catalog "
         "purchases lists it unpriced), so max_capex_usd cannot hold it, and a rate under prices: rents it, which "

@@ -178,6 +178,17 @@ class NodeCost(NamedTuple):
         return self.usd_per_hour * HOURS_PER_MONTH if self.usd_per_hour is not None else None
 
 
+def given_purchase(wl: Workload, platform_id: str, gpu_id: str, gpus: int) -> tuple[float, str] | None:
+    """(USD, key) of the workload's ``purchase_prices`` for one server of ``gpus`` x ``gpu_id`` on ``platform_id``, or None.
+
+    The configuration's own key (``<platform>/<gpu>x<count>``) first, then the platform's.
+    """
+    for key in (f"{platform_id}/{gpu_id}x{gpus}", platform_id):
+        if key in wl.purchase_prices:
+            return float(wl.purchase_prices[key]), key
+    return None
+
+
 def purchase_price(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, built: BuiltHost | None = None
 ) -> tuple[float, str, bool] | str:
@@ -362,6 +373,12 @@ def node_cost(
     ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node. A ``spot``
     node takes the workload's ``<platform>@spot`` rate where given (:func:`given_rate`); the catalog has no spot prices.
     """
+    if platform.provider == "baremetal" and (quote := given_purchase(wl, platform.id, gpu.id, gpus)) is not None:
+        capex, key = quote  # a vendor's quote (newuser61 item 1: no field took one; the catalog's or nothing)
+        opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
+        per_month = capex / consts.amortization_months + opex
+        basis = f"purchase price given (purchase_prices.{key}) over {consts.amortization_months} months; {opex_basis}"
+        return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis)
     if (given := given_rate(wl.prices, platform.id, spot)) is not None:
         usd, key = given
         if key != platform.id:
@@ -473,13 +490,17 @@ def fleet_cost(
     rate = None if given is None else given[0]
     # fuzz33 item 1: a bare-metal platform the workload owns and prices buys its servers beyond the owned ones
     owned_at_rate = rate is not None and wl.hardware.provider == "baremetal" and not _rented_at_given_rate(wl, platform.id)
+    quoted = platform.provider == "baremetal" and given_purchase(wl, platform.id, gpu.id, gpus) is not None
     if owned == 0 and (rate is None or owned_at_rate):
+        if quoted:  # the workload's own purchase price (node_cost reads it)
+            return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built), nodes)
         return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built, pricing_region(wl))
     if rate is not None and not (owned_at_rate and bought):
         return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built, spot), nodes)
     if rate is not None:  # fuzz33 item 1: the owned ones at the workload's all-in rate, the rest bought
         owned_month, owned_basis = rate * HOURS_PER_MONTH * owned, f"{owned} owned server(s) at {GIVEN_RATE}"
         per_node = _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
+        # (a platform priced under prices: has no purchase_prices key: refused at load)
     else:
         opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts, owned=True)
         owned_month, owned_basis = opex * owned, f"{owned} owned server(s): running costs only, per server ({opex_basis})"

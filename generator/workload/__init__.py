@@ -40,6 +40,7 @@ from generator.workload.models import (
     Workload,
 )
 from generator.workload.owned_nics import owned_nic_errors
+from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.ubuntu_series import distro_series_errors
@@ -368,6 +369,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if not key.endswith(SPOT_SUFFIX):  # a spot rate's key is checked with the spot deployments
             _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
     errors += capacity_type_errors(doc, wl)
+    errors += purchase_price_errors(doc, wl)
     for key in wl.kubernetes.reservations or ():
         reserved_at: tuple[str | int, ...] = ("kubernetes", "reservations", key)
         _check_id(errors, doc, reserved_at, key, catalog.platforms(), "platform", key_position=True)

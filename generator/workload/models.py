@@ -395,6 +395,8 @@ class Workload(NamedTuple):
     objective: Literal["cost", "gpus", "power", "capacity"] = "cost"
     #: Read-only mappings: the empty default is one object shared by every workload that leaves the key out.
     prices: Mapping[str, float] = MappingProxyType({})
+    #: USD to buy one server on bare metal, by platform id or ``<platform>/<gpu>x<count>`` (a vendor's quote).
+    purchase_prices: Mapping[str, float] = MappingProxyType({})
     constants: Mapping[str, float] = MappingProxyType({})
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()

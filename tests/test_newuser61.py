@@ -1,0 +1,75 @@
+"""newuser61 (a head of infrastructure deciding what to buy), items 1-2.
+
+Item 1: no workload field took a vendor's purchase quote: ``prices:`` is per node-hour and rents a platform, so a
+server the catalog lists unpriced (DGX B300) could never be bought under ``max_capex_usd`` or ``objective: capacity``.
+``purchase_prices:`` gives USD a server bought. Item 2: the capex cap's hint said to price such a server under
+``prices:``, which rents it past the cap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.errors import InfeasibleError, InputError
+from generator.planner.plan import Plan
+
+QUOTED = """\
+version: 1
+name: quote
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, requests_per_second: 5}
+hardware:
+  provider: baremetal
+  platforms: [dgx-b300]
+  max_capex_usd: 900000
+objective: capacity
+"""
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_file(str(path))[1]
+
+
+def test_a_quoted_purchase_price_buys_a_server_the_catalog_leaves_unpriced(tmp_path: Path) -> None:
+    with pytest.raises(InfeasibleError, match="give dgx-b300 the price you were quoted under purchase_prices:"):
+        _plan(tmp_path, QUOTED)
+    plan = _plan(tmp_path, QUOTED + "purchase_prices:\n  dgx-b300: 400000\n")
+    assert plan.totals["capex_usd"] == 800_000  # two within the $900,000 cap
+    (pool,) = plan.pools
+    assert "purchase price given (purchase_prices.dgx-b300) over 36 months" in str(pool.price_basis)
+
+
+def test_a_configurations_own_quote_comes_before_the_platforms(tmp_path: Path) -> None:
+    text = QUOTED.replace("objective: capacity", "objective: cost")
+    quotes = "purchase_prices:\n  dgx-b300: 500000\n  dgx-b300/b300-sxm-270gbx8: 400000\n"
+    plan = _plan(tmp_path, text + quotes)
+    assert plan.totals["capex_usd"] == 400_000
+
+
+@pytest.mark.parametrize(
+    ("quotes", "said"),
+    [
+        ("purchase_prices:\n  dgx-b999: 1\n", "unknown platform 'dgx-b999'"),
+        ("purchase_prices:\n  dgx-b300/b300-sxm-270gbx4: 1\n", "dgx-b300 holds b300-sxm-270gbx8, not b300-sxm-270gbx4"),
+        ("purchase_prices:\n  aws-p5-48xlarge: 1\n", "aws-p5-48xlarge is a aws instance type, not a server to buy"),
+        ("prices:\n  dgx-b300: 50\npurchase_prices:\n  dgx-b300: 400000\n", "also priced by the hour under prices:"),
+    ],
+)
+def test_a_quote_names_a_server_to_buy(tmp_path: Path, quotes: str, said: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _plan(tmp_path, QUOTED + quotes)
+    assert said in str(caught.value)
+    assert caught.value.location is not None and caught.value.location.path.startswith("purchase_prices")
+
+
+def test_a_quote_on_a_cloud_is_refused(tmp_path: Path) -> None:
+    text = QUOTED.replace("provider: baremetal\n  platforms: [dgx-b300]\n  max_capex_usd: 900000", "provider: aws")
+    with pytest.raises(InputError, match="purchase_prices price servers bought on bare metal"):
+        _plan(tmp_path, text.replace("objective: capacity", "objective: cost") + "purchase_prices:\n  dgx-b300: 1\n")
