@@ -718,7 +718,14 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     each rented pool's rate is (``rent_basis``): the catalog's on-demand list price, or the workload's own (``prices:``).
     """
     sides = {"old": old["totals"], "new": new["totals"]}
-    buyer = [k for k, t in sides.items() if (_plan_figure(t.get("capex_usd")) or 0.0) > 0]
+    plans = {"old": old, "new": new}
+    owned = {k: sum(int(p.get("owned_nodes") or 0) for p in plan["pools"]) for k, plan in plans.items()}
+    # a fleet of owned servers alone buys nothing, but pays its running costs against the rent (newuser61 item 5)
+    buyer = [
+        k
+        for k, t in sides.items()
+        if (_plan_figure(t.get("capex_usd")) or 0.0) > 0 or (owned[k] and t.get("capex_usd") is not None)
+    ]
     renter = [k for k, t in sides.items() if t.get("capex_usd") is None and _rent(t)[0] > 0]
     if len(buyer) != 1 or len(renter) != 1:
         return None
@@ -735,6 +742,9 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     break_even = _months_either_side(capex / saved, months) if saved > 0 else None
     return {
         "bought": buyer[0],
+        # the servers it already owns, which cost no capex here (newuser61 item 5: "payback after 0.8 months" with 4 of
+        # 5 servers owned, unsaid)
+        "owned_nodes": owned[buyer[0]],
         "capex_usd": two_places(capex),
         "running_usd_per_month": two_places(running),
         "rent_usd_per_month": two_places(rent),
@@ -875,7 +885,9 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     span = f"the {months_text(months)}-month amortisation"
     over = f"over {months_text(months)} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
     break_even = payback["break_even_months"]
-    if break_even is not None and payback["within_amortization"]:
+    if not payback["capex_usd"] and rent > running:  # owned servers alone: nothing to pay back
+        when = f"the servers owned cost ${rent - running:,.0f}/month less to run than the rent; {over}"
+    elif break_even is not None and payback["within_amortization"]:
         when = f"buying has cost less after {months_text(break_even)} months, within {span}: {over}"
     elif break_even is not None:
         # newuser39 item 1: past the amortisation the bought servers are costed as worth nothing: no win for buying
@@ -892,8 +904,10 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
         )
     else:
         when = f"running the bought servers costs as much as the rent: buying never pays back; {over}"
+    owned = payback.get("owned_nodes") or 0
+    held = f" (the {owned} server{'s' if owned != 1 else ''} already owned counted at no capex)" if owned else ""
     return (
-        f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front and "
+        f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front{held} and "
         f"${running:,.0f}/month to run, against ${rent:,.0f}/month rented{_rent_parts(payback)}: {when} (the bought "
         f"side's capex is its servers alone, without {payback['capex_excludes']}, and is spread over "
         f"amortization_months with no resale value{_rent_basis_text(payback['rent_basis'])})."

@@ -73,3 +73,48 @@ def test_a_quote_on_a_cloud_is_refused(tmp_path: Path) -> None:
     text = QUOTED.replace("provider: baremetal\n  platforms: [dgx-b300]\n  max_capex_usd: 900000", "provider: aws")
     with pytest.raises(InputError, match="purchase_prices price servers bought on bare metal"):
         _plan(tmp_path, text.replace("objective: capacity", "objective: cost") + "purchase_prices:\n  dgx-b300: 1\n")
+
+
+def test_a_purchase_price_the_catalog_could_not_source_says_so() -> None:
+    """Item 6: the XE8640 host's $77,000, unsourced in the catalog (its note: it overstates the chassis), read as
+    "derived, 2024-08-22" alone, 70% of a fleet's capex."""
+    from generator import catalog
+    from generator.planner.tco import _cite
+
+    assert _cite(catalog.purchases()["dell-xe8640-host"]).endswith("the price believed, not sourced (specgen catalog purchases))")
+    sourced = next(r for r in catalog.purchases().values() if not r.usd_unsourced)
+    assert "believed" not in _cite(sourced)
+
+
+OWNED = """\
+version: 1
+name: own
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, requests_per_second: 20}
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - platform: dell-r760
+      gpu: l40s-48gb
+      count: 2
+"""
+
+
+def test_buy_or_rent_says_the_servers_owned_cost_no_capex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 5: owned servers counted at $0 unsaid, and a fleet owned whole had no comparison at all."""
+    import json
+
+    from tests.helpers import specgen_in_process
+
+    (tmp_path / "own.yaml").write_text(OWNED, encoding="utf-8")
+    rent = OWNED.replace("provider: baremetal", "provider: aws").split("  buy: false")[0] + "kubernetes: {location: us-east-1}\n"
+    (tmp_path / "rent.yaml").write_text(rent, encoding="utf-8")
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "rent.yaml"), str(tmp_path / "own.yaml"))
+    assert code == 0
+    assert "$0 up front (the 2 servers already owned counted at no capex)" in out
+    assert "the servers owned cost $" in out and "/month less to run than the rent" in out
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "rent.yaml"), str(tmp_path / "own.yaml"), "--format", "json")
+    assert json.loads(out)["buy_vs_rent"]["owned_nodes"] == 2

@@ -886,6 +886,8 @@ class PurchaseRecord(NamedTuple):
     priced_with: PricedWith | None = None  # a comparable-system estimate: the configuration that system is priced with
     #: Whether the product is still sold new (None: not recorded, taken as sold).
     availability: Availability | None = None
+    #: Whether the price itself is a belief the catalog could not source (``unsourced_fields`` holds ``usd``).
+    usd_unsourced: bool = False
 
     @property
     def sold_new(self) -> bool:
@@ -927,6 +929,7 @@ class PurchaseRecord(NamedTuple):
             stands_in=_stands_in(comparable) if comparable else None,
             priced_with=PricedWith.from_record(comparable["priced_with"]) if comparable else None,
             availability=availability,
+            usd_unsourced="usd" in (rec.get("unsourced_fields") or ()),
         )
 
 

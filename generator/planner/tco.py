@@ -235,7 +235,9 @@ def _cite(rec: PurchaseRecord, built: BuiltHost | None = None) -> str:
     stands_in = f"; {rec.stands_in}" if rec.stands_in else ""
     if rec.priced_with and built:
         stands_in += f"; {versus_built(rec.priced_with, built)}"
-    return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of}{stands_in})"
+    # newuser61 item 6: a derived host price the catalog marks unsourced read as "derived, 2024-08-22" alone
+    believed = ", the price believed, not sourced (specgen catalog purchases)" if rec.usd_unsourced else ""
+    return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of}{stands_in}{believed})"
 
 
 def versus_built(priced: PricedWith, built: BuiltHost) -> str:
