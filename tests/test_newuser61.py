@@ -118,3 +118,22 @@ def test_buy_or_rent_says_the_servers_owned_cost_no_capex(tmp_path: Path, capsys
     assert "the servers owned cost $" in out and "/month less to run than the rent" in out
     code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "rent.yaml"), str(tmp_path / "own.yaml"), "--format", "json")
     assert json.loads(out)["buy_vs_rent"]["owned_nodes"] == 2
+
+
+def test_a_cap_left_half_unspent_says_why_no_other_server_kind_is_mixed_in(tmp_path: Path) -> None:
+    """Item 3: "$60,000 buys 1.132 x (1.141 x breaks max_capex_usd) ... $29,356 left", where a 2-GPU and a 1-GPU R760
+    serve 1.70 x within it: a deployment's replicas run on one server kind, which the headline now says."""
+    from generator.planner.plan import capacity_headline
+
+    text = (
+        "version: 1\nname: rc\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,\n"
+        "                requests_per_second: 10}\nobjective: capacity\n"
+        "hardware: {provider: baremetal, gpus: [l40s-48gb], platforms: [dell-r760], max_capex_usd: 60000}\n"
+    )
+    plan = _plan(tmp_path, text)
+    assert plan.capacity is not None
+    said = capacity_headline(plan.capacity)
+    assert "left: each deployment's replicas run on one server kind" in said
+    roomy = _plan(tmp_path, text.replace("max_capex_usd: 60000", "max_capex_usd: 31000"))
+    assert roomy.capacity is not None and "one server kind" not in capacity_headline(roomy.capacity)

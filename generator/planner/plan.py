@@ -477,6 +477,11 @@ def capacity_headline(c: Capacity, code: Callable[[str], str] = str, strong: Cal
     who = f"the owned servers alone, within {cap}, serve" if not c.capex_usd else f"the fleet within {cap} serves"
     if bound == "cap":
         head, unspent = f"{cap} buys {factor} ({tried} {code(c.bound_by)}, {searched})", f"{left} left"
+        if c.max_capex_usd - c.capex_usd > UNSPENT_SAID * c.max_capex_usd:  # newuser61 item 3: $29,356 of $60,000 left
+            unspent += (
+                ": each deployment's replicas run on one server kind, so a mix of kinds that would spend it (a 2-GPU "
+                "and a 1-GPU server) is not searched; split the deployment to buy one"
+            )
     elif bound == "owned":
         more = f"{cap} buys no fleet that serves more ({tried} {code(c.bound_by)}, {searched})"
         head, unspent = f"the owned servers alone serve {factor}, and {more}", f"{left} left"
@@ -487,6 +492,10 @@ def capacity_headline(c: Capacity, code: Callable[[str], str] = str, strong: Cal
         head = f"{who} {factor}, the search's largest factor (the cap bounds none up to it)"
         unspent = f"{left} of the cap unspent"
     return f"{head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}"
+
+
+#: The share of the capex cap left unspent past which the headline says why the next server kind is not mixed in.
+UNSPENT_SAID = 0.2
 
 
 def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
