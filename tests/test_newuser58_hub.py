@@ -53,22 +53,27 @@ def test_a_config_larger_than_specgen_reads_is_not_downloaded(tmp_path: Path) ->
     assert sum(f.stat().st_size for f in (tmp_path / "home").rglob("*") if f.is_file()) < 1_000_000
 
 
+def _checkpoint(tmp_path: Path, tensors: dict[str, tuple[str, list[int], int]], repo: str) -> tuple[dict[str, VirtualFile], Path]:
+    """A repository of QWEN's config and ``tensors``' header, and a workload serving it pinned at ``C1``."""
+    header, size = safetensors_bytes(tensors)
+    files = {"config.json": VirtualFile(QWEN, len(QWEN)), "model.safetensors": VirtualFile(header, size)}
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        f"version: 1\nname: hub\ndeployments:\n  - name: chat\n    model: hf:{repo}@{C1}\n"
+        "    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 100, requests_per_second: 1}\n"
+        "hardware: {provider: aws}\n",
+        encoding="utf-8",
+    )
+    return files, workload
+
+
 def test_a_malformed_safetensors_header_is_an_error_at_the_model_field(tmp_path: Path) -> None:
     """Item 3: a tensor whose bytes disagree with its shape was an error with no file, line or field, and estimate
     said the model was "not read from the Hub either"."""
     tensors = hf_tensors(json.loads(QWEN))
     name = "model.norm.weight"
     tensors[name] = (tensors[name][0], tensors[name][1], 10)
-    header, size = safetensors_bytes(tensors)
-    files = {"config.json": VirtualFile(QWEN, len(QWEN)), "model.safetensors": VirtualFile(header, size)}
-    workload = tmp_path / "w.yaml"
-    workload.write_text(
-        "version: 1\nname: bad\ndeployments:\n  - name: chat\n"
-        f"    model: hf:acme/bad@{C1}\n"
-        "    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 100, requests_per_second: 1}\n"
-        "hardware: {provider: aws}\n",
-        encoding="utf-8",
-    )
+    files, workload = _checkpoint(tmp_path, tensors, "acme/bad")
     with serve(FakeHub(repos={"acme/bad": Repo({"main": C1}, {C1: files})})) as hub:
         run = specgen(hub, tmp_path / "home", "validate", str(workload))
         assert run.returncode == 1 and "Traceback" not in run.stderr
@@ -82,16 +87,7 @@ def test_a_plan_says_what_reading_the_model_noted(tmp_path: Path) -> None:
     """Item 4: a checkpoint holding half its config's layers was planned at its files' bytes without a finding."""
     config = json.loads(QWEN)
     tensors = {n: t for n, t in hf_tensors(config).items() if not any(f".layers.{k}." in n for k in range(14, 28))}
-    header, size = safetensors_bytes(tensors)
-    files = {"config.json": VirtualFile(QWEN, len(QWEN)), "model.safetensors": VirtualFile(header, size)}
-    workload = tmp_path / "w.yaml"
-    workload.write_text(
-        "version: 1\nname: half\ndeployments:\n  - name: chat\n"
-        f"    model: hf:acme/half@{C1}\n"
-        "    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 100, requests_per_second: 1}\n"
-        "hardware: {provider: aws}\n",
-        encoding="utf-8",
-    )
+    files, workload = _checkpoint(tmp_path, tensors, "acme/half")
     with serve(FakeHub(repos={"acme/half": Repo({"main": C1}, {C1: files})})) as hub:
         run = specgen(hub, tmp_path / "home", "plan", str(workload), "--format", "json")
     assert run.returncode == 0, run.stderr
