@@ -265,8 +265,9 @@ def _basis(gpu: GpuSpec, world: int, comm: StepComm) -> str:
     last = world - (servers.nodes - 1) * servers.gpus_per_node
     filled = "" if last == servers.gpus_per_node else f", the last with {last}"
     return (
-        f"{world} GPUs on {servers.nodes} x {servers.platform.id} ({servers.gpus_per_node} GPUs each{filled}: the largest "
-        f"catalog server of {gpu.id}, assumed), over {gpu_link(gpu, servers.gpus_per_node)[1]} inside a server and "
+        f"{world} GPUs on {servers.nodes} x {servers.platform.id} ({servers.gpus_per_node} GPUs each{filled}: the most "
+        f"of {gpu.id} a catalog server holds and powers, assumed), over {gpu_link(gpu, servers.gpus_per_node)[1]} inside "
+        "a server and "
         f"{comm.dp_link_text if comm.step.dp_inter_node_s else 'no data-parallel traffic'} between them"
     )
 
