@@ -885,8 +885,10 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     span = f"the {months_text(months)}-month amortisation"
     over = f"over {months_text(months)} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
     break_even = payback["break_even_months"]
-    if not payback["capex_usd"] and rent > running:  # owned servers alone: nothing to pay back
-        when = f"the servers owned cost ${rent - running:,.0f}/month less to run than the rent; {over}"
+    if not payback["capex_usd"]:  # owned servers alone: nothing to pay back (review39 item 11: "buying never pays back")
+        cheaper = f"${rent - running:,.0f}/month less" if rent > running else f"${running - rent:,.0f}/month more"
+        over = f"over {months_text(months)} months running them costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
+        when = f"the servers owned cost {cheaper} to run than the rent; {over}"
     elif break_even is not None and payback["within_amortization"]:
         when = f"buying has cost less after {months_text(break_even)} months, within {span}: {over}"
     elif break_even is not None:

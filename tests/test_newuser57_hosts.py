@@ -99,3 +99,25 @@ def test_maas_output_lists_the_tags_the_machines_need_and_a_whole_resource() -> 
     assert 'variable "maas_tags"' in header and "..." not in header
     for field in ("hostname", "min_cpu_count", "min_memory", "pool", "tags", "zone"):
         assert f"#       {field:<13} = each.value.allocate_params.{field}\n" in header
+
+
+def test_gpudirect_rdma_is_said_only_where_nccl_crosses_hosts(tmp_path: Path) -> None:
+    """review39 item 4: the finding fired on single-host fleets, and spoke of the GPU Operator where none is rendered."""
+    one = (REPO / "examples" / "colo-tinkerbell.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "w.yaml"
+    path.write_text(one.replace("requests_per_second: 40", "requests_per_second: 5"), encoding="utf-8")
+    _, plan = plan_as_deployed(str(path))
+    assert plan.pools[0].nodes == 1
+    assert not [f for f in plan.findings if f.code == "rdma-host-setup"]
+
+
+@pytest.mark.parametrize("server", ["0.0.0.0", "255.255.255.255", "224.0.0.1"])
+def test_a_dns_server_no_host_can_be_is_refused(tmp_path: Path, server: str) -> None:
+    """review39 item 10: 0.0.0.0, the broadcast and a multicast address were rendered as DNS servers."""
+    text = (REPO / "examples" / "colo-tinkerbell.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace("name_servers: [10.20.0.2]", f"name_servers: [10.20.0.2, {server}]"), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        plan_file(str(path))
+    assert caught.value.location is not None and caught.value.location.path == "provisioning.name_servers[1]"
+    assert "no DNS server can have it" in str(caught.value)

@@ -104,3 +104,19 @@ def test_a_custom_servers_psus_are_given_whole(tmp_path: Path, psus: str, field:
     with pytest.raises(InputError) as caught:
         plan_file(str(path))
     assert caught.value.location is not None and caught.value.location.path == f"hardware.inventory[0].custom.{field}"
+
+
+def test_a_custom_servers_psus_are_placed_on_the_circuits(tmp_path: Path) -> None:
+    """review39 item 3: the packing and the circuit check read the catalog's PSU count only, so a custom server with one
+    4,600 W PSU was spread evenly over every outlet (3.5 A a line) beside a finding putting it on one side."""
+    from generator.errors import InfeasibleError
+
+    one = "        psu_count: 1\n        psu_rating_w: 5000\n"
+    small = CUSTOM.replace("PSUS\n", one).replace("breaker_a: 32", "breaker_a: 16")
+    path = tmp_path / "w.yaml"
+    path.write_text(small, encoding="utf-8")
+    with pytest.raises(InfeasibleError, match=r"its one PSU on one side of the 2N feeds\) puts 20\.2 A on one line"):
+        plan_file(str(path))
+    path.write_text(small.replace(one, ""), encoding="utf-8")  # no PSUs given: spread evenly, as before
+    _, plan = plan_file(str(path))
+    assert [f.code for f in plan.findings if f.code.startswith("psu-")] == ["psu-feeds-unknown"]

@@ -58,7 +58,8 @@ def test_a_configurations_own_quote_comes_before_the_platforms(tmp_path: Path) -
     [
         ("purchase_prices:\n  dgx-b999: 1\n", "unknown platform 'dgx-b999'"),
         ("purchase_prices:\n  dgx-b300/b300-sxm-270gbx4: 1\n", "dgx-b300 holds b300-sxm-270gbx8, not b300-sxm-270gbx4"),
-        ("purchase_prices:\n  aws-p5-48xlarge: 1\n", "aws-p5-48xlarge is a aws instance type, not a server to buy"),
+        ("purchase_prices:\n  aws-p5-48xlarge: 1\n", "aws-p5-48xlarge is an instance type of aws, not a server to buy"),
+        ("purchase_prices:\n  wrx90-workstation: 1\n", "wrx90-workstation holds"),  # review39 item 9: one price, any count
         ("prices:\n  dgx-b300: 50\npurchase_prices:\n  dgx-b300: 400000\n", "also priced by the hour under prices:"),
     ],
 )
@@ -137,3 +138,20 @@ def test_a_cap_left_half_unspent_says_why_no_other_server_kind_is_mixed_in(tmp_p
     assert "left: each deployment's replicas run on one server kind" in said
     roomy = _plan(tmp_path, text.replace("max_capex_usd: 60000", "max_capex_usd: 31000"))
     assert roomy.capacity is not None and "one server kind" not in capacity_headline(roomy.capacity)
+
+
+def test_servers_bought_beside_owned_ones_priced_by_the_hour_take_the_quote(tmp_path: Path) -> None:
+    """review39 item 7: a quote on an owned platform with a prices: rate was refused as renting it, and the servers
+    bought beyond the owned ones stayed at the catalog's price."""
+    text = (
+        "version: 1\nname: grow\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 150}\n"
+        "hardware:\n  provider: baremetal\n  platforms: [dgx-h100]\n"
+        "  inventory:\n    - platform: dgx-h100\n      count: 1\n"
+        "prices: {dgx-h100: 40}\n"
+    )
+    plain = _plan(tmp_path, text)
+    assert plain.totals["capex_usd"] > 0 and plain.totals["nodes"] > 1
+    quoted = _plan(tmp_path, text + "purchase_prices: {dgx-h100: 100000}\n")
+    bought = quoted.totals["nodes"] - 1
+    assert quoted.totals["capex_usd"] == 100_000 * bought

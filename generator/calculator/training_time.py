@@ -68,19 +68,23 @@ def largest_server_gpus(gpu: GpuSpec) -> int:
 
 
 def _powered_counts(platform: PlatformSpec, gpu: GpuSpec) -> list[int]:
-    """The GPU counts of ``platform`` its PSUs power at full load (every count where it gives no PSU figures)."""
-    from generator.planner.nodes import node_power_w, psu_capacity_w
+    """The GPU counts of ``platform`` the plan would buy for their PSUs (:func:`~generator.planner.nodes.psu_overload`).
+
+    A count is left out only where its own draw is over its PSUs (the plan's ``psu-over-capacity``); one over them on
+    another system's published figure, or on fault-tolerant PSUs, is kept with a warning there, and here (review39
+    item 2: MI325X and Gaudi 3 XE9680s, which the plan buys, had been left out).
+    """
+    from generator.planner.nodes import node_power_w, psu_overload
     from generator.sizing.constants import Constants
 
-    capacity = psu_capacity_w(platform)
-    if capacity is None:
-        return list(platform.gpu_counts)
     ram = int(platform.ram_gib or 0)
-    return [
-        n
-        for n in platform.gpu_counts
-        if node_power_w(platform, gpu, n, ram, platform.nvme_count, (), Constants()).dc_load_w <= capacity
-    ]
+
+    def powered(n: int) -> bool:
+        power = node_power_w(platform, gpu, n, ram, platform.nvme_count, (), Constants())
+        overload = psu_overload(platform, gpu, n, power)
+        return overload is None or overload.level != "error"
+
+    return [n for n in platform.gpu_counts if powered(n)]
 
 
 def step_layout(setup: TrainingSetup, par: Parallelism) -> StepLayout:

@@ -1195,7 +1195,7 @@ def build_plan(
             raise InputError(why, loaded.document.locate(("hardware", "rack_units_reserved")))
         if wl.hardware.rack_circuits is not None:
             feeds = rack_feeds(wl.hardware.rack_circuits)
-        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds)
+        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
         findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
         findings.extend(assumed_height_findings(pools))
         if (circuits := wl.hardware.rack_circuits) is not None:
@@ -1656,7 +1656,7 @@ def alone_over_limit(wl: Workload, opt: Option) -> str | None:
         c = part.candidate
         pools.append(Pool(str(k), part.node, c.nodes, (), 0, 0, None, None, (), (), owned_nodes=c.owned_nodes, rented=c.rented))
     feeds = rack_feeds(hw.rack_circuits) if hw.rack_circuits is not None else None
-    racks = len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds))
+    racks = len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds, hw))
     if racks <= hw.max_racks:
         return None
     servers = sum(racked_nodes(pool) for pool in pools)

@@ -805,7 +805,12 @@ def over_limit(wl: Workload, opt: Option, broken: list[str]) -> Blocked:
             f"no {what} in the catalog (unpriced: specgen catalog purchases), so it cannot be checked against "
             f"hardware.{listed(money, 'or')}; "
             "give your rate under prices: (USD per node-hour, keyed by platform"
-            + ("; a server priced so is rented by the hour, not bought" if wl.hardware.provider == "baremetal" else "")
+            + (
+                "; a server priced so is rented by the hour, not bought), or the price you were quoted under "
+                "purchase_prices: (USD a server bought"
+                if wl.hardware.provider == "baremetal"
+                else ""
+            )
             + ")"
         )
     else:

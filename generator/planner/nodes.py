@@ -13,6 +13,7 @@ from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wante
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GB, GIB, TB
+from generator.workload.models import Hardware
 
 #: 1 W of heat is 3.412 BTU/h (NIST SP 811 conversion factor).
 BTU_PER_H_PER_W = 3.412
@@ -229,10 +230,17 @@ def component_power_w(
     return round(component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts) / consts.psu_efficiency)
 
 
-def psu_count(node: NodeSpec) -> int | None:
-    """The PSUs of ``node``'s platform where the catalog gives them; None for a custom server or a platform without."""
+def psu_count(node: NodeSpec, hardware: Hardware | None = None) -> int | None:
+    """The PSUs of ``node``'s platform: the catalog's, or those a custom server of ``hardware``'s inventory states.
+
+    None for a platform without (review39 item 3: a custom server's PSUs were read by the feed-loss check, not by the
+    packing or the circuit check).
+    """
     platform = catalog.platforms().get(node.platform_id)
-    return platform.psu_count if platform is not None else None
+    if platform is not None:
+        return platform.psu_count
+    custom = (g.custom for g in hardware.inventory if g.custom is not None) if hardware is not None else ()
+    return next((c.psu_count for c in custom if c.platform_id == node.platform_id), None)
 
 
 def wall_to_dc_w(wall_w: float, consts: Constants) -> int:

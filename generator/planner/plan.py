@@ -479,8 +479,8 @@ def capacity_headline(c: Capacity, code: Callable[[str], str] = str, strong: Cal
         head, unspent = f"{cap} buys {factor} ({tried} {code(c.bound_by)}, {searched})", f"{left} left"
         if c.max_capex_usd - c.capex_usd > UNSPENT_SAID * c.max_capex_usd:  # newuser61 item 3: $29,356 of $60,000 left
             unspent += (
-                ": each deployment's replicas run on one server kind, so a mix of kinds that would spend it (a 2-GPU "
-                "and a 1-GPU server) is not searched; split the deployment to buy one"
+                ": each deployment's replicas run on one server kind, so servers of another kind or GPU count beside "
+                "them, which might spend it, are not searched (a deployment split in two may take them)"
             )
     elif bound == "owned":
         more = f"{cap} buys no fleet that serves more ({tried} {code(c.bound_by)}, {searched})"

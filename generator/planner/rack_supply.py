@@ -175,7 +175,7 @@ def node_rack_problem(hardware: Hardware, node: NodeSpec) -> str | None:
     if circuits is None:
         return None
     feeds = rack_feeds(circuits)
-    psus = psu_count(node)
+    psus = psu_count(node, hardware)
     loads = with_server(feeds, no_load(feeds), node.power_w, psus)
     if carried(feeds, loads):
         return None

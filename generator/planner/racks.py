@@ -14,6 +14,7 @@ from generator.planner.plan import Finding, NodeSpec, Plan, Pool, RackPool, Rack
 from generator.sizing.electrical import whole_watts
 from generator.sizing.psu_feeds import FeedLoads, Feeds, carried, no_load, with_server
 from generator.words import listed
+from generator.workload.models import Hardware
 
 #: Rack units of a standard 42U rack.
 RACK_UNITS = 42
@@ -130,7 +131,11 @@ def racked_nodes(pool: Pool) -> int:
 
 
 def pack_racks(
-    pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None, feeds: Feeds | None = None
+    pools: list[Pool],
+    rack_power_kw: float,
+    reserved_units: int | None = None,
+    feeds: Feeds | None = None,
+    hardware: Hardware | None = None,
 ) -> list[Rack]:
     """Pack every racked node (:func:`racked_nodes`) of the bare-metal pools into racks of ``rack_power_kw``.
 
@@ -140,13 +145,14 @@ def pack_racks(
 
     ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) stay free in every rack for its switches; a rack-scale
     system brings its own and fills a rack alone. With ``feeds`` (the rack's circuits), a node goes into a rack only
-    where its PSUs, plugged in beside those already there, leave every line within its continuous limit.
+    where its PSUs, plugged in beside those already there, leave every line within its continuous limit (``hardware``:
+    the workload's, whose custom servers may state their PSUs).
     """
     budget_w = whole_watts(rack_power_kw)
     usable = usable_units(reserved_units)
     nodes = sorted(
         (
-            (p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node))
+            (p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware))
             for p in pools
             for _ in range(racked_nodes(p))
         ),

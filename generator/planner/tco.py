@@ -178,6 +178,15 @@ class NodeCost(NamedTuple):
         return self.usd_per_hour * HOURS_PER_MONTH if self.usd_per_hour is not None else None
 
 
+def _purchase_node_cost(platform: PlatformSpec, quote: tuple[float, str], power_w: int, consts: Constants) -> NodeCost:
+    """One server bought at the workload's quote (:func:`given_purchase`), run at the catalog's running costs."""
+    capex, key = quote
+    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
+    per_month = capex / consts.amortization_months + opex
+    basis = f"purchase price given (purchase_prices.{key}) over {consts.amortization_months} months; {opex_basis}"
+    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis)
+
+
 def given_purchase(wl: Workload, platform_id: str, gpu_id: str, gpus: int) -> tuple[float, str] | None:
     """(USD, key) of the workload's ``purchase_prices`` for one server of ``gpus`` x ``gpu_id`` on ``platform_id``, or None.
 
@@ -333,12 +342,15 @@ def rented_on_bare_metal(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus
     - Priced under the workload's ``prices:``: rented by the hour (fuzz32 item 2: the README says a platform priced per
       hour is rented, not bought, Budgets), unless the workload owns servers of the platform (``hardware.inventory``):
       its rate is then their own all-in cost of a server in their rack.
+    - Bought where the workload gives its purchase price (``purchase_prices``).
     - Else rented where the catalog has only the server's rent (a rental record, e.g. Lambda's on-demand GH200).
     """
     if wl.hardware.provider != "baremetal":
         return False
     if platform.id in wl.prices:
         return _rented_at_given_rate(wl, platform.id)
+    if given_purchase(wl, platform.id, gpu_id, gpus) is not None:  # quoted: bought and racked (review39 item 1)
+        return False
     return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
 
 
@@ -375,13 +387,10 @@ def node_cost(
     ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node. A ``spot``
     node takes the workload's ``<platform>@spot`` rate where given (:func:`given_rate`); the catalog has no spot prices.
     """
-    if platform.provider == "baremetal" and (quote := given_purchase(wl, platform.id, gpu.id, gpus)) is not None:
-        capex, key = quote  # a vendor's quote (newuser61 item 1: no field took one; the catalog's or nothing)
-        opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
-        per_month = capex / consts.amortization_months + opex
-        basis = f"purchase price given (purchase_prices.{key}) over {consts.amortization_months} months; {opex_basis}"
-        return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis)
-    if (given := given_rate(wl.prices, platform.id, spot)) is not None:
+    given = given_rate(wl.prices, platform.id, spot)  # first: an owned platform's own all-in rate (its quote buys more)
+    if given is None and platform.provider == "baremetal" and (quote := given_purchase(wl, platform.id, gpu.id, gpus)):
+        return _purchase_node_cost(platform, quote, power_w, consts)  # newuser61 item 1: no field took a quote
+    if given is not None:
         usd, key = given
         if key != platform.id:
             return NodeCost(usd, None, usd * HOURS_PER_MONTH, f"{GIVEN_RATE}, spot rate prices.{key}")
@@ -501,8 +510,13 @@ def fleet_cost(
         return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built, spot), nodes)
     if rate is not None:  # fuzz33 item 1: the owned ones at the workload's all-in rate, the rest bought
         owned_month, owned_basis = rate * HOURS_PER_MONTH * owned, f"{owned} owned server(s) at {GIVEN_RATE}"
-        per_node = _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
-        # (a platform priced under prices: has no purchase_prices key: refused at load)
+        # the servers bought beyond the owned ones: at the workload's quote where it gives one (review39 item 7)
+        quote = given_purchase(wl, platform.id, gpu.id, gpus)
+        per_node = (
+            _purchase_node_cost(platform, quote, power_w, consts)
+            if quote is not None
+            else _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
+        )
     else:
         opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts, owned=True)
         owned_month, owned_basis = opex * owned, f"{owned} owned server(s): running costs only, per server ({opex_basis})"

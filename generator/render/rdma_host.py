@@ -8,6 +8,7 @@ without them falls back to staging through host memory, or fails to bring the po
 
 from __future__ import annotations
 
+from generator import catalog
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.words import listed
 from generator.workload.models import Workload
@@ -19,15 +20,25 @@ CODE = "rdma-host-setup"
 
 
 def with_rdma_findings(plan: Plan, workload: Workload) -> Plan:
-    """``plan`` with one info naming the bare-metal pools whose fabric NICs do GPUDirect RDMA, and what their hosts need."""
+    """``plan`` with one info naming the pools whose fabric NICs do GPUDirect RDMA between hosts, and what they need.
+
+    Those of NVIDIA GPUs on bare metal, of more than one server of the site's (not rented from a provider).
+    """
+    nvidia = {g.id for g in catalog.gpus().values() if g.vendor == "nvidia"}
     pools = [
         pool.name
         for pool in plan.pools
-        if pool.node.provider == "baremetal" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics)
+        # NVIDIA's, on servers of the site's, of more than one node: NCCL between hosts (review39 item 4)
+        if pool.node.provider == "baremetal"
+        and pool.node.gpu_id in nvidia
+        and pool.rented is None
+        and pool.nodes > 1
+        and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics)
     ]
     if not pools:
         return plan
-    operator = "ansible" not in workload.outputs  # the GPU Operator installs the driver, and loads nvidia-peermem
+    # the GPU Operator installs the driver, and loads nvidia-peermem, where it is rendered and Ansible is not
+    operator = "ansible" not in workload.outputs and "kubernetes" in workload.outputs
     registration = (
         "the GPU Operator's values load nvidia-peermem (driver.rdma.enabled)"
         if operator

@@ -151,6 +151,13 @@ def host_network_errors(doc: Document, wl: Workload) -> list[InputError]:
             errors += _subnet_errors(doc, at, host)
             if metal3 and host.boot_disk is not None and (why := metal3_root_device_problem(host.boot_disk)) is not None:
                 errors.append(InputError(why, doc.locate((*at, "boot_disk"))))
+    for k, server in enumerate(wl.provisioning.name_servers):  # review39 item 10: 0.0.0.0 or a multicast rendered
+        from ipaddress import IPv4Address
+
+        if (why := unusable_ip(IPv4Address(server))) is not None:
+            errors.append(
+                InputError(f"{server} is {why}; no DNS server can have it", doc.locate(("provisioning", "name_servers", k)))
+            )
     clashes = address_clashes([("", host_addresses(wl))], lambda file, path: file)  # one file: no other is named
     errors += sorted((InputError(message, doc.locate(claim[1].path)) for claim, message in clashes), key=_position)
     return errors

@@ -36,13 +36,18 @@ def purchase_price_errors(doc: Document, wl: Workload) -> list[InputError]:
             errors.append(InputError(catalog.unknown_id_message("platform", platform_id, platforms), at))
             continue
         if platform.provider != "baremetal":
-            errors.append(InputError(f"{platform_id} is a {platform.provider} instance type, not a server to buy", at))
+            errors.append(InputError(f"{platform_id} is an instance type of {platform.provider}, not a server to buy", at))
             continue
         held = [f"{gpu}x{count}" for gpu in platform.gpu_ids for count in platform.gpu_counts]
         gpu_id, _, count = configuration.rpartition("x")
         if configuration and not (gpu_id in platform.gpu_ids and count.isdigit() and int(count) in platform.gpu_counts):
             errors.append(InputError(f"{platform_id} holds {', '.join(held)}, not {configuration}", at))
-        elif platform_id in wl.prices:
+        elif not configuration and len(held) > 1:  # one price for a 1-GPU and a 2-GPU box alike (review39 item 9)
+            errors.append(
+                InputError(f"{platform_id} holds {', '.join(held)}: key the price by one, as {platform_id}/{held[0]}", at)
+            )
+        elif platform_id in wl.prices and not any(g.platform == platform_id for g in wl.hardware.inventory):
+            # a rate for servers owned is their own all-in cost, beside which the ones bought take the quote
             errors.append(
                 InputError(f"{platform_id} is also priced by the hour under prices:, which rents it: give it one of the two", at)
             )

@@ -15,9 +15,9 @@
 #       distro_series = each.value.deploy_params.distro_series
 #     }
 #   }
-# Every tag of var.maas_tags must be on the machines it names in MAAS before applying (a tag no machine has fails
-# the allocation): give each GPU machine its GPU's (gpu-<id>) and its GPU count's (gpus-<n>), in MAAS or with
-# maas_tag resources naming their machines.
+# The allocations ask for the tags var.maas_tags lists, which MAAS must already have on the GPU machines (a tag no
+# free machine carries fails the allocation): give each its GPU's (gpu-<id>) and its GPU count's (gpus-<n>), in MAAS
+# or with maas_tag resources naming their machines.
 
 variable "maas_instances" {
   description = "One MAAS machine allocation per GPU node (terraform-provider-maas maas_instance), keyed by node."
