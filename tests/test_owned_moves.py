@@ -264,5 +264,5 @@ def test_unpriced_gpu_is_not_said_to_exceed_the_capex_cap(tmp: Path) -> None:
         "deployment chat: no layout on rtx-pro-6000-blackwell-96gb: on dell-r760xa and dell-xe7740: no purchase price "
         "in the catalog (unpriced: specgen catalog purchases), so it cannot be checked against hardware.max_capex_usd; "
         "give your rate under prices: (USD per node-hour, keyed by platform; a server priced so is rented by the hour, "
-        "not bought)"
-    )
+        "not bought), or the price you were quoted under purchase_prices: (USD a server bought)"
+    )  # review39 item 8: purchase_prices offered on bare metal
