@@ -155,3 +155,16 @@ def test_servers_bought_beside_owned_ones_priced_by_the_hour_take_the_quote(tmp_
     quoted = _plan(tmp_path, text + "purchase_prices: {dgx-h100: 100000}\n")
     bought = quoted.totals["nodes"] - 1
     assert quoted.totals["capex_usd"] == 100_000 * bought
+
+
+def test_a_quote_buys_a_server_no_longer_sold_new(tmp_path: Path) -> None:
+    """review39 item 6: a quote for an RTX 3090 box was accepted at load, and the server then refused as not sold new."""
+    text = (
+        "version: 1\nname: q3090\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
+        "hardware:\n  provider: baremetal\n  gpus: [rtx-3090-24gb]\n"
+    )
+    with pytest.raises(InfeasibleError, match="rtx-3090-24gb is not sold new"):
+        _plan(tmp_path, text)
+    plan = _plan(tmp_path, text + "purchase_prices:\n  am5-desktop-tower/rtx-3090-24gbx1: 1800\n")
+    assert plan.totals["capex_usd"] == 1800

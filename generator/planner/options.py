@@ -57,7 +57,10 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     # GPU NICs a rendered node pool attaches (review32 item 3: none where no pool is rendered)
     rendered = wl.hardware.provider == "gcp" and pools_rendered(wl.outputs)
     attached = frozenset(wl.kubernetes.gpu_networks or ()) if rendered else frozenset()
-    return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached))
+    # servers the workload gives a purchase price for are bought at it, sold new or not (review39 item 6)
+    quoted = frozenset(key.partition("/")[0] for key in wl.purchase_prices)
+    hardware = _allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached, quoted)
+    return list(hardware)
 
 
 def for_deployment(dep: Deployment, hardware: list[Hardware]) -> list[Hardware]:
@@ -125,6 +128,7 @@ def _allowed_hardware(
     _records: object,
     colocation: bool = False,
     attached: frozenset[str] = frozenset(),
+    quoted: frozenset[str] = frozenset(),
 ) -> tuple[Hardware, ...]:
     """:func:`allowed_hardware` of a workload's hardware section and the platforms it prices (``prices:``).
 
@@ -142,7 +146,7 @@ def _allowed_hardware(
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
-        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id], priced, colocation)
+        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id], priced, colocation, quoted)
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform, gpu = inventory_server(group)
@@ -150,19 +154,26 @@ def _allowed_hardware(
             if platform.custom:
                 why = "a custom server is not bought"
             else:
-                refusals = _refusals(hw, platform, gpu, priced, colocation) or [f"{platform.id} with {gpu.id} is not offered"]
+                refusals = _refusals(hw, platform, gpu, priced, colocation, quoted)
+                refusals = refusals or [f"{platform.id} with {gpu.id} is not offered"]
                 why = " and ".join(refusals) + ", so no more are bought"
             out.append(Hardware(platform, gpu, why))
     return tuple(out)
 
 
 def _refusals(
-    hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec, priced: frozenset[str], colocation: bool = False
+    hw: HardwareLimits,
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    priced: frozenset[str],
+    colocation: bool = False,
+    quoted: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Why the workload's hardware section does not allow buying this server kind; empty when it does.
 
     ``priced``: the platforms the workload rents at its ``prices:`` rate (:func:`~generator.planner.tco.rented_at_given_rates`).
     ``colocation``: whether what is bought pays colocation (a GeForce card is then bought only where named).
+    ``quoted``: the platforms the workload gives a purchase price for (``purchase_prices``), bought whether sold new or not.
     """
     if not hw.buy:
         return ["hardware.buy is false"]
@@ -175,7 +186,7 @@ def _refusals(
         why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
     if gpu.unrated("bf16") is not None:
         why.append(f"{gpu.id} has no published dense bf16 tensor rate, so its speed cannot be estimated")
-    unsold = not_sold_new_why(platform, gpu, priced) if hw.provider == "baremetal" else None
+    unsold = not_sold_new_why(platform, gpu, priced | quoted) if hw.provider == "baremetal" else None
     if unsold:
         why.append(unsold)
     if platform.id not in priced and geforce_in_colocation(hw, gpu, colocation):
