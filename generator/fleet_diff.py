@@ -1037,10 +1037,8 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
         if change["effect"] == "replaced" and change["pool"] not in grouped and change["pool"] in old_pools
     ]
     grouped |= {str(entry["added"][0]["pool"]) for entry in out if "gpu_sharing" in entry}
-    out += [
-        _replacement(old, new, [old_pools[name]], [new_pools[name]]) | {"capacity_type": change}
-        for name, change in capacity_changes(old, new).items()
-        if name not in grouped
+    out += [  # (_replacement says the capacity a pool keeping its name moves between)
+        _replacement(old, new, [old_pools[name]], [new_pools[name]]) for name in capacity_changes(old, new) if name not in grouped
     ]
     return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
 

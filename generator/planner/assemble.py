@@ -25,7 +25,7 @@ from generator.planner.candidates import (
 )
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
-from generator.planner.custom import custom_drives_said, custom_platforms, custom_power_findings
+from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.driver_series import (
     DRIVER_SERIES,
     ROCM_INSTALL_GUIDE,
@@ -1204,7 +1204,7 @@ def build_plan(
                 given_in(loaded.document, ("hardware", "rack_circuits", "continuous_load_fraction")),
                 given_in(loaded.document, ("hardware", "rack_circuits", "power_factor")),
             )
-            findings.extend(feed_loss_findings(pools, supply, consts, custom_platforms(wl)) + voltage_findings(supply))
+            findings.extend(feed_loss_findings(pools, supply, consts, wl.hardware) + voltage_findings(supply))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             raise FleetLimitError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "

@@ -15,7 +15,7 @@ from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.plan import Finding
 from generator.sizing.constants import Constants
 from generator.workload.custom_servers import inferred_board
-from generator.workload.models import CustomServer, InventoryGroup, Workload
+from generator.workload.models import CustomServer, Hardware, InventoryGroup, Workload
 
 
 def server_kind(spec: CustomServer) -> str:
@@ -159,9 +159,9 @@ def inventory_server(group: InventoryGroup) -> tuple[PlatformSpec, GpuSpec]:
     return platform, platform.fitted_gpu(catalog.gpus()[group.gpu or platform.gpu_ids[0]])
 
 
-def custom_platforms(wl: Workload) -> dict[str, PlatformSpec]:
-    """Every custom server kind the workload owns, by id."""
-    return {g.custom.platform_id: custom_platform(g.custom) for g in wl.hardware.inventory if g.custom is not None}
+def custom_platforms(hardware: Hardware) -> dict[str, PlatformSpec]:
+    """Every custom server kind a workload's hardware section owns, by id."""
+    return {g.custom.platform_id: custom_platform(g.custom) for g in hardware.inventory if g.custom is not None}
 
 
 def custom_power_findings(wl: Workload, consts: Constants) -> list[Finding]:

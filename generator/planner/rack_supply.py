@@ -9,10 +9,9 @@ split over the A and B sides, and on one side only its half of them powers it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from generator import catalog
-from generator.catalog.records import PlatformSpec
+from generator.planner.custom import custom_platforms
 from generator.planner.nodes import believed_psu_fields, psu_count, wall_to_dc_w
 from generator.planner.plan import Finding, NodeSpec, Pool, RackCircuitLoad, RackSpec, RackSupply
 from generator.planner.racks import Rack, racked_nodes
@@ -191,7 +190,7 @@ def node_rack_problem(hardware: Hardware, node: NodeSpec) -> str | None:
 
 
 def feed_loss_findings(
-    pools: list[Pool], supply: RackSupply, consts: Constants, custom: Mapping[str, PlatformSpec] | None = None
+    pools: list[Pool], supply: RackSupply, consts: Constants, hardware: Hardware | None = None
 ) -> list[Finding]:
     """One finding per racked pool whose server one side's PSUs cannot keep running (2N), or whose PSUs are unknown.
 
@@ -200,15 +199,16 @@ def feed_loss_findings(
     compares). A single PSU stands on one side and goes down with it; fault-tolerant PSUs (Dell's FTR) cap the GPUs'
     power instead of shutting down. A chassis whose PSUs the catalog lacks (a custom server, most catalog platforms) is
     an info, with or without redundancy: its load is taken as spread evenly over the rack's outlets, and nothing checks
-    one side's PSUs. ``custom``: the workload's custom servers, by id, whose PSUs it may give (newuser57 item 13).
+    one side's PSUs. ``hardware``: the workload's, whose custom servers may give their PSUs (newuser57 item 13).
     """
     two_sides = supply.redundancy in SPLIT_FEEDS
+    custom = custom_platforms(hardware) if hardware is not None else {}
     out = []
     for pool in pools:
         if not racked_nodes(pool):
             continue
         node = pool.node
-        platform = catalog.platforms().get(node.platform_id) or (custom or {}).get(node.platform_id)
+        platform = catalog.platforms().get(node.platform_id) or custom.get(node.platform_id)
         dc_w = wall_to_dc_w(node.power_w, consts)
         count = platform.psu_count if platform is not None else None
         rating = platform.psu_rating_w if platform is not None else None

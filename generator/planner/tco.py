@@ -181,10 +181,20 @@ class NodeCost(NamedTuple):
 def _purchase_node_cost(platform: PlatformSpec, quote: tuple[float, str], power_w: int, consts: Constants) -> NodeCost:
     """One server bought at the workload's quote (:func:`given_purchase`), run at the catalog's running costs."""
     capex, key = quote
+    return _bought_node_cost(platform, capex, f"price given (purchase_prices.{key})", power_w, consts)
+
+
+def _bought_node_cost(
+    platform: PlatformSpec, capex: float, capex_basis: str, power_w: int, consts: Constants, estimated: bool = False
+) -> NodeCost:
+    """One server bought for ``capex`` spread over the amortisation, and its running costs (energy, colocation).
+
+    ``capex_basis``: where the figure comes from (a catalog record, or the workload's quote).
+    """
     opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
     per_month = capex / consts.amortization_months + opex
-    basis = f"purchase price given (purchase_prices.{key}) over {consts.amortization_months} months; {opex_basis}"
-    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis)
+    basis = f"purchase {capex_basis} over {consts.amortization_months} months; {opex_basis}"
+    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis, estimated)
 
 
 def given_purchase(wl: Workload, platform_id: str, gpu_id: str, gpus: int) -> tuple[float, str] | None:
@@ -433,10 +443,7 @@ def _catalog_node_cost(
     if isinstance(bought, str):
         return NodeCost(None, None, None, None, why=bought)
     capex, capex_basis, estimated = bought
-    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
-    per_month = capex / consts.amortization_months + opex
-    basis = f"purchase {capex_basis} over {consts.amortization_months} months; {opex_basis}"
-    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis, estimated)
+    return _bought_node_cost(platform, capex, capex_basis, power_w, consts, estimated)
 
 
 @cache
