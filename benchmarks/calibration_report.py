@@ -43,7 +43,7 @@ from generator.sizing.architecture import EXPERT, Architecture, parse_architectu
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.frameworks import framework_profile, resolved_regime, window_masked_layers  # noqa: E402
+from generator.sizing.frameworks import framework_profile, recomputes_ops, resolved_regime, window_masked_layers  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
@@ -209,7 +209,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     """GPU-hours of a training run: the engine's FLOPs per token x tokens at its utilisation of the GPU's dense BF16 rate."""
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
-    flops = training_flops_per_token(arch, row["method"], row["checkpointing"]) * row["tokens"]
+    flops = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("framework")) * row["tokens"]
     if row.get("layout"):
         # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
         layout = row["layout"]
@@ -289,6 +289,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         ep_replicas,
     )  # fmt: skip
     flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
+    if recomputes_ops(row.get("profile"), row["checkpointing"]):  # torchtitan's "selective": op-level
+        flops_per_token = training_flops_per_token(arch, "full", row["checkpointing"], row["profile"])
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
@@ -340,7 +342,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     seq, dp = row["seq_len"], row["gpus"]
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
-    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"])
+    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("framework"))
     masked = window_masked_layers([layer.window_tokens for layer in arch.layers], seq, row["framework"])
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], masked)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)
@@ -710,6 +712,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in json.loads(TRAINING_MFU.read_text())["rows"]:
         label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
         layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
+        if row.get("profile"):  # a framework specgen has a profile of (torchtitan's FSDP2 rows) apart from llm-foundry's
+            layout += f" {row['profile']}"
         if row.get("ep", 1) > 1:  # mixture-of-experts rows (expert parallelism, all-to-alls) apart
             layout = f"MoE EP{row['ep']}"
             label += f" ep{row['ep']}"

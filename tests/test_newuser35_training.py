@@ -224,15 +224,18 @@ def test_fsdp_70b_meets_6_hours_on_256_gpus_as_the_estimate_says(tmp_path: Path)
     path = tmp_path / "f70.yaml"
     path.write_text(F70.format(deadline=6))
     job = plan_workload(load_workload(str(path))).deployments[0].details
-    assert (job["world_size"], job["zero_stage"], job["micro_batch_size"]) == (256, 3, 2)
+    # newuser60 item 1: FSDP2's op-level selective checkpointing (a third of the forward's matmuls again) fits at
+    # micro-batch 1 and beats full recomputation at 2 (5.43 h)
+    layout = ("world_size", "zero_stage", "micro_batch_size", "gradient_accumulation_steps", "gradient_checkpointing")
+    assert tuple(job[key] for key in layout) == (256, 3, 1, 2, "selective")
     code, out = run_estimate(
         "meta-llama/Llama-3.1-70B-Instruct", "--train", "full", "--framework", "fsdp2", "--gpu", "h100-sxm5-80gb",
-        "--gpus", "256", "--seq-len", "4096", "--micro-batch", "2", "--dataset-tokens", "4000000000",
+        "--gpus", "256", "--seq-len", "4096", "--micro-batch", "1", "--accumulation", "2",
+        "--gradient-checkpointing", "selective", "--dataset-tokens", "4000000000",
     )  # fmt: skip
     assert code == 0
-    # 5.45 h before the recomputed forward left out the LM head (trainacc entry of 2026-12-04 in CALIBRATION.md)
-    assert "5.43 h" in out
-    assert job["hours"] == pytest.approx(5.43, rel=0.02)
+    assert "4.56 h" in out
+    assert job["hours"] == pytest.approx(4.56, rel=0.02)
 
 
 def test_the_estimate_refuses_megatron_zero_2(capsys: pytest.CaptureFixture[str]) -> None:

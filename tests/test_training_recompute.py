@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 
+from generator.sizing import op_checkpointing
 from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.constants import Constants
 from generator.sizing.performance import recomputed_params, training_flops_per_token
+from generator.sizing.training import TrainingSetup, size_training
+from generator.sizing.weights import Parallelism
 from tests.conftest import calibration_report as _report
 
 #: A two-layer Llama: hidden 64, MLP 128, 4 query heads and 2 KV heads of 16, vocabulary 1,000.
@@ -59,6 +63,46 @@ def test_the_tiny_model_counts_as_by_hand(tied: bool) -> None:
 )
 def test_step_flops_per_token_by_hand(method: str, checkpointing: str, flops: int) -> None:
     assert training_flops_per_token(_tiny(False), method, checkpointing) == flops
+
+
+#: Op-level selective checkpointing, by hand per layer: q, k, v, o, gate, up, down run in that order; k (64 x 32),
+#: o (64 x 64) and up (64 x 128) run again; q (64), v (32), gate (128) and down (64) are saved with the block's input
+#: (64) and the attention output (64) in bf16, and the attention's fp32 log-sum-exp of 4 heads.
+OP_RECOMPUTED = 2 * (64 * 32 + 64 * 64 + 64 * 128)
+OP_SAVED_BYTES = (64 + 64 + 64 + 32 + 128 + 64) * 2 + 4 * 4
+
+
+def test_op_level_selective_checkpointing_by_hand() -> None:
+    arch = _tiny(False)
+    assert op_checkpointing.recomputed_params(arch) == OP_RECOMPUTED == 28_672
+    assert op_checkpointing.saved_bytes_per_token_per_layer(arch) == OP_SAVED_BYTES == 848
+
+
+@pytest.mark.parametrize(
+    ("framework", "flops"),
+    [
+        ("fsdp2", 6 * N + 2 * OP_RECOMPUTED),  # torchtitan's "selective": every second matmul again
+        ("megatron", 6 * N),  # the attention core again, whose FLOPs are attention's (not counted in N)
+        ("hf", 6 * N),
+        (None, 6 * N),
+    ],
+)
+def test_selective_checkpointing_flops_are_the_frameworks(framework: str | None, flops: int) -> None:
+    assert training_flops_per_token(_tiny(False), "full", "selective", framework) == flops
+
+
+def test_op_level_selective_keeps_its_saved_tensors_a_layer() -> None:
+    """newuser60 item 1: under FSDP2, "selective" kept every activation, as with no checkpointing (torchtitan's Llama
+    3.1 8B, 82.4 GiB a GPU, was sized 141.6 GiB). Each of the two layers now keeps 848 bytes a token where full
+    checkpointing keeps its 128-byte input, plus the layer being recomputed in either."""
+    arch = _tiny(False)
+    setup = TrainingSetup(framework="fsdp2", sequence_length=1024, micro_batch_size=2, fused_kernels=True)
+
+    def activations(checkpointing: str) -> int:
+        sized = size_training(arch, setup._replace(checkpointing=checkpointing), Parallelism(), Constants(), nvlink=False)
+        return int(sized.per_gpu.activations)
+
+    assert activations("selective") - activations("full") == 2 * (OP_SAVED_BYTES - 64 * 2) * 2 * 1024
 
 
 def test_the_recompute_of_a_real_model_leaves_out_its_head() -> None:

@@ -446,16 +446,18 @@ def _checkpointing_basis(job: dict[str, Any]) -> str:
     newuser45 item 4: the Trainer's ``gradient_checkpointing`` defaults to False, and a LoRA that fits a 24 GB card
     with checkpointing does not without it; the line said neither.
     """
-    from generator.sizing.frameworks import framework_profile
+    from generator.sizing.frameworks import framework_profile, recomputes_ops
 
     if not job["framework"] or job["checkpointing"] == "none":
         return ""
-    own = framework_profile(job["framework"]).checkpointing
-    if own == job["checkpointing"]:
-        return ""
+    framework = job["framework"]
+    own = framework_profile(framework).checkpointing
+    notes = ["op-level: every other matmul's output saved"] if recomputes_ops(framework, job["checkpointing"]) else []
     if own is None:
-        return f" (not {job['framework']}'s default, none: turn it on, or give --gradient-checkpointing none)"
-    return f" ({job['framework']} runs {own} unless told)"
+        notes.append(f"not {framework}'s default, none: turn it on, or give --gradient-checkpointing none")
+    elif own != job["checkpointing"]:
+        notes.append(f"{framework} runs {own} unless told")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _gpu_name(gpu_id: str) -> str:

@@ -92,6 +92,8 @@ class TrainingShape:
     step: StepTime | None = None
     #: Model FLOPs per token (6N; 4N for adapters), what MFU counts.
     model_flops_per_token: float = 0.0
+    #: FLOPs the step runs per token: the model's and what activation checkpointing recomputes.
+    flops_per_token: float = 0.0
     #: The less simple layout on the same servers this one was kept over, where it nearly tied.
     near_tie: NearTie | None = None
 
@@ -110,11 +112,10 @@ class TrainingShape:
 
     @property
     def model_flops(self) -> float | None:
-        """The job's model FLOPs, what MFU counts: ``total_flops`` less the forward passes full checkpointing recomputes."""
-        if self.total_flops is None or self.setup.checkpointing != "full":
+        """The job's model FLOPs, what MFU counts: ``total_flops`` less the forward passes checkpointing recomputes."""
+        if self.total_flops is None or not self.flops_per_token:
             return self.total_flops
-        recompute = 2 * self.model_flops_per_token / (6 if self.setup.method == "full" else 4)  # 2N of 6N (4N: adapters)
-        return self.total_flops * self.model_flops_per_token / (self.model_flops_per_token + recompute)
+        return self.total_flops * self.model_flops_per_token / self.flops_per_token
 
     @property
     def step_mfu(self) -> float:
@@ -222,7 +223,7 @@ def layout_mfu(
 
 def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[str, Any]:
     """What :func:`training_utilisation` sets the step's attention against on ``gpu``: its kernels and the GEMM FLOPs."""
-    flops = training_flops_per_token(arch, spec.method, spec.checkpointing)
+    flops = training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework)
     return {
         "attention_scale": attention_kernel_scale(gpu.architecture),
         "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu),
@@ -356,7 +357,7 @@ def _compute_share(
     bandwidth = hw.gpu.sustained_bandwidth_gb_per_s
     if not (dequant_bytes or adapter_bytes) or not tflops or mfu <= 0 or bandwidth <= 0:
         return 1.0
-    flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * tokens
+    flops = training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
     memory_s = nf4_dequant_seconds(dequant_bytes, bandwidth, consts) + hbm_seconds(adapter_bytes, bandwidth)
     return compute_s / (compute_s + memory_s)
@@ -408,7 +409,7 @@ def gpu_step(
         consts,
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
-        flops_per_token=training_flops_per_token(arch, spec.method, spec.checkpointing),
+        flops_per_token=training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework),
         forward_flops_per_token=2.0 * arch.flop_params,
         base_efficiency=compute_efficiency(model, spec, consts, gpu),
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
@@ -647,9 +648,8 @@ def _shapes_at(
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
     # the rate the step runs at (layout_step): the peak scaled by the GPU's measured share over the reference's
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
-    total_flops = None
-    if spec.dataset_tokens:
-        total_flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * spec.dataset_tokens * spec.epochs
+    flops = training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework)
+    total_flops = flops * spec.dataset_tokens * spec.epochs if spec.dataset_tokens else None
     # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
     profile = framework_profile(spec.framework) if spec.framework else None
     regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1)[0]
@@ -757,7 +757,9 @@ def _shapes_at(
                     reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
                 model_flops = training_flops_per_token(arch, spec.method, "none")
                 shapes.append(
-                    TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
+                    TrainingShape(
+                        hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops, flops
+                    )
                 )
         unpinned = pin is None or pin.pp is None
         pipelines = not data_parallel_only(spec.framework, spec.method) and (not profile or profile.pipeline_parallel)

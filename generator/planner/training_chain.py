@@ -68,7 +68,7 @@ def _job_flops(job: ChainJob) -> float | None:
     spec = job.dep.training
     if not spec.dataset_tokens:
         return None
-    per_token = training_flops_per_token(job.model.architecture, spec.method, spec.checkpointing)
+    per_token = training_flops_per_token(job.model.architecture, spec.method, spec.checkpointing, spec.framework)
     return per_token * spec.dataset_tokens * spec.epochs
 
 

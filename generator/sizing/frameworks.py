@@ -178,6 +178,11 @@ class FrameworkProfile(NamedTuple):
     #: Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes nothing without
     #: ``--recompute-granularity`` (newuser35 item 6).
     checkpointing: str | None = None
+    #: Whether its ``selective`` activation checkpointing is op-level (:mod:`generator.sizing.op_checkpointing`:
+    #: torchtitan's default ``selective_ac_option = "op"``, a plain FSDP2 loop's ``create_selective_checkpoint_contexts``
+    #: policy), not Megatron-LM's recomputation of the attention core (newuser60 item 1: torchtitan's Llama 3.1 8B at
+    #: 82.4 GiB a GPU was sized 141.6).
+    selective_ops: bool = False
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
     #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
@@ -296,6 +301,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             fsdp_cpu_offload=True,
             dp_collectives="fsdp",
             has_optimizer_in_backward=True,
+            selective_ops=True,
         ),
         FrameworkProfile(
             "megatron",
@@ -336,6 +342,11 @@ QLORA_DATA_PARALLEL_ONLY = (
     "under hf, trl, unsloth, axolotl, llama-factory and deepspeed, and torchtune's NF4 tensors are sharded by "
     "ZeRO-3 / FSDP, never tensor- or pipeline-parallel; megatron loads no 4-bit base)"
 )
+
+
+def recomputes_ops(framework: str | None, checkpointing: str) -> bool:
+    """Whether ``checkpointing`` under ``framework`` recomputes ops selectively (:attr:`FrameworkProfile.selective_ops`)."""
+    return checkpointing == "selective" and framework is not None and framework_profile(framework).selective_ops
 
 
 def data_parallel_only(framework: str | None, method: str) -> bool:

@@ -34,8 +34,10 @@ import math
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing import op_checkpointing
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import recomputes_ops
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
 from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
@@ -992,16 +994,21 @@ def static_batch_seconds(
     return prefill.seconds + max(0, output_tokens - 1) * step.seconds
 
 
-def training_flops_per_token(arch: Architecture, method: str, checkpointing: str) -> float:
+def training_flops_per_token(arch: Architecture, method: str, checkpointing: str, framework: str | None = None) -> float:
     """FLOPs per training token from the active parameters N.
 
     6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
     frozen base), plus the recomputed forward of the checkpointed decoder blocks under full activation checkpointing
-    (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head).
+    (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head), or of the matmuls op-level
+    selective checkpointing runs again where ``framework``'s ``selective`` is that (:mod:`~generator.sizing.op_checkpointing`).
     """
     n = arch.flop_params
     base = 6.0 * n if method == "full" else 4.0 * n
-    return base + (2.0 * recomputed_params(arch) if checkpointing == "full" else 0.0)
+    if checkpointing == "full":
+        return base + 2.0 * recomputed_params(arch)
+    if recomputes_ops(framework, checkpointing):
+        return base + 2.0 * op_checkpointing.recomputed_params(arch)
+    return base
 
 
 def recomputed_params(arch: Architecture) -> int:

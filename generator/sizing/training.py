@@ -57,6 +57,7 @@ from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing import op_checkpointing
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
@@ -67,6 +68,7 @@ from generator.sizing.frameworks import (
     fp32_logits_share,
     framework_profile,
     logits_bytes_per_element,
+    recomputes_ops,
 )
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.lora_modules import (
@@ -206,6 +208,10 @@ class TrainingSetup(NamedTuple):
         """
         fsdp = self.framework is not None and framework_profile(self.framework).fsdp_cpu_offload
         return self.offload_optimizer or (self.offload_params and fsdp)
+
+    def recomputes_ops(self) -> bool:
+        """Whether its ``selective`` checkpointing is op-level, as its framework's (:mod:`~generator.sizing.op_checkpointing`)."""
+        return recomputes_ops(self.framework, self.checkpointing)
 
     def kernels_fused(self) -> bool:
         """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
@@ -641,7 +647,8 @@ def size_training(
             parts["autocast_copy"] = arch.vocab_size * arch.hidden_size * 2 / par.tp
     weights = sum(parts.values())
 
-    # selective recomputation (Korthikanti et al.) drops the attention scores, as FlashAttention does
+    # selective recomputation (Korthikanti et al.; op-level too, which saves the attention kernel's output) drops the
+    # attention scores, as FlashAttention does
     per_layer = activation_bytes_per_token_per_layer(
         arch, setup.sequence_length, setup.flash_attention or setup.checkpointing == "selective"
     )
@@ -658,15 +665,18 @@ def size_training(
     # so the deeper schedule's memory is counted (the step time interleaves only a whole multiple of the stages)
     virtual = virtual_stages_for(arch.num_layers, par.pp, consts.training_pipeline_virtual_stages)
     in_flight = math.ceil(in_flight * interleaved_activation_factor(par.pp, virtual))
-    # full checkpointing keeps each layer's input (bf16; fp32 where fp32 embeddings make the residual stream fp32)
-    # plus one layer being recomputed
+    # full checkpointing keeps each layer's input (bf16; fp32 where fp32 embeddings make the residual stream fp32),
+    # op-level selective checkpointing what its policy saves; either plus one layer being recomputed
     residual_bytes = 4 if upcast else 2
     checkpoint = arch.hidden_size * residual_bytes
-    kept = in_flight * checkpoint + per_layer if setup.checkpointing == "full" else in_flight * per_layer
+    if setup.recomputes_ops():
+        checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch)
+    recomputing = setup.checkpointing == "full" or setup.recomputes_ops()
+    kept = in_flight * checkpoint + per_layer if recomputing else in_flight * per_layer
     if activation_offload:
         # saved tensors go to host RAM; the GPU keeps the layer in flight and the one being fetched back
         on_host = kept
-        kept = 2 * checkpoint + per_layer if setup.checkpointing == "full" else 2 * per_layer
+        kept = 2 * checkpoint + per_layer if recomputing else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
     act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     vocab_per_gpu = math.ceil(arch.vocab_size / par.tp)
