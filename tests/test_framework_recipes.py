@@ -216,11 +216,12 @@ def test_a_workload_field_overrides_the_recipe_default(
     from generator.workload.models import TrainingSpec
 
     spec = TrainingSpec(method="full", framework="torchtune", micro_batch_size=2, **fields)
-    setup = _setup(spec, zero=3, dp=1, par=Parallelism())
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)
+    setup = _setup(arch, spec, zero=3, dp=1, par=Parallelism())
     assert (setup.optimizer, setup.techniques()[2], setup.paged_optimizer) == (optimizer, in_backward, paged)
     # on two GPUs (DP or TP) the distributed recipe's: the profile's AdamW bf16, stepped after backward, not paged
     for dp, par in ((2, Parallelism()), (1, Parallelism(tp=2))):
-        distributed = _setup(spec._replace(**{"optimizer_in_backward": None, **fields}), zero=3, dp=dp, par=par)
+        distributed = _setup(arch, spec._replace(**{"optimizer_in_backward": None, **fields}), zero=3, dp=dp, par=par)
         assert not distributed.paged_optimizer
         assert distributed.optimizer == fields.get("optimizer", "adamw-bf16")
 

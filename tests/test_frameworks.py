@@ -15,7 +15,7 @@ from generator.catalog import find_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.frameworks import FRAMEWORKS, framework_profile
+from generator.sizing.frameworks import FRAMEWORKS, default_loss, framework_profile
 from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer
 from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, lora_params, root_unit_bytes, size_training
@@ -90,6 +90,22 @@ def test_the_longest_published_sequence_fills_the_gpu_within_11_percent(row: dic
     """newuser17 H1: HF QLoRA of 128k-vocabulary models came out 22-28% short of the memory that filled the GPU, so
     its "longest sequence that fits" was 18-40% too long."""
     assert _predict_gb(row) == pytest.approx(row["measured_gb"], rel=0.11)
+
+
+@pytest.mark.parametrize(
+    ("framework", "model_type", "loss"),
+    [
+        ("unsloth", "llama", "fused"),  # FastLanguageModel's own classes
+        ("unsloth", "qwen3", "fused"),
+        ("unsloth", "gpt_oss", "chunked"),  # newuser60 item 2: FastModel, unsloth_zoo's loss over chunks of logits
+        ("unsloth", "qwen3_moe", "chunked"),  # commented out of the dispatch: FastModel
+        ("hf", "gpt_oss", "standard"),
+        ("trl+liger", "gpt_oss", "fused"),
+    ],
+)
+def test_a_frameworks_default_loss_follows_the_model_family(framework: str, model_type: str, loss: str) -> None:
+    assert default_loss(framework_profile(framework), model_type) == loss
+    assert TrainingSetup(framework=framework, model_type=model_type).techniques()[0] == loss
 
 
 def test_hf_qlora_memory_grows_per_token_as_published() -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
+from generator.catalog import find_model
 from generator.errors import InputError
 from generator.planner.training import _setup
+from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.weights import Parallelism
 from generator.workload.models import TrainingSpec
 from tests.helpers import estimate_json, run_estimate
@@ -39,6 +41,11 @@ def test_full_training_refuses_the_flag() -> None:
     assert exc.value.code == 2
 
 
+def _llama_8b() -> Architecture:
+    return parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)
+
+
 def test_workload_field_defaults_to_peft_and_reaches_the_planner() -> None:
     assert TrainingSpec(method="lora").lora_dropout == 0.0
-    assert _setup(TrainingSpec(method="lora", lora_dropout=0.05), zero=0, dp=1, par=Parallelism(1, 1)).lora_dropout == 0.05
+    spec = TrainingSpec(method="lora", lora_dropout=0.05)
+    assert _setup(_llama_8b(), spec, zero=0, dp=1, par=Parallelism(1, 1)).lora_dropout == 0.05

@@ -1304,6 +1304,7 @@ def _training(
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
         expert_parallel=req.ep,
+        model_type=model.architecture.model_type,
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
         accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )

@@ -132,6 +132,7 @@ class TrainingShape:
 
 
 def _setup(
+    arch: Architecture,
     spec: TrainingSpec,
     zero: int,
     dp: int,
@@ -168,6 +169,7 @@ def _setup(
         fused_kernels=spec.fused_kernels,
         accumulation_steps=accumulation,
         base_precision=base_precision,
+        model_type=arch.model_type,
     )
     return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None)
 
@@ -333,7 +335,7 @@ def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, 
 
 def _adapter_bytes_per_token(arch: Architecture, spec: TrainingSpec, base_precision: str | None = None) -> float:
     """HBM bytes a token moves through PEFT's LoRA layers outside their matmuls: the job's regime and base decide."""
-    return lora_traffic_bytes_per_token(arch, _setup(spec, 0, 1, Parallelism(), base_precision=base_precision))
+    return lora_traffic_bytes_per_token(arch, _setup(arch, spec, 0, 1, Parallelism(), base_precision=base_precision))
 
 
 def _compute_share(
@@ -470,7 +472,7 @@ def _batch_split(
     for mb, accumulation in options:
         if mb > MAX_MICRO_BATCH:
             break
-        setup = _setup(spec, zero, dp, par, mb, accumulation)
+        setup = _setup(arch, spec, zero, dp, par, mb, accumulation)
         if not _fits(_memory(arch, setup, par, hw, consts), budget):
             continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length, setup.checkpointing == "full")
@@ -697,7 +699,7 @@ def _shapes_at(
             found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
             if found is None:
-                mem = _memory(arch, _setup(job, zero, max(deadline_dp, 1), par), par, hw, consts)
+                mem = _memory(arch, _setup(arch, job, zero, max(deadline_dp, 1), par), par, hw, consts)
                 offloaded = " with the parameters offloaded" if job.offload_params else ""
                 blocked.append(
                     f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} of {budget / GIB:.1f} GiB"
@@ -746,7 +748,7 @@ def _shapes_at(
                 # (newuser43 item 7: nor where it offloads the optimizer through ZeRO-Offload, stage 1-3 on one GPU too)
                 zero_offload = spec.offload_optimizer and framework not in OWN_OPTIMIZER_OFFLOAD
                 stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params or zero_offload else 0
-                setup = _setup(job, stage, each_dp, par, micro_batch, accumulation)
+                setup = _setup(arch, job, stage, each_dp, par, micro_batch, accumulation)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
@@ -916,17 +918,17 @@ def _smallest_dp(
     """Smallest data-parallel degree >= ``start`` at which memory fits (more DP only helps with ZeRO)."""
     arch = arch_model.architecture
     dp = max(1, start)
-    if _fits(_memory(arch, _setup(spec, zero, dp, par), par, hw, consts), budget):
+    if _fits(_memory(arch, _setup(arch, spec, zero, dp, par), par, hw, consts), budget):
         return dp
     if zero == 0:
         return None
     high = MAX_DATA_PARALLEL
-    if not _fits(_memory(arch, _setup(spec, zero, high, par), par, hw, consts), budget):
+    if not _fits(_memory(arch, _setup(arch, spec, zero, high, par), par, hw, consts), budget):
         return None
     low = dp
     while low < high:
         mid = (low + high) // 2
-        if _fits(_memory(arch, _setup(spec, zero, mid, par), par, hw, consts), budget):
+        if _fits(_memory(arch, _setup(arch, spec, zero, mid, par), par, hw, consts), budget):
             high = mid
         else:
             low = mid + 1

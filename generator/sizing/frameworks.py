@@ -178,6 +178,15 @@ class FrameworkProfile(NamedTuple):
     #: Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes nothing without
     #: ``--recompute-granularity`` (newuser35 item 6).
     checkpointing: str | None = None
+    #: The model types (config ``model_type``) its ``loss`` applies to (None: every model); others take
+    #: :attr:`other_loss`. Unsloth's fused cross-entropy is its ``FastLanguageModel``'s own model classes'
+    #: (``unsloth/models/loader.py`` dispatches llama, mistral, gemma, gemma2, qwen2 and qwen3 to them); any other model
+    #: goes to ``FastModel``, whose loss unsloth_zoo compiles over the logits a chunk at a time (newuser60 item 2:
+    #: gpt-oss's longest context on one H100 was sized 3.3-4.4x Unsloth's published 60K / 81K tokens with the fused loss,
+    #: -27% / -4% chunked).
+    loss_model_types: tuple[str, ...] | None = None
+    #: The loss of a model outside :attr:`loss_model_types`.
+    other_loss: str = "standard"
     #: Whether its ``selective`` activation checkpointing is op-level (:mod:`generator.sizing.op_checkpointing`:
     #: torchtitan's default ``selective_ac_option = "op"``, a plain FSDP2 loop's ``create_selective_checkpoint_contexts``
     #: policy), not Megatron-LM's recomputation of the attention core (newuser60 item 1: torchtitan's Llama 3.1 8B at
@@ -211,6 +220,12 @@ TORCHTUNE_REGIMES = ("adamw-bf16", "adamw-8bit-bf16")
 #: Megatron-LM's ``--optimizer`` takes adam or sgd (megatron/training/arguments.py, newer releases add Muon), over fp32
 #: main parameters under ``--bf16``: neither bitsandbytes' 8-bit AdamW nor Adafactor (fuzz20 item 18).
 MEGATRON_REGIMES = ("adamw", "sgd")
+
+
+#: The model types Unsloth's ``FastLanguageModel`` runs through model classes of its own (fused cross-entropy, Triton
+#: kernels): https://github.com/unslothai/unsloth/blob/main/unsloth/models/loader.py (``qwen3_moe`` is commented out
+#: there, and goes to ``FastModel`` with every other type).
+UNSLOTH_OWN_MODEL_TYPES = ("llama", "mistral", "gemma", "gemma2", "qwen2", "qwen3")
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -268,6 +283,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             optimizer="adamw-8bit",
             offload_needs_checkpointing=True,
             checkpointing="full",
+            loss_model_types=UNSLOTH_OWN_MODEL_TYPES,
+            other_loss="chunked",
         ),
         FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True, peft_lora=True),
         FrameworkProfile(
@@ -342,6 +359,13 @@ QLORA_DATA_PARALLEL_ONLY = (
     "under hf, trl, unsloth, axolotl, llama-factory and deepspeed, and torchtune's NF4 tensors are sharded by "
     "ZeRO-3 / FSDP, never tensor- or pipeline-parallel; megatron loads no 4-bit base)"
 )
+
+
+def default_loss(profile: FrameworkProfile, model_type: str | None) -> str:
+    """The loss ``profile`` runs a ``model_type`` model with where none is given (:attr:`FrameworkProfile.loss_model_types`)."""
+    if profile.loss_model_types is None or model_type in profile.loss_model_types:
+        return profile.loss
+    return profile.other_loss
 
 
 def recomputes_ops(framework: str | None, checkpointing: str) -> bool:

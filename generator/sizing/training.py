@@ -65,6 +65,7 @@ from generator.sizing.expert_parallel import check_ep_divides_data_parallel, che
 from generator.sizing.frameworks import (
     FrameworkProfile,
     Recipe,
+    default_loss,
     fp32_logits_share,
     framework_profile,
     logits_bytes_per_element,
@@ -171,6 +172,9 @@ class TrainingSetup(NamedTuple):
     #: Optimizer states in bitsandbytes' paged memory, which pages them to host RAM under GPU memory pressure (its
     #: recipe's ``PagedAdamW8bit``: :attr:`~generator.sizing.frameworks.Recipe.paged_optimizer`); sized in host RAM.
     paged_optimizer: bool = False
+    #: The model's config ``model_type``, where a framework's defaults differ by model family (:func:`default_loss`);
+    #: None: not known yet (:func:`size_training` takes its architecture's).
+    model_type: str | None = None
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
@@ -183,7 +187,7 @@ class TrainingSetup(NamedTuple):
         profile = framework_profile(self.framework) if self.framework else FrameworkProfile("none", "")
         default_offload = profile.activation_offload and self.checkpointing != "none"
         return (
-            self.loss if self.loss is not None else profile.loss,
+            self.loss if self.loss is not None else default_loss(profile, self.model_type),
             self.activation_offload if self.activation_offload is not None else default_offload,
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
@@ -523,6 +527,8 @@ def size_training(
     """
     # the activations counted here are attention layers' (Korthikanti et al.); a Gated DeltaNet layer saves others
     check_sized_use(arch, "training")
+    if setup.model_type is None:
+        setup = setup._replace(model_type=arch.model_type)
     opt = _validate(setup, par.pp)
     if setup.method != "full":
         setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))
