@@ -104,6 +104,7 @@ def _training_kwargs(row: dict[str, Any]) -> dict[str, Any]:
         "lora_dropout",
         "offload_optimizer",
         "paged_optimizer",
+        "accumulation_steps",
     )
     for technique in techniques:
         if technique in row and technique in TrainingSetup._fields:

@@ -16,9 +16,10 @@ import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
+from generator.errors import InputError, SpecgenError
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.frameworks import TORCHTUNE_SINGLE_DEVICE_FULL, job_recipe
+from generator.sizing.frameworks import AXOLOTL_FULL, TORCHTUNE_SINGLE_DEVICE_FULL, job_recipe
 from generator.sizing.training import TrainingSetup, size_training
 from generator.sizing.weights import Parallelism
 from generator.units import GB, GIB
@@ -55,6 +56,9 @@ DEFAULTS = EstimateRequest(
         ("hf", "full", 1, None),
         ("fsdp2", "full", 1, None),
         (None, "full", 1, None),
+        ("axolotl", "full", 1, AXOLOTL_FULL),  # its bf16 model, at any GPU count (newuser60 item 3)
+        ("axolotl+liger", "full", 8, AXOLOTL_FULL),
+        ("axolotl", "lora", 1, None),  # PEFT's fp32 adapters over the bf16 base: the profile's AdamW
     ],
 )
 def test_the_recipe_follows_the_framework_method_and_gpus(framework: str | None, method: str, gpus: int, recipe: Any) -> None:
@@ -291,3 +295,61 @@ def test_the_advice_offers_only_what_is_off(
         assert text not in note
     if on is not None:
         assert note.endswith(on)
+
+
+#: axolotl's examples/llama-3/fft-8b.yaml, listed "Single GPU @ 48GB" (the calibration row).
+AXOLOTL_FFT_8B = next(r for r in CALIBRATION["training_memory"] if r.get("framework") == "axolotl")
+AXOLOTL_JOB = EstimateRequest(
+    model=AXOLOTL_FFT_8B["model"],
+    train="full",
+    framework="axolotl",
+    gpu="a100-sxm4-80gb",
+    seq_len=AXOLOTL_FFT_8B["seq_len"],
+    micro_batch=AXOLOTL_FFT_8B["micro_batch"],
+    accumulation=AXOLOTL_FFT_8B["accumulation_steps"],
+    checkpointing="full",
+)
+
+
+def test_an_axolotl_full_fine_tune_trains_its_bf16_model_without_an_fp32_master_copy() -> None:
+    """newuser60 item 3: sized as fp32-master AMP, 16 bytes a parameter (92.7 GiB for fft-8b.yaml with 8-bit AdamW)."""
+    result = estimate(AXOLOTL_JOB)
+    params = result["params"]["trainable"]
+    per_gpu = result["memory"]["per_gpu"]
+    assert (result["training"]["recipe"], result["training"]["optimizer"]) == ("bf16 full fine-tune", "adamw-bf16")
+    assert (per_gpu["gradients"], per_gpu["optimizer"]) == (2 * params, 4 * params)  # bf16 gradients, bf16 moments
+    assert "no fp32 master copy" in result["precision"]["training"]
+
+
+def test_paged_adamw_8bit_puts_the_states_in_host_ram_and_fits_axolotls_48gb() -> None:
+    """axolotl names paged_adamw_8bit: its 8-bit states (2 bytes a parameter) paged to host RAM. The README's 48GB card:
+    51.35 GB against 51.54 (67.4 GB with the states on the GPU, 99.5 GB as fp32-master AMP before)."""
+    paged = estimate(AXOLOTL_JOB._replace(optimizer="adamw-8bit-bf16", paged_optimizer=True))
+    on_gpu = estimate(AXOLOTL_JOB._replace(optimizer="adamw-8bit-bf16"))
+    params = paged["params"]["trainable"]
+    assert paged["memory"]["per_gpu"]["optimizer"] == 0 and on_gpu["memory"]["per_gpu"]["optimizer"] == 2 * params
+    assert paged["training"]["host_ram_bytes_per_gpu"] == 2 * params
+    assert paged["memory"]["per_gpu"]["total"] / GB == pytest.approx(AXOLOTL_FFT_8B["measured_gb"], rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("override", "refusal"),
+    [
+        ({"offload_optimizer": True, "zero_stage": 2, "gpus": 2}, "two mechanisms"),
+        ({"optimizer": "sgd"}, "bitsandbytes pages AdamW's states"),
+        ({"framework": "megatron", "optimizer": "adamw"}, "distributed optimizer"),
+    ],
+)
+def test_a_paged_optimizer_is_refused_where_no_stack_runs_one(override: dict[str, Any], refusal: str) -> None:
+    with pytest.raises(InputError, match=refusal):
+        estimate(AXOLOTL_JOB._replace(paged_optimizer=True, **override))
+
+
+def test_the_workload_field_is_refused_at_its_line_with_an_offloaded_optimizer(tmp_path: Path) -> None:
+    from generator.workload import load_workload
+
+    fields = "micro_batch_size: 2\n      zero_stage: 3\n      offload_optimizer: true\n      paged_optimizer: true"
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra="", gpu="h100-sxm5-80gb").replace("micro_batch_size: 2", fields))
+    with pytest.raises(SpecgenError, match=r"paged_optimizer.*two mechanisms"):
+        load_workload(str(path))

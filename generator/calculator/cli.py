@@ -102,7 +102,8 @@ EPILOG = (
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
 TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "accumulation", "seq_len", "checkpointing", "flash_attention", "lora_rank",
-    "lora_dropout", "lora_targets", "offload_optimizer", "offload_params", "framework", "loss", "activation_offload",
+    "lora_dropout", "lora_targets", "offload_optimizer", "paged_optimizer", "offload_params", "framework", "loss",
+    "activation_offload",
     "optimizer_in_backward", "fused_kernels", "max_seq_len", "dataset_tokens", "epochs",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
@@ -305,6 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--lora-dropout", type=_number, help="PEFT lora_dropout, 0 <= p < 1 (default 0.0: nothing saved for it)")
     t.add_argument("--lora-targets", help="comma-separated module names (lm_head, embed_tokens too), or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
+    t.add_argument(
+        "--paged-optimizer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bitsandbytes' paged AdamW (axolotl's and TRL's paged_adamw_8bit): its states paged to host RAM when the GPU "
+        "runs short, sized there (default: the framework recipe's, on for torchtune's single-device full fine-tune)",
+    )
     t.add_argument(
         "--offload-params", action="store_true", help="ZeRO-3 / FSDP parameter offload to host RAM (LoRA/QLoRA: the frozen base)"
     )
@@ -921,6 +929,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         lora_dropout=LORA_DEFAULTS["lora_dropout"] if args.lora_dropout is None else args.lora_dropout,
         lora_targets=tuple(t.strip() for t in (args.lora_targets or LORA_DEFAULTS["lora_targets"]).split(",") if t.strip()),
         offload_optimizer=args.offload_optimizer,
+        paged_optimizer=args.paged_optimizer,
         offload_params=args.offload_params,
         framework=args.framework,
         loss=args.loss,

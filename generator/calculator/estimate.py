@@ -150,6 +150,8 @@ class EstimateRequest(NamedTuple):
     loss: str | None = None
     activation_offload: bool | None = None
     optimizer_in_backward: bool | None = None
+    #: Optimizer states in bitsandbytes' paged memory; None: the framework recipe's.
+    paged_optimizer: bool | None = None
     fused_kernels: bool | None = None
     #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
     max_seq_len: bool = False
@@ -482,20 +484,20 @@ def _check_tail(req: EstimateRequest) -> None:
         raise InputError(why)
 
 
-def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, str]:
+def training_precision(req: EstimateRequest, optimizer: str, half: str = "bf16") -> tuple[str, str]:
     """Weight format of the model a training job holds, and a phrase on its precision regime.
 
     Full training keeps bf16 weights (fp32 for ``adamw-torch-amp``, which autocasts them) whatever
     the checkpoint's format; LoRA keeps the frozen base in ``--precision`` (default bf16) and
-    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are in the bytes the regime's optimizer keeps them
+    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are in the bytes the regime's optimizer (``optimizer``,
+    as the job resolved it: its own, its recipe's or its framework's) keeps them
     (fp32, or 16-bit under torchtune's bf16 optimizers: newuser22 item 12). ``half`` is the 16-bit format the GPU
     computes in: fp16 on one without bf16, in the same bytes (newuser22 item 8).
     """
     # training and SGLang sizing are imported where used: an inference estimate's cold start does without them
-    from generator.sizing.frameworks import resolved_regime
     from generator.sizing.training import OPTIMIZERS, TrainingSetup
 
-    opt = OPTIMIZERS.get(resolved_regime(req.framework, req.optimizer, req.zero_stage, 1)[0])
+    opt = OPTIMIZERS.get(optimizer)
     if req.train in ("lora", "qlora"):
         base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
         base = half if base == "bf16" else base
@@ -783,7 +785,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         del result["kv_cache"]  # a training job holds no KV cache (its activations are in memory.per_gpu)
         result["precision"].pop("kv_cache", None)
         half_note = fp16_note(gpu.id, gpu.architecture) if gpu is not None else None
-        trained_name, regime = training_precision(req, "fp16" if half_note else "bf16")
+        trained_name, regime = training_precision(req, setup.optimizer, "fp16" if half_note else "bf16")
         if half_note:
             regime += f"; {half_note}"
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
@@ -1308,7 +1310,7 @@ def _training(
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
         accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )
-    setup = with_recipe(setup, recipe, optimizer_given=req.optimizer is not None)
+    setup = with_recipe(setup, recipe, optimizer_given=req.optimizer is not None, paged=req.paged_optimizer)
     if gpu is not None:
         from generator.sizing.training_hardware import precision_problem
 

@@ -993,7 +993,9 @@ def paged_reason(setup: TrainingSetup, host_ram_bytes: int) -> str:
     from generator.sizing.frameworks import job_recipe
 
     recipe = job_recipe(setup.framework, setup.method, 1)
-    source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}" if recipe else "a paged optimizer"
+    source = "bitsandbytes' paged AdamW, as the job asks"
+    if recipe is not None and recipe.paged_optimizer and setup.optimizer == recipe.optimizer:
+        source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"
     return (
         f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
         f"{_gib(host_ram_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"

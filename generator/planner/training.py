@@ -171,7 +171,7 @@ def _setup(
         base_precision=base_precision,
         model_type=arch.model_type,
     )
-    return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None)
+    return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None, paged=spec.paged_optimizer)
 
 
 def _asks_in_backward(spec: TrainingSpec) -> bool:

@@ -87,6 +87,21 @@ TORCHTUNE_SINGLE_DEVICE_FULL = Recipe(
     source="https://github.com/pytorch/torchtune/blob/main/recipes/configs/llama3_1/8B_full_single_device.yaml",
 )
 
+#: axolotl's full fine-tune: ``bf16: true`` (or ``auto`` on a GPU with bf16) sets ``cfg.torch_dtype = torch.bfloat16``
+#: (src/axolotl/utils/config/__init__.py ``normalize_config``) and the model loads in it
+#: (src/axolotl/loaders/model.py: ``model_kwargs["torch_dtype"] = cfg.torch_dtype``): the Trainer steps bf16
+#: parameters, whose gradients and AdamW states are bf16 too, with no fp32 master copy (newuser60 item 3: its
+#: examples/llama-3/fft-8b.yaml, "Single GPU @ 48GB", was sized 92.7 GiB as fp32-master AMP). Its optimizer where none
+#: is named is the Trainer's ``adamw_torch``; its examples name ``paged_adamw_8bit`` (a paged optimizer of its own flag).
+AXOLOTL_FULL = Recipe(
+    name="bf16 full fine-tune",
+    optimizer="adamw-bf16",
+    optimizer_class="torch.optim.AdamW over the bf16 model",
+    optimizer_in_backward=False,
+    paged_optimizer=False,
+    source="https://github.com/axolotl-ai-cloud/axolotl/blob/main/src/axolotl/utils/config/__init__.py",
+)
+
 #: Chunks of torchtune's ``CEWithChunkedOutputLoss``.
 CHUNKED_LOSS_CHUNKS = 8
 
@@ -152,6 +167,9 @@ class FrameworkProfile(NamedTuple):
     regimes_note: str = ""
     #: Defaults of its one-GPU full fine-tune recipe where they differ from the profile's (None: the profile's apply).
     single_device_full: Recipe | None = None
+    #: Defaults of its full fine-tunes at any GPU count where they differ from the profile's (None: the profile's apply;
+    #: a one-GPU job takes :attr:`single_device_full` where there is one).
+    full: Recipe | None = None
     #: ZeRO stages it runs (None: 0-3). Megatron-LM's distributed optimizer (``--use-distributed-optimizer``) shards the
     #: optimizer states only: "[yes] distribute all 'non-overlapping' optimizer state ... [no] distribute model
     #: gradients, [no] distribute model parameters"
@@ -286,7 +304,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             loss_model_types=UNSLOTH_OWN_MODEL_TYPES,
             other_loss="chunked",
         ),
-        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True, peft_lora=True),
+        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True, peft_lora=True, full=AXOLOTL_FULL),
         FrameworkProfile(
             "axolotl+liger",
             "axolotl with the Liger plugin (fused linear cross-entropy)",
@@ -294,6 +312,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             fused_kernels=True,
             expert_loop=True,
             peft_lora=True,
+            full=AXOLOTL_FULL,
         ),
         FrameworkProfile(
             "llama-factory",
@@ -492,11 +511,15 @@ def job_recipe(framework: str | None, method: str, gpus: int) -> Recipe | None:
     """The recipe whose defaults a job takes beside its framework's profile; None where the profile's apply.
 
     ``gpus`` counts every GPU of the job (TP x PP x DP): a full fine-tune on one GPU runs the framework's single-device
-    recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe.
+    recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe; a framework whose full
+    fine-tunes differ from its profile at any count (axolotl's bf16 model) has :attr:`FrameworkProfile.full`.
     """
-    if framework is None or method != "full" or gpus != 1:
+    if framework is None or method != "full":
         return None
-    return framework_profile(framework).single_device_full
+    profile = framework_profile(framework)
+    if gpus == 1 and profile.single_device_full is not None:
+        return profile.single_device_full
+    return profile.full
 
 
 def resolved_regime(

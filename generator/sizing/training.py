@@ -92,7 +92,7 @@ from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer, peft_traffic_bytes_per_token
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
-from generator.sizing.training_conflicts import training_conflicts
+from generator.sizing.training_conflicts import paged_refusal, training_conflicts
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
@@ -231,20 +231,19 @@ class TrainingSetup(NamedTuple):
         return self.base_precision or ("nf4" if self.method == "qlora" else "bf16")
 
 
-def with_recipe(setup: TrainingSetup, recipe: Recipe | None, optimizer_given: bool) -> TrainingSetup:
+def with_recipe(setup: TrainingSetup, recipe: Recipe | None, optimizer_given: bool, paged: bool | None = None) -> TrainingSetup:
     """``setup`` with the defaults of the framework recipe it runs in the fields the job left unset (newuser25 item 3).
 
     The recipe's optimizer is chosen where the regime is resolved (:func:`~generator.sizing.frameworks.resolved_regime`);
     here its optimizer-in-backward applies where the job leaves it unset and runs one micro-batch a step (torchtune:
     "Requires gradient_accumulation_steps=1"), and its paged states where the job names no optimizer of its own and
-    offloads none.
+    offloads none; ``paged``: the job's own choice of paged states (None: the recipe's).
     """
-    if recipe is None:
-        return setup
     in_backward = setup.optimizer_in_backward
-    if in_backward is None and setup.accumulation_steps == 1:
+    if recipe is not None and in_backward is None and setup.accumulation_steps == 1:
         in_backward = recipe.optimizer_in_backward
-    paged = recipe.paged_optimizer and not optimizer_given and not setup.offload_optimizer
+    if paged is None:
+        paged = recipe is not None and recipe.paged_optimizer and not optimizer_given and not setup.offload_optimizer
     return setup._replace(optimizer_in_backward=in_backward, paged_optimizer=paged)
 
 
@@ -305,6 +304,9 @@ def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
     )
     if conflicts:
         raise InputError(conflicts[0][1])
+    profile = framework_profile(setup.framework) if setup.framework else None
+    if setup.paged_optimizer and (why := paged_refusal(profile, setup.optimizer, setup.offload_optimizer)):
+        raise InputError(why)
     try:
         return OPTIMIZERS[setup.optimizer]
     except KeyError:

@@ -35,14 +35,15 @@ def training_conflicts(
     checkpointing: str | None = None,
     offload_optimizer: bool = False,
     optimizer: str | None = None,
+    paged_optimizer: bool = False,
 ) -> list[tuple[str, str]]:
     """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
 
     Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
     ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
-    ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused over
-    several data-parallel ranks, and on one GPU too outside :data:`OWN_OPTIMIZER_OFFLOAD` (the Hugging Face Trainer
-    family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a recipe's paged optimizer is sized apart from it).
+    ``activation_offload``, ``offload_optimizer``, ``optimizer`` and ``paged_optimizer``. Optimizer offload at ZeRO-0
+    is refused over several data-parallel ranks, and on one GPU too outside :data:`OWN_OPTIMIZER_OFFLOAD` (the Hugging
+    Face Trainer family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a paged optimizer is sized apart from it).
     The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are checked where given:
     by the estimate and the sizing, and by the planner's search before it sizes a layout.
     """
@@ -85,7 +86,29 @@ def training_conflicts(
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
     if why := regime_refusal(profile, optimizer):
         out.append(("optimizer", why))
+    if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer)):
+        out.append(("paged_optimizer", why))
     return out
+
+
+#: The optimizer regimes bitsandbytes has a paged optimizer for: its ``PagedAdamW`` (32-bit states) and
+#: ``PagedAdamW8bit`` (https://huggingface.co/docs/bitsandbytes/main/en/reference/optim/adamw); it pages no SGD and no
+#: Adafactor.
+PAGED_REGIMES = ("adamw", "adamw-bf16", "adamw-8bit", "adamw-8bit-bf16")
+
+
+def paged_refusal(profile: FrameworkProfile | None, optimizer: str | None, offload_optimizer: bool) -> str | None:
+    """Why a job cannot page its optimizer states; None where it can."""
+    if offload_optimizer:
+        return (
+            "paged states and an offloaded optimizer both put the states in host RAM, by two mechanisms a job runs one "
+            "of: give one"
+        )
+    if profile is not None and profile.name == "megatron":
+        return "Megatron-LM steps its own distributed optimizer (adam or sgd), not a bitsandbytes paged one"
+    if optimizer is not None and optimizer not in PAGED_REGIMES:
+        return f"bitsandbytes pages AdamW's states ({', '.join(PAGED_REGIMES)}), not '{optimizer}'s"
+    return None
 
 
 def _precision_conflicts(method: str, profile: FrameworkProfile | None, base_precision: str | None) -> list[tuple[str, str]]:

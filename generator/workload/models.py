@@ -88,6 +88,9 @@ class TrainingSpec(NamedTuple):
     gradient_checkpointing: Literal["none", "selective", "full"] | None = None
     flash_attention: bool = True
     offload_optimizer: bool = False
+    #: Optimizer states in bitsandbytes' paged memory (its Paged* optimizers, axolotl's and TRL's ``paged_adamw_8bit``),
+    #: sized in host RAM; None: its framework recipe's (torchtune's single-device full fine-tune pages its states).
+    paged_optimizer: bool | None = None
     #: Parameters (LoRA: the frozen base) in host RAM at ZeRO-3; None: tried on owned servers where nothing fits without.
     offload_params: bool | None = None
     framework: str | None = None

@@ -93,6 +93,7 @@ def spec_conflicts(spec: TrainingSpec, pipeline_parallel: int | None = None) -> 
         checkpointing=spec.gradient_checkpointing,
         optimizer=spec.optimizer,
         offload_optimizer=bool(spec.offload_optimizer),  # data parallel unknown: refused here under DeepSpeed only
+        paged_optimizer=bool(spec.paged_optimizer),
     )
 
 
