@@ -273,11 +273,12 @@ def test_an_unpriced_server_under_capacity_is_not_told_to_take_an_hourly_price(
 
 
 def test_an_unpriced_server_under_cost_is_still_told_to_price_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """review39 item 14: no layout has a purchase price, so a higher cap buys nothing more: not offered."""
     _write(tmp_path, UNPRICED.replace("objective: capacity", "objective: cost"))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err.endswith(
-        "(the smallest needs 1 node); to unblock: raise max_capex_usd, or give dgx-b300 the price you were quoted "
-        "under purchase_prices: (USD a server bought) so the budget can hold it\n"
+        "(the smallest needs 1 node); to unblock: give dgx-b300 the price you were quoted under purchase_prices: (USD a "
+        "server bought), or allow a server with a catalog purchase price (hardware.gpus / hardware.platforms)\n"
     )
 
 

@@ -90,6 +90,17 @@ def test_a_custom_servers_psus_are_checked_against_a_lost_feed(tmp_path: Path, p
     assert found == ([code] if code else [])
 
 
+def test_a_custom_server_without_psus_is_located_at_its_inventory_entry(tmp_path: Path) -> None:
+    """review39 item 12: it blamed the catalog and pointed at the rack circuits; the PSUs are the user's to give."""
+    path = tmp_path / "w.yaml"
+    path.write_text(CUSTOM.replace("PSUS\n", ""), encoding="utf-8")
+    _, plan = plan_file(str(path))
+    (found,) = [f for f in plan.findings if f.code == "psu-feeds-unknown"]
+    assert found.path == "hardware.inventory[0].custom"
+    assert "hardware.inventory[0].custom gives no psu_count and psu_rating_w for smc-l40s" in found.message
+    assert "(give them and its feeds are checked)" in found.message and "catalog" not in found.message
+
+
 @pytest.mark.parametrize(
     ("psus", "field"),
     [

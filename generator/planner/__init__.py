@@ -1332,9 +1332,9 @@ def _priced_hint(wl: Workload, unpriced: list[str], *, priced: bool) -> str:
     """How to unblock a deployment whose layouts all exceed the limits: raise them, or price the unpriced platforms.
 
     On bare metal a price per hour under ``prices:`` rents a platform, which the capex cap does not take (fuzz35 item
-    2, newuser61 item 2): a purchase price under ``purchase_prices:`` is offered. On a cloud under ``objective:
-    capacity`` the platform is said to lack a catalog purchase price, and where no layout has one, raising the cap is
-    not offered.
+    2, newuser61 item 2): a purchase price under ``purchase_prices:`` is offered, and raising the cap only where a
+    layout has a purchase price. On a cloud under ``objective: capacity`` the platform is said to lack a catalog
+    purchase price, and where no layout has one, raising the cap is not offered.
     """
     from generator.planner.candidates import limits_text
     from generator.planner.capacity import searching
@@ -1344,7 +1344,7 @@ def _priced_hint(wl: Workload, unpriced: list[str], *, priced: bool) -> str:
     named = ", ".join(unpriced)
     if wl.hardware.provider == "baremetal":  # newuser61 item 2: a rate under prices: rents it, past the capex cap
         quote = f"give {named} the price you were quoted under purchase_prices: (USD a server bought)"
-        if searching() and not priced:  # no layout has a purchase price: a higher cap buys nothing more
+        if not priced:  # no layout has a purchase price: a higher cap buys nothing more (review39 item 14)
             return f"to unblock: {quote}, or allow a server with a catalog purchase price (hardware.gpus / hardware.platforms)"
         return f"to unblock: raise {limits_text(wl)}, or {quote} so the budget can hold it"
     if not searching():

@@ -203,6 +203,7 @@ def feed_loss_findings(
     """
     two_sides = supply.redundancy in SPLIT_FEEDS
     custom = custom_platforms(hardware) if hardware is not None else {}
+    custom_at = {g.custom.platform_id: k for k, g in enumerate(hardware.inventory if hardware else ()) if g.custom}
     out = []
     for pool in pools:
         if not racked_nodes(pool):
@@ -214,7 +215,11 @@ def feed_loss_findings(
         rating = platform.psu_rating_w if platform is not None else None
         if platform is None or not count or (two_sides and not rating):
             lacks = "PSU rating" if count else ("PSU count and rating" if two_sides else "PSU count")
-            said = f"{pool.name}: the catalog gives no {lacks} for {node.platform_id}"
+            said, at = f"{pool.name}: the catalog gives no {lacks} for {node.platform_id}", FIELD
+            if (k := custom_at.get(node.platform_id)) is not None:  # the user's own server (review39 item 12)
+                at = f"hardware.inventory[{k}].custom"
+                missing = "psu_rating_w" if count else ("psu_count and psu_rating_w" if two_sides else "psu_count")
+                said = f"{pool.name}: {at} gives no {missing} for {node.platform_id} (give them and its feeds are checked)"
             if not count:
                 said += (
                     f": its {node.power_w:,} W are taken as spread evenly over every circuit and phase of its rack (the "
@@ -229,7 +234,7 @@ def feed_loss_findings(
                 )
             else:
                 said += "; check that its PSUs spread so"
-            out.append(Finding("info", "psu-feeds-unknown", said, FIELD))
+            out.append(Finding("info", "psu-feeds-unknown", said, at))
             continue
         if not two_sides or not rating:
             continue

@@ -113,8 +113,8 @@ class TrainingShape:
     @property
     def model_flops(self) -> float | None:
         """The job's model FLOPs, what MFU counts: ``total_flops`` less the forward passes checkpointing recomputes."""
-        if self.total_flops is None or not self.flops_per_token:
-            return self.total_flops
+        if self.total_flops is None or self.flops_per_token <= self.model_flops_per_token:
+            return self.total_flops  # nothing recomputed (no float rounding of x * m / m)
         return self.total_flops * self.model_flops_per_token / self.flops_per_token
 
     @property
