@@ -62,7 +62,8 @@ def _plan(tmp_path: Path, text: str) -> Plan:
 
 def test_a_job_no_allowed_gpu_holds_as_given_is_told_the_settings_and_the_fleet_they_plan(tmp_path: Path) -> None:
     plan = _plan(tmp_path, BUY_7B)
-    assert plan.totals["capex_usd"] > 70_000  # the job as given: 2 x H200 NVL
+    # the job as given: 1 x H200 NVL (2 before axolotl's full fine-tune trained its bf16 model, newuser60 item 3)
+    assert plan.totals["capex_usd"] > 40_000
     (said,) = [f.message for f in plan.findings if f.code == "training-fits-lighter"]
     head = said.split(" set in its training")[0].removeprefix("deployment tune: with ")
     settings = dict(part.split(": ") for part in head.split(" and "))

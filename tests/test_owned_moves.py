@@ -229,7 +229,8 @@ def test_pinned_job_leaves_owned_servers_free_for_its_pin(tmp: Path) -> None:
     """
     path = tmp / "full70b.yaml"
     path.write_text(FULL70B)
-    (free,) = [f.message for f in plan_workload(load_workload(str(path))).findings if f.code == "inventory-free"]
+    found = plan_workload(load_workload(str(path))).findings
+    (free,) = [f.message for f in found if f.code == "inventory-free" and "dell-xe7740" in f.message]
     assert free == (
         "2 of 2 owned dell-xe7740 server(s) (8 x h100-pcie-80gb) left free; not used by tune-70b-full: the deployment "
         "is pinned to platform=supermicro-as-4124go-nart (deployments[0])"

@@ -10,6 +10,7 @@ import pytest
 from generator import catalog
 from generator.planner.training import framework_attention_mfu, operator_bytes_scale
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import recomputes_ops
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.training_mfu import (
     attention_flops_per_token,
@@ -100,7 +101,9 @@ def test_mfu_rows_carry_a_source_and_their_whole_layout() -> None:
     for row in rows:
         assert row["source"].startswith("https://") and row["architecture_source"].startswith("https://") and row["setup"]
         assert row["tp"] * row["pp"] * row["dp"] == row["gpus"]
-        assert row["zero_stage"] in (0, 1, 2, 3) and row["checkpointing"] in ("none", "full")
+        # "selective" only where the row's framework profile says what it recomputes (torchtitan's op-level)
+        op_level = row["checkpointing"] == "selective" and recomputes_ops(row.get("profile"), "selective")
+        assert row["zero_stage"] in (0, 1, 2, 3) and (row["checkpointing"] in ("none", "full") or op_level)
         assert row["micro_batch"] >= 1 and row["accumulation"] >= 1 and 0 < row["mfu"] < 1
         assert row["gpus"] <= row["gpus_per_node"] or row["inter_node_gbps"]  # a multi-node row states its network
 

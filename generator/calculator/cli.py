@@ -103,8 +103,7 @@ EPILOG = (
 TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "accumulation", "seq_len", "checkpointing", "flash_attention", "lora_rank",
     "lora_dropout", "lora_targets", "offload_optimizer", "paged_optimizer", "offload_params", "framework", "loss",
-    "activation_offload",
-    "optimizer_in_backward", "fused_kernels", "max_seq_len", "dataset_tokens", "epochs",
+    "activation_offload", "optimizer_in_backward", "fused_kernels", "max_seq_len", "dataset_tokens", "epochs",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 #: Their values where not given.
