@@ -625,6 +625,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         raise InputError(f"{given} {context:,} is more than {served}; {LONGER_REFUSED}")
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
+    if not req.train and arch.vision is not None:  # newuser62 item 1: a VLM was sized as text alone without a word
+        from generator.sizing.vision import image_input_text
+
+        notes.append(image_input_text(arch.vision, model.name, "--input-tokens and --context"))
 
     if gpu is not None and gpu.bridged and 1 < par.tp <= gpu.nvlink_domain_gpus:
         # the estimate sizes a card without a server: it keeps the card's own link, and says so

@@ -10,6 +10,7 @@ from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.planner.plan import Finding
 from generator.planner.tco import rented_at_given_rates
+from generator.sizing.vision import image_input_text
 from generator.words import listed
 from generator.workload.capacity_type import SPOT_SUFFIX
 from generator.workload.loader import format_path
@@ -438,6 +439,11 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
         asked = dep.inference.precision if isinstance(dep, InferenceDeployment) else None
         if asked is not None and (publisher := catalog.publisher_fp8_note(loaded.models[dep.name].id, asked)):
             out.append(Finding("info", "publisher-checkpoint", publisher, f"deployments[{i}].inference.precision"))
+        tower = loaded.models[dep.name].architecture.vision
+        if tower is not None and isinstance(dep, InferenceDeployment):  # newuser62 item 1: sized as text alone
+            fields = "avg_input_tokens and max_context_tokens"
+            message = image_input_text(tower, f"model {shown}", fields)
+            out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.avg_input_tokens"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [
                 Finding(
