@@ -120,11 +120,7 @@ def test_a_vlm_plan_says_image_tokens_are_not_sized(tmp_path: Path) -> None:
     assert "a 1024x1024 image is resized to 1036x1036 px, 1,369 tokens" in said.message
     assert "about 6.9 TFLOP for a 1024x1024 image: 2 x 631,975,680 parameters x 5,476 patches" in said.message
     assert "in neither the TTFT nor the replica's capacity" in said.message
-
-
-def test_a_text_model_plan_says_nothing_of_images(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_text(VLM.replace("cfg/config.json", "meta-llama/Llama-3.1-8B-Instruct"))
+    path.write_text(VLM.replace("cfg/config.json", "meta-llama/Llama-3.1-8B-Instruct"))  # a text model: no word
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "image-tokens"]
 
 
@@ -141,3 +137,160 @@ def test_estimate_notes_image_tokens(model: str, said: str) -> None:
     assert code == 0
     assert "--input-tokens and --context must include each request's image tokens" in text
     assert said in text
+
+
+# --- item 5: an encoder reports no KV cache tokens ----------------------------------------------------------------
+
+EMBED = """\
+version: 1
+name: emb
+deployments:
+  - name: m3
+    model: BAAI/bge-m3
+    inference: {task: embed, max_context_tokens: 8192, avg_input_tokens: 512, requests_per_second: 50, slo: {ttft_p95_ms: 200}}
+hardware: {provider: aws, gpus: [l40s-48gb]}
+outputs: [terraform, ansible, kubernetes]
+kubernetes: {location: us-east-1}
+"""
+
+
+def test_an_encoder_holds_no_kv_cache_tokens(tmp_path: Path) -> None:
+    """bge-m3 keeps no KV cache; before, spec.json said 2,097,152 KV tokens a replica (max_num_seqs 256 x 8,192)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(EMBED)
+    (deployment,) = plan_file(str(path))[1].deployments
+    assert deployment.details["kv_cache_bytes_per_token"] == 0
+    assert deployment.details["kv_cache_tokens_per_replica"] == 0
+
+
+# --- item 6: refusals name the real layout --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        # before: "config lacks hidden_size, num_hidden_layers, num_attention_heads (a decoder-only ... expected)"
+        pytest.param("t5", r"^cannot size model_type 't5': an encoder-decoder model \(is_encoder_decoder\)", id="t5"),
+        pytest.param(
+            "whisper", r"^cannot size model_type 'whisper': an encoder-decoder model .*Whisper \(speech to text\)", id="whisper"
+        ),
+        # before: "config lacks hidden_size ..." (llm_config), and "vision_config lacks or has a malformed field: int()
+        # argument must be ... not 'list'" ([448, 448] as published)
+        pytest.param("internvl3_8b", r"^cannot size model_type 'internvl_chat' \(InternVL\): its layout", id="internvl-chat"),
+        pytest.param("internvl3_8b_hf", r"^cannot size model_type 'internvl' \(InternVL\): its layout", id="internvl-hf"),
+    ],
+)
+def test_layouts_not_sized_are_named(name: str, message: str) -> None:
+    with pytest.raises(ArchitectureError, match=message):
+        parse_architecture(_config(name))
+
+
+def test_bart_with_d_model_is_an_encoder_decoder() -> None:
+    """facebook/bart-large's fields (https://huggingface.co/facebook/bart-large/blob/main/config.json)."""
+    config = {"model_type": "bart", "d_model": 1024, "encoder_layers": 12, "decoder_layers": 12, "vocab_size": 50265}
+    with pytest.raises(ArchitectureError, match=r"^cannot size model_type 'bart': an encoder-decoder model"):
+        parse_architecture(config)
+
+
+MLLAMA = """\
+version: 1
+name: ml
+deployments:
+  - name: v
+    model: cfg/config.json
+    inference: {engine: ENGINE, max_context_tokens: 8192, requests_per_second: 1}
+hardware: {provider: aws, gpus: [h100-sxm5-80gb]}
+"""
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_mllama_refusal_names_vllm_only_for_vllm(tmp_path: Path, engine: str) -> None:
+    """SGLang still serves Llama 3.2 Vision (python/sglang/srt/models/mllama.py): its refusal is the layout alone."""
+    from generator.sizing.architecture import MLLAMA_VLLM
+    from tests.test_architecture_newuser32 import MLLAMA_11B
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.json").write_text(json.dumps(MLLAMA_11B))
+    path = tmp_path / "w.yaml"
+    path.write_text(MLLAMA.replace("ENGINE", engine))
+    with pytest.raises(ArchitectureError) as raised:
+        plan_file(str(path))
+    assert "cross-attention layers" in str(raised.value)
+    assert (MLLAMA_VLLM in str(raised.value)) == (engine == "vllm")
+    code, _ = run_estimate(str(tmp_path / "cfg" / "config.json"), "--engine", engine)
+    assert code == 1
+
+
+# --- item 7: estimate says a decoder-only embedder is sized as a generating model ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "sign"),
+    [
+        pytest.param(str(DATA / "qwen3emb8b" / "config.json"), "its name 'qwen3emb8b'", id="qwen3-embedding-name"),
+        pytest.param("gte", "is_causal: false", id="gte-qwen2-is-causal-false"),
+        pytest.param("base-model", "architectures Qwen3Model", id="base-model-class"),
+    ],
+)
+def test_estimate_notes_an_embedder(tmp_path: Path, model: str, sign: str) -> None:
+    config = _config("qwen3emb8b")
+    if model == "gte":
+        config["is_causal"] = False
+    if model == "base-model":
+        config["architectures"] = ["Qwen3Model"]
+    if not model.endswith(".json"):
+        (tmp_path / "m").mkdir()
+        (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+        model = str(tmp_path / "m" / "config.json")
+    code, text = run_estimate(model, "--gpu", "h100-sxm5-80gb", "--context", "8192")
+    assert code == 0
+    assert f"looks like an embedding or reranking model ({sign}" in text
+    assert "plan it with task: embed or task: score" in text
+    code, text = run_estimate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--context", "8192")
+    assert code == 0 and "embedding or reranking" not in text  # a chat model: no word
+
+
+# --- item 8: task: score on a causal LM is warned unless its overrides are rendered --------------------------
+
+RERANK = """\
+version: 1
+name: rr
+deployments:
+  - name: qrr
+    model: MODEL
+    inference: {task: score, max_context_tokens: 8192, avg_input_tokens: 1200, requests_per_second: 5, slo: {ttft_p95_ms: 500}}
+hardware: {provider: aws, gpus: [h100-sxm5-80gb]}
+"""
+
+
+def test_score_on_a_causal_lm_is_warned(tmp_path: Path) -> None:
+    """A renamed Qwen3-Reranker folder: warned; a Qwen3-Reranker path gets its overrides rendered and a classifier
+    (bge-reranker-v2-m3, XLMRobertaForSequenceClassification) its head: neither is warned."""
+    warned = {}
+    for folder in ("my-reranker", "Qwen3-Reranker-8B"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(DATA / "qwen3rerank8b" / "config.json", tmp_path / folder / "config.json")
+        path = tmp_path / "w.yaml"
+        path.write_text(RERANK.replace("MODEL", f"{folder}/config.json"))
+        warned[folder] = [f for f in plan_file(str(path))[1].findings if f.code == "score-head-unknown"]
+    (said,) = warned["my-reranker"]
+    assert said.level == "warning" and said.path == "deployments[0].model"
+    assert "is a causal LM (Qwen3ForCausalLM) served for task: score" in said.message
+    assert not warned["Qwen3-Reranker-8B"]
+    path.write_text(RERANK.replace("MODEL", "BAAI/bge-reranker-v2-m3").replace("8192", "1024").replace("1200", "600"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "score-head-unknown"]
+
+
+# --- item 9: the SGLang pooling reason names no vLLM profiling ------------------------------------------------
+
+
+def test_sglang_pooling_reason_does_not_name_vllm(tmp_path: Path) -> None:
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(DATA / "qwen3emb8b" / "config.json", tmp_path / "cfg" / "config.json")
+    path = tmp_path / "w.yaml"
+    text = EMBED.replace("BAAI/bge-m3", "cfg/config.json").replace("task: embed,", "engine: sglang, task: embed,")
+    path.write_text(text.replace("l40s-48gb", "h100-sxm5-80gb"))
+    (deployment,) = plan_file(str(path))[1].deployments
+    reasons = " ".join(deployment.reasons)
+    assert "(no sampler rows: nothing is sampled)" in reasons
+    assert "vLLM profiles the pooler" not in reasons

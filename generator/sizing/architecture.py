@@ -16,6 +16,7 @@ state-space hybrids (Mamba-2: Nemotron-H, Granite-4.0-H, Jamba) are refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from generator.errors import ArchitectureError
@@ -122,6 +123,10 @@ class Architecture(NamedTuple):
     vision_params: int = 0
     #: The vision tower itself: its layout and what an image costs in tokens (None: a text model).
     vision: VisionTower | None = None
+    #: The config's ``architectures`` (its class names, ``Qwen3ForCausalLM``), as given.
+    architectures: tuple[str, ...] = ()
+    #: The config says its attention is bidirectional (``is_causal: false``, gte-Qwen2's embedders).
+    bidirectional: bool = False
     rotary_dim: int = 0
     torch_dtype: str = "bfloat16"
     quantization: QuantizationConfig | None = None
@@ -240,6 +245,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     top_type = str(config.get("model_type") or "")
     vision_notes: list[str] = []
     _check_model_type(config)
+    _check_layout(config, top_type)
     if isinstance(config.get("text_config"), Mapping):
         text = {**config["text_config"]}
         for key in ("tie_word_embeddings", "torch_dtype", "quantization_config"):
@@ -368,12 +374,45 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         other_params=hidden,  # final norm
         vision_params=tower.params if tower else 0,
         vision=tower,
+        architectures=_class_names(config),
+        bidirectional=text.get("is_causal", config.get("is_causal")) is False,
         rotary_dim=rotary_dim,
         torch_dtype=_dtype(text),
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
     ).with_counts()
+
+
+#: A model's name that says it embeds or reranks (Qwen3-Embedding, bge-reranker, a folder named ``qwen3emb8b``).
+_POOLING_NAME = re.compile(r"embed|rerank|emb(?=[\d_-]|$)")
+
+
+def pooling_model_signs(arch: Architecture, *names: str) -> str:
+    """What says a decoder is served for embedding or scoring, not generation; empty where nothing does.
+
+    newuser62 item 7: the config (``architectures``: a base ``*Model`` or a ``*ForSequenceClassification`` head,
+    ``is_causal: false``) or the model's name (``embed``, ``rerank``).
+    """
+    if arch.encoder_only:
+        return ""
+    signs = [
+        f"architectures {name}"
+        for name in arch.architectures
+        if name.endswith("ForSequenceClassification") or (name.endswith("Model") and "For" not in name)
+    ]
+    if arch.bidirectional:
+        signs.append("is_causal: false")
+    named = next((n for n in names if _POOLING_NAME.search(n.lower())), None)
+    if named is not None:
+        signs.append(f"its name {named[:80]!r}")
+    return ", ".join(signs)
+
+
+def _class_names(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The config's ``architectures`` (class names such as ``Qwen3ForCausalLM``): strings of a list, at most eight."""
+    names = config.get("architectures")
+    return tuple(name[:120] for name in names if isinstance(name, str))[:8] if isinstance(names, list) else ()
 
 
 def _linear_attention_layer(cfg: Mapping[str, Any], kind: str, index: int, hidden: int, attention: tuple[int, int, int]) -> Layer:
@@ -444,6 +483,39 @@ _UNTIED_BY_DEFAULT = frozenset(
 )
 
 
+#: Encoder-decoder model types (Transformers' config classes default ``is_encoder_decoder`` to true for them): T5
+#: and BART write ``d_model`` where a decoder writes ``hidden_size``, so they were refused for lacking it (newuser62 item 6).
+ENCODER_DECODER_MODEL_TYPES = frozenset(
+    {"bart", "blenderbot", "blenderbot-small", "fsmt", "led", "longt5", "m2m_100", "marian", "mbart", "mt5",
+     "nllb-moe", "pegasus", "pegasus_x", "plbart", "prophetnet", "seamless_m4t", "speech_to_text",
+     "switch_transformers", "t5", "umt5", "whisper"}
+)  # fmt: skip
+
+#: InternVL's layouts: the original ``internvl_chat`` (an ``llm_config`` beside InternViT) and Transformers' ``internvl``.
+_INTERNVL_TYPES = ("internvl_chat", "internvl")
+
+
+def _check_layout(config: Mapping[str, Any], top_type: str) -> None:
+    """Refuse, naming the layout, a config of a kind specgen does not size before its fields are read (newuser62 item 6).
+
+    An encoder-decoder (T5, BART, Whisper: ``d_model``) was refused as "config lacks hidden_size", InternVL's
+    ``llm_config`` the same way and its ``-hf`` conversion's ``[448, 448]`` image size as a malformed field.
+    """
+    if top_type in ENCODER_DECODER_MODEL_TYPES or config.get("is_encoder_decoder") is True:
+        speech = "; Whisper (speech to text) is served by vLLM, but not sized by specgen" if top_type == "whisper" else ""
+        raise ArchitectureError(
+            f"cannot size model_type '{top_type or 'unknown'}': an encoder-decoder model (is_encoder_decoder), whose "
+            f"encoder, decoder and cross-attention layers specgen does not count exactly{speech}; decoder-only models, "
+            "and BERT / RoBERTa / XLM-RoBERTa encoders for task: embed / score, are sized"
+        )
+    if top_type in _INTERNVL_TYPES:
+        raise ArchitectureError(
+            f"cannot size model_type '{top_type}' (InternVL): its layout (an InternViT vision tower with a pixel-shuffle "
+            "MLP projector beside the language model's llm_config / text_config) is not one specgen counts; "
+            "vision-language models sized are Gemma 3, LLaVA (CLIP or Pixtral towers) and Qwen2-VL / Qwen2.5-VL"
+        )
+
+
 def _check_model_type(config: Mapping[str, Any]) -> None:
     """Refuse a ``model_type`` (top level or ``text_config``'s) that is not a name such as llama."""
     for where, cfg in (("", config), ("text_config.", config.get("text_config"))):
@@ -472,6 +544,14 @@ _PER_LAYER_LISTS = (
 )
 
 
+#: What the Llama 3.2 Vision refusal adds for vLLM, the default engine; a workload on SGLang, which still serves it
+#: (python/sglang/srt/models/mllama.py), is told the layout alone (newuser62 item 6).
+MLLAMA_VLLM = (
+    ", and vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
+    "https://github.com/vllm-project/vllm/pull/24907)"
+)
+
+
 def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:
     """Refuse a config whose layers are not the kinds counted here, naming the real reason (newuser32 items 5, 7, 12).
 
@@ -482,9 +562,7 @@ def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) ->
     if model_type == "mllama" or text.get("model_type") == "mllama_text_model" or "cross_attention_layers" in text:
         raise ArchitectureError(
             f"cannot size model_type '{model_type}' (Llama 3.2 Vision): its cross-attention layers "
-            "(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size, and "
-            "vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
-            "https://github.com/vllm-project/vllm/pull/24907)"
+            f"(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size{MLLAMA_VLLM}"
         )
     if model_type == "deepseek_v32" or any(key in text for key in ("index_topk", "index_n_heads", "index_head_dim")):
         raise ArchitectureError(
