@@ -294,3 +294,21 @@ def test_sglang_pooling_reason_does_not_name_vllm(tmp_path: Path) -> None:
     reasons = " ".join(deployment.reasons)
     assert "(no sampler rows: nothing is sampled)" in reasons
     assert "vLLM profiles the pooler" not in reasons
+
+
+# --- item 3: vLLM splits the vision tower over its TP ranks ---------------------------------------------------
+
+
+def test_vllm_splits_the_vision_tower_over_tp() -> None:
+    """Qwen2.5-VL-72B at TP4: 146,821,554,688 bytes in BF16, the tower's 704,573,696 parameters 1,409,147,392 of them.
+    vLLM (mm_encoder_tp_mode "weights", its default) splits the tower with the rest: a quarter of the whole and the
+    1,978,368 B of small tensors each rank keeps whole. SGLang keeps it whole on each GPU (37,764,227,584 for both
+    engines before)."""
+    model = str(DATA / "qwen25vl72b" / "config.json")
+    per_gpu = {}
+    for engine in ("vllm", "sglang"):
+        args = (model, "--tp", "4", "--context", "32768", "--gpu", "h100-sxm5-80gb", "--engine", engine, "--json")
+        code, text = run_estimate(*args)
+        assert code == 0
+        per_gpu[engine] = json.loads(text)["memory"]["per_gpu"]["weights"]
+    assert per_gpu == {"vllm": 36_707_367_040, "sglang": 37_764_227_584}

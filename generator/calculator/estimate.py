@@ -577,7 +577,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
         par = Parallelism(pp=layer_split_degree(req.fixed.gpu_count, arch))
     elif not req.train:  # the layers PP leaves over go where the engine puts them (newuser32 item 9)
-        par = par._replace(stages=req.pipeline_stages or engine_stages(req.engine))
+        stages = req.pipeline_stages or engine_stages(req.engine)
+        par = par._replace(stages=stages, vision_tp=req.engine == "vllm")  # vLLM splits the vision tower (newuser62 item 3)
     if req.precision and (fixed := fixed_format_problem(model, req.precision)):  # newuser29 item 1
         raise InputError(f"--precision {req.precision}: {fixed}")
     if req.allowed_precisions and arch.file_weights is not None and arch.file_weights.fixed_format:
