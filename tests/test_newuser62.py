@@ -86,6 +86,14 @@ def test_vision_fields_must_be_whole_numbers(field: str, value: object) -> None:
         parse_architecture(gemma)
 
 
+def test_gemma3_image_tokens_must_be_a_whole_number() -> None:
+    """mm_tokens_per_image, now read for the image-tokens finding, is refused as the tower's fields are."""
+    gemma = json.loads(json.dumps(catalog.models()["google/gemma-3-27b-it"].config))
+    gemma["mm_tokens_per_image"] = "256"
+    with pytest.raises(ArchitectureError, match=r"config field 'mm_tokens_per_image' must be a whole number above 0"):
+        parse_architecture(gemma)
+
+
 # --- item 1: image tokens and the encoder's compute are said ---------------------------------------------------
 
 VLM = """\

@@ -62,14 +62,14 @@ class VisionTower(NamedTuple):
     any_size: bool = False
 
 
-def whole(vision: Mapping[str, Any], key: str, default: int | None = None) -> int:
+def whole(vision: Mapping[str, Any], key: str, default: int | None = None, where: str = "vision_config field") -> int:
     """A whole positive figure of ``vision_config`` (fuzz28 L5 / newuser62 item 9: true, "1024" and 1024.7 refused)."""
     value = vision.get(key)
     value = default if value is None else value
     if isinstance(value, float) and value.is_integer():  # 4.0 as some configs write a ratio
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ArchitectureError(f"vision_config field '{key}' must be a whole number above 0, got {str(value)[:40]!r}")
+        raise ArchitectureError(f"{where} '{key}' must be a whole number above 0, got {str(value)[:40]!r}")
     return value
 
 
@@ -103,7 +103,7 @@ def _siglip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: i
     patches = (image // patch) ** 2
     if not exact:
         return VisionTower(encoder + projector, encoder, "ViT", False)
-    tokens = whole(config, "mm_tokens_per_image", GEMMA3_DEFAULT_IMAGE_TOKENS)
+    tokens = whole(config, "mm_tokens_per_image", GEMMA3_DEFAULT_IMAGE_TOKENS, "config field")
     rule = (
         f"{tokens:,} tokens an image whatever its size (mm_tokens_per_image: resized to {image}x{image} px, "
         f"{patches:,} patches pooled to {tokens:,})"
