@@ -6,6 +6,7 @@ Configs are in ``tests/data/newuser62`` (sources in its SOURCES.md).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,9 @@ import pytest
 
 from generator import catalog
 from generator.api import plan_file
-from generator.errors import ArchitectureError
+from generator.errors import ArchitectureError, InputError
 from generator.sizing.architecture import parse_architecture
+from generator.workload import load_workload
 from tests.conftest import REPO
 from tests.helpers import run_estimate
 
@@ -320,3 +322,67 @@ def test_vllm_splits_the_vision_tower_over_tp() -> None:
         assert code == 0
         per_gpu[engine] = json.loads(text)["memory"]["per_gpu"]["weights"]
     assert per_gpu == {"vllm": 36_707_367_040, "sglang": 37_764_227_584}
+
+
+# --- item 1 (the field): images_per_request adds the images' tokens ---------------------------------------------
+
+
+def test_images_per_request_adds_the_image_tokens(tmp_path: Path) -> None:
+    """One 1024x1024 image a request to Qwen2.5-VL-7B (1,369 tokens) beside 200 text tokens is planned as the report's
+    1,569-token prompt: 3 x H100 at $15,067/month where the text alone took 3 x L40S at $4,076."""
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(DATA / "qwen25vl7b" / "config.json", tmp_path / "cfg" / "config.json")
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        VLM.replace("avg_output_tokens: 150\n", "avg_output_tokens: 150\n      images_per_request: 1\n      image_tokens: 1369\n")
+    )
+    loaded, plan = plan_file(str(path))
+    assert loaded.workload.deployments[0].inference.avg_input_tokens == 1_569  # type: ignore[union-attr]
+    path.write_text(VLM.replace("avg_input_tokens: 200", "avg_input_tokens: 1569"))
+    assert plan.totals == plan_file(str(path))[1].totals
+    (said,) = [f for f in plan.findings if f.code == "image-tokens"]
+    assert said.message.startswith(
+        "the images of model 'cfg/config.json' take 1,369 tokens a request (images_per_request 1 x 1,369 tokens an "
+        "image), added to avg_input_tokens (sized: 1,569)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "fields", "expected"),
+    [
+        pytest.param("google/gemma-3-27b-it", "images_per_request: 2.5", None, id="gemma3-256-each"),  # 2.5 x 256 = 640 tokens
+        pytest.param(
+            "cfg/config.json",
+            "images_per_request: 1",
+            "images_per_request: the tokens one image takes depend on its size for",
+            id="qwen-needs-image-tokens",
+        ),
+        pytest.param(
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "images_per_request: 1",
+            "images_per_request: Llama 3.1 8B Instruct has no vision tower specgen counts",
+            id="text-model",
+        ),
+        pytest.param(
+            "cfg/config.json", "image_tokens: 1369", "image_tokens: image_tokens is the tokens one image takes", id="alone"
+        ),
+        pytest.param(
+            "cfg/config.json",
+            "images_per_request: 24\n      image_tokens: 1369",
+            "images_per_request: avg_input_tokens with the images' 32,856 tokens, and avg_output_tokens (33,206), exceed",
+            id="past-the-context",
+        ),
+    ],
+)
+def test_images_per_request_is_checked(tmp_path: Path, model: str, fields: str, expected: str | None) -> None:
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(DATA / "qwen25vl7b" / "config.json", tmp_path / "cfg" / "config.json")
+    path = tmp_path / "w.yaml"
+    text = VLM.replace("cfg/config.json", model).replace("avg_output_tokens: 150\n", f"avg_output_tokens: 150\n      {fields}\n")
+    path.write_text(text)
+    if expected is None:
+        loaded = load_workload(path)
+        assert loaded.workload.deployments[0].inference.avg_input_tokens == 200 + 640  # type: ignore[union-attr]
+        return
+    with pytest.raises(InputError, match=re.escape(f"deployments[0].inference.{expected}")):
+        load_workload(path)

@@ -11,9 +11,10 @@ from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.planner.plan import Finding
 from generator.planner.pooling import vllm_hf_overrides
 from generator.planner.tco import rented_at_given_rates
-from generator.sizing.vision import image_input_text
+from generator.sizing.vision import encoder_compute_text, image_input_text
 from generator.words import listed
 from generator.workload.capacity_type import SPOT_SUFFIX
+from generator.workload.image_tokens import image_tokens_per_request
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Hardware, InferenceDeployment, ProvisioningSettings, Workload
 from generator.workload.sharing import SHARING_OUTPUT, WHERE, deployment_sharing, sharing_field, sharing_text
@@ -467,7 +468,17 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
         tower = loaded.models[dep.name].architecture.vision
         if tower is not None and isinstance(dep, InferenceDeployment):  # newuser62 item 1: sized as text alone
             fields = "avg_input_tokens and max_context_tokens"
-            message = image_input_text(tower, f"model {shown}", fields)
+            how = " (or give images_per_request, and image_tokens where an image's count depends on its size)"
+            message = image_input_text(tower, f"model {shown}", fields, how)
+            if added := image_tokens_per_request(dep.inference, loaded.models[dep.name]):
+                spec = dep.inference
+                per_image = spec.image_tokens or tower.image_tokens
+                images = f"images_per_request {spec.images_per_request:g} x {per_image:,} tokens an image"
+                message = (
+                    f"the images of model {shown} take {added:,} tokens a request ({images}), added to avg_input_tokens "
+                    f"(sized: {spec.avg_input_tokens:,}): they take prefill and KV cache as text does; "
+                    f"{encoder_compute_text(tower)}"
+                )
             out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.avg_input_tokens"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [

@@ -198,10 +198,11 @@ def qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str) 
     return VisionTower(encoder + merger, encoder, kind, True, tokens, tokens * merge * merge, rule)
 
 
-def image_input_text(tower: VisionTower, model: str, fields: str) -> str:
+def image_input_text(tower: VisionTower, model: str, fields: str, how: str = "") -> str:
     """What a plan or an estimate of a model with ``tower`` must be told (newuser62 item 1): images are not sized.
 
-    ``fields``: the input lengths the user gives, as they are named where the text is shown.
+    ``fields``: the input lengths the user gives, as they are named where the text is shown; ``how``: a field that
+    adds the image tokens instead, where there is one.
     """
     rule = tower.tokens_rule or "as many as its processor makes of an image (see the model card)"
     kind = f"a {tower.kind}" if tower.exact else "a"
@@ -210,12 +211,17 @@ def image_input_text(tower: VisionTower, model: str, fields: str) -> str:
         f"{model} has {kind} vision tower ({tower.params:,} parameters{approximate}): specgen sizes the tokens given, so "
         f"{fields} must include each request's image tokens, which take prefill and KV cache as text does: {rule}"
     )
-    if tower.image_patches:
-        flops = 2 * tower.encoder_params * tower.image_patches
-        image = "an image" if tower.any_size else f"a {EXAMPLE_IMAGE_PX}x{EXAMPLE_IMAGE_PX} image"
-        return (
-            f"{head}; the vision encoder's own compute per image (about {flops / 1e12:.1f} TFLOP for {image}: "
-            f"2 x {tower.encoder_params:,} parameters x "
-            f"{tower.image_patches:,} patches) is in neither the TTFT nor the replica's capacity"
-        )
-    return f"{head}; the vision encoder's own compute per image is in neither the TTFT nor the replica's capacity"
+    return f"{head}{how}; {encoder_compute_text(tower)}"
+
+
+def encoder_compute_text(tower: VisionTower) -> str:
+    """The vision encoder's compute per image, which no TTFT or capacity counts (with a figure where it is known)."""
+    if not tower.image_patches:
+        return "the vision encoder's own compute per image is in neither the TTFT nor the replica's capacity"
+    flops = 2 * tower.encoder_params * tower.image_patches
+    image = "an image" if tower.any_size else f"a {EXAMPLE_IMAGE_PX}x{EXAMPLE_IMAGE_PX} image"
+    return (
+        f"the vision encoder's own compute per image (about {flops / 1e12:.1f} TFLOP for {image}: "
+        f"2 x {tower.encoder_params:,} parameters x {tower.image_patches:,} patches) is in neither the TTFT nor the "
+        "replica's capacity"
+    )

@@ -28,6 +28,7 @@ from generator.workload.chains import chain_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
+from generator.workload.image_tokens import add_image_tokens
 from generator.workload.loader import Document, read_yaml
 from generator.workload.mirrors import mirror_errors
 from generator.workload.models import (
@@ -449,6 +450,7 @@ def load_document(doc: Document, path: str, base_dir: str | None = None) -> Load
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
     models = _semantic_checks(doc, wl, base_dir)  # first: the rack's circuits are checked before their kW are derived
+    wl = add_image_tokens(doc, wl, models)  # a service's images are tokens of its prompts (newuser62 item 1)
     return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl)), doc, models)
 
 
