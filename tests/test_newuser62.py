@@ -341,6 +341,7 @@ def test_images_per_request_adds_the_image_tokens(tmp_path: Path) -> None:
     path.write_text(VLM.replace("avg_input_tokens: 200", "avg_input_tokens: 1569"))
     assert plan.totals == plan_file(str(path))[1].totals
     (said,) = [f for f in plan.findings if f.code == "image-tokens"]
+    assert said.path == "deployments[0].inference.images_per_request"
     assert said.message.startswith(
         "the images of model 'cfg/config.json' take 1,369 tokens a request (images_per_request 1 x 1,369 tokens an "
         "image), added to avg_input_tokens (sized: 1,569)"

@@ -479,7 +479,8 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
                     f"(sized: {spec.avg_input_tokens:,}): they take prefill and KV cache as text does; "
                     f"{encoder_compute_text(tower)}"
                 )
-            out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.avg_input_tokens"))
+            field = "images_per_request" if dep.inference.images_per_request else "avg_input_tokens"
+            out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.{field}"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [
                 Finding(
