@@ -20,6 +20,7 @@ from generator.calculator.model_source import (
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing.architecture import MLLAMA_VLLM, pooling_model_signs
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
@@ -540,7 +541,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     (:func:`_fitting_changes`); False for those estimates themselves.
     """
     check_request(req)
-    model = resolve_model(req.model, from_hub=req.from_hub)
+    try:
+        model = resolve_model(req.model, from_hub=req.from_hub)
+    except InputError as exc:
+        if (req.train or req.engine != "vllm") and MLLAMA_VLLM in exc.message:  # newuser62 item 6: vLLM's reason alone
+            raise type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location) from None
+        raise
     arch = model.architecture
     if arch.encoder_only:
         # the estimate sizes a generating server (prefill, decode, a KV cache) or a language model's training (causal
@@ -573,7 +579,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
         par = Parallelism(pp=layer_split_degree(req.fixed.gpu_count, arch))
     elif not req.train:  # the layers PP leaves over go where the engine puts them (newuser32 item 9)
-        par = par._replace(stages=req.pipeline_stages or engine_stages(req.engine))
+        stages = req.pipeline_stages or engine_stages(req.engine)
+        par = par._replace(stages=stages, vision_tp=req.engine == "vllm")  # vLLM splits the vision tower (newuser62 item 3)
     if req.precision and (fixed := fixed_format_problem(model, req.precision)):  # newuser29 item 1
         raise InputError(f"--precision {req.precision}: {fixed}")
     if req.allowed_precisions and arch.file_weights is not None and arch.file_weights.fixed_format:
@@ -627,6 +634,17 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         raise InputError(f"{given} {context:,} is more than {served}; {LONGER_REFUSED}")
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
+    if not req.train and (pooled := pooling_model_signs(arch, model.name, model.id)):
+        # newuser62 item 7: Qwen3-Embedding-8B was given chat figures (its 0.62B head, sampler rows, decode) silently
+        notes.append(
+            f"warning: {model.name} looks like an embedding or reranking model ({pooled}): this estimate sizes it as a "
+            "generating model (LM head, the sampler's logits rows, decode); a pooling server (vLLM --runner pooling) "
+            "loads no LM head and never decodes: plan it with task: embed or task: score for its own sizing"
+        )
+    if not req.train and arch.vision is not None:  # newuser62 item 1: a VLM was sized as text alone without a word
+        from generator.sizing.vision import image_input_text
+
+        notes.append(image_input_text(arch.vision, model.name, "--input-tokens and --context"))
 
     if gpu is not None and gpu.bridged and 1 < par.tp <= gpu.nvlink_domain_gpus:
         # the estimate sizes a card without a server: it keeps the card's own link, and says so

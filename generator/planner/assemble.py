@@ -491,7 +491,8 @@ def _inference_details(
         "context_tokens": spec.max_context_tokens,
         "weights_bytes": shape.memory.weights.total_bytes,
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
-        "kv_cache_tokens_per_replica": cap.kv_cache_tokens,
+        # an encoder keeps no KV cache: its capacity's tokens are max_num_seqs x the context (newuser62 item 5)
+        "kv_cache_tokens_per_replica": 0 if model.architecture.encoder_only else cap.kv_cache_tokens,
         "max_concurrency_per_replica": round(cap.max_concurrency, 2),
         "requests_per_s_per_replica_max": round(shape.planned_requests_per_s, 3),
         "requests_per_s_per_replica": round(rate, 3),

@@ -94,7 +94,12 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             for pp in PIPELINE_STAGES:
                 if pp > arch.num_layers:
                     continue
-                per_gpu = size_weights(arch, fmt, Parallelism(tp, pp, stages=engine_stages(dep.inference.engine))).per_gpu_bytes
+                engine = dep.inference.engine
+                per_gpu = size_weights(
+                    arch,
+                    fmt,
+                    Parallelism(tp, pp, stages=engine_stages(engine), vision_tp=engine == "vllm"),
+                ).per_gpu_bytes
                 if per_gpu <= usable:
                     break
                 if best is None or usable - per_gpu > best[0]:

@@ -675,13 +675,14 @@ def _layout_shape(
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
     stages = engine_stages(spec.engine)  # where the engine puts the layers PP leaves over (newuser32 item 9)
-    par = Parallelism(tp, pp, tp if expert_parallel else 1, stages)
+    vision_tp = spec.engine == "vllm"  # its default mm_encoder_tp_mode splits the tower's layers (newuser62 item 3)
+    par = Parallelism(tp, pp, tp if expert_parallel else 1, stages, vision_tp)
     problems = loadability_problems(arch, fmt, par)
     if problems and expert_parallel is None and tp > 1 and arch.is_moe:
         # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
         # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
         # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)
-        with_ep = Parallelism(tp, pp, tp, stages)
+        with_ep = Parallelism(tp, pp, tp, stages, vision_tp)
         if not loadability_problems(arch, fmt, with_ep):
             par, problems = with_ep, ()
     if problems:

@@ -109,7 +109,9 @@ def online_peak_findings(
         if own is None or gpu is None:
             continue
         arch = model.architecture
-        shard = size_weights(arch, model_weight_format(arch, own), Parallelism(d.tp, d.pp, stages="vllm")).per_gpu_bytes
+        shard = size_weights(
+            arch, model_weight_format(arch, own), Parallelism(d.tp, d.pp, stages="vllm", vision_tp=True)
+        ).per_gpu_bytes
         if shard <= gpu.memory_bytes:
             continue
         out.append(

@@ -206,10 +206,16 @@ def pooling_details(
     }
 
 
+#: Why a pooling replica reserves no sampler rows, by engine: vLLM's start-up profiling runs the pooler (module
+#: docstring); SGLang sizes its pool from ``mem_fraction_static`` with no profiling run (newuser62 item 9: the SGLang
+#: plan said "vLLM profiles the pooler").
+_NO_SAMPLER = {"vllm": "no sampler rows: vLLM profiles the pooler", "sglang": "no sampler rows: nothing is sampled"}
+
+
 def pooling_kv_text(spec: InferenceSpec, per_pass: int) -> str:
     """What a pooling replica's KV cache must hold, as the memory reason says it: one request, then one pass's."""
     return (
-        f"one {spec.max_context_tokens:,}-token request (no sampler rows: vLLM profiles the pooler); its KV pool holds "
+        f"one {spec.max_context_tokens:,}-token request ({_NO_SAMPLER[spec.engine]}); its KV pool holds "
         f"the {pass_kv_tokens(spec, per_pass):,} tokens of one pass of {per_pass} {spec.avg_input_tokens:,}-token "
         "request(s) at a time, each freeing its blocks after its pass"
     )

@@ -9,9 +9,12 @@ from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.planner.plan import Finding
+from generator.planner.pooling import vllm_hf_overrides
 from generator.planner.tco import rented_at_given_rates
+from generator.sizing.vision import encoder_compute_text, image_input_text
 from generator.words import listed
 from generator.workload.capacity_type import SPOT_SUFFIX
+from generator.workload.image_tokens import image_tokens_per_request
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Hardware, InferenceDeployment, ProvisioningSettings, Workload
 from generator.workload.sharing import SHARING_OUTPUT, WHERE, deployment_sharing, sharing_field, sharing_text
@@ -417,6 +420,29 @@ def _pinned(model: str) -> bool:
     return revision is not None and COMMIT.fullmatch(revision) is not None
 
 
+def _causal_score_findings(loaded: LoadedWorkload, index: int) -> list[Finding]:
+    """``score-head-unknown``: a causal LM served for ``task: score`` without the overrides that give it its scores.
+
+    newuser62 item 8: ``--convert classify`` was rendered without a word for any ``*ForCausalLM`` checkpoint whose
+    path is not a Qwen3-Reranker's, though vLLM then adds an untrained classification head (the README says so).
+    """
+    dep = loaded.workload.deployments[index]
+    if not isinstance(dep, InferenceDeployment) or dep.inference.task != "score":
+        return []
+    causal = next((a for a in loaded.models[dep.name].architecture.architectures if a.endswith("ForCausalLM")), None)
+    if causal is None or vllm_hf_overrides(dep.model, "score") is not None:
+        return []
+    message = (
+        f"model {dep.model[:60]!r} is a causal LM ({causal}) served for task: score: its checkpoint has an LM head, not "
+        "a classifier, and the engine's classify conversion (vLLM --convert classify) adds an untrained head unless "
+        "--hf-overrides builds one from token logits, as a reranker scoring by its yes / no logits needs "
+        "(Qwen3-Reranker, bge-reranker-v2-gemma, mxbai-rerank-v2: see its model card), or a *ForSequenceClassification "
+        "conversion of it (a -seq-cls checkpoint) is served instead; specgen renders the overrides only for a path "
+        "naming a Qwen3-Reranker"
+    )
+    return [Finding("warning", "score-head-unknown", message, f"deployments[{index}].model")]
+
+
 def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     """Deployments whose ``model`` sizes well but is not what an engine on the nodes can start from as rendered.
 
@@ -438,6 +464,23 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
         asked = dep.inference.precision if isinstance(dep, InferenceDeployment) else None
         if asked is not None and (publisher := catalog.publisher_fp8_note(loaded.models[dep.name].id, asked)):
             out.append(Finding("info", "publisher-checkpoint", publisher, f"deployments[{i}].inference.precision"))
+        out += _causal_score_findings(loaded, i)
+        tower = loaded.models[dep.name].architecture.vision
+        if tower is not None and isinstance(dep, InferenceDeployment):  # newuser62 item 1: sized as text alone
+            fields = "avg_input_tokens and max_context_tokens"
+            how = " (or give images_per_request, and image_tokens where an image's count depends on its size)"
+            message = image_input_text(tower, f"model {shown}", fields, how)
+            if added := image_tokens_per_request(dep.inference, loaded.models[dep.name]):
+                spec = dep.inference
+                per_image = spec.image_tokens or tower.image_tokens
+                images = f"images_per_request {spec.images_per_request:g} x {per_image:,} tokens an image"
+                message = (
+                    f"the images of model {shown} take {added:,} tokens a request ({images}), added to avg_input_tokens "
+                    f"(sized: {spec.avg_input_tokens:,}): they take prefill and KV cache as text does; "
+                    f"{encoder_compute_text(tower)}"
+                )
+            field = "images_per_request" if dep.inference.images_per_request else "avg_input_tokens"
+            out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.{field}"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [
                 Finding(

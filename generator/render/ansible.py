@@ -423,7 +423,7 @@ def sglang_engine_vars(d: DeploymentPlan, pool: str, sharing: GpuSharing | None)
         return {}
     out: dict[str, Any] = {"mem_fraction_static": fraction}
     tokens = d.kv_cache_tokens_per_replica_in(pool)
-    if sglang_pool_capped(sharing) and tokens is not None:  # a shared GPU's replica is TP1: one rank, one pool
+    if sglang_pool_capped(sharing) and tokens:  # a shared GPU's replica is TP1: one rank, one pool (an encoder: none)
         out["max_total_tokens"] = tokens
     return out
 

@@ -16,6 +16,7 @@ state-space hybrids (Mamba-2: Nemotron-H, Granite-4.0-H, Jamba) are refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from generator.errors import ArchitectureError
@@ -24,6 +25,7 @@ from generator.sizing.context_limit import served_context_tokens
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
+from generator.sizing.vision import VisionTower, is_qwen_vl_tower, vision_tower
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -119,6 +121,12 @@ class Architecture(NamedTuple):
     other_params: int
     #: Parameters of a vision tower and projector (multimodal checkpoints), kept at 16 bit.
     vision_params: int = 0
+    #: The vision tower itself: its layout and what an image costs in tokens (None: a text model).
+    vision: VisionTower | None = None
+    #: The config's ``architectures`` (its class names, ``Qwen3ForCausalLM``), as given.
+    architectures: tuple[str, ...] = ()
+    #: The config says its attention is bidirectional (``is_causal: false``, gte-Qwen2's embedders).
+    bidirectional: bool = False
     rotary_dim: int = 0
     torch_dtype: str = "bfloat16"
     quantization: QuantizationConfig | None = None
@@ -232,21 +240,22 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
 
     Raises :class:`ArchitectureError` naming the missing or malformed fields.
     """
-    vision_params = 0
+    tower: VisionTower | None = None
     text = config
     top_type = str(config.get("model_type") or "")
     vision_notes: list[str] = []
     _check_model_type(config)
+    _check_layout(config, top_type)
     if isinstance(config.get("text_config"), Mapping):
         text = {**config["text_config"]}
         for key in ("tie_word_embeddings", "torch_dtype", "quantization_config"):
             if key in config and key not in text:
                 text[key] = config[key]
-        vision_params = _vision_params(config, int(text.get("hidden_size") or 0), top_type)
+        tower = vision_tower(config, int(text.get("hidden_size") or 0), top_type)
     elif isinstance(config.get("vision_config"), Mapping):
         # a flat config (Qwen2-VL, Qwen2.5-VL as published): its tower was dropped without a word (newuser32 item 6)
-        if _is_qwen_vl_tower(config["vision_config"]):
-            vision_params = _vision_params(config, int(config.get("hidden_size") or 0), top_type)
+        if is_qwen_vl_tower(config["vision_config"]):
+            tower = vision_tower(config, int(config.get("hidden_size") or 0), top_type)
         else:
             vision_notes.append(
                 "the config's vision_config (a vision tower beside a flat text config) is not counted in the parameters "
@@ -333,6 +342,13 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         _check_no_unread_experts(text, model_type)
     rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
     notes: list[str] = vision_notes
+    if tower is not None and not tower.exact:  # newuser62 item 2: Pixtral and LLaVA's CLIP were short without a word
+        kind = config["vision_config"].get("model_type") if isinstance(config.get("vision_config"), Mapping) else None
+        notes.append(
+            f"the vision tower ({str(kind or 'no model_type')[:60]} under '{top_type[:60]}') is counted approximately, "
+            f"with the SigLIP formula ({tower.params:,} parameters): specgen counts Gemma 3's SigLIP, LLaVA's CLIP and "
+            "Pixtral, and Qwen2-VL / Qwen2.5-VL towers exactly"
+        )
     if model_type not in DECODER_TYPES_READ:  # newuser58 item 6: sized as a generic decoder without a word
         named = ", ".join(str(a) for a in config.get("architectures") or [] if isinstance(a, str))[:120]
         notes.append(
@@ -356,13 +372,47 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         tie_word_embeddings=_tied(text, config, model_type),
         layers=tuple(layers),
         other_params=hidden,  # final norm
-        vision_params=vision_params,
+        vision_params=tower.params if tower else 0,
+        vision=tower,
+        architectures=_class_names(config),
+        bidirectional=text.get("is_causal", config.get("is_causal")) is False,
         rotary_dim=rotary_dim,
         torch_dtype=_dtype(text),
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
     ).with_counts()
+
+
+#: A model's name that says it embeds or reranks (Qwen3-Embedding, bge-reranker, a folder named ``qwen3emb8b``).
+_POOLING_NAME = re.compile(r"embed|rerank|emb(?=[\d_-]|$)")
+
+
+def pooling_model_signs(arch: Architecture, *names: str) -> str:
+    """What says a decoder is served for embedding or scoring, not generation; empty where nothing does.
+
+    newuser62 item 7: the config (``architectures``: a base ``*Model`` or a ``*ForSequenceClassification`` head,
+    ``is_causal: false``) or the model's name (``embed``, ``rerank``).
+    """
+    if arch.encoder_only:
+        return ""
+    signs = [
+        f"architectures {name}"
+        for name in arch.architectures
+        if name.endswith("ForSequenceClassification") or (name.endswith("Model") and "For" not in name)
+    ]
+    if arch.bidirectional:
+        signs.append("is_causal: false")
+    named = next((n for n in names if _POOLING_NAME.search(n.lower())), None)
+    if named is not None:
+        signs.append(f"its name {named[:80]!r}")
+    return ", ".join(signs)
+
+
+def _class_names(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The config's ``architectures`` (class names such as ``Qwen3ForCausalLM``): strings of a list, at most eight."""
+    names = config.get("architectures")
+    return tuple(name[:120] for name in names if isinstance(name, str))[:8] if isinstance(names, list) else ()
 
 
 def _linear_attention_layer(cfg: Mapping[str, Any], kind: str, index: int, hidden: int, attention: tuple[int, int, int]) -> Layer:
@@ -433,6 +483,39 @@ _UNTIED_BY_DEFAULT = frozenset(
 )
 
 
+#: Encoder-decoder model types (Transformers' config classes default ``is_encoder_decoder`` to true for them): T5
+#: and BART write ``d_model`` where a decoder writes ``hidden_size``, so they were refused for lacking it (newuser62 item 6).
+ENCODER_DECODER_MODEL_TYPES = frozenset(
+    {"bart", "blenderbot", "blenderbot-small", "fsmt", "led", "longt5", "m2m_100", "marian", "mbart", "mt5",
+     "nllb-moe", "pegasus", "pegasus_x", "plbart", "prophetnet", "seamless_m4t", "speech_to_text",
+     "switch_transformers", "t5", "umt5", "whisper"}
+)  # fmt: skip
+
+#: InternVL's layouts: the original ``internvl_chat`` (an ``llm_config`` beside InternViT) and Transformers' ``internvl``.
+_INTERNVL_TYPES = ("internvl_chat", "internvl")
+
+
+def _check_layout(config: Mapping[str, Any], top_type: str) -> None:
+    """Refuse, naming the layout, a config of a kind specgen does not size before its fields are read (newuser62 item 6).
+
+    An encoder-decoder (T5, BART, Whisper: ``d_model``) was refused as "config lacks hidden_size", InternVL's
+    ``llm_config`` the same way and its ``-hf`` conversion's ``[448, 448]`` image size as a malformed field.
+    """
+    if top_type in ENCODER_DECODER_MODEL_TYPES or config.get("is_encoder_decoder") is True:
+        speech = "; Whisper (speech to text) is served by vLLM, but not sized by specgen" if top_type == "whisper" else ""
+        raise ArchitectureError(
+            f"cannot size model_type '{top_type or 'unknown'}': an encoder-decoder model (is_encoder_decoder), whose "
+            f"encoder, decoder and cross-attention layers specgen does not count exactly{speech}; decoder-only models, "
+            "and BERT / RoBERTa / XLM-RoBERTa encoders for task: embed / score, are sized"
+        )
+    if top_type in _INTERNVL_TYPES:
+        raise ArchitectureError(
+            f"cannot size model_type '{top_type}' (InternVL): its layout (an InternViT vision tower with a pixel-shuffle "
+            "MLP projector beside the language model's llm_config / text_config) is not one specgen counts; "
+            "vision-language models sized are Gemma 3, LLaVA (CLIP or Pixtral towers) and Qwen2-VL / Qwen2.5-VL"
+        )
+
+
 def _check_model_type(config: Mapping[str, Any]) -> None:
     """Refuse a ``model_type`` (top level or ``text_config``'s) that is not a name such as llama."""
     for where, cfg in (("", config), ("text_config.", config.get("text_config"))):
@@ -461,6 +544,14 @@ _PER_LAYER_LISTS = (
 )
 
 
+#: What the Llama 3.2 Vision refusal adds for vLLM, the default engine; a workload on SGLang, which still serves it
+#: (python/sglang/srt/models/mllama.py), is told the layout alone (newuser62 item 6).
+MLLAMA_VLLM = (
+    ", and vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
+    "https://github.com/vllm-project/vllm/pull/24907)"
+)
+
+
 def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:
     """Refuse a config whose layers are not the kinds counted here, naming the real reason (newuser32 items 5, 7, 12).
 
@@ -471,9 +562,7 @@ def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) ->
     if model_type == "mllama" or text.get("model_type") == "mllama_text_model" or "cross_attention_layers" in text:
         raise ArchitectureError(
             f"cannot size model_type '{model_type}' (Llama 3.2 Vision): its cross-attention layers "
-            "(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size, and "
-            "vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
-            "https://github.com/vllm-project/vllm/pull/24907)"
+            f"(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size{MLLAMA_VLLM}"
         )
     if model_type == "deepseek_v32" or any(key in text for key in ("index_topk", "index_n_heads", "index_head_dim")):
         raise ArchitectureError(
@@ -805,80 +894,3 @@ def _pattern_windows(pattern: object, window: int, n_layers: int) -> list[int | 
         "a string of L (sliding) and G (global) layers such as 'LLLG' is; give 'layer_types' (full_attention / "
         "sliding_attention per layer) instead"
     )
-
-
-def _is_qwen_vl_tower(vision: Mapping[str, Any]) -> bool:
-    """Whether ``vision_config`` describes a Qwen-VL tower (``depth`` blocks, a patch merger), not a ViT/SigLIP one."""
-    return "depth" in vision
-
-
-#: Model types whose Qwen-VL vision tower is counted exactly (:func:`_qwen_vl_tower`).
-_QWEN_VL_TOWERS = ("qwen2_vl", "qwen2_5_vl")
-
-
-def _vision_params(config: Mapping[str, Any], text_hidden: int, model_type: str = "") -> int:
-    """A ViT/SigLIP vision tower plus a linear projector to the text model, from ``vision_config``."""
-    vision = config.get("vision_config")
-    if not isinstance(vision, Mapping):
-        return 0
-    if _is_qwen_vl_tower(vision):
-        return _qwen_vl_tower(vision, text_hidden, model_type)
-    try:
-        h = int(vision["hidden_size"])
-        inter = int(vision["intermediate_size"])
-        n_layers = int(vision["num_hidden_layers"])
-        patch = int(vision["patch_size"])
-        image = int(vision["image_size"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ArchitectureError(f"vision_config lacks or has a malformed field: {exc}") from None
-    channels = int(vision.get("num_channels") or 3)
-    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
-    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
-    projector = h * text_hidden + h  # projection and its input norm (Gemma 3 multi_modal_projector)
-    return n_layers * per_layer + embeddings + 2 * h + projector
-
-
-def _qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str) -> int:
-    """Parameters of a Qwen2-VL or Qwen2.5-VL vision tower: patch embedding, ``depth`` blocks and the patch merger.
-
-    Shapes from Transformers ``modeling_qwen2_vl.py`` / ``modeling_qwen2_5_vl.py`` (vLLM ``models/qwen2_vl.py``,
-    ``qwen2_5_vl.py``): a bias-free Conv3d patch embedding of ``in_channels x temporal_patch_size x patch_size^2``
-    per output channel; each block a fused biased ``qkv`` and ``proj``, then Qwen2-VL's LayerNorms (weight and bias)
-    and fc1/fc2 MLP of ``embed_dim x mlp_ratio``, or Qwen2.5-VL's RMSNorms and a biased gate/up/down MLP of
-    ``intermediate_size``; the merger a norm over the tower width (Qwen2-VL LayerNorm, Qwen2.5-VL RMSNorm) and two
-    biased linears, ``width x merge^2`` square, then to the text width (``out_hidden_size`` / Qwen2-VL's
-    ``hidden_size``). Qwen2.5-VL-7B: 1,505,280 + 32 x 19,702,200 + 44,574,464 = 676,550,144 (the Hub's 8,292,166,656
-    total less Qwen2.5-7B's 7,615,616,512). Other towers with ``depth`` (Qwen3-VL's, with a position table and
-    DeepStack mergers) are refused.
-    """
-    if model_type not in _QWEN_VL_TOWERS:
-        raise ArchitectureError(
-            f"cannot size model_type '{model_type}': its vision tower (vision_config with 'depth') is not counted; "
-            f"specgen counts the Qwen-VL towers of {', '.join(_QWEN_VL_TOWERS)} only (Qwen3-VL's adds a position table "
-            "and DeepStack mergers), and sized without it the parameters and weights would be short"
-        )
-    qwen25 = model_type == "qwen2_5_vl"
-
-    def count(key: str, default: int | None = None) -> int:
-        """A whole positive figure of the tower (fuzz28 L5: depth 1.5 and a negative out_hidden_size were taken)."""
-        value = vision.get(key)
-        value = default if value is None else value
-        if isinstance(value, float) and value.is_integer():  # 4.0 as some configs write a ratio
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ArchitectureError(f"vision_config field '{key}' must be a whole number above 0, got {str(value)[:40]!r}")
-        return value
-
-    depth = count("depth")
-    width = count("hidden_size" if qwen25 else "embed_dim")
-    inter = count("intermediate_size") if qwen25 else width * count("mlp_ratio", 4)
-    out = count("out_hidden_size", text_hidden if qwen25 else vision.get("hidden_size") or text_hidden)
-    patch, temporal = count("patch_size", 14), count("temporal_patch_size", 2)
-    channels = count("in_channels" if "in_channels" in vision else "in_chans", 3)
-    merge = count("spatial_merge_size", 2)
-    norm = width if qwen25 else 2 * width  # RMSNorm weight; LayerNorm weight and bias
-    attention = (width * 3 * width + 3 * width) + (width * width + width)
-    mlp = 2 * (width * inter + inter) + (inter * width + width) if qwen25 else (width * inter + inter) + (inter * width + width)
-    merged = width * merge * merge
-    merger = norm + (merged * merged + merged) + (merged * out + out)
-    return channels * temporal * patch * patch * width + depth * (2 * norm + attention + mlp) + merger

@@ -42,6 +42,17 @@ class Parallelism(NamedTuple):
     ep: int = 1
     #: Which stages get the layers ``pp`` leaves over (:data:`STAGE_RULES`): the engine's rule.
     stages: str = "first"
+    #: The vision tower's layers are split over the TP ranks (vLLM's default ``mm_encoder_tp_mode`` "weights": "split
+    #: the weights of each layer across TP ranks", vllm/config/multimodal.py; its towers' linears are
+    #: ``QKVParallelLinear`` / ``RowParallelLinear`` with ``disable_tp`` only in "data" mode). False: held whole on each
+    #: GPU (SGLang, kept so: not checked tower by tower). The patch embedding and norms, which vLLM keeps whole, are
+    #: split with the rest: under 0.3% of a tower (Qwen2.5-VL-7B: 1.6 M of 676.6 M).
+    vision_tp: bool = False
+
+    @property
+    def vision_split(self) -> int:
+        """GPUs the vision tower is split over (1: held whole on each)."""
+        return self.tp if self.vision_tp else 1
 
     @property
     def gpus(self) -> int:
@@ -306,7 +317,12 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         arch,
         par,
         lambda layers: _counted_sum(kind_of[layers.start : layers.stop], [k[1] for k in kinds]),
-        _Edges(embed_bits / par.tp, head_bits / par.tp, arch.other_params * fmt.other_bits(), Fraction(arch.vision_params * 16)),
+        _Edges(
+            embed_bits / par.tp,
+            head_bits / par.tp,
+            arch.other_params * fmt.other_bits(),
+            Fraction(arch.vision_params * 16, par.vision_split),
+        ),
         lm_head,
     )
     whole_bytes = [_bytes(k[0]) for k in kinds]
@@ -385,7 +401,7 @@ def _sizes_from_files(
             Fraction(files.embedding_bytes, par.tp),
             Fraction(head_bytes, par.tp),
             Fraction(files.other_bytes),
-            Fraction(files.vision_bytes),
+            Fraction(files.vision_bytes, par.vision_split),
         ),
         lm_head,
     )

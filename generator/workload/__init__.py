@@ -13,6 +13,7 @@ from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
+from generator.sizing.architecture import MLLAMA_VLLM
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.electrical import usable_power_w
 from generator.sizing.engine_runtime import ENGINE_NAMES
@@ -27,6 +28,7 @@ from generator.workload.chains import chain_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
+from generator.workload.image_tokens import add_image_tokens
 from generator.workload.loader import Document, read_yaml
 from generator.workload.mirrors import mirror_errors
 from generator.workload.models import (
@@ -176,6 +178,9 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         try:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
+            if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang" and MLLAMA_VLLM in exc.message:
+                # SGLang still serves Llama 3.2 Vision: only the layout is the reason there (newuser62 item 6)
+                exc = type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location)
             errors.append(exc)
         if isinstance(dep, TrainingDeployment) and dep.name in models and models[dep.name].architecture.encoder_only:
             # training is sized for a language model (causal attention, a vocabulary's logits); an encoder has neither
@@ -445,6 +450,7 @@ def load_document(doc: Document, path: str, base_dir: str | None = None) -> Load
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
     models = _semantic_checks(doc, wl, base_dir)  # first: the rack's circuits are checked before their kW are derived
+    wl = add_image_tokens(doc, wl, models)  # a service's images are tokens of its prompts (newuser62 item 1)
     return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl)), doc, models)
 
 

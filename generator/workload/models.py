@@ -60,6 +60,10 @@ class InferenceSpec(NamedTuple):
     max_utilization: float = 1.0
     #: What a request does: generate (prefill, then decode), or a pooling task (vLLM --runner pooling): embed, score.
     task: Literal["generate", "embed", "score"] = "generate"
+    #: Images in a request, on average: their tokens are added to the prompt lengths (:mod:`generator.workload.image_tokens`).
+    images_per_request: float = 0.0
+    #: Tokens one image takes; None: the model's own where every image is resized to one size.
+    image_tokens: int | None = None
 
     @property
     def pooling(self) -> bool:
