@@ -125,7 +125,7 @@ def test_a_vlm_plan_says_image_tokens_are_not_sized(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(VLM)
     (said,) = [f for f in plan_file(str(path))[1].findings if f.code == "image-tokens"]
-    assert (said.level, said.path) == ("warning", "deployments[0].inference.avg_input_tokens")
+    assert (said.level, said.path) == ("info", "deployments[0].inference.avg_input_tokens")
     assert "avg_input_tokens and max_context_tokens must include each request's image tokens" in said.message
     assert "a 1024x1024 image is resized to 1036x1036 px, 1,369 tokens" in said.message
     assert "about 6.9 TFLOP for a 1024x1024 image: 2 x 631,975,680 parameters x 5,476 patches" in said.message

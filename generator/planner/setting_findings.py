@@ -480,7 +480,7 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
                     f"{encoder_compute_text(tower)}"
                 )
             field = "images_per_request" if dep.inference.images_per_request else "avg_input_tokens"
-            out.append(Finding("warning", "image-tokens", message, f"deployments[{i}].inference.{field}"))
+            out.append(Finding("info", "image-tokens", message, f"deployments[{i}].inference.{field}"))
         if hub_source(source) is not None or source.startswith("local config: "):  # the catalog's are its curation's
             out += [
                 Finding(
