@@ -209,7 +209,8 @@ def test_the_torchtune_70b_offload_row_within_what_the_model_reaches() -> None:
     got = calibration_report.predict_finetune_throughput(row)
     assert got / row["tokens_per_gpu_per_sec"] - 1 == pytest.approx(0.228, abs=0.01)
     without = calibration_report.predict_finetune_throughput({k: v for k, v in row.items() if k != "offload_params"})
-    assert without / row["tokens_per_gpu_per_sec"] - 1 == pytest.approx(0.629, abs=0.01)
+    # 0.629 before FlashAttention-2's A100 share fitted in its range, thirty-third entry
+    assert without / row["tokens_per_gpu_per_sec"] - 1 == pytest.approx(0.644, abs=0.01)
     # per rank 2 x 2,048 tokens: the step grows by the CPU step (its copies hide behind 12.8 s of compute)
     host = calibration_report.finetune_offload(row, _arch_70b(), find_gpu(row["gpu"]), CONSTS)
     assert host.link_s == pytest.approx(2 * PARAMS_70B * 2 / 8 / (25.2 * GB))

@@ -462,7 +462,8 @@ TRAINER_SPEED_NOTE = (
 TORCHTUNE_ADAPTER_NOTE = (
     "against torchtune's own published runs of its LoRA and QLoRA recipes (benchmarks/CALIBRATION.md), specgen's memory "
     "was 21-49% over on its Llama 3.x rows (3B and 8B, one GPU) and 10-34% under on its older Llama 2 7B rows, and its "
-    "tokens/s 3-47% under (most on the RTX 4090 and RTX A6000, compiled); its Llama 3.x full fine-tunes are within 9% of memory"
+    "tokens/s from 0% to 46% under (most on the RTX 4090 and RTX A6000, compiled); its Llama 3.x full fine-tunes are within 9% "
+    "of memory"
 )
 
 #: The most the reserved peak of specgen's own full fine-tunes exceeded the estimate (newuser45 item 1), and what they
