@@ -43,7 +43,13 @@ from generator.planner.inference import (
     ttft_basis_text,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
-from generator.planner.multi_host import hosts_per_replica, job_hosts_text, multi_host_note, replica_hosts
+from generator.planner.multi_host import (
+    every_hop_leaves_host,
+    job_hosts_text,
+    multi_host_note,
+    replica_hosts,
+    stage_hop_text,
+)
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import (
@@ -135,6 +141,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
+from generator.planner.training_comm import node_link
 from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
@@ -542,6 +549,9 @@ def _inference_details(
         case = "fits one GPU: no model split needed"
     else:
         gpu = opt.hardware.gpu
+        platform = opt.hardware.platform
+        network = node_link(platform, gpu, opt.candidate.gpus_per_node, opt.needs.needs_fabric)
+        hops = stage_hop_text(platform, opt.candidate.gpus_per_node, par.tp, par.pp, model.architecture.hidden_size, network)
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
@@ -553,11 +563,11 @@ def _inference_details(
             )
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
-        case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
-        platform = opt.hardware.platform
-        servers = hosts_per_replica(opt.candidate.gpus_per_node // platform.hosts, par.gpus)
-        if servers > 1 and platform.hosts == 1:  # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
-            case += f"; the pipeline's hops between its {servers} servers cross their network, not NVLink"
+        if par.tp == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, par.tp, par.pp):
+            link = ""  # no TP group and no hop inside a host: no GPU link carries anything (newuser61 item 14)
+        split = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + ")"
+        # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
+        case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops) if part)
         if par.ep > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
             why = "as pinned" if pinned else f"TP{par.tp} alone splits the experts into shards that do not load"
