@@ -108,6 +108,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
+from generator.planner.price_dates import price_dated_finding
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
 from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
@@ -1440,6 +1441,7 @@ def build_plan(
     findings += spot_findings(wl, pools, deployments)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
+    findings += [found] if (found := price_dated_finding(wl, pools)) else []
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
