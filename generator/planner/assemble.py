@@ -551,8 +551,16 @@ def _inference_details(
     else:
         gpu = opt.hardware.gpu
         platform = opt.hardware.platform
-        network = node_link(platform, gpu, opt.candidate.gpus_per_node, opt.needs.needs_fabric)
-        hops = stage_hop_text(platform, opt.candidate.gpus_per_node, par.tp, par.pp, model.architecture.hidden_size, network)
+        per_node = opt.candidate.gpus_per_node
+        across = platform.hosts == 1 and replica_hosts(platform, per_node, par.gpus) > 1  # a hop leaves its server
+        hops = (
+            stage_hop_text(
+                platform, per_node, par.tp, par.pp, model.architecture.hidden_size,
+                node_link(platform, gpu, per_node, opt.needs.needs_fabric),
+            )
+            if across
+            else None
+        )  # fmt: skip
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
