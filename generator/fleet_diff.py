@@ -15,7 +15,7 @@ from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
 from generator.render.md_escape import md_code, md_text
-from generator.sizing.constants import Constants
+from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -783,11 +783,30 @@ def constants_changed(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
 
     newuser39 item 10: two bare-metal files differing in their cost constants alone showed $1,929/month saved with no
     cause. A side with no ``constants`` (an empty plan, an older spec.json) is compared with nothing.
+
+    newuser61 item 9: "amortization_months 60 -> 36" against a cloud plan, whose 36 is a default nothing reads. A cost
+    constant of the servers bought or owned is compared only where both sides read it (:func:`_unread_constants`).
     """
     if not (isinstance(old.get("constants"), dict) and isinstance(new.get("constants"), dict)):
         return []
     a, b = constants_of(old), constants_of(new)
-    return [{"name": name, "old": a[name], "new": b[name]} for name in sorted(CONSTANT_NAMES) if a[name] != b[name]]
+    unread = _unread_constants(old) | _unread_constants(new)
+    return [{"name": name, "old": a[name], "new": b[name]} for name in sorted(CONSTANT_NAMES - unread) if a[name] != b[name]]
+
+
+def _unread_constants(plan: dict[str, Any]) -> frozenset[str]:
+    """The cost constants of servers bought or owned that a plan's figures do not read, as it buys or owns none.
+
+    A server rented (a cloud instance, a bare-metal rental: its pool's ``rented``) pays its rate alone; one bought
+    (capex above 0) is amortised; one bought or owned on bare metal pays energy and colocation.
+    """
+    totals, pools = plan.get("totals"), plan.get("pools")
+    if isinstance(totals, dict) and (_plan_figure(totals.get("capex_usd")) or 0.0) > 0:
+        return frozenset()
+    pools = pools if isinstance(pools, list) else []
+    if plan.get("provider") == "baremetal" and any(isinstance(p, dict) and not p.get("rented") for p in pools):
+        return frozenset(BOUGHT_SERVER_CONSTANTS)  # owned servers alone (or unpriced ones): energy and colocation
+    return frozenset(BOUGHT_SERVER_CONSTANTS + OWNED_SERVER_CONSTANTS)
 
 
 def constants_line(changed: list[dict[str, Any]], totals: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from generator.api import render_file
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.capacity import RESOLUTION
-from generator.planner.plan import Plan
+from generator.planner.plan import Plan, capacity_headline
 from generator.workload import load_workload
 from tests.helpers import call_cli
 
@@ -46,6 +46,13 @@ hardware:
   gpus: [l40s-48gb]
 {hardware}"""
 
+#: What every capacity headline ends with at the default inference.max_utilization 1 (newuser61 item 12): the factor is
+#: the scale with each replica at up to all it is modelled to sustain.
+AT_FULL_LOAD = (
+    "; at up to 100% of each replica's modelled capacity (inference.max_utilization 1): no headroom for bursts, a server "
+    "down or the model's error"
+)
+AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`")
 R760 = "  platforms: [dell-r760]\n"
 OWNED = "  inventory:\n    - platform: dell-r760\n      gpu: l40s-48gb\n      count: 2\n"
 TWO_GPU_SERVER = 13_643.56 + 2 * 8_500
@@ -127,9 +134,48 @@ def test_the_400k_plan_states_the_factor_rates_capex_and_month(tmp_path: Path) -
                 "requests_per_second": 147.5,
                 "input_tokens_per_second": 147500.0,
                 "output_tokens_per_second": 29500.0,
+                "max_utilization": 1.0,
             }
         ],
     }
+
+
+SECOND = """\
+  - name: chat2
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,
+                requests_per_second: 10}
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "factor", "said"),
+    [
+        # 26 servers, 52 replicas x 5.68 = 295.4 req/s at 100%: 14.75 x of 10 req/s; at 80%, 236.3 req/s: 11.81 x
+        pytest.param(
+            "",
+            11.81,
+            "; at up to 80% of each replica's modelled capacity (inference.max_utilization 0.8)",
+            id="one-share",
+        ),
+        pytest.param(
+            SECOND,
+            6.312,
+            "; at up to each deployment's inference.max_utilization of each replica's modelled capacity: chat 80%, chat2 100%",
+            id="each-its-own",
+        ),
+    ],
+)
+def test_the_headline_says_the_load_each_replica_is_planned_at(tmp_path: Path, more: str, factor: float, said: str) -> None:
+    """newuser61 item 12: "16.5 x" was the scale with every replica at 100% of its modelled rate, unsaid."""
+    text = _text(R760 + "  max_capex_usd: 400000\n").replace(
+        "      requests_per_second: 10\n", "      requests_per_second: 10\n      max_utilization: 0.8\n" + more
+    )
+    plan = _plan(tmp_path, text)
+    c = plan.capacity
+    assert c is not None and c.factor == factor
+    assert [s.max_utilization for s in c.served] == [0.8, 1.0][: len(c.served)]
+    assert capacity_headline(c).endswith(f"(opex $6,288/month){said}")
 
 
 def test_a_plan_of_another_objective_has_no_capacity_key(tmp_path: Path) -> None:
@@ -272,7 +318,7 @@ def test_a_capacity_plan_renders_its_fleet(tmp_path: Path) -> None:
     assert (
         "`objective: capacity`: `max_capex_usd` $400,000 buys **14.75 x** the request rates given (14.88 x breaks "
         "`hardware.max_capex_usd`, searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex "
-        "$6,288/month).\n"
+        "$6,288/month)" + AT_FULL_LOAD_MD + ".\n"
     ) in spec_md
     assert "| `chat` | 10 | 147.5 | 147,500 | 29,500 |\n" in spec_md
 
@@ -283,7 +329,7 @@ def test_the_plan_text_says_what_the_budget_buys(tmp_path: Path, capsys: pytest.
     lines = capsys.readouterr().out.splitlines()
     assert lines[2:4] == [
         "capacity: max_capex_usd $400,000 buys 14.75 x the request rates given (14.88 x breaks hardware.max_capex_usd, "
-        "searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex $6,288/month)",
+        "searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex $6,288/month)" + AT_FULL_LOAD,
         "  chat: 147.5 req/s (given 10), 147,500 input + 29,500 output tokens/s",
     ]
 

@@ -37,6 +37,13 @@ hardware:
 {hardware}"""
 
 OWNED3 = "  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 3, ram_gib: 512}\n"
+#: What every capacity headline ends with at the default inference.max_utilization 1 (newuser61 item 12): the factor is
+#: the scale with each replica at up to all it is modelled to sustain.
+AT_FULL_LOAD = (
+    "; at up to 100% of each replica's modelled capacity (inference.max_utilization 1): no headroom for bursts, a server "
+    "down or the model's error"
+)
+AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`")
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "capacity-400k.yaml"
 
 
@@ -62,7 +69,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone serve 2.828 x the request rates given, and max_capex_usd $20,000 buys no "
             "fleet that serves more (2.844 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($20,000 "
-            "left), $967/month (opex $967/month)",
+            "left), $967/month (opex $967/month)" + AT_FULL_LOAD,
             "  chat: 11.312 req/s (given 4), 11,312 input + 2,262 output tokens/s",
             "  summarize: 2.828 req/s (given 1), 8,484 input + 848 output tokens/s",
         ],
@@ -73,7 +80,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone serve 2.828 x the request rates given, and max_capex_usd $25,000 buys no "
             "fleet that serves more (2.844 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($25,000 "
-            "left), $967/month (opex $967/month)",
+            "left), $967/month (opex $967/month)" + AT_FULL_LOAD,
             "  chat: 11.312 req/s (given 4), 11,312 input + 2,262 output tokens/s",
             "  summarize: 2.828 req/s (given 1), 8,484 input + 848 output tokens/s",
         ],
@@ -84,7 +91,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
             "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
-            "$1,490/month (opex $1,490/month)",
+            "$1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
             "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
         ],
         id="three-owned-cap-1",
@@ -94,7 +101,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone, within max_capex_usd $100,000, serve 2.265 x the request rates given, "
             "bound by hardware.max_nodes (2.281 x breaks it, searched to 1%); capex $0 spent ($100,000 of the cap "
-            "unspent), $993/month (opex $993/month)",
+            "unspent), $993/month (opex $993/month)" + AT_FULL_LOAD,
             "  chat: 22.65 req/s (given 10), 22,650 input + 4,530 output tokens/s",
         ],
         id="max-nodes-keeps-it-on-owned",
@@ -104,7 +111,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $100,000 buys "
             "no fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent "
-            "($100,000 left), $1,490/month (opex $1,490/month)",
+            "($100,000 left), $1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
             "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
         ],
         id="owned-of-a-kind-the-cap-cannot-buy",
@@ -118,7 +125,7 @@ OWNED_ALONE = [
         [
             "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
             "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
-            "$1,490/month (opex $1,490/month)",
+            "$1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
             "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
             "  training deployments: their jobs as given (not scaled)",
         ],
@@ -143,7 +150,7 @@ SPEC_SENTENCES = [
         "  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3,
         "`objective: capacity`: the owned servers alone, within `max_capex_usd` $100,000, serve **2.265 x** the "
         "request rates given, bound by `hardware.max_nodes` (2.281 x breaks it, searched to 1%); capex $0 spent "
-        "($100,000 of the cap unspent), $993/month (opex $993/month).",
+        "($100,000 of the cap unspent), $993/month (opex $993/month)" + AT_FULL_LOAD_MD + ".",
         "| `chat` | 10 | 22.65 | 22,650 | 4,530 |",
         id="owned-max-nodes",
     ),
@@ -151,7 +158,7 @@ SPEC_SENTENCES = [
         "  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3,
         "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and `max_capex_usd` "
         "$1 buys no fleet that serves more (3.438 x breaks `hardware.max_capex_usd`, searched to 1%); capex $0 spent "
-        "($1 left), $1,490/month (opex $1,490/month).",
+        "($1 left), $1,490/month (opex $1,490/month)" + AT_FULL_LOAD_MD + ".",
         "| `chat` | 10 | 34.06 | 34,060 | 6,812 |",
         id="owned-cap",
     ),
@@ -159,7 +166,7 @@ SPEC_SENTENCES = [
         "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
         "`objective: capacity`: the fleet within `max_capex_usd` $1,000,000,000,000 serves **1,024 x** the request "
         "rates given, the search's largest factor (the cap bounds none up to it); capex $27,640,491 spent "
-        "($999,972,359,509 of the cap unspent), $1,204,108/month (opex $436,317/month).",
+        "($999,972,359,509 of the cap unspent), $1,204,108/month (opex $436,317/month)" + AT_FULL_LOAD_MD + ".",
         "| `chat` | 10 | 10,240 | 10,240,000 | 2,048,000 |",
         id="search-top",
     ),
@@ -190,7 +197,7 @@ HEADLINES = [
             # 5 servers, 10 replicas, 56.8 req/s: 5.68 x, found as 5.656 x; $153,217.80 of $400,000 spent
             "capacity: the fleet within max_capex_usd $400,000 serves 5.656 x the request rates given, bound by "
             "hardware.max_nodes (5.688 x breaks it, searched to 1%); capex $153,218 spent ($246,782 of the cap "
-            "unspent), $6,675/month (opex $2,419/month)",
+            "unspent), $6,675/month (opex $2,419/month)" + AT_FULL_LOAD,
             "  chat: 56.56 req/s (given 10), 56,560 input + 11,312 output tokens/s",
         ],
         "56.56 req/s need 10 independent replica(s)",
@@ -202,7 +209,7 @@ HEADLINES = [
             # 10,240 req/s / 5.68 = 1,803 replicas on 902 servers, $27,640,491: the search stops at 1,024 x
             "capacity: the fleet within max_capex_usd $1,000,000,000,000 serves 1,024 x the request rates given, the "
             "search's largest factor (the cap bounds none up to it); capex $27,640,491 spent ($999,972,359,509 of the "
-            "cap unspent), $1,204,108/month (opex $436,317/month)",
+            "cap unspent), $1,204,108/month (opex $436,317/month)" + AT_FULL_LOAD,
             "  chat: 10,240 req/s (given 10), 10,240,000 input + 2,048,000 output tokens/s",
         ],
         "10,240 req/s need 1,803 independent replica(s)",

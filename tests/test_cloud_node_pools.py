@@ -372,6 +372,26 @@ hardware:
 """
 
 
+def test_a_pipeline_across_one_gpu_instances_names_their_network_not_nvlink(tmp_path: Path) -> None:
+    """newuser61 item 14: TP1 x PP2 on two one-GPU p5.4xlarge instances read "370.8 GB/s per direction over NVLink";
+    no GPU link carries anything there (no TP group, no two stages on one host): every hop crosses the 100 Gb/s EFA
+    card (platforms.json aws-p5-4xlarge: one 100 Gb/s EFA device)."""
+    path = tmp_path / "p5.yaml"
+    path.write_text(
+        BIG.replace("PROVIDER", "aws")
+        .replace("405B-Instruct", "70B-Instruct")
+        .replace("precision: bf16", "precision: fp8, kv_cache_precision: fp8")
+        + "  platforms: [aws-p5-4xlarge]\n"
+    )
+    loaded = load_workload(str(path))
+    case = deployed(plan_workload(loaded), loaded.workload).deployments[0].reasons[0]
+    assert case == (
+        "split over 2 GPUs (TP1 x PP2); one stage on each of its 2 aws-p5-4xlarge instances: every hop between stages "
+        "crosses their network, 100 Gb/s (1 x 100 Gb/s GPU NICs of the instance), not NVLink; the model times no hop: one "
+        "carries 32,768 bytes a token (vLLM sends the hidden state and the residual, 16-bit), 2.6 us a token at that rate"
+    )
+
+
 def test_a_replica_across_aws_nodes_gets_a_placement_group_and_the_two_provisioners_are_said(tmp_path: Path) -> None:
     """newuser16 M2 / M3: a TP8 x PP2 replica on 2 p5 nodes had no placement group, and the EKS node groups and the
     Karpenter NodePools, each sized to every pool, read as if both were to be applied."""
@@ -384,7 +404,16 @@ def test_a_replica_across_aws_nodes_gets_a_placement_group_and_the_two_provision
     codes = {f.code: f.message for f in plan.findings}
     assert "apply one of them, not both" in codes["aws-node-provisioners"]
     # newuser16 L2: the TP8 x PP2 split read "over NVLink" while its stage hop crosses the instances' network
-    assert plan.deployments[0].reasons[0].endswith("the pipeline's hops between its 2 servers cross their network, not NVLink")
+    # newuser61 item 14: and at the instances' network rate, which the model does not time
+    assert (
+        plan.deployments[0]
+        .reasons[0]
+        .endswith(
+            "one stage on each of its 2 aws-p5-48xlarge instances: every hop between stages crosses their network, 3,200 Gb/s "
+            "(32 x 100 Gb/s GPU NICs of the instance), not NVLink; the model times no hop: one carries 65,536 bytes a token "
+            "(vLLM sends the hidden state and the residual, 16-bit), 0.16 us a token at that rate"
+        )
+    )
     assert "big_h100_sxm5_80gb" in codes["aws-placement-group"] and "placementGroupSelector" in codes["aws-placement-group"]
     assert "give each of them subnet_ids of one AZ" in codes["aws-placement-group"]  # v21 takes the cluster's subnets
     assert "aws-per-job-node-groups" not in codes

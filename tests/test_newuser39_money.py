@@ -185,6 +185,28 @@ def test_a_side_without_constants_compares_none() -> None:
     assert "constants_changed" not in diff_plans(bare, _bought(pue=1.3))
 
 
+def test_a_cloud_side_compares_no_constant_of_servers_bought_or_owned() -> None:
+    """newuser61 item 9: bm60.yaml (amortization_months: 60) against a cloud plan read "amortization_months 60 → 36",
+    the 36 a default the cloud plan never reads; the payback itself ran over the bought side's 60 months."""
+    result = diff_plans(_bought(amortization_months=60, pue=1.3), _rented(9.5, _P5_GIVEN, 6.07))
+    assert "constants_changed" not in result and "Constants changed" not in markdown_diff(result)
+    assert result["buy_vs_rent"]["amortization_months"] == 60
+    # a constant both sides read still is (the cloud side sizes with its engine constants too)
+    both = diff_plans(
+        _bought(amortization_months=60), {**_rented(9.5, _P5_GIVEN, 6.07), "constants": {"pue": 1.2, "training_mfu": 0.3}}
+    )
+    assert [c["name"] for c in both["constants_changed"]] == ["training_mfu"]
+
+
+def test_owned_servers_alone_compare_their_running_constants_not_the_amortisation() -> None:
+    """A bare-metal fleet of owned servers buys nothing: energy and colocation are read, amortization_months is not."""
+    owned = _bought(amortization_months=60, pue=1.3)
+    owned["totals"] = {**owned["totals"], "capex_usd": 0.0}
+    owned["pools"] = [{**_pool("chat", 0.4, "owned"), "owned_nodes": 1, "capex_usd": 0.0}]
+    result = diff_plans(owned, _bought())
+    assert result["constants_changed"] == [{"name": "pue", "old": 1.3, "new": 1.56}]
+
+
 def test_a_spec_json_constant_that_is_no_figure_is_refused() -> None:
     plan = {**_bought(), "constants": {"pue": "high"}}
     with pytest.raises(InputError, match=r"plan\.constants\.pue"):

@@ -453,6 +453,24 @@ def test_the_fallback_names_the_cheapest_priced_layout(tmp_path: Path) -> None:
     assert "; the cheapest priced layout is " in fallback.message and " x l40s-48gb) at $" in fallback.message
 
 
+def test_the_fallbacks_cheapest_layout_is_the_runner_up_of_that_price_and_the_tie_is_said(tmp_path: Path) -> None:
+    """newuser61 item 13: the warning named 10 x TP1 PP2 on 3 x dell-xe9680 and the runner-up line 12 x TP2 on 3 x
+    supermicro-as-8125gs-tnhr, both $38,098/month (each server $77,000 + 8 x $35,000 in purchases.json)."""
+    text = (
+        "version: 1\nname: unp\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n    inference: "
+        "{precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500, "
+        "avg_output_tokens: 300, requests_per_second: 40, slo: {ttft_p95_ms: 1500, tpot_ms: 50}}\nobjective: cost\n"
+        "hardware:\n  provider: baremetal\n  gpus: [b300-sxm-270gb, h200-sxm-141gb]\n  rack_power_kw: 40\n"
+    )
+    plan = plan_workload(_load(tmp_path, text))
+    (fallback,) = [f for f in plan.findings if f.code == "objective-fallback"]
+    named = "12 x TP2 on 3 x supermicro-as-8125gs-tnhr (8 x h200-sxm-141gb)"
+    assert f"; the cheapest priced layout is {named} at $38,098/month (23 other layouts cost the same; this is the " in (
+        fallback.message
+    )
+    assert named in [r.summary for r in plan.deployments[0].runners_up]
+
+
 NOT_ON_DEMAND = """\
 version: 1
 name: chat

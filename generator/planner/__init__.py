@@ -2126,11 +2126,28 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
                 )
             )
         return objective
+    from generator.planner.candidates import ranking_key
     from generator.planner.tco import cost_text
 
-    # the cheapest priced layout, which the fallback may not show (newuser15 item 6)
-    cheapest = min((o.candidate for o in options if o.candidate.usd_per_hour is not None),
-                   key=lambda c: (c.usd_per_hour, c.summary), default=None)  # fmt: skip
+    # the cheapest priced layout, which the fallback may not show (newuser15 item 6); of several at that price, the one
+    # the fallback ranks first, as the runners-up are listed, and the tie said (newuser61 item 13: the warning named
+    # 10 x TP1 PP2 on dell-xe9680 and the runner-up line 12 x TP2 on supermicro, both at $38,098/month)
+    # as the services' own servers are ranked: each with as many replicas as its servers hold (newuser46 item 2)
+    costed = [o.filled or o for o in options if o.candidate.usd_per_hour is not None]
+    least = min(costed, key=lambda o: o.candidate.usd_per_hour or 0.0, default=None)
+    at_least = (least.candidate.usd_per_hour or 0.0) if least is not None else 0.0
+    # a tie is the same month as printed; those within 0.1% of the least are the only ones whose text is formed
+    near = [o for o in costed if (o.candidate.usd_per_hour or 0.0) <= at_least * 1.001]
+    tied = [o for o in near if least is not None and cost_text(o.candidate) == cost_text(least.candidate)]  # as printed
+    first = min(tied, key=lambda o: ranking_key(o, "power-bought", None, False), default=None)
+    cheapest = first.candidate if first is not None else None
+    others = len({o.candidate.summary for o in tied} - {cheapest.summary}) if cheapest is not None else 0
+    tie = (
+        f" ({others} other layout{'s cost' if others > 1 else ' costs'} the same; this is the first of them in the "
+        "power-bought ranking the runners-up are listed by)"
+        if others
+        else ""
+    )
     findings.append(
         Finding(
             "warning",
@@ -2139,7 +2156,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
             "included; then replicas on fewer hosts, the draw of all those used, idle GPUs, servers, latency): no price "
             "could be formed for "
             f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost"
-            + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}" if cheapest else ""),
+            + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}{tie}" if cheapest else ""),
             f"deployments[{index}]",
         )
     )

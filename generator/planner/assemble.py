@@ -43,7 +43,13 @@ from generator.planner.inference import (
     ttft_basis_text,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
-from generator.planner.multi_host import hosts_per_replica, job_hosts_text, multi_host_note, replica_hosts
+from generator.planner.multi_host import (
+    every_hop_leaves_host,
+    job_hosts_text,
+    multi_host_note,
+    replica_hosts,
+    stage_hop_text,
+)
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import (
@@ -102,6 +108,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
+from generator.planner.price_dates import price_dated_finding
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
 from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
@@ -135,6 +142,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
+from generator.planner.training_comm import node_link
 from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
@@ -543,6 +551,17 @@ def _inference_details(
         case = "fits one GPU: no model split needed"
     else:
         gpu = opt.hardware.gpu
+        platform = opt.hardware.platform
+        per_node = opt.candidate.gpus_per_node
+        across = platform.hosts == 1 and replica_hosts(platform, per_node, par.gpus) > 1  # a hop leaves its server
+        hops = (
+            stage_hop_text(
+                platform, per_node, par.tp, par.pp, model.architecture.hidden_size,
+                node_link(platform, gpu, per_node, opt.needs.needs_fabric),
+            )
+            if across
+            else None
+        )  # fmt: skip
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
@@ -554,11 +573,11 @@ def _inference_details(
             )
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
-        case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
-        platform = opt.hardware.platform
-        servers = hosts_per_replica(opt.candidate.gpus_per_node // platform.hosts, par.gpus)
-        if servers > 1 and platform.hosts == 1:  # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
-            case += f"; the pipeline's hops between its {servers} servers cross their network, not NVLink"
+        if par.tp == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, par.tp, par.pp):
+            link = ""  # no TP group and no hop inside a host: no GPU link carries anything (newuser61 item 14)
+        split = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + ")"
+        # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
+        case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops) if part)
         if par.ep > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
             why = "as pinned" if pinned else f"TP{par.tp} alone splits the experts into shards that do not load"
@@ -1431,6 +1450,7 @@ def build_plan(
     findings += spot_findings(wl, pools, deployments)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
+    findings += [found] if (found := price_dated_finding(wl, pools)) else []
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))

@@ -68,6 +68,49 @@ def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: in
     )
 
 
+#: Bytes a token carries from one pipeline stage to the next: vLLM's decoder models send the hidden state and the
+#: residual, both hidden_size wide, in the activations' 16-bit dtype (vllm/model_executor/models/llama.py,
+#: ``LlamaModel.forward``: ``IntermediateTensors({"hidden_states": hidden_states, "residual": residual})`` on every
+#: rank but the last of the pipeline group).
+STAGE_HOP_TENSORS = 2
+STAGE_HOP_BYTES_PER_VALUE = 2
+
+
+def every_hop_leaves_host(platform: PlatformSpec, gpus_per_node: int, tp: int, pp: int) -> bool:
+    """Whether each host of a TP x PP replica holds one stage, so that every hop between stages crosses the network."""
+    return (
+        platform.hosts == 1 and replica_hosts(platform, gpus_per_node, tp * pp) > 1 and gpus_per_node // platform.hosts < 2 * tp
+    )
+
+
+def stage_hop_text(
+    platform: PlatformSpec, gpus_per_node: int, tp: int, pp: int, hidden_size: int, network: tuple[float, str]
+) -> str | None:
+    """What a pipeline's hops between hosts cross, at what rate; None where every stage of a replica shares one host.
+
+    ``network``: Gb/s one host sends to the others and what carries it (:func:`generator.planner.training_comm.node_link`).
+    The sizing times no hop between stages (only the TP and EP collectives), so the text says so, with what one token
+    carries. newuser61 item 14: TP1 x PP2 on two one-GPU p5.4xlarge instances was said to run over NVLink.
+    """
+    hosts = replica_hosts(platform, gpus_per_node, tp * pp)
+    if hosts == 1 or platform.hosts > 1:  # a rack-scale system's trays share one NVLink domain
+        return None
+    machines = "servers" if platform.provider == "baremetal" else "instances"
+    gbps, carrier = network
+    per_token = STAGE_HOP_TENSORS * hidden_size * STAGE_HOP_BYTES_PER_VALUE
+    crossing = (
+        f"one stage on each of its {hosts} {platform.id} {machines}: every hop between stages crosses their network"
+        if every_hop_leaves_host(platform, gpus_per_node, tp, pp)
+        else f"the pipeline's hops between its {hosts} {machines} cross their network"
+    )
+    rate = f"{gbps:,g} Gb/s ({carrier})" if gbps else f"({carrier}, of no published rate)"
+    timing = f", {per_token * 8 / (gbps * 1e3):.2g} us a token at that rate" if gbps else ""
+    return (
+        f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token (vLLM sends the "
+        f"hidden state and the residual, 16-bit){timing}"
+    )
+
+
 def job_hosts_text(world_gpus: int, hosts: int, framework: str | None) -> str:
     """What a training job over ``hosts`` Linux hosts takes to launch.
 

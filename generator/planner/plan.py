@@ -421,6 +421,9 @@ class CapacityServed(NamedTuple):
     #: ``avg_output_tokens``; a pooling service's output is none).
     input_tokens_per_second: float
     output_tokens_per_second: float
+    #: The share of what each replica sustains within the SLOs it is planned to run at (``inference.max_utilization``):
+    #: the factor is the scale at that load (newuser61 item 12: 16.5 x at 100%, with no word of it).
+    max_utilization: float = 1.0
 
 
 class Capacity(NamedTuple):
@@ -491,7 +494,21 @@ def capacity_headline(c: Capacity, code: Callable[[str], str] = str, strong: Cal
     else:
         head = f"{who} {factor}, the search's largest factor (the cap bounds none up to it)"
         unspent = f"{left} of the cap unspent"
-    return f"{head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}"
+    return f"{head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}{_utilization_text(c, code)}"
+
+
+def _utilization_text(c: Capacity, code: Callable[[str], str]) -> str:
+    """The load each replica is planned at, which the factor is the scale at (newuser61 item 12); "" with no service."""
+    shares = {s.max_utilization for s in c.served}
+    field = code("inference.max_utilization")
+    if not shares:
+        return ""
+    if len(shares) > 1:
+        each = ", ".join(f"{s.name} {s.max_utilization:.0%}" for s in c.served)
+        return f"; at up to each deployment's {field} of each replica's modelled capacity: {each}"
+    (share,) = shares
+    text = f"; at up to {share:.0%} of each replica's modelled capacity ({field} {share:g})"
+    return text + (": no headroom for bursts, a server down or the model's error" if share >= 1 else "")
 
 
 #: The share of the capex cap left unspent past which the headline says why the next server kind is not mixed in.

@@ -218,24 +218,57 @@ def purchase_price(
     return _purchase_price(platform.id, max(platform.gpu_counts), gpu.id, gpus, built)
 
 
+class PricedFrom(NamedTuple):
+    """The catalog records one node's purchase price is formed from.
+
+    A system record, else a legacy purchase price (``prices.json``), else its host's and its GPU's (each None where
+    the catalog has none).
+    """
+
+    system: PurchaseRecord | None
+    legacy: PriceRecord | None
+    host: PurchaseRecord | None
+    card: PurchaseRecord | None
+
+    @property
+    def used(self) -> tuple[PurchaseRecord | PriceRecord, ...]:
+        """The records the price is formed from, in the order they are cited; () where it cannot be formed."""
+        if self.system is not None:
+            return (self.system,)
+        if self.legacy is not None:
+            return (self.legacy,)
+        return (self.host, self.card) if self.host is not None and self.card is not None else ()
+
+
 @cache
-def _purchase_price(
-    platform_id: str, max_gpus: int, gpu_id: str, gpus: int, built: BuiltHost | None = None
-) -> tuple[float, str, bool] | str:
-    """:func:`purchase_price` by ids (the catalog is loaded once per process, so the answer is too)."""
+def priced_from(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> PricedFrom:
+    """The records :func:`purchase_price` forms one node's price from (the one rule of which record prices it)."""
     records = sorted(catalog.purchases().values(), key=lambda r: r.id)
     for rec in records:
         if rec.kind == "system" and rec.platform_id == platform_id and rec.gpu_id == gpu_id and rec.gpu_count == gpus:
-            return rec.usd, _cite(rec), rec.estimated
+            return PricedFrom(rec, None, None, None)
     legacy = [
         p
         for p in sorted(catalog.prices().values(), key=lambda r: r.id)
         if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus and p.prices(gpu_id, gpus)
     ]
     if legacy:
-        return legacy[0].usd, f"catalog {legacy[0].id} (purchase)", False
+        return PricedFrom(None, legacy[0], None, None)
     host = next((r for r in records if r.kind == "host" and r.platform_id == platform_id), None)
     card = next((r for r in records if r.kind == "gpu" and r.gpu_id == gpu_id), None)
+    return PricedFrom(None, None, host, card)
+
+
+@cache
+def _purchase_price(
+    platform_id: str, max_gpus: int, gpu_id: str, gpus: int, built: BuiltHost | None = None
+) -> tuple[float, str, bool] | str:
+    """:func:`purchase_price` by ids (the catalog is loaded once per process, so the answer is too)."""
+    system, legacy, host, card = priced_from(platform_id, max_gpus, gpu_id, gpus)
+    if system is not None:
+        return system.usd, _cite(system), system.estimated
+    if legacy is not None:
+        return legacy.usd, f"catalog {legacy.id} (purchase)", False
     if host is None or card is None:
         why = catalog.unpriced()
         missing = [

@@ -115,6 +115,12 @@ class Constants(NamedTuple):
         return hash((self.gpu_memory_utilization, self.decode_bandwidth_efficiency, self.prefill_compute_efficiency))
 
 
+#: Constants only a server bought reads: its purchase price spread over the months (``planner.tco``).
+BOUGHT_SERVER_CONSTANTS = ("amortization_months",)
+#: Constants only a server bought or owned on bare metal reads: its energy and colocation bills (``planner.tco``,
+#: ``planner.training_energy``, ``planner.colocation``); a rented server's rate holds both.
+OWNED_SERVER_CONSTANTS = ("energy_usd_per_kwh", "pue", "power_utilization", "colocation_usd_per_kw_month")
+
 #: name -> (what it means, where the value comes from)
 #: NCCL's latency and bandwidth model, the source of the collective step latencies.
 _NCCL_TUNING = "https://github.com/NVIDIA/nccl/blob/b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2/src/graph/tuning.cc"

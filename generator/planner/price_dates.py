@@ -1,0 +1,84 @@
+"""How old the catalog's purchase prices a plan buys at are (newuser61 item 7).
+
+The catalog dates every purchase price (``purchases.json`` ``as_of``: the day it was published or read), and a plan
+prints the dates inside each pool's cost basis; nothing said that a DGX H100 bought in December 2026 was priced at
+its May 2023 figure. specgen reads no clock (a plan is the same bytes whenever it is made), so the reference a price's
+age is counted from is the catalog's own newest purchase-price date: the day the catalog's prices were last looked at.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import cache
+
+from generator import catalog
+from generator.catalog.records import PriceRecord, PurchaseRecord
+from generator.planner.plan import Finding, Pool
+from generator.planner.tco import given_purchase, priced_from
+from generator.workload.models import Workload
+
+#: A purchase price dated more than this many days before the reference is said. NVIDIA moved its data-centre GPUs to
+#: a new generation every year at Computex 2024 ("a new AI chip generation every year, a notable increase from the
+#: previous two-year cycle": Blackwell Ultra in 2025, Rubin in 2026, Rubin Ultra in 2027;
+#: https://www.smbom.com/news/13673), and a new generation reprices the one before it, so a price older than one such
+#: cycle may not be what the server costs now.
+PRICE_DATED_DAYS = 365
+
+
+@cache
+def reference_date() -> date:
+    """The newest ``as_of`` of the catalog's purchase prices: the "now" a price's age is counted from."""
+    return max(date.fromisoformat(rec.as_of) for rec in catalog.purchases().values())
+
+
+def _months(then: date, now: date) -> int:
+    """Whole months from ``then`` to ``now``."""
+    return (now.year - then.year) * 12 + now.month - then.month - (now.day < then.day)
+
+
+def _dated(rec: PurchaseRecord | PriceRecord) -> date | None:
+    """The record's date where it is older than :data:`PRICE_DATED_DAYS` before the reference; None otherwise."""
+    if rec.as_of is None:
+        return None
+    then = date.fromisoformat(rec.as_of)
+    return then if (reference_date() - then).days > PRICE_DATED_DAYS else None
+
+
+def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
+    """An info naming the servers bought at catalog purchase prices more than a year older than the catalog's newest.
+
+    A server bought at the workload's quote (``purchase_prices``) is not the catalog's; a record is named only where the
+    pool's cost basis cites it.
+    """
+    platforms = catalog.platforms()
+    said: list[str] = []
+    keys: list[str] = []
+    for pool in pools:
+        node, platform = pool.node, platforms.get(pool.node.platform_id)
+        if not pool.capex_usd or pool.rented or platform is None:
+            continue
+        if given_purchase(wl, node.platform_id, node.gpu_id, node.gpus) is not None:
+            continue
+        basis = pool.price_basis or ""
+        old = [
+            (rec, then)
+            for rec in priced_from(platform.id, max(platform.gpu_counts), node.gpu_id, node.gpus).used
+            if rec.id in basis and (then := _dated(rec)) is not None
+        ]
+        if old:
+            records = ", ".join(
+                f"{rec.id} ${rec.usd:,.0f} as of {then.isoformat()} ({_months(then, reference_date())} months)"
+                for rec, then in old
+            )
+            said.append(f"{pool.name}: {records}")
+            keys.append(f"{node.platform_id}/{node.gpu_id}x{node.gpus}")  # the configuration's key (tco.given_purchase)
+    if not said:
+        return None
+    return Finding(
+        "info",
+        "price-dated",
+        f"servers bought at catalog purchase prices dated more than a year before {reference_date().isoformat()}, the "
+        f"catalog's newest purchase price (specgen reads no clock: its prices are as old as that): {'; '.join(said)}; "
+        "a new GPU generation a year reprices the last, so get a current quote and give it under purchase_prices, USD "
+        f"a server ({{{keys[0]}: ...}})",
+    )
