@@ -251,12 +251,12 @@ def _note(*args: str) -> str:
             ["--gradient-checkpointing full"],
             "already on: full gradient checkpointing",
         ),
-        # Unsloth offloads and fuses by default: no activation lever is left
+        # Unsloth offloads and chunks its loss by default (a full fine-tune goes through FastModel): no activation lever
         (
             ("--train", "full", "--framework", "unsloth"),
             ["--offload-optimizer"],
             ["--activation-offload", "--loss", "--gradient-checkpointing", "--optimizer adamw-8bit"],
-            "already on: full gradient checkpointing, the fused loss, activation offload, the 8-bit optimizer adamw-8bit",
+            "already on: full gradient checkpointing, the chunked loss, activation offload, the 8-bit optimizer adamw-8bit",
         ),
         # nothing on: every lever, the optimizer in backward and an 8-bit optimizer among them
         (
@@ -311,6 +311,32 @@ AXOLOTL_JOB = EstimateRequest(
 )
 
 
+def test_axolotl_through_deepspeed_zero_keeps_the_fp32_master_copy() -> None:
+    """review40 item 1: a 70B at ZeRO-3 over 16 H100 was sized 44.3 GiB, "fits", as the bf16 model; DeepSpeed steps an
+    fp32 copy of each partition (77.1 GiB under the deepspeed profile)."""
+    assert job_recipe("axolotl", "full", 16, 3) is None and job_recipe("axolotl", "full", 16, 0) is AXOLOTL_FULL
+    request = EstimateRequest(
+        model="meta-llama/Llama-3.1-70B-Instruct", train="full", gpu="h100-sxm5-80gb", gpus=16, zero_stage=3
+    )
+    axolotl, deepspeed = (estimate(request._replace(framework=f)) for f in ("axolotl", "deepspeed"))
+    assert axolotl["training"]["optimizer"] == "adamw"
+    assert axolotl["memory"]["per_gpu"]["optimizer"] == deepspeed["memory"]["per_gpu"]["optimizer"]
+    assert not axolotl["capacity"]["fits"]
+
+
+def test_axolotls_bf16_model_refuses_a_regime_with_a_master_copy(tmp_path: Path) -> None:
+    """review40 item 7: optimizer adamw-8bit under axolotl's full fine-tune was sized with an fp32 copy it never has."""
+    with pytest.raises(InputError, match="no fp32 master copy: give one of adamw-bf16, adamw-8bit-bf16"):
+        estimate(AXOLOTL_JOB._replace(optimizer="adamw-8bit"))
+    from generator.workload import load_workload
+
+    text = WORKLOAD.format(extra="", gpu="h100-sxm5-80gb").replace("framework: torchtune", "framework: axolotl")
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace("micro_batch_size: 2", "micro_batch_size: 2\n      optimizer: adamw-8bit"))
+    with pytest.raises(SpecgenError, match=r"optimizer.*no fp32 master copy"):
+        load_workload(str(path))
+
+
 def test_an_axolotl_full_fine_tune_trains_its_bf16_model_without_an_fp32_master_copy() -> None:
     """newuser60 item 3: sized as fp32-master AMP, 16 bytes a parameter (92.7 GiB for fft-8b.yaml with 8-bit AdamW)."""
     result = estimate(AXOLOTL_JOB)
@@ -329,6 +355,8 @@ def test_paged_adamw_8bit_puts_the_states_in_host_ram_and_fits_axolotls_48gb() -
     params = paged["params"]["trainable"]
     assert paged["memory"]["per_gpu"]["optimizer"] == 0 and on_gpu["memory"]["per_gpu"]["optimizer"] == 2 * params
     assert paged["training"]["host_ram_bytes_per_gpu"] == 2 * params
+    adamw = estimate(AXOLOTL_JOB._replace(framework="hf", optimizer="adamw-torch-amp", paged_optimizer=True))
+    assert adamw["memory"]["per_gpu"]["optimizer"] == 0  # fp32 moments: bitsandbytes' PagedAdamW32bit (review40 item 9)
     assert paged["memory"]["per_gpu"]["total"] / GB == pytest.approx(AXOLOTL_FFT_8B["measured_gb"], rel=0.05)
 
 
@@ -336,8 +364,10 @@ def test_paged_adamw_8bit_puts_the_states_in_host_ram_and_fits_axolotls_48gb() -
     ("override", "refusal"),
     [
         ({"offload_optimizer": True, "zero_stage": 2, "gpus": 2}, "two mechanisms"),
-        ({"optimizer": "sgd"}, "bitsandbytes pages AdamW's states"),
+        ({"framework": "hf", "optimizer": "sgd"}, "bitsandbytes pages AdamW's states"),
         ({"framework": "megatron", "optimizer": "adamw"}, "distributed optimizer"),
+        # review40 item 5: FSDP's CPU offload steps the optimizer on the CPU
+        ({"framework": "fsdp2", "optimizer": "adamw", "gpus": 2, "offload_params": True}, "FSDP's CPU offload"),
     ],
 )
 def test_a_paged_optimizer_is_refused_where_no_stack_runs_one(override: dict[str, Any], refusal: str) -> None:

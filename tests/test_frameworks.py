@@ -101,11 +101,22 @@ def test_the_longest_published_sequence_fills_the_gpu_within_11_percent(row: dic
         ("unsloth", "qwen3_moe", "chunked"),  # commented out of the dispatch: FastModel
         ("hf", "gpt_oss", "standard"),
         ("trl+liger", "gpt_oss", "fused"),
+        ("unsloth", "vision-language", "chunked"),  # review40 item 4: LLaVA's Llama dispatched as llava: FastModel
     ],
 )
 def test_a_frameworks_default_loss_follows_the_model_family(framework: str, model_type: str, loss: str) -> None:
     assert default_loss(framework_profile(framework), model_type) == loss
-    assert TrainingSetup(framework=framework, model_type=model_type).techniques()[0] == loss
+    assert TrainingSetup(method="lora", framework=framework, model_type=model_type).techniques()[0] == loss
+
+
+@pytest.mark.parametrize(
+    ("method", "base", "loss"),
+    [("lora", None, "fused"), ("qlora", None, "fused"), ("full", None, "chunked"), ("lora", "int8", "chunked")],
+)
+def test_unsloth_hands_full_and_8_bit_jobs_to_fastmodel(method: str, base: str | None, loss: str) -> None:
+    """review40 item 4: FastLanguageModel returns FastModel first for full_finetuning and load_in_8bit."""
+    setup = TrainingSetup(method=method, framework="unsloth", model_type="llama", base_precision=base)
+    assert setup.techniques()[0] == loss
 
 
 def test_hf_qlora_memory_grows_per_token_as_published() -> None:

@@ -78,6 +78,43 @@ def test_op_level_selective_checkpointing_by_hand() -> None:
     assert op_checkpointing.saved_bytes_per_token_per_layer(arch) == OP_SAVED_BYTES == 848
 
 
+def test_op_level_selective_leaves_biased_linears_to_recompute() -> None:
+    """review40 item 10: a biased linear runs as aten.addmm, neither saved nor counted: with biased attention the
+    block's aten.mm are gate, up and down (gate and down kept: 64 + 64 + 128 + 64 in bf16 and the log-sum-exp), and q,
+    k, v, o (12,288 parameters) run again with up (8,192)."""
+    arch = parse_architecture({**TINY, "attention_bias": True})
+    assert op_checkpointing.saved_bytes_per_token_per_layer(arch) == (64 + 64 + 128 + 64) * 2 + 16 == 656
+    assert op_checkpointing.recomputed_params(arch) == 2 * (12_288 + 8_192)
+
+
+def test_op_level_selective_counts_a_lora_linears_three_matmuls() -> None:
+    """review40 item 3: PEFT's linear runs base, lora_A and lora_B; the policy saves every second of all of them.
+
+    Rank 8 on every linear, by hand a layer: 21 matmuls, of which the 1st, 3rd ... keep q 64, q's B 64, k's A 8, v 32,
+    v's B 32, o's A 8, gate 128, its B 128, up's A 8, down 64 and its B 64 (600), with the input and attention output
+    (128) in bf16 and the 16 bytes of log-sum-exp; the base matmuls keep their order (two more a linear)."""
+    arch = _tiny(False)
+    adapted = frozenset((layer.number, lin.name) for layer in arch.layers for lin in layer.linears)
+    assert op_checkpointing.saved_bytes_per_token_per_layer(arch, adapted, 8) == (600 + 128) * 2 + 16 == 1_472
+    base_recomputed = op_checkpointing.recomputed_params(arch)
+    assert op_checkpointing.recomputed_params(arch, adapted, 8) - base_recomputed == 2 * (
+        512 + 256 + 512 + 512 + 512 + 1024 + 1024
+    )
+    lora = TrainingSetup(method="lora", framework="fsdp2", sequence_length=1024, fused_kernels=True, lora_rank=8)
+    full = lora._replace(method="full")
+
+    def saved(setup: TrainingSetup) -> int:
+        on, off = (
+            size_training(
+                arch, setup._replace(checkpointing=c), Parallelism(), Constants(), nvlink=False
+            ).activation_bytes_per_token
+            for c in ("selective", "full")
+        )
+        return on - off
+
+    assert saved(lora) - saved(full) == 2 * (1_472 - OP_SAVED_BYTES)
+
+
 @pytest.mark.parametrize(
     ("framework", "flops"),
     [

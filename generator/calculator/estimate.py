@@ -843,7 +843,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         loss, activation_offload, optimizer_in_backward = setup.techniques()
         from generator.sizing.frameworks import job_recipe
 
-        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus)
+        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus, setup.zero_stage)
         if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
             notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
         if gpu is not None and (stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework)):
@@ -1282,7 +1282,7 @@ def _training(
         layout_refusal,
         resolved_regime,
     )
-    from generator.sizing.training import TrainingSetup, size_training, with_recipe
+    from generator.sizing.training import TrainingSetup, framework_model_type, size_training, with_recipe
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
     gpus = req.gpus if req.gpus is not None else par.gpus * req.ep
@@ -1301,7 +1301,8 @@ def _training(
         if why == QLORA_DATA_PARALLEL_ONLY:
             advice = "use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora"
         raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
-    recipe = job_recipe(req.framework, req.train or "full", gpus)
+    zero_stage = resolved_regime(req.framework, None, req.zero_stage, gpus // par.gpus)[1]
+    recipe = job_recipe(req.framework, req.train or "full", gpus, zero_stage)
     optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus, recipe)
     setup = TrainingSetup(
         method=req.train or "full",
@@ -1324,7 +1325,7 @@ def _training(
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
         expert_parallel=req.ep,
-        model_type=model.architecture.model_type,
+        model_type=framework_model_type(model.architecture),
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
         accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )

@@ -1008,17 +1008,17 @@ def _technique_details(setup: TrainingSetup) -> dict[str, Any]:
     return details
 
 
-def paged_reason(setup: TrainingSetup, host_ram_bytes: int) -> str:
-    """What a job's paged optimizer is and where its states are sized (newuser25 item 3)."""
+def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
+    """What a job's paged optimizer is and where its states are sized (newuser25 item 3): ``paged_bytes`` of them."""
     from generator.sizing.frameworks import job_recipe
 
-    recipe = job_recipe(setup.framework, setup.method, 1)
+    recipe = job_recipe(setup.framework, setup.method, 1, setup.zero_stage)
     source = "bitsandbytes' paged AdamW, as the job asks"
     if recipe is not None and recipe.paged_optimizer and setup.optimizer == recipe.optimizer:
         source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"
     return (
         f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
-        f"{_gib(host_ram_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"
+        f"{_gib(paged_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"
     )
 
 
@@ -1086,7 +1086,7 @@ def _training_details(
             "gathers, counted in the step time where they outlast the compute (the step's CPU offload term)"
         )
     if setup.paged_optimizer:
-        reasons.append(paged_reason(setup, mem.host_ram_bytes_per_gpu))
+        reasons.append(paged_reason(setup, mem.paged_state_bytes))
     gpu = shape.hardware.gpu
     if half := fp16_note(gpu.id, gpu.architecture):
         reasons.append(half)

@@ -30,6 +30,7 @@ from generator.sizing.precision import weight_format
 from generator.sizing.training import (
     TrainingMemory,
     TrainingSetup,
+    framework_model_type,
     lora_traffic_bytes_per_token,
     size_training,
     with_recipe,
@@ -147,7 +148,7 @@ def _setup(
     The recipe follows the job's GPUs, ``dp`` x ``par``: torchtune's single-device full fine-tune on one (newuser25 item 3).
     ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``).
     """
-    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus)
+    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero)
     setup = TrainingSetup(
         method=spec.method,
         optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp, recipe)[0],
@@ -169,7 +170,7 @@ def _setup(
         fused_kernels=spec.fused_kernels,
         accumulation_steps=accumulation,
         base_precision=base_precision,
-        model_type=arch.model_type,
+        model_type=framework_model_type(arch),
     )
     return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None, paged=spec.paged_optimizer)
 
@@ -654,14 +655,18 @@ def _shapes_at(
     total_flops = flops * spec.dataset_tokens * spec.epochs if spec.dataset_tokens else None
     # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
     profile = framework_profile(spec.framework) if spec.framework else None
-    regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1)[0]
+    # the regime its recipe trains in where it has one (review40 item 2: axolotl's bf16 model planned on a T4)
+    recipe = job_recipe(spec.framework, spec.method, 1, spec.zero_stage or 0)
+    regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1, recipe)[0]
     framework = profile.name if profile else None
     if unfit := precision_problem(hw.gpu.id, hw.gpu.architecture, framework=framework, optimizer=regime):
         return [], [unfit]  # bf16 on a GPU without it (newuser22 item 8), as the estimate refuses it
     pinned = spec.zero_stage if spec.zero_stage is not None else profile.zero_stage if profile else None
     if spec.offload_params:
         pinned = 3  # parameter offload is ZeRO-3's (a stage given otherwise is refused at its field)
-    auto_offload = owned_gpus > 0 and spec.offload_params is None
+    # not beside paged states where the offload is FSDP's, which steps the optimizer on the CPU (review40 item 5)
+    fsdp_offload = profile is not None and profile.fsdp_cpu_offload
+    auto_offload = owned_gpus > 0 and spec.offload_params is None and not (spec.paged_optimizer and fsdp_offload)
     # optimizer offload over data parallelism is ZeRO-Offload (stage 1-3); on one GPU ZeRO-1 is planned as stage 0
     zeros = (pinned,) if pinned is not None else (1, 2, 3) if spec.offload_optimizer else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []

@@ -69,6 +69,10 @@ class Recipe(NamedTuple):
     paged_optimizer: bool
     #: Where the defaults are read.
     source: str
+    #: ZeRO stages it runs at (None: any): past them another engine holds the states (DeepSpeed's fp32 master copy).
+    zero_stages: tuple[int, ...] | None = None
+    #: Optimizer regimes its model can train in (None: any): a bf16-loaded model has no fp32 master copy to step.
+    regimes: tuple[str, ...] | None = None
 
 
 #: torchtune's single-device full fine-tune: ``recipes/configs/llama3_1/8B_full_single_device.yaml`` (likewise
@@ -93,6 +97,10 @@ TORCHTUNE_SINGLE_DEVICE_FULL = Recipe(
 #: parameters, whose gradients and AdamW states are bf16 too, with no fp32 master copy (newuser60 item 3: its
 #: examples/llama-3/fft-8b.yaml, "Single GPU @ 48GB", was sized 92.7 GiB as fp32-master AMP). Its optimizer where none
 #: is named is the Trainer's ``adamw_torch``; its examples name ``paged_adamw_8bit`` (a paged optimizer of its own flag).
+#: At ZeRO 1-3 its runs go through DeepSpeed (its ``deepspeed_configs/zero{1,2,3}_bf16.json``), whose bf16 optimizer
+#: builds an fp32 copy of each partition to step (deepspeed/runtime/zero/stage_1_and_2.py
+#: ``single_partition_of_fp32_groups``; stage3.py ``fp32_partitioned_groups_flat``): the profile's mixed-precision
+#: AdamW there (review40 item 1).
 AXOLOTL_FULL = Recipe(
     name="bf16 full fine-tune",
     optimizer="adamw-bf16",
@@ -100,6 +108,8 @@ AXOLOTL_FULL = Recipe(
     optimizer_in_backward=False,
     paged_optimizer=False,
     source="https://github.com/axolotl-ai-cloud/axolotl/blob/main/src/axolotl/utils/config/__init__.py",
+    zero_stages=(0,),
+    regimes=("adamw-bf16", "adamw-8bit-bf16"),
 )
 
 #: Chunks of torchtune's ``CEWithChunkedOutputLoss``.
@@ -380,9 +390,21 @@ QLORA_DATA_PARALLEL_ONLY = (
 )
 
 
-def default_loss(profile: FrameworkProfile, model_type: str | None) -> str:
-    """The loss ``profile`` runs a ``model_type`` model with where none is given (:attr:`FrameworkProfile.loss_model_types`)."""
-    if profile.loss_model_types is None or model_type in profile.loss_model_types:
+#: What a model with a vision tower dispatches as (:func:`default_loss`): Unsloth's loader reads the config's top-level
+#: ``model_type`` (``llava``, ``gemma3``, ``qwen2_5_vl``), none of its own text classes.
+VISION_LANGUAGE = "vision-language"
+
+
+def default_loss(profile: FrameworkProfile, model_type: str | None, method: str = "lora", base: str = "bf16") -> str:
+    """The loss ``profile`` runs a job with where none is given (:attr:`FrameworkProfile.loss_model_types`).
+
+    Unsloth's ``FastLanguageModel.from_pretrained`` hands a full fine-tune and an 8-bit base to ``FastModel`` before it
+    dispatches on the model type (``if load_in_8bit or full_finetuning ...: return FastModel.from_pretrained``,
+    unsloth/models/loader.py; review40 item 4): those take :attr:`FrameworkProfile.other_loss` too. ``base``: the
+    frozen base's format (``int8``: bitsandbytes' 8-bit).
+    """
+    own = profile.loss_model_types
+    if own is None or (model_type in own and method != "full" and base != "int8"):
         return profile.loss
     return profile.other_loss
 
@@ -508,19 +530,21 @@ def fp32_logits_share(loss: str) -> float:
     return {"standard": 1.0, "chunked": 1.0 / CHUNKED_LOSS_CHUNKS, "inplace": 0.0, "fused": 0.0}[loss]
 
 
-def job_recipe(framework: str | None, method: str, gpus: int) -> Recipe | None:
+def job_recipe(framework: str | None, method: str, gpus: int, zero_stage: int = 0) -> Recipe | None:
     """The recipe whose defaults a job takes beside its framework's profile; None where the profile's apply.
 
     ``gpus`` counts every GPU of the job (TP x PP x DP): a full fine-tune on one GPU runs the framework's single-device
     recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe; a framework whose full
-    fine-tunes differ from its profile at any count (axolotl's bf16 model) has :attr:`FrameworkProfile.full`.
+    fine-tunes differ from its profile at any count (axolotl's bf16 model) has :attr:`FrameworkProfile.full`, at the
+    ZeRO stages it runs at (``zero_stage``: the job's).
     """
     if framework is None or method != "full":
         return None
     profile = framework_profile(framework)
     if gpus == 1 and profile.single_device_full is not None:
         return profile.single_device_full
-    return profile.full
+    full = profile.full
+    return full if full is not None and (full.zero_stages is None or zero_stage in full.zero_stages) else None
 
 
 def resolved_regime(
@@ -532,12 +556,27 @@ def resolved_regime(
     workload's is refused at its field first).
     """
     profile = framework_profile(framework) if framework else None
-    if why := regime_refusal(profile, optimizer):
+    if why := regime_refusal(profile, optimizer) or recipe_regime_refusal(profile, recipe, optimizer):
         raise InputError(why)
     chosen = optimizer or (recipe.optimizer if recipe else profile.optimizer if profile else "adamw")
     if zero_stage is not None:
         return chosen, zero_stage
     return chosen, (profile.zero_stage or 0) if profile and data_parallel > 1 else 0
+
+
+def recipe_regime_refusal(profile: FrameworkProfile | None, recipe: Recipe | None, optimizer: str | None) -> str | None:
+    """Why a job's recipe cannot train in the regime ``optimizer`` (review40 item 7); None where it can or none is given.
+
+    axolotl's bf16 full fine-tune at ZeRO-0 has no fp32 master copy, so a mixed-precision regime would size one it
+    never holds.
+    """
+    if profile is None or recipe is None or optimizer is None or recipe.regimes is None or optimizer in recipe.regimes:
+        return None
+    return (
+        f"{profile.name}'s {recipe.name} trains the model as it loads it, with no fp32 master copy: give one of "
+        f"{', '.join(recipe.regimes)} (its paged_adamw_8bit is adamw-8bit-bf16 with paged_optimizer), or leave "
+        "optimizer out"
+    )
 
 
 def regime_refusal(profile: FrameworkProfile | None, optimizer: str | None) -> str | None:

@@ -6,8 +6,10 @@ policy over the ops the forward runs: the outputs of the ops on its save list ar
 flash attention kernels, ``reduce_scatter``), every other op is recomputed in backward from the block's input, and of
 the ``aten.mm`` calls every second one is recomputed too ("Saves output of all compute ops, except every second mm").
 A Llama block runs wq, wk, wv, wo, w1, w3, w2 in that order: q, v, w1 and w2's outputs and the attention output are
-saved, k, wo and w3 run again, as do the norms, RoPE and SwiGLU's activation. The routed experts' grouped GEMMs
-(``torch._grouped_mm``) are not on the list: recomputed.
+saved, k, wo and w3 run again, as do the norms, RoPE and SwiGLU's activation. What is not an ``aten.mm`` is recomputed
+and not counted: the routed experts' grouped GEMMs (``torch._grouped_mm``) and a linear with a bias, which runs as
+``aten.addmm`` (review40 item 10: Qwen2's q / k / v). A LoRA linear runs three matmuls in the sequence, the base's,
+``lora_A``'s and ``lora_B``'s (PEFT's ``result + lora_B(lora_A(dropout(x)))``; review40 item 3).
 
 Megatron-LM's ``--recompute-granularity selective`` (Korthikanti et al., https://arxiv.org/abs/2205.05198) is
 another technique under the same word: it recomputes only the attention core, which FlashAttention never saves
@@ -22,20 +24,37 @@ from generator.sizing.memo import memoized
 #: Bytes of the fp32 log-sum-exp FlashAttention saves per head and token beside its output.
 LSE_BYTES = 4
 
-
-def _block_matmuls(layer: Layer) -> list[tuple[int, int]]:
-    """(output features, active parameters) of each ``aten.mm`` the block runs, in its order (routed experts left out)."""
-    return [(lin.out_features, lin.in_features * lin.out_features * lin.copies) for lin in layer.linears if lin.group != EXPERT]
+#: (decoder layer, linear name) of each linear a LoRA job adapts; empty for full training.
+Adapted = frozenset[tuple[int, str]]
 
 
-def _routed_active_params(layer: Layer) -> int:
-    """Parameters of the routed experts one token passes through in the layer."""
-    per_expert = sum(lin.in_features * lin.out_features for lin in layer.linears if lin.group == EXPERT)
-    return per_expert * layer.experts_per_token
+def _block_matmuls(layer: Layer, adapted: Adapted, rank: int) -> list[tuple[int, int]]:
+    """(output features, active parameters) of each ``aten.mm`` the block runs, in its order."""
+    out: list[tuple[int, int]] = []
+    for lin in layer.linears:
+        if lin.group == EXPERT or lin.bias:
+            continue  # a grouped GEMM or an addmm: neither counted nor saved
+        out.append((lin.out_features, lin.in_features * lin.out_features * lin.copies))
+        if (layer.number, lin.name) in adapted:
+            out += [(rank, lin.in_features * rank), (lin.out_features, rank * lin.out_features)]
+    return out
+
+
+def _recomputed_outside_mm(layer: Layer) -> int:
+    """Parameters one token passes through in the layer's matmuls that are not ``aten.mm``: routed experts, biased."""
+    routed = sum(lin.in_features * lin.out_features for lin in layer.linears if lin.group == EXPERT)
+    biased = sum(lin.in_features * lin.out_features * lin.copies for lin in layer.linears if lin.bias and lin.group != EXPERT)
+    return routed * layer.experts_per_token + biased
+
+
+def _attention_output(arch: Architecture, layer: Layer) -> int:
+    """Features of the attention kernel's output a token: ``o_proj``'s input (MLA's heads x v_head_dim)."""
+    o_proj = next((lin for lin in layer.linears if lin.name == "o_proj"), None)
+    return o_proj.in_features if o_proj is not None else arch.num_attention_heads * arch.head_dim
 
 
 @memoized
-def saved_bytes_per_token_per_layer(arch: Architecture, act_bytes: int = 2) -> int:
+def saved_bytes_per_token_per_layer(arch: Architecture, adapted: Adapted = frozenset(), rank: int = 0) -> int:
     """Bytes one token keeps in the widest decoder block between its forward and its backward.
 
     The block's input (``checkpoint_wrapper`` keeps it), the attention output and its log-sum-exp, and the outputs of
@@ -43,17 +62,20 @@ def saved_bytes_per_token_per_layer(arch: Architecture, act_bytes: int = 2) -> i
     """
     widest = 0
     for layer in arch.layers:
-        saved = arch.hidden_size + arch.num_attention_heads * arch.head_dim
-        saved += sum(out for position, (out, _params) in enumerate(_block_matmuls(layer)) if position % 2 == 0)
-        widest = max(widest, saved * act_bytes + arch.num_attention_heads * LSE_BYTES)
+        saved = arch.hidden_size + _attention_output(arch, layer)
+        saved += sum(out for position, (out, _) in enumerate(_block_matmuls(layer, adapted, rank)) if position % 2 == 0)
+        widest = max(widest, saved * 2 + arch.num_attention_heads * LSE_BYTES)
     return widest
 
 
 @memoized
-def recomputed_params(arch: Architecture) -> int:
-    """Parameters whose matmul backward runs again a token: the second, fourth ... matmul of each block and its experts."""
+def recomputed_params(arch: Architecture, adapted: Adapted = frozenset(), rank: int = 0) -> int:
+    """Parameters whose matmuls run again a token.
+
+    The second, fourth ... ``aten.mm`` of each block, and the matmuls that are none (routed experts, biased linears).
+    """
     total = 0
     for layer in arch.layers:
-        total += sum(params for position, (_out, params) in enumerate(_block_matmuls(layer)) if position % 2 == 1)
-        total += _routed_active_params(layer)
+        total += sum(params for position, (_, params) in enumerate(_block_matmuls(layer, adapted, rank)) if position % 2)
+        total += _recomputed_outside_mm(layer)
     return total

@@ -1000,7 +1000,9 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
     6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
     frozen base), plus the recomputed forward of the checkpointed decoder blocks under full activation checkpointing
     (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head), or of the matmuls op-level
-    selective checkpointing runs again where ``framework``'s ``selective`` is that (:mod:`~generator.sizing.op_checkpointing`).
+    selective checkpointing runs again where ``framework``'s ``selective`` is that (:mod:`~generator.sizing.op_checkpointing`;
+    a LoRA linear's two adapter matmuls leave the base matmuls' order of saved and recomputed as it is, and their own
+    rank-sized FLOPs are left out).
     """
     n = arch.flop_params
     base = 6.0 * n if method == "full" else 4.0 * n

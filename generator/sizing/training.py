@@ -63,6 +63,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import (
+    VISION_LANGUAGE,
     FrameworkProfile,
     Recipe,
     default_loss,
@@ -187,7 +188,7 @@ class TrainingSetup(NamedTuple):
         profile = framework_profile(self.framework) if self.framework else FrameworkProfile("none", "")
         default_offload = profile.activation_offload and self.checkpointing != "none"
         return (
-            self.loss if self.loss is not None else default_loss(profile, self.model_type),
+            self.loss if self.loss is not None else default_loss(profile, self.model_type, self.method, self.base_precision_name),
             self.activation_offload if self.activation_offload is not None else default_offload,
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
@@ -231,6 +232,15 @@ class TrainingSetup(NamedTuple):
         return self.base_precision or ("nf4" if self.method == "qlora" else "bf16")
 
 
+def framework_model_type(arch: Architecture) -> str:
+    """The model type a framework's per-family defaults dispatch on (:attr:`TrainingSetup.model_type`).
+
+    The text model's, or :data:`~generator.sizing.frameworks.VISION_LANGUAGE` where the config has a vision tower
+    specgen counts (review40 item 4: LLaVA's Llama text model took Unsloth's Llama path).
+    """
+    return VISION_LANGUAGE if arch.vision is not None else arch.model_type
+
+
 def with_recipe(setup: TrainingSetup, recipe: Recipe | None, optimizer_given: bool, paged: bool | None = None) -> TrainingSetup:
     """``setup`` with the defaults of the framework recipe it runs in the fields the job left unset (newuser25 item 3).
 
@@ -261,6 +271,8 @@ class TrainingMemory(NamedTuple):
     #: The activations and logits of a micro-batch at the end of its forward pass, whole (``per_gpu.activations`` may
     #: count them beyond the gradients: :func:`activations_beyond_gradients`).
     activation_peak_bytes: int = 0
+    #: Of ``host_ram_bytes_per_gpu``, the optimizer states paged there (``paged_optimizer``).
+    paged_state_bytes: int = 0
 
 
 #: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
@@ -305,7 +317,7 @@ def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
     if conflicts:
         raise InputError(conflicts[0][1])
     profile = framework_profile(setup.framework) if setup.framework else None
-    if setup.paged_optimizer and (why := paged_refusal(profile, setup.optimizer, setup.offload_optimizer)):
+    if setup.paged_optimizer and (why := paged_refusal(profile, setup.optimizer, setup.offload_optimizer, setup.offload_params)):
         raise InputError(why)
     try:
         return OPTIMIZERS[setup.optimizer]
@@ -530,7 +542,7 @@ def size_training(
     # the activations counted here are attention layers' (Korthikanti et al.); a Gated DeltaNet layer saves others
     check_sized_use(arch, "training")
     if setup.model_type is None:
-        setup = setup._replace(model_type=arch.model_type)
+        setup = setup._replace(model_type=framework_model_type(arch))
     opt = _validate(setup, par.pp)
     if setup.method != "full":
         setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))
@@ -570,7 +582,7 @@ def size_training(
         """
         return without_ep / dp if sharded else local
 
-    host = 0.0
+    host = paged = 0.0
     weights: float
     grads: float
     states: float
@@ -598,7 +610,7 @@ def size_training(
         elif setup.paged_optimizer:
             # paged states wait in host RAM; the gradients stay on the GPU, where the optimizer steps
             host += states
-            states = 0
+            paged, states = states, 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
             # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
@@ -631,7 +643,7 @@ def size_training(
         states = held(adapters * opt.moment_bytes, unsplit_adapters * opt.moment_bytes, setup.zero_stage >= 1)
         if setup.offload_optimizer or setup.paged_optimizer:
             host += states
-            states = 0
+            paged, states = (states if setup.paged_optimizer else 0), 0
         if setup.offload_params:
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
             # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
@@ -678,7 +690,9 @@ def size_training(
     residual_bytes = 4 if upcast else 2
     checkpoint = arch.hidden_size * residual_bytes
     if setup.recomputes_ops():
-        checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch)
+        adapted = frozenset((i, m.linear.name) for i, m, _ in adapted_in_layers(arch, setup.lora_targets))
+        lora = (adapted, setup.lora_rank) if setup.method != "full" else (frozenset(), 0)
+        checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch, *lora)
     recomputing = setup.checkpointing == "full" or setup.recomputes_ops()
     kept = in_flight * checkpoint + per_layer if recomputing else in_flight * per_layer
     if activation_offload:
@@ -725,7 +739,14 @@ def size_training(
         overhead=overhead,
     )
     return TrainingMemory(
-        per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights), reserve, peak
+        per_gpu,
+        trainable,
+        math.ceil(host),
+        act_per_token + logits,
+        _weight_parts(parts, per_gpu.weights),
+        reserve,
+        peak,
+        math.ceil(paged),
     )
 
 

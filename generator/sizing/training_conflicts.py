@@ -12,7 +12,13 @@ Sources:
 
 from __future__ import annotations
 
-from generator.sizing.frameworks import FrameworkProfile, framework_profile, regime_refusal
+from generator.sizing.frameworks import (
+    FrameworkProfile,
+    framework_profile,
+    job_recipe,
+    recipe_regime_refusal,
+    regime_refusal,
+)
 from generator.sizing.precision import weight_format
 
 #: Frameworks that shard data-parallel ranks with FSDP2 only.
@@ -86,7 +92,11 @@ def training_conflicts(
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
     if why := regime_refusal(profile, optimizer):
         out.append(("optimizer", why))
-    if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer)):
+    elif method == "full" and (
+        why := recipe_regime_refusal(profile, job_recipe(framework, method, 2, zero_stage or 0), optimizer)
+    ):
+        out.append(("optimizer", why))  # a recipe of any GPU count (axolotl's bf16 model), at the stage given
+    if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer, offload_params)):
         out.append(("paged_optimizer", why))
     return out
 
@@ -94,16 +104,25 @@ def training_conflicts(
 #: The optimizer regimes bitsandbytes has a paged optimizer for: its ``PagedAdamW`` (32-bit states) and
 #: ``PagedAdamW8bit`` (https://huggingface.co/docs/bitsandbytes/main/en/reference/optim/adamw); it pages no SGD and no
 #: Adafactor.
-PAGED_REGIMES = ("adamw", "adamw-bf16", "adamw-8bit", "adamw-8bit-bf16")
+PAGED_REGIMES = ("adamw", "adamw-torch-amp", "adamw-bf16", "adamw-8bit", "adamw-8bit-bf16")
 
 
-def paged_refusal(profile: FrameworkProfile | None, optimizer: str | None, offload_optimizer: bool) -> str | None:
-    """Why a job cannot page its optimizer states; None where it can."""
-    if offload_optimizer:
-        return (
-            "paged states and an offloaded optimizer both put the states in host RAM, by two mechanisms a job runs one "
-            "of: give one"
+def paged_refusal(
+    profile: FrameworkProfile | None, optimizer: str | None, offload_optimizer: bool, offload_params: bool = False
+) -> str | None:
+    """Why a job cannot page its optimizer states; None where it can.
+
+    FSDP's CPU offload of the parameters steps the optimizer on the CPU (:attr:`FrameworkProfile.fsdp_cpu_offload`), as
+    an offloaded optimizer does: either puts the states in host RAM by another mechanism than bitsandbytes' paging.
+    """
+    fsdp_offload = offload_params and profile is not None and profile.fsdp_cpu_offload
+    if offload_optimizer or fsdp_offload:
+        by = (
+            "FSDP's CPU offload of the parameters, which steps the optimizer on the CPU,"
+            if fsdp_offload
+            else ("an offloaded optimizer")
         )
+        return f"paged states and {by} both put the states in host RAM, by two mechanisms a job runs one of: give one"
     if profile is not None and profile.name == "megatron":
         return "Megatron-LM steps its own distributed optimizer (adam or sgd), not a bitsandbytes paged one"
     if optimizer is not None and optimizer not in PAGED_REGIMES:
