@@ -43,7 +43,7 @@ from generator.sizing.architecture import EXPERT, Architecture, parse_architectu
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.frameworks import framework_profile, recomputes_ops, resolved_regime, window_masked_layers  # noqa: E402
+from generator.sizing.frameworks import framework_profile, resolved_regime, window_masked_layers  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
@@ -52,7 +52,6 @@ from generator.sizing.performance import (  # noqa: E402
     Accelerator,
     accelerator_for,
     decode_model,
-    recomputed_params,
     static_batch_seconds,
     training_flops_per_token,
     training_hours,
@@ -210,7 +209,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     """GPU-hours of a training run: the engine's FLOPs per token x tokens at its utilisation of the GPU's dense BF16 rate."""
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
-    flops = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("framework")) * row["tokens"]
+    flops = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile")) * row["tokens"]
     if row.get("layout"):
         # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
         layout = row["layout"]
@@ -272,14 +271,15 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     if row.get("model"):
         arch = parse_architecture(find_model(row["model"]).config)
         params, hidden, layers = arch.flop_params, arch.hidden_size, arch.num_layers
-        recomputed = recomputed_params(arch)
+        # the engine's rule: full recomputation, or torchtitan's op-level "selective" where the row's profile runs it
+        flops_per_token = training_flops_per_token(arch, "full", row["checkpointing"], row.get("profile"))
         if arch.is_moe:
             # what a rank holds and moves: every weight, the routed experts split EP ways (the step's FLOPs: ``params``)
             sharded = arch.params_total - round(routed_total_params(arch) * (1 - 1 / ep))
     else:
         params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
         # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
-        recomputed = params - row["vocab_size"] * hidden
+        flops_per_token = 6.0 * params + (2.0 * (params - row["vocab_size"] * hidden) if row["checkpointing"] == "full" else 0.0)
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
@@ -289,9 +289,6 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"],
         ep_replicas,
     )  # fmt: skip
-    flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
-    if recomputes_ops(row.get("profile"), row["checkpointing"]):  # torchtitan's "selective": op-level
-        flops_per_token = training_flops_per_token(arch, "full", row["checkpointing"], row["profile"])
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
@@ -343,7 +340,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     seq, dp = row["seq_len"], row["gpus"]
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
-    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("framework"))
+    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
     masked = window_masked_layers([layer.window_tokens for layer in arch.layers], seq, row["framework"])
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], masked)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)

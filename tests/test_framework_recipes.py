@@ -275,6 +275,13 @@ def _note(*args: str) -> str:
             ["--optimizer-in-backward", "8bit"],
             "already on: full gradient checkpointing",
         ),
+        # FSDP2's op-level selective checkpointing is a lever of its own (review40 item 11), before full
+        (
+            ("--train", "full", "--framework", "fsdp2", "--gradient-checkpointing", "none"),
+            ["--gradient-checkpointing selective, --gradient-checkpointing full, --loss chunked"],
+            ["already on"],
+            None,
+        ),
         # torchtune's recipe accumulating: its paged 8-bit states on, the step in backward offered with one micro-batch
         (
             ("--train", "full", "--framework", "torchtune", "--accumulation", "4"),

@@ -370,7 +370,8 @@ def test_images_per_request_adds_the_image_tokens(tmp_path: Path) -> None:
         pytest.param(
             "cfg/config.json",
             "images_per_request: 24\n      image_tokens: 1369",
-            "images_per_request: avg_input_tokens with the images' 32,856 tokens, and avg_output_tokens (33,206), exceed",
+            "images_per_request: avg_input_tokens with the images' 32,856 tokens, and avg_output_tokens, 33,206 tokens in "
+            "all, exceed",
             id="past-the-context",
         ),
     ],
@@ -387,3 +388,11 @@ def test_images_per_request_is_checked(tmp_path: Path, model: str, fields: str, 
         return
     with pytest.raises(InputError, match=re.escape(f"deployments[0].inference.{expected}")):
         load_workload(path)
+
+
+def test_a_patch_larger_than_the_image_is_refused() -> None:
+    """review40 item 13: patch_size 1000 over a 336 px image gave 0 tokens an image without a word."""
+    config = json.loads((DATA / "llava15_7b" / "config.json").read_text())
+    config["vision_config"] = {**config["vision_config"], "patch_size": 1000}
+    with pytest.raises(ArchitectureError, match="'patch_size' \\(1,000\\) must be at most its 'image_size' \\(336\\)"):
+        parse_architecture(config)

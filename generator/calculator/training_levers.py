@@ -9,7 +9,7 @@ neither was ever offered), where the job's framework has them.
 from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
-from generator.sizing.frameworks import framework_profile
+from generator.sizing.frameworks import framework_profile, recomputes_ops
 from generator.sizing.training_conflicts import OWN_OPTIMIZER_OFFLOAD
 from generator.words import listed
 
@@ -27,9 +27,18 @@ class Lever(NamedTuple):
 
 
 def activation_levers(setup: TrainingSetup) -> list[Lever]:
-    """The settings that shrink a job's activations: full checkpointing, a loss that is not over full logits, offload."""
+    """The settings that shrink a job's activations: checkpointing, a loss that is not over full logits, offload.
+
+    Op-level selective checkpointing where the framework runs it (review40 item 11: FSDP2's, faster than full), short
+    of full checkpointing.
+    """
     loss, offload, _ = setup.techniques()
+    selective = []
+    if recomputes_ops(setup.framework, "selective") and setup.checkpointing != "full":
+        on = setup.checkpointing == "selective"
+        selective = [Lever("--gradient-checkpointing selective", "op-level selective checkpointing", on)]
     return [
+        *selective,
         Lever("--gradient-checkpointing full", "full gradient checkpointing", setup.checkpointing == "full"),
         Lever("--loss chunked", f"the {loss} loss", loss != "standard"),
         Lever("--activation-offload", "activation offload", offload),

@@ -93,9 +93,23 @@ def vision_tower(config: Mapping[str, Any], text_hidden: int, model_type: str) -
     return _siglip(config, vision, text_hidden, exact=model_type == "gemma3" and kind == "siglip_vision_model")
 
 
+def _patches(vision: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(patch_size, image_size, num_channels) of a ViT's ``vision_config``: a patch no larger than the image.
+
+    review40 item 13: a patch_size above image_size gave 0 tokens an image without a word.
+    """
+    patch, image, channels = whole(vision, "patch_size"), whole(vision, "image_size"), whole(vision, "num_channels", 3)
+    if patch > image:
+        raise ArchitectureError(
+            f"vision_config field 'patch_size' ({patch:,}) must be at most its 'image_size' ({image:,}): an image holds "
+            "no whole patch"
+        )
+    return patch, image, channels
+
+
 def _siglip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int, exact: bool) -> VisionTower:
     h, inter, n_layers = whole(vision, "hidden_size"), whole(vision, "intermediate_size"), whole(vision, "num_hidden_layers")
-    patch, image, channels = whole(vision, "patch_size"), whole(vision, "image_size"), whole(vision, "num_channels", 3)
+    patch, image, channels = _patches(vision)
     per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     encoder = n_layers * per_layer + embeddings + 2 * h
@@ -124,7 +138,7 @@ def _llava_projector(config: Mapping[str, Any], vision_hidden: int, text_hidden:
 
 def _clip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int) -> VisionTower:
     h, inter, n_layers = whole(vision, "hidden_size"), whole(vision, "intermediate_size"), whole(vision, "num_hidden_layers")
-    patch, image, channels = whole(vision, "patch_size"), whole(vision, "image_size"), whole(vision, "num_channels", 3)
+    patch, image, channels = _patches(vision)
     per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
     grid = (image // patch) ** 2
     embeddings = h + channels * patch * patch * h + (grid + 1) * h  # class token, bias-free conv, position table
@@ -138,7 +152,7 @@ def _clip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int
 
 def _pixtral(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int) -> VisionTower:
     h, inter, n_layers = whole(vision, "hidden_size"), whole(vision, "intermediate_size"), whole(vision, "num_hidden_layers")
-    patch, image, channels = whole(vision, "patch_size"), whole(vision, "image_size"), whole(vision, "num_channels", 3)
+    patch, image, channels = _patches(vision)
     encoder = channels * patch * patch * h + h + n_layers * (4 * h * h + 3 * h * inter + 2 * h)
     side = min(EXAMPLE_IMAGE_PX, image) // patch
     # a row of patch tokens, then [IMG_BREAK] (the last row [IMG_END]): mistral_common's ImageEncoder

@@ -67,7 +67,7 @@ def add_image_tokens(doc: Document, wl: Workload, models: dict[str, ResolvedMode
                 tail = "p95_input_tokens" if spec.p95_input_tokens is not None else "avg_input_tokens"
                 error(
                     "images_per_request",
-                    f"{tail} with the images' {added:,} tokens, and avg_output_tokens ({longest:,}), exceed "
+                    f"{tail} with the images' {added:,} tokens, and avg_output_tokens, {longest:,} tokens in all, exceed "
                     f"max_context_tokens ({spec.max_context_tokens:,}): such a request would not fit its context window",
                 )
         deployments.append(dep._replace(inference=spec))
