@@ -205,6 +205,7 @@ TRAINING_SETTINGS = (
     "gradient_accumulation_steps",
     "data_parallel",
     "zero_stage",
+    "gradient_checkpointing",
 )
 
 #: What the diff echoes from a deployment's details (a service's engine settings, a fixed machine's speed).
@@ -1545,6 +1546,9 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         # how it trains: method, framework, optimizer, sequence, micro-batch x accumulation x DP, ZeRO (newuser31
         # item 7: a change of framework or method read as hours moving for no reason)
         row["training"].update({k: details[k] for k in TRAINING_SETTINGS if k in details})
+        # states paged to host RAM, which a plan's details name only where on (review40 item 12)
+        if "method" in details:
+            row["training"]["paged_optimizer"] = bool(details.get("paged_optimizer"))
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
@@ -1881,7 +1885,21 @@ def _training_settings(training: dict[str, Any]) -> list[str]:
         parts.append(f"micro-batch {_plain(step[0])} x {_plain(step[1])} accumulation x {_plain(step[2])} DP")
     if training.get("zero_stage") not in (None, 0):
         parts.append(f"ZeRO-{_plain(training['zero_stage'])}")
+    if training.get("gradient_checkpointing") is not None:  # review40 item 12: none / selective / full moved the job
+        parts.append(f"{_checkpointing(training['gradient_checkpointing'])} checkpointing")
+    if training.get("paged_optimizer"):
+        parts.append("optimizer states paged")
     return parts
+
+
+def _checkpointing(value: Any) -> str:
+    """A job's activation checkpointing as its cell says it: ``no``, ``selective``, ``full``."""
+    return "no" if value == "none" else _plain(value)
+
+
+def _on_off(value: Any) -> str:
+    """A switch as a changed row says it."""
+    return "on" if value else "off"
 
 
 def _plain(value: Any) -> str:
@@ -1913,31 +1931,35 @@ def _kv(value: Any) -> str:
 Change = tuple[tuple[str, ...], str, "Callable[[Any], str]", str]
 
 #: A training row's fields a changed row names, as its cell labels them.
-_TRAINING_CHANGES: tuple[Change, ...] = tuple(
-    (path, label, _plain, "")
-    for path, label in (
-        (("model_id",), "model"),
-        (("precision",), "precision"),
-        (("training", "method"), "method"),
-        (("training", "lora_rank"), "LoRA rank"),
-        (("training", "framework"), "framework"),
-        (("training", "optimizer"), "optimizer"),
-        (("training", "sequence_length"), "sequence"),
-        (("training", "global_batch_size"), "global batch"),
-        (("tp",), "TP"),
-        (("pp",), "PP"),
-        (("replicas",), "DP"),
-        (("training", "micro_batch_size"), "micro-batch"),
-        (("training", "gradient_accumulation_steps"), "accumulation"),
-        (("training", "zero_stage"), "ZeRO stage"),
-        (("training", "hours"), "hours a run"),
-        (("training", "usd_per_job"), "$ a run"),
-        (("training", "usd_per_month"), "$/month"),
-        (("training", "runs_per_month"), "runs a month"),
-        (("training", "runs_after"), "runs after"),
-        (("training", "starts_at_hours"), "starts at hour"),
-        (("training", "paid_by"), "paid by"),
-    )
+_TRAINING_CHANGES: tuple[Change, ...] = (
+    *(
+        (path, label, _plain, "")
+        for path, label in (
+            (("model_id",), "model"),
+            (("precision",), "precision"),
+            (("training", "method"), "method"),
+            (("training", "lora_rank"), "LoRA rank"),
+            (("training", "framework"), "framework"),
+            (("training", "optimizer"), "optimizer"),
+            (("training", "sequence_length"), "sequence"),
+            (("training", "global_batch_size"), "global batch"),
+            (("tp",), "TP"),
+            (("pp",), "PP"),
+            (("replicas",), "DP"),
+            (("training", "micro_batch_size"), "micro-batch"),
+            (("training", "gradient_accumulation_steps"), "accumulation"),
+            (("training", "zero_stage"), "ZeRO stage"),
+            (("training", "gradient_checkpointing"), "checkpointing"),
+            (("training", "hours"), "hours a run"),
+            (("training", "usd_per_job"), "$ a run"),
+            (("training", "usd_per_month"), "$/month"),
+            (("training", "runs_per_month"), "runs a month"),
+            (("training", "runs_after"), "runs after"),
+            (("training", "starts_at_hours"), "starts at hour"),
+            (("training", "paid_by"), "paid by"),
+        )
+    ),
+    (("training", "paged_optimizer"), "optimizer states paged", _on_off, ""),
 )
 
 #: A service's (or a fixed machine's) fields a changed row names (newuser44 item 2): what the workload or the plan

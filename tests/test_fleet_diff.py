@@ -1049,6 +1049,13 @@ _TUNE = {
             id="full-zero2",
         ),
         pytest.param({"framework": "trl"}, "qlora rank 16, trl, adamw-8bit, 4,096-token", id="framework-alone"),
+        # review40 item 12: checkpointing and paged states, which alone move a job's fleet
+        pytest.param(
+            {"gradient_checkpointing": "selective", "paged_optimizer": True},
+            "qlora rank 16, unsloth, adamw-8bit, 4,096-token sequences, micro-batch 8 x 1 accumulation x 4 DP, selective "
+            "checkpointing, optimizer states paged",
+            id="checkpointing-paged",
+        ),
     ],
 )
 def test_a_training_row_says_how_the_job_trains(change: dict[str, Any], said: str) -> None:
@@ -1173,3 +1180,12 @@ def test_the_diff_reads_the_price_region_finding_the_planner_writes(tmp_path: Pa
     (found,) = [f for f in plan.findings if f.code == "price-region"]
     match = _PRICED_AT.match(found.message)
     assert match is not None and (match[1], match[2]) == (plan.pools[0].name, "us-east-1")
+
+
+def test_paging_the_optimizer_states_is_a_change_of_the_job() -> None:
+    """review40 item 12: a workload paging its states read the same job in both rows."""
+    old, new = _one(rate=None), _one(rate=None)
+    old["deployments"][0]["details"] = {**_TUNE, "gradient_checkpointing": "none"}
+    new["deployments"][0]["details"] = {**_TUNE, "gradient_checkpointing": "full", "paged_optimizer": True}
+    said = markdown_diff(diff_plans(old, new))
+    assert "checkpointing none → full" in said and "optimizer states paged off → on" in said
