@@ -15,9 +15,8 @@ import pytest
 
 from generator import catalog
 from generator.planner import plan_workload
-from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.planner.nodes import NodeNeeds, assemble_node, node_link
 from generator.planner.plan import Nic, NodeSpec, Plan
-from generator.planner.training_comm import node_link
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 

@@ -218,7 +218,7 @@ def test_an_rdma_machine_without_its_networks_has_its_first_gvnic(platform: str,
     """review32 item 4: A3 Ultra and A4 have two 200 Gb/s gVNICs beside 8 x 400 Gb/s RDMA NICs; a pool with no
     additional network has the first gVNIC alone (it was timed at both, 400 Gb/s)."""
     from generator import catalog
-    from generator.planner.training_comm import node_link
+    from generator.planner.nodes import node_link
 
     spec = catalog.platforms()[platform]
     assert node_link(spec, catalog.gpus()[spec.gpu_ids[0]], 8, True)[0] == gbps

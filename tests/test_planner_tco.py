@@ -12,12 +12,12 @@ from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.bom import fill_channels
-from generator.planner.nodes import NodeNeeds, assemble_node, has_nvswitch
+from generator.planner.nodes import NodeNeeds, assemble_node, has_nvswitch, node_link
 from generator.planner.plan import Finding
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
-from generator.planner.training_comm import dp_bytes_per_gpu, node_link
+from generator.planner.training_comm import dp_bytes_per_gpu
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload

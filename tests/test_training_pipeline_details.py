@@ -199,7 +199,7 @@ def test_a_cloud_node_sends_over_the_nics_its_rendered_pool_attaches(platform: s
     over its network. newuser45 item 8: an A3's GPU NICs (4 x 200 Gb/s on A3 High, 8 on A3 Mega,
     https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx) need additional node networks
     the GKE render does not attach, so its 1,000 / 1,800 Gb/s leave the 200 Gb/s primary NIC."""
-    from generator.planner.training_comm import node_link
+    from generator.planner.nodes import node_link
 
     spec = catalog.platforms()[platform]
     assert node_link(spec, catalog.gpus()[spec.gpu_ids[0]], spec.gpu_counts[0], True)[0] == gbps

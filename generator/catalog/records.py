@@ -646,7 +646,7 @@ class PlatformSpec(NamedTuple):
     #: stated, never one the planner fits (``fabric_nic_id`` None: it has none).
     nics_as_owned: bool = False
     #: A cloud machine type whose GPU NICs the rendered node pools attach (GKE: ``kubernetes.gpu_networks`` names their
-    #: networks); a GKE pool's nodes otherwise have the primary NIC alone (:func:`~generator.planner.training_comm.node_link`).
+    #: networks); a GKE pool's nodes otherwise have the primary NIC alone (:func:`~generator.planner.nodes.node_link`).
     gpu_nics_attached: bool = False
     #: A catalog platform whose RAM an owned group states (``hardware.inventory[].ram_gib``): ``ram_gib`` is as owned,
     #: never sized from the workload (newuser43 item 2).

@@ -51,7 +51,7 @@ from generator.planner.multi_host import (
     stage_hop_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
-from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu
+from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu, node_link
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
     online_peak_findings,
@@ -142,7 +142,6 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
-from generator.planner.training_comm import node_link
 from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants

@@ -88,7 +88,7 @@ def stage_hop_text(
 ) -> str | None:
     """What a pipeline's hops between hosts cross, at what rate; None where every stage of a replica shares one host.
 
-    ``network``: Gb/s one host sends to the others and what carries it (:func:`generator.planner.training_comm.node_link`).
+    ``network``: Gb/s one host sends to the others and what carries it (:func:`generator.planner.nodes.node_link`).
     The sizing times no hop between stages (only the TP and EP collectives), so the text says so, with what one token
     carries. newuser61 item 14: TP1 x PP2 on two one-GPU p5.4xlarge instances was said to run over NVLink.
     """

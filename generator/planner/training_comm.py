@@ -24,11 +24,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator import catalog
-from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.nodes import node_fabric, unfabricated_link
+from generator.planner.nodes import node_link
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for
@@ -240,30 +238,6 @@ def dp_traffic(
         count = micro * (calls.grads + 2 * calls.gather)
     sent = dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation, grad_bytes=grad_bytes)
     return DpTraffic(sent, count, once_after_backward=zero_stage < 2)
-
-
-def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
-    """Gb/s a node sends to other nodes, and what carries it: the GPU fabric the node is built with, else its front end.
-
-    ``fabric``: the job asks for a fabric (``NodeNeeds.needs_fabric``); the NICs are those :func:`node_fabric` builds the
-    node with for that ask, so the step is timed over the link the node's parts list names (newuser23 item 1).
-    """
-    nics = catalog.nics()
-    if platform.provider != "baremetal" and platform.fabric_nic_id and platform.fabric_nic_count:
-        # the GPU NICs alone carry NCCL's traffic: an A3's 4 x 200 Gb/s, not the 1,000 its primary NIC adds to
-        # (newuser28 item 7; https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)
-        nic = nics[platform.fabric_nic_id]
-        gbps = nic.port_gbps * nic.ports * platform.fabric_nic_count
-        if unattached(platform):
-            # newuser45 item 8: the node pools rendered attach none of them, so the step crosses the primary NIC
-            primary = primary_nic_gbps(platform, gbps)
-            return primary, f"{primary:g} Gb/s primary NIC (the GPU NICs attached to no network: kubernetes.gpu_networks)"
-        return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
-    built = node_fabric(platform, gpu, gpus_per_node, fabric) if platform.provider == "baremetal" else None
-    if built is not None:
-        port_gbps = nics[built.nic_id].port_gbps
-        return port_gbps * built.nics, f"{built.nics} x {port_gbps:g} Gb/s GPU fabric"
-    return unfabricated_link(platform)
 
 
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
