@@ -473,7 +473,9 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     pin = dep.parallelism
     ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
-    asked = sharing_field(wl, wl.deployments.index(dep)) if sharing is not None else ""
+    # by name: the cheaper-precision check sizes a copy of the deployment, which the workload does not hold (fz62 item 1)
+    index = next(i for i, d in enumerate(wl.deployments) if d.name == dep.name)
+    asked = sharing_field(wl, index) if sharing is not None else ""
     return _Serving(spec, fmt, sharing, ep, pinned, asked, aks_native_mig(wl, sharing))
 
 

@@ -287,7 +287,10 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         errors.append(InputError(why, doc.locate(path)))
     errors += cloud_rack_errors(doc, hw) + rack_circuit_errors(doc, hw) + buy_errors(doc, hw) + capacity_errors(doc, wl)
     if hw.fixed is not None:
+        collected = len(errors)
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
+        if len(errors) > collected:  # the machine's checks read its GPU: an unknown one is said at its field alone (fz62 item 2)
+            raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw) + fixed_pool_errors(doc, wl)
         for i, dep in enumerate(wl.deployments):
             if dep.parallelism is not None:  # the machine's GPUs run one stream, layers split over them (fuzz12 item 8)

@@ -222,7 +222,9 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         text = limits[str(error.validator)].format(error.validator_value)
         message = f"{short(instance)} is {text}" if isinstance(instance, str) else f"{text} ({len(instance):,})"
         return [InputError(message, doc.locate(path))]
-    return [InputError(short(error.message, 200), doc.locate(path))]
+    # the validator's own words, cut, not quoted as a value (fz62 item 4: "has non-unique elements (...)" in quotes)
+    text = str(error.message)
+    return [InputError(text if len(text) <= 200 else text[:200] + "...", doc.locate(path))]
 
 
 #: Fields naming a Kubernetes Secret, and the rule such a name follows (a DNS-1123 subdomain, as the API server checks
