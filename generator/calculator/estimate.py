@@ -1301,9 +1301,10 @@ def _training(
         if why == QLORA_DATA_PARALLEL_ONLY:
             advice = "use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora"
         raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
+    # the stage first (the recipe depends on it: axolotl's bf16 model at ZeRO-0 only), then the regime its recipe takes
     zero_stage = resolved_regime(req.framework, None, req.zero_stage, gpus // par.gpus)[1]
     recipe = job_recipe(req.framework, req.train or "full", gpus, zero_stage)
-    optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus, recipe)
+    optimizer = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus, recipe)[0]
     setup = TrainingSetup(
         method=req.train or "full",
         optimizer=optimizer,
