@@ -45,14 +45,20 @@ def test_gpu_sharing_beside_another_allowed_precision_plans(tmp_path: Path) -> N
     assert dep.name == "assistant"
 
 
-def test_an_unknown_machine_gpu_is_located_without_a_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Item 2 (MED): the machine's RAM check read the unknown GPU and its unlocated error replaced the located one."""
-    path = tmp_path / "m2.yaml"
+def _chat(tmp_path: Path, inference: str, hardware: str) -> Path:
+    """A one-service workload of the 8B chat model with the inference fields and hardware section given."""
+    path = tmp_path / "w.yaml"
     path.write_text(
-        "version: 1\nname: m2\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
-        "    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 100, avg_output_tokens: 100, "
-        "requests_per_second: 1}\nhardware:\n  provider: baremetal\n  fixed: {gpu: h100-sxm5-80gbx, gpu_count: 1, ram_gib: 64}\n"
+        "version: 1\nname: w\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"    inference: {{{inference}}}\nhardware:\n{hardware}"
     )
+    return path
+
+
+def test_an_unknown_machine_gpu_is_located_without_a_cpu(tmp_path: Path) -> None:
+    """Item 2 (MED): the machine's RAM check read the unknown GPU and its unlocated error replaced the located one."""
+    inference = "precision: bf16, max_context_tokens: 8192, avg_input_tokens: 100, avg_output_tokens: 100, requests_per_second: 1"
+    path = _chat(tmp_path, inference, "  provider: baremetal\n  fixed: {gpu: h100-sxm5-80gbx, gpu_count: 1, ram_gib: 64}\n")
     with pytest.raises(SpecgenError) as raised:
         load_workload(str(path))
     assert str(raised.value).startswith(f"{path}:9:16: hardware.fixed.gpu: unknown GPU 'h100-sxm5-80gbx'")
@@ -60,12 +66,8 @@ def test_an_unknown_machine_gpu_is_located_without_a_cpu(tmp_path: Path, capsys:
 
 def test_a_schema_message_is_not_quoted_as_a_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Item 4 (LOW): the duplicate-GPU error read hardware.gpus: "has non-unique elements (...)"."""
-    path = tmp_path / "d.yaml"
-    path.write_text(
-        "version: 1\nname: d\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
-        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
-        "hardware: {provider: aws, gpus: [h100-sxm5-80gb, h100-sxm5-80gb]}\n"
-    )
+    inference = "max_context_tokens: 8192, requests_per_second: 1"
+    path = _chat(tmp_path, inference, "  provider: aws\n  gpus: [h100-sxm5-80gb, h100-sxm5-80gb]\n")
     with pytest.raises(SystemExit) as exited:
         main(["validate", str(path)])
     assert exited.value.code == 1
