@@ -20,7 +20,7 @@ from generator.calculator.model_source import (
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import MLLAMA_VLLM, pooling_model_signs
+from generator.sizing.architecture import pooling_model_signs, without_vllm_reason
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
@@ -544,8 +544,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     try:
         model = resolve_model(req.model, from_hub=req.from_hub)
     except InputError as exc:
-        if (req.train or req.engine != "vllm") and MLLAMA_VLLM in exc.message:  # newuser62 item 6: vLLM's reason alone
-            raise type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location) from None
+        if req.train or req.engine != "vllm":  # newuser62 item 6: vLLM's reason is said to vLLM's jobs alone
+            raise without_vllm_reason(exc) from None
         raise
     arch = model.architecture
     if arch.encoder_only:

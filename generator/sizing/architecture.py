@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from generator.errors import ArchitectureError
+from generator.errors import ArchitectureError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.context_limit import served_context_tokens
 from generator.sizing.file_weights import FileWeights
@@ -550,6 +550,13 @@ MLLAMA_VLLM = (
     ", and vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
     "https://github.com/vllm-project/vllm/pull/24907)"
 )
+
+
+def without_vllm_reason(exc: InputError) -> InputError:
+    """A model's refusal said to a job vLLM does not run: without :data:`MLLAMA_VLLM` (``exc`` where it has none)."""
+    if MLLAMA_VLLM not in exc.message:
+        return exc
+    return type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location)
 
 
 def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:

@@ -530,13 +530,13 @@ def fp32_logits_share(loss: str) -> float:
     return {"standard": 1.0, "chunked": 1.0 / CHUNKED_LOSS_CHUNKS, "inplace": 0.0, "fused": 0.0}[loss]
 
 
-def job_recipe(framework: str | None, method: str, gpus: int, zero_stage: int = 0) -> Recipe | None:
+def job_recipe(framework: str | None, method: str, gpus: int | None, zero_stage: int = 0) -> Recipe | None:
     """The recipe whose defaults a job takes beside its framework's profile; None where the profile's apply.
 
-    ``gpus`` counts every GPU of the job (TP x PP x DP): a full fine-tune on one GPU runs the framework's single-device
-    recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe; a framework whose full
-    fine-tunes differ from its profile at any count (axolotl's bf16 model) has :attr:`FrameworkProfile.full`, at the
-    ZeRO stages it runs at (``zero_stage``: the job's).
+    ``gpus`` counts every GPU of the job (TP x PP x DP; None: not known yet): a full fine-tune on one GPU runs the
+    framework's single-device recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe; a
+    framework whose full fine-tunes differ from its profile at any count (axolotl's bf16 model) has
+    :attr:`FrameworkProfile.full`, at the ZeRO stages it runs at (``zero_stage``: the job's).
     """
     if framework is None or method != "full":
         return None

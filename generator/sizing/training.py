@@ -690,9 +690,10 @@ def size_training(
     residual_bytes = 4 if upcast else 2
     checkpoint = arch.hidden_size * residual_bytes
     if setup.recomputes_ops():
-        adapted = frozenset((i, m.linear.name) for i, m, _ in adapted_in_layers(arch, setup.lora_targets))
-        lora = (adapted, setup.lora_rank) if setup.method != "full" else (frozenset(), 0)
-        checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch, *lora)
+        adapted: op_checkpointing.Adapted = frozenset()
+        if setup.method != "full":
+            adapted = frozenset((i, m.linear.name) for i, m, _ in adapted_in_layers(arch, setup.lora_targets))
+        checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch, adapted, setup.lora_rank if adapted else 0)
     recomputing = setup.checkpointing == "full" or setup.recomputes_ops()
     kept = in_flight * checkpoint + per_layer if recomputing else in_flight * per_layer
     if activation_offload:

@@ -90,9 +90,9 @@ def training_conflicts(
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
     if optimizer_in_backward and method in ("lora", "qlora") and profile is not None and profile.name == "torchtune":
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
-    # the framework's regimes, then those of its full fine-tune's recipe at any GPU count (axolotl's bf16 model) at the
-    # stage given: the GPU count is not known here, and a one-GPU recipe (torchtune's) names no regimes of its own
-    recipe = job_recipe(framework, method, 2, zero_stage or 0)
+    # the framework's regimes, then those of its full fine-tune's recipe at any GPU count (axolotl's bf16 model), at the
+    # stage given (the GPU count is not known here)
+    recipe = job_recipe(framework, method, None, zero_stage or 0)
     if why := regime_refusal(profile, optimizer) or recipe_regime_refusal(profile, recipe, optimizer):
         out.append(("optimizer", why))
     if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer, offload_params)):

@@ -13,7 +13,7 @@ from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import MLLAMA_VLLM
+from generator.sizing.architecture import without_vllm_reason
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.electrical import usable_power_w
 from generator.sizing.engine_runtime import ENGINE_NAMES
@@ -178,9 +178,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         try:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
-            if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang" and MLLAMA_VLLM in exc.message:
-                # SGLang still serves Llama 3.2 Vision: only the layout is the reason there (newuser62 item 6)
-                exc = type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location)
+            if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
+                exc = without_vllm_reason(exc)  # SGLang still serves Llama 3.2 Vision (newuser62 item 6)
             errors.append(exc)
         if isinstance(dep, TrainingDeployment) and dep.name in models and models[dep.name].architecture.encoder_only:
             # training is sized for a language model (causal attention, a vocabulary's logits); an encoder has neither
