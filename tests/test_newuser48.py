@@ -75,9 +75,9 @@ def test_a_node_down_that_leaves_less_than_the_rate_is_warned_of(tmp_path: Path)
     (down,) = [f for f in plan.findings if f.code == "node-down-capacity"]
     assert (down.level, down.path) == ("warning", "deployments[0].inference.min_replicas")
     assert down.message == (
-        "deployment chat: with the node holding the most of its replicas down (an upgrade's drain, a replacement or a "
-        "failure), 2 of its 4 replicas serve 14.38 req/s of the 25 asked (7.19 each within the SLOs): more replicas "
-        "over more nodes (a higher min_replicas), or upgrades that add a node before draining one, keep the rate"
+        "deployment chat: with the node holding the most of its replicas down (a failure, a repair, a drain), 2 of its 4 "
+        "replicas serve 14.38 req/s of the 25 asked (7.19 each within the SLOs); set inference.nodes_down_tolerated: 1 "
+        "to plan N+1 (the replicas and nodes that keep the rate with one node down, counted and priced)"
     )
 
 

@@ -89,6 +89,8 @@ def test_a_floor_of_replicas_holds_whatever_the_rate(tmp_path: Path) -> None:
         ("\n      max_utilization: 1.0e-300", r"max_utilization: 1e-300 is out of range: must be >= 0\.05"),
         ("\n      max_utilization: 0.049", "max_utilization"),
         ("\n      min_replicas: 0", "min_replicas"),
+        ("\n      nodes_down_tolerated: 9", "nodes_down_tolerated"),
+        ("\n      nodes_down_tolerated: -1", "nodes_down_tolerated"),
     ],
 )
 def test_out_of_range_is_refused_at_the_field(tmp_path: Path, extra: str, message: str) -> None:
@@ -98,14 +100,16 @@ def test_out_of_range_is_refused_at_the_field(tmp_path: Path, extra: str, messag
         load_workload(str(path))
 
 
-def test_an_existing_machine_runs_one_stream_and_refuses_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("field", ["min_replicas: 2", "nodes_down_tolerated: 1"])
+def test_an_existing_machine_runs_one_stream_and_refuses_them(tmp_path: Path, field: str) -> None:
     path = tmp_path / "w.yaml"
-    text = SERVICE.format(rate=1, extra="\n      min_replicas: 2").split("hardware:")[0]
+    text = SERVICE.format(rate=1, extra=f"\n      {field}").split("hardware:")[0]
     path.write_text(
         text.replace("      slo: {ttft_p95_ms: 1000, tpot_ms: 40}\n", "")
         + "hardware:\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}\n"
     )
-    with pytest.raises(InputError, match=r"min_replicas sizes a fleet of replicas; hardware\.fixed is planned as one"):
+    name = field.split(":", maxsplit=1)[0]
+    with pytest.raises(InputError, match=rf"{name} sizes a fleet of replicas; hardware\.fixed is planned as one"):
         load_workload(str(path))
 
 

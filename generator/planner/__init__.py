@@ -1003,8 +1003,8 @@ def _joined(groups: tuple[PoolGroup, ...], formed: list[_Pass]) -> _Pass:
 
 
 def _unspread(plan: Plan) -> bool:
-    """Whether a fleet's pools hold a service ``min_replicas`` spreads with all its replicas on one host."""
-    return any(f.code == "replicas-not-spread" for f in plan.findings)
+    """Whether a fleet holds a spread service on one host, or one short of its ``nodes_down_tolerated`` with a node down."""
+    return any(f.code in ("replicas-not-spread", "node-down-not-kept") for f in plan.findings)
 
 
 def _spread_kept(fleets: list[tuple[Plan, Kind | None]]) -> list[Plan]:

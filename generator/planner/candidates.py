@@ -36,7 +36,7 @@ from generator.planner.price_region import pricing_region
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, replicas_needed
-from generator.planner.spread import spread_floor, spread_layouts, spread_note
+from generator.planner.spread import spread_floor, spread_layouts, spread_note, tolerant_layouts
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, in_workload_racks, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
@@ -400,12 +400,16 @@ def _options_on(
             layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
             blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
-        for layout in layouts:
-            opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free_servers, seen[1])
+        sized = [(layout, replicas) for layout in layouts]
+        if rest is None and (down := serving.spec.nodes_down_tolerated):  # N+down: more replicas, spread
+            per_gpu = shape.share.per_gpu if shape.share is not None else 1
+            sized = tolerant_layouts(layouts, replicas, shape.par.gpus, per_gpu, hw.platform.hosts, down)
+        for layout, count in sized:
+            opt = _replica_option(wl, hw, layout, shape, count, consts, blocked, free_servers, seen[1])
             if opt is None:
                 continue
             held = replicas_held(layout, shape.par.tp * shape.par.pp)
-            if rest is None and shape.share is None and held > replicas:
+            if rest is None and shape.share is None and held > count:
                 full = _replica_option(wl, hw, layout, shape, held, consts, [], free_servers, seen[1])
                 opt = opt._replace(filled=full)
             options.append(opt)

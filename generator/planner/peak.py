@@ -28,7 +28,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.candidates import shared_gpus
 from generator.planner.plan import Finding, Pool
 from generator.planner.slo import replicas_needed
-from generator.planner.spread import SPREAD_NODES, packed_nodes
+from generator.planner.spread import SPREAD_NODES, packed_nodes, spread_asked, spreads, tolerant_layouts
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.units import figure_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
@@ -77,11 +77,29 @@ def average_replicas(spec: InferenceSpec, opt: Option) -> int | None:
     The peak's rule at the average: at least ``min_replicas``, each replica at ``max_utilization`` of its planned rate;
     never more than the plan's (sized for the peak).
     """
+    needed = _needed_at_average(spec, opt)
+    if needed is None:
+        return None
+    if spec.nodes_down_tolerated:  # the floor keeps N+k too (newuser63 item 8)
+        needed = _tolerant_at(opt, needed, spec.nodes_down_tolerated)[0]
+    return min(opt.candidate.replicas, needed)
+
+
+def _needed_at_average(spec: InferenceSpec, opt: Option) -> int | None:
+    """Replicas ``spec``'s average rate needs of ``opt``'s layout by the peak's rule; None without an average or split."""
     average = spec.average_requests_per_second
     if average is None or opt.parts:
         return None
-    needed = replicas_needed(spec._replace(requests_per_second=average), opt.replica_shape.planned_requests_per_s)
-    return min(opt.candidate.replicas, needed)
+    return replicas_needed(spec._replace(requests_per_second=average), opt.replica_shape.planned_requests_per_s)
+
+
+def _tolerant_at(opt: Option, needed: int, down: int) -> tuple[int, int]:
+    """(replicas, nodes) of ``opt``'s layout that keep ``needed`` replicas with ``down`` nodes down."""
+    c = opt.candidate
+    ((_, nodes), replicas), *_ = tolerant_layouts(
+        [(c.gpus_per_node, 1)], needed, opt.replica_shape.par.gpus, c.shares_per_gpu or 1, opt.hardware.platform.hosts, down
+    )
+    return replicas, nodes
 
 
 def _gpus_used(opt: Option, replicas: int) -> Fraction:
@@ -97,14 +115,22 @@ def _spread_nodes(replicas: int, min_replicas: int, hosts_per_node: int) -> int:
     return min(replicas, SPREAD_NODES)
 
 
-def _alone_nodes(opt: Option, replicas: int, min_replicas: int) -> int:
+def _alone_nodes(opt: Option, replicas: int, spec: InferenceSpec) -> int:
     """Nodes ``replicas`` of ``opt``'s layout take in a pool of their own (:func:`generator.planner.options.node_counts`)."""
     c = opt.candidate
     if c.shares_per_gpu:
         packed = math.ceil(shared_gpus(replicas, c.shares_per_gpu) / c.gpus_per_node)
     else:
         packed = packed_nodes(replicas, opt.replica_shape.par.gpus, c.gpus_per_node)
-    return max(packed, _spread_nodes(replicas, min_replicas, opt.hardware.platform.hosts))
+    return max(packed, _floor_nodes(opt, replicas, spec))
+
+
+def _floor_nodes(opt: Option, replicas: int, spec: InferenceSpec) -> int:
+    """Nodes a service's ``replicas`` keep at least: those ``min_replicas`` or ``nodes_down_tolerated`` spread them over."""
+    if not spec.nodes_down_tolerated:
+        return _spread_nodes(replicas, spec.min_replicas, opt.hardware.platform.hosts)
+    needed = _needed_at_average(spec, opt)
+    return opt.candidate.nodes if needed is None else _tolerant_at(opt, needed, spec.nodes_down_tolerated)[1]
 
 
 def pool_at_average(wl: Workload, unit: Sequence[tuple[int, Option]], nodes: int) -> PoolAtAverage | None:
@@ -123,20 +149,15 @@ def pool_at_average(wl: Workload, unit: Sequence[tuple[int, Option]], nodes: int
     if not any(wl.deployments[i].inference.average_requests_per_second for i, _ in unit):  # type: ignore[union-attr]
         return None
     gpus = {index: _gpus_used(opt, replicas[index]) for index, opt in unit}
+    specs = {index: wl.deployments[index].inference for index, _ in unit}  # type: ignore[union-attr]
     if len(unit) == 1:
         index, opt = unit[0]
-        at_average = _alone_nodes(opt, replicas[index], _min_replicas(wl, index))
+        at_average = _alone_nodes(opt, replicas[index], specs[index])
     else:
         per_node = unit[0][1].candidate.gpus_per_node
-        hosts = unit[0][1].hardware.platform.hosts
-        floors = [_spread_nodes(replicas[i], _min_replicas(wl, i), hosts) for i, _ in unit]
+        floors = [_floor_nodes(opt, replicas[i], specs[i]) for i, opt in unit]
         at_average = max([math.ceil(sum(gpus.values()) / per_node), *floors])
     return PoolAtAverage(min(nodes, at_average), gpus)
-
-
-def _min_replicas(wl: Workload, index: int) -> int:
-    dep = wl.deployments[index]
-    return dep.inference.min_replicas if isinstance(dep, InferenceDeployment) else 1
 
 
 def scaled_pools(wl: Workload, pools: list[Pool], at_average: Mapping[str, PoolAtAverage]) -> list[Pool]:
@@ -228,14 +249,9 @@ def held_text(name: str, spec: InferenceSpec, opt: Option, at_average: int | Non
     text = f"at the average it needs {at_average} of its {opt.candidate.replicas} replica(s){floor}"
     if shared:
         return f"{text}, and its pool's {nodes} node(s) still hold those of {', '.join(shared)} beside them"
-    packed = _alone_nodes(opt, at_average, 1)
-    if (
-        packed < nodes and spec.min_replicas >= SPREAD_NODES
-    ):  # newuser48 item 7: six 1-GPU replicas were said to "take" two 8-GPU nodes
-        return (
-            f"{text}, which {packed} node(s) would hold, and min_replicas {spec.min_replicas} spreads them over its pool's "
-            f"{nodes} node(s)"
-        )
+    packed = _alone_nodes(opt, at_average, spec._replace(min_replicas=1, nodes_down_tolerated=0))
+    if packed < nodes and spreads(spec):  # newuser48 item 7: six 1-GPU replicas were said to "take" two 8-GPU nodes
+        return f"{text}, which {packed} node(s) would hold, and {spread_asked(spec)} spreads them over its pool's {nodes} node(s)"
     return f"{text}, which still take its pool's {nodes} node(s)"
 
 

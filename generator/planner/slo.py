@@ -57,7 +57,13 @@ def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None
         text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
     if spec.min_replicas > 1:
         text += f", at least {spec.min_replicas} (min_replicas)"
-    if running is not None and running > replicas:
+    if running is not None and running > replicas and spec.nodes_down_tolerated:
+        text += (
+            f"; {running - replicas:,} more run, spread over its nodes so that the rate holds with "
+            f"{spec.nodes_down_tolerated} of them down (nodes_down_tolerated: N+{spec.nodes_down_tolerated}), "
+            f"{running:,} in all"
+        )
+    elif running is not None and running > replicas:
         text += (
             f"; {running - replicas:,} more run on GPUs of its servers that would otherwise idle, at no added cost "
             f"({running:,} in all)"

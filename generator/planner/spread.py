@@ -10,13 +10,13 @@ says what puts the replicas on different nodes: a topology spread constraint on 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.planner.plan import Finding
 from generator.units import figure_text
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
@@ -38,11 +38,38 @@ SPREAD_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/topology-
 BIN_PACKING_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/"
 
 
+def spreads(spec: InferenceSpec) -> bool:
+    """Whether the plan spreads a service's replicas over hosts (``min_replicas`` 2 or more, ``nodes_down_tolerated``)."""
+    return spec.min_replicas >= SPREAD_NODES or spec.nodes_down_tolerated > 0
+
+
 def spread_services(wl: Workload) -> frozenset[str]:
-    """The services whose replicas the plan spreads over hosts: ``min_replicas`` of :data:`SPREAD_NODES` or more."""
-    return frozenset(
-        d.name for d in wl.deployments if isinstance(d, InferenceDeployment) and d.inference.min_replicas >= SPREAD_NODES
-    )
+    """The services whose replicas the plan spreads over hosts (:func:`spreads`)."""
+    return frozenset(d.name for d in wl.deployments if isinstance(d, InferenceDeployment) and spreads(d.inference))
+
+
+def tolerant_layouts(
+    layouts: list[tuple[int, int]], needed: int, replica_gpus: int, per_gpu: int, hosts_per_node: int, down: int
+) -> list[tuple[tuple[int, int], int]]:
+    """Each (GPUs per node, nodes) layout of ``layouts`` resized to keep ``needed`` replicas with ``down`` hosts down.
+
+    Returns ((GPUs per node, nodes), replicas) pairs (N+``down``). A host is a Kubernetes node (a rack-scale system's
+    compute tray is one). Replicas within a host (``per_gpu`` of them a GPU where GPUs are shared) are spread evenly
+    over the fewest hosts that keep ``needed`` with ``down`` of them out: ``down + ceil(needed / per host)`` hosts of
+    ``ceil(needed / (hosts - down))`` each (3 TP1 replicas on 8-GPU nodes: 2 nodes of 3, not 11 packed). A replica
+    spanning hosts loses one replica a host down, so ``down`` more are run.
+    """
+    out = []
+    for gpus_per_node, _ in layouts:
+        host_gpus = gpus_per_node // hosts_per_node
+        if replica_gpus > host_gpus:
+            replicas = needed + down
+            out.append(((gpus_per_node, packed_nodes(replicas, replica_gpus, gpus_per_node)), replicas))
+            continue
+        hosts = down + math.ceil(needed / (host_gpus // replica_gpus * per_gpu))
+        replicas = hosts * math.ceil(needed / (hosts - down))
+        out.append(((gpus_per_node, math.ceil(hosts / hosts_per_node)), replicas))
+    return out
 
 
 def spread_layouts(
@@ -98,81 +125,171 @@ def shared_nodes(parts: Iterable[Option]) -> dict[ServerKey, int]:
 
 
 def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:
-    """Where ``min_replicas`` spreads a service's replicas over nodes: how many, and what keeps them apart.
+    """What one node down leaves of each service, and where the plan spreads replicas, what keeps them apart.
 
-    Where the pools' packing (:mod:`generator.planner.placement`) still puts every replica on one host, a warning
-    says so (fuzz29 item 1: a TP1 service beside three TP4 replicas on two 8-GPU servers: one server holds two TP4,
-    so both TP1 replicas share the other).
+    Where the pools' packing (:mod:`generator.planner.placement`) still puts every replica of a spread service on one
+    host, a warning says so (fuzz29 item 1: a TP1 service beside three TP4 replicas on two 8-GPU servers: one server
+    holds two TP4, so both TP1 replicas share the other).
     """
     from generator.planner.placement import hosts_holding, pool_placement
 
     hosts_of = {pool.name: pool.hosts for pool in pools}  # a rack-scale system's trays are hosts (nodes) of their own
     index_of = {dep.name: index for index, dep in enumerate(wl.deployments)}
     spread = spread_services(wl)
-    placements = {pool.name: pool_placement(deployments, pool, spread) for pool in pools} if spread else {}
+    placements: dict[str, list[list[HostReplica]] | None] = {}
     out = []
     for dep in deployments:
         asked = wl.deployments[index_of[dep.name]]
-        spec = asked.inference if isinstance(asked, InferenceDeployment) else None
-        if spec is None or dep.name not in spread:
+        if not isinstance(asked, InferenceDeployment):
             continue
+        spec, at = asked.inference, f"deployments[{index_of[dep.name]}].inference"
+        for name in dep.pools:
+            if name not in placements:
+                (pool,) = [p for p in pools if p.name == name]
+                placements[name] = pool_placement(deployments, pool, spread)
         placed = [placements[name] for name in dep.pools]
-        if dep.replicas >= SPREAD_NODES and all(placed) and sum(hosts_holding(p or [], dep.name) for p in placed) < 2:
-            beside = sorted(d.name for d in deployments if any(d.in_pool(n) for n in dep.pools))
+        if dep.name in spread:
+            if dep.replicas >= SPREAD_NODES and all(placed) and sum(hosts_holding(p or [], dep.name) for p in placed) < 2:
+                beside = sorted(d.name for d in deployments if any(d.in_pool(n) for n in dep.pools))
+                out.append(
+                    Finding(
+                        "warning",
+                        "replicas-not-spread",
+                        f"deployment {dep.name}: {spread_asked(spec)} asks for its replicas on two hosts or more, but "
+                        f"its pool's GPUs hold the replicas of {', '.join(beside)} only with all of its replicas on one "
+                        "host: give it a pool of its own (pool:) or more nodes, or one host's failure stops it",
+                        f"{at}.{_spread_field(spec)}",
+                    )
+                )
+                continue
+            hosts = sum(hosts_of[name] for name in dep.pools)
             out.append(
                 Finding(
-                    "warning",
-                    "replicas-not-spread",
-                    f"deployment {dep.name}: min_replicas {spec.min_replicas} asks for its replicas on two hosts or "
-                    f"more, but its pool's GPUs hold the replicas of {', '.join(beside)} only with all of its replicas "
-                    "on one host: give it a pool of its own (pool:) or more nodes, or one host's failure stops it",
-                    f"deployments[{index_of[dep.name]}].inference.min_replicas",
+                    "info",
+                    "replicas-spread",
+                    f"deployment {dep.name}: {spread_asked(spec)} plans its {dep.replicas} replicas on pools of {hosts} "
+                    "host(s), so one host's upgrade, drain or failure leaves replicas serving; specgen renders no "
+                    f"serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
+                    "on kubernetes.io/hostname, or the scheduler may still put them on one node",
+                    f"{at}.{_spread_field(spec)}",
                 )
             )
-            continue
-        hosts = sum(hosts_of[name] for name in dep.pools)
-        if wl.hardware.provider != "gcp" and (short := _node_down_text(dep, spec.requests_per_second, pools, placed)):
-            out.append(
-                Finding("warning", "node-down-capacity", short, f"deployments[{index_of[dep.name]}].inference.min_replicas")
-            )
-        out.append(
-            Finding(
-                "info",
-                "replicas-spread",
-                f"deployment {dep.name}: min_replicas {spec.min_replicas} plans its {dep.replicas} replicas on pools "
-                f"of {hosts} host(s), so one host's upgrade, drain or failure leaves replicas serving; specgen renders "
-                f"no serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
-                "on kubernetes.io/hostname, or the scheduler may still put them on one node",
-                f"deployments[{index_of[dep.name]}].inference.min_replicas",
-            )
-        )
+        if not upgrade_checked(wl) and (down := node_down_finding(dep, spec, pools, placed[0], dep.name in spread, at)):
+            out.append(down)
     return out
 
 
-def _node_down_text(
-    dep: DeploymentPlan, rate: float, pools: list[Pool], placed: list[list[list[HostReplica]] | None]
-) -> str | None:
-    """What a spread service keeps with the node holding the most of its replicas down, where it is below its rate.
+def upgrade_checked(wl: Workload) -> bool:
+    """Whether GKE's own findings say what a node down leaves (:mod:`generator.render.gke`: its upgrades drain one)."""
+    return wl.hardware.provider == "gcp" and "kubernetes" in wl.outputs
 
-    newuser48 item 4: on EKS and AKS (and bare metal) a drained or failed node took 4 of a chat service's 6 replicas,
-    leaving 8.4 of its 25 req/s, and only GKE's upgrade warning said so. Counted as the plan places the replicas
-    (node by node); None where the placement is not the plan's, or the rest hold the rate.
+
+def _spread_field(spec: InferenceSpec) -> str:
+    return "nodes_down_tolerated" if spec.nodes_down_tolerated else "min_replicas"
+
+
+def spread_asked(spec: InferenceSpec) -> str:
+    """The field that spreads a service, as set (``min_replicas 2``, ``nodes_down_tolerated 1``)."""
+    field = _spread_field(spec)
+    return f"{field} {getattr(spec, field)}"
+
+
+def replicas_a_node_holds(node_gpus: int, replica_gpus: int, shares_per_gpu: int | None) -> int:
+    """The most replicas one node takes: as many as its GPUs (or their shares) hold, else 1 (a replica spans nodes)."""
+    return 1 if replica_gpus > node_gpus else node_gpus // replica_gpus * (shares_per_gpu or 1)
+
+
+def node_down_finding(
+    dep: DeploymentPlan,
+    spec: InferenceSpec,
+    pools: list[Pool],
+    placed: list[list[HostReplica]] | None,
+    spread: bool,
+    at: str,
+) -> Finding | None:
+    """What a service keeps with the node holding the most of its replicas down, where that is below its rate.
+
+    newuser48 item 4, newuser63 items 1, 2 and 8: a drained or failed node took 4 of a chat service's 6 replicas, and a
+    one-node fleet (``max_utilization`` 0.5 chose one 8-GPU node) all of them, on every provider and whatever
+    ``min_replicas``. A node is a Kubernetes node (a host). A spread service is counted as the plan places it; any other
+    as many as a node takes, which the scheduler may pack there. At a scaled-down floor (``average_requests_per_second``
+    on a cloud) the floor's replicas are checked against the average. A warning where the service asked for headroom
+    or spread (``min_replicas`` 2 or more, ``max_utilization`` below 1, ``nodes_down_tolerated``), else an info: no
+    spare node is what was asked (N+0). None where the rest hold the rate, or the service is split over two pools.
     """
-    if dep.split or len(dep.pools) != 1 or placed[0] is None:
-        return None
     from generator.planner.placement import most_on_a_node
 
+    if dep.split or len(dep.pools) != 1:
+        return None
     (pool,) = [p for p in pools if p.name == dep.pools[0]]
-    most = most_on_a_node(placed[0], dep.name, pool.node.hosts)
     each = float(dep.details.get("requests_per_s_per_replica_max") or 0.0)
+    if not each:
+        return None
+    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.tp * dep.pp, pool.shares_per_gpu)
+    if not spread:
+        most = min(dep.replicas, holds)
+    elif placed is not None:
+        most = most_on_a_node(placed, dep.name, 1)
+    else:  # GPUs shared between pods: placed by the scheduler, evenly where a spread constraint keeps them apart
+        most = min(holds, math.ceil(dep.replicas / pool.hosts))
     left = (dep.replicas - most) * each
-    if not each or left >= rate:
+    if left >= spec.requests_per_second:
+        when = _floor_text(dep, spec, pool, spread, each)
+        if when is None:
+            return None
+    elif most == dep.replicas:
+        run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
+        held = "its one replica" if dep.replicas == 1 else f"all {dep.replicas} of its replicas"
+        when = f"{held} {run} on one node: that node down (a failure, a repair, a drain) stops the service"
+    else:
+        when = (
+            f"with the node holding the most of its replicas down (a failure, a repair, a drain), {dep.replicas - most} "
+            f"of its {dep.replicas} replicas serve {left:.2f} req/s of the {figure_text(spec.requests_per_second)} asked"
+        )
+    fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
+    if spec.nodes_down_tolerated:
+        remedy = (
+            f"nodes_down_tolerated {spec.nodes_down_tolerated} is not kept as its pool's replicas are placed: give it "
+            "a pool of its own (pool:)"
+        )
+    else:
+        remedy = (
+            "set inference.nodes_down_tolerated: 1 to plan N+1 (the replicas and nodes that keep the rate with one node "
+            "down, counted and priced)"
+        )
+    if "max_utilization" in fields:
+        remedy = f"max_utilization {spec.max_utilization:g} keeps headroom on the replicas, not on a node: " + remedy
+    return Finding(
+        "warning" if fields else "info",
+        "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
+        f"deployment {dep.name}: {when} ({each:.2f} each within the SLOs); {remedy}",
+        f"{at}.{fields[0]}" if fields else at,
+    )
+
+
+#: The fields with which a service asks for headroom or spread, by whether it does: a node down short of them warns.
+_AVAILABILITY_FIELDS: dict[str, Callable[[InferenceSpec], bool]] = {
+    "nodes_down_tolerated": lambda spec: spec.nodes_down_tolerated > 0,
+    "min_replicas": lambda spec: spec.min_replicas >= SPREAD_NODES,
+    "max_utilization": lambda spec: spec.max_utilization < 1,
+}
+
+
+def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float) -> str | None:
+    """What the scaled-down floor keeps of the average with one node down, where below it (newuser63 item 8)."""
+    average, floor = spec.average_requests_per_second, dep.details.get("replicas_at_average")
+    if average is None or not isinstance(floor, int) or pool.min_nodes is None:
+        return None
+    hosts = pool.min_nodes * pool.node.hosts
+    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.tp * dep.pp, pool.shares_per_gpu)
+    most = min(holds, math.ceil(floor / hosts)) if spread else min(floor, holds)
+    left = (floor - most) * each
+    if left >= average:
         return None
     return (
-        f"deployment {dep.name}: with the node holding the most of its replicas down (an upgrade's drain, a "
-        f"replacement or a failure), {dep.replicas - most} of its {dep.replicas} replicas serve "
-        f"{left:.2f} req/s of the {figure_text(rate)} asked ({each:.2f} each within the SLOs): more replicas over more "
-        "nodes (a higher min_replicas), or upgrades that add a node before draining one, keep the rate"
+        f"scaled down to {floor} replica(s) on {pool.min_nodes} node(s) for its {figure_text(average)} req/s average, "
+        f"with the node holding the most of them down (a failure, a repair, a drain) {floor - most} serve {left:.2f} "
+        "req/s of it until a node starts and loads the model"
     )
 
 

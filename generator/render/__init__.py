@@ -13,6 +13,7 @@ from generator.render.aks_terraform import with_aks_findings
 from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
+from generator.render.failure_domains import with_failure_domain_findings
 from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing, pool_shares
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
@@ -53,6 +54,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
     shared = with_unprovisioned_findings(shared, workload)  # fuzz33 item 9
     shared = with_rdma_findings(shared, workload)  # newuser57 item 11
+    shared = with_failure_domain_findings(shared, workload)  # newuser63 items 7 and 9
     return with_rented_findings(with_mirror_findings(shared, workload), workload)
 
 

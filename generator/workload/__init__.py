@@ -73,6 +73,7 @@ _NOT_ON_A_FIXED_MACHINE = {
     "max_num_seqs": "is a serving engine's setting",
     "max_num_batched_tokens": "is a serving engine's setting",
     "min_replicas": "sizes a fleet of replicas",
+    "nodes_down_tolerated": "sizes a fleet of replicas",
     "max_utilization": "sizes a fleet of replicas",
     "average_requests_per_second": "prices and scales a fleet of replicas sized for the peak",
 }

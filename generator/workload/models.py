@@ -56,6 +56,8 @@ class InferenceSpec(NamedTuple):
     #: Fewest replicas the service runs whatever its rate needs (2: it keeps serving while one replica's node is
     #: drained for an upgrade or repair, or fails).
     min_replicas: int = 1
+    #: Nodes that may be down at once while the rate is still served within the SLOs (1: N+1); 0: none asked.
+    nodes_down_tolerated: int = 0
     #: Share of its replicas' capacity within the SLOs the rate may use (0.8 plans 1.25x the capacity the rate needs).
     max_utilization: float = 1.0
     #: What a request does: generate (prefill, then decode), or a pooling task (vLLM --runner pooling): embed, score.

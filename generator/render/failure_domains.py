@@ -1,0 +1,86 @@
+"""Zones and racks as failure domains of the services that ask to stay up (newuser63 items 7 and 9).
+
+``min_replicas`` of 2 or more and ``nodes_down_tolerated`` spread a service's replicas over nodes
+(:func:`~generator.planner.spread.spread_services`); a zone outage (a cloud) or a rack's loss (its power feed, its
+top-of-rack switch, its cooling) takes every node in it. specgen plans no second zone and racks servers by power, so
+where such a service sits in one failure domain, or where the rendered pools leave the zones to the cloud, an info
+says what is rendered and what it means. A service that asked for no spread is not told (one node already stops it).
+"""
+
+from __future__ import annotations
+
+from generator.planner.plan import Finding, Plan, sorted_findings
+from generator.planner.spread import spread_services
+from generator.workload.gke_zone import pool_zone
+from generator.workload.models import Workload
+
+#: Kubernetes' well-known zone label, which a topology spread constraint keys on to spread pods over zones.
+ZONE_SPREAD_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/"
+#: AKS: a node pool's availability zones are set when it is created and cannot be changed after.
+AKS_ZONES_DOCS = "https://learn.microsoft.com/azure/aks/availability-zones"
+
+#: What each cloud's rendered pools say of zones, after "the GPU node pools of <services>".
+_CLOUD_ZONES = {
+    "aws": (
+        "set no zone: the Karpenter NodePools require no topology.kubernetes.io/zone and the EKS managed node groups "
+        "take the availability zones of their subnet_ids, so nodes land in whichever zones those cover and GPU capacity "
+        "allows, with nothing spreading a service's replicas between them (a node group with a cluster placement group "
+        "is in one zone); where the subnets span zones, give the pods a topology spread constraint on "
+        f"topology.kubernetes.io/zone beside the host name one ({ZONE_SPREAD_DOCS}); what a zone down leaves is not "
+        "counted"
+    ),
+    "azure": (
+        "set no availability zones: the AKS node pools (terraform) are created without zones, which cannot be added to "
+        f"a pool later ({AKS_ZONES_DOCS}), and the Karpenter NodePools require no topology.kubernetes.io/zone, so "
+        "nothing places a service's replicas in different zones; what a zone down leaves is not counted"
+    ),
+}
+
+
+def failure_domain_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """What a zone or rack down takes of the services that spread their replicas over nodes."""
+    spread = spread_services(workload)
+    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
+    services = [d for d in plan.deployments if d.name in spread]
+    if not services:
+        return []
+    if plan.provider == "baremetal":
+        return [f for dep in services if (f := _one_rack(plan, dep.name, dep.pools, index_of[dep.name])) is not None]
+    if not {"kubernetes", "terraform"} & set(workload.outputs):
+        return []
+    names = ", ".join(d.name for d in services)
+    if plan.provider == "gcp":
+        zone = pool_zone(workload.kubernetes) or "one zone"
+        text = (
+            f"the GPU node pools of {names} run in one zone, {zone} (nodeLocations: GKE's nodeCount is per zone): a zone "
+            "outage stops them, however their replicas are spread over nodes; specgen plans one zone (a second is a "
+            "workload of its own with another kubernetes.zone, rendered beside this one)"
+        )
+    elif plan.provider in _CLOUD_ZONES:
+        text = f"the GPU node pools of {names} {_CLOUD_ZONES[plan.provider]}"
+    else:
+        return []
+    return [Finding("info", "zone-failure-domain", text, "kubernetes")]
+
+
+def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Finding | None:
+    """A bare-metal service whose every pool stands in one rack: the rack's loss stops it."""
+    racks = sorted({rack.id for rack in plan.racks for share in rack.pools if share.pool in pools})
+    if len(racks) != 1:
+        return None
+    hosts = sum(p.hosts for p in plan.pools if p.name in pools)
+    return Finding(
+        "info",
+        "rack-failure-domain",
+        f"deployment {name}: its replicas' {hosts} host(s) all stand in {racks[0]}: the loss of the rack's power feed, "
+        "its top-of-rack switch or its cooling stops it, however its replicas are spread over hosts; specgen fills "
+        "racks by power (hardware.rack_power_kw), not by failure domain: put the hosts in two racks by hand (their "
+        "specgen_rack host var and the specgen.dev/rack node label say which)",
+        f"deployments[{index}].inference",
+    )
+
+
+def with_failure_domain_findings(plan: Plan, workload: Workload) -> Plan:
+    """``plan`` with what a zone or rack down takes of its spread services (:func:`failure_domain_findings`)."""
+    found = failure_domain_findings(plan, workload)
+    return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan

@@ -1,0 +1,242 @@
+"""newuser63 (an SRE's availability review): items 1, 2, 3, 8 and 10.
+
+Item 1: whether a plan said what one node down leaves depended on the cloud and on ``min_replicas`` (AWS, Azure and bare
+metal said nothing at the default 1). Item 2: ``max_utilization: 0.5`` moved a service onto one node with no word.
+Item 3: no field asked for N+1, and GKE's ``min_replicas`` advice took four rounds: ``nodes_down_tolerated``, which the
+planner keeps. Item 8: the autoscaled floor was not checked with a node down. Item 10: the remedy named upgrades that
+add a node first, which Karpenter and EKS already do; a failure has no replacement until one starts.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from generator.api import plan_as_deployed
+from generator.planner.plan import Plan
+from generator.planner.spread import tolerant_layouts
+
+CHAT = """\
+version: 1
+name: sre
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 20
+MORE      slo:
+        ttft_p95_ms: 2000
+        tpot_ms: 40
+hardware:
+  provider: PROVIDER
+KUBERNETES"""
+
+KUBERNETES = {
+    "aws": "kubernetes: {location: us-east-1}\n",
+    "azure": "kubernetes: {location: eastus2}\n",
+    "gcp": "kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-b}\noutputs: [kubernetes]\n",
+    "baremetal": "",
+}
+
+DIURNAL = """\
+version: 1
+name: diurnal
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: fp8
+      max_context_tokens: 8192
+      avg_input_tokens: 1000
+      avg_output_tokens: 300
+      requests_per_second: 40
+      average_requests_per_second: 8
+      max_utilization: 0.8
+      min_replicas: 2
+MORE      slo:
+        ttft_p95_ms: 1000
+        tpot_ms: 40
+hardware:
+  provider: aws
+kubernetes: {location: us-east-1}
+"""
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return plan_as_deployed(str(path))[1]  # with GKE's findings, as ``specgen plan`` shows it
+
+
+def _chat(provider: str, more: str = "") -> str:
+    text = CHAT.replace("PROVIDER", provider).replace("KUBERNETES", KUBERNETES[provider])
+    return text.replace("MORE", "".join(f"      {line}\n" for line in more.split(";") if line))
+
+
+def _down(plan: Plan) -> list[tuple[str, str, str]]:
+    codes = ("node-down-capacity", "node-down-not-kept", "gke-upgrade-capacity", "gke-single-node-upgrade")
+    return [(f.level, f.code, f.path) for f in plan.findings if f.code in codes]
+
+
+@pytest.mark.parametrize(
+    ("provider", "more", "layout", "down"),
+    [
+        # item 1: the same check on every provider whatever min_replicas; an info where nothing asked for headroom
+        ("aws", "", (4, 4, 2), [("info", "node-down-capacity", "deployments[0].inference")]),
+        ("azure", "", (1, 16, 2), [("info", "node-down-capacity", "deployments[0].inference")]),
+        ("baremetal", "", (1, 16, 2), [("info", "node-down-capacity", "deployments[0].inference")]),
+        ("aws", "min_replicas: 2", (4, 4, 2), [("warning", "node-down-capacity", "deployments[0].inference.min_replicas")]),
+        # item 2: headroom asked, one node planned: warned at the field
+        (
+            "aws",
+            "max_utilization: 0.5",
+            (1, 8, 1),
+            [("warning", "node-down-capacity", "deployments[0].inference.max_utilization")],
+        ),
+        # GKE's own upgrade finding says it (the pools drain a node for each upgrade)
+        ("gcp", "", (4, 4, 2), [("warning", "gke-upgrade-capacity", "deployments[0]")]),
+        # item 3: N+1 planned, nothing left to say
+        ("aws", "nodes_down_tolerated: 1", (4, 6, 3), []),
+        ("aws", "nodes_down_tolerated: 1;max_utilization: 0.5", (4, 8, 4), []),
+        ("azure", "nodes_down_tolerated: 1", (2, 8, 8), []),
+        ("gcp", "nodes_down_tolerated: 1", (4, 12, 12), []),
+    ],
+)
+def test_one_node_down_is_checked_on_every_provider(
+    tmp_path: Path, provider: str, more: str, layout: tuple[int, int, int], down: list[tuple[str, str, str]]
+) -> None:
+    plan = _plan(tmp_path, _chat(provider, more))
+    (chat,) = plan.deployments
+    assert (chat.tp, chat.replicas, plan.pools[0].nodes) == layout
+    assert _down(plan) == down
+
+
+def test_the_finding_says_what_is_left_and_the_field_that_keeps_the_rate(tmp_path: Path) -> None:
+    (finding,) = [f for f in _plan(tmp_path, _chat("azure")).findings if f.code == "node-down-capacity"]
+    assert finding.message == (
+        "deployment chat: with the node holding the most of its replicas down (a failure, a repair, a drain), 8 of its "
+        "16 replicas serve 12.54 req/s of the 20 asked (1.57 each within the SLOs); set inference.nodes_down_tolerated: "
+        "1 to plan N+1 (the replicas and nodes that keep the rate with one node down, counted and priced)"
+    )
+
+
+def test_headroom_on_one_node_is_said_to_be_no_node_headroom(tmp_path: Path) -> None:
+    (finding,) = [f for f in _plan(tmp_path, _chat("aws", "max_utilization: 0.5")).findings if f.code == "node-down-capacity"]
+    assert finding.message.startswith(
+        "deployment chat: all 8 of its replicas run on one node: that node down (a failure, a repair, a drain) stops the "
+        "service (5.75 each within the SLOs); max_utilization 0.5 keeps headroom on the replicas, not on a node: set "
+        "inference.nodes_down_tolerated: 1"
+    )
+
+
+def test_n_plus_one_is_priced_and_said(tmp_path: Path) -> None:
+    """Three TP4 replicas hold 20 req/s; two a p5 node: N+1 is three nodes of two (not 3 + 2 packed on three)."""
+    plan = _plan(tmp_path, _chat("aws", "nodes_down_tolerated: 1"))
+    assert round(plan.totals["usd_per_month"]) == 120538
+    (chat,) = plan.deployments
+    assert any(
+        "20 req/s need 3 independent replica(s); 3 more run, spread over its nodes so that the rate holds with 1 of them "
+        "down (nodes_down_tolerated: N+1), 6 in all" in reason
+        for reason in chat.reasons
+    )
+    (spread,) = [f for f in plan.findings if f.code == "replicas-spread"]
+    assert spread.message.startswith("deployment chat: nodes_down_tolerated 1 plans its 6 replicas on pools of 3 host(s)")
+
+
+def test_the_scaled_down_floor_is_checked_and_kept(tmp_path: Path) -> None:
+    """Item 8: 2 replicas at the 8 req/s average, one node down: 5.23 req/s. N+1 keeps 3 at the floor."""
+    plain = _plan(tmp_path, DIURNAL.replace("MORE", ""))
+    (finding,) = [f for f in plain.findings if f.code == "node-down-capacity"]
+    assert finding.level == "warning"
+    assert finding.message.startswith(
+        "deployment chat: scaled down to 2 replica(s) on 2 node(s) for its 8 req/s average, with the node holding the most "
+        "of them down (a failure, a repair, a drain) 1 serve 5.23 req/s of it until a node starts and loads the model"
+    )
+    kept = _plan(tmp_path, DIURNAL.replace("MORE", "      nodes_down_tolerated: 1\n"))
+    (chat,) = kept.deployments
+    assert (chat.replicas, chat.details["replicas_at_average"], kept.pools[0].nodes, kept.pools[0].min_nodes) == (11, 3, 11, 3)
+    assert not _down(kept)
+
+
+@pytest.mark.parametrize(
+    ("needed", "replica_gpus", "per_gpu", "node", "hosts", "down", "sized"),
+    [
+        (3, 1, 1, (8, 1), 1, 1, [((8, 2), 6)]),  # 2 nodes of 3, not 3 + 8 packed
+        (3, 4, 1, (8, 2), 1, 1, [((8, 3), 6)]),  # two a node: 3 nodes of 2
+        (10, 1, 1, (8, 2), 1, 1, [((8, 3), 15)]),  # 3 nodes of 5
+        (10, 1, 1, (8, 2), 1, 2, [((8, 4), 20)]),  # N+2: 4 nodes of 5
+        (2, 16, 1, (8, 4), 1, 1, [((8, 6), 3)]),  # a replica over two nodes: one more replica
+        (4, 1, 4, (1, 1), 1, 1, [((1, 2), 8)]),  # four a GPU in shares: 2 GPUs of 4
+        (5, 4, 1, (72, 1), 18, 1, [((72, 1), 6)]),  # a tray of 4 GPUs is a host: 6 trays of one NVL72
+        (2, 8, 1, (72, 1), 18, 1, [((72, 1), 3)]),  # a replica over two trays: one more replica
+    ],
+)
+def test_tolerant_layouts(
+    needed: int,
+    replica_gpus: int,
+    per_gpu: int,
+    node: tuple[int, int],
+    hosts: int,
+    down: int,
+    sized: list[tuple[tuple[int, int], int]],
+) -> None:
+    assert tolerant_layouts([node], needed, replica_gpus, per_gpu, hosts, down) == sized
+
+
+@given(
+    needed=st.integers(1, 200),
+    replica_gpus=st.sampled_from([1, 2, 4, 8]),
+    node_gpus=st.sampled_from([1, 2, 4, 8]),
+    down=st.integers(1, 3),
+)
+def test_spread_evenly_the_rest_keep_the_rate(needed: int, replica_gpus: int, node_gpus: int, down: int) -> None:
+    """Spread evenly over the nodes (a node holds at most its share), any ``down`` nodes out leave ``needed``."""
+    if replica_gpus > node_gpus:
+        return
+    ((gpus, nodes), replicas), *_ = tolerant_layouts([(node_gpus, 1)], needed, replica_gpus, 1, 1, down)
+    most = math.ceil(replicas / nodes)
+    assert gpus == node_gpus
+    assert most * replica_gpus <= node_gpus  # each node holds its share
+    assert replicas - down * most >= needed
+    # and no fewer nodes would do: one node less cannot hold the rate with ``down`` out
+    assert (nodes - 1 - down) * (node_gpus // replica_gpus) < needed
+
+
+@pytest.mark.parametrize(
+    ("provider", "more", "text"),
+    [
+        ("aws", "min_replicas: 2", "the GPU node pools of chat set no zone: the Karpenter NodePools require no"),
+        ("azure", "min_replicas: 2", "the GPU node pools of chat set no availability zones: the AKS node pools"),
+        ("gcp", "nodes_down_tolerated: 1", "the GPU node pools of chat run in one zone, us-central1-b (nodeLocations"),
+        ("aws", "", None),  # a service that asked for no spread: one node already stops it
+    ],
+)
+def test_a_zone_is_said_to_be_one_failure_domain(tmp_path: Path, provider: str, more: str, text: str | None) -> None:
+    """Item 7: every GKE pool is in one zone, and the AWS and Azure pools leave the zones to the cloud."""
+    zones = [f for f in _plan(tmp_path, _chat(provider, more)).findings if f.code == "zone-failure-domain"]
+    assert [(f.level, f.path, f.message[: len(text)]) for f in zones] == ([("info", "kubernetes", text)] if text else [])
+
+
+@pytest.mark.parametrize(("rack_kw", "racks"), [(40, ["rack-01"]), (10, None)])
+def test_a_spread_service_in_one_rack_is_told(tmp_path: Path, rack_kw: int, racks: list[str] | None) -> None:
+    """Item 9: three H100 servers for min_replicas 2 all in one 40 kW rack; in 10 kW racks they stand in several."""
+    text = _chat("baremetal", "min_replicas: 2").replace(
+        "  provider: baremetal\n", f"  provider: baremetal\n  gpus: [h100-sxm5-80gb]\n  rack_power_kw: {rack_kw}\n"
+    )
+    plan = _plan(tmp_path, text)
+    found = [f for f in plan.findings if f.code == "rack-failure-domain"]
+    if racks is None:
+        assert len(plan.racks) > 1
+        assert not found
+    else:
+        (finding,) = found
+        assert finding.message.startswith(f"deployment chat: its replicas' 3 host(s) all stand in {racks[0]}: the loss")
