@@ -223,7 +223,7 @@ def test_spread_evenly_the_rest_keep_the_rate(needed: int, replica_gpus: int, no
 def test_a_zone_is_said_to_be_one_failure_domain(tmp_path: Path, provider: str, more: str, text: str | None) -> None:
     """Item 7: every GKE pool is in one zone, and the AWS and Azure pools leave the zones to the cloud."""
     zones = [f for f in _plan(tmp_path, _chat(provider, more)).findings if f.code == "zone-failure-domain"]
-    assert [(f.level, f.path, f.message[: len(text)]) for f in zones] == ([("info", "kubernetes", text)] if text else [])
+    assert [(f.level, f.path, f.message[: len(text or "")]) for f in zones] == ([("info", "kubernetes", text)] if text else [])
 
 
 @pytest.mark.parametrize(("rack_kw", "racks"), [(40, ["rack-01"]), (10, None)])
