@@ -160,12 +160,17 @@ def loaded_weights_group(row: dict[str, Any]) -> str:
     return f"{group} (not modelled)" if row.get("not_modelled") else group
 
 
+def _kv_parallelism(row: dict[str, Any]) -> Parallelism:
+    """A KV row's layout: TP, and the pipeline stages where the row ran some (the first stage's layers set the count)."""
+    return Parallelism(tp=row["tp"], pp=row.get("pp", 1))
+
+
 def predict_kv_tokens(row: dict[str, Any]) -> float:
     """The token count vLLM's start-up log prints for the row's available KV memory (its group/block accounting)."""
     arch = parse_architecture(find_model(row["model"]).config)
     kv_bits = kv_cache_bits(row["kv_precision"])
     available = int(row["available_kv_gib"] * GIB)
-    cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], Parallelism(tp=row["tp"]), row["block_size"])
+    cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], _kv_parallelism(row), row["block_size"])
     return float(cache.logged_tokens)
 
 
@@ -176,7 +181,7 @@ def predict_kv_concurrency(row: dict[str, Any]) -> float:
     available = int(row["available_kv_gib"] * GIB)
     # a sliding layer's pages per request count max_num_batched_tokens: the row's where stated, else the 8,192 of the
     # H100-class GPUs most rows ran on
-    par = Parallelism(tp=row["tp"])
+    par = _kv_parallelism(row)
     chunk = row.get("max_num_batched_tokens", 8192)
     return vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], par, row["block_size"], chunk).max_concurrency
 
@@ -185,7 +190,7 @@ def predict_kv_needed(row: dict[str, Any]) -> float:
     """The GiB of KV one request of ``max_model_len`` needs, as vLLM's start-up check prints it (hybrid layers apart)."""
     arch = parse_architecture(find_model(row["model"]).config)
     kv_bits = kv_cache_bits(row["kv_precision"])
-    par = Parallelism(tp=row["tp"])
+    par = _kv_parallelism(row)
     needed = request_kv_bytes(arch, kv_bits, row["max_model_len"], par, row["block_size"], row["max_num_batched_tokens"])
     return needed / GIB
 

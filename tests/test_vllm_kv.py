@@ -35,7 +35,7 @@ def test_logged_tokens_match_public_start_up_logs(row: dict[str, Any]) -> None:
         kv_cache_bits(row["kv_precision"]),
         int(row["available_kv_gib"] * GIB),
         row["max_model_len"],
-        Parallelism(tp=row["tp"]),
+        Parallelism(tp=row["tp"], pp=row.get("pp", 1)),
         row["block_size"],
         row.get("max_num_batched_tokens", 8192),  # a sliding layer's pages per request count it (the A100 row: 2,048)
     )
