@@ -64,7 +64,12 @@ def failure_domain_findings(plan: Plan, workload: Workload) -> list[Finding]:
 
 
 def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Finding | None:
-    """A bare-metal service whose every pool stands in one rack: the rack's loss stops it."""
+    """A bare-metal service whose every pool stands in one rack: the rack's loss stops it.
+
+    Only servers the plan buys and racks: where owned servers stand is not said in the workload (newuser57 item 9).
+    """
+    if any(p.owned_nodes for p in plan.pools if p.name in pools):
+        return None
     racks = sorted({rack.id for rack in plan.racks for share in rack.pools if share.pool in pools})
     if len(racks) != 1:
         return None
