@@ -24,6 +24,7 @@ from generator.planner.candidates import (
     sustained_rps,
 )
 from generator.planner.capex_scope import capex_excludes_finding
+from generator.planner.cold_start import model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.driver_series import (
@@ -51,7 +52,7 @@ from generator.planner.multi_host import (
     stage_hop_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
-from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu, node_link
+from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, node_cpu, node_link
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
     online_peak_findings,
@@ -492,11 +493,14 @@ def _inference_details(
             budget,
         )
     )
-    load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
+    # the node reads the checkpoint's files: the 16-bit ones where the engine quantizes them as it loads them
+    files_bytes = served_file_bytes(model, shape.fmt.name, shape.memory.weights.total_bytes)
+    load_s = model_load_seconds(files_bytes, opt.node, consts)
     details: dict[str, object] = {
         "requests_per_s": spec.requests_per_second,
         "context_tokens": spec.max_context_tokens,
         "weights_bytes": shape.memory.weights.total_bytes,
+        "model_files_bytes": files_bytes,  # what a new node reads (and downloads): the checkpoint's files
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
         # an encoder keeps no KV cache: its capacity's tokens are max_num_seqs x the context (newuser62 item 5)
         "kv_cache_tokens_per_replica": 0 if model.architecture.encoder_only else cap.kv_cache_tokens,
