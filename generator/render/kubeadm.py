@@ -32,9 +32,15 @@ def pool_rack(pool: Pool, racks: tuple[RackSpec, ...]) -> str | None:
     return held[0][0]
 
 
-def join_configuration(pool: Pool, discovery_kubeconfig: str, rack: str | None = None) -> dict[str, Any]:
-    """The JoinConfiguration registering a pool's nodes with its labels and taints; ``rack``: the one its nodes are in."""
-    labels = node_labels_arg(pool) + (f",{RACK_LABEL}={rack}" if rack is not None else "")
+def join_labels(pool: Pool, racks: tuple[RackSpec, ...]) -> str:
+    """The ``node-labels`` a pool's nodes join with: its labels, and its rack where all its nodes stand in one."""
+    rack = pool_rack(pool, racks)
+    return node_labels_arg(pool) + (f",{RACK_LABEL}={rack}" if rack is not None else "")
+
+
+def join_configuration(pool: Pool, discovery_kubeconfig: str, racks: tuple[RackSpec, ...] = ()) -> dict[str, Any]:
+    """The JoinConfiguration registering a pool's nodes with its labels (:func:`join_labels`) and taints."""
+    labels = join_labels(pool, racks)
     return {
         "apiVersion": "kubeadm.k8s.io/v1beta4",
         "kind": "JoinConfiguration",
@@ -53,7 +59,6 @@ def render_kubeadm(pools: list[Pool], discovery_kubeconfig: str, racks: tuple[Ra
     ``kubectl label node <host> specgen.dev/rack=<the host's specgen_rack>`` (README).
     """
     return {
-        f"{DIRECTORY}/join-{pool.name}.yaml": HEADER
-        + to_yaml(join_configuration(pool, discovery_kubeconfig, pool_rack(pool, racks)))
+        f"{DIRECTORY}/join-{pool.name}.yaml": HEADER + to_yaml(join_configuration(pool, discovery_kubeconfig, racks))
         for pool in pools
     }
