@@ -487,13 +487,16 @@ def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path
 
 def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> None:
     """newuser31 item 3: two 8-GPU nodes, one TP8 replica each at 11.96 req/s for 20 asked: an upgrade drained one node
-    (maxUnavailable 1, no surge) and left 11.96 req/s. Now two TP4 replicas a node at 7.19 req/s (newuser46 item 2: the
-    rate needs 3, the nodes hold 4): a node down leaves 2, and 5 keep the rate with the node holding most of them down."""
+    (maxUnavailable 1, no surge, then) and left 11.96 req/s. Now two TP4 replicas a node at 7.19 req/s (newuser46 item
+    2: the rate needs 3, the nodes hold 4): a node down leaves 2, and 5 keep the rate with the node holding most of them
+    down. newuser63 item 4: with a surge node, until the drained node's replicas start again on it."""
     plan = json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]
     (finding,) = [f for f in plan["findings"] if f["code"] == "gke-upgrade-capacity"]
     assert finding["level"] == "warning" and finding["path"] == "deployments[0]"
     assert finding["message"].startswith(
-        "while GKE upgrades a node of pool chat_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
+        "while GKE upgrades a node of pool chat_h100_sxm5_80gb "
+        "(upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first, then the old one drained; "
+        "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), chat "
         "keeps as few as 2 of its 4 replicas (a node holds up to 2 of them, as many as its GPUs take: nothing spreads "
         "them), 14.38 req/s of the 20 asked: set inference.min_replicas to at least 5 (at this layout, the fewest that "
         "keep the rate with the node holding the most of them down, spread over the pool's nodes as the plan places "
@@ -556,7 +559,9 @@ def test_min_replicas_2_spread_over_two_nodes_keeps_an_embedder_up_through_a_gke
     warned = upgrade_advice(gke_shared(tmp_path, 14, False, embed=2))
     assert list(warned) == ["chat"]
     assert warned["chat"].startswith(
-        "while GKE upgrades a node of pool chat_embed_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
+        "while GKE upgrades a node of pool chat_embed_h100_sxm5_80gb "
+        "(upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first, then the old one drained; "
+        "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), chat "
         "keeps as few as 1 of its 2 replicas (1 of them on one node as the plan places them), 7.19 req/s of the 14 "
         "asked: set inference.min_replicas to at least 4 (at this layout, the fewest that keep the rate with the node "
         "holding the most of them down, spread over the pool's nodes as the plan places them, on 3 nodes, 1 more; "

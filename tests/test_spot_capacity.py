@@ -424,10 +424,11 @@ def test_spot_findings_say_what_a_reclaim_costs(rendered: Any) -> None:
             "warning",
             "deployments[1].capacity_type",
             "deployment batch serves from spot capacity (pool batch_l40s_48gb): the cloud reclaims a spot node with 2 min "
-            "of notice, and the replicas on it stop until a new node starts and loads the model, a reclaim often taking "
-            "every spot node of the type in the zone at once; its 1 replica(s) are what the peak needs (1), none to "
-            "spare for a reclaim. Plan headroom for a reclaim (a min_replicas above the peak's, or a copy of the "
-            "service on demand beside it), or serve it on demand (capacity_type: on-demand)",
+            "of notice, and the replicas on it stop until a new node starts and loads the model (downloading its model "
+            "alone takes at least ~6 s: cold-start-time), a reclaim often taking every spot node of the type in the zone "
+            "at once; its 1 replica(s) are what the peak needs (1), none to spare for a reclaim. Plan headroom for a "
+            "reclaim (a min_replicas above the peak's, or a copy of the service on demand beside it), or serve it on "
+            "demand (capacity_type: on-demand)",
         )
     ]
     ((level, path, message),) = findings(files, "training-on-spot")

@@ -24,6 +24,7 @@ from generator.planner.candidates import (
     sustained_rps,
 )
 from generator.planner.capex_scope import capex_excludes_finding
+from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.driver_series import (
@@ -51,7 +52,7 @@ from generator.planner.multi_host import (
     stage_hop_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
-from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, model_load_seconds, node_cpu, node_link
+from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, node_cpu, node_link
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
     online_peak_findings,
@@ -492,11 +493,15 @@ def _inference_details(
             budget,
         )
     )
-    load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
+    # the node reads the checkpoint's files: the 16-bit ones where the engine quantizes them as it loads them
+    files_bytes = served_file_bytes(model, shape.fmt.name, shape.memory.weights.total_bytes)
+    load_s = model_load_seconds(files_bytes, opt.node, consts)
+    download = model_download(files_bytes, opt.hardware.platform, consts)  # a cloud node's, from object storage
     details: dict[str, object] = {
         "requests_per_s": spec.requests_per_second,
         "context_tokens": spec.max_context_tokens,
         "weights_bytes": shape.memory.weights.total_bytes,
+        "model_files_bytes": files_bytes,  # what a new node reads (and downloads): the checkpoint's files
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
         # an encoder keeps no KV cache: its capacity's tokens are max_num_seqs x the context (newuser62 item 5)
         "kv_cache_tokens_per_replica": 0 if model.architecture.encoder_only else cap.kv_cache_tokens,
@@ -513,6 +518,10 @@ def _inference_details(
         "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
         "slo_tpot_ms": spec.slo.tpot_ms,
     }
+    if download is not None:  # newuser63 item 5: a new cloud node's time to have the model, a floor
+        details["model_download_s"] = round(download.seconds, 1)
+        details["model_download_gbps"] = download.gbps
+        details["model_download_link"] = download.link
     if replicas > needed:  # more than the rate needs run on GPUs of its servers that would otherwise idle
         details["replicas_past_rate"] = replicas - needed
     if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
@@ -1446,7 +1455,7 @@ def build_plan(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
     )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
-    findings += spot_findings(wl, pools, deployments)
+    findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     findings += [found] if (found := price_dated_finding(wl, pools)) else []

@@ -13,7 +13,7 @@ from generator.planner.bom import boot_drives_text, fill_channels, soldered_memo
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
-from generator.units import GB, GIB, TB
+from generator.units import GIB, TB
 from generator.workload.models import Hardware
 
 #: 1 W of heat is 3.412 BTU/h (NIST SP 811 conversion factor).
@@ -829,16 +829,6 @@ def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None, socke
     if enough:
         return enough[0]
     return max(server, key=lambda c: (c.cores, c.id), default=None)
-
-
-def model_load_seconds(model_bytes: int, node: NodeSpec) -> float | None:
-    """Cold start: reading the model files from local NVMe at the drives' sequential rate.
-
-    A rack-scale system's hosts each read from their own drives: counted at one host's rate (the safe side).
-    """
-    if not node.nvme_read_gb_per_s:
-        return None
-    return model_bytes / (node.nvme_read_gb_per_s / node.hosts * GB)
 
 
 def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:

@@ -113,8 +113,11 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
     needed = math.ceil(spec.inference.requests_per_second / per_replica - 1e-9) if per_replica else dep.replicas
     per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
     spare = dep.replicas - needed
-    load = dep.details.get("model_load_s")
-    loading = f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
+    load, download = dep.details.get("model_load_s"), dep.details.get("model_download_s")
+    if isinstance(download, int | float):  # newuser63 item 5: a cloud node downloads the checkpoint first
+        loading = f" (downloading its model alone takes at least ~{download:,.0f} s: cold-start-time)"
+    else:
+        loading = f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
     headroom = (
         f"its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, while a reclaim takes a "
         f"node's {per_node}"

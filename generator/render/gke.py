@@ -205,7 +205,8 @@ def node_pool_spec(
     spec: dict[str, Any] = {
         "nodeCount": pool.nodes,
         "management": {"autoRepair": True, "autoUpgrade": True},
-        "upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1},
+        # surge upgrades, GKE's default strategy (newuser63 item 4): a new node before the old one is drained
+        "upgradeSettings": dict(UPGRADE_SETTINGS),
         "nodeConfig": {
             "machineType": machine,
             "guestAccelerator": [accelerator],
@@ -438,10 +439,12 @@ def unused_reservation_findings(plan: Plan, workload: Workload) -> list[Finding]
 
 
 def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
-    """Services whose every replica runs on one GKE node, which a node upgrade (``maxUnavailable`` 1) takes down.
+    """Services whose every replica runs on one GKE node, which a node upgrade drains.
 
-    newuser18 item 8: the pools upgrade one node at a time with no surge, so a one-node pool is down for the upgrade.
-    The finding is at the deployment (fuzz21 item 2), whose ``min_replicas`` of 2 plans a second node.
+    newuser18 item 8: a one-node pool's service stops for the upgrade. newuser63 item 4: the pools now upgrade with a
+    surge node (:data:`UPGRADE_SETTINGS`), so the service stops from the drain until its replicas start again on the
+    new node (the model's download and load: cold-start-time), where GKE gets the surge node at all. The finding is at
+    the deployment (fuzz21 item 2), whose ``min_replicas`` of 2 plans a second node.
     """
     index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
     out = []
@@ -454,15 +457,31 @@ def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding
                     Finding(
                         "warning",
                         "gke-single-node-upgrade",
-                        f"every replica of {dep.name} runs on pool {pool.name}'s one node, and GKE upgrades it with "
-                        "maxUnavailable 1 and no surge (autoUpgrade on): the service is down while the node upgrades; "
-                        "set inference.min_replicas: 2 (the plan then spreads the replicas over two nodes), or a "
-                        "maintenance window or exclusion on the cluster",
+                        f"every replica of {dep.name} runs on pool {pool.name}'s one node; GKE upgrades it (autoUpgrade "
+                        f"on) with {UPGRADE_SETTINGS_TEXT}, then drains the old one: the service is down from the "
+                        "drain until its replicas start again on the new node (cold-start-time), and stays on the old "
+                        f"version until {SURGE_NEEDS}; set inference.min_replicas: 2 (the plan then spreads the replicas "
+                        "over two nodes), or a maintenance window or exclusion on the cluster",
                         f"deployments[{index_of[dep.name]}]",
                     )
                 )
     return out
 
+
+#: The upgrade settings of every rendered node pool: surge upgrades, one new node before one is drained (newuser63
+#: item 4). "Surge upgrades are the default upgrade strategy" of a Standard node pool
+#: (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies); maxSurge "controls the number
+#: of additional nodes that can be added to the node pool temporarily for the time of the upgrade" (UpgradeSettings,
+#: below). specgen rendered maxSurge 0 / maxUnavailable 1 until then, which takes a node away before its replacement.
+UPGRADE_SETTINGS = {"maxSurge": 1, "maxUnavailable": 0}
+UPGRADE_SETTINGS_TEXT = "upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first"
+#: What a surge node needs: the upgrade strategies page asks for "enough quota, resource availability, or reservation
+#: capacity to upgrade your nodes using that strategy".
+SURGE_NEEDS_SHORT = (
+    "quota and capacity for one more node of the type in the zone, and a pool on a reservation room for one more node "
+    "in it (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies)"
+)
+SURGE_NEEDS = f"GKE gets that node: {SURGE_NEEDS_SHORT}"
 
 #: GKE's UpgradeSettings: "upgrades inevitably introduce some disruption since workloads need to be moved from old
 #: nodes to new, upgraded ones. Even if maxUnavailable=0, this holds true. (Disruption stays within the limits of
@@ -542,7 +561,9 @@ def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
     """Services of a pool of several nodes whose replicas left while GKE upgrades one node serve less than is asked.
 
     newuser31 item 3: 3 TP4 replicas of a 10 req/s service on two 8-GPU nodes; the node holding two of them drained
-    for an upgrade (maxUnavailable 1, no surge) left 3.46 req/s. What one node holds is :func:`node_share`: a service
+    for an upgrade left 3.46 req/s. newuser63 item 4: with a surge node (:data:`UPGRADE_SETTINGS`) the pool keeps its
+    nodes, but the drained node's replicas serve again only once started on the new one, so the count holds. What one
+    node holds is :func:`node_share`: a service
     ``min_replicas`` spreads as the plan places it, any other as many as a node's GPUs take. newuser44 item 1: the
     ``min_replicas`` advised is the fewest that keep the rate with the node holding the most of them down, counted the
     same way at that count (which spreads them): two 1-GPU embedding replicas at 1,343 req/s each on two nodes keep
@@ -580,15 +601,15 @@ def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
             Finding(
                 "warning",
                 "gke-upgrade-capacity",
-                f"while GKE upgrades a node of pool {pool.name} (maxUnavailable 1, no surge; autoUpgrade on), "
+                f"while GKE upgrades a node of pool {pool.name} ({UPGRADE_SETTINGS_TEXT}, then the old one drained; "
+                "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), "
                 f"{dep.name} keeps as few as {dep.replicas - share.most} of its {dep.replicas} replicas ({held}), "
                 f"{left:,.2f} req/s of the {asked:g} asked: set inference.min_replicas to at least {enough} (at this "
                 f"layout, the fewest that keep the rate with the node holding the most of them down, spread over the "
                 f"pool's nodes as the plan places them{nodes}; the plan may then choose another layout: check it "
-                "again), a maintenance window outside busy hours, or surge upgrades (upgradeSettings maxSurge 1, "
-                "maxUnavailable 0, which specgen does not render: one node more while each upgrades, where GKE has the "
-                "capacity; GKE still moves the drained node's pods, so only with a PodDisruptionBudget on the replicas "
-                f"do they move one at a time, {GKE_UPGRADE_SETTINGS_DOCS})",
+                "again), a maintenance window outside busy hours, or a PodDisruptionBudget on the replicas (GKE moves "
+                "the drained node's pods at once, and only a PodDisruptionBudget moves them one at a time, "
+                f"{GKE_UPGRADE_SETTINGS_DOCS}); the surge node needs {SURGE_NEEDS_SHORT}",
                 f"deployments[{index_of[dep.name]}]",
             )
         )
@@ -599,7 +620,7 @@ def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
     """Training jobs on GKE node pools that GKE upgrades one node at a time while they may be running.
 
     newuser28 item 11: a nightly ZeRO-3 run over three nodes loses every rank when one node is drained for an upgrade
-    (autoUpgrade on, maxUnavailable 1, no surge), and the goodput planned does not cover rerunning hours of it. GKE
+    (autoUpgrade on), and the goodput planned does not cover rerunning hours of it. GKE
     keeps node auto-upgrade on for clusters in a release channel, so the finding names what holds it off: a
     maintenance window outside the runs' hours, or an exclusion (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
     """
@@ -615,7 +636,8 @@ def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
                 "warning",
                 "gke-training-upgrade",
                 f"{dep.name} runs on pool {dep.pool}, whose nodes GKE upgrades one at a time (autoUpgrade on, "
-                f"maxUnavailable 1): a node drained during{run} stops every rank of the job, which restarts from its "
+                f"{UPGRADE_SETTINGS_TEXT}, then the old one drained): a node drained during{run} stops every rank "
+                "of the job, which restarts from its "
                 "last checkpoint; set a maintenance window outside the runs' hours, or a maintenance exclusion over "
                 "them, on the cluster",
                 f"deployments[{index_of[dep.name]}]",

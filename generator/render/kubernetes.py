@@ -61,7 +61,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     elif alone and is_single_host(plan, workload):
         return {}
     else:
-        return render_kubeadm(pools, settings.bootstrap_kubeconfig_path)
+        return render_kubeadm(pools, settings.bootstrap_kubeconfig_path, plan.racks)
     return kustomize_directory(f"kubernetes/{plan.provider}", objects)
 
 

@@ -27,7 +27,8 @@ from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.host_labels import host_labels, host_selector, labels_text
 from generator.render.hosts import host_node, owned_hosts, placeholder_names, rented_hosts, site_hosts
-from generator.render.kube_objects import dns_name, kustomize_directory, node_labels_arg
+from generator.render.kube_objects import dns_name, kustomize_directory
+from generator.render.kubeadm import join_labels
 from generator.render.kubernetes import cluster_name
 from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
 from generator.render.tinkerbell import affinity_text, render_tinkerbell, tinkerbell_hosts
@@ -276,7 +277,8 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
         found = namespace_findings(plan, workload)
         return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan
     carried = "; ".join(
-        f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
+        f"{dns_name(pool)}: node-labels {join_labels(pool, plan.racks)}, taints "
+        + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
         for pool in pools
     )
     message = (

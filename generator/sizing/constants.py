@@ -96,6 +96,7 @@ class Constants(NamedTuple):
     pinned_host_ram_share: float = 0.5
     nvme_efficiency: float = 0.8
     nvme_paged_read_efficiency: float = 0.45
+    object_storage_download_efficiency: float = 1.0
     offload_ubatch_tokens: int = 512
     offload_min_batch_tokens: int = 32
     runtime_host_bytes: int = 2 * GIB
@@ -609,6 +610,18 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "i/o and not raw O_DIRECT disk speeds' (https://github.com/ubergarm/r1-ktransformers-guide), so a faster or "
         "striped drive may not raise it",
     ),
+    "object_storage_download_efficiency": (
+        "Fraction of a cloud node's network interface rate (the one that reaches object storage: not a GPU NIC) reached "
+        "downloading the model's checkpoint from object storage in the node's region (S3, GCS, Blob storage) when a new "
+        "node starts to serve (planner.cold_start: model_download_s). At 1 the download time said is a floor.",
+        "the interface's full rate, the most the provider allows: 'Within the Region - Traffic can utilize the full "
+        "network bandwidth available to the instance' (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/"
+        "ec2-instance-network-bandwidth.html); the same page limits one flow to 5 Gbps outside a cluster placement "
+        "group, so only a client of many parallel streams nears it (the Run:ai Model Streamer's concurrency, "
+        "https://docs.vllm.ai/en/stable/models/extensions/runai_model_streamer/). No published fraction for a "
+        "checkpoint's download was found: measure yours and set it; a download from the Hugging Face Hub over the "
+        "internet is slower and not what this times",
+    ),
     "offload_ubatch_tokens": (
         "Prompt tokens processed per pass (llama.cpp's -ub) when offloaded weights are copied to the GPU for prefill; "
         "a plan on a machine of yours sets a larger -b / -ub where the GPU's free memory holds the larger compute "
@@ -689,6 +702,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "pinned_host_ram_share",
             "nvme_efficiency",
             "nvme_paged_read_efficiency",
+            "object_storage_download_efficiency",
             "power_utilization",
         ),
         _FRACTION_OF_PEAK,
