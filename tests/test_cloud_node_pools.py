@@ -474,33 +474,30 @@ def test_a_price_of_a_platform_the_workload_leaves_out_is_warned_at_its_key(tmp_
 
 
 def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path: Path) -> None:
-    """newuser18 item 8: one node with maxUnavailable 1 and no surge: each GKE node upgrade stops the only replica."""
+    """newuser18 item 8: one node: each GKE node upgrade stops the only replica (newuser63 item 4: from the drain until
+    it starts again on the surge node)."""
     kubernetes = "  gcp_project: acme-inference\n  location: us-central1-c\n"
     one = json.loads(render_file(str(gcp_variant(tmp_path, kubernetes, 10)))["spec.json"])["plan"]
     (pool,) = one["pools"]
-    (finding,) = [f for f in one["findings"] if f["code"] == "gke-single-node-upgrade"]
-    assert pool["nodes"] == 1 and finding["message"].startswith(f"every replica of chat runs on pool {pool['name']}'s one")
+    (finding,) = [f for f in one["findings"] if f["code"] == "node-down-capacity"]
+    assert pool["nodes"] == 1 and finding["level"] == "warning"
+    assert finding["message"].startswith("deployment chat: all 2 of its replicas run on one node: that node down (a failure")
     two = tree("chat-70b-fp8-gcp")  # 20 req/s: two a3-highgpu-8g
     assert json.loads(two["spec.json"])["plan"]["pools"][0]["nodes"] == 2
-    assert "gke-single-node-upgrade" not in two["SPEC.md"]
+    assert "runs on one node" not in two["SPEC.md"]
 
 
 def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> None:
     """newuser31 item 3: two 8-GPU nodes, one TP8 replica each at 11.96 req/s for 20 asked: an upgrade drained one node
-    (maxUnavailable 1, no surge, then) and left 11.96 req/s. Now two TP4 replicas a node at 7.19 req/s (newuser46 item
-    2: the rate needs 3, the nodes hold 4): a node down leaves 2, and 5 keep the rate with the node holding most of them
-    down. newuser63 item 4: with a surge node, until the drained node's replicas start again on it."""
+    and left 11.96 req/s. Now two TP4 replicas a node at 7.19 req/s (newuser46 item 2: the rate needs 3, the nodes hold
+    4): a node down leaves 2. newuser63: the check every provider has, a warning on GKE whose upgrades drain each node."""
     plan = json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]
-    (finding,) = [f for f in plan["findings"] if f["code"] == "gke-upgrade-capacity"]
-    assert finding["level"] == "warning" and finding["path"] == "deployments[0]"
+    (finding,) = [f for f in plan["findings"] if f["code"] == "node-down-capacity"]
+    assert finding["level"] == "warning" and finding["path"] == "deployments[0].inference"
     assert finding["message"].startswith(
-        "while GKE upgrades a node of pool chat_h100_sxm5_80gb "
-        "(upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first, then the old one drained; "
-        "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), chat "
-        "keeps as few as 2 of its 4 replicas (a node holds up to 2 of them, as many as its GPUs take: nothing spreads "
-        "them), 14.38 req/s of the 20 asked: set inference.min_replicas to at least 5 (at this layout, the fewest that "
-        "keep the rate with the node holding the most of them down, spread over the pool's nodes as the plan places "
-        "them, on 3 nodes, 1 more;"
+        "deployment chat: with the node holding the most of its replicas down (a failure, a repair, a drain: GKE's "
+        "auto-upgrades drain every node in turn, and its replicas start again on the surge node), 2 of its 4 replicas "
+        "serve 14.38 req/s of the 20 asked"
     )
 
 
@@ -526,70 +523,59 @@ kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-centra
 """
 
 
-def gke_shared(tmp_path: Path, chat_rate: int, with_moe: bool, **min_replicas: int) -> Path:
-    """:data:`GKE_SHARED` at a chat rate, with or without ``moe``, and ``min_replicas`` by deployment."""
+def gke_shared(tmp_path: Path, chat_rate: int, with_moe: bool, **fields: str) -> Path:
+    """:data:`GKE_SHARED` at a chat rate, with or without ``moe``, and an inference field by deployment."""
     text = GKE_SHARED.replace("CHAT_RATE", str(chat_rate))
     if not with_moe:
         text = text.split("  - name: moe\n")[0] + "hardware:" + text.split("hardware:")[1]
     for name in ("embed", "moe"):
-        floor = min_replicas.get(name)
-        text = text.replace(f"{name.upper()}_MIN ", f"min_replicas: {floor}, " if floor else "")
-    path = tmp_path / f"gke-{chat_rate}-{with_moe}-{'-'.join(f'{k}{v}' for k, v in sorted(min_replicas.items()))}.yaml"
+        text = text.replace(f"{name.upper()}_MIN ", f"{fields[name]}, " if name in fields else "")
+    path = tmp_path / f"gke-{chat_rate}-{with_moe}-{'-'.join(sorted(fields.values())).replace(': ', '')}.yaml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def upgrade_advice(path: Path) -> dict[str, str]:
-    """The ``gke-upgrade-capacity`` message of each deployment the plan of ``path`` warns, by deployment."""
+def node_down(path: Path) -> dict[str, str]:
+    """The ``node-down-capacity`` message of each deployment the plan of ``path`` warns, by deployment."""
     loaded = load_workload(str(path))
     plan = deployed(plan_workload(loaded), loaded.workload)
     names = [d.name for d in loaded.workload.deployments]
-    return {names[int(f.path.split("[")[1].rstrip("]"))]: f.message for f in plan.findings if f.code == "gke-upgrade-capacity"}
-
-
-def advised(message: str) -> int:
-    return int(re.search(r"set inference\.min_replicas to at least (\d+) ", message).group(1))  # type: ignore[union-attr]
+    return {names[int(f.path.split("[")[1].split("]")[0])]: f.message for f in plan.findings if f.code == "node-down-capacity"}
 
 
 def test_min_replicas_2_spread_over_two_nodes_keeps_an_embedder_up_through_a_gke_upgrade(tmp_path: Path) -> None:
     """newuser44 item 1: two 1-GPU embed replicas the plan spreads over the pool's two nodes (beside a TP4 replica
     on each) lose one to a node's upgrade, and one serves 1,343.6 req/s of the 50 asked: no warning, where "a node's
     worth" (8 replicas) + 1 = 9 was advised, which bought a third a3-highgpu-8g (+$64,598/month). The chat service's
-    two TP4 replicas (7.19 req/s each, 14 asked) lose one: 4 keep it with a node down, on 3 nodes (2 + 1 + 1)."""
-    warned = upgrade_advice(gke_shared(tmp_path, 14, False, embed=2))
+    two TP4 replicas (7.19 req/s each, 14 asked) lose one."""
+    warned = node_down(gke_shared(tmp_path, 14, False, embed="min_replicas: 2"))
     assert list(warned) == ["chat"]
-    assert warned["chat"].startswith(
-        "while GKE upgrades a node of pool chat_embed_h100_sxm5_80gb "
-        "(upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first, then the old one drained; "
-        "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), chat "
-        "keeps as few as 1 of its 2 replicas (1 of them on one node as the plan places them), 7.19 req/s of the 14 "
-        "asked: set inference.min_replicas to at least 4 (at this layout, the fewest that keep the rate with the node "
-        "holding the most of them down, spread over the pool's nodes as the plan places them, on 3 nodes, 1 more; "
-    )
+    assert "1 of its 2 replicas serve 7.19 req/s of the 14 asked" in warned["chat"]
 
 
 @pytest.mark.parametrize(
-    ("chat_rate", "with_moe", "floors", "name", "before", "advice"),
-    [
-        # one replica of each, nothing spreads them: 2 is enough where the pool has room on both nodes, 3 where not
-        (14, True, {}, "embed", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 2),
-        (14, True, {}, "moe", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 2),
-        (20, True, {}, "moe", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 4),
-    ],
-    ids=["embed-1-replica", "moe-1-replica", "moe-crowded"],
+    ("chat_rate", "with_moe", "name"),
+    [(14, True, "embed"), (14, True, "moe"), (20, True, "moe"), (14, False, "chat")],
+    ids=["embed-1-replica", "moe-1-replica", "moe-crowded", "chat-spread"],
 )
-def test_the_min_replicas_a_gke_upgrade_warning_advises_clears_it_and_no_fewer_would(
-    tmp_path: Path, chat_rate: int, with_moe: bool, floors: dict[str, int], name: str, before: str, advice: int
+def test_the_field_a_gke_upgrade_warning_advises_clears_it_at_once(
+    tmp_path: Path, chat_rate: int, with_moe: bool, name: str
 ) -> None:
-    """newuser44 item 1: the min_replicas advised, set and planned again, keeps the rate with a node upgrading (the
-    warning goes); one fewer does not. The old advice was ceil(rate / a replica's) + a node's worth: 9 for each."""
-    message = upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **floors))[name]
-    assert before in message and advised(message) == advice
-    assert name not in upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **{**floors, name: advice}))
-    # (moe-crowded: at 3 the search finds a fleet that holds them on 3 nodes, which the advice, counted on this pool's
-    # placement, does not foresee: 4 is enough, not the fewest; newuser48 item 1)
-    if advice - 1 >= 2 and name != "moe":
-        assert advised(upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **{**floors, name: advice - 1}))[name]) == advice
+    """newuser44 item 1 / newuser63 item 3: the advice, followed, keeps the rate with a node upgrading (the warning
+    goes) in one step: min_replicas advised 5, then 11, 12, 13 as each plan chose another layout."""
+    before = node_down(gke_shared(tmp_path, chat_rate, with_moe))
+    assert "set inference.nodes_down_tolerated: 1" in before[name]
+    if name == "chat":  # the chat service's text carries min_replicas 2 already: a field beside it
+        text = (
+            gke_shared(tmp_path, chat_rate, with_moe)
+            .read_text()
+            .replace("min_replicas: 2,", "min_replicas: 2, nodes_down_tolerated: 1,")
+        )
+        path = tmp_path / "chat-n1.yaml"
+        path.write_text(text, encoding="utf-8")
+    else:
+        path = gke_shared(tmp_path, chat_rate, with_moe, **{name: "nodes_down_tolerated: 1"})
+    assert name not in node_down(path)
 
 
 #: terraform-aws-modules/eks v21's managed node group module: its ``aws_eks_node_group`` has
@@ -613,8 +599,8 @@ def test_a_spread_embedder_is_not_crowded_beside_three_tp4_replicas(tmp_path: Pa
     """Both replicas of a min_replicas 2 embedder went beside the TP4 one on the node two TP4 replicas leave 4 GPUs
     of, one node's upgrade took both, and the warning advised 5; a fleet that keeps them on two nodes comes first
     (newuser48 item 1), and no warning is left for the embedder."""
-    path = gke_shared(tmp_path, 20, False, embed=2)
+    path = gke_shared(tmp_path, 20, False, embed="min_replicas: 2")
     plan = plan_workload(load_workload(str(path)))
     assert not [f for f in plan.findings if f.code == "replicas-not-spread"]
     assert [(p.deployments, p.nodes) for p in plan.pools] == [(("chat",), 2), (("embed",), 2)]
-    assert "embed" not in upgrade_advice(path)
+    assert "embed" not in node_down(path)

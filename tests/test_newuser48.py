@@ -81,9 +81,10 @@ def test_a_node_down_that_leaves_less_than_the_rate_is_warned_of(tmp_path: Path)
     )
 
 
-def test_gke_says_it_in_its_own_upgrade_warning(tmp_path: Path) -> None:
+def test_gke_says_it_in_the_same_warning(tmp_path: Path) -> None:
+    """GKE's own gke-upgrade-capacity said it there; one check on every provider now (newuser63 item 1)."""
     codes = {f.code for f in _plan(tmp_path, _chat("gcp", GCP)).findings}
-    assert "node-down-capacity" not in codes
+    assert "node-down-capacity" in codes and "gke-upgrade-capacity" not in codes
 
 
 def test_a_spread_service_is_not_ranked_onto_one_nodes_idle_gpus(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def _chat(provider: str, more: str = "") -> str:
 
 
 def _down(plan: Plan) -> list[tuple[str, str, str]]:
-    codes = ("node-down-capacity", "node-down-not-kept", "gke-upgrade-capacity", "gke-single-node-upgrade")
+    codes = ("node-down-capacity", "node-down-not-kept")
     return [(f.level, f.code, f.path) for f in plan.findings if f.code in codes]
 
 
@@ -102,8 +102,8 @@ def _down(plan: Plan) -> list[tuple[str, str, str]]:
             (1, 8, 1),
             [("warning", "node-down-capacity", "deployments[0].inference.max_utilization")],
         ),
-        # GKE's own upgrade finding says it (the pools drain a node for each upgrade)
-        ("gcp", "", (4, 4, 2), [("warning", "gke-upgrade-capacity", "deployments[0]")]),
+        # a warning on GKE whatever was asked: its auto-upgrades drain every node in turn
+        ("gcp", "", (4, 4, 2), [("warning", "node-down-capacity", "deployments[0].inference")]),
         # item 3: N+1 planned, nothing left to say
         ("aws", "nodes_down_tolerated: 1", (4, 6, 3), []),
         ("aws", "nodes_down_tolerated: 1;max_utilization: 0.5", (4, 8, 4), []),

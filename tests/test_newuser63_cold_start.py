@@ -189,18 +189,18 @@ def test_gke_node_pools_upgrade_with_a_surge_node(gke_tree: dict[str, str]) -> N
 def test_the_gke_upgrade_findings_say_what_the_surge_does(gke_tree: dict[str, str]) -> None:
     """Item 4: the findings advised the surge specgen 'does not render'; they now say what it does and needs."""
     findings = json.loads(gke_tree["spec.json"])["plan"]["findings"]
-    (single,) = [f for f in findings if f["code"] == "gke-single-node-upgrade"]
-    assert "maxSurge 1, maxUnavailable 0" in single["message"] and "no surge" not in single["message"]
-    assert "quota and capacity for one more node" in single["message"] and "cold-start-time" in single["message"]
+    (surge,) = [f for f in findings if f["code"] == "gke-upgrade-surge"]
+    assert "maxSurge 1, maxUnavailable 0" in surge["message"] and "no surge" not in surge["message"]
+    assert "quota and capacity for one more node" in surge["message"] and "cold-start-time" in surge["message"]
     assert not any("does not render" in f["message"] and "maxSurge" in f["message"] for f in findings)
 
 
-def test_the_gke_upgrade_capacity_finding_says_what_the_surge_does(tmp_path: Path) -> None:
+def test_a_drained_node_is_said_to_restart_on_the_surge_node(tmp_path: Path) -> None:
     """Item 4: two nodes, two replicas: the drained node's replica serves again only once started on the surge node."""
     findings = json.loads(_gke_tree(tmp_path, 2)["spec.json"])["plan"]["findings"]
-    (capacity,) = [f for f in findings if f["code"] == "gke-upgrade-capacity"]
-    assert "maxSurge 1, maxUnavailable 0" in capacity["message"] and "no surge" not in capacity["message"]
-    assert "PodDisruptionBudget" in capacity["message"] and "one more node of the type" in capacity["message"]
+    (down,) = [f for f in findings if f["code"] == "node-down-capacity"]
+    assert down["level"] == "warning"
+    assert "GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node" in down["message"]
 
 
 # ---------------------------------------------------------------------------------------------- item 9: rack label

@@ -194,7 +194,7 @@ def test_min_replicas_two_runs_on_two_nodes(tmp_path: Path, hardware: str, pool:
     (chosen,) = [p for p in plan["pools"] if p["name"] == pool]
     (chat,) = plan["deployments"]
     assert chat["replicas"] == replicas and chosen["nodes"] >= 2
-    assert not findings(plan, "gke-single-node-upgrade")
+    assert not [f for f in findings(plan, "node-down-capacity") if "on one node:" in f["message"]]
     (spread,) = findings(plan, "replicas-spread")
     assert spread["path"] == "deployments[0].inference.min_replicas"
     assert "topologyKey: kubernetes.io/hostname" in spread["message"]
@@ -214,12 +214,16 @@ def test_co_located_services_keep_the_two_nodes_a_spread_service_needs(tmp_path:
     assert [p["nodes"] for p in plan["pools"] if "chat" in p["deployments"]] == [2]
 
 
-def test_the_gke_upgrade_warning_is_at_the_deployment_and_names_min_replicas(tmp_path: Path) -> None:
-    """A one-replica service on one GKE node: the warning was at kubernetes.gcp_project and offered no field."""
+def test_the_gke_upgrade_warning_is_at_the_deployment_and_names_the_field(tmp_path: Path) -> None:
+    """A one-replica service on one GKE node: the warning was at kubernetes.gcp_project and offered no field; then it
+    named min_replicas 2, which spread the replicas but kept no rate (newuser63 item 3): nodes_down_tolerated."""
     plan = plan_of(tmp_path, HEAD + small("other", None) + small("chat", None) + "hardware:\n  provider: gcp\n" + GKE)
-    warned = sorted((f["path"], f["message"].split(" runs on")[0]) for f in findings(plan, "gke-single-node-upgrade"))
-    assert warned == [("deployments[0]", "every replica of other"), ("deployments[1]", "every replica of chat")]
-    assert all("set inference.min_replicas: 2" in f["message"] for f in findings(plan, "gke-single-node-upgrade"))
+    warned = sorted((f["path"], f["message"].split(" runs on")[0]) for f in findings(plan, "node-down-capacity"))
+    assert warned == [
+        ("deployments[0].inference", "deployment other: its one replica"),
+        ("deployments[1].inference", "deployment chat: its one replica"),
+    ]
+    assert all("set inference.nodes_down_tolerated: 1" in f["message"] for f in findings(plan, "node-down-capacity"))
 
 
 def test_one_owned_server_and_nothing_bought_is_no_feasible_plan_that_says_why(

@@ -143,12 +143,12 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
         if not isinstance(asked, InferenceDeployment):
             continue
         spec, at = asked.inference, f"deployments[{index_of[dep.name]}].inference"
-        for name in dep.pools:
-            if name not in placements:
-                (pool,) = [p for p in pools if p.name == name]
-                placements[name] = pool_placement(deployments, pool, spread)
-        placed = [placements[name] for name in dep.pools]
+        placed: list[list[list[HostReplica]] | None] = [None]  # read for a spread service only
         if dep.name in spread:
+            for name in dep.pools:
+                if name not in placements:
+                    placements[name] = pool_placement(deployments, next(p for p in pools if p.name == name), spread)
+            placed = [placements[name] for name in dep.pools]
             if dep.replicas >= SPREAD_NODES and all(placed) and sum(hosts_holding(p or [], dep.name) for p in placed) < 2:
                 beside = sorted(d.name for d in deployments if any(d.in_pool(n) for n in dep.pools))
                 out.append(
@@ -174,13 +174,13 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                     f"{at}.{_spread_field(spec)}",
                 )
             )
-        if not upgrade_checked(wl) and (down := node_down_finding(dep, spec, pools, placed[0], dep.name in spread, at)):
+        if down := node_down_finding(dep, spec, pools, placed[0], dep.name in spread, at, gke_upgrades(wl)):
             out.append(down)
     return out
 
 
-def upgrade_checked(wl: Workload) -> bool:
-    """Whether GKE's own findings say what a node down leaves (:mod:`generator.render.gke`: its upgrades drain one)."""
+def gke_upgrades(wl: Workload) -> bool:
+    """Whether GKE auto-upgrades the rendered node pools: every node is drained in turn (:mod:`generator.render.gke`)."""
     return wl.hardware.provider == "gcp" and "kubernetes" in wl.outputs
 
 
@@ -206,6 +206,7 @@ def node_down_finding(
     placed: list[list[HostReplica]] | None,
     spread: bool,
     at: str,
+    upgraded: bool = False,
 ) -> Finding | None:
     """What a service keeps with the node holding the most of its replicas down, where that is below its rate.
 
@@ -214,8 +215,9 @@ def node_down_finding(
     ``min_replicas``. A node is a Kubernetes node (a host). A spread service is counted as the plan places it; any other
     as many as a node takes, which the scheduler may pack there. At a scaled-down floor (``average_requests_per_second``
     on a cloud) the floor's replicas are checked against the average. A warning where the service asked for headroom
-    or spread (``min_replicas`` 2 or more, ``max_utilization`` below 1, ``nodes_down_tolerated``), else an info: no
-    spare node is what was asked (N+0). None where the rest hold the rate, or the service is split over two pools.
+    or spread (``min_replicas`` 2 or more, ``max_utilization`` below 1, ``nodes_down_tolerated``) or GKE drains every
+    node for its auto-upgrades (``upgraded``: newuser31 item 3's ``gke-upgrade-capacity``, one check now), else an
+    info: no spare node is what was asked (N+0). None where the rest hold the rate, or the service is split.
     """
     from generator.planner.placement import most_on_a_node
 
@@ -233,17 +235,20 @@ def node_down_finding(
     else:  # GPUs shared between pods: placed by the scheduler, evenly where a spread constraint keeps them apart
         most = min(holds, math.ceil(dep.replicas / pool.hosts))
     left = (dep.replicas - most) * each
+    cause = "(a failure, a repair, a drain" + (
+        ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
+    )
     if left >= spec.requests_per_second:
-        when = _floor_text(dep, spec, pool, spread, each)
+        when = _floor_text(dep, spec, pool, spread, each, cause)
         if when is None:
             return None
     elif most == dep.replicas:
         run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
         held = "its one replica" if dep.replicas == 1 else f"all {dep.replicas} of its replicas"
-        when = f"{held} {run} on one node: that node down (a failure, a repair, a drain) stops the service"
+        when = f"{held} {run} on one node: that node down {cause} stops the service"
     else:
         when = (
-            f"with the node holding the most of its replicas down (a failure, a repair, a drain), {dep.replicas - most} "
+            f"with the node holding the most of its replicas down {cause}, {dep.replicas - most} "
             f"of its {dep.replicas} replicas serve {left:.2f} req/s of the {figure_text(spec.requests_per_second)} asked"
         )
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
@@ -259,8 +264,10 @@ def node_down_finding(
         )
     if "max_utilization" in fields:
         remedy = f"max_utilization {spec.max_utilization:g} keeps headroom on the replicas, not on a node: " + remedy
+    if upgraded:
+        remedy += ", or a maintenance window or exclusion on the cluster outside busy hours"
     return Finding(
-        "warning" if fields else "info",
+        "warning" if fields or upgraded else "info",
         "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
         f"deployment {dep.name}: {when} ({each:.2f} each within the SLOs); {remedy}",
         f"{at}.{fields[0]}" if fields else at,
@@ -275,7 +282,7 @@ _AVAILABILITY_FIELDS: dict[str, Callable[[InferenceSpec], bool]] = {
 }
 
 
-def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float) -> str | None:
+def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str) -> str | None:
     """What the scaled-down floor keeps of the average with one node down, where below it (newuser63 item 8)."""
     average, floor = spec.average_requests_per_second, dep.details.get("replicas_at_average")
     if average is None or not isinstance(floor, int) or pool.min_nodes is None:
@@ -288,7 +295,7 @@ def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bo
         return None
     return (
         f"scaled down to {floor} replica(s) on {pool.min_nodes} node(s) for its {figure_text(average)} req/s average, "
-        f"with the node holding the most of them down (a failure, a repair, a drain) {floor - most} serve {left:.2f} "
+        f"with the node holding the most of them down {cause} {floor - most} serve {left:.2f} "
         "req/s of it until a node starts and loads the model"
     )
 

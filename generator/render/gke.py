@@ -19,14 +19,13 @@ them rather than provision them (:func:`gke_driver_vars`, :func:`gke_storage_var
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
+from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
@@ -413,8 +412,7 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     if "kubernetes" in workload.outputs:
         findings += [
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
-            *single_node_upgrade_findings(plan, workload),
-            *upgrade_capacity_findings(plan, workload),
+            *surge_upgrade_findings(plan, workload),
             *training_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
@@ -438,36 +436,6 @@ def unused_reservation_findings(plan: Plan, workload: Workload) -> list[Finding]
     ]
 
 
-def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
-    """Services whose every replica runs on one GKE node, which a node upgrade drains.
-
-    newuser18 item 8: a one-node pool's service stops for the upgrade. newuser63 item 4: the pools now upgrade with a
-    surge node (:data:`UPGRADE_SETTINGS`), so the service stops from the drain until its replicas start again on the
-    new node (the model's download and load: cold-start-time), where GKE gets the surge node at all. The finding is at
-    the deployment (fuzz21 item 2), whose ``min_replicas`` of 2 plans a second node.
-    """
-    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
-    out = []
-    for pool in plan.pools:
-        if pool.nodes != 1 or pool.per_job:
-            continue
-        for dep in plan.deployments:
-            if dep.kind == "inference" and dep.pools == (pool.name,):
-                out.append(
-                    Finding(
-                        "warning",
-                        "gke-single-node-upgrade",
-                        f"every replica of {dep.name} runs on pool {pool.name}'s one node; GKE upgrades it (autoUpgrade "
-                        f"on) with {UPGRADE_SETTINGS_TEXT}, then drains the old one: the service is down from the "
-                        "drain until its replicas start again on the new node (cold-start-time), and stays on the old "
-                        f"version until {SURGE_NEEDS}; set inference.min_replicas: 2 (the plan then spreads the replicas "
-                        "over two nodes), or a maintenance window or exclusion on the cluster",
-                        f"deployments[{index_of[dep.name]}]",
-                    )
-                )
-    return out
-
-
 #: The upgrade settings of every rendered node pool: surge upgrades, one new node before one is drained (newuser63
 #: item 4). "Surge upgrades are the default upgrade strategy" of a Standard node pool
 #: (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies); maxSurge "controls the number
@@ -477,143 +445,36 @@ UPGRADE_SETTINGS = {"maxSurge": 1, "maxUnavailable": 0}
 UPGRADE_SETTINGS_TEXT = "upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first"
 #: What a surge node needs: the upgrade strategies page asks for "enough quota, resource availability, or reservation
 #: capacity to upgrade your nodes using that strategy".
-SURGE_NEEDS_SHORT = (
-    "quota and capacity for one more node of the type in the zone, and a pool on a reservation room for one more node "
-    "in it (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies)"
+SURGE_NEEDS = (
+    "GKE gets that node: quota and capacity for one more node of the type in the zone, and a pool on a reservation "
+    "room for one more node in it (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies)"
 )
-SURGE_NEEDS = f"GKE gets that node: {SURGE_NEEDS_SHORT}"
-
 #: GKE's UpgradeSettings: "upgrades inevitably introduce some disruption since workloads need to be moved from old
-#: nodes to new, upgraded ones. Even if maxUnavailable=0, this holds true. (Disruption stays within the limits of
-#: PodDisruptionBudget, if it is configured.)"
-GKE_UPGRADE_SETTINGS_DOCS = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/UpgradeSettings"
+#: nodes to new, upgraded ones. Even if maxUnavailable=0, this holds true." The drained node's replicas restart.
 
 
-class NodeShare(NamedTuple):
-    """The most of a service's replicas one node of its pool holds, and the pool's nodes, as placed (or packed)."""
+def surge_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """What GKE's surge upgrades of the serving pools need, and where what a drained node leaves is said.
 
-    most: int
-    nodes: int
-    #: True: as the plan places the replicas, spread over the nodes (``min_replicas`` 2 or more); False: as many as a
-    #: node's GPUs take, which the scheduler may pack there (nothing keeps them apart).
-    spread: bool
-
-
-def replicas_a_node_holds(pool: Pool, dep: DeploymentPlan) -> int:
-    """The most of ``dep``'s replicas one node of ``pool`` takes: as many as its GPUs (or their shares) hold, else 1."""
-    replica_gpus = dep.tp * dep.pp
-    return 1 if replica_gpus > pool.node.gpus else pool.node.gpus // replica_gpus * (pool.shares_per_gpu or 1)
-
-
-def fewest_replicas(plan: Plan, pool: Pool, dep: DeploymentPlan, needed: int, spread: frozenset[str]) -> tuple[int, NodeShare]:
-    """The fewest ``min_replicas`` that keep ``needed`` replicas of ``dep`` with one node of ``pool`` down, and their share.
-
-    Counted at ``dep``'s layout with :func:`node_share`, spread as ``min_replicas`` of 2 or more spreads them, above the
-    replicas it has where they are spread already; ``needed`` more than a node's worth always does (a node holds no
-    more than that of a spread service), so the search ends there.
+    newuser63 items 3 and 4: every node GKE upgrades is drained once its surge node runs, and its replicas start again
+    there (the model's download and load: cold-start-time); what a service keeps meanwhile is the planner's
+    ``node-down-capacity`` (one check on every provider), whose ``nodes_down_tolerated`` keeps the rate. Here only what
+    the surge node needs, once for the serving pools that GKE upgrades.
     """
-    from generator.planner.spread import SPREAD_NODES
-
-    spread_too = spread | {dep.name}
-    first = dep.replicas + 1 if dep.name in spread else SPREAD_NODES
-    last = max(first, needed + replicas_a_node_holds(pool, dep))
-    for count in range(first, last + 1):
-        replicas = max(count, dep.replicas)  # a floor below the replicas the rate takes keeps them
-        share = node_share(plan, pool, dep, replicas, spread_too)
-        if replicas - share.most >= needed:
-            return count, share
-    return last, node_share(plan, pool, dep, max(last, dep.replicas), spread_too)
-
-
-def node_share(plan: Plan, pool: Pool, dep: DeploymentPlan, replicas: int, spread: frozenset[str]) -> NodeShare:
-    """What one node of ``pool`` down takes of ``dep`` with ``replicas`` of it at its layout (newuser44 item 1).
-
-    A service ``min_replicas`` spreads (``spread``) is counted as the planner's packing places its replicas
-    (:func:`~generator.planner.placement.pool_placement`, node by node: each on the node holding the fewest of them
-    with room, so a node beside the pool's other replicas may hold more than ``replicas / nodes``); the pool has the
-    nodes its replicas' GPUs take, at least its planned ones. Any other service's replicas may all be packed on one
-    node, as many as its GPUs take (the old count, newuser31 item 3). A pool whose placement the planner does not make
-    (shared GPUs, a training job) counts a spread service's evenly, ``ceil(replicas / nodes)`` a node, which a
-    topology spread constraint of ``maxSkew`` 1 on the host name keeps.
-    """
-    from generator.planner.placement import most_on_a_node, pool_placement
-
-    replica_gpus = dep.tp * dep.pp
-    node_holds = replicas_a_node_holds(pool, dep)
-    if dep.name not in spread:
-        return NodeShare(min(replicas, node_holds), pool.nodes, False)
-    if pool.gpu_sharing is not None or pool.shares_per_gpu:
-        return NodeShare(min(node_holds, math.ceil(replicas / pool.hosts)), pool.nodes, True)
-    scaled = dep._replace(replicas=replicas, gpus=replicas * replica_gpus)
-    others = [d for d in plan.deployments if d.name != dep.name]
-    gpus = sum(layout[3] for d in others if (layout := d.in_pool(pool.name)) is not None) + scaled.gpus
-    nodes = max(pool.nodes, math.ceil(gpus / pool.node.gpus))
-    for more in range(nodes, nodes + replicas + 1):  # a node more where the packing leaves a replica out
-        placement = pool_placement([*others, scaled], pool._replace(nodes=more), spread)
-        if placement is not None:
-            break
-    else:
-        return NodeShare(min(node_holds, math.ceil(replicas / pool.hosts)), pool.nodes, True)
-    return NodeShare(most_on_a_node(placement, dep.name, pool.node.hosts), more, True)
-
-
-def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
-    """Services of a pool of several nodes whose replicas left while GKE upgrades one node serve less than is asked.
-
-    newuser31 item 3: 3 TP4 replicas of a 10 req/s service on two 8-GPU nodes; the node holding two of them drained
-    for an upgrade left 3.46 req/s. newuser63 item 4: with a surge node (:data:`UPGRADE_SETTINGS`) the pool keeps its
-    nodes, but the drained node's replicas serve again only once started on the new one, so the count holds. What one
-    node holds is :func:`node_share`: a service
-    ``min_replicas`` spreads as the plan places it, any other as many as a node's GPUs take. newuser44 item 1: the
-    ``min_replicas`` advised is the fewest that keep the rate with the node holding the most of them down, counted the
-    same way at that count (which spreads them): two 1-GPU embedding replicas at 1,343 req/s each on two nodes keep
-    its 50 req/s, where a node's worth more (9) bought a third 8-GPU node.
-    """
-    from generator.planner.spread import spread_services
-
-    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
-    pools = {p.name: p for p in plan.pools}
-    spread = spread_services(workload)
-    out = []
-    for dep in plan.deployments:
-        pool = pools.get(dep.pool)
-        per_replica = dep.details.get("requests_per_s_per_replica_max")
-        asked = dep.details.get("requests_per_s")
-        if dep.kind != "inference" or dep.split or pool is None or pool.nodes < 2 or pool.per_job:
-            continue
-        if not isinstance(per_replica, int | float) or not isinstance(asked, int | float) or per_replica <= 0:
-            continue
-        share = node_share(plan, pool, dep, dep.replicas, spread)
-        left = (dep.replicas - share.most) * per_replica
-        if left >= asked:
-            continue
-        enough, then = fewest_replicas(plan, pool, dep, math.ceil(asked / per_replica), spread)
-        if share.spread:
-            held = f"{share.most} of them on one node as the plan places them"
-        elif dep.replicas == 1:
-            held = "its one replica on one node"
-        elif share.most == dep.replicas:
-            held = f"all {dep.replicas} may be on one node: nothing spreads them"
-        else:
-            held = f"a node holds up to {share.most} of them, as many as its GPUs take: nothing spreads them"
-        nodes = f", on {then.nodes} nodes, {then.nodes - pool.nodes} more" if then.nodes > pool.nodes else ""
-        out.append(
-            Finding(
-                "warning",
-                "gke-upgrade-capacity",
-                f"while GKE upgrades a node of pool {pool.name} ({UPGRADE_SETTINGS_TEXT}, then the old one drained; "
-                "autoUpgrade on), until the drained node's replicas start again on the new node (cold-start-time), "
-                f"{dep.name} keeps as few as {dep.replicas - share.most} of its {dep.replicas} replicas ({held}), "
-                f"{left:,.2f} req/s of the {asked:g} asked: set inference.min_replicas to at least {enough} (at this "
-                f"layout, the fewest that keep the rate with the node holding the most of them down, spread over the "
-                f"pool's nodes as the plan places them{nodes}; the plan may then choose another layout: check it "
-                "again), a maintenance window outside busy hours, or a PodDisruptionBudget on the replicas (GKE moves "
-                "the drained node's pods at once, and only a PodDisruptionBudget moves them one at a time, "
-                f"{GKE_UPGRADE_SETTINGS_DOCS}); the surge node needs {SURGE_NEEDS_SHORT}",
-                f"deployments[{index_of[dep.name]}]",
-            )
+    serving = sorted({p for d in plan.deployments if d.kind == "inference" for p in d.pools})
+    if not serving:
+        return []
+    return [
+        Finding(
+            "info",
+            "gke-upgrade-surge",
+            f"GKE upgrades the nodes of {', '.join(serving)} one at a time (autoUpgrade on) with {UPGRADE_SETTINGS_TEXT}, "
+            "then the old one drained, whose replicas start again on the new one (cold-start-time; node-down-capacity "
+            f"says what each service keeps meanwhile): an upgrade waits until {SURGE_NEEDS}; without it, a maintenance "
+            "window or exclusion on the cluster holds upgrades off",
+            "kubernetes",
         )
-    return out
+    ]
 
 
 def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
