@@ -1455,7 +1455,7 @@ def build_plan(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
     )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
-    findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments)
+    findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments, consts)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     findings += [found] if (found := price_dated_finding(wl, pools)) else []

@@ -83,7 +83,7 @@ def model_download(files_bytes: int, platform: PlatformSpec, consts: Constants) 
     return Download(seconds, gbps, words)
 
 
-def cold_start_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+def cold_start_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], consts: Constants) -> list[Finding]:
     """``cold-start-time`` (info): what a new cloud node needs before its replicas serve, and what is not timed.
 
     One a serving deployment on a cloud pool: the checkpoint's download (``model_download_s``), a floor at
@@ -102,10 +102,17 @@ def cold_start_findings(wl: Workload, pools: list[Pool], deployments: list[Deplo
         size = f"its {files / 1e9:,.1f} GB checkpoint" if isinstance(files, int) else "its checkpoint"
         if isinstance(seconds, int | float) and isinstance(gbps, int | float):
             link = dep.details.get("model_download_link") or f"{gbps:g} Gb/s"
+            share = consts.object_storage_download_efficiency
+            floor = "at least " if share >= 1 else ""
+            rate = (
+                "1 is the interface's full rate, which a client nears only with many parallel streams; set it to what "
+                "yours reaches"
+                if share >= 1
+                else f"{share:g} of the interface's rate"
+            )
             timed = (
-                f"downloading {size} from object storage in the region takes at least ~{seconds:,.0f} s over {link} "
-                "(constants.object_storage_download_efficiency: 1 is the interface's full rate, which a client nears "
-                "only with many parallel streams; set it to what yours reaches); reading it into GPU memory after it, "
+                f"downloading {size} from object storage in the region takes {floor}~{seconds:,.0f} s over {link} "
+                f"(constants.object_storage_download_efficiency: {rate}); reading it into GPU memory after it, "
             )
         else:
             timed = f"the download of {size} is not timed (the catalog gives no rate for the interface that reaches storage); "
