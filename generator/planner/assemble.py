@@ -142,7 +142,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
-from generator.planner.training_energy import training_energy_findings
+from generator.planner.training_energy import charge_runs_energy, training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
@@ -1441,6 +1441,7 @@ def build_plan(
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
+    pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes

@@ -465,6 +465,8 @@ def psu_overload(
             "(the vendor's power brake) instead of shutting down, and serving slows until the PSUs are back"
             + (f"; {believed}: check the chassis' PSU" if believed else ""),
         )
+    if owned and redundant and power.dc_load_w <= count * rating:
+        return Finding("warning", PSU_HEADROOM, _redundancy_lost(platform, power, drawn, supplies, capacity, believed))
     if owned and power.borrowed_from:
         why = (
             f"kept because the server is owned and runs, and the power figure is {_not_own(power)}: check the "
@@ -491,6 +493,35 @@ def psu_overload(
         f"{over}; not ruled out because the power figure is {_not_own(power)}: check the chassis' PSU rating "
         "for this configuration before buying",
     )
+
+
+def _redundancy_lost(
+    platform: PlatformSpec, power: NodePower, drawn: str, supplies: str, capacity: float, believed: str
+) -> str:
+    """An owned node over its N of N+M PSUs but within all of them: it runs at full power, its redundancy is what is lost.
+
+    newuser64 item 2: a 1+1 server of 2 x 2,000 W at a 2,820 W DC load was told its PSUs were "over their rating at full
+    load" and to cap its GPUs, although both PSUs together carry it: only losing one overloads the other.
+    """
+    count, rating = platform.psu_count or 0, platform.psu_rating_w or 0.0
+    lost_ok = count - math.ceil(power.dc_load_w / rating)
+    keeps = f"it keeps full power with up to {lost_ok} PSU(s) lost, but " if lost_ok else ""
+    left_w = (count - lost_ok - 1) * rating
+    cap_w = math.floor(capacity * power.watts / power.dc_load_w)  # the wall draw whose DC load N of N+M deliver
+    text = (
+        f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W) but within all {count} x {rating:,.0f} W = "
+        f"{count * rating:,.0f} W, which share the load: the server runs at full power; what it lacks at full load is "
+        f"PSU redundancy: {keeps}losing {lost_ok + 1} PSU(s) (or their feed) leaves {left_w:,.0f} W for its "
+        f"{power.dc_load_w:,} W DC load. Kept because the server is owned; to keep its "
+        f"{count - redundant_psus(platform)}+{redundant_psus(platform)} redundancy, cap it at {cap_w:,} W at the wall "
+        f"({capacity:,.0f} W DC: the GPUs' power limit, nvidia-smi -pl), or accept that a PSU failure at full load "
+        "overloads the others"
+    )
+    if power.borrowed_from:
+        text += f"; the power figure is {_not_own(power)}: check the chassis' draw in this configuration"
+    if believed:
+        text += f"; {believed}: check the chassis' PSU rating"
+    return text
 
 
 def _not_own(power: NodePower) -> str:
