@@ -745,7 +745,7 @@ def assemble_node(
             over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)
-    elif configurable and not owned and (power_figure.basis == SUMMED or power_figure.scaled):
+    elif configurable and not owned:  # newuser64 item 5: a published or borrowed figure is checked against nothing too
         findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(
