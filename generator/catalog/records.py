@@ -672,6 +672,9 @@ class PlatformSpec(NamedTuple):
     #: A cloud instance whose vCPUs are physical cores (``platforms.json`` ``vcpus_physical``; newuser52 item 4: ND
     #: MI300X v5's 96 were counted as 48); else two vCPUs a core.
     vcpus_physical: bool = False
+    #: Whether ``max_power_w`` is an approximate consumption figure its source gives (NVIDIA's "~14 kW" for the DGX
+    #: B300), not a nameplate maximum (``platforms.json`` ``max_power_approximate``; newuser64 item 4).
+    max_power_approximate: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -709,6 +712,7 @@ class PlatformSpec(NamedTuple):
             psu_redundant=psu.get("redundant"),
             psu_fault_tolerant=bool(psu.get("fault_tolerant", False)),
             max_power_w=_opt_float(rec.get("max_power_w")),
+            max_power_approximate=bool(rec.get("max_power_approximate", False)),
             rack_units=rec.get("rack_units"),
             cooling=str(rec.get("cooling", "air")),
             source=_sources(rec),

@@ -329,6 +329,29 @@ def power_summed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, summed_w: int,
     )
 
 
+#: The basis of a platform's own ``max_power_w`` where its source publishes it as the system's maximum.
+PUBLISHED_MAXIMUM = "published system maximum"
+
+
+def max_power_label(platform: PlatformSpec) -> str:
+    """What a platform's ``max_power_w`` is, by the catalog's own marks (newuser64 item 4).
+
+    A figure in ``unsourced_fields`` is a belief; one marked ``max_power_approximate`` is its source's approximate
+    consumption ("~14 kW"): neither is called a published maximum, which a facility signs breakers off against.
+    """
+    what, qualifier = _max_power_marks(platform)
+    return f"{what}{qualifier}" if what else PUBLISHED_MAXIMUM
+
+
+def _max_power_marks(platform: PlatformSpec) -> tuple[str, str]:
+    """What an approximate ``max_power_w`` is and what it is not (``("", "")``: a published maximum)."""
+    if "max_power_w" in platform.unsourced_fields:
+        return "approximate system figure", ", unsourced in the catalog, not a published maximum"
+    if platform.max_power_approximate:
+        return "published approximate system figure", ", not a nameplate maximum"
+    return "", ""
+
+
 class NodePower(NamedTuple):
     """A node's wall power, the DC load its PSUs deliver, its basis, and whose published maximum it borrows.
 
@@ -359,11 +382,12 @@ def node_power_w(
     """
     full = gpus == max(platform.gpu_counts)
     if full and platform.max_power_w:
-        basis = "as given in hardware.inventory" if platform.custom else "published system maximum"
+        basis = "as given in hardware.inventory" if platform.custom else max_power_label(platform)
         return NodePower(int(platform.max_power_w), wall_to_dc_w(platform.max_power_w, consts), basis)
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        basis = f"published maximum of {reference.id} (same baseboard)"
+        what, qualifier = _max_power_marks(reference)
+        basis = f"{what or 'published maximum'} of {reference.id} (same baseboard){qualifier}"
         return NodePower(int(reference.max_power_w), wall_to_dc_w(reference.max_power_w, consts), basis, reference.id)
     dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     under = baseboard_under_read(consts) if full and platform.kind in BASEBOARD_KINDS else None
