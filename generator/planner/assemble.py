@@ -116,6 +116,7 @@ from generator.planner.racks import (
     assumed_height_findings,
     pack_racks,
     rack_findings,
+    rack_headroom_findings,
     rack_specs,
     racked_nodes,
     too_tall,
@@ -1218,6 +1219,11 @@ def build_plan(
             feeds = rack_feeds(wl.hardware.rack_circuits)
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
         findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
+        findings.extend(
+            rack_headroom_findings(
+                racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, wl.hardware.rack_power_field
+            )
+        )
         findings.extend(assumed_height_findings(pools))
         if (circuits := wl.hardware.rack_circuits) is not None:
             supply = rack_supply(

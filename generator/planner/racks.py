@@ -31,6 +31,8 @@ RACK_UNITS_RESERVED = 2
 #: https://www.chatsworth.com/en-us/resources/blogs/2026/when-do-you-need-liquid-cooling-for-ai-infrastructure/;
 #: "works well up to roughly 30 kilowatts per rack": https://aiofthecoast.dcxps.com/p/warning-the-cooling-threshold-your).
 AIR_COOLED_RACK_LIMIT_KW = 30.0
+#: Where NVIDIA says a liquid-cooled system's networking and storage stay air cooled (with no share of its heat).
+LIQUID_AIR_SIDE_SOURCE = "https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html"
 #: Height assumed for a server whose record gives no published height (a 4U GPU server; workstations are
 #: towers on a shelf): an assumption, which the plan states for every pool it applies to.
 DEFAULT_NODE_RACK_UNITS = 4
@@ -308,9 +310,57 @@ def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list
     ]
     liquid = [rack_id(i, len(racks)) for i, rack in enumerate(racks) if rack.liquid]
     if liquid:
-        said = f"{_racks_text(liquid)} {'holds' if len(liquid) == 1 else 'hold'} liquid-cooled servers"
+        # newuser64 item 7: NVIDIA says a GB200 tray's networking and storage stay air cooled, but gives no share of the
+        # heat: none is invented, and the plan says what it leaves out
+        said = (
+            f"{_racks_text(liquid)} {'holds' if len(liquid) == 1 else 'hold'} liquid-cooled servers: they need a coolant loop "
+            "(a coolant distribution unit), and their whole draw is counted as heat to the coolant loop; "
+            "the part their air-cooled components (networking, storage, fans: "
+            f"{LIQUID_AIR_SIDE_SOURCE}) put into the room's air has no sourced figure in the catalog and is not counted "
+            "in any rack's air load, nor are the loop's flow and CDU capacity: get both from the vendor; their energy "
+            "uses the fleet's PUE (constants.pue) as air-cooled servers' does"
+        )
         out.append(Finding("info", "liquid-cooled-rack", said, "hardware.cooling"))
     return out
+
+
+def rack_headroom_findings(
+    racks: list[Rack], pools: list[Pool], rack_power_kw: float, reserved_units: int | None, power_field: str
+) -> list[Finding]:
+    """What each rack's kW leaves out: the switches in the units it reserves, which the catalog gives no watts.
+
+    newuser64 item 3: racks packed to 20.4 kW of 20.4 kW kept 2U for two management switches that drew nothing in the
+    plan. The catalog has no sourced power figure for them (nor for PDUs or GPU-fabric switches kept in the racks), so
+    none is invented: the plan says the racks' kW are the servers' alone and how much headroom the fullest rack keeps;
+    a rack at its limit, which any switch in it tips over, is a warning. A rack-scale system's rack is its own, switches
+    and all, and is not counted here.
+    """
+    reserved = RACK_UNITS_RESERVED if reserved_units is None else reserved_units
+    kind_of = {p.name: p.node.kind for p in pools}
+    server_racks = [
+        (rack_id(i, len(racks)), rack)
+        for i, rack in enumerate(racks)
+        if rack.pools and not any(kind_of.get(name) == "rack-scale" for name in rack.pools)
+    ]
+    if not reserved or not server_racks:
+        return []
+    limit_w = rack_power_kw * 1000
+    least = min(limit_w - rack.power_w for _, rack in server_racks)
+    full = [name for name, rack in server_racks if rack.power_w >= limit_w]
+    what = (
+        f"each rack's kW counts its servers alone: the {reserved}U each keeps for its two management top-of-rack "
+        "switches (hardware.rack_units_reserved), and any PDUs or GPU-fabric switches placed in the racks, draw power "
+        "the catalog has no sourced figure for, so none is counted"
+    )
+    if full:
+        said = (
+            f"{what}; {_racks_text(full)} {'is' if len(full) == 1 else 'are'} packed to the full {rack_power_kw:g} kW "
+            f"with servers alone, so the switches put {'it' if len(full) == 1 else 'them'} over: take their draw off "
+            f"the rack's power ({power_field}) or leave a server out of the rack"
+        )
+        return [Finding("warning", "rack-power-servers-only", said, f"hardware.{power_field}")]
+    said = f"{what}; the fullest rack leaves {least / 1000:,.2f} kW of its {rack_power_kw:g} kW for them"
+    return [Finding("info", "rack-power-servers-only", said, f"hardware.{power_field}")]
 
 
 #: Racks a finding names before it counts the rest.
