@@ -519,9 +519,7 @@ def psu_overload(
     )
 
 
-def _redundancy_lost(
-    platform: PlatformSpec, power: NodePower, drawn: str, supplies: str, capacity: float, believed: str
-) -> str:
+def _redundancy_lost(platform: PlatformSpec, power: NodePower, drawn: str, supplies: str, capacity: float, believed: str) -> str:
     """An owned node over its N of N+M PSUs but within all of them: it runs at full power, its redundancy is what is lost.
 
     newuser64 item 2: a 1+1 server of 2 x 2,000 W at a 2,820 W DC load was told its PSUs were "over their rating at full
@@ -546,6 +544,40 @@ def _redundancy_lost(
     if believed:
         text += f"; {believed}: check the chassis' PSU rating"
     return text
+
+
+#: A PSU check passed by less than this share of the PSUs' capacity, on a rating the catalog marks as a belief, is said
+#: (``psu-margin-believed``). A reporting threshold ("a few percent", newuser64 item 6), not a measured figure.
+PSU_MARGIN_SAID_FRACTION = 0.05
+#: The note on a PSU check that passes by a thin margin on a believed or derived PSU figure.
+PSU_MARGIN_BELIEVED = "psu-margin-believed"
+
+
+def psu_margin_believed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding | None:
+    """A node within its N of N+M PSUs by under :data:`PSU_MARGIN_SAID_FRACTION`, where that rests on believed figures.
+
+    newuser64 item 6: a Dell XE9680 with 8 x H100 (a 9,588 W DC load) passed against 3 of 6 x 3,200 W = 9,600 W, 12 W
+    of margin, with ``psu.rating_w`` derived (19,200 W over six): the check and the feed-loss check on one side's three
+    PSUs both rest on it, and nothing said so. None where the margin is wider, or the PSU figures are sourced.
+    """
+    capacity = psu_capacity_w(platform)
+    fields = believed_psu_fields(platform)
+    if capacity is None or not fields or power.dc_load_w > capacity:
+        return None
+    margin = capacity - power.dc_load_w
+    if margin >= PSU_MARGIN_SAID_FRACTION * capacity:
+        return None
+    count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
+    supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
+    return Finding(
+        "info",
+        PSU_MARGIN_BELIEVED,
+        f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W at the wall ({power.basis}), a DC load of "
+        f"{power.dc_load_w:,} W, within its PSUs without redundancy ({supplies} = {capacity:,.0f} W) by "
+        f"{margin:,.0f} W ({margin / capacity:.1%}); that margin rests on {', '.join(fields)}, which the catalog marks "
+        "as derived or believed, not sourced: check the chassis' PSU rating at the site's feed voltage before "
+        "relying on it",
+    )
 
 
 def _not_own(power: NodePower) -> str:
@@ -769,6 +801,8 @@ def assemble_node(
             over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)
+        elif (thin := psu_margin_believed(platform, gpu, gpus, power_figure)) is not None:
+            findings.append(thin)
     elif configurable and not owned:  # newuser64 item 5: a published or borrowed figure is checked against nothing too
         findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"

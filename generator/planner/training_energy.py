@@ -138,7 +138,9 @@ def training_energy_findings(
         kw = pool.node.power_w / 1000
         month, runs, pue = _energy_usd_per_month(pool, consts, busy)
         jobs = sorted(d.name for d in deployments if pool.name in d.pools)
-        job_runs = f"while {', '.join(jobs)} run{'s' if len(jobs) == 1 else ''} {busy:,.1f} h of it (runs_per_month x hours a run)"
+        job_runs = (
+            f"while {', '.join(jobs)} run{'s' if len(jobs) == 1 else ''} {busy:,.1f} h of it (runs_per_month x hours a run)"
+        )
         at_full = f"{pool.nodes} x {kw:.2f} kW x {busy:,.1f} h x {pue} x ${consts.energy_usd_per_kwh:g}/kWh"
         if runs > month:  # newuser64 item 1: charged the runs' energy (charge_runs_energy), the month's falls short
             text = (
