@@ -5,8 +5,8 @@ runs' own energy, and the note said the figure "holds". Item 2: a 1+1 server who
 its PSUs were over their rating at full load. Item 3: racks packed to their full power kept 2U for switches that drew
 nothing. Item 4: approximate, unsourced system figures were labelled "published system maximum". Item 5: a bought
 chassis without PSU figures got no ``psu-unknown`` where its power was published or borrowed. Item 6: a 12 W PSU
-margin on a derived rating passed silently. Item 7: liquid-cooled racks said nothing of their air-side heat. Item 12:
-``redundancy: N+1`` was offered ``N+N``.
+margin on a derived rating passed silently. Item 7: liquid-cooled racks said nothing of their air-side heat. Item 8:
+the default 17.3 kW rack cites no source. Item 12: ``redundancy: N+1`` was offered ``N+N``.
 """
 
 from __future__ import annotations
@@ -279,3 +279,23 @@ def test_n_plus_one_redundancy_is_said_to_be_unmodelled_not_n_plus_n(tmp_path: P
     with pytest.raises(InputError) as caught:
         _service(tmp_path, "dgx-h100", "h100-sxm5-80gb", rack)
     assert words in caught.value.message and "did you mean" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("rack", "said"),
+    [
+        pytest.param("", True, id="default-rack-power-said"),
+        pytest.param("rack_power_kw: 17.3", False, id="given-rack-power-quiet"),
+        pytest.param(
+            "rack_circuits: {voltage_v: 415, phases: 3, breaker_a: 63, circuits: 2, redundancy: 2N}",
+            False,
+            id="given-circuits-quiet",
+        ),
+    ],
+)
+def test_the_default_rack_power_is_said_to_cite_no_source(tmp_path: Path, rack: str, said: bool) -> None:
+    plan = _service(tmp_path, "dgx-h100", "h100-sxm5-80gb", rack)
+    found = _found(plan, "rack-power-default")
+    assert bool(found) is said
+    if said:
+        assert "the default rack_power_kw of 17.3 kW, which cites no source" in found[0].message

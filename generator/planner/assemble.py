@@ -114,6 +114,7 @@ from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_s
 from generator.planner.racks import (
     Rack,
     assumed_height_findings,
+    default_rack_power_findings,
     pack_racks,
     rack_findings,
     rack_headroom_findings,
@@ -1224,6 +1225,8 @@ def build_plan(
                 racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, wl.hardware.rack_power_field
             )
         )
+        given = any(given_in(loaded.document, ("hardware", f)) for f in ("rack_power_kw", "rack_circuits"))
+        findings.extend(default_rack_power_findings(racks, wl.hardware.rack_power_kw, given))
         findings.extend(assumed_height_findings(pools))
         if (circuits := wl.hardware.rack_circuits) is not None:
             supply = rack_supply(

@@ -363,6 +363,22 @@ def rack_headroom_findings(
     return [Finding("info", "rack-power-servers-only", said, f"hardware.{power_field}")]
 
 
+def default_rack_power_findings(racks: list[Rack], rack_power_kw: float, given: bool) -> list[Finding]:
+    """Racks packed against the default ``rack_power_kw``, which cites no source: said, with the fields that set it.
+
+    newuser64 item 8: the default 17.3 kW had no source in the code, the README or the schema. A plan whose racks use it
+    says so (``given``: the workload gives ``rack_power_kw`` or ``rack_circuits``; no racks: nothing to say).
+    """
+    if given or not racks:
+        return []
+    said = (
+        f"racks are packed against the default rack_power_kw of {rack_power_kw:g} kW, which cites no source: give the "
+        "site's figure (hardware.rack_power_kw) or its circuits (hardware.rack_circuits, from which specgen derives "
+        "it) before racking servers"
+    )
+    return [Finding("info", "rack-power-default", said, "hardware")]
+
+
 #: Racks a finding names before it counts the rest.
 _MAX_RACKS_NAMED = 4
 
