@@ -299,3 +299,24 @@ def test_the_default_rack_power_is_said_to_cite_no_source(tmp_path: Path, rack: 
     assert bool(found) is said
     if said:
         assert "the default rack_power_kw of 17.3 kW, which cites no source" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("rack", "words"),
+    [
+        pytest.param(
+            "rack_power_kw: 45\n  max_racks: 4",
+            "(packed to 30 kW a rack they take 2 racks against 1, within max_racks 4)",
+            id="spread-within-max-racks",
+        ),
+        pytest.param(
+            "rack_power_kw: 45\n  max_racks: 1",
+            "(packed to 30 kW a rack they take 2 racks against 1, more than max_racks 1)",
+            id="spread-beyond-max-racks",
+        ),
+    ],
+)
+def test_the_air_cooling_warning_says_how_many_racks_spreading_takes(tmp_path: Path, rack: str, words: str) -> None:
+    plan = _service(tmp_path, "dgx-h100", "h100-sxm5-80gb", rack, rps=60)
+    (said,) = _found(plan, "rack-exceeds-air-cooling")
+    assert said.message.endswith(words)

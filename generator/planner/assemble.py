@@ -120,6 +120,7 @@ from generator.planner.racks import (
     rack_headroom_findings,
     rack_specs,
     racked_nodes,
+    racks_under_air_limit,
     too_tall,
 )
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
@@ -1219,7 +1220,8 @@ def build_plan(
         if wl.hardware.rack_circuits is not None:
             feeds = rack_feeds(wl.hardware.rack_circuits)
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
-        findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
+        spread = racks_under_air_limit(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
+        findings.extend(rack_findings(racks, wl.hardware.rack_power_field, spread, wl.hardware.max_racks))
         findings.extend(
             rack_headroom_findings(
                 racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, wl.hardware.rack_power_field

@@ -284,7 +284,24 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
     ]
 
 
-def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list[Finding]:
+def racks_under_air_limit(
+    pools: list[Pool], rack_power_kw: float, reserved_units: int | None, feeds: Feeds | None, hardware: Hardware | None
+) -> int | None:
+    """Racks the same servers take packed to :data:`AIR_COOLED_RACK_LIMIT_KW` at most (newuser64 item 9).
+
+    None where the racks' limit is already no more than that, or a racked server is liquid cooled or draws more alone.
+    """
+    racked = [p for p in pools if racked_nodes(p)]
+    if rack_power_kw <= AIR_COOLED_RACK_LIMIT_KW or not racked:
+        return None
+    if any(p.node.cooling == "liquid" or p.node.power_w > AIR_COOLED_RACK_LIMIT_KW * 1000 for p in racked):
+        return None
+    return len(pack_racks(pools, AIR_COOLED_RACK_LIMIT_KW, reserved_units, feeds, hardware))
+
+
+def rack_findings(
+    racks: list[Rack], power_field: str = "rack_power_kw", under_air_limit: int | None = None, max_racks: int | None = None
+) -> list[Finding]:
     """Warnings for racks whose air-cooled servers draw more than air cooling removes; liquid-cooled racks flagged.
 
     A rack that also holds liquid-cooled servers is judged by its air-cooled servers alone. ``power_field``: the
@@ -293,6 +310,19 @@ def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list
     for a thousand servers packed alike).
     """
     spread = "lower rack_power_kw" if power_field == "rack_power_kw" else f"feed racks with smaller {power_field}"
+    if under_air_limit is not None:  # newuser64 item 9: what spreading them costs in racks
+        held = (
+            ""
+            if max_racks is None
+            else f", within max_racks {max_racks}"
+            if under_air_limit <= max_racks
+            else f", more than max_racks {max_racks}"
+        )
+        spread_racks = (
+            f" (packed to {AIR_COOLED_RACK_LIMIT_KW:g} kW a rack they take {under_air_limit} racks against {len(racks)}{held})"
+        )
+    else:
+        spread_racks = ""
     hot: dict[str, list[str]] = {}
     for i, rack in enumerate(racks):
         if rack.air_power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
@@ -303,7 +333,7 @@ def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list
             "rack-exceeds-air-cooling",
             f"{_racks_text(names)} {'draws' if len(names) == 1 else 'each draw'} {kw} kW of air-cooled servers, above the "
             f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
-            f"liquid cooling, or {spread} to spread the servers",
+            f"liquid cooling, or {spread} to spread the servers{spread_racks}",
             f"hardware.{power_field}",
         )
         for kw, names in hot.items()
