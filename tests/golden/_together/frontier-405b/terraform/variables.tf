@@ -32,6 +32,11 @@ variable "racks" {
     cooling        = string
   }))
   default = [{ "cooling" : "air", "heat_btu_per_h" : 97584, "hosts" : [], "id" : "frontier-405b-rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
+
+  validation {
+    condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
+    error_message = "A rack's servers draw more power than rack_power_kw provides."
+  }
 }
 
 variable "gpu_pools" {
