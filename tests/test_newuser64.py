@@ -347,3 +347,19 @@ def test_terraform_checks_each_racks_total_against_rack_power(tmp_path: Path, ra
     said = json.dumps([e for e in events if isinstance(e, dict) and e.get("@level") == "error"])
     assert (result.retcode == 0) == accepted, said
     assert ("A rack's servers draw more power than rack_power_kw provides." in said) != accepted
+
+
+@pytest.mark.parametrize(
+    ("rack_power_kw", "level"),
+    [
+        pytest.param(2, "warning", id="owned-servers-the-racks-cannot-power-warn"),
+        pytest.param(10, "info", id="owned-server-left-free-by-choice-a-note"),
+    ],
+)
+def test_owned_servers_the_racks_cannot_power_are_a_warning(tmp_path: Path, rack_power_kw: int, level: str) -> None:
+    """Item 10: two owned 3,000 W servers left free because a 2 kW rack cannot power one; one left free at 10 kW."""
+    text = OWNED_1_PLUS_1.format(watts=3000).replace("rack_power_kw: 10", f"rack_power_kw: {rack_power_kw}")
+    plan = _plan(tmp_path, text)
+    (found,) = _found(plan, "inventory-free")
+    assert found.level == level
+    assert ("a 3,000 W node exceeds the 2 kW rack power" in found.message) == (level == "warning")

@@ -12,7 +12,15 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
-from generator.planner.blocked import NOT_SHARED_HERE, OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
+from generator.planner.blocked import (
+    NOT_SHARED_HERE,
+    OVER_LIMIT,
+    PINNED_OUT,
+    RACK_HEIGHT,
+    RACK_POWER,
+    SHARE_TOO_SMALL,
+    Blocked,
+)
 from generator.planner.candidates import (
     SizedOptions,
     capex_cap_usd,
@@ -1783,7 +1791,14 @@ def _place_on_inventory(
         if free:
             feasible = feasible_on.get(group.key, set())
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible, build=owned_build(report[-1]))
-            findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
+            # newuser64 item 10: owned servers the site's racks cannot power or hold are a facilities problem, not a note
+            unracked = any(
+                b.code in (RACK_POWER, RACK_HEIGHT) and (b.gpu_id, b.platform_id) == (group.gpu.id, group.platform.id)
+                for found in ruled_out.values()
+                for b in found
+            )
+            said = left_free_message(report[-1], why)
+            findings.append(Finding("warning" if unracked else "info", "inventory-free", said, "hardware.inventory"))
             findings += _owned_idle_while_bought(wl, group.key, report[-1], out)
     out = [pool._replace(build_assumed=build_assumed(wl, pool)) for pool in out]
     findings += owned_build_findings(wl, out)
