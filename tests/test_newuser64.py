@@ -363,3 +363,26 @@ def test_owned_servers_the_racks_cannot_power_are_a_warning(tmp_path: Path, rack
     (found,) = _found(plan, "inventory-free")
     assert found.level == level
     assert ("a 3,000 W node exceeds the 2 kW rack power" in found.message) == (level == "warning")
+
+
+def test_terraform_carries_the_circuits_and_each_racks_load(tmp_path: Path) -> None:
+    """Item 11: the tfvars give plan.rack_supply's circuits and each rack's circuit_load, and Terraform checks the lines."""
+    rack = "rack_circuits: {voltage_v: 415, phases: 3, breaker_a: 32, circuits: 2, redundancy: 2N}"
+    path = tmp_path / "w.yaml"
+    path.write_text(SERVICE.format(platform="dgx-h100", gpu="h100-sxm5-80gb", rack=rack, precision="bf16", rps=30))
+    files = render_file(str(path))
+    tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
+    spec = json.loads(files["spec.json"])
+    supply = spec["plan"]["rack_supply"]
+    assert tfvars["rack_supply"] == {k: v for k, v in supply.items() if not k.endswith("_basis")}
+    assert [r["circuit_load"] for r in tfvars["racks"]] == [r["circuit_load"] for r in spec["plan"]["racks"]]
+    for rel, text in files.items():
+        if rel.startswith("terraform/"):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_text(text)
+    assert TerraformCommand(str(tmp_path / "terraform")).plan().retcode == 0
+    tfvars["racks"][0]["circuit_load"]["failover_phase_current_a"] = supply["continuous_limit_a"] + 0.1
+    (tmp_path / "terraform" / "specgen.auto.tfvars.json").write_text(json.dumps(tfvars))
+    result = TerraformCommand(str(tmp_path / "terraform")).plan()
+    said = json.dumps([e for e in (result.value if isinstance(result.value, list) else []) if isinstance(e, dict)])
+    assert result.retcode != 0 and "more than its circuit's continuous limit" in said

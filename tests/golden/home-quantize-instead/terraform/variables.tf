@@ -30,6 +30,13 @@ variable "racks" {
     power_w        = number
     heat_btu_per_h = number
     cooling        = string
+    circuit_load = optional(object({
+      apparent_power_kva       = number
+      phase_current_a          = number
+      breaker_percent          = number
+      failover_phase_current_a = optional(number)
+      failover_breaker_percent = optional(number)
+    }))
   }))
   default = []
 
