@@ -14,7 +14,8 @@ import pytest
 from generator.api import plan_file
 from generator.errors import InputError
 from generator.planner.plan import Finding
-from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, Rack, rack_findings, racks_named_for_workload
+from generator.planner.rack_findings import rack_findings
+from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, Rack, racks_named_for_workload
 from tests.conftest import REPO
 
 

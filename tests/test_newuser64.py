@@ -23,6 +23,7 @@ from generator import catalog
 from generator.api import plan_file, render_file
 from generator.errors import InputError
 from generator.planner.plan import Plan
+from generator.planner.racks import racks_named_for_workload
 from tests.conftest import REPO
 
 TRAINING = """\
@@ -386,3 +387,10 @@ def test_terraform_carries_the_circuits_and_each_racks_load(tmp_path: Path) -> N
     result = TerraformCommand(str(tmp_path / "terraform")).plan()
     said = json.dumps([e for e in (result.value if isinstance(result.value, list) else []) if isinstance(e, dict)])
     assert result.retcode != 0 and "more than its circuit's continuous limit" in said
+
+
+def test_the_racks_packed_full_are_renamed_with_the_workload(tmp_path: Path) -> None:
+    """Rendered beside other workloads, a rack named in rack-power-servers-only carries the workload's name too."""
+    plan = _service(tmp_path, "dgx-h100", "h100-sxm5-80gb", "rack_power_kw: 20.4")
+    (said,) = _found(racks_named_for_workload(plan), "rack-power-servers-only")
+    assert f"; {plan.workload}-rack-01 is packed to the full 20.4 kW" in said.message

@@ -118,17 +118,19 @@ from generator.planner.pooling import (
 )
 from generator.planner.price_dates import price_dated_finding
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
+from generator.planner.rack_findings import (
+    default_rack_power_findings,
+    rack_findings,
+    rack_headroom_findings,
+    racks_under_air_limit,
+)
 from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
     Rack,
     assumed_height_findings,
-    default_rack_power_findings,
     pack_racks,
-    rack_findings,
-    rack_headroom_findings,
     rack_specs,
     racked_nodes,
-    racks_under_air_limit,
     too_tall,
 )
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
