@@ -14,7 +14,8 @@ import pytest
 from generator.api import plan_file
 from generator.errors import InputError
 from generator.planner.plan import Finding
-from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, Rack, rack_findings, racks_named_for_workload
+from generator.planner.rack_findings import rack_findings
+from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, Rack, racks_named_for_workload
 from tests.conftest import REPO
 
 
@@ -32,9 +33,9 @@ def test_racks_alike_are_said_once() -> None:
     assert [f.code for f in said] == ["rack-exceeds-air-cooling", "rack-exceeds-air-cooling", "liquid-cooled-rack"]
     assert said[0].message.startswith("rack-01, rack-02, rack-03, rack-04 and 47 more racks each draw 30.6 kW of air-cooled")
     assert said[1].message.startswith("rack-52 draws 32.6 kW of air-cooled servers")
-    assert said[2].message == "rack-54 holds liquid-cooled servers"
+    assert said[2].message.startswith("rack-54 holds liquid-cooled servers: ")
     two = rack_findings([_rack(0.0, liquid=True), _rack(0.0, liquid=True)])
-    assert [f.message for f in two] == ["rack-01 and rack-02 hold liquid-cooled servers"]
+    assert [f.message.split(":")[0] for f in two] == ["rack-01 and rack-02 hold liquid-cooled servers"]
 
 
 def test_every_rack_named_is_renamed_for_the_workload() -> None:

@@ -14,7 +14,8 @@ from generator.planner import plan_workload
 from generator.planner.bom import fill_channels
 from generator.planner.nodes import NodeNeeds, assemble_node, has_nvswitch, node_link
 from generator.planner.plan import Finding
-from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
+from generator.planner.rack_findings import rack_findings
+from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
 from generator.planner.training_comm import dp_bytes_per_gpu

@@ -226,12 +226,26 @@ OWNED_CASES = [
         XE7740,
         8,
         12_801,
+        # newuser64 item 2: within all 8 PSUs, which share the load: it runs at full power, only redundancy is lost
         "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (sum of components), a DC load of "
-        "12,801 W, more than its PSUs "
+        "12,801 W, more than its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W) but within all 8 x "
+        "3,200 W = 25,600 W, which share the load: the server runs at full power; what it lacks at full load is PSU "
+        "redundancy: it keeps full power with up to 3 PSU(s) lost, but losing 4 PSU(s) (or their feed) leaves 12,800 W "
+        "for its 12,801 W DC load. Kept because the server is owned; to keep its 4+4 redundancy, cap it at 13,616 W at "
+        "the wall (12,800 W DC: the GPUs' power limit, nvidia-smi -pl), or accept that a PSU failure at full load "
+        "overloads the others",
+        id="owned-sourced-psu-over-n-redundancy-lost",
+    ),
+    pytest.param(
+        XE7740,
+        8,
+        25_601,
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 27,235 W at the wall (sum of components), a DC load of "
+        "25,601 W, more than its PSUs "
         "deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned, but its PSUs "
         "are over their rating at full load: cap the GPUs' power limit (nvidia-smi -pl) or check the chassis' PSU "
         "configuration",
-        id="owned-sourced-psu-over-rating-warns",
+        id="owned-sourced-psu-over-all-psus-warns",
     ),
     pytest.param(XE7740, 8, 12_800, None, id="owned-at-capacity-quiet"),
 ]
@@ -310,17 +324,24 @@ def test_owned_workstations_are_used_with_a_psu_warning(
 def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() -> None:
     """An owned server over its PSUs by another system's published maximum: the figure is said to be borrowed,
     not read as the chassis' own draw (no 'over their rating at full load')."""
-    power = NodePower(13_618, 12_801, "published maximum of dgx-b200", "dgx-b200")
+    power = NodePower(27_235, 25_601, "published maximum of dgx-b200", "dgx-b200")
     found = psu_overload(catalog.platforms()[XE7740], catalog.gpus()[PRO6000], 8, power, True)
     assert found is not None
     assert (found.level, found.code, found.message) == (
         "warning",
         "psu-headroom",
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (published maximum of dgx-b200), a DC "
-        "load of 12,801 W, more than "
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 27,235 W at the wall (published maximum of dgx-b200), a DC "
+        "load of 25,601 W, more than "
         "its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned and "
         "runs, and the power figure is another system's: check the chassis' PSU rating for this configuration",
     )
+    # within all 8 PSUs (newuser64 item 2): redundancy is what is lost, and the figure is still said to be borrowed
+    within = psu_overload(
+        catalog.platforms()[XE7740], catalog.gpus()[PRO6000], 8, power._replace(watts=13_618, dc_load_w=12_801), True
+    )
+    assert within is not None and "the server runs at full power" in within.message
+    assert within.message.endswith("; the power figure is another system's: check the chassis' draw in this configuration")
+    assert "over their rating at full load" not in within.message
 
 
 PSU_4X = (

@@ -63,7 +63,8 @@ def test_two_rtx_5090_am5_towers_are_bought_not_threadripper_workstations(tmp_pa
     (pool,) = plan.pools
     # one tower since the 5090's measured GEMM rate (geforce merge): $6,398, not two Threadripper workstations' $40,054
     assert pool.capex_usd == pytest.approx(2_400 + 2 * 1_999)
-    assert not [f for f in plan.findings if f.code.startswith("psu")]
+    # 1,546 W DC within a believed 1,600 W PSU by 54 W (3.4%): a note that the margin rests on it (newuser64 item 6)
+    assert [f.code for f in plan.findings if f.code.startswith("psu")] == ["psu-margin-believed"]
     assert not [r for r in plan.deployments[0].reasons if "ruled out" in r]
 
 

@@ -235,6 +235,7 @@ def test_terraform_lists_the_racks_and_calls_the_pool_figure_racks_spanned() -> 
             "power_w": 34830,
             "heat_btu_per_h": 118839,
             "cooling": "air",
+            "circuit_load": None,  # no rack_circuits given (newuser64 item 11)
         }
     ]
     assert {pool["racks_spanned"] for pool in values["gpu_pools"].values()} == {1}

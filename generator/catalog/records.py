@@ -675,6 +675,9 @@ class PlatformSpec(NamedTuple):
     #: Gb/s of the Ethernet a cloud instance has beside an InfiniBand fabric (``nics.frontend_ethernet_gbps``, Azure
     #: ND): the network that reaches storage and the internet; None where the catalog gives none.
     frontend_ethernet_gbps: float | None = None
+    #: Whether ``max_power_w`` is an approximate consumption figure its source gives (NVIDIA's "~14 kW" for the DGX
+    #: B300), not a nameplate maximum (``platforms.json`` ``max_power_approximate``; newuser64 item 4).
+    max_power_approximate: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -712,6 +715,7 @@ class PlatformSpec(NamedTuple):
             psu_redundant=psu.get("redundant"),
             psu_fault_tolerant=bool(psu.get("fault_tolerant", False)),
             max_power_w=_opt_float(rec.get("max_power_w")),
+            max_power_approximate=bool(rec.get("max_power_approximate", False)),
             rack_units=rec.get("rack_units"),
             cooling=str(rec.get("cooling", "air")),
             source=_sources(rec),

@@ -12,7 +12,15 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
-from generator.planner.blocked import NOT_SHARED_HERE, OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
+from generator.planner.blocked import (
+    NOT_SHARED_HERE,
+    OVER_LIMIT,
+    PINNED_OUT,
+    RACK_HEIGHT,
+    RACK_POWER,
+    SHARE_TOO_SMALL,
+    Blocked,
+)
 from generator.planner.candidates import (
     SizedOptions,
     capex_cap_usd,
@@ -111,12 +119,17 @@ from generator.planner.pooling import (
 )
 from generator.planner.price_dates import price_dated_finding
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
+from generator.planner.rack_findings import (
+    default_rack_power_findings,
+    rack_findings,
+    rack_headroom_findings,
+    racks_under_air_limit,
+)
 from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
     Rack,
     assumed_height_findings,
     pack_racks,
-    rack_findings,
     rack_specs,
     racked_nodes,
     too_tall,
@@ -143,7 +156,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
-from generator.planner.training_energy import training_energy_findings
+from generator.planner.training_energy import charge_runs_energy, training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
@@ -1226,7 +1239,15 @@ def build_plan(
         if wl.hardware.rack_circuits is not None:
             feeds = rack_feeds(wl.hardware.rack_circuits)
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
-        findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
+        spread = racks_under_air_limit(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
+        findings.extend(rack_findings(racks, wl.hardware.rack_power_field, spread, wl.hardware.max_racks))
+        findings.extend(
+            rack_headroom_findings(
+                racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, wl.hardware.rack_power_field
+            )
+        )
+        given = any(given_in(loaded.document, ("hardware", f)) for f in ("rack_power_kw", "rack_circuits"))
+        findings.extend(default_rack_power_findings(racks, wl.hardware.rack_power_kw, given))
         findings.extend(assumed_height_findings(pools))
         if (circuits := wl.hardware.rack_circuits) is not None:
             supply = rack_supply(
@@ -1450,6 +1471,7 @@ def build_plan(
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
+    pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
@@ -1780,7 +1802,14 @@ def _place_on_inventory(
         if free:
             feasible = feasible_on.get(group.key, set())
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible, build=owned_build(report[-1]))
-            findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
+            # newuser64 item 10: owned servers the site's racks cannot power or hold are a facilities problem, not a note
+            unracked = any(
+                b.code in (RACK_POWER, RACK_HEIGHT) and (b.gpu_id, b.platform_id) == (group.gpu.id, group.platform.id)
+                for found in ruled_out.values()
+                for b in found
+            )
+            said = left_free_message(report[-1], why)
+            findings.append(Finding("warning" if unracked else "info", "inventory-free", said, "hardware.inventory"))
             findings += _owned_idle_while_bought(wl, group.key, report[-1], out)
     out = [pool._replace(build_assumed=build_assumed(wl, pool)) for pool in out]
     findings += owned_build_findings(wl, out)

@@ -329,6 +329,29 @@ def power_summed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, summed_w: int,
     )
 
 
+#: The basis of a platform's own ``max_power_w`` where its source publishes it as the system's maximum.
+PUBLISHED_MAXIMUM = "published system maximum"
+
+
+def max_power_label(platform: PlatformSpec) -> str:
+    """What a platform's ``max_power_w`` is, by the catalog's own marks (newuser64 item 4).
+
+    A figure in ``unsourced_fields`` is a belief; one marked ``max_power_approximate`` is its source's approximate
+    consumption ("~14 kW"): neither is called a published maximum, which a facility signs breakers off against.
+    """
+    what, qualifier = _max_power_marks(platform)
+    return f"{what}{qualifier}" if what else PUBLISHED_MAXIMUM
+
+
+def _max_power_marks(platform: PlatformSpec) -> tuple[str, str]:
+    """What an approximate ``max_power_w`` is and what it is not (``("", "")``: a published maximum)."""
+    if "max_power_w" in platform.unsourced_fields:
+        return "approximate system figure", ", unsourced in the catalog, not a published maximum"
+    if platform.max_power_approximate:
+        return "published approximate system figure", ", not a nameplate maximum"
+    return "", ""
+
+
 class NodePower(NamedTuple):
     """A node's wall power, the DC load its PSUs deliver, its basis, and whose published maximum it borrows.
 
@@ -359,11 +382,12 @@ def node_power_w(
     """
     full = gpus == max(platform.gpu_counts)
     if full and platform.max_power_w:
-        basis = "as given in hardware.inventory" if platform.custom else "published system maximum"
+        basis = "as given in hardware.inventory" if platform.custom else max_power_label(platform)
         return NodePower(int(platform.max_power_w), wall_to_dc_w(platform.max_power_w, consts), basis)
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        basis = f"published maximum of {reference.id} (same baseboard)"
+        what, qualifier = _max_power_marks(reference)
+        basis = f"{what or 'published maximum'} of {reference.id} (same baseboard){qualifier}"
         return NodePower(int(reference.max_power_w), wall_to_dc_w(reference.max_power_w, consts), basis, reference.id)
     dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     under = baseboard_under_read(consts) if full and platform.kind in BASEBOARD_KINDS else None
@@ -465,6 +489,8 @@ def psu_overload(
             "(the vendor's power brake) instead of shutting down, and serving slows until the PSUs are back"
             + (f"; {believed}: check the chassis' PSU" if believed else ""),
         )
+    if owned and redundant and power.dc_load_w <= count * rating:
+        return Finding("warning", PSU_HEADROOM, _redundancy_lost(platform, power, drawn, supplies, capacity, believed))
     if owned and power.borrowed_from:
         why = (
             f"kept because the server is owned and runs, and the power figure is {_not_own(power)}: check the "
@@ -490,6 +516,67 @@ def psu_overload(
         PSU_HEADROOM,
         f"{over}; not ruled out because the power figure is {_not_own(power)}: check the chassis' PSU rating "
         "for this configuration before buying",
+    )
+
+
+def _redundancy_lost(platform: PlatformSpec, power: NodePower, drawn: str, supplies: str, capacity: float, believed: str) -> str:
+    """An owned node over its N of N+M PSUs but within all of them: it runs at full power, its redundancy is what is lost.
+
+    newuser64 item 2: a 1+1 server of 2 x 2,000 W at a 2,820 W DC load was told its PSUs were "over their rating at full
+    load" and to cap its GPUs, although both PSUs together carry it: only losing one overloads the other.
+    """
+    count, rating = platform.psu_count or 0, platform.psu_rating_w or 0.0
+    lost_ok = count - math.ceil(power.dc_load_w / rating)
+    keeps = f"it keeps full power with up to {lost_ok} PSU(s) lost, but " if lost_ok else ""
+    left_w = (count - lost_ok - 1) * rating
+    cap_w = math.floor(capacity * power.watts / power.dc_load_w)  # the wall draw whose DC load N of N+M deliver
+    text = (
+        f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W) but within all {count} x {rating:,.0f} W = "
+        f"{count * rating:,.0f} W, which share the load: the server runs at full power; what it lacks at full load is "
+        f"PSU redundancy: {keeps}losing {lost_ok + 1} PSU(s) (or their feed) leaves {left_w:,.0f} W for its "
+        f"{power.dc_load_w:,} W DC load. Kept because the server is owned; to keep its "
+        f"{count - redundant_psus(platform)}+{redundant_psus(platform)} redundancy, cap it at {cap_w:,} W at the wall "
+        f"({capacity:,.0f} W DC: the GPUs' power limit, nvidia-smi -pl), or accept that a PSU failure at full load "
+        "overloads the others"
+    )
+    if power.borrowed_from:
+        text += f"; the power figure is {_not_own(power)}: check the chassis' draw in this configuration"
+    if believed:
+        text += f"; {believed}: check the chassis' PSU rating"
+    return text
+
+
+#: A PSU check passed by less than this share of the PSUs' capacity, on a rating the catalog marks as a belief, is said
+#: (``psu-margin-believed``). A reporting threshold ("a few percent", newuser64 item 6), not a measured figure.
+PSU_MARGIN_SAID_FRACTION = 0.05
+#: The note on a PSU check that passes by a thin margin on a believed or derived PSU figure.
+PSU_MARGIN_BELIEVED = "psu-margin-believed"
+
+
+def psu_margin_believed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding | None:
+    """A node within its N of N+M PSUs by under :data:`PSU_MARGIN_SAID_FRACTION`, where that rests on believed figures.
+
+    newuser64 item 6: a Dell XE9680 with 8 x H100 (a 9,588 W DC load) passed against 3 of 6 x 3,200 W = 9,600 W, 12 W
+    of margin, with ``psu.rating_w`` derived (19,200 W over six): the check and the feed-loss check on one side's three
+    PSUs both rest on it, and nothing said so. None where the margin is wider, or the PSU figures are sourced.
+    """
+    capacity = psu_capacity_w(platform)
+    fields = believed_psu_fields(platform)
+    if capacity is None or not fields or power.dc_load_w > capacity:
+        return None
+    margin = capacity - power.dc_load_w
+    if margin >= PSU_MARGIN_SAID_FRACTION * capacity:
+        return None
+    count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
+    supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
+    return Finding(
+        "info",
+        PSU_MARGIN_BELIEVED,
+        f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W at the wall ({power.basis}), a DC load of "
+        f"{power.dc_load_w:,} W, within its PSUs without redundancy ({supplies} = {capacity:,.0f} W) by "
+        f"{margin:,.0f} W ({margin / capacity:.1%}); that margin rests on {', '.join(fields)}, which the catalog marks "
+        "as derived or believed, not sourced: check the chassis' PSU rating at the site's feed voltage before "
+        "relying on it",
     )
 
 
@@ -714,7 +801,9 @@ def assemble_node(
             over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)
-    elif configurable and not owned and (power_figure.basis == SUMMED or power_figure.scaled):
+        elif (thin := psu_margin_believed(platform, gpu, gpus, power_figure)) is not None:
+            findings.append(thin)
+    elif configurable and not owned:  # newuser64 item 5: a published or borrowed figure is checked against nothing too
         findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(

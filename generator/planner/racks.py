@@ -13,7 +13,6 @@ from generator.planner.nodes import psu_count
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, RackPool, RackSpec, sorted_findings
 from generator.sizing.electrical import whole_watts
 from generator.sizing.psu_feeds import FeedLoads, Feeds, carried, no_load, with_server
-from generator.words import listed
 from generator.workload.models import Hardware
 
 #: Rack units of a standard 42U rack.
@@ -209,6 +208,8 @@ def racks_named_for_workload(plan: Plan) -> Plan:
     named = {rack.id: f"{plan.workload}-{rack.id}" for rack in plan.racks}
 
     def renamed(f: Finding) -> Finding:
+        if f.code == "rack-power-servers-only":  # names the racks packed to their full power mid-sentence
+            return f._replace(message=re.sub(r"rack-[0-9]+", lambda m: named.get(m.group(0), m.group(0)), f.message))
         if f.code not in _NAMING_A_RACK:
             return f
         head, verb, rest = f.message.partition(" draw" if f.code == "rack-exceeds-air-cooling" else " hold")
@@ -280,45 +281,3 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
         for p in pools
         if p.node.rack_units is None and p.node.kind != "rack-scale" and racked_nodes(p)
     ]
-
-
-def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list[Finding]:
-    """Warnings for racks whose air-cooled servers draw more than air cooling removes; liquid-cooled racks flagged.
-
-    A rack that also holds liquid-cooled servers is judged by its air-cooled servers alone. ``power_field``: the
-    hardware field that sets the rack's power (``rack_circuits`` where the workload gives its circuits). Racks alike
-    (the same air-cooled draw, or liquid-cooled) are said in one finding (newuser57 item 12: 51 lines of one warning
-    for a thousand servers packed alike).
-    """
-    spread = "lower rack_power_kw" if power_field == "rack_power_kw" else f"feed racks with smaller {power_field}"
-    hot: dict[str, list[str]] = {}
-    for i, rack in enumerate(racks):
-        if rack.air_power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
-            hot.setdefault(f"{rack.air_power_w / 1000:.1f}", []).append(rack_id(i, len(racks)))
-    out = [
-        Finding(
-            "warning",
-            "rack-exceeds-air-cooling",
-            f"{_racks_text(names)} {'draws' if len(names) == 1 else 'each draw'} {kw} kW of air-cooled servers, above the "
-            f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
-            f"liquid cooling, or {spread} to spread the servers",
-            f"hardware.{power_field}",
-        )
-        for kw, names in hot.items()
-    ]
-    liquid = [rack_id(i, len(racks)) for i, rack in enumerate(racks) if rack.liquid]
-    if liquid:
-        said = f"{_racks_text(liquid)} {'holds' if len(liquid) == 1 else 'hold'} liquid-cooled servers"
-        out.append(Finding("info", "liquid-cooled-rack", said, "hardware.cooling"))
-    return out
-
-
-#: Racks a finding names before it counts the rest.
-_MAX_RACKS_NAMED = 4
-
-
-def _racks_text(names: list[str]) -> str:
-    """``rack-01``; ``rack-01 and rack-02``; ``rack-01, rack-02, rack-03, rack-04 and 47 more racks``."""
-    if len(names) <= _MAX_RACKS_NAMED:
-        return listed(names)
-    return f"{', '.join(names[:_MAX_RACKS_NAMED])} and {len(names) - _MAX_RACKS_NAMED} more racks"

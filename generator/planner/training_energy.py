@@ -6,6 +6,10 @@ only their runs' hours; the rest of the month it idles or is off, and the catalo
 charge those hours at. newuser39 item 7: a tower busy 23.6 h a month was charged $82/month of energy (0.6 x 0.92 kW
 all month) beside $4.40 for its runs at full power, with nothing said. The plan keeps the month's figure and says
 what it assumes, with the runs' own energy beside it.
+
+A job busy most of the month draws more than that figure: newuser64 item 1, 128 DGX H100 busy 645.7 h a month were
+charged $115,972 (0.6 x 730 h of full power) against $170,963 for the runs alone. Such a pool is charged at least its
+runs' energy, busy hours x its full power (:func:`charge_runs_energy`), and the note says so.
 """
 
 from __future__ import annotations
@@ -40,6 +44,87 @@ def busy_hours(pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
     return busy
 
 
+def _energy_usd_per_month(pool: Pool, consts: Constants, busy: float) -> tuple[float, float, str]:
+    """The pool's energy a month at ``power_utilization`` over the month, its runs' at full power over ``busy`` h, and PUE."""
+    kw = pool.node.power_w / 1000
+    racked = racked_nodes(pool)
+    # racked nodes pay the facility's PUE; an owned workstation at home or in the office none (tco.in_colocation)
+    kw_pue = kw * (racked * consts.pue + (pool.nodes - racked))
+    month = kw_pue * consts.power_utilization * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+    runs = kw_pue * min(busy, HOURS_PER_MONTH) * consts.energy_usd_per_kwh
+    pue = (
+        f"PUE {consts.pue:g}"
+        if racked == pool.nodes
+        else "PUE 1 (owned, not racked)"
+        if not racked
+        else f"PUE {consts.pue:g} on {racked} racked and 1 on {pool.nodes - racked} owned"
+    )
+    return month, runs, pue
+
+
+def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
+    """Busy hours a month of a pool bought or owned for training jobs alone, whose energy the plan charges; else None."""
+    if pool.node.provider != "baremetal" or pool.capex_usd is None or pool.node.platform_id in wl.prices:
+        return None  # a rental (no capex) or the workload's own all-in price: no energy of the plan's
+    if pool.opex_usd_per_month is None or pool.usd_per_hour is None:
+        return None
+    return busy_hours(pool, deployments)
+
+
+def charge_runs_energy(
+    wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], consts: Constants
+) -> tuple[list[Pool], list[DeploymentPlan]]:
+    """Pools of training jobs alone whose runs draw more than ``power_utilization`` x the month: charged the runs'.
+
+    The pool's opex and rate rise by the difference, and so does a job's own month (and its cost a run) where it alone
+    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1.
+    """
+    extra_by_pool: dict[str, float] = {}
+    out_pools = []
+    for pool in pools:
+        busy = _charged(wl, pool, deployments)
+        if busy is None:
+            out_pools.append(pool)
+            continue
+        month, runs, pue = _energy_usd_per_month(pool, consts, busy)
+        if runs <= month:
+            out_pools.append(pool)
+            continue
+        extra = runs - month
+        extra_by_pool[pool.name] = extra
+        basis = (
+            f"; the pool's energy is charged at its training runs' instead, which draw more than "
+            f"{consts.power_utilization:g} utilisation over the month: {pool.nodes} x {pool.node.power_w / 1000:.2f} kW "
+            f"x {min(busy, HOURS_PER_MONTH):,.1f} h busy x {pue} x ${consts.energy_usd_per_kwh:g}/kWh = "
+            f"${runs:,.0f}/month for the pool, +${extra:,.0f}/month"
+        )
+        out_pools.append(
+            pool._replace(
+                opex_usd_per_month=round((pool.opex_usd_per_month or 0.0) + extra, 2),
+                usd_per_hour=(pool.usd_per_hour or 0.0) + extra / HOURS_PER_MONTH,
+                price_basis=(pool.price_basis or "") + basis,
+            )
+        )
+    if not extra_by_pool:
+        return pools, deployments
+    out_deps = []
+    for d in deployments:
+        held = [n for n in d.pools if n in extra_by_pool]
+        details = d.details
+        if not held or details.get("co_located") or "cost_share" in details or details.get("usd_per_month") is None:
+            out_deps.append(d)
+            continue
+        extra = sum(extra_by_pool[n] for n in held)
+        new = {**details, "usd_per_month": round(details["usd_per_month"] + extra, 2)}
+        if details.get("opex_usd_per_month") is not None:
+            new["opex_usd_per_month"] = round(details["opex_usd_per_month"] + extra, 2)
+        runs_a_month = details.get("runs_per_month")
+        if "usd_per_job_hours_share" in details and isinstance(runs_a_month, int | float) and runs_a_month > 0:
+            new["usd_per_job"] = round(new["usd_per_month"] / runs_a_month, 2)  # the month over its runs (_month_per_run)
+        out_deps.append(d._replace(details=new))
+    return out_pools, out_deps
+
+
 def training_energy_findings(
     wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], consts: Constants
 ) -> list[Finding]:
@@ -47,37 +132,40 @@ def training_energy_findings(
     out = []
     runs_at = {d.name: i for i, d in enumerate(wl.deployments) if isinstance(d, TrainingDeployment)}
     for pool in pools:
-        if pool.node.provider != "baremetal" or pool.capex_usd is None or pool.node.platform_id in wl.prices:
-            continue  # a rental (no capex) or the workload's own all-in price: no energy of the plan's
-        busy = busy_hours(pool, deployments)
+        busy = _charged(wl, pool, deployments)
         if busy is None or busy >= HOURS_PER_MONTH:
             continue
         kw = pool.node.power_w / 1000
-        racked = racked_nodes(pool)
-        # racked nodes pay the facility's PUE; an owned workstation at home or in the office none (tco.in_colocation)
-        kw_pue = kw * (racked * consts.pue + (pool.nodes - racked))
-        month = kw_pue * consts.power_utilization * consts.energy_usd_per_kwh * HOURS_PER_MONTH
-        runs = kw_pue * busy * consts.energy_usd_per_kwh
+        month, runs, pue = _energy_usd_per_month(pool, consts, busy)
         jobs = sorted(d.name for d in deployments if pool.name in d.pools)
-        pue = (
-            f"PUE {consts.pue:g}"
-            if racked == pool.nodes
-            else "PUE 1 (owned, not racked)"
-            if not racked
-            else f"PUE {consts.pue:g} on {racked} racked and 1 on {pool.nodes - racked} owned"
+        job_runs = (
+            f"while {', '.join(jobs)} run{'s' if len(jobs) == 1 else ''} {busy:,.1f} h of it (runs_per_month x hours a run)"
         )
+        at_full = f"{pool.nodes} x {kw:.2f} kW x {busy:,.1f} h x {pue} x ${consts.energy_usd_per_kwh:g}/kWh"
+        if runs > month:  # newuser64 item 1: charged the runs' energy (charge_runs_energy), the month's falls short
+            text = (
+                f"pool {pool.name}: its energy is charged at its runs' at the servers' full power, {at_full} = "
+                f"${runs:,.2f}/month, not at {consts.power_utilization:g} (power_utilization) of its {pool.nodes} x "
+                f"{kw:.2f} kW over all {HOURS_PER_MONTH} h of the month (${month:,.2f}), which is less than the runs "
+                f"draw: {', '.join(jobs)} run{'s' if len(jobs) == 1 else ''} {busy:,.1f} h of the month (runs_per_month "
+                f"x hours a run). The other {HOURS_PER_MONTH - busy:,.1f} h are charged nothing: the catalog has no "
+                "sourced idle power for its servers, so servers left idle between runs draw more than this figure. "
+                "The layouts were compared at the month's figure (power_utilization is the fleet's)"
+            )
+        else:
+            text = (
+                f"pool {pool.name}: its energy, ${month:,.2f}/month, is {consts.power_utilization:g} "
+                f"(power_utilization) of its {pool.nodes} x {kw:.2f} kW over all {HOURS_PER_MONTH} h of the month, "
+                f"{job_runs}; the catalog has no sourced idle power for its servers to charge the other "
+                f"{HOURS_PER_MONTH - busy:,.1f} h at, so the figure holds whether they idle or are off between runs. "
+                f"The runs alone at the servers' full power: {at_full} = ${runs:,.2f}/month; power_utilization is the "
+                "fleet's (every pool's energy uses it)"
+            )
         out.append(
             Finding(
                 "info",
                 "training-energy-assumed",
-                f"pool {pool.name}: its energy, ${month:,.2f}/month, is {consts.power_utilization:g} "
-                f"(power_utilization) of its {pool.nodes} x {kw:.2f} kW over all {HOURS_PER_MONTH} h of the month, "
-                f"while {', '.join(jobs)} run{'s' if len(jobs) == 1 else ''} {busy:,.1f} h of it (runs_per_month x "
-                f"hours a run); the catalog has no sourced idle power for its servers to charge the other "
-                f"{HOURS_PER_MONTH - busy:,.1f} h at, so the figure holds whether they idle or are off between runs. "
-                f"The runs alone at the servers' full power: {pool.nodes} x {kw:.2f} kW x {busy:,.1f} h x {pue} x "
-                f"${consts.energy_usd_per_kwh:g}/kWh = ${runs:,.2f}/month; power_utilization is the fleet's (every "
-                "pool's energy uses it)",
+                text,
                 f"deployments[{runs_at[jobs[0]]}].training.runs_per_month" if jobs[0] in runs_at else "",
             )
         )

@@ -87,7 +87,12 @@ def rented_variables(pool: Pool, workload: Workload) -> dict[str, Any]:
 
 
 def rack_variables(rack: RackSpec) -> dict[str, Any]:
-    """One rack of the plan as the ``racks`` object type declares it: each pool's nodes in it, the named hosts."""
+    """One rack of the plan as the ``racks`` object type declares it: each pool's nodes in it, the named hosts.
+
+    With ``hardware.rack_circuits``, also what the rack puts on its circuits (``circuit_load``, newuser64 item 11: for
+    the DCIM / PDU side); null otherwise, as Terraform reads the type's optional attribute back.
+    """
+    load = {"circuit_load": None if rack.circuit_load is None else rack.circuit_load._asdict()}
     return {
         "id": rack.id,
         "nodes": {share.pool: share.nodes for share in rack.pools},
@@ -97,7 +102,28 @@ def rack_variables(rack: RackSpec) -> dict[str, Any]:
         "power_w": rack.power_w,
         "heat_btu_per_h": rack.heat_btu_per_h,
         "cooling": rack.cooling,
+        **load,
     }
+
+
+#: The circuit figures of ``plan.rack_supply`` the Terraform values carry (its two basis texts stay in spec.json).
+RACK_SUPPLY_FIELDS = (
+    "voltage_v",
+    "phases",
+    "breaker_a",
+    "circuits",
+    "redundancy",
+    "serving_circuits",
+    "continuous_load_fraction",
+    "continuous_limit_a",
+    "power_factor",
+    "outlet_connection",
+    "outlet_voltage_v",
+    "circuit_kva",
+    "circuit_usable_kva",
+    "usable_kva",
+    "usable_kw",
+)
 
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
@@ -116,6 +142,8 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
         values["rack_power_kw"] = workload.hardware.rack_power_kw
         values["racks"] = [rack_variables(rack) for rack in plan.racks]
+        if plan.rack_supply is not None:
+            values["rack_supply"] = {field: getattr(plan.rack_supply, field) for field in RACK_SUPPLY_FIELDS}
     elif plan.region is not None and plan.provider != "gcp":  # GKE's is gke_location
         values["region"] = plan.region
     gke = gke_terraform_values(plan, workload) if plan.provider == "gcp" else None

@@ -130,6 +130,15 @@ _VALUE_ELSEWHERE: dict[tuple[tuple[object, ...], str], str] = {
         "deployment on whole GPUs where kubernetes.gpu_sharing shares the rest); for whole GPUs everywhere, leave "
         "kubernetes.gpu_sharing out"
     ),
+    **{
+        # newuser64 item 12: 'N+1' was offered 'N+N', which is 2N, another topology
+        (("hardware", "rack_circuits", "redundancy"), spelled): (
+            f"; {spelled.upper()} (distributed redundancy: several feeds, any {spelled[-1]} of which may be lost) is not "
+            "modelled; 2N and N+N (the same: A+B feeds, either side alone carrying the rack) and none (every circuit "
+            "counts) are: for a distributed contract give none and count only the circuits left when feeds are lost"
+        )
+        for spelled in ("n+1", "n+2")
+    },
 }
 
 

@@ -30,8 +30,20 @@ variable "racks" {
     power_w        = number
     heat_btu_per_h = number
     cooling        = string
+    circuit_load = optional(object({
+      apparent_power_kva       = number
+      phase_current_a          = number
+      breaker_percent          = number
+      failover_phase_current_a = optional(number)
+      failover_breaker_percent = optional(number)
+    }))
   }))
-  default = [{ "cooling" : "air", "heat_btu_per_h" : 26996, "hosts" : [], "id" : "rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 26996, "hosts" : [], "id" : "rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
+
+  validation {
+    condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
+    error_message = "A rack's servers draw more power than rack_power_kw provides."
+  }
 }
 
 variable "gpu_pools" {

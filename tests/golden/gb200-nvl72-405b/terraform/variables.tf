@@ -30,8 +30,20 @@ variable "racks" {
     power_w        = number
     heat_btu_per_h = number
     cooling        = string
+    circuit_load = optional(object({
+      apparent_power_kva       = number
+      phase_current_a          = number
+      breaker_percent          = number
+      failover_phase_current_a = optional(number)
+      failover_breaker_percent = optional(number)
+    }))
   }))
-  default = [{ "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }, { "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-02", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }]
+  default = [{ "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }, { "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-02", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }]
+
+  validation {
+    condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
+    error_message = "A rack's servers draw more power than rack_power_kw provides."
+  }
 }
 
 variable "gpu_pools" {
