@@ -161,7 +161,7 @@ def loaded_weights_group(row: dict[str, Any]) -> str:
 
 
 def _kv_parallelism(row: dict[str, Any]) -> Parallelism:
-    """A KV row's layout: TP, and the pipeline stages where the row ran some (the first stage's layers set the count)."""
+    """A KV row's layout: TP, and the pipeline stages where the row ran some (the stage of the most layers sets the count)."""
     return Parallelism(tp=row["tp"], pp=row.get("pp", 1))
 
 

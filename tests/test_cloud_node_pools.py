@@ -481,7 +481,7 @@ def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path
     (pool,) = one["pools"]
     (finding,) = [f for f in one["findings"] if f["code"] == "node-down-capacity"]
     assert pool["nodes"] == 1 and finding["level"] == "warning"
-    assert finding["message"].startswith("deployment chat: all 2 of its replicas run on one node: that node down (a failure")
+    assert finding["message"].startswith("deployment chat: both of its replicas run on one node: that node down (a failure")
     two = tree("chat-70b-fp8-gcp")  # 20 req/s: two a3-highgpu-8g
     assert json.loads(two["spec.json"])["plan"]["pools"][0]["nodes"] == 2
     assert "runs on one node" not in two["SPEC.md"]
@@ -536,11 +536,12 @@ def gke_shared(tmp_path: Path, chat_rate: int, with_moe: bool, **fields: str) ->
 
 
 def node_down(path: Path) -> dict[str, str]:
-    """The ``node-down-capacity`` message of each deployment the plan of ``path`` warns, by deployment."""
+    """The node-down message (capacity, or N+k not kept) of each deployment the plan of ``path`` warns, by deployment."""
     loaded = load_workload(str(path))
     plan = deployed(plan_workload(loaded), loaded.workload)
     names = [d.name for d in loaded.workload.deployments]
-    return {names[int(f.path.split("[")[1].split("]")[0])]: f.message for f in plan.findings if f.code == "node-down-capacity"}
+    codes = ("node-down-capacity", "node-down-not-kept")
+    return {names[int(f.path.split("[")[1].split("]")[0])]: f.message for f in plan.findings if f.code in codes}
 
 
 def test_min_replicas_2_spread_over_two_nodes_keeps_an_embedder_up_through_a_gke_upgrade(tmp_path: Path) -> None:
@@ -550,7 +551,7 @@ def test_min_replicas_2_spread_over_two_nodes_keeps_an_embedder_up_through_a_gke
     two TP4 replicas (7.19 req/s each, 14 asked) lose one."""
     warned = node_down(gke_shared(tmp_path, 14, False, embed="min_replicas: 2"))
     assert list(warned) == ["chat"]
-    assert "1 of its 2 replicas serve 7.19 req/s of the 14 asked" in warned["chat"]
+    assert "1 of its 2 replicas serves 7.19 req/s of the 14 asked" in warned["chat"]
 
 
 @pytest.mark.parametrize(

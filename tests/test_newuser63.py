@@ -139,13 +139,15 @@ def test_headroom_on_one_node_is_said_to_be_no_node_headroom(tmp_path: Path) -> 
 
 
 def test_n_plus_one_is_priced_and_said(tmp_path: Path) -> None:
-    """Three TP4 replicas hold 20 req/s; two a p5 node: N+1 is three nodes of two (not 3 + 2 packed on three)."""
+    """Three TP4 replicas hold 20 req/s; two a p5 node: N+1 is 5 on three nodes (2 + 2 + 1), the sixth on GPUs that
+    would idle (review41 item 5: it was credited to N+1)."""
     plan = _plan(tmp_path, _chat("aws", "nodes_down_tolerated: 1"))
     assert round(plan.totals["usd_per_month"]) == 120538
     (chat,) = plan.deployments
     assert any(
-        "20 req/s need 3 independent replica(s); 3 more run, spread over its nodes so that the rate holds with 1 of them "
-        "down (nodes_down_tolerated: N+1), 6 in all" in reason
+        "20 req/s need 3 independent replica(s); 2 more run, spread over its nodes so that the rate holds with 1 of them "
+        "down (nodes_down_tolerated: N+1); 1 more run on GPUs of its servers that would otherwise idle, at no added "
+        "cost (6 in all)" in reason
         for reason in chat.reasons
     )
     (spread,) = [f for f in plan.findings if f.code == "replicas-spread"]
@@ -171,13 +173,15 @@ def test_the_scaled_down_floor_is_checked_and_kept(tmp_path: Path) -> None:
     ("needed", "replica_gpus", "per_gpu", "node", "hosts", "down", "sized"),
     [
         (3, 1, 1, (8, 1), 1, 1, [((8, 2), 6)]),  # 2 nodes of 3, not 3 + 8 packed
-        (3, 4, 1, (8, 2), 1, 1, [((8, 3), 6)]),  # two a node: 3 nodes of 2
+        (3, 4, 1, (8, 2), 1, 1, [((8, 3), 5)]),  # two a node: 3 nodes of 2 + 2 + 1
+        (9, 1, 1, (8, 2), 1, 1, [((8, 3), 14)]),  # 5 + 5 + 4, not 15 (review41 item 3)
         (10, 1, 1, (8, 2), 1, 1, [((8, 3), 15)]),  # 3 nodes of 5
         (10, 1, 1, (8, 2), 1, 2, [((8, 4), 20)]),  # N+2: 4 nodes of 5
         (2, 16, 1, (8, 4), 1, 1, [((8, 6), 3)]),  # a replica over two nodes: one more replica
         (4, 1, 4, (1, 1), 1, 1, [((1, 2), 8)]),  # four a GPU in shares: 2 GPUs of 4
         (5, 4, 1, (72, 1), 18, 1, [((72, 1), 6)]),  # a tray of 4 GPUs is a host: 6 trays of one NVL72
         (2, 8, 1, (72, 1), 18, 1, [((72, 1), 3)]),  # a replica over two trays: one more replica
+        (5, 6, 1, (72, 1), 18, 1, [((72, 1), 7)]),  # 6-GPU replicas share 4-GPU trays: a tray takes two (review41 item 4)
     ],
 )
 def test_tolerant_layouts(
@@ -190,6 +194,19 @@ def test_tolerant_layouts(
     sized: list[tuple[tuple[int, int], int]],
 ) -> None:
     assert tolerant_layouts([node], needed, replica_gpus, per_gpu, hosts, down) == sized
+
+
+@pytest.mark.parametrize(
+    ("needed", "floor", "sized"),
+    [
+        (1, 4, [((1, 4), 4)]),  # min_replicas 4 on 1-GPU nodes already keeps 1 with a node down: no fifth (review41 2)
+        (3, 2, [((1, 4), 4)]),  # 3 to keep with a node down: 4 nodes of one, above the floor
+        (1, 12, [((8, 2), 12)]),  # 12 one-GPU replicas, 6 a node: one node down leaves 6
+    ],
+)
+def test_min_replicas_is_a_floor_not_what_must_survive(needed: int, floor: int, sized: list[tuple[tuple[int, int], int]]) -> None:
+    gpus = sized[0][0][0]
+    assert tolerant_layouts([(gpus, 1)], needed, 1, 1, 1, 1, floor) == sized
 
 
 @given(
@@ -209,21 +226,27 @@ def test_spread_evenly_the_rest_keep_the_rate(needed: int, replica_gpus: int, no
     assert replicas - down * most >= needed
     # and no fewer nodes would do: one node less cannot hold the rate with ``down`` out
     assert (nodes - 1 - down) * (node_gpus // replica_gpus) < needed
+    # nor fewer replicas on those nodes, spread evenly (review41 item 3: 15 where 14 did)
+    assert replicas - 1 - down * math.ceil((replicas - 1) / nodes) < needed
 
 
 @pytest.mark.parametrize(
     ("provider", "more", "text"),
     [
-        ("aws", "min_replicas: 2", "the GPU node pools of chat set no zone: the Karpenter NodePools require no"),
-        ("azure", "min_replicas: 2", "the GPU node pools of chat set no availability zones: the AKS node pools"),
+        ("aws", "min_replicas: 2", "the GPU node pools of chat set no zone: the EKS managed node groups take the"),
+        ("azure", "min_replicas: 2", "the GPU node pools of chat set no zone: the AKS node pools are created without"),
         ("gcp", "nodes_down_tolerated: 1", "the GPU node pools of chat run in one zone, us-central1-b (nodeLocations"),
         ("aws", "", None),  # a service that asked for no spread: one node already stops it
     ],
 )
 def test_a_zone_is_said_to_be_one_failure_domain(tmp_path: Path, provider: str, more: str, text: str | None) -> None:
-    """Item 7: every GKE pool is in one zone, and the AWS and Azure pools leave the zones to the cloud."""
+    """Item 7: every GKE pool is in one zone, and the AWS and Azure pools leave the zones to the cloud (the Terraform
+    node groups, and the Karpenter NodePools where kubernetes/ is rendered: review41 item 9)."""
     zones = [f for f in _plan(tmp_path, _chat(provider, more)).findings if f.code == "zone-failure-domain"]
-    assert [(f.level, f.path, f.message[: len(text or "")]) for f in zones] == ([("info", "kubernetes", text)] if text else [])
+    path = "kubernetes" if provider == "gcp" else "hardware.provider"
+    assert [(f.level, f.path, f.message[: len(text or "")]) for f in zones] == ([("info", path, text)] if text else [])
+    if provider != "gcp" and text:
+        assert "and the Karpenter NodePools require no topology.kubernetes.io/zone" in zones[0].message
 
 
 @pytest.mark.parametrize(("rack_kw", "racks"), [(40, ["rack-01"]), (10, None)])

@@ -256,10 +256,22 @@ class SplitRest(NamedTuple):
     owned_requests_per_s: float
     #: Replicas the owned part holds.
     held_replicas: int
+    #: The most of them one owned host holds: what a node down there takes (``nodes_down_tolerated``).
+    owned_most: int = 0
 
     def replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
-        """The rest's replicas at ``shape``: one at least."""
-        return max(1, replicas_needed(spec, self.owned_requests_per_s, shape.planned_requests_per_s) - self.held_replicas)
+        """The rest's replicas at ``shape``: one at least; under ``nodes_down_tolerated``, those that keep the rate.
+
+        With k owned hosts down (review41 item 1: an owned + bought split was taken for N+1 and was N+0).
+        """
+        needed = replicas_needed(spec, self.owned_requests_per_s, shape.planned_requests_per_s)
+        if spec.nodes_down_tolerated:
+            needed = max(needed, self.rate_replicas(spec, shape) + spec.nodes_down_tolerated * self.owned_most)
+        return max(1, needed - self.held_replicas)
+
+    def rate_replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
+        """Replicas of both parts the rate needs (``max_utilization``, not ``min_replicas``), routed evenly."""
+        return replicas_needed(spec._replace(min_replicas=1), self.owned_requests_per_s, shape.planned_requests_per_s)
 
 
 def inference_options(
@@ -390,6 +402,7 @@ def _options_on(
     options: list[Option] = []
     # of a kind no more of are bought, the owned servers free are all a layout may take (newuser30 item 9)
     owned = sum(per * n for per, n in owned_here) if hw.not_bought and free_servers is not None else None
+    spread_by = "nodes_down_tolerated" if serving.spec.nodes_down_tolerated else "min_replicas"
     for shape in _inference_shapes(serving, model, hw, consts, blocked, seen[0], owned):
         replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
         if shape.share is not None:  # replicas in shares of GPUs: the GPUs they fill, packed
@@ -401,16 +414,21 @@ def _options_on(
         if not layouts:
             blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
         sized = [(layout, replicas) for layout in layouts]
-        if rest is None and (down := serving.spec.nodes_down_tolerated):  # N+down: more replicas, spread
+        if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
-            sized = tolerant_layouts(layouts, replicas, shape.par.gpus, per_gpu, hw.platform.hosts, down)
+            if rest is None:
+                rate = replicas_needed(serving.spec._replace(min_replicas=1), shape.planned_requests_per_s)
+                floor = serving.spec.min_replicas
+            else:  # a split's rest: its own hosts down keep what it serves, and it covers the owned ones'
+                rate, floor = max(1, rest.rate_replicas(serving.spec, shape) - rest.held_replicas), replicas
+            sized = tolerant_layouts(layouts, rate, shape.par.gpus, per_gpu, hw.platform.hosts, down, floor)
         for layout, count in sized:
-            opt = _replica_option(wl, hw, layout, shape, count, consts, blocked, free_servers, seen[1])
+            opt = _replica_option(wl, hw, layout, shape, count, consts, blocked, free_servers, seen[1], spread_by)
             if opt is None:
                 continue
             held = replicas_held(layout, shape.par.tp * shape.par.pp)
             if rest is None and shape.share is None and held > count:
-                full = _replica_option(wl, hw, layout, shape, held, consts, [], free_servers, seen[1])
+                full = _replica_option(wl, hw, layout, shape, held, consts, [], free_servers, seen[1], spread_by)
                 opt = opt._replace(filled=full)
             options.append(opt)
     return tuple(blocked), tuple(options)
@@ -437,8 +455,12 @@ def _replica_option(
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None,
     seen: dict[tuple[object, ...], object] | None = None,
+    spread_by: str = "min_replicas",
 ) -> Option | None:
-    """The option of ``replicas`` of an inference layout on ``layout`` = (GPUs per node, nodes) of ``hw``."""
+    """The option of ``replicas`` of an inference layout on ``layout`` = (GPUs per node, nodes) of ``hw``.
+
+    ``spread_by``: the field that spreads the replicas over more nodes than they fill, where they are.
+    """
     gpus_per_node, nodes = layout
     within, spanning = _inference_needs(shape.memory.weights.total_bytes)
     needs = spanning if shape.par.gpus > gpus_per_node else within
@@ -446,7 +468,7 @@ def _replica_option(
     layout_text = f"TP{par.tp}" + (f" EP{par.ep}" if par.ep > 1 else "") + (f" PP{par.pp}" if par.pp > 1 else "")
     if shape.share is not None:
         layout_text += f" in {shape.share.label} shares ({shape.share.per_gpu} a GPU)"
-    spread = spread_note(replicas, par.gpus, gpus_per_node, nodes)
+    spread = spread_note(replicas, par.gpus, gpus_per_node, nodes, spread_by)
     summary = f"{replicas:,} x {layout_text} on {nodes:,} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id}){spread}"
     return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
 

@@ -19,11 +19,6 @@ from generator.sizing.constants import Constants
 from generator.units import GB
 from generator.workload.models import Workload
 
-#: AWS: the primary network interface of an instance with several network cards is an ENA interface on network card 0
-#: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html, "For the primary network interface
-#: (network card index 0, device index 0), create an ENA interface"); the catalog lists one EFA NIC a card.
-AWS_PRIMARY_CARD = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html"
-
 #: What a new node's time to serve leaves out, said wherever a cold-start figure is printed.
 NOT_TIMED = "the node's boot, the engine image's pull and the engine's start (CUDA graphs, compilation) are not timed"
 
@@ -67,6 +62,9 @@ def download_link(platform: PlatformSpec) -> tuple[float, str] | None:
     if platform.provider == "gcp" and fabric_gbps:
         primary = primary_nic_gbps(platform, fabric_gbps)
         return (primary, f"{primary:g} Gb/s primary gVNIC") if primary > 0 else None
+    # AWS: an instance of several network cards has its primary interface, ENA, on card 0 ("For the primary network
+    # interface (network card index 0, device index 0), create an ENA interface",
+    # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html); the catalog lists one EFA NIC a card
     if platform.provider == "aws" and platform.fabric_nic_count > 1 and fabric_gbps >= total:
         card = total / platform.fabric_nic_count
         return card, f"{card:g} Gb/s of network card 0 (the primary ENA interface's card)"

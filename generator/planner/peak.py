@@ -81,7 +81,7 @@ def average_replicas(spec: InferenceSpec, opt: Option) -> int | None:
     if needed is None:
         return None
     if spec.nodes_down_tolerated:  # the floor keeps N+k too (newuser63 item 8)
-        needed = _tolerant_at(opt, needed, spec.nodes_down_tolerated)[0]
+        needed = _tolerant_at(opt, spec)[0]
     return min(opt.candidate.replicas, needed)
 
 
@@ -93,11 +93,18 @@ def _needed_at_average(spec: InferenceSpec, opt: Option) -> int | None:
     return replicas_needed(spec._replace(requests_per_second=average), opt.replica_shape.planned_requests_per_s)
 
 
-def _tolerant_at(opt: Option, needed: int, down: int) -> tuple[int, int]:
-    """(replicas, nodes) of ``opt``'s layout that keep ``needed`` replicas with ``down`` nodes down."""
+def _tolerant_at(opt: Option, spec: InferenceSpec) -> tuple[int, int]:
+    """(replicas, nodes) of ``opt``'s layout that keep the average's rate with ``nodes_down_tolerated`` nodes down."""
     c = opt.candidate
+    rate = _needed_at_average(spec._replace(min_replicas=1), opt) or 1
     ((_, nodes), replicas), *_ = tolerant_layouts(
-        [(c.gpus_per_node, 1)], needed, opt.replica_shape.par.gpus, c.shares_per_gpu or 1, opt.hardware.platform.hosts, down
+        [(c.gpus_per_node, 1)],
+        rate,
+        opt.replica_shape.par.gpus,
+        c.shares_per_gpu or 1,
+        opt.hardware.platform.hosts,
+        spec.nodes_down_tolerated,
+        spec.min_replicas,
     )
     return replicas, nodes
 
@@ -129,8 +136,7 @@ def _floor_nodes(opt: Option, replicas: int, spec: InferenceSpec) -> int:
     """Nodes a service's ``replicas`` keep at least: those ``min_replicas`` or ``nodes_down_tolerated`` spread them over."""
     if not spec.nodes_down_tolerated:
         return _spread_nodes(replicas, spec.min_replicas, opt.hardware.platform.hosts)
-    needed = _needed_at_average(spec, opt)
-    return opt.candidate.nodes if needed is None else _tolerant_at(opt, needed, spec.nodes_down_tolerated)[1]
+    return opt.candidate.nodes if _needed_at_average(spec, opt) is None else _tolerant_at(opt, spec)[1]
 
 
 def pool_at_average(wl: Workload, unit: Sequence[tuple[int, Option]], nodes: int) -> PoolAtAverage | None:

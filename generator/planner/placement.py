@@ -51,7 +51,7 @@ class HostReplica(NamedTuple):
 def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: frozenset[str]) -> list[list[HostReplica]] | None:
     """The replicas each host of ``pool`` runs, host by host (node by node, each node's hosts in turn); None: none.
 
-    ``spread``: the services whose replicas the plan spreads (``min_replicas`` 2 or more). The hosts are in the
+    ``spread``: the services whose replicas the plan spreads (:func:`~generator.planner.spread.spreads`). The hosts are in the
     inventory's order: the pool's owned ones, then its bought ones (:func:`generator.render.hosts.host_racks`).
     """
     replicas: list[tuple[int, int, str, int]] = []  # (-width, order, name, replica number)
@@ -210,13 +210,13 @@ def _lay_out(on: list[HostReplica], per_host: int, sort_key: dict[tuple[str, int
     return sorted(laid, key=lambda r: (r.gpus, r.deployment, r.replica))
 
 
-def most_on_a_node(placement: list[list[HostReplica]], name: str, hosts_per_node: int) -> int:
-    """The most of ``name``'s replicas one node of a placement runs (a replica over several nodes counts on each)."""
+def most_on_a_node(placement: list[list[HostReplica]], name: str) -> int:
+    """The most of ``name``'s replicas one host (a Kubernetes node) of a placement runs (one over several on each)."""
     held: dict[int, set[int]] = {}
     for host, on in enumerate(placement):
         for replica in on:
             if replica.deployment == name:
-                held.setdefault(host // hosts_per_node, set()).add(replica.replica)
+                held.setdefault(host, set()).add(replica.replica)
     return max(map(len, held.values()), default=0)
 
 

@@ -47,25 +47,26 @@ def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> 
     return max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
 
 
-def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None) -> str:
+def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None, tolerant: int | None = None) -> str:
     """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default).
 
-    ``running``: the replicas run, where more than ``replicas`` (the servers' GPUs hold more whole: newuser46 item 2).
+    ``running``: the replicas run, where more than ``replicas`` (the servers' GPUs hold more whole: newuser46 item 2);
+    ``tolerant``: of them, those ``nodes_down_tolerated`` runs (review41 item 5: the idle GPUs' were credited to it).
     """
     text = f"{figure_text(spec.requests_per_second)} req/s need {replicas:,} independent replica(s)"
     if spec.max_utilization < 1:
         text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
     if spec.min_replicas > 1:
         text += f", at least {spec.min_replicas} (min_replicas)"
-    if running is not None and running > replicas and spec.nodes_down_tolerated:
+    spread = max(replicas, tolerant or 0)
+    if spread > replicas:
+        k = spec.nodes_down_tolerated
         text += (
-            f"; {running - replicas:,} more run, spread over its nodes so that the rate holds with "
-            f"{spec.nodes_down_tolerated} of them down (nodes_down_tolerated: N+{spec.nodes_down_tolerated}), "
-            f"{running:,} in all"
+            f"; {spread - replicas:,} more run, spread over its nodes so that the rate holds with {k} of them down "
+            f"(nodes_down_tolerated: N+{k})"
         )
-    elif running is not None and running > replicas:
-        text += (
-            f"; {running - replicas:,} more run on GPUs of its servers that would otherwise idle, at no added cost "
-            f"({running:,} in all)"
-        )
+    if running is not None and running > spread:
+        text += f"; {running - spread:,} more run on GPUs of its servers that would otherwise idle, at no added cost"
+    if max(spread, running or 0) > replicas:
+        text += f" ({max(spread, running or 0):,} in all)"
     return text

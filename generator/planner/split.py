@@ -19,6 +19,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo, replicas_needed
+from generator.planner.spread import replicas_a_node_holds
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -71,7 +72,7 @@ def split_options(
         if fill not in known:
             known[fill] = ((), tuple(owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers)))
         for owned in known[fill][1]:
-            beside = SplitRest(replica_max(owned), owned.candidate.replicas)
+            beside = SplitRest(replica_max(owned), owned.candidate.replicas, _most_on_a_host(owned))
             if replicas_needed(spec, beside.owned_requests_per_s) <= beside.held_replicas:
                 continue  # the owned servers hold the whole service: not a split
             for rest in inference_options(wl, dep, model, consts, [], rest_free, beside, others, sizes):
@@ -85,6 +86,13 @@ def split_options(
                         known[pair] = ((), (joined(owned, rest),))
                     out += known[pair][1]
     return out
+
+
+def _most_on_a_host(opt: Option) -> int:
+    """The most replicas of a part one of its hosts holds, packed (a host down takes them)."""
+    c = opt.candidate
+    host_gpus = c.gpus_per_node // opt.hardware.platform.hosts
+    return min(c.replicas, replicas_a_node_holds(host_gpus, opt.replica_shape.par.gpus, c.shares_per_gpu))
 
 
 def _layout(opt: Option) -> tuple[object, ...]:

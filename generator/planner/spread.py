@@ -1,16 +1,19 @@
-"""Replicas spread over nodes: ``inference.min_replicas`` 2 or more plans them on at least two nodes.
+"""Replicas spread over nodes, and what one node down leaves of a service.
 
 fuzz21 item 2: ``min_replicas: 2`` is what a service sets to stay up while a replica's node is upgraded, drained or
 fails, yet two small replicas packed onto one node (one 2-GPU GKE node, one 8-GPU server) all go down with it. Such a
 service is planned on at least :data:`SPREAD_NODES` nodes (a second node where one would hold every replica: the plan
-counts and prices it), and a pool it shares keeps that many. specgen renders no serving workload, so the finding
-says what puts the replicas on different nodes: a topology spread constraint on the node's host name.
+counts and prices it), and a pool it shares keeps that many. ``nodes_down_tolerated`` (N+k, newuser63 item 3) runs the
+replicas that keep the rate with k nodes down, spread evenly (:func:`tolerant_layouts`). specgen renders no serving
+workload, so the finding says what puts the replicas on different nodes: a topology spread constraint on the node's
+host name; and every service is told what the node holding the most of its replicas down leaves
+(:func:`node_down_finding`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -49,25 +52,42 @@ def spread_services(wl: Workload) -> frozenset[str]:
 
 
 def tolerant_layouts(
-    layouts: list[tuple[int, int]], needed: int, replica_gpus: int, per_gpu: int, hosts_per_node: int, down: int
+    layouts: list[tuple[int, int]],
+    needed: int,
+    replica_gpus: int,
+    per_gpu: int,
+    hosts_per_node: int,
+    down: int,
+    floor: int = 1,
 ) -> list[tuple[tuple[int, int], int]]:
     """Each (GPUs per node, nodes) layout of ``layouts`` resized to keep ``needed`` replicas with ``down`` hosts down.
 
-    Returns ((GPUs per node, nodes), replicas) pairs (N+``down``). A host is a Kubernetes node (a rack-scale system's
-    compute tray is one). Replicas within a host (``per_gpu`` of them a GPU where GPUs are shared) are spread evenly
-    over the fewest hosts that keep ``needed`` with ``down`` of them out: ``down + ceil(needed / per host)`` hosts of
-    ``ceil(needed / (hosts - down))`` each (3 TP1 replicas on 8-GPU nodes: 2 nodes of 3, not 11 packed). A replica
-    spanning hosts loses one replica a host down, so ``down`` more are run.
+    Returns ((GPUs per node, nodes), replicas) pairs (N+``down``), at least ``floor`` replicas (``min_replicas``, which
+    is not what must survive: review41 item 2). ``needed``: the replicas the rate takes at ``max_utilization``. A host
+    is a Kubernetes node (a rack-scale system's compute tray is one). Replicas within a host (``per_gpu`` of them a GPU
+    where GPUs are shared) are spread evenly over the fewest hosts that keep ``needed`` with ``down`` of them out
+    (``down + ceil(needed / per host)``), the fewest replicas that do so spread evenly (3 TP1 replicas on 8-GPU nodes:
+    2 nodes of 3, not 11 packed; 9 on three nodes: 5 + 5 + 4). A replica spanning hosts loses one replica a host down,
+    or two where its width is no multiple of a host's (6-GPU replicas on 4-GPU trays share a tray: review41 item 4).
     """
     out = []
     for gpus_per_node, _ in layouts:
         host_gpus = gpus_per_node // hosts_per_node
         if replica_gpus > host_gpus:
-            replicas = needed + down
+            touched = 1 if replica_gpus % host_gpus == 0 else 2  # replicas one host down takes
+            replicas = max(floor, needed + down * touched)
             out.append(((gpus_per_node, packed_nodes(replicas, replica_gpus, gpus_per_node)), replicas))
             continue
-        hosts = down + math.ceil(needed / (host_gpus // replica_gpus * per_gpu))
-        replicas = hosts * math.ceil(needed / (hosts - down))
+        per_host = host_gpus // replica_gpus * per_gpu
+        hosts = down + math.ceil(needed / per_host)
+        replicas = needed
+        while replicas - down * math.ceil(replicas / hosts) < needed:  # the fewest that keep it, spread evenly
+            replicas += 1
+        if replicas < floor:  # min_replicas above: its replicas spread evenly over enough hosts to keep the rate
+            replicas = floor
+            hosts = max(hosts, math.ceil(floor / per_host))
+            while floor - down * math.ceil(floor / hosts) < needed:
+                hosts += 1
         out.append(((gpus_per_node, math.ceil(hosts / hosts_per_node)), replicas))
     return out
 
@@ -93,9 +113,9 @@ def packed_nodes(replicas: int, replica_gpus: int, gpus_per_node: int) -> int:
     return math.ceil(replicas / (gpus_per_node // replica_gpus))
 
 
-def spread_note(replicas: int, replica_gpus: int, gpus_per_node: int, nodes: int) -> str:
-    """Why ``nodes`` is more than the replicas fill (they were spread), for the text that names the layout."""
-    return " (min_replicas spreads them)" if nodes > packed_nodes(replicas, replica_gpus, gpus_per_node) else ""
+def spread_note(replicas: int, replica_gpus: int, gpus_per_node: int, nodes: int, field: str) -> str:
+    """Why ``nodes`` is more than the replicas fill (``field`` spread them), for the text that names the layout."""
+    return f" ({field} spreads them)" if nodes > packed_nodes(replicas, replica_gpus, gpus_per_node) else ""
 
 
 def spread_floor(opt: Option) -> int:
@@ -143,7 +163,6 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
         if not isinstance(asked, InferenceDeployment):
             continue
         spec, at = asked.inference, f"deployments[{index_of[dep.name]}].inference"
-        placed: list[list[list[HostReplica]] | None] = [None]  # read for a spread service only
         if dep.name in spread:
             for name in dep.pools:
                 if name not in placements:
@@ -174,7 +193,7 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                     f"{at}.{_spread_field(spec)}",
                 )
             )
-        if down := node_down_finding(dep, spec, pools, placed[0], dep.name in spread, at, gke_upgrades(wl)):
+        if down := node_down_finding(dep, spec, pools, placements, dep.name in spread, at, gke_upgrades(wl)):
             out.append(down)
     return out
 
@@ -203,7 +222,7 @@ def node_down_finding(
     dep: DeploymentPlan,
     spec: InferenceSpec,
     pools: list[Pool],
-    placed: list[list[HostReplica]] | None,
+    placed: Mapping[str, list[list[HostReplica]] | None],
     spread: bool,
     at: str,
     upgraded: bool = False,
@@ -217,23 +236,21 @@ def node_down_finding(
     on a cloud) the floor's replicas are checked against the average. A warning where the service asked for headroom
     or spread (``min_replicas`` 2 or more, ``max_utilization`` below 1, ``nodes_down_tolerated``) or GKE drains every
     node for its auto-upgrades (``upgraded``: newuser31 item 3's ``gke-upgrade-capacity``, one check now), else an
-    info: no spare node is what was asked (N+0). None where the rest hold the rate, or the service is split.
+    info: no spare node is what was asked (N+0). None where the rest hold the rate. A split service's replicas on its
+    two kinds of servers count together (review41 item 1: an owned + bought split was taken for N+1 without a word).
     """
-    from generator.planner.placement import most_on_a_node
-
-    if dep.split or len(dep.pools) != 1:
-        return None
-    (pool,) = [p for p in pools if p.name == dep.pools[0]]
-    each = float(dep.details.get("requests_per_s_per_replica_max") or 0.0)
+    parts = [(p.pool, p.replicas, p.tp * p.pp, p.requests_per_s_per_replica_max) for p in dep.split] or [
+        (dep.pool, dep.replicas, dep.tp * dep.pp, float(dep.details.get("requests_per_s_per_replica_max") or 0.0))
+    ]
+    # requests are routed evenly over the replicas of both parts of a split: the slowest sets what each serves
+    each = min(part[3] for part in parts)
     if not each:
         return None
-    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.tp * dep.pp, pool.shares_per_gpu)
-    if not spread:
-        most = min(dep.replicas, holds)
-    elif placed is not None:
-        most = most_on_a_node(placed, dep.name, 1)
-    else:  # GPUs shared between pods: placed by the scheduler, evenly where a spread constraint keeps them apart
-        most = min(holds, math.ceil(dep.replicas / pool.hosts))
+    by_name = {p.name: p for p in pools}
+    most = max(
+        _most_on_a_node(by_name[name], dep.name, count, width, spread, placed.get(name)) for name, count, width, _ in parts
+    )
+    pool = by_name[parts[0][0]]
     left = (dep.replicas - most) * each
     cause = "(a failure, a repair, a drain" + (
         ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
@@ -243,13 +260,18 @@ def node_down_finding(
         if when is None:
             return None
     elif most == dep.replicas:
-        run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
-        held = "its one replica" if dep.replicas == 1 else f"all {dep.replicas} of its replicas"
-        when = f"{held} {run} on one node: that node down {cause} stops the service"
+        hosts_a_replica = math.ceil(dep.tp * dep.pp / (pool.node.gpus // pool.node.hosts))
+        if dep.replicas == 1 and hosts_a_replica > 1:  # review41 item 7: a replica over two nodes ran "on one node"
+            when = f"its one replica spans {hosts_a_replica} nodes: any of them down {cause} stops the service"
+        else:
+            run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
+            held = {1: "its one replica", 2: "both of its replicas"}.get(dep.replicas, f"all {dep.replicas} of its replicas")
+            when = f"{held} {run} on one node: that node down {cause} stops the service"
     else:
+        serve = "serves" if dep.replicas - most == 1 else "serve"
         when = (
-            f"with the node holding the most of its replicas down {cause}, {dep.replicas - most} "
-            f"of its {dep.replicas} replicas serve {left:.2f} req/s of the {figure_text(spec.requests_per_second)} asked"
+            f"with the node holding the most of its replicas down {cause}, {dep.replicas - most} of its {dep.replicas} "
+            f"replicas {serve} {left:.2f} req/s of the {figure_text(spec.requests_per_second)} asked"
         )
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
     if spec.nodes_down_tolerated:
@@ -280,6 +302,20 @@ _AVAILABILITY_FIELDS: dict[str, Callable[[InferenceSpec], bool]] = {
     "min_replicas": lambda spec: spec.min_replicas >= SPREAD_NODES,
     "max_utilization": lambda spec: spec.max_utilization < 1,
 }
+
+
+def _most_on_a_node(
+    pool: Pool, name: str, replicas: int, width: int, spread: bool, placed: list[list[HostReplica]] | None
+) -> int:
+    """The most of ``name``'s ``replicas`` (``width`` GPUs each) one host of ``pool`` holds, or may hold."""
+    from generator.planner.placement import most_on_a_node
+
+    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, width, pool.shares_per_gpu)
+    if not spread:  # nothing keeps them apart: as many as a host takes
+        return min(replicas, holds)
+    if placed is not None:
+        return most_on_a_node(placed, name)
+    return min(holds, math.ceil(replicas / pool.hosts))  # GPUs shared between pods: evenly, as a spread constraint keeps
 
 
 def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str) -> str | None:

@@ -19,21 +19,18 @@ ZONE_SPREAD_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/topo
 #: AKS: a node pool's availability zones are set when it is created and cannot be changed after.
 AKS_ZONES_DOCS = "https://learn.microsoft.com/azure/aks/availability-zones"
 
-#: What each cloud's rendered pools say of zones, after "the GPU node pools of <services>".
+#: What each cloud's rendered pools say of zones, after "the GPU node pools of <services>", by output: the Terraform
+#: node groups / pools and the Karpenter NodePools (kubernetes/).
 _CLOUD_ZONES = {
-    "aws": (
-        "set no zone: the Karpenter NodePools require no topology.kubernetes.io/zone and the EKS managed node groups "
-        "take the availability zones of their subnet_ids, so nodes land in whichever zones those cover and GPU capacity "
-        "allows, with nothing spreading a service's replicas between them (a node group with a cluster placement group "
-        "is in one zone); where the subnets span zones, give the pods a topology spread constraint on "
-        f"topology.kubernetes.io/zone beside the host name one ({ZONE_SPREAD_DOCS}); what a zone down leaves is not "
-        "counted"
+    ("aws", "terraform"): (
+        "the EKS managed node groups take the availability zones of their subnet_ids (one where a cluster placement "
+        "group holds a group)"
     ),
-    "azure": (
-        "set no availability zones: the AKS node pools (terraform) are created without zones, which cannot be added to "
-        f"a pool later ({AKS_ZONES_DOCS}), and the Karpenter NodePools require no topology.kubernetes.io/zone, so "
-        "nothing places a service's replicas in different zones; what a zone down leaves is not counted"
+    ("aws", "kubernetes"): "the Karpenter NodePools require no topology.kubernetes.io/zone",
+    ("azure", "terraform"): (
+        f"the AKS node pools are created without zones, which cannot be added to a pool later ({AKS_ZONES_DOCS})"
     ),
+    ("azure", "kubernetes"): "the Karpenter NodePools require no topology.kubernetes.io/zone",
 }
 
 
@@ -56,11 +53,21 @@ def failure_domain_findings(plan: Plan, workload: Workload) -> list[Finding]:
             "outage stops them, however their replicas are spread over nodes; specgen plans one zone (a second is a "
             "workload of its own with another kubernetes.zone, rendered beside this one)"
         )
-    elif plan.provider in _CLOUD_ZONES:
-        text = f"the GPU node pools of {names} {_CLOUD_ZONES[plan.provider]}"
-    else:
+        return [Finding("info", "zone-failure-domain", text, "kubernetes")]
+    rendered = [
+        _CLOUD_ZONES[(plan.provider, out)]
+        for out in ("terraform", "kubernetes")
+        if (plan.provider, out) in _CLOUD_ZONES and out in workload.outputs
+    ]
+    if not rendered:
         return []
-    return [Finding("info", "zone-failure-domain", text, "kubernetes")]
+    text = (
+        f"the GPU node pools of {names} set no zone: {' and '.join(rendered)}, so nodes land in whichever zones GPU "
+        "capacity allows, with nothing spreading a service's replicas between them; where the nodes can span zones, give "
+        f"the pods a topology spread constraint on topology.kubernetes.io/zone beside the host name one ({ZONE_SPREAD_DOCS}); "
+        "what a zone down leaves is not counted"
+    )
+    return [Finding("info", "zone-failure-domain", text, "hardware.provider")]
 
 
 def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Finding | None:

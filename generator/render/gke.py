@@ -440,7 +440,10 @@ def unused_reservation_findings(plan: Plan, workload: Workload) -> list[Finding]
 #: item 4). "Surge upgrades are the default upgrade strategy" of a Standard node pool
 #: (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies); maxSurge "controls the number
 #: of additional nodes that can be added to the node pool temporarily for the time of the upgrade" (UpgradeSettings,
-#: below). specgen rendered maxSurge 0 / maxUnavailable 1 until then, which takes a node away before its replacement.
+#: https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/UpgradeSettings, which adds: "upgrades inevitably
+#: introduce some disruption since workloads need to be moved from old nodes to new, upgraded ones. Even if
+#: maxUnavailable=0, this holds true": the drained node's replicas restart). specgen rendered maxSurge 0 /
+#: maxUnavailable 1 until then, which takes a node away before its replacement.
 UPGRADE_SETTINGS = {"maxSurge": 1, "maxUnavailable": 0}
 UPGRADE_SETTINGS_TEXT = "upgradeSettings maxSurge 1, maxUnavailable 0: a new node of the type first"
 #: What a surge node needs: the upgrade strategies page asks for "enough quota, resource availability, or reservation
@@ -449,8 +452,6 @@ SURGE_NEEDS = (
     "GKE gets that node: quota and capacity for one more node of the type in the zone, and a pool on a reservation "
     "room for one more node in it (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies)"
 )
-#: GKE's UpgradeSettings: "upgrades inevitably introduce some disruption since workloads need to be moved from old
-#: nodes to new, upgraded ones. Even if maxUnavailable=0, this holds true." The drained node's replicas restart.
 
 
 def surge_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:

@@ -25,7 +25,13 @@ RACK_LABEL = "specgen.dev/rack"
 
 
 def pool_rack(pool: Pool, racks: tuple[RackSpec, ...]) -> str | None:
-    """The one rack every node of ``pool`` stands in, or None (its nodes in several racks, or in none)."""
+    """The one rack every node of ``pool`` stands in, or None (its nodes in several racks, or in none).
+
+    None for a pool of owned servers too: where they stand is not in the workload, so the rack specgen packed them
+    into is no site's (review41 item 8; ``rack-failure-domain`` skips them alike).
+    """
+    if pool.owned_nodes:
+        return None
     held = [(rack.id, share.nodes) for rack in racks for share in rack.pools if share.pool == pool.name]
     if len(held) != 1 or held[0][1] != pool.nodes:
         return None
