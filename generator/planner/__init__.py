@@ -65,6 +65,7 @@ def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
     return [
         *([f"a lower min_replicas (now {spec.min_replicas:,})"] if spec.min_replicas > 1 else []),
         *([f"a higher max_utilization (now {spec.max_utilization:g})"] if spec.max_utilization < 1 else []),
+        *([f"a lower nodes_down_tolerated (now {k})"] if (k := spec.nodes_down_tolerated) else []),  # fz65 item 3
     ]
 
 
@@ -1904,6 +1905,7 @@ def _owned_short_hint(
         spec = dep.inference  # what sets the count: the rate, and the headroom or floor where asked (review 20 item 4)
         fields = ["a lower requests_per_second"] + (["min_replicas"] if spec.min_replicas > 1 else [])
         fields += ["a higher max_utilization"] if spec.max_utilization < 1 else []
+        fields += ["a lower nodes_down_tolerated"] if spec.nodes_down_tolerated else []
         ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
     elif isinstance(dep, InferenceDeployment):
         # newuser49 item 2: no owned server's GPUs hold a replica, and hardware.inventory keeps the weights in VRAM

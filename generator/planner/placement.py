@@ -210,14 +210,17 @@ def _lay_out(on: list[HostReplica], per_host: int, sort_key: dict[tuple[str, int
     return sorted(laid, key=lambda r: (r.gpus, r.deployment, r.replica))
 
 
-def most_on_a_node(placement: list[list[HostReplica]], name: str) -> int:
-    """The most of ``name``'s replicas one host (a Kubernetes node) of a placement runs (one over several on each)."""
+def replicas_by_host(placement: list[list[HostReplica]], name: str) -> list[int]:
+    """How many of ``name``'s replicas each host (a Kubernetes node) of a placement runs, of those running any.
+
+    A replica over several hosts counts on each.
+    """
     held: dict[int, set[int]] = {}
     for host, on in enumerate(placement):
         for replica in on:
             if replica.deployment == name:
                 held.setdefault(host, set()).add(replica.replica)
-    return max(map(len, held.values()), default=0)
+    return [len(replicas) for _, replicas in sorted(held.items())]
 
 
 def hosts_holding(placement: list[list[HostReplica]], name: str) -> int:

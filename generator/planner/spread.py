@@ -247,9 +247,11 @@ def node_down_finding(
     if not each:
         return None
     by_name = {p.name: p for p in pools}
-    most = max(
-        _most_on_a_node(by_name[name], dep.name, count, width, spread, placed.get(name)) for name, count, width, _ in parts
-    )
+    held = [
+        n for name, count, width, _ in parts for n in _by_host(by_name[name], dep.name, count, width, spread, placed.get(name))
+    ]
+    down = max(1, spec.nodes_down_tolerated)  # fz65 item 2: N+2 in a shared pool was checked with one node down
+    most = sum(sorted(held, reverse=True)[:down])
     pool = by_name[parts[0][0]]
     left = (dep.replicas - most) * each
     cause = "(a failure, a repair, a drain" + (
@@ -259,19 +261,22 @@ def node_down_finding(
         when = _floor_text(dep, spec, pool, spread, each, cause)
         if when is None:
             return None
+    elif most == dep.replicas and down > 1:
+        when = f"all {dep.replicas} of its replicas run on {down} nodes or fewer: those down {cause} stop the service"
     elif most == dep.replicas:
         hosts_a_replica = math.ceil(dep.tp * dep.pp / (pool.node.gpus // pool.node.hosts))
         if dep.replicas == 1 and hosts_a_replica > 1:  # review41 item 7: a replica over two nodes ran "on one node"
             when = f"its one replica spans {hosts_a_replica} nodes: any of them down {cause} stops the service"
         else:
             run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
-            held = {1: "its one replica", 2: "both of its replicas"}.get(dep.replicas, f"all {dep.replicas} of its replicas")
-            when = f"{held} {run} on one node: that node down {cause} stops the service"
+            which = {1: "its one replica", 2: "both of its replicas"}.get(dep.replicas, f"all {dep.replicas} of its replicas")
+            when = f"{which} {run} on one node: that node down {cause} stops the service"
     else:
         serve = "serves" if dep.replicas - most == 1 else "serve"
+        busiest = "the node holding the most of its replicas" if down == 1 else f"the {down} nodes holding the most of them"
         when = (
-            f"with the node holding the most of its replicas down {cause}, {dep.replicas - most} of its {dep.replicas} "
-            f"replicas {serve} {left:.2f} req/s of the {figure_text(spec.requests_per_second)} asked"
+            f"with {busiest} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
+            f"of the {figure_text(spec.requests_per_second)} asked"
         )
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
     if spec.nodes_down_tolerated:
@@ -304,18 +309,18 @@ _AVAILABILITY_FIELDS: dict[str, Callable[[InferenceSpec], bool]] = {
 }
 
 
-def _most_on_a_node(
-    pool: Pool, name: str, replicas: int, width: int, spread: bool, placed: list[list[HostReplica]] | None
-) -> int:
-    """The most of ``name``'s ``replicas`` (``width`` GPUs each) one host of ``pool`` holds, or may hold."""
-    from generator.planner.placement import most_on_a_node
+def _by_host(pool: Pool, name: str, replicas: int, width: int, spread: bool, placed: list[list[HostReplica]] | None) -> list[int]:
+    """How many of ``name``'s ``replicas`` (``width`` GPUs each) the hosts of ``pool`` hold, or may hold."""
+    from generator.planner.placement import replicas_by_host
 
     holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, width, pool.shares_per_gpu)
-    if not spread:  # nothing keeps them apart: as many as a host takes
-        return min(replicas, holds)
+    if not spread:  # nothing keeps them apart: as many as a host takes, host after host
+        return [holds] * (replicas // holds) + ([replicas % holds] if replicas % holds else [])
     if placed is not None:
-        return most_on_a_node(placed, name)
-    return min(holds, math.ceil(replicas / pool.hosts))  # GPUs shared between pods: evenly, as a spread constraint keeps
+        return replicas_by_host(placed, name)
+    # GPUs shared between pods: evenly, as a spread constraint keeps them
+    hosts = min(replicas, pool.hosts)
+    return [replicas // hosts + (1 if h < replicas % hosts else 0) for h in range(hosts)]
 
 
 def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str) -> str | None:

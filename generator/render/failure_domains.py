@@ -80,14 +80,18 @@ def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Find
     racks = sorted({rack.id for rack in plan.racks for share in rack.pools if share.pool in pools})
     if len(racks) != 1:
         return None
-    hosts = sum(p.hosts for p in plan.pools if p.name in pools)
+    held = [p for p in plan.pools if p.name in pools]
+    hosts = sum(p.hosts for p in held)
+    if any(p.node.hosts > 1 for p in held):  # fz65 item 4: a rack-scale system's trays stand in its one rack
+        remedy = "a second system in another rack (or a pool of another kind beside it) spreads it"
+    else:
+        remedy = "put the hosts in two racks by hand (their specgen_rack host var and the specgen.dev/rack node label say which)"
     return Finding(
         "info",
         "rack-failure-domain",
-        f"deployment {name}: its replicas' {hosts} host(s) all stand in {racks[0]}: the loss of the rack's power feed, "
-        "its top-of-rack switch or its cooling stops it, however its replicas are spread over hosts; specgen fills "
-        "racks by power (hardware.rack_power_kw), not by failure domain: put the hosts in two racks by hand (their "
-        "specgen_rack host var and the specgen.dev/rack node label say which)",
+        f"deployment {name}: the {hosts} host(s) of its pool(s) all stand in {racks[0]}: the loss of the rack's power "
+        "feed, its top-of-rack switch or its cooling stops it, however its replicas are spread over hosts; specgen "
+        f"fills racks by power (hardware.rack_power_kw), not by failure domain: {remedy}",
         f"deployments[{index}].inference",
     )
 
