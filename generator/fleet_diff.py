@@ -227,6 +227,7 @@ _ECHOED_DETAILS = (
     "task",
     "serving_engine",
     "mem_fraction_static",
+    "nodes_down_tolerated",
     "runs_after",
     "starts_at_hours",
     # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 6)
@@ -1571,6 +1572,7 @@ def _serving(dep: dict[str, Any], details: dict[str, Any], sized: dict[str, Any]
         "max_num_seqs": sized.get("max_num_seqs"),
         "max_num_batched_tokens": sized.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
         "requests_per_s_per_replica_max": sized.get("requests_per_s_per_replica_max"),
+        "nodes_down_tolerated": details.get("nodes_down_tolerated", 0),  # N+k asked (newuser63 item 3)
     }
     if sized.get("mem_fraction_static") is not None:  # SGLang's, rendered as --mem-fraction-static
         serving["mem_fraction_static"] = sized["mem_fraction_static"]
@@ -1982,6 +1984,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("serving", "mem_fraction_static"), "mem_fraction_static", _fraction, ""),
     (("serving", "max_num_seqs"), "max_num_seqs", _plain, ""),
     (("serving", "max_num_batched_tokens"), "max_num_batched_tokens", _plain, ""),
+    (("serving", "nodes_down_tolerated"), "nodes_down_tolerated", _plain, ""),
     (("machine", "engine"), "engine", _plain, ""),
     (("machine", "command"), "command", _plain, ""),
 )

@@ -331,3 +331,14 @@ def test_an_infeasible_n_plus_k_names_the_field(tmp_path: Path) -> None:
     )
     with pytest.raises(InfeasibleError, match=r"a lower nodes_down_tolerated \(now 1\)"):
         _plan(tmp_path, text)
+
+
+def test_diff_names_the_field_that_asked_for_the_replicas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """N+1 read as "replicas 4 -> 6" and a node more, with nothing saying why."""
+    from tests.helpers import specgen_in_process
+
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(_chat("aws"), encoding="utf-8")
+    new.write_text(_chat("aws", "nodes_down_tolerated: 1"), encoding="utf-8")
+    code, out, _ = specgen_in_process(capsys, "diff", str(old), str(new))
+    assert code == 0 and "changed: replicas 4 → 6, nodes_down_tolerated 0 → 1" in out

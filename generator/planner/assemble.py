@@ -550,6 +550,8 @@ def _inference_details(
         details["model_download_link"] = download.link
     if replicas > needed:  # more than the rate needs run on GPUs of its servers that would otherwise idle
         details["replicas_past_rate"] = replicas - needed
+    if spec.nodes_down_tolerated:  # N+k asked: diff names a change of it (the replicas alone read as growth)
+        details["nodes_down_tolerated"] = spec.nodes_down_tolerated
     if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
         mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
         details["p95_input_tokens"] = spec.p95_input_tokens
