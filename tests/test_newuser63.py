@@ -342,3 +342,17 @@ def test_diff_names_the_field_that_asked_for_the_replicas(tmp_path: Path, capsys
     new.write_text(_chat("aws", "nodes_down_tolerated: 1"), encoding="utf-8")
     code, out, _ = specgen_in_process(capsys, "diff", str(old), str(new))
     assert code == 0 and "changed: replicas 4 → 6, nodes_down_tolerated 0 → 1" in out
+
+
+@pytest.mark.parametrize(
+    ("needed", "replica_gpus", "gpus", "down", "floor", "sized"),
+    [
+        (1, 4, 8, 2, 4, [((8, 3), 4)]),  # 4 TP4 on 3 DGX (2, 1, 1): two down leave 1 (review42 item 1: 4 DGX were bought)
+        (1, 1, 1, 2, 4, [((1, 4), 4)]),
+        (2, 4, 8, 3, 6, [((8, 4), 8)]),  # three of 4 DGX down leave one: it must hold 2 (8 in all), where 6 DGX were bought
+    ],
+)
+def test_a_floor_spread_evenly_loses_its_busiest_hosts_only(
+    needed: int, replica_gpus: int, gpus: int, down: int, floor: int, sized: list[tuple[tuple[int, int], int]]
+) -> None:
+    assert tolerant_layouts([(gpus, 1)], needed, replica_gpus, 1, 1, down, floor) == sized

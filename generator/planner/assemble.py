@@ -431,6 +431,9 @@ def _replicas_rule(spec: InferenceSpec, slowest: float) -> str:
     """How a split's replicas follow from its rate (:func:`~generator.planner.slo.replicas_needed`), as arithmetic."""
     per_replica = f"({slowest:.3f} x {spec.max_utilization:g})" if spec.max_utilization < 1 else f"{slowest:.3f}"
     rule = f"ceil({figure_text(spec.requests_per_second)} / {per_replica})"
+    if spec.nodes_down_tolerated:  # review42 item 2: "ceil(24 / 4.471) = 8" where N+1 added two
+        k = spec.nodes_down_tolerated
+        rule += f" + the replicas its {k} busiest host(s) hold (nodes_down_tolerated: N+{k})"
     return f"max({spec.min_replicas} (min_replicas), {rule})" if spec.min_replicas > 1 else rule
 
 

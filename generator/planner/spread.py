@@ -81,15 +81,25 @@ def tolerant_layouts(
         per_host = host_gpus // replica_gpus * per_gpu
         hosts = down + math.ceil(needed / per_host)
         replicas = needed
-        while replicas - down * math.ceil(replicas / hosts) < needed:  # the fewest that keep it, spread evenly
+        while replicas - even_loss(replicas, hosts, down) < needed:  # the fewest that keep it, spread evenly
             replicas += 1
         if replicas < floor:  # min_replicas above: its replicas spread evenly over enough hosts to keep the rate
             replicas = floor
             hosts = max(hosts, math.ceil(floor / per_host))
-            while floor - down * math.ceil(floor / hosts) < needed:
+            while floor - even_loss(floor, hosts, down) < needed:
                 hosts += 1
         out.append(((gpus_per_node, math.ceil(hosts / hosts_per_node)), replicas))
     return out
+
+
+def even_loss(replicas: int, hosts: int, down: int) -> int:
+    """Replicas lost with the ``down`` busiest of ``hosts`` out, ``replicas`` spread evenly over them.
+
+    Evenly, ``replicas % hosts`` hosts hold one more than the rest (review42 item 1: 4 on 3 hosts are 2, 1, 1, so two
+    down take 3, not 2 x 2).
+    """
+    share, more = divmod(replicas, hosts)
+    return down * share + min(down, more)
 
 
 def spread_layouts(
@@ -187,7 +197,7 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                     "info",
                     "replicas-spread",
                     f"deployment {dep.name}: {spread_asked(spec)} plans its {dep.replicas} replicas on pools of {hosts} "
-                    "host(s), so one host's upgrade, drain or failure leaves replicas serving; specgen renders no "
+                    f"host(s), so {_hosts_down(spec)} upgrade, drain or failure leaves replicas serving; specgen renders no "
                     f"serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
                     "on kubernetes.io/hostname, or the scheduler may still put them on one node",
                     f"{at}.{_spread_field(spec)}",
@@ -201,6 +211,11 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
 def gke_upgrades(wl: Workload) -> bool:
     """Whether GKE auto-upgrades the rendered node pools: every node is drained in turn (:mod:`generator.render.gke`)."""
     return wl.hardware.provider == "gcp" and "kubernetes" in wl.outputs
+
+
+def _hosts_down(spec: InferenceSpec) -> str:
+    """The hosts a spread service is planned to lose, as the spread finding says them (review42 item 3)."""
+    return "one host's" if spec.nodes_down_tolerated < 2 else f"{spec.nodes_down_tolerated} hosts'"
 
 
 def _spread_field(spec: InferenceSpec) -> str:
