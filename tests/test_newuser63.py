@@ -161,7 +161,8 @@ def test_the_scaled_down_floor_is_checked_and_kept(tmp_path: Path) -> None:
     assert finding.level == "warning"
     assert finding.message.startswith(
         "deployment chat: scaled down to 2 replica(s) on 2 node(s) for its 8 req/s average, with the node holding the most "
-        "of them down (a failure, a repair, a drain) 1 serve 5.23 req/s of it until a node starts and loads the model"
+        "of its replicas down (a failure, a repair, a drain), 1 serves 5.23 req/s of it until a node starts and loads "
+        "the model"
     )
     kept = _plan(tmp_path, DIURNAL.replace("MORE", "      nodes_down_tolerated: 1\n"))
     (chat,) = kept.deployments

@@ -273,7 +273,7 @@ def node_down_finding(
         ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
     )
     if left >= spec.requests_per_second:
-        when = _floor_text(dep, spec, pool, spread, each, cause)
+        when = _floor_text(dep, spec, pool, spread, each, cause, down)
         if when is None:
             return None
     elif most == dep.replicas and down > 1:
@@ -288,9 +288,8 @@ def node_down_finding(
             when = f"{which} {run} on one node: that node down {cause} stops the service"
     else:
         serve = "serves" if dep.replicas - most == 1 else "serve"
-        busiest = "the node holding the most of its replicas" if down == 1 else f"the {down} nodes holding the most of them"
         when = (
-            f"with {busiest} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
+            f"with {_busiest(down)} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
             f"of the {figure_text(spec.requests_per_second)} asked"
         )
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
@@ -324,6 +323,11 @@ _AVAILABILITY_FIELDS: dict[str, Callable[[InferenceSpec], bool]] = {
 }
 
 
+def _busiest(down: int) -> str:
+    """The nodes a check takes out, as its text says them."""
+    return "the node holding the most of its replicas" if down == 1 else f"the {down} nodes holding the most of them"
+
+
 def _by_host(pool: Pool, name: str, replicas: int, width: int, spread: bool, placed: list[list[HostReplica]] | None) -> list[int]:
     """How many of ``name``'s ``replicas`` (``width`` GPUs each) the hosts of ``pool`` hold, or may hold."""
     from generator.planner.placement import replicas_by_host
@@ -338,20 +342,22 @@ def _by_host(pool: Pool, name: str, replicas: int, width: int, spread: bool, pla
     return [replicas // hosts + (1 if h < replicas % hosts else 0) for h in range(hosts)]
 
 
-def _floor_text(dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str) -> str | None:
-    """What the scaled-down floor keeps of the average with one node down, where below it (newuser63 item 8)."""
+def _floor_text(
+    dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str, down: int
+) -> str | None:
+    """What the scaled-down floor keeps of the average with ``down`` nodes down, where below it (newuser63 item 8)."""
     average, floor = spec.average_requests_per_second, dep.details.get("replicas_at_average")
     if average is None or not isinstance(floor, int) or pool.min_nodes is None:
         return None
     hosts = pool.min_nodes * pool.node.hosts
     holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.tp * dep.pp, pool.shares_per_gpu)
-    most = min(holds, math.ceil(floor / hosts)) if spread else min(floor, holds)
+    most = even_loss(floor, hosts, down) if spread else min(floor, down * holds)
     left = (floor - most) * each
     if left >= average:
         return None
     return (
         f"scaled down to {floor} replica(s) on {pool.min_nodes} node(s) for its {figure_text(average)} req/s average, "
-        f"with the node holding the most of them down {cause} {floor - most} serve {left:.2f} "
+        f"with {_busiest(down)} down {cause}, {floor - most} {'serves' if floor - most == 1 else 'serve'} {left:.2f} "
         "req/s of it until a node starts and loads the model"
     )
 
