@@ -144,7 +144,7 @@ from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
-from generator.planner.spread import packing_findings, spread_findings, spread_floor, tolerant_layouts
+from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
     HOURS_PER_MONTH,
     BuiltHost,
@@ -472,16 +472,10 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
 
 
 def _tolerant_replicas(spec: InferenceSpec, opt: Option) -> int | None:
-    """The replicas ``nodes_down_tolerated`` runs at ``opt``'s layout (:func:`tolerant_layouts`); None where not asked."""
+    """The replicas ``nodes_down_tolerated`` runs at ``opt``'s layout; None where not asked (or a split)."""
     if not spec.nodes_down_tolerated or opt.parts:
         return None
-    c = opt.candidate
-    rate = replicas_needed(spec._replace(min_replicas=1), opt.replica_shape.planned_requests_per_s)
-    par, hosts = opt.replica_shape.par, opt.hardware.platform.hosts
-    ((_, _), count), *_ = tolerant_layouts(
-        [(c.gpus_per_node, c.nodes)], rate, par.gpus, c.shares_per_gpu or 1, hosts, spec.nodes_down_tolerated, spec.min_replicas
-    )
-    return count
+    return option_tolerant(opt, spec, replicas_needed(spec._replace(min_replicas=1), opt.replica_shape.planned_requests_per_s))[0]
 
 
 def _inference_details(

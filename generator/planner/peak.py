@@ -28,7 +28,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.candidates import shared_gpus
 from generator.planner.plan import Finding, Pool
 from generator.planner.slo import replicas_needed
-from generator.planner.spread import SPREAD_NODES, packed_nodes, spread_asked, spreads, tolerant_layouts
+from generator.planner.spread import SPREAD_NODES, option_tolerant, packed_nodes, spread_asked, spreads
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.units import figure_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
@@ -95,18 +95,7 @@ def _needed_at_average(spec: InferenceSpec, opt: Option) -> int | None:
 
 def _tolerant_at(opt: Option, spec: InferenceSpec) -> tuple[int, int]:
     """(replicas, nodes) of ``opt``'s layout that keep the average's rate with ``nodes_down_tolerated`` nodes down."""
-    c = opt.candidate
-    rate = _needed_at_average(spec._replace(min_replicas=1), opt) or 1
-    ((_, nodes), replicas), *_ = tolerant_layouts(
-        [(c.gpus_per_node, 1)],
-        rate,
-        opt.replica_shape.par.gpus,
-        c.shares_per_gpu or 1,
-        opt.hardware.platform.hosts,
-        spec.nodes_down_tolerated,
-        spec.min_replicas,
-    )
-    return replicas, nodes
+    return option_tolerant(opt, spec, _needed_at_average(spec._replace(min_replicas=1), opt) or 1)
 
 
 def _gpus_used(opt: Option, replicas: int) -> Fraction:

@@ -92,6 +92,21 @@ def tolerant_layouts(
     return out
 
 
+def option_tolerant(opt: Option, spec: InferenceSpec, needed: int) -> tuple[int, int]:
+    """(replicas, nodes) at ``opt``'s node size that keep ``needed`` replicas with ``nodes_down_tolerated`` hosts down."""
+    c = opt.candidate
+    ((_, nodes), replicas), *_ = tolerant_layouts(
+        [(c.gpus_per_node, c.nodes)],
+        needed,
+        opt.replica_shape.par.gpus,
+        c.shares_per_gpu or 1,
+        opt.hardware.platform.hosts,
+        spec.nodes_down_tolerated,
+        spec.min_replicas,
+    )
+    return replicas, nodes
+
+
 def even_loss(replicas: int, hosts: int, down: int) -> int:
     """Replicas lost with the ``down`` busiest of ``hosts`` out, ``replicas`` spread evenly over them.
 
