@@ -110,6 +110,7 @@ from generator.planner.pool_names import (
     unit_pool,
 )
 from generator.planner.pooling import (
+    encoder_batch_findings,
     encoder_pass_text,
     pooling_details,
     pooling_engine_text,
@@ -1476,6 +1477,7 @@ def build_plan(
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
     findings += slow_fabric_findings(wl, pools, deployments)
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
+    findings += encoder_batch_findings(wl, loaded.models)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)

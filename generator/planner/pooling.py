@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 
 from generator.calculator.model_source import ResolvedModel
 from generator.named_tuple import NamedTuple
+from generator.planner.plan import Finding
 from generator.sizing.constants import Constants
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import Accelerator, prefill_flops, prefill_seconds
 from generator.sizing.serving_queue import prefill_wait_p95  # the queue generation's prompts wait in
 from generator.sizing.weights import Parallelism
-from generator.workload.models import InferenceSpec
+from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -261,3 +263,31 @@ def pooling_engine_text(spec: InferenceSpec, ansible: bool, model_id: str) -> st
         f"task {spec.task}: vLLM runs it with --runner pooling --convert {VLLM_POOLING_CONVERT[spec.task]}{scored} "
         f"(before v0.10: --task {spec.task}); {where}"
     )
+
+
+def encoder_batch_findings(wl: Workload, models: Mapping[str, ResolvedModel]) -> list[Finding]:
+    """Encoder services whose ``max_num_batched_tokens`` is below their context: raised to it, as vLLM does.
+
+    newuser65 item 9: bge-m3 with ``max_num_batched_tokens: 1024`` and an 8,192-token context was sized and rendered
+    at 8,192 with no word. vLLM runs an encoder-only model without chunked prefill, so a pass holds one whole request
+    (:func:`~generator.planner.inference.batched_tokens`).
+    """
+    out = []
+    for i, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment) or dep.name not in models:
+            continue
+        spec = dep.inference
+        given = spec.max_num_batched_tokens
+        if spec.engine == "vllm" and models[dep.name].architecture.encoder_only and given and given < spec.max_context_tokens:
+            out.append(
+                Finding(
+                    "info",
+                    "batched-tokens-raised",
+                    f"deployment {dep.name}: max_num_batched_tokens {given:,} is raised to max_context_tokens "
+                    f"({spec.max_context_tokens:,}), as it is sized and rendered: vLLM runs an encoder-only model "
+                    "without chunked prefill, so a forward pass holds one whole request; a lower max_context_tokens "
+                    "lowers it",
+                    f"deployments[{i}].inference.max_num_batched_tokens",
+                )
+            )
+    return out
