@@ -52,3 +52,38 @@ def test_an_encoders_batched_tokens_below_its_context_are_said_raised(
         assert found[0].message.startswith("deployment d: max_num_batched_tokens 1,024 is raised to max_context_tokens (8,192)")
         (dep,) = plan.deployments
         assert dep.details["max_num_batched_tokens"] == 8192  # as sized and rendered
+
+
+BATCH = """\
+version: 1
+name: b
+deployments:
+  - name: s
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      service_class: batch
+      max_context_tokens: 8192
+      avg_input_tokens: 3000
+      avg_output_tokens: 300
+      requests_per_second: 20
+SLO
+hardware:
+  provider: aws
+  gpus: [h100-sxm5-80gb]
+kubernetes: {location: us-east-1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("slo", "bound"),
+    [
+        ("", "at its largest batch, service_class batch setting no latency target"),  # item 8: read "within the SLOs"
+        ("      slo: {tpot_ms: 50}", "within the SLOs"),
+    ],
+)
+def test_a_batch_service_says_what_holds_its_replicas(tmp_path: Path, slo: str, bound: str) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(BATCH.replace("SLO\n", f"{slo}\n" if slo else ""), encoding="utf-8")
+    _, plan = plan_as_deployed(str(path))
+    (dep,) = plan.deployments
+    assert any(reason.startswith("one replica sustains ") and f" req/s {bound} (" in reason for reason in dep.reasons)

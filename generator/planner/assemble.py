@@ -472,6 +472,13 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
 
 
+def _bound_by(spec: InferenceSpec) -> str:
+    """What a replica's most load is held to: the SLOs, or none (newuser65 item 8: a batch job read "within the SLOs")."""
+    if spec.slo.ttft_p95_ms is None and spec.slo.tpot_ms is None:
+        return "at its largest batch, service_class batch setting no latency target"
+    return "within the SLOs"
+
+
 def _tolerant_replicas(spec: InferenceSpec, opt: Option) -> int | None:
     """The replicas ``nodes_down_tolerated`` runs at ``opt``'s layout; None where not asked (or a split)."""
     if not spec.nodes_down_tolerated or opt.parts:
@@ -634,7 +641,7 @@ def _inference_details(
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
         f"{_gib(mem.overhead)} for {kv_for}; {fit}",
         # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
-        f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s within the SLOs ({most_load}); "
+        f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s {_bound_by(spec)} ({most_load}); "
         + _margin_text(shape)
         + (
             replicas_text(spec, needed, replicas, _tolerant_replicas(spec, opt))
