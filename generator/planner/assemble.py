@@ -142,7 +142,7 @@ from generator.planner.setting_findings import (
     unused_setting_findings,
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
-from generator.planner.slo import effective_slo, replicas_needed, replicas_text
+from generator.planner.slo import effective_slo, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
@@ -483,7 +483,7 @@ def _tolerant_replicas(spec: InferenceSpec, opt: Option) -> int | None:
     """The replicas ``nodes_down_tolerated`` runs at ``opt``'s layout; None where not asked (or a split)."""
     if not spec.nodes_down_tolerated or opt.parts:
         return None
-    return option_tolerant(opt, spec, replicas_needed(spec._replace(min_replicas=1), opt.replica_shape.planned_requests_per_s))[0]
+    return option_tolerant(opt, spec, rate_replicas(spec, opt.replica_shape.planned_requests_per_s))[0]
 
 
 def _inference_details(

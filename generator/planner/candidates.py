@@ -35,8 +35,8 @@ from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.price_region import pricing_region
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
-from generator.planner.slo import effective_slo, replicas_needed
-from generator.planner.spread import spread_floor, spread_layouts, spread_note, tolerant_layouts
+from generator.planner.slo import effective_slo, rate_replicas, replicas_needed
+from generator.planner.spread import spread_field, spread_floor, spread_layouts, spread_note, tolerant_layouts
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, in_workload_racks, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
@@ -271,7 +271,7 @@ class SplitRest(NamedTuple):
 
     def rate_replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
         """Replicas of both parts the rate needs (``max_utilization``, not ``min_replicas``), routed evenly."""
-        return replicas_needed(spec._replace(min_replicas=1), self.owned_requests_per_s, shape.planned_requests_per_s)
+        return rate_replicas(spec, self.owned_requests_per_s, shape.planned_requests_per_s)
 
 
 def inference_options(
@@ -402,7 +402,7 @@ def _options_on(
     options: list[Option] = []
     # of a kind no more of are bought, the owned servers free are all a layout may take (newuser30 item 9)
     owned = sum(per * n for per, n in owned_here) if hw.not_bought and free_servers is not None else None
-    spread_by = "nodes_down_tolerated" if serving.spec.nodes_down_tolerated else "min_replicas"
+    spread_by = spread_field(serving.spec)
     for shape in _inference_shapes(serving, model, hw, consts, blocked, seen[0], owned):
         replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
         if shape.share is not None:  # replicas in shares of GPUs: the GPUs they fill, packed
@@ -417,7 +417,7 @@ def _options_on(
         if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
             if rest is None:
-                rate = replicas_needed(serving.spec._replace(min_replicas=1), shape.planned_requests_per_s)
+                rate = rate_replicas(serving.spec, shape.planned_requests_per_s)
                 floor = serving.spec.min_replicas
             else:  # a split's rest: its own hosts down keep what it serves, and it covers the owned ones'
                 rate, floor = max(1, rest.rate_replicas(serving.spec, shape) - rest.held_replicas), replicas

@@ -47,6 +47,11 @@ def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> 
     return max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
 
 
+def rate_replicas(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
+    """Replicas the rate alone needs (``max_utilization`` applied, ``min_replicas`` not): what N+k must keep."""
+    return replicas_needed(spec._replace(min_replicas=1), *replica_max_requests_per_s)
+
+
 def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None, tolerant: int | None = None) -> str:
     """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default).
 

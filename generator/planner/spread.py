@@ -178,7 +178,7 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
     """
     from generator.planner.placement import hosts_holding, pool_placement
 
-    hosts_of = {pool.name: pool.hosts for pool in pools}  # a rack-scale system's trays are hosts (nodes) of their own
+    by_name = {pool.name: pool for pool in pools}
     index_of = {dep.name: index for index, dep in enumerate(wl.deployments)}
     spread = spread_services(wl)
     placements: dict[str, list[list[HostReplica]] | None] = {}
@@ -191,7 +191,7 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
         if dep.name in spread:
             for name in dep.pools:
                 if name not in placements:
-                    placements[name] = pool_placement(deployments, next(p for p in pools if p.name == name), spread)
+                    placements[name] = pool_placement(deployments, by_name[name], spread)
             placed = [placements[name] for name in dep.pools]
             if dep.replicas >= SPREAD_NODES and all(placed) and sum(hosts_holding(p or [], dep.name) for p in placed) < 2:
                 beside = sorted(d.name for d in deployments if any(d.in_pool(n) for n in dep.pools))
@@ -202,11 +202,11 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                         f"deployment {dep.name}: {spread_asked(spec)} asks for its replicas on two hosts or more, but "
                         f"its pool's GPUs hold the replicas of {', '.join(beside)} only with all of its replicas on one "
                         "host: give it a pool of its own (pool:) or more nodes, or one host's failure stops it",
-                        f"{at}.{_spread_field(spec)}",
+                        f"{at}.{spread_field(spec)}",
                     )
                 )
                 continue
-            hosts = sum(hosts_of[name] for name in dep.pools)
+            hosts = sum(by_name[name].hosts for name in dep.pools)  # a rack-scale system's trays are hosts of their own
             out.append(
                 Finding(
                     "info",
@@ -215,10 +215,10 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                     f"host(s), so {_hosts_down(spec)} upgrade, drain or failure leaves replicas serving; specgen renders no "
                     f"serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
                     "on kubernetes.io/hostname, or the scheduler may still put them on one node",
-                    f"{at}.{_spread_field(spec)}",
+                    f"{at}.{spread_field(spec)}",
                 )
             )
-        if down := node_down_finding(dep, spec, pools, placements, dep.name in spread, at, gke_upgrades(wl)):
+        if down := node_down_finding(dep, spec, by_name, placements, dep.name in spread, at, gke_upgrades(wl)):
             out.append(down)
     return out
 
@@ -233,13 +233,14 @@ def _hosts_down(spec: InferenceSpec) -> str:
     return "one host's" if spec.nodes_down_tolerated < 2 else f"{spec.nodes_down_tolerated} hosts'"
 
 
-def _spread_field(spec: InferenceSpec) -> str:
+def spread_field(spec: InferenceSpec) -> str:
+    """The field that spreads a service over nodes, where one does (the one that asks more: N+k over a floor)."""
     return "nodes_down_tolerated" if spec.nodes_down_tolerated else "min_replicas"
 
 
 def spread_asked(spec: InferenceSpec) -> str:
     """The field that spreads a service, as set (``min_replicas 2``, ``nodes_down_tolerated 1``)."""
-    field = _spread_field(spec)
+    field = spread_field(spec)
     return f"{field} {getattr(spec, field)}"
 
 
@@ -251,7 +252,7 @@ def replicas_a_node_holds(node_gpus: int, replica_gpus: int, shares_per_gpu: int
 def node_down_finding(
     dep: DeploymentPlan,
     spec: InferenceSpec,
-    pools: list[Pool],
+    by_name: Mapping[str, Pool],
     placed: Mapping[str, list[list[HostReplica]] | None],
     spread: bool,
     at: str,
@@ -276,7 +277,6 @@ def node_down_finding(
     each = min(part[3] for part in parts)
     if not each:
         return None
-    by_name = {p.name: p for p in pools}
     held = [
         n for name, count, width, _ in parts for n in _by_host(by_name[name], dep.name, count, width, spread, placed.get(name))
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.spread import spread_services
+from generator.render.kubeadm import pool_rack
 from generator.workload.gke_zone import pool_zone
 from generator.workload.models import Workload
 
@@ -73,14 +74,14 @@ def failure_domain_findings(plan: Plan, workload: Workload) -> list[Finding]:
 def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Finding | None:
     """A bare-metal service whose every pool stands in one rack: the rack's loss stops it.
 
-    Only servers the plan buys and racks: where owned servers stand is not said in the workload (newuser57 item 9).
+    Only servers the plan buys and racks: where owned servers stand is not said in the workload (newuser57 item 9), so
+    an owned pool has no rack (:func:`~generator.render.kubeadm.pool_rack`, the one its join file is labelled with).
     """
-    if any(p.owned_nodes for p in plan.pools if p.name in pools):
-        return None
-    racks = sorted({rack.id for rack in plan.racks for share in rack.pools if share.pool in pools})
-    if len(racks) != 1:
-        return None
     held = [p for p in plan.pools if p.name in pools]
+    racks = {pool_rack(p, plan.racks) for p in held}
+    if len(racks) != 1 or None in racks:
+        return None
+    (rack,) = racks
     hosts = sum(p.hosts for p in held)
     if any(p.node.hosts > 1 for p in held):  # fz65 item 4: a rack-scale system's trays stand in its one rack
         remedy = "a second system in another rack (or a pool of another kind beside it) spreads it"
@@ -89,7 +90,7 @@ def _one_rack(plan: Plan, name: str, pools: tuple[str, ...], index: int) -> Find
     return Finding(
         "info",
         "rack-failure-domain",
-        f"deployment {name}: the {hosts} host(s) of its pool(s) all stand in {racks[0]}: the loss of the rack's power "
+        f"deployment {name}: the {hosts} host(s) of its pool(s) all stand in {rack}: the loss of the rack's power "
         "feed, its top-of-rack switch or its cooling stops it, however its replicas are spread over hosts; specgen "
         f"fills racks by power (hardware.rack_power_kw), not by failure domain: {remedy}",
         f"deployments[{index}].inference",
