@@ -105,6 +105,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # figure applied to every PCIe group moves the in-sample RTX PRO 6000 groups off (14.6 / 35.5 -> 19.2 / 43.4): not
     # adopted; the same page's TP1 cells meet the target (4.5 / 11.2)
     "throughput tensorrt-llm-cpp l40s-48gb fp8 tp>1 over pcie": (0.5489, 0.7844),
+    # cal65 entry of 2026-12-05: TensorRT-LLM v0.5.0's H200 launch table (static batches, FP8), out of sample: Llama 2 13B
+    # -0.1% to +18%, Llama 2 70B TP1 +16% to +27%, and its TP2 128/2048 batch-512 cell +159%; v0.5 predates the XQA
+    # kernel for GQA decode: read once per query head, the 70B rows are -9% to +1% (a what-if, not adopted)
+    "throughput tensorrt-llm-cpp h200-sxm-141gb fp8 static batch": (0.1799, 0.2720),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
@@ -260,6 +264,42 @@ def test_the_l40s_in_flight_batching_rows_are_out_of_sample_groups_of_their_own(
     assert (figures["rows"], figures["failed"]) == (rows, 0)
     assert figures["median_abs_error"] == pytest.approx(median, abs=SLACK)
     assert figures["p90_abs_error"] == pytest.approx(p90, abs=SLACK)
+
+
+#: TensorRT-LLM's H200 launch blog, the version its table states (cal65 entry of 2026-12-05).
+H200_LAUNCH = (
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/2c39687db20941793ee357ef598b114c69453368/docs/source/blogs/H200launch.md"
+)
+
+
+def test_the_h200_launch_rows_are_static_batches_per_replica_of_their_tp() -> None:
+    report = _report()
+    rows = [r for r in json.loads(DATA.read_text())["throughput"] if r["source"] == H200_LAUNCH]
+    # the table's seven cells: (model, batch, tp, input, output) -> out tok/s per GPU
+    per_gpu = {
+        ("Llama-2-13b-hf", 1024, 1, 128, 128): 11819,
+        ("Llama-2-13b-hf", 128, 1, 128, 2048): 4750,
+        ("Llama-2-13b-hf", 64, 1, 2048, 128): 1349,
+        ("Llama-2-70b-hf", 512, 1, 128, 128): 3014,
+        ("Llama-2-70b-hf", 512, 2, 128, 2048): 1654,
+        ("Llama-2-70b-hf", 64, 1, 2048, 128): 341,
+        ("Llama-2-70b-hf", 32, 1, 2048, 128): 303,
+    }
+    cells = {(r["model"].split("/")[-1], r["batch"], r["tp"], r["input_tokens"], r["output_tokens"]): r for r in rows}
+    assert set(cells) == set(per_gpu)
+    for key, row in cells.items():
+        # one replica of tp GPUs: the TP2 cell is 2 x 1,654 = 3,308, not 4 x 1,654 (newuser65 item 7 read it as TP4)
+        assert row["output_tokens_per_s"] == per_gpu[key] * row["tp"], key
+        assert (row["engine"], row["gpu"], row["precision"], row["kv_precision"]) == (
+            "tensorrt-llm-cpp",
+            "h200-sxm-141gb",
+            "fp8",
+            "fp8",
+        ), key
+        assert row["version"].startswith("TensorRT-LLM v0.5.0") and row["research_notes"], key
+    assert "tensorrt-llm-cpp" not in report.FIT_ENGINES
+    (figures,) = report.evaluate(only=lambda name: name == "throughput tensorrt-llm-cpp h200-sxm-141gb fp8 static batch").values()
+    assert (figures["rows"], figures["failed"]) == (7, 0)
 
 
 def test_only_out_of_sample_rows_over_pcie_are_split_off() -> None:
