@@ -16,6 +16,7 @@ from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limit
 from generator.planner.capex_scope import capex_excludes_text
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
+from generator.units import HOURS_PER_MONTH
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -290,10 +291,6 @@ def _check_plan(path: str, plan: Any) -> None:
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
 
 
-#: Hours a month is billed for (as the planner's ``HOURS_PER_MONTH``: 365 x 24 / 12, rounded).
-HOURS_PER_MONTH = 730
-
-
 def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
     """What a diff compares of a pool: its hardware, size, power, price and what runs on it (``runs``)."""
     if pool is None:
@@ -330,11 +327,13 @@ def minimum_nodes(row: dict[str, Any]) -> Any:
 
 
 def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
-    """A pool's cost a month (its hourly rate x 730 h); None for a pool rented per training run or without a price."""
+    """A pool's cost a month (its hourly rate x 730 h, or x the hours its batch jobs' runs take); None for a pool rented
+    per training run or without a price."""
     rate = _number(pool["usd_per_hour"])
     if rate is None or pool.get("per_job"):
         return None
-    return round(rate * HOURS_PER_MONTH, 2) + 0.0
+    busy = _number(pool.get("busy_hours_per_month"))
+    return round(rate * (HOURS_PER_MONTH if busy is None else min(busy, HOURS_PER_MONTH)), 2) + 0.0
 
 
 def _plan_figure(value: Any) -> float | None:

@@ -14,6 +14,8 @@ MS_BELOW_S = 0.05
 
 #: Hours in a (non-leap) year: a training run longer than that is said.
 HOURS_PER_YEAR = 8760
+#: Hours a month is billed for: 365 x 24 / 12, rounded (the month of every cost and of a job's runs).
+HOURS_PER_MONTH = 730
 
 
 def seconds_text(seconds: float) -> str:

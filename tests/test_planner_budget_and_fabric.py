@@ -28,9 +28,9 @@ from generator.planner import plan_workload
 from generator.planner.plan import DeploymentPlan, Pool
 from generator.planner.rack_findings import rack_findings
 from generator.planner.racks import pack_racks
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.render import render_plan
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload import LoadedWorkload, load_workload
 
 

@@ -17,9 +17,10 @@ from generator.planner.plan import Finding
 from generator.planner.rack_findings import rack_findings
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
-from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
+from generator.planner.tco import node_cost, purchase_price
 from generator.planner.training_comm import dp_bytes_per_gpu
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload
 from tests.conftest import REPO

@@ -21,8 +21,9 @@ from generator import catalog
 from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
 from generator.planner import clear_search_caches, plan_workload, tco
-from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
+from generator.planner.tco import node_cost, purchase_price
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload import load_workload
 from generator.workload.models import Workload
 

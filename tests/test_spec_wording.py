@@ -9,8 +9,8 @@ import pytest
 
 from generator.api import render_file
 from generator.planner.plan import Candidate
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.render.markdown import candidate_cost, detail_label
+from generator.units import HOURS_PER_MONTH
 from tests.conftest import REPO
 
 

@@ -16,7 +16,6 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.options import Hardware
 from generator.planner.plan import DeploymentPlan, Plan
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
@@ -31,6 +30,7 @@ from generator.sizing.training_step import (
     training_step,
 )
 from generator.sizing.weights import Parallelism
+from generator.units import HOURS_PER_MONTH
 from generator.workload import load_workload
 from generator.workload.build import build
 from generator.workload.models import TrainingSpec

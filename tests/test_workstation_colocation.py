@@ -17,8 +17,9 @@ from generator import catalog
 from generator.catalog.records import PlatformSpec
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
-from generator.planner.tco import HOURS_PER_MONTH, fleet_cost, in_colocation, owned_opex_usd_per_month
+from generator.planner.tco import fleet_cost, in_colocation, owned_opex_usd_per_month
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload import load_workload
 from generator.workload.models import Workload
 

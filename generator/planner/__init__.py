@@ -1144,7 +1144,7 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
     kept every fleet running a job on the owned A100 server from being assembled, though it bought 17 GPUs, not 18).
     """
     from generator.planner.spread import shared_nodes
-    from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
+    from generator.planner.tco import billed_per_run
 
     own = 0.0
     shared: dict[ServerKey, list[float]] = {}  # per server kind: the figure per server of each part
@@ -1162,7 +1162,7 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
         elif billed_per_run(wl.hardware.provider, c):
             return None
         else:  # an unpriced fleet ranks as infinitely dear
-            each = math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
+            each = math.inf if c.usd_per_month is None else c.usd_per_month / c.nodes
         if part.shares_servers:
             shared.setdefault(part.busy_kind, []).append(each)
         else:

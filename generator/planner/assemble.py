@@ -12,6 +12,15 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
+from generator.planner.batch_job import (
+    hourly_jobs,
+    job_details,
+    job_findings,
+    job_pools,
+    pool_month_usd,
+    runs_a_month,
+    zero_pools,
+)
 from generator.planner.blocked import (
     NOT_SHARED_HERE,
     OVER_LIMIT,
@@ -147,7 +156,6 @@ from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
-    HOURS_PER_MONTH,
     BuiltHost,
     acquired_as,
     billed_per_run,
@@ -176,7 +184,7 @@ from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import fp16_note, stack_note
-from generator.units import GIB, HOURS_PER_YEAR, figure_text, hours_text, usd_text
+from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
@@ -1323,6 +1331,8 @@ def build_plan(
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     not_on_demand: set[str] = set()  # pools already warned of as not sold on demand: once a pool (newuser26 item 8)
     formats: dict[str, WeightFormat] = {}  # the weight format each service's replicas hold
+    # the pools holding only batch jobs billed by the hour: they scale to zero between runs (newuser65 items 1-3)
+    scaled_to_zero = zero_pools(pools, hourly_jobs(wl, ((i, o) for i, o, _ in chosen)))
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
@@ -1416,6 +1426,10 @@ def build_plan(
         dep_pool_list = [p for p in pools if p.name in dep_pools]
         if isinstance(dep, InferenceDeployment) and dep.inference.average_requests_per_second is not None:
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
+        if isinstance(dep, InferenceDeployment) and dep.inference.job:
+            run, ran = job_details(dep.inference, sustained_rps(opt), dep_pool_list, scaled_to_zero, details)
+            details.update(run)
+            reasons.append(ran)
         if isinstance(dep, InferenceDeployment) and (
             token_cost := _token_cost(dep.name, dep.inference, opt, details, cloud=cloud, pools=dep_pool_list)
         ):
@@ -1490,6 +1504,8 @@ def build_plan(
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
+    pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
+    findings += job_findings(wl, pools, deployments)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
@@ -1987,7 +2003,7 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
         out["usd_per_hour"] = round(c.usd_per_hour, 2) if c.usd_per_hour is not None else None
     else:
         out["opex_usd_per_month"] = round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None
-        out["usd_per_month"] = round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None
+        out["usd_per_month"] = round(c.usd_per_month, 2) if c.usd_per_month is not None else None
     run = run_usd(c)
     if run is not None and c.run_hours:
         out["usd_per_job"] = round(run, 2)
@@ -2010,6 +2026,14 @@ def _token_cost(
     usd = details.get("usd_per_month")
     if usd is None or spec.pooling or not spec.avg_output_tokens:
         return None
+    if spec.job:  # a batch job: its month over the tokens its runs make (its servers' hours are its runs')
+        made = (spec.requests_per_run or 0) * runs_a_month(spec)
+        at_runs = usd / (made * spec.avg_output_tokens / 1e6)
+        text = (
+            f"costs {usd_text(at_runs)} per million output tokens: its month over the {figure_text(made)} requests of "
+            f"{spec.avg_output_tokens:,} tokens its runs make"
+        )
+        return {"usd_per_million_output_tokens": round(at_runs, 4)}, text
     tokens_per_rps = spec.avg_output_tokens * 3600 * HOURS_PER_MONTH / 1e6  # millions a month of one request a second
     capacity = sustained_rps(opt)
     at_rate = usd / (spec.requests_per_second * tokens_per_rps)
@@ -2360,6 +2384,19 @@ def fleet_up_front_usd(fleet: dict[str, Any]) -> float | None:
     return float(fleet["capex_usd"] or 0.0)
 
 
+def _month_usd(priced: list[Pool]) -> float:
+    """What priced pools cost a month: those that run all month at their hourly rates, those of batch jobs their runs."""
+    whole = sum(p.usd_per_hour or 0.0 for p in priced if p.busy_hours_per_month is None) * HOURS_PER_MONTH
+    return whole + math.fsum(pool_month_usd(p) or 0.0 for p in priced if p.busy_hours_per_month is not None)
+
+
+def _floor_month_usd(pool: Pool) -> float:
+    """A pool's month at its fewest nodes all month; a pool of batch jobs its runs' month (0 where unpriced)."""
+    if pool.busy_hours_per_month is not None:
+        return pool_month_usd(pool) or 0.0
+    return (floor_usd_per_hour(pool) or 0.0) * HOURS_PER_MONTH
+
+
 def totals(
     pools: list[Pool],
     racks: int | None = None,
@@ -2385,6 +2422,8 @@ def totals(
     usd = sum(priced) if len(priced) == len(monthly) else None
     if not pools:
         usd = None
+    # the month of each pool's hours: a month, or its batch jobs' runs where it scales to zero between them
+    month = None if usd is None else _month_usd([p for p in monthly if p.usd_per_hour is not None])
     jobs = list(rented_jobs.values())
     power = sum(p.power_w for p in pools)
     capex = [p.capex_usd for p in pools if p.capex_usd is not None]
@@ -2399,12 +2438,12 @@ def totals(
         "power_w": power,
         "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
         "usd_per_hour": round(usd, 2) if usd is not None else None,
-        "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
+        "usd_per_month": round(month, 2) if month is not None else None,
         # the month with a cloud's serving pools at the nodes their services' average rates need all month: the floor
-        # of a month that depends on the day's profile (newuser39 item 9)
+        # of a month that depends on the day's profile (newuser39 item 9); a pool of batch jobs at its runs' month
         **(
-            {"usd_per_month_floor": round(math.fsum(floor_usd_per_hour(p) or 0.0 for p in monthly) * HOURS_PER_MONTH, 2)}
-            if usd is not None and any(p.min_nodes is not None for p in monthly)
+            {"usd_per_month_floor": round(math.fsum(_floor_month_usd(p) for p in monthly), 2)}
+            if usd is not None and any(p.min_nodes is not None and p.busy_hours_per_month is None for p in monthly)
             else {}
         ),
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
@@ -2412,8 +2451,8 @@ def totals(
         # the month with the rented jobs' runs, what the budget holds (newuser28 item 10: "opex" and the headline
         # left $34,626 of runs out of a $99,224 month)
         **(
-            {"usd_per_month_with_runs": round(usd * HOURS_PER_MONTH + math.fsum(m for m in run_months if m is not None), 2)}
-            if usd is not None and counted
+            {"usd_per_month_with_runs": round((month or 0.0) + math.fsum(m for m in run_months if m is not None), 2)}
+            if month is not None and counted
             else {}
         ),
         # the rented jobs whose runs a month are not given, beside those counted
@@ -2430,7 +2469,7 @@ def totals(
         # what the priced pools cost where others are not: a reviewer keeps the rest of the bill (fuzz21 item 14)
         **(
             {
-                "priced_usd_per_month": round(sum(priced) * HOURS_PER_MONTH, 2),
+                "priced_usd_per_month": round(_month_usd([p for p in monthly if p.usd_per_hour is not None]), 2),
                 "priced_pools": len(priced),
                 "unpriced_pools": sorted(p.name for p in monthly if p.usd_per_hour is None),
             }

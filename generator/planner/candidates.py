@@ -12,6 +12,7 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
+from generator.planner.batch_job import job_options
 from generator.planner.blocked import (
     NO_PACKING,
     NOT_SHARED_HERE,
@@ -37,9 +38,10 @@ from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, rate_replicas, replicas_needed
 from generator.planner.spread import spread_field, spread_floor, spread_layouts, spread_note, tolerant_layouts
-from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, in_workload_racks, run_usd
+from generator.planner.tco import NodeCost, billed_per_run, fleet_cost, in_workload_racks, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
+from generator.units import HOURS_PER_MONTH
 from generator.words import listed
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, InferenceDeployment, TrainingDeployment, Workload
@@ -317,7 +319,7 @@ def inference_options(
                 sizes[key] = found
         blocked += found[0]
         options += found[1]
-    return options
+    return job_options(wl.hardware.provider, dep.inference, options) if rest is None else options
 
 
 #: A deployment's options on each hardware (and owned servers of its kind free), formed once per process
@@ -770,7 +772,7 @@ def monthly_spend_usd(wl: Workload, opt: Option, runs: float | None = None) -> f
         return None
     if billed_per_run(wl.hardware.provider, c) and c.run_hours:  # (run_hours again: narrows the type)
         return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH) * (runs or 1.0)
-    return c.usd_per_hour * HOURS_PER_MONTH
+    return c.usd_per_month  # a batch job's runs' hours where its pool scales to zero (newuser65 item 2)
 
 
 def capex_cap_usd(wl: Workload) -> float | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator.errors import SpecgenError
 from generator.planner.plan import Finding, Plan
-from generator.planner.tco import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH
 from generator.workload.chains import chain_errors
 from generator.workload.models import TrainingDeployment
 

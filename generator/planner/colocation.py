@@ -15,8 +15,9 @@ from __future__ import annotations
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Pool
 from generator.planner.racks import Rack
-from generator.planner.tco import HOURS_PER_MONTH, colocation_scope
+from generator.planner.tco import colocation_scope
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 
 
 class RackBill(NamedTuple):

@@ -23,9 +23,8 @@ from generator.catalog.records import acquired
 from generator.planner.candidates import SizedOptions
 from generator.planner.option import Option
 from generator.planner.plan import DeploymentPlan, Finding, Pool
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.sizing.constants import Constants
-from generator.units import GIB, hours_text, usd_text
+from generator.units import GIB, HOURS_PER_MONTH, hours_text, usd_text
 from generator.words import listed
 from generator.workload.capacity_type import SPOT
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload

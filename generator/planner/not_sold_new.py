@@ -16,7 +16,7 @@ from generator.planner.candidates import inference_options, ranking_candidate, w
 from generator.planner.option import Option
 from generator.planner.options import Hardware, _refusals, not_sold_new_why, rank
 from generator.planner.plan import Candidate, DeploymentPlan, Finding, Plan, Pool
-from generator.planner.tco import HOURS_PER_MONTH, cost_text, rented_at_given_rates
+from generator.planner.tco import cost_text, rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
@@ -119,7 +119,7 @@ def _ranks_before(best: Option, planned: DeploymentPlan, pools: dict[str, Pool],
             return False
         if usd is None:
             return True
-        mine = (round(c.usd_per_hour * HOURS_PER_MONTH, 2), c.idle_gpus, c.nodes, c.power_w)
+        mine = (round(c.usd_per_month or 0.0, 2), c.idle_gpus, c.nodes, c.power_w)
         return mine < (round(float(usd), 2), idle, servers, power)
     if objective == "gpus":
         bought = int(details.get("gpus_bought", 0))

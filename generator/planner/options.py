@@ -13,6 +13,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import SPOT, sold_as_spot
 from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
@@ -242,6 +243,8 @@ def rank(
     c = candidate
     idle = c.gpus if share and not alone else c.idle_gpus
     usd = c.usd_per_hour if c.usd_per_hour is not None else math.inf
+    if c.busy_hours_per_month is not None and c.usd_per_month is not None:  # a batch job: the hours its runs take
+        usd = c.usd_per_month / HOURS_PER_MONTH
     # a layout on no new server (the idle GPUs of servers already chosen) buys none; on owned servers a service's GPUs
     # in use count, so that the rest can take another service
     bought = c.gpus_bought if alone else c.gpus_bought or (0 if c.nodes == 0 else c.gpus)

@@ -29,8 +29,7 @@ from generator.planner.candidates import shared_gpus
 from generator.planner.plan import Finding, Pool
 from generator.planner.slo import replicas_needed
 from generator.planner.spread import SPREAD_NODES, option_tolerant, packed_nodes, spread_asked, spreads
-from generator.planner.tco import HOURS_PER_MONTH
-from generator.units import figure_text, usd_text
+from generator.units import HOURS_PER_MONTH, figure_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
-from generator.units import figure_text
+from generator.units import HOURS_PER_MONTH, figure_text
 
 Level = Literal["info", "warning", "error"]
 
@@ -148,6 +148,10 @@ class Pool(NamedTuple):
     #: On a cloud, the fewest nodes the pool scales down to off-peak: those its services' replicas take at their
     #: ``average_requests_per_second`` (``nodes`` is the peak's); None (left out of ``spec.json``): a fixed size.
     min_nodes: int | None = None
+    #: On a cloud (or servers rented by the hour), hours a month a pool holding only batch jobs runs: their runs' hours
+    #: (:mod:`generator.planner.batch_job`), at most a month; it scales to zero nodes (``min_nodes`` 0) between runs and
+    #: is paid for these hours. None (left out of ``spec.json``): it runs all month.
+    busy_hours_per_month: float | None = None
     #: Parts of its owned catalog servers the plan assumed as for a purchase (``cpu``, ``ram``, ``nvme``, ``psu``,
     #: ``fabric``, ``frontend``), not read off the servers; None (left out of ``spec.json``): no owned catalog server.
     build_assumed: tuple[str, ...] | None = None
@@ -193,6 +197,9 @@ class Candidate(NamedTuple):
     power_compared_w: int = 0
     #: A training job's wall-clock hours (it ends and is costed per run); None for a service.
     run_hours: float | None = None
+    #: A batch job's layout billed by the hour: the hours a month its servers run (its runs', at most a month), its pool
+    #: scaling to zero between runs (:mod:`generator.planner.batch_job`); None: they run all month.
+    busy_hours_per_month: float | None = None
     #: Rented on a reservation the workload names (``kubernetes.reservations``): billed by the month, runs or not.
     reserved: bool = False
     #: On bare metal, a server rented from a provider (:attr:`Pool.rented`): ``"hour"`` or ``"month"``; None otherwise.
@@ -205,6 +212,13 @@ class Candidate(NamedTuple):
     #: servers alone need 2 racks of 20 kW, 1 allowed``): why a cheaper one was not chosen (fuzz34 item 3). None (left
     #: out of ``spec.json``): within them, or not a runner-up.
     over_limit: str | None = None
+
+    @property
+    def usd_per_month(self) -> float | None:
+        """What the layout costs a month: its price an hour over the hours it runs (a month, or a batch job's runs)."""
+        if self.usd_per_hour is None:
+            return None
+        return self.usd_per_hour * (HOURS_PER_MONTH if self.busy_hours_per_month is None else self.busy_hours_per_month)
 
 
 class DeploymentPart(NamedTuple):
@@ -597,6 +611,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
 #: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
 #: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second)
+#: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
@@ -607,9 +622,11 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Candidate, "rented"),
         (Candidate, "shares_per_gpu"),
         (Candidate, "over_limit"),
+        (Candidate, "busy_hours_per_month"),
         (Pool, "shares_per_gpu"),
         (Pool, "gpu_sharing"),
         (Pool, "min_nodes"),
+        (Pool, "busy_hours_per_month"),
         (DeploymentPart, "mem_fraction_static"),
         (Pool, "build_assumed"),
         (Pool, "capacity_type"),

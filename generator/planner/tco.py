@@ -33,13 +33,12 @@ from generator.named_tuple import NamedTuple
 from generator.planner.plan import ram_text
 from generator.planner.price_region import pricing_region, unpriced_in_region_why
 from generator.sizing.constants import Constants
+from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import given_rate
 from generator.workload.models import Workload
 
 if TYPE_CHECKING:
     from generator.planner.plan import Candidate
-
-HOURS_PER_MONTH = 730
 
 
 def idle_owned_usd(wl: Workload, platform_id: str, free: int) -> float | None:
@@ -53,14 +52,19 @@ def idle_owned_usd(wl: Workload, platform_id: str, free: int) -> float | None:
     return free * wl.prices[platform_id] * HOURS_PER_MONTH
 
 
-def billed_per_run(provider: str, candidate: Candidate) -> bool:
-    """Whether a candidate is a training job on rented servers: paid for its hours, not by the month.
+def billed_by_the_hour(provider: str, candidate: Candidate) -> bool:
+    """Whether a candidate's servers are paid for the hours they run: a cloud's (not reserved), or rented by the hour.
 
-    A reservation bills its whole term whether a job runs or not (newuser28 item 6), so a job on one is not. On bare
-    metal, a job on a server rented by the hour from a provider (:attr:`NodeCost.rented`) is, as on a cloud.
+    A reservation bills its whole term whether anything runs or not (newuser28 item 6). On bare metal, a server rented
+    by the hour from a provider (:attr:`NodeCost.rented`) is billed as on a cloud; one bought or owned is paid by the
+    month.
     """
-    rented = provider != "baremetal" or candidate.rented == "hour"
-    return rented and bool(candidate.run_hours) and not candidate.reserved
+    return (provider != "baremetal" or candidate.rented == "hour") and not candidate.reserved
+
+
+def billed_per_run(provider: str, candidate: Candidate) -> bool:
+    """Whether a candidate is a training job on servers billed by the hour: paid for its hours, not by the month."""
+    return bool(candidate.run_hours) and billed_by_the_hour(provider, candidate)
 
 
 def acquired_as(provider: str, candidate: Candidate) -> str:
@@ -119,7 +123,7 @@ def cost_text(candidate: Candidate, what: str = "job", runs_per_month: float | N
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = run_usd(candidate)
-    month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    month = f"${candidate.usd_per_month or 0.0:,.0f}/month"
     per_run = "per run" if what == "job" else f"per run of the {what}"
     monthly = month_run_usd(candidate, runs_per_month)
     if run is not None and monthly is not None and runs_per_month:

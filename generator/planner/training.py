@@ -12,7 +12,6 @@ from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
 from generator.planner.blocked import MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
 from generator.planner.options import Hardware, tensor_parallel_sizes
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -52,7 +51,7 @@ from generator.sizing.training_step import (
     training_step,
 )
 from generator.sizing.weights import Parallelism
-from generator.units import GIB
+from generator.units import GIB, HOURS_PER_MONTH
 from generator.workload.models import ParallelismPin, TrainingSpec
 
 #: Largest data-parallel degree the planner considers.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from generator.planner.plan import Finding, Pool
 from generator.planner.racks import racked_nodes
-from generator.planner.tco import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH
 from generator.workload.models import TrainingDeployment
 
 if TYPE_CHECKING:

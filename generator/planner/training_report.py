@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
-from generator.planner.tco import HOURS_PER_MONTH, acquired_as, month_run_usd, run_usd
+from generator.planner.tco import acquired_as, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_candidates import NEAR_TIE_FRACTION, cpu_offloads
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
 from generator.sizing.training_step import StepTime
+from generator.units import HOURS_PER_MONTH
 
 #: The step's terms as the plan names them (StepTime attribute, words).
 STEP_TERMS: tuple[tuple[str, str], ...] = (

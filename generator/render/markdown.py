@@ -8,7 +8,7 @@ from typing import Any
 from generator import __version__
 from generator.catalog.records import acquired
 from generator.planner.plan import Candidate, Capacity, DeploymentPlan, Plan, capacity_headline
-from generator.planner.tco import HOURS_PER_MONTH, job_runs_per_month, month_run_usd, run_usd
+from generator.planner.tco import job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
 from generator.units import figure_text
@@ -44,7 +44,7 @@ def candidate_cost(candidate: Candidate, details: Mapping[str, Any] | None = Non
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = month_run_usd(candidate, job_runs_per_month(details or {})) or run_usd(candidate)
-    cost = f"${run:,.0f} per run" if run is not None else f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    cost = f"${run:,.0f} per run" if run is not None else f"${candidate.usd_per_month or 0.0:,.0f}/month"
     return f"{cost} (${candidate.usd_per_hour:,.2f}/h)"
 
 

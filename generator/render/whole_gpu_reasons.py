@@ -22,7 +22,7 @@ from generator import catalog
 from generator.planner.placement import pool_placement
 from generator.planner.plan import Candidate, DeploymentPlan, Plan, Pool
 from generator.planner.spread import SPREAD_NODES, packed_nodes
-from generator.planner.tco import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH
 from generator.workload.models import GpuSharing
 from generator.workload.sharing import mig_problem
 
@@ -136,7 +136,7 @@ def _shares(sharing: GpuSharing) -> str:
 
 
 def _month_usd(candidate: Candidate) -> float | None:
-    return None if candidate.usd_per_hour is None else candidate.usd_per_hour * HOURS_PER_MONTH
+    return candidate.usd_per_month
 
 
 def _figures(objective: str, usd_per_month: float | None, gpus: int) -> str:

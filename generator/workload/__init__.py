@@ -49,6 +49,7 @@ from generator.workload.ubuntu_series import distro_series_errors
 from generator.workload.value_checks import (
     Path,
     average_rate_errors,
+    batch_job_errors,
     buy_errors,
     capacity_errors,
     cloud_rack_errors,
@@ -76,6 +77,9 @@ _NOT_ON_A_FIXED_MACHINE = {
     "nodes_down_tolerated": "sizes a fleet of replicas",
     "max_utilization": "sizes a fleet of replicas",
     "average_requests_per_second": "prices and scales a fleet of replicas sized for the peak",
+    "requests_per_run": "sizes a fleet of replicas for a batch job's deadline",
+    "deadline_hours": "sizes a fleet of replicas for a batch job's deadline",
+    "runs_per_month": "prices a batch job's runs on a fleet of replicas",
 }
 
 
@@ -216,6 +220,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
             errors += prompt_tail_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += average_rate_errors(doc, i, dep.inference)
+            errors += batch_job_errors(doc, i, dep.inference)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (
@@ -525,7 +530,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     The batch limit: the workload's ``constants`` ``max_num_seqs`` / ``max_batch_size`` (the smaller) where a service
     sets no ``max_num_seqs`` of its own; the tokens of a forward pass: its ``prefill_chunk_tokens`` where a service
     sets no ``max_num_batched_tokens``. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
-    is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default).
+    is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default). A batch job's rate: its
+    ``requests_per_run`` over its ``deadline_hours``.
     """
     limit = _constant_batch_limit(wl.constants)
     chunk = _constant_forward_tokens(wl.constants)
@@ -539,6 +545,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
             spec = spec._replace(max_num_seqs=limit[0])
         if spec.max_num_batched_tokens is None and chunk is not None:
             spec = spec._replace(max_num_batched_tokens=chunk)
+        if spec.requests_per_run is not None and spec.deadline_hours:  # a batch job: its rate (newuser65 item 1)
+            spec = spec._replace(requests_per_second=spec.requests_per_run / (spec.deadline_hours * 3600))
         if spec.pooling:  # one forward pass over the input: no output tokens (a given one is refused, located)
             spec = spec._replace(avg_output_tokens=0)
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):

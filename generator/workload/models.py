@@ -42,6 +42,12 @@ class InferenceSpec(NamedTuple):
     #: cost per token is stated at it too, and on a cloud the serving pools scale down to the nodes it needs; None: not
     #: given (the rate is taken as sustained all month).
     average_requests_per_second: float | None = None
+    #: A batch job's requests in one run, with ``deadline_hours`` (the hours a run may take): ``requests_per_second`` is
+    #: then derived from them (:func:`generator.workload.load_document`); None: a service that runs all month.
+    requests_per_run: int | None = None
+    deadline_hours: float | None = None
+    #: Runs a month of a batch job (``requests_per_run``); None: one.
+    runs_per_month: float | None = None
     slo: Slo = Slo()
     service_class: Literal["interactive", "batch"] = "interactive"
     #: Serving engine whose KV accounting sizes the cache; SGLang's ``mem_fraction_static`` (None: its default).
@@ -66,6 +72,11 @@ class InferenceSpec(NamedTuple):
     images_per_request: float = 0.0
     #: Tokens one image takes; None: the model's own where every image is resized to one size.
     image_tokens: int | None = None
+
+    @property
+    def job(self) -> bool:
+        """A batch job (``requests_per_run`` within ``deadline_hours``): it runs, then its replicas stop until the next run."""
+        return self.requests_per_run is not None
 
     @property
     def pooling(self) -> bool:

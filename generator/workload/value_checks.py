@@ -11,6 +11,8 @@ Every problem is located at the field that causes it (file:line:col):
 - ``p95_input_tokens`` below ``avg_input_tokens``, above 20 times it, or with ``avg_output_tokens`` past
   ``max_context_tokens``; on a pooling service or ``hardware.fixed``, where it is not planned;
 - ``average_requests_per_second`` above ``requests_per_second`` (the peak the replicas are sized for);
+- a batch job's fields (``requests_per_run``, ``deadline_hours``, ``runs_per_month``) apart, beside a rate given, or
+  with runs that do not fit in a month;
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
 - ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
@@ -39,6 +41,7 @@ from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.serving_queue import tail_problem
 from generator.sizing.training_conflicts import training_conflicts
+from generator.units import HOURS_PER_MONTH
 from generator.workload.loader import Document
 from generator.workload.models import Hardware, InferenceDeployment, InferenceSpec, TrainingSpec, Workload
 
@@ -308,7 +311,7 @@ def average_rate_errors(doc: Document, i: int, spec: InferenceSpec) -> list[Inpu
     it would price tokens the fleet cannot serve.
     """
     average = spec.average_requests_per_second
-    if average is None or average <= spec.requests_per_second:
+    if average is None or average <= spec.requests_per_second or spec.job:  # a job's: refused as a job's field
         return []
     at: Path = ("deployments", i, "inference", "average_requests_per_second")
     return [
@@ -319,6 +322,64 @@ def average_rate_errors(doc: Document, i: int, spec: InferenceSpec) -> list[Inpu
             doc.locate(at),
         )
     ]
+
+
+#: The least rate the schema allows ``requests_per_second`` (a rate below overflows the cost per token, fuzz29 item 5).
+LEAST_RATE = 1e-6
+
+
+def batch_job_errors(doc: Document, i: int, spec: InferenceSpec) -> list[InputError]:
+    """Deployment ``i``'s batch job fields: together, instead of a rate, and with runs that fit in a month.
+
+    ``requests_per_run`` and ``deadline_hours`` give the rate (their quotient) that ``requests_per_second`` otherwise
+    gives: one without the other, or either beside a rate, leaves the rate ambiguous; ``runs_per_month`` counts runs of
+    a job. Runs whose deadlines together exceed a month overlap: the replicas would serve all month, as a service.
+    """
+    at: Path = ("deployments", i, "inference")
+    given = {f for f in ("requests_per_run", "deadline_hours", "runs_per_month") if given_in(doc, (*at, f))}
+    if not given:
+        return []
+    if "requests_per_run" not in given or "deadline_hours" not in given:
+        field = "deadline_hours" if "deadline_hours" in given else "runs_per_month"
+        field = "requests_per_run" if "requests_per_run" in given else field
+        missing = "deadline_hours" if "requests_per_run" in given else "requests_per_run"
+        return [
+            InputError(
+                f"{field} belongs to a batch job, which gives requests_per_run and deadline_hours together (the rate "
+                f"sized for is their quotient): add {missing}, or give a service's requests_per_second instead",
+                doc.locate((*at, field)),
+            )
+        ]
+    errors = [
+        InputError(
+            f"{field} does not go with a batch job (requests_per_run, deadline_hours): the job's rate is "
+            "requests_per_run / (deadline_hours x 3600) while it runs, runs_per_month times; give the job's fields or "
+            "a service's rates, not both",
+            doc.locate((*at, field)),
+        )
+        for field in ("requests_per_second", "average_requests_per_second")
+        if given_in(doc, (*at, field))
+    ]
+    hours, runs = spec.deadline_hours or 0.0, spec.runs_per_month or 1.0
+    rate = (spec.requests_per_run or 0) / (hours * 3600)
+    if rate < LEAST_RATE:
+        errors.append(
+            InputError(
+                f"requests_per_run {spec.requests_per_run:,} in {hours:g} h is {rate:.3g} req/s, below the least rate "
+                f"planned ({LEAST_RATE:g} req/s, as requests_per_second): more requests a run or a shorter deadline_hours",
+                doc.locate((*at, "requests_per_run")),
+            )
+        )
+    if runs * hours > HOURS_PER_MONTH:
+        errors.append(
+            InputError(
+                f"{runs:g} runs a month of up to {hours:g} h take up to {runs * hours:,.0f} h, more than a month "
+                f"({HOURS_PER_MONTH} h): the replicas would serve without a break, as a service; fewer runs_per_month, a "
+                f"deadline_hours of at most {HOURS_PER_MONTH / runs:.4g} h, or a service's requests_per_second",
+                doc.locate((*at, "runs_per_month" if "runs_per_month" in given else "deadline_hours")),
+            )
+        )
+    return errors
 
 
 def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:

@@ -1,0 +1,229 @@
+"""Batch jobs served by replicas: ``requests_per_run`` within ``deadline_hours``, ``runs_per_month`` (newuser65 items 1-3).
+
+Item 1: an inference job could not be sized by its total work and deadline; every answer was a month of the peak's
+servers. Item 2: a weekly job within its budget was refused, its month taken at the peak's ($44,403 against about
+$12,700 of runs). Item 3: no pool scaled to zero between runs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.api import plan_as_deployed, render_file
+from generator.errors import InfeasibleError, InputError
+from generator.planner.batch_job import HOURS_PLACES, zero_pools
+from generator.planner.plan import DeploymentPlan, Plan, Pool
+from generator.units import HOURS_PER_MONTH
+from generator.workload import load_workload
+
+#: newuser65's weekly synthetic-data job: 1 M samples (200 in, 1,000 out) in 48 h, 4.35 runs a month, on GKE.
+SYNTH = """\
+version: 1
+name: synth-70b
+deployments:
+  - name: synth
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      service_class: batch
+      max_context_tokens: 4096
+      avg_input_tokens: 200
+      avg_output_tokens: 1000
+JOB
+hardware:
+  provider: PROVIDER
+  gpus: GPUS
+BUDGET
+KUBERNETES
+objective: cost
+"""
+
+#: Where each cloud's pools run (GKE needs a project, a location and a zone to render).
+KUBERNETES = {
+    "aws": "kubernetes: {location: us-east-1}",
+    "azure": "kubernetes: {location: eastus2}",
+    "gcp": "kubernetes: {gcp_project: acme-batch, location: us-central1, zone: us-central1-a}",
+    "baremetal": "",
+}
+
+JOB = "      requests_per_run: 1000000\n      deadline_hours: 48\n      runs_per_month: 4.35\n"
+#: The same work as a service at the job's rate: 1e6 / (48 x 3600) req/s, all month.
+SERVICE = f"      requests_per_second: {1_000_000 / (48 * 3600)!r}\n"
+
+
+#: The GPUs allowed: on bare metal those the catalog sells, none it rents by the hour from a provider (its A100s).
+GPUS = "[h100-sxm5-80gb, a100-sxm4-80gb, l4-24gb]"
+BOUGHT_GPUS = "[h100-sxm5-80gb, l4-24gb]"
+
+
+def _workload(
+    tmp_path: Path, job: str = JOB, provider: str = "gcp", budget: str = "", gpus: str = GPUS, file: str = "synth.yaml"
+) -> Path:
+    path = tmp_path / file
+    text = SYNTH.replace("JOB\n", job).replace("PROVIDER", provider).replace("BUDGET\n", budget).replace("GPUS", gpus)
+    text = text.replace("KUBERNETES", KUBERNETES[provider])
+    path.write_text(text)
+    return path
+
+
+def _plan(path: Path) -> Plan:
+    return plan_as_deployed(str(path))[1]
+
+
+def _job(plan: Plan) -> DeploymentPlan:
+    return next(d for d in plan.deployments if d.name == "synth")
+
+
+def test_the_rate_sized_for_is_the_requests_over_the_deadline(tmp_path: Path) -> None:
+    spec = load_workload(_workload(tmp_path)).workload.deployments[0].inference  # type: ignore[union-attr]
+    assert spec.job and spec.requests_per_second == pytest.approx(1_000_000 / (48 * 3600))
+    assert (spec.requests_per_run, spec.deadline_hours, spec.runs_per_month) == (1_000_000, 48.0, 4.35)
+
+
+@pytest.mark.parametrize(
+    ("job", "field", "said"),
+    [
+        pytest.param("      requests_per_run: 1000\n", "requests_per_run", "add deadline_hours", id="no-deadline"),
+        pytest.param("      deadline_hours: 8\n", "deadline_hours", "add requests_per_run", id="no-requests"),
+        pytest.param("      runs_per_month: 30\n", "runs_per_month", "add requests_per_run", id="runs-alone"),
+        pytest.param(JOB + "      requests_per_second: 3\n", "requests_per_second", "not both", id="beside-a-rate"),
+        pytest.param(JOB + "      average_requests_per_second: 1\n", "average_requests_per_second", "not both",
+                     id="beside-an-average"),
+        pytest.param("      requests_per_run: 1000\n      deadline_hours: 8\n      runs_per_month: 92\n", "runs_per_month",
+                     "736 h, more than a month (730 h)", id="runs-overlap"),
+        pytest.param("      requests_per_run: 1000\n      deadline_hours: 731\n", "deadline_hours",
+                     "more than a month", id="one-run-too-long"),
+        pytest.param("      requests_per_run: 1\n      deadline_hours: 700\n", "requests_per_run",
+                     "below the least rate planned", id="rate-too-low"),
+    ],
+)  # fmt: skip
+def test_a_batch_job_s_fields_apart_or_beside_a_rate_are_refused_at_their_field(
+    tmp_path: Path, job: str, field: str, said: str
+) -> None:
+    with pytest.raises(InputError) as refused:
+        load_workload(_workload(tmp_path, job))
+    text = str(refused.value)
+    assert re.search(rf"synth\.yaml:\d+:\d+: deployments\[0\]\.inference\.{field}: ", text), text
+    assert said in text
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws", "azure"])
+def test_on_a_cloud_the_pool_scales_to_zero_and_the_month_is_the_runs_hours(tmp_path: Path, provider: str) -> None:
+    plan = _plan(_workload(tmp_path, provider=provider))
+    job, (pool,) = _job(plan), plan.pools
+    hours, runs = job.details["hours_per_run"], job.details["runs_per_month"]
+    assert 0 < hours <= 48 and runs == 4.35 and job.details["scales_to_zero"] is True
+    assert hours == round(1_000_000 / (job.replicas * _replica_rate(job)) / 3600, HOURS_PLACES)
+    assert pool.min_nodes == 0 and pool.busy_hours_per_month == pytest.approx(hours * runs)
+    assert pool.usd_per_hour is not None
+    run = pool.usd_per_hour * hours
+    assert job.details["usd_per_run"] == pytest.approx(run, abs=0.01)
+    assert plan.totals["usd_per_month"] == pytest.approx(run * runs, abs=0.01)
+    assert job.details["usd_per_month"] == pytest.approx(run * runs, abs=0.01)
+    # its tokens: the month over those its runs make, 4.35 x 1e6 requests of 1,000 tokens
+    assert job.details["usd_per_million_output_tokens"] == pytest.approx(run * runs / 4350, rel=1e-3)
+    assert any(f.code == "batch-job-scales-to-zero" for f in plan.findings)
+    assert "usd_per_month_floor" not in plan.totals  # a job's month is its runs', no range
+
+
+def _replica_rate(job: DeploymentPlan) -> float:
+    """What one replica of ``job`` sustains, from its reasons' text ("one replica sustains X req/s")."""
+    found = next(m for r in job.reasons if (m := re.search(r"one replica sustains ([\d.,]+) req/s", r)))
+    sustained = next(m for r in job.reasons if (m := re.search(r"at the ([\d.,]+) req/s its replicas sustain", r)))
+    rate = float(sustained.group(1).replace(",", "")) / job.replicas
+    assert rate == pytest.approx(float(found.group(1).replace(",", "")), abs=0.01)
+    return rate
+
+
+def test_a_weekly_job_within_its_budget_is_planned_where_the_service_at_its_rate_is_not(tmp_path: Path) -> None:
+    """Item 2: a $20,000 budget held a month of the peak's servers ($44,403); the runs cost far less."""
+    budget = "  max_budget_usd_per_month: 20000\n"
+    plan = _plan(_workload(tmp_path, budget=budget))
+    assert plan.totals["usd_per_month"] <= 20_000
+    with pytest.raises(InfeasibleError, match="max_budget_usd_per_month"):
+        _plan(_workload(tmp_path, SERVICE, budget=budget))
+
+
+def test_the_layouts_are_ranked_by_what_their_runs_cost(tmp_path: Path) -> None:
+    """A layout finishing sooner on dearer servers can cost less a run: every runner-up's month is at least the plan's."""
+    job = _job(_plan(_workload(tmp_path)))
+    months = [c.usd_per_month for c in job.runners_up]
+    assert months and all(m is not None and m >= job.details["usd_per_month"] - 0.01 for m in months)
+    assert all(c.busy_hours_per_month is not None and c.busy_hours_per_month <= 48 * 4.35 for c in job.runners_up)
+
+
+def test_bought_servers_are_paid_by_the_month_and_a_run_is_the_month_over_the_runs(tmp_path: Path) -> None:
+    job_plan = _plan(_workload(tmp_path, provider="baremetal", gpus=BOUGHT_GPUS))
+    service_plan = _plan(_workload(tmp_path, SERVICE, provider="baremetal", gpus=BOUGHT_GPUS))
+    job = _job(job_plan)
+    assert job_plan.totals["usd_per_month"] == service_plan.totals["usd_per_month"]  # the same servers, all month
+    assert all(p.min_nodes is None and p.busy_hours_per_month is None for p in job_plan.pools)
+    assert job.details["usd_per_run"] == pytest.approx(job.details["usd_per_month"] / 4.35, abs=0.01)
+    said = next(f for f in job_plan.findings if f.code == "batch-job-paid-all-month")
+    idle = HOURS_PER_MONTH - job.details["hours_per_run"] * 4.35
+    assert f"idle {idle:,.2f} h of the month's 730 h" in said.message
+
+
+def test_the_rendered_pools_scale_from_zero(tmp_path: Path) -> None:
+    files = render_file(str(_workload(tmp_path)))
+    (pool_file,) = [text for name, text in files.items() if name.startswith("kubernetes/gcp/containernodepool-")]
+    assert "minNodeCount: 0" in pool_file
+    assert '"min_node_count": 0' in files["terraform/specgen.auto.tfvars.json"]
+
+
+def _pool(name: str, deployments: tuple[str, ...], owned: int = 0) -> Pool:
+    node: Any = None  # never read: zero_pools reads a pool's name, members and owned servers
+    return Pool(name, node, 2, deployments, 0, 1000, 1.0, None, (), (), owned_nodes=owned)
+
+
+@pytest.mark.parametrize(
+    ("deployments", "owned", "scales"),
+    [
+        pytest.param(("job",), 0, True, id="a-job-alone"),
+        pytest.param(("job", "other-job"), 0, True, id="jobs-only"),
+        pytest.param(("job", "service"), 0, False, id="beside-a-service"),
+        pytest.param(("job",), 1, False, id="owned-servers"),
+        pytest.param(("paid-monthly-job",), 0, False, id="a-job-paid-by-the-month"),
+    ],
+)
+def test_only_pools_of_hourly_batch_jobs_scale_to_zero(deployments: tuple[str, ...], owned: int, scales: bool) -> None:
+    hourly = frozenset({"job", "other-job"})
+    assert (zero_pools([_pool("p", deployments, owned)], hourly) == {"p"}) is scales
+
+
+def test_hours_a_run_fit_the_deadline_at_every_rate(tmp_path: Path) -> None:
+    for requests in (10_000, 1_000_000, 20_000_000):
+        job = f"      requests_per_run: {requests}\n      deadline_hours: 12\n      runs_per_month: 2\n"
+        plan = _plan(_workload(tmp_path, job, provider="aws"))
+        hours = _job(plan).details["hours_per_run"]
+        assert 0 < hours <= 12 and math.isclose(plan.pools[0].busy_hours_per_month or 0, hours * 2, abs_tol=1e-6)
+
+
+def test_servers_rented_by_the_hour_on_bare_metal_are_rented_for_the_runs(tmp_path: Path) -> None:
+    """Lambda's A100 servers, rented by the hour: paid for the runs' hours, with no autoscaler to take them to zero."""
+    plan = _plan(_workload(tmp_path, provider="baremetal", gpus="[a100-sxm4-80gb]"))
+    job, (pool,) = _job(plan), plan.pools
+    assert pool.rented == "hour" and pool.min_nodes is None
+    assert pool.busy_hours_per_month == pytest.approx(job.details["hours_per_run"] * 4.35)
+    said = next(f for f in plan.findings if f.code == "batch-job-scales-to-zero").message
+    assert "rented from their provider for each run and released after" in said and "minNodeCount" not in said
+
+
+def test_diff_prices_a_job_s_pool_at_its_runs_hours(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same work as a service all month, then as a weekly job: the pool's month is its runs' beside the totals'."""
+    import json
+
+    from tests.helpers import specgen_in_process as specgen
+
+    service = _workload(tmp_path, SERVICE, provider="aws", file="service.yaml")
+    job = _workload(tmp_path, provider="aws")
+    code, out, err = specgen(capsys, "diff", str(service), str(job), "--format", "json")
+    assert code == 0, err
+    diff = json.loads(out)
+    (pool,) = diff["pools"]
+    assert pool["new"]["min_nodes"] == 0 and "min_nodes" not in pool["old"]
+    assert pool["new"]["usd_per_month"] == diff["totals"]["usd_per_month"]["new"] < pool["old"]["usd_per_month"]
