@@ -327,8 +327,10 @@ def minimum_nodes(row: dict[str, Any]) -> Any:
 
 
 def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
-    """A pool's cost a month (its hourly rate x 730 h, or x the hours its batch jobs' runs take); None for a pool rented
-    per training run or without a price."""
+    """A pool's cost a month: its hourly rate x 730 h, or x the hours its batch jobs' runs take.
+
+    None for a pool rented per training run or without a price.
+    """
     rate = _number(pool["usd_per_hour"])
     if rate is None or pool.get("per_job"):
         return None

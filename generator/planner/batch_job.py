@@ -171,14 +171,12 @@ def _between_runs(pools: Sequence[Pool]) -> str:
     return f"its pool(s) {names} scaling to zero nodes between runs"
 
 
-def job_pools(
-    provider: str, pools: Sequence[Pool], deployments: Sequence[DeploymentPlan], scaled: frozenset[str]
-) -> list[Pool]:
-    """The pools with those that run only for their jobs' runs marked: the hours a month they run, and on a cloud
-    ``min_nodes`` 0 (its autoscaler takes them to zero nodes between runs; servers rented from a provider on bare metal
-    are rented for each run, as a training job's are).
+def job_pools(provider: str, pools: Sequence[Pool], deployments: Sequence[DeploymentPlan], scaled: frozenset[str]) -> list[Pool]:
+    """The pools with those that run only for their batch jobs' runs marked: the hours a month they run, ``min_nodes`` 0.
 
-    A pool's hours: its jobs' runs one after another (each job's hours a run x runs a month), at most a month.
+    On a cloud its autoscaler takes such a pool to zero nodes between runs; servers rented from a provider on bare
+    metal are rented for each run, as a training job's are (no ``min_nodes``: nothing autoscales them). A pool's hours:
+    its jobs' runs one after another (each job's hours a run x runs a month), at most a month.
     """
     out = []
     for pool in pools:
