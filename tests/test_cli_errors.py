@@ -13,7 +13,7 @@ CASES = [
     pytest.param(
         VALID.replace("requests_per_second", "requests_per_secnd"),
         "workload.yaml:8:7: deployments[0].inference.requests_per_secnd: unknown field 'requests_per_secnd'; "
-        "did you mean 'requests_per_second', 'average_requests_per_second'?",
+        "did you mean 'requests_per_second', 'requests_per_run', 'average_requests_per_second'?",
         id="unknown-key",
     ),
     pytest.param(

@@ -208,7 +208,9 @@ def test_whole_gpus_ranked_ahead_where_the_fleet_figures_favour_shares_say_why()
     from generator.render.whole_gpu_reasons import _ranked_ahead
     from generator.workload.models import GpuSharing
 
-    shared = SimpleNamespace(shares_per_gpu=2, usd_per_hour=5.0, gpus_bought=1, summary="1 x TP1 in 3g.40gb shares")
+    shared = SimpleNamespace(
+        shares_per_gpu=2, usd_per_hour=5.0, usd_per_month=5.0 * 730, gpus_bought=1, summary="1 x TP1 in 3g.40gb shares"
+    )
     d = SimpleNamespace(name="small", kind="inference", details={}, runners_up=(shared,), split=(), replicas=1)
     d.in_pool = lambda name: (1, 1, 1, 1)
     node = SimpleNamespace(gpus=8, hosts=1)

@@ -52,7 +52,7 @@ FIGURES = 4
 
 
 def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
-    """``loaded`` with every inference deployment's rates times ``factor``, planned by cost (the inner solver's)."""
+    """``loaded`` with every inference deployment's rates (a batch job's requests a run) times ``factor``, by cost."""
     wl = loaded.workload
     deployments = tuple(
         dep._replace(
@@ -62,6 +62,10 @@ def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
                     None
                     if dep.inference.average_requests_per_second is None
                     else dep.inference.average_requests_per_second * factor
+                ),
+                # a batch job's runs: its requests a run with its rate, in the same deadline (newuser65 item 1)
+                requests_per_run=(
+                    None if dep.inference.requests_per_run is None else max(1, round(dep.inference.requests_per_run * factor))
                 ),
             )
         )

@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 
 from generator import catalog
+from generator.planner.batch_job import pool_month_usd
 from generator.planner.placement import pool_placement
-from generator.planner.plan import Candidate, DeploymentPlan, Plan, Pool
+from generator.planner.plan import DeploymentPlan, Plan, Pool
 from generator.planner.spread import SPREAD_NODES, packed_nodes
-from generator.units import HOURS_PER_MONTH
 from generator.workload.models import GpuSharing
 from generator.workload.sharing import mig_problem
 
@@ -76,9 +76,10 @@ def _ranked_ahead(plan: Plan, d: DeploymentPlan, pool: Pool, sharing: GpuSharing
     freed = None if shared is None else _nodes_freed(plan, d, pool, spread)
     if shared is None or freed is None:
         return f"whole GPUs rank ahead of its layouts in {_shares(sharing)} by {objective}"
-    usd = None if pool.usd_per_hour is None else pool.usd_per_hour * HOURS_PER_MONTH * freed / pool.nodes
+    month = pool_month_usd(pool)
+    usd = None if month is None else month * freed / pool.nodes
     gpus = freed * pool.node.gpus
-    other_usd = _month_usd(shared)
+    other_usd = shared.usd_per_month
     if objective == "cost" and usd is not None and other_usd is not None and usd < other_usd:
         verb = "cost less"
     elif objective == "gpus" and gpus < shared.gpus_bought:
@@ -133,10 +134,6 @@ def _nodes_freed(plan: Plan, d: DeploymentPlan, pool: Pool, spread: frozenset[st
 
 def _shares(sharing: GpuSharing) -> str:
     return f"{sharing.mig_profile} shares" if sharing.strategy == "mig" else f"{sharing.strategy} shares"
-
-
-def _month_usd(candidate: Candidate) -> float | None:
-    return candidate.usd_per_month
 
 
 def _figures(objective: str, usd_per_month: float | None, gpus: int) -> str:
