@@ -214,7 +214,7 @@ def test_whole_gpus_ranked_ahead_where_the_fleet_figures_favour_shares_say_why()
     d = SimpleNamespace(name="small", kind="inference", details={}, runners_up=(shared,), split=(), replicas=1)
     d.in_pool = lambda name: (1, 1, 1, 1)
     node = SimpleNamespace(gpus=8, hosts=1)
-    pool = SimpleNamespace(name="p", usd_per_hour=10.0, nodes=1, owned_nodes=0, node=node)
+    pool = SimpleNamespace(name="p", usd_per_hour=10.0, busy_hours_per_month=None, nodes=1, owned_nodes=0, node=node)
     plan = SimpleNamespace(objective="cost", deployments=(d,), totals={"usd_per_month": 20_000.0})
     said = _ranked_ahead(cast(Any, plan), cast(Any, d), cast(Any, pool), GpuSharing("mig", None, "3g.40gb"), frozenset())
     assert said == (
