@@ -227,3 +227,25 @@ def test_diff_prices_a_job_s_pool_at_its_runs_hours(tmp_path: Path, capsys: pyte
     (pool,) = diff["pools"]
     assert pool["new"]["min_nodes"] == 0 and "min_nodes" not in pool["old"]
     assert pool["new"]["usd_per_month"] == diff["totals"]["usd_per_month"]["new"] < pool["old"]["usd_per_month"]
+
+
+@pytest.mark.parametrize(
+    ("rates", "said"),
+    [
+        pytest.param("      requests_per_second: 0.2\n      average_requests_per_second: 0.01\n", True, id="idle-api"),
+        pytest.param("      requests_per_second: 0.01\n", True, id="idle-all-day"),
+        pytest.param("      requests_per_second: 5.787\n", False, id="busy"),
+        pytest.param(JOB, False, id="a-batch-job"),
+    ],
+)
+def test_a_mostly_idle_service_is_told_what_would_pay_by_use(tmp_path: Path, rates: str, said: bool) -> None:
+    """newuser65 item 3: a 0.01 req/s API held a node all month, and no finding named a job or scaling to zero."""
+    plan = _plan(_workload(tmp_path, rates, provider="aws"))
+    found = [f for f in plan.findings if f.code == "mostly-idle-service"]
+    assert bool(found) is said
+    if said:
+        (finding,) = found
+        job = _job(plan)
+        share = 0.01 / (job.replicas * job.details["requests_per_s_per_replica_max"])
+        assert f"busy {share:.2%} of their" in finding.message and "requests_per_run" in finding.message
+        assert finding.path.endswith("average_requests_per_second" if "average" in rates else "requests_per_second")

@@ -14,6 +14,7 @@ from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.batch_job import (
     hourly_jobs,
+    idle_service_findings,
     job_details,
     job_findings,
     job_pools,
@@ -1505,7 +1506,7 @@ def build_plan(
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
-    findings += job_findings(wl, pools, deployments)
+    findings += job_findings(wl, pools, deployments) + idle_service_findings(wl, deployments)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 #: Places a run's hours are stated to (0.36 s), in ``spec.json`` and in every month counted from them.
 HOURS_PLACES = 4
+#: A service whose rate (its average where it gives one) takes less than this share of what its replicas sustain is
+#: said to be mostly idle (newuser65 item 3): a reporting threshold, not a sourced figure.
+MOSTLY_IDLE_SHARE = 0.05
 
 
 def runs_a_month(spec: InferenceSpec) -> float:
@@ -196,3 +199,37 @@ def pool_month_usd(pool: Pool) -> float | None:
         return None
     hours = HOURS_PER_MONTH if pool.busy_hours_per_month is None else pool.busy_hours_per_month
     return pool.usd_per_hour * hours
+
+
+def idle_service_findings(wl: Workload, deployments: Sequence[DeploymentPlan]) -> list[Finding]:
+    """Services whose rate keeps their replicas busy less than :data:`MOSTLY_IDLE_SHARE` of the month: the ways to pay less.
+
+    newuser65 item 3: an API at 0.01 req/s on average held a node all month ($2,336, $444 per million output tokens),
+    and nothing named a batch job (whose pool scales to zero), scaling to zero on demand, or a per-token endpoint.
+    """
+    out = []
+    for i, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment) or dep.inference.job:
+            continue
+        plan = next(d for d in deployments if d.name == dep.name)
+        each, month = plan.details.get("requests_per_s_per_replica_max"), plan.details.get("usd_per_month")
+        if not isinstance(each, int | float) or each <= 0:
+            continue
+        spec = dep.inference
+        rate = spec.requests_per_second if spec.average_requests_per_second is None else spec.average_requests_per_second
+        share = rate / (plan.replicas * each)
+        if share >= MOSTLY_IDLE_SHARE:
+            continue
+        which = "average " if spec.average_requests_per_second is not None else ""
+        paid = f" (${month:,.0f} a month)" if isinstance(month, int | float) else ""
+        text = (
+            f"deployment {dep.name}: its {figure_text(rate)} req/s {which}keeps its {plan.replicas} replica(s) busy "
+            f"{share:.2%} of their {figure_text(plan.replicas * each)} req/s, on servers running all month{paid}. "
+            "Requests that can wait fit a batch job (requests_per_run, deadline_hours, runs_per_month), whose pool "
+            "scales to zero between runs; a service that must answer after idling could scale to zero on demand (KEDA "
+            "minReplicaCount 0, a node pool with minimum 0), each first request then waiting for a node to boot and "
+            "load the model (cold-start-time), which specgen does not plan; an endpoint billed per token pays by use"
+        )
+        field = "average_requests_per_second" if which else "requests_per_second"
+        out.append(Finding("info", "mostly-idle-service", text, f"deployments[{i}].inference.{field}"))
+    return out
