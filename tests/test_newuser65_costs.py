@@ -1,0 +1,88 @@
+"""newuser65 (offline and batch inference), items 4, 5, 10 and 12: what the work costs and what bounds it.
+
+Item 5: a summarisation run (3,000 tokens in for 300 out) was priced per million output tokens only, and an embedding
+service (no output tokens) at no price a token at all. Each figure is now beside its per million input tokens and, for a
+generating service, per million tokens in and out, in the same variants (at the rate, at capacity, at the average, at
+the average's floor).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_as_deployed
+from generator.planner.tco import HOURS_PER_MONTH
+
+SERVICE = """\
+version: 1
+name: t
+deployments:
+  - name: s
+    model: MODEL
+    inference:
+TASK      max_context_tokens: 8192
+      avg_input_tokens: 3000
+OUTPUT      requests_per_second: 20
+AVERAGE      service_class: batch
+hardware:
+  provider: aws
+  gpus: [GPU]
+kubernetes: {location: us-east-1}
+"""
+
+
+def _service(tmp_path: Path, *, pooling: bool, average: bool) -> Path:
+    text = (
+        SERVICE.replace("MODEL", "BAAI/bge-m3" if pooling else "meta-llama/Llama-3.1-8B-Instruct")
+        .replace("TASK", "      task: embed\n" if pooling else "")
+        .replace("OUTPUT", "" if pooling else "      avg_output_tokens: 300\n")
+        .replace("AVERAGE", "      average_requests_per_second: 5\n" if average else "")
+        .replace("GPU", "l4-24gb" if pooling else "h100-sxm5-80gb")
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _millions(rps: float, tokens: int) -> float:
+    return rps * tokens * 3600 * HOURS_PER_MONTH / 1e6
+
+
+@pytest.mark.parametrize(
+    ("pooling", "average", "kinds", "variants"),
+    [
+        (False, False, {"output_tokens": 300, "input_tokens": 3000, "tokens": 3300}, ("", "_at_capacity")),
+        (
+            False,
+            True,
+            {"output_tokens": 300, "input_tokens": 3000, "tokens": 3300},
+            ("", "_at_capacity", "_at_average", "_at_average_floor"),
+        ),
+        (True, False, {"input_tokens": 3000}, ("", "_at_capacity")),  # item 5: a pooling service had none
+        (True, True, {"input_tokens": 3000}, ("", "_at_capacity", "_at_average", "_at_average_floor")),
+    ],
+)
+def test_cost_per_million_tokens_in_and_out(
+    tmp_path: Path, pooling: bool, average: bool, kinds: dict[str, int], variants: tuple[str, ...]
+) -> None:
+    _, plan = plan_as_deployed(str(_service(tmp_path, pooling=pooling, average=average)))
+    (dep,) = plan.deployments
+    d = dep.details
+    assert sorted(k for k in d if k.startswith("usd_per_million_")) == sorted(
+        f"usd_per_million_{kind}{variant}" for kind in kinds for variant in variants
+    )
+    rates = {"": 20.0, "_at_average": 5.0, "_at_average_floor": 5.0}
+    for kind, tokens in kinds.items():
+        assert d[f"usd_per_million_{kind}"] == pytest.approx(d["usd_per_month"] / _millions(20, tokens), abs=1e-4)
+        for variant in variants:  # one month over the tokens: the ratios are the tokens'
+            month = d["usd_per_month_floor"] if variant == "_at_average_floor" else d["usd_per_month"]
+            if variant in rates:
+                expected = month / _millions(rates[variant], tokens)
+                assert d[f"usd_per_million_{kind}{variant}"] == pytest.approx(expected, abs=1e-4)
+    head = "output tokens" if not pooling else "input tokens"
+    (line,) = [r for r in dep.reasons if r.startswith("costs ") and " per million " in r]
+    assert f" per million {head} at " in line
+    assert ("per million input tokens (3,000 a request) and" in line) is not pooling
+    assert ("per million tokens in and out" in line) is not pooling
