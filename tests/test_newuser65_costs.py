@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_as_deployed
+from generator.fleet_diff import buy_vs_rent, buy_vs_rent_line
 from generator.planner.tco import HOURS_PER_MONTH
 
 SERVICE = """\
@@ -86,3 +87,33 @@ def test_cost_per_million_tokens_in_and_out(
     assert f" per million {head} at " in line
     assert ("per million input tokens (3,000 a request) and" in line) is not pooling
     assert ("per million tokens in and out" in line) is not pooling
+
+
+@pytest.mark.parametrize(
+    ("floor", "break_even", "within", "said"),
+    [
+        (None, None, None, None),  # a rented side that does not scale: the peak's month alone, as before
+        (138618.24, None, None, None),  # a floor at the peak's month says nothing more
+        (46206.08, 28.3, True, "buying has cost less after 28.3 months, within the 36-month amortisation, and"),
+        (35000.0, 40.2, False, "buying does not pay back within the 36-month amortisation (it would after 40.2 months)"),
+        (8000.0, None, False, "buying never pays back"),
+    ],
+)
+def test_buy_vs_rent_against_the_rented_floor(
+    floor: float | None, break_even: float | None, within: bool | None, said: str | None
+) -> None:
+    bought = {"totals": {"capex_usd": 1071000.0, "opex_usd_per_month": 8348.49}, "pools": []}
+    rented: dict[str, object] = {"capex_usd": None, "usd_per_month": 138618.24}
+    if floor is not None:
+        rented["usd_per_month_floor"] = floor
+    payback = buy_vs_rent({"totals": rented, "pools": []}, bought)
+    assert payback is not None and payback["break_even_months"] == 8.2  # the peak's, as before
+    line = buy_vs_rent_line(payback)
+    if said is None or floor is None:
+        assert "rent_usd_per_month_floor" not in payback and "at their floor" not in line
+        return
+    assert payback["rent_usd_per_month_floor"] == floor
+    assert (payback["break_even_months_at_floor"], payback["within_amortization_at_floor"]) == (break_even, within)
+    assert payback["rent_total_usd_over_amortization_at_floor"] == pytest.approx(36 * floor, abs=0.01)
+    assert f"the rented side's pools autoscale: at their floor all month (${floor:,.0f}/month" in line
+    assert said in line
