@@ -117,3 +117,53 @@ def test_buy_vs_rent_against_the_rented_floor(
     assert payback["rent_total_usd_over_amortization_at_floor"] == pytest.approx(36 * floor, abs=0.01)
     assert f"the rented side's pools autoscale: at their floor all month (${floor:,.0f}/month" in line
     assert said in line
+
+
+LIMITS = """\
+version: 1
+name: l
+deployments:
+  - name: d
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      service_class: batch
+      max_context_tokens: 8192
+      avg_input_tokens: 3000
+      avg_output_tokens: 300
+LIMITS      requests_per_second: 50
+hardware:
+  provider: aws
+  gpus: [h100-sxm5-80gb]
+kubernetes: {location: us-east-1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("limits", "level", "field", "said"),
+    [
+        # item 10: 27.5 GiB of activations left a 27.9 GiB KV pool, a batch of 69 and 9 replicas for 8, unsaid
+        (
+            {"max_num_seqs": 65536, "max_num_batched_tokens": 65536},
+            "warning",
+            "max_num_seqs",
+            (
+                "activations take 27.5 GiB a GPU and the KV pool 27.9 GiB (3.5 and 51.9 GiB at the engine's defaults",
+                "the KV cache holds 69 average requests of 3,300 tokens (128 at the defaults)",
+                "A replica sustains 5.71 req/s against 6.33 at the defaults: 9 replica(s) for 50 req/s where 8 would do",
+            ),
+        ),
+        ({"max_num_seqs": 2048}, "info", "max_num_seqs", ("the same 8 replica(s) for 50 req/s, with less headroom",)),
+        ({}, None, None, ()),  # the defaults
+        ({"max_num_seqs": 256}, None, None, ()),  # below the default: no activations taken from the KV pool
+    ],
+)
+def test_engine_limits_that_cost_capacity_are_said(
+    tmp_path: Path, limits: dict[str, int], level: str | None, field: str | None, said: tuple[str, ...]
+) -> None:
+    path = tmp_path / "l.yaml"
+    path.write_text(LIMITS.replace("LIMITS", "".join(f"      {k}: {v}\n" for k, v in limits.items())), encoding="utf-8")
+    _, plan = plan_as_deployed(str(path))
+    found = [f for f in plan.findings if f.code == "engine-limits-cost-capacity"]
+    assert [(f.level, f.path) for f in found] == ([(level, f"deployments[0].inference.{field}")] if level else [])
+    for text in said:
+        assert text in found[0].message
