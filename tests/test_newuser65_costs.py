@@ -167,3 +167,32 @@ def test_engine_limits_that_cost_capacity_are_said(
     assert [(f.level, f.path) for f in found] == ([(level, f"deployments[0].inference.{field}")] if level else [])
     for text in said:
         assert text in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("gpu", "lines", "rate", "said"),
+    [
+        # item 8: the batch is the KV cache's, so dropping the SLOs bought nothing, and the lever went unnamed
+        ("h100-sxm5-80gb", {}, 50, "the cache holds 257, the batch runs 257 and a replica sustains 8.15 req/s against 6.33: 7"),
+        ("h100-sxm5-80gb", {}, 173.6, ": 22 replica(s) for 173.6 req/s where it needs 28"),
+        ("h100-sxm5-80gb", {"kv_cache_precision": "fp8"}, 50, None),  # already fp8
+        ("h100-sxm5-80gb", {}, 1, None),  # one replica either way: headroom alone
+        ("h100-sxm5-80gb", {"service_class": "interactive", "slo": "{tpot_ms: 15}"}, 50, None),  # the SLO holds the batch
+        ("a100-sxm4-80gb", {}, 50, None),  # no FP8 on Ampere
+    ],
+)
+def test_kv_bound_batch_names_fp8_kv_cache(
+    tmp_path: Path, gpu: str, lines: dict[str, str], rate: float, said: str | None
+) -> None:
+    text = LIMITS.replace("LIMITS", "".join(f"      {k}: {v}\n" for k, v in lines.items())).replace("h100-sxm5-80gb", gpu)
+    text = text.replace("requests_per_second: 50", f"requests_per_second: {rate}")
+    if "service_class" in lines:
+        text = text.replace("      service_class: batch\n", "", 1)
+    path = tmp_path / "k.yaml"
+    path.write_text(text, encoding="utf-8")
+    _, plan = plan_as_deployed(str(path))
+    found = [f for f in plan.findings if f.code == "kv-cache-fp8"]
+    assert [(f.level, f.path) for f in found] == ([("info", "deployments[0].inference.kv_cache_precision")] if said else [])
+    if said:
+        assert said in found[0].message
+        assert "its batch is what its bf16 KV cache holds" in found[0].message

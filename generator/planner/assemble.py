@@ -41,7 +41,7 @@ from generator.planner.driver_series import (
     ROCM_UBUNTU_RELEASES,
     driver_series_findings,
 )
-from generator.planner.engine_limits import costly_limit_findings
+from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -1495,7 +1495,7 @@ def build_plan(
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
     findings += slow_fabric_findings(wl, pools, deployments)
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
-    findings += encoder_batch_findings(wl, loaded.models) + costly_limit_findings(loaded, consts, chosen)
+    findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
