@@ -15,6 +15,7 @@ import pytest
 from generator.api import plan_as_deployed
 from generator.fleet_diff import buy_vs_rent, buy_vs_rent_line
 from generator.planner.tco import HOURS_PER_MONTH
+from tests.helpers import estimate_json, run_estimate
 
 SERVICE = """\
 version: 1
@@ -196,3 +197,32 @@ def test_kv_bound_batch_names_fp8_kv_cache(
     if said:
         assert said in found[0].message
         assert "its batch is what its bf16 KV cache holds" in found[0].message
+
+
+QUEUE = ("meta-llama/Llama-3.1-8B-Instruct", "--input-tokens", "3000", "--output-tokens", "300")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said", "drain"),
+    [
+        (
+            ("--gpu", "h100-sxm5-80gb", "--batch", "100000"),
+            0,
+            "runs 128 at a time, the rest queue: the KV pool holds 128 sequences of 3,300 tokens (batch 100,000 asked: "
+            "99,872 wait for a place in it)",
+            "  drain        100,000 requests in about 4.39 h at 6.33 req/s (128 at a time)",
+        ),
+        (("--gpu", "h100-sxm5-80gb", "--batch", "128"), 0, "fits: the KV pool holds 128 sequences", None),
+        # not one whole-context sequence fits: still no fit, and no drain time
+        (("--gpu", "l4-24gb", "--context", "131072", "--batch", "100"), 3, ": does NOT fit", None),
+    ],
+)
+def test_an_estimate_batch_past_the_kv_pool_queues(args: tuple[str, ...], code: int, said: str, drain: str | None) -> None:
+    got, text = run_estimate(*QUEUE, *args)
+    assert got == code and said in text
+    assert ("  drain " in text) is (drain is not None) and (drain is None or drain in text)
+    data = estimate_json(*QUEUE, *args)
+    queued = data["capacity"].get("average_batch", {}).get("queued")
+    assert (queued, data["throughput"].get("drain_s")) == (
+        (99_872, pytest.approx(100_000 / 6.3288, rel=1e-3)) if drain else (None, None)
+    )

@@ -23,7 +23,7 @@ from generator.calculator.estimate import (
     estimate,
 )
 from generator.errors import SpecgenError, arithmetic_error, one_line
-from generator.units import GIB, seconds_text
+from generator.units import GIB, hours_text, seconds_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -551,8 +551,12 @@ def format_text(result: dict[str, Any]) -> str:
         verdict = "fits" if cap["fits"] else "does NOT fit"
         if at := cap.get("average_batch"):  # both figures: the batch at the average length, whole-context sequences
             batch, held, full = result["kv_cache"]["sequences"], at["sequences_held"], int(cap["max_concurrency"])
+            asked = f"batch {batch:,} asked"
+            if queued := at.get("queued"):  # newuser65 item 12: an offline queue runs, a place at a time
+                verdict = f"runs {held:,} at a time, the rest queue"
+                asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
             verdict += (
-                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens (batch {batch:,} asked), "
+                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
                 f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
             )
         where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
@@ -663,6 +667,11 @@ def format_text(result: dict[str, Any]) -> str:
             f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
+        if "drain_s" in thr:
+            lines.append(
+                f"  drain        {result['kv_cache']['sequences']:,} requests in about {hours_text(thr['drain_s'] / 3600)} "
+                f"at {thr['requests_per_s']:,.2f} req/s ({thr['steady_batch']:,} at a time)"
+            )
         if "dequantized_in_gemm" in thr:  # review 27 item 3
             lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
     off = result.get("offload")

@@ -950,10 +950,14 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # where the pool holds one request, as a plan takes it (newuser15 item 3)
                 fit["fits"] = cap.max_concurrency >= 1
             elif average is not None:
-                # the plan's rule: one whole-context sequence fits, and the batch of average ones in the pool's tokens
+                # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
+                # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
+                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all)
                 held_at_average = cap.sequences_held(average)
-                fit["fits"] = cap.max_concurrency >= 1 and req.batch <= held_at_average
+                fit["fits"] = cap.max_concurrency >= 1 and held_at_average >= 1
                 fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
+                if fit["fits"] and req.batch > held_at_average:
+                    fit["average_batch"]["queued"] = req.batch - held_at_average
             result["capacity"] = {
                 **fit,
                 "budget_bytes": cap.budget_bytes,
@@ -975,6 +979,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             if req.input_tokens is not None or req.output_tokens is not None or req.p95_input_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 rated = result["throughput"]
+                if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
+                    # the batch's requests at the rate the running ones finish (the saturated batch's)
+                    rated["drain_s"] = round(req.batch / rated["requests_per_s"], 1)
                 tokens = (rated["input_tokens"], rated["output_tokens"])
                 batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
                 # review 14 item 6: the plan's only
