@@ -226,3 +226,80 @@ def test_an_estimate_batch_past_the_kv_pool_queues(args: tuple[str, ...], code: 
     assert (queued, data["throughput"].get("drain_s")) == (
         (99_872, pytest.approx(100_000 / 6.3288, rel=1e-3)) if drain else (None, None)
     )
+
+
+POOLED = """\
+version: 1
+name: p
+deployments:
+  - name: d
+    model: MODEL
+    inference:
+      task: TASK
+      service_class: batch
+      max_context_tokens: 8192
+      avg_input_tokens: INPUT
+      requests_per_second: 20
+hardware:
+  provider: aws
+  gpus: [GPU]
+kubernetes: {location: us-east-1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "task", "gpu", "tokens", "rate"),
+    [
+        ("BAAI/bge-m3", "embed", "l4-24gb", 512, 141.77),  # item 11: the embed backfill's replica, as plan embed.yaml
+        ("BAAI/bge-reranker-v2-m3", "score", "l4-24gb", 600, None),
+        ("Qwen/Qwen3-8B", "embed", "l40s-48gb", 512, None),  # a decoder as an embedder: it keeps a KV pool
+    ],
+)
+def test_estimate_task_sizes_a_pooling_replica_as_the_plan(
+    tmp_path: Path, model: str, task: str, gpu: str, tokens: int, rate: float | None
+) -> None:
+    path = tmp_path / "p.yaml"
+    text = POOLED.replace("MODEL", model).replace("TASK", task).replace("GPU", gpu).replace("INPUT", str(tokens))
+    path.write_text(text, encoding="utf-8")
+    _, plan = plan_as_deployed(str(path))
+    (dep,) = plan.deployments
+    args = (model, "--gpu", gpu, "--task", task, "--input-tokens", str(tokens), "--context", "8192", "--tp", str(dep.tp))
+    data = estimate_json(*args)
+    pooled = data["pooling"]
+    assert pooled["requests_per_s"] == pytest.approx(dep.details["requests_per_s_per_replica_max"], abs=1e-3)
+    assert pooled["input_tokens_per_s"] == dep.details["max_input_tokens_per_s_per_replica"]
+    assert rate is None or pooled["requests_per_s"] == pytest.approx(rate, abs=0.01)
+    code, out = run_estimate(*args)
+    assert code == 0 and f"  throughput   {pooled['requests_per_s']:,.2f} requests/s, " in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (("--pp", "2"), 3, "does NOT fit: TP1 PP2: vLLM runs an encoder without pipeline parallelism"),
+        ((), 0, "task embed (vLLM --runner pooling)"),
+    ],
+)
+def test_estimate_task_says_what_does_not_run(args: tuple[str, ...], code: int, said: str) -> None:
+    got, text = run_estimate("BAAI/bge-m3", "--gpu", "l4-24gb", "--task", "embed", "--input-tokens", "512", *args)
+    assert got == code and said in text
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        ((), 1, "estimate it with --task embed (or, as a sequence classifier, --task score) and --input-tokens"),
+        (("--task", "embed", "--output-tokens", "3"), 2, "--output-tokens is not read with --task embed"),
+        (("--task", "embed", "--engine", "sglang"), 2, "--engine is not read with --task embed"),
+    ],
+)
+def test_an_encoder_estimate_names_task_and_its_options(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, said: str
+) -> None:
+    from generator.calculator.cli import main
+
+    try:
+        got = main(["BAAI/bge-m3", "--gpu", "l4-24gb", "--input-tokens", "512", *args])
+    except SystemExit as exc:  # a usage error
+        got = int(exc.code or 0)
+    assert got == code and said in capsys.readouterr().err

@@ -22,6 +22,7 @@ from generator.calculator.estimate import (
     EstimateRequest,
     estimate,
 )
+from generator.calculator.pooling_estimate import POOLING_TASKS, pooling_text
 from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, hours_text, seconds_text
 
@@ -214,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--mem-fraction-static",
         type=_number,
         help="SGLang's --mem-fraction-static in (0, 1) (default: SGLang's own, from the GPU's memory)",
+    )
+    p.add_argument(
+        "--task",
+        choices=("generate", *POOLING_TASKS),
+        default="generate",
+        help="what a request does: generate (default), or a pooling server's embed / score (vLLM --runner pooling: one "
+        "forward pass over the input, no decode; needs --gpu and --input-tokens)",
     )
     p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
@@ -818,6 +826,15 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
                 "--gpus is the GPU count of a training job (--train) or of an existing machine (--ram-gib); "
                 "for inference use --tp / --pp"
             )
+    if args.task != "generate":  # newuser65 item 11: a pooling server answers with one pass over the input
+        if not args.gpu or args.input_tokens is None:
+            parser.error(f"--task {args.task} needs --gpu and --input-tokens: the requests a GPU serves, of how many tokens")
+        refuse(
+            ("train", "ram_gib", "output_tokens", "p95_input_tokens", "batch", "ep", "mig", "share", "share_strategy"),
+            f"is not read with --task {args.task}: a pooling request is one forward pass over its input, sized at the "
+            "replica's saturated rate",
+        )
+        refuse(("engine", "mem_fraction_static"), f"is not read with --task {args.task}: it is sized for vLLM's pooling runner")
     if args.ram_gib is None:
         refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu)")
     else:
@@ -952,6 +969,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
         from_hub=args.from_hub,
+        task=args.task,
         mig=args.mig,
         share=args.share,
         share_strategy=args.share_strategy or "time-slicing",
@@ -978,6 +996,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     else:
-        sys.stdout.write(format_text(result))
+        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0
