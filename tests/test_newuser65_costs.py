@@ -303,3 +303,45 @@ def test_an_encoder_estimate_names_task_and_its_options(
     except SystemExit as exc:  # a usage error
         got = int(exc.code or 0)
     assert got == code and said in capsys.readouterr().err
+
+
+BUDGET = """\
+version: 1
+name: b
+deployments:
+  - name: s
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+ALLOWED      max_context_tokens: 8192
+      avg_input_tokens: 1000
+      avg_output_tokens: 200
+      requests_per_second: 20
+hardware:
+  provider: aws
+  gpus: [l4-24gb, l40s-48gb]
+  max_budget_usd_per_month: BUDGET
+kubernetes: {location: us-east-1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("allowed", "budget", "said"),
+    [
+        # item 6: the error called bf16's $5,434 the cheapest while fp8, allowed, took $4,076
+        (True, 5000, "is 3 x TP1 on 3 x aws-g6e-xlarge (1 x l40s-48gb) at $4,076 a month, within the limits (the layouts"),
+        (True, 3000, "is 3 x TP1 on 3 x aws-g6e-xlarge (1 x l40s-48gb) at $4,076 a month (the layouts above are bf16's"),
+        (False, 5000, None),  # no precision allowed beside the one planned
+    ],
+)
+def test_the_budget_error_names_a_cheaper_allowed_precision(tmp_path: Path, allowed: bool, budget: int, said: str | None) -> None:
+    from generator.errors import InfeasibleError
+
+    path = tmp_path / "b.yaml"
+    given = "      allowed_precisions: [fp8, bf16]\n" if allowed else ""
+    path.write_text(BUDGET.replace("ALLOWED", given).replace("BUDGET", str(budget)), encoding="utf-8")
+    with pytest.raises(InfeasibleError) as caught:
+        plan_as_deployed(str(path))
+    message = str(caught.value)
+    assert "the cheapest priced layout costs $5,434 a month" in message
+    assert ("the cheapest at fp8, in allowed_precisions" in message) is (said is not None)
+    assert said is None or (said in message and "set precision: fp8 to plan it" in message)
