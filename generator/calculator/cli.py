@@ -22,7 +22,7 @@ from generator.calculator.estimate import (
     EstimateRequest,
     estimate,
 )
-from generator.calculator.pooling_estimate import POOLING_TASKS, pooling_text
+from generator.calculator.pooling_estimate import POOLING_TASKS
 from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, hours_text, seconds_text
 
@@ -483,6 +483,42 @@ def _gpu_name(gpu_id: str) -> str:
     return gpu.name if gpu is not None else gpu_id
 
 
+#: The head of the per-GPU memory table, and one row of it.
+MEMORY_HEADER = "  per GPU        bytes            GiB"
+
+
+def _memory_row(key: str, value: int) -> str:
+    return f"  {key:<12} {value:>16,} {value / GIB:>10.2f}"
+
+
+def pooling_text(result: dict[str, Any]) -> str:
+    """The pooling estimate as the terminal prints it."""
+    m, par = result["model"], result["parallelism"]
+    cap = result["capacity"]
+    lines = [
+        f"{m['id']} ({m['model_type']}, {m['layers']} layers), task {result['task']} (vLLM --runner pooling)",
+        f"  gpu          {cap['gpu']}",
+        f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
+        f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
+        f"  requests     {result['input_tokens']:,} input tokens each, a context of {result['context_tokens']:,}",
+    ]
+    notes = [f"  note: {n}" for n in result.get("notes", ())]
+    if not cap["fits"]:
+        return "\n".join([*lines, f"  does NOT fit: {cap['why']}", *notes]) + "\n"
+    mem, pooled = result["memory"]["per_gpu"], result["pooling"]
+    lines += ["", MEMORY_HEADER]
+    lines += [_memory_row(key, mem[key]) for key in ("weights", "kv_cache", "activations", "overhead", "total")]
+    lines += [
+        "",
+        f"  throughput   {pooled['requests_per_s']:,.2f} requests/s, {pooled['input_tokens_per_s']:,.0f} input tokens/s at "
+        f"saturation (forward passes of up to {pooled['requests_per_pass']} request(s); "
+        f"{pooled['prefill_gflop_per_request']:,} GFLOP a request)",
+        f"  latency      {pooled['latency_alone_p95_s'] * 1000:,.0f} ms p95 for one request alone (no queue)",
+        *notes,
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -530,11 +566,11 @@ def format_text(result: dict[str, Any]) -> str:
                 else ""
             )
         )
-    lines += ["", "  per GPU        bytes            GiB"]
+    lines += ["", MEMORY_HEADER]
     for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):
         if key == "total":
             lines.append("  " + "-" * 40)
-        lines.append(f"  {key:<12} {mem[key]:>16,} {mem[key] / GIB:>10.2f}")
+        lines.append(_memory_row(key, mem[key]))
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]

@@ -15,7 +15,6 @@ from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.errors import InputError
 from generator.sizing.constants import Constants
 from generator.sizing.precision import auto_kv_cache_precision
-from generator.units import GIB
 from generator.workload.models import InferenceSpec
 
 if TYPE_CHECKING:
@@ -94,32 +93,3 @@ def pooling_estimate(
         "prefill_gflop_per_request": details["prefill_gflop_per_request"],
     }
     return result
-
-
-def pooling_text(result: dict[str, Any]) -> str:
-    """The pooling estimate as the terminal prints it."""
-    m, par = result["model"], result["parallelism"]
-    cap = result["capacity"]
-    lines = [
-        f"{m['id']} ({m['model_type']}, {m['layers']} layers), task {result['task']} (vLLM --runner pooling)",
-        f"  gpu          {cap['gpu']}",
-        f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
-        f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
-        f"  requests     {result['input_tokens']:,} input tokens each, a context of {result['context_tokens']:,}",
-    ]
-    notes = [f"  note: {n}" for n in result.get("notes", ())]
-    if not cap["fits"]:
-        return "\n".join([*lines, f"  does NOT fit: {cap['why']}", *notes]) + "\n"
-    mem, pooled = result["memory"]["per_gpu"], result["pooling"]
-    lines += ["", "  per GPU        bytes            GiB"]
-    for key in ("weights", "kv_cache", "activations", "overhead", "total"):
-        lines.append(f"  {key:<12} {mem[key]:>16,} {mem[key] / GIB:>10.2f}")
-    lines += [
-        "",
-        f"  throughput   {pooled['requests_per_s']:,.2f} requests/s, {pooled['input_tokens_per_s']:,.0f} input tokens/s at "
-        f"saturation (forward passes of up to {pooled['requests_per_pass']} request(s); "
-        f"{pooled['prefill_gflop_per_request']:,} GFLOP a request)",
-        f"  latency      {pooled['latency_alone_p95_s'] * 1000:,.0f} ms p95 for one request alone (no queue)",
-        *notes,
-    ]
-    return "\n".join(lines) + "\n"
