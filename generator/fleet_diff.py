@@ -743,6 +743,19 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     months = constants_of(old if buyer[0] == "old" else new)["amortization_months"]
     break_even = _months_either_side(capex / saved, months) if saved > 0 else None
+    # newuser65 item 4: a rented side that autoscales (average_requests_per_second) pays its floor to its peak: the
+    # break-even against the floor too (8.2 months at the peak's $138,618, 28.3 at the floor's $46,206)
+    floor = _plan_figure(rented.get(MONTH_FLOOR))
+    at_floor: dict[str, Any] = {}
+    if floor is not None and floor < services:
+        rent_floor = floor + (runs or 0.0)
+        saved_floor = rent_floor - running
+        at_floor = {
+            "rent_usd_per_month_floor": two_places(rent_floor),
+            "break_even_months_at_floor": _months_either_side(capex / saved_floor, months) if saved_floor > 0 else None,
+            "within_amortization_at_floor": saved_floor > 0 and capex / saved_floor <= months,
+            "rent_total_usd_over_amortization_at_floor": two_places(months * rent_floor),
+        }
     return {
         "bought": buyer[0],
         # the servers it already owns, which cost no capex here (newuser61 item 5: "payback after 0.8 months" with 4 of
@@ -766,6 +779,7 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
             buyer[0]: two_places(capex + months * running),
             renter[0]: two_places(months * rent),
         },
+        **at_floor,
         "rent_basis": rent_basis(old if renter[0] == "old" else new),
         "capex_excludes": capex_excludes_text(),
     }
@@ -928,6 +942,7 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
         )
     else:
         when = f"running the bought servers costs as much as the rent: buying never pays back; {over}"
+    when += _at_floor_text(payback, span)
     owned = payback.get("owned_nodes") or 0
     held = f" (the {owned} server{'s' if owned != 1 else ''} already owned counted at no capex)" if owned else ""
     return (
@@ -958,6 +973,25 @@ def _rent_basis_text(basis: list[dict[str, Any]]) -> str:
     if any(entry["basis"] == "list" for entry in basis):
         parts.append("on-demand list prices are what 1-3-year commitments lower")
     return "".join(f"; {part}" for part in parts)
+
+
+def _at_floor_text(payback: dict[str, Any], span: str) -> str:
+    """The break-even against the rented side's autoscaled floor, where it has one (newuser65 item 4); else ""."""
+    if "rent_usd_per_month_floor" not in payback or not payback["capex_usd"]:
+        return ""
+    floor, break_even = payback["rent_usd_per_month_floor"], payback["break_even_months_at_floor"]
+    if break_even is None:
+        verdict = "buying never pays back"
+    elif payback["within_amortization_at_floor"]:
+        verdict = f"buying has cost less after {months_text(break_even)} months, within {span}"
+    else:
+        verdict = f"buying does not pay back within {span} (it would after {months_text(break_even)} months)"
+    total = payback["rent_total_usd_over_amortization_at_floor"]
+    return (
+        f"; the rented side's pools autoscale: at their floor all month (${floor:,.0f}/month, the nodes its services' "
+        f"average rates need; ${total:,.0f} over {months_text(payback['amortization_months'])} months) {verdict}, and "
+        "the rented month lies between the floor's and the peak's, as the day's profile sets it"
+    )
 
 
 def _rent_parts(payback: dict[str, Any]) -> str:

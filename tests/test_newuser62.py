@@ -255,7 +255,7 @@ def test_estimate_notes_an_embedder(tmp_path: Path, model: str, sign: str) -> No
     code, text = run_estimate(model, "--gpu", "h100-sxm5-80gb", "--context", "8192")
     assert code == 0
     assert f"looks like an embedding or reranking model ({sign}" in text
-    assert "plan it with task: embed or task: score" in text
+    assert "estimate it with --task embed or --task score (or plan it with task: embed" in text
     code, text = run_estimate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--context", "8192")
     assert code == 0 and "embedding or reranking" not in text  # a chat model: no word
 

@@ -22,8 +22,9 @@ from generator.calculator.estimate import (
     EstimateRequest,
     estimate,
 )
+from generator.calculator.pooling_estimate import POOLING_TASKS
 from generator.errors import SpecgenError, arithmetic_error, one_line
-from generator.units import GIB, seconds_text
+from generator.units import GIB, hours_text, seconds_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -214,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--mem-fraction-static",
         type=_number,
         help="SGLang's --mem-fraction-static in (0, 1) (default: SGLang's own, from the GPU's memory)",
+    )
+    p.add_argument(
+        "--task",
+        choices=("generate", *POOLING_TASKS),
+        default="generate",
+        help="what a request does: generate (default), or a pooling server's embed / score (vLLM --runner pooling: one "
+        "forward pass over the input, no decode; needs --gpu and --input-tokens)",
     )
     p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
@@ -475,6 +483,42 @@ def _gpu_name(gpu_id: str) -> str:
     return gpu.name if gpu is not None else gpu_id
 
 
+#: The head of the per-GPU memory table, and one row of it.
+MEMORY_HEADER = "  per GPU        bytes            GiB"
+
+
+def _memory_row(key: str, value: int) -> str:
+    return f"  {key:<12} {value:>16,} {value / GIB:>10.2f}"
+
+
+def pooling_text(result: dict[str, Any]) -> str:
+    """The pooling estimate as the terminal prints it."""
+    m, par = result["model"], result["parallelism"]
+    cap = result["capacity"]
+    lines = [
+        f"{m['id']} ({m['model_type']}, {m['layers']} layers), task {result['task']} (vLLM --runner pooling)",
+        f"  gpu          {cap['gpu']}",
+        f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
+        f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
+        f"  requests     {result['input_tokens']:,} input tokens each, a context of {result['context_tokens']:,}",
+    ]
+    notes = [f"  note: {n}" for n in result.get("notes", ())]
+    if not cap["fits"]:
+        return "\n".join([*lines, f"  does NOT fit: {cap['why']}", *notes]) + "\n"
+    mem, pooled = result["memory"]["per_gpu"], result["pooling"]
+    lines += ["", MEMORY_HEADER]
+    lines += [_memory_row(key, mem[key]) for key in ("weights", "kv_cache", "activations", "overhead", "total")]
+    lines += [
+        "",
+        f"  throughput   {pooled['requests_per_s']:,.2f} requests/s, {pooled['input_tokens_per_s']:,.0f} input tokens/s at "
+        f"saturation (forward passes of up to {pooled['requests_per_pass']} request(s); "
+        f"{pooled['prefill_gflop_per_request']:,} GFLOP a request)",
+        f"  latency      {pooled['latency_alone_p95_s'] * 1000:,.0f} ms p95 for one request alone (no queue)",
+        *notes,
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -522,11 +566,11 @@ def format_text(result: dict[str, Any]) -> str:
                 else ""
             )
         )
-    lines += ["", "  per GPU        bytes            GiB"]
+    lines += ["", MEMORY_HEADER]
     for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):
         if key == "total":
             lines.append("  " + "-" * 40)
-        lines.append(f"  {key:<12} {mem[key]:>16,} {mem[key] / GIB:>10.2f}")
+        lines.append(_memory_row(key, mem[key]))
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
@@ -551,8 +595,12 @@ def format_text(result: dict[str, Any]) -> str:
         verdict = "fits" if cap["fits"] else "does NOT fit"
         if at := cap.get("average_batch"):  # both figures: the batch at the average length, whole-context sequences
             batch, held, full = result["kv_cache"]["sequences"], at["sequences_held"], int(cap["max_concurrency"])
+            asked = f"batch {batch:,} asked"
+            if queued := at.get("queued"):  # newuser65 item 12: an offline queue runs, a place at a time
+                verdict = f"runs {held:,} at a time, the rest queue"
+                asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
             verdict += (
-                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens (batch {batch:,} asked), "
+                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
                 f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
             )
         where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
@@ -663,6 +711,11 @@ def format_text(result: dict[str, Any]) -> str:
             f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
+        if "drain_s" in thr:
+            lines.append(
+                f"  drain        {result['kv_cache']['sequences']:,} requests in about {hours_text(thr['drain_s'] / 3600)} "
+                f"at {thr['requests_per_s']:,.2f} req/s ({thr['steady_batch']:,} at a time)"
+            )
         if "dequantized_in_gemm" in thr:  # review 27 item 3
             lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
     off = result.get("offload")
@@ -809,6 +862,15 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
                 "--gpus is the GPU count of a training job (--train) or of an existing machine (--ram-gib); "
                 "for inference use --tp / --pp"
             )
+    if args.task != "generate":  # newuser65 item 11: a pooling server answers with one pass over the input
+        if not args.gpu or args.input_tokens is None:
+            parser.error(f"--task {args.task} needs --gpu and --input-tokens: the requests a GPU serves, of how many tokens")
+        refuse(
+            ("train", "ram_gib", "output_tokens", "p95_input_tokens", "batch", "ep", "mig", "share", "share_strategy"),
+            f"is not read with --task {args.task}: a pooling request is one forward pass over its input, sized at the "
+            "replica's saturated rate",
+        )
+        refuse(("engine", "mem_fraction_static"), f"is not read with --task {args.task}: it is sized for vLLM's pooling runner")
     if args.ram_gib is None:
         refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu)")
     else:
@@ -943,6 +1005,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
         from_hub=args.from_hub,
+        task=args.task,
         mig=args.mig,
         share=args.share,
         share_strategy=args.share_strategy or "time-slicing",
@@ -969,6 +1032,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     else:
-        sys.stdout.write(format_text(result))
+        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0

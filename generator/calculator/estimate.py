@@ -143,6 +143,8 @@ class EstimateRequest(NamedTuple):
     min_context_tokens: int | None = None
     #: Read an ``org/name`` id from the Hugging Face Hub even when the catalog has it.
     from_hub: bool = False
+    #: What a request does: ``generate``, or a pooling task (``embed``, ``score``: :mod:`generator.calculator.pooling_estimate`).
+    task: str = "generate"
     #: Catalog id of the serving host's CPU: scales the per-sequence host time by its single-thread speed
     #: against the reference host (generator/catalog/host_cpu.py); None: the reference host.
     host_cpu: str | None = None
@@ -548,13 +550,15 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             raise without_vllm_reason(exc) from None
         raise
     arch = model.architecture
+    if req.task != "generate":  # an embedding or reranking server (newuser65 item 11)
+        return _pooling(req, model)
     if arch.encoder_only:
         # the estimate sizes a generating server (prefill, decode, a KV cache) or a language model's training (causal
         # attention, a vocabulary's logits); an encoder answers a request in one bidirectional pass
         raise InputError(
             f"MODEL: {model.name} is an encoder-only ({arch.model_type}) model with no LM head: it does not generate, "
-            "and its training is not sized; plan it as a task: embed (or, as a sequence classifier, task: score) "
-            "deployment in a workload (specgen plan)"
+            "and its training is not sized; estimate it with --task embed (or, as a sequence classifier, --task score) "
+            "and --input-tokens, or plan it as such a deployment in a workload (specgen plan)"
         )
     check_layout(arch, req.tp, req.pp)
     # --ep above 1 on a dense model is refused (exit 1), for serving and training
@@ -607,10 +611,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if req.p95_input_tokens is not None and not req.train:  # the p95 prompt's request must fit too
         asked = req.p95_input_tokens + _sequence_tokens(req)[1]
     sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"  # what sized the context
-    if req.context_tokens is not None:
-        context = req.context_tokens
-    else:
-        context = max(min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS), asked)
+    context = req.context_tokens if req.context_tokens is not None else _default_context(arch, asked)
     if asked > context:
         raise InputError(f"{sizes} + --output-tokens ({asked:,}) is more than --context {context:,}: one such "
                          "request does not fit the context sized; raise --context")  # fmt: skip
@@ -639,7 +640,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         notes.append(
             f"warning: {model.name} looks like an embedding or reranking model ({pooled}): this estimate sizes it as a "
             "generating model (LM head, the sampler's logits rows, decode); a pooling server (vLLM --runner pooling) "
-            "loads no LM head and never decodes: plan it with task: embed or task: score for its own sizing"
+            "loads no LM head and never decodes: estimate it with --task embed or --task score (or plan it with task: embed "
+            "or task: score) for its own sizing"
         )
     if not req.train and arch.vision is not None:  # newuser62 item 1: a VLM was sized as text alone without a word
         from generator.sizing.vision import image_input_text
@@ -950,10 +952,14 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # where the pool holds one request, as a plan takes it (newuser15 item 3)
                 fit["fits"] = cap.max_concurrency >= 1
             elif average is not None:
-                # the plan's rule: one whole-context sequence fits, and the batch of average ones in the pool's tokens
+                # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
+                # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
+                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all)
                 held_at_average = cap.sequences_held(average)
-                fit["fits"] = cap.max_concurrency >= 1 and req.batch <= held_at_average
+                fit["fits"] = cap.max_concurrency >= 1 and held_at_average >= 1
                 fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
+                if fit["fits"] and req.batch > held_at_average:
+                    fit["average_batch"]["queued"] = req.batch - held_at_average
             result["capacity"] = {
                 **fit,
                 "budget_bytes": cap.budget_bytes,
@@ -975,6 +981,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             if req.input_tokens is not None or req.output_tokens is not None or req.p95_input_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 rated = result["throughput"]
+                if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
+                    # the batch's requests at the rate the running ones finish (the saturated batch's)
+                    rated["drain_s"] = round(req.batch / rated["requests_per_s"], 1)
                 tokens = (rated["input_tokens"], rated["output_tokens"])
                 batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
                 # review 14 item 6: the plan's only
@@ -997,6 +1006,41 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
+    return result
+
+
+def _default_context(arch: Architecture, asked: int) -> int:
+    """The context sized where no ``--context`` is given.
+
+    The model's own up to :data:`DEFAULT_CONTEXT_TOKENS`, at least the request asked (``asked`` tokens).
+    """
+    return max(min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS), asked)
+
+
+def _pooling(req: EstimateRequest, model: ResolvedModel) -> dict[str, Any]:
+    """``--task embed`` / ``score``: one pooling replica on ``--gpu`` (:func:`pooling_estimate`).
+
+    At the default context where none is given (:func:`_default_context`).
+    """
+    from generator.calculator.pooling_estimate import pooling_estimate
+
+    if req.gpu is None or req.input_tokens is None:  # the parser asks for both; a request built in code may not
+        raise InputError(f"--task {req.task} needs --gpu and --input-tokens")
+    context = req.context_tokens or _default_context(model.architecture, req.input_tokens)
+    result = pooling_estimate(
+        model,
+        catalog.find_gpu(req.gpu),
+        _constants(req),
+        task=req.task,
+        input_tokens=req.input_tokens,
+        context=context,
+        degrees=(req.tp, req.pp),
+        precision=req.precision,
+        kv_precision=req.kv_precision,
+        max_num_seqs=req.max_num_seqs,
+        max_batched_tokens=req.max_batched_tokens,
+    )
+    result["notes"] = [] if req.context_tokens else [f"no --context given: sized for {context} tokens"]
     return result
 
 

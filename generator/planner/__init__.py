@@ -1650,6 +1650,11 @@ def _choose(
                 per_run = runs and any(billed_per_run(wl.hardware.provider, o.candidate) for o in options)
                 with_runs = f" ({runs:g} runs)" if per_run else ""
                 cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
+                if priced and isinstance(dep, InferenceDeployment) and dep.inference.allowed_precisions:
+                    from generator.planner.precision_choices import cheaper_allowed_text
+
+                    spend = functools.partial(monthly_spend_usd, wl, runs=runs)
+                    cheapest += cheaper_allowed_text(loaded, dep, consts, min(priced), spend)
                 # the least a layout pays up front for the servers it buys, where a capex cap holds (newuser30 item 8)
                 up_fronts = [usd for o in options if (usd := up_front_usd(o)) is not None]
                 capex_capped = capex_cap_usd(wl) is not None and up_fronts

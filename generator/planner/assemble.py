@@ -51,6 +51,7 @@ from generator.planner.driver_series import (
     ROCM_UBUNTU_RELEASES,
     driver_series_findings,
 )
+from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -96,9 +97,13 @@ from generator.planner.peak import (
     floor_share_usd_per_month,
     floor_usd_per_hour,
     held_text,
+    other_tokens_text,
+    per_million_tokens,
     pool_at_average,
     scaled_pools,
     token_cost_at_average,
+    token_cost_figures,
+    token_kinds,
 )
 from generator.planner.plan import (
     Candidate,
@@ -481,9 +486,15 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
 
 
+def _latency_bound(spec: InferenceSpec) -> bool:
+    """Whether a replica's most load is held to latency targets (a batch service with none is held to its batch)."""
+    slo = effective_slo(spec)[0].slo
+    return slo.ttft_p95_ms is not None or slo.tpot_ms is not None
+
+
 def _bound_by(spec: InferenceSpec) -> str:
     """What a replica's most load is held to: the SLOs, or none (newuser65 item 8: a batch job read "within the SLOs")."""
-    if spec.slo.ttft_p95_ms is None and spec.slo.tpot_ms is None:
+    if not _latency_bound(spec):
         return "at its largest batch, service_class batch setting no latency target"
     return "within the SLOs"
 
@@ -1499,7 +1510,7 @@ def build_plan(
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
     findings += slow_fabric_findings(wl, pools, deployments)
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
-    findings += encoder_batch_findings(wl, loaded.models)
+    findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
@@ -2015,35 +2026,38 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
 def _token_cost(
     name: str, spec: InferenceSpec, opt: Option, details: dict[str, Any], *, cloud: bool = False, pools: Sequence[Pool] = ()
 ) -> tuple[dict[str, float], str] | None:
-    """What a million output tokens cost a generating service: at its rate, and at what its replicas sustain.
+    """What a million tokens cost a service: at its rate, and at what its replicas sustain.
 
-    Where its rate varies (``average_requests_per_second``) at its average first, beside the peak's
+    Per million output tokens, input tokens and both together for a generating service, per million input tokens for
+    a pooling one (:func:`generator.planner.peak.token_kinds`; newuser65 item 5). Where its rate varies
+    (``average_requests_per_second``) at its average first, beside the peak's
     (:func:`generator.planner.peak.token_cost_at_average`; ``cloud``: its servers are rented by the hour, in ``pools``).
 
-    Its month's cost (its share of a co-located pool) over the tokens it generates in a month, and over those its
-    replicas make within the SLOs at their planned rate (newuser34 item 8: a capacity planner compares GPUs by it).
-    None for a pooling service (no output tokens) or one with no price.
+    Its month's cost (its share of a co-located pool) over the tokens it serves in a month, and over those its
+    replicas serve at their planned rate (newuser34 item 8: a capacity planner compares GPUs by it).
+    None for a service with no price.
     """
     usd = details.get("usd_per_month")
-    if usd is None or spec.pooling or not spec.avg_output_tokens:
+    if usd is None:
         return None
-    if spec.job:  # a batch job: its month over the tokens its runs make (its servers' hours are its runs')
+    _, words, tokens = token_kinds(spec)[0]
+    if spec.job:  # a batch job: its month over the tokens its runs serve (its servers' hours are its runs')
         made = (spec.requests_per_run or 0) * runs_a_month(spec)
-        at_runs = usd / (made * spec.avg_output_tokens / 1e6)
+        month_rps = made / (HOURS_PER_MONTH * 3600)  # the runs' requests spread over the month
+        figures = token_cost_figures(spec, usd, month_rps)
         text = (
-            f"costs {usd_text(at_runs)} per million output tokens: its month over the {figure_text(made)} requests of "
-            f"{spec.avg_output_tokens:,} tokens its runs make"
+            f"costs {usd_text(per_million_tokens(usd, month_rps, tokens))} per million {words}: its month over the "
+            f"{figure_text(made)} requests of {tokens:,} tokens its runs serve"
         )
-        return {"usd_per_million_output_tokens": round(at_runs, 4)}, text
-    tokens_per_rps = spec.avg_output_tokens * 3600 * HOURS_PER_MONTH / 1e6  # millions a month of one request a second
+        if others := other_tokens_text(spec, figures, ""):
+            text += f"; {others}"
+        return figures, text
     capacity = sustained_rps(opt)
-    at_rate = usd / (spec.requests_per_second * tokens_per_rps)
-    at_capacity = usd / (capacity * tokens_per_rps)
-    figures = {
-        "usd_per_million_output_tokens": round(at_rate, 4),
-        "usd_per_million_output_tokens_at_capacity": round(at_capacity, 4),
-    }
-    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain within the SLOs)"
+    figures = token_cost_figures(spec, usd, spec.requests_per_second)
+    figures.update(token_cost_figures(spec, usd, capacity, "_at_capacity"))
+    at_rate, at_capacity = per_million_tokens(usd, spec.requests_per_second, tokens), per_million_tokens(usd, capacity, tokens)
+    bound = "within the SLOs" if _latency_bound(spec) else "at their largest batch"
+    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain {bound})"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")
@@ -2051,9 +2065,11 @@ def _token_cost(
         average, text = token_cost_at_average(spec, usd, floor, peak, cloud=cloud, held=held)
         return {**figures, **average}, text
     text = (
-        f"costs {usd_text(at_rate)} per million output tokens at {figure_text(spec.requests_per_second)} req/s of "
-        f"{spec.avg_output_tokens:,} tokens {sustained}"
+        f"costs {usd_text(at_rate)} per million {words} at {figure_text(spec.requests_per_second)} req/s of "
+        f"{tokens:,} tokens {sustained}"
     )
+    if others := other_tokens_text(spec, figures, ""):
+        text += f"; at that rate, {others}"
     return figures, text
 
 

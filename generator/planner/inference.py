@@ -741,6 +741,40 @@ def _layout_shape(
     return (par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit), None, False
 
 
+class PoolingReplica(NamedTuple):
+    """One pooling replica layout as a plan sizes it (:func:`pooling_replica`): its memory and its two points."""
+
+    par: Parallelism
+    memory: InferenceMemory
+    #: Its most load: the requests a pass packs, the req/s it sustains (within its latency target, where it has one).
+    most: OperatingPoint
+    #: One request alone: its latency p95 with no queue.
+    alone: OperatingPoint
+
+
+def pooling_replica(
+    model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, gpu: GpuSpec, degrees: tuple[int, int], consts: Constants
+) -> PoolingReplica | LayoutBlocked:
+    """A pooling service's TP x PP replica on ``gpu`` as the catalog gives it, sized as a plan sizes it; else why not.
+
+    ``estimate --task embed`` / ``score`` (newuser65 item 11: the quick calculator refused embedding and reranking
+    models): the planner's own layout sizing (:func:`_gpu_shapes`), pinned to ``degrees``.
+    """
+    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, None)
+    tp, pp = degrees
+    arch = model.architecture
+    found, blocked = _gpu_shapes(arch, model, spec, fmt, gpu.id, fitted, ((tp,), tp * pp), consts, 1.0, None, degrees)
+    if not found:
+        return blocked[-1] if blocked else LayoutBlocked(f"TP{tp} PP{pp}: no layout")
+    par, mem, kv_bits, most, _, _ = found[0]
+    fitted_gpu = _fitted_gpu(gpu.id, fitted)
+    held = loaded_format(fmt, fitted_gpu.architecture, spec.engine)
+    acc = accelerator_for(fitted_gpu, held.compute, tp, 1.0, held)
+    engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only)
+    alone = point_for_rate(model, (par, mem, kv_bits, acc), spec, 0.0, most.batch, engine_consts)
+    return PoolingReplica(par, mem, most, alone)
+
+
 def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:
     """How far a layout's batch of one is from the latency targets: what it reaches against what is asked."""
     slo = spec.slo

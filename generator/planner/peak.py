@@ -7,7 +7,7 @@
 - on a cloud, the fewest nodes a serving pool scales down to (:func:`scaled_pools`): the nodes its services' replicas
   take with each service that gives an average at the average's replicas, packed as the pool's nodes are at the peak
   (GKE autoscaling, EKS managed node groups' min_size; newuser40 item 8);
-- the cost per million output tokens at the average (newuser39 item 9: a service peaking at 30 req/s and averaging 12
+- the cost per million tokens at the average (newuser39 item 9: a service peaking at 30 req/s and averaging 12
   was priced as if it served 30 all month, $0.0437/M where the month bought $0.109/M), and on a cloud the month
   with the scaled pools at their fewest nodes all month: a floor, the peak-sized month the ceiling; where between falls
   depends on the day's profile, which the workload does not give.
@@ -192,6 +192,52 @@ def floor_share_usd_per_month(pools: Sequence[Pool], index: int, at_average: Map
     return round(total, 2)
 
 
+def token_kinds(spec: InferenceSpec) -> tuple[tuple[str, str, int], ...]:
+    """The tokens a service's cost is stated per: (figure key, words, tokens a request), the headline's first.
+
+    A generating service: its output tokens, its input tokens and both together (newuser65 item 5: a summarisation
+    run, 3,000 in for 300 out, is 91% input, and batch buyers compare a price per million input tokens or a blended
+    one); a pooling service (embed, score) makes none: its input tokens.
+    """
+    if spec.pooling:
+        return (("input_tokens", "input tokens", spec.avg_input_tokens),)
+    return (
+        ("output_tokens", "output tokens", spec.avg_output_tokens),
+        ("input_tokens", "input tokens", spec.avg_input_tokens),
+        ("tokens", "tokens in and out", spec.avg_input_tokens + spec.avg_output_tokens),
+    )
+
+
+def per_million_tokens(usd_per_month: float, rps: float, tokens: int) -> float:
+    """``usd_per_month`` over the millions of tokens a month ``rps`` requests a second of ``tokens`` each make."""
+    return usd_per_month / (rps * tokens * 3600 * HOURS_PER_MONTH / 1e6)
+
+
+def token_cost_figures(spec: InferenceSpec, usd_per_month: float, rps: float, suffix: str = "") -> dict[str, float]:
+    """``usd_per_month`` over the tokens ``rps`` makes or reads in a month, per million of each of :func:`token_kinds`.
+
+    Keys ``usd_per_million_<kind><suffix>`` (``usd_per_million_output_tokens_at_capacity``), rounded to 4 decimals.
+    """
+    return {
+        f"usd_per_million_{key}{suffix}": round(per_million_tokens(usd_per_month, rps, tokens), 4)
+        for key, _, tokens in token_kinds(spec)
+    }
+
+
+def other_tokens_text(spec: InferenceSpec, figures: Mapping[str, float], suffix: str, low_suffix: str = "") -> str:
+    """The figures past the headline's (:func:`token_kinds`), ``$0.1013 per million input tokens (3,000 a request)``.
+
+    From ``figures`` at ``suffix``, from ``low_suffix``'s to it where given (a range); "" for a pooling service.
+    """
+    parts = []
+    for key, words, tokens in token_kinds(spec)[1:]:
+        high = usd_text(figures[f"usd_per_million_{key}{suffix}"])
+        value = f"{usd_text(figures[f'usd_per_million_{key}{low_suffix}'])} to {high}" if low_suffix else high
+        count = f" ({tokens:,} a request)" if key == "input_tokens" else ""
+        parts.append(f"{value} per million {words}{count}")
+    return " and ".join(parts)
+
+
 def token_cost_at_average(
     spec: InferenceSpec,
     usd_per_month: float,
@@ -201,24 +247,27 @@ def token_cost_at_average(
     cloud: bool,
     held: str = "",
 ) -> tuple[dict[str, float], str]:
-    """The cost per million output tokens at the average rate: figures, and the text that states it beside the peak's.
+    """The cost per million tokens at the average rate: figures, and the text that states it beside the peak's.
 
-    ``usd_per_month``: the deployment's month as planned (sized for the peak); ``floor_usd_per_month``: its month with
-    its pools at the nodes the average needs (None where they do not scale); ``peak_text``: the peak's figures
-    (``$0.0437 at the 30 req/s peak ...``); ``cloud``: its servers are rented by the hour (else bought for the peak);
-    ``held``: on a cloud where its pool does not scale, why (:func:`held_text`).
+    Per million of each of :func:`token_kinds` (output tokens first for a generating service, input tokens for a
+    pooling one); ``usd_per_month``: the deployment's month as planned (sized for the peak); ``floor_usd_per_month``:
+    its month with its pools at the nodes the average needs (None where they do not scale); ``peak_text``: the
+    peak's figures (``$0.0437 at the 30 req/s peak ...``); ``cloud``: its servers are rented by the hour (else bought
+    for the peak); ``held``: on a cloud where its pool does not scale, why (:func:`held_text`).
     """
     average = float(spec.average_requests_per_second or 0.0)
-    tokens = average * spec.avg_output_tokens * 3600 * HOURS_PER_MONTH / 1e6  # millions a month at the average
-    at_average = usd_per_month / tokens
-    figures = {"usd_per_million_output_tokens_at_average": round(at_average, 4)}
-    of = f"at its {figure_text(average)} req/s average of {spec.avg_output_tokens:,} tokens"
-    text = f"costs {usd_text(at_average)} per million output tokens {of}"
+    _, words, tokens = token_kinds(spec)[0]
+    figures = token_cost_figures(spec, usd_per_month, average, "_at_average")
+    at_average = per_million_tokens(usd_per_month, average, tokens)
+    of = f"at its {figure_text(average)} req/s average of {tokens:,} tokens"
+    text = f"costs {usd_text(at_average)} per million {words} {of}"
+    low = ""
     if floor_usd_per_month is not None:
-        floor = floor_usd_per_month / tokens
-        figures["usd_per_million_output_tokens_at_average_floor"] = round(floor, 4)
+        figures.update(token_cost_figures(spec, floor_usd_per_month, average, "_at_average_floor"))
+        floor = per_million_tokens(floor_usd_per_month, average, tokens)
+        low = "_at_average_floor"
         text = (
-            f"costs {usd_text(floor)} to {usd_text(at_average)} per million output tokens {of} (its month between "
+            f"costs {usd_text(floor)} to {usd_text(at_average)} per million {words} {of} (its month between "
             f"${floor_usd_per_month:,.0f}, its pool at the nodes the average's replicas need all month, and "
             f"${usd_per_month:,.0f}, at the peak's: where between depends on the day's profile)"
         )
@@ -230,6 +279,8 @@ def token_cost_at_average(
             "; its servers are paid for at the peak's size all month (bought, or rented with nothing scaling them), so "
             "the figure at the average counts the capacity idle off-peak"
         )
+    if others := other_tokens_text(spec, figures, "_at_average", low):
+        text += f"; at the average, {others}"
     return figures, text
 
 

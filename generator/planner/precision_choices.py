@@ -8,6 +8,8 @@ plan keeps the precision asked for, and a user who allowed a cheaper one is told
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from generator.calculator.model_source import serving_format
 from generator.planner.candidates import inference_options, ranking_candidate, ranking_key, within_limits
 from generator.planner.inventory import free_servers
@@ -20,15 +22,57 @@ from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
 
 
-def _best(loaded: LoadedWorkload, dep: InferenceDeployment, consts: Constants, objective: str) -> Option | None:
-    """The deployment's best layout on its own at its precision, pins and fleet limits held."""
+def _options(loaded: LoadedWorkload, dep: InferenceDeployment, consts: Constants) -> list[Option]:
+    """The deployment's layouts on its own at its precision, its pins held."""
     from generator.planner import honour_pins
 
     wl = loaded.workload
-    free = free_servers(wl)
-    options = inference_options(wl, dep, loaded.models[dep.name], consts, [], free)
-    within = [o for o in honour_pins(dep, options)[0] if within_limits(wl, o)]
-    return min(within, key=lambda o: ranking_key(o, objective, None, bool(free)), default=None)
+    return honour_pins(dep, inference_options(wl, dep, loaded.models[dep.name], consts, [], free_servers(wl)))[0]
+
+
+def _best(loaded: LoadedWorkload, dep: InferenceDeployment, consts: Constants, objective: str) -> Option | None:
+    """The deployment's best layout on its own at its precision, pins and fleet limits held."""
+    wl = loaded.workload
+    within = [o for o in _options(loaded, dep, consts) if within_limits(wl, o)]
+    return min(within, key=lambda o: ranking_key(o, objective, None, bool(free_servers(wl))), default=None)
+
+
+def cheaper_allowed_text(
+    loaded: LoadedWorkload,
+    dep: InferenceDeployment,
+    consts: Constants,
+    usd_per_month: float,
+    spend: Callable[[Option], float | None],
+) -> str:
+    """Where every layout at the precision planned breaks a limit: an allowed precision's cheapest, where it costs less.
+
+    newuser65 item 6: the budget error called $44,403 "the cheapest priced layout" while fp8, in allowed_precisions,
+    took $23,370 (the plan's ``cheaper-allowed-precision`` said so, the error did not). ``usd_per_month``: the cheapest
+    at the precision planned; ``spend``: a layout's month as the limit counts it (None: unpriced). "" where no allowed
+    precision is cheaper.
+    """
+    spec = dep.inference
+    model = loaded.models[dep.name]
+    planned = serving_format(model, spec.precision).name
+    found: list[tuple[float, str, str, bool]] = []
+    for name in dict.fromkeys(serving_format(model, p).name for p in spec.allowed_precisions):
+        if name == planned:
+            continue
+        options = _options(loaded, dep._replace(inference=spec._replace(precision=name)), consts)
+        priced = [(usd, o.candidate.summary, o) for o in options if (usd := spend(o)) is not None]
+        if priced:
+            usd, summary, best = min(priced, key=lambda t: t[:2])
+            if usd < usd_per_month:
+                found.append((usd, summary, name, within_limits(loaded.workload, best)))
+    if not found:
+        return ""
+    usd, summary, name, within = min(found)
+    held = ", within the limits" if within else ""
+    return (
+        f"; the cheapest at {name}, in allowed_precisions, is {summary} at ${usd:,.0f} a month{held} (the layouts above "
+        f"are {planned}'s: allowed_precisions are taken only where the model does not fit; set precision: {name} to "
+        "plan it)"
+    )
 
 
 def _figure(objective: str, c: Candidate) -> str:
