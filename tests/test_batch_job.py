@@ -16,7 +16,7 @@ import pytest
 
 from generator.api import plan_as_deployed, render_file
 from generator.errors import InfeasibleError, InputError
-from generator.planner.batch_job import HOURS_PLACES, zero_pools
+from generator.planner.batch_job import zero_pools
 from generator.planner.plan import DeploymentPlan, Plan, Pool
 from generator.units import HOURS_PER_MONTH
 from generator.workload import load_workload
@@ -117,7 +117,7 @@ def test_on_a_cloud_the_pool_scales_to_zero_and_the_month_is_the_runs_hours(tmp_
     job, (pool,) = _job(plan), plan.pools
     hours, runs = job.details["hours_per_run"], job.details["runs_per_month"]
     assert 0 < hours <= 48 and runs == 4.35 and job.details["scales_to_zero"] is True
-    assert hours == round(1_000_000 / (job.replicas * _replica_rate(job)) / 3600, HOURS_PLACES)
+    assert hours == pytest.approx(1_000_000 / (job.replicas * _replica_rate(job)) / 3600, rel=1e-4)  # its text's rate
     assert pool.min_nodes == 0 and pool.busy_hours_per_month == pytest.approx(hours * runs)
     assert pool.usd_per_hour is not None
     run = pool.usd_per_hour * hours
@@ -249,3 +249,116 @@ def test_a_mostly_idle_service_is_told_what_would_pay_by_use(tmp_path: Path, rat
         share = 0.01 / (job.replicas * job.details["requests_per_s_per_replica_max"])
         assert f"busy {share:.2%} of their" in finding.message and "requests_per_run" in finding.message
         assert finding.path.endswith("average_requests_per_second" if "average" in rates else "requests_per_second")
+
+
+#: review66's 8B job on one a3-highgpu-8g (8 x H100 at $88.49 an hour): 20,000 requests in 8 h, nightly.
+SMALL_JOB = """\
+version: 1
+name: unpinned
+deployments:
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    POOL
+    inference:
+      service_class: batch
+      max_context_tokens: 4096
+      avg_input_tokens: 3000
+      avg_output_tokens: 300
+      requests_per_run: 20000
+      deadline_hours: 8
+      runs_per_month: 30
+MORE
+hardware:
+  provider: gcp
+  gpus: [h100-sxm5-80gb]
+  platforms: [gcp-a3-highgpu-8g]
+BUDGET
+kubernetes: {gcp_project: acme-batch, location: us-central1, zone: us-central1-a}
+objective: cost
+"""
+
+#: A 70B job beside it in one named pool (review66 item 6): 500,000 requests in 10 h, 4 runs a month, on TP4.
+BIG_JOB = """\
+  - name: big
+    model: meta-llama/Llama-3.3-70B-Instruct
+    pool: shared
+    parallelism: {tp: 4, pp: 1}
+    inference:
+      service_class: batch
+      max_context_tokens: 4096
+      avg_input_tokens: 500
+      avg_output_tokens: 500
+      requests_per_run: 500000
+      deadline_hours: 10
+      runs_per_month: 4"""
+
+
+def _small(tmp_path: Path, budget: str = "", pool: str = "", more: str = "") -> Plan:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL_JOB.replace("BUDGET", budget).replace("    POOL", pool).replace("MORE", more))
+    return _plan(path)
+
+
+def test_a_job_is_ranked_and_budgeted_at_the_replicas_its_servers_hold(tmp_path: Path) -> None:
+    """review66 item 1: ranked at the one replica the rate needs, TP2 x PP4 ($425.55) beat 8 x TP1 ($291.22)."""
+    plan = _small(tmp_path)
+    job = _job_named(plan, "small")
+    assert (job.tp, job.pp, job.replicas) == (1, 1, 8)
+    assert plan.totals["usd_per_month"] == pytest.approx(291.3, abs=0.2)
+    assert _small(tmp_path, "  max_budget_usd_per_month: 400").totals["usd_per_month"] <= 400
+    chosen_by = next(r for r in job.reasons if r.startswith("chosen by"))
+    assert "$291/month" in chosen_by  # the runs' month, not 730 h of the node ($64,598)
+
+
+def test_a_job_s_running_cost_is_its_runs_and_its_pool_starts_at_zero(tmp_path: Path) -> None:
+    """review66 items 3 and 4: opex stayed at 730 h; GKE, EKS and AKS pools started at their full size."""
+    plan = _small(tmp_path)
+    (pool,) = plan.pools
+    assert pool.opex_usd_per_month == pytest.approx(plan.totals["usd_per_month"], abs=0.05)
+    assert plan.totals["opex_usd_per_month"] == pytest.approx(plan.totals["usd_per_month"], abs=0.05)
+    assert _job_named(plan, "small").details["opex_usd_per_month"] == _job_named(plan, "small").details["usd_per_month"]
+    files = render_file(str(tmp_path / "small.yaml"))
+    (pool_file,) = [text for name, text in files.items() if name.startswith("kubernetes/gcp/containernodepool-")]
+    assert "initialNodeCount: 0" in pool_file and "minNodeCount: 0" in pool_file
+
+
+@pytest.mark.parametrize(
+    ("provider", "file", "expected"),
+    [
+        pytest.param("aws", "terraform/eks-managed-node-groups.tfvars.json", ['"desired_size": 0', '"min_size": 0'],
+                     id="eks"),
+        pytest.param("aws", "kubernetes/aws/nodepool-synth-", ["consolidateAfter: 5m"], id="karpenter"),
+        pytest.param("azure", "terraform/specgen.auto.tfvars.json", ['"node_count": 0', '"min_count": 0'], id="aks"),
+    ],
+)  # fmt: skip
+def test_a_job_s_pool_rests_at_zero_nodes_where_rendered(tmp_path: Path, provider: str, file: str, expected: list[str]) -> None:
+    files = render_file(str(_workload(tmp_path, provider=provider)))
+    (text,) = [t for name, t in files.items() if name.startswith(file)]
+    assert all(e in text for e in expected), text
+
+
+def test_jobs_sharing_a_pool_pay_the_nodes_each_runs_on(tmp_path: Path) -> None:
+    """review66 item 6: two jobs of one node each in a 2-node pool were each charged both nodes ($5,930, not $2,965)."""
+    plan = _small(tmp_path, pool="    pool: shared\n    parallelism: {tp: 1, pp: 1}", more=BIG_JOB)
+    (pool,) = plan.pools
+    assert pool.nodes == 2 and pool.usd_per_hour is not None
+    node = pool.usd_per_hour / pool.nodes
+    for name in ("small", "big"):
+        job = _job_named(plan, name)
+        assert job.details["usd_per_run"] == pytest.approx(node * job.details["hours_per_run"], abs=0.01)
+    months = sum(_job_named(plan, n).details["usd_per_month"] for n in ("small", "big"))
+    assert plan.totals["usd_per_month"] == pytest.approx(months, abs=0.05)
+
+
+def test_a_run_that_leaves_no_time_for_its_cold_start_is_warned(tmp_path: Path) -> None:
+    """review66 item 5: 100,000 requests planned to take all of a 36 s deadline, from zero nodes."""
+    job = "      requests_per_run: 100000\n      deadline_hours: 0.01\n      runs_per_month: 30\n"
+    plan = _plan(_workload(tmp_path, job, provider="aws"))
+    said = [f for f in plan.findings if f.code == "batch-job-deadline-tight"]
+    assert len(said) == 1 and said[0].path == "deployments[0].inference.deadline_hours"
+    relaxed = _plan(_workload(tmp_path, JOB, provider="aws"))  # 48 h leave hours for it
+    assert not [f for f in relaxed.findings if f.code == "batch-job-deadline-tight"]
+
+
+def _job_named(plan: Plan, name: str) -> DeploymentPlan:
+    return next(d for d in plan.deployments if d.name == name)

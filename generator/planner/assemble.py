@@ -1439,9 +1439,10 @@ def build_plan(
         if isinstance(dep, InferenceDeployment) and dep.inference.average_requests_per_second is not None:
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
         if isinstance(dep, InferenceDeployment) and dep.inference.job:
-            run, ran = job_details(dep.inference, sustained_rps(opt), dep_pool_list, scaled_to_zero, details)
+            ran = (sustained_rps(opt), opt.candidate.gpus)
+            run, said = job_details(dep.inference, ran, dep_pool_list, scaled_to_zero, details)
             details.update(run)
-            reasons.append(ran)
+            reasons.append(said)
         if isinstance(dep, InferenceDeployment) and (
             token_cost := _token_cost(dep.name, dep.inference, opt, details, cloud=cloud, pools=dep_pool_list)
         ):

@@ -12,6 +12,7 @@ priced as if it ran all month, $44,403 against about $12,700 of runs, and its bu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from generator.workload.models import Workload
 
 
-#: Places a run's hours are stated to (0.36 s), in ``spec.json`` and in every month counted from them.
-HOURS_PLACES = 4
+#: Places a run's hours are stated to (3.6 ms), in ``spec.json`` and in every month counted from them.
+HOURS_PLACES = 6
 #: A service whose rate (its average where it gives one) takes less than this share of what its replicas sustain is
 #: said to be mostly idle (newuser65 item 3): a reporting threshold, not a sourced figure.
 MOSTLY_IDLE_SHARE = 0.05
@@ -54,17 +55,32 @@ def job_options(provider: str, spec: InferenceSpec, options: list[Option]) -> li
     """
     if not spec.job:
         return options
-    runs = runs_a_month(spec)
     out = []
     for opt in options:
-        c, shape = opt.candidate, opt.shape
-        hours = run_hours(spec, c.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
-        if hours is None or opt.parts or not billed_by_the_hour(provider, c):
+        if opt.parts or not billed_by_the_hour(provider, opt.candidate):
             out.append(opt)
             continue
-        busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs)
-        out.append(opt._replace(candidate=c._replace(busy_hours_per_month=busy)))
+        # the replicas its servers hold where no other service shares them (Option.filled) run the job sooner, and
+        # the layout is ranked by them (review66 item 1: TP2 x PP4 at $425.55 a month beat 8 x TP1's $291.22)
+        filled = None if opt.filled is None else _with_busy_hours(opt.filled, spec)
+        out.append(_with_busy_hours(opt, spec, filled)._replace(filled=filled))
     return out
+
+
+def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = None) -> Option:
+    """``opt`` with the hours a month its servers run ``spec``'s runs (``filled``'s replicas where it fills them).
+
+    Its running cost a month falls with its hours (review66 item 3: opex stayed at 730 h beside the runs' month).
+    """
+    ran = filled or opt
+    shape = ran.shape
+    hours = run_hours(spec, ran.candidate.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
+    if hours is None:
+        return opt
+    c = opt.candidate
+    busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
+    opex = None if c.opex_usd_per_month is None else c.opex_usd_per_month * busy / HOURS_PER_MONTH
+    return opt._replace(candidate=c._replace(busy_hours_per_month=busy, opex_usd_per_month=opex))
 
 
 def hourly_jobs(wl: Workload, chosen: Iterable[tuple[int, Option]]) -> frozenset[str]:
@@ -85,13 +101,20 @@ def zero_pools(pools: Iterable[Pool], hourly: frozenset[str]) -> frozenset[str]:
 
 
 def job_details(
-    spec: InferenceSpec, sustained_rps: float, pools: Sequence[Pool], scaled: frozenset[str], details: Mapping[str, Any]
+    spec: InferenceSpec,
+    ran: tuple[float, int],
+    pools: Sequence[Pool],
+    scaled: frozenset[str],
+    details: Mapping[str, Any],
 ) -> tuple[dict[str, Any], str]:
     """A batch job's run: its hours and cost, and its month of runs; and the reason's sentence on them.
 
-    ``pools``: the job's; ``scaled``: the pools that scale to zero (:func:`zero_pools`); ``details``: its figures so
-    far (its month, ``usd_per_month``, as every service's: its pools' month, or its share of a co-located one).
+    ``ran``: what its replicas sustain together (req/s) and the GPUs they take; ``pools``: the job's; ``scaled``: the
+    pools that scale to zero (:func:`zero_pools`), where a run pays the nodes its replicas take (:func:`nodes_run`);
+    ``details``: its figures so far (its month, ``usd_per_month``, as every service's: its pools' month, or its share
+    of a co-located one), which bought servers keep.
     """
+    sustained_rps, gpus = ran
     hours = round(run_hours(spec, sustained_rps) or 0.0, HOURS_PLACES)  # the figure stated, which the months add up
     runs = runs_a_month(spec)
     out: dict[str, Any] = {
@@ -104,11 +127,13 @@ def job_details(
         f"runs its {spec.requests_per_run:,} requests in {hours_text(hours)} (deadline {hours_text(spec.deadline_hours or 0)}) "
         f"at the {figure_text(sustained_rps)} req/s its replicas sustain"
     )
-    hourly = [p.usd_per_hour for p in pools]
-    if pools and all(p.name in scaled for p in pools) and None not in hourly:
-        per_run = sum(h or 0.0 for h in hourly) * hours
+    if pools and all(p.name in scaled and p.usd_per_hour is not None for p in pools):
+        node_hours = hours if len(pools) > 1 else hours * nodes_run(pools[0], gpus) / pools[0].nodes
+        per_run = sum(p.usd_per_hour or 0.0 for p in pools) * node_hours
         month = per_run * runs  # within a month: its runs' deadlines fit in one (a workload check)
         out |= {"usd_per_run": round(per_run, 2), "usd_per_month": round(month, 2), "scales_to_zero": True}
+        if details.get("opex_usd_per_month") is not None:  # rented by the hour: its running cost is its rent
+            out["opex_usd_per_month"] = round(month, 2)
         return out, f"{took}: {usd_text(per_run)} a run, {usd_text(month)} a month at {runs:g} run(s), {_between_runs(pools)}"
     paid = details.get("usd_per_month")
     if isinstance(paid, int | float):
@@ -123,7 +148,7 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
     by_name = {p.name: p for p in pools}
     jobs = {d.name for d in wl.deployments if isinstance(d, InferenceDeployment) and d.inference.job}
     for i, dep in enumerate(wl.deployments):
-        if dep.name not in jobs:
+        if not isinstance(dep, InferenceDeployment) or dep.name not in jobs:
             continue
         plan = next(d for d in deployments if d.name == dep.name)
         hours, runs = float(plan.details["hours_per_run"]), float(plan.details["runs_per_month"])
@@ -132,15 +157,18 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
         at: str = f"deployments[{i}].inference.requests_per_run"
         if plan.details.get("scales_to_zero"):
             scaled = "" if any(p.rented for p in mine) else _SCALERS
+            slack_h = max(0.0, (dep.inference.deadline_hours or 0.0) - hours)
             text = (
                 f"deployment {dep.name}: a batch job, {runs:g} run(s) a month of {hours_text(hours)}; "
-                f"{_between_runs(mine)}{scaled}, and the month counts the runs' hours ({hours_text(busy)}). Each run "
-                "starts cold: nodes boot, the image is pulled and the model downloaded "
-                "and loaded before the first request (see cold-start-time where stated), time the deadline must leave; "
-                f"something must start the {plan.replicas} replica(s) for a run and stop them after (a Kubernetes Job, "
-                "or the engine's Deployment scaled up and back to 0): specgen renders no workload"
+                f"{_between_runs(mine)}{scaled}, and the month counts the runs' hours ({hours_text(busy)}), not a "
+                "node's idle minutes after a run before it is removed. Each run starts cold: nodes boot, the image is "
+                "pulled and the model downloaded and loaded before the first request (cold-start-time), within the "
+                f"{hours_text(slack_h)} its deadline leaves; something must start the {plan.replicas} replica(s) for a "
+                "run and stop them after (a Kubernetes Job, or the engine's Deployment scaled up and back to 0): specgen "
+                "renders no workload"
             )
             out.append(Finding("info", "batch-job-scales-to-zero", text, at))
+            out += _tight_deadline(dep.name, plan, slack_h, f"deployments[{i}].inference.deadline_hours")
             continue
         always_on = sorted({n for p in mine for n in p.deployments} - jobs)
         if always_on:
@@ -162,8 +190,11 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
     return out
 
 
-#: What takes each cloud's pools to zero nodes between runs.
-_SCALERS = " (minimum 0: GKE minNodeCount, EKS min_size, AKS min_count; Karpenter removes empty nodes)"
+#: What takes each cloud's pools from zero nodes for a run and back after it.
+_SCALERS = (
+    " (starting at 0 nodes, minimum 0: GKE's and AKS's cluster autoscalers, or on AWS Karpenter or the Kubernetes "
+    "cluster autoscaler for the EKS node groups, add the nodes a run's pods wait for and remove them once empty)"
+)
 
 
 def _between_runs(pools: Sequence[Pool]) -> str:
@@ -174,23 +205,62 @@ def _between_runs(pools: Sequence[Pool]) -> str:
     return f"its pool(s) {names} scaling to zero nodes between runs"
 
 
+def _tight_deadline(name: str, plan: DeploymentPlan, slack_h: float, at: str) -> list[Finding]:
+    """A warning where a run leaves its deadline less time than the cold start's timed parts take (review66 item 5)."""
+    timed = [v for k in ("model_download_s", "model_load_s") if isinstance(v := plan.details.get(k), int | float)]
+    if not timed or slack_h * 3600 >= sum(timed):
+        return []
+    text = (
+        f"deployment {name}: a run takes {hours_text(float(plan.details['hours_per_run']))} of its "
+        f"{hours_text(float(plan.details['deadline_hours']))} deadline, leaving {hours_text(slack_h)} for its cold "
+        f"start, whose download and load of the model alone take at least {sum(timed):,.1f} s (cold-start-time; the "
+        "nodes' boot, the image's pull and the engine's start are not timed): a later deadline_hours, or fewer "
+        "requests_per_run, leaves the time a run from zero nodes needs"
+    )
+    return [Finding("warning", "batch-job-deadline-tight", text, at)]
+
+
 def job_pools(provider: str, pools: Sequence[Pool], deployments: Sequence[DeploymentPlan], scaled: frozenset[str]) -> list[Pool]:
     """The pools with those that run only for their batch jobs' runs marked: the hours a month they run, ``min_nodes`` 0.
 
     On a cloud its autoscaler takes such a pool to zero nodes between runs; servers rented from a provider on bare
     metal are rented for each run, as a training job's are (no ``min_nodes``: nothing autoscales them). A pool's hours:
-    its jobs' runs one after another (each job's hours a run x runs a month), at most a month.
+    its jobs' node-hours over its nodes (each job's hours a run x runs a month x the nodes it takes), at most a month;
+    its running cost a month falls with them (review66 item 3).
     """
     out = []
     for pool in pools:
         if pool.name not in scaled:
             out.append(pool)
             continue
-        members = [d.details for d in deployments if pool.name in d.pools]
-        hours = sum(float(m["hours_per_run"]) * float(m["runs_per_month"]) for m in members)
+        members = [d for d in deployments if pool.name in d.pools]
+        hours = math.fsum(
+            float(d.details["hours_per_run"]) * float(d.details["runs_per_month"]) * nodes_run(pool, d.gpus) / pool.nodes
+            for d in members
+        )
         busy = round(min(HOURS_PER_MONTH, hours), HOURS_PLACES)
-        out.append(pool._replace(min_nodes=None if provider == "baremetal" else 0, busy_hours_per_month=busy))
+        opex = None if pool.opex_usd_per_month is None else round(pool.opex_usd_per_month * busy / HOURS_PER_MONTH, 2)
+        min_nodes = None if provider == "baremetal" else 0
+        out.append(pool._replace(min_nodes=min_nodes, busy_hours_per_month=busy, opex_usd_per_month=opex))
     return out
+
+
+def nodes_run(pool: Pool, gpus: int) -> int:
+    """Nodes of ``pool`` a batch job's ``gpus`` take while it runs; a job alone in its pool takes them all.
+
+    review66 item 6: two jobs in one pool were each charged every node of it.
+    """
+    return min(pool.nodes, math.ceil(gpus / pool.node.gpus)) if pool.node.gpus else pool.nodes
+
+
+def runs_only_why(pools: Iterable[Pool]) -> str:
+    """Why pools that run only for jobs (:attr:`Pool.runs_only`) rest at zero nodes, as a finding says it."""
+    jobs = [p for p in pools if p.runs_only]
+    if all(p.per_job for p in jobs):
+        return "costed per training job"
+    if not any(p.per_job for p in jobs):
+        return "costed by their batch jobs' runs"
+    return "costed per training job or by their batch jobs' runs"
 
 
 def pool_month_usd(pool: Pool) -> float | None:

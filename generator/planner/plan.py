@@ -169,6 +169,11 @@ class Pool(NamedTuple):
         """Linux hosts in the pool: its nodes times each node's hosts (the compute trays of a rack-scale system)."""
         return self.nodes * self.node.hosts
 
+    @property
+    def runs_only(self) -> bool:
+        """Whether its nodes run only while jobs do, from zero: training jobs rented per run, or batch jobs' runs."""
+        return self.per_job or self.busy_hours_per_month is not None
+
 
 class Candidate(NamedTuple):
     """A feasible way to run one deployment, as ranked by the objective.

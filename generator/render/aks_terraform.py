@@ -78,7 +78,7 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
     if profile is not None and gpu_instance is None:  # refused at load (kubernetes.gpu_sharing.mig_profile): a defect
         raise AssertionError(f"no AKS GPU instance profile for {profile} on {pool.node.gpu_id}")
     name = aks_node_pool_name(pool.name, gpu_instance, pool.spot)
-    scales = pool.per_job or pool.min_nodes is not None
+    scales = pool.runs_only or pool.min_nodes is not None
     labels, taints = dict(pool.labels), [f"{key}={value}:{effect}" for key, value, effect in pool.taints]
     if pool.spot:  # the label and taint AKS gives Spot nodes, which the provider asks for (else a plan shows drift)
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
@@ -92,9 +92,9 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
         "os_sku": "Ubuntu2204",
         "os_disk_size_gb": min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB),
         # a pool costed per training job rests at 0 nodes (the autoscaler adds the job's); a serving one starts at the peak's
-        "node_count": 0 if pool.per_job else pool.nodes,
+        "node_count": 0 if pool.runs_only else pool.nodes,
         "auto_scaling_enabled": scales,
-        "min_count": (0 if pool.per_job else pool.min_nodes) if scales else None,
+        "min_count": (0 if pool.runs_only else pool.min_nodes) if scales else None,
         "max_count": pool.nodes if scales else None,
         "node_labels": labels,
         "node_taints": taints,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.planner.batch_job import runs_only_why
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
 from generator.render.karpenter_aws import ROOT_DEVICE, efa_cards
@@ -71,9 +72,9 @@ def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False
         # a pool costed per training job runs only while a job does: it scales from zero (the cluster autoscaler or
         # the job's scheduler raises desired_size), else it would bill every hour of the month
         # a serving pool whose services give an average rate scales down to the nodes the average needs (min_nodes)
-        "min_size": 0 if pool.per_job else pool.nodes if pool.min_nodes is None else pool.min_nodes,
+        "min_size": 0 if pool.runs_only else pool.nodes if pool.min_nodes is None else pool.min_nodes,
         "max_size": pool.nodes,
-        "desired_size": 0 if pool.per_job else pool.nodes,
+        "desired_size": 0 if pool.runs_only else pool.nodes,
         "labels": dict(pool.labels),
         "taints": {
             f"{k}-{e}".replace("/", "-").replace(".", "-"): {"key": k, "value": v, "effect": TAINT_EFFECT[e]}
@@ -153,14 +154,15 @@ def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
                 "node group",
             )
         )
-    per_job = [p.name for p in pools if p.per_job]
+    per_job = [p.name for p in pools if p.runs_only]
     if per_job:
         findings.append(
             Finding(
                 "info",
                 "aws-per-job-node-groups",
-                f"the node group(s) of {', '.join(per_job)} rest at 0 nodes (costed per training job): nothing rendered "
-                "raises desired_size; run the Kubernetes cluster autoscaler or set desired_size for the run"
+                f"the node group(s) of {', '.join(per_job)} rest at 0 nodes ({runs_only_why(pools)}): nothing rendered "
+                "raises desired_size; run the Kubernetes cluster autoscaler or set "
+                "desired_size for the run"
                 + (", or use the Karpenter NodePool, which launches the job's nodes for its pods" if karpenter else "")
                 + f"; {autoscaler_idle_text(plan, per_job)}",
                 "hardware.provider",

@@ -216,7 +216,7 @@ def node_pool_spec(
             "resourceLabels": node_tags("gcp", pool.name, workload),
         },
     }
-    if pool.per_job:  # costed per training job: the cluster autoscaler adds nodes for the job's pods, none otherwise
+    if pool.runs_only:  # costed per training job or batch run: the cluster autoscaler adds nodes for the job's pods
         del spec["nodeCount"]
         spec["initialNodeCount"] = 0
         spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import platforms, software
+from generator.planner.batch_job import runs_only_why
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
@@ -188,7 +189,7 @@ def karpenter_node_pool(
             "limits": node_pool_limits(pool, serving, devices_per_gpu),
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
-                "consolidateAfter": PER_JOB_NODE_GRACE if pool.per_job else EMPTY_NODE_GRACE,
+                "consolidateAfter": PER_JOB_NODE_GRACE if pool.runs_only else EMPTY_NODE_GRACE,
                 "budgets": [{"nodes": "1"}],
             },
         },
@@ -317,7 +318,7 @@ def shared_gpu_finding(plan: Plan, pools: list[Pool], per_gpu: Mapping[str, int]
 
 def per_job_grace_finding(pools: list[Pool]) -> Finding | None:
     """What a per-job NodePool's limit and idle grace mean for a run's bill (newuser24 item 6)."""
-    per_job = [p for p in pools if p.per_job]
+    per_job = [p for p in pools if p.runs_only]
     if not per_job:
         return None
 
@@ -329,7 +330,7 @@ def per_job_grace_finding(pools: list[Pool]) -> Finding | None:
     return Finding(
         "info",
         "karpenter-per-job-grace",
-        f"the Karpenter NodePool of each pool costed per training job is capped at its planned GPUs (a job is not "
+        f"the Karpenter NodePool of each pool {runs_only_why(pools)} is capped at its planned GPUs (a job is not "
         f"rolled, and a drifted node is not replaced under a running job) and removes its nodes {PER_JOB_NODE_GRACE} "
         f"after the job's pods end (consolidateAfter; serving pools keep {EMPTY_NODE_GRACE}), which the per-run cost "
         f"does not count ({'; '.join(idle(p) for p in per_job)}), nor the nodes' boot and the model's download",
