@@ -1572,6 +1572,8 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["load"] = load
     if details.get("task") not in (None, "generate"):  # a pooling service (review22 item 6: generate -> embed unsaid)
         row["task"] = details["task"]
+    if "requests_per_run" in details:  # a batch job: its work, deadline and runs (review66 item 7: a change read no row)
+        row["batch_job"] = {k: details.get(k) for k in ("requests_per_run", "deadline_hours", "runs_per_month", "hours_per_run")}
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
         row["training"].update(_servers_by_month(details))
@@ -2010,6 +2012,9 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),
     (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
+    (("batch_job", "requests_per_run"), "requests a run", _plain, ""),
+    (("batch_job", "deadline_hours"), "deadline", _plain, " h"),
+    (("batch_job", "runs_per_month"), "runs a month", _plain, ""),
     (("load", "slo", "ttft_p95_ms"), "SLO TTFT p95", _ms, " ms"),
     (("load", "slo", "tpot_ms"), "SLO TPOT", _ms, " ms"),
     (("load", "slo", "latency_p95_ms"), "SLO request latency p95", _ms, " ms"),
@@ -2032,6 +2037,7 @@ _SERVICE_FIGURES: tuple[Change, ...] = (
     (("load", "ttft_p95_s"), "TTFT p95 at that load", _seconds_as_ms(0), " ms"),
     (("load", "tpot_s"), "TPOT at that load", _seconds_as_ms(1), " ms"),
     (("load", "latency_p95_s"), "request latency p95 at that load", _seconds_as_ms(0), " ms"),
+    (("batch_job", "hours_per_run"), "a run", _plain, " h"),
     (("machine", "decode_tokens_per_s"), "decode", _plain, " tokens/s"),
     (("machine", "ttft_s"), "TTFT", _plain, " s"),
     (("machine", "weights_gib", "gpu"), "weights on GPU", _plain, " GiB"),

@@ -227,6 +227,10 @@ def test_diff_prices_a_job_s_pool_at_its_runs_hours(tmp_path: Path, capsys: pyte
     (pool,) = diff["pools"]
     assert pool["new"]["min_nodes"] == 0 and "min_nodes" not in pool["old"]
     assert pool["new"]["usd_per_month"] == diff["totals"]["usd_per_month"]["new"] < pool["old"]["usd_per_month"]
+    (row,) = diff["deployments"]  # review66 item 7: the job's fields, which the service had none of
+    assert "batch_job" not in row["old"] and row["new"]["batch_job"]["runs_per_month"] == 4.35
+    code, md, err = specgen(capsys, "diff", str(service), str(job))
+    assert code == 0 and "requests a run - → 1,000,000, deadline - → 48.00 h, runs a month - → 4.35" in md, md
 
 
 @pytest.mark.parametrize(

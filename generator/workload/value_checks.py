@@ -373,7 +373,7 @@ def batch_job_errors(doc: Document, i: int, spec: InferenceSpec) -> list[InputEr
     if runs * hours > HOURS_PER_MONTH:
         errors.append(
             InputError(
-                f"{runs:g} runs a month of up to {hours:g} h take up to {runs * hours:,.0f} h, more than a month "
+                f"{runs:g} run(s) a month of up to {hours:g} h take up to {runs * hours:,.0f} h, more than a month "
                 f"({HOURS_PER_MONTH} h): the replicas would serve without a break, as a service; fewer runs_per_month, a "
                 f"deadline_hours of at most {HOURS_PER_MONTH / runs:.4g} h, or a service's requests_per_second",
                 doc.locate((*at, "runs_per_month" if "runs_per_month" in given else "deadline_hours")),
