@@ -366,3 +366,15 @@ def test_a_run_that_leaves_no_time_for_its_cold_start_is_warned(tmp_path: Path) 
 
 def _job_named(plan: Plan, name: str) -> DeploymentPlan:
     return next(d for d in plan.deployments if d.name == name)
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_a_node_down_is_said_of_a_job_s_run(tmp_path: Path, provider: str) -> None:
+    """review66 item 12: a node down "stops the service" in req/s "of the 5.78704 asked", held "within the SLOs"."""
+    plan = _plan(_workload(tmp_path, provider=provider))
+    (said,) = [f for f in plan.findings if f.code == "node-down-capacity"]
+    assert "the service" not in said.message and "within the SLOs" not in said.message
+    assert "at its largest batch" in said.message
+    assert "stops its run until they are back" in said.message or re.search(
+        r"a run then takes [\d.,]+ h of its 48\.00 h deadline", said.message
+    ), said.message

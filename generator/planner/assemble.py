@@ -157,7 +157,7 @@ from generator.planner.setting_findings import (
     unused_setting_findings,
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
-from generator.planner.slo import effective_slo, rate_replicas, replicas_needed, replicas_text
+from generator.planner.slo import effective_slo, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
@@ -486,15 +486,9 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
 
 
-def _latency_bound(spec: InferenceSpec) -> bool:
-    """Whether a replica's most load is held to latency targets (a batch service with none is held to its batch)."""
-    slo = effective_slo(spec)[0].slo
-    return slo.ttft_p95_ms is not None or slo.tpot_ms is not None
-
-
 def _bound_by(spec: InferenceSpec) -> str:
     """What a replica's most load is held to: the SLOs, or none (newuser65 item 8: a batch job read "within the SLOs")."""
-    if not _latency_bound(spec):
+    if not latency_bound(spec):
         return "at its largest batch, service_class batch setting no latency target"
     return "within the SLOs"
 
@@ -2057,7 +2051,7 @@ def _token_cost(
     figures = token_cost_figures(spec, usd, spec.requests_per_second)
     figures.update(token_cost_figures(spec, usd, capacity, "_at_capacity"))
     at_rate, at_capacity = per_million_tokens(usd, spec.requests_per_second, tokens), per_million_tokens(usd, capacity, tokens)
-    bound = "within the SLOs" if _latency_bound(spec) else "at their largest batch"
+    bound = "within the SLOs" if latency_bound(spec) else "at their largest batch"
     sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain {bound})"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"

@@ -38,6 +38,17 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
     return spec._replace(slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes
 
 
+def latency_bound(spec: InferenceSpec) -> bool:
+    """Whether a replica's most load is held to latency targets (a batch service with none is held to its batch)."""
+    slo = effective_slo(spec)[0].slo
+    return slo.ttft_p95_ms is not None or slo.tpot_ms is not None
+
+
+def held_to(spec: InferenceSpec) -> str:
+    """What a replica's rate is held to, as a figure's phrase says it: the SLOs, or its largest batch."""
+    return "within the SLOs" if latency_bound(spec) else "at its largest batch"
+
+
 def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
     """Replicas that hold ``spec``'s rate routed evenly over them (the slowest sets it), at least ``min_replicas``.
 

@@ -18,7 +18,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.planner.plan import Finding
-from generator.units import figure_text
+from generator.planner.slo import held_to
+from generator.units import figure_text, hours_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:
@@ -284,6 +285,7 @@ def node_down_finding(
     most = sum(sorted(held, reverse=True)[:down])
     pool = by_name[parts[0][0]]
     left = (dep.replicas - most) * each
+    stopped = "its run until they are back" if spec.job else "the service"
     cause = "(a failure, a repair, a drain" + (
         ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
     )
@@ -292,21 +294,26 @@ def node_down_finding(
         if when is None:
             return None
     elif most == dep.replicas and down > 1:
-        when = f"all {dep.replicas} of its replicas run on {down} nodes or fewer: those down {cause} stop the service"
+        when = f"all {dep.replicas} of its replicas run on {down} nodes or fewer: those down {cause} stop {stopped}"
     elif most == dep.replicas:
         hosts_a_replica = math.ceil(dep.tp * dep.pp / (pool.node.gpus // pool.node.hosts))
         if dep.replicas == 1 and hosts_a_replica > 1:  # review41 item 7: a replica over two nodes ran "on one node"
-            when = f"its one replica spans {hosts_a_replica} nodes: any of them down {cause} stops the service"
+            when = f"its one replica spans {hosts_a_replica} nodes: any of them down {cause} stops {stopped}"
         else:
             run = "runs" if dep.replicas == 1 else "run" if spread or pool.hosts == 1 else "may run"
             which = {1: "its one replica", 2: "both of its replicas"}.get(dep.replicas, f"all {dep.replicas} of its replicas")
-            when = f"{which} {run} on one node: that node down {cause} stops the service"
+            when = f"{which} {run} on one node: that node down {cause} stops {stopped}"
     else:
         serve = "serves" if dep.replicas - most == 1 else "serve"
         when = (
             f"with {_busiest(down)} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
             f"of the {figure_text(spec.requests_per_second)} asked"
         )
+        if spec.requests_per_run is not None:  # a batch job: what matters is its run against the deadline (review66)
+            when += (
+                f": a run then takes {hours_text(spec.requests_per_run / left / 3600)} of its "
+                f"{hours_text(spec.deadline_hours or 0.0)} deadline"
+            )
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
     if spec.nodes_down_tolerated:
         remedy = (
@@ -325,7 +332,7 @@ def node_down_finding(
     return Finding(
         "warning" if fields or upgraded else "info",
         "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
-        f"deployment {dep.name}: {when} ({each:.2f} each within the SLOs); {remedy}",
+        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}); {remedy}",
         f"{at}.{fields[0]}" if fields else at,
     )
 
