@@ -22,9 +22,12 @@ from generator.calculator.estimate import (
     EstimateRequest,
     estimate,
 )
-from generator.calculator.pooling_estimate import POOLING_TASKS
 from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, hours_text, seconds_text
+
+#: The tasks ``--task`` takes beside ``generate`` (the workload's ``inference.task``); here, not in
+#: :mod:`generator.calculator.pooling_estimate`, which loads ``typing`` (an estimate of a generating model loads neither).
+POOLING_TASKS = ("embed", "score")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

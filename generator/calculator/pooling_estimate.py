@@ -20,9 +20,6 @@ from generator.workload.models import InferenceSpec
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
 
-#: The tasks ``--task`` takes beside ``generate`` (the workload's ``inference.task``).
-POOLING_TASKS = ("embed", "score")
-
 
 def pooling_estimate(
     model: ResolvedModel,
@@ -62,7 +59,7 @@ def pooling_estimate(
         service_class="batch",  # no latency target: the replica's most (its compute), as an offline backfill runs
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_batched_tokens,
-        task=task,  # type: ignore[arg-type]  # one of POOLING_TASKS, checked by the parser
+        task=task,  # type: ignore[arg-type]  # one of cli.POOLING_TASKS, checked by the parser
     )
     replica = pooling_replica(model, spec, fmt, gpu, degrees, consts)
     result: dict[str, Any] = {
