@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -175,8 +176,12 @@ def test_the_rendered_pools_scale_from_zero(tmp_path: Path) -> None:
     assert '"min_node_count": 0' in files["terraform/specgen.auto.tfvars.json"]
 
 
+#: The server kind of the pools below: (platform, GPU, GPUs a server).
+KIND = ("gcp-a3-highgpu-8g", "h100-sxm5-80gb", 8)
+
+
 def _pool(name: str, deployments: tuple[str, ...], owned: int = 0) -> Pool:
-    node: Any = None  # never read: zero_pools reads a pool's name, members and owned servers
+    node: Any = SimpleNamespace(platform_id=KIND[0], gpu_id=KIND[1], gpus=KIND[2])  # all zero_pools reads of a node
     return Pool(name, node, 2, deployments, 0, 1000, 1.0, None, (), (), owned_nodes=owned)
 
 
@@ -188,10 +193,12 @@ def _pool(name: str, deployments: tuple[str, ...], owned: int = 0) -> Pool:
         pytest.param(("job", "service"), 0, False, id="beside-a-service"),
         pytest.param(("job",), 1, False, id="owned-servers"),
         pytest.param(("paid-monthly-job",), 0, False, id="a-job-paid-by-the-month"),
+        pytest.param(("job-elsewhere",), 0, False, id="its-hourly-part-on-another-kind"),
     ],
 )
 def test_only_pools_of_hourly_batch_jobs_scale_to_zero(deployments: tuple[str, ...], owned: int, scales: bool) -> None:
-    hourly = frozenset({"job", "other-job"})
+    other = ("dgx-h100", "h100-sxm5-80gb", 8)
+    hourly = frozenset({("job", KIND), ("other-job", KIND), ("job-elsewhere", other)})
     assert (zero_pools([_pool("p", deployments, owned)], hourly) == {"p"}) is scales
 
 
@@ -378,3 +385,50 @@ def test_a_node_down_is_said_of_a_job_s_run(tmp_path: Path, provider: str) -> No
     assert "stops its run until they are back" in said.message or re.search(
         r"a run then takes [\d.,]+ h of its 48\.00 h deadline", said.message
     ), said.message
+
+
+#: newuser66 item 2: a nightly eval beside two owned DGX H100, the rest on servers rented by the hour (prices:).
+BURST = """\
+version: 1
+name: acme-ml
+deployments:
+  - name: nightly-eval
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      service_class: batch
+      max_context_tokens: 8192
+      avg_input_tokens: 1500
+      avg_output_tokens: 400
+      requests_per_run: 2000000
+      deadline_hours: 6
+      runs_per_month: 30
+hardware:
+  provider: baremetal
+  gpus: [h100-sxm5-80gb]
+  platforms: [dgx-h100, dell-xe9680-hgx-h100-h200]
+  rack_power_kw: 20
+  inventory:
+    - platform: dgx-h100
+      count: 2
+      hosts: [{name: dgx-01}, {name: dgx-02}]
+prices:
+  dell-xe9680-hgx-h100-h200: 23.92
+"""
+
+
+def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for_its_runs(tmp_path: Path) -> None:
+    """The rented part was priced for 730 h: renting all five servers ($18,606) beat the owned DGX + three rented."""
+    path = tmp_path / "burst.yaml"
+    path.write_text(BURST)
+    plan = _plan(path)
+    owned = next(p for p in plan.pools if p.owned_nodes)
+    rented = next(p for p in plan.pools if p.rented == "hour")
+    job = _job_named(plan, "nightly-eval")
+    assert owned.busy_hours_per_month is None and owned.nodes == 2  # the owned DGX run, paid all month
+    assert rented.busy_hours_per_month == pytest.approx(job.details["hours_per_run"] * 30, abs=1e-3)
+    assert rented.usd_per_hour is not None and owned.usd_per_hour is not None
+    month = owned.usd_per_hour * HOURS_PER_MONTH + rented.usd_per_hour * (rented.busy_hours_per_month or 0)
+    assert plan.totals["usd_per_month"] == pytest.approx(month, abs=0.05) and month < 18_000
+    assert job.details["usd_per_month"] == pytest.approx(month, abs=1.0)

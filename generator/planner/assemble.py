@@ -13,7 +13,7 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.batch_job import (
-    hourly_jobs,
+    hourly_job_parts,
     idle_service_findings,
     job_details,
     job_findings,
@@ -1338,7 +1338,7 @@ def build_plan(
     not_on_demand: set[str] = set()  # pools already warned of as not sold on demand: once a pool (newuser26 item 8)
     formats: dict[str, WeightFormat] = {}  # the weight format each service's replicas hold
     # the pools holding only batch jobs billed by the hour: they scale to zero between runs (newuser65 items 1-3)
-    scaled_to_zero = zero_pools(pools, hourly_jobs(wl, ((i, o) for i, o, _ in chosen)))
+    scaled_to_zero = zero_pools(pools, hourly_job_parts(wl, ((i, o) for i, o, _ in chosen)))
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]

@@ -17,12 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from generator.planner.inference import ReplicaShape
-from generator.planner.plan import DeploymentPlan, Finding, Pool
+from generator.planner.plan import Candidate, DeploymentPlan, Finding, Pool
 from generator.planner.tco import billed_by_the_hour
 from generator.units import HOURS_PER_MONTH, figure_text, hours_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:
+    from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.workload.models import Workload
 
@@ -57,7 +58,7 @@ def job_options(provider: str, spec: InferenceSpec, options: list[Option]) -> li
         return options
     out = []
     for opt in options:
-        if opt.parts or not billed_by_the_hour(provider, opt.candidate):
+        if not billed_by_the_hour(provider, opt.candidate):
             out.append(opt)
             continue
         # the replicas its servers hold where no other service shares them (Option.filled) run the job sooner, and
@@ -77,27 +78,68 @@ def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = N
     hours = run_hours(spec, ran.candidate.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
     if hours is None:
         return opt
-    c = opt.candidate
     busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
+    return opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
+
+
+def _at_busy_hours(c: Candidate, busy: float) -> Candidate:
+    """``c`` running ``busy`` hours a month; its running cost a month falls with them (review66 item 3)."""
     opex = None if c.opex_usd_per_month is None else c.opex_usd_per_month * busy / HOURS_PER_MONTH
-    return opt._replace(candidate=c._replace(busy_hours_per_month=busy, opex_usd_per_month=opex))
+    return c._replace(busy_hours_per_month=busy, opex_usd_per_month=opex)
 
 
-def hourly_jobs(wl: Workload, chosen: Iterable[tuple[int, Option]]) -> frozenset[str]:
-    """The batch jobs whose chosen layouts are billed by the hour (every part): their pools may scale to zero."""
+def job_split(provider: str, spec: InferenceSpec, opt: Option) -> Option:
+    """A batch job's split (owned servers and more beside them) with the part billed by the hour at its runs' hours.
+
+    newuser66 item 2: the part rented by the hour beside two owned DGX was priced for all 730 h, so renting every
+    server ($46,670 a month) beat the split (about $33,600). The joined candidate's ``busy_hours_per_month`` is then its
+    parts' month over its price an hour (owned servers all month, the rented part its runs), so its month, ranking and
+    budget add up its parts'.
+    """
+    if not spec.job or not any(billed_by_the_hour(provider, part.candidate) for part in opt.parts):
+        return opt
+    rates = [(p.candidate.replicas, p.shape.planned_requests_per_s) for p in opt.parts if isinstance(p.shape, ReplicaShape)]
+    hours = run_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0))  # routed evenly
+    if hours is None:
+        return opt
+    busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
+    parts = tuple(
+        p._replace(candidate=_at_busy_hours(p.candidate, busy)) if billed_by_the_hour(provider, p.candidate) else p
+        for p in opt.parts
+    )
+    c = opt.candidate
+    months = [p.candidate.usd_per_month for p in parts]
+    if c.usd_per_hour is None or not c.usd_per_hour or None in months:
+        return opt._replace(parts=parts)
+    opex = [p.candidate.opex_usd_per_month for p in parts]
+    joined = c._replace(
+        busy_hours_per_month=math.fsum(m or 0.0 for m in months) / c.usd_per_hour,
+        opex_usd_per_month=None if None in opex else math.fsum(o or 0.0 for o in opex),
+    )
+    return opt._replace(candidate=joined, parts=parts)
+
+
+def hourly_job_parts(wl: Workload, chosen: Iterable[tuple[int, Option]]) -> frozenset[tuple[str, ServerKey]]:
+    """The batch jobs' parts billed by the hour, by (deployment, server kind): their pools may scale to zero."""
     provider, deployments = wl.hardware.provider, wl.deployments
     return frozenset(
-        deployments[index].name
+        (dep.name, part.server_kind)
         for index, opt in chosen
-        if isinstance(dep := deployments[index], InferenceDeployment)
-        and dep.inference.job
-        and all(billed_by_the_hour(provider, part.candidate) for part in opt.pieces)
+        if isinstance(dep := deployments[index], InferenceDeployment) and dep.inference.job
+        for part in opt.pieces
+        if billed_by_the_hour(provider, part.candidate)
     )
 
 
-def zero_pools(pools: Iterable[Pool], hourly: frozenset[str]) -> frozenset[str]:
-    """The pools that hold only batch jobs billed by the hour: they scale to zero nodes between runs."""
-    return frozenset(p.name for p in pools if p.deployments and set(p.deployments) <= hourly and not p.owned_nodes)
+def zero_pools(pools: Iterable[Pool], hourly: frozenset[tuple[str, ServerKey]]) -> frozenset[str]:
+    """The pools that hold only batch jobs' parts billed by the hour: they scale to zero nodes between runs."""
+    return frozenset(
+        p.name
+        for p in pools
+        if p.deployments
+        and not p.owned_nodes
+        and all((d, (p.node.platform_id, p.node.gpu_id, p.node.gpus)) in hourly for d in p.deployments)
+    )
 
 
 def job_details(
@@ -138,7 +180,12 @@ def job_details(
     paid = details.get("usd_per_month")
     if isinstance(paid, int | float):
         out["usd_per_run"] = round(paid / runs, 2)
-        return out, f"{took}: {usd_text(paid / runs)} a run as the month of its servers ({usd_text(paid)}) over {runs:g} run(s)"
+        what = (
+            "the month of its servers"
+            if not any(p.name in scaled for p in pools)
+            else ("its month (the servers paid by the month all month, those rented by the hour for its runs' hours)")
+        )
+        return out, f"{took}: {usd_text(paid / runs)} a run as {what} ({usd_text(paid)}) over {runs:g} run(s)"
     return out, took
 
 

@@ -14,6 +14,7 @@ one homogeneous cluster.
 from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.batch_job import job_split
 from generator.planner.candidates import SizedOptions, SplitRest, inference_options, owned_fill_options
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
@@ -83,7 +84,7 @@ def split_options(
                     # keyed by the parts' identities: the split holds both parts, so neither id is reused while it lives
                     pair = ("split", id(owned), id(rest))
                     if pair not in known:
-                        known[pair] = ((), (joined(owned, rest),))
+                        known[pair] = ((), (job_split(wl.hardware.provider, dep.inference, joined(owned, rest)),))
                     out += known[pair][1]
     return out
 
