@@ -2198,7 +2198,9 @@ def _pool(
     # training jobs share a pool only as a chain (run_after): in turn, so the pool holds the widest of them
     in_turn = len(unit) > 1 and not any(isinstance(o.shape, ReplicaShape) for _, o in unit)
     add = max if in_turn else sum
-    owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit))
+    # services sharing owned servers each count those their layout runs on: never more than the workload owns of the
+    # kind (newuser66 item 1: 2 owned DGX counted as 3, capex $540,000 for the 3 bought of 5, not $810,000)
+    owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit), free_servers(wl).get(first.server_kind, 0))
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     if owned and (short := owned_ram_finding(wl, hw.platform, hw.gpu, node, needs.host_ram_bytes, consts, name)):
         findings.append(short)
