@@ -97,7 +97,7 @@ def test_the_rate_sized_for_is_the_requests_over_the_deadline(tmp_path: Path) ->
         pytest.param("      requests_per_run: 1000\n      deadline_hours: 8\n      runs_per_month: 92\n", "runs_per_month",
                      "736 h, more than a month (730 h)", id="runs-overlap"),
         pytest.param("      requests_per_run: 1000\n      deadline_hours: 731\n", "deadline_hours",
-                     "more than a month", id="one-run-too-long"),
+                     "must be <= 730", id="one-run-too-long"),
         pytest.param("      requests_per_run: 1\n      deadline_hours: 700\n", "requests_per_run",
                      "below the least rate planned", id="rate-too-low"),
     ],
