@@ -853,6 +853,10 @@ _GIVEN_PRICE = "workload prices"
 _CATALOG_PRICE = re.compile(r"catalog (\S+) \((hour|month)\)")
 
 
+#: A spot rate given under ``prices:`` as a pool's price basis says it (:func:`generator.planner.tco.node_cost`).
+_SPOT_RATE = re.compile(r"spot rate prices\.(\S+@spot)")
+
+
 def rent_basis(plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Each priced pool of a rented fleet with the rate it is at, a node-hour.
 
@@ -874,6 +878,8 @@ def rent_basis(plan: dict[str, Any]) -> list[dict[str, Any]]:
         record = _CATALOG_PRICE.match(basis)
         if basis.startswith(_GIVEN_PRICE):
             entry["basis"] = "prices"
+            if spot := _SPOT_RATE.search(basis):  # a spot rate's key (newuser66 item 6: read as an on-demand rate)
+                entry["price_key"] = _cut(spot[1], _MAX_ECHOED_CHARS)
         elif record and record[2] == "hour" and (priced := catalog.prices().get(record[1])) and priced.region:
             entry |= {"basis": "list", "price_id": priced.id, "region": priced.region}
         else:
@@ -957,7 +963,8 @@ def _rent_basis_text(basis: list[dict[str, Any]]) -> str:
     """``; the rent of a and b is ...``: the rate each rented pool is at, pools at the same rate together."""
     groups: dict[tuple[Any, ...], list[str]] = {}
     for entry in basis:
-        key = (entry["basis"], entry["platform_id"], entry["usd_per_node_hour"], entry.get("region"), entry.get("price_id"))
+        named_as = entry.get("price_key") or entry["platform_id"]  # the key it is given under (a spot rate's @spot)
+        key = (entry["basis"], named_as, entry["usd_per_node_hour"], entry.get("region"), entry.get("price_id"))
         groups.setdefault(key, []).append(entry["pool"])
     parts = []
     for (kind, platform, rate, region, price_id), pools in groups.items():

@@ -1,13 +1,16 @@
-"""newuser66 item 1: services sharing a partly owned pool counted more owned servers than the workload owns.
+"""newuser66 items 1 and 6: services sharing a partly owned pool counted more owned servers than the workload owns.
 
 A chat service with ``min_replicas: 2`` on the two owned DGX H100 and a batch service beside it in one pool of five:
 the pool counted 3 owned and 2 bought (capex $540,000) where 2 are owned and 3 bought ($810,000 at the catalog's
-$270,000 a DGX H100), so adding the chat service lowered the bill.
+$270,000 a DGX H100), so adding the chat service lowered the bill. Item 6: ``diff``'s buy-or-rent named a spot rate
+given under ``prices:`` by its platform alone, as an on-demand rate reads.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from generator.api import plan_as_deployed
 
@@ -57,3 +60,38 @@ def test_a_shared_pool_counts_no_more_owned_servers_than_are_owned(tmp_path: Pat
     bought = sum(p.nodes - p.owned_nodes for p in plan.pools if p.node.platform_id == "dgx-h100")
     assert plan.totals["capex_usd"] == bought * 270_000
     assert all(f"{p.owned_nodes} owned server(s)" in (p.price_basis or "") for p in owned)
+
+
+EVAL = """\
+version: 1
+name: minbuy
+deployments:
+  - name: eval
+    model: meta-llama/Llama-3.1-70B-Instruct
+SPOT    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      service_class: batch
+      max_context_tokens: 8192
+      avg_input_tokens: 1500
+      avg_output_tokens: 400
+      requests_per_run: 2000000
+      deadline_hours: 6
+      runs_per_month: 30
+hardware:
+  provider: PROVIDER
+  gpus: [h100-sxm5-80gb]
+MORE"""
+
+
+def test_diff_names_a_spot_rate_by_its_spot_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser66 item 6: buy-or-rent read a spot rate as "prices: (gcp-a3-highgpu-8g $20.00/h)", an on-demand one."""
+    from tests.helpers import specgen_in_process as specgen
+
+    bought, spot = tmp_path / "bought.yaml", tmp_path / "spot.yaml"
+    bought.write_text(EVAL.replace("SPOT", "").replace("PROVIDER", "baremetal").replace("MORE", "  rack_power_kw: 20\n"))
+    rented = "kubernetes: {gcp_project: acme-ml, location: us-central1-a}\nprices: {gcp-a3-highgpu-8g@spot: 20}\n"
+    spot.write_text(EVAL.replace("SPOT", "    capacity_type: spot\n").replace("PROVIDER", "gcp").replace("MORE", rented))
+    code, out, err = specgen(capsys, "diff", str(bought), str(spot))
+    assert code == 0, err
+    assert "the rate given under prices: (gcp-a3-highgpu-8g@spot $20.00/h)" in out
