@@ -207,10 +207,11 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
             slack_h = max(0.0, (dep.inference.deadline_hours or 0.0) - hours)
             text = (
                 f"deployment {dep.name}: a batch job, {runs:g} run(s) a month of {hours_text(hours)}; "
-                f"{_between_runs(mine)}{scaled}, and the month counts the runs' hours ({hours_text(busy)}), not a "
-                "node's idle minutes after a run before it is removed. Each run starts cold: nodes boot, the image is "
-                "pulled and the model downloaded and loaded before the first request (cold-start-time), within the "
-                f"{hours_text(slack_h)} its deadline leaves; something must start the {plan.replicas} replica(s) for a "
+                f"{_between_runs(mine)}{scaled}, and the month counts the runs' hours ({hours_text(busy)}) alone: "
+                "each run's cold start (nodes boot, the image is pulled, the model downloaded and loaded: "
+                "cold-start-time) and the nodes' idle minutes after it, before they are removed, are billed beside "
+                f"them, not counted, the cold start within the {hours_text(slack_h)} its deadline "
+                f"leaves; something must start the {plan.replicas} replica(s) for a "
                 "run and stop them after (a Kubernetes Job, or the engine's Deployment scaled up and back to 0): specgen "
                 "renders no workload"
             )
