@@ -95,3 +95,16 @@ def test_diff_names_a_spot_rate_by_its_spot_key(tmp_path: Path, capsys: pytest.C
     code, out, err = specgen(capsys, "diff", str(bought), str(spot))
     assert code == 0, err
     assert "the rate given under prices: (gcp-a3-highgpu-8g@spot $20.00/h)" in out
+
+
+#: newuser66's owned.yaml: the LoRA job on one of four owned R760s, the other services beside it.
+OWNED = (Path(__file__).parent / "data" / "newuser66_owned.yaml").read_text()
+
+
+def test_a_runner_up_layout_not_on_the_owned_servers_says_it_is_bought(tmp_path: Path) -> None:
+    """newuser66 item 5: a bought R760's layout read "on the same servers" beside the owned one ($307 against $111)."""
+    path = tmp_path / "owned.yaml"
+    path.write_text(OWNED)
+    job = next(d for d in plan_as_deployed(str(path))[1].deployments if d.name == "lora-weekly")
+    (said,) = [r for r in job.reasons if r.startswith("runner-up layout")]
+    assert job.details.get("gpus_bought") == 0 and "on the same servers" not in said and ", bought:" in said, said

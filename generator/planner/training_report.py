@@ -97,6 +97,9 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     others = [o for o in rest if isinstance(o.shape, TrainingShape) and o.comm is not None]
     others = [o for o in others if _layout_key(o.shape) != _layout_key(shape)]  # type: ignore[arg-type]
     same = [o for o in others if o.hardware == opt.hardware]
+    # on the servers the job runs on, owned ones as owned (newuser66 item 5: a layout on the same owned R760 was priced
+    # as one bought, $307 against $111 a run)
+    same = [o for o in same if o.candidate.owned_nodes == opt.candidate.owned_nodes] or same
     if not (same or others):
         return None
     other = (same or others)[0]
@@ -105,10 +108,12 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     mine, theirs = _per_token(comm.step, shape), _per_token(other.comm.step, other.shape)
     worse = sorted(((theirs[a] - mine[a], words) for a, words in STEP_TERMS), reverse=True)
     a, b = opt.candidate, other.candidate
-    if same and (b.nodes, b.gpus_per_node) == (a.nodes, a.gpus_per_node):
+    if same and (b.nodes, b.gpus_per_node, b.owned_nodes) == (a.nodes, a.gpus_per_node, a.owned_nodes):
         where = "on the same servers"
     else:  # another count of the same kind, or another kind: named, so a layout the servers cannot hold is not implied
         where = f"on {b.nodes} x {other.hardware.platform.id} ({b.gpus_per_node} x {other.hardware.gpu.id})"
+        if b.owned_nodes != a.owned_nodes:  # a layout the owned servers did not take: priced as what it buys
+            where += f", {b.owned_nodes} of them owned" if b.owned_nodes else ", bought"
     text = f"runner-up layout {where}: {other.shape.reason}"
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
