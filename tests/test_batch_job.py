@@ -432,3 +432,10 @@ def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for
     month = owned.usd_per_hour * HOURS_PER_MONTH + rented.usd_per_hour * (rented.busy_hours_per_month or 0)
     assert plan.totals["usd_per_month"] == pytest.approx(month, abs=0.05) and month < 18_000
     assert job.details["usd_per_month"] == pytest.approx(month, abs=1.0)
+
+
+def test_the_ansible_group_vars_say_a_job_s_run(tmp_path: Path) -> None:
+    """newuser66 item 10: a batch job's group vars read as a service's (replicas, a rate), kept up all month."""
+    files = render_file(str(_workload(tmp_path, provider="baremetal", gpus=BOUGHT_GPUS)))
+    (text,) = [t for name, t in files.items() if name.startswith("ansible/group_vars/synth_")]
+    assert "batch_job:\n" in text and "requests_per_run: 1000000" in text and "runs_per_month: 4.35" in text

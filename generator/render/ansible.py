@@ -310,10 +310,13 @@ def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, addr
     return entry or None
 
 
-#: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
 #: What a training job's ``replicas`` in the group vars are (newuser43 item 10).
 TRAINING_REPLICAS = "data-parallel ranks of one job"
 
+#: A batch job's run as its group vars carry it (the plan's details, :mod:`generator.planner.batch_job`).
+BATCH_JOB_KEYS = ("requests_per_run", "deadline_hours", "runs_per_month", "hours_per_run")
+
+#: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
 TRAINING_LAYOUT_KEYS = (
     "method",
     "optimizer",
@@ -446,7 +449,9 @@ def _deployment_vars(
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
     A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
     ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision, a pooling
-    service's task and runner flags (:func:`pooling_engine_vars`) and, where pinned, the expert-parallel size). A
+    service's task and runner flags (:func:`pooling_engine_vars`) and, where pinned, the expert-parallel size); a
+    batch job its run (``batch_job``: requests a run, deadline, runs a month, hours a run: its replicas run for a run
+    and stop after, not all month). A
     training job carries the layout its memory and time are sized for (``training``: method, optimizer, ZeRO stage,
     data parallel, micro-batch, accumulation steps, global batch, sequence length, checkpointing, optimizer and
     parameter offload) and what it is sized with: its framework where given, the loss, activation offload, optimizer in
@@ -482,6 +487,8 @@ def _deployment_vars(
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
+    if d.details.get("requests_per_run") is not None:  # a batch job: its replicas run for a run, then stop (newuser66)
+        out["batch_job"] = {key: d.details[key] for key in BATCH_JOB_KEYS}
     running = d.max_num_seqs_in(pool)
     if running is not None:  # the engine settings the sizing counts on (an engine's own defaults change by version)
         out["engine"] = {
