@@ -4,10 +4,10 @@ The replicas are sized for the rate ``requests_per_run / (deadline_hours x 3600)
 takes its requests over what the replicas sustain together (:func:`run_hours`: within the deadline, sooner where the
 layout's replicas sustain more than the rate). On a cloud, or on servers rented by the hour, a pool that holds only
 such jobs scales to zero nodes between runs and is paid for its runs' hours alone (:func:`job_pools`): each job a
-run its pools' price an hour over its run's hours (a pool holding several jobs runs them one after another, each on
-all its nodes: an upper bound where they could share the nodes). Bought, owned, reserved or monthly-rented servers are
-paid by the month whatever runs: a run is then the month over the runs (newuser65 items 1-3: a weekly 48 h job was
-priced as if it ran all month, $44,403 against about $12,700 of runs, and its budget refused it).
+run the nodes its replicas take over its run's hours. Bought, owned, reserved or monthly-rented servers are paid by
+the month whatever runs: a run is then the month over the runs; a job split over owned servers and servers rented by
+the hour pays each part so (:func:`job_split`). newuser65 items 1-3: a weekly 48 h job was priced as if it ran all
+month, $44,403 against about $12,700 of runs, and its budget refused it.
 """
 
 from __future__ import annotations
@@ -75,11 +75,14 @@ def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = N
     """
     ran = filled or opt
     shape = ran.shape
-    hours = run_hours(spec, ran.candidate.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
-    if hours is None:
-        return opt
-    busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
-    return opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
+    busy = _busy_hours(spec, ran.candidate.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
+    return opt if busy is None else opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
+
+
+def _busy_hours(spec: InferenceSpec, sustained_rps: float) -> float | None:
+    """Hours a month a batch job's runs take on replicas sustaining ``sustained_rps`` (a run's to the places stated)."""
+    hours = run_hours(spec, sustained_rps)
+    return None if hours is None else min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
 
 
 def _at_busy_hours(c: Candidate, busy: float) -> Candidate:
@@ -99,10 +102,9 @@ def job_split(provider: str, spec: InferenceSpec, opt: Option) -> Option:
     if not spec.job or not any(billed_by_the_hour(provider, part.candidate) for part in opt.parts):
         return opt
     rates = [(p.candidate.replicas, p.shape.planned_requests_per_s) for p in opt.parts if isinstance(p.shape, ReplicaShape)]
-    hours = run_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0))  # routed evenly
-    if hours is None:
+    busy = _busy_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0))  # routed evenly
+    if busy is None:
         return opt
-    busy = min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
     parts = tuple(
         p._replace(candidate=_at_busy_hours(p.candidate, busy)) if billed_by_the_hour(provider, p.candidate) else p
         for p in opt.parts
