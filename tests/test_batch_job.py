@@ -383,7 +383,7 @@ def test_a_node_down_is_said_of_a_job_s_run(tmp_path: Path, provider: str) -> No
     assert "the service" not in said.message and "within the SLOs" not in said.message
     assert "at its largest batch" in said.message
     assert "stops its run until they are back" in said.message or re.search(
-        r"a run then takes [\d.,]+ h of its 48\.00 h deadline", said.message
+        r"a run then takes [\d.,]+ h, past its 48\.00 h deadline", said.message
     ), said.message
 
 

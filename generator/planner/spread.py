@@ -289,6 +289,8 @@ def node_down_finding(
     cause = "(a failure, a repair, a drain" + (
         ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
     )
+    # a batch job's run on the replicas left: past its deadline exactly where they serve less than its rate
+    runs_on = spec.requests_per_run / left / 3600 if spec.requests_per_run is not None and left > 0 else None
     if left >= spec.requests_per_second:
         when = _floor_text(dep, spec, pool, spread, each, cause, down)
         if when is None:
@@ -309,11 +311,8 @@ def node_down_finding(
             f"with {_busiest(down)} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
             f"of the {figure_text(spec.requests_per_second)} asked"
         )
-        if spec.requests_per_run is not None:  # a batch job: what matters is its run against the deadline (review66)
-            when += (
-                f": a run then takes {hours_text(spec.requests_per_run / left / 3600)} of its "
-                f"{hours_text(spec.deadline_hours or 0.0)} deadline"
-            )
+        if runs_on is not None:  # a batch job: what matters is its run against the deadline (review66 item 12)
+            when += f": a run then takes {hours_text(runs_on)}, past its {hours_text(spec.deadline_hours or 0.0)} deadline"
     fields = [f for f, asked in _AVAILABILITY_FIELDS.items() if asked(spec)]
     if spec.nodes_down_tolerated:
         remedy = (
