@@ -14,6 +14,7 @@ from generator.circuit_diff import check_circuits, load_text, rack_load, supply_
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
+from generator.planner.plan import BATCH_RUN_KEYS
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.units import HOURS_PER_MONTH
@@ -1580,7 +1581,7 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     if details.get("task") not in (None, "generate"):  # a pooling service (review22 item 6: generate -> embed unsaid)
         row["task"] = details["task"]
     if "requests_per_run" in details:  # a batch job: its work, deadline and runs (review66 item 7: a change read no row)
-        row["batch_job"] = {k: details.get(k) for k in ("requests_per_run", "deadline_hours", "runs_per_month", "hours_per_run")}
+        row["batch_job"] = {k: details.get(k) for k in BATCH_RUN_KEYS}
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
         row["training"].update(_servers_by_month(details))

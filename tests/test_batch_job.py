@@ -439,3 +439,21 @@ def test_the_ansible_group_vars_say_a_job_s_run(tmp_path: Path) -> None:
     files = render_file(str(_workload(tmp_path, provider="baremetal", gpus=BOUGHT_GPUS)))
     (text,) = [t for name, t in files.items() if name.startswith("ansible/group_vars/synth_")]
     assert "batch_job:\n" in text and "requests_per_run: 1000000" in text and "runs_per_month: 4.35" in text
+
+
+def test_a_split_job_beside_another_job_in_its_rented_pool_pays_its_own_nodes(tmp_path: Path) -> None:
+    """review67 item 1: the eval's 24 rented GPUs were counted as its 40 (all 4 nodes), $44,755 where $35,007."""
+    path = tmp_path / "splitshare.yaml"
+    path.write_text((Path(__file__).parent / "data" / "review67_splitshare.yaml").read_text())
+    plan = _plan(path)
+    rented = next(p for p in plan.pools if p.rented == "hour")
+    owned = next(p for p in plan.pools if p.owned_nodes)
+    node = (rented.usd_per_hour or 0.0) / rented.nodes
+    runs = {name: _job_named(plan, name).details for name in ("nightly-eval", "small")}
+    # the eval's 3 rented nodes for its runs and its 2 owned DGX all month; the small job's one node for its runs
+    eval_month = 3 * node * runs["nightly-eval"]["hours_per_run"] * 30 + (owned.usd_per_hour or 0.0) * HOURS_PER_MONTH
+    assert runs["nightly-eval"]["usd_per_month"] == pytest.approx(eval_month, abs=0.05)
+    assert runs["small"]["usd_per_month"] == pytest.approx(node * runs["small"]["hours_per_run"] * 30, abs=0.05)
+    assert plan.totals["usd_per_month"] == pytest.approx(eval_month + runs["small"]["usd_per_month"], abs=0.1)
+    said = next(f for f in plan.findings if f.code == "batch-job-scales-to-zero" and "nightly-eval" in f.message)
+    assert f"its servers in {owned.name} paid by the month" in said.message

@@ -108,3 +108,13 @@ def test_a_runner_up_layout_not_on_the_owned_servers_says_it_is_bought(tmp_path:
     job = next(d for d in plan_as_deployed(str(path))[1].deployments if d.name == "lora-weekly")
     (said,) = [r for r in job.reasons if r.startswith("runner-up layout")]
     assert job.details.get("gpus_bought") == 0 and "on the same servers" not in said and ", bought:" in said, said
+
+
+def test_pools_of_one_owned_kind_count_no_more_owned_servers_together_than_are_owned(tmp_path: Path) -> None:
+    """review67 item 2: 3 owned DGX counted 3 in the services' pool and 1 more in the LoRA job's ($540,000 capex)."""
+    path = tmp_path / "owned3.yaml"
+    path.write_text((Path(__file__).parent / "data" / "review67_owned_three.yaml").read_text())
+    plan = plan_as_deployed(str(path))[1]
+    assert sum(p.owned_nodes for p in plan.pools) == 3
+    bought = sum(p.nodes - p.owned_nodes for p in plan.pools)
+    assert plan.totals["capex_usd"] == bought * 270_000

@@ -1250,8 +1250,9 @@ def build_plan(
     findings += derived_findings(wl, pool_units, names, labels, alone)
     pools: list[Pool] = []
     pool_of: dict[tuple[int, ServerKey], str] = {}
+    owned_left = free_servers(wl)  # the owned servers of each kind no pool formed so far counts
     for (unit, nodes), name in zip(units, names, strict=True):
-        pools.append(_pool(loaded, unit, name, nodes, consts, findings))
+        pools.append(_pool(loaded, unit, name, nodes, consts, findings, owned_left))
         for index, part in unit:
             pool_of[(index, part.server_kind)] = name
     feasible_on: dict[ServerKey, set[str]] = {}  # the deployments with a feasible layout on each server kind
@@ -1433,7 +1434,7 @@ def build_plan(
         if isinstance(dep, InferenceDeployment) and dep.inference.average_requests_per_second is not None:
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
         if isinstance(dep, InferenceDeployment) and dep.inference.job:
-            ran = (sustained_rps(opt), opt.candidate.gpus)
+            ran = (sustained_rps(opt), {name: part.candidate.gpus for name, part in zip(dep_pools, opt.pieces, strict=True)})
             run, said = job_details(dep.inference, ran, dep_pool_list, scaled_to_zero, details)
             details.update(run)
             reasons.append(said)
@@ -2174,8 +2175,18 @@ def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
 
 
 def _pool(
-    loaded: LoadedWorkload, unit: list[tuple[int, Option]], name: str, nodes: int, consts: Constants, findings: list[Finding]
+    loaded: LoadedWorkload,
+    unit: list[tuple[int, Option]],
+    name: str,
+    nodes: int,
+    consts: Constants,
+    findings: list[Finding],
+    owned_left: dict[ServerKey, int],
 ) -> Pool:
+    """The pool of ``unit``'s deployments on ``nodes`` servers.
+
+    ``owned_left``: the owned servers of each kind the pools formed before it left, which it takes its own from.
+    """
     wl = loaded.workload
     first = unit[0][1]
     names = [wl.deployments[i].name for i, _ in unit]
@@ -2199,8 +2210,11 @@ def _pool(
     in_turn = len(unit) > 1 and not any(isinstance(o.shape, ReplicaShape) for _, o in unit)
     add = max if in_turn else sum
     # services sharing owned servers each count those their layout runs on: never more than the workload owns of the
-    # kind (newuser66 item 1: 2 owned DGX counted as 3, capex $540,000 for the 3 bought of 5, not $810,000)
-    owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit), free_servers(wl).get(first.server_kind, 0))
+    # kind and no other pool counts (newuser66 item 1: 2 owned DGX counted as 3, capex $540,000 for the 3 bought of 5,
+    # not $810,000; review67 item 2: 3 owned counted 4 over two pools)
+    owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit), owned_left.get(first.server_kind, 0))
+    if owned:
+        owned_left[first.server_kind] -= owned
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     if owned and (short := owned_ram_finding(wl, hw.platform, hw.gpu, node, needs.host_ram_bytes, consts, name)):
         findings.append(short)

@@ -146,17 +146,17 @@ def zero_pools(pools: Iterable[Pool], hourly: frozenset[tuple[str, ServerKey]]) 
 
 def job_details(
     spec: InferenceSpec,
-    ran: tuple[float, int],
+    ran: tuple[float, Mapping[str, int]],
     pools: Sequence[Pool],
     scaled: frozenset[str],
     details: Mapping[str, Any],
 ) -> tuple[dict[str, Any], str]:
     """A batch job's run: its hours and cost, and its month of runs; and the reason's sentence on them.
 
-    ``ran``: what its replicas sustain together (req/s) and the GPUs they take; ``pools``: the job's; ``scaled``: the
-    pools that scale to zero (:func:`zero_pools`), where a run pays the nodes its replicas take (:func:`nodes_run`);
-    ``details``: its figures so far (its month, ``usd_per_month``, as every service's: its pools' month, or its share
-    of a co-located one), which bought servers keep.
+    ``ran``: what its replicas sustain together (req/s) and the GPUs they take in each of its pools; ``pools``: the
+    job's; ``scaled``: the pools that scale to zero (:func:`zero_pools`), where a run pays the nodes its replicas take
+    (:func:`nodes_run`), the others their month (its share of a pool by the GPUs it uses there); ``details``: its
+    figures so far (its month, ``usd_per_month``, as every service's), which a job on no scaled pool keeps.
     """
     sustained_rps, gpus = ran
     hours = round(run_hours(spec, sustained_rps) or 0.0, HOURS_PLACES)  # the figure stated, which the months add up
@@ -171,24 +171,34 @@ def job_details(
         f"runs its {spec.requests_per_run:,} requests in {hours_text(hours)} (deadline {hours_text(spec.deadline_hours or 0)}) "
         f"at the {figure_text(sustained_rps)} req/s its replicas sustain"
     )
-    if pools and all(p.name in scaled and p.usd_per_hour is not None for p in pools):
-        node_hours = hours if len(pools) > 1 else hours * nodes_run(pools[0], gpus) / pools[0].nodes
-        per_run = sum(p.usd_per_hour or 0.0 for p in pools) * node_hours
-        month = per_run * runs  # within a month: its runs' deadlines fit in one (a workload check)
-        out |= {"usd_per_run": round(per_run, 2), "usd_per_month": round(month, 2), "scales_to_zero": True}
-        if details.get("opex_usd_per_month") is not None:  # rented by the hour: its running cost is its rent
-            out["opex_usd_per_month"] = round(month, 2)
-        return out, f"{took}: {usd_text(per_run)} a run, {usd_text(month)} a month at {runs:g} run(s), {_between_runs(pools)}"
+    mine = [p for p in pools if p.name in scaled]
+    fixed = [p for p in pools if p.name not in scaled]
+    if mine and all(p.usd_per_hour is not None for p in pools):
+        # a run pays the nodes its replicas take in each pool that scales to zero; the others are paid by the month
+        run_usd = math.fsum((p.usd_per_hour or 0.0) * nodes_run(p, gpus.get(p.name, 0)) / p.nodes * hours for p in mine)
+        held = math.fsum((p.usd_per_hour or 0.0) * HOURS_PER_MONTH * _share(p, gpus.get(p.name, 0)) for p in fixed)
+        month = run_usd * runs + held  # within a month: its runs' deadlines fit in one (a workload check)
+        out |= {"usd_per_run": round(month / runs, 2), "usd_per_month": round(month, 2)}
+        if not fixed:
+            out["scales_to_zero"] = True
+            if details.get("opex_usd_per_month") is not None:  # rented by the hour: its running cost is its rent
+                out["opex_usd_per_month"] = round(month, 2)
+        held_text = f", its servers in {', '.join(p.name for p in fixed)} paid by the month" if fixed else ""
+        return out, (
+            f"{took}: {usd_text(month / runs)} a run, {usd_text(month)} a month at {runs:g} run(s), "
+            f"{_between_runs(mine)}{held_text}"
+        )
     paid = details.get("usd_per_month")
     if isinstance(paid, int | float):
         out["usd_per_run"] = round(paid / runs, 2)
-        what = (
-            "the month of its servers"
-            if not any(p.name in scaled for p in pools)
-            else ("its month (the servers paid by the month all month, those rented by the hour for its runs' hours)")
-        )
-        return out, f"{took}: {usd_text(paid / runs)} a run as {what} ({usd_text(paid)}) over {runs:g} run(s)"
+        return out, f"{took}: {usd_text(paid / runs)} a run as the month of its servers ({usd_text(paid)}) over {runs:g} run(s)"
     return out, took
+
+
+def _share(pool: Pool, gpus: int) -> float:
+    """A job's share of a pool paid by the month: the GPUs it uses there over those in use (the whole where alone)."""
+    used = pool.nodes * pool.node.gpus - pool.idle_gpus
+    return min(1.0, gpus / used) if used > 0 else 1.0
 
 
 def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[DeploymentPlan]) -> list[Finding]:
@@ -204,12 +214,15 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
         busy = min(HOURS_PER_MONTH, hours * runs)
         mine = [by_name[name] for name in plan.pools if name in by_name]
         at: str = f"deployments[{i}].inference.requests_per_run"
-        if plan.details.get("scales_to_zero"):
-            scaled = "" if any(p.rented for p in mine) else _SCALERS
+        scaled = [p for p in mine if p.busy_hours_per_month is not None]
+        if scaled:  # all its pools, or the part rented by the hour beside owned servers (review67 item 3)
+            how = "" if any(p.rented for p in scaled) else _SCALERS
+            fixed = [p.name for p in mine if p.busy_hours_per_month is None]
+            held = f" (its servers in {', '.join(fixed)} paid by the month whatever runs)" if fixed else ""
             slack_h = max(0.0, (dep.inference.deadline_hours or 0.0) - hours)
             text = (
                 f"deployment {dep.name}: a batch job, {runs:g} run(s) a month of {hours_text(hours)}; "
-                f"{_between_runs(mine)}{scaled}, and the month counts the runs' hours ({hours_text(busy)}) alone: "
+                f"{_between_runs(scaled)}{how}{held}, and the month counts the runs' hours ({hours_text(busy)}) alone: "
                 "each run's cold start (nodes boot, the image is pulled, the model downloaded and loaded: "
                 "cold-start-time) and the nodes' idle minutes after it, before they are removed, are billed beside "
                 f"them, not counted, the cold start within the {hours_text(slack_h)} its deadline "
@@ -283,10 +296,10 @@ def job_pools(provider: str, pools: Sequence[Pool], deployments: Sequence[Deploy
         if pool.name not in scaled:
             out.append(pool)
             continue
-        members = [d for d in deployments if pool.name in d.pools]
+        members = [(d, share[3]) for d in deployments if (share := d.in_pool(pool.name))]
         hours = math.fsum(
-            float(d.details["hours_per_run"]) * float(d.details["runs_per_month"]) * nodes_run(pool, d.gpus) / pool.nodes
-            for d in members
+            float(d.details["hours_per_run"]) * float(d.details["runs_per_month"]) * nodes_run(pool, gpus) / pool.nodes
+            for d, gpus in members
         )
         busy = round(min(HOURS_PER_MONTH, hours), HOURS_PLACES)
         opex = None if pool.opex_usd_per_month is None else round(pool.opex_usd_per_month * busy / HOURS_PER_MONTH, 2)

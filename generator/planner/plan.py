@@ -203,7 +203,9 @@ class Candidate(NamedTuple):
     #: A training job's wall-clock hours (it ends and is costed per run); None for a service.
     run_hours: float | None = None
     #: A batch job's layout billed by the hour: the hours a month its servers run (its runs', at most a month), its pool
-    #: scaling to zero between runs (:mod:`generator.planner.batch_job`); None: they run all month.
+    #: scaling to zero between runs (:mod:`generator.planner.batch_job`); a split over owned servers and servers rented
+    #: by the hour: its parts' month over its price an hour, the hours of its whole price its month pays; None: they
+    #: run all month.
     busy_hours_per_month: float | None = None
     #: Rented on a reservation the workload names (``kubernetes.reservations``): billed by the month, runs or not.
     reserved: bool = False
@@ -258,6 +260,11 @@ class DeploymentPart(NamedTuple):
     #: SGLang's --mem-fraction-static the part is sized with (the one given, else SGLang's default for the memory it
     #: sees); None (left out of ``spec.json``): vLLM.
     mem_fraction_static: float | None = None
+
+
+#: A batch job's run among a deployment's details (:mod:`generator.planner.batch_job`), as the Ansible group vars and
+#: ``diff`` carry it.
+BATCH_RUN_KEYS = ("requests_per_run", "deadline_hours", "runs_per_month", "hours_per_run")
 
 
 class DeploymentPlan(NamedTuple):

@@ -9,7 +9,7 @@ from generator.calculator.model_source import hub_source
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.placement import pool_placement
-from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
+from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.env import ansible_yaml, to_yaml
@@ -313,9 +313,6 @@ def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, addr
 #: What a training job's ``replicas`` in the group vars are (newuser43 item 10).
 TRAINING_REPLICAS = "data-parallel ranks of one job"
 
-#: A batch job's run as its group vars carry it (the plan's details, :mod:`generator.planner.batch_job`).
-BATCH_JOB_KEYS = ("requests_per_run", "deadline_hours", "runs_per_month", "hours_per_run")
-
 #: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
 TRAINING_LAYOUT_KEYS = (
     "method",
@@ -488,7 +485,7 @@ def _deployment_vars(
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
     if d.details.get("requests_per_run") is not None:  # a batch job: its replicas run for a run, then stop (newuser66)
-        out["batch_job"] = {key: d.details[key] for key in BATCH_JOB_KEYS}
+        out["batch_job"] = {key: d.details[key] for key in BATCH_RUN_KEYS}
     running = d.max_num_seqs_in(pool)
     if running is not None:  # the engine settings the sizing counts on (an engine's own defaults change by version)
         out["engine"] = {

@@ -69,8 +69,8 @@ def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False
         # its two-minute interruption notice (managed node groups' Capacity Rebalancing)
         "capacity_type": "SPOT" if pool.spot else "ON_DEMAND",
         "instance_types": [str(pool.node.instance_type)],
-        # a pool costed per training job runs only while a job does: it scales from zero (the cluster autoscaler or
-        # the job's scheduler raises desired_size), else it would bill every hour of the month
+        # a pool costed per training job or by its batch jobs' runs runs only while a job does: it scales from zero
+        # (the cluster autoscaler or the job's scheduler raises desired_size), else it would bill every hour of the month
         # a serving pool whose services give an average rate scales down to the nodes the average needs (min_nodes)
         "min_size": 0 if pool.runs_only else pool.nodes if pool.min_nodes is None else pool.min_nodes,
         "max_size": pool.nodes,

@@ -180,9 +180,9 @@ def node_pool_spec(
     ``disk``: where its nodes keep their model files and images; a boot disk larger than GKE's 100 GB default where
     no local SSD holds them (:func:`~generator.render.node_disk.gke_boot_disk_gb`, newuser31 item 2).
 
-    A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
-    ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
-    and could drain a running job; newuser16 M1). A serving pool whose services give an average rate
+    A pool costed per training job or by its batch jobs' runs scales from zero instead: ``autoscaling`` with
+    ``initialNodeCount`` 0 and no ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector
+    would reconcile it back and could drain a running job; newuser16 M1). A serving pool whose services give an average rate
     (``Pool.min_nodes``) scales between the average's nodes and the peak's the same way, starting at the peak's (the
     cluster autoscaler removes the nodes no pod needs). A pool of several nodes whose GPUs talk across nodes (``compact``:
     a replica or training job wider than a node) gets a COMPACT placement policy, its nodes placed close together;

@@ -25,11 +25,12 @@ from generator.workload.models import GpuSharing
 #: How long an empty serving node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
 EMPTY_NODE_GRACE = "30m"
 
-#: How long an empty per-job (training) node may idle: a job's nodes are not reused by a later request, so the grace
-#: only has to keep the node through the Job controller's retries of a failed pod (back-off 10 s, 20 s, 40 s, 80 s:
-#: 2.5 min for four retries, https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-backoff-failure-policy)
-#: rather than boot a new one and pull the model again; 30 min would bill half an hour after every run (newuser24
-#: item 6: $57 on an $88 LoRA run on p6-b200.48xlarge).
+#: How long an empty node of a job (training, or a batch job's run) may idle: its nodes are not reused by a later
+#: request, so the grace only has to keep the node through the Job controller's retries of a failed pod (back-off 10 s,
+#: 20 s, 40 s, 80 s: 2.5 min for four retries,
+#: https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-backoff-failure-policy) rather than boot a new one
+#: and pull the model again; 30 min would bill half an hour after every run (newuser24 item 6: $57 on an $88 LoRA run on
+#: p6-b200.48xlarge).
 PER_JOB_NODE_GRACE = "5m"
 PER_JOB_NODE_GRACE_H = 5 / 60
 
