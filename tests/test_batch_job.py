@@ -387,53 +387,6 @@ def test_a_node_down_is_said_of_a_job_s_run(tmp_path: Path, provider: str) -> No
     ), said.message
 
 
-#: newuser66 item 2: a nightly eval beside two owned DGX H100, the rest on servers rented by the hour (prices:).
-BURST = """\
-version: 1
-name: acme-ml
-deployments:
-  - name: nightly-eval
-    model: meta-llama/Llama-3.1-70B-Instruct
-    inference:
-      precision: fp8
-      kv_cache_precision: fp8
-      service_class: batch
-      max_context_tokens: 8192
-      avg_input_tokens: 1500
-      avg_output_tokens: 400
-      requests_per_run: 2000000
-      deadline_hours: 6
-      runs_per_month: 30
-hardware:
-  provider: baremetal
-  gpus: [h100-sxm5-80gb]
-  platforms: [dgx-h100, dell-xe9680-hgx-h100-h200]
-  rack_power_kw: 20
-  inventory:
-    - platform: dgx-h100
-      count: 2
-      hosts: [{name: dgx-01}, {name: dgx-02}]
-prices:
-  dell-xe9680-hgx-h100-h200: 23.92
-"""
-
-
-def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for_its_runs(tmp_path: Path) -> None:
-    """The rented part was priced for 730 h: renting all five servers ($18,606) beat the owned DGX + three rented."""
-    path = tmp_path / "burst.yaml"
-    path.write_text(BURST)
-    plan = _plan(path)
-    owned = next(p for p in plan.pools if p.owned_nodes)
-    rented = next(p for p in plan.pools if p.rented == "hour")
-    job = _job_named(plan, "nightly-eval")
-    assert owned.busy_hours_per_month is None and owned.nodes == 2  # the owned DGX run, paid all month
-    assert rented.busy_hours_per_month == pytest.approx(job.details["hours_per_run"] * 30, abs=1e-3)
-    assert rented.usd_per_hour is not None and owned.usd_per_hour is not None
-    month = owned.usd_per_hour * HOURS_PER_MONTH + rented.usd_per_hour * (rented.busy_hours_per_month or 0)
-    assert plan.totals["usd_per_month"] == pytest.approx(month, abs=0.05) and month < 18_000
-    assert job.details["usd_per_month"] == pytest.approx(month, abs=1.0)
-
-
 def test_the_ansible_group_vars_say_a_job_s_run(tmp_path: Path) -> None:
     """newuser66 item 10: a batch job's group vars read as a service's (replicas, a rate), kept up all month."""
     files = render_file(str(_workload(tmp_path, provider="baremetal", gpus=BOUGHT_GPUS)))

@@ -1,9 +1,11 @@
-"""newuser66 items 1 and 6: services sharing a partly owned pool counted more owned servers than the workload owns.
+"""newuser66 (a team owning GPU servers in a colo): items 1, 2, 5 and 6, and review67 item 2.
 
-A chat service with ``min_replicas: 2`` on the two owned DGX H100 and a batch service beside it in one pool of five:
-the pool counted 3 owned and 2 bought (capex $540,000) where 2 are owned and 3 bought ($810,000 at the catalog's
-$270,000 a DGX H100), so adding the chat service lowered the bill. Item 6: ``diff``'s buy-or-rent named a spot rate
-given under ``prices:`` by its platform alone, as an on-demand rate reads.
+Item 1: services sharing a partly owned pool counted more owned servers than the workload owns: a chat service with
+``min_replicas: 2`` on the two owned DGX H100 and a batch service beside it in one pool of five counted 3 owned and 2
+bought (capex $540,000) where 2 are owned and 3 bought ($810,000 at the catalog's $270,000 a DGX H100). Item 2: a
+batch job split over owned servers and servers rented by the hour paid the rented part for 730 h. Item 5: a training
+job's runner-up on a bought server read "on the same servers". Item 6: ``diff``'s buy-or-rent named a spot rate given
+under ``prices:`` by its platform alone, as an on-demand rate reads.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_as_deployed
+from generator.units import HOURS_PER_MONTH
 
 TWO_SERVICES = """\
 version: 1
@@ -118,3 +121,32 @@ def test_pools_of_one_owned_kind_count_no_more_owned_servers_together_than_are_o
     assert sum(p.owned_nodes for p in plan.pools) == 3
     bought = sum(p.nodes - p.owned_nodes for p in plan.pools)
     assert plan.totals["capex_usd"] == bought * 270_000
+
+
+#: Item 2: the eval beside two owned DGX H100, the rest on servers rented by the hour (prices:).
+BURST = """\
+  platforms: [dgx-h100, dell-xe9680-hgx-h100-h200]
+  rack_power_kw: 20
+  inventory:
+    - platform: dgx-h100
+      count: 2
+      hosts: [{name: dgx-01}, {name: dgx-02}]
+prices:
+  dell-xe9680-hgx-h100-h200: 23.92
+"""
+
+
+def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for_its_runs(tmp_path: Path) -> None:
+    """Item 2: the rented part was priced for 730 h: renting all five servers ($18,606) beat the owned DGX + three rented."""
+    path = tmp_path / "burst.yaml"
+    path.write_text(EVAL.replace("SPOT", "").replace("PROVIDER", "baremetal").replace("MORE", BURST))
+    plan = plan_as_deployed(str(path))[1]
+    owned = next(p for p in plan.pools if p.owned_nodes)
+    rented = next(p for p in plan.pools if p.rented == "hour")
+    job = plan.deployments[0]
+    assert owned.busy_hours_per_month is None and owned.nodes == 2  # the owned DGX run, paid all month
+    assert rented.busy_hours_per_month == pytest.approx(job.details["hours_per_run"] * 30, abs=1e-3)
+    assert rented.usd_per_hour is not None and owned.usd_per_hour is not None
+    month = owned.usd_per_hour * HOURS_PER_MONTH + rented.usd_per_hour * (rented.busy_hours_per_month or 0)
+    assert plan.totals["usd_per_month"] == pytest.approx(month, abs=0.05) and month < 18_000
+    assert job.details["usd_per_month"] == pytest.approx(month, abs=1.0)
