@@ -2,7 +2,10 @@
 
 Item 1: an inference job could not be sized by its total work and deadline; every answer was a month of the peak's
 servers. Item 2: a weekly job within its budget was refused, its month taken at the peak's ($44,403 against about
-$12,700 of runs). Item 3: no pool scaled to zero between runs.
+$12,700 of runs). Item 3: no pool scaled to zero between runs. Then review66's items on the first build (a job ranked
+without the replicas its servers hold, opex at 730 h, pools started at full size, jobs sharing a pool charged every
+node, no word of the cold start, diff and node-down wording), review67 item 1 (a split job beside another in its rented
+pool) and newuser66 item 10 (the Ansible vars).
 """
 
 from __future__ import annotations
