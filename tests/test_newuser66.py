@@ -150,3 +150,16 @@ def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for
     month = owned.usd_per_hour * HOURS_PER_MONTH + rented.usd_per_hour * (rented.busy_hours_per_month or 0)
     assert plan.totals["usd_per_month"] == pytest.approx(month, abs=0.05) and month < 18_000
     assert job.details["usd_per_month"] == pytest.approx(month, abs=1.0)
+
+
+def test_owned_hosts_stay_with_their_pool_when_a_pool_is_added(tmp_path: Path) -> None:
+    """Item 7: the eval grown tenfold moved the re-index job onto an R760 pool, which took r760-01 from the LoRA job."""
+    hosts = {}
+    for size in ("200000", "2000000"):
+        path = tmp_path / f"owned-{size}.yaml"
+        path.write_text(OWNED.replace("requests_per_run: 200000", f"requests_per_run: {size}"))
+        plan = plan_as_deployed(str(path))[1]
+        hosts[size] = {p.name: p.owned_hosts for p in plan.pools if p.owned_hosts}
+    lora = "lora_weekly_l40s_48gb"
+    assert "reindex_l40s_48gb" in hosts["2000000"] and "reindex_l40s_48gb" not in hosts["200000"]
+    assert hosts["2000000"][lora] == hosts["200000"][lora] == ("r760-01",)

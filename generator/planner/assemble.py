@@ -1805,12 +1805,16 @@ def _place_on_inventory(
     out = list(pools)
     report = []
     not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
+    order = {d.name: i for i, d in enumerate(wl.deployments)}
     for group in owned_groups(wl):
         hosts = list(group.hosts)  # Linux host names: a rack-scale system's are its compute trays, in system order
         per_system = group.platform.hosts
         used = 0
         users: set[str] = set()  # deployments on this group's servers
-        for k, pool in enumerate(out):
+        # hosts go to the pools in the order of their deployments in the workload, which a deployment added after them
+        # does not move (newuser66 item 7: a re-index job added at the end took r760-01 from the LoRA job's pool)
+        for k in sorted(range(len(out)), key=lambda k: min(order.get(d, len(order)) for d in out[k].deployments or ("",))):
+            pool = out[k]
             if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
                 continue
             take = min(pool.owned_nodes, group.count - used)
