@@ -52,6 +52,7 @@ from generator.planner.driver_series import (
     driver_series_findings,
 )
 from generator.planner.engine_limits import engine_setting_findings
+from generator.planner.engine_support import engine_support_findings
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -1514,6 +1515,7 @@ def build_plan(
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
     findings += job_findings(wl, pools, deployments) + idle_service_findings(wl, deployments)
+    findings += engine_support_findings(wl, pools, deployments)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1

@@ -1,0 +1,30 @@
+"""newuser67 item 1: a 70B service planned and rendered for vLLM on owned V100s (compute capability 7.0), unsaid.
+
+vLLM's installation page read "compute capability 7.0 or higher (e.g., V100, ...)" up to v0.14.0 and "7.5 or higher"
+by v0.21.0: a current release does not start on Volta, and specgen renders no engine version.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.api import plan_as_deployed
+from generator.planner.engine_support import VLLM_TURING_FLOOR_DOCS, VLLM_VOLTA_DOCS
+
+V100_CHAT = (Path(__file__).parent / "data" / "newuser67_v100_chat.yaml").read_text()
+
+
+def test_vllm_on_volta_is_warned_with_the_releases_that_list_it(tmp_path: Path) -> None:
+    path = tmp_path / "v100.yaml"
+    path.write_text(V100_CHAT)
+    plan = plan_as_deployed(str(path))[1]
+    (said,) = [f for f in plan.findings if f.code == "engine-gpu-unsupported"]
+    assert said.level == "warning" and said.path == "deployments[0]"
+    assert VLLM_VOLTA_DOCS in said.message and VLLM_TURING_FLOOR_DOCS in said.message and "v0.14.0" in said.message
+
+
+def test_a_turing_or_newer_gpu_is_not_warned(tmp_path: Path) -> None:
+    path = tmp_path / "a100.yaml"
+    path.write_text(V100_CHAT.replace("v100-sxm2-32gb", "a100-sxm4-80gb"))
+    plan = plan_as_deployed(str(path))[1]
+    assert not [f for f in plan.findings if f.code == "engine-gpu-unsupported"]
