@@ -1,4 +1,4 @@
-"""newuser67 item 1: a 70B service planned and rendered for vLLM on owned V100s (compute capability 7.0), unsaid.
+"""newuser67 items 1 and 4: vLLM and FlashAttention-2 planned on owned V100s (compute capability 7.0), unsaid.
 
 vLLM's installation page read "compute capability 7.0 or higher (e.g., V100, ...)" up to v0.14.0 and "7.5 or higher"
 by v0.21.0: a current release does not start on Volta, and specgen renders no engine version.
@@ -28,3 +28,17 @@ def test_a_turing_or_newer_gpu_is_not_warned(tmp_path: Path) -> None:
     path.write_text(V100_CHAT.replace("v100-sxm2-32gb", "a100-sxm4-80gb"))
     plan = plan_as_deployed(str(path))[1]
     assert not [f for f in plan.findings if f.code == "engine-gpu-unsupported"]
+
+
+def test_a_job_on_volta_is_launched_without_flash_attention(tmp_path: Path) -> None:
+    """Item 4: an axolotl job on V100 was rendered with flash_attention: true, which FlashAttention-2 refuses there."""
+    from generator.api import render_file
+
+    path = tmp_path / "train.yaml"
+    path.write_text((Path(__file__).parent / "data" / "newuser67_v100_train.yaml").read_text())
+    plan = plan_as_deployed(str(path))[1]
+    for job in plan.deployments:
+        assert job.details["flash_attention"] is False
+        assert any(r.startswith("FlashAttention-2 runs on Ampere, Ada and Hopper") for r in job.reasons)
+    (group_vars,) = [t for n, t in render_file(str(path)).items() if n.startswith("ansible/group_vars/ft_axolotl")]
+    assert "flash_attention: false" in group_vars and "flash_attention: true" not in group_vars

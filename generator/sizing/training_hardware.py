@@ -144,6 +144,30 @@ def stack_note(gpu_id: str, vendor: str, method: str, framework: str | None) -> 
     )
 
 
+#: FlashAttention-2's README: "FlashAttention-2 with CUDA currently supports: Ampere, Ada, or Hopper GPUs (e.g., A100,
+#: RTX 3090, RTX 4090, H100)", Turing through a separate repository of a subset; Volta not at all.
+FLASH_ATTENTION_2_DOCS = "https://github.com/Dao-AILab/flash-attention"
+#: NVIDIA architectures (the catalog's) FlashAttention-2 does not run on: those below Ampere.
+NO_FLASH_ATTENTION_2 = frozenset({"volta", "turing"})
+
+
+def flash_attention_note(gpu_id: str, architecture: str, asked: bool) -> str | None:
+    """How a job asked to use FlashAttention runs on a GPU FlashAttention-2 does not support; None elsewhere.
+
+    newuser67 item 4: an axolotl job on V100 was rendered with ``flash_attention: true``, which fails at start-up
+    there. PyTorch's scaled-dot-product attention picks its memory-efficient kernel on such a GPU, which keeps no
+    sequence-squared scores either: the memory is sized the same.
+    """
+    if not asked or architecture not in NO_FLASH_ATTENTION_2:
+        return None
+    return (
+        f"FlashAttention-2 runs on Ampere, Ada and Hopper ({FLASH_ATTENTION_2_DOCS}), not on {gpu_id} "
+        f"({architecture.title()}): the launcher gets flash_attention: false, and PyTorch's scaled-dot-product "
+        "attention runs its memory-efficient kernel, which keeps no sequence-squared scores either (the memory is "
+        "sized so)"
+    )
+
+
 def fp16_note(gpu_id: str, architecture: str) -> str | None:
     """How a mixed-precision job runs on a GPU without bf16 (fp16 with loss scaling, the same bytes); None with bf16."""
     capability = NO_BF16.get(architecture)
