@@ -1,4 +1,4 @@
-"""newuser67 items 1 and 4: vLLM and FlashAttention-2 planned on owned V100s (compute capability 7.0), unsaid.
+"""newuser67 items 1, 4 and 5: vLLM, FlashAttention-2 and fp16 Gemma training planned on owned V100s, unsaid.
 
 vLLM's installation page read "compute capability 7.0 or higher (e.g., V100, ...)" up to v0.14.0 and "7.5 or higher"
 by v0.21.0: a current release does not start on Volta, and specgen renders no engine version.
@@ -42,3 +42,17 @@ def test_a_job_on_volta_is_launched_without_flash_attention(tmp_path: Path) -> N
         assert any(r.startswith("FlashAttention-2 runs on Ampere, Ada and Hopper") for r in job.reasons)
     (group_vars,) = [t for n, t in render_file(str(path)).items() if n.startswith("ansible/group_vars/ft_axolotl")]
     assert "flash_attention: false" in group_vars and "flash_attention: true" not in group_vars
+
+
+def test_a_model_vllm_refuses_in_fp16_is_warned_when_it_trains_in_fp16(tmp_path: Path) -> None:
+    """Item 5: Gemma 2 was refused for serving on V100 in fp16, but planned for an fp16 LoRA with no word."""
+    tune = (Path(__file__).parent / "data" / "newuser67_v100_gemma_tune.yaml").read_text()
+    said = {}
+    for gpu in ("v100-sxm2-32gb", "a100-sxm4-80gb"):
+        path = tmp_path / f"{gpu}.yaml"
+        path.write_text(tune.replace("v100-sxm2-32gb", gpu))
+        plan = plan_as_deployed(str(path))[1]
+        said[gpu] = [f for f in plan.findings if f.code == "fp16-training-unstable"]
+    (warning,) = said["v100-sxm2-32gb"]
+    assert warning.level == "warning" and "gemma2" in warning.message and warning.path.endswith(".training")
+    assert not said["a100-sxm4-80gb"]  # bf16 there

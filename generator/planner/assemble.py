@@ -177,7 +177,7 @@ from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.gpu_share import shared_gpu
-from generator.sizing.loadability import computes_bf16
+from generator.sizing.loadability import FP16_REFUSED_MODEL_TYPES, computes_bf16
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import (
     accelerator_for,
@@ -2682,6 +2682,21 @@ def _training_findings(
     spec, where = dep.training, f"deployments[{index}].training"
     extension = context_extension_finding(index, spec.sequence_length, model.name, model.architecture.max_model_len)
     out = [extension] if extension else []
+    gpu = catalog.gpus().get(job.gpu_id)
+    model_type = model.architecture.model_type
+    if gpu is not None and model_type in FP16_REFUSED_MODEL_TYPES and not computes_bf16(gpu.architecture):
+        # newuser67 item 5: Gemma 2 was refused for serving on a V100 in fp16 but planned for fp16 training unsaid
+        out.append(
+            Finding(
+                "warning",
+                "fp16-training-unstable",
+                f"deployment {dep.name}: {model.name} ({model_type}) trains in fp16 mixed precision on {gpu.id}, which has "
+                f"no bf16, while vLLM refuses {model_type} in float16 for numerical instability, which lies in the "
+                "forward pass's activations that a mixed-precision step runs in fp16 too (loss scaling guards the "
+                "gradients, not them): train it on a GPU with bf16, or in fp32 at twice the memory",
+                where,
+            )
+        )
     # fuzz15 item 11: a dataset smaller than one global batch runs a fraction of one optimizer step
     batch, sequence = details["global_batch_size"], details["sequence_length"]
     if spec.dataset_tokens is not None and (tokens := spec.dataset_tokens * spec.epochs) < batch * sequence:
