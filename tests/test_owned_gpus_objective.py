@@ -329,7 +329,7 @@ def test_buy_false_names_a_layout_the_owned_server_holds(tmp: Path) -> None:
     said = str(err.value)
     reason = (
         "a100-pcie-80gb on old-a100: TP2 PP2: misses the latency SLO even at batch 1 (TTFT p95 5,238 ms against 2000, "
-        "TPOT 36.3 ms against 50)"
+        "TPOT 36.3 ms within 50)"
     )
     assert f"has no feasible plan: {reason}; to unblock: " in said
     assert f"(a custom server is not bought; not usable by chat: {reason.split(': ', 1)[1]})" in said
