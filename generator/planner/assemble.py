@@ -158,7 +158,7 @@ from generator.planner.setting_findings import (
     unused_setting_findings,
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
-from generator.planner.slo import effective_slo, latency_bound, rate_replicas, replicas_needed, replicas_text
+from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
@@ -2061,8 +2061,7 @@ def _token_cost(
     figures = token_cost_figures(spec, usd, spec.requests_per_second)
     figures.update(token_cost_figures(spec, usd, capacity, "_at_capacity"))
     at_rate, at_capacity = per_million_tokens(usd, spec.requests_per_second, tokens), per_million_tokens(usd, capacity, tokens)
-    bound = "within the SLOs" if latency_bound(spec) else "at their largest batch"
-    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain {bound})"
+    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain {held_to(spec, 'their')})"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")

@@ -47,25 +47,28 @@ def run_hours(spec: InferenceSpec, sustained_rps: float) -> float | None:
     return spec.requests_per_run / sustained_rps / 3600
 
 
-def job_options(provider: str, spec: InferenceSpec, options: list[Option]) -> list[Option]:
+def job_options(provider: str, spec: InferenceSpec, options: tuple[Option, ...]) -> tuple[Option, ...]:
     """A batch job's options, each billed by the hour with the hours a month its runs take (its servers' month).
 
     The ranking, the budget and every month a layout states then count the runs' hours (newuser65 items 1, 2: a
     weekly 48 h job was ranked and held to its budget at a month of the peak's servers, $44,403 against $8,635).
-    Another service's options, and a batch job's on servers paid by the month, are as they are.
+    Another service's options, and a batch job's on servers paid by the month, are as they are. Formed once with the
+    options of each hardware (:func:`~generator.planner.candidates.inference_options` keeps them), so every pass ranks
+    the same option objects.
     """
     if not spec.job:
         return options
-    out = []
-    for opt in options:
-        if not billed_by_the_hour(provider, opt.candidate):
-            out.append(opt)
-            continue
-        # the replicas its servers hold where no other service shares them (Option.filled) run the job sooner, and
-        # the layout is ranked by them (review66 item 1: TP2 x PP4 at $425.55 a month beat 8 x TP1's $291.22)
-        filled = None if opt.filled is None else _with_busy_hours(opt.filled, spec)
-        out.append(_with_busy_hours(opt, spec, filled)._replace(filled=filled))
-    return out
+    return tuple(_job_option(opt, spec) if billed_by_the_hour(provider, opt.candidate) else opt for opt in options)
+
+
+def _job_option(opt: Option, spec: InferenceSpec) -> Option:
+    """``opt`` and the option filling its servers (:attr:`Option.filled`) at the hours a month their runs take.
+
+    The replicas its servers hold where no other service shares them run the job sooner, and the layout is ranked by
+    them (review66 item 1: TP2 x PP4 at $425.55 a month beat 8 x TP1's $291.22).
+    """
+    filled = None if opt.filled is None else _with_busy_hours(opt.filled, spec)
+    return _with_busy_hours(opt, spec, filled)._replace(filled=filled)
 
 
 def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = None) -> Option:
@@ -205,11 +208,12 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
     """What each batch job's run needs and leaves: its pools scaled to zero, or servers paid all month for its runs."""
     out = []
     by_name = {p.name: p for p in pools}
+    planned = {d.name: d for d in deployments}
     jobs = {d.name for d in wl.deployments if isinstance(d, InferenceDeployment) and d.inference.job}
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment) or dep.name not in jobs:
             continue
-        plan = next(d for d in deployments if d.name == dep.name)
+        plan = planned[dep.name]
         hours, runs = float(plan.details["hours_per_run"]), float(plan.details["runs_per_month"])
         busy = min(HOURS_PER_MONTH, hours * runs)
         mine = [by_name[name] for name in plan.pools if name in by_name]
@@ -341,10 +345,11 @@ def idle_service_findings(wl: Workload, deployments: Sequence[DeploymentPlan]) -
     and nothing named a batch job (whose pool scales to zero), scaling to zero on demand, or a per-token endpoint.
     """
     out = []
+    planned = {d.name: d for d in deployments}
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment) or dep.inference.job:
             continue
-        plan = next(d for d in deployments if d.name == dep.name)
+        plan = planned[dep.name]
         each, month = plan.details.get("requests_per_s_per_replica_max"), plan.details.get("usd_per_month")
         if not isinstance(each, int | float) or each <= 0:
             continue

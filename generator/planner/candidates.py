@@ -313,13 +313,15 @@ def inference_options(
                 found = hit[1]
             else:
                 found = _options_on(wl, serving, model, hw, consts, (free, owned), rest, (seen, seen_nodes))
+                if rest is None:  # a batch job's layouts at its runs' hours, formed once with them (batch_job)
+                    found = (found[0], job_options(wl.hardware.provider, serving.spec, found[1]))
                 if formed is not None:
                     formed[(id(hw), owned)] = (hw, found)
             if sizes is not None:
                 sizes[key] = found
         blocked += found[0]
         options += found[1]
-    return job_options(wl.hardware.provider, dep.inference, options) if rest is None else options
+    return options
 
 
 #: A deployment's options on each hardware (and owned servers of its kind free), formed once per process

@@ -44,9 +44,9 @@ def latency_bound(spec: InferenceSpec) -> bool:
     return slo.ttft_p95_ms is not None or slo.tpot_ms is not None
 
 
-def held_to(spec: InferenceSpec) -> str:
-    """What a replica's rate is held to, as a figure's phrase says it: the SLOs, or its largest batch."""
-    return "within the SLOs" if latency_bound(spec) else "at its largest batch"
+def held_to(spec: InferenceSpec, whose: str = "its") -> str:
+    """What a replica's rate is held to, as a figure's phrase says it: the SLOs, or ``whose`` largest batch."""
+    return "within the SLOs" if latency_bound(spec) else f"at {whose} largest batch"
 
 
 def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
