@@ -21,7 +21,8 @@ import pytest
 from generator.api import plan_as_deployed, render_file
 from generator.errors import InfeasibleError, InputError
 from generator.planner.batch_job import zero_pools
-from generator.planner.plan import DeploymentPlan, Plan, Pool
+from generator.planner.plan import Candidate, DeploymentPlan, Plan, Pool
+from generator.planner.tco import gpus_acquired
 from generator.units import HOURS_PER_MONTH
 from generator.workload import load_workload
 
@@ -413,3 +414,35 @@ def test_a_split_job_beside_another_job_in_its_rented_pool_pays_its_own_nodes(tm
     assert plan.totals["usd_per_month"] == pytest.approx(eval_month + runs["small"]["usd_per_month"], abs=0.1)
     said = next(f for f in plan.findings if f.code == "batch-job-scales-to-zero" and "nightly-eval" in f.message)
     assert f"its servers in {owned.name} paid by the month" in said.message
+
+
+def test_a_split_s_rented_servers_are_said_rented_not_bought(tmp_path: Path) -> None:
+    """review67 item 6: the eval's 3 servers rented by the hour beside 2 owned DGX read '3 bought', '24 GPUs bought'."""
+    path = tmp_path / "splitshare.yaml"
+    path.write_text((Path(__file__).parent / "data" / "review67_splitshare.yaml").read_text())
+    job = _job_named(_plan(path), "nightly-eval")
+    text = "\n".join(job.reasons)
+    assert "on 3 rented dell-xe9680-hgx-h100-h200" in text
+    assert re.search(r"chosen by cost: [^;]*, 24 GPUs rented \(0 idle\)", text), text
+    assert " bought" not in text
+    splits = [c for c in job.runners_up if " + " in c.summary]
+    assert splits and all(c.gpus_rented == c.gpus_bought for c in splits)
+
+
+@pytest.mark.parametrize(
+    ("provider", "rented", "bought", "gpus_rented", "said"),
+    [
+        pytest.param("baremetal", None, 16, None, "16 GPUs bought", id="bought"),
+        pytest.param("baremetal", "hour", 16, None, "16 GPUs rented", id="rented-by-the-hour"),
+        pytest.param("aws", None, 16, None, "16 GPUs rented", id="cloud"),
+        pytest.param("baremetal", None, 24, 24, "24 GPUs rented", id="split-owned-and-rented"),
+        pytest.param("baremetal", None, 32, 24, "8 GPUs bought, 24 rented", id="split-bought-and-rented"),
+        pytest.param("baremetal", None, 0, None, "0 GPUs bought", id="owned-only"),
+    ],
+)
+def test_the_gpus_a_layout_buys_or_rents_are_said_by_how_each_part_is_had(
+    provider: str, rented: str | None, bought: int, gpus_rented: int | None, said: str
+) -> None:
+    candidate = Candidate("h100-sxm5-80gb", "dgx-h100", 8, 1, 1, 1, 8, 1, None, 0, "", gpus_bought=bought)
+    candidate = candidate._replace(rented=rented, gpus_rented=gpus_rented)
+    assert gpus_acquired(provider, candidate) == said

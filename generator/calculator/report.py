@@ -39,7 +39,7 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import capacity_lines, nvme_text, ram_text  # the planner loads only where a plan is shown
-    from generator.planner.tco import acquired_as, cost_text, job_runs_per_month
+    from generator.planner.tco import cost_text, gpus_acquired, job_runs_per_month
 
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
@@ -117,11 +117,9 @@ def plan_text(plan: Plan) -> str:
         runs = job_runs_per_month(d.details)
         for c in d.runners_up:
             price = cost_text(c, runs_per_month=runs)
-            had = acquired_as(plan.provider, c)  # rented on a cloud or from a provider, else bought
             over = f"; over {c.over_limit}" if c.over_limit else ""  # a fleet limit it alone breaks (fuzz34 item 3)
-            lines.append(
-                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price}{over})"
-            )
+            had = gpus_acquired(plan.provider, c)  # rented on a cloud or from a provider, else bought
+            lines.append(f"  runner-up: {c.summary} ({had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price}{over})")
     if plan.findings:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]

@@ -168,6 +168,7 @@ from generator.planner.tco import (
     billed_per_run,
     cost_text,
     fleet_cost,
+    gpus_acquired,
     idle_owned_usd,
     run_usd,
 )
@@ -386,15 +387,16 @@ def _serving_details(
         )
         for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
     )
+    provider = opt.hardware.platform.provider
     where = [
         f"{p.replicas} replica(s) ({p.gpus} GPUs, TP{p.tp}"
         + (f" x PP{p.pp}" if p.pp > 1 else "")
         + ") on "
         + (f"{p.owned_servers} owned" if p.owned_servers else "")
         + (" and " if p.owned_servers and p.servers > p.owned_servers else "")
-        + (f"{p.servers - p.owned_servers} bought" if p.servers > p.owned_servers else "")
+        + (f"{p.servers - p.owned_servers} {acquired_as(provider, o.candidate)}" if p.servers > p.owned_servers else "")
         + f" {p.platform_id} ({p.gpu_id}) in pool {p.pool}"
-        for p in parts
+        for p, o in zip(parts, opt.parts, strict=True)
     ]
     slowest = min(p.requests_per_s_per_replica_max for p in parts)
     replicas = sum(p.replicas for p in parts)
@@ -1726,18 +1728,18 @@ def _choice_reason(
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
         text += f", {cost_text(c, 'sequence' if opt.sequence else 'job', runs)}"
-    had = acquired_as(opt.hardware.platform.provider, c)  # rented on a cloud or from a provider, else bought
+    had = gpus_acquired(opt.hardware.platform.provider, c)
     text += (
-        f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
+        f", {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
     )
     text += f"; {tie}" if tie else ""
     if rest:
         r = rest[0].candidate
         cost = cost_text(r, "sequence" if rest[0].sequence else "job", runs)
-        had = acquired_as(rest[0].hardware.platform.provider, r)
+        had = gpus_acquired(rest[0].hardware.platform.provider, r)
         broken = (over or {}).get(id(rest[0]))
-        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW"
+        text += f"; runner-up {r.summary} ({cost}, {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW"
         text += f"; over {broken})" if broken else ")"
     return text
 

@@ -211,6 +211,9 @@ class Candidate(NamedTuple):
     reserved: bool = False
     #: On bare metal, a server rented from a provider (:attr:`Pool.rented`): ``"hour"`` or ``"month"``; None otherwise.
     rented: str | None = None
+    #: On bare metal, a split of servers bought and servers rented from a provider: the GPUs of ``gpus_bought`` that are
+    #: rented (review67 item 6). None (left out of ``spec.json``): all had as ``rented`` says.
+    gpus_rented: int | None = None
     #: Replicas one GPU holds where each runs in a share of one (``kubernetes.gpu_sharing``); ``gpus`` is then the GPUs
     #: holding one or more, packed (spread over the nodes where ``min_replicas`` spreads them). None (left out of
     #: ``spec.json``): whole GPUs.
@@ -621,7 +624,8 @@ _RECORDS: frozenset[Any] = frozenset(
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
 #: whose plan is as it was before circuits could be given.
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
-#: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
+#: rented on bare metal), and so are a split layout's ``gpus_rented`` (its parts had one way), ``shares_per_gpu``
+#: and a pool's ``gpu_sharing`` (whole GPUs: every plan without
 #: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second)
 #: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
@@ -632,6 +636,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Plan, "capacity"),
         (Pool, "rented"),
         (Candidate, "rented"),
+        (Candidate, "gpus_rented"),
         (Candidate, "shares_per_gpu"),
         (Candidate, "over_limit"),
         (Candidate, "busy_hours_per_month"),

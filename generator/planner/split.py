@@ -136,5 +136,7 @@ def joined(owned: Option, rest: Option) -> Option:
         latency_s=max(a.latency_s, b.latency_s),
         owned_nodes=a.owned_nodes + b.owned_nodes,
         power_compared_w=a.power_compared_w + b.power_compared_w,
+        # servers bought beside servers rented from a provider: the GPUs rented said apart (review67 item 6)
+        gpus_rented=None if bool(a.rented) == bool(b.rented) else (a if a.rented else b).gpus_bought,
     )
     return owned._replace(candidate=candidate, parts=(owned, rest))

@@ -72,6 +72,18 @@ def acquired_as(provider: str, candidate: Candidate) -> str:
     return "rented" if candidate.rented else acquired(provider)
 
 
+def gpus_acquired(provider: str, candidate: Candidate) -> str:
+    """The GPUs a layout buys or rents: ``24 GPUs rented``, ``8 GPUs bought, 16 rented`` (a split had both ways).
+
+    review67 item 6: a split of owned servers and servers rented by the hour said its rented part's 24 GPUs were bought.
+    """
+    if candidate.gpus_rented is None:
+        return f"{candidate.gpus_bought} GPUs {acquired_as(provider, candidate)}"
+    bought = candidate.gpus_bought - candidate.gpus_rented
+    had = [(n, how) for n, how in ((bought, acquired(provider)), (candidate.gpus_rented, "rented")) if n] or [(0, "rented")]
+    return ", ".join(f"{n} GPUs {how}" if i == 0 else f"{n} {how}" for i, (n, how) in enumerate(had))
+
+
 def run_usd(candidate: Candidate) -> float | None:
     """What one run of a training job costs: its hours at its servers' hourly price; None for a service or unpriced."""
     if candidate.usd_per_hour is None or not candidate.run_hours:
