@@ -48,7 +48,7 @@ from generator.sizing.performance import (
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
-from generator.sizing.training_hardware import fp16_note, stack_note
+from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
@@ -808,6 +808,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         trained_name, regime = training_precision(req, setup.optimizer, "fp16" if half_note else "bf16")
         if half_note:
             regime += f"; {half_note}"
+        if gpu is not None and (no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention)):
+            notes.append(no_flash)
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
         trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
         result["precision"]["weights"] = trained_name
@@ -833,7 +835,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "offload_params": setup.offload_params,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,
-            "flash_attention": setup.flash_attention,
+            # as the plan launches it: FlashAttention-2 does not run below Ampere (fix68 item 4)
+            "flash_attention": (
+                launches_flash_attention(gpu.architecture, setup.flash_attention) if gpu is not None else setup.flash_attention
+            ),
             "lora_rank": setup.lora_rank if setup.method != "full" else None,
             "lora_targets": ", ".join(setup.lora_targets) if setup.method != "full" else None,
             "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
