@@ -126,7 +126,8 @@ def accelerator_for(
     dequantizes = native is not None and not (native and gpu.sustained_tflops(native))
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
         dequantizes = dequantizes or (weights is not None and weights.is_quantized)
-        compute = "bf16"
+        # the 16-bit float the GPU has: fp16 on one without bf16 (a V100, a T4: fix68 item 3 said bf16 there)
+        compute = "bf16" if gpu.dense_tflops.get("bf16") is not None else "fp16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = fast_link(gpu, tp)
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
