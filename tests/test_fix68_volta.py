@@ -5,11 +5,19 @@ Items from an earlier trial on owned V100 32GB SXM2, A100 PCIe and RTX 6000 Ada 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.api import plan_as_deployed
 from generator.calculator.estimate import EstimateRequest, estimate
+from generator.catalog import find_gpu, find_model
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.performance import accelerator_for, decode_step, gemm_seconds
+from generator.sizing.precision import weight_format
+from generator.sizing.weights import Parallelism, size_weights
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 
@@ -66,3 +74,62 @@ def test_gemma_2_is_sized_in_fp32_on_volta_as_vllm_serves_it(model: str) -> None
 def test_gemma_2_on_volta_under_sglang_is_cast_to_fp16() -> None:
     """The float32 fall-back is vLLM's dtype resolution; SGLang's is not sourced, so it is sized as the cast to fp16."""
     assert _served("google/gemma-2-9b-it", "v100-sxm2-32gb", engine="sglang")["precision"]["weights"] == "fp16"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "kernel"),
+    [
+        ("v100-sxm2-32gb", "int4", "exllama"),  # Marlin needs compute capability 8.0: vLLM's GPTQ kernel on Volta
+        ("v100-pcie-16gb", "int8-gptq", "exllama"),
+        ("a100-pcie-80gb", "int4", "marlin"),
+        ("rtx-6000-ada-48gb", "int4", "marlin"),
+    ],
+)
+def test_int4_on_volta_runs_the_kernel_vllm_has_there(gpu: str, precision: str, kernel: str) -> None:
+    """Item 1: int4 on a V100 was timed with Marlin's kernel, which vLLM does not have on Volta."""
+    fmt = weight_format(precision)
+    acc = accelerator_for(find_gpu(gpu), fmt.compute, 1, 1.0, fmt)
+    assert acc.dequant_kernel == kernel
+    # exllama's small passes run on the CUDA cores: half2, twice the fp32 rate
+    assert acc.scalar_half_tflops == (2 * (find_gpu(gpu).sustained_tflops("fp32") or 0) if kernel == "exllama" else 0.0)
+
+
+def test_exllama_multiplies_up_to_50_rows_as_stored_and_reconstructs_fp16_above() -> None:
+    """q_gemm.cu: more than MAX_Q_GEMM_ROWS (50) rows reconstruct each matrix to fp16 and run cuBLAS at the tensor rate."""
+    gpu, fmt, par, consts = find_gpu("v100-sxm2-32gb"), weight_format("int4"), Parallelism(), Constants()
+    arch = parse_architecture(find_model(LLAMA_8B).config)
+    acc = accelerator_for(gpu, fmt.compute, 1, 1.0, fmt)
+    flops = 2.0 * (arch.flop_params - arch.logits_params)
+    # at 50 rows the dense multiply-adds run on the CUDA cores at the half2 rate (prefill_compute_efficiency of it)
+    scalar = acc.scalar_half_tflops * 1e12 * consts.prefill_compute_efficiency
+    at_50 = gemm_seconds(arch, par, acc, 50, consts, logit_tokens=0)
+    assert at_50 == pytest.approx(flops * 50 / scalar)
+    # at 51 rows, cuBLAS at the whole 16-bit tensor rate: the same as the fp16 model's GEMMs
+    fp16 = accelerator_for(gpu, "fp16", 1)
+    assert gemm_seconds(arch, par, acc, 51, consts, logit_tokens=0) == gemm_seconds(arch, par, fp16, 51, consts, logit_tokens=0)
+    # ... after writing each quantized matrix as fp16 and reading it back: two fp16 bytes a weight, each way
+    weights = size_weights(arch, fmt, par)
+    small, large = (decode_step(arch, weights, 16, par, acc, n, 2048, consts) for n in (50, 51))
+    bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
+    reconstructed = 2 * 2 * (arch.flop_params - arch.logits_params)  # written and read, two bytes a weight
+    kv_row = small.memory_seconds / 50  # upper bound of one more sequence's reads
+    assert large.memory_seconds - small.memory_seconds == pytest.approx(reconstructed / bandwidth, abs=kv_row)
+
+
+def test_the_estimate_says_which_int4_formats_load_on_volta() -> None:
+    """Item 1: the GEMM rate line named Marlin's kernel on a V100; it names the exllama kernel and the formats."""
+    volta = _served(LLAMA_8B, "v100-sxm2-32gb", precision="int4")["throughput"]["dequantized_in_gemm"]
+    assert volta["dense_kernel"] == "exllama" and volta["dense_ratio"] == 1.0 and volta["fused_rows"] == 50
+    assert "marlin's kernel" not in volta["basis"] and "AWQ needs 7.5" in volta["basis"]
+    assert "q_gemm.cu" in volta["basis"] and "GPTQ checkpoints" in volta["basis"]
+    ampere = _served(LLAMA_8B, "a100-pcie-80gb", precision="int4")["throughput"]["dequantized_in_gemm"]
+    assert ampere["dense_kernel"] == "marlin" and "fused_rows" not in ampere
+
+
+def test_a_plan_of_int4_on_owned_v100s_times_it_with_the_exllama_kernel(tmp_path: Path) -> None:
+    """Item 1, the planner: the V100 int4 service's reasons named Marlin's kernel at dequant_gemm_efficiency_ratio."""
+    path = tmp_path / "v100.yaml"
+    path.write_text((Path(__file__).parent / "data" / "newuser67_v100_chat.yaml").read_text())
+    (deployment,) = plan_as_deployed(str(path))[1].deployments
+    (said,) = [r for r in deployment.reasons if "GEMMs' dequantization" in r]
+    assert "exllama" in said and "marlin's kernel" not in said
