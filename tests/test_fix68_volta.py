@@ -133,3 +133,12 @@ def test_a_plan_of_int4_on_owned_v100s_times_it_with_the_exllama_kernel(tmp_path
     (deployment,) = plan_as_deployed(str(path))[1].deployments
     (said,) = [r for r in deployment.reasons if "GEMMs' dequantization" in r]
     assert "exllama" in said and "marlin's kernel" not in said
+
+
+def test_exllama_switches_8_bit_weights_at_24_rows() -> None:
+    """q_gemm.cu's MAX_Q_GEMM_ROWS_8BIT: 8-bit GPTQ weights reconstruct from 25 rows on."""
+    gpu, fmt, par, consts = find_gpu("v100-sxm2-32gb"), weight_format("int8-gptq"), Parallelism(), Constants()
+    arch = parse_architecture(find_model(LLAMA_8B).config)
+    acc, fp16 = accelerator_for(gpu, fmt.compute, 1, 1.0, fmt), accelerator_for(gpu, "fp16", 1)
+    assert gemm_seconds(arch, par, acc, 24, consts, 0) > gemm_seconds(arch, par, fp16, 24, consts, 0)
+    assert gemm_seconds(arch, par, acc, 25, consts, 0) == gemm_seconds(arch, par, fp16, 25, consts, 0)

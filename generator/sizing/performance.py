@@ -185,7 +185,8 @@ VOLTA_INT4_SOURCES = (
 #: vLLM's GPTQ kernel (``gemm_half_q_half_cuda`` in csrc/quantization/gptq/q_gemm.cu, VOLTA_INT4_SOURCES[2]): a pass
 #: of more rows than this first reconstructs each quantized matrix to fp16 (``reconstruct_exllama``) and multiplies it
 #: with cuBLAS (``cublasHgemm``); up to it, the exllama kernel multiplies the stored weights with half2 FMAs.
-EXLLAMA_MAX_Q_GEMM_ROWS = 50
+#: ``MAX_Q_GEMM_ROWS`` (50) for 4-bit weights, ``MAX_Q_GEMM_ROWS_8BIT`` (24) for 8-bit ones, by storage family.
+EXLLAMA_MAX_Q_GEMM_ROWS = {"int4": 50, "int8-gptq": 24}
 #: 16-bit results per 32-bit FMA's on the CUDA cores (``__hfma2`` packs two): the CUDA C++ Programming Guide's
 #: arithmetic-instruction throughputs give compute capability 7.x 128 16-bit multiply-adds a clock an SM to 64 32-bit.
 HALF2_PER_FP32 = 2
@@ -676,8 +677,8 @@ class _GemmParts(NamedTuple):
     dense_peak_flops: float = 0.0
     replicated_peak_flops: float = 0.0
     expert_peak_flops: float = 0.0
-    #: exllama's (:data:`EXLLAMA_MAX_Q_GEMM_ROWS`; 0: another kernel): up to that many rows, the quantized shares of the
-    #: dense and replicated multiply-adds run as stored at ``scalar_peak_flops`` (half2 FMAs on the CUDA cores).
+    #: exllama's (:data:`EXLLAMA_MAX_Q_GEMM_ROWS` of the format; 0: another kernel): up to that many rows, the quantized
+    #: shares of the dense and replicated multiply-adds run as stored at ``scalar_peak_flops`` (half2 FMAs, CUDA cores).
     fused_rows: int = 0
     scalar_peak_flops: float = 0.0
     dense_quantized_share: float = 0.0
@@ -734,7 +735,7 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         dense_peak,
         replicated_peak,
         expert_peak,
-        EXLLAMA_MAX_Q_GEMM_ROWS if exllama else 0,
+        EXLLAMA_MAX_Q_GEMM_ROWS[storage_family(acc.dequantized.name)] if exllama and acc.dequantized else 0,
         acc.scalar_half_tflops * 1e12 * consts.prefill_compute_efficiency,
         dense_share,
         replicated_share,
