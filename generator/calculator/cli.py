@@ -534,7 +534,9 @@ def format_text(result: dict[str, Any]) -> str:
         + (f", {params['trainable']:,} trainable" if "trainable" in params else ""),
         f"  precision    weights {precision['weights']}: {precision['training']}"
         if training
-        else f"  precision    weights {precision['weights']}, KV cache {precision['kv_cache']}",
+        else f"  precision    weights {precision['weights']}"
+        + (f" (the checkpoint's {precision['cast_from']}, cast: no bf16 on this GPU)" if "cast_from" in precision else "")
+        + f", KV cache {precision['kv_cache']}",
         f"  parallelism  {_layout_text(par)}",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]

@@ -28,12 +28,15 @@ from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache, token_bytes_per_gpu, windowed_split
 from generator.sizing.loadability import (
+    VLLM_AUTO_DTYPE_SOURCE,
     default_group_problem,
     dense_format_problem,
     engine_gguf_problem,
     float16_problem,
     format_problems,
+    half_format,
     loadability_problems,
+    served_float_format,
 )
 from generator.sizing.loaded_weights import llama_cpp_format, llama_cpp_formats, loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -48,7 +51,7 @@ from generator.sizing.performance import (
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
-from generator.sizing.training_hardware import fp16_note, stack_note
+from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
@@ -597,7 +600,17 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     fmt = model_weight_format(arch, precision)
     # llama.cpp's KV cache is 16-bit (f16) whatever a GGUF file's weights are, an F32 file's too
     fixed_fp32 = precision == "fp32" and arch.file_weights is not None and arch.file_weights.fixed_format
+    # a GPU without bf16 runs a service's bf16 weights in float16, or float32 where vLLM refuses the model in float16
+    # (fix68 items 2 and 3), and caches (engine dtype auto) in the same float
+    cast_from = None
+    if gpu is not None and not req.train and req.fixed is None:
+        served = served_float_format(arch.model_type, fmt.name, gpu.architecture, req.engine)
+        if served != fmt.name:
+            cast_from, precision = fmt.name, served
+            fmt = model_weight_format(arch, served)
     kv_name = req.kv_precision or auto_kv_cache_precision("bf16" if fixed_fp32 else precision)
+    if req.kv_precision is None and kv_name == "bf16" and gpu is not None and req.fixed is None:
+        kv_name = half_format(gpu.architecture)
     if kv_name == "int8" and req.fixed is None and not req.train:
         raise InputError(
             f"--kv-precision int8: {no_int8_kv_cache(ENGINE_NAMES.get(req.engine, req.engine))}; use fp8, or --ram-gib "
@@ -684,6 +697,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             notes.append(f"warning: {wide}")
         if gpu is not None and (float16 := float16_problem(arch.model_type, fmt, gpu, req.engine)) is not None:
             notes.append(f"warning: {float16}")  # what a plan rules out (review35 item 3)
+        if gpu is not None and cast_from is not None:
+            notes.append(_cast_note(gpu, arch.model_type, cast_from, fmt.name, req.engine))
         if (publisher := catalog.publisher_fp8_note(model.id, fmt.name)) is not None:
             notes.append(publisher)
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
@@ -758,7 +773,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "embedding": arch.embedding_params,
             "lm_head": arch.lm_head_params,
         },
-        "precision": {"weights": fmt.name, "kv_cache": kv_name},
+        "precision": {"weights": fmt.name, "kv_cache": kv_name, **({"cast_from": cast_from} if cast_from else {})},
         "parallelism": {
             "tp": par.tp,
             "pp": par.pp,
@@ -808,6 +823,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         trained_name, regime = training_precision(req, setup.optimizer, "fp16" if half_note else "bf16")
         if half_note:
             regime += f"; {half_note}"
+        if gpu is not None and (no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention)):
+            notes.append(no_flash)
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
         trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
         result["precision"]["weights"] = trained_name
@@ -833,7 +850,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "offload_params": setup.offload_params,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,
-            "flash_attention": setup.flash_attention,
+            # as the plan launches it: FlashAttention-2 does not run below Ampere (fix68 item 4)
+            "flash_attention": (
+                launches_flash_attention(gpu.architecture, setup.flash_attention) if gpu is not None else setup.flash_attention
+            ),
             "lora_rank": setup.lora_rank if setup.method != "full" else None,
             "lora_targets": ", ".join(setup.lora_targets) if setup.method != "full" else None,
             "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
@@ -1007,6 +1027,23 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
     return result
+
+
+def _cast_note(gpu: GpuSpec, model_type: str, checkpoint: str, served: str, engine: str) -> str:
+    """Why a service's ``checkpoint`` weights are sized and timed in ``served`` on ``gpu`` (one without bf16)."""
+    if served == "fp32":
+        return (
+            f"warning: {gpu.id} has no bf16 and vLLM refuses {model_type} in float16 (numerical instability), so its dtype "
+            f"auto serves the {checkpoint} checkpoint in float32 ({VLLM_AUTO_DTYPE_SOURCE}): sized so, four bytes a weight "
+            "and a float32 KV cache, at the GPU's scalar fp32 rate; a plan at bf16 rules this GPU out for it (a GPU with "
+            "bf16 serves it in half the memory)"
+        )
+    engine_said = f"vLLM's dtype auto falls back to it, {VLLM_AUTO_DTYPE_SOURCE}" if engine == "vllm" else "no bf16 arithmetic"
+    return (
+        f"{gpu.id} has no bf16: the {checkpoint} weights are served cast to float16 ({engine_said}), two bytes a value "
+        "as sized, with a float16 KV cache, at the GPU's fp16 rate; a checkpoint whose activations overflow float16 "
+        "(above 65,504) needs a GPU with bf16"
+    )
 
 
 def _default_context(arch: Architecture, asked: int) -> int:

@@ -191,7 +191,7 @@ from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
-from generator.sizing.training_hardware import flash_attention_note, fp16_note, stack_note
+from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
@@ -1158,7 +1158,8 @@ def _training_details(
     details["global_batch_size"] = shape.global_batch_size
     details.update(_technique_details(setup))
     if no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention):
-        details["flash_attention"] = False  # what the launcher runs (its memory sized as FlashAttention's)
+        # what the launcher runs (its memory sized as FlashAttention's)
+        details["flash_attention"] = launches_flash_attention(gpu.architecture, setup.flash_attention)
         reasons.append(no_flash)
     if setup.framework is None and (shape.par.tp > 1 or shape.par.pp > 1):  # newuser23 item 10
         reasons.append(_split_frameworks_reason(setup.method, shape.par.tp, shape.par.pp))

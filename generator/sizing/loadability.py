@@ -368,6 +368,31 @@ def computes_bf16(architecture: str) -> bool:
 FP16_REFUSED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
 
 
+#: vLLM's dtype resolution (``_resolve_auto_dtype`` in vllm/config/model.py, v0.14.0 the last release whose installation
+#: page lists Volta): ``dtype: auto`` keeps the platform's supported dtypes (float16 and float32 below compute capability
+#: 8.0) that the model type takes (``_is_valid_dtype`` drops float16 for :data:`FP16_REFUSED_MODEL_TYPES`), and serves
+#: the checkpoint's dtype where it is among them, else the first of them: float16, or float32 for those model types.
+VLLM_AUTO_DTYPE_SOURCE = "https://github.com/vllm-project/vllm/blob/v0.14.0/vllm/config/model.py"
+
+
+def half_format(architecture: str) -> str:
+    """The 16-bit float a GPU of ``architecture`` computes and caches in: bf16, or fp16 where it has no bf16."""
+    return "bf16" if computes_bf16(architecture) else "fp16"
+
+
+def served_float_format(model_type: str, name: str, architecture: str, engine: str) -> str:
+    """The format a service of ``name`` weights runs in on a GPU of ``architecture``: ``name`` but for bf16 there.
+
+    A GPU without bf16 (V100, T4) runs bf16 weights cast to float16, two bytes as sized (vLLM's ``dtype: auto``, and
+    any engine: there is no bf16 arithmetic to run), or, under vLLM, in float32 for a model type it refuses in float16
+    (:data:`VLLM_AUTO_DTYPE_SOURCE`): four bytes a weight and the scalar fp32 rate (fix68 items 2 and 3: Gemma 2 on a
+    V100 was sized in two bytes a weight, and every bf16 model there was said to run in bf16).
+    """
+    if name != "bf16" or computes_bf16(architecture):
+        return name
+    return "fp32" if engine == "vllm" and model_type in FP16_REFUSED_MODEL_TYPES else "fp16"
+
+
 def float16_problem(model_type: str, fmt: WeightFormat, gpu: GpuSpec, engine: str) -> str | None:
     """Why vLLM would not serve 16-bit weights of ``model_type`` on ``gpu`` as sized; else None.
 

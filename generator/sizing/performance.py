@@ -77,6 +77,9 @@ class Accelerator(NamedTuple):
     #: The mixed-input kernel the engine runs the dense (non-expert) dequantized matrices with (:func:`dense_dequant_kernel`):
     #: ``machete`` or ``marlin``; "": none dequantized.
     dequant_kernel: str = ""
+    #: The CUDA-core 16-bit rate (half2 FMAs), TFLOP/s normalised as ``dense_tflops``, where the dense kernel is
+    #: ``exllama`` (:data:`EXLLAMA_MAX_Q_GEMM_ROWS`: it multiplies small passes as stored on the CUDA cores); 0: none.
+    scalar_half_tflops: float = 0.0
     #: The routed experts' dequantizing kernel where it is known to be Marlin's (:func:`expert_dequant_kernel`), which
     #: then runs them at its dense ratio; "": the grouped kernels of ``dequant_expert_gemm_efficiency_ratio``.
     expert_dequant_kernel: str = ""
@@ -126,7 +129,8 @@ def accelerator_for(
     dequantizes = native is not None and not (native and gpu.sustained_tflops(native))
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
         dequantizes = dequantizes or (weights is not None and weights.is_quantized)
-        compute = "bf16"
+        # the 16-bit float the GPU has: fp16 on one without bf16 (a V100, a T4: fix68 item 3 said bf16 there)
+        compute = "bf16" if gpu.dense_tflops.get("bf16") is not None else "fp16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = fast_link(gpu, tp)
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
@@ -139,6 +143,7 @@ def accelerator_for(
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()
+    kernel = dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else ""
     return Accelerator(
         gpu.sustained_bandwidth_gb_per_s,
         tflops,
@@ -149,7 +154,9 @@ def accelerator_for(
         host_time_scale,
         scale,
         weights if dequantizes else None,
-        dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
+        kernel,
+        # half2 FMAs: two 16-bit results an instruction where the 32-bit FMA gives one (HALF2_SOURCE)
+        HALF2_PER_FP32 * (gpu.sustained_tflops("fp32") or 0.0) if kernel == "exllama" else 0.0,
         expert_dequant_kernel(weights) if dequantizes and weights is not None else "",
         gpu.reference_share(compute),
     )
@@ -164,11 +171,38 @@ def accelerator_for(
 MACHETE_FORMATS = ("int4", "int8-gptq")
 #: The GPU architecture Machete runs on (``gpus.json`` ``architecture``).
 MACHETE_ARCHITECTURE = "hopper"
+#: The architecture Marlin does not run on and vLLM's GPTQ kernel (exllama's) multiplies integer weights on: Volta
+#: (compute capability 7.0; Marlin needs 8.0, "Marlin (GPTQ/AWQ/FP8)" unsupported on Volta and GPTQ supported in vLLM's
+#: quantization hardware table, VOLTA_INT4_SOURCES[0]; the mixed-precision kernels' ``ExllamaLinearKernel`` has
+#: ``get_min_capability`` 60, VOLTA_INT4_SOURCES[1]). The releases that still start on Volta are v0.14.0 and older.
+EXLLAMA_ARCHITECTURE = "volta"
+VOLTA_INT4_SOURCES = (
+    "https://docs.vllm.ai/en/v0.14.0/features/quantization/",
+    "https://github.com/vllm-project/vllm/blob/v0.14.0/vllm/model_executor/layers/quantization/kernels/mixed_precision/"
+    "exllama.py",
+    "https://github.com/vllm-project/vllm/blob/v0.14.0/csrc/quantization/gptq/q_gemm.cu",
+)
+#: vLLM's GPTQ kernel (``gemm_half_q_half_cuda`` in csrc/quantization/gptq/q_gemm.cu, VOLTA_INT4_SOURCES[2]): a pass
+#: of more rows than this first reconstructs each quantized matrix to fp16 (``reconstruct_exllama``) and multiplies it
+#: with cuBLAS (``cublasHgemm``); up to it, the exllama kernel multiplies the stored weights with half2 FMAs.
+#: ``MAX_Q_GEMM_ROWS`` (50) for 4-bit weights, ``MAX_Q_GEMM_ROWS_8BIT`` (24) for 8-bit ones, by storage family.
+EXLLAMA_MAX_Q_GEMM_ROWS = {"int4": 50, "int8-gptq": 24}
+#: 16-bit results per 32-bit FMA's on the CUDA cores (``__hfma2`` packs two): the CUDA C++ Programming Guide's
+#: arithmetic-instruction throughputs give compute capability 7.x 128 16-bit multiply-adds a clock an SM to 64 32-bit.
+HALF2_PER_FP32 = 2
+HALF2_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions"
 
 
 def dense_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
-    """The kernel vLLM multiplies a format's dequantized dense matrices with on a GPU architecture: machete or marlin."""
-    machete = architecture == MACHETE_ARCHITECTURE and storage_family(weights.name) in MACHETE_FORMATS
+    """The kernel vLLM multiplies a format's dequantized dense matrices with on a GPU architecture.
+
+    ``machete`` (Hopper, GPTQ-style integers), ``exllama`` (the same on Volta, where Marlin does not run: fix68 item 1
+    timed int4 on a V100 with Marlin's kernel), else ``marlin``.
+    """
+    family = storage_family(weights.name)
+    if architecture == EXLLAMA_ARCHITECTURE and family in MACHETE_FORMATS:
+        return "exllama"
+    machete = architecture == MACHETE_ARCHITECTURE and family in MACHETE_FORMATS
     return "machete" if machete else "marlin"
 
 
@@ -192,9 +226,15 @@ def expert_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
 
 
 def dense_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
-    """Share of the 16-bit rate the dense dequantizing GEMMs of ``acc`` reach once compute-bound, by their kernel."""
+    """Share of the 16-bit rate the dense dequantizing GEMMs of ``acc`` reach once compute-bound, by their kernel.
+
+    exllama's: 1, as a pass of more than :data:`EXLLAMA_MAX_Q_GEMM_ROWS` rows multiplies the reconstructed fp16 matrix
+    with cuBLAS (its reconstruction is memory traffic, :func:`weight_pass_seconds`; smaller passes, :func:`_gemm_at`).
+    """
     if acc.dequant_kernel == "machete":
         return consts.machete_gemm_efficiency_ratio
+    if acc.dequant_kernel == "exllama":
+        return 1.0
     return consts.dequant_gemm_efficiency_ratio
 
 
@@ -450,12 +490,15 @@ class DecodeModel:
         if self._expert_comm:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest)
-        stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
+        linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
+        stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
         host_s = self._host_per_sequence_s * batch / attention_dp
         seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
         memory_s = weight_read_s + kv_read_s
+        if self._gemm.fused_rows and tokens > self._gemm.fused_rows:  # exllama's reconstruction: fp16 written, read back
+            memory_s += 2 * self._gemm.reconstructed_bytes / bandwidth
         compute_s = matmul_s + attention_s + prefill_attention_s
         return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
 
@@ -634,6 +677,15 @@ class _GemmParts(NamedTuple):
     dense_peak_flops: float = 0.0
     replicated_peak_flops: float = 0.0
     expert_peak_flops: float = 0.0
+    #: exllama's (:data:`EXLLAMA_MAX_Q_GEMM_ROWS` of the format; 0: another kernel): up to that many rows, the quantized
+    #: shares of the dense and replicated multiply-adds run as stored at ``scalar_peak_flops`` (half2 FMAs, CUDA cores).
+    fused_rows: int = 0
+    scalar_peak_flops: float = 0.0
+    dense_quantized_share: float = 0.0
+    replicated_quantized_share: float = 0.0
+    #: Bytes of fp16 one GPU's quantized matrices reconstruct to for a pass of more than ``fused_rows`` rows: written by
+    #: the reconstruction, then read by cuBLAS (:func:`weight_pass_seconds`).
+    reconstructed_bytes: float = 0.0
 
 
 @memoized
@@ -651,6 +703,7 @@ def _replicated_flop_params(arch: Architecture) -> int:
 def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
     dense_peak = replicated_peak = expert_peak = peak
+    dense_share = replicated_share = 0.0
     if acc.dequantized is not None:  # the quantized matrices' tiles converted to 16-bit in the main loop, beside the MMAs
         dense_share, replicated_share, expert_share = dequantized_flop_shares(arch, acc.dequantized)
         dense_ratio = dense_dequant_ratio(acc, consts)
@@ -663,6 +716,9 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
     # a single GPU multiplies everything once: its replicated matrices stay in the split count
     replicated = _replicated_flop_params(arch) if par.tp > 1 else 0
     dense = 2.0 * (arch.flop_params - expert - head - replicated)
+    exllama = acc.dequant_kernel == "exllama"
+    # one GPU's quantized dense and replicated weights, two fp16 bytes each once reconstructed
+    reconstructed = 2.0 * (dense_share * dense / 2 / par.gpus + replicated_share * replicated / par.pp) if exllama else 0.0
     return _GemmParts(
         peak,
         dense,
@@ -679,6 +735,11 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         dense_peak,
         replicated_peak,
         expert_peak,
+        EXLLAMA_MAX_Q_GEMM_ROWS[storage_family(acc.dequantized.name)] if exllama and acc.dequantized else 0,
+        acc.scalar_half_tflops * 1e12 * consts.prefill_compute_efficiency,
+        dense_share,
+        replicated_share,
+        reconstructed,
     )
 
 
@@ -707,6 +768,10 @@ class DequantizedRates(NamedTuple):
     dense_kernel: str = "marlin"
     #: The routed experts' (:func:`expert_dequant_kernel`): ``marlin``, or "" for the grouped kernels.
     expert_kernel: str = ""
+    #: exllama's (``dense_kernel``): the rows up to which it multiplies the weights as stored, and the CUDA-core half2
+    #: rate it does so at, TFLOP/s as the GPU reaches it; 0 for another kernel.
+    fused_rows: int = 0
+    scalar_tflops: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         """The estimate's ``throughput.dequantized_in_gemm``, with :meth:`text` as its ``basis``."""
@@ -718,6 +783,8 @@ class DequantizedRates(NamedTuple):
             "effective_tflops": round(self.effective_tflops, 1),
             "basis": self.text(),
         }
+        if self.fused_rows:
+            out |= {"fused_rows": self.fused_rows, "scalar_tflops": round(self.scalar_tflops, 1)}
         if self.expert_effective_tflops is not None:
             out |= {
                 "expert_share": round(self.expert_share, 4),
@@ -729,6 +796,8 @@ class DequantizedRates(NamedTuple):
 
     def text(self) -> str:
         """Why the quantized matrices' GEMMs run below the 16-bit rate, with the rates."""
+        if self.dense_kernel == "exllama":
+            return self._exllama_text()
         rates = []
         if self.dense_share:
             rates.append(
@@ -751,6 +820,18 @@ class DequantizedRates(NamedTuple):
             f"kernels: this GPU has no tensor rate that multiplies them as stored), so once compute-bound (large "
             f"batches, prefill) the GEMMs run below the {self.rate_tflops:,.0f} TFLOP/s 16-bit rate: "
             f"{' and '.join(rates)}; a memory-bound decode step still reads the quantized bytes"
+        )
+
+    def _exllama_text(self) -> str:
+        """How vLLM's GPTQ kernel runs the quantized matrices on Volta, where Marlin does not (fix68 item 1)."""
+        return (
+            f"{self.format} weights run through vLLM's GPTQ (exllama) kernel on Volta, where Marlin, which needs compute "
+            f"capability 8.0, does not run ({VOLTA_INT4_SOURCES[0]}): GPTQ checkpoints, and compressed-tensors W4A16 / "
+            f"W8A16 ones of symmetric integers, load there ({VOLTA_INT4_SOURCES[1]}); AWQ needs 7.5, FP8 and INT8 "
+            f"W8A8 are not served. A pass of up to {self.fused_rows} rows multiplies the stored weights with half2 FMAs "
+            f"on the CUDA cores, at {self.scalar_tflops:,.0f} TFLOP/s (twice the fp32 rate, {HALF2_SOURCE}), reading "
+            f"the quantized bytes; a larger one first reconstructs each matrix to fp16 (written, then read back by "
+            f"cuBLAS) and multiplies it at the {self.rate_tflops:,.0f} TFLOP/s 16-bit tensor rate ({VOLTA_INT4_SOURCES[2]})"
         )
 
 
@@ -778,6 +859,8 @@ def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, co
         expert_effective_tflops=(
             (parts.expert_peak_flops or parts.peak_flops) * physical if parts.expert_flops_per_token else None
         ),
+        fused_rows=parts.fused_rows,
+        scalar_tflops=acc.scalar_half_tflops * acc.reference_share,
     )
 
 
@@ -793,11 +876,18 @@ def dequantized_peak(peak_flops: float, share: float, ratio: float) -> float:
 def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants) -> float:
     """:func:`gemm_seconds` at ``tokens`` tokens, ``logits`` of them through the LM head."""
     peak = parts.peak_flops
-    dense_peak = parts.dense_peak_flops or peak
-    dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (dense_peak * gemm_efficiency(tokens, consts))
-    if parts.replicated_flops_per_token:
-        replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
-        dense_s += replicated / ((parts.replicated_peak_flops or peak) * gemm_efficiency(tokens, consts))
+    if parts.fused_rows and tokens <= parts.fused_rows:  # exllama: the quantized weights multiplied as stored
+        tensor = peak * gemm_efficiency(tokens, consts)
+        dense_s = _fused_seconds(parts.dense_flops_per_token * tokens / parts.gpus, parts.dense_quantized_share, tensor, parts)
+        if parts.replicated_flops_per_token:
+            replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
+            dense_s += _fused_seconds(replicated, parts.replicated_quantized_share, tensor, parts)
+    else:
+        dense_peak = parts.dense_peak_flops or peak
+        dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (dense_peak * gemm_efficiency(tokens, consts))
+        if parts.replicated_flops_per_token:
+            replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
+            dense_s += replicated / ((parts.replicated_peak_flops or peak) * gemm_efficiency(tokens, consts))
     if logits > 0:
         dense_s += parts.head_flops_per_token * logits / parts.head_split / (peak * gemm_efficiency(logits, consts))
     if not parts.expert_flops_per_token:
@@ -807,6 +897,23 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
     busiest = busiest_expert_rank_load(parts.experts, parts.top_k, parts.expert_ranks, tokens, parts.popularity_cv)
     expert_s = busiest * parts.expert_flops_per_token * tokens / parts.gpus
     return dense_s + expert_s / ((parts.expert_peak_flops or peak) * gemm_efficiency(per_expert_tokens, consts))
+
+
+def _fused_seconds(flops: float, quantized_share: float, tensor_flops: float, parts: _GemmParts) -> float:
+    """``flops`` of which ``quantized_share`` run through exllama's kernel (half2 FMAs), the rest on the tensor cores."""
+    return flops * quantized_share / parts.scalar_peak_flops + flops * (1.0 - quantized_share) / tensor_flops
+
+
+def weight_pass_seconds(parts: _GemmParts, weight_read_s: float, matmul_s: float, tokens: float, bandwidth: float) -> float:
+    """A pass's linear layers over ``tokens`` rows: the longer of reading the weights and their GEMMs, one after another.
+
+    Where exllama reconstructs (more than ``fused_rows`` rows), each quantized matrix is first read and written as
+    fp16 (``weight_read_s`` and the write), and cuBLAS then reads the fp16 back beside its multiply-adds.
+    """
+    if not parts.fused_rows or tokens <= parts.fused_rows:
+        return max(weight_read_s, matmul_s)
+    half_s = parts.reconstructed_bytes / bandwidth
+    return weight_read_s + half_s + max(half_s, matmul_s)
 
 
 def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:
@@ -880,7 +987,10 @@ def prefill_seconds(
 
     def one_pass(n: int, logits: int) -> float:
         multiply = gemm_seconds(arch, par, acc, n, consts, logit_tokens=logits)
-        return max(multiply, decode_weight_read_bytes(arch, weights, par, n) / bandwidth) if weights else multiply
+        if not weights:
+            return multiply
+        read_s = decode_weight_read_bytes(arch, weights, par, n) / bandwidth
+        return weight_pass_seconds(_gemm_parts(arch, par, acc, consts), read_s, multiply, n, bandwidth)
 
     # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
     # all-reduces (review 12 item 1: they were the whole model's in every stage)

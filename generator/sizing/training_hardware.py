@@ -151,6 +151,15 @@ FLASH_ATTENTION_2_DOCS = "https://github.com/Dao-AILab/flash-attention"
 NO_FLASH_ATTENTION_2 = frozenset({"volta", "turing"})
 
 
+def launches_flash_attention(architecture: str, asked: bool) -> bool:
+    """Whether a job asked (or not) to use FlashAttention is launched with it on a GPU of ``architecture``.
+
+    What the planner renders (``flash_attention: false`` below Ampere) and the estimate reports (fix68 item 4: ``estimate
+    --train`` on a V100 or T4 said ``flash_attention: true`` where the plan launches it false).
+    """
+    return asked and architecture not in NO_FLASH_ATTENTION_2
+
+
 def flash_attention_note(gpu_id: str, architecture: str, asked: bool) -> str | None:
     """How a job asked to use FlashAttention runs on a GPU FlashAttention-2 does not support; None elsewhere.
 
@@ -158,7 +167,7 @@ def flash_attention_note(gpu_id: str, architecture: str, asked: bool) -> str | N
     there. PyTorch's scaled-dot-product attention picks its memory-efficient kernel on such a GPU, which keeps no
     sequence-squared scores either: the memory is sized the same.
     """
-    if not asked or architecture not in NO_FLASH_ATTENTION_2:
+    if not asked or launches_flash_attention(architecture, asked):
         return None
     return (
         f"FlashAttention-2 runs on Ampere, Ada and Hopper ({FLASH_ATTENTION_2_DOCS}), not on {gpu_id} "
