@@ -1006,3 +1006,33 @@ def test_a_llama_cpp_cache_name_is_told_its_name_here(name: str, ours: str) -> N
         InputError, match=rf"choose one of bf16, fp16, fp32, fp8, int8 \(llama.cpp's {name} cache is {ours} here\)"
     ):
         kv_cache_bits(name)
+
+
+@pytest.mark.parametrize(
+    ("engine", "streams", "mode"),
+    [
+        pytest.param("llama.cpp", 1, "cpu-compute", id="llama.cpp-one-stream"),
+        pytest.param("llama.cpp", 31, "cpu-compute", id="llama.cpp-31-slots"),
+        pytest.param("llama.cpp", 32, "pcie-stream", id="llama.cpp-32-slots"),
+        pytest.param("ik_llama.cpp", 64, "pcie-stream", id="ik_llama.cpp-64-slots"),
+    ],
+)
+def test_llama_cpp_decode_streams_host_weights_only_at_32_tokens_a_step(engine: str, streams: int, mode: str) -> None:
+    """newuser68 item 2: one stream was timed streaming the RAM layers over a host link faster than the host's memory.
+
+    Llama 3.3 70B q4_k_m on a 32 GiB GPU with PCIe Gen5 x16 (63 GB/s) and one channel of DDR4-3200 (25.6 GB/s): the
+    streamed figure (about 3.5 tokens/s) is twice what llama.cpp makes, whose CUDA backend takes an op with host
+    weights only for a batch of 32 tokens or more (ggml_backend_cuda_device_offload_op); below it the CPU multiplies
+    them at the DDR rate.
+    """
+    arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")
+    fmt = weight_format("q4_k_m")
+    m = Machine(1, 32 * GIB, 1792.0, 209.5, 63.0, 128 * GIB, 8 * GIB, 0, 2000 * GIB, 7.0, 25.6)
+    p = place(arch, fmt, 16, 8192, m, CONSTS, engine=engine)
+    cost = offload_cost(arch, fmt, 16, p, m, 800, CONSTS, 950, streams, engine=engine)
+    assert cost.mode == mode
+    each = cost.cpu_mode_tokens_per_s if mode == "cpu-compute" else cost.stream_mode_tokens_per_s
+    assert cost.decode_tokens_per_s == pytest.approx(each)
+    if streams == 1:  # at one stream the RAM layers' bytes over the DDR rate bound it
+        assert cost.decode_tokens_per_s <= m.ddr_gb_per_s * 1e9 / p.cpu_bytes
+        assert cost.stream_mode_tokens_per_s > 1.5 * cost.decode_tokens_per_s

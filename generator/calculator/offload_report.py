@@ -542,12 +542,6 @@ def findings(
     attention_s, full_speed = full.cpu_attention_s, full.cpu_mode_tokens_per_s
     if attention_s >= CPU_ATTENTION_WARN_SHARE / full_speed:
         on_host = sum(1 for d in p.layer_devices if runs_on_host(d))
-        streamed = (
-            f"; the speed planned, {tokens_per_s_text(c.decode_tokens_per_s)} tokens/s, streams the weights to the GPU "
-            "instead (vLLM's --cpu-offload-gb), where attention runs on the GPU"
-            if c.mode == "pcie-stream"
-            else ""
-        )
         out.append(
             (
                 "warning",
@@ -556,7 +550,7 @@ def findings(
                 f"which slows decode as the context fills: at the full {p.context_tokens:,} tokens it takes "
                 f"{attention_s * 1e3:,.0f} of the {1e3 / full_speed:,.0f} ms a token, {tokens_per_s_text(full_speed)} "
                 f"tokens/s against {tokens_per_s_text(c.cpu_mode_tokens_per_s)} at the average context "
-                f"{_attention_rate_text(plan.engine, consts)}{streamed}",
+                f"{_attention_rate_text(plan.engine, consts)}",
             )
         )
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes

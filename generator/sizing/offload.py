@@ -117,10 +117,14 @@ class OffloadCost(NamedTuple):
     """Predicted speed of a placement."""
 
     decode_tokens_per_s: float
+    #: ``gpu`` (nothing offloaded), ``cpu-compute`` (the CPU multiplies the layers held off the GPUs) or ``pcie-stream``
+    #: (llama.cpp's step of ``offload_min_batch_tokens`` slots or more: their weights copied to the GPUs).
     mode: str
     bound: str
     seconds_per_token: dict[str, float]
     cpu_mode_tokens_per_s: float
+    #: What the GPUs would decode reading every offloaded byte over the host link each step: vLLM's
+    #: ``--cpu-offload-gb`` way, and llama.cpp's only at ``offload_min_batch_tokens`` slots or more (newuser68 item 2).
     stream_mode_tokens_per_s: float
     pcie_bytes_per_token: int
     ttft_s: float
@@ -724,16 +728,22 @@ def offload_cost(
     streamed = streamed_weights + placement.kv_cpu_bytes * kv_share
     t_stream = streamed / pcie if streamed else 0.0
     stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
+    # llama.cpp's CUDA backend takes an op whose weights are in host memory only for a batch of
+    # ``offload_min_batch_tokens`` or more, the scheduler copying them over the host link first: a decode step of that
+    # many slots streams them (every offloaded byte taken as copied; a MoE step that many tokens wide touches most
+    # experts); a smaller step multiplies them on the CPU, as ktransformers always does (newuser68 item 2: one stream was
+    # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
+    # vLLM's --cpu-offload-gb way, said beside it.
     if not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
-    elif cpu_mode <= stream_mode:
+    elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
+        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
+    else:
         mode, seconds = "cpu-compute", {"hbm": t_gpu, cpu_bound: t_cpu, "nvme": t_disk, "engine": engine_s}
         if t_attention:
             seconds["cpu-attention"] = t_attention
         if t_switch:
             seconds["gpu-cpu-switch"] = t_switch
-    else:
-        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
