@@ -58,18 +58,36 @@ def test_a_rate_beyond_the_machine_is_refused_at_its_field(tmp_path: Path, capsy
     with pytest.raises(InfeasibleError) as refused:
         plan_file(str(path))
     said = str(refused.value)
+    # newuser68 item 1: 5 prompts a second of 1.73 s each take 8.65 times the machine's time before any decode
     assert said.startswith(
-        f"{path}:14:28: deployments[0].inference.requests_per_second: 5 req/s x 300 output tokens need 1,500.0"
-    )
-    assert (
-        "makes at most 38.53 with 64 llama.cpp server slot(s) (the best count that fits its memory, more KV cache leaving "
-        "less of it to the weights; a KV cache of 70,400 tokens for requests of 1,100;" in said
+        f"{path}:14:28: deployments[0].inference.requests_per_second: 5 req/s of 800-token prompts need 865% of "
+        "hardware.fixed's time for their prompt passes alone (1.73 s each, the weights held off the GPUs copied to them a "
+        "pass), 0.578 a second at most with no time left to decode"
     )
     with pytest.raises(SystemExit) as exited:
         main(["plan", str(path)])
     assert exited.value.code == 3
     err = capsys.readouterr().err
     assert "Traceback" not in err and "requests_per_second: 5 req/s" in err
+
+
+def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) -> None:
+    """newuser68 item 1: the slots were sized to decode the demand in the whole of the machine's time.
+
+    At 0.4 req/s the example's 800-token prompts (1.73 s each) take 69% of it: 120 output tokens/s must be decoded in
+    the 31% left, 387 tokens/s, beyond what the slots its memory holds make; the rate it serves is said.
+    """
+    path = _at(tmp_path, 0.4)
+    with pytest.raises(InfeasibleError) as refused:
+        plan_file(str(path))
+    said = str(refused.value)
+    assert "0.4 req/s x 300 output tokens need 120.0 tokens/s, and their prompt passes take 69% of the machine's time" in said
+    share = 0.4 * 1.73
+    decoded = float(re.search(r"so the slots must decode ([0-9,.]+) tokens/s in the rest", said)[1].replace(",", ""))
+    assert decoded == pytest.approx(120 / (1 - share), rel=0.01)
+    most = float(re.search(r"makes at most ([0-9,.]+) with", said)[1].replace(",", ""))
+    served = float(re.search(r"about ([0-9.]+) req/s", said)[1])
+    assert served * 300 == pytest.approx(most * (1 - served * 1.73), rel=0.02)  # r x output = slots x (1 - r x prefill)
 
 
 def _offloaded() -> tuple[Architecture, WeightFormat, Machine, Placement]:
@@ -122,5 +140,19 @@ def test_validate_refuses_the_rate_as_plan_does(tmp_path: Path) -> None:
     from generator.workload import load_workload
 
     path = _at(tmp_path, 5)
-    with pytest.raises(InfeasibleError, match=r"requests_per_second: 5 req/s x 300 output tokens need 1,500\.0"):
+    with pytest.raises(InfeasibleError, match=r"requests_per_second: 5 req/s of 800-token prompts need 865% of hardware"):
         early_checks(load_workload(str(path)))
+
+
+def test_the_interactive_defaults_hold_a_machine_of_yours(tmp_path: Path) -> None:
+    """newuser68 item 1: with no slo, slots of 1.21 tokens/s each (a TPOT of 828 ms) were planned without a word.
+
+    At 0.05 req/s the example takes 32 server slots at 0.80 tokens/s each: the interactive default TPOT (100 ms) is
+    missed and said, as a plan of bought servers holds it; a batch service has no such target.
+    """
+    path = _at(tmp_path, 0.05)
+    (missed,) = [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]
+    assert re.search(r"TPOT [0-9,.]+ ms against the interactive default 100 ms \(each of 32 server slots", missed.message)
+    assert missed.message.endswith("give inference.slo for targets of your own, or service_class: batch for none")
+    path.write_text(path.read_text().replace("    inference:\n", "    inference:\n      service_class: batch\n"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]

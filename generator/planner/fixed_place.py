@@ -112,24 +112,38 @@ def _rate_slots(
 ) -> StreamCapacity | None:
     """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
 
-    A rate beyond what the slots the machine's memory holds can make is refused at its field, as owned servers with
-    ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
+    The requests' prompt passes take the machine from the slots' decode: each takes its prefill time (the weights held
+    off the GPUs copied to them once a pass), so the slots must decode the demand in what is left of each second,
+    ``1 - rate x prefill_s`` (newuser68 item 1: 0.1 req/s of 800-token prompts on Qwen3-235B with 92 GiB of experts
+    in RAM, 7.48 s a prompt, took 75% of the machine, and 25 slots were planned at 99% of its decode alone). A rate
+    beyond what the slots the machine's memory holds can make in that time is refused at its field, as owned servers
+    with ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
     """
     dep = loaded.workload.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
     demand = spec.requests_per_second * spec.avg_output_tokens
-    if demand <= plan.cost.decode_tokens_per_s:
+    prompts = spec.requests_per_second * plan.cost.prefill_s  # the share of the machine's time prompts take
+    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
+    if prompts >= 1:
+        raise InfeasibleError(
+            f"{figure_text(spec.requests_per_second)} req/s of {spec.avg_input_tokens:,}-token prompts need "
+            f"{prompts:.0%} of hardware.fixed's time for their prompt passes alone ({plan.cost.prefill_s:,.2f} s each, "
+            f"the weights held off the GPUs copied to them a pass), {1 / plan.cost.prefill_s:.3g} a second at most with "
+            "no time left to decode; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
+            where,
+        )
+    decode_demand = demand / (1 - prompts)  # tokens/s the slots make while no prompt pass runs
+    if decode_demand <= plan.cost.decode_tokens_per_s:
         return None
     request = spec.avg_input_tokens + spec.avg_output_tokens
     slots = stream_capacity(
         loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
         plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-        demand, plan.engine,
-    )  # fmt: skip
-    if slots.tokens_per_s >= demand:
+        decode_demand, plan.engine,
+    )._replace(prompt_share=prompts)  # fmt: skip
+    if slots.tokens_per_s >= decode_demand:
         return slots
-    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
     # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
     each = f", {slots.context_tokens // slots.streams:,} a slot," if splits_context_over_slots(plan.engine) else ""
     why = (
@@ -137,12 +151,24 @@ def _rate_slots(
         if slots.memory_bound
         else f"specgen looks no further than {MAX_STREAMS:,}"
     )
+    # the rate r it serves: r x output tokens = slots' tokens/s x (1 - r x prefill_s)
+    served = slots.tokens_per_s / (spec.avg_output_tokens + slots.tokens_per_s * plan.cost.prefill_s)
     raise InfeasibleError(
         f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
-        f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
-        f"{slots.streams} {plan.engine} server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for "
-        f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
-        f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
-        "plan bought hardware (without hardware.fixed)",
+        f"{demand:,.1f} tokens/s{_prompt_text(prompts, plan.cost.prefill_s, decode_demand)}; hardware.fixed makes at "
+        f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) ({why}; a KV "
+        f"cache of {slots.context_tokens:,} tokens{each} for requests of {request:,}; the weights read once a step for "
+        f"all of them, the CPU's arithmetic not counted, so at best): about {served:.3g} req/s; lower "
+        "requests_per_second, or plan bought hardware (without hardware.fixed)",
         where,
+    )
+
+
+def _prompt_text(share: float, prefill_s: float, decode_demand: float) -> str:
+    """What the prompts' passes take of the machine, and the decode rate left to make ('' where they take under 1%)."""
+    if share < 0.01:
+        return ""
+    return (
+        f", and their prompt passes take {share:.0%} of the machine's time ({prefill_s:,.2f} s each), so the slots must "
+        f"decode {decode_demand:,.1f} tokens/s in the rest"
     )

@@ -800,6 +800,9 @@ class StreamCapacity(NamedTuple):
     context_tokens: int
     #: Whether the search ended at the machine's memory (twice the slots do not fit): ``tokens_per_s`` is about its most.
     memory_bound: bool = False
+    #: The share of the machine's time the requests' prompt passes take, which the slots do not decode in (the
+    #: planner's: rate x one prompt's prefill seconds); 0: not counted.
+    prompt_share: float = 0.0
 
 
 #: The most llama.cpp server slots looked at.
