@@ -71,6 +71,12 @@ def test_a_rate_beyond_the_machine_is_refused_at_its_field(tmp_path: Path, capsy
     assert "Traceback" not in err and "requests_per_second: 5 req/s" in err
 
 
+def _figure(pattern: str, text: str) -> float:
+    found = re.search(pattern, text)
+    assert found is not None, text
+    return float(found[1].replace(",", ""))
+
+
 def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) -> None:
     """newuser68 item 1: the slots were sized to decode the demand in the whole of the machine's time.
 
@@ -83,10 +89,9 @@ def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) 
     said = str(refused.value)
     assert "0.4 req/s x 300 output tokens need 120.0 tokens/s, and their prompt passes take 69% of the machine's time" in said
     share = 0.4 * 1.73
-    decoded = float(re.search(r"so the slots must decode ([0-9,.]+) tokens/s in the rest", said)[1].replace(",", ""))
+    decoded = _figure(r"so the slots must decode ([0-9,.]+) tokens/s in the rest", said)
     assert decoded == pytest.approx(120 / (1 - share), rel=0.01)
-    most = float(re.search(r"makes at most ([0-9,.]+) with", said)[1].replace(",", ""))
-    served = float(re.search(r"about ([0-9.]+) req/s", said)[1])
+    most, served = _figure(r"makes at most ([0-9,.]+) with", said), _figure(r"about ([0-9.]+) req/s", said)
     assert served * 300 == pytest.approx(most * (1 - served * 1.73), rel=0.02)  # r x output = slots x (1 - r x prefill)
 
 
