@@ -64,6 +64,8 @@ def test_the_region_goes_into_terraform_and_the_inventory(
         assert config["regions"] == [location]  # aws_ec2 queries that region alone
     else:
         assert filter_text in config["exclude_host_filters"]
+        # newuser69 item 1: AKS node pools are scale sets, which azure_rm fetches only from the groups listed (none)
+        assert config["include_vmss_resource_groups"] == ["*"]
     assert f"region: **{location}**" in files["SPEC.md"]
 
 

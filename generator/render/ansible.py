@@ -233,6 +233,11 @@ def dynamic_inventory(plan: Plan, workload: Workload) -> dict[str, str]:
         config["regions"] = [plan.region]
     elif plan.region is not None:  # azure_rm's host var ``location`` is the VM's region
         config["exclude_host_filters"] = [*config["exclude_host_filters"], f"location != '{plan.region}'"]
+    if plan.provider == "azure":
+        # AKS node pools are virtual machine scale sets, whose instances azure_rm fetches only from the resource groups
+        # this lists (default none: newuser69 item 1, an empty inventory); every group, as the node resource group
+        # (MC_...) is the cluster's and the tags keep this workload's nodes alone
+        config["include_vmss_resource_groups"] = ["*"]
     return {f"ansible/inventory.{suffix}": HEADER + to_yaml(config)}
 
 
