@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -345,3 +346,24 @@ LLAMA_COUNTS = [
 def test_llama_parameter_counts_exact(model_id: str, shape: tuple[int, int, int, int, int, int], total: int) -> None:
     assert _llama_params(*shape) == total  # the table's figure is the hand count
     assert parse_architecture(by_id("models")[model_id]["config"]).params_total == total
+
+
+def test_an_azure_retail_price_source_opens_on_its_figure() -> None:
+    """newuser69 item 10: the bare Retail Prices API address opened on the first page of every Azure meter.
+
+    Each Azure record that cites the API filters it to its region, its VM size and pay-as-you-go, so the address
+    opens on the meters of that price.
+    """
+    api = "https://prices.azure.com/api/retail/prices"
+    platforms = {p["id"]: p for p in json.loads((CATALOG / "platforms.json").read_text())["platforms"]}
+    cited = 0
+    for record in json.loads((CATALOG / "prices.json").read_text())["prices"]:
+        sources = record["source"] if isinstance(record["source"], list) else [record["source"]]
+        for source in (s for s in sources if s.startswith(api)):
+            cited += 1
+            expected = (
+                f"armRegionName eq '{record['region']}' and armSkuName eq "
+                f"'{platforms[record['platform_id']]['instance_type']}' and priceType eq 'Consumption'"
+            )
+            assert unquote(source) == f"{api}?$filter={expected}", record["id"]
+    assert cited >= 16

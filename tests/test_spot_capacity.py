@@ -367,7 +367,8 @@ def test_the_plain_key_stays_the_on_demand_rate(rendered: Any) -> None:
     said = {path: message for _, path, message in findings(files, "spot-priced-on-demand")}
     assert said["deployments[1].capacity_type"] == (
         "pool batch_l40s_48gb is spot capacity priced at the on-demand rate ($1.50 a node-hour, prices.aws-g6e-xlarge): "
-        "spot bills less, at a rate that varies by zone and hour, which the catalog does not hold; give it as prices: "
+        "spot bills less, at a rate that varies by availability zone and over time, which the catalog does not hold; give "
+        "it as prices: "
         "{aws-g6e-xlarge@spot: <USD per node-hour>} to price the pool at it"
     )
 
@@ -408,15 +409,15 @@ def test_spot_findings_say_what_a_reclaim_costs(rendered: Any) -> None:
             "info",
             "deployments[1].capacity_type",
             "pool batch_l40s_48gb is spot capacity priced at the on-demand rate ($1.86 a node-hour, the catalog's "
-            "on-demand list price): spot bills less, at a rate that varies by zone and hour, which the catalog does not "
-            "hold; give it as prices: {aws-g6e-xlarge@spot: <USD per node-hour>} to price the pool at it",
+            "on-demand list price): spot bills less, at a rate that varies by availability zone and over time, which the "
+            "catalog does not hold; give it as prices: {aws-g6e-xlarge@spot: <USD per node-hour>} to price the pool at it",
         ),
         (
             "info",
             "deployments[2].capacity_type",
             "pool lora_b200_sxm_180gb is spot capacity priced at the on-demand rate ($113.93 a node-hour, the catalog's "
-            "on-demand list price): spot bills less, at a rate that varies by zone and hour, which the catalog does not "
-            "hold; give it as prices: {aws-p6-b200-48xlarge@spot: <USD per node-hour>} to price the pool at it",
+            "on-demand list price): spot bills less, at a rate that varies by availability zone and over time, which the "
+            "catalog does not hold; give it as prices: {aws-p6-b200-48xlarge@spot: <USD per node-hour>} to price the pool at it",
         ),
     ]
     assert findings(files, "serving-on-spot") == [
@@ -713,3 +714,11 @@ def test_a_spot_rate_no_plan_can_use_is_setting_unused(tmp_path: Path, hardware:
         if f.code == "setting-unused"
     ]
     assert found == [("warning", f"prices.{key}", f"prices.{key}{why}: remove it")]
+
+
+def test_each_cloud_s_spot_rate_is_said_as_it_sets_it() -> None:
+    """newuser69 item 6: Azure's spot rate was said to vary 'by zone and hour', where Azure publishes one a region."""
+    from generator.planner.spot import SPOT_RATE
+
+    assert set(SPOT_RATE) == {"aws", "azure", "gcp"}
+    assert "publishes per region and VM size" in SPOT_RATE["azure"] and "availability zone" in SPOT_RATE["aws"]

@@ -1,7 +1,8 @@
 """What a plan with spot pools (``capacity_type: spot``) says about them: their price, a serving reclaim, a job's restart.
 
 - ``spot-priced-on-demand`` (info): a spot pool priced at the on-demand rate, the catalog's or ``prices:``'s plain
-  one: spot bills less, at a rate that varies by zone and hour which the catalog does not hold (none is invented);
+  one: spot bills less, at a rate the cloud changes over time (:data:`SPOT_RATE`), which the catalog does not hold
+  (none is invented);
   ``prices: {<platform>@spot: ...}`` prices it.
 - ``serving-on-spot`` (warning): the cloud reclaims a spot node at short notice, and a service's replicas on it stop
   until a new node starts and loads the model; the replicas the plan sizes for the peak leave none to spare.
@@ -32,6 +33,16 @@ AKS_SPOT_TAINT_TEXT = "{}={}:{}".format(*AKS_SPOT_TAINT)
 RECLAIM_NOTICE = {"aws": "2 min", "gcp": "30 s", "azure": "30 s"}
 
 
+#: How each cloud sets its spot rate, as the spot-priced-on-demand finding says it (newuser69 item 6: "varies by zone
+#: and hour" is AWS's; Azure and Google Cloud publish a rate per region and machine type, which they change over time).
+SPOT_RATE = {
+    "aws": "a rate that varies by availability zone and over time",
+    "azure": "a rate Azure publishes per region and VM size and changes over time (its Retail Prices API, priceType "
+    "Consumption, the meters named Spot)",
+    "gcp": "a rate Google Cloud publishes per region and machine type and changes up to once a month",
+}
+
+
 def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
     """The findings of the plan's spot pools, and of spot rates no spot pool is priced at."""
     spot = {pool.name: pool for pool in pools if pool.spot}
@@ -51,8 +62,8 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
             Finding(
                 "info",
                 "spot-priced-on-demand",
-                f"pool {pool.name} is spot capacity priced at the on-demand rate ({rate}, {basis}): spot bills less, at a "
-                "rate that varies by zone and hour, which the catalog does not hold; give it as prices: "
+                f"pool {pool.name} is spot capacity priced at the on-demand rate ({rate}, {basis}): spot bills less, at "
+                f"{SPOT_RATE[pool.node.provider]}, which the catalog does not hold; give it as prices: "
                 f"{{{spot_key(platform)}: <USD per node-hour>}} to price the pool at it",
                 f"deployments[{first}].capacity_type",
             )

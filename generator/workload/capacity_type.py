@@ -1,7 +1,7 @@
 """A deployment's ``capacity_type``: on-demand (the default) or spot cloud nodes (newuser44 item 3).
 
 A spot deployment's nodes are the cloud's spare capacity, reclaimed at short notice and billed below the on-demand rate
-(a rate that varies by zone and hour, which the catalog does not hold). It is planned in pools of its own (a pool is one
+(a rate the cloud changes over time, which the catalog does not hold). It is planned in pools of its own (a pool is one
 node group, one capacity type) and rendered as spot: EKS ``capacity_type = "SPOT"``, Karpenter
 ``karpenter.sh/capacity-type: spot``, GKE ``spot: true``, AKS ``priority = "Spot"``.
 
