@@ -159,3 +159,17 @@ def test_a_custom_server_declares_its_bridge(tmp_path: Path, bridge: bool, tp: i
     (assistant,) = [d for d in plan.deployments if d.name == "assistant"]
     assert assistant.tp == tp  # the bridge makes TP2 fast enough (its replicas: as the SLOs and the rate say)
     assert any(r.startswith("split over 2 GPUs (TP2), ") and link in r for r in assistant.reasons), assistant.reasons
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "noted"), [("rtx-3090-24gb", 2, True), ("rtx-3090-24gb", 1, False), ("l40s-48gb", 2, False)]
+)
+def test_a_training_estimate_says_the_bridge_it_assumes(gpu: str, gpus: int, noted: bool) -> None:
+    """newuser68 item 9: two RTX 3090s trained over an NVLink bridge most GeForce pairs lack, without a word."""
+    request = EstimateRequest(model="Qwen/Qwen3-8B", gpu=gpu, train="lora", gpus=gpus, seq_len=4096)
+    notes = estimate(request)["notes"]
+    said = [n for n in notes if "gradient and ZeRO traffic is sized over" in n]
+    assert bool(said) is noted
+    if noted:
+        assert said[0].endswith("without one it crosses PCIe Gen4 (plan the machine as hardware.inventory with "
+                                "custom.gpu_bridge: false to time that)")  # fmt: skip

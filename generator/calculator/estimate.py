@@ -667,6 +667,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
             f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
         )
+    elif gpu is not None and gpu.bridged and req.train and 1 < (req.gpus or 1) <= gpu.nvlink_domain_gpus:
+        # newuser68 item 9: a training job's ranks on two GeForce cards were timed over a bridge most pairs lack, unsaid
+        notes.append(
+            f"the {req.gpus} GPUs' gradient and ZeRO traffic is sized over the {gpu.name}'s NVLink bridge, assumed "
+            f"fitted between the cards; without one it crosses PCIe Gen{gpu.pcie_gen} (plan the machine as "
+            "hardware.inventory with custom.gpu_bridge: false to time that)"
+        )
     # any engine, a machine of yours as well, and as a LoRA base (fuzz17 item 11: Transformers' MXFP4 is gpt-oss's)
     if dense := dense_format_problem(fmt, arch):
         raise InputError(f"{model.id} in {fmt.name} will not load: {dense}")
