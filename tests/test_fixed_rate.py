@@ -161,3 +161,11 @@ def test_the_interactive_defaults_hold_a_machine_of_yours(tmp_path: Path) -> Non
     assert missed.message.endswith("give inference.slo for targets of your own, or service_class: batch for none")
     path.write_text(path.read_text().replace("    inference:\n", "    inference:\n      service_class: batch\n"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]
+
+
+def test_the_plan_says_the_host_link_it_sized(tmp_path: Path) -> None:
+    """newuser68 item 7: two GPUs on a desktop CPU split its lanes x8/x8, which sets the prompt's copies, unsaid."""
+    path = tmp_path / "two.yaml"
+    path.write_text(HOME.replace("gpu_count: 1", "gpu_count: 2"))
+    (said,) = [r for r in plan_file(str(path))[1].deployments[0].reasons if r.startswith("machine as sized: ")]
+    assert "2 channels x DDR-5200" in said and said.endswith("PCIe Gen4 x8: 15.8 GB/s per direction")

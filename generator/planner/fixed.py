@@ -100,8 +100,9 @@ def _fixed_gpu_name(wl: Workload) -> str:
 
 
 def _deployment(
-    loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
+    loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants, basis: str
 ) -> tuple[DeploymentPlan, list[Finding]]:
+    """One deployment placed on the machine; ``basis``: the machine's bandwidths as sized (memory, cores, host link)."""
     wl = loaded.workload
     assert wl.hardware.fixed is not None
     wider = wider_machine(machine, wl.hardware.fixed)
@@ -148,6 +149,8 @@ def _deployment(
         "checklist": checklist(plan, machine, wider),
     }
     reasons = [
+        # newuser68 item 7: the host link a desktop's two GPUs split (x8/x8) sets the prompt's copies, and went unsaid
+        f"machine as sized: {basis}",
         *plan.decisions,
         f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
         f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
@@ -266,7 +269,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     if cpu is not None and cpu.dimm_type == "udimm" and outlet is not None:  # a desktop: a home's or office's outlet
         notes.append(Finding("warning", "wall-circuit", outlet, "hardware.fixed"))  # newuser29 item 6
     for i in range(len(wl.deployments)):
-        plan, found = _deployment(loaded, i, machine, name, consts)
+        plan, found = _deployment(loaded, i, machine, name, consts, basis)
         deployments.append(plan)
         notes += found
     # offloaded as Placement.offloaded counts it (weights or KV cache off the GPUs), as the estimate asks it
