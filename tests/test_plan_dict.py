@@ -43,7 +43,7 @@ LEFT_OUT = {
     (RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented"), (Pool, "shares_per_gpu"),
     (Candidate, "shares_per_gpu"), (Pool, "gpu_sharing"), (Pool, "min_nodes"), (DeploymentPart, "mem_fraction_static"),
     (Pool, "build_assumed"), (Plan, "capacity"), (Candidate, "over_limit"), (Pool, "capacity_type"),
-    (Pool, "busy_hours_per_month"), (Candidate, "busy_hours_per_month"),
+    (Pool, "busy_hours_per_month"), (Candidate, "busy_hours_per_month"), (Candidate, "gpus_rented"),
 }  # fmt: skip
 
 
