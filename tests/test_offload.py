@@ -21,6 +21,7 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
 from generator.sizing.precision import weight_format
+from generator.sizing.step_down import quality_note
 from generator.sizing.vllm_reservation import vllm_reservation
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -266,7 +267,10 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     assert list(listed) == ["q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"]  # GGUF types, most bits first
     planned = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0].details["decode_tokens_per_s"]
     assert listed["q4_k_m"] == f"{planned:.2f}" == "2.73"  # what the example plans at q4_k_m
-    note = "(q2_k adds 0.67 to LLaMA-1 7B's perplexity in llama.cpp's table, q4_k_m 0.05: check the quality on your task)"
+    note = (
+        "(q2_k adds 3.52 to Llama-3-8B's perplexity in llama-quantize's table, q3_k_m 0.66, q4_k_m 0.18: check the "
+        "quality on your task)"
+    )
     assert note in said
     moe = " ".join(f.message for f in plan_file(str(REPO / "examples" / "home-moe-experts.yaml"))[1].findings)
     assert f"at q2_k the model would fit entirely in VRAM {note}" in moe
@@ -1006,3 +1010,25 @@ def test_a_llama_cpp_cache_name_is_told_its_name_here(name: str, ours: str) -> N
         InputError, match=rf"choose one of bf16, fp16, fp32, fp8, int8 \(llama.cpp's {name} cache is {ours} here\)"
     ):
         kv_cache_bits(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("q8_0", ""),
+        ("q4_k_m", ""),  # the type the notes are read against
+        ("q3_k_m", " (q3_k_m adds 0.66 to Llama-3-8B's perplexity in llama-quantize's table, q4_k_m 0.18: check the "
+                   "quality on your task)"),
+        ("q2_k", " (q2_k adds 3.52 to Llama-3-8B's perplexity in llama-quantize's table, q3_k_m 0.66, q4_k_m 0.18: "
+                 "check the quality on your task)"),
+        ("iq3_xs", " (iq3_xs: llama-quantize's table gives no perplexity figure for it, only 3.3 bits a weight; the "
+                   "perplexity it adds to Llama-3-8B's is q4_k_m 0.18, q3_k_m 0.66, q2_k 3.52: check the quality on "
+                   "your task)"),
+        ("fp8", ""),
+    ],
+)  # fmt: skip
+def test_the_quality_note_quotes_llama_quantizes_current_table(name: str, note: str) -> None:
+    """newuser68 item 10: the note quoted the table's old LLaMA-1 7B figures (q2_k +0.67, q4_k_m +0.05); llama-quantize's
+    QUANT_OPTIONS gives Llama-3-8B's ("Q2_K : 2.96G, +3.5199 ppl", "Q3_K_M : 3.74G, +0.6569 ppl", "Q4_K_M : 4.58G,
+    +0.1754 ppl"), and the i-quants' bits a weight only."""
+    assert quality_note(name) == note
