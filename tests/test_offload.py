@@ -251,7 +251,10 @@ def test_the_vllm_offload_leaves_room_for_one_request_at_max_model_len() -> None
 
 def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_quality(tmp_path: Path) -> None:
     """newuser11 item 9: bf16 70B on a 4090 decoded 0.07 tokens/s from NVMe with no hint (q4_k_m: 2.66 then, all in RAM),
-    and q2_k was suggested for Mixtral with nothing said of its quality."""
+    and q2_k was suggested for Mixtral with nothing said of its quality.
+
+    newuser68 item 4: the advice left out llama.cpp's i-quants, so it named q2_k (or a list ending there) where an
+    i-quant fits the model whole: the largest that fits is named, with its size and speed."""
     bf16 = tmp_path / "bf16.yaml"
     home = (
         (REPO / "examples" / "home-70b-offload.yaml")
@@ -260,20 +263,36 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     )
     bf16.write_text(home.replace("precision: q4_k_m", "precision: bf16"))  # one stream's rate: no server slots
     said = " ".join(f.message for f in plan_file(str(bf16))[1].findings)
-    # 0.07 before the page cache counted the RAM left free (0.96 GiB of the 65.35 GiB read from NVMe each token)
-    speeds = re.search(r"a lower precision decodes faster on this machine: (.*) tokens/s, against 0\.08 now", said)
-    assert speeds, said
+    # 0.07 before the page cache counted the RAM left free (0.96 GiB of the 65.35 GiB read from NVMe each token); a
+    # 24 GB card holds the 70B whole at iq2_xs (19.68 GiB), not at iq2_m or anything larger
+    whole = "at iq2_xs (19.68 GiB of weights) the model would fit entirely in VRAM and decode 31.33 tokens/s, against 0.08 now"
+    assert whole in said, said
+    small = tmp_path / "iq2_xs.yaml"
+    small.write_text(home.replace("precision: q4_k_m", "precision: iq2_xs"))
+    assert f"{plan_file(str(small))[1].deployments[0].details['decode_tokens_per_s']:.2f}" == "31.33"  # as it would plan
+    # nothing fits a 24 GB card whole (Qwen3-235B): the GGUF types at least twice as fast, most bytes first, i-quants too
+    code, out = run_estimate("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--ram-gib", "192", "--cpu", "epyc-7742",
+                             "--precision", "q8_0", "--context", "8192", "--input-tokens", "800", "--output-tokens", "300",
+                             "--nvme-gib", "1800")  # fmt: skip
+    assert code == 0
+    speeds = re.search(r"a lower precision decodes faster on this machine: (.*) tokens/s, against 4\.10 now", out)
+    assert speeds, out
     listed = dict(item.split() for item in speeds.group(1).split(", "))
-    assert list(listed) == ["q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"]  # GGUF types, most bits first
-    planned = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0].details["decode_tokens_per_s"]
-    assert listed["q4_k_m"] == f"{planned:.2f}" == "2.73"  # what the example plans at q4_k_m
+    assert list(listed) == ["q6_k", "q5_k_m", "q4_k_m", "iq4_nl", "iq4_xs", "q3_k_m", "iq3_m", "iq3_s", "iq3_xs",
+                            "iq3_xxs", "q2_k", "iq2_m", "iq2_s", "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s"]  # fmt: skip
+    arch = arch_of("Qwen/Qwen3-235B-A22B")
+    sizes = [size_weights(arch, weight_format(name)).total_bytes for name in listed]
+    assert sizes == sorted(sizes, reverse=True)
     note = (
         "(q2_k adds 3.52 to Llama-3-8B's perplexity in llama-quantize's table, q3_k_m 0.66, q4_k_m 0.18: check the "
         "quality on your task)"
     )
-    assert note in said
+    planned = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0].details["decode_tokens_per_s"]
+    assert f"{planned:.2f}" == "2.73"
     moe = " ".join(f.message for f in plan_file(str(REPO / "examples" / "home-moe-experts.yaml"))[1].findings)
-    assert f"at q2_k the model would fit entirely in VRAM {note}" in moe
+    # Mixtral 8x7B on a 4090: iq3_m (19.96 GiB) fits it whole, the largest GGUF type that does (q3_k_m does not)
+    assert "at iq3_m (19.96 GiB of weights) the model would fit entirely in VRAM and decode 92.10 tokens/s" in moe
+    assert quality_note("q2_k") == f" {note}"
 
 
 def test_the_plan_and_the_estimate_predict_one_speed_for_one_machine() -> None:

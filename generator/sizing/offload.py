@@ -874,7 +874,7 @@ class OffloadPlan(NamedTuple):
     #: The format placed (a GGUF file's own, where the model is one).
     weight_format: WeightFormat
     decisions: tuple[str, ...]
-    #: A precision outside the allowed ones that would fit entirely in VRAM, when offloading.
+    #: The largest precision outside the allowed ones that would fit entirely in VRAM, when offloading.
     fitting_alternative: str | None
     #: Else the smaller GGUF types outside the allowed ones that decode at least :data:`FASTER_BY` times as fast, largest
     #: first, with their tokens/s, when offloading.
@@ -885,6 +885,9 @@ class OffloadPlan(NamedTuple):
     ubatch_tokens: int = 512
     #: The engine the figures are timed for and whose command is planned (:data:`PLANNED_OFFLOAD_ENGINES`).
     engine: str = "llama.cpp"
+    #: The fitting alternative's weight bytes and its decode tokens/s all in VRAM (0 without one).
+    fitting_alternative_bytes: int = 0
+    fitting_alternative_tokens_per_s: float = 0.0
 
 
 #: The -ub (and -b) a plan on a machine of yours tries beyond llama.cpp's 512 where weights live off the GPUs: each pass
@@ -1001,13 +1004,19 @@ def plan_offload(
             f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied "
             f"to them once a pass, and the GPUs' free memory holds the larger compute buffer"
         )
-    alternative, faster = None, []
+    alternative, faster, alternative_bytes, alternative_speed = None, [], 0, 0.0
     if placement.offloaded:
         others = sorted(
             (alt for alt in alternatives if alt.name not in {f.name for f in formats}),
             key=lambda f: -size_weights(arch, f).total_bytes,
         )
-        alternative = next((alt.name for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
+        fitting = next((alt for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
+        if fitting is not None:
+            alternative, alternative_bytes = fitting.name, size_weights(arch, fitting).total_bytes
+            whole = place(arch, fitting, kv_bits, ctx, machine, consts, engine=engine)
+            alternative_speed = offload_cost(
+                arch, fitting, kv_bits, whole, machine, prompt_tokens, consts, decode_context_tokens, engine=engine
+            ).decode_tokens_per_s
     if placement.offloaded and alternative is None:
         # llama.cpp is what runs a model split over VRAM, RAM and NVMe: its GGUF types, smaller than this one
         here = size_weights(arch, fmt).total_bytes
@@ -1022,4 +1031,7 @@ def plan_offload(
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
     passes = consts._replace(offload_ubatch_tokens=ubatch)
     full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx, engine=engine) if on_host else None
-    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine)
+    return OffloadPlan(
+        placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine, alternative_bytes,
+        alternative_speed,
+    )  # fmt: skip
