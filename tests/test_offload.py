@@ -1051,3 +1051,22 @@ def test_the_quality_note_quotes_llama_quantizes_current_table(name: str, note: 
     QUANT_OPTIONS gives Llama-3-8B's ("Q2_K : 2.96G, +3.5199 ppl", "Q3_K_M : 3.74G, +0.6569 ppl", "Q4_K_M : 4.58G,
     +0.1754 ppl"), and the i-quants' bits a weight only."""
     assert quality_note(name) == note
+
+
+@pytest.mark.parametrize("allow", [("--allow-precision", "q2_k"), ()])
+def test_the_estimates_weights_are_the_placed_precisions_and_gpus(allow: tuple[str, ...]) -> None:
+    """newuser68 item 3: with --allow-precision q2_k the plan placed q2_k (79.80 GiB) but the weights line and
+    weights.bytes said q4_k_m's 132.39 GiB, and weights.bytes_per_gpu was the whole file over two pipeline stages (71 GB
+    "per GPU" on a 24 GB card; 43.0 GB at q2_k, where the placement puts about 22 GB on each)."""
+    args = ("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128", "--precision",
+            "q2_k" if not allow else "q4_k_m", *allow, "--context", "8192", "--cpu", "epyc-7742", "--nvme-gib", "1800",
+            "--nvme-read-gb-per-s", "7", "--input-tokens", "800", "--output-tokens", "300")  # fmt: skip
+    code, data = _estimate(*args)
+    assert code == 0
+    assert data["precision"]["weights"] == data["offload"]["precision"] == "q2_k"
+    q2_k = size_weights(arch_of("Qwen/Qwen3-235B-A22B"), weight_format("q2_k")).total_bytes
+    placed = data["offload"]["bytes"]
+    assert data["weights"]["bytes"] == q2_k == placed["gpu"] + placed["cpu"] + placed["disk"] == 85_684_996_096
+    assert data["weights"]["bytes_per_gpu"] == data["memory"]["per_gpu"]["weights"] < 24 * GIB
+    assert data["weights"]["bytes_per_gpu"] <= placed["gpu"]
+    assert "  weights      79.80 GiB whole model\n" in run_estimate(*args)[1]

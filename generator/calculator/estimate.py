@@ -1288,9 +1288,14 @@ def _fixed_machine(
     summary = offload_summary(plan, machine)
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
+    fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])
     return {
+        # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
+        # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs
+        "weights_from": _weights_from(arch, plan.weight_format),
+        "weights": {"bytes": size_weights(arch, plan.weight_format).total_bytes, "bytes_per_gpu": fullest["weights"]},
         "offload": summary,
-        "memory": {"per_gpu": max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])},
+        "memory": {"per_gpu": fullest},
         "throughput": {
             "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
             "ttft_s": round(plan.cost.ttft_s, 3),
