@@ -1053,13 +1053,17 @@ def test_the_quality_note_quotes_llama_quantizes_current_table(name: str, note: 
     assert quality_note(name) == note
 
 
-@pytest.mark.parametrize("allow", [("--allow-precision", "q2_k"), ()])
+@pytest.mark.parametrize(
+    "allow",
+    [("--allow-precision", "q2_k", "--memory-channels", "2", "--ddr-mt-per-s", "3200"), ("--cpu", "epyc-7742")],
+)
 def test_the_estimates_weights_are_the_placed_precisions_and_gpus(allow: tuple[str, ...]) -> None:
     """newuser68 item 3: with --allow-precision q2_k the plan placed q2_k (79.80 GiB) but the weights line and
     weights.bytes said q4_k_m's 132.39 GiB, and weights.bytes_per_gpu was the whole file over two pipeline stages (71 GB
-    "per GPU" on a 24 GB card; 43.0 GB at q2_k, where the placement puts about 22 GB on each)."""
+    "per GPU" on a 24 GB card; 43.0 GB at q2_k, where the placement puts about 22 GB on each). On two DDR4 channels
+    q4_k_m decodes 5.80 tokens/s, so q2_k (12.34) is placed (item 5)."""
     args = ("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128", "--precision",
-            "q2_k" if not allow else "q4_k_m", *allow, "--context", "8192", "--cpu", "epyc-7742", "--nvme-gib", "1800",
+            "q4_k_m" if "q2_k" in allow else "q2_k", *allow, "--context", "8192", "--nvme-gib", "1800",
             "--nvme-read-gb-per-s", "7", "--input-tokens", "800", "--output-tokens", "300")  # fmt: skip
     code, data = _estimate(*args)
     assert code == 0
@@ -1070,3 +1074,68 @@ def test_the_estimates_weights_are_the_placed_precisions_and_gpus(allow: tuple[s
     assert data["weights"]["bytes_per_gpu"] == data["memory"]["per_gpu"]["weights"] < 24 * GIB
     assert data["weights"]["bytes_per_gpu"] <= placed["gpu"]
     assert "  weights      79.80 GiB whole model\n" in run_estimate(*args)[1]
+
+
+_ALLOWED_OFFLOADED = """\
+version: 1
+name: ws-qwen235-allow
+deployments:
+  - name: moe
+    model: Qwen/Qwen3-235B-A22B
+    inference:
+      precision: q4_k_m
+      allowed_precisions: [q3_k_m, q2_k]
+      max_context_tokens: 8192
+      avg_input_tokens: 800
+      avg_output_tokens: 300
+      requests_per_second: 0.01
+{extra}hardware:
+  provider: baremetal
+  fixed:
+    gpu: rtx-3090-24gb
+    gpu_count: 2
+    ram_gib: 128
+    reserved_ram_gib: 8
+    nvme_gib: 1800
+    nvme_read_gb_per_s: 7.0
+    cpu: epyc-7742
+"""
+_SPEEDS = "one stream decodes q4_k_m 12.93, q3_k_m 17.03, q2_k 24.13 tokens/s"
+
+
+@pytest.mark.parametrize(
+    ("extra", "precision", "decision"),
+    [
+        ("", "q4_k_m", f"offloading at q4_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s): {_SPEEDS}"),
+        ("      slo: {tpot_ms: 70}\n", "q3_k_m",
+         f"offloading at q3_k_m, the largest allowed that meets TPOT <= 70 ms (14.3 tokens/s): {_SPEEDS}"),
+        ("      slo: {tpot_ms: 20}\n", "q2_k",
+         f"offloading at q2_k, the fastest allowed: none meets TPOT <= 20 ms (50 tokens/s); {_SPEEDS}"),
+        ("      service_class: batch\n", "q2_k", f"offloading at q2_k, the fastest allowed (no TPOT target): {_SPEEDS}"),
+    ],
+)  # fmt: skip
+def test_allowed_precisions_that_all_offload_take_the_largest_that_meets_the_tpot(
+    tmp_path: Path, extra: str, precision: str, decision: str
+) -> None:
+    """newuser68 item 5: of q4_k_m, q3_k_m and q2_k, none fitting 2 x RTX 3090, the plan offloaded q2_k, "the smallest
+    allowed", although q4_k_m decodes 12.93 tokens/s, within the interactive default TPOT of 100 ms; nothing said what
+    the others give. The largest that meets the TPOT (the slo's, else the interactive default's) is taken, else the
+    fastest; a batch service, with no target, takes the fastest."""
+    path = tmp_path / "allow.yaml"
+    path.write_text(_ALLOWED_OFFLOADED.format(extra=extra))
+    dep = plan_file(str(path))[1].deployments[0]
+    assert dep.precision == precision
+    assert f"does not fit in VRAM at any allowed precision: {decision}" in dep.reasons
+
+
+def test_the_estimate_offloads_the_precision_the_plan_does() -> None:
+    """newuser68 item 5: `estimate --allow-precision` reaches the same choice (the interactive 100 ms, as it takes no
+    latency target) and speed as `plan` on hardware.fixed."""
+    code, data = _estimate("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128",
+                           "--reserved-ram-gib", "8", "--precision", "q4_k_m", "--allow-precision", "q3_k_m",
+                           "--allow-precision", "q2_k", "--context", "8192", "--cpu", "epyc-7742", "--nvme-gib", "1800",
+                           "--nvme-read-gb-per-s", "7", "--input-tokens", "800", "--output-tokens", "300")  # fmt: skip
+    assert code == 0
+    assert data["precision"]["weights"] == data["offload"]["precision"] == "q4_k_m"
+    assert data["throughput"]["decode_tokens_per_s"] == pytest.approx(12.93, abs=0.005)
+    assert any(_SPEEDS in d for d in data["offload"]["decisions"])

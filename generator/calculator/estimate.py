@@ -1274,9 +1274,11 @@ def _fixed_machine(
 
     def place(on: Machine) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
+        # of several allowed precisions none of which fits VRAM, the largest that decodes within the interactive TPOT
+        # (100 ms: the estimate takes no latency target), as a plan of an interactive service does (newuser68 item 5)
         return plan_offload(
             arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
-            prompt + output // 2, spec.offload_engine,
+            prompt + output // 2, spec.offload_engine, 1000 / consts.interactive_tokens_per_s,
         )  # fmt: skip
 
     try:

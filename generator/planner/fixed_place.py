@@ -15,6 +15,7 @@ from generator.calculator.machine import build_machine, place_over_nodes, wider_
 from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock, tokens_per_s_text
 from generator.errors import InfeasibleError, InputError
+from generator.planner.slo import effective_slo
 from generator.sizing.loadability import format_problems
 from generator.sizing.loaded_weights import llama_cpp_formats
 from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, splits_context_over_slots, stream_capacity
@@ -76,6 +77,7 @@ def place_on_fixed(
             spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
             fixed.offload_engine,
+            effective_slo(spec)[0].slo.tpot_ms,  # picks among allowed precisions that all offload (newuser68 item 5)
         )  # fmt: skip
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))

@@ -1,7 +1,8 @@
 """Offload planning for fixed hardware: what goes to the GPUs, to system RAM and to NVMe, and what it costs.
 
 Order (issue #5): fit in VRAM as is; else the highest-quality allowed precision that fits; else a
-shorter context if the deployment allows one; else offload at the smallest allowed precision -
+shorter context if the deployment allows one; else offload at the largest allowed precision whose single-stream
+decode meets the service's TPOT target (the fastest where none does, or where a batch service has none) -
 MoE routed experts first (attention and KV stay on the GPU), then whole decoder layers from the
 first one forward (llama.cpp's ``-ngl N`` holds the last N on the GPU), and, when system RAM (after
 the host's reserve) is full, those layers to NVMe (memory-mapped). The input embedding is in system
@@ -938,6 +939,52 @@ def larger_ubatch(
 FASTER_BY = 2.0
 
 
+def _offloaded_format(
+    arch: Architecture,
+    ranked: list[WeightFormat],
+    kv_bits: int,
+    context: int,
+    machine: Machine,
+    prompt_tokens: int,
+    consts: Constants,
+    decode_context_tokens: int | None,
+    engine: str,
+    tpot_ms: float | None,
+) -> tuple[WeightFormat, tuple[Placement, OffloadCost], str]:
+    """Which of several allowed precisions (``ranked``, most bytes first), none of which fits VRAM, is offloaded.
+
+    The largest whose single-stream decode meets ``tpot_ms`` (its best quality that is fast enough), else the fastest;
+    with no target (a batch service) the fastest. newuser68 item 5: the smallest was taken whatever it cost, q2_k
+    (24.13 tokens/s) for Qwen3-235B on 2 x RTX 3090 where q4_k_m, the precision asked, decodes 12.93 within the
+    interactive 100 ms. Returns the format, its placement and cost, and the decision's text with what each gives.
+    """
+    timed: list[tuple[WeightFormat, tuple[Placement, OffloadCost]]] = []
+    unplaced: list[str] = []
+    error: InfeasibleError | None = None
+    for fmt in ranked:
+        try:
+            there = place(arch, fmt, kv_bits, context, machine, consts, engine=engine)
+        except InfeasibleError as exc:
+            unplaced.append(fmt.name)
+            error = exc
+            continue
+        cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
+        timed.append((fmt, (there, cost)))
+    if not timed:
+        assert error is not None
+        raise error  # the smallest's reason, as when it alone was tried
+    speeds = ", ".join(f"{f.name} {round(c.decode_tokens_per_s, 3):.2f}" for f, (_, c) in timed)
+    speeds = f"one stream decodes {speeds} tokens/s" + "".join(f"; {n} cannot be placed" for n in unplaced)
+    fastest = max(timed, key=lambda t: t[1][1].decode_tokens_per_s)
+    if tpot_ms is None:
+        return fastest[0], fastest[1], f"offloading at {fastest[0].name}, the fastest allowed (no TPOT target): {speeds}"
+    target = f"TPOT <= {tpot_ms:g} ms ({1000 / tpot_ms:.3g} tokens/s)"
+    meets = next((t for t in timed if t[1][1].decode_tokens_per_s * tpot_ms >= 1000), None)
+    if meets is None:
+        return fastest[0], fastest[1], f"offloading at {fastest[0].name}, the fastest allowed: none meets {target}; {speeds}"
+    return meets[0], meets[1], f"offloading at {meets[0].name}, the largest allowed that meets {target}: {speeds}"
+
+
 def plan_offload(
     arch: Architecture,
     formats: list[WeightFormat],
@@ -950,12 +997,16 @@ def plan_offload(
     alternatives: tuple[WeightFormat, ...] = (),
     decode_context_tokens: int | None = None,
     engine: str = "llama.cpp",
+    tpot_ms: float | None = None,
 ) -> OffloadPlan:
     """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost.
 
     ``engine`` (one of :data:`PLANNED_OFFLOAD_ENGINES`) times every cost of the plan: its CPU attention's rate
     (:func:`cpu_attention_gflops_per_s`); the weights' reads and the prompt passes are one model for both, as the
     calibration times both engines' rows (``offload_decode``, ``offload_prefill``).
+
+    ``tpot_ms``: the time per output token the service is held to (its own, else the interactive default), which picks
+    the precision offloaded where none fits VRAM (:func:`_offloaded_format`); None: no target (a batch service).
     """
     if engine not in PLANNED_OFFLOAD_ENGINES:
         raise ValueError(f"offload is planned for {' or '.join(PLANNED_OFFLOAD_ENGINES)}, not '{engine}'")
@@ -988,14 +1039,26 @@ def plan_offload(
                     f"to fit in VRAM at {fmt_fit.name}"
                 )
                 break
+    placed: tuple[Placement, OffloadCost] | None = None
     if chosen is None:
-        smallest = ranked[-1]
-        chosen = (smallest, context)
-        decisions.append(f"does not fit in VRAM at any allowed precision: offloading at {smallest.name}, the smallest allowed")
+        if len(ranked) == 1:
+            chosen = (ranked[0], context)
+            decisions.append(
+                f"does not fit in VRAM at any allowed precision: offloading at {ranked[0].name}, the smallest allowed"
+            )
+        else:
+            offloaded, placed, why = _offloaded_format(
+                arch, ranked, kv_bits, context, machine, prompt_tokens, consts, decode_context_tokens, engine, tpot_ms
+            )
+            chosen = (offloaded, context)
+            decisions.append(f"does not fit in VRAM at any allowed precision: {why}")
     fmt, ctx = chosen
-    placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
+    if placed is None:
+        placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
+        cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
+    else:
+        placement, cost = placed
     decisions += list(placement.steps)
-    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
     placement, cost, ubatch = larger_ubatch(
         arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
     )
