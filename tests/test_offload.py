@@ -1101,31 +1101,46 @@ deployments:
     cpu: epyc-7742
 """
 _SPEEDS = "one stream decodes q4_k_m 12.93, q3_k_m 17.03, q2_k 24.13 tokens/s"
+_RATE = "the rate's 60.0 output tokens/s"
 
 
 @pytest.mark.parametrize(
-    ("extra", "precision", "decision"),
+    ("extra", "rate", "precision", "decision"),
     [
-        ("", "q4_k_m", f"offloading at q4_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s): {_SPEEDS}"),
-        ("      slo: {tpot_ms: 70}\n", "q3_k_m",
-         f"offloading at q3_k_m, the largest allowed that meets TPOT <= 70 ms (14.3 tokens/s): {_SPEEDS}"),
-        ("      slo: {tpot_ms: 20}\n", "q2_k",
+        ("", "0.01", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s); {_SPEEDS}"),
+        ("      slo: {tpot_ms: 70}\n", "0.01", "q3_k_m",
+         f"offloading at q3_k_m, the largest allowed that meets TPOT <= 70 ms (14.3 tokens/s); {_SPEEDS}"),
+        ("      slo: {tpot_ms: 20}\n", "0.01", "q2_k",
          f"offloading at q2_k, the fastest allowed: none meets TPOT <= 20 ms (50 tokens/s); {_SPEEDS}"),
-        ("      service_class: batch\n", "q2_k", f"offloading at q2_k, the fastest allowed (no TPOT target): {_SPEEDS}"),
+        ("      service_class: batch\n", "0.01", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that makes the rate's 3.0 output tokens/s (no TPOT target); "
+         f"{_SPEEDS}"),
+        # four chat users' rate takes server slots: q4_k_m would make it with 72 slots at 0.84 tokens/s each
+        ("", "0.2", "q2_k",
+         f"offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at {_RATE}; q4_k_m 12.66 "
+         "tokens/s alone, 0.84 each in the 72 slots the rate takes; q3_k_m 16.28 tokens/s alone, 1.31 each in the 46 "
+         "slots the rate takes; q2_k 22.89 tokens/s alone, 2.34 each in the 26 slots the rate takes"),
+        ("      service_class: batch\n", "0.2", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that makes {_RATE} (no TPOT target); q4_k_m "),
+        # q4_k_m's slots make at most 68.84 of 75 tokens/s: the rate is planned at q2_k, not refused
+        ("", "0.25", "q2_k", "offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at the "
+                            "rate's 75.0 output tokens/s; q4_k_m 12.41 tokens/s alone, at most 68.84 in all (128 slots)"),
     ],
 )  # fmt: skip
 def test_allowed_precisions_that_all_offload_take_the_largest_that_meets_the_tpot(
-    tmp_path: Path, extra: str, precision: str, decision: str
+    tmp_path: Path, extra: str, rate: str, precision: str, decision: str
 ) -> None:
     """newuser68 item 5: of q4_k_m, q3_k_m and q2_k, none fitting 2 x RTX 3090, the plan offloaded q2_k, "the smallest
     allowed", although q4_k_m decodes 12.93 tokens/s, within the interactive default TPOT of 100 ms; nothing said what
-    the others give. The largest that meets the TPOT (the slo's, else the interactive default's) is taken, else the
-    fastest; a batch service, with no target, takes the fastest."""
+    the others give. The largest that makes the rate with each stream within the TPOT (the slo's, else the interactive
+    default's) is taken, else the fastest; a batch service, with no TPOT, takes the largest that makes the rate."""
     path = tmp_path / "allow.yaml"
-    path.write_text(_ALLOWED_OFFLOADED.format(extra=extra))
+    path.write_text(_ALLOWED_OFFLOADED.format(extra=extra).replace("requests_per_second: 0.01", f"requests_per_second: {rate}"))
     dep = plan_file(str(path))[1].deployments[0]
     assert dep.precision == precision
-    assert f"does not fit in VRAM at any allowed precision: {decision}" in dep.reasons
+    said = [r for r in dep.reasons if r.startswith("does not fit in VRAM at any allowed precision: ")]
+    assert len(said) == 1 and decision in said[0], said
 
 
 def test_the_estimate_offloads_the_precision_the_plan_does() -> None:

@@ -1264,7 +1264,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
-    from generator.sizing.offload import Machine, OffloadPlan, plan_offload
+    from generator.sizing.offload import Machine, OffloadPlan, RateTarget, plan_offload
 
     spec = req.fixed
     assert spec is not None
@@ -1278,7 +1278,7 @@ def _fixed_machine(
         # (100 ms: the estimate takes no latency target), as a plan of an interactive service does (newuser68 item 5)
         return plan_offload(
             arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
-            prompt + output // 2, spec.offload_engine, 1000 / consts.interactive_tokens_per_s,
+            prompt + output // 2, spec.offload_engine, RateTarget(1000 / consts.interactive_tokens_per_s),
         )  # fmt: skip
 
     try:

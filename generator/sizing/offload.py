@@ -949,16 +949,18 @@ def _offloaded_format(
     consts: Constants,
     decode_context_tokens: int | None,
     engine: str,
-    tpot_ms: float | None,
+    target: RateTarget,
 ) -> tuple[WeightFormat, tuple[Placement, OffloadCost], str]:
     """Which of several allowed precisions (``ranked``, most bytes first), none of which fits VRAM, is offloaded.
 
-    The largest whose single-stream decode meets ``tpot_ms`` (its best quality that is fast enough), else the fastest;
-    with no target (a batch service) the fastest. newuser68 item 5: the smallest was taken whatever it cost, q2_k
-    (24.13 tokens/s) for Qwen3-235B on 2 x RTX 3090 where q4_k_m, the precision asked, decodes 12.93 within the
-    interactive 100 ms. Returns the format, its placement and cost, and the decision's text with what each gives.
+    The largest that makes the rate (one stream, else llama.cpp server slots, :func:`stream_capacity`) with each stream
+    within the TPOT target: its best quality that is fast enough. Else, of those that make the rate, the one whose
+    streams are fastest; else the one that makes the most. With no TPOT target (a batch service) the largest that makes
+    the rate. newuser68 item 5: the smallest was taken whatever it cost, q2_k (24.13 tokens/s) for Qwen3-235B on 2 x
+    RTX 3090 where q4_k_m, the precision asked, decodes 12.93 within the interactive 100 ms. Returns the format, its
+    placement and cost, and the decision's text with what each gives.
     """
-    timed: list[tuple[WeightFormat, tuple[Placement, OffloadCost]]] = []
+    offered: list[tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]] = []
     unplaced: list[str] = []
     error: InfeasibleError | None = None
     for fmt in ranked:
@@ -969,20 +971,69 @@ def _offloaded_format(
             error = exc
             continue
         cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
-        timed.append((fmt, (there, cost)))
-    if not timed:
+        alone = cost.decode_tokens_per_s
+        slots = StreamCapacity(1, alone, alone, context)
+        if target.demand_tokens_per_s > alone:  # server slots decode together (newuser29 item 7)
+            slots = stream_capacity(
+                arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
+                target.request_tokens, target.demand_tokens_per_s, engine,
+            )  # fmt: skip
+        offered.append((fmt, (there, cost), slots))
+    if not offered:
         assert error is not None
         raise error  # the smallest's reason, as when it alone was tried
-    speeds = ", ".join(f"{f.name} {round(c.decode_tokens_per_s, 3):.2f}" for f, (_, c) in timed)
-    speeds = f"one stream decodes {speeds} tokens/s" + "".join(f"; {n} cannot be placed" for n in unplaced)
-    fastest = max(timed, key=lambda t: t[1][1].decode_tokens_per_s)
-    if tpot_ms is None:
-        return fastest[0], fastest[1], f"offloading at {fastest[0].name}, the fastest allowed (no TPOT target): {speeds}"
-    target = f"TPOT <= {tpot_ms:g} ms ({1000 / tpot_ms:.3g} tokens/s)"
-    meets = next((t for t in timed if t[1][1].decode_tokens_per_s * tpot_ms >= 1000), None)
-    if meets is None:
-        return fastest[0], fastest[1], f"offloading at {fastest[0].name}, the fastest allowed: none meets {target}; {speeds}"
-    return meets[0], meets[1], f"offloading at {meets[0].name}, the largest allowed that meets {target}: {speeds}"
+
+    def makes(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+        return o[2].tokens_per_s >= target.demand_tokens_per_s
+
+    def quick(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+        return target.tpot_ms is None or o[2].stream_tokens_per_s * target.tpot_ms >= 1000
+
+    slotted = any(o[2].streams > 1 for o in offered)
+    rate = f"the rate's {target.demand_tokens_per_s:.1f} output tokens/s"
+    tpot = "" if target.tpot_ms is None else f"TPOT <= {target.tpot_ms:g} ms ({1000 / target.tpot_ms:.3g} tokens/s)"
+    if slotted:
+        figures = "; ".join(_offered_text(fmt.name, cost, slots, target) for fmt, (_, cost), slots in offered)
+    else:
+        figures = "one stream decodes " + ", ".join(
+            f"{fmt.name} {round(cost.decode_tokens_per_s, 3):.2f}" for fmt, (_, cost), _ in offered
+        )
+        figures += " tokens/s"
+    figures += "".join(f"; {name} cannot be placed" for name in unplaced)
+    met = next((o for o in offered if makes(o) and quick(o)), None)
+    if met is not None:
+        why = (
+            f"the largest allowed that makes {rate} (no TPOT target)"
+            if target.tpot_ms is None
+            else f"the largest allowed that meets {tpot}" + (f" at {rate}" if slotted else "")
+        )
+    elif any(makes(o) for o in offered):
+        met = max((o for o in offered if makes(o)), key=lambda o: o[2].stream_tokens_per_s)
+        why = f"the fastest allowed: none meets {tpot}" + (f" at {rate}" if slotted else "")
+    else:
+        met = max(offered, key=lambda o: o[2].tokens_per_s)
+        why = f"the one that makes the most: none makes {rate}"
+    return met[0], met[1], f"offloading at {met[0].name}, {why}; {figures}"
+
+
+def _offered_text(name: str, cost: OffloadCost, slots: StreamCapacity, target: RateTarget) -> str:
+    """What one allowed precision gives: one stream's tokens/s, and each slot's where the rate takes several."""
+    alone = f"{name} {round(cost.decode_tokens_per_s, 3):.2f} tokens/s alone"
+    if slots.streams == 1:
+        return alone
+    if slots.tokens_per_s >= target.demand_tokens_per_s:
+        return f"{alone}, {round(slots.stream_tokens_per_s, 3):.2f} each in the {slots.streams:,} slots the rate takes"
+    return f"{alone}, at most {round(slots.tokens_per_s, 3):.2f} in all ({slots.streams:,} slots)"
+
+
+class RateTarget(NamedTuple):
+    """What a service asks of a machine: its time per output token and its output rate (0: a lone stream's)."""
+
+    #: None: no target (a batch service).
+    tpot_ms: float | None
+    demand_tokens_per_s: float = 0.0
+    #: The prompt and output tokens of one request: what a server slot holds.
+    request_tokens: int = 0
 
 
 def plan_offload(
@@ -997,7 +1048,7 @@ def plan_offload(
     alternatives: tuple[WeightFormat, ...] = (),
     decode_context_tokens: int | None = None,
     engine: str = "llama.cpp",
-    tpot_ms: float | None = None,
+    target: RateTarget | None = None,
 ) -> OffloadPlan:
     """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost.
 
@@ -1005,8 +1056,8 @@ def plan_offload(
     (:func:`cpu_attention_gflops_per_s`); the weights' reads and the prompt passes are one model for both, as the
     calibration times both engines' rows (``offload_decode``, ``offload_prefill``).
 
-    ``tpot_ms``: the time per output token the service is held to (its own, else the interactive default), which picks
-    the precision offloaded where none fits VRAM (:func:`_offloaded_format`); None: no target (a batch service).
+    ``target``: the time per output token the service is held to (its own, else the interactive default) and its rate,
+    which pick the precision offloaded where none fits VRAM (:func:`_offloaded_format`); None: no target, one stream.
     """
     if engine not in PLANNED_OFFLOAD_ENGINES:
         raise ValueError(f"offload is planned for {' or '.join(PLANNED_OFFLOAD_ENGINES)}, not '{engine}'")
@@ -1048,7 +1099,16 @@ def plan_offload(
             )
         else:
             offloaded, placed, why = _offloaded_format(
-                arch, ranked, kv_bits, context, machine, prompt_tokens, consts, decode_context_tokens, engine, tpot_ms
+                arch,
+                ranked,
+                kv_bits,
+                context,
+                machine,
+                prompt_tokens,
+                consts,
+                decode_context_tokens,
+                engine,
+                target or RateTarget(None),
             )
             chosen = (offloaded, context)
             decisions.append(f"does not fit in VRAM at any allowed precision: {why}")
