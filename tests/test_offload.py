@@ -21,6 +21,7 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
 from generator.sizing.precision import weight_format
+from generator.sizing.step_down import quality_note
 from generator.sizing.vllm_reservation import vllm_reservation
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -250,7 +251,10 @@ def test_the_vllm_offload_leaves_room_for_one_request_at_max_model_len() -> None
 
 def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_quality(tmp_path: Path) -> None:
     """newuser11 item 9: bf16 70B on a 4090 decoded 0.07 tokens/s from NVMe with no hint (q4_k_m: 2.66 then, all in RAM),
-    and q2_k was suggested for Mixtral with nothing said of its quality."""
+    and q2_k was suggested for Mixtral with nothing said of its quality.
+
+    newuser68 item 4: the advice left out llama.cpp's i-quants, so it named q2_k (or a list ending there) where an
+    i-quant fits the model whole: the largest that fits is named, with its size and speed."""
     bf16 = tmp_path / "bf16.yaml"
     home = (
         (REPO / "examples" / "home-70b-offload.yaml")
@@ -259,17 +263,36 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     )
     bf16.write_text(home.replace("precision: q4_k_m", "precision: bf16"))  # one stream's rate: no server slots
     said = " ".join(f.message for f in plan_file(str(bf16))[1].findings)
-    # 0.07 before the page cache counted the RAM left free (0.96 GiB of the 65.35 GiB read from NVMe each token)
-    speeds = re.search(r"a lower precision decodes faster on this machine: (.*) tokens/s, against 0\.08 now", said)
-    assert speeds, said
+    # 0.07 before the page cache counted the RAM left free (0.96 GiB of the 65.35 GiB read from NVMe each token); a
+    # 24 GB card holds the 70B whole at iq2_xs (19.68 GiB), not at iq2_m or anything larger
+    whole = "at iq2_xs (19.68 GiB of weights) the model would fit entirely in VRAM and decode 31.33 tokens/s, against 0.08 now"
+    assert whole in said, said
+    small = tmp_path / "iq2_xs.yaml"
+    small.write_text(home.replace("precision: q4_k_m", "precision: iq2_xs"))
+    assert f"{plan_file(str(small))[1].deployments[0].details['decode_tokens_per_s']:.2f}" == "31.33"  # as it would plan
+    # nothing fits a 24 GB card whole (Qwen3-235B): the GGUF types at least twice as fast, most bytes first, i-quants too
+    code, out = run_estimate("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--ram-gib", "192", "--cpu", "epyc-7742",
+                             "--precision", "q8_0", "--context", "8192", "--input-tokens", "800", "--output-tokens", "300",
+                             "--nvme-gib", "1800")  # fmt: skip
+    assert code == 0
+    speeds = re.search(r"a lower precision decodes faster on this machine: (.*) tokens/s, against 4\.10 now", out)
+    assert speeds, out
     listed = dict(item.split() for item in speeds.group(1).split(", "))
-    assert list(listed) == ["q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"]  # GGUF types, most bits first
+    assert list(listed) == ["q6_k", "q5_k_m", "q4_k_m", "iq4_nl", "iq4_xs", "q3_k_m", "iq3_m", "iq3_s", "iq3_xs",
+                            "iq3_xxs", "q2_k", "iq2_m", "iq2_s", "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s"]  # fmt: skip
+    arch = arch_of("Qwen/Qwen3-235B-A22B")
+    sizes = [size_weights(arch, weight_format(name)).total_bytes for name in listed]
+    assert sizes == sorted(sizes, reverse=True)
+    note = (
+        "(q2_k adds 3.52 to Llama-3-8B's perplexity in llama-quantize's table, q3_k_m 0.66, q4_k_m 0.18: check the "
+        "quality on your task)"
+    )
     planned = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0].details["decode_tokens_per_s"]
-    assert listed["q4_k_m"] == f"{planned:.2f}" == "2.73"  # what the example plans at q4_k_m
-    note = "(q2_k adds 0.67 to LLaMA-1 7B's perplexity in llama.cpp's table, q4_k_m 0.05: check the quality on your task)"
-    assert note in said
+    assert f"{planned:.2f}" == "2.73"
     moe = " ".join(f.message for f in plan_file(str(REPO / "examples" / "home-moe-experts.yaml"))[1].findings)
-    assert f"at q2_k the model would fit entirely in VRAM {note}" in moe
+    # Mixtral 8x7B on a 4090: iq3_m (19.96 GiB) fits it whole, the largest GGUF type that does (q3_k_m does not)
+    assert "at iq3_m (19.96 GiB of weights) the model would fit entirely in VRAM and decode 92.10 tokens/s" in moe
+    assert quality_note("q2_k") == f" {note}"
 
 
 def test_the_plan_and_the_estimate_predict_one_speed_for_one_machine() -> None:
@@ -1037,3 +1060,128 @@ def test_llama_cpp_decode_streams_host_weights_only_at_32_tokens_a_step(engine: 
     if streams == 1:  # at one stream the RAM layers' bytes over the DDR rate bound it
         assert cost.decode_tokens_per_s <= m.ddr_gb_per_s * 1e9 / p.cpu_bytes
         assert cost.stream_mode_tokens_per_s > 1.5 * cost.decode_tokens_per_s
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("q8_0", ""),
+        ("q4_k_m", ""),  # the type the notes are read against
+        ("q3_k_m", " (q3_k_m adds 0.66 to Llama-3-8B's perplexity in llama-quantize's table, q4_k_m 0.18: check the "
+                   "quality on your task)"),
+        ("q2_k", " (q2_k adds 3.52 to Llama-3-8B's perplexity in llama-quantize's table, q3_k_m 0.66, q4_k_m 0.18: "
+                 "check the quality on your task)"),
+        ("iq3_xs", " (iq3_xs: llama-quantize's table gives no perplexity figure for it, only 3.3 bits a weight; the "
+                   "perplexity it adds to Llama-3-8B's is q4_k_m 0.18, q3_k_m 0.66, q2_k 3.52: check the quality on "
+                   "your task)"),
+        ("fp8", ""),
+    ],
+)  # fmt: skip
+def test_the_quality_note_quotes_llama_quantizes_current_table(name: str, note: str) -> None:
+    """newuser68 item 10: the note quoted the table's old LLaMA-1 7B figures (q2_k +0.67, q4_k_m +0.05); llama-quantize's
+    QUANT_OPTIONS gives Llama-3-8B's ("Q2_K : 2.96G, +3.5199 ppl", "Q3_K_M : 3.74G, +0.6569 ppl", "Q4_K_M : 4.58G,
+    +0.1754 ppl"), and the i-quants' bits a weight only."""
+    assert quality_note(name) == note
+
+
+@pytest.mark.parametrize(
+    "allow",
+    [("--allow-precision", "q2_k", "--memory-channels", "2", "--ddr-mt-per-s", "3200"), ("--cpu", "epyc-7742")],
+)
+def test_the_estimates_weights_are_the_placed_precisions_and_gpus(allow: tuple[str, ...]) -> None:
+    """newuser68 item 3: with --allow-precision q2_k the plan placed q2_k (79.80 GiB) but the weights line and
+    weights.bytes said q4_k_m's 132.39 GiB, and weights.bytes_per_gpu was the whole file over two pipeline stages (71 GB
+    "per GPU" on a 24 GB card; 43.0 GB at q2_k, where the placement puts about 22 GB on each). On two DDR4 channels
+    q4_k_m decodes 5.80 tokens/s, so q2_k (12.34) is placed (item 5)."""
+    args = ("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128", "--precision",
+            "q4_k_m" if "q2_k" in allow else "q2_k", *allow, "--context", "8192", "--nvme-gib", "1800",
+            "--nvme-read-gb-per-s", "7", "--input-tokens", "800", "--output-tokens", "300")  # fmt: skip
+    code, data = _estimate(*args)
+    assert code == 0
+    assert data["precision"]["weights"] == data["offload"]["precision"] == "q2_k"
+    q2_k = size_weights(arch_of("Qwen/Qwen3-235B-A22B"), weight_format("q2_k")).total_bytes
+    placed = data["offload"]["bytes"]
+    assert data["weights"]["bytes"] == q2_k == placed["gpu"] + placed["cpu"] + placed["disk"] == 85_684_996_096
+    assert data["weights"]["bytes_per_gpu"] == data["memory"]["per_gpu"]["weights"] < 24 * GIB
+    assert data["weights"]["bytes_per_gpu"] <= placed["gpu"]
+    assert "  weights      79.80 GiB whole model\n" in run_estimate(*args)[1]
+
+
+_ALLOWED_OFFLOADED = """\
+version: 1
+name: ws-qwen235-allow
+deployments:
+  - name: moe
+    model: Qwen/Qwen3-235B-A22B
+    inference:
+      precision: q4_k_m
+      allowed_precisions: [q3_k_m, q2_k]
+      max_context_tokens: 8192
+      avg_input_tokens: 800
+      avg_output_tokens: 300
+      requests_per_second: 0.01
+{extra}hardware:
+  provider: baremetal
+  fixed:
+    gpu: rtx-3090-24gb
+    gpu_count: 2
+    ram_gib: 128
+    reserved_ram_gib: 8
+    nvme_gib: 1800
+    nvme_read_gb_per_s: 7.0
+    cpu: epyc-7742
+"""
+_SPEEDS = "one stream decodes q4_k_m 12.93, q3_k_m 17.03, q2_k 24.13 tokens/s"
+_RATE = "the rate's 60.0 output tokens/s"
+
+
+@pytest.mark.parametrize(
+    ("extra", "rate", "precision", "decision"),
+    [
+        ("", "0.01", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s); {_SPEEDS}"),
+        ("      slo: {tpot_ms: 70}\n", "0.01", "q3_k_m",
+         f"offloading at q3_k_m, the largest allowed that meets TPOT <= 70 ms (14.3 tokens/s); {_SPEEDS}"),
+        ("      slo: {tpot_ms: 20}\n", "0.01", "q2_k",
+         f"offloading at q2_k, the fastest allowed: none meets TPOT <= 20 ms (50 tokens/s); {_SPEEDS}"),
+        ("      service_class: batch\n", "0.01", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that makes the rate's 3.0 output tokens/s (no TPOT target); "
+         f"{_SPEEDS}"),
+        # four chat users' rate takes server slots: q4_k_m would make it with 72 slots at 0.84 tokens/s each
+        ("", "0.2", "q2_k",
+         f"offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at {_RATE}; q4_k_m 12.66 "
+         "tokens/s alone, 0.84 each in the 72 slots the rate takes; q3_k_m 16.28 tokens/s alone, 1.31 each in the 46 "
+         "slots the rate takes; q2_k 22.89 tokens/s alone, 2.34 each in the 26 slots the rate takes"),
+        ("      service_class: batch\n", "0.2", "q4_k_m",
+         f"offloading at q4_k_m, the largest allowed that makes {_RATE} (no TPOT target); q4_k_m "),
+        # q4_k_m's slots make at most 68.84 of 75 tokens/s: the rate is planned at q2_k, not refused
+        ("", "0.25", "q2_k", "offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at the "
+                            "rate's 75.0 output tokens/s; q4_k_m 12.41 tokens/s alone, at most 68.84 in all (128 slots)"),
+    ],
+)  # fmt: skip
+def test_allowed_precisions_that_all_offload_take_the_largest_that_meets_the_tpot(
+    tmp_path: Path, extra: str, rate: str, precision: str, decision: str
+) -> None:
+    """newuser68 item 5: of q4_k_m, q3_k_m and q2_k, none fitting 2 x RTX 3090, the plan offloaded q2_k, "the smallest
+    allowed", although q4_k_m decodes 12.93 tokens/s, within the interactive default TPOT of 100 ms; nothing said what
+    the others give. The largest that makes the rate with each stream within the TPOT (the slo's, else the interactive
+    default's) is taken, else the fastest; a batch service, with no TPOT, takes the largest that makes the rate."""
+    path = tmp_path / "allow.yaml"
+    path.write_text(_ALLOWED_OFFLOADED.format(extra=extra).replace("requests_per_second: 0.01", f"requests_per_second: {rate}"))
+    dep = plan_file(str(path))[1].deployments[0]
+    assert dep.precision == precision
+    said = [r for r in dep.reasons if r.startswith("does not fit in VRAM at any allowed precision: ")]
+    assert len(said) == 1 and decision in said[0], said
+
+
+def test_the_estimate_offloads_the_precision_the_plan_does() -> None:
+    """newuser68 item 5: `estimate --allow-precision` reaches the same choice (the interactive 100 ms, as it takes no
+    latency target) and speed as `plan` on hardware.fixed."""
+    code, data = _estimate("Qwen/Qwen3-235B-A22B", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128",
+                           "--reserved-ram-gib", "8", "--precision", "q4_k_m", "--allow-precision", "q3_k_m",
+                           "--allow-precision", "q2_k", "--context", "8192", "--cpu", "epyc-7742", "--nvme-gib", "1800",
+                           "--nvme-read-gb-per-s", "7", "--input-tokens", "800", "--output-tokens", "300")  # fmt: skip
+    assert code == 0
+    assert data["precision"]["weights"] == data["offload"]["precision"] == "q4_k_m"
+    assert data["throughput"]["decode_tokens_per_s"] == pytest.approx(12.93, abs=0.005)
+    assert any(_SPEEDS in d for d in data["offload"]["decisions"])

@@ -1271,7 +1271,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
-    from generator.sizing.offload import Machine, OffloadPlan, plan_offload
+    from generator.sizing.offload import Machine, OffloadPlan, RateTarget, plan_offload
 
     spec = req.fixed
     assert spec is not None
@@ -1281,9 +1281,11 @@ def _fixed_machine(
 
     def place(on: Machine) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
+        # of several allowed precisions none of which fits VRAM, the largest that decodes within the interactive TPOT
+        # (100 ms: the estimate takes no latency target), as a plan of an interactive service does (newuser68 item 5)
         return plan_offload(
             arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
-            prompt + output // 2, spec.offload_engine,
+            prompt + output // 2, spec.offload_engine, RateTarget(1000 / consts.interactive_tokens_per_s),
         )  # fmt: skip
 
     try:
@@ -1295,9 +1297,14 @@ def _fixed_machine(
     summary = offload_summary(plan, machine)
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
+    fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])
     return {
+        # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
+        # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs
+        "weights_from": _weights_from(arch, plan.weight_format),
+        "weights": {"bytes": size_weights(arch, plan.weight_format).total_bytes, "bytes_per_gpu": fullest["weights"]},
         "offload": summary,
-        "memory": {"per_gpu": max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])},
+        "memory": {"per_gpu": fullest},
         "throughput": {
             "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
             "ttft_s": round(plan.cost.ttft_s, 3),

@@ -15,9 +15,17 @@ from generator.calculator.machine import build_machine, place_over_nodes, wider_
 from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock, tokens_per_s_text
 from generator.errors import InfeasibleError, InputError
+from generator.planner.slo import effective_slo
 from generator.sizing.loadability import format_problems
 from generator.sizing.loaded_weights import llama_cpp_formats
-from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, splits_context_over_slots, stream_capacity
+from generator.sizing.offload import (
+    MAX_STREAMS,
+    RateTarget,
+    StreamCapacity,
+    plan_offload,
+    splits_context_over_slots,
+    stream_capacity,
+)
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.units import figure_text
 from generator.workload.models import InferenceDeployment
@@ -76,6 +84,11 @@ def place_on_fixed(
             spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
             fixed.offload_engine,
+            # picks among allowed precisions that all offload (newuser68 item 5)
+            RateTarget(
+                effective_slo(spec)[0].slo.tpot_ms, spec.requests_per_second * spec.avg_output_tokens,
+                spec.avg_input_tokens + spec.avg_output_tokens,
+            ),
         )  # fmt: skip
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))
@@ -102,8 +115,10 @@ def place_for_rate(
     plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
     slots = _rate_slots(loaded, index, plan, on, consts)
     if slots is not None and slots.context_tokens > plan.placement.context_tokens:  # their requests' KV cache
-        tokens = slots.context_tokens
+        tokens, first = slots.context_tokens, plan.weight_format.name
         plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts, tokens), machine, wider, on_disk)
+        if plan.weight_format.name != first:  # of several allowed precisions, the slots' context moved the choice
+            slots = _rate_slots(loaded, index, plan, on, consts)
     return plan, on, spans, slots
 
 

@@ -1,7 +1,8 @@
 """Offload planning for fixed hardware: what goes to the GPUs, to system RAM and to NVMe, and what it costs.
 
 Order (issue #5): fit in VRAM as is; else the highest-quality allowed precision that fits; else a
-shorter context if the deployment allows one; else offload at the smallest allowed precision -
+shorter context if the deployment allows one; else offload at the largest allowed precision whose single-stream
+decode meets the service's TPOT target (the fastest where none does, or where a batch service has none) -
 MoE routed experts first (attention and KV stay on the GPU), then whole decoder layers from the
 first one forward (llama.cpp's ``-ngl N`` holds the last N on the GPU), and, when system RAM (after
 the host's reserve) is full, those layers to NVMe (memory-mapped). The input embedding is in system
@@ -887,7 +888,7 @@ class OffloadPlan(NamedTuple):
     #: The format placed (a GGUF file's own, where the model is one).
     weight_format: WeightFormat
     decisions: tuple[str, ...]
-    #: A precision outside the allowed ones that would fit entirely in VRAM, when offloading.
+    #: The largest precision outside the allowed ones that would fit entirely in VRAM, when offloading.
     fitting_alternative: str | None
     #: Else the smaller GGUF types outside the allowed ones that decode at least :data:`FASTER_BY` times as fast, largest
     #: first, with their tokens/s, when offloading.
@@ -898,6 +899,9 @@ class OffloadPlan(NamedTuple):
     ubatch_tokens: int = 512
     #: The engine the figures are timed for and whose command is planned (:data:`PLANNED_OFFLOAD_ENGINES`).
     engine: str = "llama.cpp"
+    #: The fitting alternative's weight bytes and its decode tokens/s all in VRAM (0 without one).
+    fitting_alternative_bytes: int = 0
+    fitting_alternative_tokens_per_s: float = 0.0
 
 
 #: The -ub (and -b) a plan on a machine of yours tries beyond llama.cpp's 512 where weights live off the GPUs: each pass
@@ -948,6 +952,103 @@ def larger_ubatch(
 FASTER_BY = 2.0
 
 
+def _offloaded_format(
+    arch: Architecture,
+    ranked: list[WeightFormat],
+    kv_bits: int,
+    context: int,
+    machine: Machine,
+    prompt_tokens: int,
+    consts: Constants,
+    decode_context_tokens: int | None,
+    engine: str,
+    target: RateTarget,
+) -> tuple[WeightFormat, tuple[Placement, OffloadCost], str]:
+    """Which of several allowed precisions (``ranked``, most bytes first), none of which fits VRAM, is offloaded.
+
+    The largest that makes the rate (one stream, else llama.cpp server slots, :func:`stream_capacity`) with each stream
+    within the TPOT target: its best quality that is fast enough. Else, of those that make the rate, the one whose
+    streams are fastest; else the one that makes the most. With no TPOT target (a batch service) the largest that makes
+    the rate. newuser68 item 5: the smallest was taken whatever it cost, q2_k (24.13 tokens/s) for Qwen3-235B on 2 x
+    RTX 3090 where q4_k_m, the precision asked, decodes 12.93 within the interactive 100 ms. Returns the format, its
+    placement and cost, and the decision's text with what each gives.
+    """
+    offered: list[tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]] = []
+    unplaced: list[str] = []
+    error: InfeasibleError | None = None
+    for fmt in ranked:
+        try:
+            there = place(arch, fmt, kv_bits, context, machine, consts, engine=engine)
+        except InfeasibleError as exc:
+            unplaced.append(fmt.name)
+            error = exc
+            continue
+        cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
+        alone = cost.decode_tokens_per_s
+        slots = StreamCapacity(1, alone, alone, context)
+        if target.demand_tokens_per_s > alone:  # server slots decode together (newuser29 item 7)
+            slots = stream_capacity(
+                arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
+                target.request_tokens, target.demand_tokens_per_s, engine,
+            )  # fmt: skip
+        offered.append((fmt, (there, cost), slots))
+    if not offered:
+        assert error is not None
+        raise error  # the smallest's reason, as when it alone was tried
+
+    def makes(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+        return o[2].tokens_per_s >= target.demand_tokens_per_s
+
+    def quick(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+        return target.tpot_ms is None or o[2].stream_tokens_per_s * target.tpot_ms >= 1000
+
+    slotted = any(o[2].streams > 1 for o in offered)
+    rate = f"the rate's {target.demand_tokens_per_s:.1f} output tokens/s"
+    tpot = "" if target.tpot_ms is None else f"TPOT <= {target.tpot_ms:g} ms ({1000 / target.tpot_ms:.3g} tokens/s)"
+    if slotted:
+        figures = "; ".join(_offered_text(fmt.name, cost, slots, target) for fmt, (_, cost), slots in offered)
+    else:
+        figures = "one stream decodes " + ", ".join(
+            f"{fmt.name} {round(cost.decode_tokens_per_s, 3):.2f}" for fmt, (_, cost), _ in offered
+        )
+        figures += " tokens/s"
+    figures += "".join(f"; {name} cannot be placed" for name in unplaced)
+    met = next((o for o in offered if makes(o) and quick(o)), None)
+    if met is not None:
+        why = (
+            f"the largest allowed that makes {rate} (no TPOT target)"
+            if target.tpot_ms is None
+            else f"the largest allowed that meets {tpot}" + (f" at {rate}" if slotted else "")
+        )
+    elif any(makes(o) for o in offered):
+        met = max((o for o in offered if makes(o)), key=lambda o: o[2].stream_tokens_per_s)
+        why = f"the fastest allowed: none meets {tpot}" + (f" at {rate}" if slotted else "")
+    else:
+        met = max(offered, key=lambda o: o[2].tokens_per_s)
+        why = f"the one that makes the most: none makes {rate}"
+    return met[0], met[1], f"offloading at {met[0].name}, {why}; {figures}"
+
+
+def _offered_text(name: str, cost: OffloadCost, slots: StreamCapacity, target: RateTarget) -> str:
+    """What one allowed precision gives: one stream's tokens/s, and each slot's where the rate takes several."""
+    alone = f"{name} {round(cost.decode_tokens_per_s, 3):.2f} tokens/s alone"
+    if slots.streams == 1:
+        return alone
+    if slots.tokens_per_s >= target.demand_tokens_per_s:
+        return f"{alone}, {round(slots.stream_tokens_per_s, 3):.2f} each in the {slots.streams:,} slots the rate takes"
+    return f"{alone}, at most {round(slots.tokens_per_s, 3):.2f} in all ({slots.streams:,} slots)"
+
+
+class RateTarget(NamedTuple):
+    """What a service asks of a machine: its time per output token and its output rate (0: a lone stream's)."""
+
+    #: None: no target (a batch service).
+    tpot_ms: float | None
+    demand_tokens_per_s: float = 0.0
+    #: The prompt and output tokens of one request: what a server slot holds.
+    request_tokens: int = 0
+
+
 def plan_offload(
     arch: Architecture,
     formats: list[WeightFormat],
@@ -960,12 +1061,16 @@ def plan_offload(
     alternatives: tuple[WeightFormat, ...] = (),
     decode_context_tokens: int | None = None,
     engine: str = "llama.cpp",
+    target: RateTarget | None = None,
 ) -> OffloadPlan:
     """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost.
 
     ``engine`` (one of :data:`PLANNED_OFFLOAD_ENGINES`) times every cost of the plan: its CPU attention's rate
     (:func:`cpu_attention_gflops_per_s`); the weights' reads and the prompt passes are one model for both, as the
     calibration times both engines' rows (``offload_decode``, ``offload_prefill``).
+
+    ``target``: the time per output token the service is held to (its own, else the interactive default) and its rate,
+    which pick the precision offloaded where none fits VRAM (:func:`_offloaded_format`); None: no target, one stream.
     """
     if engine not in PLANNED_OFFLOAD_ENGINES:
         raise ValueError(f"offload is planned for {' or '.join(PLANNED_OFFLOAD_ENGINES)}, not '{engine}'")
@@ -998,14 +1103,35 @@ def plan_offload(
                     f"to fit in VRAM at {fmt_fit.name}"
                 )
                 break
+    placed: tuple[Placement, OffloadCost] | None = None
     if chosen is None:
-        smallest = ranked[-1]
-        chosen = (smallest, context)
-        decisions.append(f"does not fit in VRAM at any allowed precision: offloading at {smallest.name}, the smallest allowed")
+        if len(ranked) == 1:
+            chosen = (ranked[0], context)
+            decisions.append(
+                f"does not fit in VRAM at any allowed precision: offloading at {ranked[0].name}, the smallest allowed"
+            )
+        else:
+            offloaded, placed, why = _offloaded_format(
+                arch,
+                ranked,
+                kv_bits,
+                context,
+                machine,
+                prompt_tokens,
+                consts,
+                decode_context_tokens,
+                engine,
+                target or RateTarget(None),
+            )
+            chosen = (offloaded, context)
+            decisions.append(f"does not fit in VRAM at any allowed precision: {why}")
     fmt, ctx = chosen
-    placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
+    if placed is None:
+        placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
+        cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
+    else:
+        placement, cost = placed
     decisions += list(placement.steps)
-    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
     placement, cost, ubatch = larger_ubatch(
         arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
     )
@@ -1014,13 +1140,19 @@ def plan_offload(
             f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied "
             f"to them once a pass, and the GPUs' free memory holds the larger compute buffer"
         )
-    alternative, faster = None, []
+    alternative, faster, alternative_bytes, alternative_speed = None, [], 0, 0.0
     if placement.offloaded:
         others = sorted(
             (alt for alt in alternatives if alt.name not in {f.name for f in formats}),
             key=lambda f: -size_weights(arch, f).total_bytes,
         )
-        alternative = next((alt.name for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
+        fitting = next((alt for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
+        if fitting is not None:
+            alternative, alternative_bytes = fitting.name, size_weights(arch, fitting).total_bytes
+            whole = place(arch, fitting, kv_bits, ctx, machine, consts, engine=engine)
+            alternative_speed = offload_cost(
+                arch, fitting, kv_bits, whole, machine, prompt_tokens, consts, decode_context_tokens, engine=engine
+            ).decode_tokens_per_s
     if placement.offloaded and alternative is None:
         # llama.cpp is what runs a model split over VRAM, RAM and NVMe: its GGUF types, smaller than this one
         here = size_weights(arch, fmt).total_bytes
@@ -1035,4 +1167,7 @@ def plan_offload(
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
     passes = consts._replace(offload_ubatch_tokens=ubatch)
     full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx, engine=engine) if on_host else None
-    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine)
+    return OffloadPlan(
+        placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine, alternative_bytes,
+        alternative_speed,
+    )  # fmt: skip

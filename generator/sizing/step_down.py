@@ -21,24 +21,62 @@ SERVING_STEP_DOWNS = ("fp8", "int4")
 #: Lower formats llama.cpp runs (GGUF), from more to fewer bits.
 GGUF_STEP_DOWNS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
 
-#: llama.cpp's own measure of what a GGUF type costs in quality: the perplexity it adds to LLaMA-1 7B's at F16 (about
-#: 5.91), as ``llama-quantize`` lists its types (``QUANT_OPTIONS``,
-#: https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp). One model, one text: a guide to the
-#: order and size of the loss, not a figure for another model.
-GGUF_PERPLEXITY_ADDED = {"q8_0": 0.0004, "q6_k": -0.0008, "q5_k_m": 0.0122, "q4_k_m": 0.0532, "q3_k_m": 0.2496, "q2_k": 0.6717}
-#: Above this added perplexity a suggestion of the type says what it costs in quality.
-NOTED_PERPLEXITY = 0.1
+#: llama.cpp's own measure of what a GGUF type costs in quality: the perplexity it adds to Llama-3-8B's at F16, as
+#: ``llama-quantize`` lists its types (``QUANT_OPTIONS``: "Q2_K : 2.96G, +3.5199 ppl @ Llama-3-8B", "Q3_K_M : 3.74G,
+#: +0.6569 ppl", "Q4_K_M : 4.58G, +0.1754 ppl", ...,
+#: https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp, read at commit 03161a4e). One model,
+#: one text: a guide to the order and size of the loss, not a figure for another model. (newuser68 item 10: the note
+#: quoted the table's old LLaMA-1 7B figures, q2_k +0.67, where the current table gives Q2_K +3.52.)
+GGUF_PERPLEXITY_ADDED = {
+    "q8_0": 0.0026,
+    "q6_k": 0.0217,
+    "q5_k_m": 0.0569,
+    "q4_k_m": 0.1754,
+    "q4_0": 0.4685,
+    "q3_k_m": 0.6569,
+    "q2_k": 3.5199,
+}
+#: The same table gives llama.cpp's i-quants their bits a weight and no perplexity ("IQ3_XS : 3.3 bpw quantization").
+GGUF_BPW_LISTED = {
+    "iq4_nl": "4.50",
+    "iq4_xs": "4.25",
+    "iq3_m": "3.66",
+    "iq3_s": "3.44",
+    "iq3_xs": "3.3",
+    "iq3_xxs": "3.06",
+    "iq2_m": "2.7",
+    "iq2_s": "2.5",
+    "iq2_xs": "2.31",
+    "iq2_xxs": "2.06",
+    "iq1_m": "1.75",
+    "iq1_s": "1.56",
+}
+#: The type the notes are read against: llama.cpp's common default. A type that adds no more than it is not noted.
+NOTED_AGAINST = "q4_k_m"
+
+
+def _table_text(*names: str) -> str:
+    return ", ".join(f"{n} {GGUF_PERPLEXITY_ADDED[n]:.2f}" for n in names)
 
 
 def quality_note(name: str) -> str:
-    """What a GGUF type costs in quality, where llama.cpp's table puts it above :data:`NOTED_PERPLEXITY`; else ''."""
+    """What a GGUF type costs in quality by llama-quantize's table, where it costs more than :data:`NOTED_AGAINST`; else ''.
+
+    An i-quant, for which the table has no perplexity figure, says so with the bits a weight it lists.
+    """
+    check = "check the quality on your task"
     added = GGUF_PERPLEXITY_ADDED.get(name)
-    if added is None or added <= NOTED_PERPLEXITY:
-        return ""
-    return (
-        f" ({name} adds {added:.2f} to LLaMA-1 7B's perplexity in llama.cpp's table, q4_k_m "
-        f"{GGUF_PERPLEXITY_ADDED['q4_k_m']:.2f}: check the quality on your task)"
-    )
+    if added is not None:
+        if added <= GGUF_PERPLEXITY_ADDED[NOTED_AGAINST]:
+            return ""
+        beside = [n for n in ("q3_k_m", NOTED_AGAINST) if n != name and GGUF_PERPLEXITY_ADDED[n] < added]
+        return f" ({name} adds {added:.2f} to Llama-3-8B's perplexity in llama-quantize's table, {_table_text(*beside)}: {check})"
+    if name in GGUF_BPW_LISTED:
+        return (
+            f" ({name}: llama-quantize's table gives no perplexity figure for it, only {GGUF_BPW_LISTED[name]} bits a "
+            f"weight; the perplexity it adds to Llama-3-8B's is {_table_text(NOTED_AGAINST, 'q3_k_m', 'q2_k')}: {check})"
+        )
+    return ""
 
 
 class StepDown(NamedTuple):
