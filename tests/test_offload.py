@@ -1147,16 +1147,16 @@ _RATE = "the rate's 60.0 output tokens/s"
         ("      service_class: batch\n", "0.01", "q4_k_m",
          f"offloading at q4_k_m, the largest allowed that makes the rate's 3.0 output tokens/s (no TPOT target); "
          f"{_SPEEDS}"),
-        # four chat users' rate takes server slots: q4_k_m would make it with 72 slots at 0.84 tokens/s each
-        ("", "0.2", "q2_k",
-         f"offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at {_RATE}; q4_k_m 12.66 "
-         "tokens/s alone, 0.84 each in the 72 slots the rate takes; q3_k_m 16.28 tokens/s alone, 1.31 each in the 46 "
-         "slots the rate takes; q2_k 22.89 tokens/s alone, 2.34 each in the 26 slots the rate takes"),
-        ("      service_class: batch\n", "0.2", "q4_k_m",
-         f"offloading at q4_k_m, the largest allowed that makes {_RATE} (no TPOT target); q4_k_m "),
-        # q4_k_m's slots make at most 68.84 of 75 tokens/s: the rate is planned at q2_k, not refused
-        ("", "0.25", "q2_k", "offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at the "
-                            "rate's 75.0 output tokens/s; q4_k_m 12.41 tokens/s alone, at most 68.84 in all (128 slots)"),
+        # the rate takes server slots, and the prompts' passes time from them (newuser68 item 1): q4_k_m's 3 slots are
+        # each slower than 10 tokens/s, q3_k_m makes it alone
+        ("", "0.03", "q3_k_m",
+         "offloading at q3_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s) at the rate's 9.0 output "
+         "tokens/s; q4_k_m 12.93 tokens/s alone, 5.28 each in the 3 slots the rate takes; q3_k_m 17.03 tokens/s alone; "
+         "q2_k 24.13 tokens/s alone"),
+        ("      service_class: batch\n", "0.03", "q4_k_m",
+         "offloading at q4_k_m, the largest allowed that makes the rate's 9.0 output tokens/s (no TPOT target); q4_k_m "),
+        ("", "0.1", "q2_k", "offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at the "
+                           "rate's 30.0 output tokens/s; q4_k_m 12.93 tokens/s alone, "),
     ],
 )  # fmt: skip
 def test_allowed_precisions_that_all_offload_take_the_largest_that_meets_the_tpot(

@@ -87,7 +87,7 @@ def place_on_fixed(
             # picks among allowed precisions that all offload (newuser68 item 5)
             RateTarget(
                 effective_slo(spec)[0].slo.tpot_ms, spec.requests_per_second * spec.avg_output_tokens,
-                spec.avg_input_tokens + spec.avg_output_tokens,
+                spec.avg_input_tokens + spec.avg_output_tokens, spec.requests_per_second,
             ),
         )  # fmt: skip
     except InfeasibleError as exc:
@@ -148,17 +148,18 @@ def _rate_slots(
             "no time left to decode; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
             where,
         )
-    decode_demand = demand / (1 - prompts)  # tokens/s the slots make while no prompt pass runs
-    if decode_demand <= plan.cost.decode_tokens_per_s:
+    alone = plan.cost.decode_tokens_per_s
+    if StreamCapacity(1, alone, alone, plan.placement.context_tokens, prompt_share=prompts).meets(demand):
         return None
     request = spec.avg_input_tokens + spec.avg_output_tokens
     slots = stream_capacity(
         loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
         plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-        decode_demand, plan.engine,
-    )._replace(prompt_share=prompts)  # fmt: skip
-    if slots.tokens_per_s >= decode_demand:
+        demand, plan.engine, prompts,
+    )  # fmt: skip
+    if slots.meets(demand):
         return slots
+    decode_demand = demand / (1 - prompts)  # tokens/s the slots must make while no prompt pass runs
     # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
     each = f", {slots.context_tokens // slots.streams:,} a slot," if splits_context_over_slots(plan.engine) else ""
     why = (

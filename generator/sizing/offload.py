@@ -801,9 +801,18 @@ class StreamCapacity(NamedTuple):
     context_tokens: int
     #: Whether the search ended at the machine's memory (twice the slots do not fit): ``tokens_per_s`` is about its most.
     memory_bound: bool = False
-    #: The share of the machine's time the requests' prompt passes take, which the slots do not decode in (the
-    #: planner's: rate x one prompt's prefill seconds); 0: not counted.
+    #: The share of the machine's time the requests' prompt passes take (rate x one prompt's prefill seconds), which the
+    #: slots do not decode in (newuser68 item 1: 0.1 req/s of prompts taking 7.48 s each held 75% of it); 0: none.
     prompt_share: float = 0.0
+
+    @property
+    def served_tokens_per_s(self) -> float:
+        """Output tokens/s the slots make in the time the prompts' passes leave (0 where they take all of it)."""
+        return self.tokens_per_s * max(0.0, 1.0 - self.prompt_share)
+
+    def meets(self, demand_tokens_per_s: float) -> bool:
+        """Whether the slots make ``demand_tokens_per_s`` beside their requests' prompt passes."""
+        return self.served_tokens_per_s >= demand_tokens_per_s
 
 
 #: The most llama.cpp server slots looked at.
@@ -821,8 +830,12 @@ def stream_capacity(
     request_tokens: int,
     demand_tokens_per_s: float,
     engine: str = "llama.cpp",
+    prompt_share: float = 0.0,
 ) -> StreamCapacity:
     """About the fewest server slots whose output tokens/s meet ``demand_tokens_per_s``, else the most the machine makes.
+
+    ``prompt_share``: the share of the machine's time the requests' prompt passes take (:attr:`StreamCapacity.prompt_share`):
+    the slots make the demand in the rest.
 
     llama.cpp's server shares the ``-c`` tokens among its ``-np`` slots in one unified KV cache (``-kvu``; the default
     where the slots are left to it: https://github.com/ggml-org/llama.cpp/pull/16736), so ``n`` slots of
@@ -845,12 +858,12 @@ def stream_capacity(
             arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams,
             engine=engine,
         ).decode_tokens_per_s  # fmt: skip
-        return StreamCapacity(streams, each * streams, each, tokens)
+        return StreamCapacity(streams, each * streams, each, tokens, prompt_share=prompt_share)
 
     best = at(1)
     if best is None:
         raise InfeasibleError(f"the model does not fit this machine at {context:,} tokens")
-    if best.tokens_per_s >= demand_tokens_per_s:
+    if best.meets(demand_tokens_per_s):
         return best
     short, met, unfit = 1, None, None  # a count short of the demand, one that meets it, one that does not fit
     while met is None and unfit is None and short < MAX_STREAMS:
@@ -858,7 +871,7 @@ def stream_capacity(
         got = at(streams)
         if got is None:
             unfit = streams
-        elif got.tokens_per_s >= demand_tokens_per_s:
+        elif got.meets(demand_tokens_per_s):
             met = got
         else:
             best, short = max(best, got, key=lambda c: c.tokens_per_s), streams
@@ -873,7 +886,7 @@ def stream_capacity(
         return best._replace(memory_bound=unfit is not None)
     while met.streams - short > 1:
         got = at((short + met.streams) // 2)
-        if got is not None and got.tokens_per_s >= demand_tokens_per_s:
+        if got is not None and got.meets(demand_tokens_per_s):
             met = got
         else:
             short = (short + met.streams) // 2
@@ -985,11 +998,12 @@ def _offloaded_format(
             continue
         cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
         alone = cost.decode_tokens_per_s
-        slots = StreamCapacity(1, alone, alone, context)
-        if target.demand_tokens_per_s > alone:  # server slots decode together (newuser29 item 7)
+        share = target.requests_per_s * cost.prefill_s  # the prompts' passes take the machine from decoding
+        slots = StreamCapacity(1, alone, alone, context, prompt_share=share)
+        if not slots.meets(target.demand_tokens_per_s) and share < 1:  # server slots decode together (newuser29 item 7)
             slots = stream_capacity(
                 arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
-                target.request_tokens, target.demand_tokens_per_s, engine,
+                target.request_tokens, target.demand_tokens_per_s, engine, share,
             )  # fmt: skip
         offered.append((fmt, (there, cost), slots))
     if not offered:
@@ -997,7 +1011,7 @@ def _offloaded_format(
         raise error  # the smallest's reason, as when it alone was tried
 
     def makes(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
-        return o[2].tokens_per_s >= target.demand_tokens_per_s
+        return o[2].meets(target.demand_tokens_per_s)
 
     def quick(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
         return target.tpot_ms is None or o[2].stream_tokens_per_s * target.tpot_ms >= 1000
@@ -1024,7 +1038,7 @@ def _offloaded_format(
         met = max((o for o in offered if makes(o)), key=lambda o: o[2].stream_tokens_per_s)
         why = f"the fastest allowed: none meets {tpot}" + (f" at {rate}" if slotted else "")
     else:
-        met = max(offered, key=lambda o: o[2].tokens_per_s)
+        met = max(offered, key=lambda o: o[2].served_tokens_per_s)
         why = f"the one that makes the most: none makes {rate}"
     return met[0], met[1], f"offloading at {met[0].name}, {why}; {figures}"
 
@@ -1032,11 +1046,13 @@ def _offloaded_format(
 def _offered_text(name: str, cost: OffloadCost, slots: StreamCapacity, target: RateTarget) -> str:
     """What one allowed precision gives: one stream's tokens/s, and each slot's where the rate takes several."""
     alone = f"{name} {round(cost.decode_tokens_per_s, 3):.2f} tokens/s alone"
+    if slots.prompt_share >= 1:
+        return f"{alone}, its requests' prompt passes alone filling the machine"
+    if not slots.meets(target.demand_tokens_per_s):
+        return f"{alone}, at most {round(slots.served_tokens_per_s, 3):.2f} in all ({slots.streams:,} slots)"
     if slots.streams == 1:
         return alone
-    if slots.tokens_per_s >= target.demand_tokens_per_s:
-        return f"{alone}, {round(slots.stream_tokens_per_s, 3):.2f} each in the {slots.streams:,} slots the rate takes"
-    return f"{alone}, at most {round(slots.tokens_per_s, 3):.2f} in all ({slots.streams:,} slots)"
+    return f"{alone}, {round(slots.stream_tokens_per_s, 3):.2f} each in the {slots.streams:,} slots the rate takes"
 
 
 class RateTarget(NamedTuple):
@@ -1047,6 +1063,8 @@ class RateTarget(NamedTuple):
     demand_tokens_per_s: float = 0.0
     #: The prompt and output tokens of one request: what a server slot holds.
     request_tokens: int = 0
+    #: The requests a second, whose prompt passes take the machine's time from decoding (0: not counted).
+    requests_per_s: float = 0.0
 
 
 def plan_offload(
