@@ -606,7 +606,11 @@ def _unknown_costs(old: dict[str, Any], new: dict[str, Any], sides: dict[str, An
     for side, plan in (("old", old), ("new", new)):
         per_job = {str(p["name"]): p.get("per_job") is True for p in plan["pools"]}
         for pool in sides.get(side, {}).get("pools", []):
-            keys |= {*TRAINING_FIELDS, MONTH_WITH_RUNS} if per_job.get(pool["pool"]) else {"usd_per_month", MONTH_WITH_RUNS}
+            keys |= (
+                {*TRAINING_FIELDS, MONTH_WITH_RUNS}
+                if per_job.get(pool["pool"])
+                else {"usd_per_month", MONTH_WITH_RUNS, MONTH_FLOOR}
+            )
     return keys
 
 
@@ -1703,7 +1707,23 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         "latency_p95_s": details.get("latency_p95_s"),
         # the targets it is sized for: a tighter SLO that keeps the layout is still a change to review
         "slo": {k: details.get(f"slo_{k}") for k in ("ttft_p95_ms", "tpot_ms", "latency_p95_ms") if f"slo_{k}" in details},
-    }
+    } | _average(details)
+
+
+def _average(details: dict[str, Any]) -> dict[str, Any]:
+    """A service's average rate (``average_requests_per_second``) and the replicas its pool scales down to for it.
+
+    newuser69 item 3: chat's average 5 -> 9 req/s moved the floor month by +$20,381.60 and listed no deployment row,
+    where the README promises none is left unsaid. Nothing for a service without an average (a pool of a fixed size).
+    """
+    rate = _plan_figure(details.get("average_requests_per_s"))
+    if rate is None:
+        return {}
+    out: dict[str, Any] = {"average_requests_per_s": round(rate, _rate_places(rate)) + 0.0}
+    replicas = details.get("replicas_at_average")
+    if _plan_figure(replicas) is not None:  # a plan records them where a pool is sized for the average
+        out["replicas_at_average"] = replicas
+    return out
 
 
 def _gib(value: Any) -> Any:
@@ -1829,6 +1849,12 @@ def _load_text(load: dict[str, Any]) -> str:
         text += f" (request latency p95 {latency * 1000:,.0f} ms at that load)"
     elif ttft is not None and tpot is not None:
         text += f" (TTFT p95 {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms at that load)"
+    if load.get("average_requests_per_s") is not None:  # its pool scales down to the average's replicas (newuser69 item 3)
+        at = load.get("replicas_at_average")
+        served = " served" if isinstance(load.get("served_at"), dict) else ""  # a capacity plan's, at its factor
+        text += f"; {rate_text(load['average_requests_per_s'])} req/s{served} on average" + (
+            "" if at is None else f", {_plain(at)} replicas at it"
+        )
     slo = load.get("slo")
     slo = slo if isinstance(slo, dict) else {}
     names = {"ttft_p95_ms": "TTFT p95", "tpot_ms": "TPOT", "latency_p95_ms": "request latency p95"}
@@ -2020,6 +2046,8 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),
     (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
+    (("load", "average_requests_per_s"), "average rate", rate_text, " req/s"),
+    (("load", "replicas_at_average"), "replicas at the average", _plain, ""),
     (("batch_job", "requests_per_run"), "requests a run", _plain, ""),
     (("batch_job", "deadline_hours"), "deadline", _plain, " h"),
     (("batch_job", "runs_per_month"), "runs a month", _plain, ""),
@@ -2103,6 +2131,8 @@ def _rates_served(
     for field in fields:
         if field[0] == rate:
             said += [(rate, "rate served", *field[2:]), (("load", "asked_requests_per_s"), "rate asked", *field[2:])]
+        elif field[0] == ("load", "average_requests_per_s"):  # the file's average times the factor, as the peak
+            said.append((field[0], "average rate served", *field[2:]))
         else:
             said.append(field)
     return asked(old), asked(new), tuple(said)
