@@ -14,7 +14,7 @@ from generator.circuit_diff import check_circuits, load_text, rack_load, supply_
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
-from generator.planner.plan import BATCH_RUN_KEYS
+from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.units import HOURS_PER_MONTH
@@ -322,6 +322,27 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     return row
 
 
+def _part_of(key: str, parts: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``runs_only_`` row of total ``key`` where ``parts`` has one (``runs_only_nodes`` of ``nodes``)."""
+    part = f"runs_only_{key}"
+    return [(part, parts[part])] if part in parts else []
+
+
+def _runs_only(plan: dict[str, Any]) -> dict[str, Any]:
+    """The GPUs, nodes and watts of a plan's pools that rest at 0 nodes between their jobs' runs (``Pool.runs_only``).
+
+    Read off its pools (rented per training run, ``per_job``; or batch jobs' hours, ``busy_hours_per_month``), as
+    the planner's ``runs_only_*`` totals count them, so that a spec.json written before them reads the same.
+    """
+    resting = [p for p in plan["pools"] if p.get("per_job") is True or _plan_figure(p.get("busy_hours_per_month")) is not None]
+    figures = (
+        sum(p["nodes"] * p["node"]["gpus"] for p in resting),
+        sum(p["nodes"] for p in resting),
+        sum(p["power_w"] for p in resting),
+    )
+    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
+
+
 def minimum_nodes(row: dict[str, Any]) -> Any:
     """The nodes a pool row scales down to: its ``min_nodes``, else (a fixed size) its nodes."""
     return row.get("min_nodes", row["nodes"])
@@ -406,6 +427,14 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = (_known_capex(plan["totals"]) if key == "capex_usd" else plan["totals"].get(key) for plan in (old, new))
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
+    resting = [_runs_only(plan) for plan in (old, new)]
+    if any(side["runs_only_nodes"] for side in resting):
+        # newuser69 item 9: a training pool at 0 nodes between runs read as running in the nodes and power rows; each
+        # beside the total it is part of (runs_only_nodes after nodes)
+        parts = {
+            k: {"old": resting[0][k], "new": resting[1][k], "delta": resting[1][k] - resting[0][k]} for k in RUNS_ONLY_TOTALS
+        }
+        totals = {k: v for key, row in totals.items() for k, v in [(key, row), *_part_of(key, parts)]}
     if any(plan["totals"].get(MONTH_FLOOR) is not None for plan in (old, new)):
         # newuser48 item 3: an average rate that halved the month its pools autoscale to read "$0.00"
         a, b = (_plan_figure(p["totals"].get(MONTH_FLOOR, p["totals"].get("usd_per_month"))) for p in (old, new))

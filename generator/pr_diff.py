@@ -62,9 +62,13 @@ MAX_HEADLINE_REPLACEMENTS = 10
 EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
 #: Totals shown in the headline, with their labels (cost fields appear where the plan has them).
 HEADLINE = (
+    # each beside it, where a pool rests at 0 nodes between its jobs' runs: what of it runs only then (newuser69 item 9)
     ("gpus", "GPUs"),
+    ("runs_only_gpus", "of which only during runs"),
     ("nodes", "nodes"),
+    ("runs_only_nodes", "of which only during runs"),
     ("power_w", "power (W)"),
+    ("runs_only_power_w", "of which only during runs (W)"),
     ("capex_usd", "capex (USD)"),
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
