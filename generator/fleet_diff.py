@@ -14,7 +14,7 @@ from generator.circuit_diff import check_circuits, load_text, rack_load, supply_
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
-from generator.planner.plan import BATCH_RUN_KEYS
+from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.units import HOURS_PER_MONTH
@@ -322,6 +322,27 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     return row
 
 
+def _part_of(key: str, parts: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``runs_only_`` row of total ``key`` where ``parts`` has one (``runs_only_nodes`` of ``nodes``)."""
+    part = f"runs_only_{key}"
+    return [(part, parts[part])] if part in parts else []
+
+
+def _runs_only(plan: dict[str, Any]) -> dict[str, Any]:
+    """The GPUs, nodes and watts of a plan's pools that rest at 0 nodes between their jobs' runs (``Pool.runs_only``).
+
+    Read off its pools (rented per training run, ``per_job``; or batch jobs' hours, ``busy_hours_per_month``), as
+    the planner's ``runs_only_*`` totals count them, so that a spec.json written before them reads the same.
+    """
+    resting = [p for p in plan["pools"] if p.get("per_job") is True or _plan_figure(p.get("busy_hours_per_month")) is not None]
+    figures = (
+        sum(p["nodes"] * p["node"]["gpus"] for p in resting),
+        sum(p["nodes"] for p in resting),
+        sum(p["power_w"] for p in resting),
+    )
+    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
+
+
 def minimum_nodes(row: dict[str, Any]) -> Any:
     """The nodes a pool row scales down to: its ``min_nodes``, else (a fixed size) its nodes."""
     return row.get("min_nodes", row["nodes"])
@@ -406,6 +427,14 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = (_known_capex(plan["totals"]) if key == "capex_usd" else plan["totals"].get(key) for plan in (old, new))
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
+    resting = [_runs_only(plan) for plan in (old, new)]
+    if any(side["runs_only_nodes"] for side in resting):
+        # newuser69 item 9: a training pool at 0 nodes between runs read as running in the nodes and power rows; each
+        # beside the total it is part of (runs_only_nodes after nodes)
+        parts = {
+            k: {"old": resting[0][k], "new": resting[1][k], "delta": resting[1][k] - resting[0][k]} for k in RUNS_ONLY_TOTALS
+        }
+        totals = {k: v for key, row in totals.items() for k, v in [(key, row), *_part_of(key, parts)]}
     if any(plan["totals"].get(MONTH_FLOOR) is not None for plan in (old, new)):
         # newuser48 item 3: an average rate that halved the month its pools autoscale to read "$0.00"
         a, b = (_plan_figure(p["totals"].get(MONTH_FLOOR, p["totals"].get("usd_per_month"))) for p in (old, new))
@@ -606,7 +635,11 @@ def _unknown_costs(old: dict[str, Any], new: dict[str, Any], sides: dict[str, An
     for side, plan in (("old", old), ("new", new)):
         per_job = {str(p["name"]): p.get("per_job") is True for p in plan["pools"]}
         for pool in sides.get(side, {}).get("pools", []):
-            keys |= {*TRAINING_FIELDS, MONTH_WITH_RUNS} if per_job.get(pool["pool"]) else {"usd_per_month", MONTH_WITH_RUNS}
+            keys |= (
+                {*TRAINING_FIELDS, MONTH_WITH_RUNS}
+                if per_job.get(pool["pool"])
+                else {"usd_per_month", MONTH_WITH_RUNS, MONTH_FLOOR}
+            )
     return keys
 
 
@@ -1703,7 +1736,23 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         "latency_p95_s": details.get("latency_p95_s"),
         # the targets it is sized for: a tighter SLO that keeps the layout is still a change to review
         "slo": {k: details.get(f"slo_{k}") for k in ("ttft_p95_ms", "tpot_ms", "latency_p95_ms") if f"slo_{k}" in details},
-    }
+    } | _average(details)
+
+
+def _average(details: dict[str, Any]) -> dict[str, Any]:
+    """A service's average rate (``average_requests_per_second``) and the replicas its pool scales down to for it.
+
+    newuser69 item 3: chat's average 5 -> 9 req/s moved the floor month by +$20,381.60 and listed no deployment row,
+    where the README promises none is left unsaid. Nothing for a service without an average (a pool of a fixed size).
+    """
+    rate = _plan_figure(details.get("average_requests_per_s"))
+    if rate is None:
+        return {}
+    out: dict[str, Any] = {"average_requests_per_s": round(rate, _rate_places(rate)) + 0.0}
+    replicas = details.get("replicas_at_average")
+    if _plan_figure(replicas) is not None:  # a plan records them where a pool is sized for the average
+        out["replicas_at_average"] = replicas
+    return out
 
 
 def _gib(value: Any) -> Any:
@@ -1829,6 +1878,12 @@ def _load_text(load: dict[str, Any]) -> str:
         text += f" (request latency p95 {latency * 1000:,.0f} ms at that load)"
     elif ttft is not None and tpot is not None:
         text += f" (TTFT p95 {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms at that load)"
+    if load.get("average_requests_per_s") is not None:  # its pool scales down to the average's replicas (newuser69 item 3)
+        at = load.get("replicas_at_average")
+        served = " served" if isinstance(load.get("served_at"), dict) else ""  # a capacity plan's, at its factor
+        text += f"; {rate_text(load['average_requests_per_s'])} req/s{served} on average" + (
+            "" if at is None else f", {_plain(at)} replicas at it"
+        )
     slo = load.get("slo")
     slo = slo if isinstance(slo, dict) else {}
     names = {"ttft_p95_ms": "TTFT p95", "tpot_ms": "TPOT", "latency_p95_ms": "request latency p95"}
@@ -2020,6 +2075,8 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),
     (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
+    (("load", "average_requests_per_s"), "average rate", rate_text, " req/s"),
+    (("load", "replicas_at_average"), "replicas at the average", _plain, ""),
     (("batch_job", "requests_per_run"), "requests a run", _plain, ""),
     (("batch_job", "deadline_hours"), "deadline", _plain, " h"),
     (("batch_job", "runs_per_month"), "runs a month", _plain, ""),
@@ -2103,6 +2160,8 @@ def _rates_served(
     for field in fields:
         if field[0] == rate:
             said += [(rate, "rate served", *field[2:]), (("load", "asked_requests_per_s"), "rate asked", *field[2:])]
+        elif field[0] == ("load", "average_requests_per_s"):  # the file's average times the factor, as the peak
+            said.append((field[0], "average rate served", *field[2:]))
         else:
             said.append(field)
     return asked(old), asked(new), tuple(said)

@@ -32,6 +32,7 @@ from generator.errors import (
     one_line,
 )
 from generator.fleet_diff import (
+    MONTH_FLOOR,
     TRAINING_FIELDS,
     deployed_dict,
     diff_plans,
@@ -61,12 +62,18 @@ MAX_HEADLINE_REPLACEMENTS = 10
 EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
 #: Totals shown in the headline, with their labels (cost fields appear where the plan has them).
 HEADLINE = (
+    # each beside it, where a pool rests at 0 nodes between its jobs' runs: what of it runs only then (newuser69 item 9)
     ("gpus", "GPUs"),
+    ("runs_only_gpus", "of which only during runs"),
     ("nodes", "nodes"),
+    ("runs_only_nodes", "of which only during runs"),
     ("power_w", "power (W)"),
+    ("runs_only_power_w", "of which only during runs (W)"),
     ("capex_usd", "capex (USD)"),
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
+    # newuser69 item 3: an average rate 5 -> 9 req/s moved the floor by +$20,381.60 under a headline of "0.00"
+    (MONTH_FLOOR, "cost at the autoscaled floor (USD/month)"),
     ("training_usd_per_job", "rented training (USD per run)"),
     ("training_usd_per_month", "rented training runs (USD/month)"),
 )
@@ -613,8 +620,13 @@ def _placed(line: str, file: str) -> InputError:
 
 def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
+    floors = any(MONTH_FLOOR in f["diff"]["totals"] for f in files)
     for key, _ in HEADLINE:
-        rows = [f["diff"]["totals"].get(key) or {"old": None, "new": None} for f in files]
+        if key == MONTH_FLOOR and not floors:
+            continue
+        # where any file's pools autoscale, the floor sums over every file: one whose pools do not, at its month
+        held = (MONTH_FLOOR, "usd_per_month") if key == MONTH_FLOOR else (key,)
+        rows = [next((t[k] for k in held if k in (t := f["diff"]["totals"])), {"old": None, "new": None}) for f in files]
         old = [r["old"] for r in rows if r["old"] is not None]
         new = [r["new"] for r in rows if r["new"] is not None]
         if not old and not new:

@@ -380,7 +380,8 @@ def _avg(cap: int, objective: str = "capacity") -> str:
     )
 
 
-# (old, new, the diff's capacity line, the chat row's rate on each side, its new cell's marker)
+# (old, new, the diff's capacity line, the chat row's rate on each side, its new cell's marker); the average is served
+# at the factor as the peak is, and the replicas at it move with it (newuser69 item 3: an average's change was unsaid)
 DIFFS = [
     pytest.param(
         _avg(400000),
@@ -389,7 +390,8 @@ DIFFS = [
         "`hardware.max_capex_usd`; capex spent $398,366 → $796,733.** A capacity plan's services run at the file's "
         "request rates times its factor: their req/s below are served at it, not asked.",
         ("147.50 req/s served at 14.75 x (the file asks 10)", "295.00 req/s served at 29.5 x (the file asks 10)"),
-        "**changed: replicas 26 → 52, rate served 147.50 → 295.00 req/s**",
+        "**changed: replicas 26 → 52, rate served 147.50 → 295.00 req/s, average rate served 44.25 → 88.50 req/s, "
+        "replicas at the average 8 → 16**",
         id="cap-doubled",
     ),
     pytest.param(
@@ -399,7 +401,8 @@ DIFFS = [
         "`hardware.max_capex_usd`, capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
         ("10.00 req/s asked", "147.50 req/s served at 14.75 x (the file asks 10)"),
-        "**changed: replicas 2 → 26, rate served 10.00 → 147.50 req/s**",
+        "**changed: replicas 2 → 26, rate served 10.00 → 147.50 req/s, average rate served 3.00 → 44.25 req/s, "
+        "replicas at the average 1 → 8**",
         id="cost-to-capacity",
     ),
     pytest.param(  # review29 item 2: the file's own rate, where it moves, is the one asked
@@ -409,7 +412,7 @@ DIFFS = [
         "`hardware.max_capex_usd`; capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
         ("147.50 req/s served at 14.75 x (the file asks 10)", "147.50 req/s served at 7.375 x (the file asks 20)"),
-        "**changed: rate asked 10.00 → 20.00 req/s**",
+        "**changed: rate asked 10.00 → 20.00 req/s, average rate served 44.25 → 22.12 req/s, replicas at the average 8 → 4**",
         id="file-rate-doubled",
     ),
 ]

@@ -72,7 +72,9 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     "line",
     [
         pytest.param(
-            "assistant-platform: 12 GPUs on 5 node(s), 14.1 kW, $9,098/month + $218 per training run (rented per job)",
+            # newuser69 item 9: the training pool rented per run rests at 0 nodes between runs, which the headline says
+            "assistant-platform: 12 GPUs on 5 node(s) (1 of them, with 8 GPUs, only during training runs), 14.1 kW "
+            "(10.5 kW of it only during those runs), $9,098/month + $218 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(

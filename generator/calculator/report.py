@@ -38,7 +38,13 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
-    from generator.planner.plan import capacity_lines, nvme_text, ram_text  # the planner loads only where a plan is shown
+    from generator.planner.plan import (  # the planner loads only where a plan is shown
+        capacity_lines,
+        nvme_text,
+        ram_text,
+        runs_only_nodes_text,
+        runs_only_power_text,
+    )
     from generator.planner.tco import cost_text, gpus_acquired, job_runs_per_month
 
     t = plan.totals
@@ -66,8 +72,9 @@ def plan_text(plan: Plan) -> str:
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
         + (f" in {t['racks']:,} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
         + _rented_text(plan)
+        + runs_only_nodes_text(t, plan.pools)
         + ", "
-        f"{t['power_w'] / 1000:,.1f} kW, {cost}",
+        f"{t['power_w'] / 1000:,.1f} kW{runs_only_power_text(t)}, {cost}",
         "",
     ]
     if plan.capacity is not None:  # objective: capacity: what the capex cap buys

@@ -115,6 +115,7 @@ from generator.planner.plan import (
     Plan,
     Pool,
     RackSupply,
+    runs_only_totals,
     sorted_findings,
 )
 from generator.planner.pool_names import (
@@ -2475,6 +2476,8 @@ def totals(
         "capex_usd": round(sum(capex), 2) if capex and usd is not None else None,
         "opex_usd_per_month": round(sum(opex), 2) if len(opex) == len(monthly) and usd is not None else None,
         "power_w": power,
+        # of those, the pools that rest at 0 nodes between their jobs' runs (newuser69 item 9)
+        **runs_only_totals(pools),
         "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(month, 2) if month is not None else None,

@@ -349,6 +349,52 @@ class DeploymentPlan(NamedTuple):
         return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
 
 
+#: The totals of a fleet's pools that rest at 0 nodes between their jobs' runs (:attr:`Pool.runs_only`), where it has
+#: any: counted in its GPUs, nodes and power, which its headline says (newuser69 item 9).
+RUNS_ONLY_TOTALS = ("runs_only_gpus", "runs_only_nodes", "runs_only_power_w")
+
+
+def runs_only_totals(pools: list[Pool]) -> dict[str, int]:
+    """The GPUs, nodes and watts of ``pools`` that run only while their jobs do; nothing where none does."""
+    resting = [p for p in pools if p.runs_only]
+    if not resting:
+        return {}
+    figures = (sum(p.node.gpus * p.nodes for p in resting), sum(p.nodes for p in resting), sum(p.power_w for p in resting))
+    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
+
+
+def runs_only_runs(pools: tuple[Pool, ...] | list[Pool]) -> str:
+    """Whose runs a fleet's resting pools run for: ``training runs``, ``batch jobs' runs`` or both."""
+    training = any(p.per_job for p in pools)
+    batch = any(p.runs_only and not p.per_job for p in pools)
+    return "training and batch jobs' runs" if training and batch else "training runs" if training else "batch jobs' runs"
+
+
+def runs_only_nodes_text(totals: dict[str, Any], pools: tuple[Pool, ...] | list[Pool]) -> str:
+    """`` (1 of them, with 1 GPU, only during training runs)`` after a fleet's nodes, or "" where none rests at 0.
+
+    newuser69 item 9: "17 GPUs on 16 node(s), 14.4 kW" read as 16 VMs always on where one is up ~12 h a month.
+    """
+    nodes, gpus = totals.get("runs_only_nodes"), totals.get("runs_only_gpus")
+    if not nodes:
+        return ""
+    if nodes == totals.get("nodes"):
+        return f" (all of them only during {runs_only_runs(pools)})"
+    return f" ({nodes:,} of them, with {gpus:,} GPU{'' if gpus == 1 else 's'}, only during {runs_only_runs(pools)})"
+
+
+def runs_only_power_text(totals: dict[str, Any]) -> str:
+    """`` (0.9 kW of it only during those runs)`` after a fleet's power, or "" where no pool rests at 0."""
+    watts = totals.get("runs_only_power_w")
+    if not totals.get("runs_only_nodes") or not watts:
+        return ""
+    return (
+        " (all of it only during those runs)"
+        if watts == totals.get("power_w")
+        else f" ({watts / 1000:,.1f} kW of it only during those runs)"
+    )
+
+
 def _without_runner_up(reason: str, runners_up: tuple[Candidate, ...]) -> str:
     """``reason`` cut before the ``; runner-up <summary> (...)`` it ends with where that runner-up is listed."""
     for candidate in runners_up:

@@ -7,7 +7,15 @@ from typing import Any
 
 from generator import __version__
 from generator.catalog.records import acquired
-from generator.planner.plan import Candidate, Capacity, DeploymentPlan, Plan, capacity_headline
+from generator.planner.plan import (
+    Candidate,
+    Capacity,
+    DeploymentPlan,
+    Plan,
+    capacity_headline,
+    runs_only_nodes_text,
+    runs_only_power_text,
+)
 from generator.planner.tco import job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
@@ -64,5 +72,7 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         rents=rents,
         capacity_headline=spec_capacity_headline,
         figure_text=figure_text,
+        runs_only_nodes=runs_only_nodes_text,
+        runs_only_power=runs_only_power_text,
     )
     return {"SPEC.md": text}

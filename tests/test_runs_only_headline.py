@@ -1,0 +1,101 @@
+"""A fleet's headline and a diff's nodes and power rows say the pools that rest at 0 nodes between their jobs' runs.
+
+newuser69 item 9: "rag-azure: 17 GPUs on 16 node(s), 14.4 kW" counted a LoRA fine-tune's pool, rented per run and
+rendered with ``min_count 0``, as running: a reader counted 16 VMs always on where one is up about 12 h a month. The
+pool stays counted (the fleet's nodes are what it scales to); the plan text, SPEC.md and the diff now say how much of
+it runs only during the runs (``runs_only_gpus``, ``runs_only_nodes``, ``runs_only_power_w`` in the totals).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.fleet_diff import diff_plans, markdown_diff
+from generator.pr_diff import _sum_totals, markdown
+from tests.helpers import specgen_in_process as specgen
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+#: examples/mixed.yaml: 5 nodes (12 GPUs, 14,054 W), of them the training job's pool of 1 node of 8 GPUs (10,468 W),
+#: rented per run; examples/batch-jobs-gke.yaml: both of its 2 nodes run its batch jobs alone.
+MIXED = str(EXAMPLES / "mixed.yaml")
+BATCH = str(EXAMPLES / "batch-jobs-gke.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "nodes", "power"),
+    [
+        pytest.param(MIXED, "5 node(s) (1 of them, with 8 GPUs, only during training runs)",
+                     "14.1 kW (10.5 kW of it only during those runs)", id="training-rented-per-run"),
+        pytest.param(BATCH, "2 node(s) (all of them only during batch jobs' runs)",
+                     "15.5 kW (all of it only during those runs)", id="batch-jobs"),
+    ],
+)  # fmt: skip
+def test_the_plan_headline_says_the_nodes_that_run_only_during_runs(
+    capsys: pytest.CaptureFixture[str], path: str, nodes: str, power: str
+) -> None:
+    code, out, err = specgen(capsys, "plan", path)
+    assert code == 0, err
+    headline = out.splitlines()[0]
+    assert f" on {nodes}, {power}, " in headline
+
+
+def test_the_totals_the_spec_md_and_the_diff_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "render", MIXED, "-o", str(tmp_path / "out"), "--target", "spec", "--target", "markdown")
+    assert code == 0, err
+    totals = json.loads((tmp_path / "out" / "spec.json").read_text())["plan"]["totals"]
+    assert {k: totals[k] for k in ("runs_only_gpus", "runs_only_nodes", "runs_only_power_w")} == {
+        "runs_only_gpus": 8,
+        "runs_only_nodes": 1,
+        "runs_only_power_w": 10468,
+    }
+    spec_md = (tmp_path / "out" / "SPEC.md").read_text()
+    assert "| 12 | 0 | 5 (1 of them, with 8 GPUs, only during training runs) | 0 | 14.1 kW (10.5 kW of it only" in spec_md
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "out" / "spec.json"), MIXED, "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["totals"]
+    assert rows["runs_only_nodes"] == {"old": 1, "new": 1, "delta": 0}
+    assert rows["runs_only_power_w"] == {"old": 10468, "new": 10468, "delta": 0}
+    assert rows["nodes"]["new"] == totals["nodes"] and rows["power_w"]["new"] == totals["power_w"]
+
+
+def test_a_plan_without_such_pools_says_nothing_of_them(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = specgen(capsys, "plan", str(EXAMPLES / "chat-70b-fp8-aws.yaml"))
+    assert code == 0, err
+    assert "only during" not in out.splitlines()[0]
+
+
+def _pool(name: str, nodes: int, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "nodes": nodes, "power_w": 884 * nodes, "usd_per_hour": 6.98 * nodes,
+            "node": {"gpu_id": "h100-nvl-94gb", "gpus": 1, "platform_id": "azure-nc40ads-h100-v5"}, **extra}  # fmt: skip
+
+
+def _fleet(*pools: dict[str, Any]) -> dict[str, Any]:
+    totals = {"gpus": sum(p["nodes"] for p in pools), "nodes": sum(p["nodes"] for p in pools),
+              "power_w": sum(p["power_w"] for p in pools), "usd_per_month": 1000.0}  # fmt: skip
+    return {"provider": "azure", "totals": totals, "pools": list(pools), "deployments": []}
+
+
+def test_the_diff_rows_say_a_training_pool_added_as_running_only_during_runs() -> None:
+    """15 serving nodes, then a per-run fine-tune's pool of 1 added: nodes 15 -> 16, of which only during runs 0 -> 1."""
+    old = _fleet(_pool("chat", 15))
+    new = _fleet(_pool("chat", 15), _pool("ft", 1, per_job=True))
+    result = diff_plans(old, new)
+    keys = list(result["totals"])
+    assert keys.index("runs_only_nodes") == keys.index("nodes") + 1
+    assert result["totals"]["runs_only_nodes"] == {"old": 0, "new": 1, "delta": 1}
+    assert result["totals"]["runs_only_power_w"] == {"old": 0, "new": 884, "delta": 884}
+    assert "| runs_only_nodes | 0 | 1 | +1 |" in markdown_diff(result)
+    entry = {"file": "w.yaml", "status": "changed", "diff": result, "memory": []}
+    comment = markdown({"base": "HEAD", "replacements": [], "totals": _sum_totals([entry]), "files": [entry]})
+    assert "| **nodes** | 15 | 16 | +1 |\n| **of which only during runs** | 0 | 1 | +1 |" in comment
+
+
+def test_a_batch_pool_of_a_spec_json_counts_and_a_fleet_without_one_has_no_rows() -> None:
+    busy = _fleet(_pool("chat", 2), _pool("batch", 3, busy_hours_per_month=40.0))
+    assert diff_plans(busy, busy)["totals"]["runs_only_gpus"] == {"old": 3, "new": 3, "delta": 0}
+    plain = _fleet(_pool("chat", 2))
+    assert not any(key.startswith("runs_only") for key in diff_plans(plain, plain)["totals"])
