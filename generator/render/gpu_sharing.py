@@ -89,6 +89,19 @@ def pool_sharing(workload: Workload, pool: Pool) -> GpuSharing | None:
     )
 
 
+def pool_sharing_fields(plan: Plan, workload: Workload) -> dict[str, str]:
+    """Where each shared pool's sharing is asked, by pool name: its first deployment's field.
+
+    ``deployments[2].gpu_sharing`` where the deployment gives its own, else ``kubernetes.gpu_sharing``.
+    """
+    index = {d.name: i for i, d in enumerate(workload.deployments)}
+    return {
+        pool.name: format_path(sharing_where(workload, next(index[n] for n in pool.deployments if n in index)))
+        for pool in plan.pools
+        if pool.shares_per_gpu and any(n in index for n in pool.deployments)
+    }
+
+
 def requested_sharings(workload: Workload) -> dict[GpuSharing, tuple[str | int, ...]]:
     """Each sharing the workload asks for, with the field that first asks it (the workload's first), in file order."""
     asked: dict[GpuSharing, tuple[str | int, ...]] = {}
