@@ -3,6 +3,8 @@
 - item 2: a MIG pool AKS partitions itself is an AKS node pool (Terraform) with no Karpenter NodePool, yet it got the
   ``karpenter-shared-gpus`` warning (``plan --fail-on warning`` exited 5) and its NodePool's limits in
   ``karpenter-replacement-slot``; the warning's path was ``kubernetes.gpu_sharing`` where the deployment asked it.
+- item 8: ``kubernetes.gpu_sharing.mig_profile`` was refused where any allowed GPU lacked it, a deployment's accepted
+  (those GPUs unused): one rule, the lenient one, with the GPUs left out said (``gpu-sharing-excluded-gpus``).
 """
 
 from __future__ import annotations
@@ -96,3 +98,79 @@ def test_the_aks_mig_pool_is_left_out_beside_a_karpenter_pool(tmp_path: Path) ->
     assert mig and whole
     assert all(name not in slot for name in mig) and all(name in slot for name in whole)
     assert "karpenter-shared-gpus" not in said
+
+
+# ---------------------------------------------------------------- item 8
+
+
+def cluster_wide(tmp_path: Path, sharing: str, gpus: str) -> Path:
+    """The two services under ``kubernetes.gpu_sharing`` (none of their own) on ``gpus``."""
+    text = SMALL.format(router="X", embed="X", gpus=gpus, outputs="terraform, kubernetes")
+    text = text.replace("    gpu_sharing: X\n", "").replace(
+        "  location: eastus2\n", f"  location: eastus2\n  gpu_sharing: {sharing}\n"
+    )
+    path = tmp_path / "small.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+MIG_A100_3G = "{strategy: mig, mig_profile: 3g.40gb}"
+THREE = "a100-pcie-80gb, h100-nvl-94gb, h200-sxm-141gb"
+
+
+@pytest.mark.parametrize("level", ["kubernetes", "deployments"])
+def test_a_mig_profile_some_allowed_gpus_lack_is_planned_on_the_others_and_said(tmp_path: Path, level: str) -> None:
+    """The report's rag-azure-mig.yaml: 3g.40gb at kubernetes.gpu_sharing with the H100 NVL and H200 allowed was refused;
+    at a deployment it was accepted. Both now plan the services on the A100 and say which GPUs the profile rules out."""
+    if level == "kubernetes":
+        path, field = cluster_wide(tmp_path, MIG_A100_3G, THREE), "kubernetes.gpu_sharing"
+    else:
+        path, field = small(tmp_path, router=MIG_A100_3G, embed=MIG_A100_3G, gpus=THREE), "deployments[0].gpu_sharing"
+    files = render_file(str(path))  # before, at kubernetes: refused at kubernetes.gpu_sharing.mig_profile
+    plan = json.loads(files["spec.json"])["plan"]
+    assert {p["node"]["gpu_id"] for p in plan["pools"]} == {"a100-pcie-80gb"}
+    assert {p.get("gpu_sharing") for p in plan["pools"]} == {"mig 3g.40gb"}
+    (said,) = [f for f in plan["findings"] if f["code"] == "gpu-sharing-excluded-gpus"]
+    assert said["level"] == "info" and said["path"] == f"{field}.mig_profile"
+    message = said["message"]
+    assert message.startswith("mig 3g.40gb rules out h100-nvl-94gb, h200-sxm-141gb for the services under it")
+    assert "MIG profile '3g.40gb' does not exist on GPU 'h100-nvl-94gb'" in message
+    assert "planned only on a100-pcie-80gb" in message
+
+
+@pytest.mark.parametrize("level", ["kubernetes", "deployments"])
+def test_a_mig_profile_no_allowed_gpu_has_is_refused_at_its_field(tmp_path: Path, level: str) -> None:
+    from generator.errors import InputError, MultipleInputError
+    from generator.workload import load_workload
+
+    gpus = "h100-nvl-94gb, h200-sxm-141gb"
+    if level == "kubernetes":
+        path = cluster_wide(tmp_path, MIG_A100_3G, gpus)
+    else:
+        path = small(tmp_path, router=MIG_A100_3G, embed=MIG_A100_3G, gpus=gpus)
+    with pytest.raises((InputError, MultipleInputError)) as refused:
+        load_workload(str(path))
+    errors = refused.value.errors if isinstance(refused.value, MultipleInputError) else [refused.value]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "3g.40gb" in text)
+    where = "kubernetes.gpu_sharing" if level == "kubernetes" else "deployments[0].gpu_sharing"
+    first = str(errors[0])
+    assert f"small.yaml:{line}:" in first and f"{where}.mig_profile: MIG profile '3g.40gb' does not exist on GPU" in first
+
+
+def test_no_excluded_gpus_finding_where_every_gpu_takes_the_sharing(tmp_path: Path) -> None:
+    assert "gpu-sharing-excluded-gpus" not in findings(small(tmp_path))
+
+
+def test_a_budget_refusal_names_the_gpus_the_sharing_rules_out(tmp_path: Path) -> None:
+    """With the services kept to the A100 by the profile, a budget below it says the sharing ruled the others out."""
+    from generator.api import plan_file
+    from generator.errors import SpecgenError
+
+    path = cluster_wide(tmp_path, MIG_A100_3G, THREE)
+    path.write_text(path.read_text().replace("objective: cost\n", "objective: cost\n").replace(
+        "  gpus: [", "  max_budget_usd_per_month: 1000\n  gpus: ["), encoding="utf-8")  # fmt: skip
+    with pytest.raises(SpecgenError) as refused:
+        plan_file(str(path))
+    assert "kubernetes.gpu_sharing rules out h100-nvl-94gb, h200-sxm-141gb for it (gpu-sharing-excluded-gpus)" in str(
+        refused.value
+    )

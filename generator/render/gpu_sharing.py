@@ -28,7 +28,9 @@ from generator.workload.sharing import (
     WHERE,
     aks_native_mig,
     deployment_sharing,
+    excluded_gpus,
     mig_problem,
+    sharing_gpus,
     sharing_text,
     sharing_where,
 )
@@ -176,6 +178,8 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     for sharing, where in asked.items():
         # the pools of the deployments under this sharing: those sharing by it, and those of them keeping whole GPUs
         names = {d.name for d in workload.deployments if deployment_sharing(workload, d) == sharing}
+        excluded = _excluded_gpus_finding(workload, sharing, where, frozenset(names) if several else None)
+        said += [excluded] if excluded else []
         own = [p for p in pools if (pool_sharing(workload, p) or sharing) == sharing and names & set(p.deployments)]
         if not own:
             continue
@@ -189,6 +193,32 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
             spread=spread_services(workload),
         )
     return applied._replace(findings=sorted_findings([*plan.findings, *said]))
+
+
+def _excluded_gpus_finding(
+    workload: Workload, sharing: GpuSharing, where: tuple[str | int, ...], names: frozenset[str] | None
+) -> Finding | None:
+    """The allowed GPUs the sharing asked at ``where`` rules out for its services (newuser69 item 8), or None.
+
+    The workload's sharing and a deployment's follow one rule (:func:`~generator.workload.sharing.excluded_gpus`):
+    refused only where no GPU its services may use takes it, else planned on those that do, and these are said.
+    """
+    excluded = excluded_gpus(workload, sharing, where)
+    if not excluded:
+        return None
+    out = {gpu for gpu, _ in excluded}
+    takers = sorted({gpu for _, gpu in sharing_gpus(workload, where) if gpu not in out})
+    for_whom = "" if names is None else f" ({', '.join(sorted(names))})"
+    field = format_path(where)
+    return Finding(
+        "info",
+        "gpu-sharing-excluded-gpus",
+        f"{sharing_text(sharing)} rules out {', '.join(out_id for out_id, _ in excluded)} for the services under it"
+        f"{for_whom}: {'; '.join(why for _, why in excluded)}. Those services are planned only on {', '.join(takers)}, "
+        "even where a replica keeps whole GPUs; a replica pinned wider than one GPU (parallelism tp or pp above 1), a "
+        "training job and a deployment under no sharing or another (its own gpu_sharing) may take every GPU allowed",
+        f"{field}.mig_profile" if sharing.strategy == "mig" else f"{field}.strategy",
+    )
 
 
 def aks_mig_pools(plan: Plan) -> list[Pool]:
