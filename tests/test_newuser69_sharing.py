@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,49 @@ def test_a_budget_refusal_names_the_gpus_the_sharing_rules_out(tmp_path: Path) -
     assert "kubernetes.gpu_sharing rules out h100-nvl-94gb, h200-sxm-141gb for it (gpu-sharing-excluded-gpus)" in str(
         refused.value
     )
+
+
+# ---------------------------------------------------------------- item 4
+
+RATES = re.compile(
+    r"([\d,.]+) req/s \(1 x [\d,.]+\) within the SLOs in its (\d+) shares, (\d+) of them empty, against ([\d,.]+) req/s"
+)
+
+
+def shares_empty(path: Path) -> dict[str, dict[str, Any]]:
+    """The ``gpu-sharing-shares-empty`` findings, by the deployment they name."""
+    plan = json.loads(render_file(str(path))["spec.json"])["plan"]
+    return {f["message"].split()[1]: f for f in plan["findings"] if f["code"] == "gpu-sharing-shares-empty"}
+
+
+@pytest.mark.parametrize(
+    ("router", "embed", "said"),
+    [
+        pytest.param(TS_2, '{strategy: "none"}', {"router": (2, 1)}, id="time-sliced-alone"),
+        pytest.param(MIG_3G, MIG_1G, {"router": (2, 1), "embed": (7, 6)}, id="two-mig-profiles-each-alone"),
+        pytest.param(MIG_3G, MIG_3G, {}, id="one-profile-both-shares-filled"),
+    ],
+)
+def test_shares_no_other_service_fills_are_said_with_the_whole_gpus_figures(
+    tmp_path: Path, router: str, embed: str, said: dict[str, tuple[int, int]]
+) -> None:
+    """The report's add-classify.yaml: one replica in half an A100 at 3.64 req/s, where the whole A100 (12.92 req/s) costs
+    the same, and nothing said why the share won. Now an info at the field asking the sharing gives both figures."""
+    found = shares_empty(small(tmp_path, router=router, embed=embed))
+    assert set(found) == set(said)
+    for name, (shares, empty) in said.items():
+        finding = found[name]
+        assert finding["level"] == "info"
+        assert finding["path"] == f"deployments[{0 if name == 'router' else 1}].gpu_sharing"
+        match = RATES.search(finding["message"])
+        assert match is not None, finding["message"]
+        in_shares, whole = (float(match[i].replace(",", "")) for i in (1, 4))
+        assert (int(match[2]), int(match[3])) == (shares, empty)
+        assert whole > in_shares  # the whole GPU sustains more at the same month
+        assert "gpu_sharing: {strategy: none}" in finding["message"]
+
+
+def test_the_kept_share_is_said_among_the_deployments_reasons(tmp_path: Path) -> None:
+    plan = json.loads(render_file(str(small(tmp_path, router=TS_2, embed='{strategy: "none"}')))["spec.json"])["plan"]
+    router = next(d for d in plan["deployments"] if d["name"] == "router")
+    assert any(r.startswith("kept in the time-slicing x2 shares asked on the tie on cost") for r in router["reasons"])
