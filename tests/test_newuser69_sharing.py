@@ -3,6 +3,8 @@
 - item 2: a MIG pool AKS partitions itself is an AKS node pool (Terraform) with no Karpenter NodePool, yet it got the
   ``karpenter-shared-gpus`` warning (``plan --fail-on warning`` exited 5) and its NodePool's limits in
   ``karpenter-replacement-slot``; the warning's path was ``kubernetes.gpu_sharing`` where the deployment asked it.
+- item 4: one time-sliced replica in half an A100 (3.64 req/s) on a GPU no other service uses, at the price of the
+  whole A100 (12.92 req/s), and nothing said why: ``gpu-sharing-shares-empty`` gives both figures (MIG too).
 - item 8: ``kubernetes.gpu_sharing.mig_profile`` was refused where any allowed GPU lacked it, a deployment's accepted
   (those GPUs unused): one rule, the lenient one, with the GPUs left out said (``gpu-sharing-excluded-gpus``).
 """
