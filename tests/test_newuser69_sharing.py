@@ -5,6 +5,8 @@
   ``karpenter-replacement-slot``; the warning's path was ``kubernetes.gpu_sharing`` where the deployment asked it.
 - item 4: one time-sliced replica in half an A100 (3.64 req/s) on a GPU no other service uses, at the price of the
   whole A100 (12.92 req/s), and nothing said why: ``gpu-sharing-shares-empty`` gives both figures (MIG too).
+- item 5: two small services on one GPU type with different MIG profiles each got a GPU ($10,190/month) where one
+  profile would put both on one ($5,095/month), and nothing said so: ``gpu-sharing-common-profile``.
 - item 8: ``kubernetes.gpu_sharing.mig_profile`` was refused where any allowed GPU lacked it, a deployment's accepted
   (those GPUs unused): one rule, the lenient one, with the GPUs left out said (``gpu-sharing-excluded-gpus``).
 """
@@ -223,3 +225,37 @@ def test_the_kept_share_is_said_among_the_deployments_reasons(tmp_path: Path) ->
     plan = json.loads(render_file(str(small(tmp_path, router=TS_2, embed='{strategy: "none"}')))["spec.json"])["plan"]
     router = next(d for d in plan["deployments"] if d["name"] == "router")
     assert any(r.startswith("kept in the time-slicing x2 shares asked on the tie on cost") for r in router["reasons"])
+
+
+# ---------------------------------------------------------------- item 5
+
+SAVING = re.compile(r"their (\d+) replica\(s\) fit (\d+) GPU\(s\) of \d+ (\S+) instances, (\d+) node\(s\), \$([\d,]+)/month less")
+
+
+def month(path: Path) -> float:
+    return float(json.loads(render_file(str(path))["spec.json"])["plan"]["totals"]["usd_per_month"])
+
+
+def test_different_mig_profiles_on_one_gpu_type_say_what_a_common_one_saves(tmp_path: Path) -> None:
+    """The report's small-nvl-mig.yaml: router at 3g.47gb and embed at 1g.12gb on H100 NVL, a GPU each. The finding's
+    figure is checked against the plan with both at 3g.47gb (small-nvl-mig-same.yaml), planned for real."""
+    for side in ("apart", "together"):
+        (tmp_path / side).mkdir()
+    apart = small(tmp_path / "apart", router=MIG_3G, embed=MIG_1G)
+    said = findings(apart)["gpu-sharing-common-profile"]
+    assert said["level"] == "info" and said["path"].endswith(".gpu_sharing.mig_profile")
+    match = SAVING.search(said["message"])
+    assert match is not None, said["message"]
+    replicas, gpus, common, nodes, saving = (
+        int(match[1]),
+        int(match[2]),
+        match[3],
+        int(match[4]),
+        float(match[5].replace(",", "")),
+    )
+    assert (replicas, gpus, common, nodes) == (2, 1, "3g.47gb", 1)
+    together = small(tmp_path / "together", router=MIG_3G, embed=MIG_3G)
+    assert "gpu-sharing-common-profile" not in findings(together)
+    # the oracle: the plan with the common profile costs what the finding says less (before: $10,191 against $5,095)
+    assert saving == pytest.approx(month(apart) - month(together), abs=1.0)
+    assert saving > 0
