@@ -109,23 +109,29 @@ CHECKED = [
         [],
     ),
     (
-        # the workload's sharing is every pool's: each GPU it may use must take it (unchanged)
+        # newuser69 item 8: the workload's sharing follows the deployment's rule, planned on the GPUs that take it
         "the-workloads-mig-on-a-gpu-without-it",
         "{strategy: none}",
         "{provider: aws, gpus: [h100-sxm5-80gb, l40s-48gb]}",
         f"{{location: us-east-1, gpu_sharing: {MIG3}}}",
-        ["27:50: hardware.gpus[1]: GPU 'l40s-48gb' does not support MIG (kubernetes.gpu_sharing.strategy mig)"],
+        [],
+    ),
+    (
+        "the-workloads-mig-on-no-gpu-with-it",
+        "{strategy: none}",
+        "{provider: aws, gpus: [l4-24gb, l40s-48gb]}",
+        f"{{location: us-east-1, gpu_sharing: {MIG3}}}",
+        [
+            "27:34: hardware.gpus[0]: GPU 'l4-24gb' does not support MIG (kubernetes.gpu_sharing.strategy mig)",
+            "27:43: hardware.gpus[1]: GPU 'l40s-48gb' does not support MIG (kubernetes.gpu_sharing.strategy mig)",
+        ],
     ),
     (
         "the-workloads-mig-without-hardware-gpus",
         "{strategy: none}",
         "{provider: aws}",
         f"{{location: us-east-1, gpu_sharing: {MIG3}}}",
-        [
-            "29:59: kubernetes.gpu_sharing.strategy: strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan "
-            "on (every GPU the workload may use must have the profile: to share only some deployments' GPUs, give those "
-            "deployments gpu_sharing of their own)"
-        ],
+        [],
     ),
 ]
 

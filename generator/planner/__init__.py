@@ -23,6 +23,7 @@ from generator.planner.blocked import (
     NO_LAYOUT,
     NO_MICRO_BATCH,
     NO_PACKING,
+    NOT_SHARED_HERE,
     OWNED_SHORT,
     PAST_DEADLINE,
     PINNED_DEGREE,
@@ -44,7 +45,7 @@ from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
 from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
-from generator.workload.sharing import planned_sharing
+from generator.workload.sharing import planned_sharing, sharing_field
 
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
@@ -1714,6 +1715,14 @@ def _choose(
                     if n
                 )
             )
+            # the GPUs its sharing rules out (newuser69 item 8: with the workload's MIG profile on only some GPUs,
+            # a budget refusal said nothing of the GPUs the profile kept the service off)
+            if unshared := sorted({b.gpu_id for b in blocked if b.code == NOT_SHARED_HERE}):
+                field = sharing_field(wl, i)
+                hint += (
+                    f"; {field} rules out {', '.join(unshared)} for it (gpu-sharing-excluded-gpus): a sharing they take, "
+                    "or its own gpu_sharing: {strategy: none} for whole GPUs of every GPU allowed"
+                )
             raise InfeasibleError(
                 f"deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}" + (f"; {owned}" if owned else ""),
                 where,

@@ -198,7 +198,7 @@ from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
-from generator.workload.sharing import planned_sharing
+from generator.workload.sharing import planned_sharing, sharing_field, sharing_text
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
@@ -1467,6 +1467,9 @@ def build_plan(
         reasons += twin_reasons(ranked_as, shown, rest)
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
+        if rate is not None and (empty := _shares_left_empty(wl, index, objective, ranked_as, rest, dep_pool_list)):
+            reasons.append(empty[0])
+            findings.append(empty[1])
         # a job on servers of its own paid by the month: a run is the month over its runs a month (newuser39 item 7)
         runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
         over = {id(o): text for o in shown if (text := alone_over_limit(wl, o)) is not None}
@@ -1603,6 +1606,62 @@ def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list
         Finding("info", "bf16-cast-to-fp16", f"deployment {name}: {gpu} has no bf16 tensor rate: {said}", f"deployments[{index}]")
         for gpu in gpus
     ]
+
+
+def _shares_left_empty(
+    wl: Workload, index: int, objective: str, chosen: Option, rest: list[Option], pools: list[Pool]
+) -> tuple[str, Finding] | None:
+    """Why a service stays in shares that leave some empty, where whole GPUs on the same purchase tie and sustain more.
+
+    newuser69 item 4: one time-sliced replica in half an A100 (3.64 req/s, gpu_memory_utilization 0.45) on a GPU no
+    other service uses, at the $2,681/month of the whole A100 (12.92 req/s), and nothing said why. The planner keeps the
+    sharing asked on the objective's tie (:func:`~generator.planner.candidates.ranking_key`, fuzz14 item 6): said, with
+    both figures and how to take whole GPUs. None where the shares are filled, the pool holds other services (they may
+    fill them), or no layout on whole GPUs ties it.
+    """
+    c = ranking_candidate(chosen)
+    sharing = planned_sharing(wl, wl.deployments[index])
+    if sharing is None or chosen.parts or not c.shares_per_gpu or c.run_hours is not None or len(pools) != 1:
+        return None
+    pool = pools[0]
+    shares = pool.nodes * pool.node.gpus * c.shares_per_gpu
+    empty = shares - c.replicas
+    if pool.deployments != (wl.deployments[index].name,) or empty <= 0:
+        return None
+    bought = purchase(chosen)
+    whole = next(
+        (
+            o
+            for o in rest
+            if not o.candidate.shares_per_gpu
+            and not o.parts
+            and _buys(o, bought, chosen.candidate.gpus_bought)
+            and ties_before_headroom(objective, c, ranking_candidate(o))
+            and round(sustained_rps(o), 2) > round(sustained_rps(chosen), 2)
+        ),
+        None,
+    )
+    if whole is None:
+        return None
+    name, field = wl.deployments[index].name, sharing_field(wl, index)
+    figures = (
+        f"{_replicas_rate(chosen)} within the SLOs in its {shares} shares, {empty} of them empty, against "
+        f"{_replicas_rate(whole)} on whole GPUs ({whole.candidate.summary}) at the same {cost_text(whole.candidate)}"
+    )
+    why = (
+        f"kept in the {sharing_text(sharing)} shares asked on the tie on {objective} with whole GPUs (the sharing asked "
+        f"comes first on a tie): {figures}"
+    )
+    finding = Finding(
+        "info",
+        "gpu-sharing-shares-empty",
+        f"deployment {name} runs in {sharing_text(sharing)} shares that no other service fills: {figures}. Its "
+        "replicas are sized and started against their shares (memory, and the compute and bandwidth of each), so the "
+        f"GPU's rest stays idle: give it gpu_sharing: {{strategy: none}} for "
+        "whole GPUs at this price, or put another service of one GPU under the same sharing to fill them",
+        field,
+    )
+    return why, finding
 
 
 def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], blocked: Sequence[Blocked]) -> list[Finding]:

@@ -15,7 +15,7 @@ from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
 from generator.render.failure_domains import with_failure_domain_findings
 from generator.render.gke import with_gke_findings
-from generator.render.gpu_sharing import apply_sharing, pool_shares
+from generator.render.gpu_sharing import apply_sharing, pool_shares, pool_sharing_fields
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.hosts import cluster_hosts
 from generator.render.karpenter_aws import with_karpenter_findings
@@ -48,7 +48,9 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
-        with_karpenter_findings(shared, "kubernetes" in workload.outputs, pool_shares(shared, workload))
+        with_karpenter_findings(
+            shared, "kubernetes" in workload.outputs, pool_shares(shared, workload), pool_sharing_fields(shared, workload)
+        )
     )
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)

@@ -16,6 +16,7 @@ from typing import Any
 
 from generator.catalog import gpus, mig_profile_specs, software
 from generator.errors import InputError
+from generator.planner.batch_job import pool_month_usd
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.planner.spread import spread_services
 from generator.render.env import to_yaml
@@ -28,7 +29,9 @@ from generator.workload.sharing import (
     WHERE,
     aks_native_mig,
     deployment_sharing,
+    excluded_gpus,
     mig_problem,
+    sharing_gpus,
     sharing_text,
     sharing_where,
 )
@@ -87,6 +90,19 @@ def pool_sharing(workload: Workload, pool: Pool) -> GpuSharing | None:
         (deployment_sharing(workload, by_name[name]) for name in pool.deployments if name in by_name),
         workload.kubernetes.gpu_sharing,
     )
+
+
+def pool_sharing_fields(plan: Plan, workload: Workload) -> dict[str, str]:
+    """Where each shared pool's sharing is asked, by pool name: its first deployment's field.
+
+    ``deployments[2].gpu_sharing`` where the deployment gives its own, else ``kubernetes.gpu_sharing``.
+    """
+    index = {d.name: i for i, d in enumerate(workload.deployments)}
+    return {
+        pool.name: format_path(sharing_where(workload, next(index[n] for n in pool.deployments if n in index)))
+        for pool in plan.pools
+        if pool.shares_per_gpu and any(n in index for n in pool.deployments)
+    }
 
 
 def requested_sharings(workload: Workload) -> dict[GpuSharing, tuple[str | int, ...]]:
@@ -163,6 +179,8 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     for sharing, where in asked.items():
         # the pools of the deployments under this sharing: those sharing by it, and those of them keeping whole GPUs
         names = {d.name for d in workload.deployments if deployment_sharing(workload, d) == sharing}
+        excluded = _excluded_gpus_finding(workload, sharing, where, frozenset(names) if several else None)
+        said += [excluded] if excluded else []
         own = [p for p in pools if (pool_sharing(workload, p) or sharing) == sharing and names & set(p.deployments)]
         if not own:
             continue
@@ -175,7 +193,105 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
             names=frozenset(names) if several else None,
             spread=spread_services(workload),
         )
+    said += common_profile_findings(applied, workload)
     return applied._replace(findings=sorted_findings([*plan.findings, *said]))
+
+
+def _dominates(gpu_id: str, big: str, small: str) -> bool:
+    """Whether MIG instance ``big`` of ``gpu_id`` has at least the SMs, memory and memory bandwidth of ``small``."""
+    specs = mig_profile_specs()[gpu_id]
+    a, b = specs[big], specs[small]
+    gib = a.memory_gib is None or b.memory_gib is None or a.memory_gib >= b.memory_gib
+    return a.sm_fraction >= b.sm_fraction and a.memory_fraction >= b.memory_fraction and gib
+
+
+def common_profile_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Pools of one server kind apart only for their MIG profiles, and what one common profile would save (newuser69 item 5).
+
+    A pool has one MIG profile (an AKS node pool one ``gpu_instance``), so services asking different profiles never
+    share a GPU. Where one profile asked has at least the SMs, memory and bandwidth of every other (:func:`_dominates`),
+    no service needs more replicas in it than in its own, so the replicas planned, all in it, bound the GPUs: a
+    figure from the plan, no re-plan (fewer replicas in the larger instances could save more, which is not counted).
+    Only pools of services on their own servers: not spread over nodes (``min_replicas``, N+1), no owned servers,
+    every pool priced alike per node.
+    """
+    spread = spread_services(workload)
+    by_name = {d.name: d for d in plan.deployments}
+    groups: dict[tuple[str, str], list[tuple[Pool, str, int]]] = {}
+    for pool in plan.pools:
+        sharing = pool_sharing(workload, pool)
+        if sharing is None or sharing.strategy != "mig" or pool.owned_nodes or pool.usd_per_hour is None:
+            continue
+        names = [n for n in pool.deployments if n in by_name]
+        if not names or any(n in spread or by_name[n].kind != "inference" for n in names):
+            continue
+        replicas = sum((by_name[n].in_pool(pool.name) or (1, 1, 0, 0))[2] for n in names)
+        groups.setdefault((pool.node.platform_id, pool.node.gpu_id), []).append((pool, str(sharing.mig_profile), replicas))
+    found = []
+    for (_, gpu_id), members in sorted(groups.items()):
+        profiles = sorted({profile for _, profile, _ in members})
+        if len(profiles) < 2:
+            continue
+        common = next((p for p in profiles if all(_dominates(gpu_id, p, q) for q in profiles)), None)
+        pools = [pool for pool, _, _ in members]
+        nodes_now = sum(pool.nodes for pool in pools)
+        per_node = {round(float(pool.usd_per_hour or 0) / pool.nodes, 6) for pool in pools}
+        if common is None or len(per_node) != 1:
+            continue
+        replicas = sum(r for _, _, r in members)
+        gpus_needed = -(-replicas // mig_instances(gpu_id, common))
+        nodes = -(-gpus_needed // pools[0].node.gpus)
+        if nodes >= nodes_now:
+            continue
+        month = sum(pool_month_usd(pool) or 0.0 for pool in pools) * (nodes_now - nodes) / nodes_now
+        each = "; ".join(
+            f"{', '.join(n for n in pool.deployments if n in by_name)} at {profile} ({pool.name}, {pool.nodes} node(s))"
+            for pool, profile, _ in members
+        )
+        first = next(n for pool in pools for n in pool.deployments if n in by_name)
+        index = next(i for i, d in enumerate(workload.deployments) if d.name == first)
+        found.append(
+            Finding(
+                "info",
+                "gpu-sharing-common-profile",
+                f"services on {pools[0].node.instance_type} ({gpu_id}) ask different MIG profiles, so none shares a GPU "
+                f"with another (a pool has one profile; an AKS node pool one gpu_instance): {each}, {nodes_now} node(s). "
+                f"Under {common} for all of them, an instance with at least the SMs, memory and bandwidth of each "
+                f"profile asked, no service needs more replicas than now: their {replicas} replica(s) fit "
+                f"{gpus_needed} GPU(s) of {mig_instances(gpu_id, common)} {common} instances, {nodes} node(s), "
+                f"${month:,.0f}/month less at the peak (give each gpu_sharing: {{strategy: mig, mig_profile: {common}}}); "
+                "fewer replicas in the larger instances could save more, which specgen does not plan: it plans the "
+                "profile each deployment asks",
+                f"{format_path(sharing_where(workload, index))}.mig_profile",
+            )
+        )
+    return found
+
+
+def _excluded_gpus_finding(
+    workload: Workload, sharing: GpuSharing, where: tuple[str | int, ...], names: frozenset[str] | None
+) -> Finding | None:
+    """The allowed GPUs the sharing asked at ``where`` rules out for its services (newuser69 item 8), or None.
+
+    The workload's sharing and a deployment's follow one rule (:func:`~generator.workload.sharing.excluded_gpus`):
+    refused only where no GPU its services may use takes it, else planned on those that do, and these are said.
+    """
+    excluded = excluded_gpus(workload, sharing, where)
+    if not excluded:
+        return None
+    out = {gpu for gpu, _ in excluded}
+    takers = sorted({gpu for _, gpu in sharing_gpus(workload, where) if gpu not in out})
+    for_whom = "" if names is None else f" ({', '.join(sorted(names))})"
+    field = format_path(where)
+    return Finding(
+        "info",
+        "gpu-sharing-excluded-gpus",
+        f"{sharing_text(sharing)} rules out {', '.join(out_id for out_id, _ in excluded)} for the services under it"
+        f"{for_whom}: {'; '.join(why for _, why in excluded)}. Those services are planned only on {', '.join(takers)}, "
+        "even where a replica keeps whole GPUs; a replica pinned wider than one GPU (parallelism tp or pp above 1), a "
+        "training job and a deployment under no sharing or another (its own gpu_sharing) may take every GPU allowed",
+        f"{field}.mig_profile" if sharing.strategy == "mig" else f"{field}.strategy",
+    )
 
 
 def aks_mig_pools(plan: Plan) -> list[Pool]:

@@ -16,7 +16,7 @@ from typing import Any
 from generator.catalog import platforms, software
 from generator.planner.batch_job import runs_only_why
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.render.gpu_sharing import advertised_per_gpu
+from generator.render.gpu_sharing import advertised_per_gpu, aks_mig_pools
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_disk import AKS_MAX_OS_DISK_GB, NodeDisk, root_disk_gib
 from generator.render.node_tags import node_tags
@@ -281,10 +281,14 @@ def pool_pods(plan: Plan, pool: str) -> int:
     )
 
 
-def shared_gpu_finding(plan: Plan, pools: list[Pool], per_gpu: Mapping[str, int]) -> Finding | None:
+def shared_gpu_finding(
+    plan: Plan, pools: list[Pool], per_gpu: Mapping[str, int], fields: Mapping[str, str] | None = None
+) -> Finding | None:
     """That Karpenter launches a shared-GPU pool's nodes by physical GPUs (newuser40 item 1).
 
-    ``per_gpu``: GPU resources each pool's nodes advertise per physical GPU (:func:`advertised_per_gpu`). Karpenter's
+    ``per_gpu``: GPU resources each pool's nodes advertise per physical GPU (:func:`advertised_per_gpu`); ``fields``:
+    the field each pool's sharing is asked at (:func:`~generator.render.gpu_sharing.pool_sharing_fields`), the first
+    shared pool's the finding's path (newuser69 item 2: ``kubernetes.gpu_sharing``, not in the file). Karpenter's
     instance types carry the physical GPUs as ``nvidia.com/gpu``, so ``n`` pending one-GPU pods ask it for
     ``ceil(n / GPUs a node)`` nodes though one node, once up, takes ``GPUs x per_gpu`` of them. A warning where the
     plan's own pods would ask for more nodes than it has.
@@ -313,7 +317,7 @@ def shared_gpu_finding(plan: Plan, pools: list[Pool], per_gpu: Mapping[str, int]
         "(https://github.com/kubernetes-sigs/karpenter/issues/2915). A Karpenter NodeOverlay (karpenter.sh/v1alpha1, "
         f"alpha, NodeOverlay feature gate, {NODE_OVERLAY_DOCS}) can give the instance type the nvidia.com/gpu its nodes "
         "advertise; specgen renders none (no NodeOverlay CRD is pinned to check it against)",
-        "kubernetes.gpu_sharing",
+        (fields or {}).get(shared[0].name, "kubernetes.gpu_sharing"),
     )
 
 
@@ -407,21 +411,32 @@ def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     )
 
 
-def with_karpenter_findings(plan: Plan, kubernetes: bool, shares: Mapping[str, GpuSharing | None] | None = None) -> Plan:
+def with_karpenter_findings(
+    plan: Plan,
+    kubernetes: bool,
+    shares: Mapping[str, GpuSharing | None] | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
     ``kubernetes``: the workload renders its node pools; ``shares``: each pool's GPU sharing, by name
-    (:func:`~generator.render.gpu_sharing.pool_shares`).
+    (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
+    (:func:`~generator.render.gpu_sharing.pool_sharing_fields`). The pools AKS partitions with MIG are AKS node pools
+    with no NodePool (:func:`~generator.render.gpu_sharing.aks_mig_pools`): no Karpenter finding is theirs (newuser69
+    item 2: their NodePool's limits were said, and warned of, though none is rendered).
     """
     if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
         return plan
-    pools = [p for p in plan.pools if p.node.provider == plan.provider]
+    aks_pools = {p.name for p in aks_mig_pools(plan)}
+    pools = [p for p in plan.pools if p.node.provider == plan.provider and p.name not in aks_pools]
+    if not pools:
+        return plan
     per_gpu = {p.name: advertised_per_gpu(p, (shares or {}).get(p.name)) for p in pools}
     found = [
         f
         for f in (
             replacement_slot_finding(pools, serving_pools(plan), frozenset(n for n, k in per_gpu.items() if k > 1)),
-            shared_gpu_finding(plan, pools, per_gpu),
+            shared_gpu_finding(plan, pools, per_gpu, fields),
             per_job_grace_finding(pools),
             reserved_finding(pools),
             api_gpu_count_finding(pools),

@@ -4,9 +4,10 @@ A deployment's ``gpu_sharing`` overrides the workload's for its replicas (strate
 deployment runs under is :func:`deployment_sharing`, which the planner sizes and packs by and the render configures
 (one implementation). MIG profiles come from the catalog.
 
-The workload's sharing is every pool's, so every GPU the workload may use must take it. A deployment's is checked
-against the GPUs it may use (newuser44 item 5): its service is planned only on those that take it
-(:func:`share_problem`), and it is refused only where none does.
+One rule for the workload's sharing and a deployment's (newuser44 item 5; newuser69 item 8: the workload's was refused
+where any GPU allowed lacked its MIG profile): each is checked against the GPUs its services may use, the services
+under it are planned only on those that take it (:func:`share_problem`), the GPUs it rules out are said
+(:func:`excluded_gpus`, the ``gpu-sharing-excluded-gpus`` info), and it is refused only where none takes it.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def aks_native_mig(wl: Workload, sharing: GpuSharing | None) -> bool:
 
 def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
     """Every problem of the workload's GPU-sharing requests (the workload's and each deployment's), located."""
-    errors = _sharing_errors(doc, wl, wl.kubernetes.gpu_sharing, WHERE, named_gpus(wl))
+    errors = _sharing_errors(doc, wl, wl.kubernetes.gpu_sharing, WHERE, sharing_gpus(wl, WHERE))
     for index, dep in enumerate(wl.deployments):
         own = dep.gpu_sharing
         if own is None or own == GpuSharing(NO_SHARING):
@@ -155,7 +156,7 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
                 )
             )
             continue
-        errors += _sharing_errors(doc, wl, own, where, _deployment_gpus(wl, index))
+        errors += _sharing_errors(doc, wl, own, where, sharing_gpus(wl, where))
     return errors
 
 
@@ -226,30 +227,38 @@ def _sharing_errors(
             gpu_errors.append(InputError(problem + suffix, doc.locate((*where, "strategy"))))
         else:  # the GPU takes no MIG at all: said at the GPU
             gpu_errors.append(InputError(problem, doc.locate(path)))
-    # the workload's sharing is every pool's: each GPU it may use must take it; a deployment's (newuser44 item 5) is
-    # planned only on the GPUs it may use that take it (the planner ranks it on no other), refused where none does
-    if not own or not able:
+    # the workload's sharing and a deployment's alike (newuser44 item 5, newuser69 item 8): planned only on the GPUs
+    # its services may use that take it (the planner ranks them on no other, excluded_gpus says which it rules out),
+    # refused where none does
+    if not able:
         errors += gpu_errors
     # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
     # pool the MIG manager leaves unpartitioned, as an unpinned one and a training job do (gpu-sharing-whole-gpus)
-    if own and not named:
+    if not named:
         errors += _offered_errors(doc, wl, sharing, where)
-    elif mig and not named:
-        errors.append(
-            InputError(
-                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on (every GPU the workload may use "
-                "must have the profile: to share only some deployments' GPUs, give those deployments gpu_sharing of "
-                "their own)",
-                doc.locate((*where, "strategy")),
-            )
-        )
     return errors
 
 
-def _offered_errors(doc: Document, wl: Workload, sharing: GpuSharing, where: tuple[str | int, ...]) -> list[InputError]:
-    """A deployment's sharing where the workload names no GPU: refused where no GPU the provider offers takes it.
+def sharing_gpus(wl: Workload, where: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    """The GPUs the services under the sharing asked at ``where`` may use, with their paths (the workload's: all named)."""
+    return named_gpus(wl) if where == WHERE else _deployment_gpus(wl, int(where[1]))
 
-    Its replicas are planned on the catalog's GPUs of the provider that do (:func:`share_problem`), the other
+
+def excluded_gpus(wl: Workload, sharing: GpuSharing, where: tuple[str | int, ...]) -> list[tuple[str, str]]:
+    """The named GPUs the sharing asked at ``where`` rules out for its services, each once with why (file order)."""
+    field = format_path(where)
+    aks = aks_native_mig(wl, sharing)
+    out: dict[str, str] = {}
+    for _, gpu in sharing_gpus(wl, where):
+        if gpu in catalog.gpus() and gpu not in out and (problem := share_problem(gpu, sharing, field, aks=aks)):
+            out[gpu] = problem
+    return list(out.items())
+
+
+def _offered_errors(doc: Document, wl: Workload, sharing: GpuSharing, where: tuple[str | int, ...]) -> list[InputError]:
+    """A sharing where the workload names no GPU: refused where no GPU the provider offers takes it.
+
+    The replicas under it are planned on the catalog's GPUs of the provider that do (:func:`share_problem`), the other
     deployments on every GPU the provider offers.
     """
     provider = wl.hardware.provider
