@@ -19,6 +19,7 @@ from generator.planner.batch_job import (
     job_findings,
     job_pools,
     pool_month_usd,
+    request_seconds,
     runs_a_month,
     zero_pools,
 )
@@ -1442,7 +1443,8 @@ def build_plan(
         if isinstance(dep, InferenceDeployment) and dep.inference.average_requests_per_second is not None:
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
         if isinstance(dep, InferenceDeployment) and dep.inference.job:
-            ran = (sustained_rps(opt), {name: part.candidate.gpus for name, part in zip(dep_pools, opt.pieces, strict=True)})
+            gpus_in = {name: part.candidate.gpus for name, part in zip(dep_pools, opt.pieces, strict=True)}
+            ran = (sustained_rps(opt), request_seconds(dep.inference, opt), gpus_in)
             run, said = job_details(dep.inference, ran, dep_pool_list, scaled_to_zero, details)
             details.update(run)
             reasons.append(said)

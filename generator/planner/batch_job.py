@@ -40,11 +40,36 @@ def runs_a_month(spec: InferenceSpec) -> float:
     return spec.runs_per_month or 1.0
 
 
-def run_hours(spec: InferenceSpec, sustained_rps: float) -> float | None:
-    """Hours one run of a batch job takes on replicas sustaining ``sustained_rps`` together; None for a service."""
+def run_hours(spec: InferenceSpec, sustained_rps: float, request_s: float = 0.0) -> float | None:
+    """Hours one run of a batch job takes on replicas sustaining ``sustained_rps`` together; None for a service.
+
+    Its requests over that rate, and the last one's own time after it starts (``request_s``: :func:`request_seconds`):
+    a run takes one request's time at least, which no replica added shortens (review68 item 1: one request of 8,000
+    output tokens was said to run in 0.38 s, where it decodes for 45.8 s at the plan's TPOT).
+    """
     if spec.requests_per_run is None or sustained_rps <= 0:
         return None
-    return spec.requests_per_run / sustained_rps / 3600
+    return (spec.requests_per_run / sustained_rps + request_s) / 3600
+
+
+def request_seconds(spec: InferenceSpec, opt: Option) -> float:
+    """The last request's time in a run of ``spec`` on ``opt``'s replicas (the slowest part's where it is split).
+
+    Alone on a replica (:attr:`~generator.planner.inference.OperatingPoint.lone_request_s`) where the run's requests
+    leave its replicas below their planned batch at the end, at that batch's TTFT p95 and TPOT where they fill it: in
+    between in proportion to the batch the run's requests fill (a decode step grows with its batch). 0 for a pooling
+    job (one pass, in its rate) or a training job.
+    """
+    out = 0.0
+    for piece in opt.pieces:
+        if not isinstance(piece.shape, ReplicaShape):
+            continue
+        point = piece.shape.max_point
+        full = point.ttft_s + spec.avg_output_tokens * point.tpot_s
+        filled = min(1.0, (spec.requests_per_run or 0) / max(1, piece.candidate.replicas * point.batch))
+        lone = point.lone_request_s or full
+        out = max(out, lone + (full - lone) * filled)
+    return out
 
 
 def job_options(provider: str, spec: InferenceSpec, options: tuple[Option, ...]) -> tuple[Option, ...]:
@@ -78,13 +103,14 @@ def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = N
     """
     ran = filled or opt
     shape = ran.shape
-    busy = _busy_hours(spec, ran.candidate.replicas * shape.planned_requests_per_s) if isinstance(shape, ReplicaShape) else None
+    rate = ran.candidate.replicas * shape.planned_requests_per_s if isinstance(shape, ReplicaShape) else None
+    busy = None if rate is None else _busy_hours(spec, rate, request_seconds(spec, ran))
     return opt if busy is None else opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
 
 
-def _busy_hours(spec: InferenceSpec, sustained_rps: float) -> float | None:
+def _busy_hours(spec: InferenceSpec, sustained_rps: float, request_s: float) -> float | None:
     """Hours a month a batch job's runs take on replicas sustaining ``sustained_rps`` (a run's to the places stated)."""
-    hours = run_hours(spec, sustained_rps)
+    hours = run_hours(spec, sustained_rps, request_s)
     return None if hours is None else min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
 
 
@@ -105,7 +131,7 @@ def job_split(provider: str, spec: InferenceSpec, opt: Option) -> Option:
     if not spec.job or not any(billed_by_the_hour(provider, part.candidate) for part in opt.parts):
         return opt
     rates = [(p.candidate.replicas, p.shape.planned_requests_per_s) for p in opt.parts if isinstance(p.shape, ReplicaShape)]
-    busy = _busy_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0))  # routed evenly
+    busy = _busy_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0), request_seconds(spec, opt))
     if busy is None:
         return opt
     parts = tuple(
@@ -149,29 +175,32 @@ def zero_pools(pools: Iterable[Pool], hourly: frozenset[tuple[str, ServerKey]]) 
 
 def job_details(
     spec: InferenceSpec,
-    ran: tuple[float, Mapping[str, int]],
+    ran: tuple[float, float, Mapping[str, int]],
     pools: Sequence[Pool],
     scaled: frozenset[str],
     details: Mapping[str, Any],
 ) -> tuple[dict[str, Any], str]:
     """A batch job's run: its hours and cost, and its month of runs; and the reason's sentence on them.
 
-    ``ran``: what its replicas sustain together (req/s) and the GPUs they take in each of its pools; ``pools``: the
+    ``ran``: what its replicas sustain together (req/s), one request's seconds on them (:func:`request_seconds`) and the
+    GPUs they take in each of its pools; ``pools``: the
     job's; ``scaled``: the pools that scale to zero (:func:`zero_pools`), where a run pays the nodes its replicas take
     (:func:`nodes_run`), the others their month (its share of a pool by the GPUs it uses there); ``details``: its
     figures so far (its month, ``usd_per_month``, as every service's), which a job on no scaled pool keeps.
     """
-    sustained_rps, gpus = ran
-    hours = round(run_hours(spec, sustained_rps) or 0.0, HOURS_PLACES)  # the figure stated, which the months add up
+    sustained_rps, request_s, gpus = ran
+    hours = round(run_hours(spec, sustained_rps, request_s) or 0.0, HOURS_PLACES)  # the figure stated, the months add up
     runs = runs_a_month(spec)
     out: dict[str, Any] = {
         "requests_per_run": spec.requests_per_run,
         "deadline_hours": spec.deadline_hours,
         "hours_per_run": hours,
         "runs_per_month": runs,
+        "request_s": round(request_s, 3),
     }
     took = (
-        f"runs its {spec.requests_per_run:,} requests in {hours_text(hours)} (deadline {hours_text(spec.deadline_hours or 0)}) "
+        f"runs its {spec.requests_per_run:,} request{'' if spec.requests_per_run == 1 else 's'} in {hours_text(hours)} "
+        f"(deadline {hours_text(spec.deadline_hours or 0)}) "
         f"at the {figure_text(sustained_rps)} req/s its replicas sustain"
     )
     mine = [p for p in pools if p.name in scaled]
@@ -216,6 +245,7 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
         plan = planned[dep.name]
         hours, runs = float(plan.details["hours_per_run"]), float(plan.details["runs_per_month"])
         busy = min(HOURS_PER_MONTH, hours * runs)
+        out += _deadline_missed(dep, plan, f"deployments[{i}].inference.deadline_hours")
         mine = [by_name[name] for name in plan.pools if name in by_name]
         at: str = f"deployments[{i}].inference.requests_per_run"
         scaled = [p for p in mine if p.busy_hours_per_month is not None]
@@ -270,6 +300,25 @@ def _between_runs(pools: Sequence[Pool]) -> str:
     if any(p.rented for p in pools):  # bare metal rented by the hour from a provider (a Lambda instance)
         return f"the servers of pool(s) {names} rented from their provider for each run and released after"
     return f"its pool(s) {names} scaling to zero nodes between runs"
+
+
+def _deadline_missed(dep: InferenceDeployment, plan: DeploymentPlan, at: str) -> list[Finding]:
+    """A warning where a run outlasts its deadline: one request alone takes longer than the run may (review68 item 1).
+
+    The replicas are sized for the requests over the deadline; a request's own time (its TTFT and its output at the
+    TPOT) is not shortened by more of them, only by a faster decode or fewer output tokens a request.
+    """
+    hours, deadline = float(plan.details["hours_per_run"]), float(plan.details["deadline_hours"])
+    if hours <= deadline:
+        return []
+    request_s = float(plan.details["request_s"])
+    text = (
+        f"deployment {dep.name}: a run takes {hours_text(hours)}, past its {hours_text(deadline)} deadline: its last "
+        f"request takes {request_s:,.1f} s of it (its TTFT p95 and {dep.inference.avg_output_tokens:,} output tokens at "
+        "the TPOT of the batch the run leaves), which more replicas do not shorten; a later deadline_hours, fewer "
+        "output tokens a request, or a GPU that decodes faster"
+    )
+    return [Finding("warning", "batch-job-deadline-missed", text, at)]
 
 
 def _tight_deadline(name: str, plan: DeploymentPlan, slack_h: float, at: str) -> list[Finding]:

@@ -72,6 +72,9 @@ class OperatingPoint(NamedTuple):
     #: Where the SLOs stop the batch below what memory and the engine allow: the target the next batch misses, and by
     #: how much (newuser24 item 9); None otherwise.
     binds: str | None = None
+    #: A batch job's: one request's time alone on the replica (its TTFT p95 unqueued and its output at batch 1's TPOT),
+    #: the least a run takes (review68 item 1); 0 for a service.
+    lone_request_s: float = 0.0
 
 
 class IdleBound(NamedTuple):
@@ -233,10 +236,18 @@ def best_point(
     (review 11 item 5), where the latencies grow with the batch again.
     """
     at = _points(model, shape, spec, consts)
+    best = _best_of(at, shape[0].pp, spec, max_batch)
+    if best is None or not spec.job:
+        return best
+    lone = at(1, at(1).requests_per_s * 1e-6)  # no queue: a request alone
+    return best._replace(lone_request_s=lone.ttft_s + spec.avg_output_tokens * lone.tpot_s)
+
+
+def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> OperatingPoint | None:
+    """:func:`best_point` over the points ``at`` gives (``unit``: the pipeline's stages, a micro-batch's step)."""
     first = at(1)
     if not _meets_slo(first, spec):
         return _below_one_in_flight(at, first.requests_per_s, spec)
-    unit = shape[0].pp
     high = max(1, max_batch)
 
     def batch_of(step: int) -> int:  # without a pipeline the step is the batch; with one, step k > 1 is k - 1 full
