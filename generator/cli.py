@@ -135,7 +135,9 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         check_distinct_files(list(files))
     failed: list[SpecgenError] = []
     valid: list[tuple[str, LoadedWorkload, list[Any]]] = []
-    for path in files:
+    # in path order, as render takes them: the exit code is the first bad file's whatever order a shell's glob gave
+    # (review68 item 2: `validate zz.yaml aa.yaml` exited 1 where render of them exits 3)
+    for path in sorted(files):
         try:
             loaded = load_workload(path)
             early_checks(loaded)

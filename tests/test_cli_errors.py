@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.helpers import VALID, run_specgen
 
 CASES = [
@@ -269,3 +270,14 @@ def test_validate_says_the_warnings_that_read_the_workload_alone(tmp_path: Path)
     result = run_specgen("validate", "w.yaml", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.strip() == "w.yaml: ok"
     assert "warning: constants.energy_usd_per_kwh 13 is 100x the sourced default 0.13" in result.stderr, result.stderr
+
+
+def test_validate_exits_as_the_first_bad_file_in_path_order_as_render_does(tmp_path: Path) -> None:
+    """review68 item 2: validate took the files in the order given (a shell glob's), render in path order, so
+    `validate zz.yaml aa.yaml` exited 1 where `render zz.yaml aa.yaml` exits 3."""
+    (tmp_path / "aa.yaml").write_text((REPO / "examples" / "infeasible" / "home-405b.yaml").read_text())  # exit 3
+    (tmp_path / "zz.yaml").write_text(VALID.replace("l40s-48gb", "nope"))  # exit 1
+    for order in (("zz.yaml", "aa.yaml"), ("aa.yaml", "zz.yaml")):
+        validated = run_specgen("validate", *order, cwd=tmp_path)
+        rendered = run_specgen("render", *order, "-o", "out", cwd=tmp_path)
+        assert validated.returncode == rendered.returncode == 3, (validated.stderr, rendered.stderr)
