@@ -168,6 +168,19 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
             _check_figure(path, f"{where}.{key}", value)
 
 
+#: The providers a plan is made for (``plan.provider``).
+PROVIDERS = ("aws", "azure", "baremetal", "gcp")
+
+
+def _unique(path: str, where: str, name: Any, earlier: list[Any]) -> None:
+    """Raise InputError where a pool's or deployment's name is given again.
+
+    review68 item 3: a pool listed twice read as "No change to the fleet".
+    """
+    if name in earlier:
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' {short(name)} is given twice")
+
+
 #: More than any fleet's nodes, GPUs, watts or dollars: a larger figure is not a plan's (a spec.json may come from anyone).
 _MAX_FIGURE = 10**12
 
@@ -248,6 +261,11 @@ def _check_plan(path: str, plan: Any) -> None:
     if not isinstance(plan.get("provider"), str | None):  # fuzz31 item 17: a provider of 5 was echoed as one
         raise InputError(f"{path}: not a specgen spec.json: 'plan.provider' must be a string, got {short(plan['provider'])}")
     _check_echoed(path, "plan.provider", plan.get("provider"))
+    if plan.get("provider") not in (None, *PROVIDERS):  # review68 item 3: "mars" was said as a change of provider
+        raise InputError(
+            f"{path}: not a specgen spec.json: 'plan.provider' must be one of {', '.join(PROVIDERS)}, got "
+            f"{short(plan['provider'])}"
+        )
     _check_echoed(path, "plan.region", plan.get("region"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR):
@@ -259,6 +277,7 @@ def _check_plan(path: str, plan: Any) -> None:
             _check_figure(path, f"plan.constants.{key}", plan["constants"][key])
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
+        _unique(path, f"plan.pools[{i}].name", pool["name"], [p.get("name") for p in plan["pools"][:i] if isinstance(p, dict)])
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
@@ -274,12 +293,16 @@ def _check_plan(path: str, plan: Any) -> None:
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
+        _unique(path, f"{where}.name", dep["name"], [d.get("name") for d in plan["deployments"][:i] if isinstance(d, dict)])
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
         details = dep.get("details")
         if isinstance(details, dict):
             for key in _ECHOED_DETAILS:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
+            for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
+                if details.get(key) is not None:
+                    _check_figure(path, f"{where}.details.{key}", details[key])
             offload = details.get("offload")
             if isinstance(offload, dict) and isinstance(offload.get("bytes"), dict):
                 for key, value in offload["bytes"].items():

@@ -1,0 +1,54 @@
+"""review68 item 3: ``diff`` read a hand-edited ``spec.json`` without complaint.
+
+A pool listed twice read as "No change to the fleet", a provider of "mars" as a change of provider, and a batch job's
+``hours_per_run`` of "x" was echoed as a run of "x h". Each is refused naming the file and the field, exit 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+from tests.helpers import specgen_in_process as specgen
+
+GOOD = json.loads((REPO / "tests" / "golden" / "batch-jobs-gke" / "spec.json").read_text())
+
+
+def _pool_twice(plan: dict[str, Any]) -> None:
+    plan["pools"].append(copy.deepcopy(plan["pools"][0]))
+
+
+def _deployment_twice(plan: dict[str, Any]) -> None:
+    plan["deployments"].append(copy.deepcopy(plan["deployments"][0]))
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (_pool_twice, "'plan.pools[2].name' 'summarize_h100_sxm5_80gb' is given twice"),
+        (_deployment_twice, "'plan.deployments[2].name' 'synth' is given twice"),
+        (lambda plan: plan.update(provider="mars"), "'plan.provider' must be one of aws, azure, baremetal, gcp, got 'mars'"),
+        (
+            lambda plan: plan["deployments"][0]["details"].update(hours_per_run="x"),
+            "'plan.deployments[0].details.hours_per_run' must be a number from 0 to 10^12, got 'x'",
+        ),
+    ],
+    ids=["pool-twice", "deployment-twice", "provider-unknown", "hours-text"],
+)
+def test_diff_refuses_a_spec_json_value_no_plan_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[dict[str, Any]], None], said: str
+) -> None:
+    (tmp_path / "old.json").write_text(json.dumps(GOOD))
+    spec = copy.deepcopy(GOOD)
+    edit(spec["plan"])
+    (tmp_path / "new.json").write_text(json.dumps(spec))
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert code == 1 and out == "", err
+    assert f"new.json: not a specgen spec.json: {said}" in err
+    assert specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))[0] == 0
