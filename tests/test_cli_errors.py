@@ -281,3 +281,13 @@ def test_validate_exits_as_the_first_bad_file_in_path_order_as_render_does(tmp_p
         validated = run_specgen("validate", *order, cwd=tmp_path)
         rendered = run_specgen("render", *order, "-o", "out", cwd=tmp_path)
         assert validated.returncode == rendered.returncode == 3, (validated.stderr, rendered.stderr)
+
+
+@pytest.mark.parametrize("name", ["kube-system", "kube-anything", "default", "cnrm-system", "gpu-operator", "karpenter"])
+def test_a_workload_may_not_take_a_system_namespace(tmp_path: Path, name: str) -> None:
+    """review68 item 4: a workload named cnrm-system rendered a Namespace of Config Connector's own, which
+    `kubectl delete -k` of the tree would delete."""
+    (tmp_path / "ns.yaml").write_text(VALID.replace("\nname: demo\n", f"\nname: {name}\n"))
+    result = run_specgen("validate", "ns.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"name: '{name}' names the Kubernetes namespace the workload's objects go in" in result.stderr

@@ -165,11 +165,32 @@ def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
     return errors
 
 
+#: Namespaces a workload's name may not take (it names the Kubernetes namespace its node pools' objects live in, and a
+#: render's ``kubectl delete -k`` deletes it): Kubernetes' own and those of what the cluster layer installs or relies
+#: on: the GPU Operator's, Config Connector's, Karpenter's (review68 item 4: a workload named cnrm-system rendered a
+#: Namespace of Config Connector's own). Kubernetes reserves the ``kube-`` prefix for its system namespaces
+#: (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/).
+RESERVED_NAMESPACES = frozenset({"default", "gpu-operator", "cnrm-system", "configconnector-operator-system", "karpenter"})
+
+
+def reserved_namespace(name: str) -> str | None:
+    """Why a workload name is a namespace it may not take, or None."""
+    if not name.startswith("kube-") and name not in RESERVED_NAMESPACES:
+        return None
+    whose = "reserved for Kubernetes' system namespaces (kube-)" if name.startswith("kube-") else "one the cluster uses"
+    return (
+        f"'{name}' names the Kubernetes namespace the workload's objects go in, and it is {whose}: deleting the "
+        "workload's objects (kubectl delete -k) would delete it; choose another name"
+    )
+
+
 def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -> dict[str, ResolvedModel]:
     errors: list[InputError] = []
     models: dict[str, ResolvedModel] = {}
     base_dir = base_dir or os.path.dirname(os.path.abspath(doc.file))
     root = repository_root(base_dir)
+    if reserved := reserved_namespace(wl.name):
+        errors.append(InputError(reserved, doc.locate(("name",))))
     seen: set[str] = set()
     for i, dep in enumerate(wl.deployments):
         if dep.name in seen:
