@@ -145,6 +145,12 @@ def test_merged_keys_are_located_where_they_are_written() -> None:
             id="self-merge",
         ),
         pytest.param(
+            VALID.replace("version: 1\n", "version: 1\noutputs: &o [terraform, *o]\n"),
+            1,
+            "workload.yaml:2:25: YAML error: the alias *o refers to the mapping or list it is in",  # review68 item 6
+            id="list-holding-itself",
+        ),
+        pytest.param(
             VALID.replace("max_context_tokens: 8192", "max_context_tokens: &c 8192\n      bad: *undefined"),
             1,
             "YAML syntax error: found undefined alias 'undefined'",

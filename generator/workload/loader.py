@@ -278,6 +278,9 @@ def parse_yaml(text: str, file: str) -> Document:
             "check its anchors, aliases and '<<' merge keys",
             Location(file),
         ) from None
+    # review68 item 6: a list holding its own alias loads without an error, the alias read as null ("got null")
+    if "*" in text and (inside := _alias_inside_its_anchor(text, file)) is not None:
+        raise inside
     docs = [d for d in docs if d is not None]
     if not docs:
         raise InputError("the file is empty; expected a workload mapping (version, name, deployments)", Location(file, 1, 1))
