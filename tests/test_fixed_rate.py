@@ -9,6 +9,8 @@ what the slots the KV cache holds can make is refused at its field (exit 3), as 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
@@ -169,3 +171,24 @@ def test_the_plan_says_the_host_link_it_sized(tmp_path: Path) -> None:
     path.write_text(HOME.replace("gpu_count: 1", "gpu_count: 2"))
     (said,) = [r for r in plan_file(str(path))[1].deployments[0].reasons if r.startswith("machine as sized: ")]
     assert "2 channels x DDR-5200" in said and said.endswith("PCIe Gen4 x8: 15.8 GB/s per direction")
+
+
+def test_the_estimate_times_server_slots_as_the_plan_does() -> None:
+    """newuser68 item 8: `estimate --ram-gib ... --batch 4` was refused; only plan answered "how fast for 4 users"."""
+    from tests.helpers import estimate_json, run_estimate
+
+    data = estimate_json(
+        "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-3090-24gb", "--gpus", "2", "--ram-gib", "128",
+        "--precision", "q4_k_m", "--context", "8192", "--input-tokens", "800", "--output-tokens", "300", "--batch", "4",
+    )  # fmt: skip
+    slots = data["throughput"]["slots"]
+    assert (slots["slots"], slots["context_tokens"]) == (4, 8192)
+    assert slots["tokens_per_s"] == pytest.approx(4 * slots["stream_tokens_per_s"], rel=1e-3)
+    assert data["runtime_settings"]["llama.cpp"].endswith("-np 4 -kvu")
+    assert slots["stream_tokens_per_s"] < data["throughput"]["decode_tokens_per_s"]  # four share each step
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code, _ = run_estimate(
+            "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-3090-24gb", "--ram-gib", "128", "--batch", "2000"
+        )
+    assert code == 1 and "--batch on a machine is its llama.cpp server slots: at most 1,024, got 2,000" in err.getvalue()

@@ -122,7 +122,7 @@ INFERENCE_ONLY_OPTIONS = (
     "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
-    "tp", "pp", "ep", "batch", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
+    "tp", "pp", "ep", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
     "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy",
 )  # fmt: skip
 
@@ -735,6 +735,13 @@ def format_text(result: dict[str, Any]) -> str:
             f"TTFT {seconds_text(result['throughput']['ttft_s'])} for {_ttft_prompt(result['throughput'])}; "
             f"cold start {seconds_text(off['cold_start_s'])}; timed for {off['engine']}",
         ]
+        if "slots" in result["throughput"]:  # --batch N on a machine: llama.cpp server slots (newuser68 item 8)
+            slots = result["throughput"]["slots"]
+            lines.append(
+                f"  slots        {slots['slots']:,} {off['engine']} server slots (a KV cache of {slots['context_tokens']:,} "
+                f"tokens) decode together at {slots['tokens_per_s']:.2f} tokens/s, {slots['stream_tokens_per_s']:.2f} each "
+                "(the weights read once a step for all; the CPU's arithmetic not counted, so at best)"
+            )
         lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]
         engine, settings = off["engine"], result["runtime_settings"]

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
     from generator.sizing.gpu_share import GpuShare
+    from generator.sizing.offload import StreamCapacity
     from generator.sizing.training import TrainingMemory, TrainingSetup
     from generator.workload.models import GpuSharing
 
@@ -1257,6 +1258,16 @@ LIGHTER_METHOD = {
 }
 
 
+def _slots_summary(slots: StreamCapacity) -> dict[str, Any]:
+    """``throughput.slots`` of an estimate on a machine with ``--batch N``: the slots' tokens/s, all and each."""
+    return {
+        "slots": slots.streams,
+        "tokens_per_s": round(slots.tokens_per_s, 3),
+        "stream_tokens_per_s": round(slots.stream_tokens_per_s, 3),
+        "context_tokens": slots.context_tokens,
+    }
+
+
 def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
@@ -1271,27 +1282,46 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
-    from generator.sizing.offload import Machine, OffloadPlan, RateTarget, plan_offload
+    from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, RateTarget, plan_offload, slots_at
 
     spec = req.fixed
     assert spec is not None
     machine, _gpu, basis = build_machine(spec)
     formats = llama_cpp_formats(fmt, [weight_format(name) for name in req.allowed_precisions])  # as llama.cpp holds them
     prompt, output = _sequence_tokens(req)
+    slots_asked = req.batch or 1
+    if slots_asked > MAX_STREAMS:
+        raise InputError(f"--batch on a machine is its llama.cpp server slots: at most {MAX_STREAMS:,}, got {slots_asked:,}")
 
-    def place(on: Machine) -> OffloadPlan:
+    def place(on: Machine, tokens: int = context) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
         # of several allowed precisions none of which fits VRAM, the largest that decodes within the interactive TPOT
         # (100 ms: the estimate takes no latency target), as a plan of an interactive service does (newuser68 item 5)
         return plan_offload(
-            arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
+            arch, formats, kv_cache_bits(kv_name), tokens, req.min_context_tokens, on, prompt, consts, alternatives(arch),
             prompt + output // 2, spec.offload_engine, RateTarget(1000 / consts.interactive_tokens_per_s),
         )  # fmt: skip
 
+    def on_disk(placed: OffloadPlan) -> int:
+        return placed.placement.disk_bytes
+
     try:
-        plan, machine, spans = place_over_nodes(
-            place, machine, wider_machine(machine, spec), lambda placed: placed.placement.disk_bytes
-        )
+        plan, machine, spans = place_over_nodes(place, machine, wider_machine(machine, spec), on_disk)
+        slots = None
+        if slots_asked > 1:  # newuser68 item 8: --batch N is N server slots, as plan sizes a rate's (-np N)
+            slots = slots_at(
+                arch, plan.weight_format, kv_cache_bits(kv_name), plan.placement.context_tokens, machine, consts,
+                prompt + output // 2, prompt + output, slots_asked, spec.offload_engine,
+            )  # fmt: skip
+            if slots is None:
+                raise InfeasibleError(
+                    f"{slots_asked} server slots of {prompt + output:,}-token requests do not fit beside the weights"
+                )
+            if slots.context_tokens > plan.placement.context_tokens:  # their KV cache, placed as the model is
+                tokens = slots.context_tokens
+                plan, machine, spans = place_over_nodes(
+                    lambda on: place(on, tokens), machine, wider_machine(machine, spec), on_disk
+                )
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)
@@ -1314,6 +1344,7 @@ def _fixed_machine(
             "ubatch_tokens": plan.ubatch_tokens,
             "bound": plan.cost.bound,
             "mode": plan.cost.mode,
+            **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": {
             "gpu": spec.gpu,
@@ -1332,6 +1363,7 @@ def _fixed_machine(
             kv_name,
             spans,
             wider_machine(machine, spec),
+            slots_asked,
         ),
         "checklist": checklist(plan, machine, wider_machine(machine, spec)),
         "findings": [

@@ -819,6 +819,35 @@ class StreamCapacity(NamedTuple):
 MAX_STREAMS = 1024
 
 
+def slots_at(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    context: int,
+    machine: Machine,
+    consts: Constants,
+    decode_context_tokens: int,
+    request_tokens: int,
+    streams: int,
+    engine: str = "llama.cpp",
+    prompt_share: float = 0.0,
+) -> StreamCapacity | None:
+    """``streams`` server slots of ``request_tokens`` requests placed with their KV cache, and their tokens/s.
+
+    None where they do not fit the machine; :func:`stream_capacity` searches over these.
+    """
+    split = splits_context_over_slots(engine)
+    tokens = streams * max(context, request_tokens) if split else max(context, streams * request_tokens)
+    try:
+        placement = place(arch, fmt, kv_bits, tokens, machine, consts, engine=engine)
+    except InfeasibleError:
+        return None
+    each = offload_cost(
+        arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams, engine=engine
+    ).decode_tokens_per_s
+    return StreamCapacity(streams, each * streams, each, tokens, prompt_share=prompt_share)
+
+
 def stream_capacity(
     arch: Architecture,
     fmt: WeightFormat,
@@ -848,17 +877,10 @@ def stream_capacity(
     """
 
     def at(streams: int) -> StreamCapacity | None:
-        split = splits_context_over_slots(engine)
-        tokens = streams * max(context, request_tokens) if split else max(context, streams * request_tokens)
-        try:
-            placement = place(arch, fmt, kv_bits, tokens, machine, consts, engine=engine)
-        except InfeasibleError:
-            return None
-        each = offload_cost(
-            arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams,
-            engine=engine,
-        ).decode_tokens_per_s  # fmt: skip
-        return StreamCapacity(streams, each * streams, each, tokens, prompt_share=prompt_share)
+        return slots_at(
+            arch, fmt, kv_bits, context, machine, consts, decode_context_tokens, request_tokens, streams, engine,
+            prompt_share,
+        )  # fmt: skip
 
     best = at(1)
     if best is None:
