@@ -102,7 +102,7 @@ def test_the_mig_pool_is_an_aks_node_pool_with_gpu_instance(h100: dict[str, str]
     (name,) = pools
     pool = pools[name]
     assert pool["gpu_instance"] == "MIG3g" and pool["vm_size"] == "Standard_ND96isr_H100_v5"
-    assert (pool["gpu_driver"], pool["os_sku"]) == ("Install", "Ubuntu2204")
+    assert (pool["gpu_driver"], pool["os_sku"]) == ("Install", "Ubuntu")
     assert re.fullmatch(r"mig3g[0-9a-f]{7}", pool["name"])
     labels = pool["node_labels"]
     assert labels["nvidia.com/gpu.deploy.mig-manager"] == "false" and "nvidia.com/mig.config" not in labels

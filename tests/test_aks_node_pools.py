@@ -153,7 +153,7 @@ def test_every_azure_pool_is_an_aks_node_pool(
         high,
         disk,
     )
-    assert args["os_sku"] == "Ubuntu2204"
+    assert args["os_sku"] == "Ubuntu"  # the floating SKU AKS moves with the Kubernetes version (newuser69 item 7)
     assert args["name"] == aks_node_pool_name(pool, instance)
     assert re.fullmatch(r"(gpu[0-9a-f]{9}|mig3g[0-9a-f]{7})", args["name"]), args["name"]
     assert args["temporary_name_for_rotation"] == rotation_name(args["name"])

@@ -22,9 +22,13 @@ from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_G
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
+#: The OS of every AKS GPU node, node pool (``os_sku``) and AKSNodeClass (``imageFamily``) alike: the floating Ubuntu
+#: SKU, which AKS moves with the Kubernetes version (:mod:`generator.render.aks_terraform` says why).
+AKS_OS_SKU = "Ubuntu"
+
 
 def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:
-    """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver (NVIDIA), OS disk, pool tags on the VMs.
+    """``AKSNodeClass`` of one pool: Ubuntu image, AKS-managed GPU driver (NVIDIA), OS disk, pool tags on the VMs.
 
     ``osDiskSizeGB`` holds the node's model files and engine images (``disk``, :mod:`generator.render.node_disk`):
     kubelet and containerd write to the OS disk, whose default is 128 GB (the CRD's default; newuser26 item 2: a pool's
@@ -39,7 +43,7 @@ def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:
         "kind": "AKSNodeClass",
         "metadata": {"name": dns_name(pool)},
         "spec": {
-            "imageFamily": "Ubuntu2204",
+            "imageFamily": AKS_OS_SKU,
             "gpu": {"mode": "Driver" if managed else "None"},
             "osDiskSizeGB": min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB),
             "tags": node_tags("azure", pool.name, workload),

@@ -11,8 +11,12 @@ Azure has no MIG field, and AKS partitions the GPUs of such a pool itself at eac
 pool's labels (the serving pods' node selector, its device-plugin config key, whose ``migStrategy: single`` advertises
 each instance as ``nvidia.com/gpu``, and the label that keeps the GPU Operator's MIG manager off them) and its GPU
 taint. AKS installs an NVIDIA pool's driver (``gpu_driver = "Install"``, as the AKSNodeClass's ``gpu.mode: Driver``;
-another vendor's ``None``, as ``gpu.mode: None``), on Ubuntu 22.04 (the AKSNodeClass's image; MIG node pools do not run
-Azure Linux, https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance), with the AKSNodeClass's OS disk. A
+another vendor's ``None``, as ``gpu.mode: None``), on Ubuntu (``os_sku = "Ubuntu"``, the AKSNodeClass's image family;
+MIG node pools do not run Azure Linux, https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance), with the
+AKSNodeClass's OS disk. The floating SKU, not a versioned one: AKS moves it with the Kubernetes version (Ubuntu 22.04
+to 1.34, 24.04 from 1.35), and a versioned Ubuntu2204 is supported only to 1.36, blocking the cluster's upgrades past
+it until every pool is migrated, which recreates its nodes (newuser69 item 7; "Upgrade the OS version",
+https://learn.microsoft.com/en-us/azure/aks/upgrade-os-version, which recommends ``--os-sku Ubuntu``). A
 serving pool with an average rate scales between the average's nodes and the peak's (``min_count`` / ``max_count``);
 a pool costed per training job scales from 0 (AKS's cluster autoscaler adds nodes for the job's pods).
 
@@ -32,6 +36,7 @@ from typing import Any
 from generator.catalog import gpus
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.planner.spot import AKS_SPOT_LABEL, AKS_SPOT_TAINT_TEXT
+from generator.render.aks import AKS_OS_SKU
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.kube_objects import crosses_nodes
@@ -89,7 +94,7 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
         "vm_size": str(pool.node.instance_type),
         "gpu_instance": gpu_instance,
         "gpu_driver": "Install" if gpus()[pool.node.gpu_id].vendor == "nvidia" else "None",
-        "os_sku": "Ubuntu2204",
+        "os_sku": AKS_OS_SKU,
         "os_disk_size_gb": min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB),
         # a pool costed per training job rests at 0 nodes (the autoscaler adds the job's); a serving one starts at the peak's
         "node_count": 0 if pool.runs_only else pool.nodes,

@@ -386,7 +386,7 @@ def _aks_native_finding(plan: Plan, sharing: GpuSharing, field: str) -> Finding:
         f"{sharing.mig_profile} instances at the node's boot; the GPU Operator's device plugin advertises each as "
         f"{GPU_RESOURCE} (single strategy, the pool's device-plugin config) and its MIG manager is kept off them "
         f"({MIG_MANAGER_DEPLOY_LABEL}=false). AKS cannot change a pool's profile: another mig_profile replaces the "
-        "node pool (a new name), and MIG node pools do not run Azure Linux (os_sku Ubuntu2204)",
+        "node pool (a new name), and MIG node pools do not run Azure Linux (os_sku Ubuntu)",
         f"{field}.mig_profile",
     )
 

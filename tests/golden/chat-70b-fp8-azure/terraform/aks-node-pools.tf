@@ -83,7 +83,7 @@ variable "aks_node_pools" {
     node_taints                 = list(string)
     tags                        = map(string)
   }))
-  default = { "chat_h200_sxm_141gb" : { "auto_scaling_enabled" : false, "gpu_driver" : "Install", "gpu_instance" : null, "max_count" : null, "min_count" : null, "name" : "gpua2e119980", "node_count" : 2, "node_labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "azure-standard-nd96isr-h200-v5", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_taints" : ["nvidia.com/gpu=present:NoSchedule"], "os_disk_size_gb" : 223, "os_sku" : "Ubuntu2204", "tags" : { "specgen-pool" : "chat_h200_sxm_141gb", "specgen-workload" : "chat-70b-azure" }, "temporary_name_for_rotation" : "tmp78bd614da", "vm_size" : "Standard_ND96isr_H200_v5" } }
+  default = { "chat_h200_sxm_141gb" : { "auto_scaling_enabled" : false, "gpu_driver" : "Install", "gpu_instance" : null, "max_count" : null, "min_count" : null, "name" : "gpua2e119980", "node_count" : 2, "node_labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "azure-standard-nd96isr-h200-v5", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_taints" : ["nvidia.com/gpu=present:NoSchedule"], "os_disk_size_gb" : 223, "os_sku" : "Ubuntu", "tags" : { "specgen-pool" : "chat_h200_sxm_141gb", "specgen-workload" : "chat-70b-azure" }, "temporary_name_for_rotation" : "tmp78bd614da", "vm_size" : "Standard_ND96isr_H200_v5" } }
 
   validation {
     condition = alltrue([for p in values(var.aks_node_pools) :
