@@ -283,7 +283,9 @@ def test_validate_exits_as_the_first_bad_file_in_path_order_as_render_does(tmp_p
         assert validated.returncode == rendered.returncode == 3, (validated.stderr, rendered.stderr)
 
 
-@pytest.mark.parametrize("name", ["kube-system", "kube-anything", "default", "cnrm-system", "gpu-operator", "karpenter"])
+@pytest.mark.parametrize(
+    "name", ["kube-system", "kube-anything", "default", "cnrm-system", "gpu-operator", "karpenter", "gmp-system", "gke-managed-x"]
+)
 def test_a_workload_may_not_take_a_system_namespace(tmp_path: Path, name: str) -> None:
     """review68 item 4: a workload named cnrm-system rendered a Namespace of Config Connector's own, which
     `kubectl delete -k` of the tree would delete."""

@@ -1147,14 +1147,15 @@ _RATE = "the rate's 60.0 output tokens/s"
         ("      service_class: batch\n", "0.01", "q4_k_m",
          f"offloading at q4_k_m, the largest allowed that makes the rate's 3.0 output tokens/s (no TPOT target); "
          f"{_SPEEDS}"),
-        # the rate takes server slots, and the prompts' passes time from them (newuser68 item 1): q4_k_m's 3 slots are
-        # each slower than 10 tokens/s, q3_k_m makes it alone
-        ("", "0.03", "q3_k_m",
-         "offloading at q3_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s) at the rate's 9.0 output "
-         "tokens/s; q4_k_m 12.93 tokens/s alone, 5.28 each in the 3 slots the rate takes; q3_k_m 17.03 tokens/s alone; "
+        # the rate takes server slots, and the prompts' passes time from them (newuser68 item 1), each precision timed
+        # at the -ub it would run at (review69 item 4): q4_k_m's 5 slots are each slower than 10 tokens/s, q3_k_m makes
+        # the rate alone
+        ("", "0.04", "q3_k_m",
+         "offloading at q3_k_m, the largest allowed that meets TPOT <= 100 ms (10 tokens/s) at the rate's 12.0 output "
+         "tokens/s; q4_k_m 12.93 tokens/s alone, 3.47 each in the 5 slots the rate takes; q3_k_m 17.03 tokens/s alone; "
          "q2_k 24.13 tokens/s alone"),
-        ("      service_class: batch\n", "0.03", "q4_k_m",
-         "offloading at q4_k_m, the largest allowed that makes the rate's 9.0 output tokens/s (no TPOT target); q4_k_m "),
+        ("      service_class: batch\n", "0.04", "q4_k_m",
+         "offloading at q4_k_m, the largest allowed that makes the rate's 12.0 output tokens/s (no TPOT target); q4_k_m "),
         ("", "0.1", "q2_k", "offloading at q2_k, the fastest allowed: none meets TPOT <= 100 ms (10 tokens/s) at the "
                            "rate's 30.0 output tokens/s; q4_k_m 12.93 tokens/s alone, "),
     ],

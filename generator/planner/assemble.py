@@ -21,6 +21,7 @@ from generator.planner.batch_job import (
     pool_month_usd,
     request_seconds,
     runs_a_month,
+    served_rps,
     zero_pools,
 )
 from generator.planner.blocked import (
@@ -556,7 +557,7 @@ def _inference_details(
         # an encoder keeps no KV cache: its capacity's tokens are max_num_seqs x the context (newuser62 item 5)
         "kv_cache_tokens_per_replica": 0 if model.architecture.encoder_only else cap.kv_cache_tokens,
         "max_concurrency_per_replica": round(cap.max_concurrency, 2),
-        "requests_per_s_per_replica_max": round(shape.planned_requests_per_s, 3),
+        "requests_per_s_per_replica_max": round(shape.served_requests_per_s, 3),  # a job's not its deadline's share
         "requests_per_s_per_replica": round(rate, 3),
         "batch_per_replica": point.batch,
         "max_num_seqs": running,
@@ -1444,7 +1445,7 @@ def build_plan(
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
         if isinstance(dep, InferenceDeployment) and dep.inference.job:
             gpus_in = {name: part.candidate.gpus for name, part in zip(dep_pools, opt.pieces, strict=True)}
-            ran = (sustained_rps(opt), request_seconds(dep.inference, opt), gpus_in)
+            ran = (served_rps(opt), request_seconds(dep.inference, opt), gpus_in)
             run, said = job_details(dep.inference, ran, dep_pool_list, scaled_to_zero, details)
             details.update(run)
             reasons.append(said)

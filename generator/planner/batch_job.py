@@ -52,6 +52,15 @@ def run_hours(spec: InferenceSpec, sustained_rps: float, request_s: float = 0.0)
     return (spec.requests_per_run / sustained_rps + request_s) / 3600
 
 
+def served_rps(opt: Option) -> float:
+    """Requests a second a job's replicas serve together: each at its most, not its deadline's share.
+
+    Routed evenly over a split's parts, so its slowest replica's rate times them all.
+    """
+    rates = [(p.candidate.replicas, p.shape.served_requests_per_s) for p in opt.pieces if isinstance(p.shape, ReplicaShape)]
+    return sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0)
+
+
 def request_seconds(spec: InferenceSpec, opt: Option) -> float:
     """The last request's time in a run of ``spec`` on ``opt``'s replicas (the slowest part's where it is split).
 
@@ -60,6 +69,8 @@ def request_seconds(spec: InferenceSpec, opt: Option) -> float:
     between in proportion to the batch the run's requests fill (a decode step grows with its batch). 0 for a pooling
     job (one pass, in its rate) or a training job.
     """
+    if spec.pooling:  # one pass a request, in the rate (review69 item 2: the saturated queue's 60 s for an 85 ms pass)
+        return 0.0
     out = 0.0
     for piece in opt.pieces:
         if not isinstance(piece.shape, ReplicaShape):
@@ -103,7 +114,7 @@ def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = N
     """
     ran = filled or opt
     shape = ran.shape
-    rate = ran.candidate.replicas * shape.planned_requests_per_s if isinstance(shape, ReplicaShape) else None
+    rate = ran.candidate.replicas * shape.served_requests_per_s if isinstance(shape, ReplicaShape) else None
     busy = None if rate is None else _busy_hours(spec, rate, request_seconds(spec, ran))
     return opt if busy is None else opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
 
@@ -130,8 +141,7 @@ def job_split(provider: str, spec: InferenceSpec, opt: Option) -> Option:
     """
     if not spec.job or not any(billed_by_the_hour(provider, part.candidate) for part in opt.parts):
         return opt
-    rates = [(p.candidate.replicas, p.shape.planned_requests_per_s) for p in opt.parts if isinstance(p.shape, ReplicaShape)]
-    busy = _busy_hours(spec, sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0), request_seconds(spec, opt))
+    busy = _busy_hours(spec, served_rps(opt), request_seconds(spec, opt))
     if busy is None:
         return opt
     parts = tuple(
@@ -265,7 +275,8 @@ def job_findings(wl: Workload, pools: Sequence[Pool], deployments: Sequence[Depl
                 "renders no workload"
             )
             out.append(Finding("info", "batch-job-scales-to-zero", text, at))
-            out += _tight_deadline(dep.name, plan, slack_h, f"deployments[{i}].inference.deadline_hours")
+            if hours <= (dep.inference.deadline_hours or 0.0):  # a run past it is said by batch-job-deadline-missed
+                out += _tight_deadline(dep.name, plan, slack_h, f"deployments[{i}].inference.deadline_hours")
             continue
         always_on = sorted({n for p in mine for n in p.deployments} - jobs)
         if always_on:
@@ -303,10 +314,11 @@ def _between_runs(pools: Sequence[Pool]) -> str:
 
 
 def _deadline_missed(dep: InferenceDeployment, plan: DeploymentPlan, at: str) -> list[Finding]:
-    """A warning where a run outlasts its deadline: one request alone takes longer than the run may (review68 item 1).
+    """A warning where a run outlasts its deadline (review68 item 1): its last request alone takes longer.
 
-    The replicas are sized for the requests over the deadline; a request's own time (its TTFT and its output at the
-    TPOT) is not shortened by more of them, only by a faster decode or fewer output tokens a request.
+    The replicas are sized for the requests in the deadline less the last request's time at full load
+    (:func:`~generator.planner.inference.deadline_share`), so a run past it is one whose request alone takes the
+    deadline or more, which no replica added shortens.
     """
     hours, deadline = float(plan.details["hours_per_run"]), float(plan.details["deadline_hours"])
     if hours <= deadline:

@@ -8,6 +8,7 @@ does not import the plan's assembly.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from generator import catalog
@@ -113,19 +114,30 @@ def place_for_rate(
         return placed.placement.disk_bytes
 
     plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
-    slots = _rate_slots(loaded, index, plan, on, consts)
-    if slots is not None and slots.context_tokens > plan.placement.context_tokens:  # their requests' KV cache
-        tokens, first = slots.context_tokens, plan.weight_format.name
-        plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts, tokens), machine, wider, on_disk)
-        if plan.weight_format.name != first:  # of several allowed precisions, the slots' context moved the choice
-            slots = _rate_slots(loaded, index, plan, on, consts)
+    context = plan.placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed it)
+    slots = _rate_slots(loaded, index, plan, on, consts, context)
+    for _ in range(MAX_REPLACEMENTS):
+        if slots is None or slots.context_tokens <= plan.placement.context_tokens:
+            break
+        tokens = slots.context_tokens  # their requests' KV cache, placed as the model is
+        again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=tokens)
+        plan, on, spans = place_over_nodes(again, machine, wider, on_disk)
+        # the slots again on the placement planned: its prompt passes (review69 item 3: judged on the first placement,
+        # 207 slots were planned where the final one's prompts take 151% of the machine), or another precision
+        slots = _rate_slots(loaded, index, plan, on, consts, context)
     return plan, on, spans, slots
 
 
+#: Times the slots' KV cache may move the placement before the last one's slots are taken (each holds at least the last).
+MAX_REPLACEMENTS = 3
+
+
 def _rate_slots(
-    loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants
+    loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants, context: int
 ) -> StreamCapacity | None:
     """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
+
+    ``context``: a lone request's KV tokens (the first placement's), which the slots' cache holds at least.
 
     The requests' prompt passes take the machine from the slots' decode: each takes its prefill time (the weights held
     off the GPUs copied to them once a pass), so the slots must decode the demand in what is left of each second,
@@ -149,13 +161,12 @@ def _rate_slots(
             where,
         )
     alone = plan.cost.decode_tokens_per_s
-    if StreamCapacity(1, alone, alone, plan.placement.context_tokens, prompt_share=prompts).meets(demand):
+    if StreamCapacity(1, alone, alone, context, prompt_share=prompts).meets(demand):
         return None
     request = spec.avg_input_tokens + spec.avg_output_tokens
     slots = stream_capacity(
-        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
-        plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-        demand, plan.engine, prompts,
+        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context,
+        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request, demand, plan.engine, prompts,
     )  # fmt: skip
     if slots.meets(demand):
         return slots

@@ -102,16 +102,39 @@ class ReplicaShape(NamedTuple):
     margin: float = 1.0
     #: The share of one GPU a replica runs in (``kubernetes.gpu_sharing``), which it was sized against; None: whole GPUs.
     share: GpuShare | None = None
+    #: A batch job's: the share of its deadline its requests may take, the rest its last request's own time at full
+    #: load (:func:`deadline_share`); 1.0 for a service.
+    deadline_share: float = 1.0
 
     @property
-    def planned_requests_per_s(self) -> float:
-        """The rate a replica is planned at: its most within the SLOs, over the known gap's margin (newuser30 item 3).
+    def served_requests_per_s(self) -> float:
+        """The most a replica serves: its most within the SLOs, over the known gap's margin (newuser30 item 3).
 
         A purchase ranked on a rate every public run of the setup measured below (MI325X under vLLM: 1.07-1.57x
         over-predicted) could not be the cheapest that meets the SLOs; the gap's lowest ratio is what all of them
         agree on. The model's figures themselves (``max_point``) are not derated.
         """
         return self.max_point.requests_per_s / self.margin
+
+    @property
+    def planned_requests_per_s(self) -> float:
+        """The rate a replica is planned at: what it serves, of a batch job's its deadline's share (review69 item 1)."""
+        return self.served_requests_per_s * self.deadline_share
+
+
+def deadline_share(spec: InferenceSpec, point: OperatingPoint) -> float:
+    """The share of a batch job's deadline its requests may take: the run ends its last request's time after them.
+
+    That time at the replica's full load (its TTFT p95 and its output at the TPOT), an upper bound; replicas sized for
+    the requests in the rest finish the run within the deadline (review69 item 1: sized for the whole deadline, 6,448
+    replicas ran 24.03 h of 24). 1.0 for a service, a pooling job (one pass a request, in the rate), or where the
+    request alone takes the deadline or more, which no replica added shortens (batch-job-deadline-missed says so).
+    """
+    if not spec.job or spec.pooling or not spec.deadline_hours:
+        return 1.0
+    tail_s = point.ttft_s + spec.avg_output_tokens * point.tpot_s
+    deadline_s = spec.deadline_hours * 3600
+    return 1.0 - tail_s / deadline_s if tail_s < deadline_s else 1.0
 
 
 #: An operating point of one replica shape: at a batch, at its Little's-law rate, or at a lower rate given.
@@ -486,7 +509,17 @@ def replica_shapes(
     # (parallelism, memory, KV bits, best point, reason, max_num_seqs): :data:`_GpuShapes`
     arch = model.architecture
     margin = functools.partial(planning_margin, spec, hw.gpu, arch, fmt.name)
-    shapes = [ReplicaShape(hw, fmt, *shape, margin=margin(shape[3].batch, shape[0].tp), share=share) for shape in found]
+    shapes = [
+        ReplicaShape(
+            hw,
+            fmt,
+            *shape,
+            margin=margin(shape[3].batch, shape[0].tp),
+            share=share,
+            deadline_share=deadline_share(spec, shape[3]),
+        )
+        for shape in found
+    ]
     return shapes, list(blocked)
 
 

@@ -1019,6 +1019,10 @@ def _offloaded_format(
             error = exc
             continue
         cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
+        # its prompts at the -ub the plan would take it at (review69 item 4: judged at 512, run at 1,024)
+        there, cost, _ = larger_ubatch(
+            arch, fmt, kv_bits, machine, prompt_tokens, consts, (there, cost), decode_context_tokens, engine
+        )
         alone = cost.decode_tokens_per_s
         share = target.requests_per_s * cost.prefill_s  # the prompts' passes take the machine from decoding
         slots = StreamCapacity(1, alone, alone, context, prompt_share=share)

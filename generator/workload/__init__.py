@@ -167,17 +167,26 @@ def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
 
 #: Namespaces a workload's name may not take (it names the Kubernetes namespace its node pools' objects live in, and a
 #: render's ``kubectl delete -k`` deletes it): Kubernetes' own and those of what the cluster layer installs or relies
-#: on: the GPU Operator's, Config Connector's, Karpenter's (review68 item 4: a workload named cnrm-system rendered a
+#: on: the GPU Operator's, Config Connector's, Karpenter's, GKE's own and its Managed Service for Prometheus's
+#: (gmp-system, gmp-public: review69 item 7) (review68 item 4: a workload named cnrm-system rendered a
 #: Namespace of Config Connector's own). Kubernetes reserves the ``kube-`` prefix for its system namespaces
 #: (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/).
-RESERVED_NAMESPACES = frozenset({"default", "gpu-operator", "cnrm-system", "configconnector-operator-system", "karpenter"})
+RESERVED_NAMESPACES = frozenset(
+    {
+        "default", "gpu-operator", "cnrm-system", "configconnector-operator-system", "karpenter", "gmp-system",
+        "gmp-public", "gke-gmp-system", "gke-connect",
+    }
+)  # fmt: skip
+#: Prefixes of namespaces a platform reserves: Kubernetes' ``kube-``, GKE's ``gke-managed-`` (gke-managed-system).
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-managed-")
 
 
 def reserved_namespace(name: str) -> str | None:
     """Why a workload name is a namespace it may not take, or None."""
-    if not name.startswith("kube-") and name not in RESERVED_NAMESPACES:
+    prefix = next((p for p in RESERVED_NAMESPACE_PREFIXES if name.startswith(p)), None)
+    if prefix is None and name not in RESERVED_NAMESPACES:
         return None
-    whose = "reserved for Kubernetes' system namespaces (kube-)" if name.startswith("kube-") else "one the cluster uses"
+    whose = f"reserved for the platform's system namespaces ({prefix})" if prefix else "one the cluster uses"
     return (
         f"'{name}' names the Kubernetes namespace the workload's objects go in, and it is {whose}: deleting the "
         "workload's objects (kubectl delete -k) would delete it; choose another name"
