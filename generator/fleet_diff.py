@@ -282,6 +282,13 @@ def _check_plan(path: str, plan: Any) -> None:
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
             _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
+        # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
+        if pool.get("busy_hours_per_month") is not None:
+            _check_figure(path, f"plan.pools[{i}].busy_hours_per_month", pool["busy_hours_per_month"])
+        if not isinstance(pool.get("per_job", False), bool):
+            raise InputError(
+                f"{path}: not a specgen spec.json: 'plan.pools[{i}].per_job' must be true or false, got {short(pool['per_job'])}"
+            )
     if "racks" in plan:  # a spec.json from before the rack list has none (test_rack_layout)
         _require(path, "plan", plan, {"racks": (list,)})
         for i, rack in enumerate(plan["racks"]):

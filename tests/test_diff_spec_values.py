@@ -38,8 +38,13 @@ def _deployment_twice(plan: dict[str, Any]) -> None:
             lambda plan: plan["deployments"][0]["details"].update(hours_per_run="x"),
             "'plan.deployments[0].details.hours_per_run' must be a number from 0 to 10^12, got 'x'",
         ),
+        (
+            lambda plan: plan["pools"][0].update(busy_hours_per_month="x"),
+            "'plan.pools[0].busy_hours_per_month' must be a number from 0 to 10^12, got 'x'",
+        ),
+        (lambda plan: plan["pools"][0].update(per_job="yes"), "'plan.pools[0].per_job' must be true or false, got 'yes'"),
     ],
-    ids=["pool-twice", "deployment-twice", "provider-unknown", "hours-text"],
+    ids=["pool-twice", "deployment-twice", "provider-unknown", "hours-text", "busy-hours-text", "per-job-text"],
 )
 def test_diff_refuses_a_spec_json_value_no_plan_has(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[dict[str, Any]], None], said: str

@@ -218,7 +218,8 @@ def _slo_findings(
     """
     slo = effective_slo(spec)[0].slo
     defaulted = spec.slo.ttft_p95_ms is None, spec.slo.tpot_ms is None
-    tokens_per_s = speed.stream_tokens_per_s if isinstance(speed, StreamCapacity) else speed
+    # a slot's TPOT counts the prompt passes that pause its decode (review69 item 6)
+    tokens_per_s = speed.slot_tokens_per_s if isinstance(speed, StreamCapacity) else speed
     missed = []
     if slo.ttft_p95_ms is not None and ttft_s * 1000 > slo.ttft_p95_ms:
         target = "the interactive default" if defaulted[0] else "ttft_p95_ms"

@@ -183,10 +183,10 @@ def _rate_slots(
     raise InfeasibleError(
         f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s{_prompt_text(prompts, plan.cost.prefill_s, decode_demand)}; hardware.fixed makes at "
-        f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) ({why}; a KV "
-        f"cache of {slots.context_tokens:,} tokens{each} for requests of {request:,}; the weights read once a step for "
-        f"all of them, the CPU's arithmetic not counted, so at best): about {served:.3g} req/s; lower "
-        "requests_per_second, or plan bought hardware (without hardware.fixed)",
+        f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
+        f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
+        f"{request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, so at best): about "
+        f"{served:.3g} req/s; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
         where,
     )
 

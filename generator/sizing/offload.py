@@ -814,6 +814,11 @@ class StreamCapacity(NamedTuple):
         """Whether the slots make ``demand_tokens_per_s`` beside their requests' prompt passes."""
         return self.served_tokens_per_s >= demand_tokens_per_s
 
+    @property
+    def slot_tokens_per_s(self) -> float:
+        """Each slot's tokens/s over the whole time, its decode paused while a prompt pass runs (review69 item 6)."""
+        return self.stream_tokens_per_s * max(0.0, 1.0 - self.prompt_share)
+
 
 #: The most llama.cpp server slots looked at.
 MAX_STREAMS = 1024
@@ -1040,7 +1045,7 @@ def _offloaded_format(
         return o[2].meets(target.demand_tokens_per_s)
 
     def quick(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
-        return target.tpot_ms is None or o[2].stream_tokens_per_s * target.tpot_ms >= 1000
+        return target.tpot_ms is None or o[2].slot_tokens_per_s * target.tpot_ms >= 1000
 
     slotted = any(o[2].streams > 1 for o in offered)
     rate = f"the rate's {target.demand_tokens_per_s:.1f} output tokens/s"
