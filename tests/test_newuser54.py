@@ -211,3 +211,15 @@ def test_an_estimate_over_several_servers_takes_the_most_gpus_a_server_powers() 
     data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "qlora", "--gpu", "rtx-pro-6000-ws-96gb", "--gpus", "8")
     text = __import__("json").dumps(data)
     assert "8 GPUs on 4 x wrx90-workstation (2 GPUs each" in text and "4 GPUs each" not in text
+
+
+def test_sharding_the_state_over_the_gpus_given_is_offered_first() -> None:
+    """newuser70 item 5: a 70B LoRA on 8 H100 that does not fit at ZeRO 0 was offered parameter offload (its base in
+    host RAM, its PCIe copies not timed) or QLoRA, where --zero 3 alone fits on the GPUs given."""
+    setup = ("meta-llama/Llama-3.1-70B-Instruct", "--train", "lora", "--gpu", "h100-sxm5-80gb", "--gpus", "8")
+    result = estimate_json(*setup, "--seq-len", "4096", "--framework", "hf")
+    flags = [c["flags"] for c in result["capacity"]["fits_with"]]
+    (note,) = [n for n in result["notes"] if n.startswith("it fits with ")]
+    assert "--zero 3" in flags and note.startswith("it fits with --zero 3 (")
+    again = estimate_json(*setup, "--seq-len", "4096", "--framework", "hf", "--zero", "3")
+    assert again["capacity"]["fits"] and again["memory"]["per_gpu"]["total"] < 41 * 2**30
