@@ -6,6 +6,10 @@ Item 2: ``specgen diff`` of a training-only workload whose job moved from on-dem
 Item 1: a training step's causal attention was counted at ``hidden_size`` wide where its QK^T and PV run at
 ``heads x head_dim`` (Qwen3-30B-A3B: 2,048 against 32 x 128 = 4,096): a QLoRA step at 32k tokens was timed at
 4.165 s, less than its attention alone takes at FlashAttention-2's published 35% of the H100's peak (4.88 s).
+
+Item 3: ``training_dp_exposed_fraction`` was a documented tunable that changed nothing (``--set`` of it accepted, the
+step the same): the step exposes DP / ZeRO traffic only beyond what the compute hides, which the FSDP MFU rows support
+(half of it exposed makes every one of those groups worse). Removed: setting it is now refused as unknown.
 """
 
 from __future__ import annotations
@@ -95,3 +99,9 @@ def test_a_step_takes_at_least_its_attention(capsys: pytest.CaptureFixture[str],
     assert speed["tokens_per_step"] == 32768
     assert attention_s == pytest.approx(4.879, abs=1e-3)
     assert speed["step_time"]["compute_s"] > attention_s
+
+
+def test_the_dead_dp_exposed_fraction_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("estimate", "meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "8")
+    assert call_cli(tmp_path, (*args, "--zero", "3", "--set", "training_dp_exposed_fraction=0.9")) == 1
+    assert "unknown constant 'training_dp_exposed_fraction'" in capsys.readouterr().err

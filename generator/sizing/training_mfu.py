@@ -29,8 +29,12 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
   backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
 - **pipeline bubble**: ``(pp - 1) / (v microbatches + pp - 1)`` of the step is idle (``v``:
   ``training_pipeline_virtual_stages``);
-- **data parallelism**: the gradient traffic's time over the compute time (``dp_comm_ratio``, from the
-  planner's link model), of which ``training_dp_exposed_fraction`` is not hidden behind the backward pass.
+
+Data parallelism is no factor here: the step (:func:`generator.sizing.training_step.training_step`) times the DP /
+ZeRO traffic over its link and exposes what the compute cannot hide (:attr:`StepTime.dp_exposed_s
+<generator.sizing.training_step.StepTime.dp_exposed_s>`). A ``training_dp_exposed_fraction`` of that traffic (0.5) was
+a factor here that no caller fed (newuser70 item 3); exposing that share of ZeRO-2/3's traffic in the step makes every
+FSDP MFU group worse, so it was removed rather than wired (benchmarks/CALIBRATION.md, newuser70 entry).
 """
 
 from __future__ import annotations
@@ -92,7 +96,6 @@ class TrainingUtilisation:
     attention: float
     tensor_parallel: float
     pipeline: float
-    data_parallel: float
     peak: float
 
     @property
@@ -102,8 +105,8 @@ class TrainingUtilisation:
 
     @property
     def mfu(self) -> float:
-        """Model FLOPs per second over the dense peak."""
-        return self.compute * self.tensor_parallel * self.pipeline * self.data_parallel
+        """Model FLOPs per second over the dense peak, before the data-parallel traffic (timed by the step)."""
+        return self.compute * self.tensor_parallel * self.pipeline
 
 
 def training_utilisation(
@@ -118,7 +121,6 @@ def training_utilisation(
     microbatches: int = 1,
     tp_link_gbps: float = 0.0,
     dense_tflops: float = 0.0,
-    dp_comm_ratio: float = 0.0,
     attention_scale: float = 1.0,
     gemm_flops_per_param: float = FLOPS_PER_PARAM,
     recompute: bool = False,
@@ -165,8 +167,7 @@ def training_utilisation(
         tensor = 1.0 / (1.0 + consts.training_tp_exposed_fraction * comm_s / compute_s)
     virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages, microbatches)
     pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
-    data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
-    return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)
+    return TrainingUtilisation(gemm, attention, tensor, pipeline, consts.training_mfu)
 
 
 def attention_flops_per_token(num_layers: int, width: float, sequence_length: int, recompute: bool) -> float:

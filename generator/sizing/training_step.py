@@ -175,8 +175,12 @@ class StepTime:
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
-    #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None), or one gradient pass after the
-    #: last micro-batch's backward pass (ZeRO 0-1: :func:`training_step`).
+    #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None: ZeRO-2/3 and FSDP, whose per-layer
+    #: all-gathers are prefetched ahead of the layer's forward and backward and whose reduce-scatters follow each
+    #: layer's backward, so only what exceeds the busy time shows), or one gradient pass after the last micro-batch's
+    #: backward pass (ZeRO 0-1: :func:`training_step`). No fixed share of the traffic is exposed below that line: half
+    #: of it exposed makes every FSDP MFU group of the calibration worse (newuser70 item 3, benchmarks/CALIBRATION.md),
+    #: whose runs are the measurement of how much of it hides.
     dp_overlap_s: float | None = None
 
     @property
