@@ -10,6 +10,10 @@ Item 1: a training step's causal attention was counted at ``hidden_size`` wide w
 Item 3: ``training_dp_exposed_fraction`` was a documented tunable that changed nothing (``--set`` of it accepted, the
 step the same): the step exposes DP / ZeRO traffic only beyond what the compute hides, which the FSDP MFU rows support
 (half of it exposed makes every one of those groups worse). Removed: setting it is now refused as unknown.
+
+Item 4: a Megatron-LM pipeline layout is timed with the interleaved 1F1B schedule (``training_pipeline_virtual_stages``),
+which Megatron-LM runs only under ``--num-layers-per-virtual-pipeline-stage``; nothing in the plan, ``spec.json`` or
+the Ansible group vars said so. The plan's reasons, ``spec.json`` and the group vars now carry the schedule and flag.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from generator.planner.training import framework_attention_mfu
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.performance import training_attention_width
 from generator.sizing.training_mfu import attention_flops_per_token
-from tests.helpers import call_cli
+from tests.helpers import ansible_reader, call_cli
 
 TRAIN = """\
 version: 1
@@ -105,3 +109,44 @@ def test_the_dead_dp_exposed_fraction_is_refused(tmp_path: Path, capsys: pytest.
     args = ("estimate", "meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "8")
     assert call_cli(tmp_path, (*args, "--zero", "3", "--set", "training_dp_exposed_fraction=0.9")) == 1
     assert "unknown constant 'training_dp_exposed_fraction'" in capsys.readouterr().err
+
+
+PIPELINE = """\
+version: 1
+name: ft70b-pp
+deployments:
+  - name: ft70b
+    model: meta-llama/Llama-3.1-70B-Instruct
+    parallelism: {tp: 8, pp: 4}
+    training:
+      method: full
+      framework: megatron
+      sequence_length: 8192
+      global_batch_size: 64
+      dataset_tokens: 2000000000
+      epochs: 1
+      deadline_hours: 72
+hardware:
+  gpus: [h100-sxm5-80gb]
+  platforms: [dgx-h100]
+  provider: baremetal
+outputs: [ansible]
+"""
+
+
+def test_a_pipeline_says_the_interleaved_schedule_it_is_timed_with(tmp_path: Path) -> None:
+    (tmp_path / "pp.yaml").write_text(PIPELINE)
+    assert call_cli(tmp_path, ("render", "pp.yaml", "-o", "out")) == 0
+    spec = json.loads((tmp_path / "out" / "spec.json").read_text())
+    (job,) = [d for d in spec["plan"]["deployments"] if d["name"] == "ft70b"]
+    schedule = job["details"]["pipeline_schedule"]
+    # Llama 3.1 70B: 80 layers over PP4 = 20 a stage, split into the most chunks <= 8 that divide them: 5 of 4 layers
+    assert (schedule["virtual_stages"], schedule["layers_per_virtual_stage"]) == (5, 4)
+    assert schedule["megatron_args"] == "--num-layers-per-virtual-pipeline-stage 4"
+    # (p - 1) / (v m + p - 1) against (p - 1) / (m + p - 1): the bubble over the same work is v times smaller
+    assert schedule["plain_1f1b_pp_bubble_s"] == pytest.approx(5 * schedule["pp_bubble_s"], rel=1e-3)
+    assert schedule["pp_bubble_s"] == job["details"]["step_time"]["pp_bubble_s"]
+    assert any("--num-layers-per-virtual-pipeline-stage 4" in r for r in job["reasons"])
+    group_vars = ansible_reader().load(tmp_path / "out" / "ansible" / "group_vars" / "ft70b_h100_sxm5_80gb.yml")
+    (entry,) = [e for e in group_vars["specgen_deployments"] if e["name"] == "ft70b"]
+    assert entry["training"]["pipeline_schedule"]["megatron_args"] == "--num-layers-per-virtual-pipeline-stage 4"
