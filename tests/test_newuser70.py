@@ -150,3 +150,15 @@ def test_a_pipeline_says_the_interleaved_schedule_it_is_timed_with(tmp_path: Pat
     group_vars = ansible_reader().load(tmp_path / "out" / "ansible" / "group_vars" / "ft70b_h100_sxm5_80gb.yml")
     (entry,) = [e for e in group_vars["specgen_deployments"] if e["name"] == "ft70b"]
     assert entry["training"]["pipeline_schedule"]["megatron_args"] == "--num-layers-per-virtual-pipeline-stage 4"
+
+
+def test_the_estimate_says_the_schedule_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("estimate", "meta-llama/Llama-3.1-70B-Instruct", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "128")
+    layout = ("--tp", "8", "--pp", "8", "--zero", "0", "--micro-batch", "1", "--accumulation", "32", "--seq-len", "8192")
+    assert call_cli(tmp_path, (*args, *layout, "--framework", "megatron", "--gradient-checkpointing", "none", "--json")) == 0
+    speed = json.loads(capsys.readouterr().out)["training_speed"]
+    # 10 layers a stage: 5 chunks of 2; 32 micro-batches: bubble 7 / (5 x 32 + 7) of the step, plain 7 / (32 + 7)
+    schedule = speed["pipeline_schedule"]
+    assert (schedule["virtual_stages"], schedule["megatron_args"]) == (5, "--num-layers-per-virtual-pipeline-stage 2")
+    assert schedule["pp_bubble_s"] / speed["step_seconds"] == pytest.approx(7 / 167, rel=1e-3)
+    assert any("--num-layers-per-virtual-pipeline-stage 2" in note for note in speed["notes"])

@@ -206,7 +206,6 @@ if TYPE_CHECKING:
     from generator.planner.training import TrainingShape
     from generator.planner.training_chain import Sequenced, Turn
     from generator.sizing.training import TrainingSetup
-    from generator.sizing.training_step import StepTime
 
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
 DEVICE_PLUGIN = {
@@ -1069,34 +1068,6 @@ def _technique_details(setup: TrainingSetup) -> dict[str, Any]:
     return details
 
 
-def pipeline_schedule_details(step: StepTime) -> dict[str, Any]:
-    """The interleaved 1F1B schedule a pipeline layout's step is timed with, and the Megatron-LM argument that runs it."""
-    return {
-        "schedule": "interleaved-1f1b",
-        "virtual_stages": step.pipeline_virtual_stages,
-        "layers_per_virtual_stage": step.layers_per_virtual_stage,
-        "megatron_args": f"--num-layers-per-virtual-pipeline-stage {step.layers_per_virtual_stage}",
-        "pp_bubble_s": round(step.pp_bubble_s, 4),
-        "plain_1f1b_pp_bubble_s": round(step.plain_pp_bubble_s, 4),
-    }
-
-
-def pipeline_schedule_text(step: StepTime) -> str:
-    """The reason line of :func:`pipeline_schedule_details`: the schedule timed, the flag, and the bubble without it.
-
-    Megatron-LM runs plain 1F1B unless ``--num-layers-per-virtual-pipeline-stage`` is given (Narayanan et al.,
-    https://arxiv.org/abs/2104.04473 section 2.2.2; megatron/training/arguments.py).
-    """
-    v, layers = step.pipeline_virtual_stages, step.layers_per_virtual_stage
-    plain_total = step.total_s - step.pp_bubble_s + step.plain_pp_bubble_s
-    return (
-        f"pipeline schedule: interleaved 1F1B, {v} model chunks a GPU of {layers} layer(s) each (PP bubble "
-        f"{step.pp_bubble_s:.3f} s a step), which Megatron-LM runs only when launched with "
-        f"--num-layers-per-virtual-pipeline-stage {layers}; its default, plain 1F1B, idles {step.plain_pp_bubble_s:.3f} s "
-        f"a step (about {plain_total:.3f} s against {step.total_s:.3f} s): set it, the hours and cost here are timed with it"
-    )
-
-
 def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
     """What a job's paged optimizer is and where its states are sized (newuser25 item 3): ``paged_bytes`` of them."""
     from generator.sizing.frameworks import job_recipe
@@ -1127,7 +1098,13 @@ def _training_details(
     opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
-    from generator.planner.training_report import near_tie_text, step_split_text, training_runner_up
+    from generator.planner.training_report import (
+        near_tie_text,
+        pipeline_schedule_details,
+        pipeline_schedule_text,
+        step_split_text,
+        training_runner_up,
+    )
 
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
