@@ -53,6 +53,7 @@ from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
     decode_model,
     static_batch_seconds,
+    training_attention_width,
     training_flops_per_token,
     training_hours,
 )
@@ -228,6 +229,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     else:
         seq = row["sequence_length"]
         shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
+        shape["attention_width"] = training_attention_width(arch)
         mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape).mfu
     # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
     return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
@@ -295,6 +297,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         ep_replicas,
     )  # fmt: skip
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
+    if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size)
+        shape["attention_width"] = training_attention_width(arch)
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
     if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
@@ -348,6 +352,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
     masked = window_masked_layers([layer.window_tokens for layer in arch.layers], seq, row["framework"])
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], masked)
+    shape["attention_width"] = training_attention_width(arch)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)
     step = training_step(
         layout,

@@ -1181,9 +1181,13 @@ def capacity_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict
     a GKE node pool of spot VMs is another node pool (``<pool>-spot``), an AKS node pool's ``priority`` and an EKS
     managed node group's ``capacity_type`` force a new one, and a Karpenter NodePool's ``karpenter.sh/capacity-type``
     requirement is drift, which replaces each node.
+
+    Pools rented per job (``per_job``) are left out, as :func:`pool_replacements` leaves them (newuser70 item 2: a
+    training pool moved to spot raised a KeyError there): no node of theirs rests between runs, so none is created
+    again; the pool's row still says its move (``on-demand → spot``, :func:`_pool_status`).
     """
-    old_pools = {p["name"]: p for p in old["pools"]}
-    new_pools = {p["name"]: p for p in new["pools"]}
+    old_pools = {p["name"]: p for p in old["pools"] if p.get("per_job") is not True}
+    new_pools = {p["name"]: p for p in new["pools"] if p.get("per_job") is not True}
     out = {}
     for name in sorted(set(old_pools) & set(new_pools)):
         a, b = old_pools[name], new_pools[name]

@@ -30,7 +30,7 @@ from generator.planner.training_comm import (
     shared_dp_gbps,
     step_links,
 )
-from generator.planner.training_report import step_split_text
+from generator.planner.training_report import pipeline_schedule_details, pipeline_schedule_text, step_split_text
 from generator.sizing.frameworks import TORCHTUNE_ADAPTER_NOTE, TRAINER_SPEED_NOTE, framework_profile
 from generator.sizing.performance import training_flops_per_token
 from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
@@ -313,6 +313,9 @@ def training_speed(
         "not_counted": _not_counted(model, setup, layout.world, gpu),
         "notes": speed_notes(model, setup, expert_parallel),
     }
+    if step.pipeline_virtual_stages > 1:  # the interleaved schedule timed, which Megatron-LM leaves off (newuser70 item 4)
+        out["pipeline_schedule"] = pipeline_schedule_details(step)
+        out["notes"] = [*out["notes"], pipeline_schedule_text(step)]
     if step.offload_s or step.offload_link_s:
         out["cpu_offload"] = {
             "host": offload_host_text(gpu, layout.world),

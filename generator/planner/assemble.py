@@ -1099,7 +1099,13 @@ def _training_details(
     opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
-    from generator.planner.training_report import near_tie_text, step_split_text, training_runner_up
+    from generator.planner.training_report import (
+        near_tie_text,
+        pipeline_schedule_details,
+        pipeline_schedule_text,
+        step_split_text,
+        training_runner_up,
+    )
 
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
@@ -1181,6 +1187,9 @@ def _training_details(
             f"{'sequence' if shape.global_batch_size == 1 else 'sequences'} per step"
         )
         reasons.append(step_split_text(comm, shape.par.tp, shape.par.pp, setup.data_parallel))
+        if step.pipeline_virtual_stages > 1:  # newuser70 item 4: the schedule timed, which Megatron-LM leaves off
+            details["pipeline_schedule"] = pipeline_schedule_details(step)
+            reasons.append(pipeline_schedule_text(step))
         if opt.candidate.nodes > 1:
             reasons.append(
                 f"data parallel across {opt.candidate.nodes} nodes sends {comm.bytes_per_gpu / 1e9:.2f} GB per GPU per step over "

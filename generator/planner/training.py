@@ -24,7 +24,13 @@ from generator.sizing.frameworks import (
     window_masked_layers,
 )
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
-from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.performance import (
+    accelerator_for,
+    gpus_for_deadline,
+    training_attention_width,
+    training_flops_per_token,
+    training_hours,
+)
 from generator.sizing.precision import weight_format
 from generator.sizing.training import (
     TrainingMemory,
@@ -235,6 +241,7 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "masked_square_layers": window_masked_layers(
             [layer.window_tokens for layer in arch.layers], spec.sequence_length, spec.framework
         ),
+        "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
     }
 
 

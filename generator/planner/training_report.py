@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from generator.planner.option import Option
 from generator.planner.plan import Finding
 from generator.planner.tco import acquired_as, month_run_usd, run_usd
@@ -26,6 +28,34 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
 )
 
 NEAR_TIE_PERCENT = f"{NEAR_TIE_FRACTION:.0%}"
+
+
+def pipeline_schedule_details(step: StepTime) -> dict[str, Any]:
+    """The interleaved 1F1B schedule a pipeline layout's step is timed with, and the Megatron-LM argument that runs it."""
+    return {
+        "schedule": "interleaved-1f1b",
+        "virtual_stages": step.pipeline_virtual_stages,
+        "layers_per_virtual_stage": step.layers_per_virtual_stage,
+        "megatron_args": f"--num-layers-per-virtual-pipeline-stage {step.layers_per_virtual_stage}",
+        "pp_bubble_s": round(step.pp_bubble_s, 4),
+        "plain_1f1b_pp_bubble_s": round(step.plain_pp_bubble_s, 4),
+    }
+
+
+def pipeline_schedule_text(step: StepTime) -> str:
+    """The reason line of :func:`pipeline_schedule_details`: the schedule timed, the flag, and the bubble without it.
+
+    Megatron-LM runs plain 1F1B unless ``--num-layers-per-virtual-pipeline-stage`` is given (Narayanan et al.,
+    https://arxiv.org/abs/2104.04473 section 2.2.2; megatron/training/arguments.py).
+    """
+    v, layers = step.pipeline_virtual_stages, step.layers_per_virtual_stage
+    plain_total = step.total_s - step.pp_bubble_s + step.plain_pp_bubble_s
+    return (
+        f"pipeline schedule: interleaved 1F1B, {v} model chunks a GPU of {layers} layer(s) each (PP bubble "
+        f"{step.pp_bubble_s:.3f} s a step), which Megatron-LM runs only when launched with "
+        f"--num-layers-per-virtual-pipeline-stage {layers}; its default, plain 1F1B, idles {step.plain_pp_bubble_s:.3f} s "
+        f"a step (about {plain_total:.3f} s against {step.total_s:.3f} s): set it, the hours and cost here are timed with it"
+    )
 
 
 def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:

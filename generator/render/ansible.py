@@ -342,6 +342,8 @@ TRAINING_LAYOUT_KEYS = (
     "lora_rank",
     "lora_dropout",
     "lora_target_modules",
+    # the interleaved pipeline schedule the step is timed with and its Megatron-LM argument (newuser70 item 4)
+    "pipeline_schedule",
 )
 
 

@@ -48,7 +48,6 @@ class Constants(NamedTuple):
     training_attention_mfu: float = 0.15
     training_goodput: float = 0.9
     training_tp_exposed_fraction: float = 0.25
-    training_dp_exposed_fraction: float = 0.5
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
     nf4_dequant_bandwidth_efficiency: float = 0.3
@@ -276,10 +275,6 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Model chunks per GPU of an interleaved 1F1B pipeline schedule (1: plain 1F1B); the bubble shrinks by this factor.",
         "Narayanan et al., interleaved schedule, bubble (p - 1) / (v m) (https://arxiv.org/abs/2104.04473 section 2.2.2; "
         "Megatron-LM --num-layers-per-virtual-pipeline-stage); fitted with the training rows (--fit-training)",
-    ),
-    "training_dp_exposed_fraction": (
-        "Share of a training step's data-parallel gradient communication not hidden behind the backward pass.",
-        "DDP/ZeRO bucket gradients behind the backward pass (https://arxiv.org/abs/2006.15704); planning value, half hidden",
     ),
     "allreduce_latency_nvlink_s": (
         "Fixed latency of one small all-reduce inside an NVLink / NVSwitch domain.",
@@ -693,7 +688,6 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "training_attention_mfu",
             "training_goodput",
             "training_tp_exposed_fraction",
-            "training_dp_exposed_fraction",
             "nf4_dequant_bandwidth_efficiency",
             "psu_efficiency",
             "ddr_bandwidth_efficiency",

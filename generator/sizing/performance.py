@@ -589,6 +589,16 @@ def _prompt_pair_flops(arch: Architecture) -> int:
     return sum(layer_prompt_pair_flops(arch, layer) for layer in arch.layers)
 
 
+def training_attention_width(arch: Architecture) -> float:
+    """The width a training step's attention runs at, a layer's mean: its (query, key) pair's FLOPs over four.
+
+    ``heads x head_dim`` for MHA / GQA (QK^T and PV, ``2 x heads x head_dim`` each), MLA's query-key and value widths
+    (:func:`layer_prompt_pair_flops`), which ``hidden_size`` is not where heads x head_dim differs from it (newuser70
+    item 1: Qwen3-30B-A3B 32 x 128 = 4,096 against hidden 2,048; Qwen3-32B 8,192 against 5,120; Gemma).
+    """
+    return _prompt_pair_flops(arch) / (4 * max(1, arch.num_layers))
+
+
 def layer_prompt_pair_flops(arch: Architecture, layer: Layer) -> int:
     """FLOPs of one (query, key) pair of a prompt in one layer: QK^T and PV, ``2 x heads x width`` each.
 

@@ -12,8 +12,9 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
   llm-foundry's A100 table loses less from its 7B to its 760M model at 2,048 tokens, 11.5%, than its H100 table, 18-25%;
   "Data Movement Is All You Need", https://arxiv.org/abs/2007.00072, finds a transformer's training step bound by
   such data movement, its normalizations and element-wise operators, not its GEMMs);
-- **attention share**: causal attention adds ``6 L h s`` FLOPs per token (scores and values,
-  forward and backward, half the square masked; ``8 L h s`` when full checkpointing recomputes the forward) that
+- **attention share**: causal attention adds ``6 L w s`` FLOPs per token (scores and values,
+  forward and backward, half the square masked; ``8 L w s`` when full checkpointing recomputes the forward; ``w`` the
+  attention's width, ``heads x head_dim``, which is not the hidden size in every model) that
   ``6 N`` does not count, whatever the method (a LoRA backward still computes the attention's input gradients:
   only the frozen weights' gradients are skipped), run by FlashAttention
   kernels at ``training_attention_mfu`` of the peak (below the GEMMs' rate at long sequences), fitted on
@@ -28,8 +29,12 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
   backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
 - **pipeline bubble**: ``(pp - 1) / (v microbatches + pp - 1)`` of the step is idle (``v``:
   ``training_pipeline_virtual_stages``);
-- **data parallelism**: the gradient traffic's time over the compute time (``dp_comm_ratio``, from the
-  planner's link model), of which ``training_dp_exposed_fraction`` is not hidden behind the backward pass.
+
+Data parallelism is no factor here: the step (:func:`generator.sizing.training_step.training_step`) times the DP /
+ZeRO traffic over its link and exposes what the compute cannot hide (:attr:`StepTime.dp_exposed_s
+<generator.sizing.training_step.StepTime.dp_exposed_s>`). A ``training_dp_exposed_fraction`` of that traffic (0.5) was
+a factor here that no caller fed (newuser70 item 3); exposing that share of ZeRO-2/3's traffic in the step makes every
+FSDP MFU group worse, so it was removed rather than wired (benchmarks/CALIBRATION.md, newuser70 entry).
 """
 
 from __future__ import annotations
@@ -46,8 +51,9 @@ TP_WIRE_BYTES = 2
 TP_ALLREDUCES_PER_LAYER = 4
 #: Dense FLOPs per token of one layer's weights per parameter in forward + backward.
 FLOPS_PER_PARAM = 6.0
-#: Causal attention FLOPs per token, layer, hidden unit and sequence position: forward 2 (scores and values, half the
-#: square masked), backward 4 (twice the forward: the gradients of the queries, keys and values).
+#: Causal attention FLOPs per token, layer, unit of attention width (heads x head_dim) and sequence position: forward
+#: 2 (scores and values, half the square masked), backward 4 (twice the forward: the gradients of the queries, keys
+#: and values).
 ATTENTION_FLOPS_FORWARD = 2.0
 ATTENTION_FLOPS_BACKWARD = 4.0
 
@@ -90,7 +96,6 @@ class TrainingUtilisation:
     attention: float
     tensor_parallel: float
     pipeline: float
-    data_parallel: float
     peak: float
 
     @property
@@ -100,8 +105,8 @@ class TrainingUtilisation:
 
     @property
     def mfu(self) -> float:
-        """Model FLOPs per second over the dense peak."""
-        return self.compute * self.tensor_parallel * self.pipeline * self.data_parallel
+        """Model FLOPs per second over the dense peak, before the data-parallel traffic (timed by the step)."""
+        return self.compute * self.tensor_parallel * self.pipeline
 
 
 def training_utilisation(
@@ -116,13 +121,13 @@ def training_utilisation(
     microbatches: int = 1,
     tp_link_gbps: float = 0.0,
     dense_tflops: float = 0.0,
-    dp_comm_ratio: float = 0.0,
     attention_scale: float = 1.0,
     gemm_flops_per_param: float = FLOPS_PER_PARAM,
     recompute: bool = False,
     attention_mfu: float | None = None,
     operator_bytes_scale: float = 1.0,
     masked_square_layers: int = 0,
+    attention_width: float | None = None,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
@@ -139,7 +144,9 @@ def training_utilisation(
     byte over the reference GPU's (:func:`generator.planner.training.operator_bytes_scale`), the factor on
     ``training_gemm_half_hidden``; 1 on the reference. ``masked_square_layers``: layers whose attention computes the
     whole square of positions under an explicit mask (:func:`generator.sizing.frameworks.window_masked_layers`), each
-    counted twice.
+    counted twice. ``attention_width``: the width the attention's QK^T and PV run at
+    (:func:`generator.sizing.performance.training_attention_width`, ``heads x head_dim``); None: ``hidden_size``, a
+    model whose heads span it.
     """
     gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden * operator_bytes_scale)
     # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
@@ -148,7 +155,8 @@ def training_utilisation(
     if attention_mfu is None:
         attention_mfu = consts.training_attention_mfu * attention_scale
     attention_layers = num_layers + masked_square_layers
-    attention_time = attention_flops_per_token(attention_layers, hidden_size, sequence_length, recompute) / attention_mfu
+    width = hidden_size if attention_width is None else attention_width
+    attention_time = attention_flops_per_token(attention_layers, width, sequence_length, recompute) / attention_mfu
     attention = gemm_time / (gemm_time + attention_time)
     tensor = 1.0
     if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:
@@ -159,11 +167,13 @@ def training_utilisation(
         tensor = 1.0 / (1.0 + consts.training_tp_exposed_fraction * comm_s / compute_s)
     virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages, microbatches)
     pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
-    data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
-    return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)
+    return TrainingUtilisation(gemm, attention, tensor, pipeline, consts.training_mfu)
 
 
-def attention_flops_per_token(num_layers: int, hidden_size: int, sequence_length: int, recompute: bool) -> float:
-    """Causal attention FLOPs per token of a training step: forward, backward, and the recomputed forward if any."""
+def attention_flops_per_token(num_layers: int, width: float, sequence_length: int, recompute: bool) -> float:
+    """Causal attention FLOPs per token of a training step: forward, backward, and the recomputed forward if any.
+
+    ``width``: the attention's ``heads x head_dim`` (:func:`generator.sizing.performance.training_attention_width`).
+    """
     per_position = ATTENTION_FLOPS_FORWARD * (2 if recompute else 1) + ATTENTION_FLOPS_BACKWARD
-    return per_position * num_layers * hidden_size * sequence_length
+    return per_position * num_layers * width * sequence_length

@@ -175,9 +175,19 @@ class StepTime:
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
-    #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None), or one gradient pass after the
-    #: last micro-batch's backward pass (ZeRO 0-1: :func:`training_step`).
+    #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None: ZeRO-2/3 and FSDP, whose per-layer
+    #: all-gathers are prefetched ahead of the layer's forward and backward and whose reduce-scatters follow each
+    #: layer's backward, so only what exceeds the busy time shows), or one gradient pass after the last micro-batch's
+    #: backward pass (ZeRO 0-1: :func:`training_step`). No fixed share of the traffic is exposed below that line: half
+    #: of it exposed makes every FSDP MFU group of the calibration worse (newuser70 item 3, benchmarks/CALIBRATION.md),
+    #: whose runs are the measurement of how much of it hides.
     dp_overlap_s: float | None = None
+    #: The pipeline schedule the bubble is timed with: model chunks a GPU runs (1: plain 1F1B; more: interleaved 1F1B,
+    #: Megatron-LM's ``--num-layers-per-virtual-pipeline-stage``, off by default), the layers of each, and the bubble
+    #: plain 1F1B would have on the same work (newuser70 item 4: the plan never said which schedule it timed).
+    pipeline_virtual_stages: int = 1
+    layers_per_virtual_stage: int = 0
+    plain_pp_bubble_s: float = 0.0
 
     @property
     def _busy_s(self) -> float:
@@ -318,6 +328,8 @@ def training_step(
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
     bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
+    plain = pipeline_bubble_fraction(layout.pp, layout.accumulation)
+    plain_bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * plain / (1 - plain)
     dp_latency_s = dp_calls * links.dp_latency_s
     # ZeRO 0-1 reduce the gradients once, bucket by bucket as the last micro-batch's backward pass makes them
     # (newuser51 item 3: every micro-batch's compute was counted as hiding them)
@@ -354,6 +366,9 @@ def training_step(
         offload_bytes=host.bytes.link_bytes,
         expert_alltoall_s=a2a_s,
         expert_alltoall_bytes=a2a_bytes,
+        pipeline_virtual_stages=virtual if layout.pp > 1 else 1,
+        layers_per_virtual_stage=num_layers // (layout.pp * virtual) if layout.pp > 1 else 0,
+        plain_pp_bubble_s=plain_bubble_s,
     )
 
 
