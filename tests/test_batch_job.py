@@ -483,7 +483,9 @@ def test_a_run_takes_its_last_request_s_own_time(tmp_path: Path, requests: int, 
     point = job.details
     request_s = point["request_s"]
     assert request_s > 8000 * 0.004  # 8,000 tokens at no less than 4 ms each on one H100 (16 GB of weights a step)
-    rate = float(re.search(r"at the ([0-9.]+) req/s its replicas sustain", "\n".join(job.reasons))[1])  # type: ignore[index]
+    found = re.search(r"at the ([0-9.]+) req/s its replicas sustain", "\n".join(job.reasons))
+    assert found is not None
+    rate = float(found[1])
     assert point["hours_per_run"] == pytest.approx((requests / rate + request_s) / 3600, rel=1e-3)
     said = [f for f in plan.findings if f.code == "batch-job-deadline-missed"]
     assert bool(said) is missed
