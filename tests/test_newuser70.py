@@ -19,11 +19,14 @@ the Ansible group vars said so. The plan's reasons, ``spec.json`` and the group 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from generator.api import plan_file
 from generator.catalog import find_gpu, find_model
+from generator.errors import InfeasibleError
 from generator.planner.training import framework_attention_mfu
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.performance import training_attention_width
@@ -162,3 +165,22 @@ def test_the_estimate_says_the_schedule_too(tmp_path: Path, capsys: pytest.Captu
     assert (schedule["virtual_stages"], schedule["megatron_args"]) == (5, "--num-layers-per-virtual-pipeline-stage 2")
     assert schedule["pp_bubble_s"] / speed["step_seconds"] == pytest.approx(7 / 167, rel=1e-3)
     assert any("--num-layers-per-virtual-pipeline-stage 2" in note for note in speed["notes"])
+
+
+def test_a_deadline_no_data_parallel_width_meets_is_refused_as_the_deadline(tmp_path: Path) -> None:
+    """newuser70 item 6: a 70B full fine-tune in 8 h needs DP92 where its global batch of 64 allows 64; the refusal
+    named no deadline and led with 'a GPU with more memory', which the H200 (the H100's compute) would not help."""
+    path = tmp_path / "ft.yaml"
+    path.write_text(
+        "version: 1\nname: ft70b\ndeployments:\n  - name: ft70b\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    training:\n      method: full\n      framework: deepspeed\n      sequence_length: 8192\n"
+        "      global_batch_size: 64\n      dataset_tokens: 2000000000\n      epochs: 1\n      deadline_hours: 8\n"
+        "hardware:\n  gpus: [h100-sxm5-80gb, h200-sxm-141gb]\n  provider: aws\noutputs: [terraform]\n"
+    )
+    with pytest.raises(InfeasibleError) as refused:
+        plan_file(str(path))
+    said = str(refused.value)
+    assert re.search(r"TP1 ZeRO-3: the 8 h deadline needs DP\d+, more ranks than the global batch of 64 sequences", said)
+    unblock = said[said.index("to unblock: ") :]
+    assert unblock.startswith("to unblock: for the global batch of 64: ") and "more memory" not in unblock
+    assert "for the deadline: a later deadline_hours" in unblock

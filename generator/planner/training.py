@@ -717,7 +717,14 @@ def _shapes_at(
                 )
                 continue
             if dp is None:
-                blocked.append(f"{name} ZeRO-{zero}: DP{found} is {MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences")
+                # newuser70 item 6: where the window set the ranks, say so (it read as a memory or batch problem alone)
+                # ("the 8 h deadline needs DP92, ...": DEADLINE_NEEDS, which the refusal's advice reads)
+                needed = f"{window_text} needs " if found == deadline_dp > 1 and window_text else ""
+                blocked.append(
+                    f"{name} ZeRO-{zero}: {needed}DP{found}"
+                    + (", " if needed else " is ")
+                    + f"{MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences"
+                )
                 continue
             splits: dict[int, tuple[int, int, StepTime] | str] = {}
             # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
