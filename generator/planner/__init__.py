@@ -264,7 +264,7 @@ def _unblock_hint(
     # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
     deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
     if deadline_only:
-        general = "to unblock"
+        general = ""
     batch = training.global_batch_size
     if batch is not None and any(MORE_RANKS_THAN_BATCH in b.why for b in blocked):
         # the fewest GPUs that hold the job are more data-parallel ranks than the batch has sequences
@@ -288,8 +288,8 @@ def _unblock_hint(
     if any(b.code == NO_GPU_FABRIC for b in blocked):
         # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
         general += f"; {NETWORK_HINT}"
-    if deadline_only:
-        general = general.replace("to unblock; for ", "to unblock: for ", 1)
+    if deadline_only:  # the parts added above, each after "; "
+        general = "to unblock: " + general.removeprefix("; ")
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
