@@ -14,7 +14,7 @@ from generator.circuit_diff import check_circuits, load_text, rack_load, supply_
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
-from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS
+from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.units import HOURS_PER_MONTH
@@ -172,13 +172,14 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
 PROVIDERS = ("aws", "azure", "baremetal", "gcp")
 
 
-def _unique(path: str, where: str, name: Any, earlier: list[Any]) -> None:
-    """Raise InputError where a pool's or deployment's name is given again.
+def _unique(path: str, where: str, name: str, seen: set[str]) -> None:
+    """Raise InputError where a pool's or deployment's name is given again (``seen``: those before it, kept here).
 
     review68 item 3: a pool listed twice read as "No change to the fleet".
     """
-    if name in earlier:
+    if name in seen:
         raise InputError(f"{path}: not a specgen spec.json: '{where}' {short(name)} is given twice")
+    seen.add(name)
 
 
 #: More than any fleet's nodes, GPUs, watts or dollars: a larger figure is not a plan's (a spec.json may come from anyone).
@@ -275,9 +276,10 @@ def _check_plan(path: str, plan: Any) -> None:
         _require(path, "plan", plan, {"constants": (dict,)})
         for key in CONSTANT_NAMES & set(plan["constants"]):
             _check_figure(path, f"plan.constants.{key}", plan["constants"][key])
+    pool_names: set[str] = set()
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
-        _unique(path, f"plan.pools[{i}].name", pool["name"], [p.get("name") for p in plan["pools"][:i] if isinstance(p, dict)])
+        _unique(path, f"plan.pools[{i}].name", pool["name"], pool_names)
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
@@ -297,10 +299,11 @@ def _check_plan(path: str, plan: Any) -> None:
             for j, share in enumerate(rack["pools"]):
                 _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
         check_circuits(path, plan)
+    deployment_names: set[str] = set()
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
-        _unique(path, f"{where}.name", dep["name"], [d.get("name") for d in plan["deployments"][:i] if isinstance(d, dict)])
+        _unique(path, f"{where}.name", dep["name"], deployment_names)
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
         details = dep.get("details")
@@ -364,13 +367,11 @@ def _runs_only(plan: dict[str, Any]) -> dict[str, Any]:
     Read off its pools (rented per training run, ``per_job``; or batch jobs' hours, ``busy_hours_per_month``), as
     the planner's ``runs_only_*`` totals count them, so that a spec.json written before them reads the same.
     """
-    resting = [p for p in plan["pools"] if p.get("per_job") is True or _plan_figure(p.get("busy_hours_per_month")) is not None]
-    figures = (
-        sum(p["nodes"] * p["node"]["gpus"] for p in resting),
-        sum(p["nodes"] for p in resting),
-        sum(p["power_w"] for p in resting),
+    return runs_only_figures(
+        (p["node"]["gpus"], p["nodes"], p["power_w"])
+        for p in plan["pools"]
+        if p.get("per_job") is True or _plan_figure(p.get("busy_hours_per_month")) is not None
     )
-    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
 
 
 def minimum_nodes(row: dict[str, Any]) -> Any:

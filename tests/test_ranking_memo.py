@@ -20,9 +20,8 @@ from generator.planner.candidates import (
     on_shared_servers,
     ranking_candidate,
     ranking_key,
-    sustained_rps,
 )
-from generator.planner.option import Option
+from generator.planner.option import Option, sustained_rps
 from generator.render import deployed
 from generator.render.env import to_json
 from generator.sizing.constants import with_overrides

@@ -21,7 +21,6 @@ from generator.planner.batch_job import (
     pool_month_usd,
     request_seconds,
     runs_a_month,
-    served_rps,
     zero_pools,
 )
 from generator.planner.blocked import (
@@ -41,7 +40,6 @@ from generator.planner.candidates import (
     replica_host_count,
     replicas_held,
     shared_gpus_held,
-    sustained_rps,
 )
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
@@ -82,7 +80,7 @@ from generator.planner.online_quantization import (
     served_file_bytes,
     unserved_precision_findings,
 )
-from generator.planner.option import Option, pool_labels
+from generator.planner.option import Option, pool_labels, sustained_rps
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
 from generator.planner.owned_build import (
     build_assumed,
@@ -1454,7 +1452,7 @@ def build_plan(
             details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
         if isinstance(dep, InferenceDeployment) and dep.inference.job:
             gpus_in = {name: part.candidate.gpus for name, part in zip(dep_pools, opt.pieces, strict=True)}
-            ran = (served_rps(opt), request_seconds(dep.inference, opt), gpus_in)
+            ran = (sustained_rps(opt, served=True), request_seconds(dep.inference, opt), gpus_in)
             run, said = job_details(dep.inference, ran, dep_pool_list, scaled_to_zero, details)
             details.update(run)
             reasons.append(said)

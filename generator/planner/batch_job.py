@@ -16,7 +16,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from generator.planner.inference import ReplicaShape
+from generator.planner.inference import ReplicaShape, request_seconds_at
+from generator.planner.option import sustained_rps
 from generator.planner.plan import Candidate, DeploymentPlan, Finding, Pool
 from generator.planner.tco import billed_by_the_hour
 from generator.units import HOURS_PER_MONTH, figure_text, hours_text, usd_text
@@ -40,25 +41,16 @@ def runs_a_month(spec: InferenceSpec) -> float:
     return spec.runs_per_month or 1.0
 
 
-def run_hours(spec: InferenceSpec, sustained_rps: float, request_s: float = 0.0) -> float | None:
-    """Hours one run of a batch job takes on replicas sustaining ``sustained_rps`` together; None for a service.
+def run_hours(spec: InferenceSpec, replicas_rps: float, request_s: float = 0.0) -> float | None:
+    """Hours one run of a batch job takes on replicas sustaining ``replicas_rps`` together; None for a service.
 
     Its requests over that rate, and the last one's own time after it starts (``request_s``: :func:`request_seconds`):
     a run takes one request's time at least, which no replica added shortens (review68 item 1: one request of 8,000
     output tokens was said to run in 0.38 s, where it decodes for 45.8 s at the plan's TPOT).
     """
-    if spec.requests_per_run is None or sustained_rps <= 0:
+    if spec.requests_per_run is None or replicas_rps <= 0:
         return None
-    return (spec.requests_per_run / sustained_rps + request_s) / 3600
-
-
-def served_rps(opt: Option) -> float:
-    """Requests a second a job's replicas serve together: each at its most, not its deadline's share.
-
-    Routed evenly over a split's parts, so its slowest replica's rate times them all.
-    """
-    rates = [(p.candidate.replicas, p.shape.served_requests_per_s) for p in opt.pieces if isinstance(p.shape, ReplicaShape)]
-    return sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0)
+    return (spec.requests_per_run / replicas_rps + request_s) / 3600
 
 
 def request_seconds(spec: InferenceSpec, opt: Option) -> float:
@@ -76,7 +68,7 @@ def request_seconds(spec: InferenceSpec, opt: Option) -> float:
         if not isinstance(piece.shape, ReplicaShape):
             continue
         point = piece.shape.max_point
-        full = point.ttft_s + spec.avg_output_tokens * point.tpot_s
+        full = request_seconds_at(spec, point)
         filled = min(1.0, (spec.requests_per_run or 0) / max(1, piece.candidate.replicas * point.batch))
         lone = point.lone_request_s or full
         out = max(out, lone + (full - lone) * filled)
@@ -113,15 +105,15 @@ def _with_busy_hours(opt: Option, spec: InferenceSpec, filled: Option | None = N
     Its running cost a month falls with its hours (review66 item 3: opex stayed at 730 h beside the runs' month).
     """
     ran = filled or opt
-    shape = ran.shape
-    rate = ran.candidate.replicas * shape.served_requests_per_s if isinstance(shape, ReplicaShape) else None
-    busy = None if rate is None else _busy_hours(spec, rate, request_seconds(spec, ran))
+    if not isinstance(ran.shape, ReplicaShape):
+        return opt
+    busy = _busy_hours(spec, sustained_rps(ran, served=True), request_seconds(spec, ran))
     return opt if busy is None else opt._replace(candidate=_at_busy_hours(opt.candidate, busy))
 
 
-def _busy_hours(spec: InferenceSpec, sustained_rps: float, request_s: float) -> float | None:
-    """Hours a month a batch job's runs take on replicas sustaining ``sustained_rps`` (a run's to the places stated)."""
-    hours = run_hours(spec, sustained_rps, request_s)
+def _busy_hours(spec: InferenceSpec, replicas_rps: float, request_s: float) -> float | None:
+    """Hours a month a batch job's runs take on replicas sustaining ``replicas_rps`` (a run's to the places stated)."""
+    hours = run_hours(spec, replicas_rps, request_s)
     return None if hours is None else min(HOURS_PER_MONTH, round(hours, HOURS_PLACES) * runs_a_month(spec))
 
 
@@ -141,7 +133,7 @@ def job_split(provider: str, spec: InferenceSpec, opt: Option) -> Option:
     """
     if not spec.job or not any(billed_by_the_hour(provider, part.candidate) for part in opt.parts):
         return opt
-    busy = _busy_hours(spec, served_rps(opt), request_seconds(spec, opt))
+    busy = _busy_hours(spec, sustained_rps(opt, served=True), request_seconds(spec, opt))
     if busy is None:
         return opt
     parts = tuple(
@@ -198,8 +190,8 @@ def job_details(
     (:func:`nodes_run`), the others their month (its share of a pool by the GPUs it uses there); ``details``: its
     figures so far (its month, ``usd_per_month``, as every service's), which a job on no scaled pool keeps.
     """
-    sustained_rps, request_s, gpus = ran
-    hours = round(run_hours(spec, sustained_rps, request_s) or 0.0, HOURS_PLACES)  # the figure stated, the months add up
+    replicas_rps, request_s, gpus = ran
+    hours = round(run_hours(spec, replicas_rps, request_s) or 0.0, HOURS_PLACES)  # the figure stated, the months add up
     runs = runs_a_month(spec)
     out: dict[str, Any] = {
         "requests_per_run": spec.requests_per_run,
@@ -211,7 +203,7 @@ def job_details(
     took = (
         f"runs its {spec.requests_per_run:,} request{'' if spec.requests_per_run == 1 else 's'} in {hours_text(hours)} "
         f"(deadline {hours_text(spec.deadline_hours or 0)}) "
-        f"at the {figure_text(sustained_rps)} req/s its replicas sustain"
+        f"at the {figure_text(replicas_rps)} req/s its replicas sustain"
     )
     mine = [p for p in pools if p.name in scaled]
     fixed = [p for p in pools if p.name not in scaled]

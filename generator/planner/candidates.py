@@ -30,7 +30,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
-from generator.planner.option import Option
+from generator.planner.option import Option, sustained_rps
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.price_region import pricing_region
@@ -662,23 +662,6 @@ def _hosts(opt: Option) -> int:
     """Linux hosts one replica of a homogeneous option spans."""
     c = opt.candidate
     return replica_hosts(opt.hardware.platform, c.gpus_per_node, c.tp * c.pp)
-
-
-def sustained_rps(opt: Option) -> float:
-    """Requests per second an option's replicas sustain together within the SLOs; 0 for a training job.
-
-    Each replica at its SLO-bound rate; a split option's requests are routed evenly over all its replicas, so its
-    slowest replica's rate times them all.
-    """
-    if not opt.parts:  # one part (the common case, ranked for every pass): its replicas at their rate
-        shape = opt.shape
-        return opt.candidate.replicas * shape.planned_requests_per_s if isinstance(shape, ReplicaShape) else 0.0
-    rates = [
-        (part.candidate.replicas, part.shape.planned_requests_per_s)
-        for part in opt.pieces
-        if isinstance(part.shape, ReplicaShape)
-    ]
-    return sum(n for n, _ in rates) * min((rate for _, rate in rates), default=0.0)
 
 
 #: Ranking keys already formed, by (id of the option, objective, ranked sharing servers, owned servers free, one-GPU

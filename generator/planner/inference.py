@@ -122,6 +122,11 @@ class ReplicaShape(NamedTuple):
         return self.served_requests_per_s * self.deadline_share
 
 
+def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
+    """One request's time at ``point``: its TTFT p95 and its output at the TPOT."""
+    return point.ttft_s + spec.avg_output_tokens * point.tpot_s
+
+
 def deadline_share(spec: InferenceSpec, point: OperatingPoint) -> float:
     """The share of a batch job's deadline its requests may take: the run ends its last request's time after them.
 
@@ -132,7 +137,7 @@ def deadline_share(spec: InferenceSpec, point: OperatingPoint) -> float:
     """
     if not spec.job or spec.pooling or not spec.deadline_hours:
         return 1.0
-    tail_s = point.ttft_s + spec.avg_output_tokens * point.tpot_s
+    tail_s = request_seconds_at(spec, point)
     deadline_s = spec.deadline_hours * 3600
     return 1.0 - tail_s / deadline_s if tail_s < deadline_s else 1.0
 
@@ -263,7 +268,7 @@ def best_point(
     if best is None or not spec.job:
         return best
     lone = at(1, at(1).requests_per_s * 1e-6)  # no queue: a request alone
-    return best._replace(lone_request_s=lone.ttft_s + spec.avg_output_tokens * lone.tpot_s)
+    return best._replace(lone_request_s=request_seconds_at(spec, lone))
 
 
 def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> OperatingPoint | None:

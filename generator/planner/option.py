@@ -103,6 +103,24 @@ class Option(NamedTuple):
         return shape
 
 
+def sustained_rps(opt: Option, served: bool = False) -> float:
+    """Requests per second an option's replicas sustain together within the SLOs; 0 for a training job.
+
+    Each replica at its planned rate (``served``: at its most, not a batch job's share of its deadline,
+    :attr:`~generator.planner.inference.ReplicaShape.served_requests_per_s`); a split option's requests are routed
+    evenly over all its replicas, so its slowest replica's rate times them all.
+    """
+
+    def rate(shape: ReplicaShape) -> float:
+        return shape.served_requests_per_s if served else shape.planned_requests_per_s
+
+    if not opt.parts:  # one part (the common case, ranked for every pass): its replicas at their rate
+        shape = opt.shape
+        return opt.candidate.replicas * rate(shape) if isinstance(shape, ReplicaShape) else 0.0
+    rates = [(part.candidate.replicas, rate(part.shape)) for part in opt.pieces if isinstance(part.shape, ReplicaShape)]
+    return sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0)
+
+
 #: What :attr:`Option.busy_kind` adds to a GPU id for spot capacity, whose nodes no on-demand replica shares.
 SPOT_MARK = "@spot"
 

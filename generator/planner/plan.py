@@ -6,7 +6,7 @@ a millisecond to define at every cold start. ``spec.json`` writes each record as
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
@@ -354,13 +354,17 @@ class DeploymentPlan(NamedTuple):
 RUNS_ONLY_TOTALS = ("runs_only_gpus", "runs_only_nodes", "runs_only_power_w")
 
 
+def runs_only_figures(resting: Iterable[tuple[int, int, int]]) -> dict[str, int]:
+    """:data:`RUNS_ONLY_TOTALS` of resting pools given as (GPUs a node, nodes, watts): a plan's, or a spec.json's."""
+    rows = list(resting)
+    figures = (sum(g * n for g, n, _ in rows), sum(n for _, n, _ in rows), sum(w for _, _, w in rows))
+    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
+
+
 def runs_only_totals(pools: list[Pool]) -> dict[str, int]:
     """The GPUs, nodes and watts of ``pools`` that run only while their jobs do; nothing where none does."""
-    resting = [p for p in pools if p.runs_only]
-    if not resting:
-        return {}
-    figures = (sum(p.node.gpus * p.nodes for p in resting), sum(p.nodes for p in resting), sum(p.power_w for p in resting))
-    return dict(zip(RUNS_ONLY_TOTALS, figures, strict=True))
+    resting = [(p.node.gpus, p.nodes, p.power_w) for p in pools if p.runs_only]
+    return runs_only_figures(resting) if resting else {}
 
 
 def runs_only_runs(pools: tuple[Pool, ...] | list[Pool]) -> str:

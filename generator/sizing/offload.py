@@ -992,6 +992,10 @@ def larger_ubatch(
 FASTER_BY = 2.0
 
 
+#: A placement, its cost and the prompt passes' -ub it is timed at (:func:`larger_ubatch`).
+Placed = tuple[Placement, OffloadCost, int]
+
+
 def _offloaded_format(
     arch: Architecture,
     ranked: list[WeightFormat],
@@ -1003,7 +1007,7 @@ def _offloaded_format(
     decode_context_tokens: int | None,
     engine: str,
     target: RateTarget,
-) -> tuple[WeightFormat, tuple[Placement, OffloadCost], str]:
+) -> tuple[WeightFormat, Placed, str]:
     """Which of several allowed precisions (``ranked``, most bytes first), none of which fits VRAM, is offloaded.
 
     The largest that makes the rate (one stream, else llama.cpp server slots, :func:`stream_capacity`) with each stream
@@ -1011,9 +1015,9 @@ def _offloaded_format(
     streams are fastest; else the one that makes the most. With no TPOT target (a batch service) the largest that makes
     the rate. newuser68 item 5: the smallest was taken whatever it cost, q2_k (24.13 tokens/s) for Qwen3-235B on 2 x
     RTX 3090 where q4_k_m, the precision asked, decodes 12.93 within the interactive 100 ms. Returns the format, its
-    placement and cost, and the decision's text with what each gives.
+    placement, cost and -ub (:func:`larger_ubatch`'s), and the decision's text with what each gives.
     """
-    offered: list[tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]] = []
+    offered: list[tuple[WeightFormat, Placed, StreamCapacity]] = []
     unplaced: list[str] = []
     error: InfeasibleError | None = None
     for fmt in ranked:
@@ -1025,7 +1029,7 @@ def _offloaded_format(
             continue
         cost = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
         # its prompts at the -ub the plan would take it at (review69 item 4: judged at 512, run at 1,024)
-        there, cost, _ = larger_ubatch(
+        there, cost, ubatch = larger_ubatch(
             arch, fmt, kv_bits, machine, prompt_tokens, consts, (there, cost), decode_context_tokens, engine
         )
         alone = cost.decode_tokens_per_s
@@ -1036,25 +1040,25 @@ def _offloaded_format(
                 arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
                 target.request_tokens, target.demand_tokens_per_s, engine, share,
             )  # fmt: skip
-        offered.append((fmt, (there, cost), slots))
+        offered.append((fmt, (there, cost, ubatch), slots))
     if not offered:
         assert error is not None
         raise error  # the smallest's reason, as when it alone was tried
 
-    def makes(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+    def makes(o: tuple[WeightFormat, Placed, StreamCapacity]) -> bool:
         return o[2].meets(target.demand_tokens_per_s)
 
-    def quick(o: tuple[WeightFormat, tuple[Placement, OffloadCost], StreamCapacity]) -> bool:
+    def quick(o: tuple[WeightFormat, Placed, StreamCapacity]) -> bool:
         return target.tpot_ms is None or o[2].slot_tokens_per_s * target.tpot_ms >= 1000
 
     slotted = any(o[2].streams > 1 for o in offered)
     rate = f"the rate's {target.demand_tokens_per_s:.1f} output tokens/s"
     tpot = "" if target.tpot_ms is None else f"TPOT <= {target.tpot_ms:g} ms ({1000 / target.tpot_ms:.3g} tokens/s)"
     if slotted:
-        figures = "; ".join(_offered_text(fmt.name, cost, slots, target) for fmt, (_, cost), slots in offered)
+        figures = "; ".join(_offered_text(fmt.name, cost, slots, target) for fmt, (_, cost, _), slots in offered)
     else:
         figures = "one stream decodes " + ", ".join(
-            f"{fmt.name} {round(cost.decode_tokens_per_s, 3):.2f}" for fmt, (_, cost), _ in offered
+            f"{fmt.name} {round(cost.decode_tokens_per_s, 3):.2f}" for fmt, (_, cost, _), _ in offered
         )
         figures += " tokens/s"
     figures += "".join(f"; {name} cannot be placed" for name in unplaced)
@@ -1152,7 +1156,7 @@ def plan_offload(
                     f"to fit in VRAM at {fmt_fit.name}"
                 )
                 break
-    placed: tuple[Placement, OffloadCost] | None = None
+    placed: Placed | None = None
     if chosen is None:
         if len(ranked) == 1:
             chosen = (ranked[0], context)
@@ -1178,12 +1182,13 @@ def plan_offload(
     if placed is None:
         placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
         cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
-    else:
-        placement, cost = placed
-    decisions += list(placement.steps)
-    placement, cost, ubatch = larger_ubatch(
-        arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
-    )
+        decisions += list(placement.steps)
+        placement, cost, ubatch = larger_ubatch(
+            arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
+        )
+    else:  # the choice placed it at its -ub already (review69 item 4)
+        placement, cost, ubatch = placed
+        decisions += list(placement.steps)
     if ubatch != consts.offload_ubatch_tokens:
         decisions.append(
             f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied "

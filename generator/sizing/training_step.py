@@ -327,9 +327,10 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
+    staged_s = compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s  # what the stages run between their bubbles
+    bubble_s = staged_s * bubble / (1 - bubble)
     plain = pipeline_bubble_fraction(layout.pp, layout.accumulation)
-    plain_bubble_s = (compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s) * plain / (1 - plain)
+    plain_bubble_s = staged_s * plain / (1 - plain)
     dp_latency_s = dp_calls * links.dp_latency_s
     # ZeRO 0-1 reduce the gradients once, bucket by bucket as the last micro-batch's backward pass makes them
     # (newuser51 item 3: every micro-batch's compute was counted as hiding them)
