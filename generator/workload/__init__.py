@@ -47,6 +47,7 @@ from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.ubuntu_series import distro_series_errors
 from generator.workload.value_checks import (
+    LEAST_RATE,
     Path,
     average_rate_errors,
     batch_job_errors,
@@ -561,7 +562,7 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     sets no ``max_num_seqs`` of its own; the tokens of a forward pass: its ``prefill_chunk_tokens`` where a service
     sets no ``max_num_batched_tokens``. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
     is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default). A batch job's rate: its
-    ``requests_per_run`` over its ``deadline_hours``.
+    ``requests_per_run`` over its ``deadline_hours``, at least ``LEAST_RATE``: the job then runs before its deadline.
     """
     limit = _constant_batch_limit(wl.constants)
     chunk = _constant_forward_tokens(wl.constants)
@@ -576,7 +577,9 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
         if spec.max_num_batched_tokens is None and chunk is not None:
             spec = spec._replace(max_num_batched_tokens=chunk)
         if spec.requests_per_run is not None and spec.deadline_hours:  # a batch job: its rate (newuser65 item 1)
-            spec = spec._replace(requests_per_second=spec.requests_per_run / (spec.deadline_hours * 3600))
+            # at least the least rate planned: a few requests in a long deadline run sooner (review69)
+            rate = max(LEAST_RATE, spec.requests_per_run / (spec.deadline_hours * 3600))
+            spec = spec._replace(requests_per_second=rate)
         if spec.pooling:  # one forward pass over the input: no output tokens (a given one is refused, located)
             spec = spec._replace(avg_output_tokens=0)
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):

@@ -361,15 +361,6 @@ def batch_job_errors(doc: Document, i: int, spec: InferenceSpec) -> list[InputEr
         if given_in(doc, (*at, field))
     ]
     hours, runs = spec.deadline_hours or 0.0, spec.runs_per_month or 1.0
-    rate = (spec.requests_per_run or 0) / (hours * 3600)
-    if rate < LEAST_RATE:
-        errors.append(
-            InputError(
-                f"requests_per_run {spec.requests_per_run:,} in {hours:g} h is {rate:.3g} req/s, below the least rate "
-                f"planned ({LEAST_RATE:g} req/s, as requests_per_second): more requests a run or a shorter deadline_hours",
-                doc.locate((*at, "requests_per_run")),
-            )
-        )
     if runs * hours > HOURS_PER_MONTH:
         errors.append(
             InputError(
