@@ -526,3 +526,19 @@ def test_the_replicas_finish_the_run_with_its_last_request_within_the_deadline(t
         run = _job(plan).details
         assert run["hours_per_run"] <= deadline and run["request_s"] > 0, (requests, deadline, run["hours_per_run"])
         assert not [f for f in plan.findings if f.code == "batch-job-deadline-missed"]
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws", "azure"])
+def test_a_batch_job_on_spot_is_told_of_its_run_not_of_a_service(tmp_path: Path, provider: str) -> None:
+    """newuser70 item 8: a spot batch job read "the peak" and "a copy of the service on demand beside it"."""
+    path = _workload(tmp_path, provider=provider)
+    path.write_text(path.read_text().replace("  - name: synth\n", "  - name: synth\n    capacity_type: spot\n", 1))
+    plan = _plan(path)
+    job = _job(plan)
+    codes = {f.code for f in plan.findings}
+    assert "serving-on-spot" not in codes
+    (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
+    hours, deadline = job.details["hours_per_run"], job.details["deadline_hours"]
+    assert said.level == "info" and said.path == "deployments[0].capacity_type"
+    assert f"a run's {hours:.2f} h leave {deadline - hours:.2f} h of its {deadline:.2f} h deadline" in said.message
+    assert "requests in flight start over" in said.message and "peak" not in said.message

@@ -6,6 +6,8 @@
   ``prices: {<platform>@spot: ...}`` prices it.
 - ``serving-on-spot`` (warning): the cloud reclaims a spot node at short notice, and a service's replicas on it stop
   until a new node starts and loads the model; the replicas the plan sizes for the peak leave none to spare.
+- ``batch-job-on-spot`` (info): a reclaim stops a batch job's replicas on the node and restarts their requests in
+  flight; the run's hours count no reclaim, and its deadline leaves the rest for one.
 - ``training-on-spot`` (info): a reclaimed node stops a training job, which resumes from its last checkpoint only.
 - ``aks-spot-taint`` (info): AKS taints Spot nodes; pods need a toleration.
 - ``spot-rate-unused``: a ``<platform>@spot`` rate that prices no pool.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
+from generator.units import hours_text
 from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -86,7 +89,9 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
             continue
         i = index[dep.name]
         notice = RECLAIM_NOTICE.get(on_spot[0].node.provider, "short")
-        if dep.kind == "inference":
+        if dep.kind == "inference" and "requests_per_run" in dep.details:
+            out.append(_batch_job_on_spot(dep, on_spot[0], i, notice))
+        elif dep.kind == "inference":
             out.append(_serving_on_spot(wl, dep, on_spot[0], i, notice))
         else:
             out.append(_training_on_spot(dep, i, notice))
@@ -117,6 +122,14 @@ def _unused_rates(wl: Workload, spot: list[Pool]) -> list[Finding]:
     return out
 
 
+def _loading(dep: DeploymentPlan) -> str:
+    """What a new node's start takes before it serves, as the cold-start-time finding times it; "" where untimed."""
+    load, download = dep.details.get("model_load_s"), dep.details.get("model_download_s")
+    if isinstance(download, int | float):  # newuser63 item 5: a cloud node downloads the checkpoint first
+        return f" (downloading its model alone takes at least ~{download:,.0f} s: cold-start-time)"
+    return f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
+
+
 def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:
     spec = wl.deployments[i]
     assert isinstance(spec, InferenceDeployment), "a serving deployment plan is an inference deployment's"
@@ -124,11 +137,7 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
     needed = math.ceil(spec.inference.requests_per_second / per_replica - 1e-9) if per_replica else dep.replicas
     per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
     spare = dep.replicas - needed
-    load, download = dep.details.get("model_load_s"), dep.details.get("model_download_s")
-    if isinstance(download, int | float):  # newuser63 item 5: a cloud node downloads the checkpoint first
-        loading = f" (downloading its model alone takes at least ~{download:,.0f} s: cold-start-time)"
-    else:
-        loading = f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
+    loading = _loading(dep)
     headroom = (
         f"its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, while a reclaim takes a "
         f"node's {per_node}"
@@ -143,6 +152,31 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
         f"often taking every spot node of the type in the zone at once; {headroom}. Plan headroom for a reclaim (a "
         "min_replicas above the peak's, or a copy of the service on demand beside it), or serve it on demand "
         "(capacity_type: on-demand)",
+        f"deployments[{i}].capacity_type",
+    )
+
+
+def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:
+    """``batch-job-on-spot``: a reclaim delays the run by the new node's start and the requests in flight on it.
+
+    newuser70 item 8: a batch job on spot was told of "the peak" and "a copy of the service".
+    """
+    hours, deadline = dep.details.get("hours_per_run"), dep.details.get("deadline_hours")
+    per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
+    slack = ""
+    if isinstance(hours, int | float) and isinstance(deadline, int | float):
+        slack = (
+            f"; a run's {hours_text(hours)} leave {hours_text(max(0.0, deadline - hours))} of its "
+            f"{hours_text(deadline)} deadline for reclaims"
+        )
+    return Finding(
+        "info",
+        "batch-job-on-spot",
+        f"deployment {dep.name} runs its batch job on spot capacity (pool {pool.name}): the cloud reclaims a spot node "
+        f"with {notice} of notice, which stops the {per_node} of its {dep.replicas} replica(s) on it until a new node "
+        f"starts and loads the model{_loading(dep)}, and their requests in flight start over, a reclaim often taking "
+        f"every spot node of the type in the zone at once{slack}. The run's hours and cost count no reclaim: where a "
+        "run must meet its deadline whatever spot capacity does, run it on demand (capacity_type: on-demand)",
         f"deployments[{i}].capacity_type",
     )
 
