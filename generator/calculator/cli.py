@@ -411,6 +411,7 @@ _WEIGHT_PART_LABELS = {
     "model": "model",
     "base": "base",
     "autocast_copy": "bf16 copy",
+    "fp8_weight_cache": "FP8 weight copies",
     "adapters": "adapters",
     "dequant_buffer": "dequant",
 }

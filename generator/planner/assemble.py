@@ -1059,6 +1059,9 @@ def _technique_details(setup: TrainingSetup) -> dict[str, Any]:
         "fused_kernels": setup.kernels_fused(),
         "flash_attention": setup.flash_attention,
     }
+    if setup.compute_precision != "bf16":
+        # FP8 training: the launcher's --fp8-format hybrid (Megatron-LM) or float8 converter (torchtitan / torchao)
+        details["compute_precision"] = setup.compute_precision
     if setup.paged_optimizer:
         # the recipe's paged optimizer, which the launcher must name (newuser25 item 3)
         details["paged_optimizer"] = True
@@ -1141,6 +1144,13 @@ def _training_details(
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
+    if setup.compute_precision == "fp8":
+        cache = dict(mem.weight_parts).get("fp8_weight_cache", 0)
+        held = f"; the weights hold Transformer Engine's FP8 copies of the linear weights, {_gib(cache)}" if cache else ""
+        reasons.append(
+            "FP8 training: the linear layers' GEMMs (forward and both backward) timed at the GPU's dense FP8 rate; "
+            f"attention, norms, the optimizer and the gradient all-reduce as in bf16{held}"
+        )
     if opt.needs.host_ram_text:
         reserve = f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes"
         reasons.append(f"host RAM per node: {reserve} + {opt.needs.host_ram_text}")

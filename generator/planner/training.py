@@ -42,7 +42,12 @@ from generator.sizing.training import (
 )
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, OWN_OPTIMIZER_OFFLOAD, training_conflicts
 from generator.sizing.training_hardware import precision_problem
-from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
+from generator.sizing.training_mfu import (
+    attention_kernel_scale,
+    flash_attention_2_share,
+    linear_gemm_rate_ratio,
+    training_utilisation,
+)
 from generator.sizing.training_moe import moe_step
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload, host_offload, offload_bytes, platform_cpu
 from generator.sizing.training_step import (
@@ -176,6 +181,7 @@ def _setup(
         accumulation_steps=accumulation,
         base_precision=base_precision,
         model_type=framework_model_type(arch),
+        compute_precision=spec.compute_precision,
     )
     return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None, paged=spec.paged_optimizer)
 
@@ -242,6 +248,8 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
             [layer.window_tokens for layer in arch.layers], spec.sequence_length, spec.framework
         ),
         "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
+        # FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate (attention, norms, optimizer unchanged)
+        "gemm_rate_ratio": linear_gemm_rate_ratio(spec.compute_precision, gpu.tflops("fp8"), gpu.tflops("bf16")),
     }
 
 
@@ -665,7 +673,14 @@ def _shapes_at(
     recipe = job_recipe(spec.framework, spec.method, 1, spec.zero_stage or 0)
     regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1, recipe)[0]
     framework = profile.name if profile else None
-    if unfit := precision_problem(hw.gpu.id, hw.gpu.architecture, framework=framework, optimizer=regime):
+    if unfit := precision_problem(
+        hw.gpu.id,
+        hw.gpu.architecture,
+        framework=framework,
+        optimizer=regime,
+        fp8_dense_tflops=hw.gpu.tflops("fp8"),
+        compute_precision=spec.compute_precision,
+    ):
         return [], [unfit]  # bf16 on a GPU without it (newuser22 item 8), as the estimate refuses it
     pinned = spec.zero_stage if spec.zero_stage is not None else profile.zero_stage if profile else None
     if spec.offload_params:

@@ -220,6 +220,15 @@ class FrameworkProfile(NamedTuple):
     #: policy), not Megatron-LM's recomputation of the attention core (newuser60 item 1: torchtitan's Llama 3.1 8B at
     #: 82.4 GiB a GPU was sized 141.6).
     selective_ops: bool = False
+    #: Whether it trains the linear layers' GEMMs in FP8 (``training.compute_precision: fp8``): Megatron-LM through
+    #: Transformer Engine (``--fp8-format hybrid`` with ``--fp8-recipe delayed`` or ``tensorwise`` current scaling,
+    #: ``mxfp8`` on Blackwell: https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py; NeMo and
+    #: Megatron-Bridge run it, https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary.html), and a
+    #: plain FSDP2 loop through torchao's float8 training (``convert_to_float8_training``, "float8 training ...
+    #: composable with FSDP2", https://github.com/pytorch/ao/blob/main/torchao/float8/README.md; torchtitan's
+    #: ``--model.converters float8``, https://github.com/pytorch/torchtitan/blob/main/docs/float8.md). The Hugging Face
+    #: Trainer family, DeepSpeed, Unsloth and torchtune's recipes train their GEMMs in bf16.
+    fp8_training: bool = False
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
     #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
@@ -348,6 +357,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             dp_collectives="fsdp",
             has_optimizer_in_backward=True,
             selective_ops=True,
+            fp8_training=True,
         ),
         FrameworkProfile(
             "megatron",
@@ -361,6 +371,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             zero_stages=(0, 1),
             main_grad_bytes=4,
             dp_collectives="megatron",
+            fp8_training=True,
         ),
     )
 }

@@ -176,6 +176,9 @@ class TrainingSetup(NamedTuple):
     #: The model's config ``model_type``, where a framework's defaults differ by model family (:func:`default_loss`);
     #: None: not known yet (:func:`size_training` takes its architecture's).
     model_type: str | None = None
+    #: What the linear layers' GEMMs run in: ``bf16``, or ``fp8`` (FP8 training; under a framework in
+    #: :data:`FP8_WEIGHT_CACHE_FRAMEWORKS` the GPU holds FP8 copies of its linear weights, :func:`fp8_weight_cache_bytes`).
+    compute_precision: str = "bf16"
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
@@ -278,7 +281,21 @@ class TrainingMemory(NamedTuple):
 #: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
 #: after ZeRO-3 sharding or offload, autocast's bf16 weight copies (``adamw-torch-amp``), the LoRA adapters, and
 #: the bf16 buffer one quantized matrix is dequantized into for its matmul (QLoRA).
-WEIGHT_PARTS = ("model", "base", "autocast_copy", "adapters", "dequant_buffer")
+WEIGHT_PARTS = ("model", "base", "autocast_copy", "fp8_weight_cache", "adapters", "dequant_buffer")
+
+#: Frameworks whose FP8 training keeps an FP8 copy of each linear weight, and its transpose, through the step:
+#: Transformer Engine's modules under Megatron-LM. TE's ``Linear.forward(is_first_microbatch=...)``: "during FP8
+#: training, it allows caching of the FP8 versions of the weights"
+#: (https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/api/pytorch.html), which Megatron-Core sets on
+#: every step's first micro-batch (``set_is_first_microbatch``), so the "fp8 weight (transpose) cache" is refreshed
+#: once a step and held through it (https://github.com/NVIDIA/Megatron-LM/pull/5642); an FP8 GEMM reads its weight
+#: row-wise in forward and column-wise (the transpose) for the input gradient, one byte each. Megatron-LM's weights
+#: are not sharded over data parallelism (its distributed optimizer is ZeRO-1), so the cache is the GPU's TP x PP (x EP)
+#: share of the linear weights. torchao's float8 (fsdp2) casts each weight as its GEMM runs; its memory is sized as
+#: bf16's (no source found for a resident copy).
+FP8_WEIGHT_CACHE_FRAMEWORKS = ("megatron",)
+#: Bytes a linear parameter's FP8 copies take: the row-wise weight and its column-wise transpose, one byte each.
+FP8_WEIGHT_CACHE_BYTES = 2
 
 
 def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
@@ -612,6 +629,7 @@ def size_training(
             host += states
             paged, states = states, 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
+        parts["fp8_weight_cache"] = params * fp8_weight_cache_bytes(arch, setup)
         if setup.offload_params:
             # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
             # LoRA base; the rest, autocast's copies with it, waits in host RAM
@@ -762,6 +780,18 @@ def activations_beyond_gradients(setup: TrainingSetup, dp: int) -> bool:
     buckets and Megatron's grad buffer (both held whole from the start).
     """
     return setup.accumulation_steps == 1 and not _megatron(setup) and not (setup.zero_stage == 0 and dp > 1)
+
+
+def fp8_weight_cache_bytes(arch: Architecture, setup: TrainingSetup) -> float:
+    """Bytes per parameter on the GPU of FP8 training's cached weight copies: ``FP8_WEIGHT_CACHE_BYTES`` x the decoder
+    linear layers' share of the parameters (the embeddings, norms and LM head stay bf16), under
+    :data:`FP8_WEIGHT_CACHE_FRAMEWORKS`; 0 in bf16 and for any other framework."""
+    if setup.compute_precision != "fp8" or setup.framework is None:
+        return 0.0
+    if framework_profile(setup.framework).name not in FP8_WEIGHT_CACHE_FRAMEWORKS:
+        return 0.0
+    linear = sum(lin.weight_params for layer in arch.layers for lin in layer.linears)
+    return FP8_WEIGHT_CACHE_BYTES * linear / max(1, arch.params_total)
 
 
 def _weight_parts(parts: dict[str, float], total_bytes: int) -> tuple[tuple[str, int], ...]:

@@ -42,12 +42,14 @@ def training_conflicts(
     offload_optimizer: bool = False,
     optimizer: str | None = None,
     paged_optimizer: bool = False,
+    compute_precision: str = "bf16",
 ) -> list[tuple[str, str]]:
     """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
 
     Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
     ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
-    ``activation_offload``, ``offload_optimizer``, ``optimizer`` and ``paged_optimizer``. Optimizer offload at ZeRO-0
+    ``activation_offload``, ``offload_optimizer``, ``optimizer``, ``paged_optimizer`` and ``compute_precision`` (FP8
+    training: full training under a framework that trains in FP8, :func:`fp8_training_refusal`). Optimizer offload at ZeRO-0
     is refused over several data-parallel ranks, and on one GPU too outside :data:`OWN_OPTIMIZER_OFFLOAD` (the Hugging
     Face Trainer family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a paged optimizer is sized apart from it).
     The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are checked where given:
@@ -55,6 +57,8 @@ def training_conflicts(
     """
     profile = framework_profile(framework) if framework is not None else None
     out = _precision_conflicts(method, profile, base_precision)
+    if compute_precision == "fp8" and (why := fp8_training_refusal(method, profile)):
+        out.append(("compute_precision", why))
     fsdp2 = profile is not None and profile.name in FSDP2_FRAMEWORKS
     if fsdp2 and zero_stage in (0, 1) and (data_parallel is None or data_parallel > 1):
         out.append(
@@ -126,6 +130,32 @@ def paged_refusal(
         return "Megatron-LM steps its own distributed optimizer (adam or sgd), not a bitsandbytes paged one"
     if optimizer is not None and optimizer not in PAGED_REGIMES:
         return f"bitsandbytes pages AdamW's states ({', '.join(PAGED_REGIMES)}), not '{optimizer}'s"
+    return None
+
+
+def fp8_training_refusal(method: str, profile: FrameworkProfile | None) -> str | None:
+    """Why a job cannot train its GEMMs in FP8 (``compute_precision: fp8``); None where it can.
+
+    FP8 training here is full training and pre-training: Transformer Engine's and torchao's FP8 recipes cast the
+    trained weights, their activations and their gradients to FP8 for each GEMM, and specgen times a full step's
+    three GEMMs a linear layer at the FP8 rate. A LoRA / QLoRA step's base is frozen (its format is the job's
+    ``precision``: an FP8 base is LoRA over FP8 storage, not FP8 training), and a framework without FP8 training
+    (:attr:`~generator.sizing.frameworks.FrameworkProfile.fp8_training`) runs its GEMMs in bf16.
+    """
+    if method != "full":
+        return (
+            f"FP8 training (compute_precision fp8) applies to full training and pre-training here (Megatron-LM / NeMo "
+            f"through Transformer Engine, torchtitan / torchao float8), not to {method}: its base is frozen, and a base "
+            "held in FP8 is the job's precision (LoRA over an FP8 base), not an FP8 step; give method full, or "
+            "compute_precision bf16"
+        )
+    if profile is None or not profile.fp8_training:
+        named = f"{profile.name} trains its GEMMs in bf16" if profile else "no framework is named"
+        return (
+            f"FP8 training (compute_precision fp8) needs a framework that trains in FP8, and {named}: give framework "
+            "megatron (Megatron-LM / NeMo / Megatron-Bridge, Transformer Engine's --fp8-format hybrid) or fsdp2 "
+            "(torchtitan / torchao float8 over FSDP2), or compute_precision bf16"
+        )
     return None
 
 

@@ -81,13 +81,29 @@ BNB_SUPPORT = {
 
 
 def precision_problem(
-    gpu_id: str, architecture: str, *, framework: str | None, optimizer: str, base_precision: str | None = None
+    gpu_id: str,
+    architecture: str,
+    *,
+    framework: str | None,
+    optimizer: str,
+    base_precision: str | None = None,
+    fp8_dense_tflops: float | None = None,
+    compute_precision: str = "bf16",
 ) -> str | None:
     """Why a training job cannot run on this GPU in the precision it is sized for; None where it can.
 
     ``framework`` is a resolved profile name (or None), ``optimizer`` the regime, ``base_precision`` the frozen base's
-    format of LoRA (None for full training).
+    format of LoRA (None for full training). ``compute_precision`` fp8 (FP8 training) needs FP8 tensor cores: the
+    catalog's dense FP8 rate, ``fp8_dense_tflops`` (null below Ada / Hopper: "FP8 ... requires compute capability 8.9
+    or higher", Transformer Engine's ``check_fp8_support``,
+    https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/quantization.py).
     """
+    if compute_precision == "fp8" and not fp8_dense_tflops:
+        return (
+            f"FP8 training (compute_precision fp8) needs FP8 tensor cores, and {gpu_id} ({architecture.capitalize()}) "
+            "has no dense FP8 rate in the catalog (FP8 matrix compute is compute capability 8.9 or higher: Ada, Hopper, "
+            "Blackwell): choose a GPU with FP8, or compute_precision bf16"
+        )
     reach = NOT_RUN_ON.get(framework or "")
     if reach is not None and architecture in reach.architectures:
         return (

@@ -90,7 +90,7 @@ def attention_kernel_scale(architecture: str) -> float:
 
 @dataclass(frozen=True)
 class TrainingUtilisation:
-    """The modelled MFU and the factors it is made of (each in (0, 1])."""
+    """The modelled MFU and the factors it is made of (each in (0, 1]; ``gemm`` above 1 where FP8 GEMMs outrun bf16's peak)."""
 
     gemm: float
     attention: float
@@ -128,6 +128,7 @@ def training_utilisation(
     operator_bytes_scale: float = 1.0,
     masked_square_layers: int = 0,
     attention_width: float | None = None,
+    gemm_rate_ratio: float = 1.0,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
@@ -146,9 +147,15 @@ def training_utilisation(
     whole square of positions under an explicit mask (:func:`generator.sizing.frameworks.window_masked_layers`), each
     counted twice. ``attention_width``: the width the attention's QK^T and PV run at
     (:func:`generator.sizing.performance.training_attention_width`, ``heads x head_dim``); None: ``hidden_size``, a
-    model whose heads span it.
+    model whose heads span it. ``gemm_rate_ratio``: the linear layers' GEMM rate over the bf16 rate the step is timed
+    at (:func:`linear_gemm_rate_ratio`: the GPU's dense FP8 rate over its dense bf16 rate under FP8 training, 1 in
+    bf16): it divides the GEMMs' share of the GEMM-size term and nothing else, so the memory-bound operators
+    (``training_gemm_half_hidden``), attention and communication keep their bf16 time, and ``training_mfu`` is the same
+    large-GEMM efficiency at either rate (no constant of its own).
     """
-    gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden * operator_bytes_scale)
+    # the GEMM-size term: time per GEMM FLOP at the bf16 peak, the GEMMs' own (1 / ratio) and the memory-bound
+    # operators' beside them; ``gemm`` > 1 where the GEMMs run faster than bf16's peak (FP8 training)
+    gemm = hidden_size / (hidden_size / gemm_rate_ratio + consts.training_gemm_half_hidden * operator_bytes_scale)
     # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
     # own fraction of it
     gemm_time = gemm_flops_per_param * max(1, flop_params) / (consts.training_mfu * gemm)
@@ -168,6 +175,18 @@ def training_utilisation(
     virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages, microbatches)
     pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
     return TrainingUtilisation(gemm, attention, tensor, pipeline, consts.training_mfu)
+
+
+def linear_gemm_rate_ratio(compute_precision: str, fp8_dense_tflops: float | None, bf16_dense_tflops: float | None) -> float:
+    """The linear layers' GEMM rate over bf16's under ``compute_precision``: 1 in bf16, the datasheet dense FP8 rate
+    over the dense bf16 rate in FP8 (Transformer Engine's and torchao's FP8 GEMMs, forward and both backward GEMMs).
+
+    A GPU that publishes no FP8 rate is refused where the workload is read
+    (:func:`generator.sizing.training_hardware.check_compute_precision`); here it runs at 1.
+    """
+    if compute_precision != "fp8" or not fp8_dense_tflops or not bf16_dense_tflops:
+        return 1.0
+    return fp8_dense_tflops / bf16_dense_tflops
 
 
 def attention_flops_per_token(num_layers: int, width: float, sequence_length: int, recompute: bool) -> float:

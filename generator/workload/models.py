@@ -115,6 +115,9 @@ class TrainingSpec(NamedTuple):
     activation_offload: bool | None = None
     optimizer_in_backward: bool | None = None
     fused_kernels: bool | None = None
+    #: What the linear layers' GEMMs run in: bf16, or fp8 (Transformer Engine / torchao FP8 training, full training
+    #: under a framework with :attr:`~generator.sizing.frameworks.FrameworkProfile.fp8_training`, on a GPU with FP8).
+    compute_precision: Literal["bf16", "fp8"] = "bf16"
     dataset_tokens: int | None = None
     epochs: float = 1.0
     deadline_hours: float | None = None

@@ -97,6 +97,7 @@ def spec_conflicts(spec: TrainingSpec, pipeline_parallel: int | None = None) -> 
         optimizer=spec.optimizer,
         offload_optimizer=bool(spec.offload_optimizer),  # data parallel unknown: refused here under DeepSpeed only
         paged_optimizer=bool(spec.paged_optimizer),
+        compute_precision=spec.compute_precision,
     )
 
 
