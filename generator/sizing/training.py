@@ -783,9 +783,11 @@ def activations_beyond_gradients(setup: TrainingSetup, dp: int) -> bool:
 
 
 def fp8_weight_cache_bytes(arch: Architecture, setup: TrainingSetup) -> float:
-    """Bytes per parameter on the GPU of FP8 training's cached weight copies: ``FP8_WEIGHT_CACHE_BYTES`` x the decoder
-    linear layers' share of the parameters (the embeddings, norms and LM head stay bf16), under
-    :data:`FP8_WEIGHT_CACHE_FRAMEWORKS`; 0 in bf16 and for any other framework."""
+    """Bytes per parameter on the GPU of FP8 training's cached weight copies; 0 in bf16 and for other frameworks.
+
+    ``FP8_WEIGHT_CACHE_BYTES`` x the decoder linear layers' share of the parameters (the embeddings, norms and LM head
+    stay bf16), under :data:`FP8_WEIGHT_CACHE_FRAMEWORKS`.
+    """
     if setup.compute_precision != "fp8" or setup.framework is None:
         return 0.0
     if framework_profile(setup.framework).name not in FP8_WEIGHT_CACHE_FRAMEWORKS:

@@ -178,11 +178,11 @@ def training_utilisation(
 
 
 def linear_gemm_rate_ratio(compute_precision: str, fp8_dense_tflops: float | None, bf16_dense_tflops: float | None) -> float:
-    """The linear layers' GEMM rate over bf16's under ``compute_precision``: 1 in bf16, the datasheet dense FP8 rate
-    over the dense bf16 rate in FP8 (Transformer Engine's and torchao's FP8 GEMMs, forward and both backward GEMMs).
+    """The linear layers' GEMM rate over bf16's under ``compute_precision``: 1 in bf16, FP8's over bf16's in fp8.
 
-    A GPU that publishes no FP8 rate is refused where the workload is read
-    (:func:`generator.sizing.training_hardware.check_compute_precision`); here it runs at 1.
+    The datasheet dense FP8 rate over the dense bf16 rate (Transformer Engine's and torchao's FP8 GEMMs, forward and
+    both backward GEMMs). A GPU that publishes no FP8 rate is refused for FP8 training
+    (:func:`generator.sizing.training_hardware.precision_problem`); here it runs at 1.
     """
     if compute_precision != "fp8" or not fp8_dense_tflops or not bf16_dense_tflops:
         return 1.0
