@@ -59,7 +59,7 @@ from generator.sizing.performance import (  # noqa: E402
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training  # noqa: E402
-from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
+from generator.sizing.training_mfu import attention_kernel_scale, linear_gemm_rate_ratio, training_utilisation  # noqa: E402
 from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
     NO_OFFLOAD,
@@ -302,6 +302,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size)
         shape["attention_width"] = training_attention_width(arch)
+    # FP8 training (a row's ``compute_precision``): the linear layers' GEMMs at the GPU's dense FP8 rate, as the planner's
+    shape["gemm_rate_ratio"] = linear_gemm_rate_ratio(row.get("compute_precision", "bf16"), gpu.tflops("fp8"), gpu.tflops("bf16"))
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
     if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
@@ -731,6 +733,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         group = f"training-mfu {layout} {row['gpu']}"
         if row.get("out_of_sample"):  # a table added after the fit (issue 9): by GPU, apart, never fitted to
             layout = "MoE" if row.get("ep", 1) > 1 else layout
+            if row.get("compute_precision", "bf16") != "bf16":  # FP8 training's rows apart from bf16's (fix77)
+                layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
             group = f"training-mfu {layout} {row['gpu']} ({row['out_of_sample']}, {OUT_OF_SAMPLE})"
         out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal.get("training_throughput", []):

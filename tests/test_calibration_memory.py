@@ -151,6 +151,16 @@ PINNED: dict[str, tuple[float, float]] = {
     "training-mfu MoE b300-sxm-270gb (Megatron-Bridge perf summary, out of sample)": (0.6066, 0.6066),
     "training-mfu MoE gb200-186gb (Megatron-Bridge perf summary, out of sample)": (0.5813, 0.7345),
     "training-mfu MoE gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.1588, 0.2594),
+    # Out of sample (fix77, CALIBRATION.md 2026-12-05 FP8 entry): Megatron-Bridge's FP8-CS dense Llama pre-training rows
+    # (25.11), timed with FP8 training (training.compute_precision fp8: the linear layers' GEMMs at the dense FP8 rate,
+    # the BF16 GEMMs' efficiency constants, attention / norms / optimizer / communication as in bf16); no constant
+    # fitted. At bf16 they were -41% to -50%; now -1.6% to -29.1%, every row still under-predicted. GB200 (8B -15.5%,
+    # 70B -9.0%, 405B -1.6%) meets the target. The 8B rows at 8,192 tokens miss most (GB300 -29.1%, H100 -26.7%, B200
+    # -21.2%): their bf16 attention (the fitted rate, Megatron's cuDNN fused attention has no published share) and
+    # memory-bound operators are a larger share of an 8B's step than of a 70B's (GB300 70B -13.2%, H100 70B -8.9%)
+    "training-mfu FP8 dense b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.2116, 0.2116),
+    "training-mfu FP8 dense gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.2114, 0.2910),
+    "training-mfu FP8 dense h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.1781, 0.2670),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
