@@ -108,6 +108,7 @@ TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "accumulation", "seq_len", "checkpointing", "flash_attention", "lora_rank",
     "lora_dropout", "lora_targets", "offload_optimizer", "paged_optimizer", "offload_params", "framework", "loss",
     "activation_offload", "optimizer_in_backward", "fused_kernels", "max_seq_len", "dataset_tokens", "epochs",
+    "compute_precision",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 #: Their values where not given.
@@ -355,6 +356,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="RMSNorm and SwiGLU fused (torch.compile, Liger, Unsloth): they save only their inputs",
     )
+    t.add_argument(
+        "--compute-precision",
+        choices=("bf16", "fp8"),
+        default=None,
+        help="what the linear layers' GEMMs run in (a workload's training.compute_precision; default bf16): fp8 is FP8 "
+        "training (Megatron-LM / NeMo through Transformer Engine, torchtitan / torchao float8), timed at the GPU's dense "
+        "FP8 rate; --train full, --framework megatron or fsdp2, a GPU with FP8",
+    )
     t.add_argument("--max-seq-len", action="store_true", help="answer the longest training sequence that fits --gpu")
     t.add_argument(
         "--dataset-tokens",
@@ -411,7 +420,7 @@ _WEIGHT_PART_LABELS = {
     "model": "model",
     "base": "base",
     "autocast_copy": "bf16 copy",
-    "fp8_weight_cache": "FP8 weight copies",
+    "fp8_weight_cache": "fp8 copy",
     "adapters": "adapters",
     "dequant_buffer": "dequant",
 }
@@ -843,8 +852,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         if args.train == "full" and args.precision is not None:
             parser.error(
                 "--precision cannot be combined with --train full: full training holds bf16 weights (mixed precision; "
-                "fp32 with --optimizer adamw-torch-amp); --precision sets the frozen base of --train lora / qlora. FP8 "
-                "training (Transformer Engine, torchao float8) is not modelled: its published speeds are FP8's, not bf16's"
+                "fp32 with --optimizer adamw-torch-amp); --precision sets the frozen base of --train lora / qlora. For FP8 "
+                "training (Transformer Engine, torchao float8) give --compute-precision fp8"
             )
         if args.train == "full":
             refuse(LORA_OPTIONS, "applies to --train lora / qlora, not --train full")
@@ -939,8 +948,15 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
         data_parallel=data_parallel,
         base_precision=args.precision,
         offload_params=args.offload_params,  # at the stage resolved: a framework's own ZeRO-3 takes it (fuzz19 item 7)
+        compute_precision=args.compute_precision or "bf16",
     )
-    flags = {"precision": "--precision", "framework": "--framework", "zero_stage": "--zero", "offload_params": "--offload-params"}
+    flags = {
+        "precision": "--precision",
+        "framework": "--framework",
+        "zero_stage": "--zero",
+        "offload_params": "--offload-params",
+        "compute_precision": "--compute-precision",
+    }
     for field, why in conflicts[:1]:
         parser.error(f"{flags[field]}: {why}")
 
@@ -1010,6 +1026,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         activation_offload=args.activation_offload,
         optimizer_in_backward=args.optimizer_in_backward,
         fused_kernels=args.fused_kernels,
+        compute_precision=args.compute_precision or "bf16",
         max_seq_len=args.max_seq_len,
         dataset_tokens=args.dataset_tokens,
         epochs=1.0 if args.epochs is None else args.epochs,

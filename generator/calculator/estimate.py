@@ -160,6 +160,8 @@ class EstimateRequest(NamedTuple):
     #: Optimizer states in bitsandbytes' paged memory; None: the framework recipe's.
     paged_optimizer: bool | None = None
     fused_kernels: bool | None = None
+    #: What the linear layers' GEMMs run in (``--compute-precision``): bf16, or fp8 (FP8 training, full training only).
+    compute_precision: str = "bf16"
     #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
     max_seq_len: bool = False
     #: Tokens in one pass over the training data, and passes over it (a workload's ``training.dataset_tokens`` and
@@ -887,6 +889,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             fused_kernels=setup.kernels_fused(),
             fp32_unquantized=(upcast := setup.upcasts_unquantized()),
         )
+        if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
+            result["training"]["compute_precision"] = setup.compute_precision
         if upcast:
             result["precision"]["training"] += (
                 "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
@@ -1452,6 +1456,7 @@ def _training(
         activation_offload=req.activation_offload,
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
+        compute_precision=req.compute_precision,
         expert_parallel=req.ep,
         model_type=framework_model_type(model.architecture),
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
@@ -1463,7 +1468,15 @@ def _training(
 
         base = setup.base_precision_name if setup.method != "full" else None
         framework = framework_profile(req.framework).name if req.framework else None
-        if unfit := precision_problem(gpu.id, gpu.architecture, framework=framework, optimizer=optimizer, base_precision=base):
+        if unfit := precision_problem(
+            gpu.id,
+            gpu.architecture,
+            framework=framework,
+            optimizer=optimizer,
+            base_precision=base,
+            fp8_dense_tflops=gpu.tflops("fp8"),
+            compute_precision=setup.compute_precision,
+        ):
             raise InputError(f"--gpu {gpu.id}: {unfit}")
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
 

@@ -118,6 +118,7 @@ def _spec(setup: TrainingSetup) -> TrainingSpec:
         gradient_checkpointing=setup.checkpointing,  # type: ignore[arg-type]  # as --gradient-checkpointing's choices
         flash_attention=setup.flash_attention,
         framework=setup.framework,
+        compute_precision=setup.compute_precision,  # type: ignore[arg-type]  # as --compute-precision's choices
     )
 
 

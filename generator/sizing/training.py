@@ -330,6 +330,7 @@ def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
         activation_offload=setup.activation_offload,
         checkpointing=setup.checkpointing,
         offload_optimizer=setup.offload_optimizer,
+        compute_precision=setup.compute_precision,
     )
     if conflicts:
         raise InputError(conflicts[0][1])

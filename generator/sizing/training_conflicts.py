@@ -146,15 +146,15 @@ def fp8_training_refusal(method: str, profile: FrameworkProfile | None) -> str |
         return (
             f"FP8 training (compute_precision fp8) applies to full training and pre-training here (Megatron-LM / NeMo "
             f"through Transformer Engine, torchtitan / torchao float8), not to {method}: its base is frozen, and a base "
-            "held in FP8 is the job's precision (LoRA over an FP8 base), not an FP8 step; give method full, or "
-            "compute_precision bf16"
+            "held in FP8 is the job's precision (LoRA over an FP8 base), not an FP8 step; give method full (--train "
+            "full), or compute_precision bf16"
         )
     if profile is None or not profile.fp8_training:
         named = f"{profile.name} trains its GEMMs in bf16" if profile else "no framework is named"
         return (
             f"FP8 training (compute_precision fp8) needs a framework that trains in FP8, and {named}: give framework "
             "megatron (Megatron-LM / NeMo / Megatron-Bridge, Transformer Engine's --fp8-format hybrid) or fsdp2 "
-            "(torchtitan / torchao float8 over FSDP2), or compute_precision bf16"
+            "(torchtitan / torchao float8 over FSDP2) (--framework), or compute_precision bf16"
         )
     return None
 
