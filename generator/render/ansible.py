@@ -338,6 +338,8 @@ TRAINING_LAYOUT_KEYS = (
     "activation_offload",
     "optimizer_in_backward",
     "fused_kernels",
+    # FP8 training (training.compute_precision fp8; absent in bf16): the launcher's --fp8-format / float8 converter
+    "compute_precision",
     "flash_attention",
     "lora_rank",
     "lora_dropout",
