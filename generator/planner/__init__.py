@@ -241,6 +241,7 @@ def _unblock_hint(
         )
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
+    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES
 
     training = dep.training
     profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
@@ -248,6 +249,8 @@ def _unblock_hint(
     # (review 14 item 3)
     stage = training.zero_stage if training.zero_stage is not None else profile_stage
     lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
+    if training.compute_precision == "fp8":
+        lighter = None  # FP8 training is full training's (a LoRA job is refused compute_precision fp8 at the field)
     # nor parameter offload where the search offloaded them already (newuser47 item 3: "needs 865.6 GiB per GPU with
     # the parameters offloaded ... to unblock: parameter offload")
     offloaded = any("with the parameters offloaded" in b.why for b in blocked)
@@ -288,6 +291,10 @@ def _unblock_hint(
     if any(b.code == NO_GPU_FABRIC for b in blocked):
         # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
         general += f"; {NETWORK_HINT}"
+    if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why for b in blocked):
+        # no allowed GPU has FP8 (fix77): only the GPU or the precision helps
+        general = "; allow a GPU with FP8 tensor cores (Ada, Hopper, Blackwell), or compute_precision bf16"
+        deadline_only = True
     if deadline_only:  # the parts added above, each after "; "
         general = "to unblock: " + general.removeprefix("; ")
     short_of_ram = [b for b in blocked if b.code == "ram-short"]

@@ -79,6 +79,10 @@ BNB_SUPPORT = {
     "intel": ("0.48", "https://huggingface.co/docs/bitsandbytes/v0.48.1/installation"),
 }
 
+#: The words of an FP8 training job's refusal on a GPU without FP8 (the planner's unblock advice matches them).
+FP8_NEEDS_TENSOR_CORES = "FP8 training (compute_precision fp8) needs FP8 tensor cores"
+FP8_UNBLOCK = "choose a GPU with FP8, or compute_precision bf16"
+
 
 def precision_problem(
     gpu_id: str,
@@ -100,9 +104,8 @@ def precision_problem(
     """
     if compute_precision == "fp8" and not fp8_dense_tflops:
         return (
-            f"FP8 training (compute_precision fp8) needs FP8 tensor cores, and {gpu_id} ({architecture.capitalize()}) "
-            "has no dense FP8 rate in the catalog (FP8 matrix compute is compute capability 8.9 or higher: Ada, Hopper, "
-            "Blackwell): choose a GPU with FP8, or compute_precision bf16"
+            f"{FP8_NEEDS_TENSOR_CORES}, and {gpu_id} ({architecture.capitalize()}) has no dense FP8 rate in the catalog "
+            f"(FP8 matrix compute is compute capability 8.9 or higher: Ada, Hopper, Blackwell): {FP8_UNBLOCK}"
         )
     reach = NOT_RUN_ON.get(framework or "")
     if reach is not None and architecture in reach.architectures:
