@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,16 +120,16 @@ def test_the_gemm_rate_divides_the_gemms_alone() -> None:
     assert linear_gemm_rate_ratio("fp8", 1979.0, 989.0) == pytest.approx(2.001, abs=1e-3)
 
 
-ESTIMATE = ("--train", "full", "--gpus", "8", "--seq-len", "8192", "--micro-batch", "1", "--accumulation", "16")
-ESTIMATE += ("--gradient-checkpointing", "full", "--json")
+ESTIMATE: tuple[str, ...] = ("--train", "full", "--gpus", "8", "--seq-len", "8192", "--micro-batch", "1")
+ESTIMATE += ("--accumulation", "16", "--gradient-checkpointing", "full", "--json")
 #: Each framework's layout: Megatron-LM TP2 x DP4 at ZeRO-1 (its distributed optimizer), FSDP2 over 8 at ZeRO-3.
 LAYOUT = {"megatron": ("--zero", "1", "--tp", "2"), "fsdp2": ("--zero", "3")}
 
 
-def _estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str], gpu: str, framework: str, precision: str) -> dict:
+def _estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str], gpu: str, framework: str, precision: str) -> dict[str, Any]:
     args = ("estimate", "meta-llama/Llama-3.1-8B", "--gpu", gpu, "--framework", framework, *ESTIMATE, *LAYOUT[framework])
     assert call_cli(tmp_path, (*args, "--compute-precision", precision)) == 0
-    out: dict = json.loads(capsys.readouterr().out)
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)
     return out
 
 
