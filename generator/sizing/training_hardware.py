@@ -98,9 +98,9 @@ def precision_problem(
 
     ``framework`` is a resolved profile name (or None), ``optimizer`` the regime, ``base_precision`` the frozen base's
     format of LoRA (None for full training). ``compute_precision`` fp8 (FP8 training) needs FP8 tensor cores: the
-    catalog's dense FP8 rate, ``fp8_dense_tflops`` (null below Ada / Hopper: "FP8 ... requires compute capability 8.9
-    or higher", Transformer Engine's ``check_fp8_support``,
-    https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/quantization.py).
+    catalog's dense FP8 rate, ``fp8_dense_tflops`` (null below Ada / Hopper; Transformer Engine's ``check_fp8_support``
+    refuses "Device compute capability 8.9 or higher required for FP8", ``transformer_engine/pytorch/fp8.py`` of
+    https://github.com/NVIDIA/TransformerEngine).
     """
     if compute_precision == "fp8" and not fp8_dense_tflops:
         return (
