@@ -224,9 +224,10 @@ class FrameworkProfile(NamedTuple):
     #: Transformer Engine (``--fp8-format hybrid`` with ``--fp8-recipe delayed`` or ``tensorwise`` current scaling,
     #: ``mxfp8`` on Blackwell: https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py; NeMo and
     #: Megatron-Bridge run it, https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary.html), and a
-    #: plain FSDP2 loop through torchao's float8 training (``convert_to_float8_training``, "float8 training ...
-    #: composable with FSDP2", https://github.com/pytorch/ao/blob/main/torchao/float8/README.md; torchtitan's
-    #: ``--model.converters float8``, https://github.com/pytorch/torchtitan/blob/main/docs/float8.md). The Hugging Face
+    #: plain FSDP2 loop through torchao's float8 training (``convert_to_float8_training``, "composable with key systems
+    #: such as autograd, torch.compile and distributed", https://github.com/pytorch/ao/blob/main/torchao/float8/README.md;
+    #: torchtitan's ``--model.converters="float8"`` with FSDP's float8 all-gather,
+    #: https://github.com/pytorch/torchtitan/blob/main/docs/float8.md). The Hugging Face
     #: Trainer family, DeepSpeed, Unsloth and torchtune's recipes train their GEMMs in bf16.
     fp8_training: bool = False
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
