@@ -891,6 +891,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         )
         if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
             result["training"]["compute_precision"] = setup.compute_precision
+            result["precision"]["training"] += (
+                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, attention, norms, the optimizer "
+                "and the gradient reduction as in bf16"
+            )
         if upcast:
             result["precision"]["training"] += (
                 "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
