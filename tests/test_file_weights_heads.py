@@ -16,15 +16,16 @@ from tests.helpers import estimate_json
 from tests.hub_server import safetensors_bytes
 
 #: A small Llama decoder (the shapes matter, not the model).
-CONFIG = {
+H, INTER, VOCAB, LAYERS, KV = 1024, 2816, 64000, 4, 8 * 64
+CONFIG: dict[str, object] = {
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
-    "hidden_size": 1024,
-    "intermediate_size": 2816,
-    "num_hidden_layers": 4,
+    "hidden_size": H,
+    "intermediate_size": INTER,
+    "num_hidden_layers": LAYERS,
     "num_attention_heads": 16,
     "num_key_value_heads": 8,
-    "vocab_size": 64000,
+    "vocab_size": VOCAB,
     "max_position_embeddings": 8192,
     "torch_dtype": "bfloat16",
     "tie_word_embeddings": False,
@@ -33,13 +34,13 @@ CONFIG = {
 
 def _tensors(prefix: str, head: str) -> dict[str, tuple[str, list[int], int]]:
     """Every tensor of :data:`CONFIG` in bf16, the decoder under ``prefix`` and the LM head named ``head``."""
-    h, inter, vocab, kv = CONFIG["hidden_size"], CONFIG["intermediate_size"], CONFIG["vocab_size"], 8 * 64
+    h, inter, vocab, kv = H, INTER, VOCAB, KV
     shapes: dict[str, list[int]] = {
         f"{prefix}embed_tokens.weight": [vocab, h],
         f"{prefix}norm.weight": [h],
         head: [vocab, h],
     }
-    for i in range(CONFIG["num_hidden_layers"]):
+    for i in range(LAYERS):
         p = f"{prefix}layers.{i}."
         shapes |= {
             p + "self_attn.q_proj.weight": [h, h],
@@ -74,14 +75,14 @@ LAYOUTS = [
 
 @pytest.mark.parametrize(("prefix", "head"), LAYOUTS)
 def test_the_lm_head_is_found_under_any_module_it_is_nested_in(prefix: str, head: str) -> None:
-    vocab, h = CONFIG["vocab_size"], CONFIG["hidden_size"]
+    vocab, h = VOCAB, H
     pairs = [(name, size) for name, (_, _, size) in _tensors(prefix, head).items()]
-    files = group_tensor_bytes(pairs, CONFIG["num_hidden_layers"], "bf16", "test", tied_embeddings=False)
+    files = group_tensor_bytes(pairs, LAYERS, "bf16", "test", tied_embeddings=False)
     assert files.lm_head_bytes == vocab * h * 2
     assert files.embedding_bytes == vocab * h * 2
     assert files.other_bytes == h * 2  # the final norm alone
     # tied: the stored copy is not counted
-    tied = group_tensor_bytes(pairs, CONFIG["num_hidden_layers"], "bf16", "test", tied_embeddings=True)
+    tied = group_tensor_bytes(pairs, LAYERS, "bf16", "test", tied_embeddings=True)
     assert tied.lm_head_bytes == 0 and tied.other_bytes == h * 2
 
 
