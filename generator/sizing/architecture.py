@@ -508,12 +508,62 @@ def _check_layout(config: Mapping[str, Any], top_type: str) -> None:
             f"encoder, decoder and cross-attention layers specgen does not count exactly{speech}; decoder-only models, "
             "and BERT / RoBERTa / XLM-RoBERTa encoders for task: embed / score, are sized"
         )
+    if _gemma3n(config, top_type):
+        raise ArchitectureError(_gemma3n_refusal(config, top_type))
     if top_type in _INTERNVL_TYPES:
         raise ArchitectureError(
             f"cannot size model_type '{top_type}' (InternVL): its layout (an InternViT vision tower with a pixel-shuffle "
             "MLP projector beside the language model's llm_config / text_config) is not one specgen counts; "
             "vision-language models sized are Gemma 3, LLaVA (CLIP or Pixtral towers) and Qwen2-VL / Qwen2.5-VL"
         )
+
+
+#: Fields of Gemma 3n's text model (Transformers ``Gemma3nTextConfig``) that no layer counted here has.
+_GEMMA3N_FIELDS = ("altup_num_inputs", "laurel_rank", "hidden_size_per_layer_input", "num_kv_shared_layers")
+
+
+def _text_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A config's ``text_config``, or the config itself where it is flat."""
+    text = config.get("text_config")
+    return text if isinstance(text, Mapping) else config
+
+
+def _gemma3n(config: Mapping[str, Any], top_type: str) -> bool:
+    """Whether ``config`` is Gemma 3n's (``gemma3n`` / ``gemma3n_text``, or a text model with its AltUp and LAuReL)."""
+    text = _text_of(config)
+    types = {top_type, str(text.get("model_type") or "")}
+    return bool(types & {"gemma3n", "gemma3n_text"}) or ("altup_num_inputs" in text and "laurel_rank" in text)
+
+
+def _gemma3n_refusal(config: Mapping[str, Any], top_type: str) -> str:
+    """Gemma 3n's refusal, naming what is not counted (newuser71 item 3: refused as a malformed ViT field).
+
+    Transformers ``modeling_gemma3n.py``: AltUp keeps ``altup_num_inputs`` copies of the hidden state, LAuReL a
+    rank-``laurel_rank`` residual, each layer a per-layer embedding (``hidden_size_per_layer_input`` from a
+    ``vocab_size_per_layer_input`` table), the last ``num_kv_shared_layers`` layers reuse earlier layers' K and V
+    (vLLM ``models/gemma3n.py`` ``kv_sharing_target_layer_name``), and ``intermediate_size`` is a per-layer list.
+    """
+    text = _text_of(config)
+    named = [key for key in _GEMMA3N_FIELDS if key in text]
+    towers = []
+    vision = config.get("vision_config")
+    if isinstance(vision, Mapping):
+        built = vision.get("architecture")
+        timm = f", timm {str(built)[:60]!r}" if isinstance(built, str) else ""
+        towers.append(
+            f"its vision tower (model_type {str(vision.get('model_type') or 'none given')[:60]!r}{timm}: a CNN, not a ViT)"
+        )
+    audio = config.get("audio_config")
+    if isinstance(audio, Mapping):
+        towers.append(f"its audio tower (model_type {str(audio.get('model_type') or 'none given')[:60]!r})")
+    also = f", nor {' and '.join(towers)}" if towers else ""
+    fields = f": {', '.join(named)}" if named else ""
+    return (
+        f"cannot size model_type '{top_type or 'unknown'}' (Gemma 3n): specgen does not count its text layers (AltUp, "
+        "LAuReL, per-layer embeddings, a per-layer intermediate_size, and the last num_kv_shared_layers layers reusing "
+        f"earlier layers' KV cache{fields}){also}; sized as a plain decoder the "
+        "parameters and the KV cache would be wrong"
+    )
 
 
 def _check_model_type(config: Mapping[str, Any]) -> None:

@@ -122,6 +122,15 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
         if _lightning_layers(config):
             kind = "linear-attention (lightning attention, attn_type_list 0)"
             reason = "only qwen3_next is sized"
+        if kind.startswith("state-space"):
+            # newuser71 item 2: Granite-4.0-H, Nemotron-H and Falcon-H1 were told their config "lacks" Qwen3-Next's
+            # Gated DeltaNet fields, as if adding them would help
+            raise ArchitectureError(
+                f"cannot size model_type '{model_type}': it is a Mamba / SSM (state-space) hybrid, whose Mamba layers "
+                "keep a fixed recurrent state per sequence instead of a KV cache, and specgen does not size Mamba / SSM "
+                "hybrid layers yet (the only recurrent layers it sizes are Qwen3-Next's Gated DeltaNet); sizing them as "
+                "attention would get the KV cache and the parameters wrong"
+            )
         raise ArchitectureError(
             f"cannot size model_type '{model_type}': its {kind} layers keep a fixed recurrent state per sequence "
             f"instead of a KV cache, which specgen sizes exactly only for Qwen3-Next ({reason}); sizing them as "

@@ -1,0 +1,134 @@
+"""newuser71: 2025-26 open-weight models from their config.json (/work/wt/bugs/newuser71.md).
+
+Configs are in ``tests/data/newuser71`` (sources in its SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.errors import ArchitectureError, InputError
+from generator.sizing.architecture import parse_architecture
+from generator.workload import load_workload
+from tests.conftest import REPO
+from tests.helpers import run_specgen
+
+DATA = REPO / "tests" / "data" / "newuser71"
+
+
+def _config(name: str) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((DATA / name / "config.json").read_text())
+    return config
+
+
+# --- item 4: Mistral 3's Pixtral tower counted with its own formula ----------------------------------------------
+
+
+def test_mistral3_pixtral_tower_is_counted_exactly() -> None:
+    """Text 23,572,403,200 + Pixtral encoder 403,305,472 (24 x (4 x 1024^2 + 3 x 1024 x 4096 + 2 x 1024) + conv 602,112
+    + ln_pre 1,024) + Mistral3MultiModalProjector 35,652,608 (norm 1,024, merging_layer 4096 -> 1024 4,194,304,
+    linear_1 1024 -> 5120 and linear_2 5120 -> 5120 bias-free 31,457,280): the card's "24B"
+    (https://huggingface.co/mistralai/Mistral-Small-3.1-24B-Instruct-2503). Before: 23,892,952,064 (SigLIP formula)."""
+    arch = parse_architecture(_config("mistralsmall31"))
+    assert arch.params_total == 24_011_361_280
+    assert arch.params_active == 23_572_403_200
+    tower = arch.vision
+    assert tower is not None and tower.exact and tower.kind == "Pixtral"
+    assert (tower.params, tower.encoder_params) == (438_958_080, 403_305_472)
+    # mistral_common ImageEncoder: ceil(1024 / 28) = 37 tokens a side, a break a row; 74 x 74 patches run
+    assert (tower.image_tokens, tower.image_patches) == (37 * 38, 74 * 74)
+    assert not any("approximately" in note for note in arch.notes)
+
+
+def test_mistral3_projector_bias_is_read() -> None:
+    config = _config("mistralsmall31")
+    config["multimodal_projector_bias"] = True
+    assert parse_architecture(config).params_total == 24_011_361_280 + 2 * 5120
+
+
+# --- item 9: the image-token refusal names a rule ------------------------------------------------------------------
+
+
+WORKLOAD = """version: 1
+name: img
+deployments:
+  - name: svc
+    model: cfg/config.json
+    inference:
+      precision: bf16
+      max_context_tokens: 32768
+      avg_input_tokens: 3000
+      avg_output_tokens: 300
+      images_per_request: 1
+      requests_per_second: 5
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+objective: cost
+outputs: [terraform]
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        pytest.param("mistralsmall31", "(Pixtral: one token per 28x28 px (2x2 patches merged) and one per row", id="mistral3"),
+        pytest.param("scout", "(ViT: a tower specgen counts approximately, whose tokens an image it does not know)", id="llama4"),
+    ],
+)
+def test_images_per_request_without_image_tokens_names_the_rule(tmp_path: Path, name: str, rule: str) -> None:
+    """Before: "... for mistralsmall31 (ViT: ): give image_tokens" (the approximate tower had no rule)."""
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(DATA / name / "config.json", tmp_path / "cfg" / "config.json")
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD)
+    with pytest.raises(InputError) as refused:
+        load_workload(path)
+    assert rule in refused.value.message
+    assert ": )" not in refused.value.message
+
+
+# --- item 3: Gemma 3n refused for what it is ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gemma3n", "gemma3n_text"])
+def test_gemma3n_is_refused_naming_its_layers_and_towers(name: str) -> None:
+    """Before: "vision_config field 'intermediate_size' must be a whole number above 0, got 'None'" (a MobileNetV5 CNN
+    has no ViT fields), and the text model as "a per-layer list ... as in Hunyuan-A13B"."""
+    result = run_specgen("estimate", str(DATA / name / "config.json"), "--gpu", "l40s-48gb", "--context", "32768")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    text = result.stderr
+    assert f"cannot size model_type '{name}' (Gemma 3n): specgen does not count its text layers (AltUp, LAuReL" in text
+    assert "num_kv_shared_layers" in text
+    assert "must be a whole number" not in text and "Hunyuan" not in text
+    if name == "gemma3n":
+        assert "vision tower (model_type 'gemma3n_vision', timm 'mobilenetv5_300m_enc': a CNN, not a ViT)" in text
+        assert "audio tower (model_type 'gemma3n_audio')" in text
+
+
+def test_a_tower_without_vit_fields_is_refused_as_not_a_vit() -> None:
+    """Gemma 3n's MobileNetV5 beside another text model: named, not read as a malformed ViT field."""
+    config = _config("mistralsmall31")
+    config["vision_config"] = _config("gemma3n")["vision_config"]
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert "vision_config model_type 'gemma3n_vision', timm architecture 'mobilenetv5_300m_enc') is not a ViT" in message
+    assert "must be a whole number" not in message
+
+
+# --- item 2 (the refusal's wording): Mamba hybrids --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "model_type"), [("falconh1", "falcon_h1")])
+def test_mamba_hybrid_refusal_says_mamba_is_not_sized(name: str, model_type: str) -> None:
+    result = run_specgen("estimate", str(DATA / name / "config.json"), "--gpu", "h100-sxm5-80gb", "--context", "32768")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    text = result.stderr
+    assert f"cannot size model_type '{model_type}': it is a Mamba / SSM (state-space) hybrid" in text
+    assert "lacks" not in text
