@@ -132,3 +132,27 @@ def test_mamba_hybrid_refusal_says_mamba_is_not_sized(name: str, model_type: str
     text = result.stderr
     assert f"cannot size model_type '{model_type}': it is a Mamba / SSM (state-space) hybrid" in text
     assert "lacks" not in text
+
+
+# --- item 6: attention parameters as the modeling code builds them ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "total"),
+    [
+        # Glm4MoeAttention: q/k/v bias=attention_bias, o_proj bias=False; q_norm/k_norm over head_dim only where
+        # use_qk_norm (GLM-4.5, not -Air). Before: 106,852,433,920 (+46 x 4,096) and 352,798,262,272 (+92 x 4,864)
+        pytest.param("glm45air", 106_852_245_504, id="glm-4.5-air"),
+        pytest.param("glm45", 352_797_814_784, id="glm-4.5"),
+        # Olmo2Attention: q_norm over heads x head_dim, k_norm over kv heads x head_dim (32 x 128 each). Before:
+        # 7,298,363,392 (2 x head_dim a layer)
+        pytest.param("olmo2", 7_298_617_344, id="olmo-2-7b"),
+        # MiniMaxM2Attention (Olmo2Attention's norms): 62 x (6,144 + 1,024) more. The routers' e_score_correction_bias
+        # is a buffer (register_buffer), not a parameter, as DeepSeek-V3's is not counted. Before: 228,689,304,576
+        pytest.param("minimaxm2", 228_689_748_992, id="minimax-m2"),
+    ],
+)
+def test_attention_biases_and_qk_norms_follow_the_modeling_code(name: str, total: int) -> None:
+    arch = parse_architecture(_config(name))
+    assert arch.params_total == total
+    assert not any("generic decoder" in note for note in arch.notes)

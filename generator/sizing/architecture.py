@@ -312,11 +312,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         intermediate = 4 * hidden  # absent: specgen's guess (a null is refused where a layer needs it, in _mlp)
     windows = [None] * n_layers if linear_kinds else _layer_windows(text, model_type, n_layers)
     biases = _attention_biases(text, model_type)
+    qk_norm = model_type == "glm4_moe" and _flag(text, "use_qk_norm")  # Glm4MoeConfig's default: false
     mla = text.get("kv_lora_rank") is not None
     layers = []
     for index in range(n_layers):
         attn, attn_other, kv_elems, layer_kv_heads = (
-            _mla_attention(text, hidden, heads) if mla else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases)
+            _mla_attention(text, hidden, heads)
+            if mla
+            else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases, qk_norm)
         )
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)
@@ -457,9 +460,9 @@ COUNTED_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"
 DECODER_TYPES_READ = frozenset(
     {
         "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "deepseek_v32", "ernie4_5", "ernie4_5_moe", "exaone4",
-        "gemma2", "gemma3", "gemma3_text", "gpt_oss", "llama", "llama4", "llama4_text", "mistral", "mixtral",
-        "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text",
-        "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
+        "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt_oss", "llama", "llama4", "llama4_text", "minimax_m2",
+        "mistral", "mixtral", "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl",
+        "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
     }
 )  # fmt: skip
 
@@ -705,11 +708,21 @@ def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bo
         bias = _flag(cfg, "use_bias")  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
         return bias, bias
     bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
+    if model_type == "glm4_moe":
+        # Transformers modeling_glm4_moe.py Glm4MoeAttention: q/k/v bias=config.attention_bias, o_proj bias=False
+        # (newuser71 item 6: GLM-4.5-Air +188,416 parameters)
+        return bias, False
     return bias, bias
 
 
 def _gqa_attention(
-    model_type: str, hidden: int, heads: int, kv_heads: int, head_dim: int, biases: tuple[bool, bool]
+    model_type: str,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    biases: tuple[bool, bool],
+    qk_norm: bool = False,
 ) -> tuple[tuple[Linear, ...], int, int, int]:
     qkv_bias, o_bias = biases
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
@@ -720,8 +733,14 @@ def _gqa_attention(
         Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
     )
     other = 0
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next", "exaone4"):
-        other += 2 * head_dim  # q_norm and k_norm over head_dim
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "exaone4") or (
+        model_type == "glm4_moe" and qk_norm
+    ):
+        other += 2 * head_dim  # q_norm and k_norm over head_dim (GLM-4.5's where use_qk_norm)
+    if model_type in ("olmo2", "minimax_m2"):
+        # q_norm and k_norm over the whole projections, before the heads are split (newuser71 item 6): Transformers
+        # modeling_olmo2.py Olmo2Attention, which MiniMaxM2Attention (through FlexOlmoAttention) inherits
+        other += q_dim + kv_dim
     if model_type == "gpt_oss":
         other += heads  # attention sinks, one per head
     return linears, other, 2 * kv_dim, kv_heads
