@@ -190,7 +190,6 @@ def test_another_gated_delta_net_is_refused_naming_the_fields_it_lacks() -> None
     [
         pytest.param({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M-M*-", "mamba_num_heads": 128}, id="nemotron-h"),
         pytest.param({"model_type": "jamba", "attn_layer_period": 8, "mamba_d_state": 16}, id="jamba"),
-        pytest.param({"model_type": "granitemoehybrid", "mamba_n_heads": 128, "mamba_d_state": 128}, id="granite-4.0-h"),
         pytest.param({"model_type": "falcon_h1", "mamba_d_ssm": 3072, "mamba_n_heads": 24, "mamba_d_state": 256}, id="falcon-h1"),
     ],
 )

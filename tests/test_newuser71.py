@@ -6,6 +6,7 @@ Configs are in ``tests/data/newuser71`` (sources in its SOURCES.md).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,105 @@ def test_attention_biases_and_qk_norms_follow_the_modeling_code(name: str, total
     arch = parse_architecture(_config(name))
     assert arch.params_total == total
     assert not any("generic decoder" in note for note in arch.notes)
+
+
+# --- item 2: Granite-4.0-H's Mamba-2 layers sized ------------------------------------------------------------------
+
+#: ibm-granite/granite-4.0-h-small by hand from Transformers' modeling code (modular_granitemoehybrid.py, BambaMixer in
+#: modeling_bamba.py, GraniteMoeSharedMLP / GraniteMoeMoE): hidden 4,096, 36 Mamba-2 and 4 attention layers.
+#: Mamba-2: in_proj 4,096 x (8,192 + 8,448 + 128) = 68,681,728; conv1d 8,448 x 4 + 8,448 bias = 42,240; dt_bias, A_log,
+#: D 3 x 128; gated norm 8,192; out_proj 8,192 x 4,096 = 33,554,432: 102,286,976 a layer.
+#: Attention: q 4,096 x 4,096, k and v 4,096 x 1,024, o 4,096 x 4,096 = 41,943,040 a layer.
+#: Every layer: 72 experts x (4,096 x 1,536 + 768 x 4,096) = 679,477,248, router 4,096 x 72 = 294,912, shared MLP
+#: 4,096 x 3,072 + 1,536 x 4,096 = 18,874,368, two norms 8,192.
+#: Tied embedding 100,352 x 4,096 = 411,041,792 and the final norm 4,096.
+GRANITE_SMALL = 36 * 102_286_976 + 4 * 41_943_040 + 40 * (679_477_248 + 294_912 + 18_874_368 + 8_192) + 411_041_792 + 4_096
+
+
+def _granite() -> Any:
+    return parse_architecture(_config("granite4hsmall"))
+
+
+def test_granite_4_h_parameters_are_the_modeling_codes() -> None:
+    """The card (https://huggingface.co/ibm-granite/granite-4.0-h-small): "32B" total, "9B" active."""
+    arch = _granite()
+    assert arch.params_total == GRANITE_SMALL == 32_207_337_984
+    assert arch.params_active == GRANITE_SMALL - 40 * (72 - 10) * (4_096 * 1_536 + 768 * 4_096)
+    assert round(arch.params_total / 1e9) == 32 and round(arch.params_active / 1e9) == 9
+    assert sum(layer.state is not None for layer in arch.layers) == 36
+    assert not any("generic decoder" in note for note in arch.notes)
+
+
+@pytest.mark.parametrize(
+    ("tp", "layer_elements"),
+    [
+        # vLLM mamba2_state_shape: conv (4 - 1) x (8,192 + 2 x 1 x 128) / tp, SSM 128 / tp x 64 x 128
+        pytest.param(1, 3 * 8_448 + 128 * 64 * 128, id="tp1"),
+        # one group, TP 8: extra_groups_for_head_shards pads the groups to 8, each rank keeps B / C whole
+        pytest.param(8, 3 * ((8_192 + 2 * 8 * 128) // 8) + 16 * 64 * 128, id="tp8"),
+    ],
+)
+def test_granite_4_h_state_and_kv_are_vllms(tp: int, layer_elements: int) -> None:
+    from generator.sizing.kv_cache import state_bytes, token_bytes_per_gpu
+    from generator.sizing.weights import Parallelism
+
+    arch = _granite()
+    assert state_bytes(arch, tp, 1)[1] == (36 * layer_elements * 2,)  # bf16, the model dtype
+    # KV only in the 4 attention layers: 4 x 2 x 8 x 128 x 2 B a token, the KV heads split over TP
+    assert token_bytes_per_gpu(arch, 16, Parallelism(tp=tp)) == 4 * 2 * 8 * 128 * 2 // tp
+
+
+def test_granite_4_h_estimate_holds_states_and_kv() -> None:
+    """Before: refused ("lacks linear_num_key_heads, ..."). Per sequence 77,322,240 B of state (36 x 2,147,840)."""
+    result = run_specgen(
+        "estimate", str(DATA / "granite4hsmall" / "config.json"), "--gpu", "h100-sxm5-80gb", "--context", "131072",
+        "--tp", "2", "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["params"]["total"] == GRANITE_SMALL
+    groups = {row["kind"]: row["layers"] for row in data["capacity"]["vllm_log"]["by_layer_type"]}
+    assert groups == {"full": 4, "state": 36}
+
+
+@pytest.mark.parametrize(
+    ("change", "tp", "problem"),
+    [
+        pytest.param(
+            {"mamba_n_groups": 2}, 4, "Mamba-2 groups (2) must be divisible by the tensor parallel size (4)", id="groups"
+        ),
+        pytest.param({}, 3, "recurrent-state heads (128) must be divisible by the tensor parallel size (3)", id="heads"),
+    ],
+)
+def test_granite_4_h_tp_vllm_refuses_is_refused(change: dict[str, int], tp: int, problem: str) -> None:
+    from generator.sizing.loadability import loadability_problems
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism
+
+    arch = parse_architecture({**_config("granite4hsmall"), **change})
+    assert any(problem in said for said in loadability_problems(arch, weight_format("bf16"), Parallelism(tp=tp)))
+    assert not [p for p in loadability_problems(arch, weight_format("bf16"), Parallelism(tp=2)) if "recurrent" in p]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(
+            {"mamba_d_head": 32}, "mamba_n_heads 128 x mamba_d_head 32 must equal mamba_expand 2 x hidden_size", id="width"
+        ),
+        pytest.param({"mamba_d_state": None}, "(Mamba-2 hybrid): config lacks mamba_d_state", id="missing"),
+        pytest.param(
+            {"layer_types": ["mamba"] * 39 + ["cross"]}, "layer_types entry 'cross' is not mamba or attention", id="kind"
+        ),
+    ],
+)
+def test_granite_4_h_config_problems_are_named(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ArchitectureError, match=re.escape(message)):
+        parse_architecture({**_config("granite4hsmall"), **change})
+
+
+def test_granite_4_h_without_experts_is_the_shared_mlp_alone() -> None:
+    """num_local_experts 0 (the dense Granite-4.0-H sizes): each layer's MLP is the shared MLP only."""
+    dense = parse_architecture({**_config("granite4hsmall"), "num_local_experts": 0, "num_experts_per_tok": 0})
+    assert dense.params_total == GRANITE_SMALL - 40 * (679_477_248 + 294_912)
+    assert dense.params_active == dense.params_total

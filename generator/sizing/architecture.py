@@ -291,7 +291,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
         # token); sized as attention, their KV would be 4x too large (newuser21 item 1). Other such models are refused.
         linear_attention.check_supported(text, model_type)
-        linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"))
+        linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"), model_type)
     hidden = _int(text, "hidden_size")
     heads = _int(text, "num_attention_heads")
     n_layers = _int(text, "num_hidden_layers")
@@ -325,7 +325,10 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         norms = _norm_params(model_type, hidden)
         window = windows[index]
         if linear_kinds:
-            mixer = _linear_attention_layer(text, linear_kinds[index], index, hidden, (heads, kv_heads, head_dim))
+            if model_type in linear_attention.MAMBA2_MODEL_TYPES:
+                mixer = _mamba2_layer(text, linear_kinds[index], index, hidden, (attn, attn_other, kv_elems, layer_kv_heads))
+            else:
+                mixer = _linear_attention_layer(text, linear_kinds[index], index, hidden, (heads, kv_heads, head_dim))
             other = mixer.other_params + mlp_other + norms
             layers.append(mixer._replace(linears=mixer.linears + mlp, other_params=other, experts_per_token=top_k))
             continue
@@ -430,6 +433,19 @@ def _linear_attention_layer(cfg: Mapping[str, Any], kind: str, index: int, hidde
     return Layer(index, FULL, linears, other, kv_elems, kv_heads)
 
 
+def _mamba2_layer(
+    cfg: Mapping[str, Any], kind: str, index: int, hidden: int, attention: tuple[tuple[Linear, ...], int, int, int]
+) -> Layer:
+    """A Granite-4.0-H layer's mixer: Mamba-2 (a state, no KV) or the model's GQA attention (``attention``)."""
+    from generator.sizing import linear_attention
+
+    if kind == linear_attention.LINEAR:
+        linears, other, state = linear_attention.mamba2(cfg, hidden)
+        return Layer(index, linear_attention.LINEAR, linears, other, 0, 0, state=state)
+    attn, attn_other, kv_elems, kv_heads = attention
+    return Layer(index, FULL, attn, attn_other, kv_elems, kv_heads)
+
+
 #: Encoder-only model types (transformers' ``model_type``): BERT and its descendants, as embedding and reranking models
 #: ship them (bge-m3 and bge-reranker-v2-m3 are xlm-roberta; gte-multilingual is "new"; nomic-embed is nomic_bert).
 ENCODER_ONLY_MODEL_TYPES = frozenset(
@@ -460,7 +476,8 @@ COUNTED_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"
 DECODER_TYPES_READ = frozenset(
     {
         "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "deepseek_v32", "ernie4_5", "ernie4_5_moe", "exaone4",
-        "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt_oss", "llama", "llama4", "llama4_text", "minimax_m2",
+        "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt_oss", "granitemoehybrid", "llama", "llama4", "llama4_text",
+        "minimax_m2",
         "mistral", "mixtral", "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
     }
@@ -833,6 +850,8 @@ def _mlp(
 ) -> tuple[tuple[Linear, ...], int, int]:
     """Linears of the feed-forward block, its extra small tensors, and experts per token (``intermediate``: None if null)."""
     mlp_bias = bool(cfg.get("mlp_bias", False))
+    if model_type == "granitemoehybrid":
+        return _granite_mlp(cfg, hidden, intermediate)
     if not _is_moe_layer(cfg, model_type, index):
         dense_inter = _width(cfg, "intermediate_size_mlp", intermediate)
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
@@ -862,6 +881,27 @@ def _mlp(
         shared = _gated("shared_expert.", hidden, shared_inter, SHARED_EXPERT)
         shared += (Linear("shared_expert_gate", hidden, 1, ROUTER),)
     return linears + shared + (router,), other, top_k
+
+
+def _granite_mlp(cfg: Mapping[str, Any], hidden: int, intermediate: int | None) -> tuple[tuple[Linear, ...], int, int]:
+    """Granite-4.0-H's feed-forward block: the shared MLP, beside the routed experts where there are any.
+
+    Transformers ``GraniteMoeHybridDecoderLayer``: ``shared_mlp`` (``GraniteMoeSharedMLP``: ``input_linear`` hidden ->
+    2 x ``shared_intermediate_size``, ``output_linear`` back, bias-free) in every layer; ``block_sparse_moe``
+    (``GraniteMoeMoE``: ``num_local_experts`` experts of ``intermediate_size`` the same way, a bias-free router) where
+    ``num_local_experts`` is above 0.
+    """
+    shared_inter = _width(cfg, "shared_intermediate_size", None)
+    experts = _num_experts(cfg)
+    if not experts:
+        return _gated("shared_mlp.", hidden, shared_inter, MLP), 0, 0
+    top_k = _opt_int(cfg, *_TOP_K_KEYS)
+    if top_k is None or not 1 <= top_k <= experts:
+        raise ArchitectureError(f"num_experts_per_tok {top_k} must be from 1 to the {experts} routed experts")
+    expert_inter = _width(cfg, "intermediate_size", intermediate)
+    linears = _gated("experts.", hidden, expert_inter, EXPERT, False, experts)
+    linears += _gated("shared_mlp.", hidden, shared_inter, SHARED_EXPERT)
+    return (*linears, Linear("router", hidden, experts, ROUTER)), 0, top_k
 
 
 def _norm_params(model_type: str, hidden: int) -> int:
