@@ -200,7 +200,8 @@ def test_mamba_hybrids_are_refused_as_mamba(config: dict[str, object]) -> None:
         parse_architecture({**base, **config})
     message = refused.value.message
     assert f"cannot size model_type '{config['model_type']}': it is a Mamba / SSM (state-space) hybrid" in message
-    assert "does not size Mamba / SSM hybrid layers yet" in message
+    assert "does not size this model's Mamba / SSM hybrid layers yet" in message
+    assert "Granite-4.0-H's Mamba-2, model_type granitemoehybrid" in message
     assert "lacks" not in message and "linear_num_key_heads" not in message
 
 

@@ -179,9 +179,10 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
             # Gated DeltaNet fields, as if adding them would help
             raise ArchitectureError(
                 f"cannot size model_type '{model_type}': it is a Mamba / SSM (state-space) hybrid, whose Mamba layers "
-                "keep a fixed recurrent state per sequence instead of a KV cache, and specgen does not size Mamba / SSM "
-                "hybrid layers yet (the only recurrent layers it sizes are Qwen3-Next's Gated DeltaNet); sizing them as "
-                "attention would get the KV cache and the parameters wrong"
+                "keep a fixed recurrent state per sequence instead of a KV cache, and specgen does not size this "
+                "model's Mamba / SSM hybrid layers yet (the recurrent layers it sizes are Granite-4.0-H's Mamba-2, "
+                "model_type granitemoehybrid, and Qwen3-Next's Gated DeltaNet); sizing them as attention would get the "
+                "KV cache and the parameters wrong"
             )
         raise ArchitectureError(
             f"cannot size model_type '{model_type}': its {kind} layers keep a fixed recurrent state per sequence "
