@@ -178,19 +178,31 @@ def test_h200_capacity_is_vllms_hybrid_pool(arch: Architecture) -> None:
     assert cap == kv_capacity(arch, 8, 32_768, Parallelism(), consts, 141 * 10**9, mem.per_gpu)
 
 
+def test_another_gated_delta_net_is_refused_naming_the_fields_it_lacks() -> None:
+    config: dict[str, object] = {"hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32}
+    config |= {"vocab_size": 131072, "model_type": "qwen3_5_text", "linear_num_value_heads": 32}
+    with pytest.raises(ArchitectureError, match=r"keep a fixed recurrent state per sequence .* only for Qwen3-Next"):
+        parse_architecture(config)
+
+
 @pytest.mark.parametrize(
     "config",
     [
-        pytest.param({"model_type": "qwen3_5_text", "linear_num_value_heads": 32}, id="qwen3.5-gated-delta-net"),
         pytest.param({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M-M*-", "mamba_num_heads": 128}, id="nemotron-h"),
         pytest.param({"model_type": "jamba", "attn_layer_period": 8, "mamba_d_state": 16}, id="jamba"),
-        pytest.param({"model_type": "granitemoehybrid", "mamba_n_heads": 128, "mamba_d_state": 128}, id="granite-4.0-h"),
+        pytest.param({"model_type": "falcon_h1", "mamba_d_ssm": 3072, "mamba_n_heads": 24, "mamba_d_state": 256}, id="falcon-h1"),
     ],
 )
-def test_other_state_space_hybrids_are_refused(config: dict[str, object]) -> None:
+def test_mamba_hybrids_are_refused_as_mamba(config: dict[str, object]) -> None:
+    """newuser71 item 2: a Mamba hybrid was told its config "lacks" Qwen3-Next's Gated DeltaNet fields."""
     base = {"hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "vocab_size": 131072}
-    with pytest.raises(ArchitectureError, match=r"keep a fixed recurrent state per sequence .* only for Qwen3-Next"):
+    with pytest.raises(ArchitectureError) as refused:
         parse_architecture({**base, **config})
+    message = refused.value.message
+    assert f"cannot size model_type '{config['model_type']}': it is a Mamba / SSM (state-space) hybrid" in message
+    assert "does not size this model's Mamba / SSM hybrid layers yet" in message
+    assert "Granite-4.0-H's Mamba-2, model_type granitemoehybrid" in message
+    assert "lacks" not in message and "linear_num_key_heads" not in message
 
 
 def test_sglang_and_llama_cpp_offload_are_refused(arch: Architecture) -> None:

@@ -237,3 +237,32 @@ def test_the_sglang_verdict_is_its_pool_holding_one_request() -> None:
     assert capacity["fits"] and capacity["max_concurrency"] >= 1
     assert data["memory"]["per_gpu"]["total"] > capacity["usable_bytes"]  # the whole breakdown is more than the fraction
     assert capacity["usable_basis"].endswith("for the weights and the KV pool")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("meta-llama/Llama-3.1-8B", "--gpu", "l40s-48gb", "--context", "4096"), id="8b-l40s"),
+        pytest.param(("meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm5-80gb", "--context", "131072"), id="8b-h100-128k"),
+    ],
+)
+def test_sglang_verdict_counts_the_batch_asked(args: tuple[str, ...]) -> None:
+    """newuser71 item 8: ``--engine sglang --batch N`` said "fits", exit 0, where the pool held fewer than N sequences.
+
+    The pool's whole-context sequences against --batch: N held fits (exit 0), N + 1 does not (exit 3), as vLLM's verdict
+    refuses a batch its KV does not hold.
+    """
+    one = estimate_json(*args, "--engine", "sglang")
+    held = int(one["capacity"]["kv_cache_tokens"] // one["kv_cache"]["context_tokens"])
+    assert held >= 2  # the rows are chosen so that a batch of two or more is held
+    assert one["capacity"]["fits"]
+    at_most = run_specgen("estimate", *args, "--engine", "sglang", "--batch", str(held))
+    assert at_most.returncode == 0, at_most.stderr
+    assert f"fits: SGLang's KV pool holds {held:,} sequences" in at_most.stdout
+    over = run_specgen("estimate", *args, "--engine", "sglang", "--batch", str(held + 1))
+    assert over.returncode == 3, over.stderr
+    assert f"does NOT fit: SGLang's KV pool holds {held:,} sequences" in over.stdout
+    assert f"(batch {held + 1:,} asked)" in over.stdout
+    # vLLM says the same of a batch far past its pool
+    vllm = run_specgen("estimate", *args, "--batch", str(50 * held))
+    assert vllm.returncode == 3, vllm.stderr

@@ -618,6 +618,11 @@ def format_text(result: dict[str, Any]) -> str:
                 f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
                 f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
             )
+        elif whole := cap.get("whole_context_batch"):  # SGLang's pool against --batch's sequences (newuser71 item 8)
+            verdict += (
+                f": SGLang's KV pool holds {whole['sequences_held']:,} sequences of "
+                f"{result['kv_cache']['context_tokens']:,} tokens (batch {whole['sequences_asked']:,} asked)"
+            )
         where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
         lines.append(
             f"  on {where} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "

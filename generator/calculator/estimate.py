@@ -985,8 +985,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 fit["fits"] = False
             elif req.engine == "sglang":
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
-                # where the pool holds one request, as a plan takes it (newuser15 item 3)
-                fit["fits"] = cap.max_concurrency >= 1
+                # where the pool holds one request, as a plan takes it (newuser15 item 3), and --batch's whole-context
+                # sequences where more are asked, as vLLM's verdict counts them (newuser71 item 8: 8 x 131,072 tokens
+                # "fit" a pool of 2.43); each attention-DP rank's pool holds whole sequences (its pages are one token)
+                whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
+                fit["fits"] = whole_held >= max(1, req.batch)
+                if req.batch > 1:
+                    fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": req.batch}
             elif average is not None:
                 # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
                 # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
@@ -1155,8 +1160,8 @@ def _average_batch(req: EstimateRequest) -> bool:
     """Whether ``--batch`` is sized at the average prompt and output given, as a plan sizes its batch (newuser44 item 7).
 
     A batch of more than one served by vLLM with ``--input-tokens`` or ``--output-tokens`` given; one sequence is sized
-    at the whole context, as is a batch of SGLang's (its verdict is the pool holding one request) or on a machine of
-    yours (llama.cpp's slots each take the context).
+    at the whole context, as is a batch of SGLang's (its verdict is the pool holding the batch's whole-context
+    sequences) or on a machine of yours (llama.cpp's slots each take the context).
     """
     given = req.input_tokens is not None or req.output_tokens is not None
     return given and req.batch > 1 and not req.train and req.fixed is None and req.engine == "vllm"

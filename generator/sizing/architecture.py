@@ -291,7 +291,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
         # token); sized as attention, their KV would be 4x too large (newuser21 item 1). Other such models are refused.
         linear_attention.check_supported(text, model_type)
-        linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"))
+        linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"), model_type)
     hidden = _int(text, "hidden_size")
     heads = _int(text, "num_attention_heads")
     n_layers = _int(text, "num_hidden_layers")
@@ -312,17 +312,23 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         intermediate = 4 * hidden  # absent: specgen's guess (a null is refused where a layer needs it, in _mlp)
     windows = [None] * n_layers if linear_kinds else _layer_windows(text, model_type, n_layers)
     biases = _attention_biases(text, model_type)
+    qk_norm = model_type == "glm4_moe" and _flag(text, "use_qk_norm")  # Glm4MoeConfig's default: false
     mla = text.get("kv_lora_rank") is not None
     layers = []
     for index in range(n_layers):
         attn, attn_other, kv_elems, layer_kv_heads = (
-            _mla_attention(text, hidden, heads) if mla else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases)
+            _mla_attention(text, hidden, heads)
+            if mla
+            else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases, qk_norm)
         )
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)
         window = windows[index]
         if linear_kinds:
-            mixer = _linear_attention_layer(text, linear_kinds[index], index, hidden, (heads, kv_heads, head_dim))
+            if model_type in linear_attention.MAMBA2_MODEL_TYPES:
+                mixer = _mamba2_layer(text, linear_kinds[index], index, hidden, (attn, attn_other, kv_elems, layer_kv_heads))
+            else:
+                mixer = _linear_attention_layer(text, linear_kinds[index], index, hidden, (heads, kv_heads, head_dim))
             other = mixer.other_params + mlp_other + norms
             layers.append(mixer._replace(linears=mixer.linears + mlp, other_params=other, experts_per_token=top_k))
             continue
@@ -427,6 +433,19 @@ def _linear_attention_layer(cfg: Mapping[str, Any], kind: str, index: int, hidde
     return Layer(index, FULL, linears, other, kv_elems, kv_heads)
 
 
+def _mamba2_layer(
+    cfg: Mapping[str, Any], kind: str, index: int, hidden: int, attention: tuple[tuple[Linear, ...], int, int, int]
+) -> Layer:
+    """A Granite-4.0-H layer's mixer: Mamba-2 (a state, no KV) or the model's GQA attention (``attention``)."""
+    from generator.sizing import linear_attention
+
+    if kind == linear_attention.LINEAR:
+        linears, other, state = linear_attention.mamba2(cfg, hidden)
+        return Layer(index, linear_attention.LINEAR, linears, other, 0, 0, state=state)
+    attn, attn_other, kv_elems, kv_heads = attention
+    return Layer(index, FULL, attn, attn_other, kv_elems, kv_heads)
+
+
 #: Encoder-only model types (transformers' ``model_type``): BERT and its descendants, as embedding and reranking models
 #: ship them (bge-m3 and bge-reranker-v2-m3 are xlm-roberta; gte-multilingual is "new"; nomic-embed is nomic_bert).
 ENCODER_ONLY_MODEL_TYPES = frozenset(
@@ -457,9 +476,10 @@ COUNTED_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"
 DECODER_TYPES_READ = frozenset(
     {
         "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "deepseek_v32", "ernie4_5", "ernie4_5_moe", "exaone4",
-        "gemma2", "gemma3", "gemma3_text", "gpt_oss", "llama", "llama4", "llama4_text", "mistral", "mixtral",
-        "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text",
-        "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
+        "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt_oss", "granitemoehybrid", "llama", "llama4", "llama4_text",
+        "minimax_m2",
+        "mistral", "mixtral", "mllama", "mllama_text_model", "olmo2", "phi3", "qwen2", "qwen2_moe", "qwen2_5_vl",
+        "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_next",
     }
 )  # fmt: skip
 
@@ -508,12 +528,62 @@ def _check_layout(config: Mapping[str, Any], top_type: str) -> None:
             f"encoder, decoder and cross-attention layers specgen does not count exactly{speech}; decoder-only models, "
             "and BERT / RoBERTa / XLM-RoBERTa encoders for task: embed / score, are sized"
         )
+    if _gemma3n(config, top_type):
+        raise ArchitectureError(_gemma3n_refusal(config, top_type))
     if top_type in _INTERNVL_TYPES:
         raise ArchitectureError(
             f"cannot size model_type '{top_type}' (InternVL): its layout (an InternViT vision tower with a pixel-shuffle "
             "MLP projector beside the language model's llm_config / text_config) is not one specgen counts; "
             "vision-language models sized are Gemma 3, LLaVA (CLIP or Pixtral towers) and Qwen2-VL / Qwen2.5-VL"
         )
+
+
+#: Fields of Gemma 3n's text model (Transformers ``Gemma3nTextConfig``) that no layer counted here has.
+_GEMMA3N_FIELDS = ("altup_num_inputs", "laurel_rank", "hidden_size_per_layer_input", "num_kv_shared_layers")
+
+
+def _text_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A config's ``text_config``, or the config itself where it is flat."""
+    text = config.get("text_config")
+    return text if isinstance(text, Mapping) else config
+
+
+def _gemma3n(config: Mapping[str, Any], top_type: str) -> bool:
+    """Whether ``config`` is Gemma 3n's (``gemma3n`` / ``gemma3n_text``, or a text model with its AltUp and LAuReL)."""
+    text = _text_of(config)
+    types = {top_type, str(text.get("model_type") or "")}
+    return bool(types & {"gemma3n", "gemma3n_text"}) or ("altup_num_inputs" in text and "laurel_rank" in text)
+
+
+def _gemma3n_refusal(config: Mapping[str, Any], top_type: str) -> str:
+    """Gemma 3n's refusal, naming what is not counted (newuser71 item 3: refused as a malformed ViT field).
+
+    Transformers ``modeling_gemma3n.py``: AltUp keeps ``altup_num_inputs`` copies of the hidden state, LAuReL a
+    rank-``laurel_rank`` residual, each layer a per-layer embedding (``hidden_size_per_layer_input`` from a
+    ``vocab_size_per_layer_input`` table), the last ``num_kv_shared_layers`` layers reuse earlier layers' K and V
+    (vLLM ``models/gemma3n.py`` ``kv_sharing_target_layer_name``), and ``intermediate_size`` is a per-layer list.
+    """
+    text = _text_of(config)
+    named = [key for key in _GEMMA3N_FIELDS if key in text]
+    towers = []
+    vision = config.get("vision_config")
+    if isinstance(vision, Mapping):
+        built = vision.get("architecture")
+        timm = f", timm {str(built)[:60]!r}" if isinstance(built, str) else ""
+        towers.append(
+            f"its vision tower (model_type {str(vision.get('model_type') or 'none given')[:60]!r}{timm}: a CNN, not a ViT)"
+        )
+    audio = config.get("audio_config")
+    if isinstance(audio, Mapping):
+        towers.append(f"its audio tower (model_type {str(audio.get('model_type') or 'none given')[:60]!r})")
+    also = f", nor {' and '.join(towers)}" if towers else ""
+    fields = f": {', '.join(named)}" if named else ""
+    return (
+        f"cannot size model_type '{top_type or 'unknown'}' (Gemma 3n): specgen does not count its text layers (AltUp, "
+        "LAuReL, per-layer embeddings, a per-layer intermediate_size, and the last num_kv_shared_layers layers reusing "
+        f"earlier layers' KV cache{fields}){also}; sized as a plain decoder the "
+        "parameters and the KV cache would be wrong"
+    )
 
 
 def _check_model_type(config: Mapping[str, Any]) -> None:
@@ -655,11 +725,21 @@ def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bo
         bias = _flag(cfg, "use_bias")  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
         return bias, bias
     bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
+    if model_type == "glm4_moe":
+        # Transformers modeling_glm4_moe.py Glm4MoeAttention: q/k/v bias=config.attention_bias, o_proj bias=False
+        # (newuser71 item 6: GLM-4.5-Air +188,416 parameters)
+        return bias, False
     return bias, bias
 
 
 def _gqa_attention(
-    model_type: str, hidden: int, heads: int, kv_heads: int, head_dim: int, biases: tuple[bool, bool]
+    model_type: str,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    biases: tuple[bool, bool],
+    qk_norm: bool = False,
 ) -> tuple[tuple[Linear, ...], int, int, int]:
     qkv_bias, o_bias = biases
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
@@ -670,8 +750,14 @@ def _gqa_attention(
         Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
     )
     other = 0
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next", "exaone4"):
-        other += 2 * head_dim  # q_norm and k_norm over head_dim
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "exaone4") or (
+        model_type == "glm4_moe" and qk_norm
+    ):
+        other += 2 * head_dim  # q_norm and k_norm over head_dim (GLM-4.5's where use_qk_norm)
+    if model_type in ("olmo2", "minimax_m2"):
+        # q_norm and k_norm over the whole projections, before the heads are split (newuser71 item 6): Transformers
+        # modeling_olmo2.py Olmo2Attention, which MiniMaxM2Attention (through FlexOlmoAttention) inherits
+        other += q_dim + kv_dim
     if model_type == "gpt_oss":
         other += heads  # attention sinks, one per head
     return linears, other, 2 * kv_dim, kv_heads
@@ -764,6 +850,8 @@ def _mlp(
 ) -> tuple[tuple[Linear, ...], int, int]:
     """Linears of the feed-forward block, its extra small tensors, and experts per token (``intermediate``: None if null)."""
     mlp_bias = bool(cfg.get("mlp_bias", False))
+    if model_type == "granitemoehybrid":
+        return _granite_mlp(cfg, hidden, intermediate)
     if not _is_moe_layer(cfg, model_type, index):
         dense_inter = _width(cfg, "intermediate_size_mlp", intermediate)
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
@@ -793,6 +881,27 @@ def _mlp(
         shared = _gated("shared_expert.", hidden, shared_inter, SHARED_EXPERT)
         shared += (Linear("shared_expert_gate", hidden, 1, ROUTER),)
     return linears + shared + (router,), other, top_k
+
+
+def _granite_mlp(cfg: Mapping[str, Any], hidden: int, intermediate: int | None) -> tuple[tuple[Linear, ...], int, int]:
+    """Granite-4.0-H's feed-forward block: the shared MLP, beside the routed experts where there are any.
+
+    Transformers ``GraniteMoeHybridDecoderLayer``: ``shared_mlp`` (``GraniteMoeSharedMLP``: ``input_linear`` hidden ->
+    2 x ``shared_intermediate_size``, ``output_linear`` back, bias-free) in every layer; ``block_sparse_moe``
+    (``GraniteMoeMoE``: ``num_local_experts`` experts of ``intermediate_size`` the same way, a bias-free router) where
+    ``num_local_experts`` is above 0.
+    """
+    shared_inter = _width(cfg, "shared_intermediate_size", None)
+    experts = _num_experts(cfg)
+    if not experts:
+        return _gated("shared_mlp.", hidden, shared_inter, MLP), 0, 0
+    top_k = _opt_int(cfg, *_TOP_K_KEYS)
+    if top_k is None or not 1 <= top_k <= experts:
+        raise ArchitectureError(f"num_experts_per_tok {top_k} must be from 1 to the {experts} routed experts")
+    expert_inter = _width(cfg, "intermediate_size", intermediate)
+    linears = _gated("experts.", hidden, expert_inter, EXPERT, False, experts)
+    linears += _gated("shared_mlp.", hidden, shared_inter, SHARED_EXPERT)
+    return (*linears, Linear("router", hidden, experts, ROUTER)), 0, top_k
 
 
 def _norm_params(model_type: str, hidden: int) -> int:

@@ -19,6 +19,12 @@ from generator.named_tuple import NamedTuple
 _LAYER = re.compile(r"(?:^|\.)(?:layers|blk|h)\.(\d+)\.")
 _VISION = ("vision", "visual", "multi_modal_projector", "mm_projector", "image_newline")
 _EMBEDDING = ("embed_tokens.", "token_embd.", "wte.", "tok_embeddings.")
+#: The LM head: ``lm_head.`` at the top (``*ForCausalLM``) or under the module a multimodal checkpoint nests its language
+#: model in, whatever that module is called (newuser71 item 1): ``language_model.lm_head.`` (LLaVA, Mistral 3, Llama 4,
+#: PaliGemma in the pre-4.52 Transformers layout, whose ``_checkpoint_conversion_mapping`` maps
+#: ``^language_model.lm_head`` to ``lm_head``), ``thinker.lm_head.`` (Qwen2.5/3-Omni), ``language.lm_head.``
+#: (DeepSeek-VL2), ``llm.lm_head.`` (MiniCPM-V); ``output.weight`` in GGUF and Mistral's own format.
+_LM_HEAD = re.compile(r"(?:^|\.)lm_head\.|^output\.weight$")
 
 
 class FileWeights(NamedTuple):
@@ -79,7 +85,7 @@ def group_tensor_bytes(
                 experts[index] += size
         elif name.startswith(_EMBEDDING) or any(f".{e}" in name for e in _EMBEDDING):
             embedding += size
-        elif name.startswith("lm_head.") or name == "output.weight":
+        elif _LM_HEAD.search(name):
             lm_head += 0 if tied_embeddings else size
         else:
             other += size

@@ -17,7 +17,27 @@ State per sequence and layer (vLLM ``MambaStateShapeCalculator.gated_delta_net_s
 ``(kernel - 1) x conv_dim / tp`` and a recurrent state of ``value heads / tp x value head dim x key head dim``.
 vLLM keeps both in the model dtype unless ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype`` say otherwise
 (``MambaStateDtypeCalculator.gated_delta_net_state_dtype``: "auto" is the model dtype; ``--kv-cache-dtype fp8``
-does not apply to them). Pure: no I/O.
+does not apply to them).
+
+Built exactly too for IBM Granite-4.0-H (``model_type: granitemoehybrid``, newuser71 item 2): ``layer_types`` names each
+layer ``mamba`` (a Mamba-2 mixer) or ``attention`` (GQA, no position embedding needed for the count); every layer has
+the MoE block (``num_local_experts`` experts of ``intermediate_size``, a router) beside a shared MLP of
+``shared_intermediate_size``, or the shared MLP alone where there are no experts. Shapes from Transformers
+``models/granitemoehybrid/modular_granitemoehybrid.py`` (``GraniteMoeHybridMambaLayer`` is ``BambaMixer``,
+``models/bamba/modeling_bamba.py``) and vLLM ``model_executor/layers/mamba/mamba_mixer2.py``:
+
+- Mamba-2 (``mamba``): ``in_proj`` hidden -> intermediate + conv_dim + heads (z, then x / B / C, then dt;
+  intermediate = ``mamba_expand`` x hidden = heads x ``mamba_d_head``, conv_dim = intermediate + 2 x ``mamba_n_groups``
+  x ``mamba_d_state``), ``conv1d`` depthwise over conv_dim channels of ``mamba_d_conv`` taps (bias
+  ``mamba_conv_bias``), ``dt_bias``, ``A_log`` and ``D`` one per head, a gated RMSNorm over the intermediate size,
+  ``out_proj`` intermediate -> hidden (projections biased where ``mamba_proj_bias``). vLLM splits heads over TP; with
+  one group and TP > 1 it gives every rank the group's B / C rows (``extra_groups_for_head_shards``,
+  ``mamba_v2_sharded_weight_loader``), and refuses other groups TP does not divide.
+- State (vLLM ``MambaStateShapeCalculator.mamba2_state_shape``): conv ``(d_conv - 1) x (intermediate + 2 x (groups +
+  extra) x d_state) / tp`` with extra = 0 where TP divides the groups, else tp - groups; SSM ``heads / tp x d_head x
+  d_state``; both in the model dtype by default (``MambaStateDtypeCalculator.mamba2_state_dtype``).
+
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -39,6 +59,13 @@ LINEAR = "linear"
 
 #: Model types whose linear-attention layers are sized here; any other config naming such layers is refused.
 LINEAR_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
+#: Model types whose Mamba-2 layers are sized here (see the module notes).
+MAMBA2_MODEL_TYPES = frozenset({"granitemoehybrid"})
+
+_MAMBA2_FIELDS = ("mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_n_groups", "mamba_d_conv", "mamba_expand")
+
+#: The name of the B / C rows of a one-group Mamba-2 ``in_proj``, which vLLM holds whole on every TP rank.
+MAMBA2_SHARED_GROUP_PROJ = "in_proj_bc_one_group"
 
 _GDN_FIELDS = (
     "linear_num_key_heads",
@@ -64,12 +91,34 @@ class RecurrentState(NamedTuple):
     conv_tokens: int
     #: Heads of the recurrent state, split across TP ranks.
     heads: int
-    #: Elements of one head's state: value head dim x key head dim.
+    #: Elements of one head's state: value head dim x key head dim (Mamba-2: head dim x state size).
     head_elements: int
+    #: Mamba-2's groups, whose B and C channels (``group_channels`` each group) join ``conv_channels`` in the conv
+    #: state; 0 where there are none (Gated DeltaNet's ``conv_channels`` are all of them).
+    groups: int = 0
+    group_channels: int = 0
 
     def elements_per_gpu(self, tp: int) -> int:
-        """Elements one GPU keeps for one sequence (vLLM's ``divide``: both dimensions split evenly)."""
-        return self.conv_tokens * (self.conv_channels // tp) + self.heads // tp * self.head_elements
+        """Elements one GPU keeps for one sequence (vLLM's ``divide``: both dimensions split evenly).
+
+        Mamba-2's groups are padded to the TP size where it does not divide them (``extra_groups_for_head_shards``).
+        """
+        groups = self.groups if not self.groups or self.groups % tp == 0 else tp
+        channels = self.conv_channels + groups * self.group_channels
+        return self.conv_tokens * (channels // tp) + self.heads // tp * self.head_elements
+
+    def tp_problem(self, tp: int) -> str | None:
+        """Why vLLM refuses this layer's state at ``tp`` (its ``divide`` asserts, MambaMixer2's one-group rule)."""
+        if self.heads % tp:
+            return f"recurrent-state heads ({self.heads}) must be divisible by the tensor parallel size ({tp})"
+        if self.conv_channels % tp:
+            return f"recurrent-state channels ({self.conv_channels}) must be divisible by the tensor parallel size ({tp})"
+        if self.groups > 1 and self.groups % tp:
+            return (
+                f"Mamba-2 groups ({self.groups}) must be divisible by the tensor parallel size ({tp}), or be one "
+                "(vLLM MambaMixer2)"
+            )
+        return None
 
 
 #: Config fields that name layers keeping a recurrent state: Qwen3-Next / Qwen3.5 Gated DeltaNet, and the Mamba / Mamba-2
@@ -113,6 +162,9 @@ def _lightning_layers(config: Mapping[str, Any]) -> bool:
 
 def check_supported(config: Mapping[str, Any], model_type: str) -> None:
     """Refuse a linear-attention config this module does not size exactly, naming what is missing."""
+    if model_type in MAMBA2_MODEL_TYPES:
+        _check_mamba2(config, model_type)
+        return
     missing = [key for key in _GDN_FIELDS if config.get(key) is None]
     if model_type not in LINEAR_ATTENTION_MODEL_TYPES or missing:
         reason = f"config lacks {', '.join(missing)}" if missing else "only qwen3_next is sized"
@@ -122,6 +174,16 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
         if _lightning_layers(config):
             kind = "linear-attention (lightning attention, attn_type_list 0)"
             reason = "only qwen3_next is sized"
+        if kind.startswith("state-space"):
+            # newuser71 item 2: Granite-4.0-H, Nemotron-H and Falcon-H1 were told their config "lacks" Qwen3-Next's
+            # Gated DeltaNet fields, as if adding them would help
+            raise ArchitectureError(
+                f"cannot size model_type '{model_type}': it is a Mamba / SSM (state-space) hybrid, whose Mamba layers "
+                "keep a fixed recurrent state per sequence instead of a KV cache, and specgen does not size this "
+                "model's Mamba / SSM hybrid layers yet (the recurrent layers it sizes are Granite-4.0-H's Mamba-2, "
+                "model_type granitemoehybrid, and Qwen3-Next's Gated DeltaNet); sizing them as attention would get the "
+                "KV cache and the parameters wrong"
+            )
         raise ArchitectureError(
             f"cannot size model_type '{model_type}': its {kind} layers keep a fixed recurrent state per sequence "
             f"instead of a KV cache, which specgen sizes exactly only for Qwen3-Next ({reason}); sizing them as "
@@ -138,7 +200,38 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
         )
 
 
-def layer_kinds(config: Mapping[str, Any], n_layers: int) -> list[str]:
+def _check_mamba2(config: Mapping[str, Any], model_type: str) -> None:
+    """Refuse a Mamba-2 config whose fields are missing or do not fit together (as ``BambaMixer`` builds it)."""
+    missing = [key for key in (*_MAMBA2_FIELDS, "layer_types") if config.get(key) is None]
+    if missing:
+        raise ArchitectureError(f"cannot size model_type '{model_type}' (Mamba-2 hybrid): config lacks {', '.join(missing)}")
+    for key in _MAMBA2_FIELDS:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ArchitectureError(f"config field '{key}' must be a positive integer, got {str(value)[:40]!r}")
+    for key in ("mamba_conv_bias", "mamba_proj_bias"):
+        if not isinstance(config.get(key, False), bool):
+            raise ArchitectureError(f"config field '{key}' must be true or false, got {str(config[key])[:40]!r}")
+    inner = config["mamba_expand"] * config["hidden_size"]
+    if config["mamba_n_heads"] * config["mamba_d_head"] != inner:
+        raise ArchitectureError(
+            f"mamba_n_heads {config['mamba_n_heads']} x mamba_d_head {config['mamba_d_head']} must equal mamba_expand "
+            f"{config['mamba_expand']} x hidden_size {config['hidden_size']} ({inner:,}), the Mamba-2 intermediate size"
+        )
+    if config["mamba_n_heads"] % config["mamba_n_groups"]:
+        raise ArchitectureError(
+            f"mamba_n_heads {config['mamba_n_heads']} must be a multiple of mamba_n_groups {config['mamba_n_groups']}"
+        )
+
+
+#: ``layer_types`` entries by model type: Qwen3-Next's, Granite-4.0-H's (``GraniteMoeHybridConfig``).
+_LAYER_TYPE_NAMES = {
+    "granitemoehybrid": {"mamba": LINEAR, "attention": FULL},
+}
+_GDN_LAYER_TYPES = {"linear_attention": LINEAR, "full_attention": FULL}
+
+
+def layer_kinds(config: Mapping[str, Any], n_layers: int, model_type: str = "qwen3_next") -> list[str]:
     """Per layer: :data:`LINEAR` or :data:`FULL`, from ``layer_types`` or ``full_attention_interval``.
 
     Transformers' ``Qwen3NextConfig``: layer ``i`` is linear unless ``(i + 1) % full_attention_interval == 0``.
@@ -147,10 +240,10 @@ def layer_kinds(config: Mapping[str, Any], n_layers: int) -> list[str]:
     if types:
         if not isinstance(types, list) or len(types) != n_layers:
             raise ArchitectureError(f"layer_types must list one entry per layer ({n_layers})")
-        kinds = {"linear_attention": LINEAR, "full_attention": FULL}
-        unknown = next((t for t in types if t not in kinds), None)
+        kinds = _LAYER_TYPE_NAMES.get(model_type, _GDN_LAYER_TYPES)
+        unknown = next((t for t in types if not isinstance(t, str) or t not in kinds), None)
         if unknown is not None:
-            raise ArchitectureError(f"layer_types entry {str(unknown)[:40]!r} is not linear_attention or full_attention")
+            raise ArchitectureError(f"layer_types entry {str(unknown)[:40]!r} is not {' or '.join(kinds)}")
         return [kinds[t] for t in types]
     interval = config.get("full_attention_interval", 4)
     if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
@@ -172,6 +265,26 @@ def gated_delta_net(config: Mapping[str, Any], hidden: int) -> tuple[tuple[Linea
     )
     other = conv_dim * kernel + 2 * v_heads + v_dim  # conv1d weight, dt_bias and A_log, the gated norm
     return linears, other, RecurrentState(conv_dim, kernel - 1, v_heads, v_dim * k_dim)
+
+
+def mamba2(config: Mapping[str, Any], hidden: int) -> tuple[tuple[Linear, ...], int, RecurrentState]:
+    """Linears, small tensors and per-sequence state of one Mamba-2 layer (see the module notes)."""
+    heads, head_dim = config["mamba_n_heads"], config["mamba_d_head"]
+    d_state, groups, kernel = config["mamba_d_state"], config["mamba_n_groups"], config["mamba_d_conv"]
+    inner = config["mamba_expand"] * hidden
+    group_dim = 2 * groups * d_state  # B and C
+    conv_dim = inner + group_dim
+    bias = bool(config.get("mamba_proj_bias", False))
+    conv_bias = bool(config.get("mamba_conv_bias", True))
+    group_proj = MAMBA2_SHARED_GROUP_PROJ if groups == 1 else "in_proj_bc"
+    linears = (
+        Linear("in_proj", hidden, 2 * inner + heads, ATTENTION, bias),  # z, x and dt
+        Linear(group_proj, hidden, group_dim, ATTENTION, bias),  # B and C
+        Linear("out_proj", inner, hidden, ATTENTION, bias),
+    )
+    # conv1d weight (and bias), dt_bias, A_log and D, the gated RMSNorm
+    other = conv_dim * kernel + (conv_dim if conv_bias else 0) + 3 * heads + inner
+    return linears, other, RecurrentState(inner, kernel - 1, heads, head_dim * d_state, groups, 2 * d_state)
 
 
 def gated_attention(hidden: int, heads: int, kv_heads: int, head_dim: int) -> tuple[tuple[Linear, ...], int, int]:
@@ -218,7 +331,7 @@ def unsized_use_message(arch: Architecture, use: str) -> str:
     """Why ``use`` of this model is refused: its linear-attention layers are sized for vLLM serving only."""
     return (
         f"{UNSIZED_USES[use].format(model_type=arch.model_type)}: the recurrent state and activations of its "
-        "linear-attention layers are sized for serving with vLLM only (vLLM's hybrid KV cache)"
+        "linear-attention / Mamba layers are sized for serving with vLLM only (vLLM's hybrid KV cache)"
     )
 
 

@@ -17,7 +17,10 @@ Sources (vLLM ``vllm/config`` and ``model_executor/layers``; SGLang applies the 
   the non-Marlin GPTQ and AWQ kernels refuse the same shard: "The input size is not aligned with the quantized weight
   shape"); per-channel (-1) has no group to split;
 - expert parallelism spreads whole experts: the routed experts must divide over the EP ranks, and
-  an EP group is a multiple of the TP group.
+  an EP group is a multiple of the TP group;
+- a recurrent-state layer's heads and conv channels divide over the TP ranks (``MambaStateShapeCalculator``'s
+  ``divide``), and Mamba-2's groups too unless there is one (``MambaMixer2``: "If tensor parallel world size does not
+  divide num_groups, then num_groups must equal 1").
 
 Whether the engine has a kernel for a weight format on a GPU architecture (:func:`format_problems`)
 follows vLLM's quantization hardware table (:data:`QUANTIZATION_HARDWARE_SOURCE`), only for the formats
@@ -233,6 +236,9 @@ def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism
     kv = arch.num_kv_heads
     if kv and (kv % tp if kv >= tp else tp % kv):
         problems.append(f"KV heads ({kv}) and tensor parallel size ({tp}) must divide one another")
+    # a recurrent-state layer's heads and channels split evenly (vLLM's divide), Mamba-2's groups too unless one
+    state_problems = {problem for layer in arch.layers if layer.state and (problem := layer.state.tp_problem(tp))}
+    problems.extend(sorted(state_problems))
     experts, _top_k = arch.routed_experts
     if par.ep > 1:
         if par.ep % tp:

@@ -11,13 +11,19 @@ A tower is counted from ``vision_config`` by its layout, each from the published
 - Pixtral under LLaVA (``pixtral`` under ``llava``; ``modeling_pixtral.py``): 2D RoPE (no position table), a
   bias-free patch convolution, an ``ln_pre`` RMSNorm, blocks of bias-free q/k/v/o and a gated gate/up/down MLP with
   two RMSNorms. mistral-community/pixtral-12b: 403,489,792 (the Mistral card's "400M parameter vision encoder").
+- Pixtral under Mistral 3 (``pixtral`` under ``mistral3``, Mistral-Small-3.1 / 3.2; ``modeling_mistral3.py``): the
+  same encoder, then ``Mistral3MultiModalProjector``: an RMSNorm over the tower width, ``Mistral3PatchMerger``'s
+  bias-free ``merging_layer`` (width x ``spatial_merge_size``^2 -> width) and LLaVA's two linears, bias-free unless
+  ``multimodal_projector_bias`` (``Mistral3Config`` defaults: merge 2, no bias, ``vision_feature_layer`` -1).
+  Mistral-Small-3.1-24B: 403,305,472 + 35,652,608 (newuser71 item 4: counted with the SigLIP formula, 118 M short).
 - LLaVA's projector (``modeling_llava.py`` ``LlavaMultiModalProjector``): two linears, vision width (times the
   feature layers taken) to text width, then text width square, biased unless ``multimodal_projector_bias`` is false.
 - Qwen2-VL / Qwen2.5-VL (:func:`qwen_vl_tower`).
 
 Any other tower with the fields of a ViT (Llama 4's, Idefics's, a SigLIP under another projector) is counted with
 the SigLIP formula and marked approximate (newuser62 item 2: Pixtral and LLaVA-1.5 were short by 122 M and 17 M
-parameters without a word).
+parameters without a word). A tower without them (Gemma 3n's timm MobileNetV5, ``gemma3n_vision``) is no ViT: refused,
+naming it (newuser71 item 3: it was refused as a malformed ``intermediate_size``).
 """
 
 from __future__ import annotations
@@ -39,6 +45,12 @@ QWEN_VL_TOWERS = ("qwen2_vl", "qwen2_5_vl")
 
 #: Gemma 3's image tokens when the config leaves ``mm_tokens_per_image`` out (Transformers ``Gemma3Config`` default).
 GEMMA3_DEFAULT_IMAGE_TOKENS = 256
+
+#: The fields of a ViT's ``vision_config`` the SigLIP / CLIP / Pixtral formulas read.
+VIT_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "patch_size", "image_size")
+
+#: ``Mistral3Config``'s defaults (Transformers ``configuration_mistral3.py``): patches merged 2x2, a bias-free projector.
+MISTRAL3_MERGE = 2
 
 
 class VisionTower(NamedTuple):
@@ -86,10 +98,22 @@ def vision_tower(config: Mapping[str, Any], text_hidden: int, model_type: str) -
     if is_qwen_vl_tower(vision):
         return qwen_vl_tower(vision, text_hidden, model_type)
     kind = str(vision.get("model_type") or "")
+    absent = [key for key in VIT_FIELDS if key not in vision]
+    if absent:
+        timm = vision.get("architecture")
+        built = f", timm architecture {str(timm)[:60]!r}" if isinstance(timm, str) else ""
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its vision tower (vision_config model_type "
+            f"{str(kind or 'none given')[:60]!r}{built}) is not a ViT (no {', '.join(absent)}), and specgen counts only "
+            "ViT towers (SigLIP, CLIP, Pixtral; others with the SigLIP formula) and Qwen2-VL / Qwen2.5-VL's; sized "
+            "without it the parameters and weights would be short"
+        )
     if model_type == "llava" and kind == "clip_vision_model":
         return _clip(config, vision, text_hidden)
     if model_type == "llava" and kind == "pixtral":
         return _pixtral(config, vision, text_hidden)
+    if model_type == "mistral3" and kind == "pixtral":
+        return _pixtral(config, vision, text_hidden, mistral3=True)
     return _siglip(config, vision, text_hidden, exact=model_type == "gemma3" and kind == "siglip_vision_model")
 
 
@@ -125,11 +149,15 @@ def _siglip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: i
     return VisionTower(encoder + projector, encoder, "SigLIP", True, tokens, patches, rule, any_size=True)
 
 
-def _llava_projector(config: Mapping[str, Any], vision_hidden: int, text_hidden: int) -> int:
-    """LLaVA's two-linear projector; its input is the vision width times the feature layers taken."""
+def _llava_projector(config: Mapping[str, Any], vision_hidden: int, text_hidden: int, default_bias: bool = True) -> int:
+    """LLaVA's two-linear projector; its input is the vision width times the feature layers taken.
+
+    ``default_bias``: the linears' bias where the config leaves ``multimodal_projector_bias`` out (LLaVA's default
+    true, Mistral 3's false).
+    """
     layers = config.get("vision_feature_layer", -2)
     taken = len(layers) if isinstance(layers, list) and layers else 1
-    bias = config.get("multimodal_projector_bias", True)
+    bias = config.get("multimodal_projector_bias", default_bias)
     if not isinstance(bias, bool):
         raise ArchitectureError(f"config field 'multimodal_projector_bias' must be true or false, got {str(bias)[:40]!r}")
     width_in = vision_hidden * taken
@@ -150,18 +178,29 @@ def _clip(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int
     return VisionTower(encoder + projector, encoder, "CLIP", True, tokens, grid + 1, rule, any_size=True)
 
 
-def _pixtral(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int) -> VisionTower:
+def _pixtral(config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int, mistral3: bool = False) -> VisionTower:
+    """Pixtral's encoder with LLaVA's projector, or under Mistral 3 with its patch merger (see the module notes)."""
     h, inter, n_layers = whole(vision, "hidden_size"), whole(vision, "intermediate_size"), whole(vision, "num_hidden_layers")
     patch, image, channels = _patches(vision)
     encoder = channels * patch * patch * h + h + n_layers * (4 * h * h + 3 * h * inter + 2 * h)
-    side = min(EXAMPLE_IMAGE_PX, image) // patch
-    # a row of patch tokens, then [IMG_BREAK] (the last row [IMG_END]): mistral_common's ImageEncoder
+    if mistral3:
+        merge = whole(config, "spatial_merge_size", MISTRAL3_MERGE, "config field")
+        # Mistral3MultiModalProjector: norm, patch_merger.merging_layer, then linear_1 / linear_2
+        projector = h + h * merge * merge * h + _llava_projector(config, h, text_hidden, default_bias=False)
+    else:
+        merge, projector = 1, _llava_projector(config, h, text_hidden)
+    # mistral_common's ImageEncoder: an image larger than image_size scaled down, ceil(side / (patch x merge)) tokens a
+    # side, each row of them followed by [IMG_BREAK] (the last by [IMG_END]); the encoder runs over merge^2 patches a token
+    side = (min(EXAMPLE_IMAGE_PX, image) - 1) // (patch * merge) + 1
     tokens = side * (side + 1)
+    unit = f"{patch}x{patch} px patch" if merge == 1 else f"{patch * merge}x{patch * merge} px ({merge}x{merge} patches merged)"
+    rows = "patches" if merge == 1 else "them"
     rule = (
-        f"one token per {patch}x{patch} px patch and one per row of patches, an image larger than {image} px scaled "
-        f"down: {tokens:,} for a {EXAMPLE_IMAGE_PX}x{EXAMPLE_IMAGE_PX} image"
+        f"one token per {unit} and one per row of {rows}, an image larger than {image} px scaled down: {tokens:,} for a "
+        f"{EXAMPLE_IMAGE_PX}x{EXAMPLE_IMAGE_PX} image"
     )
-    return VisionTower(encoder + _llava_projector(config, h, text_hidden), encoder, "Pixtral", True, tokens, side * side, rule)
+    patches = side * side * merge * merge
+    return VisionTower(encoder + projector, encoder, "Pixtral", True, tokens, patches, rule)
 
 
 def qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str) -> VisionTower:

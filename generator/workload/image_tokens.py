@@ -51,9 +51,11 @@ def add_image_tokens(doc: Document, wl: Workload, models: dict[str, ResolvedMode
                 "images_per_request means nothing for it; give the image tokens in avg_input_tokens if it takes images",
             )
         elif spec.image_tokens is None and not tower.any_size:
+            # newuser71 item 9: a tower counted approximately has no rule, and printed "(ViT: )"
+            rule = tower.tokens_rule or "a tower specgen counts approximately, whose tokens an image it does not know"
             error(
                 "images_per_request",
-                f"the tokens one image takes depend on its size for {model.name} ({tower.kind}: {tower.tokens_rule}): "
+                f"the tokens one image takes depend on its size for {model.name} ({tower.kind}: {rule}): "
                 "give image_tokens, the tokens of the images the service takes",
             )
         else:
