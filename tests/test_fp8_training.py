@@ -186,10 +186,13 @@ def test_an_fp8_plan_is_deterministic_and_says_it(tmp_path: Path) -> None:
     (job,) = json.loads(first)["plan"]["deployments"]
     assert job["details"]["compute_precision"] == "fp8"
     assert any(r.startswith("FP8 training: the linear layers' GEMMs") and "FP8 copies" in r for r in job["reasons"])
+    # the header keeps the weights' bf16 and says the GEMMs' FP8 (fix77 left it "bf16" alone)
+    assert "- Precision: bf16 (FP8 GEMMs)" in (tmp_path / "a" / "SPEC.md").read_text()
     (tmp_path / "c.yaml").write_text(_job(precision="bf16"))
     assert call_cli(tmp_path, ("render", "c.yaml", "-o", "c")) == 0
     (bf16,) = json.loads((tmp_path / "c" / "spec.json").read_text())["plan"]["deployments"]
     assert "compute_precision" not in bf16["details"]
+    assert "- Precision: bf16\n" in (tmp_path / "c" / "SPEC.md").read_text()
     fp8_step, bf16_step = job["details"]["step_time"], bf16["details"]["step_time"]
     assert bf16_step["total_s"] / 2 < fp8_step["total_s"] < bf16_step["total_s"]
     assert fp8_step["tp_allreduce_s"] == bf16_step["tp_allreduce_s"]

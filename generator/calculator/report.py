@@ -116,7 +116,12 @@ def plan_text(plan: Plan) -> str:
             f"TP{p.tp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}" for p in parts
         )
         task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
-        lines += ["", f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}, {layout}"]
+        # FP8 training keeps bf16 weights and runs its linear layers' GEMMs in FP8 (compute_precision)
+        compute = f" ({str(d.details['compute_precision']).upper()} GEMMs)" if d.details.get("compute_precision") else ""
+        lines += [
+            "",
+            f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}{compute}, {layout}",
+        ]
         for p in parts:
             label = f" in {p.pool}" if d.split else ""
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
