@@ -120,6 +120,7 @@ def test_a_few_requests_in_a_month_long_deadline_run_at_the_least_rate_planned(t
     job = _job(plan)
     assert job.replicas == 1 and job.details["requests_per_run"] == 1
     assert 0 < job.details["hours_per_run"] * 3600 < 600  # the request's own time, not the deadline
+    assert any("the least rate planned (its 1 request(s) in 730 h are 3.81e-07 req/s)" in r for r in job.reasons)
 
 
 @pytest.mark.parametrize("provider", ["gcp", "aws", "azure"])

@@ -70,6 +70,13 @@ def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None
     ``tolerant``: of them, those ``nodes_down_tolerated`` runs (review41 item 5: the idle GPUs' were credited to it).
     """
     text = f"{figure_text(spec.requests_per_second)} req/s need {replicas:,} independent replica(s)"
+    if spec.requests_per_run is not None and spec.deadline_hours:  # a batch job planned at the least rate (review71)
+        own = spec.requests_per_run / (spec.deadline_hours * 3600)
+        if own < spec.requests_per_second:
+            text = (
+                f"{figure_text(spec.requests_per_second)} req/s, the least rate planned (its {spec.requests_per_run:,} "
+                f"request(s) in {spec.deadline_hours:g} h are {own:.3g} req/s), need {replicas:,} independent replica(s)"
+            )
     if spec.max_utilization < 1:
         text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
     if spec.min_replicas > 1:
