@@ -24,6 +24,16 @@ class Finding(NamedTuple):
     path: str = ""
 
 
+def layout_name(tp: int, pp: int, ep: int = 1) -> str:
+    """A serving replica's layout as plans name it: ``TP4 PP2``, ``TP8 EP8``, ``TP1 EP8 (attention DP 8)``.
+
+    EP above TP is attention data parallelism (newuser72 item 1): ``ep / tp`` groups of TP GPUs, each holding its own
+    sequences, the routed experts spread over all ``ep`` GPUs of a stage.
+    """
+    text = f"TP{tp}" + (f" EP{ep}" if ep > 1 else "") + (f" PP{pp}" if pp > 1 else "")
+    return text + (f" (attention DP {ep // tp})" if ep > tp else "")
+
+
 def sorted_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     """Findings without repeats, in a stable order (by path, code, message)."""
     return tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message)))
@@ -295,6 +305,16 @@ class DeploymentPlan(NamedTuple):
     #: per-replica sizing: each part carries its own); ``pool``, ``tp``, ``pp`` and ``memory_per_gpu`` repeat
     #: the first part's (``split[0]``) for readers of one pool, and views show the parts instead.
     split: tuple[DeploymentPart, ...] = ()
+
+    @property
+    def expert_parallel(self) -> int:
+        """The EP degree of a stage (1: none); above ``tp`` the stage's attention runs data-parallel (newuser72 item 1)."""
+        return int(self.details.get("expert_parallel") or 1)
+
+    @property
+    def stage_gpus(self) -> int:
+        """GPUs one pipeline stage of a replica takes: its TP, or its EP where attention runs data-parallel."""
+        return max(self.tp, self.expert_parallel)
 
     @property
     def pools(self) -> tuple[str, ...]:
