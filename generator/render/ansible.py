@@ -479,7 +479,7 @@ def _deployment_vars(
     revision = read[1] if (read := hub_source(d.model_source)) else None
     if revision is not None:  # the commit sized: HEAD of a repository moves (newuser33 item 5: the engine loaded HEAD)
         out["revision"] = revision
-    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
+    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, max(tp, d.expert_parallel) * pp)) > 1:
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
         # ``replicas`` stays, the same figure for every kind (a role reading TP x PP x replicas GPUs keeps working); a
