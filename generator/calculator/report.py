@@ -112,8 +112,11 @@ def plan_text(plan: Plan) -> str:
         parts = d.split or (d,)
         # a training job's copies are the data-parallel ranks of one job, not replicas (newuser43 item 10)
         training = d.kind == "training"
+        # attention data-parallel replicas name their EP (newuser72 item 1: "TP1 x PP2" read as 2 GPUs a replica)
+        dp = f" x EP{d.expert_parallel} (attention DP {d.expert_parallel // d.tp})" if d.expert_parallel > d.tp else ""
         layout = " + ".join(
-            f"TP{p.tp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}" for p in parts
+            f"TP{p.tp}{dp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}"
+            for p in parts
         )
         task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
         lines += ["", f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}, {layout}"]
