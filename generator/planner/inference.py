@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
@@ -37,6 +38,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
 from generator.sizing.gpu_share import GpuShare, shared_gpu
+from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
@@ -721,14 +723,28 @@ def attention_dp_degrees(
     SGLang ``--enable-dp-attention``, https://lmsys.org/blog/2024-12-04-sglang-v0-4/): under TP every rank keeps the
     whole MLA latent of every sequence, so an 8-GPU TP8 replica holds 1/8 of the sequences its memory holds as eight
     DP ranks. Tried for a mixture-of-experts model (a dense one has no experts to spread, and its DP ranks are
-    replicas), by a generating service, at an EP of the degrees the server gives a replica (its NVLink domain: the
-    all-to-all stays on it) with each TP that divides it; a pinned EP (``expert_parallel`` above 1) only, at its TP
-    where pinned; none where EP is pinned off (1) or a pinned EP equals its TP (the TP layouts are those).
+    replicas), by a generating service. Searched: at the widest degree the server gives a replica (its NVLink domain:
+    the all-to-all stays on it), where TP over as many GPUs would copy the KV cache (an MLA latent, KV heads fewer than
+    the GPUs), with each TP that divides it and copies less (groups that split their KV with no copy hold no more
+    sequences than the TP stage, and each keeps its own copy of the attention weights; one width keeps the search's
+    cost small). Pinned (``expert_parallel`` above 1): that EP, at each TP below it that divides it, or at its pinned TP.
+    None where EP is pinned off (1) or a pinned EP equals its TP (the TP layouts are those).
     """
-    if not arch.is_moe or spec.pooling or expert_parallel == 1:
+    if not arch.is_moe or spec.pooling or expert_parallel == 1 or not sizes:
         return ()
-    widths = (expert_parallel,) if expert_parallel is not None else tuple(w for w in sizes if w > 1)
-    return tuple((tp, ep) for ep in widths for tp in sizes if tp < ep and ep % tp == 0 and (pin_tp is None or tp == pin_tp))
+    if expert_parallel is not None:
+        pinned = expert_parallel
+        return tuple((tp, pinned) for tp in sizes if tp < pinned and pinned % tp == 0 and pin_tp in (None, tp))
+    ep = sizes[-1]
+    copied = _kv_copied(arch, ep)
+    return tuple((tp, ep) for tp in sizes if tp < ep and ep % tp == 0 and pin_tp in (None, tp) and _kv_copied(arch, tp) < copied)
+
+
+def _kv_copied(arch: Architecture, tp: int) -> Fraction:
+    """How many times over the ``tp`` GPUs of one attention group hold a token's KV (1: split with no copy)."""
+    whole = sum(layer.kv_elements_per_token for layer in arch.layers)
+    held = sum(layer_elements_per_gpu(layer, tp) for layer in arch.layers) * tp
+    return Fraction(held, whole) if whole else Fraction(1)
 
 
 @memoized
