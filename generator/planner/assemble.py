@@ -616,9 +616,10 @@ def _inference_details(
         platform = opt.hardware.platform
         per_node = opt.candidate.gpus_per_node
         across = platform.hosts == 1 and replica_hosts(platform, per_node, par.gpus) > 1  # a hop leaves its server
+        width = par.gpus // par.pp  # a stage's GPUs: its TP, or its EP where attention runs data-parallel
         hops = (
             stage_hop_text(
-                platform, per_node, par.tp, par.pp, model.architecture.hidden_size,
+                platform, per_node, width, par.pp, model.architecture.hidden_size,
                 node_link(platform, gpu, per_node, opt.needs.needs_fabric),
             )
             if across
@@ -635,7 +636,7 @@ def _inference_details(
             )
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
-        if par.tp == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, par.tp, par.pp):
+        if width == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, width, par.pp):
             link = ""  # no TP group and no hop inside a host: no GPU link carries anything (newuser61 item 14)
         split = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + ")"
         if par.attention_dp > 1:
