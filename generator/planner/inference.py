@@ -636,6 +636,8 @@ def _gpu_shapes(
         )
     ep_on = None if expert_parallel is None else expert_parallel > 1
     for tp in sizes if pin_tp is None else [t for t in sizes if t == pin_tp]:
+        if ep_on and tp != expert_parallel:  # a pinned EP is a TP layout's at its TP only (above it: attention DP's)
+            continue
         for pp in pipeline_depths(tp, grid, arch.num_layers, pin_pp):
             shape, why, stop = _layout_shape(arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, ep_on)
             if shape is not None:
