@@ -386,6 +386,7 @@ def _serving_details(
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
             mem_fraction_static=details.get("mem_fraction_static"),
+            expert_parallel=details.get("expert_parallel"),
         )
         for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
     )

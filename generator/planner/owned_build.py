@@ -201,7 +201,7 @@ def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
             f"{details.get('inter_node_link')}{alone}, against {details.get('compute_s_per_step'):.3f} s of compute{hours}"
         )
     tp, pp, _, _ = d.in_pool(pool.name) or (d.tp, d.pp, 0, 0)
-    gpus = max(tp, d.expert_parallel) * pp
+    gpus = max(tp, d.expert_parallel_in(pool.name)) * pp
     return f"{d.name} runs TP{tp} x PP{pp} replicas of {gpus} GPUs across {pool.node.gpus}-GPU servers over it"
 
 

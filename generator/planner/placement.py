@@ -63,7 +63,9 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
             return None
         tp, pp, count, _ = share
         # a replica's GPUs: TP x PP, or EP x PP where its attention runs data-parallel (newuser72 item 1)
-        replicas += [(-(max(tp, dep.expert_parallel) * pp), order, dep.name, number) for number in range(1, count + 1)]
+        replicas += [
+            (-(max(tp, dep.expert_parallel_in(pool.name)) * pp), order, dep.name, number) for number in range(1, count + 1)
+        ]
     if not replicas:
         return None
     node_gpus, per_node = pool.node.gpus, pool.node.hosts

@@ -273,6 +273,9 @@ class DeploymentPart(NamedTuple):
     #: SGLang's --mem-fraction-static the part is sized with (the one given, else SGLang's default for the memory it
     #: sees); None (left out of ``spec.json``): vLLM.
     mem_fraction_static: float | None = None
+    #: The EP degree of a stage of this part's replicas (above ``tp``: attention data-parallel, newuser72 item 1);
+    #: None (left out of ``spec.json``): no expert parallelism.
+    expert_parallel: int | None = None
 
 
 #: A batch job's run among a deployment's details (:mod:`generator.planner.batch_job`), as the Ansible group vars and
@@ -315,6 +318,12 @@ class DeploymentPlan(NamedTuple):
     def stage_gpus(self) -> int:
         """GPUs one pipeline stage of a replica takes: its TP, or its EP where attention runs data-parallel."""
         return max(self.tp, self.expert_parallel)
+
+    def expert_parallel_in(self, pool: str) -> int:
+        """The EP degree of a stage of this deployment's replicas in ``pool`` (a split's part's; 1: none)."""
+        if self.split:
+            return next((p.expert_parallel or 1 for p in self.split if p.pool == pool), 1)
+        return self.expert_parallel
 
     @property
     def pools(self) -> tuple[str, ...]:
@@ -701,6 +710,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
+        (DeploymentPart, "expert_parallel"),
         (RackSpec, "circuit_load"),
         (Plan, "rack_supply"),
         (Plan, "capacity"),

@@ -271,9 +271,9 @@ def node_down_finding(
     info: no spare node is what was asked (N+0). None where the rest hold the rate. A split service's replicas on its
     two kinds of servers count together (review41 item 1: an owned + bought split was taken for N+1 without a word).
     """
-    parts = [(p.pool, p.replicas, p.tp * p.pp, p.requests_per_s_per_replica_max) for p in dep.split] or [
-        (dep.pool, dep.replicas, dep.stage_gpus * dep.pp, float(dep.details.get("requests_per_s_per_replica_max") or 0.0))
-    ]
+    parts = [
+        (p.pool, p.replicas, max(p.tp, p.expert_parallel or 1) * p.pp, p.requests_per_s_per_replica_max) for p in dep.split
+    ] or [(dep.pool, dep.replicas, dep.stage_gpus * dep.pp, float(dep.details.get("requests_per_s_per_replica_max") or 0.0))]
     # requests are routed evenly over the replicas of both parts of a split: the slowest sets what each serves
     each = min(part[3] for part in parts)
     if not each:

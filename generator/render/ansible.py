@@ -480,7 +480,8 @@ def _deployment_vars(
     revision = read[1] if (read := hub_source(d.model_source)) else None
     if revision is not None:  # the commit sized: HEAD of a repository moves (newuser33 item 5: the engine loaded HEAD)
         out["revision"] = revision
-    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, max(tp, d.expert_parallel) * pp)) > 1:
+    ep = d.expert_parallel_in(pool)
+    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, max(tp, ep) * pp)) > 1:
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
         # ``replicas`` stays, the same figure for every kind (a role reading TP x PP x replicas GPUs keeps working); a
@@ -520,12 +521,12 @@ def _deployment_vars(
             # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence
             out["engine"]["enable_prefix_caching"] = False
             out["engine"]["args"] = [*out["engine"].get("args", []), "--no-enable-prefix-caching"]
-        if ep := d.details.get("expert_parallel"):
+        if ep > 1:
             # vLLM spreads the experts over TP x DP with one flag (no size of its own); SGLang takes the size
             # (newuser31 item 13: the size alone was rendered, and a role starting vLLM from args split the experts by TP)
             out["engine"]["expert_parallel_size"] = ep
             flags = ["--enable-expert-parallel"] if out["engine"]["name"] == "vllm" else ["--ep-size", str(ep)]
-            if dp := d.details.get("attention_dp"):
+            if (dp := ep // tp) > 1:
                 # attention data-parallel over dp groups of TP GPUs a stage (newuser72 item 1): vLLM runs dp engine
                 # ranks of tensor_parallel GPUs, the experts over TP x DP (--data-parallel-size,
                 # https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html); SGLang's --tp-size is then

@@ -52,8 +52,8 @@ def whole_gpu_reasons(
         tp, pp, _, _ = layout
         if d.kind == "training":
             why = "a training job, planned on whole GPUs with their links"
-        elif (width := max(tp, d.expert_parallel)) * pp > 1:
-            split = f"TP{tp}" + (f" x EP{d.expert_parallel}" if d.expert_parallel > tp else "") + (f" x PP{pp}" if pp > 1 else "")
+        elif (width := max(tp, ep := d.expert_parallel_in(pool.name))) * pp > 1:
+            split = f"TP{tp}" + (f" x EP{ep}" if ep > tp else "") + (f" x PP{pp}" if pp > 1 else "")
             why = f"its replica takes {width * pp} GPUs ({split}), and shares could hand one pod slices of one GPU"
         elif f"deployments[{index}]" in too_small:
             why = f"no layout of it fits its share ({SHARE_TOO_SMALL_CODE})"
@@ -119,7 +119,7 @@ def _nodes_freed(plan: Plan, d: DeploymentPlan, pool: Pool, spread: frozenset[st
     if any(o.kind != "inference" for o in others):
         return None
     per_node = pool.node.gpus
-    layouts = [(o.in_pool(pool.name) or (1, 1, 0, 0), o.expert_parallel) for o in others]
+    layouts = [(o.in_pool(pool.name) or (1, 1, 0, 0), o.expert_parallel_in(pool.name)) for o in others]
     fewest = max(
         math.ceil(sum(layout[3] for layout, _ in layouts) / per_node),
         *(packed_nodes(replicas, max(tp, ep) * pp, per_node) for (tp, pp, replicas, _), ep in layouts),
