@@ -63,19 +63,21 @@ def _r1(
 
 def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Path) -> None:
     """Before: 19 x TP4 PP2 on 19 p6-b200 (152 B200, $1,580,248/month; runner-up 37 p5en, 296 H200, $1,709,625),
-    every TP rank holding every sequence's latent. After: 2 x TP1 EP8 PP2 (attention DP 8) on 4 p6-b200 (32 B200,
-    $332,684/month), each replica holding 26,043,392 KV tokens (789 sequences of 33,000 where TP4 PP2 held 66)."""
+    every TP rank holding every sequence's latent. After: 5 x TP1 EP8 (attention DP 8) on 5 p6-b200 (40 B200,
+    $415,855/month); runner-up 14 x TP1 EP8 on 14 p5en (112 H200, $646,885). A searched DP layout is one stage."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
-    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 2, 2, 32)
+    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 5, 40)
     assert (dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (8, 8)
-    assert plan["totals"]["gpus"] == 32  # 152 before
+    assert plan["totals"]["gpus"] == 40  # 152 before
     assert (
-        "chosen by cost: 2 x TP1 EP8 PP2 (attention DP 8) on 4 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $332,684/month"
+        "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 2 per replica" in files["SPEC.md"]
+    assert "14 x TP1 EP8 (attention DP 8) on 14 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
+    assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
     # the engine is told: vLLM runs 8 data-parallel ranks of TP1, the experts over the 8 (TP x DP)
     (name,) = (n for n in files if "group_vars" in n)
     engine = ansible_reader().load(files[name])["specgen_deployments"][0]["engine"]
@@ -89,7 +91,7 @@ def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_pat
     loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8}\n", "sglang", "h200-sxm-141gb")))
     plan = plan_workload(loaded)
     (dep,) = plan.deployments
-    assert (dep.tp, dep.expert_parallel, dep.details["attention_dp"], dep.stage_gpus) == (1, 8, 8, 8)
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.details["attention_dp"], dep.stage_gpus) == (1, 1, 8, 8, 8)
     assert dep.gpus == dep.replicas * dep.stage_gpus * dep.pp
     assert "(as pinned; vLLM --data-parallel-size 8 --enable-expert-parallel, SGLang --enable-dp-attention)" in dep.reasons[0]
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
@@ -102,6 +104,17 @@ def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:
     loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 2, ep: 8}\n", gpus="h200-sxm-141gb")))
     (dep,) = plan_workload(loaded).deployments
     assert (dep.tp, dep.expert_parallel, dep.details["attention_dp"]) == (2, 8, 4)
+
+
+def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Path) -> None:
+    """Searched DP layouts are one stage (vLLM: DP attention with PP "not a common setup", vllm issue 20053); a pinned
+    pp is taken: 6 x TP1 EP8 PP2 on 12 p5en ($554,473/month) against PP1's 14 ($646,885), each replica over 2 nodes."""
+    loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8, pp: 2}\n", gpus="h200-sxm-141gb")))
+    plan = plan_workload(loaded)
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 6, 96)
+    (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
+    assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
 
 
 SPEC = InferenceSpec(max_context_tokens=4096)

@@ -647,12 +647,14 @@ def _gpu_shapes(
             if stop:  # what refuses to load does not depend on the stages: said once, no deeper pipeline tried
                 break
     for tp, ep in attention_dp_degrees(arch, spec, sizes, pin_tp, expert_parallel):
-        # newuser72 item 1: attention data-parallel over ep / tp groups, the experts over all ep GPUs of a stage
-        for pp in pipeline_depths(ep, grid, arch.num_layers, pin_pp):
+        # newuser72 item 1: attention data-parallel over ep / tp groups, the experts over all ep GPUs of a stage; one
+        # stage unless PP is pinned: vLLM's maintainers call DP attention with a pipeline "not a common setup"
+        # (https://github.com/vllm-project/vllm/issues/20053), so a searched plan does not count on it
+        for pp in (1,) if pin_pp is None else pipeline_depths(ep, grid, arch.num_layers, pin_pp):
             shape, why, stop = _layout_shape(arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, True, ep)
             if shape is not None:
                 shapes.append(shape)
-            if why is not None:
+            if why is not None and expert_parallel is not None:  # searched ones are extras: the TP layouts' reasons stay
                 blocked.append(why._replace(gpus=ep * pp))
             if stop:
                 break
