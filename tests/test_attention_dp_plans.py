@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import render_file
+from generator.calculator.report import plan_text
 from generator.catalog import find_model
 from generator.planner import plan_workload
 from generator.planner.inference import attention_dp_degrees
@@ -113,6 +114,7 @@ def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Pat
     plan = plan_workload(loaded)
     (dep,) = plan.deployments
     assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 6, 96)
+    assert "TP1 x EP8 (attention DP 8) x PP2 x 6 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
 
