@@ -1621,6 +1621,8 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
     details = dep.get("details")
     details = details if isinstance(details, dict) else {}
+    if isinstance(dp := details.get("attention_dp"), int) and dp > 1:  # EP x attention DP (newuser72 item 1)
+        row["ep"], row["attention_dp"] = details.get("expert_parallel"), dp
     if details.get(CONTEXT) is not None:  # what a request may hold (newuser31 item 6: 32k -> 128k read "No change")
         row["max_model_len"] = details[CONTEXT]
     sized = dep.get("split") or ([details] if "max_num_seqs" in details else [])
@@ -1805,6 +1807,8 @@ def deployment_layout(x: dict[str, Any]) -> str:
         return " + ".join(f"TP{p['tp']}xPP{p['pp']} x{p['replicas']} in {p['pool']}" for p in x["parts"])
     if x.get("training"):
         return f"TP{x['tp']}xPP{x['pp']}xDP{x['replicas']}"
+    if x.get("attention_dp"):  # attention data-parallel: ``TP1xEP8(DP8)xPP2 x2`` (newuser72 item 1)
+        return f"TP{x['tp']}xEP{x['ep']}(DP{x['attention_dp']})xPP{x['pp']} x{x['replicas']}"
     return f"TP{x['tp']}xPP{x['pp']} x{x['replicas']}"
 
 
@@ -2106,6 +2110,8 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("precision",), "precision", _plain, ""),
     (("task",), "task", _task, ""),
     (("tp",), "TP", _plain, ""),
+    (("ep",), "EP", _plain, ""),
+    (("attention_dp",), "attention DP", _plain, ""),
     (("pp",), "PP", _plain, ""),
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),

@@ -76,6 +76,15 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     assert loadability_problems(
         parse_architecture(find_model("Qwen/Qwen3-235B-A22B").config), weight_format("fp8-block"), Parallelism(8, 1)
     )
+    text = path.read_text()
+    # newuser72 item 1: searched, the server runs it as 8 attention data-parallel ranks with the experts over the 8
+    # (TP8 copies each of its 4 KV heads twice: 2,753,536 KV tokens fit against TP8 EP8's 1,632,336)
+    plan = json.loads(render_file(str(path))["spec.json"])["plan"]
+    (pool,) = plan["pools"]
+    (dep,) = plan["deployments"]
+    assert (pool["nodes"], dep["tp"], dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (1, 1, 8, 8)
+    # TP pinned to 8: the split that does not load is turned into EP over the TP group
+    path.write_text(text.replace("    inference:", "    parallelism: {tp: 8}\n    inference:"))
     files = render_file(str(path))
     plan = json.loads(files["spec.json"])["plan"]
     (pool,) = plan["pools"]
@@ -85,7 +94,7 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     # the engine is told: vLLM --enable-expert-parallel
     assert "expert_parallel_size: 8" in files["ansible/group_vars/q_h100_sxm5_80gb.yml"]
     # fuzz16 item 10: ep 1 pins expert parallelism off, so the TP8 split is refused, not turned into EP
-    path.write_text(path.read_text().replace("    inference:", "    parallelism: {tp: 8, ep: 1}\n    inference:"))
+    path.write_text(text.replace("    inference:", "    parallelism: {tp: 8, ep: 1}\n    inference:"))
     with pytest.raises(InfeasibleError, match="is not divisible by the weight quantization block"):
         plan_workload(load_workload(str(path)))
 

@@ -50,6 +50,7 @@ name: q235-aws
 deployments:
   - name: q235
     model: Qwen/Qwen3-235B-A22B
+    parallelism: {ep: 1}
     inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000,
                 avg_output_tokens: 500, requests_per_second: 40, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
 hardware:
@@ -81,6 +82,8 @@ def test_the_budget_error_quotes_the_cheapest_fleet(tmp_path: Path, objective: s
 
 
 def test_a_budget_that_chooses_the_fleet_says_what_the_objective_gives_up(tmp_path: Path) -> None:
+    """EP pinned off (newuser72 item 1: searched, TP1 EP8 attention DP 8 is both the fewest GPUs and the cheapest, one
+    p6-b200 at $83,171/month, so no budget chooses between them): the TP layouts, whose fewest GPUs cost more."""
     plan = _plan(tmp_path, Q235)
     assert plan.totals["usd_per_month"] <= 150_000
     (said,) = [f.message for f in plan.findings if f.code == "budget-binds"]

@@ -122,23 +122,26 @@ REFUSED = [
         "mixture-of-experts model; meta-llama/Llama-3.1-8B-Instruct is a dense model (pin tp / pp instead)",
         id="ep-on-a-dense-model",
     ),
-    # newuser9 item 5: passed validate, then plan said to allow a bigger GPU
+    # newuser9 item 5: passed validate, then plan said to allow a bigger GPU; newuser72 item 1: ep a multiple of tp is
+    # attention data parallelism (ep / tp groups), planned (ACCEPTED); one that is not a multiple is refused
     pytest.param(
         _sub(
             VALID,
             "Llama-3.1-8B-Instruct\n    inference:\n",
-            "Qwen3-30B-A3B\n    parallelism: {tp: 2, pp: 2, ep: 4}\n    inference:\n",
+            "Qwen3-30B-A3B\n    parallelism: {tp: 4, pp: 2, ep: 6}\n    inference:\n",
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 4 must equal tp 2 (each pipeline stage spreads its experts "
-        "over its tensor-parallel GPUs), or be 1 for no expert parallelism",
-        id="ep-per-stage-not-per-replica",
+        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 6 must be tp 4 (each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs) or a multiple of it (attention data-parallel over ep / tp groups of tp GPUs: 4, "
+        "8, 16, 32, ...), or be 1 for no expert parallelism",
+        id="ep-not-a-multiple-of-tp",
     ),
     pytest.param(
         _sub(
             VALID, "Llama-3.1-8B-Instruct\n    inference:\n", "Qwen3-30B-A3B\n    parallelism: {tp: 8, ep: 4}\n    inference:\n"
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must equal tp 8 (each pipeline stage spreads its experts "
-        "over its tensor-parallel GPUs), or be 1 for no expert parallelism",
+        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must be tp 8 (each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs) or a multiple of it (attention data-parallel over ep / tp groups of tp GPUs: 8, "
+        "16, 32, 64, ...), or be 1 for no expert parallelism",
         id="ep-below-tp",
     ),
     # newuser9 item 8: vLLM and SGLang have no int8 cache (the estimate printed an SGLang log line SGLang cannot write)
@@ -224,6 +227,20 @@ ACCEPTED = [
     pytest.param(_sub(VALID, WINDOW, "      max_context_tokens: 131072\n"), id="window-exactly-the-model"),
     pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 16\n    reserved_ram_gib: 12"), id="fixed-reserve-below-ram"),
     pytest.param(_sub(FIXED, "hardware:\n", "hardware:\n  buy: false\n"), id="fixed-machine-buys-nothing"),
+    # newuser72 item 1: attention data parallelism with expert parallelism (vLLM --data-parallel-size 2
+    # --enable-expert-parallel, SGLang --enable-dp-attention --dp-size 2), on both engines
+    *(
+        pytest.param(
+            _sub(
+                VALID,
+                "Llama-3.1-8B-Instruct\n    inference:\n",
+                f"Qwen3-30B-A3B\n    parallelism: {pin}\n    inference:\n      engine: {engine}\n",
+            ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
+            id=f"attention-dp-{engine}-{pin}",
+        )
+        for engine in ("vllm", "sglang")
+        for pin in ("{tp: 2, pp: 2, ep: 4}", "{tp: 1, ep: 8}", "{ep: 8}")
+    ),
 ]
 
 

@@ -112,8 +112,12 @@ def plan_text(plan: Plan) -> str:
         parts = d.split or (d,)
         # a training job's copies are the data-parallel ranks of one job, not replicas (newuser43 item 10)
         training = d.kind == "training"
+        # attention data-parallel replicas name their EP (newuser72 item 1: "TP1 x PP2" read as 2 GPUs a replica)
+        rows = [(p.tp, p.pp, p.replicas, p.pool, d.expert_parallel_in(p.pool)) for p in parts]
         layout = " + ".join(
-            f"TP{p.tp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}" for p in parts
+            f"TP{tp}{f' x EP{ep} (attention DP {ep // tp})' if ep > tp else ''} x PP{pp} x "
+            f"{f'DP{replicas}' if training else f'{replicas} replica(s)'} in {pool}"
+            for tp, pp, replicas, pool, ep in rows
         )
         task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
         # FP8 training keeps bf16 weights and runs its linear layers' GEMMs in FP8 (compute_precision)

@@ -2061,8 +2061,9 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
             (dep.platform is None or p.hardware.platform.id == dep.platform)
             and (pin is None or pin.tp is None or p.candidate.tp == pin.tp)
             and (pin is None or pin.pp is None or p.candidate.pp == pin.pp)
-            # ep: each stage's experts over its TP GPUs (ep = tp), or ep 1 for none, whatever the TP (fuzz18 item 1)
-            and (pin is None or pin.ep is None or pin.ep in (1, p.candidate.tp))
+            # ep: each stage's experts over its TP GPUs (ep = tp) or, above it, attention data-parallel (newuser72 item
+            # 1); ep 1 for none, whatever the TP (fuzz18 item 1)
+            and (pin is None or pin.ep is None or p.shape.par.ep == pin.ep)
             for p in o.pieces
         )
     ]

@@ -115,6 +115,7 @@ from generator.planner.plan import (
     Plan,
     Pool,
     RackSupply,
+    layout_name,
     runs_only_totals,
     sorted_findings,
 )
@@ -344,7 +345,7 @@ _WHOLE_DEPLOYMENT_DETAILS = (
 def replica_note(opt: Option) -> str | None:
     """:func:`multi_host_note` for an inference option's (part's) replicas."""
     candidate = opt.candidate
-    return multi_host_note(opt.hardware.platform, candidate.gpus_per_node, candidate.tp * candidate.pp)
+    return multi_host_note(opt.hardware.platform, candidate.gpus_per_node, opt.shape.par.gpus)
 
 
 def _serving_details(
@@ -385,6 +386,7 @@ def _serving_details(
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
             mem_fraction_static=details.get("mem_fraction_static"),
+            expert_parallel=details.get("expert_parallel"),
         )
         for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
     )
@@ -597,6 +599,8 @@ def _inference_details(
         details["max_num_batched_tokens"] = budget
     if shape.par.ep > 1:
         details["expert_parallel"] = shape.par.ep
+    if shape.par.attention_dp > 1:  # data-parallel attention groups of TP GPUs a stage, each its own sequences
+        details["attention_dp"] = shape.par.attention_dp
     if shape.memory.kv.state_bytes_per_sequence:  # linear-attention layers: paged as vLLM does without prefix caching
         details["recurrent_state_bytes_per_sequence"] = shape.memory.kv.state_bytes_per_sequence
     mem = shape.memory.per_gpu
@@ -613,9 +617,10 @@ def _inference_details(
         platform = opt.hardware.platform
         per_node = opt.candidate.gpus_per_node
         across = platform.hosts == 1 and replica_hosts(platform, per_node, par.gpus) > 1  # a hop leaves its server
+        width = par.gpus // par.pp  # a stage's GPUs: its TP, or its EP where attention runs data-parallel
         hops = (
             stage_hop_text(
-                platform, per_node, par.tp, par.pp, model.architecture.hidden_size,
+                platform, per_node, width, par.pp, model.architecture.hidden_size,
                 node_link(platform, gpu, per_node, opt.needs.needs_fabric),
             )
             if across
@@ -632,12 +637,23 @@ def _inference_details(
             )
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
-        if par.tp == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, par.tp, par.pp):
+        if width == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, width, par.pp):
             link = ""  # no TP group and no hop inside a host: no GPU link carries anything (newuser61 item 14)
         split = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + ")"
+        if par.attention_dp > 1:
+            split = f"split over {par.gpus} GPUs ({layout_name(par.tp, par.pp, par.ep)})"
         # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
         case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops) if part)
-        if par.ep > 1:
+        if par.attention_dp > 1:
+            pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
+            case += (
+                f"; attention data-parallel over {par.attention_dp} groups of {par.tp} GPU(s) a stage, each holding its "
+                "own sequences' KV cache (under TP each GPU keeps the KV heads it serves of every sequence: an MLA "
+                f"latent whole), the routed experts spread whole over the stage's {par.ep} GPUs and their tokens "
+                f"exchanged all-to-all in every MoE layer ({'as pinned' if pinned else 'searched beside the TP layouts'}; vLLM "
+                f"--data-parallel-size {par.attention_dp} --enable-expert-parallel, SGLang --enable-dp-attention)"
+            )
+        elif par.ep > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
             why = "as pinned" if pinned else f"TP{par.tp} alone splits the experts into shards that do not load"
             case += (
@@ -2257,7 +2273,7 @@ def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
     if len(services) != 1 or services[0].kind != "inference" or services[0].split:
         return ""
     only = services[0]
-    slots = replicas_held((pool.node.gpus, pool.nodes), only.tp * only.pp)
+    slots = replicas_held((pool.node.gpus, pool.nodes), only.stage_gpus * only.pp)
     spare = slots - only.replicas
     if spare <= 0:
         return ""

@@ -32,7 +32,7 @@ from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option, sustained_rps
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
-from generator.planner.plan import Candidate, Finding, NodeSpec
+from generator.planner.plan import Candidate, Finding, NodeSpec, layout_name
 from generator.planner.price_region import pricing_region
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
@@ -173,7 +173,7 @@ def layout_option(
     cost = cast("NodeCost", cost)
     total_usd = cost.usd_per_hour
     share = shape.share if isinstance(shape, ReplicaShape) else None
-    gpus = replicas * shape.par.tp * shape.par.pp if share is None else shared_gpus_held(replicas, share.per_gpu, layout)
+    gpus = replicas * shape.par.gpus if share is None else shared_gpus_held(replicas, share.per_gpu, layout)
     power = node.power_w * nodes
     run_hours = None if isinstance(shape, ReplicaShape) else shape.hours
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
@@ -412,11 +412,11 @@ def _options_on(
         if shape.share is not None:  # replicas in shares of GPUs: the GPUs they fill, packed
             layouts = node_counts(hw.platform, 1, 1, shared_gpus(replicas, shape.share.per_gpu))
         else:
-            layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
+            layouts = node_counts(hw.platform, shape.par.gpus // shape.par.pp, shape.par.pp, replicas)
         if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
             layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
-            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
+            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.gpus // shape.par.pp, shape.par.pp)))
         sized = [(layout, replicas) for layout in layouts]
         if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
@@ -430,7 +430,7 @@ def _options_on(
             opt = _replica_option(wl, hw, layout, shape, count, consts, blocked, free_servers, seen[1], spread_by)
             if opt is None:
                 continue
-            held = replicas_held(layout, shape.par.tp * shape.par.pp)
+            held = replicas_held(layout, shape.par.gpus)
             if rest is None and shape.share is None and held > count:
                 full = _replica_option(wl, hw, layout, shape, held, consts, [], free_servers, seen[1], spread_by)
                 opt = opt._replace(filled=full)
@@ -469,7 +469,7 @@ def _replica_option(
     within, spanning = _inference_needs(shape.memory.weights.total_bytes)
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)
-    layout_text = f"TP{par.tp}" + (f" EP{par.ep}" if par.ep > 1 else "") + (f" PP{par.pp}" if par.pp > 1 else "")
+    layout_text = layout_name(par.tp, par.pp, par.ep)
     if shape.share is not None:
         layout_text += f" in {shape.share.label} shares ({shape.share.per_gpu} a GPU)"
     spread = spread_note(replicas, par.gpus, gpus_per_node, nodes, spread_by)
@@ -485,8 +485,8 @@ class _Serving(NamedTuple):
     #: How the deployment's GPUs are shared between pods (its ``gpu_sharing``, else ``kubernetes.gpu_sharing``, where
     #: Kubernetes is rendered); None: not.
     sharing: GpuSharing | None
-    #: The deployment pins expert parallelism on (``parallelism.ep`` above 1) or off (``ep: 1``); None: not pinned.
-    expert_parallel: bool | None
+    #: The EP degree the deployment pins (``parallelism.ep``: above 1 on, 1 off); None: not pinned.
+    expert_parallel: int | None
     #: The TP and PP degrees the deployment pins (None: searched).
     pin: tuple[int | None, int | None] = (None, None)
     #: The field ``sharing`` is asked at (``deployments[3].gpu_sharing``, ``kubernetes.gpu_sharing``), and whether AKS
@@ -501,7 +501,7 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     fmt = serving_format(model, spec.precision)
     sharing = planned_sharing(wl, dep)
     pin = dep.parallelism
-    ep = None if pin is None or pin.ep is None else pin.ep > 1
+    ep = None if pin is None else pin.ep
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
     # by name: the cheaper-precision check sizes a copy of the deployment, which the workload does not hold (fz62 item 1)
     index = next(i for i, d in enumerate(wl.deployments) if d.name == dep.name)
@@ -581,7 +581,7 @@ def owned_fill_options(
     scratch: list[Blocked] = []
     free = {(hw.platform.id, hw.gpu.id, gpus_per_node): servers}
     for shape in _inference_shapes(_serving(wl, dep, model), model, hw, consts, scratch):
-        size = shape.par.tp * shape.par.pp
+        size = shape.par.gpus
         if shape.share is not None:  # as many shares as the servers' GPUs hold
             replicas, nodes = servers * gpus_per_node * shape.share.per_gpu, servers
         elif size <= gpus_per_node:  # as many whole replicas as a server holds (review 12 item 3)
@@ -660,8 +660,7 @@ def replica_host_count(opt: Option) -> int:
 
 def _hosts(opt: Option) -> int:
     """Linux hosts one replica of a homogeneous option spans."""
-    c = opt.candidate
-    return replica_hosts(opt.hardware.platform, c.gpus_per_node, c.tp * c.pp)
+    return replica_hosts(opt.hardware.platform, opt.candidate.gpus_per_node, opt.shape.par.gpus)
 
 
 #: Ranking keys already formed, by (id of the option, objective, ranked sharing servers, owned servers free, one-GPU
@@ -737,7 +736,7 @@ def _ranking_key(
         owned_free and buys,
         owned_free and not buys and not c.owned_nodes,
         lead,
-        one_gpu_pods and any(p.candidate.tp * p.candidate.pp > 1 for p in opt.pieces),
+        one_gpu_pods and any(p.shape.par.gpus > 1 for p in opt.pieces),
         one_gpu_pods and not all(p.candidate.shares_per_gpu for p in opt.pieces),  # the sharing asked for, on a tie
         hosts,
         *ties,

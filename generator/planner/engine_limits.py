@@ -57,7 +57,8 @@ def _sized_again(
     loaded: LoadedWorkload, consts: Constants, dep: InferenceDeployment, shape: ReplicaShape, spec: InferenceSpec
 ) -> ReplicaShape | None:
     """``shape``'s layout (GPU, format, TP and PP) sized for ``spec``; None where it is not feasible so."""
-    ep = None if dep.parallelism is None or dep.parallelism.ep is None else dep.parallelism.ep > 1
+    # the layout as planned: an attention-DP layout's EP (above its TP) sized again as such
+    ep = shape.par.ep if shape.par.attention_dp > 1 else None if dep.parallelism is None else dep.parallelism.ep
     model, pin = loaded.models[dep.name], (shape.par.tp, shape.par.pp)
     shapes, _ = replica_shapes(model, spec, shape.fmt, shape.hardware, consts, expert_parallel=ep, pin=pin)
     return max(shapes, key=lambda s: s.planned_requests_per_s, default=None)

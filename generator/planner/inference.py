@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
@@ -37,6 +38,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
 from generator.sizing.gpu_share import GpuShare, shared_gpu
+from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
@@ -470,15 +472,18 @@ def replica_shapes(
     consts: Constants,
     seen: dict[tuple[object, ...], _GpuShapes] | None = None,
     *,
-    expert_parallel: bool | None = None,
+    expert_parallel: int | None = None,
     pin: tuple[int | None, int | None] = (None, None),
     share: GpuShare | None = None,
 ) -> tuple[list[ReplicaShape], list[LayoutBlocked]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
-    ``expert_parallel``: the deployment pins EP (vLLM --enable-expert-parallel, SGLang --ep-size): each stage's routed
-    experts are spread whole over its TP GPUs, not split by TP, and the MoE layers exchange tokens all-to-all; False:
-    pinned off (``ep: 1``); None: EP only where a TP split of the experts does not load.
+    ``expert_parallel``: the EP degree the deployment pins (vLLM --enable-expert-parallel, SGLang --ep-size): each
+    stage's routed experts are spread whole over its ``ep`` GPUs, not split by TP, and the MoE layers exchange tokens
+    all-to-all; at ep = TP the stage's TP GPUs, above it ``ep / tp`` attention data-parallel groups of TP GPUs (vLLM
+    --data-parallel-size, SGLang --enable-dp-attention); 1: pinned off (``ep: 1``); None: EP where a TP split of the
+    experts does not load, and the attention-DP layouts of a mixture-of-experts model searched beside the TP ones
+    (:func:`attention_dp_degrees`).
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
@@ -600,7 +605,7 @@ def _gpu_shapes(
     grid: tuple[tuple[int, ...], int],
     consts: Constants,
     host_time_scale: float = 1.0,
-    expert_parallel: bool | None = None,
+    expert_parallel: int | None = None,
     pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
     gpu = _fitted_gpu(gpu_id, fitted)
@@ -629,16 +634,29 @@ def _gpu_shapes(
         blocked.append(
             LayoutBlocked(f"TP{pin_tp}: not a degree this server's GPUs give a replica (TP {taken})", code=PINNED_DEGREE)
         )
+    ep_on = None if expert_parallel is None else expert_parallel > 1
     for tp in sizes if pin_tp is None else [t for t in sizes if t == pin_tp]:
+        if ep_on and tp != expert_parallel:  # a pinned EP is a TP layout's at its TP only (above it: attention DP's)
+            continue
         for pp in pipeline_depths(tp, grid, arch.num_layers, pin_pp):
-            shape, why, stop = _layout_shape(
-                arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, expert_parallel
-            )
+            shape, why, stop = _layout_shape(arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, ep_on)
             if shape is not None:
                 shapes.append(shape)
             if why is not None:
                 blocked.append(why._replace(gpus=tp * pp))
             if stop:  # what refuses to load does not depend on the stages: said once, no deeper pipeline tried
+                break
+    for tp, ep in attention_dp_degrees(arch, spec, sizes, pin_tp, expert_parallel):
+        # newuser72 item 1: attention data-parallel over ep / tp groups, the experts over all ep GPUs of a stage; one
+        # stage unless PP is pinned: vLLM's maintainers call DP attention with a pipeline "not a common setup"
+        # (https://github.com/vllm-project/vllm/issues/20053), so a searched plan does not count on it
+        for pp in (1,) if pin_pp is None else pipeline_depths(ep, grid, arch.num_layers, pin_pp):
+            shape, why, stop = _layout_shape(arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, True, ep)
+            if shape is not None:
+                shapes.append(shape)
+            if why is not None and expert_parallel is not None:  # searched ones are extras: the TP layouts' reasons stay
+                blocked.append(why._replace(gpus=ep * pp))
+            if stop:
                 break
     missed = [b for b in blocked if b.excess is not None]
     if not shapes and missed:  # the layout nearest the targets last: the one an infeasible plan names (newuser14 item 7)
@@ -699,6 +717,40 @@ def start_shortfall(
     return start_shortfall_bytes(arch, bits, spec.max_context_tokens, par, consts.kv_block_tokens, tokens, cap.kv_available_bytes)
 
 
+def attention_dp_degrees(
+    arch: Architecture, spec: InferenceSpec, sizes: tuple[int, ...], pin_tp: int | None, expert_parallel: int | None
+) -> tuple[tuple[int, int], ...]:
+    """The (TP, EP) degrees of the attention data-parallel layouts tried for ``arch``: EP above TP, a multiple of it.
+
+    newuser72 item 1: DeepSeek-V3 / R1 are served with data-parallel attention and expert parallelism (vLLM
+    ``--data-parallel-size N --enable-expert-parallel``, https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html;
+    SGLang ``--enable-dp-attention``, https://lmsys.org/blog/2024-12-04-sglang-v0-4/): under TP every rank keeps the
+    whole MLA latent of every sequence, so an 8-GPU TP8 replica holds 1/8 of the sequences its memory holds as eight
+    DP ranks. Tried for a mixture-of-experts model (a dense one has no experts to spread, and its DP ranks are
+    replicas), by a generating service. Searched: at the widest degree the server gives a replica (its NVLink domain:
+    the all-to-all stays on it), where TP over as many GPUs would copy the KV cache (an MLA latent, KV heads fewer than
+    the GPUs), with each TP that divides it and copies less (groups that split their KV with no copy hold no more
+    sequences than the TP stage, and each keeps its own copy of the attention weights; one width keeps the search's
+    cost small). Pinned (``expert_parallel`` above 1): that EP, at each TP below it that divides it, or at its pinned TP.
+    None where EP is pinned off (1) or a pinned EP equals its TP (the TP layouts are those).
+    """
+    if not arch.is_moe or spec.pooling or expert_parallel == 1 or not sizes:
+        return ()
+    if expert_parallel is not None:
+        pinned = expert_parallel
+        return tuple((tp, pinned) for tp in sizes if tp < pinned and pinned % tp == 0 and pin_tp in (None, tp))
+    ep = sizes[-1]
+    copied = _kv_copied(arch, ep)
+    return tuple((tp, ep) for tp in sizes if tp < ep and ep % tp == 0 and pin_tp in (None, tp) and _kv_copied(arch, tp) < copied)
+
+
+def _kv_copied(arch: Architecture, tp: int) -> Fraction:
+    """How many times over the ``tp`` GPUs of one attention group hold a token's KV (1: split with no copy)."""
+    whole = sum(layer.kv_elements_per_token for layer in arch.layers)
+    held = sum(layer_elements_per_gpu(layer, tp) for layer in arch.layers) * tp
+    return Fraction(held, whole) if whole else Fraction(1)
+
+
 @memoized
 def _layout_shape(
     arch: Architecture,
@@ -711,10 +763,12 @@ def _layout_shape(
     consts: Constants,
     host_time_scale: float,
     expert_parallel: bool | None,
+    attention_ep: int = 0,
 ) -> _Layout:
     """One TP x PP layout of ``fmt`` (as held on the GPU) sized once per process, whichever server carries the GPU.
 
     Servers of 2, 4 and 8 of a GPU form many of the same layouts (TP2 PP2 on each): their sizing is shared.
+    ``attention_ep``: the EP degree of an attention data-parallel layout (above TP: ``attention_ep / tp`` groups).
     """
     tp, pp = degrees
     if pp > 1 and arch.encoder_only:
@@ -725,7 +779,8 @@ def _layout_shape(
     tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
     stages = engine_stages(spec.engine)  # where the engine puts the layers PP leaves over (newuser32 item 9)
     vision_tp = spec.engine == "vllm"  # its default mm_encoder_tp_mode splits the tower's layers (newuser62 item 3)
-    par = Parallelism(tp, pp, tp if expert_parallel else 1, stages, vision_tp)
+    par = Parallelism(tp, pp, attention_ep or (tp if expert_parallel else 1), stages, vision_tp)
+    name = f"TP{tp} PP{pp}" if par.attention_dp == 1 else f"TP{tp} EP{par.ep} PP{pp} (attention DP {par.attention_dp})"
     problems = loadability_problems(arch, fmt, par)
     if problems and expert_parallel is None and tp > 1 and arch.is_moe:
         # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
@@ -737,13 +792,14 @@ def _layout_shape(
     if problems:
         # what refuses to load does not depend on the stages: said once, of the layout as pinned or first tried
         # (fuzz16 item 5: every platform read "TP8 PP8", the last PP tried)
-        return None, LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"), True
+        named = name if par.attention_dp > 1 else f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
+        return None, LayoutBlocked(f"{named}: {problems[0]}"), True
     mem, limit = replica_memory(arch, spec, fmt, gpu, par, consts)
     cap = mem.capacity
     if cap is None or cap.max_concurrency < 1:
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0
-        return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
+        return None, LayoutBlocked(f"{name}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
     if short := start_shortfall(arch, spec, par, mem, tokens, consts):
         need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
         window = max(layer.window_tokens or 0 for layer in arch.layers)
@@ -754,7 +810,7 @@ def _layout_shape(
             f"decoding they hold {window:,})"
         )
         why = (
-            f"TP{tp} PP{pp}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
+            f"{name}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
             f"KV cache a GPU at start-up{charged}, {left:.2f} GiB is left at max_num_seqs {limit:,}"
         )
         return None, LayoutBlocked(why, code=START_REFUSED), False
@@ -785,9 +841,9 @@ def _layout_shape(
             )
             if target and reached * 1000 > target
         )
-        text = f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"
+        text = f"{name}: {_slo_miss_text(alone, spec)}"
         return None, LayoutBlocked(text, _slo_excess(alone, spec), targets), False
-    return (par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit), None, False
+    return (par, mem, kv_bits, point, f"{name} holds {cap.kv_cache_tokens:,} KV tokens", limit), None, False
 
 
 class PoolingReplica(NamedTuple):

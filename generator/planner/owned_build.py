@@ -201,7 +201,8 @@ def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
             f"{details.get('inter_node_link')}{alone}, against {details.get('compute_s_per_step'):.3f} s of compute{hours}"
         )
     tp, pp, _, _ = d.in_pool(pool.name) or (d.tp, d.pp, 0, 0)
-    return f"{d.name} runs TP{tp} x PP{pp} replicas of {tp * pp} GPUs across {pool.node.gpus}-GPU servers over it"
+    gpus = max(tp, d.expert_parallel_in(pool.name)) * pp
+    return f"{d.name} runs TP{tp} x PP{pp} replicas of {gpus} GPUs across {pool.node.gpus}-GPU servers over it"
 
 
 def owned_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:

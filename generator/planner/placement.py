@@ -62,7 +62,10 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
         if dep.kind != "inference":
             return None
         tp, pp, count, _ = share
-        replicas += [(-(tp * pp), order, dep.name, number) for number in range(1, count + 1)]
+        # a replica's GPUs: TP x PP, or EP x PP where its attention runs data-parallel (newuser72 item 1)
+        replicas += [
+            (-(max(tp, dep.expert_parallel_in(pool.name)) * pp), order, dep.name, number) for number in range(1, count + 1)
+        ]
     if not replicas:
         return None
     node_gpus, per_node = pool.node.gpus, pool.node.hosts

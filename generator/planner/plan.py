@@ -24,6 +24,16 @@ class Finding(NamedTuple):
     path: str = ""
 
 
+def layout_name(tp: int, pp: int, ep: int = 1) -> str:
+    """A serving replica's layout as plans name it: ``TP4 PP2``, ``TP8 EP8``, ``TP1 EP8 (attention DP 8)``.
+
+    EP above TP is attention data parallelism (newuser72 item 1): ``ep / tp`` groups of TP GPUs, each holding its own
+    sequences, the routed experts spread over all ``ep`` GPUs of a stage.
+    """
+    text = f"TP{tp}" + (f" EP{ep}" if ep > 1 else "") + (f" PP{pp}" if pp > 1 else "")
+    return text + (f" (attention DP {ep // tp})" if ep > tp else "")
+
+
 def sorted_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     """Findings without repeats, in a stable order (by path, code, message)."""
     return tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message)))
@@ -263,6 +273,9 @@ class DeploymentPart(NamedTuple):
     #: SGLang's --mem-fraction-static the part is sized with (the one given, else SGLang's default for the memory it
     #: sees); None (left out of ``spec.json``): vLLM.
     mem_fraction_static: float | None = None
+    #: The EP degree of a stage of this part's replicas (above ``tp``: attention data-parallel, newuser72 item 1);
+    #: None (left out of ``spec.json``): no expert parallelism.
+    expert_parallel: int | None = None
 
 
 #: A batch job's run among a deployment's details (:mod:`generator.planner.batch_job`), as the Ansible group vars and
@@ -295,6 +308,22 @@ class DeploymentPlan(NamedTuple):
     #: per-replica sizing: each part carries its own); ``pool``, ``tp``, ``pp`` and ``memory_per_gpu`` repeat
     #: the first part's (``split[0]``) for readers of one pool, and views show the parts instead.
     split: tuple[DeploymentPart, ...] = ()
+
+    @property
+    def expert_parallel(self) -> int:
+        """The EP degree of a stage (1: none); above ``tp`` the stage's attention runs data-parallel (newuser72 item 1)."""
+        return int(self.details.get("expert_parallel") or 1)
+
+    @property
+    def stage_gpus(self) -> int:
+        """GPUs one pipeline stage of a replica takes: its TP, or its EP where attention runs data-parallel."""
+        return max(self.tp, self.expert_parallel)
+
+    def expert_parallel_in(self, pool: str) -> int:
+        """The EP degree of a stage of this deployment's replicas in ``pool`` (a split's part's; 1: none)."""
+        if self.split:
+            return next((p.expert_parallel or 1 for p in self.split if p.pool == pool), 1)
+        return self.expert_parallel
 
     @property
     def pools(self) -> tuple[str, ...]:
@@ -681,6 +710,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
+        (DeploymentPart, "expert_parallel"),
         (RackSpec, "circuit_load"),
         (Plan, "rack_supply"),
         (Plan, "capacity"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.planner.inference import replica_memory
-from generator.planner.plan import DeploymentPlan, Finding, Pool
+from generator.planner.plan import DeploymentPlan, Finding, Pool, layout_name
 from generator.sizing.constants import Constants
 from generator.sizing.precision import WeightFormat
 from generator.sizing.sglang_kv import sglang_default_mem_fraction_static
@@ -46,7 +46,7 @@ def sglang_fraction_findings(
             continue
         gpu = catalog.gpus().get(gpu_of.get(plan.pool, ""))
         weights, per_token = plan.details.get("weights_bytes"), plan.details.get("kv_cache_bytes_per_token")
-        if gpu is None or not weights or per_token is None or plan.tp * plan.pp <= 1:
+        if gpu is None or not weights or per_token is None or plan.stage_gpus * plan.pp <= 1:
             continue
         memory = gpu.memory_bytes
         needed = weights + per_token * inference.max_context_tokens
@@ -58,7 +58,7 @@ def sglang_fraction_findings(
         one_gpu = Parallelism(1, 1, 1, engine_stages(inference.engine))
         at_default = inference._replace(mem_fraction_static=None)
         mem, _ = replica_memory(loaded.models[dep.name].architecture, at_default, fmt, gpu, one_gpu, consts)
-        spread = f"each replica over {plan.tp * plan.pp} GPUs (TP{plan.tp} x PP{plan.pp})"
+        spread = f"each replica over {plan.stage_gpus * plan.pp} GPUs ({layout_name(plan.tp, plan.pp, plan.expert_parallel)})"
         if mem.capacity is not None and mem.capacity.max_concurrency >= 1:
             why = f", so the fraction alone spreads {spread}"
         else:

@@ -271,9 +271,9 @@ def node_down_finding(
     info: no spare node is what was asked (N+0). None where the rest hold the rate. A split service's replicas on its
     two kinds of servers count together (review41 item 1: an owned + bought split was taken for N+1 without a word).
     """
-    parts = [(p.pool, p.replicas, p.tp * p.pp, p.requests_per_s_per_replica_max) for p in dep.split] or [
-        (dep.pool, dep.replicas, dep.tp * dep.pp, float(dep.details.get("requests_per_s_per_replica_max") or 0.0))
-    ]
+    parts = [
+        (p.pool, p.replicas, max(p.tp, p.expert_parallel or 1) * p.pp, p.requests_per_s_per_replica_max) for p in dep.split
+    ] or [(dep.pool, dep.replicas, dep.stage_gpus * dep.pp, float(dep.details.get("requests_per_s_per_replica_max") or 0.0))]
     # requests are routed evenly over the replicas of both parts of a split: the slowest sets what each serves
     each = min(part[3] for part in parts)
     if not each:
@@ -298,7 +298,7 @@ def node_down_finding(
     elif most == dep.replicas and down > 1:
         when = f"all {dep.replicas} of its replicas run on {down} nodes or fewer: those down {cause} stop {stopped}"
     elif most == dep.replicas:
-        hosts_a_replica = math.ceil(dep.tp * dep.pp / (pool.node.gpus // pool.node.hosts))
+        hosts_a_replica = math.ceil(dep.stage_gpus * dep.pp / (pool.node.gpus // pool.node.hosts))
         if dep.replicas == 1 and hosts_a_replica > 1:  # review41 item 7: a replica over two nodes ran "on one node"
             when = f"its one replica spans {hosts_a_replica} nodes: any of them down {cause} stops {stopped}"
         else:
@@ -371,7 +371,7 @@ def _floor_text(
     if average is None or not isinstance(floor, int) or pool.min_nodes is None:
         return None
     hosts = pool.min_nodes * pool.node.hosts
-    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.tp * dep.pp, pool.shares_per_gpu)
+    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.stage_gpus * dep.pp, pool.shares_per_gpu)
     most = even_loss(floor, hosts, down) if spread else min(floor, down * holds)
     left = (floor - most) * each
     if left >= average:

@@ -455,7 +455,8 @@ def _deployment_vars(
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
     A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
     ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision, a pooling
-    service's task and runner flags (:func:`pooling_engine_vars`) and, where pinned, the expert-parallel size); a
+    service's task and runner flags (:func:`pooling_engine_vars`), the expert-parallel size where EP runs and, where
+    attention runs data-parallel, ``data_parallel_size`` and the engine's flags for it); a
     batch job its run (``batch_job``: requests a run, deadline, runs a month, hours a run: its replicas run for a run
     and stop after, not all month). A
     training job carries the layout its memory and time are sized for (``training``: method, optimizer, ZeRO stage,
@@ -481,7 +482,8 @@ def _deployment_vars(
     revision = read[1] if (read := hub_source(d.model_source)) else None
     if revision is not None:  # the commit sized: HEAD of a repository moves (newuser33 item 5: the engine loaded HEAD)
         out["revision"] = revision
-    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
+    ep = d.expert_parallel_in(pool)
+    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, max(tp, ep) * pp)) > 1:
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
         # ``replicas`` stays, the same figure for every kind (a role reading TP x PP x replicas GPUs keeps working); a
@@ -521,11 +523,22 @@ def _deployment_vars(
             # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence
             out["engine"]["enable_prefix_caching"] = False
             out["engine"]["args"] = [*out["engine"].get("args", []), "--no-enable-prefix-caching"]
-        if ep := d.details.get("expert_parallel"):
+        if ep > 1:
             # vLLM spreads the experts over TP x DP with one flag (no size of its own); SGLang takes the size
             # (newuser31 item 13: the size alone was rendered, and a role starting vLLM from args split the experts by TP)
             out["engine"]["expert_parallel_size"] = ep
             flags = ["--enable-expert-parallel"] if out["engine"]["name"] == "vllm" else ["--ep-size", str(ep)]
+            if (dp := ep // tp) > 1:
+                # attention data-parallel over dp groups of TP GPUs a stage (newuser72 item 1): vLLM runs dp engine
+                # ranks of tensor_parallel GPUs, the experts over TP x DP (--data-parallel-size,
+                # https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html); SGLang's --tp-size is then
+                # the stage's GPUs, its attention TP that over --dp-size (--enable-dp-attention,
+                # https://docs.sglang.ai/advanced_features/server_arguments.html)
+                out["engine"]["data_parallel_size"] = dp
+                if out["engine"]["name"] == "vllm":
+                    flags = ["--data-parallel-size", str(dp), *flags]
+                else:
+                    flags = ["--tp-size", str(ep), "--enable-dp-attention", "--dp-size", str(dp), *flags]
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags

@@ -52,9 +52,9 @@ def whole_gpu_reasons(
         tp, pp, _, _ = layout
         if d.kind == "training":
             why = "a training job, planned on whole GPUs with their links"
-        elif tp * pp > 1:
-            split = f"TP{tp}" + (f" x PP{pp}" if pp > 1 else "")
-            why = f"its replica takes {tp * pp} GPUs ({split}), and shares could hand one pod slices of one GPU"
+        elif (width := max(tp, ep := d.expert_parallel_in(pool.name))) * pp > 1:
+            split = f"TP{tp}" + (f" x EP{ep}" if ep > tp else "") + (f" x PP{pp}" if pp > 1 else "")
+            why = f"its replica takes {width * pp} GPUs ({split}), and shares could hand one pod slices of one GPU"
         elif f"deployments[{index}]" in too_small:
             why = f"no layout of it fits its share ({SHARE_TOO_SMALL_CODE})"
         else:
@@ -119,10 +119,10 @@ def _nodes_freed(plan: Plan, d: DeploymentPlan, pool: Pool, spread: frozenset[st
     if any(o.kind != "inference" for o in others):
         return None
     per_node = pool.node.gpus
-    layouts = [o.in_pool(pool.name) or (1, 1, 0, 0) for o in others]
+    layouts = [(o.in_pool(pool.name) or (1, 1, 0, 0), o.expert_parallel_in(pool.name)) for o in others]
     fewest = max(
-        math.ceil(sum(layout[3] for layout in layouts) / per_node),
-        *(packed_nodes(replicas, tp * pp, per_node) for tp, pp, replicas, _ in layouts),
+        math.ceil(sum(layout[3] for layout, _ in layouts) / per_node),
+        *(packed_nodes(replicas, max(tp, ep) * pp, per_node) for (tp, pp, replicas, _), ep in layouts),
     )
     if pool.node.hosts < SPREAD_NODES and any(o.name in spread and o.replicas >= SPREAD_NODES for o in others):
         fewest = max(fewest, SPREAD_NODES)

@@ -619,7 +619,7 @@ def _inventory_gpu_count_errors(doc: Document, j: int, group: InventoryGroup, pl
 def _expert_parallel_errors(
     doc: Document, i: int, dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel | None
 ) -> list[InputError]:
-    """A pinned ``parallelism.ep``: a service's, of a mixture-of-experts model, equal to its tp (experts per stage)."""
+    """A pinned ``parallelism.ep``: a service's, of a mixture-of-experts model, its tp or a multiple (attention DP)."""
     pin = dep.parallelism
     if pin is None or pin.ep is None:
         return []
@@ -635,13 +635,22 @@ def _expert_parallel_errors(
                 where,
             )
         ]
-    if pin.tp is not None and pin.ep not in (1, pin.tp):  # ep 1: expert parallelism pinned off
+    if pin.tp is not None and pin.ep != 1 and pin.ep % pin.tp:  # ep 1: expert parallelism pinned off
+        # ep = tp: each stage's experts over its tensor-parallel GPUs; ep = k x tp: attention data-parallel over k groups
+        # of tp GPUs, each holding its own sequences, the experts over all ep GPUs (newuser72 item 1: vLLM
+        # --data-parallel-size k --enable-expert-parallel, SGLang --enable-dp-attention --dp-size k, both engines served)
         why = (
-            f"ep {pin.ep} must equal tp {pin.tp} (each pipeline stage spreads its experts over its tensor-parallel GPUs), "
-            "or be 1 for no expert parallelism"
+            f"ep {pin.ep} must be tp {pin.tp} (each pipeline stage spreads its experts over its tensor-parallel GPUs) or a "
+            f"multiple of it (attention data-parallel over ep / tp groups of tp GPUs: {_ep_multiples(pin.tp)}), or be 1 "
+            "for no expert parallelism"
         )
         return [InputError(why, where)]
     return []
+
+
+def _ep_multiples(tp: int) -> str:
+    """The first EP degrees a pinned ``tp`` takes with attention data parallelism, as the refusal names them."""
+    return ", ".join(str(tp * k) for k in (1, 2, 4, 8)) + ", ..."
 
 
 def _pinned_layout_errors(

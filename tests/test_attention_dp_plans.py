@@ -1,0 +1,179 @@
+"""Attention data parallelism with expert parallelism, planned (newuser72 item 1).
+
+DeepSeek-V3 / R1 keep one MLA latent a token and layer, which TP does not split: under TP8 each of the 8 GPUs holds
+the whole latent of every sequence, so an 8-GPU replica holds 1/8 of the sequences its KV memory holds as 8 attention
+data-parallel ranks with the experts spread over all 8 (vLLM ``--data-parallel-size 8 --enable-expert-parallel``,
+SGLang ``--enable-dp-attention``). A workload may pin it (``ep`` a multiple of ``tp``) and the planner searches it for a
+mixture-of-experts model whose KV TP would copy; a dense model is never offered it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.api import render_file
+from generator.calculator.report import plan_text
+from generator.catalog import find_model
+from generator.planner import plan_workload
+from generator.planner.inference import attention_dp_degrees
+from generator.planner.plan import layout_name
+from generator.render.ansible import render_ansible
+from generator.sizing.architecture import parse_architecture
+from generator.workload import load_workload
+from generator.workload.models import InferenceSpec
+from tests.helpers import ansible_reader
+
+#: newuser72's r1-deepseek-aws.yaml: long reasoning outputs, whose KV pool binds the batch.
+R1 = """\
+version: 1
+name: reason-r1-aws
+deployments:
+  - name: r1
+    model: deepseek-ai/DeepSeek-R1
+{pin}    inference:
+      precision: fp8
+      kv_cache_precision: bf16
+      max_context_tokens: 40960
+      avg_input_tokens: 1000
+      avg_output_tokens: 32000
+      requests_per_second: 1
+      engine: {engine}
+      slo:
+        ttft_p95_ms: 3000
+        tpot_ms: 50
+hardware:
+  provider: aws
+  gpus: [{gpus}]
+objective: cost
+kubernetes:
+  location: us-east-1
+outputs: [ansible, kubernetes]
+"""
+
+
+def _r1(
+    tmp_path: Path, pin: str = "", engine: str = "vllm", gpus: str = "h100-sxm5-80gb, h200-sxm-141gb, b200-sxm-180gb"
+) -> Path:
+    path = tmp_path / "r1.yaml"
+    path.write_text(R1.format(pin=pin, engine=engine, gpus=gpus), encoding="utf-8")
+    return path
+
+
+def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Path) -> None:
+    """Before: 19 x TP4 PP2 on 19 p6-b200 (152 B200, $1,580,248/month; runner-up 37 p5en, 296 H200, $1,709,625),
+    every TP rank holding every sequence's latent. After: 5 x TP1 EP8 (attention DP 8) on 5 p6-b200 (40 B200,
+    $415,855/month); runner-up 14 x TP1 EP8 on 14 p5en (112 H200, $646,885). A searched DP layout is one stage."""
+    files = render_file(str(_r1(tmp_path)))
+    plan = json.loads(files["spec.json"])["plan"]
+    (dep,) = plan["deployments"]
+    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 5, 40)
+    assert (dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (8, 8)
+    assert plan["totals"]["gpus"] == 40  # 152 before
+    assert (
+        "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
+        in files["SPEC.md"]
+    )  # $1,580,248/month before
+    assert "14 x TP1 EP8 (attention DP 8) on 14 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
+    assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
+    # the engine is told: vLLM runs 8 data-parallel ranks of TP1, the experts over the 8 (TP x DP)
+    (name,) = (n for n in files if "group_vars" in n)
+    engine = ansible_reader().load(files[name])["specgen_deployments"][0]["engine"]
+    assert (engine["data_parallel_size"], engine["expert_parallel_size"]) == (8, 8)
+    assert engine["args"] == ["--data-parallel-size", "8", "--enable-expert-parallel"]
+
+
+def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_path: Path) -> None:
+    """newuser72's r1-deepseek-dp8.yaml (tp 1, ep 8 on H200) was refused at the field; SGLang's --tp-size is the
+    stage's GPUs under --enable-dp-attention, its attention TP that over --dp-size."""
+    loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8}\n", "sglang", "h200-sxm-141gb")))
+    plan = plan_workload(loaded)
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.details["attention_dp"], dep.stage_gpus) == (1, 1, 8, 8, 8)
+    assert dep.gpus == dep.replicas * dep.stage_gpus * dep.pp
+    assert "(as pinned; vLLM --data-parallel-size 8 --enable-expert-parallel, SGLang --enable-dp-attention)" in dep.reasons[0]
+    (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
+    engine = group_vars["specgen_deployments"][0]["engine"]
+    assert engine["args"][-7:] == ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8", "--ep-size", "8"]
+
+
+def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:
+    """tp 2, ep 8: four attention groups of TP2, the experts over the stage's 8 GPUs."""
+    loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 2, ep: 8}\n", gpus="h200-sxm-141gb")))
+    (dep,) = plan_workload(loaded).deployments
+    assert (dep.tp, dep.expert_parallel, dep.details["attention_dp"]) == (2, 8, 4)
+
+
+def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Path) -> None:
+    """Searched DP layouts are one stage (vLLM: DP attention with PP "not a common setup", vllm issue 20053); a pinned
+    pp is taken: 6 x TP1 EP8 PP2 on 12 p5en ($554,473/month) against PP1's 14 ($646,885), each replica over 2 nodes."""
+    loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8, pp: 2}\n", gpus="h200-sxm-141gb")))
+    plan = plan_workload(loaded)
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 6, 96)
+    assert "TP1 x EP8 (attention DP 8) x PP2 x 6 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
+    (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
+    assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
+
+
+SPEC = InferenceSpec(max_context_tokens=4096)
+
+
+@pytest.mark.parametrize(
+    ("model", "sizes", "ep", "pin_tp", "degrees"),
+    [
+        # a dense model: no experts to spread, its DP ranks are replicas
+        ("meta-llama/Llama-3.1-70B-Instruct", (1, 2, 4, 8), None, None, ()),
+        ("meta-llama/Llama-3.1-70B-Instruct", (1, 2, 4, 8), 8, None, ()),
+        # 8 KV heads: TP8 splits them with no copy, so DP8 holds no more sequences (and copies attention weights)
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", (1, 2, 4, 8), None, None, ()),
+        # MLA: every TP copies the latent; each TP below the width copies less
+        ("deepseek-ai/DeepSeek-R1", (1, 2, 4, 8), None, None, ((1, 8), (2, 8), (4, 8))),
+        ("deepseek-ai/DeepSeek-R1", (1, 2, 4, 8), None, 2, ((2, 8),)),
+        ("deepseek-ai/DeepSeek-R1", (1, 2, 4), None, None, ((1, 4), (2, 4))),
+        # pinned: that EP only; ep 1 pins EP off
+        ("deepseek-ai/DeepSeek-R1", (1, 2, 4, 8), 4, None, ((1, 4), (2, 4))),
+        ("deepseek-ai/DeepSeek-R1", (1, 2, 4, 8), 1, None, ()),
+        # 4 KV heads: TP8 copies each twice; TP4 and below split them whole
+        ("Qwen/Qwen3-30B-A3B", (1, 2, 4, 8), None, None, ((1, 8), (2, 8), (4, 8))),
+    ],
+)
+def test_attention_dp_is_tried_where_tp_copies_the_kv_of_a_moe_model(
+    model: str, sizes: tuple[int, ...], ep: int | None, pin_tp: int | None, degrees: tuple[tuple[int, int], ...]
+) -> None:
+    arch = parse_architecture(find_model(model).config)
+    assert attention_dp_degrees(arch, SPEC, sizes, pin_tp, ep) == degrees
+
+
+def test_a_dense_model_is_never_offered_attention_dp(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "version: 1\nname: d\ndeployments:\n  - name: d\n    model: meta-llama/Llama-3.1-70B-Instruct\n    inference: "
+        "{precision: fp8, max_context_tokens: 32768, avg_input_tokens: 1000, avg_output_tokens: 8000, "
+        "requests_per_second: 2}\nhardware: {gpus: [h100-sxm5-80gb, h200-sxm-141gb], provider: baremetal}\n",
+        encoding="utf-8",
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert "attention_dp" not in dep.details
+    assert not any("attention DP" in c.summary or " EP" in c.summary for c in dep.runners_up)
+
+
+def test_the_plan_is_the_same_to_the_byte(tmp_path: Path) -> None:
+    first = render_file(str(_r1(tmp_path)))
+    assert render_file(str(_r1(tmp_path))) == first
+
+
+@pytest.mark.parametrize(
+    ("degrees", "text"),
+    [
+        ((8, 1, 1), "TP8"),
+        ((8, 2, 8), "TP8 EP8 PP2"),
+        ((1, 1, 8), "TP1 EP8 (attention DP 8)"),
+        ((2, 2, 8), "TP2 EP8 PP2 (attention DP 4)"),
+    ],
+)
+def test_layout_names(degrees: tuple[int, int, int], text: str) -> None:
+    assert layout_name(*degrees) == text
