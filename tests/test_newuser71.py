@@ -123,6 +123,29 @@ def test_a_tower_without_vit_fields_is_refused_as_not_a_vit() -> None:
     assert "must be a whole number" not in message
 
 
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        pytest.param("llava15_7b", "image_size", id="clip-image_size"),
+        pytest.param("llava15_7b", "patch_size", id="clip-patch_size"),
+        pytest.param("llava15_7b", "intermediate_size", id="clip-intermediate_size"),
+        pytest.param("llava15_7b", "hidden_size", id="clip-hidden_size"),
+        pytest.param("pixtral12b", "num_hidden_layers", id="pixtral-num_hidden_layers"),
+    ],
+)
+def test_a_vit_missing_one_field_is_told_which(name: str, field: str) -> None:
+    """review71 item 3: a CLIP tower without ``image_size`` was told it "is not a ViT (no image_size)" in a sentence that
+    lists CLIP among the ViTs counted; before 9fa20473 the field was named. A tower with some of a ViT's layout fields is
+    a ViT short of one: named at that field."""
+    config: dict[str, Any] = json.loads((REPO / "tests" / "data" / "newuser62" / name / "config.json").read_text())
+    del config["vision_config"][field]
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert message.startswith(f"vision_config field '{field}' is missing")
+    assert "not a ViT" not in message
+
+
 # --- item 2 (the refusal's wording): Mamba hybrids --------------------------------------------------------------
 
 
