@@ -282,3 +282,70 @@ def test_granite_4_h_without_experts_is_the_shared_mlp_alone() -> None:
     dense = parse_architecture({**_config("granite4hsmall"), "num_local_experts": 0, "num_experts_per_tok": 0})
     assert dense.params_total == GRANITE_SMALL - 40 * (679_477_248 + 294_912)
     assert dense.params_active == dense.params_total
+
+
+# --- review71 items 4 and 12: Granite-4.0-H's shared MLP width and an attention-only layout ---------------------------
+
+
+def _granite_without(*keys: str, **changes: Any) -> dict[str, Any]:
+    config = {**_config("granite4hsmall"), **changes}
+    for key in keys:
+        del config[key]
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        pytest.param(_granite_without("shared_intermediate_size"), "missing", id="absent"),
+        pytest.param(_granite_without(shared_intermediate_size=None), "null", id="null"),
+    ],
+)
+def test_granite_without_its_shared_width_is_told_that_field(config: dict[str, Any], said: str) -> None:
+    """review71 item 4: told "config field 'intermediate_size' is null" though it is 768 in the file."""
+    assert config["intermediate_size"] == 768
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert message.startswith(f"config field 'shared_intermediate_size' is {said}, but Granite-4.0-H's shared MLP")
+    assert "'intermediate_size'" not in message
+
+
+def test_granite_shared_width_zero_is_no_shared_mlp() -> None:
+    """review71 item 4: ``shared_intermediate_size: 0`` was refused as a null ``intermediate_size``; vLLM's
+    granitemoehybrid.py builds no shared MLP at 0 (``shared_mlp = None``), so the layers keep the routed experts alone:
+    40 x 18,874,368 fewer parameters. With no experts either the layers would have no feed-forward block: refused so."""
+    arch = parse_architecture(_granite_without(shared_intermediate_size=0))
+    assert arch.params_total == GRANITE_SMALL - 40 * (4_096 * 3_072 + 1_536 * 4_096) == 31_452_363_264
+    assert not any(linear.name.startswith("shared_mlp.") for layer in arch.layers for linear in layer.linears)
+    with pytest.raises(ArchitectureError, match=re.escape("'shared_intermediate_size' is 0 and num_local_experts is 0")):
+        parse_architecture(_granite_without(shared_intermediate_size=0, num_local_experts=0, num_experts_per_tok=0))
+
+
+#: Granite-4.0-H-small's Mamba-2 fields, which an attention-only layout does not use.
+_GRANITE_MAMBA_KEYS = (
+    "mamba_chunk_size", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head", "mamba_d_state", "mamba_expand",
+    "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias",
+)  # fmt: skip
+
+
+def test_granite_attention_only_without_mamba_fields_is_sized() -> None:
+    """review71 item 12: all ``attention`` layers, no ``mamba_*`` fields (Transformers builds it: no layer uses them),
+    no experts and an 8,192-wide shared MLP was refused with "layer_types[0] is 'attention', not a layer type sized here
+    (full_attention, sliding_attention, chunked_attention)". By hand: attention 41,943,040, shared MLP 4,096 x 16,384 +
+    8,192 x 4,096 = 100,663,296 and two norms 8,192 a layer, x 40, plus the tied embedding and the final norm."""
+    keys = tuple(key for key in _GRANITE_MAMBA_KEYS if key in _config("granite4hsmall"))
+    assert {"mamba_n_heads", "mamba_d_state"} <= set(keys)
+    config = _granite_without(
+        *keys, layer_types=["attention"] * 40, num_local_experts=0, num_experts_per_tok=0, shared_intermediate_size=8_192
+    )
+    arch = parse_architecture(config)
+    assert arch.params_total == 40 * (41_943_040 + 100_663_296 + 8_192) + 411_041_792 + 4_096 == 6_115_627_008
+    assert all(layer.state is None and layer.kv_elements_per_token == 2 * 8 * 128 for layer in arch.layers)
+    # with one mamba layer the Mamba-2 fields are needed, and named as this model's
+    config["layer_types"] = ["mamba"] + ["attention"] * 39
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert "cannot size model_type 'granitemoehybrid' (Mamba-2 hybrid): config lacks mamba_n_heads" in message
+    assert "its mamba layers' Mamba-2 mixers need them" in message and "full_attention" not in message

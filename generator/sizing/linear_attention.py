@@ -201,10 +201,21 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
 
 
 def _check_mamba2(config: Mapping[str, Any], model_type: str) -> None:
-    """Refuse a Mamba-2 config whose fields are missing or do not fit together (as ``BambaMixer`` builds it)."""
-    missing = [key for key in (*_MAMBA2_FIELDS, "layer_types") if config.get(key) is None]
+    """Refuse a Mamba-2 config whose fields are missing or do not fit together (as ``BambaMixer`` builds it).
+
+    The ``mamba_*`` fields are needed only where ``layer_types`` names a ``mamba`` layer (review71 item 12: an
+    attention-only layout, as Transformers builds it, was refused without them).
+    """
+    types = config.get("layer_types")
+    mamba = not isinstance(types, list) or "mamba" in types
+    missing = [key for key in (*(_MAMBA2_FIELDS if mamba else ()), "layer_types") if config.get(key) is None]
     if missing:
-        raise ArchitectureError(f"cannot size model_type '{model_type}' (Mamba-2 hybrid): config lacks {', '.join(missing)}")
+        layers = " (its mamba layers' Mamba-2 mixers need them)" if isinstance(types, list) else ""
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (Mamba-2 hybrid): config lacks {', '.join(missing)}{layers}"
+        )
+    if not mamba:
+        return
     for key in _MAMBA2_FIELDS:
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
