@@ -214,6 +214,9 @@ def test_granite_4_h_parameters_are_the_modeling_codes() -> None:
     [
         # vLLM mamba2_state_shape: conv (4 - 1) x (8,192 + 2 x 1 x 128) / tp, SSM 128 / tp x 64 x 128
         pytest.param(1, 3 * 8_448 + 128 * 64 * 128, id="tp1"),
+        # review71 item 5: TP 2 and 4 pad the one group to 2 and 4 (2 x 2 x 128 and 2 x 4 x 128 B / C channels)
+        pytest.param(2, 3 * ((8_192 + 2 * 2 * 128) // 2) + 64 * 64 * 128, id="tp2"),
+        pytest.param(4, 3 * ((8_192 + 2 * 4 * 128) // 4) + 32 * 64 * 128, id="tp4"),
         # one group, TP 8: extra_groups_for_head_shards pads the groups to 8, each rank keeps B / C whole
         pytest.param(8, 3 * ((8_192 + 2 * 8 * 128) // 8) + 16 * 64 * 128, id="tp8"),
     ],
@@ -226,6 +229,40 @@ def test_granite_4_h_state_and_kv_are_vllms(tp: int, layer_elements: int) -> Non
     assert state_bytes(arch, tp, 1)[1] == (36 * layer_elements * 2,)  # bf16, the model dtype
     # KV only in the 4 attention layers: 4 x 2 x 8 x 128 x 2 B a token, the KV heads split over TP
     assert token_bytes_per_gpu(arch, 16, Parallelism(tp=tp)) == 4 * 2 * 8 * 128 * 2 // tp
+
+
+def _granite_params_per_gpu(tp: int) -> int:
+    """granite-4.0-h-small's parameters on one GPU at ``tp``, by hand from vLLM's MambaMixer2 and granitemoehybrid.py.
+
+    Mamba-2 layer: ``in_proj``'s z, x and dt rows 4,096 x (2 x 8,192 + 128) split; its B / C rows (one group, 2 x 128)
+    whole on every rank (the group padded to TP, each rank loading the one group); ``out_proj`` split; ``conv1d`` over
+    (8,192 + 2 x padded groups x 128) / TP channels, 4 taps and a bias each; ``A``, ``D``, ``dt_bias`` 3 x 128 / TP; the
+    gated norm 8,192 / TP. Attention: q, k, v, o split (8 KV heads). Every layer: experts and the shared MLP split, the
+    router and the two norms whole. The tied embedding split by vocabulary, the final norm whole.
+    """
+    groups = 1 if tp == 1 else tp
+    conv = (8_192 + 2 * groups * 128) // tp
+    mamba = 4_096 * (2 * 8_192 + 128) // tp + 4_096 * 256 + 8_192 * 4_096 // tp + conv * 5 + 3 * 128 // tp + 8_192 // tp
+    attention = (2 * 4_096 * 4_096 + 2 * 4_096 * 1_024) // tp
+    every = (679_477_248 + 18_874_368) // tp + 4_096 * 72 + 2 * 4_096
+    return 36 * mamba + 4 * attention + 40 * every + 100_352 * 4_096 // tp + 4_096
+
+
+@pytest.mark.parametrize("tp", [1, 4, 8])
+def test_granite_4_h_weights_per_gpu_are_vllms(tp: int) -> None:
+    """review71 item 5: the one group's B / C rows were documented as whole on every rank but split 1/TP (8,076,260,352
+    B a GPU at TP8, 66,060,288 short), and the mixer's conv1d / A / D / dt_bias / gated norm were held whole (3,120,768
+    B over at TP8). TP8: 4,069,599,936 parameters, 8,139,199,872 B in bf16."""
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism, size_weights
+
+    sizes = size_weights(_granite(), weight_format("bf16"), Parallelism(tp=tp))
+    assert sizes.per_gpu_bytes == 2 * _granite_params_per_gpu(tp)
+    assert sizes.total_bytes == 2 * GRANITE_SMALL
+    if tp == 1:
+        assert _granite_params_per_gpu(1) == GRANITE_SMALL
+    if tp == 8:
+        assert sizes.per_gpu_bytes == 8_139_199_872
 
 
 def test_granite_4_h_estimate_holds_states_and_kv() -> None:
