@@ -386,3 +386,18 @@ def test_granite_attention_only_without_mamba_fields_is_sized() -> None:
     message = refused.value.message
     assert "cannot size model_type 'granitemoehybrid' (Mamba-2 hybrid): config lacks mamba_n_heads" in message
     assert "its mamba layers' Mamba-2 mixers need them" in message and "full_attention" not in message
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_minimax_m2_use_qk_norm_is_read_as_its_modeling_code(flag: bool) -> None:
+    """review71 item 11f: ``use_qk_norm: false`` changed nothing, without a word. vLLM's minimax_m2.py builds
+    ``q_norm`` (48 x 128) and ``k_norm`` (8 x 128) in every MiniMaxM2Attention whatever the flag, as Transformers'
+    MiniMaxM2Attention (FlexOlmoAttention) does: counted with them either way, and the estimate says so where false."""
+    arch = parse_architecture({**_config("minimaxm2"), "use_qk_norm": flag})
+    assert arch.params_total == 228_689_748_992
+    said = [note for note in arch.notes if note.startswith("use_qk_norm: false is not read by vLLM's minimax_m2.py")]
+    assert len(said) == (0 if flag else 1)
+    if not flag:
+        assert "(7,168 parameters a layer)" in said[0]
+    with pytest.raises(ArchitectureError, match="'use_qk_norm' must be true or false"):
+        parse_architecture({**_config("minimaxm2"), "use_qk_norm": "false"})

@@ -364,6 +364,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             "generic decoder from the config's sizes (attention biases and norms as Llama's); check the parameter "
             "count against the model card"
         )
+    if model_type == "minimax_m2" and "use_qk_norm" in text and not _flag(text, "use_qk_norm"):
+        # review71 item 11f: vLLM's minimax_m2.py (MiniMaxM2Attention) and Transformers' (through FlexOlmoAttention) build
+        # q_norm and k_norm whatever the flag says, so they are counted; said, not read silently
+        notes.append(
+            "use_qk_norm: false is not read by vLLM's minimax_m2.py nor Transformers' MiniMaxM2Attention, which build "
+            "q_norm and k_norm over the whole projections whatever it says: counted with them "
+            f"({(heads + kv_heads) * head_dim:,} parameters a layer)"
+        )
     if text.get("num_nextn_predict_layers"):
         notes.append(
             f"{text['num_nextn_predict_layers']} multi-token-prediction layer(s) are not counted "
