@@ -123,6 +123,29 @@ def test_a_tower_without_vit_fields_is_refused_as_not_a_vit() -> None:
     assert "must be a whole number" not in message
 
 
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        pytest.param("llava15_7b", "image_size", id="clip-image_size"),
+        pytest.param("llava15_7b", "patch_size", id="clip-patch_size"),
+        pytest.param("llava15_7b", "intermediate_size", id="clip-intermediate_size"),
+        pytest.param("llava15_7b", "hidden_size", id="clip-hidden_size"),
+        pytest.param("pixtral12b", "num_hidden_layers", id="pixtral-num_hidden_layers"),
+    ],
+)
+def test_a_vit_missing_one_field_is_told_which(name: str, field: str) -> None:
+    """review71 item 3: a CLIP tower without ``image_size`` was told it "is not a ViT (no image_size)" in a sentence that
+    lists CLIP among the ViTs counted; before 9fa20473 the field was named. A tower with some of a ViT's layout fields is
+    a ViT short of one: named at that field."""
+    config: dict[str, Any] = json.loads((REPO / "tests" / "data" / "newuser62" / name / "config.json").read_text())
+    del config["vision_config"][field]
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert message.startswith(f"vision_config field '{field}' is missing")
+    assert "not a ViT" not in message
+
+
 # --- item 2 (the refusal's wording): Mamba hybrids --------------------------------------------------------------
 
 
@@ -191,6 +214,9 @@ def test_granite_4_h_parameters_are_the_modeling_codes() -> None:
     [
         # vLLM mamba2_state_shape: conv (4 - 1) x (8,192 + 2 x 1 x 128) / tp, SSM 128 / tp x 64 x 128
         pytest.param(1, 3 * 8_448 + 128 * 64 * 128, id="tp1"),
+        # review71 item 5: TP 2 and 4 pad the one group to 2 and 4 (2 x 2 x 128 and 2 x 4 x 128 B / C channels)
+        pytest.param(2, 3 * ((8_192 + 2 * 2 * 128) // 2) + 64 * 64 * 128, id="tp2"),
+        pytest.param(4, 3 * ((8_192 + 2 * 4 * 128) // 4) + 32 * 64 * 128, id="tp4"),
         # one group, TP 8: extra_groups_for_head_shards pads the groups to 8, each rank keeps B / C whole
         pytest.param(8, 3 * ((8_192 + 2 * 8 * 128) // 8) + 16 * 64 * 128, id="tp8"),
     ],
@@ -203,6 +229,40 @@ def test_granite_4_h_state_and_kv_are_vllms(tp: int, layer_elements: int) -> Non
     assert state_bytes(arch, tp, 1)[1] == (36 * layer_elements * 2,)  # bf16, the model dtype
     # KV only in the 4 attention layers: 4 x 2 x 8 x 128 x 2 B a token, the KV heads split over TP
     assert token_bytes_per_gpu(arch, 16, Parallelism(tp=tp)) == 4 * 2 * 8 * 128 * 2 // tp
+
+
+def _granite_params_per_gpu(tp: int) -> int:
+    """granite-4.0-h-small's parameters on one GPU at ``tp``, by hand from vLLM's MambaMixer2 and granitemoehybrid.py.
+
+    Mamba-2 layer: ``in_proj``'s z, x and dt rows 4,096 x (2 x 8,192 + 128) split; its B / C rows (one group, 2 x 128)
+    whole on every rank (the group padded to TP, each rank loading the one group); ``out_proj`` split; ``conv1d`` over
+    (8,192 + 2 x padded groups x 128) / TP channels, 4 taps and a bias each; ``A``, ``D``, ``dt_bias`` 3 x 128 / TP; the
+    gated norm 8,192 / TP. Attention: q, k, v, o split (8 KV heads). Every layer: experts and the shared MLP split, the
+    router and the two norms whole. The tied embedding split by vocabulary, the final norm whole.
+    """
+    groups = 1 if tp == 1 else tp
+    conv = (8_192 + 2 * groups * 128) // tp
+    mamba = 4_096 * (2 * 8_192 + 128) // tp + 4_096 * 256 + 8_192 * 4_096 // tp + conv * 5 + 3 * 128 // tp + 8_192 // tp
+    attention = (2 * 4_096 * 4_096 + 2 * 4_096 * 1_024) // tp
+    every = (679_477_248 + 18_874_368) // tp + 4_096 * 72 + 2 * 4_096
+    return 36 * mamba + 4 * attention + 40 * every + 100_352 * 4_096 // tp + 4_096
+
+
+@pytest.mark.parametrize("tp", [1, 4, 8])
+def test_granite_4_h_weights_per_gpu_are_vllms(tp: int) -> None:
+    """review71 item 5: the one group's B / C rows were documented as whole on every rank but split 1/TP (8,076,260,352
+    B a GPU at TP8, 66,060,288 short), and the mixer's conv1d / A / D / dt_bias / gated norm were held whole (3,120,768
+    B over at TP8). TP8: 4,069,599,936 parameters, 8,139,199,872 B in bf16."""
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism, size_weights
+
+    sizes = size_weights(_granite(), weight_format("bf16"), Parallelism(tp=tp))
+    assert sizes.per_gpu_bytes == 2 * _granite_params_per_gpu(tp)
+    assert sizes.total_bytes == 2 * GRANITE_SMALL
+    if tp == 1:
+        assert _granite_params_per_gpu(1) == GRANITE_SMALL
+    if tp == 8:
+        assert sizes.per_gpu_bytes == 8_139_199_872
 
 
 def test_granite_4_h_estimate_holds_states_and_kv() -> None:
@@ -259,3 +319,85 @@ def test_granite_4_h_without_experts_is_the_shared_mlp_alone() -> None:
     dense = parse_architecture({**_config("granite4hsmall"), "num_local_experts": 0, "num_experts_per_tok": 0})
     assert dense.params_total == GRANITE_SMALL - 40 * (679_477_248 + 294_912)
     assert dense.params_active == dense.params_total
+
+
+# --- review71 items 4 and 12: Granite-4.0-H's shared MLP width and an attention-only layout ---------------------------
+
+
+def _granite_without(*keys: str, **changes: Any) -> dict[str, Any]:
+    config = {**_config("granite4hsmall"), **changes}
+    for key in keys:
+        del config[key]
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        pytest.param(_granite_without("shared_intermediate_size"), "missing", id="absent"),
+        pytest.param(_granite_without(shared_intermediate_size=None), "null", id="null"),
+    ],
+)
+def test_granite_without_its_shared_width_is_told_that_field(config: dict[str, Any], said: str) -> None:
+    """review71 item 4: told "config field 'intermediate_size' is null" though it is 768 in the file."""
+    assert config["intermediate_size"] == 768
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert message.startswith(f"config field 'shared_intermediate_size' is {said}, but Granite-4.0-H's shared MLP")
+    assert "'intermediate_size'" not in message
+
+
+def test_granite_shared_width_zero_is_no_shared_mlp() -> None:
+    """review71 item 4: ``shared_intermediate_size: 0`` was refused as a null ``intermediate_size``; vLLM's
+    granitemoehybrid.py builds no shared MLP at 0 (``shared_mlp = None``), so the layers keep the routed experts alone:
+    40 x 18,874,368 fewer parameters. With no experts either the layers would have no feed-forward block: refused so."""
+    arch = parse_architecture(_granite_without(shared_intermediate_size=0))
+    assert arch.params_total == GRANITE_SMALL - 40 * (4_096 * 3_072 + 1_536 * 4_096) == 31_452_363_264
+    assert not any(linear.name.startswith("shared_mlp.") for layer in arch.layers for linear in layer.linears)
+    with pytest.raises(ArchitectureError, match=re.escape("'shared_intermediate_size' is 0 and num_local_experts is 0")):
+        parse_architecture(_granite_without(shared_intermediate_size=0, num_local_experts=0, num_experts_per_tok=0))
+
+
+#: Granite-4.0-H-small's Mamba-2 fields, which an attention-only layout does not use.
+_GRANITE_MAMBA_KEYS = (
+    "mamba_chunk_size", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head", "mamba_d_state", "mamba_expand",
+    "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias",
+)  # fmt: skip
+
+
+def test_granite_attention_only_without_mamba_fields_is_sized() -> None:
+    """review71 item 12: all ``attention`` layers, no ``mamba_*`` fields (Transformers builds it: no layer uses them),
+    no experts and an 8,192-wide shared MLP was refused with "layer_types[0] is 'attention', not a layer type sized here
+    (full_attention, sliding_attention, chunked_attention)". By hand: attention 41,943,040, shared MLP 4,096 x 16,384 +
+    8,192 x 4,096 = 100,663,296 and two norms 8,192 a layer, x 40, plus the tied embedding and the final norm."""
+    keys = tuple(key for key in _GRANITE_MAMBA_KEYS if key in _config("granite4hsmall"))
+    assert {"mamba_n_heads", "mamba_d_state"} <= set(keys)
+    config = _granite_without(
+        *keys, layer_types=["attention"] * 40, num_local_experts=0, num_experts_per_tok=0, shared_intermediate_size=8_192
+    )
+    arch = parse_architecture(config)
+    assert arch.params_total == 40 * (41_943_040 + 100_663_296 + 8_192) + 411_041_792 + 4_096 == 6_115_627_008
+    assert all(layer.state is None and layer.kv_elements_per_token == 2 * 8 * 128 for layer in arch.layers)
+    # with one mamba layer the Mamba-2 fields are needed, and named as this model's
+    config["layer_types"] = ["mamba"] + ["attention"] * 39
+    with pytest.raises(ArchitectureError) as refused:
+        parse_architecture(config)
+    message = refused.value.message
+    assert "cannot size model_type 'granitemoehybrid' (Mamba-2 hybrid): config lacks mamba_n_heads" in message
+    assert "its mamba layers' Mamba-2 mixers need them" in message and "full_attention" not in message
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_minimax_m2_use_qk_norm_is_read_as_its_modeling_code(flag: bool) -> None:
+    """review71 item 11f: ``use_qk_norm: false`` changed nothing, without a word. vLLM's minimax_m2.py builds
+    ``q_norm`` (48 x 128) and ``k_norm`` (8 x 128) in every MiniMaxM2Attention whatever the flag, as Transformers'
+    MiniMaxM2Attention (FlexOlmoAttention) does: counted with them either way, and the estimate says so where false."""
+    arch = parse_architecture({**_config("minimaxm2"), "use_qk_norm": flag})
+    assert arch.params_total == 228_689_748_992
+    said = [note for note in arch.notes if note.startswith("use_qk_norm: false is not read by vLLM's minimax_m2.py")]
+    assert len(said) == (0 if flag else 1)
+    if not flag:
+        assert "(7,168 parameters a layer)" in said[0]
+    with pytest.raises(ArchitectureError, match="'use_qk_norm' must be true or false"):
+        parse_architecture({**_config("minimaxm2"), "use_qk_norm": "false"})

@@ -266,3 +266,54 @@ def test_sglang_verdict_counts_the_batch_asked(args: tuple[str, ...]) -> None:
     # vLLM says the same of a batch far past its pool
     vllm = run_specgen("estimate", *args, "--batch", str(50 * held))
     assert vllm.returncode == 3, vllm.stderr
+
+
+SHORT_REQUESTS = ("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--context", "131072")
+
+
+@pytest.mark.parametrize(
+    ("batch", "verdict"),
+    [
+        pytest.param(100, "fits: the KV pool holds {held:,} sequences of 1,200 tokens (batch 100 asked)", id="batch-100"),
+        pytest.param(
+            1000,
+            "runs {held:,} at a time, the rest queue: the KV pool holds {held:,} sequences of 1,200 tokens (batch 1,000 "
+            "asked: {waiting:,} wait for a place in it)",
+            id="batch-1000-queues",
+        ),
+    ],
+)
+def test_sglang_counts_a_batch_of_short_requests_at_their_tokens(batch: int, verdict: str) -> None:
+    """review71 item 2: 100 requests of 1,000 + 200 tokens (29% of the pool) read "does NOT fit", exit 3, counted at the
+    whole 131,072-token context each, beside "at saturation (batch 349)". SGLang's scheduler admits a request by the
+    tokens it holds: the verdict is vLLM's rule, one whole-context sequence fits and the pool's tokens hold the batch of
+    average ones, the rest queue; vLLM's verdict reads the same."""
+    short = ("--input-tokens", "1000", "--output-tokens", "200", "--batch", str(batch))
+    data = estimate_json(*SHORT_REQUESTS, "--engine", "sglang", *short)
+    capacity = data["capacity"]
+    pool = capacity["sglang_log"]["max_total_num_tokens"]
+    held = pool // 1200  # one-token pages: the pool's tokens over each request's
+    assert (pool, held) == (418_861, 349)
+    assert capacity["fits"] and capacity["average_batch"]["sequences_held"] == held
+    assert data["kv_cache"]["sized_at"] == "average" and data["kv_cache"]["bytes"] == 131_072 * 1200 * batch
+    assert data["throughput"]["saturation_batch"] == held  # the throughput line's batch is the verdict's
+    done = run_specgen("estimate", *SHORT_REQUESTS, "--engine", "sglang", *short)
+    assert done.returncode == 0, done.stderr
+    expected = verdict.format(held=held, waiting=batch - held)
+    assert f"{expected}, 3 of the whole 131,072-token context" in done.stdout
+    assert "if it ran" not in done.stdout
+    vllm = run_specgen("estimate", *SHORT_REQUESTS, *short)
+    assert vllm.returncode == 0, vllm.stderr
+    vllm_held = estimate_json(*SHORT_REQUESTS, *short)["capacity"]["average_batch"]["sequences_held"]
+    assert verdict.format(held=vllm_held, waiting=batch - vllm_held) in vllm.stdout  # the same words, vLLM's pool
+
+
+def test_sglang_batch_without_request_lengths_stays_at_the_whole_context() -> None:
+    """newuser71 item 8 kept beside review71 item 2: without --input-tokens / --output-tokens each of --batch's requests is
+    the whole --context, so 8 x 131,072 tokens do not fit a pool of 3 such sequences (exit 3), and a batch of one is
+    sized at the whole context whatever lengths are given."""
+    over = run_specgen("estimate", *SHORT_REQUESTS, "--engine", "sglang", "--batch", "8")
+    assert over.returncode == 3, over.stderr
+    assert "does NOT fit: SGLang's KV pool holds 3 sequences of 131,072 tokens (batch 8 asked)" in over.stdout
+    one = estimate_json(*SHORT_REQUESTS, "--engine", "sglang", "--input-tokens", "1000", "--batch", "1")
+    assert one["kv_cache"]["sized_at"] == "context" and "average_batch" not in one["capacity"]

@@ -983,7 +983,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
                 fit["fits"] = False
-            elif req.engine == "sglang":
+            elif req.engine == "sglang" and average is None:
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
                 # where the pool holds one request, as a plan takes it (newuser15 item 3), and --batch's whole-context
                 # sequences where more are asked, as vLLM's verdict counts them (newuser71 item 8: 8 x 131,072 tokens
@@ -995,9 +995,16 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             elif average is not None:
                 # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
                 # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
-                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all)
-                held_at_average = cap.sequences_held(average)
-                fit["fits"] = cap.max_concurrency >= 1 and held_at_average >= 1
+                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all); SGLang's scheduler admits by
+                # the tokens a request holds too, each attention-DP rank from its own pool of one-token pages (review71
+                # item 2: 100 requests of 1,200 tokens, 29% of its pool, read "does NOT fit", exit 3)
+                if req.engine == "sglang":
+                    one_whole = cap.rank_max_concurrency >= 1
+                    held_at_average = cap.rank_kv_cache_tokens // max(1, average) * cap.attention_dp
+                else:
+                    one_whole = cap.max_concurrency >= 1
+                    held_at_average = cap.sequences_held(average)
+                fit["fits"] = one_whole and held_at_average >= 1
                 fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
                 if fit["fits"] and req.batch > held_at_average:
                     fit["average_batch"]["queued"] = req.batch - held_at_average
@@ -1159,12 +1166,13 @@ def _vllm_log(
 def _average_batch(req: EstimateRequest) -> bool:
     """Whether ``--batch`` is sized at the average prompt and output given, as a plan sizes its batch (newuser44 item 7).
 
-    A batch of more than one served by vLLM with ``--input-tokens`` or ``--output-tokens`` given; one sequence is sized
-    at the whole context, as is a batch of SGLang's (its verdict is the pool holding the batch's whole-context
-    sequences) or on a machine of yours (llama.cpp's slots each take the context).
+    A batch of more than one served by vLLM or SGLang with ``--input-tokens`` or ``--output-tokens`` given (both admit a
+    request by the tokens it holds, review71 item 2); one sequence is sized at the whole context, as is a batch without
+    them (SGLang's verdict is then its pool holding the batch's whole-context sequences) or on a machine of yours
+    (llama.cpp's slots each take the context).
     """
     given = req.input_tokens is not None or req.output_tokens is not None
-    return given and req.batch > 1 and not req.train and req.fixed is None and req.engine == "vllm"
+    return given and req.batch > 1 and not req.train and req.fixed is None and req.engine in ("vllm", "sglang")
 
 
 def _sequence_tokens(req: EstimateRequest) -> tuple[int, int]:

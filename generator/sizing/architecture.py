@@ -287,9 +287,11 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     linear_kinds: list[str] | None = None
     from generator.sizing import linear_attention  # it imports this module
 
-    if linear_attention.is_linear_attention(text):
+    if linear_attention.is_linear_attention(text) or model_type in linear_attention.MAMBA2_MODEL_TYPES:
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
         # token); sized as attention, their KV would be 4x too large (newuser21 item 1). Other such models are refused.
+        # Granite-4.0-H's layer_types are read by its names whether or not it has Mamba layers (review71 item 12: an
+        # attention-only layout without mamba_* fields was told of Qwen3-Next's / Gemma's layer types).
         linear_attention.check_supported(text, model_type)
         linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"), model_type)
     hidden = _int(text, "hidden_size")
@@ -361,6 +363,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             f"model_type '{model_type[:60]}'{f' ({named})' if named else ''} is not one specgen reads by name: sized as a "
             "generic decoder from the config's sizes (attention biases and norms as Llama's); check the parameter "
             "count against the model card"
+        )
+    if model_type == "minimax_m2" and "use_qk_norm" in text and not _flag(text, "use_qk_norm"):
+        # review71 item 11f: vLLM's minimax_m2.py (MiniMaxM2Attention) and Transformers' (through FlexOlmoAttention) build
+        # q_norm and k_norm whatever the flag says, so they are counted; said, not read silently
+        notes.append(
+            "use_qk_norm: false is not read by vLLM's minimax_m2.py nor Transformers' MiniMaxM2Attention, which build "
+            "q_norm and k_norm over the whole projections whatever it says: counted with them "
+            f"({(heads + kv_heads) * head_dim:,} parameters a layer)"
         )
     if text.get("num_nextn_predict_layers"):
         notes.append(
@@ -891,17 +901,39 @@ def _granite_mlp(cfg: Mapping[str, Any], hidden: int, intermediate: int | None) 
     (``GraniteMoeMoE``: ``num_local_experts`` experts of ``intermediate_size`` the same way, a bias-free router) where
     ``num_local_experts`` is above 0.
     """
-    shared_inter = _width(cfg, "shared_intermediate_size", None)
+    shared_inter = _granite_shared_width(cfg)
     experts = _num_experts(cfg)
     if not experts:
+        if not shared_inter:
+            raise ArchitectureError(
+                "config field 'shared_intermediate_size' is 0 and num_local_experts is 0: Granite-4.0-H's layers would "
+                "have no feed-forward block (vLLM builds no shared MLP at 0); give the shared MLP's width"
+            )
         return _gated("shared_mlp.", hidden, shared_inter, MLP), 0, 0
     top_k = _opt_int(cfg, *_TOP_K_KEYS)
     if top_k is None or not 1 <= top_k <= experts:
         raise ArchitectureError(f"num_experts_per_tok {top_k} must be from 1 to the {experts} routed experts")
     expert_inter = _width(cfg, "intermediate_size", intermediate)
     linears = _gated("experts.", hidden, expert_inter, EXPERT, False, experts)
-    linears += _gated("shared_mlp.", hidden, shared_inter, SHARED_EXPERT)
+    if shared_inter:  # 0: the routed experts alone (vLLM granitemoehybrid.py: shared_mlp None where it is 0)
+        linears += _gated("shared_mlp.", hidden, shared_inter, SHARED_EXPERT)
     return (*linears, Linear("router", hidden, experts, ROUTER)), 0, top_k
+
+
+def _granite_shared_width(cfg: Mapping[str, Any]) -> int:
+    """Granite-4.0-H's ``shared_intermediate_size`` (0: no shared MLP), refused by its own name where absent or null.
+
+    review71 item 4: a config without it was told "'intermediate_size' is null" (768 in the file). Transformers would
+    build an omitted one at ``GraniteMoeHybridConfig``'s class default (1,024), which is no checkpoint's width.
+    """
+    if cfg.get("shared_intermediate_size") is None:
+        said = "null" if _given_null(cfg, "shared_intermediate_size") else "missing"
+        raise ArchitectureError(
+            f"config field 'shared_intermediate_size' is {said}, but Granite-4.0-H's shared MLP needs its width (a whole "
+            "number; 0 for none): Transformers' GraniteMoeHybridConfig would build it at its class default, 1,024, not "
+            "the checkpoint's"
+        )
+    return _int(cfg, "shared_intermediate_size")
 
 
 def _norm_params(model_type: str, hidden: int) -> int:

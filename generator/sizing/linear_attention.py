@@ -31,8 +31,10 @@ the MoE block (``num_local_experts`` experts of ``intermediate_size``, a router)
   x ``mamba_d_state``), ``conv1d`` depthwise over conv_dim channels of ``mamba_d_conv`` taps (bias
   ``mamba_conv_bias``), ``dt_bias``, ``A_log`` and ``D`` one per head, a gated RMSNorm over the intermediate size,
   ``out_proj`` intermediate -> hidden (projections biased where ``mamba_proj_bias``). vLLM splits heads over TP; with
-  one group and TP > 1 it gives every rank the group's B / C rows (``extra_groups_for_head_shards``,
-  ``mamba_v2_sharded_weight_loader``), and refuses other groups TP does not divide.
+  one group and TP > 1 it gives every rank the group's B / C rows of ``in_proj`` and ``conv1d``
+  (``extra_groups_for_head_shards``, ``mamba_v2_sharded_weight_loader``; held whole on each GPU here, review71 item 5),
+  splits ``conv1d``'s other channels, ``A`` / ``D`` / ``dt_bias`` and the gated norm over TP
+  (:meth:`RecurrentState.mixer_small_params`), and refuses other groups TP does not divide.
 - State (vLLM ``MambaStateShapeCalculator.mamba2_state_shape``): conv ``(d_conv - 1) x (intermediate + 2 x (groups +
   extra) x d_state) / tp`` with extra = 0 where TP divides the groups, else tp - groups; SSM ``heads / tp x d_head x
   d_state``; both in the model dtype by default (``MambaStateDtypeCalculator.mamba2_state_dtype``).
@@ -97,15 +99,38 @@ class RecurrentState(NamedTuple):
     #: state; 0 where there are none (Gated DeltaNet's ``conv_channels`` are all of them).
     groups: int = 0
     group_channels: int = 0
+    #: Mamba-2: whether ``conv1d`` has a bias (``mamba_conv_bias``), for the mixer's small tensors.
+    conv_bias: bool = False
+
+    def padded_groups(self, tp: int) -> int:
+        """Mamba-2's groups as ``MambaMixer2`` builds them at ``tp``: padded to the TP size where it does not divide them.
+
+        vLLM ``extra_groups_for_head_shards``: 0 extra where TP divides the groups, else ``tp - groups`` (one group at TP
+        8 becomes 8, each rank keeping the one group's B / C whole).
+        """
+        return self.groups if not self.groups or self.groups % tp == 0 else tp
 
     def elements_per_gpu(self, tp: int) -> int:
         """Elements one GPU keeps for one sequence (vLLM's ``divide``: both dimensions split evenly).
 
-        Mamba-2's groups are padded to the TP size where it does not divide them (``extra_groups_for_head_shards``).
+        ``mamba2_state_shape``: conv ``(d_conv - 1) x (intermediate + 2 x padded groups x d_state) / tp``, SSM
+        ``heads / tp x d_head x d_state``.
         """
-        groups = self.groups if not self.groups or self.groups % tp == 0 else tp
-        channels = self.conv_channels + groups * self.group_channels
+        channels = self.conv_channels + self.padded_groups(tp) * self.group_channels
         return self.conv_tokens * (channels // tp) + self.heads // tp * self.head_elements
+
+    def mixer_small_params(self, tp: int) -> int | None:
+        """A Mamba-2 mixer's tensors beside its linears on one GPU at ``tp`` (None: not a Mamba-2 state).
+
+        ``MambaMixer2``: ``conv1d`` a ``ColumnParallelLinear`` over the padded conv channels (weight ``d_conv`` a
+        channel, and its bias), ``A``, ``D`` and ``dt_bias`` split by heads, the gated norm's weight split over the
+        intermediate size (``Mixer2RMSNormGated``); at TP1 the layer's whole count.
+        """
+        if not self.groups:
+            return None
+        channels = (self.conv_channels + self.padded_groups(tp) * self.group_channels) // tp
+        conv = channels * (self.conv_tokens + 1) + (channels if self.conv_bias else 0)
+        return conv + 3 * (self.heads // tp) + self.conv_channels // tp
 
     def tp_problem(self, tp: int) -> str | None:
         """Why vLLM refuses this layer's state at ``tp`` (its ``divide`` asserts, MambaMixer2's one-group rule)."""
@@ -201,10 +226,21 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
 
 
 def _check_mamba2(config: Mapping[str, Any], model_type: str) -> None:
-    """Refuse a Mamba-2 config whose fields are missing or do not fit together (as ``BambaMixer`` builds it)."""
-    missing = [key for key in (*_MAMBA2_FIELDS, "layer_types") if config.get(key) is None]
+    """Refuse a Mamba-2 config whose fields are missing or do not fit together (as ``BambaMixer`` builds it).
+
+    The ``mamba_*`` fields are needed only where ``layer_types`` names a ``mamba`` layer (review71 item 12: an
+    attention-only layout, as Transformers builds it, was refused without them).
+    """
+    types = config.get("layer_types")
+    mamba = not isinstance(types, list) or "mamba" in types
+    missing = [key for key in (*(_MAMBA2_FIELDS if mamba else ()), "layer_types") if config.get(key) is None]
     if missing:
-        raise ArchitectureError(f"cannot size model_type '{model_type}' (Mamba-2 hybrid): config lacks {', '.join(missing)}")
+        layers = " (its mamba layers' Mamba-2 mixers need them)" if isinstance(types, list) else ""
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (Mamba-2 hybrid): config lacks {', '.join(missing)}{layers}"
+        )
+    if not mamba:
+        return
     for key in _MAMBA2_FIELDS:
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -284,7 +320,8 @@ def mamba2(config: Mapping[str, Any], hidden: int) -> tuple[tuple[Linear, ...], 
     )
     # conv1d weight (and bias), dt_bias, A_log and D, the gated RMSNorm
     other = conv_dim * kernel + (conv_dim if conv_bias else 0) + 3 * heads + inner
-    return linears, other, RecurrentState(inner, kernel - 1, heads, head_dim * d_state, groups, 2 * d_state)
+    state = RecurrentState(inner, kernel - 1, heads, head_dim * d_state, groups, 2 * d_state, conv_bias)
+    return linears, other, state
 
 
 def gated_attention(hidden: int, heads: int, kv_heads: int, head_dim: int) -> tuple[tuple[Linear, ...], int, int]:

@@ -22,8 +22,9 @@ A tower is counted from ``vision_config`` by its layout, each from the published
 
 Any other tower with the fields of a ViT (Llama 4's, Idefics's, a SigLIP under another projector) is counted with
 the SigLIP formula and marked approximate (newuser62 item 2: Pixtral and LLaVA-1.5 were short by 122 M and 17 M
-parameters without a word). A tower without them (Gemma 3n's timm MobileNetV5, ``gemma3n_vision``) is no ViT: refused,
-naming it (newuser71 item 3: it was refused as a malformed ``intermediate_size``).
+parameters without a word). A tower with none of their layout fields (Gemma 3n's timm MobileNetV5, ``gemma3n_vision``)
+is no ViT: refused, naming it (newuser71 item 3: it was refused as a malformed ``intermediate_size``); a ViT short of one
+of them is refused naming that field (review71 item 3).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ GEMMA3_DEFAULT_IMAGE_TOKENS = 256
 
 #: The fields of a ViT's ``vision_config`` the SigLIP / CLIP / Pixtral formulas read.
 VIT_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "patch_size", "image_size")
+
+#: Those that describe a ViT's layout (a CNN's config may give a ``hidden_size`` too): a tower with none of them is no ViT.
+VIT_LAYOUT_FIELDS = tuple(key for key in VIT_FIELDS if key != "hidden_size")
 
 #: ``Mistral3Config``'s defaults (Transformers ``configuration_mistral3.py``): patches merged 2x2, a bias-free projector.
 MISTRAL3_MERGE = 2
@@ -76,6 +80,8 @@ class VisionTower(NamedTuple):
 
 def whole(vision: Mapping[str, Any], key: str, default: int | None = None, where: str = "vision_config field") -> int:
     """A whole positive figure of ``vision_config`` (fuzz28 L5 / newuser62 item 9: true, "1024" and 1024.7 refused)."""
+    if key not in vision and default is None:  # review71 item 3: named as missing, not as a null
+        raise ArchitectureError(f"{where} '{key}' is missing: the tower's size needs it (a whole number above 0)")
     value = vision.get(key)
     value = default if value is None else value
     if isinstance(value, float) and value.is_integer():  # 4.0 as some configs write a ratio
@@ -99,7 +105,10 @@ def vision_tower(config: Mapping[str, Any], text_hidden: int, model_type: str) -
         return qwen_vl_tower(vision, text_hidden, model_type)
     kind = str(vision.get("model_type") or "")
     absent = [key for key in VIT_FIELDS if key not in vision]
-    if absent:
+    if not any(key in vision for key in VIT_LAYOUT_FIELDS):
+        # none of a ViT's layout (Gemma 3n's timm MobileNetV5 gives only hidden_size); a ViT short of one of them is
+        # named at that field by the formula that reads it (review71 item 3: a CLIP tower without image_size was told
+        # it "is not a ViT")
         timm = vision.get("architecture")
         built = f", timm architecture {str(timm)[:60]!r}" if isinstance(timm, str) else ""
         raise ArchitectureError(

@@ -3,7 +3,8 @@
 Sharding follows vLLM / Megatron: column- and row-parallel matrices split by TP; K/V projections
 are replicated when TP exceeds the KV heads (each rank keeps ``ceil(kv_heads / tp)`` heads);
 MLA's down-projections (``q_a_proj``, ``kv_a_proj_with_mqa``) and MoE routers are replicated;
-routed experts split over ``max(tp, ep)`` GPUs; norms are replicated. Pipeline stages get
+routed experts split over ``max(tp, ep)`` GPUs; norms are replicated (a Mamba-2 mixer's conv1d, A / D / dt_bias and
+gated norm split as ``MambaMixer2`` splits them, its one group's B / C rows whole on each rank). Pipeline stages get
 contiguous layer ranges, the remainder layers where the engine puts them (:func:`stage_layers`); the first stage
 also holds the embeddings (and a vision tower), the last the LM head and final norm.
 """
@@ -17,6 +18,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.gguf_mixture import GGUF_TYPE_BITS, NO_MODEL_FACTS, gguf_model
+from generator.sizing.linear_attention import MAMBA2_SHARED_GROUP_PROJ
 from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat, same_storage
 
@@ -24,7 +26,9 @@ TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
+#: MLA's down-projections, and a one-group Mamba-2 ``in_proj``'s B / C rows (review71 item 5: documented as whole on
+#: every rank but split 1/TP, 66,060,288 B short a GPU for granite-4.0-h-small at TP8).
+_REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa", MAMBA2_SHARED_GROUP_PROJ}
 #: GGUF ``MXFP4``: 32 E2M1 weights and one E8M0 scale in 17 bytes (ggml-common.h ``block_mxfp4``), as OCP MXFP4.
 MXFP4_GGUF_BITS = GGUF_TYPE_BITS["MXFP4"]
 
@@ -178,7 +182,11 @@ def replicated_on_every_rank(linear: Linear) -> bool:
     """Whether every tensor-parallel rank holds (and multiplies) the whole matrix: MLA's down-projections, routers.
 
     vLLM builds ``q_a_proj`` and ``kv_a_proj_with_mqa`` as ``ReplicatedLinear`` (or fused with ``disable_tp=True``)
-    and the MoE gate as ``ReplicatedLinear`` (vllm/model_executor/models/deepseek_v2.py).
+    and the MoE gate as ``ReplicatedLinear`` (vllm/model_executor/models/deepseek_v2.py). A one-group Mamba-2 mixer's
+    B / C rows of ``in_proj``: ``MambaMixer2`` pads the groups to the TP size (``extra_groups_for_head_shards``: one
+    group becomes ``tp``), so its ``ColumnParallelLinear`` gives each rank ``2 x d_state`` B / C rows, and
+    ``mamba_v2_sharded_weight_loader`` fills every rank's from the one group (vllm/model_executor/layers/mamba/
+    mamba_mixer2.py): the whole matrix on each.
     """
     return linear.group == ROUTER or linear.name in _REPLICATED
 
@@ -215,6 +223,12 @@ def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parall
     """(bits of the whole layer, bits of the layer on one GPU, bits of its routed experts)."""
     whole = Fraction(layer.other_params) * fmt.other_bits()
     shard = whole
+    mixer = layer.state.mixer_small_params(1) if layer.state is not None else None
+    held = layer.state.mixer_small_params(par.tp) if layer.state is not None else None
+    if mixer is not None and held is not None:
+        # a Mamba-2 mixer's conv1d, A / D / dt_bias and gated norm split over TP as MambaMixer2 builds them (the layer's
+        # norms and the rest of its small tensors stay whole on each rank)
+        shard -= (mixer - held) * fmt.other_bits()
     experts = Fraction(0)
     for lin in layer.linears:
         bits = lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
