@@ -164,6 +164,21 @@ def test_a_prompts_attention_stops_at_each_layers_window(
     assert prefill_flops(arch, tokens) == pytest.approx(2.0 * arch.flop_params * tokens + pair_flops * pairs, rel=1e-12)
 
 
+@pytest.mark.parametrize("tokens", [2000, 100_000])
+def test_a_linear_attention_layer_costs_its_recurrence_not_pairs(tokens: int) -> None:
+    # Qwen3-Next-80B-A3B (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json): 48 layers,
+    # every 4th gated full attention (16 heads of 256), the other 36 Gated DeltaNet: 32 value heads of a 128 x 128
+    # state, 16 key heads of 128, a 4-tap convolution over 2 x 16 x 128 + 32 x 128 = 8,192 channels. A DeltaNet token
+    # decays, reads, updates and reads out its state (7 FLOPs an element) and convolves: no (query, key) pairs, whatever
+    # the context; they were charged the full layers' N / 2 pairs a token (3.9x the attention at 100k)
+    arch = _arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    recurrence = 7 * 32 * 128 * 128 + 2 * 4 * 8192
+    full = 4 * 16 * 256
+    prompt = 12 * full * _causal_pairs(tokens, None) / tokens + 36 * recurrence
+    assert prompt_attention_flops_per_token(arch, tokens) == pytest.approx(prompt, rel=1e-12)
+    assert attention_flops_per_token(arch, tokens) == pytest.approx(12 * full * tokens + 36 * recurrence, rel=1e-12)
+
+
 def test_a_100k_prompts_ttft_grows_by_the_full_layers_square_alone() -> None:
     # specgen estimate openai/gpt-oss-120b --gpu b200-sxm-180gb --context 131072 --output-tokens 500 --batch 1:
     # TTFT 1,973 ms at 100,000 tokens (3,162 ms before the windows counted), 694 ms at 50,000. Twice the 50k prompt's
