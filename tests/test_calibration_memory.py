@@ -113,7 +113,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # (52 GB of pinned buffers asked of a 64 GB machine at DDR5-2000; a failed cudaMallocHost falls back to pageable
     # memory unlogged), its pp512 at DDR5-6000 at 429.9, -46% (gpt-oss routes a 512-token pass to fewer experts than
     # uniform routing does, and llama.cpp copies only those: ik_llama.cpp PR #698 measured 1.3-1.7x) (offload entry of 2026-12-03)
-    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5677, 2.6736),
+    # fix73 (newuser72 item 3): the prompt's attention stops at each layer's window (gpt-oss's window-128 layers; llama.cpp
+    # keeps only the window's cells of their KV), so the 5,501-token prompt's FLOPs fall: +268% -> +272% (156.8 / 267.4 ->
+    # 159.2 / 272.2), the mechanism, no constant moved
+    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5917, 2.7216),
     # gpt-oss-120b's experts in RAM beside a GPU: the 12600K's two runs at DDR5-2000 (XMP off) +42% and +25%, its run at
     # DDR5-6000 -4%, an i9-14900K -0.4%, with llama.cpp's 62 / 72 switches between the GPU and the CPU a token at 50 us
     # each (accoff entry of 2026-12-04; 0.2028 / 0.4832 before: +48% / +31% / +3% / +10%, the cores' rate refitted at

@@ -104,7 +104,7 @@ def test_weights_bytes_and_no_kv_cache() -> None:
 
 
 def test_attention_is_bidirectional() -> None:
-    # one forward pass: every token attends to all n tokens (a decoder's causal prefill to n/2 on average)
+    # one forward pass: every token attends to all n tokens (a decoder's causal prefill to (n + 1) / 2 on average)
     arch = parse_architecture(_config("bge-large-en-v1.5"))
     tokens = 512
     attention = 24 * 4 * 16 * 64 * tokens * tokens

@@ -88,6 +88,8 @@ def test_cost_per_million_tokens_in_and_out(
     assert f" per million {head} at " in line
     assert ("per million input tokens (3,000 a request) and" in line) is not pooling
     assert ("per million tokens in and out" in line) is not pooling
+    if not pooling and not average:  # newuser72 item 8: the input figures are at the asked 20 req/s, not the sustained rate
+        assert "at that rate" not in line and "); at 20 req/s, $" in line
 
 
 @pytest.mark.parametrize(

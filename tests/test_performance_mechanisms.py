@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
@@ -23,6 +24,7 @@ from generator.sizing.performance import (
     host_overlapped_seconds,
     mla_head_widths,
     pipeline_speedup,
+    prefill_flops,
     prompt_attention_flops_per_token,
     saturated_throughput,
     static_batch_seconds,
@@ -125,8 +127,77 @@ def test_mla_attention_is_over_the_latent() -> None:
 )
 def test_a_prompt_pair_costs_its_attention_widths(model: str, pair_flops_per_layer: int) -> None:
     arch = _arch(model)
-    # a 1,000-token prompt: each token attends to 500 others on average
-    assert prompt_attention_flops_per_token(arch, 1000) == pair_flops_per_layer * arch.num_layers * 500
+    # a 1,000-token causal prompt: position p attends to the p tokens up to itself, 1,001 / 2 on average
+    assert prompt_attention_flops_per_token(arch, 1000) == pair_flops_per_layer * arch.num_layers * 500.5
+
+
+def _causal_pairs(tokens: int, window: int | None) -> int:
+    """(query, key) pairs of a causal prompt: position p (1..N) sees min(p, W) keys, summed (N W - W (W - 1) / 2)."""
+    if window is None or window >= tokens:
+        return tokens * (tokens + 1) // 2
+    return tokens * window - window * (window - 1) // 2
+
+
+@pytest.mark.parametrize(
+    ("model", "full_layers", "window_layers", "window", "pair_flops"),
+    [
+        # config.json: 36 layers, 64 query heads of 64, layer_types alternating sliding (window 128) and full
+        # (https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json)
+        ("openai/gpt-oss-120b", 18, 18, 128, 4 * 64 * 64),
+        # 62 layers, 32 heads of 128, sliding_window 1,024, every sixth layer global: 10 full, 52 sliding
+        # (https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json)
+        ("google/gemma-3-27b-it", 10, 52, 1024, 4 * 32 * 128),
+    ],
+)
+@pytest.mark.parametrize("tokens", [1000, 8000, 100_000])
+def test_a_prompts_attention_stops_at_each_layers_window(
+    model: str, full_layers: int, window_layers: int, window: int, pair_flops: int, tokens: int
+) -> None:
+    # newuser72 item 3: the window layers were charged N^2 / 2 pairs (gpt-oss 2x, Gemma 3 5.6x the FLOPs at 100k)
+    arch = _arch(model)
+    assert (sum(1 for layer in arch.layers if layer.window_tokens is None), arch.num_layers) == (
+        full_layers,
+        full_layers + window_layers,
+    )
+    pairs = full_layers * _causal_pairs(tokens, None) + window_layers * _causal_pairs(tokens, window)
+    assert prompt_attention_flops_per_token(arch, tokens) == pytest.approx(pair_flops * pairs / tokens, rel=1e-12)
+    assert prefill_flops(arch, tokens) == pytest.approx(2.0 * arch.flop_params * tokens + pair_flops * pairs, rel=1e-12)
+
+
+@pytest.mark.parametrize("tokens", [2000, 100_000])
+def test_a_linear_attention_layer_costs_its_recurrence_not_pairs(tokens: int) -> None:
+    # Qwen3-Next-80B-A3B (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json): 48 layers,
+    # every 4th gated full attention (16 heads of 256), the other 36 Gated DeltaNet: 32 value heads of a 128 x 128
+    # state, 16 key heads of 128, a 4-tap convolution over 2 x 16 x 128 + 32 x 128 = 8,192 channels. A DeltaNet token
+    # decays, reads, updates and reads out its state (7 FLOPs an element) and convolves: no (query, key) pairs, whatever
+    # the context; they were charged the full layers' N / 2 pairs a token (3.9x the attention at 100k)
+    arch = _arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    recurrence = 7 * 32 * 128 * 128 + 2 * 4 * 8192
+    full = 4 * 16 * 256
+    prompt = 12 * full * _causal_pairs(tokens, None) / tokens + 36 * recurrence
+    assert prompt_attention_flops_per_token(arch, tokens) == pytest.approx(prompt, rel=1e-12)
+    assert attention_flops_per_token(arch, tokens) == pytest.approx(12 * full * tokens + 36 * recurrence, rel=1e-12)
+
+
+def test_a_100k_prompts_ttft_grows_by_the_full_layers_square_alone() -> None:
+    # specgen estimate openai/gpt-oss-120b --gpu b200-sxm-180gb --context 131072 --output-tokens 500 --batch 1:
+    # TTFT 1,973 ms at 100,000 tokens (3,162 ms before the windows counted), 694 ms at 50,000. Twice the 50k prompt's
+    # linear work cancels the 100k's; what is left is the attention's square: the 18 full layers' pairs,
+    # 100k x 100,001 / 2 - 2 x 50k x 50,001 / 2, and the window-128 layers' W (W - 1) / 2 each, at B200's BF16 2,250
+    # TFLOPS x prefill_compute_efficiency 0.55 (counting the window layers' square too would double it: 1.19 s)
+    def ttft(tokens: int) -> float:
+        request = EstimateRequest(
+            model="openai/gpt-oss-120b", gpu="b200-sxm-180gb", context_tokens=131072, input_tokens=tokens, output_tokens=500
+        )
+        return float(estimate(request)["throughput"]["ttft_s"])
+
+    long, half = ttft(100_000), ttft(50_000)
+    square = 4 * 64 * 64 * (18 * (_causal_pairs(100_000, None) - 2 * _causal_pairs(50_000, None)) + 18 * 128 * 127 // 2)
+    bf16 = find_gpu("b200-sxm-180gb").dense_tflops["bf16"]
+    assert bf16 == 2250.0
+    rate = bf16 * 1e12 * Constants().prefill_compute_efficiency
+    assert long == pytest.approx(1.973, abs=0.0015)
+    assert long - 2 * half == pytest.approx(square / rate, rel=0.03)  # 0.585 s against 0.596 (passes' weight reads)
 
 
 @pytest.mark.parametrize("model", ["deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V2-Lite"])

@@ -152,10 +152,11 @@ def test_flops_per_request_by_hand() -> None:
     body = layers * (q_o + k_v + mlp + norms) + hidden  # + the final norm; no embedding lookup, no LM head
     assert body == 6_946_075_648
     linear = 2 * body * tokens
-    attention = 4 * layers * heads * head_dim * (tokens / 2) * tokens  # causal QK^T and PV, on average half the prompt
+    # causal QK^T and PV: position p attends to the p tokens up to itself, (N + 1) / 2 on average
+    attention = 4 * layers * heads * head_dim * tokens * (tokens + 1) // 2
     model = resolve_model("Qwen/Qwen3-8B", ".")
     spec = InferenceSpec(max_context_tokens=8192, avg_input_tokens=tokens, task="embed", avg_output_tokens=0)
-    assert pooling_flops_per_request(model, spec) == linear + attention == 7_190_090_874_880
+    assert pooling_flops_per_request(model, spec) == linear + attention == 7_190_241_869_824
 
 
 @pytest.mark.parametrize(

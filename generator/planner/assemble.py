@@ -2171,8 +2171,8 @@ def _token_cost(
         f"costs {usd_text(at_rate)} per million {words} at {figure_text(spec.requests_per_second)} req/s of "
         f"{tokens:,} tokens {sustained}"
     )
-    if others := other_tokens_text(spec, figures, ""):
-        text += f"; at that rate, {others}"
+    if others := other_tokens_text(spec, figures, ""):  # at the asked rate, not the sustained one just named (newuser72 item 8)
+        text += f"; at {figure_text(spec.requests_per_second)} req/s, {others}"
     return figures, text
 
 

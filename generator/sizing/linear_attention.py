@@ -336,6 +336,26 @@ def gated_attention(hidden: int, heads: int, kv_heads: int, head_dim: int) -> tu
     return linears, 2 * head_dim, 2 * kv_dim  # q_norm and k_norm
 
 
+#: FLOPs of a Gated DeltaNet token per element of a head's (key dim x value dim) state, the recurrence's update
+#: (vLLM's ``fused_recurrent_gated_delta_rule``, ``fla/ops/gated_delta_rule``): decay the state by ``exp(g)`` (1),
+#: read it with the key (``h^T k``, 2), add the delta rule's rank-1 correction ``k (beta (v - h^T k))^T`` (2), read
+#: the output with the query (``h^T q``, 2).
+STATE_FLOPS_PER_ELEMENT = 7
+
+
+def layer_state_flops(layer: Layer) -> int:
+    """FLOPs one token spends in ``layer``'s recurrence (whole model, before TP): 0 for an attention layer.
+
+    The state's update and reads (:data:`STATE_FLOPS_PER_ELEMENT` an element of every head's state) and the causal
+    convolution's ``kernel`` taps over its channels (2 a tap): the same for every token, whatever the context, where
+    an attention layer's (query, key) pairs grow with it.
+    """
+    state = layer.state
+    if state is None:
+        return 0
+    return STATE_FLOPS_PER_ELEMENT * state.heads * state.head_elements + 2 * (state.conv_tokens + 1) * state.conv_channels
+
+
 def state_bits(arch: Architecture) -> int:
     """Bits of one state element: vLLM's "auto" mamba cache dtype, the model's dtype."""
     bits = _DTYPE_BITS.get(arch.torch_dtype)

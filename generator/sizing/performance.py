@@ -39,6 +39,7 @@ from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import recomputes_ops
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
+from generator.sizing.linear_attention import layer_state_flops
 from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
 from generator.sizing.precision import storage_family
@@ -577,16 +578,53 @@ def expected_normal_max(draws: int) -> float:
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
     """Attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
 
-    Causal: each token attends to half the prompt on average; an encoder's bidirectional attention: to all of it. A
-    pair of tokens costs :func:`layer_prompt_pair_flops` per layer.
+    Causal: the token at position p (1-based) attends to the p tokens up to itself, or to the last ``window_tokens`` of
+    them in a sliding-window layer (:func:`causal_pairs_per_token`), as decode caps a layer's context at its window
+    (:func:`layer_attention_flops`); FlashAttention skips the key blocks outside a layer's window (vLLM passes the
+    layer's ``sliding_window`` to the kernel as ``window_size``), so a window-W layer costs about N x W, not N^2 / 2
+    (newuser72 item 3: gpt-oss-120b's window-128 layers, Gemma 3's window-1,024 ones). An encoder's bidirectional
+    attention: every token to all of the prompt. A pair of tokens costs :func:`layer_prompt_pair_flops` per layer. A
+    linear-attention layer (Qwen3-Next's Gated DeltaNet) has no pairs: each token updates and reads its fixed state
+    (:func:`generator.sizing.linear_attention.layer_state_flops`), whatever the prompt's length.
     """
-    return float(_prompt_pair_flops(arch)) * prompt_tokens / (1 if arch.encoder_only else 2)
+    if arch.encoder_only:
+        return float(_prompt_pair_flops(arch)) * prompt_tokens
+    pairs = sum(flops * causal_pairs_per_token(prompt_tokens, window) for window, flops in _prompt_pair_flops_by_window(arch))
+    return pairs + (_state_flops(arch) if prompt_tokens > 0 else 0.0)
+
+
+def causal_pairs_per_token(tokens: int, window: int | None = None) -> float:
+    """Mean (query, key) pairs a token of a ``tokens``-token causal prompt computes: mean of ``min(p, window)``, p = 1..N.
+
+    Exact: ``N (N + 1) / 2`` pairs in all for full attention (``window`` None, or at least N); with a window W < N the
+    first W positions ramp up (``W (W + 1) / 2``) and the other ``N - W`` see W keys each.
+    """
+    if tokens <= 0:
+        return 0.0
+    seen = tokens if window is None else min(window, tokens)
+    return (seen * (seen + 1) / 2 + (tokens - seen) * seen) / tokens
 
 
 @memoized
 def _prompt_pair_flops(arch: Architecture) -> int:
     """FLOPs of one (query, key) pair of a prompt, all layers (:func:`layer_prompt_pair_flops`)."""
     return sum(layer_prompt_pair_flops(arch, layer) for layer in arch.layers)
+
+
+@memoized
+def _prompt_pair_flops_by_window(arch: Architecture) -> tuple[tuple[int | None, int], ...]:
+    """(window, FLOPs of one (query, key) pair over the layers of that window), a pair per distinct window (None: full)."""
+    flops: dict[int | None, int] = {}
+    for layer in arch.layers:
+        if layer.state is None:  # a linear-attention layer keeps a state, no (query, key) pairs
+            flops[layer.window_tokens] = flops.get(layer.window_tokens, 0) + layer_prompt_pair_flops(arch, layer)
+    return tuple(flops.items())
+
+
+@memoized
+def _state_flops(arch: Architecture) -> int:
+    """FLOPs a token spends in the recurrences of the linear-attention layers, all layers (0 without any)."""
+    return sum(layer_state_flops(layer) for layer in arch.layers)
 
 
 def training_attention_width(arch: Architecture) -> float:
@@ -929,10 +967,14 @@ def weight_pass_seconds(parts: _GemmParts, weight_read_s: float, matmul_s: float
 def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:
     """Attention FLOPs of one new token over its cached context in one layer (its window caps the context).
 
+    A linear-attention layer's: its recurrence's (:func:`generator.sizing.linear_attention.layer_state_flops`).
+
     QK^T and PV each cost ``2 x heads x width`` per cached token: the head dimension for MHA/GQA; for MLA in its
     absorbed form the scores span the cached latent and its RoPE key, the values the latent alone (``kv_b_proj``'s
     input).
     """
+    if layer.state is not None:  # linear attention: the token updates and reads a fixed state, no cached context
+        return float(layer_state_flops(layer))
     seen = min(context_tokens, layer.window_tokens) if layer.window_tokens else context_tokens
     if layer.attention != MLA:
         return 4.0 * arch.num_attention_heads * arch.head_dim * seen
