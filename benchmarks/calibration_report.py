@@ -37,7 +37,7 @@ from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
-from generator.planner.training import framework_attention_mfu, operator_bytes_scale  # noqa: E402
+from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import EXPERT, Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
@@ -59,7 +59,12 @@ from generator.sizing.performance import (  # noqa: E402
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training  # noqa: E402
-from generator.sizing.training_mfu import attention_kernel_scale, linear_gemm_rate_ratio, training_utilisation  # noqa: E402
+from generator.sizing.training_mfu import (  # noqa: E402
+    attention_kernel_scale,
+    fp8_step_shape,
+    linear_gemm_rate_ratio,
+    training_utilisation,
+)
 from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
     NO_OFFLOAD,
@@ -302,8 +307,20 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size)
         shape["attention_width"] = training_attention_width(arch)
-    # FP8 training (a row's ``compute_precision``): the linear layers' GEMMs at the GPU's dense FP8 rate, as the planner's
-    shape["gemm_rate_ratio"] = linear_gemm_rate_ratio(row.get("compute_precision", "bf16"), gpu.tflops("fp8"), gpu.tflops("bf16"))
+    # FP8 training (a row's ``compute_precision``), as the planner's: the decoder linears' GEMMs at the GPU's dense FP8
+    # rate, the LM head's at bf16's, and the casts' memory-bound passes where the row's framework does not fuse them
+    # (torchao under a ``profile: fsdp2`` row; a row with no profile is Megatron-Bridge's, Transformer Engine's fused casts)
+    if row.get("model") and row.get("compute_precision", "bf16") != "bf16":
+        fused = framework_profile(row.get("profile") or "megatron").fp8_casts_fused
+        tokens = row["micro_batch"] * seq
+        shape |= fp8_step_shape(
+            arch, row["compute_precision"], fused, gpu.tflops("fp8"), gpu.tflops("bf16"), flops_per_token, tokens,
+            flops_per_byte(gpu),
+        )  # fmt: skip
+    else:
+        shape["gemm_rate_ratio"] = linear_gemm_rate_ratio(
+            row.get("compute_precision", "bf16"), gpu.tflops("fp8"), gpu.tflops("bf16")
+        )
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
     if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
