@@ -87,7 +87,7 @@ def test_a_gpu_without_fp8_is_refused_and_told_what_helps(tmp_path: Path, capsys
     (tmp_path / "w.yaml").write_text(_job(gpu="a100-sxm4-80gb"))
     assert call_cli(tmp_path, ("plan", "w.yaml")) == 3  # no feasible plan
     err = capsys.readouterr().err
-    assert "a100-sxm4-80gb (Ampere) has no dense FP8 rate in the catalog" in err
+    assert "a100-sxm4-80gb (ampere) has no dense FP8 rate in the catalog" in err
     assert "to unblock: allow a GPU with FP8 tensor cores (Ada, Hopper, Blackwell), or compute_precision bf16" in err
     assert "LoRA" not in err
     (tmp_path / "b.yaml").write_text(_job(gpu="a100-sxm4-80gb", precision="bf16"))
@@ -301,3 +301,41 @@ def test_torchtitan_float8_speed_up_is_below_the_gemm_ratio_alone(
         steps[precision] = json.loads(capsys.readouterr().out)["training_speed"]["step_seconds"]
     speed_up = steps["bf16"] / steps["fp8"]
     assert measured < speed_up < 1.45
+
+
+@pytest.mark.parametrize("framework", ["fsdp2", "megatron"])
+def test_fp8_training_is_refused_on_gaudi(tmp_path: Path, capsys: pytest.CaptureFixture[str], framework: str) -> None:
+    # review71 item 6: neither torchao's float8 nor NVIDIA's Transformer Engine runs on Gaudi's HPU
+    args = ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--gpu", "gaudi3-128gb", "--gpus", "8")
+    assert call_cli(tmp_path, (*args, "--framework", framework, "--compute-precision", "fp8")) == 1
+    err = capsys.readouterr().err
+    assert f"--gpu gaudi3-128gb: FP8 training (compute_precision fp8) under {framework} does not run on gaudi3-128gb" in err
+    assert "https://docs.habana.ai/en/latest/PyTorch/PyTorch_FP8_Training/index.html" in err
+    assert call_cli(tmp_path, (*args, "--framework", framework, "--compute-precision", "bf16")) in (0, 3)
+
+
+def test_an_amd_gpu_without_fp8_is_told_amds_fp8_architectures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # review71 item 8: not "compute capability 8.9" nor "Cdna2"
+    args = ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--gpu", "mi250x-128gb", "--gpus", "8")
+    assert call_cli(tmp_path, (*args, "--framework", "fsdp2", "--compute-precision", "fp8")) == 1
+    err = capsys.readouterr().err
+    assert "mi250x-128gb (cdna2) has no dense FP8 rate" in err
+    assert "CDNA 3 or later" in err and "compute capability" not in err
+
+
+def test_an_fp8_jobs_mfu_says_its_bf16_basis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # review71 item 13: FP8 MFU is over the dense bf16 peak (as the calibration rows count it) and says so
+    args: tuple[str, ...] = ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--gpu", "h100-sxm5-80gb")
+    args += ("--gpus", "8", "--framework", "fsdp2", "--seq-len", "4096")
+    assert call_cli(tmp_path, (*args, "--compute-precision", "fp8")) == 0
+    out = capsys.readouterr().out
+    assert "MFU (model FLOPs: the weights' 6N a token, 4N for LoRA, without attention's, over the GPUs' dense bf16 peak" in out
+    assert "torchao's amax and cast passes" in out and "the LM head's at bf16's" in out
+    assert call_cli(tmp_path, (*args, "--compute-precision", "bf16")) == 0
+    out = capsys.readouterr().out
+    assert "over the GPUs' dense peak);" in out and "bf16 peak" not in out
+    (tmp_path / "w.yaml").write_text(_job())
+    assert call_cli(tmp_path, ("render", "w.yaml", "-o", "a")) == 0
+    (job,) = json.loads((tmp_path / "a" / "spec.json").read_text())["plan"]["deployments"]
+    assert any("MFU (model FLOPs" in r and "dense bf16 peak, not their FP8 peak" in r for r in job["reasons"])
+    assert not any("torchao" in r for r in job["reasons"])  # Megatron's Transformer Engine fuses its casts

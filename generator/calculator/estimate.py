@@ -52,6 +52,7 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
+from generator.sizing.training_mfu import fp8_casts_text
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
@@ -892,8 +893,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
             result["training"]["compute_precision"] = setup.compute_precision
             result["precision"]["training"] += (
-                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, attention, norms, the optimizer "
-                "and the gradient reduction as in bf16"
+                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's"
+                f"{fp8_casts_text(setup.framework)}; attention, norms, the optimizer and the gradient reduction as in bf16"
             )
         if upcast:
             result["precision"]["training"] += (

@@ -43,6 +43,7 @@ from generator.sizing.training import (
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, OWN_OPTIMIZER_OFFLOAD, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import (
+    FP8_MFU_NOTE,
     attention_kernel_scale,
     flash_attention_2_share,
     fp8_step_shape,
@@ -737,7 +738,8 @@ def _shapes_at(
         if deadline_dp > MAX_DATA_PARALLEL:
             blocked.append(
                 f"{name}: {window_text} needs {deadline_gpus:,} GPUs at the modelled "
-                f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
+                f"{mfu:.0%} MFU{FP8_MFU_NOTE if spec.compute_precision == 'fp8' else ''} ({total_flops:.3g} FLOPs), "
+                f"more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
             )
             continue
         runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)

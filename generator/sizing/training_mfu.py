@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.pipeline_schedule import virtual_stages_for
 
@@ -205,6 +206,14 @@ def linear_gemm_rate_ratio(compute_precision: str, fp8_dense_tflops: float | Non
     return fp8_dense_tflops / bf16_dense_tflops
 
 
+#: What an MFU figure is over: the GPUs' dense (bf16) peak.
+MFU_BASIS = "the GPUs' dense peak"
+#: The same for an FP8 job (review71 item 13): still the bf16 peak (benchmarks/CALIBRATION.md's FP8 rows count it so),
+#: which the FP8 GEMMs run past, so the figure reads high against the FP8 peak users expect and can pass 100%.
+MFU_BASIS_FP8 = "the GPUs' dense bf16 peak, not their FP8 peak: an FP8 step's MFU can pass 100%"
+#: The short form, after a figure: "92% MFU (of the bf16 dense peak, FP8 training)".
+FP8_MFU_NOTE = " (of the dense bf16 peak: FP8 training's GEMMs run past it)"
+
 #: Bytes per element of a bf16 tensor an FP8 cast reads and of the float8 (e4m3 / e5m2) tensor it writes.
 BF16_BYTES = 2
 FP8_BYTES = 1
@@ -256,6 +265,17 @@ def fp8_cast_bytes_per_token(arch: Architecture, tokens_per_micro_batch: int) ->
             weight = (BF16_BYTES + 2 * (BF16_BYTES + FP8_BYTES)) * lin.in_features * lin.out_features * lin.copies
             per_token += weight / tokens
     return per_token
+
+
+def fp8_casts_text(framework: str | None) -> str:
+    """What an FP8 job's reason says of its framework's casts: torchao's timed as memory traffic; '' where fused."""
+    if framework is None or framework_profile(framework).fp8_casts_fused:
+        return ""
+    return (
+        ", and torchao's amax and cast passes over each linear's input, weight and output gradient as memory traffic "
+        "at the GPU's HBM rate (Transformer Engine under megatron fuses them; torchao's own README measures 1.25x on "
+        "H100 and 1.15x on MI300X for Llama 3 8B, which this still over-predicts)"
+    )
 
 
 def fp8_step_shape(
