@@ -9,6 +9,7 @@ for LoRA / QLoRA, under a framework without FP8 training, and on a GPU without a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +340,25 @@ def test_an_fp8_jobs_mfu_says_its_bf16_basis(tmp_path: Path, capsys: pytest.Capt
     (job,) = json.loads((tmp_path / "a" / "spec.json").read_text())["plan"]["deployments"]
     assert any("MFU (model FLOPs" in r and "dense bf16 peak, not their FP8 peak" in r for r in job["reasons"])
     assert not any("torchao" in r for r in job["reasons"])  # Megatron's Transformer Engine fuses its casts
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra", "first"),
+    [
+        # review71 item 7: --zero 1 (Megatron's distributed optimizer) alone fits at 11,897 tokens/s; offload was offered
+        ("gaudi3-128gb", (), "it fits with --zero 1 (61.57 GiB, 11,897 tokens/s a GPU); or --zero 1 --offload-optimizer"),
+        # its addendum: the FP8 job fits with --zero 1 and a chunked loss, 6x faster than optimizer offload
+        ("h100-sxm5-80gb", ("--compute-precision", "fp8", "--zero", "0"), "it fits with --zero 1 --loss chunked ("),
+    ],
+)
+def test_the_fit_advice_offers_the_fastest_change_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gpu: str, extra: tuple[str, ...], first: str
+) -> None:
+    args = ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--gpu", gpu, "--gpus", "8")
+    call_cli(tmp_path, (*args, "--framework", "megatron", *extra))
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if "note: it fits with" in line)
+    assert first in note, note
+    rates = [float(r.replace(",", "")) for r in re.findall(r"([\d,]+) tokens/s a GPU", note)]
+    own = [r for r, part in zip(rates, note.split("; or "), strict=True) if "--train" not in part]
+    assert own == sorted(own, reverse=True)  # the job's own training, fastest first
