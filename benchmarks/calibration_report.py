@@ -356,6 +356,28 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
 
 
+def training_mfu_group(row: dict[str, Any]) -> str:
+    """The group of a training-MFU row: its layout and GPU; FP8 training's rows apart from bf16's, in sample or not.
+
+    FSDP (TP 1, PP 1) or 3D-parallel, a framework specgen has a profile of (torchtitan's FSDP2 rows) apart from
+    llm-foundry's, mixture-of-experts rows (expert parallelism, all-to-alls) apart. A table added after the fit (issue 9,
+    ``out_of_sample``) is grouped by GPU, apart, and never fitted to. A row trained in FP8 is never grouped with bf16's,
+    whether it is out of sample or not (review71 item 11e: the split sat inside the out-of-sample branch, so an
+    in-sample FP8 row would have joined its bf16 group).
+    """
+    layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
+    if row.get("profile"):
+        layout += f" {row['profile']}"
+    if row.get("ep", 1) > 1:
+        layout = f"MoE EP{row['ep']}"
+    if row.get("out_of_sample"):
+        layout = "MoE" if row.get("ep", 1) > 1 else layout
+    if row.get("compute_precision", "bf16") != "bf16":
+        layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
+    group = f"training-mfu {layout} {row['gpu']}"
+    return f"{group} ({row['out_of_sample']}, {OUT_OF_SAMPLE})" if row.get("out_of_sample") else group
+
+
 def routed_total_params(arch: Architecture) -> int:
     """Every routed expert's parameters (all copies): what expert parallelism splits."""
     return sum(lin.weight_params + lin.bias_params for layer in arch.layers for lin in layer.linears if lin.group == EXPERT)
@@ -741,19 +763,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((f"gpu-hours pretraining {row['gpu']}", label, float(row["gpu_hours"]), predict_gpu_hours, row))
     for row in json.loads(TRAINING_MFU.read_text())["rows"]:
         label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
-        layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
-        if row.get("profile"):  # a framework specgen has a profile of (torchtitan's FSDP2 rows) apart from llm-foundry's
-            layout += f" {row['profile']}"
-        if row.get("ep", 1) > 1:  # mixture-of-experts rows (expert parallelism, all-to-alls) apart
-            layout = f"MoE EP{row['ep']}"
+        if row.get("ep", 1) > 1:
             label += f" ep{row['ep']}"
-        group = f"training-mfu {layout} {row['gpu']}"
-        if row.get("out_of_sample"):  # a table added after the fit (issue 9): by GPU, apart, never fitted to
-            layout = "MoE" if row.get("ep", 1) > 1 else layout
-            if row.get("compute_precision", "bf16") != "bf16":  # FP8 training's rows apart from bf16's (fix77)
-                layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
-            group = f"training-mfu {layout} {row['gpu']} ({row['out_of_sample']}, {OUT_OF_SAMPLE})"
-        out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
+        out.append((training_mfu_group(row), label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal.get("training_throughput", []):
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"

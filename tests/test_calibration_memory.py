@@ -204,3 +204,13 @@ def _known_target(name: str) -> tuple[float, float]:
     target = _target(name)
     assert target is not None, name
     return target
+
+
+def test_an_fp8_row_is_grouped_apart_from_bf16_in_sample_too() -> None:
+    # review71 item 11e: the FP8 split sat inside the out-of-sample branch; an in-sample FP8 row joined its bf16 group
+    report = _report()
+    row: dict[str, Any] = {"tp": 1, "pp": 1, "gpu": "h100-sxm5-80gb", "profile": "fsdp2"}
+    assert report.training_mfu_group(row) == "training-mfu FSDP fsdp2 h100-sxm5-80gb"
+    assert report.training_mfu_group({**row, "compute_precision": "fp8"}) == "training-mfu FP8 dense h100-sxm5-80gb"
+    oos = {**row, "compute_precision": "fp8", "out_of_sample": "torchao float8 README"}
+    assert report.training_mfu_group(oos) == "training-mfu FP8 dense h100-sxm5-80gb (torchao float8 README, out of sample)"

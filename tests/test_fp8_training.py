@@ -73,6 +73,20 @@ def test_a_job_that_cannot_train_in_fp8_is_refused_at_the_field(
     assert "w.yaml:10:26: deployments[0].training.compute_precision" in err  # file, line and field
     assert words in err
     assert "Traceback" not in err
+    # review71 item 11c: a workload's error names the workload's fields, not the estimate's options
+    assert "--" not in err.split("compute_precision", 1)[1].replace("--fp8-format", "")
+
+
+def test_the_estimate_names_its_options_where_a_workload_names_its_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ("estimate", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm5-80gb", "--compute-precision", "fp8")
+    assert call_cli(tmp_path, (*base, "--train", "full", "--framework", "hf")) == 2
+    err = capsys.readouterr().err
+    assert "give --framework megatron" in err and "or --compute-precision bf16" in err and "training." not in err
+    assert call_cli(tmp_path, (*base, "--train", "lora", "--framework", "megatron")) == 2
+    err = capsys.readouterr().err
+    assert "give --train full, or --compute-precision bf16" in err and "training." not in err
 
 
 def test_no_framework_named_is_refused() -> None:
@@ -104,7 +118,12 @@ def test_the_estimate_refuses_at_its_flags(tmp_path: Path, capsys: pytest.Captur
     assert call_cli(tmp_path, (*base, "--train", "full", "--framework", "megatron", "--gpu", "a100-sxm4-80gb")) == 1
     assert "--gpu a100-sxm4-80gb: FP8 training (compute_precision fp8) needs FP8 tensor cores" in capsys.readouterr().err
     assert call_cli(tmp_path, ("estimate", "meta-llama/Llama-3.1-8B", "--compute-precision", "fp8")) == 2
-    assert "--compute-precision applies to training" in capsys.readouterr().err
+    # review71 item 11a: not "add --train full, lora or qlora": LoRA and QLoRA are then refused for FP8
+    err = capsys.readouterr().err
+    assert "--compute-precision fp8 applies to full training and pre-training: add --train full" in err
+    assert "lora" not in err.splitlines()[-1]
+    assert call_cli(tmp_path, ("estimate", "meta-llama/Llama-3.1-8B", "--compute-precision", "bf16")) == 2
+    assert "--compute-precision applies to training: add --train full, lora or qlora" in capsys.readouterr().err
 
 
 def test_the_gemm_rate_divides_the_gemms_alone() -> None:
