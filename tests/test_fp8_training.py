@@ -103,7 +103,7 @@ def test_a_gpu_without_fp8_is_refused_and_told_what_helps(tmp_path: Path, capsys
     assert call_cli(tmp_path, ("plan", "w.yaml")) == 3  # no feasible plan
     err = capsys.readouterr().err
     assert "a100-sxm4-80gb (ampere) has no dense FP8 rate in the catalog" in err
-    assert "to unblock: allow a GPU with FP8 tensor cores (Ada, Hopper, Blackwell), or compute_precision bf16" in err
+    assert "to unblock: allow a GPU with FP8 tensor cores (NVIDIA Ada, Hopper, Blackwell; AMD CDNA 3 or later), or " in err
     assert "LoRA" not in err
     (tmp_path / "b.yaml").write_text(_job(gpu="a100-sxm4-80gb", precision="bf16"))
     assert call_cli(tmp_path, ("plan", "b.yaml")) == 0  # the same job in bf16 plans there
@@ -381,3 +381,16 @@ def test_the_fit_advice_offers_the_fastest_change_first(
     rates = [float(r.replace(",", "")) for r in re.findall(r"([\d,]+) tokens/s a GPU", note)]
     own = [r for r, part in zip(rates, note.split("; or "), strict=True) if "--train" not in part]
     assert own == sorted(own, reverse=True)  # the job's own training, fastest first
+
+
+def test_a_plan_on_gaudi_in_fp8_is_told_to_allow_another_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "w.yaml").write_text(
+        _job()
+        .replace("[h100-sxm5-80gb]", "[gaudi3-128gb]")
+        .replace("  platforms: [dgx-h100]\n", "")
+        .replace("    parallelism: {tp: 8, pp: 4}\n", "")
+    )
+    assert call_cli(tmp_path, ("plan", "w.yaml")) == 3
+    err = capsys.readouterr().err
+    assert "FP8 training (compute_precision fp8) under megatron does not run on gaudi3-128gb" in err
+    assert "to unblock: allow a GPU with FP8 tensor cores" in err and "more memory" not in err

@@ -107,6 +107,8 @@ FP8_ARCHITECTURES = {
 #: The words of an FP8 training job's refusal on a GPU without FP8 (the planner's unblock advice matches them).
 FP8_NEEDS_TENSOR_CORES = "FP8 training (compute_precision fp8) needs FP8 tensor cores"
 FP8_UNBLOCK = "choose a GPU with FP8, or compute_precision bf16"
+#: The words of its refusal on an accelerator the framework's FP8 path does not run on (:data:`FP8_NOT_RUN_ON`).
+FP8_NOT_RUN_HERE = "FP8 training (compute_precision fp8) under"
 
 
 def precision_problem(
@@ -137,7 +139,7 @@ def precision_problem(
     fp8_reach = FP8_NOT_RUN_ON.get(framework or "") if compute_precision == "fp8" else None
     if fp8_reach is not None and architecture in fp8_reach.architectures:
         return (
-            f"FP8 training (compute_precision fp8) under {framework} does not run on {gpu_id}: {fp8_reach.runs_on} "
+            f"{FP8_NOT_RUN_HERE} {framework} does not run on {gpu_id}: {fp8_reach.runs_on} "
             f"({fp8_reach.source}), not {fp8_reach.not_on}, whose FP8 training is Intel's own Transformer Engine "
             "(Optimum Habana, https://docs.habana.ai/en/latest/PyTorch/PyTorch_FP8_Training/index.html); choose another "
             "GPU, or compute_precision bf16"
