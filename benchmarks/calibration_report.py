@@ -37,7 +37,7 @@ from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
-from generator.planner.training import framework_attention_mfu, operator_bytes_scale  # noqa: E402
+from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import EXPERT, Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
@@ -59,7 +59,12 @@ from generator.sizing.performance import (  # noqa: E402
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training  # noqa: E402
-from generator.sizing.training_mfu import attention_kernel_scale, linear_gemm_rate_ratio, training_utilisation  # noqa: E402
+from generator.sizing.training_mfu import (  # noqa: E402
+    attention_kernel_scale,
+    fp8_step_shape,
+    linear_gemm_rate_ratio,
+    training_utilisation,
+)
 from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
     NO_OFFLOAD,
@@ -302,8 +307,20 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size)
         shape["attention_width"] = training_attention_width(arch)
-    # FP8 training (a row's ``compute_precision``): the linear layers' GEMMs at the GPU's dense FP8 rate, as the planner's
-    shape["gemm_rate_ratio"] = linear_gemm_rate_ratio(row.get("compute_precision", "bf16"), gpu.tflops("fp8"), gpu.tflops("bf16"))
+    # FP8 training (a row's ``compute_precision``), as the planner's: the decoder linears' GEMMs at the GPU's dense FP8
+    # rate, the LM head's at bf16's, and the casts' memory-bound passes where the row's framework does not fuse them
+    # (torchao under a ``profile: fsdp2`` row; a row with no profile is Megatron-Bridge's, Transformer Engine's fused casts)
+    if row.get("model") and row.get("compute_precision", "bf16") != "bf16":
+        fused = framework_profile(row.get("profile") or "megatron").fp8_casts_fused
+        tokens = row["micro_batch"] * seq
+        shape |= fp8_step_shape(
+            arch, row["compute_precision"], fused, gpu.tflops("fp8"), gpu.tflops("bf16"), flops_per_token, tokens,
+            flops_per_byte(gpu),
+        )  # fmt: skip
+    else:
+        shape["gemm_rate_ratio"] = linear_gemm_rate_ratio(
+            row.get("compute_precision", "bf16"), gpu.tflops("fp8"), gpu.tflops("bf16")
+        )
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
     if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
@@ -337,6 +354,28 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
+
+
+def training_mfu_group(row: dict[str, Any]) -> str:
+    """The group of a training-MFU row: its layout and GPU; FP8 training's rows apart from bf16's, in sample or not.
+
+    FSDP (TP 1, PP 1) or 3D-parallel, a framework specgen has a profile of (torchtitan's FSDP2 rows) apart from
+    llm-foundry's, mixture-of-experts rows (expert parallelism, all-to-alls) apart. A table added after the fit (issue 9,
+    ``out_of_sample``) is grouped by GPU, apart, and never fitted to. A row trained in FP8 is never grouped with bf16's,
+    whether it is out of sample or not (review71 item 11e: the split sat inside the out-of-sample branch, so an
+    in-sample FP8 row would have joined its bf16 group).
+    """
+    layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
+    if row.get("profile"):
+        layout += f" {row['profile']}"
+    if row.get("ep", 1) > 1:
+        layout = f"MoE EP{row['ep']}"
+    if row.get("out_of_sample"):
+        layout = "MoE" if row.get("ep", 1) > 1 else layout
+    if row.get("compute_precision", "bf16") != "bf16":
+        layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
+    group = f"training-mfu {layout} {row['gpu']}"
+    return f"{group} ({row['out_of_sample']}, {OUT_OF_SAMPLE})" if row.get("out_of_sample") else group
 
 
 def routed_total_params(arch: Architecture) -> int:
@@ -724,19 +763,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((f"gpu-hours pretraining {row['gpu']}", label, float(row["gpu_hours"]), predict_gpu_hours, row))
     for row in json.loads(TRAINING_MFU.read_text())["rows"]:
         label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
-        layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
-        if row.get("profile"):  # a framework specgen has a profile of (torchtitan's FSDP2 rows) apart from llm-foundry's
-            layout += f" {row['profile']}"
-        if row.get("ep", 1) > 1:  # mixture-of-experts rows (expert parallelism, all-to-alls) apart
-            layout = f"MoE EP{row['ep']}"
+        if row.get("ep", 1) > 1:
             label += f" ep{row['ep']}"
-        group = f"training-mfu {layout} {row['gpu']}"
-        if row.get("out_of_sample"):  # a table added after the fit (issue 9): by GPU, apart, never fitted to
-            layout = "MoE" if row.get("ep", 1) > 1 else layout
-            if row.get("compute_precision", "bf16") != "bf16":  # FP8 training's rows apart from bf16's (fix77)
-                layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
-            group = f"training-mfu {layout} {row['gpu']} ({row['out_of_sample']}, {OUT_OF_SAMPLE})"
-        out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
+        out.append((training_mfu_group(row), label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal.get("training_throughput", []):
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"

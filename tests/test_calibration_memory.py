@@ -161,9 +161,21 @@ PINNED: dict[str, tuple[float, float]] = {
     # 70B -9.0%, 405B -1.6%) meets the target. The 8B rows at 8,192 tokens miss most (GB300 -29.1%, H100 -26.7%, B200
     # -21.2%): their bf16 attention (the fitted rate, Megatron's cuDNN fused attention has no published share) and
     # memory-bound operators are a larger share of an 8B's step than of a 70B's (GB300 70B -13.2%, H100 70B -8.9%)
-    "training-mfu FP8 dense b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.2116, 0.2116),
-    "training-mfu FP8 dense gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.2114, 0.2910),
-    "training-mfu FP8 dense h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.1781, 0.2670),
+    # fix79 (review71 item 10): the LM head's GEMMs at bf16 (neither Transformer Engine under Megatron nor torchao runs
+    # it in FP8): every FP8 row slower by its head's share, GB300 8B -29.1% -> -31.2%, H100 8B -26.7% -> -28.9%,
+    # B200 -21.2% -> -23.5%, GB200 (9.0% / 15.5% -> 9.8% / 17.9%) still meets the target
+    "training-mfu FP8 dense b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.2350, 0.2350),
+    "training-mfu FP8 dense gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.2259, 0.3118),
+    "training-mfu FP8 dense h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.1927, 0.2885),
+    # Out of sample (fix79, review71 item 1, CALIBRATION.md 2026-12-05 torchao entry): torchao's float8 README training
+    # benchmarks (torchtitan, Llama 3 8B, 8 GPUs, FSDP2, batch 1, sequence 8192, per-op SAC), tensorwise with float8
+    # all-gather, timed with torchao's amax / cast passes as memory traffic (torchao's own roofline bytes): H100 +29.8%
+    # before (the casts free, the LM head in FP8) -> +18.5%; MI300X +50.2% -> +39.7%: its bf16 row is +17.1% already,
+    # and MI300X's FP8 GEMMs are timed at the datasheet's 2x (no measured FP8 share of its own beside bf16's)
+    "training-mfu FP8 dense h100-sxm5-80gb (torchao float8 README, out of sample)": (0.1848, 0.1848),
+    "training-mfu FP8 dense mi300x-192gb (torchao float8 README, out of sample)": (0.3971, 0.3971),
+    # their bf16 baselines (the README's 'none (bfloat16)' rows): H100 +11.7% meets the target; MI300X +17.1%
+    "training-mfu FSDP fsdp2 mi300x-192gb (torchao float8 README, out of sample)": (0.1711, 0.1711),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
@@ -195,3 +207,13 @@ def _known_target(name: str) -> tuple[float, float]:
     target = _target(name)
     assert target is not None, name
     return target
+
+
+def test_an_fp8_row_is_grouped_apart_from_bf16_in_sample_too() -> None:
+    # review71 item 11e: the FP8 split sat inside the out-of-sample branch; an in-sample FP8 row joined its bf16 group
+    report = _report()
+    row: dict[str, Any] = {"tp": 1, "pp": 1, "gpu": "h100-sxm5-80gb", "profile": "fsdp2"}
+    assert report.training_mfu_group(row) == "training-mfu FSDP fsdp2 h100-sxm5-80gb"
+    assert report.training_mfu_group({**row, "compute_precision": "fp8"}) == "training-mfu FP8 dense h100-sxm5-80gb"
+    oos = {**row, "compute_precision": "fp8", "out_of_sample": "torchao float8 README"}
+    assert report.training_mfu_group(oos) == "training-mfu FP8 dense h100-sxm5-80gb (torchao float8 README, out of sample)"

@@ -873,6 +873,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             parser.error(DATASET_NEEDS_GPU)
         _refuse_training_conflicts(parser, args)
     else:
+        if args.compute_precision == "fp8":  # review71 item 11a: FP8 training is full training only (lora / qlora refused)
+            parser.error("--compute-precision fp8 applies to full training and pre-training: add --train full")
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
         if args.batch and args.max_num_seqs and args.batch > args.max_num_seqs:  # fuzz23 item 7: KV for 64, activations for 1
             parser.error(
@@ -940,7 +942,7 @@ def _check_share(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 at the first training option that contradicts another (QLoRA over 16 bits, FSDP2 without sharding)."""
     from generator.sizing.frameworks import resolved_regime
-    from generator.sizing.training_conflicts import training_conflicts
+    from generator.sizing.training_conflicts import as_estimate_options, training_conflicts
 
     model_parallel = (args.tp or 1) * (args.pp or 1)
     # as the estimate counts them: --gpus, else one replica per expert-parallel rank (review 13 item 5)
@@ -963,7 +965,7 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
         "compute_precision": "--compute-precision",
     }
     for field, why in conflicts[:1]:
-        parser.error(f"{flags[field]}: {why}")
+        parser.error(f"{flags[field]}: {as_estimate_options(why)}")
 
 
 #: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.

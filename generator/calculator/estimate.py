@@ -52,6 +52,7 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
+from generator.sizing.training_mfu import fp8_casts_text
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
@@ -892,8 +893,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
             result["training"]["compute_precision"] = setup.compute_precision
             result["precision"]["training"] += (
-                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, attention, norms, the optimizer "
-                "and the gradient reduction as in bf16"
+                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's"
+                f"{fp8_casts_text(setup.framework)}; attention, norms, the optimizer and the gradient reduction as in bf16"
             )
         if upcast:
             result["precision"]["training"] += (
@@ -1549,9 +1550,11 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     gpus = setup.data_parallel * par.gpus
     # the data-parallel ranks given sharding more of the state, no host RAM taken (newuser70 item 5: a 70B LoRA on 8
     # H100 was offered parameter offload, where --zero 3 alone fits at 40 GiB)
+    # (review71 item 7: Megatron's stages are 0 and 1, so ZeRO-1, its distributed optimizer, is tried too: a Llama 8B on
+    # 8 Gaudi 3 was offered --zero 1 --offload-optimizer at 857 tokens/s where --zero 1 alone fits at 11,897)
     sharding = [
         (f"--zero {stage}", "memory")
-        for stage in (2, 3)
+        for stage in (1, 2, 3)
         if setup.data_parallel > 1
         and stage > setup.zero_stage
         and (profile is None or profile.zero_stages is None or stage in profile.zero_stages)
@@ -1566,7 +1569,11 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
             continue  # the fewest GPUs that hold it
         if (found := _fits_with(req, flags, kind)) is not None:
             fitting.append(found)
-    if len(levers) > 1 and not any(f["kind"] == "memory" for f in fitting):
+    # the sharding stages first among the settings tried together (a distributed optimizer costs no step time where an
+    # offload does: review71 item 7's H100 FP8 job fits with --zero 1 --loss chunked at 12,247 tokens/s, where the one
+    # change that fit alone was --zero 1 --offload-optimizer at 1,848)
+    levers = [*(flags for flags, _ in sharding), *levers]
+    if len(levers) > 1 and not any(f["kind"] == "memory" and _no_offload(f["flags"]) for f in fitting):
         # the memory settings together, each that the framework takes beside the others (optimizer offload and stepping
         # in backward exclude each other), before a lighter method (review36 item 5: only QLoRA was offered where a
         # chunked loss and optimizer offload fit the full fine-tune)
@@ -1591,9 +1598,14 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
                     continue
                 if fewer["capacity"]["fits"]:
                     together, tried = rest, fewer
-        if tried is not None and len(together) > 1:
+        if tried is not None and len(together) > 1 and _flags(*together) not in {f["flags"] for f in fitting}:
             return [_change(_flags(*together), "together", tried), *fitting]
     return fitting
+
+
+def _no_offload(flags: str) -> bool:
+    """Whether a change of memory settings moves nothing to the host (no step time spent on host copies)."""
+    return "offload" not in flags
 
 
 def _options(flags: str) -> dict[str, str | None]:
@@ -1648,8 +1660,9 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
         after = f" (its memory settings together: {together[0]})" if together else ""
         return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit{after}: a larger GPU"
     changes = fitting
-    order = {"memory": 0, "together": 1, "method": 2, "gpus": 3}
-    # the job's own training first, the fastest first (offloads cost step time), then the least memory
+    order = {"memory": 0, "together": 0, "method": 1, "gpus": 2}
+    # the job's own training first (one setting or several together), the fastest first (offloads cost step time: review71
+    # item 7), then the least memory
     ranked = sorted(changes, key=lambda c: (order[c["kind"]], -(c["tokens_per_second_per_gpu"] or 0), c["per_gpu_bytes"]))
     return f"it fits with {'; or '.join(said(c) for c in ranked)}"
 

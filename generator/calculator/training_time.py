@@ -33,6 +33,7 @@ from generator.planner.training_comm import (
 from generator.planner.training_report import pipeline_schedule_details, pipeline_schedule_text, step_split_text
 from generator.sizing.frameworks import TORCHTUNE_ADAPTER_NOTE, TRAINER_SPEED_NOTE, framework_profile
 from generator.sizing.performance import training_flops_per_token
+from generator.sizing.training_mfu import MFU_BASIS, MFU_BASIS_FP8
 from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
 from generator.sizing.training_offload import (
     UNKNOWN_HOST_DRAM_GB_PER_S,
@@ -314,6 +315,8 @@ def training_speed(
         "not_counted": _not_counted(model, setup, layout.world, gpu),
         "notes": speed_notes(model, setup, expert_parallel),
     }
+    if setup.compute_precision == "fp8":  # review71 item 13: an FP8 job's MFU is over the bf16 peak, as the rows define it
+        out["mfu_basis"] = MFU_BASIS_FP8
     if step.pipeline_virtual_stages > 1:  # the interleaved schedule timed, which Megatron-LM leaves off (newuser70 item 4)
         out["pipeline_schedule"] = pipeline_schedule_details(step)
         out["notes"] = [*out["notes"], pipeline_schedule_text(step)]
@@ -368,7 +371,7 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
         "optimizer step",
         f"               {speed['tokens_per_second']:,.0f} tokens/s ({speed['tokens_per_second_per_gpu']:,.0f} per GPU), "
         f"{speed['model_flops_utilization']:.1%} MFU (model FLOPs: the weights' 6N a token, 4N for LoRA, without "
-        f"attention's, over the GPUs' dense peak); {speed['basis']}",
+        f"attention's, over {speed.get('mfu_basis', MFU_BASIS)}); {speed['basis']}",
     ]
     offload = speed.get("cpu_offload")
     if offload:

@@ -241,7 +241,7 @@ def _unblock_hint(
         )
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
-    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES
+    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE
 
     training = dep.training
     profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
@@ -291,9 +291,12 @@ def _unblock_hint(
     if any(b.code == NO_GPU_FABRIC for b in blocked):
         # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
         general += f"; {NETWORK_HINT}"
-    if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why for b in blocked):
-        # no allowed GPU has FP8 (fix77): only the GPU or the precision helps
-        general = "; allow a GPU with FP8 tensor cores (Ada, Hopper, Blackwell), or compute_precision bf16"
+    if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
+        # no allowed GPU has FP8 (fix77), or none the framework's FP8 path runs on (Gaudi 3, review71 item 6): only the
+        # GPU or the precision helps
+        general = (
+            "; allow a GPU with FP8 tensor cores (NVIDIA Ada, Hopper, Blackwell; AMD CDNA 3 or later), or compute_precision bf16"
+        )
         deadline_only = True
     if deadline_only:  # the parts added above, each after "; "
         general = "to unblock: " + general.removeprefix("; ")

@@ -194,6 +194,7 @@ from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
+from generator.sizing.training_mfu import MFU_BASIS, MFU_BASIS_FP8, fp8_casts_text
 from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
@@ -1164,8 +1165,9 @@ def _training_details(
         cache = dict(mem.weight_parts).get("fp8_weight_cache", 0)
         held = f"; the weights hold Transformer Engine's FP8 copies of the linear weights, {_gib(cache)}" if cache else ""
         reasons.append(
-            "FP8 training: the linear layers' GEMMs (forward and both backward) timed at the GPU's dense FP8 rate; "
-            f"attention, norms, the optimizer and the gradient all-reduce as in bf16{held}"
+            "FP8 training: the linear layers' GEMMs (forward and both backward) timed at the GPU's dense FP8 rate, the LM "
+            f"head's at bf16's (neither framework runs it in FP8){fp8_casts_text(setup.framework)}; attention, norms, the "
+            f"optimizer and the gradient all-reduce as in bf16{held}"
         )
     if opt.needs.host_ram_text:
         reserve = f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes"
@@ -1228,8 +1230,8 @@ def _training_details(
             flops += f" ({shape.model_flops:.3g} model FLOPs, the rest the forward passes activation checkpointing recomputes)"
         reasons.append(
             f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU "
-            "(model FLOPs: the weights' 6N a token, 4N for LoRA, without attention's, over the GPUs' dense peak), "
-            "communication and pipeline bubble included"
+            "(model FLOPs: the weights' 6N a token, 4N for LoRA, without attention's, over "
+            f"{MFU_BASIS_FP8 if setup.compute_precision == 'fp8' else MFU_BASIS}), communication and pipeline bubble included"
             if shape.step is not None
             else f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at the planned MFU"
         )

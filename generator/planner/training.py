@@ -43,9 +43,10 @@ from generator.sizing.training import (
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, OWN_OPTIMIZER_OFFLOAD, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import (
+    FP8_MFU_NOTE,
     attention_kernel_scale,
     flash_attention_2_share,
-    linear_gemm_rate_ratio,
+    fp8_step_shape,
     training_utilisation,
 )
 from generator.sizing.training_moe import moe_step
@@ -248,9 +249,29 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
             [layer.window_tokens for layer in arch.layers], spec.sequence_length, spec.framework
         ),
         "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
-        # FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate (attention, norms, optimizer unchanged)
-        "gemm_rate_ratio": linear_gemm_rate_ratio(spec.compute_precision, gpu.tflops("fp8"), gpu.tflops("bf16")),
+        # FP8 training: the decoder linears' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's, and the
+        # framework's FP8 casts where it does not fuse them (attention, norms, optimizer unchanged)
+        **fp8_step_shape(
+            arch,
+            spec.compute_precision,
+            spec.framework is not None and framework_profile(spec.framework).fp8_casts_fused,
+            gpu.tflops("fp8"),
+            gpu.tflops("bf16"),
+            flops,
+            spec.micro_batch * spec.sequence_length,
+            flops_per_byte(gpu),
+            spec.method,
+        ),
     }
+
+
+def flops_per_byte(gpu: GpuSpec) -> float:
+    """The GPU's sustained bf16 FLOPs per byte of HBM (0 where either rate is not published).
+
+    What a memory-bound pass's bytes cost in FLOPs of the step's time.
+    """
+    tflops, bandwidth = gpu.sustained_tflops("bf16") or 0.0, gpu.sustained_bandwidth_gb_per_s
+    return tflops * 1e12 / (bandwidth * 1e9) if tflops and bandwidth else 0.0
 
 
 def operator_bytes_scale(gpu: GpuSpec) -> float:
@@ -717,7 +738,8 @@ def _shapes_at(
         if deadline_dp > MAX_DATA_PARALLEL:
             blocked.append(
                 f"{name}: {window_text} needs {deadline_gpus:,} GPUs at the modelled "
-                f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
+                f"{mfu:.0%} MFU{FP8_MFU_NOTE if spec.compute_precision == 'fp8' else ''} ({total_flops:.3g} FLOPs), "
+                f"more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
             )
             continue
         runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)

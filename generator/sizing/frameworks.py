@@ -230,6 +230,16 @@ class FrameworkProfile(NamedTuple):
     #: https://github.com/pytorch/torchtitan/blob/main/docs/float8.md). The Hugging Face
     #: Trainer family, DeepSpeed, Unsloth and torchtune's recipes train their GEMMs in bf16.
     fp8_training: bool = False
+    #: Whether its FP8 linears' scaling and casting (the amax of each input, weight and output gradient, and its cast
+    #: to float8) run fused into neighbouring kernels, so they add no memory-bound passes of their own. Megatron-LM's
+    #: Transformer Engine modules emit the FP8 copy from the kernel before the GEMM (``LayerNormLinear`` /
+    #: ``LayerNormMLP`` fuse the norm with the cast, and its cast kernels compute the amax as they cast,
+    #: https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/api/pytorch.html). torchao's dynamic
+    #: tensorwise scaling (``fsdp2``, torchtitan's float8) runs an amax pass and a cast pass over each tensor, its own
+    #: roofline counts them as memory traffic per linear (``get_tensor_memory_traffic_ovhd_s``,
+    #: https://github.com/pytorch/ao/blob/main/torchao/testing/training/roofline_utils.py), and its README names them
+    #: the ``fp8_overhead_time`` "bounded by memory bandwidth" (https://github.com/pytorch/ao/blob/main/torchao/float8/README.md).
+    fp8_casts_fused: bool = False
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
     #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
@@ -373,6 +383,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             main_grad_bytes=4,
             dp_collectives="megatron",
             fp8_training=True,
+            fp8_casts_fused=True,
         ),
     )
 }

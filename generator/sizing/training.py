@@ -94,7 +94,7 @@ from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer,
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import paged_refusal, training_conflicts
-from generator.sizing.weights import Parallelism, WeightSizes, size_weights
+from generator.sizing.weights import Parallelism, WeightSizes, linear_params_per_gpu, size_weights
 
 
 class Optimizer(NamedTuple):
@@ -630,7 +630,7 @@ def size_training(
             host += states
             paged, states = states, 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
-        parts["fp8_weight_cache"] = params * fp8_weight_cache_bytes(arch, setup)
+        parts["fp8_weight_cache"] = fp8_weight_cache_bytes(arch, setup, ep_layout)
         if setup.offload_params:
             # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
             # LoRA base; the rest, autocast's copies with it, waits in host RAM
@@ -783,18 +783,21 @@ def activations_beyond_gradients(setup: TrainingSetup, dp: int) -> bool:
     return setup.accumulation_steps == 1 and not _megatron(setup) and not (setup.zero_stage == 0 and dp > 1)
 
 
-def fp8_weight_cache_bytes(arch: Architecture, setup: TrainingSetup) -> float:
-    """Bytes per parameter on the GPU of FP8 training's cached weight copies; 0 in bf16 and for other frameworks.
+def fp8_weight_cache_bytes(arch: Architecture, setup: TrainingSetup, layout: Parallelism) -> float:
+    """Bytes on the GPU of FP8 training's cached weight copies; 0 in bf16 and for other frameworks.
 
-    ``FP8_WEIGHT_CACHE_BYTES`` x the decoder linear layers' share of the parameters (the embeddings, norms and LM head
-    stay bf16), under :data:`FP8_WEIGHT_CACHE_FRAMEWORKS`.
+    ``FP8_WEIGHT_CACHE_BYTES`` a parameter of the GPU's own decoder linear weights under ``layout`` (its TP share, its
+    pipeline stage's layers, its EP rank's routed experts: :func:`generator.sizing.weights.linear_params_per_gpu`),
+    under :data:`FP8_WEIGHT_CACHE_FRAMEWORKS`. The embeddings, norms and LM head stay bf16 and get no copy: under
+    expert parallelism a GPU holds the whole embedding and LM head beside its experts, so a whole-model ratio of linear
+    to all parameters applied to its parameters counted copies of them (review71 item 9: Qwen3-30B-A3B EP8 9.42 GiB
+    printed where its 4,542,431,232 linear parameters a GPU need 8.46 GiB).
     """
     if setup.compute_precision != "fp8" or setup.framework is None:
         return 0.0
     if framework_profile(setup.framework).name not in FP8_WEIGHT_CACHE_FRAMEWORKS:
         return 0.0
-    linear = sum(lin.weight_params for layer in arch.layers for lin in layer.linears)
-    return FP8_WEIGHT_CACHE_BYTES * linear / max(1, arch.params_total)
+    return float(FP8_WEIGHT_CACHE_BYTES * linear_params_per_gpu(arch, layout))
 
 
 def _weight_parts(parts: dict[str, float], total_bytes: int) -> tuple[tuple[str, int], ...]:

@@ -133,6 +133,22 @@ def paged_refusal(
     return None
 
 
+#: The workload fields :func:`fp8_training_refusal` names, and the estimate's options that set them (review71 item 11c:
+#: a workload's error named CLI flags; the estimate's names its options, :func:`as_estimate_options`).
+ESTIMATE_OPTIONS = {
+    "training.method": "--train",
+    "training.framework": "--framework",
+    "training.compute_precision": "--compute-precision",
+}
+
+
+def as_estimate_options(why: str) -> str:
+    """A refusal's workload field names as the estimate's options (``training.method full`` -> ``--train full``)."""
+    for field, option in ESTIMATE_OPTIONS.items():
+        why = why.replace(field, option)
+    return why
+
+
 def fp8_training_refusal(method: str, profile: FrameworkProfile | None) -> str | None:
     """Why a job cannot train its GEMMs in FP8 (``compute_precision: fp8``); None where it can.
 
@@ -146,15 +162,15 @@ def fp8_training_refusal(method: str, profile: FrameworkProfile | None) -> str |
         return (
             f"FP8 training (compute_precision fp8) applies to full training and pre-training here (Megatron-LM / NeMo "
             f"through Transformer Engine, torchtitan / torchao float8), not to {method}: its base is frozen, and a base "
-            "held in FP8 is the job's precision (LoRA over an FP8 base), not an FP8 step; give method full (--train "
-            "full), or compute_precision bf16"
+            "held in FP8 is the job's precision (LoRA over an FP8 base), not an FP8 step; give training.method full, "
+            "or training.compute_precision bf16"
         )
     if profile is None or not profile.fp8_training:
         named = f"{profile.name} trains its GEMMs in bf16" if profile else "no framework is named"
         return (
-            f"FP8 training (compute_precision fp8) needs a framework that trains in FP8, and {named}: give framework "
-            "megatron (Megatron-LM / NeMo / Megatron-Bridge, Transformer Engine's --fp8-format hybrid) or fsdp2 "
-            "(torchtitan / torchao float8 over FSDP2) (--framework), or compute_precision bf16"
+            f"FP8 training (compute_precision fp8) needs a framework that trains in FP8, and {named}: give "
+            "training.framework megatron (Megatron-LM / NeMo / Megatron-Bridge, Transformer Engine's --fp8-format hybrid) "
+            "or fsdp2 (torchtitan / torchao float8 over FSDP2), or training.compute_precision bf16"
         )
     return None
 

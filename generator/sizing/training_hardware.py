@@ -79,9 +79,36 @@ BNB_SUPPORT = {
     "intel": ("0.48", "https://huggingface.co/docs/bitsandbytes/v0.48.1/installation"),
 }
 
+#: Where each framework's FP8 training path runs, for the architectures whose FP8 rate it does not use (review71 item 6).
+#: Intel Gaudi trains in FP8 through Intel's own Transformer Engine (``habana_frameworks.torch.hpex.experimental.
+#: transformer_engine``, https://docs.habana.ai/en/latest/PyTorch/PyTorch_FP8_Training/index.html) under Optimum Habana
+#: / Megatron-DeepSpeed, which is neither framework here: Megatron-LM's FP8 is NVIDIA's Transformer Engine ("a library
+#: for accelerating Transformer models on NVIDIA GPUs", https://github.com/NVIDIA/TransformerEngine, with AMD's ROCm
+#: port) and torchao's float8 ``torch._scaled_mm`` "supports both NVIDIA and AMD hardware"
+#: (https://github.com/pytorch/ao/blob/main/torchao/float8/README.md).
+FP8_NOT_RUN_ON: dict[str, NotRunOn] = {
+    "megatron": NotRunOn(
+        frozenset({"gaudi3"}),
+        "Megatron-LM trains FP8 through NVIDIA's Transformer Engine, built for NVIDIA GPUs (and AMD's ROCm port)",
+        "https://github.com/NVIDIA/TransformerEngine",
+    ),
+    "fsdp2": NotRunOn(
+        frozenset({"gaudi3"}),
+        "torchao's float8 training (torch._scaled_mm) supports NVIDIA and AMD GPUs",
+        "https://github.com/pytorch/ao/blob/main/torchao/float8/README.md",
+    ),
+}
+#: FP8 matrix compute by vendor, for the refusal's hint (the catalog's architecture names).
+FP8_ARCHITECTURES = {
+    "nvidia": "compute capability 8.9 or higher: Ada, Hopper, Blackwell",
+    "amd": "CDNA 3 or later: MI300X, MI325X, MI355X",
+}
+
 #: The words of an FP8 training job's refusal on a GPU without FP8 (the planner's unblock advice matches them).
 FP8_NEEDS_TENSOR_CORES = "FP8 training (compute_precision fp8) needs FP8 tensor cores"
 FP8_UNBLOCK = "choose a GPU with FP8, or compute_precision bf16"
+#: The words of its refusal on an accelerator the framework's FP8 path does not run on (:data:`FP8_NOT_RUN_ON`).
+FP8_NOT_RUN_HERE = "FP8 training (compute_precision fp8) under"
 
 
 def precision_problem(
@@ -103,9 +130,19 @@ def precision_problem(
     https://github.com/NVIDIA/TransformerEngine).
     """
     if compute_precision == "fp8" and not fp8_dense_tflops:
+        amd = architecture.startswith(("cdna", "rdna"))
+        where = FP8_ARCHITECTURES["amd" if amd else "nvidia"]
         return (
-            f"{FP8_NEEDS_TENSOR_CORES}, and {gpu_id} ({architecture.capitalize()}) has no dense FP8 rate in the catalog "
-            f"(FP8 matrix compute is compute capability 8.9 or higher: Ada, Hopper, Blackwell): {FP8_UNBLOCK}"
+            f"{FP8_NEEDS_TENSOR_CORES}, and {gpu_id} ({architecture}) has no dense FP8 rate in the catalog "
+            f"(FP8 matrix compute is {where}): {FP8_UNBLOCK}"
+        )
+    fp8_reach = FP8_NOT_RUN_ON.get(framework or "") if compute_precision == "fp8" else None
+    if fp8_reach is not None and architecture in fp8_reach.architectures:
+        return (
+            f"{FP8_NOT_RUN_HERE} {framework} does not run on {gpu_id}: {fp8_reach.runs_on} "
+            f"({fp8_reach.source}), not {fp8_reach.not_on}, whose FP8 training is Intel's own Transformer Engine "
+            "(Optimum Habana, https://docs.habana.ai/en/latest/PyTorch/PyTorch_FP8_Training/index.html); choose another "
+            "GPU, or compute_precision bf16"
         )
     reach = NOT_RUN_ON.get(framework or "")
     if reach is not None and architecture in reach.architectures:

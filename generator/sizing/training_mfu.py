@@ -41,7 +41,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.pipeline_schedule import virtual_stages_for
 
@@ -129,6 +131,9 @@ def training_utilisation(
     masked_square_layers: int = 0,
     attention_width: float | None = None,
     gemm_rate_ratio: float = 1.0,
+    fp8_gemm_share: float = 1.0,
+    cast_bytes_per_token: float = 0.0,
+    flops_per_byte: float = 0.0,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
@@ -151,14 +156,26 @@ def training_utilisation(
     at (:func:`linear_gemm_rate_ratio`: the GPU's dense FP8 rate over its dense bf16 rate under FP8 training, 1 in
     bf16): it divides the GEMMs' share of the GEMM-size term and nothing else, so the memory-bound operators
     (``training_gemm_half_hidden``), attention and communication keep their bf16 time, and ``training_mfu`` is the same
-    large-GEMM efficiency at either rate (no constant of its own).
+    large-GEMM efficiency at either rate (no constant of its own). ``fp8_gemm_share``: the share of the weight-GEMM
+    FLOPs that runs at that ratio (:func:`fp8_gemm_share`: the decoder blocks' linears; the LM head stays bf16 under
+    both frameworks), the rest at bf16's. ``cast_bytes_per_token``: the bytes an FP8 framework's own scaling and
+    casting passes move per token where they are not fused into neighbouring kernels (:func:`fp8_cast_bytes_per_token`;
+    0 where they are), timed at the GPU's HBM rate: ``flops_per_byte`` is its sustained FLOPs per byte of HBM, so the
+    passes cost ``cast_bytes_per_token x flops_per_byte`` FLOPs of the step's time at its rate.
     """
-    # the GEMM-size term: time per GEMM FLOP at the bf16 peak, the GEMMs' own (1 / ratio) and the memory-bound
-    # operators' beside them; ``gemm`` > 1 where the GEMMs run faster than bf16's peak (FP8 training)
-    gemm = hidden_size / (hidden_size / gemm_rate_ratio + consts.training_gemm_half_hidden * operator_bytes_scale)
+    # the GEMM-size term: time per GEMM FLOP at the bf16 peak, the GEMMs' own (1 / ratio for the FP8 share) and the
+    # memory-bound operators' beside them; ``gemm`` > 1 where the GEMMs run faster than bf16's peak (FP8 training)
+    own = fp8_gemm_share / gemm_rate_ratio + (1.0 - fp8_gemm_share)
+    gemm = hidden_size / (hidden_size * own + consts.training_gemm_half_hidden * operator_bytes_scale)
+    gemm_flops = gemm_flops_per_param * max(1, flop_params)
+    if cast_bytes_per_token > 0 and flops_per_byte > 0:
+        # the FP8 casts' memory-bound passes: their bytes at the HBM rate, as FLOPs of time at the step's rate, beside
+        # the GEMMs' (folded into ``gemm`` so the TP term sees the same per-FLOP rate)
+        cast_time = cast_bytes_per_token * flops_per_byte
+        gemm = gemm_flops / (gemm_flops / gemm + consts.training_mfu * cast_time)
     # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
     # own fraction of it
-    gemm_time = gemm_flops_per_param * max(1, flop_params) / (consts.training_mfu * gemm)
+    gemm_time = gemm_flops / (consts.training_mfu * gemm)
     if attention_mfu is None:
         attention_mfu = consts.training_attention_mfu * attention_scale
     attention_layers = num_layers + masked_square_layers
@@ -187,6 +204,105 @@ def linear_gemm_rate_ratio(compute_precision: str, fp8_dense_tflops: float | Non
     if compute_precision != "fp8" or not fp8_dense_tflops or not bf16_dense_tflops:
         return 1.0
     return fp8_dense_tflops / bf16_dense_tflops
+
+
+#: What an MFU figure is over: the GPUs' dense (bf16) peak.
+MFU_BASIS = "the GPUs' dense peak"
+#: The same for an FP8 job (review71 item 13): still the bf16 peak (benchmarks/CALIBRATION.md's FP8 rows count it so),
+#: which the FP8 GEMMs run past, so the figure reads high against the FP8 peak users expect and can pass 100%.
+MFU_BASIS_FP8 = "the GPUs' dense bf16 peak, not their FP8 peak: an FP8 step's MFU can pass 100%"
+#: The short form, after a figure: "92% MFU (of the bf16 dense peak, FP8 training)".
+FP8_MFU_NOTE = " (of the dense bf16 peak: FP8 training's GEMMs run past it)"
+
+#: Bytes per element of a bf16 tensor an FP8 cast reads and of the float8 (e4m3 / e5m2) tensor it writes.
+BF16_BYTES = 2
+FP8_BYTES = 1
+
+
+def fp8_gemm_share(flops_per_token: float, logits_params: int, method: str = "full") -> float:
+    """The share of a training step's weight-GEMM FLOPs that FP8 training runs at the FP8 rate: the decoder blocks'.
+
+    The LM head's GEMMs (``6 x vocab x hidden`` a token, not recomputed under checkpointing) stay bf16 under both
+    frameworks that train FP8 here: torchtitan's float8 converter skips the ``output`` projection (its
+    ``filter_fqns`` default ``["output"]``, https://github.com/pytorch/torchtitan/blob/main/docs/float8.md), and
+    Megatron-Core's ``output_layer`` is a plain ``tensor_parallel.ColumnParallelLinear`` outside Transformer Engine's
+    ``fp8_autocast`` over the transformer block (https://github.com/NVIDIA/Megatron-LM,
+    ``megatron/core/models/gpt/gpt_model.py``). The input embedding is a lookup, no GEMM. The decoder blocks' norms
+    (a few thousand parameters a layer) are counted with their linears.
+    """
+    if flops_per_token <= 0:
+        return 1.0
+    head = (6.0 if method == "full" else 4.0) * logits_params
+    return max(0.0, 1.0 - head / flops_per_token)
+
+
+def fp8_cast_bytes_per_token(arch: Architecture, tokens_per_micro_batch: int) -> float:
+    """Bytes per token that torchao's dynamic tensorwise float8 scaling moves outside the GEMMs, over every FP8 linear.
+
+    torchao's own roofline of a ``Float8Linear`` (``get_tensor_memory_traffic_ovhd_s`` in
+    https://github.com/pytorch/ao/blob/main/torchao/testing/training/roofline_utils.py, tensorwise, no fusion with the
+    previous op), per linear of ``K`` inputs and ``N`` outputs:
+
+    - the input (``M x K``): an amax pass reading it in bf16 (2 B an element), then a cast reading it again and writing
+      it twice in float8, row- and column-major for the forward and weight-gradient GEMMs (2 + 2 x 1 B): 6 B an input
+      element a token;
+    - the gradient of the output (``M x N``): the same, 6 B an output element a token;
+    - the weight (``K x N``) once a micro-batch: an amax pass (2 B), a forward cast (2 + 1 B) and a backward cast in
+      the transposed layout (2 + 1 B): 8 B a weight element over the micro-batch's tokens.
+
+    The decoder blocks' linears only (the LM head stays bf16, :func:`fp8_gemm_share`); a routed expert's input and
+    output gradient for the tokens routed to it (``experts_per_token`` of its copies a token), its weights every
+    micro-batch. The same for the whole model as per GPU: tensor parallelism splits the bytes as it splits the FLOPs.
+    """
+    tokens = max(1, tokens_per_micro_batch)
+    per_token = 0.0
+    for layer in arch.layers:
+        for lin in layer.linears:
+            routed = lin.group == EXPERT and lin.copies > 1
+            used = min(lin.copies, layer.experts_per_token) if routed and layer.experts_per_token else lin.copies
+            activations = (BF16_BYTES + BF16_BYTES + 2 * FP8_BYTES) * (lin.in_features + lin.out_features)
+            per_token += used * activations
+            weight = (BF16_BYTES + 2 * (BF16_BYTES + FP8_BYTES)) * lin.in_features * lin.out_features * lin.copies
+            per_token += weight / tokens
+    return per_token
+
+
+def fp8_casts_text(framework: str | None) -> str:
+    """What an FP8 job's reason says of its framework's casts: torchao's timed as memory traffic; '' where fused."""
+    if framework is None or framework_profile(framework).fp8_casts_fused:
+        return ""
+    return (
+        ", and torchao's amax and cast passes over each linear's input, weight and output gradient as memory traffic "
+        "at the GPU's HBM rate (Transformer Engine under megatron fuses them; torchao's own README measures 1.25x on "
+        "H100 and 1.15x on MI300X for Llama 3 8B, which this still over-predicts)"
+    )
+
+
+def fp8_step_shape(
+    arch: Architecture,
+    compute_precision: str,
+    casts_fused: bool,
+    fp8_dense_tflops: float | None,
+    bf16_dense_tflops: float | None,
+    flops_per_token: float,
+    tokens_per_micro_batch: int,
+    flops_per_byte: float,
+    method: str = "full",
+) -> dict[str, float]:
+    """What :func:`training_utilisation` takes for a step's precision.
+
+    Its GEMM rate ratio, the share of the GEMM FLOPs at it, and (where the framework's FP8 casts are not fused,
+    ``casts_fused`` False) their bytes a token and the GPU's FLOPs per byte. A bf16 step: ratio 1 and nothing else
+    (the bf16 figure unchanged).
+    """
+    ratio = linear_gemm_rate_ratio(compute_precision, fp8_dense_tflops, bf16_dense_tflops)
+    if ratio == 1.0:
+        return {"gemm_rate_ratio": 1.0}
+    shape = {"gemm_rate_ratio": ratio, "fp8_gemm_share": fp8_gemm_share(flops_per_token, arch.logits_params, method)}
+    if not casts_fused:
+        shape["cast_bytes_per_token"] = fp8_cast_bytes_per_token(arch, tokens_per_micro_batch)
+        shape["flops_per_byte"] = flops_per_byte
+    return shape
 
 
 def attention_flops_per_token(num_layers: int, width: float, sequence_length: int, recompute: bool) -> float:

@@ -202,6 +202,19 @@ def _shard(linear: Linear, arch: Architecture, par: Parallelism) -> Fraction:
     return Fraction(1, par.tp)
 
 
+def linear_params_per_gpu(arch: Architecture, par: Parallelism) -> int:
+    """The decoder linear layers' weight parameters on the fullest pipeline stage's GPU.
+
+    Each matrix's share as :func:`_shard` gives it (TP; routed experts over ``max(tp, ep)``); the embeddings, norms
+    and LM head not counted.
+    """
+    stages = stage_layers(arch.num_layers, par.pp, par.stages)
+    return max(
+        math.ceil(sum(lin.weight_params * _shard(lin, arch, par) for i in layers for lin in arch.layers[i].linears))
+        for layers in stages
+    )
+
+
 def _padding(fmt: WeightFormat, linear: Linear, par: Parallelism) -> Fraction:
     """How much larger a GPU holds its share of a routed-expert matrix than stored; 1 elsewhere.
 
