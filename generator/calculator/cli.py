@@ -724,7 +724,16 @@ def format_text(result: dict[str, Any]) -> str:
         if "dequantized_in_gemm" in thr:  # review 27 item 3
             lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
     off = result.get("offload")
-    if off:
+    if off and not off["fits"]:  # no placement: the table above is the model held whole on the GPUs (review70 item 1)
+        lines += [
+            "",
+            f"  placement    none: the model cannot run on this machine: {off['blocked_by']} (the table above holds it "
+            f"whole on the GPUs at {off['precision']}, {off['context_tokens']:,} tokens)",
+            f"  {off['unblock']}",
+            f"  machine      {result['machine']['bandwidths']}",
+        ]
+        lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
+    elif off:
         b = off["bytes"]
         lines += [
             "",
@@ -1029,6 +1038,14 @@ def run_estimate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> d
     return estimate(build_request(parser, args))
 
 
+def _write(result: dict[str, Any], as_json: bool) -> None:
+    """The estimate on stdout: JSON, or the text table."""
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen estimate``; returns the exit code."""
     parser = build_parser()
@@ -1040,10 +1057,10 @@ def main(argv: list[str] | None = None) -> int:
             raise arithmetic_error(exc) from exc
     except SpecgenError as exc:
         print(f"specgen estimate: error: {one_line(str(exc))}", file=sys.stderr)
+        # a model that cannot run on the machine given: its breakdown is printed all the same (review70 item 1)
+        if isinstance(document := getattr(exc, "document", None), dict):
+            _write(document, args.json)
         return exc.exit_code
-    if args.json:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    else:
-        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
+    _write(result, args.json)
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0

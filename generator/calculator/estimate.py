@@ -819,8 +819,15 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         result["parallelism"]["vllm_flags"] = (
             f"--tensor-parallel-size {par.tp} --data-parallel-size {par.attention_dp}{pipeline} --enable-expert-parallel"
         )
+    refused: MachineRefusedError | None = None
     if req.fixed is not None:
-        result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
+        try:
+            result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
+        except MachineRefusedError as exc:
+            # no placement: the per-GPU table is the model held whole on the machine's GPUs, nothing offloaded
+            refused = exc
+            result.update(exc.document)
+            result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "placed": False}
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
         setup, mem = _training(req, model, par, consts, gpu)
@@ -1034,7 +1041,22 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
+    if refused is not None:
+        refused.document = result
+        raise refused
     return result
+
+
+class MachineRefusedError(InfeasibleError):
+    """The model cannot run on the machine given (exit 3), with the estimate's document of it (``offload.fits`` false).
+
+    ``document``: what ``--json`` prints and the text is made of (review70 item 1: nothing was printed on exit 3).
+    """
+
+    def __init__(self, message: str, document: dict[str, Any]) -> None:
+        """The message said on stderr, and the document."""
+        super().__init__(message)
+        self.document = document
 
 
 def _cast_note(gpu: GpuSpec, model_type: str, checkpoint: str, served: str, engine: str) -> str:
@@ -1305,6 +1327,14 @@ def _fixed_machine(
     def on_disk(placed: OffloadPlan) -> int:
         return placed.placement.disk_bytes
 
+    machine_doc = {
+        "gpu": spec.gpu,
+        "gpus": spec.gpu_count,
+        "ram_gib": spec.ram_gib,
+        "reserved_ram_gib": spec.reserved_ram_gib,
+        "bandwidths": basis,
+    }
+    machine_found = [{"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)]
     try:
         plan, machine, spans = place_over_nodes(place, machine, wider_machine(machine, spec), on_disk)
         slots = None
@@ -1323,8 +1353,24 @@ def _fixed_machine(
                     lambda on: place(on, tokens), machine, wider_machine(machine, spec), on_disk
                 )
     except InfeasibleError as exc:
-        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
-    summary = offload_summary(plan, machine)
+        # a host short of RAM for what it keeps beside the GPUs says its own levers (review70 item 2)
+        lever = getattr(exc, "unblock", None)
+        unblock = offload_unblock(arch, formats) if lever is None else f"to unblock: {lever}"
+        # review70 item 1: the breakdown is printed on exit 3 as --help says, the --gpu-only verdict's way (fits false)
+        refused = {
+            "offload": {
+                "fits": False,
+                "blocked_by": str(exc),
+                "unblock": unblock,
+                "engine": spec.offload_engine,
+                "precision": formats[0].name,
+                "context_tokens": context,
+            },
+            "machine": machine_doc,
+            "findings": machine_found,
+        }
+        raise MachineRefusedError(f"the model cannot run on this machine: {exc}; {unblock}", refused) from None
+    summary = {"fits": True, **offload_summary(plan, machine)}
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
     fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])
@@ -1334,7 +1380,7 @@ def _fixed_machine(
         "weights_from": _weights_from(arch, plan.weight_format),
         "weights": {"bytes": size_weights(arch, plan.weight_format).total_bytes, "bytes_per_gpu": fullest["weights"]},
         "offload": summary,
-        "memory": {"per_gpu": fullest},
+        "memory": {"per_gpu": fullest, "placed": True},
         "throughput": {
             "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
             "ttft_s": round(plan.cost.ttft_s, 3),
@@ -1346,13 +1392,7 @@ def _fixed_machine(
             "mode": plan.cost.mode,
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
-        "machine": {
-            "gpu": spec.gpu,
-            "gpus": spec.gpu_count,
-            "ram_gib": spec.ram_gib,
-            "reserved_ram_gib": spec.reserved_ram_gib,
-            "bandwidths": basis,
-        },
+        "machine": machine_doc,
         "runtime_settings": runtime_settings(
             arch,
             plan,
@@ -1367,7 +1407,7 @@ def _fixed_machine(
         ),
         "checklist": checklist(plan, machine, wider_machine(machine, spec)),
         "findings": [
-            *({"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)),
+            *machine_found,
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
             *(
                 {"level": lvl, "code": code, "message": msg}

@@ -459,14 +459,7 @@ def place(
     staging = max(movable.values(), default=0)
     ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
     if ram_budget < base_cpu:
-        gib = 2**30
-        ram, reserve = machine.ram_bytes / gib, machine.reserved_ram_bytes / gib
-        kv_part = f", {kv_cpu / gib:.1f} GiB of KV cache for the layers off the GPU at {context:,} tokens" if kv_cpu else ""
-        raise InfeasibleError(
-            f"{ram:.0f} GiB of system RAM leave no room for the offloaded weights after {reserve:.1f} GiB reserved for "
-            f"other services, {consts.runtime_host_bytes / gib:.1f} GiB for the runtime, {staging / gib:.1f} GiB staging "
-            f"a layer{kv_part}"
-        )
+        raise _host_ram_short(machine, consts, sizes.embedding_bytes, head if head_cpu else 0, staging, kv_cpu, context, engine)
     disk = spill_to_nvme(movable, base_cpu, ram_budget)
     steps += _offload_steps(experts_off, layer_cpu, disk)
     disk_bytes = sum(movable[i] for i in disk)
@@ -512,6 +505,46 @@ def place(
         embedding_bytes=sizes.embedding_bytes,
         file_bytes=sizes.total_bytes,
     )
+
+
+class HostRamShortError(InfeasibleError):
+    """The machine's RAM does not hold what the host keeps beside the GPUs; ``unblock``: the levers that can help."""
+
+    def __init__(self, message: str, unblock: str | None) -> None:
+        """The reason, and the levers where they are fewer than an offload's (None: an offload's)."""
+        super().__init__(message)
+        self.unblock = unblock
+
+
+def _host_ram_short(
+    machine: Machine, consts: Constants, embedding: int, head: int, staging: int, kv_cpu: int, context: int, engine: str
+) -> HostRamShortError:
+    """Why the RAM does not hold what the host keeps beside the GPUs, each part named (review70 item 2).
+
+    The offloaded layers themselves may spill to NVMe; the reserve, the runtime, the input embedding (and the output
+    layer once a layer is on the CPU), a layer's staging buffer and the CPU layers' KV cache may not. Where nothing is
+    offloaded only more RAM or a smaller reserve helps: the message said "no room for the offloaded weights", the RAM
+    rounded to a whole GiB (8.5 as 8), and offered a lower precision, a shorter context, NVMe and a larger GPU.
+    """
+    parts = [
+        (machine.reserved_ram_bytes, "reserved for other services"),
+        (consts.runtime_host_bytes, "for the runtime"),
+        (embedding, f"of input embedding ({engine} keeps it in RAM)"),
+        (head, "of output layer (on the CPU with the first layer)"),
+        (staging, "staging an offloaded layer"),
+        (kv_cpu, f"of KV cache for the layers off the GPU at {context:,} tokens"),
+    ]
+    need = sum(size for size, _ in parts)
+    said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
+    offloaded = bool(head or staging or kv_cpu)
+    message = (
+        f"{round(machine.ram_bytes / 2**30, 2):g} GiB of system RAM is less than the {need / 2**30:.2f} GiB the host needs "
+        f"beside the GPUs ({said})"
+    )
+    if not offloaded:
+        levers = "more system RAM, or a smaller reserve for other services"
+        return HostRamShortError(f"{message}; the weights fit the GPUs", levers)
+    return HostRamShortError(message, None)
 
 
 @memoized
