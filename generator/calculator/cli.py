@@ -556,9 +556,17 @@ def format_text(result: dict[str, Any]) -> str:
                 f"{window / 1e6:,.0f} MB a sequence in the sliding-window layers ({kv['bytes_per_token']:,} B/token if "
                 "every layer kept every token)"
             )
+        # review70 item 3: a batch at the average that holds less than one whole-context sequence is sized at that one
+        floor = kv["sized_at"] == "one_whole_context"
+        sized = (
+            f"one whole {kv['context_tokens']:,}-token sequence, more than {kv['sequences']} x "
+            f"{kv['tokens_per_sequence']:,} tokens (--input-tokens + --output-tokens, as a plan sizes its batch): the "
+            "pool holds one whole-context request at least, as batch 1 and vLLM's start-up check ask"
+            if floor
+            else f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+        )
         lines.append(
-            f"  KV cache     {per_token}; {_gib(kv['bytes'])} for "
-            f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+            f"  KV cache     {per_token}; {_gib(kv['bytes'])} for {sized}"
             + (
                 f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
                 f"{kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])})"

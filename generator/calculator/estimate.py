@@ -761,8 +761,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     # 101 x 16,384 tokens and said not to fit); one whole-context sequence must fit beside it, as the plan asks too
     whole_kv = inference.kv
     average = sum(_sequence_tokens(req)) if _average_batch(req) else None
+    sized_at = "context" if average is None else "average"
     if average is not None:
         kv = size_kv_cache(arch, kv_bits, average, req.batch, par)
+        # review70 item 3: never less than one whole-context sequence, batch 1's figure (a batch of 2 x 1,200 tokens
+        # showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up check asks
+        if (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
+            kv, sized_at = one, "one_whole_context"
         inference = inference._replace(kv=kv, per_gpu=inference.per_gpu._replace(kv_cache=kv.per_gpu_bytes))
     result: dict[str, Any] = {
         "model": {
@@ -806,8 +811,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             # each sequence's tokens the bytes are sized at: the context, or the average prompt and output of a batch
             "tokens_per_sequence": average or context,
             # what the batch is sized at: "average" (as a plan sizes its batch) or "context" (review29 item 10: the
-            # two may be the same number of tokens)
-            "sized_at": "context" if average is None else "average",
+            # two may be the same number of tokens), or "one_whole_context" where the batch at the average holds less
+            # than one sequence of the whole context (the bytes are that sequence's)
+            "sized_at": sized_at,
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
         },
