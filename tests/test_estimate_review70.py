@@ -27,3 +27,36 @@ def test_more_sequences_never_show_less_memory(gpu: str) -> None:
     code, text = run_estimate(*LLAMA_8B, "--gpu", gpu, "--batch", "2")
     assert code == 0
     assert "0.50 GiB for one whole 4,096-token sequence, more than 2 x 1,200 tokens (--input-tokens + --output-tokens" in text
+
+
+MIXTRAL_4090 = (
+    "mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "rtx-4090", "--ram-gib", "96", "--input-tokens", "3000",
+    "--output-tokens", "300",
+)  # fmt: skip
+
+
+def test_a_longer_context_never_answers_a_request_sooner() -> None:
+    """Item 4: at --context 8192 the plan kept -ub 512 (TTFT 28.92 s, 3.54 tokens/s) because -ub 4096 moves layer 6's
+    experts to RAM; at 16384 it took -ub 4096 (5.82 s, 3.42): a longer context answered 5x sooner. The -ub is now chosen
+    by the request's time (TTFT + 300 tokens at the decode rate), which never falls as the context grows."""
+    times, ttfts = [], []
+    for context in (4096, 8192, 16384, 32768):
+        thr = estimate_json(*MIXTRAL_4090, "--context", str(context))["throughput"]
+        times.append(thr["ttft_s"] + 300 / thr["decode_tokens_per_s"])
+        ttfts.append(thr["ttft_s"])
+        assert thr["ubatch_tokens"] == 4096
+    assert times == sorted(times) and ttfts == sorted(ttfts)
+    assert round(times[1], 1) == 93.5  # against 28.92 + 300 / 3.541 = 113.6 s at -ub 512
+
+
+def test_the_trade_of_a_larger_ubatch_is_said() -> None:
+    data = estimate_json(*MIXTRAL_4090, "--context", "8192")
+    said = next(d for d in data["offload"]["decisions"] if d.startswith("prompt passes of 4,096 tokens"))
+    assert said.endswith(
+        "their larger compute buffer moves weights of 1 more layer(s) off the GPUs (6): decode 3.42 tokens/s instead of "
+        "3.54 at -ub 512, for a TTFT of 5.82 s instead of 28.92 for 3,000 prompt tokens: a request of 3,000 + 300 tokens "
+        "in 93.5 s instead of 113.7"
+    )
+    # with no layer moved, as before: the shorter TTFT at the same decode
+    quiet = estimate_json(*MIXTRAL_4090, "--context", "16384")["offload"]["decisions"]
+    assert any(d.endswith("the GPUs' free memory holds the larger compute buffer") for d in quiet)
