@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from generator.calculator import detect
 from generator.calculator.detect import (
     GpuReading,
     Sources,
@@ -469,3 +470,44 @@ def test_a_four_socket_machines_channels_are_written_as_read() -> None:
     )
     assert facts["memory_channels"].value == 32
     assert "memory_channels: 32" in fixed_block(facts)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param("0, NVIDIA H100 80GB HBM3, 81559 MiB, 5, 16", id="unit"),
+        pytest.param("0, NVIDIA H100 80GB HBM3, 81559.5, 5, 16", id="float"),
+        pytest.param("0, NVIDIA H100, 80GB HBM3, 81559, 5, 16", id="comma-in-name"),
+    ],
+)
+def test_rows_nvidia_smi_printed_but_specgen_cannot_read_are_said(
+    tmp_path: Path, row: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review70 item 5: such a row was skipped unsaid and the machine said to have no GPU, "nvidia-smi missing"."""
+    facts = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": f"{row}\n"})))
+    assert "gpu" not in facts
+    said = f"nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'"
+    block = fixed_block(facts)
+    assert f"# gpu not written: {said}; add gpu: and gpu_count: before using it" in block
+    assert "nvidia-smi missing" not in block
+    # read beside a row it can read: the one left out is said
+    both = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": f"0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n{row}\n"})))
+    assert both["gpu"].value == "h100-sxm5-80gb" and "# GPUs left out: nvidia-smi printed 1 line(s)" in fixed_block(both)
+    # a header line is no unread row
+    header = "index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max\n0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n"
+    assert "gpu_unread" not in detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": header})))
+
+
+def test_estimate_detect_says_which_row_it_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.calculator.cli import main as estimate_main
+
+    row = "0, NVIDIA H100 80GB HBM3, 81559 MiB, 5, 16"
+    monkeypatch.setattr(detect, "this_machine", lambda: Sources(str(tmp_path), recorded({"nvidia-smi": row})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    with pytest.raises(SystemExit) as exit_info:
+        estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--detect found no GPU: nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'" in err

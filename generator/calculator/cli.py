@@ -979,6 +979,8 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             setattr(args, dest, facts[field].value)
     if args.ram_gib is None:
         parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
+        parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:
         parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
 

@@ -138,6 +138,26 @@ def parse_nvidia_smi(text: str) -> list[GpuReading]:
     return gpus
 
 
+#: The columns specgen asks nvidia-smi for, as a reader of an unread line is told them.
+SMI_COLUMNS = "'index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max' (whole numbers, no units)"
+
+
+def unread_nvidia_smi_lines(text: str) -> list[str]:
+    """The lines of nvidia-smi's output that :func:`parse_nvidia_smi` does not read as a GPU row (a header is none).
+
+    review70 item 5: a row of ``81559 MiB`` or ``81559.5`` (another nvidia-smi, a wrapper) was skipped unsaid, and the
+    machine said to have no GPU ("nvidia-smi missing or no GPU").
+    """
+    unread = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if not line.strip() or cells[0].lower() == "index":
+            continue
+        if len(cells) < 5 or ascii_count(cells[2]) is None:
+            unread.append("".join(ch for ch in line if ch.isprintable())[:200])
+    return unread
+
+
 def _tokens(name: str) -> set[str]:
     name = re.sub(r"\(.*?\)", " ", name.lower()).replace("-", " ")
     return {t for t in name.split() if t not in _GPU_NOISE and not re.fullmatch(r"\d+gb|hbm\w*", t)}
@@ -557,6 +577,11 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     facts: dict[str, Fact] = {}
     smi = src.run(NVIDIA_SMI)
     gpus = parse_nvidia_smi(smi) if smi else []
+    if smi and (unread := unread_nvidia_smi_lines(smi)):
+        facts["gpu_unread"] = Fact(
+            len(unread),
+            f"nvidia-smi printed {len(unread)} line(s) specgen could not read as {SMI_COLUMNS}: '{unread[0]}'",
+        )
     if gpus:
         facts.update(gpu_facts(gpus))
         # the links of the GPUs described, not of those a mixed machine's block leaves out (fuzz31 item 7)
@@ -629,8 +654,12 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     lines = [DETECT_HEADER]
     if "gpu_unknown" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
+    elif "gpu" not in facts and "gpu_unread" in facts:
+        lines.append(f"# gpu not written: {facts['gpu_unread'].how}; add gpu: and gpu_count: before using it")
     elif "gpu" not in facts:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
+    if "gpu" in facts and "gpu_unread" in facts:  # some rows read, others not: those left out are said
+        lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
     for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
