@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER
-from generator.calculator.smi_csv import memory_used_bytes
+from generator.calculator.smi_csv import memory_used_bytes, unreported_rows
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
 from generator.input_files import ascii_count, short
 from generator.named_tuple import NamedTuple
@@ -127,6 +127,12 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
         raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
     found += _nvidia_smi(text, label)
+    if not found and (unreported := unreported_rows(text, label)) is not None:
+        rows, cell = unreported
+        raise InputError(
+            f"{label}: an nvidia-smi CSV, but its memory.used is {cell} in all {rows} row(s) (nvidia-smi does not report "
+            "this GPU's memory, or was not allowed to read it): take the CSV where it reports memory.used"
+        )
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found

@@ -114,3 +114,23 @@ def memory_used_bytes(text: str, label: str) -> list[tuple[float, str, str]]:
             )
         out.append((used, line.strip(), where))
     return out
+
+
+def unreported_rows(text: str, label: str) -> tuple[int, str] | None:
+    """(rows, the cell as written) of an nvidia-smi CSV whose ``memory.used`` holds no figure in any row, else None.
+
+    A CSV that was read, for the reason it gave nothing ("[N/A]" in every row; review70 item 6: it was told "no ...
+    nvidia-smi ... figure found").
+    """
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) < 2 or "memory.used" not in lines[0][1]:
+        return None
+    header = _cells(lines[0][1], f"{label}:{lines[0][0]}")
+    column = next((i for i, h in enumerate(header) if "memory.used" in h), None)
+    if column is None:
+        return None
+    cells = [_cells(line, f"{label}:{n}") for n, line in lines[1:]]
+    rows = [row for row in cells if row != header]
+    if not rows or not all(len(row) > column and _NO_FIGURE.fullmatch(row[column]) for row in rows):
+        return None
+    return len(rows), rows[0][column]
