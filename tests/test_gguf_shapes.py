@@ -135,3 +135,36 @@ def test_a_header_whose_tensors_hold_a_fraction_of_its_parameters_is_refused(tmp
     write_sparse_gguf(writer, {"token_embd.weight": (512, 256), **{f"blk.{i}.attn_norm.weight": (256,) for i in range(8)}})
     with pytest.raises(InputError, match=r"its tensors hold 133,120 parameters, 0\.03x the 4,854,016 its llama\.\* keys give"):
         resolve_model(str(path))
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        pytest.param(
+            [2], "GGUF key llama.attention.head_count_kv holds 1 value(s) for the 2 layers its llama.block_count", id="short"
+        ),
+        pytest.param([2, 2, 2], "holds 3 value(s) for the 2 layers", id="long"),
+    ],
+)
+def test_a_per_layer_array_of_another_length_than_the_layers_is_refused(tmp_path: Path, values: list[int], message: str) -> None:
+    """review70 item 8: a 1-value array for 2 layers was read; an empty one was said to "differ per layer". llama.cpp's
+    get_key_or_arr refuses both ("key ... has wrong array length; expected 2, got 1")."""
+    from tests.test_gguf import write_crafted_gguf
+
+    path = tmp_path / "array.gguf"
+    write_crafted_gguf(path, {"attention.head_count_kv": values})
+    with pytest.raises(InputError, match=re.escape(message)):
+        resolve_model(str(path))
+
+
+def test_a_tensor_of_layer_minus_one_is_refused_as_one_past_the_layers(tmp_path: Path) -> None:
+    """review70 item 9: blk.-1.* was counted silently (as a top-level tensor) where blk.99.* was refused."""
+    from tests.test_gguf import write_gguf
+
+    path = tmp_path / "neg.gguf"
+    write_gguf(path, {}, 0)
+    data = path.read_bytes()
+    assert data.count(b"blk.7.ffn_norm.weight") == 1
+    path.write_bytes(data.replace(b"blk.7.ffn_norm.weight", b"blk.-.ffn_norm.weight"))  # same length: offsets hold
+    with pytest.raises(InputError, match=r"of layers past the 8 its llama\.block_count names \(or numbered as no layer"):
+        resolve_model(str(path))

@@ -123,6 +123,17 @@ def _counter(fields: dict[str, Any], arch: object, label: str, location: Locatio
     def count(suffix: str) -> int | None:
         value = fields.get(f"{arch}.{suffix}")
         if isinstance(value, list):
+            # one value a layer, as llama.cpp's get_key_or_arr reads it ("key ... has wrong array length; expected N,
+            # got M"; review70 item 8: a 1-value array for 2 layers was read, an empty one said to differ per layer)
+            layers = fields.get(f"{arch}.block_count")
+            if suffix != "block_count" and isinstance(layers, int) and not isinstance(layers, bool) and len(value) != layers:
+                raise InputError(
+                    f"{label}: GGUF key {arch}.{suffix} holds {len(value):,} value(s) for the {layers:,} layers its "
+                    f"{arch}.block_count names (llama.cpp refuses it: wrong array length)",
+                    location,
+                )
+            if not value:
+                raise InputError(f"{label}: GGUF key {arch}.{suffix} is an empty array", location)
             if len({repr(v) for v in value}) != 1:
                 raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
             value = value[0]
@@ -334,8 +345,8 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         # tensors")
         raise InputError(
             f"{path}: the tensor table holds {files.extra_layer_bytes:,} bytes of tensors of layers past the "
-            f"{arch.num_layers} its {arch_name}.block_count names: a damaged or mislabelled file (llama.cpp refuses it: wrong "
-            "number of tensors)",
+            f"{arch.num_layers} its {arch_name}.block_count names (or numbered as no layer: blk.-1): a damaged or "
+            "mislabelled file (llama.cpp refuses it: wrong number of tensors)",
             location,
         )
     types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in tensors})
