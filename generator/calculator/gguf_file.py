@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
-from generator.calculator.gguf_header import GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
+from generator.calculator.gguf_header import EndsEarlyError, GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.calculator.safetensors_header import MAX_FILE_SHARE, MIN_FILE_SHARE
 from generator.errors import ArchitectureError, InputError, Location
@@ -203,12 +203,15 @@ def _open(path: str, location: Location | None) -> tuple[GgufHeader, dict[str, A
     try:
         header = read_gguf_header(path, _block_sizes())
     except GgufFormatError as exc:
-        # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2)
+        # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2); only a short file is
+        # said to be a download cut short (review70 item 10: a duplicate key sent the user to download it again)
         size = os.path.getsize(path)
-        raise InputError(
-            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): {exc}",
-            location,
-        ) from None
+        why = (
+            "cut short by an incomplete download, or damaged"
+            if isinstance(exc, EndsEarlyError)
+            else "damaged, or not written by a GGUF writer specgen reads"
+        )
+        raise InputError(f"{path}: not a readable GGUF file ({size:,} bytes: {why}): {exc}", location) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read: {exc.strerror or exc}", location) from None
     return header, header.fields
