@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from generator.calculator.model_source import resolve_model
@@ -167,4 +168,14 @@ def test_a_tensor_of_layer_minus_one_is_refused_as_one_past_the_layers(tmp_path:
     assert data.count(b"blk.7.ffn_norm.weight") == 1
     path.write_bytes(data.replace(b"blk.7.ffn_norm.weight", b"blk.-.ffn_norm.weight"))  # same length: offsets hold
     with pytest.raises(InputError, match=r"of layers past the 8 its llama\.block_count names \(or numbered as no layer"):
+        resolve_model(str(path))
+
+
+def test_a_gguf_without_a_vocabulary_says_so_in_gguf_terms(tmp_path: Path) -> None:
+    """review70 item 11: "config lacks vocab_size (a decoder-only Hugging Face config.json is expected)" of a GGUF."""
+    from tests.test_gguf import write_crafted_gguf
+
+    path = tmp_path / "novocab.gguf"
+    write_crafted_gguf(path, {}, {"blk.0.attn_norm.weight": np.zeros((64,), np.float32)})
+    with pytest.raises(InputError, match=r"GGUF has no llama\.vocab_size key and no token_embd\.weight tensor"):
         resolve_model(str(path))

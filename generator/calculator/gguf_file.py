@@ -165,6 +165,12 @@ def gguf_config(
         if len(shape) != 2:
             raise InputError(f"{label}: GGUF tensor token_embd.weight has shape {short(shape)}, not [hidden, vocab]", location)
         config["vocab_size"] = shape[1]  # ggml order: [hidden, vocab]
+    if "vocab_size" not in config:  # review70 item 11: it was said as a config.json lacking vocab_size
+        raise InputError(
+            f"{label}: GGUF has no {arch}.vocab_size key and no token_embd.weight tensor: the vocabulary's size is "
+            "unknown (a damaged or mislabelled file)",
+            location,
+        )
     config["tie_word_embeddings"] = "output.weight" not in tensor_shapes
     if arch == "llama" and config.get("num_experts"):
         config["model_type"] = "mixtral"
