@@ -60,3 +60,11 @@ def test_the_trade_of_a_larger_ubatch_is_said() -> None:
     # with no layer moved, as before: the shorter TTFT at the same decode
     quiet = estimate_json(*MIXTRAL_4090, "--context", "16384")["offload"]["decisions"]
     assert any(d.endswith("the GPUs' free memory holds the larger compute buffer") for d in quiet)
+
+
+def test_the_text_rate_is_the_jsons() -> None:
+    """Item 13: "8 output tokens/s" was printed where the JSON kept 8.5."""
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4", "--tp", "2", "--input-tokens", "1", "--output-tokens", "1")
+    rate = estimate_json(*args)["throughput"]["decode_tokens_per_s"]
+    assert rate < 100 and rate != round(rate)
+    assert f"; {rate:,.1f} output tokens/s), decode-only step" in run_estimate(*args)[1]

@@ -406,6 +406,14 @@ def _gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
+def _rate(tokens_per_s: float) -> str:
+    """A serving rate as the JSON keeps it (one decimal) below 100 tokens/s, whole above.
+
+    review70 item 13: "8 output tokens/s" was printed of the JSON's 8.5, "2" of 2.1 (5% off).
+    """
+    return f"{tokens_per_s:,.1f}" if tokens_per_s < 100 else f"{tokens_per_s:,.0f}"
+
+
 #: Text labels of the parts of a training job's per-GPU weights (``memory.weight_parts`` in the JSON).
 _WEIGHT_PART_LABELS = {
     "model": "model",
@@ -713,7 +721,7 @@ def format_text(result: dict[str, Any]) -> str:
             else ""
         )
         lines.append(
-            f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
+            f"  throughput   {'' if starts else 'if it ran: '}{_rate(thr['max_output_tokens_per_s'])} output tokens/s at "
             "saturation "
             f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
@@ -721,7 +729,7 @@ def format_text(result: dict[str, Any]) -> str:
             f"TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"at steady state ({steady}prefill takes {thr['prefill_time_share']:.0%} of the replica's time, "
             f"{thr['prefill_share']:.0%} of the time between a sequence's tokens, its own prompt being its TTFT; "
-            f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
+            f"{_rate(thr['decode_tokens_per_s'])} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
         if "drain_s" in thr:
