@@ -68,3 +68,15 @@ def test_the_text_rate_is_the_jsons() -> None:
     rate = estimate_json(*args)["throughput"]["decode_tokens_per_s"]
     assert rate < 100 and rate != round(rate)
     assert f"; {rate:,.1f} output tokens/s), decode-only step" in run_estimate(*args)[1]
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0", "0.0009", "1.01"])
+def test_gpu_memory_utilization_out_of_range_names_the_flag(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """Item 17: 1e-300 was refused as "constant 'gpu_memory_utilization' must be in [0.001, 1]", the help saying (0, 1]."""
+    from generator.calculator.cli import EPILOG
+    from generator.calculator.cli import main as estimate_main
+
+    code = estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--gpu-memory-utilization", value])
+    err = capsys.readouterr().err
+    assert code == 1 and "--gpu-memory-utilization must be a number in [0.001, 1], got" in err and "constant" not in err
+    assert "--gpu-memory-utilization in [0.001, 1]" in EPILOG and "--ram-gib in (0, 65,536]" in EPILOG

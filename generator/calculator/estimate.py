@@ -21,7 +21,7 @@ from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import pooling_model_signs, without_vllm_reason
-from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
@@ -357,8 +357,9 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError(f"unknown serving engine '{req.engine}'; choose one of {', '.join(SERVING_ENGINES)}")
     if req.mem_fraction_static is not None:
         _check_number("--mem-fraction-static", req.mem_fraction_static, 0, 1, low_inclusive=False, high_inclusive=False)
-    if req.gpu_memory_utilization is not None:
-        _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
+    if req.gpu_memory_utilization is not None:  # the constant's own range, named as the flag (review70 item 17)
+        low, low_in, high, high_in = CONSTANT_BOUNDS["gpu_memory_utilization"]
+        _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, low, high, low_in, high_in)
     if req.fixed is not None:
         _check_fixed(req.fixed)
     # the command line refuses these first (exit 2); callers of estimate() get the same answer
