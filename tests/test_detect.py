@@ -511,3 +511,20 @@ def test_estimate_detect_says_which_row_it_could_not_read(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert f"--detect found no GPU: nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'" in err
+
+
+def test_estimate_detect_says_the_gpus_and_reserve_it_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review70 items 14 and 19: an H100 beside two RTX 4090 was left out unsaid, and the reserve taken unsaid."""
+    import json
+
+    from generator.calculator.cli import main as estimate_main
+
+    rows = "0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n" + "1, NVIDIA GeForce RTX 4090, 24564, 4, 16\n" * 2
+    monkeypatch.setattr(detect, "this_machine", lambda: Sources(str(tmp_path), recorded({"nvidia-smi": rows})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("--detect: nvidia-smi lists 1 x NVIDIA H100 80GB HBM3, 81559 MiB; 2 x NVIDIA GeForce") for n in notes)
+    assert "--detect took --reserved-ram-gib 4, the RAM in use now: a model server running now is counted" in " ".join(notes)

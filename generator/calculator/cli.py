@@ -982,9 +982,22 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from generator.calculator.detect import detect_machine, this_machine
 
     facts = detect_machine(this_machine())
+    notes: list[str] = []
     for field, dest in _DETECTED.items():
         if field in facts and getattr(args, dest) == parser.get_default(dest):
             setattr(args, dest, facts[field].value)
+            if field == "reserved_ram_gib":  # review70 item 19: what it took, and what it counts
+                notes.append(
+                    f"--detect took --reserved-ram-gib {facts[field].value:g}, the RAM in use now: a model server running "
+                    "now is counted as other services (stop it first, or give --reserved-ram-gib)"
+                )
+    # review70 item 14: GPUs detect found but the plan leaves out are said, as detect says them
+    if "mixed_gpus" in facts:
+        notes.append(f"--detect: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+    if "omitted_gpu_count" in facts and args.gpus is None:
+        left = facts["omitted_gpu_count"]
+        notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
+    args.detect_notes = notes
     if args.ram_gib is None:
         parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
@@ -1077,8 +1090,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specgen estimate: error: {one_line(str(exc))}", file=sys.stderr)
         # a model that cannot run on the machine given: its breakdown is printed all the same (review70 item 1)
         if isinstance(document := getattr(exc, "document", None), dict):
+            document["notes"] += getattr(args, "detect_notes", [])
             _write(document, args.json)
         return exc.exit_code
+    if "notes" in result:
+        result["notes"] += getattr(args, "detect_notes", [])
     _write(result, args.json)
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0
