@@ -62,6 +62,13 @@ _PATTERNS = (
     ("gpu_blocks", "# GPU blocks: ", re.compile(r"# GPU blocks: (\d+)")),
     ("max_concurrency", "Maximum concurrency for ", re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")),
 )
+#: The words that begin each vLLM figure's line (:data:`_PATTERNS`): a line holding them and no figure its pattern
+#: reads is refused, not dropped. Not the weights' "... took": vLLM's loading lines also time it in seconds alone.
+_ANNOUNCED = {
+    "kv_cache_tokens": re.compile(r"GPU KV cache size: "),
+    "gpu_blocks": re.compile(r"# GPU blocks: "),
+    "max_concurrency": re.compile(r"Maximum concurrency for "),
+}
 #: llama.cpp's decode line: "eval time = 1234.56 ms / 127 runs ( 9.72 ms per token, 102.87 tokens per second)" (not the
 #: "prompt eval time" line); read by :func:`_eval_tokens_per_s`, not a pattern that backtracks over a long line.
 _EVAL = re.compile(r"(?<!prompt )eval time =")
@@ -95,6 +102,10 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             bench_header = _cells(line)
         for name, key, pattern in _PATTERNS:
             match = pattern.search(line) if key in line else None
+            if match is None and (announced := _ANNOUNCED.get(name)) and announced.search(line):
+                # review70 item 16: "GPU KV cache size: -425,024 tokens" or "...: nanx" was dropped unsaid, where a
+                # 29-digit figure is refused: a line that names a figure vLLM prints and holds none it could print
+                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
             if match:
                 value, measured = figure(match.group(1)), name
                 if name == "gpu_blocks":
