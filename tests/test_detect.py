@@ -72,7 +72,7 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
     [
         # a Gen2 slot (old boards, some VMs): the Gen3 link of about its bandwidth, not a value the schema refuses
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 16", "MemTotal: 65536000 kB\nMemAvailable: 60000000 kB\n",
-                     {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 5.3}, (), id="gen2-x16"),
+                     {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 6}, (), id="gen2-x16"),
         # review 7 L4: a Gen1 x16 link carries what Gen3 x4 does; a Gen2 x2 (no lane count hardware.fixed takes) Gen3 x1
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 1, 16", "", {"pcie_gen": 3, "pcie_lanes": 4}, (), id="gen1-x16"),
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 2", "", {"pcie_gen": 3, "pcie_lanes": 1}, (), id="gen2-x2"),
@@ -511,6 +511,19 @@ def test_estimate_detect_says_which_row_it_could_not_read(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert f"--detect found no GPU: nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'" in err
+
+
+def test_the_reserve_detected_is_a_whole_gib_so_that_two_runs_agree(tmp_path: Path) -> None:
+    """review70 item 19: 1.3 then 1.4 GiB two seconds apart churned a committed hardware.fixed block."""
+    reserves = set()
+    for available_kb in (60_000_000, 60_100_000):  # 5.28 and 5.18 GiB in use
+        meminfo = f"MemTotal: 65536000 kB\nMemAvailable: {available_kb} kB\n"
+        (tmp_path / "proc").mkdir(exist_ok=True)
+        (tmp_path / "proc" / "meminfo").write_text(meminfo)
+        fact = detect_machine(Sources(str(tmp_path), recorded({})))["reserved_ram_gib"]
+        reserves.add(fact.value)
+        assert "stop a model server first" in fact.how
+    assert reserves == {6}
 
 
 def test_estimate_detect_says_the_gpus_and_reserve_it_took(
