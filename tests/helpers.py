@@ -177,3 +177,23 @@ def specgen_in_process(capsys: Any, *args: str) -> tuple[int, str, str]:
     out, err = capsys.readouterr()
     code = done.value.code
     return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+
+
+def write_sparse_gguf(writer: Any, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Finish a ``gguf.GGUFWriter`` (its metadata added) with F32 tensors of ``shapes`` (numpy order, outer first) whose
+    data is a hole: a header at a real model's shapes (its tensors must match its keys, as llama.cpp's loader checks
+    them) without writing its bytes."""
+    import math
+
+    import numpy as np
+
+    for name, shape in shapes.items():
+        writer.add_tensor_info(name, shape, np.dtype(np.float32), 4 * math.prod(shape))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    fout = writer.fout[0]
+    writer.write_padding(fout, fout.tell())
+    end = fout.tell() + sum(writer.ggml_pad(ti.nbytes, writer.data_alignment) for ti in writer.tensors[0].values())
+    fout.truncate(end)
+    writer.close()

@@ -172,6 +172,46 @@ def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.
     assert "no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("INFO [kv_cache_utils.py:1] GPU KV cache size: -425,024 tokens", id="negative-kv"),
+        pytest.param("INFO [kv_cache_utils.py:1] Maximum concurrency for 4,096 tokens per request: nanx", id="nan"),
+        pytest.param("INFO [worker.py:1] # GPU blocks: many", id="blocks-text"),
+    ],
+)
+def test_a_vllm_figure_line_without_a_figure_is_refused_not_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    """review70 item 16: such a line was dropped unsaid (the other figure compared alone), a 29-digit one refused."""
+    log = tmp_path / "run.log"
+    log.write_text(
+        "INFO [kv_cache_utils.py:1] GPU KV cache size: 425,024 tokens\n"
+        "INFO [kv_cache_utils.py:1] Maximum concurrency for 4,096 tokens per request: 103.77x\n" + line + "\n"
+    )
+    code, out = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert (code, out) == (1, "")
+    assert f"{log}:3: cannot read a figure from " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cell", ["[N/A]", "[Not Supported]"])
+def test_an_nvidia_smi_csv_whose_memory_used_is_never_reported_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cell: str
+) -> None:
+    """review70 item 6: it was told "no ... nvidia-smi ... figure found" where the CSV was read and every row [N/A]."""
+    log = tmp_path / "na.csv"
+    log.write_text(
+        "index, name, memory.used [MiB], memory.total [MiB]\n"
+        f"0, NVIDIA H100 80GB HBM3, {cell}, 81559 MiB\n1, NVIDIA H100 80GB HBM3, {cell}, 81559 MiB\n"
+    )
+    code, out = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert (code, out) == (1, "")
+    assert f"{log}: an nvidia-smi CSV, but its memory.used is {cell} in all 2 row(s)" in capsys.readouterr().err
+    log.write_text("index, name, memory.used [MiB]\n")  # a header alone: no row to say so of
+    assert calibrate(*VLLM_SETUP, "--log", str(log))[0] == 1
+    assert "no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("used", ["0 MiB", "1 MiB"])
 def test_a_gpu_holding_less_than_the_weights_is_not_a_measurement_of_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], used: str

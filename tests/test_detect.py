@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from generator.calculator import detect
 from generator.calculator.detect import (
     GpuReading,
     Sources,
@@ -71,7 +72,7 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
     [
         # a Gen2 slot (old boards, some VMs): the Gen3 link of about its bandwidth, not a value the schema refuses
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 16", "MemTotal: 65536000 kB\nMemAvailable: 60000000 kB\n",
-                     {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 5.3}, (), id="gen2-x16"),
+                     {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 6}, (), id="gen2-x16"),
         # review 7 L4: a Gen1 x16 link carries what Gen3 x4 does; a Gen2 x2 (no lane count hardware.fixed takes) Gen3 x1
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 1, 16", "", {"pcie_gen": 3, "pcie_lanes": 4}, (), id="gen1-x16"),
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 2", "", {"pcie_gen": 3, "pcie_lanes": 1}, (), id="gen2-x2"),
@@ -469,3 +470,74 @@ def test_a_four_socket_machines_channels_are_written_as_read() -> None:
     )
     assert facts["memory_channels"].value == 32
     assert "memory_channels: 32" in fixed_block(facts)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param("0, NVIDIA H100 80GB HBM3, 81559 MiB, 5, 16", id="unit"),
+        pytest.param("0, NVIDIA H100 80GB HBM3, 81559.5, 5, 16", id="float"),
+        pytest.param("0, NVIDIA H100, 80GB HBM3, 81559, 5, 16", id="comma-in-name"),
+    ],
+)
+def test_rows_nvidia_smi_printed_but_specgen_cannot_read_are_said(
+    tmp_path: Path, row: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review70 item 5: such a row was skipped unsaid and the machine said to have no GPU, "nvidia-smi missing"."""
+    facts = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": f"{row}\n"})))
+    assert "gpu" not in facts
+    said = f"nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'"
+    block = fixed_block(facts)
+    assert f"# gpu not written: {said}; add gpu: and gpu_count: before using it" in block
+    assert "nvidia-smi missing" not in block
+    # read beside a row it can read: the one left out is said
+    both = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": f"0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n{row}\n"})))
+    assert both["gpu"].value == "h100-sxm5-80gb" and "# GPUs left out: nvidia-smi printed 1 line(s)" in fixed_block(both)
+    # a header line is no unread row
+    header = "index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max\n0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n"
+    assert "gpu_unread" not in detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": header})))
+
+
+def test_estimate_detect_says_which_row_it_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.calculator.cli import main as estimate_main
+
+    row = "0, NVIDIA H100 80GB HBM3, 81559 MiB, 5, 16"
+    monkeypatch.setattr(detect, "this_machine", lambda: Sources(str(tmp_path), recorded({"nvidia-smi": row})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    with pytest.raises(SystemExit) as exit_info:
+        estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--detect found no GPU: nvidia-smi printed 1 line(s) specgen could not read as {detect.SMI_COLUMNS}: '{row}'" in err
+
+
+def test_the_reserve_detected_is_a_whole_gib_so_that_two_runs_agree(tmp_path: Path) -> None:
+    """review70 item 19: 1.3 then 1.4 GiB two seconds apart churned a committed hardware.fixed block."""
+    reserves = set()
+    for available_kb in (60_000_000, 60_100_000):  # 5.28 and 5.18 GiB in use
+        meminfo = f"MemTotal: 65536000 kB\nMemAvailable: {available_kb} kB\n"
+        (tmp_path / "proc").mkdir(exist_ok=True)
+        (tmp_path / "proc" / "meminfo").write_text(meminfo)
+        fact = detect_machine(Sources(str(tmp_path), recorded({})))["reserved_ram_gib"]
+        reserves.add(fact.value)
+        assert "stop a model server first" in fact.how
+    assert reserves == {6}
+
+
+def test_estimate_detect_says_the_gpus_and_reserve_it_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review70 items 14 and 19: an H100 beside two RTX 4090 was left out unsaid, and the reserve taken unsaid."""
+    import json
+
+    from generator.calculator.cli import main as estimate_main
+
+    rows = "0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n" + "1, NVIDIA GeForce RTX 4090, 24564, 4, 16\n" * 2
+    monkeypatch.setattr(detect, "this_machine", lambda: Sources(str(tmp_path), recorded({"nvidia-smi": rows})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("--detect: nvidia-smi lists 1 x NVIDIA H100 80GB HBM3, 81559 MiB; 2 x NVIDIA GeForce") for n in notes)
+    assert "--detect took --reserved-ram-gib 4, the RAM in use now: a model server running now is counted" in " ".join(notes)

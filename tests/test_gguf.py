@@ -22,6 +22,7 @@ from generator.sizing.memory import inference_activation_bytes
 from generator.sizing.offload import Machine, plan_offload
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.weights import Parallelism, size_weights
+from tests.helpers import write_sparse_gguf
 from tests.hub_server import safetensors_bytes
 
 gguf = pytest.importorskip("gguf")
@@ -68,20 +69,23 @@ def write_gguf(
     tied: bool = False,
     missing_layers: tuple[int, ...] = (),
     extra_layers: int = 0,
+    keys: dict[str, int] | None = None,
 ) -> int:
     """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes.
 
     ``tied``: no ``output.weight`` (the embedding is the output projection too); ``missing_layers``: blocks whose
-    tensors the file leaves out (a damaged file, or one part of a split one); ``extra_layers``: blocks past block_count.
+    tensors the file leaves out (a damaged file, or one part of a split one); ``extra_layers``: blocks past block_count;
+    ``keys``: config fields whose header keys say other than the tensors hold (a mislabelled file).
     """
+    said = CONFIG | (keys or {})
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_block_count(CONFIG["num_hidden_layers"])
-    writer.add_embedding_length(CONFIG["hidden_size"])
-    writer.add_feed_forward_length(CONFIG["intermediate_size"])
-    writer.add_head_count(CONFIG["num_attention_heads"])
-    writer.add_head_count_kv(CONFIG["num_key_value_heads"])
-    writer.add_key_length(CONFIG["head_dim"])
-    writer.add_context_length(CONFIG["max_position_embeddings"])
+    writer.add_block_count(said["num_hidden_layers"])
+    writer.add_embedding_length(said["hidden_size"])
+    writer.add_feed_forward_length(said["intermediate_size"])
+    writer.add_head_count(said["num_attention_heads"])
+    writer.add_head_count_kv(said["num_key_value_heads"])
+    writer.add_key_length(said["head_dim"])
+    writer.add_context_length(said["max_position_embeddings"])
     writer.add_file_type(file_type)
     shapes: dict[str, tuple[int, ...]] = {
         "token_embd.weight": (512, 256),
@@ -462,7 +466,7 @@ def test_a_gguf_with_tensors_of_layers_past_its_block_count_is_refused(tmp_path:
 def write_gpt_oss_20b_header(path: Path) -> None:
     """A GGUF of gpt-oss-20b's metadata as llama.cpp's converter writes it (``gpt-oss.*`` keys, the 128-token window
     and no per-layer pattern: https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json), with one small tensor
-    a layer (the KV cache is sized from the metadata alone)."""
+    a layer's tensors at their shapes, their data a hole."""
     writer = gguf.GGUFWriter(str(path), "gpt-oss")
     writer.add_block_count(24)
     writer.add_embedding_length(2880)
@@ -478,12 +482,22 @@ def write_gpt_oss_20b_header(path: Path) -> None:
     writer.add_sliding_window(128)
     writer.add_vocab_size(201088)
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M)
-    for i in range(24):
-        writer.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros((2880,), np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    h, heads, kv, hd, experts, ff, vocab = 2880, 64, 8, 64, 32, 2880, 201088
+    shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (vocab, h), "output.weight": (vocab, h)}
+    for i in range(24):  # numpy order (outer first): llama.cpp's [n_embd, n_head * head_dim] is (heads x 64, 2880)
+        blk = f"blk.{i}."
+        shapes |= {
+            f"{blk}attn_norm.weight": (h,),
+            f"{blk}attn_q.weight": (heads * hd, h),
+            f"{blk}attn_k.weight": (kv * hd, h),
+            f"{blk}attn_v.weight": (kv * hd, h),
+            f"{blk}attn_output.weight": (h, heads * hd),
+            f"{blk}ffn_gate_inp.weight": (experts, h),
+            f"{blk}ffn_gate_exps.weight": (experts, ff, h),
+            f"{blk}ffn_up_exps.weight": (experts, ff, h),
+            f"{blk}ffn_down_exps.weight": (experts, h, ff),
+        }
+    write_sparse_gguf(writer, shapes)  # the data a hole: the header's keys and shapes agree (review70 item 20)
 
 
 def test_a_gpt_oss_gguf_alternates_full_and_sliding_layers_as_llama_cpp_does(tmp_path: Path) -> None:

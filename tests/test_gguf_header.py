@@ -124,3 +124,28 @@ def test_a_cut_file_says_how_many_bytes_it_needs(tmp_path: Path) -> None:
     with pytest.raises(EndsEarlyError) as caught:
         read_gguf_header(str(path), SIZES)
     assert caught.value.needed == len(whole)
+
+
+def test_a_large_file_s_header_is_read_without_mapping_the_file(tmp_path: Path) -> None:
+    """review70 item 12: the whole file was memory-mapped to read its header: a 16 GB GGUF failed under ``ulimit -v 4000000``
+    ("Cannot allocate memory"). Read now a window at a time: 16 GiB of (sparse) tensor data under a 3 GiB limit."""
+    import subprocess
+    import sys
+
+    import gguf
+
+    from tests.conftest import REPO
+    from tests.helpers import write_sparse_gguf
+
+    path = tmp_path / "big.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    write_sparse_gguf(writer, {f"blk.{i}.ffn_up.weight": (16384, 16384) for i in range(16)})  # 16 x 1 GiB of F32
+    assert path.stat().st_size > 16 * 2**30
+    script = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+        "from generator.calculator.gguf_file import _block_sizes; "
+        "from generator.calculator.gguf_header import read_gguf_header; "
+        "print(len(read_gguf_header(sys.argv[1], _block_sizes()).tensors))"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, cwd=REPO, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "16"), done.stderr

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER
-from generator.calculator.smi_csv import memory_used_bytes
+from generator.calculator.smi_csv import memory_used_bytes, unreported_rows
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
 from generator.input_files import ascii_count, short
 from generator.named_tuple import NamedTuple
@@ -62,6 +62,9 @@ _PATTERNS = (
     ("gpu_blocks", "# GPU blocks: ", re.compile(r"# GPU blocks: (\d+)")),
     ("max_concurrency", "Maximum concurrency for ", re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")),
 )
+#: The vLLM figures (:data:`_PATTERNS`) whose line, holding its words and no figure its pattern reads, is refused, not
+#: dropped. Not the weights' "... took": vLLM's loading lines also time it in seconds alone.
+_ANNOUNCED = frozenset({"kv_cache_tokens", "gpu_blocks", "max_concurrency"})
 #: llama.cpp's decode line: "eval time = 1234.56 ms / 127 runs ( 9.72 ms per token, 102.87 tokens per second)" (not the
 #: "prompt eval time" line); read by :func:`_eval_tokens_per_s`, not a pattern that backtracks over a long line.
 _EVAL = re.compile(r"(?<!prompt )eval time =")
@@ -91,10 +94,14 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         def figure(digits: str, line: str = line, number: int = number) -> float:
             return _figure(digits, f"{label}:{number}", line)
 
-        if re.match(r"\|\s*model\s*\|", line):
+        if line.startswith("|") and re.match(r"\|\s*model\s*\|", line):
             bench_header = _cells(line)
         for name, key, pattern in _PATTERNS:
             match = pattern.search(line) if key in line else None
+            if match is None and name in _ANNOUNCED and key in line:
+                # review70 item 16: "GPU KV cache size: -425,024 tokens" or "...: nanx" was dropped unsaid, where a
+                # 29-digit figure is refused: a line that names a figure vLLM prints and holds none it could print
+                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
             if match:
                 value, measured = figure(match.group(1)), name
                 if name == "gpu_blocks":
@@ -107,11 +114,13 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             digits = _number_before(line, line.rfind(_PER_SECOND))
             if digits:
                 found.append(Measurement("decode_tokens_per_s", figure(digits), quoted, f"{label}:{number}"))
-        torch_peak = _TORCH_ALLOCATED.match(line)
+        # each pattern behind a test for its words: a day of nvidia-smi -l 1 is 691,000 lines (review70 item 7)
+        torch_peak = _TORCH_ALLOCATED.match(line) if "Allocated memory" in line else None
         if torch_peak:
             size = figure(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
             found.append(Measurement("torch_peak_allocated_gib", size, quoted, f"{label}:{number}"))
-        for usage in itertools.islice(_SMI_USAGE.finditer(line), _MOST_USAGES_A_LINE):  # a GPU a table row; prose quotes more
+        usages = _SMI_USAGE.finditer(line) if "MiB" in line else ()
+        for usage in itertools.islice(usages, _MOST_USAGES_A_LINE):  # a GPU a table row; prose quotes more
             used, total = figure(usage.group(1)), figure(usage.group(2))
             if used > total:
                 raise InputError(f"{label}:{number}: {used:,.0f} MiB used of a {total:,.0f} MiB GPU ({short(quoted, 120)})")
@@ -127,6 +136,12 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
         raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
     found += _nvidia_smi(text, label)
+    if not found and (unreported := unreported_rows(text, label)) is not None:
+        rows, cell = unreported
+        raise InputError(
+            f"{label}: an nvidia-smi CSV, but its memory.used is {cell} in all {rows} row(s) (nvidia-smi does not report "
+            "this GPU's memory, or was not allowed to read it): take the CSV where it reports memory.used"
+        )
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found

@@ -96,8 +96,8 @@ EPILOG = (
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --p95-input-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, "
     "--lora-rank, --min-context, --dataset-tokens) "
-    "must be at least 1 (--dataset-tokens at most 10^15); --epochs in (0, 1000]; --gpu-memory-utilization in (0, 1]; "
-    "--ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
+    "must be at least 1 (--dataset-tokens at most 10^15); --epochs in (0, 1000]; --gpu-memory-utilization in [0.001, 1]; "
+    "--ram-gib in (0, 65,536]; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
@@ -415,6 +415,14 @@ def _gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
+def _rate(tokens_per_s: float) -> str:
+    """A serving rate as the JSON keeps it (one decimal) below 100 tokens/s, whole above.
+
+    review70 item 13: "8 output tokens/s" was printed of the JSON's 8.5, "2" of 2.1 (5% off).
+    """
+    return f"{tokens_per_s:,.1f}" if tokens_per_s < 100 else f"{tokens_per_s:,.0f}"
+
+
 #: Text labels of the parts of a training job's per-GPU weights (``memory.weight_parts`` in the JSON).
 _WEIGHT_PART_LABELS = {
     "model": "model",
@@ -566,9 +574,17 @@ def format_text(result: dict[str, Any]) -> str:
                 f"{window / 1e6:,.0f} MB a sequence in the sliding-window layers ({kv['bytes_per_token']:,} B/token if "
                 "every layer kept every token)"
             )
+        # review70 item 3: a batch at the average that holds less than one whole-context sequence is sized at that one
+        floor = kv["sized_at"] == "one_whole_context"
+        sized = (
+            f"one whole {kv['context_tokens']:,}-token sequence, more than {kv['sequences']} x "
+            f"{kv['tokens_per_sequence']:,} tokens (--input-tokens + --output-tokens, as a plan sizes its batch): the "
+            "pool holds one whole-context request at least, as batch 1 and vLLM's start-up check ask"
+            if floor
+            else f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+        )
         lines.append(
-            f"  KV cache     {per_token}; {_gib(kv['bytes'])} for "
-            f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+            f"  KV cache     {per_token}; {_gib(kv['bytes'])} for {sized}"
             + (
                 f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
                 f"{kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])})"
@@ -720,7 +736,7 @@ def format_text(result: dict[str, Any]) -> str:
             else ""
         )
         lines.append(
-            f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
+            f"  throughput   {'' if starts else 'if it ran: '}{_rate(thr['max_output_tokens_per_s'])} output tokens/s at "
             "saturation "
             f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
@@ -728,7 +744,7 @@ def format_text(result: dict[str, Any]) -> str:
             f"TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"at steady state ({steady}prefill takes {thr['prefill_time_share']:.0%} of the replica's time, "
             f"{thr['prefill_share']:.0%} of the time between a sequence's tokens, its own prompt being its TTFT; "
-            f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
+            f"{_rate(thr['decode_tokens_per_s'])} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
         if "drain_s" in thr:
@@ -739,7 +755,16 @@ def format_text(result: dict[str, Any]) -> str:
         if "dequantized_in_gemm" in thr:  # review 27 item 3
             lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
     off = result.get("offload")
-    if off:
+    if off and not off["fits"]:  # no placement: the table above is the model held whole on the GPUs (review70 item 1)
+        lines += [
+            "",
+            f"  placement    none: the model cannot run on this machine: {off['blocked_by']} (the table above holds it "
+            f"whole on the GPUs at {off['precision']}, {off['context_tokens']:,} tokens)",
+            f"  {off['unblock']}",
+            f"  machine      {result['machine']['bandwidths']}",
+        ]
+        lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
+    elif off:
         b = off["bytes"]
         lines += [
             "",
@@ -981,11 +1006,26 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from generator.calculator.detect import detect_machine, this_machine
 
     facts = detect_machine(this_machine())
+    notes: list[str] = []
     for field, dest in _DETECTED.items():
         if field in facts and getattr(args, dest) == parser.get_default(dest):
             setattr(args, dest, facts[field].value)
+            if field == "reserved_ram_gib":  # review70 item 19: what it took, and what it counts
+                notes.append(
+                    f"--detect took --reserved-ram-gib {facts[field].value:g}, the RAM in use now: a model server running "
+                    "now is counted as other services (stop it first, or give --reserved-ram-gib)"
+                )
+    # review70 item 14: GPUs detect found but the plan leaves out are said, as detect says them
+    if "mixed_gpus" in facts:
+        notes.append(f"--detect: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+    if "omitted_gpu_count" in facts and args.gpus is None:
+        left = facts["omitted_gpu_count"]
+        notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
+    args.detect_notes = notes
     if args.ram_gib is None:
         parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
+        parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:
         parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
 
@@ -1054,6 +1094,14 @@ def run_estimate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> d
     return estimate(build_request(parser, args))
 
 
+def _write(result: dict[str, Any], as_json: bool) -> None:
+    """The estimate on stdout: JSON, or the text table."""
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen estimate``; returns the exit code."""
     parser = build_parser()
@@ -1065,10 +1113,13 @@ def main(argv: list[str] | None = None) -> int:
             raise arithmetic_error(exc) from exc
     except SpecgenError as exc:
         print(f"specgen estimate: error: {one_line(str(exc))}", file=sys.stderr)
+        # a model that cannot run on the machine given: its breakdown is printed all the same (review70 item 1)
+        if isinstance(document := getattr(exc, "document", None), dict):
+            document["notes"] += getattr(args, "detect_notes", [])
+            _write(document, args.json)
         return exc.exit_code
-    if args.json:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    else:
-        sys.stdout.write(pooling_text(result) if "task" in result else format_text(result))
+    if "notes" in result:
+        result["notes"] += getattr(args, "detect_notes", [])
+    _write(result, args.json)
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0

@@ -10,6 +10,7 @@ runs on this machine (``/`` and real commands) and on recorded fixtures.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -136,6 +137,26 @@ def parse_nvidia_smi(text: str) -> list[GpuReading]:
         name = "".join(ch for ch in cells[1] if ch.isprintable())[:100]  # quoted in the block's comments
         gpus.append(GpuReading(name, memory, ascii_count(cells[3]), ascii_count(cells[4])))
     return gpus
+
+
+#: The columns specgen asks nvidia-smi for, as a reader of an unread line is told them.
+SMI_COLUMNS = "'index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max' (whole numbers, no units)"
+
+
+def unread_nvidia_smi_lines(text: str) -> list[str]:
+    """The lines of nvidia-smi's output that :func:`parse_nvidia_smi` does not read as a GPU row (a header is none).
+
+    review70 item 5: a row of ``81559 MiB`` or ``81559.5`` (another nvidia-smi, a wrapper) was skipped unsaid, and the
+    machine said to have no GPU ("nvidia-smi missing or no GPU").
+    """
+    unread = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if not line.strip() or cells[0].lower() == "index":
+            continue
+        if len(cells) < 5 or ascii_count(cells[2]) is None:
+            unread.append("".join(ch for ch in line if ch.isprintable())[:200])
+    return unread
 
 
 def _tokens(name: str) -> set[str]:
@@ -557,6 +578,11 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     facts: dict[str, Fact] = {}
     smi = src.run(NVIDIA_SMI)
     gpus = parse_nvidia_smi(smi) if smi else []
+    if smi and (unread := unread_nvidia_smi_lines(smi)):
+        facts["gpu_unread"] = Fact(
+            len(unread),
+            f"nvidia-smi printed {len(unread)} line(s) specgen could not read as {SMI_COLUMNS}: '{unread[0]}'",
+        )
     if gpus:
         facts.update(gpu_facts(gpus))
         # the links of the GPUs described, not of those a mixed machine's block leaves out (fuzz31 item 7)
@@ -579,9 +605,12 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
         facts["ram_gib"] = Fact(round(mem["MemTotal"] / GIB, 1), "measured: /proc/meminfo MemTotal")
         used = mem["MemTotal"] - mem.get("MemAvailable", mem["MemTotal"] + 1)
         if used >= 0:  # a container's view can report more available than in total: no reading of what is in use
+            # to the whole GiB above: a figure of the moment, which churned a committed block at each run (1.3, then
+            # 1.4: review70 item 19); a model server running now is counted in it
             facts["reserved_ram_gib"] = Fact(
-                round(used / GIB + 0.05, 1),
-                "measured: RAM in use now (MemTotal - MemAvailable); add services not running now",
+                math.ceil(used / GIB),
+                "measured: RAM in use now (MemTotal - MemAvailable), to the GiB above; add services not running now, "
+                "and stop a model server first (its RAM is counted here)",
             )
     swaps = src.read("/proc/swaps")
     if swaps is not None:
@@ -629,8 +658,12 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     lines = [DETECT_HEADER]
     if "gpu_unknown" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
+    elif "gpu" not in facts and "gpu_unread" in facts:
+        lines.append(f"# gpu not written: {facts['gpu_unread'].how}; add gpu: and gpu_count: before using it")
     elif "gpu" not in facts:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
+    if "gpu" in facts and "gpu_unread" in facts:  # some rows read, others not: those left out are said
+        lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
     for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")

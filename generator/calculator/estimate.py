@@ -21,7 +21,7 @@ from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import pooling_model_signs, without_vllm_reason
-from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
@@ -360,8 +360,9 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError(f"unknown serving engine '{req.engine}'; choose one of {', '.join(SERVING_ENGINES)}")
     if req.mem_fraction_static is not None:
         _check_number("--mem-fraction-static", req.mem_fraction_static, 0, 1, low_inclusive=False, high_inclusive=False)
-    if req.gpu_memory_utilization is not None:
-        _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
+    if req.gpu_memory_utilization is not None:  # the constant's own range, named as the flag (review70 item 17)
+        low, low_in, high, high_in = CONSTANT_BOUNDS["gpu_memory_utilization"]
+        _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, low, high, low_in, high_in)
     if req.fixed is not None:
         _check_fixed(req.fixed)
     # the command line refuses these first (exit 2); callers of estimate() get the same answer
@@ -764,8 +765,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     # 101 x 16,384 tokens and said not to fit); one whole-context sequence must fit beside it, as the plan asks too
     whole_kv = inference.kv
     average = sum(_sequence_tokens(req)) if _average_batch(req) else None
+    sized_at = "context" if average is None else "average"
     if average is not None:
         kv = size_kv_cache(arch, kv_bits, average, req.batch, par)
+        # review70 item 3: never less than one whole-context sequence, batch 1's figure (a batch of 2 x 1,200 tokens
+        # showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up check asks
+        if (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
+            kv, sized_at = one, "one_whole_context"
         inference = inference._replace(kv=kv, per_gpu=inference.per_gpu._replace(kv_cache=kv.per_gpu_bytes))
     result: dict[str, Any] = {
         "model": {
@@ -809,8 +815,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             # each sequence's tokens the bytes are sized at: the context, or the average prompt and output of a batch
             "tokens_per_sequence": average or context,
             # what the batch is sized at: "average" (as a plan sizes its batch) or "context" (review29 item 10: the
-            # two may be the same number of tokens)
-            "sized_at": "context" if average is None else "average",
+            # two may be the same number of tokens), or "one_whole_context" where the batch at the average holds less
+            # than one sequence of the whole context (the bytes are that sequence's)
+            "sized_at": sized_at,
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
         },
@@ -822,8 +829,15 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         result["parallelism"]["vllm_flags"] = (
             f"--tensor-parallel-size {par.tp} --data-parallel-size {par.attention_dp}{pipeline} --enable-expert-parallel"
         )
+    refused: MachineRefusedError | None = None
     if req.fixed is not None:
-        result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
+        try:
+            result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
+        except MachineRefusedError as exc:
+            # no placement: the per-GPU table is the model held whole on the machine's GPUs, nothing offloaded
+            refused = exc
+            result.update(exc.document)
+            result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "placed": False}
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
         setup, mem = _training(req, model, par, consts, gpu)
@@ -1055,7 +1069,22 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
+    if refused is not None:
+        refused.document = result
+        raise refused
     return result
+
+
+class MachineRefusedError(InfeasibleError):
+    """The model cannot run on the machine given (exit 3), with the estimate's document of it (``offload.fits`` false).
+
+    ``document``: what ``--json`` prints and the text is made of (review70 item 1: nothing was printed on exit 3).
+    """
+
+    def __init__(self, message: str, document: dict[str, Any]) -> None:
+        """The message said on stderr, and the document."""
+        super().__init__(message)
+        self.document = document
 
 
 def _cast_note(gpu: GpuSpec, model_type: str, checkpoint: str, served: str, engine: str) -> str:
@@ -1327,6 +1356,14 @@ def _fixed_machine(
     def on_disk(placed: OffloadPlan) -> int:
         return placed.placement.disk_bytes
 
+    machine_doc = {
+        "gpu": spec.gpu,
+        "gpus": spec.gpu_count,
+        "ram_gib": spec.ram_gib,
+        "reserved_ram_gib": spec.reserved_ram_gib,
+        "bandwidths": basis,
+    }
+    machine_found = [{"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)]
     try:
         plan, machine, spans = place_over_nodes(place, machine, wider_machine(machine, spec), on_disk)
         slots = None
@@ -1345,8 +1382,24 @@ def _fixed_machine(
                     lambda on: place(on, tokens), machine, wider_machine(machine, spec), on_disk
                 )
     except InfeasibleError as exc:
-        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
-    summary = offload_summary(plan, machine)
+        # a host short of RAM for what it keeps beside the GPUs says its own levers (review70 item 2)
+        lever = getattr(exc, "unblock", None)
+        unblock = offload_unblock(arch, formats) if lever is None else f"to unblock: {lever}"
+        # review70 item 1: the breakdown is printed on exit 3 as --help says, the --gpu-only verdict's way (fits false)
+        refused = {
+            "offload": {
+                "fits": False,
+                "blocked_by": str(exc),
+                "unblock": unblock,
+                "engine": spec.offload_engine,
+                "precision": formats[0].name,
+                "context_tokens": context,
+            },
+            "machine": machine_doc,
+            "findings": machine_found,
+        }
+        raise MachineRefusedError(f"the model cannot run on this machine: {exc}; {unblock}", refused) from None
+    summary = {"fits": True, **offload_summary(plan, machine)}
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
     fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])
@@ -1356,7 +1409,7 @@ def _fixed_machine(
         "weights_from": _weights_from(arch, plan.weight_format),
         "weights": {"bytes": size_weights(arch, plan.weight_format).total_bytes, "bytes_per_gpu": fullest["weights"]},
         "offload": summary,
-        "memory": {"per_gpu": fullest},
+        "memory": {"per_gpu": fullest, "placed": True},
         "throughput": {
             "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
             "ttft_s": round(plan.cost.ttft_s, 3),
@@ -1368,13 +1421,7 @@ def _fixed_machine(
             "mode": plan.cost.mode,
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
-        "machine": {
-            "gpu": spec.gpu,
-            "gpus": spec.gpu_count,
-            "ram_gib": spec.ram_gib,
-            "reserved_ram_gib": spec.reserved_ram_gib,
-            "bandwidths": basis,
-        },
+        "machine": machine_doc,
         "runtime_settings": runtime_settings(
             arch,
             plan,
@@ -1389,7 +1436,7 @@ def _fixed_machine(
         ),
         "checklist": checklist(plan, machine, wider_machine(machine, spec)),
         "findings": [
-            *({"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)),
+            *machine_found,
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
             *(
                 {"level": lvl, "code": code, "message": msg}

@@ -10,12 +10,14 @@ rest). The weights are never read.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
-from generator.calculator.gguf_header import GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
+from generator.calculator.gguf_header import EndsEarlyError, GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
 from generator.calculator.model_limits import DIMENSION_BOUNDS
+from generator.calculator.safetensors_header import MAX_FILE_SHARE, MIN_FILE_SHARE
 from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import inside_root, short
 from generator.sizing.file_weights import group_tensor_bytes
@@ -121,6 +123,17 @@ def _counter(fields: dict[str, Any], arch: object, label: str, location: Locatio
     def count(suffix: str) -> int | None:
         value = fields.get(f"{arch}.{suffix}")
         if isinstance(value, list):
+            # one value a layer, as llama.cpp's get_key_or_arr reads it ("key ... has wrong array length; expected N,
+            # got M"; review70 item 8: a 1-value array for 2 layers was read, an empty one said to differ per layer)
+            layers = fields.get(f"{arch}.block_count")
+            if suffix != "block_count" and isinstance(layers, int) and not isinstance(layers, bool) and len(value) != layers:
+                raise InputError(
+                    f"{label}: GGUF key {arch}.{suffix} holds {len(value):,} value(s) for the {layers:,} layers its "
+                    f"{arch}.block_count names (llama.cpp refuses it: wrong array length)",
+                    location,
+                )
+            if not value:
+                raise InputError(f"{label}: GGUF key {arch}.{suffix} is an empty array", location)
             if len({repr(v) for v in value}) != 1:
                 raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
             value = value[0]
@@ -152,6 +165,12 @@ def gguf_config(
         if len(shape) != 2:
             raise InputError(f"{label}: GGUF tensor token_embd.weight has shape {short(shape)}, not [hidden, vocab]", location)
         config["vocab_size"] = shape[1]  # ggml order: [hidden, vocab]
+    if "vocab_size" not in config:  # review70 item 11: it was said as a config.json lacking vocab_size
+        raise InputError(
+            f"{label}: GGUF has no {arch}.vocab_size key and no token_embd.weight tensor: the vocabulary's size is "
+            "unknown (a damaged or mislabelled file)",
+            location,
+        )
     config["tie_word_embeddings"] = "output.weight" not in tensor_shapes
     if arch == "llama" and config.get("num_experts"):
         config["model_type"] = "mixtral"
@@ -190,12 +209,15 @@ def _open(path: str, location: Location | None) -> tuple[GgufHeader, dict[str, A
     try:
         header = read_gguf_header(path, _block_sizes())
     except GgufFormatError as exc:
-        # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2)
+        # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2); only a short file is
+        # said to be a download cut short (review70 item 10: a duplicate key sent the user to download it again)
         size = os.path.getsize(path)
-        raise InputError(
-            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): {exc}",
-            location,
-        ) from None
+        why = (
+            "cut short by an incomplete download, or damaged"
+            if isinstance(exc, EndsEarlyError)
+            else "damaged, or not written by a GGUF writer specgen reads"
+        )
+        raise InputError(f"{path}: not a readable GGUF file ({size:,} bytes: {why}): {exc}", location) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read: {exc.strerror or exc}", location) from None
     return header, header.fields
@@ -326,13 +348,14 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
             "it: missing tensor)",
             location,
         )
+    check_tensor_shapes(arch_name, count, arch, {t.name: t.shape for t in tensors}, path, location)
     if files.extra_layer_bytes:
         # fuzz26 L3: a third layer's tensors beside block_count 2 were dropped unsaid (llama.cpp: "wrong number of
         # tensors")
         raise InputError(
             f"{path}: the tensor table holds {files.extra_layer_bytes:,} bytes of tensors of layers past the "
-            f"{arch.num_layers} its {arch_name}.block_count names: a damaged or mislabelled file (llama.cpp refuses it: wrong "
-            "number of tensors)",
+            f"{arch.num_layers} its {arch_name}.block_count names (or numbered as no layer: blk.-1): a damaged or "
+            "mislabelled file (llama.cpp refuses it: wrong number of tensors)",
             location,
         )
     types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in tensors})
@@ -340,6 +363,123 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
     arch = arch._replace(file_weights=files, notes=(*arch.notes, note))
     name = str(fields.get("general.name") or os.path.basename(path))
     return ResolvedModel(ref, name, f"local GGUF: {ref}", arch)
+
+
+#: Expert tensors of a layer (ggml order: [hidden, expert width, experts], the down projection [expert width, hidden,
+#: experts]), as llama.cpp's loader creates them (``LLM_TENSOR_FFN_*_EXPS``).
+EXPERT_TENSORS = ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")
+
+
+def _expected_dims(arch_name: object, count: gguf_deepseek2.Count, layer: int, moe: bool) -> list[tuple[str, int, int, str]]:
+    """(tensor, dimension, size, key) that a layer's tensors must have by the header's keys, where both are present.
+
+    The shapes llama.cpp's loader asks of a file's tensors (``create_tensor`` with ``{n_embd, n_embd_k_gqa}`` ...):
+    the embedding width, the attention heads a key / value projection holds, the feed-forward widths and the experts.
+    A deepseek2 file's attention tensors (MLA latents) are not checked here.
+    """
+    hidden, heads, kv_heads = count("embedding_length"), count("attention.head_count"), count("attention.head_count_kv")
+    head_dim = count("attention.key_length")
+    if head_dim is None and hidden and heads:
+        head_dim = hidden // heads
+    value_dim = count("attention.value_length") or head_dim
+    ff, experts = count("feed_forward_length"), count("expert_count")
+    # a Mixtral file (llama) gives its experts' width as feed_forward_length
+    expert_ff = count("expert_feed_forward_length") or (ff if arch_name == "llama" else None)
+    blk = f"blk.{layer}."
+    dims: list[tuple[str, int, int | None, str]] = [
+        (f"{blk}ffn_down.weight", 1, hidden, "embedding_length"),
+        (f"{blk}ffn_gate_inp.weight", 0, hidden, "embedding_length"),
+        (f"{blk}ffn_gate_inp.weight", 1, experts, "expert_count"),
+    ]
+    if not moe:  # a layer of experts holds no dense FFN of feed_forward_length (qwen3moe gives one all the same)
+        dims.append((f"{blk}ffn_down.weight", 0, ff, "feed_forward_length"))
+    if arch_name != "deepseek2":
+        dims += [
+            (f"{blk}attn_q.weight", 0, hidden, "embedding_length"),
+            (f"{blk}attn_k.weight", 0, hidden, "embedding_length"),
+            (f"{blk}attn_v.weight", 0, hidden, "embedding_length"),
+            (f"{blk}attn_output.weight", 1, hidden, "embedding_length"),
+        ]
+        if head_dim:
+            dims.append((f"{blk}attn_q.weight", 1, heads and heads * head_dim, "attention.head_count"))
+            dims.append((f"{blk}attn_k.weight", 1, kv_heads and kv_heads * head_dim, "attention.head_count_kv"))
+        if value_dim:
+            dims.append((f"{blk}attn_v.weight", 1, kv_heads and kv_heads * value_dim, "attention.head_count_kv"))
+    for name in EXPERT_TENSORS:
+        down = name == "ffn_down_exps"
+        dims += [
+            (f"{blk}{name}.weight", 2, experts, "expert_count"),
+            (f"{blk}{name}.weight", 1 if down else 0, hidden, "embedding_length"),
+            (
+                f"{blk}{name}.weight",
+                0 if down else 1,
+                expert_ff,
+                "expert_feed_forward_length" if count("expert_feed_forward_length") else "feed_forward_length",
+            ),
+        ]
+    return [(tensor, dim, size, key) for tensor, dim, size, key in dims if size]
+
+
+def check_tensor_shapes(
+    arch_name: object,
+    count: gguf_deepseek2.Count,
+    arch: Any,
+    shapes: dict[str, tuple[int, ...]],
+    path: str,
+    location: Location | None,
+) -> None:
+    """Refuse a file whose header keys disagree with its tensors' shapes, or whose layers of experts hold none.
+
+    review70 item 20: a header's embedding_length 4096 beside 64-wide tensors, or 128 experts where the tensors hold 8,
+    was sized silently, the KV cache, activations and parameters from the keys and the weight bytes from the tensors
+    (10x apart). llama.cpp refuses such a file ("tensor '...' has wrong shape; expected ..., got ...", llama-model-loader
+    ``check_tensor_dims``), and a layer of experts without its expert tensors ("missing tensor").
+    """
+
+    def refuse(message: str, llama_cpp: str) -> InputError:
+        return InputError(
+            f"{path}: {message}: a damaged or mislabelled file, whose memory and speed specgen would size from the keys "
+            f"and its weights from the tensors (llama.cpp refuses it: {llama_cpp})",
+            location,
+        )
+
+    checks = [
+        ("token_embd.weight", 0, count("embedding_length"), "embedding_length"),
+        ("token_embd.weight", 1, count("vocab_size"), "vocab_size"),
+        ("output.weight", 0, count("embedding_length"), "embedding_length"),
+        ("output.weight", 1, count("vocab_size"), "vocab_size"),
+    ]
+    for layer in arch.layers:
+        checks += _expected_dims(arch_name, count, layer.number, layer.is_moe)
+        blk = f"blk.{layer.number}."
+        # an old Mixtral file holds each expert as a tensor of its own (blk.N.ffn_gate.E.weight)
+        held = any(f"{blk}{name}.weight" in shapes for name in EXPERT_TENSORS) or f"{blk}ffn_gate.0.weight" in shapes
+        if layer.is_moe and not held:
+            raise refuse(
+                f"its {arch_name}.expert_count names routed experts, but layer {layer.number} holds no expert tensor "
+                f"({blk}ffn_gate_exps.weight, ...)",
+                f"missing tensor '{blk}ffn_gate_exps.weight'",
+            )
+    for tensor, dim, size, key in checks:
+        shape = shapes.get(tensor)
+        if shape is not None and size and (len(shape) <= dim or shape[dim] != size):
+            got = f"{shape[dim]:,}" if len(shape) > dim else "nothing"
+            said = f"{size:,}"
+            if key.startswith("attention.head_count") and (heads := count(key)) and heads != size:
+                said = f"{heads:,} heads x {size // heads:,} = {size:,}"
+            raise refuse(
+                f"GGUF key '{arch_name}.{key}' gives {said} but tensor {tensor} is {list(shape)}: its dimension {dim} "
+                f"holds {got}",
+                f"tensor '{tensor}' has wrong shape",
+            )
+    elements = sum(math.prod(shape) for shape in shapes.values())
+    if not MIN_FILE_SHARE * arch.params_total <= elements <= MAX_FILE_SHARE * arch.params_total:
+        # what the shapes above do not say: the safetensors path's check of the files against the config (newuser32 4)
+        raise refuse(
+            f"its tensors hold {elements:,} parameters, {elements / arch.params_total:.2f}x the {arch.params_total:,} "
+            f"its {arch_name}.* keys give",
+            "wrong number of tensors, or a tensor of the wrong shape",
+        )
 
 
 def _check_split_tensors(tensors: list[GgufTensor], expected: int, parts: list[str], location: Location | None) -> None:

@@ -23,6 +23,10 @@ from generator.sizing.file_weights import group_tensor_bytes
 from generator.sizing.precision import WEIGHT_FORMATS
 from generator.sizing.weights import size_weights
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: The safetensors reference implementation refuses headers above 100 MB.
 MAX_HEADER_BYTES = 100_000_000
 #: Unquantized checkpoint dtypes and the weight format that holds them as stored.
@@ -80,6 +84,20 @@ def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: ob
     return Tensor(str(name), dtype, end - begin)
 
 
+class _DuplicateKeyError(ValueError):
+    """A JSON object names one key twice (Python's json keeps the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: an object whose keys are distinct, else :class:`_DuplicateKeyError`."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
 def tensors_of_header(header: object, label: str, data_bytes: int | None = None) -> list[Tensor]:
     """The tensors of a decoded safetensors header; an InputError for a malformed one."""
     if not isinstance(header, dict):
@@ -88,6 +106,10 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     spans = []
     for name, info in header.items():
         if name == "__metadata__":
+            # a map of strings to strings, as the format has it (review70 item 15: a list was accepted); the safetensors
+            # readers refuse another (https://github.com/huggingface/safetensors/blob/main/safetensors/src/tensor.rs)
+            if not isinstance(info, dict) or not all(isinstance(v, str) for v in info.values()):
+                raise InputError(f"{label}: safetensors __metadata__ must be a map of strings to strings, got {short(info)}")
             continue
         if not isinstance(info, dict) or "data_offsets" not in info or "dtype" not in info:
             raise InputError(f"{label}: tensor {short(name)} lacks dtype or data_offsets")
@@ -121,9 +143,15 @@ def read_header(path: str) -> list[Tensor]:
             if length > min(MAX_HEADER_BYTES, size - 8):
                 # the length is not echoed: read from a file that is not a safetensors one, its bytes could be a secret
                 raise InputError(f"{path}: not a safetensors file (its header length is larger than its {size:,} bytes allow)")
-            header = json.loads(fh.read(length))
+            header = json.loads(fh.read(length), object_pairs_hook=_unique_keys)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
+    except _DuplicateKeyError as exc:
+        # review70 item 15: Python's json kept the last of a name given twice, and the first's bytes belonged to no tensor
+        raise InputError(
+            f"{path}: {short(str(exc.args[0]))} appears twice in the safetensors header (the format names each tensor "
+            "once; a reader keeps one of them, and the other's bytes belong to no tensor)"
+        ) from None
     except (ValueError, RecursionError):
         raise InputError(f"{path}: safetensors header is not valid JSON") from None
     return tensors_of_header(header, path, size - 8 - length)
@@ -159,6 +187,8 @@ def directory_weight_files(directory: str) -> list[str]:
             files = sorted({str(f) for f in weight_map.values()})
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             raise InputError(f"{index}: not a valid safetensors index (needs a weight_map object)") from None
+        if not files:  # review70 item 15: sized from the config with no word, where a missing shard is refused
+            raise InputError(f"{index}: its weight_map names no shard (a damaged or unfinished index)")
         for name in files:
             if os.path.basename(name) != name or name in ("", ".", ".."):
                 raise InputError(f"{index}: shard {short(name)} is not a file name in the model directory")

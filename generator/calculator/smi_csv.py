@@ -38,6 +38,8 @@ _MOST_FIGURE = 1e15
 
 def _cells(line: str, where: str) -> list[str]:
     """The cells of one CSV line, quotes respected (an InputError naming ``where`` for a malformed one)."""
+    if '"' not in line:  # no quotes: the cells are what lies between the commas (review70 item 7: a reader a row)
+        return [cell.strip() for cell in line.split(",")]
     try:
         rows = list(csv.reader([line], skipinitialspace=True, strict=True))
     except csv.Error as exc:
@@ -56,8 +58,21 @@ def _column_unit(header: str, where: str) -> str | None:
     return found.group(1)
 
 
+#: Cells already read, with their column's unit: a day of ``nvidia-smi -l 1`` repeats a few figures 691,000 times.
+_READ: dict[tuple[str, str | None], float] = {}
+
+
 def _bytes(cell: str, unit: str | None, where: str, line: str) -> float | None:
     """The bytes ``cell`` says, in its own unit or the column's; None for nvidia-smi's "[N/A]" and the like."""
+    if (known := _READ.get((cell, unit))) is not None:
+        return known
+    value = _read_bytes(cell, unit, where, line)
+    if value is not None and len(_READ) < 100_000:
+        _READ[cell, unit] = value
+    return value
+
+
+def _read_bytes(cell: str, unit: str | None, where: str, line: str) -> float | None:
     if _NO_FIGURE.fullmatch(cell):
         return None
     found = _CELL.fullmatch(cell)
@@ -114,3 +129,23 @@ def memory_used_bytes(text: str, label: str) -> list[tuple[float, str, str]]:
             )
         out.append((used, line.strip(), where))
     return out
+
+
+def unreported_rows(text: str, label: str) -> tuple[int, str] | None:
+    """(rows, the cell as written) of an nvidia-smi CSV whose ``memory.used`` holds no figure in any row, else None.
+
+    A CSV that was read, for the reason it gave nothing ("[N/A]" in every row; review70 item 6: it was told "no ...
+    nvidia-smi ... figure found").
+    """
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) < 2 or "memory.used" not in lines[0][1]:
+        return None
+    header = _cells(lines[0][1], f"{label}:{lines[0][0]}")
+    column = next((i for i, h in enumerate(header) if "memory.used" in h), None)
+    if column is None:
+        return None
+    cells = [_cells(line, f"{label}:{n}") for n, line in lines[1:]]
+    rows = [row for row in cells if row != header]
+    if not rows or not all(len(row) > column and _NO_FIGURE.fullmatch(row[column]) for row in rows):
+        return None
+    return len(rows), rows[0][column]

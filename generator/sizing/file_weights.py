@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from generator.named_tuple import NamedTuple
 
-_LAYER = re.compile(r"(?:^|\.)(?:layers|blk|h)\.(\d+)\.")
+_LAYER = re.compile(r"(?:^|\.)(?:layers|blk|h)\.([^.]+)\.")
 _VISION = ("vision", "visual", "multi_modal_projector", "mm_projector", "image_newline")
 _EMBEDDING = ("embed_tokens.", "token_embd.", "wte.", "tok_embeddings.")
 #: The LM head: ``lm_head.`` at the top (``*ForCausalLM``) or under the module a multimodal checkpoint nests its language
@@ -76,7 +76,10 @@ def group_tensor_bytes(
             vision += size
         elif match is not None:
             digits = match.group(1)
-            index = int(digits) if len(digits) <= 9 else num_layers  # a 5,000-digit index is past every layer (and int())
+            # a 5,000-digit index is past every layer (and int()); so is one not a count (review70 item 9: blk.-1 was
+            # counted as a top-level tensor, where llama.cpp refuses the file)
+            whole = digits.isascii() and digits.isdigit() and len(digits) <= 9
+            index = int(digits) if whole else num_layers
             if index >= num_layers:
                 extra += size
                 continue

@@ -459,14 +459,7 @@ def place(
     staging = max(movable.values(), default=0)
     ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
     if ram_budget < base_cpu:
-        gib = 2**30
-        ram, reserve = machine.ram_bytes / gib, machine.reserved_ram_bytes / gib
-        kv_part = f", {kv_cpu / gib:.1f} GiB of KV cache for the layers off the GPU at {context:,} tokens" if kv_cpu else ""
-        raise InfeasibleError(
-            f"{ram:.0f} GiB of system RAM leave no room for the offloaded weights after {reserve:.1f} GiB reserved for "
-            f"other services, {consts.runtime_host_bytes / gib:.1f} GiB for the runtime, {staging / gib:.1f} GiB staging "
-            f"a layer{kv_part}"
-        )
+        raise _host_ram_short(machine, consts, sizes.embedding_bytes, head if head_cpu else 0, staging, kv_cpu, context, engine)
     disk = spill_to_nvme(movable, base_cpu, ram_budget)
     steps += _offload_steps(experts_off, layer_cpu, disk)
     disk_bytes = sum(movable[i] for i in disk)
@@ -512,6 +505,46 @@ def place(
         embedding_bytes=sizes.embedding_bytes,
         file_bytes=sizes.total_bytes,
     )
+
+
+class HostRamShortError(InfeasibleError):
+    """The machine's RAM does not hold what the host keeps beside the GPUs; ``unblock``: the levers that can help."""
+
+    def __init__(self, message: str, unblock: str | None) -> None:
+        """The reason, and the levers where they are fewer than an offload's (None: an offload's)."""
+        super().__init__(message)
+        self.unblock = unblock
+
+
+def _host_ram_short(
+    machine: Machine, consts: Constants, embedding: int, head: int, staging: int, kv_cpu: int, context: int, engine: str
+) -> HostRamShortError:
+    """Why the RAM does not hold what the host keeps beside the GPUs, each part named (review70 item 2).
+
+    The offloaded layers themselves may spill to NVMe; the reserve, the runtime, the input embedding (and the output
+    layer once a layer is on the CPU), a layer's staging buffer and the CPU layers' KV cache may not. Where nothing is
+    offloaded only more RAM or a smaller reserve helps: the message said "no room for the offloaded weights", the RAM
+    rounded to a whole GiB (8.5 as 8), and offered a lower precision, a shorter context, NVMe and a larger GPU.
+    """
+    parts = [
+        (machine.reserved_ram_bytes, "reserved for other services"),
+        (consts.runtime_host_bytes, "for the runtime"),
+        (embedding, f"of input embedding ({engine} keeps it in RAM)"),
+        (head, "of output layer (on the CPU with the first layer)"),
+        (staging, "staging an offloaded layer"),
+        (kv_cpu, f"of KV cache for the layers off the GPU at {context:,} tokens"),
+    ]
+    need = sum(size for size, _ in parts)
+    said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
+    offloaded = bool(head or staging or kv_cpu)
+    message = (
+        f"{round(machine.ram_bytes / 2**30, 2):g} GiB of system RAM is less than the {need / 2**30:.2f} GiB the host needs "
+        f"beside the GPUs ({said})"
+    )
+    if not offloaded:
+        levers = "more system RAM, or a smaller reserve for other services"
+        return HostRamShortError(f"{message}; the weights fit the GPUs", levers)
+    return HostRamShortError(message, None)
 
 
 @memoized
@@ -961,17 +994,29 @@ def larger_ubatch(
     decode_context_tokens: int | None = None,
     engine: str = "llama.cpp",
 ) -> tuple[Placement, OffloadCost, int]:
-    """The -ub whose prompt passes take the shortest TTFT, with its placement and cost.
+    """The -ub whose request is answered soonest (its TTFT and its answer's decode), with its placement and cost.
 
-    Of :data:`UBATCH_CHOICES` and the default, where the GPUs' free memory holds its compute buffer without moving a
-    weight off them. A pass's activations grow with its tokens (``inference_activation_bytes`` at ``offload_ubatch_tokens``, what
-    :func:`place` keeps room for), so each size is placed again and kept only where every layer stays where it was. A
-    size at or beyond twice the prompt gains nothing over the one below it and is not tried.
+    Of :data:`UBATCH_CHOICES` and the default. A pass's activations grow with its tokens (``inference_activation_bytes``
+    at ``offload_ubatch_tokens``, what :func:`place` keeps room for), so each size is placed again: where every layer
+    stays where it was, the shorter TTFT wins; where the larger compute buffer moves weights off the GPUs, decode slows
+    and the request's time decides: its prompt's TTFT plus its answer's tokens at the decode rate, the answer being
+    twice ``decode_context_tokens`` past the prompt (the decode step is timed halfway through it). review70 item 4: a
+    size that moved a layer was never taken, so Mixtral on an RTX 4090 at --context 8192 kept -ub 512 (a 3,000-token
+    prompt in 28.9 s, 3.54 tokens/s) where -ub 4096 with one more layer's experts in RAM answers in 5.8 s at 3.42
+    tokens/s, 93 s a 300-token request against 114, as it was planned at --context 16384: a longer context planned a
+    5x faster TTFT. llama.cpp's MoE offload guides raise -b / -ub for prompt speed at that cost (ik_llama.cpp's
+    ``-ub 4096 -b 4096`` beside ``-ot exps=CPU``). Without ``decode_context_tokens`` no weight may move. A size at or
+    beyond twice the prompt gains nothing over the one below it and is not tried.
     """
     placement, cost = placed
     best = (placement, cost, consts.offload_ubatch_tokens)
     if not placement.offloaded:
         return best
+    answer = None if decode_context_tokens is None else 2 * max(0, decode_context_tokens - prompt_tokens)
+
+    def request_s(timed: OffloadCost) -> float:
+        return timed.ttft_s + (answer or 0) / timed.decode_tokens_per_s
+
     for ubatch in UBATCH_CHOICES:
         if ubatch <= consts.offload_ubatch_tokens or ubatch >= 2 * prompt_tokens:
             continue
@@ -980,12 +1025,46 @@ def larger_ubatch(
             there = place(arch, fmt, kv_bits, placement.context_tokens, machine, wider, engine=engine)
         except InfeasibleError:
             break
-        if there.layer_devices != placement.layer_devices:
-            break  # the larger buffer pushed weights off the GPUs: no larger size keeps them either
+        if there.layer_devices != placement.layer_devices and answer is None:
+            break  # the larger buffer pushed weights off the GPUs, and no answer to weigh the slower decode against
         timed = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, wider, decode_context_tokens, engine=engine)
-        if timed.ttft_s < best[1].ttft_s:
+        if request_s(timed) < request_s(best[1]):
             best = (there, timed, ubatch)
     return best
+
+
+def ubatch_decision(
+    ubatch: int,
+    engine: str,
+    placed: tuple[Placement, OffloadCost],
+    base: tuple[Placement, OffloadCost] | None,
+    answer_tokens: int = 0,
+) -> str:
+    """The decision of prompt passes of ``ubatch`` tokens.
+
+    ``base``: llama.cpp's -ub 512 placement where the larger buffer moved weights off the GPUs (its decode and TTFT
+    said beside the plan's: the trade), else None; ``answer_tokens``: the request's answer, whose time the trade is
+    weighed by.
+    """
+    said = (
+        f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied to "
+        "them once a pass"
+    )
+    if base is None:
+        return f"{said}, and the GPUs' free memory holds the larger compute buffer"
+    (there, cost), (_, before) = placed, base
+    moved = [i for i, (a, b) in enumerate(zip(there.layer_devices, base[0].layer_devices, strict=True)) if a != b]
+    layers = ", ".join(map(str, moved[:8])) + (", ..." if len(moved) > 8 else "")
+
+    def request_s(c: OffloadCost) -> float:
+        return c.ttft_s + answer_tokens / c.decode_tokens_per_s
+
+    return (
+        f"{said}; their larger compute buffer moves weights of {len(moved)} more layer(s) off the GPUs ({layers}): "
+        f"decode {cost.decode_tokens_per_s:.2f} tokens/s instead of {before.decode_tokens_per_s:.2f} at -ub 512, for a "
+        f"TTFT of {cost.ttft_s:.2f} s instead of {before.ttft_s:.2f} for {cost.prompt_tokens:,} prompt tokens: a request "
+        f"of {cost.prompt_tokens:,} + {answer_tokens:,} tokens in {request_s(cost):.1f} s instead of {request_s(before):.1f}"
+    )
 
 
 #: How much faster a precision the user did not allow must decode to be suggested when offloading.
@@ -1190,10 +1269,15 @@ def plan_offload(
         placement, cost, ubatch = placed
         decisions += list(placement.steps)
     if ubatch != consts.offload_ubatch_tokens:
-        decisions.append(
-            f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied "
-            f"to them once a pass, and the GPUs' free memory holds the larger compute buffer"
-        )
+        base = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)  # at llama.cpp's -ub 512
+        trade = None
+        if base.layer_devices != placement.layer_devices:  # the trade said (review70 item 4)
+            trade = (
+                base,
+                offload_cost(arch, fmt, kv_bits, base, machine, prompt_tokens, consts, decode_context_tokens, engine=engine),
+            )
+        answer = 2 * max(0, (decode_context_tokens or prompt_tokens) - prompt_tokens)  # as larger_ubatch weighs it
+        decisions.append(ubatch_decision(ubatch, engine, (placement, cost), trade, answer))
     alternative, faster, alternative_bytes, alternative_speed = None, [], 0, 0.0
     if placement.offloaded:
         others = sorted(
