@@ -295,7 +295,10 @@ def test_sglang_counts_a_batch_of_short_requests_at_their_tokens(batch: int, ver
     held = pool // 1200  # one-token pages: the pool's tokens over each request's
     assert (pool, held) == (418_861, 349)
     assert capacity["fits"] and capacity["average_batch"]["sequences_held"] == held
-    assert data["kv_cache"]["sized_at"] == "average" and data["kv_cache"]["bytes"] == 131_072 * 1200 * batch
+    # the batch's tokens, never below one whole-context sequence (fix78: 100 x 1,200 < 131,072 is sized at the context)
+    tokens = max(1200 * batch, 131_072)
+    sized = "average" if 1200 * batch >= 131_072 else "one_whole_context"
+    assert data["kv_cache"]["sized_at"] == sized and data["kv_cache"]["bytes"] == 131_072 * tokens
     assert data["throughput"]["saturation_batch"] == held  # the throughput line's batch is the verdict's
     done = run_specgen("estimate", *SHORT_REQUESTS, "--engine", "sglang", *short)
     assert done.returncode == 0, done.stderr
