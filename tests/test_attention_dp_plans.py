@@ -98,6 +98,9 @@ def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_pat
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     engine = group_vars["specgen_deployments"][0]["engine"]
     assert engine["args"][-7:] == ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8", "--ep-size", "8"]
+    # SGLang's default for --tp-size 8 --enable-dp-attention --dp-size 8 on H200 reserves 33,280 MiB (its DP-attention
+    # padding and CUDA-graph terms): 0.769, not the 0.907 of a TP1 replica (review72 item 5)
+    assert engine["mem_fraction_static"] == dep.details["mem_fraction_static"] == 0.769
 
 
 def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:
