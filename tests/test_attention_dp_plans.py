@@ -180,3 +180,39 @@ def test_the_plan_is_the_same_to_the_byte(tmp_path: Path) -> None:
 )
 def test_layout_names(degrees: tuple[int, int, int], text: str) -> None:
     assert layout_name(*degrees) == text
+
+
+@pytest.mark.parametrize(
+    "sharing",
+    [
+        pytest.param("    strategy: mig\n    mig_profile: 3g.40gb\n", id="mig"),
+        pytest.param("    strategy: time-slicing\n    replicas_per_gpu: 2\n", id="time-slicing"),
+    ],
+)
+def test_a_pinned_attention_dp_replica_keeps_whole_gpus_under_gpu_sharing(tmp_path: Path, sharing: str) -> None:
+    """review72 item 2: a pinned {tp: 1, ep: 2} is a 2-GPU replica (two DP ranks, the experts over both), so it never
+    runs in one share of one GPU: it keeps 2 whole GPUs, as a pinned TP2 does, and the pool is said to keep them."""
+    path = tmp_path / "mig-ep2.yaml"
+    path.write_text(
+        "version: 1\nname: mig-ep2\ndeployments:\n  - name: assistant\n    model: Qwen/Qwen3-30B-A3B\n"
+        "    parallelism: {tp: 1, ep: 2}\n    inference:\n      precision: fp8\n      max_context_tokens: 8192\n"
+        "      avg_input_tokens: 800\n      avg_output_tokens: 200\n      requests_per_second: 2\n"
+        "      slo:\n        ttft_p95_ms: 2000\n        tpot_ms: 50\n"
+        "hardware:\n  provider: gcp\n  gpus: [a100-sxm4-80gb]\nobjective: cost\noutputs: [ansible, kubernetes]\n"
+        "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-a\n  gpu_sharing:\n"
+        + "\n".join("  " + line for line in sharing.splitlines())
+        + "\n"
+    )
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.expert_parallel, dep.details["attention_dp"], dep.replicas, dep.gpus) == (1, 2, 2, 1, 2)
+    assert "gpu_share" not in dep.details
+    assert "in 3g.40gb shares" not in plan_text(plan) and "in 1/2 shares" not in plan_text(plan)
+    files = render_file(str(path))
+    codes = {f["code"]: f["message"] for f in json.loads(files["spec.json"])["plan"]["findings"]}
+    assert codes["gpu-sharing-whole-gpus"].endswith(
+        "assistant: its replica takes 2 GPUs (TP1 EP2 (attention DP 2)), and shares could hand one pod slices of one GPU"
+    )
+    (group_vars,) = (ansible_reader().load(t) for n, t in files.items() if n.startswith("ansible/group_vars/assistant_"))
+    assert group_vars["specgen_deployments"][0]["engine"]["data_parallel_size"] == 2
