@@ -416,7 +416,7 @@ def _options_on(
         if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
             layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
-            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.gpus // shape.par.pp, shape.par.pp)))
+            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp, shape.par.ep)))
         sized = [(layout, replicas) for layout in layouts]
         if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
