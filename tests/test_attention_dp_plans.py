@@ -216,3 +216,24 @@ def test_a_pinned_attention_dp_replica_keeps_whole_gpus_under_gpu_sharing(tmp_pa
     )
     (group_vars,) = (ansible_reader().load(t) for n, t in files.items() if n.startswith("ansible/group_vars/assistant_"))
     assert group_vars["specgen_deployments"][0]["engine"]["data_parallel_size"] == 2
+
+
+def test_engine_setting_findings_name_the_attention_dp_layout_and_compare_per_rank(tmp_path: Path) -> None:
+    """review72 item 6: kv-cache-fp8 and engine-limits-cost-capacity named the 8-GPU TP1 EP8 replica "(TP1 PP1)", and
+    compared vLLM's max_num_seqs (each DP rank's: 2,048, 16,384 over 8 ranks) with the replica's 215 requests."""
+    path = _r1(tmp_path)
+    text = path.read_text().replace(
+        "      requests_per_second: 1\n",
+        "      requests_per_second: 1\n      max_num_seqs: 2048\n      max_num_batched_tokens: 65536\n",
+    )
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    codes = {f.code: f.message for f in plan.findings}
+    assert "(TP1 PP1)" not in codes["kv-cache-fp8"] + codes["engine-limits-cost-capacity"]
+    assert "215 requests of 33,000 tokens a replica on b200-sxm-180gb (TP1 EP8 (attention DP 8))" in codes["kv-cache-fp8"]
+    limits = codes["engine-limits-cost-capacity"]
+    assert "cost capacity on b200-sxm-180gb (TP1 EP8 (attention DP 8)):" in limits
+    assert (
+        "max_num_seqs 2,048 is each attention-DP rank's (16,384 over the replica's 8 ranks), above the 215 average "
+        "requests the KV cache holds (26 a rank), so the sequences past them wait"
+    ) in limits
