@@ -98,6 +98,10 @@ def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_pat
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     engine = group_vars["specgen_deployments"][0]["engine"]
     assert engine["args"][-7:] == ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8", "--ep-size", "8"]
+    # review72 item 8: tensor_parallel is SGLang's --tp-size too (was 1 beside --tp-size 8): one value on its command line
+    settings = group_vars["specgen_deployments"][0]
+    assert (settings["tensor_parallel"], engine["attention_tensor_parallel"], engine["data_parallel_size"]) == (8, 1, 8)
+    assert {engine["args"][i + 1] for i, a in enumerate(engine["args"]) if a == "--tp-size"} == {str(settings["tensor_parallel"])}
     # SGLang's default for --tp-size 8 --enable-dp-attention --dp-size 8 on H200 reserves 33,280 MiB (its DP-attention
     # padding and CUDA-graph terms): 0.769, not the 0.907 of a TP1 replica (review72 item 5)
     assert engine["mem_fraction_static"] == dep.details["mem_fraction_static"] == 0.769
@@ -237,3 +241,51 @@ def test_engine_setting_findings_name_the_attention_dp_layout_and_compare_per_ra
         "max_num_seqs 2,048 is each attention-DP rank's (16,384 over the replica's 8 ranks), above the 215 average "
         "requests the KV cache holds (26 a rank), so the sequences past them wait"
     ) in limits
+
+
+Q30_TP1 = """\
+version: 1
+name: q30-h100
+deployments:
+  - name: m
+    model: Qwen/Qwen3-30B-A3B
+    parallelism: {pin}
+    inference:
+      engine: vllm
+      precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 8000
+      requests_per_second: 20
+      slo:
+        ttft_p95_ms: 5000
+        tpot_ms: 60
+hardware:
+  provider: baremetal
+  gpus: [h100-sxm5-80gb]
+objective: cost
+"""
+
+
+def test_the_attention_dp_reason_names_the_models_own_kv_case_and_how_to_keep_tp1(tmp_path: Path) -> None:
+    """review72 item 10: Qwen3-30B-A3B (4 KV heads, no MLA) was told "an MLA latent whole"; a pinned tp: 1 alone planned
+    8-GPU TP1 EP8 replicas (ep searched) with no word that ep: 1 keeps one-GPU replicas."""
+    path = tmp_path / "q30.yaml"
+    path.write_text(Q30_TP1.format(pin="{tp: 1}"))
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.tp, dep.expert_parallel) == (1, 8)
+    reason = dep.reasons[0]
+    assert "MLA" not in reason
+    assert (
+        "(under TP8 each GPU keeps the KV heads it serves of every sequence: the model's 4 KV heads over 8 GPUs, each "
+        "held 2 times)" in reason
+    )
+    assert "a pinned tp leaves ep searched: parallelism.ep: 1 keeps each replica to its TP1 GPUs" in reason
+    path.write_text(Q30_TP1.format(pin="{tp: 1, ep: 1}"))
+    (kept,) = plan_workload(load_workload(str(path))).deployments
+    assert (kept.tp, kept.expert_parallel, kept.stage_gpus) == (1, 1, 1)
+    # MLA: the latent itself, and no such sentence where ep is pinned
+    r1 = plan_workload(load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8}\n", gpus="h200-sxm-141gb"))))
+    (r1_reason,) = (r for r in r1.deployments[0].reasons if "attention data-parallel" in r)
+    assert "(under TP8 each of the 8 GPUs keeps the whole MLA latent of every sequence)" in r1_reason
+    assert "a pinned tp leaves ep searched" not in r1_reason
