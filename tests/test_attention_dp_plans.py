@@ -98,6 +98,13 @@ def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_pat
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     engine = group_vars["specgen_deployments"][0]["engine"]
     assert engine["args"][-7:] == ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8", "--ep-size", "8"]
+    # review72 item 8: tensor_parallel is SGLang's --tp-size too (was 1 beside --tp-size 8): one value on its command line
+    settings = group_vars["specgen_deployments"][0]
+    assert (settings["tensor_parallel"], engine["attention_tensor_parallel"], engine["data_parallel_size"]) == (8, 1, 8)
+    assert {engine["args"][i + 1] for i, a in enumerate(engine["args"]) if a == "--tp-size"} == {str(settings["tensor_parallel"])}
+    # SGLang's default for --tp-size 8 --enable-dp-attention --dp-size 8 on H200 reserves 33,280 MiB (its DP-attention
+    # padding and CUDA-graph terms): 0.769, not the 0.907 of a TP1 replica (review72 item 5)
+    assert engine["mem_fraction_static"] == dep.details["mem_fraction_static"] == 0.769
 
 
 def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:
@@ -177,3 +184,108 @@ def test_the_plan_is_the_same_to_the_byte(tmp_path: Path) -> None:
 )
 def test_layout_names(degrees: tuple[int, int, int], text: str) -> None:
     assert layout_name(*degrees) == text
+
+
+@pytest.mark.parametrize(
+    "sharing",
+    [
+        pytest.param("    strategy: mig\n    mig_profile: 3g.40gb\n", id="mig"),
+        pytest.param("    strategy: time-slicing\n    replicas_per_gpu: 2\n", id="time-slicing"),
+    ],
+)
+def test_a_pinned_attention_dp_replica_keeps_whole_gpus_under_gpu_sharing(tmp_path: Path, sharing: str) -> None:
+    """review72 item 2: a pinned {tp: 1, ep: 2} is a 2-GPU replica (two DP ranks, the experts over both), so it never
+    runs in one share of one GPU: it keeps 2 whole GPUs, as a pinned TP2 does, and the pool is said to keep them."""
+    path = tmp_path / "mig-ep2.yaml"
+    path.write_text(
+        "version: 1\nname: mig-ep2\ndeployments:\n  - name: assistant\n    model: Qwen/Qwen3-30B-A3B\n"
+        "    parallelism: {tp: 1, ep: 2}\n    inference:\n      precision: fp8\n      max_context_tokens: 8192\n"
+        "      avg_input_tokens: 800\n      avg_output_tokens: 200\n      requests_per_second: 2\n"
+        "      slo:\n        ttft_p95_ms: 2000\n        tpot_ms: 50\n"
+        "hardware:\n  provider: gcp\n  gpus: [a100-sxm4-80gb]\nobjective: cost\noutputs: [ansible, kubernetes]\n"
+        "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-a\n  gpu_sharing:\n"
+        + "\n".join("  " + line for line in sharing.splitlines())
+        + "\n"
+    )
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.expert_parallel, dep.details["attention_dp"], dep.replicas, dep.gpus) == (1, 2, 2, 1, 2)
+    assert "gpu_share" not in dep.details
+    assert "in 3g.40gb shares" not in plan_text(plan) and "in 1/2 shares" not in plan_text(plan)
+    files = render_file(str(path))
+    codes = {f["code"]: f["message"] for f in json.loads(files["spec.json"])["plan"]["findings"]}
+    assert codes["gpu-sharing-whole-gpus"].endswith(
+        "assistant: its replica takes 2 GPUs (TP1 EP2 (attention DP 2)), and shares could hand one pod slices of one GPU"
+    )
+    (group_vars,) = (ansible_reader().load(t) for n, t in files.items() if n.startswith("ansible/group_vars/assistant_"))
+    assert group_vars["specgen_deployments"][0]["engine"]["data_parallel_size"] == 2
+
+
+def test_engine_setting_findings_name_the_attention_dp_layout_and_compare_per_rank(tmp_path: Path) -> None:
+    """review72 item 6: kv-cache-fp8 and engine-limits-cost-capacity named the 8-GPU TP1 EP8 replica "(TP1 PP1)", and
+    compared vLLM's max_num_seqs (each DP rank's: 2,048, 16,384 over 8 ranks) with the replica's 215 requests."""
+    path = _r1(tmp_path)
+    text = path.read_text().replace(
+        "      requests_per_second: 1\n",
+        "      requests_per_second: 1\n      max_num_seqs: 2048\n      max_num_batched_tokens: 65536\n",
+    )
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    codes = {f.code: f.message for f in plan.findings}
+    assert "(TP1 PP1)" not in codes["kv-cache-fp8"] + codes["engine-limits-cost-capacity"]
+    assert "215 requests of 33,000 tokens a replica on b200-sxm-180gb (TP1 EP8 (attention DP 8))" in codes["kv-cache-fp8"]
+    limits = codes["engine-limits-cost-capacity"]
+    assert "cost capacity on b200-sxm-180gb (TP1 EP8 (attention DP 8)):" in limits
+    assert (
+        "max_num_seqs 2,048 is each attention-DP rank's (16,384 over the replica's 8 ranks), above the 215 average "
+        "requests the KV cache holds (26 a rank), so the sequences past them wait"
+    ) in limits
+
+
+Q30_TP1 = """\
+version: 1
+name: q30-h100
+deployments:
+  - name: m
+    model: Qwen/Qwen3-30B-A3B
+    parallelism: {pin}
+    inference:
+      engine: vllm
+      precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 8000
+      requests_per_second: 20
+      slo:
+        ttft_p95_ms: 5000
+        tpot_ms: 60
+hardware:
+  provider: baremetal
+  gpus: [h100-sxm5-80gb]
+objective: cost
+"""
+
+
+def test_the_attention_dp_reason_names_the_models_own_kv_case_and_how_to_keep_tp1(tmp_path: Path) -> None:
+    """review72 item 10: Qwen3-30B-A3B (4 KV heads, no MLA) was told "an MLA latent whole"; a pinned tp: 1 alone planned
+    8-GPU TP1 EP8 replicas (ep searched) with no word that ep: 1 keeps one-GPU replicas."""
+    path = tmp_path / "q30.yaml"
+    path.write_text(Q30_TP1.format(pin="{tp: 1}"))
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.tp, dep.expert_parallel) == (1, 8)
+    reason = dep.reasons[0]
+    assert "MLA" not in reason
+    assert (
+        "(under TP8 each GPU keeps the KV heads it serves of every sequence: the model's 4 KV heads over 8 GPUs, each "
+        "held 2 times)" in reason
+    )
+    assert "a pinned tp leaves ep searched: parallelism.ep: 1 keeps each replica to its TP1 GPUs" in reason
+    path.write_text(Q30_TP1.format(pin="{tp: 1, ep: 1}"))
+    (kept,) = plan_workload(load_workload(str(path))).deployments
+    assert (kept.tp, kept.expert_parallel, kept.stage_gpus) == (1, 1, 1)
+    # MLA: the latent itself, and no such sentence where ep is pinned
+    r1 = plan_workload(load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8}\n", gpus="h200-sxm-141gb"))))
+    (r1_reason,) = (r for r in r1.deployments[0].reasons if "attention data-parallel" in r)
+    assert "(under TP8 each of the 8 GPUs keeps the whole MLA latent of every sequence)" in r1_reason
+    assert "a pinned tp leaves ep searched" not in r1_reason

@@ -78,7 +78,7 @@ def test_a_fraction_too_small_for_one_gpu_says_what_it_leaves_and_what_is_needed
         "deployment assistant: mem_fraction_static 0.01 leaves 0.80 GiB of each h100-sxm5-80gb (79.6 GiB) for the "
         "weights and KV cache, where one GPU holding the replica needs 9.46 GiB (weights 8.46 GiB and one 8,192-token "
         "sequence's KV 1.00 GiB); SGLang's default for the GPU, 0.835, leaves 66.51 GiB, so the fraction alone spreads "
-        "each replica over 16 GPUs (TP8 x PP2): raise it, or leave it out for the default"
+        "each replica over 16 GPUs (TP8 PP2): raise it, or leave it out for the default"
     )
 
 
@@ -86,11 +86,11 @@ def test_a_fraction_too_small_for_one_gpu_says_what_it_leaves_and_what_is_needed
     ("context", "at_default", "why"),
     [
         # the planner's own sizing holds a TP1 replica at SGLang's default: the fraction alone spread it
-        (20480, (1, 1), ", so the fraction alone spreads each replica over 2 GPUs (TP2 x PP1)"),
+        (20480, (1, 1), ", so the fraction alone spreads each replica over 2 GPUs (TP2)"),
         # 66.28 GiB under the default's 66.51, but the runtime and KV pages besides leave no TP1 replica at the
         # default either (review28 item 4: "alone" was said of it)
         (21504, (2, 1), "; the fraction leaves less than one GPU needs, and the plan spreads each replica over 2 GPUs "
-         "(TP2 x PP1)"),
+         "(TP2)"),
     ],
 )  # fmt: skip
 def test_the_fraction_alone_is_said_only_where_the_sizing_holds_one_gpu_at_the_default(

@@ -176,3 +176,38 @@ def test_a_job_is_offered_idle_gpus_of_its_own_capacity_type_only(tmp_path: Path
     assert [m.split(" (of its ")[0] for m in said] == (
         ["deployment lora: a run fits the 1 GPU(s) of serving pool small_h100_sxm5_80gb its rates do not need"] if offered else []
     )
+
+
+def test_replicas_past_the_rate_count_an_attention_dp_replicas_gpus(tmp_path: Path) -> None:
+    """review72 item 4: Qwen3-30B-A3B pinned {tp: 1, ep: 2} at 0.5 req/s needs 1 replica; 3 more of 2 GPUs each fill the
+    8-GPU server, so 6 GPUs run replicas past the rate and none is idle (TP x PP counted them as 3, and said "3 idle all
+    month")."""
+    path = tmp_path / "idle-train-dp2.yaml"
+    path.write_text(IDLE_DP2)
+    plan = plan_workload(load_workload(str(path)))
+    codes = _codes(plan)
+    assert "idle-gpus" not in codes
+    q30 = next(d for d in plan.deployments if d.name == "q30")
+    assert (q30.replicas, q30.details["replicas_past_rate"], q30.stage_gpus, q30.gpus) == (4, 3, 2, 8)
+    (message,) = codes["training-fits-idle-gpus"]
+    assert "a run fits the 6 GPU(s) of serving pool q30_h200_sxm_141gb" in message
+    assert "(of its 8 bought, 1 x 8-GPU supermicro-as-8125gs-tnhr; 6 GPU(s) running replicas past the rate's need" in message
+    assert "idle all month" not in message
+
+
+#: review72's idle-train-dp2.yaml: an attention-DP 2 service on one 8-GPU H200 server and a QLoRA job.
+IDLE_DP2 = """\
+version: 1
+name: idle-train-dp2
+deployments:
+  - name: q30
+    model: Qwen/Qwen3-30B-A3B
+    parallelism: {tp: 1, ep: 2}
+    inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 1000, avg_output_tokens: 1000,
+                requests_per_second: 0.5, slo: {ttft_p95_ms: 5000, tpot_ms: 60}}
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {method: qlora, lora_rank: 16, sequence_length: 8192, global_batch_size: 64, dataset_tokens: 20000000,
+               epochs: 1, deadline_hours: 48}
+hardware: {gpus: [h200-sxm-141gb], platforms: [supermicro-as-8125gs-tnhr], provider: baremetal}
+"""

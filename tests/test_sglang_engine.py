@@ -12,7 +12,12 @@ from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_gpu, find_model
 from generator.errors import InputError
 from generator.sizing.architecture import parse_architecture
-from generator.sizing.sglang_kv import sglang_capacity, sglang_cell_bytes, sglang_default_mem_fraction_static
+from generator.sizing.sglang_kv import (
+    sglang_capacity,
+    sglang_cell_bytes,
+    sglang_default_mem_fraction_static,
+    sglang_mem_fraction,
+)
 from generator.sizing.weights import Parallelism
 from generator.units import GIB, MIB
 from tests.helpers import VALID, estimate_json, run_specgen
@@ -35,6 +40,32 @@ CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "cali
 )
 def test_default_mem_fraction_static_follows_sglang_heuristic(gpu_mib: int, tp: int, expected: float) -> None:
     assert sglang_default_mem_fraction_static(gpu_mib * MIB, tp) == expected
+
+
+@pytest.mark.parametrize(
+    ("gpu_mib", "tp", "dp", "expected"),
+    [
+        # SGLang ServerArgs._handle_gpu_memory_settings (python/sglang/srt/server_args.py, after PR #10975): under
+        # --enable-dp-attention reserved += max_bs x dp_size x 3, and + max_bs x dp_size x 1.5 more where max_bs > 300;
+        # tp is SGLang's --tp-size (8 for --tp-size 8 --dp-size 8), so max_bs is 512 (review72 item 5).
+        # H200 143,771 MiB: 512 + 12,288 + 1,024 + 1,024 + 12,288 + 6,144 = 33,280 MiB -> 0.769 (not 0.907 at tp 1)
+        pytest.param(143771, 8, 8, 0.769, id="h200-tp8-dp8"),
+        pytest.param(143771, 8, 1, round((143771 - (512 + 12288 + 1024 + 1024)) / 143771, 3), id="h200-tp8-no-dp"),
+        pytest.param(143771, 8, 4, round((143771 - (512 + 12288 + 1024 + 1024 + 6144 + 3072)) / 143771, 3), id="h200-dp4"),
+        # max_bs 256 (tp < 4): no 1.5 term; 81,559 MiB H100 tp 2 dp 2 -> 512 + 12,288 + 512 + 256 + 1,536
+        pytest.param(81559, 2, 2, round((81559 - (512 + 12288 + 512 + 256 + 1536)) / 81559, 3), id="h100-tp2-dp2-bs256"),
+    ],
+)
+def test_default_mem_fraction_static_reserves_for_dp_attention(gpu_mib: int, tp: int, dp: int, expected: float) -> None:
+    assert sglang_default_mem_fraction_static(gpu_mib * MIB, tp, 1, dp) == expected
+
+
+def test_an_attention_dp_replica_takes_sglangs_default_at_its_tp_size() -> None:
+    """TP1 EP8 runs as SGLang --tp-size 8 --enable-dp-attention --dp-size 8: its default is taken there."""
+    h200 = find_gpu("h200-sxm-141gb").memory_bytes
+    assert sglang_mem_fraction(h200, Parallelism(1, 1, 8)) == 0.769
+    assert sglang_mem_fraction(h200, Parallelism(8, 1, 8)) == sglang_default_mem_fraction_static(h200, 8) == 0.897
+    assert sglang_mem_fraction(h200, Parallelism(1, 1, 8), 0.8) == 0.8
 
 
 def test_pool_is_the_static_fraction_less_the_weights() -> None:

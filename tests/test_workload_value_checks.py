@@ -507,6 +507,19 @@ def test_a_pinned_replica_that_neither_fits_nor_fills_servers_says_so(tmp_path: 
     assert "no platform of this provider offers" not in err
 
 
+def test_an_attention_dp_replica_that_neither_fits_nor_fills_servers_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review72 item 6 (does_not_pack): a TP1 EP4 PP3 replica (12 GPUs) was named by its stage width as "TP4 PP3"."""
+    path = tmp_path / "w.yaml"
+    path.write_text(PINNED.format(pin="{tp: 1, ep: 4, pp: 3}").replace("h100-sxm5-80gb", "h200-sxm-141gb"))
+    with pytest.raises(SystemExit) as done:
+        cli_main(["plan", str(path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 3, err
+    assert "TP1 EP4 PP3 (attention DP 4) (12 GPUs a replica) neither fits one dgx-h200 server (8 GPUs)" in err
+
+
 def test_a_pipeline_replica_inside_one_server_shares_it(tmp_path: Path) -> None:
     """review 12 item 4: a TP1 x PP2 replica was taken as spanning servers, never co-located (2 servers, not 1)."""
     path = tmp_path / "w.yaml"

@@ -177,6 +177,7 @@ from generator.planner.tco import (
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.training_energy import charge_runs_energy, training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.gpu_share import shared_gpu
@@ -647,12 +648,18 @@ def _inference_details(
         case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops) if part)
         if par.attention_dp > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
+            pinned_tp = not pinned and dep.parallelism is not None and dep.parallelism.tp is not None
             case += (
                 f"; attention data-parallel over {par.attention_dp} groups of {par.tp} GPU(s) a stage, each holding its "
-                "own sequences' KV cache (under TP each GPU keeps the KV heads it serves of every sequence: an MLA "
-                f"latent whole), the routed experts spread whole over the stage's {par.ep} GPUs and their tokens "
-                f"exchanged all-to-all in every MoE layer ({'as pinned' if pinned else 'searched beside the TP layouts'}; vLLM "
+                f"own sequences' KV cache ({_tp_kv_copies(model.architecture, par.ep)}), the routed experts spread whole "
+                f"over the stage's {par.ep} GPUs and their tokens exchanged all-to-all in every MoE layer "
+                f"({'as pinned' if pinned else 'searched beside the TP layouts'}; vLLM "
                 f"--data-parallel-size {par.attention_dp} --enable-expert-parallel, SGLang --enable-dp-attention)"
+                + (
+                    f"; a pinned tp leaves ep searched: parallelism.ep: 1 keeps each replica to its TP{par.tp} GPUs"
+                    if pinned_tp
+                    else ""
+                )
             )
         elif par.ep > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
@@ -2996,3 +3003,20 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
                 )
             )
     return out
+
+
+def _tp_kv_copies(arch: Architecture, gpus: int) -> str:
+    """What TP over a stage's ``gpus`` would do to the model's KV cache, which attention DP avoids (review72 item 10).
+
+    MLA keeps one latent a token that TP does not split; grouped-query attention splits its KV heads over the GPUs,
+    each held ``gpus / heads`` times where there are fewer heads than GPUs.
+    """
+    if arch.num_kv_heads == 0:
+        return f"under TP{gpus} each of the {gpus} GPUs keeps the whole MLA latent of every sequence"
+    heads = arch.num_kv_heads
+    if heads < gpus:
+        return (
+            f"under TP{gpus} each GPU keeps the KV heads it serves of every sequence: the model's {heads} KV heads over "
+            f"{gpus} GPUs, each held {gpus // heads} times"
+        )
+    return f"under TP{gpus} each GPU keeps {heads // gpus} of the model's {heads} KV heads of every sequence"

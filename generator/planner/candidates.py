@@ -416,7 +416,7 @@ def _options_on(
         if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
             layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
-            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.gpus // shape.par.pp, shape.par.pp)))
+            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp, shape.par.ep)))
         sized = [(layout, replicas) for layout in layouts]
         if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
@@ -524,7 +524,10 @@ def _inference_shapes(
     free where no more of ``hw`` are bought, which a layout must fit for its reason to be one they can act on.
     """
     spec, fmt, sharing, expert_parallel, pin = serving[:5]
-    one_gpu = pin[0] in (None, 1) and pin[1] in (None, 1)
+    # a pinned ep above 1 is a replica of ep GPUs (attention DP ep / tp with the experts spread), never one share of one
+    # (review72 item 2: a pinned {tp: 1, ep: 2} was planned in one MIG 3g.40gb instance and rendered with
+    # --data-parallel-size 2); it keeps whole GPUs as a pinned tp above 1 does (gpu-sharing-whole-gpus)
+    one_gpu = pin[0] in (None, 1) and pin[1] in (None, 1) and expert_parallel in (None, 1)
     problem = share_problem(hw.gpu.id, sharing, serving.asked, aks=serving.aks_mig) if sharing and one_gpu else None
     if problem is not None:
         # a service asking to share GPUs is planned only on GPUs that take the sharing asked (newuser44 items 5 and

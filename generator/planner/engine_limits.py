@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from generator.planner.inference import ReplicaShape, batched_tokens, max_running, replica_shapes
-from generator.planner.plan import Finding
+from generator.planner.plan import Finding, layout_name
 from generator.planner.slo import effective_slo, replicas_needed
 from generator.units import GIB
 from generator.workload.models import InferenceDeployment, InferenceSpec
@@ -64,6 +64,35 @@ def _sized_again(
     return max(shapes, key=lambda s: s.planned_requests_per_s, default=None)
 
 
+def _layout(shape: ReplicaShape) -> str:
+    """The replica's layout in a finding: ``TP4 PP1``, or an attention-DP one as plans name it (review72 item 6).
+
+    ``TP1 PP1`` for a TP1 EP8 (attention DP 8) replica read as one GPU, and its batch as one GPU's.
+    """
+    par = shape.par
+    return layout_name(par.tp, par.pp, par.ep) if par.attention_dp > 1 else f"TP{par.tp} PP{par.pp}"
+
+
+def _seqs_above(max_num_seqs: int | None, held: int, ranks: int) -> str:
+    """That ``max_num_seqs`` admits more than the replica's KV cache holds, where it does ('' where not).
+
+    vLLM's ``max_num_seqs`` is each attention-DP rank's (an engine core each), so a replica of ``ranks`` admits
+    ``max_num_seqs x ranks``; ``held`` is the replica's (review72 item 6: a rank's cap was set against a replica's).
+    """
+    if max_num_seqs is None or max_num_seqs * ranks <= held:
+        return ""
+    if ranks == 1:
+        return (
+            f"; max_num_seqs {max_num_seqs:,} is above the {held:,} average requests the KV cache holds, so the "
+            "sequences past them wait"
+        )
+    return (
+        f"; max_num_seqs {max_num_seqs:,} is each attention-DP rank's ({max_num_seqs * ranks:,} over the replica's "
+        f"{ranks} ranks), above the {held:,} average requests the KV cache holds ({held // ranks:,} a rank), so the "
+        "sequences past them wait"
+    )
+
+
 def _held(shape: ReplicaShape, request: int) -> int:
     """Requests of ``request`` tokens the replica's KV cache holds at once."""
     cap = shape.memory.capacity
@@ -105,12 +134,7 @@ def costly_limit_findings(
         held, held_default = _held(shape, request), _held(at_default, request)
         given = " and ".join(f"{f} {getattr(spec, f):,}" for f in fields)  # above the defaults
         defaults = ", ".join(f"{f} {value:,}" for f, value in default.items())
-        above = (
-            f"; max_num_seqs {spec.max_num_seqs:,} is above the {held:,} average requests the KV cache holds, so the "
-            "sequences past them wait"
-            if spec.max_num_seqs is not None and spec.max_num_seqs > held
-            else ""
-        )
+        above = _seqs_above(spec.max_num_seqs, held, shape.par.attention_dp)
         replicas, replicas_default = (replicas_needed(spec, s.planned_requests_per_s) for s in (shape, at_default))
         fewer = (
             f"{replicas:,} replica(s) for {spec.requests_per_second:g} req/s where {replicas_default:,} would do"
@@ -122,7 +146,7 @@ def costly_limit_findings(
                 "warning" if replicas_default < replicas else "info",  # replicas paid for, or headroom alone
                 "engine-limits-cost-capacity",
                 f"deployment {dep.name}: {given} cost capacity on {shape.hardware.gpu.id} "
-                f"(TP{shape.par.tp} PP{shape.par.pp}): vLLM's start-up profiling runs a forward pass of "
+                f"({_layout(shape)}): vLLM's start-up profiling runs a forward pass of "
                 "max_num_batched_tokens tokens and samples max_num_seqs sequences' logits before it sizes the KV "
                 f"cache, so activations take {shape.memory.per_gpu.activations / GIB:.1f} GiB a GPU and the KV pool "
                 f"{_kv_pool_gib(shape):.1f} GiB ({at_default.memory.per_gpu.activations / GIB:.1f} and "
@@ -173,7 +197,7 @@ def fp8_kv_findings(
                 "kv-cache-fp8",
                 f"deployment {dep.name}: its batch is what its {spec.kv_cache_precision} KV cache holds, "
                 f"{shape.max_point.batch:,} requests of {request:,} tokens a replica on {gpu.id} "
-                f"(TP{shape.par.tp} PP{shape.par.pp}), so no looser latency target raises it; kv_cache_precision: fp8 "
+                f"({_layout(shape)}), so no looser latency target raises it; kv_cache_precision: fp8 "
                 f"(--kv-cache-dtype) halves a token's KV: the cache holds {_held(fp8, request):,}, the batch runs "
                 f"{fp8.max_point.batch:,} and a replica sustains {fp8.planned_requests_per_s:.2f} req/s against "
                 f"{shape.planned_requests_per_s:.2f}: {replicas_fp8:,} replica(s) for {spec.requests_per_second:g} req/s "

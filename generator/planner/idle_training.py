@@ -64,9 +64,15 @@ def _free_by_node(pool: Pool, deployments: Sequence[DeploymentPlan], spread: fro
 
 
 def past_rate_gpus(pool: Pool, deployments: Sequence[DeploymentPlan]) -> int:
-    """GPUs of ``pool`` running replicas past their service's rate (``replicas_past_rate``), whole GPUs each."""
+    """GPUs of ``pool`` running replicas past their service's rate (``replicas_past_rate``), whole GPUs each.
+
+    A replica's GPUs are ``max(tp, ep) x pp`` (:attr:`DeploymentPlan.stage_gpus`): an attention-DP replica TP1 EP2 takes
+    2 (review72 item 4: counted as TP x PP, 1, it left "3 idle all month" on a pool with none idle).
+    """
     return sum(
-        int(d.details.get("replicas_past_rate", 0)) * d.tp * d.pp for d in deployments if d.in_pool(pool.name) and not d.split
+        int(d.details.get("replicas_past_rate", 0)) * d.stage_gpus * d.pp
+        for d in deployments
+        if d.in_pool(pool.name) and not d.split
     )
 
 

@@ -727,8 +727,9 @@ def attention_dp_degrees(
     SGLang ``--enable-dp-attention``, https://lmsys.org/blog/2024-12-04-sglang-v0-4/): under TP every rank keeps the
     whole MLA latent of every sequence, so an 8-GPU TP8 replica holds 1/8 of the sequences its memory holds as eight
     DP ranks. Tried for a mixture-of-experts model (a dense one has no experts to spread, and its DP ranks are
-    replicas), by a generating service. Searched: at the widest degree the server gives a replica (its NVLink domain:
-    the all-to-all stays on it), where TP over as many GPUs would copy the KV cache (an MLA latent, KV heads fewer than
+    replicas), by a generating service. Searched: at the widest degree the server gives a replica (the GPUs it links
+    for TP: an NVLink domain where it has one, PCIe on a PCIe server such as 8 x L40S, whose rate the all-to-all is then
+    timed at; review72 item 10), where TP over as many GPUs would copy the KV cache (an MLA latent, KV heads fewer than
     the GPUs), with each TP that divides it and copies less (groups that split their KV with no copy hold no more
     sequences than the TP stage, and each keeps its own copy of the attention weights; one width keeps the search's
     cost small). Pinned (``expert_parallel`` above 1): that EP, at each TP below it that divides it, or at its pinned TP.

@@ -11,6 +11,7 @@ from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
+from generator.planner.plan import layout_name
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
@@ -314,12 +315,16 @@ def node_counts(platform: PlatformSpec, tp: int, pp: int, replicas: int) -> list
     return layouts
 
 
-def does_not_pack(hw: Hardware, tp: int, pp: int) -> str:
-    """Why a TP x PP replica has no node layout on ``hw``'s platform (:func:`node_counts` gave none)."""
+def does_not_pack(hw: Hardware, tp: int, pp: int, ep: int = 1) -> str:
+    """Why a replica of ``max(tp, ep) x pp`` GPUs has no node layout on ``hw``'s platform (:func:`node_counts` gave none).
+
+    Named as plans name a layout (``TP1 EP8 (attention DP 8)``: review72 item 6), other layouts ``TP{tp} PP{pp}`` as before.
+    """
     counts = _sorted_counts(hw.platform.gpu_counts)
     sizes = " or ".join(str(c) for c in counts)
+    name = layout_name(tp, pp, ep) if ep > tp else f"TP{tp} PP{pp}"
     return (
-        f"TP{tp} PP{pp} ({tp * pp} GPUs a replica) neither fits one {hw.platform.id} server ({sizes} GPUs) nor fills "
+        f"{name} ({max(tp, ep) * pp} GPUs a replica) neither fits one {hw.platform.id} server ({sizes} GPUs) nor fills "
         f"whole servers of {counts[-1]}"
     )
 

@@ -539,6 +539,11 @@ def _deployment_vars(
                     flags = ["--data-parallel-size", str(dp), *flags]
                 else:
                     flags = ["--tp-size", str(ep), "--enable-dp-attention", "--dp-size", str(dp), *flags]
+                    # one --tp-size on SGLang's command line (review72 item 8): tensor_parallel is what its --tp-size
+                    # takes, the stage's GPUs, as in args (a role building --tp-size {{ tensor_parallel }} and adding
+                    # args passes 8 twice, never 1 and 8); the attention TP of each DP group is said beside it
+                    out["tensor_parallel"] = ep
+                    out["engine"]["attention_tensor_parallel"] = tp
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags

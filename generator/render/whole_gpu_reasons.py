@@ -5,7 +5,7 @@ GPUs, runs a training job, or does not fit its share") where the one deployment 
 whole GPUs simply cost less. Each deployment's reason is read from the plan:
 
 - a training job plans whole GPUs with their links;
-- a replica of several GPUs (TP x PP) cannot run in shares: MIG instances have no P2P, and shared GPUs could hand
+- a replica of several GPUs (max(TP, EP) x PP) cannot run in shares: MIG instances have no P2P, and shared GPUs could hand
   one pod slices of one GPU;
 - the GPU is not NVIDIA's, or has no such MIG profile: there is no share to run in;
 - no layout fits the share (the plan's ``gpu-share-too-small`` finding for the deployment);
@@ -21,7 +21,7 @@ import math
 from generator import catalog
 from generator.planner.batch_job import pool_month_usd
 from generator.planner.placement import pool_placement
-from generator.planner.plan import DeploymentPlan, Plan, Pool
+from generator.planner.plan import DeploymentPlan, Plan, Pool, layout_name
 from generator.planner.spread import SPREAD_NODES, packed_nodes
 from generator.workload.models import GpuSharing
 from generator.workload.sharing import mig_problem
@@ -53,7 +53,8 @@ def whole_gpu_reasons(
         if d.kind == "training":
             why = "a training job, planned on whole GPUs with their links"
         elif (width := max(tp, ep := d.expert_parallel_in(pool.name))) * pp > 1:
-            split = f"TP{tp}" + (f" x EP{ep}" if ep > tp else "") + (f" x PP{pp}" if pp > 1 else "")
+            # an attention-DP layout named as plans name it (review72 item 2): TP1 EP2 (attention DP 2)
+            split = layout_name(tp, pp, ep) if ep > tp else f"TP{tp}" + (f" x PP{pp}" if pp > 1 else "")
             why = f"its replica takes {width * pp} GPUs ({split}), and shares could hand one pod slices of one GPU"
         elif f"deployments[{index}]" in too_small:
             why = f"no layout of it fits its share ({SHARE_TOO_SMALL_CODE})"

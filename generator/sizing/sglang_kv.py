@@ -12,9 +12,14 @@ From ``sglang/srt/model_executor/model_runner`` (``profile_max_num_token``):
 Sliding-window layers are charged like full ones (SGLang's hybrid-SWA pool is a separate configurator).
 
 ``--mem-fraction-static`` left unset is derived from the GPU's memory (``ServerArgs._handle_gpu_memory_settings``,
-https://github.com/sgl-project/sglang/pull/10975): the GPU's size picks ``chunked_prefill_size`` and
-``cuda_graph_max_bs``; ``reserved = 512 + max(chunk, 2048) x 1.5 + max_bs x 2 + tp x pp / 8 x 1024`` MiB
-(at least 10 GiB above 60 GiB of memory), and the fraction is ``(memory - reserved) / memory``, rounded to 3 places.
+https://github.com/sgl-project/sglang/pull/10975, python/sglang/srt/server_args.py): the GPU's size picks
+``chunked_prefill_size`` and ``cuda_graph_max_bs`` (the latter by ``tp_size`` below 4 or not);
+``reserved = 512 + max(chunk, 2048) x 1.5 + max_bs x 2 + tp_size x pp_size / 8 x 1024`` MiB, plus under
+``--enable-dp-attention`` ``max_bs x dp_size x 3`` ("DP attention needs more padding for some operations") and, where
+``max_bs > 300``, ``max_bs x dp_size x 1.5`` more ("DP attention uses much more memory for large cuda graph max bs");
+at least 10 GiB above 60 GiB of memory; the fraction is ``(memory - reserved) / memory``, rounded to 3 places.
+SGLang's ``tp_size`` is its ``--tp-size``: a pipeline stage's GPUs, which under DP attention are the stage's ``ep``
+GPUs (``--tp-size 8 --enable-dp-attention --dp-size 8`` for TP1 EP8), not the attention TP (review72 item 5).
 Pure: no I/O.
 """
 
@@ -73,22 +78,34 @@ def sglang_kv_pool(
     return SglangKvPool(rest, cell, max(0, rest) // cell if cell else 0)
 
 
-def sglang_default_mem_fraction_static(gpu_memory_bytes: int, tp: int = 1, pp: int = 1) -> float:
-    """The ``--mem-fraction-static`` SGLang picks when it is not given (see the module notes)."""
+def sglang_default_mem_fraction_static(gpu_memory_bytes: int, tp: int = 1, pp: int = 1, dp_attention: int = 1) -> float:
+    """The ``--mem-fraction-static`` SGLang picks when it is not given (see the module notes).
+
+    ``tp``: SGLang's ``--tp-size`` (a stage's GPUs); ``dp_attention``: its ``--dp-size`` under ``--enable-dp-attention``
+    (1: DP attention off).
+    """
     gpu_mib = gpu_memory_bytes / MIB
     _, chunk, small_tp_bs, large_tp_bs = next(tier for tier in SGLANG_MEMORY_TIERS if gpu_mib < tier[0])
     max_bs = small_tp_bs if tp < 4 else large_tp_bs
     reserved_mib = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
+    if dp_attention > 1:
+        reserved_mib += max_bs * dp_attention * 3
+        if max_bs > 300:
+            reserved_mib += max_bs * dp_attention * 1.5
     if gpu_mib > 60 * 1024:
         reserved_mib = max(reserved_mib, 10 * 1024)
     return round((gpu_mib - reserved_mib) / gpu_mib, 3)
 
 
 def sglang_mem_fraction(gpu_memory_bytes: int, par: Parallelism, mem_fraction_static: float | None = None) -> float:
-    """The ``--mem-fraction-static`` a replica runs with: the one given, else SGLang's default for the GPU's memory."""
+    """The ``--mem-fraction-static`` a replica runs with: the one given, else SGLang's default for the GPU's memory.
+
+    The default is taken at SGLang's own ``--tp-size``, a stage's GPUs (``max(tp, ep)``), with its DP-attention
+    reserve where the stage runs ``ep / tp`` attention-DP groups.
+    """
     if mem_fraction_static is not None:
         return mem_fraction_static
-    return sglang_default_mem_fraction_static(gpu_memory_bytes, par.tp, par.pp)
+    return sglang_default_mem_fraction_static(gpu_memory_bytes, par.gpus // par.pp, par.pp, par.attention_dp)
 
 
 class SglangCapacity(NamedTuple):

@@ -232,7 +232,7 @@ def _sharing_errors(
     # refused where none does
     if not able:
         errors += gpu_errors
-    # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
+    # a replica pinned wider than one GPU (parallelism tp, pp or ep > 1) is not refused under MIG: it keeps whole GPUs in a
     # pool the MIG manager leaves unpartitioned, as an unpinned one and a training job do (gpu-sharing-whole-gpus)
     if not named:
         errors += _offered_errors(doc, wl, sharing, where)
