@@ -16,7 +16,7 @@ single-host replica does not need:
 
 from __future__ import annotations
 
-from math import ceil
+from math import ceil, gcd
 
 from generator.catalog.records import PlatformSpec
 
@@ -98,16 +98,47 @@ def stage_hop_text(
     machines = "servers" if platform.provider == "baremetal" else "instances"
     gbps, carrier = network
     per_token = STAGE_HOP_TENSORS * hidden_size * STAGE_HOP_BYTES_PER_VALUE
-    crossing = (
-        f"one stage on each of its {hosts} {platform.id} {machines}: every hop between stages crosses their network"
-        if every_hop_leaves_host(platform, gpus_per_node, tp, pp)
-        else f"the pipeline's hops between its {hosts} {machines} cross their network"
-    )
+    per_host = gpus_per_node // platform.hosts
+    if tp > per_host:  # a stage wider than a server (a pinned EP): each stage on several of them (review72 item 1)
+        crossing = (
+            f"each stage on {ceil(tp / per_host)} of its {hosts} {platform.id} {machines}: every hop between stages "
+            "crosses their network"
+        )
+    elif every_hop_leaves_host(platform, gpus_per_node, tp, pp):
+        crossing = f"one stage on each of its {hosts} {platform.id} {machines}: every hop between stages crosses their network"
+    else:
+        crossing = f"the pipeline's hops between its {hosts} {machines} cross their network"
     rate = f"{gbps:,g} Gb/s ({carrier})" if gbps else f"({carrier}, of no published rate)"
     timing = f", {per_token * 8 / (gbps * 1e3):.2g} us a token at that rate" if gbps else ""
     return (
         f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token (vLLM sends the "
         f"hidden state and the residual, 16-bit){timing}"
+    )
+
+
+def expert_exchange_text(platform: PlatformSpec, gpus_per_node: int, ep: int, network: tuple[float, str]) -> str | None:
+    """What the expert all-to-all of a stage of ``ep`` GPUs wider than one server crosses; None where it stays on one.
+
+    review72 item 1: ``{tp: 1, ep: 16}`` on two 8-GPU servers was said to be "one stage on each of its 2 servers" and
+    timed at NVLink rate. The sizing times the share of each GPU's exchange bound for other servers over a GPU's share
+    of the node's network (:func:`generator.planner.inference.expert_network`), the rest over the GPU link, at once.
+    """
+    if platform.hosts > 1 or ep <= gpus_per_node:
+        return None
+    machines = "servers" if platform.provider == "baremetal" else "instances"
+    local = gcd(ep, gpus_per_node)
+    gbps, carrier = network
+    rate = (
+        f"{gbps:,g} Gb/s ({carrier}), {gbps / gpus_per_node / 8:g} GB/s a GPU" if gbps else f"({carrier}, of no published rate)"
+    )
+    peers = (
+        f"all {ep - 1} of each GPU's peers are on other {machines}, so all of"
+        if local == 1
+        else f"{ep - local} of each GPU's {ep - 1} peers are on other {machines}, so that share of"
+    )
+    return (
+        f"each stage's {ep} GPUs span {ceil(ep / gpus_per_node)} {platform.id} {machines} of {gpus_per_node}: {peers} "
+        f"every MoE layer's expert dispatch and combine crosses their network, {rate}, not NVLink, and is timed at that rate"
     )
 
 
