@@ -13,10 +13,17 @@ import pytest
 
 from generator.api import render_file
 from generator.catalog import find_gpu, find_model
+from generator.planner.multi_host import (
+    SGLANG_SERVER_ARGS_URL,
+    VLLM_DATA_PARALLEL_URL,
+    VLLM_MULTI_NODE_URL,
+    data_parallel_host_args,
+)
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.performance import ExpertNetwork, accelerator_for, rank_alltoall_seconds
 from generator.sizing.weights import Parallelism
+from tests.helpers import ansible_reader
 
 Q30_P5 = """\
 version: 1
@@ -133,3 +140,63 @@ def test_ep16_over_two_servers_names_the_exchange_not_stage_hops(tmp_path: Path)
     ) in spec
     assert "one stage on each" not in spec
     assert "hop between stages" not in spec
+
+
+def _engine(files: dict[str, str]) -> dict[str, object]:
+    (name,) = (n for n in files if "group_vars" in n)
+    deployment = ansible_reader().load(files[name])["specgen_deployments"][0]
+    assert deployment["hosts_per_replica"] == 2
+    engine: dict[str, object] = deployment["engine"]
+    return engine
+
+
+def test_a_vllm_dp_replica_over_two_hosts_carries_each_hosts_flags(tmp_path: Path) -> None:
+    """review72 item 9: ``--data-parallel-size 16`` over two 8-GPU hosts was rendered with nothing for either host
+    (started on one host it asks 16 ranks of 8 GPUs), and the warning linked the TP/PP multi-node page. vLLM's DP page
+    runs one ``vllm serve`` a host: ranks 0-7 on the first, the second ``--headless`` from rank 8, both pointing at the
+    first host's --data-parallel-address and --data-parallel-rpc-port (vLLM's default 29550)."""
+    files = _files(tmp_path, "ep16", R1_EP16.replace("ENGINE", "vllm"))
+    engine = _engine(files)
+    assert engine["args"][-3:] == ["--data-parallel-size", "16", "--enable-expert-parallel"]  # type: ignore[index]
+    assert engine["data_parallel_hosts"] == {
+        "args": [
+            ["--data-parallel-size-local", "8", "--data-parallel-rpc-port", "29550"],
+            [
+                "--headless", "--data-parallel-size-local", "8", "--data-parallel-start-rank", "8",
+                "--data-parallel-rpc-port", "29550",
+            ],
+        ],
+        "address_flag": "--data-parallel-address",
+        "address_of": "first_host",
+        "source": VLLM_DATA_PARALLEL_URL,
+    }  # fmt: skip
+    (warning,) = (f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "replica-spans-hosts")
+    assert VLLM_DATA_PARALLEL_URL in warning["message"]
+    assert VLLM_MULTI_NODE_URL not in warning["message"]  # the TP / PP page (Ray) before
+    assert (
+        "host 1: --data-parallel-size-local 8 --data-parallel-rpc-port 29550; host 2: --headless "
+        "--data-parallel-size-local 8 --data-parallel-start-rank 8 --data-parallel-rpc-port 29550), each with "
+        "--data-parallel-address <the replica's first host>"
+    ) in warning["message"]
+
+
+def test_an_sglang_dp_replica_over_two_hosts_carries_its_node_ranks(tmp_path: Path) -> None:
+    files = _files(tmp_path, "ep16s", R1_EP16.replace("ENGINE", "sglang"))
+    engine = _engine(files)
+    assert engine["data_parallel_hosts"] == {
+        "args": [["--nnodes", "2", "--node-rank", "0"], ["--nnodes", "2", "--node-rank", "1"]],
+        "address_flag": "--dist-init-addr",
+        "address_of": "first_host",
+        "source": SGLANG_SERVER_ARGS_URL,
+    }
+
+
+def test_host_flags_only_where_a_dp_replica_spans_hosts() -> None:
+    assert data_parallel_host_args("vllm", 1, 8, 1, 8) == ()  # one host
+    assert data_parallel_host_args("vllm", 8, 8, 2, 8) == ()  # no attention DP (TP8 PP2 over two hosts: Ray / LWS)
+    assert data_parallel_host_args("vllm", 1, 8, 2, 8) == ()  # a pipeline: each host a stage of every rank
+    assert data_parallel_host_args("vllm", 2, 16, 1, 8) == (
+        ("--data-parallel-size-local", "4", "--data-parallel-rpc-port", "29550"),
+        ("--headless", "--data-parallel-size-local", "4", "--data-parallel-start-rank", "4", "--data-parallel-rpc-port", "29550"),
+    )
+    assert len(data_parallel_host_args("vllm", 1, 8, 1, 1)) == 8  # eight one-GPU instances, a rank each

@@ -66,6 +66,7 @@ from generator.planner.inference import (
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import (
+    data_parallel_host_args,
     every_hop_leaves_host,
     expert_exchange_text,
     job_hosts_text,
@@ -345,10 +346,13 @@ _WHOLE_DEPLOYMENT_DETAILS = (
 )
 
 
-def replica_note(opt: Option) -> str | None:
-    """:func:`multi_host_note` for an inference option's (part's) replicas."""
+def replica_note(opt: Option, engine: str) -> str | None:
+    """:func:`multi_host_note` for an inference option's (part's) replicas, served by ``engine``."""
     candidate = opt.candidate
-    return multi_host_note(opt.hardware.platform, candidate.gpus_per_node, opt.shape.par.gpus)
+    platform, par = opt.hardware.platform, opt.shape.par
+    per_host = candidate.gpus_per_node // platform.hosts
+    host_args = data_parallel_host_args(engine, par.tp, par.ep, par.pp, per_host) if platform.hosts == 1 else ()
+    return multi_host_note(platform, candidate.gpus_per_node, par.gpus, host_args, engine)
 
 
 def _serving_details(
@@ -694,7 +698,7 @@ def _inference_details(
         if spec.pooling
         else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
     ]
-    if wide := replica_note(opt):
+    if wide := replica_note(opt, spec.engine):
         reasons.insert(1, wide)
     engine = ENGINE_NAMES[spec.engine]
     if spec.pooling:  # a pooling replica's batch is its passes' requests (said above), not decodes a step holds
@@ -1440,7 +1444,7 @@ def build_plan(
                 gpu = unchecked[0].hardware.gpu
                 findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
             findings += _kept_off_shares(wl, index, opt, dep_pools, ruled_out.get(dep.name, ()))
-            wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
+            wide_notes = [wide for part in opt.pieces if (wide := replica_note(part, dep.inference.engine))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
                 for wide in wide_notes
