@@ -154,3 +154,54 @@ def test_dep_rows_match_the_page(model: str, gpu: str, ep: int, pp: int, isl: in
         if (r["model"], r["gpu"], r["ep"], r["pp"], r["input_tokens"], r["output_tokens"]) == (model, gpu, ep, pp, isl, osl)
     ]
     assert row["output_tokens_per_s"] == per_gpu * ep * pp
+
+
+def test_a_prompt_under_attention_dp_runs_on_one_rank_and_exchanges_its_tokens() -> None:
+    # review72 item 3: R1 FP8 on H200, TP1 EP8 (attention DP 8), one 4,000-token prompt. It runs on ONE DP rank: its
+    # dense GEMMs on that rank's one GPU (4,000 x 3.05e10 FLOPs = 1.22e14, ~109 ms at the GEMM rate), only the routed
+    # experts over the 8 GPUs, and its routed tokens go all-to-all: 4,000 x 8 (top-k) x 7,168 x 2 B x 7/8 = 401 MB a
+    # MoE layer each way, x 2 x 58 layers = 46.6 GB at the 370.8 GB/s NVLink rate = ~126 ms. 118 ms was counted (dense
+    # over 8 GPUs, no exchange).
+    from generator.sizing.performance import (
+        _gemm_at,
+        _gemm_parts,
+        gemm_efficiency,
+        prefill_seconds,
+        prompt_attention_flops_per_token,
+    )
+
+    arch = _arch("deepseek-ai/DeepSeek-R1")
+    consts = Constants()
+    acc = accelerator_for(find_gpu("h200-sxm-141gb"), "fp8", 1)
+    par = Parallelism(1, 1, 8)
+    n = 4000
+    chunk = consts.prefill_chunk_tokens
+    assert n <= chunk  # one pass
+    parts = _gemm_parts(arch, par, acc, consts)
+    rate = (parts.dense_peak_flops or parts.peak_flops) * gemm_efficiency(n, consts)
+    dense_on_rank = parts.dense_flops_per_token * n / rate  # all of it on the rank's one GPU
+    assert dense_on_rank == pytest.approx(0.1087, rel=0.01)
+    _, top_k = arch.routed_experts
+    moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token)
+    assert (moe_layers, top_k, arch.hidden_size) == (58, 8, 7168)
+    sent = n * top_k * arch.hidden_size * 2 * 7 / 8
+    assert 2 * moe_layers * sent / 1e9 == pytest.approx(46.6, rel=0.01)  # GB a prompt
+    assert 2 * moe_layers * sent / (acc.link_gb_per_s * 1e9) == pytest.approx(0.1256, rel=0.01)
+    exchange = 2 * moe_layers * (sent / (acc.link_gb_per_s * 1e9) + consts.allreduce_latency_nvlink_s)
+    attention = (
+        prompt_attention_flops_per_token(arch, n) * n / (acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
+    )
+    # the LM head (one token) and the routed experts over 8 GPUs, as the replica's parts time them
+    head_and_experts = _gemm_at(parts._replace(dense_flops_per_token=0.0, head_split=1), n, 1, consts)
+    by_hand = dense_on_rank + head_and_experts + attention + exchange
+    got = prefill_seconds(arch, par, acc, n, consts)
+    assert got == pytest.approx(by_hand, rel=1e-6)
+    assert got > 0.33  # was 0.118
+    # under load the 8 ranks run 8 prompts at once: the replica's share keeps the dense work over all ranks and adds
+    # an eighth of the exchange
+    before = _gemm_at(parts, n, 1, consts) + attention
+    assert prefill_seconds(arch, par, acc, n, consts, fill=False) == pytest.approx(before + exchange / 8, rel=1e-6)
+    # a TP8 replica (no attention DP) is timed as before: no exchange, the dense work over its 8 GPUs
+    tp8 = Parallelism(8, 1, 8)
+    acc8 = accelerator_for(find_gpu("h200-sxm-141gb"), "fp8", 8)
+    assert prefill_seconds(arch, tp8, acc8, n, consts) == prefill_seconds(arch, tp8, acc8, n, consts, fill=False)

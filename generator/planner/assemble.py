@@ -58,6 +58,7 @@ from generator.planner.inference import (
     OperatingPoint,
     ReplicaShape,
     engine_constants,
+    expert_network,
     max_running,
     point_for_rate,
     step_token_budget,
@@ -65,7 +66,9 @@ from generator.planner.inference import (
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import (
+    data_parallel_host_args,
     every_hop_leaves_host,
+    expert_exchange_text,
     job_hosts_text,
     multi_host_note,
     replica_hosts,
@@ -344,10 +347,13 @@ _WHOLE_DEPLOYMENT_DETAILS = (
 )
 
 
-def replica_note(opt: Option) -> str | None:
-    """:func:`multi_host_note` for an inference option's (part's) replicas."""
+def replica_note(opt: Option, engine: str) -> str | None:
+    """:func:`multi_host_note` for an inference option's (part's) replicas, served by ``engine``."""
     candidate = opt.candidate
-    return multi_host_note(opt.hardware.platform, candidate.gpus_per_node, opt.shape.par.gpus)
+    platform, par = opt.hardware.platform, opt.shape.par
+    per_host = candidate.gpus_per_node // platform.hosts
+    host_args = data_parallel_host_args(engine, par.tp, par.ep, par.pp, per_host) if platform.hosts == 1 else ()
+    return multi_host_note(platform, candidate.gpus_per_node, par.gpus, host_args, engine)
 
 
 def _serving_details(
@@ -522,6 +528,9 @@ def _inference_details(
     # was sized (the TTFT, TPOT and rates said were the whole GPU's, and vLLM's default max_num_seqs compared with it)
     gpu = opt.hardware.gpu if shape.share is None else shared_gpu(opt.hardware.gpu, shape.share)
     acc = accelerator_for(gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt)
+    network = expert_network(opt.hardware, shape.par.ep) if shape.par.attention_dp > 1 else None
+    if network is not None and network.host_gpus < shape.par.ep:  # as sized: the exchange leaving the server (review72 1)
+        acc = acc._replace(expert_network=network)
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
     whole = model.architecture.encoder_only  # an encoder's request runs in one pass (no chunked prefill)
     engine_consts = engine_constants(spec, gpu, consts, whole)  # a prompt prefilled in passes of the engine's tokens
@@ -620,14 +629,14 @@ def _inference_details(
         per_node = opt.candidate.gpus_per_node
         across = platform.hosts == 1 and replica_hosts(platform, per_node, par.gpus) > 1  # a hop leaves its server
         width = par.gpus // par.pp  # a stage's GPUs: its TP, or its EP where attention runs data-parallel
+        node_net = node_link(platform, gpu, per_node, opt.needs.needs_fabric) if across else (0.0, "")
+        # one stage has no hops between stages; an EP stage wider than a server exchanges its tokens over the network
         hops = (
-            stage_hop_text(
-                platform, per_node, width, par.pp, model.architecture.hidden_size,
-                node_link(platform, gpu, per_node, opt.needs.needs_fabric),
-            )
-            if across
+            stage_hop_text(platform, per_node, width, par.pp, model.architecture.hidden_size, node_net)
+            if across and par.pp > 1
             else None
-        )  # fmt: skip
+        )
+        exchange = expert_exchange_text(platform, per_node, par.ep, node_net) if across and par.attention_dp > 1 else None
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
@@ -641,11 +650,13 @@ def _inference_details(
             link += f"; {note}"
         if width == 1 and every_hop_leaves_host(platform, opt.candidate.gpus_per_node, width, par.pp):
             link = ""  # no TP group and no hop inside a host: no GPU link carries anything (newuser61 item 14)
+        if exchange is not None and par.tp == 1 and per_node // platform.hosts == 1:
+            link = ""  # one GPU a host and no TP group: the whole exchange leaves the host (review72 item 1)
         split = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + ")"
         if par.attention_dp > 1:
             split = f"split over {par.gpus} GPUs ({layout_name(par.tp, par.pp, par.ep)})"
         # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
-        case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops) if part)
+        case = "; ".join(part for part in (f"{split}, {link}" if link else split, hops, exchange) if part)
         if par.attention_dp > 1:
             pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
             pinned_tp = not pinned and dep.parallelism is not None and dep.parallelism.tp is not None
@@ -694,7 +705,7 @@ def _inference_details(
         if spec.pooling
         else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
     ]
-    if wide := replica_note(opt):
+    if wide := replica_note(opt, spec.engine):
         reasons.insert(1, wide)
     engine = ENGINE_NAMES[spec.engine]
     if spec.pooling:  # a pooling replica's batch is its passes' requests (said above), not decodes a step holds
@@ -1440,7 +1451,7 @@ def build_plan(
                 gpu = unchecked[0].hardware.gpu
                 findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
             findings += _kept_off_shares(wl, index, opt, dep_pools, ruled_out.get(dep.name, ()))
-            wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
+            wide_notes = [wide for part in opt.pieces if (wide := replica_note(part, dep.inference.engine))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
                 for wide in wide_notes

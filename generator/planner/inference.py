@@ -21,6 +21,7 @@ from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
+from generator.planner.nodes import node_link
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
     PoolingTimes,
@@ -43,7 +44,14 @@ from generator.sizing.loadability import float16_problem, format_problems, loada
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
-from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds, step_budget_batch
+from generator.sizing.performance import (
+    Accelerator,
+    ExpertNetwork,
+    accelerator_for,
+    decode_model,
+    prefill_seconds,
+    step_budget_batch,
+)
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.serving_queue import (
     least_spread_mix,
@@ -495,7 +503,8 @@ def replica_shapes(
     host = platform_host_time_scale(hw.platform)
     if share is not None:
         sizes, pin = (1,), (1, 1)
-    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin, share)
+    network = expert_network(hw, expert_parallel)  # a pinned EP wider than a server: its exchange leaves it
+    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin, share, network)
     known = seen.get(key) if seen is not None else None
     if known is None:
         grid = (sizes, node_gpus)
@@ -511,6 +520,7 @@ def replica_shapes(
             host,
             expert_parallel,
             pin,
+            network,
         )
         if seen is not None:
             seen[key] = known
@@ -531,6 +541,23 @@ def replica_shapes(
         for shape in found
     ]
     return shapes, list(blocked)
+
+
+def expert_network(hw: Hardware, expert_parallel: int | None) -> ExpertNetwork | None:
+    """Where a pinned EP group is wider than one server of ``hw``: its GPUs a server and a GPU's share of its network.
+
+    review72 item 1: ``{tp: 1, ep: 16}`` on 8-GPU servers spreads each stage's experts over two servers, and 8 of each
+    GPU's 15 peers are on the other one; ``{tp: 1, ep: 8}`` on one-GPU instances sends the whole exchange over the
+    instance's network. The node's network is the one a replica spanning nodes is built with (its GPU fabric, else its
+    front end: :func:`generator.planner.nodes.node_link`), shared by its GPUs. None where the group stays on one server
+    (searched EP degrees always do: the widest the server gives) or on one NVLink domain of a rack-scale system's trays.
+    """
+    node_gpus = max(hw.platform.gpu_counts)
+    if not expert_parallel or expert_parallel <= node_gpus:
+        return None
+    gbps, _ = node_link(hw.platform, hw.gpu, node_gpus, True)
+    # a stage of ep GPUs over servers of node_gpus: the fewest of its GPUs one server holds (ep a multiple: node_gpus)
+    return ExpertNetwork(math.gcd(expert_parallel, node_gpus), gbps / node_gpus / 8)
 
 
 def _layout_spec(spec: InferenceSpec) -> InferenceSpec:
@@ -607,6 +634,7 @@ def _gpu_shapes(
     host_time_scale: float = 1.0,
     expert_parallel: int | None = None,
     pin: tuple[int | None, int | None] = (None, None),
+    network: ExpertNetwork | None = None,
 ) -> _GpuShapes:
     gpu = _fitted_gpu(gpu_id, fitted)
     fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
@@ -651,7 +679,9 @@ def _gpu_shapes(
         # stage unless PP is pinned: vLLM's maintainers call DP attention with a pipeline "not a common setup"
         # (https://github.com/vllm-project/vllm/issues/20053), so a searched plan does not count on it
         for pp in (1,) if pin_pp is None else pipeline_depths(ep, grid, arch.num_layers, pin_pp):
-            shape, why, stop = _layout_shape(arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, True, ep)
+            shape, why, stop = _layout_shape(
+                arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, True, ep, network
+            )
             if shape is not None:
                 shapes.append(shape)
             if why is not None and expert_parallel is not None:  # searched ones are extras: the TP layouts' reasons stay
@@ -765,6 +795,7 @@ def _layout_shape(
     host_time_scale: float,
     expert_parallel: bool | None,
     attention_ep: int = 0,
+    network: ExpertNetwork | None = None,
 ) -> _Layout:
     """One TP x PP layout of ``fmt`` (as held on the GPU) sized once per process, whichever server carries the GPU.
 
@@ -816,6 +847,11 @@ def _layout_shape(
         )
         return None, LayoutBlocked(why, code=START_REFUSED), False
     acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt)
+    if network is not None and par.attention_dp > 1 and par.ep > network.host_gpus:
+        if network.gb_per_s <= 0:
+            why = f"{name}: its {par.ep} GPUs a stage span servers whose network has no published rate"
+            return None, LayoutBlocked(why), False
+        acc = acc._replace(expert_network=network)  # the all-to-all's share to other servers over their network
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"
         pooled = _pooling_shape(

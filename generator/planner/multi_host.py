@@ -16,7 +16,7 @@ single-host replica does not need:
 
 from __future__ import annotations
 
-from math import ceil
+from math import ceil, gcd
 
 from generator.catalog.records import PlatformSpec
 
@@ -26,6 +26,14 @@ LEADER_WORKER_SET_URL = "https://docs.vllm.ai/en/latest/deployment/frameworks/lw
 IMEX_URL = "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide"
 COMPUTE_DOMAIN_URL = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-cds.html"
 TORCHRUN_URL = "https://docs.pytorch.org/docs/stable/elastic/run.html"
+#: vLLM's data parallelism over several nodes: one ``vllm serve`` a node, each with its ranks
+#: (``--data-parallel-size-local``), the nodes after the first ``--headless`` with ``--data-parallel-start-rank``, all
+#: with the first node's ``--data-parallel-address`` and ``--data-parallel-rpc-port``.
+VLLM_DATA_PARALLEL_URL = "https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html"
+#: vLLM's default ``--data-parallel-rpc-port`` (``ParallelConfig.data_parallel_rpc_port``, vllm/config/parallel.py).
+VLLM_DP_RPC_PORT = 29550
+#: SGLang's multi-node flags (``--nnodes``, ``--node-rank``, ``--dist-init-addr host:port``).
+SGLANG_SERVER_ARGS_URL = "https://docs.sglang.ai/advanced_features/server_arguments.html"
 #: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
 #: process can be complex and requires manual setup" (its DDP guide launches on one machine).
 UNSLOTH_MULTI_GPU_URL = "https://unsloth.ai/docs/basics/multi-gpu-training-with-unsloth"
@@ -41,10 +49,70 @@ def replica_hosts(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int)
     return hosts_per_replica(gpus_per_node // platform.hosts, replica_gpus)
 
 
-def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int) -> str | None:
+def data_parallel_host_args(engine: str, tp: int, ep: int, pp: int, gpus_per_host: int) -> tuple[tuple[str, ...], ...]:
+    """Each host's own engine flags, first host first, for an attention-DP replica over several hosts (review72 item 9).
+
+    Beside the replica's flags (``--data-parallel-size`` / ``--enable-expert-parallel``, SGLang's ``--tp-size``,
+    ``--enable-dp-attention``, ``--dp-size``), every host passes its own: vLLM runs one ``vllm serve`` a host with its
+    ranks (``--data-parallel-size-local``; the hosts after the first ``--headless``, from ``--data-parallel-start-rank``)
+    and the RPC port (:data:`VLLM_DATA_PARALLEL_URL`); SGLang ``--nnodes`` and ``--node-rank``
+    (:data:`SGLANG_SERVER_ARGS_URL`). Each host also names the replica's first host (vLLM ``--data-parallel-address``,
+    SGLang ``--dist-init-addr host:port``), which only the inventory knows. Empty where one host holds the replica,
+    attention is not data-parallel, or a pipeline splits each rank over hosts (not rendered: Ray / LeaderWorkerSet).
+    """
+    dp = ep // tp
+    hosts = hosts_per_replica(gpus_per_host, ep * pp)
+    if dp <= 1 or hosts <= 1 or pp > 1 or dp % hosts:
+        return ()
+    local = dp // hosts
+    if engine == "sglang":
+        return tuple(("--nnodes", str(hosts), "--node-rank", str(i)) for i in range(hosts))
+    if engine != "vllm":
+        return ()
+    return tuple(
+        (
+            *(("--headless",) if i else ()),
+            "--data-parallel-size-local",
+            str(local),
+            *(("--data-parallel-start-rank", str(i * local)) if i else ()),
+            "--data-parallel-rpc-port",
+            str(VLLM_DP_RPC_PORT),
+        )
+        for i in range(hosts)
+    )
+
+
+#: The flag each host of a multi-host attention-DP replica names its replica's first host with, by engine.
+DATA_PARALLEL_ADDRESS_FLAG = {"vllm": "--data-parallel-address", "sglang": "--dist-init-addr"}
+
+
+def data_parallel_launch_text(engine: str, host_args: tuple[tuple[str, ...], ...]) -> str:
+    """How each host of an attention-DP replica is started (:func:`data_parallel_host_args`), for the finding."""
+    flag = DATA_PARALLEL_ADDRESS_FLAG[engine]
+    each = "; ".join(f"host {i + 1}: {' '.join(args)}" for i, args in enumerate(host_args))
+    if engine == "sglang":
+        return (
+            f"start SGLang on each host of a replica with the replica's flags and its own ({each}), each with {flag} "
+            f"<the replica's first host>:<a free port> ({SGLANG_SERVER_ARGS_URL})"
+        )
+    return (
+        f"start one vllm serve on each host of a replica (vLLM's multi-node data parallelism, {VLLM_DATA_PARALLEL_URL}) "
+        f"with the replica's --data-parallel-size and --enable-expert-parallel and its own flags ({each}), each with "
+        f"{flag} <the replica's first host>; the API server runs on the first"
+    )
+
+
+def multi_host_note(
+    platform: PlatformSpec,
+    gpus_per_node: int,
+    replica_gpus: int,
+    host_args: tuple[tuple[str, ...], ...] = (),
+    engine: str = "vllm",
+) -> str | None:
     """Why line for a replica wider than one host of ``platform``; None where it fits one host.
 
-    ``gpus_per_node`` is the GPUs of one node (a whole rack-scale system); its hosts share them evenly.
+    ``gpus_per_node`` is the GPUs of one node (a whole rack-scale system); its hosts share them evenly. ``host_args``:
+    an attention-DP replica's own flags a host (:func:`data_parallel_host_args`), which the Ansible group vars carry.
     """
     per_host = gpus_per_node // platform.hosts
     hosts = replica_hosts(platform, gpus_per_node, replica_gpus)
@@ -54,6 +122,14 @@ def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: in
         f"launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
         f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL})"
     )
+    if host_args and platform.hosts == 1:
+        machines = "servers" if platform.provider == "baremetal" else "instances"
+        return (
+            f"one replica ({replica_gpus} GPUs) spans {hosts} {platform.id} {machines} of {per_host} GPUs: "
+            f"{data_parallel_launch_text(engine, host_args)}; on Kubernetes one LeaderWorkerSet group of {hosts} pods "
+            f"per replica ({LEADER_WORKER_SET_URL}); the Ansible group vars carry each host's flags "
+            "(engine.data_parallel_hosts), the first host's address is the role's to fill, the launch is not rendered"
+        )
     if platform.hosts == 1:
         machines = "servers" if platform.provider == "baremetal" else "instances"
         return (
@@ -98,16 +174,47 @@ def stage_hop_text(
     machines = "servers" if platform.provider == "baremetal" else "instances"
     gbps, carrier = network
     per_token = STAGE_HOP_TENSORS * hidden_size * STAGE_HOP_BYTES_PER_VALUE
-    crossing = (
-        f"one stage on each of its {hosts} {platform.id} {machines}: every hop between stages crosses their network"
-        if every_hop_leaves_host(platform, gpus_per_node, tp, pp)
-        else f"the pipeline's hops between its {hosts} {machines} cross their network"
-    )
+    per_host = gpus_per_node // platform.hosts
+    if tp > per_host:  # a stage wider than a server (a pinned EP): each stage on several of them (review72 item 1)
+        crossing = (
+            f"each stage on {ceil(tp / per_host)} of its {hosts} {platform.id} {machines}: every hop between stages "
+            "crosses their network"
+        )
+    elif every_hop_leaves_host(platform, gpus_per_node, tp, pp):
+        crossing = f"one stage on each of its {hosts} {platform.id} {machines}: every hop between stages crosses their network"
+    else:
+        crossing = f"the pipeline's hops between its {hosts} {machines} cross their network"
     rate = f"{gbps:,g} Gb/s ({carrier})" if gbps else f"({carrier}, of no published rate)"
     timing = f", {per_token * 8 / (gbps * 1e3):.2g} us a token at that rate" if gbps else ""
     return (
         f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token (vLLM sends the "
         f"hidden state and the residual, 16-bit){timing}"
+    )
+
+
+def expert_exchange_text(platform: PlatformSpec, gpus_per_node: int, ep: int, network: tuple[float, str]) -> str | None:
+    """What the expert all-to-all of a stage of ``ep`` GPUs wider than one server crosses; None where it stays on one.
+
+    review72 item 1: ``{tp: 1, ep: 16}`` on two 8-GPU servers was said to be "one stage on each of its 2 servers" and
+    timed at NVLink rate. The sizing times the share of each GPU's exchange bound for other servers over a GPU's share
+    of the node's network (:func:`generator.planner.inference.expert_network`), the rest over the GPU link, at once.
+    """
+    if platform.hosts > 1 or ep <= gpus_per_node:
+        return None
+    machines = "servers" if platform.provider == "baremetal" else "instances"
+    local = gcd(ep, gpus_per_node)
+    gbps, carrier = network
+    rate = (
+        f"{gbps:,g} Gb/s ({carrier}), {gbps / gpus_per_node / 8:g} GB/s a GPU" if gbps else f"({carrier}, of no published rate)"
+    )
+    peers = (
+        f"all {ep - 1} of each GPU's peers are on other {machines}, so all of"
+        if local == 1
+        else f"{ep - local} of each GPU's {ep - 1} peers are on other {machines}, so that share of"
+    )
+    return (
+        f"each stage's {ep} GPUs span {ceil(ep / gpus_per_node)} {platform.id} {machines} of {gpus_per_node}: {peers} "
+        f"every MoE layer's expert dispatch and combine crosses their network, {rate}, not NVLink, and is timed at that rate"
     )
 
 

@@ -7,7 +7,13 @@ from typing import Any
 from generator import catalog
 from generator.calculator.model_source import hub_source
 from generator.catalog import software
-from generator.planner.multi_host import hosts_per_replica
+from generator.planner.multi_host import (
+    DATA_PARALLEL_ADDRESS_FLAG,
+    SGLANG_SERVER_ARGS_URL,
+    VLLM_DATA_PARALLEL_URL,
+    data_parallel_host_args,
+    hosts_per_replica,
+)
 from generator.planner.placement import pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
@@ -545,6 +551,16 @@ def _deployment_vars(
                     out["tensor_parallel"] = ep
                     out["engine"]["attention_tensor_parallel"] = tp
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
+            engine_name = str(out["engine"]["name"])
+            if host_args := data_parallel_host_args(engine_name, tp, ep, pp, gpus_per_host):
+                # review72 item 9: a replica over several hosts starts one engine a host with its own ranks
+                out["engine"]["data_parallel_hosts"] = {
+                    "args": [list(args) for args in host_args],
+                    "address_flag": DATA_PARALLEL_ADDRESS_FLAG[engine_name],
+                    # the value each host gives it: its replica's first host (SGLang: host:port), from the inventory
+                    "address_of": "first_host",
+                    "source": VLLM_DATA_PARALLEL_URL if engine_name == "vllm" else SGLANG_SERVER_ARGS_URL,
+                }
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are

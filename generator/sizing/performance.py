@@ -88,6 +88,10 @@ class Accelerator(NamedTuple):
     #: and the rates derived from it are normalised to the reference GPU the efficiencies were fitted on, and times this
     #: are the rates the GPU is modelled to reach, the ones output says (newuser42 item 9); the sizing never reads it.
     reference_share: float = 1.0
+    #: Where the replica's expert-parallel group is wider than one host (a pinned ``ep`` above a server's GPUs): its
+    #: GPUs a host and a GPU's share of the host's network, over which the all-to-all's share to other hosts goes
+    #: (:func:`rank_alltoall_seconds`); None: the group on one host's GPU link. Set by the planner, which knows the host.
+    expert_network: ExpertNetwork | None = None
 
     @property
     def physical_tflops(self) -> float:
@@ -490,7 +494,7 @@ class DecodeModel:
             comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency, acc.allreduce_time_scale)
         if self._expert_comm:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
-            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest)
+            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network)
         linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
         stages = par.pp
@@ -516,8 +520,25 @@ def host_overlapped_seconds(device_s: float, host_s: float, pp: int, consts: Con
     return max(device_s, hidden * host_s) + (1.0 - hidden) * host_s
 
 
+class ExpertNetwork(NamedTuple):
+    """An expert-parallel group wider than one host: its GPUs on each host and a GPU's share of the host's network.
+
+    ``host_gpus`` of the group's GPUs on each host; ``gb_per_s``: a GPU's share of the host's network (GB/s per
+    direction), over which what leaves the host goes (review72 item 1).
+    """
+
+    host_gpus: int
+    gb_per_s: float
+
+
 def expert_alltoall_seconds(
-    arch: Architecture, par: Parallelism, tokens: float, link_gb_per_s: float, latency_s: float, busiest: float = 1.0
+    arch: Architecture,
+    par: Parallelism,
+    tokens: float,
+    link_gb_per_s: float,
+    latency_s: float,
+    busiest: float = 1.0,
+    network: ExpertNetwork | None = None,
 ) -> float:
     """Expert-parallel dispatch and combine of one forward over ``tokens`` tokens (one stage's MoE layers).
 
@@ -527,14 +548,38 @@ def expert_alltoall_seconds(
     own experts on them, and the TP all-reduce combines them (vLLM's all2all kernels run only with
     ``--data-parallel-size`` above 1, ``FusedMoEParallelConfig.use_all2all_kernels``). ``busiest``: the rank whose
     experts draw the most tokens over the mean rank (:func:`busiest_expert_rank_load`), which receives that much more
-    in the dispatch and sends that much more back in the combine; the collective ends with it.
+    in the dispatch and sends that much more back in the combine; the collective ends with it. ``network``: the group
+    spans hosts (:func:`rank_alltoall_seconds`).
+    """
+    return rank_alltoall_seconds(arch, par, tokens / par.attention_dp, link_gb_per_s, latency_s, busiest, network)
+
+
+def rank_alltoall_seconds(
+    arch: Architecture,
+    par: Parallelism,
+    rank_tokens: float,
+    link_gb_per_s: float,
+    latency_s: float,
+    busiest: float = 1.0,
+    network: ExpertNetwork | None = None,
+) -> float:
+    """:func:`expert_alltoall_seconds` where one attention data-parallel rank holds ``rank_tokens`` tokens.
+
+    A rank sends ``rank_tokens x top_k x hidden x 2`` bytes a MoE layer, ``(ep - 1) / ep`` of them to other GPUs, and
+    gets as much back. Where the group spans hosts (``network``, review72 item 1) the ``host_gpus - 1`` peers on the
+    rank's own host take their share over ``link_gb_per_s`` and the ``ep - host_gpus`` others theirs over the GPU's
+    share of the host's network, the two at once: the slower sets the time (one GPU a host: all of it over the network).
     """
     experts, top_k = arch.routed_experts
     if par.ep <= 1 or not experts or par.attention_dp <= 1:
         return 0.0
     moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
-    sent = tokens / par.attention_dp * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
-    return 2 * moe_layers * (busiest * sent / (link_gb_per_s * 1e9) + latency_s)
+    sent = rank_tokens * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
+    if network is None or network.host_gpus >= par.ep:
+        return 2 * moe_layers * (busiest * sent / (link_gb_per_s * 1e9) + latency_s)
+    local = (network.host_gpus - 1) / (par.ep - 1)
+    seconds = max(sent * local / (link_gb_per_s * 1e9), sent * (1.0 - local) / (network.gb_per_s * 1e9))
+    return 2 * moe_layers * (busiest * seconds + latency_s)
 
 
 def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, popularity_cv: float) -> float:
@@ -734,6 +779,10 @@ class _GemmParts(NamedTuple):
     #: Bytes of fp16 one GPU's quantized matrices reconstruct to for a pass of more than ``fused_rows`` rows: written by
     #: the reconstruction, then read by cuBLAS (:func:`weight_pass_seconds`).
     reconstructed_bytes: float = 0.0
+    #: GPUs the routed experts' FLOPs are divided over where not ``gpus`` (0: ``gpus``): a single prompt under attention
+    #: data parallelism runs its dense layers on its own rank's ``tp x pp`` GPUs and its routed experts on all ``ep x pp``
+    #: (:func:`prompt_gemm_parts`).
+    expert_gpus: int = 0
 
 
 @memoized
@@ -789,6 +838,20 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         replicated_share,
         reconstructed,
     )
+
+
+@memoized
+def prompt_gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
+    """:func:`_gemm_parts` of ONE prompt's passes: under attention data parallelism it runs on one DP rank (review72 item 3).
+
+    The rank's ``tp`` GPUs a stage multiply its dense (attention projections, dense MLPs, shared experts) and
+    replicated matrices and its LM head; only its routed experts are spread over the stage's ``ep`` GPUs, its tokens
+    exchanged all-to-all (:func:`prompt_alltoall_seconds`). Without attention DP the replica's own parts.
+    """
+    parts = _gemm_parts(arch, par, acc, consts)
+    if par.attention_dp <= 1:
+        return parts
+    return parts._replace(gpus=par.tp * par.pp, head_split=par.tp, replicated_split=par.pp, expert_gpus=par.gpus)
 
 
 class DequantizedRates(NamedTuple):
@@ -943,7 +1006,7 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
     touched = max(1.0, expected_experts_touched(parts.experts, parts.top_k, tokens))
     per_expert_tokens = tokens * parts.top_k / touched
     busiest = busiest_expert_rank_load(parts.experts, parts.top_k, parts.expert_ranks, tokens, parts.popularity_cv)
-    expert_s = busiest * parts.expert_flops_per_token * tokens / parts.gpus
+    expert_s = busiest * parts.expert_flops_per_token * tokens / (parts.expert_gpus or parts.gpus)
     return dense_s + expert_s / ((parts.expert_peak_flops or peak) * gemm_efficiency(per_expert_tokens, consts))
 
 
@@ -1037,12 +1100,17 @@ def prefill_seconds(
     full -= 0 if rest else 1
     bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
 
+    # under attention DP the prompt runs on one rank: its dense GEMMs on the rank's GPUs, its routed experts on all the
+    # stage's, its tokens exchanged all-to-all (review72 item 3); under load (not fill) the ranks each run their own
+    # prompts at once, so the replica gives one prompt its dense GEMMs over all ranks and 1 / attention_dp of the exchange
+    parts = prompt_gemm_parts(arch, par, acc, consts) if fill else _gemm_parts(arch, par, acc, consts)
+
     def one_pass(n: int, logits: int) -> float:
-        multiply = gemm_seconds(arch, par, acc, n, consts, logit_tokens=logits)
+        multiply = _gemm_at(parts, n, logits, consts)
         if not weights:
             return multiply
         read_s = decode_weight_read_bytes(arch, weights, par, n) / bandwidth
-        return weight_pass_seconds(_gemm_parts(arch, par, acc, consts), read_s, multiply, n, bandwidth)
+        return weight_pass_seconds(parts, read_s, multiply, n, bandwidth)
 
     # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
     # all-reduces (review 12 item 1: they were the whole model's in every stage)
@@ -1059,7 +1127,14 @@ def prefill_seconds(
             for n in (chunk, last)
         ]
         comm = 2 * arch.num_layers * (full * per_pass[0] + per_pass[1])
-    stage = linear + (attention + comm) / par.pp  # the time the prompt keeps one stage busy
+    exchange = 0.0  # the prompt's expert all-to-all, one stage's MoE layers a pass (attention DP only)
+    if par.attention_dp > 1:
+        latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+        sent = [
+            rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, network=acc.expert_network) for n in (chunk, last)
+        ]
+        exchange = (full * sent[0] + sent[1]) / (1 if fill else par.attention_dp)
+    stage = linear + (attention + comm) / par.pp + exchange  # the time the prompt keeps one stage busy
     if not fill or par.pp == 1:
         return stage
     # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
