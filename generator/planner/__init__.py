@@ -139,6 +139,8 @@ def _unblock_hint(
     blocked: list[Blocked],
     power_field: str = "rack_power_kw",
     racks: bool = True,
+    *,
+    ttft_p95_factor: float,
 ) -> str:
     """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
 
@@ -189,7 +191,11 @@ def _unblock_hint(
             # a decode step reads the weights (memory bandwidth); a prompt's prefill is compute (newuser15 item 4)
             faster = [
                 *(["a GPU with faster memory (a decode step reads the weights)"] if "tpot" in missed else []),
-                *(["a GPU with a faster tensor rate, or FP8 where it has one (a prefill is compute), shorter prompts"]
+                # FP8 only where the weights compute above it (newuser72 item 7: told an FP8 deployment to use FP8);
+                # the TTFT p95 is constants.ttft_p95_factor times a prompt's own time
+                *([f"a GPU with a faster tensor rate{'' if fmt.bits <= 8 else ', or FP8 where it has one'} (a prefill "
+                   f"is compute), shorter prompts (the TTFT p95 is constants.ttft_p95_factor, {ttft_p95_factor:g}, times a "
+                   "prompt's own time, for the prompts' spread and the scheduling: lower it where prompts are of one length)"]
                   if "ttft" in missed else []),
             ]  # fmt: skip
             slo = dep.inference.slo
@@ -1718,7 +1724,9 @@ def _choose(
                 # racks of the workload's own where it buys servers (newuser54 item 3: "more rack power / max_nodes" was
                 # offered to an owned workstation with buy: false)
                 racked = wl.hardware.provider == "baremetal" and wl.hardware.buy
-                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=racked)
+                hint = _unblock_hint(
+                    dep, model, blocked, wl.hardware.rack_power_field, racks=racked, ttft_p95_factor=consts.ttft_p95_factor
+                )
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             owned = (
