@@ -52,7 +52,6 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
-from generator.sizing.training_mfu import fp8_casts_text
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
@@ -905,6 +904,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             fp32_unquantized=(upcast := setup.upcasts_unquantized()),
         )
         if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
+            # imported here: training_mfu loads dataclasses, which a serving estimate's cold start does without
+            from generator.sizing.training_mfu import fp8_casts_text
+
             result["training"]["compute_precision"] = setup.compute_precision
             result["precision"]["training"] += (
                 "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's"

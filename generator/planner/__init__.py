@@ -40,7 +40,7 @@ from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
-from generator.sizing.constants import with_overrides
+from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
 from generator.workload.loader import format_path
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from generator.planner.node_cap import PoolGroup
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan, Pool
-    from generator.sizing.constants import Constants
 
 
 def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
@@ -140,7 +139,7 @@ def _unblock_hint(
     power_field: str = "rack_power_kw",
     racks: bool = True,
     *,
-    ttft_p95_factor: float,
+    ttft_p95_factor: float = Constants().ttft_p95_factor,
 ) -> str:
     """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
 

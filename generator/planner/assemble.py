@@ -198,7 +198,6 @@ from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
-from generator.sizing.training_mfu import MFU_BASIS, MFU_BASIS_FP8, fp8_casts_text
 from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
@@ -1142,6 +1141,7 @@ def _training_details(
         step_split_text,
         training_runner_up,
     )
+    from generator.sizing.training_mfu import MFU_BASIS, MFU_BASIS_FP8, fp8_casts_text
 
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
