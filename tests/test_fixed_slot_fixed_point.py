@@ -56,3 +56,20 @@ def test_a_loop_that_does_not_settle_takes_the_slots_the_last_placement_holds(
         plan_file(str(_at(tmp_path, 0.05)))
     assert "requests_per_second" in str(refused.value)
     assert "the last one's cache of 446,200 tokens holds 194 slot(s) of 2,300-token requests" in str(refused.value)
+
+
+def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path) -> None:
+    """review73 item 1b: 197 slots took 26 GiB a GPU from the weights, said only by slo-missed's TPOT."""
+    plan = plan_file(str(_at(tmp_path, 0.05)))[1].to_dict()
+    (dep,) = plan["deployments"]
+    (said,) = [r for r in dep["reasons"] if r.startswith("the rate is held only by")]
+    assert said.startswith("the rate is held only by 197 server slots whose KV cache of 453,100 tokens takes the GPUs'")
+    assert "27.3 GiB of weights on the fullest GPU for a lone request, 1.3 with the slots" in said
+    assert said.endswith("a request's 300 output tokens take about 3,935 s (66 min)")
+    (missed,) = [f["message"] for f in plan["findings"] if f["code"] == "slo-missed"]
+    assert "TPOT 13,117.7 ms against the interactive default 100 ms" in missed  # 300 x 13.1177 s = 3,935 s
+
+
+def test_slots_that_leave_the_weights_where_they_were_say_no_trade(tmp_path: Path) -> None:
+    plan = plan_file(str(_at(tmp_path, 0.035)))[1].to_dict()
+    assert not [r for r in plan["deployments"][0]["reasons"] if r.startswith("the rate is held only by")]

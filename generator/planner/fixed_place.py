@@ -100,11 +100,12 @@ def place_on_fixed(
 
 def place_for_rate(
     loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants
-) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None]:
+) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None, OffloadPlan]:
     """Deployment ``index`` placed on the machine, and the llama.cpp server slots its rate takes.
 
     Placed across the NUMA nodes' RAM where one node's would not hold it, again with the slots' KV cache. Returns
-    the placement, the machine it is on, whether it spans nodes, and the slots (None: one stream makes the rate).
+    the placement, the machine it is on, whether it spans nodes, the slots (None: one stream makes the rate), and a
+    lone request's placement (the first; the slots' cache may have moved weights off the GPUs since, review73 item 1b).
     ``validate`` runs it too: a rate beyond the machine is refused at its field by both (exit 3).
     """
     fixed = loaded.workload.hardware.fixed
@@ -115,11 +116,12 @@ def place_for_rate(
         return placed.placement.disk_bytes
 
     plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
+    lone = plan
     context = plan.placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed it)
     slots = _rate_slots(loaded, index, plan, on, consts, context)
     for _ in range(MAX_REPLACEMENTS):
         if slots is None or slots.context_tokens <= plan.placement.context_tokens:
-            return plan, on, spans, slots  # the slots' cache is the one placed: a fixed point
+            return plan, on, spans, slots, lone  # the slots' cache is the one placed: a fixed point
         tokens = slots.context_tokens  # their requests' KV cache, placed as the model is
         again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=tokens)
         plan, on, spans = place_over_nodes(again, machine, wider, on_disk)
@@ -130,7 +132,7 @@ def place_for_rate(
         # not settled within the bound (review73 item 1: 93 -> 161 -> 194 -> 197 slots, the last on a placement of
         # 194's cache, rendered -c 446,200 -np 197): the slots the last placement's cache holds, their rate checked
         slots = _held_slots(loaded, index, plan, on, consts, context, slots)
-    return plan, on, spans, slots
+    return plan, on, spans, slots, lone
 
 
 #: Times the slots' KV cache may move the placement before the slots the last placement holds are taken instead.
