@@ -1,0 +1,43 @@
+"""``estimate --ram-gib ... --engine vllm`` planned llama.cpp and said nothing of the engine asked (review73 item 2)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from generator.calculator.cli import ENGINE_SET_ASIDE, main
+
+MACHINE = ["meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--precision", "q4_k_m"]
+
+
+def _run(*extra: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*MACHINE, *extra])
+    return code, out.getvalue()
+
+
+def test_engine_vllm_on_a_machine_is_said_set_aside() -> None:
+    code, text = _run("--engine", "vllm")
+    assert code == 0
+    assert f"  note: {ENGINE_SET_ASIDE}\n" in text
+    assert "vLLM's own offload (--cpu-offload-gb) is not sized" in ENGINE_SET_ASIDE
+    code, out = _run("--engine", "vllm", "--json")
+    assert ENGINE_SET_ASIDE in json.loads(out)["notes"]
+    assert json.loads(out)["offload"]["engine"] == "llama.cpp"
+
+
+def test_no_engine_given_says_nothing_of_it() -> None:
+    assert _run("--json")[0] == 0
+    _, out = _run("--json")
+    assert not [n for n in json.loads(out)["notes"] if "--engine" in n]
+
+
+def test_engine_sglang_on_a_machine_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as usage:
+        _run("--engine", "sglang")
+    assert usage.value.code == 2
+    assert "--engine is not read when planning placement on an existing machine" in capsys.readouterr().err
