@@ -41,3 +41,18 @@ def test_engine_sglang_on_a_machine_is_still_a_usage_error(capsys: pytest.Captur
         _run("--engine", "sglang")
     assert usage.value.code == 2
     assert "--engine is not read when planning placement on an existing machine" in capsys.readouterr().err
+
+
+def test_the_offload_keys_of_a_refusal_are_in_the_fitting_case_as_null() -> None:
+    """review73 item 6: `blocked_by` / `unblock` appeared only on refusal; a script reads one shape either way."""
+    _, out = _run("--json")
+    offload = json.loads(out)["offload"]
+    assert offload["fits"] is True
+    assert (offload["blocked_by"], offload["unblock"]) == (None, None)
+    refused = io.StringIO()
+    with contextlib.redirect_stdout(refused), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["Qwen/Qwen3-235B-A22B", "--gpu", "rtx-5090-32gb", "--ram-gib", "32", "--precision", "q4_k_m", "--json"])
+    assert code == 3
+    keys = json.loads(refused.getvalue())["offload"]
+    assert set(keys) == {"fits", "blocked_by", "unblock", "engine", "precision", "context_tokens"}
+    assert set(keys) <= set(offload)
