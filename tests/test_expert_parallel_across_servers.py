@@ -14,6 +14,9 @@ import pytest
 from generator.api import render_file
 from generator.catalog import find_gpu, find_model
 from generator.planner.multi_host import (
+    LEADER_WORKER_SET_URL,
+    SGLANG_DIST_INIT_PORT,
+    SGLANG_LWS_URL,
     SGLANG_SERVER_ARGS_URL,
     VLLM_DATA_PARALLEL_URL,
     VLLM_MULTI_NODE_URL,
@@ -108,7 +111,7 @@ def test_ep8_over_one_gpu_instances_is_timed_over_their_100_gbps_cards(tmp_path:
     (dep,) = json.loads(files["spec.json"])["plan"]["deployments"]
     apart = dep["details"]["requests_per_s_per_replica_max"]
     assert apart < 15  # 63.76 before
-    assert dep["replicas"] == 2  # 1 before
+    assert dep["replicas"] == 3  # 1 before; 2 before the loaded prompt exchange waited for the busiest rank (review73 item 5)
     spec = files["SPEC.md"]
     assert (
         "split over 8 GPUs (TP1 EP8 (attention DP 8)); each stage's 8 GPUs span 8 aws-p5-4xlarge instances of 1: all 7 "
@@ -187,8 +190,15 @@ def test_an_sglang_dp_replica_over_two_hosts_carries_its_node_ranks(tmp_path: Pa
         "args": [["--nnodes", "2", "--node-rank", "0"], ["--nnodes", "2", "--node-rank", "1"]],
         "address_flag": "--dist-init-addr",
         "address_of": "first_host",
+        # review73 item 4: SGLang asserts --dist-init-addr host:port; a bare address stopped it at launch
+        "address_port": SGLANG_DIST_INIT_PORT,
         "source": SGLANG_SERVER_ARGS_URL,
     }
+    assert SGLANG_DIST_INIT_PORT == 20000  # SGLang's multi-node page; SGLang itself has no default
+    (warning,) = (f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "replica-spans-hosts")
+    assert "--dist-init-addr <the replica's first host>:20000 (host:port" in warning["message"]
+    assert SGLANG_LWS_URL in warning["message"]
+    assert LEADER_WORKER_SET_URL not in warning["message"]  # vLLM's LWS page for an SGLang replica before
 
 
 def test_host_flags_only_where_a_dp_replica_spans_hosts() -> None:

@@ -163,6 +163,24 @@ def _framework_name(text: str) -> str:
     return FRAMEWORK_ALIASES.get(key, key)
 
 
+class _EngineGiven(argparse.Action):
+    """``--engine``, noting that it was given: ``--engine vllm`` is the default's value, set aside on a machine."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.engine_given = True
+
+
+#: Why ``--engine vllm`` is set aside with ``--ram-gib`` (review73 item 2: the estimate said "timed for llama.cpp" only).
+ENGINE_SET_ASIDE = (
+    "--engine vllm set aside: placement on an existing machine (--ram-gib) offloads weights to RAM and NVMe as llama.cpp "
+    "does (-ngl, -ot), which specgen plans and times; vLLM's own offload (--cpu-offload-gb) is not sized. Pick the "
+    "offload engine with --offload-engine"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The estimate command's options."""
     p = argparse.ArgumentParser(
@@ -213,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=SERVING_ENGINES,
         default="vllm",
+        action=_EngineGiven,
         help="serving engine whose KV accounting sizes the cache: vllm (default) or sglang",
     )
     p.add_argument(
@@ -929,6 +948,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu)")
     else:
         refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
+        if getattr(args, "engine_given", False):  # --engine vllm, the default's value: said, not silently dropped
+            args.engine_notes = [ENGINE_SET_ASIDE]
     if not args.gpu:
         refuse(
             ("input_tokens", "output_tokens", "p95_input_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu"
@@ -1115,11 +1136,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specgen estimate: error: {one_line(str(exc))}", file=sys.stderr)
         # a model that cannot run on the machine given: its breakdown is printed all the same (review70 item 1)
         if isinstance(document := getattr(exc, "document", None), dict):
-            document["notes"] += getattr(args, "detect_notes", [])
+            document["notes"] += getattr(args, "detect_notes", []) + getattr(args, "engine_notes", [])
             _write(document, args.json)
         return exc.exit_code
     if "notes" in result:
-        result["notes"] += getattr(args, "detect_notes", [])
+        result["notes"] += getattr(args, "detect_notes", []) + getattr(args, "engine_notes", [])
     _write(result, args.json)
     # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
     return 3 if (result.get("capacity") or {}).get("fits") is False else 0

@@ -1401,7 +1401,8 @@ def _fixed_machine(
             "findings": machine_found,
         }
         raise MachineRefusedError(f"the model cannot run on this machine: {exc}; {unblock}", refused) from None
-    summary = {"fits": True, **offload_summary(plan, machine)}
+    # the refusal's keys, null where it fits: one shape for a script either way (review73 item 6)
+    summary = {"fits": True, "blocked_by": None, "unblock": None, **offload_summary(plan, machine)}
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
     fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])

@@ -30,7 +30,7 @@ from generator.planner.setting_findings import model_findings, unused_setting_fi
 from generator.planner.slo import effective_slo
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, StreamCapacity, layer_split_degree, splits_context_over_slots
+from generator.sizing.offload import Machine, OffloadPlan, StreamCapacity, layer_split_degree, splits_context_over_slots
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
@@ -106,7 +106,7 @@ def _deployment(
     wl = loaded.workload
     assert wl.hardware.fixed is not None
     wider = wider_machine(machine, wl.hardware.fixed)
-    plan, machine, spans, slots = place_for_rate(loaded, index, machine, consts)
+    plan, machine, spans, slots, lone = place_for_rate(loaded, index, machine, consts)
     dep = wl.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
@@ -152,6 +152,7 @@ def _deployment(
         # newuser68 item 7: the host link a desktop's two GPUs split (x8/x8) sets the prompt's copies, and went unsaid
         f"machine as sized: {basis}",
         *plan.decisions,
+        *_slots_trade(slots, plan, lone, spec.avg_output_tokens),
         f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
         f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
         f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
@@ -178,6 +179,35 @@ def _deployment(
         ),
         notes,
     )
+
+
+def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadPlan, output_tokens: int) -> list[str]:
+    """What the slots' KV cache took from the weights on the GPUs, and a request's time then ([] where it took none).
+
+    review73 item 1b: 197 slots at 0.05 req/s took 26 GiB a GPU from the weights a lone request's placement held
+    there (27.3 -> 1.3 GiB), each slot decoding 0.15 tokens/s, and only the slo-missed warning's TPOT said it.
+    """
+    if slots is None:
+        return []
+    now = max(b.weights for b in plan.placement.per_gpu)
+    before = max(b.weights for b in lone.placement.per_gpu)
+    if now >= before:
+        return []
+
+    def off(placed: OffloadPlan) -> int:  # decoder layers held whole in RAM or on disk
+        return sum(device in ("cpu", "disk") for device in placed.placement.layer_devices)
+
+    moved = off(plan) - off(lone)
+    each = slots.slot_tokens_per_s
+    request = f"{output_tokens / each:,.0f} s" if each > 0 else "no end"
+    if each > 0 and output_tokens / each >= 120:
+        request += f" ({output_tokens / each / 60:,.0f} min)"
+    return [
+        f"the rate is held only by {slots.streams} server slots whose KV cache of {slots.context_tokens:,} tokens takes "
+        f"the GPUs' memory from the weights: {before / GIB:.1f} GiB of weights on the fullest GPU for a lone request, "
+        f"{now / GIB:.1f} with the slots ({moved} more layer(s) whole in system RAM); each slot decodes "
+        f"{tokens_per_s_text(each)} tokens/s, so a request's {output_tokens:,} output tokens take about {request}"
+    ]
 
 
 def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int, engine: str) -> Finding:

@@ -24,6 +24,7 @@ from generator.sizing.offload import (
     RateTarget,
     StreamCapacity,
     plan_offload,
+    slots_at,
     splits_context_over_slots,
     stream_capacity,
 )
@@ -99,11 +100,12 @@ def place_on_fixed(
 
 def place_for_rate(
     loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants
-) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None]:
+) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None, OffloadPlan]:
     """Deployment ``index`` placed on the machine, and the llama.cpp server slots its rate takes.
 
     Placed across the NUMA nodes' RAM where one node's would not hold it, again with the slots' KV cache. Returns
-    the placement, the machine it is on, whether it spans nodes, and the slots (None: one stream makes the rate).
+    the placement, the machine it is on, whether it spans nodes, the slots (None: one stream makes the rate), and a
+    lone request's placement (the first; the slots' cache may have moved weights off the GPUs since, review73 item 1b).
     ``validate`` runs it too: a rate beyond the machine is refused at its field by both (exit 3).
     """
     fixed = loaded.workload.hardware.fixed
@@ -114,22 +116,67 @@ def place_for_rate(
         return placed.placement.disk_bytes
 
     plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
+    lone = plan
     context = plan.placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed it)
     slots = _rate_slots(loaded, index, plan, on, consts, context)
     for _ in range(MAX_REPLACEMENTS):
         if slots is None or slots.context_tokens <= plan.placement.context_tokens:
-            break
+            return plan, on, spans, slots, lone  # the slots' cache is the one placed: a fixed point
         tokens = slots.context_tokens  # their requests' KV cache, placed as the model is
         again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=tokens)
         plan, on, spans = place_over_nodes(again, machine, wider, on_disk)
         # the slots again on the placement planned: its prompt passes (review69 item 3: judged on the first placement,
         # 207 slots were planned where the final one's prompts take 151% of the machine), or another precision
         slots = _rate_slots(loaded, index, plan, on, consts, context)
-    return plan, on, spans, slots
+    if slots is not None and slots.context_tokens > plan.placement.context_tokens:
+        # not settled within the bound (review73 item 1: 93 -> 161 -> 194 -> 197 slots, the last on a placement of
+        # 194's cache, rendered -c 446,200 -np 197): the slots the last placement's cache holds, their rate checked
+        slots = _held_slots(loaded, index, plan, on, consts, context, slots)
+    return plan, on, spans, slots, lone
 
 
-#: Times the slots' KV cache may move the placement before the last one's slots are taken (each holds at least the last).
-MAX_REPLACEMENTS = 3
+#: Times the slots' KV cache may move the placement before the slots the last placement holds are taken instead.
+MAX_REPLACEMENTS = 8
+
+
+def _held_slots(
+    loaded: LoadedWorkload,
+    index: int,
+    plan: OffloadPlan,
+    machine: Machine,
+    consts: Constants,
+    context: int,
+    wanted: StreamCapacity,
+) -> StreamCapacity:
+    """The slots ``plan``'s KV cache holds (fewer than ``wanted``), or the located refusal where they miss the rate.
+
+    The render's ``-c`` is the placement's cache, so the slots the plan counts must fit it (review73 item 1).
+    """
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    spec = dep.inference
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    cache = plan.placement.context_tokens
+    split = splits_context_over_slots(plan.engine)
+    streams = max(1, cache // max(context, request) if split else cache // request)
+    held = slots_at(
+        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context,
+        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request, streams, plan.engine,
+        wanted.prompt_share,
+    )  # fmt: skip
+    demand = spec.requests_per_second * spec.avg_output_tokens
+    if held is not None and held.meets(demand):
+        return held
+    made = tokens_per_s_text(held.served_tokens_per_s) if held is not None else "none"
+    raise InfeasibleError(
+        f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
+        f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
+        f"for their KV cache moves more weights off the GPUs and so takes more slots ({MAX_REPLACEMENTS} placements "
+        f"tried): the last one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token requests, which "
+        f"make {made} tokens/s beside the prompt passes; lower requests_per_second, or plan bought hardware "
+        "(without hardware.fixed)",
+        loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
+    )
 
 
 def _rate_slots(

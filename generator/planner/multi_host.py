@@ -34,6 +34,13 @@ VLLM_DATA_PARALLEL_URL = "https://docs.vllm.ai/en/latest/serving/data_parallel_d
 VLLM_DP_RPC_PORT = 29550
 #: SGLang's multi-node flags (``--nnodes``, ``--node-rank``, ``--dist-init-addr host:port``).
 SGLANG_SERVER_ARGS_URL = "https://docs.sglang.ai/advanced_features/server_arguments.html"
+#: The port the replica's first host takes SGLang's ``--dist-init-addr host:port`` on: SGLang has no default (its
+#: ``dist_init_addr`` is None, and a multi-node launch asserts host:port); the port of SGLang's multi-node page
+#: ("replace 172.16.4.52:20000 with your own node ip address and port of the first node").
+SGLANG_DIST_INIT_PORT = 20000
+SGLANG_MULTI_NODE_URL = "https://docs.sglang.io/references/multi_node_deployment/multi_node.html"
+#: SGLang over LeaderWorkerSet on Kubernetes (its page for a replica of several hosts).
+SGLANG_LWS_URL = "https://docs.sglang.io/references/multi_node_deployment/deploy_on_k8s.html"
 #: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
 #: process can be complex and requires manual setup" (its DDP guide launches on one machine).
 UNSLOTH_MULTI_GPU_URL = "https://unsloth.ai/docs/basics/multi-gpu-training-with-unsloth"
@@ -93,7 +100,8 @@ def data_parallel_launch_text(engine: str, host_args: tuple[tuple[str, ...], ...
     if engine == "sglang":
         return (
             f"start SGLang on each host of a replica with the replica's flags and its own ({each}), each with {flag} "
-            f"<the replica's first host>:<a free port> ({SGLANG_SERVER_ARGS_URL})"
+            f"<the replica's first host>:{SGLANG_DIST_INIT_PORT} (host:port; SGLang has no default port, "
+            f"{SGLANG_MULTI_NODE_URL}, {SGLANG_SERVER_ARGS_URL})"
         )
     return (
         f"start one vllm serve on each host of a replica (vLLM's multi-node data parallelism, {VLLM_DATA_PARALLEL_URL}) "
@@ -123,11 +131,12 @@ def multi_host_note(
         f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL})"
     )
     if host_args and platform.hosts == 1:
+        lws = SGLANG_LWS_URL if engine == "sglang" else LEADER_WORKER_SET_URL
         machines = "servers" if platform.provider == "baremetal" else "instances"
         return (
             f"one replica ({replica_gpus} GPUs) spans {hosts} {platform.id} {machines} of {per_host} GPUs: "
             f"{data_parallel_launch_text(engine, host_args)}; on Kubernetes one LeaderWorkerSet group of {hosts} pods "
-            f"per replica ({LEADER_WORKER_SET_URL}); the Ansible group vars carry each host's flags "
+            f"per replica ({lws}); the Ansible group vars carry each host's flags "
             "(engine.data_parallel_hosts), the first host's address is the role's to fill, the launch is not rendered"
         )
     if platform.hosts == 1:

@@ -9,6 +9,7 @@ from generator.calculator.model_source import hub_source
 from generator.catalog import software
 from generator.planner.multi_host import (
     DATA_PARALLEL_ADDRESS_FLAG,
+    SGLANG_DIST_INIT_PORT,
     SGLANG_SERVER_ARGS_URL,
     VLLM_DATA_PARALLEL_URL,
     data_parallel_host_args,
@@ -557,10 +558,13 @@ def _deployment_vars(
                 out["engine"]["data_parallel_hosts"] = {
                     "args": [list(args) for args in host_args],
                     "address_flag": DATA_PARALLEL_ADDRESS_FLAG[engine_name],
-                    # the value each host gives it: its replica's first host (SGLang: host:port), from the inventory
+                    # the value each host gives it: its replica's first host, from the inventory (SGLang: with
+                    # address_port, host:port)
                     "address_of": "first_host",
                     "source": VLLM_DATA_PARALLEL_URL if engine_name == "vllm" else SGLANG_SERVER_ARGS_URL,
                 }
+                if engine_name == "sglang":  # review73 item 4: SGLang asserts host:port; vLLM's port is in args
+                    out["engine"]["data_parallel_hosts"]["address_port"] = SGLANG_DIST_INIT_PORT
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are

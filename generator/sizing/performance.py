@@ -846,7 +846,7 @@ def prompt_gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, co
 
     The rank's ``tp`` GPUs a stage multiply its dense (attention projections, dense MLPs, shared experts) and
     replicated matrices and its LM head; only its routed experts are spread over the stage's ``ep`` GPUs, its tokens
-    exchanged all-to-all (:func:`prompt_alltoall_seconds`). Without attention DP the replica's own parts.
+    exchanged all-to-all (:func:`rank_alltoall_seconds`). Without attention DP the replica's own parts.
     """
     parts = _gemm_parts(arch, par, acc, consts)
     if par.attention_dp <= 1:
@@ -1130,8 +1130,17 @@ def prefill_seconds(
     exchange = 0.0  # the prompt's expert all-to-all, one stage's MoE layers a pass (attention DP only)
     if par.attention_dp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+
+        def busiest(n: int) -> float:
+            # one prompt: its rank's egress carries all it sends (1.0); under load every rank sends its own prompt's
+            # tokens at once and the layer waits for the rank whose experts draw the most of the step's n x dp
+            # tokens, as the decode step's term counts it (review73 item 5: 1.515 at EP8 for R1, 4,000 tokens)
+            if fill:
+                return 1.0
+            return busiest_expert_rank_load(*arch.routed_experts, par.ep, n * par.attention_dp, consts.expert_popularity_cv)
+
         sent = [
-            rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, network=acc.expert_network) for n in (chunk, last)
+            rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, busiest(n), acc.expert_network) for n in (chunk, last)
         ]
         exchange = (full * sent[0] + sent[1]) / (1 if fill else par.attention_dp)
     stage = linear + (attention + comm) / par.pp + exchange  # the time the prompt keeps one stage busy
