@@ -158,6 +158,10 @@ class OffloadCost(NamedTuple):
         """Prompt tokens a second while the prompt is processed (llama.cpp's "prompt eval" rate)."""
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
 
+    def request_seconds(self, answer_tokens: int) -> float:
+        """A lone request's time: its prompt's TTFT and ``answer_tokens`` decoded at the decode rate."""
+        return self.ttft_s + answer_tokens / self.decode_tokens_per_s
+
 
 def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement) -> int:
     """RAM the memory-mapped weights held off the GPUs may take as page cache.
@@ -1014,9 +1018,6 @@ def larger_ubatch(
         return best
     answer = None if decode_context_tokens is None else 2 * max(0, decode_context_tokens - prompt_tokens)
 
-    def request_s(timed: OffloadCost) -> float:
-        return timed.ttft_s + (answer or 0) / timed.decode_tokens_per_s
-
     for ubatch in UBATCH_CHOICES:
         if ubatch <= consts.offload_ubatch_tokens or ubatch >= 2 * prompt_tokens:
             continue
@@ -1028,7 +1029,7 @@ def larger_ubatch(
         if there.layer_devices != placement.layer_devices and answer is None:
             break  # the larger buffer pushed weights off the GPUs, and no answer to weigh the slower decode against
         timed = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, wider, decode_context_tokens, engine=engine)
-        if request_s(timed) < request_s(best[1]):
+        if timed.request_seconds(answer or 0) < best[1].request_seconds(answer or 0):
             best = (there, timed, ubatch)
     return best
 
@@ -1055,15 +1056,12 @@ def ubatch_decision(
     (there, cost), (_, before) = placed, base
     moved = [i for i, (a, b) in enumerate(zip(there.layer_devices, base[0].layer_devices, strict=True)) if a != b]
     layers = ", ".join(map(str, moved[:8])) + (", ..." if len(moved) > 8 else "")
-
-    def request_s(c: OffloadCost) -> float:
-        return c.ttft_s + answer_tokens / c.decode_tokens_per_s
-
+    now, was = cost.request_seconds(answer_tokens), before.request_seconds(answer_tokens)
     return (
         f"{said}; their larger compute buffer moves weights of {len(moved)} more layer(s) off the GPUs ({layers}): "
         f"decode {cost.decode_tokens_per_s:.2f} tokens/s instead of {before.decode_tokens_per_s:.2f} at -ub 512, for a "
         f"TTFT of {cost.ttft_s:.2f} s instead of {before.ttft_s:.2f} for {cost.prompt_tokens:,} prompt tokens: a request "
-        f"of {cost.prompt_tokens:,} + {answer_tokens:,} tokens in {request_s(cost):.1f} s instead of {request_s(before):.1f}"
+        f"of {cost.prompt_tokens:,} + {answer_tokens:,} tokens in {now:.1f} s instead of {was:.1f}"
     )
 
 

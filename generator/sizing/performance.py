@@ -502,7 +502,7 @@ class DecodeModel:
         host_s = self._host_per_sequence_s * batch / attention_dp
         seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
         memory_s = weight_read_s + kv_read_s
-        if self._gemm.fused_rows and tokens > self._gemm.fused_rows:  # exllama's reconstruction: fp16 written, read back
+        if self._gemm.reconstructs(tokens):  # exllama's reconstruction: fp16 written, read back
             memory_s += 2 * self._gemm.reconstructed_bytes / bandwidth
         compute_s = matmul_s + attention_s + prefill_attention_s
         return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
@@ -784,6 +784,10 @@ class _GemmParts(NamedTuple):
     #: (:func:`prompt_gemm_parts`).
     expert_gpus: int = 0
 
+    def reconstructs(self, tokens: float) -> bool:
+        """Whether exllama reconstructs the quantized matrices to fp16 for ``tokens`` rows (past ``fused_rows``)."""
+        return bool(self.fused_rows) and tokens > self.fused_rows
+
 
 @memoized
 def _replicated_flop_params(arch: Architecture) -> int:
@@ -987,18 +991,18 @@ def dequantized_peak(peak_flops: float, share: float, ratio: float) -> float:
 def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants) -> float:
     """:func:`gemm_seconds` at ``tokens`` tokens, ``logits`` of them through the LM head."""
     peak = parts.peak_flops
-    if parts.fused_rows and tokens <= parts.fused_rows:  # exllama: the quantized weights multiplied as stored
-        tensor = peak * gemm_efficiency(tokens, consts)
-        dense_s = _fused_seconds(parts.dense_flops_per_token * tokens / parts.gpus, parts.dense_quantized_share, tensor, parts)
-        if parts.replicated_flops_per_token:
-            replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
-            dense_s += _fused_seconds(replicated, parts.replicated_quantized_share, tensor, parts)
-    else:
-        dense_peak = parts.dense_peak_flops or peak
-        dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (dense_peak * gemm_efficiency(tokens, consts))
-        if parts.replicated_flops_per_token:
-            replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
-            dense_s += replicated / ((parts.replicated_peak_flops or peak) * gemm_efficiency(tokens, consts))
+    efficiency = gemm_efficiency(tokens, consts)
+    fused = bool(parts.fused_rows) and not parts.reconstructs(tokens)  # exllama: the quantized weights as stored
+
+    def matrices_s(flops: float, quantized_share: float, own_peak: float) -> float:
+        if fused:
+            return _fused_seconds(flops, quantized_share, peak * efficiency, parts)
+        return flops / ((own_peak or peak) * efficiency)
+
+    dense_s = matrices_s(parts.dense_flops_per_token * tokens / parts.gpus, parts.dense_quantized_share, parts.dense_peak_flops)
+    if parts.replicated_flops_per_token:
+        replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
+        dense_s += matrices_s(replicated, parts.replicated_quantized_share, parts.replicated_peak_flops)
     if logits > 0:
         dense_s += parts.head_flops_per_token * logits / parts.head_split / (peak * gemm_efficiency(logits, consts))
     if not parts.expert_flops_per_token:
@@ -1021,7 +1025,7 @@ def weight_pass_seconds(parts: _GemmParts, weight_read_s: float, matmul_s: float
     Where exllama reconstructs (more than ``fused_rows`` rows), each quantized matrix is first read and written as
     fp16 (``weight_read_s`` and the write), and cuBLAS then reads the fp16 back beside its multiply-adds.
     """
-    if not parts.fused_rows or tokens <= parts.fused_rows:
+    if not parts.reconstructs(tokens):
         return max(weight_read_s, matmul_s)
     half_s = parts.reconstructed_bytes / bandwidth
     return weight_read_s + half_s + max(half_s, matmul_s)
