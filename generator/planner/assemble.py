@@ -565,7 +565,8 @@ def _kv_bound_text(spec: InferenceSpec, shape: ReplicaShape, admitted: int, whol
         )
     else:
         then = (
-            f"{engine} admits past them, and where the running requests outgrow the pool it retracts some, to be prefilled again"
+            f"{engine} admits on an estimate of the tokens its running requests will still take (its new_token_ratio), "
+            "and where they outgrow the pool it retracts some back to the queue, to be prefilled again"
         )
     return (
         f"the KV cache holds {batch:,} requests of {request:,} tokens a replica, not a latency target, and {engine} "

@@ -234,10 +234,10 @@ def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
     long = [(d.name, float(d.details["request_s"])) for d in deployments if d.details.get("request_s")]
     if not long:
         return ""
-    each = ", ".join(f"{name} {math.ceil(s):,} s" for name, s in long)
+    each = ", ".join(f"{math.ceil(s):,} s in {name}" for name, s in long)
     return (
         f"; a drain cuts the requests in flight past the engine pods' terminationGracePeriodSeconds (30 s unless set), "
-        f"and a request lasts ({each}; request_s): give those pods at least that and a preStop hook that stops admission "
+        f"and a request lasts {each} (request_s): give those pods at least that and a preStop hook that stops admission "
         "and waits for the running requests"
     )
 
