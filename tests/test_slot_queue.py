@@ -52,7 +52,8 @@ def test_erlang_c_is_stable_at_a_hundred_thousand_places() -> None:
     assert erlang_c(servers, offered) == pytest.approx(_erlang_c_by_recursion(servers, offered), rel=1e-9)
     assert erlang_c(servers, offered) == pytest.approx(0.2234, abs=0.002)
     assert 0.0 < erlang_c(round(offered + 10 * math.sqrt(offered)), offered) < 1e-20  # beta 10: ~1e-23
-    assert erlang_c(2 * servers, offered) == 0.0  # e^-30,000 or so: underflows, never overflows
+    assert erlang_c(2 * servers, offered) == 0.0  # e^-30,000 or so: not summed, never overflows
+    assert erlang_c(10**9, 5e7) == 0.0  # at once: a fleet at 5% of its places
 
 
 def _simulated_p95_wait(servers: int, offered: float, arrivals: int = 200_000) -> float:

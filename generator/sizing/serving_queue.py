@@ -12,6 +12,7 @@ The prompts queue for the replica's prefill time (first come, first served): :fu
 
 from __future__ import annotations
 
+import functools
 import math
 
 from generator.named_tuple import NamedTuple
@@ -195,12 +196,16 @@ def erlang_c(servers: int, offered: float) -> float:
     Through Erlang B, ``1 / B = sum_{k=0}^{c} c! / (k! A^(c-k))``, summed in log space from ``k = c`` down (each term
     the one above times ``k / A``) and stopped where the terms fall 40 e-folds under the sum below ``A``: stable and
     ``O(c - A + 9 sqrt(A))`` for ``c`` up to 1e5 and more. Then ``C = B / (1 - rho (1 - B))``, ``rho = A / c``;
-    1 at or past ``A >= c`` (the queue grows without bound). Textbook: ``c`` 10 at 8 Erlangs, 0.409.
+    1 at or past ``A >= c`` (the queue grows without bound); 0 where ``c`` is past ``A`` by more than
+    ``40 sqrt(A) + 1000`` (the Poisson tail it stands for is under 1e-100; a fleet planned at 5% of its places would
+    otherwise sum millions of terms). Textbook: ``c`` 10 at 8 Erlangs, 0.409.
     """
     if offered <= 0 or servers <= 0:
         return 0.0 if offered <= 0 else 1.0
     if offered >= servers:
         return 1.0
+    if servers - offered > 40.0 * math.sqrt(offered) + 1000.0:
+        return 0.0  # 40 standard deviations and more past the load: under 1e-100 (a Poisson tail), summed for nothing
     log_term, log_sum = 0.0, 0.0  # the k = c term is 1
     for k in range(servers, 0, -1):
         log_term += math.log(k / offered)
@@ -246,6 +251,7 @@ def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue) -> SlotWait
     return slot_wait(replicas * queue.per_replica, rate * queue.request_s, queue.request_s)
 
 
+@functools.lru_cache(maxsize=4096)
 def slot_replicas(rate: float, queue: SlotQueue, least: int) -> int:
     """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
 
