@@ -10,6 +10,7 @@ import heapq
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,7 +109,7 @@ hardware: {{gpus: [h100-sxm5-80gb], provider: baremetal}}
 """
 
 
-def _plan(tmp_path: Path, prompt: int, output: int, rate: float) -> object:
+def _plan(tmp_path: Path, prompt: int, output: int, rate: float) -> Any:
     path = tmp_path / "w.yaml"
     path.write_text(LONG.format(prompt=prompt, output=output, rate=rate))
     (dep,) = plan_file(str(path))[1].deployments
