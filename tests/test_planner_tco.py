@@ -545,13 +545,15 @@ def test_max_nodes_holds_for_the_whole_fleet(tmp_path: Path) -> None:
 @pytest.mark.parametrize("order", list(itertools.permutations(["small", "big", "coder"])), ids="-".join)
 def test_owned_servers_go_to_the_deployments_whatever_their_order(tmp_path: Path, order: tuple[str, ...]) -> None:
     """newuser8 item 2: with one owned DGX H100, one order put small and big on it ($4,882) and another bought a
-    second DGX with 7 idle GPUs ($13,066)."""
+    second DGX with 7 idle GPUs ($13,066). Since the wait for a place in the batch counts (newuser72 item 6), big's 3 TP2
+    replicas at 98.7% of their places take a fourth, which with small's 2 TP1 no longer fits the owned DGX: every order
+    plans big (2 x TP4) on it and small and coder on an L40S server each, $8,373."""
     text = THREE_ON_H100.replace("requests_per_second: 6,", "requests_per_second: 12,").replace(
         "  gpus: [h100-sxm5-80gb]\n", "  gpus: [h100-sxm5-80gb, h200-sxm-141gb, l40s-48gb]\n"
     )
     text += "  inventory:\n    - platform: dgx-h100\n      count: 1\n"
     plan = plan_workload(_load(tmp_path, _with_deployments(text, order)))
-    assert plan.totals["usd_per_month"] == pytest.approx(4882.0, abs=1.0)
+    assert plan.totals["usd_per_month"] == pytest.approx(8373.04, abs=1.0)
     assert plan.totals["idle_gpus"] == 0
 
 
