@@ -950,11 +950,19 @@ hardware:
 
 def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chose_it(tmp_path: Path) -> None:
     """newuser14 item 6: "chosen by cost: ... $16,029/month" beside a runner-up at $12,227 read as a planner error;
-    the fleet chose it (the idle half of a p4d another service needs)."""
+    the fleet chose it (the idle half of a p4d another service needs).
+
+    fix74: the fleet is now two p4de (A100 80GB, $40,073), not two p4d (40GB, $32,058): on the 40GB, moe's one TP4
+    replica holds 69 places (a request 14.99 s) at 4 req/s, 87% busy, 18% of requests wait, p95 wait 2.13 s past the
+    1.13 s the 1.5 s TTFT target leaves (TTFT p95 370 ms at the most load), so it takes a second (and gemma's three
+    TP2 of 25 places run at 96%, p95 wait 7.6 s): 18 GPUs, three p4d ($48,087). On the 80GB moe's one TP4 holds 78
+    places (77% busy, 1.8% wait, p95 0). moe is still the fleet's choice dearer alone ($20,036 for the p4de) than its
+    runner-up (11 x TP1 on g6e.xlarge, $14,944: 9 such replicas of 7 places at 95% wait past the slack, 11 run at 78%,
+    p95 wait 0), the case guarded."""
     plan = plan_workload(_load(tmp_path, EKS_THREE))
     moe = next(d for d in plan.deployments if d.name == "moe")
     (reason,) = [r for r in moe.reasons if r.startswith("chosen for the fleet, not as a pool of its own: ")]
-    assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 9 x TP1" in reason
+    assert "(figures as a pool of its own), $20,036/month" in reason and "runner-up 11 x TP1" in reason
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)
 
 
