@@ -103,8 +103,10 @@ def test_newuser39_cost_per_token_at_the_average_is_the_month_over_the_averages_
         before["usd_per_million_output_tokens"] * 30 / 12, rel=2e-3
     )
     # newuser39's figures: $10,045 (its share of the AWS pool) is $0.796/M; on bare metal the report's $1,379 share was of
-    # a fleet with a GeForce card, left out of colocation since (rent helper): its share of the fleet now is $2,413.85
-    expected = {"baremetal": (2413.85, 0.1914), "aws": (10044.8, 0.7963)}[provider]
+    # a fleet with a GeForce card, left out of colocation since (rent helper): its share of the fleet was $2,413.85, and is
+    # $2,112.12 since chat70 runs 6 replicas of the shared node's 8 GPUs, not 5 (10 req/s on 5 x 2.113 is 95% of their
+    # places, whose wait a sixth keeps within the TTFT target: newuser72 item 6)
+    expected = {"baremetal": (2112.12, 0.1674), "aws": (10044.8, 0.7963)}[provider]
     assert (moe["usd_per_month"], moe["usd_per_million_output_tokens_at_average"]) == pytest.approx(expected, abs=0.01)
     reason = next(r for r in deployment(plan, "moe")["reasons"] if "per million output tokens" in r)
     assert reason.startswith(f"costs ${expected[1]:.3f} per million output tokens at its 12 req/s average of 400 tokens, ")

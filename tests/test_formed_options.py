@@ -406,12 +406,14 @@ def test_capacity_plans_with_the_caches_warm_are_fresh_plans(tmp_path: Path) -> 
     # warm: the second plan meets rates the first formed and ranked (and the first is planned again, all warm)
     clear_search_caches()
     warm = [planned(one) for one in loaded]
-    # the caches served the second plan: each of its deployments at each rate it searched the first formed
-    assert (formed_alone, formed_doubled, len(candidates._FORMED)) == (156, 154, 156)
+    # the caches served the second plan: most of its deployments at the rates it searched the first formed (all of them
+    # before the wait for a place in the batch counted: newuser72 item 6 pools the places over the replicas, so what a
+    # fleet serves is no longer linear in the rate and the doubled file's bisection meets 10 rates of its own)
+    assert (formed_alone, formed_doubled, len(candidates._FORMED)) == (156, 154, 166)
     warm.append(planned(loaded[0]))
     assert warm == [*fresh, fresh[0]]
     factors = [json.loads(plan)["capacity"]["factor"] for plan in fresh]
-    assert factors == [22.62, 11.31]  # the premise: twice the rates, half the factor
+    assert factors == [22.37, 11.18]  # the premise: twice the rates, about half the factor (22.37 / 2 = 11.185)
 
 
 #: A service and a LoRA job rented on AWS, then the same deployments on spot capacity (and priced so): their options

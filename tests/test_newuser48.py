@@ -179,23 +179,26 @@ def test_max_nodes_takes_the_fleet_the_pools_of_two_passes_make(tmp_path: Path) 
     3 services on 2 p4d.24xlarge). Narrowing the platforms found chat + autocomplete on 2 p5en.48xlarge and the embedder
     + reranker on 2 g6.12xlarge, $99,130 on 4 nodes: the groups of two passes make such a fleet (on the four-T4
     g4dn.12xlarge since the catalog has it, $98,124), and the plan says what the cap costs against the best fleet
-    without it (8 nodes)."""
+    without it (8 nodes). Since the wait for a place in the batch counts (newuser72 item 6) chat needs 7 TP2 replicas on
+    H200 (or 4 TP4 on H100), so chat and autocomplete no longer share 2 p5en.48xlarge: the narrowed fleet is 3 p5en
+    ($138,618), and within 4 nodes the best is chat on 2 p5.48xlarge and the other three on 2 p4d.24xlarge, $112,417,
+    against $97,729 on 11 nodes without the cap."""
     narrowed = "  platforms: [aws-p5en-48xlarge, aws-g6-12xlarge]\n"
     reference = _plan(tmp_path, _four_services(4, narrowed))
     plan = _plan(tmp_path, _four_services(4))
     assert plan.totals["nodes"] <= 4
     assert plan.totals["usd_per_month"] <= reference.totals["usd_per_month"] + 0.01
     assert [(p.node.platform_id, p.nodes, p.deployments) for p in plan.pools] == [
-        ("aws-g4dn-12xlarge", 2, ("embed", "rerank")),
-        ("aws-p5en-48xlarge", 2, ("chat", "autocomplete")),
+        ("aws-p4d-24xlarge", 2, ("autocomplete", "embed", "rerank")),
+        ("aws-p5-48xlarge", 2, ("chat",)),
     ]
-    assert round(plan.totals["usd_per_month"]) == 98124
+    assert round(plan.totals["usd_per_month"]) == 112417
     free = _plan(tmp_path, _four_services(None))
-    assert (round(free.totals["usd_per_month"]), free.totals["nodes"]) == (94716, 8)
+    assert (round(free.totals["usd_per_month"]), free.totals["nodes"]) == (97729, 11)
     assert "max-nodes-binds" not in {f.code for f in free.findings}
     (said,) = [f for f in plan.findings if f.code == "max-nodes-binds"]
     assert (said.level, said.path) == ("info", "hardware.max_nodes")
     assert said.message == (
-        "hardware.max_nodes 4 binds: the fleet within it takes $98,124/month on 4 node(s); the best planned without it "
-        "$94,716/month on 8 node(s)"
+        "hardware.max_nodes 4 binds: the fleet within it takes $112,417/month on 4 node(s); the best planned without it "
+        "$97,729/month on 11 node(s)"
     )

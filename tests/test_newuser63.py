@@ -108,7 +108,8 @@ def _down(plan: Plan) -> list[tuple[str, str, str]]:
         ("aws", "nodes_down_tolerated: 1", (4, 6, 3), []),
         ("aws", "nodes_down_tolerated: 1;max_utilization: 0.5", (4, 8, 4), []),
         ("azure", "nodes_down_tolerated: 1", (2, 8, 8), []),
-        ("gcp", "nodes_down_tolerated: 1", (4, 12, 12), []),
+        # 20 req/s on 11 replicas of 1.857 is 98% of their places: the wait for one takes a 12th (newuser72 item 6)
+        ("gcp", "nodes_down_tolerated: 1", (4, 13, 13), []),
     ],
 )
 def test_one_node_down_is_checked_on_every_provider(

@@ -13,7 +13,7 @@ from generator import catalog
 from generator.calculator.model_source import default_precision
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
-from generator.planner.inference import best_point
+from generator.planner.inference import OperatingPoint, best_point
 from generator.planner.nodes import BTU_PER_H_PER_W, NodeNeeds, assemble_node, component_power_w
 from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo
@@ -25,7 +25,7 @@ from generator.sizing.performance import accelerator_for
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.sizing.weights import Parallelism
 from generator.workload import LoadedWorkload, load_workload
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, InferenceSpec
 
 NEEDS = NodeNeeds(model_file_bytes=150 * 10**9, host_ram_bytes=0, dataset_bytes=0, checkpoint_bytes=0, needs_fabric=True)
 
@@ -85,6 +85,34 @@ def objective_key(objective: str, usd_per_hour: float | None, gpus_bought: int, 
     return (usd, nodes, power_w)
 
 
+def _slot_replicas(spec: InferenceSpec, point: OperatingPoint, least: int) -> int:
+    """fix74: the fewest replicas, ``least`` at least, whose places keep the p95 wait for one within the TTFT slack.
+
+    Independently of :mod:`generator.sizing.serving_queue`: an M/M/c queue of ``replicas x batch`` places, a request
+    holding one ``batch / rate`` seconds (Little's law at the replica's most load), Erlang B by its recursion, then
+    C = B / (1 - rho (1 - B)) and the p95 wait S ln(C / 0.05) / (c - A) (0 where C <= 5%); the slack is the TTFT p95
+    target less the TTFT p95 at that load. A replica loaded below one sequence in flight is not slot-sized.
+    """
+    target = spec.slo.ttft_p95_ms
+    if target is None or point.idle_bound is not None or point.requests_per_s <= 0:
+        return least
+    slack = max(0.0, target / 1000 - point.ttft_s)
+    service = point.batch / point.requests_per_s
+    offered = spec.requests_per_second * service
+    replicas = least
+    while True:
+        places = replicas * point.batch
+        if offered < places:
+            blocked = 1.0
+            for k in range(1, places + 1):
+                blocked = offered * blocked / (k + offered * blocked)
+            waits = blocked / (1 - offered / places * (1 - blocked))
+            p95 = 0.0 if waits <= 0.05 else service * math.log(waits / 0.05) / (places - offered)
+            if p95 <= slack:
+                return replicas
+        replicas += 1
+
+
 def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | None:
     """The objective used and its best key over every (platform, GPU, TP, PP, GPUs per node), independently of the planner.
 
@@ -124,6 +152,7 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | 
                 if point is None:
                     continue
                 replicas = max(1, math.ceil(spec.requests_per_second / point.requests_per_s))
+                replicas = _slot_replicas(spec, point, replicas)
                 for count in hw.platform.gpu_counts:
                     size = tp * pp
                     if size <= count and count % size == 0:

@@ -259,7 +259,7 @@ deployments:
   - name: chat70
     model: meta-llama/Llama-3.3-70B-Instruct
     inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 3000,
-                avg_output_tokens: 400, requests_per_second: 10, slo: {ttft_p95_ms: 1500, tpot_ms: 35}}
+                avg_output_tokens: 400, requests_per_second: 9, slo: {ttft_p95_ms: 1500, tpot_ms: 35}}
   - name: moe
     model: Qwen/Qwen3-30B-A3B
     inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500,
@@ -272,7 +272,9 @@ kubernetes: {location: us-east-1}
 
 def test_replicas_of_different_widths_that_fit_only_packed_are_warned_of(tmp_path: Path) -> None:
     """newuser31 item 4: 3 TP4 and 2 TP1 replicas on two 8-GPU nodes fit only as 4+4 and 4+1+1; the TP1 pods placed
-    first on different nodes leave 7 + 7 GPUs and the third TP4 replica Pending."""
+    first on different nodes leave 7 + 7 GPUs and the third TP4 replica Pending. chat70 at 9 req/s (was 10: three TP4
+    replicas of 3.425 req/s at 97% of their places wait for one past the TTFT target, newuser72 item 6, and a fourth
+    took the pool apart)."""
     path = tmp_path / "w.yaml"
     path.write_text(PACKED)
     plan = plan_workload(load_workload(str(path)))

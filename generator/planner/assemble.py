@@ -61,6 +61,7 @@ from generator.planner.inference import (
     expert_network,
     max_running,
     point_for_rate,
+    request_seconds_at,
     step_token_budget,
     ttft_basis_text,
 )
@@ -195,10 +196,10 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
-from generator.sizing.serving_queue import least_spread_mix
+from generator.sizing.serving_queue import least_spread_mix, replicas_slot_wait
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
-from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, usd_text
+from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, seconds_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
@@ -499,6 +500,90 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
 
 
+#: A pod's terminationGracePeriodSeconds where none is given: what a drain waits for its requests by default
+#: (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
+POD_GRACE_DEFAULT_S = 30
+
+
+def _long_text(seconds: float) -> str:
+    """A request's time or wait: :func:`seconds_text`, and its minutes past two of them."""
+    return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
+
+
+def _slot_text(spec: InferenceSpec, shape: ReplicaShape, needed: int, replicas: int) -> str:
+    """The wait for a place in the batch over the replicas' places (newuser72 item 6): Erlang C, and what it sized.
+
+    The replicas are planned at up to the batch each may run; a request arriving while every place is taken waits for
+    one, for minutes where requests last minutes, which the TTFT p95 of a request placed does not count.
+    """
+    queue = shape.slot_queue
+    assert queue is not None
+    wait = replicas_slot_wait(replicas, spec.requests_per_second, queue)
+    if not math.isfinite(wait.p95_s):
+        waited = "every place is taken: the queue for one grows without bound"
+    elif wait.waits <= 0.05:
+        waited = f"{_percent(wait.waits)} of requests wait for one (p95 wait 0)"
+    else:
+        waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {_long_text(wait.p95_s)}"
+    text = (
+        f"a request holds a place in the batch for {_long_text(queue.request_s)}: its TTFT and its output at the TPOT, "
+        f"the replica at its most load; {replicas:,} replica(s) x {queue.per_replica:,} places = {wait.servers:,} "
+        f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} (Erlang C, "
+        "an M/M/c queue: a router sending each request to a replica with a place free, request times spread "
+        "exponentially; a replica's own queue, as a random router makes, waits far longer)"
+    )
+    rate_only = replicas_needed(spec, shape.planned_requests_per_s)
+    if needed > rate_only:
+        target = spec.slo.ttft_p95_ms or 0.0
+        text += (
+            f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
+            f"TTFT p95 at the most load ({shape.max_point.ttft_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
+        )
+    elif queue.slack_s is None:
+        text += "; no TTFT target holds it (service_class batch)"
+    return text
+
+
+def _request_time_text(spec: InferenceSpec, point: OperatingPoint, request_s: float) -> str:
+    """A request's time where a drain's default grace cuts it (newuser72 item 5): what the engine pods then need."""
+    return (
+        f"a request takes {_long_text(request_s)} at the planned load (TTFT p95 {seconds_text(point.ttft_s)} + "
+        f"{spec.avg_output_tokens:,} tokens x TPOT {point.tpot_s * 1000:.1f} ms), and a replica holds {point.batch:,} of "
+        "them: a drain (a node upgrade, a Karpenter disruption, a scale-in) cuts those in flight past the pod's "
+        f"terminationGracePeriodSeconds ({POD_GRACE_DEFAULT_S} s unless set); give the engine pods at least "
+        f"{math.ceil(request_s):,} s and a preStop hook that stops admission and waits for the running requests "
+        "(a Karpenter NodePool's terminationGracePeriod, where set, must be longer still)"
+    )
+
+
+def _kv_bound_text(spec: InferenceSpec, shape: ReplicaShape, admitted: int, whole: bool) -> str:
+    """The engine admitting past the batch a replica's KV cache holds (newuser72 item 4), and the cap that stops it.
+
+    ``whole``: the service is one layout's (a split's parts share one max_num_seqs field, so only the router's cap).
+    """
+    engine = ENGINE_NAMES[spec.engine]
+    batch, ranks = shape.max_point.batch, shape.par.attention_dp
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    seqs = f"inference.max_num_seqs: {batch // ranks}" + (f" ({batch // ranks} a rank)" if ranks > 1 else "")
+    held_by = f", or give {seqs} (requests then wait to start)" if whole else ""
+    if spec.engine == "vllm":
+        then = (
+            "vLLM admits a request once its prompt's blocks are free, so under a burst the running sequences outgrow "
+            "the pool and it preempts the latest, recomputing its whole prefix (prompt and every token so far) when it "
+            "resumes, while the rest's steps wait"
+        )
+    else:
+        then = (
+            f"{engine} admits on an estimate of the tokens its running requests will still take (its new_token_ratio), "
+            "and where they outgrow the pool it retracts some back to the queue, to be prefilled again"
+        )
+    return (
+        f"the KV cache holds {batch:,} requests of {request:,} tokens a replica, not a latency target, and {engine} "
+        f"admits up to {admitted:,} ({MAX_SEQUENCES_FLAG[spec.engine]}): {then}; cap the router's concurrency at "
+        f"{batch:,} a replica{held_by}"
+    )
+
+
 def _bound_by(spec: InferenceSpec) -> str:
     """What a replica's most load is held to: the SLOs, or none (newuser65 item 8: a batch job read "within the SLOs")."""
     if not latency_bound(spec):
@@ -510,7 +595,8 @@ def _tolerant_replicas(spec: InferenceSpec, opt: Option) -> int | None:
     """The replicas ``nodes_down_tolerated`` runs at ``opt``'s layout; None where not asked (or a split)."""
     if not spec.nodes_down_tolerated or opt.parts:
         return None
-    return option_tolerant(opt, spec, rate_replicas(spec, opt.replica_shape.planned_requests_per_s))[0]
+    shape = opt.replica_shape
+    return option_tolerant(opt, spec, rate_replicas(spec, shape.planned_requests_per_s, slots=shape.slot_queue))[0]
 
 
 def _inference_details(
@@ -521,7 +607,7 @@ def _inference_details(
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
-    needed = replicas_needed(spec, shape.planned_requests_per_s) if part_rate is None else replicas
+    needed = replicas_needed(spec, shape.planned_requests_per_s, slots=shape.slot_queue) if part_rate is None else replicas
     host_scale = platform_host_time_scale(opt.hardware.platform)
     # a replica in a share of a GPU runs at the share's rates, with the engine defaults of the memory it sees, as it
     # was sized (the TTFT, TPOT and rates said were the whole GPU's, and vLLM's default max_num_seqs compared with it)
@@ -585,6 +671,14 @@ def _inference_details(
         details["model_download_link"] = download.link
     if replicas > needed:  # more than the rate needs run on GPUs of its servers that would otherwise idle
         details["replicas_past_rate"] = replicas - needed
+    queue = shape.slot_queue if part_rate is None else None
+    if queue is not None:  # the wait for a place in the batch over every replica's (newuser72 item 6)
+        wait = replicas_slot_wait(replicas, spec.requests_per_second, queue)
+        details["slot_wait_share"] = round(wait.waits, 3)
+        details["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+    request_s = None if spec.pooling else request_seconds_at(spec, point)
+    if request_s is not None and request_s > POD_GRACE_DEFAULT_S:  # what a drain must wait for (newuser72 item 5)
+        details["request_s"] = round(request_s, 1)
     if spec.nodes_down_tolerated:  # N+k asked: diff names a change of it (the replicas alone read as growth)
         details["nodes_down_tolerated"] = spec.nodes_down_tolerated
     if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
@@ -704,6 +798,10 @@ def _inference_details(
         if spec.pooling
         else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
     ]
+    if queue is not None:
+        reasons.append(_slot_text(spec, shape, needed, replicas))
+    if request_s is not None and request_s > POD_GRACE_DEFAULT_S:
+        reasons.append(_request_time_text(spec, point, request_s))
     if wide := replica_note(opt, spec.engine):
         reasons.insert(1, wide)
     engine = ENGINE_NAMES[spec.engine]
@@ -753,6 +851,14 @@ def _inference_details(
             f"past the planned rate runs a larger batch at a slower {slower}, so cap the router's concurrency at "
             f"{batch} a replica{held_by}"
         )
+    elif (
+        not spec.pooling
+        and shape.max_point.idle_bound is None
+        and shape.max_point.batch == cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens)
+        and shape.max_point.batch < admitted
+    ):
+        # newuser72 item 4: the KV cache, not a latency target, stops the batch, and the engine admits past it
+        reasons.append(_kv_bound_text(spec, shape, admitted, part_rate is None))
     if (rates := dequantized_rates(model.architecture, shape.par, acc, consts)) is not None:  # review 27 item 3
         reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text()}")
     if slo_defaults and part_rate is None:
@@ -1597,7 +1703,7 @@ def build_plan(
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
-    findings += average_findings(wl, pools, fleet)
+    findings += average_findings(wl, pools, fleet, deployments)
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
     if cap is not None and (spend is None or spend > cap):

@@ -408,7 +408,11 @@ def _options_on(
     owned = sum(per * n for per, n in owned_here) if hw.not_bought and free_servers is not None else None
     spread_by = spread_field(serving.spec)
     for shape in _inference_shapes(serving, model, hw, consts, blocked, seen[0], owned):
-        replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
+        replicas = (
+            rest.replicas(serving.spec, shape)
+            if rest
+            else replicas_needed(serving.spec, shape.planned_requests_per_s, slots=shape.slot_queue)
+        )
         if shape.share is not None:  # replicas in shares of GPUs: the GPUs they fill, packed
             layouts = node_counts(hw.platform, 1, 1, shared_gpus(replicas, shape.share.per_gpu))
         else:
@@ -421,7 +425,7 @@ def _options_on(
         if down := serving.spec.nodes_down_tolerated:  # N+down: more replicas, spread
             per_gpu = shape.share.per_gpu if shape.share is not None else 1
             if rest is None:
-                rate = rate_replicas(serving.spec, shape.planned_requests_per_s)
+                rate = rate_replicas(serving.spec, shape.planned_requests_per_s, slots=shape.slot_queue)
                 floor = serving.spec.min_replicas
             else:  # a split's rest: its own hosts down keep what it serves, and it covers the owned ones'
                 rate, floor = max(1, rest.rate_replicas(serving.spec, shape) - rest.held_replicas), replicas

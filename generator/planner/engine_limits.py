@@ -135,7 +135,9 @@ def costly_limit_findings(
         given = " and ".join(f"{f} {getattr(spec, f):,}" for f in fields)  # above the defaults
         defaults = ", ".join(f"{f} {value:,}" for f, value in default.items())
         above = _seqs_above(spec.max_num_seqs, held, shape.par.attention_dp)
-        replicas, replicas_default = (replicas_needed(spec, s.planned_requests_per_s) for s in (shape, at_default))
+        replicas, replicas_default = (
+            replicas_needed(spec, s.planned_requests_per_s, slots=s.slot_queue) for s in (shape, at_default)
+        )
         fewer = (
             f"{replicas:,} replica(s) for {spec.requests_per_second:g} req/s where {replicas_default:,} would do"
             if replicas_default < replicas
@@ -188,7 +190,7 @@ def fp8_kv_findings(
         fp8 = _sized_again(loaded, consts, dep, shape, spec._replace(kv_cache_precision="fp8"))
         if fp8 is None or fp8.planned_requests_per_s < shape.planned_requests_per_s * MIN_GAIN:
             continue
-        replicas, replicas_fp8 = (replicas_needed(spec, s.planned_requests_per_s) for s in (shape, fp8))
+        replicas, replicas_fp8 = (replicas_needed(spec, s.planned_requests_per_s, slots=s.slot_queue) for s in (shape, fp8))
         if replicas_fp8 >= replicas:  # headroom alone, at the same cost: not worth a word
             continue
         out.append(

@@ -54,6 +54,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.serving_queue import (
+    SlotQueue,
     least_spread_mix,
     mix_moments,
     prefill_wait_p95,
@@ -115,6 +116,9 @@ class ReplicaShape(NamedTuple):
     #: A batch job's: the share of its deadline its requests may take, the rest its last request's own time at full
     #: load (:func:`deadline_share`); 1.0 for a service.
     deadline_share: float = 1.0
+    #: A service's places in the batch and a request's time in one (:func:`slot_queue`); None for a batch job, a pooling
+    #: service, or a replica loaded below one sequence in flight.
+    slot_queue: SlotQueue | None = None
 
     @property
     def served_requests_per_s(self) -> float:
@@ -130,6 +134,23 @@ class ReplicaShape(NamedTuple):
     def planned_requests_per_s(self) -> float:
         """The rate a replica is planned at: what it serves, of a batch job's its deadline's share (review69 item 1)."""
         return self.served_requests_per_s * self.deadline_share
+
+
+def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
+    """The places in the batch a replica at ``point`` gives a service, and what a request may wait for one (newuser72 item 6).
+
+    The replica is planned at up to the batch its latency targets or its KV cache allow, and a request arriving while
+    every place of every replica is taken waits for one (the router's cap, the engine's max_num_seqs, or the pool).
+    Its time in a place is the batch over the rate (Little's law; over the known gap's margin, as the replica is
+    counted); the wait may take what the TTFT p95 target leaves over the TTFT p95 at that load. None for a batch job
+    (sized by its deadline), a pooling service (one pass a request, its own queue), or a replica loaded below one
+    sequence in flight (its prompt queue is what holds it).
+    """
+    if spec.job or spec.pooling or point.idle_bound is not None or point.requests_per_s <= 0:
+        return None
+    target = spec.slo.ttft_p95_ms
+    slack = None if target is None else max(0.0, target / 1000 - point.ttft_s)
+    return SlotQueue(point.batch, point.batch / point.requests_per_s * margin, slack)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
@@ -537,6 +558,7 @@ def replica_shapes(
             margin=margin(shape[3].batch, shape[0].tp),
             share=share,
             deadline_share=deadline_share(spec, shape[3]),
+            slot_queue=slot_queue(spec, shape[3], margin(shape[3].batch, shape[0].tp)),
         )
         for shape in found
     ]

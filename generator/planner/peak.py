@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 from generator.named_tuple import NamedTuple
 from generator.planner.candidates import shared_gpus
-from generator.planner.plan import Finding, Pool
+from generator.planner.plan import DeploymentPlan, Finding, Pool
 from generator.planner.slo import replicas_needed
-from generator.planner.spread import SPREAD_NODES, option_tolerant, packed_nodes, spread_asked, spreads
+from generator.planner.spread import SPREAD_NODES, drain_grace_text, option_tolerant, packed_nodes, spread_asked, spreads
 from generator.units import HOURS_PER_MONTH, figure_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
@@ -89,7 +89,8 @@ def _needed_at_average(spec: InferenceSpec, opt: Option) -> int | None:
     average = spec.average_requests_per_second
     if average is None or opt.parts:
         return None
-    return replicas_needed(spec._replace(requests_per_second=average), opt.replica_shape.planned_requests_per_s)
+    shape = opt.replica_shape
+    return replicas_needed(spec._replace(requests_per_second=average), shape.planned_requests_per_s, slots=shape.slot_queue)
 
 
 def _tolerant_at(opt: Option, spec: InferenceSpec) -> tuple[int, int]:
@@ -300,8 +301,12 @@ def held_text(name: str, spec: InferenceSpec, opt: Option, at_average: int | Non
     return f"{text}, which still take its pool's {nodes} node(s)"
 
 
-def average_findings(wl: Workload, pools: Sequence[Pool], fleet: Mapping[str, object]) -> list[Finding]:
+def average_findings(
+    wl: Workload, pools: Sequence[Pool], fleet: Mapping[str, object], deployments: Sequence[DeploymentPlan] = ()
+) -> list[Finding]:
     """What the average rates change: on a cloud the pools' bounds, the replicas' scaler and the month's range.
+
+    ``deployments``: the plan's, whose long requests a scale-in must wait for (:func:`drain_grace_text`).
 
     On bought servers (bare metal): that the fleet is bought for the peak.
     """
@@ -345,4 +350,7 @@ def average_findings(wl: Workload, pools: Sequence[Pool], fleet: Mapping[str, ob
         f"vllm:num_requests_waiting / vllm:num_requests_running, SGLang's sglang:num_queue_reqs; {HPA_DOCS}, "
         f"{KEDA_DOCS}): specgen renders no Deployment for them, and with the replicas fixed at the peak's no node is freed"
     )
+    scaled_in = {d.name for _, d in averaged}
+    drain = drain_grace_text(d for d in deployments if d.name in scaled_in)
+    text += drain.replace("a drain cuts", "scaling in, like a drain, cuts", 1)
     return [Finding("info", "serving-autoscaling", text, path)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from generator.sizing.serving_queue import SlotQueue, slot_replicas
 from generator.units import figure_text
 from generator.workload.models import InferenceSpec, Slo
 
@@ -49,18 +50,21 @@ def held_to(spec: InferenceSpec, whose: str = "its") -> str:
     return "within the SLOs" if latency_bound(spec) else f"at {whose} largest batch"
 
 
-def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
+def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float, slots: SlotQueue | None = None) -> int:
     """Replicas that hold ``spec``'s rate routed evenly over them (the slowest sets it), at least ``min_replicas``.
 
-    Each runs at no more than ``max_utilization`` of what it sustains within the SLOs.
+    Each runs at no more than ``max_utilization`` of what it sustains within the SLOs. ``slots``: the places in the
+    batch each replica gives (one layout's): enough replicas that the p95 wait for a place stays within what the TTFT
+    p95 target leaves (:func:`~generator.sizing.serving_queue.slot_replicas`; newuser72 item 6), the larger of the two.
     """
     usable = min(replica_max_requests_per_s) * spec.max_utilization
-    return max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
+    needed = max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
+    return needed if slots is None else slot_replicas(spec.requests_per_second, slots, needed)
 
 
-def rate_replicas(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
-    """Replicas the rate alone needs (``max_utilization`` applied, ``min_replicas`` not): what N+k must keep."""
-    return replicas_needed(spec._replace(min_replicas=1), *replica_max_requests_per_s)
+def rate_replicas(spec: InferenceSpec, *replica_max_requests_per_s: float, slots: SlotQueue | None = None) -> int:
+    """Replicas the rate alone needs (``max_utilization`` and ``slots`` applied, ``min_replicas`` not): what N+k must keep."""
+    return replicas_needed(spec._replace(min_replicas=1), *replica_max_requests_per_s, slots=slots)
 
 
 def replicas_text(spec: InferenceSpec, replicas: int, running: int | None = None, tolerant: int | None = None) -> str:

@@ -224,6 +224,24 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
     return out
 
 
+def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
+    """What a drain of these services' nodes must wait for: their requests longer than a pod's default grace.
+
+    newuser72 item 5: a 32k-token reasoning request lasts ~20 min, and a drain (an upgrade, a Karpenter disruption, a
+    scale-in) gives the pods terminationGracePeriodSeconds, 30 s by default, before it kills them; "" where every
+    request ends within that (``request_s`` is set only past it).
+    """
+    long = [(d.name, float(d.details["request_s"])) for d in deployments if d.details.get("request_s")]
+    if not long:
+        return ""
+    each = ", ".join(f"{math.ceil(s):,} s in {name}" for name, s in long)
+    return (
+        f"; a drain cuts the requests in flight past the engine pods' terminationGracePeriodSeconds (30 s unless set), "
+        f"and a request lasts {each} (request_s): give those pods at least that and a preStop hook that stops admission "
+        "and waits for the running requests"
+    )
+
+
 def gke_upgrades(wl: Workload) -> bool:
     """Whether GKE auto-upgrades the rendered node pools: every node is drained in turn (:mod:`generator.render.gke`)."""
     return wl.hardware.provider == "gcp" and "kubernetes" in wl.outputs
@@ -331,7 +349,7 @@ def node_down_finding(
     return Finding(
         "warning" if fields or upgraded else "info",
         "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
-        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}); {remedy}",
+        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}); {remedy}{drain_grace_text([dep])}",
         f"{at}.{fields[0]}" if fields else at,
     )
 

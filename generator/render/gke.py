@@ -26,6 +26,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
+from generator.planner.spread import drain_grace_text
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
@@ -472,7 +473,8 @@ def surge_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
             f"GKE upgrades the nodes of {', '.join(serving)} one at a time (autoUpgrade on) with {UPGRADE_SETTINGS_TEXT}, "
             "then the old one drained, whose replicas start again on the new one (cold-start-time; node-down-capacity "
             f"says what each service keeps meanwhile): an upgrade waits until {SURGE_NEEDS}; without it, a maintenance "
-            "window or exclusion on the cluster holds upgrades off",
+            "window or exclusion on the cluster holds upgrades off"
+            + drain_grace_text(d for d in plan.deployments if d.kind == "inference"),
             "kubernetes",
         )
     ]

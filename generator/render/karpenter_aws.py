@@ -16,6 +16,7 @@ from typing import Any
 from generator.catalog import platforms, software
 from generator.planner.batch_job import runs_only_why
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.spread import drain_grace_text
 from generator.render.gpu_sharing import advertised_per_gpu, aks_mig_pools
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_disk import AKS_MAX_OS_DISK_GB, NodeDisk, root_disk_gib
@@ -238,11 +239,12 @@ def _node_rate(pool: Pool) -> str:
 
 
 def replacement_slot_finding(
-    pools: list[Pool], serving_names: frozenset[str], shared: frozenset[str] = frozenset()
+    pools: list[Pool], serving_names: frozenset[str], shared: frozenset[str] = frozenset(), drain: str = ""
 ) -> Finding | None:
     """What the serving NodePools' one node beyond the plan allows, costs, and how to take it away (newuser24 item 5).
 
-    ``shared``: the pools whose GPUs are shared, capped by ``limits.nodes`` as well (:func:`node_pool_limits`).
+    ``shared``: the pools whose GPUs are shared, capped by ``limits.nodes`` as well (:func:`node_pool_limits`);
+    ``drain``: what the drain of a drifted node must wait for (:func:`~generator.planner.spread.drain_grace_text`).
     """
     serving = [p for p in pools if p.name in serving_names]
     if not serving:
@@ -259,7 +261,7 @@ def replacement_slot_finding(
         "leave the surge pod Pending (https://karpenter.sh/v1.14/concepts/disruption/). The extra node bills only while "
         "it runs beside the one it replaces, outside the plan's cost; limits cap and reserve nothing, so a replica added "
         f"beyond the plan gets it too. To forbid it, set spec.limits to the planned GPUs{nodes} and roll with "
-        "maxSurge 0: a one-replica service is then down while its node is replaced",
+        "maxSurge 0: a one-replica service is then down while its node is replaced" + drain,
         "kubernetes",
     )
 
@@ -435,7 +437,12 @@ def with_karpenter_findings(
     found = [
         f
         for f in (
-            replacement_slot_finding(pools, serving_pools(plan), frozenset(n for n, k in per_gpu.items() if k > 1)),
+            replacement_slot_finding(
+                pools,
+                serving_pools(plan),
+                frozenset(n for n, k in per_gpu.items() if k > 1),
+                drain_grace_text(d for d in plan.deployments if d.kind == "inference"),
+            ),
             shared_gpu_finding(plan, pools, per_gpu, fields),
             per_job_grace_finding(pools),
             reserved_finding(pools),

@@ -12,6 +12,7 @@ The prompts queue for the replica's prefill time (first come, first served): :fu
 
 from __future__ import annotations
 
+import functools
 import math
 
 from generator.named_tuple import NamedTuple
@@ -173,3 +174,103 @@ def mix_moments(mix: PromptMix, short_s: float, long_s: float) -> tuple[float, f
     mean = (1 - share) * short_s + share * long_s
     second = (1 - share) * short_s * short_s + share * long_s * long_s
     return mean, max(0.0, second / (mean * mean) - 1.0) if mean > 0 else 0.0
+
+
+class SlotQueue(NamedTuple):
+    """The places in the batch a service's replicas give, and what a request may wait for one (:func:`slot_replicas`).
+
+    A replica runs at most ``per_replica`` sequences at once (the batch its latency targets or its KV cache hold: the
+    router's cap, the engine's max_num_seqs, or the pool); a request holds one of them for ``request_s`` (its TTFT and
+    its output at the TPOT), and one arriving while every place is taken waits for one.
+    """
+
+    per_replica: int
+    request_s: float
+    #: What the wait may take: the TTFT p95 target less the TTFT p95 once placed; None where no target holds it.
+    slack_s: float | None
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """The probability that an arrival waits in an M/M/c queue of ``servers`` at ``offered`` Erlangs (Erlang C).
+
+    Through Erlang B, ``1 / B = sum_{k=0}^{c} c! / (k! A^(c-k))``, summed in log space from ``k = c`` down (each term
+    the one above times ``k / A``) and stopped where the terms fall 40 e-folds under the sum below ``A``: stable and
+    ``O(c - A + 9 sqrt(A))`` for ``c`` up to 1e5 and more. Then ``C = B / (1 - rho (1 - B))``, ``rho = A / c``;
+    1 at or past ``A >= c`` (the queue grows without bound); 0 where ``c`` is past ``A`` by more than
+    ``40 sqrt(A) + 1000`` (the Poisson tail it stands for is under 1e-100; a fleet planned at 5% of its places would
+    otherwise sum millions of terms). Textbook: ``c`` 10 at 8 Erlangs, 0.409.
+    """
+    if offered <= 0 or servers <= 0:
+        return 0.0 if offered <= 0 else 1.0
+    if offered >= servers:
+        return 1.0
+    if servers - offered > 40.0 * math.sqrt(offered) + 1000.0:
+        return 0.0  # 40 standard deviations and more past the load: under 1e-100 (a Poisson tail), summed for nothing
+    log_term, log_sum = 0.0, 0.0  # the k = c term is 1
+    for k in range(servers, 0, -1):
+        log_term += math.log(k / offered)
+        high, low = max(log_term, log_sum), min(log_term, log_sum)
+        log_sum = high + math.log1p(math.exp(low - high))
+        if k < offered and log_term < log_sum - 40.0:
+            break
+    blocking = math.exp(-log_sum)
+    rho = offered / servers
+    return blocking / (1.0 - rho * (1.0 - blocking))
+
+
+class SlotWait(NamedTuple):
+    """The wait for a place in the batch over ``servers`` places at ``offered`` Erlangs (:func:`slot_wait`)."""
+
+    servers: int
+    offered: float
+    waits: float
+    p95_s: float
+
+    @property
+    def utilisation(self) -> float:
+        """The share of the places taken on average."""
+        return self.offered / self.servers
+
+
+def slot_wait(servers: int, offered: float, service_s: float) -> SlotWait:
+    """The share of requests that wait for one of ``servers`` places, and the 95th percentile of that wait.
+
+    M/M/c: ``P(W > t) = C exp(-(c - A) t / S)``, so the p95 is ``S ln(C / 0.05) / (c - A)`` where more than one request
+    in twenty waits (``C`` :func:`erlang_c`), else 0; infinite at or past ``A >= c``. Exponential request times: the
+    spread of output lengths; requests of one fixed length wait about half as long (M/D/c).
+    """
+    waits = erlang_c(servers, offered)
+    if offered >= servers:
+        return SlotWait(servers, offered, 1.0, math.inf)
+    p95 = service_s * math.log(waits / TAIL_SHARE) / (servers - offered) if waits > TAIL_SHARE else 0.0
+    return SlotWait(servers, offered, waits, p95)
+
+
+def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue) -> SlotWait:
+    """:func:`slot_wait` over ``replicas`` x ``queue.per_replica`` places at ``rate`` requests/s, a router filling any."""
+    return slot_wait(replicas * queue.per_replica, rate * queue.request_s, queue.request_s)
+
+
+@functools.lru_cache(maxsize=4096)
+def slot_replicas(rate: float, queue: SlotQueue, least: int) -> int:
+    """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
+
+    The wait falls as replicas are added (more places at the same load): a doubling search, then a bisection.
+    ``least`` where no slack is set (nothing to hold the wait to) or the rate is nil.
+    """
+    slack = queue.slack_s
+    if slack is None or rate <= 0 or queue.per_replica < 1 or queue.request_s <= 0:
+        return least
+
+    def meets(replicas: int) -> bool:
+        return replicas_slot_wait(replicas, rate, queue).p95_s <= slack
+
+    if meets(least):
+        return least
+    low, high = least, 2 * least
+    while not meets(high):
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if meets(middle) else (middle, high)
+    return high

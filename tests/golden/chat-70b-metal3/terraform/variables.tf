@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 28866, "hosts" : ["gpu-a01", "gpu-a02"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 2 }, "power_w" : 8460, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 43299, "hosts" : ["gpu-a01", "gpu-a02"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 3 }, "power_w" : 12690, "units" : 12, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 12.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 3, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 12.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

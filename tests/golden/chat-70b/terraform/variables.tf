@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_h200_sxm_141gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 2048, "requests_per_s" : { "chat" : 12.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 192, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "supermicro-as-8125gs-tnhr", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "supermicro-as-8125gs-tnhr", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 2304, "requests_per_s" : { "chat" : 12.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

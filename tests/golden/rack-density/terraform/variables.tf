@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 143859, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 4, "helper_l40s_48gb" : 1 }, "power_w" : 42163, "units" : 34, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "rack-02", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 139208, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_helper_h100_sxm5_80gb" : 4 }, "power_w" : 40800, "units" : 32, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 69604, "hosts" : [], "id" : "rack-02", "nodes" : { "chat_helper_h100_sxm5_80gb" : 2 }, "power_w" : 20400, "units" : 16, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 5, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 2, "ram_gib" : 2048, "requests_per_s" : { "chat" : 60.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "helper_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["helper"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "helper-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "helper-l40s-48gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1363, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "helper" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_helper_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat", "helper"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-helper-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-helper-h100-sxm5-80gb" }, "node_count" : 6, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 2, "ram_gib" : 2048, "requests_per_s" : { "chat" : 60.0, "helper" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

@@ -1,0 +1,157 @@
+"""The wait for a place in a service's batch (newuser72 items 4-6): Erlang C, the replicas it sizes, what the plan says.
+
+A service's replicas are planned at up to the batch each may run; a request arriving while every place of every replica
+is taken waits for one (an M/M/c queue over replicas x batch places), for minutes where a request lasts minutes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.api import plan_file
+from generator.sizing.serving_queue import SlotQueue, erlang_c, replicas_slot_wait, slot_replicas, slot_wait
+
+
+def _erlang_c_by_recursion(servers: int, offered: float) -> float:
+    """Erlang C from the textbook recursion of Erlang B, B(k) = A B(k-1) / (k + A B(k-1)): the oracle."""
+    blocking = 1.0
+    for k in range(1, servers + 1):
+        blocking = offered * blocking / (k + offered * blocking)
+    rho = offered / servers
+    return blocking / (1 - rho * (1 - blocking))
+
+
+@pytest.mark.parametrize(
+    ("servers", "offered", "waits"),
+    [
+        pytest.param(10, 8.0, 0.409, id="textbook-c10-a8"),  # the standard table's 0.4092
+        pytest.param(1, 0.5, 0.5, id="m-m-1"),  # one server: an arrival waits with probability rho
+        pytest.param(2, 1.0, 1 / 3, id="m-m-2"),  # 2 rho^2 / (1 + rho) at rho 0.5
+        pytest.param(5, 5.0, 1.0, id="saturated"),
+        pytest.param(3, 0.0, 0.0, id="idle"),
+    ],
+)
+def test_erlang_c_against_known_values(servers: int, offered: float, waits: float) -> None:
+    assert erlang_c(servers, offered) == pytest.approx(waits, abs=5e-4)
+
+
+@pytest.mark.parametrize(("servers", "offered"), [(50, 45.0), (400, 392.0), (2000, 1900.0), (3000, 1000.0)])
+def test_erlang_c_in_log_space_is_the_recursion(servers: int, offered: float) -> None:
+    assert erlang_c(servers, offered) == pytest.approx(_erlang_c_by_recursion(servers, offered), rel=1e-9, abs=1e-300)
+
+
+def test_erlang_c_is_stable_at_a_hundred_thousand_places() -> None:
+    """Halfin-Whitt: at c = A + beta sqrt(A), C -> 1 / (1 + beta Phi(beta) / phi(beta)); beta 1: 0.2234."""
+    offered = 1e5
+    servers = round(offered + math.sqrt(offered))
+    assert erlang_c(servers, offered) == pytest.approx(_erlang_c_by_recursion(servers, offered), rel=1e-9)
+    assert erlang_c(servers, offered) == pytest.approx(0.2234, abs=0.002)
+    assert 0.0 < erlang_c(round(offered + 10 * math.sqrt(offered)), offered) < 1e-20  # beta 10: ~1e-23
+    assert erlang_c(2 * servers, offered) == 0.0  # e^-30,000 or so: not summed, never overflows
+    assert erlang_c(10**9, 5e7) == 0.0  # at once: a fleet at 5% of its places
+
+
+def _simulated_p95_wait(servers: int, offered: float, arrivals: int = 200_000) -> float:
+    """The p95 wait of an FCFS M/M/c queue (mean service 1), simulated: each arrival takes the place freed first."""
+    rng = random.Random(72)
+    free = [0.0] * servers
+    now, waits = 0.0, []
+    for _ in range(arrivals):
+        now += rng.expovariate(offered)
+        start = max(now, heapq.heappop(free))
+        waits.append(start - now)
+        heapq.heappush(free, start + rng.expovariate(1.0))
+    return sorted(waits)[int(0.95 * arrivals)]
+
+
+@pytest.mark.parametrize(("servers", "offered"), [(10, 8.0), (20, 17.0)])
+def test_the_p95_wait_against_a_simulated_m_m_c_queue(servers: int, offered: float) -> None:
+    """M/M/c's wait is exactly C exp(-(c - A) t / S) past 0: its p95 within the simulation's own noise."""
+    assert slot_wait(servers, offered, 1.0).p95_s == pytest.approx(_simulated_p95_wait(servers, offered), rel=0.08)
+
+
+def test_the_newuser72_r1_figures() -> None:
+    """R1 on 19 x 76 places at 98%, 1,415 s a request: p95 wait ~93 s (simulated 47 s with fixed request times)."""
+    wait = replicas_slot_wait(19, 1.0, SlotQueue(76, 1415.0, 2.8))
+    assert (wait.servers, round(wait.utilisation, 2)) == (1444, 0.98)
+    assert 80 < wait.p95_s < 100
+    assert slot_replicas(1.0, SlotQueue(76, 1415.0, 2.8), 19) == 20  # one more: 0.5% wait, p95 0
+    assert slot_wait(1444, 1444.0, 1415.0).p95_s == math.inf
+
+
+def test_no_target_no_sizing() -> None:
+    """A service with no TTFT target (service_class batch): the wait is said, not sized against."""
+    assert slot_replicas(1.0, SlotQueue(76, 1415.0, None), 19) == 19
+
+
+LONG = """\
+version: 1
+name: long
+deployments:
+  - name: reason
+    model: meta-llama/Llama-3.3-70B-Instruct
+    parallelism: {{tp: 8, pp: 1}}
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 20480
+      avg_input_tokens: {prompt}
+      avg_output_tokens: {output}
+      requests_per_second: {rate}
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 40}}
+hardware: {{gpus: [h100-sxm5-80gb], provider: baremetal}}
+"""
+
+
+def _plan(tmp_path: Path, prompt: int, output: int, rate: float) -> Any:
+    path = tmp_path / "w.yaml"
+    path.write_text(LONG.format(prompt=prompt, output=output, rate=rate))
+    (dep,) = plan_file(str(path))[1].deployments
+    return dep
+
+
+SEQS = "inference.max_num_seqs: 173"
+
+
+def test_a_long_output_service_takes_a_replica_more_for_the_wait(tmp_path: Path) -> None:
+    """16,000-token answers (462 s a place) at 98% of 3 replicas' 173 places: the wait takes a fourth replica.
+
+    3 replicas: c 519, A = 1.1 x 462 = 508; the TTFT p95 leaves ~1.9 s of the 2 s target, the wait's p95 is minutes.
+    """
+    dep = _plan(tmp_path, 1000, 16000, 1.1)
+    assert dep.details["requests_per_s_per_replica_max"] == 0.374  # 3 replicas would carry 1.122 req/s
+    assert dep.replicas == 4
+    assert replicas_slot_wait(3, 1.1, SlotQueue(173, 462.0, 1.87)).p95_s > 60
+    assert (dep.details["slot_wait_share"], dep.details["slot_wait_p95_s"]) == (0.0, 0.0)
+    (said,) = (r for r in dep.reasons if "places" in r)
+    assert "4 replica(s) x 173 places = 692 (c), 73% busy at 1.1 req/s" in said
+    assert "1 replica(s) more than the rate alone needs (3) keep that wait" in said
+    # item 5: the request's time, and what a drain needs for it
+    assert dep.details["request_s"] == 322.4
+    assert any("give the engine pods at least 323 s and a preStop hook" in r for r in dep.reasons)
+    # item 4: the KV cache stops the batch, and vLLM admits past it
+    assert any(
+        r.startswith("the KV cache holds 173 requests of 17,000 tokens a replica, not a latency target")
+        and "preempts the latest, recomputing its whole prefix" in r
+        and r.endswith(
+            "cap the router's concurrency at 173 a replica, or give inference.max_num_seqs: 173 (requests then wait to start)"
+        )
+        for r in dep.reasons
+    )
+
+
+def test_a_chat_service_at_modest_load_keeps_its_replicas(tmp_path: Path) -> None:
+    """500-token answers at 60% of two replicas: no request in twenty waits, the count is the rate's, no drain note."""
+    dep = _plan(tmp_path, 1000, 500, 1.0)
+    per = dep.details["requests_per_s_per_replica_max"]
+    assert dep.replicas == math.ceil(1.0 / per)
+    (said,) = (r for r in dep.reasons if "places" in r)
+    assert "p95 wait 0" in said and "more than the rate alone needs" not in said
+    assert "request_s" not in dep.details
+    assert not any("terminationGracePeriodSeconds" in r for r in dep.reasons)
