@@ -32,7 +32,10 @@ deployments:
       max_context_tokens: 16384
       avg_input_tokens: 2000
       avg_output_tokens: 400
-      requests_per_second: 0.3
+      # fix74: 0.1, not 0.3: the one TP2 replica (0.32 req/s, batch 6, a request 18.8 s) ran its 6 places at 94% busy
+      # at 0.3: 84% of requests wait, p95 147 s against the 67 ms the 6 s target leaves (TTFT p95 5,933 ms at the most
+      # load), so two towers were bought; at 0.1 the places are 31% busy, 1.4% wait (p95 0): one tower again
+      requests_per_second: 0.1
       # 6 s since the w4a16 entry (CALIBRATION.md): int4 prefill dequantizes in the GEMMs' main loop, TTFT p95 3,567 ms
       # at batch 1, so 4 s held a replica to batch 1 and bought 4 towers; the PSU figures are what this test is about
       slo: {{ttft_p95_ms: 6000, tpot_ms: 80}}
@@ -157,7 +160,7 @@ def test_a_2u_server_without_a_psu_figure_is_chosen_with_a_note(tmp_path: Path) 
         AM5_WORKLOAD.format(extra="")
         .replace("gpus: [rtx-4090-24gb, rtx-5090-32gb]", "gpus: [rtx-pro-6000-blackwell-96gb]\n  platforms: [dell-r760xa]")
         .replace("precision: int4", "precision: fp8")
-        .replace("requests_per_second: 0.3", "requests_per_second: 1")
+        .replace("requests_per_second: 0.1", "requests_per_second: 1")
         .replace("ttft_p95_ms: 6000, tpot_ms: 80", "ttft_p95_ms: 3000, tpot_ms: 60")
     )
     plan = plan_file(str(path))[1]

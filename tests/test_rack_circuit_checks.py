@@ -192,7 +192,11 @@ def test_a_voltage_no_psu_takes_is_a_warning(volts: float, phases: int, psu_v: i
 
 def test_max_racks_says_how_to_feed_more(tmp_path: Path) -> None:
     """L3: "raise max_racks or rack_circuits" read as raising a block of fields."""
-    text = (EXAMPLES / "rack-density.yaml").read_text()
+    # fix74: chat at 58 req/s, not 60: at 60 its five TP8 replicas' 610 places (5 x 122, a request 10.04 s) are 98.8%
+    # busy, p95 wait 3.42 s past the TTFT slack, and the fleet became six DGX H100 (six racks); at 58 (96% busy, p95
+    # 0.47 s) it is the five DGX H100 and an R760 again: one DGX a 17.481 kW rack, the R760 beside the first, 5 racks
+    text = (EXAMPLES / "rack-density.yaml").read_text().replace("requests_per_second: 60", "requests_per_second: 58")
+    assert "requests_per_second: 58" in text
     text = text.replace(
         "  rack_power_kw: 45\n  max_racks: 4\n",
         "  rack_circuits: {voltage_v: 415, phases: 3, breaker_a: 32, circuits: 2, redundancy: 2N}\n  max_racks: 4\n",
