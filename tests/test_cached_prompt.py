@@ -199,6 +199,8 @@ def test_the_agent_plan_falls_with_the_cached_share(tmp_path: Path) -> None:
     )
     assert "the KV cache still holds each request's 60,500 tokens" in said
     assert "assumes the pool keeps the idle sessions' prefixes between their turns" in said
+    # TP8's pool holds 2,951,888 tokens: 48 requests of 60,500, 29 of them running at the most load
+    assert "beside its 29 running requests at the most load a replica's pool holds about 19 more of 60,500 tokens" in said
     assert "vllm:prefix_cache_hits / vllm:prefix_cache_queries" in said
     plain = _agent_dep(tmp_path, 0.0)
     assert "cached_prompt_share" not in plain.details  # type: ignore[attr-defined]

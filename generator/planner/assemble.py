@@ -806,7 +806,8 @@ def _inference_details(
     ]
     if spec.cached_prompt_share:
         shaped = (shape.par, shape.memory, shape.kv_bits, acc)
-        reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts))
+        room = (cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens), shape.max_point.batch)
+        reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts, room))
     if queue is not None:
         reasons.append(_slot_text(spec, shape, needed, replicas))
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:

@@ -259,11 +259,14 @@ def cached_prompt_text(
     spec: InferenceSpec,
     point: OperatingPoint,
     consts: Constants,
+    room: tuple[int, int],
 ) -> str:
     """What ``cached_prompt_share`` does to a replica (its plan's reasons): the tail prefilled, against the whole prompt.
 
     The prefill figures are a prompt's time from the replica under load (:func:`prefill_seconds`, ``fill`` False), the
     share of its time the planned load's prompts take, and what the KV cache still holds; and what the share assumes.
+    ``room``: the average requests the replica's KV cache holds, and its batch at the most load: the difference is the
+    idle sessions' prefixes (each about a request) the pool can keep beside the running ones, not sized for.
     """
     par, _, _, acc = shape
     arch = model.architecture
@@ -271,6 +274,7 @@ def cached_prompt_text(
     tail_s = prefill_seconds(arch, par, acc, new, consts, fill=False, cached_tokens=cached)
     whole_s = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
     request = spec.avg_input_tokens + spec.avg_output_tokens
+    held, most = room
     return (
         f"the engine's prefix cache holds {spec.cached_prompt_share:.0%} of each prompt (cached_prompt_share "
         f"{spec.cached_prompt_share:g}): an average {spec.avg_input_tokens:,}-token prompt prefills its {new:,} new "
@@ -279,8 +283,9 @@ def cached_prompt_text(
         f"it (the TTFT, the prompt queue and the TPOT's stretch count the new tokens alone); the KV cache still holds "
         f"each request's {request:,} tokens; the share is taken as measured (vLLM: vllm:prefix_cache_hits / "
         "vllm:prefix_cache_queries) and assumes the pool keeps the idle sessions' prefixes between their turns (blocks "
-        "freed but not yet evicted), room the plan does not size: a pool full of running requests evicts them and the "
-        "hit rate falls"
+        f"freed but not yet evicted), room the plan does not size: beside its {most:,} running requests at the most load "
+        f"a replica's pool holds about {max(0, held - most):,} more of {request:,} tokens, and where more sessions than "
+        "that wait between turns on a replica, the oldest prefixes are evicted and the hit rate falls"
     )
 
 
