@@ -244,6 +244,7 @@ _ECHOED_DETAILS = (
     "serving_engine",
     "mem_fraction_static",
     "nodes_down_tolerated",
+    "cached_prompt_share",
     "runs_after",
     "starts_at_hours",
     # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 6)
@@ -1691,6 +1692,8 @@ def _serving(dep: dict[str, Any], details: dict[str, Any], sized: dict[str, Any]
     }
     if sized.get("mem_fraction_static") is not None:  # SGLang's, rendered as --mem-fraction-static
         serving["mem_fraction_static"] = sized["mem_fraction_static"]
+    if details.get("cached_prompt_share"):  # the share of each prompt its prefix cache holds (newuser72 item 9)
+        serving["cached_prompt_share"] = details["cached_prompt_share"]
     if encoder:
         serving["no_kv_cache"] = "encoder"
     return serving
@@ -2131,6 +2134,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("serving", "max_num_seqs"), "max_num_seqs", _plain, ""),
     (("serving", "max_num_batched_tokens"), "max_num_batched_tokens", _plain, ""),
     (("serving", "nodes_down_tolerated"), "nodes_down_tolerated", _plain, ""),
+    (("serving", "cached_prompt_share"), "cached prompt share", _plain, ""),
     (("machine", "engine"), "engine", _plain, ""),
     (("machine", "command"), "command", _plain, ""),
 )

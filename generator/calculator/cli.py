@@ -120,11 +120,11 @@ MACHINE_OPTIONS = (
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
-    "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy",
+    "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy", "cached_prompt_share",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
-    "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy",
+    "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy", "cached_prompt_share",
 )  # fmt: skip
 
 
@@ -253,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole,
         help="95th-percentile prompt tokens (a long-prompt tail, as a workload's p95_input_tokens): adds that prompt's "
         "TTFT alone, in the TTFT p95 (needs --gpu)",
+    )
+    p.add_argument(
+        "--cached-prompt-share",
+        type=_number,
+        help="share of each prompt the engine's prefix cache holds, 0 <= s < 1 (as a workload's cached_prompt_share: "
+        "vLLM's prefix cache hit rate): the TTFT and the prefill share count the new tail alone, the KV cache the whole "
+        "prompt (needs --gpu)",
     )
     p.add_argument(
         "--max-batched-tokens",
@@ -754,6 +761,11 @@ def format_text(result: dict[str, Any]) -> str:
             if "p95_input_tokens" in thr
             else ""
         )
+        if "cached_prompt_share" in thr:  # the prefix cache's share: only the new tail is prefilled
+            tail += (
+                f"; {thr['cached_prompt_share']:.0%} of each prompt in the prefix cache, {thr['prefill_new_tokens']:,} new "
+                "tokens prefilled"
+            )
         lines.append(
             f"  throughput   {'' if starts else 'if it ran: '}{_rate(thr['max_output_tokens_per_s'])} output tokens/s at "
             "saturation "
@@ -939,7 +951,18 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         if not args.gpu or args.input_tokens is None:
             parser.error(f"--task {args.task} needs --gpu and --input-tokens: the requests a GPU serves, of how many tokens")
         refuse(
-            ("train", "ram_gib", "output_tokens", "p95_input_tokens", "batch", "ep", "mig", "share", "share_strategy"),
+            (
+                "train",
+                "ram_gib",
+                "output_tokens",
+                "p95_input_tokens",
+                "batch",
+                "ep",
+                "mig",
+                "share",
+                "share_strategy",
+                "cached_prompt_share",
+            ),
             f"is not read with --task {args.task}: a pooling request is one forward pass over its input, sized at the "
             "replica's saturated rate",
         )
@@ -952,7 +975,15 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             args.engine_notes = [ENGINE_SET_ASIDE]
     if not args.gpu:
         refuse(
-            ("input_tokens", "output_tokens", "p95_input_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu"
+            (
+                "input_tokens",
+                "output_tokens",
+                "p95_input_tokens",
+                "gpu_memory_utilization",
+                "mem_fraction_static",
+                "cached_prompt_share",
+            ),
+            "needs --gpu",
         )
     _check_share(parser, args)
     if args.engine != "sglang":
@@ -1072,6 +1103,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         input_tokens=args.input_tokens,
         output_tokens=args.output_tokens,
         p95_input_tokens=args.p95_input_tokens,
+        cached_prompt_share=args.cached_prompt_share or 0.0,
         max_batched_tokens=args.max_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         train=args.train,

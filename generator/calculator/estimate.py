@@ -49,7 +49,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
-from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
+from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
@@ -120,6 +120,8 @@ class EstimateRequest(NamedTuple):
     output_tokens: int | None = None
     #: 95th-percentile prompt tokens (a long-prompt tail, as a workload's ``p95_input_tokens``); None: none given.
     p95_input_tokens: int | None = None
+    #: Share of each prompt the engine's prefix cache holds (a workload's ``cached_prompt_share``); 0: none.
+    cached_prompt_share: float = 0.0
     max_batched_tokens: int | None = None
     #: Most sequences a replica runs at once (vLLM --max-num-seqs); None: the engine's default on the GPU.
     max_num_seqs: int | None = None
@@ -352,6 +354,7 @@ def check_request(req: EstimateRequest) -> None:
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
     _check_tail(req)
+    _check_number("--cached-prompt-share", req.cached_prompt_share, 0, 1, high_inclusive=False)
     _check_number("--epochs", req.epochs, 0, MAX_EPOCHS, low_inclusive=False)
     if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
         raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")
@@ -1043,7 +1046,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
-            if req.input_tokens is not None or req.output_tokens is not None or req.p95_input_tokens is not None:
+            if (
+                req.input_tokens is not None
+                or req.output_tokens is not None
+                or req.p95_input_tokens is not None
+                or req.cached_prompt_share
+            ):
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 rated = result["throughput"]
                 if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
@@ -1233,7 +1241,18 @@ def _throughput(
     assert cap is not None
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
     held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
-    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget)
+    share = req.cached_prompt_share  # of each prompt, what the prefix cache holds: the rest is prefilled (a plan's rule)
+    if share and any(layer.state is not None for layer in arch.layers):
+        raise InputError(
+            f"--cached-prompt-share {share:g}: {req.model} has linear-attention or Mamba layers (a recurrent state a "
+            "sequence), which vLLM runs without prefix caching (HybridAttentionMambaModelConfig): drop it"
+        )
+
+    def tail(n: int) -> tuple[int, int]:
+        return prompt_tail(n, share)
+
+    new, cached = tail(isl)
+    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
@@ -1243,24 +1262,31 @@ def _throughput(
     runs = (
         step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
     )
-    alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
+
+    def prompt_alone(n: int) -> float:  # a prompt's own prefill, its passes reading the weights
+        return prefill_seconds(arch, par, acc, tail(n)[0], consts, inference.weights, cached_tokens=tail(n)[1])
+
+    def taken(n: int) -> float:  # the time a prompt takes from the replica under load
+        return prefill_seconds(arch, par, acc, tail(n)[0], consts, fill=False, cached_tokens=tail(n)[1])
+
+    alone = prompt_alone(isl)
     ttft = mean_ttft = alone + runs.seconds
     ttft_p95 = ttft * consts.ttft_p95_factor  # as a plan checks it before queueing: every prompt of the average length
-    prefill = prefill_seconds(arch, par, acc, isl, consts, fill=False)
-    tail: dict[str, Any] = {}
+    prefill = taken(isl)
+    extra: dict[str, Any] = {"cached_prompt_share": share, "prefill_new_tokens": new} if share else {}
     if req.p95_input_tokens is not None:  # a long-prompt tail: the plan's mix (newuser34 item 4)
         mix = least_spread_mix(isl, req.p95_input_tokens)
         lengths = (mix.short_tokens, mix.long_tokens)
-        prefill, _ = mix_moments(mix, *(prefill_seconds(arch, par, acc, n, consts, fill=False) for n in lengths))
-        short, long = (prefill_seconds(arch, par, acc, n, consts, inference.weights) for n in lengths)
+        prefill, _ = mix_moments(mix, *(taken(n) for n in lengths))
+        short, long = (prompt_alone(n) for n in lengths)
         mean_ttft = mix_moments(mix, short, long)[0] + runs.seconds
         ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
-        tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
+        extra |= {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
     state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     rates = dequantized_rates(arch, par, acc, consts)
     limits = {
-        "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
+        "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, new, osl) if budget else None,
         "max_num_seqs": consts.max_batch_size * par.attention_dp,
         "kv_cache": cap.sequences_held(isl + osl),
     }
@@ -1273,7 +1299,7 @@ def _throughput(
         "ttft_s": round(ttft, 5),
         # the TTFT p95 a plan holds against slo.ttft_p95_ms for a prompt alone (queueing under load comes on top)
         "ttft_p95_alone_s": round(ttft_p95, 5),
-        **tail,
+        **extra,
         # at --batch with the prompts its sequences bring (the plan's TPOT), and the decode-only step beside it
         "tpot_s": round(state.tpot_s, 6),
         "decode_tokens_per_s": round(state.requests_per_s * osl, 1),

@@ -57,6 +57,7 @@ from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
     ReplicaShape,
+    cached_prompt_text,
     engine_constants,
     expert_network,
     max_running,
@@ -624,6 +625,7 @@ def _inference_details(
     assert cap is not None
     running = shape.max_num_seqs
     budget = step_token_budget(spec, gpu, consts, whole)
+    new_tokens, cached_tokens = spec.prompt_tail(spec.avg_input_tokens)  # a prompt's tail its prefix cache misses
     sat = (
         None
         if spec.pooling
@@ -638,6 +640,7 @@ def _inference_details(
             spec.avg_output_tokens,
             engine_consts._replace(max_batch_size=running),
             budget,
+            cached_tokens,
         )
     )
     # the node reads the checkpoint's files: the 16-bit ones where the engine quantizes them as it loads them
@@ -681,6 +684,9 @@ def _inference_details(
         details["request_s"] = round(request_s, 1)
     if spec.nodes_down_tolerated:  # N+k asked: diff names a change of it (the replicas alone read as growth)
         details["nodes_down_tolerated"] = spec.nodes_down_tolerated
+    if spec.cached_prompt_share:  # the share of each prompt its prefix cache holds: the rest is prefilled
+        details["cached_prompt_share"] = spec.cached_prompt_share
+        details["prefill_new_tokens"] = new_tokens
     if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
         mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
         details["p95_input_tokens"] = spec.p95_input_tokens
@@ -798,6 +804,10 @@ def _inference_details(
         if spec.pooling
         else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
     ]
+    if spec.cached_prompt_share:
+        shaped = (shape.par, shape.memory, shape.kv_bits, acc)
+        room = (cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens), shape.max_point.batch)
+        reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts, room))
     if queue is not None:
         reasons.append(_slot_text(spec, shape, needed, replicas))
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:
@@ -814,11 +824,11 @@ def _inference_details(
             "group vars carry the lower limit"
         )
     elif budget and shape.max_point.batch == (
-        stepped := step_budget_batch(budget * shape.par.attention_dp, spec.avg_input_tokens, spec.avg_output_tokens)
+        stepped := step_budget_batch(budget * shape.par.attention_dp, new_tokens, spec.avg_output_tokens)
     ) < min(running * shape.par.attention_dp, cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens)):
         reasons.append(
             f"the batch stops at {stepped} sequences: a step runs at most {budget:,} tokens (max_num_batched_tokens), "
-            f"the decodes and the {spec.avg_input_tokens / max(1, spec.avg_output_tokens):.1f} prompt tokens each "
+            f"the decodes and the {new_tokens / max(1, spec.avg_output_tokens):.1f} prompt tokens each "
             "brings to prefill; set inference.max_num_batched_tokens higher where the latency SLOs allow a larger batch"
         )
     elif (

@@ -64,7 +64,7 @@ from generator.sizing.serving_queue import (
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.vllm_kv import start_shortfall_bytes
 from generator.sizing.weights import Parallelism, engine_stages
-from generator.units import GIB
+from generator.units import GIB, seconds_text
 from generator.workload.models import InferenceSpec
 
 
@@ -195,18 +195,27 @@ def _points(
     at the p95 and 95% at the length that keeps the mean (:func:`least_spread_mix`: the least spread the two figures
     allow), and the TTFT p95 is the larger of that rule (its wait with the mix's spread) and the p95 over the mix of
     each prompt's own TTFT plus its M/G/1 wait (:func:`ttft_p95_over_mix`); the prefill share takes the mix's mean.
+
+    With ``cached_prompt_share``, each prompt prefills its new tail alone (:meth:`InferenceSpec.prompt_tail`), its
+    tokens attending to the cached prefix too, for its own TTFT and for the time it takes from the replica; the decode
+    steps still read each sequence's whole context.
     """
     par, mem, kv_bits, acc = shape
     arch = model.architecture
     decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
+
     # a prompt waits for its passes, each reading the weights; under load its tokens share the steps' weight reads,
     # and the stages work on different prompts, so the time it takes from the replica is its compute in one stage's turn
-    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
+    # a prompt whose prefix the engine's cache holds is prefilled from the hit on: its new tail alone (cached_prompt_share)
+    def taken(prompt: int) -> float:  # the time a prompt keeps the replica's stages busy
+        new, cached = spec.prompt_tail(prompt)
+        return prefill_seconds(arch, par, acc, new, consts, fill=False, cached_tokens=cached)
+
+    prefill = taken(spec.avg_input_tokens)
     scv = 0.0  # every prompt of the average length: an M/D/1 queue
     mix = None if spec.p95_input_tokens is None else least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
     if mix is not None:  # the prompts' mean time from the replica and its spread, over the mix (newuser34 item 4)
-        taken = (prefill_seconds(arch, par, acc, n, consts, fill=False) for n in (mix.short_tokens, mix.long_tokens))
-        prefill, scv = mix_moments(mix, *taken)
+        prefill, scv = mix_moments(mix, taken(mix.short_tokens), taken(mix.long_tokens))
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
     shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
@@ -216,7 +225,8 @@ def _points(
         chunk = min(chunk, prompt)
         if (prompt, chunk) not in alone:
             tokens = with_engine_tokens(consts, None, chunk)
-            alone[prompt, chunk] = prefill_seconds(arch, par, acc, prompt, tokens, mem.weights)
+            new, cached = spec.prompt_tail(prompt)
+            alone[prompt, chunk] = prefill_seconds(arch, par, acc, new, tokens, mem.weights, cached_tokens=cached)
         return alone[prompt, chunk]
 
     def point(batch: int, at_rate: float | None = None) -> OperatingPoint:
@@ -241,6 +251,42 @@ def _points(
         return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy)
 
     return point
+
+
+def cached_prompt_text(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    point: OperatingPoint,
+    consts: Constants,
+    room: tuple[int, int],
+) -> str:
+    """What ``cached_prompt_share`` does to a replica (its plan's reasons): the tail prefilled, against the whole prompt.
+
+    The prefill figures are a prompt's time from the replica under load (:func:`prefill_seconds`, ``fill`` False), the
+    share of its time the planned load's prompts take, and what the KV cache still holds; and what the share assumes.
+    ``room``: the average requests the replica's KV cache holds, and its batch at the most load: the difference is the
+    idle sessions' prefixes (each about a request) the pool can keep beside the running ones, not sized for.
+    """
+    par, _, _, acc = shape
+    arch = model.architecture
+    new, cached = spec.prompt_tail(spec.avg_input_tokens)
+    tail_s = prefill_seconds(arch, par, acc, new, consts, fill=False, cached_tokens=cached)
+    whole_s = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    held, most = room
+    return (
+        f"the engine's prefix cache holds {spec.cached_prompt_share:.0%} of each prompt (cached_prompt_share "
+        f"{spec.cached_prompt_share:g}): an average {spec.avg_input_tokens:,}-token prompt prefills its {new:,} new "
+        f"tokens, each attending to the {cached:,} cached before it, {seconds_text(tail_s)} of a replica's time "
+        f"({seconds_text(whole_s)} for the whole prompt), and the planned load's prompts take {point.prefill_busy:.0%} of "
+        f"it (the TTFT, the prompt queue and the TPOT's stretch count the new tokens alone); the KV cache still holds "
+        f"each request's {request:,} tokens; the share is taken as measured (vLLM: vllm:prefix_cache_hits / "
+        "vllm:prefix_cache_queries) and assumes the pool keeps the idle sessions' prefixes between their turns (blocks "
+        f"freed but not yet evicted), room the plan does not size: beside its {most:,} running requests at the most load "
+        f"a replica's pool holds about {max(0, held - most):,} more of {request:,} tokens, and where more sessions than "
+        "that wait between turns on a replica, the oldest prefixes are evicted and the hit rate falls"
+    )
 
 
 def ttft_basis_text(spec: InferenceSpec) -> str:
@@ -887,7 +933,8 @@ def _layout_shape(
     if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
         # one step a pipeline stage in flight, each with its budget (vLLM runs pp batches at once)
         steps = tokens * par.attention_dp * par.pp
-        max_batch = min(max_batch, step_budget_batch(steps, spec.avg_input_tokens, spec.avg_output_tokens))
+        # a prompt brings its new tail to the steps: the tokens its prefix cache holds are not scheduled
+        max_batch = min(max_batch, step_budget_batch(steps, spec.prompt_tail(spec.avg_input_tokens)[0], spec.avg_output_tokens))
     point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
     if point is None:
         # what a prompt alone reaches (no queue): the nearest a layout gets to the targets

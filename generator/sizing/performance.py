@@ -375,6 +375,7 @@ def decode_step(
     consts: Constants,
     prefill_tokens: float = 0.0,
     prompt_tokens: int = 0,
+    cached_tokens: int = 0,
 ) -> DecodeStep:
     """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``.
 
@@ -382,12 +383,14 @@ def decode_step(
     of streaming the weights the step touches and their matmuls (over every token of the step); the
     attention takes the longer of reading each sequence's KV cache and its FLOPs. ``prefill_tokens``
     prompt tokens (of ``prompt_tokens``-token prompts) may ride in the same step, as in-flight
-    batching schedules them: they share the weight reads and add their matmuls and causal attention.
+    batching schedules them: they share the weight reads and add their matmuls and causal attention (``cached_tokens``:
+    each prompt's new tail after that many tokens its prefix cache holds, :func:`prompt_attention_flops_per_token`).
 
     With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
     token passes every stage, so the time per output token is ``pp`` stage times.
     """
-    return decode_model(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens).step(batch, prefill_tokens)
+    model = decode_model(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens, cached_tokens)
+    return model.step(batch, prefill_tokens)
 
 
 @memoized
@@ -400,9 +403,10 @@ def decode_model(
     context_tokens: int,
     consts: Constants,
     prompt_tokens: int = 0,
+    cached_tokens: int = 0,
 ) -> DecodeModel:
     """:func:`decode_step` of one replica and context at any batch: what does not depend on the batch, formed once."""
-    return DecodeModel(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens)
+    return DecodeModel(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens, cached_tokens)
 
 
 class DecodeModel:
@@ -445,6 +449,7 @@ class DecodeModel:
         context_tokens: int,
         consts: Constants,
         prompt_tokens: int = 0,
+        cached_tokens: int = 0,
     ) -> None:
         self._arch, self._weights, self._par, self._acc, self._consts = arch, weights, par, acc, consts
         self._bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
@@ -459,7 +464,7 @@ class DecodeModel:
         self._attention_flops = attention_flops_per_token(arch, context)
         self._attention_split = par.tp * par.attention_dp * par.pp
         self._attention_rate = acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
-        self._prefill_attention_flops = prompt_attention_flops_per_token(arch, prompt_tokens)
+        self._prefill_attention_flops = prompt_attention_flops_per_token(arch, prompt_tokens, cached_tokens)
         self._prefill_attention_rate = (
             par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
         )
@@ -620,8 +625,13 @@ def expected_normal_max(draws: int) -> float:
     return (low + high) / 2
 
 
-def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
+def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int, cached_tokens: int = 0) -> float:
     """Attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
+
+    ``cached_tokens``: the prompt tokens are the new tail of a longer prompt whose first ``cached_tokens`` the engine's
+    prefix cache already holds (their KV blocks reused, not computed): each new token at position ``cached + q`` attends
+    to every position before it, the cached ones included (within its layer's window), so the mean is taken over
+    positions ``cached + 1 .. cached + prompt_tokens`` (:func:`causal_pairs_per_token`).
 
     Causal: the token at position p (1-based) attends to the p tokens up to itself, or to the last ``window_tokens`` of
     them in a sliding-window layer (:func:`causal_pairs_per_token`), as decode caps a layer's context at its window
@@ -634,20 +644,29 @@ def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> 
     """
     if arch.encoder_only:
         return float(_prompt_pair_flops(arch)) * prompt_tokens
-    pairs = sum(flops * causal_pairs_per_token(prompt_tokens, window) for window, flops in _prompt_pair_flops_by_window(arch))
+    pairs = sum(
+        flops * causal_pairs_per_token(prompt_tokens, window, cached_tokens)
+        for window, flops in _prompt_pair_flops_by_window(arch)
+    )
     return pairs + (_state_flops(arch) if prompt_tokens > 0 else 0.0)
 
 
-def causal_pairs_per_token(tokens: int, window: int | None = None) -> float:
-    """Mean (query, key) pairs a token of a ``tokens``-token causal prompt computes: mean of ``min(p, window)``, p = 1..N.
+def causal_pairs_per_token(tokens: int, window: int | None = None, before: int = 0) -> float:
+    """Mean (query, key) pairs a causal prompt's token computes: mean of ``min(p, window)``, p = before + 1 .. before + N.
 
-    Exact: ``N (N + 1) / 2`` pairs in all for full attention (``window`` None, or at least N); with a window W < N the
-    first W positions ramp up (``W (W + 1) / 2``) and the other ``N - W`` see W keys each.
+    ``before`` 0: a whole ``N``-token prompt; else its last ``N`` tokens after ``before`` already in the KV cache (a
+    prefix-cache hit: each new token still attends to every position before it). Exact: positions up to the window
+    ``W`` ramp up (the sum of ``p`` over those of the range: ``N (N + 1) / 2`` pairs in all for full attention from the
+    start, ``window`` None or at least the last position), the positions past it see ``W`` keys each.
     """
     if tokens <= 0:
         return 0.0
-    seen = tokens if window is None else min(window, tokens)
-    return (seen * (seen + 1) / 2 + (tokens - seen) * seen) / tokens
+    last = before + tokens
+    width = last if window is None else window
+    ramp_end, ramp_start = min(last, width), min(before, width)
+    ramp = (ramp_end * (ramp_end + 1) - ramp_start * (ramp_start + 1)) / 2
+    flat = max(0, last - max(before, width)) * width
+    return (ramp + flat) / tokens
 
 
 @memoized
@@ -1071,9 +1090,13 @@ def pipeline_speedup(pp: int, micro_batches: int) -> float:
     return pp * m / (m + pp - 1)
 
 
-def prefill_flops(arch: Architecture, tokens: int) -> float:
-    """FLOPs to prefill one sequence of ``tokens`` (linear layers plus attention, causal but for an encoder)."""
-    return 2.0 * arch.flop_params * tokens + prompt_attention_flops_per_token(arch, tokens) * tokens
+def prefill_flops(arch: Architecture, tokens: int, cached_tokens: int = 0) -> float:
+    """FLOPs to prefill one sequence of ``tokens`` (linear layers plus attention, causal but for an encoder).
+
+    ``cached_tokens``: the ``tokens`` are the new tail after that many prompt tokens the prefix cache holds: only the
+    tail is multiplied, its tokens attending to the cached positions too (:func:`prompt_attention_flops_per_token`).
+    """
+    return 2.0 * arch.flop_params * tokens + prompt_attention_flops_per_token(arch, tokens, cached_tokens) * tokens
 
 
 @memoized
@@ -1086,11 +1109,17 @@ def prefill_seconds(
     weights: WeightSizes | None = None,
     fill: bool = True,
     sequences: int = 1,
+    cached_tokens: int = 0,
 ) -> float:
     """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
 
     ``sequences``: the tokens are that many equal prompts packed in the passes (a pooling engine's batch), each
     attending over its own tokens only.
+
+    ``cached_tokens``: the ``tokens`` are a prompt's new tail, after that many tokens whose KV blocks the engine's
+    prefix cache already holds (vLLM's automatic prefix caching: the request starts with ``num_computed_tokens`` at the
+    hit, its scheduled tokens are the rest): the passes, GEMMs and all-reduces are the tail's alone, and its attention
+    pairs each new token with every position before it (:func:`prompt_attention_flops_per_token`).
 
     A prompt passes the pipeline stages one after another, so only tensor parallelism divides it. The engine runs it
     in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
@@ -1120,7 +1149,7 @@ def prefill_seconds(
     # all-reduces (review 12 item 1: they were the whole model's in every stage)
     linear = full * one_pass(chunk, 0) + one_pass(last, 1)
     each = max(1, tokens // sequences)
-    attention = (sequences * prompt_attention_flops_per_token(arch, each) * each) / (
+    attention = (sequences * prompt_attention_flops_per_token(arch, each, cached_tokens) * each) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
     comm = 0.0
@@ -1193,8 +1222,12 @@ def saturated_throughput(
     output_tokens: int,
     consts: Constants,
     step_token_budget: int | None = None,
+    cached_tokens: int = 0,
 ) -> Saturation:
     """Most output tokens/s of one replica: the largest batch the KV cache holds, prefill included.
+
+    ``cached_tokens``: of each ``input_tokens`` prompt, the tokens the engine's prefix cache holds: the sequence still
+    holds its whole prompt's KV, but only the rest is prefilled (and counted in a step's tokens).
 
     Each sequence occupies ``input + output`` tokens of KV at its end. In-flight batching (TensorRT-LLM,
     vLLM, SGLang) admits a new prompt whenever a sequence finishes and runs its prefill inside the decode
@@ -1204,22 +1237,23 @@ def saturated_throughput(
     to ``budget x output / (input + output)`` (:func:`step_budget_batch`).
     """
     per_seq = input_tokens + output_tokens
+    new = input_tokens - cached_tokens  # the prompt tokens a sequence brings to prefill
     # the batch limit is each engine's: a replica of attention-DP ranks runs that many engines (vLLM --data-parallel-size)
     limit = consts.max_batch_size * par.attention_dp
     # a step in flight a pipeline stage (vLLM runs pp batches at once), each with its budget, on each attention-DP rank
     in_flight = step_token_budget * par.attention_dp * par.pp if step_token_budget else 0
     if in_flight:
-        limit = min(limit, step_budget_batch(in_flight, input_tokens, output_tokens))
+        limit = min(limit, step_budget_batch(in_flight, new, output_tokens))
     batch = max(1, min(limit, kv_capacity_tokens // per_seq))
-    prefill_tokens = batch * input_tokens / max(1, output_tokens)
+    prefill_tokens = batch * new / max(1, output_tokens)
     context = input_tokens + output_tokens // 2
     if in_flight and batch + prefill_tokens > in_flight:
         # fewer tokens a step than one sequence's decode and the prompt it brings: steps of the budget, one output
         # token every (1 + input / output) / budget of them
         full = in_flight
-        step = decode_step(arch, weights, kv_bits, par, acc, 1, context, consts, full - 1, input_tokens)
-        return Saturation(1, full / (1 + input_tokens / max(1, output_tokens)) / step.seconds, step)
-    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, input_tokens)
+        step = decode_step(arch, weights, kv_bits, par, acc, 1, context, consts, full - 1, new, cached_tokens)
+        return Saturation(1, full / (1 + new / max(1, output_tokens)) / step.seconds, step)
+    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, new, cached_tokens)
     return Saturation(batch, batch / step.seconds, step)
 
 

@@ -274,3 +274,13 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int) -> int:
         middle = (low + high) // 2
         low, high = (low, middle) if meets(middle) else (middle, high)
     return high
+
+
+def prompt_tail(prompt_tokens: int, cached_share: float) -> tuple[int, int]:
+    """(new tokens prefilled, tokens the prefix cache holds) of a ``prompt_tokens`` prompt, ``cached_share`` of it cached.
+
+    The cached tokens are the share rounded down, and at least one token is prefilled: an engine always computes the
+    last prompt token, whose logits give the first output token (vLLM recomputes it on a whole-prompt hit).
+    """
+    cached = max(0, min(prompt_tokens - 1, math.floor(cached_share * prompt_tokens)))
+    return prompt_tokens - cached, cached

@@ -42,6 +42,7 @@ from generator.workload.models import (
     Workload,
 )
 from generator.workload.owned_nics import owned_nic_errors
+from generator.workload.prompt_cache import cached_prompt_errors
 from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
@@ -250,6 +251,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += pooling_field_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
             errors += prompt_tail_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
+            errors += cached_prompt_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
             errors += average_rate_errors(doc, i, dep.inference)
             errors += batch_job_errors(doc, i, dep.inference)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))

@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias
 from generator.calculator.machine import FixedSpec
 from generator.named_tuple import NamedTuple
 from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, whole_watts
+from generator.sizing.serving_queue import prompt_tail
 
 
 class Slo(NamedTuple):
@@ -72,6 +73,9 @@ class InferenceSpec(NamedTuple):
     images_per_request: float = 0.0
     #: Tokens one image takes; None: the model's own where every image is resized to one size.
     image_tokens: int | None = None
+    #: Share of each prompt's tokens the engine's prefix cache already holds (an agent's turns resending the earlier
+    #: ones, a shared system prompt): only the rest is prefilled; the KV cache still holds the whole prompt. 0: none.
+    cached_prompt_share: float = 0.0
 
     @property
     def job(self) -> bool:
@@ -82,6 +86,10 @@ class InferenceSpec(NamedTuple):
     def pooling(self) -> bool:
         """A pooling service (embed, score): one forward pass over the input, no output tokens and no decode."""
         return self.task != "generate"
+
+    def prompt_tail(self, prompt_tokens: int) -> tuple[int, int]:
+        """(new tokens prefilled, tokens the prefix cache holds) of a ``prompt_tokens`` prompt (:func:`prompt_tail`)."""
+        return prompt_tail(prompt_tokens, self.cached_prompt_share)
 
 
 class TrainingSpec(NamedTuple):

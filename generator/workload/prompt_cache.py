@@ -1,0 +1,54 @@
+"""Where ``inference.cached_prompt_share`` (the share of each prompt the engine's prefix cache holds) can be sized.
+
+The share is the user's measured prefix-cache hit rate (vLLM's ``vllm:prefix_cache_hits`` over
+``vllm:prefix_cache_queries``): the planner prefills the new tail alone and keeps the whole prompt in the KV cache
+(:meth:`generator.workload.models.InferenceSpec.prompt_tail`). It is refused, at the field, where the engine the plan
+sizes would not reuse a prefix:
+
+- a model whose layers keep a recurrent state (Qwen3-Next's Gated DeltaNet, Granite-4.0-H's Mamba-2): vLLM's
+  ``HybridAttentionMambaModelConfig`` sets such a model up without prefix caching (a state is the whole prefix's,
+  not a block of it: :mod:`generator.sizing.vllm_kv`), and SGLang is refused for them already;
+- a pooling task (embed, score): one forward pass a request, and an encoder keeps no KV cache at all (vLLM's
+  ``is_prefix_caching_supported`` is False for ``encoder_only`` models: :mod:`generator.sizing.encoder`);
+- ``hardware.fixed``: llama.cpp's server reuses only the prefix the slot it picks held last (``cache_prompt``, on by
+  default: the slot whose last prompt shares the longest prefix), and the plan for a machine of yours times every
+  prompt whole through its offload model, so a share given there would be read by nothing.
+
+A batch job takes the share as a service does: its requests often share an instruction or a document prefix
+(vLLM's prefix caching docs name the long-document query), which the same cache reuses.
+"""
+
+from __future__ import annotations
+
+from generator.calculator.model_source import ResolvedModel
+from generator.errors import InputError
+from generator.workload.loader import Document
+from generator.workload.models import InferenceSpec
+
+
+def cached_prompt_errors(
+    doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None, fixed: bool
+) -> list[InputError]:
+    """An error at deployment ``i``'s ``cached_prompt_share`` where its engine, model or task would not reuse a prefix."""
+    if not spec.cached_prompt_share:
+        return []
+    why = None
+    if spec.pooling:
+        why = (
+            f"a pooling service (task: {spec.task}) runs each request in one forward pass and keeps no prompt between "
+            "requests (vLLM turns prefix caching off for encoders): a cached share means nothing for it; drop it"
+        )
+    elif model is not None and any(layer.state is not None for layer in model.architecture.layers):
+        why = (
+            f"{model.name} has linear-attention or Mamba layers (a recurrent state a sequence), which vLLM runs "
+            "without prefix caching (HybridAttentionMambaModelConfig): every prompt is prefilled whole; drop it"
+        )
+    elif fixed:
+        why = (
+            "hardware.fixed is sized as llama.cpp's server, whose slots reuse only the prefix the slot held last "
+            "(cache_prompt), and the plan times every prompt whole there: the share would be read by nothing; drop it"
+        )
+    if why is None:
+        return []
+    share = f"cached_prompt_share {spec.cached_prompt_share:g}"
+    return [InputError(f"{share}: {why}", doc.locate(("deployments", i, "inference", "cached_prompt_share")))]
