@@ -65,7 +65,11 @@ def _r1(
 def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Path) -> None:
     """Before: 19 x TP4 PP2 on 19 p6-b200 (152 B200, $1,580,248/month; runner-up 37 p5en, 296 H200, $1,709,625),
     every TP rank holding every sequence's latent. After: 5 x TP1 EP8 (attention DP 8) on 5 p6-b200 (40 B200,
-    $415,855/month); runner-up 14 x TP1 EP8 on 14 p5en (112 H200, $646,885). A searched DP layout is one stage."""
+    $415,855/month); runner-up 15 x TP1 EP8 on 15 p5en (120 H200, $693,091). A searched DP layout is one stage.
+
+    fix74: the B200 plan's 5 x 229 places = 1,145, a request 1,019 s: 89% busy at 1 req/s, 0.0% wait. The H200 runner-up
+    was 14 x TP1 EP8 ($646,885): 14 x 100 places = 1,400 at 1,355 s a request, 96.8% busy: 15% wait, p95 33 s past the
+    2.76 s slack (3 s TTFT target - 240 ms TTFT p95 at batch 100); 15 (1,500 places, 90%) wait 0.0%."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
@@ -76,7 +80,8 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
         "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "14 x TP1 EP8 (attention DP 8) on 14 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "15 x TP1 EP8 (attention DP 8) on 15 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "5 replica(s) x 229 places = 1,145 (c), 89% busy at 1 req/s: 0.0% of requests wait for one" in files["SPEC.md"]
     assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
     assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
     # the engine is told: vLLM runs 8 data-parallel ranks of TP1, the experts over the 8 (TP x DP)
