@@ -65,7 +65,12 @@ def _r1(
 def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Path) -> None:
     """Before: 19 x TP4 PP2 on 19 p6-b200 (152 B200, $1,580,248/month; runner-up 37 p5en, 296 H200, $1,709,625),
     every TP rank holding every sequence's latent. After: 5 x TP1 EP8 (attention DP 8) on 5 p6-b200 (40 B200,
-    $415,855/month); runner-up 14 x TP1 EP8 on 14 p5en (112 H200, $646,885). A searched DP layout is one stage."""
+    $415,855/month); runner-up 15 x TP1 EP8 on 15 p5en (120 H200, $693,091). A searched DP layout is one stage.
+
+    fix74: the B200 plan's 5 x 224 places = 1,120 (8 ranks of 28 whole requests of 33,000 tokens; 229 from the ranks'
+    tokens pooled before m74e), a request 1,014 s: 91% busy at 1 req/s, 0.1% wait. The H200 runner-up was 14 x TP1 EP8
+    ($646,885): 14 x 96 places (8 ranks of 12; 100 pooled) = 1,344 at 1,341 s a request, 99.8% busy: 90% wait, p95
+    1,293 s past the 2.76 s slack (3 s TTFT target - 239 ms TTFT p95 at batch 96); 15 (1,440 places, 93%) wait 0.4%."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
@@ -76,7 +81,9 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
         "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "14 x TP1 EP8 (attention DP 8) on 14 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "15 x TP1 EP8 (attention DP 8) on 15 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "5 replica(s) x 224 places = 1,120 (c), 91% busy at 1 req/s: 0.1% of requests wait for one" in files["SPEC.md"]
+    assert "cap the router's concurrency at 224 a replica, or give inference.max_num_seqs: 28 (28 a rank)" in files["SPEC.md"]
     assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
     assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
     # the engine is told: vLLM runs 8 data-parallel ranks of TP1, the experts over the 8 (TP x DP)
@@ -224,7 +231,8 @@ def test_a_pinned_attention_dp_replica_keeps_whole_gpus_under_gpu_sharing(tmp_pa
 
 def test_engine_setting_findings_name_the_attention_dp_layout_and_compare_per_rank(tmp_path: Path) -> None:
     """review72 item 6: kv-cache-fp8 and engine-limits-cost-capacity named the 8-GPU TP1 EP8 replica "(TP1 PP1)", and
-    compared vLLM's max_num_seqs (each DP rank's: 2,048, 16,384 over 8 ranks) with the replica's 215 requests."""
+    compared vLLM's max_num_seqs (each DP rank's: 2,048, 16,384 over 8 ranks) with the replica's 208 requests (m74e: 8
+    ranks of 26 whole requests; 215, the ranks' tokens pooled, said beside "26 a rank" before)."""
     path = _r1(tmp_path)
     text = path.read_text().replace(
         "      requests_per_second: 1\n",
@@ -234,13 +242,26 @@ def test_engine_setting_findings_name_the_attention_dp_layout_and_compare_per_ra
     plan = plan_workload(load_workload(str(path)))
     codes = {f.code: f.message for f in plan.findings}
     assert "(TP1 PP1)" not in codes["kv-cache-fp8"] + codes["engine-limits-cost-capacity"]
-    assert "215 requests of 33,000 tokens a replica on b200-sxm-180gb (TP1 EP8 (attention DP 8))" in codes["kv-cache-fp8"]
+    assert "208 requests of 33,000 tokens a replica on b200-sxm-180gb (TP1 EP8 (attention DP 8))" in codes["kv-cache-fp8"]
     limits = codes["engine-limits-cost-capacity"]
     assert "cost capacity on b200-sxm-180gb (TP1 EP8 (attention DP 8)):" in limits
     assert (
-        "max_num_seqs 2,048 is each attention-DP rank's (16,384 over the replica's 8 ranks), above the 215 average "
+        "max_num_seqs 2,048 is each attention-DP rank's (16,384 over the replica's 8 ranks), above the 208 average "
         "requests the KV cache holds (26 a rank), so the sequences past them wait"
     ) in limits
+
+
+def test_a_replica_holds_whole_requests_in_each_attention_dp_rank() -> None:
+    """m74e: each attention-DP rank builds its own KV pool for its own sequences, so the replica holds the whole requests
+    one rank holds times the ranks: R1 on a p6-b200 at TP1 EP8, 947,824 KV tokens a rank (7,582,592 a replica), holds
+    8 x 28 = 224 requests of 33,000 tokens, not the 229 of the ranks' tokens pooled (5 of which no rank has room for;
+    the plan's own advice, max_num_seqs 28 a rank, admits 224). One rank (no attention DP): the pool's tokens."""
+    from generator.sizing.memory import Capacity
+
+    dp8 = Capacity(0, 0, 0, 8 * 947_824, 8 * 947_824 / 40_960, 947_824, 947_824 / 40_960, attention_dp=8)
+    assert (dp8.sequences_held(33_000), dp8.kv_cache_tokens // 33_000) == (224, 229)
+    one = Capacity(0, 0, 0, 947_824, 947_824 / 40_960, 947_824, 947_824 / 40_960)
+    assert one.sequences_held(33_000) == 28
 
 
 Q30_TP1 = """\

@@ -68,14 +68,16 @@ class Capacity(NamedTuple):
     def sequences_held(self, tokens_per_sequence: int) -> int:
         """Sequences of ``tokens_per_sequence`` tokens the replica's pools hold at once.
 
-        KV tokens over tokens a sequence; in a hybrid pool, whole pages at the sequence's own length: a sliding layer's
+        Each attention-DP rank's pool holds its own sequences whole, the replica ``attention_dp`` times one rank's (m74e:
+        R1 at TP1 EP8 on B200 held 229 requests of 33,000 tokens from the ranks' tokens pooled, where each rank holds 28:
+        224). KV tokens over tokens a sequence; in a hybrid pool, whole pages at the sequence's own length: a sliding layer's
         group holds the blocks of its window only (newuser55 item 1: Gemma 3 27B's pool held 18 requests of 2,300
         tokens, counted as 58 from its tokens of 32,768-token requests), a state group one page, so short sequences
         are bounded by the state pages.
         """
         tokens = max(1, tokens_per_sequence)
         if not self.pool_groups:
-            return self.kv_cache_tokens // tokens
+            return self.rank_kv_cache_tokens // tokens * self.attention_dp
         pages = sum(groups * steady_pages(kind, tokens, block) for kind, groups, block in self.pool_groups)
         return self.rank_pool_blocks // pages * self.attention_dp
 
