@@ -16,10 +16,10 @@ fix74 (the wait for a place in the batch): a fleet no longer serves GPUs x 5.68 
 sequences (its batch at the most load), and a request holds one of those places 114 / 5.68 = 20.07 s (Little's law);
 the planner takes the replicas whose places keep the p95 wait for one (Erlang C, M/M/c over replicas x 114 places)
 within the TTFT slack: the 2,000 ms TTFT p95 target less the 422 ms TTFT p95 at the most load, 1.578 s (the plan's
-slot-wait line says all four figures: see the first test). A fleet of n replicas thus serves the lesser of n x 5.68
-req/s and the rate at which its n x 114 places wait 1.578 s at the p95; the second binds in every case below, at
-92-99% of the places busy. :func:`_most_rate` works it out with its own Erlang B recursion (independently of
-generator.sizing.serving_queue) and solves for that rate by bisection.
+slot-wait line says all four figures: test_the_slot_wait_the_hand_figures_take_is_the_plans). A fleet of n replicas
+thus serves the lesser of n x 5.68 req/s and the rate at which its n x 114 places wait 1.578 s at the p95; the second
+binds in every case below, at 92-99% of the places busy. :func:`_most_rate` works it out with its own Erlang B
+recursion (independently of generator.sizing.serving_queue) and solves for that rate by bisection.
 """
 
 from __future__ import annotations
