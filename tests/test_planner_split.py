@@ -245,11 +245,24 @@ def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> 
     assert dep.reasons[0] == (
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
         "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
-        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (as a Kubernetes Service or round-robin "
-        "balancer does), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 req/s per replica, "
+        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (each replica's mean share, as a Kubernetes "
+        "Service or round-robin balancer sends it; the wait for a place in the batch, below, is a router's that fills any "
+        "place free), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 req/s per replica, "
         "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
         "within the SLOs on both parts"
     )
+    # fix85 (m74b item 7): the split states the wait for a place over both parts' places, as a service of one layout
+    # does: 2 x 156 + 166 = 478 places; a request 18.08 s on the DGX, 18.06 s on the H200, weighted by the places each
+    # part frees a second (2 x 156 / 18.08 = 17.3, 166 / 18.06 = 9.19): 478 / 26.45 = 18.07 s; 24 x 18.07 = 434 of 478,
+    # 91% busy, 2.2% wait (under one in twenty: p95 0): the rate's 3 replicas keep it, none added
+    assert dep.reasons[1].startswith(
+        "a request holds a place in the batch for 18.07 s: its TTFT and its output at the TPOT, each replica at its most "
+        "load (18.08 s on dgx-h100 and 18.06 s on supermicro-as-8125gs-tnhr, weighted by the requests each part's places "
+        "take with all of them busy: they free 17.3 and 9.19 places a second); 2 replica(s) x 156 places + 1 replica(s) x "
+        "166 places = 478 (c), 91% busy at 24 req/s: 2.2% of requests wait for one (p95 wait 0) (Erlang C"
+    )
+    assert "more than the rate alone needs" not in dep.reasons[1]
+    assert (dep.details["slot_wait_share"], dep.details["slot_wait_p95_s"]) == (0.022, 0.0)
     assert dep.pools == ("chat_h100_sxm5_80gb", "chat_h200_sxm_141gb")
     assert (dep.in_pool("chat_h100_sxm5_80gb"), dep.in_pool("chat_h200_sxm_141gb")) == ((8, 1, 2, 16), (8, 1, 1, 8))
     assert (dep.requests_per_s_in("chat_h100_sxm5_80gb"), dep.requests_per_s_in("chat_h200_sxm_141gb")) == (16.0, 8.0)

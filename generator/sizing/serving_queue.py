@@ -246,28 +246,65 @@ def slot_wait(servers: int, offered: float, service_s: float) -> SlotWait:
     return SlotWait(servers, offered, waits, p95)
 
 
-def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue) -> SlotWait:
-    """:func:`slot_wait` over ``replicas`` x ``queue.per_replica`` places at ``rate`` requests/s, a router filling any."""
-    return slot_wait(replicas * queue.per_replica, rate * queue.request_s, queue.request_s)
+#: Replicas of one layout each and the places they give (:class:`SlotQueue`): a service's one layout, or a split
+#: service's two parts (:mod:`generator.planner.split`), whose places one router fills.
+SlotParts = tuple[tuple[int, SlotQueue], ...]
+
+
+def pooled_request_s(parts: SlotParts) -> float:
+    """A request's time in a place over ``parts``: each part's, weighted by the share of the requests it serves.
+
+    With every place taken (the only time a request waits), a router filling any place free sends each request to the
+    next place that frees, and a part's ``n x b`` places free ``n x b / S`` times a second: that is its share. Weighted
+    so, the time is ``sum n b / sum (n b / S)`` (places over what they serve a second), and the M/M/c queue over all
+    the places (:func:`pooled_slot_wait`) empties at the rate the parts' places do. One layout: its own time.
+    """
+    held = [(n, q) for n, q in parts if n > 0]
+    if len({q.request_s for _, q in held}) == 1:
+        return held[0][1].request_s
+    return sum(n * q.per_replica for n, q in held) / sum(n * q.per_replica / q.request_s for n, q in held)
+
+
+def pooled_slot_wait(rate: float, parts: SlotParts) -> SlotWait:
+    """:func:`slot_wait` over every part's replicas x places at ``rate`` requests/s, a router filling any place free.
+
+    ``c`` the sum of each part's replicas x its batch, a request's time :func:`pooled_request_s`; a service of one
+    layout is the one part (:func:`replicas_slot_wait`), so one rule sizes both.
+    """
+    request_s = pooled_request_s(parts)
+    return slot_wait(sum(n * q.per_replica for n, q in parts), rate * request_s, request_s)
+
+
+def pooled_slack(parts: SlotParts) -> float | None:
+    """What the wait may take over ``parts``: the smallest part's slack (a request may meet any); None where one has none."""
+    slacks = [q.slack_s for n, q in parts if n > 0]
+    return None if not slacks or any(s is None for s in slacks) else min(s for s in slacks if s is not None)
+
+
+def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue, beside: SlotParts = ()) -> SlotWait:
+    """:func:`pooled_slot_wait` of ``replicas`` x ``queue.per_replica`` places, with ``beside``'s (a split's other part)."""
+    return pooled_slot_wait(rate, ((replicas, queue), *beside))
 
 
 @functools.lru_cache(maxsize=4096)
-def slot_replicas(rate: float, queue: SlotQueue, least: int) -> int:
+def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts = ()) -> int:
     """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
 
-    The wait falls as replicas are added (more places at the same load): a doubling search, then a bisection.
-    ``least`` where no slack is set (nothing to hold the wait to) or the rate is nil.
+    ``beside``: replicas of another layout the same router fills, held fixed (a split's owned part): their places
+    count with these, and the slack is the smaller of the parts' (:func:`pooled_slack`). The wait falls as replicas are
+    added (more places at the same load): a doubling search, then a bisection. ``least`` where no slack is set
+    (nothing to hold the wait to) or the rate is nil.
     """
-    slack = queue.slack_s
-    if slack is None or rate <= 0 or queue.per_replica < 1 or queue.request_s <= 0:
+    slack = pooled_slack(((max(1, least), queue), *beside))
+    if slack is None or rate <= 0 or any(q.per_replica < 1 or q.request_s <= 0 for _, q in ((1, queue), *beside)):
         return least
 
     def meets(replicas: int) -> bool:
-        return replicas_slot_wait(replicas, rate, queue).p95_s <= slack
+        return replicas_slot_wait(replicas, rate, queue, beside).p95_s <= slack
 
     if meets(least):
         return least
-    low, high = least, 2 * least
+    low, high = least, max(1, 2 * least)
     while not meets(high):
         low, high = high, 2 * high
     while high - low > 1:
