@@ -152,8 +152,11 @@ CASES = [
         60,
         "  platforms: [dgx-h100]\n",
         ("dgx-h100", ""),
-        # 60 / 8.688 = 6.9 -> 7 TP8 replicas on 7 DGX H100: the 2 owned and 5 bought
-        [("dgx-h100", 7, 2)],
+        # 60 / 8.63 = 6.95 -> 7 TP8 replicas by the rate; fix74: 8, on 8 DGX H100, the 2 owned and 6 bought. A replica
+        # holds 156 places, a request one for 18.08 s: 7 x 156 = 1,092 places at 99.3% busy, 75% of requests wait, p95
+        # 6.81 s past the 1.57 s slack (2,000 ms TTFT target - 430 ms TTFT p95 at the most load); 8 x 156 = 1,248 at
+        # 86.9%, p95 0. One server kind, so no split: the slot wait alone moved it
+        [("dgx-h100", 8, 2)],
         [],
         id="owned-allowed-only-buyable-kind-buys-the-shortfall",
     ),
@@ -290,12 +293,17 @@ def test_the_split_costs_less_than_buying_every_replica(tmp_path: Path) -> None:
 # (deployments, pools as (platform, servers, owned), whether the training job says it is never split): 2B tokens
 # take 36.9 h on one owned A100 server and 18.5 h on both; past a 12 h deadline the whole job goes to one bought
 # DGX H100, never A100s beside H100s. The note only where owned A100s are still free when the job is placed: a
-# 6 req/s chat service first takes both (2 x TP8 at 3.205 req/s hold 6.41).
+# 5 req/s chat service first takes both (2 x TP8 at 3.205 req/s hold 6.41).
+# fix74: 5, not 6 req/s. A TP8 replica on the A100s holds 58 places, a request one for 18.08 s: at 6 req/s 2 x 58 = 116
+# places run 93.5% busy, 37% of requests wait, p95 4.81 s past the 0.97 s slack (2,000 ms TTFT target - 1,031 ms TTFT
+# p95 at the most load), so the chat no longer fits the owned pair unsplit and is split over them and a bought XE8640
+# (test_a_split_service_is_held_to_the_slot_wait_below); at 5 req/s the pair runs 78% busy, 0.6% wait (p95 0), as this
+# case was written for.
 TRAINING = [
     pytest.param([TUNE.format(hours=48)], [("dgx-a100", 1, 1)], False, id="fits-owned"),
     pytest.param([TUNE.format(hours=12)], [("dgx-h100", 1, 0)], True, id="owned-too-slow-never-split-whole-job-bought"),
     pytest.param(
-        [CHAT.format(rps=6), TUNE.format(hours=12)],
+        [CHAT.format(rps=5), TUNE.format(hours=12)],
         [("dgx-a100", 2, 2), ("dgx-h100", 1, 0)],
         False,
         id="owned-all-taken-no-note",
@@ -312,6 +320,40 @@ def test_a_training_job_is_never_split_over_server_kinds(
     tune = plan.deployments[-1]
     assert tune.split == ()
     assert (TRAINING_NOT_SPLIT in tune.reasons) == note
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "m74c HIGH: a split (SplitRest) is sized by the rate alone while its unsplit alternatives are slot-sized "
+        "(fix74 'not done'): at 6 req/s the 2 x TP8 on the owned A100s (116 places, 93.5% busy, p95 wait 4.81 s > "
+        "0.97 s slack) is refused, and the split chosen instead, 4 x TP4 on them + 1 x TP2 PP2 on a bought XE8640 at "
+        "1.2 req/s each, runs the A100 part's 4 x 23 places 93.9% busy: p95 wait 7.0 s against at most 0.73 s of slack"
+    ),
+)
+def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path) -> None:
+    """Each part of a split keeps the p95 wait for a place in its replicas' batches within the TTFT target's slack.
+
+    The M/M/c wait of each part alone (its replicas x the places a replica runs at its most load, the batch its reason
+    gives; a request holding one batch / the most a replica sustains; the part's share of the rate), against the 2 s
+    target less the part's TTFT p95 at the planned load (more than the slack at the most load, so the bound is loose):
+    the rule the unsplit layouts are held to (test_slot_queue). A split that fails it is chosen over an unsplit plan
+    that would have waited less.
+    """
+    import re
+
+    from generator.sizing.serving_queue import slot_wait
+
+    plan = _plan(_write(tmp_path, CHAT.format(rps=6), allowed=H100_ONLY, owned=A100))
+    (dep,) = plan.deployments
+    for part in dep.split:
+        (line,) = [r for r in dep.reasons if r.startswith(f"{part.platform_id} part: one replica sustains ")]
+        found = re.search(r"within the SLOs \(batch (\d+)", line)
+        assert found, line
+        places = int(found.group(1))
+        request_s = places / part.requests_per_s_per_replica_max
+        wait = slot_wait(part.replicas * places, part.requests_per_s * request_s, request_s)
+        assert wait.p95_s <= 2.0 - part.ttft_p95_s, (part.platform_id, part.replicas, places, wait)
 
 
 def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
