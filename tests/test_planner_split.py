@@ -322,23 +322,15 @@ def test_a_training_job_is_never_split_over_server_kinds(
     assert (TRAINING_NOT_SPLIT in tune.reasons) == note
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "m74c HIGH: a split (SplitRest) is sized by the rate alone while its unsplit alternatives are slot-sized "
-        "(fix74 'not done'): at 6 req/s the 2 x TP8 on the owned A100s (116 places, 93.5% busy, p95 wait 4.81 s > "
-        "0.97 s slack) is refused, and the split chosen instead, 4 x TP4 on them + 1 x TP2 PP2 on a bought XE8640 at "
-        "1.2 req/s each, runs the A100 part's 4 x 23 places 93.9% busy: p95 wait 7.0 s against at most 0.73 s of slack"
-    ),
-)
 def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path) -> None:
     """Each part of a split keeps the p95 wait for a place in its replicas' batches within the TTFT target's slack.
 
     The M/M/c wait of each part alone (its replicas x the places a replica runs at its most load, the batch its reason
     gives; a request holding one batch / the most a replica sustains; the part's share of the rate), against the 2 s
     target less the part's TTFT p95 at the planned load (more than the slack at the most load, so the bound is loose):
-    the rule the unsplit layouts are held to (test_slot_queue). A split that fails it is chosen over an unsplit plan
-    that would have waited less.
+    the rule the unsplit layouts are held to (test_slot_queue). m74c: before fix85 sized a split by the rate alone, at
+    6 req/s the split's A100 part ran 4 x 23 places 93.9% busy (p95 wait 7.0 s against at most 0.73 s of slack) where
+    the unsplit 2 x TP8 refused for a 4.81 s wait would have waited less.
     """
     import re
 
