@@ -532,8 +532,8 @@ def _slot_text(spec: InferenceSpec, shape: ReplicaShape, needed: int, replicas: 
         "an M/M/c queue: a router sending each request to a replica with a place free, request times spread "
         "exponentially; a replica's own queue, as a random router makes, waits far longer)"
     )
-    rate_only = replicas_needed(spec, shape.planned_requests_per_s)
-    if needed > rate_only:
+    if needed > replicas_needed(spec, shape.planned_requests_per_s):  # the wait sized it past the rate and min_replicas
+        rate_only = rate_replicas(spec, shape.planned_requests_per_s)  # review74: not min_replicas, said as "the rate"
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
             f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
