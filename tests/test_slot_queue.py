@@ -233,3 +233,41 @@ def test_a_split_is_held_to_the_smaller_parts_slack() -> None:
     assert slot_replicas(1.0, rest, 1, ((1, owned),)) == 2
     assert slot_replicas(1.0, owned, 1, ((1, owned),)) == 1
     assert slot_replicas(1.0, SlotQueue(12, 20.26, None), 1, ((1, owned),)) == 1  # no target: the rate's count
+
+
+BATCH_ONE = """\
+version: 1
+name: b1
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    parallelism: {{tp: 8, pp: 1}}
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 2
+      min_replicas: {least}
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 11.1}}
+hardware: {{gpus: [h100-sxm5-80gb], provider: baremetal}}
+"""
+
+
+@pytest.mark.parametrize("least", [1, 9])
+def test_the_replicas_the_wait_adds_are_counted_from_the_rate_not_min_replicas(tmp_path: Path, least: int) -> None:
+    """review74: a TPOT that holds a replica to one sequence (3.93 s a request, 0.2545 req/s): the rate needs 8, the
+    wait 11 (8 x 1 place at 98% waits 10 s p95; 11 at 71%: 22% wait, p95 1.87 s of the 1.88 s slack).
+
+    With min_replicas 9 between the two, the reason said "2 replica(s) more than the rate alone needs (9)": 9 is the
+    floor asked, the rate alone needs 8.
+    """
+    path = tmp_path / "b1.yaml"
+    path.write_text(BATCH_ONE.format(least=least))
+    (dep,) = plan_file(str(path))[1].deployments
+    assert dep.replicas == 11
+    assert (dep.details["slot_wait_share"], dep.details["slot_wait_p95_s"]) == (0.224, 1.87)
+    (said,) = (r for r in dep.reasons if "places" in r)
+    assert "11 replica(s) x 1 places = 11 (c), 71% busy at 2 req/s: 22% of requests wait for one, p95 wait 1.87 s" in said
+    assert "; 3 replica(s) more than the rate alone needs (8) keep that wait" in said

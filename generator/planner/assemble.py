@@ -570,7 +570,7 @@ def _slot_text(
         "an M/M/c queue: a router sending each request to a replica with a place free, request times spread "
         "exponentially; a replica's own queue, as a random router makes, waits far longer)"
     )
-    if needed > rate_only:
+    if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
             f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
@@ -845,7 +845,7 @@ def _inference_details(
         room = (cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens), shape.max_point.batch)
         reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts, room))
     if queue is not None:
-        rate_only = replicas_needed(spec, shape.planned_requests_per_s)
+        rate_only = rate_replicas(spec, shape.planned_requests_per_s)  # review74: not min_replicas, said as "the rate"
         reasons.append(_slot_text(spec, ((replicas, queue),), needed, rate_only, shape.max_point.ttft_s))
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:
         reasons.append(_request_time_text(spec, point, request_s))
