@@ -944,19 +944,29 @@ def _plan_fleet(
                     high = most - 1
             if found:
                 capped_pass(kind, found)
-        # and with no cap, each owned kind the best fleet uses, one server fewer at a time while that plans a better
-        # fleet: owning one more server must never make the plan dearer (m74f: with the slot wait, assistant's 6 req/s
-        # took both of 2 owned A100 boxes for $3,659 a month, where one of them and a bought workstation beside it, the
-        # fleet of one owned box, cost $3,347; a pass uses a kind's free servers, all of them, or none)
+
+        # and with no cap, each owned kind with each count of its servers below the most a pass took (up to
+        # MAX_OWNED_SUBSETS counts, the most first): a pass takes all of a kind's free servers the deployments need or
+        # (withheld) none, and owning one more server must never make the plan dearer (m74f: with the slot wait,
+        # assistant's 6 req/s took both of 2 owned A100 boxes for $3,659 a month, where one box and a bought workstation
+        # beside it, the fleet of one owned box, cost $3,347; at 8 req/s none of 2 boxes, $4,909, against $4,638 so)
+        def owned_taken(kind: ServerKey) -> int:
+            """The most of ``kind``'s owned servers a fleet or a pass took."""
+            in_fleets = [sum(p.owned_nodes for p in f.pools if _pool_kind(p) == kind) for f, _ in fleets]
+            in_passes = [
+                sum(
+                    part.candidate.owned_nodes
+                    for _, opt, _ in chosen
+                    for part in opt.pieces
+                    if (part.candidate.platform_id, part.candidate.gpu_id, part.candidate.gpus_per_node) == kind
+                )
+                for chosen in passes
+            ]
+            return min(owned[kind], max(in_fleets + in_passes, default=0))
+
         for kind in owned_kinds if not over_cap else []:
-            for _ in range(MAX_OWNED_SUBSETS):
-                best = fleets[best_at()][0] if fleets else None
-                used = sum(p.owned_nodes for p in best.pools if _pool_kind(p) == kind) if best is not None else 0
-                if used < 2:  # none of them left off is a withheld set's pass above
-                    break
-                capped_pass(kind, used - 1)
-                if fleets[best_at()][0] is best:
-                    break
+            for most in range(owned_taken(kind) - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
+                capped_pass(kind, most)
 
     # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
     # (owned servers aside: a pass's pools use those its order gave it, which another pass's may hold too)
