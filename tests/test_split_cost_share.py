@@ -106,8 +106,8 @@ def test_owning_one_more_server_never_makes_the_plan_dearer(tmp_path: Path) -> N
     assert costs == sorted(costs, reverse=True), costs
     # m74f: with the slot wait assistant's 2 x TP1 on a bought XE7740 (2 x H200 NVL, $2,870 with the classifier) take a
     # third replica, and the fleet is one owned A100 box (2 x TP4) with a bought RTX PRO 6000 workstation (1 x TP2) beside
-    # it: $3,347. With 2 or 3 boxes the passes used both ($3,659): each owned kind the best fleet uses is now also tried
-    # one server fewer at a time while that plans a better fleet.
+    # it: $3,347. With 2 or 3 boxes the passes used all the assistant needed or none ($3,659): each owned kind is now
+    # also tried at each count of its servers below the most a pass took.
     assert [round(c) for c in costs] == [3347, 3347, 3347]
 
 
