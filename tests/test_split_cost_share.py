@@ -109,6 +109,11 @@ def test_owning_one_more_server_never_makes_the_plan_dearer(tmp_path: Path) -> N
         path.write_text(OWNED_TWO_KINDS.format(a100=a100))
         costs.append(plan_file(str(path))[1].totals["usd_per_month"])
     assert costs == sorted(costs, reverse=True), costs
+    # m74f: with the slot wait assistant's 2 x TP1 on a bought XE7740 (2 x H200 NVL, $2,870 with the classifier) take a
+    # third replica, and the fleet is one owned A100 box (2 x TP4) with a bought RTX PRO 6000 workstation (1 x TP2) beside
+    # it: $3,347. With 2 or 3 boxes the passes used all the assistant needed or none ($3,659): each owned kind is now
+    # also tried at each count of its servers below the most a pass took.
+    assert [round(c) for c in costs] == [3347, 3347, 3347]
 
 
 @pytest.mark.parametrize(
@@ -180,7 +185,13 @@ def test_an_owned_kind_the_fleet_need_not_use_is_left_off(tmp_path: Path, r760: 
     GPUs held it: $8,883 against $8,400 without the R760. Each owned kind is also left off in turn."""
     path = tmp_path / "w.yaml"
     extra = f"    - {{platform: dell-r760, gpu: l40s-48gb, count: {r760}}}\n" if r760 else ""
-    path.write_text(MIX + extra)
+    # fix74 (m74f): chat at 11 req/s, not 12. At 12 its one TP4 on the bought XE8640 (12.52 req/s, 151 places, a
+    # request holds one 12.06 s) runs them 96% busy: 50% of requests wait, p95 wait 4.4 s past the 1.7 s the 2 s TTFT
+    # target leaves (TTFT p95 296 ms at the most load), so it takes a second TP4 and a second XE8640 ($13,253), and the
+    # fleet is then 2 x TP2 chat beside small and emb on one bought DGX H100 ($10,283), both owned kinds left off: no
+    # longer the regime this test is for. At 11 (88% busy, 7.8% wait, p95 0.29 s) chat fits one XE8640 again, small and
+    # emb share the owned DGX A100, and the R760 fleet is $8,883 against $8,400, the figures of fuzz24 item H2.
+    path.write_text(MIX.replace("requests_per_second: 12,", "requests_per_second: 11,", 1) + extra)
     plan = plan_file(str(path))[1]
     assert plan.totals["usd_per_month"] == pytest.approx(8400.0, abs=1.0)
     if r760:

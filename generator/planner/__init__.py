@@ -732,6 +732,13 @@ def _plan_fleet(
         made.append((chosen, share))
         trials.record(on_owned, plan=fleets[-1][0])
 
+    def best_at() -> int:
+        objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
+        # a fleet that keeps every min_replicas spread before one that cannot (newuser48 item 1: a service spread over
+        # two nodes was packed into one node's idle GPUs beside another's replicas, and the fleet warned of it)
+        kept = [k for k, (f, _) in enumerate(fleets) if not _unspread(f)] or range(len(fleets))
+        return min(kept, key=lambda k: _fleet_rank(objective, fleets[k][0], wl=wl))  # the first of equals wins
+
     count = len(wl.deployments)
     # owned servers go to the deployments in the order they are chosen: with a few deployments, every order is tried
     orders: list[list[int] | None] = [None]
@@ -919,7 +926,8 @@ def _plan_fleet(
                 add(choose(loaded, consts, enumerated, sizes, share=False, capped=capped, runners_up=first_ranked), None)
             if services >= 2:
                 sharing(withheld_orders, frozenset(), among, capped)
-            capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
+            if over_cap:  # the caps are why the rest are left free (without one, the objective is: the finding says so)
+                capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
             return len(fleets) > before
 
         for kind in owned_kinds if over_cap else []:
@@ -936,6 +944,29 @@ def _plan_fleet(
                     high = most - 1
             if found:
                 capped_pass(kind, found)
+
+        # and with no cap, each owned kind with each count of its servers below the most a pass took (up to
+        # MAX_OWNED_SUBSETS counts, the most first): a pass takes all of a kind's free servers the deployments need or
+        # (withheld) none, and owning one more server must never make the plan dearer (m74f: with the slot wait,
+        # assistant's 6 req/s took both of 2 owned A100 boxes for $3,659 a month, where one box and a bought workstation
+        # beside it, the fleet of one owned box, cost $3,347; at 8 req/s none of 2 boxes, $4,909, against $4,638 so)
+        def owned_taken(kind: ServerKey) -> int:
+            """The most of ``kind``'s owned servers a fleet or a pass took."""
+            in_fleets = [sum(p.owned_nodes for p in f.pools if _pool_kind(p) == kind) for f, _ in fleets]
+            in_passes = [
+                sum(
+                    part.candidate.owned_nodes
+                    for _, opt, _ in chosen
+                    for part in opt.pieces
+                    if (part.candidate.platform_id, part.candidate.gpu_id, part.candidate.gpus_per_node) == kind
+                )
+                for chosen in passes
+            ]
+            return min(owned[kind], max(in_fleets + in_passes, default=0))
+
+        for kind in owned_kinds if not over_cap else []:
+            for most in range(owned_taken(kind) - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
+                capped_pass(kind, most)
 
     # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
     # (owned servers aside: a pass's pools use those its order gave it, which another pass's may hold too)
@@ -962,15 +993,9 @@ def _plan_fleet(
         for subsets in (False, True):
             # no cover whose floor is above the best fleet planned so far (it would not be assembled)
             ceiling = min((_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)), default=math.inf) + 0.005
-            for groups in joined_fleets(chosen_each, count, cap, floor, subsets, ceiling):
+            every_cap = wl.hardware.max_nodes is not None  # a higher cap never loses a lower one's fleet (m74f)
+            for groups in joined_fleets(chosen_each, count, cap, floor, subsets, ceiling, every_cap):
                 add(_joined(groups, formed), None, share=True)
-
-    def best_at() -> int:
-        objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-        # a fleet that keeps every min_replicas spread before one that cannot (newuser48 item 1: a service spread over
-        # two nodes was packed into one node's idle GPUs beside another's replicas, and the fleet warned of it)
-        kept = [k for k, (f, _) in enumerate(fleets) if not _unspread(f)] or range(len(fleets))
-        return min(kept, key=lambda k: _fleet_rank(objective, fleets[k][0], wl=wl))  # the first of equals wins
 
     # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers

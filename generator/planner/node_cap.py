@@ -71,10 +71,13 @@ def group_nodes(options: Sequence[Option]) -> int:
     return own + sum(shared_nodes(parts).values())
 
 
-def pool_groups(chosen: Sequence[tuple[int, Option]], source: int, subsets: bool = False) -> list[PoolGroup]:
+def pool_groups(
+    chosen: Sequence[tuple[int, Option]], source: int, subsets: bool = False, max_nodes: int | None = None
+) -> list[PoolGroup]:
     """The groups of one pass's choices: deployments linked by a server kind their replicas share, or one option.
 
-    ``subsets``: each set of a pool's options (up to :data:`MAX_SUBSET_UNITS`) is a group too.
+    ``subsets``: each set of a pool's options (up to :data:`MAX_SUBSET_UNITS`) is a group too; of a larger pool over
+    ``max_nodes``, the sets that leave a few out are taken of its options within the cap too (:func:`_within_cap`).
     """
     parent = list(range(len(chosen)))
 
@@ -106,7 +109,32 @@ def pool_groups(chosen: Sequence[tuple[int, Option]], source: int, subsets: bool
         for size in sizes:
             for picked in itertools.combinations(units, size):
                 groups.append(_group(tuple(entry for unit in picked for entry in unit), source))
+        within = _within_cap(units, max_nodes) if subsets and n > MAX_SUBSET_UNITS and max_nodes is not None else units
+        for size in range(max(1, len(within) - MAX_UNITS_LEFT_OUT), len(within) + 1) if len(within) < n else ():
+            for picked in itertools.combinations(within, size):
+                groups.append(_group(tuple(entry for unit in picked for entry in unit), source))
     return groups
+
+
+def _within_cap(units: list[list[tuple[int, Option]]], max_nodes: int) -> list[list[tuple[int, Option]]]:
+    """``units`` (a pool's options, each with its deployments) less the largest, one by one, till the rest fit ``max_nodes``.
+
+    A pass held to a server kind places a service there where a layout of it fits the cap: a higher cap lets in a
+    layout that fills many servers of the kind alone (m74f: chat on 12 p4d.24xlarge under a cap of 14, none within 11),
+    and the sets that leave a few of the pool out no longer reach the services the lower cap's pool held apart from the
+    rest (nine small services on 3 p4d, which a 10-node fleet of $230,264 joined under 11 and not under 14 or 16). Those
+    the cap cannot hold with the rest go first, the most nodes alone first, so that a higher cap's pool still holds the
+    sets a lower cap's did.
+    """
+
+    def alone(unit: list[tuple[int, Option]]) -> tuple[int, int]:
+        options = list({id(opt): opt for _, opt in unit}.values())
+        return group_nodes(options), sum(opt.candidate.gpus for opt in options)
+
+    kept = sorted(units, key=alone)  # the largest last (a stable sort: the pass's order among equals)
+    while len(kept) > 1 and group_nodes(list({id(opt): opt for unit in kept for _, opt in unit}.values())) > max_nodes:
+        kept.pop()
+    return [unit for unit in units if any(unit is k for k in kept)]
 
 
 def _group(entries: tuple[tuple[int, Option], ...], source: int) -> PoolGroup:
@@ -123,6 +151,7 @@ def joined_fleets(
     floor: Callable[[list[Option]], float],
     subsets: bool = False,
     ceiling: float = math.inf,
+    every_cap: bool = False,
 ) -> list[tuple[PoolGroup, ...]]:
     """Groups of ``passes`` that hold each of ``count`` deployments once within ``max_nodes``, the least floor first.
 
@@ -134,12 +163,17 @@ def joined_fleets(
     before it met the least, once a pool of eight services was taken apart too), no cover above ``ceiling`` (the best
     fleet planned so far: none above it is assembled) and each deployment's groups tried the least floor a deployment
     first (review36 item 1: fourteen services found their 11-node fleet under a cap of 13 and not under 14 within the
-    step budget).
+    step budget). A cover is also bounded by the nodes the deployments left take at the least (m74f: under a cap of 16
+    fourteen services' search spent its 200,000 steps among covers of 13-16 nodes; with the bound it ends in 1,646).
+    ``every_cap``: the least :data:`MAX_JOINED_FLEETS` covers within each count of nodes up to ``max_nodes``, not only
+    within it, the least floor first: the covers a lower cap's search returns (of the same groups) are returned under a
+    higher one too, so a higher cap does not leave out a fleet a lower one put together for a 16-node cover floored
+    lower (m74f: a cap of 11's 10-node fleet of $230,264 and a cap of 16's $236,562).
     """
     best: dict[tuple[frozenset[int], int], list[tuple[float, PoolGroup]]] = {}
     seen: set[tuple[int, ...]] = set()
     for source, chosen in enumerate(passes):
-        for group in pool_groups(chosen, source, subsets):
+        for group in pool_groups(chosen, source, subsets, max_nodes):
             key = tuple(sorted(id(opt) for _, opt in group.entries))
             if key in seen or group.nodes > max_nodes:
                 continue
@@ -184,17 +218,44 @@ def joined_fleets(
         bounds[left] = value
         return value
 
-    found: list[tuple[float, int, tuple[PoolGroup, ...]]] = []  # the least covers so far, the least first
+    by_nodes = {low: sorted((g.nodes, mask[id(g)]) for _, g in groups) for low, groups in holding.items()}
+    least_nodes: dict[int, int] = {0: 0}
+
+    def nodes_bound(left: int) -> int:
+        """The fewest nodes of groups that hold each deployment of the bit set ``left`` once (kinds relaxed)."""
+        if left in least_nodes:
+            return least_nodes[left]
+        if len(least_nodes) > MAX_BOUND_SETS:
+            return 0
+        low = (left & -left).bit_length() - 1
+        value = max_nodes + 1
+        for nodes, members in by_nodes.get(low, []):
+            if nodes >= value:
+                break  # the rest take more alone
+            if not members & ~left:
+                value = min(value, nodes + nodes_bound(left & ~members))
+        least_nodes[left] = value
+        return value
+
+    found: list[tuple[float, int, tuple[PoolGroup, ...], int]] = []  # the least covers so far, the least first
     covered_by: set[frozenset[int]] = set()  # the options of each cover found
     tried = 0
 
-    def worst() -> float:
-        return found[-1][0] if len(found) >= MAX_JOINED_FLEETS else ceiling
+    def worst(nodes: int) -> float:
+        """The floor a cover of at least ``nodes`` nodes must come under to be kept."""
+        # every cap: a cover of n nodes is kept while fewer than MAX_JOINED_FLEETS found on at most n floor below it,
+        # and the fewer nodes it has the fewer covers it is ranked against (the loosest bound is at ``nodes``)
+        within = [v for v, _, _, n in found if n <= nodes] if every_cap else [v for v, *_ in found]
+        return within[MAX_JOINED_FLEETS - 1] if len(within) >= MAX_JOINED_FLEETS else ceiling
 
     def extend(picked: tuple[PoolGroup, ...], covered: int, nodes: int, value: float) -> None:
         nonlocal tried
         left_over = full & ~covered
-        if tried >= MAX_COVERS or value + bound(left_over) > worst():
+        if tried >= MAX_COVERS:
+            return
+        # a cover of these groups takes at least the nodes the deployments left take, and is ranked among those on as many
+        at_least = nodes + nodes_bound(left_over)
+        if at_least > max_nodes or value + bound(left_over) > worst(at_least):
             return
         tried += 1
         if not left_over:
@@ -202,8 +263,11 @@ def joined_fleets(
             # a fleet of one pass's groups was assembled by that pass, and one of the same options by another cover
             if len({g.source for g in picked}) > 1 and options not in covered_by:
                 covered_by.add(options)
-                bisect.insort(found, (value, tried, picked))
-                del found[MAX_JOINED_FLEETS:]
+                bisect.insort(found, (value, tried, picked, nodes))
+                if every_cap:  # those no cap keeps: MAX_JOINED_FLEETS found on at most as many nodes floor below them
+                    found[:] = [f for k, f in enumerate(found) if sum(n <= f[3] for *_, n in found[:k]) < MAX_JOINED_FLEETS]
+                else:
+                    del found[MAX_JOINED_FLEETS:]
             return
         left = (left_over & -left_over).bit_length() - 1
         kinds = frozenset().union(*(g.kinds for g in picked))
@@ -215,4 +279,4 @@ def joined_fleets(
 
     full = (1 << count) - 1
     extend((), 0, 0, 0.0)
-    return [cover for _, _, cover in found]
+    return [cover for _, _, cover, _ in found]
