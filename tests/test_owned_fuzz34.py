@@ -146,14 +146,15 @@ TWO_RACKS = "hardware.max_racks: its 2 servers alone need 2 racks of 20 kW, 1 al
         (2, "  max_racks: 1\n", [("8 x TP2 on 2 x dgx-h100", TWO_RACKS), ("3 x TP8 on 3 x dgx-h100", "3 racks")]),
         # a bought runner-up over the racks says so too; one within them says nothing
         (4, "  max_racks: 1\n", [("8 x TP2 on 2 x dgx-h100", TWO_RACKS), ("3 x TP4 on 3 x dell-xe8640", None)]),
-        # 2 DGXs and an XE8640 (24.6 kW): 3 servers in 2 racks
+        # 2 DGXs and an XE8640 (24.6 kW): 3 servers in 2 racks (the DGXs' part is TP8 at the same price as the TP1 PP8
+        # it was before fix85 sized a split by the wait for a place: 2 x 162 + 1 x 154 places, 0.0% wait at 40 req/s)
         (
             2,
             "  max_racks: 1\n  max_capex_usd: 300000\n",
-            [("2 x TP1 PP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", "3 servers alone need 2 racks")],
+            [("2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", "3 servers alone need 2 racks")],
         ),
         # no max_racks: nothing to break
-        (2, "", [("2 x TP1 PP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", None)]),
+        (2, "", [("2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", None)]),
     ],
 )
 def test_a_runner_up_over_max_racks_says_so(
