@@ -204,6 +204,7 @@ from generator.sizing.serving_queue import (
     pooled_slack,
     pooled_slot_wait,
     replicas_slot_wait,
+    resolved,
     routed,
     slot_replicas,
 )
@@ -543,6 +544,10 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
         text += (
             f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
             f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"
+            if fewer < replicas
+            else f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
+            f"instead of {point.requests_per_s:.3g}, but no fewer replicas (about {fewer:,}: the wait for a place in "
+            "the batch holds them)"
         )
     else:
         text += "; a looser TTFT target would not help: the TPOT target holds the rate too"
@@ -582,7 +587,11 @@ def _slot_text(
     time its mean, not the batch over the rate: review74 item 3). The parenthesis says the routing the wait is sized
     for (``inference.routing``, review74 item 1).
     """
+    pool = resolved(spec.requests_per_second, pool)  # below one in flight: at the replicas' share (review74 item 3)
     wait = pooled_slot_wait(spec.requests_per_second, pool)
+    load = "the most load"
+    if idle and (target_ms := spec.slo.ttft_p95_ms) is not None and (slack := pooled_slack(pool)) is not None:
+        ttft_most_s, load = target_ms / 1000 - slack, "that load"
     if not math.isfinite(wait.p95_s):
         waited = "every place is taken: the queue for one grows without bound"
     elif wait.waits <= 0.05:
@@ -614,7 +623,7 @@ def _slot_text(
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
             f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
-            f"TTFT p95 at the most load ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
+            f"TTFT p95 at {load} ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
         )
     elif pooled_slack(pool) is None:
         text += "; no TTFT target holds it (service_class batch)"
@@ -625,8 +634,9 @@ def _held_text(idle: bool) -> str:
     """What a request's time in a place is (:func:`_slot_text`): the batch over the rate, or below one in flight its mean."""
     if idle:
         return (
-            "its mean TTFT and its output at the TPOT at the replica's most load, below one sequence in flight (a "
-            "request's own time there, not the batch over the rate)"
+            "its mean TTFT and its output at the TPOT, the replica below one sequence in flight at its share of the "
+            "rate (taken up to the next twentieth of its most; a request's own time there, not the batch over the "
+            "rate), its places the largest batch meeting the SLOs there"
         )
     return "its TTFT and its output at the TPOT, the replica at its most load"
 

@@ -103,10 +103,15 @@ class IdleBound(NamedTuple):
     #: p95 there: below one sequence in flight, batch over rate (Little's law) is not a request's time.
     request_s: float = 0.0
     ttft_s: float = 0.0
+    #: The same at lower loads, (rate, places, request_s, ttft_s) at 1/20 to 19/20 of the replica's most rate: a fleet
+    #: of more replicas runs each at less, with more places and more of the TTFT target left (:class:`SlotQueue` by_rate).
+    ladder: tuple[tuple[float, int, float, float], ...] = ()
     #: The same at the looser target's rate (``looser_requests_per_s``): what planning at that target would wait.
     looser_places: int = 1
     looser_request_s: float = 0.0
     looser_ttft_s: float = 0.0
+    #: Its ladder where the looser target still holds a replica below one in flight (else its most load's places).
+    looser_ladder: tuple[tuple[float, int, float, float], ...] = ()
 
 
 class ReplicaShape(NamedTuple):
@@ -170,7 +175,12 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
         else (bound.places, bound.request_s, bound.ttft_s)
     )
     slack = None if target is None else max(0.0, target / 1000 - ttft_s)
-    return SlotQueue(places, request_s * margin, slack, spec.routing)
+    by_rate = (
+        ()
+        if bound is None or target is None
+        else tuple((r / margin, b, w * margin, max(0.0, target / 1000 - t)) for r, b, w, t in bound.ladder)
+    )
+    return SlotQueue(places, request_s * margin, slack, spec.routing, by_rate)
 
 
 def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
@@ -182,8 +192,10 @@ def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float 
     bound = point.idle_bound
     if bound is None or spec.job or spec.pooling:
         return None
-    slack = max(0.0, bound.looser_ttft_p95_ms / 1000 - bound.looser_ttft_s)
-    return SlotQueue(bound.looser_places, bound.looser_request_s * margin, slack, spec.routing)
+    target = bound.looser_ttft_p95_ms / 1000
+    slack = max(0.0, target - bound.looser_ttft_s)
+    by_rate = tuple((r / margin, b, w * margin, max(0.0, target - t)) for r, b, w, t in bound.looser_ladder)
+    return SlotQueue(bound.looser_places, bound.looser_request_s * margin, slack, spec.routing, by_rate)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
@@ -443,6 +455,15 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
     looser = spec._replace(slo=slo._replace(ttft_p95_ms=1.5 * slo.ttft_p95_ms))
     placed, looser_rate = _places_at(at, rate, spec, max_batch), _highest_rate(at, most, looser)
     loose = _places_at(at, looser_rate, looser, max_batch)
+    ladder, looser_ladder = (
+        tuple(
+            (p.requests_per_s, p.batch, p.request_s, p.ttft_s)
+            for p in (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
+        )
+        for top, held in ((rate, spec), (looser_rate, looser))
+    )
+    if looser_rate >= most:  # at the looser target a replica runs one in flight or more: its places are its batch's
+        looser_ladder = ()
     return point._replace(
         idle_bound=IdleBound(
             lone.ttft_s,
@@ -451,11 +472,17 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
             placed.batch,
             placed.request_s,
             placed.ttft_s,
+            ladder,
             loose.batch,
             loose.request_s,
             loose.ttft_s,
+            looser_ladder,
         )
     )
+
+
+#: The rungs of a below-one-in-flight replica's ladder (:attr:`IdleBound.ladder`): its most rate over this many.
+LADDER_STEPS = 20
 
 
 def _places_at(at: PointAt, rate: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint:

@@ -197,6 +197,31 @@ class SlotQueue(NamedTuple):
     slack_s: float | None
     #: How requests reach the places (:data:`ROUTINGS`): one queue in front of all of them, or each replica's own.
     routing: str = "free_place"
+    #: A replica below one sequence in flight (review74 item 3): its places, a request's time and the slack at lower
+    #: loads, as (a replica's rate, per_replica, request_s, slack_s) by rising rate, the fields above at its most; a
+    #: fleet of N replicas at ``rate`` takes the first at or above ``rate / N`` (:func:`resolved`). Empty otherwise.
+    by_rate: tuple[tuple[float, int, float, float | None], ...] = ()
+
+
+def resolved(rate: float, parts: SlotParts) -> SlotParts:
+    """``parts`` at ``rate`` over their replicas: each queue with a ``by_rate`` ladder at its replicas' share of it.
+
+    A replica loaded below one sequence in flight meets the SLOs with more places, and leaves the wait more of the
+    TTFT target, the less it is loaded (review74 item 3): the ladder's first rung at or above ``rate / N`` (a
+    replica's even share), so more replicas never wait longer. Queues without a ladder are as they are.
+    """
+    if not any(q.by_rate for _, q in parts):
+        return parts
+    share = rate / max(1, sum(n for n, _ in parts))
+    return tuple((n, _rung(q, share)) for n, q in parts)
+
+
+def _rung(queue: SlotQueue, share: float) -> SlotQueue:
+    """``queue`` at a replica's ``share`` of the rate: the first rung of its ladder at or above it (else its most)."""
+    for rate, places, request_s, slack in queue.by_rate:
+        if rate >= share:
+            return queue._replace(per_replica=places, request_s=request_s, slack_s=slack, by_rate=())
+    return queue._replace(by_rate=())
 
 
 def erlang_c(servers: int, offered: float) -> float:
@@ -282,6 +307,7 @@ def pooled_slot_wait(rate: float, parts: SlotParts) -> SlotWait:
     share of the rate): :func:`even_slot_wait`. A service of one layout is the one part (:func:`replicas_slot_wait`), so
     one rule sizes both, and a split (fix85) follows the routing its service states.
     """
+    parts = resolved(rate, parts)
     held = [(n, q) for n, q in parts if n > 0]
     if held and held[0][1].routing == "even":
         return even_slot_wait(rate, tuple(held))
@@ -354,7 +380,8 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
         return least
 
     def meets(replicas: int) -> bool:
-        return replicas_slot_wait(replicas, rate, queue, beside).p95_s <= slack
+        parts = resolved(rate, ((replicas, queue), *beside))  # below one in flight: the places at this share (review74)
+        return pooled_slot_wait(rate, parts).p95_s <= (pooled_slack(parts) or 0.0)
 
     if meets(least):
         return least
