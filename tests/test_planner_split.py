@@ -248,9 +248,10 @@ def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> 
     assert dep.reasons[0] == (
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
         "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
-        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (each replica's mean share, as a Kubernetes "
-        "Service or round-robin balancer sends it; the wait for a place in the batch, below, is a router's that fills any "
-        "place free), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 req/s per replica, "
+        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (each replica's mean share; the wait for a "
+        "place in the batch, below, is a router's that holds each request until any replica has a place free: "
+        "inference.routing free_place), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 "
+        "req/s per replica, "
         "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
         "within the SLOs on both parts"
     )

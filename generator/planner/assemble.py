@@ -60,6 +60,7 @@ from generator.planner.inference import (
     cached_prompt_text,
     engine_constants,
     expert_network,
+    looser_slot_queue,
     max_running,
     point_for_rate,
     request_seconds_at,
@@ -197,7 +198,16 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
-from generator.sizing.serving_queue import SlotParts, least_spread_mix, pooled_slack, pooled_slot_wait, replicas_slot_wait
+from generator.sizing.serving_queue import (
+    SlotParts,
+    least_spread_mix,
+    pooled_slack,
+    pooled_slot_wait,
+    replicas_slot_wait,
+    resolved,
+    routed,
+    slot_replicas,
+)
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, seconds_text, usd_text
@@ -425,8 +435,7 @@ def _serving_details(
     )
     headline = (
         f"split over two server kinds: {where[0]}, {where[1]}; requests are routed evenly across the replicas "
-        "(each replica's mean share, as a Kubernetes Service or round-robin balancer sends it; the wait for a place in "
-        f"the batch, below, is a router's that fills any place free), so the service needs "
+        f"({_split_routing_text(spec)}), so the service needs "
         f"{_replicas_rule(spec, slowest)} = {by_rate} replicas at the slower part's {slowest:.3f} req/s per replica{more}, "
         f"{parts[0].replicas} of them on the free owned {parts[0].platform_id} servers; each replica serves "
         f"{total / replicas:.3f} req/s ({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), "
@@ -436,9 +445,11 @@ def _serving_details(
     whole = {k: sized[0][0][k] for k in _WHOLE_DEPLOYMENT_DETAILS if k in sized[0][0]}
     queues = tuple((n, q) for n, q in pool if q is not None)
     if len(queues) == len(pool):  # the wait for a place over both parts' places, as one layout's (fix85, m74b item 7)
-        ttft_most = max(p.replica_shape.max_point.ttft_s for p in opt.parts)
+        bounds = [p.replica_shape.max_point for p in opt.parts]
+        ttft_most = max(b.ttft_s if b.idle_bound is None else b.idle_bound.ttft_s for b in bounds)
+        idle = any(b.idle_bound is not None for b in bounds)
         names = tuple(p.platform_id for p in parts)
-        reasons.append(_slot_text(spec, queues, needed, rate_only, ttft_most, names))
+        reasons.append(_slot_text(spec, queues, needed, rate_only, ttft_most, names, idle))
         wait = pooled_slot_wait(spec.requests_per_second, queues)
         whole["slot_wait_share"] = round(wait.waits, 3)
         whole["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
@@ -446,6 +457,19 @@ def _serving_details(
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
     return whole, reasons, parts
+
+
+def _split_routing_text(spec: InferenceSpec) -> str:
+    """How a split's headline says its requests are shared (fix85), as ``inference.routing`` states it (review74 item 1)."""
+    if spec.routing == "even":
+        return (
+            "each replica's mean share, as a Kubernetes Service or round-robin balancer sends it, each replica its own "
+            "queue for a place in the batch (below): inference.routing even"
+        )
+    return (
+        "each replica's mean share; the wait for a place in the batch, below, is a router's that holds each request "
+        "until any replica has a place free: inference.routing free_place"
+    )
 
 
 def _load_text(point: OperatingPoint) -> str:
@@ -476,7 +500,12 @@ def _margin_load_text(shape: ReplicaShape) -> str:
 
 
 def _percent(share: float) -> str:
-    return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+    """A share as the reasons say it: one decimal under 10%; whole, but never 100% for a share under 1 (review74)."""
+    if share < 0.1:
+        return f"{share:.1%}"
+    if share < 1 and round(share * 100) >= 100:  # 99.71% busy is a stable queue, not a saturated one
+        return f"{math.floor(share * 1000) / 10:.1f}%"
+    return f"{share:.0%}"
 
 
 def _replicas_rule(spec: InferenceSpec, slowest: float) -> str:
@@ -510,16 +539,22 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
     if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
         # the rate asked, not the replicas' capacity (which rounds up past it): what planning at that target gives
-        fewer = replicas_needed(dep.inference, bound.looser_requests_per_s / shape.margin)
+        queue = looser_slot_queue(dep.inference, point, shape.margin)  # and their wait for a place (review74 item 3)
+        fewer = replicas_needed(dep.inference, bound.looser_requests_per_s / shape.margin, slots=queue)
         text += (
             f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
             f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"
+            if fewer < replicas
+            else f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
+            f"instead of {point.requests_per_s:.3g}, but no fewer replicas (about {fewer:,}: the wait for a place in "
+            "the batch holds them)"
         )
     else:
         text += "; a looser TTFT target would not help: the TPOT target holds the rate too"
     return text + (
-        ". The queue is each replica's own, as when a Kubernetes Service routes prompts at random; a least-loaded "
-        "router queues far less over many replicas"
+        ". The prompts' queue in that TTFT p95 is each replica's own, as when a Kubernetes Service routes prompts at "
+        "random (a least-loaded router queues far less over many replicas); the wait for a place in a replica's batch "
+        f"is stated apart, for inference.routing {dep.inference.routing}"
     )
 
 
@@ -534,7 +569,13 @@ def _long_text(seconds: float) -> str:
 
 
 def _slot_text(
-    spec: InferenceSpec, pool: SlotParts, needed: int, rate_only: int, ttft_most_s: float, names: tuple[str, ...] = ()
+    spec: InferenceSpec,
+    pool: SlotParts,
+    needed: int,
+    rate_only: int,
+    ttft_most_s: float,
+    names: tuple[str, ...] = (),
+    idle: bool = False,
 ) -> str:
     """The wait for a place in the batch over the replicas' places (newuser72 item 6): Erlang C, and what it sized.
 
@@ -542,9 +583,15 @@ def _slot_text(
     one, for minutes where requests last minutes, which the TTFT p95 of a request placed does not count. ``pool``: the
     replicas and places of each layout (a split's two parts, named ``names``: one queue over both, fix85);
     ``needed``: the replicas the rate and that wait need, ``rate_only`` the rate alone; ``ttft_most_s``: the TTFT p95
-    at the most load (a split's slower part's).
+    at the most load (a split's slower part's); ``idle``: the replicas run below one sequence in flight (a request's
+    time its mean, not the batch over the rate: review74 item 3). The parenthesis says the routing the wait is sized
+    for (``inference.routing``, review74 item 1).
     """
+    pool = resolved(spec.requests_per_second, pool)  # below one in flight: at the replicas' share (review74 item 3)
     wait = pooled_slot_wait(spec.requests_per_second, pool)
+    load = "the most load"
+    if idle and (target_ms := spec.slo.ttft_p95_ms) is not None and (slack := pooled_slack(pool)) is not None:
+        ttft_most_s, load = target_ms / 1000 - slack, "that load"
     if not math.isfinite(wait.p95_s):
         waited = "every place is taken: the queue for one grows without bound"
     elif wait.waits <= 0.05:
@@ -553,7 +600,7 @@ def _slot_text(
         waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {_long_text(wait.p95_s)}"
     if len(pool) == 1 or len({q for _, q in pool}) == 1:  # one layout's places (or a split's two alike)
         replicas, queue = sum(n for n, _ in pool), pool[0][1]
-        held = f"{_long_text(queue.request_s)}: its TTFT and its output at the TPOT, the replica at its most load"
+        held = f"{_long_text(queue.request_s)}: {_held_text(idle)}"
         places = f"{replicas:,} replica(s) x {queue.per_replica:,} places"
     else:
         times = " and ".join(f"{_long_text(q.request_s)} on {name}" for name, (_, q) in zip(names, pool, strict=True))
@@ -562,23 +609,94 @@ def _slot_text(
             f"{_long_text(wait.offered / spec.requests_per_second)}: its TTFT and its output at the TPOT, each replica at "
             f"its most load ({times}, weighted by the requests each part's places take with all of them busy: they free "
             f"{freed} places a second)"
+            if spec.routing == "free_place"
+            else f"{_long_text(wait.offered / spec.requests_per_second)} on average: its TTFT and its output at the TPOT, "
+            f"each replica at its most load ({times}, each replica sent an even share)"
         )
         places = " + ".join(f"{n:,} replica(s) x {q.per_replica:,} places" for n, q in pool)
     text = (
         f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
-        f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} (Erlang C, "
-        "an M/M/c queue: a router sending each request to a replica with a place free, request times spread "
-        "exponentially; a replica's own queue, as a random router makes, waits far longer)"
+        f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
+        f"{_routing_text(spec)}"
     )
     if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
             f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
-            f"TTFT p95 at the most load ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
+            f"TTFT p95 at {load} ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
         )
     elif pooled_slack(pool) is None:
         text += "; no TTFT target holds it (service_class batch)"
     return text
+
+
+def _held_text(idle: bool) -> str:
+    """What a request's time in a place is (:func:`_slot_text`): the batch over the rate, or below one in flight its mean."""
+    if idle:
+        return (
+            "its mean TTFT and its output at the TPOT, the replica below one sequence in flight at its share of the "
+            "rate (taken up to the next twentieth of its most; a request's own time there, not the batch over the "
+            "rate), its places the largest batch meeting the SLOs there"
+        )
+    return "its TTFT and its output at the TPOT, the replica at its most load"
+
+
+def _routing_text(spec: InferenceSpec) -> str:
+    """The queue the wait for a place is taken over, as ``inference.routing`` states it (review74 item 1)."""
+    if spec.routing == "even":
+        return (
+            "(Erlang C of each replica, an M/M/b queue of its own: inference.routing even, each replica sent an even "
+            "share of the requests whatever its load, as a Kubernetes Service or a round-robin balancer sends them, "
+            "request times spread exponentially)"
+        )
+    return (
+        "(Erlang C, an M/M/c queue: inference.routing free_place, a router that holds each request until a replica has "
+        "a place free, request times spread exponentially; each replica's own queue, as a Kubernetes Service or a "
+        "round-robin balancer makes, waits far longer: inference.routing even)"
+    )
+
+
+#: A router that holds each request until a server has a slot free (HAProxy's per-server maxconn and its backend queue).
+HAPROXY_MAXCONN_DOCS = "https://www.haproxy.com/documentation/haproxy-runtime-api/reference/set-maxconn-server/"
+
+
+def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
+    """What the default routing assumes of the router, where an even share a replica would need more (review74 item 1).
+
+    Under ``inference.routing: free_place`` the replicas are sized for one queue in front of every place; a Kubernetes
+    Service (a random pick) or a round-robin balancer gives each replica its own queue (``even``), which waits far
+    longer at the same count. None where the routing is ``even``, the wait is not sized, or even routing needs no more.
+    """
+    spec = effective_slo(dep.inference)[0]
+    pieces = opt.parts or (opt,)
+    pool = tuple((p.candidate.replicas, p.replica_shape.slot_queue) for p in pieces)
+    queues = tuple((n, q) for n, q in pool if q is not None)
+    if spec.routing != "free_place" or len(queues) != len(pool) or pooled_slack(queues) is None:
+        return None
+    rate, even = spec.requests_per_second, routed(queues, "even")
+    (last, queue), beside = even[-1], even[:-1]  # a split's owned part held, its bought part grown (fix85)
+    needed = slot_replicas(rate, queue, last, beside) - last
+    if needed <= 0:
+        return None
+    replicas = sum(n for n, _ in queues)
+    at_plan = pooled_slot_wait(rate, even)
+    slack = pooled_slack(queues) or 0.0
+    caps = " and ".join(sorted({f"{q.per_replica:,}" for _, q in queues}))
+    waited = (
+        "every replica's queue grows without bound"
+        if not math.isfinite(at_plan.p95_s)
+        else f"{_percent(at_plan.waits)} of requests would wait for a place, p95 {_long_text(at_plan.p95_s)}"
+    )
+    return (
+        f"deployment {dep.name}: its {replicas:,} replica(s) are sized for a router that holds each request until a "
+        f"replica has a place in its batch free (inference.routing: free_place, the default): one queue in front of all "
+        f"{sum(n * q.per_replica for n, q in queues):,} places, each replica sent at most {caps} requests in flight, as "
+        f"HAProxy's per-server maxconn does, its requests past that queueing in the backend until a server slot frees "
+        f"({HAPROXY_MAXCONN_DOCS}). A Kubernetes Service (kube-proxy picks a pod at random) or a round-robin balancer "
+        f"gives each replica a queue of its own instead: at {replicas:,} replicas {waited}, against the "
+        f"{_long_text(slack)} the TTFT p95 target leaves, and {replicas + needed:,} replicas would keep it there; put "
+        "such a router in front of the replicas, or set inference.routing: even to plan for a queue each"
+    )
 
 
 def _request_time_text(spec: InferenceSpec, point: OperatingPoint, request_s: float) -> str:
@@ -846,7 +964,9 @@ def _inference_details(
         reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts, room))
     if queue is not None:
         rate_only = rate_replicas(spec, shape.planned_requests_per_s)  # review74: not min_replicas, said as "the rate"
-        reasons.append(_slot_text(spec, ((replicas, queue),), needed, rate_only, shape.max_point.ttft_s))
+        idle = shape.max_point.idle_bound
+        ttft_most = shape.max_point.ttft_s if idle is None else idle.ttft_s
+        reasons.append(_slot_text(spec, ((replicas, queue),), needed, rate_only, ttft_most, idle=idle is not None))
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:
         reasons.append(_request_time_text(spec, point, request_s))
     if wide := replica_note(opt, spec.engine):
@@ -1566,6 +1686,8 @@ def build_plan(
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
+            if routing := routing_note(dep, opt):  # the router the wait for a place assumes (review74 item 1)
+                findings.append(Finding("warning", "slot-routing", routing, f"deployments[{index}].inference"))
             idle_notes = {idle_bound_note(dep, part, opt.candidate.replicas) for part in opt.pieces} - {None}
             findings += [
                 Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")

@@ -86,6 +86,9 @@ class OperatingPoint(NamedTuple):
     #: A batch job's: one request's time alone on the replica (its TTFT p95 unqueued and its output at batch 1's TPOT),
     #: the least a run takes (review68 item 1); 0 for a service.
     lone_request_s: float = 0.0
+    #: A request's mean time on the replica at this point: its prompt's own TTFT (the mix's mean) and its output at the
+    #: TPOT, the ``W`` of Little's law (``batch / requests_per_s`` at the batch's own rate); 0 for a pooling point.
+    request_s: float = 0.0
 
 
 class IdleBound(NamedTuple):
@@ -94,6 +97,21 @@ class IdleBound(NamedTuple):
     lone_ttft_p95_s: float
     looser_ttft_p95_ms: float
     looser_requests_per_s: float
+    #: The places a replica's batch gives at the planned rate: the largest batch meeting the SLOs there (review74 item 3).
+    places: int = 1
+    #: A request's mean time in one of them at that rate (:attr:`OperatingPoint.request_s` at ``places``), and the TTFT
+    #: p95 there: below one sequence in flight, batch over rate (Little's law) is not a request's time.
+    request_s: float = 0.0
+    ttft_s: float = 0.0
+    #: The same at lower loads, (rate, places, request_s, ttft_s) at 1/20 to 19/20 of the replica's most rate: a fleet
+    #: of more replicas runs each at less, with more places and more of the TTFT target left (:class:`SlotQueue` by_rate).
+    ladder: tuple[tuple[float, int, float, float], ...] = ()
+    #: The same at the looser target's rate (``looser_requests_per_s``): what planning at that target would wait.
+    looser_places: int = 1
+    looser_request_s: float = 0.0
+    looser_ttft_s: float = 0.0
+    #: Its ladder where the looser target still holds a replica below one in flight (else its most load's places).
+    looser_ladder: tuple[tuple[float, int, float, float], ...] = ()
 
 
 class ReplicaShape(NamedTuple):
@@ -142,15 +160,42 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
     The replica is planned at up to the batch its latency targets or its KV cache allow, and a request arriving while
     every place of every replica is taken waits for one (the router's cap, the engine's max_num_seqs, or the pool).
     Its time in a place is the batch over the rate (Little's law; over the known gap's margin, as the replica is
-    counted); the wait may take what the TTFT p95 target leaves over the TTFT p95 at that load. None for a batch job
-    (sized by its deadline), a pooling service (one pass a request, its own queue), or a replica loaded below one
-    sequence in flight (its prompt queue is what holds it).
+    counted); the wait may take what the TTFT p95 target leaves over the TTFT p95 at that load. Below one sequence in
+    flight (review74 item 3: 18 replicas of one place each ran at 95%, p95 wait 116 s against an 18 ms slack) the places
+    are the largest batch meeting the SLOs at the planned rate and a request's time its mean there
+    (:class:`IdleBound`), Little's law with the batch not holding. The requests reach the places as ``spec.routing``
+    says. None for a batch job (sized by its deadline) or a pooling service (one pass a request, its own queue).
     """
-    if spec.job or spec.pooling or point.idle_bound is not None or point.requests_per_s <= 0:
+    if spec.job or spec.pooling or point.requests_per_s <= 0:
         return None
-    target = spec.slo.ttft_p95_ms
-    slack = None if target is None else max(0.0, target / 1000 - point.ttft_s)
-    return SlotQueue(point.batch, point.batch / point.requests_per_s * margin, slack)
+    target, bound = spec.slo.ttft_p95_ms, point.idle_bound
+    places, request_s, ttft_s = (
+        (point.batch, point.batch / point.requests_per_s, point.ttft_s)
+        if bound is None
+        else (bound.places, bound.request_s, bound.ttft_s)
+    )
+    slack = None if target is None else max(0.0, target / 1000 - ttft_s)
+    by_rate = (
+        ()
+        if bound is None or target is None
+        else tuple((r / margin, b, w * margin, max(0.0, target / 1000 - t)) for r, b, w, t in bound.ladder)
+    )
+    return SlotQueue(places, request_s * margin, slack, spec.routing, by_rate)
+
+
+def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
+    """:func:`slot_queue` of a replica below one sequence in flight at the looser TTFT target its plan names.
+
+    What the ``ttft-bound-idle`` finding's "about N replicas" counts (the wait for a place with them); None where the
+    replica runs one sequence in flight or more, or the service has no slot queue.
+    """
+    bound = point.idle_bound
+    if bound is None or spec.job or spec.pooling:
+        return None
+    target = bound.looser_ttft_p95_ms / 1000
+    slack = max(0.0, target - bound.looser_ttft_s)
+    by_rate = tuple((r / margin, b, w * margin, max(0.0, target - t)) for r, b, w, t in bound.looser_ladder)
+    return SlotQueue(bound.looser_places, bound.looser_request_s * margin, slack, spec.routing, by_rate)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
@@ -238,7 +283,8 @@ def _points(
             state = steady_state(batch, ttft, step_s, output_tokens, prefill, at_rate)
             # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
             wait = prefill_wait_p95(state.prefill_busy, prefill)
-            return OperatingPoint(batch, state.requests_per_s, ttft * ttft_p95_factor + wait, state.tpot_s, state.prefill_busy)
+            ttft_p95, request_s = ttft * ttft_p95_factor + wait, ttft + output_tokens * state.tpot_s
+            return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
         own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
         mean_ttft, _ = mix_moments(mix, *own)
         state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
@@ -248,7 +294,8 @@ def _points(
             ttft * ttft_p95_factor + prefill_wait_p95(state.prefill_busy, prefill, scv),
             ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
         )
-        return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy)
+        request_s = mean_ttft + output_tokens * state.tpot_s
+        return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
 
     return point
 
@@ -352,7 +399,7 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
     """:func:`best_point` over the points ``at`` gives (``unit``: the pipeline's stages, a micro-batch's step)."""
     first = at(1)
     if not _meets_slo(first, spec):
-        return _below_one_in_flight(at, first.requests_per_s, spec)
+        return _below_one_in_flight(at, first.requests_per_s, spec, max_batch)
     high = max(1, max_batch)
 
     def batch_of(step: int) -> int:  # without a pipeline the step is the batch; with one, step k > 1 is k - 1 full
@@ -391,7 +438,7 @@ def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
     return f"{' and '.join(targets)} {verb}: batch {beyond.batch} would take {' and '.join(takes)}"
 
 
-def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> OperatingPoint | None:
+def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint | None:
     """The highest rate below one sequence in flight that meets the SLOs, or None where none does.
 
     A prefill-heavy service queues its prompts even at batch 1's rate; loaded less, it meets the targets where its
@@ -400,12 +447,58 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> Opera
     lone = at(1, most * 1e-6)
     if not _meets_slo(lone, spec):
         return None
-    point = at(1, _highest_rate(at, most, spec))
+    rate = _highest_rate(at, most, spec)
+    point = at(1, rate)
     slo = spec.slo
     if slo.ttft_p95_ms is None:
         return point
     looser = spec._replace(slo=slo._replace(ttft_p95_ms=1.5 * slo.ttft_p95_ms))
-    return point._replace(idle_bound=IdleBound(lone.ttft_s, 1.5 * slo.ttft_p95_ms, _highest_rate(at, most, looser)))
+    placed, looser_rate = _places_at(at, rate, spec, max_batch), _highest_rate(at, most, looser)
+    loose = _places_at(at, looser_rate, looser, max_batch)
+    ladder, looser_ladder = (
+        tuple(
+            (p.requests_per_s, p.batch, p.request_s, p.ttft_s)
+            for p in (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
+        )
+        for top, held in ((rate, spec), (looser_rate, looser))
+    )
+    if looser_rate >= most:  # at the looser target a replica runs one in flight or more: its places are its batch's
+        looser_ladder = ()
+    return point._replace(
+        idle_bound=IdleBound(
+            lone.ttft_s,
+            1.5 * slo.ttft_p95_ms,
+            looser_rate,
+            placed.batch,
+            placed.request_s,
+            placed.ttft_s,
+            ladder,
+            loose.batch,
+            loose.request_s,
+            loose.ttft_s,
+            looser_ladder,
+        )
+    )
+
+
+#: The rungs of a below-one-in-flight replica's ladder (:attr:`IdleBound.ladder`): its most rate over this many.
+LADDER_STEPS = 20
+
+
+def _places_at(at: PointAt, rate: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint:
+    """The largest batch up to ``max_batch`` that meets the SLOs at ``rate``, at that rate (batch 1 meets them there).
+
+    A replica below one sequence in flight (:func:`_below_one_in_flight`) still holds each request in a place of its
+    batch, and a router capping it there holds the rest (review74 item 3): its places are what the targets allow at
+    the planned rate, found by bisection (the latencies grow with the batch).
+    """
+    low, high = 1, max(1, max_batch)
+    if _meets_slo(top := at(high, rate), spec):
+        return top
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _meets_slo(at(middle, rate), spec) else (low, middle)
+    return at(low, rate)
 
 
 def _highest_rate(at: PointAt, most: float, spec: InferenceSpec) -> float:
@@ -640,6 +733,7 @@ def _layout_spec(spec: InferenceSpec) -> InferenceSpec:
         requests_per_second=1.0,
         min_replicas=1,
         max_utilization=1.0,
+        routing="free_place",
         precision=None,
         allowed_precisions=(),
         min_context_tokens=None,

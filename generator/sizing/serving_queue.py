@@ -176,6 +176,13 @@ def mix_moments(mix: PromptMix, short_s: float, long_s: float) -> tuple[float, f
     return mean, max(0.0, second / (mean * mean) - 1.0) if mean > 0 else 0.0
 
 
+#: How requests reach a service's replicas (the workload's ``inference.routing``): ``free_place``, a router that holds
+#: each request until a replica has a place in its batch free (one queue in front of every place: M/M/c over replicas x
+#: places); ``even``, each replica sent an even share whatever its load (a Kubernetes Service's random pick, a
+#: round-robin balancer), so each replica has a queue of its own (M/M/b at the rate over the replicas).
+ROUTINGS = ("free_place", "even")
+
+
 class SlotQueue(NamedTuple):
     """The places in the batch a service's replicas give, and what a request may wait for one (:func:`slot_replicas`).
 
@@ -188,6 +195,33 @@ class SlotQueue(NamedTuple):
     request_s: float
     #: What the wait may take: the TTFT p95 target less the TTFT p95 once placed; None where no target holds it.
     slack_s: float | None
+    #: How requests reach the places (:data:`ROUTINGS`): one queue in front of all of them, or each replica's own.
+    routing: str = "free_place"
+    #: A replica below one sequence in flight (review74 item 3): its places, a request's time and the slack at lower
+    #: loads, as (a replica's rate, per_replica, request_s, slack_s) by rising rate, the fields above at its most; a
+    #: fleet of N replicas at ``rate`` takes the first at or above ``rate / N`` (:func:`resolved`). Empty otherwise.
+    by_rate: tuple[tuple[float, int, float, float | None], ...] = ()
+
+
+def resolved(rate: float, parts: SlotParts) -> SlotParts:
+    """``parts`` at ``rate`` over their replicas: each queue with a ``by_rate`` ladder at its replicas' share of it.
+
+    A replica loaded below one sequence in flight meets the SLOs with more places, and leaves the wait more of the
+    TTFT target, the less it is loaded (review74 item 3): the ladder's first rung at or above ``rate / N`` (a
+    replica's even share), so more replicas never wait longer. Queues without a ladder are as they are.
+    """
+    if not any(q.by_rate for _, q in parts):
+        return parts
+    share = rate / max(1, sum(n for n, _ in parts))
+    return tuple((n, _rung(q, share)) for n, q in parts)
+
+
+def _rung(queue: SlotQueue, share: float) -> SlotQueue:
+    """``queue`` at a replica's ``share`` of the rate: the first rung of its ladder at or above it (else its most)."""
+    for rate, places, request_s, slack in queue.by_rate:
+        if rate >= share:
+            return queue._replace(per_replica=places, request_s=request_s, slack_s=slack, by_rate=())
+    return queue._replace(by_rate=())
 
 
 def erlang_c(servers: int, offered: float) -> float:
@@ -266,19 +300,64 @@ def pooled_request_s(parts: SlotParts) -> float:
 
 
 def pooled_slot_wait(rate: float, parts: SlotParts) -> SlotWait:
-    """:func:`slot_wait` over every part's replicas x places at ``rate`` requests/s, a router filling any place free.
+    """The wait for a place over every part's replicas x places at ``rate`` requests/s, as the parts' routing has it.
 
-    ``c`` the sum of each part's replicas x its batch, a request's time :func:`pooled_request_s`; a service of one
-    layout is the one part (:func:`replicas_slot_wait`), so one rule sizes both.
+    ``free_place`` (a router filling any place free): :func:`slot_wait` over one queue, ``c`` the sum of each part's
+    replicas x its batch, a request's time :func:`pooled_request_s`. ``even`` (each replica its own queue at an even
+    share of the rate): :func:`even_slot_wait`. A service of one layout is the one part (:func:`replicas_slot_wait`), so
+    one rule sizes both, and a split (fix85) follows the routing its service states.
     """
+    parts = resolved(rate, parts)
+    held = [(n, q) for n, q in parts if n > 0]
+    if held and held[0][1].routing == "even":
+        return even_slot_wait(rate, tuple(held))
     request_s = pooled_request_s(parts)
     return slot_wait(sum(n * q.per_replica for n, q in parts), rate * request_s, request_s)
+
+
+def even_slot_wait(rate: float, parts: SlotParts) -> SlotWait:
+    """The wait for a place where each replica has its own queue, sent ``rate`` over the replicas (review74 item 1).
+
+    A random router (a Kubernetes Service) splits the Poisson arrivals into one of ``rate / N`` a replica, so each is
+    an M/M/b queue of its own batch ``b``: ``A = rate / N x S`` Erlangs on ``b`` places, ``P(W > t) = C exp(-(b - A) t
+    / S)`` (:func:`slot_wait`). A round-robin balancer spreads the arrivals more evenly than random, so it waits a
+    little less: this is the bound. Over a split's unlike parts the wait is the mixture of the replicas' (a request
+    lands on a part's replica with the share ``n / N``), its p95 found by bisection; over one layout, :func:`slot_wait`
+    of a replica. The result counts every replica's places and Erlangs (``servers``, ``offered``).
+    """
+    replicas = sum(n for n, _ in parts)
+    each = rate / replicas
+    waits = [(n / replicas, slot_wait(q.per_replica, each * q.request_s, q.request_s), q.request_s) for n, q in parts]
+    servers = sum(n * q.per_replica for n, q in parts)
+    offered = sum(n * w.offered for (n, _), (_, w, _) in zip(parts, waits, strict=True))
+    if len(waits) == 1:
+        return SlotWait(servers, offered, waits[0][1].waits, waits[0][1].p95_s)
+    share = sum(s * w.waits for s, w, _ in waits)
+    if any(not math.isfinite(w.p95_s) for _, w, _ in waits):
+        return SlotWait(servers, offered, share, math.inf)
+    if share <= TAIL_SHARE:
+        return SlotWait(servers, offered, share, 0.0)
+
+    def beyond(t: float) -> float:  # P(W > t) over the replicas
+        return sum(s * w.waits * math.exp(-(w.servers - w.offered) * t / r) for s, w, r in waits)
+
+    # past the longest of the replicas' own p95s every term is under its share of 5%: the mixture's p95 is below it
+    low, high = 0.0, max(w.p95_s for _, w, _ in waits)
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if beyond(middle) > TAIL_SHARE else (low, middle)
+    return SlotWait(servers, offered, share, high)
 
 
 def pooled_slack(parts: SlotParts) -> float | None:
     """What the wait may take over ``parts``: the smallest part's slack (a request may meet any); None where one has none."""
     slacks = [q.slack_s for n, q in parts if n > 0]
     return None if not slacks or any(s is None for s in slacks) else min(s for s in slacks if s is not None)
+
+
+def routed(parts: SlotParts, routing: str) -> SlotParts:
+    """``parts`` with their requests routed as ``routing`` says (:data:`ROUTINGS`): what the other routing would wait."""
+    return tuple((n, q._replace(routing=routing)) for n, q in parts)
 
 
 def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue, beside: SlotParts = ()) -> SlotWait:
@@ -292,7 +371,8 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
 
     ``beside``: replicas of another layout the same router fills, held fixed (a split's owned part): their places
     count with these, and the slack is the smaller of the parts' (:func:`pooled_slack`). The wait falls as replicas are
-    added (more places at the same load): a doubling search, then a bisection. ``least`` where no slack is set
+    added (more places at the same load; under ``even`` routing, a smaller share of the rate a replica): a doubling
+    search, then a bisection. ``least`` where no slack is set
     (nothing to hold the wait to) or the rate is nil.
     """
     slack = pooled_slack(((max(1, least), queue), *beside))
@@ -300,7 +380,8 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
         return least
 
     def meets(replicas: int) -> bool:
-        return replicas_slot_wait(replicas, rate, queue, beside).p95_s <= slack
+        parts = resolved(rate, ((replicas, queue), *beside))  # below one in flight: the places at this share (review74)
+        return pooled_slot_wait(rate, parts).p95_s <= (pooled_slack(parts) or 0.0)
 
     if meets(least):
         return least

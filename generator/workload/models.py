@@ -67,6 +67,9 @@ class InferenceSpec(NamedTuple):
     nodes_down_tolerated: int = 0
     #: Share of its replicas' capacity within the SLOs the rate may use (0.8 plans 1.25x the capacity the rate needs).
     max_utilization: float = 1.0
+    #: How requests reach the replicas, which sizes the wait for a place in their batch (review74 item 1): free_place, a
+    #: router holding each request until a replica has a place free (one queue); even, each replica its own queue.
+    routing: Literal["free_place", "even"] = "free_place"
     #: What a request does: generate (prefill, then decode), or a pooling task (vLLM --runner pooling): embed, score.
     task: Literal["generate", "embed", "score"] = "generate"
     #: Images in a request, on average: their tokens are added to the prompt lengths (:mod:`generator.workload.image_tokens`).
