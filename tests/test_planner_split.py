@@ -323,30 +323,42 @@ def test_a_training_job_is_never_split_over_server_kinds(
     assert (TRAINING_NOT_SPLIT in tune.reasons) == note
 
 
-def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path) -> None:
-    """Each part of a split keeps the p95 wait for a place in its replicas' batches within the TTFT target's slack.
+@pytest.mark.parametrize("routing", ["even", "free_place"])
+def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path, routing: str) -> None:
+    """A split's places keep the p95 wait for one within the TTFT target's slack, by the routing it names (fix88).
 
-    The M/M/c wait of each part alone (its replicas x the places a replica runs at its most load, the batch its reason
-    gives; a request holding one batch / the most a replica sustains; the part's share of the rate), against the 2 s
-    target less the part's TTFT p95 at the planned load (more than the slack at the most load, so the bound is loose):
-    the rule the unsplit layouts are held to (test_slot_queue). m74c: before fix85 sized a split by the rate alone, at
-    6 req/s the split's A100 part ran 4 x 23 places 93.9% busy (p95 wait 7.0 s against at most 0.73 s of slack) where
-    the unsplit 2 x TP8 refused for a 4.81 s wait would have waited less.
+    ``even``: each part alone, an M/M/c of its replicas x the places a replica runs at its most load (the batch its
+    reason gives; a request holding one batch / the most a replica sustains) at the part's share of the rate; ``free_place``
+    (the default): one queue over both parts' places, a request's time weighted by the places each part frees a second.
+    Each against the 2 s target less the part's TTFT p95 at the planned load (more than the slack at the most load, so the
+    bound is loose): the rule the unsplit layouts are held to (test_slot_queue). m74c: before fix85 sized a split by the
+    rate alone, at 6 req/s the split's A100 part ran 4 x 23 places 93.9% busy (p95 wait 7.0 s against at most 0.73 s of
+    slack) where the unsplit 2 x TP8 refused for a 4.81 s wait would have waited less.
     """
     import re
 
     from generator.sizing.serving_queue import slot_wait
 
-    plan = _plan(_write(tmp_path, CHAT.format(rps=6), allowed=H100_ONLY, owned=A100))
+    chat = CHAT.format(rps=6).replace("      requests_per_second:", f"      routing: {routing}\n      requests_per_second:")
+    plan = _plan(_write(tmp_path, chat, allowed=H100_ONLY, owned=A100))
     (dep,) = plan.deployments
+    parts = []
     for part in dep.split:
         (line,) = [r for r in dep.reasons if r.startswith(f"{part.platform_id} part: one replica sustains ")]
         found = re.search(r"within the SLOs \(batch (\d+)", line)
         assert found, line
         places = int(found.group(1))
-        request_s = places / part.requests_per_s_per_replica_max
-        wait = slot_wait(part.replicas * places, part.requests_per_s * request_s, request_s)
-        assert wait.p95_s <= 2.0 - part.ttft_p95_s, (part.platform_id, part.replicas, places, wait)
+        parts.append((part, places, places / part.requests_per_s_per_replica_max))
+    slack = min(2.0 - part.ttft_p95_s for part, _, _ in parts)
+    if routing == "even":
+        for part, places, request_s in parts:
+            wait = slot_wait(part.replicas * places, part.requests_per_s * request_s, request_s)
+            assert wait.p95_s <= slack, (part.platform_id, part.replicas, places, wait)
+    else:
+        servers = sum(part.replicas * places for part, places, _ in parts)
+        request_s = servers / sum(part.replicas * places / s for part, places, s in parts)
+        wait = slot_wait(servers, 6.0 * request_s, request_s)  # the service's 6 req/s over both parts' places
+        assert wait.p95_s <= slack, (servers, request_s, wait)
 
 
 def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
