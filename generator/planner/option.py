@@ -11,6 +11,7 @@ from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
 from generator.planner.plan import Candidate, NodeSpec
+from generator.sizing.serving_queue import slot_rate
 
 TYPE_CHECKING = False  # the training modules load only for a training deployment
 if TYPE_CHECKING:
@@ -106,9 +107,12 @@ class Option(NamedTuple):
 def sustained_rps(opt: Option, served: bool = False) -> float:
     """Requests per second an option's replicas sustain together within the SLOs; 0 for a training job.
 
-    Each replica at its planned rate (``served``: at its most, not a batch job's share of its deadline,
-    :attr:`~generator.planner.inference.ReplicaShape.served_requests_per_s`); a split option's requests are routed
-    evenly over all its replicas, so its slowest replica's rate times them all.
+    Each replica at most at its planned rate (``served``: at its most, not a batch job's share of its deadline,
+    :attr:`~generator.planner.inference.ReplicaShape.served_requests_per_s`), and the replicas together at no more than
+    keeps the p95 wait for a place in their batch within what the TTFT p95 target leaves
+    (:func:`~generator.sizing.serving_queue.slot_rate`, the rule the count is sized by; m74a item 4: 2 x 5.68 req/s
+    was said "within the SLOs" where the wait for a place passes the target past 10.54). A split option's requests
+    are routed evenly over all its replicas, so its slowest replica's rate times them all (a split is not slot-sized).
     """
 
     def rate(shape: ReplicaShape) -> float:
@@ -116,7 +120,9 @@ def sustained_rps(opt: Option, served: bool = False) -> float:
 
     if not opt.parts:  # one part (the common case, ranked for every pass): its replicas at their rate
         shape = opt.shape
-        return opt.candidate.replicas * rate(shape) if isinstance(shape, ReplicaShape) else 0.0
+        if not isinstance(shape, ReplicaShape):
+            return 0.0
+        return slot_rate(opt.candidate.replicas, rate(shape), shape.slot_queue)
     rates = [(part.candidate.replicas, rate(part.shape)) for part in opt.pieces if isinstance(part.shape, ReplicaShape)]
     return sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0)
 
