@@ -935,8 +935,8 @@ def _replicas_rate(opt: Option) -> str:
     each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.planned_requests_per_s:,.2f}" for p in opt.pieces)
     sustained = sustained_rps(opt)
     routed = ", routed evenly" if opt.parts else ""
-    if round(sustained, 2) < round(sum(p.candidate.replicas * p.replica_shape.planned_requests_per_s for p in opt.pieces), 2):
-        routed += ", less the wait for a place in the batch"
+    if not opt.parts and round(sustained, 2) < round(opt.candidate.replicas * opt.replica_shape.planned_requests_per_s, 2):
+        routed += ", less the wait for a place in the batch"  # a split is not slot-sized: its slowest part's rate binds
     return f"{sustained:,.2f} req/s ({each}{routed})"
 
 
