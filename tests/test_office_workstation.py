@@ -43,7 +43,10 @@ deployments:
       max_context_tokens: 16384
       avg_input_tokens: 2000
       avg_output_tokens: 400
-      requests_per_second: 0.3
+      # fix74: 0.12, not 0.3 req/s: a TP2 replica holds 6 places (TTFT binds at batch 7), a request one for 18.8 s, and at
+      # 0.3 req/s one replica runs them 94% busy, 84% of requests wait, p95 147 s past the 67 ms slack (6,000 ms target -
+      # 5,933 ms TTFT p95 at the most load): two towers. At 0.12 one replica is 38% busy, 3.1% wait (p95 0): one tower
+      requests_per_second: 0.12
       # 6 s since the w4a16 entry (CALIBRATION.md): int4 prefill dequantizes in the GEMMs' main loop, TTFT p95 3,567 ms
       # at batch 1, so 4 s held a replica to batch 1 and bought 4 towers; the licence warning is what these tests are about
       slo: {ttft_p95_ms: 6000, tpot_ms: 80}

@@ -131,11 +131,23 @@ def _pools(plan: Plan) -> dict[str, tuple[str, int]]:
 # (power-summed), the cost fleet is $36,884.53 (was $34,254.49) and the budget rows hold $37,500; under it the gpus
 # objective's own fleet ($37,903.64) breaks the budget, and of the cheaper fleets tried (_plans_within_budget) the one
 # of a GPU fewer than the cheapest ($37,141.21: tune32 on an RTX 6000 Ada, not two RTX 5090) is kept.
+# fix74 (the wait for a place in the batch): chat on B200 is 11 x TP1, not 10. A replica sustains 1.54 req/s with 31
+# places, a request holding one 20.18 s: 10 x 31 = 310 places at 97.6% busy, 57% of requests wait, p95 6.75 s past the
+# 0.17 s slack (2,000 ms TTFT target - 1,834 ms TTFT p95 at the most load); 11 x 31 = 341 at 88.8%, 1.9% wait, p95 0.
+# The 11th runs on a B200 the two DGX B200 left idle: the gpus rows buy the same 17 GPUs, 4 idle, not 5. The cost
+# objective's chat on 4 x TP8 Gaudi 3 (3.88 req/s, 78 places, a request 20.11 s) ran 312 places 96.7% busy: 44% wait,
+# p95 4.24 s past 0.90 s (2,000 - 1,101 ms); a fifth XE9680 makes that fleet $45,727/month (chat pinned there), so
+# chat and embed share the two DGX B200 ($37,646.96/month, capex $1,036,398: 18 GPUs bought, 22 in all, 4 idle).
+# m74c HIGH (not fix74's; on main too): that cost fleet keeps tune32 on the RTX 5090 tower ($630/month, $157 a run over
+# its 4 runs) although the same fleet with tune32 rented on GH200 costs $37,017 + $112 of runs = $37,129/month (tune32
+# pinned to supermicro-ars-111gl-nhr), and the gpus objective under $37,500 finds $37,017 + $144. So under $37,500 the
+# cost objective now refuses with "the deployments together cost $37,647" while fleets within it exist: the
+# cost-budget-unchanged row fails, left failing (not restated), and the cost-unchanged row pins the tower the bug picks.
 CASES = [
     pytest.param(
         "gpus",
         None,
-        (17, 21, 5, 37903.64, 1052827.83),
+        (17, 21, 4, 37903.64, 1052827.83),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
@@ -148,7 +160,7 @@ CASES = [
         "gpus",
         37500,
         # since rented bare-metal servers (newuser39 item 3): the services share a DGX B200 and tune32 rents a GH200
-        (17, 21, 5, 37017.44, 1030000.0),
+        (17, 21, 4, 37017.44, 1030000.0),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
@@ -162,10 +174,10 @@ CASES = [
     pytest.param(
         "cost",
         None,
-        (35, 39, 0, 36898.99, 818998.0),
+        (18, 22, 4, 37646.96, 1036398.0),
         {
-            "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_4090_24gb", 0),
+            "chat": ("chat_embed_b200_sxm_180gb", 0),
+            "embed": ("chat_embed_b200_sxm_180gb", 0),
             "tune32": ("tune32_rtx_5090_32gb", 0),
             "full8": ("full8_a100_pcie_80gb", 1),
         },

@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 from generator.api import plan_file
-from generator.sizing.serving_queue import SlotQueue, erlang_c, replicas_slot_wait, slot_rate, slot_replicas, slot_wait
+from generator.sizing.serving_queue import (
+    SlotParts,
+    SlotQueue,
+    erlang_c,
+    pooled_request_s,
+    pooled_slot_wait,
+    replicas_slot_wait,
+    slot_rate,
+    slot_replicas,
+    slot_wait,
+)
 
 
 def _erlang_c_by_recursion(servers: int, offered: float) -> float:
@@ -157,6 +167,113 @@ def test_a_chat_service_at_modest_load_keeps_its_replicas(tmp_path: Path) -> Non
     assert not any("terminationGracePeriodSeconds" in r for r in dep.reasons)
 
 
+def _simulated_pool(parts: SlotParts, rate: float, arrivals: int = 200_000) -> tuple[float, float]:
+    """The share that waits and the p95 wait over ``parts``' places of unlike request times, simulated (fix85).
+
+    Poisson arrivals, first come first served; a request takes the place free longest (or, all taken, the first to
+    free), its time exponential of that place's part's mean: a router filling any place free. The first tenth is warm-up.
+    """
+    rng = random.Random(85)
+    free = [(0.0, i, q.request_s) for i, q in enumerate(q for n, q in parts for _ in range(n * q.per_replica))]
+    heapq.heapify(free)
+    now, waits = 0.0, []
+    for _ in range(arrivals):
+        now += rng.expovariate(rate)
+        at, place, mean = heapq.heappop(free)
+        start = max(now, at)
+        waits.append(start - now)
+        heapq.heappush(free, (start + rng.expovariate(1.0 / mean), place, mean))
+    kept = sorted(waits[arrivals // 10 :])
+    return sum(1 for w in kept if w > 0) / len(kept), kept[int(0.95 * len(kept))]
+
+
+def test_one_layouts_places_are_the_pool_of_one_part() -> None:
+    """fix85: one rule for a service of one layout and a split's two parts; two alike parts are one layout's."""
+    queue = SlotQueue(12, 20.26, 1.01)
+    assert pooled_slot_wait(1.0, ((2, queue),)) == slot_wait(24, 20.26, 20.26)
+    assert pooled_slot_wait(1.0, ((1, queue), (1, queue))) == replicas_slot_wait(2, 1.0, queue)
+    assert replicas_slot_wait(1, 1.0, queue, ((1, queue),)) == replicas_slot_wait(2, 1.0, queue)
+    # m74b item 7: two 1-L4 servers, 12 places each, 20.26 s a request: 84% busy, p95 10.2 s (simulated 10.3 s)
+    wait = replicas_slot_wait(2, 1.0, queue)
+    assert (round(wait.utilisation, 2), round(wait.p95_s, 1)) == (0.84, 10.2)
+    assert slot_replicas(1.0, queue, 2) == 3  # the service of one layout: a third replica
+    assert slot_replicas(1.0, queue, 1, ((1, queue),)) == 2  # split 1 + the rest: the same 3 in all
+
+
+def test_a_splits_request_time_is_weighted_by_the_places_each_part_frees() -> None:
+    """2 x 10 places of 1 s and 1 x 20 of 2 s free 20 and 10 places a second: 40 places / 30 = 1.333 s a request."""
+    parts = ((2, SlotQueue(10, 1.0, 1.0)), (1, SlotQueue(20, 2.0, 1.0)))
+    assert pooled_request_s(parts) == pytest.approx(40 / 30)
+    assert pooled_slot_wait(27.0, parts).offered == pytest.approx(36.0)  # 27 req/s x 1.333 s: 90% of 40
+    assert pooled_request_s(((0, SlotQueue(10, 1.0, 1.0)), (3, SlotQueue(8, 3.0, 1.0)))) == 3.0  # a part of none: left out
+
+
+@pytest.mark.parametrize(
+    ("parts", "rate"),
+    [
+        pytest.param(((2, SlotQueue(10, 1.0, 1.0)), (1, SlotQueue(20, 2.0, 1.0))), 27.0, id="fast-few-slow-many"),
+        pytest.param(((3, SlotQueue(8, 3.0, 1.0)), (2, SlotQueue(12, 1.5, 1.0))), 22.0, id="slow-few-fast-many"),
+    ],
+)
+def test_a_splits_wait_against_a_simulated_pool_of_unlike_places(parts: SlotParts, rate: float) -> None:
+    """Erlang C over the places with the time so weighted: its share waiting and p95 within the simulation's noise.
+
+    Weighted by the replicas instead (each part's rate share as routed evenly), the slow-few case would be 3 x 3 + 2 x
+    1.5 over 5 = 2.4 s, 52.8 Erlangs on 48 places: past saturation, where the simulated queue waits 1.1 s p95.
+    """
+    waits, p95 = _simulated_pool(parts, rate)
+    wait = pooled_slot_wait(rate, parts)
+    assert wait.waits == pytest.approx(waits, abs=0.04)
+    assert wait.p95_s == pytest.approx(p95, rel=0.1, abs=0.03)
+
+
+def test_a_split_is_held_to_the_smaller_parts_slack() -> None:
+    """The slack is the smaller of the parts': a request may meet either."""
+    owned = SlotQueue(12, 20.26, 30.0)  # a slack that lets 2 replicas' p95 10.2 s pass
+    rest = SlotQueue(12, 20.26, 1.01)
+    assert slot_replicas(1.0, rest, 1, ((1, owned),)) == 2
+    assert slot_replicas(1.0, owned, 1, ((1, owned),)) == 1
+    assert slot_replicas(1.0, SlotQueue(12, 20.26, None), 1, ((1, owned),)) == 1  # no target: the rate's count
+
+
+BATCH_ONE = """\
+version: 1
+name: b1
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    parallelism: {{tp: 8, pp: 1}}
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 2
+      min_replicas: {least}
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 11.1}}
+hardware: {{gpus: [h100-sxm5-80gb], provider: baremetal}}
+"""
+
+
+@pytest.mark.parametrize("least", [1, 9])
+def test_the_replicas_the_wait_adds_are_counted_from_the_rate_not_min_replicas(tmp_path: Path, least: int) -> None:
+    """review74: a TPOT that holds a replica to one sequence (3.93 s a request, 0.2545 req/s): the rate needs 8, the
+    wait 11 (8 x 1 place at 98% waits 10 s p95; 11 at 71%: 22% wait, p95 1.87 s of the 1.88 s slack).
+
+    With min_replicas 9 between the two, the reason said "2 replica(s) more than the rate alone needs (9)": 9 is the
+    floor asked, the rate alone needs 8.
+    """
+    path = tmp_path / "b1.yaml"
+    path.write_text(BATCH_ONE.format(least=least))
+    (dep,) = plan_file(str(path))[1].deployments
+    assert dep.replicas == 11
+    assert (dep.details["slot_wait_share"], dep.details["slot_wait_p95_s"]) == (0.224, 1.87)
+    (said,) = (r for r in dep.reasons if "places" in r)
+    assert "11 replica(s) x 1 places = 11 (c), 71% busy at 2 req/s: 22% of requests wait for one, p95 wait 1.87 s" in said
+    assert "; 3 replica(s) more than the rate alone needs (8) keep that wait" in said
+
+
 # m74a item 4: what N replicas sustain "within the SLOs" is held to the slot wait too, not N x a replica's rate.
 #: The 8B (bf16, TP1 on an L40S in an R760) replica of tests/test_capacity: 5.68 req/s at batch 114, so a request holds a
 #: place 114 / 5.68 = 20.07 s; its TTFT p95 at that load is 422 ms of the 2,000 ms target, a 1.578 s slack.
@@ -175,10 +292,10 @@ def _oracle_p95_wait(places: int, rate: float, request_s: float) -> float:
     return request_s * math.log(waits / 0.05) / (places - offered) if waits > 0.05 else 0.0
 
 
-def _oracle_most_rate(replicas: int, each: float, queue: SlotQueue) -> float:
+def _oracle_most_rate(replicas: int, each: float, queue: SlotQueue, cap: float | None = None) -> float:
     """The most rate whose oracle p95 wait is within the slack, by bisection on the rate; at most replicas x each."""
     assert queue.slack_s is not None
-    low, high = 0.0, replicas * each
+    low, high = 0.0, min(replicas * each, cap if cap is not None else math.inf)
     for _ in range(100):
         middle = (low + high) / 2
         fits = _oracle_p95_wait(replicas * queue.per_replica, middle, queue.request_s) <= queue.slack_s
@@ -191,7 +308,7 @@ def test_two_8b_replicas_sustain_10_54_req_s_not_11_36() -> None:
 
     At 11.36 req/s every place is taken (A = 11.36 x 20.07 = 228 = c): the wait grows without bound.
     """
-    most = slot_rate(2, 5.68, EIGHT_B)
+    most = slot_rate(2 * 5.68, ((2, EIGHT_B),))
     assert most == pytest.approx(_oracle_most_rate(2, 5.68, EIGHT_B), rel=1e-6)
     assert round(most, 2) == 10.54
     assert most * EIGHT_B.request_s / 228 == pytest.approx(0.927, abs=1e-3)
@@ -200,7 +317,7 @@ def test_two_8b_replicas_sustain_10_54_req_s_not_11_36() -> None:
 
 @pytest.mark.parametrize("replicas", [1, 3, 13, 26, 30, 200])
 def test_the_most_rate_is_the_oracles_and_below_replicas_times_the_rate(replicas: int) -> None:
-    most = slot_rate(replicas, 5.68, EIGHT_B)
+    most = slot_rate(replicas * 5.68, ((replicas, EIGHT_B),))
     assert most == pytest.approx(_oracle_most_rate(replicas, 5.68, EIGHT_B), rel=1e-6)
     assert most < replicas * 5.68
 
@@ -208,15 +325,37 @@ def test_the_most_rate_is_the_oracles_and_below_replicas_times_the_rate(replicas
 def test_the_most_rate_and_the_fewest_replicas_are_one_rule() -> None:
     """slot_replicas(rate) <= N exactly where rate <= slot_rate(N): the count sized and the rate said agree."""
     for replicas in (1, 2, 5, 13, 26):
-        most = slot_rate(replicas, 5.68, EIGHT_B)
+        most = slot_rate(replicas * 5.68, ((replicas, EIGHT_B),))
         assert slot_replicas(most, EIGHT_B, 1) <= replicas
         assert slot_replicas(most * (1 + 1e-6), EIGHT_B, 1) > replicas
 
 
+#: A split's owned part beside the 8B's: 3 replicas of 40 places, 7 s a request (5.71 req/s each), a 0.5 s slack.
+OWNED = SlotQueue(40, 7.0, 0.5)
+
+
+def test_a_splits_most_rate_is_over_both_parts_places_one_rule_with_its_sizing() -> None:
+    """Both parts' places in one queue, a request's time weighted by what each part's places free, the smaller slack.
+
+    The oracle pools them by hand: c = 2 x 114 + 3 x 40 = 348, S = 348 / (228 / 20.07 + 120 / 7), slack 0.5 s; routed
+    evenly, 5 replicas at the slower 5.68 req/s cap it at 28.4, and the wait holds it to ~26.57.
+    """
+    parts = ((2, EIGHT_B), (3, OWNED))
+    cap = 5 * min(5.68, 40 / 7.0)
+    most = slot_rate(cap, parts)
+    pooled = SlotQueue(348, 348 / (228 / EIGHT_B.request_s + 120 / 7.0), 0.5)
+    assert most == pytest.approx(_oracle_most_rate(1, 1e9, pooled, cap=cap), rel=1e-6)
+    assert round(most, 2) == 26.57 < cap
+    assert slot_replicas(most, EIGHT_B, 1, ((3, OWNED),)) <= 2 < slot_replicas(most * (1 + 1e-6), EIGHT_B, 1, ((3, OWNED),))
+    # a part whose places are many and quick: the even routing's cap binds before the wait does
+    assert slot_rate(5 * 5.68, ((2, EIGHT_B), (3, SlotQueue(40, 6.0, 0.3)))) == 5 * 5.68
+
+
 def test_no_slack_or_no_queue_is_replicas_times_the_rate() -> None:
-    assert slot_rate(2, 5.68, EIGHT_B._replace(slack_s=None)) == 2 * 5.68
-    assert slot_rate(2, 5.68, None) == 2 * 5.68
-    assert slot_rate(0, 5.68, EIGHT_B) == 0.0
+    assert slot_rate(2 * 5.68, ((2, EIGHT_B._replace(slack_s=None)),)) == 2 * 5.68
+    assert slot_rate(2 * 5.68, ()) == 2 * 5.68
+    assert slot_rate(0.0, ((2, EIGHT_B),)) == 0.0
+    assert slot_rate(2 * 5.68, ((2, EIGHT_B), (1, OWNED._replace(slack_s=None)))) == 2 * 5.68  # a part without a target
 
 
 CAPACITY_8B = """version: 1

@@ -13,6 +13,11 @@ import pytest
 
 from generator.api import plan_file
 
+# fix85: the assistant at 5 req/s (newuser27's was 6). A split is now sized for the wait for a place in the batch too
+# (m74b item 7): at 6 req/s its 2 owned + 1 bought TP4 replicas' 3 x 51 places run 98% busy (6 x 25.02 s = 150 of 153),
+# p95 wait 23.4 s past the 0.475 s the 2 s target leaves, so it takes a fourth replica, fills the bought server and the
+# classifier no longer shares it. At 5 req/s the same 3 replicas (ceil(5 / 2.039)) run 82% busy, 1.0% wait, p95 0: the
+# split beside a co-located service this file is about.
 WORKLOAD = """\
 version: 1
 name: acme-ai
@@ -20,7 +25,7 @@ deployments:
   - name: assistant
     model: Qwen/Qwen3-32B
     inference: {precision: fp8, max_context_tokens: 16384, avg_input_tokens: 2000, avg_output_tokens: 500,
-                requests_per_second: 6, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+                requests_per_second: 5, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
   - name: classifier
     model: meta-llama/Llama-3.1-8B-Instruct
     inference: {precision: bf16, max_context_tokens: 4096, avg_input_tokens: 800, avg_output_tokens: 10,

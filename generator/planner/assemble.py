@@ -85,7 +85,7 @@ from generator.planner.online_quantization import (
     served_file_bytes,
     unserved_precision_findings,
 )
-from generator.planner.option import Option, pool_labels, sustained_rps
+from generator.planner.option import Option, pool_labels, replicas_rps, sustained_rps
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
 from generator.planner.owned_build import (
     build_assumed,
@@ -166,7 +166,7 @@ from generator.planner.setting_findings import (
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
-from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
+from generator.planner.split import TRAINING_NOT_SPLIT, part_rates, split_rest
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
 from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
 from generator.planner.tco import (
@@ -197,7 +197,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
-from generator.sizing.serving_queue import least_spread_mix, replicas_slot_wait
+from generator.sizing.serving_queue import SlotParts, least_spread_mix, pooled_slack, pooled_slot_wait, replicas_slot_wait
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, seconds_text, usd_text
@@ -412,17 +412,39 @@ def _serving_details(
     ]
     slowest = min(p.requests_per_s_per_replica_max for p in parts)
     replicas = sum(p.replicas for p in parts)
+    owned, rest = opt.parts
+    pool = tuple((p.candidate.replicas, p.replica_shape.slot_queue) for p in opt.parts)
+    beside = split_rest(owned)
+    # the rate's rule alone (N+k included), and what the wait for a place in the batch adds to it (fix85)
+    by_rate = owned.candidate.replicas + beside._replace(owned_queue=None).replicas(spec, rest.replica_shape)
+    rate_only, needed = beside.counts(spec, rest.replica_shape)
+    more = (
+        f", and {needed - rate_only:,} more for the wait for a place in the batch (below): {replicas} in all"
+        if needed > rate_only
+        else ""
+    )
     headline = (
         f"split over two server kinds: {where[0]}, {where[1]}; requests are routed evenly across the replicas "
-        f"(as a Kubernetes Service or round-robin balancer does), so the service needs {_replicas_rule(spec, slowest)} = "
-        f"{replicas} replicas at the slower part's {slowest:.3f} req/s per replica, {parts[0].replicas} of them on the free "
-        f"owned {parts[0].platform_id} servers; each replica serves {total / replicas:.3f} req/s "
-        f"({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), within the SLOs on both parts"
+        "(each replica's mean share, as a Kubernetes Service or round-robin balancer sends it; the wait for a place in "
+        f"the batch, below, is a router's that fills any place free), so the service needs "
+        f"{_replicas_rule(spec, slowest)} = {by_rate} replicas at the slower part's {slowest:.3f} req/s per replica{more}, "
+        f"{parts[0].replicas} of them on the free owned {parts[0].platform_id} servers; each replica serves "
+        f"{total / replicas:.3f} req/s ({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), "
+        "within the SLOs on both parts"
     )
-    reasons = [headline] + [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
+    reasons = [headline]
+    whole = {k: sized[0][0][k] for k in _WHOLE_DEPLOYMENT_DETAILS if k in sized[0][0]}
+    queues = tuple((n, q) for n, q in pool if q is not None)
+    if len(queues) == len(pool):  # the wait for a place over both parts' places, as one layout's (fix85, m74b item 7)
+        ttft_most = max(p.replica_shape.max_point.ttft_s for p in opt.parts)
+        names = tuple(p.platform_id for p in parts)
+        reasons.append(_slot_text(spec, queues, needed, rate_only, ttft_most, names))
+        wait = pooled_slot_wait(spec.requests_per_second, queues)
+        whole["slot_wait_share"] = round(wait.waits, 3)
+        whole["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+    reasons += [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
-    whole = {k: sized[0][0][k] for k in _WHOLE_DEPLOYMENT_DETAILS if k in sized[0][0]}
     return whole, reasons, parts
 
 
@@ -511,36 +533,50 @@ def _long_text(seconds: float) -> str:
     return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
 
 
-def _slot_text(spec: InferenceSpec, shape: ReplicaShape, needed: int, replicas: int) -> str:
+def _slot_text(
+    spec: InferenceSpec, pool: SlotParts, needed: int, rate_only: int, ttft_most_s: float, names: tuple[str, ...] = ()
+) -> str:
     """The wait for a place in the batch over the replicas' places (newuser72 item 6): Erlang C, and what it sized.
 
     The replicas are planned at up to the batch each may run; a request arriving while every place is taken waits for
-    one, for minutes where requests last minutes, which the TTFT p95 of a request placed does not count.
+    one, for minutes where requests last minutes, which the TTFT p95 of a request placed does not count. ``pool``: the
+    replicas and places of each layout (a split's two parts, named ``names``: one queue over both, fix85);
+    ``needed``: the replicas the rate and that wait need, ``rate_only`` the rate alone; ``ttft_most_s``: the TTFT p95
+    at the most load (a split's slower part's).
     """
-    queue = shape.slot_queue
-    assert queue is not None
-    wait = replicas_slot_wait(replicas, spec.requests_per_second, queue)
+    wait = pooled_slot_wait(spec.requests_per_second, pool)
     if not math.isfinite(wait.p95_s):
         waited = "every place is taken: the queue for one grows without bound"
     elif wait.waits <= 0.05:
         waited = f"{_percent(wait.waits)} of requests wait for one (p95 wait 0)"
     else:
         waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {_long_text(wait.p95_s)}"
+    if len(pool) == 1 or len({q for _, q in pool}) == 1:  # one layout's places (or a split's two alike)
+        replicas, queue = sum(n for n, _ in pool), pool[0][1]
+        held = f"{_long_text(queue.request_s)}: its TTFT and its output at the TPOT, the replica at its most load"
+        places = f"{replicas:,} replica(s) x {queue.per_replica:,} places"
+    else:
+        times = " and ".join(f"{_long_text(q.request_s)} on {name}" for name, (_, q) in zip(names, pool, strict=True))
+        freed = " and ".join(f"{n * q.per_replica / q.request_s:.3g}" for n, q in pool)
+        held = (
+            f"{_long_text(wait.offered / spec.requests_per_second)}: its TTFT and its output at the TPOT, each replica at "
+            f"its most load ({times}, weighted by the requests each part's places take with all of them busy: they free "
+            f"{freed} places a second)"
+        )
+        places = " + ".join(f"{n:,} replica(s) x {q.per_replica:,} places" for n, q in pool)
     text = (
-        f"a request holds a place in the batch for {_long_text(queue.request_s)}: its TTFT and its output at the TPOT, "
-        f"the replica at its most load; {replicas:,} replica(s) x {queue.per_replica:,} places = {wait.servers:,} "
+        f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
         f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} (Erlang C, "
         "an M/M/c queue: a router sending each request to a replica with a place free, request times spread "
         "exponentially; a replica's own queue, as a random router makes, waits far longer)"
     )
-    rate_only = replicas_needed(spec, shape.planned_requests_per_s)
-    if needed > rate_only:
+    if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
             f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
-            f"TTFT p95 at the most load ({shape.max_point.ttft_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
+            f"TTFT p95 at the most load ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
         )
-    elif queue.slack_s is None:
+    elif pooled_slack(pool) is None:
         text += "; no TTFT target holds it (service_class batch)"
     return text
 
@@ -809,7 +845,8 @@ def _inference_details(
         room = (cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens), shape.max_point.batch)
         reasons.append(cached_prompt_text(model, shaped, spec, point, engine_consts, room))
     if queue is not None:
-        reasons.append(_slot_text(spec, shape, needed, replicas))
+        rate_only = rate_replicas(spec, shape.planned_requests_per_s)  # review74: not min_replicas, said as "the rate"
+        reasons.append(_slot_text(spec, ((replicas, queue),), needed, rate_only, shape.max_point.ttft_s))
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:
         reasons.append(_request_time_text(spec, point, request_s))
     if wide := replica_note(opt, spec.engine):
@@ -935,8 +972,8 @@ def _replicas_rate(opt: Option) -> str:
     each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.planned_requests_per_s:,.2f}" for p in opt.pieces)
     sustained = sustained_rps(opt)
     routed = ", routed evenly" if opt.parts else ""
-    if not opt.parts and round(sustained, 2) < round(opt.candidate.replicas * opt.replica_shape.planned_requests_per_s, 2):
-        routed += ", less the wait for a place in the batch"  # a split is not slot-sized: its slowest part's rate binds
+    if round(sustained, 2) < round(replicas_rps(opt), 2):
+        routed += ", less the wait for a place in the batch"
     return f"{sustained:,.2f} req/s ({each}{routed})"
 
 

@@ -41,6 +41,7 @@ from generator.planner.spread import spread_field, spread_floor, spread_layouts,
 from generator.planner.tco import NodeCost, billed_per_run, fleet_cost, in_workload_racks, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
+from generator.sizing.serving_queue import SlotQueue, slot_replicas
 from generator.units import HOURS_PER_MONTH
 from generator.words import listed
 from generator.workload.loader import format_path
@@ -250,8 +251,10 @@ def owned_of_kind(hw: Hardware, free: dict[ServerKey, int] | None) -> tuple[tupl
 class SplitRest(NamedTuple):
     """The owned part of a split beside which a layout serves the rest (:mod:`generator.planner.split`).
 
-    Routing is even, so the rest's replicas at a layout are those the rate needs at the slower replica of the two parts,
-    less the ``held_replicas`` owned ones.
+    Each replica is planned at an even share of the rate, so the rest's replicas at a layout are those the rate needs
+    at the slower replica of the two parts, less the ``held_replicas`` owned ones; and, as for a service of one layout,
+    enough that the wait for a place in the batch over both parts' places keeps within the TTFT p95 target's slack
+    (:func:`~generator.sizing.serving_queue.slot_replicas` with the owned part beside: fix85, m74b item 7).
     """
 
     #: Requests/s one replica of the owned part is planned at.
@@ -260,20 +263,35 @@ class SplitRest(NamedTuple):
     held_replicas: int
     #: The most of them one owned host holds: what a node down there takes (``nodes_down_tolerated``).
     owned_most: int = 0
+    #: The owned part's places in the batch and a request's time in one (its replica shape's); None: not slot-sized.
+    owned_queue: SlotQueue | None = None
 
     def replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
         """The rest's replicas at ``shape``: one at least; under ``nodes_down_tolerated``, those that keep the rate.
 
         With k owned hosts down (review41 item 1: an owned + bought split was taken for N+1 and was N+0).
         """
-        needed = replicas_needed(spec, self.owned_requests_per_s, shape.planned_requests_per_s)
+        needed = self.counts(spec, shape)[1]
         if spec.nodes_down_tolerated:
             needed = max(needed, self.rate_replicas(spec, shape) + spec.nodes_down_tolerated * self.owned_most)
         return max(1, needed - self.held_replicas)
 
     def rate_replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
-        """Replicas of both parts the rate needs (``max_utilization``, not ``min_replicas``), routed evenly."""
-        return rate_replicas(spec, self.owned_requests_per_s, shape.planned_requests_per_s)
+        """Replicas of both parts the rate and the wait for a place need (``max_utilization``, not ``min_replicas``)."""
+        return self.counts(spec._replace(min_replicas=1), shape)[1]
+
+    def counts(self, spec: InferenceSpec, shape: ReplicaShape) -> tuple[int, int]:
+        """Replicas of both parts the rate alone needs (the slower part's, routed evenly), and with the wait for a place.
+
+        The owned part's are held; the rest's, one at least, are added until the p95 wait over both parts' places
+        fits the smaller slack. Not slot-sized where either part has no queue (:func:`~generator.planner.inference.slot_queue`).
+        """
+        rest = max(1, replicas_needed(spec, self.owned_requests_per_s, shape.planned_requests_per_s) - self.held_replicas)
+        if self.owned_queue is None or shape.slot_queue is None:
+            return self.held_replicas + rest, self.held_replicas + rest
+        beside = ((self.held_replicas, self.owned_queue),)
+        slotted = slot_replicas(spec.requests_per_second, shape.slot_queue, rest, beside)
+        return self.held_replicas + rest, self.held_replicas + slotted
 
 
 def inference_options(

@@ -322,7 +322,8 @@ class DeploymentPlan(NamedTuple):
         """
         count = self.replicas if replicas is None else replicas
         each = float(self.details.get("requests_per_s_per_replica_max") or 0.0)
-        return slot_rate(count, each, self.slot_queue)
+        most = count * each
+        return most if self.slot_queue is None else slot_rate(most, ((count, self.slot_queue),))
 
     @property
     def expert_parallel(self) -> int:

@@ -6,7 +6,13 @@ part is homogeneous (one GPU, platform and TP x PP inside it). Nothing rendered 
 capacity (a Kubernetes Service or a round-robin balancer spreads requests evenly over the replicas), so
 a split is sized for even routing: every replica of either part gets rate / N, with N = ceil(rate /
 the smaller per-replica capacity of the two parts), the owned part keeps its replicas and the other
-part has the remaining N - owned replicas. Every replica then runs within the SLOs. The split is one
+part has the remaining N - owned replicas. Every replica then runs within the SLOs. As for a service of one layout,
+N is also enough that the wait for a place in the batch keeps within what the TTFT p95 target leaves (fix85, m74b item
+7): one M/M/c queue over both parts' places (each part's replicas x its batch), a request's time the parts' weighted by
+the share of the requests each part's places serve with all of them taken, the slack the smaller part's
+(:func:`~generator.sizing.serving_queue.slot_replicas` with the owned part beside); the owned part keeps its replicas,
+the rest takes the ones the wait adds. That queue is a router sending each request to a replica with a place free,
+capped at each part's batch; an even split's own queue at each replica waits longer. The split is one
 more candidate: the objective decides whether it wins. A training job is never split: one job runs on
 one homogeneous cluster.
 """
@@ -73,9 +79,9 @@ def split_options(
         if fill not in known:
             known[fill] = ((), tuple(owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers)))
         for owned in known[fill][1]:
-            beside = SplitRest(replica_max(owned), owned.candidate.replicas, _most_on_a_host(owned))
-            if replicas_needed(spec, beside.owned_requests_per_s) <= beside.held_replicas:
-                continue  # the owned servers hold the whole service: not a split
+            beside = split_rest(owned)
+            if replicas_needed(spec, beside.owned_requests_per_s, slots=beside.owned_queue) <= beside.held_replicas:
+                continue  # the owned servers hold the whole service, its wait for a place too: not a split
             for rest in inference_options(wl, dep, model, consts, [], rest_free, beside, others, sizes):
                 # two owned kinds can each come first; the same two parts either way are one candidate
                 parts = frozenset(_layout(p) for p in (owned, rest))
@@ -87,6 +93,11 @@ def split_options(
                         known[pair] = ((), (job_split(wl.hardware.provider, dep.inference, joined(owned, rest)),))
                     out += known[pair][1]
     return out
+
+
+def split_rest(owned: Option) -> SplitRest:
+    """The owned part ``owned`` as the rest of a split is sized beside: its rate, replicas, busiest host and places."""
+    return SplitRest(replica_max(owned), owned.candidate.replicas, _most_on_a_host(owned), owned.replica_shape.slot_queue)
 
 
 def _most_on_a_host(opt: Option) -> int:

@@ -246,42 +246,84 @@ def slot_wait(servers: int, offered: float, service_s: float) -> SlotWait:
     return SlotWait(servers, offered, waits, p95)
 
 
-def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue) -> SlotWait:
-    """:func:`slot_wait` over ``replicas`` x ``queue.per_replica`` places at ``rate`` requests/s, a router filling any."""
-    return slot_wait(replicas * queue.per_replica, rate * queue.request_s, queue.request_s)
+#: Replicas of one layout each and the places they give (:class:`SlotQueue`): a service's one layout, or a split
+#: service's two parts (:mod:`generator.planner.split`), whose places one router fills.
+SlotParts = tuple[tuple[int, SlotQueue], ...]
 
 
-def _sized(queue: SlotQueue) -> bool:
-    """Whether ``queue`` holds its wait to a slack: one is set, and its places and request time are real."""
-    return queue.slack_s is not None and queue.per_replica >= 1 and queue.request_s > 0
+def pooled_request_s(parts: SlotParts) -> float:
+    """A request's time in a place over ``parts``: each part's, weighted by the share of the requests it serves.
 
-
-def _wait_fits(replicas: int, rate: float, queue: SlotQueue) -> bool:
-    """Whether ``replicas`` keep the p95 wait for a place within ``queue.slack_s`` at ``rate`` requests/s.
-
-    The one rule :func:`slot_replicas` (the fewest replicas for a rate) and :func:`slot_rate` (the most rate for a
-    count of replicas) both answer.
+    With every place taken (the only time a request waits), a router filling any place free sends each request to the
+    next place that frees, and a part's ``n x b`` places free ``n x b / S`` times a second: that is its share. Weighted
+    so, the time is ``sum n b / sum (n b / S)`` (places over what they serve a second), and the M/M/c queue over all
+    the places (:func:`pooled_slot_wait`) empties at the rate the parts' places do. One layout: its own time.
     """
-    assert queue.slack_s is not None
-    return replicas_slot_wait(replicas, rate, queue).p95_s <= queue.slack_s
+    held = [(n, q) for n, q in parts if n > 0]
+    if len({q.request_s for _, q in held}) == 1:
+        return held[0][1].request_s
+    return sum(n * q.per_replica for n, q in held) / sum(n * q.per_replica / q.request_s for n, q in held)
+
+
+def pooled_slot_wait(rate: float, parts: SlotParts) -> SlotWait:
+    """:func:`slot_wait` over every part's replicas x places at ``rate`` requests/s, a router filling any place free.
+
+    ``c`` the sum of each part's replicas x its batch, a request's time :func:`pooled_request_s`; a service of one
+    layout is the one part (:func:`replicas_slot_wait`), so one rule sizes both.
+    """
+    request_s = pooled_request_s(parts)
+    return slot_wait(sum(n * q.per_replica for n, q in parts), rate * request_s, request_s)
+
+
+def pooled_slack(parts: SlotParts) -> float | None:
+    """What the wait may take over ``parts``: the smallest part's slack (a request may meet any); None where one has none."""
+    slacks = [q.slack_s for n, q in parts if n > 0]
+    return None if not slacks or any(s is None for s in slacks) else min(s for s in slacks if s is not None)
+
+
+def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue, beside: SlotParts = ()) -> SlotWait:
+    """:func:`pooled_slot_wait` of ``replicas`` x ``queue.per_replica`` places, with ``beside``'s (a split's other part)."""
+    return pooled_slot_wait(rate, ((replicas, queue), *beside))
+
+
+def _slack(parts: SlotParts) -> float | None:
+    """What the wait for a place over ``parts`` may take (:func:`pooled_slack`); None where nothing holds it to one.
+
+    None too where a part's places or request time are not real (no batch a replica runs, no time a request takes).
+    """
+    if any(q.per_replica < 1 or q.request_s <= 0 for _, q in parts):
+        return None
+    return pooled_slack(parts)
+
+
+def _wait_fits(rate: float, parts: SlotParts, slack: float) -> bool:
+    """Whether the p95 wait for a place over ``parts`` at ``rate`` requests/s is within ``slack``.
+
+    The one rule :func:`slot_replicas` (the fewest replicas for a rate) and :func:`slot_rate` (the most rate for the
+    replicas planned) both answer.
+    """
+    return pooled_slot_wait(rate, parts).p95_s <= slack
 
 
 @functools.lru_cache(maxsize=4096)
-def slot_replicas(rate: float, queue: SlotQueue, least: int) -> int:
+def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts = ()) -> int:
     """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
 
-    The wait falls as replicas are added (more places at the same load): a doubling search, then a bisection.
-    ``least`` where no slack is set (nothing to hold the wait to) or the rate is nil.
+    ``beside``: replicas of another layout the same router fills, held fixed (a split's owned part): their places
+    count with these, and the slack is the smaller of the parts' (:func:`pooled_slack`). The wait falls as replicas are
+    added (more places at the same load): a doubling search, then a bisection. ``least`` where no slack is set
+    (nothing to hold the wait to) or the rate is nil.
     """
-    if not _sized(queue) or rate <= 0:
+    slack = _slack(((max(1, least), queue), *beside))
+    if slack is None or rate <= 0:
         return least
 
     def meets(replicas: int) -> bool:
-        return _wait_fits(replicas, rate, queue)
+        return _wait_fits(rate, ((replicas, queue), *beside), slack)
 
     if meets(least):
         return least
-    low, high = least, 2 * least
+    low, high = least, max(1, 2 * least)
     while not meets(high):
         low, high = high, 2 * high
     while high - low > 1:
@@ -295,25 +337,25 @@ _RATE_TOLERANCE = 1e-9
 
 
 @functools.lru_cache(maxsize=4096)
-def slot_rate(replicas: int, per_replica_rps: float, queue: SlotQueue | None) -> float:
-    """The most requests/s ``replicas`` sustain with the p95 wait for a place in their batch within ``queue.slack_s``.
+def slot_rate(most: float, parts: SlotParts) -> float:
+    """The most requests/s the replicas of ``parts`` sustain with the p95 wait for a place within what the TTFT leaves.
 
-    At most ``replicas x per_replica_rps`` (every place taken: the wait for one grows without bound there, so where a
-    slack holds it the most rate is below that); exactly that where no queue or no slack holds the wait (a batch job,
-    a pooling service, no TTFT target). The wait grows with the rate (a fuller queue over the same places): a
-    bisection on the rate under the rule :func:`slot_replicas` sizes by, so ``slot_replicas(rate, queue, 1) <=
-    replicas`` exactly where ``rate <= slot_rate(replicas, ...)`` (to the tolerance). m74a item 4: two 8B replicas of
-    5.68 req/s (114 places, 20.07 s a request, a 1.578 s slack) hold 10.54 req/s, not 11.36.
+    ``most``: what they serve with every place taken (replicas x a replica's rate; a split's, all its replicas x the
+    slowest part's), the cap: the wait for a place grows without bound there, so where a slack holds it the most rate
+    is below; ``most`` itself where nothing holds the wait (no parts: a batch job, a pooling service; no TTFT
+    target). The wait grows with the rate (a fuller queue over the same places): a bisection on the rate under the
+    rule :func:`slot_replicas` sizes by, so ``slot_replicas(rate, queue, 1, beside) <= n`` exactly where ``rate <=
+    slot_rate(most, ((n, queue), *beside))`` (to the tolerance). m74a item 4: two 8B replicas of 5.68 req/s (114
+    places, 20.07 s a request, a 1.578 s slack) sustain 10.54 req/s within it, not 11.36.
     """
-    most = replicas * per_replica_rps
-    if queue is None or not _sized(queue) or most <= 0:
-        return most
-    if _wait_fits(replicas, most, queue):
+    held = tuple((n, q) for n, q in parts if n > 0)
+    slack = _slack(held) if held else None
+    if slack is None or most <= 0 or _wait_fits(most, held, slack):
         return most
     low, high = 0.0, most  # the wait fits at a nil rate, not at ``high``
     while high - low > most * _RATE_TOLERANCE:
         middle = (low + high) / 2
-        low, high = (middle, high) if _wait_fits(replicas, middle, queue) else (low, middle)
+        low, high = (middle, high) if _wait_fits(middle, held, slack) else (low, middle)
     return low
 
 
