@@ -312,7 +312,7 @@ def test_two_8b_replicas_sustain_10_54_req_s_not_11_36() -> None:
     assert most == pytest.approx(_oracle_most_rate(2, 5.68, EIGHT_B), rel=1e-6)
     assert round(most, 2) == 10.54
     assert most * EIGHT_B.request_s / 228 == pytest.approx(0.927, abs=1e-3)
-    assert _oracle_p95_wait(228, most * 1.001, EIGHT_B.request_s) > EIGHT_B.slack_s  # a hair past it breaks the slack
+    assert _oracle_p95_wait(228, most * 1.001, EIGHT_B.request_s) > 2.0 - 0.422  # a hair past it breaks the slack
 
 
 @pytest.mark.parametrize("replicas", [1, 3, 13, 26, 30, 200])
