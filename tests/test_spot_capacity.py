@@ -463,6 +463,25 @@ def test_min_replicas_above_the_peak_is_said_as_headroom(tmp_path: Path) -> None
     assert "; its 3 replica(s) are 2 more than the 1 the peak needs, while a reclaim takes a node's 1. " in message
 
 
+def test_replicas_the_wait_for_a_place_needs_are_no_spare_for_a_reclaim(tmp_path: Path) -> None:
+    """fix86 (m74a item 4): 10.6 req/s of the 8B on one L40S each (5.68 req/s, 114 places, 20.07 s a request): the rate
+    alone needs 2, but 2 x 114 places at 93% busy wait past the slack the TTFT target leaves, so the plan runs 3; the
+    third is what the peak needs, not headroom for a reclaim (it read "1 more than the 2 the peak needs")."""
+    path = tmp_path / "aws.yaml"
+    path.write_text(
+        "version: 1\nname: spot\ndeployments:\n  - name: batch\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    capacity_type: spot\n    platform: aws-g6e-xlarge\n    inference: {precision: bf16, max_context_tokens: 8192, "
+        "avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 10.6}\nhardware: {provider: aws}\n"
+        "kubernetes: {location: us-east-1}\n"
+    )
+    files = render_file(str(path))
+    (dep,) = spec(files)["deployments"]
+    assert (dep["replicas"], dep["details"]["requests_per_s_per_replica_max"]) == (3, 5.68)
+    assert any("1 replica(s) more than the rate alone needs (2)" in r for r in dep["reasons"])
+    ((_, _, message),) = findings(files, "serving-on-spot")
+    assert "; its 3 replica(s) are what the peak needs (3), none to spare for a reclaim. " in message
+
+
 def test_gke_not_on_demand_types_launch_as_spot(tmp_path: Path) -> None:
     """GKE sells A4 (B200) through reservations, Flex-start and Spot: a spot job there gets no not-on-demand warning."""
     text = workload("gcp", "prices: {gcp-a4-highgpu-8g@spot: 40.0}\n").replace(

@@ -86,7 +86,7 @@ from generator.planner.online_quantization import (
     served_file_bytes,
     unserved_precision_findings,
 )
-from generator.planner.option import Option, pool_labels, sustained_rps
+from generator.planner.option import Option, pool_labels, replicas_rps, sustained_rps
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
 from generator.planner.owned_build import (
     build_assumed,
@@ -1084,10 +1084,17 @@ _TIED_ON = {
 
 
 def _replicas_rate(opt: Option) -> str:
-    """An option's sustained rate as its replicas make it: '23.44 req/s (2 x 11.72)'; a split's parts each."""
+    """An option's sustained rate as its replicas make it: '23.44 req/s (2 x 11.72)'; a split's parts each.
+
+    Where the wait for a place in the batch holds the replicas below their rates' sum (:func:`sustained_rps`), the
+    figures say so: '12.64 req/s (2 x 6.78, less the wait for a place in the batch)' (m74a item 4).
+    """
     each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.planned_requests_per_s:,.2f}" for p in opt.pieces)
+    sustained = sustained_rps(opt)
     routed = ", routed evenly" if opt.parts else ""
-    return f"{sustained_rps(opt):,.2f} req/s ({each}{routed})"
+    if round(sustained, 2) < round(replicas_rps(opt), 2):
+        routed += ", less the wait for a place in the batch"
+    return f"{sustained:,.2f} req/s ({each}{routed})"
 
 
 def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rps: float) -> str | None:
@@ -1839,6 +1846,7 @@ def build_plan(
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
                 split=split,
+                slot_queue=opt.shape.slot_queue if not opt.parts and isinstance(opt.shape, ReplicaShape) else None,
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)

@@ -11,6 +11,7 @@ from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
 from generator.planner.plan import Candidate, NodeSpec
+from generator.sizing.serving_queue import SlotParts, slot_rate
 
 TYPE_CHECKING = False  # the training modules load only for a training deployment
 if TYPE_CHECKING:
@@ -106,10 +107,18 @@ class Option(NamedTuple):
 def sustained_rps(opt: Option, served: bool = False) -> float:
     """Requests per second an option's replicas sustain together within the SLOs; 0 for a training job.
 
-    Each replica at its planned rate (``served``: at its most, not a batch job's share of its deadline,
+    Each replica at most at its planned rate (``served``: at its most, not a batch job's share of its deadline,
     :attr:`~generator.planner.inference.ReplicaShape.served_requests_per_s`); a split option's requests are routed
-    evenly over all its replicas, so its slowest replica's rate times them all.
+    evenly over all its replicas, so its slowest replica's rate times them all. Together, no more than keeps the p95
+    wait for a place in their batch (a split's, both parts' places) within what the TTFT p95 target leaves
+    (:func:`~generator.sizing.serving_queue.slot_rate`, the rule the count is sized by; m74a item 4: 2 x 5.68 req/s was
+    said "within the SLOs" where the wait for a place passes the target past 10.54).
     """
+    return slot_rate(replicas_rps(opt, served), slot_parts(opt))
+
+
+def replicas_rps(opt: Option, served: bool = False) -> float:
+    """What an option's replicas serve with every place in their batch taken: :func:`sustained_rps` less the wait."""
 
     def rate(shape: ReplicaShape) -> float:
         return shape.served_requests_per_s if served else shape.planned_requests_per_s
@@ -119,6 +128,16 @@ def sustained_rps(opt: Option, served: bool = False) -> float:
         return opt.candidate.replicas * rate(shape) if isinstance(shape, ReplicaShape) else 0.0
     rates = [(part.candidate.replicas, rate(part.shape)) for part in opt.pieces if isinstance(part.shape, ReplicaShape)]
     return sum(n for n, _ in rates) * min((r for _, r in rates), default=0.0)
+
+
+def slot_parts(opt: Option) -> SlotParts:
+    """The replicas and places of each part of ``opt`` one router fills (:data:`SlotParts`); none where a part has none.
+
+    A batch job, a pooling service or a replica below one sequence in flight has no places to wait for
+    (:attr:`~generator.planner.inference.ReplicaShape.slot_queue` None): its rate is its replicas' alone.
+    """
+    parts = [(p.candidate.replicas, p.shape.slot_queue) for p in opt.pieces if isinstance(p.shape, ReplicaShape)]
+    return tuple((n, q) for n, q in parts if q is not None) if all(q is not None for _, q in parts) else ()
 
 
 #: What :attr:`Option.busy_kind` adds to a GPU id for spot capacity, whose nodes no on-demand replica shares.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from generator import catalog
 from generator.catalog.gke_gpu_nics import pools_rendered
@@ -20,6 +20,8 @@ from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from generator.planner.plan import Candidate
 
 
@@ -222,8 +224,45 @@ def unsold_everywhere_why(wl: Workload, gpu_id: str) -> str | None:
     return unsold[0] if len(unsold) == len(holders) else None
 
 
+@functools.total_ordering
+class HeldRate:
+    """The sustained-rate tie-break of :func:`rank` (``-round(rate, 2)``), its rate worked out on the first comparison.
+
+    A ranking compares it only where every key before it ties, and the rate held to the wait for a place in the batch
+    (:func:`~generator.planner.option.sustained_rps`) is a search over the Erlang C sum: most options never need it.
+    """
+
+    __slots__ = ("_key", "_rate")
+
+    def __init__(self, rate: Callable[[], float]) -> None:
+        self._rate: Callable[[], float] | None = rate
+        self._key = 0.0
+
+    @property
+    def key(self) -> float:
+        """``-round(rate, 2)``: more requests a second first."""
+        if self._rate is not None:
+            self._key, self._rate = -round(self._rate(), 2), None
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        return self.key == (other.key if isinstance(other, HeldRate) else other)
+
+    def __lt__(self, other: object) -> bool:
+        return self.key < (other.key if isinstance(other, HeldRate) else other)  # type: ignore[operator]
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
 def rank(
-    objective: str, candidate: Candidate, *, share: bool = False, sustained_rps: float = 0.0, alone: bool = False
+    objective: str,
+    candidate: Candidate,
+    *,
+    share: bool = False,
+    sustained_rps: float = 0.0,
+    alone: bool = False,
+    held: Callable[[], float] | None = None,
 ) -> tuple[float, ...]:
     """Sort key of a candidate under the objective, counting what is bought or rented.
 
@@ -240,6 +279,8 @@ def rank(
     ``alone``: the layout's servers are its own whatever it leaves idle (a training job's pool): on owned servers it
     buys nothing, and fewer idle GPUs come first (newuser30 item 6: DP2 on an owned 4-GPU server, 13.4 h a run, won
     over DP4's 6.7 h by using fewer of GPUs no one else could).
+    ``held``: what the replicas sustain held to the wait for a place in their batch, worked out only where the ranking
+    reaches the tie-break (:class:`HeldRate`); ``sustained_rps`` then is their rate with every place taken (> 0 alike).
     """
     c = candidate
     idle = c.gpus if share and not alone else c.idle_gpus
@@ -256,7 +297,9 @@ def rank(
     # beats 1 x TP8 sustaining 17.75 (newuser24 item 4: TTFT 177 ms against an SLO of 1,500 ms chose the TP8); a
     # service of one replica after those of several, which keep serving while one restarts (every layout ranked
     # serves the rate: a 1 x TP4 rated 0.2% above 2 x TP2 is within the model's error, its outage is not)
-    lone, headroom = float(c.replicas < 2 and sustained_rps > 0), -round(sustained_rps, 2)
+    lone = float(c.replicas < 2 and sustained_rps > 0)
+    # a HeldRate compares as the float it stands for
+    headroom = cast(float, HeldRate(held)) if held is not None else -round(sustained_rps, 2)
     if objective == "gpus":
         return (bought, idle, c.nodes, power, c.pp, lone, headroom, c.latency_s, usd)
     if objective == "power":

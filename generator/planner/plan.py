@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
+from generator.sizing.serving_queue import SlotQueue, slot_rate
 from generator.units import HOURS_PER_MONTH, figure_text
 
 Level = Literal["info", "warning", "error"]
@@ -308,6 +309,21 @@ class DeploymentPlan(NamedTuple):
     #: per-replica sizing: each part carries its own); ``pool``, ``tp``, ``pp`` and ``memory_per_gpu`` repeat
     #: the first part's (``split[0]``) for readers of one pool, and views show the parts instead.
     split: tuple[DeploymentPart, ...] = ()
+    #: A service's places in the batch and a request's time in one (one layout's; None for a split service, a batch
+    #: job, a pooling one): what its replicas sustain together within the SLOs (:func:`sustained_rate`). Not written
+    #: to ``spec.json`` (its figures are the reason's slot-wait line and ``slot_wait_*``).
+    slot_queue: SlotQueue | None = None
+
+    def sustained_rate(self, replicas: int | None = None) -> float:
+        """Requests/s ``replicas`` of this service's (all by default) sustain within the SLOs, the wait for a place too.
+
+        Each at ``requests_per_s_per_replica_max`` at most, together held to what keeps the p95 wait for a place in
+        their batch within the TTFT target's slack (:func:`~generator.sizing.serving_queue.slot_rate`; m74a item 4).
+        """
+        count = self.replicas if replicas is None else replicas
+        each = float(self.details.get("requests_per_s_per_replica_max") or 0.0)
+        most = count * each
+        return most if self.slot_queue is None else slot_rate(most, ((count, self.slot_queue),))
 
     @property
     def expert_parallel(self) -> int:
@@ -670,7 +686,7 @@ def _plain(value: Any) -> Any:
         return {
             name: _plain(v)
             for name, v in zip(kind._fields, value, strict=True)
-            if v is not None or (kind, name) not in _LEFT_OUT_WHEN_NONE
+            if (v is not None or (kind, name) not in _LEFT_OUT_WHEN_NONE) and (kind, name) not in _NOT_WRITTEN
         }
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -708,6 +724,8 @@ _RECORDS: frozenset[Any] = frozenset(
 #: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second)
 #: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
+#: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
+_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset({(DeploymentPlan, "slot_queue")})
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (DeploymentPart, "expert_parallel"),

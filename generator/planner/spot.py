@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
+from generator.sizing.serving_queue import slot_replicas
 from generator.units import hours_text
 from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
 from generator.workload.models import InferenceDeployment, Workload
@@ -135,6 +136,8 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
     assert isinstance(spec, InferenceDeployment), "a serving deployment plan is an inference deployment's"
     per_replica = dep.details.get("requests_per_s_per_replica_max")  # what one replica sustains within the SLOs
     needed = math.ceil(spec.inference.requests_per_second / per_replica - 1e-9) if per_replica else dep.replicas
+    if per_replica and dep.slot_queue is not None and not dep.split:  # and the wait for a place, as sized (m74a item 4)
+        needed = slot_replicas(spec.inference.requests_per_second, dep.slot_queue, needed)
     per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
     spare = dep.replicas - needed
     loading = _loading(dep)

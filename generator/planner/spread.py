@@ -302,7 +302,7 @@ def node_down_finding(
     down = max(1, spec.nodes_down_tolerated)  # fz65 item 2: N+2 in a shared pool was checked with one node down
     most = sum(sorted(held, reverse=True)[:down])
     pool = by_name[parts[0][0]]
-    left = (dep.replicas - most) * each
+    left = _held(dep, dep.replicas - most, each)
     stopped = "its run until they are back" if spec.job else "the service"
     cause = "(a failure, a repair, a drain" + (
         ": GKE's auto-upgrades drain every node in turn, and its replicas start again on the surge node)" if upgraded else ")"
@@ -349,7 +349,8 @@ def node_down_finding(
     return Finding(
         "warning" if fields or upgraded else "info",
         "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
-        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}); {remedy}{drain_grace_text([dep])}",
+        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}{_less_wait(dep, dep.replicas - most, each)}); "
+        f"{remedy}{drain_grace_text([dep])}",
         f"{at}.{fields[0]}" if fields else at,
     )
 
@@ -381,6 +382,21 @@ def _by_host(pool: Pool, name: str, replicas: int, width: int, spread: bool, pla
     return [replicas // hosts + (1 if h < replicas % hosts else 0) for h in range(hosts)]
 
 
+def _held(dep: DeploymentPlan, replicas: int, each: float) -> float:
+    """Requests/s ``replicas`` of ``dep``'s serve within the SLOs, ``each`` at most a replica (a split's slowest part's).
+
+    Together held to what keeps the p95 wait for a place in their batch within the TTFT target's slack, as the count
+    was sized (:meth:`DeploymentPlan.sustained_rate`; m74a item 4: one of two replicas of 6.78 req/s was said to serve
+    6.78, every one of its places taken); a split service (not slot-sized) ``replicas x each``.
+    """
+    return replicas * each if dep.slot_queue is None or dep.split else dep.sustained_rate(replicas)
+
+
+def _less_wait(dep: DeploymentPlan, replicas: int, each: float) -> str:
+    """', less the wait for a place in the batch' where that wait holds ``replicas`` of ``dep``'s below ``each`` apiece."""
+    return ", less the wait for a place in the batch" if round(_held(dep, replicas, each), 2) < round(replicas * each, 2) else ""
+
+
 def _floor_text(
     dep: DeploymentPlan, spec: InferenceSpec, pool: Pool, spread: bool, each: float, cause: str, down: int
 ) -> str | None:
@@ -391,7 +407,7 @@ def _floor_text(
     hosts = pool.min_nodes * pool.node.hosts
     holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.stage_gpus * dep.pp, pool.shares_per_gpu)
     most = even_loss(floor, hosts, down) if spread else min(floor, down * holds)
-    left = (floor - most) * each
+    left = _held(dep, floor - most, each)
     if left >= average:
         return None
     return (

@@ -365,6 +365,31 @@ def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue, beside: Slo
     return pooled_slot_wait(rate, ((replicas, queue), *beside))
 
 
+def _slack(parts: SlotParts) -> float | None:
+    """What the wait for a place over ``parts`` may take (:func:`pooled_slack`); None where nothing holds it to one.
+
+    None too where a part's places or request time are not real (no batch a replica runs, no time a request takes).
+    """
+    if any(q.per_replica < 1 or q.request_s <= 0 for _, q in parts):
+        return None
+    return pooled_slack(parts)
+
+
+def _wait_past_slack_s(rate: float, parts: SlotParts) -> float:
+    """How far the p95 wait for a place over ``parts`` at ``rate`` requests/s is past what the TTFT leaves (<= 0: within).
+
+    The slack is the parts' at ``rate`` (:func:`resolved`: a replica below one sequence in flight leaves the wait more
+    of the TTFT target the less it is loaded, review74 item 3). The one rule :func:`slot_replicas` (the fewest replicas
+    for a rate) and :func:`slot_rate` (the most rate for the replicas planned) both answer.
+    """
+    return pooled_slot_wait(rate, parts).p95_s - (pooled_slack(resolved(rate, parts)) or 0.0)
+
+
+def _wait_fits(rate: float, parts: SlotParts) -> bool:
+    """Whether the p95 wait for a place over ``parts`` at ``rate`` requests/s is within the slack (:func:`_wait_past_slack_s`)."""
+    return _wait_past_slack_s(rate, parts) <= 0
+
+
 @functools.lru_cache(maxsize=4096)
 def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts = ()) -> int:
     """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
@@ -375,13 +400,12 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
     search, then a bisection. ``least`` where no slack is set
     (nothing to hold the wait to) or the rate is nil.
     """
-    slack = pooled_slack(((max(1, least), queue), *beside))
-    if slack is None or rate <= 0 or any(q.per_replica < 1 or q.request_s <= 0 for _, q in ((1, queue), *beside)):
+    slack = _slack(((max(1, least), queue), *beside))
+    if slack is None or rate <= 0:
         return least
 
     def meets(replicas: int) -> bool:
-        parts = resolved(rate, ((replicas, queue), *beside))  # below one in flight: the places at this share (review74)
-        return pooled_slot_wait(rate, parts).p95_s <= (pooled_slack(parts) or 0.0)
+        return _wait_fits(rate, ((replicas, queue), *beside))
 
     if meets(least):
         return least
@@ -392,6 +416,52 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
         middle = (low + high) // 2
         low, high = (low, middle) if meets(middle) else (middle, high)
     return high
+
+
+#: How near :func:`slot_rate`'s bisection comes to the most rate, as a share of the replicas' own (1e-7, a hundred
+#: thousandth of a percent: far under the cent of a req/s the figures are said and ranked to).
+_RATE_TOLERANCE = 1e-7
+
+
+@functools.lru_cache(maxsize=4096)
+def slot_rate(most: float, parts: SlotParts) -> float:
+    """The most requests/s the replicas of ``parts`` sustain with the p95 wait for a place within what the TTFT leaves.
+
+    ``most``: what they serve with every place taken (replicas x a replica's rate; a split's, all its replicas x the
+    slowest part's), the cap: the wait for a place grows without bound there, so where a slack holds it the most rate
+    is below; ``most`` itself where nothing holds the wait (no parts: a batch job, a pooling service; no TTFT
+    target). The wait grows with the rate (a fuller queue over the same places): a bisection on the rate under the
+    rule :func:`slot_replicas` sizes by, so ``slot_replicas(rate, queue, 1, beside) <= n`` exactly where ``rate <=
+    slot_rate(most, ((n, queue), *beside))`` (to the tolerance). m74a item 4: two 8B replicas of 5.68 req/s (114
+    places, 20.07 s a request, a 1.578 s slack) sustain 10.54 req/s within it, not 11.36.
+    """
+    held = tuple((n, q) for n, q in parts if n > 0)
+    slack = _slack(held) if held else None
+    if slack is None or most <= 0 or _wait_fits(most, held):
+        return most
+    # bracketed up toward the top (1/2, 3/4, 7/8 ... of ``most``) until the wait breaks the slack: many places hold
+    # most of their rate, and the Erlang sum near full load is short (a few sqrt(A) terms) where one at half load runs
+    # over c / 2 of them; then regula falsi (Illinois) between the last rate that fits and the first that does not,
+    # a bisection step wherever it would not halve the bracket in two steps
+    low, gap = 0.0, most / 2
+    while gap > most * _RATE_TOLERANCE and _wait_fits(most - gap, held):
+        low, gap = most - gap, gap / 2
+    high = most - gap  # the first that breaks it (or within the tolerance of the last that fits)
+
+    over = functools.partial(_wait_past_slack_s, parts=held)
+    f_low, f_high, width, side = over(low), over(high), high - low, 0
+    while high - low > most * _RATE_TOLERANCE:
+        point = high - f_high * (high - low) / (f_high - f_low) if f_high > f_low else (low + high) / 2
+        if not low < point < high or high - low > width / 2:  # a slow or stray secant: bisect
+            point, width = (low + high) / 2, high - low
+        f_point = over(point)
+        if f_point <= 0:
+            low, f_low = point, f_point
+            f_high, side = (f_high / 2 if side == -1 else f_high), -1  # Illinois: the end kept twice counts half
+        else:
+            high, f_high = point, f_point
+            f_low, side = (f_low / 2 if side == 1 else f_low), 1
+    return low
 
 
 def prompt_tail(prompt_tokens: int, cached_share: float) -> tuple[int, int]:
