@@ -6,6 +6,7 @@ is taken waits for one (an M/M/c queue over replicas x batch places), for minute
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import random
@@ -23,6 +24,7 @@ from generator.sizing.serving_queue import (
     pooled_slot_wait,
     replicas_slot_wait,
     slot_rate,
+    slot_rate_bounds,
     slot_replicas,
     slot_wait,
 )
@@ -455,3 +457,35 @@ def test_the_tie_break_and_a_node_down_say_what_the_slot_wait_lets_replicas_sust
         "1 of its 2 replicas serves 6.05 req/s of the 10 asked (6.78 each within the SLOs, less the wait for a place "
         "in the batch)"
     ) in down.message
+
+
+def _held_cases(seed: int, count: int) -> list[tuple[float, SlotParts]]:
+    """Random services of one layout: replicas, places, a request's time and a slack, at every place taken."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        queue = SlotQueue(rng.randint(1, 300), rng.uniform(0.5, 60.0), rng.choice([None, 0.0, rng.uniform(0.01, 5.0)]))
+        replicas = rng.randint(1, 40)
+        cases.append((replicas * queue.per_replica / queue.request_s, ((replicas, queue),)))
+    return cases
+
+
+def test_the_held_rate_lies_within_its_bounds() -> None:
+    """slot_rate_bounds: a rate the wait surely holds (c - A >= S ln 20 / slack, whatever Erlang C is) and the most."""
+    for most, parts in _held_cases(7, 300):
+        low, high = slot_rate_bounds(most, parts)
+        held = slot_rate(most, parts)
+        assert low <= held * (1 + 1e-9) and held <= high == most, (most, parts, low, held)
+
+
+def test_a_ranking_on_held_rates_orders_as_the_rates_worked_out() -> None:
+    """HeldRate compares on its bounds where they part and on the rate where they overlap: the order of the keys."""
+    from generator.planner.options import HeldRate
+
+    cases = _held_cases(11, 120)
+    exact = [-round(slot_rate(most, parts), 2) for most, parts in cases]
+    for i, (most, parts) in enumerate(cases):
+        for j, (other_most, other_parts) in enumerate(cases):
+            ours = HeldRate(functools.partial(slot_rate, most, parts), slot_rate_bounds(most, parts))
+            theirs = HeldRate(functools.partial(slot_rate, other_most, other_parts), slot_rate_bounds(other_most, other_parts))
+            assert (ours < theirs, ours == theirs) == (exact[i] < exact[j], exact[i] == exact[j]), (i, j)

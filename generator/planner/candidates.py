@@ -30,7 +30,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
-from generator.planner.option import Option, replicas_rps, sustained_rps
+from generator.planner.option import Option, replicas_rps, sustained_rps, sustained_rps_bounds
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, for_deployment, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec, layout_name
 from generator.planner.price_region import pricing_region
@@ -748,7 +748,10 @@ def _ranking_key(
     alone = not isinstance(opt.shape, ReplicaShape)
     # the rate held to the wait for a place is worked out only where the keys before it tie (HeldRate)
     held = functools.partial(sustained_rps, opt)
-    by_objective, *ties = rank(objective, c, share=share, sustained_rps=replicas_rps(opt), alone=alone, held=held)
+    bounds = sustained_rps_bounds(opt)
+    by_objective, *ties = rank(
+        objective, c, share=share, sustained_rps=replicas_rps(opt), alone=alone, held=held, held_bounds=bounds
+    )
     lead: object = by_objective
     if capex_months is not None:
         up_front = c.capex_usd or 0.0

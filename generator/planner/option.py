@@ -11,7 +11,7 @@ from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
 from generator.planner.plan import Candidate, NodeSpec
-from generator.sizing.serving_queue import SlotParts, slot_rate
+from generator.sizing.serving_queue import SlotParts, slot_rate, slot_rate_bounds
 
 TYPE_CHECKING = False  # the training modules load only for a training deployment
 if TYPE_CHECKING:
@@ -115,6 +115,11 @@ def sustained_rps(opt: Option, served: bool = False) -> float:
     said "within the SLOs" where the wait for a place passes the target past 10.54).
     """
     return slot_rate(replicas_rps(opt, served), slot_parts(opt))
+
+
+def sustained_rps_bounds(opt: Option) -> tuple[float, float]:
+    """Where :func:`sustained_rps` lies without its search: a rate surely held, and the replicas' with every place taken."""
+    return slot_rate_bounds(replicas_rps(opt), slot_parts(opt))
 
 
 def replicas_rps(opt: Option, served: bool = False) -> float:

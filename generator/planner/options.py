@@ -226,29 +226,47 @@ def unsold_everywhere_why(wl: Workload, gpu_id: str) -> str | None:
 
 @functools.total_ordering
 class HeldRate:
-    """The sustained-rate tie-break of :func:`rank` (``-round(rate, 2)``), its rate worked out on the first comparison.
+    """The sustained-rate tie-break of :func:`rank` (``-round(rate, 2)``), its rate worked out only where it must be.
 
     A ranking compares it only where every key before it ties, and the rate held to the wait for a place in the batch
     (:func:`~generator.planner.option.sustained_rps`) is a search over the Erlang C sum: most options never need it.
+    ``bounds``: a rate it surely holds and the most it may (:func:`~generator.sizing.serving_queue.slot_rate_bounds`);
+    two whose rounded bounds do not overlap compare on them, the rate worked out (once) where they do.
     """
 
-    __slots__ = ("_key", "_rate")
+    __slots__ = ("_bounds", "_key", "_rate")
 
-    def __init__(self, rate: Callable[[], float]) -> None:
+    def __init__(self, rate: Callable[[], float], bounds: tuple[float, float] = (0.0, math.inf)) -> None:
         self._rate: Callable[[], float] | None = rate
         self._key = 0.0
+        self._bounds = (-round(bounds[1], 2), -round(bounds[0], 2)) if math.isfinite(bounds[1]) else (-math.inf, 0.0)
 
     @property
     def key(self) -> float:
         """``-round(rate, 2)``: more requests a second first."""
         if self._rate is not None:
             self._key, self._rate = -round(self._rate(), 2), None
+            self._bounds = (self._key, self._key)
         return self._key
 
+    def _apart(self, other: object) -> int | None:
+        """-1 / 1 where the keys' bounds alone order ``self`` before / after ``other``; None where they overlap."""
+        low, high = self._bounds
+        other_low, other_high = other._bounds if isinstance(other, HeldRate) else (other, other)
+        if high < other_low:  # type: ignore[operator]
+            return -1
+        if low > other_high:  # type: ignore[operator]
+            return 1
+        return None
+
     def __eq__(self, other: object) -> bool:
+        if self._apart(other) is not None:
+            return False
         return self.key == (other.key if isinstance(other, HeldRate) else other)
 
     def __lt__(self, other: object) -> bool:
+        if (apart := self._apart(other)) is not None:
+            return apart < 0
         return self.key < (other.key if isinstance(other, HeldRate) else other)  # type: ignore[operator]
 
     def __hash__(self) -> int:
@@ -263,6 +281,7 @@ def rank(
     sustained_rps: float = 0.0,
     alone: bool = False,
     held: Callable[[], float] | None = None,
+    held_bounds: tuple[float, float] = (0.0, math.inf),
 ) -> tuple[float, ...]:
     """Sort key of a candidate under the objective, counting what is bought or rented.
 
@@ -299,7 +318,7 @@ def rank(
     # serves the rate: a 1 x TP4 rated 0.2% above 2 x TP2 is within the model's error, its outage is not)
     lone = float(c.replicas < 2 and sustained_rps > 0)
     # a HeldRate compares as the float it stands for
-    headroom = cast(float, HeldRate(held)) if held is not None else -round(sustained_rps, 2)
+    headroom = cast(float, HeldRate(held, held_bounds)) if held is not None else -round(sustained_rps, 2)
     if objective == "gpus":
         return (bought, idle, c.nodes, power, c.pp, lone, headroom, c.latency_s, usd)
     if objective == "power":

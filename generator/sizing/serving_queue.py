@@ -224,30 +224,40 @@ def _rung(queue: SlotQueue, share: float) -> SlotQueue:
     return queue._replace(by_rate=())
 
 
+#: Erlang C's partial sums are kept in range by this power of two (exact: the rescaling adds no rounding).
+_RESCALE_AT = 2.0**600
+#: Where the terms below the load stop counting: 40 e-folds under the sum (far under a double's precision).
+_TAIL = math.exp(-40.0)
+
+
 def erlang_c(servers: int, offered: float) -> float:
     """The probability that an arrival waits in an M/M/c queue of ``servers`` at ``offered`` Erlangs (Erlang C).
 
-    Through Erlang B, ``1 / B = sum_{k=0}^{c} c! / (k! A^(c-k))``, summed in log space from ``k = c`` down (each term
-    the one above times ``k / A``) and stopped where the terms fall 40 e-folds under the sum below ``A``: stable and
-    ``O(c - A + 9 sqrt(A))`` for ``c`` up to 1e5 and more. Then ``C = B / (1 - rho (1 - B))``, ``rho = A / c``;
-    1 at or past ``A >= c`` (the queue grows without bound); 0 where ``c`` is past ``A`` by more than
-    ``40 sqrt(A) + 1000`` (the Poisson tail it stands for is under 1e-100; a fleet planned at 5% of its places would
-    otherwise sum millions of terms). Textbook: ``c`` 10 at 8 Erlangs, 0.409.
+    Through Erlang B, ``B = P(N = c) / P(N <= c)`` for ``N`` Poisson of mean ``A``, that is ``1 / B = sum_{k=0}^{c}
+    c! / (k! A^(c-k))``. Where ``c`` is past ``A`` by more than ``12 sqrt(A) + 40``, ``P(N > c)`` is under ``e^-60``
+    (Chernoff) and ``B`` is the Poisson term itself, from ``lgamma`` (0 where it underflows). Nearer, the sum from
+    ``k = c`` down (each term the one above times ``k / A``; the sum and the term divided by 2^600 whenever the sum
+    passes it, the count kept for the logarithm), stopped where the terms fall 40 e-folds under the sum below ``A``:
+    at most ``21 sqrt(A) + 40`` terms. Then ``C = B / (1 - rho (1 - B))``, ``rho = A / c``; 1 at or past ``A >= c``
+    (the queue grows without bound). Textbook: ``c`` 10 at 8 Erlangs, 0.409.
     """
     if offered <= 0 or servers <= 0:
         return 0.0 if offered <= 0 else 1.0
     if offered >= servers:
         return 1.0
-    if servers - offered > 40.0 * math.sqrt(offered) + 1000.0:
-        return 0.0  # 40 standard deviations and more past the load: under 1e-100 (a Poisson tail), summed for nothing
-    log_term, log_sum = 0.0, 0.0  # the k = c term is 1
-    for k in range(servers, 0, -1):
-        log_term += math.log(k / offered)
-        high, low = max(log_term, log_sum), min(log_term, log_sum)
-        log_sum = high + math.log1p(math.exp(low - high))
-        if k < offered and log_term < log_sum - 40.0:
-            break
-    blocking = math.exp(-log_sum)
+    if servers - offered > 12.0 * math.sqrt(offered) + 40.0:
+        log_blocking = servers * math.log(offered) - offered - math.lgamma(servers + 1)
+        blocking = math.exp(log_blocking) if log_blocking > -745.0 else 0.0
+    else:
+        term, total, rescaled = 1.0, 1.0, 0  # the k = c term is 1
+        for k in range(servers, 0, -1):
+            term *= k / offered
+            total += term
+            if total > _RESCALE_AT:
+                term, total, rescaled = term / _RESCALE_AT, total / _RESCALE_AT, rescaled + 1
+            if k < offered and term < total * _TAIL:
+                break
+        blocking = math.exp(-(math.log(total) + rescaled * math.log(_RESCALE_AT)))
     rho = offered / servers
     return blocking / (1.0 - rho * (1.0 - blocking))
 
@@ -423,6 +433,19 @@ def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts =
 _RATE_TOLERANCE = 1e-7
 
 
+def _sure_rate(parts: SlotParts, slack: float) -> float | None:
+    """A rate whose p95 wait for a place over ``parts`` (one queue) is within ``slack`` whatever Erlang C comes to.
+
+    The p95 wait is ``S ln(C / 0.05) / (c - A)`` with ``C <= 1``, so ``c - A >= S ln 20 / slack`` keeps it; None where
+    there is no such rate to start from (no slack, each replica its own queue, a ladder of loads).
+    """
+    if slack <= 0 or any(q.routing != "free_place" or q.by_rate for _, q in parts):
+        return None
+    request_s = pooled_request_s(parts)
+    places = sum(n * q.per_replica for n, q in parts)
+    return (places - request_s * math.log(1.0 / TAIL_SHARE) / slack) / request_s
+
+
 @functools.lru_cache(maxsize=4096)
 def slot_rate(most: float, parts: SlotParts) -> float:
     """The most requests/s the replicas of ``parts`` sustain with the p95 wait for a place within what the TTFT leaves.
@@ -444,6 +467,8 @@ def slot_rate(most: float, parts: SlotParts) -> float:
     # over c / 2 of them; then regula falsi (Illinois) between the last rate that fits and the first that does not,
     # a bisection step wherever it would not halve the bracket in two steps
     low, gap = 0.0, most / 2
+    if (sure := _sure_rate(held, slack)) is not None and 0.0 < sure < most:
+        low, gap = sure, (most - sure) / 2  # the bracket's foot where the wait surely fits: fewer steps to the top
     while gap > most * _RATE_TOLERANCE and _wait_fits(most - gap, held):
         low, gap = most - gap, gap / 2
     high = most - gap  # the first that breaks it (or within the tolerance of the last that fits)
@@ -462,6 +487,19 @@ def slot_rate(most: float, parts: SlotParts) -> float:
             high, f_high = point, f_point
             f_low, side = (f_low / 2 if side == 1 else f_low), 1
     return low
+
+
+def slot_rate_bounds(most: float, parts: SlotParts) -> tuple[float, float]:
+    """Where :func:`slot_rate` ``(most, parts)`` lies, without an Erlang sum: a rate the wait surely holds, and ``most``.
+
+    What a ranking compares first, working the rate out only where the two options' bounds overlap.
+    """
+    held = tuple((n, q) for n, q in parts if n > 0)
+    slack = _slack(held) if held else None
+    if slack is None or most <= 0:
+        return most, most
+    sure = _sure_rate(held, slack)
+    return (0.0 if sure is None else min(most, max(0.0, sure))), most
 
 
 def prompt_tail(prompt_tokens: int, cached_share: float) -> tuple[int, int]:
