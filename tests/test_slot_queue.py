@@ -462,7 +462,7 @@ def test_the_tie_break_and_a_node_down_say_what_the_slot_wait_lets_replicas_sust
 def _held_cases(seed: int, count: int) -> list[tuple[float, SlotParts]]:
     """Random services of one layout: replicas, places, a request's time and a slack, at every place taken."""
     rng = random.Random(seed)
-    cases = []
+    cases: list[tuple[float, SlotParts]] = []
     for _ in range(count):
         queue = SlotQueue(rng.randint(1, 300), rng.uniform(0.5, 60.0), rng.choice([None, 0.0, rng.uniform(0.01, 5.0)]))
         replicas = rng.randint(1, 40)
