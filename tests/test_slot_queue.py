@@ -484,8 +484,8 @@ def test_a_ranking_on_held_rates_orders_as_the_rates_worked_out() -> None:
 
     cases = _held_cases(11, 120)
     exact = [-round(slot_rate(most, parts), 2) for most, parts in cases]
-    for i, (most, parts) in enumerate(cases):
-        for j, (other_most, other_parts) in enumerate(cases):
-            ours = HeldRate(functools.partial(slot_rate, most, parts), slot_rate_bounds(most, parts))
-            theirs = HeldRate(functools.partial(slot_rate, other_most, other_parts), slot_rate_bounds(other_most, other_parts))
+    held = [(functools.partial(slot_rate, *case), functools.partial(slot_rate_bounds, *case)) for case in cases]
+    for i in range(len(cases)):
+        for j in range(len(cases)):
+            ours, theirs = HeldRate(*held[i]), HeldRate(*held[j])
             assert (ours < theirs, ours == theirs) == (exact[i] < exact[j], exact[i] == exact[j]), (i, j)

@@ -748,7 +748,7 @@ def _ranking_key(
     alone = not isinstance(opt.shape, ReplicaShape)
     # the rate held to the wait for a place is worked out only where the keys before it tie (HeldRate)
     held = functools.partial(sustained_rps, opt)
-    bounds = sustained_rps_bounds(opt)
+    bounds = functools.partial(sustained_rps_bounds, opt)
     by_objective, *ties = rank(
         objective, c, share=share, sustained_rps=replicas_rps(opt), alone=alone, held=held, held_bounds=bounds
     )

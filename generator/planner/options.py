@@ -234,12 +234,13 @@ class HeldRate:
     two whose rounded bounds do not overlap compare on them, the rate worked out (once) where they do.
     """
 
-    __slots__ = ("_bounds", "_key", "_rate")
+    __slots__ = ("_bounds", "_key", "_rate", "_rates")
 
-    def __init__(self, rate: Callable[[], float], bounds: tuple[float, float] = (0.0, math.inf)) -> None:
+    def __init__(self, rate: Callable[[], float], bounds: Callable[[], tuple[float, float]] | None = None) -> None:
         self._rate: Callable[[], float] | None = rate
+        self._rates = bounds
         self._key = 0.0
-        self._bounds = (-round(bounds[1], 2), -round(bounds[0], 2)) if math.isfinite(bounds[1]) else (-math.inf, 0.0)
+        self._bounds: tuple[float, float] | None = None
 
     @property
     def key(self) -> float:
@@ -249,10 +250,20 @@ class HeldRate:
             self._bounds = (self._key, self._key)
         return self._key
 
+    def _keys(self) -> tuple[float, float]:
+        """The least and the most the key may be: from the bounds (worked out once), else the key itself."""
+        if self._bounds is None:
+            if self._rates is None:
+                self._bounds = (self.key, self.key)
+            else:
+                low, high = self._rates()
+                self._bounds = (-round(high, 2), -round(low, 2))
+        return self._bounds
+
     def _apart(self, other: object) -> int | None:
         """-1 / 1 where the keys' bounds alone order ``self`` before / after ``other``; None where they overlap."""
-        low, high = self._bounds
-        other_low, other_high = other._bounds if isinstance(other, HeldRate) else (other, other)
+        low, high = self._keys()
+        other_low, other_high = other._keys() if isinstance(other, HeldRate) else (other, other)
         if high < other_low:  # type: ignore[operator]
             return -1
         if low > other_high:  # type: ignore[operator]
@@ -281,7 +292,7 @@ def rank(
     sustained_rps: float = 0.0,
     alone: bool = False,
     held: Callable[[], float] | None = None,
-    held_bounds: tuple[float, float] = (0.0, math.inf),
+    held_bounds: Callable[[], tuple[float, float]] | None = None,
 ) -> tuple[float, ...]:
     """Sort key of a candidate under the objective, counting what is bought or rented.
 
