@@ -11,6 +11,9 @@ from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.workload import load_workload
 
+# The GPUs the lab's jobs were planned on: tune32 buys an RTX 6000 Ada workstation, full8 runs on the owned A100s. m74c
+# item 1 (fix87): ranked by their runs' month, both jobs rent GH200 by the hour ($27.96 and $15.81 a run, $175 a month
+# at 4 runs), so no job buys and nothing is offered to run in turn; these tests are of a job that buys.
 LAB = """\
 version: 1
 name: lab
@@ -25,6 +28,7 @@ deployments:
       deadline_hours: 24, runs_per_month: {runs}}}
 hardware:
   provider: baremetal
+  gpus: [a100-pcie-80gb, rtx-6000-ada-48gb]
   inventory:
     - custom: {{name: old-a100, gpu: a100-pcie-80gb, gpus_per_server: 4, gpu_bridge: true, cpu_cores: 64, cpu_sockets: 2,
         ram_gib: 512, nvme_tb: 7.68, nvme_drives: 2, rack_units: 4}}

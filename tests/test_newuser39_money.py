@@ -236,14 +236,18 @@ def test_usd_text_keeps_three_significant_figures_and_the_cent(usd: float, text:
 
 # ---------------------------------------------------------------- items 6, 7, 11 on a planned bare-metal fleet
 
+# lora8b pinned to the workstation it was planned on: these tests are of a job on servers bought for it. m74c item 1
+# (fix87): ranked by its month, the job rents a GH200 at $11.55 a run (2 runs: $23.10/month) rather than buy an RTX 6000
+# Ada workstation at $886/month, which it kept only because a rented run's cost was compared with a bought month / 730 h.
 _SMALL = """\
 version: 1
 name: small
 deployments:
   - {name: moe, model: Qwen/Qwen3-30B-A3B, inference: {precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1000,
      avg_output_tokens: 400, requests_per_second: 30, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}}
-  - {name: lora8b, model: meta-llama/Llama-3.1-8B, training: {method: lora, lora_rank: 16, sequence_length: 4096,
-     global_batch_size: 32, dataset_tokens: 200000000, epochs: 1, deadline_hours: 24, runs_per_month: 2}}
+  - {name: lora8b, model: meta-llama/Llama-3.1-8B, platform: wrx90-workstation,
+     training: {method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32, dataset_tokens: 200000000,
+     epochs: 1, deadline_hours: 24, runs_per_month: 2}}
 hardware: {provider: baremetal}
 """
 

@@ -193,14 +193,17 @@ deployments:
                dataset_tokens: 50000000, epochs: 1, deadline_hours: 24}
 hardware:
   gpus: [a100-sxm4-80gb, h100-sxm5-80gb]
+  platforms: [dgx-a100, dell-xe8640]
   provider: baremetal
   inventory:
     - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
-prices:
-  dgx-h100: 20
 """,
         encoding="utf-8",
     )
+    # the owned DGX A100 and the XE8640 it beat. m74c item 1 (fix87): the one-off job (no runs_per_month) is ranked at
+    # one run against the owned DGX A100's $1,773 a month of running cost (charged whole where used, nothing where left
+    # free), so with prices: dgx-h100: 20 (an H100 rented by the hour) it rents a DGX H100 for its 2.1 h ($42); the test
+    # is of the owned choice and its runner-up, so the platforms are those two and the price of the third is dropped
     plan = plan_workload(load_workload(str(path)))
     text = plan_text(plan)
     # TRL checkpoints by default (SFTConfig): the level is its own, not searched (newuser45 item 5)

@@ -138,11 +138,15 @@ def _pools(plan: Plan) -> dict[str, tuple[str, int]]:
 # objective's chat on 4 x TP8 Gaudi 3 (3.88 req/s, 78 places, a request 20.11 s) ran 312 places 96.7% busy: 44% wait,
 # p95 4.24 s past 0.90 s (2,000 - 1,101 ms); a fifth XE9680 makes that fleet $45,727/month (chat pinned there), so
 # chat and embed share the two DGX B200 ($37,646.96/month, capex $1,036,398: 18 GPUs bought, 22 in all, 4 idle).
-# m74c HIGH (not fix74's; on main too): that cost fleet keeps tune32 on the RTX 5090 tower ($630/month, $157 a run over
-# its 4 runs) although the same fleet with tune32 rented on GH200 costs $37,017 + $112 of runs = $37,129/month (tune32
-# pinned to supermicro-ars-111gl-nhr), and the gpus objective under $37,500 finds $37,017 + $144. So under $37,500 the
-# cost objective now refuses with "the deployments together cost $37,647" while fleets within it exist: the
-# cost-budget-unchanged row fails, left failing (not restated), and the cost-unchanged row pins the tower the bug picks.
+# m74c item 1 (fix87): the cost objective ranked a job rented per run by one run's cost against a bought layout's
+# price an hour (its month / 730 h): 16 rented GH200 at $28 a run sat behind the RTX 5090 tower's $0.86 an hour ($630
+# a month), so the cost fleet kept the tower ($37,646.96) and under $37,500 refused with "the deployments together
+# cost $37,647". Every layout of a job is now ranked by its month: 4 runs x $27.96 = $111.84 on GH200 against the
+# tower's $630, and full8's 4 runs x $15.81 = $63.24 on 4 rented GH200 against the owned A100's $603.49 a month of
+# running cost (paid whatever runs). The cost fleet is the two DGX B200 ($36,413.95, capex $1,030,000: 16 GPUs bought,
+# 20 rented, 4 idle) + $175.08 of runs = $36,589.03 a month, within $37,500, so the budget row plans it too. The owned
+# server is left free, and the plan says why with the fleet it was tried in: full8 there is $37,129/month (the same
+# fleet + $603 - $63), tune32 there $37,081 (+ $603 - $112), embed there $37,193.
 CASES = [
     pytest.param(
         "gpus",
@@ -169,29 +173,29 @@ CASES = [
         },
         id="gpus-budget-full8-on-owned",
     ),
-    # the cost objective's plans of the same inputs are unchanged by the fix (as planned before it; $14.46 a month more
-    # since a desktop tower's Core i9 draws its 253 W Maximum Turbo Power, review34 item 10)
+    # the cost objective's plans of the same inputs (ids kept from the fix of newuser30, which left them unchanged):
+    # since m74c item 1 both rent the jobs' runs on GH200 and leave the owned server free (the comment above)
     pytest.param(
         "cost",
         None,
-        (18, 22, 4, 37646.96, 1036398.0),
+        (36, 36, 4, 36413.95, 1030000.0),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
-            "tune32": ("tune32_rtx_5090_32gb", 0),
-            "full8": ("full8_a100_pcie_80gb", 1),
+            "tune32": ("tune32_gh200_96gb", 0),
+            "full8": ("full8_gh200_96gb", 0),
         },
         id="cost-unchanged",
     ),
     pytest.param(
         "cost",
         37500,
-        (35, 39, 0, 36898.99, 818998.0),
+        (36, 36, 4, 36413.95, 1030000.0),
         {
-            "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_4090_24gb", 0),
-            "tune32": ("tune32_rtx_5090_32gb", 0),
-            "full8": ("full8_a100_pcie_80gb", 1),
+            "chat": ("chat_embed_b200_sxm_180gb", 0),
+            "embed": ("chat_embed_b200_sxm_180gb", 0),
+            "tune32": ("tune32_gh200_96gb", 0),
+            "full8": ("full8_gh200_96gb", 0),
         },
         id="cost-budget-unchanged",
     ),
@@ -210,8 +214,46 @@ def test_owned_server_runs_what_buys_fewest(
     t = plan.totals
     assert (_bought(plan), t["gpus"], t["idle_gpus"], t["usd_per_month"], t["capex_usd"]) == pytest.approx(figures, abs=0.01)
     assert _pools(plan) == pools
-    # the owned server is used: nothing says it was left free
-    assert not [f for f in plan.findings if f.code == "inventory-free"]
+    # the owned server is used and nothing says it was left free, or it is left free and the plan says so
+    used = any(owned for _, owned in pools.values())
+    assert bool([f for f in plan.findings if f.code == "inventory-free"]) is not used
+
+
+def test_cost_ranks_a_job_rented_per_run_by_its_runs_a_month(tmp: Path) -> None:
+    """m74c item 1: under cost, tune32 rents 16 GH200 for its 4 runs a month, and the $37,500 budget plans.
+
+    Before, a rented run's $27.96 was ranked as a price an hour against the RTX 5090 tower's $0.86 ($630 a month), so
+    tune32 stayed on the tower and the budget was refused ("the deployments together cost $37,647") while the fleet
+    renting the runs, $36,413.95 + $175.08 of runs, is within it. Each layout is ranked by its month: the runs'
+    ($27.96 x 4 = $111.84) or the servers' ($630), and the runners-up are listed in that order, each saying its cost a
+    run on its own basis (a run rented; the servers' month over the 4 runs).
+    """
+    plan = _plan(tmp, "cost", 37500)
+    t = plan.totals
+    assert (t["usd_per_month"], t["training_usd_per_month"]) == pytest.approx((36413.95, 175.08), abs=0.01)
+    assert t["usd_per_month_with_runs"] == pytest.approx(36589.03, abs=0.01) and t["usd_per_month_with_runs"] <= 37500
+    (tune,) = [d for d in plan.deployments if d.name == "tune32"]
+    assert tune.pool == "tune32_gh200_96gb"
+    (chosen,) = [r for r in tune.reasons if r.startswith("chosen by cost: ")]
+    assert "on 16 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 0.8 h, $28 per run, 16 GPUs rented" in chosen
+    assert tune.details["usd_per_month_of_runs"] == pytest.approx(111.84, abs=0.01)
+    # the runners-up by their month: the rented ones' runs x 4, the bought and owned ones' month (the tower's $630 after
+    # the owned A100's $603), every one dearer than the chosen $111.84
+    months = [
+        (c.usd_per_hour or 0.0) * (c.run_hours or 0.0) * 4 if c.capex_usd is None else (c.usd_per_month or 0.0)
+        for c in tune.runners_up
+        if c.usd_per_hour is not None
+    ]
+    assert months == sorted(months) and months[0] > 111.84
+    tower = next(c for c in tune.runners_up if c.platform_id == "am5-desktop-tower" and c.gpu_id == "rtx-5090-32gb")
+    assert tower.usd_per_month == pytest.approx(630, abs=1)
+    # the not-sold-new check compares on the same basis: two RTX 3090 towers at $916 a month do not rank before the
+    # $111.84 of runs (it read the job's usd_per_month, which a job rented per run has none of, as unpriced, and said so)
+    assert not [f for f in plan.findings if f.code == "not-sold-new" and "deployment tune32" in f.message]
+    # the tower's fleet (tune32 pinned there) is dearer by the fleet's own rank, which holds the month with the runs
+    wl = _loaded(tmp, "cost", 37500).workload
+    towered = _plan(tmp, "cost", None, tune32="am5-desktop-tower")
+    assert _fleet_rank("cost", plan, wl=wl) < _fleet_rank("cost", towered, wl=wl)
 
 
 @pytest.mark.parametrize(

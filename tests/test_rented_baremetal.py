@@ -280,6 +280,9 @@ def test_geforce_is_not_bought_into_colocation_unless_named(tmp_path: Path) -> N
 
 
 def test_an_office_plan_without_colocation_still_buys_geforce(tmp_path: Path) -> None:
-    plan, text = _plan(tmp_path, LORA, "  provider: baremetal\n", "constants:\n  colocation_usd_per_kw_month: 0\n  pue: 1\n")
+    """m74c item 1 (fix87): at 3 runs a month a GH200 rented by the hour ($11.55 a run, $34.65 a month) beats the RTX 5090
+    tower's $177 a month, once both are ranked by their month; at 20 runs ($231) the tower is the cheapest again."""
+    nightly = LORA.replace("runs_per_month: 3", "runs_per_month: 20")
+    plan, text = _plan(tmp_path, nightly, "  provider: baremetal\n", "constants:\n  colocation_usd_per_kw_month: 0\n  pue: 1\n")
     assert any(catalog.gpus()[p["node"]["gpu_id"]].consumer for p in plan["pools"])
     assert "geforce-left-out" not in text

@@ -24,12 +24,17 @@ from generator.render.markdown import detail_label
 from generator.render.rented import RENTED_GROUP, RENTED_HOSTS
 from tests.helpers import ansible_reader, newuser39_services
 
-#: The report's /tmp/newuser39/capex200.yaml (a FinOps lead's 3 services, bare metal, capex capped at $200,000).
+#: The report's /tmp/newuser39/capex200.yaml (a FinOps lead's 3 services, bare metal, capex capped at $200,000), with
+#: lora8b pinned to the workstation it was planned on. m74c item 1 (fix87): ranked by its month, one run a month of
+#: lora8b rents a GH200 ($11.55) rather than buy the $886/month workstation, and the capex it frees buys one MI300X
+#: XE9680 ($197,000) for chat70 and moe together ($8,448 + $11.55 a month against $13,669): no service rents then, and
+#: these tests are of the 6 GH200 chat70 rents.
 CAPEX200 = (
     newuser39_services()
     + """\
   - name: lora8b
     model: meta-llama/Llama-3.1-8B
+    platform: wrx90-workstation
     training:
       method: lora
       lora_rank: 16
@@ -68,6 +73,7 @@ def _workload(tools: str, owned: bool = False) -> str:
     text = CAPEX200 + (OWNED_TOWER if owned else "") + f"provisioning:\n  tools: {tools}\n"
     if owned:
         text = text.replace("max_capex_usd: 200000", "max_capex_usd: 1000").replace("runs_per_month: 1", "runs_per_month: 30")
+        text = text.replace("    platform: wrx90-workstation\n", "")  # on the owned tower
     return text
 
 

@@ -424,6 +424,9 @@ def test_the_estimate_sizes_a_pipeline_with_its_micro_batches_held_as_the_planne
     assert per_gpu["activations"] == held.activations
 
 
+#: The platforms the job's GPUs are bought on. m74c item 1 (fix87): a one-off job (no runs_per_month) is ranked at one
+#: run against a month of servers bought, so it rents 8 A100 from Lambda for its 5.4 h ($77) rather than buy a $987/month
+#: R760 ($22,173 to buy and run it alone); these tests are of the layouts on servers bought.
 FT_QLORA = """\
 version: 1
 name: ft-qlora
@@ -435,6 +438,7 @@ deployments:
 hardware:
   provider: baremetal
   gpus: [rtx-pro-6000-ws-96gb, h100-sxm5-80gb, l40s-48gb, a100-sxm4-80gb]
+  platforms: [dell-r760, wrx90-workstation, dell-xe8640, supermicro-as-4124go-nart, dgx-a100]
 """
 
 

@@ -2134,6 +2134,7 @@ def _choice_reason(
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
     )
     text += f"; {tie}" if tie else ""
+    text += _one_run_basis(objective, opt, rest)
     if rest:
         r = rest[0].candidate
         cost = cost_text(r, "sequence" if rest[0].sequence else "job", runs)
@@ -2142,6 +2143,26 @@ def _choice_reason(
         text += f"; runner-up {r.summary} ({cost}, {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW"
         text += f"; over {broken})" if broken else ")"
     return text
+
+
+def _one_run_basis(objective: str, opt: Option, rest: list[Option]) -> str:
+    """The basis a job's layouts rented per run were ranked on beside layouts paid by the month, where it gives no runs.
+
+    One run a month (:func:`~generator.planner.candidates.ranking_candidate`); "" where the job gives its
+    ``runs_per_month``, or its layouts are all rented per run or all paid by the month. m74c item 1: every layout of a
+    job is ranked by its month; without the job's runs a month a rented run counts as one, the month a budget holds it
+    to, so a "$28 per run" layout ranked before one at "$24 per run as its hours' share of $630/month" says why.
+    """
+    if objective != "cost" or opt.runs_per_month is not None or not opt.candidate.run_hours:
+        return ""
+    ranked = [o for o in (opt, *rest) if o.candidate.usd_per_hour is not None]
+    per_run = any(billed_per_run(o.hardware.platform.provider, o.candidate) for o in ranked)
+    if not per_run or all(billed_per_run(o.hardware.platform.provider, o.candidate) for o in ranked):
+        return ""
+    return (
+        "; ranked by the month: a layout rented per run at one run a month (the job gives no runs_per_month), a layout "
+        "on servers paid by the month at their month"
+    )
 
 
 def alone_over_limit(wl: Workload, opt: Option) -> str | None:

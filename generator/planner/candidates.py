@@ -625,14 +625,28 @@ def owned_fill_options(
 
 
 def ranking_candidate(opt: Option) -> Candidate:
-    """The candidate as the objective ranks it: a training job on rented servers costs its hours, not a month of them.
+    """The candidate as the objective ranks it: a training job on rented servers costs its runs, not a month of them.
 
-    Servers bought for a job cost their month (amortisation, power, colocation) however briefly it runs, as the
-    plan's monthly figure counts them: they are ranked by it.
+    Every layout of a job is ranked on one basis, a month: servers bought, owned, reserved or rented by the month cost
+    their month (amortisation, power, colocation) however briefly it runs, as the plan's monthly figure counts them;
+    servers rented per run cost the job's runs a month x a run (:func:`runs_month_usd`), as the fleet's month counts
+    them (``training_usd_per_month``). Both as a price an hour (the month over its 730 h), the figure
+    :func:`~generator.planner.options.rank` compares. m74c item 1: a rented run's $28 was compared with a bought
+    tower's $0.86 an hour, so a $630/month tower was kept over 4 runs a month of 16 rented GH200 at $112.
     """
     c = opt.candidate
-    run = run_usd(c) if billed_per_run(opt.hardware.platform.provider, c) else None
-    return c if run is None else c._replace(usd_per_hour=run)
+    month = runs_month_usd(c, opt.runs_per_month) if billed_per_run(opt.hardware.platform.provider, c) else None
+    return c if month is None else c._replace(usd_per_hour=month / HOURS_PER_MONTH)
+
+
+def runs_month_usd(candidate: Candidate, runs_per_month: float | None) -> float | None:
+    """A training job's runs a month on servers rented per run: a run's cost x its ``runs_per_month``.
+
+    Where the job gives no runs a month, one run: the month a budget holds it to (:func:`monthly_spend_usd`). None for
+    a service or an unpriced layout.
+    """
+    run = run_usd(candidate)
+    return None if run is None else run * (runs_per_month or 1.0)
 
 
 def on_shared_servers(opt: Option, busy_gpus: Mapping[ServerKey, Fraction | int]) -> Candidate:

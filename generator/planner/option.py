@@ -39,6 +39,10 @@ class Option(NamedTuple):
     #: what runs where the deployment has its servers to itself (the GPUs are bought either way). None: no more fit,
     #: a split, or replicas in shares of GPUs.
     filled: Option | None = None
+    #: A training job's ``runs_per_month`` (a ``run_after`` sequence's, one for all its jobs); None for a service, or
+    #: where the job gives none. A job rented per run is ranked by its runs' month
+    #: (:func:`~generator.planner.candidates.ranking_candidate`).
+    runs_per_month: float | None = None
 
     @property
     def pieces(self) -> tuple[Option, ...]:

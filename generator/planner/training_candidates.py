@@ -147,7 +147,7 @@ def _options_on(
             summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
             opt = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
             if opt is not None:
-                options.append(opt._replace(comm=comm))
+                options.append(opt._replace(comm=comm, runs_per_month=spec.runs_per_month))
     return tuple(blocked), tuple(_near_ties_settled(options))
 
 
