@@ -46,13 +46,17 @@ LEFT_OUT = {
     (Pool, "busy_hours_per_month"), (Candidate, "busy_hours_per_month"), (Candidate, "gpus_rented"),
     (DeploymentPart, "expert_parallel"),  # fix75: a split part's EP, left out where None (plan._LEFT_OUT)
 }  # fmt: skip
+#: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86).
+NOT_WRITTEN = {(DeploymentPlan, "slot_queue")}
 
 
 def _reference(value: Any) -> Any:
     """The earlier form: records as objects, then dict keys as text, tuples as lists, floats to 6 places."""
     if isinstance(value, RECORDS):
         return {
-            name: _reference(v) for name, v in value._asdict().items() if v is not None or (type(value), name) not in LEFT_OUT
+            name: _reference(v)
+            for name, v in value._asdict().items()
+            if (type(value), name) not in NOT_WRITTEN and (v is not None or (type(value), name) not in LEFT_OUT)
         }
     if isinstance(value, dict):
         return {str(k): _reference(v) for k, v in value.items()}
