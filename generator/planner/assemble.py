@@ -169,7 +169,13 @@ from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates, split_rest
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
-from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
+from generator.planner.spread import (
+    POD_GRACE_DEFAULT_S,
+    option_tolerant,
+    packing_findings,
+    spread_findings,
+    spread_floor,
+)
 from generator.planner.tco import (
     BuiltHost,
     acquired_as,
@@ -556,11 +562,6 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
         "random (a least-loaded router queues far less over many replicas); the wait for a place in a replica's batch "
         f"is stated apart, for inference.routing {dep.inference.routing}"
     )
-
-
-#: A pod's terminationGracePeriodSeconds where none is given: what a drain waits for its requests by default
-#: (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
-POD_GRACE_DEFAULT_S = 30
 
 
 def _long_text(seconds: float) -> str:

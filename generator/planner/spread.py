@@ -224,6 +224,11 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
     return out
 
 
+#: A pod's terminationGracePeriodSeconds where none is given: what a drain waits for its requests by default
+#: (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
+POD_GRACE_DEFAULT_S = 30
+
+
 def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
     """What a drain of these services' nodes must wait for: their requests longer than a pod's default grace.
 
@@ -236,9 +241,9 @@ def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
         return ""
     each = ", ".join(f"{math.ceil(s):,} s in {name}" for name, s in long)
     return (
-        f"; a drain cuts the requests in flight past the engine pods' terminationGracePeriodSeconds (30 s unless set), "
-        f"and a request lasts {each} (request_s): give those pods at least that and a preStop hook that stops admission "
-        "and waits for the running requests"
+        "; a drain cuts the requests in flight past the engine pods' terminationGracePeriodSeconds "
+        f"({POD_GRACE_DEFAULT_S} s unless set), and a request lasts {each} (request_s): give those pods at least that "
+        "and a preStop hook that stops admission and waits for the running requests"
     )
 
 
