@@ -209,7 +209,6 @@ from generator.sizing.serving_queue import (
     least_spread_mix,
     pooled_slack,
     pooled_slot_wait,
-    replicas_slot_wait,
     resolved,
     routed,
     slot_replicas,
@@ -456,13 +455,23 @@ def _serving_details(
         idle = any(b.idle_bound is not None for b in bounds)
         names = tuple(p.platform_id for p in parts)
         reasons.append(_slot_text(spec, queues, needed, rate_only, ttft_most, names, idle))
-        wait = pooled_slot_wait(spec.requests_per_second, queues)
-        whole["slot_wait_share"] = round(wait.waits, 3)
-        whole["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+        whole.update(_slot_wait_details(spec, queues))
     reasons += [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
     return whole, reasons, parts
+
+
+def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
+    """``slot_wait_share`` and ``slot_wait_p95_s`` (None where the queue grows without bound) over ``pool``'s places.
+
+    The wait the slot line states (:func:`_slot_text`), for a service of one layout and a split's parts alike.
+    """
+    wait = pooled_slot_wait(spec.requests_per_second, pool)
+    return {
+        "slot_wait_share": round(wait.waits, 3),
+        "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
+    }
 
 
 def _split_routing_text(spec: InferenceSpec) -> str:
@@ -834,9 +843,7 @@ def _inference_details(
         details["replicas_past_rate"] = replicas - needed
     queue = shape.slot_queue if part_rate is None else None
     if queue is not None:  # the wait for a place in the batch over every replica's (newuser72 item 6)
-        wait = replicas_slot_wait(replicas, spec.requests_per_second, queue)
-        details["slot_wait_share"] = round(wait.waits, 3)
-        details["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+        details.update(_slot_wait_details(spec, ((replicas, queue),)))
     request_s = None if spec.pooling else request_seconds_at(spec, point)
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:  # what a drain must wait for (newuser72 item 5)
         details["request_s"] = round(request_s, 1)
