@@ -348,7 +348,8 @@ def test_a_replica_below_one_in_flight_waits_for_its_place_too(
         # review75: the slot-routing warning states the slack and places at the planned count, as the line does (the
         # rung at 0.5 / 24: 1.16 s), not the most rate's (nil there)
         (warning,) = (f for f in plan.findings if f.code == "slot-routing")
-        assert f"one queue in front of all {replicas * b} places, each replica sent at most {b} requests" in warning.message
+        assert b == 1  # one place a replica: "1 request", not "1 requests"
+        assert f"one queue in front of all {replicas} places, each replica sent at most 1 request in flight" in warning.message
         said = re.search(r"against the ([\d.]+) s the TTFT p95 target leaves", warning.message)
         assert said and float(said[1]) == round(slack, 2) > 0
 

@@ -695,6 +695,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
     placed = resolved(rate, queues)
     slack = pooled_slack(placed) or 0.0
     caps = " and ".join(sorted({f"{q.per_replica:,}" for _, q in placed}))
+    requests = "request" if caps == "1" else "requests"
     waited = (
         "every replica's queue grows without bound"
         if not math.isfinite(at_plan.p95_s)
@@ -703,7 +704,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
     return (
         f"deployment {dep.name}: its {replicas:,} replica(s) are sized for a router that holds each request until a "
         f"replica has a place in its batch free (inference.routing: free_place, the default): one queue in front of all "
-        f"{sum(n * q.per_replica for n, q in placed):,} places, each replica sent at most {caps} requests in flight, as "
+        f"{sum(n * q.per_replica for n, q in placed):,} places, each replica sent at most {caps} {requests} in flight, as "
         f"HAProxy's per-server maxconn does, its requests past that queueing in the backend until a server slot frees "
         f"({HAPROXY_MAXCONN_DOCS}). A Kubernetes Service (kube-proxy picks a pod at random) or a round-robin balancer "
         f"gives each replica a queue of its own instead: at {replicas:,} replicas {waited}, against the "
