@@ -337,12 +337,18 @@ def test_estimate_refuses_a_share_out_of_range(value: str) -> None:
     assert code == 1
 
 
-def test_estimate_refuses_a_share_for_a_recurrent_state_model() -> None:
+def test_estimate_refuses_a_share_for_a_recurrent_state_model(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run_estimate(
         "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h200-sxm-141gb", "--precision", "fp8", "--input-tokens", "4000",
         "--cached-prompt-share", "0.5",
     )  # fmt: skip
     assert code == 1
+    # the workload's refusal and this one say the one rule (review75: no_prefix_cache_reason)
+    assert capsys.readouterr().err.strip() == (
+        "specgen estimate: error: --cached-prompt-share 0.5: Qwen/Qwen3-Next-80B-A3B-Instruct has linear-attention or "
+        "Mamba layers (a recurrent state a sequence), which vLLM runs without prefix caching "
+        "(HybridAttentionMambaModelConfig): drop it"
+    )
 
 
 def test_diff_names_a_change_of_the_share(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

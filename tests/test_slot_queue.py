@@ -489,3 +489,43 @@ def test_a_ranking_on_held_rates_orders_as_the_rates_worked_out() -> None:
         for j in range(len(cases)):
             ours, theirs = HeldRate(*held[i]), HeldRate(*held[j])
             assert (ours < theirs, ours == theirs) == (exact[i] < exact[j], exact[i] == exact[j]), (i, j)
+
+
+AVERAGED = """\
+version: 1
+name: q235-avg
+deployments:
+  - name: q235
+    model: Qwen/Qwen3-235B-A22B
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 40960
+      avg_input_tokens: 1000
+      avg_output_tokens: 24000
+      requests_per_second: 2
+      average_requests_per_second: 0.5
+      slo: {ttft_p95_ms: 3000, tpot_ms: 40}
+hardware: {provider: aws, gpus: [h200-sxm-141gb]}
+objective: cost
+"""
+
+
+def test_a_scale_in_says_what_its_long_requests_need(tmp_path: Path) -> None:
+    """newuser72 item 5 at an autoscaled service: the scale-in to the average cuts its ~14 min requests as a drain does.
+
+    review75: the finding names the scale-in through drain_grace_text's own wording (it had replaced the words of the
+    text after the fact, which a rewording would have dropped without a test failing).
+    """
+    path = tmp_path / "w.yaml"
+    path.write_text(AVERAGED)
+    plan = plan_file(str(path))[1]
+    (dep,) = plan.deployments
+    seconds = math.ceil(dep.details["request_s"])
+    assert seconds > 30
+    (finding,) = (f for f in plan.findings if f.code == "serving-autoscaling")
+    assert (
+        "; scaling in, like a drain, cuts the requests in flight past the engine pods' terminationGracePeriodSeconds "
+        f"(30 s unless set), and a request lasts {seconds:,} s in q235 (request_s): give those pods at least that and a "
+        "preStop hook that stops admission and waits for the running requests"
+    ) in finding.message

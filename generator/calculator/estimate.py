@@ -20,7 +20,7 @@ from generator.calculator.model_source import (
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import pooling_model_signs, without_vllm_reason
+from generator.sizing.architecture import no_prefix_cache_reason, pooling_model_signs, without_vllm_reason
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
@@ -1242,11 +1242,8 @@ def _throughput(
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
     held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
     share = req.cached_prompt_share  # of each prompt, what the prefix cache holds: the rest is prefilled (a plan's rule)
-    if share and any(layer.state is not None for layer in arch.layers):
-        raise InputError(
-            f"--cached-prompt-share {share:g}: {req.model} has linear-attention or Mamba layers (a recurrent state a "
-            "sequence), which vLLM runs without prefix caching (HybridAttentionMambaModelConfig): drop it"
-        )
+    if share and (uncached := no_prefix_cache_reason(req.model, arch)) is not None:
+        raise InputError(f"--cached-prompt-share {share:g}: {uncached}: drop it")
 
     def tail(n: int) -> tuple[int, int]:
         return prompt_tail(n, share)

@@ -169,7 +169,13 @@ from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates, split_rest
 from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
-from generator.planner.spread import option_tolerant, packing_findings, spread_findings, spread_floor
+from generator.planner.spread import (
+    POD_GRACE_DEFAULT_S,
+    option_tolerant,
+    packing_findings,
+    spread_findings,
+    spread_floor,
+)
 from generator.planner.tco import (
     BuiltHost,
     acquired_as,
@@ -203,7 +209,6 @@ from generator.sizing.serving_queue import (
     least_spread_mix,
     pooled_slack,
     pooled_slot_wait,
-    replicas_slot_wait,
     resolved,
     routed,
     slot_replicas,
@@ -450,13 +455,23 @@ def _serving_details(
         idle = any(b.idle_bound is not None for b in bounds)
         names = tuple(p.platform_id for p in parts)
         reasons.append(_slot_text(spec, queues, needed, rate_only, ttft_most, names, idle))
-        wait = pooled_slot_wait(spec.requests_per_second, queues)
-        whole["slot_wait_share"] = round(wait.waits, 3)
-        whole["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+        whole.update(_slot_wait_details(spec, queues))
     reasons += [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
     return whole, reasons, parts
+
+
+def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
+    """``slot_wait_share`` and ``slot_wait_p95_s`` (None where the queue grows without bound) over ``pool``'s places.
+
+    The wait the slot line states (:func:`_slot_text`), for a service of one layout and a split's parts alike.
+    """
+    wait = pooled_slot_wait(spec.requests_per_second, pool)
+    return {
+        "slot_wait_share": round(wait.waits, 3),
+        "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
+    }
 
 
 def _split_routing_text(spec: InferenceSpec) -> str:
@@ -556,11 +571,6 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
         "random (a least-loaded router queues far less over many replicas); the wait for a place in a replica's batch "
         f"is stated apart, for inference.routing {dep.inference.routing}"
     )
-
-
-#: A pod's terminationGracePeriodSeconds where none is given: what a drain waits for its requests by default
-#: (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
-POD_GRACE_DEFAULT_S = 30
 
 
 def _long_text(seconds: float) -> str:
@@ -680,8 +690,12 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
         return None
     replicas = sum(n for n, _ in queues)
     at_plan = pooled_slot_wait(rate, even)
-    slack = pooled_slack(queues) or 0.0
-    caps = " and ".join(sorted({f"{q.per_replica:,}" for _, q in queues}))
+    # places and slack at the planned count, as the slot line says them (below one in flight: the ladder's rung at the
+    # replicas' share of the rate, review74 item 3; its most load's slack may be nil)
+    placed = resolved(rate, queues)
+    slack = pooled_slack(placed) or 0.0
+    caps = " and ".join(sorted({f"{q.per_replica:,}" for _, q in placed}))
+    requests = "request" if caps == "1" else "requests"
     waited = (
         "every replica's queue grows without bound"
         if not math.isfinite(at_plan.p95_s)
@@ -690,7 +704,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
     return (
         f"deployment {dep.name}: its {replicas:,} replica(s) are sized for a router that holds each request until a "
         f"replica has a place in its batch free (inference.routing: free_place, the default): one queue in front of all "
-        f"{sum(n * q.per_replica for n, q in queues):,} places, each replica sent at most {caps} requests in flight, as "
+        f"{sum(n * q.per_replica for n, q in placed):,} places, each replica sent at most {caps} {requests} in flight, as "
         f"HAProxy's per-server maxconn does, its requests past that queueing in the backend until a server slot frees "
         f"({HAPROXY_MAXCONN_DOCS}). A Kubernetes Service (kube-proxy picks a pod at random) or a round-robin balancer "
         f"gives each replica a queue of its own instead: at {replicas:,} replicas {waited}, against the "
@@ -830,9 +844,7 @@ def _inference_details(
         details["replicas_past_rate"] = replicas - needed
     queue = shape.slot_queue if part_rate is None else None
     if queue is not None:  # the wait for a place in the batch over every replica's (newuser72 item 6)
-        wait = replicas_slot_wait(replicas, spec.requests_per_second, queue)
-        details["slot_wait_share"] = round(wait.waits, 3)
-        details["slot_wait_p95_s"] = round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None
+        details.update(_slot_wait_details(spec, ((replicas, queue),)))
     request_s = None if spec.pooling else request_seconds_at(spec, point)
     if request_s is not None and request_s > POD_GRACE_DEFAULT_S:  # what a drain must wait for (newuser72 item 5)
         details["request_s"] = round(request_s, 1)

@@ -134,8 +134,8 @@ class ReplicaShape(NamedTuple):
     #: A batch job's: the share of its deadline its requests may take, the rest its last request's own time at full
     #: load (:func:`deadline_share`); 1.0 for a service.
     deadline_share: float = 1.0
-    #: A service's places in the batch and a request's time in one (:func:`slot_queue`); None for a batch job, a pooling
-    #: service, or a replica loaded below one sequence in flight.
+    #: A service's places in the batch and a request's time in one (:func:`slot_queue`; below one sequence in flight,
+    #: the largest batch meeting the SLOs at the planned rate, review74 item 3); None for a batch job or a pooling service.
     slot_queue: SlotQueue | None = None
 
     @property
@@ -168,19 +168,11 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
     """
     if spec.job or spec.pooling or point.requests_per_s <= 0:
         return None
-    target, bound = spec.slo.ttft_p95_ms, point.idle_bound
-    places, request_s, ttft_s = (
-        (point.batch, point.batch / point.requests_per_s, point.ttft_s)
-        if bound is None
-        else (bound.places, bound.request_s, bound.ttft_s)
-    )
-    slack = None if target is None else max(0.0, target / 1000 - ttft_s)
-    by_rate = (
-        ()
-        if bound is None or target is None
-        else tuple((r / margin, b, w * margin, max(0.0, target / 1000 - t)) for r, b, w, t in bound.ladder)
-    )
-    return SlotQueue(places, request_s * margin, slack, spec.routing, by_rate)
+    target_ms, bound = spec.slo.ttft_p95_ms, point.idle_bound
+    target = None if target_ms is None else target_ms / 1000
+    if bound is None:
+        return _queue(spec, margin, target, (point.batch, point.batch / point.requests_per_s, point.ttft_s), ())
+    return _queue(spec, margin, target, (bound.places, bound.request_s, bound.ttft_s), bound.ladder)
 
 
 def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
@@ -192,10 +184,28 @@ def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float 
     bound = point.idle_bound
     if bound is None or spec.job or spec.pooling:
         return None
-    target = bound.looser_ttft_p95_ms / 1000
-    slack = max(0.0, target - bound.looser_ttft_s)
-    by_rate = tuple((r / margin, b, w * margin, max(0.0, target - t)) for r, b, w, t in bound.looser_ladder)
-    return SlotQueue(bound.looser_places, bound.looser_request_s * margin, slack, spec.routing, by_rate)
+    most = (bound.looser_places, bound.looser_request_s, bound.looser_ttft_s)
+    return _queue(spec, margin, bound.looser_ttft_p95_ms / 1000, most, bound.looser_ladder)
+
+
+def _queue(
+    spec: InferenceSpec,
+    margin: float,
+    target_s: float | None,
+    most: tuple[int, float, float],
+    ladder: tuple[tuple[float, int, float, float], ...],
+) -> SlotQueue:
+    """A :class:`SlotQueue` from ``most`` (places, a request's time, the TTFT p95 at the most load) and a ladder.
+
+    The ladder: (rate, places, request time, TTFT p95) at lower loads. Each time is over ``margin`` as the replica is
+    counted (its rates under it), each slack the TTFT target ``target_s`` less that TTFT p95 (None with no target, and
+    no ladder either).
+    """
+    places, request_s, ttft_s = most
+    if target_s is None:
+        return SlotQueue(places, request_s * margin, None, spec.routing)
+    by_rate = tuple((r / margin, b, w * margin, max(0.0, target_s - t)) for r, b, w, t in ladder)
+    return SlotQueue(places, request_s * margin, max(0.0, target_s - ttft_s), spec.routing, by_rate)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:

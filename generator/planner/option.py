@@ -142,8 +142,8 @@ def replicas_rps(opt: Option, served: bool = False) -> float:
 def slot_parts(opt: Option) -> SlotParts:
     """The replicas and places of each part of ``opt`` one router fills (:data:`SlotParts`); none where a part has none.
 
-    A batch job, a pooling service or a replica below one sequence in flight has no places to wait for
-    (:attr:`~generator.planner.inference.ReplicaShape.slot_queue` None): its rate is its replicas' alone.
+    A batch job or a pooling service has no places to wait for (:attr:`~generator.planner.inference.ReplicaShape.slot_queue`
+    None): its rate is its replicas' alone. A replica below one sequence in flight has them (review74 item 3).
     """
     parts = [(p.candidate.replicas, p.shape.slot_queue) for p in opt.pieces if isinstance(p.shape, ReplicaShape)]
     return tuple((n, q) for n, q in parts if q is not None) if all(q is not None for _, q in parts) else ()

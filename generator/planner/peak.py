@@ -351,6 +351,5 @@ def average_findings(
         f"{KEDA_DOCS}): specgen renders no Deployment for them, and with the replicas fixed at the peak's no node is freed"
     )
     scaled_in = {d.name for _, d in averaged}
-    drain = drain_grace_text(d for d in deployments if d.name in scaled_in)
-    text += drain.replace("a drain cuts", "scaling in, like a drain, cuts", 1)
+    text += drain_grace_text((d for d in deployments if d.name in scaled_in), "scaling in, like a drain,")
     return [Finding("info", "serving-autoscaling", text, path)]

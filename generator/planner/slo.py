@@ -51,11 +51,12 @@ def held_to(spec: InferenceSpec, whose: str = "its") -> str:
 
 
 def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float, slots: SlotQueue | None = None) -> int:
-    """Replicas that hold ``spec``'s rate routed evenly over them (the slowest sets it), at least ``min_replicas``.
+    """Replicas that hold ``spec``'s rate at an even share each (the slowest sets it), at least ``min_replicas``.
 
     Each runs at no more than ``max_utilization`` of what it sustains within the SLOs. ``slots``: the places in the
     batch each replica gives (one layout's): enough replicas that the p95 wait for a place stays within what the TTFT
-    p95 target leaves (:func:`~generator.sizing.serving_queue.slot_replicas`; newuser72 item 6), the larger of the two.
+    p95 target leaves, over the queue ``spec.routing`` states (:func:`~generator.sizing.serving_queue.slot_replicas`;
+    newuser72 item 6), the larger of the two.
     """
     usable = min(replica_max_requests_per_s) * spec.max_utilization
     needed = max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))

@@ -224,8 +224,15 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
     return out
 
 
-def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
+#: A pod's terminationGracePeriodSeconds where none is given: what a drain waits for its requests by default
+#: (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
+POD_GRACE_DEFAULT_S = 30
+
+
+def drain_grace_text(deployments: Iterable[DeploymentPlan], cut_by: str = "a drain") -> str:
     """What a drain of these services' nodes must wait for: their requests longer than a pod's default grace.
+
+    ``cut_by``: what the text says cuts the requests (a scale-in's finding: "scaling in, like a drain,").
 
     newuser72 item 5: a 32k-token reasoning request lasts ~20 min, and a drain (an upgrade, a Karpenter disruption, a
     scale-in) gives the pods terminationGracePeriodSeconds, 30 s by default, before it kills them; "" where every
@@ -236,9 +243,9 @@ def drain_grace_text(deployments: Iterable[DeploymentPlan]) -> str:
         return ""
     each = ", ".join(f"{math.ceil(s):,} s in {name}" for name, s in long)
     return (
-        f"; a drain cuts the requests in flight past the engine pods' terminationGracePeriodSeconds (30 s unless set), "
-        f"and a request lasts {each} (request_s): give those pods at least that and a preStop hook that stops admission "
-        "and waits for the running requests"
+        f"; {cut_by} cuts the requests in flight past the engine pods' terminationGracePeriodSeconds "
+        f"({POD_GRACE_DEFAULT_S} s unless set), and a request lasts {each} (request_s): give those pods at least that "
+        "and a preStop hook that stops admission and waits for the running requests"
     )
 
 

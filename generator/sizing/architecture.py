@@ -639,6 +639,21 @@ def without_vllm_reason(exc: InputError) -> InputError:
     return type(exc)(exc.message.replace(MLLAMA_VLLM, ""), exc.location)
 
 
+def no_prefix_cache_reason(name: str, arch: Architecture) -> str | None:
+    """Why vLLM runs ``name`` without prefix caching, so that a cached share of its prompts is read by nothing; None.
+
+    A model whose layers keep a recurrent state (Qwen3-Next's Gated DeltaNet, Granite-4.0-H's Mamba-2): a state is the
+    whole prefix's, not a block of it, and vLLM's ``HybridAttentionMambaModelConfig`` sets such a model up without
+    prefix caching. One rule for a workload's ``cached_prompt_share`` and ``estimate --cached-prompt-share``.
+    """
+    if not any(layer.state is not None for layer in arch.layers):
+        return None
+    return (
+        f"{name} has linear-attention or Mamba layers (a recurrent state a sequence), which vLLM runs without prefix "
+        "caching (HybridAttentionMambaModelConfig)"
+    )
+
+
 def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:
     """Refuse a config whose layers are not the kinds counted here, naming the real reason (newuser32 items 5, 7, 12).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Literal, TypeAlias, get_args
 
 from generator.named_tuple import NamedTuple
 
@@ -180,7 +181,8 @@ def mix_moments(mix: PromptMix, short_s: float, long_s: float) -> tuple[float, f
 #: each request until a replica has a place in its batch free (one queue in front of every place: M/M/c over replicas x
 #: places); ``even``, each replica sent an even share whatever its load (a Kubernetes Service's random pick, a
 #: round-robin balancer), so each replica has a queue of its own (M/M/b at the rate over the replicas).
-ROUTINGS = ("free_place", "even")
+Routing: TypeAlias = Literal["free_place", "even"]
+ROUTINGS: tuple[Routing, ...] = get_args(Routing)
 
 
 class SlotQueue(NamedTuple):
@@ -196,7 +198,7 @@ class SlotQueue(NamedTuple):
     #: What the wait may take: the TTFT p95 target less the TTFT p95 once placed; None where no target holds it.
     slack_s: float | None
     #: How requests reach the places (:data:`ROUTINGS`): one queue in front of all of them, or each replica's own.
-    routing: str = "free_place"
+    routing: Routing = "free_place"
     #: A replica below one sequence in flight (review74 item 3): its places, a request's time and the slack at lower
     #: loads, as (a replica's rate, per_replica, request_s, slack_s) by rising rate, the fields above at its most; a
     #: fleet of N replicas at ``rate`` takes the first at or above ``rate / N`` (:func:`resolved`). Empty otherwise.
@@ -365,7 +367,7 @@ def pooled_slack(parts: SlotParts) -> float | None:
     return None if not slacks or any(s is None for s in slacks) else min(s for s in slacks if s is not None)
 
 
-def routed(parts: SlotParts, routing: str) -> SlotParts:
+def routed(parts: SlotParts, routing: Routing) -> SlotParts:
     """``parts`` with their requests routed as ``routing`` says (:data:`ROUTINGS`): what the other routing would wait."""
     return tuple((n, q._replace(routing=routing)) for n, q in parts)
 

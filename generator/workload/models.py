@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 from generator.calculator.machine import FixedSpec
 from generator.named_tuple import NamedTuple
 from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, whole_watts
-from generator.sizing.serving_queue import prompt_tail
+from generator.sizing.serving_queue import Routing, prompt_tail
 
 
 class Slo(NamedTuple):
@@ -69,7 +69,7 @@ class InferenceSpec(NamedTuple):
     max_utilization: float = 1.0
     #: How requests reach the replicas, which sizes the wait for a place in their batch (review74 item 1): free_place, a
     #: router holding each request until a replica has a place free (one queue); even, each replica its own queue.
-    routing: Literal["free_place", "even"] = "free_place"
+    routing: Routing = "free_place"
     #: What a request does: generate (prefill, then decode), or a pooling task (vLLM --runner pooling): embed, score.
     task: Literal["generate", "embed", "score"] = "generate"
     #: Images in a request, on average: their tokens are added to the prompt lengths (:mod:`generator.workload.image_tokens`).

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
+from generator.sizing.architecture import no_prefix_cache_reason
 from generator.workload.loader import Document
 from generator.workload.models import InferenceSpec
 
@@ -38,11 +39,8 @@ def cached_prompt_errors(
             f"a pooling service (task: {spec.task}) runs each request in one forward pass and keeps no prompt between "
             "requests (vLLM turns prefix caching off for encoders): a cached share means nothing for it; drop it"
         )
-    elif model is not None and any(layer.state is not None for layer in model.architecture.layers):
-        why = (
-            f"{model.name} has linear-attention or Mamba layers (a recurrent state a sequence), which vLLM runs "
-            "without prefix caching (HybridAttentionMambaModelConfig): every prompt is prefilled whole; drop it"
-        )
+    elif model is not None and (uncached := no_prefix_cache_reason(model.name, model.architecture)) is not None:
+        why = f"{uncached}: every prompt is prefilled whole; drop it"
     elif fixed:
         why = (
             "hardware.fixed is sized as llama.cpp's server, whose slots reuse only the prefix the slot held last "
