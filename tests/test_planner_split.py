@@ -1,7 +1,7 @@
 """A service split over two server kinds: as many replicas as the free owned servers hold, the rest bought elsewhere.
 
-Requests are routed evenly over all replicas (a Kubernetes Service or round-robin does nothing else), so a split
-needs N = ceil(rate / the slower part's per-replica capacity) replicas, each serving rate / N.
+Requests are counted at an even share a replica (the slower part bounds it; a router filling free places sends each
+part its places' share), so a split needs N = ceil(rate / the slower part's per-replica capacity) replicas, each serving rate / N.
 
 The team owns two DGX H100 (8 x H100 SXM5 80GB) and now buys only H200 (``hardware.gpus``), so no more H100
 servers are bought. A 70B bf16 chat service at 24 req/s (TTFT p95 <= 2 s, TPOT <= 60 ms):
@@ -214,7 +214,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
     for part in dep.split:
         assert part.requests_per_s_per_replica <= part.requests_per_s_per_replica_max
         assert part.ttft_p95_s <= 2.0 and part.tpot_s <= 0.060
-    assert "requests are routed evenly across the replicas" in dep.reasons[0]
+    assert "the replicas are counted at an even share of the requests each" in dep.reasons[0]
 
 
 def test_a_split_deployment_reports_each_part_on_its_own(tmp_path: Path) -> None:
@@ -248,9 +248,10 @@ def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> 
     assert dep.reasons[0] == (
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
         "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
-        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (each replica's mean share; the wait for a "
-        "place in the batch, below, is a router's that holds each request until any replica has a place free: "
-        "inference.routing free_place), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 "
+        "chat_h200_sxm_141gb; the replicas are counted at an even share of the requests each, the slower part's rate "
+        "bounding it (a router that holds each request until any replica has a place free, inference.routing "
+        "free_place, sends each part about the share of the places it frees, which the wait for a place in the batch, "
+        "below, counts), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 "
         "req/s per replica, "
         "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
         "within the SLOs on both parts"

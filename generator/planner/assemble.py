@@ -439,8 +439,7 @@ def _serving_details(
         else ""
     )
     headline = (
-        f"split over two server kinds: {where[0]}, {where[1]}; requests are routed evenly across the replicas "
-        f"({_split_routing_text(spec)}), so the service needs "
+        f"split over two server kinds: {where[0]}, {where[1]}; {_split_routing_text(spec)}, so the service needs "
         f"{_replicas_rule(spec, slowest)} = {by_rate} replicas at the slower part's {slowest:.3f} req/s per replica{more}, "
         f"{parts[0].replicas} of them on the free owned {parts[0].platform_id} servers; each replica serves "
         f"{total / replicas:.3f} req/s ({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), "
@@ -475,15 +474,17 @@ def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
 
 
 def _split_routing_text(spec: InferenceSpec) -> str:
-    """How a split's headline says its requests are shared (fix85), as ``inference.routing`` states it (review74 item 1)."""
+    """How a split's headline says its requests are shared (fix85), as ``inference.routing`` has it (review74 1, review75)."""
     if spec.routing == "even":
         return (
-            "each replica's mean share, as a Kubernetes Service or round-robin balancer sends it, each replica its own "
-            "queue for a place in the batch (below): inference.routing even"
+            "requests are routed evenly across the replicas (each replica's mean share, as a Kubernetes Service or "
+            "round-robin balancer sends it, each replica its own queue for a place in the batch, below: "
+            "inference.routing even)"
         )
     return (
-        "each replica's mean share; the wait for a place in the batch, below, is a router's that holds each request "
-        "until any replica has a place free: inference.routing free_place"
+        "the replicas are counted at an even share of the requests each, the slower part's rate bounding it ("
+        "a router that holds each request until any replica has a place free, inference.routing free_place, sends "
+        "each part about the share of the places it frees, which the wait for a place in the batch, below, counts)"
     )
 
 
