@@ -200,42 +200,10 @@ def joined_fleets(
     mask = {id(g): sum(1 << i for i in g.members) for _, g in kept}
     by_floor = {low: sorted((v, mask[id(g)]) for v, g in groups) for low, groups in holding.items()}
     share = [min((v / len(g.members) for v, g in kept if i in g.members), default=math.inf) for i in range(count)]
-    bounds: dict[int, float] = {0: 0.0}
-
-    def bound(left: int) -> float:
-        """The least floor that holds each deployment of the bit set ``left`` once (cap and kinds relaxed)."""
-        if left in bounds:
-            return bounds[left]
-        if len(bounds) > MAX_BOUND_SETS:
-            return sum(share[i] for i in range(count) if left >> i & 1)
-        low = (left & -left).bit_length() - 1
-        value = math.inf
-        for floor_value, members in by_floor.get(low, []):
-            if floor_value >= value:
-                break  # the rest floor higher alone
-            if not members & ~left:
-                value = min(value, floor_value + bound(left & ~members))
-        bounds[left] = value
-        return value
-
-    by_nodes = {low: sorted((g.nodes, mask[id(g)]) for _, g in groups) for low, groups in holding.items()}
-    least_nodes: dict[int, int] = {0: 0}
-
-    def nodes_bound(left: int) -> int:
-        """The fewest nodes of groups that hold each deployment of the bit set ``left`` once (kinds relaxed)."""
-        if left in least_nodes:
-            return least_nodes[left]
-        if len(least_nodes) > MAX_BOUND_SETS:
-            return 0
-        low = (left & -left).bit_length() - 1
-        value = max_nodes + 1
-        for nodes, members in by_nodes.get(low, []):
-            if nodes >= value:
-                break  # the rest take more alone
-            if not members & ~left:
-                value = min(value, nodes + nodes_bound(left & ~members))
-        least_nodes[left] = value
-        return value
+    # the least floor, and the fewest nodes, of groups holding each deployment of a bit set once (cap and kinds relaxed)
+    bound = _least_cover(by_floor, math.inf, lambda left: sum(share[i] for i in range(count) if left >> i & 1))
+    by_nodes = {low: sorted((float(g.nodes), mask[id(g)]) for _, g in groups) for low, groups in holding.items()}
+    nodes_bound = _least_cover(by_nodes, max_nodes + 1, lambda left: 0.0)
 
     found: list[tuple[float, int, tuple[PoolGroup, ...], int]] = []  # the least covers so far, the least first
     covered_by: set[frozenset[int]] = set()  # the options of each cover found
@@ -254,7 +222,7 @@ def joined_fleets(
         if tried >= MAX_COVERS:
             return
         # a cover of these groups takes at least the nodes the deployments left take, and is ranked among those on as many
-        at_least = nodes + nodes_bound(left_over)
+        at_least = nodes + int(nodes_bound(left_over))
         if at_least > max_nodes or value + bound(left_over) > worst(at_least):
             return
         tried += 1
@@ -280,3 +248,31 @@ def joined_fleets(
     full = (1 << count) - 1
     extend((), 0, 0, 0.0)
     return [cover for _, _, cover, _ in found]
+
+
+def _least_cover(
+    by_low: dict[int, list[tuple[float, int]]], none: float, past_limit: Callable[[int], float]
+) -> Callable[[int], float]:
+    """The least sum of groups' values that holds each deployment of a bit set once, memoised (cap and kinds relaxed).
+
+    ``by_low``: each deployment's groups led by it (their lowest member), as (value, members' bit set) by rising value;
+    ``none``: where no groups hold the set; ``past_limit``: the bound taken once :data:`MAX_BOUND_SETS` sets are held.
+    """
+    memo: dict[int, float] = {0: 0.0}
+
+    def least(left: int) -> float:
+        if left in memo:
+            return memo[left]
+        if len(memo) > MAX_BOUND_SETS:
+            return past_limit(left)
+        low = (left & -left).bit_length() - 1
+        value = none
+        for own, members in by_low.get(low, []):
+            if own >= value:
+                break  # the rest hold it for more alone
+            if not members & ~left:
+                value = min(value, own + least(left & ~members))
+        memo[left] = value
+        return value
+
+    return least
