@@ -19,14 +19,17 @@ import math
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from generator.api import plan_file
 from generator.errors import SpecgenError
 from generator.planner.assemble import _percent
-from generator.sizing.serving_queue import Routing, SlotParts, SlotQueue, pooled_slot_wait, slot_replicas
+from generator.sizing.serving_queue import SlotParts, SlotQueue, pooled_slot_wait, slot_replicas
+
+if TYPE_CHECKING:
+    from generator.sizing.serving_queue import Routing
 from generator.workload import load_workload
 
 TAIL = 0.05
@@ -420,3 +423,13 @@ def test_the_looser_target_the_idle_note_names_counts_the_wait_too(tmp_path: Pat
     _, request_s, places, counted = _slot_line(dep)
     assert (dep.replicas, counted, places) == (23, 23, 1)
     assert _shared_count(0.5, 1, request_s, 7.81, 18) == 23
+
+
+def test_the_routings_are_the_literal_the_field_is_typed_with() -> None:
+    """ROUTINGS is spelled out (typing is not imported at run time); it and the field's Routing literal name the same two."""
+    import typing
+
+    from generator.sizing import serving_queue
+    from generator.workload import models
+
+    assert typing.get_args(models.Routing) == serving_queue.ROUTINGS == ("free_place", "even")

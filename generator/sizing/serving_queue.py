@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Literal, TypeAlias, get_args
 
 from generator.named_tuple import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Literal, TypeAlias
 
 #: The share of prompts at or above the 95th-percentile length.
 TAIL_SHARE = 0.05
@@ -181,8 +184,9 @@ def mix_moments(mix: PromptMix, short_s: float, long_s: float) -> tuple[float, f
 #: each request until a replica has a place in its batch free (one queue in front of every place: M/M/c over replicas x
 #: places); ``even``, each replica sent an even share whatever its load (a Kubernetes Service's random pick, a
 #: round-robin balancer), so each replica has a queue of its own (M/M/b at the rate over the replicas).
-Routing: TypeAlias = Literal["free_place", "even"]
-ROUTINGS: tuple[Routing, ...] = get_args(Routing)
+if TYPE_CHECKING:
+    Routing: TypeAlias = Literal["free_place", "even"]
+ROUTINGS: tuple[Routing, ...] = ("free_place", "even")  # Routing's values (tests/test_slot_routing.py checks the two)
 
 
 class SlotQueue(NamedTuple):

@@ -16,7 +16,11 @@ from typing import Literal, TypeAlias
 from generator.calculator.machine import FixedSpec
 from generator.named_tuple import NamedTuple
 from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, whole_watts
-from generator.sizing.serving_queue import Routing, prompt_tail
+from generator.sizing.serving_queue import prompt_tail
+
+#: ``inference.routing`` (:data:`generator.sizing.serving_queue.ROUTINGS`, which the sizing spells out: typing is not
+#: imported there at run time; tests/test_slot_routing.py checks the two alike); the builder reads it at run time.
+Routing: TypeAlias = Literal["free_place", "even"]
 
 
 class Slo(NamedTuple):
