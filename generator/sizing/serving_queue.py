@@ -402,7 +402,13 @@ def _wait_past_slack_s(rate: float, parts: SlotParts) -> float:
 
 
 def _wait_fits(rate: float, parts: SlotParts) -> bool:
-    """Whether the p95 wait for a place over ``parts`` at ``rate`` requests/s is within the slack (:func:`_wait_past_slack_s`)."""
+    """Whether the p95 wait for a place over ``parts`` at ``rate`` requests/s is within the slack (:func:`_wait_past_slack_s`).
+
+    At or under a rate the wait surely holds (:func:`_sure_rate`) without the Erlang sum: most layouts a plan counts.
+    """
+    slack = pooled_slack(parts)
+    if slack is not None and (sure := _sure_rate(parts, slack)) is not None and rate <= sure:
+        return True
     return _wait_past_slack_s(rate, parts) <= 0
 
 
