@@ -1245,10 +1245,7 @@ def _throughput(
     if share and (uncached := no_prefix_cache_reason(req.model, arch)) is not None:
         raise InputError(f"--cached-prompt-share {share:g}: {uncached}: drop it")
 
-    def tail(n: int) -> tuple[int, int]:
-        return prompt_tail(n, share)
-
-    new, cached = tail(isl)
+    new, cached = prompt_tail(isl, share)
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
@@ -1260,11 +1257,14 @@ def _throughput(
         step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
     )
 
+    # a prompt prefills its new tail alone, attending to the cached prefix (cached_prompt_share)
     def prompt_alone(n: int) -> float:  # a prompt's own prefill, its passes reading the weights
-        return prefill_seconds(arch, par, acc, tail(n)[0], consts, inference.weights, cached_tokens=tail(n)[1])
+        fresh, prefix = prompt_tail(n, share)
+        return prefill_seconds(arch, par, acc, fresh, consts, inference.weights, cached_tokens=prefix)
 
     def taken(n: int) -> float:  # the time a prompt takes from the replica under load
-        return prefill_seconds(arch, par, acc, tail(n)[0], consts, fill=False, cached_tokens=tail(n)[1])
+        fresh, prefix = prompt_tail(n, share)
+        return prefill_seconds(arch, par, acc, fresh, consts, fill=False, cached_tokens=prefix)
 
     alone = prompt_alone(isl)
     ttft = mean_ttft = alone + runs.seconds

@@ -465,15 +465,13 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
     looser = spec._replace(slo=slo._replace(ttft_p95_ms=1.5 * slo.ttft_p95_ms))
     placed, looser_rate = _places_at(at, rate, spec, max_batch), _highest_rate(at, most, looser)
     loose = _places_at(at, looser_rate, looser, max_batch)
-    ladder, looser_ladder = (
-        tuple(
-            (p.requests_per_s, p.batch, p.request_s, p.ttft_s)
-            for p in (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
-        )
-        for top, held in ((rate, spec), (looser_rate, looser))
-    )
-    if looser_rate >= most:  # at the looser target a replica runs one in flight or more: its places are its batch's
-        looser_ladder = ()
+
+    def ladder_of(top: float, held: InferenceSpec) -> tuple[tuple[float, int, float, float], ...]:
+        rungs = (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
+        return tuple((p.requests_per_s, p.batch, p.request_s, p.ttft_s) for p in rungs)
+
+    # at the looser target a replica that runs one in flight or more has its batch's places: no ladder to work out
+    ladder, looser_ladder = ladder_of(rate, spec), (() if looser_rate >= most else ladder_of(looser_rate, looser))
     return point._replace(
         idle_bound=IdleBound(
             lone.ttft_s,

@@ -381,6 +381,12 @@ def replicas_slot_wait(replicas: int, rate: float, queue: SlotQueue, beside: Slo
     return pooled_slot_wait(rate, ((replicas, queue), *beside))
 
 
+def _held(parts: SlotParts) -> tuple[SlotParts, float | None]:
+    """``parts`` with replicas, and what the wait over them may take (:func:`_slack`; None where there are none)."""
+    held = tuple((n, q) for n, q in parts if n > 0)
+    return held, (_slack(held) if held else None)
+
+
 def _slack(parts: SlotParts) -> float | None:
     """What the wait for a place over ``parts`` may take (:func:`pooled_slack`); None where nothing holds it to one.
 
@@ -470,8 +476,7 @@ def slot_rate(most: float, parts: SlotParts) -> float:
     slot_rate(most, ((n, queue), *beside))`` (to the tolerance). m74a item 4: two 8B replicas of 5.68 req/s (114
     places, 20.07 s a request, a 1.578 s slack) sustain 10.54 req/s within it, not 11.36.
     """
-    held = tuple((n, q) for n, q in parts if n > 0)
-    slack = _slack(held) if held else None
+    held, slack = _held(parts)
     if slack is None or most <= 0 or _wait_fits(most, held):
         return most
     # bracketed up toward the top (1/2, 3/4, 7/8 ... of ``most``) until the wait breaks the slack: many places hold
@@ -506,8 +511,7 @@ def slot_rate_bounds(most: float, parts: SlotParts) -> tuple[float, float]:
 
     What a ranking compares first, working the rate out only where the two options' bounds overlap.
     """
-    held = tuple((n, q) for n, q in parts if n > 0)
-    slack = _slack(held) if held else None
+    held, slack = _held(parts)
     if slack is None or most <= 0:
         return most, most
     sure = _sure_rate(held, slack)
