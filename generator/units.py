@@ -29,6 +29,11 @@ def seconds_text(seconds: float) -> str:
     return f"{round(seconds, 2):g} s"
 
 
+def long_seconds_text(seconds: float) -> str:
+    """A request's time or wait: :func:`seconds_text`, and its minutes past two of them (``3,000 s (50.0 min)``)."""
+    return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
+
+
 def hours_text(hours: float, places: int = 2) -> str:
     """Hours to ``places`` decimals; a run shorter than 0.1 h in minutes (or :func:`seconds_text`), never "0.0 h"."""
     if hours >= 0.1:

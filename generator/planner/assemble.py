@@ -215,7 +215,16 @@ from generator.sizing.serving_queue import (
 )
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
-from generator.units import GIB, HOURS_PER_MONTH, HOURS_PER_YEAR, figure_text, hours_text, seconds_text, usd_text
+from generator.units import (
+    GIB,
+    HOURS_PER_MONTH,
+    HOURS_PER_YEAR,
+    figure_text,
+    hours_text,
+    long_seconds_text,
+    seconds_text,
+    usd_text,
+)
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
@@ -574,11 +583,6 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
 
 
-def _long_text(seconds: float) -> str:
-    """A request's time or wait: :func:`seconds_text`, and its minutes past two of them."""
-    return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
-
-
 def _slot_text(
     spec: InferenceSpec,
     pool: SlotParts,
@@ -608,20 +612,20 @@ def _slot_text(
     elif wait.waits <= 0.05:
         waited = f"{_percent(wait.waits)} of requests wait for one (p95 wait 0)"
     else:
-        waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {_long_text(wait.p95_s)}"
+        waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {long_seconds_text(wait.p95_s)}"
     if len(pool) == 1 or len({q for _, q in pool}) == 1:  # one layout's places (or a split's two alike)
         replicas, queue = sum(n for n, _ in pool), pool[0][1]
-        held = f"{_long_text(queue.request_s)}: {_held_text(idle)}"
+        held = f"{long_seconds_text(queue.request_s)}: {_held_text(idle)}"
         places = f"{replicas:,} replica(s) x {queue.per_replica:,} places"
     else:
-        times = " and ".join(f"{_long_text(q.request_s)} on {name}" for name, (_, q) in zip(names, pool, strict=True))
+        times = " and ".join(f"{long_seconds_text(q.request_s)} on {name}" for name, (_, q) in zip(names, pool, strict=True))
         freed = " and ".join(f"{n * q.per_replica / q.request_s:.3g}" for n, q in pool)
         held = (
-            f"{_long_text(wait.offered / spec.requests_per_second)}: its TTFT and its output at the TPOT, each replica at "
+            f"{long_seconds_text(wait.offered / spec.requests_per_second)}: its TTFT and its output at the TPOT, each replica at "
             f"its most load ({times}, weighted by the requests each part's places take with all of them busy: they free "
             f"{freed} places a second)"
             if spec.routing == "free_place"
-            else f"{_long_text(wait.offered / spec.requests_per_second)} on average: its TTFT and its output at the TPOT, "
+            else f"{long_seconds_text(wait.offered / spec.requests_per_second)} on average: its TTFT and its output at the TPOT, "
             f"each replica at its most load ({times}, each replica sent an even share)"
         )
         places = " + ".join(f"{n:,} replica(s) x {q.per_replica:,} places" for n, q in pool)
@@ -700,7 +704,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
     waited = (
         "every replica's queue grows without bound"
         if not math.isfinite(at_plan.p95_s)
-        else f"{_percent(at_plan.waits)} of requests would wait for a place, p95 {_long_text(at_plan.p95_s)}"
+        else f"{_percent(at_plan.waits)} of requests would wait for a place, p95 {long_seconds_text(at_plan.p95_s)}"
     )
     return (
         f"deployment {dep.name}: its {replicas:,} replica(s) are sized for a router that holds each request until a "
@@ -709,7 +713,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
         f"HAProxy's per-server maxconn does, its requests past that queueing in the backend until a server slot frees "
         f"({HAPROXY_MAXCONN_DOCS}). A Kubernetes Service (kube-proxy picks a pod at random) or a round-robin balancer "
         f"gives each replica a queue of its own instead: at {replicas:,} replicas {waited}, against the "
-        f"{_long_text(slack)} the TTFT p95 target leaves, and {replicas + needed:,} replicas would keep it there; put "
+        f"{long_seconds_text(slack)} the TTFT p95 target leaves, and {replicas + needed:,} replicas would keep it there; put "
         "such a router in front of the replicas, or set inference.routing: even to plan for a queue each"
     )
 
@@ -717,7 +721,7 @@ def routing_note(dep: InferenceDeployment, opt: Option) -> str | None:
 def _request_time_text(spec: InferenceSpec, point: OperatingPoint, request_s: float) -> str:
     """A request's time where a drain's default grace cuts it (newuser72 item 5): what the engine pods then need."""
     return (
-        f"a request takes {_long_text(request_s)} at the planned load (TTFT p95 {seconds_text(point.ttft_s)} + "
+        f"a request takes {long_seconds_text(request_s)} at the planned load (TTFT p95 {seconds_text(point.ttft_s)} + "
         f"{spec.avg_output_tokens:,} tokens x TPOT {point.tpot_s * 1000:.1f} ms), and a replica holds {point.batch:,} of "
         "them: a drain (a node upgrade, a Karpenter disruption, a scale-in) cuts those in flight past the pod's "
         f"terminationGracePeriodSeconds ({POD_GRACE_DEFAULT_S} s unless set); give the engine pods at least "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from generator import catalog
@@ -14,6 +15,7 @@ from generator.calculator.offload_report import (
     runtime_settings,
     tokens_per_s_text,
 )
+from generator.named_tuple import NamedTuple
 from generator.planner.assemble import (
     device_plugin_findings,
     gpu_taint,
@@ -30,8 +32,16 @@ from generator.planner.setting_findings import model_findings, unused_setting_fi
 from generator.planner.slo import effective_slo
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, OffloadPlan, StreamCapacity, layer_split_degree, splits_context_over_slots
-from generator.units import GIB, TB, seconds_text
+from generator.sizing.offload import (
+    Machine,
+    OffloadCost,
+    OffloadPlan,
+    StreamCapacity,
+    layer_split_degree,
+    splits_context_over_slots,
+)
+from generator.sizing.serving_queue import TAIL_SHARE, SlotWait, slot_wait
+from generator.units import GIB, TB, figure_text, long_seconds_text, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
 
@@ -122,6 +132,9 @@ def _deployment(
     # a lone stream below the interactive rate is said by slow-decode: the defaulted TPOT would say it again
     slow = cost.decode_tokens_per_s < consts.interactive_tokens_per_s
     notes += _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow)
+    queue = _slot_queue(spec, cost, slots)
+    if queue is not None:
+        notes += _slot_wait_findings(spec, queue, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
@@ -147,12 +160,14 @@ def _deployment(
             slots.streams if slots else 1,
         ),
         "checklist": checklist(plan, machine, wider),
+        **(_slot_wait_details(queue) if queue is not None else {}),
     }
     reasons = [
         # newuser68 item 7: the host link a desktop's two GPUs split (x8/x8) sets the prompt's copies, and went unsaid
         f"machine as sized: {basis}",
         *plan.decisions,
         *_slots_trade(slots, plan, lone, spec.avg_output_tokens),
+        *([_slot_wait_text(spec, cost, queue)] if queue is not None else []),
         f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
         f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
         f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
@@ -208,6 +223,85 @@ def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadP
         f"{now / GIB:.1f} with the slots ({moved} more layer(s) whole in system RAM); each slot decodes "
         f"{tokens_per_s_text(each)} tokens/s, so a request's {output_tokens:,} output tokens take about {request}"
     ]
+
+
+class _SlotQueue(NamedTuple):
+    """The machine's server slots as a queue at the rate (:func:`_slot_queue`)."""
+
+    #: A request's seconds in a slot: its TTFT and its output at a slot's speed.
+    request_s: float
+    #: A slot's output tokens/s, its decode paused by the prompt passes.
+    slot_tokens_per_s: float
+    wait: SlotWait
+
+
+def _slot_queue(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity | None) -> _SlotQueue | None:
+    """The wait for one of the machine's server slots at the rate (review74 item 6); None where a slot makes no tokens.
+
+    A request holds a slot (llama.cpp's ``-np``; one where a lone stream makes the rate) for its TTFT and its output at
+    a slot's speed: M/M/c over the slots (:func:`~generator.sizing.serving_queue.slot_wait`), as a bought service's
+    places are. home-70b-offload: 2 slots at 0.01 req/s, about 117 s a request, waited ~5 min at p95 unsaid.
+    """
+    each = slots.slot_tokens_per_s if slots is not None else cost.decode_tokens_per_s
+    if each <= 0:
+        return None
+    request_s = cost.ttft_s + spec.avg_output_tokens / each
+    places = slots.streams if slots is not None else 1
+    return _SlotQueue(request_s, each, slot_wait(places, spec.requests_per_second * request_s, request_s))
+
+
+def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
+    """The slot wait as the reasons say it: what a request holds, the load, and the share that waits with its p95."""
+    wait = queue.wait
+    return (
+        f"a request holds {_slot_text(wait.servers)} for about {long_seconds_text(queue.request_s)} (its "
+        f"TTFT {seconds_text(cost.ttft_s)} and {spec.avg_output_tokens:,} output tokens at "
+        f"{tokens_per_s_text(queue.slot_tokens_per_s)} tokens/s): {wait.offered:,.2f} Erlangs at "
+        f"{figure_text(spec.requests_per_second)} req/s: {_waited_text(wait)} (M/M/c over the slots, request times taken "
+        "as exponential; the machine is fixed, so no slot is added for the wait)"
+    )
+
+
+def _slot_text(slots: int) -> str:
+    """The slot a request holds: one of several, or the one stream a rate one stream makes runs."""
+    return f"one of the {slots} server slots" if slots > 1 else "the server's one slot (no -np)"
+
+
+def _waited_text(wait: SlotWait) -> str:
+    """The share of requests that wait for a slot, and the p95 of that wait."""
+    if wait.offered >= wait.servers:
+        return "every slot taken: the queue for one grows without bound"
+    busy = f"the slots {wait.offered / wait.servers:.0%} busy"
+    if wait.waits <= TAIL_SHARE:
+        return f"{busy}, {wait.waits:.1%} of requests wait for one (p95 wait 0)"
+    return f"{busy}, {wait.waits:.0%} of requests wait for one, p95 wait {long_seconds_text(wait.p95_s)}"
+
+
+def _slot_wait_findings(spec: InferenceSpec, queue: _SlotQueue, index: int) -> list[Finding]:
+    """A warning where more than one request in twenty waits for a slot: the TTFT a user sees is that wait longer."""
+    wait = queue.wait
+    if wait.waits <= TAIL_SHARE and wait.offered < wait.servers:
+        return []
+    return [
+        Finding(
+            "warning",
+            "slot-wait",
+            f"requests queue for this machine's server slots: {_waited_text(wait)}, before their TTFT; each holds a slot "
+            f"about {long_seconds_text(queue.request_s)}. Lower the rate or the output length, or plan servers to buy "
+            "(drop hardware.fixed)",
+            f"deployments[{index}].inference.requests_per_second",
+        )
+    ]
+
+
+def _slot_wait_details(queue: _SlotQueue) -> dict[str, Any]:
+    """``request_s``, ``slot_wait_share`` and ``slot_wait_p95_s`` (None without bound), as a bought service's details."""
+    wait = queue.wait
+    return {
+        "request_s": round(queue.request_s, 3),
+        "slot_wait_share": round(wait.waits, 3),
+        "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
+    }
 
 
 def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int, engine: str) -> Finding:
