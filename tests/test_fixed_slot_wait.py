@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def _erlang_c(servers: int, offered: float) -> float:
     return blocking / (1 - rho * (1 - blocking))
 
 
-def _plan(tmp_path: Path, rps: float, output_tokens: int = 300) -> dict:
+def _plan(tmp_path: Path, rps: float, output_tokens: int = 300) -> dict[str, Any]:
     text = re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", HOME)
     text = re.sub(r"avg_output_tokens: [0-9]+", f"avg_output_tokens: {output_tokens}", text)
     path = tmp_path / "home.yaml"
