@@ -32,14 +32,17 @@ HOME = (REPO / "examples" / "home-70b-offload.yaml").read_text()
 CONSTS = Constants()
 
 
-def _at(tmp_path: Path, rps: float) -> Path:
+def _at(tmp_path: Path, rps: float, batch: bool = False) -> Path:
+    """The example at ``rps``; ``batch``: a batch service, whose slots are the rate's tokens' (no wait for one held)."""
     path = tmp_path / "home.yaml"
-    path.write_text(re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", HOME))
+    text = re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", HOME)
+    path.write_text(text.replace("    inference:\n", "    inference:\n      service_class: batch\n") if batch else text)
     return path
 
 
 def test_the_examples_rate_takes_two_slots(tmp_path: Path) -> None:
-    plan = plan_file(str(_at(tmp_path, 0.01)))[1].to_dict()
+    """The rate's tokens take 2 slots (an interactive service takes more for the wait: tests/test_fixed_slot_wait.py)."""
+    plan = plan_file(str(_at(tmp_path, 0.01, batch=True)))[1].to_dict()
     (said,) = [f for f in plan["findings"] if f["code"] == "parallel-slots"]
     assert said["path"] == "deployments[0].inference.requests_per_second"
     assert said["message"].startswith("the request rate needs 3.0 output tokens/s and one stream makes 2.73: 2 llama.cpp")
@@ -49,10 +52,12 @@ def test_the_examples_rate_takes_two_slots(tmp_path: Path) -> None:
 
 
 def test_a_rate_one_stream_makes_takes_no_slots(tmp_path: Path) -> None:
-    plan = plan_file(str(_at(tmp_path, 0.005)))[1].to_dict()
+    """One slot, said: llama-server left to itself runs 4 sharing ``-c`` (https://github.com/ggml-org/llama.cpp/pull/16736)."""
+    plan = plan_file(str(_at(tmp_path, 0.005, batch=True)))[1].to_dict()
     assert not [f for f in plan["findings"] if f["code"] == "parallel-slots"]
-    assert "parallel" not in plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp_options"]
-    assert "-np" not in plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp"]
+    assert plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp_options"]["parallel"] == 1
+    assert "kv_unified" not in plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp_options"]
+    assert " -np 1 " in plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp"]
 
 
 def test_a_rate_beyond_the_machine_is_refused_at_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,7 +143,8 @@ def test_the_spec_json_keeps_the_rate_and_the_slots(tmp_path: Path) -> None:
     assert exited.value.code == 0
     spec = json.loads((out / "spec.json").read_text())
     assert spec["plan"]["deployments"][0]["details"]["requests_per_s"] == 0.01
-    assert "-np 2 -kvu" in spec["plan"]["deployments"][0]["details"]["runtime_settings"]["llama.cpp"]
+    # the rate's tokens take 2 slots, the wait for one 5 (tests/test_fixed_slot_wait.py)
+    assert "-np 5 -kvu" in spec["plan"]["deployments"][0]["details"]["runtime_settings"]["llama.cpp"]
 
 
 def test_validate_refuses_the_rate_as_plan_does(tmp_path: Path) -> None:

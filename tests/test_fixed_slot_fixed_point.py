@@ -23,9 +23,11 @@ WORKLOAD = (REPO / "tests" / "data" / "review73" / "q235_5090x2.yaml").read_text
 REQUEST = 2_000 + 300
 
 
-def _at(tmp_path: Path, rps: float) -> Path:
+def _at(tmp_path: Path, rps: float, batch: bool = True) -> Path:
+    """The workload at ``rps``; a batch service: its slots are the rate's tokens' alone (no wait for one to fit)."""
     path = tmp_path / "q235.yaml"
-    path.write_text(re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", WORKLOAD))
+    text = re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", WORKLOAD)
+    path.write_text(text.replace("    inference:\n", "    inference:\n      service_class: batch\n") if batch else text)
     return path
 
 
@@ -60,7 +62,7 @@ def test_a_loop_that_does_not_settle_takes_the_slots_the_last_placement_holds(
 
 def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path) -> None:
     """review73 item 1b: 197 slots took 26 GiB a GPU from the weights, said only by slo-missed's TPOT."""
-    plan = plan_file(str(_at(tmp_path, 0.05)))[1].to_dict()
+    plan = plan_file(str(_at(tmp_path, 0.05, batch=False)))[1].to_dict()
     (dep,) = plan["deployments"]
     (said,) = [r for r in dep["reasons"] if r.startswith("the rate is held only by")]
     assert said.startswith("the rate is held only by 197 server slots whose KV cache of 453,100 tokens takes the GPUs'")

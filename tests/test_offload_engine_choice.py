@@ -86,10 +86,10 @@ def test_the_long_context_estimate_is_faster_under_ik_llama_cpp_by_the_attention
 
 def test_each_engine_gets_its_own_line() -> None:
     main_run, ik_run = _estimate(*LONG), _estimate(*LONG, "--offload-engine", "ik_llama.cpp")
-    assert main_run["runtime_settings"]["llama.cpp"] == "-ngl 40 -c 16500 -b 2048 -ub 2048 --no-mmap"
+    assert main_run["runtime_settings"]["llama.cpp"] == "-ngl 40 -c 16500 -np 1 -b 2048 -ub 2048 --no-mmap"
     assert "ik_llama.cpp" not in main_run["runtime_settings"]
     ik = ik_run["runtime_settings"]
-    assert ik["ik_llama.cpp"] == "-ngl 40 -c 16500 -fa on -ctk f16 -ctv f16 -b 2048 -ub 2048 --no-mmap"
+    assert ik["ik_llama.cpp"] == "-ngl 40 -c 16500 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap"
     assert "llama.cpp" not in ik and "llama.cpp_options" not in ik  # mainline's line is not printed as ik's figures
     assert ik["ik_llama.cpp_options"]["flash_attn"] == "on" and "mla" not in ik["ik_llama.cpp_options"]
     assert ik["ik_llama.cpp_note"].startswith("ik_llama.cpp's llama-server: no -rtr (run-time repack)")
@@ -98,10 +98,10 @@ def test_each_engine_gets_its_own_line() -> None:
 def test_an_mla_model_runs_mla_3_under_ik_llama_cpp_and_its_experts_stay_in_ram() -> None:
     """DeepSeek-V2-Lite's experts in RAM, attention on the GPU: the same figures, and ik_llama.cpp's ``-mla 3``."""
     main_run, ik_run = _estimate(*MLA_MOE), _estimate(*MLA_MOE, "--offload-engine", "ik_llama.cpp")
-    assert main_run["runtime_settings"]["llama.cpp"] == f"-ngl 28 -c 32768 {EXPERTS_ON_CPU} -b 4096 -ub 4096 --no-mmap"
+    assert main_run["runtime_settings"]["llama.cpp"] == f"-ngl 28 -c 32768 {EXPERTS_ON_CPU} -np 1 -b 4096 -ub 4096 --no-mmap"
     assert (
         ik_run["runtime_settings"]["ik_llama.cpp"]
-        == f"-ngl 28 -c 32768 -fa on -ctk f16 -ctv f16 -mla 3 {EXPERTS_ON_CPU} -b 4096 -ub 4096 --no-mmap"
+        == f"-ngl 28 -c 32768 -fa on -ctk f16 -ctv f16 -mla 3 {EXPERTS_ON_CPU} -np 1 -b 4096 -ub 4096 --no-mmap"
     )
     assert "cpu-attention" not in main_run["offload"]["seconds_per_token"]  # no layer's attention on the CPU
     assert main_run["throughput"] == ik_run["throughput"]
@@ -111,10 +111,10 @@ def test_the_text_says_the_engine_and_prints_its_line() -> None:
     code, text = run_estimate(*LONG, "--offload-engine", "ik_llama.cpp")
     assert code == 0
     assert "  speed        2.16 tokens/s (ddr-bound, cpu-compute); " in text and "; timed for ik_llama.cpp\n" in text
-    assert "\n  ik_llama.cpp -ngl 40 -c 16500 -fa on -ctk f16 -ctv f16 -b 2048 -ub 2048 --no-mmap\n" in text
+    assert "\n  ik_llama.cpp -ngl 40 -c 16500 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
     assert "\n  llama.cpp    " not in text
     code, text = run_estimate(*LONG)
-    assert "; timed for llama.cpp\n" in text and "\n  llama.cpp    -ngl 40 -c 16500 -b 2048 -ub 2048 --no-mmap\n" in text
+    assert "; timed for llama.cpp\n" in text and "\n  llama.cpp    -ngl 40 -c 16500 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
 
 
 @pytest.mark.parametrize("engine", ["ik_llama.cpp", "llama.cpp"])
@@ -138,7 +138,9 @@ def test_ktransformers_is_not_an_engine_a_plan_is_made_for(capsys: pytest.Captur
 
 
 def _home(tmp_path: Path, engine: str, rps: float = 0.005) -> Path:
+    """The home example on ``engine`` at ``rps``, a batch service: its slots are the rate's tokens' (no wait for one)."""
     text = HOME.replace("    cpu: ryzen-9-7950x\n", f"    cpu: ryzen-9-7950x\n    offload_engine: {engine}\n")
+    text = text.replace("    inference:\n", "    inference:\n      service_class: batch\n")
     path = tmp_path / "home.yaml"
     path.write_text(re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", text))
     return path
@@ -165,7 +167,7 @@ def test_a_workload_on_ik_llama_cpp_plans_its_line_and_says_so(tmp_path: Path) -
     mainline = plan_file(str(_home(tmp_path, "llama.cpp")))[1].to_dict()["deployments"][0]["details"]
     assert (mainline["decode_tokens_per_s"], details["decode_tokens_per_s"]) == (2.729, 2.809)
     line = details["runtime_settings"]["ik_llama.cpp"]
-    assert line == "-ngl 43 -c 8192 -fa on -ctk f16 -ctv f16 -b 1024 -ub 1024 --no-mmap"
+    assert line == "-ngl 43 -c 8192 -fa on -ctk f16 -ctv f16 -np 1 -b 1024 -ub 1024 --no-mmap"
     spec = (out / "SPEC.md").read_text()
     assert f"\nik_llama.cpp: {line}\n" in spec
     assert "- Decode (ik_llama.cpp): " in spec

@@ -209,10 +209,11 @@ def llama_cpp_options(
         per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(gpus)]
         per_gpu[-1] += 1 if head_on_gpu else 0
         options["tensor_split"] = per_gpu
-    if streams > 1:
-        options["parallel"] = streams
-        if not splits_context_over_slots(engine):
-            options["kv_unified"] = True
+    # always said: llama-server left to itself runs 4 slots sharing -c since
+    # https://github.com/ggml-org/llama.cpp/pull/16736, where the plan timed and sized ``streams``
+    options["parallel"] = streams
+    if streams > 1 and not splits_context_over_slots(engine):
+        options["kv_unified"] = True
     if ubatch != LLAMA_CPP_UBATCH:
         options["batch_size"] = options["ubatch_size"] = ubatch  # -b at least -ub: llama.cpp clamps -ub to -b
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded

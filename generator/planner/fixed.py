@@ -23,7 +23,7 @@ from generator.planner.assemble import (
     totals,
 )
 from generator.planner.driver_series import driver_series_findings
-from generator.planner.fixed_place import fixed_machine, place_for_rate
+from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_wait_at
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
 from generator.planner.option import pool_labels
@@ -40,7 +40,7 @@ from generator.sizing.offload import (
     layer_split_degree,
     splits_context_over_slots,
 )
-from generator.sizing.serving_queue import TAIL_SHARE, SlotWait, slot_wait
+from generator.sizing.serving_queue import TAIL_SHARE, SlotWait
 from generator.units import GIB, TB, figure_text, long_seconds_text, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
@@ -134,7 +134,7 @@ def _deployment(
     notes += _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow)
     queue = _slot_queue(spec, cost, slots)
     if queue is not None:
-        notes += _slot_wait_findings(spec, queue, index)
+        notes += _slot_wait_findings(spec, cost, queue, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
@@ -228,67 +228,90 @@ def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadP
 class _SlotQueue(NamedTuple):
     """The machine's server slots as a queue at the rate (:func:`_slot_queue`)."""
 
-    #: A request's seconds in a slot: its TTFT and its output at a slot's speed.
+    #: A request's mean seconds in a slot (Little: the slots in use over the rate).
     request_s: float
-    #: A slot's output tokens/s, its decode paused by the prompt passes.
-    slot_tokens_per_s: float
+    slots: StreamCapacity
     wait: SlotWait
 
 
 def _slot_queue(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity | None) -> _SlotQueue | None:
     """The wait for one of the machine's server slots at the rate (review74 item 6); None where a slot makes no tokens.
 
-    A request holds a slot (llama.cpp's ``-np``; one where a lone stream makes the rate) for its TTFT and its output at
-    a slot's speed: M/M/c over the slots (:func:`~generator.sizing.serving_queue.slot_wait`), as a bought service's
-    places are. home-70b-offload: 2 slots at 0.01 req/s, about 117 s a request, waited ~5 min at p95 unsaid.
+    A request holds a slot (llama.cpp's ``-np``; one where a lone stream makes the rate and its wait) for its TTFT and
+    its output at a slot's speed (:func:`~generator.planner.fixed_place.slot_wait_at`), as a bought service's places
+    are held. home-70b-offload: 2 slots at 0.01 req/s, about 119 s a request, waited 318 s at p95 unsaid.
     """
-    each = slots.slot_tokens_per_s if slots is not None else cost.decode_tokens_per_s
-    if each <= 0:
+    if slots is None:  # one stream: its decode paused by the prompts' passes as a slot's is
+        alone = cost.decode_tokens_per_s
+        slots = StreamCapacity(1, alone, alone, 0, prompt_share=spec.requests_per_second * cost.prefill_s)
+    if slots.slot_tokens_per_s <= 0 or spec.requests_per_second <= 0:
         return None
-    request_s = cost.ttft_s + spec.avg_output_tokens / each
-    places = slots.streams if slots is not None else 1
-    return _SlotQueue(request_s, each, slot_wait(places, spec.requests_per_second * request_s, request_s))
+    wait = slot_wait_at(spec, cost.ttft_s, slots)
+    return _SlotQueue(wait.offered / spec.requests_per_second, slots, wait)
 
 
 def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
     """The slot wait as the reasons say it: what a request holds, the load, and the share that waits with its p95."""
-    wait = queue.wait
-    return (
-        f"a request holds {_slot_text(wait.servers)} for about {long_seconds_text(queue.request_s)} (its "
-        f"TTFT {seconds_text(cost.ttft_s)} and {spec.avg_output_tokens:,} output tokens at "
-        f"{tokens_per_s_text(queue.slot_tokens_per_s)} tokens/s): {wait.offered:,.2f} Erlangs at "
-        f"{figure_text(spec.requests_per_second)} req/s: {_waited_text(wait)} (M/M/c over the slots, request times taken "
-        "as exponential; the machine is fixed, so no slot is added for the wait)"
+    wait, slots = queue.wait, queue.slots
+    paused = max(0.0, 1.0 - slots.prompt_share)
+    speeds = f"{tokens_per_s_text(slots.slot_tokens_per_s)} tokens/s"
+    if slots.streams > 1 and slots.speeds:
+        alone, every = tokens_per_s_text(slots.speeds[0] * paused), tokens_per_s_text(slots.slot_tokens_per_s)
+        speeds = f"{alone} tokens/s alone, {every} with {slots.streams} decoding"
+    text = (
+        f"a request holds {_slot_text(wait.servers)} for {long_seconds_text(queue.request_s)} on average (its TTFT "
+        f"{seconds_text(cost.ttft_s)} and {spec.avg_output_tokens:,} output tokens at {speeds}): {_waited_text(wait)} at "
+        f"{figure_text(spec.requests_per_second)} req/s (request times taken as exponential)"
     )
+    return text + (f"; {_more_slots_text(spec, cost, queue)}" if slots.rate_streams else "")
+
+
+def _more_slots_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
+    """Why the slots are more than the rate's tokens take: the wait for one, held to what the TTFT target leaves."""
+    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms or 0.0
+    slack_ms = target_ms - cost.ttft_s * 1000
+    more = f"{queue.slots.streams} slots where the rate's tokens take {queue.slots.rate_streams}"
+    if queue.wait.p95_s * 1000 > max(slack_ms, 0.0):
+        return (
+            f"{more}, the most whose KV cache leaves the weights where they are (more would slow every request), "
+            "and of those the count that waits least"
+        )
+    held = (
+        f"the p95 wait for one fits the {slack_ms:,.0f} ms the TTFT leaves of the {target_ms:,.0f} ms target"
+        if slack_ms > 0
+        else f"at most one request in twenty waits for one (the TTFT alone misses the {target_ms:,.0f} ms target)"
+    )
+    return f"{more}, so that {held}"
 
 
 def _slot_text(slots: int) -> str:
-    """The slot a request holds: one of several, or the one stream a rate one stream makes runs."""
-    return f"one of the {slots} server slots" if slots > 1 else "the server's one slot (no -np)"
+    """The slot a request holds: one of several, or the server's one."""
+    return f"one of the {slots} server slots" if slots > 1 else "the server's one slot (-np 1)"
 
 
 def _waited_text(wait: SlotWait) -> str:
-    """The share of requests that wait for a slot, and the p95 of that wait."""
-    if wait.offered >= wait.servers:
+    """The slots in use, the share of requests that wait for one, and the p95 of that wait."""
+    if not math.isfinite(wait.p95_s):
         return "every slot taken: the queue for one grows without bound"
-    busy = f"the slots {wait.offered / wait.servers:.0%} busy"
+    busy = f"{wait.offered:,.2f} of {wait.servers} slot(s) in use on average ({wait.utilisation:.0%})"
     if wait.waits <= TAIL_SHARE:
         return f"{busy}, {wait.waits:.1%} of requests wait for one (p95 wait 0)"
     return f"{busy}, {wait.waits:.0%} of requests wait for one, p95 wait {long_seconds_text(wait.p95_s)}"
 
 
-def _slot_wait_findings(spec: InferenceSpec, queue: _SlotQueue, index: int) -> list[Finding]:
-    """A warning where more than one request in twenty waits for a slot: the TTFT a user sees is that wait longer."""
+def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue, index: int) -> list[Finding]:
+    """A warning where the p95 wait for a slot is past what the TTFT leaves of the target (none for a batch service)."""
     wait = queue.wait
-    if wait.waits <= TAIL_SHARE and wait.offered < wait.servers:
+    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
+    if target_ms is None or wait.p95_s <= max(0.0, target_ms / 1000 - cost.ttft_s):
         return []
     return [
         Finding(
             "warning",
             "slot-wait",
             f"requests queue for this machine's server slots: {_waited_text(wait)}, before their TTFT; each holds a slot "
-            f"about {long_seconds_text(queue.request_s)}. Lower the rate or the output length, or plan servers to buy "
-            "(drop hardware.fixed)",
+            f"{long_seconds_text(queue.request_s)} on average, and no more slots that the machine's memory holds wait "
+            "less. Lower the rate or the output length, or plan servers to buy (drop hardware.fixed)",
             f"deployments[{index}].inference.requests_per_second",
         )
     ]
@@ -304,6 +327,19 @@ def _slot_wait_details(queue: _SlotQueue) -> dict[str, Any]:
     }
 
 
+def _demand_text(demand: float, single_tokens_per_s: float, slots: StreamCapacity) -> str:
+    """What takes the slots: the rate's output tokens beyond one stream, or the wait for one (``rate_streams``)."""
+    one = tokens_per_s_text(single_tokens_per_s)
+    needs = f"the request rate needs {demand:,.1f} output tokens/s and one stream makes {one}"
+    if not slots.rate_streams:
+        return needs
+    if slots.rate_streams == 1:
+        return f"{needs}, but requests would wait for it past the TTFT target (the deployment's reasons give the wait)"
+    return (
+        f"{needs}, {slots.rate_streams} slots make that, and the wait for one takes more (the deployment's reasons give the wait)"
+    )
+
+
 def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int, engine: str) -> Finding:
     """How many server slots of ``engine`` the rate takes, and each one's speed then."""
     demand = spec.requests_per_second * spec.avg_output_tokens
@@ -316,9 +352,8 @@ def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float,
     return Finding(
         "warning",
         "parallel-slots",
-        f"the request rate needs {demand:,.1f} output tokens/s and one stream makes "
-        f"{tokens_per_s_text(single_tokens_per_s)}: {slots.streams} {engine} server slots ({cache}) decode together at about "
-        f"{tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
+        f"{_demand_text(demand, single_tokens_per_s, slots)}: {slots.streams} {engine} server slots ({cache}) decode "
+        f"together at about {tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
         f"{tokens_per_s_text(slots.stream_tokens_per_s)} each (the weights read once a step for all; the CPU's "
         "arithmetic is not counted, so at best)"
         + (
@@ -355,7 +390,7 @@ def _slo_findings(
         missed.append(f"TPOT {tpot_ms:,.1f} ms against {target} {slo.tpot_ms:g} ms")
     if not missed:
         return []
-    each = f"each of {speed.streams} server slots" if isinstance(speed, StreamCapacity) else "a single stream"
+    each = f"each of {speed.streams} server slots with all decoding" if isinstance(speed, StreamCapacity) else "a single stream"
     message = f"this machine misses the latency targets: {'; '.join(missed)} ({each}, at best)"
     if any(defaulted):
         message += "; give inference.slo for targets of your own, or service_class: batch for none"

@@ -9,6 +9,8 @@ does not import the plan's assembly.
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from generator import catalog
@@ -29,8 +31,10 @@ from generator.sizing.offload import (
     stream_capacity,
 )
 from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.server_slots import state_slot_wait
+from generator.sizing.serving_queue import SlotWait
 from generator.units import figure_text
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
@@ -208,15 +212,17 @@ def _rate_slots(
             where,
         )
     alone = plan.cost.decode_tokens_per_s
-    if StreamCapacity(1, alone, alone, context, prompt_share=prompts).meets(demand):
-        return None
+    lone = StreamCapacity(1, alone, alone, context, prompt_share=prompts)
     request = spec.avg_input_tokens + spec.avg_output_tokens
-    slots = stream_capacity(
+    args = (
         loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context,
-        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request, demand, plan.engine, prompts,
+        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
     )  # fmt: skip
+    if lone.meets(demand):
+        return _slots_for_wait(spec, plan, lone, lambda n: slots_at(*args, n, plan.engine, prompts, with_speeds=True))
+    slots = stream_capacity(*args, demand, plan.engine, prompts)
     if slots.meets(demand):
-        return slots
+        return _slots_for_wait(spec, plan, slots, lambda n: slots_at(*args, n, plan.engine, prompts, with_speeds=True))
     decode_demand = demand / (1 - prompts)  # tokens/s the slots must make while no prompt pass runs
     # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
     each = f", {slots.context_tokens // slots.streams:,} a slot," if splits_context_over_slots(plan.engine) else ""
@@ -236,6 +242,84 @@ def _rate_slots(
         f"{served:.3g} req/s; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
         where,
     )
+
+
+def slot_wait_at(spec: InferenceSpec, ttft_s: float, slots: StreamCapacity) -> SlotWait:
+    """The wait for one of ``slots`` at the rate: each request holds one for its TTFT and its output at a slot's speed.
+
+    With :attr:`StreamCapacity.speeds` a slot's speed is the one with as many decoding as hold a request
+    (:func:`~generator.sizing.server_slots.state_slot_wait`), else the speed with all of them decoding; the prompts'
+    passes pause every slot's decode (:attr:`StreamCapacity.prompt_share`). Infinite where a slot makes no tokens.
+    """
+    paused = max(0.0, 1.0 - slots.prompt_share)
+    speeds = slots.speeds or (slots.stream_tokens_per_s,) * slots.streams
+    request_s = [ttft_s + spec.avg_output_tokens / (each * paused) if each * paused > 0 else math.inf for each in speeds]
+    if not all(map(math.isfinite, request_s)):
+        return SlotWait(slots.streams, float(slots.streams), 1.0, math.inf)
+    return state_slot_wait(spec.requests_per_second, request_s)
+
+
+#: How much slower a lone request may decode on the placement of more slots for the wait: none, within rounding (a
+#: cache that moves weights off the GPUs slows every request, and the slots it takes would move more).
+SAME_PLACEMENT_SHARE = 0.005
+
+
+def _slots_for_wait(
+    spec: InferenceSpec, plan: OffloadPlan, start: StreamCapacity, at: Callable[[int], StreamCapacity | None]
+) -> StreamCapacity | None:
+    """The fewest slots from ``start`` (those the rate's tokens take) whose p95 wait for one fits the TTFT target.
+
+    review74 item 6: the rate's tokens took 2 slots of Llama 3.3 70B at 0.01 req/s, about 119 s a request, and 44% of
+    requests waited for one, 318 s at p95, where llama-server's own default runs 4 (``-np`` auto since
+    https://github.com/ggml-org/llama.cpp/pull/16736). The wait over the slots, each as fast as the requests in them
+    let it be (:func:`slot_wait_at`), must fit what the TTFT leaves of the target (nothing where the TTFT misses it:
+    then at most one request in twenty waits). Slots are added only in memory the weights do not need: where their
+    cache would move weights off the GPUs (a lone request decoding slower, :data:`SAME_PLACEMENT_SHARE`), every
+    request slows and the re-placement takes yet more slots. ``at(n)``: ``n`` slots placed with their speeds, None
+    where they do not fit the machine. Counts double until one fits, no longer fits the machine, the weights' place or
+    the rate, then halve to the fewest; where none fits, the count that waits least of those tried (the wait is said,
+    :mod:`generator.planner.fixed`). None where one slot is the answer; a batch service (no TTFT target) keeps the
+    rate's.
+    """
+    demand = spec.requests_per_second * spec.avg_output_tokens
+
+    def held(streams: int) -> StreamCapacity | None:  # slots that fit and make the rate, with their speeds
+        slots = at(streams)
+        return slots if slots is not None and slots.meets(demand) else None
+
+    first = held(start.streams) or start
+    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
+    if target_ms is None:
+        return first if first.streams > 1 else None
+    slack = max(0.0, target_ms / 1000 - plan.cost.ttft_s)
+    alone = first.speeds[0] if first.speeds else first.stream_tokens_per_s
+
+    def more(streams: int) -> StreamCapacity | None:  # more slots, only in memory the weights do not need
+        slots = held(streams)
+        return slots if slots is not None and slots.speeds[0] >= alone * (1 - SAME_PLACEMENT_SHARE) else None
+
+    def p95_s(slots: StreamCapacity) -> float:
+        return slot_wait_at(spec, plan.cost.ttft_s, slots).p95_s
+
+    if p95_s(first) <= slack:
+        return first if first.streams > 1 else None
+    best, short, met = first, start.streams, None
+    while met is None and short < MAX_STREAMS:
+        got = more(min(2 * short, MAX_STREAMS))
+        if got is None:
+            break
+        if p95_s(got) <= slack:
+            met = got
+        else:
+            best, short = min(best, got, key=p95_s), got.streams
+    while met is not None and met.streams - short > 1:
+        middle = (short + met.streams) // 2
+        got = more(middle)
+        met, short = (got, short) if got is not None and p95_s(got) <= slack else (met, middle)
+    chosen = met or best
+    if chosen.streams == start.streams:
+        return first if first.streams > 1 else None
+    return chosen._replace(rate_streams=start.streams)
 
 
 def _prompt_text(share: float, prefill_s: float, decode_demand: float) -> str:

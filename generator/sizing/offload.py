@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 from generator.errors import InfeasibleError
@@ -841,6 +842,12 @@ class StreamCapacity(NamedTuple):
     #: The share of the machine's time the requests' prompt passes take (rate x one prompt's prefill seconds), which the
     #: slots do not decode in (newuser68 item 1: 0.1 req/s of prompts taking 7.48 s each held 75% of it); 0: none.
     prompt_share: float = 0.0
+    #: The fewest slots the rate's output tokens alone take where more were taken so that the wait for one fits the TTFT
+    #: target (:func:`~generator.planner.fixed_place.place_for_rate`); 0: these are the rate's.
+    rate_streams: int = 0
+    #: Each stream's tokens/s with 1, 2, ... ``streams`` of them decoding, on this placement (:func:`slots_at`'s
+    #: ``with_speeds``; empty where not worked out). ``stream_tokens_per_s`` is the last.
+    speeds: tuple[float, ...] = ()
 
     @property
     def served_tokens_per_s(self) -> float:
@@ -873,10 +880,13 @@ def slots_at(
     streams: int,
     engine: str = "llama.cpp",
     prompt_share: float = 0.0,
+    with_speeds: bool = False,
 ) -> StreamCapacity | None:
     """``streams`` server slots of ``request_tokens`` requests placed with their KV cache, and their tokens/s.
 
-    None where they do not fit the machine; :func:`stream_capacity` searches over these.
+    None where they do not fit the machine; :func:`stream_capacity` searches over these. ``with_speeds``: each
+    stream's tokens/s with fewer of them decoding too, on the same placement (:attr:`StreamCapacity.speeds`): exact to
+    :data:`EXACT_SPEEDS` streams, past it between counts a quarter apart, linearly (the speed falls smoothly there).
     """
     split = splits_context_over_slots(engine)
     tokens = streams * max(context, request_tokens) if split else max(context, streams * request_tokens)
@@ -884,10 +894,32 @@ def slots_at(
         placement = place(arch, fmt, kv_bits, tokens, machine, consts, engine=engine)
     except InfeasibleError:
         return None
-    each = offload_cost(
-        arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams, engine=engine
-    ).decode_tokens_per_s
-    return StreamCapacity(streams, each * streams, each, tokens, prompt_share=prompt_share)
+
+    def each(decoding: int) -> float:
+        return offload_cost(
+            arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, decoding,
+            engine=engine,
+        ).decode_tokens_per_s  # fmt: skip
+
+    speeds = _speeds(streams, each) if with_speeds else ()
+    last = speeds[-1] if speeds else each(streams)
+    return StreamCapacity(streams, last * streams, last, tokens, prompt_share=prompt_share, speeds=speeds)
+
+
+#: Stream counts up to which :func:`slots_at` times each count's speed; past it, counts a quarter apart.
+EXACT_SPEEDS = 32
+
+
+def _speeds(streams: int, each: Callable[[int], float]) -> tuple[float, ...]:
+    """``each(k)`` for ``k`` 1..``streams``: exact to :data:`EXACT_SPEEDS`, past it interpolated between counts."""
+    timed = list(range(1, min(streams, EXACT_SPEEDS) + 1))
+    while timed[-1] < streams:
+        timed.append(min(streams, math.ceil(timed[-1] * 1.25)))
+    known = {k: each(k) for k in timed}
+    speeds = []
+    for low, high in itertools.pairwise(timed):
+        speeds += [known[low] + (known[high] - known[low]) * (k - low) / (high - low) for k in range(low, high)]
+    return (*speeds, known[timed[-1]])
 
 
 def stream_capacity(
