@@ -89,7 +89,9 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     plan = json.loads(files["spec.json"])["plan"]
     (pool,) = plan["pools"]
     (dep,) = plan["deployments"]
-    assert (pool["nodes"], dep["tp"], dep["details"]["expert_parallel"]) == (1, 8, 8)
+    # two servers since block-FP8 GEMMs on Hopper run at fp8_block_gemm_efficiency_ratio of the FP8 rate (acc92 entry
+    # of CALIBRATION.md): one TP8 EP8 replica sustains 9.80 req/s of 1k/1k (12.29 at the FP8 rate), short of the 10
+    assert (pool["nodes"], dep["tp"], dep["details"]["expert_parallel"]) == (2, 8, 8)
     assert "expert parallelism, TP8 alone splits the experts into shards that do not load" in files["SPEC.md"]
     # the engine is told: vLLM --enable-expert-parallel
     assert "expert_parallel_size: 8" in files["ansible/group_vars/q_h100_sxm5_80gb.yml"]

@@ -76,7 +76,8 @@ def test_a_setup_short_of_the_model_on_hopper_is_said_unchecked_on_blackwell(tmp
     if code == "throughput-gap-elsewhere":
         said = found[code]
         assert (said.level, said.path) == ("info", "deployments[0]")
-        assert "measured 1.63-2.42x below specgen's throughput model on hopper GPUs (DeepSeek-R1 (FP8, TP8) on 8 x H200" in (
+        # 1.63-2.42x before block-FP8 GEMMs on Hopper ran below the FP8 rate (acc92 entry of CALIBRATION.md)
+        assert "measured 1.18-1.48x below specgen's throughput model on hopper GPUs (DeepSeek-R1 (FP8, TP8) on 8 x H200" in (
             said.message
         )
         assert "none on blackwell (b200-sxm-180gb) was compared, so its 2 replica(s) count on the model's rate" in said.message

@@ -336,6 +336,65 @@ def test_fp4_gemms_reach_their_share_of_the_fp4_peak() -> None:
     assert 1.0 < ratio < 2.0
 
 
+@pytest.mark.parametrize(
+    ("gpu", "precision", "software_scaled"),
+    [
+        ("h100-sxm5-80gb", "fp8-block", True),  # Hopper's MMAs take no block scales: the CUDA cores apply them
+        ("h200-sxm-141gb", "fp8-block", True),
+        ("l40s-48gb", "fp8-block", True),  # Ada, the same
+        ("h100-sxm5-80gb", "fp8", False),  # per-tensor FP8: one scale a matrix, applied to the output
+        ("h100-sxm5-80gb", "fp8-channel", False),
+        ("b200-sxm-180gb", "fp8-block", False),  # Blackwell's tcgen05 MMA takes the block scales
+        ("a100-sxm4-80gb", "fp8-block", False),  # no FP8 tensor rate: Marlin W8A16 at the 16-bit rate, its own ratios
+    ],
+)
+def test_block_fp8_gemms_on_tensor_cores_without_block_scales_reach_their_share(
+    gpu: str, precision: str, software_scaled: bool
+) -> None:
+    """acc92 (issue 9): a block-FP8 checkpoint's GEMMs run at fp8_block_gemm_efficiency_ratio of the FP8 rate where the
+    tensor cores take no block scales; a per-tensor or per-channel FP8 checkpoint, and any FP8 on Blackwell, at the rate."""
+    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    spec, par, consts = find_gpu(gpu), Parallelism(), Constants()
+    fmt = weight_format(precision)
+    block = accelerator_for(spec, fmt.compute, 1, 1.0, fmt)
+    tensor = accelerator_for(spec, "fp8", 1, 1.0, weight_format("fp8"))
+    assert block.software_block_scaled is software_scaled
+    if block.compute != "fp8":  # the A100 runs it through Marlin: no FP8 rate to share
+        assert not tensor.software_block_scaled
+        return
+    ratio = gemm_seconds(arch, par, block, 4096, consts) / gemm_seconds(arch, par, tensor, 4096, consts)
+    assert ratio == pytest.approx(1 / consts.fp8_block_gemm_efficiency_ratio if software_scaled else 1.0)
+    # the weights' bytes are the same read: a memory-bound decode step of one sequence barely moves
+    weights = size_weights(arch, fmt, par)
+    one_block = decode_step(arch, weights, 16, par, block, 1, 1024, consts).seconds
+    one_tensor = decode_step(arch, weights, 16, par, tensor, 1, 1024, consts).seconds
+    assert one_block == pytest.approx(one_tensor, rel=0.02)
+
+
+def test_block_fp8_on_hopper_in_the_estimate() -> None:
+    """The estimate of DeepSeek-R1 (a 128 x 128 block-FP8 checkpoint) on H200 takes the share; a prefill-bound service
+    is slower by about the share's inverse on its GEMM time (acc92: TensorRT-LLM's DEP8 1k/1k rows +79% -> +2%)."""
+
+    def rate(ratio: float) -> float:
+        req = EstimateRequest(
+            model="deepseek-ai/DeepSeek-R1",
+            precision="fp8",
+            kv_precision="bf16",
+            context_tokens=2100,
+            gpu="h200-sxm-141gb",
+            tp=8,
+            input_tokens=2000,
+            output_tokens=100,
+            constants=(("fp8_block_gemm_efficiency_ratio", ratio),),
+        )
+        result = estimate(req)
+        assert result["precision"]["weights"] == "fp8-block"
+        return float(result["throughput"]["max_output_tokens_per_s"])
+
+    at_rate, shared = rate(1.0), rate(Constants().fp8_block_gemm_efficiency_ratio)
+    assert shared < 0.75 * at_rate
+
+
 def test_the_lm_head_multiplies_only_tokens_that_need_logits() -> None:
     arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
     acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "bf16", 1)

@@ -59,6 +59,7 @@ class Constants(NamedTuple):
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.65
+    fp8_block_gemm_efficiency_ratio: float = 0.4
     dequant_gemm_efficiency_ratio: float = 0.66
     machete_gemm_efficiency_ratio: float = 1.0
     dequant_expert_gemm_efficiency_ratio: float = 0.3
@@ -324,6 +325,21 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "with host_overlap_fraction (benchmarks/calibration_report.py --fit; 0.8 until the refit entry of 2026-12-03 in "
         "benchmarks/CALIBRATION.md, the rows added since having moved the optimum); 0.6, the unconstrained argmin (0.5002 "
         "against 0.5011), would take the RTX PRO 6000 PP1 group's median off its 15% target, so the grid stops at 0.65",
+    ),
+    "fp8_block_gemm_efficiency_ratio": (
+        "Attainable share of the dense FP8 tensor rate of a GEMM over block-scaled FP8 weights (128 x 128 scales, "
+        "activations per token group of 128) on GPUs whose tensor cores take no block scales (Hopper, Ada).",
+        "the scales are applied on the CUDA cores, promoting each 128-deep partial sum (DeepSeek-V3 report "
+        "arXiv:2412.19437 section 3.3.2), after a kernel of its own quantizes the activations. Measured on H100 in vLLM "
+        "PR #23280 (https://github.com/vllm-project/vllm/pull/23280, DeepSeek-V3 N=2112 K=7168, 128 x 128 blocks): "
+        "CUTLASS block FP8 426.6 / 456.9 / 489.7 TFLOP/s at 2,048 / 4,096 / 8,192 rows beside torch bf16 648.2 / 715.8 "
+        "/ 666.4 in the same run, 0.64-0.73 of bf16, i.e. 0.37-0.41 of the 1.77x FP8-over-bf16 rate the catalog gives "
+        "the H100 (1,402.6 / 794.5 sustained TFLOPS); FBGEMM PR #2546 (https://github.com/pytorch/FBGEMM/pull/2546, "
+        "H100 500 W) block GEMMs with their activation scaling at 547.6-762.0 TFLOP/s against 876.7-1,024.1 row-wise. "
+        "0.4 searched across all calibration groups at once (0.15-1.0, the other performance constants held; held at "
+        "0.4 in benchmarks/calibration_report.py FIT_GRID, CALIBRATION.md acc92 entry of 2026-12-05): the in-sample "
+        "score is flat from 0.34 to 0.5, and its only block-FP8 rows, TensorRT-LLM's DeepSeek-R1-0528 DEP8 on H200, go "
+        "from +79% at 1k/1k at the FP8 rate to +2%",
     ),
     "dequant_gemm_efficiency_ratio": (
         "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches where vLLM's Marlin kernel "
@@ -680,6 +696,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "gpu_memory_utilization",
             "decode_bandwidth_efficiency",
             "fp4_gemm_efficiency_ratio",
+            "fp8_block_gemm_efficiency_ratio",
             "dequant_gemm_efficiency_ratio",
             "machete_gemm_efficiency_ratio",
             "dequant_expert_gemm_efficiency_ratio",

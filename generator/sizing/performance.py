@@ -5,7 +5,8 @@ longer of streaming the weights the step touches (MoE layers read only the exper
 with ``b`` tokens and top-``k`` of ``E`` experts, ``E x (1 - (1 - k/E)^b)`` are expected to be touched)
 and their matmuls (``2 x active params`` FLOPs per token; the LM head only for tokens that need
 logits) at the weight format's tensor rate; W4A4 FP4 GEMMs reach ``fp4_gemm_efficiency_ratio`` of
-that rate. A GEMM's efficiency grows with the tokens it multiplies, ``peak x t / (t +
+that rate, and block-scaled FP8 GEMMs on tensor cores without block scales (Hopper, Ada)
+``fp8_block_gemm_efficiency_ratio`` of it. A GEMM's efficiency grows with the tokens it multiplies, ``peak x t / (t +
 gemm_half_efficiency_tokens)``, so routed experts, which see ``batch x top_k / experts touched``
 tokens each, run slower per FLOP than dense layers. A matrix every tensor-parallel rank holds whole (MLA's
 down-projections ``q_a_proj`` / ``kv_a_proj_with_mqa``, MoE routers) is multiplied whole by every rank: only
@@ -92,6 +93,10 @@ class Accelerator(NamedTuple):
     #: GPUs a host and a GPU's share of the host's network, over which the all-to-all's share to other hosts goes
     #: (:func:`rank_alltoall_seconds`); None: the group on one host's GPU link. Set by the planner, which knows the host.
     expert_network: ExpertNetwork | None = None
+    #: Whether the linear layers multiply block-scaled FP8 weights (128 x 128 scales, :attr:`WeightFormat.block`) on
+    #: tensor cores without a block-scaled MMA (:data:`SOFTWARE_BLOCK_SCALING`): their GEMMs then reach
+    #: ``fp8_block_gemm_efficiency_ratio`` of the FP8 rate (:func:`accelerator_for`).
+    software_block_scaled: bool = False
 
     @property
     def physical_tflops(self) -> float:
@@ -149,6 +154,14 @@ def accelerator_for(
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()
     kernel = dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else ""
+    # block-scaled FP8 at the FP8 tensor rate on a GPU whose MMAs take no block scales: the scales are applied beside them
+    block_scaled = (
+        compute == "fp8"
+        and not dequantizes
+        and weights is not None
+        and weights.block is not None
+        and gpu.architecture in SOFTWARE_BLOCK_SCALING
+    )
     return Accelerator(
         gpu.sustained_bandwidth_gb_per_s,
         tflops,
@@ -164,7 +177,17 @@ def accelerator_for(
         HALF2_PER_FP32 * (gpu.sustained_tflops("fp32") or 0.0) if kernel == "exllama" else 0.0,
         expert_dequant_kernel(weights) if dequantizes and weights is not None else "",
         gpu.reference_share(compute),
+        software_block_scaled=block_scaled,
     )
+
+
+#: GPU architectures (``gpus.json`` ``architecture``) whose FP8 tensor cores take no block scales: a block-FP8 GEMM
+#: (DeepSeek-V3's 128 x 128 weight blocks, activations quantized per token group of 128 by a kernel of their own)
+#: promotes each 128-deep partial sum to the CUDA cores and scales it there (DeepSeek-V3 technical report, arXiv:2412.19437
+#: section 3.3.2, "promotion to CUDA cores"; DeepGEMM, https://github.com/deepseek-ai/DeepGEMM, "CUDA-core two-level
+#: accumulation"). Hopper (SM90) and Ada (SM89) have no block-scaled MMA; Blackwell's ``tcgen05.mma`` takes the scales
+#: (block_scale), so its block-FP8 GEMMs run at the FP8 rate as NVFP4's do at theirs.
+SOFTWARE_BLOCK_SCALING = ("hopper", "ada-lovelace")
 
 
 #: Integer weight-only formats vLLM multiplies through its mixed-precision linear kernels (GPTQ, AWQ and compressed-tensors
@@ -822,6 +845,8 @@ def _replicated_flop_params(arch: Architecture) -> int:
 @memoized
 def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
+    if acc.software_block_scaled:  # block-FP8 weights scaled on the CUDA cores (SOFTWARE_BLOCK_SCALING)
+        peak *= consts.fp8_block_gemm_efficiency_ratio
     dense_peak = replicated_peak = expert_peak = peak
     dense_share = replicated_share = 0.0
     if acc.dequantized is not None:  # the quantized matrices' tiles converted to 16-bit in the main loop, beside the MMAs
