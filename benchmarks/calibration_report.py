@@ -39,7 +39,7 @@ from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
-from generator.sizing.architecture import EXPERT, Architecture, parse_architecture  # noqa: E402
+from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
@@ -65,7 +65,7 @@ from generator.sizing.training_mfu import (  # noqa: E402
     linear_gemm_rate_ratio,
     training_utilisation,
 )
-from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
+from generator.sizing.training_moe import NO_MOE, moe_step, routed_total_params  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
     NO_OFFLOAD,
     HostOffload,
@@ -74,7 +74,7 @@ from generator.sizing.training_offload import (  # noqa: E402
     offload_bytes,
     platform_cpu,
 )
-from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
+from generator.sizing.training_step import NO_DP, StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, engine_stages, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
@@ -323,6 +323,22 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         )
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = (sharded or params) // (tp * pp)
+    expert_dp = NO_DP
+    if sharded and ep_replicas > 1:
+        # Megatron-Core reduces the routed experts' gradients over the expert-data-parallel group (one rank an EP
+        # group), the rest over every data-parallel rank: a GPU's 1 / ep of the experts (ETP 1: not split by TP) over
+        # dp / ep_replicas ranks, apart from the dense parameters (``links.expert_dp_gbps``)
+        routed = routed_total_params(arch)
+        experts = routed // (ep * pp)
+        per_replica = (arch.params_total - routed) // (tp * pp)
+        expert_dp = dp_traffic(
+            experts,
+            2 * experts,
+            row["zero_stage"],
+            dp // ep_replicas,
+            row["accumulation"],
+            calls=dp_calls(_dp_kind(row), row["zero_stage"], dp // ep_replicas, experts, experts, layers, hidden),
+        )
     if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
         moe = moe_step(
             arch,
@@ -351,6 +367,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
             calls=dp_calls(_dp_kind(row), row["zero_stage"], dp, per_replica, per_replica, layers, hidden),
         ),
         moe=moe,
+        expert_dp_traffic=expert_dp,
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
@@ -376,11 +393,6 @@ def training_mfu_group(row: dict[str, Any]) -> str:
         layout = f"{row['compute_precision'].upper()} {'MoE' if row.get('ep', 1) > 1 else 'dense'}"
     group = f"training-mfu {layout} {row['gpu']}"
     return f"{group} ({row['out_of_sample']}, {OUT_OF_SAMPLE})" if row.get("out_of_sample") else group
-
-
-def routed_total_params(arch: Architecture) -> int:
-    """Every routed expert's parameters (all copies): what expert parallelism splits."""
-    return sum(lin.weight_params + lin.bias_params for layer in arch.layers for lin in layer.linears if lin.group == EXPERT)
 
 
 def predict_finetune_throughput(row: dict[str, Any]) -> float:

@@ -148,12 +148,14 @@ PINNED: dict[str, tuple[float, float]] = {
     # on ep x pp GPUs (256 > 72: over the rack's network) where Megatron's rank order keeps it on one stage inside the
     # NVL72 domain (-61.4% -> +6.0%, -73.4% -> -7.5% so placed); its gpt-oss rows +23.3% / +54.9%. gpt-oss-120b on the
     # 8-GPU Blackwell boards runs at half the NVL72 racks' rate at the same layout (B200 8,047 vs GB200 15,784 tokens/s,
-    # B300 8,359 vs GB300 19,412), which no term of the step separates: B200 +176.2% (EP8) / +15.7% (EP64 over
-    # 400 Gb/s), B300 +60.7% (EP64 over 800 Gb/s)
-    "training-mfu MoE b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.9596, 1.7619),
+    # B300 8,359 vs GB300 19,412), which no term of the step separates: B200 +78.2% (EP8; +176.2% before acc93's
+    # expert-data-parallel gradients, each rank of that group on its own node's NIC) / +15.7% (EP64 over 400 Gb/s), B300
+    # +60.7% (EP64 over 800 Gb/s)
+    "training-mfu MoE b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.4696, 0.7821),
     "training-mfu MoE b300-sxm-270gb (Megatron-Bridge perf summary, out of sample)": (0.6066, 0.6066),
     "training-mfu MoE gb200-186gb (Megatron-Bridge perf summary, out of sample)": (0.5813, 0.7345),
-    "training-mfu MoE gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.1588, 0.2594),
+    # GB300 DeepSeek-V3 (PP2 EP32) -11.9% -> -12.4% with its experts' gradients over their expert-data-parallel group
+    "training-mfu MoE gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.1616, 0.2594),
     # Out of sample (fix77, CALIBRATION.md 2026-12-05 FP8 entry): Megatron-Bridge's FP8-CS dense Llama pre-training rows
     # (25.11), timed with FP8 training (training.compute_precision fp8: the linear layers' GEMMs at the dense FP8 rate,
     # the BF16 GEMMs' efficiency constants, attention / norms / optimizer / communication as in bf16); no constant

@@ -235,3 +235,86 @@ def test_plan_warns_of_the_moe_step(tmp_path: Path, model: str, framework: str, 
     assert ("not counted under trl: the host time of running the routed experts as a per-expert" in finding.message) is (
         said == "loop"
     )
+
+
+@pytest.mark.parametrize(
+    ("nodes", "dp", "ep", "gbps", "crosses"),
+    [
+        # EP 8 fills a node: each rank of an expert-data-parallel group sits on a node of its own, on its own 400 Gb/s
+        # NIC, where the dense gradients' ring (8 replicas a node) has all 3,200 Gb/s of the node
+        (8, 64, 8, 400.0, True),
+        # EP 4: two ranks of each group a node, two NICs' worth
+        (8, 64, 4, 800.0, True),
+        # EP = DP: every expert on one rank, no group to reduce over
+        (8, 64, 64, 0.0, False),
+        # one node: the GPU link
+        (1, 8, 2, 2966.4, False),
+    ],
+)
+def test_expert_data_parallel_link(nodes: int, dp: int, ep: int, gbps: float, crosses: bool) -> None:
+    """acc93: the routed experts' gradients are reduced over one rank of each EP group, not every data-parallel rank."""
+    from generator.catalog import find_gpu
+    from generator.planner.training_comm import links_between
+
+    gpu, consts = find_gpu("h100-sxm5-80gb"), with_overrides({})
+    links = links_between(gpu, 8, nodes, 3200.0, 1, 1, dp, consts, 1, ep)
+    assert links.expert_dp_gbps == pytest.approx(gbps)
+    assert links.expert_dp_crosses_nodes == crosses
+    if nodes > 1:
+        assert links.dp_inter_gbps == 3200.0  # the dense gradients' share is unchanged
+    assert (links.expert_dp_latency_s > 0) == (gbps > 0)
+
+
+def test_expert_gradients_time_after_the_dense_ones(arch: Architecture) -> None:
+    """The experts' traffic adds its bytes at the expert-data-parallel link and its collectives' latency to the DP term."""
+    from generator.sizing.training_step import DpTraffic
+
+    layout = StepLayout(1, 1, 64, 1, 2, 4096)
+    links = StepLinks(
+        tp_gbps=0.0, stage_gbps=0.0, dp_inter_gbps=3200.0, expert_dp_gbps=400.0, expert_dp_latency_s=1e-4,
+        expert_dp_crosses_nodes=True,
+    )  # fmt: skip
+    dense, experts = DpTraffic(1e9, 4, True), DpTraffic(8e9, 10, True)
+
+    def step(expert_dp: DpTraffic) -> StepTime:
+        return training_step(
+            layout, links, with_overrides({}), hidden_size=arch.hidden_size, num_layers=arch.num_layers,
+            flops_per_token=6.0 * arch.flop_params, base_efficiency=0.4, dense_tflops=312.0, dp_traffic=dense,
+            expert_dp_traffic=expert_dp,
+        )  # fmt: skip
+
+    alone, both = step(NO_DP), step(experts)
+    assert both.expert_dp_s == pytest.approx(8e9 * 8 / 400e9 + 10 * 1e-4)
+    assert both.dp_comm_s == pytest.approx(alone.dp_comm_s + both.expert_dp_s)
+    assert both.dp_inter_node_s == pytest.approx(alone.dp_inter_node_s + both.expert_dp_s)
+    assert (both.expert_dp_bytes, alone.expert_dp_s) == (8e9, 0.0)
+    assert "expert_dp_s" in both.as_dict() and "expert_dp_s" not in alone.as_dict()
+
+
+def test_full_ep_job_splits_its_gradients(arch: Architecture) -> None:
+    """A full EP job's experts go to their own group (1 / ep of them a GPU, dp / ep ranks); an adapter job's do not."""
+    from generator.planner.training_comm import dp_bytes_per_gpu, job_dp_traffic, job_dp_traffic_split
+    from generator.sizing.training import TrainingSetup
+    from generator.sizing.training_moe import routed_total_params
+
+    full = TrainingSetup(method="full", data_parallel=16, zero_stage=1, expert_parallel=8)
+    dense, experts = job_dp_traffic_split(arch, full, arch.params_total, 1, 2)
+    routed = routed_total_params(arch)
+    assert dense.bytes_per_gpu == dp_bytes_per_gpu(arch.params_total - routed, 0, 1, 16, 2)
+    assert experts.bytes_per_gpu == dp_bytes_per_gpu(routed // 8, 0, 1, 2, 2)
+    lora = TrainingSetup(method="lora", data_parallel=16, zero_stage=1, expert_parallel=8)
+    assert job_dp_traffic_split(arch, lora, 10_000_000, 1, 2) == (job_dp_traffic(arch, lora, 10_000_000, 1, 2), NO_DP)
+    assert job_dp_traffic_split(arch, TrainingSetup(method="full", data_parallel=16), arch.params_total, 1, 2)[1] == NO_DP
+
+
+def test_estimate_names_the_expert_gradients() -> None:
+    """acc93: gpt-oss-120b EP 8 on 64 B200 (Megatron-Bridge's 25.11 layout): 75 GB of expert gradients a GPU over its own
+    NIC, 1.6 s, where the dense parameters' 12.6 GB take 0.03 s over the node's 8 NICs."""
+    out = _estimate(
+        "openai/gpt-oss-120b", "--train", "full", "--framework", "megatron", "--zero", "1", "--gpus", "64", "--ep", "8",
+        "--gpu", "b200-sxm-180gb", "--micro-batch", "4", "--accumulation", "2", "--seq-len", "4096",
+    )  # fmt: skip
+    assert (
+        "(12.57 GB per GPU over 8 x 400 Gb/s GPU fabric, then the routed experts' 75.27 GB per GPU over their "
+        "expert-data-parallel group, one rank an EP group, over a GPU's own share of the nodes' network: 1.577 s of it)"
+    ) in out

@@ -6,7 +6,8 @@ server of the GPU holds is placed in one server and talks over the GPU's own lin
 PCIe); more GPUs than the largest holds are placed, as the plan places them, on as many of that server as they take
 and timed over its links between nodes (:func:`generator.planner.training_comm.step_links`, newuser43 item 8: 16 H100
 were timed "in one server, over PCIe"). The data-parallel traffic is the planner's
-(:func:`generator.planner.training_comm.job_dp_traffic`). A run's hours are the planner's too
+(:func:`generator.planner.training_comm.job_dp_traffic`), a full EP job's routed experts apart over their
+expert-data-parallel group (:func:`~generator.planner.training_comm.job_dp_traffic_split`). A run's hours are the planner's too
 (:func:`generator.planner.training.run_hours`): ``dataset_tokens x epochs`` over the tokens of a step, at the step's
 time, over ``training_goodput``; as a workload's ``training.dataset_tokens`` and ``training.epochs`` mean them.
 
@@ -25,7 +26,7 @@ from generator.planner.training_comm import (
     StepComm,
     ep_link_name,
     gpu_link,
-    job_dp_traffic,
+    job_dp_traffic_split,
     links_between,
     shared_dp_gbps,
     step_links,
@@ -170,7 +171,7 @@ def estimate_step(
     layout = step_layout(setup, par)
     world = layout.world
     servers = multi_server(gpu, world)
-    sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
+    sent, expert_sent = job_dp_traffic_split(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it (offload_host)
     host_spec = assumed_host(gpu)
     cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
@@ -179,7 +180,7 @@ def estimate_step(
     spec = _spec(setup)
     if servers is None:
         links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
-        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
+        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent)
         dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
         ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "")
         return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1], ep_link)
@@ -189,7 +190,7 @@ def estimate_step(
             servers.platform, gpu, servers.gpus_per_node, servers.nodes, fabric, par.tp, par.pp, setup.data_parallel,
             consts, setup.zero_stage, expert_parallel,
         )  # fmt: skip
-        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
+        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent)
         shared = shared_dp_gbps(links, par.tp, par.pp, servers.gpus_per_node)
         return StepComm(step, dp_link, tp_link, stage_link, ep_link, shared)
 

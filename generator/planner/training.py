@@ -426,12 +426,15 @@ def gpu_step(
     base_precision: str | None = None,
     host: HostOffload = NO_OFFLOAD,
     expert_parallel: int = 1,
+    expert_dp: DpTraffic = NO_DP,
 ) -> StepTime:
     """The step of ``layout`` on ``gpu`` over ``links``, no server needed (what ``specgen estimate`` times).
 
     ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``);
     ``host``: the job's CPU offload, its copies and CPU optimizer step; ``expert_parallel``: the EP degree of an MoE
-    model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link.
+    model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link;
+    ``expert_dp``: their gradients' traffic over the expert-data-parallel group, apart from ``dp``
+    (:func:`generator.planner.training_comm.job_dp_traffic_split`).
     """
     arch = model.architecture
     moe = moe_step(
@@ -457,6 +460,7 @@ def gpu_step(
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         host=host,
         moe=moe,
+        expert_dp_traffic=expert_dp,
     )
 
 

@@ -31,6 +31,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for
 from generator.sizing.precision import weight_format
+from generator.sizing.training_moe import routed_total_params
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
 from generator.sizing.weights import size_weights
 
@@ -207,6 +208,41 @@ def job_dp_traffic(
     return dp_traffic(trainable, weights, setup.zero_stage, setup.data_parallel, accumulation, grad_bytes=grad_bytes, calls=calls)
 
 
+def job_dp_traffic_split(
+    arch: Architecture, setup: TrainingSetup, trainable_params: int, model_parallel: int, accumulation: int
+) -> tuple[DpTraffic, DpTraffic]:
+    """(dense, routed experts): what data parallelism moves for a job, the experts apart under expert parallelism.
+
+    A full training job with EP above 1 (every parameter trains): each GPU holds ``1 / ep`` of the routed experts
+    (:func:`generator.sizing.expert_parallel.training_weight_layout`) and reduces their gradients over the
+    expert-data-parallel group, ``dp / ep`` ranks (Megatron-Core's ``expert_data_parallel`` group), and the other
+    parameters' over all ``dp`` ranks (:attr:`StepLinks.expert_dp_gbps` times the experts'). Any other job:
+    :func:`job_dp_traffic` and no expert traffic (an adapter job's trainable parameters are not the experts').
+    """
+    whole = job_dp_traffic(arch, setup, trainable_params, model_parallel, accumulation)
+    ep = setup.expert_parallel
+    routed = routed_total_params(arch)
+    if ep <= 1 or not routed or setup.method != "full" or setup.data_parallel <= 1:
+        return whole, NO_DP
+    fmt = weight_format(setup.base_precision_name)
+    share = routed / max(1, arch.params_total)
+    weights = size_weights(arch, fmt).total_bytes
+    profile = framework_profile(setup.framework) if setup.framework else None
+    grad_bytes = (profile.main_grad_bytes if profile else None) or WIRE_BYTES_PER_ELEMENT
+    kind = profile.dp_collectives if profile else "deepspeed"
+    zero, dp, layers, hidden = setup.zero_stage, setup.data_parallel, arch.num_layers, arch.hidden_size
+    dense = (arch.params_total - routed) // model_parallel
+    dense_weights = round(weights * (1 - share)) // model_parallel
+    experts = routed // (model_parallel * ep)
+    expert_weights = round(weights * share) // (model_parallel * ep)
+    return (
+        dp_traffic(dense, dense_weights, zero, dp, accumulation, grad_bytes=grad_bytes,
+                   calls=dp_calls(kind, zero, dp, dense, dense, layers, hidden)),
+        dp_traffic(experts, expert_weights, zero, dp // ep, accumulation, grad_bytes=grad_bytes,
+                   calls=dp_calls(kind, zero, dp // ep, experts, experts, layers, hidden)),
+    )  # fmt: skip
+
+
 def dp_traffic(
     trainable_params: int,
     weight_bytes_total: int,
@@ -324,6 +360,13 @@ def links_between(
     data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep``
     replicas side by side (``ep x tp x pp`` GPUs): past one node their all-to-alls cross the fabric at a GPU's share of
     the node's network, as the stages do, else the node's GPU link (review 28 item 1).
+
+    The routed experts' gradients are reduced over the expert-data-parallel group instead (Megatron-Core's
+    ``expert_data_parallel`` group, ``world / (ep x tp x pp)`` ranks with ETP 1): one rank of each EP group, so its
+    ranks sit one EP group's span apart. Like the data-parallel ranks one replica apart (``inter_gbps``), a GPU's share
+    of the node's network is the node's over the groups sharing it, ``node_gbps / min(span, gpus_per_node)``: an EP
+    group that fills a node leaves each rank its own NIC, where a dense gradient's ring spreads over all of a node's
+    (:attr:`StepLinks.expert_dp_gbps`).
     """
     tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
@@ -339,6 +382,21 @@ def links_between(
     dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts)
     ep_group = ep * replica
     ep_crosses = nodes > 1 and ep_group > gpus_per_node
+    # the expert-data-parallel group: one rank an EP group, ``ep_group`` GPUs apart
+    expert_dp = dp // ep if ep > 1 else 0
+    ranks_per_node = max(1, gpus_per_node // ep_group)
+    expert_dp_crosses = nodes > 1 and expert_dp > ranks_per_node
+    if expert_dp <= 1:
+        expert_dp_gbps, expert_dp_latency_s = 0.0, 0.0
+    elif expert_dp_crosses:
+        expert_dp_gbps = node_gbps / min(ep_group, gpus_per_node)
+        expert_dp_nodes = -(-expert_dp // ranks_per_node)
+        expert_dp_latency_s = dp_collective_latency_s(
+            gpu, gpus_per_node, min(expert_dp, ranks_per_node), expert_dp_nodes, zero_stage, consts
+        )
+    else:
+        expert_dp_gbps = gpu_link(gpu, gpus_per_node)[0]
+        expert_dp_latency_s = gpu_link_latency_s(gpu, gpus_per_node, consts)
     return StepLinks(
         tp_gbps,
         stage_gbps,
@@ -351,4 +409,7 @@ def links_between(
         ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node))[0],
         ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, min(ep_group, gpus_per_node), consts),
         ep_crosses_nodes=ep_crosses,
+        expert_dp_gbps=expert_dp_gbps,
+        expert_dp_latency_s=expert_dp_latency_s,
+        expert_dp_crosses_nodes=expert_dp_crosses,
     )

@@ -85,8 +85,17 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
                 f": {step.dp_comm_s:.3f} s inside a node over its GPU link, which bounds it, and "
                 f"{step.dp_inter_node_s:.3f} s between nodes over {comm.dp_link_text}"
             )
+        experts = ""
+        if step.expert_dp_s:
+            # the routed experts' gradients over their own group (one rank an EP group), after the dense ones
+            where = "a GPU's own share of the nodes' network" if step.expert_dp_crosses_nodes else "the GPU link inside a node"
+            experts = (
+                f", then the routed experts' {step.expert_dp_bytes / 1e9:.2f} GB per GPU over their expert-data-parallel "
+                f"group, one rank an EP group, over {where}: {step.expert_dp_s:.3f} s of it"
+            )
         parts.append(
-            f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over})"
+            f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over}"
+            f"{experts})"
         )
     if step.offload_s or step.offload_link_s:
         after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""

@@ -76,6 +76,15 @@ def routed_expert_params(arch: Architecture) -> int:
     return total
 
 
+def routed_total_params(arch: Architecture) -> int:
+    """Every routed expert's parameters (all copies): what expert parallelism splits.
+
+    Their gradients are what the expert-data-parallel group reduces
+    (:attr:`~generator.sizing.training_step.StepLinks.expert_dp_gbps`).
+    """
+    return sum(lin.weight_params + lin.bias_params for layer in arch.layers for lin in layer.linears if lin.group == EXPERT)
+
+
 def moe_step(
     arch: Architecture,
     *,

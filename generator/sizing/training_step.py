@@ -33,7 +33,10 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
 - **mixture of experts** (:mod:`generator.sizing.training_moe`): the routed experts' share of the compute runs at the
   fill of their tokens per expert (and the busiest EP rank's load), not the micro-batch's; under expert parallelism
   four all-to-alls a MoE layer and micro-batch (dispatch and combine, forward and backward; six with full checkpointing)
-  over the EP group's link, in series with the compute, each with the link's latency.
+  over the EP group's link, in series with the compute, each with the link's latency. The routed experts' gradients
+  (each GPU's ``1 / ep`` of them) are reduced over their expert-data-parallel group, one rank an EP group, after the
+  dense parameters' on the same links (``expert_dp_traffic``, :attr:`StepLinks.expert_dp_gbps`): an EP group that fills
+  a node leaves each rank of that group its own NIC, where the dense gradients' ring has the whole node's.
 - **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
   gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
   collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
@@ -118,6 +121,11 @@ class StepLinks:
     ep_gbps: float = 0.0
     ep_latency_s: float = 0.0
     ep_crosses_nodes: bool = False
+    #: The routed experts' gradient link (the expert-data-parallel group, one rank an EP group): Gb/s per GPU, fixed
+    #: seconds per collective, and whether its ranks sit on different nodes (0: no such group, EP 1 or EP = DP).
+    expert_dp_gbps: float = 0.0
+    expert_dp_latency_s: float = 0.0
+    expert_dp_crosses_nodes: bool = False
 
 
 #: Share of a micro-batch's compute in its backward pass where the forward's is not given: a full step's weight and
@@ -175,6 +183,11 @@ class StepTime:
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
+    #: Seconds and bytes per GPU of the routed experts' gradient traffic over their expert-data-parallel group (inside
+    #: ``dp_comm_s``, after the dense parameters' on the same links).
+    expert_dp_s: float = 0.0
+    expert_dp_bytes: float = 0.0
+    expert_dp_crosses_nodes: bool = False
     #: Of the busy time, what the DP / ZeRO traffic can hide behind: all of it (None: ZeRO-2/3 and FSDP, whose per-layer
     #: all-gathers are prefetched ahead of the layer's forward and backward and whose reduce-scatters follow each
     #: layer's backward, so only what exceeds the busy time shows), or one gradient pass after the last micro-batch's
@@ -238,6 +251,7 @@ class StepTime:
             "dp_zero_comm_s": round(self.dp_comm_s, 4),
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
             **({"expert_alltoall_s": round(self.expert_alltoall_s, 4)} if self.expert_alltoall_s else {}),
+            **({"expert_dp_s": round(self.expert_dp_s, 4)} if self.expert_dp_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
             **(
@@ -287,6 +301,7 @@ def training_step(
     host: HostOffload = NO_OFFLOAD,
     moe: MoeStep = NO_MOE,
     forward_flops_per_token: float = 0.0,
+    expert_dp_traffic: DpTraffic = NO_DP,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -297,7 +312,9 @@ def training_step(
     offload moves and at what rates (:mod:`generator.sizing.training_offload`). ``moe``: the model's routed experts,
     their EP degree and link (:func:`generator.sizing.training_moe.moe_step`; a dense model by default).
     ``forward_flops_per_token``: the forward pass's share of ``flops_per_token`` (2 N), which sets the backward pass's
-    share a ZeRO 0-1 gradient pass hides behind (:data:`BACKWARD_SHARE` where not given).
+    share a ZeRO 0-1 gradient pass hides behind (:data:`BACKWARD_SHARE` where not given). ``expert_dp_traffic``: an
+    MoE step's routed-expert gradients (each GPU's ``1 / ep`` of them), reduced over the expert-data-parallel group at
+    ``links.expert_dp_gbps`` after ``dp_traffic``'s dense parameters (:data:`NO_DP`: none, or carried in ``dp_traffic``).
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -341,14 +358,20 @@ def training_step(
     overlap_s = busy_s / layout.accumulation * backward if dp_traffic.once_after_backward else None
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
+    # the routed experts' gradients over their own group, after the dense ones on the same links (one DP stream)
+    expert_dp_bytes = expert_dp_traffic.bytes_per_gpu if links.expert_dp_gbps else 0.0
+    expert_dp_s = 0.0
+    if expert_dp_bytes:
+        expert_dp_s = _seconds(expert_dp_bytes, links.expert_dp_gbps)
+        expert_dp_s += expert_dp_traffic.collectives * links.expert_dp_latency_s
     return StepTime(
         compute_s=compute_s,
         tp_allreduce_s=tp_s,
         pp_transfer_s=pp_s,
         pp_bubble_s=bubble_s,
-        dp_comm_s=max(intra_s, inter_s),
+        dp_comm_s=max(intra_s, inter_s) + expert_dp_s,
         dp_overlap_s=overlap_s,
-        dp_inter_node_s=inter_s,
+        dp_inter_node_s=inter_s + (expert_dp_s if links.expert_dp_crosses_nodes else 0.0),
         tp_bytes=tp_bytes,
         pp_bytes=pp_bytes,
         dp_bytes=dp_bytes,
@@ -356,7 +379,8 @@ def training_step(
         latency_s=tp_latency_s
         + pp_calls * links.stage_latency_s
         + (dp_latency_s if intra_s or inter_s else 0.0)
-        + (a2a_calls * moe.latency_s if a2a_s else 0.0),
+        + (a2a_calls * moe.latency_s if a2a_s else 0.0)
+        + (expert_dp_traffic.collectives * links.expert_dp_latency_s if expert_dp_s else 0.0),
         dequant_s=dequant_s,
         dequant_bytes=dequant_bytes,
         adapter_s=adapter_s,
@@ -367,6 +391,9 @@ def training_step(
         offload_bytes=host.bytes.link_bytes,
         expert_alltoall_s=a2a_s,
         expert_alltoall_bytes=a2a_bytes,
+        expert_dp_s=expert_dp_s,
+        expert_dp_bytes=expert_dp_bytes,
+        expert_dp_crosses_nodes=links.expert_dp_crosses_nodes and bool(expert_dp_s),
         pipeline_virtual_stages=virtual if layout.pp > 1 else 1,
         layers_per_virtual_stage=num_layers // (layout.pp * virtual) if layout.pp > 1 else 0,
         plain_pp_bubble_s=plain_bubble_s,
