@@ -61,7 +61,16 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
     if kind == "purchases":
         return purchase_rows()
     return rows_by_id(
-        catalog.prices(), lambda p: {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit}, sourced=True
+        catalog.prices(),
+        lambda p: {
+            "id": p.id,
+            "platform": p.platform_id,
+            "usd": p.usd,
+            "unit": p.unit,
+            # newuser73 items 2 and 12: whose page the source is, the provider's or a third party's table
+            "sourced_by": "third party" if p.third_party else "provider",
+        },
+        sourced=True,
     )
 
 

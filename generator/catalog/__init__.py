@@ -126,10 +126,63 @@ def drives() -> dict[str, DriveSpec]:
     return _build("drives", DriveSpec.from_record)
 
 
+#: The domains a price's provider publishes its own prices on (its pricing pages and price APIs), by who sells or rents
+#: the priced server (:func:`price_seller`): a price whose sources are all on them cites the provider; any other must say
+#: ``third_party_source`` (newuser73 items 2 and 12: Lambda prices cited a personal notes repository and a Prime
+#: Intellect catalog, AWS and GCP list prices a FinOps tool and a report script).
+PROVIDER_DOMAINS: dict[str, tuple[str, ...]] = {
+    "aws": ("aws.amazon.com", "amazonaws.com", "awsstatic.com"),
+    "azure": ("azure.microsoft.com", "azure.com"),
+    "gcp": ("cloud.google.com",),
+    "Lambda": ("lambda.ai", "lambdalabs.com"),
+    "NVIDIA": ("nvidia.com",),
+}
+
+
+def price_seller(price: PriceRecord, platform: PlatformSpec) -> str:
+    """Who sells or rents the priced server: the provider it is rented from, the cloud, or a purchase's maker."""
+    if price.rented_from:
+        return price.rented_from
+    return platform.provider if platform.provider != "baremetal" else platform.name.split()[0]
+
+
+def _host(url: str) -> str:
+    """The host of ``url`` (text: urllib is not imported on the ``estimate`` path)."""
+    return url.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0].lower()
+
+
+def on_provider_domain(url: str, seller: str) -> bool:
+    """Whether ``url`` is on one of ``seller``'s own domains (:data:`PROVIDER_DOMAINS`)."""
+    host = _host(url)
+    return any(host == d or host.endswith("." + d) for d in PROVIDER_DOMAINS.get(seller, ()))
+
+
 @cache
 def prices() -> dict[str, PriceRecord]:
-    """Published prices, by price id."""
-    return _build("prices", PriceRecord.from_record)
+    """Published prices, by price id.
+
+    Each price cites its provider's own page, or says ``third_party_source`` where a source is a third party's
+    (:data:`PROVIDER_DOMAINS`); a mark on a price whose sources are all the provider's is refused as stale.
+    """
+    built: dict[str, PriceRecord] = _build("prices", PriceRecord.from_record)
+    known = platforms()
+    where = os.path.join(_CATALOG_DIR, "prices.json")
+    for price in built.values():
+        platform = known.get(price.platform_id)
+        if platform is None:
+            raise CatalogError(f"{where}: {price.id}: platform_id: unknown platform '{price.platform_id}'")
+        seller = price_seller(price, platform)
+        if seller not in PROVIDER_DOMAINS:
+            raise CatalogError(f"{where}: {price.id}: no own domain known for its provider '{seller}' (PROVIDER_DOMAINS)")
+        others = [url for url in price.source if not on_provider_domain(url, seller)]
+        if others and not price.third_party:
+            raise CatalogError(
+                f"{where}: {price.id}: source: {others[0]} is not {seller}'s own page: cite the provider's page (the "
+                'third party\'s in research_notes) or mark the record "third_party_source": true'
+            )
+        if price.third_party and not others:
+            raise CatalogError(f"{where}: {price.id}: third_party_source: every source is {seller}'s own page")
+    return built
 
 
 @cache

@@ -785,6 +785,9 @@ class PriceRecord(NamedTuple):
     rented_from: str | None = None
     #: The date the price was read or published (None: its source gives none; review34 item 15).
     as_of: str | None = None
+    #: Whether its source is a third party's table, not the provider's own page (``third_party_source``; newuser73
+    #: items 2 and 12): no provider page stating the figure was found, and a plan renting at it says so.
+    third_party: bool = False
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -804,6 +807,7 @@ class PriceRecord(NamedTuple):
             gpu_count=int(rec["gpu_count"]) if "gpu_count" in rec else None,
             rented_from=rec.get("rented_from"),
             as_of=rec.get("as_of"),
+            third_party=rec.get("third_party_source") is True,
         )
 
 

@@ -142,7 +142,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
-from generator.planner.price_dates import price_dated_finding
+from generator.planner.price_dates import price_dated_finding, price_third_party_finding
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
 from generator.planner.rack_findings import (
     default_rack_power_findings,
@@ -1894,6 +1894,7 @@ def build_plan(
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     findings += [found] if (found := price_dated_finding(wl, pools)) else []
+    findings += [found] if (found := price_third_party_finding(pools)) else []
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))

@@ -82,3 +82,54 @@ def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
         "a new GPU generation a year reprices the last, so get a current quote and give it under purchase_prices, USD "
         f"a server ({{{keys[0]}: ...}})",
     )
+
+
+#: Where each provider publishes its own on-demand prices (the page a third-party price is to be checked on).
+PROVIDER_PRICE_PAGES = {
+    "aws": "https://aws.amazon.com/ec2/pricing/on-demand/",
+    "azure": "https://azure.microsoft.com/pricing/details/virtual-machines/linux/",
+    "gcp": "https://cloud.google.com/compute/vm-instance-pricing",
+    "Lambda": "https://lambda.ai/pricing",
+}
+
+
+def _third_party_price(pool: Pool) -> PriceRecord | None:
+    """The catalog price ``pool`` is costed at where a third party's table, not the provider's page, sources it."""
+    basis = pool.price_basis or ""
+    return next(
+        (rec for rec in catalog.prices().values() if rec.third_party and f"catalog {rec.id} (" in basis),
+        None,
+    )
+
+
+def price_third_party_finding(pools: list[Pool]) -> Finding | None:
+    """An info naming the pools costed at catalog prices whose source is a third party's, not the provider's page.
+
+    newuser73 items 2 and 12: a Lambda price sourced to a personal notes repository, AWS and GCP list prices to a FinOps
+    tool and a report script; the catalog marks them (``third_party_source``) where no provider page stating the figure
+    was found, and a plan that rents at one says so, with the page to check it on and the key a rate goes under.
+    """
+    platforms = catalog.platforms()
+    by_record: dict[str, tuple[PriceRecord, list[str]]] = {}
+    for pool in pools:
+        if (rec := _third_party_price(pool)) is not None and rec.platform_id in platforms:
+            by_record.setdefault(rec.id, (rec, []))[1].append(pool.name)
+    said: list[str] = []
+    keys: list[str] = []
+    pages: list[str] = []
+    for rec, names in by_record.values():
+        dated = f" as of {rec.as_of}" if rec.as_of else ", undated"
+        said.append(f"{', '.join(names)}: {rec.id} ${rec.usd:,.2f}/{rec.unit}{dated} ({rec.source[0]})")
+        keys.append(rec.platform_id)
+        page = PROVIDER_PRICE_PAGES.get(catalog.price_seller(rec, platforms[rec.platform_id]))
+        pages += [page] if page and page not in pages else []
+    if not said:
+        return None
+    check = f" (on {', '.join(pages)})" if pages else ""
+    return Finding(
+        "info",
+        "price-third-party",
+        "pools rented at catalog prices sourced to a third party's table, not the provider's own page (no provider "
+        f"page stating the figure was found): {'; '.join(said)}; check the provider's current price{check} and give "
+        f"it under prices, USD a node-hour ({{{keys[0]}: ...}})",
+    )
