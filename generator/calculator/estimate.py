@@ -1003,15 +1003,22 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
                 fit["fits"] = False
-            elif req.engine == "sglang" and average is None:
+            elif average is None and (req.engine == "sglang" or req.batch > 1):
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
-                # where the pool holds one request, as a plan takes it (newuser15 item 3), and --batch's whole-context
-                # sequences where more are asked, as vLLM's verdict counts them (newuser71 item 8: 8 x 131,072 tokens
-                # "fit" a pool of 2.43); each attention-DP rank's pool holds whole sequences (its pages are one token)
-                whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
-                fit["fits"] = whole_held >= max(1, req.batch)
+                # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
+                # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
+                # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
+                # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
+                # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
+                if req.engine == "sglang":
+                    whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
+                else:
+                    whole_held = cap.sequences_held(context)
+                fit["fits"] = whole_held >= 1
                 if req.batch > 1:
                     fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": req.batch}
+                    if fit["fits"] and req.batch > whole_held:
+                        fit["whole_context_batch"]["queued"] = req.batch - whole_held
             elif average is not None:
                 # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
                 # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
@@ -1279,7 +1286,12 @@ def _throughput(
         mean_ttft = mix_moments(mix, short, long)[0] + runs.seconds
         ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
         extra |= {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
-    state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency
+    # --batch is a fixed concurrency: a client's cycle is its TTFT (its own prefill) and its answer, whose steps share
+    # each second with the prompts of the other running - 1 only, so the rate is the one Little's law gives over the
+    # printed TTFT and TPOT, running / (TTFT + output x TPOT) (newuser73 item 17: the rate stretched the decode by the
+    # sequence's own prefill as well, which its TTFT already holds, 3-16% below what the printed figures give)
+    others = prefill * (running - 1) / running
+    state = steady_state(running, mean_ttft, runs.seconds, osl, others)
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     rates = dequantized_rates(arch, par, acc, consts)
     limits = {

@@ -1124,8 +1124,9 @@ def prefill_seconds(
     Each pass crosses the pipeline stages one after another, and the engines planned (vLLM's V1 engine, SGLang) start a
     prompt's next pass on the first stage while its earlier ones are in later stages, so a lone prompt of ``n`` passes
     takes one stage's share of it times ``1 + (pp - 1) / n`` (the sources, per engine, at the end; TensorRT-LLM, which
-    runs them one after another, would take ``pp`` such shares). The engine runs it in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
-    chunk and all-reduces it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
+    runs them one after another, would take ``pp`` such shares). The engine runs it in passes of at most
+    ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its chunk and all-reduces
+    it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
     ``fill``: the prompt's own time through the stages (its last pass leaves the last stage pp - 1 passes after the
     first stage is done); without it, the time it keeps each stage busy (what it takes from a replica under load).
     """
