@@ -760,7 +760,7 @@ def format_text(result: dict[str, Any]) -> str:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
         running = thr["steady_batch"]  # a batch above the saturated one: the replica runs that many, the rest wait
         steady = f"{running} of them run at once, " if running < result["kv_cache"]["sequences"] else ""
-        whole = f" of all {result['kv_cache']['sequences']}" if steady else ""
+        whole = f" of the {running} running" if steady else ""
         tail = (
             f"; the {thr['p95_input_tokens']:,}-token p95 prompt alone {thr['ttft_p95_prompt_s'] * 1000:.0f} ms"
             if "p95_input_tokens" in thr

@@ -50,7 +50,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
-from generator.sizing.throughput_gaps import gap_text, matching_gap
+from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
@@ -1069,7 +1069,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # review 14 item 6: the plan's only
                 if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp):
                     rate = rated["max_output_tokens_per_s"]
-                    notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
+                    said = gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name)
+                    # which figure a plan of this replica counts on, and why, as the plan's warning ends (newuser73 item 6)
+                    counted = counted_text(gap, rate, " output tokens/s a replica", "a plan")
+                    shown = "the figures above are the model's" + (
+                        f", {gap.margin:.2f}x what a plan counts on" if gap.margin > 1 else ""
+                    )
+                    notes.append(f"{said}; {counted}; {shown}")
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
@@ -1254,15 +1260,14 @@ def _throughput(
 
     new, cached = prompt_tail(isl, share)
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
-    step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
     # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more, and a
     # prompt's first token comes with a step of that batch (fuzz29 item 9: a step of all 100,000 was counted)
     running = min(req.batch, sat.batch)
-    runs = (
-        step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
-    )
+    # the decode-only step too is of the batch that runs (newuser73 item 7: "decode-only step of all 16" where 13 ran,
+    # a step the engine never takes)
+    runs = decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
 
     # a prompt prefills its new tail alone, attending to the cached prefix (cached_prompt_share)
     def prompt_alone(n: int) -> float:  # a prompt's own prefill, its passes reading the weights
@@ -1319,10 +1324,10 @@ def _throughput(
         # 24,000-token prompt's 1.5 s are a fifth of its request)
         "prefill_share": round(state.prefill_busy, 4),
         "prefill_time_share": round(min(1.0, state.requests_per_s * prefill), 4),
-        "decode_step_s": round(step.seconds, 6),
-        "decode_step_tokens_per_s": round(step.tokens_per_s, 1),
+        "decode_step_s": round(runs.seconds, 6),
+        "decode_step_tokens_per_s": round(runs.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
-        "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
+        "decode_step_bound": "compute" if runs.compute_seconds > runs.memory_seconds else "memory bandwidth",
         "dense_tflops": gpu.tflops(acc.compute),
         "memory_bandwidth_gb_per_s": gpu.memory_bandwidth_gb_per_s,
         # the dense GEMM rate the GPU is modelled to reach: its measured max-achievable rate where measured (the basis
