@@ -212,7 +212,7 @@ QUEUE = ("meta-llama/Llama-3.1-8B-Instruct", "--input-tokens", "3000", "--output
             0,
             "runs 128 at a time, the rest queue: the KV pool holds 128 sequences of 3,300 tokens (batch 100,000 asked: "
             "99,872 wait for a place in it)",
-            "  drain        100,000 requests in about 4.39 h at 6.33 req/s (128 at a time)",
+            "  drain        100,000 requests in about 4.37 h at 6.35 req/s (128 at a time)",
         ),
         (("--gpu", "h100-sxm5-80gb", "--batch", "128"), 0, "fits: the KV pool holds 128 sequences", None),
         # not one whole-context sequence fits: still no fit, and no drain time
@@ -226,7 +226,8 @@ def test_an_estimate_batch_past_the_kv_pool_queues(args: tuple[str, ...], code: 
     data = estimate_json(*QUEUE, *args)
     queued = data["capacity"].get("average_batch", {}).get("queued")
     assert (queued, data["throughput"].get("drain_s")) == (
-        (99_872, pytest.approx(100_000 / 6.3288, rel=1e-3)) if drain else (None, None)
+        # 6.3288 req/s before newuser73 item 17 (a sequence's own prefill counted in its TTFT and again in its decode)
+        (99_872, pytest.approx(100_000 / 6.3543, rel=1e-3)) if drain else (None, None)
     )
 
 

@@ -324,6 +324,7 @@ def test_a_planned_service_of_another_model_is_told_so(tmp_path: Path) -> None:
 def test_the_estimate_states_the_gap_beside_its_rate(tokens: tuple[str, str], gap: str) -> None:
     """Review 14 item 6: estimate printed 2,302 output tokens/s for DeepSeek-R1 on 8 x H200, which the public run
     measured at 844, without a word; a 1k/1k service is told the range of runs of its own shape (newuser34 item 3)."""
+    from generator.sizing.throughput_gaps import counted_text
     from tests.helpers import estimate_json
 
     data = estimate_json("deepseek-ai/DeepSeek-R1", "--gpu", "h200-sxm-141gb", "--tp", "8", "--precision", "fp8",
@@ -332,8 +333,12 @@ def test_the_estimate_states_the_gap_beside_its_rate(tokens: tuple[str, str], ga
     record = throughput_gaps()[gap]
     low, high = record.predicted_over_measured
     (note,) = [n for n in data["notes"] if f"public runs of {record.measured_on}" in n]
+    # and which figure a plan counts on, as the plan's warning ends (newuser73 item 6)
+    counted = counted_text(record, rate, " output tokens/s a replica", "a plan")
+    shown = f", {record.margin:.2f}x what a plan counts on" if record.margin > 1 else ""
     assert note.endswith(
-        f"a replica rated {rate:,.2f} output tokens/s, which those ratios put at {rate / high:,.2f}-{rate / low:,.2f}"
+        f"a replica rated {rate:,.2f} output tokens/s, which those ratios put at {rate / high:,.2f}-{rate / low:,.2f}; "
+        f"{counted}; the figures above are the model's{shown}"
     )
 
 

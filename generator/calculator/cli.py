@@ -660,10 +660,15 @@ def format_text(result: dict[str, Any]) -> str:
                 f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
                 f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
             )
-        elif whole := cap.get("whole_context_batch"):  # SGLang's pool against --batch's sequences (newuser71 item 8)
+        elif whole := cap.get("whole_context_batch"):  # the pool against --batch's whole-context sequences
+            asked = f"batch {whole['sequences_asked']:,} asked"
+            if queued := whole.get("queued"):  # newuser73 item 8: they queue, as the batch at the average length does
+                verdict = f"runs {whole['sequences_held']:,} at a time, the rest queue"
+                asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
+            pool = "SGLang's KV pool" if "sglang_log" in cap else "the KV pool"
             verdict += (
-                f": SGLang's KV pool holds {whole['sequences_held']:,} sequences of "
-                f"{result['kv_cache']['context_tokens']:,} tokens (batch {whole['sequences_asked']:,} asked)"
+                f": {pool} holds {whole['sequences_held']:,} sequences of "
+                f"{result['kv_cache']['context_tokens']:,} tokens ({asked})"
             )
         where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
         lines.append(
@@ -755,7 +760,7 @@ def format_text(result: dict[str, Any]) -> str:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
         running = thr["steady_batch"]  # a batch above the saturated one: the replica runs that many, the rest wait
         steady = f"{running} of them run at once, " if running < result["kv_cache"]["sequences"] else ""
-        whole = f" of all {result['kv_cache']['sequences']}" if steady else ""
+        whole = f" of the {running} running" if steady else ""
         tail = (
             f"; the {thr['p95_input_tokens']:,}-token p95 prompt alone {thr['ttft_p95_prompt_s'] * 1000:.0f} ms"
             if "p95_input_tokens" in thr

@@ -50,7 +50,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
-from generator.sizing.throughput_gaps import gap_text, matching_gap
+from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, start_shortfall_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, engine_stages, size_weights
@@ -1003,15 +1003,22 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
                 fit["fits"] = False
-            elif req.engine == "sglang" and average is None:
+            elif average is None and (req.engine == "sglang" or req.batch > 1):
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
-                # where the pool holds one request, as a plan takes it (newuser15 item 3), and --batch's whole-context
-                # sequences where more are asked, as vLLM's verdict counts them (newuser71 item 8: 8 x 131,072 tokens
-                # "fit" a pool of 2.43); each attention-DP rank's pool holds whole sequences (its pages are one token)
-                whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
-                fit["fits"] = whole_held >= max(1, req.batch)
+                # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
+                # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
+                # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
+                # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
+                # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
+                if req.engine == "sglang":
+                    whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
+                else:
+                    whole_held = cap.sequences_held(context)
+                fit["fits"] = whole_held >= 1
                 if req.batch > 1:
                     fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": req.batch}
+                    if fit["fits"] and req.batch > whole_held:
+                        fit["whole_context_batch"]["queued"] = req.batch - whole_held
             elif average is not None:
                 # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
                 # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
@@ -1062,7 +1069,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # review 14 item 6: the plan's only
                 if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp):
                     rate = rated["max_output_tokens_per_s"]
-                    notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
+                    said = gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name)
+                    # which figure a plan of this replica counts on, and why, as the plan's warning ends (newuser73 item 6)
+                    counted = counted_text(gap, rate, " output tokens/s a replica", "a plan")
+                    shown = "the figures above are the model's" + (
+                        f", {gap.margin:.2f}x what a plan counts on" if gap.margin > 1 else ""
+                    )
+                    notes.append(f"{said}; {counted}; {shown}")
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
@@ -1247,15 +1260,14 @@ def _throughput(
 
     new, cached = prompt_tail(isl, share)
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
-    step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
     # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more, and a
     # prompt's first token comes with a step of that batch (fuzz29 item 9: a step of all 100,000 was counted)
     running = min(req.batch, sat.batch)
-    runs = (
-        step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
-    )
+    # the decode-only step too is of the batch that runs (newuser73 item 7: "decode-only step of all 16" where 13 ran,
+    # a step the engine never takes)
+    runs = decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
 
     # a prompt prefills its new tail alone, attending to the cached prefix (cached_prompt_share)
     def prompt_alone(n: int) -> float:  # a prompt's own prefill, its passes reading the weights
@@ -1279,7 +1291,12 @@ def _throughput(
         mean_ttft = mix_moments(mix, short, long)[0] + runs.seconds
         ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
         extra |= {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
-    state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency
+    # --batch is a fixed concurrency: a client's cycle is its TTFT (its own prefill) and its answer, whose steps share
+    # each second with the prompts of the other running - 1 only, so the rate is the one Little's law gives over the
+    # printed TTFT and TPOT, running / (TTFT + output x TPOT) (newuser73 item 17: the rate stretched the decode by the
+    # sequence's own prefill as well, which its TTFT already holds, 3-16% below what the printed figures give)
+    others = prefill * (running - 1) / running
+    state = steady_state(running, mean_ttft, runs.seconds, osl, others)
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     rates = dequantized_rates(arch, par, acc, consts)
     limits = {
@@ -1307,10 +1324,10 @@ def _throughput(
         # 24,000-token prompt's 1.5 s are a fifth of its request)
         "prefill_share": round(state.prefill_busy, 4),
         "prefill_time_share": round(min(1.0, state.requests_per_s * prefill), 4),
-        "decode_step_s": round(step.seconds, 6),
-        "decode_step_tokens_per_s": round(step.tokens_per_s, 1),
+        "decode_step_s": round(runs.seconds, 6),
+        "decode_step_tokens_per_s": round(runs.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
-        "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
+        "decode_step_bound": "compute" if runs.compute_seconds > runs.memory_seconds else "memory bandwidth",
         "dense_tflops": gpu.tflops(acc.compute),
         "memory_bandwidth_gb_per_s": gpu.memory_bandwidth_gb_per_s,
         # the dense GEMM rate the GPU is modelled to reach: its measured max-achievable rate where measured (the basis

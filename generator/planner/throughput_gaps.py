@@ -10,7 +10,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
-from generator.sizing.throughput_gaps import gap_text, matching_gap, precision_family
+from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap, precision_family
 from generator.workload.models import InferenceSpec
 
 
@@ -61,12 +61,7 @@ def throughput_gap_finding(
         return None
     gpu, arch, precision = setup
     high = gap.predicted_over_measured[1]
-    if gap.margin > 1:
-        counted = f"the plan counts on {replica_rate / gap.margin:,.2f} a replica (the lowest ratio)"
-    elif gap.model_rate_because:  # review29 item 3: every run measured less, on a host that is not named
-        counted = f"the plan counts on the model's {replica_rate:,.2f} a replica: {gap.model_rate_because}"
-    else:
-        counted = f"some runs measured the model's rate or more, so the plan counts on its {replica_rate:,.2f} a replica"
+    counted = counted_text(gap, replica_rate, " a replica")
     worst = replica_rate / high * replicas
     advice = (
         f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even at the highest"

@@ -1146,9 +1146,12 @@ def prefill_seconds(
     hit, its scheduled tokens are the rest): the passes, GEMMs and all-reduces are the tail's alone, and its attention
     pairs each new token with every position before it (:func:`prompt_attention_flops_per_token`).
 
-    A prompt passes the pipeline stages one after another, so only tensor parallelism divides it. The engine runs it
-    in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
-    chunk and all-reduces it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
+    Each pass crosses the pipeline stages one after another, and the engines planned (vLLM's V1 engine, SGLang) start a
+    prompt's next pass on the first stage while its earlier ones are in later stages, so a lone prompt of ``n`` passes
+    takes one stage's share of it times ``1 + (pp - 1) / n`` (the sources, per engine, at the end; TensorRT-LLM, which
+    runs them one after another, would take ``pp`` such shares). The engine runs it in passes of at most
+    ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its chunk and all-reduces
+    it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
     ``fill``: the prompt's own time through the stages (its last pass leaves the last stage pp - 1 passes after the
     first stage is done); without it, the time it keeps each stage busy (what it takes from a replica under load).
     """
@@ -1205,7 +1208,20 @@ def prefill_seconds(
     if not fill or par.pp == 1:
         return stage
     # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
-    # first stage is done with it. vLLM's V1 scheduler schedules a prompt's next chunk while one is in flight:
+    # first stage is done with it (newuser73 item 19 asked whether vLLM runs them one after another instead, after
+    # vllm-project/vllm#41682, a throughput report with many prompts whose reading of the cause no maintainer
+    # confirmed; the code below says the chunks of one prompt are pipelined, and vLLM's Model Runner V2 PP RFC,
+    # https://github.com/vllm-project/vllm/issues/50853, keeps it: "Non-final chunked-prefill chunks remain eligible
+    # in adjacent steps because they do not depend on sampled-token feedback"). Per engine:
+    # - SGLang: "Different chunks of the same request can be processed simultaneously by different nodes, thus
+    #   parallelizing the processing and reducing TTFT" (its PP event loop, one micro-batch a stage in flight,
+    #   https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/pipeline_parallelism.md).
+    # - TensorRT-LLM (not a serving engine specgen plans): its PyTorch executor's PP loop keeps a scheduled request in
+    #   `inflight_req_ids` until its micro-batch leaves the last stage and its scheduler skips those, so a prompt's
+    #   chunks run one after another, a lone prompt's prefill the TP-only figure (the `fill=False` stage time x pp)
+    #   (`PyExecutor._executor_loop_pp` / `_schedule`,
+    #   https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/py_executor.py).
+    # - vLLM's V1 scheduler schedules a prompt's next chunk while one is in flight:
     # `Scheduler._update_after_schedule` advances num_computed_tokens at scheduling ("allowing us to schedule the
     # prefill request again immediately in the next scheduling step"), `schedule()` skips a running request only
     # once all its prompt is scheduled ("PP>1 and we have already scheduled all prompt tokens but they are not

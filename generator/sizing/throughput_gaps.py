@@ -132,3 +132,18 @@ def gap_text(
         f"what {gap.runs} public runs of {gap.measured_on} measured ({', '.join(gap.source)}){reach}; a replica rated "
         f"{figure:,.2f} {unit}, which those ratios put at {figure / high:,.2f}-{figure / low:,.2f}"
     )
+
+
+def counted_text(gap: ThroughputGap, figure: float, unit: str, subject: str = "the plan") -> str:
+    """Which figure ``subject`` counts on for a replica the model rates ``figure`` (``unit`` after it), and why.
+
+    The model's figure over the gap's lowest ratio where every run measured less; the model's own where some run
+    measured it or more, or where the record says why the runs' shortfall is not taken (``model_rate_because``). The
+    plan's warning and the estimate's note end with it alike (newuser73 item 6: the estimate stopped at the range,
+    "57.10 ... which those ratios put at 31.97-44.47", with no word of which figure to believe).
+    """
+    if gap.margin > 1:
+        return f"{subject} counts on {figure / gap.margin:,.2f}{unit} (the lowest ratio)"
+    if gap.model_rate_because:  # review29 item 3: every run measured less, on a host that is not named
+        return f"{subject} counts on the model's {figure:,.2f}{unit}: {gap.model_rate_because}"
+    return f"some runs measured the model's rate or more, so {subject} counts on its {figure:,.2f}{unit}"
