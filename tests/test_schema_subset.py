@@ -53,7 +53,7 @@ def test_shipped_examples_agree(path: Path) -> None:
 #: (schema, values): each value is judged by both checks.
 VALUES: list[Any] = [None, True, False, 0, 1, -1, 1.0, 1.5, -0.0, 2**63, 1e300, "", "a", "ab", "1", [], [1], [1, 1.0],
                      [True, 1], [1, 2], ["a", "a"], [{"a": 1}, {"a": 1.0}], {}, {"a": 1}, {"b": "x"},
-                     {"a": 1, "b": 2}]  # fmt: skip
+                     {"a": 1, "b": 2}, {"ab": "x", "c": 1}]  # fmt: skip
 TABLE: list[Any] = [
     {"type": "integer"},
     {"type": "number"},
@@ -66,6 +66,8 @@ TABLE: list[Any] = [
     {"properties": {"a": {"type": "integer"}}},
     {"properties": {"a": {"type": "string"}}, "additionalProperties": False},
     {"additionalProperties": {"type": "integer"}},
+    {"patternProperties": {"^a": {"type": "integer"}}},
+    {"properties": {"b": {}}, "patternProperties": {"^a": {}}, "additionalProperties": False},
     {"required": ["a"]},
     {"enum": [1, "a", None]},
     {"enum": [True]},
@@ -115,7 +117,8 @@ def test_every_keyword_is_in_the_table() -> None:
     "schema",
     [
         {"$ref": "#/$defs/a"},
-        {"patternProperties": {"^a": {}}},
+        {"dependentSchemas": {"a": {}}},
+        {"patternProperties": {"^a": {"format": "ipv4"}}},
         {"if": {"type": "string"}, "then": {"minLength": 1}},
         {"format": "ipv4"},
         {"anyOf": [{}]},

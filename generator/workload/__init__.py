@@ -488,12 +488,23 @@ def load_document(doc: Document, path: str, base_dir: str | None = None) -> Load
     """
     validate_document(doc)
     try:
-        wl = build(Workload, doc.data)
+        wl = build(Workload, _read_fields(doc.data))
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
     models = _semantic_checks(doc, wl, base_dir)  # first: the rack's circuits are checked before their kW are derived
     wl = add_image_tokens(doc, wl, models)  # a service's images are tokens of its prompts (newuser62 item 1)
     return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl)), doc, models)
+
+
+def _read_fields(data: Any) -> Any:
+    """The workload's fields without its top-level ``x-`` extension keys, which the schema allows and nothing reads.
+
+    newuser73 item 13: a holder for YAML anchors merged into the fields (``x-common: &common`` ... ``<<: *common``), as
+    docker-compose's ``x-`` keys, was refused as an unknown field.
+    """
+    if not isinstance(data, dict):
+        return data
+    return {key: value for key, value in data.items() if not (isinstance(key, str) and key.startswith("x-"))}
 
 
 def _rack_power(wl: Workload) -> Workload:

@@ -17,7 +17,7 @@ from generator.input_files import short
 from generator.paths import schema_path
 from generator.workload.host_network import ADDRESS_FIELDS, address_form_problem
 from generator.workload.loader import Document
-from generator.workload.schema_subset import canonical, conforms, supported
+from generator.workload.schema_subset import additional_keys, canonical, conforms, supported
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -167,7 +167,7 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     instance = error.instance
     if error.validator == "additionalProperties" and isinstance(instance, dict):
         known = sorted(schema.get("properties", {}))
-        extra = [k for k in instance if k not in known]
+        extra = additional_keys(schema, instance)
         return [
             # ascii: a key that looks like a known one but is not ('n\u0430me', a Cyrillic a) shows what differs (fuzz27 L9)
             InputError(

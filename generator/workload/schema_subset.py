@@ -63,11 +63,22 @@ def _properties(rule: dict[str, Any], value: Any, _: dict[str, Any]) -> bool:
     return not isinstance(value, dict) or all(conforms(rule[k], v) for k, v in value.items() if k in rule)
 
 
+def _pattern_properties(rule: dict[str, Any], value: Any, _: dict[str, Any]) -> bool:
+    if not isinstance(value, dict):
+        return True
+    return all(conforms(sub, v) for pattern, sub in rule.items() for k, v in value.items() if re.search(pattern, k))
+
+
+def additional_keys(schema: dict[str, Any], value: dict[str, Any]) -> list[str]:
+    """The keys of ``value`` that ``additionalProperties`` holds: neither a property nor a ``patternProperties`` match."""
+    known, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+    return [k for k in value if k not in known and not any(re.search(p, k) for p in patterns)]
+
+
 def _additional(rule: Any, value: Any, schema: dict[str, Any]) -> bool:
     if not isinstance(value, dict):
         return True
-    known = schema.get("properties", {})
-    return all(conforms(rule, v) for k, v in value.items() if k not in known)
+    return all(conforms(rule, value[k]) for k in additional_keys(schema, value))
 
 
 def _required(rule: list[str], value: Any, _: dict[str, Any]) -> bool:
@@ -122,6 +133,7 @@ def _property_names(rule: Any, value: Any, _: dict[str, Any]) -> bool:
 KEYWORDS: dict[str, Callable[[Any, Any, dict[str, Any]], bool]] = {
     "type": _type,
     "properties": _properties,
+    "patternProperties": _pattern_properties,
     "additionalProperties": _additional,
     "required": _required,
     "enum": _enum,
@@ -144,7 +156,7 @@ KEYWORDS: dict[str, Callable[[Any, Any, dict[str, Any]], bool]] = {
 #: Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 _SUBSCHEMA = frozenset({"additionalProperties", "items", "not", "propertyNames"})
 _SUBSCHEMA_LISTS = frozenset({"oneOf"})
-_SUBSCHEMA_MAPS = frozenset({"properties"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties"})
 #: Keywords whose value must be a number, a count, a text or a list of names for the checks above to mean jsonschema's.
 _NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 _COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
