@@ -1031,7 +1031,8 @@ def _inference_details(
         # one field for every part of a split service: the router's cap is the part's own (review32 item 5)
         held_by = f", or give {seqs} (requests then wait to start)" if part_rate is None else ""
         reasons.append(
-            f"the SLOs hold at {batch} sequences a replica, and {engine} admits up to {admitted:,}{per_rank}: a burst "
+            f"the SLOs hold at {batch} sequence{'s' if batch != 1 else ''} a replica, and {engine} admits up to "
+            f"{admitted:,}{per_rank}: a burst "
             f"past the planned rate runs a larger batch at a slower {slower}, so cap the router's concurrency at "
             f"{batch} a replica{held_by}"
         )
@@ -2502,7 +2503,9 @@ def _token_cost(
     figures = token_cost_figures(spec, usd, spec.requests_per_second)
     figures.update(token_cost_figures(spec, usd, capacity, "_at_capacity"))
     at_rate, at_capacity = per_million_tokens(usd, spec.requests_per_second, tokens), per_million_tokens(usd, capacity, tokens)
-    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain {held_to(spec, 'their')})"
+    # two places, three figures below 1 req/s (newuser73 item 10: 0.035 req/s read "0.00")
+    held = f"{capacity:,.2f}" if capacity >= 1 else f"{capacity:.3g}"
+    sustained = f"({usd_text(at_capacity)} at the {held} req/s its replicas sustain {held_to(spec, 'their')})"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")

@@ -429,11 +429,16 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
 
     low = largest_meeting(1, _slo_excess(first, spec), last, _slo_excess(top, spec), probe)
     beyond = top if low + 1 == last else probed.get(low + 1) or at(batch_of(low + 1))
-    return probed[low]._replace(binds=_binding_text(beyond, spec))  # the search returns a step it probed (or 1)
+    found = probed[low]  # the search returns a step it probed (or 1)
+    return found._replace(binds=_binding_text(beyond, spec, unit if beyond.batch - found.batch > 1 else 1))
 
 
-def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
-    """Which latency target stops the batch, said of the next batch (``beyond``), which misses it (None: it meets them)."""
+def _binding_text(beyond: OperatingPoint, spec: InferenceSpec, stages: int = 1) -> str | None:
+    """Which latency target stops the batch, said of the next batch (``beyond``), which misses it (None: it meets them).
+
+    ``stages``: a pipeline's, where the next batch tried is a whole micro-batch more (newuser73 item 10: "batch 1 ...
+    batch 3 would take" skipped 2 unsaid); 1 where it is the next batch.
+    """
     slo = spec.slo
     targets, takes = [], []
     if slo.tpot_ms is not None and beyond.tpot_s * 1000 > slo.tpot_ms:
@@ -445,7 +450,8 @@ def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
     if not targets:
         return None
     verb = "bind" if len(targets) > 1 else "binds"
-    return f"{' and '.join(targets)} {verb}: batch {beyond.batch} would take {' and '.join(takes)}"
+    steps = f" (the batch steps by whole micro-batches of the {stages} pipeline stages)" if stages > 1 else ""
+    return f"{' and '.join(targets)} {verb}: batch {beyond.batch} would take {' and '.join(takes)}{steps}"
 
 
 def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint | None:
