@@ -977,7 +977,7 @@ class DequantizedRates(NamedTuple):
         return (
             f"{self.format} weights are dequantized to 16 bits inside the GEMMs' main loop (mixed-input W4A16 / W8A16 "
             f"kernels: this GPU has no tensor rate that multiplies them as stored), so once compute-bound (large "
-            f"batches, prefill) the GEMMs run below the {self.rate_tflops:,.0f} TFLOP/s 16-bit rate: "
+            f"batches, prefill) the GEMMs run below the {self.rate_tflops:,.0f} TFLOP/s 16-bit rate it sustains in matmuls: "
             f"{' and '.join(rates)}; a memory-bound decode step still reads the quantized bytes"
         )
 
