@@ -83,6 +83,12 @@ class InferenceSpec(NamedTuple):
     #: Share of each prompt's tokens the engine's prefix cache already holds (an agent's turns resending the earlier
     #: ones, a shared system prompt): only the rest is prefilled; the KV cache still holds the whole prompt. 0: none.
     cached_prompt_share: float = 0.0
+    #: How a session's next turn reaches the replica whose prefix cache holds its earlier turns (newuser73 item 11):
+    #: ``none``, a router blind to prefixes (any free place, a Service), which finds a session's own prefix on one of N
+    #: replicas, so the plan warns with the share that leaves; ``session``, a session-affine or prefix-aware router
+    #: (each session's turns on one replica: its requests queue there, so ``routing: even``); ``measured``, the share
+    #: was measured on the deployment as routed. The sizing credits the share as given under all three.
+    prefix_routing: Literal["none", "session", "measured"] = "none"
 
     @property
     def job(self) -> bool:
