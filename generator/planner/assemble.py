@@ -228,7 +228,7 @@ from generator.units import (
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
-from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload, given_fields
 from generator.workload.sharing import planned_sharing, sharing_field, sharing_text
 from generator.workload.value_checks import given_in
 
@@ -1858,8 +1858,9 @@ def build_plan(
                 gpus=opt.candidate.gpus,
                 pool=dep_pools[0],
                 memory_per_gpu=mem,
-                # the pool the workload names, for a diff's advice to set one (fuzz22 item 4)
-                details=details if dep.pool is None else {**details, "named_pool": dep.pool},
+                # the pool the workload names, for a diff's advice to set one (fuzz22 item 4); the inputs the workload
+                # gives the deployment, for a diff to name the one that moved a row (newuser73 item 5)
+                details={**details, **({} if dep.pool is None else {"named_pool": dep.pool}), "inputs": _inputs(dep)},
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
                 split=split,
@@ -1936,6 +1937,11 @@ def build_plan(
             plan,
         )
     return plan
+
+
+def _inputs(dep: InferenceDeployment | TrainingDeployment) -> dict[str, Any]:
+    """The ``inference`` or ``training`` fields the workload gives ``dep`` off their defaults (``slo.tpot_ms``: 50)."""
+    return given_fields(dep.inference if isinstance(dep, InferenceDeployment) else dep.training)
 
 
 def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list[Finding]:
