@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from ruamel.yaml import YAML
 
 from generator.api import render_file
 
@@ -37,6 +37,6 @@ def test_the_router_is_rendered_as_the_slot_line_sizes_it(example: str) -> None:
         assert line in files["SPEC.md"]
         for part, cap in zip(parts, caps, strict=True):
             assert re.search(rf"{part['replicas']:,} replica\(s\) x {cap:,} places", files["SPEC.md"])
-            group = yaml.safe_load(files[f"ansible/group_vars/{part['pool']}.yml"].replace("!unsafe ", ""))
+            group = YAML(typ="safe").load(files[f"ansible/group_vars/{part['pool']}.yml"].replace("!unsafe ", ""))
             (entry,) = [e for e in group["specgen_deployments"] if e["name"] == dep["name"]]
             assert entry["router"] == {"routing": router["routing"], "max_in_flight_per_replica": cap}
