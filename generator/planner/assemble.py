@@ -1025,11 +1025,20 @@ def _inference_details(
             whose = f"max_num_batched_tokens {budget:,}: vLLM runs no more sequences than tokens a step"
         else:
             whose = f"{engine}'s default on {gpu.id}"
-        reasons.append(
-            f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
-            f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
-            "allow a larger batch"
-        )
+        if (beyond := shape.max_point.capped_binds) is not None:
+            # newuser73 item 3: the batch the SLOs allow, which the plan had advised giving as max_num_seqs, was then
+            # told to be raised: the next batch misses a target, so the cap is the SLOs' batch and stays
+            reasons.append(
+                f"the batch stops at {running} sequences ({whose}), the batch the latency SLOs allow ({beyond}): "
+                f"keep it; the KV cache holds {held:,} average requests, room a larger batch would not use within "
+                "the SLOs"
+            )
+        else:
+            reasons.append(
+                f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
+                f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency "
+                "SLOs allow a larger batch"
+            )
     admitted = running * shape.par.attention_dp  # max_num_seqs is each attention-DP rank's (review32 item 5)
     if not spec.pooling and shape.max_point.binds and shape.max_point.batch < admitted:
         # newuser46 item 7: the engine admits up to max_num_seqs, past the batch the latency targets hold at
