@@ -638,11 +638,21 @@ def _slot_text(
             f"each replica at its most load ({times}, each replica sent an even share)"
         )
         places = " + ".join(f"{n:,} replica(s) x {q.per_replica:,} places" for n, q in pool)
-    text = (
-        f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
-        f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
-        f"{_routing_text(spec)}"
-    )
+    if spec.routing == "even" and (len(pool) == 1 or len({q for _, q in pool}) == 1):
+        # newuser73 item 4: each replica's own queue of b places, not one pooled c the routing does not have
+        replicas = sum(n for n, _ in pool)
+        share = figure_text(spec.requests_per_second / replicas)
+        text = (
+            f"a request holds a place in the batch for {held}; {replicas:,} queue(s) of {pool[0][1].per_replica:,} places "
+            f"(b), each {_percent(wait.utilisation)} busy at {share} req/s of the "
+            f"{figure_text(spec.requests_per_second)}: {waited} {_routing_text(spec)}"
+        )
+    else:
+        text = (
+            f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
+            f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
+            f"{_routing_text(spec)}"
+        )
     if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
