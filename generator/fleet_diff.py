@@ -1874,6 +1874,9 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     if said:
         return f"changed ({', '.join(said)})"
     low = [minimum_nodes(side) for side in (old, new)]
+    if low[0] != low[1] and "min_nodes" not in old and "min_nodes" not in new:
+        # newuser73 item 16: a pool of a fixed size (GKE nodeCount, no autoscaling) has no minimum: it is resized
+        return f"changed (nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, resized in place)"
     if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
         return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return "changed"

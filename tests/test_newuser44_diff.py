@@ -227,7 +227,7 @@ def test_an_encoder_row_says_it_keeps_no_kv_cache(kv_bytes: int | None, engine: 
 
 
 RESIZED_ROW = (
-    "| `chat_h100_sxm5_80gb` | changed (minimum nodes 2 → 3, in place) | h100-sxm5-80gb | 2 → 3 | 16 → 24 | "
+    "| `chat_h100_sxm5_80gb` | changed (nodes 2 → 3, resized in place) | h100-sxm5-80gb | 2 → 3 | 16 → 24 | "
     "16,722 → 25,083 | 80,358.40 → 120,537.60 |"
 )
 
