@@ -315,6 +315,13 @@ def _check_plan(path: str, plan: Any) -> None:
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
                     _check_figure(path, f"{where}.details.{key}", details[key])
+            router = details.get("router")
+            if router is not None:  # the router a service is sized behind, which a changed row names (newuser73 14)
+                _require(path, f"{where}.details", details, {"router": (dict,)})
+                for key in ("routing", "max_in_flight_per_replica"):
+                    value = router.get(key)
+                    for one in value if isinstance(value, list) else [value]:
+                        _check_echoed(path, f"{where}.details.router.{key}", one)
             inputs = details.get("inputs")
             if inputs is not None:  # the workload's inputs, which a changed row names (newuser73 item 5)
                 _require(path, f"{where}.details", details, {"inputs": (dict,)})
@@ -1677,6 +1684,8 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
             row["training"]["paged_optimizer"] = bool(details.get("paged_optimizer"))
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
+    if isinstance(router := details.get("router"), dict):  # the router the replicas are sized behind (newuser73 14)
+        row["router"] = {k: router.get(k) for k in ("routing", "max_in_flight_per_replica")}
     if isinstance(details.get("inputs"), dict):  # the workload's fields the plan was given (newuser73 item 5)
         row["inputs"] = details["inputs"]
     return row
@@ -2130,6 +2139,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("ep",), "EP", _plain, ""),
     (("attention_dp",), "attention DP", _plain, ""),
     (("pp",), "PP", _plain, ""),
+    (("router", "routing"), "routing", _plain, ""),
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),
     (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
@@ -2146,6 +2156,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("max_model_len",), "max_model_len", _plain, ""),
     (("serving", "mem_fraction_static"), "mem_fraction_static", _fraction, ""),
     (("serving", "max_num_seqs"), "max_num_seqs", _plain, ""),
+    (("router", "max_in_flight_per_replica"), "places a replica", _plain, ""),
     (("serving", "max_num_batched_tokens"), "max_num_batched_tokens", _plain, ""),
     (("serving", "nodes_down_tolerated"), "nodes_down_tolerated", _plain, ""),
     (("serving", "cached_prompt_share"), "cached prompt share", _plain, ""),
@@ -2307,6 +2318,7 @@ _INPUTS_SAID = {
             "nodes_down_tolerated",
             "cached_prompt_share",
             "task",
+            "routing",
         }
     ),
     "training job": frozenset({*TRAINING_SETTINGS, "runs_per_month", "global_batch_size", "run_after"}),

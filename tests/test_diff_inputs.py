@@ -83,7 +83,8 @@ def test_a_changed_row_names_the_inputs_that_moved(
 @pytest.mark.parametrize(
     ("old", "new", "kind", "moved"),
     [
-        ({"routing": "even"}, {}, "service", ["routing even → free_place"]),  # one side leaves it out: the default
+        ({"max_utilization": 0.7}, {}, "service", ["max_utilization 0.7 → 1"]),  # one side leaves it out: the default
+        ({"routing": "even"}, {}, "service", []),  # said by the row's router (routing, places a replica)
         ({}, {"slo.ttft_p95_ms": 3000.0}, "service", []),  # said by the row as "SLO TTFT p95"
         ({"requests_per_second": 4.0}, {"requests_per_second": 4}, "service", []),  # 4 and 4.0 alike
         ({"lora_target_modules": ["q_proj"]}, {}, "training job", ["lora_target_modules [q_proj] → [all-linear]"]),
@@ -111,8 +112,8 @@ def test_a_spec_json_without_inputs_names_none(capsys: pytest.CaptureFixture[str
     code, out, err = specgen_in_process(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     assert code == 0, err
     assert "changed" not in out and "inputs" not in out
-    assert row_changes({**row, "inputs": {}}, {**row, "replicas": 5, "inputs": {"routing": "even"}}) == (
-        "changed: routing free_place → even, replicas 4 → 5"
+    assert row_changes({**row, "inputs": {}}, {**row, "replicas": 5, "inputs": {"max_utilization": 0.7}}) == (
+        "changed: max_utilization 1 → 0.7, replicas 4 → 5"
     )
 
 

@@ -324,4 +324,7 @@ def test_a_model_swap_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = specgen(capsys, "diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"))
     assert code == 0
     _, new = _cells(out, "chat")
-    assert new.startswith("**changed: model meta-llama/Llama-3.1-8B-Instruct → Qwen/Qwen3-8B**; Qwen/Qwen3-8B bf16 ")
+    # the router's cap moves with the model (newuser73 item 14: the places a replica a maxconn is set to)
+    assert new.startswith(
+        "**changed: model meta-llama/Llama-3.1-8B-Instruct → Qwen/Qwen3-8B, places a replica 114 → 109**; Qwen/Qwen3-8B bf16 "
+    )

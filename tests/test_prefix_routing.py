@@ -44,9 +44,7 @@ outputs: [terraform, ansible, kubernetes]
 """
 
 
-def _agent(
-    tmp_path: Path, share: float, rate: float = 4, extra: str = "", name: str = "agent.yaml", ttft: int = 3000
-) -> Path:
+def _agent(tmp_path: Path, share: float, rate: float = 4, extra: str = "", name: str = "agent.yaml", ttft: int = 3000) -> Path:
     path = tmp_path / name
     path.write_text(AGENT.format(share=share, rate=rate, extra=extra, ttft=ttft))
     return path
