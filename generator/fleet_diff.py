@@ -18,6 +18,7 @@ from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_f
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.units import HOURS_PER_MONTH
+from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -314,6 +315,19 @@ def _check_plan(path: str, plan: Any) -> None:
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
                     _check_figure(path, f"{where}.details.{key}", details[key])
+            router = details.get("router")
+            if router is not None:  # the router a service is sized behind, which a changed row names (newuser73 14)
+                _require(path, f"{where}.details", details, {"router": (dict,)})
+                for key in ("routing", "max_in_flight_per_replica"):
+                    value = router.get(key)
+                    for one in value if isinstance(value, list) else [value]:
+                        _check_echoed(path, f"{where}.details.router.{key}", one)
+            inputs = details.get("inputs")
+            if inputs is not None:  # the workload's inputs, which a changed row names (newuser73 item 5)
+                _require(path, f"{where}.details", details, {"inputs": (dict,)})
+                for key, value in inputs.items():
+                    for one in value if isinstance(value, list) else [value]:
+                        _check_echoed(path, f"{where}.details.inputs.{short(key)}", one)
             offload = details.get("offload")
             if isinstance(offload, dict) and isinstance(offload.get("bytes"), dict):
                 for key, value in offload["bytes"].items():
@@ -488,6 +502,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for name in sorted(set(old_deps) | set(new_deps)):
         a = served_at(_deployment_row(old_deps[name]) if name in old_deps else None, old, name)
         b = served_at(_deployment_row(new_deps[name]) if name in new_deps else None, new, name)
+        if a and b and ("inputs" in a) != ("inputs" in b):  # a spec.json written before the inputs were recorded
+            a, b = {k: v for k, v in a.items() if k != "inputs"}, {k: v for k, v in b.items() if k != "inputs"}
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
     # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
@@ -1668,6 +1684,10 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
             row["training"]["paged_optimizer"] = bool(details.get("paged_optimizer"))
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
+    if isinstance(router := details.get("router"), dict):  # the router the replicas are sized behind (newuser73 14)
+        row["router"] = {k: router.get(k) for k in ("routing", "max_in_flight_per_replica")}
+    if isinstance(details.get("inputs"), dict):  # the workload's fields the plan was given (newuser73 item 5)
+        row["inputs"] = details["inputs"]
     return row
 
 
@@ -1863,6 +1883,9 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     if said:
         return f"changed ({', '.join(said)})"
     low = [minimum_nodes(side) for side in (old, new)]
+    if low[0] != low[1] and "min_nodes" not in old and "min_nodes" not in new:
+        # newuser73 item 16: a pool of a fixed size (GKE nodeCount, no autoscaling) has no minimum: it is resized
+        return f"changed (nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, resized in place)"
     if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
         return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return "changed"
@@ -2116,6 +2139,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("ep",), "EP", _plain, ""),
     (("attention_dp",), "attention DP", _plain, ""),
     (("pp",), "PP", _plain, ""),
+    (("router", "routing"), "routing", _plain, ""),
     (("replicas",), "replicas", _plain, ""),
     (("gpus",), "GPUs", _plain, ""),
     (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
@@ -2132,6 +2156,7 @@ _SERVICE_CHANGES: tuple[Change, ...] = (
     (("max_model_len",), "max_model_len", _plain, ""),
     (("serving", "mem_fraction_static"), "mem_fraction_static", _fraction, ""),
     (("serving", "max_num_seqs"), "max_num_seqs", _plain, ""),
+    (("router", "max_in_flight_per_replica"), "places a replica", _plain, ""),
     (("serving", "max_num_batched_tokens"), "max_num_batched_tokens", _plain, ""),
     (("serving", "nodes_down_tolerated"), "nodes_down_tolerated", _plain, ""),
     (("serving", "cached_prompt_share"), "cached prompt share", _plain, ""),
@@ -2244,18 +2269,98 @@ def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
         pool = None
     else:
         pool = (old.get("pool"), new.get("pool")) if old.get("pool") != new.get("pool") else None
+    # the workload's inputs that moved and no setting above names (newuser73 item 5: routing free_place -> even
+    # bought a replica, +$64,598/month, and the row said "replicas 4 → 5" alone): the cause first
+    given = _inputs_moved(old, new, kinds[0]) if kinds[0] == kinds[1] else []
     if moved:
-        return "changed: " + ", ".join(moved + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
+        return "changed: " + ", ".join(given + moved + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
     figures = _fields_moved(old, new, _SERVICE_FIGURES) if kinds[0] == "service" else []
+    if given:
+        return (
+            "changed: "
+            + ", ".join(given + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
+            + (f"; at the same engine settings: {', '.join(figures)}" if figures else "")
+        )
     if pool:
         return f"moved to pool {_plain(pool[1])} (from {_plain(pool[0])})" + (
             f"; at the same settings {', '.join(figures)}" if figures else ""
         )
     if figures:
         return f"changed at the same settings: {', '.join(figures)}"
-    # never a row listed for nothing it says: the parts of the record that differ, by name
+    # never a row listed for nothing it says: the inputs that differ (those a setting names too, where the setting
+    # came out the same), else the parts of the record that differ, by name
+    if given := _inputs_moved(old, new, kinds[0], every=True):
+        return f"changed: {', '.join(given)}"
     keys = [key for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
     return f"changed: {', '.join(keys)}"
+
+
+#: The workload fields a changed row's settings already name (:data:`_SERVICE_CHANGES`, :data:`_TRAINING_CHANGES`),
+#: left out of the inputs it lists beside them (a rate bump said once, as "rate asked").
+_INPUTS_SAID = {
+    "service": frozenset(
+        {
+            "precision",
+            "kv_cache_precision",
+            "max_context_tokens",
+            "requests_per_second",
+            "average_requests_per_second",
+            "requests_per_run",
+            "deadline_hours",
+            "runs_per_month",
+            "slo.ttft_p95_ms",
+            "slo.tpot_ms",
+            "slo.latency_p95_ms",
+            "engine",
+            "mem_fraction_static",
+            "max_num_seqs",
+            "max_num_batched_tokens",
+            "nodes_down_tolerated",
+            "cached_prompt_share",
+            "task",
+            "routing",
+        }
+    ),
+    "training job": frozenset({*TRAINING_SETTINGS, "runs_per_month", "global_batch_size", "run_after"}),
+}
+
+
+def _inputs_moved(old: dict[str, Any], new: dict[str, Any], kind: str, every: bool = False) -> list[str]:
+    """``field was → now`` for each workload input of the deployment that differs (newuser73 item 5).
+
+    Generic over the ``inference`` / ``training`` fields (:func:`~generator.workload.models.spec_fields`): a field
+    one side leaves out takes its default. Those a setting of the row names already are left out unless ``every``.
+    Nothing where either side's spec.json records no inputs (one written before they were).
+    """
+    was, now = old.get("inputs"), new.get("inputs")
+    if not isinstance(was, dict) or not isinstance(now, dict):
+        return []
+    defaults = default_fields(TrainingSpec if kind == "training job" else InferenceSpec)
+    said = frozenset() if every else _INPUTS_SAID.get(kind, frozenset())
+    out = []
+    for key in sorted(set(was) | set(now)):
+        before, after = was.get(key, defaults.get(key)), now.get(key, defaults.get(key))
+        if key not in said and _input_value(before) != _input_value(after):
+            out.append(f"{key} {_input_text(before)} → {_input_text(after)}")
+    return out
+
+
+def _input_value(value: Any) -> Any:
+    """An input as compared: a list and a tuple alike (spec.json writes a tuple as a list), 4 and 4.0 alike."""
+    return tuple(value) if isinstance(value, list | tuple) else value
+
+
+def _input_text(value: Any) -> str:
+    """An input as a changed row says it: ``unset`` for none, a list comma-joined, a number as given (``0.7``)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_input_text(v) for v in value) + "]"
+    if isinstance(value, int | float):
+        return f"{value:,g}" if abs(value) < 1e15 else f"{value:g}"
+    return one_line(str(value))
 
 
 #: How a training job's servers paid by the month are had, as a deployment cell says it.

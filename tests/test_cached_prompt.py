@@ -358,4 +358,5 @@ def test_diff_names_a_change_of_the_share(tmp_path: Path, capsys: pytest.Capture
     old, new = _agent(tmp_path / "old", None), _agent(tmp_path / "new", 0.9)
     code, out, _ = specgen_in_process(capsys, "diff", str(old), str(new))
     assert code == 0
-    assert "**changed: PP 3 → 1, replicas 17 → 9, cached prompt share - → 0.90**" in out
+    # the router's cap a replica moves with the layout (newuser73 item 14)
+    assert "**changed: PP 3 → 1, replicas 17 → 9, places a replica 15 → 29, cached prompt share - → 0.90**" in out

@@ -38,6 +38,8 @@ def _fleet(pool: dict[str, Any]) -> dict[str, Any]:
                      id="scaling-now-fixed"),
         pytest.param(_pool(min_nodes=1), _pool(nodes=4, min_nodes=2), "changed (minimum nodes 1 → 2, in place)",
                      "1–3 → 2–4", id="peak-and-minimum"),
+        # newuser73 item 16: a fixed-size pool (a GKE nodeCount, no autoscaling) has no minimum: it is resized
+        pytest.param(_pool(), _pool(nodes=4), "changed (nodes 3 → 4, resized in place)", "3 → 4", id="fixed-size-resized"),
     ],
 )  # fmt: skip
 def test_a_change_of_the_minimum_is_a_pool_change(old: dict[str, Any], new: dict[str, Any], status: str, nodes: str) -> None:

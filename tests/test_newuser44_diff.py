@@ -227,7 +227,7 @@ def test_an_encoder_row_says_it_keeps_no_kv_cache(kv_bytes: int | None, engine: 
 
 
 RESIZED_ROW = (
-    "| `chat_h100_sxm5_80gb` | changed (minimum nodes 2 → 3, in place) | h100-sxm5-80gb | 2 → 3 | 16 → 24 | "
+    "| `chat_h100_sxm5_80gb` | changed (nodes 2 → 3, resized in place) | h100-sxm5-80gb | 2 → 3 | 16 → 24 | "
     "16,722 → 25,083 | 80,358.40 → 120,537.60 |"
 )
 
@@ -324,4 +324,7 @@ def test_a_model_swap_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = specgen(capsys, "diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"))
     assert code == 0
     _, new = _cells(out, "chat")
-    assert new.startswith("**changed: model meta-llama/Llama-3.1-8B-Instruct → Qwen/Qwen3-8B**; Qwen/Qwen3-8B bf16 ")
+    # the router's cap moves with the model (newuser73 item 14: the places a replica a maxconn is set to)
+    assert new.startswith(
+        "**changed: model meta-llama/Llama-3.1-8B-Instruct → Qwen/Qwen3-8B, places a replica 114 → 109**; Qwen/Qwen3-8B bf16 "
+    )

@@ -408,7 +408,8 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
         "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); 24.00 req/s asked, 87% of capacity "
         "(TTFT p95 385 ms, TPOT 39.2 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; vllm, KV bf16, max_model_len "
         "8,192 (329.64 such sequences a replica), max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 9.19 req/s a "
-        "replica | **changed: layout TP8xPP1 x3 in chat_h200_sxm_141gb → TP8xPP1 x2 in chat_h100_sxm5_80gb + "
+        "replica | **changed: places a replica 166 → 156 / 166, layout TP8xPP1 x3 in chat_h200_sxm_141gb → TP8xPP1 x2 "
+        "in chat_h100_sxm5_80gb + "
         "TP8xPP1 x1 in chat_h200_sxm_141gb**; "  # what moved, first (newuser44 item 2)
         "meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in "
         "chat_h200_sxm_141gb (24 GPUs); 24.00 req/s asked, 93% of capacity (TTFT p95 394 ms, TPOT 48.8 ms at that load); "

@@ -234,9 +234,12 @@ def _slot_line(dep: Any) -> tuple[str, float, int, int]:
     """The slot line and its request time, places a replica and replicas."""
     (line,) = (r for r in dep.reasons if r.startswith("a request holds a place in the batch"))
     held = re.match(r"a request holds a place in the batch for ([\d,.]+) s", line)
-    shape = re.search(r"; ([\d,]+) replica\(s\) x ([\d,]+) places = ", line)
+    # one pooled queue of c places (free_place), or a queue of b places each (even: newuser73 item 4)
+    shape = re.search(r"; ([\d,]+) (?:replica\(s\) x ([\d,]+) places = |queue\(s\) of ([\d,]+) places \(b\), each )", line)
     assert held and shape
-    return line, float(held[1].replace(",", "")), int(shape[2].replace(",", "")), int(shape[1].replace(",", ""))
+    places = shape[2] or shape[3]
+    assert ("(b), each" in line) is ("inference.routing even," in line)
+    return line, float(held[1].replace(",", "")), int(places.replace(",", "")), int(shape[1].replace(",", ""))
 
 
 @pytest.mark.parametrize(

@@ -358,6 +358,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     from generator.planner.not_sold_new import not_sold_new_findings
     from generator.planner.plan import sorted_findings
     from generator.planner.precision_choices import cheaper_precision_findings
+    from generator.planner.prefix_routing import prefix_routing_findings
     from generator.planner.sharing_cost import sharing_cost_findings
 
     bound: set[str] = set()  # the limits that may have changed the fleet
@@ -384,6 +385,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     said += not_sold_new_findings(loaded, consts, plan)
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += prefix_routing_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 

@@ -228,7 +228,7 @@ from generator.units import (
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate
-from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload, given_fields
 from generator.workload.sharing import planned_sharing, sharing_field, sharing_text
 from generator.workload.value_checks import given_in
 
@@ -476,9 +476,18 @@ def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
     The wait the slot line states (:func:`_slot_text`), for a service of one layout and a split's parts alike.
     """
     wait = pooled_slot_wait(spec.requests_per_second, pool)
+    placed = resolved(spec.requests_per_second, pool)  # the places at the planned count, as the slot line says them
+    caps = [q.per_replica for _, q in placed]
     return {
         "slot_wait_share": round(wait.waits, 3),
         "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
+        # the router the replicas are sized behind (newuser73 item 14): its routing and the requests each replica may
+        # have in flight (a split's parts in order), which a HAProxy maxconn or a gateway's limit must be set to
+        "router": {
+            "routing": spec.routing,
+            "max_in_flight_per_replica": caps[0] if len(set(caps)) == 1 else caps,
+            "places": wait.servers,
+        },
     }
 
 
@@ -629,11 +638,21 @@ def _slot_text(
             f"each replica at its most load ({times}, each replica sent an even share)"
         )
         places = " + ".join(f"{n:,} replica(s) x {q.per_replica:,} places" for n, q in pool)
-    text = (
-        f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
-        f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
-        f"{_routing_text(spec)}"
-    )
+    if spec.routing == "even" and (len(pool) == 1 or len({q for _, q in pool}) == 1):
+        # newuser73 item 4: each replica's own queue of b places, not one pooled c the routing does not have
+        replicas = sum(n for n, _ in pool)
+        share = figure_text(spec.requests_per_second / replicas)
+        text = (
+            f"a request holds a place in the batch for {held}; {replicas:,} queue(s) of {pool[0][1].per_replica:,} places "
+            f"(b), each {_percent(wait.utilisation)} busy at {share} req/s of the "
+            f"{figure_text(spec.requests_per_second)}: {waited} {_routing_text(spec)}"
+        )
+    else:
+        text = (
+            f"a request holds a place in the batch for {held}; {places} = {wait.servers:,} "
+            f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
+            f"{_routing_text(spec)}"
+        )
     if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
         target = spec.slo.ttft_p95_ms or 0.0
         text += (
@@ -1016,11 +1035,20 @@ def _inference_details(
             whose = f"max_num_batched_tokens {budget:,}: vLLM runs no more sequences than tokens a step"
         else:
             whose = f"{engine}'s default on {gpu.id}"
-        reasons.append(
-            f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
-            f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
-            "allow a larger batch"
-        )
+        if (beyond := shape.max_point.capped_binds) is not None:
+            # newuser73 item 3: the batch the SLOs allow, which the plan had advised giving as max_num_seqs, was then
+            # told to be raised: the next batch misses a target, so the cap is the SLOs' batch and stays
+            reasons.append(
+                f"the batch stops at {running} sequences ({whose}), the batch the latency SLOs allow ({beyond}): "
+                f"keep it; the KV cache holds {held:,} average requests, room a larger batch would not use within "
+                "the SLOs"
+            )
+        else:
+            reasons.append(
+                f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
+                f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency "
+                "SLOs allow a larger batch"
+            )
     admitted = running * shape.par.attention_dp  # max_num_seqs is each attention-DP rank's (review32 item 5)
     if not spec.pooling and shape.max_point.binds and shape.max_point.batch < admitted:
         # newuser46 item 7: the engine admits up to max_num_seqs, past the batch the latency targets hold at
@@ -1859,8 +1887,9 @@ def build_plan(
                 gpus=opt.candidate.gpus,
                 pool=dep_pools[0],
                 memory_per_gpu=mem,
-                # the pool the workload names, for a diff's advice to set one (fuzz22 item 4)
-                details=details if dep.pool is None else {**details, "named_pool": dep.pool},
+                # the pool the workload names, for a diff's advice to set one (fuzz22 item 4); the inputs the workload
+                # gives the deployment, for a diff to name the one that moved a row (newuser73 item 5)
+                details={**details, **({} if dep.pool is None else {"named_pool": dep.pool}), "inputs": _inputs(dep)},
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
                 split=split,
@@ -1938,6 +1967,11 @@ def build_plan(
             plan,
         )
     return plan
+
+
+def _inputs(dep: InferenceDeployment | TrainingDeployment) -> dict[str, Any]:
+    """The ``inference`` or ``training`` fields the workload gives ``dep`` off their defaults (``slo.tpot_ms``: 50)."""
+    return given_fields(dep.inference if isinstance(dep, InferenceDeployment) else dep.training)
 
 
 def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list[Finding]:

@@ -89,6 +89,10 @@ class OperatingPoint(NamedTuple):
     #: A request's mean time on the replica at this point: its prompt's own TTFT (the mix's mean) and its output at the
     #: TPOT, the ``W`` of Little's law (``batch / requests_per_s`` at the batch's own rate); 0 for a pooling point.
     request_s: float = 0.0
+    #: Where memory or the engine stops the batch at a size the SLOs meet: the target the next batch would miss, and by
+    #: how much (newuser73 item 3: a max_num_seqs set at the batch the SLOs allow was told to be raised); None where
+    #: the next batch meets them too, or no target is set.
+    capped_binds: str | None = None
 
 
 class IdleBound(NamedTuple):
@@ -420,7 +424,10 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
         return first
     top = at(batch_of(last))
     if _meets_slo(top, spec):
-        return top
+        # the batch past the cap, against the targets: whether a larger max_num_seqs would hold them (newuser73 item 3)
+        if spec.slo.tpot_ms is None and spec.slo.ttft_p95_ms is None:
+            return top
+        return top._replace(capped_binds=_binding_text(at(top.batch + 1), spec))
     probed = {1: first}
 
     def probe(step: int) -> tuple[bool, float]:

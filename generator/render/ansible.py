@@ -502,6 +502,9 @@ def _deployment_vars(
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
+    if isinstance(router := d.details.get("router"), dict):
+        # the router the replicas are sized behind (newuser73 item 14): its routing and each replica's cap in flight
+        out["router"] = {"routing": router["routing"], "max_in_flight_per_replica": _cap_in(d, pool, router)}
     if d.details.get("requests_per_run") is not None:  # a batch job: its replicas run for a run, then stop (newuser66)
         out["batch_job"] = {key: d.details[key] for key in BATCH_RUN_KEYS}
     running = d.max_num_seqs_in(pool)
@@ -575,3 +578,11 @@ def _deployment_vars(
             "vllm_args": settings["vllm"],
         }
     return out
+
+
+def _cap_in(d: DeploymentPlan, pool: str, router: dict[str, Any]) -> Any:
+    """The requests a replica of ``d`` in ``pool`` may have in flight: a split's part's (in the parts' order)."""
+    caps = router["max_in_flight_per_replica"]
+    if not isinstance(caps, list):
+        return caps
+    return next((cap for part, cap in zip(d.split, caps, strict=False) if part.pool == pool), None)

@@ -79,6 +79,7 @@ _NOT_ON_A_FIXED_MACHINE = {
     "nodes_down_tolerated": "sizes a fleet of replicas",
     "max_utilization": "sizes a fleet of replicas",
     "routing": "sizes a fleet of replicas for how requests reach them",
+    "prefix_routing": "sizes a fleet of replicas for how requests reach them",
     "average_requests_per_second": "prices and scales a fleet of replicas sized for the peak",
     "requests_per_run": "sizes a fleet of replicas for a batch job's deadline",
     "deadline_hours": "sizes a fleet of replicas for a batch job's deadline",

@@ -83,6 +83,12 @@ class InferenceSpec(NamedTuple):
     #: Share of each prompt's tokens the engine's prefix cache already holds (an agent's turns resending the earlier
     #: ones, a shared system prompt): only the rest is prefilled; the KV cache still holds the whole prompt. 0: none.
     cached_prompt_share: float = 0.0
+    #: How a session's next turn reaches the replica whose prefix cache holds its earlier turns (newuser73 item 11):
+    #: ``none``, a router blind to prefixes (any free place, a Service), which finds a session's own prefix on one of N
+    #: replicas, so the plan warns with the share that leaves; ``session``, a session-affine or prefix-aware router
+    #: (each session's turns on one replica: its requests queue there, so ``routing: even``); ``measured``, the share
+    #: was measured on the deployment as routed. The sizing credits the share as given under all three.
+    prefix_routing: Literal["none", "session", "measured"] = "none"
 
     @property
     def job(self) -> bool:
@@ -450,3 +456,36 @@ class Workload(NamedTuple):
         site's Cluster; either way even one host is never a cluster of its own (newuser57 item 2).
         """
         return self.kubernetes.cluster_name is not None or "capi" in self.provisioning.tools
+
+
+def spec_fields(spec: object) -> dict[str, object]:
+    """A deployment's ``inference`` or ``training`` fields as dotted names (``slo.ttft_p95_ms``) with their values.
+
+    Nested settings (a named tuple) are named field by field; what ``spec.json`` records of the workload's inputs and
+    ``diff`` compares (newuser73 item 5: a change of routing, max_utilization or p95_input_tokens had no stated cause).
+    """
+    out: dict[str, object] = {}
+    for name in type(spec)._fields:  # type: ignore[attr-defined]
+        value = getattr(spec, name)
+        if hasattr(type(value), "_fields"):
+            out.update({f"{name}.{k}": v for k, v in spec_fields(value).items()})
+        else:
+            out[name] = value
+    return out
+
+
+def given_fields(spec: object) -> dict[str, object]:
+    """:func:`spec_fields` of ``spec`` that differ from the defaults of its kind (:func:`default_fields`)."""
+    defaults = default_fields(type(spec))
+    return {k: v for k, v in spec_fields(spec).items() if k not in defaults or defaults[k] != v}
+
+
+def default_fields(kind: type) -> dict[str, object]:
+    """The defaults of ``kind``'s fields as :func:`spec_fields` names them (a field with none is left out)."""
+    out: dict[str, object] = {}
+    for name, value in kind._field_defaults.items():  # type: ignore[attr-defined]
+        if hasattr(type(value), "_fields"):
+            out.update({f"{name}.{k}": v for k, v in default_fields(type(value)).items()})
+        else:
+            out[name] = value
+    return out

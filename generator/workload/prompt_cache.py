@@ -30,7 +30,21 @@ from generator.workload.models import InferenceSpec
 def cached_prompt_errors(
     doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None, fixed: bool
 ) -> list[InputError]:
-    """An error at deployment ``i``'s ``cached_prompt_share`` where its engine, model or task would not reuse a prefix."""
+    """An error at deployment ``i``'s ``cached_prompt_share`` where its engine, model or task would not reuse a prefix.
+
+    And at its ``prefix_routing: session`` under ``routing: free_place`` (newuser73 item 11): a router that keeps a
+    session's turns on one replica does not send them to whichever replica has a place free, so the wait for a place
+    is each replica's own queue (``routing: even``).
+    """
+    if spec.prefix_routing == "session" and spec.routing != "even":
+        return [
+            InputError(
+                "prefix_routing session: a router that keeps a session's turns on the replica holding its prefix sends "
+                "them there whatever the other replicas' load, so each replica has a queue of its own: set routing: "
+                "even (routing free_place is a router that sends a request to any replica with a place free)",
+                doc.locate(("deployments", i, "inference", "prefix_routing")),
+            )
+        ]
     if not spec.cached_prompt_share:
         return []
     why = None
