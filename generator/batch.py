@@ -257,7 +257,7 @@ def file_batches(paths: list[str], most: int) -> list[tuple[int, ...]]:
 
     A worker sizes each model's layouts once and plans each deployment alike once (its caches): with the files spread
     in path order, every worker met nearly every model of a large render and sized it again (200 generated files over
-    2 processes took 1.8 times the CPU of one). Batches of at most ``most`` files (a model every file names is still
+    2 processes took 1.4-1.7 times the CPU of one). Batches of at most ``most`` files (a model every file names is still
     spread over the workers), the largest first, then in path order. Which worker plans a file changes nothing it
     renders (:func:`render_many`); a file that cannot be read is a batch's like any other (its error is its own).
     """
