@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import sys
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -228,14 +229,57 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     pool = context.Pool(jobs)
+    results: list[Rendered | _Failure | None] = [None] * len(paths)
     try:
-        results = pool.map(functools.partial(_work, alone=alone), paths, chunksize=max(1, len(paths) // (jobs * 4)))
+        batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
+        for at, done in pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches):
+            for i, result in zip(at, done, strict=True):
+                results[i] = result
     finally:
         # let the workers exit on their own: terminate() signals them, and a signal handler a library
         # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
         pool.close()
         pool.join()
-    return _every_file(results)
+    return _every_file([result for result in results if result is not None])
+
+
+def _work_batch(paths: list[str], at: tuple[int, ...], alone: bool) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
+    """The files of ``paths`` at the indices ``at``, rendered in one worker (:func:`_work` each), with those indices."""
+    return at, [_work(paths[i], alone) for i in at]
+
+
+#: The model ids a workload file names (``model: <id>``, block style), read as text: a hint where to plan it, no more.
+_MODEL_LINE = re.compile(r"^[ \t-]*model:[ \t]*['\"]?([^\s'\"#]+)", re.MULTILINE)
+
+
+def file_batches(paths: list[str], most: int) -> list[tuple[int, ...]]:
+    """The indices of ``paths`` in the batches the workers take, one at a time: files that name the same models together.
+
+    A worker sizes each model's layouts once and plans each deployment alike once (its caches): with the files spread
+    in path order, every worker met nearly every model of a large render and sized it again (200 generated files over
+    2 processes took 1.4-1.7 times the CPU of one). Batches of at most ``most`` files (a model every file names is still
+    spread over the workers), the largest first, then in path order. Which worker plans a file changes nothing it
+    renders (:func:`render_many`); a file that cannot be read is a batch's like any other (its error is its own).
+    """
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, path in enumerate(paths):
+        groups.setdefault(_models_named(path), []).append(i)
+    batches = [tuple(group[k : k + most]) for group in groups.values() for k in range(0, len(group), most)]
+    return sorted(batches, key=lambda batch: (-len(batch), batch[0]))
+
+
+def _models_named(path: str) -> tuple[str, ...]:
+    """The model ids ``path`` names (:data:`_MODEL_LINE`), sorted; none where it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_HINT_BYTES)
+    except OSError:
+        return ()
+    return tuple(sorted(set(_MODEL_LINE.findall(text))))
+
+
+#: The bytes of a workload file read for :func:`_models_named` (the file itself is read whole where it is planned).
+MAX_HINT_BYTES = 1 << 20
 
 
 def _every_file(results: list[Rendered | _Failure]) -> list[Rendered]:

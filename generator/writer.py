@@ -269,11 +269,16 @@ def _stage(
                     if kind != "file":
                         raise
                     shutil.copy2(src, dst)
+        made: set[str] = set()  # the folders made for the files so far: each made once
         for rel, text in sorted({**files, MANIFEST: manifest}.items()):
             dst = _join(staging, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(dst, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            folder = os.path.dirname(dst)
+            if folder not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            # the UTF-8 bytes as they are (a text file opened with newline="\n" writes the same): no text layer a file
+            with open(dst, "wb") as fh:
+                fh.write(text.encode("utf-8"))
         rel = ""
         # the old directories' permissions, deepest first (a read-only one is filled before it is closed)
         for rel in sorted((r for r, kind in old.items() if kind == "dir"), reverse=True):

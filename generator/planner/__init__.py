@@ -1862,7 +1862,10 @@ def _in_use_on(
 
 def _buys_nothing(opt: Option) -> bool:
     """Whether every part of an option runs on owned servers alone."""
-    return all(part.candidate.owned_nodes == part.candidate.nodes for part in opt.pieces)
+    if not opt.parts:  # one part (most options; the passes ask it of every option): its own servers
+        c = opt.candidate
+        return c.owned_nodes == c.nodes
+    return all(part.candidate.owned_nodes == part.candidate.nodes for part in opt.parts)
 
 
 class _BaseOrder(NamedTuple):

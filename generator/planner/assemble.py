@@ -1208,7 +1208,9 @@ def _offer_key(option: Option) -> tuple[object, ...]:
 
 def _gpu_kind(option: Option) -> tuple[str, ...]:
     """The GPUs an option runs on (two where it is split over two kinds)."""
-    return tuple(sorted({p.gpu_id for p in option.pieces}))
+    if not option.parts:  # one part: its GPU
+        return (option.hardware.gpu.id,)
+    return tuple(sorted({p.gpu_id for p in option.parts}))
 
 
 #: A service's runner-up using more than this many times the GPUs of the choice or of a better-ranked option on its

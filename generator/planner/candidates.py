@@ -694,7 +694,9 @@ def _shared_candidate(opt: Option, c: Candidate, busy: Fraction | int) -> Candid
 
 def replica_host_count(opt: Option) -> int:
     """Linux hosts one replica of an option spans (a split option: its widest part's)."""
-    return max(_hosts(part) for part in opt.pieces)
+    if not opt.parts:  # one part: its own
+        return _hosts(opt)
+    return max(_hosts(part) for part in opt.parts)
 
 
 def _hosts(opt: Option) -> int:

@@ -715,12 +715,13 @@ def replica_shapes(
             hw,
             fmt,
             *shape,
-            margin=margin(shape[3].batch, shape[0].tp),
+            margin=held,
             share=share,
             deadline_share=deadline_share(spec, shape[3]),
-            slot_queue=slot_queue(spec, shape[3], margin(shape[3].batch, shape[0].tp)),
+            slot_queue=slot_queue(spec, shape[3], held),
         )
         for shape in found
+        for held in (margin(shape[3].batch, shape[0].tp),)  # the shape's margin, found once for both
     ]
     return shapes, list(blocked)
 

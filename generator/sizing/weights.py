@@ -61,7 +61,8 @@ class Parallelism(NamedTuple):
     @property
     def gpus(self) -> int:
         """GPUs in one replica."""
-        return max(self.tp, self.ep) * self.pp
+        tp, ep = self.tp, self.ep  # max(tp, ep) without the call: asked about a million times a render of many files
+        return (tp if tp >= ep else ep) * self.pp
 
     @property
     def attention_dp(self) -> int:
