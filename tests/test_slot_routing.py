@@ -289,8 +289,14 @@ def test_even_routing_sizes_a_queue_each_and_says_so(tmp_path: Path) -> None:
 
 
 def _idle_queue(tmp_path: Path, text: str, routing: str | None) -> tuple[Any, SlotQueue]:
-    """The plan and the chosen layout's slot queue (read off the planner, the arithmetic on it done here)."""
-    from generator.planner import inference
+    """The plan and the chosen layout's slot queue (read off the planner, the arithmetic on it done here).
+
+    The options another test formed for the same workload in this process are forgotten first, so the planner forms
+    them again and the spy sees their queues (test_engine_settings plans the same reranker).
+    """
+    from generator.planner import clear_search_caches, inference
+
+    clear_search_caches()
 
     seen: list[SlotQueue] = []
     original = inference.slot_queue
