@@ -102,9 +102,10 @@ def test_slots_that_slow_together_match_a_simulation() -> None:
     assert alike.waits > wait.waits + 0.1 and alike.p95_s > wait.p95_s + 40
 
 
-def _plan(tmp_path: Path, rps: float, output_tokens: int = 300, batch: bool = False) -> dict[str, Any]:
+def _plan(tmp_path: Path, rps: float, output_tokens: int = 300, batch: bool = False, input_tokens: int = 800) -> dict[str, Any]:
     text = re.sub(r"requests_per_second: [0-9.]+", f"requests_per_second: {rps:g}", HOME)
     text = re.sub(r"avg_output_tokens: [0-9]+", f"avg_output_tokens: {output_tokens}", text)
+    text = re.sub(r"avg_input_tokens: [0-9]+", f"avg_input_tokens: {input_tokens}", text)
     if batch:
         text = text.replace("    inference:\n", "    inference:\n      service_class: batch\n")
     path = tmp_path / "home.yaml"
@@ -169,7 +170,7 @@ def test_slots_that_would_move_the_weights_are_not_taken(tmp_path: Path) -> None
     assert details["runtime_settings"]["llama.cpp_options"]["ctx_size"] == 8192
     assert details["slot_wait_share"] > 0.05
     (line,) = [r for r in plan["deployments"][0]["reasons"] if r.startswith("a request holds one of the")]
-    assert "the most whose KV cache leaves the weights where they are" in line
+    assert "7 slots where the rate's tokens take 3, the most its KV cache of 8,192 tokens holds" in line  # 7 x 1,100
     (warned,) = [f for f in plan["findings"] if f["code"] == "slot-wait"]
     assert warned["path"] == "deployments[0].inference.requests_per_second"
     assert f"{details['slot_wait_share']:.0%} of requests wait for one, p95 wait " in warned["message"]
@@ -181,3 +182,23 @@ def test_a_quiet_machine_is_not_warned(tmp_path: Path) -> None:
     assert details["slot_wait_share"] < 0.05 and details["slot_wait_p95_s"] == 0
     assert details["runtime_settings"]["llama.cpp_options"]["parallel"] == 1
     assert not [f for f in plan["findings"] if f["code"] == "slot-wait"]
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_slots_whose_queue_would_not_drain_take_more(tmp_path: Path, batch: bool) -> None:
+    """review76 items 10 and 11: 6,000-token prompts at 0.01 req/s, a TTFT of 10.4 s a request holds its slot for too:
+    the 2 slots the rate's tokens take finish fewer requests than arrive, a queue without bound, planned with exit 0
+    (and, interactive, with "no more slots wait less" where 3 did). The fewest more that drain are taken."""
+    plan = _plan(tmp_path, 0.01, batch=batch, input_tokens=6000)
+    details = plan["deployments"][0]["details"]
+    assert details["runtime_settings"]["llama.cpp_options"]["parallel"] == 3
+    assert details["slot_wait_p95_s"] is not None  # a wait that ends
+    (line,) = [r for r in plan["deployments"][0]["reasons"] if r.startswith("a request holds one of the 3 server slots")]
+    assert line.endswith(
+        "3 slots where the rate's tokens take 2, so that the queue for one drains (a request holds its slot for its TTFT too)"
+        if batch
+        else "3 slots where the rate's tokens take 2, whose queue would not drain (a request holds its slot for its "
+        "TTFT too): the fewest more that drain"
+    )
+    # a batch service whose queue drains is not warned; an interactive one still waits past its TTFT target
+    assert bool([f for f in plan["findings"] if f["code"] == "slot-wait"]) is not batch

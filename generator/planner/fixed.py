@@ -131,8 +131,10 @@ def _deployment(
         notes.append(_slots_finding(spec, slots, cost.decode_tokens_per_s, index, plan.engine))
     # a lone stream below the interactive rate is said by slow-decode: the defaulted TPOT would say it again
     slow = cost.decode_tokens_per_s < consts.interactive_tokens_per_s
-    notes += _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow)
     queue = _slot_queue(spec, cost, slots)
+    # with slots, the TPOT of a request at the rate: the slots in use on average decode together (review76 item 5)
+    mean_tpot_s = (queue.request_s - cost.ttft_s) / spec.avg_output_tokens if queue and slots and slots.speeds else None
+    notes += _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow, mean_tpot_s)
     if queue is not None:
         notes += _slot_wait_findings(spec, cost, queue, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
@@ -268,18 +270,23 @@ def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -
 
 def _more_slots_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
     """Why the slots are more than the rate's tokens take: the wait for one, held to what the TTFT target leaves."""
-    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms or 0.0
-    slack_ms = target_ms - cost.ttft_s * 1000
-    more = f"{queue.slots.streams} slots where the rate's tokens take {queue.slots.rate_streams}"
-    if queue.wait.p95_s * 1000 > max(slack_ms, 0.0):
+    target = effective_slo(spec)[0].slo.ttft_p95_ms
+    slots = queue.slots
+    more = f"{slots.streams} slots where the rate's tokens take {slots.rate_streams}"
+    if slots.wait_basis == "cache":
         return (
-            f"{more}, the most whose KV cache leaves the weights where they are (more would slow every request), "
-            "and of those the count that waits least"
+            f"{more}, the most its KV cache of {slots.context_tokens:,} tokens holds (a larger cache would move weights "
+            "off the GPUs or leave the prompt passes less room, slowing every request)"
         )
+    if slots.wait_basis == "drain":
+        return f"{more}, whose queue would not drain (a request holds its slot for its TTFT too): the fewest more that drain"
+    if target is None:
+        return f"{more}, so that the queue for one drains (a request holds its slot for its TTFT too)"
+    slack_ms = target - cost.ttft_s * 1000
     held = (
-        f"the p95 wait for one fits the {slack_ms:,.0f} ms the TTFT leaves of the {target_ms:,.0f} ms target"
+        f"the p95 wait for one fits the {slack_ms:,.0f} ms the TTFT leaves of the {target:,.0f} ms target"
         if slack_ms > 0
-        else f"at most one request in twenty waits for one (the TTFT alone misses the {target_ms:,.0f} ms target)"
+        else f"at most one request in twenty waits for one (the TTFT alone misses the {target:,.0f} ms target)"
     )
     return f"{more}, so that {held}"
 
@@ -303,7 +310,8 @@ def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueu
     """A warning where the p95 wait for a slot is past what the TTFT leaves of the target (none for a batch service)."""
     wait = queue.wait
     target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
-    if target_ms is None or wait.p95_s <= max(0.0, target_ms / 1000 - cost.ttft_s):
+    slack_s = math.inf if target_ms is None else max(0.0, target_ms / 1000 - cost.ttft_s)
+    if math.isfinite(wait.p95_s) and wait.p95_s <= slack_s:  # a batch service: warned only of a queue without bound
         return []
     return [
         Finding(
@@ -366,14 +374,20 @@ def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float,
 
 
 def _slo_findings(
-    spec: InferenceSpec, ttft_s: float, speed: float | StreamCapacity, index: int, slow: bool = False
+    spec: InferenceSpec,
+    ttft_s: float,
+    speed: float | StreamCapacity,
+    index: int,
+    slow: bool = False,
+    mean_tpot_s: float | None = None,
 ) -> list[Finding]:
     """The latency targets a machine of yours misses: it is placed as it is, so a miss is said, not planned away.
 
     The targets are the service's, an interactive service's defaults where it gives none, as a plan of bought servers
     holds them (newuser68 item 1: 25 slots at 1.21 tokens/s each, a TPOT of 828 ms, went unsaid). ``speed``: a lone
     stream's tokens/s, or the server slots the rate takes (each one's); ``slow``: a lone stream is below the interactive
-    rate, which slow-decode says, so a lone stream's defaulted TPOT is not said again.
+    rate, which slow-decode says, so a lone stream's defaulted TPOT is not said again. ``mean_tpot_s``: a request's
+    TPOT at the rate, its slot decoding beside as many as are in use (the TPOT checked, with the slowest beside it).
     """
     slo = effective_slo(spec)[0].slo
     defaulted = spec.slo.ttft_p95_ms is None, spec.slo.tpot_ms is None
@@ -383,14 +397,16 @@ def _slo_findings(
     if slo.ttft_p95_ms is not None and ttft_s * 1000 > slo.ttft_p95_ms:
         target = "the interactive default" if defaulted[0] else "ttft_p95_ms"
         missed.append(f"TTFT {seconds_text(ttft_s)} against {target} {slo.ttft_p95_ms:g} ms")
-    tpot_ms = 1000 / tokens_per_s if tokens_per_s > 0 else float("inf")
+    slowest_ms = 1000 / tokens_per_s if tokens_per_s > 0 else float("inf")
+    tpot_ms = mean_tpot_s * 1000 if mean_tpot_s is not None else slowest_ms
     said = slow and defaulted[1] and not isinstance(speed, StreamCapacity)  # a lone stream's, as slow-decode says it
     if slo.tpot_ms is not None and tpot_ms > slo.tpot_ms and not said:
         target = "the interactive default" if defaulted[1] else "tpot_ms"
-        missed.append(f"TPOT {tpot_ms:,.1f} ms against {target} {slo.tpot_ms:g} ms")
+        mean = f" on average at the rate ({slowest_ms:,.1f} ms with all decoding)" if mean_tpot_s is not None else ""
+        missed.append(f"TPOT {tpot_ms:,.1f} ms{mean} against {target} {slo.tpot_ms:g} ms")
     if not missed:
         return []
-    each = f"each of {speed.streams} server slots with all decoding" if isinstance(speed, StreamCapacity) else "a single stream"
+    each = f"each of {speed.streams} server slots" if isinstance(speed, StreamCapacity) else "a single stream"
     message = f"this machine misses the latency targets: {'; '.join(missed)} ({each}, at best)"
     if any(defaulted):
         message += "; give inference.slo for targets of your own, or service_class: batch for none"

@@ -259,11 +259,6 @@ def slot_wait_at(spec: InferenceSpec, ttft_s: float, slots: StreamCapacity) -> S
     return state_slot_wait(spec.requests_per_second, request_s)
 
 
-#: How much slower a lone request may decode on the placement of more slots for the wait: none, within rounding (a
-#: cache that moves weights off the GPUs slows every request, and the slots it takes would move more).
-SAME_PLACEMENT_SHARE = 0.005
-
-
 def _slots_for_wait(
     spec: InferenceSpec, plan: OffloadPlan, start: StreamCapacity, at: Callable[[int], StreamCapacity | None]
 ) -> StreamCapacity | None:
@@ -273,13 +268,15 @@ def _slots_for_wait(
     requests waited for one, 318 s at p95, where llama-server's own default runs 4 (``-np`` auto since
     https://github.com/ggml-org/llama.cpp/pull/16736). The wait over the slots, each as fast as the requests in them
     let it be (:func:`slot_wait_at`), must fit what the TTFT leaves of the target (nothing where the TTFT misses it:
-    then at most one request in twenty waits). Slots are added only in memory the weights do not need: where their
-    cache would move weights off the GPUs (a lone request decoding slower, :data:`SAME_PLACEMENT_SHARE`), every
-    request slows and the re-placement takes yet more slots. ``at(n)``: ``n`` slots placed with their speeds, None
-    where they do not fit the machine. Counts double until one fits, no longer fits the machine, the weights' place or
-    the rate, then halve to the fewest; where none fits, the count that waits least of those tried (the wait is said,
-    :mod:`generator.planner.fixed`). None where one slot is the answer; a batch service (no TTFT target) keeps the
-    rate's.
+    then at most one request in twenty waits); a batch service's need only drain (review76 item 10: 2 slots of
+    6,000-token prompts held 200 s each at 0.01 req/s, a queue without bound). Slots are added within the KV cache the
+    rate's slots take (``-c``: llama.cpp's unified cache holds ``-c`` over a request's tokens of them): a larger cache
+    moves weights off the GPUs or leaves the prompt passes less room, slowing every request; save where the rate's
+    slots do not drain: then any count that fits the machine (review76 item 11). On one cache more slots wait less, so
+    counts double from ``start`` until one fits the wait or no longer fits the machine, the cache or the rate; then
+    the fewest that fits the wait, found by halving, else the most the cache holds (review76 item 1: 6 were planned
+    where 7 and 8 held the same placement). ``at(n)``: ``n`` slots placed with their speeds, None where they do not
+    fit. None where one slot is the answer.
     """
     demand = spec.requests_per_second * spec.avg_output_tokens
 
@@ -287,39 +284,75 @@ def _slots_for_wait(
         slots = at(streams)
         return slots if slots is not None and slots.meets(demand) else None
 
-    first = held(start.streams) or start
-    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
-    if target_ms is None:
-        return first if first.streams > 1 else None
-    slack = max(0.0, target_ms / 1000 - plan.cost.ttft_s)
-    alone = first.speeds[0] if first.speeds else first.stream_tokens_per_s
-
-    def more(streams: int) -> StreamCapacity | None:  # more slots, only in memory the weights do not need
-        slots = held(streams)
-        return slots if slots is not None and slots.speeds[0] >= alone * (1 - SAME_PLACEMENT_SHARE) else None
-
     def p95_s(slots: StreamCapacity) -> float:
         return slot_wait_at(spec, plan.cost.ttft_s, slots).p95_s
 
-    if p95_s(first) <= slack:
+    first = held(start.streams) or start
+    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
+    slack = math.inf if target_ms is None else max(0.0, target_ms / 1000 - plan.cost.ttft_s)
+
+    def fits(slots: StreamCapacity) -> bool:  # a batch service's: a wait that ends
+        return math.isfinite(wait := p95_s(slots)) and wait <= slack
+
+    if fits(first):
         return first if first.streams > 1 else None
-    best, short, met = first, start.streams, None
-    while met is None and short < MAX_STREAMS:
-        got = more(min(2 * short, MAX_STREAMS))
-        if got is None:
-            break
-        if p95_s(got) <= slack:
-            met = got
-        else:
-            best, short = min(best, got, key=p95_s), got.streams
-    while met is not None and met.streams - short > 1:
-        middle = (short + met.streams) // 2
-        got = more(middle)
-        met, short = (got, short) if got is not None and p95_s(got) <= slack else (met, middle)
-    chosen = met or best
+    drains = math.isfinite(p95_s(first))
+    chosen = _within_cache(first, held, fits) if drains else _draining(first, held, p95_s, fits)
     if chosen.streams == start.streams:
         return first if first.streams > 1 else None
-    return chosen._replace(rate_streams=start.streams)
+    basis = "fits" if fits(chosen) else "cache" if drains else "drain"
+    return chosen._replace(rate_streams=start.streams, wait_basis=basis)
+
+
+def _within_cache(
+    first: StreamCapacity, held: Callable[[int], StreamCapacity | None], fits: Callable[[StreamCapacity], bool]
+) -> StreamCapacity:
+    """The fewest slots from ``first`` in its KV cache whose wait fits, else the most its cache holds (least wait)."""
+
+    def more(streams: int) -> StreamCapacity | None:
+        slots = held(streams)
+        return slots if slots is not None and slots.context_tokens <= first.context_tokens else None
+
+    def fewest(low: int, high: StreamCapacity) -> StreamCapacity:  # ``high`` fits the wait, ``low`` does not
+        while high.streams - low > 1:
+            middle = (low + high.streams) // 2
+            got = more(middle)
+            high, low = (got, low) if got is not None and fits(got) else (high, middle)
+        return high
+
+    most, unfit = first, None
+    while most.streams < MAX_STREAMS:
+        got = more(min(2 * most.streams, MAX_STREAMS))
+        if got is None:
+            unfit = min(2 * most.streams, MAX_STREAMS)
+            break
+        if fits(got):
+            return fewest(most.streams, got)
+        most = got
+    short = most.streams  # the most tried that does not fit the wait
+    while unfit is not None and unfit - most.streams > 1:  # the most slots the cache holds, between the last two
+        middle = (most.streams + unfit) // 2
+        got = more(middle)
+        most, unfit = (got, unfit) if got is not None else (most, middle)
+    return fewest(short, most) if fits(most) else most
+
+
+def _draining(
+    first: StreamCapacity,
+    held: Callable[[int], StreamCapacity | None],
+    p95_s: Callable[[StreamCapacity], float],
+    fits: Callable[[StreamCapacity], bool],
+) -> StreamCapacity:
+    """Where the rate's slots never drain (each holds a request its TTFT too): a few more counts, placed as they need.
+
+    The fewest of ``first`` + 1, + 2, x 2, x 4 and x 8 that fits the wait, else the fewest whose queue drains: a larger
+    cache may move weights off the GPUs, slowing every request, and the placement made again for it take yet more
+    slots (the q4_k_m of Qwen3-235B on 2 x RTX 3090 went from 9 slots to 128 so); ``first`` where none drains.
+    """
+    counts = sorted({n for n in (first.streams + 1, first.streams + 2, 2 * first.streams, 4 * first.streams,
+                                 8 * first.streams) if n <= MAX_STREAMS})  # fmt: skip
+    tried = [slots for n in counts if (slots := held(n)) is not None]
+    return next((s for s in tried if fits(s)), None) or next((s for s in tried if math.isfinite(p95_s(s))), first)
 
 
 def _prompt_text(share: float, prefill_s: float, decode_demand: float) -> str:

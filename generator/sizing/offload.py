@@ -845,6 +845,9 @@ class StreamCapacity(NamedTuple):
     #: The fewest slots the rate's output tokens alone take where more were taken so that the wait for one fits the TTFT
     #: target (:func:`~generator.planner.fixed_place.place_for_rate`); 0: these are the rate's.
     rate_streams: int = 0
+    #: Why more slots than ``rate_streams``: ``fits`` (the fewest whose wait fits the TTFT target), ``cache`` (the most
+    #: the rate's KV cache holds, none fitting), ``drain`` (the rate's would not drain; the count tried that waits least).
+    wait_basis: str = ""
     #: Each stream's tokens/s with 1, 2, ... ``streams`` of them decoding, on this placement (:func:`slots_at`'s
     #: ``with_speeds``; empty where not worked out). ``stream_tokens_per_s`` is the last.
     speeds: tuple[float, ...] = ()
