@@ -126,16 +126,18 @@ def drives() -> dict[str, DriveSpec]:
     return _build("drives", DriveSpec.from_record)
 
 
-#: The domains a price's provider publishes its own prices on (its pricing pages and price APIs), by who sells or rents
+#: The hosts a price's provider publishes its own prices on (its pricing pages and price APIs), by who sells or rents
 #: the priced server (:func:`price_seller`): a price whose sources are all on them cites the provider; any other must say
 #: ``third_party_source`` (newuser73 items 2 and 12: Lambda prices cited a personal notes repository and a Prime
-#: Intellect catalog, AWS and GCP list prices a FinOps tool and a report script).
+#: Intellect catalog, AWS and GCP list prices a FinOps tool and a report script). Hosts, not domains: anyone's S3
+#: bucket is under amazonaws.com, anyone's VM under cloudapp.azure.com, NVIDIA's forums under nvidia.com (review76
+#: item 3); ``www.`` of each is the same host.
 PROVIDER_DOMAINS: dict[str, tuple[str, ...]] = {
-    "aws": ("aws.amazon.com", "amazonaws.com", "awsstatic.com"),
-    "azure": ("azure.microsoft.com", "azure.com"),
+    "aws": ("aws.amazon.com", "pricing.us-east-1.amazonaws.com", "b0.p.awsstatic.com"),
+    "azure": ("azure.microsoft.com", "prices.azure.com", "learn.microsoft.com"),
     "gcp": ("cloud.google.com",),
     "Lambda": ("lambda.ai", "lambdalabs.com"),
-    "NVIDIA": ("nvidia.com",),
+    "NVIDIA": ("nvidia.com", "nvidianews.nvidia.com", "docs.nvidia.com"),
 }
 
 
@@ -152,9 +154,9 @@ def _host(url: str) -> str:
 
 
 def on_provider_domain(url: str, seller: str) -> bool:
-    """Whether ``url`` is on one of ``seller``'s own domains (:data:`PROVIDER_DOMAINS`)."""
-    host = _host(url)
-    return any(host == d or host.endswith("." + d) for d in PROVIDER_DOMAINS.get(seller, ()))
+    """Whether ``url`` is on one of ``seller``'s own hosts (:data:`PROVIDER_DOMAINS`)."""
+    host = _host(url).removeprefix("www.")
+    return host in PROVIDER_DOMAINS.get(seller, ())
 
 
 @cache

@@ -339,7 +339,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "0.4 searched across all calibration groups at once (0.15-1.0, the other performance constants held; held at "
         "0.4 in benchmarks/calibration_report.py FIT_GRID, CALIBRATION.md acc92 entry of 2026-12-05): the in-sample "
         "score is flat from 0.34 to 0.5, and its only block-FP8 rows, TensorRT-LLM's DeepSeek-R1-0528 DEP8 on H200, go "
-        "from +79% at 1k/1k at the FP8 rate to +2%",
+        "from +79% at 1k/1k at the FP8 rate to +2%. A share of the kernels vLLM and SGLang run by default (CUTLASS / "
+        "Triton block FP8), not of the hardware: DeepGEMM, which fuses the promotion into its main loop, measures near "
+        "the FP8 rate (review76 item 2); one share stands for every engine until per-kernel tables exist",
     ),
     "dequant_gemm_efficiency_ratio": (
         "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches where vLLM's Marlin kernel "
