@@ -5,13 +5,14 @@ Each replica's engine keeps its own prefix cache (vLLM's automatic prefix cachin
 a fleet only where a session's next turn reaches the replica that served its last: a session-affine or prefix-aware
 router (:data:`PRODUCTION_STACK_PREFIX_ROUTING_DOCS`, :data:`LLM_D_PREFIX_CACHE_DOCS`). The routers the plan sizes
 the wait for (``routing: free_place``: any replica with a place free; ``even``: a Service's random pick) send it to
-any of the N replicas, where its own prefix is found about 1 time in N: a share ``s`` becomes about ``s / N``.
+any of the N replicas, which holds the session's prefix as far as the last turn it served, if any.
 
 So where a service credits a share on more than one replica and its ``prefix_routing`` is ``none`` (the default: the
 workload does not say the router keeps sessions, nor that the share was measured as routed), the fleet is planned
-again at ``s / N`` (N: the replicas it plans; again at the larger count where the diluted share needs more, a few
-times) and ``prefix-routing`` warns with both months. A prefix every request shares (a system prompt) is cached on
-every replica, so the diluted figure is a bound from below on the share, and the finding says so.
+again at the share such a router finds (:func:`diluted_share`; N: the replicas it plans; again at the larger count
+where the diluted share needs more, a few times) and ``prefix-routing`` warns with both months. A prefix every
+request shares (a system prompt) is cached on every replica, so the diluted figure is a bound from below on the share,
+and the finding says so.
 """
 
 from __future__ import annotations
@@ -41,8 +42,22 @@ MAX_TRIES = 3
 
 
 def diluted_share(share: float, replicas: int) -> float:
-    """The share of a prompt a router blind to prefixes finds cached: its own prefix on 1 of ``replicas``."""
-    return share / max(1, replicas)
+    """The share of a prompt a router blind to prefixes finds cached on the replica it picks, one of ``replicas``.
+
+    A session's turn resends the earlier ones: of a share ``s`` cached, each turn adds ``1 - s`` of the prompt. The
+    replica picked last served this session ``j`` turns ago with probability ``(1/N)(1 - 1/N)^(j-1)`` (each turn's pick
+    independent), and holds that turn's prompt and answer, ``s - (j - 1)(1 - s)`` of this one (review76 item 9: ``s /
+    N`` counted the last turn only; at 0.8 on 5 replicas this gives 0.328, not 0.16). Eviction is not counted: a
+    replica's cache then holds every session's prefixes, N times as many as behind a session-keeping router.
+    """
+    n = max(1, replicas)
+    if n == 1 or share <= 0:
+        return share
+    held, j = 0.0, 1
+    while (prefix := share - (j - 1) * (1 - share)) > 0:
+        held += (1 / n) * (1 - 1 / n) ** (j - 1) * prefix
+        j += 1
+    return held
 
 
 def prefix_routing_findings(
@@ -112,8 +127,10 @@ def _text(
         f"({done.replicas:,} x {layout_name(done.tp, done.pp)} on {done.pool}), but each replica's engine keeps "
         f"its own prefix cache ({VLLM_PREFIX_CACHE_DOCS}) and a router blind to prefixes (routing free_place's router, "
         "a Kubernetes Service, a round-robin balancer) sends a session's next turn to any replica: at "
-        f"{s:g} measured on one replica, it finds a session's own prefix on 1 of {at:,} replicas, ~{share:.2g} "
-        f"({s:g} / {at:,}{_grown(done.replicas, at)}), {planned}, against {_fleet_text(plan)}. A prefix every request "
+        f"{s:g} measured on one replica, the replica it picks (1 of {at:,}{_grown(done.replicas, at)}) holds the "
+        f"session's prompt as far as the last turn it served, if any: ~{share:.2g} of a prompt (each turn adding "
+        f"{1 - s:g} of it; caches evicting sooner, holding every session's prefixes, not counted), {planned}, against "
+        f"{_fleet_text(plan)}. A prefix every request "
         "shares (a system prompt) is cached on every replica and keeps its share, so the truth lies between the two. "
         f"The share holds with {routers}: then set inference.prefix_routing: session (with routing: even, a session "
         "queueing at its own replica); where the share was measured on the fleet as routed, set prefix_routing: measured"
