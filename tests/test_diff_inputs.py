@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.api import plan_file
 from generator.fleet_diff import _inputs_moved, row_changes
 from tests.helpers import specgen_in_process
 
@@ -123,3 +124,13 @@ def test_spec_json_records_the_inputs_and_diff_json_carries_them(capsys: pytest.
     assert code == 0, err
     inputs = json.loads(out)["deployments"][0]["details"]["inputs"]
     assert inputs["routing"] == "even" and inputs["cached_prompt_share"] == 0.8 and "min_replicas" not in inputs
+
+
+def test_a_field_the_loader_derived_is_not_an_input() -> None:
+    """review76 item 7: a batch job's rate, worked out from its requests a run and deadline, read as a given input."""
+    plan = plan_file(str(REPO / "examples" / "batch-jobs-gke.yaml"))[1]
+    jobs = [d for d in plan.deployments if "requests_per_run" in d.details["inputs"]]
+    assert jobs
+    for job in jobs:
+        assert "requests_per_second" not in job.details["inputs"]  # derived: requests_per_run over the deadline
+        assert job.details["requests_per_s"] > 0

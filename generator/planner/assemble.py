@@ -1891,7 +1891,11 @@ def build_plan(
                 memory_per_gpu=mem,
                 # the pool the workload names, for a diff's advice to set one (fuzz22 item 4); the inputs the workload
                 # gives the deployment, for a diff to name the one that moved a row (newuser73 item 5)
-                details={**details, **({} if dep.pool is None else {"named_pool": dep.pool}), "inputs": _inputs(dep)},
+                details={
+                    **details,
+                    **({} if dep.pool is None else {"named_pool": dep.pool}),
+                    "inputs": _inputs(dep, _given(loaded, index)),
+                },
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
                 split=split,
@@ -1971,9 +1975,31 @@ def build_plan(
     return plan
 
 
-def _inputs(dep: InferenceDeployment | TrainingDeployment) -> dict[str, Any]:
-    """The ``inference`` or ``training`` fields the workload gives ``dep`` off their defaults (``slo.tpot_ms``: 50)."""
-    return given_fields(dep.inference if isinstance(dep, InferenceDeployment) else dep.training)
+def _inputs(dep: InferenceDeployment | TrainingDeployment, given: Any) -> dict[str, Any]:
+    """The ``inference`` or ``training`` fields the workload gives ``dep`` off their defaults (``slo.tpot_ms``: 50).
+
+    ``given``: the deployment's mapping as the file has it; a field the loader derived (a batch job's rate from its
+    requests and deadline) is not one the workload gave (review76 item 7).
+    """
+    kind = "inference" if isinstance(dep, InferenceDeployment) else "training"
+    written = given.get(kind) if isinstance(given, dict) else None
+    fields = given_fields(dep.inference if isinstance(dep, InferenceDeployment) else dep.training)
+    return {k: v for k, v in fields.items() if _written(written, k.split("."))}
+
+
+def _given(loaded: LoadedWorkload, index: int) -> Any:
+    """Deployment ``index``'s mapping as the workload file has it (None where the document holds none)."""
+    deployments = loaded.document.data.get("deployments") if isinstance(loaded.document.data, dict) else None
+    return deployments[index] if isinstance(deployments, list) and index < len(deployments) else None
+
+
+def _written(data: Any, path: list[str]) -> bool:
+    """Whether the file's mapping ``data`` holds the dotted field ``path`` (``slo.tpot_ms``)."""
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return False
+        data = data[key]
+    return True
 
 
 def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list[Finding]:
