@@ -18,6 +18,7 @@ from generator.workload.models import Workload
 
 if TYPE_CHECKING:
     from generator.planner.plan import Candidate
+    from generator.sizing.constants import Constants
 
 #: (platform id, GPU id, GPUs per server) of a group of identical servers.
 ServerKey = tuple[str, str, int]
@@ -52,6 +53,22 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
             owned = OwnedGroup(platform, gpu, owned.gpus_per_node, before.count + owned.count, before.hosts + owned.hosts)
         merged[owned.key] = owned
     return [merged[k] for k in sorted(merged)]
+
+
+def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Constants) -> float | None:
+    """What ``free`` owned servers of kind ``key`` left free cost a month (:func:`~generator.planner.tco.idle_owned_usd`).
+
+    A server's power is its node's as built bare (its platform's RAM, no data drives or fabric NICs added): a published
+    maximum where the platform has one, else its parts summed. None where the kind is not owned or costs nothing free.
+    """
+    from generator.planner.nodes import node_power_w
+    from generator.planner.tco import idle_owned_usd
+
+    group = next((g for g in owned_groups(wl) if g.key == key), None)
+    if group is None:
+        return None
+    watts = node_power_w(group.platform, group.gpu, group.gpus_per_node, int(group.platform.ram_gib or 0), 0, (), consts).watts
+    return idle_owned_usd(wl, group.platform, free, watts, consts)
 
 
 def free_servers(wl: Workload) -> dict[ServerKey, int]:
