@@ -143,7 +143,10 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     else:  # another count of the same kind, or another kind: named, so a layout the servers cannot hold is not implied
         where = f"on {b.nodes} x {other.hardware.platform.id} ({b.gpus_per_node} x {other.hardware.gpu.id})"
         if b.owned_nodes != a.owned_nodes:  # a layout the owned servers did not take: priced as what it buys
-            where += f", {b.owned_nodes} of them owned" if b.owned_nodes else ", bought"
+            # a layout rented per run beside an owned one (fix89: owned servers win again) is rented, not bought
+            where += (
+                f", {b.owned_nodes} of them owned" if b.owned_nodes else f", {acquired_as(other.hardware.platform.provider, b)}"
+            )
     text = f"runner-up layout {where}: {other.shape.reason}"
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
