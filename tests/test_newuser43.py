@@ -123,7 +123,7 @@ deployments:
   - name: llama8-full
     model: meta-llama/Llama-3.1-8B
     training: {method: full, framework: fsdp2, sequence_length: 8192, global_batch_size: BATCH,
-               dataset_tokens: 1000000000, epochs: 1, deadline_hours: 8}
+               dataset_tokens: 1000000000, epochs: 1, deadline_hours: 12}
 hardware:
   gpus: [a100-sxm4-80gb]
   provider: baremetal
@@ -132,9 +132,10 @@ hardware:
     - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
 outputs: [ansible, terraform]
 """
-#: W4's deadline is 8 h, so the job takes both owned DGX A100s (DP16, 5.6 h a run): since the search also plans on some
-#: of an owned kind's servers (m74f), a 12 h deadline ran it on one of them (DP8 with its parameters in host RAM, 11.4 h,
-#: $1,773 of running cost a month against $3,547), leaving the other free, which is not the layout these tests read.
+#: W4's deadline is the report's 12 h again (fix89): a job alone on owned servers is charged its runs' energy, and both
+#: DGX A100s (DP16, 5.56 h x 13 kW x PUE 1.56 x $0.13 = $14.66 a run) cost less than one (DP8, 11.4 h x 6.5 kW, about
+#: $15), the free one's colocation paid either way. m74f had moved it to 8 h: charged a month of running cost, the one
+#: server ($1,773) beat the two ($3,547).
 
 
 def test_a_training_job_reads_as_data_parallel_ranks_not_replicas(tmp_path: Path) -> None:
