@@ -1299,13 +1299,16 @@ def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
     """
     from generator.planner.inventory import owned_idle_usd
 
-    consts = _workload_constants(wl)
+    free = [e for e in plan.totals.get("inventory", ()) if e["free"]]
+    if not free:
+        return 0.0
+    consts = functools.partial(_workload_constants, wl)
     return float(
         sum(
             usd
-            for e in plan.totals.get("inventory", ())
-            if e["free"]
-            and (usd := owned_idle_usd(wl, (e["platform"], e["gpu"], e["gpus_per_server"]), e["free"], consts)) is not None
+            for e in free
+            if (usd := owned_idle_usd(wl, (e["platform"], e.get("gpu", ""), e.get("gpus_per_server", 0)), e["free"], consts))
+            is not None
         )
     )
 

@@ -2228,7 +2228,7 @@ def _owned_idle_while_bought(
         f"{entry['free']} of {entry['owned']} owned {key[0]} server(s) ({key[2]} x {key[1]}){hosts} are left free "
         f"while the plan buys {count} more {key[0]}{capex} in pool(s) {', '.join(p.name for p in bought)}"
     )
-    idle = owned_idle_usd(wl, key, entry["free"], consts)
+    idle = owned_idle_usd(wl, key, entry["free"], lambda: consts)
     if idle is not None and key[0] in wl.prices:  # the fleets were compared with it (idle_owned_usd_per_month)
         text += (
             f": at prices: {key[0]} ${wl.prices[key[0]]:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "

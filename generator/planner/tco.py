@@ -41,23 +41,22 @@ if TYPE_CHECKING:
     from generator.planner.plan import Candidate
 
 
-def idle_owned_usd(wl: Workload, platform: PlatformSpec, free: int, power_w: int, consts: Constants) -> float | None:
-    """What ``free`` owned servers of ``platform`` left free cost a month whether they run or not: the one rule of it.
+def idle_owned_usd(wl: Workload, platform_id: str, free: int, colocation_usd: float = 0.0) -> float | None:
+    """What ``free`` owned servers of ``platform_id`` left free cost a month whether they run or not: the one rule of it.
 
     - Priced under the workload's ``prices:``, their rate: README, an owned platform priced under ``prices:`` is costed
       at that rate "as your own all-in cost for the servers you own", paid whether they run or not.
-    - Else, racked (:func:`in_colocation`), their colocation: ``power_w`` (a server's, as its opex charges it in use) x
-      ``colocation_usd_per_kw_month``. The rack is rented whether the server runs or not (fix89); their energy left free
-      is not counted (off or idle: the catalog has no sourced idle power, and every fleet owning them pays the same).
+    - Else their colocation, ``colocation_usd`` a server (:func:`owned_colocation_usd`: 0 where not racked). The rack
+      is rented whether the server runs or not (fix89); their energy left free is not counted (off or idle: the catalog
+      has no sourced idle power, and every fleet owning them pays the same).
 
     None where servers are not owned (a cloud), or where a free one costs nothing (an owned workstation, not racked).
     """
     if wl.hardware.provider != "baremetal":
         return None
-    if platform.id in wl.prices:
-        return free * wl.prices[platform.id] * HOURS_PER_MONTH
-    colocation = owned_colocation_usd(power_w, in_colocation(platform, owned=True), consts)
-    return free * colocation if colocation else None
+    if platform_id in wl.prices:
+        return free * wl.prices[platform_id] * HOURS_PER_MONTH
+    return free * colocation_usd if colocation_usd else None
 
 
 def owned_colocation_usd(power_w: float, racked: bool, consts: Constants) -> float:
