@@ -123,7 +123,7 @@ deployments:
   - name: llama8-full
     model: meta-llama/Llama-3.1-8B
     training: {method: full, framework: fsdp2, sequence_length: 8192, global_batch_size: BATCH,
-               dataset_tokens: 1000000000, epochs: 1, deadline_hours: 8}
+               dataset_tokens: 1000000000, epochs: 1, deadline_hours: 12}
 hardware:
   gpus: [a100-sxm4-80gb]
   provider: baremetal
@@ -132,9 +132,10 @@ hardware:
     - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
 outputs: [ansible, terraform]
 """
-#: W4's deadline is 8 h, so the job takes both owned DGX A100s (DP16, 5.6 h a run): since the search also plans on some
-#: of an owned kind's servers (m74f), a 12 h deadline ran it on one of them (DP8 with its parameters in host RAM, 11.4 h,
-#: $1,773 of running cost a month against $3,547), leaving the other free, which is not the layout these tests read.
+#: W4's deadline is the report's 12 h again (fix89): a job alone on owned servers is charged its runs' energy, and both
+#: DGX A100s (DP16, 5.56 h x 13 kW x PUE 1.56 x $0.13 = $14.66 a run) cost less than one (DP8, 11.4 h x 6.5 kW, about
+#: $15), the free one's colocation paid either way. m74f had moved it to 8 h: charged a month of running cost, the one
+#: server ($1,773) beat the two ($3,547).
 
 
 def test_a_training_job_reads_as_data_parallel_ranks_not_replicas(tmp_path: Path) -> None:
@@ -196,26 +197,25 @@ deployments:
                dataset_tokens: 50000000, epochs: 1, deadline_hours: 24}
 hardware:
   gpus: [a100-sxm4-80gb, h100-sxm5-80gb]
-  platforms: [dgx-a100, dell-xe8640]
   provider: baremetal
   inventory:
     - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
+prices:
+  dgx-h100: 20
 """,
         encoding="utf-8",
     )
-    # the owned DGX A100 and the XE8640 it beat. m74c item 1 (fix87): the one-off job (no runs_per_month) is ranked at
-    # one run against the owned DGX A100's $1,773 a month of running cost (charged whole where used, nothing where left
-    # free), so with prices: dgx-h100: 20 (an H100 rented by the hour) it rents a DGX H100 for its 2.1 h ($42); the test
-    # is of the owned choice and its runner-up, so the platforms are those two and the price of the third is dropped
     plan = plan_workload(load_workload(str(path)))
     text = plan_text(plan)
-    # TRL checkpoints by default (SFTConfig): the level is its own, not searched (newuser45 item 5)
-    # (ZeRO-3 since newuser47 item 4: its server holds the nf4 base in host RAM, not the bf16 checkpoint, and costs less)
-    runner = "TP1 ZeRO-3 x DP4, micro-batch 4 x 1 accumulation step on 1 x dell-xe8640"
+    # TRL checkpoints by default (SFTConfig): the level is its own, not searched (newuser45 item 5). The runner-up is the
+    # DGX H100 rented at prices: dgx-h100 $20/node-hour for its 2.1 h, 20 x 2.1 = $42 a run (fix87: ranked at one run,
+    # before the XE8640 bought at $6,626/month); the owned DGX A100 is kept (fix89: it adds its run's energy, $7.04)
+    runner = "TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x dgx-h100"
     assert text.count(runner) == 1
     (chosen,) = [line for line in text.splitlines() if line.startswith("  - chosen by cost: ")]
+    assert "on 1 x dgx-a100 (8 x a100-sxm4-80gb), 5.3 h, $7.04 a run: its runs' energy" in chosen
     assert chosen.endswith("6.5 kW (5.5 kW summed from components, the basis compared)")
-    assert f"  runner-up: {runner} (4 x h100-sxm5-80gb), 3.9 h (4 GPUs bought, 4 used, 4.2 kW, $36 per run" in text
+    assert f"  runner-up: {runner} (8 x h100-sxm5-80gb), 2.1 h (8 GPUs rented, 8 used, 10.2 kW, $42 per run)" in text
     # the plan's own reasons (JSON) keep it beside the choice
     (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost: ")]
     assert f"; runner-up {runner}" in reason

@@ -118,9 +118,15 @@ def test_an_owned_box_refused_is_told_the_setting_that_plans_it_and_no_rack_powe
     with pytest.raises(InfeasibleError) as caught:
         _plan(tmp_path, OWNED_A6000)
     text = str(caught.value)
-    assert "with loss: fused set in the training of deployment tune, the workload plans $85/month, tune on 1 x ws-a6000" in text
     assert "rack power" not in text and "max_nodes" not in text
-    _plan(tmp_path, OWNED_A6000.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
+    fused = _plan(tmp_path, OWNED_A6000.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
+    # fix89: the job alone on the owned workstation is charged its run's energy, hours x kW x PUE 1 x $0.13 ($3; it was
+    # $85, 0.6 x 730 h of the box's power)
+    (job,), (pool,) = fused.deployments, fused.pools
+    month = fused.totals["usd_per_month"]
+    assert month == pytest.approx(job.details["hours"] * pool.node.power_w / 1000 * 0.13, abs=0.01)
+    said = f"with loss: fused set in the training of deployment tune, the workload plans ${month:,.0f}/month, tune on 1 x"
+    assert f"{said} ws-a6000" in text
 
 
 def test_training_on_a_fixed_machine_names_the_form_that_plans_it(tmp_path: Path) -> None:

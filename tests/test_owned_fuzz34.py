@@ -20,6 +20,7 @@ from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render.markdown import render_markdown
+from generator.sizing.constants import Constants
 from generator.workload import load_workload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -225,7 +226,7 @@ def test_idle_owned_servers_beside_bought_ones_of_their_kind_are_warned(tmp_path
     plan = plan_workload(loaded)
     entry = {"owned": 2, "free": 2, "free_hosts": ["dgx-01", "dgx-02"]}
     bought = [p for p in plan.pools if p.name == "assistant_h100_sxm5_80gb"]
-    warned = _owned_idle_while_bought(loaded.workload, ("dgx-h100", "h100-sxm5-80gb", 8), entry, bought)
+    warned = _owned_idle_while_bought(loaded.workload, ("dgx-h100", "h100-sxm5-80gb", 8), entry, bought, Constants())
     assert [(f.level, f.code, f.path) for f in warned] == [("warning", "owned-idle-while-bought", "hardware.inventory")]
     assert warned[0].message == (
         "2 of 2 owned dgx-h100 server(s) (8 x h100-sxm5-80gb) (dgx-01, dgx-02) are left free while the plan buys 1 "
@@ -236,7 +237,7 @@ def test_idle_owned_servers_beside_bought_ones_of_their_kind_are_warned(tmp_path
     )
     # servers of the kind all owned: nothing to say
     owned_only = [p for p in plan.pools if p.name == "chat_dgx_h100_h100_sxm5_80gb"]
-    assert _owned_idle_while_bought(loaded.workload, ("dgx-h100", "h100-sxm5-80gb", 8), entry, owned_only) == []
+    assert _owned_idle_while_bought(loaded.workload, ("dgx-h100", "h100-sxm5-80gb", 8), entry, owned_only, Constants()) == []
 
 
 def test_a_training_job_beside_a_service_on_the_one_owned_server_says_why(tmp_path: Path) -> None:

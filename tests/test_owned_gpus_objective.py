@@ -147,11 +147,17 @@ def _pools(plan: Plan) -> dict[str, tuple[str, int]]:
 # 20 rented, 4 idle) + $175.08 of runs = $36,589.03 a month, within $37,500, so the budget row plans it too. The owned
 # server is left free, and the plan says why with the fleet it was tried in: full8 there is $37,129/month (the same
 # fleet + $603 - $63), tune32 there $37,081 (+ $603 - $112), embed there $37,193.
+# fix89 (fix87 item 2): owned servers are sunk. A job alone on the owned A100 (2.212 kW, racked) is charged its runs'
+# energy, runs x hours x 2.212 kW x PUE 1.56 x $0.13, and the server's colocation (2.212 x $184 = $407.01) is paid
+# whether it runs or not. The gpus rows: full8 there, 4 x 4.87 h = $8.74 + $407.01 = $415.75 in place of $603.49, so
+# $37,903.64 -> $37,715.89 and $37,017.44 -> $36,829.69. The cost rows: tune32 runs there, 4 x 10.74 h = $19.27
+# ($4.82 a run) + $407.01 = $426.28 against $111.84 of GH200 runs, so the fleet is $36,413.95 + $426.28 = $36,840.23
+# (20 GPUs bought or rented: 16 B200 and full8's 4 rented GH200; 24 in all with the owned 4) + $63.24 of full8's runs.
 CASES = [
     pytest.param(
         "gpus",
         None,
-        (17, 21, 4, 37903.64, 1052827.83),
+        (17, 21, 4, 37715.89, 1052827.83),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
@@ -164,7 +170,7 @@ CASES = [
         "gpus",
         37500,
         # since rented bare-metal servers (newuser39 item 3): the services share a DGX B200 and tune32 rents a GH200
-        (17, 21, 4, 37017.44, 1030000.0),
+        (17, 21, 4, 36829.69, 1030000.0),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
@@ -174,15 +180,15 @@ CASES = [
         id="gpus-budget-full8-on-owned",
     ),
     # the cost objective's plans of the same inputs (ids kept from the fix of newuser30, which left them unchanged):
-    # since m74c item 1 both rent the jobs' runs on GH200 and leave the owned server free (the comment above)
+    # since m74c item 1 full8 rents its runs on GH200; since fix89 tune32 runs on the owned server (the comment above)
     pytest.param(
         "cost",
         None,
-        (36, 36, 4, 36413.95, 1030000.0),
+        (20, 24, 4, 36840.23, 1030000.0),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
-            "tune32": ("tune32_gh200_96gb", 0),
+            "tune32": ("tune32_a100_pcie_80gb", 1),
             "full8": ("full8_gh200_96gb", 0),
         },
         id="cost-unchanged",
@@ -190,11 +196,11 @@ CASES = [
     pytest.param(
         "cost",
         37500,
-        (36, 36, 4, 36413.95, 1030000.0),
+        (20, 24, 4, 36840.23, 1030000.0),
         {
             "chat": ("chat_embed_b200_sxm_180gb", 0),
             "embed": ("chat_embed_b200_sxm_180gb", 0),
-            "tune32": ("tune32_gh200_96gb", 0),
+            "tune32": ("tune32_a100_pcie_80gb", 1),
             "full8": ("full8_gh200_96gb", 0),
         },
         id="cost-budget-unchanged",
@@ -220,36 +226,32 @@ def test_owned_server_runs_what_buys_fewest(
 
 
 def test_cost_ranks_a_job_rented_per_run_by_its_runs_a_month(tmp: Path) -> None:
-    """m74c item 1: under cost, tune32 rents 16 GH200 for its 4 runs a month, and the $37,500 budget plans.
+    """m74c item 1: under cost, a job rented per run is ranked by its runs a month, and the $37,500 budget plans.
 
     Before, a rented run's $27.96 was ranked as a price an hour against the RTX 5090 tower's $0.86 ($630 a month), so
-    tune32 stayed on the tower and the budget was refused ("the deployments together cost $37,647") while the fleet
-    renting the runs, $36,413.95 + $175.08 of runs, is within it. Each layout is ranked by its month: the runs'
-    ($27.96 x 4 = $111.84) or the servers' ($630), and the runners-up are listed in that order, each saying its cost a
-    run on its own basis (a run rented; the servers' month over the 4 runs).
+    tune32 stayed on the tower and the budget was refused ("the deployments together cost $37,647"). Each layout is
+    ranked by its month: the runs' or the servers'. fix89: tune32 now runs on the owned A100 ($19.27 of energy for its
+    4 runs, the server's colocation paid either way), and full8 rents 4 GH200 for its 4 runs ($15.81 x 4 = $63.24), the
+    job rented per run this test follows; its runners-up are listed in the order of their month.
     """
     plan = _plan(tmp, "cost", 37500)
     t = plan.totals
-    assert (t["usd_per_month"], t["training_usd_per_month"]) == pytest.approx((36413.95, 175.08), abs=0.01)
-    assert t["usd_per_month_with_runs"] == pytest.approx(36589.03, abs=0.01) and t["usd_per_month_with_runs"] <= 37500
-    (tune,) = [d for d in plan.deployments if d.name == "tune32"]
-    assert tune.pool == "tune32_gh200_96gb"
-    (chosen,) = [r for r in tune.reasons if r.startswith("chosen by cost: ")]
-    assert "on 16 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 0.8 h, $28 per run, 16 GPUs rented" in chosen
-    assert tune.details["usd_per_month_of_runs"] == pytest.approx(111.84, abs=0.01)
-    # the runners-up by their month: the rented ones' runs x 4, the bought and owned ones' month (the tower's $630 after
-    # the owned A100's $603), every one dearer than the chosen $111.84
+    assert (t["usd_per_month"], t["training_usd_per_month"]) == pytest.approx((36840.23, 63.24), abs=0.01)
+    assert t["usd_per_month_with_runs"] == pytest.approx(36903.47, abs=0.01) and t["usd_per_month_with_runs"] <= 37500
+    (full8,) = [d for d in plan.deployments if d.name == "full8"]
+    assert full8.pool == "full8_gh200_96gb"
+    (chosen,) = [r for r in full8.reasons if r.startswith("chosen by cost: ")]
+    assert "on 4 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 1.7 h, $16 per run, 4 GPUs rented" in chosen
+    assert full8.details["usd_per_month_of_runs"] == pytest.approx(63.24, abs=0.01)
+    # the runners-up by their month: the rented ones' runs x 4, the bought ones' month, every one dearer than $63.24
     months = [
         (c.usd_per_hour or 0.0) * (c.run_hours or 0.0) * 4 if c.capex_usd is None else (c.usd_per_month or 0.0)
-        for c in tune.runners_up
+        for c in full8.runners_up
         if c.usd_per_hour is not None
     ]
-    assert months == sorted(months) and months[0] > 111.84
-    tower = next(c for c in tune.runners_up if c.platform_id == "am5-desktop-tower" and c.gpu_id == "rtx-5090-32gb")
-    assert tower.usd_per_month == pytest.approx(630, abs=1)
-    # the not-sold-new check compares on the same basis: two RTX 3090 towers at $916 a month do not rank before the
-    # $111.84 of runs (it read the job's usd_per_month, which a job rented per run has none of, as unpriced, and said so)
-    assert not [f for f in plan.findings if f.code == "not-sold-new" and "deployment tune32" in f.message]
+    assert months == sorted(months) and months[0] > 63.24
+    # the not-sold-new check compares on the same basis: no not-sold-new layout ranks before the $63.24 of runs
+    assert not [f for f in plan.findings if f.code == "not-sold-new" and "deployment full8" in f.message]
     # the tower's fleet (tune32 pinned there) is dearer by the fleet's own rank, which holds the month with the runs
     wl = _loaded(tmp, "cost", 37500).workload
     towered = _plan(tmp, "cost", None, tune32="am5-desktop-tower")

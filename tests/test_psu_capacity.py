@@ -299,19 +299,17 @@ def test_owned_workstations_are_used_with_a_psu_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sourced: bool, why: str
 ) -> None:
     # the 2 owned workstations (4 x 600 W cards, 3,179 W DC over a 2,200 W PSU) run the job: nothing is
-    # bought (capex $0; upkeep $385.14 a month as at 1f2ca90), where buying takes 4 x 2-GPU workstations
+    # bought (capex $0), where buying takes 4 x 2-GPU workstations. Upkeep: its run's energy, hours x 2 x 3.382 kW x
+    # PUE 1 (owned workstations, not racked) x $0.13/kWh (fix89; it was $385.14, 0.6 x 730 h of their power, as at 1f2ca90)
     if not sourced:
         believed = catalog.platforms()[WRX90]._replace(unsourced_fields=("psu.count", "psu.rating_w"))
         monkeypatch.setitem(catalog.platforms(), WRX90, believed)
     plan = plan_file(str(_owned_wrx90(tmp_path)))[1]
     (pool,) = plan.pools
-    assert (pool.nodes, pool.owned_nodes, pool.node.gpus, pool.capex_usd, pool.opex_usd_per_month) == (
-        2,
-        2,
-        4,
-        0.0,
-        385.14,
-    )
+    (job,) = plan.deployments
+    energy = job.details["hours"] * 2 * 3.382 * 1 * 0.13
+    assert (pool.nodes, pool.owned_nodes, pool.node.gpus, pool.node.power_w, pool.capex_usd) == (2, 2, 4, 3382, 0.0)
+    assert pool.opex_usd_per_month == pytest.approx(energy, abs=0.01)
     (psu,) = [f for f in plan.findings if f.code.startswith("psu")]
     assert (psu.level, psu.code, psu.path) == ("warning", "psu-headroom", "deployments[0]")
     assert psu.message == (

@@ -66,8 +66,13 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     (pool,) = plan.pools
     assert pool.owned_nodes == pool.nodes == 1 and pool.usd_per_hour is not None
     (chosen,) = [r for r in job.reasons if r.startswith("chosen by cost")]
-    run = f"${pool.usd_per_hour * job.details['hours']:,.0f} per run"
-    assert f"{run} as its hours' share of ${pool.usd_per_hour * 730:,.0f}/month of the owned servers' running cost" in chosen
+    # fix89: a job alone on owned servers is charged its run's energy (one run: no runs_per_month) at PUE 1.56 and
+    # $0.13/kWh, and the racked server's colocation ($184/kW-month) is paid whether it runs or not
+    hours, kw = job.details["hours"], pool.node.power_w / 1000
+    assert job.details["usd_per_job"] == pytest.approx(hours * kw * 1.56 * 0.13, abs=0.01)
+    assert pool.opex_usd_per_month == pytest.approx(hours * kw * 1.56 * 0.13 + kw * 184, abs=0.01)
+    basis = f"a run: its runs' energy ({hours:.1f} h x {kw:.2f} kW x PUE 1.56 x $0.13/kWh); the servers are owned, and "
+    assert basis + f"their colocation ${kw * 184:,.0f}/month is paid whether they run or not" in chosen
     assert "$0 to buy" not in chosen
 
 

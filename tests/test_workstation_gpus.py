@@ -177,9 +177,6 @@ def test_estimate_llama_8b_lora_on_an_a6000() -> None:
     assert capacity["usable_bytes"] == 48_950_673_408  # 95 % of 51,527,024,640
 
 
-#: hardware.gpus names the owned cards alone. m74c item 1 (fix87): a LoRA run that gives no runs_per_month is ranked at
-#: one run a month, and a GH200 rented for its 0.5 h ($1) beats the owned box's $66 a month of running cost (charged
-#: whole where the box is used, nothing where it is left free): the box was left free. These tests are of the owned box.
 _OWNED_BOX = """version: 1
 name: a6000-box
 deployments:
@@ -188,7 +185,6 @@ deployments:
 {body}
 hardware:
   provider: baremetal
-  gpus: [{gpu}]
   inventory:
     - custom:
         name: a6000-box

@@ -1260,8 +1260,10 @@ def _fleet_rank(objective: str, plan: Plan, *, wl: Workload) -> tuple[float, ...
     (:func:`idle_owned_usd_per_month`).
     """
     t = plan.totals
-    # the rented jobs' runs a month, where the workload says how often they run, are the month's too
-    usd = t["usd_per_month"] + t.get("training_usd_per_month", 0.0) if t["usd_per_month"] is not None else math.inf
+    # the rented jobs' runs a month, where the workload says how often they run, are the month's too; a job that does not
+    # say, one run (fix89: the basis its layouts are ranked by, ranking_candidate, against a job on owned servers charged
+    # its one run's energy)
+    usd = t["usd_per_month"] + _rented_runs_usd(t) if t["usd_per_month"] is not None else math.inf
     usd += idle_owned_usd_per_month(wl, plan)
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
@@ -1278,25 +1280,49 @@ def _fleet_rank(objective: str, plan: Plan, *, wl: Workload) -> tuple[float, ...
     return (*lead, t["idle_gpus"], t["nodes"], power)
 
 
+def _rented_runs_usd(totals: Mapping[str, Any]) -> float:
+    """The month of a fleet's jobs rented per run: their runs a month where given, one run of each job that gives none."""
+    if "training_usd_per_month" in totals:
+        without = totals.get("training_usd_per_job_without_runs", 0.0)
+        return float(totals["training_usd_per_month"]) + (math.inf if without is None else without)
+    per_job = totals.get("training_usd_per_job")
+    return float(per_job or 0.0)
+
+
 def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
-    """What the owned servers a fleet leaves free cost a month at the workload's ``prices:`` rate of their platform.
+    """What the owned servers a fleet leaves free cost a month whether they run or not (:func:`tco.idle_owned_usd`).
 
-    README: an owned platform priced under ``prices:`` is costed at that rate "as your own all-in cost for the servers
-    you own": a cost paid whether they run or not, so the fleets are compared with it counted for the owned servers
-    they leave free as well as for those they use (fuzz34 item 4: at $20/h for the two owned DGX H100, $14,600 a month
-    each where used and $0 left free, the plan bought 3 new DGX H100 for $810,000 and left the owned two idle). The
-    plan's own totals still count the servers it uses: what the rate of idle ones adds is the same for every fleet
-    that leaves them so.
+    Their ``prices:`` rate, or else their colocation where racked: a cost paid whether they run or not, so the fleets
+    are compared with it counted for the owned servers they leave free as well as for those they use (fuzz34 item 4: at
+    $20/h for the two owned DGX H100, $14,600 a month each where used and $0 left free, the plan bought 3 new DGX H100
+    for $810,000 and left the owned two idle; fix89: an owned DGX A100's $1,196/month of colocation charged only where
+    used, so a $42 rented run left it free). The plan's own totals still count the servers it uses: what the idle ones
+    add is the same for every fleet that leaves them so.
     """
-    from generator.planner.tco import idle_owned_usd
+    from generator.planner.inventory import owned_idle_usd
 
+    free = [e for e in plan.totals.get("inventory", ()) if e["free"]]
+    if not free:
+        return 0.0
+    consts = functools.partial(_workload_constants, wl)
     return float(
         sum(
             usd
-            for e in plan.totals.get("inventory", ())
-            if e["free"] and (usd := idle_owned_usd(wl, e["platform"], e["free"])) is not None
+            for e in free
+            if (usd := owned_idle_usd(wl, (e["platform"], e.get("gpu", ""), e.get("gpus_per_server", 0)), e["free"], consts))
+            is not None
         )
     )
+
+
+def _workload_constants(wl: Workload) -> Constants:
+    """The constants a workload plans with (its ``constants:`` over the defaults), formed once per set of overrides."""
+    return _constants_of(tuple(sorted(dict(wl.constants).items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _constants_of(overrides: tuple[tuple[str, Any], ...]) -> Constants:
+    return with_overrides(dict(overrides))
 
 
 #: Each deployment's index, chosen option and runners-up, in the workload's order.

@@ -67,7 +67,7 @@ from generator.planner.inference import (
     step_token_budget,
     ttft_basis_text,
 )
-from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
+from generator.planner.inventory import ServerKey, free_servers, owned_groups, owned_idle_usd, take_owned
 from generator.planner.multi_host import (
     data_parallel_host_args,
     every_hop_leaves_host,
@@ -183,7 +183,6 @@ from generator.planner.tco import (
     cost_text,
     fleet_cost,
     gpus_acquired,
-    idle_owned_usd,
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
@@ -1650,7 +1649,7 @@ def build_plan(
     for index, best, rest in chosen:
         for part in (part for o in (best, *rest) for part in o.pieces):
             feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
-    pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
+    pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on, consts)
     # services whose rate varies (average_requests_per_second): their pools at the average, which a cloud scales down to
     at_average = {name: at for (unit, n), name in zip(units, names, strict=True) if (at := pool_at_average(wl, unit, n))}
     pools = scaled_pools(wl, pools, at_average)
@@ -2180,7 +2179,9 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     out.pop("gpu_hours_per_job", None)
     c = job.chain.candidate
     if timed and own and c.usd_per_hour is not None:
-        out["usd_per_job"] = round(c.usd_per_hour * own, 2)
+        # on owned servers, the energy its own hours add (fix89: the chain is charged its runs' energy, OwnedRuns)
+        rate = c.owned_runs.kw * c.owned_runs.pue * c.owned_runs.usd_per_kwh if c.owned_runs else c.usd_per_hour
+        out["usd_per_job"] = round(rate * own, 2)
         out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * own, 1)
     return out
 
@@ -2237,12 +2238,14 @@ def _one_run_basis(objective: str, opt: Option, rest: list[Option]) -> str:
     if objective != "cost" or opt.runs_per_month is not None or not opt.candidate.run_hours:
         return ""
     ranked = [o for o in (opt, *rest) if o.candidate.usd_per_hour is not None]
-    per_run = any(billed_per_run(o.hardware.platform.provider, o.candidate) for o in ranked)
-    if not per_run or all(billed_per_run(o.hardware.platform.provider, o.candidate) for o in ranked):
+    # fix89: a layout on owned servers is charged its runs' energy, one run where the job gives no runs a month
+    per_run = [billed_per_run(o.hardware.platform.provider, o.candidate) or o.candidate.owned_runs is not None for o in ranked]
+    if not any(per_run) or all(per_run):
         return ""
+    owned = ", on owned servers at one run's energy" if any(o.candidate.owned_runs is not None for o in ranked) else ""
     return (
-        "; ranked by the month: a layout rented per run at one run a month (the job gives no runs_per_month), a layout "
-        "on servers paid by the month at their month"
+        f"; ranked by the month: a layout rented per run at one run a month (the job gives no runs_per_month){owned}, a "
+        "layout on servers paid by the month at their month"
     )
 
 
@@ -2273,11 +2276,14 @@ def alone_over_limit(wl: Workload, opt: Option) -> str | None:
     )
 
 
-def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dict[str, Any], pools: list[Pool]) -> list[Finding]:
+def _owned_idle_while_bought(
+    wl: Workload, key: tuple[str, str, int], entry: dict[str, Any], pools: list[Pool], consts: Constants
+) -> list[Finding]:
     """A warning where owned servers of a kind are left free while the fleet buys more of that kind (fuzz34 item 4).
 
-    Where the owned platform is priced under ``prices:``, the rate of the free ones, which the fleets were compared with
-    (:func:`~generator.planner.idle_owned_usd_per_month`) but the plan's monthly figure leaves out, is said too.
+    What the free ones cost whether they run or not (their ``prices:`` rate, else their colocation where racked), which
+    the fleets were compared with (:func:`~generator.planner.idle_owned_usd_per_month`) but the plan's monthly figure
+    leaves out, is said too.
     """
     bought = [p for p in pools if (p.node.platform_id, p.node.gpu_id, p.node.gpus) == key and p.nodes > p.owned_nodes]
     if not bought:
@@ -2290,11 +2296,16 @@ def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dic
         f"{entry['free']} of {entry['owned']} owned {key[0]} server(s) ({key[2]} x {key[1]}){hosts} are left free "
         f"while the plan buys {count} more {key[0]}{capex} in pool(s) {', '.join(p.name for p in bought)}"
     )
-    idle = idle_owned_usd(wl, key[0], entry["free"])
-    if idle is not None:  # the fleets were compared with it (idle_owned_usd_per_month); the plan's month leaves it out
+    idle = owned_idle_usd(wl, key, entry["free"], lambda: consts)
+    if idle is not None and key[0] in wl.prices:  # the fleets were compared with it (idle_owned_usd_per_month)
         text += (
             f": at prices: {key[0]} ${wl.prices[key[0]]:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "
             "monthly figure leaves out (an all-in rate of servers you own is paid whether they run or not)"
+        )
+    elif idle is not None:  # fix89: their colocation, paid whether they run or not
+        text += (
+            f": the free ones' colocation, ${idle:,.0f} a month, is paid whether they run or not and the plan's monthly "
+            "figure leaves it out"
         )
     text += "; check why the inventory-free finding says they are not used, or set hardware.buy: false"
     return [Finding("warning", "owned-idle-while-bought", text, "hardware.inventory")]
@@ -2306,6 +2317,7 @@ def _place_on_inventory(
     findings: list[Finding],
     ruled_out: dict[str, list[Blocked]],
     feasible_on: dict[ServerKey, set[str]],
+    consts: Constants,
 ) -> tuple[list[Pool], list[dict[str, Any]]]:
     """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why.
 
@@ -2368,7 +2380,7 @@ def _place_on_inventory(
             )
             said = left_free_message(report[-1], why)
             findings.append(Finding("warning" if unracked else "info", "inventory-free", said, "hardware.inventory"))
-            findings += _owned_idle_while_bought(wl, group.key, report[-1], out)
+            findings += _owned_idle_while_bought(wl, group.key, report[-1], out, consts)
     out = [pool._replace(build_assumed=build_assumed(wl, pool)) for pool in out]
     findings += owned_build_findings(wl, out)
     for pool in out:

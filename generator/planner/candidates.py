@@ -633,8 +633,14 @@ def ranking_candidate(opt: Option) -> Candidate:
     them (``training_usd_per_month``). Both as a price an hour (the month over its 730 h), the figure
     :func:`~generator.planner.options.rank` compares. m74c item 1: a rented run's $28 was compared with a bought
     tower's $0.86 an hour, so a $630/month tower was kept over 4 runs a month of 16 rented GH200 at $112.
+
+    Servers all owned (no ``prices:`` rate) cost the energy of the job's runs a month (:func:`~generator.planner.tco.
+    charged_runs`): their price is sunk, and their colocation is paid whether they run or not, so every fleet counts it
+    (:func:`~generator.planner.idle_owned_usd_per_month`) and a layout on them is ranked by what it adds (fix89).
     """
     c = opt.candidate
+    if c.owned_runs is not None:
+        return c._replace(usd_per_hour=c.owned_runs.energy_usd_per_month / HOURS_PER_MONTH)
     month = runs_month_usd(c, opt.runs_per_month) if billed_per_run(opt.hardware.platform.provider, c) else None
     return c if month is None else c._replace(usd_per_hour=month / HOURS_PER_MONTH)
 

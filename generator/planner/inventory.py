@@ -8,7 +8,7 @@ running costs (energy, colocation), not its purchase price.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from generator.catalog.records import GpuSpec, PlatformSpec
@@ -18,6 +18,7 @@ from generator.workload.models import Workload
 
 if TYPE_CHECKING:
     from generator.planner.plan import Candidate
+    from generator.sizing.constants import Constants
 
 #: (platform id, GPU id, GPUs per server) of a group of identical servers.
 ServerKey = tuple[str, str, int]
@@ -52,6 +53,29 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
             owned = OwnedGroup(platform, gpu, owned.gpus_per_node, before.count + owned.count, before.hosts + owned.hosts)
         merged[owned.key] = owned
     return [merged[k] for k in sorted(merged)]
+
+
+def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Callable[[], Constants]) -> float | None:
+    """What ``free`` owned servers of kind ``key`` left free cost a month (:func:`~generator.planner.tco.idle_owned_usd`).
+
+    A server's colocation is its node's power as built bare (its platform's RAM, no data drives or fabric NICs added): a
+    published maximum where the platform has one, else its parts summed. ``consts``: the workload's constants, asked
+    for only where a colocation is worked out. None where the kind is not owned or costs nothing free.
+    """
+    from generator.planner.nodes import node_power_w
+    from generator.planner.tco import idle_owned_usd, in_colocation, owned_colocation_usd
+
+    if key[0] in wl.prices:
+        return idle_owned_usd(wl, key[0], free)
+    group = next((g for g in owned_groups(wl) if g.key == key), None)
+    if group is None:
+        return None
+    racked = in_colocation(group.platform, owned=True)
+    if not racked:
+        return idle_owned_usd(wl, key[0], free)
+    c = consts()
+    watts = node_power_w(group.platform, group.gpu, group.gpus_per_node, int(group.platform.ram_gib or 0), 0, (), c).watts
+    return idle_owned_usd(wl, key[0], free, owned_colocation_usd(watts, racked, c))
 
 
 def free_servers(wl: Workload) -> dict[ServerKey, int]:

@@ -186,6 +186,61 @@ class Pool(NamedTuple):
         return self.per_job or self.busy_hours_per_month is not None
 
 
+class OwnedRuns(NamedTuple):
+    """What a training layout all on owned servers (no ``prices:`` rate) is charged: its runs' energy, colocation beside.
+
+    The servers are owned, so their price is sunk; of their running cost a job adds only its runs' energy, busy hours x
+    full power x PUE (1 for an owned workstation not racked) x ``energy_usd_per_kwh``. The hours left free are charged
+    nothing (off or idle: the catalog has no sourced idle power, and every fleet that owns the servers pays the same idle
+    draw). The colocation of owned racked servers is paid whether they run or not: counted in the month, and in the
+    fleets that leave them free (:func:`~generator.planner.idle_owned_usd_per_month`). fix89.
+    """
+
+    #: The runs a month charged: the job's ``runs_per_month`` (a ``run_after`` chain's), one where it gives none.
+    runs: float
+    #: Hours a run (a chain's: its jobs' hours summed).
+    hours: float
+    #: The servers' full power, all of them.
+    kw: float
+    pue: float
+    usd_per_kwh: float
+    #: Colocation of the servers a month (0: an owned workstation not racked).
+    colocation_usd_per_month: float
+
+    @property
+    def busy_hours(self) -> float:
+        """Hours a month the servers run the runs (at most the month)."""
+        return min(self.runs * self.hours, HOURS_PER_MONTH)
+
+    @property
+    def energy_usd_per_month(self) -> float:
+        """The runs' energy a month."""
+        return self.kw * self.busy_hours * self.pue * self.usd_per_kwh
+
+    @property
+    def run_usd(self) -> float:
+        """What one run adds: its energy."""
+        return self.energy_usd_per_month / self.runs
+
+    @property
+    def usd_per_month(self) -> float:
+        """The servers' month: the runs' energy and their colocation."""
+        return self.energy_usd_per_month + self.colocation_usd_per_month
+
+    def text(self) -> str:
+        """``its runs' energy (1.4 h x 1.20 kW x PUE 1 x $0.13/kWh)``, with the runs a month and colocation where they apply."""
+        runs = f" x {self.runs:g} runs a month" if self.runs != 1 else ""
+        text = f"its runs' energy ({self.hours:,.1f} h x {self.kw:,.2f} kW x PUE {self.pue:g} x ${self.usd_per_kwh:g}/kWh{runs})"
+        if self.colocation_usd_per_month:
+            text += (
+                f"; the servers are owned, and their colocation ${self.colocation_usd_per_month:,.0f}/month is paid "
+                "whether they run or not"
+            )
+        else:
+            text += "; the servers are owned"
+        return text + ", their hours left free charged nothing (off or idle)"
+
+
 class Candidate(NamedTuple):
     """A feasible way to run one deployment, as ranked by the objective.
 
@@ -233,6 +288,10 @@ class Candidate(NamedTuple):
     #: servers alone need 2 racks of 20 kW, 1 allowed``): why a cheaper one was not chosen (fuzz34 item 3). None (left
     #: out of ``spec.json``): within them, or not a runner-up.
     over_limit: str | None = None
+    #: A training layout all on owned servers (no ``prices:`` rate): charged its runs' energy and the servers'
+    #: colocation (:class:`OwnedRuns`), its price an hour their month over 730 h. None (left out of ``spec.json``):
+    #: charged as its servers are.
+    owned_runs: OwnedRuns | None = None
 
     @property
     def usd_per_month(self) -> float | None:
@@ -737,6 +796,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Candidate, "gpus_rented"),
         (Candidate, "shares_per_gpu"),
         (Candidate, "over_limit"),
+        (Candidate, "owned_runs"),
         (Candidate, "busy_hours_per_month"),
         (Pool, "shares_per_gpu"),
         (Pool, "gpu_sharing"),

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord, acquired
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import ram_text
+from generator.planner.plan import OwnedRuns, ram_text
 from generator.planner.price_region import pricing_region, unpriced_in_region_why
 from generator.sizing.constants import Constants
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, usd_text
 from generator.workload.capacity_type import given_rate
 from generator.workload.models import Workload
 
@@ -41,15 +41,54 @@ if TYPE_CHECKING:
     from generator.planner.plan import Candidate
 
 
-def idle_owned_usd(wl: Workload, platform_id: str, free: int) -> float | None:
-    """What ``free`` owned servers of ``platform_id`` left free cost a month at the workload's ``prices:`` rate.
+def idle_owned_usd(wl: Workload, platform_id: str, free: int, colocation_usd: float = 0.0) -> float | None:
+    """What ``free`` owned servers of ``platform_id`` left free cost a month whether they run or not: the one rule of it.
 
-    README: an owned platform priced under ``prices:`` is costed at that rate "as your own all-in cost for the servers
-    you own", paid whether they run or not. None where servers are not owned (a cloud) or the platform has no rate.
+    - Priced under the workload's ``prices:``, their rate: README, an owned platform priced under ``prices:`` is costed
+      at that rate "as your own all-in cost for the servers you own", paid whether they run or not.
+    - Else their colocation, ``colocation_usd`` a server (:func:`owned_colocation_usd`: 0 where not racked). The rack
+      is rented whether the server runs or not (fix89); their energy left free is not counted (off or idle: the catalog
+      has no sourced idle power, and every fleet owning them pays the same).
+
+    None where servers are not owned (a cloud), or where a free one costs nothing (an owned workstation, not racked).
     """
-    if wl.hardware.provider != "baremetal" or platform_id not in wl.prices:
+    if wl.hardware.provider != "baremetal":
         return None
-    return free * wl.prices[platform_id] * HOURS_PER_MONTH
+    if platform_id in wl.prices:
+        return free * wl.prices[platform_id] * HOURS_PER_MONTH
+    return free * colocation_usd if colocation_usd else None
+
+
+def owned_colocation_usd(power_w: float, racked: bool, consts: Constants) -> float:
+    """Colocation of owned servers a month (planned kW x ``colocation_usd_per_kw_month``); 0 where not ``racked``."""
+    return power_w / 1000 * consts.colocation_usd_per_kw_month if racked else 0.0
+
+
+def owned_runs(power_w: float, racked: bool, runs: float, hours: float, consts: Constants) -> OwnedRuns:
+    """Owned servers of ``power_w`` in all that run ``runs`` a month of ``hours`` each: what they are charged (fix89)."""
+    return OwnedRuns(
+        runs=runs,
+        hours=hours,
+        kw=power_w / 1000,
+        pue=consts.pue if racked else 1.0,
+        usd_per_kwh=consts.energy_usd_per_kwh,
+        colocation_usd_per_month=owned_colocation_usd(power_w, racked, consts),
+    )
+
+
+def charged_runs(candidate: Candidate, platform: PlatformSpec, runs_per_month: float | None, consts: Constants) -> Candidate:
+    """A training layout all on owned servers (no ``prices:`` rate) charged its runs' energy, not a month of it.
+
+    Busy hours (``runs_per_month`` x hours a run, one run where not given) x full power x PUE (1 for an owned workstation
+    not racked) x ``energy_usd_per_kwh``, and the servers' colocation where racked (:class:`OwnedRuns`). fix87 item 2:
+    a job on the owned servers was charged ``power_utilization`` x the whole month of energy, and a job's one $1 run on
+    a rented GH200 beat the team's own workstation "at $66/month". Other candidates are returned as they are.
+    """
+    c = candidate
+    if not c.run_hours or c.capex_usd != 0 or c.owned_nodes != c.nodes or c.rented is not None:
+        return c
+    runs = owned_runs(c.power_w, in_colocation(platform, owned=True), runs_per_month or 1.0, c.run_hours, consts)
+    return c._replace(usd_per_hour=runs.usd_per_month / HOURS_PER_MONTH, opex_usd_per_month=runs.usd_per_month, owned_runs=runs)
 
 
 def billed_by_the_hour(provider: str, candidate: Candidate) -> bool:
@@ -88,6 +127,8 @@ def run_usd(candidate: Candidate) -> float | None:
     """What one run of a training job costs: its hours at its servers' hourly price; None for a service or unpriced."""
     if candidate.usd_per_hour is None or not candidate.run_hours:
         return None
+    if candidate.owned_runs is not None:  # on owned servers: the energy a run adds (their colocation is paid anyway)
+        return candidate.owned_runs.run_usd
     return candidate.usd_per_hour * candidate.run_hours
 
 
@@ -111,6 +152,8 @@ def month_run_usd(candidate: Candidate, runs_per_month: float | None) -> float |
         return None
     if not paid_by_the_month(candidate):
         return None
+    if candidate.owned_runs is not None:  # on owned servers: the energy a run adds (fix89)
+        return candidate.owned_runs.run_usd
     return candidate.usd_per_hour * HOURS_PER_MONTH / runs_per_month
 
 
@@ -135,6 +178,9 @@ def cost_text(candidate: Candidate, what: str = "job", runs_per_month: float | N
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = run_usd(candidate)
+    if candidate.owned_runs is not None and run is not None:  # fix89: what a run adds on servers owned
+        per_run = "a run" if what == "job" else f"a run of the {what}"
+        return f"{usd_text(run)} {per_run}: {candidate.owned_runs.text()}"
     month = f"${candidate.usd_per_month or 0.0:,.0f}/month"
     per_run = "per run" if what == "job" else f"per run of the {what}"
     monthly = month_run_usd(candidate, runs_per_month)

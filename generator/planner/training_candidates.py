@@ -18,6 +18,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
+from generator.planner.tco import charged_runs
 from generator.planner.training import (
     NearTie,
     TrainingShape,
@@ -147,7 +148,9 @@ def _options_on(
             summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
             opt = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
             if opt is not None:
-                options.append(opt._replace(comm=comm, runs_per_month=spec.runs_per_month))
+                # on servers all owned: charged its runs' energy, not a month of it (fix89)
+                c = charged_runs(opt.candidate, hw.platform, spec.runs_per_month, consts)
+                options.append(opt._replace(candidate=c, comm=comm, runs_per_month=spec.runs_per_month))
     return tuple(blocked), tuple(_near_ties_settled(options))
 
 

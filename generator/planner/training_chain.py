@@ -29,6 +29,7 @@ from generator.planner.training import run_window
 from generator.planner.training_candidates import training_options
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
+from generator.units import HOURS_PER_MONTH
 from generator.workload.models import TrainingDeployment, Workload
 
 if TYPE_CHECKING:
@@ -188,7 +189,10 @@ def _best_sequence(provider: str, deadlines: Sequence[float | None], per_job: li
 
 
 def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...]) -> Option:
-    """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed."""
+    """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed.
+
+    On servers all owned, the chain's runs' energy: its hours summed, at the widest job's servers (fix89).
+    """
     widest = max(sequence, key=lambda o: (o.candidate.nodes, o.candidate.gpus, o.candidate.summary))
     c = widest.candidate
     timed = all(o.candidate.run_hours for o in sequence)
@@ -209,10 +213,16 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
         f"sequence {chain_text(jobs)} on {c.nodes} x {widest.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id}): "
         + "; ".join(steps)
     )
+    owned = c.owned_runs
+    if owned is not None and finish:
+        owned = owned._replace(hours=finish)
+        rate = owned.usd_per_month / HOURS_PER_MONTH
     candidate = c._replace(
         gpus=gpus,
         idle_gpus=c.gpus_per_node * c.nodes - gpus,
         usd_per_hour=rate,
+        opex_usd_per_month=c.opex_usd_per_month if owned is None else owned.usd_per_month,
+        owned_runs=owned,
         summary=summary,
         latency_s=round((finish or 0.0) * 3600, 6),
         run_hours=finish,

@@ -14,10 +14,12 @@ runs' energy, busy hours x its full power (:func:`charge_runs_energy`), and the 
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from generator.planner.plan import Finding, Pool
+from generator.planner.plan import Finding, OwnedRuns, Pool
 from generator.planner.racks import racked_nodes
+from generator.planner.tco import owned_runs
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import TrainingDeployment
 
@@ -62,6 +64,29 @@ def _energy_usd_per_month(pool: Pool, consts: Constants, busy: float) -> tuple[f
     return month, runs, pue
 
 
+def owned_pool_runs(wl: Workload, pool: Pool, deployments: list[DeploymentPlan], consts: Constants) -> OwnedRuns | None:
+    """A pool all of owned servers (no ``prices:`` rate) that training jobs alone hold: what its runs charge it (fix89).
+
+    Its jobs' runs a month (one where a job gives none; a ``run_after`` chain's, its jobs' hours summed) at full power,
+    as :func:`~generator.planner.tco.charged_runs` charges the layout it was chosen as. None for another pool.
+    """
+    if pool.node.provider != "baremetal" or pool.capex_usd != 0 or pool.owned_nodes != pool.nodes or pool.rented:
+        return None
+    if pool.node.platform_id in wl.prices:
+        return None
+    members = [d for d in deployments if pool.name in d.pools]
+    if not members or any(d.kind != "training" for d in members):
+        return None
+    hours = [d.details.get("hours") for d in members]
+    runs = {float(r) if isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 else 1.0 for d in members}
+    if not all(isinstance(h, int | float) and h > 0 for h in hours):
+        return None
+    timed = [float(h) for h in hours if isinstance(h, int | float)]
+    # a chain's jobs run as often as each other (workload.chains): its runs of their hours summed
+    each, busy = (runs.pop(), math.fsum(timed)) if len(runs) == 1 else (1.0, busy_hours(pool, deployments) or 0.0)
+    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts)
+
+
 def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
     """Busy hours a month of a pool bought or owned for training jobs alone, whose energy the plan charges; else None."""
     if pool.node.provider != "baremetal" or pool.capex_usd is None or pool.node.platform_id in wl.prices:
@@ -80,8 +105,21 @@ def charge_runs_energy(
     holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1.
     """
     extra_by_pool: dict[str, float] = {}
+    owned_by_pool: dict[str, OwnedRuns] = {}
     out_pools = []
     for pool in pools:
+        owned = owned_pool_runs(wl, pool, deployments, consts)
+        if owned is not None:  # fix89: owned servers charged their runs' energy and colocation, not a month of energy
+            month = owned.usd_per_month
+            owned_by_pool[pool.name] = owned
+            out_pools.append(
+                pool._replace(
+                    opex_usd_per_month=round(month, 2),
+                    usd_per_hour=month / HOURS_PER_MONTH,
+                    price_basis=f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}",
+                )
+            )
+            continue
         busy = _charged(wl, pool, deployments)
         if busy is None:
             out_pools.append(pool)
@@ -105,10 +143,19 @@ def charge_runs_energy(
                 price_basis=(pool.price_basis or "") + basis,
             )
         )
-    if not extra_by_pool:
-        return pools, deployments
+    if not extra_by_pool and not owned_by_pool:
+        return out_pools, deployments
     out_deps = []
     for d in deployments:
+        mine = [owned_by_pool[n] for n in d.pools if n in owned_by_pool]
+        if mine and "cost_share" not in d.details and not d.details.get("co_located"):
+            # the month its layout was charged (charged_runs), and a run the energy it adds, not the month over its runs
+            month = round(math.fsum(o.usd_per_month for o in mine), 2)
+            job = round(math.fsum(o.run_usd for o in mine), 2)
+            kept = {k: v for k, v in d.details.items() if k != "usd_per_job_hours_share"}
+            new = {**kept, "usd_per_month": month, "opex_usd_per_month": month, "usd_per_job": job}
+            out_deps.append(d._replace(details=new))
+            continue
         held = [n for n in d.pools if n in extra_by_pool]
         details = d.details
         if not held or details.get("co_located") or "cost_share" in details or details.get("usd_per_month") is None:
@@ -133,8 +180,8 @@ def training_energy_findings(
     runs_at = {d.name: i for i, d in enumerate(wl.deployments) if isinstance(d, TrainingDeployment)}
     for pool in pools:
         busy = _charged(wl, pool, deployments)
-        if busy is None or busy >= HOURS_PER_MONTH:
-            continue
+        if busy is None or busy >= HOURS_PER_MONTH or owned_pool_runs(wl, pool, deployments, consts) is not None:
+            continue  # an owned pool's cost line says its runs' basis (OwnedRuns)
         kw = pool.node.power_w / 1000
         month, runs, pue = _energy_usd_per_month(pool, consts, busy)
         jobs = sorted(d.name for d in deployments if pool.name in d.pools)

@@ -13,7 +13,7 @@ from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
 from generator.sizing.training_step import StepTime
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, usd_text
 
 #: The step's terms as the plan names them (StepTime attribute, words).
 STEP_TERMS: tuple[tuple[str, str], ...] = (
@@ -152,7 +152,10 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     else:  # another count of the same kind, or another kind: named, so a layout the servers cannot hold is not implied
         where = f"on {b.nodes} x {other.hardware.platform.id} ({b.gpus_per_node} x {other.hardware.gpu.id})"
         if b.owned_nodes != a.owned_nodes:  # a layout the owned servers did not take: priced as what it buys
-            where += f", {b.owned_nodes} of them owned" if b.owned_nodes else ", bought"
+            # a layout rented per run beside an owned one (fix89: owned servers win again) is rented, not bought
+            where += (
+                f", {b.owned_nodes} of them owned" if b.owned_nodes else f", {acquired_as(other.hardware.platform.provider, b)}"
+            )
     text = f"runner-up layout {where}: {other.shape.reason}"
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
@@ -171,7 +174,10 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
         text += ", less GPU time per token but ranked lower by the objective"
     monthly = month_run_usd(a, runs), month_run_usd(b, runs)
     mine_usd, theirs_usd = monthly[0] or run_usd(a), monthly[1] or run_usd(b)
-    if mine_usd is not None and theirs_usd is not None:
+    if mine_usd is not None and theirs_usd is not None and (a.owned_runs is not None or b.owned_runs is not None):
+        # fix89: on owned servers, the energy a run adds (OwnedRuns), to the cent
+        text += f"; {usd_text(theirs_usd)} against {usd_text(mine_usd)} per run"
+    elif mine_usd is not None and theirs_usd is not None:
         text += f"; ${theirs_usd:,.0f} against ${mine_usd:,.0f} per run"
         if None not in monthly and runs:
             # a month paid whatever runs, over the job's runs a month (newuser39 item 7)
