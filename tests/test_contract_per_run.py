@@ -55,6 +55,7 @@ def test_a_runs_cost_is_its_hours_share_of_the_month_the_fleet_charges(plan: Pla
     ft = next(d for d in plan.deployments if d.name == "ft")
     pool = next(p for p in plan.pools if "ft" in p.deployments)
     month = ft.details["usd_per_month"]
+    assert pool.usd_per_hour is not None and pool.price_basis is not None
     # the pool's month carries the rack's undrawn contracted kW (its price basis says +$2,266/month)
     assert month == pytest.approx(pool.usd_per_hour * HOURS_PER_MONTH, abs=0.02)
     assert "+$2,266/month, this pool's share of the contracted kW" in pool.price_basis
