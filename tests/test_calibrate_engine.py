@@ -93,3 +93,12 @@ def test_vllm_throughput_stats_are_listed_as_unread(tmp_path: Path) -> None:
     notes = [n for n in doc["notes"] if "Avg generation throughput" in n]
     assert len(notes) == 1 and "line 4" in notes[0] and "not compared" in notes[0]
     assert "decode_tokens_per_s" not in {r["figure"] for r in doc["rows"]}
+
+
+def test_vllms_available_kv_memory_line_is_listed_as_unread(tmp_path: Path) -> None:
+    path = tmp_path / "vllm.log"
+    path.write_text(VLLM_LOG + "INFO 12-01 10:00:20 [gpu_worker.py:227] Available KV cache memory: 20.10 GiB\n", encoding="utf-8")
+    code, text = calibrate(*SETUP, "--log", str(path), "--json")
+    assert code == 0
+    notes = json.loads(text)["notes"]
+    assert [n for n in notes if "Available KV cache memory' (line 4) not compared" in n]

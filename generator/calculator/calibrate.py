@@ -68,6 +68,8 @@ _ANNOUNCED = frozenset({"kv_cache_tokens", "gpu_blocks", "max_concurrency"})
 #: vLLM's periodic stats line ("Engine 000: Avg prompt throughput: ... Avg generation throughput: ... tokens/s, ..."):
 #: reported as unread (:func:`unread_settings_lines`), not compared.
 _VLLM_STATS = "Avg generation throughput: "
+#: vLLM V1's "Available KV cache memory: 20.10 GiB": reported as unread, the KV tokens it holds being compared.
+_VLLM_AVAILABLE = "Available KV cache memory: "
 #: SGLang's start-up lines ("Load weight end. type=..., mem usage=29.40 GB.", "KV Cache is allocated. #tokens: 500000,
 #: ...", "max_total_num_tokens=500000, ..."): recognised to refuse the log by name, not read (calibrate compares vLLM's
 #: accounting; SGLang's mem_fraction_static pool is another).
@@ -351,6 +353,12 @@ def unread_settings_lines(text: str, label: str) -> list[str]:
         if len(line) > _SETTINGS_LINE_CHARS
         and (_COMMAND.search(line[:4096]) or _NON_DEFAULT in line or _ENGINE_CONFIG[1] in line)
     ]
+    available = next((n for n, line in enumerate(text.splitlines(), 1) if _VLLM_AVAILABLE in line), None)
+    if available is not None:  # newuser74 item 6 (LOW): a figure vLLM prints, left out unsaid
+        notes.append(
+            f"{label}: vLLM's 'Available KV cache memory' (line {available:,}) not compared: the KV cache tokens it "
+            "holds are ('GPU KV cache size': those bytes over the model's KV bytes a token)"
+        )
     stats = [number for number, line in enumerate(text.splitlines(), 1) if _VLLM_STATS in line]
     if stats:  # newuser74 item 16: the line was dropped unsaid
         lines = ", ".join(str(n) for n in stats[:3]) + (f" and {len(stats) - 3:,} more" if len(stats) > 3 else "")
