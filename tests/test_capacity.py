@@ -56,13 +56,20 @@ hardware:
   gpus: [l40s-48gb]
 {hardware}"""
 
+#: The routing every capacity headline at the default inference.routing says its rates hold behind (newuser74 item 3).
+BEHIND_FREE_PLACE = (
+    "; behind a router that sends each request to any replica with a place free in its batch (inference.routing "
+    "free_place; a Kubernetes Service's even spread serves less: plan with routing even for it)"
+)
 #: What every capacity headline ends with at the default inference.max_utilization 1 (newuser61 item 12): the factor is
 #: the scale with each replica at up to all it is modelled to sustain.
 AT_FULL_LOAD = (
     "; at up to 100% of each replica's modelled capacity (inference.max_utilization 1): no headroom for bursts, a server "
-    "down or the model's error"
+    "down or the model's error" + BEHIND_FREE_PLACE
 )
-AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`")
+AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`").replace(
+    "inference.routing", "`inference.routing`"
+)
 R760 = "  platforms: [dell-r760]\n"
 OWNED = "  inventory:\n    - platform: dell-r760\n      gpu: l40s-48gb\n      count: 2\n"
 TWO_GPU_SERVER = 13_643.56 + 2 * 8_500
@@ -218,6 +225,7 @@ def test_the_400k_plan_states_the_factor_rates_capex_and_month(tmp_path: Path) -
                 "input_tokens_per_second": 145000.0,
                 "output_tokens_per_second": 29000.0,
                 "max_utilization": 1.0,
+                "routing": "free_place",
             }
         ],
     }
@@ -239,13 +247,14 @@ SECOND = """\
         pytest.param(
             "",
             11.81,
-            "; at up to 80% of each replica's modelled capacity (inference.max_utilization 0.8)",
+            "; at up to 80% of each replica's modelled capacity (inference.max_utilization 0.8)" + BEHIND_FREE_PLACE,
             id="one-share",
         ),
         pytest.param(
             SECOND,
             6.312,
-            "; at up to each deployment's inference.max_utilization of each replica's modelled capacity: chat 80%, chat2 100%",
+            "; at up to each deployment's inference.max_utilization of each replica's modelled capacity: chat 80%, chat2 100%"
+            + BEHIND_FREE_PLACE,
             id="each-its-own",
         ),
     ],

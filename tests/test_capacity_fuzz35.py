@@ -46,13 +46,20 @@ hardware:
 {hardware}"""
 
 OWNED3 = "  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 3, ram_gib: 512}\n"
+#: The routing every capacity headline at the default inference.routing says its rates hold behind (newuser74 item 3).
+BEHIND_FREE_PLACE = (
+    "; behind a router that sends each request to any replica with a place free in its batch (inference.routing "
+    "free_place; a Kubernetes Service's even spread serves less: plan with routing even for it)"
+)
 #: What every capacity headline ends with at the default inference.max_utilization 1 (newuser61 item 12): the factor is
 #: the scale with each replica at up to all it is modelled to sustain.
 AT_FULL_LOAD = (
     "; at up to 100% of each replica's modelled capacity (inference.max_utilization 1): no headroom for bursts, a server "
-    "down or the model's error"
+    "down or the model's error" + BEHIND_FREE_PLACE
 )
-AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`")
+AT_FULL_LOAD_MD = AT_FULL_LOAD.replace("inference.max_utilization", "`inference.max_utilization`").replace(
+    "inference.routing", "`inference.routing`"
+)
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "capacity-400k.yaml"
 
 

@@ -65,6 +65,15 @@ _PATTERNS = (
 #: The vLLM figures (:data:`_PATTERNS`) whose line, holding its words and no figure its pattern reads, is refused, not
 #: dropped. Not the weights' "... took": vLLM's loading lines also time it in seconds alone.
 _ANNOUNCED = frozenset({"kv_cache_tokens", "gpu_blocks", "max_concurrency"})
+#: vLLM's periodic stats line ("Engine 000: Avg prompt throughput: ... Avg generation throughput: ... tokens/s, ..."):
+#: reported as unread (:func:`unread_settings_lines`), not compared.
+_VLLM_STATS = "Avg generation throughput: "
+#: vLLM V1's "Available KV cache memory: 20.10 GiB": reported as unread, the KV tokens it holds being compared.
+_VLLM_AVAILABLE = "Available KV cache memory: "
+#: SGLang's start-up lines ("Load weight end. type=..., mem usage=29.40 GB.", "KV Cache is allocated. #tokens: 500000,
+#: ...", "max_total_num_tokens=500000, ..."): recognised to refuse the log by name, not read (calibrate compares vLLM's
+#: accounting; SGLang's mem_fraction_static pool is another).
+_SGLANG_LINES = ("KV Cache is allocated. #tokens: ", "max_total_num_tokens=", "Load weight end. type=")
 #: llama.cpp's decode line: "eval time = 1234.56 ms / 127 runs ( 9.72 ms per token, 102.87 tokens per second)" (not the
 #: "prompt eval time" line); read by :func:`_eval_tokens_per_s`, not a pattern that backtracks over a long line.
 _EVAL = re.compile(r"(?<!prompt )eval time =")
@@ -142,9 +151,23 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             f"{label}: an nvidia-smi CSV, but its memory.used is {cell} in all {rows} row(s) (nvidia-smi does not report "
             "this GPU's memory, or was not allowed to read it): take the CSV where it reports memory.used"
         )
+    sglang = _sglang_line(text)
+    if sglang is not None:  # newuser74 items 5-6: SGLang's figures are not vLLM's, and are not read
+        number, line = sglang
+        raise InputError(
+            f"{label}:{number}: an SGLang log ({short(line.strip(), 80)}): calibrate reads vLLM and llama.cpp runs "
+            "(and nvidia-smi / torch memory figures), not SGLang's log lines; give a vLLM or llama.cpp run's log"
+        )
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found
+
+
+def _sglang_line(text: str) -> tuple[int, str] | None:
+    """The first of SGLang's start-up lines in ``text`` (its number and text), else None."""
+    if not any(key in text for key in _SGLANG_LINES):
+        return None
+    return next((n, line) for n, line in enumerate(text.splitlines(), 1) if any(key in line for key in _SGLANG_LINES))
 
 
 def _number_before(line: str, end: int) -> str:
@@ -322,14 +345,29 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
 
 
 def unread_settings_lines(text: str, label: str) -> list[str]:
-    """Notes of the settings lines too long to read (their settings are not compared or taken)."""
-    return [
+    """Notes of the lines left unread: settings lines too long to read, and vLLM's periodic throughput lines."""
+    notes = [
         f"{label}: line {number} ({len(line):,} characters) is longer than the {_SETTINGS_LINE_CHARS:,} read for run "
         "settings; give its settings on the command line"
         for number, line in enumerate(text.splitlines(), 1)
         if len(line) > _SETTINGS_LINE_CHARS
         and (_COMMAND.search(line[:4096]) or _NON_DEFAULT in line or _ENGINE_CONFIG[1] in line)
     ]
+    available = next((n for n, line in enumerate(text.splitlines(), 1) if _VLLM_AVAILABLE in line), None)
+    if available is not None:  # newuser74 item 6 (LOW): a figure vLLM prints, left out unsaid
+        notes.append(
+            f"{label}: vLLM's 'Available KV cache memory' (line {available:,}) not compared: the KV cache tokens it "
+            "holds are ('GPU KV cache size': those bytes over the model's KV bytes a token)"
+        )
+    stats = [number for number, line in enumerate(text.splitlines(), 1) if _VLLM_STATS in line]
+    if stats:  # newuser74 item 16: the line was dropped unsaid
+        lines = ", ".join(str(n) for n in stats[:3]) + (f" and {len(stats) - 3:,} more" if len(stats) > 3 else "")
+        notes.append(
+            f"{label}: vLLM's throughput stats (line {lines}, 'Avg generation throughput') not compared: each is a "
+            "10 s window's average over whatever batch ran, prefills and idle time included, not a decode step at a "
+            "known batch; give a llama-bench table or llama.cpp timings to fit the decode speed"
+        )
+    return notes
 
 
 def _top_level(text: str) -> str:
@@ -712,8 +750,21 @@ UNUSED_OPTIONS = {
 }
 
 
+#: Why ``--engine sglang`` and ``--mem-fraction-static`` are refused (newuser74 items 5-6).
+SGLANG_REFUSED = (
+    'calibrate compares vLLM and llama.cpp runs only: it reads vLLM\'s start-up lines ("GPU KV cache size", "Model '
+    'loading took") and fits vLLM\'s constants, and does not read SGLang\'s ("KV Cache is allocated. #tokens", '
+    '"max_total_num_tokens"); a vLLM log compared with SGLang\'s mem_fraction_static pool would fit a wrong '
+    "non_torch_bytes. Leave it out and give a vLLM or llama.cpp run's log"
+)
+
+
 def refuse_unused_options(parser: Any, args: Any) -> None:
-    """A usage error (exit 2) for each estimate option given that calibrate would ignore."""
+    """A usage error (exit 2) for each estimate option given that calibrate would ignore, and for SGLang's."""
+    asked = (("--engine sglang", args.engine == "sglang"), ("--mem-fraction-static", args.mem_fraction_static is not None))
+    sglang = [text for text, given in asked if given]
+    if sglang:
+        parser.error(f"{', '.join(sglang)}: {SGLANG_REFUSED}")
     given = [text for dest, text in UNUSED_OPTIONS.items() if getattr(args, dest) not in (None, False)]
     if given:
         parser.error(
@@ -732,8 +783,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.prog = "specgen calibrate"
     parser.description = "Compare what a run printed (--log, repeatable) with the prediction for the same setup."
     for action in parser._actions:  # refused below (refuse_unused_options): not offered in the help either
-        if action.dest in UNUSED_OPTIONS:
+        if action.dest in UNUSED_OPTIONS or action.dest == "mem_fraction_static":
             action.help = argparse.SUPPRESS
+        elif action.dest == "engine":
+            action.help = "vllm only (the default): calibrate reads vLLM's log lines, not SGLang's"
     parser.add_argument("--log", action="append", required=True, help="a vLLM log, llama.cpp output or nvidia-smi CSV")
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)

@@ -1812,7 +1812,7 @@ def build_plan(
             per_run.add(dep.name)
         details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         if job is None and not details["co_located"]:  # its own pools: theirs is its share of the racks' contract
-            _add_undrawn_contract(details, undrawn, dep_pools)
+            reasons += _add_undrawn_contract(details, undrawn, dep_pools)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.gpus_used, in_use))
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
@@ -2123,14 +2123,34 @@ def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> 
     return sequenced_jobs(wl, chosen)
 
 
-def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str]) -> None:
-    """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`)."""
+def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str]) -> list[str]:
+    """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`).
+
+    Added to its month and, for a training job, to its run (its hours' share of that month, as ``usd_per_job`` is
+    otherwise); returns the reason saying so (newuser74 item 7: "$67 per run" and "chosen by cost ... $19,879/month"
+    left out the $2,266 and $688 a month the fleet total charges), or none where it carries no share.
+    """
     usd = sum(undrawn.get(name, 0.0) for name in pools)
     if not usd:
-        return
+        return []
     for key in ("opex_usd_per_month", "usd_per_month"):
         if details.get(key) is not None:
             details[key] = round(details[key] + usd, 2)
+    month = details.get("usd_per_month")
+    with_it = f": ${month:,.0f}/month with it" if month is not None else ""
+    run = details.get("usd_per_job")
+    hours = details.get("hours")
+    per_run = ""
+    if run is not None and isinstance(hours, int | float) and hours > 0:
+        details["usd_per_job"] = round(run + usd * hours / HOURS_PER_MONTH, 2)
+        per_run = (
+            f", and a run ${details['usd_per_job']:,.0f} as its {hours:,.1f} h's share of that month (${run:,.0f} without it)"
+        )
+    return [
+        f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, its pools' share of the contracted kW "
+        f"their racks leave undrawn{with_it}{per_run}; the choice and runners-up below were compared before the racks "
+        "were packed, at the kW their servers draw, without it"
+    ]
 
 
 def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any]) -> list[str]:

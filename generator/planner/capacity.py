@@ -138,6 +138,7 @@ def plan_capacity(
             dep.inference.requests_per_second * dep.inference.avg_input_tokens,
             dep.inference.requests_per_second * dep.inference.avg_output_tokens,
             dep.inference.max_utilization,
+            dep.inference.routing,
         )
         for given, dep in zip(wl.deployments, scaled(loaded, low).workload.deployments, strict=True)
         if isinstance(given, InferenceDeployment) and isinstance(dep, InferenceDeployment)

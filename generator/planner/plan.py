@@ -607,6 +607,9 @@ class CapacityServed(NamedTuple):
     #: The share of what each replica sustains within the SLOs it is planned to run at (``inference.max_utilization``):
     #: the factor is the scale at that load (newuser61 item 12: 16.5 x at 100%, with no word of it).
     max_utilization: float = 1.0
+    #: How requests reach its replicas (``inference.routing``), which the rate it serves holds for (newuser74 item 3:
+    #: 145 req/s behind a free_place router, 130 under routing even).
+    routing: str = "free_place"
 
 
 class Capacity(NamedTuple):
@@ -688,10 +691,35 @@ def _utilization_text(c: Capacity, code: Callable[[str], str]) -> str:
         return ""
     if len(shares) > 1:
         each = ", ".join(f"{s.name} {s.max_utilization:.0%}" for s in c.served)
-        return f"; at up to each deployment's {field} of each replica's modelled capacity: {each}"
+        return f"; at up to each deployment's {field} of each replica's modelled capacity: {each}{_routing_text(c, code)}"
     (share,) = shares
     text = f"; at up to {share:.0%} of each replica's modelled capacity ({field} {share:g})"
-    return text + (": no headroom for bursts, a server down or the model's error" if share >= 1 else "")
+    text += ": no headroom for bursts, a server down or the model's error" if share >= 1 else ""
+    return text + _routing_text(c, code)
+
+
+#: What each ``inference.routing`` is, as a capacity headline says the rates hold behind it, and what it adds.
+ROUTING_SAID = {
+    "free_place": (
+        "a router that sends each request to any replica with a place free in its batch",
+        "; a Kubernetes Service's even spread serves less: plan with routing even for it",
+    ),
+    "even": ("an even spread over the replicas, each its own queue, as a Kubernetes Service gives", ""),
+}
+
+
+def _routing_text(c: Capacity, code: Callable[[str], str]) -> str:
+    """The routing the factor holds for (newuser74 item 3: a free_place router was assumed unsaid); "" with no service."""
+    field = code("inference.routing")
+    routings = {s.routing for s in c.served}
+    if len(routings) > 1:
+        each = ", ".join(f"{s.name} {s.routing}" for s in c.served)
+        return f"; behind each deployment's {field}: {each}"
+    if not routings:
+        return ""
+    (routing,) = routings
+    said, more = ROUTING_SAID.get(routing, (routing, ""))
+    return f"; behind {said} ({field} {routing}{more})"
 
 
 #: The share of the capex cap left unspent past which the headline says why the next server kind is not mixed in.

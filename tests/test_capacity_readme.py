@@ -1,0 +1,88 @@
+"""newuser74 items 2 and 3: the README's worked capacity example is what specgen prints, and its headline names the
+routing its rates hold behind (145 req/s behind a free_place router; the same 13 servers serve 130 under routing even)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import call_cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("### What a budget buys (`objective: capacity`)")
+    return text[start : text.index("\n### ", start + 1)]
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _example() -> str:
+    return _section().split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def _capacity_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml_text: str) -> list[str]:
+    (tmp_path / "workload.yaml").write_text("version: 1\nname: cap-readme\n" + yaml_text, encoding="utf-8")
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("capacity: "))
+    return lines[at : at + 2]
+
+
+def test_the_readme_example_prints_what_the_readme_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: the README said 14.75 x and 147.5 req/s where specgen prints 14.5 x and 145 req/s (fix74's slot wait)
+    headline, chat = _capacity_lines(tmp_path, capsys, _example())
+    section = _flat(_section())
+    assert _flat(headline) in section
+    assert _flat(chat) in section
+    assert "behind a router that sends each request to any replica with a place free" in headline
+    assert "(inference.routing free_place;" in headline
+
+
+@pytest.mark.parametrize(
+    ("change", "factor", "rate"),
+    [
+        pytest.param(("requests_per_second: 10}", "requests_per_second: 10, routing: even}"), "13 x", "130 req/s", id="even"),
+        pytest.param(
+            ("requests_per_second: 10}", "requests_per_second: 10, max_utilization: 0.8}"), "11.81 x", "118.1 req/s", id="0.8"
+        ),
+        pytest.param(
+            ("max_capex_usd: 400000}", "max_capex_usd: 400000,\n  inventory: [{platform: dell-r760, gpu: l40s-48gb, count: 2}]}"),
+            "16.87 x",
+            "168.7 req/s",
+            id="two-owned",
+        ),
+    ],
+)
+def test_the_readme_variants_of_the_example_are_what_specgen_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: tuple[str, str], factor: str, rate: str
+) -> None:
+    text = _example()
+    assert change[0] in text
+    headline, chat = _capacity_lines(tmp_path, capsys, text.replace(*change))
+    assert f"buys {factor} the request rates given" in headline
+    assert chat.startswith(f"  chat: {rate} ")
+    section = _flat(_section())
+    assert f"{factor}" in section and rate.split(maxsplit=1)[0] in section
+    if "routing: even" in change[1]:
+        # newuser74 item 3: the headline says the routing its 130 req/s holds behind, not free_place's
+        assert headline.endswith(
+            "; behind an even spread over the replicas, each its own queue, as a Kubernetes Service gives "
+            "(inference.routing even)"
+        )
+
+
+def test_deployments_of_different_routing_are_each_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    second = (
+        "  - name: chat2\n    model: meta-llama/Llama-3.1-8B-Instruct\n    inference: {precision: bf16, max_context_tokens: "
+        "8192, avg_input_tokens: 1000, avg_output_tokens: 200,\n                requests_per_second: 10, routing: even}\n"
+    )
+    text = _example().replace("objective: capacity", second + "objective: capacity")
+    headline, _ = _capacity_lines(tmp_path, capsys, text)
+    assert headline.endswith("; behind each deployment's inference.routing: chat free_place, chat2 even")
