@@ -23,6 +23,7 @@ from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host
 from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
 from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
+from generator.render.node_disk import with_root_disks
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings, with_unprovisioned_findings
 from generator.render.rdma_host import with_rdma_findings
 from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
@@ -45,6 +46,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan, workload))
+    shared = with_root_disks(shared)  # newuser74 item 12: spec.json records each cloud node's root disk
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
