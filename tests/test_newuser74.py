@@ -91,3 +91,55 @@ def test_an_unknown_or_equal_root_disk_and_a_per_job_pool_say_nothing() -> None:
     assert root_disk_changes(_spec("azure", None), _spec("azure", 140)) == {}  # a spec.json from before the field
     assert root_disk_changes(_spec("azure", 140), _spec("azure", 140)) == {}
     assert root_disk_changes(_spec("aws", 223, per_job=True), _spec("aws", 140, per_job=True)) == {}
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "cores"),
+    [
+        # newuser74 MED: "96 physical 4th Gen Intel Xeon Scalable processor cores" (nd-h100-v5-series-summary.md)
+        ("azure-standard-nd96isr-h100-v5", 96),
+        ("azure-standard-nd96amsr-a100-v4", 96),  # "96 physical 2nd-generation AMD Epyc 7V12 (Rome) CPU cores"
+        ("azure-standard-nd96asr-v4", 96),
+        ("azure-standard-nc96ads-a100-v4", 96),  # "up to 96 non-multithreaded AMD EPYC Milan processor cores"
+        ("azure-standard-nc24ads-a100-v4", 24),
+        ("azure-standard-nc80adis-h100-v5", 80),  # "up to 96 non-multithreaded AMD EPYC Genoa processor cores"
+        ("azure-standard-nc40ads-h100-v5", 40),
+    ],
+)
+def test_azure_vcpus_that_are_physical_cores_count_as_cores(platform_id: str, cores: int) -> None:
+    from generator.catalog import platforms
+
+    platform = platforms()[platform_id]
+    per_core = 1 if platform.vcpus_physical else 2
+    assert (platform.vcpus or 0) // per_core == cores
+
+
+def test_nd_h100_v5_is_not_said_to_be_short_of_cpu_cores(tmp_path: Path) -> None:
+    path = tmp_path / "h100.yaml"
+    path.write_text(AZ.replace("MODEL", "meta-llama/Llama-3.3-70B-Instruct").replace("h200-sxm-141gb", "h100-sxm5-80gb"))
+    files = render_file(str(path))
+    plan = json.loads(files["spec.json"])["plan"]
+    assert {p["node"]["platform_id"] for p in plan["pools"]} == {"azure-standard-nd96isr-h100-v5"}
+    assert {p["node"]["cpu_cores"] for p in plan["pools"]} == {96}
+    assert not [f for f in plan["findings"] if f["code"] == "few-cpu-cores"]
+
+
+def test_a_cluster_outside_the_priced_region_is_warned_and_its_dollars_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser74 item 9: brazilsouth got eastus2's dollars in the headline and SPEC.md with only an info."""
+    path = tmp_path / "brazil.yaml"
+    path.write_text(AZ.replace("MODEL", "meta-llama/Llama-3.3-70B-Instruct").replace("eastus2", "brazilsouth"))
+    files = render_file(str(path))
+    plan = json.loads(files["spec.json"])["plan"]
+    (found,) = [f for f in plan["findings"] if f["code"] == "price-region"]
+    assert found["level"] == "warning"
+    assert "the plan's dollars for it are eastus2's, not brazilsouth's" in found["message"]
+    assert "whether brazilsouth offers Standard_ND96isr_H200_v5 at all is not checked" in found["message"]
+    assert "/month at eastus2 rates (the cluster is in brazilsouth: warning `price-region`) |" in files["SPEC.md"]
+    code, out, _ = specgen(capsys, "plan", str(path), "--fail-on", "warning")
+    assert code == 5
+    assert "/month at eastus2 rates (the cluster is in brazilsouth: warning price-region)" in out.splitlines()[0]
+    path.write_text(AZ.replace("MODEL", "meta-llama/Llama-3.3-70B-Instruct"))
+    code, out, _ = specgen(capsys, "plan", str(path))
+    assert code == 0 and " rates (" not in out.splitlines()[0]
