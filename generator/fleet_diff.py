@@ -359,6 +359,10 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # its spot capacity, where it is (newuser56 item 1: on-demand -> spot read "No change to the fleet")
     if pool.get("capacity_type") is not None:
         row["capacity_type"] = pool["capacity_type"]
+    # its nodes' root / OS disk, where recorded (newuser74 item 12: a change creates every node again)
+    if _number(pool.get("root_disk_size")) is not None:
+        words, unit = ROOT_DISK_WORDS.get(str(pool["node"].get("provider")), ("root disk", "GB"))
+        row["root_disk"] = f"{words} {fmt_cell(pool['root_disk_size'])} {unit}"
     # the nodes it scales down to at the services' average rate, where it scales (a move of the minimum alone read
     # "No change to the fleet"); a plan without one is a pool of a fixed size
     if _number(pool.get("min_nodes")) is not None:
@@ -1185,6 +1189,17 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
     out += [  # (_replacement says the capacity a pool keeping its name moves between)
         _replacement(old, new, [old_pools[name]], [new_pools[name]]) for name in capacity_changes(old, new) if name not in grouped
     ]
+    grouped |= {str(entry["added"][0]["pool"]) for entry in out if "capacity_type" in entry}
+    disks = root_disk_changes(old, new)
+    for entry in out:  # a pool replaced for another reason says its disk's change too
+        same = {str(p["pool"]) for p in entry["removed"]} & {str(p["pool"]) for p in entry["added"]}
+        if len(same) == 1 and (change := disks.get(next(iter(same)))) is not None:
+            entry["root_disk"] = change
+    out += [
+        _replacement(old, new, [old_pools[name]], [new_pools[name]]) | {"root_disk": change}
+        for name, change in disks.items()
+        if name not in grouped
+    ]
     return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
 
 
@@ -1212,6 +1227,34 @@ def capacity_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict
         was, now = (str(p.get("capacity_type") or ON_DEMAND) for p in (a, b))
         if was != now and _same_hardware(_hardware(old, a), _hardware(new, b)):
             out[str(name)] = {"old": was, "new": now}
+    return out
+
+
+#: A cloud node's root disk as each provider names it, and the unit ``root_disk_size`` is in.
+ROOT_DISK_WORDS = {"aws": ("root volume", "GiB"), "azure": ("OS disk", "GB"), "gcp": ("boot disk", "GB")}
+
+
+def root_disk_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Pools that keep their name and hardware while their nodes' root / OS disk (``root_disk_size``) changes.
+
+    newuser74 item 12: a model swap resized an AKS pool's OS disk (223 -> 140 GB) and the diff said "changed (what
+    runs on it)". No provider resizes a running node's root disk: azurerm cycles an AKS node pool's nodes through its
+    ``temporary_name_for_rotation`` pool (a new ``os_disk_size_gb``), an EKS managed node group rolls every node onto
+    its launch template's new version (``block_device_mappings``), a GKE node pool's ``nodeConfig`` (``diskSizeGb``)
+    is immutable, and a Karpenter EC2NodeClass's ``blockDeviceMappings`` or AKSNodeClass's ``osDiskSizeGB`` is drift:
+    every node is created again. A spec.json from before the field (no ``root_disk_size``) says nothing; pools rented
+    per job are left out, as :func:`capacity_changes` leaves them.
+    """
+    old_pools = {p["name"]: p for p in old["pools"] if p.get("per_job") is not True}
+    new_pools = {p["name"]: p for p in new["pools"] if p.get("per_job") is not True}
+    out = {}
+    for name in sorted(set(old_pools) & set(new_pools)):
+        a, b = old_pools[name], new_pools[name]
+        was, now = _number(a.get("root_disk_size")), _number(b.get("root_disk_size"))
+        provider = _hardware(new, b)[0]
+        if was is None or now is None or was == now or provider not in ROOT_DISK_WORDS:
+            continue
+        out[str(name)] = {"provider": provider, "old": a["root_disk_size"], "new": b["root_disk_size"]}
     return out
 
 
@@ -1491,6 +1534,8 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
         )
     if isinstance(entry.get("gpu_sharing"), dict):  # a kept name and hardware, GPUs shared otherwise (GKE)
         return f"{added}, {hardware}: {_gke_sharing_text(entry['gpu_sharing'], plain)}: {effect}"
+    if isinstance(entry.get("root_disk"), dict):  # the nodes' root disk changes too, or alone
+        effect = f"{_root_disk_effect(entry['root_disk'], plain)}; {effect}"
     capacity = entry.get("capacity_type")
     if isinstance(capacity, dict) and not moved:  # a kept name and hardware, another capacity
         return (
@@ -1499,12 +1544,28 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
             "priority and an EKS node group's capacity type force new ones, a Karpenter NodePool's capacity-type "
             f"requirement is drift): {effect}"
         )
+    if isinstance(entry.get("root_disk"), dict) and gone == come and not moved:  # a kept name, hardware, capacity
+        return f"{added}, {hardware}: {effect}"
     if gone == come:  # a kept name, other hardware (and capacity)
         to = ""
         if isinstance(capacity, dict):
             to = f", its nodes on {_cell(capacity['new'], plain)} capacity (were {_cell(capacity['old'], plain)})"
         return f"{added} keeps its name on other hardware, {hardware}{to}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
+
+
+def _root_disk_effect(change: dict[str, Any], plain: bool) -> str:
+    """Why a pool whose nodes' root disk changes has its nodes created again, as its provider applies it."""
+    words, unit = ROOT_DISK_WORDS.get(str(change.get("provider")), ("root disk", "GB"))
+    sizes = f"{_cell(change.get('old'), plain)} → {_cell(change.get('new'), plain)} {unit}"
+    how = {
+        "azure": "an AKS node pool cycles every node through its temporary_name_for_rotation pool, as many VMs again "
+        "for a while, which needs quota for them; an AKSNodeClass's osDiskSizeGB change is Karpenter drift",
+        "aws": "an EKS managed node group rolls every node onto its launch template's new version, and an "
+        "EC2NodeClass's blockDeviceMappings change is Karpenter drift",
+        "gcp": "a GKE node pool's boot disk (nodeConfig diskSizeGb) is immutable: its nodes are created again",
+    }.get(str(change.get("provider")), "no node resizes it in place")
+    return f"its nodes' {words} changes ({sizes}), which no node takes in place ({how})"
 
 
 def _sharing_side(text: Any) -> str:
@@ -1595,7 +1656,11 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     created = sum(r["nodes_created"] for r in replacements)
     # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
     # (and where a pool whose deployments all name it takes another removed pool's services: fuzz23 item 6)
-    renamed = [r for r in replacements if (not _moved(r) or _takes_over(r)) and not {"gpu_sharing", "capacity_type"} & set(r)]
+    renamed = [
+        r
+        for r in replacements
+        if (not _moved(r) or _takes_over(r)) and not {"gpu_sharing", "capacity_type", "root_disk"} & set(r)
+    ]
     lines = [
         f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
         + _pool_advice(renamed),
@@ -1872,6 +1937,8 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     capacity = [str(side.get("capacity_type") or ON_DEMAND) for side in (old, new)]
     said = [f"GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])}"] if sharing[0] != sharing[1] else []
     said += [f"{capacity[0]} → {capacity[1]}"] if capacity[0] != capacity[1] else []
+    disks = [side.get("root_disk") for side in (old, new)]
+    said += [f"{disks[0]} → {disks[1]}"] if None not in disks and disks[0] != disks[1] else []
     if replaced and p["pool"] in replaced:
         return f"replaced ({', '.join(['other hardware'] * replaced[p['pool']] + said) or 'its nodes created again'})"
     hosts = [set(side.get("hosts", ())) for side in (old, new)]

@@ -1365,11 +1365,13 @@ def test_maas_allocations_type_check_and_use_only_provider_fields(stem: str, tmp
         assert {k: kept[k] for k in instance["allocate_params"]} == instance["allocate_params"], name
 
 
-@pytest.mark.parametrize("provider", ["aws", "gcp"])
+@pytest.mark.parametrize("provider", ["aws", "gcp", "azure"])
 def test_a_clusters_root_module_merges_the_node_groups_of_its_workloads(tmp_path: Path, provider: str) -> None:
     """newuser33 item 11: the root of a tree of several workloads output only gpu_pools and gpu_count, so feeding the
     EKS module (or GKE node pools) needed a hand-written merge of every workload's output, edited at each one added.
-    Terraform itself applies the root (its child modules hold outputs only) and reads the merged output back."""
+    Terraform itself applies the root (its child modules hold outputs only) and reads the merged output back.
+    newuser74 item 4: on Azure the root merged no aks_node_pools and passed no aks_cluster_id, so every pool's
+    kubernetes_cluster_id stayed null; the root's aks_cluster_id (given with -var) reaches every merged pool."""
     from generator.api import render_files
     from tests.test_iac_outputs import AWS_SMALL
 
@@ -1382,17 +1384,35 @@ def test_a_clusters_root_module_merges_the_node_groups_of_its_workloads(tmp_path
                 .replace("[l40s-48gb]", "[l4-24gb]")
                 .replace("location: us-east-1", "location: us-central1, zone: us-central1-a, gcp_project: acme-ml")
             )
+        if provider == "azure":
+            text = (
+                text.replace("provider: aws", "provider: azure")
+                .replace("[l40s-48gb]", "[h100-nvl-94gb]")
+                .replace("location: us-east-1", "location: eastus2")
+            )
         (tmp_path / f"{name}.yaml").write_text(text)
         paths.append(str(tmp_path / f"{name}.yaml"))
     files = render_files(paths)
-    merged = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools"}[provider]
+    merged = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools", "azure": "aks_node_pools"}[provider]
     for name in ("chat-a", "chat-b"):
         write_tree(files, tmp_path / "tree", f"{name}/terraform/")
     root = write_tree(files, tmp_path / "tree", "terraform/")
     tf = TerraformCommand(str(root))
     assert (init := tf.init()).retcode == 0, _tf_failure("init", init)
-    assert (applied := tf.apply()).retcode == 0, _tf_failure("apply", applied)
+    validated = tf.validate()
+    assert validated.retcode == 0 and validated.value["valid"] and not validated.value["warning_count"], validated.value
+    fmt = tf.fmt(check_input=True, list=True, write=False, recursive=True)
+    assert fmt.retcode == 0 and not fmt.value.strip(), fmt.value
+    cluster = "/subscriptions/0/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/prod"
+    applied = tf.apply(vars={"aks_cluster_id": cluster} if provider == "azure" else None)
+    assert applied.retcode == 0, _tf_failure("apply", applied)
     outputs = tf.output()
     assert outputs.retcode == 0, _tf_failure("output", outputs)
     pools = {name: json.loads(files[f"{name}/terraform/specgen.auto.tfvars.json"])["gpu_pools"] for name in ("chat-a", "chat-b")}
     assert sorted(outputs.value[merged]["value"]) == sorted([*pools["chat-a"], *pools["chat-b"]])
+    if provider == "azure":
+        tfvars = {name: json.loads(files[f"{name}/terraform/specgen.auto.tfvars.json"]) for name in ("chat-a", "chat-b")}
+        for key, pool in outputs.value[merged]["value"].items():
+            assert pool["kubernetes_cluster_id"] == cluster, key
+            owner = next(t for t in tfvars.values() if key in t["aks_node_pools"])
+            assert pool["vm_size"] == owner["aks_node_pools"][key]["vm_size"], key

@@ -693,14 +693,12 @@ def test_only_the_on_demand_pool_carries_the_catalog_regions_rate(tmp_path: Path
     path = tmp_path / "eu.yaml"
     text = workload("aws", "prices: {aws-g6e-xlarge@spot: 0.75}\n").replace("location: us-east-1", "location: eu-west-1")
     path.write_text(text, encoding="utf-8")
-    assert findings(render_file(str(path)), "price-region") == [
-        (
-            "info",
-            "kubernetes.location",
-            "pool chat_l40s_48gb is priced at the us-east-1 on-demand rate of aws-g6e-xlarge; the cluster is in "
-            "eu-west-1, whose GPU VM prices differ and are not in the catalog",
-        )
-    ]
+    ((level, path_, message),) = findings(render_file(str(path)), "price-region")
+    assert (level, path_) == ("warning", "kubernetes.location")  # newuser74 item 9: a warning
+    assert message.startswith(
+        "pool chat_l40s_48gb is priced at the us-east-1 on-demand rate of aws-g6e-xlarge; the cluster is in "
+        "eu-west-1, whose GPU VM prices differ and are not in the catalog: the plan's dollars for it are us-east-1's"
+    )
 
 
 # ---------------------------------------------------------------- an @spot rate no plan can use (review30 item 6)

@@ -45,6 +45,7 @@ def plan_text(plan: Plan) -> str:
         runs_only_nodes_text,
         runs_only_power_text,
     )
+    from generator.planner.price_region import priced_at
     from generator.planner.tco import cost_text, gpus_acquired, job_runs_per_month
 
     t = plan.totals
@@ -67,6 +68,8 @@ def plan_text(plan: Plan) -> str:
             f" + ${t['priced_training_usd_per_job']:,.0f} per run of the priced training pools "
             f"({', '.join(t['unpriced_training_pools'])} unpriced: add prices:)"
         )
+    if elsewhere := priced_at(plan.findings):  # newuser74 item 9: another region's dollars, said in the headline
+        cost += f" at {', '.join(elsewhere)} rates (the cluster is in {plan.region}: warning price-region)"
     idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"

@@ -169,6 +169,12 @@ class Pool(NamedTuple):
     #: ``"spot"``: its nodes are the cloud's spot capacity (``capacity_type: spot``); None (left out of ``spec.json``):
     #: on demand (or bought, owned).
     capacity_type: str | None = None
+    #: On a cloud, the root / OS disk its rendered nodes ask for, in the provider's unit (an EKS node's root EBS
+    #: volume in GiB, the AMI's 20 where the instance store holds its files; an AKS node pool's ``os_disk_size_gb``
+    #: in GB; a GKE node pool's boot ``disk_size_gb``, 100 by default), set by the render
+    #: (``generator.render.node_disk.with_root_disks``): no provider changes it on a node, so a change is every
+    #: node created again (newuser74 item 12). None (left out of ``spec.json``): bare metal.
+    root_disk_size: int | None = None
 
     @property
     def spot(self) -> bool:
@@ -833,5 +839,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (DeploymentPart, "mem_fraction_static"),
         (Pool, "build_assumed"),
         (Pool, "capacity_type"),
+        (Pool, "root_disk_size"),
     }
 )

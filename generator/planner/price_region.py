@@ -10,6 +10,7 @@ plan names the regions the catalog prices it in.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import cache
@@ -252,22 +253,39 @@ def price_region_findings(wl: Workload, platform_ids: list[str]) -> list[Finding
     ]
 
 
+#: How the ``price-region`` finding opens: the pool, the region whose rate it carries, its instance type (``diff`` and
+#: the plan's headline read them back).
+PRICED_AT = re.compile(r"pool (\S+) is priced at the (\S+) on-demand rate of ")
+
+
 def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
     """Pools priced at another region's rate than the one ``kubernetes.location`` names, one per catalog-priced pool.
 
-    The catalog has no GPU VM prices in that region; a pool the workload prices is priced for its own region.
+    The catalog has no GPU VM prices in that region; a pool the workload prices is priced for its own region. A warning
+    (newuser74 MED, item 9: an ``info`` let a plan for brazilsouth show eastus2 dollars, which ``--fail-on warning``
+    passed): the plan's cost is another region's, and the catalog records no region's offer of a type, so whether the
+    cluster's region sells it at all is not checked either.
     """
     region, priced_in = asked_region(wl), pricing_region(wl)
     if region is None or priced_in is None or priced_in == region:
         return []
     return [
         Finding(
-            "info",
+            "warning",
             "price-region",
             f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
-            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
+            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog: the plan's dollars for "
+            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'), and whether "
+            f"{region} offers {pool.node.instance_type or pool.node.platform_id} at all is not checked (the catalog "
+            "records no region's offer of an instance type: check the provider's list of products by region before "
+            "applying)",
             "kubernetes.location",
         )
         for pool in pools
         if given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None
     ]
+
+
+def priced_at(findings: Iterable[Finding]) -> list[str]:
+    """The regions whose rates the ``price-region`` findings say pools carry, sorted (empty: none)."""
+    return sorted({m[2] for f in findings if f.code == "price-region" and (m := PRICED_AT.match(f.message))})

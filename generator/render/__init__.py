@@ -23,6 +23,7 @@ from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host
 from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
 from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
+from generator.render.node_disk import with_root_disks
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings, with_unprovisioned_findings
 from generator.render.rdma_host import with_rdma_findings
 from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
@@ -45,6 +46,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan, workload))
+    shared = with_root_disks(shared)  # newuser74 item 12: spec.json records each cloud node's root disk
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
@@ -347,7 +349,12 @@ def check_tree_name(name: str, taken: Sequence[str], location: Location | None =
 
 #: What every module of one provider outputs that the root merges: the node groups or node pools a cluster module takes
 #: (newuser33 item 11: wiring them into the EKS module needed a hand-written merge, edited at each workload added).
-ROOT_MERGED_OUTPUTS = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools"}
+ROOT_MERGED_OUTPUTS = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools", "azure": "aks_node_pools"}
+
+#: What the root takes and passes to every module of one provider: on Azure the AKS cluster's id, which each module's
+#: ``aks_node_pools`` output carries as ``kubernetes_cluster_id`` (newuser74 item 4: a tree of several Azure workloads
+#: merged no AKS node pools and had no way to set the cluster, so every pool's cluster id stayed null).
+ROOT_PASSED_VARIABLES = {"azure": ("aks_cluster_id",)}
 
 
 def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], str | None]]) -> dict[str, str]:
@@ -356,13 +363,18 @@ def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], str | None]
     ``parts``: (workload name, its pools' GPU-stack needs, the provider of its Terraform or None), in name order.
     The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload, whose outputs also
     merge the modules' node groups or node pools (:data:`ROOT_MERGED_OUTPUTS`; one tree is one provider's cluster, and
-    its pool names are unique across workloads, so the keys never collide).
+    its pool names are unique across workloads, so the keys never collide), and
+    the variables it passes to every module (:data:`ROOT_PASSED_VARIABLES`).
     """
     files = render_cluster([stack for _, stacks, _ in parts for stack in stacks])
     with_terraform = [name for name, _, provider in parts if provider]
     if with_terraform:
         width = max(len(name) + 2 for name in with_terraform)  # quoted keys, aligned as terraform fmt does
         providers = {provider for _, _, provider in parts if provider}
-        merged = ROOT_MERGED_OUTPUTS.get(providers.pop()) if len(providers) == 1 else None
-        files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width, merged=merged)
+        provider = providers.pop() if len(providers) == 1 else None
+        merged = ROOT_MERGED_OUTPUTS.get(provider) if provider else None
+        passed = ROOT_PASSED_VARIABLES.get(provider, ()) if provider else ()
+        files["terraform/main.tf"] = render_template(
+            "terraform/root.tf.j2", workloads=with_terraform, width=width, merged=merged, passed=passed
+        )
     return files

@@ -16,6 +16,7 @@ from generator.planner.plan import (
     runs_only_nodes_text,
     runs_only_power_text,
 )
+from generator.planner.price_region import priced_at
 from generator.planner.tco import job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
@@ -74,5 +75,6 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         figure_text=figure_text,
         runs_only_nodes=runs_only_nodes_text,
         runs_only_power=runs_only_power_text,
+        priced_at=priced_at(plan.findings),  # newuser74 item 9: another region's dollars, said beside them
     )
     return {"SPEC.md": text}

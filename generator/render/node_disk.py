@@ -92,3 +92,35 @@ def gke_boot_disk_gb(disk: NodeDisk) -> int | None:
         return None
     gb = math.ceil(disk.root_gib * GIB / 10**9)
     return gb if gb > GKE_DEFAULT_BOOT_DISK_GB else None
+
+
+#: An EKS AL2023 node's root volume where none is mapped (the instance store holds its files): the AMI's own, 20 GiB.
+EKS_AMI_ROOT_GIB = 20
+
+
+def root_disk_size(provider: str, disk: NodeDisk) -> int:
+    """The root / OS disk a node of ``disk`` asks for, as the provider's rendered objects size it (its unit).
+
+    AKS: ``os_disk_size_gb`` / ``osDiskSizeGB`` (GB, at least the default, at most the maximum); EKS: the root EBS
+    volume (GiB), the AMI's where the instance store holds the files; GKE: the boot disk (GB), its default where that
+    holds them.
+    """
+    if provider == "azure":
+        return min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB)
+    if provider == "aws":
+        return EKS_AMI_ROOT_GIB if disk.local else disk.root_gib
+    return gke_boot_disk_gb(disk) or GKE_DEFAULT_BOOT_DISK_GB
+
+
+def with_root_disks(plan: Plan) -> Plan:
+    """``plan`` with each cloud pool's :attr:`~generator.planner.plan.Pool.root_disk_size` (``spec.json`` records it).
+
+    newuser74 item 12: a model swap resized every AKS node's OS disk (223 -> 140 GB), which cycles every node through a
+    temporary pool, while ``diff`` said only "what runs on it"; the diff compares this figure.
+    """
+    disks = node_disks(plan)
+    pools = tuple(
+        pool._replace(root_disk_size=root_disk_size(pool.node.provider, disks[pool.name])) if pool.name in disks else pool
+        for pool in plan.pools
+    )
+    return plan._replace(pools=pools)
