@@ -478,8 +478,7 @@ def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
     placed = resolved(spec.requests_per_second, pool)  # the places at the planned count, as the slot line says them
     caps = [q.per_replica for _, q in placed]
     return {
-        "slot_wait_share": round(wait.waits, 3),
-        "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
+        **wait.details(),
         # the router the replicas are sized behind (newuser73 item 14): its routing and the requests each replica may
         # have in flight (a split's parts in order), which a HAProxy maxconn or a gateway's limit must be set to
         "router": {

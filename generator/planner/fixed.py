@@ -327,12 +327,7 @@ def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueu
 
 def _slot_wait_details(queue: _SlotQueue) -> dict[str, Any]:
     """``request_s``, ``slot_wait_share`` and ``slot_wait_p95_s`` (None without bound), as a bought service's details."""
-    wait = queue.wait
-    return {
-        "request_s": round(queue.request_s, 3),
-        "slot_wait_share": round(wait.waits, 3),
-        "slot_wait_p95_s": round(wait.p95_s, 2) if math.isfinite(wait.p95_s) else None,
-    }
+    return {"request_s": round(queue.request_s, 3), **queue.wait.details()}
 
 
 def _demand_text(demand: float, single_tokens_per_s: float, slots: StreamCapacity) -> str:

@@ -281,6 +281,13 @@ class SlotWait(NamedTuple):
         """The share of the places taken on average."""
         return self.offered / self.servers
 
+    def details(self) -> dict[str, float | None]:
+        """``slot_wait_share`` and ``slot_wait_p95_s`` (None where the queue grows without bound), as plans record them."""
+        return {
+            "slot_wait_share": round(self.waits, 3),
+            "slot_wait_p95_s": round(self.p95_s, 2) if math.isfinite(self.p95_s) else None,
+        }
+
 
 def slot_wait(servers: int, offered: float, service_s: float) -> SlotWait:
     """The share of requests that wait for one of ``servers`` places, and the 95th percentile of that wait.
