@@ -249,7 +249,14 @@ def _slot_queue(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity | 
     if slots.slot_tokens_per_s <= 0 or spec.requests_per_second <= 0:
         return None
     wait = slot_wait_at(spec, cost.ttft_s, slots)
-    return _SlotQueue(wait.offered / spec.requests_per_second, slots, wait)
+    # Little's law where the queue drains; without bound, a request's time with every slot busy (review76)
+    held_s = wait.offered / spec.requests_per_second if math.isfinite(wait.p95_s) else _all_busy_s(spec, cost, slots)
+    return _SlotQueue(held_s, slots, wait)
+
+
+def _all_busy_s(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity) -> float:
+    """A request's seconds in a slot with every slot decoding: its TTFT and its output at the slowest slot speed."""
+    return cost.ttft_s + spec.avg_output_tokens / slots.slot_tokens_per_s
 
 
 def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
