@@ -363,9 +363,10 @@ def links_between(
 
     The routed experts' gradients are reduced over the expert-data-parallel group instead (Megatron-Core's
     ``expert_data_parallel`` group, ``world / (ep x tp x pp)`` ranks with ETP = TP, Megatron-Core's default): one rank
-    of each EP group, so its ranks sit one EP group's span apart. Like the data-parallel ranks one replica apart (``inter_gbps``), a GPU's share
-    of the node's network is the node's over the groups sharing it, ``node_gbps / min(span, gpus_per_node)``: an EP
-    group that fills a node leaves each rank its own NIC, where a dense gradient's ring spreads over all of a node's
+    of each EP group, so its ranks sit one EP group's span apart. Like the data-parallel ranks one replica apart
+    (``inter_gbps``), a GPU's share of the node's network is the node's over the groups sharing it, ``node_gbps /
+    min(span, gpus_per_node)``: an EP group that fills a node leaves each rank its own NIC, where a dense gradient's ring
+    spreads over all of a node's
     (:attr:`StepLinks.expert_dp_gbps`).
     """
     tp_gbps = gpu_link(gpu, tp)[0]
