@@ -21,6 +21,7 @@ from generator.planner.plan import (
     Finding,
     Nic,
     NodeSpec,
+    OwnedRuns,
     Plan,
     Pool,
     RackCircuitLoad,
@@ -36,7 +37,7 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
 RECORDS = (
     Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackCircuitLoad, RackPool, RackSpec,
-    RackSupply, Capacity, CapacityServed,
+    RackSupply, Capacity, CapacityServed, OwnedRuns,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
@@ -45,6 +46,8 @@ LEFT_OUT = {
     (Pool, "build_assumed"), (Plan, "capacity"), (Candidate, "over_limit"), (Pool, "capacity_type"),
     (Pool, "busy_hours_per_month"), (Candidate, "busy_hours_per_month"), (Candidate, "gpus_rented"),
     (DeploymentPart, "expert_parallel"),  # fix75: a split part's EP, left out where None (plan._LEFT_OUT)
+    (Candidate, "owned_runs"),  # fix89: a layout's runs' energy on owned servers
+    (Pool, "root_disk_size"),  # fix97: a cloud node's root disk, as the render asks it
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86).
 NOT_WRITTEN = {(DeploymentPlan, "slot_queue")}

@@ -807,6 +807,7 @@ _RECORDS: frozenset[Any] = frozenset(
         RackCircuitLoad,
         Capacity,
         CapacityServed,
+        OwnedRuns,
     }
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
