@@ -308,7 +308,7 @@ def _idle_queue(tmp_path: Path, text: str, routing: str | None) -> tuple[Any, Sl
 
 def _rung(queue: SlotQueue, share: float) -> tuple[int, float, float]:
     """(places, request time, slack) of the ladder's first rung at or above a replica's ``share`` of the rate."""
-    for rate, places, request_s, slack in queue.by_rate:
+    for rate, places, request_s, slack, _ in queue.by_rate:
         if rate >= share:
             assert slack is not None
             return places, request_s, slack

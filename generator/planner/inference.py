@@ -54,12 +54,15 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.serving_queue import (
+    LADDER_STEPS,
     SlotQueue,
+    TtftTail,
     least_spread_mix,
     mix_moments,
     prefill_wait_p95,
     steady_state,
     ttft_p95_over_mix,
+    ttft_tail,
 )
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.vllm_kv import start_shortfall_bytes
@@ -89,6 +92,12 @@ class OperatingPoint(NamedTuple):
     #: A request's mean time on the replica at this point: its prompt's own TTFT (the mix's mean) and its output at the
     #: TPOT, the ``W`` of Little's law (``batch / requests_per_s`` at the batch's own rate); 0 for a pooling point.
     request_s: float = 0.0
+    #: The TTFT's tail whose p95 is ``ttft_s`` (:class:`~generator.sizing.serving_queue.TtftTail`); None for pooling.
+    ttft_tail: TtftTail | None = None
+    #: A service's most-load point at one sequence in flight or more: ``rungs(k)``, the points at ``k / 20`` of its rate
+    #: of the largest batch meeting the SLOs there and of each such batch of the rungs above (fix90, review74 item 5:
+    #: the places and the TTFT at the rate of the count tested, worked out only where the wait needs them).
+    rungs: Callable[[int], tuple[OperatingPoint, ...]] | None = None
 
 
 class IdleBound(NamedTuple):
@@ -103,15 +112,19 @@ class IdleBound(NamedTuple):
     #: p95 there: below one sequence in flight, batch over rate (Little's law) is not a request's time.
     request_s: float = 0.0
     ttft_s: float = 0.0
-    #: The same at lower loads, (rate, places, request_s, ttft_s) at 1/20 to 19/20 of the replica's most rate: a fleet
-    #: of more replicas runs each at less, with more places and more of the TTFT target left (:class:`SlotQueue` by_rate).
-    ladder: tuple[tuple[float, int, float, float], ...] = ()
+    #: The same at lower loads, (rate, places, request_s, ttft_s, TTFT tail) at 1/20 to 19/20 of the replica's most
+    #: rate: a fleet of more replicas runs each at less, with more places and more of the TTFT target left
+    #: (:class:`SlotQueue` by_rate).
+    ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...] = ()
     #: The same at the looser target's rate (``looser_requests_per_s``): what planning at that target would wait.
     looser_places: int = 1
     looser_request_s: float = 0.0
     looser_ttft_s: float = 0.0
     #: Its ladder where the looser target still holds a replica below one in flight (else its most load's places).
-    looser_ladder: tuple[tuple[float, int, float, float], ...] = ()
+    looser_ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...] = ()
+    #: The TTFT tails at ``places`` and at ``looser_places`` (their p95s ``ttft_s`` and ``looser_ttft_s``).
+    tail: TtftTail | None = None
+    looser_tail: TtftTail | None = None
 
 
 class ReplicaShape(NamedTuple):
@@ -171,8 +184,19 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
     target_ms, bound = spec.slo.ttft_p95_ms, point.idle_bound
     target = None if target_ms is None else target_ms / 1000
     if bound is None:
-        return _queue(spec, margin, target, (point.batch, point.batch / point.requests_per_s, point.ttft_s), ())
-    return _queue(spec, margin, target, (bound.places, bound.request_s, bound.ttft_s), bound.ladder)
+        most = (point.batch, point.batch / point.requests_per_s, point.ttft_s, point.ttft_tail)
+        queue = _queue(spec, margin, target, most, ())
+        if target is None or point.rungs is None:
+            return queue
+        rungs, top_rate = point.rungs, point.requests_per_s / margin
+
+        @functools.cache
+        def queues(k: int) -> tuple[SlotQueue, ...]:  # the points' queues, each at its own rate (its Little's law)
+            return tuple(_queue(spec, margin, target, (p.batch, p.request_s, p.ttft_s, p.ttft_tail), ()) for p in rungs(k))
+
+        return queue._replace(top_rate=top_rate, rungs=queues)
+    most = (bound.places, bound.request_s, bound.ttft_s, bound.tail)
+    return _queue(spec, margin, target, most, bound.ladder)
 
 
 def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
@@ -184,7 +208,7 @@ def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float 
     bound = point.idle_bound
     if bound is None or spec.job or spec.pooling:
         return None
-    most = (bound.looser_places, bound.looser_request_s, bound.looser_ttft_s)
+    most = (bound.looser_places, bound.looser_request_s, bound.looser_ttft_s, bound.looser_tail)
     return _queue(spec, margin, bound.looser_ttft_p95_ms / 1000, most, bound.looser_ladder)
 
 
@@ -192,20 +216,21 @@ def _queue(
     spec: InferenceSpec,
     margin: float,
     target_s: float | None,
-    most: tuple[int, float, float],
-    ladder: tuple[tuple[float, int, float, float], ...],
+    most: tuple[int, float, float, TtftTail | None],
+    ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...],
 ) -> SlotQueue:
-    """A :class:`SlotQueue` from ``most`` (places, a request's time, the TTFT p95 at the most load) and a ladder.
+    """A :class:`SlotQueue` from ``most`` (places, a request's time, the TTFT p95 and its tail at its most) and a ladder.
 
-    The ladder: (rate, places, request time, TTFT p95) at lower loads. Each time is over ``margin`` as the replica is
-    counted (its rates under it), each slack the TTFT target ``target_s`` less that TTFT p95 (None with no target, and
-    no ladder either).
+    The ladder: (rate, places, request time, TTFT p95, its tail) at lower loads. Each time is over ``margin`` as the
+    replica is counted (its rates under it), each slack the TTFT target ``target_s`` less that TTFT p95 (None with no
+    target, and no ladder either).
     """
-    places, request_s, ttft_s = most
+    places, request_s, ttft_s, tail = most
     if target_s is None:
         return SlotQueue(places, request_s * margin, None, spec.routing)
-    by_rate = tuple((r / margin, b, w * margin, max(0.0, target_s - t)) for r, b, w, t in ladder)
-    return SlotQueue(places, request_s * margin, max(0.0, target_s - ttft_s), spec.routing, by_rate)
+    by_rate = tuple((r / margin, b, w * margin, max(0.0, target_s - t), u) for r, b, w, t, u in ladder)
+    slack = max(0.0, target_s - ttft_s)
+    return SlotQueue(places, request_s * margin, slack, spec.routing, by_rate, tail, ttft_target_s=target_s)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
@@ -294,7 +319,10 @@ def _points(
             # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
             wait = prefill_wait_p95(state.prefill_busy, prefill)
             ttft_p95, request_s = ttft * ttft_p95_factor + wait, ttft + output_tokens * state.tpot_s
-            return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
+            tail = ttft_tail(ttft * ttft_p95_factor, state.prefill_busy, prefill)
+            return OperatingPoint(
+                batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
+            )
         own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
         mean_ttft, _ = mix_moments(mix, *own)
         state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
@@ -305,7 +333,11 @@ def _points(
             ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
         )
         request_s = mean_ttft + output_tokens * state.tpot_s
-        return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
+        shares = ((1 - mix.long_share, own[0]), (mix.long_share, own[1]))
+        tail = ttft_tail(ttft * ttft_p95_factor, state.prefill_busy, prefill, scv, shares)
+        return OperatingPoint(
+            batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
+        )
 
     return point
 
@@ -400,7 +432,9 @@ def best_point(
     at = _points(model, shape, spec, consts)
     best = _best_of(at, shape[0].pp, spec, max_batch)
     if best is None or not spec.job:
-        return best
+        if best is None or best.idle_bound is not None or spec.pooling:
+            return best
+        return best._replace(rungs=_rungs(at, best, spec, max_batch))
     lone = at(1, at(1).requests_per_s * 1e-6)  # no queue: a request alone
     return best._replace(lone_request_s=request_seconds_at(spec, lone))
 
@@ -430,6 +464,31 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
     low = largest_meeting(1, _slo_excess(first, spec), last, _slo_excess(top, spec), probe)
     beyond = top if low + 1 == last else probed.get(low + 1) or at(batch_of(low + 1))
     return probed[low]._replace(binds=_binding_text(beyond, spec))  # the search returns a step it probed (or 1)
+
+
+def _rungs(at: PointAt, top: OperatingPoint, spec: InferenceSpec, max_batch: int) -> Callable[[int], tuple[OperatingPoint, ...]]:
+    """A replica's points at ``k / 20`` of its most rate ``top`` (k 1 to 19), worked out when first asked (fix90).
+
+    At a lower rate the prompts queue less and the steps stretch less, so a larger batch meets the SLOs (review74 item
+    5: batch 1 at the most load, batch 3 at a fifth of it) and each batch's TTFT is shorter. ``rungs(k)``: at ``k / 20``
+    of the rate, the largest batch meeting the SLOs there (:func:`_places_at`), then each larger-rate rung's (and the
+    most load's) batch not already given, at that rate, largest first: a batch that met the SLOs at a higher rate meets
+    them here at a TTFT and a request time no longer, so a fleet that fits at one rung fits at the next one down.
+    """
+
+    @functools.cache
+    def places(k: int) -> int:
+        if k >= LADDER_STEPS:
+            return top.batch
+        return _places_at(at, top.requests_per_s * k / LADDER_STEPS, spec, max_batch).batch
+
+    @functools.cache
+    def rungs(k: int) -> tuple[OperatingPoint, ...]:
+        rate = top.requests_per_s * k / LADDER_STEPS
+        caps = sorted({places(j) for j in range(k, LADDER_STEPS + 1)}, reverse=True)
+        return tuple(at(batch, rate) for batch in caps)
+
+    return rungs
 
 
 def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
@@ -466,9 +525,9 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
     placed, looser_rate = _places_at(at, rate, spec, max_batch), _highest_rate(at, most, looser)
     loose = _places_at(at, looser_rate, looser, max_batch)
 
-    def ladder_of(top: float, held: InferenceSpec) -> tuple[tuple[float, int, float, float], ...]:
+    def ladder_of(top: float, held: InferenceSpec) -> tuple[tuple[float, int, float, float, TtftTail | None], ...]:
         rungs = (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
-        return tuple((p.requests_per_s, p.batch, p.request_s, p.ttft_s) for p in rungs)
+        return tuple((p.requests_per_s, p.batch, p.request_s, p.ttft_s, p.ttft_tail) for p in rungs)
 
     # at the looser target a replica that runs one in flight or more has its batch's places: no ladder to work out
     ladder, looser_ladder = ladder_of(rate, spec), (() if looser_rate >= most else ladder_of(looser_rate, looser))
@@ -485,12 +544,10 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
             loose.request_s,
             loose.ttft_s,
             looser_ladder,
+            placed.ttft_tail,
+            loose.ttft_tail,
         )
     )
-
-
-#: The rungs of a below-one-in-flight replica's ladder (:attr:`IdleBound.ladder`): its most rate over this many.
-LADDER_STEPS = 20
 
 
 def _places_at(at: PointAt, rate: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint:
