@@ -361,7 +361,7 @@ def _placed(rate: float, parts: SlotParts) -> tuple[SlotParts, float | None]:
     k = math.ceil(rate / n / step - 1e-9) if step > 0 else LADDER_STEPS
     if k >= LADDER_STEPS:
         return ((n, top),), miss
-    options = rungs(max(1, k))
+    options = tuple(o._replace(routing=queue.routing) for o in rungs(max(1, k)))  # as routed (:func:`routed`)
     for option in options:
         if (miss := _misses(rate, ((n, option),))) <= _WITHIN:
             return ((n, option),), miss
