@@ -287,7 +287,7 @@ def test_even_routing_sizes_a_queue_each_and_says_so(tmp_path: Path) -> None:
     plan = _plan(tmp_path, AGENT, "even")
     (dep,) = plan.deployments
     assert not any(f.code == "slot-routing" for f in plan.findings)
-    line, request_s, places, replicas = _slot_line(dep)
+    line, _request_s, places, replicas = _slot_line(dep)
     assert "(Erlang C of each replica, an M/M/b queue of its own: inference.routing even" in line
     assert (replicas, places) == (17, 30)
     ((_, queue),) = resolved(10.0, ((replicas, dep.slot_queue),))
@@ -433,7 +433,7 @@ def test_the_looser_target_the_idle_note_names_counts_the_wait_too(tmp_path: Pat
     assert note.message.endswith("the wait for a place in a replica's batch is stated apart, for inference.routing free_place")
     looser = _plan(tmp_path, IDLE.replace("ttft_p95_ms: 16000", "ttft_p95_ms: 24000"))
     (dep,) = looser.deployments
-    line, request_s, places, counted = _slot_line(dep)
+    line, _request_s, places, counted = _slot_line(dep)
     assert (dep.replicas, counted, places) == (22, 22, 1)
     assert "P(TTFT + wait > 24,000 ms) = 4.5%, within the 5%" in line
     ((_, queue),) = resolved(0.5, ((22, dep.slot_queue),))
