@@ -291,6 +291,7 @@ def test_even_routing_sizes_a_queue_each_and_says_so(tmp_path: Path) -> None:
     assert "(Erlang C of each replica, an M/M/b queue of its own: inference.routing even" in line
     assert (replicas, places) == (17, 30)
     ((_, queue),) = resolved(10.0, ((replicas, dep.slot_queue),))
+    assert queue.tail is not None
     offered = 10 / replicas * queue.request_s
     waits = _erlang_c(places, offered)
     assert _past_target(queue.tail, 8.0, waits, (places - offered) / queue.request_s) <= 0.05
@@ -437,6 +438,7 @@ def test_the_looser_target_the_idle_note_names_counts_the_wait_too(tmp_path: Pat
     assert (dep.replicas, counted, places) == (22, 22, 1)
     assert "P(TTFT + wait > 24,000 ms) = 4.5%, within the 5%" in line
     ((_, queue),) = resolved(0.5, ((22, dep.slot_queue),))
+    assert queue.tail is not None
     for n, meets in ((22, True), (21, False)):
         offered = 0.5 * queue.request_s
         assert (_past_target(queue.tail, 24.0, _erlang_c(n, offered), (n - offered) / queue.request_s) <= 0.05) is meets
