@@ -339,7 +339,8 @@ def resolved(rate: float, parts: SlotParts) -> SlotParts:
     else the first of the rung's caps at ``rate / N`` (taken up to the next twentieth of its most rate) that keeps it,
     else the rung's largest. The caps of a rung include every rung's above it, so a fleet that keeps the rule keeps it
     with a replica more (each cap at a lower rate: no longer a TTFT, no longer a request): the search stays monotone.
-    One layout's queue only (a split's parts are taken at their most load). Queues without either are as they are.
+    One layout's queue only, or a split's parts alike (:func:`_one_layout`; unlike parts are taken at their most
+    load). Queues without either are as they are.
     """
     return _placed(rate, parts)[0]
 
@@ -350,22 +351,42 @@ def _placed(rate: float, parts: SlotParts) -> tuple[SlotParts, float | None]:
         share = rate / max(1, sum(n for n, _ in parts))
         return tuple((n, _rung(q, share)) for n, q in parts), None
     held = [(n, q) for n, q in parts if n > 0]
-    if len(held) != 1 or held[0][1].rungs is None or rate <= 0:
+    layout = _one_layout(held)
+    if layout is None or rate <= 0:
         return parts, None
-    n, queue = held[0]
+    n, queue = layout
     rungs, top = queue.rungs, queue._replace(rungs=None)
     assert rungs is not None
+
+    def each(option: SlotQueue) -> SlotParts:  # a split's like parts each at the option (their places said apart)
+        return tuple((m, option) for m, _ in held)
+
     if (miss := _misses(rate, ((n, top),))) <= _WITHIN:
-        return ((n, top),), miss
+        return each(top), miss
     step = queue.top_rate / LADDER_STEPS
     k = math.ceil(rate / n / step - 1e-9) if step > 0 else LADDER_STEPS
     if k >= LADDER_STEPS:
-        return ((n, top),), miss
+        return each(top), miss
     options = tuple(o._replace(routing=queue.routing) for o in rungs(max(1, k)))  # as routed (:func:`routed`)
     for option in options:
         if (miss := _misses(rate, ((n, option),))) <= _WITHIN:
-            return ((n, option),), miss
-    return ((n, options[0]),), (miss if len(options) == 1 else None)
+            return each(option), miss
+    return each(options[0]), (miss if len(options) == 1 else None)
+
+
+def _one_layout(held: list[tuple[int, SlotQueue]] | SlotParts) -> tuple[int, SlotQueue] | None:
+    """``held``'s replicas as one layout's with a ladder of loads (:attr:`SlotQueue.rungs`), or None.
+
+    One part, or a split's parts alike in all but the ladder's own copy (two names of one server: fix90, the split
+    of two like owned servers took the most load's places where the same servers listed as one group took the
+    ladder's); the first part's ladder stands for all.
+    """
+    if not held or held[0][1].rungs is None:
+        return None
+    first = held[0][1]._replace(rungs=None)
+    if any(q.rungs is None or q._replace(rungs=None) != first for _, q in held[1:]):
+        return None
+    return sum(n for n, _ in held), held[0][1]
 
 
 #: The rungs of a replica's ladder (:attr:`SlotQueue.by_rate`, :attr:`SlotQueue.rungs`): its most rate over this many.
@@ -761,9 +782,10 @@ def _rung_edges(most: float, held: SlotParts) -> tuple[float, float] | None:
     rule only fails more at higher rates); None without such a ladder. At an edge ``N x k / 20`` of the replicas'
     rate the rung is ``k``'s.
     """
-    if len(held) != 1 or held[0][1].rungs is None or held[0][1].top_rate <= 0:
+    layout = _one_layout(held)
+    if layout is None or layout[1].top_rate <= 0:
         return None
-    n, queue = held[0]
+    n, queue = layout
     edges = [n * k * queue.top_rate / LADDER_STEPS for k in range(1, LADDER_STEPS)]
     edges = [e for e in edges if e < most] + [most]
     low, high = -1, len(edges) - 1  # the top (``most``) breaks it: slot_rate checked
