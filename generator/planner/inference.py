@@ -188,13 +188,7 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
         queue = _queue(spec, margin, target, most, ())
         if target is None or point.rungs is None:
             return queue
-        rungs, top_rate = point.rungs, point.requests_per_s / margin
-
-        @functools.cache
-        def queues(k: int) -> tuple[SlotQueue, ...]:  # the points' queues, each at its own rate (its Little's law)
-            return tuple(_queue(spec, margin, target, (p.batch, p.request_s, p.ttft_s, p.ttft_tail), ()) for p in rungs(k))
-
-        return queue._replace(top_rate=top_rate, rungs=queues)
+        return queue._replace(top_rate=point.requests_per_s / margin, rungs=_RungQueues(point.rungs, spec, margin, target))
     most = (bound.places, bound.request_s, bound.ttft_s, bound.tail)
     return _queue(spec, margin, target, most, bound.ladder)
 
@@ -434,7 +428,7 @@ def best_point(
     if best is None or not spec.job:
         if best is None or best.idle_bound is not None or spec.pooling:
             return best
-        return best._replace(rungs=_rungs(at, best, spec, max_batch))
+        return best._replace(rungs=_Rungs((model, shape, spec, consts), best, max_batch))
     lone = at(1, at(1).requests_per_s * 1e-6)  # no queue: a request alone
     return best._replace(lone_request_s=request_seconds_at(spec, lone))
 
@@ -466,29 +460,77 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
     return probed[low]._replace(binds=_binding_text(beyond, spec))  # the search returns a step it probed (or 1)
 
 
-def _rungs(at: PointAt, top: OperatingPoint, spec: InferenceSpec, max_batch: int) -> Callable[[int], tuple[OperatingPoint, ...]]:
+class _Rungs:
     """A replica's points at ``k / 20`` of its most rate ``top`` (k 1 to 19), worked out when first asked (fix90).
 
     At a lower rate the prompts queue less and the steps stretch less, so a larger batch meets the SLOs (review74 item
     5: batch 1 at the most load, batch 3 at a fifth of it) and each batch's TTFT is shorter. ``rungs(k)``: at ``k / 20``
     of the rate, the largest batch meeting the SLOs there (:func:`_places_at`), then each larger-rate rung's (and the
     most load's) batch not already given, at that rate, largest first: a batch that met the SLOs at a higher rate meets
-    them here at a TTFT and a request time no longer, so a fleet that fits at one rung fits at the next one down.
+    them here at a TTFT and a request time no longer, so a fleet that fits at one rung fits at the next one down. The
+    points' model (:func:`_points`) is formed again when first asked: most replicas' ladders never are, and keeping
+    every layout's would keep its caches alive through the whole plan.
     """
 
-    @functools.cache
-    def places(k: int) -> int:
-        if k >= LADDER_STEPS:
-            return top.batch
-        return _places_at(at, top.requests_per_s * k / LADDER_STEPS, spec, max_batch).batch
+    __slots__ = ("at", "max_batch", "places", "points", "sized", "top")
 
-    @functools.cache
-    def rungs(k: int) -> tuple[OperatingPoint, ...]:
-        rate = top.requests_per_s * k / LADDER_STEPS
-        caps = sorted({places(j) for j in range(k, LADDER_STEPS + 1)}, reverse=True)
-        return tuple(at(batch, rate) for batch in caps)
+    def __init__(
+        self,
+        sized: tuple[ResolvedModel, tuple[Parallelism, InferenceMemory, int, Accelerator], InferenceSpec, Constants],
+        top: OperatingPoint,
+        max_batch: int,
+    ) -> None:
+        self.sized, self.top, self.max_batch = sized, top, max_batch
+        self.at: PointAt | None = None
+        self.places: dict[int, int] = {LADDER_STEPS: top.batch}
+        self.points: dict[int, tuple[OperatingPoint, ...]] = {}
 
-    return rungs
+    def _at(self) -> PointAt:
+        if self.at is None:
+            self.at = _points(*self.sized)
+        return self.at
+
+    def _places(self, k: int) -> int:
+        if k not in self.places:
+            rate = self.top.requests_per_s * k / LADDER_STEPS
+            self.places[k] = _places_at(self._at(), rate, self.sized[2], self.max_batch).batch
+        return self.places[k]
+
+    def __call__(self, k: int) -> tuple[OperatingPoint, ...]:
+        if k not in self.points:
+            rate = self.top.requests_per_s * k / LADDER_STEPS
+            caps = sorted({self._places(j) for j in range(k, LADDER_STEPS + 1)}, reverse=True)
+            self.points[k] = tuple(self._at()(batch, rate) for batch in caps)
+        return self.points[k]
+
+
+class _RungQueues:
+    """A service's :class:`SlotQueue` at each rung of its point's ladder (:func:`_rungs`), formed when first asked."""
+
+    __slots__ = ("margin", "queues", "rungs", "spec", "target")
+
+    def __init__(
+        self, rungs: Callable[[int], tuple[OperatingPoint, ...]], spec: InferenceSpec, margin: float, target: float
+    ) -> None:
+        self.rungs, self.spec, self.margin, self.target = rungs, spec, margin, target
+        self.queues: dict[int, tuple[SlotQueue, ...]] = {}
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.rungs, self.spec, self.margin, self.target)
+
+    def __eq__(self, other: object) -> bool:  # alike over the platforms one layout's sizing is shared by: the sizing's
+        return isinstance(other, _RungQueues) and self._key() == other._key()  # caches keep hitting (slot_replicas)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __call__(self, k: int) -> tuple[SlotQueue, ...]:
+        if k not in self.queues:  # the points' queues, each at its own rate (a request's mean time there)
+            self.queues[k] = tuple(
+                _queue(self.spec, self.margin, self.target, (p.batch, p.request_s, p.ttft_s, p.ttft_tail), ())
+                for p in self.rungs(k)
+            )
+        return self.queues[k]
 
 
 def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
