@@ -294,9 +294,10 @@ def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> f
     fix90 (review74 item 4): the p95 of the TTFT and the p95 of the wait do not add; where at most one request in twenty
     waits, the wait's p95 is 0 while the requests that wait, wait ``S / (c - A)``, far past the slack, and up to ~10%
     of requests missed the target. The sum is bounded by a numerical convolution, sound and cheap: the TTFT's range
-    from its least to the target is cut in ``_CELLS`` cells, and a TTFT in a cell is taken at the cell's top (the wait
-    then has less room), so ``P = P(TTFT > T) + sum P(TTFT in cell) P(W > T - top)`` over-counts by at most
-    ``1 - exp(-drain x cell)`` of the wait's part. A union bound over a split point (``P(TTFT > T - u) + P(W > u)``) was
+    from its least to the target is cut in cells (an eighth of the wait's e-fold ``1 / drain`` wide, 16 to
+    ``_CELLS`` of them), and a TTFT in a cell is taken at the cell's top (the wait then has less room), so ``P =
+    P(TTFT > T) + sum P(TTFT in cell) P(W > T - top)`` over-counts by at most ``1 - exp(-drain x cell)`` of the wait's
+    part. A union bound over a split point (``P(TTFT > T - u) + P(W > u)``) was
     the other choice: it throws the independence away and counts both tails at once, about twice the convolution where
     both are near their budget. A TTFT of one offset and the prompt queue's tail (no prompt mix) is convolved in
     closed form, exactly: ``C ((1 - rho) e^{-k s} + rho d (e^{-d s} - e^{-k s}) / (k - d))``, ``s`` the target less
