@@ -114,8 +114,10 @@ def test_owning_one_more_server_never_makes_the_plan_dearer(tmp_path: Path) -> N
     # also tried at each count of its servers below the most a pass took. fix85 sizes the split by the wait too: the
     # fleet is the assistant on one owned A100 box (2 x TP4, 51 places each) and one rented GH200 (1 x TP1, 74 places),
     # 176 places 85% busy at 6 req/s (a request 25 s: 2.4% wait, p95 0), the classifier on the owned workstation: $3,558
-    # at every count of boxes.
-    assert [round(c) for c in costs] == [3558, 3558, 3558]
+    # at every count of boxes. fix90 (P(TTFT + wait > 2 s) <= 5%, the places at the replicas' share): the bought XE7740's
+    # 2 x TP1 (H200 NVL) at 3 req/s each run 86 places at that share: 172 at 150 Erlangs (87%), 5.5% wait, p95 0.12 s,
+    # 1.4% past the target: no third replica, and $2,870 (with the classifier on the owned workstation) at every count
+    assert [round(c) for c in costs] == [2870, 2870, 2870]
 
 
 @pytest.mark.parametrize(
