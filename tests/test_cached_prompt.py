@@ -179,15 +179,16 @@ def test_the_agent_plan_falls_with_the_cached_share(tmp_path: Path) -> None:
     """agent-llama70b.yaml (newuser72 item 9) at s = 0, 0.5, 0.9.
 
     s = 0: 17 x TP8 PP3 (408 GPUs), as before the field: prefill takes about half of a replica's time, so TPOT 50 ms
-    binds at batch 15. s = 0.5: 30 x TP4 PP2 (240 GPUs). s = 0.9: 9 x TP8 (72 GPUs), each prompt prefilling its 6,000
-    new tokens in 0.38 s of a replica's time (2.81 s whole), TPOT binding at batch 29; the report's by-hand estimate was
-    8-10 TP8 replicas.
+    binds at batch 15. s = 0.5: 29 x TP4 PP2 (232 GPUs; 30 before fix90: at 10/29 = 0.345 of a replica's most 0.37 req/s,
+    the 19/20 rung, each runs 12 places, 348 at 76% busy, P(TTFT + wait > 8 s) = 4.0%; 27 for the rate alone).
+    s = 0.9: 9 x TP8 (72 GPUs), each prompt prefilling its 6,000 new tokens in 0.38 s of a replica's time (2.81 s
+    whole), TPOT binding at batch 29; the report's by-hand estimate was 8-10 TP8 replicas.
     """
     figures = {}
     for share in (None, 0.0, 0.5, 0.9):
         dep = _agent_dep(tmp_path, share)
         figures[share] = (dep.tp, dep.pp, dep.replicas, dep.gpus)  # type: ignore[attr-defined]
-    assert figures == {None: (8, 3, 17, 408), 0.0: (8, 3, 17, 408), 0.5: (4, 2, 30, 240), 0.9: (8, 1, 9, 72)}
+    assert figures == {None: (8, 3, 17, 408), 0.0: (8, 3, 17, 408), 0.5: (4, 2, 29, 232), 0.9: (8, 1, 9, 72)}
     dep = _agent_dep(tmp_path, 0.9)
     assert dep.details["cached_prompt_share"] == 0.9  # type: ignore[attr-defined]
     assert dep.details["prefill_new_tokens"] == 6000  # type: ignore[attr-defined]

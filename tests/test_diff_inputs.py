@@ -61,8 +61,10 @@ def _changed(capsys: pytest.CaptureFixture[str], tmp_path: Path, new: str, rate:
 @pytest.mark.parametrize(
     ("extra", "rate", "said", "unsaid"),
     [
-        ("      routing: even\n", 4, "changed: routing free_place → even, replicas 4 → 5", ()),
-        ("      max_utilization: 0.7\n", 4, "changed: max_utilization 1 → 0.7, replicas 4 → 5", ()),
+        # merge90 (fix90's places at the share): even routing keeps 4 replicas, each running 47 places at 1 req/s (37
+        # at the most load, which free_place keeps); max_utilization 0.7 takes 10 x TP4 (40 GPUs, as 5 x TP8 did)
+        ("      routing: even\n", 4, "changed: routing free_place → even, places a replica 37 → 47", ()),
+        ("      max_utilization: 0.7\n", 4, "changed: max_utilization 1 → 0.7, TP 8 → 4, replicas 4 → 10", ()),
         (
             "      p95_input_tokens: 64000\n",
             4,
@@ -70,7 +72,7 @@ def _changed(capsys: pytest.CaptureFixture[str], tmp_path: Path, new: str, rate:
             ("changed at the same settings",),
         ),
         # a rate bump with the routing: both named, the rate once (as "rate asked", not as requests_per_second too)
-        ("      routing: even\n", 5, "changed: routing free_place → even, replicas 4 → 6, rate asked", ("requests_per_second",)),
+        ("      routing: even\n", 5, "changed: routing free_place → even, replicas 4 → 5, rate asked", ("requests_per_second",)),
     ],
 )
 def test_a_changed_row_names_the_inputs_that_moved(

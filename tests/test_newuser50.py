@@ -61,8 +61,9 @@ def test_a_layout_on_fewer_hosts_that_serves_less_says_the_trade(tmp_path: Path)
     ) in chosen
     assert (
         # fix86 (m74a item 4): held to the wait for a place: 18 x 14 places (38.96 s a request, 4.72 s slack) 6.11 req/s,
-        # 9 x 217 (100.07 s, 4.66 s) 19.14, not 18 x 0.36 = 6.47 and 9 x 2.17 = 19.52
-        "though that layout sustains more: 6.11 req/s (18 x 0.36, less the wait for a place in the batch) within the "
+        # 9 x 217 (100.07 s, 4.66 s) 19.14, not 18 x 0.36 = 6.47 and 9 x 2.17 = 19.52. fix90 (P(TTFT + wait > 5 s) <=
+        # 5%: most TTFTs are well under their p95, so a wait a little past the slack still keeps the target): 6.12
+        "though that layout sustains more: 6.12 req/s (18 x 0.36, less the wait for a place in the batch) within the "
         "SLOs against 19.14 req/s (9 x 2.17, less the wait for a place in the batch), 65% of it used at 4 req/s against "
         "21%;"
     ) in chosen

@@ -326,7 +326,10 @@ def test_a_training_job_is_never_split_over_server_kinds(
 
 @pytest.mark.parametrize("routing", ["even", "free_place"])
 def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path, routing: str) -> None:
-    """A split's places keep the p95 wait for one within the TTFT target's slack, by the routing it names (fix88).
+    """A split's places keep the TTFT and the wait within the target, by the routing it names (fix88, fix90).
+
+    fix90: the rule is P(TTFT + wait > 2 s) <= 5% (the slot line states it); the old one, the p95 wait within the
+    slack, is kept below as what the split's places also meet here (a necessary check, not the rule).
 
     ``even``: each part alone, an M/M/c of its replicas x the places a replica runs at its most load (the batch its
     reason gives; a request holding one batch / the most a replica sustains) at the part's share of the rate; ``free_place``
@@ -340,9 +343,17 @@ def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path, routing: str) 
 
     from generator.sizing.serving_queue import slot_wait
 
-    chat = CHAT.format(rps=6).replace("      requests_per_second:", f"      routing: {routing}\n      requests_per_second:")
+    # fix90: at 6 req/s the owned pair now holds the chat unsplit (2 replicas at 3.0 of their 3.205 req/s, the 19/20
+    # rung, run more places than at the most load); at 6.2 (0.967 of the most: only the most load's places) it splits
+    chat = CHAT.format(rps=6.2).replace("      requests_per_second:", f"      routing: {routing}\n      requests_per_second:")
     plan = _plan(_write(tmp_path, chat, allowed=H100_ONLY, owned=A100))
     (dep,) = plan.deployments
+    assert [(p.platform_id, p.replicas) for p in dep.split] == (
+        [("dgx-a100", 1), ("dell-xe8640", 1)] if routing == "free_place" else [("dgx-a100", 2), ("dell-xe8640", 1)]
+    )
+    (said,) = [r for r in dep.reasons if r.startswith("a request holds a place")]
+    share = re.search(r"P\(TTFT \+ wait > 2,000 ms\) = ([\d.]+)%, within the 5%", said)
+    assert share and float(share[1]) <= 5.0
     parts = []
     for part in dep.split:
         (line,) = [r for r in dep.reasons if r.startswith(f"{part.platform_id} part: one replica sustains ")]
@@ -358,7 +369,7 @@ def test_a_split_service_is_held_to_the_slot_wait(tmp_path: Path, routing: str) 
     else:
         servers = sum(part.replicas * places for part, places, _ in parts)
         request_s = servers / sum(part.replicas * places / s for part, places, s in parts)
-        wait = slot_wait(servers, 6.0 * request_s, request_s)  # the service's 6 req/s over both parts' places
+        wait = slot_wait(servers, 6.2 * request_s, request_s)  # the service's 6.2 req/s over both parts' places
         assert wait.p95_s <= slack, (servers, request_s, wait)
 
 

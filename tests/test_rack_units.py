@@ -257,6 +257,8 @@ def test_a_fleet_limit_the_cheapest_gpu_breaks_is_kept_by_another_allowed_gpu(tm
     # request 15.08 s, at 96.5% busy at 16 req/s: 47% wait, p95 3.87 s, past the TTFT slack, so chat takes a third TP4
     # (375 places, 64%: p95 0) and the H100 fleet four XE8640, 16.9 kW: over one 13 kW rack, within one of 17 kW. (At 15
     # req/s two TP4 hold again, but then a DGX H100 and an XE8640 are the cheapest, not Gaudi, and the case is gone.)
+    # merge90 (fix90's places at the share): chat runs 5 x TP2 at 3.2 req/s each, 64 places (320 at 76% busy, 0.0%
+    # wait), beside small on three XE8640 in the one rack
     text = SHARED_WITHIN_MAX_RACKS.replace("gpus: [mi300x-192gb]", "gpus: [gaudi3-128gb, h100-sxm5-80gb]")
     text = text.replace("requests_per_second: 20", "requests_per_second: 16").replace("rack_power_kw: 12", "rack_power_kw: 17")
     uncapped = tmp_path / "uncapped.yaml"
@@ -267,4 +269,4 @@ def test_a_fleet_limit_the_cheapest_gpu_breaks_is_kept_by_another_allowed_gpu(tm
     path.write_text(text.replace("max_racks: 2", "max_racks: 1"))
     plan = plan_workload(load_workload(str(path)))
     assert {p.node.gpu_id for p in plan.pools} == {"h100-sxm5-80gb"}
-    assert sum(p.nodes for p in plan.pools) == 4 and plan.totals["racks"] == 1
+    assert sum(p.nodes for p in plan.pools) == 3 and plan.totals["racks"] == 1

@@ -165,7 +165,9 @@ def test_a_higher_node_cap_never_plans_a_dearer_fleet(tmp_path: Path) -> None:
     # it takes a seventh and chat + autocomplete + coder no longer fit 2 p5en: under 4 every service goes on 4
     # p5.48xlarge ($160,717, the figure item 4 once found for a worse reason); the other caps' fleets rise with the
     # replicas the slot wait adds. A higher cap still never plans a dearer fleet.
-    assert [round(m) for m in months] == [160717, 127256, 127017, 119632]
+    # fix90 (P(TTFT + wait > target) <= 5%, the places at the replicas' share): the cap of 12's fleet $119,632 ->
+    # $116,264 on 12 nodes (replicas below their most run more places, so fewer are added for the wait); the order stands
+    assert [round(m) for m in months] == [160717, 127256, 127017, 116264]
 
 
 def test_fourteen_services_under_a_higher_cap_keep_the_fleet_a_lower_one_found(tmp_path: Path) -> None:
@@ -186,7 +188,9 @@ def test_fourteen_services_under_a_higher_cap_keep_the_fleet_a_lower_one_found(t
         plan = _plan(tmp_path, json.dumps(doc))  # JSON is YAML
         assert plan.totals["nodes"] <= cap
         months.append(round(plan.totals["usd_per_month"]))
-    assert months == [234519, 230264, 217608, 217608]  # review36 item 1: 14 took $256,976 before the bound
+    # fix90 (the new rule and the places at the share: fewer replicas added for the wait): $223,512 on 9 nodes under 9
+    # and 11, $210,856 on 13 under 14 and 16 (were $234,519, $230,264, $217,608, $217,608); the order stands
+    assert months == [223512, 223512, 210856, 210856]  # review36 item 1: 14 took $256,976 before the bound
 
 
 def _fourteen(chat_rate: int) -> Any:
@@ -215,7 +219,9 @@ def test_fourteen_services_with_the_chat_at_25_keep_the_fleet_a_lower_cap_found(
         assert plan.totals["nodes"] <= cap
         months.append(round(plan.totals["usd_per_month"]))
     assert months == sorted(months, reverse=True)
-    assert months == [234519, 230264, 230264, 227099]
+    # fix90 (the new rule and the places at the share): $223,512 on 9 nodes under every cap (were $234,519, $230,264,
+    # $230,264, $227,099): a lower cap's fleet is now the best under the higher ones too
+    assert months == [223512, 223512, 223512, 223512]
 
 
 def test_replicas_in_gpu_shares_are_spread_over_two_nodes(tmp_path: Path) -> None:

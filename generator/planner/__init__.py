@@ -720,7 +720,7 @@ def _plan_fleet(
         alike.append(options)
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)) + 0.005:
+        if floor is not None and floor > _ceiling(wl, fleets) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         # a service that shares its servers with none fills them, as where each has its own (newuser46 item 2)
@@ -840,7 +840,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
-                ceiling = min(_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)) if fleets else None
+                ceiling = _ceiling(wl, fleets) if fleets else None
                 try:
                     add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
@@ -994,7 +994,7 @@ def _plan_fleet(
         # the floor ranks the many covers of the second too roughly to crowd out the first's
         for subsets in (False, True):
             # no cover whose floor is above the best fleet planned so far (it would not be assembled)
-            ceiling = min((_fleet_rank(wl.objective, f, wl=wl)[0] for f in _spread_kept(fleets)), default=math.inf) + 0.005
+            ceiling = _ceiling(wl, fleets) + 0.005
             every_cap = wl.hardware.max_nodes is not None  # a higher cap never loses a lower one's fleet (m74f)
             for groups in joined_fleets(chosen_each, count, cap, floor, subsets, ceiling, every_cap):
                 add(_joined(groups, formed), None, share=True)
@@ -1061,6 +1061,18 @@ def _spread_kept(fleets: list[tuple[Plan, Kind | None]]) -> list[Plan]:
     """The fleets that keep every ``min_replicas`` spread (all of them where none does): what a fleet is held against."""
     plans = [f for f, _ in fleets]
     return [f for f in plans if not _unspread(f)] or plans
+
+
+def _ceiling(wl: Workload, fleets: list[tuple[Plan, Kind | None]]) -> float:
+    """The objective's figure a fleet must come under to rank first: the best spread-keeping fleet's (inf: none keeps it).
+
+    A fleet that keeps every ``min_replicas`` spread ranks before one that does not, whatever each costs (``best_at``):
+    while no fleet planned keeps it, a dearer fleet that does would still be chosen, so none is left out by its floor
+    (merge90: ten services under a cap of 10 chose a $228,534 fleet that packed spread replicas, where cap 6's $247,468
+    fleet keeping them fit too and was pruned by the cheaper one's cost; cap 14 kept them for $228,593).
+    """
+    kept = [f for f, _ in fleets if not _unspread(f)]
+    return min((_fleet_rank(wl.objective, f, wl=wl)[0] for f in kept), default=math.inf)
 
 
 def _filled_alone(chosen: _Chosen) -> _Chosen:

@@ -211,6 +211,7 @@ from generator.sizing.serving_queue import (
     resolved,
     routed,
     slot_replicas,
+    tail_miss,
 )
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
@@ -609,10 +610,13 @@ def _slot_text(
     time its mean, not the batch over the rate: review74 item 3). The parenthesis says the routing the wait is sized
     for (``inference.routing``, review74 item 1).
     """
-    pool = resolved(spec.requests_per_second, pool)  # below one in flight: at the replicas' share (review74 item 3)
+    most = pool
+    # below one in flight, or past the rule at the most load: at the replicas' share (review74 items 3 and 5)
+    pool = resolved(spec.requests_per_second, pool)
+    laddered = not idle and any(q != m._replace(rungs=None) for (_, q), (_, m) in zip(pool, most, strict=True))
     wait = pooled_slot_wait(spec.requests_per_second, pool)
     load = "the most load"
-    if idle and (target_ms := spec.slo.ttft_p95_ms) is not None and (slack := pooled_slack(pool)) is not None:
+    if (idle or laddered) and (target_ms := spec.slo.ttft_p95_ms) is not None and (slack := pooled_slack(pool)) is not None:
         ttft_most_s, load = target_ms / 1000 - slack, "that load"
     if not math.isfinite(wait.p95_s):
         waited = "every place is taken: the queue for one grows without bound"
@@ -622,7 +626,7 @@ def _slot_text(
         waited = f"{_percent(wait.waits)} of requests wait for one, p95 wait {long_seconds_text(wait.p95_s)}"
     if len(pool) == 1 or len({q for _, q in pool}) == 1:  # one layout's places (or a split's two alike)
         replicas, queue = sum(n for n, _ in pool), pool[0][1]
-        held = f"{long_seconds_text(queue.request_s)}: {_held_text(idle)}"
+        held = f"{long_seconds_text(queue.request_s)}: {_held_text(idle, laddered)}"
         places = f"{replicas:,} replica(s) x {queue.per_replica:,} places"
     else:
         times = " and ".join(f"{long_seconds_text(q.request_s)} on {name}" for name, (_, q) in zip(names, pool, strict=True))
@@ -651,19 +655,40 @@ def _slot_text(
             f"(c), {_percent(wait.utilisation)} busy at {figure_text(spec.requests_per_second)} req/s: {waited} "
             f"{_routing_text(spec)}"
         )
-    if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
-        target = spec.slo.ttft_p95_ms or 0.0
+    target = spec.slo.ttft_p95_ms or 0.0
+    if pooled_slack(pool) is not None:  # the rule in figures (fix90, review74 item 4): the two tails convolved
+        miss = tail_miss(spec.requests_per_second, pool)
         text += (
-            f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep that wait and the "
-            f"TTFT p95 at {load} ({ttft_most_s * 1000:,.0f} ms) within the {target:,.0f} ms target"
+            f"; with the TTFT once placed (p95 {ttft_most_s * 1000:,.1f} ms at {load}), P(TTFT + wait > {target:,.0f} ms) "
+            f"= {_miss_text(miss)}, {'within' if miss <= 0.05 else 'past'} the 5% the p95 target allows (the TTFT's "
+            "tail and the wait's convolved: the p95s do not add)"
+        )
+    if needed > max(rate_only, spec.min_replicas):  # the wait sized it past the rate and min_replicas (review74)
+        text += (
+            f"; {needed - rate_only:,} replica(s) more than the rate alone needs ({rate_only:,}) keep P(TTFT + wait > "
+            f"{target:,.0f} ms) within 5%"
         )
     elif pooled_slack(pool) is None:
         text += "; no TTFT target holds it (service_class batch)"
     return text
 
 
-def _held_text(idle: bool) -> str:
-    """What a request's time in a place is (:func:`_slot_text`): the batch over the rate, or below one in flight its mean."""
+def _miss_text(share: float) -> str:
+    """A share of requests past the TTFT target, to a tenth of a percent (a hundredth below 1%)."""
+    return f"{share:.2%}" if share < 0.01 else f"{share:.1%}"
+
+
+def _held_text(idle: bool, laddered: bool = False) -> str:
+    """What a request's time in a place is (:func:`_slot_text`): the batch over the rate, or below one in flight its mean.
+
+    ``laddered``: the replicas at their share of the rate, below their most load (fix90, review74 item 5).
+    """
+    if laddered:
+        return (
+            "its mean TTFT and its output at the TPOT, the replica at its share of the rate (taken up to the next "
+            "twentieth of its most), its places a batch meeting the SLOs there: a replica less loaded than its most "
+            "runs more places at a shorter TTFT"
+        )
     if idle:
         return (
             "its mean TTFT and its output at the TPOT, the replica below one sequence in flight at its share of the "
@@ -1051,6 +1076,8 @@ def _inference_details(
     if not spec.pooling and shape.max_point.binds and shape.max_point.batch < admitted:
         # newuser46 item 7: the engine admits up to max_num_seqs, past the batch the latency targets hold at
         batch, ranks = shape.max_point.batch, shape.par.attention_dp
+        if queue is not None:  # the places the wait is counted over at the planned load (fix90, review74 item 5)
+            batch = max(batch, resolved(spec.requests_per_second, ((replicas, queue),))[0][1].per_replica)
         slower = " and ".join(t for t in ("TTFT", "TPOT") if t in shape.max_point.binds)
         per_rank = f" ({ranks} attention-DP ranks of {running:,})" if ranks > 1 else " (max_num_seqs)"
         seqs = f"inference.max_num_seqs: {batch // ranks}" + (f" ({batch // ranks} a rank)" if ranks > 1 else "")

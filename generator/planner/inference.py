@@ -54,12 +54,15 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.serving_queue import (
+    LADDER_STEPS,
     SlotQueue,
+    TtftTail,
     least_spread_mix,
     mix_moments,
     prefill_wait_p95,
     steady_state,
     ttft_p95_over_mix,
+    ttft_tail,
 )
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.vllm_kv import start_shortfall_bytes
@@ -93,6 +96,12 @@ class OperatingPoint(NamedTuple):
     #: how much (newuser73 item 3: a max_num_seqs set at the batch the SLOs allow was told to be raised); None where
     #: the next batch meets them too, or no target is set.
     capped_binds: str | None = None
+    #: The TTFT's tail whose p95 is ``ttft_s`` (:class:`~generator.sizing.serving_queue.TtftTail`); None for pooling.
+    ttft_tail: TtftTail | None = None
+    #: A service's most-load point at one sequence in flight or more: ``rungs(k)``, the points at ``k / 20`` of its rate
+    #: of the largest batch meeting the SLOs there and of each such batch of the rungs above (fix90, review74 item 5:
+    #: the places and the TTFT at the rate of the count tested, worked out only where the wait needs them).
+    rungs: Callable[[int], tuple[OperatingPoint, ...]] | None = None
 
 
 class IdleBound(NamedTuple):
@@ -107,15 +116,19 @@ class IdleBound(NamedTuple):
     #: p95 there: below one sequence in flight, batch over rate (Little's law) is not a request's time.
     request_s: float = 0.0
     ttft_s: float = 0.0
-    #: The same at lower loads, (rate, places, request_s, ttft_s) at 1/20 to 19/20 of the replica's most rate: a fleet
-    #: of more replicas runs each at less, with more places and more of the TTFT target left (:class:`SlotQueue` by_rate).
-    ladder: tuple[tuple[float, int, float, float], ...] = ()
+    #: The same at lower loads, (rate, places, request_s, ttft_s, TTFT tail) at 1/20 to 19/20 of the replica's most
+    #: rate: a fleet of more replicas runs each at less, with more places and more of the TTFT target left
+    #: (:class:`SlotQueue` by_rate).
+    ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...] = ()
     #: The same at the looser target's rate (``looser_requests_per_s``): what planning at that target would wait.
     looser_places: int = 1
     looser_request_s: float = 0.0
     looser_ttft_s: float = 0.0
     #: Its ladder where the looser target still holds a replica below one in flight (else its most load's places).
-    looser_ladder: tuple[tuple[float, int, float, float], ...] = ()
+    looser_ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...] = ()
+    #: The TTFT tails at ``places`` and at ``looser_places`` (their p95s ``ttft_s`` and ``looser_ttft_s``).
+    tail: TtftTail | None = None
+    looser_tail: TtftTail | None = None
 
 
 class ReplicaShape(NamedTuple):
@@ -175,8 +188,13 @@ def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) 
     target_ms, bound = spec.slo.ttft_p95_ms, point.idle_bound
     target = None if target_ms is None else target_ms / 1000
     if bound is None:
-        return _queue(spec, margin, target, (point.batch, point.batch / point.requests_per_s, point.ttft_s), ())
-    return _queue(spec, margin, target, (bound.places, bound.request_s, bound.ttft_s), bound.ladder)
+        most = (point.batch, point.batch / point.requests_per_s, point.ttft_s, point.ttft_tail)
+        queue = _queue(spec, margin, target, most, ())
+        if target is None or point.rungs is None:
+            return queue
+        return queue._replace(top_rate=point.requests_per_s / margin, rungs=_RungQueues(point.rungs, spec, margin, target))
+    most = (bound.places, bound.request_s, bound.ttft_s, bound.tail)
+    return _queue(spec, margin, target, most, bound.ladder)
 
 
 def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
@@ -188,7 +206,7 @@ def looser_slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float 
     bound = point.idle_bound
     if bound is None or spec.job or spec.pooling:
         return None
-    most = (bound.looser_places, bound.looser_request_s, bound.looser_ttft_s)
+    most = (bound.looser_places, bound.looser_request_s, bound.looser_ttft_s, bound.looser_tail)
     return _queue(spec, margin, bound.looser_ttft_p95_ms / 1000, most, bound.looser_ladder)
 
 
@@ -196,20 +214,21 @@ def _queue(
     spec: InferenceSpec,
     margin: float,
     target_s: float | None,
-    most: tuple[int, float, float],
-    ladder: tuple[tuple[float, int, float, float], ...],
+    most: tuple[int, float, float, TtftTail | None],
+    ladder: tuple[tuple[float, int, float, float, TtftTail | None], ...],
 ) -> SlotQueue:
-    """A :class:`SlotQueue` from ``most`` (places, a request's time, the TTFT p95 at the most load) and a ladder.
+    """A :class:`SlotQueue` from ``most`` (places, a request's time, the TTFT p95 and its tail at its most) and a ladder.
 
-    The ladder: (rate, places, request time, TTFT p95) at lower loads. Each time is over ``margin`` as the replica is
-    counted (its rates under it), each slack the TTFT target ``target_s`` less that TTFT p95 (None with no target, and
-    no ladder either).
+    The ladder: (rate, places, request time, TTFT p95, its tail) at lower loads. Each time is over ``margin`` as the
+    replica is counted (its rates under it), each slack the TTFT target ``target_s`` less that TTFT p95 (None with no
+    target, and no ladder either).
     """
-    places, request_s, ttft_s = most
+    places, request_s, ttft_s, tail = most
     if target_s is None:
         return SlotQueue(places, request_s * margin, None, spec.routing)
-    by_rate = tuple((r / margin, b, w * margin, max(0.0, target_s - t)) for r, b, w, t in ladder)
-    return SlotQueue(places, request_s * margin, max(0.0, target_s - ttft_s), spec.routing, by_rate)
+    by_rate = tuple((r / margin, b, w * margin, max(0.0, target_s - t), u) for r, b, w, t, u in ladder)
+    slack = max(0.0, target_s - ttft_s)
+    return SlotQueue(places, request_s * margin, slack, spec.routing, by_rate, tail, ttft_target_s=target_s)
 
 
 def request_seconds_at(spec: InferenceSpec, point: OperatingPoint) -> float:
@@ -298,7 +317,10 @@ def _points(
             # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
             wait = prefill_wait_p95(state.prefill_busy, prefill)
             ttft_p95, request_s = ttft * ttft_p95_factor + wait, ttft + output_tokens * state.tpot_s
-            return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
+            tail = ttft_tail(ttft * ttft_p95_factor, state.prefill_busy, prefill)
+            return OperatingPoint(
+                batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
+            )
         own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
         mean_ttft, _ = mix_moments(mix, *own)
         state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
@@ -309,7 +331,11 @@ def _points(
             ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
         )
         request_s = mean_ttft + output_tokens * state.tpot_s
-        return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s)
+        shares = ((1 - mix.long_share, own[0]), (mix.long_share, own[1]))
+        tail = ttft_tail(ttft * ttft_p95_factor, state.prefill_busy, prefill, scv, shares)
+        return OperatingPoint(
+            batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
+        )
 
     return point
 
@@ -404,7 +430,9 @@ def best_point(
     at = _points(model, shape, spec, consts)
     best = _best_of(at, shape[0].pp, spec, max_batch)
     if best is None or not spec.job:
-        return best
+        if best is None or best.idle_bound is not None or spec.pooling:
+            return best
+        return best._replace(rungs=_Rungs((model, shape, spec, consts), best, max_batch))
     lone = at(1, at(1).requests_per_s * 1e-6)  # no queue: a request alone
     return best._replace(lone_request_s=request_seconds_at(spec, lone))
 
@@ -438,6 +466,95 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
     beyond = top if low + 1 == last else probed.get(low + 1) or at(batch_of(low + 1))
     found = probed[low]  # the search returns a step it probed (or 1)
     return found._replace(binds=_binding_text(beyond, spec, unit if beyond.batch - found.batch > 1 else 1))
+
+
+class _Rungs:
+    """A replica's points at ``k / 20`` of its most rate ``top`` (k 1 to 19), worked out when first asked (fix90).
+
+    At a lower rate the prompts queue less and the steps stretch less, so a larger batch meets the SLOs (review74 item
+    5: batch 1 at the most load, batch 3 at a fifth of it) and each batch's TTFT is shorter. ``rungs(k)``: at ``k / 20``
+    of the rate, the largest batch meeting the SLOs there (:func:`_places_at`), then each larger-rate rung's (and the
+    most load's) batch not already given, at that rate, largest first: a batch that met the SLOs at a higher rate meets
+    them here at a TTFT and a request time no longer, so a fleet that fits at one rung fits at the next one down. The
+    points' model (:func:`_points`) is formed again when first asked: most replicas' ladders never are, and keeping
+    every layout's would keep its caches alive through the whole plan.
+    """
+
+    __slots__ = ("at", "hashed", "keyed", "max_batch", "places", "points", "sized", "top")
+
+    def __init__(
+        self,
+        sized: tuple[ResolvedModel, tuple[Parallelism, InferenceMemory, int, Accelerator], InferenceSpec, Constants],
+        top: OperatingPoint,
+        max_batch: int,
+    ) -> None:
+        self.sized, self.top, self.max_batch = sized, top, max_batch
+        self.at: PointAt | None = None
+        self.places: dict[int, int] = {LADDER_STEPS: top.batch}
+        self.points: dict[int, tuple[OperatingPoint, ...]] = {}
+        self.hashed: int | None = None
+        self.keyed: tuple[object, ...] | None = None
+
+    def _key(self) -> tuple[object, ...]:  # what it is worked out from: the spec as the layout memo keys it (the
+        if self.keyed is None:  # rate, floor and routing no rung reads), formed once
+            model, shape, spec, consts = self.sized
+            self.keyed = (self.top, self.max_batch, model, shape, _layout_spec(spec), consts)
+        return self.keyed
+
+    def __eq__(self, other: object) -> bool:  # one layout sized twice (the memo's key whole or with what it drops:
+        return self is other or (isinstance(other, _Rungs) and self._key() == other._key())  # test_layout_memo_key)
+
+    def __hash__(self) -> int:
+        if self.hashed is None:
+            self.hashed = hash((self.top, self.max_batch))  # the sizing's model holds dicts: equal keys, equal tops
+        return self.hashed
+
+    def _at(self) -> PointAt:
+        if self.at is None:
+            self.at = _points(*self.sized)
+        return self.at
+
+    def _places(self, k: int) -> int:
+        if k not in self.places:
+            rate = self.top.requests_per_s * k / LADDER_STEPS
+            self.places[k] = _places_at(self._at(), rate, self.sized[2], self.max_batch).batch
+        return self.places[k]
+
+    def __call__(self, k: int) -> tuple[OperatingPoint, ...]:
+        if k not in self.points:
+            rate = self.top.requests_per_s * k / LADDER_STEPS
+            caps = sorted({self._places(j) for j in range(k, LADDER_STEPS + 1)}, reverse=True)
+            self.points[k] = tuple(self._at()(batch, rate) for batch in caps)
+        return self.points[k]
+
+
+class _RungQueues:
+    """A service's :class:`SlotQueue` at each rung of its point's ladder (:func:`_rungs`), formed when first asked."""
+
+    __slots__ = ("margin", "queues", "rungs", "spec", "target")
+
+    def __init__(
+        self, rungs: Callable[[int], tuple[OperatingPoint, ...]], spec: InferenceSpec, margin: float, target: float
+    ) -> None:
+        self.rungs, self.spec, self.margin, self.target = rungs, spec, margin, target
+        self.queues: dict[int, tuple[SlotQueue, ...]] = {}
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.rungs, self.spec, self.margin, self.target)
+
+    def __eq__(self, other: object) -> bool:  # alike over the platforms one layout's sizing is shared by: the sizing's
+        return isinstance(other, _RungQueues) and self._key() == other._key()  # caches keep hitting (slot_replicas)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __call__(self, k: int) -> tuple[SlotQueue, ...]:
+        if k not in self.queues:  # the points' queues, each at its own rate (a request's mean time there)
+            self.queues[k] = tuple(
+                _queue(self.spec, self.margin, self.target, (p.batch, p.request_s, p.ttft_s, p.ttft_tail), ())
+                for p in self.rungs(k)
+            )
+        return self.queues[k]
 
 
 def _binding_text(beyond: OperatingPoint, spec: InferenceSpec, stages: int = 1) -> str | None:
@@ -479,9 +596,9 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
     placed, looser_rate = _places_at(at, rate, spec, max_batch), _highest_rate(at, most, looser)
     loose = _places_at(at, looser_rate, looser, max_batch)
 
-    def ladder_of(top: float, held: InferenceSpec) -> tuple[tuple[float, int, float, float], ...]:
+    def ladder_of(top: float, held: InferenceSpec) -> tuple[tuple[float, int, float, float, TtftTail | None], ...]:
         rungs = (_places_at(at, top * k / LADDER_STEPS, held, max_batch) for k in range(1, LADDER_STEPS))
-        return tuple((p.requests_per_s, p.batch, p.request_s, p.ttft_s) for p in rungs)
+        return tuple((p.requests_per_s, p.batch, p.request_s, p.ttft_s, p.ttft_tail) for p in rungs)
 
     # at the looser target a replica that runs one in flight or more has its batch's places: no ladder to work out
     ladder, looser_ladder = ladder_of(rate, spec), (() if looser_rate >= most else ladder_of(looser_rate, looser))
@@ -498,12 +615,10 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec, max_batc
             loose.request_s,
             loose.ttft_s,
             looser_ladder,
+            placed.ttft_tail,
+            loose.ttft_tail,
         )
     )
-
-
-#: The rungs of a below-one-in-flight replica's ladder (:attr:`IdleBound.ladder`): its most rate over this many.
-LADDER_STEPS = 20
 
 
 def _places_at(at: PointAt, rate: float, spec: InferenceSpec, max_batch: int) -> OperatingPoint:

@@ -19,6 +19,7 @@ from generator.named_tuple import NamedTuple
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Literal, TypeAlias
 
 #: The share of prompts at or above the 95th-percentile length.
@@ -124,6 +125,52 @@ def ttft_p95_over_mix(own_s: tuple[float, float], long_share: float, utilisation
     return high
 
 
+class TtftTail(NamedTuple):
+    """The TTFT's distribution as its p95 is modelled (:func:`ttft_tail`): ``P(TTFT > t)`` is :meth:`beyond`.
+
+    Each prompt's own TTFT (an offset) plus the wait in the replica's prompt queue, ``P(W > x) = busy exp(-decay x)``
+    (the M/G/1 tail :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take). ``plain_s``: the average prompt's own
+    TTFT times the p95 factor, every request taken that long (the average prompt's rule); ``mix``: (share, own TTFT)
+    of each prompt length where the workload gives a p95 prompt (its p95 is the larger of the two rules: the tail is
+    the larger of the two, pointwise). Its 95th percentile is the TTFT p95 the point states.
+    """
+
+    plain_s: float
+    mix: tuple[tuple[float, float], ...] = ()
+    busy: float = 0.0
+    #: 1/s: the prompt queue's wait tail falls by e every 1/decay seconds.
+    decay: float = math.inf
+
+    def _waits_past(self, x: float) -> float:
+        return 1.0 if x < 0 else (self.busy * math.exp(-x * self.decay) if self.busy > 0 else 0.0)
+
+    def beyond(self, t: float) -> float:
+        """``P(TTFT > t)``."""
+        plain = self._waits_past(t - self.plain_s)
+        if not self.mix:
+            return plain
+        return max(plain, sum(share * self._waits_past(t - own) for share, own in self.mix))
+
+    @property
+    def least_s(self) -> float:
+        """The shortest TTFT (no request's is shorter)."""
+        return min(self.plain_s, *(own for _, own in self.mix)) if self.mix else self.plain_s
+
+
+def ttft_tail(
+    plain_s: float, utilisation: float, prefill_s: float, scv: float = 0.0, mix: tuple[tuple[float, float], ...] = ()
+) -> TtftTail:
+    """The :class:`TtftTail` of a point, its prompt queue as :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take it.
+
+    ``plain_s``: the average prompt's own TTFT times the p95 factor; ``mix``: (share, own TTFT) of each prompt length;
+    the prompt queue at ``utilisation`` of the replica in prefill (mean prefill ``prefill_s``, spread ``scv``).
+    """
+    rho = min(utilisation, 0.999)
+    if prefill_s <= 0 or rho <= 0:
+        return TtftTail(plain_s, mix)
+    return TtftTail(plain_s, mix, rho, 2 * (1 - rho) / (prefill_s * (1 + scv)))
+
+
 #: The most times the average prompt the p95 one may be: a mean of ``avg`` leaves at most one prompt in twenty
 #: ``20 avg`` long (Markov's inequality).
 MOST_TAIL_OVER_MEAN = round(1 / TAIL_SHARE)
@@ -204,9 +251,83 @@ class SlotQueue(NamedTuple):
     #: How requests reach the places (:data:`ROUTINGS`): one queue in front of all of them, or each replica's own.
     routing: Routing = "free_place"
     #: A replica below one sequence in flight (review74 item 3): its places, a request's time and the slack at lower
-    #: loads, as (a replica's rate, per_replica, request_s, slack_s) by rising rate, the fields above at its most; a
-    #: fleet of N replicas at ``rate`` takes the first at or above ``rate / N`` (:func:`resolved`). Empty otherwise.
-    by_rate: tuple[tuple[float, int, float, float | None], ...] = ()
+    #: loads, as (a replica's rate, per_replica, request_s, slack_s, tail) by rising rate, the fields above at its most;
+    #: a fleet of N replicas at ``rate`` takes the first at or above ``rate / N`` (:func:`resolved`). Empty otherwise.
+    by_rate: tuple[tuple[float, int, float, float | None, TtftTail | None], ...] = ()
+    #: The TTFT's tail once placed (:class:`TtftTail`), whose p95 is the target less ``slack_s``; None: every request's
+    #: TTFT taken at that p95 (then the rule :func:`miss_share` is the p95 wait within the slack).
+    tail: TtftTail | None = None
+    #: A replica at one sequence in flight or more (fix90, review74 item 5): its rate at the most load (as counted,
+    #: over the known gap's margin), and ``rungs(k)``: the queues a replica gives at ``k / 20`` of it (k 1 to 19), one
+    #: a batch cap (the largest batch meeting the SLOs there, and each cap of the rungs above), each with its request
+    #: time and TTFT tail at that rate. None where the replica has no such ladder.
+    top_rate: float = 0.0
+    rungs: Callable[[int], tuple[SlotQueue, ...]] | None = None
+
+    #: The TTFT p95 target the tail is held to (with ``tail``; without, the target is the slack, the TTFT taken at 0).
+    ttft_target_s: float = 0.0
+
+    @property
+    def target_s(self) -> float | None:
+        """The TTFT target the TTFT and the wait together are held to (:func:`miss_share`); None where none holds them."""
+        if self.slack_s is None:
+            return None
+        return self.slack_s if self.tail is None else self.ttft_target_s
+
+    @property
+    def tail_or_p95(self) -> TtftTail:
+        """The TTFT's tail, or where none is given every TTFT at 0 against a target of the slack.
+
+        That is the p95 wait within the slack (``P(W > slack) <= 5%``), for a queue formed without the TTFT's tail.
+        """
+        return self.tail if self.tail is not None else TtftTail(0.0)
+
+
+#: The most cells of the TTFT's range (its least to the target) over which :func:`miss_share` convolves the wait.
+_CELLS = 128
+
+
+def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> float:
+    """An upper bound on ``P(TTFT + W > target)``: the TTFT ``tail`` once placed and the wait ``W`` for a place before it.
+
+    ``P(W > t) = waits exp(-drain t)`` (M/M/c: ``waits`` Erlang C, ``drain`` ``(c - A) / S``), independent of the TTFT.
+    fix90 (review74 item 4): the p95 of the TTFT and the p95 of the wait do not add; where at most one request in twenty
+    waits, the wait's p95 is 0 while the requests that wait, wait ``S / (c - A)``, far past the slack, and up to ~10%
+    of requests missed the target. The sum is bounded by a numerical convolution, sound and cheap: the TTFT's range
+    from its least to the target is cut in cells (an eighth of the wait's e-fold ``1 / drain`` wide, 16 to
+    ``_CELLS`` of them), and a TTFT in a cell is taken at the cell's top (the wait then has less room), so ``P =
+    P(TTFT > T) + sum P(TTFT in cell) P(W > T - top)`` over-counts by at most ``1 - exp(-drain x cell)`` of the wait's
+    part. A union bound over a split point (``P(TTFT > T - u) + P(W > u)``) was
+    the other choice: it throws the independence away and counts both tails at once, about twice the convolution where
+    both are near their budget. A TTFT of one offset and the prompt queue's tail (no prompt mix) is convolved in
+    closed form, exactly: ``C ((1 - rho) e^{-k s} + rho d (e^{-d s} - e^{-k s}) / (k - d))``, ``s`` the target less
+    the offset, ``k`` the drain, ``d`` the queue's decay; with no queue, ``P(W > T - value)``.
+    """
+    past = tail.beyond(target_s)
+    if waits <= 0:
+        return past
+    if not drain > 0:
+        return 1.0
+    low = tail.least_s
+    if low >= target_s:  # every TTFT at or past the target: what waits at all misses it
+        return min(1.0, past + (1.0 - past) * waits)
+    if not tail.mix:  # one offset and the prompt queue's exponential tail: the convolution in closed form
+        room = target_s - tail.plain_s
+        queued = 0.0
+        if tail.busy > 0:  # busy x decay x integral over y in [0, room] of exp(-decay y - drain (room - y))
+            gap = abs(drain - tail.decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
+            spread = -math.expm1(-gap) / gap if gap > 0 else 1.0
+            queued = tail.busy * tail.decay * room * math.exp(-min(drain, tail.decay) * room) * spread
+        return min(1.0, past + waits * ((1.0 - tail.busy) * math.exp(-drain * room) + queued))
+    # a cell a few hundredths of the wait's e-fold (at most _CELLS of them: the error's bound is their width)
+    cells = min(_CELLS, max(16, math.ceil(8 * drain * (target_s - low))))
+    total, above = past, 1.0
+    for i in range(cells + 1):
+        x = target_s if i == cells else low + (target_s - low) * i / cells
+        at = past if i == cells else tail.beyond(x)
+        total += (above - at) * waits * math.exp(-drain * (target_s - x))
+        above = at
+    return min(1.0, total)
 
 
 def resolved(rate: float, parts: SlotParts) -> SlotParts:
@@ -214,19 +335,70 @@ def resolved(rate: float, parts: SlotParts) -> SlotParts:
 
     A replica loaded below one sequence in flight meets the SLOs with more places, and leaves the wait more of the
     TTFT target, the less it is loaded (review74 item 3): the ladder's first rung at or above ``rate / N`` (a
-    replica's even share), so more replicas never wait longer. Queues without a ladder are as they are.
+    replica's even share), so more replicas never wait longer. A replica at one in flight or more (``rungs``, fix90:
+    review74 item 5): where its queue at the most load keeps the rule (:func:`miss_share` within 5%) it is kept;
+    else the first of the rung's caps at ``rate / N`` (taken up to the next twentieth of its most rate) that keeps it,
+    else the rung's largest. The caps of a rung include every rung's above it, so a fleet that keeps the rule keeps it
+    with a replica more (each cap at a lower rate: no longer a TTFT, no longer a request): the search stays monotone.
+    One layout's queue only, or a split's parts alike (:func:`_one_layout`; unlike parts are taken at their most
+    load). Queues without either are as they are.
     """
-    if not any(q.by_rate for _, q in parts):
-        return parts
-    share = rate / max(1, sum(n for n, _ in parts))
-    return tuple((n, _rung(q, share)) for n, q in parts)
+    return _placed(rate, parts)[0]
+
+
+def _placed(rate: float, parts: SlotParts) -> tuple[SlotParts, float | None]:
+    """:func:`resolved`, and its ``P(TTFT + wait > target)`` where choosing a rung's cap worked it out (else None)."""
+    if any(q.by_rate for _, q in parts):
+        share = rate / max(1, sum(n for n, _ in parts))
+        return tuple((n, _rung(q, share)) for n, q in parts), None
+    held = [(n, q) for n, q in parts if n > 0]
+    layout = _one_layout(held)
+    if layout is None or rate <= 0:
+        return parts, None
+    n, queue = layout
+    rungs, top = queue.rungs, queue._replace(rungs=None)
+    assert rungs is not None
+
+    def each(option: SlotQueue) -> SlotParts:  # a split's like parts each at the option (their places said apart)
+        return tuple((m, option) for m, _ in held)
+
+    if (miss := _misses(rate, ((n, top),))) <= _WITHIN:
+        return each(top), miss
+    step = queue.top_rate / LADDER_STEPS
+    k = math.ceil(rate / n / step - 1e-9) if step > 0 else LADDER_STEPS
+    if k >= LADDER_STEPS:
+        return each(top), miss
+    options = tuple(o._replace(routing=queue.routing) for o in rungs(max(1, k)))  # as routed (:func:`routed`)
+    for option in options:
+        if (miss := _misses(rate, ((n, option),))) <= _WITHIN:
+            return each(option), miss
+    return each(options[0]), (miss if len(options) == 1 else None)
+
+
+def _one_layout(held: list[tuple[int, SlotQueue]] | SlotParts) -> tuple[int, SlotQueue] | None:
+    """``held``'s replicas as one layout's with a ladder of loads (:attr:`SlotQueue.rungs`), or None.
+
+    One part, or a split's parts alike in all but the ladder's own copy (two names of one server: fix90, the split
+    of two like owned servers took the most load's places where the same servers listed as one group took the
+    ladder's); the first part's ladder stands for all.
+    """
+    if not held or held[0][1].rungs is None:
+        return None
+    first = held[0][1]._replace(rungs=None)
+    if any(q.rungs is None or q._replace(rungs=None) != first for _, q in held[1:]):
+        return None
+    return sum(n for n, _ in held), held[0][1]
+
+
+#: The rungs of a replica's ladder (:attr:`SlotQueue.by_rate`, :attr:`SlotQueue.rungs`): its most rate over this many.
+LADDER_STEPS = 20
 
 
 def _rung(queue: SlotQueue, share: float) -> SlotQueue:
     """``queue`` at a replica's ``share`` of the rate: the first rung of its ladder at or above it (else its most)."""
-    for rate, places, request_s, slack in queue.by_rate:
+    for rate, places, request_s, slack, tail in queue.by_rate:
         if rate >= share:
-            return queue._replace(per_replica=places, request_s=request_s, slack_s=slack, by_rate=())
+            return queue._replace(per_replica=places, request_s=request_s, slack_s=slack, tail=tail, by_rate=())
     return queue._replace(by_rate=())
 
 
@@ -404,30 +576,77 @@ def _slack(parts: SlotParts) -> float | None:
     return pooled_slack(parts)
 
 
-def _wait_past_slack_s(rate: float, parts: SlotParts) -> float:
-    """How far the p95 wait for a place over ``parts`` at ``rate`` requests/s is past what the TTFT leaves (<= 0: within).
+#: The share of requests whose TTFT and wait together may pass the TTFT target (the p95's 5%; a hair over it for the
+#: sums' rounding: where the TTFT alone is at its p95, as many replicas as make the wait's share nil keep it).
+_WITHIN = TAIL_SHARE * (1 + 1e-9)
 
-    The slack is the parts' at ``rate`` (:func:`resolved`: a replica below one sequence in flight leaves the wait more
-    of the TTFT target the less it is loaded, review74 item 3). The one rule :func:`slot_replicas` (the fewest replicas
+
+def _misses(rate: float, parts: SlotParts) -> float:
+    """``P(TTFT + W > target)`` over ``parts`` at ``rate`` (:func:`miss_share`), their places and tails as they are.
+
+    ``free_place``: one wait for every part's places (:func:`pooled_slot_wait`), the largest part's share (a request
+    may land on any). ``even``: each replica its own M/M/b queue at its even share, weighted by the replicas of each
+    part. 1 where every place is taken (the queue grows without bound).
+    """
+    held = [(n, q) for n, q in parts if n > 0]
+    if not held:
+        return 0.0
+    if held[0][1].routing == "even":
+        replicas = sum(n for n, _ in held)
+        total = 0.0
+        for n, q in held:
+            wait = slot_wait(q.per_replica, rate / replicas * q.request_s, q.request_s)
+            if not math.isfinite(wait.p95_s):
+                return 1.0
+            drain = (wait.servers - wait.offered) / q.request_s
+            total += n / replicas * miss_share(q.tail_or_p95, q.target_s or 0.0, wait.waits, drain)
+        return total
+    wait = pooled_slot_wait(rate, tuple(held))
+    if not math.isfinite(wait.p95_s):
+        return 1.0
+    drain = (wait.servers - wait.offered) / pooled_request_s(tuple(held))
+    return max(miss_share(q.tail_or_p95, q.target_s or 0.0, wait.waits, drain) for _, q in held)
+
+
+def tail_miss(rate: float, parts: SlotParts) -> float:
+    """``P(TTFT + wait > TTFT target)`` over ``parts`` at ``rate`` as the rule takes them (:func:`resolved`).
+
+    The share of requests past the target, which :func:`slot_replicas` and :func:`slot_rate` hold to 5% (fix90,
+    review74 item 4).
+    """
+    placed, miss = _placed(rate, parts)
+    return _misses(rate, placed) if miss is None else miss
+
+
+def _miss_excess(rate: float, parts: SlotParts) -> float:
+    """How far ``P(TTFT + wait > target)`` over ``parts`` at ``rate`` requests/s is past 5% (<= 0: within).
+
+    The places, request times and TTFT tails are the parts' at ``rate`` (:func:`resolved`: a replica less loaded has
+    more places and a shorter TTFT, review74 items 3 and 5). The one rule :func:`slot_replicas` (the fewest replicas
     for a rate) and :func:`slot_rate` (the most rate for the replicas planned) both answer.
     """
-    return pooled_slot_wait(rate, parts).p95_s - (pooled_slack(resolved(rate, parts)) or 0.0)
+    return tail_miss(rate, parts) - _WITHIN
 
 
 def _wait_fits(rate: float, parts: SlotParts) -> bool:
-    """Whether the p95 wait for a place over ``parts`` at ``rate`` requests/s is within the slack (:func:`_wait_past_slack_s`).
+    """Whether ``P(TTFT + wait > target)`` over ``parts`` at ``rate`` requests/s is within 5% (:func:`_miss_excess`).
 
-    At or under a rate the wait surely holds (:func:`_sure_rate`) without the Erlang sum: most layouts a plan counts.
+    At or under a rate the rule surely holds (:func:`_sure_rate`) without the Erlang sum: most layouts a plan counts.
     """
     slack = pooled_slack(parts)
     if slack is not None and (sure := _sure_rate(parts, slack)) is not None and rate <= sure:
         return True
-    return _wait_past_slack_s(rate, parts) <= 0
+    return _miss_excess(rate, parts) <= 0
 
 
 @functools.lru_cache(maxsize=4096)
 def slot_replicas(rate: float, queue: SlotQueue, least: int, beside: SlotParts = ()) -> int:
-    """The fewest replicas, ``least`` at least, whose places keep the p95 wait for one within ``queue.slack_s``.
+    """The fewest replicas, ``least`` at least, whose places keep ``P(TTFT + wait > TTFT target)`` within 5%.
+
+    The TTFT once placed has the tail its point models (:attr:`SlotQueue.tail`), the wait for a place M/M/c's, and
+    the share of requests past the target is bounded by their convolution (:func:`miss_share`; fix90, review74 item
+    4: the p95s added let up to ~10% miss where fewer than one in twenty wait). A replica less loaded runs more places
+    at a shorter TTFT (:func:`resolved`, review74 item 5), taken at the count tested.
 
     ``beside``: replicas of another layout the same router fills, held fixed (a split's owned part): their places
     count with these, and the slack is the smaller of the parts' (:func:`pooled_slack`). The wait falls as replicas are
@@ -459,21 +678,65 @@ _RATE_TOLERANCE = 1e-7
 
 
 def _sure_rate(parts: SlotParts, slack: float) -> float | None:
-    """A rate whose p95 wait for a place over ``parts`` (one queue) is within ``slack`` whatever Erlang C comes to.
+    """A rate whose ``P(TTFT + wait > target)`` over ``parts`` (one queue) is within 5% whatever Erlang C comes to.
 
-    The p95 wait is ``S ln(C / 0.05) / (c - A)`` with ``C <= 1``, so ``c - A >= S ln 20 / slack`` keeps it; None where
-    there is no such rate to start from (no slack, each replica its own queue, a ladder of loads).
+    ``P(W > t) <= exp(-(c - A) t / S)`` (``C <= 1``), so a drain ``(c - A) / S`` that keeps the rule at ``C = 1``
+    (:func:`_sure_drain`) keeps it at every ``C``: ``c - A >= S x that`` keeps the rule (without a tail, the TTFT
+    at 0 against the slack: ``c - A >= S ln 20 / slack``). None where there
+    is no such rate to start from (no slack, each replica its own queue, a ladder of loads below one in flight, the
+    TTFT alone at its 5%). A queue with ``rungs`` is taken at its most load: where that keeps the rule, the rule
+    holds (:func:`resolved` keeps it first).
     """
     if slack <= 0 or any(q.routing != "free_place" or q.by_rate for _, q in parts):
         return None
+    drain = 0.0
+    for _, q in parts:
+        least = _sure_drain(q.tail_or_p95, q.target_s or 0.0)
+        if least is None:
+            return None
+        drain = max(drain, least)
     request_s = pooled_request_s(parts)
     places = sum(n * q.per_replica for n, q in parts)
-    return (places - request_s * math.log(1.0 / TAIL_SHARE) / slack) / request_s
+    return (places - request_s * drain) / request_s
+
+
+@functools.lru_cache(maxsize=4096)
+def _sure_drain(tail: TtftTail, target_s: float) -> float | None:
+    """A drain ``(c - A) / S`` (1/s) that keeps ``P(TTFT + W > target)`` within 5% whatever Erlang C (None: none found).
+
+    The union over a split at a TTFT quantile ``q`` (the TTFT past ``q``, or the wait past ``T - q``): ``P(TTFT > q) +
+    exp(-drain (T - q)) <= 5%`` at ``drain >= ln(1 / (5% - P(TTFT > q))) / (T - q)``, the least over ``q`` at the
+    99th, 97.5th and 96th percentiles. Cheap (one offset: the quantiles in closed form) where the convolution's own
+    least drain would take a root search a layout; it only lets a layout skip the Erlang sum.
+    """
+    drains = []
+    for share in _SURE_SPLITS:
+        quantile = _quantile(tail, share)
+        if quantile < target_s:
+            drains.append(math.log(1.0 / (TAIL_SHARE - tail.beyond(quantile))) / (target_s - quantile))
+    return min(drains, default=None)
+
+
+#: The TTFT's shares past the split points :func:`_sure_drain` tries.
+_SURE_SPLITS = (0.01, 0.025, 0.04)
+
+
+def _quantile(tail: TtftTail, share: float) -> float:
+    """The least ``t`` with ``P(TTFT > t) <= share`` (one offset: in closed form; a mix: bisection, the tail falls)."""
+    if not tail.mix:
+        return tail.plain_s if tail.busy <= share else tail.plain_s + math.log(tail.busy / share) / tail.decay
+    low, high = tail.least_s, tail.least_s + 1.0
+    while tail.beyond(high) > share:
+        low, high = high, high + 2 * (high - tail.least_s)
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if tail.beyond(middle) > share else (low, middle)
+    return high
 
 
 @functools.lru_cache(maxsize=4096)
 def slot_rate(most: float, parts: SlotParts) -> float:
-    """The most requests/s the replicas of ``parts`` sustain with the p95 wait for a place within what the TTFT leaves.
+    """The most requests/s the replicas of ``parts`` sustain with ``P(TTFT + wait > target)`` within 5% (one rule).
 
     ``most``: what they serve with every place taken (replicas x a replica's rate; a split's, all its replicas x the
     slowest part's), the cap: the wait for a place grows without bound there, so where a slack holds it the most rate
@@ -493,11 +756,18 @@ def slot_rate(most: float, parts: SlotParts) -> float:
     low, gap = 0.0, most / 2
     if (sure := _sure_rate(held, slack)) is not None and 0.0 < sure < most:
         low, gap = sure, (most - sure) / 2  # the bracket's foot where the wait surely fits: fewer steps to the top
-    while gap > most * _RATE_TOLERANCE and _wait_fits(most - gap, held):
-        low, gap = most - gap, gap / 2
-    high = most - gap  # the first that breaks it (or within the tolerance of the last that fits)
+    if (edges := _rung_edges(most, held)) is not None:
+        # a ladder of loads (fix90): the rule changes its places at each twentieth of a replica's rate, and the rate
+        # sustained is often one of those edges; the last edge that keeps it, and the next, bracket it
+        low, high = max(low, edges[0]), edges[1]
+        if high - low <= most * _RATE_TOLERANCE or not _wait_fits(low + most * _RATE_TOLERANCE, held):
+            return low
+    else:
+        while gap > most * _RATE_TOLERANCE and _wait_fits(most - gap, held):
+            low, gap = most - gap, gap / 2
+        high = most - gap  # the first that breaks it (or within the tolerance of the last that fits)
 
-    over = functools.partial(_wait_past_slack_s, parts=held)
+    over = functools.partial(_miss_excess, parts=held)
     f_low, f_high, width, side = over(low), over(high), high - low, 0
     while high - low > most * _RATE_TOLERANCE:
         point = high - f_high * (high - low) / (f_high - f_low) if f_high > f_low else (low + high) / 2
@@ -511,6 +781,26 @@ def slot_rate(most: float, parts: SlotParts) -> float:
             high, f_high = point, f_point
             f_low, side = (f_low / 2 if side == 1 else f_low), 1
     return low
+
+
+def _rung_edges(most: float, held: SlotParts) -> tuple[float, float] | None:
+    """Where one layout's ladder of loads (:attr:`SlotQueue.rungs`) changes rung below ``most``, bracketing the rule.
+
+    The last edge whose rate keeps the rule and the next (``most`` past the last), by bisection over the edges (the
+    rule only fails more at higher rates); None without such a ladder. At an edge ``N x k / 20`` of the replicas'
+    rate the rung is ``k``'s.
+    """
+    layout = _one_layout(held)
+    if layout is None or layout[1].top_rate <= 0:
+        return None
+    n, queue = layout
+    edges = [n * k * queue.top_rate / LADDER_STEPS for k in range(1, LADDER_STEPS)]
+    edges = [e for e in edges if e < most] + [most]
+    low, high = -1, len(edges) - 1  # the top (``most``) breaks it: slot_rate checked
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _wait_fits(edges[middle], held) else (low, middle)
+    return (0.0 if low < 0 else edges[low]), edges[high]
 
 
 def slot_rate_bounds(most: float, parts: SlotParts) -> tuple[float, float]:

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 16890, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_embed_l40s_48gb" : 2 }, "power_w" : 4950, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 18147, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_embed_l40s_48gb" : 3 }, "power_w" : 5319, "units" : 6, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_embed_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 64, "deployments" : ["chat", "embed"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-embed-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-xe7740", "specgen.dev/pool" : "chat-embed-l40s-48gb" }, "node_count" : 2, "nvme_tb" : 3.84, "platform" : "dell-xe7740", "power_w_per_node" : 2475, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 4.0, "embed" : 60.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_embed_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat", "embed"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-embed-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "chat-embed-l40s-48gb" }, "node_count" : 3, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 4.0, "embed" : 60.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
