@@ -58,23 +58,19 @@ def steady_state(
     output_tokens: int,
     prefill_s: float,
     at_rate: float | None = None,
-    *,
-    closed: bool = False,
 ) -> SteadyState:
     """The rate ``batch`` sequences in flight sustain (:func:`little_rate`) and the TPOT they see there.
 
     ``step_s``: the decode-only step of ``batch`` sequences; ``prefill_s``: the time a prompt takes from the replica
     (its mean, over a prompt-length mix); ``at_rate``: a lower rate the replica is loaded at (fewer prompts a second,
     so the steps stretch less). The TPOT is ``step / (1 - rate x prefill)``: the steps share each second with the
-    prefills of the prompts that replace the finished sequences. Requests arriving on their own (a plan's Poisson
-    arrivals) come while any sequence decodes; ``closed``: a fixed ``batch`` of clients, each sending its next request
-    when its answer ends (a benchmark's concurrency), where a sequence decodes beside the prompts of the other
-    ``batch - 1`` only, its own prefill being its TTFT (newuser37 item 5: at batch 1 an 8k prompt's prefill was counted
-    in its own TPOT, up to 47% high).
+    prefills of the prompts that replace the finished sequences: requests arriving on their own (a plan's Poisson
+    arrivals) come while any sequence decodes. A benchmark's fixed clients, where a sequence decodes beside the other
+    ``batch - 1``'s prompts only, pass those as ``prefill_s`` (``estimate --batch``, newuser73 item 17).
     """
     rate = little_rate(batch, ttft_s, output_tokens * step_s, prefill_s)
     rate = rate if at_rate is None else min(rate, at_rate)
-    share = rate * prefill_s * ((batch - 1) / batch if closed else 1.0)
+    share = rate * prefill_s
     return SteadyState(rate, step_s / max(1e-9, 1.0 - share), share)
 
 
