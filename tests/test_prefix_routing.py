@@ -80,7 +80,7 @@ def test_a_blind_router_finds_as_much_as_the_replicas_last_turn_of_the_session(
         ("      prefix_routing: none\n", 4, 3000, True),
         ("      routing: even\n      prefix_routing: session\n", 4, 3000, False),  # the router keeps sessions
         ("      prefix_routing: measured\n", 4, 3000, False),  # measured on the fleet as routed
-        ("", 0.1, 3000, True),  # 2 x TP4 on one p5 (the second on GPUs that would idle): a turn finds 1 of 2
+        ("", 0.2, 3000, True),  # 2 x TP4 on one p5 (at 0.1 req/s fix90's places at the share plan one): 1 of 2
         ("", 0.1, 1200, False),  # 1 x TP8: its own prefix is always there
     ],
 )
@@ -95,7 +95,7 @@ def test_the_warning_gives_the_plan_at_the_share_over_the_replicas(tmp_path: Pat
     path = _agent(tmp_path, 0.8)
     (text,) = _warnings(path)
     whole = plan_file(str(path))[1]
-    assert whole.deployments[0].replicas == 4
+    assert whole.deployments[0].replicas == 6  # 6 x TP4 on H200 (4 x TP8 H100 before fix90's places at the share)
     n = int(re.search(r"the replica it picks \(1 of (\d+)", text).group(1))  # type: ignore[union-attr]
     share = diluted_share(0.8, n)
     diluted = plan_file(str(_agent(tmp_path, share, extra="      prefix_routing: measured\n", name="d.yaml")))[1]
