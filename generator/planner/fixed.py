@@ -23,7 +23,7 @@ from generator.planner.assemble import (
     totals,
 )
 from generator.planner.driver_series import driver_series_findings
-from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_wait_at
+from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_request_s, slot_slack_s, slot_wait_at
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
 from generator.planner.option import pool_labels
@@ -250,13 +250,9 @@ def _slot_queue(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity | 
         return None
     wait = slot_wait_at(spec, cost.ttft_s, slots)
     # Little's law where the queue drains; without bound, a request's time with every slot busy (review76)
-    held_s = wait.offered / spec.requests_per_second if math.isfinite(wait.p95_s) else _all_busy_s(spec, cost, slots)
+    all_busy_s = slot_request_s(spec, cost.ttft_s, slots)[-1]
+    held_s = wait.offered / spec.requests_per_second if math.isfinite(wait.p95_s) else all_busy_s
     return _SlotQueue(held_s, slots, wait)
-
-
-def _all_busy_s(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity) -> float:
-    """A request's seconds in a slot with every slot decoding: its TTFT and its output at the slowest slot speed."""
-    return cost.ttft_s + spec.avg_output_tokens / slots.slot_tokens_per_s
 
 
 def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
@@ -316,9 +312,8 @@ def _waited_text(wait: SlotWait) -> str:
 def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue, index: int) -> list[Finding]:
     """A warning where the p95 wait for a slot is past what the TTFT leaves of the target (none for a batch service)."""
     wait = queue.wait
-    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
-    slack_s = math.inf if target_ms is None else max(0.0, target_ms / 1000 - cost.ttft_s)
-    if math.isfinite(wait.p95_s) and wait.p95_s <= slack_s:  # a batch service: warned only of a queue without bound
+    # a batch service (no bound on its slack) is warned only of a queue without bound
+    if math.isfinite(wait.p95_s) and wait.p95_s <= slot_slack_s(spec, cost.ttft_s):
         return []
     return [
         Finding(

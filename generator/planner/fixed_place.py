@@ -251,12 +251,26 @@ def slot_wait_at(spec: InferenceSpec, ttft_s: float, slots: StreamCapacity) -> S
     (:func:`~generator.sizing.server_slots.state_slot_wait`), else the speed with all of them decoding; the prompts'
     passes pause every slot's decode (:attr:`StreamCapacity.prompt_share`). Infinite where a slot makes no tokens.
     """
-    paused = max(0.0, 1.0 - slots.prompt_share)
-    speeds = slots.speeds or (slots.stream_tokens_per_s,) * slots.streams
-    request_s = [ttft_s + spec.avg_output_tokens / (each * paused) if each * paused > 0 else math.inf for each in speeds]
+    request_s = slot_request_s(spec, ttft_s, slots)
     if not all(map(math.isfinite, request_s)):
         return SlotWait(slots.streams, float(slots.streams), 1.0, math.inf)
     return state_slot_wait(spec.requests_per_second, request_s)
+
+
+def slot_request_s(spec: InferenceSpec, ttft_s: float, slots: StreamCapacity) -> list[float]:
+    """A request's seconds in a slot with 1, 2, ... all of ``slots`` decoding (infinite where a slot makes none).
+
+    Its TTFT and its output at that speed, the prompts' passes pausing it; the last is with every slot decoding.
+    """
+    paused = max(0.0, 1.0 - slots.prompt_share)
+    speeds = slots.speeds or (slots.stream_tokens_per_s,) * slots.streams
+    return [ttft_s + spec.avg_output_tokens / (each * paused) if each * paused > 0 else math.inf for each in speeds]
+
+
+def slot_slack_s(spec: InferenceSpec, ttft_s: float) -> float:
+    """What the TTFT leaves the wait for a slot of the TTFT target (none where it misses it; no bound for a batch one)."""
+    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
+    return math.inf if target_ms is None else max(0.0, target_ms / 1000 - ttft_s)
 
 
 def _slots_for_wait(
@@ -288,8 +302,7 @@ def _slots_for_wait(
         return slot_wait_at(spec, plan.cost.ttft_s, slots).p95_s
 
     first = held(start.streams) or start
-    target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
-    slack = math.inf if target_ms is None else max(0.0, target_ms / 1000 - plan.cost.ttft_s)
+    slack = slot_slack_s(spec, plan.cost.ttft_s)
 
     def fits(slots: StreamCapacity) -> bool:  # a batch service's: a wait that ends
         return math.isfinite(wait := p95_s(slots)) and wait <= slack
