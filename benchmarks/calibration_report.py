@@ -642,8 +642,11 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
 
     arch = parse_architecture(find_model(row["model"]).config)
     fmt = llama_cpp_format(weight_format(row["precision"]))  # the GGUF the row ran: gpt-oss's MXFP4_MOE file
-    # the RAM and NVMe of a row that gives them (RAM short of the weights held off the GPU), else RAM without a limit
-    memory = {"ram_gib": 4096, **{key: row[key] for key in ("ram_gib", "reserved_ram_gib", "nvme_read_gb_per_s") if key in row}}
+    # the RAM and NVMe of a row that gives them (RAM short of the weights held off the GPU), else the RAM its source
+    # states (``installed_ram_gib``: the share of it --no-mmap asks to pin decides the pinned buffers' fallback, as for
+    # a machine of yours, ``pinned_falls_back``), else RAM without a limit
+    memory: dict[str, Any] = {"ram_gib": row.get("installed_ram_gib", 4096)}
+    memory |= {key: row[key] for key in ("ram_gib", "reserved_ram_gib", "nvme_read_gb_per_s") if key in row}
     spec = FixedSpec(
         gpu=row["gpu"] or CPU_ONLY_STAND_IN_GPU, gpu_count=max(1, row["gpus"]), **memory,
         memory_channels=row["memory_channels"], ddr_mt_per_s=row["ddr_mt_per_s"], cpu_sockets=row["sockets"],
@@ -710,7 +713,9 @@ def predict_offload_decode(row: dict[str, Any]) -> float:
 
 def predict_offload_prefill(row: dict[str, Any]) -> float:
     """Prompt tokens/s of a row's prompt in passes of its ``-ub`` (``offload_cost``'s ``prefill_s``), its weights copied
-    from a memory-mapped file (pageable) or, with --no-mmap, from pinned buffers."""
+    from a memory-mapped file (pageable) or, with --no-mmap, from pinned buffers unless they are more of the RAM its
+    source states (``installed_ram_gib``) than ``pinned_host_ram_share``: then from the pageable buffer llama.cpp falls
+    back to, as the plan of a machine of yours times it (``pinned_falls_back``)."""
     from generator.sizing.offload import offload_cost
 
     prompt = row["prompt_tokens"]
@@ -1045,8 +1050,9 @@ OFFLOAD_PREFILL_FIT_GRID: dict[str, tuple[float, ...]] = {
 #: heads that share a KV head multiplied together, ``generator.sizing.offload.cpu_attention_gflops_per_s``; in the fit
 #: since the 2026-12-03 ik attention entry); llama.cpp's decode with the routed experts in RAM on
 #: desktops of 6 and 8 P-cores, which sets the cores' rate; the prompt passes of llama.cpp and ik_llama.cpp with the
-#: experts in RAM copied from a memory-mapped file (the pinned group, two rows of one machine, is reported, not fitted:
-#: its rate is pcie_efficiency's, a measured copy rate). Two sockets, ktransformers and the configurations the
+#: experts in RAM copied from a memory-mapped file (the --no-mmap group, two rows of one 64 GiB machine whose pinned
+#: buffers, 82% of its RAM, the product takes to fall back to pageable memory, is reported, not fitted: the box pinned
+#: them in one run and not in the other, acc103 entry of 2026-12-06). Two sockets, ktransformers and the configurations the
 #: product does not run (flash attention off, DeepSeek before llama.cpp's MLA) are the out-of-sample check.
 OFFLOAD_FIT_GROUPS = (
     "offload-decode llama.cpp (cpu-only)",

@@ -116,7 +116,11 @@ PINNED: dict[str, tuple[float, float]] = {
     # fix73 (newuser72 item 3): the prompt's attention stops at each layer's window (gpt-oss's window-128 layers; llama.cpp
     # keeps only the window's cells of their KV), so the 5,501-token prompt's FLOPs fall: +268% -> +272% (156.8 / 267.4 ->
     # 159.2 / 272.2), the mechanism, no constant moved
-    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5917, 2.7216),
+    # acc103 (2026-12-06): each row timed on the 64 GiB its source states, as a machine of yours is: 52.6 GB pinned is
+    # 82% of it, over pinned_host_ram_share, so both at the pageable rate the plan prints (+272% -> +141%, -46% -> -67%).
+    # The box pinned them in the DDR5-6000 pp512 run (faster than any pageable copy) and not in the DDR5-2000 one (its
+    # passes slower than the same box's memory-mapped pass): the product cannot tell which, and warns with both TTFTs
+    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.0420, 1.4145),
     # gpt-oss-120b's experts in RAM beside a GPU: the 12600K's two runs at DDR5-2000 (XMP off) +42% and +25%, its run at
     # DDR5-6000 -4%, an i9-14900K -0.4%, with llama.cpp's 62 / 72 switches between the GPU and the CPU a token at 50 us
     # each (accoff entry of 2026-12-04; 0.2028 / 0.4832 before: +48% / +31% / +3% / +10%, the cores' rate refitted at

@@ -655,8 +655,9 @@ def pinned_text(c: OffloadCost, machine: Machine, consts: Constants, engine: str
         f"RAM, Linux what is free when the model loads); where cudaMallocHost fails {engine} holds the weights in "
         f"pageable memory instead, logged at debug level only, and copies them to the GPU at "
         f"{consts.offload_pageable_copy_efficiency:g} of the pinned rate: the TTFT of {seconds_text(c.ttft_s)} is "
-        f"timed so, {seconds_text(c.pinned_ttft_s or 0.0)} if they are pinned (the pinned path's timing rests on 2 "
-        "published prompt runs, not fitted: +268% and -46%). The load log tells: 'CUDA_Host model buffer size' where "
+        f"timed so, {seconds_text(c.pinned_ttft_s or 0.0)} if they are pinned (2 published prompt runs of one 64 GiB "
+        "machine that asked 82% of it, not fitted: timed so, +141% and -67%; at the pinned rate +272% and -46%: it "
+        "pinned them in the faster run, not in the slower). The load log tells: 'CUDA_Host model buffer size' where "
         "they were pinned, 'CPU model buffer size' where not; on a machine that pins them, set pinned_host_ram_share "
         "to 1 (constants:, --set)"
     )
