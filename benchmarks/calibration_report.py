@@ -43,7 +43,7 @@ from generator.sizing.architecture import Architecture, parse_architecture  # no
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.frameworks import framework_profile, resolved_regime, window_masked_layers  # noqa: E402
+from generator.sizing.frameworks import framework_profile, resolved_regime  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
@@ -61,6 +61,7 @@ from generator.sizing.precision import kv_cache_bits, storage_family, weight_for
 from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training  # noqa: E402
 from generator.sizing.training_mfu import (  # noqa: E402
     attention_kernel_scale,
+    attention_layer_equivalents,
     fp8_step_shape,
     linear_gemm_rate_ratio,
     training_utilisation,
@@ -238,6 +239,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         seq = row["sequence_length"]
         shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
         shape["attention_width"] = training_attention_width(arch)
+        shape["attention_layers"] = attention_layer_equivalents(arch, seq, None)
         mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape).mfu
     # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
     return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
@@ -249,7 +251,7 @@ def step_shape(
     flops_per_token: float,
     checkpointing: str,
     framework: str | None = None,
-    masked_square_layers: int = 0,
+    attention_layers: float | None = None,
 ) -> dict[str, Any]:
     """What ``training_utilisation`` sets a step's attention against, as the planner's
     (``generator.planner.training._step_shape``): the GPU's attention kernels (FlashAttention-2's published share under
@@ -260,7 +262,7 @@ def step_shape(
         "gemm_flops_per_param": flops_per_token / max(1, flop_params),
         "recompute": checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
-        "masked_square_layers": masked_square_layers,
+        "attention_layers": attention_layers,
     }
 
 
@@ -305,8 +307,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         ep_replicas,
     )  # fmt: skip
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
-    if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size)
+    if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size), its windows
         shape["attention_width"] = training_attention_width(arch)
+        shape["attention_layers"] = attention_layer_equivalents(arch, seq, row.get("profile"))
     # FP8 training (a row's ``compute_precision``), as the planner's: the decoder linears' GEMMs at the GPU's dense FP8
     # rate, the LM head's at bf16's, and the casts' memory-bound passes where the row's framework does not fuse them
     # (torchao under a ``profile: fsdp2`` row; a row with no profile is Megatron-Bridge's, Transformer Engine's fused casts)
@@ -406,8 +409,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
-    masked = window_masked_layers([layer.window_tokens for layer in arch.layers], seq, row["framework"])
-    shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], masked)
+    layers = attention_layer_equivalents(arch, seq, row["framework"])
+    shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], layers)
     shape["attention_width"] = training_attention_width(arch)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)
     step = training_step(

@@ -16,9 +16,11 @@ import pytest
 from generator.catalog import find_model
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.frameworks import FRAMEWORKS, window_masked_layers
+from generator.sizing.frameworks import FRAMEWORKS
+from generator.sizing.linear_attention import layer_state_flops
 from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer, peft_traffic_bytes_per_token
 from generator.sizing.training import TrainingSetup, lora_traffic_bytes_per_token, size_training
+from generator.sizing.training_mfu import attention_layer_equivalents
 from generator.sizing.weights import Parallelism
 
 CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
@@ -147,21 +149,45 @@ def test_allocator_reserve_follows_the_fp32_logits() -> None:
     assert fused == Constants().training_overhead_bytes
 
 
+#: Gemma 3 27B's window-1,024 layer at 16,384 tokens: mean min(p, 1,024) pairs over mean p, by hand
+#: ((1,024 x 1,025 / 2 + 15,360 x 1,024) / 16,384) / (16,385 / 2) = 992.03 / 8,192.5
+GEMMA3_WINDOW_SHARE = (1024 * 1025 / 2 + 15360 * 1024) / 16384 / (16385 / 2)
+
+
 @pytest.mark.parametrize(
-    ("model", "sequence", "framework", "masked"),
+    ("model", "sequence", "framework", "layers"),
     [
-        ("mistralai/Mistral-7B-v0.1", 4096, "hf", 32),  # window 4,096: Transformers masks once the keys reach it
-        ("mistralai/Mistral-7B-v0.1", 4095, "hf", 0),
-        ("mistralai/Mistral-7B-v0.1", 4096, "torchtune", 0),
-        ("mistralai/Mistral-7B-v0.1", 4096, "llama-factory", 32),  # its default flash_attn: auto keeps sdpa
-        ("mistralai/Mistral-7B-v0.1", 4096, "axolotl", 0),
-        ("google/gemma-2-9b-it", 8192, "trl", 21),  # every other layer slides
-        ("meta-llama/Llama-3.1-8B", 131072, "hf", 0),
+        ("mistralai/Mistral-7B-v0.1", 4096, "hf", 64),  # window 4,096: Transformers masks once the keys reach it
+        ("mistralai/Mistral-7B-v0.1", 4095, "hf", 32),
+        ("mistralai/Mistral-7B-v0.1", 4096, "torchtune", 32),  # the window spans the sequence: a full layer's pairs
+        ("mistralai/Mistral-7B-v0.1", 4096, "llama-factory", 64),  # its default flash_attn: auto keeps sdpa
+        ("mistralai/Mistral-7B-v0.1", 4096, "axolotl", 32),
+        ("google/gemma-2-9b-it", 8192, "trl", 21 + 2 * 21),  # every other layer slides, each the whole square
+        # the kernel skips the keys outside a window of 4,096: (4,096 x 4,097 / 2 + 4,096^2) / 8,192 over 8,193 / 2
+        ("google/gemma-2-9b-it", 8192, "axolotl", 21 + 21 * ((4096 * 4097 / 2 + 4096**2) / 8192) / (8193 / 2)),
+        ("google/gemma-3-27b-it", 16384, "unsloth", 10 + 52 * GEMMA3_WINDOW_SHARE),  # newuser76 item 2: ~16.3, not 62
+        ("google/gemma-3-27b-it", 16384, None, 10 + 52 * GEMMA3_WINDOW_SHARE),  # Megatron-LM's kernels take it too
+        ("openai/gpt-oss-120b", 8192, None, 36),  # attention sinks: the window layers counted full
+        ("meta-llama/Llama-3.1-8B", 131072, "hf", 32),
     ],
 )
-def test_window_masks_under_transformers_sdpa(model: str, sequence: int, framework: str, masked: int) -> None:
-    windows = [layer.window_tokens for layer in _arch(model).layers]
-    assert window_masked_layers(windows, sequence, framework) == masked
+def test_attention_layers_follow_the_kernels_window(model: str, sequence: int, framework: str | None, layers: float) -> None:
+    """A training step's attention in full causal layers: a window its kernel skips to counts its pairs, a window
+    Transformers' sdpa masks counts the whole square (twice a causal layer)."""
+    assert attention_layer_equivalents(_arch(model), sequence, framework) == pytest.approx(layers, rel=1e-12)
+
+
+def test_linear_attention_layers_count_their_recurrence_not_pairs() -> None:
+    """Qwen3-Next's 36 Gated DeltaNet layers have no (query, key) pairs: at 32k tokens its 48 layers weigh its 12
+    attention layers and each recurrence's FLOPs a token over a full layer's (4 x heads x head_dim a pair, 16,384.5
+    pairs a token), where they were counted as 48 full layers."""
+    arch = _arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    states = [layer for layer in arch.layers if layer.state is not None]
+    assert len(states) == 36
+    full_layer = 4 * arch.num_attention_heads * arch.head_dim * (32768 + 1) / 2
+    expected = 12 + sum(layer_state_flops(layer) for layer in states) / full_layer
+    assert attention_layer_equivalents(arch, 32768, "torchtune") == pytest.approx(expected, rel=1e-12)
+    assert expected < 12.6
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from generator.sizing.frameworks import (
     framework_profile,
     job_recipe,
     resolved_regime,
-    window_masked_layers,
 )
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import (
@@ -45,6 +44,7 @@ from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import (
     FP8_MFU_NOTE,
     attention_kernel_scale,
+    attention_layer_equivalents,
     flash_attention_2_share,
     fp8_step_shape,
     training_utilisation,
@@ -245,9 +245,7 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
-        "masked_square_layers": window_masked_layers(
-            [layer.window_tokens for layer in arch.layers], spec.sequence_length, spec.framework
-        ),
+        "attention_layers": attention_layer_equivalents(arch, spec.sequence_length, spec.framework),
         "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
         # FP8 training: the decoder linears' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's, and the
         # framework's FP8 casts where it does not fuse them (attention, norms, optimizer unchanged)

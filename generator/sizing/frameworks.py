@@ -533,17 +533,6 @@ def reserve_short(method: str, per_gpu_bytes: float, gpu_memory_bytes: float) ->
     return method == "full" and per_gpu_bytes * (1 + FULL_FINETUNE_RESERVED_OVER) > gpu_memory_bytes * RESERVE_LINE_FRACTION
 
 
-def window_masked_layers(window_tokens: list[int | None], sequence_length: int, framework: str | None) -> int:
-    """Sliding-window layers whose attention runs masked over the whole square of positions under ``framework``.
-
-    Those of its :attr:`FrameworkProfile.sdpa_window_masks` frameworks whose window the sequence reaches; 0 otherwise.
-    ``window_tokens``: each layer's window (None for full attention).
-    """
-    if not framework or not framework_profile(framework).sdpa_window_masks:
-        return 0
-    return sum(1 for window in window_tokens if window is not None and sequence_length >= window)
-
-
 def fp32_logits_share(loss: str) -> float:
     """Share of the whole fp32 (token x vocab) logits a loss materialises at once.
 

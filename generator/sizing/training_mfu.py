@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
+from generator.sizing.linear_attention import layer_state_flops
+from generator.sizing.performance import causal_pairs_per_token, layer_prompt_pair_flops
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.pipeline_schedule import virtual_stages_for
 
@@ -128,7 +130,7 @@ def training_utilisation(
     recompute: bool = False,
     attention_mfu: float | None = None,
     operator_bytes_scale: float = 1.0,
-    masked_square_layers: int = 0,
+    attention_layers: float | None = None,
     attention_width: float | None = None,
     gemm_rate_ratio: float = 1.0,
     fp8_gemm_share: float = 1.0,
@@ -148,9 +150,10 @@ def training_utilisation(
     share of the rate where the framework's kernel has a published one (:func:`flash_attention_2_share`); None: the
     fitted ``training_attention_mfu`` x ``attention_scale``. ``operator_bytes_scale``: the GPU's sustained FLOPs per
     byte over the reference GPU's (:func:`generator.planner.training.operator_bytes_scale`), the factor on
-    ``training_gemm_half_hidden``; 1 on the reference. ``masked_square_layers``: layers whose attention computes the
-    whole square of positions under an explicit mask (:func:`generator.sizing.frameworks.window_masked_layers`), each
-    counted twice. ``attention_width``: the width the attention's QK^T and PV run at
+    ``training_gemm_half_hidden``; 1 on the reference. ``attention_layers``: the step's attention work in full causal
+    layers (:func:`attention_layer_equivalents`: a sliding-window layer's kernel skipping the keys outside its window,
+    a masked one computing the whole square, a linear-attention layer's recurrence); None: ``num_layers`` of them.
+    ``attention_width``: the width the attention's QK^T and PV run at
     (:func:`generator.sizing.performance.training_attention_width`, ``heads x head_dim``); None: ``hidden_size``, a
     model whose heads span it. ``gemm_rate_ratio``: the linear layers' GEMM rate over the bf16 rate the step is timed
     at (:func:`linear_gemm_rate_ratio`: the GPU's dense FP8 rate over its dense bf16 rate under FP8 training, 1 in
@@ -178,7 +181,8 @@ def training_utilisation(
     gemm_time = gemm_flops / (consts.training_mfu * gemm)
     if attention_mfu is None:
         attention_mfu = consts.training_attention_mfu * attention_scale
-    attention_layers = num_layers + masked_square_layers
+    if attention_layers is None:
+        attention_layers = num_layers
     width = hidden_size if attention_width is None else attention_width
     attention_time = attention_flops_per_token(attention_layers, width, sequence_length, recompute) / attention_mfu
     attention = gemm_time / (gemm_time + attention_time)
@@ -305,7 +309,58 @@ def fp8_step_shape(
     return shape
 
 
-def attention_flops_per_token(num_layers: int, width: float, sequence_length: int, recompute: bool) -> float:
+#: Model types whose attention adds a learned sink logit a head to the softmax (:func:`attention_layer_equivalents`).
+SINK_MODEL_TYPES = ("gpt_oss",)
+
+
+def attention_layer_equivalents(arch: Architecture, sequence_length: int, framework: str | None) -> float:
+    """A training step's attention work in full causal layers of the model's mean width (:func:`training_utilisation`).
+
+    A full-attention layer is one, weighted by its (query, key) pair's FLOPs over the mean layer's
+    (:func:`generator.sizing.performance.layer_prompt_pair_flops`: MLA's widths). A sliding-window layer whose kernel
+    skips the key blocks outside its window (FlashAttention's ``window_size``, which axolotl's flash-attn recipes,
+    Unsloth, torchtune's flex attention and Megatron-LM's Transformer Engine pass the layer's window to) computes its
+    mean ``min(p, W)`` pairs a token, not ``p`` (:func:`generator.sizing.performance.causal_pairs_per_token`: Gemma 3's
+    window-1,024 layers at 16,384 tokens 0.12 of a full layer; newuser76 item 2), as the serving prefill counts it; under
+    a framework whose ``sdpa`` hands the kernel an explicit mask (:attr:`FrameworkProfile.sdpa_window_masks`) such a
+    layer whose keys reach its window computes the whole square, two. A linear-attention layer (Gated DeltaNet,
+    Mamba-2) has no pairs: its recurrence's FLOPs a token (:func:`generator.sizing.linear_attention.layer_state_flops`,
+    the recurrent form's; the chunked form training runs adds a chunk's intra-chunk pairs, left out) over a full
+    layer's.
+
+    A model with attention sinks (gpt-oss: a learned logit a head, :data:`SINK_MODEL_TYPES`) keeps its window layers
+    counted full: FlashAttention 2 / 3 have no sink backward (Transformers trains it with eager attention) and
+    Transformer Engine runs sinks in its fused kernel only from cuDNN 9.13, falling back to its unfused attention over
+    the whole square before (https://github.com/NVIDIA/TransformerEngine/issues/2318); Megatron-Bridge's gpt-oss-120b
+    runs measure slower than even the full count (benchmarks/CALIBRATION.md). Unsloth's flex attention takes both,
+    left out.
+    """
+    masks = framework is not None and framework_profile(framework).sdpa_window_masks
+    kernel_window = arch.model_type not in SINK_MODEL_TYPES
+    pair_flops = [layer_prompt_pair_flops(arch, layer) for layer in arch.layers]
+    mean_pair_flops = sum(pair_flops) / max(1, len(pair_flops))
+    full_pairs = causal_pairs_per_token(sequence_length)
+    if not mean_pair_flops or not full_pairs:
+        return float(arch.num_layers)
+    total = 0.0
+    for layer, flops in zip(arch.layers, pair_flops, strict=True):
+        window = layer.window_tokens
+        if layer.state is not None:
+            total += layer_state_flops(layer) / (mean_pair_flops * full_pairs)
+        elif window is None or sequence_length < window:
+            total += flops / mean_pair_flops
+        else:
+            if masks:
+                share = 2.0
+            elif kernel_window:
+                share = causal_pairs_per_token(sequence_length, window) / full_pairs
+            else:
+                share = 1.0
+            total += share * flops / mean_pair_flops
+    return total
+
+
+def attention_flops_per_token(num_layers: float, width: float, sequence_length: int, recompute: bool) -> float:
     """Causal attention FLOPs per token of a training step: forward, backward, and the recomputed forward if any.
 
     ``width``: the attention's ``heads x head_dim`` (:func:`generator.sizing.performance.training_attention_width`).
