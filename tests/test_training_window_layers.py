@@ -28,7 +28,7 @@ WINDOW_SHARE = (1024 * 1025 / 2 + 15360 * 1024) / 16384 / (16385 / 2)
 
 
 def _estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str], framework: str) -> dict[str, Any]:
-    args = ("estimate", "google/gemma-3-27b-it", "--train", "qlora", "--framework", framework)
+    args: tuple[str, ...] = ("estimate", "google/gemma-3-27b-it", "--train", "qlora", "--framework", framework)
     args += ("--gpu", "rtx-6000-ada-48gb", "--seq-len", "16384", "--lora-rank", "16")
     assert call_cli(tmp_path, (*args, "--gradient-checkpointing", "full", "--json")) == 0
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
