@@ -602,21 +602,26 @@ def format_text(result: dict[str, Any]) -> str:
             )
         # review70 item 3: a batch at the average that holds less than one whole-context sequence is sized at that one
         floor = kv["sized_at"] == "one_whole_context"
+        # review76 item 12: a batch that queues past the pool is sized at the sequences it holds at a time
+        held = kv.get("sequences_held")
+        count = held or kv["sequences"]
         sized = (
-            f"one whole {kv['context_tokens']:,}-token sequence, more than {kv['sequences']} x "
+            f"one whole {kv['context_tokens']:,}-token sequence, more than {count} x "
             f"{kv['tokens_per_sequence']:,} tokens (--input-tokens + --output-tokens, as a plan sizes its batch): the "
             "pool holds one whole-context request at least, as batch 1 and vLLM's start-up check ask"
             if floor
-            else f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+            else f"{count} x {kv['tokens_per_sequence']:,} tokens"
         )
+        whole = f"at the whole --context {kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])}"
+        if average:
+            sized += " (--input-tokens + --output-tokens, as a plan sizes its batch" + ("" if held else f"; {whole}") + ")"
+        if held:
+            sized += (
+                f", the sequences the pool holds at a time (the batch of {kv['sequences']:,} asked: "
+                f"{_gib(kv['asked_bytes'])}" + (f"; {whole}" if average else "") + ")"
+            )
         lines.append(
             f"  KV cache     {per_token}; {_gib(kv['bytes'])} for {sized}"
-            + (
-                f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
-                f"{kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])})"
-                if average
-                else ""
-            )
             + (
                 f", recurrent state included ({state:,} B a sequence)"
                 if (state := result["kv_cache"]["state_bytes_per_sequence"])
@@ -628,6 +633,11 @@ def format_text(result: dict[str, Any]) -> str:
         if key == "total":
             lines.append("  " + "-" * 40)
         lines.append(_memory_row(key, mem[key]))
+        if key == "kv_cache" and not training and (held := result["kv_cache"].get("sequences_held")):
+            lines.append(
+                f"    ({held:,} sequences held at a time; the batch of {result['kv_cache']['sequences']:,} asked would "
+                f"take {result['kv_cache']['asked_bytes_per_gpu'] / GIB:,.2f} GiB)"
+            )
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]

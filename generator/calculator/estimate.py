@@ -822,6 +822,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "sized_at": sized_at,
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
+            # where the batch queues past the pool (capacity's whole_context_batch or average_batch "queued"), the bytes
+            # above and the memory table are the sequences_held it runs at a time, and asked_bytes / asked_bytes_per_gpu
+            # the batch's as asked (review76 item 12)
         },
         "notes": notes,
     }
@@ -1053,6 +1056,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
+            queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
+            if queue.get("queued"):
+                _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
             if (
                 req.input_tokens is not None
                 or req.output_tokens is not None
@@ -1493,6 +1499,27 @@ def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
     """Whether the weight bytes are the checkpoint's own (read from its files) or computed from the config."""
     files = arch.file_weights
     return files.source if files is not None and files.precision == fmt.name else "computed from the config"
+
+
+def _size_at_held(
+    result: dict[str, Any], arch: Architecture, kv_bits: int, context: int, average: int | None, held: int, par: Parallelism
+) -> None:
+    """The memory table's KV cache at the sequences a queueing batch holds at a time; the batch asked beside it.
+
+    review76 item 12: ``--batch 64 --context 131072`` of a 70B on 4 H100 sized 64 whole-context sequences, 640 GiB of KV
+    and 679.79 GiB in all a GPU of 80, beside the verdict that the pool holds 3 and the rest queue. The bytes and the
+    table are now the 3 held (at the average length where the batch is sized so, one whole-context sequence at least,
+    as it is sized); ``asked_bytes`` and ``asked_bytes_per_gpu`` keep the batch's as asked.
+    """
+    kv = result["kv_cache"]
+    held_kv = size_kv_cache(arch, kv_bits, average or context, held, par)
+    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > held_kv.per_gpu_bytes:
+        held_kv, kv["sized_at"] = one, "one_whole_context"
+    per_gpu = result["memory"]["per_gpu"]
+    per_gpu["total"] += held_kv.per_gpu_bytes - per_gpu["kv_cache"]
+    per_gpu["kv_cache"] = held_kv.per_gpu_bytes
+    kv["asked_bytes"], kv["asked_bytes_per_gpu"] = kv["bytes"], kv["bytes_per_gpu"]
+    kv["bytes"], kv["bytes_per_gpu"], kv["sequences_held"] = held_kv.total_bytes, held_kv.per_gpu_bytes, held
 
 
 def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float, basis: str) -> dict[str, Any]:
