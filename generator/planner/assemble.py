@@ -481,12 +481,10 @@ def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
     return {
         **wait.details(),
         # the router the replicas are sized behind (newuser73 item 14): its routing and the requests each replica may
-        # have in flight (a split's parts in order), which a HAProxy maxconn or a gateway's limit must be set to
-        "router": {
-            "routing": spec.routing,
-            "max_in_flight_per_replica": caps[0] if len(set(caps)) == 1 else caps,
-            "places": wait.servers,
-        },
+        # have in flight, which a HAProxy maxconn or a gateway's limit must be set to (under even routing no router
+        # holds them: the places each replica's own queue is sized at). Always a list, one a part in the layout's
+        # order, one item for a service of one layout (review76 item 14: an int or a list, by the split)
+        "router": {"routing": spec.routing, "max_in_flight_per_replica": caps, "places": wait.servers},
     }
 
 

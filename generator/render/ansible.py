@@ -503,8 +503,12 @@ def _deployment_vars(
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
     if isinstance(router := d.details.get("router"), dict):
-        # the router the replicas are sized behind (newuser73 item 14): its routing and each replica's cap in flight
-        out["router"] = {"routing": router["routing"], "max_in_flight_per_replica": _cap_in(d, pool, router)}
+        # the router the replicas are sized behind (newuser73 item 14): its routing and each replica's cap in flight;
+        # under even routing (a Kubernetes Service or round-robin balancer) there is no router that holds requests, so
+        # no cap for one to apply (review76 item 14): each replica queues its own share, its engine's max_num_seqs
+        out["router"] = {"routing": router["routing"]}
+        if router["routing"] != "even":
+            out["router"]["max_in_flight_per_replica"] = _cap_in(d, pool, router)
     if d.details.get("requests_per_run") is not None:  # a batch job: its replicas run for a run, then stop (newuser66)
         out["batch_job"] = {key: d.details[key] for key in BATCH_RUN_KEYS}
     running = d.max_num_seqs_in(pool)
@@ -580,9 +584,12 @@ def _deployment_vars(
     return out
 
 
-def _cap_in(d: DeploymentPlan, pool: str, router: dict[str, Any]) -> Any:
-    """The requests a replica of ``d`` in ``pool`` may have in flight: a split's part's (in the parts' order)."""
+def _cap_in(d: DeploymentPlan, pool: str, router: dict[str, Any]) -> int:
+    """The requests a replica of ``d`` in ``pool`` may have in flight: its part's (``d.pools``' order) of a split.
+
+    review76 item 14: a pool no part is in gave None, an Ansible ``max_in_flight_per_replica: null`` no router takes.
+    """
     caps = router["max_in_flight_per_replica"]
-    if not isinstance(caps, list):
-        return caps
-    return next((cap for part, cap in zip(d.split, caps, strict=False) if part.pool == pool), None)
+    found = [cap for part, cap in zip(d.pools, caps, strict=True) if part == pool]
+    assert len(found) == 1, f"{d.name}: one router cap for pool {pool} expected, got {found} from {caps} over {d.pools}"
+    return int(found[0])
