@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _WHOLE = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?([eE]\+?[0-9]{1,3})?")
 #: Beyond every range check's limit: a larger figure is refused as it is parsed (its digits are not echoed)
 _MOST_WHOLE = 10**18
-#: nan and inf pass as numbers: the range checks refuse them by name (exit 1, as any value out of range)
+#: nan and inf pass as numbers: the range checks refuse them by name (exit 2, as any value out of range)
 _DECIMAL = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
 
 
@@ -81,10 +81,11 @@ def _constant(text: str) -> tuple[str, float]:
 
 
 EPILOG = (
-    "Exit codes: 0 done; 1 a value is invalid (a number out of range, an unknown model, GPU, CPU or precision, "
+    "Exit codes: 0 done; 1 a value is invalid (an unknown model, GPU, CPU or precision, "
     "a malformed config.json or engine constant, or a layout the model does not split into: --tp, --pp or --ep "
     "against its attention heads, layers or experts); 2 a usage error (an unknown option, text where a number is "
-    "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
+    "expected, a number outside the option's range below or a --set constant's, a value not among the choices, or "
+    "options that do not go together, such as --ram-gib with --train, "
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
     "--max-seq-len or --dataset-tokens without --gpu, --epochs without --dataset-tokens, --offload-params without --zero 3 "
     "or --max-batched-tokens with --engine sglang); "
@@ -100,7 +101,8 @@ EPILOG = (
     "--ram-gib in (0, 65,536]; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
-    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
+    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib. "
+    "A value out of its range is a usage error, exit 2."
 )
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
