@@ -10,6 +10,7 @@ cycling every node through the pool's ``temporary_name_for_rotation`` pool (and 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,28 @@ def _spec(provider: str, disk: int | None, **pool: Any) -> dict[str, Any]:
     if disk is not None:
         entry["root_disk_size"] = disk
     return {"provider": provider, "pools": [entry], "deployments": [{"name": "chat", "pool": "chat"}]}
+
+
+@pytest.mark.parametrize(
+    ("model", "disk", "files_gb"), [("meta-llama/Llama-3.3-70B-Instruct", 223, 141.1), ("Qwen/Qwen3-32B", 140, 65.5)]
+)
+def test_spec_md_says_what_the_aks_os_disk_is_sized_from(tmp_path: Path, model: str, disk: int, files_gb: float) -> None:
+    """newuser74 item 15: ``os_disk_size_gb`` 223 / 140 stood in the AKS Terraform with no word in SPEC.md on what it is
+    sized from. SPEC.md now says it under the pools, from the figures that size it: the OS's 30 GiB, the pool's files
+    and one 30 GB engine image, below kubelet's 85% image-collection threshold."""
+    (path := tmp_path / "w.yaml").write_text(AZ.replace("MODEL", model))
+    files = render_file(str(path))
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    (aks,) = json.loads(files["terraform/specgen.auto.tfvars.json"])["aks_node_pools"].values()
+    assert aks["os_disk_size_gb"] == disk == math.ceil((30 * 2**30 + pool["files_bytes"] + 30e9) / 0.85 / 2**30)
+    (line,) = [line for line in files["SPEC.md"].splitlines() if "node disk:" in line]
+    assert line == (
+        f"- `{pool['name']}` node disk: OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB {disk}, sized "
+        f"to hold the pool's files, {files_gb} GB (its models' checkpoint files, a training job's dataset and checkpoints: "
+        "files_bytes), and 1 engine image(s) of 30 GB, with the OS's 30 GiB, below kubelet's 85% image-collection "
+        f"threshold: {disk} GiB; another model or dataset resizes it, which replaces every node of the pool"
+    )
+    assert round(pool["files_bytes"] / 1e9, 1) == files_gb
 
 
 @pytest.mark.parametrize(
