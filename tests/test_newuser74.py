@@ -166,3 +166,40 @@ def test_a_cluster_outside_the_priced_region_is_warned_and_its_dollars_named(
     path.write_text(AZ.replace("MODEL", "meta-llama/Llama-3.3-70B-Instruct"))
     code, out, _ = specgen(capsys, "plan", str(path))
     assert code == 0 and " rates (" not in out.splitlines()[0]
+
+
+SGLANG = """\
+version: 1
+name: az-sglang
+deployments:
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    inference:
+      engine: sglang
+      precision: fp8
+      kv_cache_precision: fp8
+      max_num_seqs: MAX
+      max_context_tokens: 32768
+      avg_input_tokens: 6000
+      avg_output_tokens: 400
+      requests_per_second: 6
+      slo: {ttft_p95_ms: 3000, tpot_ms: 50}
+hardware:
+  provider: azure
+  gpus: [h100-sxm5-80gb, h100-nvl-94gb, a100-sxm4-80gb]
+kubernetes: {location: eastus2, cluster_name: aks-ml}
+outputs: [terraform, ansible, kubernetes]
+"""
+
+
+def test_sglangs_admission_limit_is_named_by_its_flag_in_every_line(tmp_path: Path) -> None:
+    """newuser74 item 18: "SGLang admits up to 2,048 (--max-running-requests)" in one plan, "(max_num_seqs)", vLLM's
+    name, in another: both name SGLang's flag now (and a vLLM plan its --max-num-seqs)."""
+    (path := tmp_path / "w.yaml").write_text(SGLANG.replace("      max_num_seqs: MAX\n", ""))
+    reasons = " ".join(r for d in json.loads(render_file(str(path))["spec.json"])["plan"]["deployments"] for r in d["reasons"])
+    assert "SGLang admits up to 2,048 (--max-running-requests)" in reasons and "(max_num_seqs)" not in reasons
+    (path := tmp_path / "v.yaml").write_text(
+        SGLANG.replace("      max_num_seqs: MAX\n", "").replace("engine: sglang", "engine: vllm")
+    )
+    reasons = " ".join(r for d in json.loads(render_file(str(path))["spec.json"])["plan"]["deployments"] for r in d["reasons"])
+    assert "vLLM admits up to" in reasons and "(--max-num-seqs)" in reasons and "(max_num_seqs)" not in reasons
