@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from generator.api import render_file
 from generator.fleet_diff import pool_replacements, replacement_text, root_disk_changes
@@ -190,6 +191,25 @@ hardware:
 kubernetes: {location: eastus2, cluster_name: aks-ml}
 outputs: [terraform, ansible, kubernetes]
 """
+
+
+def test_sglang_group_vars_carry_the_sizings_settings_as_its_flags(tmp_path: Path) -> None:
+    """newuser74 item 13: the plan's "1,114,668 KV tokens fit ... by SGLang's mem_fraction_static accounting" rests on
+    0.86 and its batch on the 87 running requests asked, which stood beside ``args`` as keys named as vLLM's
+    (``max_model_len``, ``max_num_seqs``), so a role passing ``args`` started SGLang at its own defaults. Now args
+    starts ``--context-length --max-running-requests --mem-fraction-static`` and the keys are SGLang's names."""
+    (path := tmp_path / "w.yaml").write_text(SGLANG.replace("MAX", "87"))
+    files = render_file(str(path))
+    (dep,) = json.loads(files["spec.json"])["plan"]["deployments"]
+    (name,) = [n for n in files if n.startswith("ansible/group_vars/")]
+    (entry,) = YAML(typ="safe").load(files[name].replace("!unsafe ", ""))["specgen_deployments"]
+    engine = entry["engine"]
+    fraction, context = dep["details"]["mem_fraction_static"], dep["details"]["context_tokens"]
+    assert (engine["context_length"], engine["max_running_requests"], engine["mem_fraction_static"]) == (32768, 87, fraction)
+    assert context == 32768 and "max_num_seqs" not in engine and "max_model_len" not in engine
+    assert engine["args"][:6] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
+                                  str(fraction)]  # fmt: skip
+    assert engine["args"][6:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
 
 
 def test_sglangs_admission_limit_is_named_by_its_flag_in_every_line(tmp_path: Path) -> None:
