@@ -672,10 +672,24 @@ def _print_findings(
 
 
 def _write_gitlab(path: str, text: str, workloads: Sequence[str]) -> None:
-    """Write the report; not through a symlink a pull request could commit on the report's path (as for the tree)."""
+    """Write the report; not through a symlink a pull request could commit on the report's path (as for the tree).
+
+    A workload in no git work tree and outside the current directory is said on stderr: its issues carry its absolute
+    path, which GitLab links to no file (newuser74 item 14).
+    """
+    from generator.errors import one_line
+    from generator.findings import outside_repository
     from generator.writer import write_report
 
     write_report(path, text, workloads)
+    for workload in workloads:
+        if outside_repository(workload):
+            print(
+                f"specgen: warning: {one_line(workload)} is in no git repository and outside the working directory: its "
+                "issues in the GitLab report carry its absolute path, which GitLab links to no file; run specgen from "
+                "the repository that holds it",
+                file=sys.stderr,
+            )
 
 
 def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> None:

@@ -64,6 +64,16 @@ class MultipleInputError(SpecgenError):
         super().__init__("\n".join(str(e) for e in self.errors))
 
 
+class UsageError(InputError):
+    """A command-line option's value outside the range it takes: a usage error, exit 2.
+
+    ``--context -1``, ``--batch 0``, ``--set kv_block_tokens=0`` exit as the parser's own refusal of a value it cannot
+    read does (newuser73 item 9: ``--context -1`` exited 1 and ``--context 99999999999999999999`` 2).
+    """
+
+    exit_code = 2
+
+
 class ShapeError(InputError):
     """A document value does not fit the typed workload model; keeps the value's path for the loader to locate."""
 

@@ -196,7 +196,9 @@ def repository_path(path: str) -> str:
     """``path`` relative to its repository root (the git work tree holding it, else the current directory).
 
     GitLab's code-quality widget matches ``location.path`` against the repository's files, so a path as typed
-    (``../w/chat-70b.yaml``, ``/builds/x/chat-70b.yaml``) would match nothing.
+    (``../w/chat-70b.yaml``, ``/builds/x/chat-70b.yaml``) would match nothing. A file in no git work tree and outside
+    the current directory has no repository path: its absolute path, which :func:`outside_repository` tells (newuser74
+    item 14: ``../bugs/newuser74/az-70b.yaml``, a path relative to nothing GitLab holds).
     """
     from generator.input_files import git_work_tree
 
@@ -208,7 +210,14 @@ def repository_path(path: str) -> str:
         except OSError:  # the working directory was deleted: the path as given is the only one there is
             return path.replace(os.sep, "/")
     relative = os.path.relpath(real, root)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return real.replace(os.sep, "/")
     return relative.replace(os.sep, "/")
+
+
+def outside_repository(path: str) -> bool:
+    """Whether ``path`` has no repository path (:func:`repository_path` gives its absolute path): no link in GitLab."""
+    return os.path.isabs(repository_path(path))
 
 
 class _Report:

@@ -1751,6 +1751,10 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     if isinstance(router := details.get("router"), dict):  # the router the replicas are sized behind (newuser73 14)
         row["router"] = {k: router.get(k) for k in ("routing", "max_in_flight_per_replica")}
+        # one figure where every part's is the same (a spec.json of one layout: one item; before review76 item 14 an int)
+        caps = row["router"]["max_in_flight_per_replica"]
+        if isinstance(caps, list) and len(set(map(str, caps))) == 1:
+            row["router"]["max_in_flight_per_replica"] = caps[0]
     if isinstance(details.get("inputs"), dict):  # the workload's fields the plan was given (newuser73 item 5)
         row["inputs"] = details["inputs"]
     return row

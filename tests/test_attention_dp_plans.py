@@ -112,6 +112,11 @@ def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_pat
     # SGLang's default for --tp-size 8 --enable-dp-attention --dp-size 8 on H200 reserves 33,280 MiB (its DP-attention
     # padding and CUDA-graph terms): 0.769, not the 0.907 of a TP1 replica (review72 item 5)
     assert engine["mem_fraction_static"] == dep.details["mem_fraction_static"] == 0.769
+    # newuser74 item 13: SGLang's --max-running-requests is the engine's, split over its 8 DP ranks, where the plan's
+    # max_num_seqs is each rank's (review32 item 5)
+    assert engine["max_running_requests"] == 8 * dep.details["max_num_seqs"]
+    at = engine["args"].index("--max-running-requests")
+    assert engine["args"][at + 1] == str(engine["max_running_requests"])
 
 
 def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:

@@ -335,7 +335,7 @@ def test_estimate_times_the_tail_and_keeps_the_pool() -> None:
 @pytest.mark.parametrize("value", ["1", "-0.5"])
 def test_estimate_refuses_a_share_out_of_range(value: str) -> None:
     code, _ = run_estimate(*ESTIMATE, "--cached-prompt-share", value)
-    assert code == 1
+    assert code == 2  # an option's value out of its range: a usage error (newuser73 item 9)
 
 
 def test_estimate_refuses_a_share_for_a_recurrent_state_model(capsys: pytest.CaptureFixture[str]) -> None:

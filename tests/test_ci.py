@@ -377,6 +377,32 @@ def test_gitlab_paths_are_repository_relative(
     assert issue["location"] == {"lines": {"begin": 3}, "path": expected}
 
 
+def test_a_file_outside_any_repository_is_reported_at_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser74 item 14: a workload in no git work tree, rendered from another repository's checkout, was reported at
+    ``../bugs/newuser74/az-70b.yaml``, a path GitLab resolves against the repository and links to nothing. It is its
+    absolute path, and stderr says why no link is made; a file under the working directory keeps its relative path."""
+    from generator.findings import outside_repository, repository_path
+
+    (tmp_path / "checkout").mkdir()
+    (tmp_path / "checkout" / ".git").write_text("gitdir: /elsewhere\n")
+    (tmp_path / "bugs").mkdir()
+    outside = tmp_path / "bugs" / "w.yaml"
+    outside.write_text(VALID)
+    monkeypatch.chdir(tmp_path / "checkout")
+    assert repository_path("../bugs/w.yaml") == str(outside.resolve()).replace(os.sep, "/")
+    assert outside_repository("../bugs/w.yaml")
+    (tmp_path / "checkout" / "w.yaml").write_text(VALID)
+    assert (repository_path("w.yaml"), outside_repository("w.yaml")) == ("w.yaml", False)
+    report = tmp_path / "gl.json"
+    code, _, err = specgen(capsys, "plan", "../bugs/w.yaml", "--gitlab-report", str(report))
+    assert code == 0
+    paths = {issue["location"]["path"] for issue in json.loads(report.read_text())}
+    assert paths == {str(outside.resolve()).replace(os.sep, "/")}
+    assert "../bugs/w.yaml is in no git repository and outside the working directory" in err
+
+
 def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "gl-code-quality.json"
     specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--gitlab-report", str(report))

@@ -66,6 +66,36 @@ def test_a_whole_context_batch_past_the_pool_queues_under_vllm() -> None:
     assert code == 3 and ": does NOT fit" in text
 
 
+@pytest.mark.parametrize(
+    ("options", "held", "tokens", "row"),
+    [
+        # 70B bf16 at TP4: 3 x 131,072 tokens x 327,680 B / 4 GPUs = 30.00 GiB a GPU; 64 of them, 640.00
+        (("--context", "131072", "--batch", "64"), 3, 131_072, "    (3 sequences held at a time; the batch of 64 asked would "
+         "take 640.00 GiB)"),
+        # the batch at the average length queues too: 104 x 4,000 tokens of the 1,000 asked
+        (("--input-tokens", "3000", "--output-tokens", "1000", "--batch", "1000"), 104, 4_000, "    (104 sequences held "
+         "at a time; the batch of 1,000 asked would take 305.18 GiB)"),
+    ],
+)  # fmt: skip
+def test_the_memory_table_sizes_the_sequences_a_queueing_batch_holds(
+    options: tuple[str, ...], held: int, tokens: int, row: str
+) -> None:
+    """review76 item 12: ``--batch 64 --context 131072`` sized all 64 whole-context sequences in the per-GPU table (640
+    GiB of KV cache, 679.79 GiB in all on an 80 GiB H100) beside the verdict "runs 3 at a time, the rest queue". The
+    table is the sequences held, fitting the usable memory the verdict names; what the batch asked is said beside it."""
+    args = ("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "h100-sxm5-80gb", "--tp", "4", *options)
+    data = estimate_json(*args)
+    capacity, kv, per_gpu = data["capacity"], data["kv_cache"], data["memory"]["per_gpu"]
+    queue = capacity.get("whole_context_batch") or capacity["average_batch"]
+    assert (queue["sequences_held"], kv["sequences_held"]) == (held, held)
+    assert per_gpu["kv_cache"] == kv["bytes_per_gpu"] == held * tokens * kv["bytes_per_token"] // 4
+    assert kv["asked_bytes_per_gpu"] == kv["sequences"] * tokens * kv["bytes_per_token"] // 4
+    assert per_gpu["total"] == sum(v for k, v in per_gpu.items() if k != "total")
+    assert per_gpu["total"] <= capacity["usable_bytes"]  # what runs fits where the verdict says it runs
+    code, text = run_estimate(*args)
+    assert code == 0 and f"runs {held:,} at a time, the rest queue" in text and row in text.splitlines()
+
+
 # ----------------------------------------------------------- newuser73 item 7: the decode-only step of the batch that runs
 
 

@@ -78,5 +78,5 @@ def test_gpu_memory_utilization_out_of_range_names_the_flag(capsys: pytest.Captu
 
     code = estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--gpu-memory-utilization", value])
     err = capsys.readouterr().err
-    assert code == 1 and "--gpu-memory-utilization must be a number in [0.001, 1], got" in err and "constant" not in err
+    assert code == 2 and "--gpu-memory-utilization must be a number in [0.001, 1], got" in err and "constant" not in err
     assert "--gpu-memory-utilization in [0.001, 1]" in EPILOG and "--ram-gib in (0, 65,536]" in EPILOG

@@ -202,3 +202,21 @@ def test_slots_whose_queue_would_not_drain_take_more(tmp_path: Path, batch: bool
     )
     # a batch service whose queue drains is not warned; an interactive one still waits past its TTFT target
     assert bool([f for f in plan["findings"] if f["code"] == "slot-wait"]) is not batch
+
+
+def test_a_slots_speed_is_said_one_way_in_the_reasons_and_the_warning(tmp_path: Path) -> None:
+    """review76 item 6: home-70b-offload's reason said "2.68 tokens/s alone, 1.45 with 5 decoding" (the speeds times
+    the 98% the prompt passes leave) where parallel-slots said "1.47 each ... in the 98% of its time the requests'
+    prompt passes leave" and the decode line "decode 2.73 tokens/s": one slot, two figures. Now every line says the
+    decoding speed, beside the share of the time the prompt passes leave it."""
+    plan = _plan(tmp_path, 0.01)
+    reasons = plan["deployments"][0]["reasons"]
+    (line,) = [r for r in reasons if r.startswith("a request holds one of the 5 server slots")]
+    (said,) = [f["message"] for f in plan["findings"] if f["code"] == "parallel-slots"]
+    (decode,) = [r for r in reasons if r.startswith("decode ")]
+    match = re.search(r"at (\d+\.\d+) tokens/s alone, (\d+\.\d+) with 5 decoding(, in the \d+% of its time [^)]*)\)", line)
+    assert match, line
+    alone, each, share = match.groups()
+    assert f"{each} each" in said and said.endswith(f"so at best){share}")  # the slot's speed, and its share, alike
+    assert decode.startswith(f"decode {alone} tokens/s")  # a lone request's speed is the decode line's
+    assert (alone, each, share) == ("2.73", "1.47", ", in the 98% of its time the requests' prompt passes leave")

@@ -108,7 +108,7 @@ def test_a_replica_held_by_its_slo_says_how_its_batch_is_held(tmp_path: Path) ->
     (dep,) = plan.deployments
     (held,) = [r for r in dep.reasons if r.startswith("the SLOs hold at ")]
     assert re.fullmatch(
-        r"the SLOs hold at (\d+) sequences a replica, and vLLM admits up to 1,024 \(max_num_seqs\): a burst past the "
+        r"the SLOs hold at (\d+) sequences a replica, and vLLM admits up to 1,024 \(--max-num-seqs\): a burst past the "
         r"planned rate runs a larger batch at a slower TPOT, so cap the router's concurrency at \1 a replica, or give "
         r"inference.max_num_seqs: \1 \(requests then wait to start\)",
         held,

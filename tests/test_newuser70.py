@@ -110,7 +110,7 @@ def test_a_step_takes_at_least_its_attention(capsys: pytest.CaptureFixture[str],
 
 def test_the_dead_dp_exposed_fraction_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ("estimate", "meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "8")
-    assert call_cli(tmp_path, (*args, "--zero", "3", "--set", "training_dp_exposed_fraction=0.9")) == 1
+    assert call_cli(tmp_path, (*args, "--zero", "3", "--set", "training_dp_exposed_fraction=0.9")) == 2
     assert "unknown constant 'training_dp_exposed_fraction'" in capsys.readouterr().err
 
 

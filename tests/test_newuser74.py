@@ -10,10 +10,12 @@ cycling every node through the pool's ``temporary_name_for_rotation`` pool (and 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from generator.api import render_file
 from generator.fleet_diff import pool_replacements, replacement_text, root_disk_changes
@@ -71,6 +73,28 @@ def _spec(provider: str, disk: int | None, **pool: Any) -> dict[str, Any]:
     if disk is not None:
         entry["root_disk_size"] = disk
     return {"provider": provider, "pools": [entry], "deployments": [{"name": "chat", "pool": "chat"}]}
+
+
+@pytest.mark.parametrize(
+    ("model", "disk", "files_gb"), [("meta-llama/Llama-3.3-70B-Instruct", 223, 141.1), ("Qwen/Qwen3-32B", 140, 65.5)]
+)
+def test_spec_md_says_what_the_aks_os_disk_is_sized_from(tmp_path: Path, model: str, disk: int, files_gb: float) -> None:
+    """newuser74 item 15: ``os_disk_size_gb`` 223 / 140 stood in the AKS Terraform with no word in SPEC.md on what it is
+    sized from. SPEC.md now says it under the pools, from the figures that size it: the OS's 30 GiB, the pool's files
+    and one 30 GB engine image, below kubelet's 85% image-collection threshold."""
+    (path := tmp_path / "w.yaml").write_text(AZ.replace("MODEL", model))
+    files = render_file(str(path))
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    (aks,) = json.loads(files["terraform/specgen.auto.tfvars.json"])["aks_node_pools"].values()
+    assert aks["os_disk_size_gb"] == disk == math.ceil((30 * 2**30 + pool["files_bytes"] + 30e9) / 0.85 / 2**30)
+    (line,) = [line for line in files["SPEC.md"].splitlines() if "node disk:" in line]
+    assert line == (
+        f"- `{pool['name']}` node disk: OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB {disk}, sized "
+        f"to hold the pool's files, {files_gb} GB (its models' checkpoint files, a training job's dataset and checkpoints: "
+        "files_bytes), and 1 engine image(s) of 30 GB, with the OS's 30 GiB, below kubelet's 85% image-collection "
+        f"threshold: {disk} GiB; another model or dataset resizes it, which replaces every node of the pool"
+    )
+    assert round(pool["files_bytes"] / 1e9, 1) == files_gb
 
 
 @pytest.mark.parametrize(
@@ -143,3 +167,59 @@ def test_a_cluster_outside_the_priced_region_is_warned_and_its_dollars_named(
     path.write_text(AZ.replace("MODEL", "meta-llama/Llama-3.3-70B-Instruct"))
     code, out, _ = specgen(capsys, "plan", str(path))
     assert code == 0 and " rates (" not in out.splitlines()[0]
+
+
+SGLANG = """\
+version: 1
+name: az-sglang
+deployments:
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    inference:
+      engine: sglang
+      precision: fp8
+      kv_cache_precision: fp8
+      max_num_seqs: MAX
+      max_context_tokens: 32768
+      avg_input_tokens: 6000
+      avg_output_tokens: 400
+      requests_per_second: 6
+      slo: {ttft_p95_ms: 3000, tpot_ms: 50}
+hardware:
+  provider: azure
+  gpus: [h100-sxm5-80gb, h100-nvl-94gb, a100-sxm4-80gb]
+kubernetes: {location: eastus2, cluster_name: aks-ml}
+outputs: [terraform, ansible, kubernetes]
+"""
+
+
+def test_sglang_group_vars_carry_the_sizings_settings_as_its_flags(tmp_path: Path) -> None:
+    """newuser74 item 13: the plan's "1,114,668 KV tokens fit ... by SGLang's mem_fraction_static accounting" rests on
+    0.86 and its batch on the 87 running requests asked, which stood beside ``args`` as keys named as vLLM's
+    (``max_model_len``, ``max_num_seqs``), so a role passing ``args`` started SGLang at its own defaults. Now args
+    starts ``--context-length --max-running-requests --mem-fraction-static`` and the keys are SGLang's names."""
+    (path := tmp_path / "w.yaml").write_text(SGLANG.replace("MAX", "87"))
+    files = render_file(str(path))
+    (dep,) = json.loads(files["spec.json"])["plan"]["deployments"]
+    (name,) = [n for n in files if n.startswith("ansible/group_vars/")]
+    (entry,) = YAML(typ="safe").load(files[name].replace("!unsafe ", ""))["specgen_deployments"]
+    engine = entry["engine"]
+    fraction, context = dep["details"]["mem_fraction_static"], dep["details"]["context_tokens"]
+    assert (engine["context_length"], engine["max_running_requests"], engine["mem_fraction_static"]) == (32768, 87, fraction)
+    assert context == 32768 and "max_num_seqs" not in engine and "max_model_len" not in engine
+    assert engine["args"][:6] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
+                                  str(fraction)]  # fmt: skip
+    assert engine["args"][6:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
+
+
+def test_sglangs_admission_limit_is_named_by_its_flag_in_every_line(tmp_path: Path) -> None:
+    """newuser74 item 18: "SGLang admits up to 2,048 (--max-running-requests)" in one plan, "(max_num_seqs)", vLLM's
+    name, in another: both name SGLang's flag now (and a vLLM plan its --max-num-seqs)."""
+    (path := tmp_path / "w.yaml").write_text(SGLANG.replace("      max_num_seqs: MAX\n", ""))
+    reasons = " ".join(r for d in json.loads(render_file(str(path))["spec.json"])["plan"]["deployments"] for r in d["reasons"])
+    assert "SGLang admits up to 2,048 (--max-running-requests)" in reasons and "(max_num_seqs)" not in reasons
+    (path := tmp_path / "v.yaml").write_text(
+        SGLANG.replace("      max_num_seqs: MAX\n", "").replace("engine: sglang", "engine: vllm")
+    )
+    reasons = " ".join(r for d in json.loads(render_file(str(path))["spec.json"])["plan"]["deployments"] for r in d["reasons"])
+    assert "vLLM admits up to" in reasons and "(--max-num-seqs)" in reasons and "(max_num_seqs)" not in reasons

@@ -262,7 +262,11 @@ def test_sglang_gets_its_own_flags(tmp_path: Path) -> None:
     (pool,) = pools(files)
     engine = engines(files, pool["name"])["chat"]
     assert engine["name"] == "sglang"
-    assert engine["args"] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
+    # first the settings the KV sizing and the batch rest on, as SGLang's flags (newuser74 item 13)
+    assert engine["args"] == [
+        "--context-length", str(engine["context_length"]), "--max-running-requests", str(engine["max_running_requests"]),
+        "--mem-fraction-static", str(engine["mem_fraction_static"]), "--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3",
+    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------- item 10: who owns the driver

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator import batch
+from generator.errors import MultipleInputError, SpecgenError
 
 AFFINITY = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -72,19 +75,41 @@ def test_files_naming_the_same_models_are_planned_in_one_worker_batch(tmp_path: 
     assert sorted(i for b in batch.file_batches(paths, 2) for i in b) == list(range(len(paths)))
 
 
-def test_a_render_over_workers_keeps_each_files_result_in_path_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batches come back in any order: each file's result (and failure) stays the one of its path."""
-    paths = [_workload(tmp_path, f"w{i}", [f"org/m{i % 3}"]) for i in range(7)]
-    seen: list[str] = []
+def _fake_work(failing: dict[int, int], slow: int) -> Callable[[str, bool], batch.Rendered | batch._Failure]:
+    """A worker's ``_work`` for files ``w<i>.yaml``: ``failing`` {i: exit code} fail, the rest render as workload
+    ``n<6 - i>`` (name order the reverse of path order), recording the process; file ``slow`` takes 0.5 s, so that its
+    result comes back after the others'."""
 
-    def fake(path: str, alone: bool) -> batch._Failure:
-        seen.append(path)
-        return batch._Failure(3, (f"{Path(path).name}: refused",), (None,))
+    def fake(path: str, alone: bool) -> batch.Rendered | batch._Failure:
+        i = int(Path(path).stem.removeprefix("w"))
+        if i == slow:
+            time.sleep(0.5)
+        if i in failing:
+            return batch._Failure(failing[i], (f"{Path(path).name}: refused",), (None,))
+        return batch.Rendered(path, f"n{6 - i}", {"pid": str(os.getpid())}, ())
 
-    monkeypatch.setattr(batch, "_work", fake)
-    at = batch.file_batches(paths, 2)
-    done = [batch._work_batch(paths, b, alone=False) for b in reversed(at)]
-    assert [i for b, _ in done for i in b] == [i for b in reversed(at) for i in b]
-    for b, rs in done:
-        for i, r in zip(b, rs, strict=True):
-            assert isinstance(r, batch._Failure) and r.lines == (f"{Path(paths[i]).name}: refused",)
+    return fake
+
+
+@pytest.mark.parametrize("failing", [{}, {1: 3, 4: 1, 5: 1}])
+def test_a_render_over_workers_keeps_each_files_result_in_path_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: dict[int, int]
+) -> None:
+    """review76 item 15: the test ran ``_work_batch`` and zipped its own results, never ``render_many``'s reassembly
+    (``results[i] = result`` over batches that come back in any order). Now ``render_many(paths, jobs=2)`` runs with
+    ``_work`` patched (the forked workers inherit it): every file's result once, by name; failures in path order, the
+    first failing file's exit code, though the first (file 1, slowed) comes back last."""
+    paths = [_workload(tmp_path, f"w{i}", [f"org/m{i}"]) for i in range(7)]  # a batch a file: they finish apart
+    monkeypatch.setattr(batch, "usable_cores", lambda cpu_max=batch.CPU_MAX: 2)
+    monkeypatch.setattr(batch, "_work", _fake_work(failing, slow=1))
+    if not failing:
+        rendered = batch.render_many(list(reversed(paths)), jobs=2)
+        assert [(r.file, r.name) for r in rendered] == [(paths[i], f"n{6 - i}") for i in reversed(range(7))]
+        pids = {r.files["pid"] for r in rendered}
+        assert str(os.getpid()) not in pids  # rendered in the workers, not in this process
+        return
+    with pytest.raises(SpecgenError) as raised:
+        batch.render_many(list(reversed(paths)), jobs=2)
+    assert isinstance(raised.value, MultipleInputError)
+    assert [str(e) for e in raised.value.errors] == [f"w{i}.yaml: refused" for i in sorted(failing)]
+    assert raised.value.exit_code == failing[min(failing)] == 3

@@ -451,75 +451,76 @@ H100 = ("--gpu", "h100-sxm5-80gb")
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        # values out of range: InputError, exit 1
-        pytest.param((*H100, "--input-tokens", "-200", "--output-tokens", "200"), 1, "--input-tokens must be", id="input-neg"),
-        pytest.param((*H100, "--input-tokens", "0"), 1, "--input-tokens must be a whole number of at least 1", id="input-0"),
+        # values out of an option's range: usage errors, exit 2, as the parser's refusal of 10^19 or 2.5 for a whole
+        # number (newuser73 item 9: --context -1 exited 1, --context 99999999999999999999 2)
+        pytest.param((*H100, "--input-tokens", "-200", "--output-tokens", "200"), 2, "--input-tokens must be", id="input-neg"),
+        pytest.param((*H100, "--input-tokens", "0"), 2, "--input-tokens must be a whole number of at least 1", id="input-0"),
         pytest.param(
-            (*H100, "--output-tokens", "-5"), 1, "--output-tokens must be a whole number of at least 1", id="output-neg"
+            (*H100, "--output-tokens", "-5"), 2, "--output-tokens must be a whole number of at least 1", id="output-neg"
         ),
-        pytest.param(("--context", "0"), 1, "--context must be a whole number of at least 1, got 0", id="context-0"),
-        pytest.param(("--context", "-1"), 1, "--context must be", id="context-neg"),
-        pytest.param(("--batch", "0"), 1, "--batch must be", id="batch-0"),
-        pytest.param(("--tp", "0"), 1, "--tp must be", id="tp-0"),
-        pytest.param(("--max-batched-tokens", "0"), 1, "--max-batched-tokens must be", id="max-batched-0"),
-        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "0"), 1, "must be a number in [0.001, 1]", id="util-0"),
-        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "1.5"), 1, "in [0.001, 1], got 1.5", id="util-above-1"),
-        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "nan"), 1, "in [0.001, 1], got nan", id="util-nan"),
-        pytest.param((*MACHINE, "--pcie-lanes", "0"), 1, "--pcie-lanes must be one of 1, 4, 8, 16, got 0", id="lanes-0"),
-        pytest.param(("--gpus", "-1", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 1, "--gpus must be", id="machine-gpus-neg"),
-        pytest.param((*MACHINE, "--gpus", "0"), 1, "--gpus must be a whole number of at least 1, got 0", id="machine-gpus-0"),
-        pytest.param((*MACHINE, "--gpus", "17"), 1, "--gpus must be at most 16", id="machine-gpus-17"),
+        pytest.param(("--context", "0"), 2, "--context must be a whole number of at least 1, got 0", id="context-0"),
+        pytest.param(("--context", "-1"), 2, "--context must be", id="context-neg"),
+        pytest.param(("--batch", "0"), 2, "--batch must be", id="batch-0"),
+        pytest.param(("--tp", "0"), 2, "--tp must be", id="tp-0"),
+        pytest.param(("--max-batched-tokens", "0"), 2, "--max-batched-tokens must be", id="max-batched-0"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "0"), 2, "must be a number in [0.001, 1]", id="util-0"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "1.5"), 2, "in [0.001, 1], got 1.5", id="util-above-1"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "nan"), 2, "in [0.001, 1], got nan", id="util-nan"),
+        pytest.param((*MACHINE, "--pcie-lanes", "0"), 2, "--pcie-lanes must be one of 1, 4, 8, 16, got 0", id="lanes-0"),
+        pytest.param(("--gpus", "-1", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 2, "--gpus must be", id="machine-gpus-neg"),
+        pytest.param((*MACHINE, "--gpus", "0"), 2, "--gpus must be a whole number of at least 1, got 0", id="machine-gpus-0"),
+        pytest.param((*MACHINE, "--gpus", "17"), 2, "--gpus must be at most 16", id="machine-gpus-17"),
         pytest.param(
-            (*MACHINE[:2], "--ram-gib", "-4", *MACHINE[4:]), 1, "--ram-gib must be a number in (0, 65,536]", id="ram-neg"
+            (*MACHINE[:2], "--ram-gib", "-4", *MACHINE[4:]), 2, "--ram-gib must be a number in (0, 65,536]", id="ram-neg"
         ),
         pytest.param(
             (*MACHINE[:2], "--ram-gib", "inf", *MACHINE[4:]),
-            1,
+            2,
             "--ram-gib must be a number in (0, 65,536], got inf",
             id="ram-inf",
         ),
         pytest.param(
-            (*MACHINE, "--reserved-ram-gib", "-3"), 1, "--reserved-ram-gib must be a number in [0, 65,536]", id="reserved-neg"
+            (*MACHINE, "--reserved-ram-gib", "-3"), 2, "--reserved-ram-gib must be a number in [0, 65,536]", id="reserved-neg"
         ),
-        pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number in [0, 1,048,576]", id="nvme-neg"),
-        pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number in [0, 1,048,576], got nan", id="swap-nan"),
+        pytest.param((*MACHINE, "--nvme-gib", "-3"), 2, "--nvme-gib must be a number in [0, 1,048,576]", id="nvme-neg"),
+        pytest.param((*MACHINE, "--swap-gib", "nan"), 2, "--swap-gib must be a number in [0, 1,048,576], got nan", id="swap-nan"),
         pytest.param(
             (*MACHINE, "--nvme-read-gb-per-s", "5e-324"),
-            1,
+            2,
             "--nvme-read-gb-per-s must be a number in [0.01, 1,000]",
             id="nvme-read-tiny",
         ),
-        pytest.param((*MACHINE, "--pcie-gen", "9"), 1, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
-        pytest.param((*MACHINE, "--memory-channels", "0"), 1, "--memory-channels must be", id="channels-0"),
-        pytest.param((*MACHINE, "--ddr-mt-per-s", "0"), 1, "--ddr-mt-per-s must be", id="ddr-0"),
-        pytest.param((*MACHINE, "--min-context", "0"), 1, "--min-context must be", id="min-context-0"),
-        pytest.param(("--train", "full", "--gpus", "0"), 1, "--gpus must be a whole number of at least 1", id="train-gpus-0"),
-        pytest.param(("--train", "full", "--seq-len", "0"), 1, "--seq-len must be", id="seq-len-0"),
-        pytest.param(("--train", "full", "--micro-batch", "-1"), 1, "--micro-batch must be", id="micro-batch-neg"),
+        pytest.param((*MACHINE, "--pcie-gen", "9"), 2, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
+        pytest.param((*MACHINE, "--memory-channels", "0"), 2, "--memory-channels must be", id="channels-0"),
+        pytest.param((*MACHINE, "--ddr-mt-per-s", "0"), 2, "--ddr-mt-per-s must be", id="ddr-0"),
+        pytest.param((*MACHINE, "--min-context", "0"), 2, "--min-context must be", id="min-context-0"),
+        pytest.param(("--train", "full", "--gpus", "0"), 2, "--gpus must be a whole number of at least 1", id="train-gpus-0"),
+        pytest.param(("--train", "full", "--seq-len", "0"), 2, "--seq-len must be", id="seq-len-0"),
+        pytest.param(("--train", "full", "--micro-batch", "-1"), 2, "--micro-batch must be", id="micro-batch-neg"),
         # fuzz22 item 2: 0 and -3 became 1 silently, 1e11 steps were timed
         pytest.param(
             ("--train", "lora", "--accumulation=-3"),
-            1,
+            2,
             "--accumulation must be a whole number of at least 1",
             id="accumulation-neg",
         ),
         pytest.param(
             ("--train", "lora", "--accumulation", "0"),
-            1,
+            2,
             "--accumulation must be a whole number of at least 1",
             id="accumulation-0",
         ),
         pytest.param(
             ("--train", "lora", "--accumulation", "100000000000"),
-            1,
+            2,
             "--accumulation must be at most 65,536",
             id="accumulation-huge",
         ),
-        pytest.param(("--train", "lora", "--lora-rank", "0"), 1, "--lora-rank must be", id="lora-rank-0"),
+        pytest.param(("--train", "lora", "--lora-rank", "0"), 2, "--lora-rank must be", id="lora-rank-0"),
         pytest.param(
-            ("--set", "kv_block_tokens=0"), 1, "constant 'kv_block_tokens' must be in (0, 1,000,000,000,000]", id="set-constant-0"
+            ("--set", "kv_block_tokens=0"), 2, "constant 'kv_block_tokens' must be in (0, 1,000,000,000,000]", id="set-constant-0"
         ),
-        pytest.param(("--set", "pcie_efficiency=nan"), 1, "constant 'pcie_efficiency' must be a finite number", id="set-nan"),
+        pytest.param(("--set", "pcie_efficiency=nan"), 2, "constant 'pcie_efficiency' must be a finite number", id="set-nan"),
         # options that would be silently ignored, and text where a number belongs: usage errors, exit 2
         pytest.param(
             ("--train", "full", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 2, "cannot be combined with --train", id="ram+train"
@@ -618,7 +619,7 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         ),
         pytest.param(("--context", "many"), 2, "expected a whole number (at most 10^18), got 'many'", id="context-text"),
         # newuser27 item 11: scientific notation, as the workload file's YAML takes it, where the value is whole
-        pytest.param(("--context", "1e9"), 1, "--context must be at most 16,777,216, got 1,000,000,000", id="context-scientific"),
+        pytest.param(("--context", "1e9"), 2, "--context must be at most 16,777,216, got 1,000,000,000", id="context-scientific"),
         pytest.param(("--context", "1.5e0"), 2, "expected a whole number (at most 10^18), got '1.5e0'", id="context-fraction"),
         pytest.param(("--batch", "1e999"), 2, "expected a whole number (at most 10^18), got '1e999'", id="batch-huge"),
         # fuzz9 item 13: digits of other scripts and underscores, which int() / float() take, are not numbers here
@@ -649,6 +650,25 @@ def test_estimate_option_errors(capsys: pytest.CaptureFixture[str], args: tuple[
     assert got == code, err
     assert message in err
     assert out == "" and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("near", "far"),
+    [
+        (("--context", "-1"), ("--context", "99999999999999999999")),
+        (("--batch", "0"), ("--batch", "2.5")),
+        (("--context", "1e9"), ("--context", "1e999")),
+        (("--gpu", "l4-24gb", "--gpu-memory-utilization", "1.5"), ("--gpu", "l4-24gb", "--gpu-memory-utilization", "x")),
+        (("--set", "kv_block_tokens=0"), ("--set", "kv_block_tokens=1e999")),
+    ],
+)
+def test_a_value_out_of_range_exits_as_one_the_parser_refuses(
+    capsys: pytest.CaptureFixture[str], near: tuple[str, ...], far: tuple[str, ...]
+) -> None:
+    """newuser73 item 9: ``--context -1`` exited 1 and ``--context 99999999999999999999`` 2, ``--batch 0`` 1 and
+    ``--batch 2.5`` 2: one exit code for a value the option does not take, the README's for a usage error."""
+    codes = [run_estimate(capsys, "llama-3.1-8b", *args)[0] for args in (near, far)]
+    assert codes == [2, 2]
 
 
 def test_the_nvme_read_minimum_is_the_workloads() -> None:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _WHOLE = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?([eE]\+?[0-9]{1,3})?")
 #: Beyond every range check's limit: a larger figure is refused as it is parsed (its digits are not echoed)
 _MOST_WHOLE = 10**18
-#: nan and inf pass as numbers: the range checks refuse them by name (exit 1, as any value out of range)
+#: nan and inf pass as numbers: the range checks refuse them by name (exit 2, as any value out of range)
 _DECIMAL = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
 
 
@@ -81,10 +81,11 @@ def _constant(text: str) -> tuple[str, float]:
 
 
 EPILOG = (
-    "Exit codes: 0 done; 1 a value is invalid (a number out of range, an unknown model, GPU, CPU or precision, "
+    "Exit codes: 0 done; 1 a value is invalid (an unknown model, GPU, CPU or precision, "
     "a malformed config.json or engine constant, or a layout the model does not split into: --tp, --pp or --ep "
     "against its attention heads, layers or experts); 2 a usage error (an unknown option, text where a number is "
-    "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
+    "expected, a number outside the option's range below or a --set constant's, a value not among the choices, or "
+    "options that do not go together, such as --ram-gib with --train, "
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
     "--max-seq-len or --dataset-tokens without --gpu, --epochs without --dataset-tokens, --offload-params without --zero 3 "
     "or --max-batched-tokens with --engine sglang); "
@@ -100,7 +101,8 @@ EPILOG = (
     "--ram-gib in (0, 65,536]; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
-    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
+    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib. "
+    "A value out of its range is a usage error, exit 2."
 )
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
@@ -602,21 +604,26 @@ def format_text(result: dict[str, Any]) -> str:
             )
         # review70 item 3: a batch at the average that holds less than one whole-context sequence is sized at that one
         floor = kv["sized_at"] == "one_whole_context"
+        # review76 item 12: a batch that queues past the pool is sized at the sequences it holds at a time
+        held = kv.get("sequences_held")
+        count = held or kv["sequences"]
         sized = (
-            f"one whole {kv['context_tokens']:,}-token sequence, more than {kv['sequences']} x "
+            f"one whole {kv['context_tokens']:,}-token sequence, more than {count} x "
             f"{kv['tokens_per_sequence']:,} tokens (--input-tokens + --output-tokens, as a plan sizes its batch): the "
             "pool holds one whole-context request at least, as batch 1 and vLLM's start-up check ask"
             if floor
-            else f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+            else f"{count} x {kv['tokens_per_sequence']:,} tokens"
         )
+        whole = f"at the whole --context {kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])}"
+        if average:
+            sized += " (--input-tokens + --output-tokens, as a plan sizes its batch" + ("" if held else f"; {whole}") + ")"
+        if held:
+            sized += (
+                f", the sequences the pool holds at a time (the batch of {kv['sequences']:,} asked: "
+                f"{_gib(kv['asked_bytes'])}" + (f"; {whole}" if average else "") + ")"
+            )
         lines.append(
             f"  KV cache     {per_token}; {_gib(kv['bytes'])} for {sized}"
-            + (
-                f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
-                f"{kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])})"
-                if average
-                else ""
-            )
             + (
                 f", recurrent state included ({state:,} B a sequence)"
                 if (state := result["kv_cache"]["state_bytes_per_sequence"])
@@ -628,6 +635,11 @@ def format_text(result: dict[str, Any]) -> str:
         if key == "total":
             lines.append("  " + "-" * 40)
         lines.append(_memory_row(key, mem[key]))
+        if key == "kv_cache" and not training and (held := result["kv_cache"].get("sequences_held")):
+            lines.append(
+                f"    ({held:,} sequences held at a time; the batch of {result['kv_cache']['sequences']:,} asked would "
+                f"take {result['kv_cache']['asked_bytes_per_gpu'] / GIB:,.2f} GiB)"
+            )
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]

@@ -18,7 +18,7 @@ from generator.calculator.model_source import (
     served_precision,
 )
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
-from generator.errors import InfeasibleError, InputError
+from generator.errors import InfeasibleError, InputError, UsageError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import no_prefix_cache_reason, pooling_model_signs, without_vllm_reason
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
@@ -183,7 +183,10 @@ def _constants(req: EstimateRequest) -> Constants:
         overrides["gpu_memory_utilization"] = req.gpu_memory_utilization
     if req.max_batched_tokens is not None:
         overrides["prefill_chunk_tokens"] = req.max_batched_tokens
-    return with_overrides(overrides)
+    try:
+        return with_overrides(overrides)
+    except InputError as exc:  # a --set value out of its range, or no constant of that name: a usage error
+        raise UsageError(str(exc)) from None
 
 
 def _given_batched_tokens(req: EstimateRequest) -> int | None:
@@ -270,10 +273,10 @@ def _check_positive(**values: int | None) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{_option(name)} must be a whole number of at least 1, got {value!r}")
+            raise UsageError(f"{_option(name)} must be a whole number of at least 1, got {value!r}")
         high = _MAXIMUM.get(name)
         if high is not None and value > high:
-            raise InputError(f"{_option(name)} must be at most {high:,}, got {value:,}")
+            raise UsageError(f"{_option(name)} must be at most {high:,}, got {value:,}")
 
 
 def _check_number(
@@ -296,14 +299,14 @@ def _check_number(
             if high is None
             else f"in {'[' if low_inclusive else '('}{low:g}, {high_text}{']' if high_inclusive else ')'}"
         )
-        raise InputError(f"{option} must be a number {rule}, got {value!r}")
+        raise UsageError(f"{option} must be a number {rule}, got {value!r}")
 
 
 def _check_fixed(spec: FixedSpec) -> None:
     """The existing machine: the same ranges as ``hardware.fixed`` in the workload schema."""
     _check_positive(gpus=spec.gpu_count)
     if spec.gpu_count > 16:
-        raise InputError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
+        raise UsageError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
     _check_number("--ram-gib", spec.ram_gib, 0, MAX_RAM_GIB, low_inclusive=False)
     _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0, MAX_RAM_GIB)
     from generator.calculator.machine import channels_problem, module_on_a_desktop, ram_beyond_slots, reserve_leaves_no_ram
@@ -316,7 +319,7 @@ def _check_fixed(spec: FixedSpec) -> None:
     _check_number("--nvme-gib", spec.nvme_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, MIN_NVME_READ_GB_PER_S, MAX_NVME_READ_GB_PER_S)
     if spec.pcie_lanes is not None and spec.pcie_lanes not in PCIE_LANES:
-        raise InputError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
+        raise UsageError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
     for option, value, (low, high) in (
         ("--pcie-gen", spec.pcie_gen, PCIE_GENERATIONS),
         ("--memory-channels", spec.memory_channels, MEMORY_CHANNELS),
@@ -324,7 +327,7 @@ def _check_fixed(spec: FixedSpec) -> None:
         ("--cpu-sockets", spec.cpu_sockets, CPU_SOCKETS),
     ):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
-            raise InputError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
+            raise UsageError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
     if not channels_problem(spec) and (slots := ram_beyond_slots(spec, "--ram-gib")):
         raise InputError(slots)
     if module := module_on_a_desktop(spec):
@@ -332,7 +335,7 @@ def _check_fixed(spec: FixedSpec) -> None:
 
 
 def check_request(req: EstimateRequest) -> None:
-    """Reject every out-of-range number of ``req`` with an InputError naming its option (exit 1)."""
+    """Reject every out-of-range number of ``req`` with a UsageError naming its option (exit 2, newuser73 item 9)."""
     _check_positive(
         batch=req.batch,
         tp=req.tp,
@@ -394,7 +397,7 @@ def _check_share(req: EstimateRequest) -> None:
     if req.share is not None:
         low, high = SHARE_REPLICAS
         if isinstance(req.share, bool) or not isinstance(req.share, int) or not low <= req.share <= high:
-            raise InputError(f"--share must be a whole number from {low} to {high} (replicas_per_gpu), got {req.share!r}")
+            raise UsageError(f"--share must be a whole number from {low} to {high} (replicas_per_gpu), got {req.share!r}")
         if req.share_strategy not in SHARE_STRATEGIES:
             raise InputError(f"--share-strategy must be one of {', '.join(SHARE_STRATEGIES)}, got {req.share_strategy!r}")
     elif req.share_strategy != "time-slicing":
@@ -822,6 +825,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "sized_at": sized_at,
             # the batch at the whole context each (the bytes above where the batch is sized so)
             "whole_context_bytes": whole_kv.total_bytes,
+            # where the batch queues past the pool (capacity's whole_context_batch or average_batch "queued"), the bytes
+            # above and the memory table are the sequences_held it runs at a time, and asked_bytes / asked_bytes_per_gpu
+            # the batch's as asked (review76 item 12)
         },
         "notes": notes,
     }
@@ -1053,6 +1059,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
+            queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
+            if queue.get("queued"):
+                _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
             if (
                 req.input_tokens is not None
                 or req.output_tokens is not None
@@ -1493,6 +1502,27 @@ def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
     """Whether the weight bytes are the checkpoint's own (read from its files) or computed from the config."""
     files = arch.file_weights
     return files.source if files is not None and files.precision == fmt.name else "computed from the config"
+
+
+def _size_at_held(
+    result: dict[str, Any], arch: Architecture, kv_bits: int, context: int, average: int | None, held: int, par: Parallelism
+) -> None:
+    """The memory table's KV cache at the sequences a queueing batch holds at a time; the batch asked beside it.
+
+    review76 item 12: ``--batch 64 --context 131072`` of a 70B on 4 H100 sized 64 whole-context sequences, 640 GiB of KV
+    and 679.79 GiB in all a GPU of 80, beside the verdict that the pool holds 3 and the rest queue. The bytes and the
+    table are now the 3 held (at the average length where the batch is sized so, one whole-context sequence at least,
+    as it is sized); ``asked_bytes`` and ``asked_bytes_per_gpu`` keep the batch's as asked.
+    """
+    kv = result["kv_cache"]
+    held_kv = size_kv_cache(arch, kv_bits, average or context, held, par)
+    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > held_kv.per_gpu_bytes:
+        held_kv, kv["sized_at"] = one, "one_whole_context"
+    per_gpu = result["memory"]["per_gpu"]
+    per_gpu["total"] += held_kv.per_gpu_bytes - per_gpu["kv_cache"]
+    per_gpu["kv_cache"] = held_kv.per_gpu_bytes
+    kv["asked_bytes"], kv["asked_bytes_per_gpu"] = kv["bytes"], kv["bytes_per_gpu"]
+    kv["bytes"], kv["bytes_per_gpu"], kv["sequences_held"] = held_kv.total_bytes, held_kv.per_gpu_bytes, held
 
 
 def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float, basis: str) -> dict[str, Any]:

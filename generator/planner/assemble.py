@@ -481,12 +481,10 @@ def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
     return {
         **wait.details(),
         # the router the replicas are sized behind (newuser73 item 14): its routing and the requests each replica may
-        # have in flight (a split's parts in order), which a HAProxy maxconn or a gateway's limit must be set to
-        "router": {
-            "routing": spec.routing,
-            "max_in_flight_per_replica": caps[0] if len(set(caps)) == 1 else caps,
-            "places": wait.servers,
-        },
+        # have in flight, which a HAProxy maxconn or a gateway's limit must be set to (under even routing no router
+        # holds them: the places each replica's own queue is sized at). Always a list, one a part in the layout's
+        # order, one item for a service of one layout (review76 item 14: an int or a list, by the split)
+        "router": {"routing": spec.routing, "max_in_flight_per_replica": caps, "places": wait.servers},
     }
 
 
@@ -1079,7 +1077,10 @@ def _inference_details(
         if queue is not None:  # the places the wait is counted over at the planned load (fix90, review74 item 5)
             batch = max(batch, resolved(spec.requests_per_second, ((replicas, queue),))[0][1].per_replica)
         slower = " and ".join(t for t in ("TTFT", "TPOT") if t in shape.max_point.binds)
-        per_rank = f" ({ranks} attention-DP ranks of {running:,})" if ranks > 1 else " (max_num_seqs)"
+        # the engine's own flag, as the KV-bound line names it (newuser74 item 18: "SGLang admits up to 2,048
+        # (max_num_seqs)" here, "(--max-running-requests)" there)
+        flag = MAX_SEQUENCES_FLAG[spec.engine]
+        per_rank = f" ({ranks} attention-DP ranks of {running:,}, {flag})" if ranks > 1 else f" ({flag})"
         seqs = f"inference.max_num_seqs: {batch // ranks}" + (f" ({batch // ranks} a rank)" if ranks > 1 else "")
         # one field for every part of a split service: the router's cap is the part's own (review32 item 5)
         held_by = f", or give {seqs} (requests then wait to start)" if part_rate is None else ""

@@ -223,7 +223,8 @@ def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadP
         f"the rate is held only by {slots.streams} server slots whose KV cache of {slots.context_tokens:,} tokens takes "
         f"the GPUs' memory from the weights: {before / GIB:.1f} GiB of weights on the fullest GPU for a lone request, "
         f"{now / GIB:.1f} with the slots ({moved} more layer(s) whole in system RAM); each slot decodes "
-        f"{tokens_per_s_text(each)} tokens/s, so a request's {output_tokens:,} output tokens take about {request}"
+        f"{tokens_per_s_text(slots.stream_tokens_per_s)} tokens/s{_prompt_share_text(slots.prompt_share)}, so a "
+        f"request's {output_tokens:,} output tokens take about {request}"
     ]
 
 
@@ -258,11 +259,13 @@ def _slot_queue(spec: InferenceSpec, cost: OffloadCost, slots: StreamCapacity | 
 def _slot_wait_text(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> str:
     """The slot wait as the reasons say it: what a request holds, the load, and the share that waits with its p95."""
     wait, slots = queue.wait, queue.slots
-    paused = max(0.0, 1.0 - slots.prompt_share)
-    speeds = f"{tokens_per_s_text(slots.slot_tokens_per_s)} tokens/s"
+    # the speeds as the parallel-slots warning and the decode line say them: decoding, beside the share of the time
+    # the prompt passes leave, not the two multiplied (review76 item 6: 1.45 here against 1.47 there for one slot)
+    speeds = f"{tokens_per_s_text(slots.stream_tokens_per_s)} tokens/s"
     if slots.streams > 1 and slots.speeds:
-        alone, every = tokens_per_s_text(slots.speeds[0] * paused), tokens_per_s_text(slots.slot_tokens_per_s)
+        alone, every = tokens_per_s_text(slots.speeds[0]), tokens_per_s_text(slots.stream_tokens_per_s)
         speeds = f"{alone} tokens/s alone, {every} with {slots.streams} decoding"
+    speeds += _prompt_share_text(slots.prompt_share)
     text = (
         f"a request holds {_slot_text(wait.servers)} for {long_seconds_text(queue.request_s)} on average (its TTFT "
         f"{seconds_text(cost.ttft_s)} and {spec.avg_output_tokens:,} output tokens at {speeds}): {_waited_text(wait)} at "
@@ -360,14 +363,16 @@ def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float,
         f"{_demand_text(demand, single_tokens_per_s, slots)}: {slots.streams} {engine} server slots ({cache}) decode "
         f"together at about {tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
         f"{tokens_per_s_text(slots.stream_tokens_per_s)} each (the weights read once a step for all; the CPU's "
-        "arithmetic is not counted, so at best)"
-        + (
-            f", in the {1 - slots.prompt_share:.0%} of its time the requests' prompt passes leave"
-            if slots.prompt_share >= 0.01
-            else ""
-        ),
+        "arithmetic is not counted, so at best)" + _prompt_share_text(slots.prompt_share),
         f"deployments[{index}].inference.requests_per_second",
     )
+
+
+def _prompt_share_text(prompt_share: float) -> str:
+    """``, in the 98% of its time the requests' prompt passes leave`` beside a slot's decode speed ('' under 1%)."""
+    if prompt_share < 0.01:
+        return ""
+    return f", in the {1 - prompt_share:.0%} of its time the requests' prompt passes leave"
 
 
 def _slo_findings(

@@ -444,6 +444,26 @@ def sglang_engine_vars(d: DeploymentPlan, pool: str, sharing: GpuSharing | None)
     return out
 
 
+#: An SGLang service's engine keys the sizing rests on, and the flag each is (its server arguments,
+#: https://docs.sglang.io/advanced_features/server_arguments.html), in the order args gives them.
+SGLANG_SIZING_FLAGS = {
+    "context_length": "--context-length",
+    "max_running_requests": "--max-running-requests",
+    "mem_fraction_static": "--mem-fraction-static",
+    "max_total_tokens": "--max-total-tokens",
+}
+
+
+def sglang_sizing_args(engine: dict[str, Any]) -> list[str]:
+    """``--context-length N --max-running-requests N --mem-fraction-static F`` (``--max-total-tokens T``) of ``engine``.
+
+    newuser74 item 13: the 1,114,668 KV tokens the plan counts on rest on ``--mem-fraction-static 0.86`` and its batch
+    on 87 running requests, which stood beside ``args`` as keys only, so a role that passes ``args`` started SGLang at
+    its own defaults.
+    """
+    return [arg for key, flag in SGLANG_SIZING_FLAGS.items() if key in engine for arg in (flag, str(engine[key]))]
+
+
 def _deployment_vars(
     d: DeploymentPlan,
     pool: str,
@@ -503,18 +523,27 @@ def _deployment_vars(
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
     if isinstance(router := d.details.get("router"), dict):
-        # the router the replicas are sized behind (newuser73 item 14): its routing and each replica's cap in flight
-        out["router"] = {"routing": router["routing"], "max_in_flight_per_replica": _cap_in(d, pool, router)}
+        # the router the replicas are sized behind (newuser73 item 14): its routing and each replica's cap in flight;
+        # under even routing (a Kubernetes Service or round-robin balancer) there is no router that holds requests, so
+        # no cap for one to apply (review76 item 14): each replica queues its own share, its engine's max_num_seqs
+        out["router"] = {"routing": router["routing"]}
+        if router["routing"] != "even":
+            out["router"]["max_in_flight_per_replica"] = _cap_in(d, pool, router)
     if d.details.get("requests_per_run") is not None:  # a batch job: its replicas run for a run, then stop (newuser66)
         out["batch_job"] = {key: d.details[key] for key in BATCH_RUN_KEYS}
     running = d.max_num_seqs_in(pool)
     if running is not None:  # the engine settings the sizing counts on (an engine's own defaults change by version)
-        out["engine"] = {
-            "name": d.details.get("serving_engine", "vllm"),
-            "max_model_len": d.details["context_tokens"],
-            "max_num_seqs": running,
-            "kv_cache_precision": d.kv_cache_precision,
-        }
+        name = d.details.get("serving_engine", "vllm")
+        if name == "sglang":
+            # newuser74 items 13 and 18: SGLang's own names, not vLLM's (and its flags in args, below); its
+            # --max-running-requests is the engine's, split over its attention-DP ranks, where the plan's
+            # max_num_seqs is each rank's (review32 item 5)
+            ranks = ep // tp if ep > tp else 1
+            out["engine"] = {"name": name, "context_length": d.details["context_tokens"]}
+            out["engine"]["max_running_requests"] = running * ranks
+        else:
+            out["engine"] = {"name": name, "max_model_len": d.details["context_tokens"], "max_num_seqs": running}
+        out["engine"]["kv_cache_precision"] = d.kv_cache_precision
         if (tokens := d.max_num_batched_tokens_in(pool)) is not None:  # vLLM --max-num-batched-tokens
             out["engine"]["max_num_batched_tokens"] = tokens
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
@@ -524,6 +553,8 @@ def _deployment_vars(
         if quantized := quantization_engine_vars(d, str(out["engine"]["name"]), gaudi):  # --quantization, --kv-cache-dtype
             args = [*out["engine"].get("args", []), *quantized.pop("args")]
             out["engine"].update(quantized, args=args)
+        if name == "sglang":  # the settings the KV sizing and the batch rest on, as SGLang's flags (newuser74 item 13)
+            out["engine"]["args"] = [*sglang_sizing_args(out["engine"]), *out["engine"].get("args", [])]
         if (image := engine_image(str(out["engine"]["name"]), vendor, mirrors)) is not None:
             out["engine"]["image_repository"] = image
         if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision
@@ -580,9 +611,12 @@ def _deployment_vars(
     return out
 
 
-def _cap_in(d: DeploymentPlan, pool: str, router: dict[str, Any]) -> Any:
-    """The requests a replica of ``d`` in ``pool`` may have in flight: a split's part's (in the parts' order)."""
+def _cap_in(d: DeploymentPlan, pool: str, router: dict[str, Any]) -> int:
+    """The requests a replica of ``d`` in ``pool`` may have in flight: its part's (``d.pools``' order) of a split.
+
+    review76 item 14: a pool no part is in gave None, an Ansible ``max_in_flight_per_replica: null`` no router takes.
+    """
     caps = router["max_in_flight_per_replica"]
-    if not isinstance(caps, list):
-        return caps
-    return next((cap for part, cap in zip(d.split, caps, strict=False) if part.pool == pool), None)
+    found = [cap for part, cap in zip(d.pools, caps, strict=True) if part == pool]
+    assert len(found) == 1, f"{d.name}: one router cap for pool {pool} expected, got {found} from {caps} over {d.pools}"
+    return int(found[0])

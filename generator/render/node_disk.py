@@ -124,3 +124,45 @@ def with_root_disks(plan: Plan) -> Plan:
         for pool in plan.pools
     )
     return plan._replace(pools=pools)
+
+
+#: What each provider calls a node's root disk in what specgen renders, before the figure of :func:`root_disk_size`, and
+#: that figure's unit ("" for AKS: its field's "GB" holds the GiB count :func:`root_disk_gib` sizes).
+ROOT_DISK_NAMES = {
+    "azure": ("OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB", ""),
+    "aws": ("root volume (EBS)", " GiB"),
+    "gcp": ("boot disk (diskSizeGb)", " GB"),
+}
+
+
+def root_disk_text(plan: Plan, pool: Pool) -> str:
+    """What a cloud pool's node root / OS disk is and what it is sized from, as SPEC.md says it ('' off a cloud).
+
+    newuser74 item 15: ``os_disk_size_gb`` 223 / 136 / 140 stood in the AKS Terraform and AKSNodeClass with no word on
+    what sets it, the pool's model files, which is why a model swap resizes it (and replaces every node: item 12).
+    """
+    provider = pool.node.provider
+    if provider not in OS_BYTES:
+        return ""
+    disk = NodeDisk(instance_store_holds(plan, pool), root_disk_gib(plan, pool))
+    name, unit = ROOT_DISK_NAMES[provider]
+    said = f"{name} {root_disk_size(provider, disk):,}{unit}"
+    files = (
+        f"the pool's files, {pool.files_bytes / 1e9:,.1f} GB (its models' checkpoint files, a training job's dataset and "
+        f"checkpoints: files_bytes), and {node_images(plan, pool)} engine image(s) of {ENGINE_IMAGE_BYTES / 1e9:.0f} GB"
+    )
+    sized = (
+        f"{files}, with the OS's {OS_BYTES[provider] / GIB:.0f} GiB, below kubelet's {IMAGE_GC_HIGH_PERCENT}% "
+        f"image-collection threshold: {disk.root_gib:,} GiB"
+    )
+    if disk.local and provider != "azure":  # AKS has no field that puts them on the VM's local NVMe
+        store = "the instance store (RAID0)" if provider == "aws" else "the local SSDs (ephemeral storage)"
+        default = "the AMI's" if provider == "aws" else "GKE's default"
+        return f"{said}, {default}: kubelet and containerd keep {files} on {store}"
+    if provider == "gcp" and gke_boot_disk_gb(disk) is None:
+        return f"{said}, GKE's default, which holds {sized}"
+    if provider == "azure" and disk.root_gib < AKS_DEFAULT_OS_DISK_GB:
+        return f"{said}, AKS's default, which holds {sized}"
+    if provider == "azure" and disk.root_gib > AKS_MAX_OS_DISK_GB:
+        return f"{said}, AKS's most, short of {sized} (aks-os-disk-short)"
+    return f"{said}, sized to hold {sized}; another model or dataset resizes it, which replaces every node of the pool"
