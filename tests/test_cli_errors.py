@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.workload import ADDON_NAMESPACES, RESERVED_NAMESPACES, reserved_namespace
 from tests.conftest import REPO
 from tests.helpers import VALID, run_specgen
 
@@ -293,3 +294,30 @@ def test_a_workload_may_not_take_a_system_namespace(tmp_path: Path, name: str) -
     result = run_specgen("validate", "ns.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert f"name: '{name}' names the Kubernetes namespace the workload's objects go in" in result.stderr
+
+
+def test_every_reserved_namespace_is_refused_and_add_ons_are_named() -> None:
+    """newuser75 item 7: the namespaces of common add-ons (Config Sync, Gatekeeper, Istio, cert-manager, Calico)."""
+    added = {
+        "config-management-system", "config-management-monitoring", "gatekeeper-system", "istio-system",
+        "aks-istio-system", "cert-manager", "tigera-operator", "calico-system",
+    }  # fmt: skip
+    assert added <= RESERVED_NAMESPACES and added == set(ADDON_NAMESPACES)
+    for name in RESERVED_NAMESPACES:
+        assert reserved_namespace(name), name
+    assert "the namespace of Config Sync, a cluster add-on" in (reserved_namespace("config-management-system") or "")
+    for name in ("chat", "istio", "cert-manager-x", "my-gatekeeper-system"):  # only the names themselves
+        assert reserved_namespace(name) is None, name
+
+
+def test_a_gcp_workload_named_like_config_sync_renders_nothing(tmp_path: Path) -> None:
+    """newuser75 item 7: the GKE example named config-management-system wrote kubernetes/gcp/namespace-....yaml."""
+    text = (REPO / "examples" / "chat-70b-fp8-gcp.yaml").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("name: "))
+    lines[at] = "name: config-management-system\n"
+    (tmp_path / "w.yaml").write_text("".join(lines), encoding="utf-8")
+    result = run_specgen("render", "w.yaml", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert f"w.yaml:{at + 1}:7: name: 'config-management-system' names the Kubernetes namespace" in result.stderr
+    assert not (tmp_path / "out").exists()

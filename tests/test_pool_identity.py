@@ -271,7 +271,9 @@ def test_named_pool_limits() -> None:
     assert named_pool_problem("x" * GKE_POOL_NAME_MAX, "gcp") is None
     assert "more than the 40 GKE node pool names" in (named_pool_problem("x" * 41, "gcp") or "")
     assert named_pool_problem("x" * MAX_POOL_NAME, "baremetal") is None
-    assert "more than the 52 pool names" in (named_pool_problem("x" * 53, "aws") or "")
+    assert "more than the 52 pool names" in (named_pool_problem("x" * 53, "azure") or "")
+    # newuser75 item 1: on AWS a pool's name is its EKS node group's, whose name prefix takes 37 characters
+    assert "more than the 36 EKS node group names" in (named_pool_problem("x" * 37, "aws") or "")
 
 
 def test_many_replacements_stay_within_the_comment_limit() -> None:

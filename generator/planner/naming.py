@@ -9,7 +9,8 @@ deployment ``a-b``) each get a stable suffix hashed from their deployment names,
 A deployment's ``pool`` field puts the pool's name in place of its deployments' names (``<pool>_<gpu>``), so the
 name stays when deployments join or leave the pool; such a name is checked (:func:`named_pool_problem`), never
 shortened (the names of its parts on other servers, which add their platform, are derived and shortened like any).
-On GCP every pool name is shortened to GKE's 40 characters (:func:`max_pool_name`): it is the node pool's name too.
+On GCP every pool name is shortened to GKE's 40 characters, on AWS to 36 for its EKS managed node group
+(:func:`max_pool_name`): there the pool's name is the node pool's (node group's) name too.
 """
 
 from __future__ import annotations
@@ -55,23 +56,39 @@ def pool_name(deployments: Sequence[str], gpu_id: str, max_chars: int = MAX_POOL
 #: name on GCP is shortened to it (:func:`max_pool_name`); one a deployment's ``pool`` field chose is refused instead.
 GKE_POOL_NAME_MAX = 40
 
+#: EKS managed node group names on AWS: terraform-aws-modules/eks v21 names a pool's node group with
+#: ``node_group_name_prefix = "<name>-"`` (``use_name_prefix`` defaults to true, modules/eks-managed-node-group/main.tf,
+#: https://github.com/terraform-aws-modules/terraform-aws-eks/blob/master/modules/eks-managed-node-group/main.tf), and the
+#: AWS provider takes a prefix of at most 63 - 26 = 37 characters (the 26 are Terraform's unique suffix;
+#: ``node_group_name_prefix``'s ``StringLenBetween(0, 63-id.UniqueIDSuffixLength)``,
+#: https://github.com/hashicorp/terraform-provider-aws/blob/main/internal/service/eks/node_group.go): 36 and the ``-``
+#: (newuser75 item 1). The prefix and its random suffix stay: they let ``create_before_destroy`` make a replacement
+#: group (a pool switched to spot: ``capacity_type`` forces a new group) beside the old one.
+EKS_POOL_NAME_MAX = 36
+
 
 def max_pool_name(provider: str) -> int:
-    """Longest pool name on ``provider``: GKE's node pool limit on GCP, where the pool's name is the node pool's.
+    """Longest pool name on ``provider``: GKE's node pool limit on GCP, EKS's node group prefix on AWS.
 
-    One rule shortens a name for every place it goes (fuzz22 item 13: a 52-character name was shortened again, with a
-    second hash, to be a GKE node pool name that SPEC.md did not show).
+    There the pool's name is the node pool's (node group's) name. One rule shortens a name for every place it goes
+    (fuzz22 item 13: a 52-character name was shortened again, with a second hash, to be a GKE node pool name that
+    SPEC.md did not show), so spec.json, SPEC.md and the cloud show one name, stable across renders.
     """
-    return GKE_POOL_NAME_MAX if provider == "gcp" else MAX_POOL_NAME
+    return {"gcp": GKE_POOL_NAME_MAX, "aws": EKS_POOL_NAME_MAX}.get(provider, MAX_POOL_NAME)
+
+
+#: What :func:`max_pool_name` holds a name to, in words, per provider.
+POOL_NAME_LIMIT_WHERE = {"gcp": "GKE node pool names", "aws": "EKS node group names"}
 
 
 def named_pool_problem(name: str, provider: str) -> str | None:
     """Why a pool name chosen through a deployment's ``pool`` field cannot be used as it is; None when it can.
 
     The name is never shortened with a hash (that would be a name nobody chose): it must fit every place it goes,
-    host names ``<pool>-NNNNN`` (:data:`MAX_POOL_NAME`) and, on GKE, node pool names (:data:`GKE_POOL_NAME_MAX`).
+    host names ``<pool>-NNNNN`` (:data:`MAX_POOL_NAME`), on GKE node pool names (:data:`GKE_POOL_NAME_MAX`) and on
+    EKS node group names (:data:`EKS_POOL_NAME_MAX`).
     """
-    limit, where = max_pool_name(provider), "GKE node pool names" if provider == "gcp" else "pool names"
+    limit, where = max_pool_name(provider), POOL_NAME_LIMIT_WHERE.get(provider, "pool names")
     if len(name) <= limit:
         return None
     return (

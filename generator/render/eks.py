@@ -21,6 +21,30 @@ from generator.workload.models import Workload
 
 PATH = "terraform/eks-managed-node-groups.tfvars.json"
 
+#: terraform-aws-modules/eks v21 names a node group's IAM role ``coalesce(iam_role_name, "<name>-eks-node-group")`` and,
+#: with ``iam_role_use_name_prefix`` (default true), creates it under ``name_prefix = "<that>-"``
+#: (https://github.com/terraform-aws-modules/terraform-aws-eks/blob/master/modules/eks-managed-node-group/main.tf); the AWS
+#: provider takes a role name prefix of at most 64 - 26 = 38 characters (``roleNamePrefixMaxLen``,
+#: https://github.com/hashicorp/terraform-provider-aws/blob/main/internal/service/iam/role.go).
+IAM_ROLE_DEFAULT_SUFFIX = "-eks-node-group"
+IAM_ROLE_NAME_PREFIX_MAX = 38
+
+
+def iam_role_name(name: str) -> str | None:
+    """The ``iam_role_name`` a node group named ``name`` needs; None where the module's default fits (newuser75 item 1).
+
+    A pool name over 22 characters makes the default prefix ``<name>-eks-node-group-`` too long; the role is then
+    named after the group alone (``<name>-``: at most 37, the pool name being at most
+    :data:`generator.planner.naming.EKS_POOL_NAME_MAX`). The prefix (and Terraform's random suffix) stays: an IAM role
+    name is the AWS account's, so two clusters' pools of one name get roles of their own, and a replacement role is
+    created beside the old one. A default that fits is left as it is, so no role of a pool that already applied is
+    replaced.
+    """
+    if len(f"{name}{IAM_ROLE_DEFAULT_SUFFIX}-") <= IAM_ROLE_NAME_PREFIX_MAX:
+        return None
+    return name
+
+
 #: The module's taint effects are the EKS API's enum names.
 TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
@@ -83,6 +107,8 @@ def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False
         "tags": node_tags("aws", pool.name, workload),
         **node_disk_vars(disk),
     }
+    if (role := iam_role_name(group["name"])) is not None:
+        group["iam_role_name"] = role
     if efa_cards(pool):
         group["enable_efa_support"] = True
     if together:  # GPUs on its nodes talk: one cluster placement group (its subnets must be one AZ's: a finding says so)

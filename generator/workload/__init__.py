@@ -175,10 +175,36 @@ def _gpu_network_errors(doc: Document, wl: Workload) -> list[InputError]:
 #: (gmp-system, gmp-public: review69 item 7) (review68 item 4: a workload named cnrm-system rendered a
 #: Namespace of Config Connector's own). Kubernetes reserves the ``kube-`` prefix for its system namespaces
 #: (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/).
+#: Also those of the add-ons a managed cluster commonly runs (newuser75 item 7: a workload named
+#: config-management-system rendered a Namespace of Config Sync's own), each where its maker's docs name it
+#: (:data:`ADDON_NAMESPACES`).
+ADDON_NAMESPACES = {
+    # Config Sync (GKE Enterprise): its reconcilers and webhook,
+    # https://cloud.google.com/kubernetes-engine/config-sync/docs/reference/config-sync-permissions
+    "config-management-system": "Config Sync",
+    # Config Sync's OpenTelemetry collector,
+    # https://cloud.google.com/kubernetes-engine/config-sync/docs/how-to/monitoring-config-sync
+    "config-management-monitoring": "Config Sync",
+    # OPA Gatekeeper, and so GKE's Policy Controller and AKS's Azure Policy add-on built on it: the release manifest
+    # installs into gatekeeper-system, https://open-policy-agent.github.io/gatekeeper/website/docs/install/
+    "gatekeeper-system": "Gatekeeper / Policy Controller",
+    # Istio's control plane (istiod), https://istio.io/latest/docs/setup/install/istioctl/ (istio-system, the default)
+    "istio-system": "Istio",
+    # AKS's Istio add-on, https://learn.microsoft.com/en-us/azure/aks/istio-deploy-addon (--istioNamespace aks-istio-system)
+    "aks-istio-system": "Istio (the AKS add-on)",
+    # cert-manager's release manifest creates and installs into cert-manager,
+    # https://cert-manager.io/docs/installation/kubectl/
+    "cert-manager": "cert-manager",
+    # Calico's operator and what it installs: the manifest's Namespace tigera-operator
+    # (https://raw.githubusercontent.com/projectcalico/calico/v3.30.3/manifests/tigera-operator.yaml) and calico-system
+    # (https://docs.tigera.io/calico/latest/getting-started/kubernetes/quickstart: kubectl get pods -n calico-system)
+    "tigera-operator": "Calico",
+    "calico-system": "Calico",
+}
 RESERVED_NAMESPACES = frozenset(
     {
         "default", "gpu-operator", "cnrm-system", "configconnector-operator-system", "karpenter", "gmp-system",
-        "gmp-public", "gke-gmp-system", "gke-connect",
+        "gmp-public", "gke-gmp-system", "gke-connect", *ADDON_NAMESPACES,
     }
 )  # fmt: skip
 #: Prefixes of namespaces a platform reserves: Kubernetes' ``kube-``, GKE's ``gke-managed-`` (gke-managed-system).
@@ -190,7 +216,13 @@ def reserved_namespace(name: str) -> str | None:
     prefix = next((p for p in RESERVED_NAMESPACE_PREFIXES if name.startswith(p)), None)
     if prefix is None and name not in RESERVED_NAMESPACES:
         return None
-    whose = f"reserved for the platform's system namespaces ({prefix})" if prefix else "one the cluster uses"
+    whose = (
+        f"reserved for the platform's system namespaces ({prefix})"
+        if prefix
+        else f"the namespace of {ADDON_NAMESPACES[name]}, a cluster add-on"
+        if name in ADDON_NAMESPACES
+        else "one the cluster uses"
+    )
     return (
         f"'{name}' names the Kubernetes namespace the workload's objects go in, and it is {whose}: deleting the "
         "workload's objects (kubectl delete -k) would delete it; choose another name"
