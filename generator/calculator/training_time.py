@@ -341,14 +341,22 @@ def training_speed(
             "hours_per_epoch": _figure(hours / epochs),
             "gpus": layout.world,
             "gpu_hours": _figure(hours * layout.world),
-            "notes": _run_notes(dataset_tokens * epochs, layout.tokens_per_step, hours),
+            "notes": _run_notes(dataset_tokens * epochs, layout.tokens_per_step, hours, layout.sequence_length),
         }
     return out
 
 
-def _run_notes(tokens: float, tokens_per_step: int, hours: float) -> list[str]:
-    """What a run's figures leave unsaid at the ends (fuzz21 item 10), as the plan's training findings say it."""
-    notes = []
+def _run_notes(tokens: float, tokens_per_step: int, hours: float, sequence_tokens: int) -> list[str]:
+    """What a run's figures leave unsaid at the ends (fuzz21 item 10), as the plan's training findings say it.
+
+    Always the packing the steps are counted with (newuser76 item 5): the frameworks' SFT defaults pad each example
+    instead, which takes more steps over the same text.
+    """
+    notes = [
+        f"every sequence packed full to {sequence_tokens:,} tokens (TRL packing=True, axolotl sample_packing, "
+        "torchtune's packed datasets); unpacked, each example pads to the longest in its micro-batch: give the "
+        f"tokens the steps hold (examples x the padded length, examples x {sequence_tokens:,} at most)"
+    ]
     if tokens < tokens_per_step:
         notes.append(
             f"{tokens:,.0f} tokens are less than one optimizer step's {tokens_per_step:,}: the one step runs partly "
