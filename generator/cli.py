@@ -655,8 +655,12 @@ def _build_cli() -> Any:
         """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""
         from generator.calculator.block_file import write_block
         from generator.calculator.detect import detect_machine, fixed_block, this_machine
+        from generator.errors import one_line
 
-        text = fixed_block(detect_machine(this_machine()))
+        facts = detect_machine(this_machine())
+        text = fixed_block(facts)
+        if "gpu_failed" in facts and "gpu" not in facts:  # the block says it too; with -o, a file no one reads yet
+            click.echo(one_line(f"specgen: warning: {facts['gpu_failed'].how}: the block has no gpu"), err=True)
         if output:
             write_block(output, text)
             click.echo(f"wrote {output}")

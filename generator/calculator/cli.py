@@ -1081,6 +1081,10 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     args.detect_notes = notes
     if args.ram_gib is None:
         parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu and "gpu_failed" in facts:  # newuser75 item 6: the machine's failure, not a usage error (exit 2)
+        from generator.errors import MachineError
+
+        raise MachineError(f"--detect could not read this machine's GPUs: {facts['gpu_failed'].how}; give --gpu")
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
         parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:
