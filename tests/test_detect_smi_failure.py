@@ -65,3 +65,12 @@ def test_an_nvidia_smi_that_lists_no_gpu_is_still_no_gpu(tmp_path: Path, monkeyp
     facts = detect.detect_machine(detect.this_machine())
     assert "gpu_failed" not in facts
     assert "# no NVIDIA GPU detected (nvidia-smi missing or no GPU)" in detect.fixed_block(facts)
+
+
+def test_a_gpu_index_listed_twice_is_counted_once_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """newuser75 item 6 (related): the same index 0 row twice was counted as gpu_count 2 (estimate split the model)."""
+    row = "0, NVIDIA H100 80GB HBM3, 81559, 5, 16"
+    _fake_smi(tmp_path, monkeypatch, f'echo "{row}"; echo "{row}"; echo "1, NVIDIA H100 80GB HBM3, 81559, 5, 16"')
+    facts = detect.detect_machine(detect.this_machine())
+    assert facts["gpu"].value == "h100-sxm5-80gb" and facts["gpu_count"].value == 2
+    assert "# nvidia-smi lists GPU index 0 more than once: each counted once\n" in detect.fixed_block(facts)

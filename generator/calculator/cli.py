@@ -1075,6 +1075,8 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     # review70 item 14: GPUs detect found but the plan leaves out are said, as detect says them
     if "mixed_gpus" in facts:
         notes.append(f"--detect: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+    if "gpu_repeated" in facts:
+        notes.append(f"--detect: {facts['gpu_repeated'].how}")
     if "omitted_gpu_count" in facts and args.gpus is None:
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")

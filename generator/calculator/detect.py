@@ -160,12 +160,14 @@ class GpuReading(NamedTuple):
 
 
 def parse_nvidia_smi(text: str) -> list[GpuReading]:
-    """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``."""
+    """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``; an index once."""
     gpus = []
+    indexes: set[str] = set()
     for line in text.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 5 or (memory := ascii_count(cells[2])) is None:
+        if len(cells) < 5 or (memory := ascii_count(cells[2])) is None or cells[0] in indexes:
             continue
+        indexes.add(cells[0])
         name = "".join(ch for ch in cells[1] if ch.isprintable())[:100]  # quoted in the block's comments
         gpus.append(GpuReading(name, memory, ascii_count(cells[3]), ascii_count(cells[4])))
     return gpus
@@ -173,6 +175,23 @@ def parse_nvidia_smi(text: str) -> list[GpuReading]:
 
 #: The columns specgen asks nvidia-smi for, as a reader of an unread line is told them.
 SMI_COLUMNS = "'index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max' (whole numbers, no units)"
+
+
+def repeated_nvidia_smi_indexes(text: str) -> list[str]:
+    """The GPU indexes of rows :func:`parse_nvidia_smi` read that a later row gives again (each counted once).
+
+    newuser75 item 6: the same ``index 0`` row twice (a wrapper, a log of two runs) was counted as ``gpu_count: 2``.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 5 or ascii_count(cells[2]) is None:
+            continue
+        if cells[0] in seen and cells[0] not in repeated:
+            repeated.append(cells[0])
+        seen.add(cells[0])
+    return repeated
 
 
 def unread_nvidia_smi_lines(text: str) -> list[str]:
@@ -612,6 +631,9 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     if smi is None and (failed := src.failed(NVIDIA_SMI)) is not None:  # not "missing or no GPU" (newuser75 item 6)
         facts["gpu_failed"] = Fact(None, failed)
     gpus = parse_nvidia_smi(smi) if smi else []
+    if smi and (repeated := repeated_nvidia_smi_indexes(smi)):
+        shown = ", ".join("".join(ch for ch in index if ch.isprintable())[:20] for index in repeated[:5])
+        facts["gpu_repeated"] = Fact(len(repeated), f"nvidia-smi lists GPU index {shown} more than once: each counted once")
     if smi and (unread := unread_nvidia_smi_lines(smi)):
         facts["gpu_unread"] = Fact(
             len(unread),
@@ -700,6 +722,8 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
     if "gpu" in facts and "gpu_unread" in facts:  # some rows read, others not: those left out are said
         lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
+    if "gpu_repeated" in facts:
+        lines.append(f"# {facts['gpu_repeated'].how}")
     for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
