@@ -1,9 +1,9 @@
 """The ``specgen`` command line: the one place that prints and turns errors into exit codes.
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
-4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level. ``specgen estimate`` is dispatched
-before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast, and so are ``validate``
-and ``render`` with plain arguments (see :mod:`generator.plain_args`).
+4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level; 130 interrupted (Ctrl-C).
+``specgen estimate`` is dispatched before click is imported (see :mod:`generator.calculator.cli`) to keep its cold
+start fast, and so are ``validate`` and ``render`` with plain arguments (see :mod:`generator.plain_args`).
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["estimate"]:
         from generator.calculator.cli import main as estimate_main
 
-        sys.exit(estimate_main(args[1:]))
+        sys.exit(_unless_interrupted(lambda: estimate_main(args[1:])))
     if args[:1] == ["calibrate"]:
         from generator.calculator.calibrate import main as calibrate_main
 
-        sys.exit(calibrate_main(args[1:]))
+        sys.exit(_unless_interrupted(lambda: calibrate_main(args[1:])))
     from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
@@ -71,6 +71,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
+
+
+def _unless_interrupted(run: Callable[[], int]) -> int:
+    """``run``'s exit code, or :data:`INTERRUPTED` where Ctrl-C stops it (a traceback before)."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        return _interrupted()
 
 
 def _echo(message: str, err: bool = False) -> None:
@@ -86,8 +94,8 @@ def _echo(message: str, err: bool = False) -> None:
 def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
     """The exit code of a command run as click's standalone mode runs one, with the group's defaults.
 
-    A :class:`SpecgenError` is reported (``files``: the workload files given); Ctrl-C or end of input prints
-    ``Aborted!`` and exits 1; a closed output pipe exits 1 quietly.
+    A :class:`SpecgenError` is reported (``files``: the workload files given); Ctrl-C exits 130 (:func:`_interrupted`),
+    end of input prints ``Aborted!`` and exits 1; a closed output pipe exits 1 quietly.
     """
     from generator import input_files
     from generator.errors import SpecgenError, arithmetic_error
@@ -99,7 +107,9 @@ def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
         return _report(exc, files)
     except ArithmeticError as exc:
         return _report(arithmetic_error(exc), files)
-    except (EOFError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        return _interrupted()
+    except EOFError:
         print("\nAborted!", file=sys.stderr)
         return 1
     except OSError as exc:
@@ -110,6 +120,29 @@ def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
         os.dup2(devnull, sys.stderr.fileno())
         return 1
     return 0
+
+
+#: Exit code of a run stopped by Ctrl-C: 128 + SIGINT, as a shell reports a process SIGINT ended.
+INTERRUPTED = 130
+
+
+def _interrupted() -> int:
+    """Say that Ctrl-C stopped the run, and what a render had written by then; :data:`INTERRUPTED`.
+
+    newuser75 item 5: it exited 1, "Aborted!", invalid input's code, also where the new tree had been swapped in. The
+    swap is atomic and recorded with Ctrl-C held off (:func:`generator.writer._swap`): each output directory named
+    here holds the new render in full, any other is as it was.
+    """
+    writer = sys.modules.get("generator.writer")
+    replaced = list(getattr(writer, "REPLACED", ()))
+    if replaced:
+        said = ", ".join(replaced)
+        print(f"\nAborted! Interrupted after the new render was written in full to {said}.", file=sys.stderr)
+    elif writer is not None:
+        print("\nAborted! Interrupted before any output directory was changed.", file=sys.stderr)
+    else:
+        print("\nAborted!", file=sys.stderr)
+    return INTERRUPTED
 
 
 def validate_files(files: tuple[str, ...], echo: Callable[[str], object], together: bool = False) -> None:
@@ -451,6 +484,8 @@ def _build_cli() -> Any:
                 sys.exit(_report(exc, _given_files(kwargs)))
             except ArithmeticError as exc:
                 sys.exit(_report(arithmetic_error(exc), _given_files(kwargs)))
+            except KeyboardInterrupt:  # not click's "Aborted!" and 1, invalid input's code (newuser75 item 5)
+                sys.exit(_interrupted())
 
         return wrapper  # type: ignore[return-value]
 
@@ -620,8 +655,12 @@ def _build_cli() -> Any:
         """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""
         from generator.calculator.block_file import write_block
         from generator.calculator.detect import detect_machine, fixed_block, this_machine
+        from generator.errors import one_line
 
-        text = fixed_block(detect_machine(this_machine()))
+        facts = detect_machine(this_machine())
+        text = fixed_block(facts)
+        if "gpu_failed" in facts and "gpu" not in facts:  # the block says it too; with -o, a file no one reads yet
+            click.echo(one_line(f"specgen: warning: {facts['gpu_failed'].how}: the block has no gpu"), err=True)
         if output:
             write_block(output, text)
             click.echo(f"wrote {output}")

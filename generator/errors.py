@@ -99,6 +99,10 @@ class OutputError(SpecgenError):
     """The output tree cannot be written (permissions, a full disk); the previous tree is left as it was."""
 
 
+class MachineError(SpecgenError):
+    """A command that reads this machine failed (``nvidia-smi`` exiting non-zero, or not answering in time)."""
+
+
 class InfeasibleError(SpecgenError):
     """No hardware choice satisfies the workload; the message says which limit blocked it."""
 

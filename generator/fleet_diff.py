@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
-from generator.errors import InputError, one_line
+from generator.errors import InputError, Location, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.planner.capex_scope import capex_excludes_text
+from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
@@ -73,6 +74,8 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         raise InputError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
     try:
         data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
+        raise InputError(f"cannot read spec.json: {_json_problem(exc, text)}", Location(path, exc.lineno, exc.colno)) from None
     except ValueError as exc:
         raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
     except RecursionError:
@@ -82,6 +85,15 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     plan = data["plan"]
     _check_plan(path, plan)
     return dict(plan)
+
+
+def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """The JSON parser's complaint in a sentence, and where the text ends inside a value, that it may be cut short."""
+    problem = exc.msg.removesuffix(" at").replace(" starting", " starting here")
+    problem = problem[:1].lower() + problem[1:]
+    if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
+        problem += " (the file ends inside it: cut short?)"
+    return problem
 
 
 def drift_replacement_lines(committed: dict[str, str], rendered: dict[str, str]) -> list[str]:
@@ -264,12 +276,16 @@ def _check_plan(path: str, plan: Any) -> None:
     if not isinstance(plan.get("provider"), str | None):  # fuzz31 item 17: a provider of 5 was echoed as one
         raise InputError(f"{path}: not a specgen spec.json: 'plan.provider' must be a string, got {short(plan['provider'])}")
     _check_echoed(path, "plan.provider", plan.get("provider"))
-    if plan.get("provider") not in (None, *PROVIDERS):  # review68 item 3: "mars" was said as a change of provider
+    # review68 item 3: "mars" was said as a change of provider; newuser75 item 9: null as "baremetal -> None"
+    if plan.get("provider") not in PROVIDERS and ("provider" in plan or plan.get("provider") is not None):
         raise InputError(
             f"{path}: not a specgen spec.json: 'plan.provider' must be one of {', '.join(PROVIDERS)}, got "
-            f"{short(plan['provider'])}"
+            f"{'null' if plan['provider'] is None else short(plan['provider'])}"
         )
     _check_echoed(path, "plan.region", plan.get("region"))
+    if not isinstance(plan.get("workload", ""), str):  # newuser75 item 9: 5 was read as no workload name
+        raise InputError(f"{path}: not a specgen spec.json: 'plan.workload' must be a string, got {short(plan['workload'])}")
+    _check_echoed(path, "plan.workload", plan.get("workload"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
@@ -282,6 +298,12 @@ def _check_plan(path: str, plan: Any) -> None:
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _unique(path, f"plan.pools[{i}].name", pool["name"], pool_names)
+        if not _POOL_NAME.fullmatch(pool["name"]):  # newuser75 item 9: "../../evil", 10,000 characters, were echoed
+            raise InputError(
+                f"{path}: not a specgen spec.json: 'plan.pools[{i}].name' must be 1 to {MAX_POOL_NAME} of a-z, 0-9 and _, "
+                f"got {short(pool['name'])}"
+            )
+        _check_labels(path, f"plan.pools[{i}].labels", pool.get("labels"))
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
@@ -300,6 +322,7 @@ def _check_plan(path: str, plan: Any) -> None:
             _check_echoed(path, f"plan.racks[{i}].id", rack["id"])
             for j, share in enumerate(rack["pools"]):
                 _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
+                _named_pool(path, f"plan.racks[{i}].pools[{j}].pool", share["pool"], pool_names)
         check_circuits(path, plan)
     deployment_names: set[str] = set()
     for i, dep in enumerate(plan["deployments"]):
@@ -308,6 +331,8 @@ def _check_plan(path: str, plan: Any) -> None:
         _unique(path, f"{where}.name", dep["name"], deployment_names)
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
+        if dep["pool"] is not None:
+            _named_pool(path, f"{where}.pool", dep["pool"], pool_names)
         details = dep.get("details")
         if isinstance(details, dict):
             for key in _ECHOED_DETAILS:
@@ -338,6 +363,72 @@ def _check_plan(path: str, plan: Any) -> None:
                 _require(path, f"{where}.split[{j}]", part, _PART_FIELDS)
                 for key in (*_PART_FIELDS, *_ECHOED_PART_SETTINGS):
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
+                if part["pool"] is not None:
+                    _named_pool(path, f"{where}.split[{j}].pool", part["pool"], pool_names)
+    _check_totals(path, plan)
+
+
+#: A pool's name (:mod:`generator.planner.naming`): an Ansible group and a Terraform key, the stem of host names.
+_POOL_NAME = re.compile(f"[a-z0-9_]{{1,{MAX_POOL_NAME}}}")
+
+
+def _named_pool(path: str, where: str, name: Any, pool_names: set[str]) -> None:
+    """Raise InputError unless ``name`` (a deployment's, a part's or a rack's pool) is one of ``plan.pools``.
+
+    newuser75 item 4: a spec.json whose pools were emptied read as the pool "removed" beside totals of "0 change".
+    """
+    if not isinstance(name, str):
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a pool's name, got {short(name)}")
+    if name not in pool_names:
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' names {short(name)}, which 'plan.pools' does not have")
+
+
+def _check_labels(path: str, where: str, labels: Any) -> None:
+    """Raise InputError unless a pool's ``labels`` (where given) is a list of [key, value] string pairs."""
+    if labels is None:
+        return
+    pairs = isinstance(labels, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in labels
+    )
+    if not pairs:
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of [key, value] texts, got {short(labels)}")
+
+
+#: The totals that are their pools' sums: (total, the pool's figure it adds up).
+_POOL_SUMS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
+    ("gpus", lambda pool: pool["nodes"] * pool["node"]["gpus"]),
+    ("nodes", lambda pool: pool["nodes"]),
+    ("power_w", lambda pool: pool["power_w"]),
+)
+
+
+def _check_totals(path: str, plan: dict[str, Any]) -> None:
+    """Raise InputError where ``plan.totals`` is not the sum of ``plan.pools`` (newuser75 item 4).
+
+    The planner writes the GPUs, nodes and watts as exact sums of its pools' (``planner.assemble.totals``), and the month
+    as their months rounded to cents, each pool's hourly rate rounded in the spec.json: a cent a pool is the most that
+    rounding moves it. A hand-edited file whose parts disagree made the diff print a pool "removed" beside "0 change".
+    """
+    pools = plan["pools"]
+    for key, figure in _POOL_SUMS:
+        summed = math.fsum(figure(pool) for pool in pools)
+        if abs(plan["totals"][key] - summed) > 1e-9 * max(1.0, summed):
+            raise InputError(
+                f"{path}: not a specgen spec.json: 'plan.totals.{key}' is {fmt_cell(plan['totals'][key])}, but the pools "
+                f"of 'plan.pools' add up to {fmt_cell(summed)}"
+            )
+    months = [_pool_usd_per_month(pool) for pool in pools if not pool.get("per_job")]
+    summed_month = None if not pools or None in months else math.fsum(m for m in months if m is not None)
+    total = plan["totals"]["usd_per_month"]
+    if (total is None) != (summed_month is None) or (
+        total is not None and summed_month is not None and abs(total - summed_month) > 0.01 * (len(pools) + 1)
+    ):
+        given = "null" if total is None else fmt_cell(total)
+        sums = "no month (a pool has no price)" if summed_month is None else f"{fmt_cell(round(summed_month, 2))} a month"
+        raise InputError(
+            f"{path}: not a specgen spec.json: 'plan.totals.usd_per_month' is {given}, but the pools of 'plan.pools' "
+            f"add up to {sums}"
+        )
 
 
 def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import errno
 import fcntl
 import hashlib
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +30,32 @@ from generator.errors import OutputError
 LOCK_WAIT_S = 120.0
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) off the block: one that arrives in it interrupts the process just after it, not inside.
+
+    newuser75 item 5: the swap of the staged tree and what records it are one step; Ctrl-C between the two exited as
+    if nothing was written. Python runs a signal's handler on the main thread, whichever thread the kernel gave the
+    signal to, so the handler is swapped for one that notes it (blocking the signal in the main thread's mask alone
+    let another thread take it); only the main thread may set handlers, and elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    arrived: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not arrived or previous == signal.SIG_IGN:
+        return
+    if callable(previous):
+        previous(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt here
+    else:
+        os.kill(os.getpid(), signal.SIGINT)  # SIG_DFL (or a handler not set from Python): as it would have been
 
 
 class ExchangeUnsupportedError(Exception):

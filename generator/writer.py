@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from generator.errors import InputError, OutputError
 from generator.input_files import git_work_tree, repository_root
-from generator.swap import ExchangeUnsupportedError, exchange, output_lock, recover, work_prefix
+from generator.swap import ExchangeUnsupportedError, exchange, interrupts_held, output_lock, recover, work_prefix
 
 MANIFEST = ".specgen-manifest"
 #: Longest file or directory name most file systems take, in bytes.
@@ -289,21 +289,33 @@ def _stage(
         raise OutputError(f"cannot write {where}: {exc.strerror or exc}; the previous output is unchanged") from None
 
 
+#: The output directories this process has put a new tree in (:func:`write_tree`), in order: what an interrupted
+#: ``render`` says it wrote (newuser75 item 5: Ctrl-C after the swap exited 1, "Aborted!", as if nothing was).
+REPLACED: list[str] = []
+
+
 def _swap(staging: str, target: str, parent: str, directory: str) -> None:
-    """Exchange ``staging`` and ``target`` atomically and delete the retired tree (two renames where impossible)."""
-    if not os.path.isdir(target):
+    """Exchange ``staging`` and ``target`` atomically and delete the retired tree (two renames where impossible).
+
+    Ctrl-C is held off from the first rename until the swap is recorded in :data:`REPLACED`: an interrupt then finds
+    the output directory either as it was and unrecorded, or whole, new and recorded.
+    """
+    with interrupts_held():
+        if not os.path.isdir(target):
+            try:
+                os.rename(staging, target)
+            except OSError as exc:
+                raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+            REPLACED.append(directory)
+            return
         try:
-            os.rename(staging, target)
+            exchange(staging, target)
+        except ExchangeUnsupportedError:
+            _swap_by_renames(staging, target, parent, directory)
+            return
         except OSError as exc:
-            raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
-        return
-    try:
-        exchange(staging, target)
-    except ExchangeUnsupportedError:
-        _swap_by_renames(staging, target, parent, directory)
-        return
-    except OSError as exc:
-        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+            raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+        REPLACED.append(directory)
     _remove_tree(staging)  # now the previous tree; everything the user owned in it is linked into the new one
 
 
@@ -330,6 +342,7 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
             ) from None
         _remove_tree(retired)
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+    REPLACED.append(directory)
     _remove_tree(retired)
 
 

@@ -178,6 +178,14 @@ def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.
         pytest.param("INFO [kv_cache_utils.py:1] GPU KV cache size: -425,024 tokens", id="negative-kv"),
         pytest.param("INFO [kv_cache_utils.py:1] Maximum concurrency for 4,096 tokens per request: nanx", id="nan"),
         pytest.param("INFO [worker.py:1] # GPU blocks: many", id="blocks-text"),
+        # newuser75 item 3: a weights line with an impossible size, and zero figures, were dropped unsaid
+        pytest.param("INFO [gpu_model_runner.py:848] Loading model weights took nan GB", id="weights-nan"),
+        pytest.param("INFO [gpu_model_runner.py:848] Loading model weights took -67.7 GB", id="weights-negative"),
+        pytest.param("INFO [gpu_model_runner.py:848] Loading model weights took 1e308 GB", id="weights-exponent"),
+        pytest.param("INFO [gpu_model_runner.py:848] Model loading took inf GiB and 5.1 seconds", id="weights-inf-v1"),
+        pytest.param("INFO [gpu_model_runner.py:848] Loading model weights took 0 GB", id="weights-zero"),
+        pytest.param("INFO [gpu_model_runner.py:848] Model loading took 0.0 GiB and 5.1 seconds", id="weights-zero-v1"),
+        pytest.param("INFO [kv_cache_utils.py:395] # GPU blocks: 0", id="blocks-zero"),
     ],
 )
 def test_a_vllm_figure_line_without_a_figure_is_refused_not_dropped(
@@ -192,6 +200,18 @@ def test_a_vllm_figure_line_without_a_figure_is_refused_not_dropped(
     code, out = calibrate(*VLLM_SETUP, "--log", str(log))
     assert (code, out) == (1, "")
     assert f"{log}:3: cannot read a figure from " in capsys.readouterr().err
+
+
+def test_a_weights_line_timed_in_seconds_alone_is_not_a_figure() -> None:
+    """vLLM times loading in seconds too ("Loading weights took 3.45 seconds"): no GB, so neither read nor refused."""
+    from generator.calculator.calibrate import parse_log
+
+    found = parse_log(
+        "INFO Loading weights took 3.45 seconds\nINFO Loading model weights took 15.0 seconds\n"
+        "INFO Model loading took 14.99 GiB and 5.12 seconds\n",
+        "run.log",
+    )
+    assert [(m.name, m.value, m.where) for m in found] == [("weights_gib", 14.99, "run.log:3")]
 
 
 @pytest.mark.parametrize("cell", ["[N/A]", "[Not Supported]"])
@@ -283,7 +303,8 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
         ),
         pytest.param(
             "INFO GPU KV cache size: 0 tokens\n",
-            "the log's kv_cache_tokens is 0 ('INFO GPU KV cache size: 0 tokens')",
+            # newuser75 item 3: refused at its line (was "the log's kv_cache_tokens is 0 (...): nothing to compare")
+            "run.log:1: cannot read a figure from 'INFO GPU KV cache size: 0 tokens': a vLLM run that started prints no 0",
             id="zero-tokens",
         ),
         # fuzz11 items 7, 8: a TP the model does not take, named as the log's; digits int() takes and vLLM's log never prints

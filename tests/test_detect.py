@@ -534,7 +534,7 @@ def test_estimate_detect_says_the_gpus_and_reserve_it_took(
 
     from generator.calculator.cli import main as estimate_main
 
-    rows = "0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n" + "1, NVIDIA GeForce RTX 4090, 24564, 4, 16\n" * 2
+    rows = "0, NVIDIA H100 80GB HBM3, 81559, 5, 16\n" + "".join(f"{i}, NVIDIA GeForce RTX 4090, 24564, 4, 16\n" for i in (1, 2))
     monkeypatch.setattr(detect, "this_machine", lambda: Sources(str(tmp_path), recorded({"nvidia-smi": rows})))
     monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
     assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect", "--json"]) == 0

@@ -437,7 +437,16 @@ SPEC_TOTALS = {"gpus": 1, "nodes": 1, "racks": 0, "power_w": 1000, "usd_per_mont
 
 
 def _spec(plan: dict[str, Any]) -> str:
-    return json.dumps({"plan": {**plan, "totals": {**SPEC_TOTALS, **plan["totals"]}}})
+    """A spec.json of ``plan`` with its totals its pools' sums, as the planner writes them (newuser75 item 4)."""
+    pools = plan["pools"]
+    rates = [p["usd_per_hour"] for p in pools if not p.get("per_job")]
+    sums = {
+        "gpus": sum(p["nodes"] * p["node"]["gpus"] for p in pools),
+        "nodes": sum(p["nodes"] for p in pools),
+        "power_w": sum(p["power_w"] for p in pools),
+        "usd_per_month": round(sum(rate * 730 for rate in rates), 2) if pools and None not in rates else None,
+    }
+    return json.dumps({"plan": {**plan, "totals": {**SPEC_TOTALS, **sums, **plan["totals"]}}})
 
 
 @pytest.mark.parametrize(
@@ -453,13 +462,14 @@ def _spec(plan: dict[str, Any]) -> str:
         pytest.param(_spec(_one(_pool("chat_a100", **A100), rate=3.1)), [], id="resized-only"),
         pytest.param("{not json", [], id="unreadable"),
         pytest.param(json.dumps({"plan": {"pools": "x"}}), [], id="not-a-plan"),
-        pytest.param(
-            _spec(_one(_pool("a\nb::add-mask::x"))),
-            ["specgen: w/spec.json: node pool replaced, not resized: 'a\\nb::add-mask::x' (1 node) replaced by "
-             "'chat_a100' (1 node), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; "
+        pytest.param(  # a pool name holds none (newuser75 item 9: [a-z0-9_] as the planner names pools); a platform may
+            _spec(_one(_pool("chat_h100", platform="a\nb::add-mask::x"))),
+            ["specgen: w/spec.json: node pool replaced, not resized: 'chat_h100' (1 node) replaced by "
+             "'chat_a100' (1 node), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on a\\nb::add-mask::x; "
              "'chat' moves): applying it deletes 1 node and creates 1"],
             id="a-line-break-stays-on-the-line",
         ),
+        pytest.param(_spec(_one(_pool("a\nb::add-mask::x"))), [], id="a-pool-name-no-planner-writes"),
     ],
 )  # fmt: skip
 def test_render_check_names_each_replaced_pool(committed: str, lines: list[str]) -> None:
@@ -478,6 +488,9 @@ def test_render_check_prints_the_replacement_after_the_patch(tmp_path: Path, cap
     (pool,) = spec["plan"]["pools"]
     name = pool["name"]
     pool["name"] = spec["plan"]["deployments"][0]["pool"] = "old_pool"
+    for rack in spec["plan"]["racks"]:  # every place the pool is named, or the spec.json is not one (newuser75 item 4)
+        for share in rack["pools"]:
+            share["pool"] = "old_pool"
     (out / "spec.json").write_text(json.dumps(spec))
     code, text, err = specgen(capsys, "render", str(work), "-o", str(out), "--check")
     assert code == 4, err

@@ -63,8 +63,14 @@ _PATTERNS = (
     ("max_concurrency", "Maximum concurrency for ", re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")),
 )
 #: The vLLM figures (:data:`_PATTERNS`) whose line, holding its words and no figure its pattern reads, is refused, not
-#: dropped. Not the weights' "... took": vLLM's loading lines also time it in seconds alone.
+#: dropped. Not the weights' "... took": vLLM's loading lines also time it in seconds alone (see :data:`_WEIGHTS_IN_GB`).
 _ANNOUNCED = frozenset({"kv_cache_tokens", "gpu_blocks", "max_concurrency"})
+#: The weights' line with a size in GB, whatever the size is written as: one whose size the pattern cannot read
+#: (``took nan GB``, ``took -67.7 GB``, ``took 1e308 GB``) is refused, not dropped (newuser75 item 3).
+_WEIGHTS_IN_GB = re.compile(r"(?:Loading model weights|Model loading) took \S+ Gi?B")
+#: The vLLM figures a run that started never prints as 0: weights it loaded, and the KV cache vLLM refuses to start
+#: without ("No available memory for the cache blocks"; a cache that cannot hold one request of the context stops it too).
+_NEVER_ZERO = frozenset({"weights_gib", "kv_cache_tokens", "gpu_blocks", "max_concurrency"})
 #: vLLM's periodic stats line ("Engine 000: Avg prompt throughput: ... Avg generation throughput: ... tokens/s, ..."):
 #: reported as unread (:func:`unread_settings_lines`), not compared.
 _VLLM_STATS = "Avg generation throughput: "
@@ -111,8 +117,15 @@ def parse_log(text: str, label: str) -> list[Measurement]:
                 # review70 item 16: "GPU KV cache size: -425,024 tokens" or "...: nanx" was dropped unsaid, where a
                 # 29-digit figure is refused: a line that names a figure vLLM prints and holds none it could print
                 raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
+            if match is None and name == "weights_gib" and key in line and _WEIGHTS_IN_GB.search(line):
+                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
             if match:
                 value, measured = figure(match.group(1)), name
+                if value == 0 and name in _NEVER_ZERO:
+                    raise InputError(
+                        f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}: a vLLM run that started "
+                        "prints no 0 here (it loads the weights and stops without room for its KV cache)"
+                    )
                 if name == "gpu_blocks":
                     figure(str(int(value) * VLLM_BLOCK_TOKENS))  # the tokens they hold, within a figure's bound
                     value, measured = value * VLLM_BLOCK_TOKENS, "kv_cache_tokens"

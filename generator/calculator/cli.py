@@ -1087,12 +1087,18 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     # review70 item 14: GPUs detect found but the plan leaves out are said, as detect says them
     if "mixed_gpus" in facts:
         notes.append(f"--detect: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+    if "gpu_repeated" in facts:
+        notes.append(f"--detect: {facts['gpu_repeated'].how}")
     if "omitted_gpu_count" in facts and args.gpus is None:
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
     args.detect_notes = notes
     if args.ram_gib is None:
         parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu and "gpu_failed" in facts:  # newuser75 item 6: the machine's failure, not a usage error (exit 2)
+        from generator.errors import MachineError
+
+        raise MachineError(f"--detect could not read this machine's GPUs: {facts['gpu_failed'].how}; give --gpu")
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
         parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:

@@ -64,12 +64,21 @@ def _not_recorded(argv: tuple[str, ...]) -> str:
     return f"{argv[0]} output not recorded"
 
 
+def _not_failed(argv: tuple[str, ...]) -> str | None:
+    return None
+
+
 class Sources(NamedTuple):
-    """Where detect reads: a filesystem root (``/`` or a fixture), a command runner and why a command gave nothing."""
+    """Where detect reads: a filesystem root (``/`` or a fixture), a command runner and why a command gave nothing.
+
+    ``failed``: how a command that ran failed (its exit status and first line, or the wait given up), None where it
+    did not run or did not fail (newuser75 item 6: a failing nvidia-smi was told "missing or no GPU").
+    """
 
     root: str
     run: Callable[[tuple[str, ...]], str | None]
     why_nothing: Callable[[tuple[str, ...]], str] = _not_recorded
+    failed: Callable[[tuple[str, ...]], str | None] = _not_failed
 
     def read(self, path: str) -> str | None:
         """A file under the root, or ``None`` when it is missing or unreadable."""
@@ -87,16 +96,38 @@ class Sources(NamedTuple):
             return []
 
 
-def run_command(argv: tuple[str, ...]) -> str | None:
-    """Run a command of this machine; ``None`` when it is missing or fails."""
+#: Seconds detect waits for a command of this machine (nvidia-smi, dmidecode) before giving it up.
+COMMAND_TIMEOUT_S = 20
+
+
+def run_command(argv: tuple[str, ...], failures: dict[tuple[str, ...], str] | None = None) -> str | None:
+    """Run a command of this machine; ``None`` when it is missing or fails, and how it failed put in ``failures``."""
     if shutil.which(argv[0]) is None:
         return None
     try:
         # a byte that is not UTF-8 (a Latin-1 locale, a garbled driver string) is replaced, not a traceback (fuzz27 M1)
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError):
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=COMMAND_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        if failures is not None:
+            failures[argv] = f"{argv[0]} did not answer within {COMMAND_TIMEOUT_S} s"
         return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        if failures is not None:
+            failures[argv] = f"{argv[0]} could not be run ({getattr(exc, 'strerror', None) or type(exc).__name__})"
+        return None
+    if done.returncode != 0 and failures is not None:
+        failures[argv] = f"{argv[0]} exited {done.returncode}" + _first_line(done.stderr or "", done.stdout or "")
     return done.stdout if done.returncode == 0 else None
+
+
+def _first_line(*texts: str) -> str:
+    """``: "<line>"``, the first line with text of the first of ``texts`` that has one (printable, cut at 160)."""
+    for text in texts:
+        line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        if line:
+            shown = "".join(ch for ch in line if ch.isprintable())
+            return f': "{shown[:160]}..."' if len(shown) > 160 else f': "{shown}"'
+    return ""
 
 
 def command_failure(argv: tuple[str, ...]) -> str:
@@ -114,8 +145,9 @@ def recorded(outputs: Mapping[str, str]) -> Callable[[tuple[str, ...]], str | No
 
 
 def this_machine() -> Sources:
-    """The machine detect runs on."""
-    return Sources("/", run_command, command_failure)
+    """The machine detect runs on (how each of its commands that ran failed kept for :attr:`Sources.failed`)."""
+    failures: dict[tuple[str, ...], str] = {}
+    return Sources("/", lambda argv: run_command(argv, failures), command_failure, failures.get)
 
 
 class GpuReading(NamedTuple):
@@ -128,12 +160,14 @@ class GpuReading(NamedTuple):
 
 
 def parse_nvidia_smi(text: str) -> list[GpuReading]:
-    """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``."""
+    """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``; an index once."""
     gpus = []
+    indexes: set[str] = set()
     for line in text.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 5 or (memory := ascii_count(cells[2])) is None:
+        if len(cells) < 5 or (memory := ascii_count(cells[2])) is None or cells[0] in indexes:
             continue
+        indexes.add(cells[0])
         name = "".join(ch for ch in cells[1] if ch.isprintable())[:100]  # quoted in the block's comments
         gpus.append(GpuReading(name, memory, ascii_count(cells[3]), ascii_count(cells[4])))
     return gpus
@@ -141,6 +175,23 @@ def parse_nvidia_smi(text: str) -> list[GpuReading]:
 
 #: The columns specgen asks nvidia-smi for, as a reader of an unread line is told them.
 SMI_COLUMNS = "'index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max' (whole numbers, no units)"
+
+
+def repeated_nvidia_smi_indexes(text: str) -> list[str]:
+    """The GPU indexes of rows :func:`parse_nvidia_smi` read that a later row gives again (each counted once).
+
+    newuser75 item 6: the same ``index 0`` row twice (a wrapper, a log of two runs) was counted as ``gpu_count: 2``.
+    """
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 5 or ascii_count(cells[2]) is None:
+            continue
+        if cells[0] in seen and cells[0] not in repeated:
+            repeated.append(cells[0])
+        seen.add(cells[0])
+    return repeated
 
 
 def unread_nvidia_smi_lines(text: str) -> list[str]:
@@ -577,7 +628,12 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``cores``)."""
     facts: dict[str, Fact] = {}
     smi = src.run(NVIDIA_SMI)
+    if smi is None and (failed := src.failed(NVIDIA_SMI)) is not None:  # not "missing or no GPU" (newuser75 item 6)
+        facts["gpu_failed"] = Fact(None, failed)
     gpus = parse_nvidia_smi(smi) if smi else []
+    if smi and (repeated := repeated_nvidia_smi_indexes(smi)):
+        shown = ", ".join("".join(ch for ch in index if ch.isprintable())[:20] for index in repeated[:5])
+        facts["gpu_repeated"] = Fact(len(repeated), f"nvidia-smi lists GPU index {shown} more than once: each counted once")
     if smi and (unread := unread_nvidia_smi_lines(smi)):
         facts["gpu_unread"] = Fact(
             len(unread),
@@ -660,10 +716,14 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
     elif "gpu" not in facts and "gpu_unread" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unread'].how}; add gpu: and gpu_count: before using it")
+    elif "gpu" not in facts and "gpu_failed" in facts:
+        lines.append(f"# gpu not written: {facts['gpu_failed'].how}; add gpu: and gpu_count: before using it")
     elif "gpu" not in facts:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
     if "gpu" in facts and "gpu_unread" in facts:  # some rows read, others not: those left out are said
         lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
+    if "gpu_repeated" in facts:
+        lines.append(f"# {facts['gpu_repeated'].how}")
     for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.catalog.gke_gpu_nics import pools_rendered
+from generator.input_files import short
 from generator.planner.plan import Finding
 from generator.planner.pooling import vllm_hf_overrides
 from generator.planner.tco import rented_at_given_rates
@@ -433,7 +434,7 @@ def _causal_score_findings(loaded: LoadedWorkload, index: int) -> list[Finding]:
     if causal is None or vllm_hf_overrides(dep.model, "score") is not None:
         return []
     message = (
-        f"model {dep.model[:60]!r} is a causal LM ({causal}) served for task: score: its checkpoint has an LM head, not "
+        f"model {short(dep.model)} is a causal LM ({causal}) served for task: score: its checkpoint has an LM head, not "
         "a classifier, and the engine's classify conversion (vLLM --convert classify) adds an untrained head unless "
         "--hf-overrides builds one from token logits, as a reranker scoring by its yes / no logits needs "
         "(Qwen3-Reranker, bge-reranker-v2-gemma, mxbai-rerank-v2: see its model card), or a *ForSequenceClassification "
@@ -459,7 +460,7 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     out = []
     for i, dep in enumerate(loaded.workload.deployments):
         where = f"deployments[{i}].model"
-        shown = repr(dep.model[:60])
+        shown = short(dep.model)  # cut with "... (N characters)", never as if whole (newuser75 item 8)
         source = loaded.models[dep.name].source
         asked = dep.inference.precision if isinstance(dep, InferenceDeployment) else None
         if asked is not None and (publisher := catalog.publisher_fp8_note(loaded.models[dep.name].id, asked)):

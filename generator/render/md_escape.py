@@ -39,13 +39,33 @@ def one_line(text: str) -> str:
 
 
 def md_text(text: str) -> MarkdownSafe:
-    """``text`` as inert inline Markdown: it renders as itself and changes no document structure."""
-    flat = _INLINE.sub(r"\\\1", one_line(text))
-    leading = _LEADING.match(flat)
+    """``text`` as inert inline Markdown: it renders as itself and changes no document structure.
+
+    An @-mention in it (``@octocat``, ``@org/team``) is put in a code span, where GitHub and GitLab notify no one
+    (newuser75 item 8: a model path's ``@name`` reached the ``diff --base`` pull-request comment as a live mention); a
+    backslash would not do, the mention being found in the rendered text. A copy of the text is still the text.
+    """
+    flat = one_line(text)
+    pieces, last = [], 0
+    for mention in _MENTION.finditer(flat):
+        pieces += [_escaped(flat[last : mention.start()]), f"`{mention.group()}`"]
+        last = mention.end()
+    pieces.append(_escaped(flat[last:]))
+    leading = _LEADING.match(pieces[0])  # a text that starts with a mention starts with a code span: no marker
     if leading:
         end = leading.end()
-        flat = flat[:end] + "\\" + flat[end:] if flat[:1].isdigit() else "\\" + flat
-    return MarkdownSafe(flat)
+        pieces[0] = pieces[0][:end] + "\\" + pieces[0][end:] if pieces[0][:1].isdigit() else "\\" + pieces[0]
+    return MarkdownSafe("".join(pieces))
+
+
+#: An @-mention as GitHub and GitLab find one: ``@`` after no word character (``a@b.c`` is no mention), then a user
+#: or ``org/team`` name. A code span around it (no backticks or pipes in it) shows it as text.
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z0-9][A-Za-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?")
+
+
+def _escaped(text: str) -> str:
+    """``text`` (one line) with every inline Markdown and HTML character backslash-escaped."""
+    return _INLINE.sub(r"\\\1", text)
 
 
 def md_code(text: str, cell: bool = False) -> MarkdownSafe:

@@ -243,6 +243,8 @@ def parse_yaml(text: str, file: str) -> Document:
         row = text.count("\n", 0, odd.start()) + 1
         column = odd.start() - text.rfind("\n", 0, odd.start())
         raise InputError(f"the file holds {odd.group()!a}, {why}: remove it", Location(file, row, column))
+    if (directive := _yaml_directive_problem(text, file)) is not None:
+        raise directive
     fast = read_plain_document(text, MAX_NODES)
     if fast is not None:  # an ordinary document, read by libyaml (see fast_yaml); ruamel reads the rest
         return Document(file, *fast)
@@ -300,6 +302,41 @@ def parse_yaml(text: str, file: str) -> Document:
 
 
 _TOO_DEEP = "YAML error: the document is nested too deeply"
+
+#: A line that starts with ``%``: a directive, or (rarely) the continuation of a quoted scalar; the scanner tells which.
+_DIRECTIVE_START = re.compile(r"^%", re.MULTILINE)
+
+
+def _yaml_directive_problem(text: str, file: str) -> InputError | None:
+    """The error for a ``%YAML`` directive other than 1.2, at its line; None where there is none (newuser75 item 2).
+
+    ``%YAML 1.1`` switches ruamel to YAML 1.1's implicit types: ``1:30`` becomes the base-60 number 90, ``012`` octal 10,
+    ``yes`` true, where editors and JSON Schema tools (and specgen without the line) read YAML 1.2. The file's meaning
+    must not hang on that line, so only ``%YAML 1.2`` (what specgen reads anyway) is accepted. ruamel's parser also
+    failed with a bare AssertionError (a traceback) on ``%YAML 1.0`` and ``1.3``.
+    """
+    if _DIRECTIVE_START.search(text) is None:
+        return None
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.tokens import DirectiveToken
+
+    try:
+        for token in YAML(typ="rt").scan(text):
+            if not isinstance(token, DirectiveToken) or token.name != "YAML" or tuple(token.value) == (1, 2):
+                continue
+            written = ".".join(str(part) for part in token.value)
+            where = Location(file, token.start_mark.line + 1, token.start_mark.column + 1, f"%YAML {written}")
+            if tuple(token.value) == (1, 1):
+                return InputError(
+                    "this directive makes YAML readers apply YAML 1.1's rules (1:30 is read as the number 90, 012 as 10, "
+                    "yes as true), where editors, JSON Schema tools and specgen read YAML 1.2: remove the line",
+                    where,
+                )
+            return InputError(f"specgen reads YAML 1.2, not {written}: remove the line (or write %YAML 1.2)", where)
+    except YAMLError:
+        return None  # a syntax error: the loader reports it, located
+    return None
 
 
 def _too_deep(file: str, line: int, col: int) -> InputError:
