@@ -1263,8 +1263,11 @@ def fuses_routing(weights: WeightFormat) -> bool:
 
 
 def routed_expert_traffic_bytes(arch: Architecture, par: Parallelism, acc: Accelerator) -> tuple[float, float]:
-    """:func:`routed_expert_bytes` of a replica on ``acc``: 0 where its kernels fuse them (:attr:`Accelerator.fused_routing`,
-    FP4 computed as stored); W8A8 FP8 experts (FP8 computed as stored) quantize their inputs."""
+    """:func:`routed_expert_bytes` of a replica on ``acc``; 0 where its kernels fuse them.
+
+    Fused: :attr:`Accelerator.fused_routing`, or FP4 computed as stored. W8A8 FP8 experts (FP8 computed as stored)
+    quantize their inputs.
+    """
     if acc.compute == "fp4" or acc.fused_routing:
         return 0.0, 0.0
     return routed_expert_bytes(arch, par, acc.compute == "fp8" and acc.dequantized is None)
