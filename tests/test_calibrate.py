@@ -146,7 +146,8 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     ("log", "gpu", "output_tokens", "measured", "error"),
     [
         pytest.param("llama-cpp-mixtral-q5km-a100.txt", "a100-sxm4-80gb", "242", 48.10, "+135.3%", id="a100"),
-        pytest.param("llama-cpp-mixtral-q5km-h100.txt", "h100-sxm5-80gb", "189", 60.68, "+178.7%", id="h100"),
+        # +178.7% before the routed experts' top-k sum and activation kernels were timed (acc101 entry): 1 token a step
+        pytest.param("llama-cpp-mixtral-q5km-h100.txt", "h100-sxm5-80gb", "189", 60.68, "+178.5%", id="h100"),
     ],
 )
 def test_llama_print_timings_of_a_public_mixtral_run_reproduce_its_decode_error(

@@ -244,10 +244,12 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     # EP over the TP group sends no all-to-all (every rank holds every token; the TP all-reduce combines the experts'
     # outputs, newuser13 item 3); its whole experts wait for the busiest rank's (busiest_expert_rank_load, newuser34
     # item 5), where TP-split experts do equal work: 39.132 -> 38.42 req/s (2 x TP2 on the 4-GPU server, newuser46
-    # item 2; one TP2 PP2 before); 38.419 since a prompt token's pairs are (N + 1) / 2, not N / 2 (fix73)
+    # item 2; one TP2 PP2 before); 38.419 since a prompt token's pairs are (N + 1) / 2, not N / 2 (fix73); 37.059 /
+    # 37.157 (from 38.419 / 39.132) since the routed experts' quantization, activation and top-k sum kernels are timed
+    # (acc101): each TP rank reads every routed pair's hidden-size output, an EP rank only its own pairs'
     assert (with_ep.details["requests_per_s_per_replica_max"], tp_only.details["requests_per_s_per_replica_max"]) == (
-        38.419,
-        39.132,
+        37.059,
+        37.157,
     )
     assert "the routed experts spread whole over each stage's 2 GPUs (expert parallelism, as pinned)" in with_ep.reasons[0]
     files = render_ansible(plan, loaded.workload)

@@ -290,8 +290,9 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     planned = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0].details["decode_tokens_per_s"]
     assert f"{planned:.2f}" == "2.73"
     moe = " ".join(f.message for f in plan_file(str(REPO / "examples" / "home-moe-experts.yaml"))[1].findings)
-    # Mixtral 8x7B on a 4090: iq3_m (19.96 GiB) fits it whole, the largest GGUF type that does (q3_k_m does not)
-    assert "at iq3_m (19.96 GiB of weights) the model would fit entirely in VRAM and decode 92.10 tokens/s" in moe
+    # Mixtral 8x7B on a 4090: iq3_m (19.96 GiB) fits it whole, the largest GGUF type that does (q3_k_m does not); 92.10
+    # until the routed experts' activation and top-k sum kernels were timed in the all-in-VRAM step (acc101 entry)
+    assert "at iq3_m (19.96 GiB of weights) the model would fit entirely in VRAM and decode 92.02 tokens/s" in moe
     assert quality_note("q2_k") == f" {note}"
 
 

@@ -189,8 +189,10 @@ def test_fourteen_services_under_a_higher_cap_keep_the_fleet_a_lower_one_found(t
         assert plan.totals["nodes"] <= cap
         months.append(round(plan.totals["usd_per_month"]))
     # fix90 (the new rule and the places at the share: fewer replicas added for the wait): $223,512 on 9 nodes under 9
-    # and 11, $210,856 on 13 under 14 and 16 (were $234,519, $230,264, $217,608, $217,608); the order stands
-    assert months == [223512, 223512, 210856, 210856]  # review36 item 1: 14 took $256,976 before the bound
+    # and 11, $210,856 on 13 under 14 and 16 (were $234,519, $230,264, $217,608, $217,608); the order stands. acc101
+    # (the routed experts' memory-bound kernels timed: the Qwen3-30B-A3B service's replicas sustain less): $229,496,
+    # $228,808, $216,840, $216,840, the order standing
+    assert months == [229496, 228808, 216840, 216840]  # review36 item 1: 14 took $256,976 before the bound
 
 
 def _fourteen(chat_rate: int) -> Any:
@@ -220,8 +222,10 @@ def test_fourteen_services_with_the_chat_at_25_keep_the_fleet_a_lower_cap_found(
         months.append(round(plan.totals["usd_per_month"]))
     assert months == sorted(months, reverse=True)
     # fix90 (the new rule and the places at the share): $223,512 on 9 nodes under every cap (were $234,519, $230,264,
-    # $230,264, $227,099): a lower cap's fleet is now the best under the higher ones too
-    assert months == [223512, 223512, 223512, 223512]
+    # $230,264, $227,099): a lower cap's fleet is now the best under the higher ones too. acc101 (the routed experts'
+    # memory-bound kernels timed, the Qwen3-30B-A3B service): $229,496 under 9 and 11, $228,805 under 14 and 16, each
+    # higher cap's fleet at most a lower one's
+    assert months == [229496, 229496, 228805, 228805]
 
 
 def test_replicas_in_gpu_shares_are_spread_over_two_nodes(tmp_path: Path) -> None:

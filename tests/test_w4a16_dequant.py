@@ -217,7 +217,9 @@ MXFP4_GROUPS = {
     "throughput tensorrt-llm h200-sxm-141gb mxfp4": ((0.14, 0.36), (0.6739, 0.9295)),
     "throughput vllm h100-sxm5-80gb mxfp4": ((0.15, 0.25), (1.0668, 1.2320)),
     "throughput vllm mi300x-192gb mxfp4": ((0.065, 0.11), (0.6028, 1.0549)),
-    "throughput vllm a100-sxm4-80gb mxfp4": ((0.17, 0.77), (0.5408, 1.3037)),
+    # Marlin's MoE runs the routed experts' quantization / activation / top-k sum kernels (acc101 entry): 0.5408 /
+    # 1.3037 without the dequantizing ratio before they were timed
+    "throughput vllm a100-sxm4-80gb mxfp4": ((0.17, 0.77), (0.4834, 1.2444)),
 }
 
 

@@ -38,9 +38,11 @@ from generator.sizing.page_cache import PagedReads, paged_reads, routing_popular
 from generator.sizing.performance import (
     decode_weight_read_bytes,
     expected_experts_touched,
+    fuses_routing,
     host_overlapped_seconds,
     layer_attention_flops,
     prefill_flops,
+    routed_expert_bytes,
     routed_share,
 )
 from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
@@ -774,6 +776,11 @@ def offload_cost(
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
     # vLLM's --cpu-offload-gb way, said beside it.
     if not placement.offloaded:
+        # every layer on the GPU: the routed experts' activation and top-k sum kernels over the step's tokens, as the
+        # serving decode step counts them (one decode model; generator.sizing.performance.routed_expert_bytes)
+        if fmt.compute != "fp4" and not fuses_routing(fmt):
+            per_token, per_pair = routed_expert_bytes(arch, Parallelism(), False)
+            t_gpu += streams * (per_token + per_pair) / hbm
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
         mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}

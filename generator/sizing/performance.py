@@ -97,6 +97,9 @@ class Accelerator(NamedTuple):
     #: tensor cores without a block-scaled MMA (:data:`SOFTWARE_BLOCK_SCALING`): their GEMMs then reach
     #: ``fp8_block_gemm_efficiency_ratio`` of the FP8 rate (:func:`accelerator_for`).
     software_block_scaled: bool = False
+    #: Whether the routed experts' kernels fuse their gather, activation and top-k reduction into the grouped GEMMs
+    #: (:data:`FUSED_ROUTING_FAMILIES` off Marlin's MoE): no :func:`routed_expert_traffic_bytes` of their own.
+    fused_routing: bool = False
 
     @property
     def physical_tflops(self) -> float:
@@ -178,6 +181,7 @@ def accelerator_for(
         expert_dequant_kernel(weights) if dequantizes and weights is not None else "",
         gpu.reference_share(compute),
         software_block_scaled=block_scaled,
+        fused_routing=weights is not None and fuses_routing(weights),
     )
 
 
@@ -459,6 +463,7 @@ class DecodeModel:
         "_par",
         "_prefill_attention_flops",
         "_prefill_attention_rate",
+        "_routed_bytes",
         "_weights",
     )  # fmt: skip
 
@@ -496,6 +501,14 @@ class DecodeModel:
         self._expert_comm = par.ep > 1 and experts > 0
         self._host_per_sequence_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale
         self._attention_dp = par.attention_dp
+        self._routed_bytes = routed_expert_traffic_bytes(arch, par, acc)
+
+    def _routed_s(self, tokens: float) -> float:
+        """:func:`routed_expert_traffic_seconds` of a step's ``tokens`` (0 without routed experts, or fused)."""
+        per_token, per_pair = self._routed_bytes
+        if not per_pair:
+            return 0.0
+        return tokens * (per_token / max(1, self._attention_dp) + per_pair) / self._bandwidth
 
     def step(self, batch: int, prefill_tokens: float = 0.0) -> DecodeStep:
         """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along."""
@@ -524,7 +537,8 @@ class DecodeModel:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network)
         linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
-        stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
+        # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
+        stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
         host_s = self._host_per_sequence_s * batch / attention_dp
@@ -1204,7 +1218,9 @@ def prefill_seconds(
             rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, busiest(n), acc.expert_network) for n in (chunk, last)
         ]
         exchange = (full * sent[0] + sent[1]) / (1 if fill else par.attention_dp)
-    stage = linear + (attention + comm) / par.pp + exchange  # the time the prompt keeps one stage busy
+    # the routed experts' memory-bound kernels (quantization, activation, top-k sum) over every prompt token
+    routed = routed_expert_traffic_seconds(arch, par, acc, tokens, bandwidth, one_rank=fill)
+    stage = linear + (attention + comm) / par.pp + exchange + routed  # the time the prompt keeps one stage busy
     if not fill or par.pp == 1:
         return stage
     # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
@@ -1232,6 +1248,79 @@ def prefill_seconds(
     # of a decoder pools by default; a model configured for MEAN pooling runs whole (not modelled here), as does an
     # encoder, whose passes the planner widens to a whole request (generator.planner.inference.batched_tokens).
     return stage + (par.pp - 1) * stage / (full + 1)
+
+
+#: Storage families of routed experts whose engine kernels fuse the gather into the first grouped GEMM and the top-k
+#: reduction into the second one's epilogue (no separate activation, quantization or sum kernels): MXFP4 / NVFP4
+#: experts outside Marlin's MoE kernel (vLLM's ``triton_kernels`` ``matmul_ogs`` backend on Hopper and ROCm, FlashInfer
+#: / TensorRT-LLM-gen MoE on Blackwell; vllm/model_executor/layers/quantization/mxfp4.py ``get_mxfp4_backend``).
+FUSED_ROUTING_FAMILIES = ("mxfp4", "nvfp4")
+
+
+def fuses_routing(weights: WeightFormat) -> bool:
+    """Whether the engine's routed-expert kernels for ``weights`` fuse their gather and top-k sum into the GEMMs."""
+    return storage_family(weights.name) in FUSED_ROUTING_FAMILIES and not runs_marlin_moe(weights)
+
+
+def routed_expert_traffic_bytes(arch: Architecture, par: Parallelism, acc: Accelerator) -> tuple[float, float]:
+    """:func:`routed_expert_bytes` of a replica on ``acc``; 0 where its kernels fuse them.
+
+    Fused: :attr:`Accelerator.fused_routing`, or FP4 computed as stored. W8A8 FP8 experts (FP8 computed as stored)
+    quantize their inputs.
+    """
+    if acc.compute == "fp4" or acc.fused_routing:
+        return 0.0, 0.0
+    return routed_expert_bytes(arch, par, acc.compute == "fp8" and acc.dequantized is None)
+
+
+@memoized
+def routed_expert_bytes(arch: Architecture, par: Parallelism, w8a8: bool) -> tuple[float, float]:
+    """HBM bytes one GPU moves a token beside the routed experts' GEMMs, one stage's layers: (per token, per routed pair).
+
+    The engines run the routed experts as two grouped GEMMs with memory-bound kernels between and after them, each
+    over every token a GPU holds: the input quantized to FP8 per token group (W8A8 FP8 experts: 2 bytes read, 1 written
+    an element of the hidden size); the gated activation over the first GEMM's output (each routed (token, expert) pair:
+    2 x its expert's intermediate columns on the GPU read, 1 x written, at 2 bytes; W8A8 FP8 re-quantizes the result, 3
+    bytes more a column); and the top-k reduction, which reads each pair's full hidden-size output of the second GEMM
+    and writes the token's weighted sum (2 bytes an element each). vLLM: ``fused_experts_impl`` (``silu_and_mul``,
+    ``ops.moe_sum`` over ``intermediate_cache3``,
+    https://github.com/vllm-project/vllm/blob/13cb3e44373beb1c8b9d2c017f565af6f7a1b601/vllm/model_executor/layers/fused_moe/fused_moe.py),
+    which SGLang's ``fused_moe_triton`` follows; TensorRT-LLM's CUTLASS MoE: ``doActivationKernel`` and
+    ``finalizeMoeRoutingKernel`` ("unpermutes the original data, does the k-way reduction",
+    https://github.com/NVIDIA/TensorRT-LLM/blob/05316d3313360012536ace46c781518f5afae75e/cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu).
+    Under TP every GPU of the group runs them for every token at the full hidden size while the GEMMs' FLOPs divide by
+    TP, so they grow into a large share of a TP8 prompt pass; EP spreads the pairs over its ranks. ``w8a8``: FP8 experts
+    computed as stored, whose inputs and activations are quantized by kernels of their own.
+    """
+    experts, top_k = arch.routed_experts
+    if not experts or not top_k:
+        return 0.0, 0.0
+    moe_layers = [layer for layer in arch.layers if layer.experts_per_token]
+    hidden = arch.hidden_size
+    per_token = per_pair = 0.0
+    for layer in moe_layers:
+        # the routed expert's intermediate columns on one GPU: its gate / up / down matrices hold 3 x hidden x that, sliced
+        # by TP, or whole on one rank under EP (whose ranks then share the pairs)
+        expert_params = sum(lin.in_features * lin.out_features for lin in layer.linears if lin.group == EXPERT)
+        columns = expert_params / (3 * hidden) / (par.tp if par.ep <= 1 else 1)
+        per_token += hidden * (3 if w8a8 else 0) + hidden * 2  # input quantization; moe_sum's write
+        per_pair += columns * (6 + (3 if w8a8 else 0)) + hidden * 2  # silu_and_mul (+ re-quantization); moe_sum's read
+    stages = max(1, par.pp)
+    return per_token / stages, per_pair * top_k / max(1, par.ep) / stages
+
+
+def routed_expert_traffic_seconds(
+    arch: Architecture, par: Parallelism, acc: Accelerator, tokens: float, bandwidth: float, one_rank: bool = False
+) -> float:
+    """Time one GPU spends in :func:`routed_expert_traffic_bytes` for ``tokens`` tokens of a pass (one stage).
+
+    Under attention data parallelism each rank quantizes and sums its own tokens: the replica's tokens divide over the
+    ranks, where ``one_rank`` (a lone prompt, on one rank) they do not; the routed pairs spread over the EP ranks either way.
+    """
+    per_token, per_pair = routed_expert_traffic_bytes(arch, par, acc)
+    if not per_pair:
+        return 0.0
+    return tokens * (per_token / (1 if one_rank else max(1, par.attention_dp)) + per_pair) / bandwidth
 
 
 class Saturation(NamedTuple):
