@@ -18,16 +18,24 @@ documents it (https://www.deepspeed.ai/docs/config-json/):
   Face Trainer (the integration every framework here launches DeepSpeed through) fills them with 0.9 h^2 and h^2 for a
   model of hidden size h (transformers ``HfTrainerDeepSpeedConfig.trainer_config_finalize``,
   https://huggingface.co/docs/transformers/deepspeed), the buckets ZeRO-3's collectives are timed with
-  (:data:`~generator.planner.training_comm.ZERO3_PREFETCH_SHARE`); DeepSpeed's own defaults (5e7, 5e8) are not them;
+  (:data:`~generator.planner.training_comm.ZERO3_PREFETCH_SHARE`); DeepSpeed's own defaults (5e8 elements each in its
+  config reference) are not them. Smaller than the 5e8 the ZeRO-Offload gradient row is bounded with, so the memory
+  sized holds. DeepSpeed reading the file without the Trainer refuses ``"auto"`` (its fields are integers): loudly,
+  not another memory;
 - ``zero_optimization.offload_optimizer`` / ``offload_param`` with ``device: cpu`` ("Optimizer offloading",
   "Parameter offloading": ZeRO-2/3 and ZeRO-3), and ``pin_memory: true`` (default false there): the host-link copies
   of an offloaded job are timed at the pinned copy rate (:attr:`~generator.sizing.constants.Constants.pcie_efficiency`,
   "reached by pinned host-to-device copies").
 
 Left out as not sized: the optimizer and scheduler blocks (the Trainer builds its own; learning rates are not the
-plan's), gradient clipping (the sizing assumes none: no memory or step term of it), ``overlap_comm`` and
-``contiguous_gradients`` (left at DeepSpeed's defaults), activation checkpointing (the Trainer's
-``gradient_checkpointing``, in the group vars, is what the sizing counts).
+plan's), gradient clipping (the sizing assumes none: no memory or step term of it), ``contiguous_gradients`` (left at
+DeepSpeed's default, true), activation checkpointing (the Trainer's ``gradient_checkpointing``, in the group vars, is
+what the sizing counts), and ``stage3_max_live_parameters`` (the memory counts ``zero3_live_layers`` gathered layers,
+not DeepSpeed's parameter cap). ``overlap_comm`` stays at DeepSpeed's default (false at ZeRO-1/2, true at ZeRO-3:
+``DeepSpeedZeroConfig.overlap_comm_valid``): at ZeRO-1/2 it would allocate buffers of several buckets that the memory
+does not count (the Trainer's DeepSpeed guide puts them at 4.5x the two bucket sizes,
+https://huggingface.co/docs/transformers/deepspeed), though the step time hides those stages' gradient reductions
+behind backward as overlap would.
 """
 
 from __future__ import annotations
