@@ -56,6 +56,7 @@ DOCUMENTED_TOP = {
     "train_micro_batch_size_per_gpu",
     "gradient_accumulation_steps",
     "bf16",
+    "optimizer",
     "zero_optimization",
 }
 DOCUMENTED_ZERO = {
@@ -80,6 +81,7 @@ def _render(tmp_path: Path, training: str) -> tuple[dict[str, str], dict[str, An
 def _documented(config: dict[str, Any]) -> None:
     assert set(config) <= DOCUMENTED_TOP
     assert set(config["bf16"]) == {"enabled"}
+    assert set(config.get("optimizer", {})) <= {"type", "params"}
     zero = config["zero_optimization"]
     assert set(zero) <= DOCUMENTED_ZERO
     for key in ("offload_optimizer", "offload_param"):
@@ -91,11 +93,14 @@ def test_a_zero3_offload_job_gets_the_config_its_plan_sized(tmp_path: Path) -> N
     details = d["details"]
     config = json.loads(files[CONFIG])
     assert (details["zero_stage"], details["offload_optimizer"], details["offload_params"]) == (3, True, False)
+    assert details["optimizer"] == "adamw"
     assert config == {
         "bf16": {"enabled": True},
         "gradient_accumulation_steps": details["gradient_accumulation_steps"],
         "train_batch_size": details["global_batch_size"],
         "train_micro_batch_size_per_gpu": details["micro_batch_size"],
+        # DeepSpeed's CPU Adam, which ZeRO-Offload requires and the CPU optimizer step is timed as
+        "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}},
         "zero_optimization": {
             "stage": 3,
             "offload_optimizer": {"device": "cpu", "pin_memory": True},

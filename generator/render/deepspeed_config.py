@@ -25,10 +25,15 @@ documents it (https://www.deepspeed.ai/docs/config-json/):
 - ``zero_optimization.offload_optimizer`` / ``offload_param`` with ``device: cpu`` ("Optimizer offloading",
   "Parameter offloading": ZeRO-2/3 and ZeRO-3), and ``pin_memory: true`` (default false there): the host-link copies
   of an offloaded job are timed at the pinned copy rate (:attr:`~generator.sizing.constants.Constants.pcie_efficiency`,
-  "reached by pinned host-to-device copies").
+  "reached by pinned host-to-device copies");
+- ``optimizer`` ``{"type": "AdamW", "params": {"lr": "auto", ...}}`` where the optimizer is offloaded in the ``adamw``
+  regime ("Optimizer Parameters": DeepSpeed's own AdamW, which under ZeRO-Offload is its CPU Adam, the optimizer step
+  the plan times on the CPU). Without it the Trainer hands DeepSpeed a torch AdamW, which DeepSpeed refuses under
+  ZeRO-Offload while ``zero_force_ds_cpu_optimizer`` keeps its default, true ("ZeRO-Offload with a client provided
+  optimizer"); the ``"auto"`` hyper-parameters are the Trainer's own (``TrainingArguments``), not the plan's.
 
-Left out as not sized: the optimizer and scheduler blocks (the Trainer builds its own; learning rates are not the
-plan's), gradient clipping (the sizing assumes none: no memory or step term of it), ``contiguous_gradients`` (left at
+Left out as not sized: the optimizer block elsewhere and the scheduler (the Trainer builds its own; learning rates are
+not the plan's), gradient clipping (the sizing assumes none: no memory or step term of it), ``contiguous_gradients`` (left at
 DeepSpeed's default, true), activation checkpointing (the Trainer's ``gradient_checkpointing``, in the group vars, is
 what the sizing counts), and ``stage3_max_live_parameters`` (the memory counts ``zero3_live_layers`` gathered layers,
 not DeepSpeed's parameter cap). ``overlap_comm`` stays at DeepSpeed's default (false at ZeRO-1/2, true at ZeRO-3:
@@ -101,7 +106,12 @@ def ds_config(d: DeploymentPlan) -> dict[str, Any]:
         stage["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if details.get("offload_params"):
         stage["offload_param"] = {"device": "cpu", "pin_memory": True}
+    offloaded_adamw: dict[str, Any] = {}
+    if details.get("offload_optimizer") and details.get("optimizer") == "adamw":
+        params = dict.fromkeys(("lr", "betas", "eps", "weight_decay"), HF_AUTO)
+        offloaded_adamw = {"optimizer": {"type": "AdamW", "params": params}}
     return {
+        **offloaded_adamw,
         "bf16": {"enabled": True},
         "gradient_accumulation_steps": accumulation,
         "train_batch_size": micro * accumulation * dp,
