@@ -11,6 +11,7 @@ from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.racks import racks_named_for_workload
 from generator.render.aks_terraform import with_aks_findings
 from generator.render.ansible import render_ansible
+from generator.render.deepspeed_config import render_deepspeed_configs
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
 from generator.render.failure_domains import with_failure_domain_findings
@@ -88,6 +89,7 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
     ``plan``: as :func:`deployed` gives it, with the same ``alone``.
     """
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
+    files.update(render_deepspeed_configs(plan))  # a DeepSpeed training job's config, whatever the outputs
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))
     if "ansible" in workload.outputs:

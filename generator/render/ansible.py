@@ -19,6 +19,7 @@ from generator.planner.placement import pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
+from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
 from generator.render.gpu_sharing import pool_shares
@@ -517,6 +518,8 @@ def _deployment_vars(
         # job's are the data-parallel ranks of one run, which a reviewer read as copies of it (newuser43 item 10)
         out["replicas_are"] = TRAINING_REPLICAS
         out["training"] = {key: d.details[key] for key in TRAINING_LAYOUT_KEYS if d.details.get(key) is not None}
+        if runs_deepspeed(d):  # the DeepSpeed config the layout is sized for, by the tree's root (newuser76 item 14)
+            out["training"]["deepspeed_config"] = ds_config_path(d)
     if d.details.get("sequence") is not None:  # run_after: the pool's jobs run in turn, this one between these hours
         out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()}
     rate = d.requests_per_s_in(pool)

@@ -18,6 +18,7 @@ from generator.planner.plan import (
 )
 from generator.planner.price_region import priced_at
 from generator.planner.tco import job_runs_per_month, month_run_usd, run_usd
+from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
 from generator.render.node_disk import root_disk_text
@@ -78,5 +79,6 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         runs_only_power=runs_only_power_text,
         priced_at=priced_at(plan.findings),  # newuser74 item 9: another region's dollars, said beside them
         root_disk=root_disk_text,  # newuser74 item 15: what a cloud node's root / OS disk is sized from
+        ds_config_path=lambda d: ds_config_path(d) if runs_deepspeed(d) else None,  # newuser76 item 14
     )
     return {"SPEC.md": text}
