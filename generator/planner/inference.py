@@ -965,11 +965,26 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
 Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None", "GpuShare | None"]
 
 
+#: :func:`_fitted_gpu`'s GPUs by (GPU id, fitted): (the catalog record it is formed from, the GPU as fitted).
+_FITTED: dict[tuple[str, Fitted], tuple[GpuSpec, GpuSpec]] = {}
+
+
 def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
-    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it), or one share of it."""
+    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it), or one share of it.
+
+    One object per catalog record and fitting (formed again where the catalog's record is another object): the
+    roofline inputs (:func:`~generator.sizing.performance.accelerator_for`) are kept by the GPU's identity, and a new
+    copy for every layout sized missed them every time (speed100).
+    """
+    record = catalog.gpus()[gpu_id]
+    known = _FITTED.get((gpu_id, fitted))
+    if known is not None and known[0] is record:
+        return known[1]
     bridged, slot_lanes, mesh, share = fitted
-    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
-    return gpu if share is None else shared_gpu(gpu, share)
+    gpu = record.as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
+    gpu = gpu if share is None else shared_gpu(gpu, share)
+    _FITTED[gpu_id, fitted] = (record, gpu)
+    return gpu
 
 
 @memoized

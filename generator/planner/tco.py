@@ -302,16 +302,35 @@ class PricedFrom(NamedTuple):
         return (self.host, self.card) if self.host is not None and self.card is not None else ()
 
 
+#: :func:`_by_id`'s tables: (the records as the table held them, the same by id).
+_SORTED: dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+
+
+def _by_id(name: str, table: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``table``'s records (catalog ``name``) sorted by id, sorted again only where it holds other records.
+
+    The price lookups below each walked a table sorted anew (once per server kind, GPU and count); a test may still
+    replace a record in place, and then the table is sorted again (its records compared by identity first).
+    """
+    records = tuple(table.values())
+    known = _SORTED.get(name)
+    if known is not None and known[0] == records:
+        return known[1]
+    ordered = tuple(sorted(records, key=lambda r: r.id))
+    _SORTED[name] = (records, ordered)
+    return ordered
+
+
 @cache
 def priced_from(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> PricedFrom:
     """The records :func:`purchase_price` forms one node's price from (the one rule of which record prices it)."""
-    records = sorted(catalog.purchases().values(), key=lambda r: r.id)
+    records = _by_id("purchases", catalog.purchases())
     for rec in records:
         if rec.kind == "system" and rec.platform_id == platform_id and rec.gpu_id == gpu_id and rec.gpu_count == gpus:
             return PricedFrom(rec, None, None, None)
     legacy = [
         p
-        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        for p in _by_id("prices", catalog.prices())
         if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus and p.prices(gpu_id, gpus)
     ]
     if legacy:
@@ -550,7 +569,7 @@ def _rent_records(platform_id: str, gpu_id: str, gpus: int, region: str | None =
     """
     return tuple(
         p
-        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        for p in _by_id("prices", catalog.prices())
         if p.platform_id == platform_id
         and p.unit != "purchase"
         and p.prices(gpu_id, gpus)

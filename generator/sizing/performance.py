@@ -648,6 +648,7 @@ def expected_normal_max(draws: int) -> float:
     return (low + high) / 2
 
 
+@memoized
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int, cached_tokens: int = 0) -> float:
     """Attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
 
