@@ -475,7 +475,21 @@ def rented_on_bare_metal(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus
         return _rented_at_given_rate(wl, platform.id)
     if given_purchase(wl, platform.id, gpu_id, gpus) is not None:  # quoted: bought and racked (review39 item 1)
         return False
-    return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
+    return _rented_in_catalog(platform, gpu_id, gpus)
+
+
+def _rented_in_catalog(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
+    """Whether :func:`_catalog_node_cost` (in no region) rents the node: ``.rented is not None``, its node not costed.
+
+    Its rule: a bare-metal node with a rental record (in no region, every record) is rented where it has no purchase
+    price or only why it has none (a text); with a price it is bought (``.rented`` None), and without a rental record
+    or on a cloud nothing is rented. Every node's check asked it, and a whole node cost (its capex and running costs'
+    texts at the default constants) was formed for the answer (speed100).
+    """
+    if platform.provider != "baremetal" or not _rent_records(platform.id, gpu_id, gpus, None):
+        return False
+    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, None)
+    return bought is None or isinstance(bought, str)
 
 
 def _rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
