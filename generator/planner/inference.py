@@ -212,7 +212,29 @@ class ReplicaShape(NamedTuple):
         return self.served_requests_per_s * self.deadline_share
 
 
+#: :func:`slot_queue`'s answers by the identities of its spec and point and its margin: (spec, point, queue).
+_QUEUES: dict[tuple[int, int, float], tuple[InferenceSpec, OperatingPoint, SlotQueue | None]] = {}
+
+
 def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
+    """:func:`_slot_queue` of ``spec`` at ``point`` and ``margin``, one object for every platform the point is sized for.
+
+    A layout's point is sized once for every server that carries its GPU (:func:`replica_shapes`), and each of them
+    formed its queue anew: one object keeps the rate searches' caches (:func:`slot_replicas`) hitting by identity
+    (speed100).
+    """
+    key = (id(spec), id(point), margin)
+    known = _QUEUES.get(key)
+    if known is not None and known[0] is spec and known[1] is point:
+        return known[2]
+    queue = _slot_queue(spec, point, margin)
+    if len(_QUEUES) >= 65_536:
+        _QUEUES.clear()
+    _QUEUES[key] = (spec, point, queue)
+    return queue
+
+
+def _slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
     """The places in the batch a replica at ``point`` gives a service, and what a request may wait for one (newuser72 item 6).
 
     The replica is planned at up to the batch its latency targets or its KV cache allow, and a request arriving while
@@ -583,13 +605,14 @@ class _Rungs:
 class _RungQueues:
     """A service's :class:`SlotQueue` at each rung of its point's ladder (:func:`_rungs`), formed when first asked."""
 
-    __slots__ = ("margin", "queues", "rungs", "spec", "target")
+    __slots__ = ("hashed", "margin", "queues", "rungs", "spec", "target")
 
     def __init__(
         self, rungs: Callable[[int], tuple[OperatingPoint, ...]], spec: InferenceSpec, margin: float, target: float
     ) -> None:
         self.rungs, self.spec, self.margin, self.target = rungs, spec, margin, target
         self.queues: dict[int, tuple[SlotQueue, ...]] = {}
+        self.hashed: int | None = None
 
     def _key(self) -> tuple[object, ...]:
         return (self.rungs, self.spec, self.margin, self.target)
@@ -598,7 +621,9 @@ class _RungQueues:
         return isinstance(other, _RungQueues) and self._key() == other._key()  # caches keep hitting (slot_replicas)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        if self.hashed is None:  # formed once: the rate searches' caches hash a queue on every lookup
+            self.hashed = hash(self._key())
+        return self.hashed
 
     def __call__(self, k: int) -> tuple[SlotQueue, ...]:
         if k not in self.queues:  # the points' queues, each at its own rate (a request's mean time there)
