@@ -1056,7 +1056,7 @@ def _inference_details(
             whose = f"max_num_batched_tokens {budget:,}: vLLM runs no more sequences than tokens a step"
         else:
             whose = f"{engine}'s default on {gpu.id}"
-        if (beyond := shape.max_point.capped_binds) is not None:
+        if (beyond := shape.max_point.capped_binds_text) is not None:
             # newuser73 item 3: the batch the SLOs allow, which the plan had advised giving as max_num_seqs, was then
             # told to be raised: the next batch misses a target, so the cap is the SLOs' batch and stays
             reasons.append(

@@ -93,15 +93,56 @@ class OperatingPoint(NamedTuple):
     #: TPOT, the ``W`` of Little's law (``batch / requests_per_s`` at the batch's own rate); 0 for a pooling point.
     request_s: float = 0.0
     #: Where memory or the engine stops the batch at a size the SLOs meet: the target the next batch would miss, and by
-    #: how much (newuser73 item 3: a max_num_seqs set at the batch the SLOs allow was told to be raised); None where
-    #: the next batch meets them too, or no target is set.
-    capped_binds: str | None = None
+    #: how much (newuser73 item 3: a max_num_seqs set at the batch the SLOs allow was told to be raised), worked out
+    #: when first read (:class:`CappedBinds`, :attr:`capped_binds_text`); None where no target is set.
+    capped_binds: CappedBinds | None = None
     #: The TTFT's tail whose p95 is ``ttft_s`` (:class:`~generator.sizing.serving_queue.TtftTail`); None for pooling.
     ttft_tail: TtftTail | None = None
     #: A service's most-load point at one sequence in flight or more: ``rungs(k)``, the points at ``k / 20`` of its rate
     #: of the largest batch meeting the SLOs there and of each such batch of the rungs above (fix90, review74 item 5:
     #: the places and the TTFT at the rate of the count tested, worked out only where the wait needs them).
     rungs: Callable[[int], tuple[OperatingPoint, ...]] | None = None
+
+    @property
+    def capped_binds_text(self) -> str | None:
+        """:attr:`capped_binds` as text: what the next batch misses; None where it meets the SLOs or none is set."""
+        return None if self.capped_binds is None else self.capped_binds.text()
+
+
+class CappedBinds:
+    """What the batch past a capped most-load point would miss (:func:`_binding_text`), worked out when first read.
+
+    Every layout whose largest batch meets the SLOs carries one, and a plan reads it of the layouts it chooses alone
+    (newuser73 item 3's advice): the next batch's point is formed then, from the sizing (:func:`_points` formed
+    again, as :class:`_Rungs` does: the same inputs, the same figures). It compares and hashes as its text, so a point
+    carrying it equals one carrying the text it stands for (None where the next batch meets the SLOs).
+    """
+
+    __slots__ = ("batch", "done", "sized", "written")
+
+    def __init__(
+        self,
+        sized: tuple[ResolvedModel, tuple[Parallelism, InferenceMemory, int, Accelerator], InferenceSpec, Constants],
+        batch: int,
+    ) -> None:
+        self.sized, self.batch = sized, batch
+        self.done = False
+        self.written: str | None = None
+
+    def text(self) -> str | None:
+        """The next batch's miss, named; None where it meets the SLOs."""
+        if not self.done:
+            self.written, self.done = _binding_text(_points(*self.sized)(self.batch), self.sized[2]), True
+        return self.written
+
+    def __eq__(self, other: object) -> bool:
+        return self.text() == (other.text() if isinstance(other, CappedBinds) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.text())
+
+    def __repr__(self) -> str:
+        return repr(self.text())
 
 
 class IdleBound(NamedTuple):
@@ -171,7 +212,29 @@ class ReplicaShape(NamedTuple):
         return self.served_requests_per_s * self.deadline_share
 
 
+#: :func:`slot_queue`'s answers by the identities of its spec and point and its margin: (spec, point, queue).
+_QUEUES: dict[tuple[int, int, float], tuple[InferenceSpec, OperatingPoint, SlotQueue | None]] = {}
+
+
 def slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
+    """:func:`_slot_queue` of ``spec`` at ``point`` and ``margin``, one object for every platform the point is sized for.
+
+    A layout's point is sized once for every server that carries its GPU (:func:`replica_shapes`), and each of them
+    formed its queue anew: one object keeps the rate searches' caches (:func:`slot_replicas`) hitting by identity
+    (speed100).
+    """
+    key = (id(spec), id(point), margin)
+    known = _QUEUES.get(key)
+    if known is not None and known[0] is spec and known[1] is point:
+        return known[2]
+    queue = _slot_queue(spec, point, margin)
+    if len(_QUEUES) >= 65_536:
+        _QUEUES.clear()
+    _QUEUES[key] = (spec, point, queue)
+    return queue
+
+
+def _slot_queue(spec: InferenceSpec, point: OperatingPoint, margin: float = 1.0) -> SlotQueue | None:
     """The places in the batch a replica at ``point`` gives a service, and what a request may wait for one (newuser72 item 6).
 
     The replica is planned at up to the batch its latency targets or its KV cache allow, and a request arriving while
@@ -428,7 +491,7 @@ def best_point(
     (review 11 item 5), where the latencies grow with the batch again.
     """
     at = _points(model, shape, spec, consts)
-    best = _best_of(at, shape[0].pp, spec, max_batch)
+    best = _best_of(at, shape[0].pp, spec, max_batch, (model, shape, spec, consts))
     if best is None or not spec.job:
         if best is None or best.idle_bound is not None or spec.pooling:
             return best
@@ -437,8 +500,17 @@ def best_point(
     return best._replace(lone_request_s=request_seconds_at(spec, lone))
 
 
-def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> OperatingPoint | None:
-    """:func:`best_point` over the points ``at`` gives (``unit``: the pipeline's stages, a micro-batch's step)."""
+def _best_of(
+    at: PointAt,
+    unit: int,
+    spec: InferenceSpec,
+    max_batch: int,
+    sized: tuple[ResolvedModel, tuple[Parallelism, InferenceMemory, int, Accelerator], InferenceSpec, Constants],
+) -> OperatingPoint | None:
+    """:func:`best_point` over the points ``at`` gives (``unit``: the pipeline's stages, a micro-batch's step).
+
+    ``sized``: what ``at`` is formed from (:func:`_points`' arguments), for the next batch's miss past a capped batch.
+    """
     first = at(1)
     if not _meets_slo(first, spec):
         return _below_one_in_flight(at, first.requests_per_s, spec, max_batch)
@@ -455,7 +527,7 @@ def _best_of(at: PointAt, unit: int, spec: InferenceSpec, max_batch: int) -> Ope
         # the batch past the cap, against the targets: whether a larger max_num_seqs would hold them (newuser73 item 3)
         if spec.slo.tpot_ms is None and spec.slo.ttft_p95_ms is None:
             return top
-        return top._replace(capped_binds=_binding_text(at(top.batch + 1), spec))
+        return top._replace(capped_binds=CappedBinds(sized, top.batch + 1))
     probed = {1: first}
 
     def probe(step: int) -> tuple[bool, float]:
@@ -506,7 +578,9 @@ class _Rungs:
 
     def __hash__(self) -> int:
         if self.hashed is None:
-            self.hashed = hash((self.top, self.max_batch))  # the sizing's model holds dicts: equal keys, equal tops
+            # the sizing's model holds dicts: equal keys, equal tops (their batch and rate; the next batch's miss,
+            # CappedBinds, is left unread)
+            self.hashed = hash((self.top.batch, self.top.requests_per_s, self.max_batch))
         return self.hashed
 
     def _at(self) -> PointAt:
@@ -531,13 +605,14 @@ class _Rungs:
 class _RungQueues:
     """A service's :class:`SlotQueue` at each rung of its point's ladder (:func:`_rungs`), formed when first asked."""
 
-    __slots__ = ("margin", "queues", "rungs", "spec", "target")
+    __slots__ = ("hashed", "margin", "queues", "rungs", "spec", "target")
 
     def __init__(
         self, rungs: Callable[[int], tuple[OperatingPoint, ...]], spec: InferenceSpec, margin: float, target: float
     ) -> None:
         self.rungs, self.spec, self.margin, self.target = rungs, spec, margin, target
         self.queues: dict[int, tuple[SlotQueue, ...]] = {}
+        self.hashed: int | None = None
 
     def _key(self) -> tuple[object, ...]:
         return (self.rungs, self.spec, self.margin, self.target)
@@ -546,7 +621,9 @@ class _RungQueues:
         return isinstance(other, _RungQueues) and self._key() == other._key()  # caches keep hitting (slot_replicas)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        if self.hashed is None:  # formed once: the rate searches' caches hash a queue on every lookup
+            self.hashed = hash(self._key())
+        return self.hashed
 
     def __call__(self, k: int) -> tuple[SlotQueue, ...]:
         if k not in self.queues:  # the points' queues, each at its own rate (a request's mean time there)
@@ -913,11 +990,26 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
 Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None", "GpuShare | None"]
 
 
+#: :func:`_fitted_gpu`'s GPUs by (GPU id, fitted): (the catalog record it is formed from, the GPU as fitted).
+_FITTED: dict[tuple[str, Fitted], tuple[GpuSpec, GpuSpec]] = {}
+
+
 def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
-    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it), or one share of it."""
+    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it), or one share of it.
+
+    One object per catalog record and fitting (formed again where the catalog's record is another object): the
+    roofline inputs (:func:`~generator.sizing.performance.accelerator_for`) are kept by the GPU's identity, and a new
+    copy for every layout sized missed them every time (speed100).
+    """
+    record = catalog.gpus()[gpu_id]
+    known = _FITTED.get((gpu_id, fitted))
+    if known is not None and known[0] is record:
+        return known[1]
     bridged, slot_lanes, mesh, share = fitted
-    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
-    return gpu if share is None else shared_gpu(gpu, share)
+    gpu = record.as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
+    gpu = gpu if share is None else shared_gpu(gpu, share)
+    _FITTED[gpu_id, fitted] = (record, gpu)
+    return gpu
 
 
 @memoized

@@ -302,16 +302,35 @@ class PricedFrom(NamedTuple):
         return (self.host, self.card) if self.host is not None and self.card is not None else ()
 
 
+#: :func:`_by_id`'s tables: (the records as the table held them, the same by id).
+_SORTED: dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+
+
+def _by_id(name: str, table: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``table``'s records (catalog ``name``) sorted by id, sorted again only where it holds other records.
+
+    The price lookups below each walked a table sorted anew (once per server kind, GPU and count); a test may still
+    replace a record in place, and then the table is sorted again (its records compared by identity first).
+    """
+    records = tuple(table.values())
+    known = _SORTED.get(name)
+    if known is not None and known[0] == records:
+        return known[1]
+    ordered = tuple(sorted(records, key=lambda r: r.id))
+    _SORTED[name] = (records, ordered)
+    return ordered
+
+
 @cache
 def priced_from(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> PricedFrom:
     """The records :func:`purchase_price` forms one node's price from (the one rule of which record prices it)."""
-    records = sorted(catalog.purchases().values(), key=lambda r: r.id)
+    records = _by_id("purchases", catalog.purchases())
     for rec in records:
         if rec.kind == "system" and rec.platform_id == platform_id and rec.gpu_id == gpu_id and rec.gpu_count == gpus:
             return PricedFrom(rec, None, None, None)
     legacy = [
         p
-        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        for p in _by_id("prices", catalog.prices())
         if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus and p.prices(gpu_id, gpus)
     ]
     if legacy:
@@ -456,7 +475,21 @@ def rented_on_bare_metal(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus
         return _rented_at_given_rate(wl, platform.id)
     if given_purchase(wl, platform.id, gpu_id, gpus) is not None:  # quoted: bought and racked (review39 item 1)
         return False
-    return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
+    return _rented_in_catalog(platform, gpu_id, gpus)
+
+
+def _rented_in_catalog(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
+    """Whether :func:`_catalog_node_cost` (in no region) rents the node: ``.rented is not None``, its node not costed.
+
+    Its rule: a bare-metal node with a rental record (in no region, every record) is rented where it has no purchase
+    price or only why it has none (a text); with a price it is bought (``.rented`` None), and without a rental record
+    or on a cloud nothing is rented. Every node's check asked it, and a whole node cost (its capex and running costs'
+    texts at the default constants) was formed for the answer (speed100).
+    """
+    if platform.provider != "baremetal" or not _rent_records(platform.id, gpu_id, gpus, None):
+        return False
+    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, None)
+    return bought is None or isinstance(bought, str)
 
 
 def _rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
@@ -550,7 +583,7 @@ def _rent_records(platform_id: str, gpu_id: str, gpus: int, region: str | None =
     """
     return tuple(
         p
-        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        for p in _by_id("prices", catalog.prices())
         if p.platform_id == platform_id
         and p.unit != "purchase"
         and p.prices(gpu_id, gpus)

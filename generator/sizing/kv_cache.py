@@ -53,12 +53,14 @@ def ceil_bytes(bits: int) -> int:
     return -(-bits // 8)
 
 
+@memoized
 def size_kv_cache(
     arch: Architecture, kv_bits: int, context_tokens: int, sequences: int = 1, par: Parallelism = Parallelism()
 ) -> KvCacheSizes:
     """KV cache for ``sequences`` concurrent sequences of ``context_tokens`` each.
 
-    Per GPU, expert-parallel attention groups (``par.attention_dp``) split the sequences.
+    Per GPU, expert-parallel attention groups (``par.attention_dp``) split the sequences. Kept per input: every GPU's
+    layouts of one TP x PP ask it alike, twice a layout (its memory and its KV capacity; speed100).
     """
     per_token_elements, sequence_elements, stage_elements = _elements(arch, context_tokens, par.tp, par.pp, par.stages)
     sequences_per_gpu = -(-sequences // par.attention_dp)

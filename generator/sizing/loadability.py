@@ -34,6 +34,7 @@ from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
 from generator.sizing.gguf_mixture import gguf_model, output_type, tensor_type, token_embd_type
+from generator.sizing.memo import memoized
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, same_storage, storage_family
 from generator.sizing.weights import Parallelism, linear_names, replicated_on_every_rank
 
@@ -226,8 +227,12 @@ def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:
     return None
 
 
+@memoized
 def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> tuple[str, ...]:
-    """Reasons a vLLM/SGLang-style engine refuses this layout (empty when it loads)."""
+    """Reasons a vLLM/SGLang-style engine refuses this layout (empty when it loads).
+
+    Kept per input: every GPU's layouts of one TP x PP ask it alike (speed100).
+    """
     problems: list[str] = []
     tp = par.tp
     heads = arch.num_attention_heads

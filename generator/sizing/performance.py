@@ -662,6 +662,7 @@ def expected_normal_max(draws: int) -> float:
     return (low + high) / 2
 
 
+@memoized
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int, cached_tokens: int = 0) -> float:
     """Attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
 
@@ -856,8 +857,39 @@ def _replicated_flop_params(arch: Architecture) -> int:
     )
 
 
-@memoized
+#: The engine's settings :func:`_gemm_parts` reads none of, at one value in its key (:func:`_gemm_constants`).
+_ENGINE_SETTINGS = {"prefill_chunk_tokens": Constants().prefill_chunk_tokens, "max_num_seqs": Constants().max_num_seqs}
+#: :func:`_gemm_constants`' answers by the constants given (as their identity is kept: see there).
+_GEMM_CONSTANTS: dict[int, tuple[Constants, Constants]] = {}
+
+
+def _gemm_constants(consts: Constants) -> Constants:
+    """``consts`` with the engine's tokens a pass and its sequences at one value: what the GEMM parts are kept by.
+
+    :func:`_gemm_parts` reads the GEMM ratios, the expert popularity and ``prefill_compute_efficiency``, never
+    ``prefill_chunk_tokens`` or ``max_num_seqs``, so its parts are the same whatever those are; a layout's prompt
+    (:func:`prefill_seconds`, its chunk's constants) and its decode steps (the engine's) then share one (speed100: each
+    layout formed both). One copy per constants object given (identity-checked, as the memo keys its first argument).
+    """
+    known = _GEMM_CONSTANTS.get(id(consts))
+    if known is not None and known[0] is consts:
+        return known[1]
+    settings = {name: getattr(consts, name) for name in _ENGINE_SETTINGS}
+    same = settings == _ENGINE_SETTINGS
+    canonical = consts if same else consts._replace(**_ENGINE_SETTINGS)
+    if len(_GEMM_CONSTANTS) >= 4096:
+        _GEMM_CONSTANTS.clear()
+    _GEMM_CONSTANTS[id(consts)] = (consts, canonical)
+    return canonical
+
+
 def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
+    """What :func:`gemm_seconds` needs of a replica (:class:`_GemmParts`), kept by the constants it reads."""
+    return _gemm_parts_of(arch, par, acc, _gemm_constants(consts))
+
+
+@memoized
+def _gemm_parts_of(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
     if acc.software_block_scaled:  # block-FP8 weights scaled on the CUDA cores (SOFTWARE_BLOCK_SCALING)
         peak *= consts.fp8_block_gemm_efficiency_ratio
@@ -902,7 +934,6 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
     )
 
 
-@memoized
 def prompt_gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     """:func:`_gemm_parts` of ONE prompt's passes: under attention data parallelism it runs on one DP rank (review72 item 3).
 
@@ -910,9 +941,15 @@ def prompt_gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, co
     replicated matrices and its LM head; only its routed experts are spread over the stage's ``ep`` GPUs, its tokens
     exchanged all-to-all (:func:`rank_alltoall_seconds`). Without attention DP the replica's own parts.
     """
-    parts = _gemm_parts(arch, par, acc, consts)
     if par.attention_dp <= 1:
-        return parts
+        return _gemm_parts(arch, par, acc, consts)
+    return _prompt_gemm_parts(arch, par, acc, _gemm_constants(consts))
+
+
+@memoized
+def _prompt_gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
+    """:func:`prompt_gemm_parts` under attention data parallelism, kept by the constants the parts read."""
+    parts = _gemm_parts_of(arch, par, acc, consts)
     return parts._replace(gpus=par.tp * par.pp, head_split=par.tp, replicated_split=par.pp, expert_gpus=par.gpus)
 
 

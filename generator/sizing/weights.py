@@ -24,7 +24,7 @@ from generator.sizing.precision import WeightFormat, same_storage
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 #: MLA's down-projections, and a one-group Mamba-2 ``in_proj``'s B / C rows (review71 item 5: documented as whole on
 #: every rank but split 1/TP, 66,060,288 B short a GPU for granite-4.0-h-small at TP8).
@@ -67,7 +67,8 @@ class Parallelism(NamedTuple):
     @property
     def attention_dp(self) -> int:
         """Data-parallel attention groups inside an expert-parallel stage (each holds its own sequences)."""
-        return max(1, self.ep // self.tp)
+        groups = self.ep // self.tp  # max(1, ...) without the call: asked some thousands of times a plan
+        return groups if groups > 1 else 1
 
 
 class WeightSizes(NamedTuple):
@@ -319,17 +320,9 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     vLLM's pooling adapter deletes ``lm_head`` after building the model and skips its weights when loading
     (``_create_pooling_model_cls`` in ``vllm/model_executor/models/adapters.py``); a tied table is then a lookup alone.
     """
-    by_position = _position_dependent(arch, fmt)
-    seen: dict[object, int] = {}
-    kinds: list[tuple[Fraction, Fraction, Fraction]] = []
-    kind_of: list[int] = []  # per layer: its entry in ``kinds``
-    for layer in arch.layers:
-        # identical layers (the usual case) are computed once, and summed as one value times a count
-        key = (layer.linears, layer.other_params, layer.number if by_position else None)
-        if key not in seen:
-            seen[key] = len(kinds)
-            kinds.append(_layer_bits(fmt, arch, layer, par))
-        kind_of.append(seen[key])
+    # identical layers (the usual case) are computed once, and summed as one value times a count
+    alike, kind_of = _layer_kinds(arch, _position_dependent(arch, fmt))  # per layer: its entry in ``kinds``
+    kinds = [_layer_bits(fmt, arch, layer, par) for layer in alike]
     expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
     embedding = fmt.embedding_bits(arch.hidden_size, tied=arch.tie_word_embeddings)
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", embedding)
@@ -366,6 +359,26 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         other_bytes=_bytes(other_bits),
         layer_expert_bytes=tuple(expert_layer_bytes[k] for k in kind_of),
     )
+
+
+@memoized
+def _layer_kinds(arch: Architecture, by_position: bool) -> tuple[tuple[Layer, ...], tuple[int, ...]]:
+    """``arch``'s distinct layers (the first of each kind) and each layer's kind: its index among them.
+
+    Layers are alike where their linears and other parameters are (and, ``by_position``, their index: a layer's bits
+    then depend on it). Found once per architecture: :func:`size_weights` sizes each TP x PP layout of it, and hashing
+    every layer's linears again took a large share of each (speed100).
+    """
+    seen: dict[object, int] = {}
+    alike: list[Layer] = []
+    kind_of: list[int] = []
+    for layer in arch.layers:
+        key = (layer.linears, layer.other_params, layer.number if by_position else None)
+        if key not in seen:
+            seen[key] = len(alike)
+            alike.append(layer)
+        kind_of.append(seen[key])
+    return tuple(alike), tuple(kind_of)
 
 
 class _Edges(NamedTuple):
@@ -408,7 +421,7 @@ def _fullest_stage(
     return max(held), max(read)
 
 
-def _counted_sum(kind_of: list[int], values: list[Fraction]) -> Fraction:
+def _counted_sum(kind_of: Sequence[int], values: list[Fraction]) -> Fraction:
     """The sum of ``values[k]`` over ``kind_of``, exactly: each distinct value times how often it occurs."""
     counts = [0] * len(values)
     for k in kind_of:
