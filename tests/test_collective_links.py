@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from generator.catalog import find_gpu
-from generator.sizing.performance import accelerator_for, allreduce_seconds
+from generator.sizing.performance import HOST_STAGED_ALLREDUCE_SHARE, accelerator_for, allreduce_seconds
 from tests.conftest import catalog_json
 
 #: gpu -> (links, the library's GB/s per link and direction, raw GB/s per link and direction), from topo.h and the datasheets.
@@ -60,8 +60,24 @@ def test_a_link_without_a_library_figure_keeps_half_its_bidirectional_rate(gpu: 
 
 
 def test_pcie_groups_are_unchanged() -> None:
-    # no scale-up link: the TP group talks over PCIe Gen4 x16, 31.5 GB/s per direction
-    assert accelerator_for(find_gpu("l40s-48gb"), "fp8", 2).link_gb_per_s == 31.5
+    # no scale-up link: the TP group talks over PCIe, Gen5 x16 63 GB/s per direction on a card with peer access
+    acc = accelerator_for(find_gpu("rtx-pro-6000-blackwell-96gb"), "fp8", 2)
+    assert (acc.link_gb_per_s, acc.host_staged) == (63.0, False)
+
+
+def test_a_pcie_group_without_peer_access_is_staged_through_host_memory() -> None:
+    """acc102: the L40S's TP4 / TP8 runs measured 1.28-1.79x below a ring at PCIe Gen4 x16's 31.5 GB/s. The card has
+    no GPU peer-to-peer over PCIe, so NCCL routes each ring step through host memory, at 0.45 of the PCIe rate (NCCL's
+    maintainer's 8-GPU runs without P2P: 28 GB/s of bus bandwidth over Gen5's 63, 0.44; 35 with 4 GPUs, 0.56)."""
+    record = find_gpu("l40s-48gb")
+    assert not record.pcie_peer_to_peer
+    acc = accelerator_for(record, "fp8", 4)
+    assert acc.link_gb_per_s == pytest.approx(0.45 * 31.5)
+    assert (acc.host_staged, acc.fast_link) == (True, False)
+    assert 0.44 <= HOST_STAGED_ALLREDUCE_SHARE <= 0.56
+    # a 4 MiB all-reduce of a TP4 group: 2 x 3/4 of it over 14.175 GB/s, not 31.5 (2.22x the time on the wire)
+    message = 4 * 2**20
+    assert allreduce_seconds(message, 4, acc.link_gb_per_s, 0.0) == pytest.approx(1.5 * message / 14.175e9)
 
 
 @pytest.mark.parametrize(("gpu", "facts"), list(LINKS.items()))
@@ -100,7 +116,14 @@ def test_mi300x_all_reduce_of_a_decode_step_at_batch_256() -> None:
         pytest.param(
             "mi300x-192gb", 8, "336 GB/s per direction over Infinity Fabric (what NCCL/RCCL count on; 448 GB/s peak)", id="xgmi"
         ),
-        pytest.param("l40s-48gb", 2, "GB/s per direction over PCIe Gen4", id="pcie-no-library-figure"),
+        pytest.param("rtx-pro-6000-blackwell-96gb", 2, "63 GB/s per direction over PCIe Gen5", id="pcie-no-library-figure"),
+        pytest.param(
+            "l40s-48gb",
+            2,
+            "14.175 GB/s per direction over PCIe Gen4 (0.45 of its 31.5 GB/s: the NVIDIA L40S 48GB has no GPU peer-to-peer "
+            "over PCIe, so NCCL stages each transfer through host memory)",
+            id="pcie-through-host-memory",
+        ),
     ],
 )
 def test_the_plan_names_the_link_and_both_bandwidths(tmp_path: Path, gpu: str, tp: int, text: str) -> None:

@@ -139,6 +139,9 @@ class GpuSpec(NamedTuple):
     #: 8-GPU OAM board of MI300X or Gaudi 3; an HGX 4-GPU board of H100, set by :meth:`PlatformSpec.fitted_gpu`);
     #: None: a switched fabric (NVSwitch), where a group of any size has each GPU's whole link.
     mesh_gpus: int | None = None
+    #: Whether cards of this model reach each other's memory over PCIe (CUDA peer access, ``gpus.json`` ``pcie``
+    #: ``peer_to_peer``); False: a collective over PCIe is staged through host memory (NCCL's SHM transport).
+    pcie_peer_to_peer: bool = True
     #: Public serving runs compared with the throughput model on this GPU, by engine (``throughput_runs_compared``);
     #: empty: none, so a plan on it rests on the model alone.
     throughput_runs: Mapping[str, int] = {}
@@ -206,6 +209,7 @@ class GpuSpec(NamedTuple):
             nvlink_domain_gpus=int(ic.get("domain_gpus") or 1),
             pcie_gen=int(pcie.get("gen") or 4),
             pcie_lanes=int(pcie.get("lanes") or 16),
+            pcie_peer_to_peer=bool(pcie.get("peer_to_peer", True)),
             mig_max_instances=rec.get("mig_max_instances"),
             cooling=str(rec.get("cooling", "air")),
             consumer=bool(rec.get("consumer", False)),

@@ -195,6 +195,7 @@ from generator.sizing.gpu_share import shared_gpu
 from generator.sizing.loadability import FP16_REFUSED_MODEL_TYPES, computes_bf16
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import (
+    HOST_STAGED_ALLREDUCE_SHARE,
     accelerator_for,
     dequantized_rates,
     peer_link_share,
@@ -951,6 +952,11 @@ def _inference_details(
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
             link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2 * share:g} GB/s peak)"
+        if acc.host_staged and par.tp > 1:  # acc102: no peer access over PCIe, so the collective goes through host memory
+            link += (
+                f" ({HOST_STAGED_ALLREDUCE_SHARE:g} of its {acc.link_gb_per_s / HOST_STAGED_ALLREDUCE_SHARE:g} GB/s: "
+                f"the {gpu.name} has no GPU peer-to-peer over PCIe, so NCCL stages each transfer through host memory)"
+            )
         if acc.fast_link and share < 1 and gpu.mesh_gpus:  # newuser30 item 1
             link += (
                 f"; the {gpu.mesh_gpus} GPUs of its board are linked pairwise, no switch between them, so a group of "

@@ -54,6 +54,24 @@ if TYPE_CHECKING:
 #: PCIe x16 bandwidth per direction, GB/s, by generation (hardware_facts.json, PCIe fact record).
 PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 
+#: Share of its PCIe rate (:func:`pcie_gb_per_s`) a GPU reaches in a TP group's ring all-reduce where the cards have no
+#: peer access to each other over PCIe (``gpus.json`` ``pcie.peer_to_peer`` false: the L40S). NCCL then diverts every
+#: transfer between two GPUs through host memory (``ncclTopoComputePaths``, "Divert all traffic through the CPU",
+#: HOST_STAGED_SOURCES[0]; its SHM transport), and TensorRT-LLM's AUTO all-reduce takes NCCL on a GPU without P2P or
+#: NVLink (HOST_STAGED_SOURCES[1]), vLLM's custom all-reduce likewise needs P2P: so every ring step is written to and read
+#: back from the CPU's memory by the GPUs' DMA, and "on PCI systems, the performance you get is usually determined by the
+#: bandwidth your CPU and memory can deliver" (NCCL's maintainer, HOST_STAGED_SOURCES[2], on 8 GPUs without P2P on a
+#: two-socket Intel server: 28 GB/s of all_reduce_perf bus bandwidth with 8 GPUs, 35 GB/s with 4, over PCIe Gen5 x16's
+#: 63 GB/s: 0.44 and 0.56). 0.45 fitted across every calibration group at once (benchmarks/calibration_report.py; the
+#: only rows it moves are the L40S TP4 / TP8 runs of TensorRT-LLM v0.12.0's perf overview: acc102 entry of
+#: benchmarks/CALIBRATION.md), inside that measured range.
+HOST_STAGED_ALLREDUCE_SHARE = 0.45
+HOST_STAGED_SOURCES = (
+    "https://github.com/NVIDIA/nccl/blob/master/src/graph/paths.cc",
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/main/cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp",
+    "https://github.com/NVIDIA/nccl/issues/1639",
+)
+
 
 class Accelerator(NamedTuple):
     """What the roofline needs to know of a GPU."""
@@ -100,6 +118,9 @@ class Accelerator(NamedTuple):
     #: Whether the routed experts' kernels fuse their gather, activation and top-k reduction into the grouped GEMMs
     #: (:data:`FUSED_ROUTING_FAMILIES` off Marlin's MoE): no :func:`routed_expert_traffic_bytes` of their own.
     fused_routing: bool = False
+    #: Whether the TP group's PCIe transfers are staged through host memory (cards without peer access over PCIe):
+    #: ``link_gb_per_s`` is then :data:`HOST_STAGED_ALLREDUCE_SHARE` of the PCIe rate.
+    host_staged: bool = False
 
     @property
     def physical_tflops(self) -> float:
@@ -153,6 +174,9 @@ def accelerator_for(
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(tp))  # the slot's lanes with tp GPUs fitted (newuser25 12)
+        if not gpu.pcie_peer_to_peer:  # no peer access: the collective library stages each transfer in host memory
+            link *= HOST_STAGED_ALLREDUCE_SHARE
+    host_staged = not fast and not gpu.pcie_peer_to_peer
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()
@@ -182,6 +206,7 @@ def accelerator_for(
         gpu.reference_share(compute),
         software_block_scaled=block_scaled,
         fused_routing=weights is not None and fuses_routing(weights),
+        host_staged=host_staged,
     )
 
 
