@@ -1467,7 +1467,8 @@ def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
         source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"
     return (
         f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
-        f"{_gib(paged_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"
+        f"{_gib(paged_bytes)} of host RAM per GPU holds them; what the GPU cannot hold beside the step's memory migrates in "
+        "and out over the host link each step, timed in the step"
     )
 
 
