@@ -1485,8 +1485,9 @@ def _split_frameworks_reason(method: str, tp: int, pp: int) -> str:
 
 
 def _training_details(
-    opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
+    opt: Option, rest: list[Option], consts: Constants, runs: float | None = None, arch: Architecture | None = None
 ) -> tuple[dict[str, Any], list[str]]:
+    from generator.planner.sharding_settings import sharding_settings
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
     from generator.planner.training_report import (
         near_tie_text,
@@ -1564,6 +1565,11 @@ def _training_details(
     details["gradient_accumulation_steps"] = shape.accumulation
     details["global_batch_size"] = shape.global_batch_size
     details.update(_technique_details(setup))
+    # the settings a sharded job's sizing relies on that the frameworks leave off (newuser76 item 7)
+    if arch is not None:
+        sharded_reasons, sharded_details = sharding_settings(arch, setup)
+        reasons += sharded_reasons
+        details.update(sharded_details)
     if no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention):
         # what the launcher runs (its memory sized as FlashAttention's)
         details["flash_attention"] = launches_flash_attention(gpu.architecture, setup.flash_attention)
@@ -1819,7 +1825,8 @@ def build_plan(
         else:
             chained = index in sequenced
             runs = None if chained else dep.training.runs_per_month
-            details, reasons = _training_details(opt, [] if chained else rest, consts, runs)  # a chain's: its own
+            # a chain's: its own
+            details, reasons = _training_details(opt, [] if chained else rest, consts, runs, model.architecture)
             findings += _training_findings(index, dep, model, details, opt.candidate, wl.hardware.provider)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
