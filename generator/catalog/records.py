@@ -111,6 +111,9 @@ class GpuSpec(NamedTuple):
     reference_bandwidth_share: float = 1.0
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
+    #: Whether two of these GPUs reach each other's memory over PCIe under the vendor's driver (``pcie.peer_to_peer``);
+    #: False (GeForce RTX 4090): NCCL stages their traffic through host memory (its SHM transport); None: not looked up.
+    pcie_peer_to_peer: bool | None = None
     #: All-reduce bus bandwidth the collective library's own test measured over the scale-up link (8 GPUs), GB/s, as
     #: ``(message bytes, GB/s)`` pairs by size; empty: not measured.
     measured_allreduce_busbw: tuple[tuple[int, float], ...] = ()
@@ -214,6 +217,7 @@ class GpuSpec(NamedTuple):
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
             measured_memory_gb_per_s=_opt_float(rec.get("measured_memory_gb_per_s")),
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
+            pcie_peer_to_peer=pcie.get("peer_to_peer"),
             measured_allreduce_busbw=tuple(
                 sorted((int(size), float(gb)) for size, gb in dict(rec.get("measured_allreduce_busbw_gb_per_s") or {}).items())
             ),

@@ -276,10 +276,24 @@ def dp_traffic(
     return DpTraffic(sent, count, once_after_backward=zero_stage < 2)
 
 
+#: What a PCIe link between GPUs without peer-to-peer is timed as (newuser76 item 6): the assumption, said with it.
+NO_P2P_ASSUMPTION = (
+    "no PCIe peer-to-peer on {gpu}: NCCL stages each transfer through host memory, its SHM transport; timed at the PCIe "
+    "rate, at best, as the host's memory, which each byte crosses twice, may bound it lower"
+)
+
+
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
-    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe."""
+    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe.
+
+    Over PCIe between GPUs without peer-to-peer (:attr:`GpuSpec.pcie_peer_to_peer` False), the name says the traffic is
+    staged through host memory and timed at the PCIe rate (:data:`NO_P2P_ASSUMPTION`).
+    """
     acc = accelerator_for(gpu, "bf16", group)
-    return acc.link_gb_per_s * 8, f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
+    name = f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
+    if group > 1 and not acc.fast_link and gpu.pcie_peer_to_peer is False:
+        name += f" ({NO_P2P_ASSUMPTION.format(gpu=gpu.id)})"
+    return acc.link_gb_per_s * 8, name
 
 
 def gpu_link_latency_s(gpu: GpuSpec, group: int, consts: Constants) -> float:
