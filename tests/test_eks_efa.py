@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from generator.api import render_files
 from generator.catalog import software
 from generator.planner import plan_workload
 from generator.render import deployed, render_plan
@@ -93,3 +94,17 @@ def test_a_single_node_job_renders_no_efa_plugin(tmp_path: Path) -> None:
     assert [(p.node.instance_type, p.nodes) for p in plan.pools] == [("p5.4xlarge", 1)]
     assert VALUES_PATH not in render_plan(plan, loaded.workload)
     assert "eks-efa-device-plugin" not in {f.code for f in plan.findings}
+
+
+def test_two_workloads_in_one_cluster_share_one_plugin(tmp_path: Path) -> None:
+    """The plugin is cluster-wide: one values file in the tree's shared cluster/, listing the EFA pools' instance types."""
+    shared = FT70.replace("  location: us-east-1\n", "  location: us-east-1\n  cluster_name: shared\n")
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(shared + "outputs: [kubernetes, terraform]\n")
+    second.write_text(
+        shared.replace("name: ft70", "name: ft70b").replace("name: sft70", "name: sft70b") + "outputs: [kubernetes]\n"
+    )
+    files = render_files([first, second])
+    assert [path for path in files if "efa-device-plugin" in path] == [VALUES_PATH]
+    values = YAML(typ="safe", pure=True).load(files[VALUES_PATH])
+    assert values["supportedInstanceLabels"]["values"] == ["p5en.48xlarge"]
