@@ -103,9 +103,9 @@ def efa_finding(plan: Plan, *, rendered: bool, karpenter: bool, node_groups: boo
     return Finding(
         "warning",
         "eks-efa-device-plugin",
-        f"GPUs on different nodes of pool(s) {', '.join(p.name for p in pools)} talk over EFA, as the step time assumes, "
-        f"only where the job's pods request the EFA interfaces: {requests}, plus hugepages-2Mi (the EKS guide's example "
-        f"requests 5120Mi); without the request NCCL runs over TCP on the ENA; {plugin}{groups} "
+        f"GPUs on different nodes of pool(s) {', '.join(p.name for p in pools)} talk over EFA, as the plan times them, "
+        f"only where their pods request the EFA interfaces: {requests}, and hugepages-2Mi as the EKS guide's example pod "
+        f"does; without the request NCCL runs over TCP on the ENA; {plugin}{groups} "
         "(https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html)",
         "hardware.provider",
     )
