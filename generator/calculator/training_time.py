@@ -26,7 +26,6 @@ from generator.planner.training_comm import (
     StepComm,
     ep_link_name,
     gpu_link,
-    host_staging,
     job_dp_traffic_split,
     links_between,
     shared_dp_gbps,
@@ -183,15 +182,11 @@ def estimate_step(
     host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts)
     spec = _spec(setup)
     if servers is None:
-        staging = host_staging(host_spec, world, consts)  # GPUs without PCIe peer-to-peer stage through its memory
-        links = links_between(
-            gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel, staging=staging
-        )
+        links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
         step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent)
-        dp_link = f"{gpu_link(gpu, world, staging)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
-        ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "", staging)
-        tp_link, stage_link = gpu_link(gpu, par.tp, staging)[1], gpu_link(gpu, par.tp * par.pp, staging)[1]
-        return StepComm(step, dp_link, tp_link, stage_link, ep_link)
+        dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
+        ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "")
+        return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1], ep_link)
 
     def placed(fabric: bool) -> StepComm:
         links, dp_link, tp_link, stage_link, ep_link = step_links(
@@ -268,19 +263,18 @@ def _figure(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def _basis(gpu: GpuSpec, world: int, comm: StepComm, consts: Constants) -> str:
+def _basis(gpu: GpuSpec, world: int, comm: StepComm) -> str:
     """Where the step places the job's GPUs."""
     if world == 1:
         return "one GPU, no communication"
     servers = multi_server(gpu, world)
     if servers is None:
-        return f"all {world} GPUs in one server, over {gpu_link(gpu, world, host_staging(assumed_host(gpu), world, consts))[1]}"
+        return f"all {world} GPUs in one server, over {gpu_link(gpu, world)[1]}"
     last = world - (servers.nodes - 1) * servers.gpus_per_node
     filled = "" if last == servers.gpus_per_node else f", the last with {last}"
     return (
         f"{world} GPUs on {servers.nodes} x {servers.platform.id} ({servers.gpus_per_node} GPUs each{filled}: the most "
-        f"of {gpu.id} a catalog server holds and powers, assumed), over "
-        f"{gpu_link(gpu, servers.gpus_per_node, host_staging(servers.platform, servers.gpus_per_node, consts))[1]} inside "
+        f"of {gpu.id} a catalog server holds and powers, assumed), over {gpu_link(gpu, servers.gpus_per_node)[1]} inside "
         "a server and "
         f"{comm.dp_link_text if comm.step.dp_inter_node_s else 'no data-parallel traffic'} between them"
     )
@@ -306,7 +300,7 @@ def training_speed(
     tokens_per_s = layout.tokens_per_step / step.total_s
     model_flops = training_flops_per_token(model.architecture, setup.method, "none")  # 6N (4N adapters), what MFU counts
     out: dict[str, Any] = {
-        "basis": _basis(gpu, layout.world, comm, consts),
+        "basis": _basis(gpu, layout.world, comm),
         "links": {"data_parallel": comm.link, "pipeline_stages": comm.stage_link, "tensor_parallel": comm.tp_link},
         "micro_batch_size": layout.micro_batch_size,
         "accumulation_steps": layout.accumulation,

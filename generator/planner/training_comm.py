@@ -276,63 +276,24 @@ def dp_traffic(
     return DpTraffic(sent, count, once_after_backward=zero_stage < 2)
 
 
-#: What a PCIe link between GPUs without peer-to-peer is timed as where the host is not known (newuser76 item 6).
+#: What a PCIe link between GPUs without peer-to-peer is timed as (newuser76 item 6): the assumption, said with it.
 NO_P2P_ASSUMPTION = (
     "no PCIe peer-to-peer on {gpu}: NCCL stages each transfer through host memory, its SHM transport; timed at the PCIe "
     "rate, at best, as the host's memory, which each byte crosses twice, may bound it lower"
 )
 
 
-class HostStaging(NamedTuple):
-    """The host memory GPUs without PCIe peer-to-peer stage their traffic through (newuser76 item 6).
-
-    NCCL's SHM transport, used "between devices when peer-to-peer cannot happen" (NCCL_SHM_DISABLE,
-    https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): the sender writes each byte into host memory
-    and the receiver reads it back, so the host's DRAM carries every byte twice for each of the ``gpus`` that send at
-    once, and a GPU's rate is at most ``dram_gb_per_s / (2 x gpus)``, besides its own PCIe link's.
-    """
-
-    #: The host's DRAM rate as a streaming kernel reaches it, all sockets, GB/s (0: the host is not known).
-    dram_gb_per_s: float = 0.0
-    #: The host's GPUs that communicate at once.
-    gpus: int = 1
-
-
-def host_staging(platform: PlatformSpec | None, gpus: int, consts: Constants) -> HostStaging:
-    """The staging of ``gpus`` GPUs of ``platform`` (its CPU's DRAM, as the offload model reads it; none unknown)."""
-    from generator.sizing.training_offload import platform_cpu, socket_dram_read_gb_per_s
-
-    cpu, sockets = platform_cpu(platform) if platform is not None else (None, 1)
-    if cpu is None:
-        return HostStaging(gpus=max(1, gpus))
-    return HostStaging(sockets * socket_dram_read_gb_per_s(cpu.memory_bandwidth_gb_per_s, consts), max(1, gpus))
-
-
-def gpu_link(gpu: GpuSpec, group: int, staging: HostStaging | None = None) -> tuple[float, str]:
+def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
     """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe.
 
-    Over PCIe between GPUs without peer-to-peer (:attr:`GpuSpec.pcie_peer_to_peer` False) the traffic is staged through
-    host memory: at the lower of the PCIe rate and the host's DRAM over twice the GPUs sending at once
-    (:class:`HostStaging`), said by name; where the host is not known, at the PCIe rate with the assumption said
-    (:data:`NO_P2P_ASSUMPTION`).
+    Over PCIe between GPUs without peer-to-peer (:attr:`GpuSpec.pcie_peer_to_peer` False), the name says the traffic is
+    staged through host memory and timed at the PCIe rate (:data:`NO_P2P_ASSUMPTION`).
     """
     acc = accelerator_for(gpu, "bf16", group)
-    rate = acc.link_gb_per_s
-    name = f"{gpu.link_name(acc.fast_link)} {rate:g} GB/s per GPU"
+    name = f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
     if group > 1 and not acc.fast_link and gpu.pcie_peer_to_peer is False:
-        if staging is None or not staging.dram_gb_per_s:
-            return rate * 8, f"{name} ({NO_P2P_ASSUMPTION.format(gpu=gpu.id)})"
-        senders = max(group, staging.gpus)
-        staged = staging.dram_gb_per_s / (2 * senders)
-        why = (
-            f"no PCIe peer-to-peer on {gpu.id}: NCCL stages each transfer through host memory, its SHM transport; the "
-            f"host's {staging.dram_gb_per_s:.1f} GB/s of DRAM, which each byte crosses twice for each of {senders} GPUs "
-            f"at once, gives {staged:.3g} GB/s a GPU"
-        )
-        if staged < rate:
-            return staged * 8, f"host memory {staged:.3g} GB/s per GPU ({why}, below {name})"
-        return rate * 8, f"{name} ({why}, above the PCIe rate)"
-    return rate * 8, name
+        name += f" ({NO_P2P_ASSUMPTION.format(gpu=gpu.id)})"
+    return acc.link_gb_per_s * 8, name
 
 
 def gpu_link_latency_s(gpu: GpuSpec, group: int, consts: Constants) -> float:
@@ -359,23 +320,21 @@ def step_links(
 ) -> tuple[StepLinks, str, str, str, str]:
     """The links of a (TP, PP, DP, EP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage, EP link names)."""
     node_gbps, node_name = node_link(platform, gpu, gpus_per_node, fabric)
-    staging = host_staging(platform, gpus_per_node, consts)  # GPUs without PCIe peer-to-peer stage through it
-    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage, ep, staging)
-    tp_name = gpu_link(gpu, tp, staging)[1]
-    stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node), staging)[1]
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage, ep)
+    tp_name = gpu_link(gpu, tp)[1]
+    stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
     crosses = links.dp_inter_gbps > 0
-    intra_name = gpu_link(gpu, gpus_per_node, staging)[1]
+    intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
-    group = min(ep * tp * pp, gpus_per_node)
-    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, group, node_name, staging)
+    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, min(ep * tp * pp, gpus_per_node), node_name)
 
 
-def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str, staging: HostStaging | None = None) -> str:
+def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str) -> str:
     """What the EP all-to-alls cross, as :func:`links_between` chose (``links.ep_crosses_nodes``).
 
     ``node_name`` past one node, else the GPU link of the ``group`` GPUs of a node they span.
     """
-    return node_name if links.ep_crosses_nodes else gpu_link(gpu, group, staging)[1]
+    return node_name if links.ep_crosses_nodes else gpu_link(gpu, group)[1]
 
 
 def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: int, dp_nodes: int, zero_stage: int,
@@ -408,7 +367,6 @@ def links_between(
     consts: Constants,
     zero_stage: int = 0,
     ep: int = 1,
-    staging: HostStaging | None = None,
 ) -> StepLinks:
     """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
 
@@ -423,14 +381,14 @@ def links_between(
     (``inter_gbps``), a GPU's share of the node's network is the node's over the groups sharing it, ``node_gbps /
     min(span, gpus_per_node)``: an EP group that fills a node leaves each rank its own NIC, where a dense gradient's ring
     spreads over all of a node's
-    (:attr:`StepLinks.expert_dp_gbps`). ``staging``: the host memory GPUs without PCIe peer-to-peer stage through.
+    (:attr:`StepLinks.expert_dp_gbps`).
     """
-    tp_gbps = gpu_link(gpu, tp, staging)[0]
+    tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
     stages_cross = replica > gpus_per_node
-    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node), staging)[0]
+    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node))[0]
     replicas_per_node = max(1, gpus_per_node // replica)
-    intra_gbps = gpu_link(gpu, gpus_per_node, staging)[0] if dp > 1 and replicas_per_node > 1 else 0.0
+    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
     # each of the replica's TP x PP ranks has a data-parallel group of its own, one GPU of it a replica, and the groups
     # share the node's network: a GPU's share is the node's over the groups (newuser51 item 2: TP8 timed each GPU's
     # bytes over all 3,200 Gb/s of a p5, 8x its 400 Gb/s); one replica a node's GPUs (TP1) sends the whole node's
@@ -452,7 +410,7 @@ def links_between(
             gpu, gpus_per_node, min(expert_dp, ranks_per_node), expert_dp_nodes, zero_stage, consts
         )
     else:
-        expert_dp_gbps = gpu_link(gpu, gpus_per_node, staging)[0]
+        expert_dp_gbps = gpu_link(gpu, gpus_per_node)[0]
         expert_dp_latency_s = gpu_link_latency_s(gpu, gpus_per_node, consts)
     return StepLinks(
         tp_gbps,
@@ -463,7 +421,7 @@ def links_between(
         tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
         stage_latency_s=gpu_link_latency_s(gpu, min(replica, gpus_per_node), consts),
         dp_latency_s=dp_latency_s,
-        ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node), staging)[0],
+        ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node))[0],
         ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, min(ep_group, gpus_per_node), consts),
         ep_crosses_nodes=ep_crosses,
         expert_dp_gbps=expert_dp_gbps,
