@@ -20,7 +20,7 @@ CASES = [
         "meta-llama/Llama-3.3-70B-Instruct",
         ["--gpu", "rtx-4090-24gb", "--tp", "2", "--precision", "int4", "--kv-precision", "fp8", "--context", "8192"],
         2,
-        0.0576,
+        0.0561,  # 1 / (4.463 + 400 x 0.033376); 0.0576 before the pair's all-reduce was staged through host memory
     ),
 ]
 
@@ -33,7 +33,8 @@ def test_the_rate_is_the_running_batch_over_a_clients_cycle(
     t = data["throughput"]
     cycle = t["ttft_s"] + 400 * t["tpot_s"]
     assert t["requests_per_s"] == pytest.approx(t["steady_batch"] / cycle, rel=2e-3)
-    assert t["decode_tokens_per_s"] == pytest.approx(400 * t["steady_batch"] / cycle, rel=2e-3)
+    # the JSON gives output tokens/s to 0.1
+    assert t["decode_tokens_per_s"] == pytest.approx(400 * t["steady_batch"] / cycle, rel=2e-3, abs=0.05)
     if by_hand is not None:
         assert t["requests_per_s"] == pytest.approx(by_hand, rel=2e-3)
     # the replica's time in prefill counts every running sequence's prompt; the stretch of a TPOT the others' only

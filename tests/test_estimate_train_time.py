@@ -278,9 +278,12 @@ def test_what_the_step_does_not_count_is_said() -> None:
     # front end between them (newuser43 item 8: "all 16 GPUs in one server, over PCIe"), nothing left uncounted
     many = _speed("--train", "lora", "--gpus", "16")
     assert many["not_counted"] == []
+    # newuser76 item 6: the 4090 pair's link says it has no peer-to-peer and the share of PCIe it is timed at
     assert many["basis"] == (
         "16 GPUs on 8 x wrx90-workstation (2 GPUs each: the most of rtx-4090-24gb a catalog server holds and powers, "
-        "assumed), over PCIe Gen4 31.5 GB/s per GPU inside a server and 1 x 25 Gb/s front-end Ethernet between them"
+        "assumed), over PCIe Gen4 14.175 GB/s per GPU (0.45 of its 31.5 GB/s: the NVIDIA GeForce RTX 4090 24GB has no "
+        "GPU peer-to-peer over PCIe, so NCCL stages each transfer through host memory) inside a server and 1 x 25 Gb/s "
+        "front-end Ethernet between them"
     )  # newuser54 item 8: four 4090s draw 2,464 W DC on the WRX90's one 2,200 W PSU, which the plan never buys
     assert many["links"]["data_parallel"] == "1 x 25 Gb/s front-end Ethernet"
     assert "(2 GPUs each: " in _speed("--train", "lora", "--gpus", "6")["basis"]

@@ -42,6 +42,7 @@ from generator.sizing.training_offload import (
     host_link_name,
     host_offload,
     offload_bytes,
+    paged_out_bytes,
     platform_cpu,
 )
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
@@ -175,7 +176,9 @@ def estimate_step(
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it (offload_host)
     host_spec = assumed_host(gpu)
     cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
-    moved = offload_bytes(model.architecture, setup, par, layout.accumulation)
+    # the paged states the GPU cannot hold beside the step's memory, at the planner's margin (newuser76 item 3)
+    paged = paged_out_bytes(mem, gpu.memory_bytes * (1 - consts.safety_margin_fraction))
+    moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
     host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts)
     spec = _spec(setup)
     if servers is None:
@@ -206,8 +209,6 @@ def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: Gp
     out = []
     if model.architecture.is_moe and setup.framework and framework_profile(setup.framework).expert_loop:
         out.append(EXPERT_LOOP_NOT_COUNTED)
-    if setup.paged_optimizer:
-        out.append("the paged optimizer states' PCIe copies from host RAM to the GPU and back for each step")
     if setup.techniques()[1]:
         out.append("the offloaded activations' PCIe copies to host RAM and back")
     if world > 1 and not largest_server_gpus(gpu):

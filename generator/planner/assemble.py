@@ -195,9 +195,9 @@ from generator.sizing.gpu_share import shared_gpu
 from generator.sizing.loadability import FP16_REFUSED_MODEL_TYPES, computes_bf16
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import (
-    HOST_STAGED_ALLREDUCE_SHARE,
     accelerator_for,
     dequantized_rates,
+    host_staged_text,
     peer_link_share,
     saturated_throughput,
     step_budget_batch,
@@ -953,10 +953,7 @@ def _inference_details(
         if acc.fast_link and gpu.collective_gb_per_s:
             link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2 * share:g} GB/s peak)"
         if acc.host_staged and par.tp > 1:  # acc102: no peer access over PCIe, so the collective goes through host memory
-            link += (
-                f" ({HOST_STAGED_ALLREDUCE_SHARE:g} of its {acc.link_gb_per_s / HOST_STAGED_ALLREDUCE_SHARE:g} GB/s: "
-                f"the {gpu.name} has no GPU peer-to-peer over PCIe, so NCCL stages each transfer through host memory)"
-            )
+            link += f" ({host_staged_text(acc, gpu.name)})"
         if acc.fast_link and share < 1 and gpu.mesh_gpus:  # newuser30 item 1
             link += (
                 f"; the {gpu.mesh_gpus} GPUs of its board are linked pairwise, no switch between them, so a group of "
@@ -1474,7 +1471,8 @@ def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
         source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"
     return (
         f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
-        f"{_gib(paged_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"
+        f"{_gib(paged_bytes)} of host RAM per GPU holds them; what the GPU cannot hold beside the step's memory migrates in "
+        "and out over the host link each step, timed in the step"
     )
 
 
@@ -1491,8 +1489,9 @@ def _split_frameworks_reason(method: str, tp: int, pp: int) -> str:
 
 
 def _training_details(
-    opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
+    opt: Option, rest: list[Option], consts: Constants, runs: float | None = None, arch: Architecture | None = None
 ) -> tuple[dict[str, Any], list[str]]:
+    from generator.planner.sharding_settings import sharding_settings
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
     from generator.planner.training_report import (
         near_tie_text,
@@ -1570,6 +1569,11 @@ def _training_details(
     details["gradient_accumulation_steps"] = shape.accumulation
     details["global_batch_size"] = shape.global_batch_size
     details.update(_technique_details(setup))
+    # the settings a sharded job's sizing relies on that the frameworks leave off (newuser76 item 7)
+    if arch is not None:
+        sharded_reasons, sharded_details = sharding_settings(arch, setup)
+        reasons += sharded_reasons
+        details.update(sharded_details)
     if no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention):
         # what the launcher runs (its memory sized as FlashAttention's)
         details["flash_attention"] = launches_flash_attention(gpu.architecture, setup.flash_attention)
@@ -1825,7 +1829,8 @@ def build_plan(
         else:
             chained = index in sequenced
             runs = None if chained else dep.training.runs_per_month
-            details, reasons = _training_details(opt, [] if chained else rest, consts, runs)  # a chain's: its own
+            # a chain's: its own
+            details, reasons = _training_details(opt, [] if chained else rest, consts, runs, model.architecture)
             findings += _training_findings(index, dep, model, details, opt.candidate, wl.hardware.provider)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free

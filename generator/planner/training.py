@@ -50,7 +50,14 @@ from generator.sizing.training_mfu import (
     training_utilisation,
 )
 from generator.sizing.training_moe import moe_step
-from generator.sizing.training_offload import NO_OFFLOAD, HostOffload, host_offload, offload_bytes, platform_cpu
+from generator.sizing.training_offload import (
+    NO_OFFLOAD,
+    HostOffload,
+    host_offload,
+    offload_bytes,
+    paged_out_bytes,
+    platform_cpu,
+)
 from generator.sizing.training_step import (
     NO_DP,
     DpTraffic,
@@ -329,14 +336,23 @@ def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constan
 
 
 def job_host_offload(
-    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, hw: Hardware, host_gpus: int, consts: Constants
+    arch: Architecture,
+    setup: TrainingSetup,
+    par: Parallelism,
+    accumulation: int,
+    hw: Hardware,
+    host_gpus: int,
+    consts: Constants,
+    mem: TrainingMemory | None = None,
 ) -> HostOffload:
     """What ``setup``'s CPU offload moves per GPU and step, over ``hw``'s host link and its CPU's DRAM.
 
-    ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`).
+    ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`); ``mem``: the layout's
+    memory, whose paged optimizer states the GPU cannot hold migrate each step (newuser76 item 3).
     """
     cpu, sockets = platform_cpu(hw.platform)
-    return host_offload(offload_bytes(arch, setup, par, accumulation), hw.gpu, host_gpus, cpu, sockets, consts)
+    paged = paged_out_bytes(mem, hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)) if mem is not None else 0.0
+    return host_offload(offload_bytes(arch, setup, par, accumulation, paged), hw.gpu, host_gpus, cpu, sockets, consts)
 
 
 def node_free_step(
@@ -511,12 +527,13 @@ def _batch_split(
         if mb > MAX_MICRO_BATCH:
             break
         setup = _setup(arch, spec, zero, dp, par, mb, accumulation)
-        if not _fits(_memory(arch, setup, par, hw, consts), budget):
+        mem = _memory(arch, setup, par, hw, consts)
+        if not _fits(mem, budget):
             continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length, setup.checkpointing == "full")
         # the CPU optimizer step is one a step: fewer, larger micro-batches spread it over more tokens
         host_gpus = min(layout.world, max(hw.platform.gpu_counts, default=1))
-        host = job_host_offload(arch, setup, par, accumulation, hw, host_gpus, consts)
+        host = job_host_offload(arch, setup, par, accumulation, hw, host_gpus, consts, mem)
         step = node_free_step(model, spec, hw, layout, consts, host)
         per_token = step.total_s / layout.tokens_per_step
         if best is None or per_token < best[0] * (1 - 1e-9) or (per_token <= best[0] * (1 + 1e-9) and mb > best[1]):

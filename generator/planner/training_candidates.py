@@ -276,7 +276,7 @@ def _with_communication(
             consts,
             setup.zero_stage,
         )
-        host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts)
+        host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory)
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host)
         shared = shared_dp_gbps(links, shape.par.tp, shape.par.pp, gpus_per_node)
         return StepComm(step, dp_link, tp_link, stage_link, dp_share=shared)

@@ -29,7 +29,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.nodes import node_link
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
-from generator.sizing.performance import accelerator_for
+from generator.sizing.performance import accelerator_for, host_staged_text
 from generator.sizing.precision import weight_format
 from generator.sizing.training_moe import routed_total_params
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
@@ -277,9 +277,16 @@ def dp_traffic(
 
 
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
-    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe."""
+    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe.
+
+    Over PCIe between GPUs without peer-to-peer (:attr:`GpuSpec.pcie_peer_to_peer` False) the name says the share of the
+    PCIe rate the traffic staged through host memory is timed at (:func:`host_staged_text`).
+    """
     acc = accelerator_for(gpu, "bf16", group)
-    return acc.link_gb_per_s * 8, f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
+    name = f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
+    if group > 1 and acc.host_staged:
+        name += f" ({host_staged_text(acc, gpu.name)})"
+    return acc.link_gb_per_s * 8, name
 
 
 def gpu_link_latency_s(gpu: GpuSpec, group: int, consts: Constants) -> float:

@@ -25,6 +25,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("pp_bubble_s", "PP bubble"),
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
     ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
+    ("paged_s", "paged optimizer states' migration over the host link"),
 )
 
 NEAR_TIE_PERCENT = f"{NEAR_TIE_FRACTION:.0%}"
@@ -109,6 +110,12 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             f"CPU offload {step.offload_s:.3f} s ({step.offload_s / step.total_s:.0%} of the step: {stepped}, host-link "
             f"copies {step.offload_exposed_s:.3f} s exposed of {step.offload_link_s:.3f} s, "
             f"{step.offload_bytes / 1e9:.1f} GB per GPU)"
+        )
+    if step.paged_s:  # newuser76 item 3: the paged states the GPU cannot hold, in and out each step
+        parts.append(
+            f"paged optimizer states {step.paged_s:.3f} s ({step.paged_bytes / 1e9:.1f} GB per GPU not held on the GPU, "
+            f"migrated in and evicted again over the host link at {step.paged_link_gb_per_s:.1f} GB/s, one direction "
+            "after the other, in series with the optimizer step; fault-driven paging is slower, so at least this)"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

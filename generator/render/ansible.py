@@ -354,6 +354,10 @@ TRAINING_LAYOUT_KEYS = (
     "lora_target_modules",
     # the interleaved pipeline schedule the step is timed with and its Megatron-LM argument (newuser70 item 4)
     "pipeline_schedule",
+    # settings a sharded job relies on (newuser76 item 7): DeepSpeed ZeRO-3's MoE leaf modules, a sharded NF4 base's
+    # storage dtype (BitsAndBytesConfig bnb_4bit_quant_storage)
+    "z3_leaf_modules",
+    "bnb_4bit_quant_storage",
 )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from generator.planner.batch_job import runs_only_why
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.render.efa_plugin import efa_finding
 from generator.render.env import to_yaml
 from generator.render.karpenter_aws import ROOT_DEVICE, efa_cards
 from generator.render.kube_objects import crosses_nodes, dns_name
@@ -166,9 +167,13 @@ def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
     told otherwise (review 13 item 4).
     """
     pools = [p for p in plan.pools if p.node.provider == "aws"]
-    if plan.provider != "aws" or "terraform" not in workload.outputs or not pools:
-        return plan
     karpenter = "kubernetes" in workload.outputs
+    node_groups = "terraform" in workload.outputs
+    efa = efa_finding(plan, rendered=karpenter, karpenter=karpenter, node_groups=node_groups) if pools else None
+    if efa is not None:  # newuser76 item 1: the pods' EFA request and the device plugin that advertises it
+        plan = plan._replace(findings=sorted_findings([*plan.findings, efa]))
+    if plan.provider != "aws" or not node_groups or not pools:
+        return plan
     findings = []
     if karpenter:
         findings.append(

@@ -18,6 +18,7 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
 from generator.planner.spot import AKS_SPOT_TAINT
+from generator.render.efa_plugin import efa_interfaces, render_efa_plugin
 from generator.render.env import to_yaml
 from generator.render.gpu_sharing import (
     MIG_CONFIG_LABEL,
@@ -77,6 +78,11 @@ class GpuPoolStack(NamedTuple):
     cloud_mig: bool = False
     mirror: ClusterMirror | None = None  # the site's registry, pull secret and Helm repository (workload's mirrors)
     spot: bool = False  # the pool is spot capacity (on AKS its nodes carry the Spot taint, which the stack must tolerate)
+    #: EFA interfaces a node gives its pods where the pool's GPUs talk across nodes over EFA (0 elsewhere): the tree
+    #: renders the EFA device plugin for these pools' instance type (newuser76 item 1).
+    efa: int = 0
+    instance_type: str | None = None
+    taints: tuple[tuple[str, str], ...] = ()  # the pool's node taints as (key, effect): the EFA plugin tolerates them
 
 
 def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
@@ -118,6 +124,9 @@ def pool_stacks(
                 cloud_mig=labels.get(MIG_MANAGER_DEPLOY_LABEL) == "false",
                 mirror=mirror,
                 spot=pool.spot,
+                efa=efa_interfaces(plan, pool),
+                instance_type=pool.node.instance_type,
+                taints=tuple((k, e) for k, _, e in pool.taints),
             )
         )
     return stacks
@@ -249,6 +258,8 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     stacks = [s for s in merge_stacks(stacks) if s.provider not in CLOUD_GPU_STACK]
     if not stacks:
         return {}
+    efa = [s for s in stacks if s.efa and s.instance_type]
+    plugin = render_efa_plugin([str(s.instance_type) for s in efa], [t for s in efa for t in s.taints])
     values = helm_values(stacks)
     objects: list[dict[str, Any]] = [namespace_object(NAMESPACE)]
     if values["devicePlugin"]["enabled"]:
@@ -272,4 +283,4 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         *helm_install_lines(stacks[0].mirror, NAMESPACE),
     ]
     usage = "\n".join(lines) + "\n"
-    return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects)}
+    return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects), **plugin}

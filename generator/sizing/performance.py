@@ -73,6 +73,14 @@ HOST_STAGED_SOURCES = (
 )
 
 
+def host_staged_text(acc: Accelerator, gpu_name: str) -> str:
+    """What a link :attr:`Accelerator.host_staged` is timed at, and why: its share of the PCIe rate."""
+    return (
+        f"{HOST_STAGED_ALLREDUCE_SHARE:g} of its {acc.link_gb_per_s / HOST_STAGED_ALLREDUCE_SHARE:g} GB/s: the "
+        f"{gpu_name} has no GPU peer-to-peer over PCIe, so NCCL stages each transfer through host memory"
+    )
+
+
 class Accelerator(NamedTuple):
     """What the roofline needs to know of a GPU."""
 

@@ -35,6 +35,15 @@ CPU tensors, DeepSpeed's CPU Adam) whose time is its bytes over the host's DRAM 
 torchtune spreads the host's CPUs over its ranks for it (``training.set_torch_num_threads``: ``os.cpu_count() //
 world_size`` threads each), so the memory, not the cores, sets it.
 
+Paged optimizer states (bitsandbytes' ``PagedAdamW8bit`` and kin, torchtune's single-device default) live in CUDA
+unified memory: they stay on the GPU while it has room and are migrated page by page, on fault, when it has not
+(https://huggingface.co/docs/bitsandbytes/main/en/explanations/optimizers, "Paged
+optimizers"). The step touches every parameter's states once, so the states the GPU cannot hold beside the rest of the
+step's memory (:func:`paged_out_bytes`) come in and are evicted again every step (newuser76 item 3). Assumed: they move
+at the pinned-copy rate of the host link, each direction in turn (a page comes in only as another is evicted to make
+room, so the two directions do not overlap), in series with the optimizer step that waits on them. Fault-driven
+migration reaches less than a pinned copy does, so this is the least it takes.
+
 Every argument is a plain number or a sizing record so the planner, the estimate and the calibration report share it.
 """
 
@@ -48,7 +57,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import pcie_gb_per_s
 from generator.sizing.precision import weight_format
-from generator.sizing.training import OPTIMIZERS, TrainingSetup, adapter_targets, lora_params_split
+from generator.sizing.training import OPTIMIZERS, TrainingMemory, TrainingSetup, adapter_targets, lora_params_split
 from generator.sizing.weights import Parallelism, size_weights
 
 #: Passes over a unit's parameters per micro-batch that gather them onto the GPU: forward, and backward (the forward's
@@ -70,11 +79,14 @@ class OffloadBytes(NamedTuple):
     #: GPU to host after the GPU's optimizer step, in series (ZeRO-3 ``offload_param`` alone: the updated 16-bit
     #: partition written back to its host copy).
     d2h_after_step_bytes: float = 0.0
+    #: Paged optimizer states the GPU cannot hold, migrated in and evicted again each step (each direction), in series
+    #: with the optimizer step (:func:`paged_out_bytes`).
+    paged_bytes: float = 0.0
 
     @property
     def any(self) -> bool:
-        """Whether anything is offloaded."""
-        return bool(self.link_bytes or self.cpu_step_bytes)
+        """Whether anything is offloaded or paged."""
+        return bool(self.link_bytes or self.cpu_step_bytes or self.paged_bytes)
 
     @property
     def link_bytes(self) -> float:
@@ -104,6 +116,11 @@ class HostOffload(NamedTuple):
         return _seconds(self.bytes.h2d_after_step_bytes + self.bytes.d2h_after_step_bytes, self.link_gb_per_s)
 
     @property
+    def paged_s(self) -> float:
+        """Seconds of the paged states' migration: in and out, one direction after the other, in series."""
+        return _seconds(2 * self.bytes.paged_bytes, self.link_gb_per_s)
+
+    @property
     def cpu_step_s(self) -> float:
         """Seconds of the CPU optimizer step: every rank of the host streams its shard through the host's DRAM at once."""
         return _seconds(self.bytes.cpu_step_bytes * self.host_gpus, self.host_dram_gb_per_s)
@@ -124,8 +141,23 @@ def cpu_step_bytes_per_param(grad_bytes: float, weight_bytes: float, state_bytes
     return grad_bytes + 2 * (weight_bytes + state_bytes)
 
 
-def offload_bytes(arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int) -> OffloadBytes:
+def paged_out_bytes(mem: TrainingMemory, usable_bytes: float) -> float:
+    """Paged optimizer states (``mem.paged_state_bytes``) that do not fit on the GPU beside the rest of its memory.
+
+    ``usable_bytes``: what the GPU holds at the plan's margin; the step's own memory (``mem.per_gpu.total``, without the
+    paged states) takes its share first.
+    """
+    if not mem.paged_state_bytes:
+        return 0.0
+    return max(0.0, mem.paged_state_bytes - max(0.0, usable_bytes - mem.per_gpu.total))
+
+
+def offload_bytes(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, paged_out: float = 0.0
+) -> OffloadBytes:
     """Per GPU and step, what ``setup``'s CPU offload moves (nothing where it offloads neither parameters nor optimizer).
+
+    ``paged_out``: its paged optimizer states that stay in host RAM (:func:`paged_out_bytes`), migrated each step.
 
     The parameters are the GPU's model-parallel share as the memory model holds them (full training: the regime's
     working weights; LoRA / QLoRA: the frozen base in its format and the adapters), sharded over data parallelism
@@ -133,7 +165,7 @@ def offload_bytes(arch: Architecture, setup: TrainingSetup, par: Parallelism, ac
     """
     optimizer = setup.offloads_optimizer()
     if not (setup.offload_params or optimizer):
-        return OffloadBytes()
+        return OffloadBytes(paged_bytes=paged_out)
     opt = OPTIMIZERS[setup.optimizer]
     dp, micro = max(1, setup.data_parallel), max(1, accumulation)
     share = 1 / (par.tp * par.pp)  # the GPU's model-parallel share (an even split of the layers' parameters)
@@ -152,7 +184,7 @@ def offload_bytes(arch: Architecture, setup: TrainingSetup, par: Parallelism, ac
     h2d = GATHERS_PER_MICRO_BATCH * micro * param_bytes / dp if setup.offload_params else 0.0
     shard = trainable / dp
     if not optimizer:  # ZeRO-3 offload_param alone: the GPU's optimizer writes its updated partition back to the host
-        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes)
+        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes, paged_bytes=paged_out)
     return OffloadBytes(
         h2d_bytes=h2d,
         d2h_bytes=micro * shard * grad_bytes,

@@ -180,6 +180,12 @@ class StepTime:
     offload_after_step_s: float = 0.0
     #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
     offload_bytes: float = 0.0
+    #: Seconds and bytes (each direction) of the paged optimizer states the GPU cannot hold, migrated in and out each
+    #: step in series with the optimizer step, and the host-link rate they are timed at, GB/s
+    #: (:func:`~generator.sizing.training_offload.paged_out_bytes`, newuser76 item 3).
+    paged_s: float = 0.0
+    paged_bytes: float = 0.0
+    paged_link_gb_per_s: float = 0.0
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
@@ -231,7 +237,7 @@ class StepTime:
     @property
     def total_s(self) -> float:
         """Wall-clock of one step."""
-        return self._busy_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s + self.offload_s
+        return self._busy_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s + self.offload_s + self.paged_s
 
     @property
     def inter_node_s(self) -> float:
@@ -254,6 +260,7 @@ class StepTime:
             **({"expert_dp_s": round(self.expert_dp_s, 4)} if self.expert_dp_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
+            **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
             **(
                 {
                     "cpu_offload_s": round(self.offload_s, 4),
@@ -389,6 +396,9 @@ def training_step(
         cpu_optimizer_s=host.cpu_step_s,
         offload_after_step_s=host.after_step_s,
         offload_bytes=host.bytes.link_bytes,
+        paged_s=host.paged_s,
+        paged_bytes=host.bytes.paged_bytes,
+        paged_link_gb_per_s=host.link_gb_per_s if host.paged_s else 0.0,
         expert_alltoall_s=a2a_s,
         expert_alltoall_bytes=a2a_bytes,
         expert_dp_s=expert_dp_s,
