@@ -160,3 +160,37 @@ def test_a_conflict_in_a_layout_the_search_made_is_a_reason_not_the_plans_error(
     shapes, blocked = training_shapes(model, spec, hw, Constants(), owned_gpus=1)
     assert not any(planner_training.OFFLOAD_TRIED in b for b in blocked)
     assert any(s.setup.offload_params and s.world == 1 and not s.setup.paged_optimizer for s in shapes)
+
+
+# --- newuser76 item 4: the one owned GPU's own reason, and the knobs that apply ------------------------------------
+
+
+def test_the_owned_gpu_says_the_optimizer_in_backward_takes_no_accumulation(tmp_path: Path) -> None:
+    """One owned 4090, torchtune full, a global batch of 16: the one-GPU layout's reason, not 2- and 4-node layouts.
+
+    The recipe's optimizer in backward fits micro-batch 2 (19.7 GiB); 16 sequences a step need 8 accumulation steps,
+    which it does not take, and stepped after backward no micro-batch fits. It was refused with "full over 2 nodes ...
+    over 4 nodes ... communication dominates" of a server owned once, and "to unblock: allow a GPU with more memory,
+    LoRA/QLoRA, parameter offload, or a shorter sequence_length", none of which names the batch.
+    """
+    path = _path(tmp_path, gbs=16)
+    with pytest.raises(SpecgenError) as err:
+        plan_file(path)
+    said = str(err.value)
+    assert (
+        "TP1 ZeRO-3 x DP1: the layout the owned GPUs hold: micro-batch 2 fits only with the optimizer stepped in backward "
+        "(19.7 GiB of 22.8 GiB), torchtune's full_finetune_single_device default, which takes no accumulation"
+    ) in said
+    assert "the global batch of 16 needs 8 accumulation steps of it over DP1" in said
+    advice = said[said.index("to unblock: ") :]
+    assert advice.startswith(
+        "to unblock: for the global batch of 16: a global_batch_size of at most 2 (one micro-batch a step, the optimizer "
+        "stepped in backward), or offload_optimizer: true"
+    )
+    assert advice.index("offload_optimizer: true") < advice.index("a GPU with more memory")
+    for wider in ("over 2 nodes", "over 4 nodes", "needs 4 servers", "needs 2 servers"):
+        assert wider not in said
+    # each knob the advice names plans the job on the one owned GPU
+    for extra, gbs in (("", 2), ("      offload_optimizer: true\n", 16)):
+        (job,) = plan_file(_path(tmp_path, extra, gbs=gbs))[1].deployments
+        assert job.details["world_size"] == 1

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
@@ -19,6 +20,7 @@ from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     DEADLINE_NEEDS,
+    IN_BACKWARD_MOST,
     MORE_RANKS_THAN_BATCH,
     NO_LAYOUT,
     NO_MICRO_BATCH,
@@ -280,7 +282,16 @@ def _unblock_hint(
             f"; for the global batch of {batch:,}: a global_batch_size of at least one sequence for each of the "
             "data-parallel ranks said above (a multiple of them), or leave it out"
         )
-    if batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
+    held = [int(m.group(1)) for b in blocked if (m := re.search(IN_BACKWARD_MOST, b.why))]
+    if batch is not None and held and training.offload_optimizer is not True:
+        # newuser76 items 4 and 9: the optimizer in backward, which takes no accumulation, is what holds the job on the
+        # GPUs it fits: the batch or the optimizer's states, ahead of the memory levers the reason does not call for
+        general = (
+            f"to unblock: for the global batch of {batch:,}: a global_batch_size of at most {max(held):,} (one "
+            "micro-batch a step, the optimizer stepped in backward), or offload_optimizer: true (the optimizer's states "
+            "and step on the CPU, after backward, so the micro-batches accumulate); else " + general.removeprefix("to unblock: ")
+        )
+    elif batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
         # each rank accumulates its share of the batch and holds the gradients across its micro-batches; wider
         # data parallelism was searched up to the batch's own size
         general += (

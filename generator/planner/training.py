@@ -11,7 +11,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
 from generator.errors import InputError
-from generator.planner.blocked import MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
+from generator.planner.blocked import IN_BACKWARD_MOST_TEXT, MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
@@ -772,7 +772,13 @@ def _shapes_at(
                 # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
                 # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
                 # batch of 64 broke DP8 at 8 steps a rank and was refused, where DP16 over two servers fits at 4)
+                narrow = dp
                 dp = _batch_dp(model, job, hw, zero, par, budget, consts, dp, splits)
+                if owned_gpus and narrow * tp * pp <= owned_gpus < dp * tp * pp:
+                    # newuser76 item 4: the layout the owned GPUs hold broke on the batch alone; said, not only the wider
+                    # layouts the owned servers cannot give
+                    held = _owned_batch_refusal(model, job, hw, zero, par, budget, consts, narrow, splits)
+                    blocked.append(f"{name} ZeRO-{zero} x DP{narrow}: {OWNED_LAYOUT} {held}")
                 fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
                 if total_flops and window:
                     # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
@@ -945,6 +951,57 @@ def _runnable_zeros(
         elif len(zeros) == 1:
             blocked.append(f"{name} ZeRO-{zero}: {why}")
     return tuple(runnable)
+
+
+#: How a reason of the layout the owned GPUs hold begins (:func:`_shapes_at`): the refusal says these ahead of the
+#: wider layouts more servers would give.
+OWNED_LAYOUT = "the layout the owned GPUs hold:"
+#: How a reason says the optimizer stepped in backward is what holds the job, and takes no accumulation (its advice:
+#: the global batch, or the optimizer's states and step on the CPU).
+IN_BACKWARD_HOLDS = "fits only with the optimizer stepped in backward"
+
+
+def _owned_batch_refusal(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    dp: int,
+    splits: dict[int, tuple[int, int, StepTime] | str],
+) -> str:
+    """Why ``dp`` ranks, which hold the job at one micro-batch a step, do not take its global batch (newuser76 item 4).
+
+    Where the recipe's optimizer in backward (torchtune's single-device default) is what makes a micro-batch fit, the
+    batch's accumulation turns it off (torchtune: "Gradient accumulation is not supported with optimizer in bwd"): the
+    largest micro-batch that fits in backward sets the largest global batch the ranks take, said beside the split's own
+    refusal (the micro-batches stepped after backward).
+    """
+    arch = model.architecture
+    gbs = spec.global_batch_size or 1
+    split = splits.get(dp) or _batch_split(model, spec, hw, zero, par, dp, budget, consts)
+    said = split if isinstance(split, str) else "its split does not fit"
+    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero, bool(spec.offload_params))
+    if recipe is None or not recipe.optimizer_in_backward or spec.optimizer_in_backward is not None:
+        return said
+    fitting = [
+        (mb, mem)
+        for mb in _divisors(max(1, gbs // dp))
+        if mb <= MAX_MICRO_BATCH
+        and _fits(mem := _memory(arch, _setup(arch, spec, zero, dp, par, mb, 1), par, hw, consts), budget)
+    ]
+    if not fitting:
+        return said
+    mb, mem = fitting[-1]
+    return (
+        f"micro-batch {mb} {IN_BACKWARD_HOLDS} ({mem.per_gpu.total / GIB:.1f} GiB of {budget / GIB:.1f} GiB), "
+        f"{spec.framework}'s {recipe.name} default, which takes no accumulation (torchtune: 'Gradient accumulation is "
+        f"not supported with optimizer in bwd'); the global batch of {gbs} needs {math.ceil(gbs / (dp * mb))} "
+        f"accumulation steps of it over DP{dp}, and with the optimizer stepped after backward {said}; "
+        + IN_BACKWARD_MOST_TEXT.format(most=dp * mb)
+    )
 
 
 #: How a reason names the job the search made by offloading the parameters on owned GPUs (:func:`_zero_jobs`).
