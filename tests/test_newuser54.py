@@ -135,8 +135,15 @@ def test_training_on_a_fixed_machine_names_the_form_that_plans_it(tmp_path: Path
         "{method: qlora, framework: unsloth, sequence_length: 2048, dataset_tokens: 10000000}\nhardware:\n  provider: "
         "baremetal\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}\n"
     )
-    with pytest.raises(InputError, match=r"hardware\.inventory with buy: false"):
+    with pytest.raises(InputError, match=r"hardware\.buy: false beside hardware\.inventory, each item a catalog platform"):
         _plan(tmp_path, text)
+    # newuser76 item 8: written as the error says (buy beside the inventory, not in its item), the job plans on the box
+    owned = text.replace(
+        "fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}",
+        "buy: false\n  inventory:\n    - {platform: am5-desktop-tower, gpu: rtx-4090-24gb, gpus_per_server: 1, count: 1}",
+    )
+    (job,) = _plan(tmp_path, owned).deployments
+    assert job.details["world_size"] == 1
 
 
 ESTIMATE_OVER = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--framework", "fsdp2", "--gpu", "rtx-6000-ada-48gb",

@@ -898,7 +898,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         loss, activation_offload, optimizer_in_backward = setup.techniques()
         from generator.sizing.frameworks import job_recipe
 
-        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus, setup.zero_stage)
+        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus, setup.zero_stage, setup.offload_params)
         if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
             notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
         if gpu is not None and (stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework)):
@@ -1572,7 +1572,7 @@ def _training(
         raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
     # the stage first (the recipe depends on it: axolotl's bf16 model at ZeRO-0 only), then the regime its recipe takes
     zero_stage = resolved_regime(req.framework, None, req.zero_stage, gpus // par.gpus)[1]
-    recipe = job_recipe(req.framework, req.train or "full", gpus, zero_stage)
+    recipe = job_recipe(req.framework, req.train or "full", gpus, zero_stage, req.offload_params)
     optimizer = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus, recipe)[0]
     setup = TrainingSetup(
         method=req.train or "full",

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
@@ -18,7 +19,9 @@ from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
+    COMMUNICATION_DOMINATES,
     DEADLINE_NEEDS,
+    IN_BACKWARD_MOST,
     MORE_RANKS_THAN_BATCH,
     NO_LAYOUT,
     NO_MICRO_BATCH,
@@ -269,6 +272,20 @@ def _unblock_hint(
     general = f"to unblock: allow {', '.join(ways)}, " + (
         "a shorter sequence_length" + servers if racks else "or a shorter sequence_length"
     )
+    # the network between the nodes alone rules the layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was
+    # told of memory levers, none of which moves a byte less, and not of the GPU NICs it has): that network's fix first
+    network = [b for b in blocked if b.code == COMMUNICATION_DOMINATES]
+    if network and len(network) == len(blocked):
+        nics = GPU_NETWORKS_FIELD in "".join(b.why for b in network)
+        way = (
+            f"attach the GPU NICs the reasons name ({GPU_NETWORKS_FIELD}: a VPC network for each GPU NIC of the "
+            "instance), or allow an instance with a GPU fabric"
+            if nics
+            else "allow an instance or platform with a GPU fabric between nodes"
+        )
+        general = f"to unblock: for the network between the nodes: {way}, or fewer nodes (a GPU with more memory); else " + (
+            general.removeprefix("to unblock: ")
+        )
     # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
     deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
     if deadline_only:
@@ -280,7 +297,16 @@ def _unblock_hint(
             f"; for the global batch of {batch:,}: a global_batch_size of at least one sequence for each of the "
             "data-parallel ranks said above (a multiple of them), or leave it out"
         )
-    if batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
+    held = [int(m.group(1)) for b in blocked if (m := re.search(IN_BACKWARD_MOST, b.why))]
+    if batch is not None and held and training.offload_optimizer is not True:
+        # newuser76 items 4 and 9: the optimizer in backward, which takes no accumulation, is what holds the job on the
+        # GPUs it fits: the batch or the optimizer's states, ahead of the memory levers the reason does not call for
+        general = (
+            f"to unblock: for the global batch of {batch:,}: a global_batch_size of at most {max(held):,} (one "
+            "micro-batch a step, the optimizer stepped in backward), or offload_optimizer: true (the optimizer's states "
+            "and step on the CPU, after backward, so the micro-batches accumulate); else " + general.removeprefix("to unblock: ")
+        )
+    elif batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
         # each rank accumulates its share of the batch and holds the gradients across its micro-batches; wider
         # data parallelism was searched up to the batch's own size
         general += (
@@ -1976,6 +2002,10 @@ def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:
     from generator.workload.chains import training_chains
 
     return {k: chain for chain in training_chains(wl) for k in chain}
+
+
+#: The field that attaches an instance's GPU NICs to networks (GKE a3's eight; a reason over the primary NIC names it).
+GPU_NETWORKS_FIELD = "kubernetes.gpu_networks"
 
 
 def _owned_short_hint(

@@ -1465,7 +1465,7 @@ def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
     """What a job's paged optimizer is and where its states are sized (newuser25 item 3): ``paged_bytes`` of them."""
     from generator.sizing.frameworks import job_recipe
 
-    recipe = job_recipe(setup.framework, setup.method, 1, setup.zero_stage)
+    recipe = job_recipe(setup.framework, setup.method, 1, setup.zero_stage, setup.offload_params)
     source = "bitsandbytes' paged AdamW, as the job asks"
     if recipe is not None and recipe.paged_optimizer and setup.optimizer == recipe.optimizer:
         source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"

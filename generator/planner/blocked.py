@@ -80,3 +80,7 @@ DEADLINE_NEEDS = "deadline needs"
 NO_MICRO_BATCH = "no micro-batch of"
 #: How a layout says the fewest data-parallel ranks that hold the job outnumber the global batch's sequences.
 MORE_RANKS_THAN_BATCH = "more ranks than the global batch"
+#: How a reason says the largest global batch the GPUs that hold the job take with the optimizer stepped in backward,
+#: which takes no accumulation (newuser76 item 4), and the pattern the refusal's advice reads it by.
+IN_BACKWARD_MOST_TEXT = "a global batch of at most {most} takes no accumulation"
+IN_BACKWARD_MOST = r"a global batch of at most (\d+) takes no accumulation"

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 #: Why a training deployment on ``hardware.fixed`` is refused.
 TRAINING_ON_FIXED = (
     "training on hardware.fixed is not planned by specgen yet: describe the machine as owned servers instead "
-    "(hardware.inventory with buy: false: a catalog platform with gpu, gpus_per_server and count, or a custom server), "
+    "(hardware.buy: false beside hardware.inventory, each item a catalog platform with gpu, gpus_per_server and count, "
+    "or a custom server), "
     "which plans the job on it, or size it with 'specgen estimate --train'"
 )
 

@@ -10,7 +10,8 @@ from typing import Any, Literal
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
-from generator.planner.blocked import MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
+from generator.errors import InputError
+from generator.planner.blocked import IN_BACKWARD_MOST_TEXT, MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
@@ -166,7 +167,7 @@ def _setup(
     The recipe follows the job's GPUs, ``dp`` x ``par``: torchtune's single-device full fine-tune on one (newuser25 item 3).
     ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``).
     """
-    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero)
+    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero, bool(spec.offload_params))
     setup = TrainingSetup(
         method=spec.method,
         optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp, recipe)[0],
@@ -710,7 +711,7 @@ def _shapes_at(
     # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
     profile = framework_profile(spec.framework) if spec.framework else None
     # the regime its recipe trains in where it has one (review40 item 2: axolotl's bf16 model planned on a T4)
-    recipe = job_recipe(spec.framework, spec.method, 1, spec.zero_stage or 0)
+    recipe = job_recipe(spec.framework, spec.method, 1, spec.zero_stage or 0, bool(spec.offload_params))
     regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1, recipe)[0]
     framework = profile.name if profile else None
     if unfit := precision_problem(
@@ -763,80 +764,94 @@ def _shapes_at(
             continue
         runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)
         for zero, job in _zero_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, auto_offload, owned_gpus):
-            found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
-            dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
-            if found is None:
-                mem = _memory(arch, _setup(arch, job, zero, max(deadline_dp, 1), par), par, hw, consts)
-                offloaded = " with the parameters offloaded" if job.offload_params else ""
-                blocked.append(
-                    f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} of {budget / GIB:.1f} GiB"
-                )
-                continue
-            if dp is None:
-                # newuser70 item 6: where the window set the ranks, say so (it read as a memory or batch problem alone)
-                # ("the 8 h deadline needs DP92, ...": DEADLINE_NEEDS, which the refusal's advice reads)
-                needed = f"{window_text} needs " if found == deadline_dp > 1 and window_text else ""
-                blocked.append(
-                    f"{name} ZeRO-{zero}: {needed}DP{found}"
-                    + (", " if needed else " is ")
-                    + f"{MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences"
-                )
-                continue
-            splits: dict[int, tuple[int, int, StepTime] | str] = {}
-            # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
-            # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
-            # batch of 64 broke DP8 at 8 steps a rank and was refused, where DP16 over two servers fits at 4)
-            dp = _batch_dp(model, job, hw, zero, par, budget, consts, dp, splits)
-            fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
-            if total_flops and window:
-                # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
-                # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)
-                low = _smallest_dp(model, job, hw, zero, par, budget, consts, start=_unaccumulated_dp(spec)) or found
-                faster = _faster_dps(model, job, hw, zero, par, budget, consts, (low, dp), window, splits)
-                fillings = sorted(
-                    {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
-                )
-            gbs = spec.global_batch_size
-            if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, gbs)):
-                between = [d for d in _divisors(gbs or most) if dp < d <= most]
-                fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
-            if total_flops and window and dp * tp * pp > max(hw.platform.gpu_counts):
-                # the time between nodes is timed once placed, and may take the degree the compute sized past the
-                # window: the wider degrees up to twice it are tried too (newuser47 item 2: DP4 over two servers took
-                # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
-                wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
-                fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
-            for each_dp in fillings:
-                if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
-                    continue  # tried to bring the job onto the owned GPUs; beyond them it buys GPUs (fuzz19 item 2)
-                if why := _stage_refusal(job, zero, pp, each_dp):
-                    blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
-                    continue
-                split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
-                if isinstance(split, str):
-                    blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
-                    continue
-                micro_batch, accumulation, step = split
-                # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
-                # says), unless it offloads the parameters, which FSDP does on one GPU as well
-                # (newuser43 item 7: nor where it offloads the optimizer through ZeRO-Offload, stage 1-3 on one GPU too)
-                zero_offload = spec.offload_optimizer and framework not in OWN_OPTIMIZER_OFFLOAD
-                stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params or zero_offload else 0
-                setup = _setup(arch, job, stage, each_dp, par, micro_batch, accumulation)
-                mem = _memory(arch, setup, par, hw, consts)
-                world = each_dp * tp * pp
-                hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
-                steps = "accumulation steps" if accumulation > 1 else "accumulation step"
-                reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
-                if job.offload_params:
-                    tried = " (offload_params left out: tried, as the owned GPUs hold the job only so)"
-                    reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
-                model_flops = training_flops_per_token(arch, spec.method, "none")
-                shapes.append(
-                    TrainingShape(
-                        hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops, flops
+            try:
+                found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
+                dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
+                if found is None:
+                    mem = _memory(arch, _setup(arch, job, zero, max(deadline_dp, 1), par), par, hw, consts)
+                    offloaded = " with the parameters offloaded" if job.offload_params else ""
+                    blocked.append(
+                        f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} "
+                        f"of {budget / GIB:.1f} GiB"
                     )
-                )
+                    continue
+                if dp is None:
+                    # newuser70 item 6: where the window set the ranks, say so (it read as a memory or batch problem alone)
+                    # ("the 8 h deadline needs DP92, ...": DEADLINE_NEEDS, which the refusal's advice reads)
+                    needed = f"{window_text} needs " if found == deadline_dp > 1 and window_text else ""
+                    blocked.append(
+                        f"{name} ZeRO-{zero}: {needed}DP{found}"
+                        + (", " if needed else " is ")
+                        + f"{MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences"
+                    )
+                    continue
+                splits: dict[int, tuple[int, int, StepTime] | str] = {}
+                # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
+                # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
+                # batch of 64 broke DP8 at 8 steps a rank and was refused, where DP16 over two servers fits at 4)
+                narrow = dp
+                dp = _batch_dp(model, job, hw, zero, par, budget, consts, dp, splits)
+                if owned_gpus and narrow * tp * pp <= owned_gpus < dp * tp * pp:
+                    # newuser76 item 4: the layout the owned GPUs hold broke on the batch alone; said, not only the wider
+                    # layouts the owned servers cannot give
+                    held = _owned_batch_refusal(model, job, hw, zero, par, budget, consts, narrow, splits)
+                    blocked.append(f"{name} ZeRO-{zero} x DP{narrow}: {OWNED_LAYOUT} {held}")
+                fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
+                if total_flops and window:
+                    # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
+                    # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)
+                    low = _smallest_dp(model, job, hw, zero, par, budget, consts, start=_unaccumulated_dp(spec)) or found
+                    faster = _faster_dps(model, job, hw, zero, par, budget, consts, (low, dp), window, splits)
+                    fillings = sorted(
+                        {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
+                    )
+                gbs = spec.global_batch_size
+                if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, gbs)):
+                    between = [d for d in _divisors(gbs or most) if dp < d <= most]
+                    fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
+                if total_flops and window and dp * tp * pp > max(hw.platform.gpu_counts):
+                    # the time between nodes is timed once placed, and may take the degree the compute sized past the
+                    # window: the wider degrees up to twice it are tried too (newuser47 item 2: DP4 over two servers took
+                    # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
+                    wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
+                    fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
+                for each_dp in fillings:
+                    if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
+                        continue  # tried to bring the job onto the owned GPUs; beyond them it buys GPUs (fuzz19 item 2)
+                    if why := _stage_refusal(job, zero, pp, each_dp):
+                        blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
+                        continue
+                    split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
+                    if isinstance(split, str):
+                        blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
+                        continue
+                    micro_batch, accumulation, step = split
+                    # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
+                    # says), unless it offloads the parameters, which FSDP does on one GPU as well
+                    # (newuser43 item 7: nor where it offloads the optimizer through ZeRO-Offload, stage 1-3 on one GPU too)
+                    zero_offload = spec.offload_optimizer and framework not in OWN_OPTIMIZER_OFFLOAD
+                    stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params or zero_offload else 0
+                    setup = _setup(arch, job, stage, each_dp, par, micro_batch, accumulation)
+                    mem = _memory(arch, setup, par, hw, consts)
+                    world = each_dp * tp * pp
+                    hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
+                    steps = "accumulation steps" if accumulation > 1 else "accumulation step"
+                    reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
+                    if job.offload_params:
+                        tried = " (offload_params left out: tried, as the owned GPUs hold the job only so)"
+                        reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
+                    model_flops = training_flops_per_token(arch, spec.method, "none")
+                    shapes.append(
+                        TrainingShape(
+                            hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops, flops
+                        )
+                    )
+            except InputError as err:
+                if job is spec:
+                    raise
+                # a combination the search made, not one the workload wrote: a reason, never the plan's error (newuser76
+                # item 15: the owned GPUs' parameter offload beside the recipe's paged optimizer ended the plan bare)
+                blocked.append(f"{name} ZeRO-{zero} {OFFLOAD_TRIED}: {err}")
         unpinned = pin is None or pin.pp is None
         pipelines = not data_parallel_only(spec.framework, spec.method) and (not profile or profile.pipeline_parallel)
         if not shapes and unpinned and tp == tps[-1] and pp == 1 and pipelines:
@@ -953,6 +968,61 @@ def _runnable_zeros(
         elif len(zeros) == 1:
             blocked.append(f"{name} ZeRO-{zero}: {why}")
     return tuple(runnable)
+
+
+#: How a reason of the layout the owned GPUs hold begins (:func:`_shapes_at`): the refusal says these ahead of the
+#: wider layouts more servers would give.
+OWNED_LAYOUT = "the layout the owned GPUs hold:"
+#: How a reason says the optimizer stepped in backward is what holds the job, and takes no accumulation (its advice:
+#: the global batch, or the optimizer's states and step on the CPU).
+IN_BACKWARD_HOLDS = "fits only with the optimizer stepped in backward"
+
+
+def _owned_batch_refusal(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    dp: int,
+    splits: dict[int, tuple[int, int, StepTime] | str],
+) -> str:
+    """Why ``dp`` ranks, which hold the job at one micro-batch a step, do not take its global batch (newuser76 item 4).
+
+    Where the recipe's optimizer in backward (torchtune's single-device default) is what makes a micro-batch fit, the
+    batch's accumulation turns it off (torchtune: "Gradient accumulation is not supported with optimizer in bwd"): the
+    largest micro-batch that fits in backward sets the largest global batch the ranks take, said beside the split's own
+    refusal (the micro-batches stepped after backward).
+    """
+    arch = model.architecture
+    gbs = spec.global_batch_size or 1
+    split = splits.get(dp) or _batch_split(model, spec, hw, zero, par, dp, budget, consts)
+    said = split if isinstance(split, str) else "its split does not fit"
+    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero, bool(spec.offload_params))
+    if recipe is None or not recipe.optimizer_in_backward or spec.optimizer_in_backward is not None:
+        return said
+    fitting = [
+        (mb, mem)
+        for mb in _divisors(max(1, gbs // dp))
+        if mb <= MAX_MICRO_BATCH
+        and _fits(mem := _memory(arch, _setup(arch, spec, zero, dp, par, mb, 1), par, hw, consts), budget)
+    ]
+    if not fitting:
+        return said
+    mb, mem = fitting[-1]
+    return (
+        f"micro-batch {mb} {IN_BACKWARD_HOLDS} ({mem.per_gpu.total / GIB:.1f} GiB of {budget / GIB:.1f} GiB), "
+        f"{spec.framework}'s {recipe.name} default, which takes no accumulation (torchtune: 'Gradient accumulation is "
+        f"not supported with optimizer in bwd'); the global batch of {gbs} needs {math.ceil(gbs / (dp * mb))} "
+        f"accumulation steps of it over DP{dp}, and with the optimizer stepped after backward {said}; "
+        + IN_BACKWARD_MOST_TEXT.format(most=dp * mb)
+    )
+
+
+#: How a reason names the job the search made by offloading the parameters on owned GPUs (:func:`_zero_jobs`).
+OFFLOAD_TRIED = "with the parameters offloaded (offload_params left out: tried on the owned GPUs)"
 
 
 def _zero_jobs(

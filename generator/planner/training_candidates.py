@@ -20,6 +20,7 @@ from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
 from generator.planner.tco import charged_runs
 from generator.planner.training import (
+    OWNED_LAYOUT,
     NearTie,
     TrainingShape,
     job_host_offload,
@@ -136,11 +137,18 @@ def _options_on(
     shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus)
     if not shapes:
         blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
+    else:  # the layout the owned GPUs hold and why it broke, ahead of the wider ones (newuser76 item 4)
+        blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons if OWNED_LAYOUT in w]
+    owned = dict(owned_of_kind(hw, free))
     for shape in shapes:
         replicas = shape.world // shape.par.gpus
         for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
             needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
-            planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
+            beyond = hw.not_bought is not None and layout[1] > owned.get(layout[0], 0)
+            # more servers than are owned, and none bought: a layout its own network or deadline rules out is no reason
+            # to list more owned servers (newuser76 item 4: 2- and 4-node layouts of a one-tower inventory were said,
+            # network-bound, before the one tower's own reason)
+            planned = _with_communication(model, spec, shape, hw, layout, needs, consts, [] if beyond else blocked)
             if planned is None:
                 continue
             timed, needs, comm = planned

@@ -542,18 +542,26 @@ def fp32_logits_share(loss: str) -> float:
     return {"standard": 1.0, "chunked": 1.0 / CHUNKED_LOSS_CHUNKS, "inplace": 0.0, "fused": 0.0}[loss]
 
 
-def job_recipe(framework: str | None, method: str, gpus: int | None, zero_stage: int = 0) -> Recipe | None:
+def job_recipe(
+    framework: str | None, method: str, gpus: int | None, zero_stage: int = 0, offload_params: bool = False
+) -> Recipe | None:
     """The recipe whose defaults a job takes beside its framework's profile; None where the profile's apply.
 
     ``gpus`` counts every GPU of the job (TP x PP x DP; None: not known yet): a full fine-tune on one GPU runs the
     framework's single-device recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe; a
     framework whose full fine-tunes differ from its profile at any count (axolotl's bf16 model) has
     :attr:`FrameworkProfile.full`, at the ZeRO stages it runs at (``zero_stage``: the job's).
+
+    ``offload_params``: a job whose parameters FSDP offloads to the CPU (:attr:`FrameworkProfile.fsdp_cpu_offload`) runs
+    the distributed recipe on one GPU too: torchtune's ``fsdp_cpu_offload`` is ``full_finetune_distributed``'s, which
+    "can be run on a single node (1 to 8 GPUs)"; its single-device recipe wraps no FSDP (newuser76 item 15: the
+    single-device recipe's paged optimizer was sized beside the offload, a pair no recipe runs, and refused).
     """
     if framework is None or method != "full":
         return None
     profile = framework_profile(framework)
-    if gpus == 1 and profile.single_device_full is not None:
+    fsdp_offload = offload_params and profile.fsdp_cpu_offload
+    if gpus == 1 and profile.single_device_full is not None and not fsdp_offload:
         return profile.single_device_full
     full = profile.full
     return full if full is not None and (full.zero_stages is None or zero_stage in full.zero_stages) else None

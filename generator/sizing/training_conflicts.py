@@ -96,7 +96,7 @@ def training_conflicts(
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
     # the framework's regimes, then those of its full fine-tune's recipe at any GPU count (axolotl's bf16 model), at the
     # stage given (the GPU count is not known here)
-    recipe = job_recipe(framework, method, None, zero_stage or 0)
+    recipe = job_recipe(framework, method, None, zero_stage or 0, offload_params)
     if why := regime_refusal(profile, optimizer) or recipe_regime_refusal(profile, recipe, optimizer):
         out.append(("optimizer", why))
     if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer, offload_params)):
