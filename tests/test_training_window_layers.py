@@ -49,6 +49,9 @@ def test_the_planner_counts_gemma3s_window_layers_at_their_pairs() -> None:
     # under Transformers' sdpa the 52 masked layers compute the whole square
     masked = _step_shape(GEMMA3, spec._replace(framework="hf"), gpu)
     assert masked["attention_layers"] == pytest.approx(10 + 2 * 52)
+    # review77 item 3: without FlashAttention the window layers run masked over the whole square under any framework
+    eager = _step_shape(GEMMA3, spec._replace(framework="axolotl", flash_attention=False), gpu)
+    assert eager["attention_layers"] == pytest.approx(10 + 2 * 52)
 
 
 def test_the_estimate_times_the_window_unsloths_kernel_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

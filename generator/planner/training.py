@@ -253,7 +253,7 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
-        "attention_layers": attention_layer_equivalents(arch, spec.sequence_length, spec.framework),
+        "attention_layers": attention_layer_equivalents(arch, spec.sequence_length, spec.framework, spec.flash_attention),
         "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
         # FP8 training: the decoder linears' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's, and the
         # framework's FP8 casts where it does not fuse them (attention, norms, optimizer unchanged)

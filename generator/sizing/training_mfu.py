@@ -313,7 +313,9 @@ def fp8_step_shape(
 SINK_MODEL_TYPES = ("gpt_oss",)
 
 
-def attention_layer_equivalents(arch: Architecture, sequence_length: int, framework: str | None) -> float:
+def attention_layer_equivalents(
+    arch: Architecture, sequence_length: int, framework: str | None, flash_attention: bool = True
+) -> float:
     """A training step's attention work in full causal layers of the model's mean width (:func:`training_utilisation`).
 
     A full-attention layer is one, weighted by its (query, key) pair's FLOPs over the mean layer's
@@ -322,20 +324,18 @@ def attention_layer_equivalents(arch: Architecture, sequence_length: int, framew
     Unsloth, torchtune's flex attention and Megatron-LM's Transformer Engine pass the layer's window to) computes its
     mean ``min(p, W)`` pairs a token, not ``p`` (:func:`generator.sizing.performance.causal_pairs_per_token`: Gemma 3's
     window-1,024 layers at 16,384 tokens 0.12 of a full layer; newuser76 item 2), as the serving prefill counts it; under
-    a framework whose ``sdpa`` hands the kernel an explicit mask (:attr:`FrameworkProfile.sdpa_window_masks`) such a
-    layer whose keys reach its window computes the whole square, two. A linear-attention layer (Gated DeltaNet,
-    Mamba-2) has no pairs: its recurrence's FLOPs a token (:func:`generator.sizing.linear_attention.layer_state_flops`,
-    the recurrent form's; the chunked form training runs adds a chunk's intra-chunk pairs, left out) over a full
-    layer's.
-
-    A model with attention sinks (gpt-oss: a learned logit a head, :data:`SINK_MODEL_TYPES`) keeps its window layers
-    counted full: FlashAttention 2 / 3 have no sink backward (Transformers trains it with eager attention) and
-    Transformer Engine runs sinks in its fused kernel only from cuDNN 9.13, falling back to its unfused attention over
-    the whole square before (https://github.com/NVIDIA/TransformerEngine/issues/2318); Megatron-Bridge's gpt-oss-120b
-    runs measure slower than even the full count (benchmarks/CALIBRATION.md). Unsloth's flex attention takes both,
-    left out.
+    a framework whose ``sdpa`` hands the kernel an explicit mask (:attr:`FrameworkProfile.sdpa_window_masks`), or
+    ``flash_attention`` off (eager attention over the score matrix), such a layer whose keys reach its window computes
+    the whole square, two. A linear-attention layer (Gated DeltaNet, Mamba-2) has no pairs: its recurrence's FLOPs a
+    token (:func:`generator.sizing.linear_attention.layer_state_flops`, the recurrent form's; the chunked form training
+    runs adds a chunk's intra-chunk pairs, left out) over a full layer's.  A model with attention sinks (gpt-oss: a
+    learned logit a head, :data:`SINK_MODEL_TYPES`) keeps its window layers counted full: FlashAttention 2 / 3 have no
+    sink backward (Transformers trains it with eager attention) and Transformer Engine runs sinks in its fused kernel
+    only from cuDNN 9.13, falling back to its unfused attention over the whole square before
+    (https://github.com/NVIDIA/TransformerEngine/issues/2318); Megatron-Bridge's gpt-oss-120b runs measure slower than
+    even the full count (benchmarks/CALIBRATION.md). Unsloth's flex attention takes both, left out.
     """
-    masks = framework is not None and framework_profile(framework).sdpa_window_masks
+    masks = not flash_attention or (framework is not None and framework_profile(framework).sdpa_window_masks)
     kernel_window = arch.model_type not in SINK_MODEL_TYPES
     pair_flops = [layer_prompt_pair_flops(arch, layer) for layer in arch.layers]
     mean_pair_flops = sum(pair_flops) / max(1, len(pair_flops))
