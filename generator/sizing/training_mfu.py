@@ -328,12 +328,14 @@ def attention_layer_equivalents(
     ``flash_attention`` off (eager attention over the score matrix), such a layer whose keys reach its window computes
     the whole square, two. A linear-attention layer (Gated DeltaNet, Mamba-2) has no pairs: its recurrence's FLOPs a
     token (:func:`generator.sizing.linear_attention.layer_state_flops`, the recurrent form's; the chunked form training
-    runs adds a chunk's intra-chunk pairs, left out) over a full layer's.  A model with attention sinks (gpt-oss: a
-    learned logit a head, :data:`SINK_MODEL_TYPES`) keeps its window layers counted full: FlashAttention 2 / 3 have no
-    sink backward (Transformers trains it with eager attention) and Transformer Engine runs sinks in its fused kernel
-    only from cuDNN 9.13, falling back to its unfused attention over the whole square before
-    (https://github.com/NVIDIA/TransformerEngine/issues/2318); Megatron-Bridge's gpt-oss-120b runs measure slower than
-    even the full count (benchmarks/CALIBRATION.md). Unsloth's flex attention takes both, left out.
+    runs adds a chunk's intra-chunk pairs, left out) over a full layer's.
+
+    A model with attention sinks (gpt-oss: a learned logit a head, :data:`SINK_MODEL_TYPES`) keeps its window layers
+    counted full: FlashAttention 2 / 3 have no sink backward (Transformers trains it with eager attention) and
+    Transformer Engine runs sinks in its fused kernel only from cuDNN 9.13, falling back to its unfused attention over
+    the whole square before (https://github.com/NVIDIA/TransformerEngine/issues/2318); Megatron-Bridge's gpt-oss-120b
+    runs measure slower than even the full count (benchmarks/CALIBRATION.md). Unsloth's flex attention takes both,
+    left out.
     """
     masks = not flash_attention or (framework is not None and framework_profile(framework).sdpa_window_masks)
     kernel_window = arch.model_type not in SINK_MODEL_TYPES
