@@ -277,7 +277,7 @@ def _check_plan(path: str, plan: Any) -> None:
         raise InputError(f"{path}: not a specgen spec.json: 'plan.provider' must be a string, got {short(plan['provider'])}")
     _check_echoed(path, "plan.provider", plan.get("provider"))
     # review68 item 3: "mars" was said as a change of provider; newuser75 item 9: null as "baremetal -> None"
-    if plan.get("provider") not in PROVIDERS and ("provider" in plan or plan.get("provider") is not None):
+    if "provider" in plan and plan["provider"] not in PROVIDERS:
         raise InputError(
             f"{path}: not a specgen spec.json: 'plan.provider' must be one of {', '.join(PROVIDERS)}, got "
             f"{'null' if plan['provider'] is None else short(plan['provider'])}"

@@ -201,4 +201,5 @@ def test_the_estimate_times_server_slots_as_the_plan_does() -> None:
         code, _ = run_estimate(
             "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-3090-24gb", "--ram-gib", "128", "--batch", "2000"
         )
-    assert code == 1 and "--batch on a machine is its llama.cpp server slots: at most 1,024, got 2,000" in err.getvalue()
+    # review77 item 4: a value out of its range is a usage error (exit 2), as every other option's
+    assert code == 2 and "--batch on a machine is its llama.cpp server slots: at most 1,024, got 2,000" in err.getvalue()

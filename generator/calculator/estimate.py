@@ -1393,7 +1393,7 @@ def _fixed_machine(
     prompt, output = _sequence_tokens(req)
     slots_asked = req.batch or 1
     if slots_asked > MAX_STREAMS:
-        raise InputError(f"--batch on a machine is its llama.cpp server slots: at most {MAX_STREAMS:,}, got {slots_asked:,}")
+        raise UsageError(f"--batch on a machine is its llama.cpp server slots: at most {MAX_STREAMS:,}, got {slots_asked:,}")
 
     def place(on: Machine, tokens: int = context) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
