@@ -486,10 +486,19 @@ def _rented_in_catalog(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
     or on a cloud nothing is rented. Every node's check asked it, and a whole node cost (its capex and running costs'
     texts at the default constants) was formed for the answer (speed100).
     """
-    if platform.provider != "baremetal" or not _rent_records(platform.id, gpu_id, gpus, None):
+    if platform.provider != "baremetal":
         return False
-    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, None)
-    return bought is None or isinstance(bought, str)
+    rent = _rent_records(platform.id, gpu_id, gpus, None)
+    return _rents_on_bare_metal(rent, _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, None))
+
+
+def _rents_on_bare_metal(rent: tuple[PriceRecord, ...], bought: tuple[float, str, bool] | str) -> bool:
+    """The rent-or-buy rule of a bare-metal node, :func:`_catalog_node_cost`'s and :func:`_rented_in_catalog`'s.
+
+    ``rent``: its rental records; ``bought``: its purchase price (:func:`_purchase_price`: a price, or why it has none).
+    Rented where the catalog rents it and has no purchase price; bought where it has one; else unpriced (review77 item 9).
+    """
+    return bool(rent) and isinstance(bought, str)
 
 
 def _rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
@@ -555,23 +564,27 @@ def _catalog_node_cost(
     so that every option of a plan is priced in one region; one the catalog prices only elsewhere is unpriced.
     """
     rent = _rent_records(platform.id, gpu_id, gpus, region)
-    baremetal = platform.provider == "baremetal"
-    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, built) if baremetal else None
-    if bought is None or (rent and isinstance(bought, str)):
+    if platform.provider != "baremetal":  # a cloud instance: rented, at the region's price or none
         if not rent:
             elsewhere = unpriced_in_region_why(platform.provider, platform.id, region) if region else None
             return NodeCost(None, None, None, None, why=elsewhere or f"no published price for {platform.id}")
+        per_hour, basis = _rent_rate(rent[0])
+        return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis)
+    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, built)
+    if _rents_on_bare_metal(rent, bought):
         rec = rent[0]
-        per_hour = rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH
-        basis = f"catalog {rec.id} ({rec.unit})"
-        if not baremetal:
-            return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis)
+        per_hour, basis = _rent_rate(rec)
         basis += RENTED_BY_THE_HOUR if rec.unit == "hour" else RENTED_BY_THE_HOUR.replace("by the hour", "by the month")
         return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis, rented=rec.unit)
     if isinstance(bought, str):
         return NodeCost(None, None, None, None, why=bought)
     capex, capex_basis, estimated = bought
     return _bought_node_cost(platform, capex, capex_basis, power_w, consts, estimated)
+
+
+def _rent_rate(rec: PriceRecord) -> tuple[float, str]:
+    """A rental record's price an hour and its basis."""
+    return (rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH), f"catalog {rec.id} ({rec.unit})"
 
 
 @cache
