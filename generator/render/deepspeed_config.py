@@ -54,14 +54,7 @@ from typing import Any
 from generator import catalog
 from generator.planner.plan import DeploymentPlan, Plan
 from generator.sizing.loadability import computes_bf16
-
-#: The frameworks that run ZeRO through DeepSpeed, launched by the Hugging Face Trainer's integration
-#: (``TrainingArguments(deepspeed="ds_config.json")``, https://huggingface.co/docs/transformers/deepspeed): ``deepspeed``
-#: itself ("DeepSpeed ZeRO through the Hugging Face Trainer", :data:`~generator.sizing.frameworks.FRAMEWORKS`), the Trainer
-#: and TRL, axolotl (its ``deepspeed:`` key, https://docs.axolotl.ai/docs/multi-gpu.html) and LLaMA-Factory (its
-#: ``deepspeed:`` argument). torchtune, a plain FSDP2 loop and Megatron-LM shard with their own engines, and Unsloth
-#: trains on one GPU.
-DEEPSPEED_FRAMEWORKS = ("deepspeed", "hf", "trl", "trl+liger", "axolotl", "axolotl+liger", "llama-factory")
+from generator.sizing.training_conflicts import DEEPSPEED_FRAMEWORKS
 
 #: DeepSpeed's default ``reduce_bucket_size`` and ``allgather_bucket_size``, elements (5e8,
 #: https://www.deepspeed.ai/docs/config-json/, "ZeRO Optimizations for FP16 Training").
