@@ -98,3 +98,26 @@ def test_ctrl_c_during_estimate_exits_130(monkeypatch: pytest.MonkeyPatch, capsy
     monkeypatch.setattr(estimate_cli, "main", interrupted)
     code, _, err = specgen(capsys, "estimate", "llama-3.1-8b")
     assert code == 130 and "Aborted!" in err and "Traceback" not in err
+
+
+def test_an_interrupt_names_only_its_own_renders_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review77 item 5: ``writer.REPLACED`` was never cleared, so a second render in one process, interrupted before its
+    swap, said the first render's directory had been written."""
+    work, first, second = tmp_path / "w.yaml", tmp_path / "first", tmp_path / "second"
+    work.write_text(VALID)
+    monkeypatch.setattr(writer, "REPLACED", [], raising=False)
+    assert specgen(capsys, "render", str(work), "-o", str(first))[0] == 0
+    stage = writer._stage
+
+    def stage_then_ctrl_c(*args: Any) -> None:
+        stage(*args)
+        _ctrl_c()
+
+    monkeypatch.setattr(writer, "_stage", stage_then_ctrl_c)
+    code, _, err = specgen(capsys, "render", str(work), "-o", str(second))
+    assert code == 130, err
+    assert "Aborted! Interrupted before any output directory was changed." in err
+    assert str(first) not in err
+    assert not second.exists()
