@@ -121,3 +121,35 @@ def test_an_interrupt_names_only_its_own_renders_tree(
     assert "Aborted! Interrupted before any output directory was changed." in err
     assert str(first) not in err
     assert not second.exists()
+
+
+def test_a_ctrl_c_held_while_the_block_raises_is_still_delivered() -> None:
+    """review77 item 6: the noted SIGINT was re-delivered after the ``try/finally`` only, so a block that raised lost it."""
+    from generator.errors import OutputError
+
+    def held_block_raising() -> None:
+        with swap.interrupts_held():
+            _ctrl_c()
+            raise OutputError("cannot write out")
+
+    with pytest.raises(KeyboardInterrupt):
+        held_block_raising()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_as_the_swap_fails_exits_130_with_the_old_tree_said_and_kept(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review77 item 6: the user's Ctrl-C, held through a swap that failed, exited 1 "cannot write ..." instead."""
+    work, out = tree
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def ctrl_c_then_fail(a: str, b: str) -> None:
+        _ctrl_c()
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(writer, "exchange", ctrl_c_then_fail)
+    code, _, err = specgen(capsys, "render", str(work), "-o", str(out))
+    assert code == 130, err
+    assert "Aborted! Interrupted before any output directory was changed." in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
