@@ -13,6 +13,7 @@ import functools
 import math
 import os
 import re
+import signal
 import sys
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -228,18 +229,26 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = context.Pool(jobs)
+    # review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
+    # process group); with Python's handler each worker raised KeyboardInterrupt in its task, died with it lost, and
+    # the parent waited for it in join() for ever
+    pool = context.Pool(jobs, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     results: list[Rendered | _Failure | None] = [None] * len(paths)
     try:
         batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
         for at, done in pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches):
             for i, result in zip(at, done, strict=True):
                 results[i] = result
-    finally:
-        # let the workers exit on their own: terminate() signals them, and a signal handler a library
-        # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
-        pool.close()
+    except BaseException:
+        # interrupted (or failed) before every file was planned: nothing waits on the workers' work, so stop them
+        # (they have written nothing: the tree is written by this process, after every file is planned)
+        pool.terminate()
         pool.join()
+        raise
+    # let the workers exit on their own: terminate() signals them, and a signal handler a library
+    # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
+    pool.close()
+    pool.join()
     return _every_file([result for result in results if result is not None])
 
 

@@ -248,6 +248,7 @@ def render_files(
 
     ``prune``: the workload trees of the output that no file given renders are removed (else the render is refused).
     """
+    from generator import writer
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, OutputError, one_line
     from generator.tree_moves import refuse_stranding
@@ -263,6 +264,9 @@ def render_files(
         write_tree,
     )
 
+    # what an interrupt of this render says it wrote: this render's swaps alone (review77 item 5: a second render in
+    # one process, a library caller's or a test's, named the first one's directory)
+    writer.REPLACED.clear()
     if gitlab_report:
         check_report_path(gitlab_report, files, output)
     results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))

@@ -49,13 +49,14 @@ def interrupts_held() -> Iterator[None]:
     try:
         yield
     finally:
+        # delivered whether the block returned or raised (review77 item 6: one that arrived while it raised, an
+        # OutputError of the swap, was dropped, and the user's Ctrl-C exited 1 "cannot write", not 130)
         signal.signal(signal.SIGINT, previous)
-    if not arrived or previous == signal.SIG_IGN:
-        return
-    if callable(previous):
-        previous(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt here
-    else:
-        os.kill(os.getpid(), signal.SIGINT)  # SIG_DFL (or a handler not set from Python): as it would have been
+        if arrived and previous != signal.SIG_IGN:
+            if callable(previous):
+                previous(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt here
+            else:
+                os.kill(os.getpid(), signal.SIGINT)  # SIG_DFL (or a handler not set from Python): as it would have been
 
 
 class ExchangeUnsupportedError(Exception):

@@ -311,16 +311,19 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
         try:
             exchange(staging, target)
         except ExchangeUnsupportedError:
-            _swap_by_renames(staging, target, parent, directory)
-            return
+            retired = _swap_by_renames(staging, target, parent, directory)
         except OSError as exc:
             raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
-        REPLACED.append(directory)
-    _remove_tree(staging)  # now the previous tree; everything the user owned in it is linked into the new one
+        else:
+            retired = staging  # now the previous tree; everything the user owned in it is linked into the new one
+            REPLACED.append(directory)
+    # deleted with Ctrl-C let through (review77 item 6: a large old tree's deletion was held too); one it stops is a
+    # working directory the next run's recover() deletes
+    _remove_tree(retired)
 
 
-def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> None:
-    """Rename ``target`` away, ``staging`` in, and delete the retired tree; put it back if that fails."""
+def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> str:
+    """Rename ``target`` away and ``staging`` in, putting it back if that fails; the retired tree's directory, to delete."""
     try:
         retired = tempfile.mkdtemp(prefix=work_prefix(target, "old"), dir=parent)
     except OSError as exc:
@@ -343,7 +346,7 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
         _remove_tree(retired)
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
     REPLACED.append(directory)
-    _remove_tree(retired)
+    return retired
 
 
 def _same_file(a: str, b: str) -> bool:

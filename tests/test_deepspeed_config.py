@@ -48,14 +48,15 @@ CONFIG = "training/sft/ds_config.json"
 GROUP_VARS = "ansible/group_vars/sft_rtx_4090_24gb.yml"
 
 #: The keys of DeepSpeed's config reference (https://www.deepspeed.ai/docs/config-json/): "Batch Size Related
-#: Parameters", "BFLOAT16 training options", "ZeRO Optimizations for FP16 Training", "Optimizer offloading". The
-#: ``deepspeed`` package itself is not installed to validate against (it builds against PyTorch); these are the names
-#: its ``DeepSpeedConfig`` / ``DeepSpeedZeroConfig`` read.
+#: Parameters", "BFLOAT16 training options", "FP16 training options", "ZeRO Optimizations for FP16 Training",
+#: "Optimizer offloading". The ``deepspeed`` package itself is not installed to validate against (it builds against
+#: PyTorch); these are the names its ``DeepSpeedConfig`` / ``DeepSpeedZeroConfig`` read.
 DOCUMENTED_TOP = {
     "train_batch_size",
     "train_micro_batch_size_per_gpu",
     "gradient_accumulation_steps",
     "bf16",
+    "fp16",
     "optimizer",
     "zero_optimization",
 }
@@ -80,7 +81,7 @@ def _render(tmp_path: Path, training: str) -> tuple[dict[str, str], dict[str, An
 
 def _documented(config: dict[str, Any]) -> None:
     assert set(config) <= DOCUMENTED_TOP
-    assert set(config["bf16"]) == {"enabled"}
+    assert [set(config[half]) for half in ("bf16", "fp16") if half in config] == [{"enabled"}]
     assert set(config.get("optimizer", {})) <= {"type", "params"}
     zero = config["zero_optimization"]
     assert set(zero) <= DOCUMENTED_ZERO
@@ -159,3 +160,47 @@ def _job(framework: str | None, zero: int = 0, offload: bool = False, kind: str 
 )
 def test_which_jobs_get_a_deepspeed_config(job: DeploymentPlan, runs: bool) -> None:
     assert runs_deepspeed(job) is runs
+
+
+#: A DeepSpeed job on T4s (compute capability 7.5, no bf16), full or on a 4-bit base; the training block is each case's.
+T4_WORKLOAD = """version: 1
+name: ds-t4
+deployments:
+  - name: sft
+    model: meta-llama/Llama-3.2-1B
+    training:
+      method: {method}
+      framework: {framework}
+      zero_stage: 2
+      sequence_length: 2048
+      global_batch_size: 16
+      dataset_tokens: 2000000
+      epochs: 1
+hardware:
+  provider: aws
+  gpus: [{gpu}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("method", "framework", "gpu", "half"),
+    [
+        ("full", "deepspeed", "t4-16gb", "fp16"),
+        ("qlora", "trl", "t4-16gb", "fp16"),  # the base is nf4, the compute the GPU's half precision
+        ("full", "deepspeed", "l4-24gb", "bf16"),
+    ],
+)
+def test_the_config_computes_in_the_half_precision_the_plan_sized(
+    tmp_path: Path, method: str, framework: str, gpu: str, half: str
+) -> None:
+    """review77 item 1: ``bf16.enabled: true`` on a T4 whose plan says fp16 (the Trainer, told fp16=True, refuses it)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(T4_WORKLOAD.format(method=method, framework=framework, gpu=gpu), "utf-8")
+    files = render_file(str(path))
+    config = json.loads(files[CONFIG])
+    (d,) = json.loads(files["spec.json"])["plan"]["deployments"]
+    assert config[half] == {"enabled": True}
+    assert ({"bf16", "fp16"} - {half}).isdisjoint(config)  # the other one not written
+    if method == "full":
+        assert d["precision"] == half  # the plan's own word, as the group vars print it
+    _documented(config)

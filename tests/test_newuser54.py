@@ -175,7 +175,9 @@ def test_an_estimate_no_one_change_fits_says_so() -> None:
     "args",
     [
         pytest.param(("meta-llama/Llama-3.1-70B-Instruct", "--train", "lora", "--seq-len", "4096"), id="70b-lora"),
-        pytest.param(("Qwen/Qwen2.5-7B", "--train", "full", "--seq-len", "8192", "--framework", "axolotl"), id="7b-full"),
+        # review77 item 11: trl, not axolotl, whose one-GPU full fine-tune trains bf16 states, which DeepSpeed's
+        # ZeRO-Offload (its fp32 CPU Adam) does not step: it fitted only with an 8-bit optimizer offloaded, refused
+        pytest.param(("Qwen/Qwen2.5-7B", "--train", "full", "--seq-len", "8192", "--framework", "trl"), id="7b-full"),
     ],
 )
 def test_memory_settings_together_are_offered_where_none_fits_alone(args: tuple[str, ...]) -> None:
@@ -186,6 +188,8 @@ def test_memory_settings_together_are_offered_where_none_fits_alone(args: tuple[
     assert together["fits"] is True
     flags = together["flags"].split()
     assert flags.count("--zero") <= 1
+    # ZeRO-Offload steps DeepSpeed's CPU Adam, never an 8-bit optimizer (review77 item 11)
+    assert not ("--offload-optimizer" in flags and any("8bit" in flag for flag in flags)), flags
     if "lora" in args:  # the fewest that fit, the offloads that cost step time taken out first (review37 item 5)
         assert together["flags"] == "--loss chunked --zero 3 --offload-params"
     again = estimate_json(*args, "--gpu", result["capacity"]["gpu"], *flags)
@@ -236,3 +240,13 @@ def test_sharding_the_state_over_the_gpus_given_is_offered_first() -> None:
     assert "--zero 3" in flags and note.startswith("it fits with --zero 3 (")
     again = estimate_json(*setup, "--seq-len", "4096", "--framework", "hf", "--zero", "3")
     assert again["capacity"]["fits"] and again["memory"]["per_gpu"]["total"] < 41 * 2**30
+
+
+def test_an_8bit_optimizer_is_never_offered_offloaded_through_zero_offload() -> None:
+    """review77 item 11: axolotl's 7B full fine-tune was offered ``--optimizer adamw-8bit-bf16 --zero 1
+    --offload-optimizer`` together, a client optimizer DeepSpeed's ZeRO-Offload refuses (zero_force_ds_cpu_optimizer,
+    https://www.deepspeed.ai/docs/config-json/), and the estimate refuses when given."""
+    args = ("Qwen/Qwen2.5-7B", "--train", "full", "--seq-len", "8192", "--framework", "axolotl", "--gpu", "rtx-5090-32gb")
+    for change in estimate_json(*args)["capacity"]["fits_with"]:
+        flags = change["flags"].split()
+        assert not ("--offload-optimizer" in flags and any("8bit" in flag for flag in flags)), change

@@ -98,3 +98,58 @@ def test_ctrl_c_during_estimate_exits_130(monkeypatch: pytest.MonkeyPatch, capsy
     monkeypatch.setattr(estimate_cli, "main", interrupted)
     code, _, err = specgen(capsys, "estimate", "llama-3.1-8b")
     assert code == 130 and "Aborted!" in err and "Traceback" not in err
+
+
+def test_an_interrupt_names_only_its_own_renders_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review77 item 5: ``writer.REPLACED`` was never cleared, so a second render in one process, interrupted before its
+    swap, said the first render's directory had been written."""
+    work, first, second = tmp_path / "w.yaml", tmp_path / "first", tmp_path / "second"
+    work.write_text(VALID)
+    monkeypatch.setattr(writer, "REPLACED", [], raising=False)
+    assert specgen(capsys, "render", str(work), "-o", str(first))[0] == 0
+    stage = writer._stage
+
+    def stage_then_ctrl_c(*args: Any) -> None:
+        stage(*args)
+        _ctrl_c()
+
+    monkeypatch.setattr(writer, "_stage", stage_then_ctrl_c)
+    code, _, err = specgen(capsys, "render", str(work), "-o", str(second))
+    assert code == 130, err
+    assert "Aborted! Interrupted before any output directory was changed." in err
+    assert str(first) not in err
+    assert not second.exists()
+
+
+def test_a_ctrl_c_held_while_the_block_raises_is_still_delivered() -> None:
+    """review77 item 6: the noted SIGINT was re-delivered after the ``try/finally`` only, so a block that raised lost it."""
+    from generator.errors import OutputError
+
+    def held_block_raising() -> None:
+        with swap.interrupts_held():
+            _ctrl_c()
+            raise OutputError("cannot write out")
+
+    with pytest.raises(KeyboardInterrupt):
+        held_block_raising()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_as_the_swap_fails_exits_130_with_the_old_tree_said_and_kept(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """review77 item 6: the user's Ctrl-C, held through a swap that failed, exited 1 "cannot write ..." instead."""
+    work, out = tree
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def ctrl_c_then_fail(a: str, b: str) -> None:
+        _ctrl_c()
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(writer, "exchange", ctrl_c_then_fail)
+    code, _, err = specgen(capsys, "render", str(work), "-o", str(out))
+    assert code == 130, err
+    assert "Aborted! Interrupted before any output directory was changed." in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

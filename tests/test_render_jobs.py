@@ -113,3 +113,71 @@ def test_a_render_over_workers_keeps_each_files_result_in_path_order(
     assert isinstance(raised.value, MultipleInputError)
     assert [str(e) for e in raised.value.errors] == [f"w{i}.yaml: refused" for i in sorted(failing)]
     assert raised.value.exit_code == failing[min(failing)] == 3
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or batch.usable_cores() < 2, reason="needs forked workers on 2 usable cores"
+)
+def test_ctrl_c_during_a_render_on_two_processes_exits_130_and_keeps_the_old_tree(tmp_path: Path) -> None:
+    """review77 item 12: each worker printed a KeyboardInterrupt traceback and the parent hung in ``pool.join()``.
+
+    SIGINT goes to the whole process group, as a terminal's Ctrl-C sends it, once the workers are forked.
+    """
+    import signal
+    import subprocess
+
+    from tests.conftest import REPO
+
+    source = (REPO / "examples" / "capacity-400k.yaml").read_text()
+    names = ("\nname: capacity\n", "- name: chat\n", "- name: summarize\n")
+    assert all(name in source for name in names)
+    files = []
+    for k in range(8):
+        files.append(tmp_path / f"c{k}.yaml")
+        text = source
+        for name in names:  # the workloads and their deployments (pools) named apart, to render together
+            text = text.replace(name, f"{name[:-1]}-{k}\n")
+        files[-1].write_text(text)
+    out = tmp_path / "out"
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    main = [sys.executable, "-c", "from generator.cli import main; main()", "render"]
+    first = subprocess.run(
+        [*main, *map(str, files[:2]), "--jobs", "1", "-o", str(out)], check=False, env=env, capture_output=True
+    )
+    assert first.returncode == 0, first.stderr
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    process = subprocess.Popen(
+        [*main, *map(str, files), "--jobs", "2", "-o", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(process.pid)) < 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, "finished before the workers were interrupted: give it more files"
+        time.sleep(0.3)
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running 30 s after Ctrl-C")
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "Aborted! Interrupted before any output directory was changed." in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "out"])

@@ -42,8 +42,20 @@ deployments:
         (("--train", "full", "--framework", "fsdp", "--zero", "0", "--gpus", "2", "--offload-optimizer"), "--zero: fsdp"),
         # data parallel from --ep as the estimate counts it (review 13 item 5)
         (("--train", "full", "--framework", "torchtune", "--zero", "1", "--ep", "2", "--model", "x"), "--zero: torchtune"),
+        (
+            ("--train", "full", "--framework", "hf", "--zero", "2", "--offload-optimizer", "--optimizer", "adamw-8bit"),
+            "--optimizer: hf offloads the optimizer through DeepSpeed's ZeRO-Offload",
+        ),
     ],
-    ids=["qlora-bf16", "qlora-fp16", "torchtune-zero0", "fsdp2-zero1", "fsdp-alias-zero0", "ep-without-gpus"],
+    ids=[
+        "qlora-bf16",
+        "qlora-fp16",
+        "torchtune-zero0",
+        "fsdp2-zero1",
+        "fsdp-alias-zero0",
+        "ep-without-gpus",
+        "zero-offload-8bit",
+    ],
 )
 def test_the_estimate_refuses_a_contradiction_at_its_flag(
     capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
@@ -67,8 +79,10 @@ def test_the_estimate_refuses_a_contradiction_at_its_flag(
         ("--train", "full", "--framework", "torchtune", "--gpus", "8"),  # its default, full shard
         # a paged 8-bit optimizer at ZeRO-0 (torchtune's single-device full recipe): states in host RAM
         ("--train", "full", "--framework", "torchtune", "--optimizer", "adamw-8bit-bf16", "--offload-optimizer"),
+        # ZeRO-Offload's own regime: DeepSpeed's CPU Adam (review77 item 11)
+        ("--train", "full", "--framework", "deepspeed", "--zero", "2", "--optimizer", "adamw", "--offload-optimizer"),
     ],
-    ids=["qlora-int8", "qlora-nf4", "torchtune-one-gpu", "torchtune-zero2", "torchtune-default", "paged-8bit"],
+    ids=["qlora-int8", "qlora-nf4", "torchtune-one-gpu", "torchtune-zero2", "torchtune-default", "paged-8bit", "zero-offload"],
 )
 def test_settings_that_agree_are_sized(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
     code, out = run_estimate("llama-3.1-8b", *args)
@@ -99,8 +113,30 @@ def test_settings_that_agree_are_sized(capsys: pytest.CaptureFixture[str], args:
             "11:26: deployments[0].training.offload_optimizer: DeepSpeed's optimizer offload is ZeRO-Offload, which "
             "DeepSpeed runs at ZeRO stage 1, 2 or 3 (offload_optimizer is 'Valid for ZeRO stage 1, 2, 3')",
         ),
+        # review77 item 11: sized with 8-bit states in host RAM, rendered with no optimizer block DeepSpeed would run
+        (
+            "full",
+            "      framework: deepspeed\n      zero_stage: 3\n      offload_optimizer: true\n      optimizer: adamw-8bit\n",
+            "12:18: deployments[0].training.optimizer: deepspeed offloads the optimizer through DeepSpeed's ZeRO-Offload, "
+            "which steps it with DeepSpeed's CPU Adam (fp32 master weights and moments in host RAM: optimizer 'adamw'); "
+            "it refuses the 'adamw-8bit' optimizer",
+        ),
+        (
+            "full",
+            "      framework: trl\n      zero_stage: 2\n      offload_optimizer: true\n      optimizer: sgd\n",
+            "12:18: deployments[0].training.optimizer: trl offloads the optimizer through DeepSpeed's ZeRO-Offload",
+        ),
     ],
-    ids=["rank-on-full", "dropout-on-full", "targets-on-full", "torchtune-zero0", "fsdp2-zero1", "deepspeed-zero0-offload"],
+    ids=[
+        "rank-on-full",
+        "dropout-on-full",
+        "targets-on-full",
+        "torchtune-zero0",
+        "fsdp2-zero1",
+        "deepspeed-zero0-offload",
+        "zero-offload-8bit",
+        "zero-offload-sgd",
+    ],
 )
 def test_a_workload_is_refused_at_the_field_that_contradicts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, extra: str, where: str

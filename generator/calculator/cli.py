@@ -1035,8 +1035,8 @@ def _check_share(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 at the first training option that contradicts another (QLoRA over 16 bits, FSDP2 without sharding)."""
-    from generator.sizing.frameworks import resolved_regime
-    from generator.sizing.training_conflicts import as_estimate_options, training_conflicts
+    from generator.sizing.frameworks import framework_profile, resolved_regime
+    from generator.sizing.training_conflicts import as_estimate_options, training_conflicts, zero_offload_regime_refusal
 
     model_parallel = (args.tp or 1) * (args.pp or 1)
     # as the estimate counts them: --gpus, else one replica per expert-parallel rank (review 13 item 5)
@@ -1058,6 +1058,10 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
         "offload_params": "--offload-params",
         "compute_precision": "--compute-precision",
     }
+    if args.offload_optimizer and args.framework is not None and zero_stage != 0:  # review77 item 11 (ZeRO-0: its own)
+        regime = zero_offload_regime_refusal(framework_profile(args.framework), args.optimizer)
+        conflicts += [("optimizer", regime)] if regime else []
+    flags["optimizer"] = "--optimizer"
     for field, why in conflicts[:1]:
         parser.error(f"{flags[field]}: {as_estimate_options(why)}")
 

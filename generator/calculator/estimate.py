@@ -1552,6 +1552,7 @@ def _training(
         resolved_regime,
     )
     from generator.sizing.training import TrainingSetup, framework_model_type, size_training, with_recipe
+    from generator.sizing.training_conflicts import zero_offload_regime_refusal
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
     gpus = req.gpus if req.gpus is not None else par.gpus * req.ep
@@ -1601,6 +1602,13 @@ def _training(
         accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )
     setup = with_recipe(setup, recipe, optimizer_given=req.optimizer is not None, paged=req.paged_optimizer)
+    offload_refusal = (
+        zero_offload_regime_refusal(framework_profile(req.framework), req.optimizer)
+        if req.offload_optimizer and req.optimizer is not None and req.framework is not None and zero_stage != 0
+        else None
+    )
+    if offload_refusal:  # review77 item 11: an optimizer given that DeepSpeed's ZeRO-Offload does not step
+        raise InputError(f"--optimizer {req.optimizer}: {offload_refusal}")
     if gpu is not None:
         from generator.sizing.training_hardware import precision_problem
 
@@ -1662,6 +1670,7 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     """
     from generator.calculator.training_levers import activation_levers, offload_levers, state_levers
     from generator.sizing.frameworks import framework_profile
+    from generator.sizing.training_conflicts import DEEPSPEED_FRAMEWORKS
 
     levers = [lever.flag for lever in (*activation_levers(setup), *state_levers(setup), *offload_levers(setup)) if not lever.on]
     if setup.zero_stage != 3:  # parameter offload is ZeRO-3's (review36 item 5: offered bare, it was always refused)
@@ -1693,6 +1702,10 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     # offload does: review71 item 7's H100 FP8 job fits with --zero 1 --loss chunked at 12,247 tokens/s, where the one
     # change that fit alone was --zero 1 --offload-optimizer at 1,848)
     levers = [*(flags for flags, _ in sharding), *levers]
+    if setup.framework in DEEPSPEED_FRAMEWORKS and any("--offload-optimizer" in flags for flags in levers):
+        # together with ZeRO-Offload, which steps DeepSpeed's fp32 CPU Adam, an 8-bit optimizer is refused (review77
+        # item 11): the offload is offered, the 8-bit regime alone (above) only
+        levers = [flags for flags in levers if not (flags.startswith("--optimizer ") and "8bit" in flags)]
     if len(levers) > 1 and not any(f["kind"] == "memory" and _no_offload(f["flags"]) for f in fitting):
         # the memory settings together, each that the framework takes beside the others (optimizer offload and stepping
         # in backward exclude each other), before a lighter method (review36 item 5: only QLoRA was offered where a

@@ -8,7 +8,10 @@ documents it (https://www.deepspeed.ai/docs/config-json/):
 
 - ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``, ``train_batch_size`` ("Batch Size Related
   Parameters": ``train_batch_size`` = micro-batch x accumulation x the number of data-parallel GPUs);
-- ``bf16.enabled`` ("BFLOAT16 training options");
+- ``bf16.enabled`` ("BFLOAT16 training options") on a GPU that computes bf16, else ``fp16.enabled`` ("FP16 training
+  options": DeepSpeed's dynamic loss scaling, its default) where the plan sized the job as fp16 mixed precision
+  (a V100 or T4: :func:`~generator.sizing.loadability.computes_bf16`; review77 item 1: bf16 was written there too, which
+  the GPU cannot run and the Trainer, told ``fp16=True`` as the plan says, refuses as a mismatch);
 - ``zero_optimization.stage`` ("ZeRO Optimizations for FP16 Training": 0-3);
 - ``zero_optimization.reduce_bucket_size`` and ``allgather_bucket_size`` (same section, default 5e8 elements each),
   which ZeRO-1/2's collectives are timed with (:data:`~generator.planner.training_comm.DEEPSPEED_BUCKET_ELEMENTS`) and
@@ -48,15 +51,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from generator import catalog
 from generator.planner.plan import DeploymentPlan, Plan
-
-#: The frameworks that run ZeRO through DeepSpeed, launched by the Hugging Face Trainer's integration
-#: (``TrainingArguments(deepspeed="ds_config.json")``, https://huggingface.co/docs/transformers/deepspeed): ``deepspeed``
-#: itself ("DeepSpeed ZeRO through the Hugging Face Trainer", :data:`~generator.sizing.frameworks.FRAMEWORKS`), the Trainer
-#: and TRL, axolotl (its ``deepspeed:`` key, https://docs.axolotl.ai/docs/multi-gpu.html) and LLaMA-Factory (its
-#: ``deepspeed:`` argument). torchtune, a plain FSDP2 loop and Megatron-LM shard with their own engines, and Unsloth
-#: trains on one GPU.
-DEEPSPEED_FRAMEWORKS = ("deepspeed", "hf", "trl", "trl+liger", "axolotl", "axolotl+liger", "llama-factory")
+from generator.sizing.loadability import computes_bf16
+from generator.sizing.training_conflicts import DEEPSPEED_FRAMEWORKS
 
 #: DeepSpeed's default ``reduce_bucket_size`` and ``allgather_bucket_size``, elements (5e8,
 #: https://www.deepspeed.ai/docs/config-json/, "ZeRO Optimizations for FP16 Training").
@@ -88,8 +86,21 @@ def ds_config_path(d: DeploymentPlan) -> str:
     return f"training/{d.name}/ds_config.json"
 
 
-def ds_config(d: DeploymentPlan) -> dict[str, Any]:
-    """The DeepSpeed config of a job :func:`runs_deepspeed` says runs it: what the plan sized, keys as the module says."""
+def half_precision(plan: Plan, d: DeploymentPlan) -> str:
+    """The half precision a training job computes in: ``bf16``, or ``fp16`` on its pool's GPU where that has no bf16.
+
+    As the plan sizes it (``fp16 mixed precision with loss scaling, which holds the same bytes``), whatever the base's
+    format (``precision``: ``nf4`` for QLoRA).
+    """
+    pool = next(p for p in plan.pools if p.name == d.pool)
+    return "bf16" if computes_bf16(catalog.gpus()[pool.node.gpu_id].architecture) else "fp16"
+
+
+def ds_config(d: DeploymentPlan, half: str) -> dict[str, Any]:
+    """The DeepSpeed config of a job :func:`runs_deepspeed` says runs it: what the plan sized, keys as the module says.
+
+    ``half``: the job's :func:`half_precision`, ``bf16`` or ``fp16``.
+    """
     details = d.details
     micro = int(details["micro_batch_size"])
     accumulation = int(details["gradient_accumulation_steps"])
@@ -112,7 +123,7 @@ def ds_config(d: DeploymentPlan) -> dict[str, Any]:
         offloaded_adamw = {"optimizer": {"type": "AdamW", "params": params}}
     return {
         **offloaded_adamw,
-        "bf16": {"enabled": True},
+        half: {"enabled": True},
         "gradient_accumulation_steps": accumulation,
         "train_batch_size": micro * accumulation * dp,
         "train_micro_batch_size_per_gpu": micro,
@@ -123,7 +134,7 @@ def ds_config(d: DeploymentPlan) -> dict[str, Any]:
 def render_deepspeed_configs(plan: Plan) -> dict[str, str]:
     """Each DeepSpeed training job's ``ds_config.json`` (sorted keys, two-space indent, a newline at the end)."""
     return {
-        ds_config_path(d): json.dumps(ds_config(d), indent=2, sort_keys=True) + "\n"
+        ds_config_path(d): json.dumps(ds_config(d, half_precision(plan, d)), indent=2, sort_keys=True) + "\n"
         for d in plan.deployments
         if runs_deepspeed(d)
     }

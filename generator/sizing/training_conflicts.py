@@ -91,6 +91,8 @@ def training_conflicts(
     elif zero_stage == 0 and offload_optimizer and (profile is None or profile.name not in OWN_OPTIMIZER_OFFLOAD):
         # newuser43 item 7: on one GPU it was sized and labelled ZeRO-0, a config DeepSpeed does not run
         out.append(("offload_optimizer", OFFLOAD_AT_ZERO_0_WITHOUT_DEEPSPEED.format(framework=profile.name if profile else "hf")))
+    elif offload_optimizer and profile is not None and (why := zero_offload_regime_refusal(profile, optimizer)):
+        out.append(("optimizer", why))
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
     if optimizer_in_backward and method in ("lora", "qlora") and profile is not None and profile.name == "torchtune":
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
@@ -102,6 +104,40 @@ def training_conflicts(
     if paged_optimizer and (why := paged_refusal(profile, optimizer, offload_optimizer, offload_params)):
         out.append(("paged_optimizer", why))
     return out
+
+
+#: The frameworks that run ZeRO, and offload the optimizer, through DeepSpeed, launched by the Hugging Face Trainer's
+#: integration (``TrainingArguments(deepspeed="ds_config.json")``, https://huggingface.co/docs/transformers/deepspeed):
+#: ``deepspeed`` itself ("DeepSpeed ZeRO through the Hugging Face Trainer", :data:`~generator.sizing.frameworks.FRAMEWORKS`),
+#: the Trainer and TRL, axolotl (its ``deepspeed:`` key, https://docs.axolotl.ai/docs/multi-gpu.html) and LLaMA-Factory
+#: (its ``deepspeed:`` argument). torchtune, a plain FSDP2 loop and Megatron-LM shard with their own engines, and Unsloth
+#: trains on one GPU.
+DEEPSPEED_FRAMEWORKS = ("deepspeed", "hf", "trl", "trl+liger", "axolotl", "axolotl+liger", "llama-factory")
+
+#: The optimizer regime DeepSpeed's ZeRO-Offload steps: its CPU Adam (``DeepSpeedCPUAdam``, AdamW with fp32 master
+#: weights and fp32 moments on the host), the one regime whose states :data:`~generator.sizing.training.OPTIMIZERS` sizes
+#: as DeepSpeed holds them there.
+ZERO_OFFLOAD_REGIME = "adamw"
+
+
+def zero_offload_regime_refusal(profile: FrameworkProfile, optimizer: str | None) -> str | None:
+    """Why a job that offloads its optimizer through DeepSpeed's ZeRO-Offload cannot train in ``optimizer``; None: it can.
+
+    review77 item 11: ``adamw-8bit`` offloaded was sized with 8-bit states in host RAM and rendered with no DeepSpeed
+    optimizer block, so the Trainer handed DeepSpeed bitsandbytes' optimizer, a client optimizer DeepSpeed refuses
+    under ZeRO-Offload while ``zero_force_ds_cpu_optimizer`` keeps its default, true
+    (https://www.deepspeed.ai/docs/config-json/); what DeepSpeed steps there is its CPU Adam, with fp32 states.
+    """
+    regime = optimizer or profile.optimizer
+    if profile.name not in DEEPSPEED_FRAMEWORKS or regime == ZERO_OFFLOAD_REGIME:
+        return None
+    return (
+        f"{profile.name} offloads the optimizer through DeepSpeed's ZeRO-Offload, which steps it with DeepSpeed's CPU "
+        f"Adam (fp32 master weights and moments in host RAM: optimizer '{ZERO_OFFLOAD_REGIME}'); it refuses the "
+        f"'{regime}' optimizer the Trainer would hand it ('ZeRO-Offload with a client provided optimizer', "
+        "zero_force_ds_cpu_optimizer, https://www.deepspeed.ai/docs/config-json/): give optimizer "
+        f"{ZERO_OFFLOAD_REGIME}, or leave offload_optimizer out"
+    )
 
 
 #: The optimizer regimes bitsandbytes has a paged optimizer for: its ``PagedAdamW`` (32-bit states) and
