@@ -224,8 +224,9 @@ def test_fourteen_services_with_the_chat_at_25_keep_the_fleet_a_lower_cap_found(
     # fix90 (the new rule and the places at the share): $223,512 on 9 nodes under every cap (were $234,519, $230,264,
     # $230,264, $227,099): a lower cap's fleet is now the best under the higher ones too. acc101 (the routed experts'
     # memory-bound kernels timed, the Qwen3-30B-A3B service): $229,496 under 9 and 11, $228,805 under 14 and 16, each
-    # higher cap's fleet at most a lower one's
-    assert months == [229496, 229496, 228805, 228805]
+    # higher cap's fleet at most a lower one's. acc102 (the L40S's TP all-reduce staged through host memory: its TP2
+    # layouts slower, TP1 ones sharing pools): $228,805 -> $226,168 under 14 and 16
+    assert months == [229496, 229496, 226168, 226168]
 
 
 def test_replicas_in_gpu_shares_are_spread_over_two_nodes(tmp_path: Path) -> None:
