@@ -36,14 +36,13 @@ from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
 from generator.sizing.performance import (
-    Accelerator,
     decode_weight_read_bytes,
     expected_experts_touched,
     fuses_routing,
     host_overlapped_seconds,
     layer_attention_flops,
     prefill_flops,
-    routed_expert_traffic_bytes,
+    routed_expert_bytes,
     routed_share,
 )
 from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
@@ -290,29 +289,6 @@ def backend_switches(engine: str, layer_devices: tuple[str, ...], moe_layers: tu
 def runs_on_host(device: str) -> bool:
     """Whether a layer placed on ``device`` runs on the CPU: held in RAM, or read from NVMe into it."""
     return device in ("cpu", "disk")
-
-
-def on_gpu(device: str) -> bool:
-    """Whether the GPU multiplies a layer's routed experts where it is placed on ``device``: held on it, experts and all."""
-    return not runs_on_host(device) and "+experts:" not in device
-
-
-def _offload_accelerator(fmt: WeightFormat, machine: Machine) -> Accelerator:
-    """The GPU :func:`offload_cost` times, as :func:`routed_expert_traffic_bytes` reads one: ``fmt`` as it computes.
-
-    One GPU, its HBM and its 16-bit rate (:attr:`Machine.gpu_tflops`); its format's compute (FP8 stored computed as
-    stored: W8A8, its kernels quantizing the inputs; FP4: fused), its experts' kernels fused where the format's are
-    (:func:`fuses_routing`).
-    """
-    return Accelerator(
-        machine.gpu_bandwidth_gb_per_s,
-        machine.gpu_tflops,
-        machine.pcie_gb_per_s,
-        False,
-        machine.gpu_tflops,
-        fmt.compute,
-        fused_routing=fuses_routing(fmt),
-    )
 
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
@@ -768,15 +744,6 @@ def offload_cost(
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
     engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s * streams, 1, consts)
     t_gpu = gpu_read / hbm
-    # the routed experts' activation and top-k sum kernels over the step's tokens, as the serving decode step counts
-    # them (one rule: routed_expert_traffic_bytes, on the GPU as timed here), for the MoE layers whose experts the GPU
-    # multiplies: those it holds, and in the streaming mode those it streams too (review77 item 2)
-    routed_s = streams * sum(routed_expert_traffic_bytes(arch, Parallelism(), _offload_accelerator(fmt, machine))) / hbm
-    moe = [layer.is_moe for layer in arch.layers]
-    gpu_moe = sum(1 for device, is_moe in zip(placement.layer_devices, moe, strict=True) if is_moe and on_gpu(device))
-    gpu_routed_share = gpu_moe / sum(moe) if any(moe) else 0.0
-    t_gpu += routed_s * gpu_routed_share
-    t_streamed_routed = routed_s * (1.0 - gpu_routed_share)
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
     # the CPU's bytes at the slower of its memory and its cores, and again at the rate its kernels consume them
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
@@ -801,7 +768,7 @@ def offload_cost(
     # and the KV cache the placement holds in RAM, read where the layers now run (review 19 item 1)
     streamed = streamed_weights + placement.kv_cpu_bytes * kv_share
     t_stream = streamed / pcie if streamed else 0.0
-    stream_mode = engine_s + t_gpu + t_streamed_routed + streamed / hbm + t_stream + t_disk
+    stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
     # llama.cpp's CUDA backend takes an op whose weights are in host memory only for a batch of
     # ``offload_min_batch_tokens`` or more, the scheduler copying them over the host link first: a decode step of that
     # many slots streams them (every offloaded byte taken as copied; a MoE step that many tokens wide touches most
@@ -809,10 +776,14 @@ def offload_cost(
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
     # vLLM's --cpu-offload-gb way, said beside it.
     if not placement.offloaded:
+        # every layer on the GPU: the routed experts' activation and top-k sum kernels over the step's tokens, as the
+        # serving decode step counts them (one decode model; generator.sizing.performance.routed_expert_bytes)
+        if fmt.compute != "fp4" and not fuses_routing(fmt):
+            per_token, per_pair = routed_expert_bytes(arch, Parallelism(), False)
+            t_gpu += streams * (per_token + per_pair) / hbm
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
-        streamed_s = t_gpu + t_streamed_routed + streamed / hbm
-        mode, seconds = "pcie-stream", {"hbm": streamed_s, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
+        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     else:
         mode, seconds = "cpu-compute", {"hbm": t_gpu, cpu_bound: t_cpu, "nvme": t_disk, "engine": engine_s}
         if t_attention:
