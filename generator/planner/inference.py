@@ -114,9 +114,8 @@ class CappedBinds:
 
     Every layout whose largest batch meets the SLOs carries one, and a plan reads it of the layouts it chooses alone
     (newuser73 item 3's advice): the next batch's point is formed then, from the sizing (:func:`_points` formed
-    again, as :class:`_Rungs` does: the same inputs, the same figures). Two compare and hash as their texts (one layout
-    sized twice carries equal ones), itself without working its text out; never equal to None, whatever its text
-    (review77 item 7: a field typed ``CappedBinds | None`` whose None is not its absence).
+    again, as :class:`_Rungs` does: the same inputs, the same figures). It compares and hashes as its text, so a point
+    carrying it equals one carrying the text it stands for (None where the next batch meets the SLOs).
     """
 
     __slots__ = ("batch", "done", "sized", "written")
@@ -137,11 +136,7 @@ class CappedBinds:
         return self.written
 
     def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, CappedBinds):
-            return NotImplemented
-        return self.text() == other.text()
+        return self.text() == (other.text() if isinstance(other, CappedBinds) else other)
 
     def __hash__(self) -> int:
         return hash(self.text())
@@ -575,9 +570,7 @@ class _Rungs:
     def _key(self) -> tuple[object, ...]:  # what it is worked out from: the spec as the layout memo keys it (the
         if self.keyed is None:  # rate, floor and routing no rung reads), formed once
             model, shape, spec, consts = self.sized
-            # the top without the next batch's miss (CappedBinds), which comparing would work out (review77 item 7):
-            # it is formed from the same sizing (``sized``) at the top's batch, so equal sizings give equal ones
-            self.keyed = (self.top._replace(capped_binds=None), self.max_batch, model, shape, _layout_spec(spec), consts)
+            self.keyed = (self.top, self.max_batch, model, shape, _layout_spec(spec), consts)
         return self.keyed
 
     def __eq__(self, other: object) -> bool:  # one layout sized twice (the memo's key whole or with what it drops:
