@@ -175,6 +175,7 @@ def accelerator_for(
         compute = "bf16" if gpu.dense_tflops.get("bf16") is not None else "fp16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = fast_link(gpu, tp)
+    host_staged = False
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         # what the collective library counts on after protocol overheads where published, else half the bidirectional
         # peak; on a fully connected board, the links that join the group's GPUs
@@ -182,9 +183,9 @@ def accelerator_for(
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(tp))  # the slot's lanes with tp GPUs fitted (newuser25 12)
-        if not gpu.pcie_peer_to_peer:  # no peer access: the collective library stages each transfer in host memory
+        host_staged = not gpu.pcie_peer_to_peer  # no peer access: the collective library stages each transfer in host memory
+        if host_staged:
             link *= HOST_STAGED_ALLREDUCE_SHARE
-    host_staged = not fast and not gpu.pcie_peer_to_peer
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()

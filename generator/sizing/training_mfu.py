@@ -45,6 +45,7 @@ from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.linear_attention import layer_state_flops
+from generator.sizing.memo import memoized
 from generator.sizing.performance import causal_pairs_per_token, layer_prompt_pair_flops
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.pipeline_schedule import virtual_stages_for
@@ -313,6 +314,7 @@ def fp8_step_shape(
 SINK_MODEL_TYPES = ("gpt_oss",)
 
 
+@memoized
 def attention_layer_equivalents(
     arch: Architecture, sequence_length: int, framework: str | None, flash_attention: bool = True
 ) -> float:
