@@ -94,7 +94,8 @@ class OperatingPoint(NamedTuple):
     request_s: float = 0.0
     #: Where memory or the engine stops the batch at a size the SLOs meet: the target the next batch would miss, and by
     #: how much (newuser73 item 3: a max_num_seqs set at the batch the SLOs allow was told to be raised), worked out
-    #: when first read (:class:`CappedBinds`, :attr:`capped_binds_text`); None where no target is set.
+    #: when first read (:class:`CappedBinds`, :attr:`capped_binds_text`); None where no target is set. One whose text
+    #: is None (the next batch meets the SLOs) equals None: the point is the same whether or not it was worked out.
     capped_binds: CappedBinds | None = None
     #: The TTFT's tail whose p95 is ``ttft_s`` (:class:`~generator.sizing.serving_queue.TtftTail`); None for pooling.
     ttft_tail: TtftTail | None = None
@@ -114,8 +115,11 @@ class CappedBinds:
 
     Every layout whose largest batch meets the SLOs carries one, and a plan reads it of the layouts it chooses alone
     (newuser73 item 3's advice): the next batch's point is formed then, from the sizing (:func:`_points` formed
-    again, as :class:`_Rungs` does: the same inputs, the same figures). It compares and hashes as its text, so a point
-    carrying it equals one carrying the text it stands for (None where the next batch meets the SLOs).
+    again, as :class:`_Rungs` does: the same inputs, the same figures). It is a value, its text, put off: it compares
+    and hashes as its text, so a point carrying it equals one carrying the text it stands for, the computed
+    CappedBinds or the bare value (None where the next batch meets the SLOs: ``OperatingPoint(capped_binds=None)``
+    says the same, and the batch search's bisection, which forms no CappedBinds, finds an equal point). Two formed from
+    one sizing at one batch are equal without their texts worked out (the same inputs, the same text; review77 item 7).
     """
 
     __slots__ = ("batch", "done", "sized", "written")
@@ -136,7 +140,15 @@ class CappedBinds:
         return self.written
 
     def __eq__(self, other: object) -> bool:
-        return self.text() == (other.text() if isinstance(other, CappedBinds) else other)
+        if self is other:
+            return True
+        if isinstance(other, CappedBinds):
+            if self.batch == other.batch and self.sized == other.sized:  # one sizing's: the same text, unworked
+                return True
+            return self.text() == other.text()
+        if other is None or isinstance(other, str):  # the value it stands for
+            return self.text() == other
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash(self.text())
@@ -570,7 +582,9 @@ class _Rungs:
     def _key(self) -> tuple[object, ...]:  # what it is worked out from: the spec as the layout memo keys it (the
         if self.keyed is None:  # rate, floor and routing no rung reads), formed once
             model, shape, spec, consts = self.sized
-            self.keyed = (self.top, self.max_batch, model, shape, _layout_spec(spec), consts)
+            # the top without the next batch's miss (CappedBinds), which comparing could work out (review77 item 7):
+            # it is formed from the sizing (``sized``, keyed here) at the top's batch, so equal keys give equal ones
+            self.keyed = (self.top._replace(capped_binds=None), self.max_batch, model, shape, _layout_spec(spec), consts)
         return self.keyed
 
     def __eq__(self, other: object) -> bool:  # one layout sized twice (the memo's key whole or with what it drops:
