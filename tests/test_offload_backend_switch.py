@@ -79,10 +79,11 @@ def test_the_12600k_row_at_ddr5_2000_counts_62_switches() -> None:
     row = _row(lambda name, row: name == group and row["ddr_mt_per_s"] == 2000 and not row["context_tokens"])
     cost = _cost(row, Constants())
     assert cost.seconds_per_token["gpu-cpu-switch"] == pytest.approx(62 * 50e-6, rel=1e-12)
-    assert cost.decode_tokens_per_s == pytest.approx(13.8674464543, rel=1e-9)
+    # 13.8674464543 and 14.4903743757 before review77 item 2 (the 5 GPU-held MoE layers' routed-expert kernels)
+    assert cost.decode_tokens_per_s == pytest.approx(13.8671462279, rel=1e-9)
     without = _cost(row, with_overrides({"offload_backend_switch_s": 0.0}))
     assert "gpu-cpu-switch" not in without.seconds_per_token
-    assert without.decode_tokens_per_s == pytest.approx(14.4903743757, rel=1e-9)
+    assert without.decode_tokens_per_s == pytest.approx(14.4900465713, rel=1e-9)
     # the switches alone separate the two
     assert 1 / cost.decode_tokens_per_s - 1 / without.decode_tokens_per_s == pytest.approx(0.0031, rel=1e-9)
 

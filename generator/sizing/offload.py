@@ -36,13 +36,14 @@ from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
 from generator.sizing.performance import (
+    Accelerator,
     decode_weight_read_bytes,
     expected_experts_touched,
     fuses_routing,
     host_overlapped_seconds,
     layer_attention_flops,
     prefill_flops,
-    routed_expert_bytes,
+    routed_expert_traffic_bytes,
     routed_share,
 )
 from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
@@ -289,6 +290,37 @@ def backend_switches(engine: str, layer_devices: tuple[str, ...], moe_layers: tu
 def runs_on_host(device: str) -> bool:
     """Whether a layer placed on ``device`` runs on the CPU: held in RAM, or read from NVMe into it."""
     return device in ("cpu", "disk")
+
+
+def on_gpu(device: str) -> bool:
+    """Whether the GPU multiplies a layer's routed experts where it is placed on ``device``: held on it, experts and all."""
+    return not runs_on_host(device) and "+experts:" not in device
+
+
+def _offload_accelerator(fmt: WeightFormat, machine: Machine) -> Accelerator:
+    """The GPU :func:`offload_cost` times, as :func:`routed_expert_traffic_bytes` reads one: ``fmt`` as it computes.
+
+    One GPU, its HBM and its 16-bit rate (:attr:`Machine.gpu_tflops`); the format's compute, its matrices multiplied as
+    stored (FP8: W8A8, whose kernels quantize their inputs; FP4: fused), its experts' kernels fused where the format's
+    are (:func:`fuses_routing`, as :func:`~generator.sizing.performance.accelerator_for` sets it). The rule's choice
+    of fused / W8A8 / neither stays the serving decode step's. A :class:`Machine` holds no FP8 rate, so an FP8
+    checkpoint is taken as computed as stored on any GPU (the serving estimate of a GPU without FP8, an A100, counts
+    it W8A16: 3 bytes less an element of a token's hidden size and of a routed pair's expert columns).
+    """
+    return Accelerator(
+        memory_bandwidth_gb_per_s=machine.gpu_bandwidth_gb_per_s,
+        dense_tflops=machine.gpu_tflops,
+        link_gb_per_s=machine.pcie_gb_per_s,
+        fast_link=False,
+        compute=fmt.compute,
+        fused_routing=fuses_routing(fmt),
+    )
+
+
+def _gpu_moe_share(arch: Architecture, layer_devices: tuple[str, ...]) -> float:
+    """The share of ``arch``'s MoE layers whose routed experts the GPU holds (:func:`on_gpu`); 0 for a dense model."""
+    moe = [device for device, layer in zip(layer_devices, arch.layers, strict=True) if layer.is_moe]
+    return sum(map(on_gpu, moe)) / len(moe) if moe else 0.0
 
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
@@ -744,6 +776,15 @@ def offload_cost(
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
     engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s * streams, 1, consts)
     t_gpu = gpu_read / hbm
+    # the routed experts' activation and top-k sum kernels over the step's tokens, as the serving decode step counts
+    # them (one rule: routed_expert_traffic_bytes, of the GPU timed here), in every mode for the MoE layers whose experts
+    # the GPU holds; in the streaming mode the GPU multiplies the others' too, their weights copied to it, and runs
+    # their kernels as well (review77 item 2: an offloaded placement counted none, an all-GPU one all, by a rule of
+    # its own). Taken even over the MoE layers: the serving rule sums them, and their experts are alike.
+    routed_s = streams * sum(routed_expert_traffic_bytes(arch, Parallelism(), _offload_accelerator(fmt, machine))) / hbm
+    held_share = _gpu_moe_share(arch, placement.layer_devices)
+    t_gpu += routed_s * held_share
+    t_streamed_routed = routed_s * (1.0 - held_share)
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
     # the CPU's bytes at the slower of its memory and its cores, and again at the rate its kernels consume them
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
@@ -768,7 +809,7 @@ def offload_cost(
     # and the KV cache the placement holds in RAM, read where the layers now run (review 19 item 1)
     streamed = streamed_weights + placement.kv_cpu_bytes * kv_share
     t_stream = streamed / pcie if streamed else 0.0
-    stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
+    stream_mode = engine_s + t_gpu + t_streamed_routed + streamed / hbm + t_stream + t_disk
     # llama.cpp's CUDA backend takes an op whose weights are in host memory only for a batch of
     # ``offload_min_batch_tokens`` or more, the scheduler copying them over the host link first: a decode step of that
     # many slots streams them (every offloaded byte taken as copied; a MoE step that many tokens wide touches most
@@ -776,14 +817,10 @@ def offload_cost(
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
     # vLLM's --cpu-offload-gb way, said beside it.
     if not placement.offloaded:
-        # every layer on the GPU: the routed experts' activation and top-k sum kernels over the step's tokens, as the
-        # serving decode step counts them (one decode model; generator.sizing.performance.routed_expert_bytes)
-        if fmt.compute != "fp4" and not fuses_routing(fmt):
-            per_token, per_pair = routed_expert_bytes(arch, Parallelism(), False)
-            t_gpu += streams * (per_token + per_pair) / hbm
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
-        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
+        streamed_s = t_gpu + t_streamed_routed + streamed / hbm
+        mode, seconds = "pcie-stream", {"hbm": streamed_s, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     else:
         mode, seconds = "cpu-compute", {"hbm": t_gpu, cpu_bound: t_cpu, "nvme": t_disk, "engine": engine_s}
         if t_attention:
