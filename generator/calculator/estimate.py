@@ -1872,30 +1872,34 @@ def _smaller_micro_batch(
     micro = setup.micro_batch_size
     batch = micro * setup.accumulation_steps
 
-    def kept(m: int) -> TrainingSetup:
-        """Micro-batch ``m``, the accumulation raised to keep the batch where it divides.
+    def sized(m: int) -> tuple[int, bool]:
+        """Bytes a GPU at micro-batch ``m``, and whether at the accumulation that keeps the batch.
 
-        The gradients then stay resident across the micro-batches (newuser76 item 12: Gemma 3 1B at micro-batch 1 was
-        said to fit in 22.16 GiB "with --accumulation 4", which holds 24.02).
+        Raised to keep it where it divides: the gradients then stay resident across the micro-batches (newuser76 item
+        12: Gemma 3 1B at micro-batch 1 was said to fit in 22.16 GiB "with --accumulation 4", which holds 24.02). Where
+        the job cannot accumulate (its optimizer steps inside backward), at its own accumulation.
         """
-        accumulation = batch // m if batch % m == 0 else setup.accumulation_steps
-        return setup._replace(micro_batch_size=m, accumulation_steps=accumulation)
+        if batch % m == 0:
+            try:
+                kept = setup._replace(micro_batch_size=m, accumulation_steps=batch // m)
+                return size_training(arch, kept, par, consts, nvlink=nvlink).per_gpu.total, True
+            except InputError:
+                pass
+        return size_training(arch, setup._replace(micro_batch_size=m), par, consts, nvlink=nvlink).per_gpu.total, False
 
-    fitting = next(
-        (
-            (m, total)
-            for m in range(micro - 1, 0, -1)
-            if (total := size_training(arch, kept(m), par, consts, nvlink=nvlink).per_gpu.total) <= usable_bytes
-        ),
-        None,
-    )
+    fitting: tuple[int, int, bool] | None = None
+    for m in range(micro - 1, 0, -1):
+        total, keeps = sized(m)
+        if total <= usable_bytes:
+            fitting = (m, total, keeps)
+            break
     lighter = lighter_activations(setup)
     if fitting is None:
         ways = [w for w in (lighter, lighter_states(setup) + LIGHTER_METHOD[setup.method]) if w]
         on = already_on(setup)
         return f"no micro-batch below {micro} fits either: {'; or '.join(ways)}" + (f"; {on}" if on else "")
-    m, total = fitting
-    keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if batch % m == 0 else ""
+    m, total, keeps = fitting
+    keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if keeps else ""
     on = already_on(setup, states=False)
     return (
         f"--micro-batch {m} fits ({total / GIB:.2f} GiB){keep}"

@@ -359,7 +359,9 @@ def job_host_offload(
     if not moved.cpu_step_bytes:  # the host's memory times nothing but a CPU optimizer step
         cpu, sockets = platform_cpu(hw.platform)
         return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts)
-    cpu, sockets, mt_per_s = job_host_dram(arch, setup, mem, hw.platform, hw.gpu, host_gpus, consts)
+    # the node's host RAM as the build counts it: the job's GPUs on it, not more (_training_needs)
+    held = min(host_gpus, max(1, setup.data_parallel) * par.tp * par.pp)
+    cpu, sockets, mt_per_s = job_host_dram(arch, setup, mem, hw.platform, hw.gpu, host_gpus, consts, held)
     return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts, mt_per_s)
 
 
@@ -371,21 +373,23 @@ def job_host_dram(
     gpu: GpuSpec,
     host_gpus: int,
     consts: Constants,
+    held_gpus: int | None = None,
 ) -> tuple[CpuSpec | None, int, int | None]:
-    """The CPU a node of ``platform`` is built with for the job, its sockets and the rate its DIMMs run at.
+    """The CPU a node of ``platform`` with ``host_gpus`` GPUs is built with for the job, its sockets and its DIMMs' rate.
 
     As :func:`~generator.planner.nodes.assemble_node` builds it (newuser76 item 13): its CPU (a chassis that takes
-    several, the one the planner chooses), and the DIMMs that hold what the node's ``host_gpus`` GPUs keep in host
-    memory (``mem``'s offloaded states, or the checkpoint as it loads, where more: the node's own host RAM need) at the
-    CPU's rating for that many a channel. None for the rate: no CPU known, the CPU step is timed at
-    :data:`~generator.sizing.training_offload.UNKNOWN_HOST_DRAM_GB_PER_S`.
+    several, the one the planner chooses), and the DIMMs that hold what the job's ``held_gpus`` GPUs on it (None: all
+    ``host_gpus``) keep in host memory (``mem``'s offloaded states, or the checkpoint as it loads, where more: the
+    node's own host RAM need) at the CPU's rating for that many a channel. None for the rate: no CPU known, the CPU
+    step is timed at :data:`~generator.sizing.training_offload.UNKNOWN_HOST_DRAM_GB_PER_S`.
     """
     cpu = node_cpu(platform, gpu, host_gpus, consts)
     if cpu is None:
         return None, max(1, platform.cpu_sockets), None
     held = 0
     if mem is not None:
-        held, _ = training_host_ram(size_checkpoint_load(arch, setup, consts), mem.host_ram_bytes_per_gpu, host_gpus)
+        load = size_checkpoint_load(arch, setup, consts)
+        held, _ = training_host_ram(load, mem.host_ram_bytes_per_gpu, host_gpus if held_gpus is None else held_gpus)
     return cpu, max(1, platform.cpu_sockets), node_dram_mt_per_s(platform, cpu, gpu, host_gpus, held, consts)
 
 
