@@ -1639,6 +1639,7 @@ _LEVER_OPTIONS: dict[str, tuple[str, Callable[[str], Any] | None]] = {
     "--offload-optimizer": ("offload_optimizer", None),
     "--offload-params": ("offload_params", None),
     "--accumulation": ("accumulation", int),
+    "--micro-batch": ("micro_batch", int),
     "--gpus": ("gpus", int),
     "--train": ("train", str),
 }
@@ -1702,38 +1703,95 @@ def _fitting_changes(req: EstimateRequest, setup: TrainingSetup, par: Parallelis
     # offload does: review71 item 7's H100 FP8 job fits with --zero 1 --loss chunked at 12,247 tokens/s, where the one
     # change that fit alone was --zero 1 --offload-optimizer at 1,848)
     levers = [*(flags for flags, _ in sharding), *levers]
+    lever_sets = [levers]
     if setup.framework in DEEPSPEED_FRAMEWORKS and any("--offload-optimizer" in flags for flags in levers):
         # together with ZeRO-Offload, which steps DeepSpeed's fp32 CPU Adam, an 8-bit optimizer is refused (review77
-        # item 11): the offload is offered, the 8-bit regime alone (above) only
-        levers = [flags for flags in levers if not (flags.startswith("--optimizer ") and "8bit" in flags)]
+        # item 11): the offload is offered, the 8-bit regime alone (above) only; a smaller micro-batch is tried with
+        # either (below)
+        lever_sets = [
+            [flags for flags in levers if not (flags.startswith("--optimizer ") and "8bit" in flags)],
+            [flags for flags in levers if "--offload-optimizer" not in flags],
+        ]
+        levers = lever_sets[0]
     if len(levers) > 1 and not any(f["kind"] == "memory" and _no_offload(f["flags"]) for f in fitting):
         # the memory settings together, each that the framework takes beside the others (optimizer offload and stepping
         # in backward exclude each other), before a lighter method (review36 item 5: only QLoRA was offered where a
         # chunked loss and optimizer offload fit the full fine-tune)
-        # (added in turn until the job fits, in the order they are offered, then each taken out the rest fit without)
-        together: list[str] = []
-        tried: dict[str, Any] | None = None
-        for flags in levers:
+        together, tried = _together(req, "", levers)
+        if tried is not None and len(together) > 1 and _flags(*together) not in {f["flags"] for f in fitting}:
+            fitting = [_change(_flags(*together), "together", tried), *fitting]
+    if setup.micro_batch_size > 1 and not any(f["fits"] and f["kind"] in ("memory", "together") for f in fitting):
+        # nothing keeps the job's training at its micro-batch: a smaller one, the accumulation keeping its batch, with
+        # the memory settings together, before a lighter method or more GPUs are its only ways, or "a larger GPU"
+        # (newuser76 item 12: Gemma 3 1B at 8,192 tokens, micro-batch 4, was sent to a larger GPU where micro-batch 1
+        # with a chunked loss fits in 22.16 GiB: its 262,144-token vocabulary's fp32 logits are what does not fit)
+        fitting = [*_smaller_micro_batches_together(req, setup, lever_sets), *fitting]
+    return fitting
+
+
+def _together(req: EstimateRequest, base: str, levers: list[str]) -> tuple[list[str], dict[str, Any] | None]:
+    """The memory settings ``levers`` added to ``base``'s options in turn until the job fits, then each taken out again.
+
+    Taken out where the rest still fit; with the estimate of the last tried (None: every one refused). The settings
+    kept exclude ``base``'s own. Each is added in the order offered, those the framework refuses beside the others
+    skipped (optimizer offload and stepping in backward exclude each other).
+    """
+    together: list[str] = []
+    tried: dict[str, Any] | None = None
+    for flags in levers:
+        try:
+            tried = estimate(_lever_request(req, _flags(base, *together, flags)), advise=False)
+        except InputError:
+            continue
+        together.append(flags)
+        if tried["capacity"]["fits"]:
+            break
+    if tried is not None and tried["capacity"]["fits"]:
+        # then each taken out again where the rest still fit (review37 item 5: five flags where three fit)
+        for flags in list(reversed(together)):  # the offloads, which cost step time, first
+            rest = [f for f in together if f != flags]
             try:
-                tried = estimate(_lever_request(req, _flags(*together, flags)), advise=False)
+                fewer = estimate(_lever_request(req, _flags(base, *rest)), advise=False)
             except InputError:
                 continue
-            together.append(flags)
-            if tried["capacity"]["fits"]:
-                break
-        if tried is not None and tried["capacity"]["fits"]:
-            # then each taken out again where the rest still fit (review37 item 5: five flags where three fit)
-            for flags in list(reversed(together)):  # the offloads, which cost step time, first
-                rest = [f for f in together if f != flags]
-                try:
-                    fewer = estimate(_lever_request(req, _flags(*rest)), advise=False)
-                except InputError:
-                    continue
-                if fewer["capacity"]["fits"]:
-                    together, tried = rest, fewer
-        if tried is not None and len(together) > 1 and _flags(*together) not in {f["flags"] for f in fitting}:
-            return [_change(_flags(*together), "together", tried), *fitting]
-    return fitting
+            if fewer["capacity"]["fits"]:
+                together, tried = rest, fewer
+    return together, tried
+
+
+def _smaller_micro_batches_together(
+    req: EstimateRequest, setup: TrainingSetup, lever_sets: list[list[str]]
+) -> list[dict[str, Any]]:
+    """The micro-batches below the job's that fit, each with the fewest of its memory settings, as changes.
+
+    Each micro-batch that divides the job's sequences a step (micro-batch x accumulation), the accumulation raised to
+    keep them (its gradients then stay resident across the micro-batches), largest first: alone, else with the settings
+    of each of ``lever_sets`` (the settings a framework takes together: ZeRO-Offload or an 8-bit optimizer under
+    DeepSpeed) added in turn as :func:`_together` adds them. A smaller micro-batch is kept only where it needs none of
+    the settings a larger one took beyond its own (fewer settings: an offload's step time or an 8-bit optimizer
+    spared), and the search stops at the first that fits alone. The note ranks them by speed
+    (:func:`_fitting_changes_note`).
+    """
+    batch = setup.micro_batch_size * setup.accumulation_steps
+    found: list[dict[str, Any]] = []
+    taken: list[set[str]] = []
+    for micro in range(setup.micro_batch_size - 1, 0, -1):
+        if batch % micro:
+            continue
+        base = f"--micro-batch {micro} --accumulation {batch // micro}"
+        try:
+            alone = estimate(_lever_request(req, base), advise=False)
+        except InputError:
+            continue
+        tries = [([], alone)] if alone["capacity"]["fits"] else [_together(req, base, levers) for levers in lever_sets]
+        for together, tried in tries:
+            if tried is None or not tried["capacity"]["fits"] or any(set(together) >= earlier for earlier in taken):
+                continue
+            found.append(_change(_flags(base, *together), "micro-batch", tried))
+            taken.append(set(together))
+        if alone["capacity"]["fits"]:
+            break
+    return found
 
 
 def _no_offload(flags: str) -> bool:
@@ -1793,7 +1851,7 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
         after = f" (its memory settings together: {together[0]})" if together else ""
         return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit{after}: a larger GPU"
     changes = fitting
-    order = {"memory": 0, "together": 0, "method": 1, "gpus": 2}
+    order = {"memory": 0, "together": 0, "micro-batch": 0, "method": 1, "gpus": 2}
     # the job's own training first (one setting or several together), the fastest first (offloads cost step time: review71
     # item 7), then the least memory
     ranked = sorted(changes, key=lambda c: (order[c["kind"]], -(c["tokens_per_second_per_gpu"] or 0), c["per_gpu_bytes"]))
@@ -1812,23 +1870,36 @@ def _smaller_micro_batch(
     from generator.sizing.training import size_training
 
     micro = setup.micro_batch_size
-    fitting = next(
-        (
-            (m, total)
-            for m in range(micro - 1, 0, -1)
-            if (total := size_training(arch, setup._replace(micro_batch_size=m), par, consts, nvlink=nvlink).per_gpu.total)
-            <= usable_bytes
-        ),
-        None,
-    )
+    batch = micro * setup.accumulation_steps
+
+    def sized(m: int) -> tuple[int, bool]:
+        """Bytes a GPU at micro-batch ``m``, and whether at the accumulation that keeps the batch.
+
+        Raised to keep it where it divides: the gradients then stay resident across the micro-batches (newuser76 item
+        12: Gemma 3 1B at micro-batch 1 was said to fit in 22.16 GiB "with --accumulation 4", which holds 24.02). Where
+        the job cannot accumulate (its optimizer steps inside backward), at its own accumulation.
+        """
+        if batch % m == 0:
+            try:
+                kept = setup._replace(micro_batch_size=m, accumulation_steps=batch // m)
+                return size_training(arch, kept, par, consts, nvlink=nvlink).per_gpu.total, True
+            except InputError:
+                pass
+        return size_training(arch, setup._replace(micro_batch_size=m), par, consts, nvlink=nvlink).per_gpu.total, False
+
+    fitting: tuple[int, int, bool] | None = None
+    for m in range(micro - 1, 0, -1):
+        total, keeps = sized(m)
+        if total <= usable_bytes:
+            fitting = (m, total, keeps)
+            break
     lighter = lighter_activations(setup)
     if fitting is None:
         ways = [w for w in (lighter, lighter_states(setup) + LIGHTER_METHOD[setup.method]) if w]
         on = already_on(setup)
         return f"no micro-batch below {micro} fits either: {'; or '.join(ways)}" + (f"; {on}" if on else "")
-    m, total = fitting
-    batch = micro * setup.accumulation_steps
-    keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if batch % m == 0 else ""
+    m, total, keeps = fitting
+    keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if keeps else ""
     on = already_on(setup, states=False)
     return (
         f"--micro-batch {m} fits ({total / GIB:.2f} GiB){keep}"

@@ -21,7 +21,7 @@ import math
 from generator import catalog
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import fabric_fits
-from generator.planner.training import gpu_step, run_hours
+from generator.planner.training import gpu_step, job_host_dram, run_hours
 from generator.planner.training_comm import (
     StepComm,
     ep_link_name,
@@ -43,7 +43,6 @@ from generator.sizing.training_offload import (
     host_offload,
     offload_bytes,
     paged_out_bytes,
-    platform_cpu,
 )
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
 from generator.units import HOURS_PER_YEAR, hours_text
@@ -54,7 +53,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from generator.calculator.model_source import ResolvedModel
-    from generator.catalog.records import GpuSpec, PlatformSpec
+    from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
     from generator.sizing.constants import Constants
     from generator.sizing.training import TrainingMemory, TrainingSetup
     from generator.sizing.weights import Parallelism
@@ -173,13 +172,13 @@ def estimate_step(
     world = layout.world
     servers = multi_server(gpu, world)
     sent, expert_sent = job_dp_traffic_split(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
-    # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it (offload_host)
-    host_spec = assumed_host(gpu)
-    cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
+    # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it, built as the planner
+    # builds it for the job's host RAM (offload_host_dram)
+    _, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
     # the paged states the GPU cannot hold beside the step's memory, at the planner's margin (newuser76 item 3)
     paged = paged_out_bytes(mem, gpu.memory_bytes * (1 - consts.safety_margin_fraction))
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
-    host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts)
+    host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
     spec = _spec(setup)
     if servers is None:
         links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
@@ -242,20 +241,42 @@ def torchtune_adapters(setup: TrainingSetup) -> bool:
     return setup.framework is not None and framework_profile(setup.framework).name == "torchtune" and setup.method != "full"
 
 
-def offload_host_text(gpu: GpuSpec, world: int) -> str:
-    """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it.
+def offload_host_dram(
+    model: ResolvedModel, setup: TrainingSetup, mem: TrainingMemory, gpu: GpuSpec, world: int, consts: Constants
+) -> tuple[PlatformSpec | None, CpuSpec | None, int, int | None]:
+    """The server the estimate's CPU offload is timed on (:func:`assumed_host`), its CPU, sockets and DIMMs' rate.
 
-    ``world`` GPUs share one server's host unless they take several (:func:`multi_server`): a server's GPUs then.
+    The server built as the planner builds it for the job's host RAM (:func:`~generator.planner.training.job_host_dram`):
+    a desktop whose RAM takes two DIMMs a channel runs them at its CPU's two-DIMM rating (newuser76 item 13). ``world``
+    GPUs share one server's host unless they take several (:func:`multi_server`): a server's GPUs then.
     """
-    world = host_gpus(multi_server(gpu, world), world)
     platform = assumed_host(gpu)
     if platform is None:
-        dram = f"{UNKNOWN_HOST_DRAM_GB_PER_S:g} GB/s of DRAM a socket assumed (no catalog server of {gpu.id} names its CPU)"
+        return None, None, 1, None
+    gpus = host_gpus(multi_server(gpu, world), world)
+    cpu, sockets, mt_per_s = job_host_dram(model.architecture, setup, mem, platform, gpu, gpus, consts)
+    return platform, cpu, sockets, mt_per_s
+
+
+def offload_host_text(gpu: GpuSpec, world: int, dram: tuple[PlatformSpec | None, CpuSpec | None, int, int | None]) -> str:
+    """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it.
+
+    ``world`` GPUs share one server's host unless they take several (:func:`multi_server`): a server's GPUs then;
+    ``dram``: :func:`offload_host_dram`'s server, CPU, sockets and DIMMs' rate.
+    """
+    world = host_gpus(multi_server(gpu, world), world)
+    platform, cpu, sockets, mt_per_s = dram
+    if platform is None:
+        text = f"{UNKNOWN_HOST_DRAM_GB_PER_S:g} GB/s of DRAM a socket assumed (no catalog server of {gpu.id} names its CPU)"
     else:
-        cpu, sockets = platform_cpu(platform)
         name = cpu.name if cpu is not None else platform.cpu_id
-        dram = f"{platform.id}'s {sockets} x {name} DRAM (assumed: the catalog's largest server of {gpu.id})"
-    return f"over {host_link_name(gpu, world)} a GPU and {dram}, {world} GPU(s) sharing it"
+        rate = ""
+        if cpu is not None and mt_per_s:
+            generation = (cpu.ddr_generation or "DDR").upper()
+            two = f", two DIMMs a channel to hold the job's host RAM ({generation}-{cpu.ddr_mt_per_s} at one)"
+            rate = f" at {generation}-{mt_per_s}{two if mt_per_s < cpu.ddr_mt_per_s else ''}"
+        text = f"{platform.id}'s {sockets} x {name} DRAM{rate} (assumed: the catalog's largest server of {gpu.id})"
+    return f"over {host_link_name(gpu, world)} a GPU and {text}, {world} GPU(s) sharing it"
 
 
 def _figure(value: float) -> float:
@@ -324,7 +345,7 @@ def training_speed(
         out["notes"] = [*out["notes"], pipeline_schedule_text(step)]
     if step.offload_s or step.offload_link_s:
         out["cpu_offload"] = {
-            "host": offload_host_text(gpu, layout.world),
+            "host": offload_host_text(gpu, layout.world, offload_host_dram(model, setup, mem, gpu, layout.world, consts)),
             "host_link_gb_per_step": round(step.offload_bytes / 1e9, 3),
             "seconds": round(step.offload_s, 4),
             "share_of_step": round(step.offload_s / step.total_s, 4),

@@ -2787,6 +2787,7 @@ def _pool(
         dataset_bytes=sum(o.needs.dataset_bytes for _, o in unit),
         checkpoint_bytes=sum(o.needs.checkpoint_bytes for _, o in unit),
         needs_fabric=any(o.needs.needs_fabric for _, o in unit),
+        host_dram_streamed=any(o.needs.host_dram_streamed for _, o in unit),
     )
     hw = first.hardware
     before = len(findings)

@@ -5,6 +5,11 @@ two where one is not enough): a partly filled channel set loses memory bandwidth
 configurators do not offer it. The sizes are those the CPU's slots take (a desktop's unbuffered DIMMs
 stop at 64 GiB), and two DIMMs a channel are printed at the CPU's two-DIMM rating where the catalog has
 one (``generator/catalog/dimms.py``).
+
+A node whose work streams its host memory every step (ZeRO-Offload's CPU optimizer step) keeps one DIMM a channel
+wherever that holds what the work cannot do without (``keep_rate_gib``): the page cache for the model files a second
+DIMM a channel would add speeds only a restart, while the slower two-DIMM rating (a Ryzen 9 7950X's DDR5-3600 against
+DDR5-5200, 31% less) slows every step, and two DIMMs cost more than one (newuser76 item 13).
 """
 
 from __future__ import annotations
@@ -30,10 +35,31 @@ class MemoryLayout(NamedTuple):
     mt_per_s: int = 0
 
 
-def fill_channels(cpu: CpuSpec, sockets: int, wanted_gib: int, max_gib: float | None) -> MemoryLayout:
-    """The smallest one-size DIMM population filling every channel with at least ``wanted_gib`` (capped at ``max_gib``)."""
+def fill_channels(
+    cpu: CpuSpec, sockets: int, wanted_gib: int, max_gib: float | None, keep_rate_gib: int | None = None
+) -> MemoryLayout:
+    """The smallest one-size DIMM population filling every channel with at least ``wanted_gib`` (capped at ``max_gib``).
+
+    ``keep_rate_gib``: what a node that streams its memory every step cannot do without; where one DIMM a channel holds
+    it and two run slower, one a channel (the smallest DIMMs that hold ``wanted_gib``, else the largest), however much
+    more ``wanted_gib`` asks.
+    """
     channels = cpu.memory_channels * max(sockets, 1)
     sizes = dimm_sizes_gib(cpu)  # a desktop's unbuffered DIMMs: at most 64 GiB (newuser25 item 4)
+    one = [size for size in sizes if not max_gib or channels * size <= max_gib]
+    slower = rated_mt_per_s(cpu, 2) < rated_mt_per_s(cpu, 1)
+    if keep_rate_gib is not None and slower and one and channels * one[-1] >= keep_rate_gib:
+        size = next((size for size in one if channels * size >= wanted_gib), one[-1])
+        layout = _layout(cpu, channels, 1, size)
+        if layout.total_gib >= wanted_gib:
+            return layout
+        generation = (cpu.ddr_generation or "DDR").upper()
+        kept = (
+            f"; {generation}-{layout.mt_per_s} kept for the CPU optimizer step, which streams host memory each step: the "
+            f"{wanted_gib} GiB wanted to cache the model files too takes 2 a channel, at {generation}-"
+            f"{rated_mt_per_s(cpu, 2)}"
+        )
+        return layout._replace(text=layout.text[:-1] + kept + ")")
     for per_channel in (1, 2):
         for size in sizes:
             total = channels * per_channel * size

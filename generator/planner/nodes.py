@@ -6,10 +6,11 @@ import functools
 import math
 
 from generator import catalog
+from generator.catalog.dimms import dimms_per_channel, rated_mt_per_s
 from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.bom import boot_drives_text, fill_channels, soldered_memory, soldered_text
+from generator.planner.bom import MemoryLayout, boot_drives_text, fill_channels, soldered_memory, soldered_text
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
@@ -53,6 +54,10 @@ class NodeNeeds(NamedTuple):
     needs_fabric: bool
     #: What ``host_ram_bytes`` is, as a refusal says it (empty: nothing beyond the OS reserve is named).
     host_ram_text: str = ""
+    #: Whether the node's work streams its host memory every step (ZeRO-Offload's CPU optimizer step), timed at the
+    #: speed of the DIMMs it is built with: one DIMM a channel is kept where it holds ``host_ram_bytes``
+    #: (:func:`node_memory`).
+    host_dram_streamed: bool = False
 
 
 def _round_up(value: float, step: float) -> float:
@@ -624,6 +629,53 @@ def most_catalog_bays() -> int:
     return max((p.max_nvme_drives or 0 for p in catalog.platforms().values()), default=0)
 
 
+def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
+    """GiB a node must hold (the OS and what its work keeps in host memory) and wants (with the model files' page cache)."""
+    hard = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
+    return hard, math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
+
+
+def node_memory(
+    platform: PlatformSpec, cpu: CpuSpec | None, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants
+) -> MemoryLayout | None:
+    """The DIMMs :func:`assemble_node` builds a node of ``platform`` with for ``needs``; None where it chooses none.
+
+    None: memory as the platform is built (a cloud instance, a listed system), as owned (``ram_gib`` given), soldered,
+    or on a CPU the catalog does not know. The build holds the platform's default RAM, the published minimum for its
+    GPUs and what its work needs with the model files' page cache; a node that streams host memory every step
+    (``needs.host_dram_streamed``) keeps one DIMM a channel where that holds all but the page cache
+    (:func:`~generator.planner.bom.fill_channels`).
+    """
+    configurable = platform.provider == "baremetal" and not platform.custom
+    if cpu is None or not configurable or soldered_memory(cpu) or platform.ram_as_owned:
+        return None
+    hard_gib, want_gib = _ram_wanted_gib(needs, consts)
+    floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
+    wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
+    keep = int(max(platform.ram_gib or 0, hard_gib, floor_gib)) if needs.host_dram_streamed else None
+    return fill_channels(cpu, platform.cpu_sockets, wanted, platform.ram_max_gib, keep)
+
+
+def node_dram_mt_per_s(
+    platform: PlatformSpec, cpu: CpuSpec, gpu: GpuSpec, gpus: int, host_ram_bytes: int, consts: Constants
+) -> int:
+    """The DDR rate a node's DIMMs run at where its work holds ``host_ram_bytes`` and streams them every step.
+
+    A node the planner builds: the DIMMs :func:`node_memory` chooses for it (newuser76 item 13: a Ryzen 9 7950X tower
+    built with 4 x 48 GiB at DDR5-3600 had its CPU optimizer step timed at the CPU's DDR5-5200). Memory as built or as
+    owned: the CPU's rating at the fewest DIMMs a channel that hold the platform's RAM, as a machine given by its RAM is
+    counted (:func:`generator.calculator.machine.build_machine`); soldered memory, or no RAM figure: the CPU's rating.
+    """
+    needs = NodeNeeds(0, host_ram_bytes, 0, 0, needs_fabric=False, host_dram_streamed=True)
+    layout = node_memory(platform, cpu, gpu, gpus, needs, consts)
+    if layout is not None:
+        return layout.mt_per_s
+    if soldered_memory(cpu) or not platform.ram_gib:
+        return cpu.ddr_mt_per_s
+    sockets = max(platform.cpu_sockets, 1)
+    return rated_mt_per_s(cpu, dimms_per_channel(cpu, cpu.memory_channels, platform.ram_gib / sockets))
+
+
 def assemble_node(
     platform: PlatformSpec,
     gpu: GpuSpec,
@@ -662,15 +714,13 @@ def assemble_node(
 
     # Hard: the OS and what must live in host memory (offloaded states, data loaders).
     # Soft: page cache for the model files, so a restart reloads from RAM instead of disk.
-    hard_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
-    want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
+    hard_gib, want_gib = _ram_wanted_gib(needs, consts)
     floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     memory_text = None
     if configurable and not soldered_memory(cpu) and not platform.ram_as_owned:
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, SMALLEST_BUILD_GIB), floor_gib))
-        if cpu is not None:
-            wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
-            layout = fill_channels(cpu, platform.cpu_sockets, wanted, platform.ram_max_gib)
+        layout = node_memory(platform, cpu, gpu, gpus, needs, consts)
+        if layout is not None:
             ram_gib, memory_text = layout.total_gib, layout.text
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
             ram_gib = int(max(platform.ram_max_gib, platform.ram_gib or 0))

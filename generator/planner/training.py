@@ -9,12 +9,14 @@ from typing import Any, Literal
 
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
-from generator.catalog.records import GpuSpec
+from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.errors import InputError
 from generator.planner.blocked import IN_BACKWARD_MOST_TEXT, MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
+from generator.planner.nodes import node_cpu, node_dram_mt_per_s
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
+from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.frameworks import (
@@ -349,11 +351,46 @@ def job_host_offload(
     """What ``setup``'s CPU offload moves per GPU and step, over ``hw``'s host link and its CPU's DRAM.
 
     ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`); ``mem``: the layout's
-    memory, whose paged optimizer states the GPU cannot hold migrate each step (newuser76 item 3).
+    memory, whose paged optimizer states the GPU cannot hold migrate each step (newuser76 item 3), and whose host RAM
+    sets the DIMMs the node is built with, whose speed the CPU optimizer step runs at (:func:`job_host_dram`).
     """
-    cpu, sockets = platform_cpu(hw.platform)
     paged = paged_out_bytes(mem, hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)) if mem is not None else 0.0
-    return host_offload(offload_bytes(arch, setup, par, accumulation, paged), hw.gpu, host_gpus, cpu, sockets, consts)
+    moved = offload_bytes(arch, setup, par, accumulation, paged)
+    if not moved.cpu_step_bytes:  # the host's memory times nothing but a CPU optimizer step
+        cpu, sockets = platform_cpu(hw.platform)
+        return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts)
+    # the node's host RAM as the build counts it: the job's GPUs on it, not more (_training_needs)
+    held = min(host_gpus, max(1, setup.data_parallel) * par.tp * par.pp)
+    cpu, sockets, mt_per_s = job_host_dram(arch, setup, mem, hw.platform, hw.gpu, host_gpus, consts, held)
+    return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts, mt_per_s)
+
+
+def job_host_dram(
+    arch: Architecture,
+    setup: TrainingSetup,
+    mem: TrainingMemory | None,
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    host_gpus: int,
+    consts: Constants,
+    held_gpus: int | None = None,
+) -> tuple[CpuSpec | None, int, int | None]:
+    """The CPU a node of ``platform`` with ``host_gpus`` GPUs is built with for the job, its sockets and its DIMMs' rate.
+
+    As :func:`~generator.planner.nodes.assemble_node` builds it (newuser76 item 13): its CPU (a chassis that takes
+    several, the one the planner chooses), and the DIMMs that hold what the job's ``held_gpus`` GPUs on it (None: all
+    ``host_gpus``) keep in host memory (``mem``'s offloaded states, or the checkpoint as it loads, where more: the
+    node's own host RAM need) at the CPU's rating for that many a channel. None for the rate: no CPU known, the CPU
+    step is timed at :data:`~generator.sizing.training_offload.UNKNOWN_HOST_DRAM_GB_PER_S`.
+    """
+    cpu = node_cpu(platform, gpu, host_gpus, consts)
+    if cpu is None:
+        return None, max(1, platform.cpu_sockets), None
+    held = 0
+    if mem is not None:
+        load = size_checkpoint_load(arch, setup, consts)
+        held, _ = training_host_ram(load, mem.host_ram_bytes_per_gpu, host_gpus if held_gpus is None else held_gpus)
+    return cpu, max(1, platform.cpu_sockets), node_dram_mt_per_s(platform, cpu, gpu, host_gpus, held, consts)
 
 
 def node_free_step(

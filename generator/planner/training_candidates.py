@@ -68,7 +68,10 @@ def _training_needs(
     host, text = training_host_ram(load, shape.memory.host_ram_bytes_per_gpu, used_per_node)
     dataset = (dataset_tokens or 0) * consts.dataset_bytes_per_token
     fabric = nodes > 1 and shape.setup.method == "full"
-    return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=fabric, host_ram_text=text)
+    # a CPU optimizer step streams the host's memory every step: its DIMMs are kept at their one-a-channel speed where
+    # that holds what the job keeps there (newuser76 item 13)
+    streamed = shape.setup.offloads_optimizer()
+    return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=fabric, host_ram_text=text, host_dram_streamed=streamed)
 
 
 def training_options(

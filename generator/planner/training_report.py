@@ -100,8 +100,10 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
         )
     if step.offload_s or step.offload_link_s:
         after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""
+        # the host's DIMMs as the node is built (newuser76 item 13: two a channel run slower)
+        dram = f" at {step.cpu_dram_gb_per_s:.1f} GB/s of host DRAM" if step.cpu_optimizer_s else ""
         stepped = (
-            f"CPU optimizer step {step.cpu_optimizer_s:.3f} s{after}"
+            f"CPU optimizer step {step.cpu_optimizer_s:.3f} s{dram}{after}"
             if step.cpu_optimizer_s or not step.offload_after_step_s
             # ZeRO-3 offload_param alone: the GPU steps, then writes its updated partition back (review 27 item 6)
             else f"the updated parameters copied to host memory after the GPU's optimizer step {step.offload_after_step_s:.3f} s"

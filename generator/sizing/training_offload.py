@@ -50,7 +50,7 @@ Every argument is a plain number or a sizing record so the planner, the estimate
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
+from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec, dram_bandwidth_gb_per_s
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -224,12 +224,24 @@ def host_link_name(gpu: GpuSpec, host_gpus: int) -> str:
 
 
 def host_offload(
-    moved: OffloadBytes, gpu: GpuSpec, host_gpus: int, cpu: CpuSpec | None, sockets: int, consts: Constants
+    moved: OffloadBytes,
+    gpu: GpuSpec,
+    host_gpus: int,
+    cpu: CpuSpec | None,
+    sockets: int,
+    consts: Constants,
+    mt_per_s: int | None = None,
 ) -> HostOffload:
-    """``moved`` at ``gpu``'s host link and the DRAM of ``sockets`` x ``cpu`` (None: :data:`UNKNOWN_HOST_DRAM_GB_PER_S`)."""
+    """``moved`` at ``gpu``'s host link and the DRAM of ``sockets`` x ``cpu`` (None: :data:`UNKNOWN_HOST_DRAM_GB_PER_S`).
+
+    ``mt_per_s``: the rate the host's DIMMs run at (two a channel run below the CPU's rating: newuser76 item 13); None:
+    the CPU's rating at one DIMM a channel.
+    """
     if not moved.any:
         return NO_OFFLOAD
-    theoretical = cpu.memory_bandwidth_gb_per_s if cpu is not None else UNKNOWN_HOST_DRAM_GB_PER_S
+    theoretical = UNKNOWN_HOST_DRAM_GB_PER_S
+    if cpu is not None:
+        theoretical = dram_bandwidth_gb_per_s(cpu.memory_channels, mt_per_s or cpu.ddr_mt_per_s)
     return HostOffload(
         bytes=moved,
         link_gb_per_s=host_link_gb_per_s(gpu, host_gpus, consts),

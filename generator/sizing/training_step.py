@@ -178,6 +178,9 @@ class StepTime:
     #: ``offload_param``'s out), in series.
     cpu_optimizer_s: float = 0.0
     offload_after_step_s: float = 0.0
+    #: The host DRAM rate the CPU optimizer step streams at, all the host's ranks together, GB/s (0: no CPU step): the
+    #: DIMMs the host is built with, at ``ddr_bandwidth_efficiency`` (newuser76 item 13).
+    cpu_dram_gb_per_s: float = 0.0
     #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
     offload_bytes: float = 0.0
     #: Seconds and bytes (each direction) of the paged optimizer states the GPU cannot hold, migrated in and out each
@@ -394,6 +397,7 @@ def training_step(
         adapter_bytes=adapter_bytes,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
+        cpu_dram_gb_per_s=host.host_dram_gb_per_s if host.cpu_step_s else 0.0,
         offload_after_step_s=host.after_step_s,
         offload_bytes=host.bytes.link_bytes,
         paged_s=host.paged_s,
