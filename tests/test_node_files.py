@@ -225,7 +225,7 @@ def engines(files: dict[str, str], pool: str) -> dict[str, dict[str, Any]]:
 def test_an_fp8_plan_of_a_bf16_checkpoint_starts_vllm_quantizing_it() -> None:
     """newuser26 item 4: without --quantization fp8 vLLM loads the BF16 weights (32.9 GiB a GPU at TP4, not 16.9)."""
     engine = engines(example("chat-70b-fp8-aws"), "chat_h100_sxm5_80gb")["chat"]
-    assert engine["args"] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8"]
+    assert engine["args"][12:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8"]  # after the sizing flags (fix115)
     assert engine["quantization"] == "fp8" and engine["kv_cache_dtype"] == "fp8"
 
 
@@ -233,7 +233,7 @@ def test_a_bf16_plan_gets_no_quantization_flags_and_an_fp8_kv_cache_its_dtype() 
     """fleet-existing serves Llama-3.1-70B in BF16 with an FP8 KV cache: only --kv-cache-dtype."""
     for pool in ("chat_dgx_h100_h100_sxm5_80gb", "chat_dell_xe8640_h100_sxm5_80gb"):
         engine = engines(example("fleet-existing"), pool)["chat"]
-        assert engine["args"] == ["--kv-cache-dtype", "fp8"] and "quantization" not in engine
+        assert engine["args"][12:] == ["--kv-cache-dtype", "fp8"] and "quantization" not in engine
 
 
 SGLANG = """\

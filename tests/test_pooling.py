@@ -273,7 +273,7 @@ def test_outputs_say_the_task_and_carry_the_pooling_flags(tmp_path: Path) -> Non
         (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
         engine = service["engine"]
         assert (engine["task"], engine["runner"], engine["convert"]) == (task, "pooling", convert)
-        assert engine["args"] == ["--runner", "pooling", "--convert", convert]
+        assert engine["args"][12:] == ["--runner", "pooling", "--convert", convert]  # after the sizing flags (fix115)
         (planned,) = json.loads(tree["spec.json"])["plan"]["deployments"]
         assert planned["details"]["task"] == task
         assert "tpot_s" not in planned["details"] and "latency_p95_s" in planned["details"]
