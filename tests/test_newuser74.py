@@ -207,9 +207,10 @@ def test_sglang_group_vars_carry_the_sizings_settings_as_its_flags(tmp_path: Pat
     fraction, context = dep["details"]["mem_fraction_static"], dep["details"]["context_tokens"]
     assert (engine["context_length"], engine["max_running_requests"], engine["mem_fraction_static"]) == (32768, 87, fraction)
     assert context == 32768 and "max_num_seqs" not in engine and "max_model_len" not in engine
-    assert engine["args"][:6] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
-                                  str(fraction)]  # fmt: skip
-    assert engine["args"][6:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
+    assert engine["args"][:2] == ["--tp-size", str(entry["tensor_parallel"])]  # its layout first (fix115)
+    assert engine["args"][2:8] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
+                                   str(fraction)]  # fmt: skip
+    assert engine["args"][8:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
 
 
 def test_sglangs_admission_limit_is_named_by_its_flag_in_every_line(tmp_path: Path) -> None:

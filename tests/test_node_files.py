@@ -264,6 +264,7 @@ def test_sglang_gets_its_own_flags(tmp_path: Path) -> None:
     assert engine["name"] == "sglang"
     # first the settings the KV sizing and the batch rest on, as SGLang's flags (newuser74 item 13)
     assert engine["args"] == [
+        "--tp-size", "1",  # its layout first (fix115)
         "--context-length", str(engine["context_length"]), "--max-running-requests", str(engine["max_running_requests"]),
         "--mem-fraction-static", str(engine["mem_fraction_static"]), "--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3",
     ]  # fmt: skip

@@ -89,3 +89,33 @@ def test_a_time_sliced_pods_share_of_the_gpu_is_its_gpu_memory_utilization_flag(
     fraction = entry["engine"]["gpu_memory_utilization"]
     assert fraction == 0.45  # two pods a GPU: each half of vLLM's 0.9 (gpu_share.pod_memory_fraction)
     assert _flag(entry["engine"]["args"], "--gpu-memory-utilization") == str(fraction)
+
+
+SGLANG = """\
+version: 1
+name: lab
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    parallelism: {PARALLELISM}
+    inference: {engine: sglang, precision: fp8, max_context_tokens: 8192, requests_per_second: 1}
+hardware:
+  provider: baremetal
+  gpus: [h100-sxm5-80gb]
+outputs: [ansible]
+"""
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "layout"),
+    [("{tp: 2, pp: 1}", ["--tp-size", "2"]), ("{tp: 4, pp: 2}", ["--tp-size", "4", "--pp-size", "2"])],
+)
+def test_sglang_args_carry_its_layout(tmp_path: Path, parallelism: str, layout: list[str]) -> None:
+    """An SGLang TP2 service's args had no ``--tp-size`` (its default 1): a role passing args started it on one GPU."""
+    (path := tmp_path / "w.yaml").write_text(SGLANG.replace("{PARALLELISM}", parallelism))
+    files = render_file(str(path))
+    ((entry,),) = _group_vars(files).values()
+    (dep,) = json.loads(files["spec.json"])["plan"]["deployments"]
+    assert [dep["tp"], dep["pp"]] == [int(layout[1]), int(layout[3]) if len(layout) > 2 else 1]
+    assert entry["engine"]["args"][: len(layout)] == layout
+    assert entry["engine"]["args"].count("--tp-size") == 1

@@ -469,6 +469,19 @@ def sglang_sizing_args(engine: dict[str, Any]) -> list[str]:
     return [arg for key, flag in SGLANG_SIZING_FLAGS.items() if key in engine for arg in (flag, str(engine[key]))]
 
 
+def sglang_layout_args(entry: dict[str, Any]) -> list[str]:
+    """An SGLang service's ``--tp-size`` (``--pp-size`` where it is pipelined) of its group-vars ``entry``.
+
+    But a flag its args already have (``--tp-size`` the stage's GPUs, with ``--enable-dp-attention``). fix115: a TP2
+    service's args had no ``--tp-size``, so a role passing args alone started SGLang on one GPU (its default,
+    https://docs.sglang.io/advanced_features/server_arguments.html); ``--pp-size`` (default 1) only where the plan
+    pipelines the replica, a flag an older SGLang lacks.
+    """
+    args = entry["engine"].get("args", [])
+    tp = [] if "--tp-size" in args else ["--tp-size", str(entry["tensor_parallel"])]
+    return [*tp, *(["--pp-size", str(entry["pipeline_parallel"])] if entry["pipeline_parallel"] > 1 else [])]
+
+
 #: A vLLM service's layout, from its entry's ``tensor_parallel`` / ``pipeline_parallel``, and the flag each is
 #: (https://docs.vllm.ai/en/stable/configuration/engine_args.html; both default to 1): the memory a GPU holds and the
 #: step times are sized at this layout.
@@ -639,6 +652,8 @@ def _deployment_vars(
                 }
                 if engine_name == "sglang":  # review73 item 4: SGLang asserts host:port; vLLM's port is in args
                     out["engine"]["data_parallel_hosts"]["address_port"] = SGLANG_DIST_INIT_PORT
+        if name == "sglang":  # its layout too, first (fix115): where attention runs data-parallel, --tp-size is in args
+            out["engine"]["args"] = [*sglang_layout_args(out), *out["engine"]["args"]]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
