@@ -348,14 +348,16 @@ outputs: [kubernetes]
 
 
 def test_an_aks_pool_whose_files_outgrow_the_largest_os_disk_is_warned_of(tmp_path: Path) -> None:
-    """2.4 TB of dataset (600e9 tokens x 4 bytes) exceeds the CRD's 2048 GB OS disk: the class asks for the most,
+    """2.4 TB of dataset (600e9 tokens x 4 bytes) exceeds the CRD's 2048 GiB OS disk: the class asks for the most,
     and a warning says where the rest must go."""
     files = written(tmp_path, HUGE_DATASET_AZURE)
     node_class = valid(files, "azure", "kubernetes/azure/aksnodeclass-")
     assert node_class["spec"]["osDiskSizeGB"] == 2048
     (pool,) = pools(files)
     (short,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "aks-os-disk-short"]
-    assert f"{disk_gib(AKS_OS, pool['files_bytes']):,} GB wanted" in short["message"]
+    # fix115 item 2: the figures are GiB (Azure's disk "GB" is GiB), as the message now says
+    assert f"{disk_gib(AKS_OS, pool['files_bytes']):,} GiB wanted" in short["message"]
+    assert "holds at most 2,048 GiB (osDiskSizeGB)" in short["message"]
 
 
 MIXTRAL_FP8 = """\
