@@ -45,6 +45,11 @@ _TARGET_PREFIX = {
     "ansible": ("ansible/",),
     "kubernetes": ("kubernetes/", "kubeadm/", "cluster/"),
 }
+#: Files a target's own files name and that it writes with them (fix115 item 3: ``--target ansible`` wrote group vars
+#: naming ``training/<job>/ds_config.json``, ``deepspeed_config``, and not the file): a DeepSpeed job's config, which the
+#: group vars and SPEC.md name. They make no output of their own (a target with none of its own files is still refused).
+#: ``training/`` is :func:`generator.render.deepspeed_config.ds_config_path`'s (not imported here: the CLI's start).
+_TARGET_COMPANIONS = {"ansible": ("training/",), "markdown": ("training/",)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -872,7 +877,11 @@ def _refuse_another_plans_outputs(
     specs = sorted(rel for rel in rendered if rel.rpartition("/")[2] == "spec.json")
     changed = [rel for rel in specs if rel in current and current[rel] != rendered[rel]]
     # newuser53 item 10: the outputs by name (--target's words), not the tree's top directories (workload trees)
-    others = [target for target in TARGETS if target not in targets and _select(dict.fromkeys(keep, ""), (target,), depth)]
+    others = [
+        target
+        for target in TARGETS
+        if target not in targets and _select(dict.fromkeys(keep, ""), (target,), depth, companions=False)
+    ]
     fix = (
         f"the outputs not asked for ({', '.join(others)}) would stay that plan's beside this one's; render every "
         "output (without --target), or into another directory; nothing was written"
@@ -908,7 +917,7 @@ def _refuse_empty_targets(output: str, targets: tuple[str, ...], rendered: dict[
     from generator.writer import MANIFEST
 
     for target in targets:
-        if not any(rel.rpartition("/")[2] != MANIFEST for rel in _select(rendered, (target,), depth)):
+        if not any(rel.rpartition("/")[2] != MANIFEST for rel in _select(rendered, (target,), depth, companions=False)):
             raise InputError(
                 f"{output}: --target {target}: this plan renders no {target} output (no {', '.join(_TARGET_PREFIX[target])} "
                 "in its tree: a bare-metal plan without a Kubernetes cluster has none, nor an output the workload's "
@@ -916,14 +925,19 @@ def _refuse_empty_targets(output: str, targets: tuple[str, ...], rendered: dict[
             )
 
 
-def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0) -> dict[str, str]:
-    """The files of ``targets`` (all without); ``depth`` 1: paths start with a workload tree's name."""
+def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0, *, companions: bool = True) -> dict[str, str]:
+    """The files of ``targets`` (all without); ``depth`` 1: paths start with a workload tree's name.
+
+    ``companions``: with the files their own name (:data:`_TARGET_COMPANIONS`); False: their own files alone.
+    """
     if not targets:
         return files
     from generator.render import SHARED_DIRECTORIES
     from generator.writer import MANIFEST
 
     prefixes = tuple(prefix for t in targets for prefix in _TARGET_PREFIX[t])
+    if companions:
+        prefixes += tuple(prefix for t in targets for prefix in _TARGET_COMPANIONS.get(t, ()))
     out = {}
     for rel, text in files.items():
         top, _, inner = rel.partition("/")

@@ -1322,7 +1322,7 @@ def capacity_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict
 
 
 #: A cloud node's root disk as each provider names it, and the unit ``root_disk_size`` is in.
-ROOT_DISK_WORDS = {"aws": ("root volume", "GiB"), "azure": ("OS disk", "GB"), "gcp": ("boot disk", "GB")}
+ROOT_DISK_WORDS = {"aws": ("root volume", "GiB"), "azure": ("OS disk", "GiB"), "gcp": ("boot disk", "GB")}  # Azure's "GB" is GiB
 
 
 def root_disk_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -90,7 +90,9 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
     (name,) = (n for n in files if "group_vars" in n)
     engine = ansible_reader().load(files[name])["specgen_deployments"][0]["engine"]
     assert (engine["data_parallel_size"], engine["expert_parallel_size"]) == (8, 8)
-    assert engine["args"] == ["--data-parallel-size", "8", "--enable-expert-parallel"]
+    # after the sizing flags (fix115): each DP rank is TP1, its own --max-num-seqs (vLLM schedules a rank's own batch)
+    assert engine["args"][:2] == ["--tensor-parallel-size", "1"]
+    assert engine["args"][12:] == ["--data-parallel-size", "8", "--enable-expert-parallel"]
 
 
 def test_a_pinned_attention_dp_layout_is_planned_and_rendered_for_sglang(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from generator.api import render_file
 from generator.planner.plan import DeploymentPlan
 from generator.render.deepspeed_config import DEEPSPEED_DEFAULT_BUCKET_ELEMENTS, runs_deepspeed
+from tests.helpers import call_cli
 
 #: Two consumer GPUs on an owned desktop; the training block is each test's.
 WORKLOAD = """version: 1
@@ -204,3 +205,56 @@ def test_the_config_computes_in_the_half_precision_the_plan_sized(
     if method == "full":
         assert d["precision"] == half  # the plan's own word, as the group vars print it
     _documented(config)
+
+
+# ---------------------------------------------------------------- fix115 item 3: --target writes the file it names
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` but the manifest, by relative path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_text("utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".specgen-manifest"
+    }
+
+
+def _workload(tmp_path: Path, outputs: str) -> Path:
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(training=ZERO3_OFFLOAD).replace("outputs: [ansible]", f"outputs: {outputs}"), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("target", "own"), [("ansible", "ansible/group_vars/"), ("markdown", "SPEC.md")])
+def test_a_target_that_names_the_ds_config_writes_it(tmp_path: Path, target: str, own: str) -> None:
+    """``--target ansible`` wrote group vars naming ``training/sft/ds_config.json`` (``deepspeed_config``) without the
+    file, which the full render alone wrote; SPEC.md (``--target markdown``) names it too. Each writes it now, the
+    full render's bytes."""
+    path = _workload(tmp_path, "[ansible, terraform]")
+    assert call_cli(tmp_path, ("render", str(path), "-o", "full")) == 0
+    assert call_cli(tmp_path, ("render", str(path), "-o", "one", "--target", target)) == 0
+    full, one = _tree(tmp_path / "full"), _tree(tmp_path / "one")
+    assert "training/sft/ds_config.json" in one and any(rel.startswith(own) for rel in one)
+    assert one["training/sft/ds_config.json"] == full["training/sft/ds_config.json"]
+    assert not any(rel.startswith(("terraform/", "spec.json")) for rel in one)
+    named = "training/sft/ds_config.json"
+    assert any(named in text for rel, text in one.items() if rel.startswith(own))  # the file it names is there
+    assert "training/sft/ds_config.json" in (tmp_path / "one" / ".specgen-manifest").read_text("utf-8")  # owned
+
+
+def test_another_target_neither_writes_nor_removes_it(tmp_path: Path) -> None:
+    """``--target terraform`` names no ds_config: it leaves the one on disk as it is (another output's, kept)."""
+    path = _workload(tmp_path, "[ansible, terraform]")
+    assert call_cli(tmp_path, ("render", str(path), "-o", "out", "--target", "terraform")) == 0
+    assert not (tmp_path / "out" / "training").exists()
+    assert call_cli(tmp_path, ("render", str(path), "-o", "out")) == 0
+    assert call_cli(tmp_path, ("render", str(path), "-o", "out", "--target", "terraform")) == 0
+    assert (tmp_path / "out" / "training" / "sft" / "ds_config.json").is_file()
+
+
+def test_a_target_of_no_output_of_its_own_is_still_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ds_config alone is no Ansible output: a workload without ``ansible`` in its outputs is refused as before."""
+    path = _workload(tmp_path, "[terraform]")
+    assert call_cli(tmp_path, ("render", str(path), "-o", "out", "--target", "ansible")) != 0
+    assert "--target ansible: this plan renders no ansible output" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -83,7 +83,13 @@ def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path)
     files = render_ansible(plan, loaded.workload)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     (entry,) = group_vars["specgen_deployments"]
+    # the same settings as vLLM's flags, with the layout (fix115: beside args as keys only, vLLM started at defaults)
+    args = [
+        "--tensor-parallel-size", "1", "--pipeline-parallel-size", "1", "--max-model-len", "4096",
+        "--max-num-seqs", "256", "--max-num-batched-tokens", "2048", "--gpu-memory-utilization", "0.9",
+    ]  # fmt: skip
     assert entry["engine"] == {
+        "args": args,
         "gpu_memory_utilization": 0.9,  # the fraction of the GPU the sizing gave vLLM
         "kv_cache_precision": "bf16",
         "max_model_len": 4096,
@@ -256,7 +262,7 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     engine = group_vars["specgen_deployments"][0]["engine"]
     assert engine["expert_parallel_size"] == 2
-    assert engine["args"] == ["--enable-expert-parallel"]  # newuser31 item 13: vLLM's flag, the size is TP x DP's
+    assert engine["args"][12:] == ["--enable-expert-parallel"]  # newuser31 item 13: vLLM's flag, the size is TP x DP's
 
 
 def test_sglang_is_started_with_its_expert_parallel_size(tmp_path: Path) -> None:

@@ -63,8 +63,9 @@ def test_a_model_swap_that_resizes_the_aks_os_disk_is_a_replacement(tmp_path: Pa
     assert entry["nodes_deleted"] == entry["nodes_created"] == 2
     text = specgen(capsys, "diff", str(old), str(new))[1]
     assert "**Node pools replaced, not resized: 2 node(s) deleted and 2 created.**" in text
-    assert "its nodes' OS disk changes (223 → 140 GB)" in text and "temporary_name_for_rotation" in text
-    assert "| replaced (OS disk 223 GB → OS disk 140 GB) |" in text
+    # fix115 item 2: Azure's disk "GB" is GiB (node_disk.AZURE_DISK_UNIT), as said now
+    assert "its nodes' OS disk changes (223 → 140 GiB)" in text and "temporary_name_for_rotation" in text
+    assert "| replaced (OS disk 223 GiB → OS disk 140 GiB) |" in text
 
 
 def _spec(provider: str, disk: int | None, **pool: Any) -> dict[str, Any]:
@@ -89,7 +90,8 @@ def test_spec_md_says_what_the_aks_os_disk_is_sized_from(tmp_path: Path, model: 
     assert aks["os_disk_size_gb"] == disk == math.ceil((30 * 2**30 + pool["files_bytes"] + 30e9) / 0.85 / 2**30)
     (line,) = [line for line in files["SPEC.md"].splitlines() if "node disk:" in line]
     assert line == (
-        f"- `{pool['name']}` node disk: OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB {disk}, sized "
+        f"- `{pool['name']}` node disk: OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB {disk} GiB, "
+        "sized "
         f"to hold the pool's files, {files_gb} GB (its models' checkpoint files, a training job's dataset and checkpoints: "
         "files_bytes), and 1 engine image(s) of 30 GB, with the OS's 30 GiB, below kubelet's 85% image-collection "
         f"threshold: {disk} GiB; another model or dataset resizes it, which replaces every node of the pool"
@@ -100,7 +102,7 @@ def test_spec_md_says_what_the_aks_os_disk_is_sized_from(tmp_path: Path, model: 
 @pytest.mark.parametrize(
     ("provider", "said"),
     [
-        ("azure", "OS disk changes (223 → 140 GB)"),
+        ("azure", "OS disk changes (223 → 140 GiB)"),  # fix115 item 2: Azure's "GB" is GiB
         ("aws", "root volume changes (223 → 140 GiB)"),
         ("gcp", "boot disk changes (223 → 140 GB)"),
     ],
@@ -207,9 +209,10 @@ def test_sglang_group_vars_carry_the_sizings_settings_as_its_flags(tmp_path: Pat
     fraction, context = dep["details"]["mem_fraction_static"], dep["details"]["context_tokens"]
     assert (engine["context_length"], engine["max_running_requests"], engine["mem_fraction_static"]) == (32768, 87, fraction)
     assert context == 32768 and "max_num_seqs" not in engine and "max_model_len" not in engine
-    assert engine["args"][:6] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
-                                  str(fraction)]  # fmt: skip
-    assert engine["args"][6:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
+    assert engine["args"][:2] == ["--tp-size", str(entry["tensor_parallel"])]  # its layout first (fix115)
+    assert engine["args"][2:8] == ["--context-length", "32768", "--max-running-requests", "87", "--mem-fraction-static",
+                                   str(fraction)]  # fmt: skip
+    assert engine["args"][8:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3"]
 
 
 def test_sglangs_admission_limit_is_named_by_its_flag_in_every_line(tmp_path: Path) -> None:

@@ -225,7 +225,7 @@ def engines(files: dict[str, str], pool: str) -> dict[str, dict[str, Any]]:
 def test_an_fp8_plan_of_a_bf16_checkpoint_starts_vllm_quantizing_it() -> None:
     """newuser26 item 4: without --quantization fp8 vLLM loads the BF16 weights (32.9 GiB a GPU at TP4, not 16.9)."""
     engine = engines(example("chat-70b-fp8-aws"), "chat_h100_sxm5_80gb")["chat"]
-    assert engine["args"] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8"]
+    assert engine["args"][12:] == ["--quantization", "fp8", "--kv-cache-dtype", "fp8"]  # after the sizing flags (fix115)
     assert engine["quantization"] == "fp8" and engine["kv_cache_dtype"] == "fp8"
 
 
@@ -233,7 +233,7 @@ def test_a_bf16_plan_gets_no_quantization_flags_and_an_fp8_kv_cache_its_dtype() 
     """fleet-existing serves Llama-3.1-70B in BF16 with an FP8 KV cache: only --kv-cache-dtype."""
     for pool in ("chat_dgx_h100_h100_sxm5_80gb", "chat_dell_xe8640_h100_sxm5_80gb"):
         engine = engines(example("fleet-existing"), pool)["chat"]
-        assert engine["args"] == ["--kv-cache-dtype", "fp8"] and "quantization" not in engine
+        assert engine["args"][12:] == ["--kv-cache-dtype", "fp8"] and "quantization" not in engine
 
 
 SGLANG = """\
@@ -264,6 +264,7 @@ def test_sglang_gets_its_own_flags(tmp_path: Path) -> None:
     assert engine["name"] == "sglang"
     # first the settings the KV sizing and the batch rest on, as SGLang's flags (newuser74 item 13)
     assert engine["args"] == [
+        "--tp-size", "1",  # its layout first (fix115)
         "--context-length", str(engine["context_length"]), "--max-running-requests", str(engine["max_running_requests"]),
         "--mem-fraction-static", str(engine["mem_fraction_static"]), "--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3",
     ]  # fmt: skip
@@ -347,14 +348,16 @@ outputs: [kubernetes]
 
 
 def test_an_aks_pool_whose_files_outgrow_the_largest_os_disk_is_warned_of(tmp_path: Path) -> None:
-    """2.4 TB of dataset (600e9 tokens x 4 bytes) exceeds the CRD's 2048 GB OS disk: the class asks for the most,
+    """2.4 TB of dataset (600e9 tokens x 4 bytes) exceeds the CRD's 2048 GiB OS disk: the class asks for the most,
     and a warning says where the rest must go."""
     files = written(tmp_path, HUGE_DATASET_AZURE)
     node_class = valid(files, "azure", "kubernetes/azure/aksnodeclass-")
     assert node_class["spec"]["osDiskSizeGB"] == 2048
     (pool,) = pools(files)
     (short,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "aks-os-disk-short"]
-    assert f"{disk_gib(AKS_OS, pool['files_bytes']):,} GB wanted" in short["message"]
+    # fix115 item 2: the figures are GiB (Azure's disk "GB" is GiB), as the message now says
+    assert f"{disk_gib(AKS_OS, pool['files_bytes']):,} GiB wanted" in short["message"]
+    assert "holds at most 2,048 GiB (osDiskSizeGB)" in short["message"]
 
 
 MIXTRAL_FP8 = """\

@@ -273,7 +273,7 @@ def test_outputs_say_the_task_and_carry_the_pooling_flags(tmp_path: Path) -> Non
         (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
         engine = service["engine"]
         assert (engine["task"], engine["runner"], engine["convert"]) == (task, "pooling", convert)
-        assert engine["args"] == ["--runner", "pooling", "--convert", convert]
+        assert engine["args"][12:] == ["--runner", "pooling", "--convert", convert]  # after the sizing flags (fix115)
         (planned,) = json.loads(tree["spec.json"])["plan"]["deployments"]
         assert planned["details"]["task"] == task
         assert "tpot_s" not in planned["details"] and "latency_p95_s" in planned["details"]
@@ -286,7 +286,8 @@ def test_sglang_runs_it_as_an_embedding_server(tmp_path: Path) -> None:
     (group_vars,) = [text for path, text in tree.items() if path.startswith("ansible/group_vars/")]
     (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
     assert service["engine"]["is_embedding"] is True and service["engine"]["args"][-1:] == ["--is-embedding"]
-    assert service["engine"]["args"][:2] == ["--context-length", str(service["engine"]["context_length"])]
+    assert service["engine"]["args"][:2] == ["--tp-size", str(service["tensor_parallel"])]  # its layout first (fix115)
+    assert service["engine"]["args"][2:4] == ["--context-length", str(service["engine"]["context_length"])]
 
 
 def test_a_pass_packs_its_requests_and_reads_the_weights_once(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:
     """``AKSNodeClass`` of one pool: Ubuntu image, AKS-managed GPU driver (NVIDIA), OS disk, pool tags on the VMs.
 
     ``osDiskSizeGB`` holds the node's model files and engine images (``disk``, :mod:`generator.render.node_disk`):
-    kubelet and containerd write to the OS disk, whose default is 128 GB (the CRD's default; newuser26 item 2: a pool's
+    kubelet and containerd write to the OS disk, whose default is 128 GiB (the CRD's default; newuser26 item 2: a pool's
     ~250 GB of checkpoints). The class has no field that puts them on the VM's local NVMe; AKS places the OS disk
     itself on the VM's local storage (an ephemeral OS disk) where that size fits it, else on a managed disk
     (https://learn.microsoft.com/en-us/azure/virtual-machines/ephemeral-os-disks-faq), and pods reach the local NVMe

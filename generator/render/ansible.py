@@ -469,6 +469,50 @@ def sglang_sizing_args(engine: dict[str, Any]) -> list[str]:
     return [arg for key, flag in SGLANG_SIZING_FLAGS.items() if key in engine for arg in (flag, str(engine[key]))]
 
 
+def sglang_layout_args(entry: dict[str, Any]) -> list[str]:
+    """An SGLang service's ``--tp-size`` (``--pp-size`` where it is pipelined) of its group-vars ``entry``.
+
+    But a flag its args already have (``--tp-size`` the stage's GPUs, with ``--enable-dp-attention``). fix115: a TP2
+    service's args had no ``--tp-size``, so a role passing args alone started SGLang on one GPU (its default,
+    https://docs.sglang.io/advanced_features/server_arguments.html); ``--pp-size`` (default 1) only where the plan
+    pipelines the replica, a flag an older SGLang lacks.
+    """
+    args = entry["engine"].get("args", [])
+    tp = [] if "--tp-size" in args else ["--tp-size", str(entry["tensor_parallel"])]
+    return [*tp, *(["--pp-size", str(entry["pipeline_parallel"])] if entry["pipeline_parallel"] > 1 else [])]
+
+
+#: A vLLM service's layout, from its entry's ``tensor_parallel`` / ``pipeline_parallel``, and the flag each is
+#: (https://docs.vllm.ai/en/stable/configuration/engine_args.html; both default to 1): the memory a GPU holds and the
+#: step times are sized at this layout.
+VLLM_LAYOUT_FLAGS = {"tensor_parallel": "--tensor-parallel-size", "pipeline_parallel": "--pipeline-parallel-size"}
+
+#: A vLLM service's engine keys the sizing rests on, and the flag each is (vLLM's engine arguments,
+#: https://docs.vllm.ai/en/stable/configuration/engine_args.html), in the order args gives them: the context its KV
+#: blocks are sized for, the batch, the tokens a step runs (which its profiling run reserves activations for) and the
+#: share of the GPU its KV pool is what is left of.
+VLLM_SIZING_FLAGS = {
+    "max_model_len": "--max-model-len",
+    "max_num_seqs": "--max-num-seqs",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+}
+
+
+def vllm_sizing_args(entry: dict[str, Any]) -> list[str]:
+    """A vLLM service's layout and sizing flags (:data:`VLLM_LAYOUT_FLAGS`, :data:`VLLM_SIZING_FLAGS`) of ``entry``.
+
+    Each flag is its key's value in the group-vars ``entry`` (its ``engine``'s, or the layout's own), so the two cannot
+    disagree. fix115: the settings stood beside ``args`` as keys only (``max_model_len 32768``, ``max_num_seqs 1024``,
+    ``max_num_batched_tokens 8192``, ``gpu_memory_utilization 0.9``, and TP2 as ``tensor_parallel``), so a role that
+    passes ``args`` started vLLM at its defaults (the model's whole context, its default batch, TP1), not the KV pool
+    and batch the plan counts on.
+    """
+    engine = entry["engine"]
+    layout = [arg for key, flag in VLLM_LAYOUT_FLAGS.items() for arg in (flag, str(entry[key]))]
+    return [*layout, *(arg for key, flag in VLLM_SIZING_FLAGS.items() if key in engine for arg in (flag, str(engine[key])))]
+
+
 def _deployment_vars(
     d: DeploymentPlan,
     pool: str,
@@ -562,6 +606,8 @@ def _deployment_vars(
             out["engine"].update(quantized, args=args)
         if name == "sglang":  # the settings the KV sizing and the batch rest on, as SGLang's flags (newuser74 item 13)
             out["engine"]["args"] = [*sglang_sizing_args(out["engine"]), *out["engine"].get("args", [])]
+        elif name == "vllm":  # and as vLLM's, with the layout they are sized at (fix115)
+            out["engine"]["args"] = [*vllm_sizing_args(out), *out["engine"].get("args", [])]
         if (image := engine_image(str(out["engine"]["name"]), vendor, mirrors)) is not None:
             out["engine"]["image_repository"] = image
         if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision
@@ -606,6 +652,8 @@ def _deployment_vars(
                 }
                 if engine_name == "sglang":  # review73 item 4: SGLang asserts host:port; vLLM's port is in args
                     out["engine"]["data_parallel_hosts"]["address_port"] = SGLANG_DIST_INIT_PORT
+        if name == "sglang":  # its layout too, first (fix115): where attention runs data-parallel, --tp-size is in args
+            out["engine"]["args"] = [*sglang_layout_args(out), *out["engine"]["args"]]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are

@@ -19,7 +19,7 @@ from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.planner.spread import drain_grace_text
 from generator.render.gpu_sharing import advertised_per_gpu, aks_mig_pools
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
-from generator.render.node_disk import AKS_MAX_OS_DISK_GB, NodeDisk, root_disk_gib
+from generator.render.node_disk import AKS_MAX_OS_DISK_GB, AZURE_DISK_UNIT, NodeDisk, root_disk_gib
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
@@ -397,17 +397,17 @@ def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
 
 
 def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
-    """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GB)."""
+    """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GiB: Azure's "GB")."""
     short = [(p, disk) for p in pools if p.node.provider == "azure" and (disk := root_disk_gib(plan, p)) > AKS_MAX_OS_DISK_GB]
     if not short:
         return None
-    each = "; ".join(f"{dns_name(p)} {disk:,} GB wanted" for p, disk in short)
+    each = "; ".join(f"{dns_name(p)} {disk:,} {AZURE_DISK_UNIT} wanted" for p, disk in short)
     return Finding(
         "warning",
         "aks-os-disk-short",
-        f"the AKSNodeClass OS disk holds at most {AKS_MAX_OS_DISK_GB:,} GB (osDiskSizeGB), less than the model files, "
-        f"dataset, checkpoints and images its nodes keep ({each}): keep the dataset or checkpoints on Azure storage, or "
-        "the files on the VM's local NVMe through Azure Container Storage "
+        f"the AKSNodeClass OS disk holds at most {AKS_MAX_OS_DISK_GB:,} {AZURE_DISK_UNIT} (osDiskSizeGB), less than the "
+        f"model files, dataset, checkpoints and images its nodes keep ({each}): keep the dataset or checkpoints on Azure "
+        "storage, or the files on the VM's local NVMe through Azure Container Storage "
         "(https://learn.microsoft.com/en-us/azure/aks/best-practices-storage-nvme)",
         "kubernetes",
     )

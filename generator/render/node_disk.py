@@ -5,7 +5,7 @@ larger format), a training job's dataset and checkpoints (``Pool.files_bytes``, 
 for), and the engines' container images. Where the instance's local NVMe (instance store) holds them, the node
 class puts kubelet and containerd on it (Karpenter's ``instanceStorePolicy: RAID0``, nodeadm's ``localStorage``
 RAID0); otherwise the root / OS disk is sized to hold them: the providers' defaults (an EKS AL2023 node's 20 GiB
-root volume, an AKS node's 128 GB OS disk, a GKE node's 100 GB boot disk) do not hold a 70B checkpoint (newuser26 item
+root volume, an AKS node's 128 GiB OS disk, a GKE node's 100 GB boot disk) do not hold a 70B checkpoint (newuser26 item
 2, newuser31 item 2).
 """
 
@@ -23,13 +23,21 @@ from generator.units import GIB
 ENGINE_IMAGE_BYTES = 30 * 10**9
 #: The OS and its agents on the root disk: the EKS AL2023 AMI's own root volume, 20 GiB ("Disk size in GiB for
 #: nodes. Defaults to `20`", terraform-aws-eks modules/eks-managed-node-group/variables.tf ``disk_size``); an AKS
-#: node's OS disk is at least 30 GB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml); a GKE node's
+#: node's OS disk is at least 30 GiB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml); a GKE node's
 #: boot disk at least 10 GB ("The smallest allowed disk size is 10GB", ContainerNodePool ``nodeConfig.diskSizeGb``).
 OS_BYTES = {"aws": 20 * GIB, "azure": 30 * GIB, "gcp": 10 * GIB}
 #: The share of its disk a node fills before kubelet deletes images to free it (``imageGCHighThresholdPercent``,
 #: default 85, https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/): sized so the files and
 #: images stay under it, the engines' images are not collected while their pods restart.
 IMAGE_GC_HIGH_PERCENT = 85
+#: Azure's disk sizes named "GB" (azurerm ``os_disk_size_gb`` "The Agent Operating System disk size in GB", AKS's
+#: ``osDiskSizeGB``, a managed disk's ``diskSizeGB``) count GiB, 2^30 bytes: Azure's own tables give the same limits
+#: and tiers in GiB (a managed disk at most "32,767 GiB", the most ``diskSizeGB`` takes, and a P10 disk 128 GiB,
+#: https://learn.microsoft.com/en-us/azure/virtual-machines/disks-types; Azure's rule on ``diskSizeGB`` names its
+#: billing sizes 32, 64, ... 32768 GiB, https://azure.github.io/PSRule.Rules.Azure/en/rules/Azure.VM.DiskSizeAlignment/).
+#: So an AKS pool's figure is :func:`root_disk_gib`'s GiB, rounded up, and is said in GiB (fix115 item 2: SPEC.md and
+#: ``diff`` said "GB" of it).
+AZURE_DISK_UNIT = "GiB"
 #: The largest AKS OS disk (``osDiskSizeGB`` maximum 2048, karpenter.azure.com_aksnodeclasses.yaml; an ephemeral
 #: OS disk is at most 2 TiB too, https://learn.microsoft.com/en-us/azure/virtual-machines/ephemeral-os-disks-faq).
 AKS_MAX_OS_DISK_GB = 2048
@@ -101,7 +109,8 @@ EKS_AMI_ROOT_GIB = 20
 def root_disk_size(provider: str, disk: NodeDisk) -> int:
     """The root / OS disk a node of ``disk`` asks for, as the provider's rendered objects size it (its unit).
 
-    AKS: ``os_disk_size_gb`` / ``osDiskSizeGB`` (GB, at least the default, at most the maximum); EKS: the root EBS
+    AKS: ``os_disk_size_gb`` / ``osDiskSizeGB`` (GiB, :data:`AZURE_DISK_UNIT`; at least the default, at most the
+    maximum); EKS: the root EBS
     volume (GiB), the AMI's where the instance store holds the files; GKE: the boot disk (GB), its default where that
     holds them.
     """
@@ -127,9 +136,9 @@ def with_root_disks(plan: Plan) -> Plan:
 
 
 #: What each provider calls a node's root disk in what specgen renders, before the figure of :func:`root_disk_size`, and
-#: that figure's unit ("" for AKS: its field's "GB" holds the GiB count :func:`root_disk_gib` sizes).
+#: that figure's unit (AKS's: its fields' "GB" is GiB, :data:`AZURE_DISK_UNIT`).
 ROOT_DISK_NAMES = {
-    "azure": ("OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB", ""),
+    "azure": ("OS disk, AKS node pool os_disk_size_gb / AKSNodeClass osDiskSizeGB", f" {AZURE_DISK_UNIT}"),
     "aws": ("root volume (EBS)", " GiB"),
     "gcp": ("boot disk (diskSizeGb)", " GB"),
 }
