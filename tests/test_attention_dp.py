@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,11 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration.jso
 PERF_OVERVIEW = (
     "https://github.com/NVIDIA/TensorRT-LLM/blob/03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d/"
     "docs/source/developer-guide/perf-overview.md"
+)
+#: The earlier perf overview (TensorRT-LLM v1.0), whose RTX PRO 6000 MoE cells read "TPn" (acc105).
+EARLIER_PERF_OVERVIEW = (
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/"
+    "docs/source/performance/perf-overview.md"
 )
 
 
@@ -120,19 +126,45 @@ def test_expert_gemms_wait_for_the_busiest_rank_only_where_experts_are_placed_wh
     assert gemm_seconds(arch, dep8, acc, 4096, skewed) > gemm_seconds(arch, dep8, acc, 4096, uniform) * 1.2
 
 
-def _dep_rows() -> list[dict[str, object]]:
+def _dep_rows() -> list[dict[str, Any]]:
     return [r for r in json.loads(DATA.read_text())["throughput"] if r.get("ep", 1) > r["tp"] and r["engine"] == "tensorrt-llm"]
 
 
 def test_the_perf_overview_dep_rows_carry_the_page_and_the_whole_replica() -> None:
-    rows = _dep_rows()
+    rows = [r for r in _dep_rows() if r["source"] != EARLIER_PERF_OVERVIEW]
     # DeepSeek-R1 14, gpt-oss-120b 11, Qwen3-235B 27, Qwen3-30B 7 (Llama-4-Maverick's 17 need a catalog model)
     assert len(rows) == 59
     for row in rows:
         assert row["source"] == PERF_OVERVIEW and row["version"] and row["setup"], row
         assert row["tp"] == 1
-        gpus = int(row["ep"]) * int(row["pp"])  # type: ignore[call-overload]
-        assert row["output_tokens_per_s"] == int(row["output_tokens_per_s_per_gpu"]) * gpus, row  # type: ignore[call-overload]
+        gpus = int(row["ep"]) * int(row["pp"])
+        assert row["output_tokens_per_s"] == int(row["output_tokens_per_s_per_gpu"]) * gpus, row
+
+
+def test_the_earlier_pages_rtx_moe_cells_are_attention_dp_runs() -> None:
+    # acc105: the earlier page's RTX PRO 6000 "TP2 / TP4 / TP8" cells of Qwen3-30B-A3B ran its MoE recipe
+    # (enable_attention_dp): rows tp 1, ep 2 / 4 / 8, each saying why, the page's whole-system figure as printed
+    rows: list[dict[str, Any]] = [r for r in _dep_rows() if r["source"] == EARLIER_PERF_OVERVIEW]
+    assert len(rows) == 29
+    assert {(r["model"], r["gpu"], r["tp"], r["pp"]) for r in rows} == {
+        ("Qwen/Qwen3-30B-A3B", "rtx-pro-6000-blackwell-96gb", 1, 1)
+    }
+    assert sorted({r["ep"] for r in rows}) == [2, 4, 8]
+    for row in rows:
+        notes: list[str] = row["research_notes"]
+        assert len(notes) == 1 and notes[0].startswith("Layout (acc105") and f"DEP{row['ep']}" in notes[0], row
+    # the later page's DEP cells of the same model and GPU (per GPU x GPUs) against the earlier page's "TP" cells
+    cell = ("Qwen/Qwen3-30B-A3B", "rtx-pro-6000-blackwell-96gb", 1, 1000, 1000)
+    later: dict[int, int] = {
+        r["ep"]: r["output_tokens_per_s"]
+        for r in _dep_rows()
+        if r["source"] == PERF_OVERVIEW and (r["model"], r["gpu"], r["pp"], r["input_tokens"], r["output_tokens"]) == cell
+    }
+    earlier: dict[int, int] = {
+        r["ep"]: r["output_tokens_per_s"] for r in rows if (r["input_tokens"], r["output_tokens"]) == (1000, 1000)
+    }
+    assert later == {2: 16818, 8: 31880} and earlier == {2: 16431, 4: 24046, 8: 31785}
+    assert all(abs(earlier[ep] / later[ep] - 1) < 0.03 for ep in later)
 
 
 @pytest.mark.parametrize(

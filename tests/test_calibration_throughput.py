@@ -135,6 +135,12 @@ PINNED: dict[str, tuple[float, float]] = {
     # gpt-oss groups moved toward the measurements (11.6 / 33.6 -> 10.5 / 33.6, 12.2 / 35.3 -> 12.2 / 28.6), vLLM's
     # H100 group too (14.8 / 24.8 -> 11.8 / 13.9)
     "throughput tensorrt-llm b200-sxm-180gb mxfp4 attention-dp": (0.1808, 0.2247),
+    # acc105 entry of 2026-12-06: the perf overview @00f37686's RTX PRO 6000 Qwen3-30B-A3B "TP2 / TP4 / TP8" cells are
+    # attention-DP runs (the page's MoE recipe sets enable_attention_dp; the later page's DEP2 / DEP8 cells of the same
+    # model and GPU measure the same to 1-2%): relabelled DEP2 / DEP4 / DEP8 (29 rows), they join this group (8 -> 37 rows,
+    # 13.0 / 24.4 -> 17.8 / 24.4) and leave the PP1 TP group (49 -> 20 rows, 14.6 / 35.5 -> 12.2 / 22.5). Every DEP8 row
+    # is within -6% / +16%; every DEP2 / DEP4 row is 4-35% under, as the later page's own DEP2 rows (-24%, -18%) are
+    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1775, 0.2437),
     # 2026-12-03 refit entry: fp4_gemm_efficiency_ratio 0.8 -> 0.65 and host_overlap_fraction 0.55 -> 0.45, refitted
     # across the in-sample groups at once, took B200 DEP4 from 33.6 / 55.5 to 21.1 / 44.7 and brought GB200's DEP rows
     # (18.4 / 38.3 -> 9.2 / 27.1) and the RTX PRO 6000's DEP8 rows (15.4 / 21.7 -> 12.9 / 24.4) into the target; the
