@@ -74,6 +74,15 @@ def _workload(tmp_path: Path, provider: str, outputs: str, extra: str = "") -> s
             "overview.md)",
             id="azure",
         ),
+        pytest.param(
+            "azure",
+            "kubernetes",
+            "the nodes also need the amdgpu driver, which nothing rendered installs (the AKSNodeClass's gpu.mode is "
+            "None): install AMD's GPU Operator, whose Kernel Module Management operator builds and loads the amdgpu "
+            "driver on each node and which runs the device plugin and the node labeller (https://github.com/ROCm/"
+            "gpu-operator/blob/21575c33014500c81d56c7b4379e60d006cd473d/docs/overview.md)",
+            id="azure-karpenter-alone",
+        ),
     ],
 )
 def test_the_finding_names_the_toleration_and_the_driver(tmp_path: Path, provider: str, outputs: str, driver: str) -> None:

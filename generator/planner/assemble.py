@@ -346,7 +346,8 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
             f"guide says ({ROCM_INSTALL_GUIDE})"
         )
     else:  # a cloud's node image: no host install guide applies to it (newuser77 item 1)
-        where = " (the AKS node pool's gpu_driver and the AKSNodeClass's gpu.mode are None)" if provider == "azure" else ""
+        pool = "the AKS node pool's gpu_driver and " if "terraform" in wl.outputs else ""
+        where = f" ({pool}the AKSNodeClass's gpu.mode {'are' if pool else 'is'} None)" if provider == "azure" else ""
         driver = (
             f"the nodes also need the amdgpu driver, which nothing rendered installs{where}: install AMD's GPU Operator, "
             "whose Kernel Module Management operator builds and loads the amdgpu driver on each node and which runs "
