@@ -2036,6 +2036,7 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     said += [f"{disks[0]} → {disks[1]}"] if None not in disks and disks[0] != disks[1] else []
     if replaced and p["pool"] in replaced:
         return f"replaced ({', '.join(['other hardware'] * replaced[p['pool']] + said) or 'its nodes created again'})"
+    price = _node_price_change(old, new)
     hosts = [set(side.get("hosts", ())) for side in (old, new)]
     for moved, verb in ((sorted(hosts[1] - hosts[0]), "join"), (sorted(hosts[0] - hosts[1]), "leave")):
         if moved:
@@ -2043,14 +2044,32 @@ def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replace
     if old["runs"] != new["runs"] and old["nodes"] == new["nodes"]:  # (review38 item 6: said beside the hosts)
         said.insert(0, "what runs on it")
     if said:
-        return f"changed ({', '.join(said)})"
+        return f"changed ({', '.join(said + price)})"
     low = [minimum_nodes(side) for side in (old, new)]
     if low[0] != low[1] and "min_nodes" not in old and "min_nodes" not in new:
         # newuser73 item 16: a pool of a fixed size (GKE nodeCount, no autoscaling) has no minimum: it is resized
-        return f"changed (nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, resized in place)"
+        return f"changed ({', '.join([f'nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, resized in place', *price])})"
     if low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
-        return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
-    return "changed"
+        return f"changed ({', '.join([f'minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place', *price])})"
+    return f"changed ({', '.join(price)})" if price else "changed"
+
+
+def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """A pool's price a node-hour, where it moved: ``price $48.00 → $30.00 a node-hour``.
+
+    newuser77 item 2: a rate given under ``prices:`` (or a bought server's running cost) changed only the cost cells, and
+    the row read a bare "changed" beside equal nodes, GPUs and power. A pool's ``usd_per_hour`` is its nodes'; a resize
+    at the same rate says nothing here.
+    """
+    rates = []
+    for side in (old, new):
+        hourly, nodes = _number(side.get("usd_per_hour")), _number(side.get("nodes"))
+        if hourly is None or not nodes:
+            return []
+        rates.append(round(hourly / nodes, 2))
+    if rates[0] == rates[1]:
+        return []
+    return [f"price ${rates[0]:,.2f} → ${rates[1]:,.2f} a node-hour"]
 
 
 def _names_text(names: list[str]) -> str:

@@ -63,11 +63,25 @@ def _workload(tmp_path: Path, provider: str, outputs: str, extra: str = "") -> s
             id="baremetal-no-ansible",
         ),
         pytest.param(
+            # newuser77 item 1: an AKS node runs AKS's node image, which no host install guide applies to ("use a node
+            # image that has them" could not be followed); the AKSNodeClass CRD's gpu.mode None is for a GPU Operator
             "azure",
             "terraform, kubernetes",
-            "the nodes also need the amdgpu driver and ROCm, which nothing rendered installs (an AKS node class in "
-            f"gpu.mode None skips the driver): use a node image that has them ({GUIDE})",
+            "the nodes also need the amdgpu driver, which nothing rendered installs (the AKS node pool's gpu_driver "
+            "and the AKSNodeClass's gpu.mode are None): install AMD's GPU Operator, whose Kernel Module Management "
+            "operator builds and loads the amdgpu driver on each node and which runs the device plugin and the node "
+            "labeller (https://github.com/ROCm/gpu-operator/blob/21575c33014500c81d56c7b4379e60d006cd473d/docs/"
+            "overview.md)",
             id="azure",
+        ),
+        pytest.param(
+            "azure",
+            "kubernetes",
+            "the nodes also need the amdgpu driver, which nothing rendered installs (the AKSNodeClass's gpu.mode is "
+            "None): install AMD's GPU Operator, whose Kernel Module Management operator builds and loads the amdgpu "
+            "driver on each node and which runs the device plugin and the node labeller (https://github.com/ROCm/"
+            "gpu-operator/blob/21575c33014500c81d56c7b4379e60d006cd473d/docs/overview.md)",
+            id="azure-karpenter-alone",
         ),
     ],
 )

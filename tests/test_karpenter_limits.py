@@ -156,3 +156,42 @@ def test_a_training_pool_billed_by_the_month_is_capped_at_its_plan(tmp_path: Pat
     assert specs[dns_name(serving)]["limits"] == {gpu_resource(serving): str((serving.nodes + 1) * serving.node.gpus)}
     message = findings(plan)["karpenter-replacement-slot"]
     assert dns_name(serving) in message and dns_name(training) not in message
+
+
+BATCH = """\
+version: 1
+name: nightly
+deployments:
+  - name: summarize
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {{precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 3000,
+                avg_output_tokens: 300, requests_per_run: 200000, deadline_hours: 6, runs_per_month: 30,
+                service_class: batch}}
+hardware:
+  provider: {provider}
+  gpus: [{gpu}]
+kubernetes:
+  location: {location}
+outputs: [kubernetes]
+"""
+
+
+@pytest.mark.parametrize(
+    ("provider", "gpu", "location"),
+    [("azure", "mi300x-192gb", "eastus2"), ("azure", "h100-sxm5-80gb", "eastus2"), ("aws", "h100-sxm5-80gb", "us-east-1")],
+)
+def test_a_batch_jobs_pool_is_capped_at_its_plan_as_its_finding_says(
+    tmp_path: Path, provider: str, gpu: str, location: str
+) -> None:
+    """newuser77 item 16: a pool resting at zero between batch runs got the serving pools' node beyond the plan
+    (amd.com/gpu 16 for one 8-GPU ND MI300X v5) beside karpenter-per-job-grace's "capped at its planned GPUs (a job is
+    not rolled, and a drifted node is not replaced under a running job)"; it is capped, as a training pool is."""
+    plan, workload = plan_text(tmp_path, BATCH.format(provider=provider, gpu=gpu, location=location))
+    (pool,) = plan.pools
+    assert pool.runs_only and not pool.per_job
+    spec = node_pools(plan, workload)[dns_name(pool)]
+    assert spec["limits"] == {gpu_resource(pool): str(pool.nodes * pool.node.gpus)}
+    assert spec["disruption"]["consolidateAfter"] == PER_JOB_NODE_GRACE
+    said = findings(plan)
+    assert "capped at its planned GPUs" in said["karpenter-per-job-grace"]
+    assert "karpenter-replacement-slot" not in said

@@ -98,6 +98,22 @@ def test_a_job_across_aks_nodes_says_what_reaches_the_infiniband(tmp_path: Path)
     assert "comm_between_nodes_s_per_step" in job.details and "comm_s_per_step" not in job.details
 
 
+@pytest.mark.parametrize(("gpu", "library"), [("h100-sxm5-80gb", "NCCL"), ("mi300x-192gb", "RCCL")])
+def test_the_tcp_fallback_names_the_collective_library_of_the_gpus(tmp_path: Path, gpu: str, library: str) -> None:
+    """newuser77 item 8: a job over two ND MI300X v5 read "without them NCCL falls back to TCP"; AMD's is RCCL."""
+    path = tmp_path / "w.yaml"
+    text = (
+        AZURE_JOB.replace("CAPACITY", "")
+        .replace("h100-sxm5-80gb", gpu)
+        .replace("Qwen/Qwen2.5-32B-Instruct", "meta-llama/Llama-3.3-70B-Instruct")
+    )
+    path.write_text(text, encoding="utf-8")
+    plan = plan_as_deployed(str(path))[1]
+    assert plan.pools[0].nodes > 1
+    (said,) = [f for f in plan.findings if f.code == "aks-infiniband"]
+    assert f"none of which specgen renders: without them {library} falls back to TCP" in said.message
+
+
 def test_a_cloud_jobs_checkpoints_on_local_nvme_are_said_to_go_with_its_nodes(tmp_path: Path) -> None:
     """32.76 B trainable parameters at 14 bytes a checkpoint (458.7 GB), 2 kept, sharded over the job's 4 nodes."""
     plan = _plan(tmp_path, "    capacity_type: spot\n")

@@ -478,3 +478,37 @@ def test_two_draws_of_one_platform_say_what_differs() -> None:
         "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,723 W at the wall (sum of components, with 8 x "
         "connectx-7-400g-ib fabric NICs (a replica spanning servers)), a DC load of 12,900 W, more than"
     )
+
+
+OWNED_MI300X = """\
+version: 1
+name: colo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000,
+                avg_output_tokens: 400, requests_per_second: 10, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - count: 2
+      custom: {name: smc-mi300x, gpu: mi300x-192gb, gpus_per_server: 8, cpu: epyc-9654, cpu_sockets: 2, ram_gib: 2304,
+               fabric_nic: connectx-7-400g-ib, fabric_nic_count: 8, psu_count: 6, psu_rating_w: 3000, psu_redundant: 3,
+               rack_units: 8}
+"""
+
+
+def test_an_owned_servers_own_fabric_nics_are_not_said_to_be_for_a_spanning_replica(tmp_path: Path) -> None:
+    # newuser77 item 13: 8 x TP1 replicas on one owned custom MI300X server with its 8 CX-7: the PSU warning counted
+    # the NICs "(a replica spanning servers)", where none spans; they are the server's own, fitted whatever runs
+    assert node_build_text(
+        (Nic("fabric", "connectx-7-400g-ib", "ConnectX-7", 8, 400.0, "infiniband", True),), spanning=False
+    ) == ("with 8 x connectx-7-400g-ib fabric NICs (the server's own)")
+    path = tmp_path / "w.yaml"
+    path.write_text(OWNED_MI300X)
+    plan = plan_file(str(path))[1]
+    assert [(d.tp, d.pp, d.replicas) for d in plan.deployments] == [(1, 1, 8)]
+    (said,) = [f.message for f in plan.findings if f.code == "psu-headroom"]
+    assert "with 8 x connectx-7-400g-ib fabric NICs (the server's own)), a DC load of" in said
+    assert "spanning" not in said

@@ -287,6 +287,12 @@ def unrated_findings(wl: Workload) -> list[Finding]:
     return out
 
 
+#: AMD's GPU Operator: its Kernel Module Management operator builds and loads the amdgpu driver on each node, and it runs
+#: the device plugin and the node labeller. A cloud's GPU node runs the provider's node image, which no ROCm install guide
+#: applies to; the AKSNodeClass's ``gpu.mode: None`` is, in its CRD's words, for "managing GPU drivers via a GPU Operator
+#: or other external mechanism" (shared/crds/karpenter-azure/karpenter.azure.com_aksnodeclasses.yaml; newuser77 item 1).
+AMD_GPU_OPERATOR = "https://github.com/ROCm/gpu-operator/blob/21575c33014500c81d56c7b4379e60d006cd473d/docs/overview.md"
+
 #: The AMD device plugin as shipped (its DaemonSet, and its Helm chart's default ``tolerations`` value) tolerates only
 #: ``CriticalAddonsOnly``: a pool tainted for its GPUs must add a toleration or the plugin never runs there.
 AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES = (
@@ -334,12 +340,18 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
             f"nothing rendered installs the amdgpu driver and ROCm (warning {DRIVER_SERIES}): install them yourself "
             f"({ROCM_INSTALL_GUIDE})"
         )
-    else:
-        where = " (an AKS node class in gpu.mode None skips the driver)" if provider == "azure" else ""
+    elif provider == "baremetal":
         driver = (
-            f"the nodes also need the amdgpu driver and ROCm, which nothing rendered installs{where}: "
-            + ("install them as AMD's guide says" if provider == "baremetal" else "use a node image that has them")
-            + f" ({ROCM_INSTALL_GUIDE})"
+            "the nodes also need the amdgpu driver and ROCm, which nothing rendered installs: install them as AMD's "
+            f"guide says ({ROCM_INSTALL_GUIDE})"
+        )
+    else:  # a cloud's node image: no host install guide applies to it (newuser77 item 1)
+        pool = "the AKS node pool's gpu_driver and " if "terraform" in wl.outputs else ""
+        where = f" ({pool}the AKSNodeClass's gpu.mode {'are' if pool else 'is'} None)" if provider == "azure" else ""
+        driver = (
+            f"the nodes also need the amdgpu driver, which nothing rendered installs{where}: install AMD's GPU Operator, "
+            "whose Kernel Module Management operator builds and loads the amdgpu driver on each node and which runs "
+            f"the device plugin and the node labeller ({AMD_GPU_OPERATOR})"
         )
     taint = f"a toleration for the pool's taint {key}={value}:{effect} ({{key: {key}, operator: Exists, effect: {effect}}}"
     if spot and wl.hardware.provider == "azure":  # AKS taints Spot nodes too (review30 item 1)

@@ -442,14 +442,18 @@ def believed_psu_fields(platform: PlatformSpec) -> list[str]:
     return [f for f in used if f in platform.unsourced_fields]
 
 
-def node_build_text(nics: tuple[Nic, ...]) -> str:
+def node_build_text(nics: tuple[Nic, ...], spanning: bool = True) -> str:
     """What a node's draw counts besides its GPUs and host, so two draws of one platform say how they differ.
 
     'with 8 x connectx-7-400g-ib fabric NICs (a replica spanning servers)'; "" for a node without fabric NICs (newuser24
-    item 1: one platform named twice, at 11,018 W and 11,252 W, without saying why).
+    item 1: one platform named twice, at 11,018 W and 11,252 W, without saying why). ``spanning``: whether a replica or
+    job spans servers (the node's ``needs_fabric``); a server that has its fabric whatever runs on it (a custom server as
+    owned, a DGX) names them as its own (newuser77 item 13: 8 x TP1 on an owned MI300X server read "(a replica spanning
+    servers)").
     """
     fabric = next((n for n in nics if n.role == "fabric"), None)
-    return "" if fabric is None else f"with {fabric.count} x {fabric.nic_id} fabric NICs (a replica spanning servers)"
+    why = "a replica spanning servers" if spanning else "the server's own"
+    return "" if fabric is None else f"with {fabric.count} x {fabric.nic_id} fabric NICs ({why})"
 
 
 def psu_overload(
@@ -843,11 +847,12 @@ def assemble_node(
         redundant = redundant_psus(platform)
         tolerant = " fault-tolerant" if platform.psu_fault_tolerant else ""
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant}{tolerant})"
-        over = psu_overload(platform, gpu, gpus, power_figure, owned, node_build_text(nics))
+        build = node_build_text(nics, spanning=needs.needs_fabric)
+        over = psu_overload(platform, gpu, gpus, power_figure, owned, build)
         if over is not None and over.level != "error" and power_figure.scaled:
             # a scaled estimate keeps the layout with a warning, unless its own parts summed already overload the PSUs
             dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
-            own = psu_overload(platform, gpu, gpus, NodePower(components, round(dc_load), SUMMED), owned, node_build_text(nics))
+            own = psu_overload(platform, gpu, gpus, NodePower(components, round(dc_load), SUMMED), owned, build)
             over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)

@@ -164,14 +164,17 @@ def aks_infiniband_finding(plan: Plan, workload: Workload) -> Finding | None:
     pools = [p for p in plan.pools if any(nic.role == "fabric" for nic in p.node.nics) and crosses_nodes(plan, p)]
     if not pools:
         return None
+    # the collective library the pools' GPUs run: RCCL on AMD's (newuser77 item 8: an MI300X job read "NCCL")
+    vendors = {gpus()[p.node.gpu_id].vendor for p in pools}
+    library = "RCCL" if vendors == {"amd"} else "NCCL" if "amd" not in vendors else "NCCL (RCCL on the AMD pools)"
     return Finding(
         "warning",
         "aks-infiniband",
         f"GPUs on different nodes of pool(s) {', '.join(p.name for p in pools)} talk over the VMs' InfiniBand, which the "
         "plan times them over; AKS pods reach it only with the node pool on one InfiniBand network (the "
         "AKSInfinibandSupport feature), the NVIDIA Network Operator with its OFED driver and an RDMA device plugin that "
-        f"gives pods /dev/infiniband ({AKS_INFINIBAND_DOCS}), none of which specgen renders: without them NCCL falls back "
-        "to TCP over the VM's front-end network, far slower than the step is timed at",
+        f"gives pods /dev/infiniband ({AKS_INFINIBAND_DOCS}), none of which specgen renders: without them {library} falls "
+        "back to TCP over the VM's front-end network, far slower than the step is timed at",
         "kubernetes",
     )
 

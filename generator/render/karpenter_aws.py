@@ -107,15 +107,22 @@ def root_ebs(disk: NodeDisk) -> dict[str, Any]:
 
 
 def serving_pools(plan: Plan) -> frozenset[str]:
-    """The pools an inference service runs in: the ones rolled and replaced under a serving replica."""
-    return frozenset(pool for d in plan.deployments if d.kind == "inference" for pool in d.pools)
+    """The pools an inference service runs in: the ones rolled and replaced under a serving replica.
+
+    A pool that runs only for batch jobs' runs (:attr:`Pool.runs_only`) is none: like a training job's, it is capped at
+    the plan, as ``karpenter-per-job-grace`` says of it (newuser77 item 16: its NodePool allowed a node beyond the plan
+    beside that finding's "capped at its planned GPUs").
+    """
+    runs_only = {p.name for p in plan.pools if p.runs_only}
+    return frozenset(pool for d in plan.deployments if d.kind == "inference" for pool in d.pools if pool not in runs_only)
 
 
 def limit_nodes(pool: Pool, serving: bool) -> int:
     """Nodes a pool's NodePool limits allow: the plan, plus :data:`REPLACEMENT_NODES` for a ``serving`` pool.
 
-    A training pool is capped at the plan: a job is not rolled, and the cap bounds what a run can bill (review22
-    item 10: one billed by the month was given the serving pools' extra node). The plan's nodes are the peak's where
+    A training pool, and one that runs only for batch jobs' runs, is capped at the plan: a job is not rolled, and the
+    cap bounds what a run can bill (review22 item 10: one billed by the month was given the serving pools' extra node;
+    newuser77 item 16: a batch job's, see :func:`serving_pools`). The plan's nodes are the peak's where
     a service's rate varies (``average_requests_per_second``): Karpenter launches nodes for pending replicas up to them
     and removes empty ones, so the NodePool scales between its services' average and peak with no bound of its own.
     """
