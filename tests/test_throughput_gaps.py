@@ -444,6 +444,7 @@ def _rows_by_gap() -> dict[str, list[dict[str, object]]]:
     takes its replica's batch; a row is assigned by its setup, not by the record's sources (review25 D).
     """
     from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism
 
     report = _report()
     rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
@@ -456,7 +457,8 @@ def _rows_by_gap() -> dict[str, list[dict[str, object]]]:
         arch = parse_architecture(find_model(row["model"]).config)
         tokens = (row["input_tokens"], row["output_tokens"])
         fmt = weight_format(row["precision"]).name
-        gap = matching_gap(row["engine"], gpu, arch, fmt, tokens, report.row_batch(row), row["tp"])
+        dp = Parallelism(tp=row["tp"], ep=row.get("ep", 1)).attention_dp  # a DEP row's groups (acc106)
+        gap = matching_gap(row["engine"], gpu, arch, fmt, tokens, report.row_batch(row), row["tp"], attention_dp=dp)
         if gap is not None:
             out.setdefault(gap.id, []).append(row)
     return out
@@ -568,3 +570,102 @@ def test_a_tp8_l40s_service_is_planned_with_its_all_reduce_through_host_memory(t
         f"split over {dep.tp} GPUs (TP{dep.tp}), 14.175 GB/s per direction over PCIe Gen4 (0.45 of its 31.5 GB/s: the "
         "NVIDIA L40S 48GB has no GPU peer-to-peer over PCIe, so NCCL stages each transfer through host memory)"
     )
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "engine", "precision", "tokens", "attention_dp", "gap"),
+    [
+        # acc106: TensorRT-LLM's DEP8 runs of Qwen3-235B-A22B on H100 measured 1.33-1.45x below the model
+        ("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", "tensorrt-llm", "fp8", CHAT, 8, "moe-attention-dp-hopper"),
+        ("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", "vllm", "fp8", CHAT, 8, "moe-attention-dp-hopper"),  # extrapolated
+        ("Qwen/Qwen3-235B-A22B", "h200-sxm-141gb", "sglang", "fp8", CHAT, 2, "moe-attention-dp-hopper"),
+        ("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", "vllm", "fp8", CHAT, 1, None),  # TP8: not the layout
+        ("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", "tensorrt-llm", "fp8", CHAT, 1, None),
+        ("Qwen/Qwen3-235B-A22B", "b200-sxm-180gb", "tensorrt-llm", "nvfp4", CHAT, 4, "moe-attention-dp-blackwell"),
+        ("Qwen/Qwen3-235B-A22B", "b200-sxm-180gb", "tensorrt-llm", "nvfp4", CHAT, 1, None),
+        # a gap of the format is matched first: gpt-oss's MXFP4 DEP4 runs on H100 are its rows
+        ("openai/gpt-oss-120b", "h100-sxm5-80gb", "tensorrt-llm", "mxfp4", CHAT, 4, "tensorrt-llm-hopper-mxfp4"),
+        # one of the model class measured on the engine (its id first) before the layout's TensorRT-LLM runs
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "fp8", PROMPTS, 8, "mla-moe-hopper"),
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "tensorrt-llm", "fp8", PROMPTS, 8, "moe-attention-dp-hopper"),
+        # no routed experts: no experts to spread, no attention-DP layout of them
+        ("meta-llama/Llama-3.1-70B-Instruct", "h100-sxm5-80gb", "tensorrt-llm", "fp8", CHAT, 8, None),
+    ],
+)
+def test_an_attention_dp_layout_falls_in_the_gap_of_its_layout(
+    model: str, gpu: str, engine: str, precision: str, tokens: tuple[int, int], attention_dp: int, gap: str | None
+) -> None:
+    """acc106: no record could match an attention-DP layout, so a Qwen3-235B-A22B DEP8 service on H100 was sized on a
+    rate TensorRT-LLM's own DEP8 runs measured 1.33-1.45x lower without a word."""
+    arch = parse_architecture(find_model(model).config)
+    found = matching_gap(engine, find_gpu(gpu), arch, precision, tokens, 512, 1, attention_dp=attention_dp)
+    assert (found.id if found else None) == gap
+
+
+def test_a_gap_of_attention_dp_takes_only_a_layout_of_two_or_more_groups() -> None:
+    record = {"id": "x", "description": "d", "engines": ["vllm"], "gpu_architectures": ["hopper"], "measured_on": "m",
+              "predicted_over_measured": [0.9, 1.2], "runs": 1, "source": ["https://example.org"]}  # fmt: skip
+    layout = ThroughputGap.from_record({**record, "attention_dp": True})
+    anyone = ThroughputGap.from_record(record)
+    assert [layout.covers_layout(dp) for dp in (1, 2, 8)] == [False, True, True]
+    assert [anyone.covers_layout(dp) for dp in (1, 2, 8)] == [True, True, True]
+
+
+QWEN_DEP8 = """\
+version: 1
+name: qwen235-dep8-h100
+deployments:
+  - name: qwen
+    model: Qwen/Qwen3-235B-A22B
+    parallelism: PIN
+    inference:
+      precision: fp8
+      max_context_tokens: 4096
+      avg_input_tokens: 1000
+      avg_output_tokens: 1000
+      requests_per_second: 10
+      slo: {ttft_p95_ms: 5000, tpot_ms: 200}
+hardware:
+  provider: baremetal
+  gpus: [h100-sxm5-80gb]
+"""
+
+
+@pytest.mark.parametrize(("pin", "warned"), [("{tp: 1, ep: 8}", True), ("{tp: 8, ep: 1}", False)])
+def test_an_attention_dp_service_is_planned_with_the_measured_over_prediction(tmp_path: Path, pin: str, warned: bool) -> None:
+    """acc106 (acc105 item 3's product risk): Qwen3-235B-A22B FP8 pinned DEP8 on H100 was planned on the model's rate
+    with no word that TensorRT-LLM's DEP8 runs of it measured 1.33-1.45x below the model; the plan now names the
+    attention-DP record's runs and ratios, and its TP8 layout is not told them."""
+    path = tmp_path / "w.yaml"
+    path.write_text(QWEN_DEP8.replace("PIN", pin))
+    plan = plan_workload(load_workload(str(path)))
+    (dep,) = plan.deployments
+    found = [f for f in plan.findings if f.code == "throughput-gap"]
+    assert bool(found) == warned
+    if not warned:
+        assert dep.details.get("attention_dp") is None
+        return
+    (finding,) = found
+    assert dep.details["attention_dp"] == 8
+    record = throughput_gaps()["moe-attention-dp-hopper"]
+    low, high = record.predicted_over_measured
+    assert (low, high) == (1.001, 1.447)
+    assert f"specgen's throughput model predicted {low:.2f}-{high:.2f}x what {record.runs} public runs of" in finding.message
+    assert "Qwen3-235B-A22B (FP8) on 8 x H100 (DEP8" in finding.message and record.source[0] in finding.message
+    assert "the runs did not measure this engine: their ratios are extrapolated to it" in finding.message  # vLLM
+    rated = float(finding.message.split("a replica rated ")[1].split(" req/s")[0])
+    put = finding.message.split("which those ratios put at ")[1].split(";")[0].split("-")
+    assert [float(x) for x in put] == pytest.approx([rated / high, rated / low], abs=0.01)
+    assert dep.details["requests_per_s_per_replica_max"] == pytest.approx(rated / low, abs=0.006)
+
+
+def test_the_estimate_of_an_attention_dp_layout_states_its_gap() -> None:
+    from tests.helpers import estimate_json
+
+    args = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "1", "--ep", "8", "--precision", "fp8",
+            "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
+    record = throughput_gaps()["moe-attention-dp-hopper"]
+    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "1.00-1.45x" in n]
+    tp8 = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "8", "--precision", "fp8",
+           "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
+    assert not [n for n in estimate_json(*tp8)["notes"] if "public runs of" in n]

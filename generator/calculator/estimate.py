@@ -1076,7 +1076,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 tokens = (rated["input_tokens"], rated["output_tokens"])
                 batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
                 # review 14 item 6: the plan's only
-                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp):
+                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch, par.tp, attention_dp=par.attention_dp):
                     rate = rated["max_output_tokens_per_s"]
                     said = gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name)
                     # which figure a plan of this replica counts on, and why, as the plan's warning ends (newuser73 item 6)

@@ -998,6 +998,10 @@ class ThroughputGap(NamedTuple):
     #: Why the plan counts on the model's rate though every run measured less (empty: it counts on the rate over the
     #: lowest ratio): the runs' host is not named and other hosts' runs of the setup fit the model (review29 item 3).
     model_rate_because: str = ""
+    #: The gap takes only replicas whose attention is data-parallel (an expert-parallel stage wider than its TP group,
+    #: each TP group its own sequences: TensorRT-LLM's DEP layouts). acc106: TensorRT-LLM's DEP8 runs of
+    #: Qwen3-235B-A22B on H100 measured 1.33-1.45x below the model, and no record could match the layout.
+    attention_dp: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -1031,6 +1035,7 @@ class ThroughputGap(NamedTuple):
             except_precisions=tuple(str(m) for m in rec.get("except_precisions", ())),
             tp_over_pcie=bool(rec.get("tp_over_pcie", False)),
             model_rate_because=str(rec.get("model_rate_because", "")),
+            attention_dp=bool(rec.get("attention_dp", False)),
         )
 
     @property
@@ -1049,6 +1054,10 @@ class ThroughputGap(NamedTuple):
     def covers_batch(self, batch: float) -> bool:
         """Whether a replica running ``batch`` sequences at once is of the gap's batch range."""
         return _within(batch, self.batch)
+
+    def covers_layout(self, attention_dp: int) -> bool:
+        """Whether a replica of ``attention_dp`` data-parallel attention groups a stage (1: none) is of the gap's layout."""
+        return not self.attention_dp or attention_dp > 1
 
 
 def _half_open(rec: Mapping[str, Any], name: str, kind: Callable[[Any], Any]) -> tuple[Any, Any]:

@@ -1804,6 +1804,7 @@ def build_plan(
                     (part.hardware.gpu, model.architecture, part.replica_shape.fmt.name),
                     part.replica_shape.max_point.requests_per_s, part.candidate.replicas, part_rate,
                     batch=part.replica_shape.max_point.batch, tp=part.replica_shape.par.tp,
+                    attention_dp=part.replica_shape.par.attention_dp,
                 )
                 for part, part_rate in zip(opt.pieces, part_rates(opt, dep.inference.requests_per_second), strict=True)
                 if not dep.inference.pooling  # the gaps were measured decoding; a pooling service runs none (review22)
@@ -1818,6 +1819,7 @@ def build_plan(
                     index, dep.inference, dep.name,
                     (lead.hardware.gpu, model.architecture, lead.replica_shape.fmt.name),
                     opt.candidate.replicas, batch=lead.replica_shape.max_point.batch,
+                    attention_dp=lead.replica_shape.par.attention_dp,
                 )
             )  # fmt: skip
             findings += [elsewhere] if elsewhere else []

@@ -927,7 +927,7 @@ def replica_shapes(
             slot_queue=slot_queue(spec, shape[3], held),
         )
         for shape in found
-        for held in (margin(shape[3].batch, shape[0].tp),)  # the shape's margin, found once for both
+        for held in (margin(shape[3].batch, shape[0].tp, shape[0].attention_dp),)  # the shape's margin, found once for both
     ]
     return shapes, list(blocked)
 

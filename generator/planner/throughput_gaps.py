@@ -14,26 +14,35 @@ from generator.sizing.throughput_gaps import counted_text, gap_text, matching_ga
 from generator.workload.models import InferenceSpec
 
 
-def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str, batch: int, tp: int = 1) -> float:
+def planning_margin(
+    spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str, batch: int, tp: int = 1, attention_dp: int = 1
+) -> float:
     """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
 
     ``precision``: the weight format the replica serves; ``batch``: the sequences it runs at once (a gap of a batch
-    range takes only replicas in it, review25 C). A gap some of whose runs measured the model's rate or more
+    range takes only replicas in it, review25 C); ``tp`` / ``attention_dp``: its TP group and data-parallel attention
+    groups a stage (a gap of TP over PCIe, of attention DP: acc106). A gap some of whose runs measured the model's rate or more
     takes none: the least all of them agree on is the model's own (newuser34 item 3). The gaps were measured decoding:
     a pooling service (embed, score) runs none and takes no margin (review22).
     """
-    gap = _service_gap(spec, (gpu, arch, precision), batch, tp)
+    gap = _service_gap(spec, (gpu, arch, precision), batch, (tp, attention_dp))
     return gap.margin if gap else 1.0
 
 
-def _service_gap(spec: InferenceSpec, setup: tuple[GpuSpec, Architecture, str], batch: int, tp: int) -> ThroughputGap | None:
-    """The gap a generating service falls into on ``setup`` (GPU, model, weight format) at ``batch`` and TP ``tp``.
+def _service_gap(
+    spec: InferenceSpec, setup: tuple[GpuSpec, Architecture, str], batch: int, layout: tuple[int, int]
+) -> ThroughputGap | None:
+    """The gap a generating service falls into on ``setup`` (GPU, model, weight format) at ``batch`` and ``layout``.
 
-    A pooling service falls into none.
+    ``layout``: the replica's TP group and its data-parallel attention groups a stage. A pooling service falls into
+    none.
     """
     gpu, arch, precision = setup
     tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
-    return None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch, tp)
+    tp, attention_dp = layout
+    if spec.pooling:
+        return None
+    return matching_gap(spec.engine, gpu, arch, precision, tokens, batch, tp, attention_dp=attention_dp)
 
 
 def throughput_gap_finding(
@@ -47,6 +56,7 @@ def throughput_gap_finding(
     *,
     batch: int,
     tp: int = 1,
+    attention_dp: int = 1,
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
@@ -54,9 +64,10 @@ def throughput_gap_finding(
     the model's most a replica sustains (the plan counts on it over the gap's lowest ratio, where above 1); ``replicas``
     of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it even at the
     highest measured ratio, the warning says so instead of advising more (fuzz15 item 5). ``batch``: the sequences a
-    replica runs at once, which picks a gap of a batch range (review25 C); ``tp``: its TP group (a gap of TP over PCIe).
+    replica runs at once, which picks a gap of a batch range (review25 C); ``tp``: its TP group (a gap of TP over PCIe);
+    ``attention_dp``: its data-parallel attention groups a stage (a gap of attention DP, acc106).
     """
-    gap = _service_gap(spec, setup, batch, tp)
+    gap = _service_gap(spec, setup, batch, (tp, attention_dp))
     if gap is None:
         return None
     gpu, arch, precision = setup
@@ -101,7 +112,14 @@ def unchecked_throughput_finding(index: int, name: str, gpu: GpuSpec, replicas: 
 
 
 def gap_elsewhere_finding(
-    index: int, spec: InferenceSpec, name: str, setup: tuple[GpuSpec, Architecture, str], replicas: int, *, batch: int
+    index: int,
+    spec: InferenceSpec,
+    name: str,
+    setup: tuple[GpuSpec, Architecture, str],
+    replicas: int,
+    *,
+    batch: int,
+    attention_dp: int = 1,
 ) -> Finding | None:
     """An info where deployment ``index``'s setup fell short of the model on other GPU architectures, none on its own.
 
@@ -109,10 +127,10 @@ def gap_elsewhere_finding(
     and nothing said no run on Blackwell checked it: a comparison with Hopper read as the model's 3.4x.
     """
     gpu, arch, precision = setup
-    if spec.pooling or _service_gap(spec, setup, batch, 1) is not None:
+    if spec.pooling or _service_gap(spec, setup, batch, (1, attention_dp)) is not None:
         return None
     tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
-    gap = matching_gap(spec.engine, gpu, arch, precision, tokens, batch, any_architecture=True)
+    gap = matching_gap(spec.engine, gpu, arch, precision, tokens, batch, attention_dp=attention_dp, any_architecture=True)
     # a gap of a model class (its attention, its routed experts) may follow the model; one of a GPU's own (its batch,
     # its PCIe) is the GPU's; and it is said of the precisions its runs measured, every run below the model (review34
     # item 8: DeepSeek-R1 in NVFP4 on B200, whose own runs are in the calibration, and ratios from 0.51 read "below")

@@ -32,6 +32,7 @@ def matching_gap(
     batch: float,
     tp: int = 1,
     *,
+    attention_dp: int = 1,
     any_architecture: bool = False,
 ) -> ThroughputGap | None:
     """The known gap a service of ``arch`` in weight format ``precision`` on ``engine`` and ``gpu`` falls into, if any.
@@ -48,6 +49,9 @@ def matching_gap(
 
     ``tp``: the replica's TP group; a gap of TP over PCIe takes only a group of 2 or more GPUs no fast link joins
     (review29 item 3: TensorRT-LLM's L40S runs at TP4 / TP8 measured 1.28-1.79x below the model, at TP1 near it).
+    ``attention_dp``: the replica's data-parallel attention groups a stage (``Parallelism.attention_dp``, 1: none);
+    a gap of attention DP takes only a replica of 2 or more (acc106: TensorRT-LLM's DEP8 runs of Qwen3-235B-A22B on
+    H100 measured 1.33-1.45x below the model, and no gap could say so of the layout).
     ``any_architecture``: a gap measured on any GPU architecture (what the setup fell short on elsewhere).
     """
     kinds = _attention_kinds(arch)
@@ -61,6 +65,7 @@ def matching_gap(
             and precision not in gap.except_precisions
             and gap.covers_shape(*tokens)
             and gap.covers_batch(batch)
+            and gap.covers_layout(attention_dp)
             and (not gap.tp_over_pcie or (tp > 1 and not fast_link(gpu, tp)))
         ):
             return gap
