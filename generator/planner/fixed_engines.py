@@ -48,9 +48,10 @@ class EngineServing(NamedTuple):
         layout = f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "")
         name = {"vllm": "vLLM", "sglang": "SGLang"}.get(self.engine, self.engine)
         most = figure_text(round(self.sustained_rps, 2))
+        replicas = f"{self.replicas} x {layout} {name} replica(s)"
         if self.meets_rate:
-            return f"{self.replicas} x {layout} {name} replica(s) serve the {figure_text(rate)} req/s asked (up to {most} within the SLOs)"
-        return f"{self.replicas} x {layout} {name} replica(s) serve {most} req/s within the SLOs"
+            return f"{replicas} serve the {figure_text(rate)} req/s asked (up to {most} within the SLOs)"
+        return f"{replicas} serve {most} req/s within the SLOs"
 
 
 def owned_twin(loaded: LoadedWorkload, index: int, rate: float | None = None) -> LoadedWorkload:
