@@ -123,3 +123,14 @@ def test_vllm_max_model_len_is_a_requests_not_the_slots_cache(tmp_path: Path) ->
     slots = settings["llama.cpp_options"]["parallel"]
     assert slots > 1 and settings["llama.cpp_options"]["ctx_size"] > 163_840  # the slots' shared cache (-kvu)
     assert settings["vllm"]["--max-model-len"] == 32_768
+
+
+def test_detect_names_owned_inventory_beside_the_fixed_block() -> None:
+    """``specgen detect`` of an 8 x H100 server says that hardware.fixed is llama.cpp's, and names the owned path."""
+    from generator.calculator.detect import detect_machine, fixed_block
+    from tests.test_detect import fixture
+
+    text = fixed_block(detect_machine(fixture("server-8xh100")))
+    assert "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with buy: false" in text
+    assert "no NVIDIA GPU" not in text
+    assert "hardware.inventory" not in fixed_block(detect_machine(fixture("no-nvidia-ryzen")))
