@@ -134,3 +134,28 @@ def test_detect_names_owned_inventory_beside_the_fixed_block() -> None:
     assert "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with buy: false" in text
     assert "no NVIDIA GPU" not in text
     assert "hardware.inventory" not in fixed_block(detect_machine(fixture("no-nvidia-ryzen")))
+
+
+def test_rendered_group_vars_give_a_requests_context_and_the_gguf_to_convert_to(tmp_path: Path) -> None:
+    """DeepSeek-V3 FP8 on the fixed 8 x MI300X: max_model_len a request's, the GGUF note beside the llama.cpp options."""
+    from ruamel.yaml import YAML
+
+    from generator.cli import main
+
+    path = tmp_path / "dsv3.yaml"
+    path.write_text(
+        "version: 1\nname: fixed-amd\ndeployments:\n  - name: dsv3\n    model: deepseek-ai/DeepSeek-V3\n    inference:\n"
+        "      precision: fp8\n      max_context_tokens: 32768\n      avg_input_tokens: 2000\n      avg_output_tokens: 500\n"
+        "      requests_per_second: 1\n      slo: {ttft_p95_ms: 5000, tpot_ms: 80}\n"
+        f"hardware:\n  provider: baremetal\n  fixed: {MACHINES['mi300x']}\noutputs: [ansible]\n"
+    )
+    out = tmp_path / "infra"
+    with pytest.raises(SystemExit) as exited:
+        main(["render", str(path), "-o", str(out)])
+    assert exited.value.code == 0
+    (group,) = (out / "ansible" / "group_vars").glob("fixed_amd_*.yml")
+    engine = YAML(typ="safe", pure=True).load(group.read_text().replace("!unsafe ", ""))["specgen_deployments"][0]["engine"]
+    slots = engine["llama_cpp"]["parallel"]
+    assert engine["max_model_len"] == engine["vllm_args"]["--max-model-len"] == 32_768
+    assert engine["llama_cpp_note"].startswith("llama.cpp loads GGUF files, not fp8-block checkpoints: convert to q8_0")
+    assert f"-np {slots} -kvu" in engine["llama_cpp_note"]  # the file's line runs the plan's slots, not -np 1

@@ -314,7 +314,7 @@ def runtime_settings(
     notes = [IK_LLAMA_CPP_NOTE] if engine == "ik_llama.cpp" else []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings[engine]
-        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan))
+        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams))
     if options["cache_type"] == "q8_0":
         notes.append(
             (f"{engine} has no fp8 KV cache; its " if kv_precision == "fp8" else f"{engine}'s ")
@@ -340,8 +340,12 @@ def _gguf_conversion(
     spans_nodes: bool,
     line: str,
     plan: OffloadPlan,
+    streams: int = 1,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
+
+    ``streams``: the server slots the plan's line runs, which the file's line runs too (newuser77 item 11: ``-c
+    810000 ... -np 1``, the 324 slots' shared cache given to one).
 
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
     edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
@@ -369,7 +373,7 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, ubatch=ubatch, engine=engine, mla=uses_mla(arch))
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, uses_mla(arch))
     own = shlex.join(llama_cpp_args(options))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
