@@ -712,6 +712,12 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
             fixed.yaml_add_eol_comment(facts[key].how, key, column=30)
     doc = CommentedMap(hardware=CommentedMap(fixed=fixed))
     lines = [DETECT_HEADER]
+    if "gpu" in facts:  # newuser77 item 11: an owned datacenter server was sent here alone, and planned for llama.cpp
+        lines.append(
+            "# hardware.fixed is planned for llama.cpp (offload to RAM and NVMe); where these GPUs hold your models, "
+            "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with "
+            "buy: false instead, planned for vLLM / SGLang replicas"
+        )
     if "gpu_unknown" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
     elif "gpu" not in facts and "gpu_unread" in facts:

@@ -259,6 +259,7 @@ def runtime_settings(
     spans_nodes: bool = False,
     wider: Machine | None = None,
     streams: int = 1,
+    request_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
@@ -266,7 +267,8 @@ def runtime_settings(
     where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16);
     ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM; ``wider``: the machine with every
     node's RAM, where one node's is what ``machine`` counts (a GGUF file placed for the note may need it);
-    ``streams``: llama.cpp server slots the request rate needs. The llama.cpp-family line is the plan's engine's
+    ``streams``: llama.cpp server slots the request rate needs; ``request_tokens``: a request's context where the
+    placement's KV cache is the slots' (vLLM's ``--max-model-len``). The llama.cpp-family line is the plan's engine's
     (``plan.engine``), under its own name (``settings[plan.engine]``, ``settings[plan.engine + "_options"]``).
     """
     p = plan.placement
@@ -305,14 +307,14 @@ def runtime_settings(
         engine: shlex.join(llama_cpp_args(options)),
         f"{engine}_options": options,
         "accelerate": accelerate,
-        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt),
+        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt, request_tokens),
         "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
     notes = [IK_LLAMA_CPP_NOTE] if engine == "ik_llama.cpp" else []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings[engine]
-        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan))
+        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams))
     if options["cache_type"] == "q8_0":
         notes.append(
             (f"{engine} has no fp8 KV cache; its " if kv_precision == "fp8" else f"{engine}'s ")
@@ -338,8 +340,12 @@ def _gguf_conversion(
     spans_nodes: bool,
     line: str,
     plan: OffloadPlan,
+    streams: int = 1,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
+
+    ``streams``: the server slots the plan's line runs, which the file's line runs too (newuser77 item 11: ``-c
+    810000 ... -np 1``, the 324 slots' shared cache given to one).
 
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
     edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
@@ -367,7 +373,7 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, ubatch=ubatch, engine=engine, mla=uses_mla(arch))
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, uses_mla(arch))
     own = shlex.join(llama_cpp_args(options))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
@@ -394,16 +400,22 @@ def _vllm_offload(
     batched_tokens: int | None,
     kv_precision: str,
     fmt: WeightFormat | None = None,
+    request_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The placement as vLLM settings, or why vLLM cannot serve it (``fmt``: the checkpoint vLLM loads, where not the file).
+
+    ``request_tokens``: a request's context (``--max-model-len``) where the placement's KV cache holds several (the
+    llama.cpp slots' shared cache): newuser77 item 11, 324 slots' 810,000 tokens were rendered ``--max-model-len
+    810000``, past DeepSeek-V3's 163,840 positions, which vLLM refuses at start.
 
     ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
     ``--gpu-memory-utilization``, for the profiling reservation and one ``--max-model-len`` request's KV cache of the
     GPU's layers: vLLM keeps every layer's KV on the GPU, where llama.cpp keeps an offloaded layer's in RAM. An fp8
     cache is asked for (``--kv-cache-dtype fp8``); vLLM has no int8 cache, so one is sized as its 16-bit default.
     """
+    tokens_len = min(request_tokens or p.context_tokens, p.context_tokens)
     settings: dict[str, Any] = {
-        "--max-model-len": p.context_tokens,
+        "--max-model-len": tokens_len,
         "--pipeline-parallel-size": layer_split_degree(machine.gpus, arch),
         "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
@@ -423,7 +435,8 @@ def _vllm_offload(
     tokens = batched_tokens or default
     seqs = default_max_num_seqs("vllm", gpu_name, machine.gpu_memory_bytes) or consts.max_num_seqs
     reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
-    kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) * kv_scale / machine.gpus)
+    one_request = tokens_len / p.context_tokens if p.context_tokens else 1.0  # of the placement's cache
+    kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) * kv_scale * one_request / machine.gpus)
     room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
     # vLLM loads the file's weights once (llama.cpp loads a tied table twice), an MXFP4 checkpoint's as stored
     held = size_weights(arch, fmt).total_bytes if fmt is not None and fmt.name != p.precision else p.file_bytes
@@ -432,7 +445,7 @@ def _vllm_offload(
         return _noted(
             settings,
             f"vLLM cannot start here: its profiling reservation ({_gib(reserved)} GiB) and the KV cache of one "
-            f"{p.context_tokens:,}-token request ({_gib(kv)} GiB a GPU) fill its {consts.gpu_memory_utilization:g} of "
+            f"{tokens_len:,}-token request ({_gib(kv)} GiB a GPU) fill its {consts.gpu_memory_utilization:g} of "
             f"{_gib(machine.gpu_memory_bytes)} GiB; use llama.cpp, or a shorter --max-model-len",
         )
     offload = max(0, math.ceil((weights - room) / GIB))

@@ -23,6 +23,7 @@ from generator.planner.assemble import (
     totals,
 )
 from generator.planner.driver_series import driver_series_findings
+from generator.planner.fixed_engines import AS_OWNED, serving_engines
 from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_request_s, slot_slack_s, slot_wait_at
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
@@ -134,9 +135,12 @@ def _deployment(
     queue = _slot_queue(spec, cost, slots)
     # with slots, the TPOT of a request at the rate: the slots in use on average decode together (review76 item 5)
     mean_tpot_s = (queue.request_s - cost.ttft_s) / spec.avg_output_tokens if queue and slots and slots.speeds else None
-    notes += _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow, mean_tpot_s)
-    if queue is not None:
-        notes += _slot_wait_findings(spec, cost, queue, index)
+    missed = _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow, mean_tpot_s)
+    waits = _slot_wait_findings(spec, cost, queue, index) if queue is not None else []
+    twin = _serving_engines_finding(loaded, index, plan) if missed or waits else None
+    if twin is not None:  # the owned server serves it under vLLM / SGLang: no advice to buy servers (newuser77 item 11)
+        waits = [w._replace(message=w.message.replace(BUY_ADVICE, f"or {TWIN_ADVICE}")) for w in waits]
+    notes += [*missed, *waits, *([twin] if twin is not None else [])]
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
@@ -160,6 +164,7 @@ def _deployment(
             spans,
             wider,
             slots.streams if slots else 1,
+            lone.placement.context_tokens,  # a request's, where the slots' cache holds several
         ),
         "checklist": checklist(plan, machine, wider),
         **(_slot_wait_details(queue) if queue is not None else {}),
@@ -312,6 +317,38 @@ def _waited_text(wait: SlotWait) -> str:
     return f"{busy}, {wait.waits:.0%} of requests wait for one, p95 wait {long_seconds_text(wait.p95_s)}"
 
 
+#: The slot-wait warning's last advice where the server under the serving engines does no better.
+BUY_ADVICE = "or plan servers to buy (drop hardware.fixed)"
+#: ... and where it does (:func:`_serving_engines_finding` gives the figures).
+TWIN_ADVICE = f"describe this server under {AS_OWNED} (fixed-serving-engines gives what it serves there)"
+
+
+def _serving_engines_finding(loaded: LoadedWorkload, index: int, plan: OffloadPlan) -> Finding | None:
+    """Where the machine's GPUs hold the model and llama.cpp misses the targets: what vLLM / SGLang replicas serve on it.
+
+    newuser77 item 11: 8 x MI300X holding Llama 3.3 70B in FP8 was placed as llama.cpp's layer split, TP1 x PP8, 27
+    slots at a TPOT of 65.8 ms against 50 and a p95 wait of 18 minutes at 1 req/s, advised to buy servers, where the
+    same server as owned inventory runs 8 x TP1 vLLM replicas within the targets. None where weights are offloaded
+    (vLLM and SGLang keep every weight on the GPUs) or the serving engines do no better (they miss the rate too).
+    """
+    p = plan.placement
+    if p.cpu_bytes - p.embedding_bytes + p.disk_bytes + p.kv_cpu_bytes > 0:
+        return None
+    served = serving_engines(loaded, index)
+    if served is None or not served.meets_rate:
+        return None
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    return Finding(
+        "warning",
+        "fixed-serving-engines",
+        f"this machine's GPUs hold the model, and llama.cpp's layer split (one GPU at a time) misses the latency "
+        f"targets here; described under {AS_OWNED} (one custom server of its GPUs and RAM), as specgen plans servers "
+        f"for vLLM and SGLang, {served.text(dep.inference.requests_per_second)}",
+        f"deployments[{index}]",
+    )
+
+
 def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue, index: int) -> list[Finding]:
     """A warning where the p95 wait for a slot is past what the TTFT leaves of the target (none for a batch service)."""
     wait = queue.wait
@@ -324,7 +361,7 @@ def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueu
             "slot-wait",
             f"requests queue for this machine's server slots: {_waited_text(wait)}, before their TTFT; each holds a slot "
             f"{long_seconds_text(queue.request_s)} on average, and no more slots that the machine's memory holds wait "
-            "less. Lower the rate or the output length, or plan servers to buy (drop hardware.fixed)",
+            f"less. Lower the rate or the output length, {BUY_ADVICE}",
             f"deployments[{index}].inference.requests_per_second",
         )
     ]

@@ -178,8 +178,7 @@ def _held_slots(
         f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
         f"for their KV cache moves more weights off the GPUs and so takes more slots ({MAX_REPLACEMENTS} placements "
         f"tried): the last one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token requests, which "
-        f"make {made} tokens/s beside the prompt passes; lower requests_per_second, or plan bought hardware "
-        "(without hardware.fixed)",
+        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index)}",
         loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
     )
 
@@ -208,8 +207,8 @@ def _rate_slots(
         raise InfeasibleError(
             f"{figure_text(spec.requests_per_second)} req/s of {spec.avg_input_tokens:,}-token prompts need "
             f"{prompts:.0%} of hardware.fixed's time for their prompt passes alone ({plan.cost.prefill_s:,.2f} s each, "
-            f"the weights held off the GPUs copied to them a pass), {1 / plan.cost.prefill_s:.3g} a second at most with "
-            "no time left to decode; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
+            f"{_pass_text(plan)}), {1 / plan.cost.prefill_s:.3g} a second at most with no time left to decode; "
+            f"{_rate_advice(loaded, index)}",
             where,
         )
     alone = plan.cost.decode_tokens_per_s
@@ -240,9 +239,38 @@ def _rate_slots(
         f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
         f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
         f"{request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, so at best): about "
-        f"{served:.3g} req/s; lower requests_per_second, or plan bought hardware (without hardware.fixed)",
+        f"{served:.3g} req/s; {_rate_advice(loaded, index)}",
         where,
     )
+
+
+def _pass_text(plan: OffloadPlan) -> str:
+    """What a prompt pass's time is spent on: the weights held off the GPUs copied to them, or the GPUs in turn."""
+    p = plan.placement
+    if p.cpu_bytes - p.embedding_bytes + p.disk_bytes > 0:
+        return "the weights held off the GPUs copied to them a pass"
+    # newuser77 item 11: said of 8 x MI300X holding every weight; llama.cpp's layer split runs one GPU at a time
+    return f"every weight on the GPUs, {plan.engine}'s layer split running one GPU at a time"
+
+
+def _rate_advice(loaded: LoadedWorkload, index: int) -> str:
+    """What to do about a rate the machine misses under llama.cpp: the same server under vLLM / SGLang where it serves it.
+
+    newuser77 item 11: "plan bought hardware" was said to the owner of 8 x MI300X whose vLLM replicas make the rate.
+    """
+    from generator.planner.fixed_engines import AS_OWNED, serving_engines
+
+    lower = "lower requests_per_second"
+    served = serving_engines(loaded, index)
+    if served is None:
+        return f"{lower}, or plan bought hardware (without hardware.fixed)"
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    rate = dep.inference.requests_per_second
+    twin = f"under {AS_OWNED} (one custom server of its GPUs and RAM): {served.text(rate)}"
+    if served.meets_rate:
+        return f"{lower}, or describe this server {twin}"
+    return f"{lower}; {twin}, short of the rate too; or plan servers to buy beside it (hardware.inventory, buy: true)"
 
 
 def slot_wait_at(spec: InferenceSpec, ttft_s: float, slots: StreamCapacity) -> SlotWait:

@@ -659,10 +659,14 @@ def _deployment_vars(
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
         out["engine"] = {
             "name": engine,
-            "max_model_len": d.details["context_tokens"],
+            # a request's context: the placement's is the llama.cpp slots' shared cache (newuser77 item 11: 810,000
+            # tokens for 324 slots, past DeepSeek-V3's 163,840), which vLLM's --max-model-len is not
+            "max_model_len": settings["vllm"].get("--max-model-len", d.details["context_tokens"]),
             "llama_cpp": settings[f"{engine}_options"],
             "vllm_args": settings["vllm"],
         }
+        if note := settings.get(f"{engine}_note"):  # the GGUF a checkpoint llama.cpp cannot load must be converted to
+            out["engine"]["llama_cpp_note"] = note
     return out
 
 

@@ -1,0 +1,161 @@
+"""An owned datacenter server given as ``hardware.fixed`` whose GPUs hold the model (newuser77 item 11).
+
+8 x MI300X holding Llama 3.3 70B in FP8 was placed as llama.cpp's layer split (TP1 x PP8) and refused 10 req/s ("the
+weights held off the GPUs copied to them a pass", none being held off; "plan bought hardware"), where the same server
+as owned inventory (``hardware.inventory`` with ``buy: false``) runs 8 x TP1 vLLM replicas within the SLOs. At 1 req/s
+it was planned with a TPOT of 65.8 ms against 50 and an 18-minute wait, and told to buy servers. DeepSeek-V3's 324
+llama.cpp slots' shared cache was rendered as vLLM's ``--max-model-len 810000``, past the model's 163,840 positions.
+The oracle for the figures is the planner itself on the owned twin written out as a workload file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.errors import InfeasibleError
+
+MACHINES = {
+    "mi300x": "{gpu: mi300x-192gb, gpu_count: 8, ram_gib: 2048, cpu_sockets: 2}",
+    "h100": "{gpu: h100-sxm5-80gb, gpu_count: 8, ram_gib: 2048, cpu_sockets: 2}",
+}
+TWINS = {
+    "mi300x": "{gpu: mi300x-192gb, gpus_per_server: 8, ram_gib: 2048, cpu_sockets: 2}",
+    "h100": "{gpu: h100-sxm5-80gb, gpus_per_server: 8, ram_gib: 2048, cpu_sockets: 2}",
+}
+
+LLAMA = """\
+version: 1
+name: fixed-llama
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 400
+      requests_per_second: {rate}
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware:
+  provider: baremetal
+{hardware}
+outputs: [ansible]
+"""
+
+
+def _fixed(tmp_path: Path, machine: str, rate: float) -> Path:
+    path = tmp_path / f"fixed-{machine}-{rate:g}.yaml"
+    path.write_text(LLAMA.format(rate=f"{rate:g}", hardware=f"  fixed: {MACHINES[machine]}"))
+    return path
+
+
+def _twin_sustains(tmp_path: Path, machine: str, rate: float) -> tuple[int, int, float]:
+    """The owned twin as a user writes it, planned: its replicas, TP and the rate they sustain within the SLOs."""
+    path = tmp_path / f"owned-{machine}.yaml"
+    inventory = f"  buy: false\n  inventory:\n    - count: 1\n      custom: {TWINS[machine]}"
+    path.write_text(LLAMA.format(rate=f"{rate:g}", hardware=inventory))
+    dep = plan_file(str(path))[1].deployments[0]
+    return dep.replicas, dep.tp, dep.sustained_rate()
+
+
+@pytest.mark.parametrize(("machine", "layout"), [("mi300x", "8 x TP1 vLLM"), ("h100", "2 x TP4 vLLM")])
+def test_a_rate_llama_cpp_misses_names_the_owned_server_under_vllm(tmp_path: Path, machine: str, layout: str) -> None:
+    """10 req/s: refused under llama.cpp, the refusal saying what the same server serves as owned inventory."""
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(_fixed(tmp_path, machine, 10)))
+    message = str(caught.value)
+    replicas, tp, sustained = _twin_sustains(tmp_path, machine, 10)
+    assert f"{replicas} x TP{tp} vLLM" == layout
+    assert "hardware.inventory with buy: false" in message
+    assert f"{layout} replica(s) serve the 10 req/s asked (up to {sustained:.2f} within the SLOs)" in message
+    assert "plan bought hardware" not in message
+    # no weight is off the GPUs: the pass is the layer split's, one GPU at a time
+    assert "held off the GPUs" not in message
+    assert "every weight on the GPUs, llama.cpp's layer split running one GPU at a time" in message
+
+
+def test_a_rate_beyond_the_server_under_either_engine_says_both(tmp_path: Path) -> None:
+    """40 req/s is beyond the server under vLLM too: its figure, and servers to buy beside it."""
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(_fixed(tmp_path, "mi300x", 40)))
+    message = str(caught.value)
+    assert "under hardware.inventory with buy: false (one custom server of its GPUs and RAM): 8 x TP1 vLLM" in message
+    assert "short of the rate too; or plan servers to buy beside it" in message
+    assert "without hardware.fixed" not in message
+
+
+def test_a_plan_that_misses_the_targets_says_the_serving_engines_meet_them(tmp_path: Path) -> None:
+    """1 req/s: placed under llama.cpp with slo-missed and slot-wait, and fixed-serving-engines with vLLM's figures."""
+    plan = plan_file(str(_fixed(tmp_path, "mi300x", 1)))[1].to_dict()
+    codes = {f["code"]: f["message"] for f in plan["findings"]}
+    assert "slo-missed" in codes
+    replicas, tp, sustained = _twin_sustains(tmp_path, "mi300x", 1)
+    said = codes["fixed-serving-engines"]
+    assert "hardware.inventory with buy: false" in said
+    assert f"{replicas} x TP{tp} vLLM replica(s) serve the 1 req/s asked (up to {sustained:.2f} within the SLOs)" in said
+    assert "plan servers to buy" not in codes["slot-wait"]
+    assert "hardware.inventory with buy: false" in codes["slot-wait"]
+
+
+def test_offloaded_models_get_no_serving_engine_comparison() -> None:
+    """The shipped home server offloads a 70B to RAM: vLLM would too, so no fixed-serving-engines there."""
+    from tests.conftest import REPO
+
+    plan = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].to_dict()
+    assert not [f for f in plan["findings"] if f["code"] == "fixed-serving-engines"]
+
+
+def test_vllm_max_model_len_is_a_requests_not_the_slots_cache(tmp_path: Path) -> None:
+    """DeepSeek-V3 at 1 req/s takes hundreds of llama.cpp slots: vLLM's --max-model-len stays the request's 32,768."""
+    path = tmp_path / "dsv3.yaml"
+    path.write_text(
+        "version: 1\nname: fixed-amd\ndeployments:\n  - name: dsv3\n    model: deepseek-ai/DeepSeek-V3\n    inference:\n"
+        "      precision: fp8\n      max_context_tokens: 32768\n      avg_input_tokens: 2000\n      avg_output_tokens: 500\n"
+        "      requests_per_second: 1\n      slo: {ttft_p95_ms: 5000, tpot_ms: 80}\n"
+        f"hardware:\n  provider: baremetal\n  fixed: {MACHINES['mi300x']}\noutputs: [ansible]\n"
+    )
+    dep = plan_file(str(path))[1].to_dict()["deployments"][0]
+    settings = dep["details"]["runtime_settings"]
+    slots = settings["llama.cpp_options"]["parallel"]
+    assert slots > 1 and settings["llama.cpp_options"]["ctx_size"] > 163_840  # the slots' shared cache (-kvu)
+    assert settings["vllm"]["--max-model-len"] == 32_768
+
+
+def test_detect_names_owned_inventory_beside_the_fixed_block() -> None:
+    """``specgen detect`` of an 8 x H100 server says that hardware.fixed is llama.cpp's, and names the owned path."""
+    from generator.calculator.detect import detect_machine, fixed_block
+    from tests.test_detect import fixture
+
+    text = fixed_block(detect_machine(fixture("server-8xh100")))
+    assert "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with buy: false" in text
+    assert "no NVIDIA GPU" not in text
+    assert "hardware.inventory" not in fixed_block(detect_machine(fixture("no-nvidia-ryzen")))
+
+
+def test_rendered_group_vars_give_a_requests_context_and_the_gguf_to_convert_to(tmp_path: Path) -> None:
+    """DeepSeek-V3 FP8 on the fixed 8 x MI300X: max_model_len a request's, the GGUF note beside the llama.cpp options."""
+    from ruamel.yaml import YAML
+
+    from generator.cli import main
+
+    path = tmp_path / "dsv3.yaml"
+    path.write_text(
+        "version: 1\nname: fixed-amd\ndeployments:\n  - name: dsv3\n    model: deepseek-ai/DeepSeek-V3\n    inference:\n"
+        "      precision: fp8\n      max_context_tokens: 32768\n      avg_input_tokens: 2000\n      avg_output_tokens: 500\n"
+        "      requests_per_second: 1\n      slo: {ttft_p95_ms: 5000, tpot_ms: 80}\n"
+        f"hardware:\n  provider: baremetal\n  fixed: {MACHINES['mi300x']}\noutputs: [ansible]\n"
+    )
+    out = tmp_path / "infra"
+    with pytest.raises(SystemExit) as exited:
+        main(["render", str(path), "-o", str(out)])
+    assert exited.value.code == 0
+    (group,) = (out / "ansible" / "group_vars").glob("fixed_amd_*.yml")
+    engine = YAML(typ="safe", pure=True).load(group.read_text().replace("!unsafe ", ""))["specgen_deployments"][0]["engine"]
+    slots = engine["llama_cpp"]["parallel"]
+    assert engine["max_model_len"] == engine["vllm_args"]["--max-model-len"] == 32_768
+    assert engine["llama_cpp_note"].startswith("llama.cpp loads GGUF files, not fp8-block checkpoints: convert to q8_0")
+    assert f"-np {slots} -kvu" in engine["llama_cpp_note"]  # the file's line runs the plan's slots, not -np 1
