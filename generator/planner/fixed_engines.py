@@ -95,8 +95,6 @@ def _planned(loaded: LoadedWorkload) -> DeploymentPlan | None:
         plan = plan_workload(loaded)
     except SpecgenError:
         return None
-    except (ValueError, KeyError, AssertionError):  # the twin is not a workload the user wrote: refuse it quietly
-        return None
     found = [d for d in plan.deployments if d.kind == "inference" and not d.split]
     return found[0] if found else None
 
