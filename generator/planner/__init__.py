@@ -311,11 +311,14 @@ def _unblock_hint(
             if any(b.code == POOL_TOO_LARGE for b in blocked)
             else []
         )
-        return (
+        general = (
             f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
             f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
             + ("looser SLOs" + servers if racks else "or looser SLOs")
         )
+        # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
+        lead = _network_lead(dep, blocked)
+        return f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
     from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE
@@ -1801,6 +1804,7 @@ def _choose(
             # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
             # bought, every other reason is of a layout those servers cannot hold anyway: review 20 item 1)
             unbought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought}
+            blocked_kinds = {(b.platform_id, b.gpu_id) for b in blocked}
             owned_short = (
                 not options
                 and any(b.code == OWNED_SHORT for b in blocked)
@@ -1888,6 +1892,11 @@ def _choose(
                 hint = _unblock_hint(
                     dep, model, blocked, wl.hardware.rack_power_field, racks=racked, ttft_p95_factor=consts.ttft_p95_factor
                 )
+                # owned servers alone, whose replica across more of them their link rules out (fix113: it was "needs 3
+                # servers ... list more owned servers"): the one machine with its RAM and NVMe (newuser49 item 2)
+                wider = any(b.code == NO_GPU_FABRIC and b.nodes > b.owned for b in blocked)
+                if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
+                    hint += f"; or {ON_FIXED}"
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             # (the reasons the detail said already, once: fix107's report, "not usable by" repeated them)
@@ -2084,6 +2093,13 @@ def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:
 GPU_NETWORKS_FIELD = "kubernetes.gpu_networks"
 
 
+#: The owned machine whose GPUs hold no replica, described so that its RAM and NVMe hold the rest (newuser49 item 2).
+ON_FIXED = (
+    "describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold offloaded to its RAM and "
+    "NVMe, llama.cpp)"
+)
+
+
 def _owned_short_hint(
     wl: Workload,
     dep: InferenceDeployment | TrainingDeployment,
@@ -2120,10 +2136,7 @@ def _owned_short_hint(
         ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
     elif isinstance(dep, InferenceDeployment):
         # newuser49 item 2: no owned server's GPUs hold a replica, and hardware.inventory keeps the weights in VRAM
-        ways.append(
-            "describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold offloaded to its "
-            "RAM and NVMe, llama.cpp)"
-        )
+        ways.append(ON_FIXED)
     elif isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
         job = dep.training
         lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[job.method]
