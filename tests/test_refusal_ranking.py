@@ -145,3 +145,20 @@ def test_a_refusal_of_network_and_memory_reasons_leads_with_the_network(tmp_path
     assert advice.startswith("to unblock: for the network between the nodes: attach the GPU NICs the reasons name")
     assert advice.index("short of that fix: with loss: fused") < advice.index("; else allow a GPU with more memory")
     assert _planned(path, GKE_70B.format(gpus="h100-sxm5-80gb, l4-24gb", nets=NETS))["hosts"] == 4
+
+
+def test_a_plan_over_a_front_end_is_said_with_its_link_and_share_of_compute(tmp_path: Path) -> None:
+    from generator.planner.lighter_training import front_end_said
+
+    # what the suggestion (and the training-fits-lighter finding) adds to a plan it names: the fused-loss job over the
+    # primary NIC, nothing over the GPU NICs or within one node
+    path = tmp_path / "w.yaml"
+    fused = GKE_70B.replace("framework: fsdp2", "framework: fsdp2\n      loss: fused")
+    path.write_text(fused.format(gpus="h100-sxm5-80gb", nets=""))
+    assert front_end_said(plan_file(str(path))[1], 0) == (
+        ", over the 200 Gb/s primary NIC: communication 16.44 s a step against 19.46 s of compute (84%)"
+    )
+    path.write_text(fused.format(gpus="h100-sxm5-80gb", nets=NETS))
+    assert front_end_said(plan_file(str(path))[1], 0) == ""
+    path.write_text(GKE_70B.format(gpus="h100-sxm5-80gb", nets="").replace("method: full", "method: lora"))
+    assert front_end_said(plan_file(str(path))[1], 0) == ""

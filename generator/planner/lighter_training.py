@@ -149,8 +149,8 @@ def lighter_training_findings(
                 "info",
                 "training-fits-lighter",
                 f"deployment {dep.name}: with {said_settings(settings)} set in its training the workload plans "
-                f"{fleet_said(fleet)}, {job_said(fleet, index)}; as given it plans {fleet_said(plan)}, "
-                f"{job_said(plan, index)}",
+                f"{fleet_said(fleet)}, {job_said(fleet, index)}{front_end_said(fleet, index)}; as given it plans "
+                f"{fleet_said(plan)}, {job_said(plan, index)}{front_end_said(plan, index)}",
                 f"deployments[{index}].training",
             )
         )
