@@ -388,7 +388,9 @@ def test_buy_false_names_a_layout_the_owned_server_holds(tmp: Path) -> None:
         "TPOT 36.3 ms within 50)"
     )
     assert f"has no feasible plan: {reason}; to unblock: " in said
-    assert f"(a custom server is not bought; not usable by chat: {reason.split(': ', 1)[1]})" in said
+    # said once (fix113): the owned kind's tail points at the reason the refusal opens with
+    assert said.count(reason.split(": ", 1)[1]) == 1
+    assert "(a custom server is not bought; not usable by chat: the reasons above)" in said
     assert "PP8" not in said
     assert "deployments[0].inference.slo.ttft_p95_ms" in said  # the target that layout misses; TPOT it meets
 

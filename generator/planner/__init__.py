@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 from generator.calculator.model_source import serving_format
-from generator.errors import FleetLimitError, InfeasibleError
+from generator.errors import FleetLimitError, InfeasibleError, Location
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     COMMUNICATION_DOMINATES,
@@ -58,6 +58,39 @@ if TYPE_CHECKING:
     from generator.planner.node_cap import PoolGroup
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan, Pool
+
+
+class RefusalWithTailError(InfeasibleError):
+    """A deployment's refusal, with what it ends in and whether the network between nodes rules layouts out.
+
+    ``tail``: the owned servers' part the message ends in, which a suggestion found later is said before (newuser76
+    item 11: the suggestion that plans was cut off the end of a long message); ``network``: some reason is the
+    network's, which a suggestion planned over the same kind of link does not fix (newuser76 item 9).
+    """
+
+    def __init__(
+        self, message: str, location: Location | None = None, *, tail: str = "", network: bool = False, lead: str = ""
+    ) -> None:
+        super().__init__(message, location)
+        self.tail = tail
+        self.network = network
+        #: The network's fix the advice leads with, after which a suggestion found later is said, ahead of the levers
+        #: of memory (not verified to plan it); "": none.
+        self.lead = lead
+
+    def with_suggestion(self, suggestion: str) -> str:
+        """The message with ``suggestion`` (``"; ..."``) in it.
+
+        After the network's fix where the advice leads with one, else ahead of the owned servers' part (or at the end).
+        """
+        text = str(self)
+        if self.lead and (at := text.find(self.lead)) >= 0:
+            at += len(self.lead)
+        elif self.tail and text.endswith(self.tail):
+            at = len(text) - len(self.tail)
+        else:
+            at = len(text)
+        return text[:at] + suggestion + text[at:]
 
 
 def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
@@ -128,11 +161,47 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
 
 
 #: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
-#: item 2).
+#: item 2); :func:`network_hint` says what puts the job within one server.
 NETWORK_HINT = (
     "for the network between servers: a GPU fabric NIC of 100 Gb/s or more on them (the owned group's fabric_nic / "
-    "fabric_nic_count, or custom.fabric_nic), or a layout within one server (a later deadline_hours)"
+    "fabric_nic_count, or custom.fabric_nic), or a layout within one server"
 )
+
+
+def network_hint(dep: InferenceDeployment | TrainingDeployment, blocked: list[Blocked]) -> str:
+    """:data:`NETWORK_HINT`, with what would put the deployment within one server.
+
+    A later deadline only where a one-server layout is past it (newuser76 item 11: "a layout within one server (a
+    later deadline_hours)" was said of Mixtral 8x7B full, whose states fit no one 8 x H100 server: a lighter job does).
+    """
+    if not isinstance(dep, TrainingDeployment):
+        return NETWORK_HINT
+    if any(b.code == PAST_DEADLINE and b.nodes == 1 for b in blocked):
+        return f"{NETWORK_HINT} (a later deadline_hours)"
+    job = dep.training
+    lighter = {"full": ["LoRA / QLoRA"], "lora": ["QLoRA"], "qlora": []}[job.method]
+    eight_bit = job.method == "full" and (job.optimizer or "adamw") in ("adamw", "adamw-torch-amp")
+    lighter += ["optimizer: adamw-8bit"] if eight_bit else []
+    lighter += ["offload_optimizer: true"] if job.offload_optimizer is not True else []
+    return f"{NETWORK_HINT} (a lighter job whose states one server holds: {', '.join(lighter)})" if lighter else NETWORK_HINT
+
+
+def _network_lead(dep: InferenceDeployment | TrainingDeployment, blocked: list[Blocked]) -> str:
+    """The fix of the network between nodes where it rules some layouts out, else ""."""
+    ways = []
+    dominated = [b for b in blocked if b.code == COMMUNICATION_DOMINATES]
+    if dominated:
+        nics = GPU_NETWORKS_FIELD in "".join(b.why for b in dominated)
+        way = (
+            f"attach the GPU NICs the reasons name ({GPU_NETWORKS_FIELD}: a VPC network for each GPU NIC of the "
+            "instance), or allow an instance with a GPU fabric"
+            if nics
+            else "allow an instance or platform with a GPU fabric between nodes"
+        )
+        ways.append(f"for the network between the nodes: {way}, or fewer nodes (a GPU with more memory)")
+    if any(b.code == NO_GPU_FABRIC for b in blocked):
+        ways.append(network_hint(dep, blocked))
+    return "; ".join(ways)
 
 
 def _unblock_hint(
@@ -242,11 +311,14 @@ def _unblock_hint(
             if any(b.code == POOL_TOO_LARGE for b in blocked)
             else []
         )
-        return (
+        general = (
             f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
             f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
             + ("looser SLOs" + servers if racks else "or looser SLOs")
         )
+        # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
+        lead = _network_lead(dep, blocked)
+        return f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
     from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE
@@ -272,20 +344,16 @@ def _unblock_hint(
     general = f"to unblock: allow {', '.join(ways)}, " + (
         "a shorter sequence_length" + servers if racks else "or a shorter sequence_length"
     )
-    # the network between the nodes alone rules the layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was
-    # told of memory levers, none of which moves a byte less, and not of the GPU NICs it has): that network's fix first
-    network = [b for b in blocked if b.code == COMMUNICATION_DOMINATES]
-    if network and len(network) == len(blocked):
-        nics = GPU_NETWORKS_FIELD in "".join(b.why for b in network)
-        way = (
-            f"attach the GPU NICs the reasons name ({GPU_NETWORKS_FIELD}: a VPC network for each GPU NIC of the "
-            "instance), or allow an instance with a GPU fabric"
-            if nics
-            else "allow an instance or platform with a GPU fabric between nodes"
-        )
-        general = f"to unblock: for the network between the nodes: {way}, or fewer nodes (a GPU with more memory); else " + (
-            general.removeprefix("to unblock: ")
-        )
+    # the network between the nodes rules layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was told of
+    # memory levers, none of which moves a byte less, and not of the GPU NICs it has): those layouts fit the GPUs'
+    # memory, so the network's fix is what plans them, said first, where some reasons are memory's too
+    lead = _network_lead(dep, blocked)
+    if lead and all(b.code == COMMUNICATION_DOMINATES for b in blocked):
+        # the network alone: of the memory levers, only a lighter method moves fewer bytes between the nodes
+        adapters = "; else LoRA/QLoRA (adapter gradients alone cross)" if training.method == "full" else ""
+        general = f"to unblock: {lead}{adapters}" if training.compute_precision != "fp8" else f"to unblock: {lead}"
+    elif lead:
+        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
     # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
     deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
     if deadline_only:
@@ -319,9 +387,6 @@ def _unblock_hint(
         general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
-    if any(b.code == NO_GPU_FABRIC for b in blocked):
-        # the network between servers, which no memory or deadline lever changes (newuser47 item 2)
-        general += f"; {NETWORK_HINT}"
     if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
         # no allowed GPU has FP8 (fix77), or none the framework's FP8 path runs on (Gaudi 3, review71 item 6): only the
         # GPU or the precision helps
@@ -404,8 +469,15 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
         # what a training job's lighter settings plan (newuser54 item 3: an owned box was refused without a word of
         # the optimizer offload that fits it)
         # (not where a fleet limit refuses it: review36 item 7)
-        if not isinstance(exc, FleetLimitError) and (hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits)):
-            raise InfeasibleError(str(exc) + hint) from None
+        if isinstance(exc, FleetLimitError):
+            raise
+        network = isinstance(exc, RefusalWithTailError) and exc.network
+        if hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits, network=network):
+            # after the network's fix, or ahead of the owned servers' part: a long refusal keeps the way that plans
+            # (newuser76 items 9 and 11)
+            raise InfeasibleError(
+                exc.with_suggestion(hint) if isinstance(exc, RefusalWithTailError) else str(exc) + hint
+            ) from None
         raise
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += not_sold_new_findings(loaded, consts, plan)
@@ -1732,6 +1804,7 @@ def _choose(
             # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
             # bought, every other reason is of a layout those servers cannot hold anyway: review 20 item 1)
             unbought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought}
+            blocked_kinds = {(b.platform_id, b.gpu_id) for b in blocked}
             owned_short = (
                 not options
                 and any(b.code == OWNED_SHORT for b in blocked)
@@ -1807,9 +1880,11 @@ def _choose(
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at)
                 # more owned servers do not help where the link between them rules out the layouts across them
                 # (review33 item 2: "DP9 needs 9 servers; 6 owned", where a fabric NIC fits it on 4)
-                if network := next((b.text for b in blocked if b.code == NO_GPU_FABRIC), None):
+                # (the owned servers' own layouts: a wider one more servers would hold is no reason to list them, and
+                # no reason to fit a fabric where whole replicas on more servers need none)
+                if network := next((b.text for b in blocked if b.code == NO_GPU_FABRIC and b.nodes <= b.owned), None):
                     detail += f"; {network}"
-                    hint += f"; {NETWORK_HINT}"
+                    hint += f"; {network_hint(dep, blocked)}"
             else:
                 # racks of the workload's own where it buys servers (newuser54 item 3: "more rack power / max_nodes" was
                 # offered to an owned workstation with buy: false)
@@ -1817,14 +1892,21 @@ def _choose(
                 hint = _unblock_hint(
                     dep, model, blocked, wl.hardware.rack_power_field, racks=racked, ttft_p95_factor=consts.ttft_p95_factor
                 )
+                # owned servers alone, whose replica across more of them their link rules out (fix113: it was "needs 3
+                # servers ... list more owned servers"): the one machine with its RAM and NVMe (newuser49 item 2)
+                wider = any(b.code == NO_GPU_FABRIC and b.nodes > b.owned for b in blocked)
+                if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
+                    hint += f"; or {ON_FIXED}"
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
+            # (the reasons the detail said already, once: fix107's report, "not usable by" repeated them)
+            stated = frozenset(texts[:6]) if detail == "; ".join(texts[:6]) else frozenset()
             owned = (
                 ""
                 if owned_short
                 else "; ".join(
                     f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free"
-                    + (f" ({'; '.join(why)})" if (why := _owned_unused(wl, k, dep.name, blocked)) else "")
+                    + (f" ({'; '.join(why)})" if (why := _owned_unused(wl, k, dep.name, blocked, stated)) else "")
                     for k, n in sorted(seen.items())
                     if n
                 )
@@ -1837,9 +1919,12 @@ def _choose(
                     f"; {field} rules out {', '.join(unshared)} for it (gpu-sharing-excluded-gpus): a sharing they take, "
                     "or its own gpu_sharing: {strategy: none} for whole GPUs of every GPU allowed"
                 )
-            raise InfeasibleError(
+            raise RefusalWithTailError(
                 f"deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}" + (f"; {owned}" if owned else ""),
                 where,
+                tail=f"; {owned}" if owned else "",
+                network=any(b.code in (COMMUNICATION_DOMINATES, NO_GPU_FABRIC) for b in blocked),
+                lead=f"to unblock: {lead}" if (lead := _network_lead(dep, blocked)) and f"to unblock: {lead}" in hint else "",
             )
         best = feasible[0]
         if anchor and held_here is not None:
@@ -2008,6 +2093,13 @@ def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:
 GPU_NETWORKS_FIELD = "kubernetes.gpu_networks"
 
 
+#: The owned machine whose GPUs hold no replica, described so that its RAM and NVMe hold the rest (newuser49 item 2).
+ON_FIXED = (
+    "describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold offloaded to its RAM and "
+    "NVMe, llama.cpp)"
+)
+
+
 def _owned_short_hint(
     wl: Workload,
     dep: InferenceDeployment | TrainingDeployment,
@@ -2044,10 +2136,7 @@ def _owned_short_hint(
         ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
     elif isinstance(dep, InferenceDeployment):
         # newuser49 item 2: no owned server's GPUs hold a replica, and hardware.inventory keeps the weights in VRAM
-        ways.append(
-            "describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold offloaded to its "
-            "RAM and NVMe, llama.cpp)"
-        )
+        ways.append(ON_FIXED)
     elif isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
         job = dep.training
         lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[job.method]
@@ -2123,9 +2212,18 @@ def _fits_owned(
     return True
 
 
-def _owned_unused(wl: Workload, key: ServerKey, name: str, blocked: list[Blocked]) -> list[str]:
-    """Why an owned kind took none of a deployment's layouts: what rules it out, and why no more are bought."""
-    said = why_left_free(key[1], key[0], {name: blocked})
+def _owned_unused(
+    wl: Workload, key: ServerKey, name: str, blocked: list[Blocked], stated: frozenset[str] = frozenset()
+) -> list[str]:
+    """Why an owned kind took none of a deployment's layouts: what rules it out, and why no more are bought.
+
+    ``stated``: the reasons (as :attr:`Blocked.text`) the refusal said already, not said again.
+    """
+    on_kind = [b for b in blocked if (b.platform_id, b.gpu_id) == key[:2]]
+    fresh = [b for b in blocked if b.text not in stated]
+    said = why_left_free(key[1], key[0], {name: fresh})
+    if not said and on_kind and any(b.text in stated for b in on_kind):
+        said = f"{name}: the reasons above"
     return [text for text in (_not_bought(wl, key), said and f"not usable by {said}") if text]
 
 

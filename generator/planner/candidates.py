@@ -132,6 +132,16 @@ def layout_option(
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
+        # more owned servers are servers of the owned kind, with its network: where that rules out work across them
+        # (a front end under MIN_FABRIC_GBPS, no fabric as the inventory states), listing more of them is no way out
+        # (newuser76 item 11: "DP32 ... 103.8 h needs 4 servers; 2 owned are free" over 25 Gb/s, and listing the four
+        # got "multi-node work needs at least 100 Gb/s")
+        if nodes > 1 and needs.needs_fabric:
+            network = next((f for f in _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)[1]
+                            if f.code == NO_GPU_FABRIC), None)  # fmt: skip
+            if network is not None:
+                blocked.append(Blocked(hw.gpu.id, hw.platform.id, NO_GPU_FABRIC, network.message, gpus_per_node, nodes, owned))
+                return None
         builds = owned_of_kind(hw, free)
         if builds and all(per != gpus_per_node for per, _ in builds):
             # newuser42 item 3: "32 x dell-xe7740 (1 x h100-pcie-80gb) needs 32 servers; 0 owned are free" of two free

@@ -311,6 +311,8 @@ def _with_communication(
     window, within = run_window(spec, hw.platform.provider)
     if hours is not None and window and hours > window * (1 + 1e-9):
         why = f"{shape.reason} takes {hours:.3g} h with its communication, past {within}"
-        blocked.append(blocked_on(hw, PAST_DEADLINE if window == spec.deadline_hours else RUNS_PAST_MONTH, why))
+        # with its servers: a layout within one past the deadline is one a later deadline plans (newuser76 item 11)
+        late = blocked_on(hw, PAST_DEADLINE if window == spec.deadline_hours else RUNS_PAST_MONTH, why)
+        blocked.append(late._replace(gpus_per_node=gpus_per_node, nodes=nodes))
         return None
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
