@@ -64,7 +64,7 @@ def test_an_nvidia_smi_that_lists_no_gpu_is_still_no_gpu(tmp_path: Path, monkeyp
     _fake_smi(tmp_path, monkeypatch, "exit 0")
     facts = detect.detect_machine(detect.this_machine())
     assert "gpu_failed" not in facts
-    assert "# no NVIDIA GPU detected (nvidia-smi missing or no GPU)" in detect.fixed_block(facts)
+    assert "# no GPU detected (nvidia-smi, amd-smi and rocm-smi missing or list no GPU)" in detect.fixed_block(facts)
 
 
 def test_a_gpu_index_listed_twice_is_counted_once_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

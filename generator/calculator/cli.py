@@ -1090,7 +1090,8 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                 )
     # review70 item 14: GPUs detect found but the plan leaves out are said, as detect says them
     if "mixed_gpus" in facts:
-        notes.append(f"--detect: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+        tool = facts["gpu_tool"].value if "gpu_tool" in facts else "nvidia-smi"
+        notes.append(f"--detect: {tool} lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
     if "gpu_repeated" in facts:
         notes.append(f"--detect: {facts['gpu_repeated'].how}")
     if "omitted_gpu_count" in facts and args.gpus is None:
@@ -1106,7 +1107,9 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
         parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:
-        parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
+        parser.error(
+            "--detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU not in the catalog); give --gpu"
+        )
 
 
 def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EstimateRequest:

@@ -1,7 +1,8 @@
 """``specgen detect``: this machine as a ``hardware.fixed`` block, every value marked measured or assumed.
 
 Read from what Linux and the NVIDIA driver print: ``nvidia-smi --query-gpu`` (GPU model, memory,
-PCIe generation and width of each GPU's link), ``/proc/cpuinfo`` (CPU model, sockets, cores),
+PCIe generation and width of each GPU's link) or, where it lists no GPU, AMD's ``amd-smi static --json`` (or the older
+``rocm-smi --json``: product name and VRAM total), ``/proc/cpuinfo`` (CPU model, sockets, cores),
 ``/proc/meminfo`` (RAM, RAM in use), ``/proc/swaps``, ``/sys/block/nvme*`` (NVMe drives and sizes)
 and, where readable (root), ``dmidecode -t memory`` (populated DIMMs, channels, configured speed).
 :class:`Sources` reads them from a root folder and a table of command outputs, so the same code
@@ -32,6 +33,14 @@ NVIDIA_SMI = (
     "--format=csv,noheader,nounits",
 )
 DMIDECODE = ("dmidecode", "-t", "memory")
+#: AMD's tools, asked where nvidia-smi lists no GPU (newuser77 item 12): ``amd-smi static --asic --vram --json`` gives
+#: each GPU's ``asic.market_name`` and ``vram.size`` (``{"value": 196592, "unit": "MB"}``; amdsmi_vram_info_t: "vram
+#: size in MB", MB of 2^20 bytes: 196,592 MB is 206,141,652,992 B, the MI300X's 196,592 MiB rocminfo pool,
+#: https://rocm.docs.amd.com/projects/amdsmi/en/latest/doxygen/docBin/html/structamdsmi__vram__info__t.html), a list
+#: of GPUs (amd-smi 24.x) or one under ``gpu_data`` (amd-smi 25.x and later); ``rocm-smi`` (deprecated by amd-smi,
+#: still shipped) gives ``{"card0": {"Card Series": ..., "VRAM Total Memory (B)": "206158430208"}}``.
+AMD_SMI = ("amd-smi", "static", "--asic", "--vram", "--json")
+ROCM_SMI = ("rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json")
 _GPU_NOISE = {"nvidia", "geforce", "tesla", "generation"}
 #: Words that tell variants of one GPU apart: a catalog name with one the reading lacks is a different part
 #: (PCIe and NVL cards beside SXM ones; the RTX PRO 6000 Max-Q beside the Workstation Edition of the same memory).
@@ -151,12 +160,14 @@ def this_machine() -> Sources:
 
 
 class GpuReading(NamedTuple):
-    """One line of the nvidia-smi query."""
+    """One GPU as a vendor's tool lists it: a line of the nvidia-smi query, or one GPU of amd-smi / rocm-smi."""
 
     name: str
     memory_mib: int
     pcie_gen: int | None
     pcie_width: int | None
+    #: The tool that listed it (``nvidia-smi``, ``amd-smi``, ``rocm-smi``): said in the block's comments.
+    tool: str = "nvidia-smi"
 
 
 def parse_nvidia_smi(text: str) -> list[GpuReading]:
@@ -208,6 +219,128 @@ def unread_nvidia_smi_lines(text: str) -> list[str]:
         if len(cells) < 5 or ascii_count(cells[2]) is None:
             unread.append("".join(ch for ch in line if ch.isprintable())[:200])
     return unread
+
+
+def _amd_mib(size: object) -> int | None:
+    """amd-smi's ``vram.size`` in MiB: ``{"value": 196592, "unit": "MB"}``, ``"196592 MB"`` or a bare count of MB."""
+    if isinstance(size, dict):
+        value, unit = size.get("value"), str(size.get("unit", "MB"))
+    elif isinstance(size, str):
+        value, _, unit = size.strip().partition(" ")
+    else:
+        value, unit = size, "MB"
+    count = value if isinstance(value, int) and not isinstance(value, bool) else ascii_count(str(value))
+    scale = {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1, "GB": 1024}.get(unit.strip().upper() or "MB")
+    if count is None or scale is None or count <= 0:
+        return None
+    return round(count * scale)
+
+
+def _printable(text: object, limit: int = 100) -> str:
+    return "".join(ch for ch in str(text) if ch.isprintable())[:limit]
+
+
+def _json(text: str) -> object:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def parse_amd_smi(text: str) -> list[GpuReading] | None:
+    """The GPUs of ``amd-smi static --asic --vram --json``; ``None`` where it is not that JSON (said as unread)."""
+    data = _json(text)
+    if isinstance(data, dict) and isinstance(data.get("gpu_data"), list):
+        data = data["gpu_data"]
+    if not isinstance(data, list):
+        return None
+    gpus = []
+    seen: set[str] = set()
+    for entry in data:
+        if not isinstance(entry, dict) or not isinstance(entry.get("asic"), dict) or not isinstance(entry.get("vram"), dict):
+            continue
+        index = str(entry.get("gpu", len(seen)))
+        mib = _amd_mib(entry["vram"].get("size", entry["vram"].get("vram_size")))
+        name = _printable(entry["asic"].get("market_name", ""))
+        if mib is None or not name.strip() or index in seen:
+            continue
+        seen.add(index)
+        gpus.append(GpuReading(name, mib, None, None, "amd-smi"))
+    return gpus
+
+
+def parse_rocm_smi(text: str) -> list[GpuReading] | None:
+    """The GPUs of ``rocm-smi --showproductname --showmeminfo vram --json`` (``card<N>`` keys; ``None`` where not JSON)."""
+    data = _json(text)
+    if not isinstance(data, dict):
+        return None
+    gpus = []
+    for card, fields in sorted(data.items(), key=lambda item: (len(item[0]), item[0])):
+        if not re.fullmatch(r"card\d+", card) or not isinstance(fields, dict):
+            continue
+        lower = {str(k).lower(): v for k, v in fields.items()}
+        total = ascii_count(str(lower.get("vram total memory (b)", "")).strip())
+        name = _printable(lower.get("card series") or lower.get("device name") or "")
+        if total is None or total <= 0 or not name.strip():
+            continue
+        gpus.append(GpuReading(name, round(total / 2**20), None, None, "rocm-smi"))
+    return gpus
+
+
+def _amd_tokens(name: str) -> set[str]:
+    """The model words of an AMD name ('mi300x' of 'AMD Instinct MI300X' or 'Aqua Vanjaram [Instinct MI300X]')."""
+    return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if re.search(r"\d", t) and not re.fullmatch(r"\d+gb", t)}
+
+
+def match_amd_gpu(reading: GpuReading) -> tuple[str | None, str]:
+    """The catalog AMD GPU of an amd-smi / rocm-smi name and VRAM total: its model word, then its memory.
+
+    As for nvidia-smi (:func:`match_gpu`), a part whose memory is not the reading's is refused and said (an MI250X's
+    one GCD of 64 GB is the catalog's, a whole 128 GB package read as one is not).
+    """
+    said = f"{reading.tool} '{reading.name}', {reading.memory_mib} MiB"
+    seen = _amd_tokens(reading.name)
+    best: tuple[float, str] | None = None
+    refused: list[str] = []
+    for gpu in catalog.gpus().values():
+        if gpu.vendor.lower() != "amd" or not (_amd_tokens(gpu.name) & seen):
+            continue
+        if not memory_fits(gpu, reading.memory_mib):
+            refused.append(
+                f"{gpu.id} has " + (f"{gpu.memory_usable_mib} MiB" if gpu.memory_usable_mib else f"{gpu.memory_gb:g} GB")
+            )
+            continue
+        mib = gpu.memory_usable_mib or gpu.memory_gb * GB_MIB
+        key = (-abs(mib - reading.memory_mib), gpu.id)
+        if best is None or key[0] > best[0]:
+            best = key
+    if best is None:
+        other = f" (its name matches, its memory does not: {'; '.join(refused)})" if refused else ""
+        return None, f"assumed: {said} is not in the GPU catalog{other}; give gpu: (see 'specgen catalog gpus')"
+    return best[1], f"measured: {said}"
+
+
+def read_amd_gpus(src: Sources) -> tuple[list[GpuReading], dict[str, Fact]]:
+    """AMD's GPUs by amd-smi, else rocm-smi; with ``gpu_failed`` / ``gpu_unread`` facts where neither lists one.
+
+    A tool that fails or hangs is said as nvidia-smi's is (newuser75 item 6), unless the other lists the GPUs.
+    """
+    facts: dict[str, Fact] = {}
+    for argv, parse in ((AMD_SMI, parse_amd_smi), (ROCM_SMI, parse_rocm_smi)):
+        text = src.run(argv)
+        if text is None:
+            if (failed := src.failed(argv)) is not None and "gpu_failed" not in facts:
+                facts["gpu_failed"] = Fact(None, failed)
+            continue
+        gpus = parse(text)
+        if gpus:
+            return gpus, {}
+        if gpus is None and "gpu_unread" not in facts:
+            shown = _printable(next((line.strip() for line in text.splitlines() if line.strip()), ""), 200)
+            facts["gpu_unread"] = Fact(1, f"{argv[0]} printed what specgen could not read as its JSON: '{shown}'")
+    return [], facts
 
 
 def _tokens(name: str) -> set[str]:
@@ -509,10 +642,12 @@ def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
     groups = _gpu_groups(gpus)
     facts: dict[str, Fact] = {}
     label, chosen = described_gpus(gpus)
-    gpu_id, how = match_gpu(chosen[0])
+    tool = chosen[0].tool
+    gpu_id, how = match_gpu(chosen[0]) if tool == "nvidia-smi" else match_amd_gpu(chosen[0])
     facts["gpu" if gpu_id else "gpu_unknown"] = Fact(gpu_id or chosen[0].name, how)
+    facts["gpu_tool"] = Fact(tool, f"measured: {tool} listed the GPUs")
     if len(groups) == 1:
-        facts["gpu_count"] = Fact(len(gpus), f"measured: nvidia-smi lists {len(gpus)} GPU(s)")
+        facts["gpu_count"] = Fact(len(gpus), f"measured: {tool} lists {len(gpus)} GPU(s)")
         return facts
     listing = "; ".join(f"{len(rows)} x {name}" for name, rows in groups.items())
     facts["gpu_count"] = Fact(
@@ -639,6 +774,12 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
             len(unread),
             f"nvidia-smi printed {len(unread)} line(s) specgen could not read as {SMI_COLUMNS}: '{unread[0]}'",
         )
+    if not gpus and "gpu_unread" not in facts:  # an AMD machine (newuser77 item 12)
+        gpus, amd_facts = read_amd_gpus(src)
+        if gpus:
+            facts.pop("gpu_failed", None)
+        else:
+            facts.update({k: v for k, v in amd_facts.items() if k not in facts})
     if gpus:
         facts.update(gpu_facts(gpus))
         # the links of the GPUs described, not of those a mixed machine's block leaves out (fuzz31 item 7)
@@ -725,7 +866,9 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     elif "gpu" not in facts and "gpu_failed" in facts:
         lines.append(f"# gpu not written: {facts['gpu_failed'].how}; add gpu: and gpu_count: before using it")
     elif "gpu" not in facts:
-        lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
+        lines.append(
+            "# no GPU detected (nvidia-smi, amd-smi and rocm-smi missing or list no GPU): add gpu: and gpu_count: before using it"
+        )
     if "gpu" in facts and "gpu_unread" in facts:  # some rows read, others not: those left out are said
         lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
     if "gpu_repeated" in facts:
@@ -738,7 +881,8 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
             left = facts[f"omitted_{key}"]
             lines.append(f"# {key} not written: {left.value} ({left.how}); give it yourself")
     if "mixed_gpus" in facts:
-        lines.append(f"# mixed GPUs: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
+        tool = facts["gpu_tool"].value if "gpu_tool" in facts else "nvidia-smi"
+        lines.append(f"# mixed GPUs: {tool} lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
     if "cpu" not in facts and "memory_channels" not in facts:
         why = facts["dimms_unread"].value if "dimms_unread" in facts else "no populated DIMM records"
         lines.append(
