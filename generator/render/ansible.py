@@ -29,6 +29,7 @@ from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
 from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
+from generator.render.rocm_tuning import VLLM_SOURCE, rocm_host_vars, rocm_vllm_settings
 from generator.sizing.constants import with_overrides
 from generator.sizing.gpu_share import pod_memory_fraction, sglang_pool_capped
 from generator.workload.models import GpuSharing, Mirrors, Workload
@@ -100,6 +101,7 @@ def group_vars(
                 gpu_memory_utilization,
                 gaudi=gaudi,
                 vendor=vendor,
+                gpu_architecture=catalog.gpus()[node.gpu_id].architecture,
                 mirrors=mirrors,
                 sharing=sharing,
             )
@@ -135,6 +137,8 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             else {}
         ),
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
+        # AMD's MI300X guides: NUMA auto-balancing off (newuser77 item 10; generator.render.rocm_tuning)
+        **({"specgen_rocm_host": rocm_host_vars()} if vendor == "amd" else {}),
         "specgen_nvme": {
             "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
             # null: a capacity sourced without its drive count (newuser36 item 9: 0 drives beside 3.0 TB)
@@ -521,6 +525,7 @@ def _deployment_vars(
     *,
     gaudi: bool = False,
     vendor: str = "nvidia",
+    gpu_architecture: str = "",
     mirrors: Mirrors | None = None,
     sharing: GpuSharing | None = None,
 ) -> dict[str, Any]:
@@ -654,6 +659,18 @@ def _deployment_vars(
                     out["engine"]["data_parallel_hosts"]["address_port"] = SGLANG_DIST_INIT_PORT
         if name == "sglang":  # its layout too, first (fix115): where attention runs data-parallel, --tp-size is in args
             out["engine"]["args"] = [*sglang_layout_args(out), *out["engine"]["args"]]
+        if name == "vllm" and vendor == "amd":  # AMD's vLLM guide for the MI300X / MI355X (newuser77 item 10)
+            env, flags = rocm_vllm_settings(
+                gpu_architecture,
+                max(tp, ep) * pp,
+                latent_attention=bool(d.details.get("latent_attention")),
+                attention_sinks=bool(d.details.get("attention_sinks")),
+            )
+            if env:
+                out["engine"]["env"] = env
+                out["engine"]["env_source"] = VLLM_SOURCE
+            if flags:
+                out["engine"]["args"] = [*out["engine"]["args"], *flags]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
