@@ -73,10 +73,13 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
     hardware = allowed_hardware(wl)
     if not hardware:
         where = loaded.document.locate(("hardware",))
-        liquid = "" if wl.hardware.cooling == "liquid" else ", hardware.cooling: liquid where the site has it"
+        # a site's cooling is bare metal's: a cloud's VM is cooled by the provider (newuser77 item 5)
+        site = wl.hardware.provider == "baremetal"
+        cooling = f" (with cooling '{wl.hardware.cooling}')" if site else ""
+        liquid = ", hardware.cooling: liquid where the site has it" if site and wl.hardware.cooling != "liquid" else ""
         raise InfeasibleError(
-            f"no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
-            f"(with cooling '{wl.hardware.cooling}'){_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
+            f"no {wl.hardware.provider} platform in the catalog offers an allowed GPU"
+            f"{cooling}{_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
             f"provider{liquid}, or describe a server you own or buy under hardware.inventory[].custom",
             where,
         )
