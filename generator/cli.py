@@ -687,6 +687,10 @@ def _build_cli() -> Any:
         from generator.render.env import to_json
 
         rows = listing_rows(kind) if kind in KINDS else catalog_rows(kind)
+        if kind == "purchases" and not as_json:  # each basis to its first clause (newuser77 item 7); the JSON has all
+            from generator.calculator.catalog_listing import purchase_table_rows
+
+            rows = purchase_table_rows(rows)
         # purchases: whether each product is still sold new, after its price and date (newuser30 item 11)
         click.echo(to_json(rows) if as_json else catalog_text(rows, 7 if kind == "purchases" else 6), nl=as_json)
 
