@@ -169,3 +169,20 @@ def test_no_gpu_tool_at_all_names_all_three(tmp_path: Path, monkeypatch: pytest.
 def test_amd_smi_sizes_in_every_unit_it_writes() -> None:
     assert [detect._amd_mib(v) for v in ({"value": 196592, "unit": "MB"}, "196592 MB", 196592, {"value": "N/A", "unit": "MB"},
                                          {"value": 192, "unit": "GB"})] == [196592, 196592, 196592, None, 196608]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,  # nested past Python's recursion limit
+        json.dumps([{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X"}, "vram": {"size": {"value": 10**400}}}]),
+        json.dumps({"gpu_data": [{"gpu": 0, "asic": [], "vram": "x"}, 5, None]}),
+        json.dumps({"card0": {"Card Series": "AMD Instinct MI300X", "VRAM Total Memory (B)": "9" * 40}}),
+    ],
+    ids=["deep-nesting", "huge-int", "wrong-types", "huge-bytes"],
+)
+def test_hostile_amd_output_is_no_gpu_not_a_traceback(text: str) -> None:
+    src = detect.Sources("/nonexistent", detect.recorded({"amd-smi": text, "rocm-smi": text}))
+    facts = detect.detect_machine(src)
+    assert "gpu" not in facts and "gpu_count" not in facts
+    detect.fixed_block(facts)

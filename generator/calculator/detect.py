@@ -229,9 +229,9 @@ def _amd_mib(size: object) -> int | None:
         value, _, unit = size.strip().partition(" ")
     else:
         value, unit = size, "MB"
-    count = value if isinstance(value, int) and not isinstance(value, bool) else ascii_count(str(value))
+    count = value if isinstance(value, int) and not isinstance(value, bool) else ascii_count(str(value), 15)
     scale = {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1, "GB": 1024}.get(unit.strip().upper() or "MB")
-    if count is None or scale is None or count <= 0:
+    if count is None or scale is None or not 0 < count < 10**15:  # no GPU's memory; a huge int overflows a float
         return None
     return round(count * scale)
 
@@ -245,7 +245,7 @@ def _json(text: str) -> object:
 
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit (a hostile or broken tool)
         return None
 
 
@@ -281,7 +281,7 @@ def parse_rocm_smi(text: str) -> list[GpuReading] | None:
         if not re.fullmatch(r"card\d+", card) or not isinstance(fields, dict):
             continue
         lower = {str(k).lower(): v for k, v in fields.items()}
-        total = ascii_count(str(lower.get("vram total memory (b)", "")).strip())
+        total = ascii_count(str(lower.get("vram total memory (b)", "")).strip(), 15)
         name = _printable(lower.get("card series") or lower.get("device name") or "")
         if total is None or total <= 0 or not name.strip():
             continue
