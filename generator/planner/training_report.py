@@ -94,9 +94,15 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
                 f", then the routed experts' {step.expert_dp_bytes / 1e9:.2f} GB per GPU over their expert-data-parallel "
                 f"group, one rank an EP group, over {where}: {step.expert_dp_s:.3f} s of it"
             )
+        serial = (
+            "; DeepSpeed ZeRO-1/2 without overlap_comm (its default, as ds_config.json leaves it) reduces on the compute "
+            "stream, in series with it"
+            if step.dp_in_series
+            else ""
+        )
         parts.append(
             f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over}"
-            f"{experts})"
+            f"{experts}{serial})"
         )
     if step.offload_s or step.offload_link_s:
         after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""

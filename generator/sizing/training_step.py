@@ -22,7 +22,8 @@ of the data for an all-reduce over ``n`` ranks):
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
-  longer than the compute shows.
+  longer than the compute shows, except where the framework issues it on the compute stream (DeepSpeed ZeRO-1/2
+  without ``overlap_comm``, :attr:`DpTraffic.in_series`): all of it shows.
 
 Each collective also pays a fixed latency (``StepLinks.*_latency_s``, the all-reduce latency of the
 GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per call: TP all-reduces
@@ -142,6 +143,11 @@ class DpTraffic:
     #: The traffic is one gradient pass after the last micro-batch (ZeRO 0-1), which overlaps that micro-batch's
     #: backward pass only; else it runs through every micro-batch (ZeRO 2-3 reduce and gather each one's).
     once_after_backward: bool = False
+    #: The traffic runs on the compute stream, in series with the backward pass it is issued from, and hides behind
+    #: nothing: DeepSpeed ZeRO-1/2 without ``overlap_comm`` (its default there, the one the rendered ds_config.json
+    #: keeps) reduces each gradient bucket inline in the backward hook and gathers the updated weights after the
+    #: optimizer step (:func:`generator.planner.training_comm.dp_traffic`).
+    in_series: bool = False
 
 
 #: No data parallelism (one replica).
@@ -201,6 +207,8 @@ class StepTime:
     #: of it exposed makes every FSDP MFU group of the calibration worse (newuser70 item 3, benchmarks/CALIBRATION.md),
     #: whose runs are the measurement of how much of it hides.
     dp_overlap_s: float | None = None
+    #: The DP / ZeRO traffic runs in series with the compute (:attr:`DpTraffic.in_series`), so all of it is exposed.
+    dp_in_series: bool = False
     #: The pipeline schedule the bubble is timed with: model chunks a GPU runs (1: plain 1F1B; more: interleaved 1F1B,
     #: Megatron-LM's ``--num-layers-per-virtual-pipeline-stage``, off by default), the layers of each, and the bubble
     #: plain 1F1B would have on the same work (newuser70 item 4: the plan never said which schedule it timed).
@@ -363,6 +371,8 @@ def training_step(
     # recomputation, which reruns the forward inside it (review35 item 7)
     backward = 1.0 - forward_flops_per_token / flops_per_token if forward_flops_per_token else BACKWARD_SHARE
     overlap_s = busy_s / layout.accumulation * backward if dp_traffic.once_after_backward else None
+    if dp_traffic.in_series:  # reduced on the compute stream (DeepSpeed ZeRO-1/2 without overlap_comm): none hidden
+        overlap_s = 0.0
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
     # the routed experts' gradients over their own group, after the dense ones on the same links (one DP stream)
@@ -378,6 +388,7 @@ def training_step(
         pp_bubble_s=bubble_s,
         dp_comm_s=max(intra_s, inter_s) + expert_dp_s,
         dp_overlap_s=overlap_s,
+        dp_in_series=dp_traffic.in_series and bool(dp_bytes),
         dp_inter_node_s=inter_s + (expert_dp_s if links.expert_dp_crosses_nodes else 0.0),
         tp_bytes=tp_bytes,
         pp_bytes=pp_bytes,
