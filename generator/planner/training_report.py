@@ -26,6 +26,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
     ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
     ("paged_s", "paged optimizer states' migration over the host link"),
+    ("optimizer_s", "the GPU's optimizer step"),
 )
 
 NEAR_TIE_PERCENT = f"{NEAR_TIE_FRACTION:.0%}"
@@ -122,6 +123,11 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             f"paged optimizer states {step.paged_s:.3f} s ({step.paged_bytes / 1e9:.1f} GB per GPU not held on the GPU, "
             f"migrated in and evicted again over the host link at {step.paged_link_gb_per_s:.1f} GB/s, one direction "
             "after the other, in series with the optimizer step; fault-driven paging is slower, so at least this)"
+        )
+    if step.optimizer_s:  # the GPU's optimizer update, memory-bound, after the last backward pass
+        parts.append(
+            f"optimizer step {step.optimizer_s:.3f} s ({step.optimizer_bytes / 1e9:.1f} GB per GPU of gradients, weights "
+            "and optimizer states read and written)"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

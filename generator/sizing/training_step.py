@@ -38,6 +38,9 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
   (each GPU's ``1 / ep`` of them) are reduced over their expert-data-parallel group, one rank an EP group, after the
   dense parameters' on the same links (``expert_dp_traffic``, :attr:`StepLinks.expert_dp_gbps`): an EP group that fills
   a node leaves each rank of that group its own NIC, where the dense gradients' ring has the whole node's.
+- **optimizer step** (:mod:`generator.sizing.training_optimizer`): the GPU's optimizer update after the last micro-batch,
+  each trainable parameter's gradient, weight and states (its ZeRO shard) read and written at the GPU's memory
+  bandwidth, in series with the compute (none where the optimizer is offloaded to the CPU);
 - **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
   gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
   collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
@@ -192,6 +195,9 @@ class StepTime:
     paged_s: float = 0.0
     paged_bytes: float = 0.0
     paged_link_gb_per_s: float = 0.0
+    #: The GPU's optimizer step (:mod:`generator.sizing.training_optimizer`): its HBM bytes and their time, in series.
+    optimizer_s: float = 0.0
+    optimizer_bytes: float = 0.0
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
@@ -245,7 +251,15 @@ class StepTime:
     @property
     def total_s(self) -> float:
         """Wall-clock of one step."""
-        return self._busy_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s + self.offload_s + self.paged_s
+        return (
+            self._busy_s
+            + self.pp_transfer_s
+            + self.pp_bubble_s
+            + self.dp_exposed_s
+            + self.offload_s
+            + self.paged_s
+            + self.optimizer_s
+        )
 
     @property
     def inter_node_s(self) -> float:
@@ -267,6 +281,7 @@ class StepTime:
             **({"expert_alltoall_s": round(self.expert_alltoall_s, 4)} if self.expert_alltoall_s else {}),
             **({"expert_dp_s": round(self.expert_dp_s, 4)} if self.expert_dp_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
+            **({"optimizer_step_s": round(self.optimizer_s, 4)} if self.optimizer_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
             **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
             **(
@@ -317,6 +332,7 @@ def training_step(
     moe: MoeStep = NO_MOE,
     forward_flops_per_token: float = 0.0,
     expert_dp_traffic: DpTraffic = NO_DP,
+    optimizer_bytes: float = 0.0,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -330,6 +346,8 @@ def training_step(
     share a ZeRO 0-1 gradient pass hides behind (:data:`BACKWARD_SHARE` where not given). ``expert_dp_traffic``: an
     MoE step's routed-expert gradients (each GPU's ``1 / ep`` of them), reduced over the expert-data-parallel group at
     ``links.expert_dp_gbps`` after ``dp_traffic``'s dense parameters (:data:`NO_DP`: none, or carried in ``dp_traffic``).
+    ``optimizer_bytes``: what the GPU's optimizer step moves through HBM once a step
+    (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`), at ``memory_gb_per_s``, in series.
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -410,6 +428,8 @@ def training_step(
         paged_s=host.paged_s,
         paged_bytes=host.bytes.paged_bytes,
         paged_link_gb_per_s=host.link_gb_per_s if host.paged_s else 0.0,
+        optimizer_s=hbm_seconds(optimizer_bytes, memory_gb_per_s),
+        optimizer_bytes=optimizer_bytes,
         expert_alltoall_s=a2a_s,
         expert_alltoall_bytes=a2a_bytes,
         expert_dp_s=expert_dp_s,
