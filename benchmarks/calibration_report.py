@@ -43,7 +43,7 @@ from generator.sizing.architecture import Architecture, parse_architecture  # no
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.frameworks import framework_profile, resolved_regime  # noqa: E402
+from generator.sizing.frameworks import framework_profile, job_recipe, resolved_regime  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
@@ -75,6 +75,7 @@ from generator.sizing.training_offload import (  # noqa: E402
     offload_bytes,
     platform_cpu,
 )
+from generator.sizing.training_optimizer import gpu_optimizer_step_bytes, optimizer_bytes_per_param  # noqa: E402
 from generator.sizing.training_step import NO_DP, StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, engine_stages, size_weights  # noqa: E402
@@ -371,9 +372,26 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         ),
         moe=moe,
         expert_dp_traffic=expert_dp,
+        # the GPU's optimizer step over its shard, as the planner's (training_optimizer), at the GPU's HBM rate
+        optimizer_bytes=mfu_optimizer_bytes(row, arch.params_total if row.get("model") else params),
+        memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
+
+
+def mfu_optimizer_bytes(row: dict[str, Any], params: int) -> float:
+    """HBM bytes an MFU row's GPU moves in its optimizer step (:mod:`generator.sizing.training_optimizer`).
+
+    AdamW with an fp32 master copy (mixed precision: Megatron-LM's distributed optimizer, FSDP's MixedPrecision,
+    Meta's ZeRO-1), its gradients in the framework's main-gradient precision (Megatron-LM's fp32 grad buffer; a row
+    with no profile is Megatron-Bridge's); the GPU's TP x PP share of every parameter, its ZeRO shard over ``dp``
+    from ZeRO-1 on.
+    """
+    main = framework_profile(row.get("profile") or "megatron").main_grad_bytes
+    per_param = optimizer_bytes_per_param(main or 2, 2, 12)
+    shard = params / (row["tp"] * row["pp"]) / (row["dp"] if row["zero_stage"] >= 1 else 1)
+    return shard * per_param
 
 
 def training_mfu_group(row: dict[str, Any]) -> str:
@@ -430,8 +448,25 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         host=finetune_offload(row, arch, gpu, consts),
         # an MoE model's routed experts as the planner's step times them (one GPU a row: no expert parallelism)
         moe=moe_step(arch, recompute=row["checkpointing"] == "full"),
+        optimizer_bytes=gpu_optimizer_step_bytes(arch, finetune_optimizer_setup(row), Parallelism()),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
+
+
+def finetune_optimizer_setup(row: dict[str, Any]) -> TrainingSetup:
+    """A fine-tuning throughput row's job as its optimizer step sees it: the regime its framework's recipe runs (torchtune's
+    single-device full fine-tune: 8-bit paged AdamW over bf16 weights), sharded over its GPUs where the framework
+    shards (torchtune's FSDP2), the adapters it trains, its CPU offload."""
+    gpus, offload = row["gpus"], bool(row.get("offload_params"))
+    zero = framework_profile(row["framework"]).zero_stage if gpus > 1 else 0
+    recipe = job_recipe(row["framework"], row["method"], gpus, zero, offload)
+    return finetune_setup(row)._replace(
+        optimizer=resolved_regime(row["framework"], row.get("optimizer"), zero, gpus, recipe)[0],
+        zero_stage=zero,
+        data_parallel=gpus,
+        lora_rank=max(1, row["lora_rank"]),
+        offload_params=offload,
+    )
 
 
 def finetune_setup(row: dict[str, Any]) -> TrainingSetup:

@@ -450,14 +450,16 @@ def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Pa
         (
             (),
             "  speed        at the longest sequence that fits, 71,687 tokens: one step takes 199.018 s: compute 198.705 s "
-            "+ NF4 dequantization 0.313 s (94.6 GB per GPU read and written)",
+            "+ NF4 dequantization 0.313 s (94.6 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB per GPU of "
+            "gradients, weights and optimizer states read and written)",  # the adapters' AdamW since acc104
             "               360 tokens/s (360 per GPU), 6.6% MFU",
         ),
         # accumulation is in the step now (the README's example passes --accumulation 8)
         (
             ("--accumulation", "8"),
-            "  speed        at the longest sequence that fits, 70,992 tokens: one step takes 1563.695 s: compute "
-            "1561.193 s + NF4 dequantization 2.501 s (756.4 GB per GPU read and written)",
+            "  speed        at the longest sequence that fits, 70,992 tokens: one step takes 1563.696 s: compute "
+            "1561.193 s + NF4 dequantization 2.501 s (756.4 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB "
+            "per GPU of gradients, weights and optimizer states read and written)",
             "               363 tokens/s (363 per GPU), 6.6% MFU",
         ),
     ],

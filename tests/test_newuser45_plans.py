@@ -33,6 +33,9 @@ hardware: {provider: gcp, gpus: [h100-sxm5-80gb, h200-sxm-141gb]}
 kubernetes: {gcp_project: my-ml-project, location: us-central1-a}
 """
 
+#: On the 8-GPU instances: a rented per-run job costs the same on 2 x p5.4xlarge at DP2 (8.5 h) as on one p5.48xlarge
+#: at DP8 (2.1 h), and since acc104 counts the GPU's optimizer step (replicated at ZeRO-0) the fewer replicas are cheaper
+#: by 0.02%, which the cost ranking takes (acc104 item 4); the near tie tested here is on one server's layouts.
 LORA_ON_AWS = """\
 version: 1
 name: weekly-lora
@@ -41,7 +44,7 @@ deployments:
     model: meta-llama/Llama-3.1-8B
     training: {method: lora, framework: hf, lora_rank: 16, lora_target_modules: [all-linear], sequence_length: 4096,
       global_batch_size: 32, dataset_tokens: 300000000, epochs: 2, deadline_hours: 12, runs_per_month: 4}
-hardware: {provider: aws, gpus: [h100-sxm5-80gb, h200-sxm-141gb]}
+hardware: {provider: aws, gpus: [h100-sxm5-80gb, h200-sxm-141gb], platforms: [aws-p5-48xlarge, aws-p5en-48xlarge]}
 """
 
 
@@ -60,7 +63,9 @@ def test_a_gke_job_is_timed_over_the_network_its_rendered_pool_has(tmp_path: Pat
     assert (pool.node.platform_id, pool.nodes) == ("gcp-a3-highgpu-8g", 1)
     assert dep.details["inter_node_link"].endswith("inside one node")
     assert not [f for f in plan.findings if f.code == "gke-gpu-networks"]
-    assert dep.details["usd_per_job"] == pytest.approx(495, abs=1)
+    # $495 before acc104: TRL's ZeRO-1 reduction (DeepSpeed, no overlap_comm) now in series, 0.076 s a step, and the
+    # GPU's optimizer step over its shard, 0.009 s
+    assert dep.details["usd_per_job"] == pytest.approx(499, abs=1)
     # the memory left against the model's error: 61.0 GiB of the 75.7 usable (was 75.5 at ZeRO-3 over two nodes), at
     # ZeRO-1 kept over a ZeRO-2 layout 0.1% faster at 64.9 (item 9)
     assert dep.memory_per_gpu["total"] / 2**30 == pytest.approx(61.0, abs=0.1)
@@ -157,15 +162,17 @@ def test_estimate_takes_the_start_of_one_gpu_id(typed: str, resolved: str) -> No
 def test_a_near_tie_keeps_a_full_fine_tune_with_the_headroom_it_was_measured_to_need(tmp_path: Path) -> None:
     """review32 item 1: the owned A100's full fine-tune kept ZeRO-1 at 70.5 GiB (stage before memory), then warned that
     it was short of headroom, where ZeRO-2 at 59.3 GiB ran as fast and ZeRO-3 at 67.3 GiB 0.1% faster. The headroom a
-    full fine-tune's reserve needs now comes first: ZeRO-2, no warning."""
+    full fine-tune's reserve needs then came first: ZeRO-2, no warning. acc104: the job names no framework, so its ZeRO
+    collectives are DeepSpeed's, and DeepSpeed runs ZeRO-1/2's reductions on the compute stream without overlap_comm
+    (3.4 s of a 26.9 s step over the A100s' PCIe): ZeRO-2 is no longer a near tie, ZeRO-3 (overlapped, 67.3 GiB, 84% of
+    the GPU) wins outright, still without the headroom warning."""
     plan = _plan(tmp_path, LAB.format(objective="cost"))
     (dep,) = plan.deployments
-    assert (dep.details["zero_stage"], round(dep.memory_per_gpu["total"] / 2**30, 1)) == (2, 59.3)
+    assert (dep.details["zero_stage"], round(dep.memory_per_gpu["total"] / 2**30, 1)) == (3, 67.3)
     assert not [f for f in plan.findings if f.code == "full-finetune-headroom"]
-    (kept,) = [r for r in dep.reasons if r.startswith("kept over ")]
-    assert kept.startswith(
-        "kept over TP1 ZeRO-3 x DP4, micro-batch 4 x 4 accumulation steps, 0.1% faster (6.33 h against"
-    )  # 6.56 h before FlashAttention-2's A100 share was fitted
+    assert not [r for r in dep.reasons if r.startswith("kept over ")]
+    (runner,) = [r for r in dep.reasons if r.startswith("runner-up layout on the same servers")]
+    assert "TP1 ZeRO-1 x DP4" in runner and "mostly exposed DP/ZeRO communication" in runner
 
 
 def test_an_unknown_base_model_is_offered_its_catalog_variants() -> None:

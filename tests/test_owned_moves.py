@@ -92,7 +92,8 @@ def test_full_fine_tune_runs_on_a_free_owned_server(tmp: Path) -> None:
     # fix89: $13,081 -> $12,877. A job alone on owned servers is charged its runs' energy, not 0.6 x 730 h of it, and a
     # free owned server's colocation counts in every fleet: the two other jobs move from owned R760xa (L40S) onto owned
     # A100 servers too (41.2 h and 5.6 h x 6.5 kW x PUE 1.56 x $0.13 = $54.29 and $7.44 a run), 3 R760xa left free
-    assert (round(t["usd_per_month"]), round(t["capex_usd"])) == (12877, 137271)
+    # acc104: $12,877 before the GPU's optimizer step and DeepSpeed ZeRO-1/2's reductions in series
+    assert (round(t["usd_per_month"]), round(t["capex_usd"])) == (12878, 137271)
     # the fleet the job pinned there makes is the one found
     pinned = _research(tmp, "supermicro-as-4124go-nart")
     wl = load_workload(str(tmp / "research-free.yaml")).workload  # the pin changes no price nor owned server

@@ -44,6 +44,7 @@ from generator.sizing.training_offload import (
     offload_bytes,
     paged_out_bytes,
 )
+from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
 from generator.units import HOURS_PER_YEAR, hours_text
 from generator.workload.models import TrainingSpec
@@ -180,9 +181,12 @@ def estimate_step(
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
     host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
     spec = _spec(setup)
+    optimizer = gpu_optimizer_step_bytes(model.architecture, setup, par)
     if servers is None:
         links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
-        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent)
+        step = gpu_step(
+            model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent, optimizer
+        )
         dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
         ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "")
         return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1], ep_link)
@@ -192,7 +196,9 @@ def estimate_step(
             servers.platform, gpu, servers.gpus_per_node, servers.nodes, fabric, par.tp, par.pp, setup.data_parallel,
             consts, setup.zero_stage, expert_parallel,
         )  # fmt: skip
-        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent)
+        step = gpu_step(
+            model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent, optimizer
+        )
         shared = shared_dp_gbps(links, par.tp, par.pp, servers.gpus_per_node)
         return StepComm(step, dp_link, tp_link, stage_link, ep_link, shared)
 

@@ -61,6 +61,7 @@ from generator.sizing.training_offload import (
     paged_out_bytes,
     platform_cpu,
 )
+from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
 from generator.sizing.training_step import (
     NO_DP,
     DpTraffic,
@@ -400,6 +401,7 @@ def node_free_step(
     layout: StepLayout,
     consts: Constants,
     host: HostOffload = NO_OFFLOAD,
+    optimizer_bytes: float = 0.0,
 ) -> StepTime:
     """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
     gbps = accelerator_for(hw.gpu, "bf16", layout.tp).link_gb_per_s * 8
@@ -412,7 +414,7 @@ def node_free_step(
         stage_latency_s=latency,
         dp_latency_s=latency,
     )
-    return layout_step(model, spec, hw, layout, links, NO_DP, consts, host)
+    return layout_step(model, spec, hw, layout, links, NO_DP, consts, host, optimizer_bytes)
 
 
 def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, base_precision: str | None = None) -> float:
@@ -462,9 +464,14 @@ def layout_step(
     dp: DpTraffic,
     consts: Constants,
     host: HostOffload = NO_OFFLOAD,
+    optimizer_bytes: float = 0.0,
 ) -> StepTime:
-    """The step of ``layout`` over ``links``; ``host``: the job's CPU offload (:func:`job_host_offload`)."""
-    return gpu_step(model, spec, hw.gpu, layout, links, dp, consts, host=host)
+    """The step of ``layout`` over ``links``.
+
+    ``host``: the job's CPU offload (:func:`job_host_offload`); ``optimizer_bytes``: its GPU optimizer step
+    (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`).
+    """
+    return gpu_step(model, spec, hw.gpu, layout, links, dp, consts, host=host, optimizer_bytes=optimizer_bytes)
 
 
 def gpu_step(
@@ -479,6 +486,7 @@ def gpu_step(
     host: HostOffload = NO_OFFLOAD,
     expert_parallel: int = 1,
     expert_dp: DpTraffic = NO_DP,
+    optimizer_bytes: float = 0.0,
 ) -> StepTime:
     """The step of ``layout`` on ``gpu`` over ``links``, no server needed (what ``specgen estimate`` times).
 
@@ -486,7 +494,8 @@ def gpu_step(
     ``host``: the job's CPU offload, its copies and CPU optimizer step; ``expert_parallel``: the EP degree of an MoE
     model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link;
     ``expert_dp``: their gradients' traffic over the expert-data-parallel group, apart from ``dp``
-    (:func:`generator.planner.training_comm.job_dp_traffic_split`).
+    (:func:`generator.planner.training_comm.job_dp_traffic_split`); ``optimizer_bytes``: the GPU's optimizer step
+    (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`).
     """
     arch = model.architecture
     moe = moe_step(
@@ -513,6 +522,7 @@ def gpu_step(
         host=host,
         moe=moe,
         expert_dp_traffic=expert_dp,
+        optimizer_bytes=optimizer_bytes,
     )
 
 
@@ -572,7 +582,7 @@ def _batch_split(
         # the CPU optimizer step is one a step: fewer, larger micro-batches spread it over more tokens
         host_gpus = min(layout.world, max(hw.platform.gpu_counts, default=1))
         host = job_host_offload(arch, setup, par, accumulation, hw, host_gpus, consts, mem)
-        step = node_free_step(model, spec, hw, layout, consts, host)
+        step = node_free_step(model, spec, hw, layout, consts, host, gpu_optimizer_step_bytes(arch, setup, par))
         per_token = step.total_s / layout.tokens_per_step
         if best is None or per_token < best[0] * (1 - 1e-9) or (per_token <= best[0] * (1 + 1e-9) and mb > best[1]):
             best = (per_token, mb, accumulation, step)

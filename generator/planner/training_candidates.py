@@ -36,6 +36,7 @@ from generator.sizing.checkpoint_load import size_checkpoint_load, training_host
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import reserve_short
 from generator.sizing.training import OPTIMIZERS, TrainingSetup
+from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
 from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
 
 
@@ -288,7 +289,8 @@ def _with_communication(
             setup.zero_stage,
         )
         host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory)
-        step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host)
+        optimizer = gpu_optimizer_step_bytes(model.architecture, setup, shape.par)
+        step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host, optimizer)
         shared = shared_dp_gbps(links, shape.par.tp, shape.par.pp, gpus_per_node)
         return StepComm(step, dp_link, tp_link, stage_link, dp_share=shared)
 

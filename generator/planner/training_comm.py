@@ -205,7 +205,9 @@ def job_dp_traffic(
     gathered = arch.params_total // model_parallel
     trainable = trainable_params // model_parallel
     calls = dp_calls(kind, setup.zero_stage, setup.data_parallel, trainable, gathered, arch.num_layers, arch.hidden_size)
-    return dp_traffic(trainable, weights, setup.zero_stage, setup.data_parallel, accumulation, grad_bytes=grad_bytes, calls=calls)
+    return dp_traffic(
+        trainable, weights, setup.zero_stage, setup.data_parallel, accumulation, grad_bytes=grad_bytes, calls=calls, kind=kind
+    )
 
 
 def job_dp_traffic_split(
@@ -237,9 +239,9 @@ def job_dp_traffic_split(
     expert_weights = round(weights * share) // (model_parallel * ep)
     return (
         dp_traffic(dense, dense_weights, zero, dp, accumulation, grad_bytes=grad_bytes,
-                   calls=dp_calls(kind, zero, dp, dense, dense, layers, hidden)),
+                   calls=dp_calls(kind, zero, dp, dense, dense, layers, hidden), kind=kind),
         dp_traffic(experts, expert_weights, zero, dp // ep, accumulation, grad_bytes=grad_bytes,
-                   calls=dp_calls(kind, zero, dp // ep, experts, experts, layers, hidden)),
+                   calls=dp_calls(kind, zero, dp // ep, experts, experts, layers, hidden), kind=kind),
     )  # fmt: skip
 
 
@@ -252,6 +254,7 @@ def dp_traffic(
     *,
     grad_bytes: int = WIRE_BYTES_PER_ELEMENT,
     calls: DpCalls | None = None,
+    kind: str = "ddp",
 ) -> DpTraffic:
     """Data-parallel bytes per GPU (:func:`dp_bytes_per_gpu`) and the collectives that carry them.
 
@@ -259,6 +262,15 @@ def dp_traffic(
     torch DDP's buckets of :data:`DDP_BUCKET_BYTES` of bf16 gradients for both. One gradient pass under ZeRO 0-1 (an
     all-reduce, or its reduce-scatter + all-gather, timed as one); a gradient pass per micro-batch plus one weight
     gather under ZeRO-2; a gradient pass and two weight gathers per micro-batch under ZeRO-3.
+
+    ``kind``: the framework's collectives (:func:`dp_calls`). Under ``deepspeed`` at ZeRO-1/2 the traffic is in series
+    with the compute (:attr:`DpTraffic.in_series`): DeepSpeed overlaps those stages' gradient reduction only with
+    ``overlap_comm`` true, false by default there ("overlap_comm ... default: false",
+    https://www.deepspeed.ai/docs/config-json/; ZeRO-3 defaults it true, ``DeepSpeedZeroConfig.overlap_comm_valid``),
+    and the rendered ds_config.json (:mod:`generator.render.deepspeed_config`) leaves it unset: without it
+    ``average_tensor`` reduces each bucket on the current (compute) stream, inside the backward hook that filled it
+    (``deepspeed/runtime/zero/stage_1_and_2.py``, https://github.com/deepspeedai/DeepSpeed), and the updated weights'
+    all-gather follows the optimizer step. torch DDP (ZeRO-0), FSDP and Megatron's buckets overlap the backward pass.
     """
     if dp <= 1:
         return NO_DP
@@ -273,7 +285,8 @@ def dp_traffic(
     else:
         count = micro * (calls.grads + 2 * calls.gather)
     sent = dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation, grad_bytes=grad_bytes)
-    return DpTraffic(sent, count, once_after_backward=zero_stage < 2)
+    in_series = kind == "deepspeed" and zero_stage in (1, 2)
+    return DpTraffic(sent, count, once_after_backward=zero_stage < 2, in_series=in_series)
 
 
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:

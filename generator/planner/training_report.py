@@ -26,6 +26,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
     ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
     ("paged_s", "paged optimizer states' migration over the host link"),
+    ("optimizer_s", "the GPU's optimizer step"),
 )
 
 NEAR_TIE_PERCENT = f"{NEAR_TIE_FRACTION:.0%}"
@@ -94,9 +95,15 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
                 f", then the routed experts' {step.expert_dp_bytes / 1e9:.2f} GB per GPU over their expert-data-parallel "
                 f"group, one rank an EP group, over {where}: {step.expert_dp_s:.3f} s of it"
             )
+        serial = (
+            "; DeepSpeed ZeRO-1/2 without overlap_comm (its default, as ds_config.json leaves it) reduces on the compute "
+            "stream, in series with it"
+            if step.dp_in_series
+            else ""
+        )
         parts.append(
             f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over}"
-            f"{experts})"
+            f"{experts}{serial})"
         )
     if step.offload_s or step.offload_link_s:
         after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""
@@ -118,6 +125,11 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             f"paged optimizer states {step.paged_s:.3f} s ({step.paged_bytes / 1e9:.1f} GB per GPU not held on the GPU, "
             f"migrated in and evicted again over the host link at {step.paged_link_gb_per_s:.1f} GB/s, one direction "
             "after the other, in series with the optimizer step; fault-driven paging is slower, so at least this)"
+        )
+    if step.optimizer_s:  # the GPU's optimizer update, memory-bound, after the last backward pass
+        parts.append(
+            f"optimizer step {step.optimizer_s:.3f} s ({step.optimizer_bytes / 1e9:.1f} GB per GPU of gradients, weights "
+            "and optimizer states read and written)"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

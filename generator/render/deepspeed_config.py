@@ -42,8 +42,9 @@ what the sizing counts), and ``stage3_max_live_parameters`` (the memory counts `
 not DeepSpeed's parameter cap). ``overlap_comm`` stays at DeepSpeed's default (false at ZeRO-1/2, true at ZeRO-3:
 ``DeepSpeedZeroConfig.overlap_comm_valid``): at ZeRO-1/2 it would allocate buffers of several buckets that the memory
 does not count (the Trainer's DeepSpeed guide puts them at 4.5x the two bucket sizes,
-https://huggingface.co/docs/transformers/deepspeed), though the step time hides those stages' gradient reductions
-behind backward as overlap would.
+https://huggingface.co/docs/transformers/deepspeed), and the step time exposes those stages' gradient reductions and
+weight all-gather in full, in series with the compute, as DeepSpeed runs them without it
+(:attr:`~generator.sizing.training_step.DpTraffic.in_series`).
 """
 
 from __future__ import annotations

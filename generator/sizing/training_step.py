@@ -22,7 +22,8 @@ of the data for an all-reduce over ``n`` ranks):
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
-  longer than the compute shows.
+  longer than the compute shows, except where the framework issues it on the compute stream (DeepSpeed ZeRO-1/2
+  without ``overlap_comm``, :attr:`DpTraffic.in_series`): all of it shows.
 
 Each collective also pays a fixed latency (``StepLinks.*_latency_s``, the all-reduce latency of the
 GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per call: TP all-reduces
@@ -37,6 +38,9 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
   (each GPU's ``1 / ep`` of them) are reduced over their expert-data-parallel group, one rank an EP group, after the
   dense parameters' on the same links (``expert_dp_traffic``, :attr:`StepLinks.expert_dp_gbps`): an EP group that fills
   a node leaves each rank of that group its own NIC, where the dense gradients' ring has the whole node's.
+- **optimizer step** (:mod:`generator.sizing.training_optimizer`): the GPU's optimizer update after the last micro-batch,
+  each trainable parameter's gradient, weight and states (its ZeRO shard) read and written at the GPU's memory
+  bandwidth, in series with the compute (none where the optimizer is offloaded to the CPU);
 - **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
   gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
   collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
@@ -142,6 +146,11 @@ class DpTraffic:
     #: The traffic is one gradient pass after the last micro-batch (ZeRO 0-1), which overlaps that micro-batch's
     #: backward pass only; else it runs through every micro-batch (ZeRO 2-3 reduce and gather each one's).
     once_after_backward: bool = False
+    #: The traffic runs on the compute stream, in series with the backward pass it is issued from, and hides behind
+    #: nothing: DeepSpeed ZeRO-1/2 without ``overlap_comm`` (its default there, the one the rendered ds_config.json
+    #: keeps) reduces each gradient bucket inline in the backward hook and gathers the updated weights after the
+    #: optimizer step (:func:`generator.planner.training_comm.dp_traffic`).
+    in_series: bool = False
 
 
 #: No data parallelism (one replica).
@@ -189,6 +198,9 @@ class StepTime:
     paged_s: float = 0.0
     paged_bytes: float = 0.0
     paged_link_gb_per_s: float = 0.0
+    #: The GPU's optimizer step (:mod:`generator.sizing.training_optimizer`): its HBM bytes and their time, in series.
+    optimizer_s: float = 0.0
+    optimizer_bytes: float = 0.0
     #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
     expert_alltoall_s: float = 0.0
     expert_alltoall_bytes: float = 0.0
@@ -204,6 +216,8 @@ class StepTime:
     #: of it exposed makes every FSDP MFU group of the calibration worse (newuser70 item 3, benchmarks/CALIBRATION.md),
     #: whose runs are the measurement of how much of it hides.
     dp_overlap_s: float | None = None
+    #: The DP / ZeRO traffic runs in series with the compute (:attr:`DpTraffic.in_series`), so all of it is exposed.
+    dp_in_series: bool = False
     #: The pipeline schedule the bubble is timed with: model chunks a GPU runs (1: plain 1F1B; more: interleaved 1F1B,
     #: Megatron-LM's ``--num-layers-per-virtual-pipeline-stage``, off by default), the layers of each, and the bubble
     #: plain 1F1B would have on the same work (newuser70 item 4: the plan never said which schedule it timed).
@@ -240,7 +254,15 @@ class StepTime:
     @property
     def total_s(self) -> float:
         """Wall-clock of one step."""
-        return self._busy_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s + self.offload_s + self.paged_s
+        return (
+            self._busy_s
+            + self.pp_transfer_s
+            + self.pp_bubble_s
+            + self.dp_exposed_s
+            + self.offload_s
+            + self.paged_s
+            + self.optimizer_s
+        )
 
     @property
     def inter_node_s(self) -> float:
@@ -262,6 +284,7 @@ class StepTime:
             **({"expert_alltoall_s": round(self.expert_alltoall_s, 4)} if self.expert_alltoall_s else {}),
             **({"expert_dp_s": round(self.expert_dp_s, 4)} if self.expert_dp_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
+            **({"optimizer_step_s": round(self.optimizer_s, 4)} if self.optimizer_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
             **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
             **(
@@ -312,6 +335,7 @@ def training_step(
     moe: MoeStep = NO_MOE,
     forward_flops_per_token: float = 0.0,
     expert_dp_traffic: DpTraffic = NO_DP,
+    optimizer_bytes: float = 0.0,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -325,6 +349,8 @@ def training_step(
     share a ZeRO 0-1 gradient pass hides behind (:data:`BACKWARD_SHARE` where not given). ``expert_dp_traffic``: an
     MoE step's routed-expert gradients (each GPU's ``1 / ep`` of them), reduced over the expert-data-parallel group at
     ``links.expert_dp_gbps`` after ``dp_traffic``'s dense parameters (:data:`NO_DP`: none, or carried in ``dp_traffic``).
+    ``optimizer_bytes``: what the GPU's optimizer step moves through HBM once a step
+    (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`), at ``memory_gb_per_s``, in series.
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -366,6 +392,8 @@ def training_step(
     # recomputation, which reruns the forward inside it (review35 item 7)
     backward = 1.0 - forward_flops_per_token / flops_per_token if forward_flops_per_token else BACKWARD_SHARE
     overlap_s = busy_s / layout.accumulation * backward if dp_traffic.once_after_backward else None
+    if dp_traffic.in_series:  # reduced on the compute stream (DeepSpeed ZeRO-1/2 without overlap_comm): none hidden
+        overlap_s = 0.0
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
     # the routed experts' gradients over their own group, after the dense ones on the same links (one DP stream)
@@ -381,6 +409,7 @@ def training_step(
         pp_bubble_s=bubble_s,
         dp_comm_s=max(intra_s, inter_s) + expert_dp_s,
         dp_overlap_s=overlap_s,
+        dp_in_series=dp_traffic.in_series and bool(dp_bytes),
         dp_inter_node_s=inter_s + (expert_dp_s if links.expert_dp_crosses_nodes else 0.0),
         tp_bytes=tp_bytes,
         pp_bytes=pp_bytes,
@@ -403,6 +432,8 @@ def training_step(
         paged_s=host.paged_s,
         paged_bytes=host.bytes.paged_bytes,
         paged_link_gb_per_s=host.link_gb_per_s if host.paged_s else 0.0,
+        optimizer_s=hbm_seconds(optimizer_bytes, memory_gb_per_s),
+        optimizer_bytes=optimizer_bytes,
         expert_alltoall_s=a2a_s,
         expert_alltoall_bytes=a2a_bytes,
         expert_dp_s=expert_dp_s,
