@@ -100,11 +100,11 @@ def test_owned_servers_without_a_fabric_are_not_told_to_list_more_of_them(tmp_pa
     assert "within one server (a later deadline_hours)" not in advice
     # the suggestion that plans is said whole, right after the network's fix, ahead of the memory levers
     found = "; with optimizer: adamw-8bit set in the training of deployment mixft, the workload plans $1,912/month, "
-    assert found + "mixft on 1 x dell-xe9680-hgx-h100-h200 (8 x h100-sxm5-80gb), 17.02 h a run; else " in advice
+    assert found + "mixft on 1 x dell-xe9680-hgx-h100-h200 (8 x h100-sxm5-80gb), 17.06 h a run; else " in advice
     assert "characters more" not in said
     # and each way said plans: the optimizer on one owned server, the fabric NIC on the owned servers
     one = _planned(path, MIXTRAL.format(optimizer=EIGHT_BIT, count=count, fabric=NO_FABRIC))
-    assert one["world_size"] == 8 and one["hours"] == 17.02
+    assert one["world_size"] == 8 and one["hours"] == 17.06
     wide = _planned(path, MIXTRAL.format(optimizer="", count=count, fabric=FABRIC))
     assert wide["hosts"] == 2 and "GPU fabric" in str(wide["inter_node_link"])
 
@@ -123,7 +123,7 @@ def test_a_lighter_job_over_the_primary_nic_is_said_so_and_ranked_below_the_gpu_
     assert advice.startswith("to unblock: for the network between the nodes: attach the GPU NICs the reasons name")
     fused = (
         "; short of that fix: with loss: fused set in the training of deployment sft70, the workload plans $0/month and "
-        "$4,259.27 a training run, sft70 on 4 x gcp-a3-megagpu-8g (8 x h100-sxm5-80gb), 11.46 h a run, over the 200 Gb/s "
+        "$4,263.59 a training run, sft70 on 4 x gcp-a3-megagpu-8g (8 x h100-sxm5-80gb), 11.47 h a run, over the 200 Gb/s "
         "primary NIC: communication 16.44 s a step against 19.46 s of compute (84%)"
     )
     assert fused in advice and advice.index("kubernetes.gpu_networks") < advice.index(fused)
