@@ -9,7 +9,6 @@ the order the files were given in.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -24,6 +23,8 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from generator.planner.plan import Plan
     from generator.render import ClusterNames, PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
@@ -218,6 +219,8 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     if jobs == 1:
         return _every_file([_work(path, alone) for path in paths])
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # load what every worker needs once, before the workers are forked
     from generator import catalog
@@ -231,25 +234,62 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     # review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
     # process group); with Python's handler each worker raised KeyboardInterrupt in its task, died with it lost, and
-    # the parent waited for it in join() for ever
-    pool = context.Pool(jobs, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    # the parent waited for it in join() for ever. hostile78 item 1: a multiprocessing.Pool whose worker is killed (the
+    # OOM killer) loses its task and waits for it for ever; an executor reports the broken pool instead.
+    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),))
     results: list[Rendered | _Failure | None] = [None] * len(paths)
     try:
         batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
-        for at, done in pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches):
+        futures = [executor.submit(_work_batch, paths, at, alone) for at in batches]
+        for future in as_completed(futures):
+            at, done = future.result()
             for i, result in zip(at, done, strict=True):
                 results[i] = result
+    except BrokenProcessPool:
+        _stop(executor)
+        raise SpecgenError(
+            "a process planning the files (--jobs) ended before it finished (killed by a signal: the out-of-memory "
+            "killer?); nothing was written; render again, or with --jobs 1 to plan every file in this process"
+        ) from None
     except BaseException:
         # interrupted (or failed) before every file was planned: nothing waits on the workers' work, so stop them
         # (they have written nothing: the tree is written by this process, after every file is planned)
-        pool.terminate()
-        pool.join()
+        _stop(executor)
         raise
-    # let the workers exit on their own: terminate() signals them, and a signal handler a library
+    # let the workers exit on their own: terminating them signals them, and a signal handler a library
     # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
-    pool.close()
-    pool.join()
+    executor.shutdown(wait=True)
     return _every_file([result for result in results if result is not None])
+
+
+#: prctl(2) option: the signal the kernel sends this process when the thread that forked it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_started(parent: int) -> None:
+    """A worker's set-up: Ctrl-C is the parent's to take, and the worker ends with the parent.
+
+    hostile78 item 5: ``docker stop`` or ``kill`` signals the parent alone; its workers planned on, then printed a
+    BrokenPipeError traceback sending their results. On Linux the kernel kills them when the parent ends.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent ended before the request was made
+            os._exit(1)
+
+
+def _stop(executor: ProcessPoolExecutor) -> None:
+    """End ``executor``'s workers now (their work is not waited for) and shut it down."""
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _work_batch(paths: list[str], at: tuple[int, ...], alone: bool) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
