@@ -248,3 +248,33 @@ def test_a_stdout_that_cannot_encode_the_output_gets_escapes_not_a_traceback(com
     assert b"Traceback" not in done.stderr, done.stderr.decode("latin-1")
     assert done.returncode == 0
     assert b"\\u2014" in done.stdout or b"\\u2192" in done.stdout  # what latin-1 lacks, escaped
+
+
+@pytest.mark.parametrize("speed", ["-130.00", "nan", "inf", "1e308", "1,300.00"])
+def test_a_llama_bench_speed_that_is_no_figure_is_refused_at_its_line(tmp_path: Path, speed: str) -> None:
+    """Item 9: the row was dropped unsaid ("no ... figure found"), where a vLLM line's malformed figure is refused."""
+    log = _bench(tmp_path, "bad.md", [("8.03 B", "99", speed)])
+    code, _, err = _calibrate(*BENCH_8B, "--log", log)
+    assert code == 1
+    assert f"{log}:3: cannot read a figure from" in err and speed in err
+
+
+def test_diff_of_a_several_workload_trees_root_names_the_spec_jsons_in_it(tmp_path: Path) -> None:
+    """Item 11: "file is a directory; only regular files are read" (the root of such a tree holds no spec.json)."""
+    from generator.errors import InputError
+    from generator.fleet_diff import load_plan_dict
+
+    root = tmp_path / "tree"
+    for name in ("a", "b"):
+        (root / name).mkdir(parents=True)
+        (root / name / "spec.json").write_text("{}")
+    (root / ".specgen-manifest").write_text("a/spec.json\nb/spec.json\n")
+    for given in (root, root / "spec.json"):
+        with pytest.raises(InputError) as raised:
+            load_plan_dict(str(given))
+        assert f"{root} is the render tree of several workloads" in str(raised.value)
+        assert f"give one workload's ({root / 'a' / 'spec.json'}, {root / 'b' / 'spec.json'})" in str(raised.value)
+    (tmp_path / "other").mkdir()  # a folder that is no render tree keeps its own error
+    with pytest.raises(InputError) as raised:
+        load_plan_dict(str(tmp_path / "other"))
+    assert "render tree" not in str(raised.value)

@@ -156,6 +156,8 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             cells = _cells(line)
             speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
             bench = re.match(r"([\d.]+)\s*±", speed)
+            if speed and bench is None:  # hostile78 item 9: "-130.00 ± 0.50", "nan ± nan" were dropped unsaid
+                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
             if bench and not _kv_cache_in_host_memory(bench_header, cells):
                 params, gpu_layers = _bench_setup(bench_header, cells)
                 found.append(
