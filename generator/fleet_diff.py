@@ -347,6 +347,8 @@ def _check_plan(path: str, plan: Any) -> None:
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
+        # hostile78 item 12: without its details every setting read as changed to nothing ("KV fp8 -> none")
+        _require(path, where, dep, {"details": (dict,)})
         _unique(path, f"{where}.name", dep["name"], deployment_names)
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))

@@ -278,3 +278,17 @@ def test_diff_of_a_several_workload_trees_root_names_the_spec_jsons_in_it(tmp_pa
     with pytest.raises(InputError) as raised:
         load_plan_dict(str(tmp_path / "other"))
     assert "render tree" not in str(raised.value)
+
+
+def test_a_spec_json_deployment_without_its_details_is_refused(tmp_path: Path) -> None:
+    """Item 12: diff read a deployment without ``details`` as every setting changed to nothing ("KV fp8 → none")."""
+    import json
+
+    spec = json.loads((REPO / "tests" / "golden" / "chat-70b" / "spec.json").read_text())
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(spec))
+    del spec["plan"]["deployments"][0]["details"]
+    new.write_text(json.dumps(spec))
+    done = subprocess.run([*MAIN, "diff", str(old), str(new)], env=ENV, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"{new}: not a specgen spec.json: 'plan.deployments[0]' has no 'details'" in done.stderr
