@@ -9,6 +9,7 @@ the order the files were given in.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -23,7 +24,8 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.pool import IMapIterator, Pool
+    from multiprocessing.process import BaseProcess
 
     from generator.planner.plan import Plan
     from generator.render import ClusterNames, PoolsCluster
@@ -219,8 +221,6 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     if jobs == 1:
         return _every_file([_work(path, alone) for path in paths])
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
 
     # load what every worker needs once, before the workers are forked
     from generator import catalog
@@ -234,32 +234,88 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     # review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
     # process group); with Python's handler each worker raised KeyboardInterrupt in its task, died with it lost, and
-    # the parent waited for it in join() for ever. hostile78 item 1: a multiprocessing.Pool whose worker is killed (the
-    # OOM killer) loses its task and waits for it for ever; an executor reports the broken pool instead.
-    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),))
+    # the parent waited for it in join() for ever
+    pool = context.Pool(jobs, initializer=_worker_started, initargs=(os.getpid(),))
+    workers: set[BaseProcess] = set(getattr(pool, "_pool", ()))  # every one forked, before the pool reaps any
     results: list[Rendered | _Failure | None] = [None] * len(paths)
     try:
         batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
-        futures = [executor.submit(_work_batch, paths, at, alone) for at in batches]
-        for future in as_completed(futures):
-            at, done = future.result()
+        done_batches = pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches)
+        for _ in batches:
+            at, done = _next_result(done_batches, pool, workers)
             for i, result in zip(at, done, strict=True):
                 results[i] = result
-    except BrokenProcessPool:
-        _stop(executor)
-        raise SpecgenError(
-            "a process planning the files (--jobs) ended before it finished (killed by a signal: the out-of-memory "
-            "killer?); nothing was written; render again, or with --jobs 1 to plan every file in this process"
-        ) from None
+    except _WorkerDiedError as died:
+        _abandon(pool, workers)
+        raise SpecgenError(str(died)) from None
     except BaseException:
         # interrupted (or failed) before every file was planned: nothing waits on the workers' work, so stop them
         # (they have written nothing: the tree is written by this process, after every file is planned)
-        _stop(executor)
+        pool.terminate()
+        pool.join()
         raise
-    # let the workers exit on their own: terminating them signals them, and a signal handler a library
+    # let the workers exit on their own: terminate() signals them, and a signal handler a library
     # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
-    executor.shutdown(wait=True)
+    pool.close()
+    pool.join()
     return _every_file([result for result in results if result is not None])
+
+
+#: Seconds between the checks that every worker of a render still runs.
+_WORKER_CHECK_S = 0.2
+
+
+def _next_result(
+    done_batches: IMapIterator[tuple[tuple[int, ...], list[Rendered | _Failure]]], pool: Pool, workers: set[BaseProcess]
+) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
+    """The next batch's result from ``done_batches``; a SpecgenError where a worker of ``pool`` has died meanwhile.
+
+    hostile78 item 1: a Pool worker the OOM killer ends is replaced, but the batch it held is lost, and the render
+    waited for its result for ever. A worker leaves only when the pool is closed, so one that has ended (``workers``:
+    every one seen, the replacements too) is one killed.
+    """
+    import multiprocessing
+
+    while True:
+        try:
+            return done_batches.next(timeout=_WORKER_CHECK_S)
+        except multiprocessing.TimeoutError:
+            workers.update(getattr(pool, "_pool", ()))
+            code = next((w.exitcode for w in workers if w.exitcode is not None), None)
+            if code is not None:
+                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+                raise _WorkerDiedError(
+                    f"a process planning the files (--jobs) ended before it finished ({how}: the out-of-memory killer?); "
+                    "nothing was written; render again, or with --jobs 1 to plan every file in this process"
+                ) from None
+
+
+class _WorkerDiedError(Exception):
+    """A worker of a render's pool has ended before the pool was closed (its text: what to tell the user)."""
+
+
+def _abandon(pool: Pool, workers: set[BaseProcess]) -> None:
+    """Kill ``pool``'s workers and leave the pool, whose ``terminate()`` can wait for ever once a worker was killed.
+
+    A worker killed while it waited for a task held the pool's task-queue lock, which ``terminate()`` takes first (and
+    the pool's finalizer at exit): the lock is never released. The pool's threads are daemons; nothing joins them.
+    """
+    from multiprocessing.pool import TERMINATE
+
+    finalizer = getattr(pool, "_terminate", None)
+    if finalizer is not None:
+        finalizer.cancel()  # the exit handlers would call terminate() too
+    handler = getattr(pool, "_worker_handler", None)
+    if handler is not None:
+        handler._state = TERMINATE  # it starts no worker in place of those killed below
+        notifier = getattr(pool, "_change_notifier", None)
+        if notifier is not None:
+            notifier.put(None)  # wakes it to see that
+        handler.join(timeout=5)
+    for worker in {*workers, *getattr(pool, "_pool", ())}:
+        if worker.exitcode is None:
+            worker.kill()
+        worker.join(timeout=5)
 
 
 #: prctl(2) option: the signal the kernel sends this process when the thread that forked it ends.
@@ -282,14 +338,6 @@ def _worker_started(parent: int) -> None:
             return
         if os.getppid() != parent:  # the parent ended before the request was made
             os._exit(1)
-
-
-def _stop(executor: ProcessPoolExecutor) -> None:
-    """End ``executor``'s workers now (their work is not waited for) and shut it down."""
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
-        if process.is_alive():
-            process.terminate()
-    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _work_batch(paths: list[str], at: tuple[int, ...], alone: bool) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:

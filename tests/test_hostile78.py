@@ -66,6 +66,9 @@ def test_a_planning_worker_killed_fails_the_render_at_once(tmp_path: Path, monke
     assert isinstance(outcome[0], SpecgenError), outcome
     assert "ended before it finished" in str(outcome[0]) and "--jobs 1" in str(outcome[0])
     assert outcome[0].exit_code == 1
+    import multiprocessing
+
+    assert multiprocessing.active_children() == []  # every worker ended, none started in place of the killed one
 
 
 def _children(pid: int) -> list[str]:
