@@ -268,7 +268,7 @@ _WORKER_CHECK_S = 0.2
 def _next_result(
     done_batches: IMapIterator[tuple[tuple[int, ...], list[Rendered | _Failure]]], pool: Pool, workers: set[BaseProcess]
 ) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
-    """The next batch's result from ``done_batches``; a SpecgenError where a worker of ``pool`` has died meanwhile.
+    """The next batch's result from ``done_batches``; _WorkerDiedError where a worker of ``pool`` has died meanwhile.
 
     hostile78 item 1: a Pool worker the OOM killer ends is replaced, but the batch it held is lost, and the render
     waited for its result for ever. A worker leaves only when the pool is closed, so one that has ended (``workers``:
