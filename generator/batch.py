@@ -24,6 +24,9 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
+    from multiprocessing.pool import IMapIterator, Pool
+    from multiprocessing.process import BaseProcess
+
     from generator.planner.plan import Plan
     from generator.render import ClusterNames, PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
@@ -232,13 +235,19 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     # review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
     # process group); with Python's handler each worker raised KeyboardInterrupt in its task, died with it lost, and
     # the parent waited for it in join() for ever
-    pool = context.Pool(jobs, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    pool = context.Pool(jobs, initializer=_worker_started, initargs=(os.getpid(),))
+    workers: set[BaseProcess] = set(getattr(pool, "_pool", ()))  # every one forked, before the pool reaps any
     results: list[Rendered | _Failure | None] = [None] * len(paths)
     try:
         batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
-        for at, done in pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches):
+        done_batches = pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches)
+        for _ in batches:
+            at, done = _next_result(done_batches, pool, workers)
             for i, result in zip(at, done, strict=True):
                 results[i] = result
+    except _WorkerDiedError as died:
+        _abandon(pool, workers)
+        raise SpecgenError(str(died)) from None
     except BaseException:
         # interrupted (or failed) before every file was planned: nothing waits on the workers' work, so stop them
         # (they have written nothing: the tree is written by this process, after every file is planned)
@@ -250,6 +259,85 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     pool.close()
     pool.join()
     return _every_file([result for result in results if result is not None])
+
+
+#: Seconds between the checks that every worker of a render still runs.
+_WORKER_CHECK_S = 0.2
+
+
+def _next_result(
+    done_batches: IMapIterator[tuple[tuple[int, ...], list[Rendered | _Failure]]], pool: Pool, workers: set[BaseProcess]
+) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
+    """The next batch's result from ``done_batches``; _WorkerDiedError where a worker of ``pool`` has died meanwhile.
+
+    hostile78 item 1: a Pool worker the OOM killer ends is replaced, but the batch it held is lost, and the render
+    waited for its result for ever. A worker leaves only when the pool is closed, so one that has ended (``workers``:
+    every one seen, the replacements too) is one killed.
+    """
+    import multiprocessing
+
+    while True:
+        try:
+            return done_batches.next(timeout=_WORKER_CHECK_S)
+        except multiprocessing.TimeoutError:
+            workers.update(getattr(pool, "_pool", ()))
+            code = next((w.exitcode for w in workers if w.exitcode is not None), None)
+            if code is not None:
+                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+                raise _WorkerDiedError(
+                    f"a process planning the files (--jobs) ended before it finished ({how}: the out-of-memory killer?); "
+                    "nothing was written; render again, or with --jobs 1 to plan every file in this process"
+                ) from None
+
+
+class _WorkerDiedError(Exception):
+    """A worker of a render's pool has ended before the pool was closed (its text: what to tell the user)."""
+
+
+def _abandon(pool: Pool, workers: set[BaseProcess]) -> None:
+    """Kill ``pool``'s workers and leave the pool, whose ``terminate()`` can wait for ever once a worker was killed.
+
+    A worker killed while it waited for a task held the pool's task-queue lock, which ``terminate()`` takes first (and
+    the pool's finalizer at exit): the lock is never released. The pool's threads are daemons; nothing joins them.
+    """
+    from multiprocessing.pool import TERMINATE
+
+    finalizer = getattr(pool, "_terminate", None)
+    if finalizer is not None:
+        finalizer.cancel()  # the exit handlers would call terminate() too
+    handler = getattr(pool, "_worker_handler", None)
+    if handler is not None:
+        handler._state = TERMINATE  # it starts no worker in place of those killed below
+        notifier = getattr(pool, "_change_notifier", None)
+        if notifier is not None:
+            notifier.put(None)  # wakes it to see that
+        handler.join(timeout=5)
+    for worker in {*workers, *getattr(pool, "_pool", ())}:
+        if worker.exitcode is None:
+            worker.kill()
+        worker.join(timeout=5)
+
+
+#: prctl(2) option: the signal the kernel sends this process when the thread that forked it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_started(parent: int) -> None:
+    """A worker's set-up: Ctrl-C is the parent's to take, and the worker ends with the parent.
+
+    hostile78 item 5: ``docker stop`` or ``kill`` signals the parent alone; its workers planned on, then printed a
+    BrokenPipeError traceback sending their results. On Linux the kernel kills them when the parent ends.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent ended before the request was made
+            os._exit(1)
 
 
 def _work_batch(paths: list[str], at: tuple[int, ...], alone: bool) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:

@@ -55,6 +55,7 @@ _TARGET_COMPANIONS = {"ansible": ("training/",), "markdown": ("training/",)}
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     args = sys.argv[1:] if argv is None else argv
+    _escape_what_the_streams_cannot_encode()
     # the Hub client's progress bars (carriage returns in CI logs) and warnings (what an error says again) are off in
     # the CLI, unless asked for; a library caller keeps its own settings (newuser58 items 7-8)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -76,6 +77,19 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
+
+
+def _escape_what_the_streams_cannot_encode() -> None:
+    """Write a character stdout or stderr cannot encode as its escape (backslashreplace), not as a traceback.
+
+    hostile78 item 7: under ``PYTHONIOENCODING=latin-1`` (or a Windows code page) ``diff`` and ``plan --format markdown``
+    crashed on their first arrow. A UTF-8 stream encodes everything and is left as it is.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding not in ("utf-8", "utf8") and reconfigure is not None and getattr(stream, "errors", "") == "strict":
+            reconfigure(errors="backslashreplace")
 
 
 def _unless_interrupted(run: Callable[[], int]) -> int:

@@ -43,6 +43,16 @@ def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "spec.json")):  # a render tree (fuzz25 L5)
         raise InputError(f"{path} is a directory (a render tree?): give its spec.json, {os.path.join(path, 'spec.json')}")
+    tree = path if os.path.isdir(path) else os.path.dirname(path) if os.path.basename(path) == "spec.json" else None
+    if (tree is not None and not os.path.exists(path)) or tree == path:
+        # hostile78 item 11: a tree of several workloads (its root's manifest) holds a spec.json a workload, none at its root
+        inside = _workload_specs(tree or ".") if os.path.isfile(os.path.join(tree or ".", ".specgen-manifest")) else []
+        if inside:
+            shown = ", ".join(inside[:3]) + (f" and {len(inside) - 3} more" if len(inside) > 3 else "")
+            raise InputError(
+                f"{path}: {tree or '.'} is the render tree of several workloads, with a spec.json each and none at its "
+                f"root: give one workload's ({shown})"
+            )
     if path.endswith(".json"):
         linked_inside(path)
         return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)
@@ -50,6 +60,15 @@ def load_plan_dict(path: str) -> dict[str, Any]:
 
     loaded, plan = plan_file(path)
     return deployed_dict(plan, loaded.workload)
+
+
+def _workload_specs(tree: str) -> list[str]:
+    """The ``spec.json`` of each workload's folder in ``tree`` (a render of several files), by name."""
+    try:
+        names = sorted(os.listdir(tree))
+    except OSError:
+        return []
+    return [os.path.join(tree, name, "spec.json") for name in names if os.path.isfile(os.path.join(tree, name, "spec.json"))]
 
 
 def deployed_dict(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, Any]:
@@ -328,6 +347,8 @@ def _check_plan(path: str, plan: Any) -> None:
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
+        # hostile78 item 12: without its details every setting read as changed to nothing ("KV fp8 -> none")
+        _require(path, where, dep, {"details": (dict,)})
         _unique(path, f"{where}.name", dep["name"], deployment_names)
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))

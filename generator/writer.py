@@ -222,16 +222,32 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
     carried = {rel: kind for rel, kind in old.items() if rel not in owned or kind == "dir" or rel in kept}
     _refuse_conflicts(files, carried, directory)
     manifest = manifest_text([*files, *kept])
+    if os.path.ismount(target):
+        # hostile78 item 3: a bind mount (docker run -v $PWD/out:/out) cannot be renamed, so no tree swaps into it
+        raise OutputError(
+            f"cannot write {directory}: it is a mount point, and specgen replaces its output directory whole (the new tree "
+            f"is built beside it and renamed into its place), which a mount point cannot take; render into a directory "
+            f"inside it ({os.path.join(directory, 'specgen')}, say)"
+        )
     try:
         staging = tempfile.mkdtemp(prefix=work_prefix(target, "new"), dir=parent)
+    except PermissionError as exc:
+        # hostile78 item 8: the output itself may be writable; it is its parent the new tree is built in
+        shown = os.path.dirname(os.path.normpath(directory)) or "."
+        raise OutputError(
+            f"cannot write {directory}: its parent directory {shown} is not writable ({exc.strerror}); specgen builds the "
+            "new tree beside the output and swaps the two: make it writable, or render elsewhere"
+        ) from None
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     try:
+        _stage(staging, target, files, manifest, old, carried, directory)
         try:
-            os.chmod(staging, mode)  # mkdtemp makes it 0700; the output gets the usual (or its previous) mode
+            # mkdtemp makes it 0700; the output gets the usual (or its previous) mode once it is filled, as its
+            # subdirectories do (hostile78 item 4: a read-only output given its 555 first could not be filled)
+            os.chmod(staging, mode)
         except OSError as exc:
             raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
-        _stage(staging, target, files, manifest, old, carried, directory)
         _swap(staging, target, parent, directory)
     except BaseException:
         _remove_tree(staging)

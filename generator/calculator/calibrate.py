@@ -51,6 +51,10 @@ class Measurement(NamedTuple):
     value: float
     line: str
     where: str = ""
+    #: a llama-bench row's model parameters (its ``params`` cell) and layers on the GPU (``ngl``; 0 on a CPU backend),
+    #: where it prints them: what :func:`bench_rows_of_this_setup` checks against the prediction's model and split
+    params: float | None = None
+    gpu_layers: int | None = None
 
 
 #: (figure, text every line that prints it holds, pattern). The text is looked for first, and each pattern matches in
@@ -152,8 +156,13 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             cells = _cells(line)
             speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
             bench = re.match(r"([\d.]+)\s*±", speed)
+            if speed and bench is None:  # hostile78 item 9: "-130.00 ± 0.50", "nan ± nan" were dropped unsaid
+                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
             if bench and not _kv_cache_in_host_memory(bench_header, cells):
-                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted, f"{label}:{number}"))
+                params, gpu_layers = _bench_setup(bench_header, cells)
+                found.append(
+                    Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted, f"{label}:{number}", params, gpu_layers)
+                )
     if len(kv_sizes) > 1:  # fuzz27 L2: appended logs of two runs were fitted across both
         sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
         raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
@@ -216,6 +225,64 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
     if "nkvo" not in header or len(cells) != len(header):
         return False
     return cells[header.index("nkvo")] not in ("0", "false")
+
+
+#: llama-bench's ``params`` cell: "8.03 B", "494.03 M" (the model's parameters, to two places).
+_BENCH_PARAMS = re.compile(r"(\d{1,9}(?:\.\d{1,6})?) ?([KMBT])")
+_BENCH_PARAM_UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+
+
+def _bench_setup(header: list[str], cells: list[str]) -> tuple[float | None, int | None]:
+    """A llama-bench row's model parameters and layers offloaded to the GPU (``-ngl``), each None where not printed.
+
+    A row run on the CPU backend has none on a GPU, whatever ``ngl`` says.
+    """
+    if not header or len(cells) != len(header):
+        return None, None
+    cell = dict(zip(header, cells, strict=True))
+    params = _BENCH_PARAMS.fullmatch(cell.get("params", ""))
+    ngl = cell.get("ngl", "")
+    gpu_layers = 0 if cell.get("backend") == "CPU" else int(ngl) if ngl.isascii() and ngl.isdigit() and len(ngl) < 7 else None
+    return (float(params.group(1)) * _BENCH_PARAM_UNITS[params.group(2)] if params else None), gpu_layers
+
+
+#: How far a llama-bench row's parameter count may be from the model's (it prints two places: 0.6% of a 1.5 B model)
+#: before the row is another model's.
+BENCH_PARAMS_TOLERANCE = 0.05
+
+
+def bench_rows_of_this_setup(measured: list[Measurement], result: dict[str, Any]) -> tuple[list[Measurement], list[str]]:
+    """``measured`` less the llama-bench rows run with another split of the layers than the prediction's, and why each went.
+
+    hostile78 item 2: a row's own model and ``-ngl`` were never read, so a table of a 70B model, or of a run with every
+    layer on the CPU (``-ngl 0``), fitted the GPU's ``decode_bandwidth_efficiency`` of an 8B model 5-10x low. A row of
+    another model is refused (as another model's vLLM log is); a row whose GPU held another number of layers than the
+    prediction puts there (all of them, or the split of an offload) is left out, as an ``-nkvo 1`` row is.
+    """
+    params = result.get("params") or {}
+    total = float(params.get("total") or 0)
+    # a vision-language model's GGUF holds its text model alone (the projector is a file of its own): the text model's
+    # parameters are those active in a token's pass (Gemma 3 27B: 27.43 B with SigLIP, 27.01 B in llama-bench)
+    counts = [float(c) for c in (total, params.get("active") or 0) if c]
+    layers = int((result.get("model") or {}).get("layers") or 0)
+    split = (result.get("offload") or {}).get("layers")
+    on_gpu = sum(1 for place in split if not str(place).startswith("cpu")) if isinstance(split, list) else layers
+    kept, left_out = [], []
+    for m in measured:
+        if m.params is not None and counts and min(abs(m.params / c - 1) for c in counts) > BENCH_PARAMS_TOLERANCE:
+            raise InputError(
+                f"{_at(m)}a llama-bench row of a model of {m.params / 1e9:,.2f} B parameters ({short(m.line, 120)}), not "
+                f"this model's {total / 1e9:,.2f} B: give the model the run loaded"
+            )
+        if m.gpu_layers is not None and layers and min(m.gpu_layers, layers) != on_gpu:
+            run = f"-ngl {on_gpu}" if on_gpu < layers else "-ngl 99, or give the estimate the run's machine (--ram-gib, --cpu)"
+            left_out.append(
+                f"{_at(m)}left out: the llama-bench row ran {min(m.gpu_layers, layers)} of the model's {layers} layers on "
+                f"the GPU (-ngl {m.gpu_layers}), the prediction {on_gpu}; compare a run of {run}"
+            )
+            continue
+        kept.append(m)
+    return kept, left_out
 
 
 def _nvidia_smi(text: str, label: str) -> list[Measurement]:
@@ -831,9 +898,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(blamed[0]) from None
             located = "; ".join(f"{t.flag} {t.value} (the run's {t.setting}, {t.where})" for t in taken)
             raise InputError(f"{exc.message} (with {located})") from None
+        measured, left_out = bench_rows_of_this_setup(measured, result)
         rows = compare(measured, result)
         if not rows:
-            raise InputError(f"none of the measured figures has a prediction: {_why_none_compared(measured, args)}")
+            why = left_out[0] if left_out and not measured else _why_none_compared(measured, args)
+            raise InputError(f"none of the measured figures has a prediction: {why}")
         check_same_weights(rows)
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
@@ -849,7 +918,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecgenError as exc:
         print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
-    notes = [*(f"predicted with {t.note}" for t in taken), *unread]
+    notes = [*(f"predicted with {t.note}" for t in taken), *unread, *left_out]
     if args.json:
         sys.stdout.write(json_report(rows, fitted, fit_notes, notes))
     else:
