@@ -391,7 +391,7 @@ def mfu_optimizer_bytes(row: dict[str, Any], params: int) -> float:
     main = framework_profile(row.get("profile") or "megatron").main_grad_bytes
     per_param = optimizer_bytes_per_param(main or 2, 2, 12)
     shard = params / (row["tp"] * row["pp"]) / (row["dp"] if row["zero_stage"] >= 1 else 1)
-    return shard * per_param
+    return float(shard * per_param)
 
 
 def training_mfu_group(row: dict[str, Any]) -> str:
@@ -458,7 +458,7 @@ def finetune_optimizer_setup(row: dict[str, Any]) -> TrainingSetup:
     single-device full fine-tune: 8-bit paged AdamW over bf16 weights), sharded over its GPUs where the framework
     shards (torchtune's FSDP2), the adapters it trains, its CPU offload."""
     gpus, offload = row["gpus"], bool(row.get("offload_params"))
-    zero = framework_profile(row["framework"]).zero_stage if gpus > 1 else 0
+    zero = (framework_profile(row["framework"]).zero_stage or 0) if gpus > 1 else 0
     recipe = job_recipe(row["framework"], row["method"], gpus, zero, offload)
     return finetune_setup(row)._replace(
         optimizer=resolved_regime(row["framework"], row.get("optimizer"), zero, gpus, recipe)[0],
