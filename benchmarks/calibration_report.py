@@ -522,9 +522,15 @@ OVERRIDES: dict[str, float] = {}
 #: every row is computed with (256, the limit of the vLLM versions of the rows that do not name theirs).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
     "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
-    "tensorrt-llm-serve": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
-    # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take
-    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
+    "tensorrt-llm-serve": {
+        "max_batch_size": 2048,
+        "max_num_seqs": 256,
+        "prefill_chunk_tokens": 8192,
+        "moe_gathered_workspace": 1,
+    },
+    # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take;
+    # its MoE under attention DP gathers every rank's tokens, their workspace taken before the KV cache (acc108)
+    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192, "moe_gathered_workspace": 1},
 }
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
