@@ -1,0 +1,214 @@
+"""review78 items 1-4 (bugs/review78.md).
+
+Items 1-2: ``render --jobs`` on specgen's own worker processes (a pipe each), not ``multiprocessing.Pool``. A Pool worker
+killed while it waited for a task held the pool's task-queue lock: the render, then Ctrl-C, waited for ever. Each worker
+now has a pipe of its own, and the parent waits on the busy workers' pipes and sentinels together.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from generator import batch
+from generator.errors import SpecgenError
+from tests.conftest import REPO
+
+LINUX = sys.platform.startswith("linux")
+forked = pytest.mark.skipif(not LINUX, reason="workers are forked on Linux only")
+
+
+def _files(tmp_path: Path, count: int) -> list[str]:
+    paths = []
+    for i in range(count):
+        path = tmp_path / f"w{i}.yaml"
+        path.write_text(f"version: 1\nname: w{i}\n", "utf-8")  # never read: ``_work`` is patched
+        paths.append(str(path))
+    return paths
+
+
+def _children() -> set[int]:
+    """This process's children, forked from any of its threads (``task/<tid>/children`` lists each thread's own)."""
+    me = os.getpid()
+    return {int(pid) for task in Path(f"/proc/{me}/task").iterdir() for pid in _read(task / "children").split()}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _render_in_thread(paths: list[str], within: float) -> tuple[object, float]:
+    """``render_many(paths, jobs=2)``'s result or error, and the seconds it took; fails if it is not back ``within``."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(batch.render_many(paths, jobs=2))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    start = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=within)
+    assert not thread.is_alive(), f"render_many still waits {within} s on"
+    return outcome[0], time.monotonic() - start
+
+
+def _patch(monkeypatch: pytest.MonkeyPatch, work: Callable[[str, bool], batch.Rendered | batch._Failure]) -> None:
+    monkeypatch.setattr(batch, "usable_cores", lambda cpu_max=batch.CPU_MAX: 2)
+    monkeypatch.setattr(batch, "_work", work)  # the forked workers inherit it
+
+
+@forked
+def test_a_worker_killed_idle_after_the_last_batch_was_handed_out_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 1: w1's worker returns and waits for a task; w0's worker then kills it (as the OOM killer would) and
+    returns. On the Pool, close()/join() then waited for ever on the lock the killed worker held."""
+    paths = _files(tmp_path, 2)
+    before = _children()
+    done = tmp_path / "w1.done"
+
+    def work(path: str, alone: bool) -> batch.Rendered:
+        if path.endswith("w1.yaml"):
+            done.touch()
+        else:
+            deadline = time.monotonic() + 30
+            while not done.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.5)  # w1's worker has sent its result and waits for the next batch
+            for pid in Path(f"/proc/{os.getppid()}/task").glob("*/children"):
+                for sibling in map(int, _read(pid).split()):
+                    if sibling != os.getpid() and sibling not in before:
+                        os.kill(sibling, signal.SIGKILL)
+        return batch.Rendered(path, Path(path).stem, {}, ())
+
+    _patch(monkeypatch, work)
+    threads = set(threading.enumerate())
+    rendered, _ = _render_in_thread(paths, within=60)
+    assert [r.file for r in rendered] == paths  # type: ignore[attr-defined]
+    assert multiprocessing.active_children() == []
+    assert _children() <= before  # each worker reaped
+    assert set(threading.enumerate()) <= threads  # no thread left behind (the Pool left its result handler)
+
+
+@forked
+def test_a_worker_that_dies_holding_a_batch_is_seen_at_once_while_another_still_plans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The death is seen when it happens (its sentinel), not when the other worker's 30 s batch is done (no polling);
+    the busy worker is then killed, and the exit status is told."""
+    paths = _files(tmp_path, 2)
+
+    def work(path: str, alone: bool) -> batch.Rendered:
+        if path.endswith("w0.yaml"):
+            time.sleep(30)
+        else:
+            time.sleep(0.3)
+            os._exit(3)
+        return batch.Rendered(path, Path(path).stem, {}, ())
+
+    _patch(monkeypatch, work)
+    error, seconds = _render_in_thread(paths, within=60)
+    assert isinstance(error, SpecgenError), error
+    assert str(error) == (
+        "a process planning the files (--jobs) ended before it finished (exit status 3: the out-of-memory killer?); "
+        "nothing was written; render again, or with --jobs 1 to plan every file in this process"
+    )
+    assert error.exit_code == 1
+    assert seconds < 15
+    assert multiprocessing.active_children() == []
+
+
+@forked
+def test_a_planner_bug_in_a_worker_is_raised_as_with_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error other than a refusal (``_work`` returns those) is raised in the parent with its type (the CLI reports an
+    ArithmeticError as it does with --jobs 1), its worker's traceback as a note."""
+    paths = _files(tmp_path, 3)
+
+    def work(path: str, alone: bool) -> batch.Rendered:
+        if path.endswith("w1.yaml"):
+            return batch.Rendered(path, str(1 / len(path[:0])), {}, ())
+        return batch.Rendered(path, Path(path).stem, {}, ())
+
+    _patch(monkeypatch, work)
+    error, _ = _render_in_thread(paths, within=60)
+    assert isinstance(error, ZeroDivisionError), error
+    assert any("raised in a --jobs worker process" in note and "in work" in note for note in error.__notes__)
+    assert multiprocessing.active_children() == []
+
+
+SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from generator import batch
+
+tmp = Path(sys.argv[1])
+paths = [str(tmp / f"w{i}.yaml") for i in range(2)]
+for path in paths:
+    Path(path).write_text("x")
+
+def work(path, alone):
+    if path.endswith("w1.yaml"):
+        return batch.Rendered(path, "w1", {}, ())
+    time.sleep(0.5)  # w1's worker waits for a task
+    for children in Path(f"/proc/{os.getppid()}/task").glob("*/children"):
+        for pid in map(int, children.read_text().split()):
+            if pid != os.getpid():
+                os.kill(pid, 9)
+    (tmp / "killed").touch()
+    time.sleep(60)
+    return batch.Rendered(path, "w0", {}, ())
+
+batch.usable_cores = lambda cpu_max=batch.CPU_MAX: 2
+batch._work = work
+try:
+    batch.render_many(paths, jobs=2)
+except KeyboardInterrupt:
+    children = [c.read_text().split() for c in Path(f"/proc/{os.getpid()}/task").glob("*/children")]
+    print("interrupted; children left:", sum(map(len, children)), flush=True)
+    sys.exit(130)
+"""
+
+
+@forked
+def test_ctrl_c_after_a_worker_was_killed_idle_ends_the_render(tmp_path: Path) -> None:
+    """Item 1: the KeyboardInterrupt left render_many, and the Pool's finalizer at exit waited for ever on the killed
+    worker's lock: only SIGKILL ended the process."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), str(tmp_path)],
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "killed").exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still running 30 s after Ctrl-C")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert out == "interrupted; children left: 0\n", (out, err)  # every worker killed and reaped
+    assert "Traceback" not in err, err
