@@ -3,12 +3,15 @@
 Items 1-2: ``render --jobs`` on specgen's own worker processes (a pipe each), not ``multiprocessing.Pool``. A Pool worker
 killed while it waited for a task held the pool's task-queue lock: the render, then Ctrl-C, waited for ever. Each worker
 now has a pipe of its own, and the parent waits on the busy workers' pipes and sentinels together.
+Item 3: a bind mount on its parent's filesystem (``os.path.ismount`` False) is refused as a mount point.
 """
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import batch
-from generator.errors import SpecgenError
+from generator import batch, writer
+from generator.errors import OutputError, SpecgenError
+from generator.swap import ExchangeUnsupportedError
 from tests.conftest import REPO
 
 LINUX = sys.platform.startswith("linux")
@@ -212,3 +216,81 @@ def test_ctrl_c_after_a_worker_was_killed_idle_ends_the_render(tmp_path: Path) -
     assert process.returncode == 130, err
     assert out == "interrupted; children left: 0\n", (out, err)  # every worker killed and reaped
     assert "Traceback" not in err, err
+
+
+def _tree(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    writer.write_tree({"a.txt": "one\n", "sub/b.txt": "two\n"}, str(out))
+    return out
+
+
+def _busy(*args: object) -> None:
+    raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(args[0]))
+
+
+def _unsupported(*args: object) -> None:
+    raise ExchangeUnsupportedError("renameat2 is not available")
+
+
+MOUNT_POINT = "it is a mount point, and specgen replaces its output directory whole"
+
+
+@pytest.mark.parametrize("exchange", ["renameat2", "renames"])
+def test_an_output_the_rename_finds_busy_is_refused_as_a_mount_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: str
+) -> None:
+    """Item 3: a bind mount within one filesystem has its parent's device, so ``os.path.ismount`` says False, and the
+    rename's EBUSY came out as "Device or resource busy; the previous output is unchanged". rename(2) returns EBUSY for a
+    mount point (https://man7.org/linux/man-pages/man2/rename.2.html); its error is taken as the oracle."""
+    out = _tree(tmp_path)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    if exchange == "renameat2":
+        monkeypatch.setattr(writer, "exchange", _busy)
+    else:  # no renameat2 (an old kernel, a filesystem without it): the output is renamed away first
+        monkeypatch.setattr(writer, "exchange", _unsupported)
+        rename = os.rename
+        monkeypatch.setattr(os, "rename", lambda a, b: _busy(a, b) if Path(a) == out else rename(a, b))
+    with pytest.raises(OutputError) as raised:
+        writer.write_tree({"a.txt": "three\n"}, str(out))
+    assert MOUNT_POINT in str(raised.value)
+    assert f"render into a directory inside it ({out / 'specgen'}, say)" in str(raised.value)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the staged tree removed
+
+
+def test_another_rename_error_is_told_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _tree(tmp_path)
+
+    def denied(*args: object) -> None:
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(args[0]))
+
+    monkeypatch.setattr(writer, "exchange", denied)
+    with pytest.raises(OutputError) as raised:
+        writer.write_tree({"a.txt": "three\n"}, str(out))
+    assert str(raised.value) == f"cannot write {out}: Permission denied; the previous output is unchanged"
+
+
+def _bind(source: Path, target: Path) -> bool:
+    """Whether ``source`` could be bind-mounted on ``target`` (root, a mount namespace that allows it)."""
+    if not LINUX or os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    done = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def test_a_real_bind_mount_on_the_same_filesystem_is_refused_as_a_mount_point(tmp_path: Path) -> None:
+    """Item 3 on a real bind mount, where this test may mount one (as root); ``os.path.ismount`` misses it."""
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    if not _bind(source, out):
+        pytest.skip("cannot bind-mount here (needs root)")
+    try:
+        assert not os.path.ismount(out)  # what hostile78's early check relies on, and misses
+        with pytest.raises(OutputError) as raised:
+            writer.write_tree({"a.txt": "three\n"}, str(out))
+        assert MOUNT_POINT in str(raised.value)
+        assert list(out.iterdir()) == []
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "src"]
+    finally:
+        subprocess.run(["umount", str(out)], check=True)
