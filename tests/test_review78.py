@@ -4,11 +4,14 @@ Items 1-2: ``render --jobs`` on specgen's own worker processes (a pipe each), no
 killed while it waited for a task held the pool's task-queue lock: the render, then Ctrl-C, waited for ever. Each worker
 now has a pipe of its own, and the parent waits on the busy workers' pipes and sentinels together.
 Item 3: a bind mount on its parent's filesystem (``os.path.ismount`` False) is refused as a mount point.
+Item 4: ``calibrate`` kept a llama-bench row of another model whose params matched an MoE's active parameters.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import multiprocessing
 import os
 import shutil
@@ -24,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from generator import batch, writer
+from generator.calculator.calibrate import main as calibrate_main
 from generator.errors import OutputError, SpecgenError
 from generator.swap import ExchangeUnsupportedError
 from tests.conftest import REPO
@@ -294,3 +298,57 @@ def test_a_real_bind_mount_on_the_same_filesystem_is_refused_as_a_mount_point(tm
         assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "src"]
     finally:
         subprocess.run(["umount", str(out)], check=True)
+
+
+def _bench(tmp_path: Path, params: str) -> str:
+    """A llama-bench table (the suite's llama-bench.md header) of one row of ``params``, every layer on the GPU."""
+    lines = (REPO / "tests" / "data" / "calibrate" / "llama-bench.md").read_text(encoding="utf-8").splitlines()[:2]
+    lines.append(f"| qwen3moe 30B.A3B Q4_K - Medium | 17.28 GiB | {params} | CUDA | 99 | tg128 | 150.00 ± 0.50 |")
+    path = tmp_path / "bench.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _calibrate(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = calibrate_main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "refused"),
+    [
+        # llama-bench's params is every tensor's elements (llama_model_n_params): an MoE's total, every expert's
+        pytest.param("Qwen/Qwen3-30B-A3B", "3.21 B", True, id="moe-dense-3b-row-at-the-active-count"),
+        pytest.param("Qwen/Qwen3-30B-A3B", "3.35 B", True, id="moe-its-active-count-exactly"),
+        pytest.param("Qwen/Qwen3-30B-A3B", "30.53 B", False, id="moe-its-gguf"),
+        # a vision-language model's GGUF is its text model (the projector is a file of its own): 27.01 B of 27.43 B
+        pytest.param("google/gemma-3-27b-it", "27.01 B", False, id="vlm-its-text-model"),
+        pytest.param("google/gemma-3-27b-it", "12.77 B", True, id="vlm-another-model"),
+    ],
+)
+def test_a_llama_bench_row_is_compared_with_the_ggufs_parameter_count(
+    tmp_path: Path, model: str, params: str, refused: bool
+) -> None:
+    """Item 4: a dense 3.21 B row was kept for Qwen3-30B-A3B (3.35 B active) and fitted to its decode bandwidth."""
+    setup = (model, "--precision", "q4_k_m", "--gpu", "h100-sxm5-80gb", "--input-tokens", "512", "--output-tokens", "128")
+    code, out, err = _calibrate(*setup, "--log", _bench(tmp_path, params))
+    if refused:
+        assert code == 1 and "constants:" not in out
+        assert f"a llama-bench row of a model of {params.removesuffix(' B')} B parameters" in err, err
+        text = {"Qwen/Qwen3-30B-A3B": "30.53", "google/gemma-3-27b-it": "27.01"}[model]
+        assert f"not this model's {text} B" in err
+    else:
+        assert code == 0, err
+        assert "decode_tokens_per_s" in out
+
+
+def test_the_estimate_gives_the_text_models_parameters() -> None:
+    """``params.text``: the total less the vision tower (what a GGUF holds); an MoE's every expert counted."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    for model, text in (("Qwen/Qwen3-30B-A3B", 30_532_122_624), ("google/gemma-3-27b-it", 27_009_346_304)):
+        params = estimate(EstimateRequest(model=model, gpu="h100-sxm5-80gb", precision="bf16"))["params"]
+        assert params["text"] == text
+        assert params["text"] <= params["total"]
