@@ -58,6 +58,19 @@ def _read(path: Path) -> str:
         return ""
 
 
+def _wait_idle(pid: int) -> None:
+    """Until process ``pid`` blocks reading its socket (its kernel wait channel); 0.5 s where that cannot be read."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        channel = _read(Path(f"/proc/{pid}/wchan"))
+        if channel in ("", "0"):  # no wait channel shown (a kernel without kallsyms): give it time
+            time.sleep(0.5)
+            return
+        if channel.startswith("unix_stream_read"):
+            return
+        time.sleep(0.01)
+
+
 def _render_in_thread(paths: list[str], within: float) -> tuple[object, float]:
     """``render_many(paths, jobs=2)``'s result or error, and the seconds it took; fails if it is not back ``within``."""
     outcome: list[object] = []
@@ -98,11 +111,15 @@ def test_a_worker_killed_idle_after_the_last_batch_was_handed_out_loses_nothing(
             deadline = time.monotonic() + 30
             while not done.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            time.sleep(0.5)  # w1's worker has sent its result and waits for the next batch
-            for pid in Path(f"/proc/{os.getppid()}/task").glob("*/children"):
-                for sibling in map(int, _read(pid).split()):
-                    if sibling != os.getpid() and sibling not in before:
-                        os.kill(sibling, signal.SIGKILL)
+            siblings = [
+                sibling
+                for children in Path(f"/proc/{os.getppid()}/task").glob("*/children")
+                for sibling in map(int, _read(children).split())
+                if sibling != os.getpid() and sibling not in before
+            ]
+            for sibling in siblings:
+                _wait_idle(sibling)  # it has sent its result and waits for the next batch
+                os.kill(sibling, signal.SIGKILL)
         return batch.Rendered(path, Path(path).stem, {}, ())
 
     _patch(monkeypatch, work)
@@ -164,6 +181,7 @@ SCRIPT = """
 import os, sys, time
 from pathlib import Path
 from generator import batch
+from tests.test_review78 import _wait_idle
 
 tmp = Path(sys.argv[1])
 paths = [str(tmp / f"w{i}.yaml") for i in range(2)]
@@ -172,11 +190,14 @@ for path in paths:
 
 def work(path, alone):
     if path.endswith("w1.yaml"):
+        (tmp / "w1.done").touch()
         return batch.Rendered(path, "w1", {}, ())
-    time.sleep(0.5)  # w1's worker waits for a task
+    while not (tmp / "w1.done").exists():
+        time.sleep(0.02)
     for children in Path(f"/proc/{os.getppid()}/task").glob("*/children"):
         for pid in map(int, children.read_text().split()):
             if pid != os.getpid():
+                _wait_idle(pid)  # w1's worker has sent its result and waits for a task
                 os.kill(pid, 9)
     (tmp / "killed").touch()
     time.sleep(60)
