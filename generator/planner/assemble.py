@@ -938,7 +938,7 @@ def _inference_details(
     if shape.memory.kv.state_bytes_per_sequence:  # linear-attention layers: paged as vLLM does without prefix caching
         details["recurrent_state_bytes_per_sequence"] = shape.memory.kv.state_bytes_per_sequence
     # the attention kernels an engine picks by them (an AMD pool's vLLM settings, generator.render.rocm_tuning)
-    if model.architecture.num_kv_heads == 0 and not model.architecture.encoder_only:  # MLA (DeepSeek-V2/V3, Kimi-K2)
+    if model.architecture.uses_mla:  # MLA (DeepSeek-V2/V3, Kimi-K2)
         details["latent_attention"] = True
     if model.architecture.model_type == "gpt_oss":  # attention sinks
         details["attention_sinks"] = True
