@@ -258,14 +258,15 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     head whose cost is within :data:`NEAR_TIE_FRACTION` of the cheapest one's (and that take owned servers as it does)
     are a near tie, closer than the step model tells them apart: the fewest servers come first (one NVLink server over
     GPUs on several joined by a front-end network: the simpler launch, as :func:`_near_ties_settled` keeps the simpler
-    layout), and on as many servers the fastest run, those within the fraction of its hours as ranked (the cheaper
-    first). The rest keep their order. acc104 item 4: rented per run, every data-parallel width
-    costs about the same GPU-hours, and the adapters' AdamW replicated on each GPU made two single-GPU instances 0.02%
-    cheaper than one 8-GPU one, so a LoRA run of 8.5 h was chosen over one of 2.1 h at $117 a run either way.
+    layout), on as many servers as ranked (the cheaper first). The rest keep their order. acc104 item 4: rented per
+    run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW replicated on each GPU made
+    two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was chosen over one of 2.1 h at
+    $117 a run either way. (The shorter run on as many servers too would move jobs on one 1-GPU instance to one 8-GPU
+    instance at the same cost a run: left to the lead, fix118.)
 
-    A near tie is not transitive: it is defined against the cheapest option (and the hours against the fastest on as
-    many servers), as :func:`_near_ties_settled` defines a layout's against the fastest on its servers, so the order is total
-    and deterministic. An option without run hours (no ``dataset_tokens``) in the tie leaves the order as ranked.
+    A near tie is not transitive: it is defined against the cheapest option, as :func:`_near_ties_settled` defines a
+    layout's against the fastest on its servers, so the order is total and deterministic. An option without run hours
+    (no ``dataset_tokens``) in the tie leaves the order as ranked.
     """
     if len(ranked) < 2:
         return ranked
@@ -279,17 +280,11 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
             break
         band += 1
     near = ranked[:band]
-    hours = [o.candidate.run_hours for o in near]
-    if band < 2 or not all(hours):
+    if band < 2 or not all(o.candidate.run_hours for o in near):
         return ranked
-    fastest: dict[int, float] = {}  # on each server count, the fastest run
-    for o, ran in zip(near, hours, strict=True):
-        fastest[o.candidate.nodes] = min(ran or 0.0, fastest.get(o.candidate.nodes, math.inf))
 
-    def settled(k: int) -> tuple[int, bool, float, int]:
-        nodes, ran = near[k].candidate.nodes, hours[k] or 0.0
-        close = within_near_tie(ran, fastest[nodes])
-        return (nodes, not close, 0.0 if close else ran, k)
+    def settled(k: int) -> tuple[int, int]:
+        return (near[k].candidate.nodes, k)
 
     return [near[k] for k in sorted(range(band), key=settled)] + ranked[band:]
 

@@ -227,7 +227,7 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
     """Which cheaper layout on other servers a training job (or chain) was kept over as a near tie on cost, and why.
 
     :func:`~generator.planner.training_candidates.cost_near_ties_settled`: within :data:`NEAR_TIE_FRACTION` of the
-    cheapest's cost, fewer servers, then the faster run. None where the chosen layout is the cheapest.
+    cheapest's cost, fewer servers. None where the chosen layout is the cheapest.
     """
     tie = cost_near_tie(objective, chosen, rest)
     if tie is None:
@@ -244,8 +244,6 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
     share = f"{cheaper:.2%}" if cheaper >= 0.00005 else "less than 0.01%"
     hours = f"{a.run_hours:.1f} h against {b.run_hours:.1f} h a run" if a.run_hours and b.run_hours else ""
     settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {hours})" if hours else ")")
-    if a.nodes == b.nodes:
-        settled = f"the shorter run ({hours})" if hours else "the layout ranked first"
     return (
         f"kept over {b.summary}: {figures}, {share} cheaper, within {NEAR_TIE_PERCENT} of its cost (a near tie, closer "
         f"than the step model tells them apart), settled by {settled}"
