@@ -1777,7 +1777,12 @@ def _choose(
                         allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
                     elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
                         allowed = [o.filled or o for o in allowed]
-                    ranked[ranking] = sorted(allowed, key=by)
+                    by_key = sorted(allowed, key=by)
+                    if not service and objective == "cost":  # a training job's (or chain's) near tie on cost (acc104)
+                        from generator.planner.training_candidates import cost_near_ties_settled
+
+                        by_key = cost_near_ties_settled(by_key, by)
+                    ranked[ranking] = by_key
                 if len(_RANKED) >= MAX_RANKED:
                     _RANKED.clear()
                 _RANKED[alike] = (held_options, cast("list[Option]", ranked[ranking]))
