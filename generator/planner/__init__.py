@@ -19,6 +19,8 @@ from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError, Location
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
+    BATCH_NOT_SPLIT,
+    BATCH_SPLITS,
     COMMUNICATION_DOMINATES,
     DEADLINE_NEEDS,
     IN_BACKWARD_MOST,
@@ -131,6 +133,9 @@ def _binding_field(
                 return ("hardware", field)
     elif (stated := _stated_field(blocked)) is not None:
         return stated
+    elif blocked and isinstance(dep, TrainingDeployment) and all(_batch_bound(b) for b in blocked):
+        # the batch alone rules the layouts out (hostile78 item 6): the error stands at it
+        return (*at, "training", "global_batch_size")
     elif blocked and all(b.code == RACK_POWER for b in blocked):  # every server drawn is over the rack (newuser34 item 9)
         return ("hardware", wl.hardware.rack_power_field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
@@ -147,6 +152,11 @@ def _binding_field(
             tpot = "tpot" in closest.missed and dep.inference.slo.tpot_ms is not None
             return (*at, "inference", "slo", "tpot_ms" if tpot else "ttft_p95_ms")
     return (*at, "model")
+
+
+def _batch_bound(b: Blocked) -> bool:
+    """Whether ``b`` rules its layout out on the global batch alone: more ranks than sequences, or not split evenly."""
+    return MORE_RANKS_THAN_BATCH in b.why or BATCH_NOT_SPLIT in b.why
 
 
 def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
@@ -396,6 +406,14 @@ def _unblock_hint(
         deadline_only = True
     if deadline_only:  # the parts added above, each after "; "
         general = "to unblock: " + general.removeprefix("; ")
+    if batch is not None and any(BATCH_NOT_SPLIT in b.why for b in blocked):
+        # hostile78 item 6: the owned GPUs hold the job but do not split its batch: the batches that do, said first
+        # (the memory levers after it put the job on fewer ranks, whose count may divide the batch)
+        values = next((m.group(1) for b in blocked if (m := re.search(BATCH_SPLITS, b.why))), None)
+        ranks = "a multiple of the data-parallel ranks said above"
+        said = f"a global_batch_size of {values} ({ranks}, whose split fits)" if values else f"a global_batch_size of {ranks}"
+        rest = general.removeprefix("to unblock: ")
+        general = f"to unblock: for the global batch of {batch:,}: {said}, or leave it out" + (f"; else {rest}" if rest else "")
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
