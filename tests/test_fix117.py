@@ -77,3 +77,77 @@ def test_a_batch_smaller_than_the_ranks_stands_at_the_batch_too(tmp_path: Path) 
     said = _refusal(tmp_path / "w.yaml", HOME_FT.format(batch=1))
     assert ":12:26: deployments[0].training.global_batch_size: " in said
     assert "TP1 ZeRO-3: DP2 is more ranks than the global batch of 1 sequences" in said
+
+
+# hostile78 item 13: a single-valued option given twice was last-wins, silently (render -o A -o B wrote B alone)
+WORKLOAD = """version: 1
+name: support-chat
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 400
+      requests_per_second: 12
+      slo:
+        ttft_p95_ms: 1500
+        tpot_ms: 50
+hardware:
+  gpus: [h100-sxm5-80gb, l40s-48gb, h200-sxm-141gb]
+  provider: baremetal
+  rack_power_kw: 40
+outputs: [terraform, ansible, kubernetes]
+"""
+ESTIMATE = ["meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--input-tokens", "512", "--output-tokens", "128"]
+
+
+def _exit(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from generator.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    return int(done.value.code or 0), capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["-o", "{a}", "-o", "{b}"], "Option '-o' / '--output' is given more than once"),  # the plain form (no click)
+        (["--output={a}", "-o{b}"], "Option '-o' / '--output' is given more than once"),
+        (["-o", "{a}", "-j", "1", "--jobs", "2"], "Option '-j' / '--jobs' is given more than once"),
+        (["-o", "{a}", "--fail-on", "error", "--fail-on", "warning"], "Option '--fail-on' is given more than once"),
+    ],
+)
+def test_render_refuses_an_option_given_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: list[str], said: str
+) -> None:
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
+    a, b = tmp_path / "a", tmp_path / "b"
+    code, err = _exit(["render", str(tmp_path / "w.yaml"), *(w.format(a=a, b=b) for w in given)], capsys)
+    assert code == 2 and said in err and "give it once" in err
+    assert not a.exists() and not b.exists()  # nothing written (B was, A not)
+
+
+def test_repeatable_options_and_flags_stay_repeatable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
+    out = tmp_path / "out"
+    args = ["render", str(tmp_path / "w.yaml"), "-o", str(out), "--target", "terraform", "--target", "ansible"]
+    assert _exit(args, capsys)[0] == 0 and (out / "terraform").is_dir() and (out / "ansible").is_dir()
+    assert _exit([*args, "--check", "--check"], capsys)[0] == 0
+
+
+def test_plan_estimate_and_calibrate_refuse_an_option_given_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
+    code, err = _exit(["plan", str(tmp_path / "w.yaml"), "--format", "json", "--format", "text"], capsys)
+    assert code == 2 and "Option '--format' is given more than once" in err
+    code, err = _exit(["estimate", *ESTIMATE, "--gpu", "h100-sxm5-80gb", "--gpu=rtx-4090-24gb"], capsys)
+    assert code == 2 and "--gpu is given more than once; give it once (it takes one value)" in err
+    code, err = _exit(["estimate", *ESTIMATE, "--gpu", "h100-sxm5-80gb", "--engine", "vllm", "--engine", "sglang"], capsys)
+    assert code == 2 and "--engine is given more than once" in err
+    log = tmp_path / "bench.md"
+    log.write_text("x\n")
+    code, err = _exit(["calibrate", *ESTIMATE, "--gpu", "rtx-4090-24gb", "--log", str(log), "-o", "a", "-o", "b"], capsys)
+    assert code == 2 and "-o / --output is given more than once" in err
