@@ -151,3 +151,19 @@ def test_plan_estimate_and_calibrate_refuse_an_option_given_twice(tmp_path: Path
     log.write_text("x\n")
     code, err = _exit(["calibrate", *ESTIMATE, "--gpu", "rtx-4090-24gb", "--log", str(log), "-o", "a", "-o", "b"], capsys)
     assert code == 2 and "-o / --output is given more than once" in err
+
+
+# fix113's leftover: with buy: false, "allow a GPU with more memory" (and "a faster GPU") was advice the workload cannot
+# take; it now says owned servers listed under hardware.inventory
+def test_nothing_bought_is_not_told_to_allow_a_gpu_with_more_memory(tmp_path: Path) -> None:
+    said = _refusal(tmp_path / "w.yaml", HOME_FT.format(batch=7))
+    advice = said[said.index("to unblock: ") :]
+    assert "a GPU with more memory" not in advice
+    assert (
+        "else allow LoRA/QLoRA, parameter offload (offload_params: true), or a shorter sequence_length; or owned servers "
+        "whose GPUs have more memory, listed under hardware.inventory (hardware.buy is false: none is bought)"
+    ) in advice
+    # the same job where servers are bought keeps the lever
+    bought = HOME_FT.format(batch=7).replace("  buy: false\n", "  gpus: [rtx-4090-24gb]\n  max_nodes: 1\n")
+    kept = _refusal(tmp_path / "b.yaml", bought)
+    assert "else allow a GPU with more memory, LoRA/QLoRA" in kept and "none is bought" not in kept

@@ -170,6 +170,11 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
 
 
+#: What "allow a GPU with more memory" says where no server is bought (``buy: false``): only owned ones listed help (fix113).
+OWNED_MORE_MEMORY = (
+    "or owned servers whose GPUs have more memory, listed under hardware.inventory (hardware.buy is false: none is bought)"
+)
+
 #: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
 #: item 2); :func:`network_hint` says what puts the job within one server.
 NETWORK_HINT = (
@@ -222,11 +227,14 @@ def _unblock_hint(
     racks: bool = True,
     *,
     ttft_p95_factor: float = Constants().ttft_p95_factor,
+    bought: bool = True,
 ) -> str:
     """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
 
     ``racks``: the servers stand in racks of the workload's own (bare metal); a cloud's instances stand in the
     provider's, whose power is no setting (newuser43 item 1: "more rack power" was offered on AWS, which refuses it).
+    ``bought``: some server the workload allows is bought or rented; where none is (owned servers alone, ``buy: false``)
+    "allow a GPU with more memory" is advice the workload cannot take, said as listing owned ones instead (fix113).
     """
     # what the search's limits leave to the workload: max_nodes rules layouts out later, with its own hint
     servers = ", or more rack power / max_nodes" if racks else ""
@@ -312,9 +320,10 @@ def _unblock_hint(
                 *(["a lower inference.max_num_batched_tokens (the check charges each sliding-window layer a forward "
                    "pass's tokens)"] if any(layer.window_tokens for layer in model.architecture.layers) else []),
             ]  # fmt: skip
-            return f"to unblock: {''.join(f'{way}, ' for way in limits)}a shorter max_context_tokens, more GPUs a replica, " + (
-                f"{precision + ', or ' if precision else 'or '}allow a GPU with more memory"
-            )
+            last = [*([precision] if precision else []), *(["allow a GPU with more memory"] if bought else [])]
+            said = f"a shorter max_context_tokens, {', '.join(['more GPUs a replica', *last[:-1]])}, or {last[-1]}"
+            said = said if last else "a shorter max_context_tokens, or more GPUs a replica"
+            return f"to unblock: {''.join(f'{way}, ' for way in limits)}{said}" + ("" if bought else f"; {OWNED_MORE_MEMORY}")
         # replicas beyond what one pool may have: the count is the first thing to lower
         fewer = (
             ["a lower requests_per_second (or the rate split over several deployments)", *_count_fields(dep)]
@@ -322,9 +331,10 @@ def _unblock_hint(
             else []
         )
         general = (
-            f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
+            f"to unblock: {''.join(f'{way}, ' for way in fewer)}{'allow a GPU with more memory, ' if bought else ''}"
             f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
             + ("looser SLOs" + servers if racks else "or looser SLOs")
+            + ("" if bought else f"; {OWNED_MORE_MEMORY}")
         )
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
@@ -346,14 +356,17 @@ def _unblock_hint(
     offloaded = any("with the parameters offloaded" in b.why for b in blocked)
     offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True and not offloaded else []
     ways = [
-        "a GPU with more memory",
+        *(["a GPU with more memory"] if bought else []),
         *(["ZeRO-3"] if stage is not None and stage < 3 else []),
         *([lighter] if lighter else []),
         *offload,
     ]
-    general = f"to unblock: allow {', '.join(ways)}, " + (
-        "a shorter sequence_length" + servers if racks else "or a shorter sequence_length"
-    )
+    general = (
+        f"to unblock: allow {', '.join(ways)}, "
+        + ("a shorter sequence_length" + servers if racks else "or a shorter sequence_length")
+        if ways
+        else "to unblock: a shorter sequence_length" + servers
+    ) + ("" if bought else f"; {OWNED_MORE_MEMORY}")
     # the network between the nodes rules layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was told of
     # memory levers, none of which moves a byte less, and not of the GPU NICs it has): those layouts fit the GPUs'
     # memory, so the network's fix is what plans them, said first, where some reasons are memory's too
@@ -394,7 +407,8 @@ def _unblock_hint(
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         # a later deadline only below the schema's maximum (fuzz15 item 11)
         later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
-        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
+        faster = "a faster GPU" if bought else "owned servers of a faster GPU (hardware.inventory)"
+        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or {faster}"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
     if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
@@ -1908,7 +1922,13 @@ def _choose(
                 # offered to an owned workstation with buy: false)
                 racked = wl.hardware.provider == "baremetal" and wl.hardware.buy
                 hint = _unblock_hint(
-                    dep, model, blocked, wl.hardware.rack_power_field, racks=racked, ttft_p95_factor=consts.ttft_p95_factor
+                    dep,
+                    model,
+                    blocked,
+                    wl.hardware.rack_power_field,
+                    racks=racked,
+                    ttft_p95_factor=consts.ttft_p95_factor,
+                    bought=len(unbought) < len(allowed_hardware(wl)),
                 )
                 # owned servers alone, whose replica across more of them their link rules out (fix113: it was "needs 3
                 # servers ... list more owned servers"): the one machine with its RAM and NVMe (newuser49 item 2)
