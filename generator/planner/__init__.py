@@ -412,8 +412,8 @@ def _unblock_hint(
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         # a later deadline only below the schema's maximum (fuzz15 item 11)
         later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
-        faster = "a faster GPU" if bought else "owned servers of a faster GPU (hardware.inventory)"
-        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or {faster}"
+        quicker = "a faster GPU" if bought else "owned servers of a faster GPU (hardware.inventory)"
+        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or {quicker}"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
     if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
