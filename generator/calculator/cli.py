@@ -165,36 +165,12 @@ def _framework_name(text: str) -> str:
     return FRAMEWORK_ALIASES.get(key, key)
 
 
-def _once(parser: argparse.ArgumentParser, action: argparse.Action, option_string: str | None) -> None:
-    """A usage error (exit 2) for a single-valued option given a second time in one parse.
-
-    hostile78 item 13's class: argparse keeps the last value without a word, so ``--gpu a --gpu b`` sized b alone.
-    """
-    if option_string is None:
-        return  # a positional
-    seen: set[str] = vars(parser).setdefault("_given_once", set())
-    if action.dest in seen:
-        parser.error(f"{' / '.join(action.option_strings)} is given more than once; give it once (it takes one value)")
-    seen.add(action.dest)
-
-
-class _StoreOnce(argparse._StoreAction):
-    """argparse's ``store``, refusing the option given twice (:func:`_once`)."""
-
-    def __call__(
-        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
-    ) -> None:
-        _once(parser, self, option_string)
-        super().__call__(parser, namespace, values, option_string)
-
-
 class _EngineGiven(argparse.Action):
     """``--engine``, noting that it was given: ``--engine vllm`` is the default's value, set aside on a machine."""
 
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
     ) -> None:
-        _once(parser, self, option_string)
         setattr(namespace, self.dest, values)
         namespace.engine_given = True
 
@@ -215,8 +191,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=_HelpFormatter,
     )
-    for name in (None, "store"):  # every single-valued option (calibrate's added ones too) refused given twice
-        p.register("action", name, _StoreOnce)
     p.add_argument(
         "model",
         help="catalog model id (see 'specgen catalog models'), a Hugging Face id org/name[@revision], "
