@@ -512,6 +512,26 @@ def _build_cli() -> Any:
 
         return wrapper  # type: ignore[return-value]
 
+    class _GivenOnce(click.Command):
+        """A command that refuses a single-valued option given twice.
+
+        hostile78 item 13: ``render -o A -o B`` wrote B alone, without a word (click keeps the last value). Repeatable
+        options (``--target``) and flags are not checked.
+        """
+
+        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+            given = list(args)
+            rest = super().parse_args(ctx, list(args))  # click's own errors, and --help, first
+            seen: set[str] = set()
+            for param in self.make_parser(ctx).parse_args(args=given)[2]:
+                if not isinstance(param, click.Option) or param.multiple or param.count or param.is_flag:
+                    continue
+                if param.name in seen:
+                    names = " / ".join(f"'{o}'" for o in param.opts)
+                    raise click.UsageError(f"Option {names} is given more than once; give it once (it takes one value)", ctx)
+                seen.add(param.name or "")
+            return rest
+
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="specgen")
     @click.option(
@@ -522,6 +542,8 @@ def _build_cli() -> Any:
         from generator import input_files
 
         input_files.allow_outside_paths.set(allow_outside_paths)
+
+    cli.command_class = _GivenOnce
 
     fail_on = click.option(
         "--fail-on",

@@ -47,6 +47,7 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
     files: list[str] = []
     chosen: list[str] = []
     params = dict(RENDER_DEFAULTS)
+    given: set[str] = set()
     words = iter(args)
     for word in words:
         name = _RENDER_VALUES.get(word)
@@ -58,8 +59,9 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
             files.append(word)
         else:
             value = next(words, None)
-            if value is None or not _plain(value):
-                return None
+            if value is None or not _plain(value) or (name != "targets" and name in given):
+                return None  # an option given twice is click's to refuse (hostile78 item 13)
+            given.add(name)
             if name == "targets" and value in targets:
                 chosen.append(value)
             elif name == "jobs" and _JOBS.fullmatch(value):

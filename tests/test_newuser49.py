@@ -87,7 +87,9 @@ def test_an_owned_workstation_too_small_for_a_replica_is_pointed_at_hardware_fix
     assert "needs 3 servers" not in message and "list more owned servers" not in message
     assert "rtx-5090-32gb on homebox: homebox has 25 Gb/s between nodes; multi-node work needs at least 100 Gb/s" in message
     assert (
-        "or looser SLOs; or describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold "
+        # (fix117: nothing is bought, so owned servers of more memory, not "allow a GPU with more memory")
+        "or looser SLOs; or owned servers whose GPUs have more memory, listed under hardware.inventory (hardware.buy is "
+        "false: none is bought); or describe one owned machine under hardware.fixed instead (the weights its GPUs cannot hold "
         "offloaded to its RAM and NVMe, llama.cpp); 1 x homebox (1 x rtx-5090-32gb) owned and free"
     ) in message
     with pytest.raises(InfeasibleError) as three:

@@ -19,6 +19,8 @@ from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError, Location
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
+    BATCH_NOT_SPLIT,
+    BATCH_SPLITS,
     COMMUNICATION_DOMINATES,
     DEADLINE_NEEDS,
     IN_BACKWARD_MOST,
@@ -27,6 +29,7 @@ from generator.planner.blocked import (
     NO_MICRO_BATCH,
     NO_PACKING,
     NOT_SHARED_HERE,
+    OWNED_NO_FABRIC,
     OWNED_SHORT,
     PAST_DEADLINE,
     PINNED_DEGREE,
@@ -131,6 +134,9 @@ def _binding_field(
                 return ("hardware", field)
     elif (stated := _stated_field(blocked)) is not None:
         return stated
+    elif blocked and isinstance(dep, TrainingDeployment) and all(_batch_bound(b) for b in blocked):
+        # the batch alone rules the layouts out (hostile78 item 6): the error stands at it
+        return (*at, "training", "global_batch_size")
     elif blocked and all(b.code == RACK_POWER for b in blocked):  # every server drawn is over the rack (newuser34 item 9)
         return ("hardware", wl.hardware.rack_power_field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
@@ -149,6 +155,11 @@ def _binding_field(
     return (*at, "model")
 
 
+def _batch_bound(b: Blocked) -> bool:
+    """Whether ``b`` rules its layout out on the global batch alone: more ranks than sequences, or not split evenly."""
+    return MORE_RANKS_THAN_BATCH in b.why or BATCH_NOT_SPLIT in b.why
+
+
 def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     """The owned group's field (its stated RAM) that rules out every server kind ``blocked`` names, where one does.
 
@@ -159,6 +170,11 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     fields = {(b.platform_id, b.gpu_id): b.field for b in blocked if b.field}
     return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
 
+
+#: What "allow a GPU with more memory" says where no server is bought (``buy: false``): only owned ones listed help (fix113).
+OWNED_MORE_MEMORY = (
+    "or owned servers whose GPUs have more memory, listed under hardware.inventory (hardware.buy is false: none is bought)"
+)
 
 #: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
 #: item 2); :func:`network_hint` says what puts the job within one server.
@@ -198,7 +214,11 @@ def _network_lead(dep: InferenceDeployment | TrainingDeployment, blocked: list[B
             if nics
             else "allow an instance or platform with a GPU fabric between nodes"
         )
-        ways.append(f"for the network between the nodes: {way}, or fewer nodes (a GPU with more memory)")
+        fewer = "fewer nodes (a GPU with more memory)"
+        if all(OWNED_NO_FABRIC in b.why for b in dominated):  # owned servers stated without one (fix117)
+            way = "a GPU fabric NIC on the owned servers (the owned group's fabric_nic / fabric_nic_count, or custom.fabric_nic)"
+            fewer = "fewer nodes (a lighter job whose states fewer servers hold)"
+        ways.append(f"for the network between the nodes: {way}, or {fewer}")
     if any(b.code == NO_GPU_FABRIC for b in blocked):
         ways.append(network_hint(dep, blocked))
     return "; ".join(ways)
@@ -212,11 +232,14 @@ def _unblock_hint(
     racks: bool = True,
     *,
     ttft_p95_factor: float = Constants().ttft_p95_factor,
+    bought: bool = True,
 ) -> str:
     """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
 
     ``racks``: the servers stand in racks of the workload's own (bare metal); a cloud's instances stand in the
     provider's, whose power is no setting (newuser43 item 1: "more rack power" was offered on AWS, which refuses it).
+    ``bought``: some server the workload allows is bought or rented; where none is (owned servers alone, ``buy: false``)
+    "allow a GPU with more memory" is advice the workload cannot take, said as listing owned ones instead (fix113).
     """
     # what the search's limits leave to the workload: max_nodes rules layouts out later, with its own hint
     servers = ", or more rack power / max_nodes" if racks else ""
@@ -302,9 +325,10 @@ def _unblock_hint(
                 *(["a lower inference.max_num_batched_tokens (the check charges each sliding-window layer a forward "
                    "pass's tokens)"] if any(layer.window_tokens for layer in model.architecture.layers) else []),
             ]  # fmt: skip
-            return f"to unblock: {''.join(f'{way}, ' for way in limits)}a shorter max_context_tokens, more GPUs a replica, " + (
-                f"{precision + ', or ' if precision else 'or '}allow a GPU with more memory"
-            )
+            last = [*([precision] if precision else []), *(["allow a GPU with more memory"] if bought else [])]
+            said = f"a shorter max_context_tokens, {', '.join(['more GPUs a replica', *last[:-1]])}, or {last[-1]}"
+            said = said if last else "a shorter max_context_tokens, or more GPUs a replica"
+            return f"to unblock: {''.join(f'{way}, ' for way in limits)}{said}" + ("" if bought else f"; {OWNED_MORE_MEMORY}")
         # replicas beyond what one pool may have: the count is the first thing to lower
         fewer = (
             ["a lower requests_per_second (or the rate split over several deployments)", *_count_fields(dep)]
@@ -312,9 +336,10 @@ def _unblock_hint(
             else []
         )
         general = (
-            f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
+            f"to unblock: {''.join(f'{way}, ' for way in fewer)}{'allow a GPU with more memory, ' if bought else ''}"
             f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
             + ("looser SLOs" + servers if racks else "or looser SLOs")
+            + ("" if bought else f"; {OWNED_MORE_MEMORY}")
         )
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
@@ -336,14 +361,17 @@ def _unblock_hint(
     offloaded = any("with the parameters offloaded" in b.why for b in blocked)
     offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True and not offloaded else []
     ways = [
-        "a GPU with more memory",
+        *(["a GPU with more memory"] if bought else []),
         *(["ZeRO-3"] if stage is not None and stage < 3 else []),
         *([lighter] if lighter else []),
         *offload,
     ]
-    general = f"to unblock: allow {', '.join(ways)}, " + (
-        "a shorter sequence_length" + servers if racks else "or a shorter sequence_length"
-    )
+    general = (
+        f"to unblock: allow {', '.join(ways)}, "
+        + ("a shorter sequence_length" + servers if racks else "or a shorter sequence_length")
+        if ways
+        else "to unblock: a shorter sequence_length" + servers
+    ) + ("" if bought else f"; {OWNED_MORE_MEMORY}")
     # the network between the nodes rules layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was told of
     # memory levers, none of which moves a byte less, and not of the GPU NICs it has): those layouts fit the GPUs'
     # memory, so the network's fix is what plans them, said first, where some reasons are memory's too
@@ -384,7 +412,8 @@ def _unblock_hint(
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         # a later deadline only below the schema's maximum (fuzz15 item 11)
         later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
-        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
+        quicker = "a faster GPU" if bought else "owned servers of a faster GPU (hardware.inventory)"
+        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or {quicker}"
     if any(b.code == RUNS_PAST_MONTH for b in blocked):
         general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
     if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
@@ -396,6 +425,14 @@ def _unblock_hint(
         deadline_only = True
     if deadline_only:  # the parts added above, each after "; "
         general = "to unblock: " + general.removeprefix("; ")
+    if batch is not None and any(BATCH_NOT_SPLIT in b.why for b in blocked):
+        # hostile78 item 6: the owned GPUs hold the job but do not split its batch: the batches that do, said first
+        # (the memory levers after it put the job on fewer ranks, whose count may divide the batch)
+        values = next((m.group(1) for b in blocked if (m := re.search(BATCH_SPLITS, b.why))), None)
+        ranks = "a multiple of the data-parallel ranks said above"
+        said = f"a global_batch_size of {values} ({ranks}, whose split fits)" if values else f"a global_batch_size of {ranks}"
+        rest = general.removeprefix("to unblock: ")
+        general = f"to unblock: for the global batch of {batch:,}: {said}, or leave it out" + (f"; else {rest}" if rest else "")
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
@@ -1895,7 +1932,13 @@ def _choose(
                 # offered to an owned workstation with buy: false)
                 racked = wl.hardware.provider == "baremetal" and wl.hardware.buy
                 hint = _unblock_hint(
-                    dep, model, blocked, wl.hardware.rack_power_field, racks=racked, ttft_p95_factor=consts.ttft_p95_factor
+                    dep,
+                    model,
+                    blocked,
+                    wl.hardware.rack_power_field,
+                    racks=racked,
+                    ttft_p95_factor=consts.ttft_p95_factor,
+                    bought=len(unbought) < len(allowed_hardware(wl)),
                 )
                 # owned servers alone, whose replica across more of them their link rules out (fix113: it was "needs 3
                 # servers ... list more owned servers"): the one machine with its RAM and NVMe (newuser49 item 2)

@@ -90,6 +90,14 @@ DEADLINE_NEEDS = "deadline needs"
 NO_MICRO_BATCH = "no micro-batch of"
 #: How a layout says the fewest data-parallel ranks that hold the job outnumber the global batch's sequences.
 MORE_RANKS_THAN_BATCH = "more ranks than the global batch"
+#: How a reason says the link between owned servers has no GPU fabric by what the workload states (the refusal's network
+#: advice then asks for a fabric NIC on them, not another instance).
+OWNED_NO_FABRIC = "no GPU fabric, as the owned servers are stated"
+#: How a layout says the owned GPUs' data-parallel ranks do not split the global batch evenly (hostile78 item 6), and the
+#: pattern the refusal's advice reads the nearest batches that split and fit by.
+BATCH_NOT_SPLIT = "does not split evenly over"
+BATCH_SPLITS_TEXT = "a global_batch_size of {values} splits over them and fits"
+BATCH_SPLITS = r"a global_batch_size of ([\d,]+(?: or [\d,]+)?) splits over them and fits"
 #: How a reason says the largest global batch the GPUs that hold the job take with the optimizer stepped in backward,
 #: which takes no accumulation (newuser76 item 4), and the pattern the refusal's advice reads it by.
 IN_BACKWARD_MOST_TEXT = "a global batch of at most {most} takes no accumulation"

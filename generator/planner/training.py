@@ -11,7 +11,13 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.errors import InputError
-from generator.planner.blocked import IN_BACKWARD_MOST_TEXT, MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
+from generator.planner.blocked import (
+    BATCH_NOT_SPLIT,
+    BATCH_SPLITS_TEXT,
+    IN_BACKWARD_MOST_TEXT,
+    MORE_RANKS_THAN_BATCH,
+    NO_MICRO_BATCH,
+)
 from generator.planner.nodes import node_cpu, node_dram_mt_per_s
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
@@ -832,6 +838,11 @@ def _shapes_at(
                         + f"{MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences"
                     )
                     continue
+                if owned_gpus and found * tp * pp <= owned_gpus < dp * tp * pp:
+                    # hostile78 item 6: the owned GPUs hold the job, but the batch does not split over their ranks (it
+                    # was refused as "no platform of this provider offers an allowed GPU": only wider layouts were said)
+                    unsplit = _owned_batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
+                    blocked.append(f"{name} ZeRO-{zero} x DP{found}: {OWNED_LAYOUT} {unsplit}")
                 splits: dict[int, tuple[int, int, StepTime] | str] = {}
                 # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
                 # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
@@ -1023,6 +1034,43 @@ OWNED_LAYOUT = "the layout the owned GPUs hold:"
 #: How a reason says the optimizer stepped in backward is what holds the job, and takes no accumulation (its advice:
 #: the global batch, or the optimizer's states and step on the CPU).
 IN_BACKWARD_HOLDS = "fits only with the optimizer stepped in backward"
+
+
+def _owned_batch_unsplit(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    dp: int,
+    wider: int,
+) -> str:
+    """Why ``dp`` ranks, which hold the job, do not take its global batch: it is no multiple of ``dp`` (hostile78 item 6).
+
+    Every data-parallel rank runs the same micro-batches a step, so the batch is micro-batch x accumulation x ranks
+    (DeepSpeed asserts ``train_batch_size == micro * gas * world_size``,
+    https://www.deepspeed.ai/docs/config-json/#batch-size-related-parameters); the next degree that divides it,
+    ``wider``, takes more GPUs than are owned. The nearest multiples of ``dp`` below and above the batch whose split over
+    ``dp`` ranks fits the GPUs' memory are said as the batches that plan on them.
+    """
+    gbs = spec.global_batch_size or 1
+    below, above = gbs // dp * dp, -(-gbs // dp) * dp
+    fitting = [
+        v
+        for v in dict.fromkeys((below, above))
+        if v >= dp
+        and not isinstance(_batch_split(model, spec._replace(global_batch_size=v), hw, zero, par, dp, budget, consts), str)
+    ]
+    gpus = wider * par.gpus
+    said = (
+        f"the global batch of {gbs:,} sequences {BATCH_NOT_SPLIT} its {dp} data-parallel ranks (each runs the same "
+        f"micro-batches a step; the next degree that divides it, DP{wider}, takes {gpus:,} GPUs)"
+    )
+    if fitting:
+        said += "; " + BATCH_SPLITS_TEXT.format(values=" or ".join(f"{v:,}" for v in fitting))
+    return said
 
 
 def _owned_batch_refusal(
