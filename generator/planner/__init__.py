@@ -29,7 +29,6 @@ from generator.planner.blocked import (
     NO_MICRO_BATCH,
     NO_PACKING,
     NOT_SHARED_HERE,
-    OWNED_NO_FABRIC,
     OWNED_SHORT,
     PAST_DEADLINE,
     PINNED_DEGREE,
@@ -214,11 +213,7 @@ def _network_lead(dep: InferenceDeployment | TrainingDeployment, blocked: list[B
             if nics
             else "allow an instance or platform with a GPU fabric between nodes"
         )
-        fewer = "fewer nodes (a GPU with more memory)"
-        if all(OWNED_NO_FABRIC in b.why for b in dominated):  # owned servers stated without one (fix117)
-            way = "a GPU fabric NIC on the owned servers (the owned group's fabric_nic / fabric_nic_count, or custom.fabric_nic)"
-            fewer = "fewer nodes (a lighter job whose states fewer servers hold)"
-        ways.append(f"for the network between the nodes: {way}, or {fewer}")
+        ways.append(f"for the network between the nodes: {way}, or fewer nodes (a GPU with more memory)")
     if any(b.code == NO_GPU_FABRIC for b in blocked):
         ways.append(network_hint(dep, blocked))
     return "; ".join(ways)

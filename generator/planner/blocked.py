@@ -90,9 +90,6 @@ DEADLINE_NEEDS = "deadline needs"
 NO_MICRO_BATCH = "no micro-batch of"
 #: How a layout says the fewest data-parallel ranks that hold the job outnumber the global batch's sequences.
 MORE_RANKS_THAN_BATCH = "more ranks than the global batch"
-#: How a reason says the link between owned servers has no GPU fabric by what the workload states (the refusal's network
-#: advice then asks for a fabric NIC on them, not another instance).
-OWNED_NO_FABRIC = "no GPU fabric, as the owned servers are stated"
 #: How a layout says the owned GPUs' data-parallel ranks do not split the global batch evenly (hostile78 item 6), and the
 #: pattern the refusal's advice reads the nearest batches that split and fit by.
 BATCH_NOT_SPLIT = "does not split evenly over"

@@ -10,7 +10,6 @@ from generator.calculator.model_source import ResolvedModel
 from generator.planner.blocked import (
     COMMUNICATION_DOMINATES,
     NO_LAYOUT,
-    OWNED_NO_FABRIC,
     PAST_DEADLINE,
     PINNED_DEGREE,
     RUNS_PAST_MONTH,
@@ -25,7 +24,7 @@ from generator.planner.candidates import (
     ranking_lead,
 )
 from generator.planner.inventory import ServerKey
-from generator.planner.nodes import MIN_FABRIC_GBPS, NodeNeeds, fabric_chosen, fabric_fits, node_fabric, unfabricated_link
+from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
 from generator.planner.tco import charged_runs
@@ -376,21 +375,10 @@ def _with_communication(
         # the node is then built with the fabric (or, an owned server without one, ruled out by MIN_FABRIC_GBPS)
         needs = needs._replace(needs_fabric=True)
         comm = placed(True)
-    # fix113's leftover: an owned server that states no fabric (or a custom one that lists none) with a front end of
-    # 100 Gb/s or more, which the MIN_FABRIC_GBPS rule lets through, is held to the rule a cloud instance without a
-    # fabric is: where communication dominates, ruled out (it was timed over the front end and kept)
-    owned_bare = (
-        nodes > 1
-        and not fabric_chosen(hw.platform)
-        and hw.platform.provider == "baremetal"
-        and node_fabric(hw.platform, hw.gpu, gpus_per_node, needs.needs_fabric) is None
-        and unfabricated_link(hw.platform)[0] >= MIN_FABRIC_GBPS
-    )
-    if comm.dominates and (not fabric_fits(hw.platform, hw.gpu) or owned_bare):  # a cloud instance, a tower: no fabric
-        stated = f" ({OWNED_NO_FABRIC})" if owned_bare else ""
+    if comm.dominates and not fabric_fits(hw.platform, hw.gpu):  # a cloud instance, or a tower: no fabric to add
         why = (
             f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
-            f"{comm.dp_link_text}{stated} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: "
+            f"{comm.dp_link_text} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: "
             "communication dominates"
         )
         blocked.append(blocked_on(hw, COMMUNICATION_DOMINATES, why))
