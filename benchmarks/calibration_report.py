@@ -396,7 +396,7 @@ def mfu_optimizer_bytes(row: dict[str, Any], params: int) -> float:
     main = framework_profile(row.get("profile") or "megatron").main_grad_bytes
     per_param = optimizer_bytes_per_param(main or 2, 2, 12)
     shard = params / (row["tp"] * row["pp"]) / (row["dp"] if row["zero_stage"] >= 1 else 1)
-    return shard * per_param
+    return float(shard * per_param)
 
 
 def training_mfu_group(row: dict[str, Any]) -> str:
@@ -464,7 +464,7 @@ def finetune_optimizer_setup(row: dict[str, Any]) -> TrainingSetup:
     single-device full fine-tune: 8-bit paged AdamW over bf16 weights), sharded over its GPUs where the framework
     shards (torchtune's FSDP2), the adapters it trains, its CPU offload."""
     gpus, offload = row["gpus"], bool(row.get("offload_params"))
-    zero = framework_profile(row["framework"]).zero_stage if gpus > 1 else 0
+    zero = (framework_profile(row["framework"]).zero_stage or 0) if gpus > 1 else 0
     recipe = job_recipe(row["framework"], row["method"], gpus, zero, offload)
     return finetune_setup(row)._replace(
         optimizer=resolved_regime(row["framework"], row.get("optimizer"), zero, gpus, recipe)[0],
@@ -528,9 +528,15 @@ OVERRIDES: dict[str, float] = {}
 #: every row is computed with (256, the limit of the vLLM versions of the rows that do not name theirs).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
     "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
-    "tensorrt-llm-serve": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
-    # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take
-    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
+    "tensorrt-llm-serve": {
+        "max_batch_size": 2048,
+        "max_num_seqs": 256,
+        "prefill_chunk_tokens": 8192,
+        "moe_gathered_workspace": 1,
+    },
+    # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take;
+    # its MoE under attention DP gathers every rank's tokens, their workspace taken before the KV cache (acc108)
+    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192, "moe_gathered_workspace": 1},
 }
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}

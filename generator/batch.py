@@ -9,12 +9,13 @@ the order the files were given in.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
+import pickle
 import re
 import signal
 import sys
+import traceback
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import IMapIterator, Pool
+    from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
     from generator.planner.plan import Plan
@@ -220,8 +221,6 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     alone = len(paths) == 1
     if jobs == 1:
         return _every_file([_work(path, alone) for path in paths])
-    import multiprocessing
-
     # load what every worker needs once, before the workers are forked
     from generator import catalog
 
@@ -230,92 +229,106 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     import generator.findings
     import generator.render  # noqa: F401
 
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
-    # process group); with Python's handler each worker raised KeyboardInterrupt in its task, died with it lost, and
-    # the parent waited for it in join() for ever
-    pool = context.Pool(jobs, initializer=_worker_started, initargs=(os.getpid(),))
-    workers: set[BaseProcess] = set(getattr(pool, "_pool", ()))  # every one forked, before the pool reaps any
-    results: list[Rendered | _Failure | None] = [None] * len(paths)
-    try:
-        batches = file_batches(paths, max(1, len(paths) // (jobs * 4)))
-        done_batches = pool.imap_unordered(functools.partial(_work_batch, paths, alone=alone), batches)
-        for _ in batches:
-            at, done = _next_result(done_batches, pool, workers)
-            for i, result in zip(at, done, strict=True):
-                results[i] = result
-    except _WorkerDiedError as died:
-        _abandon(pool, workers)
-        raise SpecgenError(str(died)) from None
-    except BaseException:
-        # interrupted (or failed) before every file was planned: nothing waits on the workers' work, so stop them
-        # (they have written nothing: the tree is written by this process, after every file is planned)
-        pool.terminate()
-        pool.join()
-        raise
-    # let the workers exit on their own: terminate() signals them, and a signal handler a library
-    # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
-    pool.close()
-    pool.join()
-    return _every_file([result for result in results if result is not None])
+    return _every_file(_on_workers(paths, alone, file_batches(paths, max(1, len(paths) // (jobs * 4))), jobs))
 
 
-#: Seconds between the checks that every worker of a render still runs.
-_WORKER_CHECK_S = 0.2
+def _on_workers(paths: list[str], alone: bool, batches: list[tuple[int, ...]], jobs: int) -> list[Rendered | _Failure]:
+    """Each file's result (:func:`_work`), in the order of ``paths``: its ``batches`` planned on ``jobs`` processes.
 
-
-def _next_result(
-    done_batches: IMapIterator[tuple[tuple[int, ...], list[Rendered | _Failure]]], pool: Pool, workers: set[BaseProcess]
-) -> tuple[tuple[int, ...], list[Rendered | _Failure]]:
-    """The next batch's result from ``done_batches``; _WorkerDiedError where a worker of ``pool`` has died meanwhile.
-
-    hostile78 item 1: a Pool worker the OOM killer ends is replaced, but the batch it held is lost, and the render
-    waited for its result for ever. A worker leaves only when the pool is closed, so one that has ended (``workers``:
-    every one seen, the replacements too) is one killed.
+    review78 items 1-2: on a ``multiprocessing.Pool`` a worker killed while it waited for a task (the OOM killer) kept the
+    pool's task-queue lock, and the render, then Ctrl-C, waited for ever. Each worker here has a pipe of its own (no lock
+    is shared), takes its next batch when it returns its last, and this process waits on the busy workers' pipes and
+    process sentinels together: the death of a worker holding a batch is seen at once and refused (nothing is written);
+    one that dies idle owed nothing. Every worker is killed and reaped on the way out (results in, an error, Ctrl-C).
+    Forked where the platform allows, so the workers inherit the loaded catalog (``spawn`` on Windows).
     """
     import multiprocessing
+    from multiprocessing.connection import wait
 
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    todo = list(reversed(batches))  # taken from the end: the largest batch first
+    workers: list[tuple[BaseProcess, Connection]] = []
+    busy: dict[Connection, BaseProcess] = {}
+    results: list[Rendered | _Failure | None] = [None] * len(paths)
+
+    def hand_out(worker: BaseProcess, conn: Connection) -> None:
+        if todo:
+            try:
+                conn.send(todo[-1])
+            except OSError:  # it has ended since it sent its last result
+                raise SpecgenError(_died(worker)) from None
+            todo.pop()
+            busy[conn] = worker
+
+    try:
+        for _ in range(jobs):
+            mine, theirs = context.Pipe()
+            started: BaseProcess = context.Process(target=_serve, args=(theirs, paths, alone, os.getpid()), daemon=True)
+            started.start()
+            theirs.close()
+            workers.append((started, mine))
+        for worker, conn in workers:
+            hand_out(worker, conn)
+        while busy:
+            ready = set(wait([*busy, *(worker.sentinel for worker in busy.values())]))
+            for conn, worker in list(busy.items()):
+                if conn not in ready and worker.sentinel not in ready:
+                    continue
+                del busy[conn]
+                try:
+                    kind, at, done = conn.recv()  # its result, where it sent it whole before it ended
+                except (EOFError, OSError):
+                    raise SpecgenError(_died(worker)) from None
+                if kind == "raised":
+                    raise done  # a bug in the planner: raised here, as it is with --jobs 1
+                for i, result in zip(at, done, strict=True):
+                    results[i] = result
+                hand_out(worker, conn)
+        return [result for result in results if result is not None]
+    finally:
+        for worker, conn in workers:
+            if worker.exitcode is None:
+                worker.kill()  # SIGKILL: no signal handler a library left in the fork can keep it running
+            worker.join()
+            conn.close()
+
+
+def _died(worker: BaseProcess) -> str:
+    """What to tell the user of ``worker``, which ended holding a batch (hostile78 item 1: the OOM killer, say)."""
+    worker.join(timeout=5)  # its pipe can close before the kernel lets it be reaped
+    code = worker.exitcode
+    how = "still running" if code is None else f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+    return (
+        f"a process planning the files (--jobs) ended before it finished ({how}: the out-of-memory killer?); "
+        "nothing was written; render again, or with --jobs 1 to plan every file in this process"
+    )
+
+
+def _serve(conn: Connection, paths: list[str], alone: bool, parent: int) -> None:
+    """A worker: the batches of ``paths`` it is sent over ``conn``, rendered (:func:`_work_batch`), until the pipe ends.
+
+    An error other than the planner's refusals (:func:`_work`) goes back to be raised there, with its traceback as a
+    note (one that does not pickle: a RuntimeError of that text).
+    """
+    _worker_started(parent)
     while True:
         try:
-            return done_batches.next(timeout=_WORKER_CHECK_S)
-        except multiprocessing.TimeoutError:
-            workers.update(getattr(pool, "_pool", ()))
-            code = next((w.exitcode for w in workers if w.exitcode is not None), None)
-            if code is not None:
-                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-                raise _WorkerDiedError(
-                    f"a process planning the files (--jobs) ended before it finished ({how}: the out-of-memory killer?); "
-                    "nothing was written; render again, or with --jobs 1 to plan every file in this process"
-                ) from None
-
-
-class _WorkerDiedError(Exception):
-    """A worker of a render's pool has ended before the pool was closed (its text: what to tell the user)."""
-
-
-def _abandon(pool: Pool, workers: set[BaseProcess]) -> None:
-    """Kill ``pool``'s workers and leave the pool, whose ``terminate()`` can wait for ever once a worker was killed.
-
-    A worker killed while it waited for a task held the pool's task-queue lock, which ``terminate()`` takes first (and
-    the pool's finalizer at exit): the lock is never released. The pool's threads are daemons; nothing joins them.
-    """
-    from multiprocessing.pool import TERMINATE
-
-    finalizer = getattr(pool, "_terminate", None)
-    if finalizer is not None:
-        finalizer.cancel()  # the exit handlers would call terminate() too
-    handler = getattr(pool, "_worker_handler", None)
-    if handler is not None:
-        handler._state = TERMINATE  # it starts no worker in place of those killed below
-        notifier = getattr(pool, "_change_notifier", None)
-        if notifier is not None:
-            notifier.put(None)  # wakes it to see that
-        handler.join(timeout=5)
-    for worker in {*workers, *getattr(pool, "_pool", ())}:
-        if worker.exitcode is None:
-            worker.kill()
-        worker.join(timeout=5)
+            at = conn.recv()
+        except EOFError:
+            return  # the parent has its results (or has gone)
+        try:
+            message = pickle.dumps(("done", *_work_batch(paths, at, alone)), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a bug (``_work`` returns every SpecgenError): the parent raises it
+            text = "".join(traceback.format_exception(exc))
+            exc.add_note(f"raised in a --jobs worker process:\n{text}")
+            try:
+                message = pickle.dumps(("raised", at, exc), pickle.HIGHEST_PROTOCOL)
+            except Exception:  # it does not pickle
+                message = pickle.dumps(("raised", at, RuntimeError(text)), pickle.HIGHEST_PROTOCOL)
+        try:
+            conn.send_bytes(message)  # what conn.recv() reads
+        except OSError:
+            return  # the parent has gone (hostile78 item 5: no BrokenPipeError traceback)
 
 
 #: prctl(2) option: the signal the kernel sends this process when the thread that forked it ends.
@@ -325,8 +338,11 @@ _PR_SET_PDEATHSIG = 1
 def _worker_started(parent: int) -> None:
     """A worker's set-up: Ctrl-C is the parent's to take, and the worker ends with the parent.
 
+    review77 item 12: the workers ignore SIGINT, so the parent alone takes a terminal's Ctrl-C (sent to the whole
+    process group); with Python's handler each worker raised KeyboardInterrupt in its task and printed its traceback.
     hostile78 item 5: ``docker stop`` or ``kill`` signals the parent alone; its workers planned on, then printed a
-    BrokenPipeError traceback sending their results. On Linux the kernel kills them when the parent ends.
+    BrokenPipeError traceback sending their results. On Linux the kernel kills them when the parent's thread that
+    forked them (the one running :func:`render_many`) ends.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):

@@ -224,11 +224,7 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
     manifest = manifest_text([*files, *kept])
     if os.path.ismount(target):
         # hostile78 item 3: a bind mount (docker run -v $PWD/out:/out) cannot be renamed, so no tree swaps into it
-        raise OutputError(
-            f"cannot write {directory}: it is a mount point, and specgen replaces its output directory whole (the new tree "
-            f"is built beside it and renamed into its place), which a mount point cannot take; render into a directory "
-            f"inside it ({os.path.join(directory, 'specgen')}, say)"
-        )
+        raise _mount_point_error(directory)
     try:
         staging = tempfile.mkdtemp(prefix=work_prefix(target, "new"), dir=parent)
     except PermissionError as exc:
@@ -252,6 +248,26 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
     except BaseException:
         _remove_tree(staging)
         raise
+
+
+def _mount_point_error(directory: str) -> OutputError:
+    """The refusal of an output directory that is a mount point (hostile78 item 3), which no rename can move."""
+    return OutputError(
+        f"cannot write {directory}: it is a mount point, and specgen replaces its output directory whole (the new tree "
+        f"is built beside it and renamed into its place), which a mount point cannot take; render into a directory "
+        f"inside it ({os.path.join(directory, 'specgen')}, say)"
+    )
+
+
+def _unrenamed(exc: OSError, directory: str) -> OutputError:
+    """The error of renaming the output directory ``directory`` away (or exchanging it), its previous tree unchanged.
+
+    review78 item 3: EBUSY is a mount point that :func:`os.path.ismount` misses, a bind mount within one filesystem
+    (the same device as its parent); rename(2) refuses to move a mount point with EBUSY.
+    """
+    if exc.errno == errno.EBUSY:
+        return _mount_point_error(directory)
+    return OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged")
 
 
 def _stage(
@@ -329,7 +345,7 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
         except ExchangeUnsupportedError:
             retired = _swap_by_renames(staging, target, parent, directory)
         except OSError as exc:
-            raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+            raise _unrenamed(exc, directory) from None
         else:
             retired = staging  # now the previous tree; everything the user owned in it is linked into the new one
             REPLACED.append(directory)
@@ -349,7 +365,7 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
         os.rename(target, old_home)
     except OSError as exc:
         _remove_tree(retired)
-        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+        raise _unrenamed(exc, directory) from None
     try:
         os.rename(staging, target)
     except OSError as exc:

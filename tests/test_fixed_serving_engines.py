@@ -159,3 +159,39 @@ def test_rendered_group_vars_give_a_requests_context_and_the_gguf_to_convert_to(
     assert engine["max_model_len"] == engine["vllm_args"]["--max-model-len"] == 32_768
     assert engine["llama_cpp_note"].startswith("llama.cpp loads GGUF files, not fp8-block checkpoints: convert to q8_0")
     assert f"-np {slots} -kvu" in engine["llama_cpp_note"]  # the file's line runs the plan's slots, not -np 1
+
+
+def test_the_advice_and_the_finding_share_one_rule_for_what_the_gpus_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review78 item 5: an offloaded placement gets no twin advice in the rate refusal, as in the plan's finding.
+
+    The home server offloads a 70B to RAM. With a twin that (stubbed) serves the rate, the rate refusal used to plan it
+    and say "describe this server under hardware.inventory ... serve", where the plan's finding and the prompt pass's
+    text (the weights held off the GPUs) said the GPUs do not hold the model.
+    """
+    from generator.planner import fixed_engines
+    from generator.planner.fixed_engines import EngineServing
+    from tests.conftest import REPO
+
+    planned: list[int] = []
+
+    def twin(loaded: object, index: int) -> EngineServing:
+        planned.append(index)
+        return EngineServing("vllm", 1, 1, 1, 100.0, True)
+
+    monkeypatch.setattr(fixed_engines, "serving_engines", twin)
+    monkeypatch.setattr("generator.planner.fixed.serving_engines", twin)
+    text = (REPO / "examples" / "home-70b-offload.yaml").read_text()
+    low, high = tmp_path / "low.yaml", tmp_path / "high.yaml"
+    low.write_text(text)
+    high.write_text(text.replace("requests_per_second: 0.01", "requests_per_second: 2"))
+    plan = plan_file(str(low))[1].to_dict()
+    assert not [f for f in plan["findings"] if f["code"] == "fixed-serving-engines"]
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(high))
+    message = str(caught.value)
+    assert "the weights held off the GPUs copied to them a pass" in message
+    assert "hardware.inventory with buy: false" not in message
+    assert message.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
+    assert planned == []

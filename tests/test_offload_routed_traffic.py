@@ -101,3 +101,22 @@ def test_the_offloaded_gpu_counts_what_the_serving_decode_step_counts(precision:
     offloaded = routed_expert_traffic_bytes(ARCH, Parallelism(), _offload_accelerator(fmt, machine))
     assert offloaded == serving
     assert offloaded == ((0.0, 0.0) if w8a8 is None else routed_expert_bytes(ARCH, Parallelism(), w8a8))
+
+
+@pytest.mark.parametrize(("gpu_id", "w8a8"), [("a100-sxm4-80gb", False), ("h100-sxm5-80gb", True)])
+def test_an_fp8_moe_on_the_fixed_machine_counts_the_serving_estimates_bytes(gpu_id: str, w8a8: bool) -> None:
+    """review78 item 7: an A100 (no FP8 tensor rate) runs FP8 experts W8A16 in serving; the offload step counted W8A8.
+
+    The machine ``hardware.fixed`` builds records its GPU's tensor formats, so the offload accelerator's routed bytes
+    are the serving accelerator's: Qwen3-30B-A3B FP8, 3,538,944 B a token on an A100 (was 4,718,592), W8A8 on an H100.
+    """
+    from generator.calculator.machine import FixedSpec, build_machine
+
+    fmt = weight_format("fp8")
+    machine, gpu, _ = build_machine(FixedSpec(gpu=gpu_id, gpu_count=1, ram_gib=256))
+    assert gpu.id == gpu_id and machine.gpu_tensor_formats is not None
+    assert ("fp8" in machine.gpu_tensor_formats) is w8a8
+    offloaded = routed_expert_traffic_bytes(ARCH, Parallelism(), _offload_accelerator(fmt, machine))
+    serving = routed_expert_traffic_bytes(ARCH, Parallelism(), accelerator_for(find_gpu(gpu_id), fmt.compute, 1, weights=fmt))
+    assert offloaded == serving == routed_expert_bytes(ARCH, Parallelism(), w8a8)
+    assert sum(offloaded) == (4_718_592 if w8a8 else 3_538_944)

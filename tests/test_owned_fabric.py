@@ -285,3 +285,21 @@ def test_owned_hosts_see_the_parts_assumed_in_their_group_vars(tmp_path: Path, n
         # strings reach Ansible as !unsafe (never templated): --list writes them as {"__ansible_unsafe": ...}
         seen = [item["__ansible_unsafe"] for item in hostvars[host]["specgen_build_assumed"]]
         assert seen == assumed
+
+
+@pytest.mark.parametrize(
+    ("code", "nodes", "owned", "wider"),
+    [
+        ("no-gpu-fabric", 3, 2, True),
+        ("no-gpu-fabric", 2, 2, False),  # the owned servers' own layout: their link rules it out
+        ("no-gpu-fabric", 1, 2, False),
+        ("no-gpu-fabric", 0, 0, False),  # nothing recorded
+        ("psu-over-capacity", 3, 2, False),
+        ("owned-short", 3, 2, False),
+    ],
+)
+def test_one_rule_for_a_fabric_layout_wider_than_the_owned_servers(code: str, nodes: int, owned: int, wider: bool) -> None:
+    """review78 item 6: the refusal's network reason and plan's left-free reasons share ``Blocked.wider_than_owned``."""
+    from generator.planner.blocked import Blocked
+
+    assert Blocked("h100-sxm5-80gb", "p", code, "why", 8, nodes, owned).wider_than_owned is wider

@@ -93,3 +93,21 @@ def test_the_settings_by_architecture_and_replica(
     architecture: str, gpus: int, mla: bool, sinks: bool, expected: tuple[dict[str, str], list[str]]
 ) -> None:
     assert rocm_vllm_settings(architecture, gpus, latent_attention=mla, attention_sinks=sinks) == expected
+
+
+def test_latent_attention_is_the_layers_mla_not_a_kv_head_count_of_0() -> None:
+    """review78 item 10: one MLA rule (``Architecture.uses_mla``) for vLLM's ``--block-size 1`` and ik_llama.cpp's -mla.
+
+    The planner tested ``num_kv_heads == 0``; on every catalog model that is the MLA models (DeepSeek-V2/V3/R1), but an
+    attention of 0 KV heads that is not MLA must not get the MLA kernels' settings.
+    """
+    from generator import catalog
+    from generator.sizing.architecture import parse_architecture
+
+    archs = {model_id: parse_architecture(m.config) for model_id, m in catalog.models().items()}
+    assert {i for i, a in archs.items() if a.uses_mla} == {
+        i for i, a in archs.items() if a.num_kv_heads == 0 and not a.encoder_only
+    }
+    assert archs["deepseek-ai/DeepSeek-V3"].uses_mla
+    llama = archs["meta-llama/Llama-3.3-70B-Instruct"]
+    assert not llama.uses_mla and not llama._replace(num_kv_heads=0).uses_mla

@@ -260,19 +260,19 @@ def bench_rows_of_this_setup(measured: list[Measurement], result: dict[str, Any]
     prediction puts there (all of them, or the split of an offload) is left out, as an ``-nkvo 1`` row is.
     """
     params = result.get("params") or {}
-    total = float(params.get("total") or 0)
-    # a vision-language model's GGUF holds its text model alone (the projector is a file of its own): the text model's
-    # parameters are those active in a token's pass (Gemma 3 27B: 27.43 B with SigLIP, 27.01 B in llama-bench)
-    counts = [float(c) for c in (total, params.get("active") or 0) if c]
+    # llama-bench's params is llama_model_n_params, the elements of every tensor in the GGUF: an MoE's every expert
+    # (review78 item 4: a dense 3.21 B row matched Qwen3-30B-A3B's 3.34 B active and was fitted), and a vision-language
+    # model's text model alone, its projector being a file of its own (Gemma 3 27B: 27.43 B with SigLIP, 27.01 B)
+    text = float(params.get("text") or params.get("total") or 0)
     layers = int((result.get("model") or {}).get("layers") or 0)
     split = (result.get("offload") or {}).get("layers")
     on_gpu = sum(1 for place in split if not str(place).startswith("cpu")) if isinstance(split, list) else layers
     kept, left_out = [], []
     for m in measured:
-        if m.params is not None and counts and min(abs(m.params / c - 1) for c in counts) > BENCH_PARAMS_TOLERANCE:
+        if m.params is not None and text and abs(m.params / text - 1) > BENCH_PARAMS_TOLERANCE:
             raise InputError(
                 f"{_at(m)}a llama-bench row of a model of {m.params / 1e9:,.2f} B parameters ({short(m.line, 120)}), not "
-                f"this model's {total / 1e9:,.2f} B: give the model the run loaded"
+                f"this model's {text / 1e9:,.2f} B: give the model the run loaded"
             )
         if m.gpu_layers is not None and layers and min(m.gpu_layers, layers) != on_gpu:
             run = f"-ngl {on_gpu}" if on_gpu < layers else "-ngl 99, or give the estimate the run's machine (--ram-gib, --cpu)"

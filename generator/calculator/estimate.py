@@ -792,6 +792,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         "params": {
             "total": arch.params_total,
             "active": arch.params_active,
+            # the text model: every parameter less the vision tower, what a GGUF holds (its projector is a file of its
+            # own) and llama-bench's ``params`` counts (every tensor's elements, each routed expert's included)
+            "text": arch.params_total - arch.vision_params,
             "embedding": arch.embedding_params,
             "lm_head": arch.lm_head_params,
         },

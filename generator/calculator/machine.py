@@ -444,6 +444,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
         cpu_cores=cores,
+        gpu_tensor_formats=gpu.tensor_formats,
     )
     return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
 

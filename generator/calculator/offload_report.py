@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
 from generator.errors import InfeasibleError
-from generator.sizing.architecture import MLA, Architecture
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import (
@@ -276,7 +276,7 @@ def runtime_settings(
     on_gpu = p.layers_on_gpu
     numa = llama_cpp_numa(p, spans_nodes, wider)
     engine = plan.engine
-    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, uses_mla(arch))
+    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla)
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself
     checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
@@ -325,11 +325,6 @@ def runtime_settings(
     return settings
 
 
-def uses_mla(arch: Architecture) -> bool:
-    """Whether the model's attention is MLA (DeepSeek-style), which ik_llama.cpp runs as ``-mla 3``."""
-    return any(layer.attention == MLA for layer in arch.layers)
-
-
 def _gguf_conversion(
     arch: Architecture,
     p: Placement,
@@ -373,7 +368,7 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, uses_mla(arch))
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla)
     own = shlex.join(llama_cpp_args(options))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"

@@ -250,6 +250,11 @@ class GpuSpec(NamedTuple):
             value = self.dense_tflops.get("fp16")
         return value
 
+    @property
+    def tensor_formats(self) -> frozenset[str]:
+        """The formats this GPU has a tensor rate of (:meth:`sustained_tflops`): those it multiplies as stored."""
+        return frozenset(name for name in (*self.dense_tflops, "bf16") if self.sustained_tflops(name))
+
     def unrated(self, compute: str) -> str | None:
         """Why this GPU cannot be timed in ``compute`` (its rate is not published: null in ``gpus.json``), else None."""
         if self.tflops(compute) is not None:

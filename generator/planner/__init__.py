@@ -1777,7 +1777,12 @@ def _choose(
                         allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
                     elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
                         allowed = [o.filled or o for o in allowed]
-                    ranked[ranking] = sorted(allowed, key=by)
+                    by_key = sorted(allowed, key=by)
+                    if not service and objective == "cost":  # a training job's (or chain's) near tie on cost (acc104)
+                        from generator.planner.training_candidates import cost_near_ties_settled
+
+                        by_key = cost_near_ties_settled(by_key, by)
+                    ranked[ranking] = by_key
                 if len(_RANKED) >= MAX_RANKED:
                     _RANKED.clear()
                 _RANKED[alike] = (held_options, cast("list[Option]", ranked[ranking]))
@@ -1882,7 +1887,7 @@ def _choose(
                 # (review33 item 2: "DP9 needs 9 servers; 6 owned", where a fabric NIC fits it on 4)
                 # (the owned servers' own layouts: a wider one more servers would hold is no reason to list them, and
                 # no reason to fit a fabric where whole replicas on more servers need none)
-                if network := next((b.text for b in blocked if b.code == NO_GPU_FABRIC and b.nodes <= b.owned), None):
+                if network := next((b.text for b in blocked if b.code == NO_GPU_FABRIC and not b.wider_than_owned), None):
                     detail += f"; {network}"
                     hint += f"; {network_hint(dep, blocked)}"
             else:
@@ -1894,7 +1899,7 @@ def _choose(
                 )
                 # owned servers alone, whose replica across more of them their link rules out (fix113: it was "needs 3
                 # servers ... list more owned servers"): the one machine with its RAM and NVMe (newuser49 item 2)
-                wider = any(b.code == NO_GPU_FABRIC and b.nodes > b.owned for b in blocked)
+                wider = any(b.wider_than_owned for b in blocked)
                 if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
                     hint += f"; or {ON_FIXED}"
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),

@@ -938,7 +938,7 @@ def _inference_details(
     if shape.memory.kv.state_bytes_per_sequence:  # linear-attention layers: paged as vLLM does without prefix caching
         details["recurrent_state_bytes_per_sequence"] = shape.memory.kv.state_bytes_per_sequence
     # the attention kernels an engine picks by them (an AMD pool's vLLM settings, generator.render.rocm_tuning)
-    if model.architecture.num_kv_heads == 0 and not model.architecture.encoder_only:  # MLA (DeepSeek-V2/V3, Kimi-K2)
+    if model.architecture.uses_mla:  # MLA (DeepSeek-V2/V3, Kimi-K2)
         details["latent_attention"] = True
     if model.architecture.model_type == "gpt_oss":  # attention sinks
         details["attention_sinks"] = True
@@ -1909,6 +1909,10 @@ def build_plan(
         reasons += twin_reasons(ranked_as, shown, rest)
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
+        if isinstance(dep, TrainingDeployment):  # a near tie on cost with a layout on other servers (acc104 item 4)
+            from generator.planner.training_report import cost_near_tie_text
+
+            tie = cost_near_tie_text(objective, ranked_as, rest)
         if rate is not None and (empty := _shares_left_empty(wl, index, objective, ranked_as, rest, dep_pool_list)):
             reasons.append(empty[0])
             findings.append(empty[1])

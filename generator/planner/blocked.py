@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
+from generator.planner.nodes import NO_GPU_FABRIC
 
 
 class Blocked(NamedTuple):
@@ -37,6 +38,15 @@ class Blocked(NamedTuple):
     def text(self) -> str:
         """``"<gpu> on <platform>: why"``, as the infeasible message lists it."""
         return f"{self.gpu_id} on {self.platform_id}: {self.why}"
+
+    @property
+    def wider_than_owned(self) -> bool:
+        """Whether this is a layout the link between servers rules out, over more owned servers than are free.
+
+        The one rule (review78 item 6) for the refusal's network reason and ``specgen plan``'s "left free" reasons:
+        such a layout is one of owned servers too few, not one the owned servers' own network rules out.
+        """
+        return self.code == NO_GPU_FABRIC and self.nodes > self.owned
 
 
 #: The layout needs more nodes than one pool may have.

@@ -806,6 +806,11 @@ def _ranking_key(
     )
 
 
+def ranking_lead(key: tuple[object, ...]) -> tuple[tuple[object, ...], object]:
+    """A :func:`ranking_key`'s owned-servers flags and the objective's figure it ranks by after them (with capex's)."""
+    return key[:2], key[2]
+
+
 def monthly_spend_usd(wl: Workload, opt: Option, runs: float | None = None) -> float | None:
     """What an option costs in a month: the figure a monthly budget holds.
 

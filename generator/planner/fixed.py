@@ -24,7 +24,14 @@ from generator.planner.assemble import (
 )
 from generator.planner.driver_series import driver_series_findings
 from generator.planner.fixed_engines import AS_OWNED, serving_engines
-from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_request_s, slot_slack_s, slot_wait_at
+from generator.planner.fixed_place import (
+    fixed_machine,
+    gpus_hold_model,
+    place_for_rate,
+    slot_request_s,
+    slot_slack_s,
+    slot_wait_at,
+)
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
 from generator.planner.option import pool_labels
@@ -331,8 +338,7 @@ def _serving_engines_finding(loaded: LoadedWorkload, index: int, plan: OffloadPl
     same server as owned inventory runs 8 x TP1 vLLM replicas within the targets. None where weights are offloaded
     (vLLM and SGLang keep every weight on the GPUs) or the serving engines do no better (they miss the rate too).
     """
-    p = plan.placement
-    if p.cpu_bytes - p.embedding_bytes + p.disk_bytes + p.kv_cpu_bytes > 0:
+    if not gpus_hold_model(plan):
         return None
     served = serving_engines(loaded, index)
     if served is None or not served.meets_rate:

@@ -178,7 +178,7 @@ def _held_slots(
         f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
         f"for their KV cache moves more weights off the GPUs and so takes more slots ({MAX_REPLACEMENTS} placements "
         f"tried): the last one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token requests, which "
-        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index)}",
+        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan)}",
         loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
     )
 
@@ -208,7 +208,7 @@ def _rate_slots(
             f"{figure_text(spec.requests_per_second)} req/s of {spec.avg_input_tokens:,}-token prompts need "
             f"{prompts:.0%} of hardware.fixed's time for their prompt passes alone ({plan.cost.prefill_s:,.2f} s each, "
             f"{_pass_text(plan)}), {1 / plan.cost.prefill_s:.3g} a second at most with no time left to decode; "
-            f"{_rate_advice(loaded, index)}",
+            f"{_rate_advice(loaded, index, plan)}",
             where,
         )
     alone = plan.cost.decode_tokens_per_s
@@ -239,29 +239,42 @@ def _rate_slots(
         f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
         f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
         f"{request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, so at best): about "
-        f"{served:.3g} req/s; {_rate_advice(loaded, index)}",
+        f"{served:.3g} req/s; {_rate_advice(loaded, index, plan)}",
         where,
     )
 
 
+def gpus_hold_model(plan: OffloadPlan) -> bool:
+    """Whether the machine's GPUs hold the model under llama.cpp: every weight but the input embedding, and its KV cache.
+
+    The one rule for the hardware.fixed advice that names the serving engines' twin (review78 item 5): the rate
+    refusals' advice (:func:`_rate_advice`), the prompt pass's text (:func:`_pass_text`) and the plan's
+    ``fixed-serving-engines`` finding. The input embedding is left out: llama.cpp keeps it in RAM whatever the VRAM (a
+    lookup). llama.cpp keeps the KV cache of a layer on the CPU with its weights, so a cache in RAM is a weight off the
+    GPUs too. Where the GPUs do not hold it, vLLM and SGLang, which keep every weight and the KV cache on the GPUs, are
+    not offered.
+    """
+    return not plan.placement.offloaded
+
+
 def _pass_text(plan: OffloadPlan) -> str:
     """What a prompt pass's time is spent on: the weights held off the GPUs copied to them, or the GPUs in turn."""
-    p = plan.placement
-    if p.cpu_bytes - p.embedding_bytes + p.disk_bytes > 0:
+    if not gpus_hold_model(plan):
         return "the weights held off the GPUs copied to them a pass"
     # newuser77 item 11: said of 8 x MI300X holding every weight; llama.cpp's layer split runs one GPU at a time
     return f"every weight on the GPUs, {plan.engine}'s layer split running one GPU at a time"
 
 
-def _rate_advice(loaded: LoadedWorkload, index: int) -> str:
+def _rate_advice(loaded: LoadedWorkload, index: int, plan: OffloadPlan) -> str:
     """What to do about a rate the machine misses under llama.cpp: the same server under vLLM / SGLang where it serves it.
 
     newuser77 item 11: "plan bought hardware" was said to the owner of 8 x MI300X whose vLLM replicas make the rate.
+    The twin is offered only where the GPUs hold the model (:func:`gpus_hold_model`), as the plan's finding is.
     """
     from generator.planner.fixed_engines import AS_OWNED, serving_engines
 
     lower = "lower requests_per_second"
-    served = serving_engines(loaded, index)
+    served = serving_engines(loaded, index) if gpus_hold_model(plan) else None
     if served is None:
         return f"{lower}, or plan bought hardware (without hardware.fixed)"
     dep = loaded.workload.deployments[index]

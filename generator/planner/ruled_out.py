@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import OWNED_SHORT, Blocked
-from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
+from generator.planner.nodes import PSU_OVER_CAPACITY
 
 #: Reasons kept per deployment in one line (the rest are counted).
 MAX_REASONS = 2
@@ -40,11 +40,6 @@ def psu_ruled_out(gpu_id: str, platform_id: str, blocked: Sequence[Blocked], on_
 def _server(b: Blocked) -> str:
     """``"<n>-GPU <platform>"`` where the record has its GPUs per node, else the platform."""
     return f"{b.gpus_per_node}-GPU {b.platform_id}" if b.gpus_per_node else b.platform_id
-
-
-def _wider_than_owned(b: Blocked) -> bool:
-    """Whether ``b`` is a layout over more owned servers than are free that the link between them rules out."""
-    return b.code == NO_GPU_FABRIC and b.nodes > b.owned
 
 
 def _left_free_reason(b: Blocked) -> str:
@@ -117,9 +112,7 @@ def why_left_free(
         fewest = min(bought_over, key=lambda r: (r.nodes, r.why)) if bought_over else None
         # a layout over more servers than are owned, which their network rules out, is one of servers short too: not
         # why those owned were left free (fix113)
-        said = [
-            r for r in reasons if r.code != OWNED_SHORT and not _wider_than_owned(r) and (r is fewest or r not in bought_over)
-        ]
+        said = [r for r in reasons if r.code != OWNED_SHORT and not r.wider_than_owned and (r is fewest or r not in bought_over)]
         server = list(dict.fromkeys(_left_free_reason(r) for r in said))
         kept = server[:MAX_REASONS] if server else [_too_few(reasons, build)]
         more = f" (+{len(server) - MAX_REASONS} more)" if len(server) > MAX_REASONS else ""

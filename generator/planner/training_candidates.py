@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.blocked import (
@@ -13,7 +15,14 @@ from generator.planner.blocked import (
     RUNS_PAST_MONTH,
     Blocked,
 )
-from generator.planner.candidates import SizedOptions, blocked_on, formed_on, layout_option, owned_of_kind
+from generator.planner.candidates import (
+    SizedOptions,
+    blocked_on,
+    formed_on,
+    layout_option,
+    owned_of_kind,
+    ranking_lead,
+)
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
@@ -191,7 +200,8 @@ def cpu_offloads(setup: TrainingSetup) -> int:
     return int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
 
 
-def _within(value: float | None, best: float | None) -> bool:
+def within_near_tie(value: float | None, best: float | None) -> bool:
+    """Whether ``value`` is within :data:`NEAR_TIE_FRACTION` above ``best`` (both None: alike)."""
     if value is None or best is None:
         return value is None and best is None
     return value <= best * (1 + NEAR_TIE_FRACTION) + 1e-9
@@ -201,10 +211,10 @@ def _near_tie(opt: Option, fastest: Option) -> bool:
     """Whether ``opt``'s hours, price an hour, capex and power are within :data:`NEAR_TIE_FRACTION` of ``fastest``'s."""
     a, b = opt.candidate, fastest.candidate
     return (
-        _within(a.run_hours, b.run_hours)
-        and _within(a.usd_per_hour, b.usd_per_hour)
-        and _within(a.capex_usd, b.capex_usd)
-        and _within(a.power_compared_w or a.power_w, b.power_compared_w or b.power_w)
+        within_near_tie(a.run_hours, b.run_hours)
+        and within_near_tie(a.usd_per_hour, b.usd_per_hour)
+        and within_near_tie(a.capex_usd, b.capex_usd)
+        and within_near_tie(a.power_compared_w or a.power_w, b.power_compared_w or b.power_w)
     )
 
 
@@ -239,6 +249,72 @@ def _near_ties_settled(options: list[Option]) -> list[Option]:
             assert isinstance(over.shape, TrainingShape)
             kept_over[id(simplest)] = NearTie(over.shape, over.candidate.run_hours or 0.0)
     return [_told(opt, kept_over.get(id(opt))) for opt in options if id(opt) not in dropped]
+
+
+def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[object, ...]]) -> list[Option]:
+    """A training job's (or chain's) options in the cost objective's order with its near tie on cost settled.
+
+    ``ranked``: sorted by ``key`` (:func:`~generator.planner.candidates.ranking_key` under ``cost``). The options at its
+    head whose cost is within :data:`NEAR_TIE_FRACTION` of the cheapest one's (and that take owned servers as it does)
+    are a near tie, closer than the step model tells them apart: the fewest servers come first (one NVLink server over
+    GPUs on several joined by a front-end network: the simpler launch, as :func:`_near_ties_settled` keeps the simpler
+    layout), on as many servers as ranked (the cheaper first). The rest keep their order. acc104 item 4: rented per
+    run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW replicated on each GPU made
+    two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was chosen over one of 2.1 h at
+    $117 a run either way. (The shorter run on as many servers too would move jobs on one 1-GPU instance to one 8-GPU
+    instance at the same cost a run: left to the lead, fix118.)
+
+    A near tie is not transitive: it is defined against the cheapest option, as :func:`_near_ties_settled` defines a
+    layout's against the fastest on its servers, so the order is total and deterministic. An option without run hours
+    (no ``dataset_tokens``) in the tie leaves the order as ranked.
+    """
+    if len(ranked) < 2:
+        return ranked
+    head, lead = ranking_lead(key(ranked[0]))
+    if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not math.isfinite(lead):
+        return ranked  # capex ranked first (a tuple), or no price
+    band = 1
+    while band < len(ranked):
+        owned, cost = ranking_lead(key(ranked[band]))
+        if owned != head or isinstance(cost, bool) or not isinstance(cost, (int, float)) or not within_near_tie(cost, lead):
+            break
+        band += 1
+    near = ranked[:band]
+    if band < 2 or not all(o.candidate.run_hours for o in near):
+        return ranked
+
+    def settled(k: int) -> tuple[int, int]:
+        return (near[k].candidate.nodes, k)
+
+    return [near[k] for k in sorted(range(band), key=settled)] + ranked[band:]
+
+
+def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[Option, float, float] | None:
+    """The cheaper option ``chosen`` was kept over as a near tie on cost (:func:`cost_near_ties_settled`), if any.
+
+    With its cost and the chosen one's as they were ranked (a price an hour: a month of a rented job's runs, or of the
+    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost.
+    """
+    from generator.planner.candidates import ranking_candidate
+
+    if objective != "cost" or not chosen.candidate.run_hours or not isinstance(chosen.shape, TrainingShape):
+        return None
+    mine = ranking_candidate(chosen).usd_per_hour
+
+    def owned(o: Option) -> tuple[bool, bool]:
+        return (o.candidate.nodes > o.candidate.owned_nodes, o.candidate.owned_nodes > 0)
+
+    priced = [
+        (usd, k, o)
+        for k, o in enumerate(rest)
+        if owned(o) == owned(chosen) and (usd := ranking_candidate(o).usd_per_hour) is not None
+    ]
+    if mine is None or not priced:
+        return None
+    theirs, _, over = min(priced, key=lambda t: t[:2])
+    if theirs >= mine or not within_near_tie(mine, theirs):
+        return None
+    return over, theirs, mine
 
 
 def _told(opt: Option, tie: NearTie | None) -> Option:

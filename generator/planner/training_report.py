@@ -6,9 +6,9 @@ from typing import Any
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
-from generator.planner.tco import acquired_as, month_run_usd, run_usd
+from generator.planner.tco import acquired_as, billed_per_run, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
-from generator.planner.training_candidates import NEAR_TIE_FRACTION, cpu_offloads
+from generator.planner.training_candidates import NEAR_TIE_FRACTION, cost_near_tie, cpu_offloads
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
@@ -225,6 +225,33 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     if shape.hours and other.shape.hours:
         text += f", {other.shape.hours:.1f} h against {shape.hours:.1f} h"
     return text
+
+
+def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> str | None:
+    """Which cheaper layout on other servers a training job (or chain) was kept over as a near tie on cost, and why.
+
+    :func:`~generator.planner.training_candidates.cost_near_ties_settled`: within :data:`NEAR_TIE_FRACTION` of the
+    cheapest's cost, fewer servers. None where the chosen layout is the cheapest.
+    """
+    tie = cost_near_tie(objective, chosen, rest)
+    if tie is None:
+        return None
+    over, theirs, mine = tie
+    a, b = chosen.candidate, over.candidate
+    provider = chosen.hardware.platform.provider
+    runs = (run_usd(a), run_usd(b))
+    if billed_per_run(provider, a) and billed_per_run(over.hardware.platform.provider, b) and None not in runs:
+        figures = f"${runs[1]:,.2f} against ${runs[0]:,.2f} a run"
+    else:  # ranked by their month (servers paid by the month, or owned ones at a month of runs' energy)
+        figures = f"${theirs * HOURS_PER_MONTH:,.2f} against ${mine * HOURS_PER_MONTH:,.2f} a month, what they are ranked by"
+    cheaper = 1 - theirs / mine
+    share = f"{cheaper:.2%}" if cheaper >= 0.00005 else "less than 0.01%"
+    hours = f"{a.run_hours:.1f} h against {b.run_hours:.1f} h a run" if a.run_hours and b.run_hours else ""
+    settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {hours})" if hours else ")")
+    return (
+        f"kept over {b.summary}: {figures}, {share} cheaper, within {NEAR_TIE_PERCENT} of its cost (a near tie, closer "
+        f"than the step model tells them apart), settled by {settled}"
+    )
 
 
 def context_extension_finding(index: int, sequence_tokens: int, model_name: str, limit_tokens: int) -> Finding | None:

@@ -174,6 +174,16 @@ class Architecture(NamedTuple):
         return _routed_experts(self) != (0, 0)
 
     @property
+    def uses_mla(self) -> bool:
+        """Whether the model's attention is MLA (DeepSeek-V2/V3, Kimi-K2): its layers' own record, the one rule.
+
+        review78 item 10: the planner's ``latent_attention`` detail (vLLM ``--block-size 1`` on AMD pools) tested
+        ``num_kv_heads == 0``, ik_llama.cpp's ``-mla 3`` the layers; they agree only while MLA is the one attention
+        whose KV heads are counted as 0.
+        """
+        return any(layer.attention == MLA for layer in self.layers)
+
+    @property
     def routed_experts(self) -> tuple[int, int]:
         """(routed experts per MoE layer, experts each token uses); (0, 0) for dense models."""
         return _routed_experts(self)

@@ -33,6 +33,7 @@ class Constants(NamedTuple):
     kv_block_tokens: int = 16
     max_num_seqs: int = 256
     safety_margin_fraction: float = 0.05
+    moe_gathered_workspace: int = 0
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
@@ -192,6 +193,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "safety_margin_fraction": (
         "Fraction of each GPU's memory a plan keeps free beyond the runtime's own budget.",
         "planning headroom; the sizing guide's advice to leave a reserve for working data",
+    ),
+    "moe_gathered_workspace": (
+        "1: under attention data parallelism the engine's MoE layer runs every rank's tokens gathered and its "
+        "start-up profiling pass (max_num_tokens on every rank) holds the gathered rows' input, output and MoE "
+        "workspace before the KV cache is sized (generator/sizing/moe_workspace.py); 0: the engine's MoE is not "
+        "modelled so (vLLM, SGLang).",
+        "TensorRT-LLM's CutlassFusedMoE sizes its MoE for max_num_tokens x world_size rows under attention DP "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/"
+        "modules/fused_moe/fused_moe_cutlass.py) and allocates the op's workspace as a torch tensor "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/01503f5535c0379da60bfd282d225626813781ab/cpp/tensorrt_llm/thop/"
+        "moeOp.cpp); benchmarks/calibration_report.py sets 1 for its rows, the planner's engines keep 0",
     ),
     "training_overhead_bytes": (
         "CUDA context, cuBLAS workspaces and allocator fragmentation during training, per GPU.",
@@ -722,6 +734,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     ),
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
     "host_overlap_fraction": (0, True, 1, True),
+    "moe_gathered_workspace": (0, True, 1, True),
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),

@@ -9,6 +9,7 @@ from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architectu
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import KvCacheSizes, size_kv_cache
 from generator.sizing.memo import memoized
+from generator.sizing.moe_workspace import gathered_moe_bytes
 from generator.sizing.precision import WeightFormat
 from generator.sizing.vllm_kv import pool_groups, steady_pages, vllm_kv_cache
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
@@ -156,7 +157,9 @@ def size_inference(
     kv = size_kv_cache(arch, kv_bits, context_tokens, sequences, par)
     act_bits = 16
     chunk = min(consts.prefill_chunk_tokens, max(context_tokens, 1) * max(sequences, 1))
-    reserved = vllm_reservation(arch, par, consts, chunk, act_bits, nvlink=nvlink)
+    # an engine whose MoE gathers every attention-DP rank's tokens holds them in its profiling pass (TensorRT-LLM)
+    moe = gathered_moe_bytes(arch, par, chunk, fmt) if consts.moe_gathered_workspace else 0
+    reserved = vllm_reservation(arch, par, consts, chunk, act_bits, nvlink=nvlink, gathered_moe_bytes=moe)
     activations = reserved.activation_peak_bytes
     parts = {
         "non_torch": consts.non_torch_bytes,

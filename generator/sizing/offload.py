@@ -38,6 +38,7 @@ from generator.sizing.page_cache import PagedReads, paged_reads, routing_popular
 from generator.sizing.performance import (
     Accelerator,
     decode_weight_read_bytes,
+    dequantizes_on,
     expected_experts_touched,
     fuses_routing,
     host_overlapped_seconds,
@@ -78,6 +79,11 @@ class Machine(NamedTuple):
     #: Cores of one socket llama.cpp's threads run the CPU's share on (``CpuSpec.llama_cpp_cores``); 0: not known, and
     #: the CPU's time counts its memory alone, as if it had the cores to read at the DRAM rate.
     cpu_cores: float = 0.0
+    #: The formats the GPU has a tensor rate of (:attr:`GpuSpec.tensor_formats`): where a weight format's compute is not
+    #: one, its kernels dequantize it (FP8 on an A100: W8A16), as the serving estimate counts it
+    #: (:func:`~generator.sizing.performance.dequantizes_on`); None: not recorded (a machine built by hand), every
+    #: format computed as stored.
+    gpu_tensor_formats: frozenset[str] | None = None
 
 
 class Placement(NamedTuple):
@@ -301,18 +307,22 @@ def _offload_accelerator(fmt: WeightFormat, machine: Machine) -> Accelerator:
     """The GPU :func:`offload_cost` times, as :func:`routed_expert_traffic_bytes` reads one: ``fmt`` as it computes.
 
     One GPU, its HBM and its 16-bit rate (:attr:`Machine.gpu_tflops`); the format's compute, its matrices multiplied as
-    stored (FP8: W8A8, whose kernels quantize their inputs; FP4: fused), its experts' kernels fused where the format's
-    are (:func:`fuses_routing`, as :func:`~generator.sizing.performance.accelerator_for` sets it). The rule's choice
-    of fused / W8A8 / neither stays the serving decode step's. A :class:`Machine` holds no FP8 rate, so an FP8
-    checkpoint is taken as computed as stored on any GPU (the serving estimate of a GPU without FP8, an A100, counts
-    it W8A16: 3 bytes less an element of a token's hidden size and of a routed pair's expert columns).
+    stored (FP8: W8A8, whose kernels quantize their inputs; FP4: fused) where the GPU has that tensor rate, else
+    dequantized to 16 bit (FP8 on an A100: W8A16) by the serving estimate's rule
+    (:func:`~generator.sizing.performance.dequantizes_on` over :attr:`Machine.gpu_tensor_formats`, review78 item 7: an
+    A100's FP8 experts were counted W8A8 here and W8A16 in serving); its experts' kernels fused where the format's are
+    (:func:`fuses_routing`, as :func:`~generator.sizing.performance.accelerator_for` sets it). The rule's choice of
+    fused / W8A8 / neither stays the serving decode step's.
     """
+    rated = machine.gpu_tensor_formats
+    compute = fmt.compute if rated is None or fmt.compute in rated else "bf16"
     return Accelerator(
         memory_bandwidth_gb_per_s=machine.gpu_bandwidth_gb_per_s,
         dense_tflops=machine.gpu_tflops,
         link_gb_per_s=machine.pcie_gb_per_s,
         fast_link=False,
-        compute=fmt.compute,
+        compute=compute,
+        dequantized=fmt if rated is not None and dequantizes_on(rated, fmt, fmt.compute) else None,
         fused_routing=fuses_routing(fmt),
     )
 

@@ -48,6 +48,8 @@ from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from generator.catalog.records import GpuSpec
     from generator.sizing.precision import WeightFormat
 
@@ -167,10 +169,8 @@ def accelerator_for(
         raise InputError(why)
     # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
     tflops = gpu.sustained_tflops(compute)
-    native = weights.dequantized_unless if weights is not None else None
-    dequantizes = native is not None and not (native and gpu.sustained_tflops(native))
+    dequantizes = weights is not None and dequantizes_on(gpu.tensor_formats, weights, compute)
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
-        dequantizes = dequantizes or (weights is not None and weights.is_quantized)
         # the 16-bit float the GPU has: fp16 on one without bf16 (a V100, a T4: fix68 item 3 said bf16 there)
         compute = "bf16" if gpu.dense_tflops.get("bf16") is not None else "fp16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
@@ -217,6 +217,20 @@ def accelerator_for(
         fused_routing=weights is not None and fuses_routing(weights),
         host_staged=host_staged,
     )
+
+
+def dequantizes_on(rated: Collection[str], weights: WeightFormat, compute: str) -> bool:
+    """Whether the kernels dequantize ``weights`` inside the GEMM on a GPU with tensor rates in ``rated`` (W4A16 / W8A16).
+
+    A format that always is (:attr:`WeightFormat.dequantized_unless` ""), or is unless the GPU has the rate it names;
+    and a quantized format whose ``compute`` the GPU has no rate of (FP8 on Ampere: W8A16; NVFP4 on Hopper: W4A16).
+    ``rated``: :attr:`GpuSpec.tensor_formats`, or a :class:`~generator.sizing.offload.Machine`'s record of them, so the
+    serving estimate (:func:`accelerator_for`) and the offload estimate apply one rule (review78 item 7).
+    """
+    native = weights.dequantized_unless
+    if native is not None and not (native and native in rated):
+        return True
+    return compute not in rated and weights.is_quantized
 
 
 #: GPU architectures (``gpus.json`` ``architecture``) whose FP8 tensor cores take no block scales: a block-FP8 GEMM

@@ -94,13 +94,21 @@ def vllm_reservation(
     cuda_graphs: bool = True,
     *,
     nvlink: bool,
+    gathered_moe_bytes: int = 0,
 ) -> VllmReservation:
     """The reservation of vLLM's profiling on the fullest GPU of one replica.
 
     ``nvlink``: the replica's TP group has NVLink peers (:func:`~generator.sizing.distributed_runtime.nvlink_replica`);
     required, so that no caller falls back to the PCIe figure by omission.
+
+    ``gathered_moe_bytes``: what the MoE op of the profiling pass holds over every attention-DP rank's tokens gathered
+    (:func:`~generator.sizing.moe_workspace.gathered_moe_bytes`); at that layer the rank's own hidden-size tensors stay
+    live beside it, and the pass's peak is the larger of that and the widest other layer's transients.
     """
     forward = max_num_batched_tokens * forward_bytes_per_token(arch, par, act_bits, consts)
+    if gathered_moe_bytes:
+        rank_hidden = max_num_batched_tokens * consts.activation_hidden_copies * arch.hidden_size * act_bits // 8
+        forward = max(forward, rank_hidden + gathered_moe_bytes)
     rows = min(consts.max_num_seqs, max_num_batched_tokens)
     hidden = max_num_batched_tokens * arch.hidden_size * act_bits // 8
     sampler = hidden + rows * arch.vocab_size * consts.sampler_bytes_per_logit
