@@ -446,19 +446,21 @@ def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Pa
 @pytest.mark.parametrize(
     ("extra", "first_line", "rate"),
     [
+        # acc107: 199.018 -> 198.893 s, NF4 0.313 -> 0.188 s (eager elementwise operators / NF4 0.5)
         # newuser43 item 9: 1,592 tokens/s, the 2,048-token default's, was printed under a 71,687-token answer
         (
             (),
-            "  speed        at the longest sequence that fits, 71,687 tokens: one step takes 199.018 s: compute 198.705 s "
-            "+ NF4 dequantization 0.313 s (94.6 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB per GPU of "
+            "  speed        at the longest sequence that fits, 71,687 tokens: one step takes 198.893 s: compute 198.705 s "
+            "+ NF4 dequantization 0.188 s (94.6 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB per GPU of "
             "gradients, weights and optimizer states read and written)",  # the adapters' AdamW since acc104
             "               360 tokens/s (360 per GPU), 6.6% MFU",
         ),
+        # acc107: 1563.696 -> 1562.695 s, NF4 2.501 -> 1.501 s (eager elementwise operators / NF4 0.5)
         # accumulation is in the step now (the README's example passes --accumulation 8)
         (
             ("--accumulation", "8"),
-            "  speed        at the longest sequence that fits, 70,992 tokens: one step takes 1563.696 s: compute "
-            "1561.193 s + NF4 dequantization 2.501 s (756.4 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB "
+            "  speed        at the longest sequence that fits, 70,992 tokens: one step takes 1562.695 s: compute "
+            "1561.193 s + NF4 dequantization 1.501 s (756.4 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB "
             "per GPU of gradients, weights and optimizer states read and written)",
             "               363 tokens/s (363 per GPU), 6.6% MFU",
         ),

@@ -44,7 +44,9 @@ def _plan(tmp_path: Path, text: str) -> Plan:
     ("framework", "provider", "platform", "step", "usd_per_job", "gib"),
     [
         # acc104: 5.18 h, $570.35 and 4.7 h, $517.73 before the GPU's optimizer step over each ZeRO-3 shard
-        ("deepspeed", "aws", "aws-p5-48xlarge", (2, 2, "full", 5.19), 571.54, 61.9),
+        # acc107: 5.19 -> 5.82 h, $571.54 -> $640.5
+        # (eager elementwise operators / NF4 0.5): DeepSpeed is a Trainer-family framework, its eager operators now in the step
+        ("deepspeed", "aws", "aws-p5-48xlarge", (2, 2, "full", 5.82), 640.5, 61.9),
         # FSDP2's selective checkpointing is op-level (newuser60 item 1): part of the forward again, not all of it;
         # Qwen2.5's biased q / k / v run as addmm, recomputed and not saved (review40 item 10: 4.34 h, 71.5 GiB before)
         ("fsdp2", "aws", "aws-p5-48xlarge", (1, 4, "selective", 4.71), 518.92, 68.5),
@@ -214,9 +216,11 @@ prices:
     runner = "TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x dgx-h100"
     assert text.count(runner) == 1
     (chosen,) = [line for line in text.splitlines() if line.startswith("  - chosen by cost: ")]
-    assert "on 1 x dgx-a100 (8 x a100-sxm4-80gb), 5.3 h, $7.04 a run: its runs' energy" in chosen
+    # acc107: 5.3 h, $7.04 -> 5.6 h, $7.35 (eager elementwise operators / NF4 0.5): the same owned DGX A100 chosen
+    assert "on 1 x dgx-a100 (8 x a100-sxm4-80gb), 5.6 h, $7.35 a run: its runs' energy" in chosen
     assert chosen.endswith("6.5 kW (5.5 kW summed from components, the basis compared)")
-    assert f"  runner-up: {runner} (8 x h100-sxm5-80gb), 2.1 h (8 GPUs rented, 8 used, 10.2 kW, $42 per run)" in text
+    # acc107: 2.1 h, $42 -> 2.2 h, $44 (eager elementwise operators / NF4 0.5): the same rented DGX H100 runner-up
+    assert f"  runner-up: {runner} (8 x h100-sxm5-80gb), 2.2 h (8 GPUs rented, 8 used, 10.2 kW, $44 per run)" in text
     # the plan's own reasons (JSON) keep it beside the choice
     (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost: ")]
     assert f"; runner-up {runner}" in reason

@@ -56,5 +56,6 @@ def test_the_planner_counts_gemma3s_window_layers_at_their_pairs() -> None:
 
 def test_the_estimate_times_the_window_unsloths_kernel_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     unsloth = _estimate(tmp_path, capsys, "unsloth")["training_speed"]["step_seconds"]
-    # 25.581 s when every window layer was timed full; 18.211 s before acc104 counted the GPU's optimizer step
-    assert unsloth == pytest.approx(18.2125, abs=0.001)
+    # 25.581 s when every window layer was timed full; 18.211 s before acc104 counted the GPU's optimizer step; 18.2125 s
+    # before acc107 refitted nf4_dequant_bandwidth_efficiency 0.3 -> 0.5 (Unsloth runs fused kernels: no eager term)
+    assert unsloth == pytest.approx(17.7309, abs=0.001)

@@ -228,8 +228,10 @@ def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: Gp
 FRAMEWORK_SPEED_NOTE = (
     "step time depends on --framework only through what is modelled: its attention kernels (FlashAttention-2 or not, "
     "Transformers' masked sliding-window attention), its default activation checkpointing, CPU offload and optimizer, "
-    "a QLoRA base's dequantization, PEFT's passes over the activations where its LoRA layers are PEFT's; its own "
-    "kernels' speed (Unsloth's Triton kernels, Liger's fused ones) and eager PyTorch's per-operation dispatch are not, "
+    "a QLoRA base's dequantization, PEFT's passes over the activations where its LoRA layers are PEFT's, and the HBM "
+    "passes of the layers' norms, rotary embedding, gating and residual adds where it runs them as eager PyTorch "
+    "operators (the Hugging Face Trainer family and DeepSpeed, unless kernels are fused); its own kernels' speed beyond "
+    "that (Unsloth's Triton kernels, Liger's fused ones) and eager PyTorch's per-operation launch overhead are not, "
     "so frameworks are not compared on this line"
 )
 

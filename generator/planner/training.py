@@ -43,6 +43,7 @@ from generator.sizing.precision import weight_format
 from generator.sizing.training import (
     TrainingMemory,
     TrainingSetup,
+    eager_elementwise_bytes_per_token,
     framework_model_type,
     lora_traffic_bytes_per_token,
     size_training,
@@ -434,6 +435,11 @@ def _adapter_bytes_per_token(arch: Architecture, spec: TrainingSpec, base_precis
     return lora_traffic_bytes_per_token(arch, _setup(arch, spec, 0, 1, Parallelism(), base_precision=base_precision))
 
 
+def _eager_bytes_per_token(arch: Architecture, spec: TrainingSpec) -> float:
+    """HBM bytes a token moves through the layers' eager operators where the job's framework runs them unfused."""
+    return eager_elementwise_bytes_per_token(arch, _setup(arch, spec, 0, 1, Parallelism()))
+
+
 def _compute_share(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -443,14 +449,15 @@ def _compute_share(
     consts: Constants,
     micro_batch: int,
 ) -> float:
-    """Share of a micro-batch's time in compute beside a QLoRA base's dequantization and PEFT's activation passes.
+    """Share of a micro-batch's time in compute beside the memory-bound passes that run in series with it.
 
-    1 where neither runs. ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
+    A QLoRA base's dequantization, PEFT's activation passes and the layers' eager operators; 1 where none runs.
+    ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
     """
     arch = model.architecture
     tokens = micro_batch * spec.sequence_length
     dequant_bytes = _dequant_bytes(arch, spec, model_parallel)
-    adapter_bytes = _adapter_bytes_per_token(arch, spec) * tokens / model_parallel
+    adapter_bytes = (_adapter_bytes_per_token(arch, spec) + _eager_bytes_per_token(arch, spec)) * tokens / model_parallel
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     bandwidth = hw.gpu.sustained_bandwidth_gb_per_s
     if not (dequant_bytes or adapter_bytes) or not tflops or mfu <= 0 or bandwidth <= 0:
@@ -529,6 +536,7 @@ def gpu_step(
         moe=moe,
         expert_dp_traffic=expert_dp,
         optimizer_bytes=optimizer_bytes,
+        elementwise_bytes_per_token=_eager_bytes_per_token(arch, spec),
     )
 
 

@@ -20,6 +20,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("compute_s", "compute"),
     ("dequant_s", "NF4 dequantization"),
     ("adapter_s", "PEFT's passes over the activations"),
+    ("elementwise_s", "the layers' eager norm, rotary, gating and residual operators"),
     ("tp_allreduce_s", "TP all-reduce"),
     ("pp_transfer_s", "PP activation transfers"),
     ("pp_bubble_s", "PP bubble"),
@@ -69,6 +70,9 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
     if step.adapter_s:
         moved = f"{step.adapter_bytes / 1e9:.1f} GB per GPU read and written beside the adapters' matmuls"
         parts.append(f"PEFT's passes over the activations {step.adapter_s:.3f} s ({moved})")
+    if step.elementwise_s:
+        moved = f"{step.elementwise_bytes / 1e9:.1f} GB per GPU read and written by eager PyTorch, unfused and uncompiled"
+        parts.append(f"eager norm, rotary, gating and residual operators {step.elementwise_s:.3f} s ({moved})")
     if tp > 1:
         parts.append(
             f"TP all-reduce {step.tp_allreduce_s:.3f} s exposed ({step.tp_bytes / 1e9:.2f} GB per GPU over {comm.tp_link})"

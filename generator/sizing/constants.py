@@ -51,7 +51,7 @@ class Constants(NamedTuple):
     training_tp_exposed_fraction: float = 0.25
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
-    nf4_dequant_bandwidth_efficiency: float = 0.3
+    nf4_dequant_bandwidth_efficiency: float = 0.5
     allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
     ring_link_step_latency_s: float = 3.4e-6

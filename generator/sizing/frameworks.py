@@ -17,6 +17,11 @@ Techniques and what they change in the memory sum:
 - ``fused_kernels``: RMSNorm and SwiGLU run fused and save only their inputs (torch.compile,
   torchtune ``compile: True``; Liger's ``LigerRMSNorm``/``LigerSwiGLUMLP``; Unsloth's Triton kernels);
   eager PyTorch also saves RMSNorm's fp32 upcast and SwiGLU's activation output.
+- ``eager_elementwise``: the framework runs a layer's norms, rotary embedding, gating and residual adds as eager
+  PyTorch operators, each a pass over the activations in HBM (:mod:`generator.sizing.training_elementwise`): the
+  Hugging Face Trainer family and DeepSpeed through it (``torch_compile`` off by default), unless the job's kernels are
+  fused. Not torchtune (specgen's torchtune rows are its README's compiled runs), not Megatron-LM (Transformer Engine's
+  fused kernels), not a plain FSDP2 loop (torchtitan's rows compile), not Unsloth or Liger (Triton kernels).
 - ``kbit_fp32_upcast`` (QLoRA over bitsandbytes): PEFT's ``prepare_model_for_kbit_training`` holds the
   embeddings, LM head and norms in fp32 (peft ``utils/other.py``: every fp16/bf16 parameter that is not
   ``Params4bit`` is cast to fp32). Under bf16 autocast the LM head's matmul saves its bf16 cast of the head for
@@ -125,6 +130,9 @@ class FrameworkProfile(NamedTuple):
     activation_offload: bool = False
     optimizer_in_backward: bool = False
     fused_kernels: bool = False
+    #: Whether its layers' norms, rotary embedding, gating and residual adds run as eager PyTorch operators, one pass over
+    #: the activations each, where the job's kernels are not fused (:mod:`generator.sizing.training_elementwise`).
+    eager_elementwise: bool = False
     #: Library behind QLoRA's NF4: ``bitsandbytes`` (Params4bit, scales in a quant_state FSDP does not shard)
     #: or ``torchao`` (torchtune's NF4Tensor, a tensor subclass FSDP2 shards scales and all).
     nf4_library: str = "bitsandbytes"
@@ -282,6 +290,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(
             "hf",
             "Hugging Face Trainer / PEFT",
+            eager_elementwise=True,
             kbit_fp32_upcast=True,
             expert_loop=True,
             peft_lora=True,
@@ -290,6 +299,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(
             "trl",
             "TRL SFTTrainer (Hugging Face Trainer underneath)",
+            eager_elementwise=True,
             expert_loop=True,
             peft_lora=True,
             sdpa_window_masks=True,
@@ -334,7 +344,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             loss_model_types=UNSLOTH_OWN_MODEL_TYPES,
             other_loss="chunked",
         ),
-        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True, peft_lora=True, full=AXOLOTL_FULL),
+        FrameworkProfile(
+            "axolotl",
+            "axolotl without Liger",
+            eager_elementwise=True,
+            expert_loop=True,
+            peft_lora=True,
+            full=AXOLOTL_FULL,
+        ),
         FrameworkProfile(
             "axolotl+liger",
             "axolotl with the Liger plugin (fused linear cross-entropy)",
@@ -347,6 +364,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(
             "llama-factory",
             "LLaMA-Factory (Hugging Face Trainer)",
+            eager_elementwise=True,
             expert_loop=True,
             peft_lora=True,
             sdpa_window_masks=True,
@@ -354,6 +372,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(
             "deepspeed",
             "DeepSpeed ZeRO through the Hugging Face Trainer",
+            eager_elementwise=True,
             expert_parallel=True,
             offload_needs_checkpointing=True,
             expert_loop=True,
@@ -492,11 +511,13 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 
 
 #: What specgen's own runs of the Hugging Face Trainer measured against this step (newuser45 item 3: the README said
-#: it, the estimate did not): benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, 40 dense runs.
+#: it, the estimate did not): benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, 40 dense runs; the figures since the
+#: step counts the Trainer's eager operators (acc107 entry; 15% (-7% to +65%) and 34% (+16% to +68%) before), from
+#: the calibration report's dense H200 Trainer rows by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
-    "2026-12-04) ran slower than this step: median 15% with full checkpointing (-7% to +65%, most at a short "
-    "micro-batch), 34% without (+16% to +68%), eager PyTorch dispatching its kernels one at a time; leave that "
+    "2026-12-04) ran at this step's speed with full checkpointing (median 1% slower, 17% faster to 44% slower) and "
+    "slower without it (median 14%, -3% to +38%), eager PyTorch launching its kernels one at a time; leave that "
     "margin on a deadline"
 )
 

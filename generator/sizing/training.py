@@ -94,6 +94,7 @@ from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer,
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import paged_refusal, training_conflicts
+from generator.sizing.training_elementwise import eager_bytes_per_token
 from generator.sizing.weights import Parallelism, WeightSizes, linear_params_per_gpu, size_weights
 
 
@@ -508,6 +509,18 @@ def lora_traffic_bytes_per_token(arch: Architecture, setup: TrainingSetup) -> fl
         clone_output=setup.base_precision_name in BNB_QUANT_STATE_FORMATS,
         dropout=setup.lora_dropout > 0,
     )
+
+
+def eager_elementwise_bytes_per_token(arch: Architecture, setup: TrainingSetup) -> float:
+    """HBM bytes a token moves through the layers' eager norms, rotary embedding, gating and residual adds, whole model.
+
+    Where the job's framework runs them as eager PyTorch operators
+    (:attr:`~generator.sizing.frameworks.FrameworkProfile.eager_elementwise`) and its kernels are not fused; 0 otherwise
+    (no framework named, or one that compiles or fuses them).
+    """
+    if setup.framework is None or not framework_profile(setup.framework).eager_elementwise or setup.kernels_fused():
+        return 0.0
+    return eager_bytes_per_token(arch, setup.checkpointing)
 
 
 def _trains_peft_lora(setup: TrainingSetup) -> bool:

@@ -10,6 +10,9 @@ of the data for an all-reduce over ``n`` ranks):
 - **NF4 dequantization** (QLoRA): each micro-batch turns the GPU's NF4 weights back into bf16 before every matmul
   that uses them (:mod:`generator.sizing.nf4_dequant`): its bytes at the GPU's memory bandwidth x
   ``nf4_dequant_bandwidth_efficiency``, in series with the compute and as long whatever the micro-batch's tokens;
+- **eager operators**: where the framework runs a layer's norms, rotary embedding, gating and residual adds as eager
+  PyTorch operators (:mod:`generator.sizing.training_elementwise`), each token's passes over the activations at the
+  GPU's memory bandwidth, in series with the compute;
 - **TP all-reduce**: four all-reduces of each token's hidden state per layer (Megatron: two
   forward, two backward; with sequence parallelism the same bytes as all-gather + reduce-scatter),
   over the GPU link of the TP group; ``training_tp_exposed_fraction`` of it is on the critical path;
@@ -181,6 +184,9 @@ class StepTime:
     #: Seconds and HBM bytes per GPU of PEFT's LoRA layers outside their matmuls (:mod:`generator.sizing.peft_lora`).
     adapter_s: float = 0.0
     adapter_bytes: float = 0.0
+    #: Seconds and HBM bytes per GPU of the layers' eager operators (:mod:`generator.sizing.training_elementwise`).
+    elementwise_s: float = 0.0
+    elementwise_bytes: float = 0.0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
     offload_link_s: float = 0.0
     #: Seconds of the CPU optimizer step and of the copy that follows the optimizer step (ZeRO-Offload's in, ZeRO-3
@@ -227,7 +233,9 @@ class StepTime:
 
     @property
     def _busy_s(self) -> float:
-        return self.compute_s + self.dequant_s + self.adapter_s + self.tp_allreduce_s + self.expert_alltoall_s
+        return (
+            self.compute_s + self.dequant_s + self.adapter_s + self.elementwise_s + self.tp_allreduce_s + self.expert_alltoall_s
+        )
 
     @property
     def dp_exposed_s(self) -> float:
@@ -286,6 +294,7 @@ class StepTime:
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
             **({"optimizer_step_s": round(self.optimizer_s, 4)} if self.optimizer_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
+            **({"eager_elementwise_s": round(self.elementwise_s, 4)} if self.elementwise_s else {}),
             **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
             **(
                 {
@@ -336,6 +345,7 @@ def training_step(
     forward_flops_per_token: float = 0.0,
     expert_dp_traffic: DpTraffic = NO_DP,
     optimizer_bytes: float = 0.0,
+    elementwise_bytes_per_token: float = 0.0,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -351,6 +361,8 @@ def training_step(
     ``links.expert_dp_gbps`` after ``dp_traffic``'s dense parameters (:data:`NO_DP`: none, or carried in ``dp_traffic``).
     ``optimizer_bytes``: what the GPU's optimizer step moves through HBM once a step
     (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`), at ``memory_gb_per_s``, in series.
+    ``elementwise_bytes_per_token``: what the layers' eager operators move a token, whole model
+    (:func:`generator.sizing.training.eager_elementwise_bytes_per_token`), at the same rate.
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -366,6 +378,8 @@ def training_step(
     dequant_s = nf4_dequant_seconds(dequant_bytes, memory_gb_per_s, consts)
     adapter_bytes = adapter_bytes_per_token * tokens / gpus_per_replica
     adapter_s = hbm_seconds(adapter_bytes, memory_gb_per_s)
+    elementwise_bytes = elementwise_bytes_per_token * tokens / gpus_per_replica
+    elementwise_s = hbm_seconds(elementwise_bytes, memory_gb_per_s)
     tp_bytes = 0.0
     if layout.tp > 1:
         layers_per_stage = num_layers / layout.pp
@@ -380,14 +394,16 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    staged_s = compute_s + dequant_s + adapter_s + tp_s + pp_s + a2a_s  # what the stages run between their bubbles
+    staged_s = (
+        compute_s + dequant_s + adapter_s + elementwise_s + tp_s + pp_s + a2a_s
+    )  # what the stages run between their bubbles
     bubble_s = staged_s * bubble / (1 - bubble)
     plain = pipeline_bubble_fraction(layout.pp, layout.accumulation)
     plain_bubble_s = staged_s * plain / (1 - plain)
     dp_latency_s = dp_calls * links.dp_latency_s
     # ZeRO 0-1 reduce the gradients once, bucket by bucket as the last micro-batch's backward pass makes them
     # (newuser51 item 3: every micro-batch's compute was counted as hiding them)
-    busy_s = compute_s + dequant_s + adapter_s + tp_s + a2a_s
+    busy_s = compute_s + dequant_s + adapter_s + elementwise_s + tp_s + a2a_s
     # the backward pass's share: 2/3 of a full step, 1/2 of LoRA's (no weight gradients of the base), 3/4 with full
     # recomputation, which reruns the forward inside it (review35 item 7)
     backward = 1.0 - forward_flops_per_token / flops_per_token if forward_flops_per_token else BACKWARD_SHARE
@@ -424,6 +440,8 @@ def training_step(
         dequant_bytes=dequant_bytes,
         adapter_s=adapter_s,
         adapter_bytes=adapter_bytes,
+        elementwise_s=elementwise_s,
+        elementwise_bytes=elementwise_bytes,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
         cpu_dram_gb_per_s=host.host_dram_gb_per_s if host.cpu_step_s else 0.0,

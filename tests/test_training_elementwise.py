@@ -1,0 +1,82 @@
+"""Issue 9 (acc107): the layers' norms, rotary embedding, gating and residual adds where eager PyTorch runs them.
+
+Per token and layer, forward, bf16: two RMSNorms at 36 B a hidden element, two residual adds at 6, rotary q and k at 20
+B an element, the attention output's transpose copy at 4 B a q element, the MLP's activation and gating at 10 B a
+``down_proj`` input element; backward twice that, full checkpointing a forward more. Llama 3.1 8B (hidden 4,096, q
+4,096 wide, k 1,024, intermediate 14,336, 32 layers) by hand: 84 x 4,096 + 24 x 4,096 + 20 x 1,024 + 10 x 14,336 =
+606,208 B a layer, 19,398,656 B a token forward.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.catalog import find_model
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.frameworks import FRAMEWORKS
+from generator.sizing.training import TrainingSetup, eager_elementwise_bytes_per_token
+from generator.sizing.training_elementwise import eager_bytes_per_token, forward_bytes_per_token
+from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, training_step
+
+CONSTS = Constants()
+LLAMA_8B = parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)
+QWEN3_MOE = parse_architecture(find_model("Qwen/Qwen3-30B-A3B").config)
+LLAMA_8B_FORWARD = 32 * (84 * 4096 + 24 * 4096 + 20 * 1024 + 10 * 14336)
+
+
+def test_llama_forward_bytes_by_hand() -> None:
+    assert LLAMA_8B_FORWARD == 19_398_656
+    assert forward_bytes_per_token(LLAMA_8B) == LLAMA_8B_FORWARD
+
+
+@pytest.mark.parametrize(("checkpointing", "passes"), [("full", 4), ("none", 3), ("selective", 3)])
+def test_backward_doubles_it_and_full_recompute_adds_a_forward(checkpointing: str, passes: int) -> None:
+    assert eager_bytes_per_token(LLAMA_8B, checkpointing) == LLAMA_8B_FORWARD * passes
+
+
+def test_a_moe_token_gates_only_its_routed_experts() -> None:
+    # Qwen3-30B-A3B: hidden 2,048, q 32 x 128, k 4 x 128, 8 of 128 experts a token at 768 wide, 48 layers
+    per_layer = 84 * 2048 + 24 * 4096 + 20 * 512 + 10 * 8 * 768
+    assert forward_bytes_per_token(QWEN3_MOE) == 48 * per_layer
+
+
+#: Which frameworks run the operators eager by default: the Hugging Face Trainer family and DeepSpeed through it; the
+#: compiled (torchtune's README rows, torchtitan's FSDP2), Transformer Engine's (Megatron-LM) and Triton-fused
+#: (Unsloth, Liger) ones do not.
+EAGER = {"hf", "trl", "axolotl", "llama-factory", "deepspeed"}
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_which_frameworks_run_them_eager(framework: str) -> None:
+    setup = TrainingSetup(method="lora", framework=framework, checkpointing="full")
+    expected = LLAMA_8B_FORWARD * 4 if framework in EAGER else 0.0
+    assert eager_elementwise_bytes_per_token(LLAMA_8B, setup) == expected
+
+
+def test_fused_kernels_or_no_framework_count_none() -> None:
+    assert eager_elementwise_bytes_per_token(LLAMA_8B, TrainingSetup(method="full", framework="hf", fused_kernels=True)) == 0
+    assert eager_elementwise_bytes_per_token(LLAMA_8B, TrainingSetup(method="full")) == 0
+
+
+def _step(elementwise_bytes_per_token: float) -> float:
+    return training_step(
+        StepLayout(1, 1, 1, 2, 2, 4096),
+        StepLinks(tp_gbps=0.0, stage_gbps=0.0),
+        CONSTS,
+        hidden_size=4096,
+        num_layers=32,
+        flops_per_token=1e15 / 4096,
+        base_efficiency=1.0,
+        dense_tflops=100.0,
+        dp_traffic=NO_DP,
+        memory_gb_per_s=4000.0,
+        elementwise_bytes_per_token=elementwise_bytes_per_token,
+    ).total_s
+
+
+def test_the_step_adds_them_in_series_at_the_hbm_rate() -> None:
+    # 2 x 2 x 4,096 tokens x 77,594,624 B (Llama 3.1 8B, full checkpointing) = 1,271 GB at 4,000 GB/s: 0.318 s more
+    extra = _step(LLAMA_8B_FORWARD * 4) - _step(0.0)
+    assert extra == pytest.approx(4 * 4096 * LLAMA_8B_FORWARD * 4 / 4000e9)
+    assert extra == pytest.approx(0.3178, abs=1e-4)
