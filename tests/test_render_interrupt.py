@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,19 @@ from tests.helpers import VALID
 from tests.helpers import specgen_in_process as specgen
 
 pytestmark = pytest.mark.skipif(
-    threading.current_thread() is not threading.main_thread()
-    or signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
-    reason="Ctrl-C is sent to this process: needs Python's own SIGINT handler on the main thread",
+    threading.current_thread() is not threading.main_thread(),
+    reason="Ctrl-C is sent to this process: a signal handler is set on the main thread alone",
 )
+
+
+@pytest.fixture(autouse=True)
+def python_sigint_handler() -> Iterator[None]:
+    """Python's own Ctrl-C handler while a test runs, as a terminal's specgen has: a process started with SIGINT ignored
+    (a non-interactive shell's background job) has none, and the Ctrl-C the test sends would do nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
 
 #: ``render`` as CI runs it (read without click), and a form click reads.
 FORMS = [pytest.param((), id="plain"), pytest.param(("--allow-outside-paths",), id="click")]

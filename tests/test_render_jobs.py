@@ -17,6 +17,8 @@ import pytest
 from generator import batch
 from generator.errors import MultipleInputError, SpecgenError
 
+#: Installs Python's SIGINT handler in a ``python -c`` child whatever it inherited (a test that sends it Ctrl-C).
+PYTHON_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)"
 AFFINITY = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -147,7 +149,9 @@ def test_ctrl_c_during_a_render_on_two_processes_exits_130_and_keeps_the_old_tre
         files[-1].write_text(text)
     out = tmp_path / "out"
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
-    main = [sys.executable, "-c", "from generator.cli import main; main()", "render"]
+    # Python's own Ctrl-C handler in the child, as a terminal's specgen has, where this process started with SIGINT
+    # ignored (a non-interactive shell's background job): the child inherits SIG_IGN and Python then installs none
+    main = [sys.executable, "-c", f"{PYTHON_SIGINT}; from generator.cli import main; main()", "render"]
     first = subprocess.run(
         [*main, *map(str, files[:2]), "--jobs", "1", "-o", str(out)], check=False, env=env, capture_output=True
     )

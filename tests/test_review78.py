@@ -178,7 +178,8 @@ def test_a_planner_bug_in_a_worker_is_raised_as_with_one_process(tmp_path: Path,
 
 
 SCRIPT = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's process has, whatever this one inherited
 from pathlib import Path
 from generator import batch
 from tests.test_review78 import _wait_idle
