@@ -143,10 +143,11 @@ def _deployment(
     # with slots, the TPOT of a request at the rate: the slots in use on average decode together (review76 item 5)
     mean_tpot_s = (queue.request_s - cost.ttft_s) / spec.avg_output_tokens if queue and slots and slots.speeds else None
     missed = _slo_findings(spec, cost.ttft_s, slots or cost.decode_tokens_per_s, index, slow, mean_tpot_s)
-    waits = _slot_wait_findings(spec, cost, queue, index) if queue is not None else []
-    twin = _serving_engines_finding(loaded, index, plan) if missed or waits else None
-    if twin is not None:  # the owned server serves it under vLLM / SGLang: no advice to buy servers (newuser77 item 11)
-        waits = [w._replace(message=w.message.replace(BUY_ADVICE, f"or {TWIN_ADVICE}")) for w in waits]
+    waiting = queue is not None and _slot_wait_past_slack(spec, cost, queue)
+    twin = _serving_engines_finding(loaded, index, plan) if missed or waiting else None
+    # the owned server serves it under vLLM / SGLang: no advice to buy servers (newuser77 item 11)
+    advice = f"or {TWIN_ADVICE}" if twin is not None else BUY_ADVICE
+    waits = [_slot_wait_finding(queue, index, advice)] if waiting and queue is not None else []
     notes += [*missed, *waits, *([twin] if twin is not None else [])]
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
@@ -355,22 +356,25 @@ def _serving_engines_finding(loaded: LoadedWorkload, index: int, plan: OffloadPl
     )
 
 
-def _slot_wait_findings(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue, index: int) -> list[Finding]:
-    """A warning where the p95 wait for a slot is past what the TTFT leaves of the target (none for a batch service)."""
+def _slot_wait_past_slack(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> bool:
+    """Whether the p95 wait for a slot is past what the TTFT leaves of the target.
+
+    A batch service, whose slack has no bound, only where the queue has none.
+    """
     wait = queue.wait
-    # a batch service (no bound on its slack) is warned only of a queue without bound
-    if math.isfinite(wait.p95_s) and wait.p95_s <= slot_slack_s(spec, cost.ttft_s):
-        return []
-    return [
-        Finding(
-            "warning",
-            "slot-wait",
-            f"requests queue for this machine's server slots: {_waited_text(wait)}, before their TTFT; each holds a slot "
-            f"{long_seconds_text(queue.request_s)} on average, and no more slots that the machine's memory holds wait "
-            f"less. Lower the rate or the output length, {BUY_ADVICE}",
-            f"deployments[{index}].inference.requests_per_second",
-        )
-    ]
+    return not (math.isfinite(wait.p95_s) and wait.p95_s <= slot_slack_s(spec, cost.ttft_s))
+
+
+def _slot_wait_finding(queue: _SlotQueue, index: int, advice: str) -> Finding:
+    """The warning of a slot wait past the slack (:func:`_slot_wait_past_slack`), its last ``advice`` the way out."""
+    return Finding(
+        "warning",
+        "slot-wait",
+        f"requests queue for this machine's server slots: {_waited_text(queue.wait)}, before their TTFT; each holds a "
+        f"slot {long_seconds_text(queue.request_s)} on average, and no more slots that the machine's memory holds wait "
+        f"less. Lower the rate or the output length, {advice}",
+        f"deployments[{index}].inference.requests_per_second",
+    )
 
 
 def _slot_wait_details(queue: _SlotQueue) -> dict[str, Any]:
