@@ -61,6 +61,7 @@ from generator.sizing.precision import kv_cache_bits, storage_family, weight_for
 from generator.sizing.training import (  # noqa: E402
     TrainingSetup,
     eager_elementwise_bytes_per_token,
+    eager_kernels_per_micro_batch,
     lora_traffic_bytes_per_token,
     size_training,
 )
@@ -450,6 +451,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),
         adapter_bytes_per_token=lora_traffic_bytes_per_token(arch, finetune_setup(row)),
         elementwise_bytes_per_token=eager_elementwise_bytes_per_token(arch, finetune_setup(row)),
+        eager_kernels_per_micro_batch=eager_kernels_per_micro_batch(arch, finetune_setup(row)),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
         host=finetune_offload(row, arch, gpu, consts),
         # an MoE model's routed experts as the planner's step times them (one GPU a row: no expert parallelism)
@@ -1022,6 +1024,12 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     # family's eager operators (0.3 had absorbed that traffic on LLaMA-Factory's rows): with training_gemm_half_hidden
     # (argmin 512, held) the score is flat from 0.5 to 1.0, and 0.5 keeps the bitsandbytes groups closest
     "nf4_dequant_bandwidth_efficiency": (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.85, 1.0),
+    # held at the argmin of a scan of the two with the rest held (acc111 entry of 2026-12-06, /work/wt/bugs/acc111/
+    # scan_host.py): forward 30-80 us x backward 0-20 us; the training score runs down a valley from (50, 15) 0.3557
+    # through (60, 10) 0.3546 to (65, 5) 0.3541, (70, 5) 0.3558; 0.5413 without launches. Only the eager frameworks'
+    # short steps read them: the Trainer rows at 2,048 tokens and Qwen3-30B-A3B's
+    "eager_forward_kernel_host_s": (65e-6,),
+    "eager_backward_kernel_host_s": (5e-6,),
 }
 
 

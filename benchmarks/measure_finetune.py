@@ -382,8 +382,8 @@ def calibration_rows(results: pathlib.Path, gpu_id: str) -> dict[str, list[dict[
                 "tokens_per_gpu_per_sec": run["tokens_per_s"],
             }
         )
-        if run["experts_implementation"] == "grouped_mm":  # the MoE blocks' own kernels: the step does not time them
-            speed[-1]["not_modelled"] = "Transformers 5's grouped_mm experts"
+        if run["experts_implementation"] == "grouped_mm":  # the step times their launches and routing, not their GEMMs' rate
+            speed[-1]["not_modelled"] = "Transformers 5's grouped_mm GEMM rate"
     return {"training_memory": memory, "training_throughput": speed}
 
 

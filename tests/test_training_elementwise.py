@@ -15,9 +15,9 @@ from generator.catalog import find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS
-from generator.sizing.training import TrainingSetup, eager_elementwise_bytes_per_token
-from generator.sizing.training_elementwise import eager_bytes_per_token, forward_bytes_per_token
-from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, training_step
+from generator.sizing.training import TrainingSetup, eager_elementwise_bytes_per_token, eager_kernels_per_micro_batch
+from generator.sizing.training_elementwise import eager_bytes_per_token, forward_bytes_per_token, forward_kernels
+from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, StepTime, training_step
 
 CONSTS = Constants()
 LLAMA_8B = parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)
@@ -36,8 +36,11 @@ def test_backward_doubles_it_and_full_recompute_adds_a_forward(checkpointing: st
 
 
 def test_a_moe_token_gates_only_its_routed_experts() -> None:
-    # Qwen3-30B-A3B: hidden 2,048, q 32 x 128, k 4 x 128, 8 of 128 experts a token at 768 wide, 48 layers
-    per_layer = 84 * 2048 + 24 * 4096 + 20 * 512 + 10 * 8 * 768
+    # Qwen3-30B-A3B: hidden 2,048, q 32 x 128, k 4 x 128, 8 of 128 experts a token at 768 wide, 48 layers; acc111: the
+    # grouped_mm block's routing, 18 B a copied hidden element (gather, sort, weight, unsort: 4 each; the sum's read 2)
+    # over the token's 8 copies plus the sum's 2 B write a hidden element (342,016 B a layer before)
+    per_layer = 84 * 2048 + 24 * 4096 + 20 * 512 + 10 * 8 * 768 + (18 * 8 + 2) * 2048
+    assert per_layer == 641_024
     assert forward_bytes_per_token(QWEN3_MOE) == 48 * per_layer
 
 
@@ -80,3 +83,68 @@ def test_the_step_adds_them_in_series_at_the_hbm_rate() -> None:
     extra = _step(LLAMA_8B_FORWARD * 4) - _step(0.0)
     assert extra == pytest.approx(4 * 4096 * LLAMA_8B_FORWARD * 4 / 4000e9)
     assert extra == pytest.approx(0.3178, abs=1e-4)
+
+
+# acc111 (issue 9): the kernels eager PyTorch launches one at a time. Llama 3.1 8B's layer by hand: two RMSNorms of 8
+# kernels, two residual adds, rotary q and k 10, the attention and its transpose 2, seven GEMMs, the gating 2 = 39.
+# Qwen3-30B-A3B's: 16 + 2 + 12, four attention GEMMs and the router's, the grouped_mm block's 19, the gating 2 = 56.
+def test_forward_kernels_by_hand() -> None:
+    assert forward_kernels(LLAMA_8B) == 32 * (2 * 8 + 2 + 10 + 2 + 7 + 2) == 1248
+    assert forward_kernels(QWEN3_MOE) == 48 * (2 * 8 + 2 + 10 + 2 + 5 + 19 + 2) == 2688
+
+
+@pytest.mark.parametrize(
+    ("framework", "checkpointing", "expected"),
+    [
+        # PEFT on all seven linears a layer, fp32 adapters over bf16 (cast): 1,248 + 224 x (4 + 4) = 3,040 a forward
+        ("hf", "full", (2 * 3040, 2 * 3040)),
+        ("hf", "none", (3040, 2 * 3040)),
+        ("unsloth", "full", (0, 0)),
+        ("torchtune", "full", (0, 0)),
+        ("megatron", "full", (0, 0)),
+    ],
+)
+def test_eager_kernels_per_micro_batch(framework: str, checkpointing: str, expected: tuple[int, int]) -> None:
+    setup = TrainingSetup(method="lora", framework=framework, checkpointing=checkpointing)
+    assert eager_kernels_per_micro_batch(LLAMA_8B, setup) == expected
+
+
+def test_fused_kernels_launch_none_eagerly() -> None:
+    assert eager_kernels_per_micro_batch(LLAMA_8B, TrainingSetup(method="full", framework="hf", fused_kernels=True)) == (0, 0)
+    assert eager_kernels_per_micro_batch(LLAMA_8B, TrainingSetup(method="full")) == (0, 0)
+
+
+def _launch_step(kernels: tuple[int, int], flops_per_token: float) -> StepTime:
+    return training_step(
+        StepLayout(1, 1, 1, 1, 2, 2048),
+        StepLinks(tp_gbps=0.0, stage_gbps=0.0),
+        CONSTS,
+        hidden_size=4096,
+        num_layers=32,
+        flops_per_token=flops_per_token,
+        base_efficiency=1.0,
+        dense_tflops=100.0,
+        dp_traffic=NO_DP,
+        memory_gb_per_s=4000.0,
+        eager_kernels_per_micro_batch=kernels,
+    )
+
+
+def test_launches_show_only_beyond_the_gpus_work() -> None:
+    kernels = (6080, 6080)
+    host = 2 * (6080 * CONSTS.eager_forward_kernel_host_s + 6080 * CONSTS.eager_backward_kernel_host_s)  # 2 micro-batches
+    assert host == pytest.approx(2 * 6080 * 70e-6)
+    # a short step: 2 x 2,048 tokens at 1e10 FLOPs each over 100 TFLOPS at 2,048 tokens' GEMM fill (0.992): 0.413 s of
+    # GPU work, under the launches' 0.851 s, which set the step
+    short = _launch_step(kernels, 1e10)
+    assert short.compute_s == pytest.approx(0.4096 / (2048 / (2048 + 16)))
+    assert short.host_dispatch_s == pytest.approx(host) and short.host_kernels == 2 * 12160
+    assert short.host_exposed_s == pytest.approx(host - short.compute_s)
+    assert short.total_s == pytest.approx(host)
+    assert short.as_dict()["host_dispatch_exposed_s"] == round(host - short.compute_s, 4)
+    # a long one: 4.13 s of GPU work hides every launch
+    long = _launch_step(kernels, 1e11)
+    assert long.host_exposed_s == 0.0 and long.total_s == pytest.approx(long.compute_s)
+    assert "host_dispatch_exposed_s" not in long.as_dict()
+    none = _launch_step((0, 0), 1e10)
+    assert none.host_dispatch_s == 0.0 and none.total_s == pytest.approx(short.compute_s)

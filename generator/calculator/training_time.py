@@ -230,8 +230,9 @@ FRAMEWORK_SPEED_NOTE = (
     "Transformers' masked sliding-window attention), its default activation checkpointing, CPU offload and optimizer, "
     "a QLoRA base's dequantization, PEFT's passes over the activations where its LoRA layers are PEFT's, and the HBM "
     "passes of the layers' norms, rotary embedding, gating and residual adds where it runs them as eager PyTorch "
-    "operators (the Hugging Face Trainer family and DeepSpeed, unless kernels are fused); its own kernels' speed beyond "
-    "that (Unsloth's Triton kernels, Liger's fused ones) and eager PyTorch's per-operation launch overhead are not, "
+    "operators (the Hugging Face Trainer family and DeepSpeed, unless kernels are fused), and the CPU's launches of "
+    "those operators' kernels one at a time where they outlast the GPU's work; its own kernels' speed beyond that "
+    "(Unsloth's Triton kernels, Liger's fused ones) is not, "
     "so frameworks are not compared on this line"
 )
 

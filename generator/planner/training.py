@@ -44,6 +44,7 @@ from generator.sizing.training import (
     TrainingMemory,
     TrainingSetup,
     eager_elementwise_bytes_per_token,
+    eager_kernels_per_micro_batch,
     framework_model_type,
     lora_traffic_bytes_per_token,
     size_training,
@@ -440,6 +441,11 @@ def _eager_bytes_per_token(arch: Architecture, spec: TrainingSpec) -> float:
     return eager_elementwise_bytes_per_token(arch, _setup(arch, spec, 0, 1, Parallelism()))
 
 
+def _eager_kernels(arch: Architecture, spec: TrainingSpec) -> tuple[int, int]:
+    """(forward, backward) kernels a micro-batch launches one at a time where the job's framework runs its layers eagerly."""
+    return eager_kernels_per_micro_batch(arch, _setup(arch, spec, 0, 1, Parallelism()))
+
+
 def _compute_share(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -537,6 +543,7 @@ def gpu_step(
         expert_dp_traffic=expert_dp,
         optimizer_bytes=optimizer_bytes,
         elementwise_bytes_per_token=_eager_bytes_per_token(arch, spec),
+        eager_kernels_per_micro_batch=_eager_kernels(arch, spec),
     )
 
 

@@ -21,6 +21,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("dequant_s", "NF4 dequantization"),
     ("adapter_s", "PEFT's passes over the activations"),
     ("elementwise_s", "the layers' eager norm, rotary, gating and residual operators"),
+    ("host_exposed_s", "the CPU launching eager PyTorch's kernels one at a time"),
     ("tp_allreduce_s", "TP all-reduce"),
     ("pp_transfer_s", "PP activation transfers"),
     ("pp_bubble_s", "PP bubble"),
@@ -73,6 +74,11 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
     if step.elementwise_s:
         moved = f"{step.elementwise_bytes / 1e9:.1f} GB per GPU read and written by eager PyTorch, unfused and uncompiled"
         parts.append(f"eager norm, rotary, gating and residual operators {step.elementwise_s:.3f} s ({moved})")
+    if step.host_exposed_s:  # the GPU waits on the CPU's launches for that long
+        parts.append(
+            f"kernel launches {step.host_exposed_s:.3f} s beyond the GPU's work ({step.host_kernels:,} kernels launched one "
+            f"at a time by eager PyTorch, {step.host_dispatch_s:.3f} s of CPU)"
+        )
     if tp > 1:
         parts.append(
             f"TP all-reduce {step.tp_allreduce_s:.3f} s exposed ({step.tp_bytes / 1e9:.2f} GB per GPU over {comm.tp_link})"

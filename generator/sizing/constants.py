@@ -52,6 +52,8 @@ class Constants(NamedTuple):
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
     nf4_dequant_bandwidth_efficiency: float = 0.5
+    eager_forward_kernel_host_s: float = 65e-6
+    eager_backward_kernel_host_s: float = 5e-6
     allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
     ring_link_step_latency_s: float = 3.4e-6
@@ -273,6 +275,23 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "bitsandbytes' MatMul4Bit and torchao's LinearNF4 dequantize the whole weight in forward and again for the "
         "input gradient (generator/sizing/nf4_dequant.py); fitted across every training calibration group at once "
         "(benchmarks/calibration_report.py --fit-training)",
+    ),
+    "eager_forward_kernel_host_s": (
+        "CPU seconds eager PyTorch spends per kernel of a training step's forward pass through the layers: Python, "
+        "nn.Module calls, PEFT's LoRA layers, the dispatcher, autocast and autograd's recording, the views and reshapes "
+        "around each kernel counted with it; a step of eager kernels runs no faster than their launches "
+        "(generator/sizing/training_elementwise.py kernels_per_micro_batch).",
+        "PyTorch's CPU time for one nn.Linear forward is 13.48 us on an H100 DGX's Xeon 8480C "
+        "(https://github.com/NVIDIA/TransformerEngine/issues/2053), a module of one kernel; fitted with "
+        "eager_backward_kernel_host_s across every training calibration group at once (benchmarks/calibration_report.py, "
+        "the training score; acc111 entry of 2026-12-06 in benchmarks/CALIBRATION.md), only the eager frameworks' rows "
+        "reading it",
+    ),
+    "eager_backward_kernel_host_s": (
+        "CPU seconds autograd's engine spends per kernel of a training step's backward pass through eagerly run layers "
+        "(C++, no Python: less than a forward kernel's).",
+        "fitted with eager_forward_kernel_host_s across every training calibration group at once "
+        "(benchmarks/calibration_report.py, the training score; acc111 entry of 2026-12-06 in benchmarks/CALIBRATION.md)",
     ),
     "training_tp_exposed_fraction": (
         "Share of a training step's tensor-parallel all-reduce time not overlapped with compute.",

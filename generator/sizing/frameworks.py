@@ -131,7 +131,8 @@ class FrameworkProfile(NamedTuple):
     optimizer_in_backward: bool = False
     fused_kernels: bool = False
     #: Whether its layers' norms, rotary embedding, gating and residual adds run as eager PyTorch operators, one pass over
-    #: the activations each, where the job's kernels are not fused (:mod:`generator.sizing.training_elementwise`).
+    #: the activations each, where the job's kernels are not fused (:mod:`generator.sizing.training_elementwise`); the
+    #: step also times the CPU launching its layers' kernels one at a time (``kernels_per_micro_batch``).
     eager_elementwise: bool = False
     #: Library behind QLoRA's NF4: ``bitsandbytes`` (Params4bit, scales in a quant_state FSDP does not shard)
     #: or ``torchao`` (torchtune's NF4Tensor, a tensor subclass FSDP2 shards scales and all).
@@ -251,7 +252,8 @@ class FrameworkProfile(NamedTuple):
     #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
     #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
-    #: grouped-GEMM kernels and Transformers 5's ``torch._grouped_mm`` replace it, https://unsloth.ai/docs/basics/faster-moe).
+    #: grouped-GEMM kernels and Transformers 5's ``torch._grouped_mm`` replace it, https://unsloth.ai/docs/basics/faster-moe;
+    #: the step times Transformers 5's grouped_mm block, its launches and routing passes, where the framework is eager).
     #: Megatron-Core (``--moe-grouped-gemm``) and Unsloth run grouped GEMMs; torchtune and a plain FSDP2 loop depend on
     #: the model code they are given (not stated).
     expert_loop: bool = False
@@ -512,13 +514,13 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 
 #: What specgen's own runs of the Hugging Face Trainer measured against this step (newuser45 item 3: the README said
 #: it, the estimate did not): benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, 40 dense runs; the figures since the
-#: step counts the Trainer's eager operators (acc107 entry; 15% (-7% to +65%) and 34% (+16% to +68%) before), from
-#: the calibration report's dense H200 Trainer rows by checkpointing (predicted / measured - 1).
+#: step counts the Trainer's eager operators (acc107 entry; 15% (-7% to +65%) and 34% (+16% to +68%) before) and the
+#: CPU's launches of their kernels (acc111 entry; 1% (-17% to +44%) and 14% (-3% to +38%) before), from the calibration
+#: report's dense H200 Trainer rows by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
-    "2026-12-04) ran at this step's speed with full checkpointing (median 1% slower, 17% faster to 44% slower) and "
-    "slower without it (median 14%, -3% to +38%), eager PyTorch launching its kernels one at a time; leave that "
-    "margin on a deadline"
+    "2026-12-04) ran at this step's speed with full checkpointing (median 2% faster, 17% faster to 35% slower) and "
+    "slower without it (median 8%, -3% to +38%); leave that margin on a deadline"
 )
 
 #: How specgen's figures for torchtune's LoRA and QLoRA recipes compare with torchtune's own published rows (newuser54

@@ -94,7 +94,7 @@ from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer,
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import paged_refusal, training_conflicts
-from generator.sizing.training_elementwise import eager_bytes_per_token
+from generator.sizing.training_elementwise import eager_bytes_per_token, kernels_per_micro_batch
 from generator.sizing.weights import Parallelism, WeightSizes, linear_params_per_gpu, size_weights
 
 
@@ -521,6 +521,21 @@ def eager_elementwise_bytes_per_token(arch: Architecture, setup: TrainingSetup) 
     if setup.framework is None or not framework_profile(setup.framework).eager_elementwise or setup.kernels_fused():
         return 0.0
     return eager_bytes_per_token(arch, setup.checkpointing)
+
+
+def eager_kernels_per_micro_batch(arch: Architecture, setup: TrainingSetup) -> tuple[int, int]:
+    """Kernels a micro-batch launches one at a time through the layers where the framework runs them eagerly.
+
+    The frameworks whose layers run as eager PyTorch operators (:attr:`~generator.sizing.frameworks.FrameworkProfile.
+    eager_elementwise`, kernels not fused), with PEFT's LoRA layers where it trains through PEFT
+    (:func:`generator.sizing.training_elementwise.kernels_per_micro_batch`); 0 otherwise: a framework that compiles or
+    fuses its layers launches few, long kernels, and no framework named times none. (forward, backward) kernels.
+    """
+    if setup.framework is None or not framework_profile(setup.framework).eager_elementwise or setup.kernels_fused():
+        return 0, 0
+    adapted = sum(1 for _ in adapted_in_layers(arch, setup.lora_targets)) if _trains_peft_lora(setup) else 0
+    cast = _trains_peft_lora(setup) and peft_casts_inputs(setup)
+    return kernels_per_micro_batch(arch, setup.checkpointing, adapted, cast)
 
 
 def _trains_peft_lora(setup: TrainingSetup) -> bool:

@@ -19,7 +19,11 @@ rank runs ``experts / ep`` experts over the tokens every rank of its EP group ro
 Not counted: the host time of frameworks that run the experts as a Python loop over ``nn.Linear`` modules
 (Hugging Face Transformers 4.x's MoE blocks, which Unsloth puts 12-30x behind its grouped-GEMM kernels with
 Transformers 5's ``torch._grouped_mm``, https://unsloth.ai/docs/basics/faster-moe): no published per-expert figure
-fixes it (:func:`moe_step_assumptions` says so on the estimate).
+fixes it (:func:`moe_step_assumptions` says so on the estimate). Transformers 5's ``grouped_mm`` blocks are timed by
+their kernel launches and routing passes (:mod:`generator.sizing.training_elementwise`), their grouped GEMMs at the
+dense GEMMs' ceiling: CUTLASS's SM90 grouped GEMMs ran Qwen3-30B-A3B's ``up_proj`` at 512 tokens an expert at 134-161
+TFLOPS on an H100, 14-16% of its dense peak (https://github.com/tgale96/grouped_gemm/pull/37), which the step does not
+apply (one shape, one GPU).
 """
 
 from __future__ import annotations
@@ -174,6 +178,7 @@ def moe_step_assumptions(moe: MoeStep) -> list[str]:
 EXPERT_LOOP_NOT_COUNTED = (
     "the host time of running the routed experts as a per-expert Python loop (Transformers 4.x MoE blocks; Unsloth's "
     "grouped-GEMM kernels and Transformers 5's torch._grouped_mm replace it, 12-30x faster by Unsloth's account): "
-    "with that loop a step can take several times the time given; Transformers 5's grouped_mm blocks are not timed "
-    "either (specgen's Trainer runs of Qwen3-30B-A3B on an H200 took 5.5x the time given at 2,048 tokens, 2.4x at 8,192)"
+    "with that loop a step can take several times the time given; Transformers 5's grouped_mm blocks are timed by their "
+    "kernel launches and routing passes, their grouped GEMMs at the dense GEMMs' rate, which small experts do not reach "
+    "(specgen's Trainer runs of Qwen3-30B-A3B on an H200 ran at the time given at 2,048 tokens and took 1.4x it at 8,192)"
 )

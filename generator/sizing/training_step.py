@@ -41,6 +41,11 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
   (each GPU's ``1 / ep`` of them) are reduced over their expert-data-parallel group, one rank an EP group, after the
   dense parameters' on the same links (``expert_dp_traffic``, :attr:`StepLinks.expert_dp_gbps`): an EP group that fills
   a node leaves each rank of that group its own NIC, where the dense gradients' ring has the whole node's.
+- **host dispatch**: where the framework launches the layers' kernels eagerly, one at a time
+  (:func:`generator.sizing.training_elementwise.kernels_per_micro_batch`), each costs the CPU
+  ``eager_forward_kernel_host_s`` (forward, Python) or ``eager_backward_kernel_host_s`` (backward, autograd's engine);
+  the CPU runs ahead of the GPU while its kernels are long, so only the launches' time beyond the GPU work they feed
+  (compute, dequantization, adapters, eager operators) shows;
 - **optimizer step** (:mod:`generator.sizing.training_optimizer`): the GPU's optimizer update after the last micro-batch,
   each trainable parameter's gradient, weight and states (its ZeRO shard) read and written at the GPU's memory
   bandwidth, in series with the compute (none where the optimizer is offloaded to the CPU);
@@ -187,6 +192,9 @@ class StepTime:
     #: Seconds and HBM bytes per GPU of the layers' eager operators (:mod:`generator.sizing.training_elementwise`).
     elementwise_s: float = 0.0
     elementwise_bytes: float = 0.0
+    #: Seconds the CPU spends launching the micro-batches' eager kernels (0: compiled or fused layers), and the kernels.
+    host_dispatch_s: float = 0.0
+    host_kernels: int = 0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
     offload_link_s: float = 0.0
     #: Seconds of the CPU optimizer step and of the copy that follows the optimizer step (ZeRO-Offload's in, ZeRO-3
@@ -238,6 +246,11 @@ class StepTime:
         )
 
     @property
+    def host_exposed_s(self) -> float:
+        """Host dispatch time beyond the GPU work it launches: the GPU waits on the CPU for that long."""
+        return max(0.0, self.host_dispatch_s - self._busy_s)
+
+    @property
     def dp_exposed_s(self) -> float:
         """DP / ZeRO time not hidden behind the micro-batches' compute (and dequantization)."""
         return max(0.0, self.dp_comm_s - (self._busy_s if self.dp_overlap_s is None else self.dp_overlap_s))
@@ -264,6 +277,7 @@ class StepTime:
         """Wall-clock of one step."""
         return (
             self._busy_s
+            + self.host_exposed_s
             + self.pp_transfer_s
             + self.pp_bubble_s
             + self.dp_exposed_s
@@ -295,6 +309,7 @@ class StepTime:
             **({"optimizer_step_s": round(self.optimizer_s, 4)} if self.optimizer_s else {}),
             **({"lora_adapter_traffic_s": round(self.adapter_s, 4)} if self.adapter_s else {}),
             **({"eager_elementwise_s": round(self.elementwise_s, 4)} if self.elementwise_s else {}),
+            **({"host_dispatch_exposed_s": round(self.host_exposed_s, 4)} if self.host_exposed_s else {}),
             **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
             **(
                 {
@@ -346,6 +361,7 @@ def training_step(
     expert_dp_traffic: DpTraffic = NO_DP,
     optimizer_bytes: float = 0.0,
     elementwise_bytes_per_token: float = 0.0,
+    eager_kernels_per_micro_batch: tuple[int, int] = (0, 0),
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -363,6 +379,9 @@ def training_step(
     (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`), at ``memory_gb_per_s``, in series.
     ``elementwise_bytes_per_token``: what the layers' eager operators move a token, whole model
     (:func:`generator.sizing.training.eager_elementwise_bytes_per_token`), at the same rate.
+    ``eager_kernels_per_micro_batch``: the (forward, backward) kernels the framework launches one at a time a
+    micro-batch (:func:`generator.sizing.training.eager_kernels_per_micro_batch`), at ``eager_forward_kernel_host_s``
+    and ``eager_backward_kernel_host_s`` each.
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -442,6 +461,8 @@ def training_step(
         adapter_bytes=adapter_bytes,
         elementwise_s=elementwise_s,
         elementwise_bytes=elementwise_bytes,
+        host_dispatch_s=host_dispatch_seconds(eager_kernels_per_micro_batch, consts) * layout.accumulation,
+        host_kernels=sum(eager_kernels_per_micro_batch) * layout.accumulation,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
         cpu_dram_gb_per_s=host.host_dram_gb_per_s if host.cpu_step_s else 0.0,
@@ -461,6 +482,12 @@ def training_step(
         layers_per_virtual_stage=num_layers // (layout.pp * virtual) if layout.pp > 1 else 0,
         plain_pp_bubble_s=plain_bubble_s,
     )
+
+
+def host_dispatch_seconds(kernels: tuple[int, int], consts: Constants) -> float:
+    """CPU seconds to launch a micro-batch's (forward, backward) eager kernels one at a time."""
+    forward, backward = kernels
+    return forward * consts.eager_forward_kernel_host_s + backward * consts.eager_backward_kernel_host_s
 
 
 def nf4_dequant_seconds(dequant_bytes: float, memory_gb_per_s: float, consts: Constants) -> float:
