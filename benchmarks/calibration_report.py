@@ -52,6 +52,7 @@ from generator.sizing.performance import (  # noqa: E402
     Accelerator,
     accelerator_for,
     decode_model,
+    head_flops_per_token,
     static_batch_seconds,
     training_attention_width,
     training_flops_per_token,
@@ -378,6 +379,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         ),
         moe=moe,
         expert_dp_traffic=expert_dp,
+        # the LM head's GEMMs (6 x vocab x hidden a token, never recomputed) on the pipeline's last stage
+        head_flops_per_token=head_flops_per_token(arch, "full") if row.get("model") else 0.0,
         # the GPU's optimizer step over its shard, as the planner's (training_optimizer), at the GPU's HBM rate
         optimizer_bytes=mfu_optimizer_bytes(row, arch.params_total if row.get("model") else params),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,

@@ -349,3 +349,63 @@ def test_a_trainer_moe_run_is_timed_at_its_kernel_launches() -> None:
     assert "kernel launches" not in _estimate(
         MOE, "--train", "lora", "--framework", "unsloth", "--gpu", "h200-sxm-141gb", "--seq-len", "2048",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("gpus_per_node", "nodes", "tp", "pp", "ep", "gbps", "crosses"),
+    [
+        # acc110: H100 PP 4 x EP 8 (Megatron-Bridge's gpt-oss-120b layout): the EP group is 8 consecutive GPUs of one
+        # stage, one node, NVLink; it was placed on ep x pp = 32 GPUs, over InfiniBand at 400 Gb/s a GPU
+        (8, 8, 1, 4, 8, 2966.4, False),
+        # GB200 NVL72, PP 4 x EP 64 on 256 GPUs (DeepSeek-V3's layout): 64 GPUs of a stage, inside the 72-GPU domain
+        (72, 4, 1, 4, 64, 5760.0, False),
+        # EP 16 x TP 1 still spans two 8-GPU nodes whatever the pipeline
+        (8, 8, 1, 4, 16, 400.0, True),
+        # TP 2 x EP 4 (ETP = TP): 8 GPUs, one node
+        (8, 8, 2, 4, 4, 2966.4, False),
+    ],
+)
+def test_ep_group_sits_inside_one_pipeline_stage(
+    gpus_per_node: int, nodes: int, tp: int, pp: int, ep: int, gbps: float, crosses: bool
+) -> None:
+    """Megatron-Core's rank order tp-cp-ep-dp-pp puts the pipeline outermost: an EP group is ep x tp GPUs of a stage."""
+    from generator.catalog import find_gpu
+    from generator.planner.training_comm import links_between
+
+    gpu = find_gpu("gb200-186gb" if gpus_per_node == 72 else "h100-sxm5-80gb")
+    world = gpus_per_node * nodes
+    node_gbps = 28800.0 if gpus_per_node == 72 else 3200.0
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, world // (tp * pp), with_overrides({}), 1, ep)
+    assert links.ep_gbps == pytest.approx(gbps)
+    assert links.ep_crosses_nodes is crosses
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "pp", "ep", "error"),
+    [
+        # acc110: -61.4% / -73.4% with their EP groups over the racks' 400 Gb/s a GPU
+        ("deepseek-ai/DeepSeek-V3", "gb200-186gb", 4, 64, 0.039),
+        ("Qwen/Qwen3-235B-A22B", "gb200-186gb", 8, 32, -0.112),
+        # +0.8% with its all-to-alls over InfiniBand; +57.6% over NVLink with the last stage's LM head left out
+        ("openai/gpt-oss-120b", "h100-sxm5-80gb", 4, 8, 0.207),
+    ],
+)
+def test_megatron_bridge_pipeline_rows(model: str, gpu: str, pp: int, ep: int, error: float) -> None:
+    """The Megatron-Bridge PP > 1 MoE rows with the EP group on one stage and the pipeline at its slowest stage."""
+    calibration_report = _report()
+    rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
+    row = next(r for r in rows if (r.get("model"), r["gpu"], r["pp"], r.get("ep")) == (model, gpu, pp, ep))
+    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(error, abs=0.002)
+
+
+def test_estimate_says_the_slowest_stage_and_the_ep_link() -> None:
+    """acc110: gpt-oss-120b PP 4 x EP 8 on 64 H100: its all-to-alls over NVLink inside a stage's node (over the 8 x
+    400 Gb/s fabric before, 4.268 s of an 8.641 s step), its compute at the last stage's pace: 9 layers and the
+    201,088 x 2,880 LM head (6 x 579M FLOPs a token, never recomputed: 3.45 fully recomputed layers' worth), 12.45
+    layers' worth against a mean stage's 9.86."""
+    out = _estimate(
+        "openai/gpt-oss-120b", "--train", "full", "--gpu", "h100-sxm5-80gb", "--gpus", "64", "--pp", "4", "--ep", "8",
+        "--micro-batch", "1", "--accumulation", "32", "--seq-len", "4096", "--zero", "1", "--gradient-checkpointing", "full",
+    )  # fmt: skip
+    assert "EP all-to-all 0.610 s (144.29 GB per GPU over NVLink 370.8 GB/s per GPU)" in out
+    assert "compute 4.950 s (the pipeline's last stage, its layers and the LM head: 1.26x the mean stage's compute" in out

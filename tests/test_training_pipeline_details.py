@@ -203,3 +203,45 @@ def test_a_cloud_node_sends_over_the_nics_its_rendered_pool_attaches(platform: s
 
     spec = catalog.platforms()[platform]
     assert node_link(spec, catalog.gpus()[spec.gpu_ids[0]], spec.gpu_counts[0], True)[0] == gbps
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "head", "factor"),
+    [
+        pytest.param(36, 1, 4.6, 1.0, id="no-pipeline"),
+        pytest.param(36, 4, 0.0, 1.0, id="no-head"),
+        # layers divide over the stages: Megatron-Core's even split, 9 layers + the head on the last stage
+        pytest.param(36, 4, 4.6, (9 + 4.6) / ((36 + 4.6) / 4), id="even-split-gpt-oss"),
+        pytest.param(80, 8, 1.22, (10 + 1.22) / ((80 + 1.22) / 8), id="even-split-llama-70b"),
+        # 61 layers over 4 stages (Megatron-Core refuses the even split): placed at their best, n on the last stage,
+        # the slowest min over n of max(ceil((61 - n) / 3), n + 1.5): n = 14 -> max(16, 15.5) = 16
+        pytest.param(61, 4, 1.5, 16 / ((61 + 1.5) / 4), id="uneven-best-placement"),
+        # 126 layers over 16: n = 7 -> max(ceil(119 / 15) = 8, 7.65) = 8
+        pytest.param(126, 16, 0.65, 8 / ((126 + 0.65) / 16), id="uneven-llama-405b"),
+    ],
+)
+def test_slowest_stage_factor(layers: int, pp: int, head: float, factor: float) -> None:
+    """acc110: a pipeline runs at its slowest stage's pace; the last stage runs the LM head beside its layers.
+
+    FLOPs a token in units of one decoder layer's (the head's share given in the same units).
+    """
+    from generator.sizing.pipeline_schedule import slowest_stage_factor
+
+    assert slowest_stage_factor(layers, pp, head, layers + head) == pytest.approx(factor)
+
+
+def test_slowest_stage_slows_the_step_and_its_bubble() -> None:
+    """The stages' compute at the slowest stage's pace, and the bubble (idle slots of that stage's length) with it."""
+    layout = StepLayout(1, 4, 1, 1, 8, 4096)
+    links = StepLinks(tp_gbps=0.0, stage_gbps=3600.0)
+
+    def step(head: float) -> StepTime:
+        return training_step(
+            layout, links, CONSTS, hidden_size=4096, num_layers=32, flops_per_token=6.0 * 8e9, base_efficiency=0.5,
+            dense_tflops=989.0, dp_traffic=DpTraffic(), head_flops_per_token=head,
+        )  # fmt: skip
+
+    even, headed = step(0.0), step(6.0 * 0.5e9)
+    share = (8 * 7.5e9 / 32 + 0.5e9) / (8e9 / 4)
+    assert headed.compute_s == pytest.approx(even.compute_s * share)
+    assert headed.pp_bubble_s > even.pp_bubble_s

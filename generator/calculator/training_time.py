@@ -188,7 +188,7 @@ def estimate_step(
             model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel, expert_sent, optimizer
         )
         dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
-        ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "")
+        ep_link = ep_link_name(gpu, links, min(expert_parallel * par.tp, world), "")
         return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1], ep_link)
 
     def placed(fabric: bool) -> StepComm:

@@ -35,6 +35,7 @@ from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import (
     accelerator_for,
     gpus_for_deadline,
+    head_flops_per_token,
     training_attention_width,
     training_flops_per_token,
     training_hours,
@@ -544,6 +545,7 @@ def gpu_step(
         optimizer_bytes=optimizer_bytes,
         elementwise_bytes_per_token=_eager_bytes_per_token(arch, spec),
         eager_kernels_per_micro_batch=_eager_kernels(arch, spec),
+        head_flops_per_token=head_flops_per_token(arch, spec.method),
     )
 
 

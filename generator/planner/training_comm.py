@@ -332,7 +332,7 @@ def step_links(
     crosses = links.dp_inter_gbps > 0
     intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
-    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, min(ep * tp * pp, gpus_per_node), node_name)
+    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, min(ep * tp, gpus_per_node), node_name)
 
 
 def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str) -> str:
@@ -377,13 +377,17 @@ def links_between(
     """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
 
     Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each; ``zero_stage`` says which collectives carry the
-    data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep``
-    replicas side by side (``ep x tp x pp`` GPUs): past one node their all-to-alls cross the fabric at a GPU's share of
-    the node's network, as the stages do, else the node's GPU link (review 28 item 1).
+    data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep`` TP
+    groups side by side inside one pipeline stage (``ep x tp`` consecutive GPUs: Megatron-Core's default rank order
+    ``tp-cp-ep-dp-pp`` puts the pipeline outermost, so an EP group never spans stages; ``order`` in
+    megatron/core/parallel_state.py ``initialize_model_parallel``): past one node their all-to-alls cross the fabric at
+    a GPU's share of the node's network, as the stages do, else the node's GPU link (review 28 item 1; acc110: the group
+    was ``ep x tp x pp`` GPUs, which put a PP 4 x EP 64 job's all-to-alls on a GB200 NVL72's racks' network and an
+    H100 PP 4 x EP 8 job's on InfiniBand, where Megatron keeps both inside the NVLink domain).
 
     The routed experts' gradients are reduced over the expert-data-parallel group instead (Megatron-Core's
     ``expert_data_parallel`` group, ``world / (ep x tp x pp)`` ranks with ETP = TP, Megatron-Core's default): one rank
-    of each EP group, so its ranks sit one EP group's span apart. Like the data-parallel ranks one replica apart
+    of each EP group of a stage, so its ranks sit one EP group's span apart. Like the data-parallel ranks one replica apart
     (``inter_gbps``), a GPU's share of the node's network is the node's over the groups sharing it, ``node_gbps /
     min(span, gpus_per_node)``: an EP group that fills a node leaves each rank its own NIC, where a dense gradient's ring
     spreads over all of a node's
@@ -401,7 +405,7 @@ def links_between(
     inter_gbps = node_gbps / min(replica, gpus_per_node) if nodes > 1 and dp > replicas_per_node else 0.0
     dp_nodes = -(-dp // replicas_per_node) if inter_gbps else 1
     dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts)
-    ep_group = ep * replica
+    ep_group = ep * tp
     ep_crosses = nodes > 1 and ep_group > gpus_per_node
     # the expert-data-parallel group: one rank an EP group, ``ep_group`` GPUs apart
     expert_dp = dp // ep if ep > 1 else 0

@@ -66,6 +66,11 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
     """One line: the step's seconds by term and the link each communication term crosses."""
     step = comm.step
     parts = [f"compute {step.compute_s:.3f} s"]
+    if step.slowest_stage_factor > 1.0005:  # acc110: the stages run at the pace of the last, which holds the LM head
+        parts[0] += (
+            f" (the pipeline's last stage, its layers and the LM head: {step.slowest_stage_factor:.2f}x the mean stage's "
+            "compute, which every stage waits for)"
+        )
     if step.dequant_s:
         parts.append(f"NF4 dequantization {step.dequant_s:.3f} s ({step.dequant_bytes / 1e9:.1f} GB per GPU read and written)")
     if step.adapter_s:

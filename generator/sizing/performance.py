@@ -1512,6 +1512,15 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
     return base
 
 
+def head_flops_per_token(arch: Architecture, method: str) -> float:
+    """The LM head's share of :func:`training_flops_per_token`: ``6 x vocab x hidden`` a token (4 with a frozen base).
+
+    Never recomputed under checkpointing (:func:`recomputed_params`); what a pipeline's last stage runs beside its
+    decoder layers (:func:`generator.sizing.pipeline_schedule.slowest_stage_factor`).
+    """
+    return (6.0 if method == "full" else 4.0) * arch.logits_params
+
+
 def recomputed_params(arch: Architecture) -> int:
     """Parameters whose forward full activation checkpointing runs twice: the decoder blocks' (N less the LM head).
 

@@ -43,3 +43,28 @@ def virtual_stages_for(num_layers: int, pp: int, wanted: int, microbatches: int 
         return 1
     per_stage = max(1, num_layers // max(1, pp))
     return max(d for d in range(1, max(1, min(wanted, per_stage)) + 1) if per_stage % d == 0)
+
+
+def slowest_stage_factor(num_layers: int, pp: int, head_flops_per_token: float, flops_per_token: float) -> float:
+    """The pipeline's slowest stage's FLOPs over the mean stage's (1 without a pipeline or an output layer).
+
+    A 1F1B pipeline runs at the pace of its slowest stage, and the last stage also runs the output layer (the LM head's
+    ``vocab x hidden`` GEMMs and the loss) on top of its decoder layers; the rest of ``flops_per_token`` is spread evenly
+    over the ``num_layers`` decoder layers. Where the layers divide over the stages, Megatron-Core's default split gives
+    every stage ``num_layers / pp`` of them and the last stage the head besides (``get_num_layers_to_build`` in
+    megatron/core/transformer/transformer_block.py; ``account_for_loss_in_pipeline_split`` is off by default). Where they
+    do not, Megatron-Core refuses the default split and the layers per stage must be given (``--decoder-last-pipeline-
+    num-layers``, ``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split``, a pipeline
+    layout): they are placed at their best here, the last stage holding the whole layers that make the slowest stage
+    fastest. The first stage's embedding is a lookup, no GEMM: not counted.
+    """
+    if pp <= 1 or num_layers <= 0 or head_flops_per_token <= 0 or flops_per_token <= head_flops_per_token:
+        return 1.0
+    layer = (flops_per_token - head_flops_per_token) / num_layers
+    mean = flops_per_token / pp
+    if num_layers % pp == 0:
+        return (num_layers // pp * layer + head_flops_per_token) / mean
+    slowest = min(
+        max(-(-(num_layers - last) // (pp - 1)) * layer, last * layer + head_flops_per_token) for last in range(0, num_layers + 1)
+    )
+    return slowest / mean

@@ -22,6 +22,9 @@ of the data for an all-reduce over ``n`` ranks):
   sends sit between a stage's compute and the next stage's, so they count in full;
 - **PP bubble**: a 1F1B pipeline idles ``pp - 1`` micro-batch slots per step (fewer when interleaved,
   ``training_pipeline_virtual_stages`` chunks, as many as split a stage's layers evenly);
+- **PP slowest stage**: the stages run at the pace of the slowest, the last one, which runs the LM head beside its
+  share of the decoder layers (:func:`~generator.sizing.pipeline_schedule.slowest_stage_factor`: Megatron-Core's even
+  split where the layers divide over the stages, else the best placement in whole layers);
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
@@ -64,7 +67,7 @@ from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
 from generator.sizing.performance import gemm_fill
-from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
+from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, slowest_stage_factor, virtual_stages_for
 from generator.sizing.training_moe import NO_MOE, MoeStep, alltoall_bytes, alltoall_calls, expert_compute_factor
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload
 from generator.units import MIB
@@ -238,6 +241,9 @@ class StepTime:
     pipeline_virtual_stages: int = 1
     layers_per_virtual_stage: int = 0
     plain_pp_bubble_s: float = 0.0
+    #: The pipeline's slowest stage's compute over the mean stage's (:func:`~generator.sizing.pipeline_schedule.
+    #: slowest_stage_factor`: the last stage runs the LM head beside its layers), which ``compute_s`` is timed at.
+    slowest_stage_factor: float = 1.0
 
     @property
     def _busy_s(self) -> float:
@@ -362,6 +368,7 @@ def training_step(
     optimizer_bytes: float = 0.0,
     elementwise_bytes_per_token: float = 0.0,
     eager_kernels_per_micro_batch: tuple[int, int] = (0, 0),
+    head_flops_per_token: float = 0.0,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
@@ -382,6 +389,9 @@ def training_step(
     ``eager_kernels_per_micro_batch``: the (forward, backward) kernels the framework launches one at a time a
     micro-batch (:func:`generator.sizing.training.eager_kernels_per_micro_batch`), at ``eager_forward_kernel_host_s``
     and ``eager_backward_kernel_host_s`` each.
+    ``head_flops_per_token``: the output layer's share of ``flops_per_token`` (the LM head's GEMMs), which a pipeline's
+    last stage runs beside its decoder layers: the stages' compute is timed at the slowest stage's
+    (:func:`generator.sizing.pipeline_schedule.slowest_stage_factor`; 0: stages of equal work).
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
@@ -389,6 +399,9 @@ def training_step(
     gpus_per_replica = layout.tp * layout.pp
     compute_s = flops_per_token * tokens / (gpus_per_replica * dense_tflops * 1e12 * base_efficiency * fill)
     compute_s *= expert_compute_factor(moe, micro_tokens, consts)
+    # a pipeline runs at its slowest stage's pace: the last one runs the LM head beside its share of the layers
+    slowest = slowest_stage_factor(num_layers, layout.pp, head_flops_per_token, flops_per_token)
+    compute_s *= slowest
     # the micro-batches' EP all-to-alls: each stage's MoE layers, its tokens split by TP (sequence parallel)
     a2a_bytes = alltoall_bytes(moe, micro_tokens) * layout.accumulation / (layout.tp * layout.pp)
     a2a_calls = alltoall_calls(moe) * layout.accumulation
@@ -481,6 +494,7 @@ def training_step(
         pipeline_virtual_stages=virtual if layout.pp > 1 else 1,
         layers_per_virtual_stage=num_layers // (layout.pp * virtual) if layout.pp > 1 else 0,
         plain_pp_bubble_s=plain_bubble_s,
+        slowest_stage_factor=slowest,
     )
 
 
