@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
+from generator.sizing.performance import decode_model
 from tests.conftest import calibration_report as _report
 from tests.helpers import check_calibration_groups
 
@@ -62,6 +63,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # 54.1 / 59.5 -> 51.1 / 59.5 (the lab's Qwen3-235B-A22B BF16 TP8 row +57.5% -> +40.2%; the dense rows unmoved)
+    # acc109 entry of 2026-12-06 (unmoved): the lab's pages' own decode-only steps read its "H100" at 1.1x the lab's A100
+    # (test_the_gpustack_h100_decodes_at_about_the_lab_a100s_rate); the V0 row is V0's host loop; per-row research notes
     "throughput vllm h100-sxm5-80gb bf16": (0.5110, 0.5954),
     # 2026-12-03 w4a16 entry: MXFP4 experts dequantized in the GEMMs' main loop took the lab's two 32,000/100 rows from
     # +27% / +55% to -32% / -15% (41.1 / 55.1 -> 23.3 / 31.7); the thirty-second session's four gpt-oss-20b rows
@@ -88,6 +91,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # 46.0 / 48.0 -> 36.6 / 37.2 (32000/100 +12%, 4000/200 +37%, 2000/100 +37%)
+    # acc109 entry of 2026-12-06 (unmoved): the page's decode-only steps are 1.12x the model's, its prompts 0.50-0.68 of
+    # the model's rate; a slice-width term for TP-sliced experts fits these rows but not TensorRT-LLM's TP8 MoE rows
     "throughput vllm h200-sxm-141gb fp8": (0.3658, 0.3723),
     # eighth entry: DeepSeek-R1 / V3 under SGLang on 8 x H200 (the same lab's v0.5.3 runs, and DataCrunch's v0.4.1 run
     # in the sglang repository), 2.6-3.9x too fast, as vLLM's DeepSeek-R1 rows of the lab: MLA/MoE at TP8 without EP;
@@ -447,3 +452,46 @@ def test_the_l4_rows_are_the_closed_loop_runs_whose_concurrency_divides_the_prom
         (figures,) = report.evaluate(only=lambda name, e=engine: name == f"throughput {e} l4-24gb bf16").values()
         assert (figures["rows"], figures["failed"]) == (3, 0)
         assert figures["median_signed_error"] < 0  # every row under-predicted (the GDDR decode share, not modelled)
+
+
+#: The GPUStack lab's Qwen3-32B pages, vLLM v0.11.0, one GPU, 32,000 / 100 (acc109 entry of 2026-12-06 in
+#: benchmarks/CALIBRATION.md): the printed median TPOT of a run that decodes one 32K sequence at a time, ms. Read from
+#: https://github.com/gpustack/gpustack/blob/10e9444a07c73556f2ef0d10d2b2766bbf54c9c0/docs/performance-lab/qwen3-32b/h100.md
+#: (peak output 24 tok/s: one sequence) and its a100.md (median ITL, the same run).
+GPUSTACK_QWEN3_32B_32K_DECODE_MS = {"h100-sxm5-80gb": 43.36, "a100-sxm4-80gb": 48.55}
+
+
+def test_the_gpustack_h100_decodes_at_about_the_lab_a100s_rate() -> None:
+    """Why the lab's H100 rows stay pinned: its decode-only step is 1.12x its A100's, not the model's 1.7x.
+
+    The model's A100 step is within 20% of the lab's A100 page, its H100 SXM5 step a quarter below the lab's "H100":
+    the rows keep the page's GPU and no engine mechanism is fitted to them (the rows' research notes say why).
+    """
+    report = _report()
+    step_ms = {}
+    for gpu, seqs, chunk in (("h100-sxm5-80gb", 1024, 8192), ("a100-sxm4-80gb", 256, 2048)):
+        row = {"engine": "vllm", "gpu": gpu, "model": "Qwen/Qwen3-32B", "precision": "bf16", "kv_precision": "bf16",
+               "tp": 1, "pp": 1, "input_tokens": 32000, "output_tokens": 100, "max_num_seqs": seqs,
+               "max_num_batched_tokens": chunk}  # fmt: skip
+        arch, weights, par, acc, kv_bits, consts = report._replica(row)
+        step_ms[gpu] = 1e3 * decode_model(arch, weights, kv_bits, par, acc, 32050, consts, 32050).step(1, 0).seconds
+    lab = GPUSTACK_QWEN3_32B_32K_DECODE_MS
+    assert step_ms["a100-sxm4-80gb"] == pytest.approx(lab["a100-sxm4-80gb"], rel=0.2)
+    assert step_ms["h100-sxm5-80gb"] < 0.8 * lab["h100-sxm5-80gb"]
+    assert lab["a100-sxm4-80gb"] / lab["h100-sxm5-80gb"] < 1.2 < step_ms["a100-sxm4-80gb"] / step_ms["h100-sxm5-80gb"]
+
+
+def test_the_lab_vllm_rows_record_the_server_defaults_and_their_research_notes() -> None:
+    # acc109: every GPUStack vLLM row on an H100 / H200 records the server's max_num_batched_tokens (V1's 8192 on a
+    # >= 70 GiB GPU that is not an A100, or the 16384 its command sets), as the lab's A100 rows record 2048; the BF16 H100
+    # and FP8 H200 rows say why they miss
+    rows = [
+        r
+        for r in json.loads(DATA.read_text())["throughput"]
+        if r["engine"] == "vllm" and "gpustack/gpustack" in r["source"] and r["gpu"] in ("h100-sxm5-80gb", "h200-sxm-141gb")
+    ]
+    assert rows
+    for row in rows:
+        assert row["max_num_batched_tokens"] in (8192, 16384) and row["max_num_seqs"] == 1024, row
+        if row["precision"] == "bf16" or row["gpu"] == "h200-sxm-141gb":
+            assert any(note.startswith("acc109") for note in row["research_notes"]), row
