@@ -70,7 +70,11 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
     fix74: the B200 plan's 5 x 224 places = 1,120 (8 ranks of 28 whole requests of 33,000 tokens; 229 from the ranks'
     tokens pooled before m74e), a request 1,014 s: 91% busy at 1 req/s, 0.1% wait. The H200 runner-up was 14 x TP1 EP8
     ($646,885): 14 x 96 places (8 ranks of 12; 100 pooled) = 1,344 at 1,341 s a request, 99.8% busy: 90% wait, p95
-    1,293 s past the 2.76 s slack (3 s TTFT target - 239 ms TTFT p95 at batch 96); 15 (1,440 places, 93%) wait 0.4%."""
+    1,293 s past the 2.76 s slack (3 s TTFT target - 239 ms TTFT p95 at batch 96); 15 (1,440 places, 93%) wait 0.4%.
+
+    acc112: the H200 runner-up is 16 x TP1 EP8 (128 H200, $739,297/month): its steps of 96 tokens touch 95% of each
+    rank's 32 experts on average and the layer waits for the rank that touches them all (busiest_rank_routed_share),
+    ~5% more expert reads a step; the B200 plan's request 1,014 -> 1,017 s, still 5 replicas."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
@@ -81,7 +85,7 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
         "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "15 x TP1 EP8 (attention DP 8) on 15 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "16 x TP1 EP8 (attention DP 8) on 16 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
     assert "5 replica(s) x 224 places = 1,120 (c), 91% busy at 1 req/s: 0.1% of requests wait for one" in files["SPEC.md"]
     assert "cap the router's concurrency at 224 a replica, or give inference.max_num_seqs: 28 (28 a rank)" in files["SPEC.md"]
     assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
@@ -130,12 +134,14 @@ def test_a_pinned_tp_and_ep_keep_their_degrees(tmp_path: Path) -> None:
 
 def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Path) -> None:
     """Searched DP layouts are one stage (vLLM: DP attention with PP "not a common setup", vllm issue 20053); a pinned
-    pp is taken: 6 x TP1 EP8 PP2 on 12 p5en ($554,473/month) against PP1's 14 ($646,885), each replica over 2 nodes."""
+    pp is taken: 6 x TP1 EP8 PP2 on 12 p5en ($554,473/month) against PP1's 14 ($646,885), each replica over 2 nodes.
+    acc112: 7 x PP2 on 14 p5en (PP1's runner-up 16): a request holds its place 1,598 s, the EP rank that touches the
+    most of its experts setting each MoE layer's reads (busiest_rank_routed_share); 6 x 276 places would be 96% busy."""
     loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8, pp: 2}\n", gpus="h200-sxm-141gb")))
     plan = plan_workload(loaded)
     (dep,) = plan.deployments
-    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 6, 96)
-    assert "TP1 x EP8 (attention DP 8) x PP2 x 6 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 7, 112)
+    assert "TP1 x EP8 (attention DP 8) x PP2 x 7 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
 

@@ -106,10 +106,20 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # 32.2 / 85.8 -> 27.2 / 85.4 (the lab's rows +37% / +30%, DataCrunch's +199%)
-    "throughput sglang h200-sxm-141gb fp8": (0.2723, 0.8544),
+    # acc112 entry of 2026-12-06: a prompt's tokens read the routed experts in one pass (SGLang prefills a waiting prompt
+    # in a batch of its own), not spread over every decode step: the InferenceX rows at 8 / 16 / 32 / 64 requests
+    # -22.6 / -24.9 / -13.4 / +0.9% -> +2.0 / -1.2 / +5.3 / +8.9%, 922/7373 +0.8 -> +7.4%, 7373/922 -48.8 -> +5.6%; the
+    # p90 is now the conc-4 1k/1k row of the slower runner, +85.4 -> +131.4% (its mean TPOT 22.73 ms against 10.93 ms at
+    # 4 requests of 922/7373 and 12.8 ms at 8 of 922/922: the model now gives it the step its siblings measured):
+    # 27.2 / 85.4 -> 8.2 / 131.4. The lab's rows (prefill-bound, +37% / +30%) and DataCrunch's v0.4.1 row (+199%)
+    # unmoved: their batches read every expert either way
+    "throughput sglang h200-sxm-141gb fp8": (0.0817, 1.3143),
     # 2026-12-03 entry: InferenceX, SGLang v0.5.6, DeepSeek-R1-0528 NVFP4 on 8 x B200 (TP8 EP8), concurrency 4-64 at
     # 1k/1k: 4-32 within 4%; conc 64 +56%, a point the source flags for queueing (mean TTFT 5.7 s)
-    "throughput sglang b200-sxm-180gb nvfp4": (0.0299, 0.5522),
+    # acc112 entry of 2026-12-06: a prompt's tokens read the experts in one pass (4-32: +0.9 / -3.6 / -2.9 / -3.0% ->
+    # +12.7 / +12.7 / +15.6 / +11.2% alone) and each MoE layer waits for the EP8 rank that touches the most of its 32
+    # experts (-> +3.0 / +1.9 / +5.0 / +3.1%); the queued conc-64 point +55.2 -> +57.3%: 3.0 / 55.2 -> 3.1 / 57.3
+    "throughput sglang b200-sxm-180gb nvfp4": (0.0308, 0.5727),
     # out of sample (TensorRT-LLM v1.2.0rc1 behind trtllm-serve, the same lab's H100, Qwen3-32B block FP8; CALIBRATION.md,
     # 2026-12-01 sixth entry): over-predicted more than the lab's vLLM rows, while the lab's A100 rows of both engines meet
     # the target, so the H100 gap is not vLLM's (block-FP8 GEMMs or that lab's H100 setup); acc92 entry of 2026-12-05:

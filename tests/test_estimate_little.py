@@ -150,8 +150,9 @@ def test_the_estimates_gap_note_ends_with_the_figure_a_plan_counts_on() -> None:
     )  # fmt: skip
     assert code == 0
     assert (
-        # 1,479.94-1,788.87 and 2,330.90 before the routed experts' memory-bound kernels were timed (acc101)
-        "which those ratios put at 1,620.68-1,938.74; a plan counts on the model's 2,272.20 output tokens/s a replica: "
+        # 1,479.94-1,788.87 and 2,330.90 before the routed experts' memory-bound kernels were timed (acc101);
+        # 1,620.68-1,938.74 and 2,272.20 before a prompt's tokens read the experts in one pass (acc112)
+        "which those ratios put at 1,620.90-1,938.99; a plan counts on the model's 2,272.50 output tokens/s a replica: "
         "the runs are one lab's"
     ) in text
     assert "measured 1.15-1.31x; the figures above are the model's" in text

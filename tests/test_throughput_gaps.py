@@ -650,8 +650,9 @@ def test_an_attention_dp_service_is_planned_with_the_measured_over_prediction(tm
     record = throughput_gaps()["moe-attention-dp-hopper"]
     low, high = record.predicted_over_measured
     # acc108: the H200 DeepSeek-R1 long-output runs, their KV cache sized beside TensorRT-LLM's gathered MoE rows, measured
-    # the model's rate or more (1.001-1.447 before)
-    assert (low, high) == (0.806, 1.439)
+    # the model's rate or more (1.001-1.447 before); acc112: its 1024/32768 run's small batch waits for the EP rank that
+    # touches the most experts (0.806 -> 0.800)
+    assert (low, high) == (0.800, 1.439)
     assert f"specgen's throughput model predicted {low:.2f}-{high:.2f}x what {record.runs} public runs of" in finding.message
     assert "Qwen3-235B-A22B (FP8) on 8 x H100 (DEP8" in finding.message and record.source[0] in finding.message
     assert "the runs did not measure this engine: their ratios are extrapolated to it" in finding.message  # vLLM
@@ -668,7 +669,7 @@ def test_the_estimate_of_an_attention_dp_layout_states_its_gap() -> None:
     args = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "1", "--ep", "8", "--precision", "fp8",
             "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     record = throughput_gaps()["moe-attention-dp-hopper"]
-    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "0.81-1.44x" in n]
+    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "0.80-1.44x" in n]
     tp8 = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "8", "--precision", "fp8",
            "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     assert not [n for n in estimate_json(*tp8)["notes"] if "public runs of" in n]

@@ -378,8 +378,46 @@ def decode_weight_read_bytes(arch: Architecture, weights: WeightSizes, par: Para
     read = float(weights.per_gpu_read_bytes)
     if weights.expert_bytes:
         expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
-        read -= expert_per_gpu * (1.0 - routed_share(arch, tokens))
+        read -= expert_per_gpu * (1.0 - busiest_rank_routed_share(arch, par.ep, tokens))
     return read
+
+
+def busiest_rank_routed_share(arch: Architecture, ep: int, tokens: float) -> float:
+    """Share of its routed-expert bytes the expert-parallel rank that reads the most streams in a step over ``tokens``.
+
+    Tensor-parallel experts (``ep`` 1: every GPU a slice of every expert) read :func:`routed_share` each. Expert
+    parallelism places ``experts / ep`` whole experts on a rank, each touched by the step with the chance
+    :func:`routed_share` gives, so a rank's count of touched experts is binomial; every MoE layer waits for the rank
+    that touches the most, which lies ``z_ep`` of that count's spreads above the mean (:func:`expected_normal_max`, as
+    :func:`busiest_expert_rank_load` takes the busiest rank's tokens). A small batch touches a few experts a rank and
+    this rank several more than the mean (acc112: DeepSeek-R1 at EP8, 4 tokens: 6.4 of its 32 experts against the
+    mean's 3.8); a batch that touches nearly every expert reads them all on every rank.
+    """
+    share = routed_share(arch, tokens)
+    experts, _ = arch.routed_experts
+    if ep <= 1 or not experts or share >= 1.0:
+        return share
+    per_rank = experts / ep
+    return min(1.0, share + math.sqrt(share * (1.0 - share) / per_rank) * expected_normal_max(ep))
+
+
+def bulk_routed_read_bytes(
+    arch: Architecture, weights: WeightSizes, par: Parallelism, decodes: int, prefill_tokens: float, pass_tokens: float
+) -> float:
+    """Weight bytes one GPU streams in an average step of ``decodes`` decodes whose prompt tokens come in passes.
+
+    A step's ``prefill_tokens`` (a stage's average share) arrive ``pass_tokens`` at a time, in a
+    ``prefill_tokens / pass_tokens`` share of the steps: SGLang and vLLM run a waiting prompt's tokens, up to their
+    chunk, in one forward pass (SGLang ``--chunked-prefill-size``, vLLM ``max_num_batched_tokens``) rather than a few
+    of them in every decode step. Dense weights are read every step either way; the routed experts are read as each
+    step's own tokens route (:func:`decode_weight_read_bytes`): the decodes' alone in most steps, the decodes' and a
+    whole pass's in the rest. The average's tokens spread over every step would route a small batch to several times
+    the experts its decodes read (acc112: InferenceX's SGLang DeepSeek-R1 runs at 4-32 requests at once).
+    """
+    share = min(1.0, prefill_tokens / pass_tokens)
+    alone = decode_weight_read_bytes(arch, weights, par, max(1, decodes))
+    with_pass = decode_weight_read_bytes(arch, weights, par, max(1, round(decodes + pass_tokens)))
+    return (1.0 - share) * alone + share * with_pass
 
 
 def allreduce_seconds(
@@ -451,6 +489,7 @@ def decode_step(
     prefill_tokens: float = 0.0,
     prompt_tokens: int = 0,
     cached_tokens: int = 0,
+    pass_tokens: float = 0.0,
 ) -> DecodeStep:
     """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``.
 
@@ -460,12 +499,14 @@ def decode_step(
     prompt tokens (of ``prompt_tokens``-token prompts) may ride in the same step, as in-flight
     batching schedules them: they share the weight reads and add their matmuls and causal attention (``cached_tokens``:
     each prompt's new tail after that many tokens its prefix cache holds, :func:`prompt_attention_flops_per_token`).
+    ``pass_tokens``: the prompt tokens arrive in passes of that many (a prompt, or a chunk of it, at once), so the
+    routed experts are read as :meth:`DecodeModel.step` says; 0: spread over the steps.
 
     With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
     token passes every stage, so the time per output token is ``pp`` stage times.
     """
     model = decode_model(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens, cached_tokens)
-    return model.step(batch, prefill_tokens)
+    return model.step(batch, prefill_tokens, pass_tokens)
 
 
 @memoized
@@ -558,8 +599,16 @@ class DecodeModel:
             return 0.0
         return tokens * (per_token / max(1, self._attention_dp) + per_pair) / self._bandwidth
 
-    def step(self, batch: int, prefill_tokens: float = 0.0) -> DecodeStep:
-        """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along."""
+    def step(self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0) -> DecodeStep:
+        """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along.
+
+        ``pass_tokens``: the step's prompt tokens are the average of passes of that many a stage (an engine prefills a
+        prompt, or a chunk of it, in one forward pass, not a few of its tokens in every step): the routed experts a
+        step reads are those of its decodes in the steps without a pass and those of its decodes and a whole pass in a
+        ``prefill_tokens / pp / pass_tokens`` share of them (:func:`bulk_routed_read_bytes`); 0, or a pass no larger
+        than the average, reads them as the average's tokens route. Only the reads move: the matmuls, all-reduces and
+        attention stay those of the average step.
+        """
         arch, par, acc, consts = self._arch, self._par, self._acc, self._consts
         attention_dp = self._attention_dp
         micro = max(1, math.ceil(batch / par.pp))
@@ -569,6 +618,8 @@ class DecodeModel:
         kv = ceil_bytes(self._kv_stage_bits * -(-micro // attention_dp))
         if self._dense_weight_read_s is not None:
             weight_read_s = self._dense_weight_read_s
+        elif 0 < prefill_micro < pass_tokens:
+            weight_read_s = bulk_routed_read_bytes(arch, self._weights, par, micro, prefill_micro, pass_tokens) / bandwidth
         else:
             weight_read_s = decode_weight_read_bytes(arch, self._weights, par, max(1, round(tokens))) / bandwidth
         kv_read_s = kv / bandwidth
@@ -1447,7 +1498,9 @@ def saturated_throughput(
     Each sequence occupies ``input + output`` tokens of KV at its end. In-flight batching (TensorRT-LLM,
     vLLM, SGLang) admits a new prompt whenever a sequence finishes and runs its prefill inside the decode
     steps: at steady state every step decodes ``batch`` tokens and prefills ``batch x input / output``
-    prompt tokens, which share the step's weight reads. An engine that caps a step's tokens
+    prompt tokens, which share the step's weight reads; the routed experts a step reads are those of a prompt's whole
+    pass in the share of steps that run one (a prompt, or its chunk, at once: :func:`bulk_routed_read_bytes`), those of
+    the decodes alone in the rest. An engine that caps a step's tokens
     (``step_token_budget``: vLLM's ``max_num_batched_tokens``, decode and prefill chunks together) holds the batch
     to ``budget x output / (input + output)`` (:func:`step_budget_batch`).
     """
@@ -1468,7 +1521,11 @@ def saturated_throughput(
         full = in_flight
         step = decode_step(arch, weights, kv_bits, par, acc, 1, context, consts, full - 1, new, cached_tokens)
         return Saturation(1, full / (1 + new / max(1, output_tokens)) / step.seconds, step)
-    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, new, cached_tokens)
+    # a waiting prompt runs its tokens in one pass, up to the engine's chunk (what a rank's decodes leave of vLLM's budget)
+    ranks = par.pp * par.attention_dp
+    chunk = step_token_budget - math.ceil(batch / ranks) if step_token_budget else consts.prefill_chunk_tokens
+    passes = float(max(1, min(new, chunk)))
+    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, new, cached_tokens, passes)
     return Saturation(batch, batch / step.seconds, step)
 
 
