@@ -103,6 +103,16 @@ def test_a3_ultra_and_a4_bundled_local_ssds_are_sourced(platform: str) -> None:
     assert ACC in spec.source
 
 
+def test_every_gcp_local_ssd_count_is_sourced() -> None:
+    """A GKE pool renders ``localSsdCount`` from ``nvme.count``: each is the disk table's (A2 Ultra 1-8, A3 High 2-16, A3
+    Mega 16, A3 Ultra / A4 32), none a belief."""
+    gcp = [p for p in catalog.platforms().values() if p.provider == "gcp"]
+    assert {p.id: [f for f in p.unsourced_fields if f.startswith("nvme.")] for p in gcp if p.nvme_count} == {
+        p.id: [] for p in gcp if p.nvme_count
+    }
+    assert all(ACC in p.source for p in gcp if p.nvme_count)
+
+
 # --- item 5: Hyperdisk-only boot disks ------------------------------------------------------------------------------
 
 HYPERDISK_ONLY = ["gcp-a3-ultragpu-8g", "gcp-a4-highgpu-8g", "gcp-g4-standard-48", "gcp-g4-standard-96",
