@@ -179,10 +179,10 @@ def test_the_one_l4_g2_sizes_are_in_the_catalog(size: int, vcpus: int, ram: int,
     assert price.usd == usd and price.source
 
 
-def test_a2_megagpu_16g_is_in_the_catalog_unpriced() -> None:
+def test_a2_megagpu_16g_is_in_the_catalog_and_priced() -> None:
     spec = catalog.platforms()["gcp-a2-megagpu-16g"]
     assert (spec.gpu_ids, spec.gpu_counts, spec.vcpus, spec.ram_gib) == (("a100-sxm4-40gb",), (16,), 96, 1360)
-    assert not [p for p in catalog.prices().values() if p.platform_id == "gcp-a2-megagpu-16g"]
+    assert catalog.prices()["gcp-a2-megagpu-16g-on-demand-us-central1"].usd == 55.739504
 
 
 # --- item 7: a cloud VM's power grows with the VM ----------------------------------------------------------------------
