@@ -144,7 +144,7 @@ def test_gke_sharing_example_renders_a_one_gpu_mig_node_pool() -> None:
             "gcp",
             "a100-sxm4-80gb",
             "$3,700/month, 1 GPUs rented (0 idle), 1 server(s)",
-            "  runner-up: 2 x TP1 on 1 x gcp-a2-ultragpu-2g (2 x a100-sxm4-80gb) (2 GPUs rented, 2 used, 1.4 kW, $7,400/month)",
+            "  runner-up: 2 x TP1 on 1 x gcp-a2-ultragpu-2g (2 x a100-sxm4-80gb) (2 GPUs rented, 2 used, 1.2 kW, $7,400/month)",
         ),
         # bare-metal GPUs are bought: one Dell R760 with one L40S
         (

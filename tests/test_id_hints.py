@@ -15,7 +15,7 @@ from generator.errors import UnknownIdError
 from tests.helpers import VALID, call_cli, run_estimate
 
 NO_GPU = "; no GPU of that model is in the catalog (48 GPUs: `specgen catalog gpus` lists them)"
-NO_PLATFORM = "; no platform of that model is in the catalog (99 platforms: `specgen catalog platforms` lists them)"
+NO_PLATFORM = "; no platform of that model is in the catalog (104 platforms: `specgen catalog platforms` lists them)"
 
 
 def _mean(*ids: str, more: int = 0) -> str:

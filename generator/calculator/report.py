@@ -237,13 +237,30 @@ def catalog_rows(kind: str) -> list[dict[str, Any]]:
     return rows_by_id(catalog.models(), model_row)
 
 
+def money_cell(usd: float) -> str:
+    """A catalog price for a table: to the cent, with the tenths and hundredths of a cent a list price gives.
+
+    newuser79 item 13: ``catalog prices`` printed the JSON's float as it is stored (88.4899999025753, 5.06879789041096).
+    Providers quote hourly prices finer than the cent (AWS g4dn.12xlarge $3.912 an hour; a cent an hour is $7.30 a
+    month), so up to four decimals are kept and never fewer than two; ``--json`` keeps the exact value.
+    """
+    text = f"{usd:,.4f}".rstrip("0")
+    return text + "0" * (2 - len(text.split(".")[1]))
+
+
+def _catalog_cell(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if key == "usd" and isinstance(value, int | float) and not isinstance(value, bool):
+        return money_cell(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
 def catalog_text(rows: list[dict[str, Any]], columns: int = 6) -> str:
     """Rows as an aligned table: id, name and the first few figures (``columns`` in all)."""
     if not rows:
         return "(empty)\n"
     keys = [k for k in rows[0] if k not in ("aliases", "gpus", "gpu_counts")][:columns]
-    table = [[str(k) for k in keys]] + [
-        ["" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys] for r in rows
-    ]
+    table = [[str(k) for k in keys]] + [[_catalog_cell(k, r[k]) for k in keys] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(keys))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table) + "\n"

@@ -687,6 +687,9 @@ class PlatformSpec(NamedTuple):
     #: Whether ``max_power_w`` is an approximate consumption figure its source gives (NVIDIA's "~14 kW" for the DGX
     #: B300), not a nameplate maximum (``platforms.json`` ``max_power_approximate``; newuser64 item 4).
     max_power_approximate: bool = False
+    #: The one boot disk type a cloud machine type takes (``platforms.json`` ``boot_disk``: GCP A3 Ultra, A4 and G4 take
+    #: Hyperdisk Balanced only, not GKE's pd-balanced default; newuser79 item 5); None: the provider's default does.
+    boot_disk_type: str | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -738,6 +741,7 @@ class PlatformSpec(NamedTuple):
             ec2_api_gpus=(rec.get("ec2_api_gpus") or {}).get("count"),
             vcpus_physical=rec.get("vcpus_physical") is not None,
             frontend_ethernet_gbps=_opt_float(nics.get("frontend_ethernet_gbps")),
+            boot_disk_type=(rec.get("boot_disk") or {}).get("disk_type"),
         )
 
     @property

@@ -211,11 +211,26 @@ def component_dc_load_w(
     nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)
     drive = catalog.drives().get(platform.nvme_drive_id or "")
     drive_w = (drive.power_w_active if drive and drive.power_w_active else consts.nvme_power_w) * drives
-    host = (cpu, platform.cpu_sockets, ram_gib)
+    host = (cpu, vm_cpu_sockets(platform, cpu), ram_gib)
     return parts_dc_load_w(gpu, gpus, host, drive_w + nic_w + nvswitch * consts.nvswitch_power_w, consts)
 
 
-def parts_dc_load_w(gpu: GpuSpec, gpus: int, host: tuple[CpuSpec | None, int, float], other_w: float, consts: Constants) -> float:
+def vm_cpu_sockets(platform: PlatformSpec, cpu: CpuSpec | None) -> float:
+    """The CPU sockets whose power a server's sum counts: a cloud VM's share of its host's, else the platform's.
+
+    newuser79 item 7: a cloud VM was summed with a whole CPU chosen for its GPUs' wanted cores, whatever its vCPUs, so a
+    g2-standard-4 (4 vCPU, 1 L4) drew 424 W and g2-standard-96 (96 vCPU, 8 L4) only 1,008 W. A VM draws its cores'
+    share of the host CPU: its vCPUs over two (SMT siblings; physical where ``vcpus_physical``) over the chosen CPU's cores.
+    """
+    if platform.kind != "cloud-instance" or not platform.vcpus or cpu is None or not cpu.cores:
+        return platform.cpu_sockets
+    cores = platform.vcpus if platform.vcpus_physical else platform.vcpus / 2
+    return cores / cpu.cores
+
+
+def parts_dc_load_w(
+    gpu: GpuSpec, gpus: int, host: tuple[CpuSpec | None, float, float], other_w: float, consts: Constants
+) -> float:
     """DC load of a machine's parts and the fans' share.
 
     Its GPUs at TDP, ``host`` (CPU, sockets, RAM GiB) and ``other_w`` (drives, NICs, switches). Each CPU socket draws

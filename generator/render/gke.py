@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator.catalog import platforms
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
@@ -233,12 +234,27 @@ def node_pool_spec(
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
     if disk is not None and (boot_gb := gke_boot_disk_gb(disk)) is not None:
         spec["nodeConfig"]["diskSizeGb"] = boot_gb
+    if (disk_type := boot_disk_type(node)) is not None:  # newuser79 item 5: Hyperdisk-only machine types
+        spec["nodeConfig"]["diskType"] = disk_type
     if compact and pool.nodes > 1:
         spec["placementPolicy"] = {"type": "COMPACT"}
     if networks:
         configs = [{"network": n.network, "subnetwork": n.subnetwork} for n in networks]
         spec["networkConfig"] = {"additionalNodeNetworkConfigs": configs}
     return spec
+
+
+def boot_disk_type(node: NodeSpec) -> str | None:
+    """The boot disk type a node's machine type takes where GKE's pd-balanced default would not do; None where it does.
+
+    A3 Ultra, A4 and G4 take Hyperdisk Balanced alone ("this is the only disk type that is supported for the boot disk",
+    https://docs.cloud.google.com/compute/docs/accelerator-optimized-machines#supported_disk_types; the catalog's
+    ``boot_disk``), and a GKE node pool's boot disk is pd-balanced unless ``diskType`` says otherwise
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks). Rendered explicitly, the pool does not
+    rest on the provider working the default out for the machine type.
+    """
+    platform = platforms().get(node.platform_id)
+    return None if platform is None else platform.boot_disk_type
 
 
 def pool_gpu_networks(pool: Pool, settings: KubernetesSettings) -> tuple[GpuNetwork, ...]:

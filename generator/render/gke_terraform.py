@@ -28,7 +28,7 @@ _DATA_MAPS = frozenset({"labels", "resourceLabels"})
 
 #: Arguments every pool object has (null where the pool has none), so the variable's object type is one shape.
 _OPTIONAL_POOL = ("node_count", "initial_node_count", "autoscaling", "placement_policy", "network_config")
-_OPTIONAL_NODE_CONFIG = ("disk_size_gb", "ephemeral_storage_local_ssd_config", "reservation_affinity")
+_OPTIONAL_NODE_CONFIG = ("disk_size_gb", "disk_type", "ephemeral_storage_local_ssd_config", "reservation_affinity")
 _OPTIONAL_ACCELERATOR = ("gpu_partition_size", "gpu_sharing_config")
 
 

@@ -44,7 +44,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 96, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "p5.48xlarge", "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-48xlarge", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "aws-p5-48xlarge", "power_w_per_node" : 8361, "provider" : "aws", "racks_spanned" : 0, "ram_gib" : 2048, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 96, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "p5.48xlarge", "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-48xlarge", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "aws-p5-48xlarge", "power_w_per_node" : 8493, "provider" : "aws", "racks_spanned" : 0, "ram_gib" : 2048, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

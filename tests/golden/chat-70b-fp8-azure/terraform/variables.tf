@@ -44,7 +44,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 48, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : "Standard_ND96isr_H200_v5", "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "azure-standard-nd96isr-h200-v5", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 2, "nvme_tb" : 30.79, "platform" : "azure-standard-nd96isr-h200-v5", "power_w_per_node" : 7624, "provider" : "azure", "racks_spanned" : 0, "ram_gib" : 1850, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 48, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : "Standard_ND96isr_H200_v5", "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "azure-standard-nd96isr-h200-v5", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 2, "nvme_tb" : 30.79, "platform" : "azure-standard-nd96isr-h200-v5", "power_w_per_node" : 7558, "provider" : "azure", "racks_spanned" : 0, "ram_gib" : 1850, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

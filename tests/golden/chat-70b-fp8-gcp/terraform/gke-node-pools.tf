@@ -56,6 +56,7 @@
 #     node_config {
 #       machine_type    = each.value.node_config.machine_type
 #       disk_size_gb    = each.value.node_config.disk_size_gb
+#       disk_type       = each.value.node_config.disk_type
 #       labels          = each.value.node_config.labels
 #       resource_labels = each.value.node_config.resource_labels
 #       gvnic {
@@ -166,6 +167,7 @@ variable "gke_node_pools" {
     node_config = object({
       machine_type    = string
       disk_size_gb    = number
+      disk_type       = string
       labels          = map(string)
       resource_labels = map(string)
       gvnic = object({
@@ -198,7 +200,7 @@ variable "gke_node_pools" {
       }))
     })
   }))
-  default = { "chat_h100_sxm5_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "chat-h100-sxm5-80gb", "network_config" : null, "node_config" : { "disk_size_gb" : null, "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 16 }, "guest_accelerator" : [{ "count" : 8, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : null, "gpu_sharing_config" : null, "type" : "nvidia-h100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "machine_type" : "a3-highgpu-8g", "reservation_affinity" : null, "resource_labels" : { "specgen-pool" : "chat_h100_sxm5_80gb", "specgen-workload" : "chat-70b-gcp" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 2, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 1, "max_unavailable" : 0 } } }
+  default = { "chat_h100_sxm5_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "chat-h100-sxm5-80gb", "network_config" : null, "node_config" : { "disk_size_gb" : null, "disk_type" : null, "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 16 }, "guest_accelerator" : [{ "count" : 8, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : null, "gpu_sharing_config" : null, "type" : "nvidia-h100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "machine_type" : "a3-highgpu-8g", "reservation_affinity" : null, "resource_labels" : { "specgen-pool" : "chat_h100_sxm5_80gb", "specgen-workload" : "chat-70b-gcp" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 2, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 1, "max_unavailable" : 0 } } }
 
   validation {
     condition     = alltrue([for p in values(var.gke_node_pools) : can(regex("^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", p.name))])

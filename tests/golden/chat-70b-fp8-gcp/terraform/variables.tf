@@ -38,7 +38,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "a3-highgpu-8g", "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 6.44, "platform" : "gcp-a3-highgpu-8g", "power_w_per_node" : 7753, "provider" : "gcp", "racks_spanned" : 0, "ram_gib" : 1872, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "a3-highgpu-8g", "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 6.44, "platform" : "gcp-a3-highgpu-8g", "power_w_per_node" : 7917, "provider" : "gcp", "racks_spanned" : 0, "ram_gib" : 1872, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

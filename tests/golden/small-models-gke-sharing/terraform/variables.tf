@@ -38,7 +38,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_a100_sxm4_80gb" : { "cooling" : "air", "cpu_cores" : 6, "deployments" : ["assistant"], "gpu_model" : "a100-sxm4-80gb", "gpus_per_node" : 1, "instance_type" : "a2-ultragpu-1g", "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "node_count" : 1, "nvme_tb" : 0.4, "platform" : "gcp-a2-ultragpu-1g", "power_w_per_node" : 860, "provider" : "gcp", "racks_spanned" : 0, "ram_gib" : 170, "requests_per_s" : { "assistant" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_a100_sxm4_80gb" : { "cooling" : "air", "cpu_cores" : 6, "deployments" : ["assistant"], "gpu_model" : "a100-sxm4-80gb", "gpus_per_node" : 1, "instance_type" : "a2-ultragpu-1g", "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "node_count" : 1, "nvme_tb" : 0.4, "platform" : "gcp-a2-ultragpu-1g", "power_w_per_node" : 594, "provider" : "gcp", "racks_spanned" : 0, "ram_gib" : 170, "requests_per_s" : { "assistant" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

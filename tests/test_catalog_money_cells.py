@@ -1,0 +1,47 @@
+"""``specgen catalog prices`` / ``purchases`` print money rounded, the JSON exact (newuser79 item 13: the text showed
+``88.4899999025753`` and ``5.06879789041096``, the stored floats)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from generator import catalog
+from generator.calculator.report import money_cell
+from tests.helpers import specgen_in_process as specgen
+
+
+@pytest.mark.parametrize(
+    ("usd", "text"),
+    [
+        (88.4899999025753, "88.49"),
+        (5.06879789041096, "5.0688"),
+        (3.912, "3.912"),  # AWS quotes a tenth of a cent: kept
+        (0.706832255, "0.7068"),
+        (199000.0, "199,000.00"),
+        (8000, "8,000.00"),
+        (0.5, "0.50"),
+    ],
+)
+def test_money_is_rounded_to_at_most_four_decimals_and_at_least_two(usd: float, text: str) -> None:
+    assert money_cell(usd) == text
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, out, err = specgen(capsys, "catalog", *args)
+    assert code == 0, err
+    return out
+
+
+def test_catalog_prices_text_shows_no_raw_float_and_json_keeps_the_exact_value(capsys: pytest.CaptureFixture[str]) -> None:
+    text = _run(capsys, "prices")
+    assert "88.4899999025753" not in text and "5.06879789041096" not in text
+    (line,) = [row for row in text.splitlines() if row.startswith("gcp-a3-highgpu-8g-on-demand-us-central1 ")]
+    assert line.split()[2] == "88.49"
+    usd_column = [row.split()[2] for row in text.splitlines()[1:] if row.split()[2][0].isdigit()]
+    assert usd_column and all(re.fullmatch(r"[\d,]+\.\d{2,4}", cell) for cell in usd_column)
+    rows = {r["id"]: r for r in json.loads(_run(capsys, "prices", "--json"))}
+    exact = catalog.prices()["gcp-a3-highgpu-8g-on-demand-us-central1"].usd
+    assert rows["gcp-a3-highgpu-8g-on-demand-us-central1"]["usd"] == exact
