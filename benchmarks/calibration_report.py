@@ -64,6 +64,7 @@ from generator.sizing.training import (  # noqa: E402
     eager_elementwise_bytes_per_token,
     eager_kernels_per_micro_batch,
     lora_traffic_bytes_per_token,
+    runs_grouped_mm_experts,
     size_training,
 )
 from generator.sizing.training_mfu import (  # noqa: E402
@@ -458,7 +459,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
         host=finetune_offload(row, arch, gpu, consts),
         # an MoE model's routed experts as the planner's step times them (one GPU a row: no expert parallelism)
-        moe=moe_step(arch, recompute=row["checkpointing"] == "full"),
+        moe=moe_step(arch, recompute=row["checkpointing"] == "full", grouped_mm=runs_grouped_mm_experts(finetune_setup(row))),
         optimizer_bytes=gpu_optimizer_step_bytes(arch, finetune_optimizer_setup(row), Parallelism()),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
@@ -1033,6 +1034,11 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     # short steps read them: the Trainer rows at 2,048 tokens and Qwen3-30B-A3B's
     "eager_forward_kernel_host_s": (65e-6,),
     "eager_backward_kernel_host_s": (5e-6,),
+    # held at the argmin of a scan with eager_forward_kernel_host_s (acc117 entry of 2026-12-06, /work/wt/bugs/acc117/
+    # scan_grouped.py): 0.3454 at 0 (the dense GEMMs' fill), 0.3435 from 256 to 768, 0.3434 at 512, 0.3453 at 1,024;
+    # forward 65 us stays the argmin beside it (60 us 0.3436, 70 us 0.3439). Only the eager frameworks' MoE rows read
+    # it (Qwen3-30B-A3B under the Trainer); the published kernels bound it from above at 900-1,700 (CONSTANT_DOCS)
+    "grouped_mm_half_tokens": (512.0,),
 }
 
 

@@ -135,18 +135,6 @@ PINNED: dict[str, tuple[float, float]] = {
     # 20 with the GGUF's Q8_0 attention, offload entry of 2026-12-03 and its ggufq note). The median meets its target,
     # the p90 misses it by two points: the DDR5-2000 rows still read their memory below 0.95 of its rate
     "offload-decode llama.cpp (experts-cpu)": (0.1475, 0.4194),
-    # Transformers 5's MoE blocks (grouped_mm) under the Trainer: the step did not time them, and said so
-    # (moe-training-step's EXPERT_LOOP_NOT_COUNTED): 3,446 tokens/s measured at 2,048 tokens against 17,220 modelled
-    # (18,849 before newuser70 item 1 counted Qwen3-30B-A3B's attention 4,096 wide, not 2,048: 2.9226 / 4.4698)
-    # acc107: the Trainer's eager norm, rotary, gating and residual operators counted (2.4157 / 3.9941 before)
-    # acc111 (2026-12-06): the CPU's one-at-a-time kernel launches (eager_forward / eager_backward_kernel_host_s, fitted
-    # over every training group) and the grouped_mm block's gathers, sorts and sums counted (1.7984 / 3.0229 before,
-    # labelled "grouped_mm experts not modelled"): s2048 +302.3% -> +0.5%, host-bound (0.419 s of the 0.591 s step is
-    # launches beyond the GPU's work); s8192 +57.4% -> +39.9%, what remains is the grouped GEMMs' own rate: Qwen3-30B-A3B's
-    # up_proj at 512 tokens an expert runs 134-161 TFLOPS on an H100 under CUTLASS SM90 grouped GEMMs (16% of its dense
-    # peak, https://github.com/tgale96/grouped_gemm/pull/37), not the dense GEMMs' ceiling the step gives them
-    "training-throughput hf h200-sxm-141gb (lora, tokens/s/GPU) (specgen's runs) (Transformers 5's grouped_mm GEMM rate "
-    "not modelled)": (0.2017, 0.3986),
     # Out of sample (cal69, CALIBRATION.md 2026-12-05 entry): Megatron-Bridge's published BF16 MoE pre-training rows
     # (25.11 NeMo container, 26.02 archive), predicted before they were added; no constant refitted. Two H100 rows meet
     # the target (+1.1%, -8.4%). GB300 (DeepSeek-V3 -11.9%, Qwen3-235B -19.9%, gpt-oss-120b +7.6% / +25.9%) misses the

@@ -61,6 +61,7 @@ class Constants(NamedTuple):
     tree_net_step_latency_s: float = 28e-6
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
+    grouped_mm_half_tokens: float = 512.0
     fp4_gemm_efficiency_ratio: float = 0.65
     fp8_block_gemm_efficiency_ratio: float = 0.4
     dequant_gemm_efficiency_ratio: float = 0.66
@@ -348,6 +349,19 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "expert GEMMs at small batch); 16 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit); "
         "held there since the refit entry of 2026-12-03 (benchmarks/CALIBRATION.md): 24 scores lower but takes vLLM's "
         "MI300X MXFP4 rows off their target",
+    ),
+    "grouped_mm_half_tokens": (
+        "Tokens per routed expert at which PyTorch's grouped GEMM (torch._grouped_mm, Transformers 5's grouped_mm "
+        "experts under the eager Trainer family) reaches half the rate the step gives a dense GEMM: the routed share "
+        "runs at t / (t + this) of it, t the tokens an expert multiplies a micro-batch (generator/sizing/training_moe.py).",
+        "CUTLASS's SM90 grouped GEMMs run Qwen3-30B-A3B's up_proj (128 experts, K 2048, N 1536, 512 rows an expert) at "
+        "134-161 TFLOPS on an H100 and a loop of cuBLAS calls at 130 (https://github.com/tgale96/grouped_gemm/pull/37), "
+        "torch._grouped_mm's whole MoE forward of that model at 2,048 rows an expert at 242 "
+        "(https://github.com/ByteDance-Seed/VeOmni/pull/460), against 443 the step gives that model's dense GEMMs there: "
+        "at most 900-1,240 and 1,700 tokens, bounds from above, as those timings also hold the host's argument setup "
+        "(tgale96's) and the routing and activation (VeOmni's); 512 fitted across every training calibration group at "
+        "once (benchmarks/calibration_report.py --fit-training, acc117 entry of 2026-12-06 in benchmarks/CALIBRATION.md), "
+        "only the eager frameworks' MoE rows reading it",
     ),
     "fp4_gemm_efficiency_ratio": (
         "Attainable share of the dense FP4 tensor peak relative to other formats' GEMMs (W4A4: NVFP4 / MXFP4 compute).",
@@ -757,6 +771,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),
+    # a grouped GEMM's half point: 0 runs it at the dense GEMMs' rate
+    "grouped_mm_half_tokens": (0, True, MOST_CONSTANT, True),
     # the engine settings these fill are bounded as the workload's own fields (inference.max_num_batched_tokens,
     # inference.max_num_seqs), so a constant renders nothing a field would refuse
     "prefill_chunk_tokens": (0, False, 16777216, True),
