@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
+from generator.calculator.model_source import resolve_model, serving_format  # noqa: E402
 from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
@@ -589,7 +590,11 @@ def _replica(row: dict[str, Any]) -> tuple[Architecture, Any, Parallelism, Accel
     consts = with_overrides(dict(_row_constants(row)))
     par = Parallelism(tp=row["tp"], pp=row["pp"], ep=row.get("ep", 1), stages=engine_stages(row["engine"]))
     gpu = find_gpu(row["gpu"])
-    fmt = loaded_format(weight_format(row["precision"]), gpu.architecture, row["engine"])  # as the engine holds it
+    # the format the estimate serves (fp8 on DeepSeek-R1's 128 x 128 block checkpoint is that layout, at the block-FP8
+    # GEMM rate on Hopper), as the engine holds it: a decomposition built on these inputs times what the estimate times
+    # (acc115: acc109's prompt-pass figures for the R1 TP8 rows were at the plain FP8 rate, 1.6x the estimate's)
+    served = serving_format(resolve_model(row["model"]), row["precision"])
+    fmt = loaded_format(served, gpu.architecture, row["engine"])
     weights = size_weights(arch, fmt, par)
     # the runtime's host loop: per-sequence host time only where it handles every sequence each step
     host_scale = per_sequence_host_scale(row["engine"], host_time_scale(host_cpu(row)))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
-from generator.sizing.performance import decode_model
+from generator.sizing.performance import decode_model, prefill_seconds
 from tests.conftest import calibration_report as _report
 from tests.helpers import check_calibration_groups
 
@@ -91,8 +91,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # 46.0 / 48.0 -> 36.6 / 37.2 (32000/100 +12%, 4000/200 +37%, 2000/100 +37%)
-    # acc109 entry of 2026-12-06 (unmoved): the page's decode-only steps are 1.12x the model's, its prompts 0.50-0.68 of
-    # the model's rate; a slice-width term for TP-sliced experts fits these rows but not TensorRT-LLM's TP8 MoE rows
+    # acc109 entry of 2026-12-06 (unmoved): the page's decode-only steps are 1.12x the model's; a slice-width term for
+    # TP-sliced experts fits these rows but not TensorRT-LLM's TP8 MoE rows; acc115 entry (unmoved): its prompts pass at
+    # 0.81-0.93 of the model's rate (acc109's 0.50-0.68 timed them at the plain FP8 rate, not the checkpoint's block-FP8)
     "throughput vllm h200-sxm-141gb fp8": (0.3658, 0.3723),
     # eighth entry: DeepSeek-R1 / V3 under SGLang on 8 x H200 (the same lab's v0.5.3 runs, and DataCrunch's v0.4.1 run
     # in the sglang repository), 2.6-3.9x too fast, as vLLM's DeepSeek-R1 rows of the lab: MLA/MoE at TP8 without EP;
@@ -505,3 +506,41 @@ def test_the_lab_vllm_rows_record_the_server_defaults_and_their_research_notes()
         assert row["max_num_batched_tokens"] in (8192, 16384) and row["max_num_seqs"] == 1024, row
         if row["precision"] == "bf16" or row["gpu"] == "h200-sxm-141gb":
             assert any(note.startswith("acc109") for note in row["research_notes"]), row
+
+
+#: The GPUStack DeepSeek-R1 H200 page's prompt tokens/s of its vLLM runs by prompt length (duration less the decode at
+#: the peak output rate: the rows' research notes), https://github.com/gpustack/gpustack/blob/
+#: a5c9fafc3022e81779c2c5ade32c5b703ce2248c/docs/performance-lab/deepseek-r1/h200.md
+GPUSTACK_R1_PROMPT_TOKENS_PER_S = {32000: 17_100, 4000: 20_300, 2000: 21_300}
+
+
+def test_a_rows_roofline_inputs_are_the_estimates_served_format() -> None:
+    """acc115: ``_replica`` (what decompositions of a row are built on) serves the checkpoint's block-FP8 as the estimate does.
+
+    ``--precision fp8`` on DeepSeek-R1's 128 x 128 block checkpoint is that layout (``served_precision``), whose GEMMs run
+    at ``fp8_block_gemm_efficiency_ratio`` on Hopper; acc109 timed the lab's prompt passes from the row's bare ``fp8``
+    and found them at 0.50-0.68 of a model 1.6x too fast. At the estimate's inputs the page's prompts pass at 0.8-0.95
+    of the model's rate.
+    """
+    report = _report()
+    rows = [
+        r
+        for r in json.loads(DATA.read_text())["throughput"]
+        if r["engine"] == "vllm" and r["model"] == "deepseek-ai/DeepSeek-R1" and r["gpu"] == "h200-sxm-141gb"
+    ]
+    assert sorted(r["input_tokens"] for r in rows) == sorted(GPUSTACK_R1_PROMPT_TOKENS_PER_S)
+    for row in rows:
+        assert row["precision"] == "fp8"
+        served = estimate(
+            EstimateRequest(
+                model=row["model"], precision=row["precision"], kv_precision=row["kv_precision"], tp=row["tp"],
+                gpu=row["gpu"], context_tokens=row["input_tokens"] + row["output_tokens"],
+                input_tokens=row["input_tokens"], output_tokens=row["output_tokens"],
+            )
+        )["precision"]["weights"]  # fmt: skip
+        assert served == "fp8-block"
+        arch, weights, par, acc, _, consts = report._replica(row)
+        assert acc.software_block_scaled
+        isl = row["input_tokens"]
+        model_rate = isl / prefill_seconds(arch, par, acc, isl, consts, weights, fill=False)
+        assert 0.8 < GPUSTACK_R1_PROMPT_TOKENS_PER_S[isl] / model_rate < 0.95, (isl, model_rate)
