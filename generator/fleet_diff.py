@@ -1951,8 +1951,9 @@ def _slowest(dep: dict[str, Any], details: dict[str, Any], key: str) -> Any:
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
     """A service's requested rate, the share of its replicas' capacity that takes, and its latency at that load.
 
-    Capacity is replicas x the most a replica sustains within the SLOs; a split service's requests are routed evenly
-    over the replicas of both parts, so its slowest part's figure binds (as the planner sizes it). None for
+    Capacity is what the replicas sustain together within the SLOs, less the wait for a place in the batch
+    (``requests_per_s_sustained``, the plan's figure); a ``spec.json`` written before it holds none, and there it is
+    replicas x the most a replica sustains, a split service's slowest part's figure binding. None for
     a deployment without a rate (a training job, a fixed machine). newuser24 item 3: a rate change that kept the
     layout read "No change to the fleet." while every rendered output changed.
     """
@@ -1963,7 +1964,9 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
     replicas = [_plan_figure(p.get("replicas")) for p in parts]
     rates = [_plan_figure(p.get("requests_per_s_per_replica_max")) for p in parts]
     capacity = 0.0  # a figure missing, or none a plan holds: no share is told
-    if all(replicas) and all(rates):  # requests go evenly to every replica: the slowest part's binds
+    if (sustained := _plan_figure(details.get("requests_per_s_sustained"))) is not None:
+        capacity = sustained  # the wait for a place included, as the plan says it (newuser79 item 9)
+    elif all(replicas) and all(rates):  # requests go evenly to every replica: the slowest part's binds
         capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
     share = rate / capacity if capacity else None
     return {
