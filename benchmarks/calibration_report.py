@@ -25,7 +25,7 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
-from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
+from generator.sizing.architecture import FULL, MLA, Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
@@ -683,6 +683,27 @@ NVME_GROUP = "offload-decode NVMe (weights beyond RAM, memory-mapped)"
 CPU_ONLY_STAND_IN_GPU = "rtx-4090-24gb"
 
 
+def without_mla(arch: Architecture, config: Mapping[str, Any]) -> Architecture:
+    """``arch`` (DeepSeek's MLA) with its attention as llama.cpp ran it before its MLA (PR #12801, April 2025).
+
+    That build decompressed the latent into each head's key (``qk_nope_head_dim + qk_rope_head_dim``) and value
+    (``v_head_dim``) and cached them per head, f16: a cache 71 times the latent's (the 7773X rows' source gives the
+    Q4_K_M run 682 GB and the Q8_0 run 970 GB at -c 65536: the GGUFs' 376.65 and 664.29 GiB and 305.0 GiB of this
+    cache, 65,536 x 61 layers x 128 heads x (192 + 128) x 2 bytes), and ran the scores and values as
+    multi-head attention: ``2 x heads x (k + v)`` FLOPs a cached token, not the absorbed form's ``2 x heads x (latent
+    + rope + latent)``. As a full-attention layer of every head its own KV head whose ``head_dim`` is the mean of the
+    two widths (``layer_attention_flops`` counts ``4 x heads x head_dim``); the weights are unchanged.
+    """
+    heads = arch.num_attention_heads
+    key, value = int(config["qk_nope_head_dim"]) + int(config["qk_rope_head_dim"]), int(config["v_head_dim"])
+    kv = heads * (key + value)
+    layers = tuple(
+        layer._replace(attention=FULL, kv_elements_per_token=kv, kv_heads=heads) if layer.attention == MLA else layer
+        for layer in arch.layers
+    )
+    return arch._replace(layers=layers, num_kv_heads=heads, head_dim=(key + value) // 2)
+
+
 def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
     """The architecture, format, KV bits, machine and placement of an offload row, as the row ran it.
 
@@ -695,7 +716,10 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
     from generator.calculator.machine import FixedSpec, build_machine
     from generator.sizing.offload import Placement, _layer_kv
 
-    arch = parse_architecture(find_model(row["model"]).config)
+    config = find_model(row["model"]).config
+    arch = parse_architecture(config)
+    if row.get("pre_mla_build"):  # llama.cpp before its MLA ran DeepSeek's attention uncompressed: time it so
+        arch = without_mla(arch, config)
     fmt = llama_cpp_format(weight_format(row["precision"]))  # the GGUF the row ran: gpt-oss's MXFP4_MOE file
     # the RAM and NVMe of a row that gives them (RAM short of the weights held off the GPU), else the RAM its source
     # states (``installed_ram_gib``: the share of it --no-mmap asks to pin decides the pinned buffers' fallback, as for
