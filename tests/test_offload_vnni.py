@@ -2,7 +2,7 @@
 
 llama.cpp's quantized dot products (ggml/src/ggml-cpu/arch/x86/quants.c ``mul_sum_us8_pairs_float``) multiply a
 32-pair vector of 8-bit values with one ``vpdpbusd`` where the CPU has AVX-VNNI or AVX512-VNNI, else with
-``vpmaddubsw`` and ``vpmaddwd`` (and two ``vpsignb`` for signed pairs). The cores' rate was fitted on desktops with
+``vpmaddubsw`` and ``vpmaddwd`` (signed pairs take two ``vpsignb`` first either way). The cores' rate was fitted on desktops with
 VNNI (Alder / Raptor Lake's AVX-VNNI, Zen 4 / 5's AVX512-VNNI); the CPU-only rows on Zen 3 (Threadripper PRO 5975WX,
 EPYC 7773X, Ryzen 9 5900X) and Skylake-SP (Xeon Gold 6138) ran well below their memory's rate, bound by those
 instructions: Llama-3.1-8B Q4_0 on the 32-core 5975WX read 74 GB/s of 205 (+55% predicted), two Gold 6138 read

@@ -583,7 +583,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "cpu_core_gparams_per_s for a CPU without VNNI's 8-bit dot product (AVX2 parts: AMD's Zen 2 / Zen 3 EPYC and "
         "Threadripper; AVX-512 parts before it: Intel's Skylake-SP Xeons): llama.cpp's quantized dot products multiply "
         "the weights' 8-bit values by the activations' with one vpdpbusd a 32-pair vector where the CPU has AVX-VNNI or "
-        "AVX512-VNNI, else with vpmaddubsw and vpmaddwd (and two vpsignb for signed pairs) "
+        "AVX512-VNNI, else with vpmaddubsw and vpmaddwd (signed pairs take two vpsignb first either way) "
         "(ggml/src/ggml-cpu/arch/x86/quants.c mul_sum_us8_pairs_float / mul_sum_i8_pairs_float, "
         "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cpu/arch/x86/quants.c); the catalog's CPU "
         "record says which (CpuSpec.int8_vnni; a record that does not say is counted at cpu_core_gparams_per_s).",
