@@ -94,6 +94,7 @@ class Constants(NamedTuple):
     cpu_attention_gflops_per_s: float = 90.0
     ik_llama_cpp_cpu_attention_gflops_per_s: float = 500.0
     cpu_core_gparams_per_s: float = 20.0
+    cpu_core_gparams_per_s_without_vnni: float = 6.0
     offload_backend_switch_s: float = 50e-6
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
@@ -592,6 +593,26 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "GGUF type unmeasured, and K- and i-quants dequantize more work a weight (an iq2 / iq3 file on few cores is "
         "likely slower than it predicts)",
     ),
+    "cpu_core_gparams_per_s_without_vnni": (
+        "cpu_core_gparams_per_s for a CPU without VNNI's 8-bit dot product (AVX2 parts: AMD's Zen 2 / Zen 3 EPYC and "
+        "Threadripper; AVX-512 parts before it: Intel's Skylake-SP Xeons): llama.cpp's quantized dot products multiply "
+        "the weights' 8-bit values by the activations' with one vpdpbusd a 32-pair vector where the CPU has AVX-VNNI or "
+        "AVX512-VNNI, else with vpmaddubsw and vpmaddwd (signed pairs take two vpsignb first either way) "
+        "(ggml/src/ggml-cpu/arch/x86/quants.c mul_sum_us8_pairs_float / mul_sum_i8_pairs_float, "
+        "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cpu/arch/x86/quants.c); the catalog's CPU "
+        "record says which (CpuSpec.int8_vnni; a record that does not say is counted at cpu_core_gparams_per_s).",
+        "fitted with the other CPU constants across the offload groups at once (benchmarks/calibration_report.py "
+        "--fit-offload; benchmarks/CALIBRATION.md, acc116 entry of 2026-12-06): 6, set by the in-sample rows on CPUs "
+        "without VNNI, mainline's and ik_llama.cpp's Llama-3.1-8B Q4_0 on a Threadripper PRO 5975WX (Zen 3, 32 cores: "
+        "16.96 and 16.54 tokens/s at an empty context, 74 GB/s of its 205, https://github.com/ikawrakow/ik_llama.cpp/pull/332; "
+        "+51% / +55% at 20 -> +6% / +9%); the out-of-sample two-socket Xeon Gold 6138 rows (Skylake-SP, 20 threads, "
+        "https://github.com/ikawrakow/ik_llama.cpp/discussions/385, whose author saw the memory not saturated) move from "
+        "+50% / +78% to -7% / +15%. ik_llama.cpp's DeepSeek-R1 on an EPYC 7773X at 32 threads moves away (+6.6% -> "
+        "-23.4%): it decoded 4.81 tokens/s at 24 threads and at 32, memory-bound, which 6 a core at 32 cores does not "
+        "reach (ik_llama.cpp's own kernels for Q4_K may be faster on AVX2 than mainline's). 6 against 20 is more than the "
+        "instruction count's half: these parts also run slower clocks than the desktops that set 20 (Xeon Gold 6138 "
+        "2.0 GHz base, Threadripper PRO 5975WX 3.6, against the i5-12600K's and i9-14900K's 4.9 and 6.0 GHz boost)",
+    ),
     "offload_backend_switch_s": (
         "Seconds a decoded token spends at each switch between the GPU and the CPU under llama.cpp's scheduler "
         "(llama.cpp, ik_llama.cpp): the split's activations copied across and its stream synchronised, the CPU's "
@@ -791,6 +812,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "cpu_attention_gflops_per_s",
             "ik_llama_cpp_cpu_attention_gflops_per_s",
             "cpu_core_gparams_per_s",
+            "cpu_core_gparams_per_s_without_vnni",
             "offload_min_batch_tokens",
         ),
         _POSITIVE,
