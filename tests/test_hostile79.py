@@ -1,0 +1,77 @@
+"""hostile79: llama-bench rows calibrate cannot attribute or that disagree, an old output tree specgen cannot delete,
+an AMD tool's endless output, and what errors echo of a file that is no workload (bugs/hostile79.md items 5, 6, 8-14)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from generator.calculator.calibrate import main as calibrate_main
+from tests.conftest import REPO
+
+DATA = REPO / "tests" / "data" / "calibrate"
+BENCH_8B = ("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--input-tokens", "512",
+            "--output-tokens", "128")  # fmt: skip
+HEADER = (DATA / "llama-bench.md").read_text(encoding="utf-8").splitlines()[:2]
+
+
+def _row(speed: str, params: str = "8.03 B", test: str = "tg128") -> str:
+    return f"| llama 8B Q4_K - Medium | 4.58 GiB | {params} | CUDA | 99 | {test} | {speed} ± 0.50 |"
+
+
+def _calibrate(tmp_path: Path, lines: list[str]) -> tuple[int, str, str, str]:
+    log = tmp_path / "bench.md"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = calibrate_main([*BENCH_8B, "--log", str(log)])
+    return code, out.getvalue(), err.getvalue(), str(log)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        pytest.param([_row("25.00", "70.55 B")], "no header line above it", id="no-header"),
+        pytest.param(
+            [*HEADER, "| llama 8B | 8.03 B | CUDA | 99 | tg128 | 130.00 ± 0.50 |"],
+            "6 cells where its header has 7",
+            id="cells-short",
+        ),
+        pytest.param(
+            ["| model | size | backend | ngl | test | t/s |", "| llama 8B | 4.58 GiB | CUDA | 99 | tg128 | 130.00 ± 0.50 |"],
+            "its header has no params column",
+            id="no-params-column",
+        ),
+    ],
+)
+def test_a_llama_bench_row_whose_model_cannot_be_told_is_refused(tmp_path: Path, lines: list[str], why: str) -> None:
+    """Item 5a: a 70B model's rows pasted without the table's header recommended decode_bandwidth_efficiency 0.1225 for
+    an 8B model (exit 0): the row's params cell, which hostile78 item 2 checks, was read as "nothing to check"."""
+    code, out, err, log = _calibrate(tmp_path, lines)
+    assert code == 1 and "constants:" not in out
+    assert f"{log}:{len(lines)}: a llama-bench row whose model cannot be told ({why}): " in err
+    assert "give the table with its header line" in err
+
+
+def test_two_llama_bench_runs_of_one_setup_that_disagree_are_refused_naming_both_lines(tmp_path: Path) -> None:
+    """Item 5b: tg128 130 then 60 t/s recommended 0.3177 (the last row's fit), swapped 0.82."""
+    for first, second in (("130.00", "60.00"), ("60.00", "130.00")):
+        code, out, err, log = _calibrate(tmp_path, [*HEADER, _row(first), _row(second)])
+        assert code == 1 and "constants:" not in out
+        assert (
+            f"{log}:4: two llama-bench runs of tg128 with one setup disagree: {first} t/s at line 3 and {second} t/s at "
+            "line 4, 117% apart; give one run's table" in err
+        )
+
+
+def test_a_llama_bench_run_repeated_alike_is_compared_once_and_other_setups_each(tmp_path: Path) -> None:
+    """Item 5c: a table pasted twice listed each row twice (300,000 rows: 300,005 lines); runs within 10% are both
+    compared, as are two tests of one model (tg128, tg256)."""
+    code, out, _, _ = _calibrate(tmp_path, [*HEADER, _row("130.00"), _row("130.00"), _row("130.00")])
+    assert code == 0 and out.count("decode_tokens_per_s") == 1, out
+    assert "decode_bandwidth_efficiency: 0.82" in out  # the suite's own row's fit (test_calibrate)
+    code, out, _, _ = _calibrate(tmp_path, [*HEADER, _row("130.00"), _row("125.00"), _row("120.00", test="tg256")])
+    assert code == 0 and out.count("decode_tokens_per_s") == 3, out
