@@ -4,12 +4,17 @@ an AMD tool's endless output, and what errors echo of a file that is no workload
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from generator import swap, writer
 from generator.calculator.calibrate import main as calibrate_main
+from generator.errors import OutputError
 from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data" / "calibrate"
@@ -75,3 +80,41 @@ def test_a_llama_bench_run_repeated_alike_is_compared_once_and_other_setups_each
     assert "decode_bandwidth_efficiency: 0.82" in out  # the suite's own row's fit (test_calibrate)
     code, out, _, _ = _calibrate(tmp_path, [*HEADER, _row("130.00"), _row("125.00"), _row("120.00", test="tg256")])
     assert code == 0 and out.count("decode_tokens_per_s") == 3, out
+
+
+def test_an_old_tree_holding_a_file_that_cannot_be_deleted_is_said_and_never_claimed_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 6: a file of the old tree specgen cannot delete (a root container's ``terraform/.terraform``) left the
+    previous tree in a hidden ``.specgen-*-new-*`` beside the output, exit 0 and unsaid; every later render said it
+    "removed" it, and it stayed. (Deleting is refused here by ``os.unlink``, as a root-owned file refuses a user.)"""
+    out = tmp_path / "out"
+    writer.write_tree({"a.txt": "one\n"}, str(out))
+    (out / "state").mkdir()
+    (out / "state" / "locked").write_text("x\n")
+    real_unlink, locked = os.unlink, [True]
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if locked[0] and os.path.basename(os.fsdecode(path)) == "locked":
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(OutputError) as raised:
+        writer.write_tree({"a.txt": "two\n"}, str(out))
+    (left,) = [p for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
+    assert str(raised.value) == (
+        f"wrote the new render to {out} in full, but could not remove the previous tree, left in {left} (state/locked: "
+        "Permission denied); it is no part of the output: remove it by hand (as the user that owns what stays)"
+    )
+    assert (out / "a.txt").read_text() == "two\n" and (out / "state" / "locked").read_text() == "x\n"
+    # the next run's recovery says it could not, and does not claim it removed it
+    said = swap.recover(str(out), str(tmp_path), writer._remove_tree)
+    assert said == [
+        f"warning: could not remove {left}, left by an earlier render (state/locked: Permission denied); it is no part "
+        "of the output: remove it by hand (as the user that owns what stays)"
+    ]
+    assert left.exists()
+    locked[0] = False  # once it can be deleted, it is, and said so
+    assert writer.write_tree({"a.txt": "three\n"}, str(out)) == [f"removed {left}, left by an interrupted render"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
