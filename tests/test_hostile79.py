@@ -118,3 +118,45 @@ def test_an_old_tree_holding_a_file_that_cannot_be_deleted_is_said_and_never_cla
     locked[0] = False  # once it can be deleted, it is, and said so
     assert writer.write_tree({"a.txt": "three\n"}, str(out)) == [f"removed {left}, left by an interrupted render"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_detect_reads_at_most_a_bound_of_a_commands_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 8: an AMD tool printing 300 MB was kept whole (3.2 GB of memory within the 20 s timeout). Now detect stops
+    reading at :data:`MAX_COMMAND_OUTPUT_BYTES` on either stream, kills the tool and says so; output under it is read
+    as before (exit status, stderr's first line)."""
+    from generator.calculator import detect
+
+    monkeypatch.setattr(detect, "MAX_COMMAND_OUTPUT_BYTES", 1 << 20)
+    failures: dict[tuple[str, ...], str] = {}
+    for stream in ("", " 1>&2"):
+        endless = (_script(tmp_path, f"endless{len(stream)}", f"yes aaaaaaaaaaaaaaaaaaaaaaa{stream}"),)
+        assert detect.run_command(endless, failures) is None
+        assert failures[endless] == f"{endless[0]} printed more than 1 MiB, which detect does not read"
+    ok = (_script(tmp_path, "ok", "head -c 1048575 /dev/zero | tr '\\0' a; echo"),)  # at the bound: read whole
+    assert detect.run_command(ok, failures) == "a" * ((1 << 20) - 1) + "\n" and ok not in failures
+    failing = (_script(tmp_path, "failing", "echo out; echo 'no GPU found' >&2; exit 3"),)
+    assert detect.run_command(failing, failures) is None
+    assert failures[failing] == f'{failing[0]} exited 3: "no GPU found"'
+
+
+def test_estimate_detect_finding_no_gpu_says_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 11: ``estimate --detect`` on a machine without a GPU it knows printed 43 lines of usage before its error."""
+    from generator.calculator import detect
+    from generator.calculator.cli import main as estimate_main
+
+    monkeypatch.setattr(detect, "this_machine", lambda: detect.Sources(str(tmp_path), detect.recorded({})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect"]) == 2
+    assert capsys.readouterr().err == (
+        "specgen estimate: error: --detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU "
+        "not in the catalog); give --gpu\n"
+    )
