@@ -160,3 +160,53 @@ def test_estimate_detect_finding_no_gpu_says_one_line(
         "specgen estimate: error: --detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU "
         "not in the catalog); give --gpu\n"
     )
+
+
+def test_an_unknown_key_no_field_name_could_be_is_located_not_echoed(tmp_path: Path) -> None:
+    """Item 14: a workload path linked to ``/etc/shadow`` echoed each account's line (its password hash with it) as an
+    unknown field's name, twice a line; a key that looks like a field name is still shown, with its suggestion."""
+    from generator.errors import SpecgenError
+    from generator.workload import load_workload
+
+    secret = "root:$6$rounds=5000$saltsalt$hashhashhash:20228:0:99999:7::"
+    path = tmp_path / "w.yaml"
+    path.write_text(f"{secret}:\ndeployments:\n  - nmae: x\n", encoding="utf-8")
+    with pytest.raises(SpecgenError) as raised:
+        load_workload(str(path))
+    said = str(raised.value)
+    assert "hashhash" not in said and "rounds" not in said, said
+    assert (
+        f"{path}:1:1: unknown field (a key of {len(secret)} characters, not shown: it holds ':', which no field name does)"
+        in said.splitlines()
+    )
+    assert f"{path}:3:5: deployments[0].nmae: unknown field 'nmae'" in said
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        pytest.param(
+            ["model_type,model_n_params,n_gpu_layers,n_gen,avg_ts,stddev_ts", '"llama 8B",8030261248,99,128,130.0,0.5'],
+            "bench.md: llama-bench's CSV (-o csv) output is not read: calibrate reads llama-bench's markdown table (-o md, "
+            "its default), rows of tg tests",
+            id="csv",
+        ),
+        pytest.param(
+            ['[{"model_n_params": 8030261248, "n_gpu_layers": 99, "n_gen": 128, "avg_ts": 130.0}]'],
+            "bench.md: llama-bench's JSON (-o json / jsonl) output is not read: calibrate reads",
+            id="json",
+        ),
+        pytest.param(
+            [*HEADER, _row("90.00", test="tg128 @ d4096")],
+            "bench.md:3: a llama-bench row at a KV depth (tg128 @ d4096) is not compared: the prediction's decode starts "
+            "from the prompt alone; give a run without -d (a tg128 row)",
+            id="depth",
+        ),
+    ],
+)
+def test_llama_bench_output_calibrate_does_not_read_is_named(tmp_path: Path, lines: list[str], said: str) -> None:
+    """Item 9: llama-bench's -o csv, -o json and its rows at a depth read "no vLLM, llama.cpp, nvidia-smi or torch
+    memory-summary figure found", as if llama-bench were not read at all."""
+    code, out, err, _ = _calibrate(tmp_path, lines)
+    assert (code, out) == (1, "")
+    assert said in err, err

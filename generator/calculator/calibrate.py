@@ -187,8 +187,32 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             "(and nvidia-smi / torch memory figures), not SGLang's log lines; give a vLLM or llama.cpp run's log"
         )
     if not found:
-        raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
+        raise InputError(_nothing_found(text, label))
     return found
+
+
+#: A llama-bench markdown test run at a KV depth (``-d 4096``): "tg128 @ d4096".
+_BENCH_DEPTH = re.compile(r"\|\s*(tg ?\d+ @ d\d+)\s*\|")
+
+
+def _nothing_found(text: str, label: str) -> str:
+    """The error of a log with no figure calibrate reads: where it is llama-bench's in a form not read, which it reads.
+
+    hostile79 item 9: llama-bench's ``-o csv`` / ``-o json`` and its rows at a depth (``tg128 @ d4096``) read "no ...
+    figure found", as if llama-bench were not read at all.
+    """
+    markdown = "calibrate reads llama-bench's markdown table (-o md, its default), rows of tg tests"
+    if "avg_ts" in text and "n_gen" in text:
+        kind = "JSON (-o json / jsonl)" if '"avg_ts"' in text else "CSV (-o csv)"
+        return f"{label}: llama-bench's {kind} output is not read: {markdown}"
+    depth = _BENCH_DEPTH.search(text)
+    if depth is not None:
+        number = text.count("\n", 0, depth.start()) + 1
+        return (
+            f"{label}:{number}: a llama-bench row at a KV depth ({depth.group(1)}) is not compared: the prediction's decode "
+            "starts from the prompt alone; give a run without -d (a tg128 row)"
+        )
+    return f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found"
 
 
 def _sglang_line(text: str) -> tuple[int, str] | None:
