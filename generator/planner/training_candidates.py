@@ -21,12 +21,13 @@ from generator.planner.candidates import (
     formed_on,
     layout_option,
     owned_of_kind,
+    ranking_candidate,
     ranking_lead,
 )
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
+from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts, rank
 from generator.planner.tco import charged_runs
 from generator.planner.training import (
     OWNED_LAYOUT,
@@ -258,15 +259,17 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     head whose cost is within :data:`NEAR_TIE_FRACTION` of the cheapest one's (and that take owned servers as it does)
     are a near tie, closer than the step model tells them apart: the fewest servers come first (one NVLink server over
     GPUs on several joined by a front-end network: the simpler launch, as :func:`_near_ties_settled` keeps the simpler
-    layout), on as many servers as ranked (the cheaper first). The rest keep their order. acc104 item 4: rented per
-    run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW replicated on each GPU made
-    two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was chosen over one of 2.1 h at
-    $117 a run either way. (The shorter run on as many servers too would move jobs on one 1-GPU instance to one 8-GPU
-    instance at the same cost a run: left to the lead, fix118.)
+    layout), then on as many servers the shorter run (the wall-clock hours a user waits for each run, where the price
+    does not tell the options apart), then the cheaper. Hours within :data:`NEAR_TIE_FRACTION` of the fastest on as
+    many servers are themselves a near tie, settled by cost (the order as ranked). The rest keep their order.
+    acc104 item 4: rented per run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW
+    replicated on each GPU made two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was
+    chosen over one of 2.1 h at $117 a run either way; fix121: one 1-GPU instance was kept over one 8-GPU instance of
+    the same family at the same cost a run, the 8-GPU one 2-8x faster.
 
-    A near tie is not transitive: it is defined against the cheapest option, as :func:`_near_ties_settled` defines a
-    layout's against the fastest on its servers, so the order is total and deterministic. An option without run hours
-    (no ``dataset_tokens``) in the tie leaves the order as ranked.
+    A near tie is not transitive: it is defined against the cheapest option (and the hours against the fastest on as
+    many servers), as :func:`_near_ties_settled` defines a layout's against the fastest on its servers, so the order is
+    total and deterministic. An option without run hours (no ``dataset_tokens``) in the tie leaves the order as ranked.
     """
     if len(ranked) < 2:
         return ranked
@@ -283,8 +286,15 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     if band < 2 or not all(o.candidate.run_hours for o in near):
         return ranked
 
-    def settled(k: int) -> tuple[int, int]:
-        return (near[k].candidate.nodes, k)
+    fastest: dict[int, float] = {}
+    for o in near:
+        nodes, ran = o.candidate.nodes, o.candidate.run_hours or 0.0
+        fastest[nodes] = min(ran, fastest.get(nodes, ran))
+
+    def settled(k: int) -> tuple[int, bool, float, int]:
+        nodes, ran = near[k].candidate.nodes, near[k].candidate.run_hours or 0.0
+        close = within_near_tie(ran, fastest[nodes])
+        return (nodes, not close, 0.0 if close else ran, k)
 
     return [near[k] for k in sorted(range(band), key=settled)] + ranked[band:]
 
@@ -293,10 +303,11 @@ def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[O
     """The cheaper option ``chosen`` was kept over as a near tie on cost (:func:`cost_near_ties_settled`), if any.
 
     With its cost and the chosen one's as they were ranked (a price an hour: a month of a rented job's runs, or of the
-    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost.
+    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost. An option at the
+    very same cost counts where the near tie's rule put ``chosen`` before it (on fewer servers, or a shorter run on as
+    many) and the objective's own tie-breaks (idle GPUs, servers, power) would not have (fix121: one 1-GPU p5.4xlarge
+    and one 8-GPU p5.48xlarge at $2.47 a run each, the first at less power).
     """
-    from generator.planner.candidates import ranking_candidate
-
     if objective != "cost" or not chosen.candidate.run_hours or not isinstance(chosen.shape, TrainingShape):
         return None
     mine = ranking_candidate(chosen).usd_per_hour
@@ -312,9 +323,26 @@ def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[O
     if mine is None or not priced:
         return None
     theirs, _, over = min(priced, key=lambda t: t[:2])
-    if theirs >= mine or not within_near_tie(mine, theirs):
+    if theirs > mine or not within_near_tie(mine, theirs):
         return None
+    if theirs == mine:  # the same cost: kept over the first of those the objective's tie-breaks put before it
+        same = [o for usd, _, o in priced if usd == mine and _settled_before(chosen, o) and _tie_breaks(o) < _tie_breaks(chosen)]
+        if not same:
+            return None
+        over = min(same, key=_tie_breaks)  # the one the objective's tie-breaks alone would have taken (stable: as ranked)
     return over, theirs, mine
+
+
+def _settled_before(a: Option, b: Option) -> bool:
+    """Whether the near tie's rule puts ``a`` before ``b``: fewer servers, or a shorter run (past the fraction) on as many."""
+    if a.candidate.nodes != b.candidate.nodes:
+        return a.candidate.nodes < b.candidate.nodes
+    return not within_near_tie(b.candidate.run_hours, a.candidate.run_hours)
+
+
+def _tie_breaks(opt: Option) -> tuple[float, ...]:
+    """The cost objective's first tie-breaks of a training job's option: idle GPUs, servers, power (:func:`rank`)."""
+    return rank("cost", ranking_candidate(opt), alone=True)[1:4]
 
 
 def _told(opt: Option, tie: NearTie | None) -> Option:
