@@ -33,3 +33,26 @@ def test_alternatives_in_turn() -> None:
     assert _in_turn("a", "b") == "a; else b"
     assert _in_turn("a", "b; else c") == "a; else b; failing both, c"
     assert _in_turn("a", "b; else c; else d") == "a; else b; failing those, c; failing those, d"
+
+
+def test_the_estimates_assumed_3090_tower_has_the_planned_x8_slots() -> None:
+    """Before: "over PCIe Gen4 x16 a GPU" (5.200 s of host-link copies) on the assumed AM5 tower with two RTX 3090s,
+    where the plan of the same tower (golden finetune-8b-deepspeed-home) times x8 a GPU: AM5's 16 GPU lanes from the
+    CPU split x8/x8 for two cards (cpus.json gpu_slot_lanes, sourced)."""
+    from generator.sizing.constants import Constants
+    from generator.sizing.training_offload import pcie_gb_per_s
+    from tests.helpers import estimate_json
+
+    data = estimate_json(
+        "Qwen/Qwen3-8B", "--train", "full", "--framework", "deepspeed", "--zero", "3", "--offload-optimizer", "--gpu",
+        "rtx-3090-24gb", "--gpus", "2", "--seq-len", "4096", "--micro-batch", "1", "--accumulation", "16",
+    )  # fmt: skip
+    speed = data["training_speed"]
+    offload = speed["cpu_offload"]
+    assert offload["host"].startswith("over PCIe Gen4 x8 a GPU and am5-desktop-tower's 1 x AMD Ryzen 9 7950X")
+    # every byte over the GPU's x8 link at the planner's PCIe efficiency: 139.2 GB at 12.6 GB/s
+    x8 = pcie_gb_per_s(4, 8) * Constants().pcie_efficiency
+    assert speed["step_time"]["host_link_copies_s"] == pytest.approx(offload["host_link_gb_per_step"] / x8, rel=1e-3)
+    # the plan's figures for the same job on the same tower (4090s, also PCIe Gen4): 10.401 s exposed + 0.650 s after
+    assert speed["step_time"]["host_link_exposed_s"] == pytest.approx(0.650, abs=0.001)
+    assert speed["step_time"]["host_link_copies_s"] == pytest.approx(10.401 + 0.650, abs=0.002)
