@@ -56,3 +56,25 @@ def test_the_estimates_assumed_3090_tower_has_the_planned_x8_slots() -> None:
     # the plan's figures for the same job on the same tower (4090s, also PCIe Gen4): 10.401 s exposed + 0.650 s after
     assert speed["step_time"]["host_link_exposed_s"] == pytest.approx(0.650, abs=0.001)
     assert speed["step_time"]["host_link_copies_s"] == pytest.approx(10.401 + 0.650, abs=0.002)
+
+
+def test_the_offload_host_text_names_the_servers_own_ram_where_it_set_two_dimms_a_channel() -> None:
+    """review78 item 8: "two DIMMs a channel to hold the job's host RAM" was said where the server's RAM as built (or
+    owned) set them, whatever the job holds. No catalog server shows it (checked: none as built runs two a channel), so
+    the AM5 tower as owned with 192 GiB stands in: 4 x 48 GiB, DDR5-3600 whatever the job's RAM."""
+    from generator import catalog
+    from generator.calculator.training_time import offload_host_text
+    from generator.planner.nodes import node_dram_mt_per_s
+    from generator.sizing.constants import Constants
+
+    tower, gpu = catalog.platforms()["am5-desktop-tower"], catalog.gpus()["rtx-3090-24gb"]
+    cpu = catalog.cpus()[tower.cpu_id or ""]
+    owned = tower._replace(ram_as_owned=True, ram_gib=192)
+    mt = node_dram_mt_per_s(owned, cpu, gpu, 2, 0, Constants())  # no host RAM held by the job at all
+    assert mt == 3600 < cpu.ddr_mt_per_s
+    said = offload_host_text(gpu, 2, (owned, cpu, 1, mt))
+    assert "DRAM at DDR5-3600, two DIMMs a channel to hold the server's 192 GiB as built (DDR5-5200 at one)" in said
+    assert "the job's host RAM" not in said
+    # a tower the plan builds: the job's RAM chose them (the estimate's assumed tower, test_offload_dimm_speed)
+    built = offload_host_text(gpu, 2, (tower, cpu, 1, mt))
+    assert "two DIMMs a channel to hold the job's host RAM (DDR5-5200 at one)" in built

@@ -20,7 +20,7 @@ import math
 
 from generator import catalog
 from generator.named_tuple import NamedTuple
-from generator.planner.nodes import fabric_fits
+from generator.planner.nodes import fabric_fits, memory_chosen
 from generator.planner.training import gpu_step, job_host_dram, run_hours
 from generator.planner.training_comm import (
     StepComm,
@@ -291,7 +291,12 @@ def offload_host_text(gpu: GpuSpec, world: int, dram: tuple[PlatformSpec | None,
         rate = ""
         if cpu is not None and mt_per_s:
             generation = (cpu.ddr_generation or "DDR").upper()
-            two = f", two DIMMs a channel to hold the job's host RAM ({generation}-{cpu.ddr_mt_per_s} at one)"
+            # the DIMMs the plan would choose for the job's host RAM, or the server's own RAM as it is built (review78
+            # item 8: the job was named where the platform's fixed RAM set two a channel)
+            held = (
+                "the job's host RAM" if memory_chosen(platform, cpu) else f"the server's {platform.ram_gib or 0:g} GiB as built"
+            )
+            two = f", two DIMMs a channel to hold {held} ({generation}-{cpu.ddr_mt_per_s} at one)"
             rate = f" at {generation}-{mt_per_s}{two if mt_per_s < cpu.ddr_mt_per_s else ''}"
         text = f"{platform.id}'s {sockets} x {name} DRAM{rate} (assumed: the catalog's largest server of {gpu.id})"
     return f"over {host_link_name(in_host_slots(gpu, platform), world)} a GPU and {text}, {world} GPU(s) sharing it"
