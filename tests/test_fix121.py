@@ -40,7 +40,7 @@ def test_the_estimates_assumed_3090_tower_has_the_planned_x8_slots() -> None:
     where the plan of the same tower (golden finetune-8b-deepspeed-home) times x8 a GPU: AM5's 16 GPU lanes from the
     CPU split x8/x8 for two cards (cpus.json gpu_slot_lanes, sourced)."""
     from generator.sizing.constants import Constants
-    from generator.sizing.training_offload import pcie_gb_per_s
+    from generator.sizing.performance import pcie_gb_per_s
     from tests.helpers import estimate_json
 
     data = estimate_json(
