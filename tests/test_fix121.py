@@ -78,3 +78,43 @@ def test_the_offload_host_text_names_the_servers_own_ram_where_it_set_two_dimms_
     # a tower the plan builds: the job's RAM chose them (the estimate's assumed tower, test_offload_dimm_speed)
     built = offload_host_text(gpu, 2, (tower, cpu, 1, mt))
     assert "two DIMMs a channel to hold the job's host RAM (DDR5-5200 at one)" in built
+
+
+#: A ZeRO-Offload job on a desktop tower the plan builds, then (run_after) one that holds more host RAM.
+CHAIN = """version: 1
+name: home-chain
+deployments:
+  - name: small
+    model: google/gemma-3-1b-it
+    training: {method: full, framework: deepspeed, zero_stage: 3, offload_optimizer: true, sequence_length: 4096,
+               global_batch_size: 32, dataset_tokens: 20000000, epochs: 1}
+  - name: big
+    model: Qwen/Qwen3-8B
+    training: {method: full, framework: deepspeed, zero_stage: 3, offload_optimizer: true, sequence_length: 4096,
+               global_batch_size: 32, dataset_tokens: 20000000, epochs: 1, run_after: small}
+hardware:
+  provider: baremetal
+  gpus: [rtx-4090-24gb]
+  platforms: [am5-desktop-tower]
+"""
+
+
+def test_a_chained_job_is_timed_at_the_dimms_its_pool_is_built_with(tmp_path: Path) -> None:
+    """review78 item 9: small's own 14.9 GiB would keep one DIMM a channel (DDR5-5200, its CPU step 0.479 s at 62.56
+    GB/s), but the pool is built for big's 122 GiB: 4 x 48 GiB at DDR5-3600, two a channel. Its CPU AdamW step moves 30
+    B a parameter (the bf16 gradient read, the bf16 weight and 12 B of fp32 states read and written) over Gemma 3 1B's
+    999,885,952 parameters (ZeRO-3 over 2 GPUs: half each, both on one host's DRAM) at 46.28 GB/s: 0.648 s."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+    from tests.test_offload_dimm_speed import DDR5_3600, STEP_BYTES_PER_PARAM
+
+    path = tmp_path / "w.yaml"
+    path.write_text(CHAIN)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    assert pool.node.ram_gib == 192 and "4 x 48 GiB DDR5-3600 UDIMM (2 per channel" in (pool.node.memory or "")
+    small, big = plan.deployments
+    expected = 2 * (999_885_952 / 2) * STEP_BYTES_PER_PARAM / (DDR5_3600 * 1e9)
+    assert small.details["step_time"]["cpu_optimizer_step_s"] == pytest.approx(expected, abs=2e-4)
+    assert big.details["step_time"]["cpu_optimizer_step_s"] == pytest.approx(5.3096, abs=1e-4)  # its own: unchanged
+    assert small.details["finishes_at_hours"] == pytest.approx(small.details["hours"], abs=0.005)  # the chain timed so

@@ -176,6 +176,45 @@ def _options_on(
     return tuple(blocked), tuple(_near_ties_settled(options))
 
 
+def on_pool_host_ram(
+    wl: Workload,
+    dep: TrainingDeployment,
+    model: ResolvedModel,
+    opt: Option,
+    host_ram_bytes: int,
+    consts: Constants,
+    free: dict[ServerKey, int] | None = None,
+) -> Option | None:
+    """``opt`` timed on a node built to hold ``host_ram_bytes`` of host RAM (a ``run_after`` chain's pool, fix121).
+
+    A chain's pool is built for the largest host RAM of its jobs (``assemble``'s ``NodeNeeds``); a job whose CPU
+    optimizer step streams host memory runs at the DIMMs that node is built with, which may be two a channel where its
+    own RAM would have kept one (review78 item 9: timed at the faster rate the bought node does not run at). ``opt``
+    itself where its node is built as it is (no CPU step, or its own RAM the pool's); None where, so timed, it misses
+    its deadline.
+    """
+    shape, needs = opt.shape, opt.needs
+    assert isinstance(shape, TrainingShape)
+    if not needs.host_dram_streamed or host_ram_bytes <= needs.host_ram_bytes:
+        return opt
+    hw, layout = opt.hardware, (opt.candidate.gpus_per_node, opt.candidate.nodes)
+    spec = dep.training
+    planned = _with_communication(model, spec, shape, hw, layout, needs, consts, [], host_ram_bytes)
+    if planned is None:
+        return None
+    timed, needs, comm = planned
+    if timed.step == shape.step:
+        return opt  # the same DIMMs: the pool's RAM kept one a channel
+    hours = f", {timed.hours:.1f} h" if timed.hours else ""
+    summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
+    replicas = shape.world // shape.par.gpus
+    found = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, [], free, {})
+    if found is None:
+        return None
+    c = charged_runs(found.candidate, hw.platform, spec.runs_per_month, consts)
+    return _told(found._replace(candidate=c, comm=comm, runs_per_month=spec.runs_per_month), shape.near_tie)
+
+
 #: Layouts on the same servers whose run hours and prices are within this fraction of the fastest one's are a near tie:
 #: closer than the step model tells them apart (newuser45 item 9: ZeRO-3 at 97.6% of the usable memory won over
 #: plain DDP at 69% for 0.1% less GPU time).
@@ -362,12 +401,14 @@ def _with_communication(
     needs: NodeNeeds,
     consts: Constants,
     blocked: list[Blocked],
+    node_host_ram: int = 0,
 ) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
     """The layout with its inter-node communication counted in the step time.
 
     A multi-node job whose communication would take longer than its compute over the front-end
     network gets a GPU fabric (bare metal) or is ruled out (a cloud instance without one); a job
-    that then misses its deadline is ruled out.
+    that then misses its deadline is ruled out. ``node_host_ram``: what the node is built to hold where more than the
+    job's own need (:func:`on_pool_host_ram`).
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
@@ -392,7 +433,9 @@ def _with_communication(
             consts,
             setup.zero_stage,
         )
-        host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory)
+        host = job_host_offload(
+            model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory, node_host_ram
+        )
         optimizer = gpu_optimizer_step_bytes(model.architecture, setup, shape.par)
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host, optimizer)
         shared = shared_dp_gbps(links, shape.par.tp, shape.par.pp, gpus_per_node)
