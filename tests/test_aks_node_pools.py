@@ -117,7 +117,8 @@ def load(text: str) -> Any:
 EXPECTED = [
     ("example", "chat_h200_sxm_141gb", "Standard_ND96isr_H200_v5", "Install", None, 2, False, None, None, 223),
     ("scaling", "chat70_h100_sxm5_80gb", "Standard_ND96isr_H100_v5", "Install", None, 3, True, 2, 3, 223),
-    ("scaling", "lora_a100_pcie_80gb", "Standard_NC24ads_A100_v4", "Install", None, 0, True, 0, 1, 128),
+    # fix121: NC24ads (1 GPU, 6.8 h) -> NC96ads (4 GPUs, 1.7 h), both $25.07 a run: on one server the shorter run
+    ("scaling", "lora_a100_pcie_80gb", "Standard_NC96ads_A100_v4", "Install", None, 0, True, 0, 1, 128),
     ("amd", "chat_mi300x_192gb", "Standard_ND96isr_MI300X_v5", "None", None, 1, False, None, None, 128),
     ("mixed", "chat_h100_sxm5_80gb", "Standard_ND96isr_H100_v5", "Install", None, 1, False, None, None, 223),
     ("mixed", "small_h100_sxm5_80gb", "Standard_ND96isr_H100_v5", "Install", "MIG3g", 1, False, None, None, 128),

@@ -107,8 +107,10 @@ def test_the_near_tie_is_against_the_cheapest_and_the_order_total() -> None:
     ]
     expected = [
         "c-1-server-2h",
-        "d-1-server-slower",  # on as many servers, as the cost ranks them
+        # on as many servers the shorter run (fix121): e's 2.01 h is within 1% of c's 2.0 h, a near tie on hours
+        # settled by cost (c the cheaper); d's 3 h comes after both, though cheaper than e
         "e-1-server-near-fast",
+        "d-1-server-slower",
         "a-cheapest-2-servers-8h",
         "b-4-servers-4h",
         "f-1-server-past-the-tie",
@@ -132,3 +134,38 @@ def test_no_near_tie_without_hours_across_owned_flags_or_with_capex_first() -> N
     assert _settled([_option("a", (0.0, 100.0), 2, 8.0), _option("b", (0.0, 100.5), 1, 2.0)]) == ["a", "b"]
     # past the fraction: the cheaper
     assert _settled([cheapest, _option("b", 100.0 * (1 + NEAR_TIE_FRACTION) + 0.01, 1, 2.0)]) == ["a", "b"]
+
+
+def test_on_as_many_servers_the_near_tie_goes_to_the_shorter_run() -> None:
+    """Fails before fix121: on one server each, the cheaper by a hair was kept whatever its hours (fix118 item 3:
+    one 1-GPU instance over one 8-GPU instance of the same family at the same cost a run, 2-8x slower)."""
+    one_gpu, eight_gpu = _option("a-1-gpu-16h", 100.0, 1, 16.0), _option("b-8-gpu-2h", 100.4, 1, 2.0)
+    assert _settled([one_gpu, eight_gpu]) == ["b-8-gpu-2h", "a-1-gpu-16h"]
+    # fewer servers still first: a shorter run on more servers does not win the near tie
+    two = _option("c-2-servers-1h", 100.2, 2, 1.0)
+    assert _settled([one_gpu, eight_gpu, two]) == ["b-8-gpu-2h", "a-1-gpu-16h", "c-2-servers-1h"]
+    # hours within 1% of the fastest's are a near tie too, settled by cost
+    assert _settled([one_gpu, _option("b", 100.4, 1, 16.0 * 0.995)]) == ["a-1-gpu-16h", "b"]
+    # past the cost fraction the shorter run does not count: the cheaper
+    assert _settled([one_gpu, _option("b", 101.5, 1, 2.0)]) == ["a-1-gpu-16h", "b"]
+
+
+def test_a_one_gpu_instance_at_the_same_cost_gives_way_to_the_shorter_run(tmp_path: Path) -> None:
+    """Fails before fix121: one p5.4xlarge (DP1, 0.2 h) kept over one p5.48xlarge (DP8, 1.8 min) at $1.69 a run each,
+    the tie settled by the lower power (1.3 kW against 8.4 kW); the plan now says why the longer run was passed over."""
+    from tests.test_eks_efa import FT70
+
+    small = FT70.replace("Llama-3.1-70B-Instruct", "Llama-3.1-8B-Instruct").replace("500000000", "5000000")
+    plan = _plan(tmp_path, small.replace("method: full", "method: lora").replace("global_batch_size: 64", "global_batch_size: 8"))
+    (dep,) = plan.deployments
+    (pool,) = plan.pools
+    assert (pool.node.platform_id, pool.nodes, dep.details["data_parallel"]) == ("aws-p5-48xlarge", 1, 8)
+    chosen = next(r for r in dep.reasons if r.startswith("chosen by cost: "))
+    kept = re.search(
+        r"; kept over TP1 ZeRO-0 x DP1, .* on 1 x aws-p5-4xlarge \(1 x h100-sxm5-80gb\), 0\.2 h: \$([\d.]+) against "
+        r"\$([\d.]+) a run, the same cost, settled by the shorter run on as many servers \(1 each; 1\.8 min against "
+        r"0\.2 h a run\) before less power \(1\.3 kW against 8\.4 kW\)",
+        chosen,
+    )
+    assert kept is not None, chosen
+    assert kept.group(1) == kept.group(2)

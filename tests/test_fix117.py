@@ -159,4 +159,5 @@ def test_nothing_bought_is_not_told_to_allow_a_gpu_with_more_memory(tmp_path: Pa
     # the same job where servers are bought keeps the lever
     bought = HOME_FT.format(batch=7).replace("  buy: false\n", "  gpus: [rtx-4090-24gb]\n  max_nodes: 1\n")
     kept = _refusal(tmp_path / "b.yaml", bought)
-    assert "else allow a GPU with more memory, LoRA/QLoRA" in kept and "none is bought" not in kept
+    # fix121: "; else for the network ...; else allow ..." -> "...; failing both, allow ..." (one "else")
+    assert "failing both, allow a GPU with more memory, LoRA/QLoRA" in kept and "none is bought" not in kept

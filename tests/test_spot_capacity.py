@@ -62,7 +62,8 @@ POOLS = {
     "gcp": [
         ("chat_l4_24gb", "gcp-g2-standard-24", None, 2.000833, ["chat"]),
         ("batch_l4_24gb", "gcp-g2-standard-24", "spot", 2.000833, ["batch"]),
-        ("lora_rtx_pro_6000_blackwell_96gb", "gcp-g4-standard-192", "spot", 18.0003, ["lora"]),
+        # fix121: g4-standard-192 (4 GPUs, 1.2 h) -> g4-standard-384 (8 GPUs, 0.6 h), both $22.49 a run: the shorter run
+        ("lora_rtx_pro_6000_blackwell_96gb", "gcp-g4-standard-384", "spot", 36.0006, ["lora"]),
     ],
     "azure": [
         ("chat_a100_pcie_80gb", "azure-standard-nc24ads-a100-v4", None, 3.673, ["chat"]),

@@ -20,7 +20,7 @@ import math
 
 from generator import catalog
 from generator.named_tuple import NamedTuple
-from generator.planner.nodes import fabric_fits
+from generator.planner.nodes import fabric_fits, memory_chosen
 from generator.planner.training import gpu_step, job_host_dram, run_hours
 from generator.planner.training_comm import (
     StepComm,
@@ -175,11 +175,11 @@ def estimate_step(
     sent, expert_sent = job_dp_traffic_split(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it, built as the planner
     # builds it for the job's host RAM (offload_host_dram)
-    _, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
+    platform, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
     # the paged states the GPU cannot hold beside the step's memory, at the planner's margin (newuser76 item 3)
     paged = paged_out_bytes(mem, gpu.memory_bytes * (1 - consts.safety_margin_fraction))
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
-    host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
+    host = host_offload(moved, in_host_slots(gpu, platform), host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
     spec = _spec(setup)
     optimizer = gpu_optimizer_step_bytes(model.architecture, setup, par)
     if servers is None:
@@ -267,6 +267,16 @@ def offload_host_dram(
     return platform, cpu, sockets, mt_per_s
 
 
+def in_host_slots(gpu: GpuSpec, platform: PlatformSpec | None) -> GpuSpec:
+    """``gpu`` in the slots of the server its CPU offload is timed on: as wide as that server's CPU gives them.
+
+    A desktop CPU's GPU lanes are split between its cards (AM5: x16 for one, x8 each for two; ``cpus.json``
+    ``gpu_slot_lanes``, sourced there), as the plan fits them (:meth:`~generator.catalog.records.PlatformSpec.fitted_gpu`):
+    the estimate's 2 x RTX 3090 tower said PCIe Gen4 x16 a GPU where the plan of the same tower times x8 (fix114).
+    """
+    return gpu.in_slots(platform.gpu_slot_lanes) if platform is not None else gpu
+
+
 def offload_host_text(gpu: GpuSpec, world: int, dram: tuple[PlatformSpec | None, CpuSpec | None, int, int | None]) -> str:
     """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it.
 
@@ -282,10 +292,15 @@ def offload_host_text(gpu: GpuSpec, world: int, dram: tuple[PlatformSpec | None,
         rate = ""
         if cpu is not None and mt_per_s:
             generation = (cpu.ddr_generation or "DDR").upper()
-            two = f", two DIMMs a channel to hold the job's host RAM ({generation}-{cpu.ddr_mt_per_s} at one)"
+            # the DIMMs the plan would choose for the job's host RAM, or the server's own RAM as it is built (review78
+            # item 8: the job was named where the platform's fixed RAM set two a channel)
+            held = (
+                "the job's host RAM" if memory_chosen(platform, cpu) else f"the server's {platform.ram_gib or 0:g} GiB as built"
+            )
+            two = f", two DIMMs a channel to hold {held} ({generation}-{cpu.ddr_mt_per_s} at one)"
             rate = f" at {generation}-{mt_per_s}{two if mt_per_s < cpu.ddr_mt_per_s else ''}"
         text = f"{platform.id}'s {sockets} x {name} DRAM{rate} (assumed: the catalog's largest server of {gpu.id})"
-    return f"over {host_link_name(gpu, world)} a GPU and {text}, {world} GPU(s) sharing it"
+    return f"over {host_link_name(in_host_slots(gpu, platform), world)} a GPU and {text}, {world} GPU(s) sharing it"
 
 
 def _figure(value: float) -> float:

@@ -201,6 +201,21 @@ def network_hint(dep: InferenceDeployment | TrainingDeployment, blocked: list[Bl
     return f"{NETWORK_HINT} (a lighter job whose states one server holds: {', '.join(lighter)})" if lighter else NETWORK_HINT
 
 
+def _in_turn(first: str, rest: str) -> str:
+    """``first``, then ``rest`` where ``first`` does not apply: one "else", and "failing those" past it.
+
+    ``rest`` may hold its own alternatives in turn ("A; else B"); fix117 left "...; else for the network ...; else
+    allow ..." (two "else"s, the second reading as the first's alternative).
+    """
+    if not rest:
+        return first
+    parts = [first, *rest.split("; else ")]
+    return parts[0] + "".join(
+        f"; else {p}" if k == 1 else f"; {'failing both' if len(parts) == 3 else 'failing those'}, {p}"
+        for k, p in enumerate(parts[1:], start=1)
+    )
+
+
 def _network_lead(dep: InferenceDeployment | TrainingDeployment, blocked: list[Blocked]) -> str:
     """The fix of the network between nodes where it rules some layouts out, else ""."""
     ways = []
@@ -392,11 +407,12 @@ def _unblock_hint(
     if batch is not None and held and training.offload_optimizer is not True:
         # newuser76 items 4 and 9: the optimizer in backward, which takes no accumulation, is what holds the job on the
         # GPUs it fits: the batch or the optimizer's states, ahead of the memory levers the reason does not call for
-        general = (
-            f"to unblock: for the global batch of {batch:,}: a global_batch_size of at most {max(held):,} (one "
+        first = (
+            f"for the global batch of {batch:,}: a global_batch_size of at most {max(held):,} (one "
             "micro-batch a step, the optimizer stepped in backward), or offload_optimizer: true (the optimizer's states "
-            "and step on the CPU, after backward, so the micro-batches accumulate); else " + general.removeprefix("to unblock: ")
+            "and step on the CPU, after backward, so the micro-batches accumulate)"
         )
+        general = "to unblock: " + _in_turn(first, general.removeprefix("to unblock: "))
     elif batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
         # each rank accumulates its share of the batch and holds the gradients across its micro-batches; wider
         # data parallelism was searched up to the batch's own size
@@ -427,7 +443,7 @@ def _unblock_hint(
         ranks = "a multiple of the data-parallel ranks said above"
         said = f"a global_batch_size of {values} ({ranks}, whose split fits)" if values else f"a global_batch_size of {ranks}"
         rest = general.removeprefix("to unblock: ")
-        general = f"to unblock: for the global batch of {batch:,}: {said}, or leave it out" + (f"; else {rest}" if rest else "")
+        general = "to unblock: " + _in_turn(f"for the global batch of {batch:,}: {said}, or leave it out", rest)
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general

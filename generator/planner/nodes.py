@@ -654,6 +654,16 @@ def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
     return hard, math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
 
 
+def memory_chosen(platform: PlatformSpec, cpu: CpuSpec | None) -> bool:
+    """Whether the planner chooses a node's DIMMs for its work (:func:`node_memory`), not takes them as it is built.
+
+    Not: a cloud instance or a listed system (its memory as built), an owned server (``ram_gib`` given), soldered
+    memory, or a CPU the catalog does not know.
+    """
+    configurable = platform.provider == "baremetal" and not platform.custom
+    return cpu is not None and configurable and not soldered_memory(cpu) and not platform.ram_as_owned
+
+
 def node_memory(
     platform: PlatformSpec, cpu: CpuSpec | None, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants
 ) -> MemoryLayout | None:
@@ -665,9 +675,9 @@ def node_memory(
     (``needs.host_dram_streamed``) keeps one DIMM a channel where that holds all but the page cache
     (:func:`~generator.planner.bom.fill_channels`).
     """
-    configurable = platform.provider == "baremetal" and not platform.custom
-    if cpu is None or not configurable or soldered_memory(cpu) or platform.ram_as_owned:
+    if not memory_chosen(platform, cpu):
         return None
+    assert cpu is not None
     hard_gib, want_gib = _ram_wanted_gib(needs, consts)
     floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))

@@ -358,12 +358,15 @@ def job_host_offload(
     host_gpus: int,
     consts: Constants,
     mem: TrainingMemory | None = None,
+    node_host_ram: int = 0,
 ) -> HostOffload:
     """What ``setup``'s CPU offload moves per GPU and step, over ``hw``'s host link and its CPU's DRAM.
 
     ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`); ``mem``: the layout's
     memory, whose paged optimizer states the GPU cannot hold migrate each step (newuser76 item 3), and whose host RAM
-    sets the DIMMs the node is built with, whose speed the CPU optimizer step runs at (:func:`job_host_dram`).
+    sets the DIMMs the node is built with, whose speed the CPU optimizer step runs at (:func:`job_host_dram`);
+    ``node_host_ram``: bytes of host RAM the node is built to hold where more than the job's own (a ``run_after``
+    chain's pool, built for its largest job: fix121).
     """
     paged = paged_out_bytes(mem, hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)) if mem is not None else 0.0
     moved = offload_bytes(arch, setup, par, accumulation, paged)
@@ -372,7 +375,7 @@ def job_host_offload(
         return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts)
     # the node's host RAM as the build counts it: the job's GPUs on it, not more (_training_needs)
     held = min(host_gpus, max(1, setup.data_parallel) * par.tp * par.pp)
-    cpu, sockets, mt_per_s = job_host_dram(arch, setup, mem, hw.platform, hw.gpu, host_gpus, consts, held)
+    cpu, sockets, mt_per_s = job_host_dram(arch, setup, mem, hw.platform, hw.gpu, host_gpus, consts, held, node_host_ram)
     return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts, mt_per_s)
 
 
@@ -385,14 +388,16 @@ def job_host_dram(
     host_gpus: int,
     consts: Constants,
     held_gpus: int | None = None,
+    node_host_ram: int = 0,
 ) -> tuple[CpuSpec | None, int, int | None]:
     """The CPU a node of ``platform`` with ``host_gpus`` GPUs is built with for the job, its sockets and its DIMMs' rate.
 
     As :func:`~generator.planner.nodes.assemble_node` builds it (newuser76 item 13): its CPU (a chassis that takes
     several, the one the planner chooses), and the DIMMs that hold what the job's ``held_gpus`` GPUs on it (None: all
     ``host_gpus``) keep in host memory (``mem``'s offloaded states, or the checkpoint as it loads, where more: the
-    node's own host RAM need) at the CPU's rating for that many a channel. None for the rate: no CPU known, the CPU
-    step is timed at :data:`~generator.sizing.training_offload.UNKNOWN_HOST_DRAM_GB_PER_S`.
+    node's own host RAM need; ``node_host_ram`` where more: what the node is built to hold for another job of its
+    pool) at the CPU's rating for that many a channel. None for the rate: no CPU known, the CPU step is timed at
+    :data:`~generator.sizing.training_offload.UNKNOWN_HOST_DRAM_GB_PER_S`.
     """
     cpu = node_cpu(platform, gpu, host_gpus, consts)
     if cpu is None:
@@ -401,6 +406,7 @@ def job_host_dram(
     if mem is not None:
         load = size_checkpoint_load(arch, setup, consts)
         held, _ = training_host_ram(load, mem.host_ram_bytes_per_gpu, host_gpus if held_gpus is None else held_gpus)
+    held = max(held, node_host_ram)
     return cpu, max(1, platform.cpu_sockets), node_dram_mt_per_s(platform, cpu, gpu, host_gpus, held, consts)
 
 

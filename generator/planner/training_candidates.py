@@ -21,12 +21,13 @@ from generator.planner.candidates import (
     formed_on,
     layout_option,
     owned_of_kind,
+    ranking_candidate,
     ranking_lead,
 )
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts
+from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts, rank
 from generator.planner.tco import charged_runs
 from generator.planner.training import (
     OWNED_LAYOUT,
@@ -175,6 +176,45 @@ def _options_on(
     return tuple(blocked), tuple(_near_ties_settled(options))
 
 
+def on_pool_host_ram(
+    wl: Workload,
+    dep: TrainingDeployment,
+    model: ResolvedModel,
+    opt: Option,
+    host_ram_bytes: int,
+    consts: Constants,
+    free: dict[ServerKey, int] | None = None,
+) -> Option | None:
+    """``opt`` timed on a node built to hold ``host_ram_bytes`` of host RAM (a ``run_after`` chain's pool, fix121).
+
+    A chain's pool is built for the largest host RAM of its jobs (``assemble``'s ``NodeNeeds``); a job whose CPU
+    optimizer step streams host memory runs at the DIMMs that node is built with, which may be two a channel where its
+    own RAM would have kept one (review78 item 9: timed at the faster rate the bought node does not run at). ``opt``
+    itself where its node is built as it is (no CPU step, or its own RAM the pool's); None where, so timed, it misses
+    its deadline.
+    """
+    shape, needs = opt.shape, opt.needs
+    assert isinstance(shape, TrainingShape)
+    if not needs.host_dram_streamed or host_ram_bytes <= needs.host_ram_bytes:
+        return opt
+    hw, layout = opt.hardware, (opt.candidate.gpus_per_node, opt.candidate.nodes)
+    spec = dep.training
+    planned = _with_communication(model, spec, shape, hw, layout, needs, consts, [], host_ram_bytes)
+    if planned is None:
+        return None
+    timed, needs, comm = planned
+    if timed.step == shape.step:
+        return opt  # the same DIMMs: the pool's RAM kept one a channel
+    hours = f", {timed.hours:.1f} h" if timed.hours else ""
+    summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
+    replicas = shape.world // shape.par.gpus
+    found = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, [], free, {})
+    if found is None:
+        return None
+    c = charged_runs(found.candidate, hw.platform, spec.runs_per_month, consts)
+    return _told(found._replace(candidate=c, comm=comm, runs_per_month=spec.runs_per_month), shape.near_tie)
+
+
 #: Layouts on the same servers whose run hours and prices are within this fraction of the fastest one's are a near tie:
 #: closer than the step model tells them apart (newuser45 item 9: ZeRO-3 at 97.6% of the usable memory won over
 #: plain DDP at 69% for 0.1% less GPU time).
@@ -258,15 +298,17 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     head whose cost is within :data:`NEAR_TIE_FRACTION` of the cheapest one's (and that take owned servers as it does)
     are a near tie, closer than the step model tells them apart: the fewest servers come first (one NVLink server over
     GPUs on several joined by a front-end network: the simpler launch, as :func:`_near_ties_settled` keeps the simpler
-    layout), on as many servers as ranked (the cheaper first). The rest keep their order. acc104 item 4: rented per
-    run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW replicated on each GPU made
-    two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was chosen over one of 2.1 h at
-    $117 a run either way. (The shorter run on as many servers too would move jobs on one 1-GPU instance to one 8-GPU
-    instance at the same cost a run: left to the lead, fix118.)
+    layout), then on as many servers the shorter run (the wall-clock hours a user waits for each run, where the price
+    does not tell the options apart), then the cheaper. Hours within :data:`NEAR_TIE_FRACTION` of the fastest on as
+    many servers are themselves a near tie, settled by cost (the order as ranked). The rest keep their order.
+    acc104 item 4: rented per run, every data-parallel width costs about the same GPU-hours, and the adapters' AdamW
+    replicated on each GPU made two single-GPU instances 0.02% cheaper than one 8-GPU one, so a LoRA run of 8.5 h was
+    chosen over one of 2.1 h at $117 a run either way; fix121: one 1-GPU instance was kept over one 8-GPU instance of
+    the same family at the same cost a run, the 8-GPU one 2-8x faster.
 
-    A near tie is not transitive: it is defined against the cheapest option, as :func:`_near_ties_settled` defines a
-    layout's against the fastest on its servers, so the order is total and deterministic. An option without run hours
-    (no ``dataset_tokens``) in the tie leaves the order as ranked.
+    A near tie is not transitive: it is defined against the cheapest option (and the hours against the fastest on as
+    many servers), as :func:`_near_ties_settled` defines a layout's against the fastest on its servers, so the order is
+    total and deterministic. An option without run hours (no ``dataset_tokens``) in the tie leaves the order as ranked.
     """
     if len(ranked) < 2:
         return ranked
@@ -283,8 +325,15 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     if band < 2 or not all(o.candidate.run_hours for o in near):
         return ranked
 
-    def settled(k: int) -> tuple[int, int]:
-        return (near[k].candidate.nodes, k)
+    fastest: dict[int, float] = {}
+    for o in near:
+        nodes, ran = o.candidate.nodes, o.candidate.run_hours or 0.0
+        fastest[nodes] = min(ran, fastest.get(nodes, ran))
+
+    def settled(k: int) -> tuple[int, bool, float, int]:
+        nodes, ran = near[k].candidate.nodes, near[k].candidate.run_hours or 0.0
+        close = within_near_tie(ran, fastest[nodes])
+        return (nodes, not close, 0.0 if close else ran, k)
 
     return [near[k] for k in sorted(range(band), key=settled)] + ranked[band:]
 
@@ -293,10 +342,11 @@ def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[O
     """The cheaper option ``chosen`` was kept over as a near tie on cost (:func:`cost_near_ties_settled`), if any.
 
     With its cost and the chosen one's as they were ranked (a price an hour: a month of a rented job's runs, or of the
-    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost.
+    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost. An option at the
+    very same cost counts where the near tie's rule put ``chosen`` before it (on fewer servers, or a shorter run on as
+    many) and the objective's own tie-breaks (idle GPUs, servers, power) would not have (fix121: one 1-GPU p5.4xlarge
+    and one 8-GPU p5.48xlarge at $2.47 a run each, the first at less power).
     """
-    from generator.planner.candidates import ranking_candidate
-
     if objective != "cost" or not chosen.candidate.run_hours or not isinstance(chosen.shape, TrainingShape):
         return None
     mine = ranking_candidate(chosen).usd_per_hour
@@ -312,9 +362,26 @@ def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[O
     if mine is None or not priced:
         return None
     theirs, _, over = min(priced, key=lambda t: t[:2])
-    if theirs >= mine or not within_near_tie(mine, theirs):
+    if theirs > mine or not within_near_tie(mine, theirs):
         return None
+    if theirs == mine:  # the same cost: kept over the first of those the objective's tie-breaks put before it
+        same = [o for usd, _, o in priced if usd == mine and _settled_before(chosen, o) and _tie_breaks(o) < _tie_breaks(chosen)]
+        if not same:
+            return None
+        over = min(same, key=_tie_breaks)  # the one the objective's tie-breaks alone would have taken (stable: as ranked)
     return over, theirs, mine
+
+
+def _settled_before(a: Option, b: Option) -> bool:
+    """Whether the near tie's rule puts ``a`` before ``b``: fewer servers, or a shorter run (past the fraction) on as many."""
+    if a.candidate.nodes != b.candidate.nodes:
+        return a.candidate.nodes < b.candidate.nodes
+    return not within_near_tie(b.candidate.run_hours, a.candidate.run_hours)
+
+
+def _tie_breaks(opt: Option) -> tuple[float, ...]:
+    """The cost objective's first tie-breaks of a training job's option: idle GPUs, servers, power (:func:`rank`)."""
+    return rank("cost", ranking_candidate(opt), alone=True)[1:4]
 
 
 def _told(opt: Option, tie: NearTie | None) -> Option:
@@ -334,12 +401,14 @@ def _with_communication(
     needs: NodeNeeds,
     consts: Constants,
     blocked: list[Blocked],
+    node_host_ram: int = 0,
 ) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
     """The layout with its inter-node communication counted in the step time.
 
     A multi-node job whose communication would take longer than its compute over the front-end
     network gets a GPU fabric (bare metal) or is ruled out (a cloud instance without one); a job
-    that then misses its deadline is ruled out.
+    that then misses its deadline is ruled out. ``node_host_ram``: what the node is built to hold where more than the
+    job's own need (:func:`on_pool_host_ram`).
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
@@ -364,7 +433,9 @@ def _with_communication(
             consts,
             setup.zero_stage,
         )
-        host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory)
+        host = job_host_offload(
+            model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts, shape.memory, node_host_ram
+        )
         optimizer = gpu_optimizer_step_bytes(model.architecture, setup, shape.par)
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host, optimizer)
         shared = shared_dp_gbps(links, shape.par.tp, shape.par.pp, gpus_per_node)

@@ -28,7 +28,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.tco import billed_per_run, run_usd
 from generator.planner.training import run_window
-from generator.planner.training_candidates import training_options, within_near_tie
+from generator.planner.training_candidates import on_pool_host_ram, training_options, within_near_tie
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
 from generator.units import HOURS_PER_MONTH
@@ -194,6 +194,34 @@ def _best_sequence(provider: str, deadlines: Sequence[float | None], per_job: li
     return min((s for s in states if within_near_tie(s[1], cheapest)), key=lambda s: (s[0], s[1]))[2]
 
 
+def _on_the_pools_dimms(
+    wl: Workload,
+    jobs: Sequence[ChainJob],
+    sequence: tuple[Option, ...],
+    deadlines: Sequence[float | None],
+    consts: Constants,
+    free: dict[ServerKey, int] | None,
+) -> tuple[Option, ...] | None:
+    """``sequence`` with each job timed at the DIMMs of the pool's node, built for the largest host RAM of its jobs.
+
+    fix121 (review78 item 9): each job was timed at the DIMM speed its own host RAM would give, while the node is
+    built for the largest job's RAM (``assemble``'s pool ``NodeNeeds``), so a ZeRO-Offload job before a job that holds
+    more was timed at one DIMM a channel on a node built with two. None where, so timed, a job finishes past its
+    deadline (a pool of more servers may still meet it).
+    """
+    ram = max(o.needs.host_ram_bytes for o in sequence)
+    timed = [on_pool_host_ram(wl, job.dep, job.model, o, ram, consts, free) for job, o in zip(jobs, sequence, strict=True)]
+    if any(o is None for o in timed):
+        return None
+    out = tuple(o for o in timed if o is not None)
+    finish = 0.0
+    for deadline, o in zip(deadlines, out, strict=True):
+        finish += _hours(o)
+        if deadline and finish > deadline * (1 + 1e-9):
+            return None
+    return out
+
+
 def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...]) -> Option:
     """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed.
 
@@ -319,6 +347,8 @@ def chain_options(
                 nearest = _deadline_blocked(jobs, widest, miss, deadlines, _month_binds(provider, jobs, deadlines, miss.late))
                 continue
             sequence = _best_sequence(provider, deadlines, fitting)
+            if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
+                sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
                 out.append(_chain_option(provider, jobs, sequence))
         if nearest is not None and not any(o.server_kind == kind for o in out):

@@ -13,7 +13,7 @@ from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
 from generator.sizing.training_step import StepTime
-from generator.units import HOURS_PER_MONTH, usd_text
+from generator.units import HOURS_PER_MONTH, hours_text, usd_text
 
 #: The step's terms as the plan names them (StepTime attribute, words).
 STEP_TERMS: tuple[tuple[str, str], ...] = (
@@ -242,7 +242,7 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
     """Which cheaper layout on other servers a training job (or chain) was kept over as a near tie on cost, and why.
 
     :func:`~generator.planner.training_candidates.cost_near_ties_settled`: within :data:`NEAR_TIE_FRACTION` of the
-    cheapest's cost, fewer servers. None where the chosen layout is the cheapest.
+    cheapest's cost, fewer servers, then the shorter run. None where the chosen layout is the cheapest.
     """
     tie = cost_near_tie(objective, chosen, rest)
     if tie is None:
@@ -257,8 +257,17 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
         figures = f"${theirs * HOURS_PER_MONTH:,.2f} against ${mine * HOURS_PER_MONTH:,.2f} a month, what they are ranked by"
     cheaper = 1 - theirs / mine
     share = f"{cheaper:.2%}" if cheaper >= 0.00005 else "less than 0.01%"
-    hours = f"{a.run_hours:.1f} h against {b.run_hours:.1f} h a run" if a.run_hours and b.run_hours else ""
-    settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {hours})" if hours else ")")
+    hours = f"{hours_text(a.run_hours, 1)} against {hours_text(b.run_hours, 1)} a run" if a.run_hours and b.run_hours else ""
+    if a.nodes == b.nodes:  # on as many servers: the run a user waits for (fix121)
+        settled = f"the shorter run on as many servers ({a.nodes} each; {hours})" if hours else "the layout ranked first"
+    else:
+        settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {hours})" if hours else ")")
+    if theirs == mine:  # the very same cost: the tie the objective's own tie-breaks settled the other way before
+        if b.idle_gpus < a.idle_gpus:
+            before = f"fewer idle GPUs ({b.idle_gpus} against {a.idle_gpus})"
+        else:
+            before = f"less power ({b.power_w / 1000:.1f} kW against {a.power_w / 1000:.1f} kW)"
+        return f"kept over {b.summary}: {figures}, the same cost, settled by {settled} before {before}"
     return (
         f"kept over {b.summary}: {figures}, {share} cheaper, within {NEAR_TIE_PERCENT} of its cost (a near tie, closer "
         f"than the step model tells them apart), settled by {settled}"
