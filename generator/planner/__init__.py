@@ -476,6 +476,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 
 def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
+    from generator.planner.batch_split_hint import batch_split_findings
     from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.lighter_training import lighter_training_findings, lighter_training_hint
     from generator.planner.not_sold_new import not_sold_new_findings
@@ -515,6 +516,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     said += not_sold_new_findings(loaded, consts, plan)
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += batch_split_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += prefix_routing_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
