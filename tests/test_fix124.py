@@ -6,7 +6,9 @@
   (each planned again here: the planner is the oracle); one past the planner's most data-parallel ranks is refused at
   the batch, naming the nearest batches that split over the ranks that hold the job.
 - Item 4: ``hardware.fixed`` with two deployments: each refusal's owned twin held its deployment alone on the whole
-  machine, and the twin's own plan then refused the second. The twin now holds every inference deployment.
+  machine, and the twin's own plan then refused the second, pointing back to ``hardware.fixed``. The twin now holds
+  every inference deployment, and an owned refusal where a replica fits the server (all taken) no longer names
+  ``hardware.fixed``.
 - Item 13: a ``hardware.fixed`` refusal offered the twin where it serves less than the llama.cpp figure refused.
 - Item 12: ``estimate --train`` listed changes that train at "0 tokens/s a GPU".
 """
@@ -168,8 +170,13 @@ def test_two_deployments_on_a_fixed_machine_are_not_each_promised_the_whole_twin
     assert said.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
     twin = tmp_path / "two_owned.yaml"
     twin.write_text(FIXED_TWO.format(rate=10, machine=TWIN))
-    with pytest.raises(InfeasibleError):
+    with pytest.raises(InfeasibleError) as owned:
         plan_file(str(twin))  # the oracle: both at 10 req/s do not fit the server as owned inventory either
+    # ... and its refusal no longer sends the user back to hardware.fixed: a replica fits the server, which 'chat' holds
+    refused = str(owned.value)
+    assert "2 x TP4 on 1 x custom-8x-h100-sxm5-80gb (8 x h100-sxm5-80gb) needs 1 server; 0 owned are free" in refused
+    assert "hardware.fixed" not in refused
+    assert refused.endswith("or place a deployment before it elsewhere ('chat' holds 1 x custom-8x-h100-sxm5-80gb)")
 
 
 def test_the_twin_named_for_two_deployments_is_the_one_their_owned_plan_makes(tmp_path: Path) -> None:
