@@ -84,7 +84,7 @@ def test_a_prime_batch_on_bought_servers_says_the_neighbouring_batches_and_their
     assert warning.path == "deployments[0].training.global_batch_size"
     assert warning.message.startswith(
         "deployment tune: its global batch of 97 sequences splits evenly over no data-parallel degree from DP2 to DP96 "
-        "(every rank runs the same micro-batches a step), so the job takes DP97 on 97 GPUs: the workload plans "
+        "(every rank runs the same micro-batches a step), so the job takes DP97 on 97 GPUs and the workload plans "
         f"{plan.totals['gpus']} GPUs, capex ${plan.totals['capex_usd']:,.0f}"
     )
     assert plan.totals["gpus"] == 104  # 13 x 8 L40S, as hostile79 saw
@@ -92,14 +92,17 @@ def test_a_prime_batch_on_bought_servers_says_the_neighbouring_batches_and_their
         other = _plan(tmp_path, f"q{batch}.yaml", QLORA.format(batch=batch))
         job = other.deployments[0]
         said = (
-            f"a global_batch_size of {batch} plans DP{job.details['data_parallel']} on {job.details['world_size']} GPUs: "
-            f"{other.totals['gpus']} GPUs, capex ${other.totals['capex_usd']:,.0f}"
+            f"at a global_batch_size of {batch} the job takes DP{job.details['data_parallel']} on "
+            f"{job.details['world_size']} GPUs and the workload plans {other.totals['gpus']} GPUs, "
+            f"capex ${other.totals['capex_usd']:,.0f}"
         )
         assert said in warning.message
         assert 2 * other.totals["gpus"] <= plan.totals["gpus"]
         assert not [f for f in other.findings if f.code == "batch-sets-ranks"]
     # by hand: 96 = DP6 x 16 on 3 x 2 RTX PRO 6000 workstations, hostile79's $99,476
-    assert "a global_batch_size of 96 plans DP6 on 6 GPUs: 6 GPUs, capex $99,476" in warning.message
+    assert "at a global_batch_size of 96 the job takes DP6 on 6 GPUs and the workload plans 6 GPUs, capex $99,476" in (
+        warning.message
+    )
 
 
 def test_a_batch_that_splits_near_the_ranks_needed_says_nothing(tmp_path: Path) -> None:

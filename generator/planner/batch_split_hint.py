@@ -103,8 +103,8 @@ def batch_split_findings(
             if fewer and _fleet_rank(objective, other, wl=wl) < _fleet_rank(objective, plan, wl=wl):
                 gpus = theirs.details.get("world_size")
                 said.append(
-                    f"a global_batch_size of {value:,} plans DP{theirs.details.get('data_parallel')} on {gpus:,} GPUs: "
-                    f"{_fleet_gpus(other)}, {fleet_said(other)}, {job_said(other, index)}"
+                    f"at a global_batch_size of {value:,} the job takes DP{theirs.details.get('data_parallel')} on "
+                    f"{gpus:,} GPUs and the workload plans {_fleet_gpus(other)}, {fleet_said(other)}, {job_said(other, index)}"
                 )
         if not said:
             continue
@@ -115,8 +115,8 @@ def batch_split_findings(
                 "batch-sets-ranks",
                 f"deployment {dep.name}: its global batch of {batch:,} sequences splits evenly over no data-parallel "
                 f"degree from DP{first} to DP{last} (every rank runs the same micro-batches a step), so the job takes "
-                f"DP{dp} on {world:,} GPUs: the workload plans {_fleet_gpus(plan)}, {fleet_said(plan)}, {job_said(plan, index)}; "
-                + "; ".join(said),
+                f"DP{dp} on {world:,} GPUs and the workload plans {_fleet_gpus(plan)}, {fleet_said(plan)}, "
+                f"{job_said(plan, index)}; " + "; ".join(said),
                 f"deployments[{index}].training.global_batch_size",
             )
         )
