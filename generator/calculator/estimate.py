@@ -1845,7 +1845,7 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
 
     def said(change: dict[str, Any]) -> str:
         speed = change["tokens_per_second_per_gpu"]
-        rate = f", {speed:,.0f} tokens/s a GPU" if speed else ""
+        rate = f", {speed:,.0f} tokens/s a GPU" if speed and speed >= 0.5 else f", {speed:.2g} tokens/s a GPU" if speed else ""
         return f"{change['flags']} ({change['per_gpu_bytes'] / GIB:.2f} GiB{rate})"
 
     fitting = [c for c in changes if c["fits"]]
@@ -1853,12 +1853,23 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
         together = [said(c) for c in changes if c["kind"] == "together"]
         after = f" (its memory settings together: {together[0]})" if together else ""
         return f"no one change of its memory settings, method or up to {MOST_GPUS_TRIED} GPUs makes it fit{after}: a larger GPU"
-    changes = fitting
+    # hostile79 item 12: on 1,000,000 GPUs "--zero 3 (10.00 GiB, 0 tokens/s a GPU)" was advice; a change that trains at
+    # under one token a second a GPU is left out where another runs, and named with its rate
+    stalled = [c for c in fitting if c["tokens_per_second_per_gpu"] is not None and c["tokens_per_second_per_gpu"] < 0.5]
+    changes = [c for c in fitting if c not in stalled] or fitting
     order = {"memory": 0, "together": 0, "micro-batch": 0, "method": 1, "gpus": 2}
     # the job's own training first (one setting or several together), the fastest first (offloads cost step time: review71
     # item 7), then the least memory
     ranked = sorted(changes, key=lambda c: (order[c["kind"]], -(c["tokens_per_second_per_gpu"] or 0), c["per_gpu_bytes"]))
-    return f"it fits with {'; or '.join(said(c) for c in ranked)}"
+    left = [c for c in stalled if c not in changes]
+    out = f"it fits with {'; or '.join(said(c) for c in ranked)}"
+    if left:
+        rates = " and ".join(f"{c['tokens_per_second_per_gpu']:.2g}" for c in left)
+        out += (
+            f" (left out: {', '.join(c['flags'] for c in left)}, which fit{'s' if len(left) == 1 else ''} but train"
+            f"{'s' if len(left) == 1 else ''} at {rates} tokens/s a GPU)"
+        )
+    return out
 
 
 def _smaller_micro_batch(

@@ -492,6 +492,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 
 def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
+    from generator.planner.batch_split_hint import batch_split_findings
     from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.lighter_training import lighter_training_findings, lighter_training_hint
     from generator.planner.not_sold_new import not_sold_new_findings
@@ -531,6 +532,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     said += not_sold_new_findings(loaded, consts, plan)
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += batch_split_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += prefix_routing_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
@@ -1935,7 +1937,9 @@ def _choose(
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 ram_at = next((format_path(b.field) for _, b in sorted(fewest.items()) if b.field), "")
                 replicas_fit = any(b.pp == 1 and b.owned for b in fewest.values())
-                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at)
+                # hostile79 item 4: a whole replica fits an owned server, all of them taken by the deployments before
+                in_server = any(b.code == OWNED_SHORT and b.pp == 1 for b in fewest.values())
+                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at, in_server=in_server)
                 # more owned servers do not help where the link between them rules out the layouts across them
                 # (review33 item 2: "DP9 needs 9 servers; 6 owned", where a fabric NIC fits it on 4)
                 # (the owned servers' own layouts: a wider one more servers would hold is no reason to list them, and
@@ -2170,8 +2174,13 @@ def _owned_short_hint(
     chosen: list[tuple[int, Option, list[Option]]],
     replicas_fit: bool,
     ram_at: str = "",
+    in_server: bool = False,
 ) -> str:
     """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2).
+
+    ``in_server``: a whole replica fits one owned server (none free): ``hardware.fixed``, which offloads what the GPUs
+    cannot hold, is then no way out (hostile79 item 4: two services on one owned 8 x H100 were sent there, whose refusal
+    sent them back to the owned server).
 
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
     ``ram_at``: the field stating the owned servers' RAM, where it is too little for the work: offloading more to the
@@ -2198,7 +2207,7 @@ def _owned_short_hint(
         fields += ["a higher max_utilization"] if spec.max_utilization < 1 else []
         fields += ["a lower nodes_down_tolerated"] if spec.nodes_down_tolerated else []
         ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
-    elif isinstance(dep, InferenceDeployment):
+    elif isinstance(dep, InferenceDeployment) and not in_server:
         # newuser49 item 2: no owned server's GPUs hold a replica, and hardware.inventory keeps the weights in VRAM
         ways.append(ON_FIXED)
     elif isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs

@@ -173,12 +173,13 @@ def _held_slots(
     if held is not None and held.meets(demand):
         return held
     made = tokens_per_s_text(held.served_tokens_per_s) if held is not None else "none"
+    most = (held.served_tokens_per_s if held is not None else 0.0) / max(1, spec.avg_output_tokens)  # req/s it makes
     raise InfeasibleError(
         f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
         f"for their KV cache moves more weights off the GPUs and so takes more slots ({MAX_REPLACEMENTS} placements "
         f"tried): the last one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token requests, which "
-        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan)}",
+        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan, most)}",
         loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
     )
 
@@ -208,7 +209,7 @@ def _rate_slots(
             f"{figure_text(spec.requests_per_second)} req/s of {spec.avg_input_tokens:,}-token prompts need "
             f"{prompts:.0%} of hardware.fixed's time for their prompt passes alone ({plan.cost.prefill_s:,.2f} s each, "
             f"{_pass_text(plan)}), {1 / plan.cost.prefill_s:.3g} a second at most with no time left to decode; "
-            f"{_rate_advice(loaded, index, plan)}",
+            f"{_rate_advice(loaded, index, plan, 1 / plan.cost.prefill_s)}",
             where,
         )
     alone = plan.cost.decode_tokens_per_s
@@ -239,7 +240,7 @@ def _rate_slots(
         f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
         f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
         f"{request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, so at best): about "
-        f"{served:.3g} req/s; {_rate_advice(loaded, index, plan)}",
+        f"{served:.3g} req/s; {_rate_advice(loaded, index, plan, served)}",
         where,
     )
 
@@ -265,16 +266,21 @@ def _pass_text(plan: OffloadPlan) -> str:
     return f"every weight on the GPUs, {plan.engine}'s layer split running one GPU at a time"
 
 
-def _rate_advice(loaded: LoadedWorkload, index: int, plan: OffloadPlan) -> str:
+def _rate_advice(loaded: LoadedWorkload, index: int, plan: OffloadPlan, most_rps: float) -> str:
     """What to do about a rate the machine misses under llama.cpp: the same server under vLLM / SGLang where it serves it.
 
     newuser77 item 11: "plan bought hardware" was said to the owner of 8 x MI300X whose vLLM replicas make the rate.
-    The twin is offered only where the GPUs hold the model (:func:`gpus_hold_model`), as the plan's finding is.
+    The twin is offered only where the GPUs hold the model (:func:`gpus_hold_model`), as the plan's finding is, and,
+    where it misses the rate too, only where it serves more than ``most_rps``, the most the refusal says llama.cpp
+    makes (hostile79 item 13: a twin serving 0.13 req/s within the SLOs was offered against llama.cpp's 0.411 prompt
+    passes a second).
     """
     from generator.planner.fixed_engines import AS_OWNED, serving_engines
 
     lower = "lower requests_per_second"
     served = serving_engines(loaded, index) if gpus_hold_model(plan) else None
+    if served is not None and not served.meets_rate and served.sustained_rps <= most_rps:
+        served = None  # no better than the placement refused
     if served is None:
         return f"{lower}, or plan bought hardware (without hardware.fixed)"
     dep = loaded.workload.deployments[index]

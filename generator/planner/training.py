@@ -866,8 +866,15 @@ def _shapes_at(
                 if owned_gpus and found * tp * pp <= owned_gpus < dp * tp * pp:
                     # hostile78 item 6: the owned GPUs hold the job, but the batch does not split over their ranks (it
                     # was refused as "no platform of this provider offers an allowed GPU": only wider layouts were said)
-                    unsplit = _owned_batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
+                    unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
                     blocked.append(f"{name} ZeRO-{zero} x DP{found}: {OWNED_LAYOUT} {unsplit}")
+                elif dp > MAX_DATA_PARALLEL:
+                    # hostile79 item 1: a prime batch of 65,537 took DP65537 (65,544 GPUs bought, 33.7 MW) where the
+                    # deadline needed DP12: past the most ranks the planner considers, the batches that split are said
+                    unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
+                    blocked.append(f"{name} ZeRO-{zero} x DP{found}: {unsplit}")
+                if dp > MAX_DATA_PARALLEL:
+                    continue
                 splits: dict[int, tuple[int, int, StepTime] | str] = {}
                 # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
                 # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
@@ -1061,7 +1068,7 @@ OWNED_LAYOUT = "the layout the owned GPUs hold:"
 IN_BACKWARD_HOLDS = "fits only with the optimizer stepped in backward"
 
 
-def _owned_batch_unsplit(
+def _batch_unsplit(
     model: ResolvedModel,
     spec: TrainingSpec,
     hw: Hardware,
@@ -1077,8 +1084,9 @@ def _owned_batch_unsplit(
     Every data-parallel rank runs the same micro-batches a step, so the batch is micro-batch x accumulation x ranks
     (DeepSpeed asserts ``train_batch_size == micro * gas * world_size``,
     https://www.deepspeed.ai/docs/config-json/#batch-size-related-parameters); the next degree that divides it,
-    ``wider``, takes more GPUs than are owned. The nearest multiples of ``dp`` below and above the batch whose split over
-    ``dp`` ranks fits the GPUs' memory are said as the batches that plan on them.
+    ``wider``, takes more GPUs than are owned, or more ranks than :data:`MAX_DATA_PARALLEL` (hostile79 item 1). The
+    nearest multiples of ``dp`` below and above the batch whose split over ``dp`` ranks fits the GPUs' memory are said
+    as the batches that plan on them.
     """
     gbs = spec.global_batch_size or 1
     below, above = gbs // dp * dp, -(-gbs // dp) * dp
@@ -1089,9 +1097,10 @@ def _owned_batch_unsplit(
         and not isinstance(_batch_split(model, spec._replace(global_batch_size=v), hw, zero, par, dp, budget, consts), str)
     ]
     gpus = wider * par.gpus
+    most = f", more than the {MAX_DATA_PARALLEL:,} data-parallel ranks the planner considers" if wider > MAX_DATA_PARALLEL else ""
     said = (
         f"the global batch of {gbs:,} sequences {BATCH_NOT_SPLIT} its {dp} data-parallel ranks (each runs the same "
-        f"micro-batches a step; the next degree that divides it, DP{wider}, takes {gpus:,} GPUs)"
+        f"micro-batches a step; the next degree that divides it, DP{wider}, takes {gpus:,} GPUs{most})"
     )
     if fitting:
         said += "; " + BATCH_SPLITS_TEXT.format(values=" or ".join(f"{v:,}" for v in fitting))
