@@ -152,7 +152,8 @@ def test_on_as_many_servers_the_near_tie_goes_to_the_shorter_run() -> None:
 
 def test_a_one_gpu_instance_at_the_same_cost_gives_way_to_the_shorter_run(tmp_path: Path) -> None:
     """Fails before fix121: one p5.4xlarge (DP1, 0.2 h) kept over one p5.48xlarge (DP8, 1.8 min) at $1.69 a run each,
-    the tie settled by the lower power (1.3 kW against 8.4 kW before fix123 counted a VM's vCPU share of its host CPU); the plan now says why the longer run was passed over."""
+    the tie settled by the lower power (1.3 kW against 8.4 kW before fix123 counted a VM's vCPU share of its host CPU);
+    the plan now says why the longer run was passed over."""
     from tests.test_eks_efa import FT70
 
     small = FT70.replace("Llama-3.1-70B-Instruct", "Llama-3.1-8B-Instruct").replace("500000000", "5000000")
