@@ -241,16 +241,18 @@ def test_the_lm_head_stays_bf16_in_an_fp8_step() -> None:
     spec = TrainingSpec(
         method="full", framework="megatron", compute_precision="fp8", sequence_length=4096, gradient_checkpointing="none"
     )
-    shape = _step_shape(arch, spec, find_gpu("h100-sxm5-80gb"))
+    shape = _step_shape(arch, spec, find_gpu("h100-sxm5-80gb"), Constants())
     assert shape["fp8_gemm_share"] == pytest.approx(share)
     # full checkpointing recomputes the decoder blocks, not the head: their share is larger (8 N against 6 for the head)
-    full = _step_shape(arch, spec._replace(gradient_checkpointing="full"), find_gpu("h100-sxm5-80gb"))
+    full = _step_shape(arch, spec._replace(gradient_checkpointing="full"), find_gpu("h100-sxm5-80gb"), Constants())
     head = 6.0 * arch.logits_params
     assert full["fp8_gemm_share"] == pytest.approx(
         1 - head / (6.0 * arch.flop_params + 2.0 * (arch.flop_params - arch.logits_params))
     )
     assert "cast_bytes_per_token" not in shape  # Transformer Engine fuses its casts
-    assert "fp8_gemm_share" not in _step_shape(arch, spec._replace(compute_precision="bf16"), find_gpu("h100-sxm5-80gb"))
+    assert "fp8_gemm_share" not in _step_shape(
+        arch, spec._replace(compute_precision="bf16"), find_gpu("h100-sxm5-80gb"), Constants()
+    )
 
 
 def test_megatron_fp8_copies_count_the_gpus_own_linears_under_expert_parallelism(
@@ -291,7 +293,7 @@ def test_torchao_casts_are_memory_traffic_per_linear() -> None:
     assert fp8_cast_bytes_per_token(arch, 8192) == pytest.approx(22_544_384)
     # under fsdp2 the planner adds them (torchao does not fuse its casts); under megatron it does not
     spec = TrainingSpec(method="full", framework="fsdp2", compute_precision="fp8", sequence_length=8192, micro_batch_size=1)
-    shape = _step_shape(arch, spec, find_gpu("h100-sxm5-80gb"))
+    shape = _step_shape(arch, spec, find_gpu("h100-sxm5-80gb"), Constants())
     assert shape["cast_bytes_per_token"] == pytest.approx(22_544_384)
     assert shape["flops_per_byte"] == pytest.approx(989e12 / 3350e9)
     # their time: the bytes at the HBM rate beside the GEMMs', as FLOPs at the step's rate

@@ -67,7 +67,8 @@ def test_a_job_across_a3_nodes_is_timed_over_the_gpu_nics_the_pool_attaches(tmp_
     assert dep.details["inter_node_link"] == "4 x 200 Gb/s GPU NICs of the instance"
     # acc107: 377 -> 436.32
     # (eager elementwise operators / NF4 0.5): TRL is a Trainer-family framework, its eager operators now in the step
-    assert dep.details["usd_per_job"] == pytest.approx(436.32, abs=1)
+    # acc113: 436.32 -> 441.02 (the eager cross-entropy's passes over the fp32 logits, 36 B a logit)
+    assert dep.details["usd_per_job"] == pytest.approx(441.02, abs=1)
     (said,) = [f for f in attached.findings if f.code == "gke-gpu-networks"]
     assert (said.level, said.path) == ("info", "kubernetes.gpu_networks.gcp-a3-highgpu-8g")
     assert said.message.startswith(

@@ -102,7 +102,8 @@ def test_an_assumed_fabric_under_a_two_node_job_is_a_warning_with_its_time_and_f
     assert "over the front end alone, 25 Gb/s, about 147 s" in message
     # acc107: 52.4 -> 62.8 h (eager elementwise operators / NF4 0.5);
     # 53.1 h before full checkpointing recomputed the blocks only (trainacc)
-    assert "62.8 h a run" in message
+    # acc113: 62.8 -> 63.4 h (the eager loss's passes over the logits)
+    assert "63.4 h a run" in message
     assert "hardware.inventory[0]: fabric_nic and fabric_nic_count, or fabric_nic_count: 0" in message
 
 
@@ -112,7 +113,8 @@ def test_no_fabric_stated_rules_out_the_two_node_layout_and_the_job_moves(tmp_pa
     # one 8-GPU A100 server instead (newuser42: 32.1 h before FlashAttention-2's A100 share was fitted in its range)
     assert dep.pool == A100_POOL
     # acc107: 31.58 -> 35.12 h (eager elementwise operators / NF4 0.5): the same owned A100 server chosen
-    assert dep.details["hours"] == pytest.approx(35.12, abs=0.05)
+    # acc113: 35.12 -> 35.40 h (the eager loss's passes over the logits): the same server
+    assert dep.details["hours"] == pytest.approx(35.40, abs=0.05)
     codes = _codes(plan)
     assert "owned-fabric-assumed" not in codes
     (free,) = [m for _, _, m in codes["inventory-free"] if "dell-r760xa" in m]

@@ -16,7 +16,12 @@ from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS
 from generator.sizing.training import TrainingSetup, eager_elementwise_bytes_per_token, eager_kernels_per_micro_batch
-from generator.sizing.training_elementwise import eager_bytes_per_token, forward_bytes_per_token, forward_kernels
+from generator.sizing.training_elementwise import (
+    eager_bytes_per_token,
+    forward_bytes_per_token,
+    forward_kernels,
+    loss_bytes_per_token,
+)
 from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, StepTime, training_step
 
 CONSTS = Constants()
@@ -38,9 +43,10 @@ def test_backward_doubles_it_and_full_recompute_adds_a_forward(checkpointing: st
 def test_a_moe_token_gates_only_its_routed_experts() -> None:
     # Qwen3-30B-A3B: hidden 2,048, q 32 x 128, k 4 x 128, 8 of 128 experts a token at 768 wide, 48 layers; acc111: the
     # grouped_mm block's routing, 18 B a copied hidden element (gather, sort, weight, unsort: 4 each; the sum's read 2)
-    # over the token's 8 copies plus the sum's 2 B write a hidden element (342,016 B a layer before)
-    per_layer = 84 * 2048 + 24 * 4096 + 20 * 512 + 10 * 8 * 768 + (18 * 8 + 2) * 2048
-    assert per_layer == 641_024
+    # over the token's 8 copies plus the sum's 2 B write a hidden element (342,016 B a layer before); acc113: Qwen3's
+    # q_norm and k_norm, an RMSNorm over each head of q and k, 36 B an element of the 36 heads x 128 (641,024 before)
+    per_layer = 84 * 2048 + 24 * 4096 + 20 * 512 + 10 * 8 * 768 + (18 * 8 + 2) * 2048 + 36 * 36 * 128
+    assert per_layer == 806_912
     assert forward_bytes_per_token(QWEN3_MOE) == 48 * per_layer
 
 
@@ -52,9 +58,34 @@ EAGER = {"hf", "trl", "axolotl", "llama-factory", "deepspeed"}
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_which_frameworks_run_them_eager(framework: str) -> None:
+    # acc113: with the eager cross-entropy's 36 B a logit over Llama 3's 128,256-token vocabulary (4,617,216 B a token)
     setup = TrainingSetup(method="lora", framework=framework, checkpointing="full")
-    expected = LLAMA_8B_FORWARD * 4 if framework in EAGER else 0.0
+    expected = LLAMA_8B_FORWARD * 4 + 36 * 128_256 if framework in EAGER else 0.0
     assert eager_elementwise_bytes_per_token(LLAMA_8B, setup) == expected
+
+
+# acc113 (issue 9): Gemma 3 1B's layer by hand (hidden 1,152, q 4 x 256, k 1 x 256, intermediate 6,912, 26 layers): four
+# sandwich RMSNorms (input, post-attention, pre- and post-feed-forward) and q_norm / k_norm over q and k, 36 B an element
+# each; two residual adds; rotary q and k; the transpose; the gating. Its loss: Transformers' ForCausalLMLoss upcasts
+# the 262,144-wide bf16 logits to fp32 and runs cross_entropy, 36 B a logit, 9,437,184 B a token, more than the 26
+# layers' forward passes together.
+GEMMA3_1B = parse_architecture(find_model("google/gemma-3-1b-it").config)
+GEMMA3_LAYER = (4 * 36 + 2 * 6) * 1152 + 20 * (1024 + 256) + 4 * 1024 + 10 * 6912 + 36 * (1024 + 256)
+
+
+def test_gemma3_sandwich_and_qk_norms_by_hand() -> None:
+    assert GEMMA3_LAYER == 324_608
+    assert forward_bytes_per_token(GEMMA3_1B) == 26 * GEMMA3_LAYER == 8_439_808
+    # kernels: four norms of 8, q_norm and k_norm of 8, two adds, rotary 10, attention and transpose 2, 7 GEMMs, gating 2
+    assert forward_kernels(GEMMA3_1B) == 26 * (4 * 8 + 2 * 8 + 2 + 10 + 2 + 7 + 2) == 1846
+
+
+def test_the_eager_loss_moves_the_logits_outside_the_checkpointed_layers() -> None:
+    for checkpointing, passes in (("full", 4), ("none", 3)):
+        setup = TrainingSetup(method="full", framework="hf", checkpointing=checkpointing)
+        assert eager_elementwise_bytes_per_token(GEMMA3_1B, setup) == 26 * GEMMA3_LAYER * passes + 36 * 262_144
+    assert loss_bytes_per_token(GEMMA3_1B, "standard") == loss_bytes_per_token(GEMMA3_1B, "chunked") == 9_437_184
+    assert loss_bytes_per_token(GEMMA3_1B, "fused") == 0.0
 
 
 def test_fused_kernels_or_no_framework_count_none() -> None:
@@ -87,10 +118,11 @@ def test_the_step_adds_them_in_series_at_the_hbm_rate() -> None:
 
 # acc111 (issue 9): the kernels eager PyTorch launches one at a time. Llama 3.1 8B's layer by hand: two RMSNorms of 8
 # kernels, two residual adds, rotary q and k 10, the attention and its transpose 2, seven GEMMs, the gating 2 = 39.
-# Qwen3-30B-A3B's: 16 + 2 + 12, four attention GEMMs and the router's, the grouped_mm block's 19, the gating 2 = 56.
+# Qwen3-30B-A3B's: 16 + 2 + 12, q_norm and k_norm 16 (acc113), four attention GEMMs and the router's, the grouped_mm
+# block's 19, the gating 2 = 72.
 def test_forward_kernels_by_hand() -> None:
     assert forward_kernels(LLAMA_8B) == 32 * (2 * 8 + 2 + 10 + 2 + 7 + 2) == 1248
-    assert forward_kernels(QWEN3_MOE) == 48 * (2 * 8 + 2 + 10 + 2 + 5 + 19 + 2) == 2688
+    assert forward_kernels(QWEN3_MOE) == 48 * (2 * 8 + 2 + 10 + 2 + 16 + 5 + 19 + 2) == 3456
 
 
 @pytest.mark.parametrize(
@@ -133,9 +165,9 @@ def _launch_step(kernels: tuple[int, int], flops_per_token: float) -> StepTime:
 def test_launches_show_only_beyond_the_gpus_work() -> None:
     kernels = (6080, 6080)
     host = 2 * (6080 * CONSTS.eager_forward_kernel_host_s + 6080 * CONSTS.eager_backward_kernel_host_s)  # 2 micro-batches
-    assert host == pytest.approx(2 * 6080 * 70e-6)
+    assert host == pytest.approx(2 * 6080 * 60e-6)
     # a short step: 2 x 2,048 tokens at 1e10 FLOPs each over 100 TFLOPS at 2,048 tokens' GEMM fill (0.992): 0.413 s of
-    # GPU work, under the launches' 0.851 s, which set the step
+    # GPU work, under the launches' 0.730 s, which set the step
     short = _launch_step(kernels, 1e10)
     assert short.compute_s == pytest.approx(0.4096 / (2048 / (2048 + 16)))
     assert short.host_dispatch_s == pytest.approx(host) and short.host_kernels == 2 * 12160

@@ -148,14 +148,13 @@ def test_estimate_counts_the_ep_alltoall() -> None:
     # 8 routed experts) and residual operators: 269.0 GB a GPU and step at the A100's sustained HBM rate
     # 1.102 s, 29,725 tokens/s, 21.7% MFU before acc111 counted the grouped_mm block's routing passes: each token's 8
     # copies gathered, sorted, weighted, unsorted and summed, 18 B a copied hidden element (+235.1 GB a GPU and step)
-    # 1.225 s, 26,749 tokens/s, 19.6% MFU before acc117 timed the Trainer's grouped_mm experts at torch._grouped_mm's
-    # rate: 4,096 x 8 x 8 / 128 = 2,048 tokens an expert, 2,048 / (2,048 + 512) = 0.8 of the dense GEMMs' (their
-    # 0.994 fill at 2,048 before), on the routed experts' share of the FLOPs: compute 0.728 -> 0.833 s
-    assert "one step takes 1.330 s: compute 0.833 s + eager norm, rotary, gating and residual operators 0.263 s" in out
+    # 1.225 s, 26,749 tokens/s, 19.6% MFU before acc113 counted Qwen3's q_norm and k_norm (an RMSNorm over each head of q
+    # and k) and the eager cross-entropy's passes over the fp32 logits (36 B a logit): +152.9 GB a GPU and step
+    assert "one step takes 1.305 s: compute 0.728 s + eager norm, rotary, gating and residual operators 0.343 s" in out
     assert "+ EP all-to-all 0.151 s (34.09 GB per GPU over NVLink" in out
     assert "DP/ZeRO 0.023 s exposed of 0.023 s" in out
     assert "+ optimizer step 0.060 s (114.5 GB per GPU" in out
-    assert "24,642 tokens/s (3,080 per GPU), 18.0% MFU" in out
+    assert "25,115 tokens/s (3,139 per GPU), 18.4% MFU" in out
     assert "all-to-all exchanges" not in out
     assert "EP 8's all-to-alls counted in series" in out
     assert "per-expert Python loop" in out  # DeepSpeed through the Hugging Face Trainer
@@ -341,16 +340,16 @@ def test_a_trainer_moe_run_is_timed_at_its_kernel_launches() -> None:
     # acc111 (issue 9): specgen's own Trainer run of this job (Transformers 5 grouped_mm experts, H200, LoRA on q/k/v/o,
     # 2,048 tokens, checkpointing on) measured 3,446 tokens/s, a 0.594 s step; 13,863 modelled before the CPU's
     # one-at-a-time launches were timed. 48 layers x (56 kernels + 4 PEFT layers x 8) = 4,224 a forward: twice that
-    # forward (recomputed) at 65 us and twice that backward at 5 us = 0.591 s of CPU, 0.419 s of it beyond the GPU's work
-    # (0.197 s since acc117 timed the grouped GEMMs at 128 tokens an expert, 128 / (128 + 512) of the dense GEMMs' rate:
-    # the GPU's compute 0.148 -> 0.325 s, the step's time unchanged, still the CPU's)
+    # forward (recomputed) at 65 us and twice that backward at 5 us = 0.591 s of CPU, 0.419 s of it beyond the GPU's work.
+    # acc113: Qwen3's q_norm and k_norm, 16 kernels more a layer (72 + 32 = 104 x 48 = 4,992 a forward), and the launch
+    # costs refitted with them (45 us / 15 us): 0.599 s of CPU, 0.410 s beyond the GPU's work, 3,418 tokens/s (-0.8%)
     out = _estimate(
         MOE, "--train", "lora", "--framework", "hf", "--gpu", "h200-sxm-141gb", "--seq-len", "2048",
         "--lora-targets", "q_proj,k_proj,v_proj,o_proj",
     )  # fmt: skip
-    assert "kernel launches 0.197 s beyond the GPU's work (16,896 kernels launched one at a time by eager PyTorch, " in out
-    assert "0.591 s of CPU)" in out and "one step takes 0.591 s" in out
-    assert "3,463 tokens/s (3,463 per GPU)" in out
+    assert "kernel launches 0.410 s beyond the GPU's work (19,968 kernels launched one at a time by eager PyTorch, " in out
+    assert "0.599 s of CPU)" in out and "one step takes 0.599 s" in out
+    assert "3,418 tokens/s (3,418 per GPU)" in out
     # the same job under Unsloth launches none counted: its Triton kernels are not eager PyTorch
     assert "kernel launches" not in _estimate(
         MOE, "--train", "lora", "--framework", "unsloth", "--gpu", "h200-sxm-141gb", "--seq-len", "2048",

@@ -253,11 +253,11 @@ def layout_mfu(
         microbatches=consts.training_pipeline_microbatches,
         tp_link_gbps=acc.link_gb_per_s * 8,
         dense_tflops=acc.dense_tflops,
-        **_step_shape(arch, spec, hw.gpu),
+        **_step_shape(arch, spec, hw.gpu, consts),
     ).mfu
 
 
-def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[str, Any]:
+def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec, consts: Constants) -> dict[str, Any]:
     """What :func:`training_utilisation` sets the step's attention against on ``gpu``: its kernels and the GEMM FLOPs."""
     flops = training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework)
     return {
@@ -266,7 +266,9 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
-        "attention_layers": attention_layer_equivalents(arch, spec.sequence_length, spec.framework, spec.flash_attention),
+        "attention_layers": attention_layer_equivalents(
+            arch, spec.sequence_length, spec.framework, spec.flash_attention, consts.training_masked_attention_rate
+        ),
         "attention_width": training_attention_width(arch),  # heads x head_dim, not hidden (newuser70 item 1)
         # FP8 training: the decoder linears' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's, and the
         # framework's FP8 casts where it does not fuse them (attention, norms, optimizer unchanged)
@@ -344,7 +346,7 @@ def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constan
     """
     arch = model.architecture
     util = training_utilisation(
-        arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu)
+        arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu, consts)
     )
     return util.compute
 

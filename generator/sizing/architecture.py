@@ -785,11 +785,9 @@ def _gqa_attention(
         Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
     )
     other = 0
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "exaone4") or (
-        model_type == "glm4_moe" and qk_norm
-    ):
+    if model_type in HEAD_QK_NORM_TYPES or (model_type == "glm4_moe" and qk_norm):
         other += 2 * head_dim  # q_norm and k_norm over head_dim (GLM-4.5's where use_qk_norm)
-    if model_type in ("olmo2", "minimax_m2"):
+    if model_type in PROJECTION_QK_NORM_TYPES:
         # q_norm and k_norm over the whole projections, before the heads are split (newuser71 item 6): Transformers
         # modeling_olmo2.py Olmo2Attention, which MiniMaxM2Attention (through FlexOlmoAttention) inherits
         other += q_dim + kv_dim
@@ -959,6 +957,28 @@ def _granite_shared_width(cfg: Mapping[str, Any]) -> int:
             "the checkpoint's"
         )
     return _int(cfg, "shared_intermediate_size")
+
+
+#: Model types whose attention runs an RMSNorm over each head of q and of k (``q_norm`` / ``k_norm`` over head_dim).
+HEAD_QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "qwen3_next", "exaone4")
+#: Model types whose ``q_norm`` / ``k_norm`` run over the whole projections, before the heads are split.
+PROJECTION_QK_NORM_TYPES = ("olmo2", "minimax_m2")
+
+
+def hidden_norms_per_layer(model_type: str) -> int:
+    """Hidden-width norms a decoder layer runs: two (input, post-attention), four for Gemma 2 / 3, one for Cohere's."""
+    return _norm_params(model_type, 1)
+
+
+def qk_norm_elements(arch: Architecture) -> int:
+    """Elements of a token's q and k an attention layer's ``q_norm`` / ``k_norm`` run over (0 where it has none).
+
+    Per head or over the whole projection, a norm of every q and k element either way. GLM-4.5's, where its config sets
+    ``use_qk_norm``, is not read back from the layout (its flag is not kept): 0.
+    """
+    if arch.model_type in HEAD_QK_NORM_TYPES or arch.model_type in PROJECTION_QK_NORM_TYPES:
+        return (arch.num_attention_heads + arch.num_kv_heads) * arch.head_dim
+    return 0
 
 
 def _norm_params(model_type: str, hidden: int) -> int:

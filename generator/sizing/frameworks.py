@@ -266,7 +266,8 @@ class FrameworkProfile(NamedTuple):
     #: Whether its attention is Transformers' default ``sdpa``, which hands PyTorch an explicit mask for a sliding-window
     #: layer whose keys reach its window (``masking_utils._ignore_causal_mask_sdpa``: no skip when ``kv_length >=
     #: local_attention_size``): SDPA cannot run its flash kernel with a mask, and its memory-efficient kernel computes
-    #: the whole square of positions, twice a causal kernel's FLOPs. The Trainer and TRL (and DeepSpeed through the
+    #: the whole square of positions, twice a causal kernel's FLOPs, at ``training_masked_attention_rate`` of the flash
+    #: kernel's rate (acc113). The Trainer and TRL (and DeepSpeed through the
     #: Trainer) take ``sdpa`` unless told otherwise, as LLaMA-Factory does under its default ``flash_attn: auto``
     #: (review31 item 4); axolotl's recipes name flash-attn's kernels, which take the window, and torchtune, Unsloth and
     #: Megatron-LM run kernels of their own.
@@ -516,12 +517,14 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 #: What specgen's own runs of the Hugging Face Trainer measured against this step (newuser45 item 3: the README said
 #: it, the estimate did not): benchmarks/CALIBRATION.md, 2026-12-04 H200 entry, 40 dense runs; the figures since the
 #: step counts the Trainer's eager operators (acc107 entry; 15% (-7% to +65%) and 34% (+16% to +68%) before) and the
-#: CPU's launches of their kernels (acc111 entry; 1% (-17% to +44%) and 14% (-3% to +38%) before), from the calibration
-#: report's dense H200 Trainer rows by checkpointing (predicted / measured - 1).
+#: CPU's launches of their kernels (acc111 entry; 1% (-17% to +44%) and 14% (-3% to +38%) before), and since the step
+#: counts Gemma's and Qwen3's extra norms, the loss's passes over the logits and SDPA's masked window kernel (acc113
+#: entry; 2% faster (-17% to +35%) and 8% (-3% to +38%) before), from the calibration report's dense H200 Trainer rows
+#: by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
-    "2026-12-04) ran at this step's speed with full checkpointing (median 2% faster, 17% faster to 35% slower) and "
-    "slower without it (median 8%, -3% to +38%); leave that margin on a deadline"
+    "2026-12-04) ran at this step's speed with full checkpointing (median 4% faster, 18% faster to 11% slower) and "
+    "slower without it (median 5%, -7% to +27%); leave that margin on a deadline"
 )
 
 #: How specgen's figures for torchtune's LoRA and QLoRA recipes compare with torchtune's own published rows (newuser54

@@ -94,7 +94,7 @@ from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer,
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import paged_refusal, training_conflicts
-from generator.sizing.training_elementwise import eager_bytes_per_token, kernels_per_micro_batch
+from generator.sizing.training_elementwise import eager_bytes_per_token, kernels_per_micro_batch, loss_bytes_per_token
 from generator.sizing.weights import Parallelism, WeightSizes, linear_params_per_gpu, size_weights
 
 
@@ -520,7 +520,7 @@ def eager_elementwise_bytes_per_token(arch: Architecture, setup: TrainingSetup) 
     """
     if setup.framework is None or not framework_profile(setup.framework).eager_elementwise or setup.kernels_fused():
         return 0.0
-    return eager_bytes_per_token(arch, setup.checkpointing)
+    return eager_bytes_per_token(arch, setup.checkpointing) + loss_bytes_per_token(arch, setup.techniques()[0])
 
 
 def eager_kernels_per_micro_batch(arch: Architecture, setup: TrainingSetup) -> tuple[int, int]:

@@ -15,9 +15,12 @@ https://github.com/linkedin/Liger-Kernel). Which frameworks run them eager is a 
 
 Bytes a token and layer, forward, bf16 activations (2 B an element, fp32 4 B):
 
-- each RMSNorm (two a layer, :data:`NORMS_PER_LAYER`): the fp32 upcast (read 2, write 4), the square (read 4, write 4),
-  the mean (read 4), the scaling (read 4 + 4, write 4), the downcast (read 4, write 2) and the weight's product (read 2,
-  write 2): :data:`RMSNORM_BYTES` x hidden;
+- each RMSNorm over the hidden state (two a layer; Gemma 2 / 3's four sandwich norms, input, post-attention, pre- and
+  post-feed-forward; Cohere's one: :func:`generator.sizing.architecture.hidden_norms_per_layer`): the fp32 upcast (read
+  2, write 4), the square (read 4, write 4), the mean (read 4), the scaling (read 4, write 4), the downcast (read 4,
+  write 2) and the weight's product (read 2, write 2): :data:`RMSNORM_BYTES` x hidden; where the attention normalises
+  q and k (Qwen3's and Gemma 3's ``q_norm`` / ``k_norm`` over each head, OLMo 2's over the projections:
+  :func:`generator.sizing.architecture.qk_norm_elements`) the same over every q and k element;
 - each residual add (two): read two, write one: :data:`RESIDUAL_BYTES` x hidden;
 - the rotary embedding of q and k: ``q * cos``, ``rotate_half(q)`` (a negated half and a concatenation), ``* sin`` and
   the sum: :data:`ROPE_BYTES` x (q + k widths) (the cos / sin tables are a token's, not a head's: not counted);
@@ -33,8 +36,13 @@ Bytes a token and layer, forward, bf16 activations (2 B an element, fp32 4 B):
   over the copies (read 2 a copy, write 2 a token): :data:`MOE_ROUTING_BYTES` x copies x hidden, plus 2 x hidden.
 
 Backward runs each operator's gradient over the same tensors and reads what forward saved: :data:`BACKWARD_PASSES`
-times the forward's bytes; full activation checkpointing runs the forward once more. A layer of a recurrent mixer
-(Mamba, linear attention) has no rotary embedding or attention transpose; its norms, residual adds and MLP count.
+times the forward's bytes; full activation checkpointing runs the forward once more. The loss after the layers
+(:func:`loss_bytes_per_token`): Transformers' ``ForCausalLMLoss`` upcasts the LM head's bf16 logits to fp32 and runs
+``cross_entropy`` over them (https://github.com/huggingface/transformers/blob/main/src/transformers/loss/loss_utils.py),
+:data:`LOSS_BYTES` a token and vocabulary element forward and backward, once a step (the checkpointed blocks do not
+hold it); Gemma 3's 262,144-token vocabulary moves more there than its 26 layers' forward passes do. A layer of a
+recurrent mixer (Mamba, linear attention) has no rotary embedding or attention transpose; its norms, residual adds and MLP
+count.
 
 **Host dispatch.** Eager PyTorch launches each of those operators, and each GEMM, from the CPU one at a time: Python, the
 dispatcher, autocast and autograd's bookkeeping before every kernel. Where a kernel's GPU work is shorter than that host
@@ -43,7 +51,8 @@ time, the GPU waits for the next launch, and a step of short kernels runs at the
 forward at 13.48 us on an H100 DGX's Xeon 8480C, https://github.com/NVIDIA/TransformerEngine/issues/2053).
 :func:`kernels_per_micro_batch` counts the kernels a micro-batch launches from the same operator lists: each RMSNorm
 :data:`RMSNORM_KERNELS`, each residual add one, the rotary embedding :data:`ROPE_KERNELS` (q and k), the attention and
-its transpose one each, the gating :data:`GATING_KERNELS`, one GEMM per linear; a mixture-of-experts block through
+its transpose one each, q_norm and k_norm :data:`RMSNORM_KERNELS` each where the model has them, the gating
+:data:`GATING_KERNELS`, one GEMM per linear; a mixture-of-experts block through
 Transformers 5's ``grouped_mm`` experts (``integrations/moe.py`` ``grouped_mm_experts_forward``: the router's softmax,
 top-k and renormalisation, then each token's copies gathered, sorted by expert, counted with ``histc`` into offsets,
 two ``torch._grouped_mm`` calls, weighted, unsorted and summed) :data:`MOE_GROUPED_KERNELS` beside its gating; each
@@ -56,11 +65,16 @@ each and the backward's (autograd's C++ engine) at ``eager_backward_kernel_host_
 
 from __future__ import annotations
 
-from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
+from generator.sizing.architecture import (
+    EXPERT,
+    MLP,
+    SHARED_EXPERT,
+    Architecture,
+    hidden_norms_per_layer,
+    qk_norm_elements,
+)
 from generator.sizing.memo import memoized
 
-#: Norms a decoder layer runs (input and post-attention RMSNorm).
-NORMS_PER_LAYER = 2
 #: Bytes a hidden element moves through one eager RMSNorm (2 + 4, 4 + 4, 4, 4 + 4 + 4, 4 + 2, 2 + 2).
 RMSNORM_BYTES = 36
 #: Residual adds a layer runs, and the bytes each moves a hidden element (read two bf16, write one).
@@ -74,6 +88,10 @@ TRANSPOSE_BYTES = 4
 GATING_BYTES = 10
 #: Bytes a copied hidden element moves through a grouped_mm experts block's gather, sort, weighting, unsort and sum.
 MOE_ROUTING_BYTES = 18
+#: Bytes a logit (token x vocabulary element) moves through an eager cross-entropy over bf16 logits: the fp32 upcast
+#: (read 2, write 4), ``log_softmax`` (read 4, write 4); backward ``nll_loss``'s gradient (write 4), ``log_softmax``'s
+#: (read 4 + 4, write 4) and the cast back to bf16 (read 4, write 2).
+LOSS_BYTES = 36
 #: Backward's bytes over the forward's.
 BACKWARD_PASSES = 2
 #: Kernels one eager RMSNorm launches: the fp32 upcast, square, mean, ``+ eps``, ``rsqrt``, scaling, downcast, weight.
@@ -110,16 +128,29 @@ def forward_bytes_per_token(arch: Architecture) -> float:
     """HBM bytes one token moves through the eager operators of every layer in one forward pass."""
     q_width = arch.num_attention_heads * arch.head_dim
     k_width = arch.num_kv_heads * arch.head_dim
+    norms = hidden_norms_per_layer(arch.model_type)
     total = 0.0
     for index, layer in enumerate(arch.layers):
-        nbytes: float = (NORMS_PER_LAYER * RMSNORM_BYTES + RESIDUALS_PER_LAYER * RESIDUAL_BYTES) * arch.hidden_size
+        nbytes: float = (norms * RMSNORM_BYTES + RESIDUALS_PER_LAYER * RESIDUAL_BYTES) * arch.hidden_size
         nbytes += GATING_BYTES * _down_width(arch, index)
         if layer.is_moe:  # the routed copies' gather, sort, weighting, unsort and sum
             nbytes += (MOE_ROUTING_BYTES * layer.experts_per_token + 2) * arch.hidden_size
-        if layer.state is None:  # an attention layer: rotary q and k, the output's transpose
+        if layer.state is None:  # an attention layer: rotary q and k, the output's transpose, q_norm and k_norm
             nbytes += ROPE_BYTES * (q_width + k_width) + TRANSPOSE_BYTES * q_width
+            nbytes += RMSNORM_BYTES * qk_norm_elements(arch)
         total += nbytes
     return total
+
+
+def loss_bytes_per_token(arch: Architecture, loss: str) -> float:
+    """HBM bytes one token's logits move through an eager cross-entropy, forward and backward.
+
+    Transformers' ``ForCausalLMLoss`` upcasts the LM head's bf16 logits (``logits.float()``) and runs
+    ``nn.functional.cross_entropy`` over them: :data:`LOSS_BYTES` a vocabulary element. A chunked loss moves the same
+    bytes a chunk at a time; a fused one (Liger, Unsloth) never writes the logits out: 0. Not recomputed under
+    checkpointing (the loss sits outside the checkpointed decoder blocks).
+    """
+    return LOSS_BYTES * arch.vocab_size if loss in ("standard", "chunked") and not arch.encoder_only else 0.0
 
 
 def eager_bytes_per_token(arch: Architecture, checkpointing: str) -> float:
@@ -132,10 +163,11 @@ def eager_bytes_per_token(arch: Architecture, checkpointing: str) -> float:
 def forward_kernels(arch: Architecture) -> int:
     """Kernels one forward pass of every decoder layer launches as eager PyTorch operators and GEMMs (LoRA aside)."""
     total = 0
+    qk_norms = 2 if qk_norm_elements(arch) else 0
     for layer in arch.layers:
-        kernels = NORMS_PER_LAYER * RMSNORM_KERNELS + RESIDUALS_PER_LAYER
-        if layer.state is None:  # an attention layer: rotary q and k, the attention, the output's transpose
-            kernels += ROPE_KERNELS + 2
+        kernels = hidden_norms_per_layer(arch.model_type) * RMSNORM_KERNELS + RESIDUALS_PER_LAYER
+        if layer.state is None:  # an attention layer: rotary q and k, the attention, the output's transpose, q/k norms
+            kernels += ROPE_KERNELS + 2 + qk_norms * RMSNORM_KERNELS
         kernels += sum(lin.copies for lin in layer.linears if lin.group != EXPERT)  # the experts' two grouped GEMMs below
         if layer.is_moe:
             kernels += MOE_GROUPED_KERNELS

@@ -316,7 +316,11 @@ SINK_MODEL_TYPES = ("gpt_oss",)
 
 @memoized
 def attention_layer_equivalents(
-    arch: Architecture, sequence_length: int, framework: str | None, flash_attention: bool = True
+    arch: Architecture,
+    sequence_length: int,
+    framework: str | None,
+    flash_attention: bool = True,
+    masked_kernel_rate: float = 1.0,
 ) -> float:
     """A training step's attention work in full causal layers of the model's mean width (:func:`training_utilisation`).
 
@@ -328,7 +332,9 @@ def attention_layer_equivalents(
     window-1,024 layers at 16,384 tokens 0.12 of a full layer; newuser76 item 2), as the serving prefill counts it; under
     a framework whose ``sdpa`` hands the kernel an explicit mask (:attr:`FrameworkProfile.sdpa_window_masks`), or
     ``flash_attention`` off (eager attention over the score matrix), such a layer whose keys reach its window computes
-    the whole square, two. A linear-attention layer (Gated DeltaNet, Mamba-2) has no pairs: its recurrence's FLOPs a
+    the whole square, two, at ``masked_kernel_rate`` of the flash kernel's rate (``training_masked_attention_rate``: SDPA's
+    kernel under a mask reads the mask a tile at a time and skips no block; 1, the default, times it at the flash rate).
+    A linear-attention layer (Gated DeltaNet, Mamba-2) has no pairs: its recurrence's FLOPs a
     token (:func:`generator.sizing.linear_attention.layer_state_flops`, the recurrent form's; the chunked form training
     runs adds a chunk's intra-chunk pairs, left out) over a full layer's.
 
@@ -354,8 +360,8 @@ def attention_layer_equivalents(
         elif window is None or sequence_length < window:
             total += flops / mean_pair_flops
         else:
-            if masks:
-                share = 2.0
+            if masks:  # the whole square, at the masked kernel's rate (SDPA's memory-efficient kernel)
+                share = 2.0 / masked_kernel_rate
             elif kernel_window:
                 share = causal_pairs_per_token(sequence_length, window) / full_pairs
             else:
