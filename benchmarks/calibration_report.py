@@ -435,7 +435,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     seq, dp = row["seq_len"], row["gpus"]
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
-    layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
+    # full checkpointing: its recomputed forward's launches fall in the backward phase (training_step.host_exposed_s)
+    layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
     layers = attention_layer_equivalents(arch, seq, row["framework"])
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], layers)

@@ -1271,7 +1271,9 @@ def _throughput(
         raise InputError(f"--cached-prompt-share {share:g}: {uncached}: drop it")
 
     new, cached = prompt_tail(isl, share)
-    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
+    sat = saturated_throughput(
+        arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached, req.engine == "sglang"
+    )
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
     # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more, and a
