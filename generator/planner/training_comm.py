@@ -368,8 +368,11 @@ def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: in
 
 
 def _stage_link_group(tp: int, pp: int, dp: int, gpus_per_node: int) -> int:
-    """The GPUs whose node link a PP send inside one node is timed over: the job's GPUs on the node, the stages ``tp x
-    dp`` apart among them (:func:`links_between`); without a pipeline (no sends) the TP group's, as before."""
+    """The GPUs whose node link a PP send inside one node is timed over.
+
+    The job's GPUs on the node, the stages ``tp x dp`` apart among them (:func:`links_between`); without a pipeline (no
+    sends) the TP group's, as before.
+    """
     return min(tp * pp * dp if pp > 1 else tp, gpus_per_node)
 
 

@@ -646,9 +646,7 @@ class DecodeModel:
             return 0.0
         return tokens * (per_token / max(1, self._attention_dp) + per_pair) / self._bandwidth
 
-    def step(
-        self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0, prefill_apart: bool = False
-    ) -> DecodeStep:
+    def step(self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0, prefill_apart: bool = False) -> DecodeStep:
         """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along.
 
         ``pass_tokens``: the step's prompt tokens are the average of passes of that many a stage (an engine prefills a
