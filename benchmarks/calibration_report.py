@@ -25,7 +25,7 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
-from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
+from generator.sizing.architecture import FULL, MLA, Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
@@ -65,6 +65,7 @@ from generator.sizing.training import (  # noqa: E402
     eager_elementwise_bytes_per_token,
     eager_kernels_per_micro_batch,
     lora_traffic_bytes_per_token,
+    runs_grouped_mm_experts,
     size_training,
 )
 from generator.sizing.training_mfu import (  # noqa: E402
@@ -460,7 +461,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
         host=finetune_offload(row, arch, gpu, consts),
         # an MoE model's routed experts as the planner's step times them (one GPU a row: no expert parallelism)
-        moe=moe_step(arch, recompute=row["checkpointing"] == "full"),
+        moe=moe_step(arch, recompute=row["checkpointing"] == "full", grouped_mm=runs_grouped_mm_experts(finetune_setup(row))),
         optimizer_bytes=gpu_optimizer_step_bytes(arch, finetune_optimizer_setup(row), Parallelism()),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
@@ -689,6 +690,27 @@ NVME_GROUP = "offload-decode NVMe (weights beyond RAM, memory-mapped)"
 CPU_ONLY_STAND_IN_GPU = "rtx-4090-24gb"
 
 
+def without_mla(arch: Architecture, config: Mapping[str, Any]) -> Architecture:
+    """``arch`` (DeepSeek's MLA) with its attention as llama.cpp ran it before its MLA (PR #12801, April 2025).
+
+    That build decompressed the latent into each head's key (``qk_nope_head_dim + qk_rope_head_dim``) and value
+    (``v_head_dim``) and cached them per head, f16: a cache 71 times the latent's (the 7773X rows' source gives the
+    Q4_K_M run 682 GB and the Q8_0 run 970 GB at -c 65536: the GGUFs' 376.65 and 664.29 GiB and 305.0 GiB of this
+    cache, 65,536 x 61 layers x 128 heads x (192 + 128) x 2 bytes), and ran the scores and values as
+    multi-head attention: ``2 x heads x (k + v)`` FLOPs a cached token, not the absorbed form's ``2 x heads x (latent
+    + rope + latent)``. As a full-attention layer of every head its own KV head whose ``head_dim`` is the mean of the
+    two widths (``layer_attention_flops`` counts ``4 x heads x head_dim``); the weights are unchanged.
+    """
+    heads = arch.num_attention_heads
+    key, value = int(config["qk_nope_head_dim"]) + int(config["qk_rope_head_dim"]), int(config["v_head_dim"])
+    kv = heads * (key + value)
+    layers = tuple(
+        layer._replace(attention=FULL, kv_elements_per_token=kv, kv_heads=heads) if layer.attention == MLA else layer
+        for layer in arch.layers
+    )
+    return arch._replace(layers=layers, num_kv_heads=heads, head_dim=(key + value) // 2)
+
+
 def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
     """The architecture, format, KV bits, machine and placement of an offload row, as the row ran it.
 
@@ -701,7 +723,10 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
     from generator.calculator.machine import FixedSpec, build_machine
     from generator.sizing.offload import Placement, _layer_kv
 
-    arch = parse_architecture(find_model(row["model"]).config)
+    config = find_model(row["model"]).config
+    arch = parse_architecture(config)
+    if row.get("pre_mla_build"):  # llama.cpp before its MLA ran DeepSeek's attention uncompressed: time it so
+        arch = without_mla(arch, config)
     fmt = llama_cpp_format(weight_format(row["precision"]))  # the GGUF the row ran: gpt-oss's MXFP4_MOE file
     # the RAM and NVMe of a row that gives them (RAM short of the weights held off the GPU), else the RAM its source
     # states (``installed_ram_gib``: the share of it --no-mmap asks to pin decides the pinned buffers' fallback, as for
@@ -713,7 +738,9 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
         memory_channels=row["memory_channels"], ddr_mt_per_s=row["ddr_mt_per_s"], cpu_sockets=row["sockets"],
     )  # fmt: skip
     machine, _, _ = build_machine(spec)
-    machine = machine._replace(cpu_cores=(row.get("threads") or 0) / row["sockets"])
+    # the CPU's 8-bit dot product as the row's CPU has it (``int8_vnni``: false on Zen 3 and Skylake-SP; the rows' CPUs
+    # are not all in the catalog, so the row says, with its basis)
+    machine = machine._replace(cpu_cores=(row.get("threads") or 0) / row["sockets"], cpu_int8_vnni=row.get("int8_vnni", True))
     sizes = size_weights(arch, fmt)
     kv_bits = LLAMA_CPP_CACHE_BITS[row.get("kv_cache_type", "f16")]  # llama.cpp's default: an f16 cache
     kv = sum(_layer_kv(arch, kv_bits, context))
@@ -1039,6 +1066,11 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     # short steps read them: the Trainer rows at 2,048 tokens and Qwen3-30B-A3B's
     "eager_forward_kernel_host_s": (65e-6,),
     "eager_backward_kernel_host_s": (5e-6,),
+    # held at the argmin of a scan with eager_forward_kernel_host_s (acc117 entry of 2026-12-06, /work/wt/bugs/acc117/
+    # scan_grouped.py): 0.3454 at 0 (the dense GEMMs' fill), 0.3435 from 256 to 768, 0.3434 at 512, 0.3453 at 1,024;
+    # forward 65 us stays the argmin beside it (60 us 0.3436, 70 us 0.3439). Only the eager frameworks' MoE rows read
+    # it (Qwen3-30B-A3B under the Trainer); the published kernels bound it from above at 900-1,700 (CONSTANT_DOCS)
+    "grouped_mm_half_tokens": (512.0,),
 }
 
 
@@ -1088,16 +1120,27 @@ OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
     # rows 5-6 points further for the experts-in-RAM group's two rows at DDR5-2000 (XMP off); at 300 the cores' rate
     # goes from 24 (fitted on the BF16 sizing) to 20 (0.4570 -> 0.4535)
     "cpu_weight_read_ceiling_gb_per_s": (300.0,),
-    "cpu_expert_call_overhead_s": (5e-6, 10e-6, 15e-6),
-    "cpu_attention_gflops_per_s": (80.0, 90.0, 100.0),
+    # held at 10 us (acc116 entry of 2026-12-06): with the cores without VNNI at their own rate the argmin is 5 us
+    # (score 0.3593 against 0.3620 at 10), where it was 10 before (0.4457 against 0.4532 at 5): a flat score that
+    # would move every MoE layer's CPU time in the plans, not adopted on that margin
+    "cpu_expert_call_overhead_s": (10e-6,),
+    # held at 90 with ik_llama.cpp's rate at 500 (acc116 entry of 2026-12-06): with the cores without VNNI at their own
+    # rate both are free to move to their grid's edge (100 / 1,000, score 0.3471 against 0.3620), which the rows'
+    # slowdowns with context do not support: each long row's extra time over its empty-context row is what 90 / 500
+    # predict within 20% (ik_llama.cpp's GQA rows 4.5-15.9 ms predicted for 5.4-13.6 measured), but for DeepSeek-V2-Lite's
+    # MLA (about 1,000, 2026-12-03 ik attention entry); a higher rate would offset the 7965WX's and 9950X's
+    # empty-context under-prediction (-14% to -24%, their memory), not time the attention
+    "cpu_attention_gflops_per_s": (90.0,),
     # ik_llama.cpp's own CPU attention kernels (query heads sharing a KV head multiplied together): set by its
     # long-context rows alone, which read the other constants too (2026-12-03 ik attention entry)
-    "ik_llama_cpp_cpu_attention_gflops_per_s": tuple(float(r) for r in range(300, 1001, 100)),
+    "ik_llama_cpp_cpu_attention_gflops_per_s": (500.0,),
     # held at 20 (accoff entry of 2026-12-04): with the switches between the GPU and the CPU counted and both free, the
     # in-sample argmin is 28 with 200 us a switch (score 0.4224), which takes the out-of-sample two-socket 6980P row at
     # 86 threads, bound by its cores, from +15.8% to +20.2% (its group 33.0% -> 35.2%) and the 14900K's experts-in-RAM
     # row to -21.9%
     "cpu_core_gparams_per_s": (20.0,),
+    # a core without VNNI's 8-bit dot product (acc116 entry of 2026-12-06): the in-sample rows on Zen 3 set it
+    "cpu_core_gparams_per_s_without_vnni": (4.0, 5.0, 6.0, 7.0, 8.0),
     # llama.cpp's scheduler switching between the GPU and the CPU, two a MoE layer whose experts are in RAM
     # (generator.sizing.offload.backend_switches; accoff entry of 2026-12-04). Held at 50 us: the argmin over
     # 0-250 us is 150 (score 0.4300 against 0.4443 at 50), set by the 12600K's two runs at DDR5-2000 (XMP off, their

@@ -9,6 +9,7 @@ the order the files were given in.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import pickle
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.errors import Location, MultipleInputError, SpecgenError
-from generator.input_files import check_distinct_files
+from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, read_limited
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -264,7 +265,12 @@ def _on_workers(paths: list[str], alone: bool, batches: list[tuple[int, ...]], j
         for _ in range(jobs):
             mine, theirs = context.Pipe()
             started: BaseProcess = context.Process(target=_serve, args=(theirs, paths, alone, os.getpid()), daemon=True)
-            started.start()
+            try:
+                started.start()
+            except OSError as exc:  # hostile79 item 7: fork refused (a pids limit: EAGAIN; ENOMEM)
+                theirs.close()
+                mine.close()
+                raise SpecgenError(_not_started(len(workers) + 1, jobs, exc)) from None
             theirs.close()
             workers.append((started, mine))
         for worker, conn in workers:
@@ -291,6 +297,16 @@ def _on_workers(paths: list[str], alone: bool, batches: list[tuple[int, ...]], j
                 worker.kill()  # SIGKILL: no signal handler a library left in the fork can keep it running
             worker.join()
             conn.close()
+
+
+def _not_started(which: int, jobs: int, exc: OSError) -> str:
+    """What to tell the user where worker ``which`` of ``jobs`` could not be started (hostile79 item 7)."""
+    why = exc.strerror or str(exc)
+    hint = {errno.EAGAIN: " (a limit on processes: a container's pids limit, ulimit -u?)", errno.ENOMEM: " (out of memory?)"}
+    return (
+        f"could not start process {which} of the {jobs} planning the files (--jobs): {why}"
+        f"{hint.get(exc.errno or 0, '')}; nothing was written; render with --jobs 1 to plan every file in this process"
+    )
 
 
 def _died(worker: BaseProcess) -> str:
@@ -382,17 +398,17 @@ def file_batches(paths: list[str], most: int) -> list[tuple[int, ...]]:
 
 
 def _models_named(path: str) -> tuple[str, ...]:
-    """The model ids ``path`` names (:data:`_MODEL_LINE`), sorted; none where it cannot be read."""
+    """The model ids ``path`` names (:data:`_MODEL_LINE`), sorted; none where it cannot be read.
+
+    hostile79 item 2: read as every input is (:func:`~generator.input_files.read_limited`: regular files alone, opened
+    without blocking): a plain ``open()`` of a FIFO (or ``/dev/stdin``, a symlink to one) waited for a writer for ever,
+    before any worker could refuse it. A file it cannot read is left to the worker, whose error is the file's.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(MAX_HINT_BYTES)
-    except OSError:
+        data = read_limited(path, MAX_WORKLOAD_BYTES, "workload file")
+    except SpecgenError:
         return ()
-    return tuple(sorted(set(_MODEL_LINE.findall(text))))
-
-
-#: The bytes of a workload file read for :func:`_models_named` (the file itself is read whole where it is planned).
-MAX_HINT_BYTES = 1 << 20
+    return tuple(sorted(set(_MODEL_LINE.findall(data.decode("utf-8", errors="replace")))))
 
 
 def _every_file(results: list[Rendered | _Failure]) -> list[Rendered]:

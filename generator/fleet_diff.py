@@ -91,12 +91,26 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     """The plan of a ``spec.json``'s ``text`` (``path`` names it in errors), checked for what the diff reads."""
     if len(text) > MAX_SPEC_BYTES:  # as read_text_limited refuses it from a file
         raise InputError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
+    # hostile79 item 10: a byte-order mark (PowerShell's UTF-8) is read past, as a workload YAML's is
+    bom = 1 if text.startswith("\ufeff") else 0
+    body = text[bom:]
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
-        raise InputError(f"cannot read spec.json: {_json_problem(exc, text)}", Location(path, exc.lineno, exc.colno)) from None
-    except ValueError as exc:
-        raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+        column = exc.colno + (bom if exc.lineno == 1 else 0)
+        raise InputError(f"cannot read spec.json: {_json_problem(exc, body)}", Location(path, exc.lineno, column)) from None
+    except ValueError as exc:  # a NaN, an Infinity or 1e400: located too (hostile79 item 10)
+        found = _unfinite_at(body)
+        if found is None:
+            raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+        at, token = found
+        line = body.count("\n", 0, at) + 1
+        column = at - body.rfind("\n", 0, at) + (bom if line == 1 else 0)
+        raise InputError(
+            f"cannot read spec.json: {token[:40]} is not a finite number ("
+            + ("JSON has no NaN or Infinity; specgen writes none)" if token[-1].isalpha() else "past the float range)"),
+            Location(path, line, column),
+        ) from None
     except RecursionError:
         raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
     if not isinstance(data, dict) or "plan" not in data:
@@ -133,6 +147,21 @@ def drift_replacement_lines(committed: dict[str, str], rendered: dict[str, str])
         for entry in pool_replacements(old, new):
             lines.append(f"specgen: {one_line(rel)}: node pool replaced, not resized: {replacement_text(entry, plain=True)}")
     return lines
+
+
+#: A JSON string, a NaN / Infinity constant, or a number with a fraction or exponent (what ``_finite_float`` reads).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+
+
+def _unfinite_at(text: str) -> tuple[int, str] | None:
+    """The first NaN, Infinity or number past the float range in ``text`` (JSON read up to it): its offset and text."""
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token.startswith('"'):
+            continue
+        if token in ("NaN", "Infinity", "-Infinity") or not math.isfinite(float(token)):
+            return match.start(), token
+    return None
 
 
 def _refuse_constant(name: str) -> object:
@@ -330,6 +359,7 @@ def _check_plan(path: str, plan: Any) -> None:
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
         if pool.get("busy_hours_per_month") is not None:
             _check_figure(path, f"plan.pools[{i}].busy_hours_per_month", pool["busy_hours_per_month"])
+        _check_owned_nodes(path, f"plan.pools[{i}]", pool)
         if not isinstance(pool.get("per_job", False), bool):
             raise InputError(
                 f"{path}: not a specgen spec.json: 'plan.pools[{i}].per_job' must be true or false, got {short(pool['per_job'])}"
@@ -391,6 +421,22 @@ def _check_plan(path: str, plan: Any) -> None:
 
 #: A pool's name (:mod:`generator.planner.naming`): an Ansible group and a Terraform key, the stem of host names.
 _POOL_NAME = re.compile(f"[a-z0-9_]{{1,{MAX_POOL_NAME}}}")
+
+
+def _check_owned_nodes(path: str, where: str, pool: dict[str, Any]) -> None:
+    """Raise InputError unless a pool's ``owned_nodes`` (where given) is a whole number from 0 to its ``nodes``.
+
+    hostile79 item 3: "abc", [1] or {} made the buy-or-rent comparison raise a traceback; -3, 1.5 and "4" were taken.
+    """
+    value = pool.get("owned_nodes")
+    if value is None:
+        return
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if not whole or not 0 <= value <= pool["nodes"]:
+        raise InputError(
+            f"{path}: not a specgen spec.json: '{where}.owned_nodes' must be a whole number from 0 to the pool's "
+            f"'nodes' ({fmt_cell(pool['nodes'])}), got {short(value)}"
+        )
 
 
 def _named_pool(path: str, where: str, name: Any, pool_names: set[str]) -> None:
@@ -1951,8 +1997,9 @@ def _slowest(dep: dict[str, Any], details: dict[str, Any], key: str) -> Any:
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
     """A service's requested rate, the share of its replicas' capacity that takes, and its latency at that load.
 
-    Capacity is replicas x the most a replica sustains within the SLOs; a split service's requests are routed evenly
-    over the replicas of both parts, so its slowest part's figure binds (as the planner sizes it). None for
+    Capacity is what the replicas sustain together within the SLOs, less the wait for a place in the batch
+    (``requests_per_s_sustained``, the plan's figure); a ``spec.json`` written before it holds none, and there it is
+    replicas x the most a replica sustains, a split service's slowest part's figure binding. None for
     a deployment without a rate (a training job, a fixed machine). newuser24 item 3: a rate change that kept the
     layout read "No change to the fleet." while every rendered output changed.
     """
@@ -1963,7 +2010,9 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
     replicas = [_plan_figure(p.get("replicas")) for p in parts]
     rates = [_plan_figure(p.get("requests_per_s_per_replica_max")) for p in parts]
     capacity = 0.0  # a figure missing, or none a plan holds: no share is told
-    if all(replicas) and all(rates):  # requests go evenly to every replica: the slowest part's binds
+    if (sustained := _plan_figure(details.get("requests_per_s_sustained"))) is not None:
+        capacity = sustained  # the wait for a place included, as the plan says it (newuser79 item 9)
+    elif all(replicas) and all(rates):  # requests go evenly to every replica: the slowest part's binds
         capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
     share = rate / capacity if capacity else None
     return {

@@ -118,8 +118,12 @@ def exchange(a: str, b: str) -> None:
         raise OSError(code, os.strerror(code), a)
 
 
-def recover(target: str, parent: str, remove: Callable[[str], None]) -> list[str]:
-    """Finish or undo an interrupted render of ``target``; returns what was done, for the user."""
+def recover(target: str, parent: str, remove: Callable[[str], str | None]) -> list[str]:
+    """Finish or undo an interrupted render of ``target``; returns what was done, for the user.
+
+    ``remove`` deletes a working directory and returns None, or what it could not delete (hostile79 item 6: a file of
+    another user's in the old tree stayed, and every render said it "removed" the directory): that is said instead.
+    """
     done: list[str] = []
     try:
         names = sorted(os.listdir(parent))
@@ -133,8 +137,18 @@ def recover(target: str, parent: str, remove: Callable[[str], None]) -> list[str
             if not os.path.lexists(target) and os.path.isdir(tree):
                 os.rename(tree, target)
                 done.append(f"restored the previous output from the interrupted render in {path}")
-            remove(path)
+            left = remove(path)
+            if left is not None:
+                done.append(_not_removed(path, left))
         elif name.startswith(new):
-            remove(path)
-            done.append(f"removed {path}, left by an interrupted render")
+            left = remove(path)
+            done.append(f"removed {path}, left by an interrupted render" if left is None else _not_removed(path, left))
     return done
+
+
+def _not_removed(path: str, left: str) -> str:
+    """What :func:`recover` says of a working directory it could not delete (``left``: the first thing that stayed)."""
+    return (
+        f"warning: could not remove {path}, left by an earlier render ({left}); it is no part of the output: remove it "
+        "by hand (as the user that owns what stays)"
+    )

@@ -22,6 +22,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
 
 from generator.errors import InputError, OutputError
 from generator.input_files import git_work_tree, repository_root
@@ -244,10 +245,17 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
             os.chmod(staging, mode)
         except OSError as exc:
             raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
-        _swap(staging, target, parent, directory)
+        left = _swap(staging, target, parent, directory)
     except BaseException:
         _remove_tree(staging)
         raise
+    if left is not None:  # hostile79 item 6: the new tree is in place; the previous one could not all be deleted
+        retired, why = left
+        shown = os.path.join(os.path.dirname(os.path.normpath(directory)), os.path.basename(retired))
+        raise OutputError(
+            f"wrote the new render to {directory} in full, but could not remove the previous tree, left in {shown} "
+            f"({why}); it is no part of the output: remove it by hand (as the user that owns what stays)"
+        )
 
 
 def _mount_point_error(directory: str) -> OutputError:
@@ -326,8 +334,10 @@ def _stage(
 REPLACED: list[str] = []
 
 
-def _swap(staging: str, target: str, parent: str, directory: str) -> None:
+def _swap(staging: str, target: str, parent: str, directory: str) -> tuple[str, str] | None:
     """Exchange ``staging`` and ``target`` atomically and delete the retired tree (two renames where impossible).
+
+    None, or where the retired tree stays and what of it could not be deleted (:func:`_remove_tree`).
 
     Ctrl-C is held off from the first rename until the swap is recorded in :data:`REPLACED`: an interrupt then finds
     the output directory either as it was and unrecorded, or whole, new and recorded.
@@ -339,7 +349,7 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
             except OSError as exc:
                 raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
             REPLACED.append(directory)
-            return
+            return None
         try:
             exchange(staging, target)
         except ExchangeUnsupportedError:
@@ -351,7 +361,8 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
             REPLACED.append(directory)
     # deleted with Ctrl-C let through (review77 item 6: a large old tree's deletion was held too); one it stops is a
     # working directory the next run's recover() deletes
-    _remove_tree(retired)
+    left = _remove_tree(retired)
+    return None if left is None else (retired, left)
 
 
 def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> str:
@@ -610,20 +621,36 @@ def _describe(exc: OSError) -> str:
     return f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc.strerror or exc)
 
 
-def _remove_tree(path: str) -> None:
-    """Delete ``path`` as far as possible, making a user's read-only directories in it writable first."""
+def _remove_tree(path: str) -> str | None:
+    """Delete ``path`` as far as possible, making a user's read-only directories in it writable first.
 
-    def retry(func: Callable[[str], object], failed: str, _exc: object) -> None:
+    None where it is gone; else the first thing that stayed and why (``terraform/.terraform/p: Permission denied``):
+    hostile79 item 6, a file of another user's (a root container's ``terraform init``) was kept unsaid.
+    """
+    stayed: list[str] = []
+
+    def retry(func: Callable[[str], object], failed: str, exc_info: Any) -> None:
         holder = os.path.dirname(failed)
-        if holder != path and not holder.startswith(path + os.sep):
-            return  # never touch anything outside the tree being removed
+        inside = holder == path or holder.startswith(path + os.sep)
         try:
+            if not inside:  # never touch anything outside the tree being removed
+                raise exc_info[1]
             os.chmod(holder, 0o700)
             func(failed)
-        except OSError:
+        except FileNotFoundError:
             pass
+        except OSError:
+            if not stayed:
+                first = exc_info[1]
+                rel = os.path.relpath(failed, path) if failed != path else "."
+                stayed.append(f"{rel}: {getattr(first, 'strerror', None) or first}")
 
+    if not os.path.lexists(path):
+        return None
     shutil.rmtree(path, onerror=retry)
+    if not os.path.lexists(path):
+        return None
+    return stayed[0] if stayed else "it is still there"
 
 
 def _umask() -> int:

@@ -32,9 +32,9 @@ hardware:
     ("provider", "gpu", "said"),
     [
         ("azure", "mi325x-256gb", "no azure platform in the catalog offers an allowed GPU: no azure platform holds "
-                                  "mi325x-256gb; to unblock: allow more GPUs or platforms, another provider, or"),
+                                  "mi325x-256gb; to unblock: allow a GPU the catalog's azure platforms hold ("),
         ("aws", "mi300x-192gb", "no aws platform in the catalog offers an allowed GPU: no aws platform holds "
-                                "mi300x-192gb; to unblock: allow more GPUs or platforms, another provider, or"),
+                                "mi300x-192gb; to unblock: allow a GPU the catalog's aws platforms hold ("),
         ("baremetal", "gb200-186gb", "no baremetal platform in the catalog offers an allowed GPU (with cooling 'air'): "
                                      "gb200-186gb is in gb200-nvl72, liquid-cooled; to unblock: allow more GPUs or "
                                      "platforms, another provider, hardware.cooling: liquid where the site has it, or"),

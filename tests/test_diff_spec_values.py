@@ -43,8 +43,34 @@ def _deployment_twice(plan: dict[str, Any]) -> None:
             "'plan.pools[0].busy_hours_per_month' must be a number from 0 to 10^12, got 'x'",
         ),
         (lambda plan: plan["pools"][0].update(per_job="yes"), "'plan.pools[0].per_job' must be true or false, got 'yes'"),
+        # hostile79 item 3: a traceback for "abc", [1], {}; -3, 1.5, "4", true and more than the pool's nodes taken
+        *(
+            (
+                lambda plan, bad=bad: plan["pools"][0].update(owned_nodes=bad),
+                f"'plan.pools[0].owned_nodes' must be a whole number from 0 to the pool's 'nodes' (1), got {shown}",
+            )
+            for bad, shown in [
+                ("abc", "'abc'"),
+                ([1], "[1]"),
+                ({"a": 1}, "{'a': 1}"),
+                (-3, "-3"),
+                (1.5, "1.5"),
+                ("4", "'4'"),
+                (True, "True"),
+                (2, "2"),
+                (10**300, "1" + "0" * 59 + "..."),
+            ]
+        ),
     ],
-    ids=["pool-twice", "deployment-twice", "provider-unknown", "hours-text", "busy-hours-text", "per-job-text"],
+    ids=[
+        "pool-twice",
+        "deployment-twice",
+        "provider-unknown",
+        "hours-text",
+        "busy-hours-text",
+        "per-job-text",
+        *(f"owned-nodes-{k}" for k in ("text", "list", "dict", "negative", "fraction", "digits", "bool", "above", "huge")),
+    ],
 )
 def test_diff_refuses_a_spec_json_value_no_plan_has(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[dict[str, Any]], None], said: str

@@ -413,17 +413,19 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     text = markdown_diff(result)
     # the whole service shows the engine settings it is sized with; a split one its parts' (where they differ, each
     # part's in the layout's order: fuzz34 item 2) and the slower part's latency;
-    # both the rate and the share of capacity it takes (newuser24 item 3): 24 / (3 x 9.248) = 87%; split, the 24 req/s
-    # go evenly to 3 replicas, so the H100 part's 8.629 req/s a replica binds: 24 / (3 x 8.629) = 92%
+    # both the rate and the share of capacity it takes (newuser24 item 3), the capacity the plan names, its replicas'
+    # rate less the wait for a place in the batch (newuser79 item 9: requests_per_s_sustained): 24 / 26.543 = 90%
+    # (87% before, 24 / (3 x 9.189)); split, the 24 req/s go evenly to 3 replicas, so the H100 part's 8.629 req/s a
+    # replica binds, less the wait: 24 / 25.431 = 94% (93% before, 24 / (3 x 8.629))
     assert (
-        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); 24.00 req/s asked, 87% of capacity "
+        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); 24.00 req/s asked, 90% of capacity "
         "(TTFT p95 385 ms, TPOT 39.2 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; vllm, KV bf16, max_model_len "
         "8,192 (329.64 such sequences a replica), max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 9.19 req/s a "
         "replica | **changed: places a replica 166 → 156 / 166, layout TP8xPP1 x3 in chat_h200_sxm_141gb → TP8xPP1 x2 "
         "in chat_h100_sxm5_80gb + "
         "TP8xPP1 x1 in chat_h200_sxm_141gb**; "  # what moved, first (newuser44 item 2)
         "meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in "
-        "chat_h200_sxm_141gb (24 GPUs); 24.00 req/s asked, 93% of capacity (TTFT p95 394 ms, TPOT 48.8 ms at that load); "
+        "chat_h200_sxm_141gb (24 GPUs); 24.00 req/s asked, 94% of capacity (TTFT p95 394 ms, TPOT 48.8 ms at that load); "
         "SLO TTFT p95 2,000 ms, TPOT 60 ms; vllm, KV bf16, max_model_len 8,192, max_num_seqs 1,024, max_num_batched_tokens "
         "8,192, at most 8.63 / 9.19 req/s a replica |"
     ) in text

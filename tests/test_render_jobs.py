@@ -185,3 +185,52 @@ def test_ctrl_c_during_a_render_on_two_processes_exits_130_and_keeps_the_old_tre
     assert "Aborted! Interrupted before any output directory was changed." in err
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(f.name for f in files), "out"])
+
+
+def test_the_batching_hint_does_not_open_a_fifo_or_standard_input(tmp_path: Path) -> None:
+    """hostile79 item 2: ``file_batches`` read each file with a plain ``open()`` before any worker started: a FIFO (or
+    a symlink to one, or ``/dev/stdin`` on a pipe) with no writer blocked the render for ever. Now it reads as every
+    input is read (regular files alone, never blocking), and leaves the FIFO to the worker, which refuses it."""
+    import threading
+
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    (tmp_path / "link.yaml").symlink_to(fifo)
+    paths = [_workload(tmp_path, "a", ["org/x"]), str(fifo), str(tmp_path / "link.yaml")]
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(batch.file_batches(paths, 4)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "file_batches blocked on the FIFO"
+    assert found == [[(1, 2), (0,)]]
+    assert batch._models_named(str(fifo)) == ()
+
+
+def test_a_worker_that_cannot_be_forked_is_an_error_saying_so_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hostile79 item 7: under a pids limit ``os.fork()`` raised BlockingIOError out of ``render``. Now the second worker's
+    refused fork is a SpecgenError naming the cause and ``--jobs 1``; the first worker is reaped, nothing is rendered."""
+    import errno
+
+    paths = [_workload(tmp_path, f"w{i}", [f"org/m{i}"]) for i in range(4)]
+    monkeypatch.setattr(batch, "usable_cores", lambda cpu_max=batch.CPU_MAX: 2)
+    monkeypatch.setattr(batch, "_work", _fake_work({}, slow=-1))
+    real_fork, forks = os.fork, []
+
+    def fork() -> int:
+        forks.append(1)
+        if len(forks) > 1:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+    with pytest.raises(SpecgenError) as raised:
+        batch.render_many(paths, jobs=2)
+    assert not isinstance(raised.value, (BlockingIOError, OSError))
+    assert str(raised.value) == (
+        "could not start process 2 of the 2 planning the files (--jobs): Resource temporarily unavailable (a limit on "
+        "processes: a container's pids limit, ulimit -u?); nothing was written; render with --jobs 1 to plan every file "
+        "in this process"
+    )
+    assert _children(os.getpid()) == []  # the worker that started was killed and reaped

@@ -254,7 +254,34 @@ def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, fie
     (tmp_path / "bad.json").write_text(text.replace(field, field.split(":", maxsplit=1)[0] + ": 1e400", 1))
     result = run_specgen("diff", str(GOLDEN_SPEC), "bad.json", "--format", "json", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == "specgen: error: bad.json: cannot read spec.json: '1e400 is not a finite number'\n"
+    at = text.index(field) + len(field.split(":", maxsplit=1)[0]) + 2  # hostile79 item 10: located
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    assert result.stderr == (
+        f"specgen: error: bad.json:{line}:{column}: cannot read spec.json: 1e400 is not a finite number (past the float range)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ("NaN", "NaN is not a finite number (JSON has no NaN or Infinity; specgen writes none)"),
+        ("-Infinity", "-Infinity is not a finite number (JSON has no NaN or Infinity; specgen writes none)"),
+    ],
+)
+def test_diff_locates_a_nan_in_a_spec_json_and_reads_past_a_byte_order_mark(tmp_path: Path, bad: str, said: str) -> None:
+    """hostile79 item 10: a NaN was refused with no line (a syntax error has one); a UTF-8 byte-order mark (PowerShell)
+    got Python's "unexpected UTF-8 BOM (decode using utf-8-sig)" where a workload YAML's is read past."""
+    text = GOLDEN_SPEC.read_text()
+    field = '"usd_per_hour": 17.4'
+    at = text.index(field) + len('"usd_per_hour": ')
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    (tmp_path / "bad.json").write_text("\ufeff" + text.replace(field, f'"usd_per_hour": {bad}', 1), encoding="utf-8")
+    result = run_specgen("diff", str(GOLDEN_SPEC), "bad.json", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"specgen: error: bad.json:{line}:{column + (line == 1)}: cannot read spec.json: {said}\n"
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + GOLDEN_SPEC.read_bytes())
+    result = run_specgen("diff", str(GOLDEN_SPEC), "bom.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
 
 
 def test_diff_of_an_intact_spec_json_still_works(tmp_path: Path) -> None:

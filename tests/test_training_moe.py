@@ -14,13 +14,14 @@ import pytest
 
 from generator.catalog import find_model
 from generator.sizing.architecture import Architecture, parse_architecture
-from generator.sizing.constants import with_overrides
+from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.training_moe import (
     NO_MOE,
     MoeStep,
     alltoall_bytes,
     alltoall_calls,
     expert_compute_factor,
+    expert_fill,
     moe_step,
     routed_expert_params,
     tokens_per_expert,
@@ -147,11 +148,14 @@ def test_estimate_counts_the_ep_alltoall() -> None:
     # 8 routed experts) and residual operators: 269.0 GB a GPU and step at the A100's sustained HBM rate
     # 1.102 s, 29,725 tokens/s, 21.7% MFU before acc111 counted the grouped_mm block's routing passes: each token's 8
     # copies gathered, sorted, weighted, unsorted and summed, 18 B a copied hidden element (+235.1 GB a GPU and step)
-    assert "one step takes 1.225 s: compute 0.728 s + eager norm, rotary, gating and residual operators 0.263 s" in out
+    # 1.225 s, 26,749 tokens/s, 19.6% MFU before acc117 timed the Trainer's grouped_mm experts at torch._grouped_mm's
+    # rate: 4,096 x 8 x 8 / 128 = 2,048 tokens an expert, 2,048 / (2,048 + 512) = 0.8 of the dense GEMMs' (their
+    # 0.994 fill at 2,048 before), on the routed experts' share of the FLOPs: compute 0.728 -> 0.833 s
+    assert "one step takes 1.330 s: compute 0.833 s + eager norm, rotary, gating and residual operators 0.263 s" in out
     assert "+ EP all-to-all 0.151 s (34.09 GB per GPU over NVLink" in out
     assert "DP/ZeRO 0.023 s exposed of 0.023 s" in out
     assert "+ optimizer step 0.060 s (114.5 GB per GPU" in out
-    assert "26,749 tokens/s (3,344 per GPU), 19.6% MFU" in out
+    assert "24,642 tokens/s (3,080 per GPU), 18.0% MFU" in out
     assert "all-to-all exchanges" not in out
     assert "EP 8's all-to-alls counted in series" in out
     assert "per-expert Python loop" in out  # DeepSpeed through the Hugging Face Trainer
@@ -338,17 +342,58 @@ def test_a_trainer_moe_run_is_timed_at_its_kernel_launches() -> None:
     # 2,048 tokens, checkpointing on) measured 3,446 tokens/s, a 0.594 s step; 13,863 modelled before the CPU's
     # one-at-a-time launches were timed. 48 layers x (56 kernels + 4 PEFT layers x 8) = 4,224 a forward: twice that
     # forward (recomputed) at 65 us and twice that backward at 5 us = 0.591 s of CPU, 0.419 s of it beyond the GPU's work
+    # (0.197 s since acc117 timed the grouped GEMMs at 128 tokens an expert, 128 / (128 + 512) of the dense GEMMs' rate:
+    # the GPU's compute 0.148 -> 0.325 s, the step's time unchanged, still the CPU's)
     out = _estimate(
         MOE, "--train", "lora", "--framework", "hf", "--gpu", "h200-sxm-141gb", "--seq-len", "2048",
         "--lora-targets", "q_proj,k_proj,v_proj,o_proj",
     )  # fmt: skip
-    assert "kernel launches 0.419 s beyond the GPU's work (16,896 kernels launched one at a time by eager PyTorch, " in out
+    assert "kernel launches 0.197 s beyond the GPU's work (16,896 kernels launched one at a time by eager PyTorch, " in out
     assert "0.591 s of CPU)" in out and "one step takes 0.591 s" in out
     assert "3,463 tokens/s (3,463 per GPU)" in out
     # the same job under Unsloth launches none counted: its Triton kernels are not eager PyTorch
     assert "kernel launches" not in _estimate(
         MOE, "--train", "lora", "--framework", "unsloth", "--gpu", "h200-sxm-141gb", "--seq-len", "2048",
     )  # fmt: skip
+
+
+def test_a_trainer_moe_run_is_timed_at_its_grouped_gemms_rate() -> None:
+    # acc117 (issue 9): the same run at 8,192 tokens measured 6,494 tokens/s, a 1.261 s step; 9,082 modelled (+39.9%)
+    # while its grouped GEMMs ran at the dense GEMMs' rate. 8,192 x 8 / 128 = 512 tokens an expert: torch._grouped_mm at
+    # 512 / (512 + 512) = half that rate (CUTLASS's SM90 grouped GEMMs run this model's up_proj at 512 rows an expert at
+    # 134-161 TFLOPS on an H100, https://github.com/tgale96/grouped_gemm/pull/37): compute 0.624 -> 0.978 s, which now
+    # outlasts the CPU's launches
+    out = _estimate(
+        MOE, "--train", "lora", "--framework", "hf", "--gpu", "h200-sxm-141gb", "--seq-len", "8192",
+        "--lora-targets", "q_proj,k_proj,v_proj,o_proj",
+    )  # fmt: skip
+    assert "one step takes 1.255 s: compute 0.978 s" in out
+    assert "beyond the GPU's work" not in out  # the launches hide behind it
+    assert "6,526 tokens/s (6,526 per GPU)" in out
+    # Unsloth's own grouped-GEMM kernels are not torch._grouped_mm: their experts keep the dense GEMMs' fill
+    unsloth = _estimate(
+        MOE, "--train", "lora", "--framework", "unsloth", "--gpu", "h200-sxm-141gb", "--seq-len", "8192",
+        "--lora-targets", "q_proj,k_proj,v_proj,o_proj",
+    )  # fmt: skip
+    assert "one step takes 0.624 s: compute 0.624 s" in unsloth
+
+
+@pytest.mark.parametrize(
+    ("grouped", "micro_tokens", "fill"),
+    [
+        # torch._grouped_mm: t / (t + 512), t = tokens x top 8 / 128 experts
+        (True, 8192, 512 / 1024),
+        (True, 2048, 128 / 640),
+        (True, 32768, 2048 / 2560),
+        # any other experts' kernels: the dense GEMMs' fill, t / (t + 16)
+        (False, 8192, 512 / 528),
+        (False, 2048, 128 / 144),
+    ],
+)
+def test_expert_fill_by_hand(grouped: bool, micro_tokens: int, fill: float) -> None:
+    arch = parse_architecture(find_model(MOE).config)
+    moe = moe_step(arch, grouped_mm=grouped)
+    assert expert_fill(moe, micro_tokens, Constants()) == pytest.approx(fill)
 
 
 @pytest.mark.parametrize(

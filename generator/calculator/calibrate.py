@@ -106,6 +106,7 @@ def parse_log(text: str, label: str) -> list[Measurement]:
     found: list[Measurement] = []
     bench_header: list[str] = []
     kv_sizes: dict[float, int] = {}  # each KV cache size the log prints, and its first line
+    bench_runs: dict[tuple[str, ...], tuple[float, int]] = {}  # each llama-bench setup's first t/s and its line
     for number, line in enumerate(text.splitlines(), 1):
         # one excerpt a line, shared by its figures (a copy of a long line for each of its matches grew as its square)
         quoted = line.strip()[:_QUOTED_CHARS]
@@ -154,15 +155,20 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds); its t/s cell follows: "150.23 ± 0.50"
         if line.startswith("|") and "±" in line:
             cells = _cells(line)
-            speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
+            test = next((i for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), None)
+            speed = "" if test is None else cells[test + 1]
             bench = re.match(r"([\d.]+)\s*±", speed)
             if speed and bench is None:  # hostile78 item 9: "-130.00 ± 0.50", "nan ± nan" were dropped unsaid
                 raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
-            if bench and not _kv_cache_in_host_memory(bench_header, cells):
+            if bench and test is not None and not _kv_cache_in_host_memory(bench_header, cells):
+                value = figure(bench.group(1))
                 params, gpu_layers = _bench_setup(bench_header, cells)
-                found.append(
-                    Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted, f"{label}:{number}", params, gpu_layers)
-                )
+                if params is None:  # hostile79 item 5a: a row without its header was fitted to any model
+                    raise InputError(f"{label}:{number}: {_unattributed(bench_header, cells)}")
+                setup = (*cells[: test + 1], *cells[test + 2 :])
+                if _repeated_bench_run(setup, value, number, bench_runs, label, cells[test]):
+                    continue
+                found.append(Measurement("decode_tokens_per_s", value, quoted, f"{label}:{number}", params, gpu_layers))
     if len(kv_sizes) > 1:  # fuzz27 L2: appended logs of two runs were fitted across both
         sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
         raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
@@ -181,8 +187,32 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             "(and nvidia-smi / torch memory figures), not SGLang's log lines; give a vLLM or llama.cpp run's log"
         )
     if not found:
-        raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
+        raise InputError(_nothing_found(text, label))
     return found
+
+
+#: A llama-bench markdown test run at a KV depth (``-d 4096``): "tg128 @ d4096".
+_BENCH_DEPTH = re.compile(r"\|\s*(tg ?\d+ @ d\d+)\s*\|")
+
+
+def _nothing_found(text: str, label: str) -> str:
+    """The error of a log with no figure calibrate reads: where it is llama-bench's in a form not read, which it reads.
+
+    hostile79 item 9: llama-bench's ``-o csv`` / ``-o json`` and its rows at a depth (``tg128 @ d4096``) read "no ...
+    figure found", as if llama-bench were not read at all.
+    """
+    markdown = "calibrate reads llama-bench's markdown table (-o md, its default), rows of tg tests"
+    if "avg_ts" in text and "n_gen" in text:
+        kind = "JSON (-o json / jsonl)" if '"avg_ts"' in text else "CSV (-o csv)"
+        return f"{label}: llama-bench's {kind} output is not read: {markdown}"
+    depth = _BENCH_DEPTH.search(text)
+    if depth is not None:
+        number = text.count("\n", 0, depth.start()) + 1
+        return (
+            f"{label}:{number}: a llama-bench row at a KV depth ({depth.group(1)}) is not compared: the prediction's decode "
+            "starts from the prompt alone; give a run without -d (a tg128 row)"
+        )
+    return f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found"
 
 
 def _sglang_line(text: str) -> tuple[int, str] | None:
@@ -244,6 +274,54 @@ def _bench_setup(header: list[str], cells: list[str]) -> tuple[float | None, int
     ngl = cell.get("ngl", "")
     gpu_layers = 0 if cell.get("backend") == "CPU" else int(ngl) if ngl.isascii() and ngl.isdigit() and len(ngl) < 7 else None
     return (float(params.group(1)) * _BENCH_PARAM_UNITS[params.group(2)] if params else None), gpu_layers
+
+
+def _unattributed(header: list[str], cells: list[str]) -> str:
+    """Why a llama-bench ``tg`` row's model cannot be read (hostile79 item 5a), and what to give instead."""
+    if not header:
+        why = "no header line above it"
+    elif len(cells) != len(header):
+        why = f"{len(cells)} cells where its header has {len(header)}"
+    elif "params" not in header:
+        why = "its header has no params column"
+    else:
+        why = f"its params cell {short(cells[header.index('params')], 40)} is no parameter count"
+    return (
+        f"a llama-bench row whose model cannot be told ({why}): calibrate checks each row's model by its params cell and "
+        "its layers on the GPU by ngl; give the table with its header line (| model | size | params | backend | ngl | "
+        "test | t/s |)"
+    )
+
+
+#: How far apart two llama-bench runs of one setup may be (their t/s, of the lower) before they are two runs'
+#: figures that no one constant fits (hostile79 item 5b); within it, both are compared.
+BENCH_REPEAT_TOLERANCE = 0.10
+
+
+def _repeated_bench_run(
+    setup: tuple[str, ...], value: float, number: int, runs: dict[tuple[str, ...], tuple[float, int]], label: str, test: str
+) -> bool:
+    """Whether a llama-bench row repeats an earlier row's run (every cell but its t/s the same) with the same figure.
+
+    A repeat whose figure is more than :data:`BENCH_REPEAT_TOLERANCE` from the first's is refused, naming both lines
+    (hostile79 item 5b: the constant followed the last row, 0.3177 or 0.82 by the rows' order); the same figure again
+    (a table pasted twice) is left out, the comparison saying it once.
+    """
+    first = runs.setdefault(setup, (value, number))
+    if first[1] == number:
+        return False
+    low, high = sorted((first[0], value))
+    if high > low * (1 + BENCH_REPEAT_TOLERANCE):
+        apart = "" if low == 0 else f", {high / low - 1:.0%} apart"
+        raise InputError(
+            f"{label}:{number}: two llama-bench runs of {test} with one setup disagree: {_fmt(first[0])} t/s at line "
+            f"{first[1]} and {_fmt(value)} t/s at line {number}{apart}; give one run's table (each run a --log of its own)"
+        )
+    return value == first[0]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.2f}"
 
 
 #: How far a llama-bench row's parameter count may be from the model's (it prints two places: 0.6% of a 1.5 B model)

@@ -22,7 +22,7 @@ from generator.calculator.estimate import (
     EstimateRequest,
     estimate,
 )
-from generator.errors import SpecgenError, arithmetic_error, one_line
+from generator.errors import SpecgenError, UsageError, arithmetic_error, one_line
 from generator.units import GIB, hours_text, seconds_text
 
 #: The tasks ``--task`` takes beside ``generate`` (the workload's ``inference.task``); here, not in
@@ -1122,16 +1122,18 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
     args.detect_notes = notes
+    # hostile79 item 11: what --detect could not find is said in one line, as estimate's other value errors are (exit
+    # 2), not after the 43 lines of usage that parser.error prints
     if args.ram_gib is None:
-        parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+        raise UsageError("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
     if not args.gpu and "gpu_failed" in facts:  # newuser75 item 6: the machine's failure, not a usage error (exit 2)
         from generator.errors import MachineError
 
         raise MachineError(f"--detect could not read this machine's GPUs: {facts['gpu_failed'].how}; give --gpu")
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
-        parser.error(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
+        raise UsageError(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
     if not args.gpu:
-        parser.error(
+        raise UsageError(
             "--detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU not in the catalog); give --gpu"
         )
 

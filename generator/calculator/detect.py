@@ -109,24 +109,79 @@ class Sources(NamedTuple):
 COMMAND_TIMEOUT_S = 20
 
 
+#: The most a command of this machine may print (stdout, and stderr apart) before detect stops reading it: a real
+#: ``amd-smi static --json`` of 8 GPUs is tens of KB (hostile79 item 8: 300 MB of output took 3.2 GB of memory).
+MAX_COMMAND_OUTPUT_BYTES = 16 << 20
+
+
+class _TooMuchOutputError(Exception):
+    """A command printed more than :data:`MAX_COMMAND_OUTPUT_BYTES` on one of its streams."""
+
+
 def run_command(argv: tuple[str, ...], failures: dict[tuple[str, ...], str] | None = None) -> str | None:
     """Run a command of this machine; ``None`` when it is missing or fails, and how it failed put in ``failures``."""
     if shutil.which(argv[0]) is None:
         return None
     try:
-        # a byte that is not UTF-8 (a Latin-1 locale, a garbled driver string) is replaced, not a traceback (fuzz27 M1)
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=COMMAND_TIMEOUT_S, check=False)
+        code, out, err = _bounded_run(argv, COMMAND_TIMEOUT_S, MAX_COMMAND_OUTPUT_BYTES)
     except subprocess.TimeoutExpired:
         if failures is not None:
             failures[argv] = f"{argv[0]} did not answer within {COMMAND_TIMEOUT_S} s"
+        return None
+    except _TooMuchOutputError:
+        if failures is not None:
+            failures[argv] = f"{argv[0]} printed more than {MAX_COMMAND_OUTPUT_BYTES >> 20} MiB, which detect does not read"
         return None
     except (OSError, subprocess.SubprocessError) as exc:
         if failures is not None:
             failures[argv] = f"{argv[0]} could not be run ({getattr(exc, 'strerror', None) or type(exc).__name__})"
         return None
-    if done.returncode != 0 and failures is not None:
-        failures[argv] = f"{argv[0]} exited {done.returncode}" + _first_line(done.stderr or "", done.stdout or "")
-    return done.stdout if done.returncode == 0 else None
+    # a byte that is not UTF-8 (a Latin-1 locale, a garbled driver string) is replaced, not a traceback (fuzz27 M1)
+    stdout, stderr = out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace")
+    if code != 0 and failures is not None:
+        failures[argv] = f"{argv[0]} exited {code}" + _first_line(stderr, stdout)
+    return stdout if code == 0 else None
+
+
+def _bounded_run(argv: tuple[str, ...], timeout_s: float, limit: int) -> tuple[int, bytes, bytes]:
+    """``argv``'s exit status, stdout and stderr; TimeoutExpired past ``timeout_s``, _TooMuchOutputError past ``limit``.
+
+    ``subprocess.run(capture_output=True)`` keeps all a command prints: one printing without end fills memory within
+    the timeout. Here both pipes are read as they fill, and the command is killed once either holds more than ``limit``.
+    """
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.stdout is None or proc.stderr is None:  # never: both are pipes
+        raise subprocess.SubprocessError("no pipe")
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    read = {out_fd: bytearray(), err_fd: bytearray()}
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in read:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(argv, timeout_s)
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        continue
+                    read[key.fd] += chunk
+                    if len(read[key.fd]) > limit:
+                        raise _TooMuchOutputError(argv[0])
+        code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    return code, bytes(read[out_fd]), bytes(read[err_fd])
 
 
 def _first_line(*texts: str) -> str:

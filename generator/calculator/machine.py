@@ -444,6 +444,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
         cpu_cores=cores,
+        cpu_int8_vnni=cpu.int8_vnni is not False,  # a record that does not say: the rate the constant was fitted at
         gpu_tensor_formats=gpu.tensor_formats,
     )
     return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
@@ -454,4 +455,6 @@ def cores_basis(cpu: CpuSpec, cores: int) -> str:
     if not cores:
         return "CPU not given: its cores assumed to keep up with the memory"
     kind = "P-cores" if cpu.performance_cores else "cores"
-    return f"{cores} {kind} for llama.cpp's threads"
+    # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
+    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is False else ""
+    return f"{cores} {kind} for llama.cpp's threads{isa}"

@@ -46,6 +46,7 @@ def plan_text(plan: Plan) -> str:
         runs_only_power_text,
     )
     from generator.planner.price_region import priced_at
+    from generator.planner.spot import on_demand_text, priced_on_demand
     from generator.planner.tco import cost_text, gpus_acquired, job_runs_per_month
 
     t = plan.totals
@@ -70,6 +71,7 @@ def plan_text(plan: Plan) -> str:
         )
     if elsewhere := priced_at(plan.findings):  # newuser74 item 9: another region's dollars, said in the headline
         cost += f" at {', '.join(elsewhere)} rates (the cluster is in {plan.region}: warning price-region)"
+    cost += on_demand_text(priced_on_demand(plan.findings))  # newuser79 item 12: spot pools at on-demand rates
     idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
@@ -138,6 +140,7 @@ def plan_text(plan: Plan) -> str:
             price = cost_text(c, runs_per_month=runs)
             over = f"; over {c.over_limit}" if c.over_limit else ""  # a fleet limit it alone breaks (fuzz34 item 3)
             had = gpus_acquired(plan.provider, c)  # rented on a cloud or from a provider, else bought
+            over += f"; {c.no_better}" if c.no_better else ""  # newuser79 item 8
             lines.append(f"  runner-up: {c.summary} ({had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price}{over})")
     if plan.findings:
         lines.append("")

@@ -508,6 +508,9 @@ class CpuSpec(NamedTuple):
     performance_cores: int | None = None
     #: Most power the package draws with every core loaded (Intel's Maximum Turbo Power, PL2), W; None: ``tdp_w``.
     max_power_w: float | None = None
+    #: Whether its cores have VNNI's 8-bit dot product (AVX-VNNI or AVX512-VNNI: ``cpus.json`` ``int8_vnni``, sourced in
+    #: ``field_sources``); None where the record does not say (offload counts it at ``cpu_core_gparams_per_s``).
+    int8_vnni: bool | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -532,6 +535,7 @@ class CpuSpec(NamedTuple):
             threads=None if rec.get("threads") is None else int(rec["threads"]),
             performance_cores=None if rec.get("performance_cores") is None else int(rec["performance_cores"]),
             max_power_w=_opt_float(rec.get("max_power_w")),
+            int8_vnni=None if rec.get("int8_vnni") is None else bool(rec["int8_vnni"]),
         )
 
     @property

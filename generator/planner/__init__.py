@@ -43,7 +43,7 @@ from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_fr
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
-from generator.planner.price_region import least_rate_elsewhere, pricing_region
+from generator.planner.price_region import budget_basis, least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
@@ -1716,7 +1716,8 @@ def _choose(
                 if not broken:
                     within.append(o)
                 elif not o.parts:
-                    dropped.append(over_limit(wl, o, broken))
+                    dropped.append(over_limit(wl, o, broken, _runs_a_month(dep)))
+            dropped = _cheapest_over_budget(dropped)
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
             by_kind: dict[Kind, list[Option]] = {}
@@ -1872,7 +1873,11 @@ def _choose(
                 priced = [usd for o in options if (usd := monthly_spend_usd(wl, o, runs)) is not None]
                 per_run = runs and any(billed_per_run(wl.hardware.provider, o.candidate) for o in options)
                 with_runs = f" ({runs:g} runs)" if per_run else ""
-                cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
+                cheapest = (
+                    f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}{budget_basis(wl)}"
+                    if priced
+                    else ""
+                )
                 if priced and isinstance(dep, InferenceDeployment) and dep.inference.allowed_precisions:
                     from generator.planner.precision_choices import cheaper_allowed_text
 
@@ -2321,6 +2326,22 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     return kept, f"no feasible layout with the pinned {_pins_text(dep)}"
 
 
+def _cheapest_over_budget(dropped: list[Blocked]) -> list[Blocked]:
+    """``dropped`` with one budget record of each reason on each (GPU, platform): its cheapest layout's (newuser79 item 3).
+
+    A layout the budget drops records its month and name (:func:`~generator.planner.candidates.over_limit`), so the
+    records of one reason differ by layout; the cheapest is the one a reason names against the budget.
+    """
+    least: dict[tuple[str, str, str], Blocked] = {}
+    for b in dropped:
+        if b.usd_per_month is not None:
+            key = (b.gpu_id, b.platform_id, b.why)
+            held = least.get(key)
+            if held is None or (b.usd_per_month, b.pp, b.layout) < (held.usd_per_month or 0.0, held.pp, held.layout):
+                least[key] = b
+    return [b for b in dropped if b.usd_per_month is None or least[(b.gpu_id, b.platform_id, b.why)] is b]
+
+
 def _unpriced_label(c: Candidate, owned: frozenset[tuple[str, str]] = frozenset()) -> str:
     """What an unpriced candidate lacks a price for: the server with those GPUs (either may lack one).
 
@@ -2359,13 +2380,38 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     undominated = [u for u in unpriced if not beaten[(u.gpus_bought, u.nodes, u.power_compared_w)]]
     # an instance type not rented on demand has no on-demand price to form, and one rented only in other regions none
     # here: ranked after priced ones, and said (where nothing is priced, nothing ranks by cost)
-    off_demand = {u.platform_id: sold for u in undominated if priced and (sold := _sold_through(u.platform_id))}
+    # a type sold through Spot is what a spot deployment asks for (README, Spot capacity), and there the priced layouts
+    # stand at their on-demand rate, a stand-in spot bills less than: one renting fewer of the GPU of the cheapest
+    # priced layout is the smaller VM a buyer takes instead of it, which no known price ranks, so cost falls back
+    # (newuser79 item 1: one H100 of a3-highgpu-1g ranked after eight of a3-highgpu-8g at its on-demand rate, 29x the
+    # month); one of another GPU, whose spot rate is as unknown, is ranked after the priced ones, as on demand
+    spot_sold = {o.candidate.platform_id for o in options if o.hardware.spot}
+    costed_first = min(
+        (o.candidate for o in options if o.candidate.usd_per_hour is not None),
+        key=lambda c: (c.usd_per_hour or 0.0, c.gpus_bought),
+        default=None,
+    )
+    as_spot = {
+        u.platform_id
+        for u in undominated
+        if u.platform_id in spot_sold
+        and costed_first is not None
+        and u.gpu_id == costed_first.gpu_id
+        and u.gpus_bought < costed_first.gpus_bought
+    }
+    off_demand = {
+        u.platform_id: sold
+        for u in undominated
+        if priced and u.platform_id not in as_spot and (sold := _sold_through(u.platform_id))
+    }
     elsewhere = [u for u in undominated if priced and u.platform_id not in off_demand and least_rate_elsewhere(u.platform_id)]
     if elsewhere:
         findings.append(_priced_elsewhere_ranked(elsewhere, options, index, region))
     ranked_after = {*off_demand, *(u.platform_id for u in elsewhere)}
     if off_demand:
-        fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
+        # of the fewest GPUs, the fewest pipeline stages (newuser79 item 8: "1 x TP1 PP2 on 1 x gcp-a3-highgpu-2g"
+        # was named for a model that fits one GPU, "1" sorting before "2")
+        fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.pp, u.summary))
         # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
         # on-demand rate such a type has none of)
         from generator.planner.option import SPOT_MARK  # not at the package's import: validate loads the package
@@ -2373,13 +2419,21 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
         key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else f"'{fewer.platform_id}'"
         how = "its spot" if spot else "with a reservation, its"
+        # a spot deployment's type sold through Spot is not "not on demand" to it: it has no spot rate (newuser79 item 1)
+        sold_so = (
+            "; ".join(f"{p} is sold through {sold}, with no spot rate in the catalog" for p, sold in sorted(off_demand.items()))
+            + ", so no price ranks it"
+            if spot
+            else "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
+            + ", so no on-demand price ranks it"
+        )
+        beside = " (those at the on-demand rate, which spot bills less than)" if spot else ""
         findings.append(
             Finding(
                 "info",
                 "not-on-demand-ranked",
-                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
-                + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
-                f"are ranked after priced ones; {how} USD per node-hour under 'prices:' (key {key}) ranks it by cost",
+                f"{sold_so}: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) are ranked after priced "
+                f"ones{beside}; {how} USD per node-hour under 'prices:' (key {key}) ranks it by cost",
                 f"deployments[{index}]",
             )
         )
@@ -2389,7 +2443,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         owned = frozenset((o.candidate.platform_id, o.candidate.gpu_id) for o in options if o.candidate.owned_nodes)
         dominated = sorted(
             {
-                _unpriced_label(u, owned) + (off if _sold_through(u.platform_id) else "")
+                _unpriced_label(u, owned) + (off if _sold_through(u.platform_id) and u.platform_id not in spot_sold else "")
                 for u in unpriced
                 if u.platform_id not in ranked_after
             }
@@ -2427,6 +2481,23 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         if others
         else ""
     )
+    # a spot deployment's priced layouts stand at the on-demand rate, its unpriced ones at none (newuser79 item 1): the
+    # choice is between them, said as such, and the keys that price them are the @spot ones
+    from generator.workload.capacity_type import spot_key
+
+    spot_open = sorted({u.platform_id for u in undominated if u.platform_id in as_spot and u.platform_id not in ranked_after})
+    spot_keys = sorted({u.platform_id for u in undominated if u.platform_id in spot_sold and u.platform_id not in ranked_after})
+    add = (
+        f"add their spot rates under 'prices:' (USD per node-hour: {', '.join(repr(spot_key(p)) for p in spot_keys)})"
+        if spot_keys
+        else "add their platforms under 'prices:' (USD per node-hour)"
+    )
+    at = (
+        " at the on-demand rate (spot bills less; the catalog holds no spot rate): they rent fewer of its GPU, and "
+        "power-bought takes such a smaller VM rather than the priced larger one at a rate spot would not bill"
+        if spot_open
+        else ""
+    )
     findings.append(
         Finding(
             "warning",
@@ -2434,8 +2505,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
             f"objective cost fell back to power-bought (the nameplate draw of the servers bought or rented, GPUs "
             "included; then replicas on fewer hosts, the draw of all those used, idle GPUs, servers, latency): no price "
             "could be formed for "
-            f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost"
-            + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}{tie}" if cheapest else ""),
+            f"{', '.join(open_)}; {add} to rank by cost"
+            + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}{at}{tie}" if cheapest else ""),
             f"deployments[{index}]",
         )
     )

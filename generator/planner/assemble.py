@@ -143,7 +143,7 @@ from generator.planner.pooling import (
     pooling_pass_text,
 )
 from generator.planner.price_dates import price_dated_finding, price_third_party_finding
-from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
+from generator.planner.price_region import asked_region, budget_basis, pool_region_findings, price_region_findings
 from generator.planner.rack_findings import (
     default_rack_power_findings,
     rack_findings,
@@ -228,7 +228,7 @@ from generator.units import (
 )
 from generator.words import listed
 from generator.workload import LoadedWorkload
-from generator.workload.capacity_type import given_rate
+from generator.workload.capacity_type import given_rate, spot_key
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload, given_fields
 from generator.workload.sharing import planned_sharing, sharing_field, sharing_text
 from generator.workload.value_checks import given_in
@@ -404,7 +404,7 @@ def _serving_details(
     """
     if not opt.parts:
         details, reasons = _inference_details(loaded, dep, opt, consts)
-        return details, reasons, ()
+        return details | _sustained_detail(opt), reasons, ()
     spec, slo_defaults = effective_slo(dep.inference)
     total = spec.requests_per_second
     rates = part_rates(opt, total)
@@ -480,7 +480,17 @@ def _serving_details(
     reasons += [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
-    return whole, reasons, parts
+    return whole | _sustained_detail(opt), reasons, parts
+
+
+def _sustained_detail(opt: Option) -> dict[str, float]:
+    """``requests_per_s_sustained``: what a service's replicas sustain together within the SLOs, the wait included.
+
+    The capacity the plan's reasons name ('18.71 req/s (4 x 4.92, less the wait for a place in the batch)'), which
+    ``diff`` takes a rate's share of: one definition in both (newuser79 item 9: the plan said 64% of it used at
+    12 req/s and ``diff`` 61% of capacity, replicas x the most a replica sustains).
+    """
+    return {"requests_per_s_sustained": round(sustained_rps(opt, served=True), 3)}
 
 
 def _slot_wait_details(spec: InferenceSpec, pool: SlotParts) -> dict[str, Any]:
@@ -1269,13 +1279,39 @@ OUTCLASSED_GPUS = 4
 def _outclassed(best: Option, other: Option) -> bool:
     """Whether ``other`` is worse than ``best`` (the best-ranked option of its GPU kind) on every figure, on > 4x the GPUs.
 
-    The figures are its month (price per hour), its power and the GPUs its replicas use; an unpriced side is not
-    compared (kept). The best option of each GPU kind is kept (it is its own best): it is what a reader compares.
+    The figures are its month (price per hour), its power and the GPUs its replicas use; an unpriced runner-up is
+    compared on what is known, its GPUs and power (newuser79 item 8: with the priced 8-GPU a3-highgpu-8g outclassed by
+    a 1-GPU choice, the unpriced 8-GPU a3-megagpu-8g was listed in its place); an unpriced best is not compared (kept).
+    The best option of each GPU kind is kept (it is its own best): it is what a reader compares.
     """
     c, o = best.candidate, other.candidate
-    if best is other or c.usd_per_hour is None or o.usd_per_hour is None:
+    if best is other or c.usd_per_hour is None:
         return False
-    return o.gpus > OUTCLASSED_GPUS * max(c.gpus, 1) and o.usd_per_hour >= c.usd_per_hour and o.power_w >= c.power_w
+    dearer = o.usd_per_hour is None or o.usd_per_hour >= c.usd_per_hour
+    return o.gpus > OUTCLASSED_GPUS * max(c.gpus, 1) and dearer and o.power_w >= c.power_w
+
+
+def no_better_text(chosen: Option, other: Option) -> str | None:
+    """Why a service's runner-up is no better than the choice on any figure a buyer weighs; None where it is on one.
+
+    More GPUs bought, a month at least the choice's, power at least its, and no more requests a second within the
+    SLOs (each as many replicas as its servers hold, the wait for a place in the batch included): newuser79 item 8 saw
+    an 8B service's runners-up at TP8 PP2..PP4 on 16 to 32 H100, dearer and slower than the 8 x TP1 chosen on 8,
+    listed with no word of it. Said, not left out: leaving them out lists others in their place, no more telling.
+    Unpriced sides and training jobs are not compared.
+    """
+    c, o = chosen.candidate, other.candidate
+    if c.run_hours is not None or c.usd_per_hour is None or o.usd_per_hour is None:
+        return None
+    if o.gpus_bought <= c.gpus_bought or o.usd_per_hour < c.usd_per_hour or o.power_compared_w < c.power_compared_w:
+        return None
+    theirs, ours = sustained_rps(other.filled or other), sustained_rps(chosen.filled or chosen)
+    if round(theirs, 2) > round(ours, 2):
+        return None
+    return (
+        f"no better than the choice: more GPUs, a month and power at least its, for {theirs:,.2f} req/s within the SLOs "
+        f"against its {ours:,.2f}"
+    )
 
 
 def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> list[Option]:
@@ -1411,6 +1447,10 @@ def missing_gpu_findings(
                 why = _not_offered_why(wl, gpu_id)
             elif unshared:
                 why = unshared[0]
+            elif mine and any(b.code == OVER_LIMIT for b in on_gpu):
+                # the fleet limits first (newuser79 item 3: the budget dropped the 8-GPU A3's layouts and the slices'
+                # unpriced ones, and the slices' multi-node network was named alone)
+                why = "; ".join([_dropped_why(wl, on_gpu), *mine])
             elif mine:
                 why = "; ".join(mine)
             else:
@@ -1437,10 +1477,27 @@ def _dropped_why(wl: Workload, blocked: list[Blocked]) -> str:
     by_why: dict[str, list[str]] = {}
     for b in over:
         by_why.setdefault(b.why, []).append(b.platform_id)
-    return "; ".join(
-        f"on {listed(sorted(set(platforms)))}: {why}" if len(by_why) > 1 or why.startswith("no ") else f"every layout on it {why}"
-        for why, platforms in by_why.items()
-    )
+    said = []
+    for why, platforms in by_why.items():
+        named = len(by_why) > 1 or why.startswith("no ")
+        said.append(
+            (f"on {listed(sorted(set(platforms)))}: {why}" if named else f"every layout on it {why}")
+            + _cheapest_over(wl, [b for b in over if b.why == why])
+        )
+    return "; ".join(said)
+
+
+def _cheapest_over(wl: Workload, over: list[Blocked]) -> str:
+    """The cheapest layout the budget dropped of ``over`` and its month against the budget; "" where none is priced.
+
+    newuser79 item 3: "exceeds hardware.max_budget_usd_per_month" said no figure, and the budget was not named at all.
+    """
+    priced = [b for b in over if b.usd_per_month is not None]
+    cap = wl.hardware.max_budget_usd_per_month
+    if not priced or cap is None:
+        return ""
+    least = min(priced, key=lambda b: (b.usd_per_month or 0.0, b.pp, b.layout))  # of a tie, the fewest stages
+    return f" (${cap:,.0f}: the cheapest, {least.layout}, costs ${least.usd_per_month:,.0f}/month alone)"
 
 
 def _not_offered_why(wl: Workload, gpu_id: str) -> str:
@@ -1958,7 +2015,9 @@ def build_plan(
                     "inputs": _inputs(dep, _given(loaded, index)),
                 },
                 reasons=tuple(reasons),
-                runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
+                runners_up=tuple(
+                    o.candidate._replace(over_limit=over.get(id(o)), no_better=no_better_text(ranked_as, o)) for o in shown
+                ),
                 split=split,
                 slot_queue=opt.shape.slot_queue if not opt.parts and isinstance(opt.shape, ReplicaShape) else None,
             )
@@ -1998,14 +2057,26 @@ def build_plan(
     findings += average_findings(wl, pools, fleet, deployments)
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
+    jobs = " (serving for a month plus the runs of each rented training job)" if rented and spend is not None else ""
     if cap is not None and (spend is None or spend > cap):
         spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
-        jobs = " (serving for a month plus the runs of each rented training job)" if rented and spend is not None else ""
         raise FleetLimitError(
-            f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
-            "the budget, lower the request rates or allow cheaper hardware",
+            f"the deployments together cost {spent}{jobs}{budget_basis(wl, pools)}, above max_budget_usd_per_month "
+            f"${cap:,.0f}; to unblock: raise the budget, lower the request rates or allow cheaper hardware",
             "max_budget_usd_per_month",
             spend if spend is not None else math.inf,
+        )
+    if cap is not None and spend is not None:
+        # a budget met is said, with the rates it was held at (newuser79 item 2: nothing said it passed, nor that it
+        # was held at us-central1 list prices for a europe-west4 cluster)
+        findings.append(
+            Finding(
+                "info",
+                "budget-checked",
+                f"the deployments together cost ${spend:,.0f} a month{jobs}{budget_basis(wl, pools)}, within "
+                f"max_budget_usd_per_month ${cap:,.0f} (${cap - spend:,.0f} to spare, {(cap - spend) / cap:.1%} of it)",
+                "hardware.max_budget_usd_per_month",
+            )
         )
     plan = Plan(
         workload=wl.name,
@@ -2661,7 +2732,10 @@ def _token_cost(
     at_rate, at_capacity = per_million_tokens(usd, spec.requests_per_second, tokens), per_million_tokens(usd, capacity, tokens)
     # two places, three figures below 1 req/s (newuser73 item 10: 0.035 req/s read "0.00")
     held = f"{capacity:,.2f}" if capacity >= 1 else f"{capacity:.3g}"
-    sustained = f"({usd_text(at_capacity)} at the {held} req/s its replicas sustain {held_to(spec, 'their')})"
+    # the wait for a place said where it holds the replicas below their rates' sum, as the chosen-by line says it
+    # (newuser79 item 9: "one replica sustains 3.11 req/s" and "$28.83 at the 2.84 req/s its replicas sustain")
+    less = ", less the wait for a place in the batch" if round(capacity, 2) < round(replicas_rps(opt), 2) else ""
+    sustained = f"({usd_text(at_capacity)} at the {held} req/s its replicas sustain {held_to(spec, 'their')}{less})"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
         peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")
@@ -3436,10 +3510,13 @@ def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index:
             f"under kubernetes.reservations) before applying; {price}{hourly}",
             f"deployments[{index}]",
         )
+    # a spot pool's rate is the @spot key's (newuser79 item 1: the plain key prices an on-demand rate, and a type sold
+    # through Spot alone has none)
+    key = f" (key '{spot_key(platform.id)}', its spot rate)" if spot else ""
     return Finding(
         "info",
         "no-price",
-        f"no price for {platform.id} with {candidate.gpu_id} in the catalog; add one under 'prices:' (USD per node-hour)",
+        f"no price for {platform.id} with {candidate.gpu_id} in the catalog; add one under 'prices:' (USD per node-hour)" + key,
         f"deployments[{index}]",
     )
 

@@ -33,6 +33,9 @@ class Blocked(NamedTuple):
     #: The workload field whose value rules the layout out, where one owned group's statement does (the RAM it states,
     #: ``hardware.inventory[N].ram_gib``); (): none. A deployment all of whose kinds it rules out is refused there.
     field: tuple[str | int, ...] = ()
+    #: What the layout dropped costs a month, where ``max_budget_usd_per_month`` dropped it (:data:`OVER_LIMIT`, priced):
+    #: the figure a reason names against the budget (newuser79 item 3); None otherwise.
+    usd_per_month: float | None = None
 
     @property
     def text(self) -> str:

@@ -872,7 +872,7 @@ def broken_limits(wl: Workload, opt: Option, runs: float | None = None) -> list[
     return broken
 
 
-def over_limit(wl: Workload, opt: Option, broken: list[str]) -> Blocked:
+def over_limit(wl: Workload, opt: Option, broken: list[str], runs: float | None = None) -> Blocked:
     """The record of an option dropped for the fleet limits it alone breaks (:func:`broken_limits`).
 
     An unpriced option breaks a budget or capex cap because it has no price to hold against it, not because it costs
@@ -883,7 +883,8 @@ def over_limit(wl: Workload, opt: Option, broken: list[str]) -> Blocked:
     if c.usd_per_hour is None and money:
         what = "purchase price" if wl.hardware.provider == "baremetal" else "price"
         why = (
-            f"no {what} in the catalog (unpriced: specgen catalog purchases), so it cannot be checked against "
+            f"no {what} in the catalog (unpriced: specgen catalog {'purchases' if what != 'price' else 'prices'}), so it "
+            "cannot be checked against "
             f"hardware.{listed(money, 'or')}; "
             "give your rate under prices: (USD per node-hour, keyed by platform"
             + (
@@ -896,6 +897,10 @@ def over_limit(wl: Workload, opt: Option, broken: list[str]) -> Blocked:
         )
     else:
         why = f"exceeds hardware.{listed(broken, 'and')}"
+    # what it costs against the budget, and which layout, for the reason that names the budget (newuser79 item 3)
+    spend = monthly_spend_usd(wl, opt, runs) if "max_budget_usd_per_month" in broken else None
+    if spend is not None:
+        return Blocked(c.gpu_id, c.platform_id, OVER_LIMIT, why, pp=c.pp, layout=c.summary, usd_per_month=spend)
     return Blocked(c.gpu_id, c.platform_id, OVER_LIMIT, why)
 
 

@@ -62,6 +62,23 @@ def _why_none(wl: Workload) -> str:
     return f": {'; '.join(reasons)}" if reasons else ""
 
 
+def _unblock(wl: Workload, liquid: str) -> str:
+    """How a workload no allowed server holds a GPU of is unblocked: only fixes its provider takes.
+
+    A server described under ``hardware.inventory[].custom`` is bare metal's (owned servers are not rented: a cloud
+    refuses the inventory): newuser79 item 11 saw it offered to a GKE workload; a cloud is told the GPUs its
+    instance types hold instead.
+    """
+    provider = wl.hardware.provider
+    if provider == "baremetal":
+        return (
+            f"allow more GPUs or platforms, another provider{liquid}, or describe a server you own or buy under "
+            "hardware.inventory[].custom"
+        )
+    held = sorted({g for p in catalog.platforms().values() if p.provider == provider for g in p.gpu_ids})
+    return f"allow a GPU the catalog's {provider} platforms hold ({', '.join(held)}), more platforms, or another provider"
+
+
 def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> None:
     """Raise the first problem decidable without the planner's search (InputError or InfeasibleError)."""
     wl = loaded.workload
@@ -79,8 +96,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
         liquid = ", hardware.cooling: liquid where the site has it" if site and wl.hardware.cooling != "liquid" else ""
         raise InfeasibleError(
             f"no {wl.hardware.provider} platform in the catalog offers an allowed GPU"
-            f"{cooling}{_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
-            f"provider{liquid}, or describe a server you own or buy under hardware.inventory[].custom",
+            f"{cooling}{_why_none(wl)}; to unblock: {_unblock(wl, liquid)}",
             where,
         )
     _height_checks(loaded, hardware)

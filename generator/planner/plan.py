@@ -294,6 +294,10 @@ class Candidate(NamedTuple):
     #: servers alone need 2 racks of 20 kW, 1 allowed``): why a cheaper one was not chosen (fuzz34 item 3). None (left
     #: out of ``spec.json``): within them, or not a runner-up.
     over_limit: str | None = None
+    #: A service's runner-up no better than the choice on any figure (more GPUs, a month and power at least its, no more
+    #: requests a second within the SLOs), as the plan says it (newuser79 item 8). None (left out of ``spec.json``):
+    #: better on one, or not compared.
+    no_better: str | None = None
     #: A training layout all on owned servers (no ``prices:`` rate): charged its runs' energy and the servers'
     #: colocation (:class:`OwnedRuns`), its price an hour their month over 730 h. None (left out of ``spec.json``):
     #: charged as its servers are.
@@ -831,6 +835,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Candidate, "gpus_rented"),
         (Candidate, "shares_per_gpu"),
         (Candidate, "over_limit"),
+        (Candidate, "no_better"),
         (Candidate, "owned_runs"),
         (Candidate, "busy_hours_per_month"),
         (Pool, "shares_per_gpu"),

@@ -289,3 +289,22 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
 def priced_at(findings: Iterable[Finding]) -> list[str]:
     """The regions whose rates the ``price-region`` findings say pools carry, sorted (empty: none)."""
     return sorted({m[2] for f in findings if f.code == "price-region" and (m := PRICED_AT.match(f.message))})
+
+
+def budget_basis(wl: Workload, pools: Iterable[Pool] | None = None) -> str:
+    """Which rates a month held against ``max_budget_usd_per_month`` is at, where another region's (newuser79 item 2).
+
+    A budget held at us-central1 list prices for a europe-west4 cluster passed in silence. "" where every rate is the
+    cluster's region's or the workload's (``pools``: those of the fleet; None: any rented option of the plan).
+    """
+    region, priced_in = asked_region(wl), pricing_region(wl)
+    if region is None or priced_in is None or priced_in == region:
+        return ""
+    if pools is not None and not any(
+        given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None for pool in pools
+    ):
+        return ""
+    return (
+        f" at {priced_in} on-demand list prices (the cluster is in {region}, whose GPU VM prices the catalog does not "
+        f"hold: give them under prices: to hold the budget against them)"
+    )

@@ -16,7 +16,10 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 
+from generator import catalog
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
 from generator.sizing.serving_queue import slot_replicas
 from generator.units import hours_text
@@ -47,6 +50,26 @@ SPOT_RATE = {
 }
 
 
+#: The spot-priced-on-demand finding of a pool priced at an on-demand rate (the pool's name is group 1).
+ON_DEMAND_SPOT = re.compile(r"pool (\S+) is spot capacity priced at the on-demand rate ")
+
+
+def priced_on_demand(findings: Iterable[Finding]) -> list[str]:
+    """The spot pools the ``spot-priced-on-demand`` findings say are priced at an on-demand rate, sorted (empty: none).
+
+    newuser79 item 12: the headline's month held such pools at on-demand list prices and said nothing of it.
+    """
+    return sorted({m[1] for f in findings if f.code == "spot-priced-on-demand" and (m := ON_DEMAND_SPOT.match(f.message))})
+
+
+def on_demand_text(pools: list[str]) -> str:
+    """The headline's qualifier of a month that holds spot pools at on-demand rates; "" where none does."""
+    if not pools:
+        return ""
+    which = f"spot pool {pools[0]}" if len(pools) == 1 else f"spot pools {', '.join(pools)}"
+    return f" (with {which} at the on-demand rate, above what spot bills: info spot-priced-on-demand)"
+
+
 def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
     """The findings of the plan's spot pools, and of spot rates no spot pool is priced at."""
     spot = {pool.name: pool for pool in pools if pool.spot}
@@ -60,13 +83,19 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
         given = given_rate(wl.prices, platform, spot=True)
         if given is not None and given[1] == spot_key(platform):
             continue
-        rate = f"${pool.usd_per_hour / pool.nodes:,.2f} a node-hour" if pool.usd_per_hour is not None else "no price"
-        basis = "prices." + platform if given is not None else "the catalog's on-demand list price"
+        if pool.usd_per_hour is None:  # newuser79 item 12: "priced at the on-demand rate (no price, ...)" of no price
+            sold = catalog.platforms()[platform].not_on_demand if platform in catalog.platforms() else None
+            why = f"{platform} is sold through {sold}, with no on-demand rate" if sold else "the catalog has no rate for it here"
+            priced, bills = f"with no price ({why}), which the plan's month leaves out", "spot bills at"
+        else:
+            rate = f"${pool.usd_per_hour / pool.nodes:,.2f} a node-hour"
+            basis = "prices." + platform if given is not None else "the catalog's on-demand list price"
+            priced, bills = f"priced at the on-demand rate ({rate}, {basis})", "spot bills less, at"
         out.append(
             Finding(
                 "info",
                 "spot-priced-on-demand",
-                f"pool {pool.name} is spot capacity priced at the on-demand rate ({rate}, {basis}): spot bills less, at "
+                f"pool {pool.name} is spot capacity {priced}: {bills} "
                 f"{SPOT_RATE[pool.node.provider]}, which the catalog does not hold; give it as prices: "
                 f"{{{spot_key(platform)}: <USD per node-hour>}} to price the pool at it",
                 f"deployments[{first}].capacity_type",

@@ -48,6 +48,7 @@ from generator.sizing.training import (
     eager_kernels_per_micro_batch,
     framework_model_type,
     lora_traffic_bytes_per_token,
+    runs_grouped_mm_experts,
     size_training,
     with_recipe,
 )
@@ -524,6 +525,7 @@ def gpu_step(
         link_gbps=links.ep_gbps,
         latency_s=links.ep_latency_s,
         recompute=spec.checkpointing == "full",
+        grouped_mm=runs_grouped_mm_experts(_setup(arch, spec, 0, 1, Parallelism())),
     )
     return training_step(
         layout,

@@ -17,6 +17,7 @@ from generator.planner.plan import (
     runs_only_power_text,
 )
 from generator.planner.price_region import priced_at
+from generator.planner.spot import on_demand_text, priced_on_demand
 from generator.planner.tco import job_runs_per_month, month_run_usd, run_usd
 from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import render_template
@@ -78,6 +79,7 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         runs_only_nodes=runs_only_nodes_text,
         runs_only_power=runs_only_power_text,
         priced_at=priced_at(plan.findings),  # newuser74 item 9: another region's dollars, said beside them
+        spot_on_demand=on_demand_text(priced_on_demand(plan.findings)),  # newuser79 item 12
         root_disk=root_disk_text,  # newuser74 item 15: what a cloud node's root / OS disk is sized from
         ds_config_path=lambda d: ds_config_path(d) if runs_deepspeed(d) else None,  # newuser76 item 14
     )

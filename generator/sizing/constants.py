@@ -61,6 +61,7 @@ class Constants(NamedTuple):
     tree_net_step_latency_s: float = 28e-6
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
+    grouped_mm_half_tokens: float = 512.0
     fp4_gemm_efficiency_ratio: float = 0.65
     fp8_block_gemm_efficiency_ratio: float = 0.4
     dequant_gemm_efficiency_ratio: float = 0.66
@@ -93,6 +94,7 @@ class Constants(NamedTuple):
     cpu_attention_gflops_per_s: float = 90.0
     ik_llama_cpp_cpu_attention_gflops_per_s: float = 500.0
     cpu_core_gparams_per_s: float = 20.0
+    cpu_core_gparams_per_s_without_vnni: float = 6.0
     offload_backend_switch_s: float = 50e-6
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
@@ -349,6 +351,19 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "held there since the refit entry of 2026-12-03 (benchmarks/CALIBRATION.md): 24 scores lower but takes vLLM's "
         "MI300X MXFP4 rows off their target",
     ),
+    "grouped_mm_half_tokens": (
+        "Tokens per routed expert at which PyTorch's grouped GEMM (torch._grouped_mm, Transformers 5's grouped_mm "
+        "experts under the eager Trainer family) reaches half the rate the step gives a dense GEMM: the routed share "
+        "runs at t / (t + this) of it, t the tokens an expert multiplies a micro-batch (generator/sizing/training_moe.py).",
+        "CUTLASS's SM90 grouped GEMMs run Qwen3-30B-A3B's up_proj (128 experts, K 2048, N 1536, 512 rows an expert) at "
+        "134-161 TFLOPS on an H100 and a loop of cuBLAS calls at 130 (https://github.com/tgale96/grouped_gemm/pull/37), "
+        "torch._grouped_mm's whole MoE forward of that model at 2,048 rows an expert at 242 "
+        "(https://github.com/ByteDance-Seed/VeOmni/pull/460), against 443 the step gives that model's dense GEMMs there: "
+        "at most 900-1,240 and 1,700 tokens, bounds from above, as those timings also hold the host's argument setup "
+        "(tgale96's) and the routing and activation (VeOmni's); 512 fitted across every training calibration group at "
+        "once (benchmarks/calibration_report.py --fit-training, acc117 entry of 2026-12-06 in benchmarks/CALIBRATION.md), "
+        "only the eager frameworks' MoE rows reading it",
+    ),
     "fp4_gemm_efficiency_ratio": (
         "Attainable share of the dense FP4 tensor peak relative to other formats' GEMMs (W4A4: NVFP4 / MXFP4 compute).",
         "W4A4 GEMMs quantize their activations into 16-element blocks with E4M3 scales on the fly (TensorRT-LLM "
@@ -578,6 +593,26 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "GGUF type unmeasured, and K- and i-quants dequantize more work a weight (an iq2 / iq3 file on few cores is "
         "likely slower than it predicts)",
     ),
+    "cpu_core_gparams_per_s_without_vnni": (
+        "cpu_core_gparams_per_s for a CPU without VNNI's 8-bit dot product (AVX2 parts: AMD's Zen 2 / Zen 3 EPYC and "
+        "Threadripper; AVX-512 parts before it: Intel's Skylake-SP Xeons): llama.cpp's quantized dot products multiply "
+        "the weights' 8-bit values by the activations' with one vpdpbusd a 32-pair vector where the CPU has AVX-VNNI or "
+        "AVX512-VNNI, else with vpmaddubsw and vpmaddwd (signed pairs take two vpsignb first either way) "
+        "(ggml/src/ggml-cpu/arch/x86/quants.c mul_sum_us8_pairs_float / mul_sum_i8_pairs_float, "
+        "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cpu/arch/x86/quants.c); the catalog's CPU "
+        "record says which (CpuSpec.int8_vnni; a record that does not say is counted at cpu_core_gparams_per_s).",
+        "fitted with the other CPU constants across the offload groups at once (benchmarks/calibration_report.py "
+        "--fit-offload; benchmarks/CALIBRATION.md, acc116 entry of 2026-12-06): 6, set by the in-sample rows on CPUs "
+        "without VNNI, mainline's and ik_llama.cpp's Llama-3.1-8B Q4_0 on a Threadripper PRO 5975WX (Zen 3, 32 cores: "
+        "16.96 and 16.54 tokens/s at an empty context, 74 GB/s of its 205, https://github.com/ikawrakow/ik_llama.cpp/pull/332; "
+        "+51% / +55% at 20 -> +6% / +9%); the out-of-sample two-socket Xeon Gold 6138 rows (Skylake-SP, 20 threads, "
+        "https://github.com/ikawrakow/ik_llama.cpp/discussions/385, whose author saw the memory not saturated) move from "
+        "+50% / +78% to -7% / +15%. ik_llama.cpp's DeepSeek-R1 on an EPYC 7773X at 32 threads moves away (+6.6% -> "
+        "-23.4%): it decoded 4.81 tokens/s at 24 threads and at 32, memory-bound, which 6 a core at 32 cores does not "
+        "reach (ik_llama.cpp's own kernels for Q4_K may be faster on AVX2 than mainline's). 6 against 20 is more than the "
+        "instruction count's half: these parts also run slower clocks than the desktops that set 20 (Xeon Gold 6138 "
+        "2.0 GHz base, Threadripper PRO 5975WX 3.6, against the i5-12600K's and i9-14900K's 4.9 and 6.0 GHz boost)",
+    ),
     "offload_backend_switch_s": (
         "Seconds a decoded token spends at each switch between the GPU and the CPU under llama.cpp's scheduler "
         "(llama.cpp, ik_llama.cpp): the split's activations copied across and its stream synchronised, the CPU's "
@@ -757,6 +792,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),
+    # a grouped GEMM's half point: 0 runs it at the dense GEMMs' rate
+    "grouped_mm_half_tokens": (0, True, MOST_CONSTANT, True),
     # the engine settings these fill are bounded as the workload's own fields (inference.max_num_batched_tokens,
     # inference.max_num_seqs), so a constant renders nothing a field would refuse
     "prefill_chunk_tokens": (0, False, 16777216, True),
@@ -775,6 +812,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "cpu_attention_gflops_per_s",
             "ik_llama_cpp_cpu_attention_gflops_per_s",
             "cpu_core_gparams_per_s",
+            "cpu_core_gparams_per_s_without_vnni",
             "offload_min_batch_tokens",
         ),
         _POSITIVE,

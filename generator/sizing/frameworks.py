@@ -253,7 +253,8 @@ class FrameworkProfile(NamedTuple):
     #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
     #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
     #: grouped-GEMM kernels and Transformers 5's ``torch._grouped_mm`` replace it, https://unsloth.ai/docs/basics/faster-moe;
-    #: the step times Transformers 5's grouped_mm block, its launches and routing passes, where the framework is eager).
+    #: the step times Transformers 5's grouped_mm block, its launches, routing passes and grouped GEMMs' rate, where the
+    #: framework is eager).
     #: Megatron-Core (``--moe-grouped-gemm``) and Unsloth run grouped GEMMs; torchtune and a plain FSDP2 loop depend on
     #: the model code they are given (not stated).
     expert_loop: bool = False

@@ -79,6 +79,9 @@ class Machine(NamedTuple):
     #: Cores of one socket llama.cpp's threads run the CPU's share on (``CpuSpec.llama_cpp_cores``); 0: not known, and
     #: the CPU's time counts its memory alone, as if it had the cores to read at the DRAM rate.
     cpu_cores: float = 0.0
+    #: Whether the CPU has VNNI's 8-bit dot product (AVX-VNNI or AVX512-VNNI; ``CpuSpec.int8_vnni``): its cores multiply
+    #: at ``cpu_core_gparams_per_s``, else at ``cpu_core_gparams_per_s_without_vnni`` (:func:`cpu_weight_seconds`).
+    cpu_int8_vnni: bool = True
     #: The formats the GPU has a tensor rate of (:attr:`GpuSpec.tensor_formats`): where a weight format's compute is not
     #: one, its kernels dequantize it (FP8 on an A100: W8A16), as the serving estimate counts it
     #: (:func:`~generator.sizing.performance.dequantizes_on`); None: not recorded (a machine built by hand), every
@@ -619,11 +622,14 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     its cores multiply ``cpu_core_gparams_per_s`` weights a second each, the cores llama.cpp's threads run on
     (``Machine.cpu_cores``): the slower of the memory and the cores sets the time (newuser38 item 2: the speed had no
     term for the cores; a desktop of 6 P-cores reads dual-channel DDR5-6000 at about the rate its cores multiply). A
-    machine whose CPU is not known (``cpu_cores`` 0) is counted at its memory alone.
+    machine whose CPU is not known (``cpu_cores`` 0) is counted at its memory alone. A core without VNNI's 8-bit dot
+    product (``Machine.cpu_int8_vnni`` false: AVX2, or AVX-512 before VNNI) takes two multiply instructions a vector
+    where VNNI takes one, and multiplies at ``cpu_core_gparams_per_s_without_vnni``.
     """
     ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
     memory_s = read_bytes / ddr
-    cores_s = multiplied_params / (machine.cpu_cores * consts.cpu_core_gparams_per_s * 1e9) if machine.cpu_cores else 0.0
+    rate = consts.cpu_core_gparams_per_s if machine.cpu_int8_vnni else consts.cpu_core_gparams_per_s_without_vnni
+    cores_s = multiplied_params / (machine.cpu_cores * rate * 1e9) if machine.cpu_cores else 0.0
     ceiling_s = read_bytes / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
 

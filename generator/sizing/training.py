@@ -538,6 +538,16 @@ def eager_kernels_per_micro_batch(arch: Architecture, setup: TrainingSetup) -> t
     return kernels_per_micro_batch(arch, setup.checkpointing, adapted, cast)
 
 
+def runs_grouped_mm_experts(setup: TrainingSetup) -> bool:
+    """Whether the job's framework runs an MoE model's routed experts through ``torch._grouped_mm``.
+
+    Transformers 5's ``grouped_mm`` experts under the frameworks whose layers run eagerly, the ones whose grouped_mm
+    block's launches and routing passes the step counts (:func:`eager_kernels_per_micro_batch`); the step times their
+    grouped GEMMs at ``grouped_mm_half_tokens`` (:func:`generator.sizing.training_moe.expert_fill`).
+    """
+    return setup.framework is not None and framework_profile(setup.framework).eager_elementwise and not setup.kernels_fused()
+
+
 def _trains_peft_lora(setup: TrainingSetup) -> bool:
     """Whether the job trains LoRA or QLoRA through PEFT's layers (its framework's)."""
     return setup.method != "full" and setup.framework is not None and framework_profile(setup.framework).peft_lora

@@ -16,14 +16,28 @@ rank runs ``experts / ep`` experts over the tokens every rank of its EP group ro
   leaving the GPU, over the link of the EP group; timed in series with the compute (Megatron-Core overlaps them only
   with ``--overlap-moe-expert-parallel-comm``, https://docs.nvidia.com/megatron-core/developer-guide/latest/api-guide/moe.html).
 
+Where the framework runs the routed experts through PyTorch's grouped GEMM (``torch._grouped_mm``: Transformers 5's
+``grouped_mm`` experts under the eager Trainer family, :attr:`MoeStep.grouped_mm`), the routed share runs at
+``t / (t + grouped_mm_half_tokens)`` of the dense GEMMs' rate instead. One kernel runs every expert's GEMM, each of
+``t`` rows: CUTLASS's SM90 grouped GEMMs ran Qwen3-30B-A3B's ``up_proj`` at 512 rows an expert at 134-161 TFLOPS on an
+H100, 14-16% of its dense peak, and a loop of cuBLAS calls at 130 (https://github.com/tgale96/grouped_gemm/pull/37);
+``torch._grouped_mm``'s whole MoE forward of that model at 2,048 rows an expert ran at 242
+(https://github.com/ByteDance-Seed/VeOmni/pull/460). A roofline does not explain it: each expert GEMM's arithmetic
+intensity, ``2 t N K / (2 (t K + N K + t N))`` FLOPs a byte in bf16 (weights read once an expert and pass,
+activations in and out), is 267 (``down_proj``) to 323 (``gate_up_proj``) at 512 rows for that model's shapes, about
+an H100's ridge (295 FLOPs a byte at its peak) and above an H200's (206): a roofline leaves them at 90-100% of the
+peak, so the kernels' own rate is what is short, not the bytes.
+Megatron-Core's ``TEGroupedMLP`` (Transformer Engine's ``GroupedLinear``, per-expert cuBLAS GEMMs over several
+streams) is not given it: its runs' experts see 1,024-32,768 rows, compute-bound by the same roofline (intensity
+600-1,400 FLOPs a byte), and at ``grouped_mm_half_tokens`` DeepSeek-V3's and Qwen3-235B's rows would slow before
+gpt-oss-120b's, the wrong order for what those rows measure (benchmarks/CALIBRATION.md, acc117 entry).
+
 Not counted: the host time of frameworks that run the experts as a Python loop over ``nn.Linear`` modules
 (Hugging Face Transformers 4.x's MoE blocks, which Unsloth puts 12-30x behind its grouped-GEMM kernels with
 Transformers 5's ``torch._grouped_mm``, https://unsloth.ai/docs/basics/faster-moe): no published per-expert figure
 fixes it (:func:`moe_step_assumptions` says so on the estimate). Transformers 5's ``grouped_mm`` blocks are timed by
-their kernel launches and routing passes (:mod:`generator.sizing.training_elementwise`), their grouped GEMMs at the
-dense GEMMs' ceiling: CUTLASS's SM90 grouped GEMMs ran Qwen3-30B-A3B's ``up_proj`` at 512 tokens an expert at 134-161
-TFLOPS on an H100, 14-16% of its dense peak (https://github.com/tgale96/grouped_gemm/pull/37), which the step does not
-apply (one shape, one GPU).
+their kernel launches and routing passes (:mod:`generator.sizing.training_elementwise`) and their grouped GEMMs as
+above.
 """
 
 from __future__ import annotations
@@ -58,6 +72,9 @@ class MoeStep:
     latency_s: float = 0.0
     #: Full checkpointing reruns the forward's dispatch and combine.
     recompute: bool = False
+    #: The framework runs the routed experts through PyTorch's grouped GEMM (``torch._grouped_mm``), whose rate its
+    #: tokens per expert set (``grouped_mm_half_tokens``), not the dense GEMMs' fill.
+    grouped_mm: bool = False
 
     @property
     def routed(self) -> bool:
@@ -96,8 +113,13 @@ def moe_step(
     link_gbps: float = 0.0,
     latency_s: float = 0.0,
     recompute: bool = False,
+    grouped_mm: bool = False,
 ) -> MoeStep:
-    """``arch``'s routed experts as the step times them (:data:`NO_MOE` for a dense model)."""
+    """``arch``'s routed experts as the step times them (:data:`NO_MOE` for a dense model).
+
+    ``grouped_mm``: the framework runs them through ``torch._grouped_mm``
+    (:func:`generator.sizing.training.runs_grouped_mm_experts`).
+    """
     experts, top_k = arch.routed_experts
     if not experts:
         return NO_MOE
@@ -111,6 +133,7 @@ def moe_step(
         link_gbps=link_gbps,
         latency_s=latency_s,
         recompute=recompute,
+        grouped_mm=grouped_mm,
     )
 
 
@@ -127,18 +150,30 @@ def busiest_rank(moe: MoeStep, micro_batch_tokens: int) -> float:
     return busiest_expert_rank_load(moe.experts, moe.top_k, moe.expert_parallel, tokens, 0.0)
 
 
+def expert_fill(moe: MoeStep, micro_batch_tokens: int, consts: Constants) -> float:
+    """The routed experts' GEMM rate at their tokens per expert, as a share of a large GEMM's.
+
+    A grouped GEMM (:attr:`MoeStep.grouped_mm`) at ``t / (t + grouped_mm_half_tokens)``; else the dense GEMMs' fill
+    (:func:`~generator.sizing.performance.gemm_fill`).
+    """
+    tokens = tokens_per_expert(moe, micro_batch_tokens)
+    if moe.grouped_mm and consts.grouped_mm_half_tokens > 0:
+        return tokens / (tokens + consts.grouped_mm_half_tokens)
+    return gemm_fill(tokens, consts)
+
+
 def expert_compute_factor(moe: MoeStep, micro_batch_tokens: int, consts: Constants) -> float:
     """The step's compute time over a dense model's of the same FLOPs at the same micro-batch (1 for a dense model).
 
-    The routed share runs at the fill of its tokens per expert, times the busiest rank's load, where the dense model's
+    The routed share runs at its fill (:func:`expert_fill`), times the busiest rank's load, where the dense model's
     GEMMs run at the micro-batch's fill.
     """
     if not moe.routed:
         return 1.0
     dense_fill = gemm_fill(micro_batch_tokens, consts)
-    expert_fill = gemm_fill(tokens_per_expert(moe, micro_batch_tokens), consts)
     share = moe.expert_share
-    return (1.0 - share) + share * busiest_rank(moe, micro_batch_tokens) * dense_fill / expert_fill
+    routed = busiest_rank(moe, micro_batch_tokens) * dense_fill / expert_fill(moe, micro_batch_tokens, consts)
+    return (1.0 - share) + share * routed
 
 
 def alltoall_bytes(moe: MoeStep, micro_batch_tokens: int) -> float:
@@ -179,6 +214,6 @@ EXPERT_LOOP_NOT_COUNTED = (
     "the host time of running the routed experts as a per-expert Python loop (Transformers 4.x MoE blocks; Unsloth's "
     "grouped-GEMM kernels and Transformers 5's torch._grouped_mm replace it, 12-30x faster by Unsloth's account): "
     "with that loop a step can take several times the time given; Transformers 5's grouped_mm blocks are timed by their "
-    "kernel launches and routing passes, their grouped GEMMs at the dense GEMMs' rate, which small experts do not reach "
-    "(specgen's Trainer runs of Qwen3-30B-A3B on an H200 ran at the time given at 2,048 tokens and took 1.4x it at 8,192)"
+    "kernel launches, routing passes and torch._grouped_mm's rate at their tokens per expert (specgen's Trainer runs of "
+    "Qwen3-30B-A3B on an H200 ran at the time given at 2,048 and 8,192 tokens)"
 )

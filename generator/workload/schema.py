@@ -7,6 +7,7 @@ value, with a message a person can act on (unknown keys get a "did you mean").
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
@@ -161,6 +162,24 @@ def _constant_range_error(path: tuple[object, ...], value: object) -> str | None
     return None
 
 
+#: An unknown key shown in its error: what a mistyped field name looks like (letters, digits, ``_ - . /`` and spaces).
+_FIELD_LIKE = re.compile(r"[\w .\-/]{1,64}")
+
+
+def _unshown_key(doc: Document, path: tuple[Any, ...], key: str) -> InputError:
+    """The error of an unknown key that no field name could be, its text not echoed (hostile79 item 14).
+
+    A workload path that is a link to ``/etc/shadow`` had each account's line (its password hash with it) echoed into
+    the CI log as "unknown field 'root:$6$...'"; the line and column say where it is.
+    """
+    text = str(key)
+    odd = next((ch for ch in text if not _FIELD_LIKE.fullmatch(ch)), None)
+    why = f"it holds {odd!a}, which no field name does" if odd is not None else "no field name is that long"
+    where = doc.locate((*path, key), key=True)  # its line and column; its path without the key's text
+    shown = Location(where.file, where.line, where.column, doc.locate(path).path if path else "")
+    return InputError(f"unknown field (a key of {len(text):,} characters, not shown: {why})", shown)
+
+
 def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     path = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -174,6 +193,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
                 f"unknown field {key!a}{_hint(path, key) or _one_level_up(path, key) or suggest(key, known)}",
                 doc.locate((*path, key), key=True),
             )
+            if _FIELD_LIKE.fullmatch(str(key))
+            else _unshown_key(doc, path, key)
             for key in extra
         ]
     if error.validator == "required":
