@@ -139,14 +139,14 @@ def test_sglang_reads_the_weights_again_in_its_prefill_forward() -> None:
     apart = bulk_routed_read_bytes(R1, weights, par, 8, 8.0, 922.0, prefill_apart=True)
     assert apart == pytest.approx(alone + everything * 8 / 922)
     assert apart - bulk_routed_read_bytes(R1, weights, par, 8, 8.0, 922.0) == pytest.approx(alone * 8 / 922)
-    assert prefill_apart_read_bytes(R1, weights, par, 8, 8.0, 922.0) == (apart, pytest.approx(8 / 922))
-    assert prefill_apart_read_bytes(R1, weights, par, 8, 1000.0, 922.0) == (pytest.approx(alone + everything), 1.0)
+    assert prefill_apart_read_bytes(R1, weights, par, 8, 8.0, 922.0) == pytest.approx((apart, 8 / 922))
+    assert prefill_apart_read_bytes(R1, weights, par, 8, 1000.0, 922.0) == pytest.approx((alone + everything, 1.0))
     assert prefill_apart_read_bytes(R1, weights, par, 8, 0.0, 922.0) == (alone, 0.0)
     dense = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
     one = Parallelism()
     dense_weights = size_weights(dense, weight_format("bf16"), one)
     read = float(dense_weights.per_gpu_read_bytes)
-    assert prefill_apart_read_bytes(dense, dense_weights, one, 4, 4.0, 256.0) == (pytest.approx(read * (1 + 4 / 256)), 4 / 256)
+    assert prefill_apart_read_bytes(dense, dense_weights, one, 4, 4.0, 256.0) == pytest.approx((read * (1 + 4 / 256), 4 / 256))
 
 
 @pytest.mark.parametrize(
