@@ -45,6 +45,7 @@ from generator.sizing.performance import (
     decode_step,
     dequantized_rates,
     prefill_seconds,
+    prompt_taken_seconds,
     saturated_throughput,
     step_budget_batch,
 )
@@ -1290,6 +1291,8 @@ def _throughput(
 
     def taken(n: int) -> float:  # the time a prompt takes from the replica under load
         fresh, prefix = prompt_tail(n, share)
+        if req.engine == "sglang":  # its passes are forwards of their own, each reading the weights (prompt_taken_seconds)
+            return prompt_taken_seconds(arch, par, acc, fresh, consts, inference.weights, prefix)
         return prefill_seconds(arch, par, acc, fresh, consts, fill=False, cached_tokens=prefix)
 
     alone = prompt_alone(isl)

@@ -1330,6 +1330,26 @@ def prefill_flops(arch: Architecture, tokens: int, cached_tokens: int = 0) -> fl
 
 
 @memoized
+def prompt_taken_seconds(
+    arch: Architecture,
+    par: Parallelism,
+    acc: Accelerator,
+    tokens: int,
+    consts: Constants,
+    weights: WeightSizes,
+    cached_tokens: int = 0,
+) -> float:
+    """The time a prompt keeps a replica's stages busy where the engine runs it in forwards of its own (SGLang's default).
+
+    Each pass reads the weights beside its GEMMs (:func:`prefill_seconds` with ``weights``) and is an engine iteration
+    of its own (``decode_step_overhead_s``), as :meth:`DecodeModel.step` counts a pass step under ``prefill_apart``
+    (review79 item 3): the rate at a batch then stays under the saturated one.
+    """
+    passes = -(-max(1, tokens) // max(1, consts.prefill_chunk_tokens))
+    busy = prefill_seconds(arch, par, acc, tokens, consts, weights, fill=False, cached_tokens=cached_tokens)
+    return busy + passes * consts.decode_step_overhead_s
+
+
 def prefill_seconds(
     arch: Architecture,
     par: Parallelism,
