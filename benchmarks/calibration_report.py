@@ -436,7 +436,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     seq, dp = row["seq_len"], row["gpus"]
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
-    layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
+    # full checkpointing: its recomputed forward's launches fall in the backward phase (training_step.host_exposed_s)
+    layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
     layers = attention_layer_equivalents(arch, seq, row["framework"], True, consts.training_masked_attention_rate)
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], layers)
@@ -1059,15 +1060,16 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     # family's eager operators (0.3 had absorbed that traffic on LLaMA-Factory's rows): with training_gemm_half_hidden
     # (argmin 512, held) the score is flat from 0.5 to 1.0, and 0.5 keeps the bitsandbytes groups closest
     "nf4_dequant_bandwidth_efficiency": (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.85, 1.0),
-    # held at the argmin of a scan of the two with the rest held (acc111 entry of 2026-12-06, /work/wt/bugs/acc111/
-    # scan_host.py): forward 30-80 us x backward 0-20 us; the training score runs down a valley from (50, 15) 0.3557
-    # through (60, 10) 0.3546 to (65, 5) 0.3541, (70, 5) 0.3558; 0.5413 without launches. Only the eager frameworks'
-    # short steps read them: the Trainer rows at 2,048 tokens and Qwen3-30B-A3B's. Refitted with
-    # training_masked_attention_rate after acc113 counted Qwen3's and Gemma 3's q_norm / k_norm kernels (acc113 entry,
-    # /work/wt/bugs/acc113/score.py): (45, 15, 0.6) 0.3321, (50, 10, 0.6) 0.3325, (40, 15, 0.6) 0.3344, (55, 5, 0.6)
-    # 0.3338, (65, 5, 0.6) 0.3389; the old (65, 5) without the masked rate 0.3403
-    "eager_forward_kernel_host_s": (45e-6,),
-    "eager_backward_kernel_host_s": (15e-6,),
+    # held at the argmin of a scan of the two with the rest held (acc111 and fix126 entries of 2026-12-06,
+    # /work/wt/bugs/fix126/fit_host.py): forward 0-120 us x backward 0-20 us, each micro-batch's forward launches against
+    # its forward's GPU work and its backward's (a full recompute's among them) against the backward's (review79 item 2).
+    # Training score 0.3573 without launches, flat to 20 us, 0.3475 at (40, 0), argmin 0.3421 at (65, 0) and (65, 5)
+    # alike, (70, 5) 0.3433, (80, 5) 0.3467. With the Qwen3-30B-A3B rows held out the dense Trainer rows alone: 0.3473
+    # without launches (13.48 us moves none), argmin (65, 0) 0.3421. (acc111's figures, the step's launches against the
+    # whole step's GPU work, before acc117's grouped_mm rate: 0.5000 without launches at 5c742d57, review79 item 1, not
+    # the 0.5413 then quoted, -> 0.3547.) Only the eager frameworks' short steps read them
+    "eager_forward_kernel_host_s": (65e-6,),
+    "eager_backward_kernel_host_s": (5e-6,),
     # SDPA's masked kernel over a sliding-window layer's whole square, as a share of the causal flash kernel's rate
     # (acc113): with (45, 15) held, 1.0 0.3372, 0.8 0.3333, 0.7 0.3329, 0.6 0.3321, 0.5 0.3324, 0.4 0.3338. The Trainer
     # rows of models whose window its keys reach read it: Mistral-7B-v0.1, Phi-3 mini, Gemma 2 9B at 4,096, Gemma 3 1B

@@ -152,10 +152,18 @@ PINNED: dict[str, tuple[float, float]] = {
     # over NVLink +57.6% / +55.3%, with its last stage's 9 layers and its 579M-parameter LM head (201,088 x 2,880, a
     # 4.6-layer share; 36 layers divide by PP 4, so Megatron's default split, no account_for_loss_in_pipeline_split in
     # its recipe) +20.7% / +20.3%: the gpt-oss rows' residual (1.2-1.55x on every board) is not modelled
-    "training-mfu MoE gb200-186gb (Megatron-Bridge perf summary, out of sample)": (0.1720, 0.5456),
+    # fix126 (review79 items 4-5): the stages placed Megatron's way (256 GPUs over 72-GPU racks: a stage's sends cross
+    # the racks' network) and the bubble of the other stages' time: DeepSeek-V3 +3.9% -> +3.2%, Qwen3-235B -11.2% ->
+    # -12.1%
+    "training-mfu MoE gb200-186gb (Megatron-Bridge perf summary, out of sample)": (0.1763, 0.5456),
     # GB300 DeepSeek-V3 (PP2 EP32) -11.9% -> -12.4% with its experts' gradients over their expert-data-parallel group
-    "training-mfu MoE gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.1703, 0.2566),
-    "training-mfu MoE h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.2052, 0.2069),
+    # fix126 (review79 items 4-5): Qwen3-235B PP4 (256 GPUs, a stage of 64, TP1 x DP64) and DeepSeek-V3 PP2 over
+    # 72-GPU racks: some stage's sends cross the racks' network; the bubble of the other stages' time: 17.0 -> 17.2
+    "training-mfu MoE gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.1717, 0.2566),
+    # fix126 (review79 items 4-5): gpt-oss-120b PP4 EP8 on 8 x 8 H100: a stage is 16 GPUs (TP1 x DP16), two nodes, so
+    # its PP sends cross InfiniBand (+20.7% -> +20.0%); its last stage 1.26x the mean, the bubble slots 0.91x the mean
+    # stage's rather than 1.26x (+20.0% -> +24.2%; /work/wt/bugs/fix126/pipeline_rows.py)
+    "training-mfu MoE h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.2227, 0.2424),
     # Out of sample (fix77, CALIBRATION.md 2026-12-05 FP8 entry): Megatron-Bridge's FP8-CS dense Llama pre-training rows
     # (25.11), timed with FP8 training (training.compute_precision fp8: the linear layers' GEMMs at the dense FP8 rate,
     # the BF16 GEMMs' efficiency constants, attention / norms / optimizer / communication as in bf16); no constant
@@ -170,7 +178,10 @@ PINNED: dict[str, tuple[float, float]] = {
     "training-mfu FP8 dense gb300-288gb (Megatron-Bridge perf summary, out of sample)": (0.2259, 0.3118),
     # acc110: the 70B row's PP 8 last stage runs its 10 layers and the LM head (80 layers divide by 8: Megatron's
     # default split): -9.8% -> -18.1%, the FP8 rows' under-prediction (the 8B, PP 1, -28.9%) not the pipeline's
-    "training-mfu FP8 dense h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.2349, 0.2891),
+    # fix126 (review79 items 4-5): the 70B's TP4 PP8 DP2 (a stage of 8 GPUs, one node: its sends cross InfiniBand
+    # as before, its DP pair now inside the node) with the bubble of the other stages' time (its last stage runs 10
+    # layers and the head): 23.5 -> 23.4
+    "training-mfu FP8 dense h100-sxm5-80gb (Megatron-Bridge perf summary, out of sample)": (0.2339, 0.2891),
     # Out of sample (fix79, review71 item 1, CALIBRATION.md 2026-12-05 torchao entry): torchao's float8 README training
     # benchmarks (torchtitan, Llama 3 8B, 8 GPUs, FSDP2, batch 1, sequence 8192, per-op SAC), tensorwise with float8
     # all-gather, timed with torchao's amax / cast passes as memory traffic (torchao's own roofline bytes): H100 +29.8%

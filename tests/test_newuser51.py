@@ -38,10 +38,14 @@ def test_megatrons_grad_buffer_sits_beside_every_activation() -> None:
     assert round(one["total"] / 2**30, 2) == 104.07
 
 
-@pytest.mark.parametrize(("tp", "pp", "share"), [(1, 1, 1), (2, 1, 2), (8, 1, 8), (4, 4, 8)])
+@pytest.mark.parametrize(("tp", "pp", "share"), [(1, 1, 1), (2, 1, 2), (8, 1, 8), (4, 4, 4), (1, 4, 1)])
 def test_a_gpus_data_parallel_share_of_the_node_network(tp: int, pp: int, share: int) -> None:
-    """Each TP x PP rank of a replica has a data-parallel group of its own, one GPU of it a replica; the groups share
-    the node's network (a p5's 3,200 Gb/s: 400 a GPU at TP8), one replica a node's GPUs (TP1) sends the whole."""
+    """Each TP rank of a stage has a data-parallel group of its own, its ranks ``tp`` apart; the groups on a node share
+    the node's network (a p5's 3,200 Gb/s: 400 a GPU at TP8), one group a node's GPUs (TP1) sends the whole.
+
+    review79 item 4, Megatron's order tp-cp-ep-dp-pp: TP4 x PP4 x DP4 on 8-GPU nodes puts a stage (16 GPUs) on two
+    nodes, each node 2 DP ranks of each of the 4 TP ranks' groups: 4 share it (the replica order's 8 had the stages
+    side by side on one node); TP1 x PP4 x DP16: a stage's 16 GPUs are one group over two nodes, 3,200 Gb/s each."""
     gpu = catalog.find_gpu("h100-sxm5-80gb")
     links = links_between(gpu, 8, 8, 3200.0, tp, pp, 64 // (tp * pp), Constants())
     assert links.dp_inter_gbps == pytest.approx(3200.0 / share)

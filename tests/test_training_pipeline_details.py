@@ -230,18 +230,80 @@ def test_slowest_stage_factor(layers: int, pp: int, head: float, factor: float) 
     assert slowest_stage_factor(layers, pp, head, layers + head) == pytest.approx(factor)
 
 
-def test_slowest_stage_slows_the_step_and_its_bubble() -> None:
-    """The stages' compute at the slowest stage's pace, and the bubble (idle slots of that stage's length) with it."""
-    layout = StepLayout(1, 4, 1, 1, 8, 4096)
-    links = StepLinks(tp_gbps=0.0, stage_gbps=3600.0)
+def _simulated_1f1b(forward: list[float], microbatches: int) -> float:
+    """Wall-clock of a plain 1F1B step: stage ``s`` runs ``pp - s - 1`` warm-up forwards, then one forward one backward
+    (backward twice its forward); F(s) waits on F(s - 1), B(s) on B(s + 1) and its own F (Megatron-LM's
+    ``forward_backward_pipelining_without_interleaving``)."""
+    pp = len(forward)
+    order = []
+    for s in range(pp):
+        warm = min(pp - s - 1, microbatches)
+        ops, f = [("F", j) for j in range(warm)], warm
+        for b in range(microbatches):
+            if f < microbatches:
+                ops.append(("F", f))
+                f += 1
+            ops.append(("B", b))
+        order.append(ops)
+    end: dict[tuple[str, int, int], float] = {}
+    at, free = [0] * pp, [0.0] * pp
+    while any(at[s] < len(order[s]) for s in range(pp)):
+        for s in range(pp):
+            while at[s] < len(order[s]):
+                kind, j = order[s][at[s]]
+                deps = [("F", s - 1, j)] if kind == "F" and s else []
+                if kind == "B":
+                    deps = [("F", s, j)] + ([("B", s + 1, j)] if s < pp - 1 else [])
+                if any(d not in end for d in deps):
+                    break
+                free[s] = max([free[s]] + [end[d] for d in deps]) + forward[s] * (1 if kind == "F" else 2)
+                end[(kind, s, j)] = free[s]
+                at[s] += 1
+    return max(free)
 
-    def step(head: float) -> StepTime:
+
+def test_slowest_last_stage_bubble_is_the_other_stages_time() -> None:
+    """review79 item 5: a 1F1B bubble slot lasts the other stages' time, not the slowest's.
+
+    By hand, pp 2, 2 micro-batches, 2 layers of 1 unit (a forward) and a head of 1 unit on the last stage: forwards
+    (1, 2), backwards (2, 4). Stage 0: F0 0-1, F1 1-2; stage 1: F0 1-3, B0 3-7; stage 0: B0 7-9; stage 1: F1 7-9, B1 9-13;
+    stage 0: B1 13-15. The step is 15 units: 2 micro-batches of the slowest stage's 6 and the other stage's 3 (the
+    bubble), not (pp - 1) = 1 slot of the slowest's 6 (a step of 18). The even pipeline (1.5, 1.5): 2 x 4.5 + 4.5.
+    """
+    assert _simulated_1f1b([1.0, 2.0], 2) == 15.0
+    assert _simulated_1f1b([1.5, 1.5], 2) == 13.5
+    layout = StepLayout(1, 2, 1, 1, 2, 4096)
+    links = StepLinks(tp_gbps=0.0, stage_gbps=math.inf)
+
+    def step(head: float, flops: float) -> StepTime:
         return training_step(
-            layout, links, CONSTS, hidden_size=4096, num_layers=32, flops_per_token=6.0 * 8e9, base_efficiency=0.5,
+            layout, links, CONSTS, hidden_size=4096, num_layers=2, flops_per_token=flops, base_efficiency=0.5,
             dense_tflops=989.0, dp_traffic=DpTraffic(), head_flops_per_token=head,
         )  # fmt: skip
 
-    even, headed = step(0.0), step(6.0 * 0.5e9)
-    share = (8 * 7.5e9 / 32 + 0.5e9) / (8e9 / 4)
-    assert headed.compute_s == pytest.approx(even.compute_s * share)
-    assert headed.pp_bubble_s > even.pp_bubble_s
+    even, headed = step(0.0, 3e9), step(1e9, 3e9)  # 1e9 FLOPs a unit: 2 layers + the head
+    unit = even.compute_s / (2 * 4.5)  # even: 2 micro-batches of a 4.5-unit stage (forward 1.5 + backward 3)
+    assert even.pp_bubble_s == pytest.approx(4.5 * unit)
+    assert headed.slowest_stage_factor == pytest.approx(4 / 3)
+    assert headed.compute_s == pytest.approx(12 * unit)
+    assert headed.pp_bubble_s == pytest.approx(3 * unit)
+    assert headed.plain_pp_bubble_s == pytest.approx(3 * unit)
+    assert headed.compute_s + headed.pp_bubble_s == pytest.approx(15 * unit)
+
+
+@pytest.mark.parametrize(
+    ("pp", "microbatches", "slowest"),
+    [(4, 8, 1.26), (4, 32, 1.26), (4, 8, 1.34), (8, 8, 1.10), (8, 16, 1.5)],
+)
+def test_bubble_compute_factor_against_a_1f1b_simulation(pp: int, microbatches: int, slowest: float) -> None:
+    """The step at the slowest (last) stage's pace plus a bubble of ``bubble_compute_factor``: the simulated 1F1B step
+    (review79's onef1b.py cases: pp 4, m 8, 1.26 x the mean gives a bubble of 3 x (4 - 1.26) = 8.22, not 11.34)."""
+    from generator.sizing.pipeline_schedule import bubble_compute_factor, pipeline_bubble_fraction
+
+    other = (pp - slowest) / (pp - 1)
+    simulated = _simulated_1f1b([other] * (pp - 1) + [slowest], microbatches)
+    compute = microbatches * 3 * slowest
+    fraction = pipeline_bubble_fraction(pp, microbatches)
+    bubble = compute * bubble_compute_factor(pp, slowest) * fraction / (1 - fraction)
+    assert compute + bubble == pytest.approx(simulated)
+    assert bubble == pytest.approx(3 * (pp - slowest))

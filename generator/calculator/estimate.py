@@ -45,6 +45,7 @@ from generator.sizing.performance import (
     decode_step,
     dequantized_rates,
     prefill_seconds,
+    prompt_taken_seconds,
     saturated_throughput,
     step_budget_batch,
 )
@@ -1271,7 +1272,9 @@ def _throughput(
         raise InputError(f"--cached-prompt-share {share:g}: {uncached}: drop it")
 
     new, cached = prompt_tail(isl, share)
-    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached)
+    sat = saturated_throughput(
+        arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget, cached, req.engine == "sglang"
+    )
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
     # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more, and a
@@ -1288,6 +1291,8 @@ def _throughput(
 
     def taken(n: int) -> float:  # the time a prompt takes from the replica under load
         fresh, prefix = prompt_tail(n, share)
+        if req.engine == "sglang":  # its passes are forwards of their own, each reading the weights (prompt_taken_seconds)
+            return prompt_taken_seconds(arch, par, acc, fresh, consts, inference.weights, prefix)
         return prefill_seconds(arch, par, acc, fresh, consts, fill=False, cached_tokens=prefix)
 
     alone = prompt_alone(isl)

@@ -877,6 +877,7 @@ def _inference_details(
             engine_consts._replace(max_batch_size=running),
             budget,
             cached_tokens,
+            prefill_apart=spec.engine == "sglang",  # SGLang runs a waiting prompt as a forward of its own
         )
     )
     # the node reads the checkpoint's files: the 16-bit ones where the engine quantizes them as it loads them

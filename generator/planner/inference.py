@@ -50,6 +50,7 @@ from generator.sizing.performance import (
     accelerator_for,
     decode_model,
     prefill_seconds,
+    prompt_taken_seconds,
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
@@ -362,6 +363,8 @@ def _points(
     # a prompt whose prefix the engine's cache holds is prefilled from the hit on: its new tail alone (cached_prompt_share)
     def taken(prompt: int) -> float:  # the time a prompt keeps the replica's stages busy
         new, cached = spec.prompt_tail(prompt)
+        if spec.engine == "sglang":  # its passes are forwards of their own, each reading the weights (prompt_taken_seconds)
+            return prompt_taken_seconds(arch, par, acc, new, consts, mem.weights, cached)
         return prefill_seconds(arch, par, acc, new, consts, fill=False, cached_tokens=cached)
 
     prefill = taken(spec.avg_input_tokens)

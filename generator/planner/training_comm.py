@@ -54,7 +54,7 @@ class StepComm:
     stage_link: str
     #: The EP all-to-alls' link (:func:`ep_link_name`; empty without expert parallelism).
     ep_link: str = ""
-    #: The data-parallel groups (one a TP x PP rank) that share ``link`` between nodes, and each one's Gb/s (0, 0.0:
+    #: The data-parallel groups (one a TP rank of a stage) that share ``link`` between nodes, and each one's Gb/s (0, 0.0:
     #: the traffic crosses no node, or one group sends over the whole node).
     dp_share: tuple[int, float] = (0, 0.0)
 
@@ -86,8 +86,13 @@ class StepComm:
 
 
 def shared_dp_gbps(links: StepLinks, tp: int, pp: int, gpus_per_node: int) -> tuple[int, float]:
-    """The data-parallel groups sharing a node's network between nodes and each one's Gb/s, where several do; else none."""
-    groups = min(tp * pp, gpus_per_node)
+    """The data-parallel groups sharing a node's network between nodes and each one's Gb/s, where several do; else none.
+
+    One group a TP rank of a stage (:func:`links_between`'s placement, the pipeline outermost): where the traffic
+    crosses nodes a stage spans whole nodes, so a node holds ``tp`` groups whatever ``pp``.
+    """
+    del pp  # the stages sit on nodes of their own where the groups cross nodes
+    groups = min(tp, gpus_per_node)
     return (groups, links.dp_inter_gbps) if groups > 1 and links.dp_inter_gbps else (0, 0.0)
 
 
@@ -328,7 +333,7 @@ def step_links(
     node_gbps, node_name = node_link(platform, gpu, gpus_per_node, fabric)
     links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage, ep)
     tp_name = gpu_link(gpu, tp)[1]
-    stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
+    stage_name = node_name if links.stages_cross_nodes else gpu_link(gpu, _stage_link_group(tp, pp, dp, gpus_per_node))[1]
     crosses = links.dp_inter_gbps > 0
     intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
@@ -362,6 +367,15 @@ def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: in
     return one_node + (dp_nodes - 1) * node_steps
 
 
+def _stage_link_group(tp: int, pp: int, dp: int, gpus_per_node: int) -> int:
+    """The GPUs whose node link a PP send inside one node is timed over.
+
+    The job's GPUs on the node, the stages ``tp x dp`` apart among them (:func:`links_between`); without a pipeline (no
+    sends) the TP group's, as before.
+    """
+    return min(tp * pp * dp if pp > 1 else tp, gpus_per_node)
+
+
 def links_between(
     gpu: GpuSpec,
     gpus_per_node: int,
@@ -376,6 +390,11 @@ def links_between(
 ) -> StepLinks:
     """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
 
+    Every term sees one placement of the ranks, Megatron-Core's default order ``tp-cp-ep-dp-pp`` (torchtitan's mesh and
+    DeepSpeed's pipe-data topology also put the pipeline outermost): a stage is ``tp x dp`` consecutive GPUs, its
+    data-parallel ranks ``tp`` apart inside it, and a GPU's next stage ``tp x dp`` ranks on, so past one node the PP
+    sends cross the fabric (review79 item 4: the stages were timed side by side in a replica while the EP groups filled
+    the node inside a stage, both over NVLink at once).
     Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each; ``zero_stage`` says which collectives carry the
     data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep`` TP
     groups side by side inside one pipeline stage (``ep x tp`` consecutive GPUs: Megatron-Core's default rank order
@@ -394,17 +413,22 @@ def links_between(
     (:attr:`StepLinks.expert_dp_gbps`).
     """
     tp_gbps = gpu_link(gpu, tp)[0]
-    replica = tp * pp
-    stages_cross = replica > gpus_per_node
-    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node))[0]
-    replicas_per_node = max(1, gpus_per_node // replica)
-    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
-    # each of the replica's TP x PP ranks has a data-parallel group of its own, one GPU of it a replica, and the groups
-    # share the node's network: a GPU's share is the node's over the groups (newuser51 item 2: TP8 timed each GPU's
-    # bytes over all 3,200 Gb/s of a p5, 8x its 400 Gb/s); one replica a node's GPUs (TP1) sends the whole node's
-    inter_gbps = node_gbps / min(replica, gpus_per_node) if nodes > 1 and dp > replicas_per_node else 0.0
-    dp_nodes = -(-dp // replicas_per_node) if inter_gbps else 1
-    dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts)
+    # one placement for every term (review79 item 4): Megatron-Core's rank order tp-cp-ep-dp-pp, the pipeline
+    # outermost, so a stage is ``tp x dp`` consecutive GPUs (the EP groups inside it) and a GPU's PP neighbour sits
+    # that many ranks on; past one node some stage's sends cross the fabric, and the pipeline runs at that hop's pace
+    world = tp * pp * dp
+    stages_cross = pp > 1 and nodes > 1 and world > gpus_per_node
+    stage_group = _stage_link_group(tp, pp, dp, gpus_per_node)
+    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, stage_group)[0]
+    # a data-parallel group's ranks sit ``tp`` apart inside a stage: up to ``gpus_per_node / tp`` of them a node
+    dp_per_node = max(1, min(dp, gpus_per_node // tp))
+    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and dp_per_node > 1 else 0.0
+    # each TP rank of a stage has a data-parallel group of its own, and the groups on a node share its network: a GPU's
+    # share is the node's over the groups (newuser51 item 2: TP8 timed each GPU's bytes over all 3,200 Gb/s of a p5, 8x
+    # its 400 Gb/s); at TP1 one group holds a node's GPUs and sends the whole node's
+    inter_gbps = node_gbps / min(tp, gpus_per_node) if nodes > 1 and dp > dp_per_node else 0.0
+    dp_nodes = -(-dp // dp_per_node) if inter_gbps else 1
+    dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, dp_per_node, dp_nodes, zero_stage, consts)
     ep_group = ep * tp
     ep_crosses = nodes > 1 and ep_group > gpus_per_node
     # the expert-data-parallel group: one rank an EP group, ``ep_group`` GPUs apart
@@ -427,9 +451,9 @@ def links_between(
         stage_gbps,
         intra_gbps,
         inter_gbps,
-        stages_cross_nodes=stages_cross and nodes > 1,
+        stages_cross_nodes=stages_cross,
         tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
-        stage_latency_s=gpu_link_latency_s(gpu, min(replica, gpus_per_node), consts),
+        stage_latency_s=gpu_link_latency_s(gpu, stage_group, consts),
         dp_latency_s=dp_latency_s,
         ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node))[0],
         ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, min(ep_group, gpus_per_node), consts),

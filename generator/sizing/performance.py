@@ -392,6 +392,15 @@ def busiest_rank_routed_share(arch: Architecture, ep: int, tokens: float) -> flo
     :func:`busiest_expert_rank_load` takes the busiest rank's tokens). A small batch touches a few experts a rank and
     this rank several more than the mean (acc112: DeepSeek-R1 at EP8, 4 tokens: 6.4 of its 32 experts against the
     mean's 3.8); a batch that touches nearly every expert reads them all on every rank.
+
+    Routing is taken as uniform here, where the same step's all-to-all takes the busiest rank's tokens under the
+    popularity spread (``expert_popularity_cv``, review79 item 7): the two respond to skew in opposite ways. Skew draws
+    more tokens to the rank of the hot experts (the all-to-all's load), but touches fewer distinct experts (the reads):
+    uniform routing touches the most, ``sum (1 - p_e)^n`` untouched being least at equal ``p_e``, so its count is the
+    upper bound of the reads. Simulated for DeepSeek-R1 at EP8 with lognormal popularity of cv 2.17 placed at random
+    (tests/test_expert_reads.py), the busiest rank's share at 8 / 32 / 64 tokens: 0.332 / 0.755 / 0.949 uniform,
+    0.291 / 0.555 / 0.714 skewed; the skewed reads would lower the step further where the B200 EP8 runs already sit
+    above their measurements (tests/test_expert_reads.py).
     """
     share = routed_share(arch, tokens)
     experts, _ = arch.routed_experts
@@ -402,7 +411,13 @@ def busiest_rank_routed_share(arch: Architecture, ep: int, tokens: float) -> flo
 
 
 def bulk_routed_read_bytes(
-    arch: Architecture, weights: WeightSizes, par: Parallelism, decodes: int, prefill_tokens: float, pass_tokens: float
+    arch: Architecture,
+    weights: WeightSizes,
+    par: Parallelism,
+    decodes: int,
+    prefill_tokens: float,
+    pass_tokens: float,
+    prefill_apart: bool = False,
 ) -> float:
     """Weight bytes one GPU streams in an average step of ``decodes`` decodes whose prompt tokens come in passes.
 
@@ -413,11 +428,41 @@ def bulk_routed_read_bytes(
     step's own tokens route (:func:`decode_weight_read_bytes`): the decodes' alone in most steps, the decodes' and a
     whole pass's in the rest. The average's tokens spread over every step would route a small batch to several times
     the experts its decodes read (acc112: InferenceX's SGLang DeepSeek-R1 runs at 4-32 requests at once).
+
+    How the pass meets the decodes is the engine's (review79 item 3). vLLM's scheduler fills a step with the decodes,
+    then the waiting prompts' chunks, one forward over both: a pass step reads the union, the weights the decodes and
+    the pass route to, once. SGLang by default runs a waiting prompt as a forward of its own (``prefill_apart``):
+    ``Scheduler.get_next_batch_to_run`` returns the prefill batch from ``get_new_batch_prefill`` before the running
+    decode batch, and folds the decodes into it only with ``--enable-mixed-chunk`` (``is_mixed_chunk``, off by default;
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py, ``mix_with_running``;
+    ``enable_mixed_chunk: bool = False`` in python/sglang/srt/server_args.py): its pass step reads the decodes' weights and then
+    the pass's again, every dense weight among them (:func:`prefill_apart_read_bytes`).
     """
     share = min(1.0, prefill_tokens / pass_tokens)
     alone = decode_weight_read_bytes(arch, weights, par, max(1, decodes))
+    if prefill_apart:
+        return alone + share * decode_weight_read_bytes(arch, weights, par, max(1, round(pass_tokens)))
     with_pass = decode_weight_read_bytes(arch, weights, par, max(1, round(decodes + pass_tokens)))
     return (1.0 - share) * alone + share * with_pass
+
+
+def prefill_apart_read_bytes(
+    arch: Architecture, weights: WeightSizes, par: Parallelism, decodes: int, prefill_tokens: float, pass_tokens: float
+) -> tuple[float, float]:
+    """An average step's weight bytes where the engine prefills in forwards of their own, and those forwards a step.
+
+    The decodes' forward reads their weights every step; the prompts' forward reads its own in the
+    ``prefill_tokens / pass_tokens`` share of the steps that run a pass (:func:`bulk_routed_read_bytes`), or, where a
+    step averages a pass or more, once a step over all of its prompt tokens (SGLang batches the waiting prompts into
+    one prefill forward, up to ``--chunked-prefill-size``).
+    """
+    if prefill_tokens <= 0:
+        return decode_weight_read_bytes(arch, weights, par, max(1, decodes)), 0.0
+    if 0 < prefill_tokens < pass_tokens:
+        share = prefill_tokens / pass_tokens
+        return bulk_routed_read_bytes(arch, weights, par, decodes, prefill_tokens, pass_tokens, prefill_apart=True), share
+    alone = decode_weight_read_bytes(arch, weights, par, max(1, decodes))
+    return alone + decode_weight_read_bytes(arch, weights, par, max(1, round(prefill_tokens))), 1.0
 
 
 def allreduce_seconds(
@@ -490,6 +535,7 @@ def decode_step(
     prompt_tokens: int = 0,
     cached_tokens: int = 0,
     pass_tokens: float = 0.0,
+    prefill_apart: bool = False,
 ) -> DecodeStep:
     """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``.
 
@@ -500,13 +546,14 @@ def decode_step(
     batching schedules them: they share the weight reads and add their matmuls and causal attention (``cached_tokens``:
     each prompt's new tail after that many tokens its prefix cache holds, :func:`prompt_attention_flops_per_token`).
     ``pass_tokens``: the prompt tokens arrive in passes of that many (a prompt, or a chunk of it, at once), so the
-    routed experts are read as :meth:`DecodeModel.step` says; 0: spread over the steps.
+    routed experts are read as :meth:`DecodeModel.step` says; 0: spread over the steps. ``prefill_apart``: the engine
+    runs the prompt tokens in forwards of their own (SGLang's default, :func:`bulk_routed_read_bytes`).
 
     With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
     token passes every stage, so the time per output token is ``pp`` stage times.
     """
     model = decode_model(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens, cached_tokens)
-    return model.step(batch, prefill_tokens, pass_tokens)
+    return model.step(batch, prefill_tokens, pass_tokens, prefill_apart)
 
 
 @memoized
@@ -599,7 +646,7 @@ class DecodeModel:
             return 0.0
         return tokens * (per_token / max(1, self._attention_dp) + per_pair) / self._bandwidth
 
-    def step(self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0) -> DecodeStep:
+    def step(self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0, prefill_apart: bool = False) -> DecodeStep:
         """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along.
 
         ``pass_tokens``: the step's prompt tokens are the average of passes of that many a stage (an engine prefills a
@@ -607,7 +654,10 @@ class DecodeModel:
         step reads are those of its decodes in the steps without a pass and those of its decodes and a whole pass in a
         ``prefill_tokens / pp / pass_tokens`` share of them (:func:`bulk_routed_read_bytes`); 0, or a pass no larger
         than the average, reads them as the average's tokens route. Only the reads move: the matmuls, all-reduces and
-        attention stay those of the average step.
+        attention stay those of the average step. ``prefill_apart``: the engine runs the prompt tokens as forwards of
+        their own (SGLang without ``--enable-mixed-chunk``): they read the weights again, every dense one among them,
+        and pay an engine iteration's overhead of their own, in their share of the steps
+        (:func:`prefill_apart_read_bytes`).
         """
         arch, par, acc, consts = self._arch, self._par, self._acc, self._consts
         attention_dp = self._attention_dp
@@ -616,7 +666,11 @@ class DecodeModel:
         tokens = micro + prefill_micro
         bandwidth = self._bandwidth
         kv = ceil_bytes(self._kv_stage_bits * -(-micro // attention_dp))
-        if self._dense_weight_read_s is not None:
+        prefill_forwards = 0.0  # forwards of their own the prompt tokens run a step (an engine that prefills apart)
+        if prefill_apart and prefill_micro > 0:
+            read, prefill_forwards = prefill_apart_read_bytes(arch, self._weights, par, micro, prefill_micro, pass_tokens)
+            weight_read_s = read / bandwidth
+        elif self._dense_weight_read_s is not None:
             weight_read_s = self._dense_weight_read_s
         elif 0 < prefill_micro < pass_tokens:
             weight_read_s = bulk_routed_read_bytes(arch, self._weights, par, micro, prefill_micro, pass_tokens) / bandwidth
@@ -641,7 +695,8 @@ class DecodeModel:
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
         host_s = self._host_per_sequence_s * batch / attention_dp
-        seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
+        overhead_s = consts.decode_step_overhead_s * (1.0 + prefill_forwards)
+        seconds = host_overlapped_seconds(stages * (stage_s + overhead_s), host_s, par.pp, consts)
         memory_s = weight_read_s + kv_read_s
         if self._gemm.reconstructs(tokens):  # exllama's reconstruction: fp16 written, read back
             memory_s += 2 * self._gemm.reconstructed_bytes / bandwidth
@@ -1275,6 +1330,26 @@ def prefill_flops(arch: Architecture, tokens: int, cached_tokens: int = 0) -> fl
 
 
 @memoized
+def prompt_taken_seconds(
+    arch: Architecture,
+    par: Parallelism,
+    acc: Accelerator,
+    tokens: int,
+    consts: Constants,
+    weights: WeightSizes,
+    cached_tokens: int = 0,
+) -> float:
+    """The time a prompt keeps a replica's stages busy where the engine runs it in forwards of its own (SGLang's default).
+
+    Each pass reads the weights beside its GEMMs (:func:`prefill_seconds` with ``weights``) and is an engine iteration
+    of its own (``decode_step_overhead_s``), as :meth:`DecodeModel.step` counts a pass step under ``prefill_apart``
+    (review79 item 3): the rate at a batch then stays under the saturated one.
+    """
+    passes = -(-max(1, tokens) // max(1, consts.prefill_chunk_tokens))
+    busy = prefill_seconds(arch, par, acc, tokens, consts, weights, fill=False, cached_tokens=cached_tokens)
+    return busy + passes * consts.decode_step_overhead_s
+
+
 def prefill_seconds(
     arch: Architecture,
     par: Parallelism,
@@ -1489,6 +1564,7 @@ def saturated_throughput(
     consts: Constants,
     step_token_budget: int | None = None,
     cached_tokens: int = 0,
+    prefill_apart: bool = False,
 ) -> Saturation:
     """Most output tokens/s of one replica: the largest batch the KV cache holds, prefill included.
 
@@ -1502,7 +1578,8 @@ def saturated_throughput(
     pass in the share of steps that run one (a prompt, or its chunk, at once: :func:`bulk_routed_read_bytes`), those of
     the decodes alone in the rest. An engine that caps a step's tokens
     (``step_token_budget``: vLLM's ``max_num_batched_tokens``, decode and prefill chunks together) holds the batch
-    to ``budget x output / (input + output)`` (:func:`step_budget_batch`).
+    to ``budget x output / (input + output)`` (:func:`step_budget_batch`). ``prefill_apart``: the engine runs a pass as a
+    forward of its own (SGLang's default; vLLM folds it into a step: :func:`bulk_routed_read_bytes`).
     """
     per_seq = input_tokens + output_tokens
     new = input_tokens - cached_tokens  # the prompt tokens a sequence brings to prefill
@@ -1525,7 +1602,9 @@ def saturated_throughput(
     ranks = par.pp * par.attention_dp
     chunk = step_token_budget - math.ceil(batch / ranks) if step_token_budget else consts.prefill_chunk_tokens
     passes = float(max(1, min(new, chunk)))
-    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, new, cached_tokens, passes)
+    step = decode_step(
+        arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, new, cached_tokens, passes, prefill_apart
+    )
     return Saturation(batch, batch / step.seconds, step)
 
 

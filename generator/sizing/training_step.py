@@ -24,7 +24,8 @@ of the data for an all-reduce over ``n`` ranks):
   ``training_pipeline_virtual_stages`` chunks, as many as split a stage's layers evenly);
 - **PP slowest stage**: the stages run at the pace of the slowest, the last one, which runs the LM head beside its
   share of the decoder layers (:func:`~generator.sizing.pipeline_schedule.slowest_stage_factor`: Megatron-Core's even
-  split where the layers divide over the stages, else the best placement in whole layers);
+  split where the layers divide over the stages, else the best placement in whole layers); the bubble's slots last the
+  other stages' time, shorter (:func:`~generator.sizing.pipeline_schedule.bubble_compute_factor`);
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
@@ -48,7 +49,8 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
   (:func:`generator.sizing.training_elementwise.kernels_per_micro_batch`), each costs the CPU
   ``eager_forward_kernel_host_s`` (forward, Python) or ``eager_backward_kernel_host_s`` (backward, autograd's engine);
   the CPU runs ahead of the GPU while its kernels are long, so only the launches' time beyond the GPU work they feed
-  (compute, dequantization, adapters, eager operators) shows;
+  (compute, dequantization, adapters, eager operators) shows, phase by phase: a micro-batch's forward launches against
+  its forward's GPU work, its backward's (a full recompute's forward among them) against the backward's;
 - **optimizer step** (:mod:`generator.sizing.training_optimizer`): the GPU's optimizer update after the last micro-batch,
   each trainable parameter's gradient, weight and states (its ZeRO shard) read and written at the GPU's memory
   bandwidth, in series with the compute (none where the optimizer is offloaded to the CPU);
@@ -66,8 +68,15 @@ import math
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
+from generator.sizing.nf4_dequant import dequant_passes
 from generator.sizing.performance import gemm_fill
-from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, slowest_stage_factor, virtual_stages_for
+from generator.sizing.pipeline_schedule import (
+    bubble_compute_factor,
+    pipeline_bubble_fraction,
+    slowest_stage_factor,
+    virtual_stages_for,
+)
+from generator.sizing.training_elementwise import BACKWARD_PASSES
 from generator.sizing.training_moe import NO_MOE, MoeStep, alltoall_bytes, alltoall_calls, expert_compute_factor
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload
 from generator.units import MIB
@@ -78,6 +87,8 @@ WIRE_BYTES = 2
 TP_ALLREDUCES_PER_LAYER = 4
 #: Those a fully recomputed layer runs again: its forward's two.
 TP_RECOMPUTED_PER_LAYER = 2
+#: Those of a layer's forward pass (the EP all-to-alls' dispatch and combine likewise).
+TP_FORWARD_COLLECTIVES_PER_LAYER = 2
 #: Bytes per gradient bucket, one DP collective each: PyTorch DDP's default ``bucket_cap_mb=25``
 #: (https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html).
 DDP_BUCKET_BYTES = 25 * MIB
@@ -198,6 +209,12 @@ class StepTime:
     #: Seconds the CPU spends launching the micro-batches' eager kernels (0: compiled or fused layers), and the kernels.
     host_dispatch_s: float = 0.0
     host_kernels: int = 0
+    #: Of ``host_dispatch_s``, the launches of the micro-batches' backward phases (the backward's kernels and, under full
+    #: checkpointing, the recomputed forward's), and of the busy time, the GPU work of their forward phases
+    #: (:func:`training_step`): the CPU launches a micro-batch's backward only after its forward, so each phase's
+    #: launches hide behind that phase's GPU work alone.
+    host_backward_dispatch_s: float = 0.0
+    forward_busy_s: float = 0.0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
     offload_link_s: float = 0.0
     #: Seconds of the CPU optimizer step and of the copy that follows the optimizer step (ZeRO-Offload's in, ZeRO-3
@@ -253,8 +270,16 @@ class StepTime:
 
     @property
     def host_exposed_s(self) -> float:
-        """Host dispatch time beyond the GPU work it launches: the GPU waits on the CPU for that long."""
-        return max(0.0, self.host_dispatch_s - self._busy_s)
+        """Host dispatch time beyond the GPU work it launches, phase by phase: the GPU waits on the CPU for that long.
+
+        A micro-batch's forward launches hide behind its forward's GPU work only, its backward's (the recompute's among
+        them) behind the backward's: the CPU cannot launch a backward kernel before the forward's last, and the HF
+        Trainer syncs once a micro-batch (review79 items 1-2). The micro-batches of a step are alike, so the sum of
+        their exposures is the step's phases' totals against each other.
+        """
+        forward = max(0.0, self.host_dispatch_s - self.host_backward_dispatch_s - self.forward_busy_s)
+        backward = max(0.0, self.host_backward_dispatch_s - (self._busy_s - self.forward_busy_s))
+        return forward + backward
 
     @property
     def dp_exposed_s(self) -> float:
@@ -426,9 +451,8 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    staged_s = (
-        compute_s + dequant_s + adapter_s + elementwise_s + tp_s + pp_s + a2a_s
-    )  # what the stages run between their bubbles
+    # what a bubble slot lasts: the other stages' time a micro-batch, not the slowest's (review79 item 5)
+    staged_s = compute_s * bubble_compute_factor(layout.pp, slowest) + dequant_s + adapter_s + elementwise_s + tp_s + pp_s + a2a_s
     bubble_s = staged_s * bubble / (1 - bubble)
     plain = pipeline_bubble_fraction(layout.pp, layout.accumulation)
     plain_bubble_s = staged_s * plain / (1 - plain)
@@ -439,6 +463,14 @@ def training_step(
     # the backward pass's share: 2/3 of a full step, 1/2 of LoRA's (no weight gradients of the base), 3/4 with full
     # recomputation, which reruns the forward inside it (review35 item 7)
     backward = 1.0 - forward_flops_per_token / flops_per_token if forward_flops_per_token else BACKWARD_SHARE
+    forward_s = forward_phase_busy_seconds(
+        layout.recompute,
+        1.0 - backward,
+        compute_s=compute_s,
+        collectives_s=tp_s + a2a_s,
+        memory_s=elementwise_s + adapter_s,
+        dequant_s=dequant_s,
+    )
     overlap_s = busy_s / layout.accumulation * backward if dp_traffic.once_after_backward else None
     if dp_traffic.in_series:  # reduced on the compute stream (DeepSpeed ZeRO-1/2 without overlap_comm): none hidden
         overlap_s = 0.0
@@ -475,6 +507,9 @@ def training_step(
         elementwise_s=elementwise_s,
         elementwise_bytes=elementwise_bytes,
         host_dispatch_s=host_dispatch_seconds(eager_kernels_per_micro_batch, consts) * layout.accumulation,
+        host_backward_dispatch_s=backward_phase_dispatch_seconds(eager_kernels_per_micro_batch, layout.recompute, consts)
+        * layout.accumulation,
+        forward_busy_s=forward_s,
         host_kernels=sum(eager_kernels_per_micro_batch) * layout.accumulation,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
@@ -502,6 +537,38 @@ def host_dispatch_seconds(kernels: tuple[int, int], consts: Constants) -> float:
     """CPU seconds to launch a micro-batch's (forward, backward) eager kernels one at a time."""
     forward, backward = kernels
     return forward * consts.eager_forward_kernel_host_s + backward * consts.eager_backward_kernel_host_s
+
+
+def backward_phase_dispatch_seconds(kernels: tuple[int, int], recompute: bool, consts: Constants) -> float:
+    """CPU seconds of a micro-batch's launches in its backward phase.
+
+    The backward's kernels and, under full activation checkpointing, the recomputed forward's (the second half of
+    ``kernels[0]``, launched by Python at the forward's rate inside the backward,
+    :func:`generator.sizing.training_elementwise.kernels_per_micro_batch`).
+    """
+    forward, backward = kernels
+    recomputed = forward // 2 if recompute else 0
+    return recomputed * consts.eager_forward_kernel_host_s + backward * consts.eager_backward_kernel_host_s
+
+
+def forward_phase_busy_seconds(
+    recompute: bool, forward_share: float, *, compute_s: float, collectives_s: float, memory_s: float, dequant_s: float
+) -> float:
+    """The GPU work of the micro-batches' forward phases (the plain forward: a recompute runs in the backward phase).
+
+    ``forward_share``: the forward's FLOPs over the step's (2 of 6 for full fine-tuning, 2 of 4 over a frozen base, one
+    unit more in the backward with full recomputation). The collectives: 2 of a layer's 4 TP all-reduces and EP
+    all-to-alls (of 6 with recomputation). The eager operators' and PEFT's bytes: one forward pass of
+    ``1 + BACKWARD_PASSES`` (one more recomputed; PEFT's own backward moves about as much as its forward, so its share
+    is taken a little low). NF4 dequantization: the forward's one of 2 (3 with the recompute).
+    """
+    recomputed = 1 if recompute else 0
+    return (
+        compute_s * forward_share
+        + collectives_s * TP_FORWARD_COLLECTIVES_PER_LAYER / (TP_ALLREDUCES_PER_LAYER + TP_RECOMPUTED_PER_LAYER * recomputed)
+        + memory_s / (1 + BACKWARD_PASSES + recomputed)
+        + dequant_s / dequant_passes("full" if recompute else "none")
+    )
 
 
 def nf4_dequant_seconds(dequant_bytes: float, memory_gb_per_s: float, consts: Constants) -> float:
