@@ -1067,9 +1067,12 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     # alike, (70, 5) 0.3433, (80, 5) 0.3467. With the Qwen3-30B-A3B rows held out the dense Trainer rows alone: 0.3473
     # without launches (13.48 us moves none), argmin (65, 0) 0.3421. (acc111's figures, the step's launches against the
     # whole step's GPU work, before acc117's grouped_mm rate: 0.5000 without launches at 5c742d57, review79 item 1, not
-    # the 0.5413 then quoted, -> 0.3547.) Only the eager frameworks' short steps read them
-    "eager_forward_kernel_host_s": (65e-6,),
-    "eager_backward_kernel_host_s": (5e-6,),
+    # the 0.5413 then quoted, -> 0.3547.) Only the eager frameworks' short steps read them. Rescanned jointly with
+    # training_masked_attention_rate and grouped_mm_half_tokens once acc113's norms, logits passes and masked kernel and
+    # fix126's per-phase exposure were merged (/work/notes/s42/scan_launch.py, forward 0-80 us x backward 0-20 us x
+    # masked 0.4-1.0 x grouped 256-1,024): argmin 0.3269 at (45, 15, 0.6, 384-512), (40, 20) alike, (65, 5) 0.3283
+    "eager_forward_kernel_host_s": (45e-6,),
+    "eager_backward_kernel_host_s": (15e-6,),
     # SDPA's masked kernel over a sliding-window layer's whole square, as a share of the causal flash kernel's rate
     # (acc113): with (45, 15) held, 1.0 0.3372, 0.8 0.3333, 0.7 0.3329, 0.6 0.3321, 0.5 0.3324, 0.4 0.3338. The Trainer
     # rows of models whose window its keys reach read it: Mistral-7B-v0.1, Phi-3 mini, Gemma 2 9B at 4,096, Gemma 3 1B

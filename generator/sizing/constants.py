@@ -289,12 +289,14 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "eager_backward_kernel_host_s across every training calibration group at once (benchmarks/calibration_report.py, "
         "the training score; acc111 and fix126 entries of 2026-12-06 in benchmarks/CALIBRATION.md), a micro-batch's forward "
         "launches against its forward's GPU work alone. The rows that identify it are the HF Trainer's short steps on one "
-        "H200: 15 dense rows (14 LoRA, 1 full) at 2,048-4,096 tokens (Llama 3.1 8B LoRA s2048 +44.4% / +18.2% with / without "
-        "checkpointing at no launches, -7.7% / -26.0% at 65 us) and Qwen3-30B-A3B LoRA s2048 (+50.8% -> +0.5%). With the "
-        "Qwen3-30B-A3B rows held out the dense rows alone put the argmin at 65 us too (0.3421 against 0.3473 without "
-        "launches; 40 us 0.3452, 80 us 0.3467); 13.48 us moves no row (no forward's launches outlast its GPU work there), "
-        "so the published figure is neither confirmed nor excluded by the dense rows; 65 us counts the views, reshapes, "
-        "dtype checks and hooks dispatched around each counted kernel",
+        "H200: 15 dense rows (14 LoRA, 1 full) at 2,048-4,096 tokens and Qwen3-30B-A3B LoRA s2048. Scanned jointly with "
+        "eager_backward_kernel_host_s, training_masked_attention_rate and grouped_mm_half_tokens once the Gemma / Qwen3 "
+        "norms, the loss's logits passes, the masked kernel and the per-phase exposure were all in (session 42 merge, "
+        "CALIBRATION.md): argmin 0.3269 at (45, 15 us, 0.6, 512), (40, 20) alike, (65, 5) 0.3283, 0.3573 without launches "
+        "before the masked rate; with the Qwen3-30B-A3B rows held out the dense rows alone put it at 65 us (fix126 entry). "
+        "13.48 us moves no dense row (no forward's launches outlast its GPU work there), so the published figure is "
+        "neither confirmed nor excluded; the fitted figure counts the views, reshapes, dtype checks and hooks dispatched "
+        "around each counted kernel",
     ),
     "eager_backward_kernel_host_s": (
         "CPU seconds autograd's engine spends per kernel of a training step's backward pass through eagerly run layers "
@@ -302,8 +304,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "fitted with eager_forward_kernel_host_s across every training calibration group at once "
         "(benchmarks/calibration_report.py, the training score; acc111 and fix126 entries of 2026-12-06 in "
         "benchmarks/CALIBRATION.md), a micro-batch's backward launches (a full recompute's forward among them) against "
-        "its backward's GPU work: not identified between 0 and 5 us (the score ties, 0.3421 at 65 / 0 and 65 / 5), held "
-        "at 5 us",
+        "its backward's GPU work: 15 us at the joint argmin with eager_forward_kernel_host_s 45 us (0.3269); the score "
+        "runs along a valley (40 / 20, 45 / 15, 65 / 0-5 within 0.0014), so the pair is identified, each alone less so",
     ),
     "training_masked_attention_rate": (
         "The rate of PyTorch SDPA's attention under an explicit mask (a sliding-window layer whose keys reach its "
