@@ -205,9 +205,17 @@ def test_max_racks_says_how_to_feed_more(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(FleetLimitError) as caught:
         plan_file(str(path))
+    # newuser80 item 6: why 52.36 kW (5 x 10,200 W + the R760's 1,360 W) does not pack into 4 x 17.481 kW, and the
+    # rack power that packs it (2 DGX H100 a rack: 20.40 kW; 2 + 2 + 1 DGX, the R760 beside the last: 3 racks); the
+    # 17.481 kW is sqrt(3) x 415 V x 32 A = 23.002 kVA x 0.8 x 0.95
     assert (
-        "the fleet needs 5 racks of 17.481 kW but hardware.max_racks is 4; to unblock: raise max_racks, feed racks with "
-        "more or larger circuits (rack_circuits), or allow denser or fewer GPUs"
+        "the fleet needs 5 racks of 17.481 kW but hardware.max_racks is 4 (a rack's 2 circuit(s) 2N, 1 serving, of 415 V "
+        "32 A 3-phase: 23.002 kVA each x 0.8 continuous load x 0.95 power factor = 17.481 kW); its 6 servers draw 52.36 "
+        "kW, within 4 x 17.481 kW, but whole servers do not pack into 4: a rack holds 1 x dgx-h100 at 10,200 W (2 draw "
+        "20.40 kW); the search found no fleet of the GPUs and servers allowed that packs into 4 rack(s); to unblock: "
+        "raise max_racks, feed racks with more or larger circuits (rack_circuits: 20.40 kW usable a rack packs the fleet "
+        "into 3 racks by power and height), or allow other GPUs or servers (hardware.gpus, hardware.platforms) that draw "
+        "less a server"
     ) in str(caught.value)
 
 

@@ -1153,6 +1153,18 @@ def _plan_fleet(
     moved_from: list[int] = []
     chains = _chains_by_job(wl)
     runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]]) if passes else None
+    # where a fleet broke max_racks, the passes again, each deployment held as it is chosen to its layouts that pack
+    # into the racks beside those chosen before it: the cheapest layouts may not pack where dearer ones do (newuser80
+    # item 1: 3 x 8-GPU H200 servers of 10.2 kW need 3 racks of 17 kW; 8 x 4-GPU XE8640 of 4.23 kW fit 2, at
+    # $53,010/month); the fleets the other passes broke the limit with are the runners-up, over it
+    racked_from = len(fleets)  # the fleets planned so: those from here to racked_to
+    over_racks = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == "max_racks"]
+    if wl.hardware.max_racks is not None and over_racks:
+        tried = [*orders, by_size, by_size[::-1], dearest]
+        for order in [o for n, o in enumerate(tried) if o not in tried[:n]]:
+            with contextlib.suppress(InfeasibleError):
+                add(choose(loaded, consts, enumerated, sizes, share=False, order=order, runners_up=runners_up, racked=True), None)
+    racked_to = len(fleets)
     while owned_kinds and fleets and passes and len(moved_from) < MAX_MOVE_ROUNDS and best_at() not in moved_from:
         moved_from.append(best_at())
         kept, share = made[moved_from[-1]]
@@ -1176,7 +1188,28 @@ def _plan_fleet(
     best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
+    if racked_from <= at < racked_to:
+        best = _racks_said(wl, best, min(e.needed for e in over_racks))
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+def _racks_said(wl: Workload, plan: Plan, least: float) -> Plan:
+    """``plan`` (a fleet whose deployments were held to layouts that pack into ``max_racks``) with a finding saying so.
+
+    newuser80 item 1: the fleet of each deployment's best layout needed 3 racks of 17 kW under ``max_racks: 2``; the
+    fleet held to the racks is planned, and ``max-racks-binds`` (info) says the least the others needed (``least``).
+    """
+    from generator.planner.plan import Finding, sorted_findings
+
+    hw = wl.hardware
+    note = (
+        f"hardware.max_racks {hw.max_racks} binds: the fleets of the deployments' best layouts need {least:g} or more "
+        f"racks of {hw.rack_power_kw:g} kW, so each deployment is held, as it is chosen, to its layouts whose servers pack into "
+        f"{hw.max_racks} beside those chosen before it: this fleet takes {plan.totals['nodes']} node(s) in "
+        f"{len(plan.racks)} rack(s); a runner-up over the limit says so (over hardware.max_racks)"
+    )
+    said = Finding("info", "max-racks-binds", note, "hardware.max_racks")
+    return plan._replace(findings=sorted_findings([*plan.findings, said]))
 
 
 def _joined(groups: tuple[PoolGroup, ...], formed: list[_Pass]) -> _Pass:
@@ -1615,6 +1648,7 @@ def _choose(
     kept: _Pass | None = None,
     moved: tuple[int, ...] = (),
     moved_to: ServerKey | None = None,
+    racked: bool = False,
 ) -> _Pass:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -1633,7 +1667,9 @@ def _choose(
     passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike;
     ``kept``: a pass whose choices every deployment but those ``moved`` (by index; a chain's first job moves the chain)
     keeps, with their findings and reasons, those moved chosen last (in ``order``) among the owned servers they leave
-    free, the first of them on ``moved_to`` (a server kind) where given (:func:`_moves`).
+    free, the first of them on ``moved_to`` (a server kind) where given (:func:`_moves`); ``racked``: each deployment
+    held to its layouts whose servers pack into ``hardware.max_racks`` racks beside those chosen before it (a pass
+    sharing no servers; :class:`InfeasibleError` where none does).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -1838,6 +1874,14 @@ def _choose(
                     _RANKED.clear()
                 _RANKED[alike] = (held_options, cast("list[Option]", ranked[ranking]))
         feasible = cast("list[Option]", ranked[ranking])
+        if racked and feasible:
+            from generator.planner.assemble import racks_needed
+
+            before = list({id(opt): opt for _, opt, _ in chosen}.values())  # a chain's jobs hold one option
+            most = wl.hardware.max_racks or 0
+            feasible = [o for o in feasible if racks_needed(wl, [*before, o]) <= most]
+            if not feasible:
+                raise InfeasibleError(f"deployment '{dep.name}' has no layout within hardware.max_racks beside those before it")
         if not feasible and chain is not None:
             from generator.planner.training_chain import chain_failure
 

@@ -146,6 +146,7 @@ from generator.planner.price_dates import price_dated_finding, price_third_party
 from generator.planner.price_region import asked_region, budget_basis, pool_region_findings, price_region_findings
 from generator.planner.rack_findings import (
     default_rack_power_findings,
+    max_racks_refusal,
     rack_findings,
     rack_headroom_findings,
     racks_under_air_limit,
@@ -1794,18 +1795,8 @@ def build_plan(
             )
             findings.extend(feed_loss_findings(pools, supply, consts, wl.hardware) + voltage_findings(supply))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
-            raise FleetLimitError(
-                f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
-                f"{wl.hardware.max_racks}; to unblock: "
-                + (
-                    "raise max_racks or rack_power_kw"
-                    if wl.hardware.rack_circuits is None
-                    else "raise max_racks, feed racks with more or larger circuits (rack_circuits)"  # fuzz30 L3
-                )
-                + ", or allow denser or fewer GPUs",
-                "max_racks",
-                len(racks),
-            )
+            why = max_racks_refusal(racks, pools, wl.hardware, feeds, supply)
+            raise FleetLimitError(why, "max_racks", len(racks))
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans
         by_circuits = wl.hardware.rack_circuits is not None
         # the contract bills each rack's circuits, drawn or not (newuser39 item 5): what the pools carry and what the
@@ -2402,6 +2393,32 @@ def _one_run_basis(objective: str, opt: Option, rest: list[Option]) -> str:
     )
 
 
+def _option_pools(opts: Sequence[Option]) -> list[Pool]:
+    """One pool of each part of ``opts`` (each on servers of its own), as the racks count them (:func:`racks_needed`)."""
+    pools: list[Pool] = []
+    for part in (part for opt in opts for part in opt.pieces):
+        c = part.candidate
+        name = str(len(pools))
+        pools.append(Pool(name, part.node, c.nodes, (), 0, 0, None, None, (), (), owned_nodes=c.owned_nodes, rented=c.rented))
+    return pools
+
+
+def _racks_of(wl: Workload, pools: list[Pool]) -> int:
+    """The racks ``pools``' servers pack into, as the fleet's are (:func:`~generator.planner.racks.pack_racks`)."""
+    hw = wl.hardware
+    feeds = rack_feeds(hw.rack_circuits) if hw.rack_circuits is not None else None
+    return len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds, hw))
+
+
+def racks_needed(wl: Workload, opts: Sequence[Option]) -> int:
+    """The racks the servers of ``opts`` need together, each option on servers of its own (none shared).
+
+    What a search under ``hardware.max_racks`` holds each choice to beside those made before it, in a pass whose
+    deployments share no servers (newuser80 item 1).
+    """
+    return _racks_of(wl, _option_pools(opts))
+
+
 def alone_over_limit(wl: Workload, opt: Option) -> str | None:
     """The limit of the whole fleet ``opt`` alone breaks, as its runner-up line says it (fuzz34 item 3); None: none.
 
@@ -2414,12 +2431,8 @@ def alone_over_limit(wl: Workload, opt: Option) -> str | None:
     hw = wl.hardware
     if hw.provider != "baremetal" or hw.max_racks is None:
         return None
-    pools = []
-    for k, part in enumerate(opt.pieces):
-        c = part.candidate
-        pools.append(Pool(str(k), part.node, c.nodes, (), 0, 0, None, None, (), (), owned_nodes=c.owned_nodes, rented=c.rented))
-    feeds = rack_feeds(hw.rack_circuits) if hw.rack_circuits is not None else None
-    racks = len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds, hw))
+    pools = _option_pools([opt])
+    racks = _racks_of(wl, pools)
     if racks <= hw.max_racks:
         return None
     servers = sum(racked_nodes(pool) for pool in pools)

@@ -7,15 +7,20 @@ limit's warning says how many racks spreading takes (item 9).
 
 from __future__ import annotations
 
-from generator.planner.plan import Finding, Pool
+import math
+
+from generator.planner.plan import Finding, Pool, RackSupply
 from generator.planner.racks import (
     AIR_COOLED_RACK_LIMIT_KW,
     RACK_UNITS_RESERVED,
     Rack,
+    node_units,
     pack_racks,
     rack_id,
     racked_nodes,
+    usable_units,
 )
+from generator.sizing.electrical import whole_watts
 from generator.sizing.psu_feeds import Feeds
 from generator.words import listed
 from generator.workload.models import Hardware
@@ -158,3 +163,85 @@ def _racks_text(names: list[str]) -> str:
     if len(names) <= _MAX_RACKS_NAMED:
         return listed(names)
     return f"{', '.join(names[:_MAX_RACKS_NAMED])} and {len(names) - _MAX_RACKS_NAMED} more racks"
+
+
+def max_racks_refusal(
+    racks: list[Rack],
+    pools: list[Pool],
+    hardware: Hardware,
+    feeds: Feeds | None = None,
+    supply: RackSupply | None = None,
+) -> str:
+    """The refusal of a fleet that needs more racks than ``hardware.max_racks``, and why its servers do not pack.
+
+    newuser80 item 6: "the fleet needs 3 racks of 16.428 kW" said nothing of why 31.35 kW did not fit 2 x 16.428 kW:
+    whole servers pack, and a rack holds 3 XE8640 of 4,230 W (4 draw 16.92 kW). Each racked server kind of which one
+    rack holds fewer than the fleet has is named with its draw and how many of it a rack holds (packed alone, by power,
+    height and circuits as the fleet is) and what one more would take; so is what sets the rack's kW (its circuits and
+    their derating, or ``rack_power_kw``). The search held every deployment to the racks before refusing (newuser80
+    item 1), so the way forward is more or larger racks, or other hardware: the advice names the least of those
+    kinds' one-more draws whose racks hold the fleet in ``max_racks`` (packed by power and height alone).
+    """
+    most = hardware.max_racks or 0
+    kw = hardware.rack_power_kw
+    budget_w = whole_watts(kw)
+    drawn_w = sum(r.power_w for r in racks)
+    head = f"the fleet needs {len(racks)} racks of {kw:g} kW but hardware.max_racks is {most}"
+    if supply is not None:
+        head += (
+            f" (a rack's {supply.circuits} circuit(s) {supply.redundancy}, {supply.serving_circuits} serving, of "
+            f"{supply.voltage_v:g} V {supply.breaker_a:g} A {supply.phases}-phase: {supply.circuit_kva:g} kVA each x "
+            f"{supply.continuous_load_fraction:g} continuous load x {supply.power_factor:g} power factor = "
+            f"{supply.usable_kw:g} kW)"
+        )
+    kinds: dict[tuple[str, int, int], list[Pool]] = {}
+    for pool in sorted((p for p in pools if racked_nodes(p)), key=lambda p: (-p.node.power_w, p.name)):
+        kinds.setdefault((pool.node.platform_id, pool.node.power_w, node_units(pool)), []).append(pool)
+    each = []
+    more: list[int] = []  # a rack's watts that hold one more of each kind named
+    usable = usable_units(hardware.rack_units_reserved)
+    for (platform, power, units), alike in kinds.items():
+        count = sum(racked_nodes(p) for p in alike)
+        alone = Pool(alike[0].name, alike[0].node, count + 1, (), 0, 0, None, None, (), ())
+        fit = pack_racks([alone], kw, hardware.rack_units_reserved, feeds, hardware)[0].pools[alone.name]
+        if fit > count:
+            continue  # all of them fit one rack: not what splits the fleet
+        more_w = (fit + 1) * power
+        why = (
+            f"{fit + 1} draw {math.ceil(more_w / 10) / 100:,.2f} kW"
+            if more_w > budget_w
+            else f"{fit + 1} take {(fit + 1) * units}U of {usable}U"
+            if (fit + 1) * units > usable
+            else f"{fit + 1} overload a line of its circuits"
+        )
+        each.append(f"{fit} x {platform} at {power:,} W ({why})")
+        if more_w > budget_w:
+            more.append(more_w)
+    # the least of those rack powers that packs the fleet into max_racks (by power and height: larger circuits change
+    # the lines a PSU is on too)
+    wider, packs = 0, 0
+    for w in sorted(set(more)):
+        packs = len(pack_racks(pools, w / 1000, hardware.rack_units_reserved, None, hardware))
+        if packs <= most:
+            wider = w
+            break
+    servers = sum(racked_nodes(p) for p in pools)
+    packed = (
+        f"; its {servers} servers draw {drawn_w / 1000:,.2f} kW, within {most} x {kw:g} kW, but whole servers do not "
+        f"pack into {most}"
+        if drawn_w <= most * budget_w
+        else f"; its {servers} servers draw {drawn_w / 1000:,.2f} kW, more than {most} x {kw:g} kW"
+    )
+    holds = f": a rack holds {listed(each, 'and')}" if each else ""
+    at = f"{math.ceil(wider / 10) / 100:,.2f} kW" if wider else ""
+    raise_it = (
+        "raise max_racks or rack_power_kw" + (f" (to {at}: the fleet then packs into {packs} racks)" if wider else "")
+        if hardware.rack_circuits is None
+        else "raise max_racks, feed racks with more or larger circuits (rack_circuits"  # fuzz30 L3
+        + (f": {at} usable a rack packs the fleet into {packs} racks by power and height)" if wider else ")")
+    )
+    return (
+        f"{head}{packed}{holds}; the search found no fleet of the GPUs and servers allowed that packs into {most} "
+        f"rack(s); to unblock: {raise_it}, or allow other GPUs or servers (hardware.gpus, hardware.platforms) that "
+        "draw less a server"
+    )
