@@ -497,6 +497,28 @@ def _ram_rows(plan: OffloadPlan, machine: Machine, wider: Machine | None) -> lis
     return rows
 
 
+def _streamed_row(plan: OffloadPlan) -> list[tuple[str, str, str]]:
+    """The decode row of the engines that stream offloaded weights to the GPU each step, where weights are offloaded.
+
+    vLLM's ``--cpu-offload-gb``, Accelerate's ``device_map`` with a CPU share and DeepSpeed ZeRO-Inference's
+    ``offload_param`` copy the weights held off the GPU over the host link every forward pass, where llama.cpp
+    multiplies them on the CPU: their speed is the placement's PCIe-streamed one, not llama.cpp's (newuser80 item 5:
+    gpt-oss-120b on an RTX 5090 was predicted 43.68 tokens/s for "llama.cpp eval time / vLLM metrics", vLLM streaming
+    36 GB a token over 63 GB/s makes at most 1.75).
+    """
+    if not plan.placement.offloaded:
+        return []
+    c = plan.cost
+    return [
+        (
+            "decode tokens/s under vLLM --cpu-offload-gb, Accelerate or DeepSpeed ZeRO-Inference",
+            "vLLM metrics / tokens timed, batch 1",
+            f"{tokens_per_s_text(c.stream_mode_tokens_per_s)} tokens/s (PCIe-streamed: the weights held off the GPU "
+            "cross the host link each token)",
+        )
+    ]
+
+
 def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None) -> list[dict[str, str]]:
     """What to measure on the real machine, with the predicted value next to each item.
 
@@ -522,9 +544,10 @@ def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None)
         ),
         (
             "decode tokens/s",
-            f"{plan.engine} eval time / vLLM metrics, batch 1",
+            f"{plan.engine} eval time, batch 1",
             f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s ({c.bound}-bound)",
         ),
+        *_streamed_row(plan),
         ("cold start (load from NVMe)", "time from process start to ready", seconds_text(c.cold_start_s)),
         ("swap activity", "vmstat 1 (si/so stay 0)", "0 pages/s"),
         ("other services' latency", "their own health checks while generating", "unchanged"),
