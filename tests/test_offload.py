@@ -1236,3 +1236,10 @@ def test_the_checklist_gives_the_streaming_engines_their_own_decode_speed() -> N
     whole = estimate_json("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-5090-32gb", "--ram-gib", "64",
                           "--precision", "q4_k_m", "--context", "8192")  # fmt: skip
     assert not any(row["item"].startswith("decode tokens/s under") for row in whole["checklist"])
+    # llama.cpp holds Qwen2.5-32B q5_k_m whole on a 3090, vLLM's 0.9 share does not (--cpu-offload-gb 5): its row is
+    # the whole-GPU step plus 5 GiB over PCIe Gen4 x16 at 0.8 of 31.5 GB/s, by hand 1 / (1 / 26.76 + 5.369e9 / 25.2e9)
+    # = 1 / (0.0374 + 0.2130) = 3.99 tokens/s
+    dep = plan_file(str(REPO / "examples" / "home-quantize-instead.yaml"))[1].deployments[0]
+    rows = {row["item"]: row["predicted"] for row in dep.details["checklist"]}
+    assert rows["decode tokens/s"].startswith("26.76 tokens/s")
+    assert rows["decode tokens/s under vLLM --cpu-offload-gb 5"].startswith("3.99 tokens/s"), rows
