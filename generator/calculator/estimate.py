@@ -1463,6 +1463,18 @@ def _fixed_machine(
     numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
     fullest = max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])
+    settings = runtime_settings(
+        arch,
+        plan,
+        machine,
+        consts,
+        catalog.find_gpu(spec.gpu).name,
+        _given_batched_tokens(req),
+        kv_name,
+        spans,
+        wider_machine(machine, spec),
+        slots_asked,
+    )
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
         # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs
@@ -1482,19 +1494,8 @@ def _fixed_machine(
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": machine_doc,
-        "runtime_settings": runtime_settings(
-            arch,
-            plan,
-            machine,
-            consts,
-            catalog.find_gpu(spec.gpu).name,
-            _given_batched_tokens(req),
-            kv_name,
-            spans,
-            wider_machine(machine, spec),
-            slots_asked,
-        ),
-        "checklist": checklist(plan, machine, wider_machine(machine, spec)),
+        "runtime_settings": settings,
+        "checklist": checklist(plan, machine, wider_machine(machine, spec), consts, settings),
         "findings": [
             *machine_found,
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),

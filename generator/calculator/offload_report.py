@@ -497,8 +497,56 @@ def _ram_rows(plan: OffloadPlan, machine: Machine, wider: Machine | None) -> lis
     return rows
 
 
-def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None) -> list[dict[str, str]]:
+def _streamed_row(
+    plan: OffloadPlan, machine: Machine, consts: Constants | None, settings: dict[str, Any] | None
+) -> list[tuple[str, str, str]]:
+    """The decode row of the engines that stream weights held in RAM to the GPU each step, where any are.
+
+    vLLM's ``--cpu-offload-gb``, Accelerate's ``device_map`` with a CPU share and DeepSpeed ZeRO-Inference's
+    ``offload_param`` copy the weights held off the GPU over the host link every forward pass, where llama.cpp
+    multiplies them on the CPU: their speed is the placement's PCIe-streamed one, not llama.cpp's (newuser80 item 5:
+    gpt-oss-120b on an RTX 5090 was predicted 43.68 tokens/s for "llama.cpp eval time / vLLM metrics", vLLM streaming
+    36 GB a token over 63 GB/s makes at most 1.75). Where llama.cpp holds the model whole but vLLM's settings still
+    offload (its ``--gpu-memory-utilization`` share and profiling reservation leave less room), vLLM's row is the
+    whole-GPU step plus its own offloaded GiB over the host link.
+    """
+    c = plan.cost
+    if plan.placement.offloaded:
+        return [
+            (
+                "decode tokens/s under vLLM --cpu-offload-gb, Accelerate or DeepSpeed ZeRO-Inference",
+                "vLLM metrics / tokens timed, batch 1",
+                f"{tokens_per_s_text(c.stream_mode_tokens_per_s)} tokens/s (PCIe-streamed: the weights held off the GPU "
+                "cross the host link each token)",
+            )
+        ]
+    vllm = (settings or {}).get("vllm")
+    offload = vllm.get("--cpu-offload-gb") if isinstance(vllm, dict) else None
+    if not offload or consts is None:
+        return []
+    link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
+    seconds = 1 / c.decode_tokens_per_s + offload * GIB * machine.gpus / link
+    return [
+        (
+            f"decode tokens/s under vLLM --cpu-offload-gb {offload}",
+            "vLLM metrics, batch 1",
+            f"{tokens_per_s_text(1 / seconds)} tokens/s (its {offload} GiB a GPU held in RAM cross the host link, "
+            f"{machine.pcie_gb_per_s:g} GB/s x pcie_efficiency {consts.pcie_efficiency:g}, each token)",
+        )
+    ]
+
+
+def checklist(
+    plan: OffloadPlan,
+    machine: Machine,
+    wider: Machine | None = None,
+    consts: Constants | None = None,
+    settings: dict[str, Any] | None = None,
+) -> list[dict[str, str]]:
     """What to measure on the real machine, with the predicted value next to each item.
+
+    ``consts`` and ``settings`` (:func:`runtime_settings`): vLLM's own offload, where llama.cpp's placement holds the
+    model whole (:func:`_streamed_row`).
 
     ``machine``: the one the placement counted; ``wider``: every NUMA node's RAM where ``machine`` counts one node's.
     """
@@ -522,9 +570,10 @@ def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None)
         ),
         (
             "decode tokens/s",
-            f"{plan.engine} eval time / vLLM metrics, batch 1",
+            f"{plan.engine} eval time, batch 1",
             f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s ({c.bound}-bound)",
         ),
+        *_streamed_row(plan, machine, consts, settings),
         ("cold start (load from NVMe)", "time from process start to ready", seconds_text(c.cold_start_s)),
         ("swap activity", "vmstat 1 (si/so stay 0)", "0 pages/s"),
         ("other services' latency", "their own health checks while generating", "unchanged"),

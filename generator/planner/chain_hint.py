@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.errors import SpecgenError
-from generator.planner.plan import Finding, Plan
+from generator.errors import InputError, SpecgenError
+from generator.planner.plan import Finding, Plan, Pool
 from generator.units import HOURS_PER_MONTH
 from generator.workload.chains import chain_errors
 from generator.workload.models import TrainingDeployment
@@ -35,7 +35,9 @@ def chain_hint_findings(
 
     Only where no job runs after another yet (a chain given is the user's choice, and a plan planned here has one):
     a job on servers paid by the month (owned or bought, not rented per run) busy under half of it, and another job
-    on other servers with the same runs a month. ``replan`` plans the workload with ``run_after`` set.
+    on other servers with the same runs a month (on servers bought or owned, any runs a month: newuser80 item 2, where a
+    deadline of the less frequent job keeps it off them, that is said instead, once a pair). ``replan`` plans the
+    workload with ``run_after`` set.
     """
     from generator.planner import _fleet_rank  # the fleet's sort key, as the fleet search ranks plans
 
@@ -57,13 +59,19 @@ def chain_hint_findings(
     out = []
     best = _fleet_rank(wl.objective, plan, wl=wl)
     tries = MAX_TRIES
+    said: set[frozenset[str]] = set()
     for first, (pool, busy) in sorted(held.items()):
         for name, dep in sorted(jobs.items()):
-            same_runs = dep.training.runs_per_month == jobs[first].training.runs_per_month
+            # jobs of different cadences share servers bought or owned, the less frequent one in slices of its run
+            # between the other's runs (newuser80 item 2; training_chain), where both give their runs a month
+            mine, theirs = dep.training.runs_per_month, jobs[first].training.runs_per_month
+            same_runs = mine == theirs or (wl.hardware.provider == "baremetal" and bool(mine) and bool(theirs))
             own = pools.get(planned[name].pool) if name in planned else None
             # what the chain saves is the other job's servers: bought, or rented (a month or a run), not owned
             pays = own is not None and (own.per_job or own.nodes > own.owned_nodes)
             if name == first or own is None or own is pool or not pays or not same_runs or tries <= 0:
+                continue
+            if frozenset((name, first)) in said:  # the pair is said once, in one order
                 continue
             tries -= 1
             index = wl.deployments.index(dep)
@@ -72,7 +80,12 @@ def chain_hint_findings(
                     d._replace(training=d.training._replace(run_after=first)) if d is dep else d for d in wl.deployments
                 )
             )
-            if chain_errors(loaded.document, chained):
+            if errors := chain_errors(loaded.document, chained):
+                pair = frozenset((name, first))
+                if blocked := _deadline_blocks(errors, dep, jobs[first], pool, own, busy):
+                    said.add(pair)
+                    out.append(Finding("info", "run-after-idle-servers", blocked, f"deployments[{index}].training"))
+                    break
                 continue
             try:
                 other = replan(loaded._replace(workload=chained), consts)
@@ -80,19 +93,52 @@ def chain_hint_findings(
                 continue
             if _fleet_rank(wl.objective, other, wl=wl) >= best:
                 continue
+            said.add(frozenset((name, first)))
             out.append(
                 Finding(
                     "info",
                     "run-after-idle-servers",
                     f"{name} could run after {first}, whose servers ({pool.nodes} x {pool.node.platform_id}) are busy "
                     f"{busy:.0%} of the month at {_runs_text(jobs[first])}: with run_after: {first} on {name} the "
-                    f"two run in turn on {_chain_servers(other, name)} and the fleet plans at {_fleet_text(other)} "
+                    f"two run in turn on {_chain_servers(other, name)}{_sliced_text(dep, jobs[first])} and the fleet "
+                    f"plans at {_fleet_text(other)} "
                     f"against {_fleet_text(plan)}",
                     f"deployments[{index}].training",
                 )
             )
             break  # one hint a job of idle servers
     return out
+
+
+def _deadline_blocks(
+    errors: list[InputError], dep: TrainingDeployment, first: TrainingDeployment, pool: Pool, own: Pool, busy: float
+) -> str | None:
+    """Where only the less frequent job's deadline keeps two jobs of different cadences off one pool, that said."""
+    mine, theirs = dep.training.runs_per_month or 0, first.training.runs_per_month or 0
+    if mine == theirs or len(errors) != 1 or not (errors[0].location and errors[0].location.path.endswith("deadline_hours")):
+        return None
+    rare = dep if mine < theirs else first
+    window = HOURS_PER_MONTH / (rare.training.runs_per_month or 1)
+    return (
+        f"{dep.name} could share the servers of {first.name} ({pool.nodes} x {pool.node.platform_id}, busy {busy:.0%} "
+        f"of the month), freeing its own {own.nodes} x {own.node.platform_id}, but {rare.name}'s deadline_hours "
+        f"{rare.training.deadline_hours:g} keeps it off them: sharing, the less frequent job runs in slices between "
+        f"the other's runs (checkpointed and resumed, the other's runs never delayed) and a run of it ends within "
+        f"{window:.4g} h; with deadline_hours dropped (or {window:.4g} or more) and run_after: {first.name} on "
+        f"{dep.name} they share one pool"
+    )
+
+
+def _sliced_text(dep: TrainingDeployment, first: TrainingDeployment) -> str:
+    """How two jobs of different cadences share the servers, empty where they run equally often."""
+    mine, theirs = dep.training.runs_per_month or 0, first.training.runs_per_month or 0
+    if mine == theirs:
+        return ""
+    rare = dep if mine < theirs else first
+    return (
+        f" ({rare.name}, at {_runs_text(rare)}, in slices of its run between the other's runs, checkpointed and "
+        "resumed: the other's runs are not delayed)"
+    )
 
 
 def _runs_text(dep: TrainingDeployment) -> str:

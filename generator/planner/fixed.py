@@ -150,6 +150,19 @@ def _deployment(
     waits = [_slot_wait_finding(queue, index, advice)] if waiting and queue is not None else []
     notes += [*missed, *waits, *([twin] if twin is not None else [])]
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
+    settings = runtime_settings(
+        arch,
+        plan,
+        machine,
+        consts,
+        _fixed_gpu_name(wl),
+        _given_tokens(wl),
+        spec.kv_cache_precision,
+        spans,
+        wider,
+        slots.streams if slots else 1,
+        lone.placement.context_tokens,  # a request's, where the slots' cache holds several
+    )
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
         # the rate the machine serves, in the Terraform and Ansible outputs as a bought pool's (newuser19 item 6)
@@ -161,20 +174,8 @@ def _deployment(
         "ubatch_tokens": plan.ubatch_tokens,
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
-        "runtime_settings": runtime_settings(
-            arch,
-            plan,
-            machine,
-            consts,
-            _fixed_gpu_name(wl),
-            _given_tokens(wl),
-            spec.kv_cache_precision,
-            spans,
-            wider,
-            slots.streams if slots else 1,
-            lone.placement.context_tokens,  # a request's, where the slots' cache holds several
-        ),
-        "checklist": checklist(plan, machine, wider),
+        "runtime_settings": settings,
+        "checklist": checklist(plan, machine, wider, consts, settings),
         **(_slot_wait_details(queue) if queue is not None else {}),
     }
     reasons = [

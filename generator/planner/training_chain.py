@@ -6,6 +6,14 @@ more of them to fit, and bought or owned servers cost the same whether it uses t
 the hours of the jobs before it plus its own, and must do so by its own ``deadline_hours``, which counts from the
 chain's start.
 
+Jobs of different ``runs_per_month`` may share a chain on servers bought or owned (newuser80 item 2: a nightly LoRA and
+a monthly full fine-tune each bought a $197,000 server, busy 20% and 6% of the month). The chain then runs as often as
+its most frequent job, ``R`` times a month, and a job of ``r`` runs a month takes ``r / R`` of its run in each: it
+is checkpointed at the end of its slice and resumed in the next run of the chain, so that a more frequent job's runs
+are never delayed by it and its own run ends within its ``R / r`` runs of the chain (at most 730 h / ``r``). The pool's
+month holds every job's hours times its runs. Each job's share (:func:`cadence_shares`) weighs its hours wherever the
+chain's hours are summed.
+
 On a pool the jobs' layouts are chosen together: on bought or owned servers (paid by the month whatever runs on them)
 each job takes its fastest layout that fits the pool, which makes every finish time the earliest it can be; on rented
 servers (paid per job-hour) the cheapest sequence of layouts that meets every deadline, the earliest finish on a near tie
@@ -66,6 +74,21 @@ def chain_text(jobs: Sequence[ChainJob]) -> str:
     return " -> ".join(job.dep.name for job in jobs)
 
 
+def cadence_shares(jobs: Sequence[ChainJob]) -> list[float]:
+    """Each job's share of its run that a run of the chain holds: its runs a month over the chain's most frequent.
+
+    1 for every job where they run equally often (or give no runs a month, which a chain of mixed cadences refuses).
+    """
+    runs = [job.dep.training.runs_per_month for job in jobs]
+    most = max((r for r in runs if r), default=None)
+    return [r / most if r and most else 1.0 for r in runs]
+
+
+def chain_runs_per_month(jobs: Sequence[ChainJob]) -> float | None:
+    """How often the chain runs: as often as its most frequent job (None where no job gives runs_per_month)."""
+    return max((r for job in jobs if (r := job.dep.training.runs_per_month)), default=None)
+
+
 def _job_flops(job: ChainJob) -> float | None:
     """A job's training FLOPs (its tokens x epochs), None without ``dataset_tokens``."""
     spec = job.dep.training
@@ -83,7 +106,8 @@ def chain_deadlines(provider: str, jobs: Sequence[ChainJob]) -> list[float | Non
     """
     out = [job.dep.training.deadline_hours for job in jobs]
     if jobs:  # a run's window, as a job alone has it (training.run_window), for the chain as a whole
-        out[-1] = run_window(jobs[-1].dep.training, provider)[0]
+        spec = jobs[-1].dep.training._replace(runs_per_month=chain_runs_per_month(jobs))
+        out[-1] = run_window(spec, provider)[0]
     return out
 
 
@@ -102,7 +126,7 @@ def paced_deadlines(jobs: Sequence[ChainJob], deadlines: Sequence[float | None] 
     second due at 10 h, each meet theirs on one server and the chain needs two). None: no job of the chain has a
     deadline, or this job has no FLOPs (no ``dataset_tokens``).
     """
-    flops = [_job_flops(job) for job in jobs]
+    flops = [f * w if f else f for f, w in zip([_job_flops(job) for job in jobs], cadence_shares(jobs), strict=True)]
     due = deadlines if deadlines is not None else [job.dep.training.deadline_hours for job in jobs]
     rate = 0.0
     done = 0.0
@@ -110,7 +134,8 @@ def paced_deadlines(jobs: Sequence[ChainJob], deadlines: Sequence[float | None] 
         done += f or 0.0
         if deadline and done:
             rate = max(rate, done / deadline)
-    return [f / rate if f and rate else None for f in flops]
+    # a job's own deadline is for its whole run: its slice's pace over its share
+    return [f / rate / w if f and rate else None for f, w in zip(flops, cadence_shares(jobs), strict=True)]
 
 
 def _job_options(
@@ -151,7 +176,7 @@ class _Miss(NamedTuple):
     late: int
 
 
-def _fastest_miss(deadlines: Sequence[float | None], per_job: list[list[Option]]) -> _Miss | None:
+def _fastest_miss(deadlines: Sequence[float | None], per_job: list[list[Option]], shares: Sequence[float]) -> _Miss | None:
     """Where even each job's fastest layout on the pool leaves one past its deadline, which; None: every deadline is met.
 
     The fastest layouts make every finish time the earliest it can be, so no other sequence meets what they miss.
@@ -159,26 +184,28 @@ def _fastest_miss(deadlines: Sequence[float | None], per_job: list[list[Option]]
     finish = 0.0
     finishes = []
     late = None
-    for k, (deadline, options) in enumerate(zip(deadlines, per_job, strict=True)):
-        finish += min(_hours(o) for o in options)
+    for k, (deadline, options, share) in enumerate(zip(deadlines, per_job, shares, strict=True)):
+        finish += min(_hours(o) for o in options) * share
         finishes.append(finish)
         if late is None and deadline and finish > deadline * (1 + 1e-9):
             late = k
     return None if late is None else _Miss(tuple(finishes), late)
 
 
-def _best_sequence(provider: str, deadlines: Sequence[float | None], per_job: list[list[Option]]) -> tuple[Option, ...] | None:
+def _best_sequence(
+    provider: str, deadlines: Sequence[float | None], per_job: list[list[Option]], shares: Sequence[float]
+) -> tuple[Option, ...] | None:
     """The cheapest sequence of layouts (one per job, in order) that meets every deadline, the earliest on a near tie.
 
     States (finish hours, cost) are kept on their Pareto front job by job, so the search stays small.
     """
     states: list[tuple[float, float, tuple[Option, ...]]] = [(0.0, 0.0, ())]
-    for deadline, options in zip(deadlines, per_job, strict=True):
+    for deadline, options, share in zip(deadlines, per_job, shares, strict=True):
         grown = [
-            (finish + _hours(o), cost + _run_cost(provider, o), (*chosen, o))
+            (finish + _hours(o) * share, cost + _run_cost(provider, o), (*chosen, o))
             for finish, cost, chosen in states
             for o in options
-            if not deadline or finish + _hours(o) <= deadline * (1 + 1e-9)
+            if not deadline or finish + _hours(o) * share <= deadline * (1 + 1e-9)
         ]
         grown.sort(key=lambda s: (s[0], s[1], tuple(o.candidate.summary for o in s[2])))
         states = []
@@ -215,8 +242,8 @@ def _on_the_pools_dimms(
         return None
     out = tuple(o for o in timed if o is not None)
     finish = 0.0
-    for deadline, o in zip(deadlines, out, strict=True):
-        finish += _hours(o)
+    for deadline, o, share in zip(deadlines, out, cadence_shares(jobs), strict=True):
+        finish += _hours(o) * share
         if deadline and finish > deadline * (1 + 1e-9):
             return None
     return out
@@ -230,7 +257,8 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     widest = max(sequence, key=lambda o: (o.candidate.nodes, o.candidate.gpus, o.candidate.summary))
     c = widest.candidate
     timed = all(o.candidate.run_hours for o in sequence)
-    finish = sum(_hours(o) for o in sequence) if timed else None
+    shares = cadence_shares(jobs)
+    finish = sum(_hours(o) * share for o, share in zip(sequence, shares, strict=True)) if timed else None
     rate = c.usd_per_hour
     if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
         costs = [run_usd(o.candidate) for o in sequence]
@@ -238,10 +266,11 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     gpus = max(o.candidate.gpus for o in sequence)
     start = 0.0
     steps = []
-    for job, o in zip(jobs, sequence, strict=True):
-        hours = _hours(o)
+    for job, o, share in zip(jobs, sequence, shares, strict=True):
+        hours = _hours(o) * share
         shape_reason = getattr(o.shape, "reason", o.candidate.summary)
-        steps.append(f"{job.dep.name} {shape_reason}" + (f" ({start:.1f}-{start + hours:.1f} h)" if timed else ""))
+        sliced = f", {share:.4g} of its {_hours(o):.1f} h run" if share < 1 else ""
+        steps.append(f"{job.dep.name} {shape_reason}" + (f" ({start:.1f}-{start + hours:.1f} h{sliced})" if timed else ""))
         start += hours
     summary = (
         f"sequence {chain_text(jobs)} on {c.nodes} x {widest.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id}): "
@@ -261,7 +290,7 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
         latency_s=round((finish or 0.0) * 3600, 6),
         run_hours=finish,
     )
-    return widest._replace(candidate=candidate, sequence=sequence, parts=())
+    return widest._replace(candidate=candidate, sequence=sequence, parts=(), runs_per_month=chain_runs_per_month(jobs))
 
 
 def _deadline_blocked(
@@ -274,7 +303,7 @@ def _deadline_blocked(
     c = pool.candidate
     late = jobs[miss.late]
     deadline = deadlines[miss.late] or 0.0
-    runs = late.dep.training.runs_per_month or 0.0
+    runs = chain_runs_per_month(jobs) or 0.0
     due = (
         f"past the {deadline:.4g} h each of its {runs:g} runs a month has on the same servers (counted"
         if month
@@ -282,8 +311,9 @@ def _deadline_blocked(
     )
     ran = []
     start = 0.0
-    for job, finish in zip(jobs[: miss.late + 1], miss.finishes, strict=False):
-        ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h)")
+    for job, finish, share in zip(jobs[: miss.late + 1], miss.finishes, cadence_shares(jobs), strict=False):
+        sliced = f", {share:.4g} of its run" if share < 1 else ""
+        ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h{sliced})")
         start = finish
     why = (
         f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
@@ -320,6 +350,7 @@ def chain_options(
     """
     provider = wl.hardware.provider
     deadlines = chain_deadlines(provider, jobs)
+    shares = cadence_shares(jobs)
     per_job: list[dict[ServerKey, list[Option]]] = []
     reasons: list[Blocked] = []
     for job, paced in zip(jobs, paced_deadlines(jobs, deadlines), strict=True):
@@ -342,11 +373,11 @@ def chain_options(
             if not all(fitting):
                 continue
             widest = max((o for opts in fitting for o in opts), key=lambda o: (o.candidate.nodes, o.candidate.summary))
-            miss = _fastest_miss(deadlines, fitting)
+            miss = _fastest_miss(deadlines, fitting, shares)
             if miss is not None:
                 nearest = _deadline_blocked(jobs, widest, miss, deadlines, _month_binds(provider, jobs, deadlines, miss.late))
                 continue
-            sequence = _best_sequence(provider, deadlines, fitting)
+            sequence = _best_sequence(provider, deadlines, fitting, shares)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
                 sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
@@ -421,11 +452,20 @@ class Sequenced(NamedTuple):
     position: int
     first: int
     own: Option
+    #: Each job's share of its run that a run of the chain holds (:func:`cadence_shares`).
+    shares: tuple[float, ...] = ()
 
     @property
     def job_hours(self) -> list[float | None]:
-        """Each job's run hours in the chain's order (None where a job has no ``dataset_tokens``)."""
-        return [o.candidate.run_hours for o in self.chain.sequence]
+        """Each job's hours in a run of the chain, in its order (None where a job has no ``dataset_tokens``).
+
+        Its run's hours, or its slice's where it runs less often than the chain.
+        """
+        shares = self.shares or (1.0,) * len(self.chain.sequence)
+        return [
+            None if o.candidate.run_hours is None else o.candidate.run_hours * share
+            for o, share in zip(self.chain.sequence, shares, strict=True)
+        ]
 
 
 def sequenced_jobs(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
@@ -437,7 +477,10 @@ def sequenced_jobs(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option
         chain = chain_of(wl, index) if opt.sequence else None
         if chain is not None:
             position = chain.index(index)
-            out[index] = Sequenced(opt, position, chain[0], opt.sequence[position])
+            runs = [d.training.runs_per_month for k in chain if isinstance(d := wl.deployments[k], TrainingDeployment)]
+            most = max((r for r in runs if r), default=None)
+            shares = tuple(r / most if r and most else 1.0 for r in runs)
+            out[index] = Sequenced(opt, position, chain[0], opt.sequence[position], shares)
     return out
 
 
@@ -452,6 +495,8 @@ class Turn(NamedTuple):
     finishes_at_hours: float | None
     #: The job's own deadline_hours, which counts from the sequence's start.
     deadline_hours_from_sequence_start: float | None
+    #: The share of its run a run of the sequence holds where it runs less often than the sequence (None: all of it).
+    share_of_run_per_sequence: float | None = None
 
     def details(self) -> dict[str, object]:
         """The turn as the deployment's details (spec.json, SPEC.md)."""
@@ -465,6 +510,13 @@ class Turn(NamedTuple):
         )
         if self.starts_at_hours is not None and self.finishes_at_hours is not None:
             text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
+        if self.share_of_run_per_sequence is not None:
+            each = 1 / self.share_of_run_per_sequence
+            text += (
+                f"; it runs less often than the sequence, so each run of the sequence holds {self.share_of_run_per_sequence:.4g} "
+                f"of its run, checkpointed at the slice's end and resumed in the next: a run of it ends within {each:.4g} "
+                "runs of the sequence, and the more frequent jobs' runs are never delayed by it"
+            )
         if self.deadline_hours_from_sequence_start is not None:
             text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
         return text
@@ -488,6 +540,7 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
         round(start, 3) if timed else None,
         round(start + (hours[job.position] or 0.0), 3) if timed else None,
         dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None,
+        job.shares[job.position] if job.shares and job.shares[job.position] < 1 else None,
     )
 
 

@@ -575,6 +575,8 @@ def _deployment_vars(
             out["training"]["deepspeed_config"] = ds_config_path(d)
     if d.details.get("sequence") is not None:  # run_after: the pool's jobs run in turn, this one between these hours
         out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()}
+        if d.details.get("share_of_run_per_sequence") is not None:  # a slice of its run each time (newuser80 item 2)
+            out["sequence"]["share_of_run"] = d.details["share_of_run_per_sequence"]
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate

@@ -196,7 +196,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "V1: 256 on every GPU)",
     ),
     "safety_margin_fraction": (
-        "Fraction of each GPU's memory a plan keeps free beyond the runtime's own budget.",
+        "Fraction of each GPU's memory a plan keeps free beyond the runtime's own budget. A llama.cpp placement on a "
+        "machine of yours keeps it only where weights leave the GPUs anyway: a model that fits whole beside the "
+        "compute buffer and the CUDA context is placed whole (newuser80 item 3).",
         "planning headroom; the sizing guide's advice to leave a reserve for working data",
     ),
     "moe_gathered_workspace": (

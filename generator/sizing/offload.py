@@ -356,7 +356,7 @@ def llama_cpp_kv_bits(kv_bits: int) -> Fraction:
 
 
 def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants) -> bool:
-    """Whether the whole model and one sequence's KV fit the GPUs (layer split, with the margin)."""
+    """Whether the whole model and one sequence's KV fit the GPUs (layer split, beside the compute buffer and runtime)."""
     try:
         place(arch, fmt, kv_bits, context, machine, consts, allow_offload=False)
     except InfeasibleError:
@@ -455,14 +455,20 @@ def place(
     """
     sizes = size_weights(arch, fmt)
     kv = _layer_kv(arch, kv_bits, context)
-    # each GPU keeps room for activations, the runtime and the safety margin besides weights and KV
+    # each GPU keeps room besides weights and KV for what llama.cpp allocates there itself: its compute buffer (a
+    # pass's activations at -ub, with the logits) and the CUDA context (non_torch_bytes). A model that fits whole
+    # beside them is placed whole: llama.cpp loads what fits these sizes, and newuser80 item 3 had Llama 3.3 70B
+    # q4_k_m at 22.87 of a 3090's 24 GiB pushed to RAM by a 5% margin on top (10.5 tokens/s against ~15; two 3090s
+    # run it fully on GPU at 16.29 tokens/s, https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference). Where
+    # weights leave the GPUs anyway, the layers kept on them still leave safety_margin_fraction free, the planning
+    # headroom of the constant (it costs a layer or two of speed there, not a whole-GPU fit).
     activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
-    margin = int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
-    capacity = machine.gpu_memory_bytes - activations - consts.non_torch_bytes - margin
-    if capacity <= 0:
+    reserved = machine.gpu_memory_bytes - activations - consts.non_torch_bytes
+    if reserved <= 0:
         raise InfeasibleError(
-            f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by runtime, activations and margin"
+            f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by the runtime and the compute buffer"
         )
+    capacity = reserved
     n = arch.num_layers
     experts_off = [False] * n
     layer_cpu = [False] * n
@@ -484,6 +490,12 @@ def place(
 
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
+    if not fits():
+        capacity = reserved - int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
+        if capacity <= 0:
+            raise InfeasibleError(
+                f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by runtime, activations and margin"
+            )
     if not fits() and arch.is_moe:
         for i in reversed(range(n)):
             if fits():

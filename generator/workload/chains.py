@@ -169,25 +169,55 @@ def _shared_server_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -
 
 
 def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:
-    """Jobs of one chain that run a different number of times a month: the chain runs its jobs in turn, each time.
+    """Jobs of one chain that run a different number of times a month where they cannot share servers so.
 
-    newuser27 item 12: 4 runs of the first job and 30 of the second were billed each on its own.
+    newuser27 item 12: 4 runs of the first job and 30 of the second were billed each on its own. newuser80 item 2: on
+    servers bought or owned (paid by the month) jobs of different cadences share the chain's servers: the chain runs as
+    often as its most frequent job and a less frequent job takes a slice of its run in each, checkpointed and resumed
+    (generator/planner/training_chain.py); every job then gives runs_per_month, and a less frequent one no
+    deadline_hours (its run is spread over the chain's runs, ending within 730 h / its runs a month). Rented servers
+    are paid per run: there every job of a chain runs as often as the others.
     """
     runs = [(i, d.training.runs_per_month) for i in chain if isinstance(d := wl.deployments[i], TrainingDeployment)]
     given = [(i, r) for i, r in runs if r is not None]
     if not given or all(r == given[0][1] for _, r in runs):
         return []
+    if wl.hardware.provider == "baremetal" and len(given) == len(runs):
+        most = max(r for _, r in given)
+        return [
+            InputError(
+                f"deadline_hours {_deadline(wl, i):g} with runs_per_month {r:g}, fewer than the {most:g} of its chain's "
+                "most frequent job: the chain runs as often as that job and this one takes a slice of its run in "
+                f"each, so a run of it ends within {730 / r:.4g} h (730 h / its runs a month), not sooner; the more "
+                "frequent jobs' runs would otherwise wait for it past their own windows. Drop deadline_hours here (or "
+                f"give {730 / r:.4g} or more), or drop its run_after to run it on servers of its own",
+                doc.locate(("deployments", i, "training", "deadline_hours")),
+            )
+            for i, r in given
+            if r < most and (due := _deadline(wl, i)) is not None and due < 730 / r
+        ]
     first, value = given[0]
+    where = (
+        "on rented servers, paid per run, the jobs of a chain run in turn each time it runs; give every job of it "
+        "the same runs_per_month"
+        if wl.hardware.provider != "baremetal"
+        else "give every job of it a runs_per_month (jobs of different cadences share servers bought or owned)"
+    )
     return [
         InputError(
             f"runs_per_month {'is not given' if r is None else f'{r:g}'} here but {value:g} for "
-            f"'{wl.deployments[first].name}' in the same chain: the jobs of a chain run in turn each time it runs; "
-            "give every job of it the same runs_per_month",
+            f"'{wl.deployments[first].name}' in the same chain: {where}",
             doc.locate(("deployments", i, "training", "runs_per_month") if r is not None else ("deployments", i, "training")),
         )
         for i, r in runs
         if r != value
     ]
+
+
+def _deadline(wl: Workload, index: int) -> float | None:
+    """A training deployment's ``deadline_hours``."""
+    dep = wl.deployments[index]
+    return dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None
 
 
 def _timing_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:
