@@ -160,3 +160,10 @@ def test_a_rate_increase_with_another_input_changed_says_no_growth(tmp_path: Pat
     new_path.write_text(changed, encoding="utf-8")
     result = diff_plans(load_plan_dict(str(old_path)), load_plan_dict(str(new_path)))
     assert all("grow" not in (e.get("capex_usd") or {}) for e in result.get("replacements", []))
+
+
+def test_the_catalog_listing_names_the_quote_a_host_is_derived_from() -> None:
+    from generator.calculator.catalog_listing import purchase_rows
+
+    (row,) = [r for r in purchase_rows() if r["id"] == "dell-xe8640-host"]
+    assert row["basis"].startswith("derived; derived from dell-xe9680-hgx-h100-h200-h100-quote $317,000 less 8 x")
