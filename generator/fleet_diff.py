@@ -6,7 +6,7 @@ import json
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
@@ -1600,6 +1600,8 @@ def _replacement(
     taken_out, put_in = (sum(_plan_figure(p.get("capex_usd")) or 0.0 for p in side) for side in (removed, added))
     if taken_out > 0 and not _same_hardware(was, (provider, platform, gpu, per_node)):
         entry["capex_usd"] = {"taken_out": two_places(taken_out), "put_in": two_places(put_in)}
+        if grow := _grow_on_bought(old, new, removed, sorted(services)):
+            entry["capex_usd"]["grow"] = grow
     # the capacity a pool keeping its name moves between (review37 item 7: on other hardware too, unsaid)
     capacity = {
         side: str(p.get("capacity_type") or ON_DEMAND)
@@ -1785,14 +1787,78 @@ def sharing_lines(changes: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _grow_on_bought(
+    old: dict[str, Any], new: dict[str, Any], removed: list[dict[str, Any]], services: list[str]
+) -> dict[str, Any] | None:
+    """Servers of the old build to add to those bought, where that alone meets a new rate; None where it cannot be said.
+
+    newuser80 item 7: a rate increase (20 -> 30 req/s) replaced 3 bought XE8640s ($591,000) by 2 new 8-GPU servers
+    ($714,000) with no word of growing on top of them. Said only for one service in one removed pool whose inputs
+    differ in the rate alone (same model and every other input): the old plan's replicas each sustain at most
+    ``requests_per_s_per_replica_max`` within the SLOs, so the new rate needs ``ceil(rate / that)`` of them, on
+    servers of ``gpus_per_node`` each, every added server at the old servers' price each.
+    """
+    if len(removed) != 1 or len(services) != 1:
+        return None
+    pool = removed[0]
+    by_name = [{str(d.get("name")): d for d in plan.get("deployments") or [] if isinstance(d, dict)} for plan in (old, new)]
+    before, after = (names.get(services[0]) for names in by_name)
+    if before is None or after is None or before.get("model_id") != after.get("model_id"):
+        return None
+    if before.get("pool") != pool.get("name") or (pool.get("owned_nodes") or 0) > 0:
+        return None
+    ins = [d.get("details", {}).get("inputs") for d in (before, after)]
+    if not all(isinstance(i, dict) for i in ins):
+        return None
+    rate_key = "requests_per_second"
+    if {k: v for k, v in ins[0].items() if k != rate_key} != {k: v for k, v in ins[1].items() if k != rate_key}:
+        return None
+    each = _plan_figure(before["details"].get("requests_per_s_per_replica_max"))
+    rate, was_rate = _plan_figure(ins[1].get(rate_key)), _plan_figure(ins[0].get(rate_key))
+    node = pool.get("node") or {}
+    capex = _plan_figure(pool.get("capex_usd"))
+    counts = [n for n in (before.get("tp"), before.get("pp"), node.get("gpus"), pool.get("nodes")) if _whole(n)]
+    if not each or not rate or not was_rate or rate <= was_rate or not capex or len(counts) != 4:
+        return None
+    tp, pp, per_node, nodes = counts
+    replicas = math.ceil(rate / each)
+    servers = math.ceil(replicas * tp * pp / per_node)
+    if servers <= nodes:
+        return None
+    add = servers - nodes
+    return {
+        "platform": node.get("platform_id"),
+        "replicas": replicas,
+        "requests_per_s_per_replica_max": each,
+        "servers_kept": nodes,
+        "servers_added": add,
+        "usd_added": two_places(capex / nodes * add),
+    }
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is a count a plan holds (a positive int, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def _capex_text(capex: dict[str, Any] | None) -> str:
     """What a replacement onto servers of another build does to capex: those taken out are bought, not refunded."""
     if not capex:
         return ""
-    return (
+    text = (
         f"; the servers taken out were bought (${capex['taken_out']:,.0f}): the capex change counts them as saved, but "
         f"they are freed, not refunded (reuse or sell them), and the new ones are ${capex['put_in']:,.0f} to buy"
     )
+    if grow := capex.get("grow"):  # newuser80 item 7: growing on the servers bought, said before replacing them
+        platform = grow["platform"]
+        text += (
+            f"; growing on them instead: at the old layout's {grow['requests_per_s_per_replica_max']:g} req/s a replica "
+            f"the new rate needs {grow['replicas']} replicas, so keep the {grow['servers_kept']} {platform} and add "
+            f"{grow['servers_added']} (${grow['usd_added']:,.0f} at their price): list them under hardware.inventory "
+            f"(platform: {platform}, count: {grow['servers_kept']}) and allow {platform} in hardware.platforms, so the "
+            "plan uses them first and buys only the shortfall, then diff that plan"
+        )
+    return text
 
 
 def _moved(entry: dict[str, Any]) -> bool:

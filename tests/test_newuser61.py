@@ -82,7 +82,9 @@ def test_a_purchase_price_the_catalog_could_not_source_says_so() -> None:
     from generator import catalog
     from generator.planner.tco import _cite
 
-    assert _cite(catalog.purchases()["dell-xe8640-host"]).endswith("the price believed, not sourced (specgen catalog purchases))")
+    # fix129 (newuser80 item 4): a price derived from a cited quote says its derivation instead (tests/test_fix129.py)
+    said = _cite(catalog.purchases()["am5-desktop-tower-host"])
+    assert said.endswith("the price believed, not sourced (specgen catalog purchases))")
     sourced = next(r for r in catalog.purchases().values() if not r.usd_unsourced)
     assert "believed" not in _cite(sourced)
 

@@ -85,7 +85,8 @@ def purchase_rows() -> list[dict[str, Any]]:
             "usd": r.usd,
             "basis": r.basis
             + (f", {r.range_end} end" if r.range_end != "single" else "")
-            + (f"; {r.stands_in}" if r.stands_in else ""),
+            + (f"; {r.stands_in}" if r.stands_in else "")
+            + (f"; {r.derived_from}" if r.derived_from else ""),  # newuser80 item 4: what it is derived from
             "as_of": r.as_of,
             "available": _available(r),
             "estimated": r.estimated,

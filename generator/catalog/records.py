@@ -917,6 +917,11 @@ class PurchaseRecord(NamedTuple):
     availability: Availability | None = None
     #: Whether the price itself is a belief the catalog could not source (``unsourced_fields`` holds ``usd``).
     usd_unsourced: bool = False
+    #: A host derived from another record's quote less parts (``derived_from``), as a plan says it: the quote, what was
+    #: taken out, and that it is no quote for this chassis (newuser80 item 4). None: not derived from a quote.
+    derived_from: str | None = None
+    #: The id of the quote record ``derived_from`` names (None where not derived from one).
+    derived_from_id: str | None = None
 
     @property
     def sold_new(self) -> bool:
@@ -959,7 +964,22 @@ class PurchaseRecord(NamedTuple):
             priced_with=PricedWith.from_record(comparable["priced_with"]) if comparable else None,
             availability=availability,
             usd_unsourced="usd" in (rec.get("unsourced_fields") or ()),
+            derived_from=_derived_from(rec["derived_from"]) if rec.get("derived_from") else None,
+            derived_from_id=str(rec["derived_from"]["record"]) if rec.get("derived_from") else None,
         )
+
+
+def _derived_from(derived: Mapping[str, Any]) -> str:
+    """How a host derived from a quote is said in a plan (newuser80 item 4: "not sourced" beside a cited quote).
+
+    The figure is the quote less the parts it names: a derivation for another system, not this chassis' price, and
+    one figure whatever RAM or CPUs the node is built with.
+    """
+    less = ", ".join(f"{p['quantity']} x {p['item']} at ${float(p['usd_each']):,.0f}" for p in derived["less"])
+    return (
+        f"derived from {derived['record']} ${float(derived['usd']):,.0f} less {less}: not a quote for this chassis, and"
+        " the same whatever its RAM and CPUs"
+    )
 
 
 def _stands_in(comparable: Mapping[str, Any]) -> str:

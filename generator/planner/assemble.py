@@ -45,6 +45,7 @@ from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
+from generator.planner.derived_margin import derived_price_margin
 from generator.planner.driver_series import (
     DRIVER_SERIES,
     ROCM_INSTALL_GUIDE,
@@ -1969,6 +1970,12 @@ def build_plan(
         runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
         over = {id(o): text for o in shown if (text := alone_over_limit(wl, o)) is not None}
         reasons.append(_choice_reason(objective, ranked_as, shown, details["co_located"], tie, runs, over))
+        if (
+            objective == "cost"
+            and isinstance(dep, InferenceDeployment)
+            and (margin := derived_price_margin(wl, consts, ranked_as, shown))
+        ):
+            reasons.append(margin)  # newuser80 item 4: a choice resting on a derived host price said as such
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:

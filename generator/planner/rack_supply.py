@@ -220,6 +220,8 @@ def feed_loss_findings(
                 at = f"hardware.inventory[{k}].custom"
                 missing = "psu_rating_w" if count else ("psu_count and psu_rating_w" if two_sides else "psu_count")
                 said = f"{pool.name}: {at} gives no {missing} for {node.platform_id} (give them and its feeds are checked)"
+            if platform is not None and "psu" in platform.unsourced_fields:  # newuser80 item 9: searched, not found
+                said += " (the catalog marks its PSUs unsourced: no source for their count and rating was found)"
             if not count:
                 said += (
                     f": its {node.power_w:,} W are taken as spread evenly over every circuit and phase of its rack (the "
@@ -227,8 +229,9 @@ def feed_loss_findings(
                 )
             if two_sides:
                 said += (
-                    f"{', and' if not count else ', so'} nothing checks that it keeps running on one side of the "
-                    f"{supply.redundancy} feeds: check that its PSUs are split over the A and B sides"
+                    f"{', and' if not count else ', so'} the feed-loss check (psu-feed-loss) was skipped for it, the "
+                    f"check that it keeps running on one side of the {supply.redundancy} feeds: check that its PSUs are "
+                    "split over the A and B sides"
                     f"{' and spread so' if not count else ''}, and that one side's deliver its {dc_w:,} W DC load "
                     f"({node.power_w:,} W at the wall)"
                 )

@@ -370,6 +370,8 @@ def _cite(rec: PurchaseRecord, built: BuiltHost | None = None) -> str:
         stands_in += f"; {versus_built(rec.priced_with, built)}"
     # newuser61 item 6: a derived host price the catalog marks unsourced read as "derived, 2024-08-22" alone
     believed = ", the price believed, not sourced (specgen catalog purchases)" if rec.usd_unsourced else ""
+    if rec.derived_from:  # newuser80 item 4: a derivation from a cited quote is said as one, not as "not sourced"
+        believed = f"; {rec.derived_from}"
     return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of}{stands_in}{believed})"
 
 
