@@ -48,6 +48,7 @@ LEFT_OUT = {
     (DeploymentPart, "expert_parallel"),  # fix75: a split part's EP, left out where None (plan._LEFT_OUT)
     (Candidate, "owned_runs"),  # fix89: a layout's runs' energy on owned servers
     (Pool, "root_disk_size"),  # fix97: a cloud node's root disk, as the render asks it
+    (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86).
 NOT_WRITTEN = {(DeploymentPlan, "slot_queue")}
