@@ -60,10 +60,14 @@ POOLS = {
         ("lora_b200_sxm_180gb", "aws-p6-b200-48xlarge", "spot", 113.9328, ["lora"]),
     ],
     "gcp": [
+        # first, in the plan's pool order. fix121: g4-standard-192 (4 GPUs, 1.2 h) -> g4-standard-384 (8 GPUs, 0.6 h),
+        # both $22.49 a run: the shorter run.
+        # fix123's new a2-megagpu-16g (16 x A100 40GB, $55.7395/h): 1,526 steps x 0.862 s / 0.9 goodput = 0.406 h,
+        # $22.63 a run, within 1% of g4-standard-384's $22.49 (0.6 h): the near tie goes to the shorter run
+        # (lora_rtx_pro_6000_blackwell_96gb on gcp-g4-standard-384, $36.0006/h, before fix123)
+        ("lora_a100_sxm4_40gb", "gcp-a2-megagpu-16g", "spot", 55.739504, ["lora"]),
         ("chat_l4_24gb", "gcp-g2-standard-24", None, 2.000833, ["chat"]),
         ("batch_l4_24gb", "gcp-g2-standard-24", "spot", 2.000833, ["batch"]),
-        # fix121: g4-standard-192 (4 GPUs, 1.2 h) -> g4-standard-384 (8 GPUs, 0.6 h), both $22.49 a run: the shorter run
-        ("lora_rtx_pro_6000_blackwell_96gb", "gcp-g4-standard-384", "spot", 36.0006, ["lora"]),
     ],
     "azure": [
         ("chat_a100_pcie_80gb", "azure-standard-nc24ads-a100-v4", None, 3.673, ["chat"]),
@@ -200,7 +204,8 @@ def test_eks_spot_groups_type_check_against_the_eks_module(rendered: Any, tmp_pa
 GCP = [
     ("chat_l4_24gb", "chat-l4-24gb", None),
     ("batch_l4_24gb", "batch-l4-24gb-spot", True),
-    ("lora_rtx_pro_6000_blackwell_96gb", "lora-rtx-pro-6000-blackwell-96gb-spot", True),
+    # lora_rtx_pro_6000_blackwell_96gb (g4-standard-384) before fix123's a2-megagpu-16g: see POOLS
+    ("lora_a100_sxm4_40gb", "lora-a100-sxm4-40gb-spot", True),
 ]
 
 
