@@ -50,6 +50,7 @@ from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
 from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+from generator.workload.capacity_type import SPOT_SUFFIX
 from generator.workload.sharing import planned_sharing, sharing_field
 
 if TYPE_CHECKING:
@@ -1773,7 +1774,8 @@ def _choose(
                     dropped.append(over_limit(wl, o, broken, _runs_a_month(dep)))
             dropped = _cheapest_over_budget(dropped)
             said: list[Finding] = []
-            ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
+            spot_rated = frozenset(k.removesuffix(SPOT_SUFFIX) for k in wl.prices if k.endswith(SPOT_SUFFIX))
+            ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl), spot_rated)
             by_kind: dict[Kind, list[Option]] = {}
             for o in within:  # a split option is on a kind only where both of its parts are
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
@@ -2421,13 +2423,21 @@ def _unpriced_label(c: Candidate, owned: frozenset[tuple[str, str]] = frozenset(
     return f"{c.platform_id} with {c.gpu_id}{more}"
 
 
-def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding], region: str | None = None) -> str:
+def objective_for(
+    objective: str,
+    options: list[Option],
+    index: int,
+    findings: list[Finding],
+    region: str | None = None,
+    spot_rated: frozenset[str] = frozenset(),
+) -> str:
     """The objective the options are ranked by.
 
     ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
     of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``power-bought`` and says so: the
     nameplate draw of the servers bought or rented grows with their GPUs and chassis both, where a GPU count bought a
-    server for each GPU it saved (newuser20 item 4); servers already owned are not bought.
+    server for each GPU it saved (newuser20 item 4); servers already owned are not bought. ``spot_rated``: the
+    platforms whose spot rate ``prices:`` gives (``<platform>@spot``), whose price is no on-demand stand-in.
     """
     from generator.planner.plan import Finding
 
@@ -2465,6 +2475,9 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         for u in undominated
         if u.platform_id in spot_sold
         and costed_first is not None
+        # the cheapest priced layout at its given spot rate is no stand-in above what spot bills (pinB: newuser66
+        # item 6's a3-highgpu-8g@spot $20/h lost to 4 x a3-highgpu-4g, unpriced, said "at the on-demand rate")
+        and costed_first.platform_id not in spot_rated
         and u.gpu_id == costed_first.gpu_id
         and u.gpus_bought < costed_first.gpus_bought
     }
