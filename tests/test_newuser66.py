@@ -101,6 +101,22 @@ def test_diff_names_a_spot_rate_by_its_spot_key(tmp_path: Path, capsys: pytest.C
     assert "the rate given under prices: (gcp-a3-highgpu-8g@spot $20.00/h)" in out
 
 
+def test_a_given_spot_rate_keeps_cost_the_objective(tmp_path: Path) -> None:
+    """pinB: fix122's spot fallback read a3-highgpu-8g at its given @spot rate as an on-demand stand-in.
+
+    The eval job then went to 9 x a3-highgpu-4g, unpriced (power-bought: "the cheapest priced layout is ... at the
+    on-demand rate (spot bills less; the catalog holds no spot rate)"), where the workload priced the 8-GPU VM's spot
+    capacity itself: that price is no stand-in above what spot bills, so the unpriced slices rank after it, by cost.
+    """
+    path = tmp_path / "spot.yaml"
+    rented = "kubernetes: {gcp_project: acme-ml, location: us-central1-a}\nprices: {gcp-a3-highgpu-8g@spot: 20}\n"
+    path.write_text(EVAL.replace("SPOT", "    capacity_type: spot\n").replace("PROVIDER", "gcp").replace("MORE", rented))
+    plan = plan_as_deployed(str(path))[1]
+    # 0 to 5 nodes at the given $20 a node-hour: the pool's $100 an hour
+    assert [(p.node.platform_id, p.spot, p.usd_per_hour) for p in plan.pools] == [("gcp-a3-highgpu-8g", True, 100.0)]
+    assert not [f for f in plan.findings if f.code == "objective-fallback"]
+
+
 #: newuser66's owned.yaml: the LoRA job on one of four owned R760s, the other services beside it.
 OWNED = (Path(__file__).parent / "data" / "newuser66_owned.yaml").read_text()
 

@@ -48,9 +48,9 @@ from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
+from generator.workload.capacity_type import SPOT_SUFFIX
 from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
-from generator.workload.capacity_type import SPOT_SUFFIX
 from generator.workload.sharing import planned_sharing, sharing_field
 
 if TYPE_CHECKING:
@@ -2476,7 +2476,7 @@ def objective_for(
         if u.platform_id in spot_sold
         and costed_first is not None
         # the cheapest priced layout at its given spot rate is no stand-in above what spot bills (pinB: newuser66
-        # item 6's a3-highgpu-8g@spot $20/h lost to 4 x a3-highgpu-4g, unpriced, said "at the on-demand rate")
+        # item 6's a3-highgpu-8g@spot $20/h lost to 9 x a3-highgpu-4g, unpriced, said "at the on-demand rate")
         and costed_first.platform_id not in spot_rated
         and u.gpu_id == costed_first.gpu_id
         and u.gpus_bought < costed_first.gpus_bought
