@@ -74,7 +74,9 @@ outputs: [terraform, kubernetes]
     (tmp_path / "new.yaml").write_text(text + "prices: {azure-standard-nd96isr-mi300x-v5: 30.0}\n")
     code, out, err = specgen(capsys, "diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"))
     assert code == 0, err
+    # 8,092 W before fix123: a cloud VM's CPU power is its cores' share of the host CPU chosen, the VM's 96 physical
+    # cores over EPYC 7742's 64 = 1.5 sockets (1 before): + 0.5 x 225 W x 1.10 (fans) / 0.94 (PSU) = +132 W
     assert (
         "| `chat_mi300x_192gb` | changed (price $48.00 → $30.00 a node-hour) | mi300x-192gb | 1 → 1 | 8 → 8 | "
-        "8,092 → 8,092 | 35,040.00 → 21,900.00 |"
+        "8,224 → 8,224 | 35,040.00 → 21,900.00 |"
     ) in out
