@@ -64,7 +64,17 @@ def test_a_pool_whose_server_build_changes_is_replaced_and_its_bought_servers_ar
     )
     assert [p["pool"] for p in entry["removed"]] == [p["pool"] for p in entry["added"]] == ["w_l40s_48gb"]
     # the catalog's prices: a 4-L40S xe7740 $51,271, an 8-L40S one $85,271 (generator/catalog, purchase estimates)
-    assert entry["capex_usd"] == {"taken_out": 51271.0, "put_in": 85271.0}
+    # fix129 adds "grow" (the bought servers grown on rather than replaced): 40 req/s at the old layout's 5.68 a TP1
+    # replica need ceil(7.04) = 8 replicas, 2 servers of 4 L40S: the 1 kept and 1 added at its $51,271
+    grow = {
+        "platform": "dell-xe7740",
+        "replicas": 8,
+        "requests_per_s_per_replica_max": 5.68,
+        "servers_added": 1,
+        "servers_kept": 1,
+        "usd_added": 51271.0,
+    }
+    assert entry["capex_usd"] == {"taken_out": 51271.0, "put_in": 85271.0, "grow": grow}
     assert data["totals"]["capex_usd"] == {"old": 51271.0, "new": 85271.0, "delta": 34000.0}
     code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "w.yaml")
     assert code == 0
