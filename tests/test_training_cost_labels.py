@@ -88,15 +88,17 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     [
         pytest.param(
             # newuser69 item 9: the training pool rented per run rests at 0 nodes between runs, which the headline says
-            # (fix90: the assistant on 3 x L40S nodes instead of one H100: tests/golden/mixed)
-            "assistant-platform: 12 GPUs on 5 node(s) (1 of them, with 8 GPUs, only during training runs), 14.1 kW "
-            "(10.5 kW of it only during those runs), $9,098/month + $218 per training run (rented per job)",
+            # (fix90: the assistant on 3 x L40S nodes instead of one H100: tests/golden/mixed); 14.1 kW (10.5 kW) before
+            # fix123's cloud VM power, its vCPUs' share of the host CPU: tests/test_runs_only_headline.py derives it
+            "assistant-platform: 12 GPUs on 5 node(s) (1 of them, with 8 GPUs, only during training runs), 13.0 kW "
+            "(10.6 kW of it only during those runs), $9,098/month + $218 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(
-            # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
+            # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's;
+            # 8.4 kW before fix123: p5.48xlarge's 96 cores are 1.5 of EPYC 7742's 64-core sockets (+132 W)
             "  runner-up: TP1 ZeRO-3 x DP8, micro-batch 2 x 1 accumulation step, no activation checkpointing (searched) "
-            "on 1 x aws-p5-48xlarge (8 x h100-sxm5-80gb), 4.3 h (8 GPUs rented, 8 used, 8.4 kW, $239 per run)",
+            "on 1 x aws-p5-48xlarge (8 x h100-sxm5-80gb), 4.3 h (8 GPUs rented, 8 used, 8.5 kW, $239 per run)",
             id="text-training-runner-up",
         ),
     ],
