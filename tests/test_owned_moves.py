@@ -116,9 +116,13 @@ def test_left_free_reason_gives_the_figures_compared(tmp: Path) -> None:
     assert free.startswith(
         "1 of 4 owned supermicro-as-4124go-nart server(s) (8 x a100-sxm4-80gb) left free; not used by students-70b: a "
         "layout on them was feasible, but the best fleet the search assembled with it there ranks worse by the "
-        "objective: $15,554/month against $15,438/month for the one chosen | students-8b: "
+        "objective: $15,556/month against $15,438/month for the one chosen | students-8b: "
     )  # acc107: $15,537 against $15,430 before (eager elementwise operators / NF4 0.5)
     # acc113: $15,553 before (the eager loss's passes over the logits)
+    # $15,554 before acc113 met main's acc111 / acc117 / fix123 (session 42 merge, ebd0ab25; acc113's branch alone gives
+    # $15,554, its merge $15,556, fix126 and later leave it): the fleet assembled with the A100 kept for students-70b,
+    # a dearer one, moves $2/month; the chosen fleet's $15,438 does not move
+    # (bisected by pinA over acc113's tip, ebd0ab25, 4d471643, 84562aec and HEAD)
     # $15,711 before acc102: the L40S's TP>1 layouts (its all-reduce through host memory, no GPU peer-to-peer) are
     # slower, so the fleets the search assembles around the moved service differ; the chosen fleet is unchanged
     # every figure compared is the chosen fleet's against a dearer one

@@ -519,12 +519,14 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 #: step counts the Trainer's eager operators (acc107 entry; 15% (-7% to +65%) and 34% (+16% to +68%) before) and the
 #: CPU's launches of their kernels (acc111 entry; 1% (-17% to +44%) and 14% (-3% to +38%) before), and since the step
 #: counts Gemma's and Qwen3's extra norms, the loss's passes over the logits and SDPA's masked window kernel (acc113
-#: entry; 2% faster (-17% to +35%) and 8% (-3% to +38%) before), from the calibration report's dense H200 Trainer rows
-#: by checkpointing (predicted / measured - 1).
+#: entry; 2% faster (-17% to +35%) and 8% (-3% to +38%) before), and since fix126 set each phase's launches against
+#: that phase's GPU work (session 42 merge; -7% to +27% without checkpointing before: the forward's launches of
+#: Llama 3.1 8B LoRA s2048 now show beyond its forward's GPU work, -2.2% -> -7.8%), from the calibration report's dense
+#: H200 Trainer rows by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
     "2026-12-04) ran at this step's speed with full checkpointing (median 4% faster, 18% faster to 11% slower) and "
-    "slower without it (median 5%, -7% to +27%); leave that margin on a deadline"
+    "slower without it (median 5%, -8% to +27%); leave that margin on a deadline"
 )
 
 #: How specgen's figures for torchtune's LoRA and QLoRA recipes compare with torchtune's own published rows (newuser54

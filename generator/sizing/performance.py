@@ -1350,6 +1350,7 @@ def prompt_taken_seconds(
     return busy + passes * consts.decode_step_overhead_s
 
 
+@memoized  # planning asks it of the same prompt for every layout (it lost its cache when fix126 inserted the one above)
 def prefill_seconds(
     arch: Architecture,
     par: Parallelism,
