@@ -436,7 +436,7 @@ def test_the_unblock_advice_never_suggests_a_precision_already_tried(formats: tu
 
 def test_mixtral_decode_reads_top2_of_8_experts_by_hand() -> None:
     """Mixtral 8x7B q5_k_m: the bytes one token reads, as both decode paths count them."""
-    from generator.catalog import find_model, gpus
+    from generator.catalog import find_model
     from generator.sizing.architecture import parse_architecture
     from generator.sizing.performance import decode_weight_read_bytes
     from generator.sizing.precision import weight_format
@@ -801,7 +801,8 @@ def test_attention_on_the_cpu_at_a_long_context_is_warned() -> None:
     """The CPU's attention grows with the context: warned where it takes a quarter of a token at the full context.
 
     Llama-3.3-70B on one RTX 4090 and 64 GiB at 32,768 tokens: 42 layers on the CPU (44 while a 5% margin was kept
-    beside offloaded layers, review80 item 2), 42 x 4 x 64 heads x 128 x 32,768 = 45.1 GFLOP a token at 90 GFLOP/s, 501 ms; at 1,024 tokens it is a few ms.
+    beside offloaded layers, review80 item 2), 42 x 4 x 64 heads x 128 x 32,768 = 45.1 GFLOP a token at 90 GFLOP/s,
+    501 ms; at 1,024 tokens it is a few ms.
     """
     from tests.helpers import estimate_json
 

@@ -242,8 +242,7 @@ class GpuSpec(NamedTuple):
 
     @property
     def memory_bytes(self) -> int:
-        """Memory the runtime can see: CUDA's total where the catalog has it, the reported MiB when sourced, else the
-        marketed decimal GB."""
+        """Memory a process can allocate: CUDA's total where the catalog has it, else the reported MiB, else memory_gb."""
         if self.memory_cuda_mib:
             return self.memory_cuda_mib * MIB
         if self.memory_usable_mib:
