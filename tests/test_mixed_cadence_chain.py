@@ -85,3 +85,39 @@ def test_a_deadline_of_the_less_frequent_job_keeps_it_off_the_shared_server(tmp_
 def test_rented_servers_still_run_a_chain_equally_often(tmp_path: Path) -> None:
     (error,) = load_errors(_write(tmp_path, ", run_after: nightly-lora", provider="aws"))
     assert "on rented servers, paid per run, the jobs of a chain run in turn each time it runs" in error, error
+
+
+MONTHLY_FIRST = """\
+version: 1
+name: cadences
+deployments:
+  - name: monthly-full
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: full, sequence_length: 8192, micro_batch_size: 1, dataset_tokens: 2000000000, epochs: 2,
+               runs_per_month: 1}
+  - name: nightly-lora
+    model: Qwen/Qwen2.5-32B-Instruct
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, micro_batch_size: 2, dataset_tokens: 200000000,
+               deadline_hours: 6, runs_per_month: 30, run_after: monthly-full}
+hardware: {provider: baremetal, gpus: [h100-sxm5-80gb], platforms: [dell-xe8640]}
+"""
+
+
+def test_a_slice_that_runs_first_says_it_delays_the_frequent_job(tmp_path: Path) -> None:
+    """review80 item 5: with the monthly job first in the chain, its reason said the more frequent jobs' runs "are
+    never delayed by it" while the nightly job started at 0.7 h of every run of the sequence. The slice's hours are
+    said as the delay, and they are the nightly's start (the turns' own figures)."""
+    path = tmp_path / "first.yaml"
+    path.write_text(MONTHLY_FIRST)
+    plan = _plan(path)
+    turns = {d.name: d.details for d in plan.deployments if "sequence" in d.details}
+    monthly, nightly = turns["monthly-full"], turns["nightly-lora"]
+    slice_h = monthly["finishes_at_hours"] - monthly["starts_at_hours"]
+    assert monthly["starts_at_hours"] == 0 and nightly["starts_at_hours"] == monthly["finishes_at_hours"] > 0.5
+    reasons = " ".join(r for d in plan.deployments if d.name == "monthly-full" for r in d.reasons)
+    assert "never delayed" not in reasons
+    assert f"it delays nightly-lora by its slice, {slice_h:.2f} h, in every run of the sequence" in reasons
+    # last in the chain (the file of the tests above): never delayed, and said so
+    chained = _plan(_write(tmp_path, ", run_after: nightly-lora"))
+    last = " ".join(r for d in chained.deployments if d.name == "monthly-full" for r in d.reasons)
+    assert "the more frequent jobs' runs are never delayed by it (it runs last)" in last
