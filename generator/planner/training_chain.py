@@ -262,8 +262,10 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     finish = sum(_hours(o) * share for o, share in zip(sequence, shares, strict=True)) if timed else None
     rate = c.usd_per_hour
     if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
+        # a sliced job's run cost counts its share in each run of the chain, as its hours do (review80 item 3: the
+        # monthly job's whole run was charged to every nightly run of the chain)
         costs = [run_usd(o.candidate) for o in sequence]
-        rate = None if None in costs else sum(x for x in costs if x is not None) / finish
+        rate = None if None in costs else sum(x * share for x, share in zip(costs, shares, strict=True) if x is not None) / finish
     gpus = max(o.candidate.gpus for o in sequence)
     start = 0.0
     steps = []
