@@ -45,7 +45,7 @@ def test_the_examples_rate_takes_two_slots(tmp_path: Path) -> None:
     plan = plan_file(str(_at(tmp_path, 0.01, batch=True)))[1].to_dict()
     (said,) = [f for f in plan["findings"] if f["code"] == "parallel-slots"]
     assert said["path"] == "deployments[0].inference.requests_per_second"
-    assert said["message"].startswith("the request rate needs 3.0 output tokens/s and one stream makes 2.73: 2 llama.cpp")
+    assert said["message"].startswith("the request rate needs 3.0 output tokens/s and one stream makes 2.85: 2 llama.cpp")
     options = plan["deployments"][0]["details"]["runtime_settings"]
     assert (options["llama.cpp_options"]["parallel"], options["llama.cpp_options"]["kv_unified"]) == (2, True)
     assert options["llama.cpp"].endswith("-np 2 -kvu") or " -np 2 -kvu" in options["llama.cpp"]
@@ -65,11 +65,13 @@ def test_a_rate_beyond_the_machine_is_refused_at_its_field(tmp_path: Path, capsy
     with pytest.raises(InfeasibleError) as refused:
         plan_file(str(path))
     said = str(refused.value)
-    # newuser68 item 1: 5 prompts a second of 1.73 s each take 8.65 times the machine's time before any decode
+    # newuser68 item 1: 5 prompts a second of 2.40 s each take 12.02 times the machine's time before any decode (1.73 s
+    # in one -ub 1024 pass until review80 item 1: a pass's compute buffer holds a logit row a token, and 1,024 of them
+    # would push a layer off the GPU, so the 800 tokens take two -ub 512 passes, each copying the offloaded weights)
     assert said.startswith(
-        f"{path}:14:28: deployments[0].inference.requests_per_second: 5 req/s of 800-token prompts need 865% of "
-        "hardware.fixed's time for their prompt passes alone (1.73 s each, the weights held off the GPUs copied to them a "
-        "pass), 0.578 a second at most with no time left to decode"
+        f"{path}:14:28: deployments[0].inference.requests_per_second: 5 req/s of 800-token prompts need 1202% of "
+        "hardware.fixed's time for their prompt passes alone (2.40 s each, the weights held off the GPUs copied to them a "
+        "pass), 0.416 a second at most with no time left to decode"
     )
     with pytest.raises(SystemExit) as exited:
         main(["plan", str(path)])
@@ -87,19 +89,20 @@ def _figure(pattern: str, text: str) -> float:
 def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) -> None:
     """newuser68 item 1: the slots were sized to decode the demand in the whole of the machine's time.
 
-    At 0.4 req/s the example's 800-token prompts (1.73 s each) take 69% of it: 120 output tokens/s must be decoded in
-    the 31% left, 387 tokens/s, beyond what the slots its memory holds make; the rate it serves is said.
+    At 0.3 req/s the example's 800-token prompts (2.40 s each: two -ub 512 passes since review80 item 1) take 72% of
+    it: 90 output tokens/s must be decoded in the 28% left, 321 tokens/s, beyond what the slots its memory holds make;
+    the rate it serves is said.
     """
-    path = _at(tmp_path, 0.4)
+    path = _at(tmp_path, 0.3)
     with pytest.raises(InfeasibleError) as refused:
         plan_file(str(path))
     said = str(refused.value)
-    assert "0.4 req/s x 300 output tokens need 120.0 tokens/s, and their prompt passes take 69% of the machine's time" in said
-    share = 0.4 * 1.73
+    assert "0.3 req/s x 300 output tokens need 90.0 tokens/s, and their prompt passes take 72% of the machine's time" in said
+    share = 0.3 * 2.40
     decoded = _figure(r"so the slots must decode ([0-9,.]+) tokens/s in the rest", said)
-    assert decoded == pytest.approx(120 / (1 - share), rel=0.01)
+    assert decoded == pytest.approx(90 / (1 - share), rel=0.01)
     most, served = _figure(r"makes at most ([0-9,.]+) with", said), _figure(r"about ([0-9.]+) req/s", said)
-    assert served * 300 == pytest.approx(most * (1 - served * 1.73), rel=0.02)  # r x output = slots x (1 - r x prefill)
+    assert served * 300 == pytest.approx(most * (1 - served * 2.40), rel=0.02)  # r x output = slots x (1 - r x prefill)
 
 
 def _offloaded() -> tuple[Architecture, WeightFormat, Machine, Placement]:
@@ -153,7 +156,7 @@ def test_validate_refuses_the_rate_as_plan_does(tmp_path: Path) -> None:
     from generator.workload import load_workload
 
     path = _at(tmp_path, 5)
-    with pytest.raises(InfeasibleError, match=r"requests_per_second: 5 req/s of 800-token prompts need 865% of hardware"):
+    with pytest.raises(InfeasibleError, match=r"requests_per_second: 5 req/s of 800-token prompts need 1202% of hardware"):
         early_checks(load_workload(str(path)))
 
 

@@ -138,7 +138,7 @@ def test_an_interactive_service_takes_the_fewest_slots_whose_wait_fits(tmp_path:
         "misses the 2,000 ms target)"
     )
     (said,) = [f["message"] for f in plan["findings"] if f["code"] == "parallel-slots"]
-    assert said.startswith("the request rate needs 3.0 output tokens/s and one stream makes 2.73, 2 slots make that, and")
+    assert said.startswith("the request rate needs 3.0 output tokens/s and one stream makes 2.85, 2 slots make that, and")
     # one fewer waits more than one request in twenty: the same placement's slots, timed as the plan times them
     loaded = load_workload(str(tmp_path / "home.yaml"))
     consts = Constants()
@@ -159,7 +159,7 @@ def test_one_stream_that_makes_the_rate_takes_slots_for_the_wait(tmp_path: Path)
     assert details["runtime_settings"]["llama.cpp_options"]["parallel"] == 3
     assert details["slot_wait_share"] <= 0.05
     (said,) = [f["message"] for f in plan["findings"] if f["code"] == "parallel-slots"]
-    assert "one stream makes 2.73, but requests would wait for it past the TTFT target" in said
+    assert "one stream makes 2.85, but requests would wait for it past the TTFT target" in said
 
 
 def test_slots_that_would_move_the_weights_are_not_taken(tmp_path: Path) -> None:
@@ -219,4 +219,5 @@ def test_a_slots_speed_is_said_one_way_in_the_reasons_and_the_warning(tmp_path: 
     alone, each, share = match.groups()
     assert f"{each} each" in said and said.endswith(f"so at best){share}")  # the slot's speed, and its share, alike
     assert decode.startswith(f"decode {alone} tokens/s")  # a lone request's speed is the decode line's
-    assert (alone, each, share) == ("2.73", "1.47", ", in the 98% of its time the requests' prompt passes leave")
+    # 2.73 and 1.47 until review80 item 2 (no 5% margin beside the offloaded layers: two more on the GPU)
+    assert (alone, each, share) == ("2.85", "1.55", ", in the 98% of its time the requests' prompt passes leave")

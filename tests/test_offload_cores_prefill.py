@@ -223,7 +223,10 @@ def test_a_larger_pass_that_would_push_weights_off_the_gpu_is_not_taken() -> Non
             continue
         if there.layer_devices != placement.layer_devices:
             assert ubatch < tried
-    assert ubatch == 1024  # 43 layers on the GPU at 512 and 1,024 tokens a pass, 42 at 2,048
+    # 45 layers on the GPU at 512 tokens a pass, 44 at 1,024, 43 at 2,048 (43 / 43 / 42 under the 5% margin). By hand
+    # (review80 item 1, a logit row a token of the pass): 512 more tokens take 512 x 128,256 x 4 B = 250.5 MiB of
+    # logits + 512 x 118,784 x 2 B = 116 MiB of activations = 366.5 MiB, more than the 260.8 MiB the 45 layers leave
+    assert ubatch == 512
 
 
 def test_the_estimate_says_the_prompt_its_ttft_is_of_and_the_prefill_rate() -> None:

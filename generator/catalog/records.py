@@ -145,6 +145,9 @@ class GpuSpec(NamedTuple):
     #: Public serving runs compared with the throughput model on this GPU, by engine (``throughput_runs_compared``);
     #: empty: none, so a plan on it rests on the model alone.
     throughput_runs: Mapping[str, int] = {}
+    #: CUDA's ``totalGlobalMem`` in MiB where it is below ``memory_usable_mib`` (nvidia-smi's total on newer drivers
+    #: includes what the driver reserves; a process allocates from CUDA's total); None: the two agree.
+    memory_cuda_mib: int | None = None
 
     @property
     def bridged(self) -> bool:
@@ -228,6 +231,7 @@ class GpuSpec(NamedTuple):
             # AMD's and Intel's scale-up links join every pair of the board's GPUs directly, no switch between them
             mesh_gpus=int(ic.get("domain_gpus") or 1) if ic.get("kind") in MESH_INTERCONNECTS else None,
             throughput_runs=dict((rec.get("throughput_runs_compared") or {}).get("runs_by_engine") or {}),
+            memory_cuda_mib=None if rec.get("memory_cuda_mib") is None else int(rec["memory_cuda_mib"]),
             measured_like=str(rec["measured_like"]) if rec.get("measured_like") else None,
         )
 
@@ -238,7 +242,9 @@ class GpuSpec(NamedTuple):
 
     @property
     def memory_bytes(self) -> int:
-        """Memory the runtime can see: the reported MiB when sourced, else the marketed decimal GB."""
+        """Memory a process can allocate: CUDA's total where the catalog has it, else the reported MiB, else memory_gb."""
+        if self.memory_cuda_mib:
+            return self.memory_cuda_mib * MIB
         if self.memory_usable_mib:
             return self.memory_usable_mib * MIB
         return int(self.memory_gb * GB)

@@ -2332,8 +2332,10 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     if timed and own and c.usd_per_hour is not None:
         # on owned servers, the energy its own hours add (fix89: the chain is charged its runs' energy, OwnedRuns)
         rate = c.owned_runs.kw * c.owned_runs.pue * c.owned_runs.usd_per_kwh if c.owned_runs else c.usd_per_hour
-        out["usd_per_job"] = round(rate * own, 2)
-        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * own, 1)
+        # a whole run of the job, as its hours are: a sliced job's slice is its share of it (review80 item 4)
+        run = own / job.shares[job.position] if job.shares and job.shares[job.position] < 1 else own
+        out["usd_per_job"] = round(rate * run, 2)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * run, 1)
     return out
 
 

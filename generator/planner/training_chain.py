@@ -9,8 +9,9 @@ chain's start.
 Jobs of different ``runs_per_month`` may share a chain on servers bought or owned (newuser80 item 2: a nightly LoRA and
 a monthly full fine-tune each bought a $197,000 server, busy 20% and 6% of the month). The chain then runs as often as
 its most frequent job, ``R`` times a month, and a job of ``r`` runs a month takes ``r / R`` of its run in each: it
-is checkpointed at the end of its slice and resumed in the next run of the chain, so that a more frequent job's runs
-are never delayed by it and its own run ends within its ``R / r`` runs of the chain (at most 730 h / ``r``). The pool's
+is checkpointed at the end of its slice and resumed in the next run of the chain: a more frequent job after it in the
+chain starts the slice's hours later each run (never delayed where the slice runs last), and its own run ends within
+its ``R / r`` runs of the chain (at most 730 h / ``r``). The pool's
 month holds every job's hours times its runs. Each job's share (:func:`cadence_shares`) weighs its hours wherever the
 chain's hours are summed.
 
@@ -261,8 +262,10 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     finish = sum(_hours(o) * share for o, share in zip(sequence, shares, strict=True)) if timed else None
     rate = c.usd_per_hour
     if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
+        # a sliced job's run cost counts its share in each run of the chain, as its hours do (review80 item 3: the
+        # monthly job's whole run was charged to every nightly run of the chain)
         costs = [run_usd(o.candidate) for o in sequence]
-        rate = None if None in costs else sum(x for x in costs if x is not None) / finish
+        rate = None if None in costs else sum(x * share for x, share in zip(costs, shares, strict=True) if x is not None) / finish
     gpus = max(o.candidate.gpus for o in sequence)
     start = 0.0
     steps = []
@@ -502,6 +505,19 @@ class Turn(NamedTuple):
         """The turn as the deployment's details (spec.json, SPEC.md)."""
         return dict(zip(self._fields, self, strict=True))
 
+    def _later_jobs_delay(self) -> str:
+        """What the slice does to the jobs after it in the sequence.
+
+        review80 item 5: "never delayed" was said where the slice ran first and the nightly job started 0.73 h late.
+        """
+        later = self.sequence.split(" -> ")[self.sequence_position :]
+        if not later:
+            return "and the more frequent jobs' runs are never delayed by it (it runs last)"
+        by = ""
+        if self.starts_at_hours is not None and self.finishes_at_hours is not None:
+            by = f" by its slice, {self.finishes_at_hours - self.starts_at_hours:.2f} h,"
+        return f"and it delays {', '.join(later)}{by} in every run of the sequence (run_after puts it before them)"
+
     def reason(self, servers: int) -> str:
         """Where the job runs in the sequence, when it starts and ends, and its deadline."""
         text = (
@@ -515,7 +531,7 @@ class Turn(NamedTuple):
             text += (
                 f"; it runs less often than the sequence, so each run of the sequence holds {self.share_of_run_per_sequence:.4g} "
                 f"of its run, checkpointed at the slice's end and resumed in the next: a run of it ends within {each:.4g} "
-                "runs of the sequence, and the more frequent jobs' runs are never delayed by it"
+                f"runs of the sequence, {self._later_jobs_delay()}"
             )
         if self.deadline_hours_from_sequence_start is not None:
             text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"

@@ -197,8 +197,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "safety_margin_fraction": (
         "Fraction of each GPU's memory a plan keeps free beyond the runtime's own budget. A llama.cpp placement on a "
-        "machine of yours keeps it only where weights leave the GPUs anyway: a model that fits whole beside the "
-        "compute buffer and the CUDA context is placed whole (newuser80 item 3).",
+        "machine of yours does not keep it: it reserves llama.cpp's compute buffer (a logit row for every token of "
+        "-ub) and the CUDA context against CUDA's total, whether the model fits whole or not (review80 items 1-2).",
         "planning headroom; the sizing guide's advice to leave a reserve for working data",
     ),
     "moe_gathered_workspace": (

@@ -110,14 +110,25 @@ def ffn_width_per_token(arch: Architecture) -> int:
     return widest
 
 
-def inference_activation_bytes(arch: Architecture, par: Parallelism, chunk_tokens: int, act_bits: int, consts: Constants) -> int:
+def inference_activation_bytes(
+    arch: Architecture,
+    par: Parallelism,
+    chunk_tokens: int,
+    act_bits: int,
+    consts: Constants,
+    *,
+    logits_every_token: bool = False,
+) -> int:
     """Peak activation memory of one forward pass over ``chunk_tokens`` tokens, per GPU.
 
-    Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows (none for an encoder).
+    Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows (none for an encoder): vLLM
+    samples at most ``max_num_seqs`` rows a step; ``logits_every_token``: llama.cpp reserves its prompt graph with an
+    output for every token of the micro-batch (llama-context.cpp, "reserve pp graph first":
+    ``graph_reserve(n_tokens, n_seqs, n_tokens, ...)``, n_outputs = n_ubatch).
     """
     per_token = consts.activation_mlp_copies * math.ceil(ffn_width_per_token(arch) / par.tp)
     per_token += consts.activation_hidden_copies * arch.hidden_size
-    rows = 0 if arch.encoder_only else min(consts.max_num_seqs, chunk_tokens)
+    rows = 0 if arch.encoder_only else chunk_tokens if logits_every_token else min(consts.max_num_seqs, chunk_tokens)
     logits = rows * math.ceil(arch.vocab_size / par.tp) * 4
     return chunk_tokens * per_token * act_bits // 8 + logits
 

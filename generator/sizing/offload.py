@@ -455,14 +455,15 @@ def place(
     """
     sizes = size_weights(arch, fmt)
     kv = _layer_kv(arch, kv_bits, context)
-    # each GPU keeps room besides weights and KV for what llama.cpp allocates there itself: its compute buffer (a
-    # pass's activations at -ub, with the logits) and the CUDA context (non_torch_bytes). A model that fits whole
-    # beside them is placed whole: llama.cpp loads what fits these sizes, and newuser80 item 3 had Llama 3.3 70B
-    # q4_k_m at 22.87 of a 3090's 24 GiB pushed to RAM by a 5% margin on top (10.5 tokens/s against ~15; two 3090s
-    # run it fully on GPU at 16.29 tokens/s, https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference). Where
-    # weights leave the GPUs anyway, the layers kept on them still leave safety_margin_fraction free, the planning
-    # headroom of the constant (it costs a layer or two of speed there, not a whole-GPU fit).
-    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
+    # each GPU keeps room besides weights and KV for what llama.cpp allocates there itself, one reserve whether the
+    # model fits whole or not (review80 items 1-2: a 5% margin switched on only past a whole fit made a 1.2 GiB
+    # cliff): its compute buffer (a pass's activations at -ub with a logit row for every token of it, as llama.cpp
+    # reserves its prompt graph) and the CUDA context (non_torch_bytes), against the memory CUDA lets a process
+    # allocate (GpuSpec.memory_bytes: totalGlobalMem, 24,268 MiB on a 3090, not nvidia-smi's 24,576). Two 3090s run
+    # Llama 3.3 70B q4_k_m fully on GPU at 16.29 tokens/s (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference).
+    activations = inference_activation_bytes(
+        arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts, logits_every_token=True
+    )
     reserved = machine.gpu_memory_bytes - activations - consts.non_torch_bytes
     if reserved <= 0:
         raise InfeasibleError(
@@ -490,12 +491,6 @@ def place(
 
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
-    if not fits():
-        capacity = reserved - int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
-        if capacity <= 0:
-            raise InfeasibleError(
-                f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by runtime, activations and margin"
-            )
     if not fits() and arch.is_moe:
         for i in reversed(range(n)):
             if fits():
