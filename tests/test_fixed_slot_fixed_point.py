@@ -103,17 +103,18 @@ def test_a_loop_that_does_not_settle_refuses_slots_the_last_placement_holds_shor
 def test_a_loop_that_does_not_settle_takes_the_slots_the_last_placement_holds_where_they_make_the_rate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """0.04 req/s x 300 tokens = 12.0 tokens/s for an interactive service, whose slots are also those a request's wait
-    for one fits the TTFT target in: the third placement's cache of 395,600 tokens holds 172 slots while the rate's
-    tokens take 99 and the wait 198; 172 make 16.76 tokens/s (40% over; 16.764 before review77 item 2, 16.759 after):
-    taken, and the rendered cache is theirs."""
-    monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 3)
+    """0.036 req/s x 300 tokens = 10.8 tokens/s for an interactive service, whose slots are also those a request's wait
+    for one fits the TTFT target in: the second placement's cache of 335,800 tokens holds 146 slots while the wait
+    takes 150; 146 make 16.57 tokens/s (53% over): taken, and the rendered cache is theirs. (0.04 req/s under a bound of
+    3 until review80 items 1-2 (the 5% margin gone, a logit row a token of the -ub pass): 172 slots on 395,600 tokens,
+    16.76 tokens/s; that loop now settles at its third placement, and a bound of 1 or 2 there is refused.)"""
+    monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 2)
     seen = _held(monkeypatch)
-    parallel, ctx, said = _slots_and_cache(_at(tmp_path, 0.04, batch=False))
+    parallel, ctx, said = _slots_and_cache(_at(tmp_path, 0.036, batch=False))
     ((wanted, held, made),) = seen
-    assert wanted > held == parallel == 172
-    assert ctx == said == 395_600 == parallel * REQUEST
-    assert made > 1.2 * 0.04 * 300
+    assert wanted > held == parallel == 146
+    assert ctx == said == 335_800 == parallel * REQUEST
+    assert made > 1.2 * 0.036 * 300
 
 
 def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path) -> None:
@@ -126,18 +127,21 @@ def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path
     the weights streamed over PCIe): 6.7416 s, 0.1483 tokens/s a slot. In the 51.3% of the time the prompt passes
     leave, 300 tokens take 300 / (0.14833 x 0.51334) = 3,939.8 s (3,938.6 before: said 3,939), and all decoding
     6.7416 / 0.51334 = 13,132.8 ms a token (13,128.5). The mean TPOT at the rate (the slots' queue at 197.33 in use)
-    moves alike, 13,121.7 -> 13,126.7 ms.
+    moves alike, 13,121.7 -> 13,126.7 ms. Since review80 items 1-2 (no 5% margin beside the offloaded layers, a logit
+    row a token of the -ub pass in the compute buffer) each slot's step is faster and 190 slots make the rate: the
+    figures below are the engine's at that change (198 slots, 455,400 tokens, about 3,940 s, TPOT 13,126.7 / 13,132.8 ms
+    before it), the derivation above the method.
     """
     plan = plan_file(str(_at(tmp_path, 0.05, batch=False)))[1].to_dict()
     (dep,) = plan["deployments"]
     (said,) = [r for r in dep["reasons"] if r.startswith("the rate is held only by")]
-    # 197 slots make the rate's tokens, and one more drains the queue (a request holds its slot for its TTFT too)
-    assert said.startswith("the rate is held only by 198 server slots whose KV cache of 455,400 tokens takes the GPUs'")
+    # the slots that make the rate's tokens and drain the queue (a request holds its slot for its TTFT too)
+    assert said.startswith("the rate is held only by 190 server slots whose KV cache of 437,000 tokens takes the GPUs'")
     assert "27.3 GiB of weights on the fullest GPU for a lone request, 1.3 with the slots" in said
-    assert said.endswith("a request's 300 output tokens take about 3,940 s (66 min)")
+    assert said.endswith("a request's 300 output tokens take about 3,787 s (63 min)")
     (missed,) = [f["message"] for f in plan["findings"] if f["code"] == "slo-missed"]
-    # 197.33 of the 198 slots in use on average: a request's TPOT at the rate is nearly the all-busy one
-    assert "TPOT 13,126.7 ms on average at the rate (13,132.8 ms with all decoding) against the interactive default" in missed
+    # nearly every slot in use on average: a request's TPOT at the rate is nearly the all-busy one
+    assert "TPOT 12,622.8 ms on average at the rate (12,624.1 ms with all decoding) against the interactive default" in missed
 
 
 def test_slots_that_leave_the_weights_where_they_were_say_no_trade(tmp_path: Path) -> None:
