@@ -63,9 +63,10 @@ def test_a_host_short_of_ram_with_nothing_offloaded_says_what_it_needs(capsys: p
 def test_a_host_short_of_ram_beside_an_offload_names_every_part(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, *REFUSED[0])
     assert code == 3
+    # 16.55 / 1.05 GiB until review80 items 1-2 (no 5% margin beside the offloaded layers: one more layer's KV on the GPU)
     assert (
-        "16 GiB of system RAM is less than the 16.55 GiB the host needs beside the GPUs (8.00 GiB reserved for other "
+        "16 GiB of system RAM is less than the 16.54 GiB the host needs beside the GPUs (8.00 GiB reserved for other "
         "services, 2.00 GiB for the runtime, 1.96 GiB of input embedding (llama.cpp keeps it in RAM), 1.96 GiB of output "
-        "layer (on the CPU with the first layer), 1.59 GiB staging an offloaded layer, 1.05 GiB of KV cache for the layers "
+        "layer (on the CPU with the first layer), 1.59 GiB staging an offloaded layer, 1.03 GiB of KV cache for the layers "
         "off the GPU at 4,096 tokens); to unblock: allow a lower precision"
     ) in err

@@ -62,8 +62,9 @@ def test_offload_on_a_superchip_is_computed_on_grace_and_streaming_is_said_besid
     data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "gh200-96gb", "--precision", "bf16", "--ram-gib", "480")
     offload = data["offload"]
     assert (offload["mode"], offload["bound"]) == ("cpu-compute", "ddr")
-    assert offload["cpu_compute_tokens_per_s"] == pytest.approx(3.47, abs=0.01)
-    assert offload["pcie_stream_tokens_per_s"] == pytest.approx(5.66, abs=0.01)
+    # 3.47 until review80 items 1-2 (no 5% margin beside the offloaded layers: more of them on the GPU)
+    assert offload["cpu_compute_tokens_per_s"] == pytest.approx(3.83, abs=0.01)
+    assert offload["pcie_stream_tokens_per_s"] == pytest.approx(6.155, abs=0.005)  # 5.66 until review80 items 1-2
     assert data["machine"]["bandwidths"].endswith("NVLink-C2C to Grace: 450.0 GB/s per direction")
 
 

@@ -176,13 +176,14 @@ def test_a_llama_bench_row_run_on_the_cpu_is_not_fitted_as_the_gpus(tmp_path: Pa
 
 
 def test_a_llama_bench_row_of_the_predicted_offload_split_is_compared(tmp_path: Path) -> None:
-    """70B Q4_K_M on one RTX 4090 with 128 GiB of RAM: the estimate holds 44 of 80 layers on the GPU."""
+    """70B Q4_K_M on one RTX 4090 with 128 GiB of RAM: the estimate holds 46 of 80 layers on the GPU (44 until review80
+    items 1-2 left the 5% margin off the offloaded layers)."""
     setup = ("meta-llama/Llama-3.1-70B-Instruct", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--ram-gib", "128",
              "--cpu", "core-i9-14900k", "--input-tokens", "512", "--output-tokens", "128")  # fmt: skip
-    code, out, _ = _calibrate(*setup, "--log", _bench(tmp_path, "split.md", [("70.55 B", "44", "3.00")]))
+    code, out, _ = _calibrate(*setup, "--log", _bench(tmp_path, "split.md", [("70.55 B", "46", "3.00")]))
     assert code == 0 and "ddr_bandwidth_efficiency" in out
     code, _, err = _calibrate(*setup, "--log", _bench(tmp_path, "all.md", [("70.55 B", "99", "3.00")]))
-    assert code == 1 and "ran 80 of the model's 80 layers on the GPU (-ngl 99), the prediction 44" in err
+    assert code == 1 and "ran 80 of the model's 80 layers on the GPU (-ngl 99), the prediction 46" in err
 
 
 def _tree(tmp_path: Path) -> Path:

@@ -165,22 +165,25 @@ def test_without_an_nvme_tier_nothing_is_paged_and_the_command_loads_the_weights
 def test_the_warning_says_the_hit_rate_assumed_and_that_buffered_io_may_be_the_limit() -> None:
     code, out = run_estimate(*RIG)
     assert code == 0
-    assert "speed        3.45 tokens/s (nvme-bound, cpu-compute)" in out  # 2.10 with no page cache hits (3.52 before 110
-    # switches between the GPU and the CPU were counted, accoff entry of 2026-12-04)
+    # review80 items 1-2 (no 5% margin beside the offloaded layers) keep one more MoE layer's experts on the GPU: 3.45 ->
+    # 3.57 tokens/s, 129.23 -> 125.43 GiB on NVMe, 39 -> 40% cached serving 85 -> 86%, 0.97 -> 0.92 GiB a token paged,
+    # 0.78 -> 0.80 with no page cache hits, 55 -> 54 MoE layers off the GPU (34 -> 33 on NVMe)
+    assert "speed        3.57 tokens/s (nvme-bound, cpu-compute)" in out  # 3.52 before 110 GPU / CPU switches were
+    # counted, accoff entry of 2026-12-04
     warning = next(line for line in out.splitlines() if "GiB of weights live on NVMe" in line)
     for said in (
-        "129.23 GiB of weights live on NVMe, in the memory-mapped model file: the page cache, the 81.92 GiB of RAM",
-        "the most used routed experts of every layer among them: 39% of the experts' bytes, assumed to serve 85% of a "
-        "token's expert reads (popularity lognormal at expert_popularity_cv 2.17; 39% if every expert were used alike)",
-        "0.97 GiB a token are paged in from NVMe, routed experts faulted in at random at 5.6 GB/s "
+        "125.43 GiB of weights live on NVMe, in the memory-mapped model file: the page cache, the 81.92 GiB of RAM",
+        "the most used routed experts of every layer among them: 40% of the experts' bytes, assumed to serve 86% of a "
+        "token's expert reads (popularity lognormal at expert_popularity_cv 2.17; 40% if every expert were used alike)",
+        "0.92 GiB a token are paged in from NVMe, routed experts faulted in at random at 5.6 GB/s "
         "(nvme_paged_read_efficiency 0.45 of the drive's 12.4 GB/s)",
         "whose buffered I/O, not the drive, may be the limit (a 4-drive RAID0 gave no gain: "
         "https://github.com/ubergarm/r1-ktransformers-guide)",
-        "0.78 tokens/s instead of 3.45",
+        "0.80 tokens/s instead of 3.57",
     ):
         assert said in warning, warning
-    decision = next(line for line in out.splitlines() if "routed experts of 55 MoE layer(s)" in line)
-    assert "21 layers' worth in system RAM, 34 on NVMe" in decision
+    decision = next(line for line in out.splitlines() if "routed experts of 54 MoE layer(s)" in line)
+    assert "21 layers' worth in system RAM, 33 on NVMe" in decision
     assert "the page cache keeps the most used experts of every layer, not whole layers" in decision
 
 
@@ -190,12 +193,14 @@ def test_the_popularity_is_one_overridable_constant() -> None:
     assert uniform["offload"]["page_cache"]["expert_hit_rate"] == uniform["offload"]["page_cache"]["expert_cached_share"]
     assert skewed["offload"]["page_cache"] == {
         "bytes": 87956672512,
-        "cached_bytes_per_token": 5976749923,
-        "expert_cached_share": 0.3919,
-        "expert_hit_rate": 0.8521,
-        "nvme_bytes_per_token": 1037568156,
+        # 5976749923 / 0.3919 / 0.8521 / 1037568156 until review80 items 1-2 (one more MoE layer on the GPU)
+        "cached_bytes_per_token": 5897758359,
+        "expert_cached_share": 0.3991,
+        "expert_hit_rate": 0.8564,
+        "nvme_bytes_per_token": 989026664,
         "popularity_cv": 2.17,
     }
     assert uniform["throughput"]["decode_tokens_per_s"] < skewed["throughput"]["decode_tokens_per_s"]
     said = next(f["message"] for f in uniform["findings"] if f["code"] == "nvme-offload")
-    assert "assumed to serve 39% of a token's expert reads (popularity lognormal at expert_popularity_cv 0; 39%" in said
+    # 39% until review80 items 1-2 (one more MoE layer's experts on the GPU)
+    assert "assumed to serve 40% of a token's expert reads (popularity lognormal at expert_popularity_cv 0; 40%" in said

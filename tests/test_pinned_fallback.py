@@ -106,18 +106,21 @@ HOME = ("openai/gpt-oss-120b", "--gpu", "rtx-4070-12gb", "--cpu", "core-i5-12600
 def test_the_plan_warns_and_says_both_ttfts() -> None:
     """gpt-oss-120b on a 12 GB GPU and 64 GiB: 49.55 GiB of experts pinned (77%), TTFT 8.49 s at the pageable rate,
     5.71 s if pinned (8.59 / 5.81 before a prompt's attention stopped at gpt-oss's windows, fix73); with 128 GiB (39%)
-    the pinned TTFT and no warning."""
+    the pinned TTFT and no warning. (11.97 / 7.79 s, 5.98 with 128 GiB, since review80 items 1-2: llama.cpp's compute
+    buffer holds a logit row for every token of the -ub pass, 201,088 a token for gpt-oss, so the 12 GB GPU takes
+    smaller prompt batches.)"""
     data = estimate_json(*HOME, "--ram-gib", "64")
     said = {f["code"]: f["message"] for f in data["findings"]}
     assert data["runtime_settings"]["llama.cpp"].endswith("--no-mmap")
     message = said["pinned-buffers-large"]
     assert "49.55 GiB of pinned (page-locked) host buffers, 77% of the machine's 64 GiB of RAM" in message
-    assert "the TTFT of 8.49 s is timed so, 5.71 s if they are pinned" in message
+    assert "the TTFT of 11.97 s is timed so, 7.79 s if they are pinned" in message
     assert "'CUDA_Host model buffer size' where they were pinned, 'CPU model buffer size' where not" in message
-    assert data["throughput"]["ttft_s"] == pytest.approx(8.49, abs=0.005)
+    assert data["throughput"]["ttft_s"] == pytest.approx(11.97, abs=0.005)
     pinned = estimate_json(*HOME, "--ram-gib", "64", "--set", "pinned_host_ram_share=1")
-    assert pinned["throughput"]["ttft_s"] == pytest.approx(5.71, abs=0.005)
+    assert pinned["throughput"]["ttft_s"] == pytest.approx(7.79, abs=0.005)
     assert "pinned-buffers-large" not in {f["code"] for f in pinned["findings"]}
     roomy = estimate_json(*HOME, "--ram-gib", "128")
     assert "pinned-buffers-large" not in {f["code"] for f in roomy["findings"]}
-    assert roomy["throughput"]["ttft_s"] == pytest.approx(5.71, abs=0.005)
+    # 5.71 (the pinned TTFT at 64 GiB) until review80 items 1-2; with 128 GiB llama.cpp's -ub differs from the 64 GiB run's
+    assert roomy["throughput"]["ttft_s"] == pytest.approx(5.98, abs=0.005)
