@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from generator.catalog import suggest
 from generator.errors import InputError
+from generator.units import HOURS_PER_MONTH
 from generator.workload.loader import Document
 from generator.workload.models import TrainingDeployment, Workload
 
@@ -188,13 +189,14 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
             InputError(
                 f"deadline_hours {_deadline(wl, i):g} with runs_per_month {r:g}, fewer than the {most:g} of its chain's "
                 "most frequent job: the chain runs as often as that job and this one takes a slice of its run in "
-                f"each, so a run of it ends within {730 / r:.4g} h (730 h / its runs a month), not sooner; the more "
-                "frequent jobs' runs would otherwise wait for it past their own windows. Drop deadline_hours here (or "
-                f"give {730 / r:.4g} or more), or drop its run_after to run it on servers of its own",
+                f"each, so a run of it ends within {HOURS_PER_MONTH / r:.4g} h ({HOURS_PER_MONTH} h / its runs a month), "
+                "not sooner; the more frequent jobs' runs would otherwise wait for it past their own windows. Drop "
+                "deadline_hours here (or "
+                f"give {HOURS_PER_MONTH / r:.4g} or more), or drop its run_after to run it on servers of its own",
                 doc.locate(("deployments", i, "training", "deadline_hours")),
             )
             for i, r in given
-            if r < most and (due := _deadline(wl, i)) is not None and due < 730 / r
+            if r < most and (due := _deadline(wl, i)) is not None and due < HOURS_PER_MONTH / r
         ]
     first, value = given[0]
     where = (
