@@ -1794,9 +1794,18 @@ def _grow_on_bought(
 
     newuser80 item 7: a rate increase (20 -> 30 req/s) replaced 3 bought XE8640s ($591,000) by 2 new 8-GPU servers
     ($714,000) with no word of growing on top of them. Said only for one service in one removed pool whose inputs
-    differ in the rate alone (same model and every other input): the old plan's replicas each sustain at most
-    ``requests_per_s_per_replica_max`` within the SLOs, so the new rate needs ``ceil(rate / that)`` of them, on
-    servers of ``gpus_per_node`` each, every added server at the old servers' price each.
+    differ in the rate alone (same model and every other input), every added server at the old servers' price each.
+
+    The replicas the new rate needs lie between two counts the old plan gives (review80 item 9: the most a replica
+    sustains alone was taken, where the diff's capacity share is the replicas' ``requests_per_s_sustained``, the wait
+    for a place in the batch included). At least ``rate / requests_per_s_per_replica_max`` (no replica sustains more
+    than that); at most ``rate / (sustained / replicas)``, a replica's share of what the old replicas sustain together:
+    more replicas at the same load each wait less for a place (Erlang C), so each sustains at least that share. The
+    plan of the advice (the inventory listed) counts the wait at the new count, and finds the figure in that range
+    (``requests_per_s_sustained`` absent, a ``spec.json`` written before it: the most a replica sustains, both ends).
+    Whole replicas go to a server (``floor(gpus_per_node / (tp x pp))`` each; a replica wider than a server takes
+    ``ceil(tp x pp / gpus_per_node)`` of them): ``ceil(replicas x tp x pp / gpus_per_node)`` split a replica of TP2
+    PP3 over two 8-GPU servers.
     """
     if len(removed) != 1 or len(services) != 1:
         return None
@@ -1813,26 +1822,39 @@ def _grow_on_bought(
     rate_key = "requests_per_second"
     if {k: v for k, v in ins[0].items() if k != rate_key} != {k: v for k, v in ins[1].items() if k != rate_key}:
         return None
-    each = _plan_figure(before["details"].get("requests_per_s_per_replica_max"))
+    details = before["details"]
+    most = _plan_figure(details.get("requests_per_s_per_replica_max"))
     rate, was_rate = _plan_figure(ins[1].get(rate_key)), _plan_figure(ins[0].get(rate_key))
     node = pool.get("node") or {}
     capex = _plan_figure(pool.get("capex_usd"))
     counts = [n for n in (before.get("tp"), before.get("pp"), node.get("gpus"), pool.get("nodes")) if _whole(n)]
-    if not each or not rate or not was_rate or rate <= was_rate or not capex or len(counts) != 4:
+    if not most or not rate or not was_rate or rate <= was_rate or not capex or len(counts) != 4:
         return None
     tp, pp, per_node, nodes = counts
-    replicas = math.ceil(rate / each)
-    servers = math.ceil(replicas * tp * pp / per_node)
-    if servers <= nodes:
+    had, sustained = before.get("replicas"), _plan_figure(details.get("requests_per_s_sustained"))
+    share = round(sustained / had, 3) if sustained and _whole(had) else most  # a replica's of the old fleet's
+    width = tp * pp  # a replica's GPUs: whole replicas to a server, or whole servers to a replica
+
+    def servers(replicas: int) -> int:
+        if width <= per_node:
+            return math.ceil(replicas / (per_node // width))
+        return replicas * math.ceil(width / per_node)
+
+    least, surely = (math.ceil(rate / each - 1e-9) for each in (most, min(share, most)))
+    if servers(surely) <= nodes:
         return None
-    add = servers - nodes
+    add = [max(0, servers(n) - nodes) for n in (least, surely)]
     return {
         "platform": node.get("platform_id"),
-        "replicas": replicas,
-        "requests_per_s_per_replica_max": each,
+        "replicas": surely,  # enough with the wait counted as the old fleet's
+        "replicas_least": least,  # none fewer: each at the most a replica sustains
+        "requests_per_s_per_replica_max": most,
+        "requests_per_s_per_replica_sustained": min(share, most),
         "servers_kept": nodes,
-        "servers_added": add,
-        "usd_added": two_places(capex / nodes * add),
+        "servers_added": add[1],
+        "servers_added_least": add[0],
+        "usd_added": two_places(capex / nodes * add[1]),
+        "usd_added_least": two_places(capex / nodes * add[0]),
     }
 
 
@@ -1850,13 +1872,30 @@ def _capex_text(capex: dict[str, Any] | None) -> str:
         f"they are freed, not refunded (reuse or sell them), and the new ones are ${capex['put_in']:,.0f} to buy"
     )
     if grow := capex.get("grow"):  # newuser80 item 7: growing on the servers bought, said before replacing them
-        platform = grow["platform"]
+        platform, most, share = (
+            grow["platform"],
+            grow["requests_per_s_per_replica_max"],
+            grow["requests_per_s_per_replica_sustained"],
+        )
+        if grow["replicas_least"] == grow["replicas"]:
+            need = f"at the old layout's {share:g} req/s a replica the new rate needs {grow['replicas']} replicas"
+        else:  # review80 item 9: between a replica's most and its share of what the old ones sustain with the wait
+            need = (
+                f"the new rate needs {grow['replicas_least']} to {grow['replicas']} replicas ({grow['replicas_least']} "
+                f"at the {most:g} req/s a replica of the old layout sustains at most, {grow['replicas']} at the "
+                f"{share:g} each of its old replicas sustains with the wait for a place in the batch, which more "
+                "replicas shorten)"
+            )
+        added = f"{grow['servers_added']} (${grow['usd_added']:,.0f} at their price)"
+        if grow["servers_added_least"] != grow["servers_added"]:
+            added = (
+                f"{grow['servers_added_least']} to {grow['servers_added']} (${grow['usd_added_least']:,.0f} to "
+                f"${grow['usd_added']:,.0f} at their price)"
+            )
         text += (
-            f"; growing on them instead: at the old layout's {grow['requests_per_s_per_replica_max']:g} req/s a replica "
-            f"the new rate needs {grow['replicas']} replicas, so keep the {grow['servers_kept']} {platform} and add "
-            f"{grow['servers_added']} (${grow['usd_added']:,.0f} at their price): list them under hardware.inventory "
-            f"(platform: {platform}, count: {grow['servers_kept']}) and allow {platform} in hardware.platforms, so the "
-            "plan uses them first and buys only the shortfall, then diff that plan"
+            f"; growing on them instead: {need}, so keep the {grow['servers_kept']} {platform} and add {added}: list "
+            f"them under hardware.inventory (platform: {platform}, count: {grow['servers_kept']}) and allow {platform} "
+            "in hardware.platforms, so the plan uses them first and buys only the shortfall, then diff that plan"
         )
     return text
 

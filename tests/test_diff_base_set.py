@@ -65,14 +65,19 @@ def test_a_pool_whose_server_build_changes_is_replaced_and_its_bought_servers_ar
     assert [p["pool"] for p in entry["removed"]] == [p["pool"] for p in entry["added"]] == ["w_l40s_48gb"]
     # the catalog's prices: a 4-L40S xe7740 $51,271, an 8-L40S one $85,271 (generator/catalog, purchase estimates)
     # fix129 adds "grow" (the bought servers grown on rather than replaced): 40 req/s at the old layout's 5.68 a TP1
-    # replica need ceil(7.04) = 8 replicas, 2 servers of 4 L40S: the 1 kept and 1 added at its $51,271
+    # replica at most need ceil(7.04) = 8 replicas, and at the 5.438 each of its 4 sustain with the wait for a place
+    # (21.751 req/s: fix133, review80 item 9) ceil(7.36) = 8 too; 2 servers of 4 L40S: the 1 kept and 1 added at $51,271
     grow = {
         "platform": "dell-xe7740",
         "replicas": 8,
+        "replicas_least": 8,
         "requests_per_s_per_replica_max": 5.68,
+        "requests_per_s_per_replica_sustained": 5.438,
         "servers_added": 1,
+        "servers_added_least": 1,
         "servers_kept": 1,
         "usd_added": 51271.0,
+        "usd_added_least": 51271.0,
     }
     assert entry["capex_usd"] == {"taken_out": 51271.0, "put_in": 85271.0, "grow": grow}
     assert data["totals"]["capex_usd"] == {"old": 51271.0, "new": 85271.0, "delta": 34000.0}

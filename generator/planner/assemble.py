@@ -1973,7 +1973,8 @@ def build_plan(
         if (
             objective == "cost"
             and isinstance(dep, InferenceDeployment)
-            and (margin := derived_price_margin(wl, consts, ranked_as, shown))
+            # the runners-up listed, less those over a limit of the fleet's (a price move lets none of those win)
+            and (margin := derived_price_margin(wl, consts, ranked_as, [o for o in shown if id(o) not in over]))
         ):
             reasons.append(margin)  # newuser80 item 4: a choice resting on a derived host price said as such
         if objective != wl.objective:

@@ -23,6 +23,10 @@ class Finding(NamedTuple):
     code: str
     message: str
     path: str = ""
+    #: The pools whose figures the finding qualifies, for a reader that says so elsewhere than the message (the
+    #: headline names ``spot-priced-on-demand``'s pools priced at an on-demand rate from it: review80 item 11, where it
+    #: read them back out of the message); empty for most findings. Not written to ``spec.json``: the message names them.
+    pools: tuple[str, ...] = ()
 
 
 def layout_name(tp: int, pp: int, ep: int = 1) -> str:
@@ -823,7 +827,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 #: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
-_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset({(DeploymentPlan, "slot_queue")})
+_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset({(DeploymentPlan, "slot_queue"), (Finding, "pools")})
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (DeploymentPart, "expert_parallel"),

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 
 from generator import catalog
@@ -50,16 +49,14 @@ SPOT_RATE = {
 }
 
 
-#: The spot-priced-on-demand finding of a pool priced at an on-demand rate (the pool's name is group 1).
-ON_DEMAND_SPOT = re.compile(r"pool (\S+) is spot capacity priced at the on-demand rate ")
-
-
 def priced_on_demand(findings: Iterable[Finding]) -> list[str]:
-    """The spot pools the ``spot-priced-on-demand`` findings say are priced at an on-demand rate, sorted (empty: none).
+    """The spot pools the ``spot-priced-on-demand`` findings price at an on-demand rate, sorted (empty: none).
 
-    newuser79 item 12: the headline's month held such pools at on-demand list prices and said nothing of it.
+    newuser79 item 12: the headline's month held such pools at on-demand list prices and said nothing of it. The pools
+    are the findings' ``pools``, set where each is made (review80 item 11: a pattern matched on their messages, which a
+    rewording would have left silent); a pool with no price at all carries none, as the month leaves it out.
     """
-    return sorted({m[1] for f in findings if f.code == "spot-priced-on-demand" and (m := ON_DEMAND_SPOT.match(f.message))})
+    return sorted({name for f in findings if f.code == "spot-priced-on-demand" for name in f.pools})
 
 
 def on_demand_text(pools: list[str]) -> str:
@@ -87,10 +84,12 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
             sold = catalog.platforms()[platform].not_on_demand if platform in catalog.platforms() else None
             why = f"{platform} is sold through {sold}, with no on-demand rate" if sold else "the catalog has no rate for it here"
             priced, bills = f"with no price ({why}), which the plan's month leaves out", "spot bills at"
+            qualified: tuple[str, ...] = ()  # the month leaves it out: nothing of the month to qualify
         else:
             rate = f"${pool.usd_per_hour / pool.nodes:,.2f} a node-hour"
             basis = "prices." + platform if given is not None else "the catalog's on-demand list price"
             priced, bills = f"priced at the on-demand rate ({rate}, {basis})", "spot bills less, at"
+            qualified = (pool.name,)  # the headline's month holds it at that rate (priced_on_demand)
         out.append(
             Finding(
                 "info",
@@ -99,6 +98,7 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
                 f"{SPOT_RATE[pool.node.provider]}, which the catalog does not hold; give it as prices: "
                 f"{{{spot_key(platform)}: <USD per node-hour>}} to price the pool at it",
                 f"deployments[{first}].capacity_type",
+                qualified,
             )
         )
     azure = [pool for pool in spot.values() if pool.node.provider == "azure"]
