@@ -1157,14 +1157,18 @@ def _plan_fleet(
     # where a fleet broke max_racks, the passes again, each deployment held as it is chosen to its layouts that pack
     # into the racks beside those chosen before it: the cheapest layouts may not pack where dearer ones do (newuser80
     # item 1: 3 x 8-GPU H200 servers of 10.2 kW need 3 racks of 17 kW; 8 x 4-GPU XE8640 of 4.23 kW fit 2, at
-    # $53,010/month); the fleets the other passes broke the limit with are the runners-up, over it
+    # $53,010/month); the fleets the other passes broke the limit with are the runners-up, over it; and where two or
+    # more services may share servers, the passes again sharing them, the racks counted as the plan pools them (fix132:
+    # two 1-GPU services, each on a 10.2 kW DGX H100 of its own, need 2 racks of 11 kW; sharing one DGX, 1)
     racked_from = len(fleets)  # the fleets planned so: those from here to racked_to
     over_racks = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == "max_racks"]
     if wl.hardware.max_racks is not None and over_racks:
         tried = [*orders, by_size, by_size[::-1], dearest]
-        for order in [o for n, o in enumerate(tried) if o not in tried[:n]]:
-            with contextlib.suppress(InfeasibleError):
-                add(choose(loaded, consts, enumerated, sizes, share=False, order=order, runners_up=runners_up, racked=True), None)
+        for share in (False, True) if services >= 2 else (False,):
+            for order in [o for n, o in enumerate(tried) if o not in tried[:n]]:
+                racked = functools.partial(choose, share=share, order=order, runners_up=runners_up, racked=True)
+                with contextlib.suppress(InfeasibleError):
+                    add(racked(loaded, consts, enumerated, sizes), None, share)
     racked_to = len(fleets)
     while owned_kinds and fleets and passes and len(moved_from) < MAX_MOVE_ROUNDS and best_at() not in moved_from:
         moved_from.append(best_at())
@@ -1669,8 +1673,8 @@ def _choose(
     ``kept``: a pass whose choices every deployment but those ``moved`` (by index; a chain's first job moves the chain)
     keeps, with their findings and reasons, those moved chosen last (in ``order``) among the owned servers they leave
     free, the first of them on ``moved_to`` (a server kind) where given (:func:`_moves`); ``racked``: each deployment
-    held to its layouts whose servers pack into ``hardware.max_racks`` racks beside those chosen before it (a pass
-    sharing no servers; :class:`InfeasibleError` where none does).
+    held to its layouts whose servers pack into ``hardware.max_racks`` racks beside those chosen before it, pooled as
+    the plan pools them (:func:`~generator.planner.assemble.racks_needed`; :class:`InfeasibleError` where none does).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -1822,17 +1826,20 @@ def _choose(
         # of the servers in use, only the GPUs in use on the kinds the options run on (:func:`_in_use_on`)
         owned_free = bool(free) and owned_first
         in_use = None if shared is None else _in_use_on(ranked, (held_here, to), allowed, shared)
+        # the pass reads its first choice alone (held to the racks, it reads the first of those that pack: the ranking
+        # kept apart from the first choices of the passes that are not)
+        first_only = shared is not None and runners_up is not None and not racked
         ranking = (
             held_here,
             in_use,
             tuple(sorted(free.items())) if in_use else bool(free),
             owned_first,
             to,
+            *(("racked",) if shared is not None and racked else ()),
         )
         if ranking not in ranked:
             one_gpu_pods = service and planned_sharing(wl, dep) is not None
             months = capex.months_for(i) if capex is not None else None
-            first_only = shared is not None and runners_up is not None  # the pass reads its first choice alone
             # the very options ranked alike by another plan (another file of one render, another fleet search)
             owned_at = (frozenset(not_bought), tuple(sorted(free.items())), tuple(sorted(whole.items())))
             alike = _Alike(
@@ -1879,9 +1886,9 @@ def _choose(
         if racked and feasible:
             from generator.planner.assemble import racks_needed
 
-            before = list({id(opt): opt for _, opt, _ in chosen}.values())  # a chain's jobs hold one option
+            before = [(k, opt) for k, opt, _ in chosen]  # sharing servers where the plan's pools would
             most = wl.hardware.max_racks or 0
-            feasible = [o for o in feasible if racks_needed(wl, [*before, o]) <= most]
+            feasible = [o for o in feasible if racks_needed(wl, [*before, (i, o)]) <= most]
             if not feasible:
                 raise InfeasibleError(f"deployment '{dep.name}' has no layout within hardware.max_racks beside those before it")
         if not feasible and chain is not None:

@@ -1721,24 +1721,9 @@ def build_plan(
     # the jobs of a chain (run_after) each take their own layout on the chain's one pool, in turn
     sequenced = _sequenced(wl, chosen)
     chosen = [(i, sequenced[i].own if i in sequenced else opt, rest) for i, opt, rest in chosen]
-    groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
-    for index, opt, _ in chosen:
-        for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
-            first = sequenced[index].first if index in sequenced else index
-            # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all whole or all
-            # shared one way (a pool has one device-plugin config or MIG partition)
-            kind = f"{SHARED_GROUP} {part.sharing_key}" if part.candidate.shares_per_gpu else "inference"
-            kind = kind if part.shares_servers else f"solo-{first}"
-            # spot capacity is a node group of its own: a spot and an on-demand deployment never share a pool
-            kind += SPOT_GROUP if part.hardware.spot else ""
-            groups.setdefault((*part.server_kind, kind), []).append((index, part))
+    groups = _colocation_groups([(index, opt) for index, opt, _ in chosen], sequenced)
     colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
-    units: list[tuple[list[tuple[int, Option]], int]] = []
-    for (_, _, per_node, kind), members in sorted(groups.items()):
-        if kind.startswith("solo-") and len(members) > 1:  # a chain: its jobs in turn on the servers the widest needs
-            units.append((members, max(o.candidate.nodes for _, o in members)))
-            continue
-        units += _group_units(wl, members, per_node)
+    units = _pool_units(wl, groups)
     for unit, nodes in units:
         if nodes > MAX_NODES_PER_POOL:
             who = ", ".join(wl.deployments[i].name for i, _ in unit)
@@ -2404,12 +2389,66 @@ def _one_run_basis(objective: str, opt: Option, rest: list[Option]) -> str:
 
 
 def _option_pools(opts: Sequence[Option]) -> list[Pool]:
-    """One pool of each part of ``opts`` (each on servers of its own), as the racks count them (:func:`racks_needed`)."""
+    """One pool of each part of ``opts`` (each on servers of its own), as the racks count them (:func:`alone_over_limit`)."""
     pools: list[Pool] = []
     for part in (part for opt in opts for part in opt.pieces):
         c = part.candidate
         name = str(len(pools))
         pools.append(Pool(name, part.node, c.nodes, (), 0, 0, None, None, (), (), owned_nodes=c.owned_nodes, rented=c.rented))
+    return pools
+
+
+def _colocation_groups(
+    chosen: Sequence[tuple[int, Option]], sequenced: Mapping[int, Sequenced] | None = None
+) -> dict[tuple[str, str, int, str], list[tuple[int, Option]]]:
+    """The deployments' parts by the servers they may share: (platform, GPU, GPUs a server, group) -> (index, part).
+
+    Inference replicas that divide a server's GPUs (:attr:`~generator.planner.option.Option.shares_servers`) of one
+    kind group together; anything else is a group of its own deployment (``solo-<index>``: a chain's jobs, in
+    ``sequenced``, one group of its first job's).
+    """
+    groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
+    for index, opt in chosen:
+        for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
+            first = sequenced[index].first if sequenced and index in sequenced else index
+            # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all whole or all
+            # shared one way (a pool has one device-plugin config or MIG partition)
+            kind = f"{SHARED_GROUP} {part.sharing_key}" if part.candidate.shares_per_gpu else "inference"
+            kind = kind if part.shares_servers else f"solo-{first}"
+            # spot capacity is a node group of its own: a spot and an on-demand deployment never share a pool
+            kind += SPOT_GROUP if part.hardware.spot else ""
+            groups.setdefault((*part.server_kind, kind), []).append((index, part))
+    return groups
+
+
+def _pool_units(
+    wl: Workload, groups: Mapping[tuple[str, str, int, str], list[tuple[int, Option]]]
+) -> list[tuple[list[tuple[int, Option]], int]]:
+    """The pools (members, nodes) the groups of :func:`_colocation_groups` make, in the order :func:`build_plan` names them."""
+    units: list[tuple[list[tuple[int, Option]], int]] = []
+    for (_, _, per_node, kind), members in sorted(groups.items()):
+        if kind.startswith("solo-") and len(members) > 1:  # a chain: its jobs in turn on the servers the widest needs
+            units.append((members, max(o.candidate.nodes for _, o in members)))
+            continue
+        units += _group_units(wl, members, per_node)
+    return units
+
+
+def _unit_pools(units: Sequence[tuple[Sequence[tuple[int, Option]], int]]) -> list[Pool]:
+    """A pool of each unit of :func:`_pool_units`, as the racks count them (:func:`racks_needed`).
+
+    A pool of one part is that part's servers; a pool its members share has the unit's nodes, each drawing the most
+    of its members' servers (the node :func:`build_plan` configures holds all of their needs), the owned servers among
+    them up to its nodes, and stands in no rack of the plan only where every member's servers are rented.
+    """
+    pools: list[Pool] = []
+    for members, nodes in units:
+        parts = [part for _, part in members]
+        node = max((part.node for part in parts), key=lambda n: n.power_w)
+        owned = min(nodes, sum(part.candidate.owned_nodes for part in parts))
+        rented = parts[0].candidate.rented if all(part.candidate.rented for part in parts) else None
+        name = str(len(pools))
+        pools.append(Pool(name, node, nodes, (), 0, 0, None, None, (), (), owned_nodes=owned, rented=rented))
     return pools
 
 
@@ -2420,13 +2459,22 @@ def _racks_of(wl: Workload, pools: list[Pool]) -> int:
     return len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds, hw))
 
 
-def racks_needed(wl: Workload, opts: Sequence[Option]) -> int:
-    """The racks the servers of ``opts`` need together, each option on servers of its own (none shared).
+def racks_needed(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> int:
+    """The racks the servers of the options ``chosen`` (deployment index, option) need together, pooled as the plan pools them.
 
-    What a search under ``hardware.max_racks`` holds each choice to beside those made before it, in a pass whose
-    deployments share no servers (newuser80 item 1).
+    What a search under ``hardware.max_racks`` holds each choice to beside those made before it (newuser80 item 1).
+    Services whose replicas may share servers share them where that saves servers, as :func:`build_plan` pools them
+    (:func:`_colocation_groups`, :func:`_pool_units`): counted each on servers of its own, a fleet of two 1-GPU
+    services that one 8-GPU server holds needed two servers' racks (fix132), and the search under the limit never
+    planned it.
     """
-    return _racks_of(wl, _option_pools(opts))
+    seen: set[int] = set()
+    unique: list[tuple[int, Option]] = []
+    for index, opt in chosen:  # a chain's jobs hold one option: its servers once
+        if id(opt) not in seen:
+            seen.add(id(opt))
+            unique.append((index, opt))
+    return _racks_of(wl, _unit_pools(_pool_units(wl, _colocation_groups(unique))))
 
 
 def alone_over_limit(wl: Workload, opt: Option) -> str | None:
