@@ -18,7 +18,7 @@ import pytest
 from generator.api import plan_file
 from generator.errors import InfeasibleError
 from generator.planner import fixed_place
-from generator.sizing.offload import StreamCapacity
+from generator.sizing.offload import Machine, OffloadPlan, StreamCapacity
 from tests.conftest import REPO
 
 WORKLOAD = (REPO / "tests" / "data" / "review73" / "q235_5090x2.yaml").read_text()
@@ -56,19 +56,20 @@ def test_the_rendered_cache_holds_the_slots_the_plan_counts(tmp_path: Path, rps:
 
 
 def _held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, float]]:
-    """Spy on ``_held_slots``: each call's (slots wanted, slots the last placement holds, the tokens/s they make)."""
+    """Spy on ``_held_slots``: each call's (slots wanted, slots the placement taken holds, the tokens/s they make)."""
     seen: list[tuple[int, int, float]] = []
     real = fixed_place._held_slots
 
-    def spy(*args: Any) -> StreamCapacity:
+    def spy(*args: Any) -> tuple[OffloadPlan, Machine, bool, StreamCapacity]:
         wanted: StreamCapacity = args[-1]
         try:
-            held = real(*args)
+            taken = real(*args)
         except InfeasibleError:
             seen.append((wanted.streams, -1, -1.0))
             raise
+        held = taken[-1]
         seen.append((wanted.streams, held.streams, held.served_tokens_per_s))
-        return held
+        return taken
 
     monkeypatch.setattr(fixed_place, "_held_slots", spy)
     return seen
@@ -86,14 +87,16 @@ def test_a_loop_that_does_not_settle_refuses_slots_the_last_placement_holds_shor
 ) -> None:
     """0.05 req/s x 300 tokens = 15.0 tokens/s; 2 placements after the lone request's, the rate then taking 189 slots
     on a cache that holds 340,400 // 2,300 = 148 of them, making 13.30 tokens/s (11% short): refused, not rendered
-    -np 189 on 148's cache. (162 slots on 372,600 tokens, 13.64 tokens/s, until review80 items 1-2.)"""
+    -np 189 on 148's cache. (162 slots on 372,600 tokens, 13.64 tokens/s, until review80 items 1-2.) Since fix131 each
+    placement made is offered its slots (32,768 tokens: 14 slots, 204,700: 89, 340,400: 148); none makes the rate, and
+    the refusal names the one whose slots make the most ("the last one's" before: the same placement here)."""
     monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 2)
     seen = _held(monkeypatch)
     with pytest.raises(InfeasibleError) as refused:
         plan_file(str(_at(tmp_path, 0.05)))
     said = str(refused.value)
     assert "requests_per_second" in said
-    assert "the last one's cache of 340,400 tokens holds 148 slot(s) of 2,300-token requests" in said
+    assert "the best one's cache of 340,400 tokens holds 148 slot(s) of 2,300-token requests" in said
     made = re.search(r"which make ([0-9.]+) tokens/s beside the prompt passes", said)
     assert made is not None and float(made[1]) < 0.95 * 15.0
     ((wanted, _, _),) = seen
@@ -107,13 +110,18 @@ def test_a_loop_that_does_not_settle_takes_the_slots_the_last_placement_holds_wh
     for one fits the TTFT target in: the second placement's cache of 335,800 tokens holds 146 slots while the wait
     takes 150; 146 make 16.57 tokens/s (53% over): taken, and the rendered cache is theirs. (0.04 req/s under a bound of
     3 until review80 items 1-2 (the 5% margin gone, a logit row a token of the -ub pass): 172 slots on 395,600 tokens,
-    16.76 tokens/s; that loop now settles at its third placement, and a bound of 1 or 2 there is refused.)"""
+    16.76 tokens/s; that loop now settles at its third placement, and a bound of 1 or 2 there is refused.)
+
+    fix131: every placement the loop made is offered its slots, not only the last, and the smallest cache whose slots
+    make the rate and fit the wait is taken (the most weights on the GPUs): the first re-placement's cache of 294,400
+    tokens (made for 128 slots, where the rate then asked 146) holds 128 making 15.59 tokens/s (44% over), p95 wait 0,
+    at 4.91 tokens/s alone against 4.37 on the 335,800-token placement (146 slots, 16.57 tokens/s, taken before)."""
     monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 2)
     seen = _held(monkeypatch)
     parallel, ctx, said = _slots_and_cache(_at(tmp_path, 0.036, batch=False))
     ((wanted, held, made),) = seen
-    assert wanted > held == parallel == 146
-    assert ctx == said == 335_800 == parallel * REQUEST
+    assert wanted > held == parallel == 128  # 146 before fix131
+    assert ctx == said == 294_400 == parallel * REQUEST  # 335,800 before fix131
     assert made > 1.2 * 0.036 * 300
 
 
@@ -147,3 +155,25 @@ def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path
 def test_slots_that_leave_the_weights_where_they_were_say_no_trade(tmp_path: Path) -> None:
     plan = plan_file(str(_at(tmp_path, 0.035)))[1].to_dict()
     assert not [r for r in plan["deployments"][0]["reasons"] if r.startswith("the rate is held only by")]
+
+
+#: Qwen3-235B-A22B's KV cache a token at f16, by hand from its config.json (94 layers, 4 KV heads of 128):
+#: 94 x 2 (K and V) x 4 x 128 x 2 B = 192,512 B.
+KV_BYTES_A_TOKEN = 94 * 2 * 4 * 128 * 2
+
+
+# fix131: an interactive service's loop settled on fewer slots than its last placement was made for, and the plan kept
+# that placement: 0.04 req/s rendered -np 96 -c 372,600 (162 slots' cache, 78 of 94 layers' attention on the GPUs,
+# 4.07 tokens/s) while parallel-slots said 96 slots share 220,800 tokens; 0.046 rendered -np 190 -c 634,800 (the
+# parallel-slots finding: 437,000). One figure now rules the placement's KV bytes, -c and the finding.
+@pytest.mark.parametrize("rps", [0.04, 0.046, 0.05])
+def test_an_interactive_services_cache_is_its_slots_in_the_placement_the_render_and_the_finding(
+    tmp_path: Path, rps: float
+) -> None:
+    path = _at(tmp_path, rps, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert ctx == said == parallel * REQUEST
+    (dep,) = plan_file(str(path))[1].to_dict()["deployments"]
+    kv = dep["details"]["offload"]["bytes"]
+    assert dep["details"]["context_tokens"] == ctx
+    assert kv["kv_gpu"] + kv["kv_cpu"] == ctx * KV_BYTES_A_TOKEN

@@ -124,62 +124,93 @@ def place_for_rate(
     lone = plan
     context = plan.placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed it)
     slots = _rate_slots(loaded, index, plan, on, consts, context)
+    placed: list[tuple[OffloadPlan, Machine, bool]] = []  # every placement made, the first (a lone request's) included
     for _ in range(MAX_REPLACEMENTS):
-        if slots is None or slots.context_tokens <= plan.placement.context_tokens:
+        tokens = slots.context_tokens if slots is not None else context  # the cache the slots on this placement take
+        if tokens == plan.placement.context_tokens:
             return plan, on, spans, slots, lone  # the slots' cache is the one placed: a fixed point
-        tokens = slots.context_tokens  # their requests' KV cache, placed as the model is
+        placed.append((plan, on, spans))
+        if any(p.placement.context_tokens == tokens for p, _, _ in placed):
+            break  # placed before: the loop goes round (its slots on the edge of the rate or the wait), never settles
+        # their requests' KV cache placed as the model is, a larger one moving weights off the GPUs and a smaller one
+        # (fewer slots than the last placement was made for) bringing them back: a cache no slot uses slows every one
         again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=tokens)
         plan, on, spans = place_over_nodes(again, machine, wider, on_disk)
         # the slots again on the placement planned: its prompt passes (review69 item 3: judged on the first placement,
         # 207 slots were planned where the final one's prompts take 151% of the machine), or another precision
         slots = _rate_slots(loaded, index, plan, on, consts, context)
-    if slots is not None and slots.context_tokens > plan.placement.context_tokens:
-        # not settled within the bound (review73 item 1: 93 -> 161 -> 194 -> 197 slots, the last on a placement of
-        # 194's cache, rendered -c 446,200 -np 197): the slots the last placement's cache holds, their rate checked
-        slots = _held_slots(loaded, index, plan, on, consts, context, slots)
+    tokens = slots.context_tokens if slots is not None else context
+    if tokens == plan.placement.context_tokens:
+        return plan, on, spans, slots, lone
+    if not any(p is plan for p, _, _ in placed):
+        placed.append((plan, on, spans))
+    # not settled (review73 item 1: 93 -> 161 -> 194 -> 197 slots, the last on a placement of 194's cache, rendered
+    # -c 446,200 -np 197; fix131: 162 slots' cache of 372,600 tokens placed, then 96 slots on it rendered -c 372,600
+    # -np 96): of the placements made, the slots each one's cache holds, their rate and wait checked
+    wanted = slots or StreamCapacity(1, plan.cost.decode_tokens_per_s, plan.cost.decode_tokens_per_s, context)
+    plan, on, spans, slots = _held_slots(loaded, index, placed, consts, context, wanted)
     return plan, on, spans, slots, lone
 
 
-#: Times the slots' KV cache may move the placement before the slots the last placement holds are taken instead.
+#: Times the slots' KV cache may move the placement before the slots a placement made holds are taken instead.
 MAX_REPLACEMENTS = 8
 
 
 def _held_slots(
     loaded: LoadedWorkload,
     index: int,
-    plan: OffloadPlan,
-    machine: Machine,
+    placed: list[tuple[OffloadPlan, Machine, bool]],
     consts: Constants,
     context: int,
     wanted: StreamCapacity,
-) -> StreamCapacity:
-    """The slots ``plan``'s KV cache holds (fewer than ``wanted``), or the located refusal where they miss the rate.
+) -> tuple[OffloadPlan, Machine, bool, StreamCapacity]:
+    """Of the placements ``placed``, one with the slots its KV cache holds whole, or the located refusal.
 
-    The render's ``-c`` is the placement's cache, so the slots the plan counts must fit it (review73 item 1).
+    The render's ``-c`` is the placement's cache, the plan's slots fill it and the parallel-slots finding says it: one
+    figure (review73 item 1, fix131). Each placement's slots are as many as its cache holds, timed on it with its
+    prompt passes; taken: those that make the rate and whose wait for one fits what the TTFT leaves of the target (a
+    batch service's: drains), the smallest cache first (the most weights on the GPUs); else the smallest cache whose
+    slots make the rate; else refused at the rate. ``wanted``: the slots the loop last asked for.
     """
     dep = loaded.workload.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
     request = spec.avg_input_tokens + spec.avg_output_tokens
-    cache = plan.placement.context_tokens
-    split = splits_context_over_slots(plan.engine)
-    streams = max(1, cache // max(context, request) if split else cache // request)
-    held = slots_at(
-        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context,
-        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request, streams, plan.engine,
-        wanted.prompt_share,
-    )  # fmt: skip
     demand = spec.requests_per_second * spec.avg_output_tokens
-    if held is not None and held.meets(demand):
-        return held
-    made = tokens_per_s_text(held.served_tokens_per_s) if held is not None else "none"
-    most = (held.served_tokens_per_s if held is not None else 0.0) / max(1, spec.avg_output_tokens)  # req/s it makes
+    arch = loaded.models[dep.name].architecture
+    found: list[tuple[bool, int, OffloadPlan, Machine, bool, StreamCapacity]] = []
+    best: tuple[float, int, int, OffloadPlan] | None = None  # the most any placement's slots make, for the refusal
+    for plan, on, spans in placed:
+        cache = plan.placement.context_tokens
+        split = splits_context_over_slots(plan.engine)
+        streams = max(1, cache // max(context, request) if split else cache // request)
+        prompts = spec.requests_per_second * plan.cost.prefill_s
+        held = slots_at(
+            arch, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context, on, consts,
+            spec.avg_input_tokens + spec.avg_output_tokens // 2, request, streams, plan.engine, prompts,
+            with_speeds=True,
+        )  # fmt: skip
+        made = held.served_tokens_per_s if held is not None else 0.0
+        if best is None or made > best[0]:
+            best = (made, cache, streams, plan)
+        # the slots' own cache must be the one placed (a shortened placement's may hold a part of a request more)
+        if held is None or held.context_tokens != cache or not held.meets(demand):
+            continue
+        wait = slot_wait_at(spec, plan.cost.ttft_s, held).p95_s
+        fits = math.isfinite(wait) and wait <= slot_slack_s(spec, plan.cost.ttft_s)
+        found.append((not fits, cache, plan, on, spans, held))
+    if found:
+        _, _, plan, on, spans, held = min(found, key=lambda f: f[:2])
+        return plan, on, spans, held
+    assert best is not None
+    made_text, cache, streams, plan = tokens_per_s_text(best[0]), best[1], best[2], best[3]
+    most = best[0] / max(1, spec.avg_output_tokens)  # req/s it makes
     raise InfeasibleError(
         f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
-        f"for their KV cache moves more weights off the GPUs and so takes more slots ({MAX_REPLACEMENTS} placements "
-        f"tried): the last one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token requests, which "
-        f"make {made} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan, most)}",
+        f"for their KV cache moves weights on or off the GPUs and so takes another count ({len(placed)} placements "
+        f"tried, none settled): the best one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token "
+        f"requests, which make {made_text} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan, most)}",
         loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
     )
 
