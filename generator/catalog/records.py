@@ -514,8 +514,9 @@ class CpuSpec(NamedTuple):
     performance_cores: int | None = None
     #: Most power the package draws with every core loaded (Intel's Maximum Turbo Power, PL2), W; None: ``tdp_w``.
     max_power_w: float | None = None
-    #: Whether its cores have VNNI's 8-bit dot product (AVX-VNNI or AVX512-VNNI: ``cpus.json`` ``int8_vnni``, sourced in
-    #: ``field_sources``); None where the record does not say (offload counts it at ``cpu_core_gparams_per_s``).
+    #: Whether its cores have a one-instruction 8-bit dot product (x86: AVX-VNNI or AVX512-VNNI; Arm: SDOT, FEAT_DotProd):
+    #: ``cpus.json`` ``int8_vnni``, sourced in ``field_sources``; every catalog record says (review80 item 15), and one
+    #: that did not would be counted without it, at ``cpu_core_gparams_per_s_without_vnni`` (the floor).
     int8_vnni: bool | None = None
 
     @classmethod
