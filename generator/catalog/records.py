@@ -812,6 +812,9 @@ class PriceRecord(NamedTuple):
     #: Whether its source is a third party's table, not the provider's own page (``third_party_source``; newuser73
     #: items 2 and 12): no provider page stating the figure was found, and a plan renting at it says so.
     third_party: bool = False
+    #: Whether it is the platform's spot rate (``"capacity_type": "spot"``), the price a spot pool of the type is rented
+    #: at (:func:`generator.catalog.spot_prices`); else its on-demand (or monthly, or purchase) price.
+    spot: bool = False
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -832,6 +835,7 @@ class PriceRecord(NamedTuple):
             rented_from=rec.get("rented_from"),
             as_of=rec.get("as_of"),
             third_party=rec.get("third_party_source") is True,
+            spot=rec.get("capacity_type") == "spot",
         )
 
 
