@@ -110,7 +110,8 @@ def test_an_assumed_cpu_says_the_rate_its_cores_are_counted_at() -> None:
     assert (
         "like Intel Core i9-14900K (Raptor Lake Refresh, desktop LGA1700)) and its 8 cores for llama.cpp's threads, each "
         "multiplying 20 billion weights a second (the rate of a core with VNNI's 8-bit dot product, as it has; one "
-        "without it, AMD's Zen 2 / Zen 3 or Intel's before Alder Lake and Cascade Lake, 6); give the CPU"
+        "without it, AMD's Zen 2 / Zen 3 or Intel's Skylake-derived cores (Skylake-SP Xeons, desktops to Comet Lake), 6); "
+        "give the CPU"
     ) in message
     # memory given, CPU not: no core is counted (its memory alone), and the info says both rates (offload_report)
     known_memory = spec._replace(memory_channels=2, ddr_mt_per_s=3200)

@@ -101,7 +101,8 @@ def assumed_core_rate(cpu: CpuSpec) -> str:
     if cpu.int8_vnni is True:
         return (
             f"each multiplying {with_vnni:g} billion weights a second (the rate of a core with VNNI's 8-bit dot product, "
-            f"as it has; one without it, AMD's Zen 2 / Zen 3 or Intel's before Alder Lake and Cascade Lake, {without:g})"
+            f"as it has; one without it, AMD's Zen 2 / Zen 3 or Intel's Skylake-derived cores (Skylake-SP Xeons, desktops "
+            f"to Comet Lake), {without:g})"
         )
     return f"each multiplying {without:g} billion weights a second (without VNNI's 8-bit dot product, as it is)"
 
