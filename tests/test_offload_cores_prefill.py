@@ -246,6 +246,9 @@ def test_the_estimate_says_the_prompt_its_ttft_is_of_and_the_prefill_rate() -> N
 def test_an_unknown_cpu_is_said_to_be_counted_at_its_memory_alone() -> None:
     data = estimate_json(*DEEPSEEK_HOME, "--input-tokens", "500")
     assert "cpu-cores-unknown" in {f["code"] for f in data["findings"]}
+    # review80 item 15: both rates said, the one without VNNI's 8-bit dot product beside the one with it
+    (said,) = [f["message"] for f in data["findings"] if f["code"] == "cpu-cores-unknown"]
+    assert "20 billion weights a second each with VNNI's 8-bit dot product, 6 without it: AMD's Zen 2 / Zen 3" in said
     named = estimate_json(*DEEPSEEK_HOME, "--input-tokens", "500", "--cpu", "epyc-9654")
     assert "cpu-cores-unknown" not in {f["code"] for f in named["findings"]}
 

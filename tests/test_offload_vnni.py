@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, build_machine
+from generator.calculator.machine import FixedSpec, build_machine, machine_findings
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, cpu_weight_seconds
 from tests.conftest import REPO
@@ -62,9 +62,66 @@ def test_a_memory_bound_cpu_is_not_moved() -> None:
     assert with_vnni[1] == "ddr"
 
 
+#: review80 item 15: each catalog CPU's flag and the page that says it (the 7742's since acc116; the rest fix134)
+VNNI_SOURCES = {
+    "https://en.wikipedia.org/wiki/Advanced_Vector_Extensions#AVX-VNNI,_AVX-IFMA": {
+        "core-i5-12600k", "core-i9-13900k", "core-i9-14900k",  # Alder / Raptor Lake: AVX-VNNI (no AVX-512)
+    },
+    "https://en.wikipedia.org/wiki/AVX-512#CPUs_with_AVX-512": {
+        "epyc-7742",  # Zen 2: none (false)
+        "xeon-6-6745p", "xeon-6-6747p", "xeon-6-6776p",  # Granite Rapids
+        "xeon-platinum-8470", "xeon-platinum-8480-plus", "xeon-platinum-8480c",  # Sapphire Rapids
+        "xeon-platinum-8570",  # Emerald Rapids
+    },
+    "https://docs.amd.com/r/en-US/57404-AOCL-user-guide/8.1.5.-Hardware-Features": {  # 'AVX512_VNNI AMD Zen4+'
+        "epyc-9354", "epyc-9454", "epyc-9654", "ryzen-7-7700x", "ryzen-7-7800x3d", "ryzen-9-7950x", "ryzen-9-9950x",
+        "threadripper-pro-7975wx",
+    },
+    # Neoverse V2 (Armv9.0-A): SDOT (FEAT_DotProd) and SMMLA (FEAT_I8MM), the one-instruction class the rate stands for
+    "https://developer.arm.com/documentation/102375/latest/": {"nvidia-grace"},
+}  # fmt: skip
+
+
+def test_every_catalog_cpu_says_whether_it_has_vnni_and_where_it_is_said() -> None:
+    records = {rec["id"]: rec for rec in json.loads((REPO / "generator" / "catalog" / "cpus.json").read_text())["cpus"]}
+    said = {cpu_id: url for url, ids in VNNI_SOURCES.items() for cpu_id in ids}
+    assert set(said) == set(records) == set(catalog.cpus())
+    for cpu_id, rec in records.items():
+        assert rec["field_sources"]["int8_vnni"] == said[cpu_id], cpu_id
+        assert catalog.cpus()[cpu_id].int8_vnni is (cpu_id != "epyc-7742"), cpu_id
+        assert any(note.startswith(f"int8_vnni {str(rec['int8_vnni']).lower()}") for note in rec["research_notes"]), cpu_id
+
+
+def test_a_record_that_does_not_say_is_counted_without_vnni(monkeypatch: pytest.MonkeyPatch) -> None:
+    unsaid = catalog.cpus()["ryzen-9-7950x"]._replace(int8_vnni=None)
+    monkeypatch.setitem(catalog.cpus(), "ryzen-9-7950x", unsaid)
+    machine, _, basis = build_machine(FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=64, cpu="ryzen-9-7950x"))
+    assert not machine.cpu_int8_vnni  # the floor, 6 a core, where it was 20 before (review80 item 15)
+    assert "16 cores for llama.cpp's threads, without VNNI's 8-bit dot product" in basis
+
+
+def test_an_assumed_cpu_says_the_rate_its_cores_are_counted_at() -> None:
+    """review80 item 15: a machine with no CPU was counted at the VNNI rate without a word; the assumed CPU (a desktop's
+    i9-14900K) has AVX-VNNI, sourced, and the warning says its rate and the other."""
+    spec = FixedSpec(gpu="rtx-3090-24gb", gpu_count=1, ram_gib=64)
+    machine, _, _ = build_machine(spec)
+    assert (machine.cpu_cores, machine.cpu_int8_vnni) == (8, True)
+    (message,) = [m for _, code, _, m in machine_findings(spec) if code == "ddr-bandwidth-assumed"]
+    assert (
+        "like Intel Core i9-14900K (Raptor Lake Refresh, desktop LGA1700)) and its 8 cores for llama.cpp's threads, each "
+        "multiplying 20 billion weights a second (the rate of a core with VNNI's 8-bit dot product, as it has; one "
+        "without it, AMD's Zen 2 / Zen 3 or Intel's Skylake-derived cores (Skylake-SP Xeons, desktops to Comet Lake), 6); "
+        "give the CPU"
+    ) in message
+    # memory given, CPU not: no core is counted (its memory alone), and the info says both rates (offload_report)
+    known_memory = spec._replace(memory_channels=2, ddr_mt_per_s=3200)
+    machine, _, basis = build_machine(known_memory)
+    assert machine.cpu_cores == 0 and "CPU not given: its cores assumed to keep up with the memory" in basis
+
+
 def test_the_catalog_says_which_cpus_lack_vnni() -> None:
-    without = {cpu.id for cpu in catalog.cpus().values() if cpu.int8_vnni is False}
-    assert without == {"epyc-7742"}  # Zen 2; every other record is a VNNI part or does not say
+    without = {cpu.id for cpu in catalog.cpus().values() if cpu.int8_vnni is not True}
+    assert without == {"epyc-7742"}  # Zen 2; every other record is a VNNI (or Arm SDOT) part, sourced
     machine, _, basis = build_machine(FixedSpec(gpu="a100-sxm4-80gb", gpu_count=1, ram_gib=512, cpu="epyc-7742"))
     assert not machine.cpu_int8_vnni
     assert "64 cores for llama.cpp's threads, without VNNI's 8-bit dot product" in basis

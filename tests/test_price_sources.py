@@ -64,14 +64,16 @@ def test_every_price_cites_its_provider_or_says_third_party(rec: dict[str, Any])
 
 
 def test_the_counts_by_provider() -> None:
-    """37 AWS, 23 GCP (g2-standard-8/12/16/32 and a2-megagpu-16g added, newuser79 item 6), 4 Azure (the T4 sizes: eastus2
-    read from SkyPilot's table) and 2 Lambda prices are a third party's."""
+    """37 AWS, 48 GCP (g2-standard-8/12/16/32 and a2-megagpu-16g added, newuser79 item 6; 25 spot rates from the same
+    file, review80 item 14), 4 Azure (the T4 sizes: eastus2 read from SkyPilot's table) and 2 Lambda prices are a third
+    party's."""
     marked: dict[str, int] = {}
     for rec in _prices():
         if rec.get("third_party_source"):
             marked[_seller(rec)] = marked.get(_seller(rec), 0) + 1
-    assert marked == {"aws": 37, "gcp": 23, "azure": 4, "Lambda": 2}
-    assert len(_prices()) == 81
+    assert marked == {"aws": 37, "gcp": 48, "azure": 4, "Lambda": 2}
+    assert len(_prices()) == 106
+    assert sum(rec.get("capacity_type") == "spot" for rec in _prices()) == 25
 
 
 @pytest.mark.parametrize(

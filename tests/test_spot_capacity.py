@@ -65,9 +65,11 @@ POOLS = {
         # fix123's new a2-megagpu-16g (16 x A100 40GB, $55.7395/h): 1,526 steps x 0.862 s / 0.9 goodput = 0.406 h,
         # $22.63 a run, within 1% of g4-standard-384's $22.49 (0.6 h): the near tie goes to the shorter run
         # (lora_rtx_pro_6000_blackwell_96gb on gcp-g4-standard-384, $36.0006/h, before fix123)
-        ("lora_a100_sxm4_40gb", "gcp-a2-megagpu-16g", "spot", 55.739504, ["lora"]),
+        # review80 item 14: the spot pools at the catalog's GCP spot rates (Cyclenerd pricing.yml hour_spot, us-central1):
+        # a2-megagpu-16g $55.739504 -> $19.48024/h ($7.91 a run), g2-standard-24 $2.000833 -> $0.787192/h
+        ("lora_a100_sxm4_40gb", "gcp-a2-megagpu-16g", "spot", 19.48024, ["lora"]),
         ("chat_l4_24gb", "gcp-g2-standard-24", None, 2.000833, ["chat"]),
-        ("batch_l4_24gb", "gcp-g2-standard-24", "spot", 2.000833, ["batch"]),
+        ("batch_l4_24gb", "gcp-g2-standard-24", "spot", 0.787192, ["batch"]),
     ],
     "azure": [
         ("chat_a100_pcie_80gb", "azure-standard-nc24ads-a100-v4", None, 3.673, ["chat"]),

@@ -10,6 +10,7 @@ from typing import Any
 from generator import catalog
 from generator.calculator.report import rows_by_id
 from generator.catalog.records import PurchaseRecord, dram_bandwidth_gb_per_s
+from generator.workload.capacity_type import spot_key
 
 KINDS = ("cpus", "nics", "drives", "prices", "purchases")
 
@@ -61,10 +62,10 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
     if kind == "purchases":
         return purchase_rows()
     return rows_by_id(
-        catalog.prices(),
+        {**catalog.prices(), **catalog.spot_prices()},  # a spot rate under its <platform>@spot key (review80 item 14)
         lambda p: {
             "id": p.id,
-            "platform": p.platform_id,
+            "platform": spot_key(p.platform_id) if p.spot else p.platform_id,
             "usd": p.usd,
             "unit": p.unit,
             # newuser73 items 2 and 12: whose page the source is, the provider's or a third party's table

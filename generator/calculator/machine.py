@@ -7,6 +7,7 @@ from generator.catalog.dimms import dimm_sizes_gib, dimms_per_channel, rated_mt_
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine
 from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB
@@ -83,9 +84,27 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
         assumed = f"{rate}, {cpu.memory_channels} channels a socket"
     return (
         f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
-        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads; give the CPU (a catalog id, see 'specgen catalog cpus') or "
-        "memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of this machine"
+        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads, {assumed_core_rate(cpu)}; give the CPU (a catalog id, see "
+        "'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of "
+        "this machine"
     )
+
+
+def assumed_core_rate(cpu: CpuSpec) -> str:
+    """The rate an assumed CPU's cores multiply at, said with the other (review80 item 15: an unknown CPU's was unsaid).
+
+    The assumed CPU is a whole one (its memory, its cores and its 8-bit dot product together), so its cores are counted
+    at its own sourced rate, and the warning says what a CPU without VNNI would be counted at.
+    """
+    consts = Constants()
+    with_vnni, without = consts.cpu_core_gparams_per_s, consts.cpu_core_gparams_per_s_without_vnni
+    if cpu.int8_vnni is True:
+        return (
+            f"each multiplying {with_vnni:g} billion weights a second (the rate of a core with VNNI's 8-bit dot product, "
+            f"as it has; one without it, AMD's Zen 2 / Zen 3 or Intel's Skylake-derived cores (Skylake-SP Xeons, desktops "
+            f"to Comet Lake), {without:g})"
+        )
+    return f"each multiplying {without:g} billion weights a second (without VNNI's 8-bit dot product, as it is)"
 
 
 def channels_problem(spec: FixedSpec) -> str | None:
@@ -444,7 +463,8 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
         cpu_cores=cores,
-        cpu_int8_vnni=cpu.int8_vnni is not False,  # a record that does not say: the rate the constant was fitted at
+        # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
+        cpu_int8_vnni=cpu.int8_vnni is True,
         gpu_tensor_formats=gpu.tensor_formats,
     )
     return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
@@ -456,5 +476,5 @@ def cores_basis(cpu: CpuSpec, cores: int) -> str:
         return "CPU not given: its cores assumed to keep up with the memory"
     kind = "P-cores" if cpu.performance_cores else "cores"
     # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
-    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is False else ""
+    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
     return f"{cores} {kind} for llama.cpp's threads{isa}"

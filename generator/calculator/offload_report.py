@@ -615,7 +615,9 @@ def findings(
                 "cpu-cores-unknown",
                 f"no CPU given: the {tokens_per_s_text(c.decode_tokens_per_s)} tokens/s counts the CPU's memory "
                 "bandwidth alone, as if it had the cores to read at it; a CPU of few cores multiplies slower (llama.cpp's "
-                f"threads, one a core, {consts.cpu_core_gparams_per_s:g} billion weights a second each): give the CPU "
+                f"threads, one a core, {consts.cpu_core_gparams_per_s:g} billion weights a second each with VNNI's 8-bit "
+                f"dot product, {consts.cpu_core_gparams_per_s_without_vnni:g} without it: AMD's Zen 2 / Zen 3, Intel's "
+                "Skylake-derived cores): give the CPU "
                 "(--cpu, hardware.fixed.cpu; see 'specgen catalog cpus') to count its cores",
             )
         )

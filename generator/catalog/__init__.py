@@ -161,10 +161,28 @@ def on_provider_domain(url: str, seller: str) -> bool:
 
 @cache
 def prices() -> dict[str, PriceRecord]:
-    """Published prices, by price id.
+    """Published prices, by price id: on-demand (and monthly, and purchase) ones; a spot rate is in :func:`spot_prices`.
 
     Each price cites its provider's own page, or says ``third_party_source`` where a source is a third party's
     (:data:`PROVIDER_DOMAINS`); a mark on a price whose sources are all the provider's is refused as stale.
+    """
+    return {key: price for key, price in _all_prices().items() if not price.spot}
+
+
+@cache
+def spot_prices() -> dict[str, PriceRecord]:
+    """Published spot rates of cloud instance types (``"capacity_type": "spot"``), by price id.
+
+    The rate a spot pool of the type is rented at in the record's region, as the workload's ``<platform>@spot`` key
+    prices it (review80 item 14); never an on-demand price, so no on-demand pool is priced at one.
+    """
+    return {key: price for key, price in _all_prices().items() if price.spot}
+
+
+def _all_prices() -> dict[str, PriceRecord]:
+    """Every ``prices.json`` record, checked: its platform, its sources' owner and, for a spot rate, its kind.
+
+    Not cached itself (:func:`prices` and :func:`spot_prices` are): each reads the file's records once a process.
     """
     built: dict[str, PriceRecord] = _build("prices", PriceRecord.from_record)
     known = platforms()
@@ -184,6 +202,10 @@ def prices() -> dict[str, PriceRecord]:
             )
         if price.third_party and not others:
             raise CatalogError(f"{where}: {price.id}: third_party_source: every source is {seller}'s own page")
+        if price.spot and (platform.provider == "baremetal" or price.unit != "hour" or not price.region):
+            raise CatalogError(
+                f"{where}: {price.id}: capacity_type: a spot rate is a cloud instance type's, by the hour, in a region"
+            )
     return built
 
 

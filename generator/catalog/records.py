@@ -514,8 +514,9 @@ class CpuSpec(NamedTuple):
     performance_cores: int | None = None
     #: Most power the package draws with every core loaded (Intel's Maximum Turbo Power, PL2), W; None: ``tdp_w``.
     max_power_w: float | None = None
-    #: Whether its cores have VNNI's 8-bit dot product (AVX-VNNI or AVX512-VNNI: ``cpus.json`` ``int8_vnni``, sourced in
-    #: ``field_sources``); None where the record does not say (offload counts it at ``cpu_core_gparams_per_s``).
+    #: Whether its cores have a one-instruction 8-bit dot product (x86: AVX-VNNI or AVX512-VNNI; Arm: SDOT, FEAT_DotProd):
+    #: ``cpus.json`` ``int8_vnni``, sourced in ``field_sources``; every catalog record says (review80 item 15), and one
+    #: that did not would be counted without it, at ``cpu_core_gparams_per_s_without_vnni`` (the floor).
     int8_vnni: bool | None = None
 
     @classmethod
@@ -811,6 +812,9 @@ class PriceRecord(NamedTuple):
     #: Whether its source is a third party's table, not the provider's own page (``third_party_source``; newuser73
     #: items 2 and 12): no provider page stating the figure was found, and a plan renting at it says so.
     third_party: bool = False
+    #: Whether it is the platform's spot rate (``"capacity_type": "spot"``), the price a spot pool of the type is rented
+    #: at (:func:`generator.catalog.spot_prices`); else its on-demand (or monthly, or purchase) price.
+    spot: bool = False
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -831,6 +835,7 @@ class PriceRecord(NamedTuple):
             rented_from=rec.get("rented_from"),
             as_of=rec.get("as_of"),
             third_party=rec.get("third_party_source") is True,
+            spot=rec.get("capacity_type") == "spot",
         )
 
 

@@ -43,7 +43,7 @@ from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_fr
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
-from generator.planner.price_region import budget_basis, least_rate_elsewhere, pricing_region
+from generator.planner.price_region import budget_basis, catalog_spot_rated, least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
@@ -1779,6 +1779,7 @@ def _choose(
             dropped = _cheapest_over_budget(dropped)
             said: list[Finding] = []
             spot_rated = frozenset(k.removesuffix(SPOT_SUFFIX) for k in wl.prices if k.endswith(SPOT_SUFFIX))
+            spot_rated |= catalog_spot_rated(pricing_region(wl))  # review80 item 14: the catalog's spot rates too
             ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl), spot_rated)
             by_kind: dict[Kind, list[Option]] = {}
             for o in within:  # a split option is on a kind only where both of its parts are
@@ -2516,7 +2517,9 @@ def objective_for(
             else "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
             + ", so no on-demand price ranks it"
         )
-        beside = " (those at the on-demand rate, which spot bills less than)" if spot else ""
+        # priced layouts at a spot rate (the catalog's or prices:'s @spot) are no on-demand stand-in (review80 item 14)
+        at_spot = costed_first is not None and costed_first.platform_id in spot_rated
+        beside = " (those at the on-demand rate, which spot bills less than)" if spot and not at_spot else ""
         findings.append(
             Finding(
                 "info",
@@ -2582,7 +2585,7 @@ def objective_for(
         else "add their platforms under 'prices:' (USD per node-hour)"
     )
     at = (
-        " at the on-demand rate (spot bills less; the catalog holds no spot rate): they rent fewer of its GPU, and "
+        " at the on-demand rate (spot bills less; the catalog holds no spot rate for it here): they rent fewer of its GPU, and "
         "power-bought takes such a smaller VM rather than the priced larger one at a rate spot would not bill"
         if spot_open
         else ""

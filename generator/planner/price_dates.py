@@ -15,6 +15,7 @@ from generator import catalog
 from generator.catalog.records import PriceRecord, PurchaseRecord
 from generator.planner.plan import Finding, Pool
 from generator.planner.tco import given_purchase, priced_from
+from generator.workload.capacity_type import spot_key
 from generator.workload.models import Workload
 
 #: A purchase price dated more than this many days before the reference is said. NVIDIA moved its data-centre GPUs to
@@ -97,7 +98,11 @@ def _third_party_price(pool: Pool) -> PriceRecord | None:
     """The catalog price ``pool`` is costed at where a third party's table, not the provider's page, sources it."""
     basis = pool.price_basis or ""
     return next(
-        (rec for rec in catalog.prices().values() if rec.third_party and f"catalog {rec.id} (" in basis),
+        (
+            rec
+            for rec in (*catalog.prices().values(), *catalog.spot_prices().values())
+            if rec.third_party and f"catalog {rec.id} (" in basis
+        ),
         None,
     )
 
@@ -120,7 +125,7 @@ def price_third_party_finding(pools: list[Pool]) -> Finding | None:
     for rec, names in by_record.values():
         dated = f" as of {rec.as_of}" if rec.as_of else ", undated"
         said.append(f"{', '.join(names)}: {rec.id} ${rec.usd:,.2f}/{rec.unit}{dated} ({rec.source[0]})")
-        keys.append(rec.platform_id)
+        keys.append(spot_key(rec.platform_id) if rec.spot else rec.platform_id)  # a spot rate's key (review80 item 14)
         page = PROVIDER_PRICE_PAGES.get(catalog.price_seller(rec, platforms[rec.platform_id]))
         pages += [page] if page and page not in pages else []
     if not said:

@@ -308,3 +308,8 @@ def budget_basis(wl: Workload, pools: Iterable[Pool] | None = None) -> str:
         f" at {priced_in} on-demand list prices (the cluster is in {region}, whose GPU VM prices the catalog does not "
         f"hold: give them under prices: to hold the budget against them)"
     )
+
+
+def catalog_spot_rated(region: str | None) -> frozenset[str]:
+    """The instance types the catalog holds a spot rate of in ``region`` (None: in any), review80 item 14."""
+    return frozenset(p.platform_id for p in catalog.spot_prices().values() if region is None or p.region == region)

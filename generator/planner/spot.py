@@ -2,8 +2,8 @@
 
 - ``spot-priced-on-demand`` (info): a spot pool priced at the on-demand rate, the catalog's or ``prices:``'s plain
   one: spot bills less, at a rate the cloud changes over time (:data:`SPOT_RATE`), which the catalog does not hold
-  (none is invented);
-  ``prices: {<platform>@spot: ...}`` prices it.
+  for the type in the region (none is invented; it holds GCP's sourced spot rates, review80 item 14, which price the
+  pool with no finding); ``prices: {<platform>@spot: ...}`` prices it.
 - ``serving-on-spot`` (warning): the cloud reclaims a spot node at short notice, and a service's replicas on it stop
   until a new node starts and loads the model; the replicas the plan sizes for the peak leave none to spare.
 - ``batch-job-on-spot`` (info): a reclaim stops a batch job's replicas on the node and restarts their requests in
@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable
 
 from generator import catalog
+from generator.catalog.records import PriceRecord
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
 from generator.sizing.serving_queue import slot_replicas
 from generator.units import hours_text
@@ -47,6 +48,12 @@ SPOT_RATE = {
     "Consumption, the meters named Spot)",
     "gcp": "a rate Google Cloud publishes per region and machine type and changes up to once a month",
 }
+
+
+def at_catalog_spot_rate(pool: Pool) -> PriceRecord | None:
+    """The catalog spot rate ``pool`` is costed at (its basis ``catalog <price id> (hour), its spot rate``), else None."""
+    basis = pool.price_basis or ""
+    return catalog.spot_prices().get(basis.removeprefix("catalog ").split(" ", 1)[0]) if basis.startswith("catalog ") else None
 
 
 def priced_on_demand(findings: Iterable[Finding]) -> list[str]:
@@ -79,6 +86,8 @@ def spot_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentP
         platform = pool.node.platform_id
         given = given_rate(wl.prices, platform, spot=True)
         if given is not None and given[1] == spot_key(platform):
+            continue
+        if at_catalog_spot_rate(pool) is not None:  # the catalog's sourced spot rate (review80 item 14)
             continue
         if pool.usd_per_hour is None:  # newuser79 item 12: "priced at the on-demand rate (no price, ...)" of no price
             sold = catalog.platforms()[platform].not_on_demand if platform in catalog.platforms() else None

@@ -534,9 +534,12 @@ def node_cost(
     """Cost of one node: the workload's ``prices:`` override, else the catalog (rent or purchase + running costs).
 
     ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node. A ``spot``
-    node takes the workload's ``<platform>@spot`` rate where given (:func:`given_rate`); the catalog has no spot prices.
+    node takes the workload's ``<platform>@spot`` rate where given (:func:`given_rate`), else the catalog's spot rate
+    in the pricing region where it holds one (:func:`catalog_spot_rate`), before any on-demand rate.
     """
     given = given_rate(wl.prices, platform.id, spot)  # first: an owned platform's own all-in rate (its quote buys more)
+    if spot and (rated := _catalog_spot_cost(wl, platform.id, given)) is not None:
+        return rated
     if given is None and platform.provider == "baremetal" and (quote := given_purchase(wl, platform.id, gpu.id, gpus)):
         return _purchase_node_cost(platform, quote, power_w, consts)  # newuser61 item 1: no field took a quote
     if given is not None:
@@ -582,6 +585,36 @@ def _catalog_node_cost(
         return NodeCost(None, None, None, None, why=bought)
     capex, capex_basis, estimated = bought
     return _bought_node_cost(platform, capex, capex_basis, power_w, consts, estimated)
+
+
+def catalog_spot_rate(platform_id: str, region: str | None) -> PriceRecord | None:
+    """The catalog's spot rate of ``platform_id`` in ``region`` (None: any, the first by id), or None where it holds none.
+
+    review80 item 14: the GCP price file the on-demand prices cite gives each type's spot rate beside them.
+    """
+    return next(
+        (
+            p
+            for p in _by_id("spot_prices", catalog.spot_prices())
+            if p.platform_id == platform_id and (region is None or p.region == region)
+        ),
+        None,
+    )
+
+
+def _catalog_spot_cost(wl: Workload, platform_id: str, given: tuple[float, str] | None) -> NodeCost | None:
+    """A spot node's cost at the catalog's spot rate, where the workload gives no ``@spot`` rate and the catalog one.
+
+    The workload's plain key is an on-demand (or committed) rate (``capacity_type``), which spot bills less than: the
+    catalog's spot rate is the nearer figure for a spot node, and the plain key prices it only where the catalog holds
+    no spot rate for the type in the region.
+    """
+    if given is not None and given[1] != platform_id:
+        return None  # the workload's own <platform>@spot rate
+    rec = catalog_spot_rate(platform_id, pricing_region(wl))
+    if rec is None:
+        return None
+    return NodeCost(rec.usd, None, rec.usd * HOURS_PER_MONTH, f"catalog {rec.id} ({rec.unit}), its spot rate")
 
 
 def _rent_rate(rec: PriceRecord) -> tuple[float, str]:
@@ -648,6 +681,8 @@ def fleet_cost(
     """
     bought = nodes - owned
     given = given_rate(wl.prices, platform.id, spot)  # spot: never owned, never on bare metal (refused at load)
+    if spot and (rated := _catalog_spot_cost(wl, platform.id, given)) is not None:
+        return _times(rated, nodes)
     rate = None if given is None else given[0]
     # fuzz33 item 1: a bare-metal platform the workload owns and prices buys its servers beyond the owned ones
     owned_at_rate = rate is not None and wl.hardware.provider == "baremetal" and not _rented_at_given_rate(wl, platform.id)

@@ -7,9 +7,10 @@ spot rate, nor another region's. The workload's top-level ``prices`` replaces th
 
 from __future__ import annotations
 
-from generator.catalog import prices
+from generator.catalog import prices, spot_prices
 from generator.catalog.records import PriceRecord
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.workload.capacity_type import spot_key
 
 #: Providers whose catalog prices are hourly list prices of one region.
 CLOUD_PROVIDERS = ("aws", "azure", "gcp")
@@ -23,7 +24,8 @@ def catalog_hourly_price(pool: Pool) -> PriceRecord | None:
     basis = pool.price_basis or ""
     if not basis.startswith(CATALOG_BASIS):
         return None
-    record = prices().get(basis.removeprefix(CATALOG_BASIS).split(" ", 1)[0])
+    key = basis.removeprefix(CATALOG_BASIS).split(" ", 1)[0]
+    record = prices().get(key) or spot_prices().get(key)  # a spot pool's catalog spot rate (review80 item 14)
     return record if record is not None and record.unit == "hour" and record.region else None
 
 
@@ -34,24 +36,30 @@ def list_price_finding(plan: Plan) -> Finding | None:
     by_region: dict[str, dict[str, PriceRecord]] = {}
     for pool in plan.pools:
         if (record := catalog_hourly_price(pool)) is not None:
-            by_region.setdefault(str(record.region), {})[record.platform_id] = record
+            key = spot_key(record.platform_id) if record.spot else record.platform_id
+            by_region.setdefault(str(record.region), {})[key] = record
     if not by_region:
         return None
     first = min(min(rates) for rates in by_region.values())
 
-    def said(record: PriceRecord) -> str:
+    def said(key: str, record: PriceRecord) -> str:
         # an undated price says so (review34 item 15: the Azure T4 prices' source gives no date)
-        return f"{record.platform_id} ${record.usd:,.2f}/h" + (" (its source gives no date)" if record.as_of is None else "")
+        return f"{key} ${record.usd:,.2f}/h" + (" (its source gives no date)" if record.as_of is None else "")
 
     listed = "; ".join(
-        f"in {region}: " + ", ".join(said(record) for _, record in sorted(rates.items()))
+        f"in {region}: " + ", ".join(said(key, record) for key, record in sorted(rates.items()))
         for region, rates in sorted(by_region.items())
+    )
+    spot = any(r.spot for rates in by_region.values() for r in rates.values())
+    taken = "its on-demand (pay-as-you-go) list price of one region" + (
+        ", a spot pool its spot rate there (an @spot key)" if spot else ""
     )
     return Finding(
         "info",
         "cloud-list-prices",
-        f"pools priced from the catalog take its on-demand (pay-as-you-go) list price of one region ({listed}); "
-        "reserved instances, savings plans, capacity blocks, spot and other regions bill differently, and against a "
+        f"pools priced from the catalog take {taken} ({listed}); "
+        f"reserved instances, savings plans, capacity blocks, {'spot at a later rate' if spot else 'spot'} and other "
+        "regions bill differently, and against a "
         "purchase amortized over years a commitment of the same term is the fair rent side: give the rates you would "
         f"pay as top-level prices, USD per node-hour by platform id (prices: {{{first}: ...}}; README, Costs)",
         "prices",

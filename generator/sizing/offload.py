@@ -79,8 +79,11 @@ class Machine(NamedTuple):
     #: Cores of one socket llama.cpp's threads run the CPU's share on (``CpuSpec.llama_cpp_cores``); 0: not known, and
     #: the CPU's time counts its memory alone, as if it had the cores to read at the DRAM rate.
     cpu_cores: float = 0.0
-    #: Whether the CPU has VNNI's 8-bit dot product (AVX-VNNI or AVX512-VNNI; ``CpuSpec.int8_vnni``): its cores multiply
-    #: at ``cpu_core_gparams_per_s``, else at ``cpu_core_gparams_per_s_without_vnni`` (:func:`cpu_weight_seconds`).
+    #: Whether the CPU has a one-instruction 8-bit dot product (AVX-VNNI or AVX512-VNNI; Arm's SDOT; ``CpuSpec.int8_vnni``):
+    #: its cores multiply at ``cpu_core_gparams_per_s``, else at ``cpu_core_gparams_per_s_without_vnni``
+    #: (:func:`cpu_weight_seconds`). The product's machines always set it (``build_machine``: the catalog CPU's sourced
+    #: flag, the slower rate for one that did not say; review80 item 15); the default is for a machine built by hand, the
+    #: rate the constant was fitted at, as a calibration row that does not say is counted.
     cpu_int8_vnni: bool = True
     #: The formats the GPU has a tensor rate of (:attr:`GpuSpec.tensor_formats`): where a weight format's compute is not
     #: one, its kernels dequantize it (FP8 on an A100: W8A16), as the serving estimate counts it
