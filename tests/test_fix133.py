@@ -126,9 +126,7 @@ def test_the_headline_names_the_spot_pools_from_the_findings_pools(tmp_path: Pat
     """Item 11: the pools priced at an on-demand rate ride on the finding (``pools``), not in its wording: a reworded
     message keeps the headline's qualifier, and spec.json does not carry the field."""
     text = L40S.replace("RATE", "3").replace("    inference:", "    capacity_type: spot\n    inference:")
-    text = text.replace("gpus: [l40s-48gb]", "provider: gcp\n  gpus: [l4-24gb]") + (
-        "kubernetes: {gcp_project: acme-ml-prod, location: us-central1, zone: us-central1-a}\n"
-    )
+    text = text.replace("gpus: [l40s-48gb]", "provider: aws\n  gpus: [l40s-48gb]")  # AWS: no catalog spot rate
     plan = _plan(tmp_path, text)
     (pool,) = plan.pools
     (finding,) = [f for f in plan.findings if f.code == "spot-priced-on-demand"]
