@@ -208,3 +208,98 @@ def test_recomputed_forward_launches_in_the_backward_phase() -> None:
     expected = 2 * ((3040 * 45e-6 - gpu_forward) + (3040 * 45e-6 + 6080 * 15e-6 - 2 * gpu_forward))
     assert expected == pytest.approx(0.3168, abs=1e-4)
     assert step.host_exposed_s == pytest.approx(expected)
+
+
+def _simulated_idle_s(phases: list[tuple[int, float, float]], micro_batches: int) -> float:
+    """GPU idle seconds of one CPU launching kernels in order onto one GPU stream, synced at each micro-batch's end.
+
+    ``phases``: (kernels, CPU seconds a launch, GPU seconds a kernel) of a micro-batch, in launch order. A kernel starts
+    once the CPU has launched it and the stream has run the one before; the CPU launches on without waiting; at the
+    micro-batch's end the CPU waits for the stream (the HF Trainer's ``torch.isnan(tr_loss_step)`` after the backward).
+    """
+    clock = work = 0.0
+    for _ in range(micro_batches):
+        cpu = stream = clock
+        for kernels, launch_s, kernel_s in phases:
+            for _ in range(kernels):
+                cpu += launch_s
+                stream = max(cpu, stream) + kernel_s
+                work += kernel_s
+        clock = stream  # the sync: the next micro-batch's first launch waits for this one's last kernel
+    return clock - work
+
+
+@pytest.mark.parametrize(
+    ("launch_forward", "gpu_forward", "launch_backward", "gpu_backward", "by_hand", "phase_by_phase"),
+    [
+        # (seconds a micro-batch) the forward launch-bound, the backward's launches hidden: both forms agree
+        (0.27, 0.07, 0.09, 0.14, 0.20, 0.20),
+        # both launch-bound: the two phases' excesses add up, both forms agree
+        (0.14, 0.07, 0.23, 0.14, 0.16, 0.16),
+        # the forward GPU-bound, the backward launch-bound: the backward's launches start behind the forward's GPU
+        # work, which hides 0.05 s of them (review80 item 8: phase by phase overstated it by min(0.05, 0.08))
+        (0.05, 0.10, 0.20, 0.12, 0.03, 0.08),
+        # ... and all of them where the forward's slack exceeds the backward's excess
+        (0.02, 0.10, 0.15, 0.10, 0.0, 0.05),
+        # GPU-bound throughout
+        (0.05, 0.10, 0.05, 0.20, 0.0, 0.0),
+    ],
+)
+def test_launch_exposure_matches_one_stream_synced_after_the_backward(
+    launch_forward: float,
+    gpu_forward: float,
+    launch_backward: float,
+    gpu_backward: float,
+    by_hand: float,
+    phase_by_phase: float,
+) -> None:
+    """review80 item 8: the exposure is an event simulation's, one CPU launching ahead of one stream, synced once a
+    micro-batch after the backward, not each phase's launches against that phase's GPU work alone.
+
+    2 micro-batches of 2,000 forward and 2,000 backward kernels; the simulation differs from the closed form by at
+    most one kernel's launch and run a micro-batch (the first launch the GPU waits for, the last kernel after the
+    last launch).
+    """
+    kernels, micro_batches = 2000, 2
+    phases = [
+        (kernels, launch_forward / kernels, gpu_forward / kernels),
+        (kernels, launch_backward / kernels, gpu_backward / kernels),
+    ]
+    simulated = _simulated_idle_s(phases, micro_batches)
+    grain = micro_batches * max(launch + run for _, launch, run in phases)
+    step = StepTime(
+        compute_s=micro_batches * (gpu_forward + gpu_backward),
+        tp_allreduce_s=0.0,
+        pp_transfer_s=0.0,
+        pp_bubble_s=0.0,
+        dp_comm_s=0.0,
+        dp_inter_node_s=0.0,
+        tp_bytes=0.0,
+        pp_bytes=0.0,
+        dp_bytes=0.0,
+        host_dispatch_s=micro_batches * (launch_forward + launch_backward),
+        host_backward_dispatch_s=micro_batches * launch_backward,
+        forward_busy_s=micro_batches * gpu_forward,
+    )
+    assert step.host_exposed_s == pytest.approx(micro_batches * by_hand, abs=1e-12)
+    assert abs(simulated - step.host_exposed_s) <= grain
+    # the phase-by-phase form, for the record: off the simulation by more than the grain where the two differ
+    if phase_by_phase != by_hand:
+        assert abs(simulated - micro_batches * phase_by_phase) > 10 * grain
+
+
+def test_recomputed_backward_launches_start_behind_a_gpu_bound_forward() -> None:
+    """review80 item 8, through the step: full checkpointing puts the recompute's Python launches in the backward.
+
+    By hand, 2 micro-batches of 1,000 plain forward kernels + 1,000 recomputed (45 us) and 12,000 backward (15 us): the
+    forward phase launches 0.045 s against 0.0688 s of GPU work (GPU-bound, 0.0238 s to spare), the backward phase
+    0.045 + 0.18 = 0.225 s against 0.1376 s; the stream ends 0.045 + 0.225 - 0.2064 = 0.0636 s after its work a
+    micro-batch, 0.1272 s a step (0.1748 s phase by phase, the backward's 0.0874 s a micro-batch with none of the
+    forward's slack).
+    """
+    step = _launch_step((2000, 12000), 1e10, recompute=True)
+    gpu_forward = step.compute_s / 6
+    assert gpu_forward == pytest.approx(0.0688, abs=1e-4) and gpu_forward > 1000 * 45e-6
+    expected = 2 * (1000 * 45e-6 + 1000 * 45e-6 + 12000 * 15e-6 - 3 * gpu_forward)
+    assert expected == pytest.approx(0.1272, abs=1e-4)
+    assert step.host_exposed_s == pytest.approx(expected)

@@ -290,8 +290,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(https://github.com/NVIDIA/TransformerEngine/issues/2053), a module of one kernel; fitted with "
         "eager_backward_kernel_host_s across every training calibration group at once (benchmarks/calibration_report.py, "
         "the training score; acc111 and fix126 entries of 2026-12-06 in benchmarks/CALIBRATION.md), a micro-batch's forward "
-        "launches against its forward's GPU work alone. The rows that identify it are the HF Trainer's short steps on one "
-        "H200: 15 dense rows (14 LoRA, 1 full) at 2,048-4,096 tokens and Qwen3-30B-A3B LoRA s2048. Scanned jointly with "
+        "launches against its forward's GPU work alone, its backward's against what the forward leaves of both phases' "
+        "(one stream synced after the backward: review80 item 8, acc121). The rows that identify it are the HF "
+        "Trainer's short steps on one H200: 15 dense rows (14 LoRA, 1 full) at 2,048-4,096 tokens and Qwen3-30B-A3B "
+        "LoRA s2048. Scanned jointly with "
         "eager_backward_kernel_host_s, training_masked_attention_rate and grouped_mm_half_tokens once the Gemma / Qwen3 "
         "norms, the loss's logits passes, the masked kernel and the per-phase exposure were all in (session 42 merge, "
         "CALIBRATION.md): argmin 0.3269 at (45, 15 us, 0.6, 512), (40, 20) alike, (65, 5) 0.3283, 0.3573 without launches "
@@ -306,8 +308,12 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "fitted with eager_forward_kernel_host_s across every training calibration group at once "
         "(benchmarks/calibration_report.py, the training score; acc111 and fix126 entries of 2026-12-06 in "
         "benchmarks/CALIBRATION.md), a micro-batch's backward launches (a full recompute's forward among them) against "
-        "its backward's GPU work: 15 us at the joint argmin with eager_forward_kernel_host_s 45 us (0.3269); the score "
-        "runs along a valley (40 / 20, 45 / 15, 65 / 0-5 within 0.0014), so the pair is identified, each alone less so",
+        "its backward's GPU work and whatever of the forward's its launches left over (one stream, synced once a "
+        "micro-batch after the backward: review80 item 8, acc121): 15 us at the joint argmin with "
+        "eager_forward_kernel_host_s 45 us (0.3269); the score runs along a valley (40 / 20, 45 / 15, 65 / 0-5 within "
+        "0.0014), so the pair is identified, each alone less so. Rescanned under the one-stream form (acc121): no "
+        "calibration row moves at 45 / 15 and the argmin and valley stay; only pairs away from the valley (backward "
+        "20-40 us with forward 20-45 us) score differently",
     ),
     "training_masked_attention_rate": (
         "The rate of PyTorch SDPA's attention under an explicit mask (a sliding-window layer whose keys reach its "

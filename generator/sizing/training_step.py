@@ -49,8 +49,9 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
   (:func:`generator.sizing.training_elementwise.kernels_per_micro_batch`), each costs the CPU
   ``eager_forward_kernel_host_s`` (forward, Python) or ``eager_backward_kernel_host_s`` (backward, autograd's engine);
   the CPU runs ahead of the GPU while its kernels are long, so only the launches' time beyond the GPU work they feed
-  (compute, dequantization, adapters, eager operators) shows, phase by phase: a micro-batch's forward launches against
-  its forward's GPU work, its backward's (a full recompute's forward among them) against the backward's;
+  (compute, dequantization, adapters, eager operators) shows: a micro-batch's forward launches against its forward's GPU
+  work, its backward's (a full recompute's forward among them) against the backward's and what the forward's left over,
+  one stream synced once a micro-batch after the backward (:attr:`StepTime.host_exposed_s`);
 - **optimizer step** (:mod:`generator.sizing.training_optimizer`): the GPU's optimizer update after the last micro-batch,
   each trainable parameter's gradient, weight and states (its ZeRO shard) read and written at the GPU's memory
   bandwidth, in series with the compute (none where the optimizer is offloaded to the CPU);
@@ -211,8 +212,9 @@ class StepTime:
     host_kernels: int = 0
     #: Of ``host_dispatch_s``, the launches of the micro-batches' backward phases (the backward's kernels and, under full
     #: checkpointing, the recomputed forward's), and of the busy time, the GPU work of their forward phases
-    #: (:func:`training_step`): the CPU launches a micro-batch's backward only after its forward, so each phase's
-    #: launches hide behind that phase's GPU work alone.
+    #: (:func:`training_step`): the CPU launches a micro-batch's backward only after its forward, so the forward's
+    #: launches hide behind the forward's GPU work alone, the backward's behind what is left of both phases'
+    #: (:attr:`host_exposed_s`).
     host_backward_dispatch_s: float = 0.0
     forward_busy_s: float = 0.0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
@@ -270,16 +272,24 @@ class StepTime:
 
     @property
     def host_exposed_s(self) -> float:
-        """Host dispatch time beyond the GPU work it launches, phase by phase: the GPU waits on the CPU for that long.
+        """Host dispatch time beyond the GPU work it launches: the GPU waits on the CPU for that long.
 
-        A micro-batch's forward launches hide behind its forward's GPU work only, its backward's (the recompute's among
-        them) behind the backward's: the CPU cannot launch a backward kernel before the forward's last, and the HF
-        Trainer syncs once a micro-batch (review79 items 1-2). The micro-batches of a step are alike, so the sum of
-        their exposures is the step's phases' totals against each other.
+        One CPU launches a micro-batch's kernels in order onto one stream, the forward's then the backward's (the
+        recompute's among them), and the HF Trainer syncs once a micro-batch, after its backward is launched:
+        ``Trainer._inner_training_loop`` tests ``torch.isnan(tr_loss_step) or torch.isinf(tr_loss_step)``, a Python
+        ``bool()`` of the GPU's loss, once ``training_step`` has run the backward (``logging_nan_inf_filter``, True by
+        default; https://github.com/huggingface/transformers/blob/000945a9b726d87a93e61e873b88ff8f3cd411b5/src/transformers/trainer.py,
+        review80 item 8). Nothing syncs between the forward and the backward, so the CPU launches the backward while the
+        GPU still runs a GPU-bound forward. With launches ``L_f``, ``L_b`` and GPU work ``B_f``, ``B_b`` the stream ends
+        at the latest of its own work (``B_f + B_b``), the forward's last launch and the backward's work after it
+        (``L_f + B_b``) and the backward's last launch (``L_f + L_b``), one kernel aside, so the GPU idles
+        ``max(0, L_f - B_f, L_f + L_b - B_f - B_b)``; phase by phase, ``max(0, L_f - B_f) + max(0, L_b - B_b)``
+        overstated it where the forward is GPU-bound and the backward launch-bound, by ``min(B_f - L_f, L_b - B_b)``.
+        The micro-batches of a step are alike and the form is linear in them, so the step's phases' totals give the
+        step's exposure.
         """
-        forward = max(0.0, self.host_dispatch_s - self.host_backward_dispatch_s - self.forward_busy_s)
-        backward = max(0.0, self.host_backward_dispatch_s - (self._busy_s - self.forward_busy_s))
-        return forward + backward
+        forward_launches = self.host_dispatch_s - self.host_backward_dispatch_s
+        return max(0.0, forward_launches - self.forward_busy_s, self.host_dispatch_s - self._busy_s)
 
     @property
     def dp_exposed_s(self) -> float:
