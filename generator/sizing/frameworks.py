@@ -521,7 +521,8 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 #: counts Gemma's and Qwen3's extra norms, the loss's passes over the logits and SDPA's masked window kernel (acc113
 #: entry; 2% faster (-17% to +35%) and 8% (-3% to +38%) before), and since fix126 set each phase's launches against
 #: that phase's GPU work (session 42 merge; -7% to +27% without checkpointing before: the forward's launches of
-#: Llama 3.1 8B LoRA s2048 now show beyond its forward's GPU work, -2.2% -> -7.8%), from the calibration report's dense
+#: Llama 3.1 8B LoRA s2048 now show beyond its forward's GPU work, -2.2% -> -7.8%; acc121's one stream synced at the
+#: micro-batch's end, the Trainer's own sync, moved none of these rows), from the calibration report's dense
 #: H200 Trainer rows by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
