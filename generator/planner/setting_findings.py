@@ -97,7 +97,9 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
 _SPOT_KEY = "@spot"
 
 
-def _spot_above_on_demand_findings(wl: Workload, listed: dict[tuple[str, str], float], region: str) -> list[Finding]:
+def _spot_above_on_demand_findings(
+    wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None
+) -> list[Finding]:
     """A ``<platform>@spot`` rate above the type's on-demand rate (the workload's, else the catalog's list price).
 
     hostile81 item 5: ``gcp-a3-highgpu-8g@spot: 500`` beside ``gcp-a3-highgpu-8g: 10`` was taken without a word, where
@@ -117,7 +119,8 @@ def _spot_above_on_demand_findings(wl: Workload, listed: dict[tuple[str, str], f
         on_demand = given if given is not None else listed.get((platform_id.lower(), region))
         if on_demand is None or not usd > on_demand:
             continue
-        basis = f"prices.{platform_id}" if given is not None else f"the catalog's on-demand list price in {region}"
+        listed_in = "the catalog's on-demand list price" + (f" in {region}" if region else "")
+        basis = f"prices.{platform_id}" if given is not None else listed_in
         out.append(
             Finding(
                 "warning",
