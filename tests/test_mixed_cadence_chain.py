@@ -156,3 +156,17 @@ def test_a_sliced_jobs_per_job_figures_are_a_whole_run(tmp_path: Path) -> None:
     assert details["hours"] == pytest.approx(slice_h / share, abs=0.1)
     assert details["gpu_hours_per_job"] == pytest.approx(details["hours"] * 8, abs=0.2) == 175.1
     assert details["usd_per_job"] == pytest.approx(30 * 13.31, abs=0.5)  # 30 slices of $13.31 each
+
+
+def test_a_sliced_job_of_unknown_hours_is_not_said_to_end_in_time(tmp_path: Path) -> None:
+    """hostile81 item 6: the monthly job without dataset_tokens (its hours unknown) was said to end "within 30 runs of
+    the sequence", a claim no figure backed; it now says that is not checked, and why."""
+    path = _write(tmp_path, ", run_after: nightly-lora")
+    path.write_text(path.read_text().replace("dataset_tokens: 2000000000, epochs: 2,", ""))
+    (monthly,) = [d for d in _plan(path).deployments if d.name == "monthly-full"]
+    (said,) = [r for r in monthly.reasons if "runs less often than the sequence" in r]
+    assert "a run of it ends within" not in said
+    assert (
+        "a run of it is to end within 30 runs of the sequence, which is not checked: the sequence's hours are not known "
+        "(a job of it gives no dataset_tokens), and the more frequent jobs' runs are never delayed by it (it runs last)"
+    ) in said
