@@ -1,0 +1,123 @@
+"""``diff --base REV TREE/spec.json...``: the committed render trees compared, not their workloads (newuser82 item 2).
+
+A pull request that upgrades specgen (its catalog's prices, its engine) leaves every workload file as it was:
+``diff --base REV workloads/*.yaml`` plans both sides with the specgen running and reads "0 workload file(s) change
+the fleet", while the committed tree the change carries replaces node pools. The spec.json of each tree, read at
+``REV`` and in the working tree as written, says what applying the change does; trees of several clusters (a
+monorepo's) go into one comment, which workload files of two clusters cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import VALID
+from tests.helpers import specgen_in_process as specgen
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env, text=True).stdout
+
+
+def _workload(name: str, rps: int = 2) -> str:
+    text = VALID.replace("name: demo", f"name: {name}").replace("- name: chat", f"- name: {name}")
+    return text.replace("requests_per_second: 2", f"requests_per_second: {rps}")
+
+
+def _render(capsys: pytest.CaptureFixture[str], workload: Path, out: str) -> None:
+    code, _, err = specgen(capsys, "render", str(workload), "-o", out)
+    assert code == 0, err
+
+
+def _json(capsys: pytest.CaptureFixture[str], *paths: str) -> dict[str, Any]:
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", *paths, "--format", "json")
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+def test_a_tree_rendered_anew_from_an_unchanged_workload_is_compared_as_committed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workload unchanged and its committed tree rendered anew (as a specgen upgrade does): the workload's diff
+    says nothing moved, the spec.json's the nodes and GPUs the tree's change adds."""
+    monkeypatch.chdir(tmp_path)
+    workload = tmp_path / "w.yaml"
+    workload.write_text(_workload("w", rps=2))
+    _render(capsys, workload, "infra")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    # the tree as a later specgen renders it; here a rate moved and back, so that no catalog edit is needed
+    workload.write_text(_workload("w", rps=40))
+    _render(capsys, workload, "infra")
+    workload.write_text(_workload("w", rps=2))
+
+    (by_workload,) = _json(capsys, "w.yaml")["files"]
+    assert by_workload["status"] == "unchanged"
+    data = _json(capsys, "infra/spec.json")
+    (entry,) = data["files"]
+    assert (entry["file"], entry["status"]) == ("infra/spec.json", "changed")
+    old = json.loads(_git(tmp_path, "show", "HEAD:infra/spec.json"))["plan"]["totals"]
+    new = json.loads((tmp_path / "infra" / "spec.json").read_text())["plan"]["totals"]
+    assert old["gpus"] < new["gpus"]  # the plan at 40 req/s needs more than the one at 2
+    assert data["totals"]["gpus"] == {"old": old["gpus"], "new": new["gpus"], "delta": new["gpus"] - old["gpus"]}
+    assert data["totals"]["nodes"] == {"old": old["nodes"], "new": new["nodes"], "delta": new["nodes"] - old["nodes"]}
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
+    assert code == 0 and "### `infra/spec.json` (changed)" in md
+
+
+def test_trees_of_two_clusters_share_one_comment_and_a_removed_tree_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A monorepo's trees of a bare-metal and an AWS cluster: their workload files are refused together (one cluster a
+    render), their spec.json compared in one comment; a tree deleted since the base, given, is removed."""
+    monkeypatch.chdir(tmp_path)
+    aws = _workload("burst").replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws") + (
+        "kubernetes:\n  location: us-east-1\n"
+    )
+    (tmp_path / "aws.yaml").write_text(aws)
+    (tmp_path / "colo.yaml").write_text(_workload("colo"))
+    _render(capsys, tmp_path / "aws.yaml", "infra/aws")
+    _render(capsys, tmp_path / "colo.yaml", "infra/colo")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    gpus = {
+        tree: json.loads((tmp_path / "infra" / tree / "spec.json").read_text())["plan"]["totals"]["gpus"]
+        for tree in ("aws", "colo")
+    }
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "aws.yaml", "colo.yaml")
+    assert code == 1 and "render each provider's workloads into a tree of its own" in err
+    data = _json(capsys, "infra/aws/spec.json", "infra/colo/spec.json")
+    assert [(f["file"], f["status"]) for f in data["files"]] == [
+        ("infra/aws/spec.json", "unchanged"),
+        ("infra/colo/spec.json", "unchanged"),
+    ]
+    assert data["totals"]["gpus"]["old"] == gpus["aws"] + gpus["colo"]
+    _git(tmp_path, "rm", "-q", "-r", "infra/colo")
+    data = _json(capsys, "infra/aws/spec.json", "infra/colo/spec.json")
+    assert [f["status"] for f in data["files"]] == ["unchanged", "removed"]
+    assert data["totals"]["gpus"] == {"old": gpus["aws"] + gpus["colo"], "new": gpus["aws"], "delta": -gpus["colo"]}
+
+
+def test_a_spec_json_that_is_no_plan_is_named_as_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a spec.json was read as a workload: "missing required field 'deployments'", "unknown field 'plan'"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(_workload("w"))
+    _render(capsys, tmp_path / "w.yaml", "infra")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "infra" / "spec.json").write_text('{"generator": "x"}\n')
+    code, md, err = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
+    assert code == 1 and "not a specgen spec.json (no 'plan')" in err
+    assert "deployments" not in err and "(invalid)" in md
