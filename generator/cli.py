@@ -279,6 +279,7 @@ def render_files(
         read_tree,
         refuse_non_directory,
         refuse_symlinks,
+        refuse_unowned,
         with_manifest,
         write_tree,
     )
@@ -301,6 +302,7 @@ def render_files(
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            refuse_unowned(output)  # newuser82 item 4: the directory a render refuses is not "stale"
             for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
                 echo(one_line(f"specgen: {leftover} was left by an interrupted render (not part of the output; the "
                               "next render recovers or removes it): do not commit it"), err=True)  # fmt: skip
