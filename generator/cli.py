@@ -661,7 +661,8 @@ def _build_cli() -> Any:
     def diff(paths: tuple[str, ...], base: str | None, fmt: str) -> None:
         """What changing workload OLD into NEW does to the fleet (workload files or spec.json files).
 
-        With --base REV: what the working tree's changes to the workload FILES do, against REV.
+        With --base REV: what the working tree's changes to the workload FILES do, against REV; a rendered tree's
+        spec.json is compared as committed at REV and now (what applying the committed trees does).
         """
         from generator.fleet_diff import markdown_diff
         from generator.render.env import to_json

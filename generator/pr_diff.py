@@ -361,9 +361,12 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     """
     for path in paths:  # fuzz31 item 6: `diff --base HEAD .` said the parent "is not in a git repository"
         if os.path.isdir(path):
+            # newuser82 item 5: a render tree's directory was offered its *.yaml (its Kubernetes manifests' folder)
+            tree = os.path.isfile(os.path.join(path, ".specgen-manifest"))
+            example = os.path.join(path, "spec.json" if os.path.isfile(os.path.join(path, "spec.json")) else "*/spec.json")
             raise InputError(
-                f"{path}: a directory; diff --base compares workload files: give them (for example "
-                f"{os.path.join(path, '*.yaml')})"
+                f"{path}: a directory; diff --base compares workload files or rendered spec.json files: give them "
+                f"(for example {example if tree else os.path.join(path, '*.yaml')})"
             )
     with _repository(paths):
         check_revision(rev)

@@ -71,6 +71,9 @@ def test_a_tree_rendered_anew_from_an_unchanged_workload_is_compared_as_committe
     assert data["totals"]["nodes"] == {"old": old["nodes"], "new": new["nodes"], "delta": new["nodes"] - old["nodes"]}
     code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
     assert code == 0 and "### `infra/spec.json` (changed)" in md
+    # the tree's directory given: its spec.json offered (newuser82 item 5), not its *.yaml (none are workloads)
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "infra")
+    assert code == 1 and err.strip().endswith("give them (for example infra/spec.json)")
 
 
 def test_trees_of_two_clusters_share_one_comment_and_a_removed_tree_counts(
