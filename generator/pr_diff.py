@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from generator.choice_moves import choice_move_lines, choice_moves
 from generator.errors import (
     InfeasibleError,
     InputError,
@@ -438,6 +439,8 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
             entry["workload_renamed"] = {"old": was, "new": new["workload"]}
         if base_errors:
             entry["base_errors"] = base_errors
+        if moves := choice_moves(old_plan, new):  # newuser82 item 3: the rent that moved the choice
+            entry["choice_moves"] = moves
         files.append(entry)
         compared.append((shown[path], old_plan, new, diff))
     planned = [f for f in files if f["diff"] is not None]
@@ -913,6 +916,8 @@ def _section(entry: dict[str, Any]) -> str:
         lines += [f"At the base it could not be planned{counted}. specgen said then:", ""]
         lines += [*_error_lines_md(entry["base_errors"]), ""]
     lines.append(markdown_diff(entry["diff"]).split("\n", 2)[2].strip())
+    if entry.get("choice_moves"):
+        lines += ["", *choice_move_lines(entry["choice_moves"], code_span)]
     for memory in entry["memory"]:
         lines += ["", mermaid_memory(memory)]  # a fence right after a table row is read as part of it by some viewers
     return "\n".join(lines) + "\n"

@@ -124,3 +124,71 @@ def test_a_spec_json_that_is_no_plan_is_named_as_one(
     code, md, err = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
     assert code == 1 and "not a specgen spec.json (no 'plan')" in err
     assert "deployments" not in err and "(invalid)" in md
+
+
+def test_a_rate_given_that_moves_the_choice_is_said_as_the_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser82 item 3: ``prices: {aws-p5-48xlarge: 98.32}`` (its list price before AWS's 2025 cut) moved the 70B
+    service off its two p5 nodes, and the diff said "changed: TP 4 -> 1, ..., pool ..." and nothing of why. The
+    layout it ran is now priced at the rate given (a node-hour x its nodes, from the new plan's runners-up)."""
+    from generator.choice_moves import choice_moves
+
+    monkeypatch.chdir(tmp_path)
+    source = (Path(__file__).parents[1] / "examples" / "chat-70b-fp8-aws.yaml").read_text()
+    (tmp_path / "w.yaml").write_text(source)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    code, out, _ = specgen(capsys, "plan", "w.yaml", "--format", "json")
+    assert code == 0
+    base = json.loads(out)
+    (pool,) = base["pools"]
+    assert pool["node"]["platform_id"] == "aws-p5-48xlarge"  # the example's choice at the catalog's rates
+    (tmp_path / "w.yaml").write_text(source + "prices:\n  aws-p5-48xlarge: 98.32\n")
+    (entry,) = _json(capsys, "w.yaml")["files"]
+    (move,) = entry["choice_moves"]
+    assert move["deployment"] == "chat"
+    assert move["was"]["summary"].endswith(f"on {pool['nodes']} x aws-p5-48xlarge (h100-sxm5-80gb)")
+    assert move["was"]["usd_per_hour"] == {"old": pool["usd_per_hour"], "new": pytest.approx(98.32 * pool["nodes"])}
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "w.yaml")
+    assert code == 0 and "- `chat` moves as the rent moved: the layout it ran, `" in md
+    assert f"${98.32 * pool['nodes']:,.2f}/h ($98.32 a node-hour) now" in md
+    assert choice_moves(base, base) == []  # nothing moved, nothing said
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({}, False),  # the same layout both sides
+        ({"tp": 2, "replicas": 8, "rate": 110.0, "old_runner": 110.0}, False),  # moved, no rate moved
+        ({"tp": 2, "replicas": 8, "rate": 90.0, "old_runner": 130.0}, True),  # moved, its rate fell
+        ({"tp": 2, "replicas": 8, "rate": 90.0, "old_runner": 130.0, "shared": True}, False),  # a pool of two
+    ],
+)
+def test_choice_moves_table(change: dict[str, Any], said: bool) -> None:
+    from generator.choice_moves import choice_moves
+
+    def plan(tp: int, replicas: int, rate: float, runners: list[dict[str, Any]], shared: bool = False) -> dict[str, Any]:
+        node = {"platform_id": f"p-tp{tp}", "gpu_id": "g"}
+        names = ["a", "b"] if shared else ["a"]
+        return {
+            "pools": [{"name": f"a_tp{tp}", "deployments": names, "node": node, "nodes": 2, "usd_per_hour": rate}],
+            "deployments": [{"name": "a", "pool": f"a_tp{tp}", "tp": tp, "pp": 1, "replicas": replicas, "runners_up": runners}],
+        }
+
+    def runner(tp: int, replicas: int, rate: float) -> dict[str, Any]:
+        return {
+            "platform_id": f"p-tp{tp}",
+            "gpu_id": "g",
+            "tp": tp,
+            "pp": 1,
+            "replicas": replicas,
+            "nodes": 2,
+            "usd_per_hour": rate,
+        }
+
+    tp, replicas = change.get("tp", 4), change.get("replicas", 4)
+    old = plan(4, 4, 100.0, [runner(tp, replicas, change.get("old_runner", 120.0))], change.get("shared", False))
+    new = plan(tp, replicas, change.get("rate", 100.0), [runner(4, 4, 100.0)], change.get("shared", False))
+    assert bool(choice_moves(old, new)) is said
