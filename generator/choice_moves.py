@@ -86,8 +86,8 @@ def _rate(value: float | None, nodes: int) -> str:
     return "not among that plan's runners-up" if value is None else f"${value:,.2f}/h (${value / nodes:,.2f} a node-hour)"
 
 
-def choice_move_lines(moves: list[dict[str, Any]], code: Any) -> list[str]:
-    """Markdown bullets for :func:`choice_moves` (``code``: the comment's code span)."""
+def choice_move_lines(moves: list[dict[str, Any]], code: Any, before: str = "at the base") -> list[str]:
+    """Markdown bullets for :func:`choice_moves` (``code``: the comment's code span; ``before``: the old side)."""
     lines = []
     for move in moves:
         parts = []
@@ -95,8 +95,8 @@ def choice_move_lines(moves: list[dict[str, Any]], code: Any) -> list[str]:
             row = move[key]
             old, new = row["usd_per_hour"]["old"], row["usd_per_hour"]["new"]
             same = old is not None and new is not None and abs(old - new) < 0.005
-            prices = f"{_rate(new, row['nodes'])}, as at the base" if same else (
-                f"{_rate(old, row['nodes'])} at the base, {_rate(new, row['nodes'])} now"
+            prices = f"{_rate(new, row['nodes'])}, as {before}" if same else (
+                f"{_rate(old, row['nodes'])} {before}, {_rate(new, row['nodes'])} now"
             )  # fmt: skip
             parts.append(f"{what}, {code(row['summary'])}, {prices}")
         lines.append(f"- {code(move['deployment'])} moves as the rent moved: {'; '.join(parts)}")

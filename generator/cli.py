@@ -664,7 +664,6 @@ def _build_cli() -> Any:
         With --base REV: what the working tree's changes to the workload FILES do, against REV; a rendered tree's
         spec.json is compared as committed at REV and now (what applying the committed trees does).
         """
-        from generator.fleet_diff import markdown_diff
         from generator.render.env import to_json
 
         if base is not None:
@@ -680,10 +679,10 @@ def _build_cli() -> Any:
             return
         if len(paths) != 2:
             raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
-        from generator.pr_diff import compare_two
+        from generator.pr_diff import compare_two, two_files_markdown
 
         result = compare_two(*paths)
-        click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
+        click.echo(to_json(result) if fmt == "json" else two_files_markdown(result), nl=fmt == "json")
 
     @cli.command()
     @click.option("--constants", is_flag=True, help="Print the engine constants with their defaults and sources instead.")

@@ -558,7 +558,17 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
         raise UnplannedFilesError([InputError(line) for result in failed for line in result.lines], code)
     if isinstance(old, _Unplanned):
         return {**diff_plans(EMPTY_PLAN, new), "old_errors": old.lines}
-    return diff_plans(old, new)
+    diff = diff_plans(old, new)
+    moves = choice_moves(old, new)  # newuser82 item 3: the rent that moved the choice
+    return diff | ({"choice_moves": moves} if moves else {})
+
+
+def two_files_markdown(result: dict[str, Any]) -> str:
+    """``diff OLD NEW``'s comment: the fleet diff, and why a service moved where the rent moved it (item 3)."""
+    text = markdown_diff(result)
+    if not result.get("choice_moves"):
+        return text
+    return text.rstrip("\n") + "\n\n" + "\n".join(choice_move_lines(result["choice_moves"], code_span, "in OLD")) + "\n"
 
 
 def _a_file_with_text(path: str) -> bool:

@@ -192,3 +192,21 @@ def test_choice_moves_table(change: dict[str, Any], said: bool) -> None:
     old = plan(4, 4, 100.0, [runner(tp, replicas, change.get("old_runner", 120.0))], change.get("shared", False))
     new = plan(tp, replicas, change.get("rate", 100.0), [runner(4, 4, 100.0)], change.get("shared", False))
     assert bool(choice_moves(old, new)) is said
+
+
+def test_diff_of_two_files_says_the_rent_that_moved_the_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser82 item 3 for ``diff OLD NEW``: the same line, the old side named OLD, and ``choice_moves`` in its JSON."""
+    source = (Path(__file__).parents[1] / "examples" / "chat-70b-fp8-aws.yaml").read_text()
+    (tmp_path / "old.yaml").write_text(source)
+    (tmp_path / "new.yaml").write_text(source + "prices:\n  aws-p5-48xlarge: 98.32\n")
+    old, new = str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml")
+    code, out, _ = specgen(capsys, "diff", old, new, "--format", "json")
+    assert code == 0
+    (move,) = json.loads(out)["choice_moves"]
+    nodes = move["was"]["nodes"]
+    assert move["was"]["usd_per_hour"]["new"] == pytest.approx(98.32 * nodes)
+    code, md, _ = specgen(capsys, "diff", old, new)
+    assert code == 0 and "- `chat` moves as the rent moved: the layout it ran, `" in md
+    assert f"${98.32 * nodes:,.2f}/h ($98.32 a node-hour) now" in md and " in OLD, " in md
+    code, md, _ = specgen(capsys, "diff", old, old)
+    assert code == 0 and "moves as the rent moved" not in md
