@@ -279,6 +279,7 @@ def render_files(
         read_tree,
         refuse_non_directory,
         refuse_symlinks,
+        refuse_unowned,
         with_manifest,
         write_tree,
     )
@@ -301,6 +302,7 @@ def render_files(
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
+            refuse_unowned(output)  # newuser82 item 4: the directory a render refuses is not "stale"
             for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
                 echo(one_line(f"specgen: {leftover} was left by an interrupted render (not part of the output; the "
                               "next render recovers or removes it): do not commit it"), err=True)  # fmt: skip
@@ -659,9 +661,9 @@ def _build_cli() -> Any:
     def diff(paths: tuple[str, ...], base: str | None, fmt: str) -> None:
         """What changing workload OLD into NEW does to the fleet (workload files or spec.json files).
 
-        With --base REV: what the working tree's changes to the workload FILES do, against REV.
+        With --base REV: what the working tree's changes to the workload FILES do, against REV; a rendered tree's
+        spec.json is compared as committed at REV and now (what applying the committed trees does).
         """
-        from generator.fleet_diff import markdown_diff
         from generator.render.env import to_json
 
         if base is not None:
@@ -677,10 +679,10 @@ def _build_cli() -> Any:
             return
         if len(paths) != 2:
             raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
-        from generator.pr_diff import compare_two
+        from generator.pr_diff import compare_two, two_files_markdown
 
         result = compare_two(*paths)
-        click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
+        click.echo(to_json(result) if fmt == "json" else two_files_markdown(result), nl=fmt == "json")
 
     @cli.command()
     @click.option("--constants", is_flag=True, help="Print the engine constants with their defaults and sources instead.")

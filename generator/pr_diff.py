@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from generator.choice_moves import choice_move_lines, choice_moves
 from generator.errors import (
     InfeasibleError,
     InputError,
@@ -39,13 +40,14 @@ from generator.fleet_diff import (
     fmt_cell,
     load_plan_dict,
     markdown_diff,
+    plan_from_spec,
     replacement_lines,
     replacement_text,
     sharing_lines,
     signed_cell,
     two_places,
 )
-from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, read_text_limited, short
+from generator.input_files import MAX_SPEC_BYTES, MAX_WORKLOAD_BYTES, check_distinct_files, read_text_limited, short
 from generator.named_tuple import NamedTuple
 from generator.pr_set import renamed_files, set_replacements
 from generator.render.md_escape import md_text
@@ -143,7 +145,8 @@ def _blob_at(rev: str, rel: str, path: str) -> str | None:
         return None
     resolved, kind = found
     if kind != "blob":
-        raise InputError(f"{short(path)} at {rev} is {'a directory' if kind == 'tree' else f'a git {kind}'}, not a workload file")
+        what = "a spec.json" if is_spec_json(path) else "a workload file"
+        raise InputError(f"{short(path)} at {rev} is {'a directory' if kind == 'tree' else f'a git {kind}'}, not {what}")
     return _read_blob(rev, resolved, path)
 
 
@@ -194,8 +197,9 @@ def _read_blob(rev: str, rel: str, path: str) -> str:
     """The UTF-8 text of the blob ``rel`` at ``rev`` (a file, links already followed)."""
     spec = f"{rev}:{rel}"
     size = int(_git(["cat-file", "-s", spec]).stdout.strip() or 0)
-    if size > MAX_WORKLOAD_BYTES:  # as a workload file is read (fuzz13 item 12)
-        raise InputError(f"{short(path)} at {rev} is {size:,} bytes, more than the {MAX_WORKLOAD_BYTES:,} specgen reads")
+    most = MAX_SPEC_BYTES if is_spec_json(path) else MAX_WORKLOAD_BYTES  # as the file is read (fuzz13 item 12)
+    if size > most:
+        raise InputError(f"{short(path)} at {rev} is {size:,} bytes, more than the {most:,} specgen reads")
     try:
         return _git(["cat-file", "blob", spec]).out.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -321,14 +325,23 @@ def _extract(rev: str, paths: list[str], into: str) -> None:
             tar.extractall(into, members=plain)
 
 
+def is_spec_json(path: str) -> bool:
+    """Whether ``path`` names a rendered tree's ``spec.json`` (``diff --base`` reads it as written, plans nothing)."""
+    return os.path.basename(path) == "spec.json"
+
+
 def _plan_path(path: str, alone: bool, clusters: list[tuple[str, PoolsCluster | None]]) -> dict[str, Any]:
     """The plan of a workload file in the working tree, as deployed (``alone``: the one file the tree renders).
 
-    The cluster its node pools join is added to ``clusters`` (file, :func:`~generator.render.pools_cluster`).
+    The cluster its node pools join is added to ``clusters`` (file, :func:`~generator.render.pools_cluster`). A
+    rendered ``spec.json`` is read as it is committed (newuser82 item 2), and joins no cluster check: trees of
+    several clusters are compared in one comment.
     """
     from generator.api import plan_file
     from generator.render import pools_cluster
 
+    if is_spec_json(path):
+        return load_plan_dict(path)
     loaded, plan = plan_file(path)
     clusters.append((path, pools_cluster(loaded.workload)))
     return deployed_dict(plan, loaded.workload, alone=alone)
@@ -349,9 +362,12 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     """
     for path in paths:  # fuzz31 item 6: `diff --base HEAD .` said the parent "is not in a git repository"
         if os.path.isdir(path):
+            # newuser82 item 5: a render tree's directory was offered its *.yaml (its Kubernetes manifests' folder)
+            tree = os.path.isfile(os.path.join(path, ".specgen-manifest"))
+            example = os.path.join(path, "spec.json" if os.path.isfile(os.path.join(path, "spec.json")) else "*/spec.json")
             raise InputError(
-                f"{path}: a directory; diff --base compares workload files: give them (for example "
-                f"{os.path.join(path, '*.yaml')})"
+                f"{path}: a directory; diff --base compares workload files or rendered spec.json files: give them "
+                f"(for example {example if tree else os.path.join(path, '*.yaml')})"
             )
     with _repository(paths):
         check_revision(rev)
@@ -384,7 +400,7 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
                 given_field(path, (("name",),)),
             )
     olds = {
-        path: _planned(partial(_plan_at, rev, _repo_relative(path), text, alone)) if text is not None else EMPTY_PLAN
+        path: _planned(partial(_old_plan, rev, path, text, alone)) if text is not None else EMPTY_PLAN
         for path, text, new in sides
         if not isinstance(new, _Unplanned)
     }
@@ -423,6 +439,8 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
             entry["workload_renamed"] = {"old": was, "new": new["workload"]}
         if base_errors:
             entry["base_errors"] = base_errors
+        if moves := choice_moves(old_plan, new):  # newuser82 item 3: the rent that moved the choice
+            entry["choice_moves"] = moves
         files.append(entry)
         compared.append((shown[path], old_plan, new, diff))
     planned = [f for f in files if f["diff"] is not None]
@@ -435,6 +453,18 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
 #: Workload files a directory may hold that ``diff --base`` names as deleted and not given (the JSON has them all).
 MAX_DELETED_SHOWN = 10
 _WORKLOAD_SUFFIXES = (".yaml", ".yml")
+
+
+def _old_plan(rev: str, path: str, text: str, alone: bool) -> dict[str, Any]:
+    """The plan of ``path`` as it was at ``rev``: a workload planned now, a ``spec.json`` as it was written then.
+
+    newuser82 item 2: a change that upgrades specgen (its catalog's prices, its engine) plans both sides' workloads
+    alike, so their diff reads "unchanged" while the committed tree replaces pools; the committed ``spec.json`` files
+    at ``rev`` against the working tree's say what applying the change does.
+    """
+    if is_spec_json(path):
+        return plan_from_spec(text, f"{rev}:{_repo_relative(path)}")
+    return _plan_at(rev, _repo_relative(path), text, alone)
 
 
 def deleted_beside(rev: str, paths: list[str]) -> list[str]:
@@ -528,7 +558,17 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
         raise UnplannedFilesError([InputError(line) for result in failed for line in result.lines], code)
     if isinstance(old, _Unplanned):
         return {**diff_plans(EMPTY_PLAN, new), "old_errors": old.lines}
-    return diff_plans(old, new)
+    diff = diff_plans(old, new)
+    moves = choice_moves(old, new)  # newuser82 item 3: the rent that moved the choice
+    return diff | ({"choice_moves": moves} if moves else {})
+
+
+def two_files_markdown(result: dict[str, Any]) -> str:
+    """``diff OLD NEW``'s comment: the fleet diff, and why a service moved where the rent moved it (item 3)."""
+    text = markdown_diff(result)
+    if not result.get("choice_moves"):
+        return text
+    return text.rstrip("\n") + "\n\n" + "\n".join(choice_move_lines(result["choice_moves"], code_span, "in OLD")) + "\n"
 
 
 def _a_file_with_text(path: str) -> bool:
@@ -886,6 +926,8 @@ def _section(entry: dict[str, Any]) -> str:
         lines += [f"At the base it could not be planned{counted}. specgen said then:", ""]
         lines += [*_error_lines_md(entry["base_errors"]), ""]
     lines.append(markdown_diff(entry["diff"]).split("\n", 2)[2].strip())
+    if entry.get("choice_moves"):
+        lines += ["", *choice_move_lines(entry["choice_moves"], code_span)]
     for memory in entry["memory"]:
         lines += ["", mermaid_memory(memory)]  # a fence right after a table row is read as part of it by some viewers
     return "\n".join(lines) + "\n"

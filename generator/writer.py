@@ -209,10 +209,7 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
         try:
             # a directory specgen did not write is refused before it is walked (``-o /`` reads nothing below it)
             if listed is None and _has_entries(target):
-                raise OutputError(
-                    f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
-                    "choose a new or empty directory"
-                )
+                raise _unowned_error(directory)
             old = _scan(target)
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except OSError as exc:
@@ -560,6 +557,28 @@ def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory:
                     "move it away and render again"
                 )
             ancestor = _parent(ancestor)
+
+
+def _unowned_error(directory: str) -> OutputError:
+    """A render's refusal of a directory that holds files and no manifest."""
+    return OutputError(
+        f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
+        "choose a new or empty directory"
+    )
+
+
+def refuse_unowned(directory: str) -> None:
+    """``render --check``: refuse, as the render would, an output directory that holds files and no manifest.
+
+    newuser82 item 4: ``--check -o infra`` on a folder of trees (``infra/eks``, ``infra/gke``, each with its own
+    manifest) read as an empty tree: a patch adding every file, "stale; run `specgen render`" (exit 4), and that render
+    refused the folder (exit 1).
+    """
+    try:
+        if os.path.isdir(directory) and read_manifest(directory) is None and _has_entries(directory):
+            raise _unowned_error(directory)
+    except OSError as exc:
+        raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
 
 
 def _has_entries(path: str) -> bool:

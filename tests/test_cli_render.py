@@ -75,6 +75,22 @@ def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Pat
         assert (result.returncode, result.stderr.strip()) == (1, refused)
 
 
+def test_check_of_a_folder_of_trees_is_refused_as_render_refuses_it(tmp_path: Path) -> None:
+    """newuser82 item 4: ``--check -o infra`` on a folder holding trees of their own (``infra/eks``) and no manifest
+    said "stale; run `specgen render`" (exit 4) over a patch adding every file, where that render refused it (exit 1).
+    An empty or missing directory is still stale (the render creates it)."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert run_specgen("render", "w.yaml", "-o", "infra/eks", cwd=tmp_path).returncode == 0
+    refused = "specgen: error: refusing to write into infra: it holds files specgen did not write (no .specgen-manifest)"
+    for extra in ((), ("--check",)):
+        result = run_specgen("render", "w.yaml", "-o", "infra", *extra, cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (1, "") and result.stderr.startswith(refused), result.stderr
+    (tmp_path / "empty").mkdir()
+    for folder in ("empty", "missing"):
+        result = run_specgen("render", "w.yaml", "-o", folder, "--check", cwd=tmp_path)
+        assert result.returncode == 4 and "+++ b/spec.json" in result.stdout
+
+
 def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Path) -> None:
     (tmp_path / "w.yaml").write_text(TWO_POOLS)
     out = tmp_path / "infra"

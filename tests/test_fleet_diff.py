@@ -403,6 +403,37 @@ def test_the_sticky_comment_keeps_the_last_comment_when_the_body_is_empty(
     assert "the comment is left as it is" in capsys.readouterr().out
 
 
+def test_the_sticky_comment_says_why_it_cannot_post_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser82 item 6: a pull request from a fork gets a read-only GITHUB_TOKEN, and the comment's POST answered 403
+    with a urllib traceback; it says what the token lacks and exits 1."""
+    import urllib.error
+
+    spec = importlib.util.spec_from_file_location("sticky_comment", EXAMPLES / "sticky_comment.py")
+    assert spec is not None and spec.loader is not None
+    sticky_comment = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sticky_comment)
+    url = "https://api.github.com/repos/o/r/issues/1/comments"
+
+    def call(method: str, *_: Any) -> list[Any]:
+        if method == "POST":
+            raise urllib.error.HTTPError(url, 403, "Forbidden", {}, None)  # type: ignore[arg-type]
+        return []
+
+    monkeypatch.setattr(sticky_comment, "call", call)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    for name, value in (("GITHUB_REPOSITORY", "o/r"), ("PR_NUMBER", "1"), ("GITHUB_TOKEN", "t")):
+        monkeypatch.setenv(name, value)
+    body = tmp_path / "specgen-comment.md"
+    body.write_text("## specgen: fleet change\n")
+    monkeypatch.setattr(sys, "argv", ["sticky_comment.py", str(body)])
+    assert sticky_comment.main() == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cannot post the comment: HTTP 403 Forbidden from {url}; ")
+    assert "pull-requests: write" in err and "read-only GITHUB_TOKEN" in err and err.count("\n") == 1
+
+
 def _after_script() -> list[str]:
     text = (EXAMPLES / "gitlab-ci.yml").read_text().split("after_script:\n", 1)[1].split("\n  artifacts:", 1)[0]
     return [line.strip().removeprefix("- ") for line in text.splitlines() if line.strip().startswith("- ")]

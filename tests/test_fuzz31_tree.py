@@ -196,7 +196,8 @@ def test_diff_base_of_a_directory_says_it_is_one(here: Path, capsys: pytest.Capt
     for given in (".", "sub", str(repo)):
         code, out, err = _run(capsys, "diff", "--base", "HEAD", given)
         assert code == 1 and out == ""
-        assert f"{given}: a directory; diff --base compares workload files: give them (for example " in err
+        assert f"{given}: a directory; diff --base compares workload files or rendered spec.json files: give them " in err
+        assert os.path.join(given, "*.yaml") in err
         assert "git repository" not in err
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -72,13 +73,33 @@ def main() -> int:
         print(f"{sys.argv[1]} is empty (see the specgen diff step's log); the comment is left as it is")
         return 0
     body = f"{MARKER}\n{text}"
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        github(body)
-    elif os.environ.get("GITLAB_CI") == "true":
-        gitlab(body)
-    else:
-        print("not in GitHub Actions or GitLab CI; the comment would be:\n" + body)
+    try:
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            github(body)
+        elif os.environ.get("GITLAB_CI") == "true":
+            gitlab(body)
+        else:
+            print("not in GitHub Actions or GitLab CI; the comment would be:\n" + body)
+    except urllib.error.HTTPError as exc:  # newuser82 item 6: a traceback, where a fork's read-only token is usual
+        print(f"cannot post the comment: HTTP {exc.code} {exc.reason} from {exc.url}; {_why(exc.code)}", file=sys.stderr)
+        return 1
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"cannot post the comment: {getattr(exc, 'reason', exc)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _why(status: int) -> str:
+    """What an HTTP error from the comment's API most often means here."""
+    if status in (401, 403, 404):
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            return (
+                "the token may not write comments: the workflow needs `permissions: pull-requests: write`, and a pull "
+                "request from a fork gets a read-only GITHUB_TOKEN (https://docs.github.com/en/actions/security-for-"
+                "github-actions/security-guides/automatic-token-authentication#permissions-for-the-github_token)"
+            )
+        return "SPECGEN_NOTE_TOKEN must be a project access token with the `api` scope, unexpired"
+    return "the comment is left as it was"
 
 
 if __name__ == "__main__":
