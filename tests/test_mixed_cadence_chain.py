@@ -245,3 +245,13 @@ def test_a_sliced_jobs_per_job_figures_are_a_whole_run(tmp_path: Path) -> None:
     assert details["hours"] == pytest.approx(slice_h / share, abs=0.1)
     assert details["gpu_hours_per_job"] == pytest.approx(details["hours"] * 8, abs=0.2) == 175.1
     assert details["usd_per_job"] == pytest.approx(30 * 13.31, abs=0.5)  # 30 slices of $13.31 each
+
+
+def test_a_stretched_deadline_on_a_job_of_unknown_hours_is_refused_at_the_field(tmp_path: Path) -> None:
+    """fix138: last in the chain but without dataset_tokens, a monthly job due in 100 h was planned in slices (they end
+    within 730 h) and said to be "within its 100 h deadline"; its stretched finish needs its hours, so it is refused."""
+    path = _write(tmp_path, ", deadline_hours: 100, run_after: nightly-lora")
+    path.write_text(path.read_text().replace("dataset_tokens: 2000000000, epochs: 2,", ""))
+    (error,) = load_errors(path)
+    assert "deployments[1].training.deadline_hours: deadline_hours 100 with runs_per_month 1" in error, error
+    assert "which are not known without dataset_tokens" in error and "give it dataset_tokens" in error, error

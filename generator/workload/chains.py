@@ -193,15 +193,21 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
                 f"deadline_hours {_deadline(wl, i):g} with runs_per_month {r:g}, fewer than the {most:g} of its chain's "
                 "most frequent job: the chain runs as often as that job and this one takes a slice of its run in "
                 f"each, so a run of it ends within {HOURS_PER_MONTH / r:.4g} h ({HOURS_PER_MONTH} h / its runs a month), "
-                "not sooner; only the chain's last job may run straight through the gaps between the chain's runs "
-                "instead (pre-empted by each), and this one has jobs after it, which would wait for it past their "
-                "own windows. Drop deadline_hours here (or "
-                f"give {HOURS_PER_MONTH / r:.4g} or more), run it last in the chain (run_after: {last} on it, and "
-                "drop its own run_after), or drop its run_after to run it on servers of its own",
+                f"not sooner; {_why_not_stretched(wl, i, chain)}. Drop deadline_hours here (or "
+                f"give {HOURS_PER_MONTH / r:.4g} or more)"
+                + (
+                    ", give it dataset_tokens"
+                    if i == chain[-1]
+                    else f", run it last in the chain (run_after: {last} on it, and drop its own run_after)"
+                )
+                + ", or drop its run_after to run it on servers of its own",
                 doc.locate(("deployments", i, "training", "deadline_hours")),
             )
             for i, r in given
-            if r < most and i != chain[-1] and (due := _deadline(wl, i)) is not None and due < HOURS_PER_MONTH / r
+            if r < most
+            and (i != chain[-1] or not _timed(wl, i))
+            and (due := _deadline(wl, i)) is not None
+            and due < HOURS_PER_MONTH / r
         ]
     first, value = given[0]
     where = (
@@ -219,6 +225,25 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
         for i, r in runs
         if r != value
     ]
+
+
+def _timed(wl: Workload, index: int) -> bool:
+    """Whether a training deployment gives ``dataset_tokens`` (its hours are known)."""
+    dep = wl.deployments[index]
+    return isinstance(dep, TrainingDeployment) and dep.training.dataset_tokens is not None
+
+
+def _why_not_stretched(wl: Workload, index: int, chain: tuple[int, ...]) -> str:
+    """Why a less frequent job due sooner than its slices end cannot run stretched (fix138) instead."""
+    if index != chain[-1]:
+        return (
+            "only the chain's last job may run straight through the gaps between the chain's runs instead (pre-empted "
+            "by each), and this one has jobs after it, which would wait for it past their own windows"
+        )
+    return (
+        "run straight through the gaps between the chain's runs instead (pre-empted by each), its finish would depend "
+        "on its hours, which are not known without dataset_tokens"
+    )
 
 
 def _deadline(wl: Workload, index: int) -> float | None:
