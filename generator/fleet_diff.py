@@ -360,6 +360,7 @@ def _check_plan(path: str, plan: Any) -> None:
         if pool.get("busy_hours_per_month") is not None:
             _check_figure(path, f"plan.pools[{i}].busy_hours_per_month", pool["busy_hours_per_month"])
         _check_owned_nodes(path, f"plan.pools[{i}]", pool)
+        _check_owned_hosts(path, f"plan.pools[{i}].owned_hosts", pool.get("owned_hosts"))
         if not isinstance(pool.get("per_job", False), bool):
             raise InputError(
                 f"{path}: not a specgen spec.json: 'plan.pools[{i}].per_job' must be true or false, got {short(pool['per_job'])}"
@@ -380,6 +381,8 @@ def _check_plan(path: str, plan: Any) -> None:
         # hostile78 item 12: without its details every setting read as changed to nothing ("KV fp8 -> none")
         _require(path, where, dep, {"details": (dict,)})
         _unique(path, f"{where}.name", dep["name"], deployment_names)
+        for key in ("tp", "pp"):
+            _check_degree(path, f"{where}.{key}", dep[key])
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
         if dep["pool"] is not None:
@@ -412,6 +415,8 @@ def _check_plan(path: str, plan: Any) -> None:
             _require(path, where, dep, {"split": (list,)})
             for j, part in enumerate(dep["split"]):
                 _require(path, f"{where}.split[{j}]", part, _PART_FIELDS)
+                for key in ("tp", "pp"):
+                    _check_degree(path, f"{where}.split[{j}].{key}", part[key])
                 for key in (*_PART_FIELDS, *_ECHOED_PART_SETTINGS):
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
                 if part["pool"] is not None:
@@ -437,6 +442,34 @@ def _check_owned_nodes(path: str, where: str, pool: dict[str, Any]) -> None:
             f"{path}: not a specgen spec.json: '{where}.owned_nodes' must be a whole number from 0 to the pool's "
             f"'nodes' ({fmt_cell(pool['nodes'])}), got {short(value)}"
         )
+
+
+def _check_degree(path: str, where: str, value: Any) -> None:
+    """Raise InputError unless a layout's ``tp`` or ``pp`` is a whole number of at least 1, as every plan writes it.
+
+    hostile81 item 1: ``tp: 0`` and ``pp: 2.5`` passed the figure check (0 to 10^12) and were echoed as ``TP0xPP1``.
+    """
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a whole number of at least 1, got {short(value)}")
+
+
+def _check_owned_hosts(path: str, where: str, hosts: Any) -> None:
+    """Raise InputError unless a pool's ``owned_hosts`` (where given) is a list of host names the diff may echo.
+
+    hostile81 item 2: the list was read unchecked and each entry echoed whole with ``str()``: a 3,000,000-character name
+    made a 3 MB diff (every other echoed text is held to 200 characters), ``[{"a": ...}]`` printed a dict's repr, and
+    ``"abc"`` (not a list) was taken as no hosts.
+    """
+    if hosts is None:
+        return
+    if not isinstance(hosts, list):
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of host names, got {short(hosts)}")
+    for k, host in enumerate(hosts):
+        if not isinstance(host, str) or not host or len(host) > _MAX_ECHOED_CHARS:
+            raise InputError(
+                f"{path}: not a specgen spec.json: '{where}[{k}]' must be a host name of 1 to {_MAX_ECHOED_CHARS} "
+                f"characters, got {short(host)}"
+            )
 
 
 def _named_pool(path: str, where: str, name: Any, pool_names: set[str]) -> None:

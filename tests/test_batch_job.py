@@ -540,6 +540,8 @@ def test_a_batch_job_on_spot_is_told_of_its_run_not_of_a_service(tmp_path: Path,
     assert "serving-on-spot" not in codes
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     hours, deadline = job.details["hours_per_run"], job.details["deadline_hours"]
-    assert said.level == "info" and said.path == "deployments[0].capacity_type"
+    # fix137: its replicas sized for the deadline leave none to spare for a reclaim of the node holding the most
+    assert said.level == "warning" and said.path == "deployments[0].capacity_type"
     assert f"a run's {hours:.2f} h leave {deadline - hours:.2f} h of its {deadline:.2f} h deadline" in said.message
+    assert "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed" in said.message
     assert "requests in flight start over" in said.message and "peak" not in said.message

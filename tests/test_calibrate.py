@@ -326,6 +326,34 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
             "the run held 1,024 KV cache tokens, the prediction ",
             id="kv-of-another-setup",
         ),
+        # hostile81 item 7: two runs' command lines in one log were read as the first's, without a word
+        *(
+            pytest.param(
+                f"vllm serve meta-llama/Llama-3.1-70B-Instruct {first}\nGPU KV cache size: 1000 tokens\nvllm serve {second}\n",
+                f"run.log:3: the log holds the command lines of two runs ({said}): give each run a log of its own",
+                id=name,
+            )
+            for name, first, second, said in [
+                (
+                    "two-runs-max-model-len",
+                    "--max-model-len 8192",
+                    "meta-llama/Llama-3.1-70B-Instruct --max-model-len=4096",
+                    "max_model_len '8192' at line 1, '4096' here",
+                ),
+                (
+                    "two-runs-tp-short-flag",
+                    "--tensor-parallel-size 4",
+                    "meta-llama/Llama-3.1-70B-Instruct -tp 8",
+                    "tensor_parallel_size '4' at line 1, '8' here",
+                ),
+                (
+                    "two-runs-model",
+                    "--tensor-parallel-size 4",
+                    "meta-llama/Llama-3.1-8B-Instruct",
+                    "model 'meta-llama/Llama-3.1-70B-Instruct' at line 1, 'meta-llama/Llama-3.1-8B-Instruct' here",
+                ),
+            ]
+        ),
     ],
 )
 def test_calibrate_errors_name_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
@@ -591,6 +619,15 @@ def test_a_settings_line_too_long_to_read_is_said_so(tmp_path: Path) -> None:
         assert code == 0
         assert ("note: predicted with --max-num-seqs 32 (the run's max_num_seqs, from the log)" in text) is read
         assert ("is longer than the 1,048,576 read for run settings; give its settings on the command line" in text) is not read
+
+
+def test_one_runs_command_line_given_twice_is_one_run() -> None:
+    """hostile81 item 7: the same settings repeated (a wrapper echoing the command) and a flag given twice on one line
+    (vLLM takes the last) are one run, not refused."""
+    from generator.calculator.calibrate import check_one_run_command
+
+    line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --max-model-len 4096\n"
+    check_one_run_command(line + "GPU KV cache size: 1000 tokens\n" + line, "run.log")
 
 
 def test_the_concurrency_lines_context_is_the_runs(tmp_path: Path) -> None:

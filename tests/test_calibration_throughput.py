@@ -191,7 +191,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # concurrency 1 and 4): every row 13-17% low, the decode step at batch 1-4 predicted 69 ms against 58 ms measured
     # (the L4 streams ~84% of its 300 GB/s, the fitted decode_bandwidth_efficiency 0.7); a GDDR share of its own
     # (0.77-0.84) brings both within the target but takes the RTX PRO 6000 PP>1, L40S FP8 and RTX 4090 groups the other
-    # way (what-if, CALIBRATION.md): not adopted, no measured L4 stream bandwidth to give it through the existing share
+    # way (what-if, CALIBRATION.md): not adopted, no measured L4 stream bandwidth to give it through the existing share;
+    # acc120 entry of 2026-12-06: an L40's measured GDDR6 triad share (803 of 864 GB/s, 1.048x the H100's), given to
+    # the L4 and L40S by measured_like, brings both L4 groups to 11.5 / 12.5 and moves only the four L40S groups, all
+    # toward their rows (what-if, not adopted: the plan-figure cascade in the L40S examples' tests is not carried)
     "throughput vllm l4-24gb bf16": (0.1558, 0.1584),
     # fix126 (review79 item 3): SGLang's prompt at concurrency 4 a forward of its own, the weights read again in its
     # steps: the under-prediction grows, 15.9 / 16.5 -> 16.5 / 16.5 (the L4's stream rate above, not the pass, is the gap)

@@ -61,6 +61,36 @@ def _deployment_twice(plan: dict[str, Any]) -> None:
                 (10**300, "1" + "0" * 59 + "..."),
             ]
         ),
+        # hostile81 item 1: tp 0 / pp 2.5 passed as figures and were echoed as a layout "TP0xPP1"
+        (
+            lambda plan: plan["deployments"][1].update(tp=0),
+            "'plan.deployments[1].tp' must be a whole number of at least 1, got 0",
+        ),
+        (
+            lambda plan: plan["deployments"][1].update(pp=2.5),
+            "'plan.deployments[1].pp' must be a whole number of at least 1, got 2.5",
+        ),
+        (
+            lambda plan: plan["deployments"][0]["split"].append({"pool": None, "tp": 0, "pp": 1, "replicas": 1}),
+            "'plan.deployments[0].split[0].tp' must be a whole number of at least 1, got 0",
+        ),
+        # hostile81 item 2: owned_hosts read unchecked: a 3 MB name echoed whole, a dict's repr, a text taken as none
+        (
+            lambda plan: plan["pools"][0].update(owned_hosts=["h" * 3_000_000]),
+            "'plan.pools[0].owned_hosts[0]' must be a host name of 1 to 200 characters, got '" + "h" * 60 + "'...",
+        ),
+        (
+            lambda plan: plan["pools"][0].update(owned_hosts=[{"a": 1}]),
+            "'plan.pools[0].owned_hosts[0]' must be a host name of 1 to 200 characters, got {'a': 1}",
+        ),
+        (
+            lambda plan: plan["pools"][0].update(owned_hosts=["gpu-01", 7]),
+            "'plan.pools[0].owned_hosts[1]' must be a host name of 1 to 200 characters, got 7",
+        ),
+        (
+            lambda plan: plan["pools"][0].update(owned_hosts="gpu-01"),
+            "'plan.pools[0].owned_hosts' must be a list of host names, got 'gpu-01'",
+        ),
     ],
     ids=[
         "pool-twice",
@@ -70,6 +100,13 @@ def _deployment_twice(plan: dict[str, Any]) -> None:
         "busy-hours-text",
         "per-job-text",
         *(f"owned-nodes-{k}" for k in ("text", "list", "dict", "negative", "fraction", "digits", "bool", "above", "huge")),
+        "tp-zero",
+        "pp-fraction",
+        "split-tp-zero",
+        "owned-hosts-long",
+        "owned-hosts-dict",
+        "owned-hosts-number",
+        "owned-hosts-text",
     ],
 )
 def test_diff_refuses_a_spec_json_value_no_plan_has(

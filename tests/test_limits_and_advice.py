@@ -405,6 +405,40 @@ def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> N
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
 
 
+@pytest.mark.parametrize(
+    ("prices", "above"),
+    [
+        (
+            "{aws-g6e-xlarge: 1.9, aws-g6e-xlarge@spot: 2.5}",
+            "2.5 is above the type's on-demand rate $1.90 (prices.aws-g6e-xlarge)",
+        ),
+        (
+            "{aws-g6e-xlarge@spot: 5}",
+            "5 is above the type's on-demand rate $1.86 (the catalog's on-demand list price in us-east-1)",
+        ),
+        ("{aws-g6e-xlarge: 1.9, aws-g6e-xlarge@spot: 1.9}", None),  # at the on-demand rate: no discount, no slip
+        ("{aws-g6e-xlarge@spot: 0.75}", None),
+        ("{aws-g6e-xlarge@spot: 0.01}", None),  # a deep discount is not said (GCP's Spot VMs go to 91% off)
+    ],
+)
+def test_a_spot_rate_above_the_on_demand_rate_is_said(tmp_path: Path, prices: str, above: str | None) -> None:
+    """hostile81 item 5: ``gcp-a3-highgpu-8g@spot: 500`` beside its on-demand ``10`` was taken without a word; no cloud
+    bills spot capacity above on demand, so the two rates are likely swapped or mistyped."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    capacity_type: spot\n    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
+        f"hardware: {{provider: aws}}\nprices: {prices}\n"
+    )
+    said = [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+    assert [f.path for f in said] == (["prices.aws-g6e-xlarge@spot"] if above else [])
+    if above:
+        assert said[0].level == "warning"
+        assert said[0].message.startswith(f"prices.aws-g6e-xlarge@spot {above}, and no cloud bills spot capacity above")
+
+
 def test_a_part_power_far_off_its_default_is_said(tmp_path: Path) -> None:
     """fuzz25 M8: nic_power_w 1e6 (40,000x its 25 W) moved the plan to a server whose NIC power the catalog has."""
     from generator.api import plan_file

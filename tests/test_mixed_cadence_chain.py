@@ -255,3 +255,17 @@ def test_a_stretched_deadline_on_a_job_of_unknown_hours_is_refused_at_the_field(
     (error,) = load_errors(path)
     assert "deployments[1].training.deadline_hours: deadline_hours 100 with runs_per_month 1" in error, error
     assert "which are not known without dataset_tokens" in error and "give it dataset_tokens" in error, error
+
+
+def test_a_sliced_job_of_unknown_hours_is_not_said_to_end_in_time(tmp_path: Path) -> None:
+    """hostile81 item 6: the monthly job without dataset_tokens (its hours unknown) was said to end "within 30 runs of
+    the sequence", a claim no figure backed; it now says that is not checked, and why."""
+    path = _write(tmp_path, ", run_after: nightly-lora")
+    path.write_text(path.read_text().replace("dataset_tokens: 2000000000, epochs: 2,", ""))
+    (monthly,) = [d for d in _plan(path).deployments if d.name == "monthly-full"]
+    (said,) = [r for r in monthly.reasons if "runs less often than the sequence" in r]
+    assert "a run of it ends within" not in said
+    assert (
+        "a run of it is to end within 30 runs of the sequence, which is not checked: the sequence's hours are not known "
+        "(a job of it gives no dataset_tokens), and the more frequent jobs' runs are never delayed by it (it runs last)"
+    ) in said

@@ -61,6 +61,12 @@ def test_a_configurations_own_quote_comes_before_the_platforms(tmp_path: Path) -
         ("purchase_prices:\n  aws-p5-48xlarge: 1\n", "aws-p5-48xlarge is an instance type of aws, not a server to buy"),
         ("purchase_prices:\n  wrx90-workstation: 1\n", "wrx90-workstation holds"),  # review39 item 9: one price, any count
         ("prices:\n  dgx-b300: 50\npurchase_prices:\n  dgx-b300: 400000\n", "also priced by the hour under prices:"),
+        # hostile81 item 3: x08 passed here, but the planner looks quotes up as x8, so the quote was never used
+        (
+            "purchase_prices:\n  dgx-b300/b300-sxm-270gbx08: 400000\n",
+            "write the GPU count without leading zeros: dgx-b300/b300-sxm-270gbx8",
+        ),
+        ("purchase_prices:\n  dgx-b300/b300-sxm-270gbx008: 400000\n", "without leading zeros: dgx-b300/b300-sxm-270gbx8"),
     ],
 )
 def test_a_quote_names_a_server_to_buy(tmp_path: Path, quotes: str, said: str) -> None:

@@ -445,14 +445,68 @@ class TakenSetting(NamedTuple):
         return f"{self.where}: " + said.sub(lambda _: f"the run's {self.setting} {self.value}", message, count=1)
 
 
+def _command_words(line: str) -> tuple[dict[str, str], list[str]] | None:
+    """The flags and positional words of a ``vllm serve`` / api_server command on ``line``; None where it holds none.
+
+    A flag given twice keeps its last value, as vLLM's argument parser does (``--max-model-len 8192 --max-model-len 4096``).
+    """
+    import shlex
+
+    command = _COMMAND.search(line)
+    if command is None:
+        return None
+    try:
+        words = shlex.split(command.group(1))
+    except ValueError:
+        words = command.group(1).split()
+    flags: dict[str, str] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("-"):
+            key, eq, value = word.partition("=")
+            if not eq and i + 1 < len(words) and not words[i + 1].startswith("--"):
+                value, i = words[i + 1], i + 1
+            flags[key] = value
+        else:
+            positional.append(word)
+        i += 1
+    return flags, positional
+
+
+def check_one_run_command(text: str, label: str) -> None:
+    """Raise InputError where two ``vllm serve`` command lines of one log set a run setting differently.
+
+    hostile81 item 7: a log holding ``vllm serve ... --max-model-len 8192 --gpu-memory-utilization 0.9`` and, further
+    on, ``... --max-model-len 4096 --gpu-memory-utilization 0.5`` (two runs appended) was predicted with the first
+    line's settings without a word, where two runs' KV cache sizes in one log are refused (fuzz27 L2).
+    """
+    seen: dict[str, tuple[str, int]] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > _SETTINGS_LINE_CHARS or (command := _command_words(line)) is None:
+            continue
+        flags, positional = command
+        for name, (options, _, _) in _RUN_KEYS.items():
+            value = next((flags[o] for o in options if o in flags), None)
+            if value is None and name == "model" and "vllm serve" in line and positional:
+                value = positional[0]
+            if value is None:
+                continue
+            first = seen.setdefault(name, (value, number))
+            if first[0] != value:
+                raise InputError(
+                    f"{label}:{number}: the log holds the command lines of two runs ({name} {short(first[0], 40)} at "
+                    f"line {first[1]}, {short(value, 40)} here): give each run a log of its own"
+                )
+
+
 def parse_run_settings(text: str) -> dict[str, RunSetting]:
     """The run's model, memory utilization, max model length, TP, KV dtype, quantization and batch limits, where printed.
 
     Read from the ``vllm serve`` command line, vLLM's ``non-default args: {...}`` line and its ``Initializing a
     V1 LLM engine (v...) with config: model='...', max_seq_len=..., ...`` line; the first place wins.
     """
-    import shlex
-
     found: dict[str, RunSetting] = {}
 
     def put(name: str, value: str, line: str) -> None:
@@ -464,25 +518,9 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
             continue
         if (at := line.find(_CONCURRENCY)) >= 0:  # "for 2048 tokens per request": the run's max_model_len (fuzz21 item 3)
             put("max_model_len", line[at + len(_CONCURRENCY) :].split(" ", 1)[0].replace(",", ""), line)
-        command = _COMMAND.search(line)
-        if command:
-            try:
-                words = shlex.split(command.group(1))
-            except ValueError:
-                words = command.group(1).split()
-            flags: dict[str, str] = {}
-            positional: list[str] = []
-            i = 0
-            while i < len(words):
-                word = words[i]
-                if word.startswith("-"):
-                    key, eq, value = word.partition("=")
-                    if not eq and i + 1 < len(words) and not words[i + 1].startswith("--"):
-                        value, i = words[i + 1], i + 1
-                    flags[key] = value
-                else:
-                    positional.append(word)
-                i += 1
+        command = _command_words(line)
+        if command is not None:
+            flags, positional = command
             if "vllm serve" in line and positional:
                 put("model", positional[0], line)
             for name, (options, _, _) in _RUN_KEYS.items():
@@ -960,6 +998,7 @@ def main(argv: list[str] | None = None) -> int:
             data = read_limited(path, MAX_LOG_BYTES, "log")
             text = decode_log(data, path)
             found = parse_log(text, path)
+            check_one_run_command(text, path)
             measured += found
             took, unknown = apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
             taken += took

@@ -1830,6 +1830,8 @@ def _choose(
         # the pass reads its first choice alone (held to the racks, it reads the first of those that pack: the ranking
         # kept apart from the first choices of the passes that are not)
         first_only = shared is not None and runners_up is not None and not racked
+        if first_only and objective == "cost" and _near_tie_settled(dep):
+            first_only = False  # a batch job's near tie on cost is settled over its ranked options (fix137)
         ranking = (
             held_here,
             in_use,
@@ -1875,10 +1877,11 @@ def _choose(
                     elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
                         allowed = [o.filled or o for o in allowed]
                     by_key = sorted(allowed, key=by)
-                    if not service and objective == "cost":  # a training job's (or chain's) near tie on cost (acc104)
-                        from generator.planner.training_candidates import cost_near_ties_settled
+                    from generator.planner.training_candidates import cost_near_ties_settled, near_tie_rule
 
-                        by_key = cost_near_ties_settled(by_key, by)
+                    # a training job's (or chain's) near tie on cost (acc104), and a batch job's (fix137)
+                    if objective == "cost" and (tie_rule := near_tie_rule(dep)) is not None:
+                        by_key = cost_near_ties_settled(by_key, by, *tie_rule)
                     ranked[ranking] = by_key
                 if len(_RANKED) >= MAX_RANKED:
                     _RANKED.clear()
@@ -2153,6 +2156,13 @@ class _BaseOrder(NamedTuple):
     others: list[int]
     #: The indices of the options with a part on each server kind (an option twice where two of its parts are).
     on_kind: dict[ServerKey, list[int]]
+
+
+def _near_tie_settled(dep: InferenceDeployment | TrainingDeployment) -> bool:
+    """Whether a deployment's near tie on cost is settled over its ranked options: a training job's, a batch job's."""
+    from generator.planner.training_candidates import near_tie_rule
+
+    return near_tie_rule(dep) is not None
 
 
 def _first_ranked(

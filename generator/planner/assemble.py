@@ -1944,10 +1944,14 @@ def build_plan(
         reasons += twin_reasons(ranked_as, shown, rest)
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
-        if isinstance(dep, TrainingDeployment):  # a near tie on cost with a layout on other servers (acc104 item 4)
+        from generator.planner.training_candidates import near_tie_rule
+
+        # a near tie on cost with a layout on other servers: a training job's (acc104 item 4), a batch job's (fix137)
+        if (tie_rule := near_tie_rule(dep)) is not None:
             from generator.planner.training_report import cost_near_tie_text
 
-            tie = cost_near_tie_text(objective, ranked_as, rest)
+            told = "the step model" if isinstance(dep, TrainingDeployment) else "the serving model"
+            tie = cost_near_tie_text(objective, ranked_as, rest, *tie_rule, model=told) or tie
         if rate is not None and (empty := _shares_left_empty(wl, index, objective, ranked_as, rest, dep_pool_list)):
             reasons.append(empty[0])
             findings.append(empty[1])

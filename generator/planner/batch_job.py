@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from generator.planner.inference import ReplicaShape, request_seconds_at
 from generator.planner.option import sustained_rps
 from generator.planner.plan import Candidate, DeploymentPlan, Finding, Pool
+from generator.planner.spread import replicas_a_node_holds, spreads
 from generator.planner.tco import billed_by_the_hour
 from generator.units import HOURS_PER_MONTH, figure_text, hours_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
@@ -73,6 +74,50 @@ def request_seconds(spec: InferenceSpec, opt: Option) -> float:
         lone = point.lone_request_s or full
         out = max(out, lone + (full - lone) * filled)
     return out
+
+
+def option_run_hours(spec: InferenceSpec, opt: Option) -> float | None:
+    """Hours one run of batch job ``spec`` takes on ``opt``'s replicas, as its reason states them; None for a service.
+
+    The replicas its servers hold where it fills them (:attr:`Option.filled`), as its month is ranked
+    (:func:`_job_option`). What a near tie on cost is settled by (fix137:
+    :func:`~generator.planner.training_candidates.cost_near_ties_settled`).
+    """
+    ran = opt.filled or opt
+    hours = run_hours(spec, sustained_rps(ran, served=True), request_seconds(spec, ran))
+    return None if hours is None else round(hours, HOURS_PLACES)
+
+
+def node_down_rps(opt: Option, spread: bool = False) -> tuple[int, int, float]:
+    """(replicas, those the busiest node holds, what the rest sustain in req/s) of ``opt`` with that node down.
+
+    A node is a Linux host (a cloud's VM, a spot reclaim's unit): it holds as many replicas as fit its GPUs, which the
+    scheduler may pack there, or one replica where a replica spans several; ``spread`` (``min_replicas`` 2 or more,
+    ``nodes_down_tolerated``: :func:`~generator.planner.spread.spreads`): evenly over the option's nodes, as
+    node-down-capacity counts them. Each replica at its most (:func:`~generator.planner.option.sustained_rps` over them).
+    """
+    pieces = [p for p in opt.pieces if isinstance(p.shape, ReplicaShape)]
+    replicas = sum(p.candidate.replicas for p in pieces)
+    if not replicas:
+        return 0, 0, 0.0
+    most = 0
+    for p in pieces:
+        c = p.candidate
+        holds = replicas_a_node_holds(c.gpus_per_node // p.hardware.platform.hosts, p.shape.par.gpus, c.shares_per_gpu)
+        if spread and c.nodes:
+            holds = min(holds, math.ceil(c.replicas / (c.nodes * p.hardware.platform.hosts)))
+        most = max(most, min(c.replicas, holds))
+    return replicas, most, (replicas - most) * sustained_rps(opt, served=True) / replicas
+
+
+def holds_node_down(spec: InferenceSpec, opt: Option) -> bool:
+    """Whether a batch job's run on ``opt`` keeps its deadline with the node holding the most of its replicas down.
+
+    The replicas left sustain its rate (``requests_per_run`` over its deadline), as node-down-capacity checks the plan
+    (:func:`~generator.planner.spread.node_down_finding`): on spot capacity a reclaim is routine (fix137). The replicas
+    its servers hold where it fills them, as :func:`option_run_hours` counts them.
+    """
+    return node_down_rps(opt.filled or opt, spreads(spec))[2] >= spec.requests_per_second * (1 - 1e-9)
 
 
 def job_options(provider: str, spec: InferenceSpec, options: tuple[Option, ...]) -> tuple[Option, ...]:

@@ -90,6 +90,48 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                     f"prices.{platform_id}",
                 )
             )
+    return out + _spot_above_on_demand_findings(wl, listed, region)
+
+
+#: The suffix of a ``prices:`` key that gives a type's spot rate (``<platform id>@spot``).
+_SPOT_KEY = "@spot"
+
+
+def _spot_above_on_demand_findings(
+    wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None
+) -> list[Finding]:
+    """A ``<platform>@spot`` rate above the type's on-demand rate (the workload's, else the catalog's list price).
+
+    hostile81 item 5: ``gcp-a3-highgpu-8g@spot: 500`` beside ``gcp-a3-highgpu-8g: 10`` was taken without a word, where
+    no cloud bills spot capacity above on demand: EC2's default maximum Spot price is the On-Demand price
+    (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances.html), an AKS spot node pool's
+    ``spot_max_price = -1`` (as specgen renders it) "indicates default price to be up-to on-demand"
+    (https://learn.microsoft.com/en-us/dotnet/api/microsoft.azure.management.containerservice.models.managedclusteragentpoolprofileproperties.spotmaxprice),
+    and GCP's Spot VMs are discounted from on-demand (https://cloud.google.com/compute/docs/instances/spot). A key or a
+    figure is likely swapped. Only a rate above on demand is said: a deep spot discount is no slip.
+    """
+    out = []
+    for key, usd in sorted(wl.prices.items()):
+        if not key.endswith(_SPOT_KEY):
+            continue
+        platform_id = key[: -len(_SPOT_KEY)]
+        given = wl.prices.get(platform_id)
+        on_demand = given if given is not None else listed.get((platform_id.lower(), region))
+        if on_demand is None or not usd > on_demand:
+            continue
+        listed_in = "the catalog's on-demand list price" + (f" in {region}" if region else "")
+        basis = f"prices.{platform_id}" if given is not None else listed_in
+        out.append(
+            Finding(
+                "warning",
+                "setting-implausible",
+                f"prices.{key} {usd:g} is above the type's on-demand rate ${on_demand:,.2f} ({basis}), and no cloud "
+                "bills spot capacity above on demand (EC2's default maximum Spot price is the On-Demand price, an Azure "
+                "Spot VM at spot_max_price -1 pays at most a standard VM's price, GCP's Spot VMs are discounted from "
+                "it): check the value, and that the two rates are not swapped",
+                f"prices.{key}",
+            )
+        )
     return out
 
 

@@ -6,8 +6,10 @@
   pool with no finding); ``prices: {<platform>@spot: ...}`` prices it.
 - ``serving-on-spot`` (warning): the cloud reclaims a spot node at short notice, and a service's replicas on it stop
   until a new node starts and loads the model; the replicas the plan sizes for the peak leave none to spare.
-- ``batch-job-on-spot`` (info): a reclaim stops a batch job's replicas on the node and restarts their requests in
-  flight; the run's hours count no reclaim, and its deadline leaves the rest for one.
+- ``batch-job-on-spot`` (info; a warning where the run misses its deadline with the node holding the most of its
+  replicas reclaimed, fix137): a reclaim stops a batch job's replicas on the node and restarts their requests in
+  flight; the run's hours count no reclaim, and its deadline leaves the rest for one. Among near ties on cost the
+  layout that keeps its deadline with that node reclaimed is chosen (:func:`~generator.planner.batch_job.holds_node_down`).
 - ``training-on-spot`` (info): a reclaimed node stops a training job, which resumes from its last checkpoint only.
 - ``aks-spot-taint`` (info): AKS taints Spot nodes; pods need a toleration.
 - ``spot-rate-unused``: a ``<platform>@spot`` rate that prices no pool.
@@ -200,18 +202,51 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
 def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:
     """``batch-job-on-spot``: a reclaim delays the run by the new node's start and the requests in flight on it.
 
-    newuser70 item 8: a batch job on spot was told of "the peak" and "a copy of the service".
+    newuser70 item 8: a batch job on spot was told of "the peak" and "a copy of the service". fix137: a warning where
+    the run misses its deadline with the node holding the most of its replicas reclaimed for the rest of it (the
+    replicas left sustain less than its rate, as node-down-capacity counts them), with the longest such reclaim its
+    deadline absorbs (its slack over the share of the replicas the node holds); an info where the rest keep it. A
+    layout that misses is not ruled out (a reclaim lasts until a new node serves, and serving-on-spot warns of the
+    replicas to spare the same way): among near ties on cost the one that holds is chosen
+    (:func:`~generator.planner.batch_job.holds_node_down`), and ``nodes_down_tolerated: 1`` plans, counts and prices
+    the replicas that hold it.
     """
     hours, deadline = dep.details.get("hours_per_run"), dep.details.get("deadline_hours")
-    per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
+    per_node = min(dep.replicas, math.ceil(dep.replicas / pool.nodes)) if pool.nodes else dep.replicas
+    level: Level = "info"
     slack = ""
     if isinstance(hours, int | float) and isinstance(deadline, int | float):
+        spare = max(0.0, deadline - hours)
+        each, rate = dep.details.get("requests_per_s_per_replica_max"), dep.details.get("requests_per_s")
+        requests = dep.details.get("requests_per_run")
+        left = dep.replicas - per_node
+        down = ""
+        if isinstance(each, int | float) and isinstance(rate, int | float) and isinstance(requests, int | float):
+            if left * each >= rate * (1 - 1e-9):
+                down = f"; with that node reclaimed for the rest of a run, its other {left} replica(s) keep the deadline"
+            else:
+                level = "warning"
+                tolerated = (
+                    "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
+                )
+                if left:
+                    absorbed = spare * dep.replicas / per_node
+                    down = (
+                        f"; with that node reclaimed and not replaced, its other {left} replica(s) run it in "
+                        f"{hours_text(requests / (left * each) / 3600)}, past the deadline, which holds a reclaim of that "
+                        f"node lasting up to {hours_text(absorbed)} (those {hours_text(spare)} over the {per_node} of "
+                        f"{dep.replicas} replica(s) it holds); {tolerated}"
+                    )
+                else:
+                    down = (
+                        "; that node reclaimed stops the run until a new node serves, which keeps the deadline only "
+                        f"within those {hours_text(spare)}; {tolerated}"
+                    )
         slack = (
-            f"; a run's {hours_text(hours)} leave {hours_text(max(0.0, deadline - hours))} of its "
-            f"{hours_text(deadline)} deadline for reclaims"
+            f"; a run's {hours_text(hours)} leave {hours_text(spare)} of its {hours_text(deadline)} deadline for reclaims{down}"
         )
     return Finding(
-        "info",
+        level,
         "batch-job-on-spot",
         f"deployment {dep.name} runs its batch job on spot capacity (pool {pool.name}): the cloud reclaims a spot node "
         f"with {notice} of notice, which stops the {per_node} of its {dep.replicas} replica(s) on it until a new node "

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.batch_job import holds_node_down, option_run_hours
 from generator.planner.blocked import (
     COMMUNICATION_DOMINATES,
     NO_LAYOUT,
@@ -47,7 +49,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.frameworks import reserve_short
 from generator.sizing.training import OPTIMIZERS, TrainingSetup
 from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
-from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
+from generator.workload.models import Deployment, InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 
 
 def _training_needs(
@@ -291,8 +293,40 @@ def _near_ties_settled(options: list[Option]) -> list[Option]:
     return [_told(opt, kept_over.get(id(opt))) for opt in options if id(opt) not in dropped]
 
 
-def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[object, ...]]) -> list[Option]:
-    """A training job's (or chain's) options in the cost objective's order with its near tie on cost settled.
+#: An option's hours a run: a training job's :attr:`~generator.planner.plan.Candidate.run_hours`, a batch job's
+#: (:func:`~generator.planner.batch_job.option_run_hours`); None where it states none.
+RunHours = Callable[[Option], float | None]
+
+
+def own_run_hours(opt: Option) -> float | None:
+    """A training job's (or chain's) hours a run, as its candidate states them."""
+    return opt.candidate.run_hours
+
+
+def near_tie_rule(dep: Deployment) -> tuple[RunHours, Callable[[Option], bool] | None] | None:
+    """How a deployment's near tie on cost is settled: its options' hours a run, and (a spot batch job's) ``holds``.
+
+    A training job's (or chain's) by its layouts' run hours (acc104 item 4, fix121); a batch job's by its runs' hours
+    (fix137: its spot layouts cost about the same GPU-hours whatever the GPU count, as a rented training job's do), on
+    spot capacity its deadline with the node holding the most of its replicas reclaimed first
+    (:func:`~generator.planner.batch_job.holds_node_down`). None for a service, which has no run to wait for.
+    """
+    if isinstance(dep, TrainingDeployment):
+        return own_run_hours, None
+    if not isinstance(dep, InferenceDeployment) or not dep.inference.job:
+        return None
+    spec = dep.inference
+    holds = functools.partial(holds_node_down, spec) if dep.capacity_type == "spot" else None
+    return functools.partial(option_run_hours, spec), holds
+
+
+def cost_near_ties_settled(
+    ranked: list[Option],
+    key: Callable[[Option], tuple[object, ...]],
+    hours: RunHours = own_run_hours,
+    holds: Callable[[Option], bool] | None = None,
+) -> list[Option]:
+    """A training job's (or chain's, or batch job's) options in the cost objective's order with its near tie on cost settled.
 
     ``ranked``: sorted by ``key`` (:func:`~generator.planner.candidates.ranking_key` under ``cost``). The options at its
     head whose cost is within :data:`NEAR_TIE_FRACTION` of the cheapest one's (and that take owned servers as it does)
@@ -309,6 +343,12 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     A near tie is not transitive: it is defined against the cheapest option (and the hours against the fastest on as
     many servers), as :func:`_near_ties_settled` defines a layout's against the fastest on its servers, so the order is
     total and deterministic. An option without run hours (no ``dataset_tokens``) in the tie leaves the order as ranked.
+
+    ``hours``: an option's hours a run (a batch job's: fix137, its runs' hours, as its reason states them). ``holds``:
+    where given (a batch job on spot capacity), whether the option keeps its deadline with the node holding the most
+    of its replicas reclaimed (:func:`~generator.planner.batch_job.holds_node_down`): those that do come first, before
+    the fewer servers (fix137: 4 x g2-standard-96 of L4 at $2,283 a month ran 41.67 h of a 48 h deadline, 55.51 h
+    with one node reclaimed, kept over one a3-highgpu-8g's 14.84 h at $2,285).
     """
     if len(ranked) < 2:
         return ranked
@@ -322,61 +362,84 @@ def cost_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
             break
         band += 1
     near = ranked[:band]
-    if band < 2 or not all(o.candidate.run_hours for o in near):
+    ran_hours = [hours(o) for o in near]
+    if band < 2 or not all(ran_hours):
         return ranked
 
     fastest: dict[int, float] = {}
-    for o in near:
-        nodes, ran = o.candidate.nodes, o.candidate.run_hours or 0.0
+    for o, h in zip(near, ran_hours, strict=True):
+        nodes, ran = o.candidate.nodes, h or 0.0
         fastest[nodes] = min(ran, fastest.get(nodes, ran))
 
-    def settled(k: int) -> tuple[int, bool, float, int]:
-        nodes, ran = near[k].candidate.nodes, near[k].candidate.run_hours or 0.0
+    def settled(k: int) -> tuple[bool, int, bool, float, int]:
+        nodes, ran = near[k].candidate.nodes, ran_hours[k] or 0.0
         close = within_near_tie(ran, fastest[nodes])
-        return (nodes, not close, 0.0 if close else ran, k)
+        return (holds is not None and not holds(near[k]), nodes, not close, 0.0 if close else ran, k)
 
     return [near[k] for k in sorted(range(band), key=settled)] + ranked[band:]
 
 
-def cost_near_tie(objective: str, chosen: Option, rest: list[Option]) -> tuple[Option, float, float] | None:
+def cost_near_tie(
+    objective: str,
+    chosen: Option,
+    rest: list[Option],
+    hours: RunHours = own_run_hours,
+    holds: Callable[[Option], bool] | None = None,
+) -> tuple[Option, float, float] | None:
     """The cheaper option ``chosen`` was kept over as a near tie on cost (:func:`cost_near_ties_settled`), if any.
 
     With its cost and the chosen one's as they were ranked (a price an hour: a month of a rented job's runs, or of the
-    servers, over its hours). None where ``chosen`` was the cheapest, or the objective is not cost. An option at the
-    very same cost counts where the near tie's rule put ``chosen`` before it (on fewer servers, or a shorter run on as
-    many) and the objective's own tie-breaks (idle GPUs, servers, power) would not have (fix121: one 1-GPU p5.4xlarge
-    and one 8-GPU p5.48xlarge at $2.47 a run each, the first at less power).
+    servers, or of a batch job's runs' hours, over its hours). None where ``chosen`` was the cheapest, or the objective
+    is not cost. An option at the very same cost counts where the near tie's rule put ``chosen`` before it (holding its
+    deadline with a node reclaimed where it did not, on fewer servers, or a shorter run on as many) and the objective's
+    own tie-breaks (idle GPUs, servers, power) would not have (fix121: one 1-GPU p5.4xlarge and one 8-GPU p5.48xlarge at
+    $2.47 a run each, the first at less power). ``hours``, ``holds``: as :func:`cost_near_ties_settled` ranked them.
     """
-    if objective != "cost" or not chosen.candidate.run_hours or not isinstance(chosen.shape, TrainingShape):
+    if objective != "cost" or not hours(chosen):
         return None
-    mine = ranking_candidate(chosen).usd_per_hour
+    mine = ranked_usd(chosen)
 
     def owned(o: Option) -> tuple[bool, bool]:
         return (o.candidate.nodes > o.candidate.owned_nodes, o.candidate.owned_nodes > 0)
 
-    priced = [
-        (usd, k, o)
-        for k, o in enumerate(rest)
-        if owned(o) == owned(chosen) and (usd := ranking_candidate(o).usd_per_hour) is not None
-    ]
+    priced = [(usd, k, o) for k, o in enumerate(rest) if owned(o) == owned(chosen) and (usd := ranked_usd(o)) is not None]
     if mine is None or not priced:
         return None
     theirs, _, over = min(priced, key=lambda t: t[:2])
     if theirs > mine or not within_near_tie(mine, theirs):
         return None
     if theirs == mine:  # the same cost: kept over the first of those the objective's tie-breaks put before it
-        same = [o for usd, _, o in priced if usd == mine and _settled_before(chosen, o) and _tie_breaks(o) < _tie_breaks(chosen)]
+        same = [
+            o
+            for usd, _, o in priced
+            if usd == mine and _settled_before(chosen, o, hours, holds) and _tie_breaks(o) < _tie_breaks(chosen)
+        ]
         if not same:
             return None
         over = min(same, key=_tie_breaks)  # the one the objective's tie-breaks alone would have taken (stable: as ranked)
     return over, theirs, mine
 
 
-def _settled_before(a: Option, b: Option) -> bool:
-    """Whether the near tie's rule puts ``a`` before ``b``: fewer servers, or a shorter run (past the fraction) on as many."""
+def ranked_usd(opt: Option) -> float | None:
+    """What the cost objective ranks ``opt`` by, a price an hour (:func:`rank`'s first figure); None: unpriced.
+
+    A training job's :func:`ranking_candidate` price; a batch job's, its runs' month over the month's hours.
+    """
+    usd = rank("cost", ranking_candidate(opt), alone=True)[0]
+    return None if math.isinf(usd) else usd
+
+
+def _settled_before(a: Option, b: Option, hours: RunHours = own_run_hours, holds: Callable[[Option], bool] | None = None) -> bool:
+    """Whether the near tie's rule (:func:`cost_near_ties_settled`'s order) puts ``a`` before ``b``.
+
+    Its deadline held with a node reclaimed where ``b``'s is not (``holds`` given: a spot batch job), else fewer
+    servers, else a shorter run (past the fraction) on as many.
+    """
+    if holds is not None and holds(a) != holds(b):
+        return holds(a)
     if a.candidate.nodes != b.candidate.nodes:
         return a.candidate.nodes < b.candidate.nodes
-    return not within_near_tie(b.candidate.run_hours, a.candidate.run_hours)
+    return not within_near_tie(hours(b), hours(a))
 
 
 def _tie_breaks(opt: Option) -> tuple[float, ...]:

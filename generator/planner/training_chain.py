@@ -825,10 +825,17 @@ class Turn(NamedTuple):
             text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
         if self.share_of_run_per_sequence is not None:
             each = 1 / self.share_of_run_per_sequence
+            # hostile81 item 6: where a job of the sequence gives no dataset_tokens the hours are unknown, and "ends
+            # within 30 runs" was said of a run whose length, and the sequence's fit in its share of the month, nobody checked
+            ends = (
+                f"a run of it ends within {each:.4g} runs of the sequence"
+                if self.starts_at_hours is not None
+                else f"a run of it is to end within {each:.4g} runs of the sequence, which is not checked: the sequence's "
+                "hours are not known (a job of it gives no dataset_tokens)"
+            )
             text += (
                 f"; it runs less often than the sequence, so each run of the sequence holds {self.share_of_run_per_sequence:.4g} "
-                f"of its run, checkpointed at the slice's end and resumed in the next: a run of it ends within {each:.4g} "
-                f"runs of the sequence, {self._later_jobs_delay()}"
+                f"of its run, checkpointed at the slice's end and resumed in the next: {ends}, {self._later_jobs_delay()}"
             )
         if self.deadline_hours_from_sequence_start is not None:
             text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"

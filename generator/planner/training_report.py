@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
 from generator.planner.tco import acquired_as, billed_per_run, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
-from generator.planner.training_candidates import NEAR_TIE_FRACTION, cost_near_tie, cpu_offloads
+from generator.planner.training_candidates import (
+    NEAR_TIE_FRACTION,
+    RunHours,
+    cost_near_tie,
+    cpu_offloads,
+    own_run_hours,
+)
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.frameworks import reserve_short
@@ -238,13 +245,22 @@ def training_runner_up(opt: Option, rest: list[Option], runs: float | None = Non
     return text
 
 
-def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> str | None:
-    """Which cheaper layout on other servers a training job (or chain) was kept over as a near tie on cost, and why.
+def cost_near_tie_text(
+    objective: str,
+    chosen: Option,
+    rest: list[Option],
+    hours: RunHours = own_run_hours,
+    holds: Callable[[Option], bool] | None = None,
+    model: str = "the step model",
+) -> str | None:
+    """Which cheaper layout on other servers a training job (or chain, or batch job) was kept over as a near tie on cost.
 
     :func:`~generator.planner.training_candidates.cost_near_ties_settled`: within :data:`NEAR_TIE_FRACTION` of the
-    cheapest's cost, fewer servers, then the shorter run. None where the chosen layout is the cheapest.
+    cheapest's cost, fewer servers, then the shorter run (a spot batch job's deadline held with a node reclaimed
+    first: ``holds``). None where the chosen layout is the cheapest. ``hours``: an option's hours a run; ``model``: what
+    does not tell their figures apart (a batch job's: the serving model).
     """
-    tie = cost_near_tie(objective, chosen, rest)
+    tie = cost_near_tie(objective, chosen, rest, hours, holds)
     if tie is None:
         return None
     over, theirs, mine = tie
@@ -253,15 +269,21 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
     runs = (run_usd(a), run_usd(b))
     if billed_per_run(provider, a) and billed_per_run(over.hardware.platform.provider, b) and None not in runs:
         figures = f"${runs[1]:,.2f} against ${runs[0]:,.2f} a run"
-    else:  # ranked by their month (servers paid by the month, or owned ones at a month of runs' energy)
+    else:  # ranked by their month (servers paid by the month, owned ones at a month of runs' energy, a batch job's runs)
         figures = f"${theirs * HOURS_PER_MONTH:,.2f} against ${mine * HOURS_PER_MONTH:,.2f} a month, what they are ranked by"
     cheaper = 1 - theirs / mine
     share = f"{cheaper:.2%}" if cheaper >= 0.00005 else "less than 0.01%"
-    hours = f"{hours_text(a.run_hours, 1)} against {hours_text(b.run_hours, 1)} a run" if a.run_hours and b.run_hours else ""
-    if a.nodes == b.nodes:  # on as many servers: the run a user waits for (fix121)
-        settled = f"the shorter run on as many servers ({a.nodes} each; {hours})" if hours else "the layout ranked first"
+    ours, theirs_h = hours(chosen), hours(over)
+    ran = f"{hours_text(ours, 1)} against {hours_text(theirs_h, 1)} a run" if ours and theirs_h else ""
+    if holds is not None and holds(chosen) and not holds(over):  # a spot batch job's deadline with a node reclaimed
+        settled = (
+            "its deadline kept with the node holding the most of its replicas reclaimed, which the other's is not "
+            f"({ran}; batch-job-on-spot)"
+        )
+    elif a.nodes == b.nodes:  # on as many servers: the run a user waits for (fix121)
+        settled = f"the shorter run on as many servers ({a.nodes} each; {ran})" if ran else "the layout ranked first"
     else:
-        settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {hours})" if hours else ")")
+        settled = f"fewer servers ({a.nodes} against {b.nodes}" + (f"; {ran})" if ran else ")")
     if theirs == mine:  # the very same cost: the tie the objective's own tie-breaks settled the other way before
         if b.idle_gpus < a.idle_gpus:
             before = f"fewer idle GPUs ({b.idle_gpus} against {a.idle_gpus})"
@@ -270,7 +292,7 @@ def cost_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
         return f"kept over {b.summary}: {figures}, the same cost, settled by {settled} before {before}"
     return (
         f"kept over {b.summary}: {figures}, {share} cheaper, within {NEAR_TIE_PERCENT} of its cost (a near tie, closer "
-        f"than the step model tells them apart), settled by {settled}"
+        f"than {model} tells them apart), settled by {settled}"
     )
 
 

@@ -42,6 +42,9 @@ def purchase_price_errors(doc: Document, wl: Workload) -> list[InputError]:
         gpu_id, _, count = configuration.rpartition("x")
         if configuration and not (gpu_id in platform.gpu_ids and count.isdigit() and int(count) in platform.gpu_counts):
             errors.append(InputError(f"{platform_id} holds {', '.join(held)}, not {configuration}", at))
+        elif configuration and count != str(int(count)):
+            # hostile81 item 3: 'x04' passed here, but the planner looks the quote up as 'x4' and bought at the catalog's
+            errors.append(InputError(f"write the GPU count without leading zeros: {platform_id}/{gpu_id}x{int(count)}", at))
         elif not configuration and len(held) > 1:  # one price for a 1-GPU and a 2-GPU box alike (review39 item 9)
             errors.append(
                 InputError(f"{platform_id} holds {', '.join(held)}: key the price by one, as {platform_id}/{held[0]}", at)

@@ -1,0 +1,147 @@
+"""fix137: a batch job's near tie on cost is settled as a training job's is; a spot one's by its deadline with a node reclaimed.
+
+GCP's spot rates are about linear in GPU count, so a batch job whose pool scales to zero pays about the same GPU-hours
+on any layout: examples/batch-jobs-gke.yaml's spot synth job had three layouts within 0.1% ($2,283-2,285 a month), and
+the cheapest by $2.21 was 4 x g2-standard-96 (L4) running 41.67 h of its 48 h deadline, 55.51 h with one node
+reclaimed, over one a3-highgpu-8g's 14.84 h. Within the training near tie's fraction (1%): fewer servers, then the
+shorter run; on spot, first the layout whose deadline holds with the node holding the most of its replicas reclaimed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from generator.api import plan_as_deployed
+from generator.planner.option import Option
+from generator.planner.plan import DeploymentPlan, Plan
+from generator.planner.training_candidates import cost_near_ties_settled
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "batch-jobs-gke.yaml"
+
+
+def _plan(tmp_path: Path, gpus: str | None = None, synth: str = "") -> Plan:
+    text = EXAMPLE.read_text()
+    if gpus is not None:
+        text = text.replace("gpus: [h100-sxm5-80gb, a100-sxm4-80gb, l4-24gb]", f"gpus: {gpus}")
+    text = text.replace("      runs_per_month: 4.35\n", "      runs_per_month: 4.35\n" + synth, 1)
+    path = tmp_path / "batch.yaml"
+    path.write_text(text)
+    return plan_as_deployed(str(path))[1]
+
+
+def _dep(plan: Plan, name: str) -> DeploymentPlan:
+    return next(d for d in plan.deployments if d.name == name)
+
+
+def _chosen_reason(dep: DeploymentPlan) -> str:
+    return next(r for r in dep.reasons if r.startswith("chosen by cost"))
+
+
+def test_the_golden_spot_job_takes_the_one_server_near_tie_and_its_shorter_run(tmp_path: Path) -> None:
+    """The example's synth: 2 x TP4 on one a3-highgpu-8g (14.84 h, $2,285.16) over 4 x g2-standard-96 (41.67 h, $2,282.95)."""
+    plan = _plan(tmp_path)
+    synth = _dep(plan, "synth")
+    assert synth.details["hours_per_run"] == pytest.approx(14.841452, abs=1e-6)
+    assert synth.details["usd_per_month"] == pytest.approx(2285.16, abs=0.01)
+    assert "2 x TP4 on 1 x gcp-a3-highgpu-8g" in _chosen_reason(synth)
+    assert (
+        "kept over 4 x TP8 on 4 x gcp-g2-standard-96 (8 x l4-24gb): $2,282.95 against $2,285.16 a month, what they are "
+        "ranked by, 0.10% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
+        "settled by fewer servers (1 against 4; 14.8 h against 41.7 h a run)"
+    ) in _chosen_reason(synth)
+    # its one node reclaimed stops the run: a warning with the slack a new node must come within
+    (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
+    assert said.level == "warning"
+    assert "that node reclaimed stops the run until a new node serves, which keeps the deadline only within those 33.16 h" in (
+        said.message
+    )
+
+
+def test_an_on_demand_batch_job_s_near_tie_is_settled_too(tmp_path: Path) -> None:
+    """On L4 alone the on-demand summarize job: 3 x g2-standard-96 (4.7 h) kept over 5 x g2-standard-48 (5.7 h), 0.07%."""
+    summarize = _dep(_plan(tmp_path, gpus="[l4-24gb]"), "summarize")
+    reason = _chosen_reason(summarize)
+    assert "6 x TP2 PP2 on 3 x gcp-g2-standard-96" in reason
+    assert "kept over 5 x TP2 PP2 on 5 x gcp-g2-standard-48 (4 x l4-24gb): $3,404.06 against $3,406.47 a month" in reason
+    assert "settled by fewer servers (3 against 5; 4.7 h against 5.7 h a run)" in reason
+
+
+def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with_the_figures(tmp_path: Path) -> None:
+    """On L4 alone: 4 x TP8 on 4 nodes, 3 replicas left run 1e6 requests at 5.00 req/s in 55.51 h of 48 h."""
+    plan = _plan(tmp_path, gpus="[l4-24gb]")
+    synth = _dep(plan, "synth")
+    assert (synth.replicas, synth.details["hours_per_run"]) == (4, pytest.approx(41.668346, abs=1e-6))
+    (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
+    assert said.level == "warning" and said.path == "deployments[0].capacity_type"
+    assert (
+        "with that node reclaimed and not replaced, its other 3 replica(s) run it in 55.51 h, past the deadline, which "
+        "holds a reclaim of that node lasting up to 25.33 h (those 6.33 h over the 1 of 4 replica(s) it holds); "
+        "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
+    ) in said.message
+
+
+def test_n_plus_one_keeps_a_spot_job_s_deadline_with_a_node_reclaimed_at_about_the_same_month(tmp_path: Path) -> None:
+    """nodes_down_tolerated: 1 on L4: 5 x TP8 run it in 33.34 h, 4 keep the deadline; $2,283.42 against $2,282.95."""
+    plan = _plan(tmp_path, gpus="[l4-24gb]", synth="      nodes_down_tolerated: 1\n")
+    synth = _dep(plan, "synth")
+    assert synth.replicas == 5 and synth.details["usd_per_month"] == pytest.approx(2283.42, abs=0.01)
+    (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
+    assert said.level == "info"
+    assert "with that node reclaimed for the rest of a run, its other 4 replica(s) keep the deadline" in said.message
+
+
+def test_a_spot_job_s_near_tie_says_when_it_was_settled_by_its_deadline_with_a_node_reclaimed(tmp_path: Path) -> None:
+    """min_replicas 2 spreads the H100 layouts over two servers, whose one left keeps 5.79 req/s; the L4's 3 do not."""
+    synth = _dep(_plan(tmp_path, synth="      min_replicas: 2\n"), "synth")
+    reason = _chosen_reason(synth)
+    assert "on 2 x gcp-a3-highgpu-8g" in reason
+    assert (
+        "kept over 4 x TP8 on 4 x gcp-g2-standard-96 (8 x l4-24gb): $2,282.95 against $2,287.55 a month, what they are "
+        "ranked by, 0.20% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
+        "settled by its deadline kept with the node holding the most of its replicas reclaimed, which the other's is "
+        "not (7.4 h against 41.7 h a run; batch-job-on-spot)"
+    ) in reason
+
+
+def _option(name: str, nodes: int) -> Any:
+    return SimpleNamespace(name=name, candidate=SimpleNamespace(nodes=nodes))
+
+
+#: name -> (cost a month, servers, hours a run, deadline held with a node reclaimed)
+LAYOUTS = {
+    "cheapest": (2283.0, 4, 41.7, False),
+    "one-slow": (2284.0, 1, 29.7, False),
+    "one-fast": (2285.0, 1, 14.8, False),
+    "six-held": (2290.0, 6, 7.0, True),
+    "far": (2400.0, 1, 1.0, True),
+}
+
+
+@pytest.mark.parametrize(
+    ("spot", "order"),
+    [
+        # on demand: fewer servers, then the shorter run on as many; past 1% of the cheapest, as ranked
+        (False, ["one-fast", "one-slow", "cheapest", "six-held", "far"]),
+        # on spot: the deadline held with a node reclaimed first, within the near tie only
+        (True, ["six-held", "one-fast", "one-slow", "cheapest", "far"]),
+    ],
+)
+def test_the_near_tie_rule_takes_the_held_deadline_then_fewer_servers_then_the_shorter_run(spot: bool, order: list[str]) -> None:
+    ranked = [_option(name, LAYOUTS[name][1]) for name in sorted(LAYOUTS, key=lambda n: LAYOUTS[n][0])]
+
+    def key(o: Any) -> tuple[object, ...]:
+        return (False, False, LAYOUTS[o.name][0] / 730, o.name)
+
+    def hours(o: Option) -> float:
+        return LAYOUTS[o.name][2]  # type: ignore[attr-defined]
+
+    def holds(o: Option) -> bool:
+        return LAYOUTS[o.name][3]  # type: ignore[attr-defined]
+
+    settled = cost_near_ties_settled(ranked, key, hours, holds if spot else None)
+    assert [o.name for o in settled] == order  # type: ignore[attr-defined]
