@@ -2,7 +2,8 @@
 bought a $197,000 Dell XE8640, busy 20% and 6% of the month; run_after between them was refused unless both declared
 the same runs_per_month. On servers bought or owned they now share one pool: the chain runs as often as its most
 frequent job and the monthly job takes 1/30 of its run in each (checkpointed and resumed), so the nightly runs are
-never delayed and the pool's month holds 30 x 4.9 + 1 x 44.5 = 193 h of 730."""
+never delayed and the pool's month holds 30 x 4.9 + 1 x 44.5 = 193 h of 730. fix138: a monthly job due sooner than its
+slices end (730 h) runs stretched, straight through the gaps between the nightly runs, pre-empted by each."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_file
+from generator.errors import InfeasibleError
 from generator.planner.plan import Plan
 from tests.helpers import load_errors
 
@@ -71,15 +73,102 @@ def test_without_run_after_the_plan_names_the_shared_server(tmp_path: Path) -> N
     assert re.search(r"capex \$[\d,]+, 4 GPUs against \$[\d,]+/month, capex \$[\d,]+, 8 GPUs", said[0]), said[0]
 
 
-def test_a_deadline_of_the_less_frequent_job_keeps_it_off_the_shared_server(tmp_path: Path) -> None:
-    """Its run, spread over the chain's 30 runs, ends within 730 h: a 48 h deadline cannot hold so; said at the field,
-    and without run_after the hint says what keeps the jobs apart."""
-    (error,) = load_errors(_write(tmp_path, ", deadline_hours: 48, run_after: nightly-lora"))
-    assert re.search(r"w\.yaml:\d+:\d+: deployments\[1\]\.training\.deadline_hours: deadline_hours 48 with "
-                     r"runs_per_month 1, fewer than the 30", error), error  # fmt: skip
-    _plan(_write(tmp_path, ", deadline_hours: 730, run_after: nightly-lora"))  # a deadline it meets anyway
-    said = [f.message for f in _plan(_write(tmp_path, ", deadline_hours: 48")).findings if f.code == "run-after-idle-servers"]
-    assert len(said) == 1 and "monthly-full's deadline_hours 48 keeps it off them" in said[0], said
+def _stretched_by_hand(details: dict[str, object], nightly_hours: float) -> float:
+    """A stretched run's finish by hand: it starts as the nightly run ends and every nightly run that falls inside
+    costs it the nightly's hours plus its checkpoint's write and read back."""
+    n, write, read = (
+        details[k] for k in ("stretched_preemptions", "stretched_checkpoint_write_s", "stretched_checkpoint_read_s")
+    )
+    assert isinstance(n, int) and isinstance(write, float) and isinstance(read, float) and isinstance(details["hours"], float)
+    return nightly_hours + details["hours"] + n * (nightly_hours + (write + read) / 3600)
+
+
+def test_a_monthly_deadline_its_stretched_run_misses_is_refused_with_the_figures(tmp_path: Path) -> None:
+    """fix138: due in 48 h, far under the 730 h its slices take, the monthly job runs stretched on the one server
+    (max_nodes: 1): it starts at the nightly's 4.95 h and each of the 2 nightly runs inside costs it 4.95 h plus its
+    checkpoint's write (112.4 GB a node at the XE8640's 3.5 GB/s: 32.1 s) and read back (at 0.8 x 7 GB/s: 20.1 s):
+    4.95 + 44.46 + 2 x (4.95 + 52.2 s) = 59.3 h > 48. Refused at the field, with the figures and the ways forward."""
+    path = _write(tmp_path, ", deadline_hours: 48, run_after: nightly-lora")
+    path.write_text(path.read_text().replace("provider: baremetal,", "provider: baremetal, max_nodes: 1,"))
+    with pytest.raises(InfeasibleError) as raised:
+        _plan(path)
+    said = str(raised.value)
+    assert "deployments[1].training.deadline_hours" in said, said
+    assert "runs straight through the gaps between the runs of nightly-lora (4.9 h every 24.33 h)" in said, said
+    assert "its checkpoint written in 32 s and read back in 20 s" in said, said
+    assert "its 44.5 h run starts at 4.9 h, is pre-empted by 2 runs of the sequence and ends at 59.3 h, past its 48 h" in said
+    assert "a later deadline_hours for monthly-full (59.4 h or more, or 730 h or more to run it in slices" in said, said
+    assert "drop its run_after" in said
+    # on as many servers as it takes, 2 XE8640 meet it stretched: 4.95 + 27.65 + 1 x (4.95 + 26.1 s) = 37.56 h
+    two = _plan(_write(tmp_path, ", deadline_hours: 48, run_after: nightly-lora"))
+    (pool,) = two.pools
+    monthly = next(d.details for d in two.deployments if d.name == "monthly-full")
+    assert pool.nodes == 2 and monthly["stretched_preemptions"] == 1
+    nightly = next(d.details for d in two.deployments if d.name == "nightly-lora")["hours"]
+    assert monthly["finishes_at_hours"] == pytest.approx(_stretched_by_hand(monthly, nightly), abs=0.02)
+    assert monthly["finishes_at_hours"] < 48
+
+
+def test_a_monthly_deadline_under_its_slices_runs_stretched_between_the_nightly_runs(tmp_path: Path) -> None:
+    """fix138: due in 100 h (under 730 h, over the 59.3 h of its stretched run) it shares the one XE8640: from 4.95 h
+    straight on, pre-empted by 2 nightly runs, ending at 59.3 h; the nightly keeps its 0-4.95 h and its 8 h deadline."""
+    plan = _plan(_write(tmp_path, ", deadline_hours: 100, run_after: nightly-lora"))
+    (pool,) = plan.pools
+    assert pool.nodes == 1
+    details = {d.name: d.details for d in plan.deployments}
+    monthly, nightly = details["monthly-full"], details["nightly-lora"]
+    assert nightly["starts_at_hours"] == 0 and nightly["finishes_at_hours"] == nightly["hours"] == 4.95
+    assert monthly["starts_at_hours"] == nightly["hours"]
+    assert monthly["share_of_run_per_sequence"] is None and monthly["stretched_preemptions"] == 2
+    # its checkpoint: a node's share of the 2 kept, written at 3.5 GB/s and read at 0.8 x 7 GB/s
+    each = monthly["checkpoint_bytes_per_node"] / monthly["checkpoints_kept"]
+    assert monthly["stretched_checkpoint_write_s"] == monthly["checkpoint_write_s"] == round(each / 3.5e9, 1) == 32.1
+    assert monthly["stretched_checkpoint_read_s"] == round(each / (0.8 * 7e9), 1) == 20.1
+    assert monthly["finishes_at_hours"] == pytest.approx(_stretched_by_hand(monthly, nightly["hours"]), abs=0.02)
+    assert monthly["finishes_at_hours"] == pytest.approx(59.33, abs=0.01)
+    # the rough figure: 44.46 / (1 - 4.95 / 24.33) = 55.8 h, its run alone over the time the nightly runs leave
+    assert 55.8 < monthly["finishes_at_hours"] < 100
+    reason = " ".join(next(d for d in plan.deployments if d.name == "monthly-full").reasons)
+    assert "so it runs stretched: from 5.0 h straight through the gaps between the runs of nightly-lora" in reason, reason
+    assert "2 runs of the sequence pre-empt it and it finishes at 59.3 h of the sequence" in reason, reason
+    assert "within its 100 h deadline" in reason
+    # the pool's month and the monthly job's whole run are as sliced: 30 x 4.95 + 44.46 h of work a month
+    said = " ".join(f.message for f in plan.findings if f.code == "training-energy-assumed")
+    assert "run 193.0 h of it" in said, said
+    assert monthly["gpu_hours_per_job"] == pytest.approx(monthly["hours"] * 4, abs=0.1)
+
+
+def test_a_monthly_deadline_its_slices_meet_keeps_the_slices(tmp_path: Path) -> None:
+    """fix138: due in 800 h (over 730 h) the monthly job runs in slices as before: 1/30 of its run after each nightly
+    run, no job ever delayed; no stretched figures."""
+    plan = _plan(_write(tmp_path, ", deadline_hours: 800, run_after: nightly-lora"))
+    monthly = next(d.details for d in plan.deployments if d.name == "monthly-full")
+    assert monthly["share_of_run_per_sequence"] == pytest.approx(1 / 30)
+    assert not any(k.startswith("stretched_") for k in monthly)
+    assert monthly["finishes_at_hours"] - monthly["starts_at_hours"] == pytest.approx(monthly["hours"] / 30, abs=1e-2)
+
+
+def test_a_deadline_on_a_less_frequent_job_before_others_is_refused_at_the_field(tmp_path: Path) -> None:
+    """Only the chain's last job runs stretched: first in the chain, the nightly job after it would wait for it."""
+    path = tmp_path / "first.yaml"
+    path.write_text(
+        MONTHLY_FIRST.replace("               runs_per_month: 1}", "               runs_per_month: 1, deadline_hours: 100}")
+    )
+    (error,) = load_errors(path)
+    assert re.search(r"deployments\[0\]\.training\.deadline_hours: deadline_hours 100 with runs_per_month 1", error), error
+    assert "run it last in the chain (run_after: nightly-lora on it, and drop its own run_after)" in error, error
+
+
+def test_without_run_after_the_hint_says_the_stretched_run_or_what_keeps_the_jobs_apart(tmp_path: Path) -> None:
+    """Due in 100 h, the monthly job shares the nightly's server stretched and the hint says so with its finish; due
+    in 8 h, on no pool does it end by then after the nightly's 4.95 h, and the hint says the figures instead."""
+    said = [f.message for f in _plan(_write(tmp_path, ", deadline_hours: 100")).findings if f.code == "run-after-idle-servers"]
+    assert len(said) == 1 and "run straight through the gaps between the other's runs, pre-empted by 2 of them" in said[0]
+    assert "it finishes at 59.3 h" in said[0] and "capex $197,000, 4 GPUs against" in said[0], said
+    said = [f.message for f in _plan(_write(tmp_path, ", deadline_hours: 8")).findings if f.code == "run-after-idle-servers"]
+    assert len(said) == 1, said
+    assert "its deadline_hours 8 keeps it off them: with run_after: nightly-lora on monthly-full" in said[0], said
+    assert re.search(r"its [\d.]+ h run starts at 4\.9 h, ends at [\d.]+ h, past its 8 h deadline", said[0]), said
 
 
 def test_rented_servers_still_run_a_chain_equally_often(tmp_path: Path) -> None:
@@ -156,6 +245,16 @@ def test_a_sliced_jobs_per_job_figures_are_a_whole_run(tmp_path: Path) -> None:
     assert details["hours"] == pytest.approx(slice_h / share, abs=0.1)
     assert details["gpu_hours_per_job"] == pytest.approx(details["hours"] * 8, abs=0.2) == 175.1
     assert details["usd_per_job"] == pytest.approx(30 * 13.31, abs=0.5)  # 30 slices of $13.31 each
+
+
+def test_a_stretched_deadline_on_a_job_of_unknown_hours_is_refused_at_the_field(tmp_path: Path) -> None:
+    """fix138: last in the chain but without dataset_tokens, a monthly job due in 100 h was planned in slices (they end
+    within 730 h) and said to be "within its 100 h deadline"; its stretched finish needs its hours, so it is refused."""
+    path = _write(tmp_path, ", deadline_hours: 100, run_after: nightly-lora")
+    path.write_text(path.read_text().replace("dataset_tokens: 2000000000, epochs: 2,", ""))
+    (error,) = load_errors(path)
+    assert "deployments[1].training.deadline_hours: deadline_hours 100 with runs_per_month 1" in error, error
+    assert "which are not known without dataset_tokens" in error and "give it dataset_tokens" in error, error
 
 
 def test_a_sliced_job_of_unknown_hours_is_not_said_to_end_in_time(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.errors import InputError, SpecgenError
+from generator.errors import InfeasibleError, InputError, SpecgenError
 from generator.planner.plan import Finding, Plan, Pool
 from generator.units import HOURS_PER_MONTH
 from generator.workload.chains import chain_errors
@@ -36,8 +36,9 @@ def chain_hint_findings(
     Only where no job runs after another yet (a chain given is the user's choice, and a plan planned here has one):
     a job on servers paid by the month (owned or bought, not rented per run) busy under half of it, and another job
     on other servers with the same runs a month (on servers bought or owned, any runs a month: newuser80 item 2, where a
-    deadline of the less frequent job keeps it off them, that is said instead, once a pair). ``replan`` plans the
-    workload with ``run_after`` set.
+    deadline of the less frequent job keeps it off them, that is said instead, once a pair, where no order of the two
+    plans: fix138, the less frequent job due sooner than its slices would take runs stretched where it runs last).
+    ``replan`` plans the workload with ``run_after`` set.
     """
     from generator.planner import _fleet_rank  # the fleet's sort key, as the fleet search ranks plans
 
@@ -60,6 +61,7 @@ def chain_hint_findings(
     best = _fleet_rank(wl.objective, plan, wl=wl)
     tries = MAX_TRIES
     said: set[frozenset[str]] = set()
+    kept_apart: dict[frozenset[str], tuple[int, str]] = {}  # a pair a deadline keeps apart, said where no order plans
     for first, (pool, busy) in sorted(held.items()):
         for name, dep in sorted(jobs.items()):
             # jobs of different cadences share servers bought or owned, the less frequent one in slices of its run
@@ -71,9 +73,9 @@ def chain_hint_findings(
             pays = own is not None and (own.per_job or own.nodes > own.owned_nodes)
             if name == first or own is None or own is pool or not pays or not same_runs or tries <= 0:
                 continue
-            if frozenset((name, first)) in said:  # the pair is said once, in one order
+            pair = frozenset((name, first))
+            if pair in said:  # the pair is said once, in one order
                 continue
-            tries -= 1
             index = wl.deployments.index(dep)
             chained = wl._replace(
                 deployments=tuple(
@@ -81,32 +83,38 @@ def chain_hint_findings(
                 )
             )
             if errors := chain_errors(loaded.document, chained):
-                pair = frozenset((name, first))
+                # the less frequent job first with a deadline its slices miss: the other order may run it stretched
                 if blocked := _deadline_blocks(errors, dep, jobs[first], pool, own, busy):
-                    said.add(pair)
-                    out.append(Finding("info", "run-after-idle-servers", blocked, f"deployments[{index}].training"))
-                    break
+                    kept_apart.setdefault(pair, (index, blocked))
                 continue
+            tries -= 1
             try:
                 other = replan(loaded._replace(workload=chained), consts)
+            except InfeasibleError as error:  # run stretched, the less frequent job still misses its deadline (fix138)
+                if (missed := _stretch_blocks(error, dep, jobs[first], pool, own, busy)) is not None:
+                    kept_apart[pair] = (index, missed)
+                continue
             except SpecgenError:  # a chain the planner cannot hold (deadlines, limits) is no hint
                 continue
+            kept_apart.pop(pair, None)  # the two share a pool in this order: no deadline keeps them apart
             if _fleet_rank(wl.objective, other, wl=wl) >= best:
                 continue
-            said.add(frozenset((name, first)))
+            said.add(pair)
             out.append(
                 Finding(
                     "info",
                     "run-after-idle-servers",
                     f"{name} could run after {first}, whose servers ({pool.nodes} x {pool.node.platform_id}) are busy "
                     f"{busy:.0%} of the month at {_runs_text(jobs[first])}: with run_after: {first} on {name} the "
-                    f"two run in turn on {_chain_servers(other, name)}{_sliced_text(dep, jobs[first])} and the fleet "
+                    f"two run in turn on {_chain_servers(other, name)}{_sliced_text(dep, jobs[first], other)} and the fleet "
                     f"plans at {_fleet_text(other)} "
                     f"against {_fleet_text(plan)}",
                     f"deployments[{index}].training",
                 )
             )
             break  # one hint a job of idle servers
+    for index, text in sorted(kept_apart.values()):
+        out.append(Finding("info", "run-after-idle-servers", text, f"deployments[{index}].training"))
     return out
 
 
@@ -125,16 +133,45 @@ def _deadline_blocks(
         f"{rare.training.deadline_hours:g} keeps it off them: sharing, the less frequent job runs in slices between "
         f"the other's runs (checkpointed and resumed, the other's runs never delayed) and a run of it ends within "
         f"{window:.4g} h; with deadline_hours dropped (or {window:.4g} or more) and run_after: {first.name} on "
-        f"{dep.name} they share one pool"
+        f"{dep.name} they share one pool (run last, after {(dep if rare is first else first).name}, it would run "
+        "straight through the gaps between the other's runs instead, where its deadline allows)"
     )
 
 
-def _sliced_text(dep: TrainingDeployment, first: TrainingDeployment) -> str:
-    """How two jobs of different cadences share the servers, empty where they run equally often."""
+def _stretch_blocks(
+    error: InfeasibleError, dep: TrainingDeployment, first: TrainingDeployment, pool: Pool, own: Pool, busy: float
+) -> str | None:
+    """Where the less frequent job, run stretched after the other, misses its deadline: that said, with the figures."""
+    mine, theirs = dep.training.runs_per_month or 0, first.training.runs_per_month or 0
+    where = error.location.path if error.location else ""
+    if mine >= theirs or not where.endswith("deadline_hours") or "runs straight through the gaps" not in str(error):
+        return None
+    why = str(error).split(" has no feasible plan: ", 1)[-1].split("; to unblock: ", 1)[0]
+    window = HOURS_PER_MONTH / mine
+    return (
+        f"{dep.name} could share the servers of {first.name} ({pool.nodes} x {pool.node.platform_id}, busy {busy:.0%} "
+        f"of the month), freeing its own {own.nodes} x {own.node.platform_id}, but its deadline_hours "
+        f"{dep.training.deadline_hours:g} keeps it off them: with run_after: {first.name} on {dep.name}, {why}; with a "
+        f"deadline_hours its stretched run meets (or {window:.4g} or more, in slices of its run) they can share one pool"
+    )
+
+
+def _sliced_text(dep: TrainingDeployment, first: TrainingDeployment, other: Plan | None = None) -> str:
+    """How two jobs of different cadences share the servers, empty where they run equally often.
+
+    ``other``: the plan with them chained, where the less frequent job may run stretched (fix138).
+    """
     mine, theirs = dep.training.runs_per_month or 0, first.training.runs_per_month or 0
     if mine == theirs:
         return ""
     rare = dep if mine < theirs else first
+    planned = next((d.details for d in other.deployments if d.name == rare.name), {}) if other is not None else {}
+    if (runs := planned.get("stretched_preemptions")) is not None:
+        return (
+            f" ({rare.name}, at {_runs_text(rare)} and due in {rare.training.deadline_hours:g} h, run straight through "
+            f"the gaps between the other's runs, pre-empted by {runs} of them and resumed: it finishes at "
+            f"{planned['finishes_at_hours']:.1f} h, and the other's runs are not delayed)"
+        )
     return (
         f" ({rare.name}, at {_runs_text(rare)}, in slices of its run between the other's runs, checkpointed and "
         "resumed: the other's runs are not delayed)"

@@ -17,6 +17,7 @@ TYPE_CHECKING = False  # the training modules load only for a training deploymen
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
     from generator.planner.training import TrainingShape
+    from generator.planner.training_chain import Stretch
     from generator.planner.training_comm import StepComm
 
 
@@ -43,6 +44,10 @@ class Option(NamedTuple):
     #: where the job gives none. A job rented per run is ranked by its runs' month
     #: (:func:`~generator.planner.candidates.ranking_candidate`).
     runs_per_month: float | None = None
+    #: A ``run_after`` sequence whose last, less frequent job runs straight through the gaps between the sequence's
+    #: runs, pre-empted by each (its deadline shorter than its slices would take): when it starts and ends. None: no
+    #: such job (each job runs in its turn, a less frequent one in slices).
+    stretch: Stretch | None = None
 
     @property
     def pieces(self) -> tuple[Option, ...]:

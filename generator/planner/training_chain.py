@@ -15,6 +15,15 @@ its ``R / r`` runs of the chain (at most 730 h / ``r``). The pool's
 month holds every job's hours times its runs. Each job's share (:func:`cadence_shares`) weighs its hours wherever the
 chain's hours are summed.
 
+Where the chain's last job runs less often than the chain and its ``deadline_hours`` is shorter than its slices would
+take (730 h / ``r``), it runs stretched instead (fix138): it starts where the jobs before it end in a run of the chain
+and runs straight on through the gaps between the chain's runs; at each run of the chain it is pre-empted (its
+checkpoint written so as to end as that run starts, the run's jobs at their own hours, its checkpoint read back) and
+resumed, so the other jobs' runs keep their own hours and deadlines, and it ends at about its hours over the share of
+the month the others leave (:func:`stretched_finish`). The plan is refused only where even that finish misses its
+deadline. Where its deadline allows the slices, they are kept: they hold the servers for no job longer than a run of
+the chain, so no run of a more frequent job waits on a checkpoint's write, and the finish is the same month's work.
+
 On a pool the jobs' layouts are chosen together: on bought or owned servers (paid by the month whatever runs on them)
 each job takes its fastest layout that fits the pool, which makes every finish time the earliest it can be; on rented
 servers (paid per job-hour) the cheapest sequence of layouts that meets every deadline, the earliest finish on a near tie
@@ -33,6 +42,7 @@ from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
 from generator.planner.candidates import SizedOptions
+from generator.planner.cold_start import model_load_seconds
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.tco import billed_per_run, run_usd
@@ -88,6 +98,120 @@ def cadence_shares(jobs: Sequence[ChainJob]) -> list[float]:
 def chain_runs_per_month(jobs: Sequence[ChainJob]) -> float | None:
     """How often the chain runs: as often as its most frequent job (None where no job gives runs_per_month)."""
     return max((r for job in jobs if (r := job.dep.training.runs_per_month)), default=None)
+
+
+class Stretch(NamedTuple):
+    """A chain's last job run stretched: straight through the gaps between the chain's runs, pre-empted by each."""
+
+    #: The job's name, and its place in the chain (its last).
+    job: str
+    at: int
+    #: Its whole run's hours, at the layout chosen.
+    hours: float
+    #: Hours from the chain's start: where the jobs before it end in the chain's first run, and where it ends.
+    starts_at: float
+    finishes_at: float
+    #: Runs of the chain that pre-empt it (each: its checkpoint written, the run's jobs, its checkpoint read back).
+    interruptions: int
+    #: The jobs before it: their hours in a run of the chain, and the hours between the chain's runs (730 / R).
+    busy_hours: float
+    period_hours: float
+    #: Seconds to write its checkpoint (a node's share, at the drives' write rate) and to read it back (at
+    #: ``nvme_efficiency`` of their read rate); None where the node has no drive rate (not counted, and said).
+    write_s: float | None
+    reload_s: float | None
+    #: Its ``deadline_hours``, from the chain's start.
+    deadline: float
+
+    @property
+    def pause_text(self) -> str:
+        """What each pre-emption costs it, beside the jobs' run."""
+        if self.write_s is None or self.reload_s is None:
+            return "its checkpoint's write and read not timed (the servers have no drive rate in the catalog)"
+        return f"its checkpoint written in {self.write_s:,.0f} s and read back in {self.reload_s:,.0f} s"
+
+
+def stretched_index(provider: str, jobs: Sequence[ChainJob]) -> int | None:
+    """The chain's job that runs stretched (:class:`Stretch`), None where none does.
+
+    Its last job, on servers bought or owned, where it runs less often than the chain and its ``deadline_hours`` is
+    shorter than its slices would take (730 h / its runs a month). Validation refuses such a deadline on a job that is
+    not last (:func:`~generator.workload.chains.chain_errors`).
+    """
+    if provider != "baremetal" or len(jobs) < 2:
+        return None
+    most, last = chain_runs_per_month(jobs), jobs[-1].dep.training
+    runs, due = last.runs_per_month, last.deadline_hours
+    if not most or not runs or runs >= most or due is None or due >= HOURS_PER_MONTH / runs:
+        return None
+    return len(jobs) - 1
+
+
+def stretched_finish(
+    start: float, hours: float, busy: float, period: float, write_h: float, reload_h: float
+) -> tuple[float, int] | None:
+    """When a job started at ``start`` h ends, run straight on and pre-empted at every ``period`` h, and how often.
+
+    Each pre-emption: its checkpoint written so as to end at the period's start (``write_h``), the jobs before it run
+    (``busy``), its checkpoint read back (``reload_h``). None where a period leaves it no time (it never ends).
+    """
+    gap = period - busy - write_h - reload_h
+    if gap <= 0:
+        return None
+    t, left, n = start, hours, 0
+    while True:
+        boundary = (n + 1) * period
+        if left <= boundary - t:
+            return t + left, n
+        left -= max(0.0, boundary - write_h - t)
+        n += 1
+        t = boundary + busy + reload_h
+
+
+class _Stretching(NamedTuple):
+    """The chain's stretched job as its sequences are searched: its place, deadline and the chain's period."""
+
+    at: int
+    deadline: float
+    period: float
+    consts: Constants
+
+    def of(self, jobs: Sequence[ChainJob], busy: float, o: Option) -> Stretch | None:
+        """The stretched job at layout ``o`` after ``busy`` h of the jobs before it; None where it never ends."""
+        write, reload = _pause_s(o, self.consts)
+        hours = _hours(o)
+        ends = stretched_finish(busy, hours, busy, self.period, (write or 0.0) / 3600, (reload or 0.0) / 3600)
+        if ends is None:
+            return None
+        name = jobs[self.at].dep.name
+        return Stretch(name, self.at, hours, busy, ends[0], ends[1], busy, self.period, write, reload, self.deadline)
+
+    def late(self, jobs: Sequence[ChainJob], busy: float, o: Option) -> bool:
+        """Whether the stretched job at ``o`` ends past its deadline (or never)."""
+        s = self.of(jobs, busy, o)
+        return s is None or s.finishes_at > self.deadline * (1 + 1e-9)
+
+
+def _pause_s(o: Option, consts: Constants) -> tuple[float | None, float | None]:
+    """Seconds a layout's checkpoint takes to write and to read back on its node: one checkpoint of those kept.
+
+    The write as the plan's ``checkpoint_write_s`` times it (a node's share at its drives' write rate), the read as a
+    cold start's (:func:`~generator.planner.cold_start.model_load_seconds`).
+    """
+    each = o.needs.checkpoint_bytes / consts.checkpoints_kept
+    write = each / (o.node.nvme_write_gb_per_s * 1e9) if o.node.nvme_write_gb_per_s else None
+    reload = model_load_seconds(round(each), o.node, consts)
+    return write, reload
+
+
+def _stretching(provider: str, jobs: Sequence[ChainJob], consts: Constants) -> _Stretching | None:
+    """The chain's stretched job as the search checks it, None where none runs stretched."""
+    k = stretched_index(provider, jobs)
+    runs = chain_runs_per_month(jobs)
+    due = jobs[k].dep.training.deadline_hours if k is not None else None
+    if k is None or not runs or due is None:
+        return None
+    return _Stretching(k, due, HOURS_PER_MONTH / runs, consts)
 
 
 def _job_flops(job: ChainJob) -> float | None:
@@ -175,38 +299,61 @@ class _Miss(NamedTuple):
 
     finishes: tuple[float, ...]
     late: int
+    #: Where the late job is the stretched one: True, and its earliest stretched run (None: the gaps hold none).
+    stretched: bool = False
+    stretch: Stretch | None = None
 
 
-def _fastest_miss(deadlines: Sequence[float | None], per_job: list[list[Option]], shares: Sequence[float]) -> _Miss | None:
+def _fastest_miss(
+    jobs: Sequence[ChainJob],
+    deadlines: Sequence[float | None],
+    per_job: list[list[Option]],
+    shares: Sequence[float],
+    stretching: _Stretching | None = None,
+) -> _Miss | None:
     """Where even each job's fastest layout on the pool leaves one past its deadline, which; None: every deadline is met.
 
-    The fastest layouts make every finish time the earliest it can be, so no other sequence meets what they miss.
+    The fastest layouts make every finish time the earliest it can be, so no other sequence meets what they miss; the
+    stretched job (the last) is checked at the layout that ends it soonest after them.
     """
     finish = 0.0
     finishes = []
     late = None
     for k, (deadline, options, share) in enumerate(zip(deadlines, per_job, shares, strict=True)):
+        before = finish
         finish += min(_hours(o) for o in options) * share
         finishes.append(finish)
         if late is None and deadline and finish > deadline * (1 + 1e-9):
             late = k
+        if late is None and stretching is not None and k == stretching.at:
+            runs = [r for o in options if (r := stretching.of(jobs, before, o)) is not None]
+            soonest = min(runs, key=lambda r: r.finishes_at, default=None)
+            if soonest is None or soonest.finishes_at > stretching.deadline * (1 + 1e-9):
+                return _Miss(tuple(finishes), k, True, soonest)
     return None if late is None else _Miss(tuple(finishes), late)
 
 
 def _best_sequence(
-    provider: str, deadlines: Sequence[float | None], per_job: list[list[Option]], shares: Sequence[float]
+    provider: str,
+    deadlines: Sequence[float | None],
+    per_job: list[list[Option]],
+    shares: Sequence[float],
+    jobs: Sequence[ChainJob] = (),
+    stretching: _Stretching | None = None,
 ) -> tuple[Option, ...] | None:
     """The cheapest sequence of layouts (one per job, in order) that meets every deadline, the earliest on a near tie.
 
     States (finish hours, cost) are kept on their Pareto front job by job, so the search stays small.
     """
     states: list[tuple[float, float, tuple[Option, ...]]] = [(0.0, 0.0, ())]
-    for deadline, options, share in zip(deadlines, per_job, shares, strict=True):
+    for k, (deadline, options, share) in enumerate(zip(deadlines, per_job, shares, strict=True)):
+        stretched = stretching if stretching is not None and k == stretching.at else None
         grown = [
             (finish + _hours(o) * share, cost + _run_cost(provider, o), (*chosen, o))
             for finish, cost, chosen in states
             for o in options
-            if not deadline or finish + _hours(o) * share <= deadline * (1 + 1e-9)
+            if (not deadline or finish + _hours(o) * share <= deadline * (1 + 1e-9))
+            and (stretched is None or not stretched.late(jobs, finish, o))
         ]
         grown.sort(key=lambda s: (s[0], s[1], tuple(o.candidate.summary for o in s[2])))
         states = []
@@ -229,6 +376,7 @@ def _on_the_pools_dimms(
     deadlines: Sequence[float | None],
     consts: Constants,
     free: dict[ServerKey, int] | None,
+    stretching: _Stretching | None = None,
 ) -> tuple[Option, ...] | None:
     """``sequence`` with each job timed at the DIMMs of the pool's node, built for the largest host RAM of its jobs.
 
@@ -243,14 +391,18 @@ def _on_the_pools_dimms(
         return None
     out = tuple(o for o in timed if o is not None)
     finish = 0.0
-    for deadline, o, share in zip(deadlines, out, cadence_shares(jobs), strict=True):
+    for k, (deadline, o, share) in enumerate(zip(deadlines, out, cadence_shares(jobs), strict=True)):
+        if stretching is not None and k == stretching.at and stretching.late(jobs, finish, o):
+            return None
         finish += _hours(o) * share
         if deadline and finish > deadline * (1 + 1e-9):
             return None
     return out
 
 
-def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...]) -> Option:
+def _chain_option(
+    provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...], stretching: _Stretching | None = None
+) -> Option:
     """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed.
 
     On servers all owned, the chain's runs' energy: its hours summed, at the widest job's servers (fix89).
@@ -269,11 +421,20 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     gpus = max(o.candidate.gpus for o in sequence)
     start = 0.0
     steps = []
-    for job, o, share in zip(jobs, sequence, shares, strict=True):
+    stretch = None
+    for k, (job, o, share) in enumerate(zip(jobs, sequence, shares, strict=True)):
         hours = _hours(o) * share
         shape_reason = getattr(o.shape, "reason", o.candidate.summary)
         sliced = f", {share:.4g} of its {_hours(o):.1f} h run" if share < 1 else ""
-        steps.append(f"{job.dep.name} {shape_reason}" + (f" ({start:.1f}-{start + hours:.1f} h{sliced})" if timed else ""))
+        span = f" ({start:.1f}-{start + hours:.1f} h{sliced})"
+        if timed and stretching is not None and k == stretching.at:
+            stretch = stretching.of(jobs, start, o)
+            assert stretch is not None, "a stretched job is searched only where it ends"
+            span = (
+                f" ({stretch.starts_at:.1f}-{stretch.finishes_at:.1f} h, its {_hours(o):.1f} h run straight through the "
+                f"gaps: {_preempted_text(stretch.interruptions).removeprefix('is ')})"
+            )
+        steps.append(f"{job.dep.name} {shape_reason}" + (span if timed else ""))
         start += hours
     summary = (
         f"sequence {chain_text(jobs)} on {c.nodes} x {widest.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id}): "
@@ -293,7 +454,13 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
         latency_s=round((finish or 0.0) * 3600, 6),
         run_hours=finish,
     )
-    return widest._replace(candidate=candidate, sequence=sequence, parts=(), runs_per_month=chain_runs_per_month(jobs))
+    return widest._replace(
+        candidate=candidate, sequence=sequence, parts=(), runs_per_month=chain_runs_per_month(jobs), stretch=stretch
+    )
+
+
+def _runs_text(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'}"
 
 
 def _deadline_blocked(
@@ -305,6 +472,8 @@ def _deadline_blocked(
     """
     c = pool.candidate
     late = jobs[miss.late]
+    if miss.stretched:
+        return _stretch_blocked(jobs, pool, miss)
     deadline = deadlines[miss.late] or 0.0
     runs = chain_runs_per_month(jobs) or 0.0
     due = (
@@ -336,6 +505,61 @@ def _deadline_blocked(
     )
 
 
+def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
+    """The stretched job's earliest finish on a pool of one kind, past its deadline (or never, where the gaps hold none)."""
+    c = pool.candidate
+    late = jobs[miss.late]
+    due = late.dep.training.deadline_hours or 0.0
+    runs = late.dep.training.runs_per_month or 0.0
+    before = chain_text(jobs[: miss.late])
+    where = f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id})"
+    month = f"({HOURS_PER_MONTH} h / its {runs:g} run{'' if runs == 1 else 's'} a month)"
+    s = miss.stretch
+    if s is None:
+        why = (
+            f"{where}: {late.dep.name}, due in {due:g} h, shorter than the {HOURS_PER_MONTH / runs:.4g} h its slices "
+            f"would take {month}, would run straight through the gaps between "
+            f"the runs of {before}, but a gap leaves it no time once they and its checkpoint's write and read are counted"
+        )
+        finish = math.inf
+    else:
+        finish = s.finishes_at
+        preempted = f"{_preempted_text(s.interruptions)} and " if s.interruptions else ""
+        why = (
+            f"{where}: {late.dep.name}, due in {due:g} h, shorter than the {HOURS_PER_MONTH / runs:.4g} h its slices would "
+            f"take {month}, runs straight through the gaps between the runs of "
+            f"{before} ({s.busy_hours:.1f} h every {s.period_hours:.4g} h), pre-empted by each ({s.pause_text}): at "
+            f"its fastest there, its {s.hours:.1f} h run starts at {s.starts_at:.1f} h, {preempted}ends at "
+            f"{s.finishes_at:.1f} h, past its {due:g} h deadline (deadline_hours counts from the start of "
+            f"{jobs[0].dep.name}, the chain's first job{_rough_text(s)})"
+        )
+    return Blocked(
+        c.gpu_id,
+        pool.hardware.platform.id,
+        CHAIN_PAST_DEADLINE,
+        why,
+        gpus_per_node=c.gpus_per_node,
+        nodes=c.nodes,
+        owned=c.owned_nodes,
+        excess=finish / due - 1 if due else None,
+        # the job whose deadline is missed, and the earliest deadline its stretched run meets (rounded up)
+        missed=(late.dep.name, "stretched", *((f"{math.ceil(s.finishes_at * 10) / 10:.1f}",) if s is not None else ())),
+    )
+
+
+def _preempted_text(n: int) -> str:
+    """How many runs of the chain pre-empt a stretched run."""
+    return f"is pre-empted by {_runs_text(n)} of the sequence" if n else "ends before the sequence's next run"
+
+
+def _rough_text(s: Stretch) -> str:
+    """The rough figure beside the stretched finish: its hours over the share of the time the other jobs leave."""
+    if not s.interruptions:
+        return ""
+    held = s.busy_hours / s.period_hours
+    return f"; roughly {s.hours:.1f} h / (1 - {held:.3f}, the share of the time the others hold) = {s.hours / (1 - held):.1f} h"
+
+
 def chain_options(
     wl: Workload,
     jobs: Sequence[ChainJob],
@@ -354,6 +578,9 @@ def chain_options(
     provider = wl.hardware.provider
     deadlines = chain_deadlines(provider, jobs)
     shares = cadence_shares(jobs)
+    stretching = _stretching(provider, jobs, consts)
+    if stretching is not None:  # its deadline is its stretched run's; a run of the chain has the chain's window
+        deadlines[stretching.at] = stretching.period
     per_job: list[dict[ServerKey, list[Option]]] = []
     reasons: list[Blocked] = []
     for job, paced in zip(jobs, paced_deadlines(jobs, deadlines), strict=True):
@@ -371,20 +598,24 @@ def chain_options(
     out: list[Option] = []
     for kind in kinds:
         nearest: Blocked | None = None
+        cap = wl.hardware.max_nodes  # a pool past the fleet's cap is no plan: the nearest within it is said (fix138)
         for nodes in sorted({o.candidate.nodes for by_kind in per_job for o in by_kind[kind]}):
+            if cap is not None and nodes > cap:
+                continue
             fitting = [[o for o in by_kind[kind] if o.candidate.nodes <= nodes] for by_kind in per_job]
             if not all(fitting):
                 continue
             widest = max((o for opts in fitting for o in opts), key=lambda o: (o.candidate.nodes, o.candidate.summary))
-            miss = _fastest_miss(deadlines, fitting, shares)
+            miss = _fastest_miss(jobs, deadlines, fitting, shares, stretching)
             if miss is not None:
-                nearest = _deadline_blocked(jobs, widest, miss, deadlines, _month_binds(provider, jobs, deadlines, miss.late))
+                month = not miss.stretched and _month_binds(provider, jobs, deadlines, miss.late)
+                nearest = _deadline_blocked(jobs, widest, miss, deadlines, month)
                 continue
-            sequence = _best_sequence(provider, deadlines, fitting, shares)
+            sequence = _best_sequence(provider, deadlines, fitting, shares, jobs, stretching)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
-                sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free)
+                sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free, stretching)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
-                out.append(_chain_option(provider, jobs, sequence))
+                out.append(_chain_option(provider, jobs, sequence, stretching))
         if nearest is not None and not any(o.server_kind == kind for o in out):
             blocked.append(nearest)
     blocked += reasons
@@ -420,6 +651,7 @@ def chain_failure(
         return chain[0], blocked
     late = index[misses[0].missed[0]]
     month = "runs_per_month" in misses[0].missed  # the chain's share of the month, not the job's deadline_hours
+    stretched = "stretched" in misses[0].missed  # its run straight through the gaps (fix138)
     dep = wl.deployments[late]
     assert isinstance(dep, TrainingDeployment)
     where = loaded.document.locate(("deployments", late, "training", "runs_per_month" if month else "deadline_hours"))
@@ -427,16 +659,34 @@ def chain_failure(
     raise InfeasibleError(
         f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
         + "; ".join(b.text for b in misses[:3])
-        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month)}",
+        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month, misses[0].missed[2:] if stretched else None)}",
         where,
     )
 
 
-def _deadline_ways(wl: Workload, late: TrainingDeployment, jobs: Sequence[ChainJob], month: bool = False) -> str:
-    """How a chain whose job ends past its deadline (``month``: its share of the month) could meet it."""
+def _deadline_ways(
+    wl: Workload,
+    late: TrainingDeployment,
+    jobs: Sequence[ChainJob],
+    month: bool = False,
+    stretched: Sequence[str] | None = None,
+) -> str:
+    """How a chain whose job ends past its deadline (``month``: its share of the month) could meet it.
+
+    ``stretched``: the late job runs stretched (:class:`Stretch`), with its earliest finish where it has one.
+    """
     before = [job.dep.name for job in jobs[: [j.dep.name for j in jobs].index(late.name)]]
+    if stretched is not None:
+        runs = late.training.runs_per_month or 1.0
+        at = f"{stretched[0]} h or more, or " if stretched else ""
+        later = (
+            f"a later deadline_hours for {late.name} ({at}{HOURS_PER_MONTH / runs:.4g} h or more to run it in slices "
+            "of its run, one in each run of the sequence)"
+        )
+    else:
+        later = f"a later deadline_hours for {late.name}"
     ways = [
-        "fewer runs_per_month for the chain" if month else f"a later deadline_hours for {late.name}",
+        "fewer runs_per_month for the chain" if month else later,
         f"fewer dataset_tokens or epochs for {', '.join([*before, late.name])}",
         "a faster GPU",
     ]
@@ -457,6 +707,12 @@ class Sequenced(NamedTuple):
     own: Option
     #: Each job's share of its run that a run of the chain holds (:func:`cadence_shares`).
     shares: tuple[float, ...] = ()
+
+    @property
+    def stretch(self) -> Stretch | None:
+        """The stretched run of the job, where it runs stretched (:class:`Stretch`)."""
+        s = self.chain.stretch
+        return s if s is not None and s.at == self.position else None
 
     @property
     def job_hours(self) -> list[float | None]:
@@ -498,12 +754,26 @@ class Turn(NamedTuple):
     finishes_at_hours: float | None
     #: The job's own deadline_hours, which counts from the sequence's start.
     deadline_hours_from_sequence_start: float | None
-    #: The share of its run a run of the sequence holds where it runs less often than the sequence (None: all of it).
+    #: The share of its run a run of the sequence holds where it runs less often than the sequence (None: all of it,
+    #: or run stretched).
     share_of_run_per_sequence: float | None = None
+    #: Run stretched (:class:`Stretch`): the runs of the sequence that pre-empt it, its checkpoint's write and read back
+    #: at each (seconds), and how long the jobs before it run each time. None (and left out of the details) otherwise.
+    stretched_preemptions: int | None = None
+    stretched_checkpoint_write_s: float | None = None
+    stretched_checkpoint_read_s: float | None = None
+    stretched_preempted_hours: float | None = None
+    #: The hours between the sequence's runs (730 / its runs a month), where it runs stretched.
+    stretched_period_hours: float | None = None
 
     def details(self) -> dict[str, object]:
-        """The turn as the deployment's details (spec.json, SPEC.md)."""
-        return dict(zip(self._fields, self, strict=True))
+        """The turn as the deployment's details (spec.json, SPEC.md); a stretched run's figures only where it is one."""
+        out: dict[str, object] = dict(zip(self._fields, self, strict=True))
+        if self.stretched_preemptions is None:
+            for key in self._fields:
+                if key.startswith("stretched_"):
+                    del out[key]
+        return out
 
     def _later_jobs_delay(self) -> str:
         """What the slice does to the jobs after it in the sequence.
@@ -518,12 +788,39 @@ class Turn(NamedTuple):
             by = f" by its slice, {self.finishes_at_hours - self.starts_at_hours:.2f} h,"
         return f"and it delays {', '.join(later)}{by} in every run of the sequence (run_after puts it before them)"
 
+    def _stretched_text(self) -> str:
+        """How a stretched run shares the servers (fix138)."""
+        before = " -> ".join(self.sequence.split(" -> ")[: self.sequence_position - 1])
+        pause = (
+            f"its checkpoint written in {self.stretched_checkpoint_write_s:,.0f} s, ending as that run starts, and read "
+            f"back in {self.stretched_checkpoint_read_s:,.0f} s after it"
+            if self.stretched_checkpoint_write_s is not None and self.stretched_checkpoint_read_s is not None
+            else "its checkpoint's write and read back not timed (the servers have no drive rate in the catalog)"
+        )
+        runs = self.stretched_preemptions or 0
+        said = (
+            f"{runs} run{'' if runs == 1 else 's'} of the sequence pre-empt{'s' if runs == 1 else ''} it and it finishes"
+            if runs
+            else "it finishes before the sequence's next run"
+        )
+        return (
+            f"; its deadline is shorter than its slices would take, so it runs stretched: from {self.starts_at_hours:.1f} h "
+            f"straight through the gaps between the runs of {before} ({self.stretched_preempted_hours:.1f} h every "
+            f"{self.stretched_period_hours:.4g} h), pre-empted at each ({pause}) and resumed; {said} at "
+            f"{self.finishes_at_hours:.1f} h of the sequence; the other jobs' runs keep their own hours and deadlines"
+        )
+
     def reason(self, servers: int) -> str:
         """Where the job runs in the sequence, when it starts and ends, and its deadline."""
         text = (
             f"runs {_ordinal(self.sequence_position)} in the sequence {self.sequence} (run_after) on the same "
             f"{servers} server(s), pool {self.sequence_pool}"
         )
+        if self.stretched_preemptions is not None:
+            text += self._stretched_text()
+            if self.deadline_hours_from_sequence_start is not None:
+                text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
+            return text
         if self.starts_at_hours is not None and self.finishes_at_hours is not None:
             text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
         if self.share_of_run_per_sequence is not None:
@@ -555,6 +852,23 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
     timed = None not in hours
     start = math.fsum(h or 0.0 for h in hours[: job.position])
     dep = wl.deployments[chain[job.position]]
+    s = job.stretch
+    if s is not None:
+        return Turn(
+            " -> ".join(names),
+            job.position + 1,
+            pool,
+            names[job.position - 1] if job.position else None,
+            round(s.starts_at, 3),
+            round(s.finishes_at, 3),
+            s.deadline,
+            None,
+            s.interruptions,
+            None if s.write_s is None else round(s.write_s, 1),
+            None if s.reload_s is None else round(s.reload_s, 1),
+            round(s.busy_hours, 3),
+            round(s.period_hours, 3),
+        )
     return Turn(
         " -> ".join(names),
         job.position + 1,

@@ -175,9 +175,11 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
     newuser27 item 12: 4 runs of the first job and 30 of the second were billed each on its own. newuser80 item 2: on
     servers bought or owned (paid by the month) jobs of different cadences share the chain's servers: the chain runs as
     often as its most frequent job and a less frequent job takes a slice of its run in each, checkpointed and resumed
-    (generator/planner/training_chain.py); every job then gives runs_per_month, and a less frequent one no
-    deadline_hours (its run is spread over the chain's runs, ending within 730 h / its runs a month). Rented servers
-    are paid per run: there every job of a chain runs as often as the others.
+    (generator/planner/training_chain.py), its run ending within 730 h / its runs a month; every job then gives
+    runs_per_month. A less frequent job due sooner than that runs stretched instead where it is the chain's last job
+    (fix138: straight through the gaps between the chain's runs, pre-empted by each; the planner checks its finish),
+    and is refused here where it is not: the jobs after it would wait for it. Rented servers are paid per run: there
+    every job of a chain runs as often as the others.
     """
     runs = [(i, d.training.runs_per_month) for i in chain if isinstance(d := wl.deployments[i], TrainingDeployment)]
     given = [(i, r) for i, r in runs if r is not None]
@@ -185,18 +187,27 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
         return []
     if wl.hardware.provider == "baremetal" and len(given) == len(runs):
         most = max(r for _, r in given)
+        last = wl.deployments[chain[-1]].name
         return [
             InputError(
                 f"deadline_hours {_deadline(wl, i):g} with runs_per_month {r:g}, fewer than the {most:g} of its chain's "
                 "most frequent job: the chain runs as often as that job and this one takes a slice of its run in "
                 f"each, so a run of it ends within {HOURS_PER_MONTH / r:.4g} h ({HOURS_PER_MONTH} h / its runs a month), "
-                "not sooner; the more frequent jobs' runs would otherwise wait for it past their own windows. Drop "
-                "deadline_hours here (or "
-                f"give {HOURS_PER_MONTH / r:.4g} or more), or drop its run_after to run it on servers of its own",
+                f"not sooner; {_why_not_stretched(wl, i, chain)}. Drop deadline_hours here (or "
+                f"give {HOURS_PER_MONTH / r:.4g} or more)"
+                + (
+                    ", give it dataset_tokens"
+                    if i == chain[-1]
+                    else f", run it last in the chain (run_after: {last} on it, and drop its own run_after)"
+                )
+                + ", or drop its run_after to run it on servers of its own",
                 doc.locate(("deployments", i, "training", "deadline_hours")),
             )
             for i, r in given
-            if r < most and (due := _deadline(wl, i)) is not None and due < HOURS_PER_MONTH / r
+            if r < most
+            and (i != chain[-1] or not _timed(wl, i))
+            and (due := _deadline(wl, i)) is not None
+            and due < HOURS_PER_MONTH / r
         ]
     first, value = given[0]
     where = (
@@ -214,6 +225,25 @@ def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[In
         for i, r in runs
         if r != value
     ]
+
+
+def _timed(wl: Workload, index: int) -> bool:
+    """Whether a training deployment gives ``dataset_tokens`` (its hours are known)."""
+    dep = wl.deployments[index]
+    return isinstance(dep, TrainingDeployment) and dep.training.dataset_tokens is not None
+
+
+def _why_not_stretched(wl: Workload, index: int, chain: tuple[int, ...]) -> str:
+    """Why a less frequent job due sooner than its slices end cannot run stretched (fix138) instead."""
+    if index != chain[-1]:
+        return (
+            "only the chain's last job may run straight through the gaps between the chain's runs instead (pre-empted "
+            "by each), and this one has jobs after it, which would wait for it past their own windows"
+        )
+    return (
+        "run straight through the gaps between the chain's runs instead (pre-empted by each), its finish would depend "
+        "on its hours, which are not known without dataset_tokens"
+    )
 
 
 def _deadline(wl: Workload, index: int) -> float | None:
