@@ -207,6 +207,29 @@ def test_karpenter_nodepool_of_p5_4xlarge_is_said_not_to_launch() -> None:
     assert "karpenter-api-gpu-count" not in _findings(render_file(str(REPO / "examples" / "chat-70b-fp8-aws.yaml")))
 
 
+@pytest.mark.parametrize(
+    ("outputs", "node_groups"),
+    [
+        pytest.param("outputs: [kubernetes]\n", False, id="karpenter-alone"),
+        pytest.param("outputs: [terraform, kubernetes]\n", True, id="with-eks-node-groups"),
+    ],
+)
+def test_karpenter_gpu_count_finding_names_only_what_the_render_writes(tmp_path: Path, outputs: str, node_groups: bool) -> None:
+    # newuser81 item 1: an 8B service on one p5.4xlarge (the cheapest H100 shape, $5,022.40/month) rendered with
+    # outputs: [kubernetes] alone told the user to run the pool as the EKS managed node groups of
+    # terraform/eks-managed-node-groups.tfvars.json, a file that render did not write
+    path = _write(tmp_path, "aws", platforms="aws-p5-4xlarge, aws-p5-48xlarge")
+    path.write_text(path.read_text() + outputs)
+    files = render_file(str(path))
+    message = _findings(files)["karpenter-api-gpu-count"]
+    assert "(chat-h100-sxm5-80gb: p5.4xlarge has 1, the API says 0)" in message
+    assert ("terraform/eks-managed-node-groups.tfvars.json" in files) is node_groups
+    said_to_run_them = "Run these pools as the EKS managed node groups of terraform/eks-managed-node-groups.tfvars.json"
+    assert (said_to_run_them in message) is node_groups
+    assert ("add terraform to outputs" in message) is not node_groups
+    assert ("list the platforms allowed in hardware.platforms without aws-p5-4xlarge" in message) is not node_groups
+
+
 def test_gke_a3_slices_have_no_gpudirect(tmp_path: Path) -> None:
     # a3-highgpu-4g has one physical NIC (the gVNIC): none of a3-highgpu-8g's GPU NICs that GPUDirect-TCPX drives
     path = _write(

@@ -52,7 +52,11 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
         with_karpenter_findings(
-            shared, "kubernetes" in workload.outputs, pool_shares(shared, workload), pool_sharing_fields(shared, workload)
+            shared,
+            "kubernetes" in workload.outputs,
+            pool_shares(shared, workload),
+            pool_sharing_fields(shared, workload),
+            terraform="terraform" in workload.outputs,
         )
     )
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)

@@ -374,11 +374,14 @@ def reserved_finding(pools: list[Pool]) -> Finding | None:
 KARPENTER_GPU_COUNT_ISSUE = "https://github.com/aws/karpenter-provider-aws/issues/8368"
 
 
-def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
+def api_gpu_count_finding(pools: list[Pool], terraform: bool = True) -> Finding | None:
     """AWS NodePools of instance types whose GPU count in EC2 DescribeInstanceTypes is not their GPUs (p5.4xlarge: 0).
 
     Karpenter reads an instance type's GPUs (its ``instance-gpu-count`` label and ``nvidia.com/gpu`` capacity) from that
     API, so it matches no such NodePool's GPU-count requirement and launches no such node for a pod requesting GPUs.
+    ``terraform``: the workload renders ``terraform/eks-managed-node-groups.tfvars.json``, the way out the finding names;
+    where it does not, the finding says to add it to ``outputs`` or leave the types out (newuser81 item 1: it named a
+    file the render had not written, and the Karpenter NodePools were the only provisioner rendered).
     """
     wrong = [
         (p, count)
@@ -390,15 +393,23 @@ def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
     if not wrong:
         return None
     each = "; ".join(f"{dns_name(p)}: {p.node.instance_type} has {p.node.gpus}, the API says {count}" for p, count in wrong)
+    types = " and ".join(sorted({p.node.platform_id for p, _ in wrong}))
     return Finding(
         "warning",
         "karpenter-api-gpu-count",
         f"EC2 DescribeInstanceTypes reports a GPU count other than the instance's for these Karpenter NodePools ({each}), "
         "and Karpenter takes an instance type's GPUs (its karpenter.k8s.aws/instance-gpu-count label and nvidia.com/gpu "
         "capacity) from that API: it matches no node of the type to the NodePool and launches none for the pods' "
-        f"nvidia.com/gpu requests, which stay Pending ({KARPENTER_GPU_COUNT_ISSUE}, open). Run these pools as the EKS "
-        "managed node groups of terraform/eks-managed-node-groups.tfvars.json instead: their nodes join with the GPUs "
-        "the device plugin finds",
+        f"nvidia.com/gpu requests, which stay Pending ({KARPENTER_GPU_COUNT_ISSUE}, open). "
+        + (
+            "Run these pools as the EKS managed node groups of terraform/eks-managed-node-groups.tfvars.json instead: "
+            "their nodes join with the GPUs the device plugin finds"
+            if terraform
+            else "The workload renders no other provisioner for them: add terraform to outputs to render "
+            "terraform/eks-managed-node-groups.tfvars.json, whose EKS managed node groups' nodes join with the GPUs the "
+            f"device plugin finds, or list the platforms allowed in hardware.platforms without {types}, for a plan "
+            "whose NodePools Karpenter launches"
+        ),
         "kubernetes",
     )
 
@@ -425,10 +436,13 @@ def with_karpenter_findings(
     kubernetes: bool,
     shares: Mapping[str, GpuSharing | None] | None = None,
     fields: Mapping[str, str] | None = None,
+    *,
+    terraform: bool = True,
 ) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
-    ``kubernetes``: the workload renders its node pools; ``shares``: each pool's GPU sharing, by name
+    ``kubernetes``: the workload renders its node pools; ``terraform``: it renders its Terraform too (on AWS the EKS
+    managed node groups, the other provisioner a finding may send a pool to); ``shares``: each pool's GPU sharing, by name
     (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
     (:func:`~generator.render.gpu_sharing.pool_sharing_fields`). The pools AKS partitions with MIG are AKS node pools
     with no NodePool (:func:`~generator.render.gpu_sharing.aks_mig_pools`): no Karpenter finding is theirs (newuser69
@@ -453,7 +467,7 @@ def with_karpenter_findings(
             shared_gpu_finding(plan, pools, per_gpu, fields),
             per_job_grace_finding(pools),
             reserved_finding(pools),
-            api_gpu_count_finding(pools),
+            api_gpu_count_finding(pools, terraform),
             aks_os_disk_finding(plan, pools),
         )
         if f
