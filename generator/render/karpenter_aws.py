@@ -65,17 +65,31 @@ def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
     return interfaces
 
 
-def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk) -> dict[str, Any]:
-    """``EC2NodeClass`` of one pool; ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`).
+#: Karpenter's getting-started guide, whose CloudFormation creates the ``KarpenterNodeRole-<cluster>`` node role.
+KARPENTER_GETTING_STARTED = "https://karpenter.sh/v1.14/getting-started/getting-started-with-karpenter/"
 
-    Where the instance store holds them, kubelet and containerd go on it as one RAID0 array (``instanceStorePolicy``);
-    otherwise on the root volume, sized for them: the AL2023 alias's own is 20 GiB (``/dev/xvda``,
-    https://karpenter.sh/v1.14/concepts/nodeclasses/#specblockdevicemappings).
+
+def node_role(cluster: str, role: str | None = None) -> str:
+    """The IAM role an EC2NodeClass gives its nodes (``spec.role``).
+
+    ``kubernetes.karpenter_node_role``, else the name Karpenter's getting-started guide creates for the cluster,
+    ``KarpenterNodeRole-<cluster>`` (:data:`KARPENTER_GETTING_STARTED`).
+    """
+    return role or f"KarpenterNodeRole-{cluster}"
+
+
+def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk, role: str | None = None) -> dict[str, Any]:
+    """``EC2NodeClass`` of one pool.
+
+    ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`); ``role``: the node IAM role given
+    (:func:`node_role`). Where the instance store holds the files, kubelet and containerd go on it as one RAID0 array
+    (``instanceStorePolicy``); otherwise on the root volume, sized for them: the AL2023 alias's own is 20 GiB
+    (``/dev/xvda``, https://karpenter.sh/v1.14/concepts/nodeclasses/#specblockdevicemappings).
     """
     discovery = [{"tags": {"karpenter.sh/discovery": cluster}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": f"al2023@{software('eks-optimized-ami-al2023')['version']}"}],
-        "role": f"KarpenterNodeRole-{cluster}",
+        "role": node_role(cluster, role),
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
@@ -213,11 +227,12 @@ def karpenter_aws_objects(
     shares: Mapping[str, GpuSharing | None],
     serving: frozenset[str],
     disks: Mapping[str, NodeDisk],
+    role: str | None = None,
 ) -> list[dict[str, Any]]:
     """NodePool + EC2NodeClass for each pool.
 
     ``shares``: GPU sharing by pool; ``serving``: pools a service runs in; ``disks``: where each pool's nodes keep
-    their files.
+    their files; ``role``: ``kubernetes.karpenter_node_role`` (:func:`node_role`).
     """
     objects: list[dict[str, Any]] = []
     for pool in pools:
@@ -225,7 +240,7 @@ def karpenter_aws_objects(
         aws = ("karpenter.k8s.aws", "EC2NodeClass")
         objects += [
             karpenter_node_pool(pool, aws, "karpenter.k8s.aws/instance-gpu-count", per_gpu, serving=pool.name in serving),
-            ec2_node_class(pool, cluster, workload, disks[pool.name]),
+            ec2_node_class(pool, cluster, workload, disks[pool.name], role),
         ]
     return objects
 
@@ -414,6 +429,27 @@ def api_gpu_count_finding(pools: list[Pool], terraform: bool = True) -> Finding 
     )
 
 
+def node_role_finding(pools: list[Pool], cluster: str) -> Finding | None:
+    """The node IAM role the AWS EC2NodeClasses name where ``kubernetes.karpenter_node_role`` is not given (info).
+
+    An EC2NodeClass whose ``spec.role`` names no role of the account never becomes Ready, and its NodePool launches
+    nothing (newuser81 item 3: the name was fixed, and a Karpenter installed with terraform-aws-eks's karpenter module
+    has ``Karpenter-<cluster>`` with a suffix, ``coalesce(var.node_iam_role_name, "Karpenter-${var.cluster_name}")``).
+    """
+    if not any(p.node.provider == "aws" for p in pools):
+        return None
+    return Finding(
+        "info",
+        "karpenter-node-role",
+        f"the EC2NodeClasses give their nodes the IAM role {node_role(cluster)}, the name Karpenter's getting-started "
+        f"CloudFormation creates for cluster {cluster} ({KARPENTER_GETTING_STARTED}); a Karpenter installed otherwise "
+        "names it otherwise (terraform-aws-modules/eks's karpenter module: Karpenter-<cluster> with a suffix, its "
+        "node_iam_role_name output), and an EC2NodeClass naming no role of the account never becomes Ready: set "
+        "kubernetes.karpenter_node_role to your cluster's Karpenter node role",
+        "kubernetes",
+    )
+
+
 def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GiB: Azure's "GB")."""
     short = [(p, disk) for p in pools if p.node.provider == "azure" and (disk := root_disk_gib(plan, p)) > AKS_MAX_OS_DISK_GB]
@@ -438,11 +474,14 @@ def with_karpenter_findings(
     fields: Mapping[str, str] | None = None,
     *,
     terraform: bool = True,
+    cluster: str | None = None,
 ) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
     ``kubernetes``: the workload renders its node pools; ``terraform``: it renders its Terraform too (on AWS the EKS
-    managed node groups, the other provisioner a finding may send a pool to); ``shares``: each pool's GPU sharing, by name
+    managed node groups, the other provisioner a finding may send a pool to); ``cluster``: on AWS the cluster whose
+    getting-started node role the EC2NodeClasses name, said where ``kubernetes.karpenter_node_role`` is not given
+    (None: it is given, or no finding); ``shares``: each pool's GPU sharing, by name
     (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
     (:func:`~generator.render.gpu_sharing.pool_sharing_fields`). The pools AKS partitions with MIG are AKS node pools
     with no NodePool (:func:`~generator.render.gpu_sharing.aks_mig_pools`): no Karpenter finding is theirs (newuser69
@@ -468,6 +507,7 @@ def with_karpenter_findings(
             per_job_grace_finding(pools),
             reserved_finding(pools),
             api_gpu_count_finding(pools, terraform),
+            node_role_finding(pools, cluster) if cluster is not None else None,
             aks_os_disk_finding(plan, pools),
         )
         if f
