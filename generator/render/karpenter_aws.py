@@ -21,6 +21,7 @@ from generator.render.gpu_sharing import advertised_per_gpu, aks_mig_pools
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_disk import AKS_MAX_OS_DISK_GB, AZURE_DISK_UNIT, NodeDisk, root_disk_gib
 from generator.render.node_tags import node_tags
+from generator.workload.cluster_name import DEFAULT_ROLE_PREFIX
 from generator.workload.models import GpuSharing
 
 #: How long an empty serving node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
@@ -75,7 +76,7 @@ def node_role(cluster: str, role: str | None = None) -> str:
     ``kubernetes.karpenter_node_role``, else the name Karpenter's getting-started guide creates for the cluster,
     ``KarpenterNodeRole-<cluster>`` (:data:`KARPENTER_GETTING_STARTED`).
     """
-    return role or f"KarpenterNodeRole-{cluster}"
+    return role or f"{DEFAULT_ROLE_PREFIX}{cluster}"
 
 
 def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk, role: str | None = None) -> dict[str, Any]:
