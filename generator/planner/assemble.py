@@ -170,7 +170,7 @@ from generator.planner.setting_findings import (
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates, split_rest
-from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
+from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, on_demand_text, priced_on_demand, spot_findings
 from generator.planner.spread import (
     POD_GRACE_DEFAULT_S,
     option_tolerant,
@@ -2056,11 +2056,18 @@ def build_plan(
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
     jobs = " (serving for a month plus the runs of each rented training job)" if rented and spend is not None else ""
+    # newuser81 item 8: a spot pool held at its on-demand rate counts above what spot bills, and the refusal said not so
+    on_demand_spot = priced_on_demand(findings)
+    jobs += on_demand_text(on_demand_spot).replace(": info spot-priced-on-demand", "")
+    spot_keys = sorted({f"{p.node.platform_id}@spot" for p in pools if p.name in on_demand_spot})
+    unblock = "raise the budget, lower the request rates or allow cheaper hardware"
+    if spot_keys:
+        unblock = unblock.replace(" or ", ", ") + f" or give the spot rate under prices ({', '.join(spot_keys)})"
     if cap is not None and (spend is None or spend > cap):
         spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
         raise FleetLimitError(
             f"the deployments together cost {spent}{jobs}{budget_basis(wl, pools)}, above max_budget_usd_per_month "
-            f"${cap:,.0f}; to unblock: raise the budget, lower the request rates or allow cheaper hardware",
+            f"${cap:,.0f}; to unblock: {unblock}",
             "max_budget_usd_per_month",
             spend if spend is not None else math.inf,
         )
