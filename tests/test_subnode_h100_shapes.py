@@ -146,6 +146,34 @@ def test_8b_chat_on_aws_h100_rents_one_p5_4xlarge(tmp_path: Path, platforms: str
     assert plan.totals["usd_per_month"] == pytest.approx(usd_per_month, abs=0.005)
 
 
+@pytest.mark.parametrize(
+    ("outputs", "platforms", "platform_id", "left_out"),
+    [
+        # Karpenter the only provisioner: the shape it cannot launch is left out, and said; p5.48xlarge at $40,179.20
+        pytest.param("outputs: [kubernetes]\n", "", "aws-p5-48xlarge", True, id="karpenter-alone"),
+        pytest.param("outputs: [terraform, kubernetes]\n", "", "aws-p5-4xlarge", False, id="eks-node-groups-rendered"),
+        pytest.param("outputs: [ansible]\n", "", "aws-p5-4xlarge", False, id="no-node-pools"),
+        # named in hardware.platforms: planned anyway (karpenter-api-gpu-count still warns)
+        pytest.param("outputs: [kubernetes]\n", "aws-p5-4xlarge", "aws-p5-4xlarge", False, id="named"),
+    ],
+)
+def test_karpenter_alone_leaves_out_what_it_cannot_launch(
+    tmp_path: Path, outputs: str, platforms: str, platform_id: str, left_out: bool
+) -> None:
+    # newuser81 item 1: with outputs: [kubernetes] the planner rented p5.4xlarge (EC2's API: 0 GPUs, so Karpenter
+    # launches none) and warned karpenter-api-gpu-count about its own choice
+    path = _write(tmp_path, "aws", platforms=platforms)
+    path.write_text(path.read_text() + outputs)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    assert pool.node.platform_id == platform_id
+    said = [f.message for f in plan.findings if f.code == "karpenter-unlaunchable-left-out"]
+    assert bool(said) is left_out
+    if said:
+        assert said[0].startswith("aws-p5-4xlarge left out of the plan: the Karpenter NodePools are the only provisioner")
+        assert plan.totals["usd_per_month"] == pytest.approx(40179.20, abs=0.005)
+
+
 def test_gcp_a3_slices_rank_after_priced_shapes_until_a_price_is_given(tmp_path: Path) -> None:
     # no on-demand price: the priced a3-highgpu-8g ($88.49/h, whole instance) is chosen, the slices named
     plan = plan_workload(load_workload(str(_write(tmp_path, "gcp"))))

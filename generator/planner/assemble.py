@@ -88,7 +88,13 @@ from generator.planner.online_quantization import (
     unserved_precision_findings,
 )
 from generator.planner.option import Option, pool_labels, replicas_rps, sustained_rps
-from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
+from generator.planner.options import (
+    allowed_hardware,
+    geforce_left_out,
+    karpenter_left_out_findings,
+    ties_before_headroom,
+    unsold_everywhere_why,
+)
 from generator.planner.owned_build import (
     build_assumed,
     owned_build_findings,
@@ -2029,7 +2035,7 @@ def build_plan(
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
-    findings += _geforce_left_out_findings(wl, consts)
+    findings += _geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
