@@ -102,3 +102,18 @@ def test_role_arn_refused_at_the_field(tmp_path: Path) -> None:
         load_workload(str(path))
     assert "kubernetes.karpenter_node_role" in str(info.value)
     assert ":18:" in str(info.value)  # file:line of the field
+
+
+@pytest.mark.parametrize(("capacity", "said"), [("spot", True), ("on-demand", False)])
+def test_spot_node_pool_says_karpenter_needs_its_interruption_queue(tmp_path: Path, capacity: str, said: bool) -> None:
+    # newuser81 item 4: serving-on-spot says AWS gives 2 minutes of notice; Karpenter reads it only from the SQS queue
+    # its settings.interruptionQueue names (https://karpenter.sh/v1.14/concepts/disruption/#interruption)
+    path = _write(tmp_path)
+    path.write_text(path.read_text().replace("    model: meta-llama", f"    capacity_type: {capacity}\n    model: meta-llama"))
+    files = render_file(str(path))
+    found = _findings(files).get("karpenter-spot-interruption")
+    assert (found is not None) is said
+    if found:
+        assert found["level"] == "info"
+        assert found["message"].startswith("the Karpenter NodePool(s) chat-l40s-48gb launch spot capacity")
+        assert "settings.interruptionQueue" in found["message"]

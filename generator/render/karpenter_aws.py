@@ -451,6 +451,32 @@ def node_role_finding(pools: list[Pool], cluster: str) -> Finding | None:
     )
 
 
+#: Karpenter's interruption handling: it drains a node on the 2-minute spot notice only where its controller reads the
+#: SQS queue that EventBridge's EC2 rules feed (``settings.interruptionQueue``); otherwise the instance is terminated
+#: under its pods (https://karpenter.sh/v1.14/concepts/disruption/#interruption; eksctl-io/eksctl#7697 is that failure).
+KARPENTER_INTERRUPTION = "https://karpenter.sh/v1.14/concepts/disruption/#interruption"
+
+
+def spot_interruption_finding(pools: list[Pool]) -> Finding | None:
+    """AWS spot NodePools, whose 2-minute reclaim notice Karpenter acts on only with its interruption queue (info).
+
+    newuser81 item 4: ``serving-on-spot`` says AWS gives 2 minutes of notice, which a Karpenter installed without
+    ``settings.interruptionQueue`` never reads, so the pods get no drain and no replacement node is started early.
+    """
+    spot = [dns_name(p) for p in pools if p.node.provider == "aws" and p.spot]
+    if not spot:
+        return None
+    return Finding(
+        "info",
+        "karpenter-spot-interruption",
+        f"the Karpenter NodePool(s) {', '.join(spot)} launch spot capacity: Karpenter cordons and drains a spot node on "
+        "EC2's 2-minute interruption notice, and starts its replacement, only where its settings.interruptionQueue names "
+        "the SQS queue EventBridge's EC2 spot interruption, rebalance, instance state-change and scheduled-change rules "
+        f"feed ({KARPENTER_INTERRUPTION}); without it the instance is terminated under its pods, with no drain",
+        "kubernetes",
+    )
+
+
 def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GiB: Azure's "GB")."""
     short = [(p, disk) for p in pools if p.node.provider == "azure" and (disk := root_disk_gib(plan, p)) > AKS_MAX_OS_DISK_GB]
@@ -509,6 +535,7 @@ def with_karpenter_findings(
             reserved_finding(pools),
             api_gpu_count_finding(pools, terraform),
             node_role_finding(pools, cluster) if cluster is not None else None,
+            spot_interruption_finding(pools),
             aks_os_disk_finding(plan, pools),
         )
         if f
