@@ -146,6 +146,34 @@ def test_8b_chat_on_aws_h100_rents_one_p5_4xlarge(tmp_path: Path, platforms: str
     assert plan.totals["usd_per_month"] == pytest.approx(usd_per_month, abs=0.005)
 
 
+@pytest.mark.parametrize(
+    ("outputs", "platforms", "platform_id", "left_out"),
+    [
+        # Karpenter the only provisioner: the shape it cannot launch is left out, and said; p5.48xlarge at $40,179.20
+        pytest.param("outputs: [kubernetes]\n", "", "aws-p5-48xlarge", True, id="karpenter-alone"),
+        pytest.param("outputs: [terraform, kubernetes]\n", "", "aws-p5-4xlarge", False, id="eks-node-groups-rendered"),
+        pytest.param("outputs: [ansible]\n", "", "aws-p5-4xlarge", False, id="no-node-pools"),
+        # named in hardware.platforms: planned anyway (karpenter-api-gpu-count still warns)
+        pytest.param("outputs: [kubernetes]\n", "aws-p5-4xlarge", "aws-p5-4xlarge", False, id="named"),
+    ],
+)
+def test_karpenter_alone_leaves_out_what_it_cannot_launch(
+    tmp_path: Path, outputs: str, platforms: str, platform_id: str, left_out: bool
+) -> None:
+    # newuser81 item 1: with outputs: [kubernetes] the planner rented p5.4xlarge (EC2's API: 0 GPUs, so Karpenter
+    # launches none) and warned karpenter-api-gpu-count about its own choice
+    path = _write(tmp_path, "aws", platforms=platforms)
+    path.write_text(path.read_text() + outputs)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    assert pool.node.platform_id == platform_id
+    said = [f.message for f in plan.findings if f.code == "karpenter-unlaunchable-left-out"]
+    assert bool(said) is left_out
+    if said:
+        assert said[0].startswith("aws-p5-4xlarge left out of the plan: the Karpenter NodePools are the only provisioner")
+        assert plan.totals["usd_per_month"] == pytest.approx(40179.20, abs=0.005)
+
+
 def test_gcp_a3_slices_rank_after_priced_shapes_until_a_price_is_given(tmp_path: Path) -> None:
     # no on-demand price: the priced a3-highgpu-8g ($88.49/h, whole instance) is chosen, the slices named
     plan = plan_workload(load_workload(str(_write(tmp_path, "gcp"))))
@@ -205,6 +233,29 @@ def test_karpenter_nodepool_of_p5_4xlarge_is_said_not_to_launch() -> None:
     assert '"p5.4xlarge"' in files["terraform/eks-managed-node-groups.tfvars.json"]
     # a p5.48xlarge pool (8 GPUs, and 8 in the API) gets no such finding
     assert "karpenter-api-gpu-count" not in _findings(render_file(str(REPO / "examples" / "chat-70b-fp8-aws.yaml")))
+
+
+@pytest.mark.parametrize(
+    ("outputs", "node_groups"),
+    [
+        pytest.param("outputs: [kubernetes]\n", False, id="karpenter-alone"),
+        pytest.param("outputs: [terraform, kubernetes]\n", True, id="with-eks-node-groups"),
+    ],
+)
+def test_karpenter_gpu_count_finding_names_only_what_the_render_writes(tmp_path: Path, outputs: str, node_groups: bool) -> None:
+    # newuser81 item 1: an 8B service on one p5.4xlarge (the cheapest H100 shape, $5,022.40/month) rendered with
+    # outputs: [kubernetes] alone told the user to run the pool as the EKS managed node groups of
+    # terraform/eks-managed-node-groups.tfvars.json, a file that render did not write
+    path = _write(tmp_path, "aws", platforms="aws-p5-4xlarge, aws-p5-48xlarge")
+    path.write_text(path.read_text() + outputs)
+    files = render_file(str(path))
+    message = _findings(files)["karpenter-api-gpu-count"]
+    assert "(chat-h100-sxm5-80gb: p5.4xlarge has 1, the API says 0)" in message
+    assert ("terraform/eks-managed-node-groups.tfvars.json" in files) is node_groups
+    said_to_run_them = "Run these pools as the EKS managed node groups of terraform/eks-managed-node-groups.tfvars.json"
+    assert (said_to_run_them in message) is node_groups
+    assert ("add terraform to outputs" in message) is not node_groups
+    assert ("list the platforms allowed in hardware.platforms without aws-p5-4xlarge" in message) is not node_groups
 
 
 def test_gke_a3_slices_have_no_gpudirect(tmp_path: Path) -> None:

@@ -88,7 +88,13 @@ from generator.planner.online_quantization import (
     unserved_precision_findings,
 )
 from generator.planner.option import Option, pool_labels, replicas_rps, sustained_rps
-from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
+from generator.planner.options import (
+    allowed_hardware,
+    geforce_left_out,
+    karpenter_left_out_findings,
+    ties_before_headroom,
+    unsold_everywhere_why,
+)
 from generator.planner.owned_build import (
     build_assumed,
     owned_build_findings,
@@ -170,7 +176,7 @@ from generator.planner.setting_findings import (
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, held_to, latency_bound, rate_replicas, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates, split_rest
-from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, spot_findings
+from generator.planner.spot import AKS_SPOT_TAINT, AKS_SPOT_TAINT_TEXT, on_demand_text, priced_on_demand, spot_findings
 from generator.planner.spread import (
     POD_GRACE_DEFAULT_S,
     option_tolerant,
@@ -2019,7 +2025,7 @@ def build_plan(
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
-    findings += _geforce_left_out_findings(wl, consts)
+    findings += _geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
@@ -2046,11 +2052,18 @@ def build_plan(
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
     jobs = " (serving for a month plus the runs of each rented training job)" if rented and spend is not None else ""
+    # newuser81 item 8: a spot pool held at its on-demand rate counts above what spot bills, and the refusal said not so
+    on_demand_spot = priced_on_demand(findings)
+    jobs += on_demand_text(on_demand_spot).replace(": info spot-priced-on-demand", "")
+    spot_keys = sorted({f"{p.node.platform_id}@spot" for p in pools if p.name in on_demand_spot})
+    unblock = "raise the budget, lower the request rates or allow cheaper hardware"
+    if spot_keys:
+        unblock = unblock.replace(" or ", ", ") + f" or give the spot rate under prices ({', '.join(spot_keys)})"
     if cap is not None and (spend is None or spend > cap):
         spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
         raise FleetLimitError(
             f"the deployments together cost {spent}{jobs}{budget_basis(wl, pools)}, above max_budget_usd_per_month "
-            f"${cap:,.0f}; to unblock: raise the budget, lower the request rates or allow cheaper hardware",
+            f"${cap:,.0f}; to unblock: {unblock}",
             "max_budget_usd_per_month",
             spend if spend is not None else math.inf,
         )

@@ -11,7 +11,7 @@ from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
-from generator.planner.plan import layout_name
+from generator.planner.plan import Finding, layout_name
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
@@ -64,7 +64,32 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     # servers the workload gives a purchase price for are bought at it, sold new or not (review39 item 6)
     quoted = frozenset(key.partition("/")[0] for key in wl.purchase_prices)
     hardware = _allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached, quoted)
-    return list(hardware)
+    left_out = karpenter_unlaunchable(wl)
+    return [hw for hw in hardware if hw.platform.id not in left_out]
+
+
+def karpenter_only(wl: Workload) -> bool:
+    """Whether Karpenter NodePools are the only provisioner of the workload's AWS pools (no EKS node groups rendered)."""
+    return wl.hardware.provider == "aws" and "kubernetes" in wl.outputs and "terraform" not in wl.outputs
+
+
+def karpenter_unlaunchable(wl: Workload) -> frozenset[str]:
+    """AWS types Karpenter cannot launch for GPU pods, left out where its NodePools are the only provisioner rendered.
+
+    EC2 DescribeInstanceTypes reports a GPU count other than the instance's for them (p5.4xlarge: 0; the catalog's
+    ``ec2_api_gpus``), and Karpenter takes the count from that API, so their pods stay Pending
+    (aws/karpenter-provider-aws#8368). newuser81 item 1: with ``outputs: [kubernetes]`` the planner chose 22 of them,
+    warning ``karpenter-api-gpu-count`` about its own choice. A type ``hardware.platforms`` names is kept (the warning
+    stays), as is an owned one.
+    """
+    if not karpenter_only(wl):
+        return frozenset()
+    named = {p.lower() for p in wl.hardware.platforms or ()} | {g.platform_id for g in wl.hardware.inventory}
+    return frozenset(
+        p.id
+        for p in catalog.platforms().values()
+        if p.provider == "aws" and p.ec2_api_gpus is not None and p.ec2_api_gpus not in p.gpu_counts and p.id not in named
+    )
 
 
 def for_deployment(dep: Deployment, hardware: list[Hardware]) -> list[Hardware]:
@@ -406,3 +431,24 @@ def does_not_pack(hw: Hardware, tp: int, pp: int, ep: int = 1) -> str:
 def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
     """A platform's GPU counts per node, smallest first (formed once per distinct list)."""
     return tuple(sorted(gpu_counts))
+
+
+def karpenter_left_out_findings(wl: Workload) -> list[Finding]:
+    """The types :func:`karpenter_unlaunchable` left out that the workload's GPU list allows, said (info)."""
+    allowed = {g.lower() for g in wl.hardware.gpus or ()}
+    platforms = catalog.platforms()
+    left = sorted(p for p in karpenter_unlaunchable(wl) if not allowed or allowed.intersection(platforms[p].gpu_ids))
+    if not left:
+        return []
+    return [
+        Finding(
+            "info",
+            "karpenter-unlaunchable-left-out",
+            f"{', '.join(left)} left out of the plan: the Karpenter NodePools are the only provisioner rendered (outputs "
+            "has kubernetes, not terraform), and Karpenter launches none of these types for GPU pods, since EC2 "
+            "DescribeInstanceTypes reports another GPU count for them (https://github.com/aws/karpenter-provider-aws/"
+            "issues/8368); add terraform to outputs to plan them as EKS managed node groups, or name them in "
+            "hardware.platforms to plan them anyway",
+            "outputs",
+        )
+    ]

@@ -192,6 +192,20 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
                 "kubernetes.gpu_networks",
             )
         )
+    if wl.kubernetes.karpenter_node_role is not None and (provider != "aws" or "kubernetes" not in wl.outputs):
+        gke.append(  # newuser81 item 3: only the AWS EC2NodeClasses read it
+            Finding(
+                "warning",
+                "setting-unused",
+                "kubernetes.karpenter_node_role is the node role of the Karpenter EC2NodeClasses rendered on AWS "
+                + (
+                    f"(provider: aws); with provider: {provider} it has no effect: remove it"
+                    if provider != "aws"
+                    else "under kubernetes/aws/, and outputs has no kubernetes: add it, or remove the setting"
+                ),
+                "kubernetes.karpenter_node_role",
+            )
+        )
     if provider == "baremetal" and wl.kubernetes.location is not None:
         gke.append(
             Finding(

@@ -52,7 +52,12 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
         with_karpenter_findings(
-            shared, "kubernetes" in workload.outputs, pool_shares(shared, workload), pool_sharing_fields(shared, workload)
+            shared,
+            "kubernetes" in workload.outputs,
+            pool_shares(shared, workload),
+            pool_sharing_fields(shared, workload),
+            terraform="terraform" in workload.outputs,
+            cluster=None if workload.kubernetes.karpenter_node_role else cluster_name(workload),
         )
     )
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)

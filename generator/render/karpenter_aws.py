@@ -21,6 +21,7 @@ from generator.render.gpu_sharing import advertised_per_gpu, aks_mig_pools
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_disk import AKS_MAX_OS_DISK_GB, AZURE_DISK_UNIT, NodeDisk, root_disk_gib
 from generator.render.node_tags import node_tags
+from generator.workload.cluster_name import DEFAULT_ROLE_PREFIX
 from generator.workload.models import GpuSharing
 
 #: How long an empty serving node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
@@ -65,17 +66,31 @@ def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
     return interfaces
 
 
-def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk) -> dict[str, Any]:
-    """``EC2NodeClass`` of one pool; ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`).
+#: Karpenter's getting-started guide, whose CloudFormation creates the ``KarpenterNodeRole-<cluster>`` node role.
+KARPENTER_GETTING_STARTED = "https://karpenter.sh/v1.14/getting-started/getting-started-with-karpenter/"
 
-    Where the instance store holds them, kubelet and containerd go on it as one RAID0 array (``instanceStorePolicy``);
-    otherwise on the root volume, sized for them: the AL2023 alias's own is 20 GiB (``/dev/xvda``,
-    https://karpenter.sh/v1.14/concepts/nodeclasses/#specblockdevicemappings).
+
+def node_role(cluster: str, role: str | None = None) -> str:
+    """The IAM role an EC2NodeClass gives its nodes (``spec.role``).
+
+    ``kubernetes.karpenter_node_role``, else the name Karpenter's getting-started guide creates for the cluster,
+    ``KarpenterNodeRole-<cluster>`` (:data:`KARPENTER_GETTING_STARTED`).
+    """
+    return role or f"{DEFAULT_ROLE_PREFIX}{cluster}"
+
+
+def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk, role: str | None = None) -> dict[str, Any]:
+    """``EC2NodeClass`` of one pool.
+
+    ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`); ``role``: the node IAM role given
+    (:func:`node_role`). Where the instance store holds the files, kubelet and containerd go on it as one RAID0 array
+    (``instanceStorePolicy``); otherwise on the root volume, sized for them: the AL2023 alias's own is 20 GiB
+    (``/dev/xvda``, https://karpenter.sh/v1.14/concepts/nodeclasses/#specblockdevicemappings).
     """
     discovery = [{"tags": {"karpenter.sh/discovery": cluster}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": f"al2023@{software('eks-optimized-ami-al2023')['version']}"}],
-        "role": f"KarpenterNodeRole-{cluster}",
+        "role": node_role(cluster, role),
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
@@ -213,11 +228,12 @@ def karpenter_aws_objects(
     shares: Mapping[str, GpuSharing | None],
     serving: frozenset[str],
     disks: Mapping[str, NodeDisk],
+    role: str | None = None,
 ) -> list[dict[str, Any]]:
     """NodePool + EC2NodeClass for each pool.
 
     ``shares``: GPU sharing by pool; ``serving``: pools a service runs in; ``disks``: where each pool's nodes keep
-    their files.
+    their files; ``role``: ``kubernetes.karpenter_node_role`` (:func:`node_role`).
     """
     objects: list[dict[str, Any]] = []
     for pool in pools:
@@ -225,7 +241,7 @@ def karpenter_aws_objects(
         aws = ("karpenter.k8s.aws", "EC2NodeClass")
         objects += [
             karpenter_node_pool(pool, aws, "karpenter.k8s.aws/instance-gpu-count", per_gpu, serving=pool.name in serving),
-            ec2_node_class(pool, cluster, workload, disks[pool.name]),
+            ec2_node_class(pool, cluster, workload, disks[pool.name], role),
         ]
     return objects
 
@@ -374,11 +390,14 @@ def reserved_finding(pools: list[Pool]) -> Finding | None:
 KARPENTER_GPU_COUNT_ISSUE = "https://github.com/aws/karpenter-provider-aws/issues/8368"
 
 
-def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
+def api_gpu_count_finding(pools: list[Pool], terraform: bool = True) -> Finding | None:
     """AWS NodePools of instance types whose GPU count in EC2 DescribeInstanceTypes is not their GPUs (p5.4xlarge: 0).
 
     Karpenter reads an instance type's GPUs (its ``instance-gpu-count`` label and ``nvidia.com/gpu`` capacity) from that
     API, so it matches no such NodePool's GPU-count requirement and launches no such node for a pod requesting GPUs.
+    ``terraform``: the workload renders ``terraform/eks-managed-node-groups.tfvars.json``, the way out the finding names;
+    where it does not, the finding says to add it to ``outputs`` or leave the types out (newuser81 item 1: it named a
+    file the render had not written, and the Karpenter NodePools were the only provisioner rendered).
     """
     wrong = [
         (p, count)
@@ -390,15 +409,70 @@ def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
     if not wrong:
         return None
     each = "; ".join(f"{dns_name(p)}: {p.node.instance_type} has {p.node.gpus}, the API says {count}" for p, count in wrong)
+    types = " and ".join(sorted({p.node.platform_id for p, _ in wrong}))
     return Finding(
         "warning",
         "karpenter-api-gpu-count",
         f"EC2 DescribeInstanceTypes reports a GPU count other than the instance's for these Karpenter NodePools ({each}), "
         "and Karpenter takes an instance type's GPUs (its karpenter.k8s.aws/instance-gpu-count label and nvidia.com/gpu "
         "capacity) from that API: it matches no node of the type to the NodePool and launches none for the pods' "
-        f"nvidia.com/gpu requests, which stay Pending ({KARPENTER_GPU_COUNT_ISSUE}, open). Run these pools as the EKS "
-        "managed node groups of terraform/eks-managed-node-groups.tfvars.json instead: their nodes join with the GPUs "
-        "the device plugin finds",
+        f"nvidia.com/gpu requests, which stay Pending ({KARPENTER_GPU_COUNT_ISSUE}, open). "
+        + (
+            "Run these pools as the EKS managed node groups of terraform/eks-managed-node-groups.tfvars.json instead: "
+            "their nodes join with the GPUs the device plugin finds"
+            if terraform
+            else "The workload renders no other provisioner for them: add terraform to outputs to render "
+            "terraform/eks-managed-node-groups.tfvars.json, whose EKS managed node groups' nodes join with the GPUs the "
+            f"device plugin finds, or list the platforms allowed in hardware.platforms without {types}, for a plan "
+            "whose NodePools Karpenter launches"
+        ),
+        "kubernetes",
+    )
+
+
+def node_role_finding(pools: list[Pool], cluster: str) -> Finding | None:
+    """The node IAM role the AWS EC2NodeClasses name where ``kubernetes.karpenter_node_role`` is not given (info).
+
+    An EC2NodeClass whose ``spec.role`` names no role of the account never becomes Ready, and its NodePool launches
+    nothing (newuser81 item 3: the name was fixed, and a Karpenter installed with terraform-aws-eks's karpenter module
+    has ``Karpenter-<cluster>`` with a suffix, ``coalesce(var.node_iam_role_name, "Karpenter-${var.cluster_name}")``).
+    """
+    if not any(p.node.provider == "aws" for p in pools):
+        return None
+    return Finding(
+        "info",
+        "karpenter-node-role",
+        f"the EC2NodeClasses give their nodes the IAM role {node_role(cluster)}, the name Karpenter's getting-started "
+        f"CloudFormation creates for cluster {cluster} ({KARPENTER_GETTING_STARTED}); a Karpenter installed otherwise "
+        "names it otherwise (terraform-aws-modules/eks's karpenter module: Karpenter-<cluster> with a suffix, its "
+        "node_iam_role_name output), and an EC2NodeClass naming no role of the account never becomes Ready: set "
+        "kubernetes.karpenter_node_role to your cluster's Karpenter node role",
+        "kubernetes",
+    )
+
+
+#: Karpenter's interruption handling: it drains a node on the 2-minute spot notice only where its controller reads the
+#: SQS queue that EventBridge's EC2 rules feed (``settings.interruptionQueue``); otherwise the instance is terminated
+#: under its pods (https://karpenter.sh/v1.14/concepts/disruption/#interruption; eksctl-io/eksctl#7697 is that failure).
+KARPENTER_INTERRUPTION = "https://karpenter.sh/v1.14/concepts/disruption/#interruption"
+
+
+def spot_interruption_finding(pools: list[Pool]) -> Finding | None:
+    """AWS spot NodePools, whose 2-minute reclaim notice Karpenter acts on only with its interruption queue (info).
+
+    newuser81 item 4: ``serving-on-spot`` says AWS gives 2 minutes of notice, which a Karpenter installed without
+    ``settings.interruptionQueue`` never reads, so the pods get no drain and no replacement node is started early.
+    """
+    spot = [dns_name(p) for p in pools if p.node.provider == "aws" and p.spot]
+    if not spot:
+        return None
+    return Finding(
+        "info",
+        "karpenter-spot-interruption",
+        f"the Karpenter NodePool(s) {', '.join(spot)} launch spot capacity: Karpenter cordons and drains a spot node on "
+        "EC2's 2-minute interruption notice, and starts its replacement, only where its settings.interruptionQueue names "
+        "the SQS queue EventBridge's EC2 spot interruption, rebalance, instance state-change and scheduled-change rules "
+        f"feed ({KARPENTER_INTERRUPTION}); without it the instance is terminated under its pods, with no drain",
         "kubernetes",
     )
 
@@ -425,10 +499,16 @@ def with_karpenter_findings(
     kubernetes: bool,
     shares: Mapping[str, GpuSharing | None] | None = None,
     fields: Mapping[str, str] | None = None,
+    *,
+    terraform: bool = True,
+    cluster: str | None = None,
 ) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
-    ``kubernetes``: the workload renders its node pools; ``shares``: each pool's GPU sharing, by name
+    ``kubernetes``: the workload renders its node pools; ``terraform``: it renders its Terraform too (on AWS the EKS
+    managed node groups, the other provisioner a finding may send a pool to); ``cluster``: on AWS the cluster whose
+    getting-started node role the EC2NodeClasses name, said where ``kubernetes.karpenter_node_role`` is not given
+    (None: it is given, or no finding); ``shares``: each pool's GPU sharing, by name
     (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
     (:func:`~generator.render.gpu_sharing.pool_sharing_fields`). The pools AKS partitions with MIG are AKS node pools
     with no NodePool (:func:`~generator.render.gpu_sharing.aks_mig_pools`): no Karpenter finding is theirs (newuser69
@@ -453,7 +533,9 @@ def with_karpenter_findings(
             shared_gpu_finding(plan, pools, per_gpu, fields),
             per_job_grace_finding(pools),
             reserved_finding(pools),
-            api_gpu_count_finding(pools),
+            api_gpu_count_finding(pools, terraform),
+            node_role_finding(pools, cluster) if cluster is not None else None,
+            spot_interruption_finding(pools),
             aks_os_disk_finding(plan, pools),
         )
         if f

@@ -49,7 +49,13 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
         objects = karpenter_aws_objects(
-            pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan)
+            pools,
+            str(settings.cluster_name),
+            plan.workload,
+            shares=shares,
+            serving=serving_pools(plan),
+            disks=node_disks(plan),
+            role=settings.karpenter_node_role,
         )
     elif plan.provider == "gcp":
         compact = frozenset(p.name for p in pools if crosses_nodes(plan, p))

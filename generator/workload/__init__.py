@@ -25,6 +25,7 @@ from generator.words import listed
 from generator.workload.build import build
 from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
+from generator.workload.cluster_name import cluster_name_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
@@ -464,6 +465,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=key not in Constants._field_defaults)))
     errors += sharing_errors(doc, wl)
     errors += chain_errors(doc, wl)
+    errors += cluster_name_errors(doc, wl)  # newuser81 item 2: each provider's naming rule
     errors += gke_cluster_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
     if errors:

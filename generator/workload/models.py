@@ -384,6 +384,10 @@ class KubernetesSettings(NamedTuple):
     bootstrap_kubeconfig_path: str = "/etc/kubernetes/discovery/cluster-info.yaml"
     driver_version: str | None = None
     cluster_name: str | None = None
+    #: AWS: the IAM role the Karpenter EC2NodeClasses give their nodes (``spec.role``); None: Karpenter's getting-started
+    #: name, ``KarpenterNodeRole-<cluster>`` (newuser81 item 3: a cluster whose Karpenter came from terraform-aws-eks's
+    #: karpenter module has ``Karpenter-<cluster>...``, and the rendered name was fixed).
+    karpenter_node_role: str | None = None
     location: str | None = None
     gcp_project: str | None = None
     gpu_sharing: GpuSharing | None = None
