@@ -64,11 +64,18 @@ def fixed_machine(loaded: LoadedWorkload) -> tuple[Machine, GpuSpec, str]:
 
 
 def place_on_fixed(
-    loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants, context: int | None = None
+    loaded: LoadedWorkload,
+    index: int,
+    machine: Machine,
+    consts: Constants,
+    context: int | None = None,
+    others: bool = True,
 ) -> OffloadPlan:
     """Place deployment ``index`` on the machine, or raise the located reason it cannot run there.
 
     ``context``: the KV cache's tokens where the server's slots need more than ``max_context_tokens`` (a lone request's).
+    ``others``: look for the precisions outside the allowed ones that would fit or decode faster (the plan's advice); the
+    slot search leaves them out of the counts it tries, which they do not change (:class:`_SlotSearch`).
     """
     dep = loaded.workload.deployments[index]
     if not isinstance(dep, InferenceDeployment):
@@ -90,7 +97,7 @@ def place_on_fixed(
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), context or spec.max_context_tokens,
-            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
+            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture) if others else (),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
             fixed.offload_engine,
             # picks among allowed precisions that all offload (newuser68 item 5)
@@ -131,7 +138,12 @@ def place_for_rate(
     _refuse_prompt_passes(loaded, index, lone[0])
     search = _SlotSearch(loaded, index, machine, wider, consts, lone)
     chosen = search.fewest()
-    plan, on, spans = search.placed(search.cache(chosen.streams)) or lone
+    cache = search.cache(chosen.streams)
+    if cache == lone[0].placement.context_tokens:
+        plan, on, spans = lone
+    else:  # placed again with the advice's other precisions, which the search's placements leave out
+        again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=cache)
+        plan, on, spans = place_over_nodes(again, machine, wider, _on_disk)
     return plan, on, spans, chosen if chosen.streams > 1 else None, lone[0]
 
 
@@ -198,7 +210,7 @@ class _SlotSearch:
     def placed(self, tokens: int) -> tuple[OffloadPlan, Machine, bool] | None:
         """The deployment placed with a KV cache of ``tokens`` (None where it does not fit the machine so)."""
         if tokens not in self.placements:
-            again = functools.partial(place_on_fixed, self.loaded, self.index, consts=self.consts, context=tokens)
+            again = functools.partial(place_on_fixed, self.loaded, self.index, consts=self.consts, context=tokens, others=False)
             try:
                 self.placements[tokens] = place_over_nodes(again, self.machine, self.wider, _on_disk)
             except InfeasibleError:
