@@ -4,7 +4,7 @@ Qwen3-235B q4_k_m on 2 x RTX 5090 at 0.05 req/s: each placement sized for the sl
 GPUs, which slowed the prompt passes and took more slots (93 -> 161 -> 194 -> 197); the loop stopped after three
 re-placements and rendered ``-c 446200 -np 197`` (194 requests of 2,300 tokens) while the plan said 197 slots share
 453,100 tokens. fix131 made the loop settle only where the two agreed; it went round, and took the slots filling one of
-its caches (162 at 0.04 req/s where 118 carry the rate). fix136: no loop; the fewest slot count whose own cache, placed,
+its caches (162 at 0.04 req/s where 120 carry the rate). fix136: no loop; the fewest slot count whose own cache, placed,
 holds slots that make the rate within the wait (``fixed_place._SlotSearch``).
 """
 

@@ -128,7 +128,7 @@ def place_for_rate(
     parallel-slots finding are then one figure, the slots' (review73 item 1, fix131). Until fix136 a loop placed the
     model with a cache, counted the slots on it, and placed again with theirs until the two agreed; it went round
     (0.04 req/s on review73's 2 x RTX 5090: 220,800 -> 195,500 -> 381,800 -> 220,800 tokens) and then took the slots
-    filling one of its caches: 162 where 118 carry the rate and the wait, each slot slower for the weights the larger
+    filling one of its caches: 162 where 120 carry the rate and the wait, each slot slower for the weights the larger
     cache moved off the GPUs.
     """
     fixed = loaded.workload.hardware.fixed
@@ -171,13 +171,15 @@ class _SlotSearch:
     GPUs fewer weights, so each count's slots are timed (:func:`slots_at`, with their speeds for 1..n decoding) and its
     prompt passes taken (the placement's prefill) on its own placement. Placements are kept by cache, trials by count.
 
-    The search takes the fewest slots that pass (make the rate, wait within the slack) by doubling then bisection, which
-    holds where passing is monotone in ``n``: on one placement more slots make more tokens a step (the weights read once
-    for all of them) and wait less (one more server, the same speeds for the counts below it), while the larger cache
-    only ever slows each count (fewer weights on the GPUs, a longer prompt pass); the two meet where the cache pushes
-    weights off faster than a slot adds, at the machine's memory, past the counts a rate beyond it would need. Checked
-    for Qwen3-235B on 2 x RTX 5090 over every count 1..420 at 15 rates (fix136 report): no count that passes has one
-    more that fails below the memory's edge.
+    Passing (making the rate with the wait within the slack) is not monotone in ``n`` (every count 1..420 of
+    Qwen3-235B on 2 x RTX 5090 at 15 rates, fix136 report): on one placement more slots make more tokens a step and
+    wait less, but (a) at llama.cpp's streaming step (:meth:`ladder`) the slots' tokens fall (at 0.031 req/s 22..31
+    pass, 32..67 do not, 68 on do); (b) the -ub the placement's prompt passes take flips with the cache; (c) the slot
+    whose cache pushes a layer's weights off the GPUs can fail between two that pass (0.045: 167, 169 pass, 168 not);
+    (d) near the memory's edge the cache moves weights off faster than a slot adds, and the passing counts end (0.051:
+    only 258 and 259 pass). So: a ladder of counts (:meth:`ladder`) to the first that passes, bisection between it
+    and the rung below, the counts just under the result (:meth:`_just_below`), and where no rung passes a search for
+    the counts that make the most (:meth:`_peak`). At those 15 rates it takes the fewest the brute force does.
     """
 
     def __init__(
