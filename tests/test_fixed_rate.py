@@ -89,20 +89,22 @@ def _figure(pattern: str, text: str) -> float:
 def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) -> None:
     """newuser68 item 1: the slots were sized to decode the demand in the whole of the machine's time.
 
-    At 0.3 req/s the example's 800-token prompts (2.40 s each: two -ub 512 passes since review80 item 1) take 72% of
-    it: 90 output tokens/s must be decoded in the 28% left, 321 tokens/s, beyond what the slots its memory holds make;
-    the rate it serves is said.
+    At 0.3 req/s the example's 800-token prompts take 60% of it on the placement of the 64 slots that make the most
+    (1.99 s each): 90 output tokens/s must be decoded in the 40% left, 223 tokens/s, beyond what those slots make; the
+    rate it serves is said. (72% and 2.40 s, a lone request's placement's prompt pass, until fix136: the refusal now
+    names one placement, the slots' own, for their tokens/s and their prompt passes alike.)
     """
     path = _at(tmp_path, 0.3)
     with pytest.raises(InfeasibleError) as refused:
         plan_file(str(path))
     said = str(refused.value)
-    assert "0.3 req/s x 300 output tokens need 90.0 tokens/s, and their prompt passes take 72% of the machine's time" in said
-    share = 0.3 * 2.40
+    assert "0.3 req/s x 300 output tokens need 90.0 tokens/s, and their prompt passes take 60% of the machine's time" in said
+    assert "(1.99 s each)" in said and "with 64 llama.cpp server slot(s)" in said
+    share = 0.3 * 1.99
     decoded = _figure(r"so the slots must decode ([0-9,.]+) tokens/s in the rest", said)
     assert decoded == pytest.approx(90 / (1 - share), rel=0.01)
     most, served = _figure(r"makes at most ([0-9,.]+) with", said), _figure(r"about ([0-9.]+) req/s", said)
-    assert served * 300 == pytest.approx(most * (1 - served * 2.40), rel=0.02)  # r x output = slots x (1 - r x prefill)
+    assert served * 300 == pytest.approx(most * (1 - served * 1.99), rel=0.02)  # r x output = slots x (1 - r x prefill)
 
 
 def _offloaded() -> tuple[Architecture, WeightFormat, Machine, Placement]:
@@ -163,14 +165,15 @@ def test_validate_refuses_the_rate_as_plan_does(tmp_path: Path) -> None:
 def test_the_interactive_defaults_hold_a_machine_of_yours(tmp_path: Path) -> None:
     """newuser68 item 1: with no slo, slots of 1.21 tokens/s each (a TPOT of 828 ms) were planned without a word.
 
-    At 0.05 req/s the example takes 32 server slots at 0.80 tokens/s each: the interactive default TPOT (100 ms) is
-    missed and said, as a plan of bought servers holds it; a batch service has no such target.
+    At 0.05 req/s the example takes 37 server slots at 0.80 tokens/s each: the interactive default TPOT (100 ms) is
+    missed and said, as a plan of bought servers holds it; a batch service has no such target. (32 slots until
+    fix136, 48% of requests waiting for one, p95 74 s: now the fewest whose wait fits, 37, each timed on its own cache.)
     """
     path = _at(tmp_path, 0.05)
     (missed,) = [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]
     assert re.search(
         r"TPOT [0-9,.]+ ms on average at the rate \([0-9,.]+ ms with all decoding\) against the interactive default 100 "
-        r"ms \(each of 32 server slots",
+        r"ms \(each of 37 server slots",
         missed.message,
     )
     assert missed.message.endswith("give inference.slo for targets of your own, or service_class: batch for none")

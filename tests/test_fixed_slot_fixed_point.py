@@ -3,22 +3,24 @@
 Qwen3-235B q4_k_m on 2 x RTX 5090 at 0.05 req/s: each placement sized for the slots' KV cache moved weights off the
 GPUs, which slowed the prompt passes and took more slots (93 -> 161 -> 194 -> 197); the loop stopped after three
 re-placements and rendered ``-c 446200 -np 197`` (194 requests of 2,300 tokens) while the plan said 197 slots share
-453,100 tokens. Now the placement is re-made until the slots' cache is the one placed, and where it does not settle
-within the bound the slots the last placement holds are taken and their rate checked.
+453,100 tokens. fix131 made the loop settle only where the two agreed; it went round, and took the slots filling one of
+its caches (162 at 0.04 req/s where 120 carry the rate). fix136: no loop; the fewest slot count whose own cache, placed,
+holds slots that make the rate within the wait (``fixed_place._SlotSearch``).
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.api import plan_file
+from generator.calculator.machine import place_over_nodes, wider_machine
 from generator.errors import InfeasibleError
 from generator.planner import fixed_place
-from generator.sizing.offload import Machine, OffloadPlan, StreamCapacity
+from generator.sizing.constants import with_overrides
+from generator.workload import load_workload
 from tests.conftest import REPO
 
 WORKLOAD = (REPO / "tests" / "data" / "review73" / "q235_5090x2.yaml").read_text()
@@ -47,82 +49,71 @@ def _slots_and_cache(path: Path) -> tuple[int, int, int]:
 
 # a request holds its slot for its TTFT too: the fewest slots whose queue drains (review76 item 10). 89, 137 and 198
 # until review80 items 1-2 (the 5% margin, 1.6 GiB of a 5090, no longer kept beside the offloaded layers, and a logit
-# row a token of the -ub pass): each slot's step is faster, so fewer slots make the rate
-@pytest.mark.parametrize(("rps", "slots"), [(0.04, 83), (0.045, 128), (0.05, 190)])
+# row a token of the -ub pass): each slot's step is faster, so fewer slots make the rate. 83 and 128 until fix136: below
+# llama.cpp's streaming step (32 decoding) the CPU multiplies the experts held in RAM, and 22 (30) slots make the rate's
+# 12 (13.5) tokens/s and drain, which the loop, starting from the rate's count past the step, never looked at
+@pytest.mark.parametrize(("rps", "slots"), [(0.04, 22), (0.045, 30), (0.05, 190)])
 def test_the_rendered_cache_holds_the_slots_the_plan_counts(tmp_path: Path, rps: float, slots: int) -> None:
     parallel, ctx, said = _slots_and_cache(_at(tmp_path, rps))
     assert parallel == slots
     assert ctx == said == parallel * REQUEST  # was -c 446200 -np 197 at 0.05, 292100 -np 134 at 0.045
 
 
-def _held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, float]]:
-    """Spy on ``_held_slots``: each call's (slots wanted, slots the placement taken holds, the tokens/s they make)."""
-    seen: list[tuple[int, int, float]] = []
-    real = fixed_place._held_slots
-
-    def spy(*args: Any) -> tuple[OffloadPlan, Machine, bool, StreamCapacity]:
-        wanted: StreamCapacity = args[-1]
-        try:
-            taken = real(*args)
-        except InfeasibleError:
-            seen.append((wanted.streams, -1, -1.0))
-            raise
-        held = taken[-1]
-        seen.append((wanted.streams, held.streams, held.served_tokens_per_s))
-        return taken
-
-    monkeypatch.setattr(fixed_place, "_held_slots", spy)
-    return seen
+def _search(path: Path) -> tuple[fixed_place._SlotSearch, int]:
+    """The slot search of the plan's deployment, and the slots the plan takes."""
+    loaded = load_workload(str(path))
+    consts = with_overrides(dict(loaded.workload.constants))
+    machine = fixed_place.fixed_machine(loaded)[0]
+    fixed = loaded.workload.hardware.fixed
+    assert fixed is not None
+    lone = place_over_nodes(
+        lambda m: fixed_place.place_on_fixed(loaded, 0, m, consts), machine, wider_machine(machine, fixed), fixed_place._on_disk
+    )
+    search = fixed_place._SlotSearch(loaded, 0, machine, wider_machine(machine, fixed), consts, lone)
+    return search, search.fewest().streams
 
 
-# A loop cut off before it settles: the slots the last placement's cache holds, refused or taken on their rate, each a
-# clear margin from the rate (review73 item 1's -np 197 on 194's cache is neither). The bound of 3 at 0.05 req/s that
-# this test first used sat on the edge: 194 slots on the cache of 446,200 tokens made 14.993 of the 15.0 tokens/s
-# (refused); with the routed experts' kernels timed in the streaming mode too (review77 item 2: 13,860,864 B a token
-# for Qwen3-235B, 2.19 ms of a 198-slot step of 6.74 s, 0.03%) 161 slots on the second placement made 14.9998 (were
-# 15.004), the rate took 162, the third placement was 195 slots' and held 195 making 15.045: taken. Either way a
-# coin toss within 0.3% of the rate, so the cases below sit well away from it, before that change and after alike.
-def test_a_loop_that_does_not_settle_refuses_slots_the_last_placement_holds_short_of_the_rate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """0.05 req/s x 300 tokens = 15.0 tokens/s; 2 placements after the lone request's, the rate then taking 189 slots
-    on a cache that holds 340,400 // 2,300 = 148 of them, making 13.30 tokens/s (11% short): refused, not rendered
-    -np 189 on 148's cache. (162 slots on 372,600 tokens, 13.64 tokens/s, until review80 items 1-2.) Since fix131 each
-    placement made is offered its slots (32,768 tokens: 14 slots, 204,700: 89, 340,400: 148); none makes the rate, and
-    the refusal names the one whose slots make the most ("the last one's" before: the same placement here)."""
-    monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 2)
-    seen = _held(monkeypatch)
+# fix136: at 0.04 req/s (interactive) the fixed-point loop went round (220,800 -> 195,500 -> 381,800 -> 220,800 tokens)
+# and fix131's fallback took 162 slots on 372,600 tokens (78 of 94 layers' attention on the GPUs, 4.07 tokens/s alone).
+# The fewest count whose own placement passes: 120 slots on 276,000 tokens, every layer's attention on the GPUs, 5.02
+# tokens/s alone; 119 on theirs wait for one past the one request in twenty the missed TTFT target leaves.
+def test_the_fewest_slots_that_pass_on_the_placement_of_their_own_cache(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.04, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert parallel == 120 and ctx == said == 276_000 == parallel * REQUEST  # 162 / 372,600 before fix136
+    search, fewest = _search(path)
+    assert fewest == parallel
+    taken, fewer = search.trial(120), search.trial(119)
+    assert taken is not None and fewer is not None
+    assert taken.fits and taken.slots.context_tokens == 276_000
+    assert fewer.makes and not fewer.fits and fewer.slots.context_tokens == 119 * REQUEST
+    placed = search.placed(276_000)
+    assert placed is not None and placed[0].placement.layers_on_gpu == 94
+
+
+# fix136: the counts below llama.cpp's streaming step (32 decoding) and past it pass apart: at 0.031 req/s 22 to 31
+# slots do (the CPU multiplying the experts held in RAM), 32 to 67 do not (each step copying them to the GPUs), 68 on
+# do again. The search tries 31 and 32 as rungs, so the fewest is found below the step (before: 14 slots on the lone
+# request's 32,768 tokens, 37% of requests waiting for one, p95 485 s).
+def test_the_fewest_slots_below_the_streaming_step_are_found(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.031, batch=False)
+    parallel, ctx, _ = _slots_and_cache(path)
+    assert (parallel, ctx) == (22, 22 * REQUEST)
+    search, _ = _search(path)
+    passing = [n for n in (21, 22, 31, 32, 67, 68) if (got := search.trial(n)) is not None and got.fits]
+    assert passing == [22, 31, 68]
+
+
+# A rate no count makes is refused at its field naming the count closest to it (the most tokens/s of those tried) and
+# its cache, placed for those slots: at 0.07 req/s (21 tokens/s) 31 slots below the streaming step make 16.88.
+def test_a_rate_no_slot_count_makes_is_refused_naming_the_closest(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError) as refused:
-        plan_file(str(_at(tmp_path, 0.05)))
+        plan_file(str(_at(tmp_path, 0.07)))
     said = str(refused.value)
-    assert "requests_per_second" in said
-    assert "the best one's cache of 340,400 tokens holds 148 slot(s) of 2,300-token requests" in said
-    made = re.search(r"which make ([0-9.]+) tokens/s beside the prompt passes", said)
-    assert made is not None and float(made[1]) < 0.95 * 15.0
-    ((wanted, _, _),) = seen
-    assert wanted > 148
-
-
-def test_a_loop_that_does_not_settle_takes_the_slots_the_last_placement_holds_where_they_make_the_rate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """0.036 req/s x 300 tokens = 10.8 tokens/s for an interactive service, whose slots are also those a request's wait
-    for one fits the TTFT target in: the second placement's cache of 335,800 tokens holds 146 slots while the wait
-    takes 150; 146 make 16.57 tokens/s (53% over): taken, and the rendered cache is theirs. (0.04 req/s under a bound of
-    3 until review80 items 1-2 (the 5% margin gone, a logit row a token of the -ub pass): 172 slots on 395,600 tokens,
-    16.76 tokens/s; that loop now settles at its third placement, and a bound of 1 or 2 there is refused.)
-
-    fix131: every placement the loop made is offered its slots, not only the last, and the smallest cache whose slots
-    make the rate and fit the wait is taken (the most weights on the GPUs): the first re-placement's cache of 294,400
-    tokens (made for 128 slots, where the rate then asked 146) holds 128 making 15.59 tokens/s (44% over), p95 wait 0,
-    at 4.91 tokens/s alone against 4.37 on the 335,800-token placement (146 slots, 16.57 tokens/s, taken before)."""
-    monkeypatch.setattr(fixed_place, "MAX_REPLACEMENTS", 2)
-    seen = _held(monkeypatch)
-    parallel, ctx, said = _slots_and_cache(_at(tmp_path, 0.036, batch=False))
-    ((wanted, held, made),) = seen
-    assert wanted > held == parallel == 128  # 146 before fix131
-    assert ctx == said == 294_400 == parallel * REQUEST  # 335,800 before fix131
-    assert made > 1.2 * 0.036 * 300
+    assert "deployments[0].inference.requests_per_second: 0.07 req/s x 300 output tokens need 21.0 tokens/s" in said
+    assert "hardware.fixed makes at most 16.88 with 31 llama.cpp server slot(s) at q4_k_m" in said
+    assert "a KV cache of 71,300 tokens for requests of 2,300, placed for them" in said
+    assert "about 0.0455 req/s" in said
 
 
 def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path) -> None:
@@ -143,13 +134,16 @@ def test_the_plan_says_what_the_slots_cache_took_from_the_weights(tmp_path: Path
     plan = plan_file(str(_at(tmp_path, 0.05, batch=False)))[1].to_dict()
     (dep,) = plan["deployments"]
     (said,) = [r for r in dep["reasons"] if r.startswith("the rate is held only by")]
-    # the slots that make the rate's tokens and drain the queue (a request holds its slot for its TTFT too)
-    assert said.startswith("the rate is held only by 190 server slots whose KV cache of 437,000 tokens takes the GPUs'")
-    assert "27.3 GiB of weights on the fullest GPU for a lone request, 1.3 with the slots" in said
-    assert said.endswith("a request's 300 output tokens take about 3,787 s (63 min)")
+    # fix136: the fewest slots whose wait fits (at most one request in twenty waiting, the TTFT missing its target),
+    # 239 on 549,700 tokens; before, 190 on 437,000 (1.3 GiB of weights with the slots, about 3,787 s, TPOT 12,622.8 /
+    # 12,624.1 ms) that make the rate's tokens and drain, but 99% of requests waited for one, p95 81,567 s
+    assert said.startswith("the rate is held only by 239 server slots whose KV cache of 549,700 tokens takes the GPUs'")
+    assert "27.3 GiB of weights on the fullest GPU for a lone request, 1.1 with the slots" in said
+    assert said.endswith("a request's 300 output tokens take about 4,289 s (71 min)")
     (missed,) = [f["message"] for f in plan["findings"] if f["code"] == "slo-missed"]
-    # nearly every slot in use on average: a request's TPOT at the rate is nearly the all-busy one
-    assert "TPOT 12,622.8 ms on average at the rate (12,624.1 ms with all decoding) against the interactive default" in missed
+    # 209 of 239 slots in use on average: a request's TPOT at the rate is below the all-busy one
+    assert "TPOT 13,893.4 ms on average at the rate (14,296.0 ms with all decoding) against the interactive default" in missed
+    assert not [f for f in plan["findings"] if f["code"] == "slot-wait"]
 
 
 def test_slots_that_leave_the_weights_where_they_were_say_no_trade(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ import pytest
 
 from generator.api import plan_file
 from generator.catalog import find_model
-from generator.planner.fixed_place import fixed_machine, place_for_rate, slot_wait_at
+from generator.planner.fixed_place import _SlotSearch, fixed_machine, place_for_rate, slot_wait_at
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import slots_at
@@ -162,18 +162,31 @@ def test_one_stream_that_makes_the_rate_takes_slots_for_the_wait(tmp_path: Path)
     assert "one stream makes 2.85, but requests would wait for it past the TTFT target" in said
 
 
-def test_slots_that_would_move_the_weights_are_not_taken(tmp_path: Path) -> None:
-    # at 0.02 req/s the wait would take more slots than the 8,192-token cache beside the weights holds: the plan keeps
-    # the most that leave the weights in place, and warns of the wait that is left
+def test_slots_that_move_the_weights_are_taken_where_they_fit_the_wait(tmp_path: Path) -> None:
+    """At 0.02 req/s the wait takes more slots than the 8,192-token cache beside the weights holds (7 x 1,100).
+
+    Until fix136 the plan kept those 7 (27% of requests waiting, p95 315 s, slot-wait) for fear that a larger cache,
+    moving weights off the GPU, slows every request. Each count is now timed on the placement made for its own cache:
+    17 slots on 18,700 tokens, each a little slower (2.68 tokens/s alone against 2.85), fit the wait; 16 on theirs do
+    not. The fewest that carry the rate within the wait are taken, with exactly their cache.
+    """
     plan = _plan(tmp_path, 0.02)
     details = plan["deployments"][0]["details"]
-    assert details["runtime_settings"]["llama.cpp_options"]["ctx_size"] == 8192
-    assert details["slot_wait_share"] > 0.05
-    (line,) = [r for r in plan["deployments"][0]["reasons"] if r.startswith("a request holds one of the")]
-    assert "7 slots where the rate's tokens take 3, the most its KV cache of 8,192 tokens holds" in line  # 7 x 1,100
-    (warned,) = [f for f in plan["findings"] if f["code"] == "slot-wait"]
-    assert warned["path"] == "deployments[0].inference.requests_per_second"
-    assert f"{details['slot_wait_share']:.0%} of requests wait for one, p95 wait " in warned["message"]
+    options = details["runtime_settings"]["llama.cpp_options"]
+    assert (options["parallel"], options["ctx_size"]) == (17, 18_700)  # 7 and 8,192 before fix136
+    assert details["slot_wait_share"] <= 0.05 and details["slot_wait_p95_s"] == 0
+    assert not [f for f in plan["findings"] if f["code"] == "slot-wait"]
+    (line,) = [r for r in plan["deployments"][0]["reasons"] if r.startswith("a request holds one of the 17 server slots")]
+    assert line.endswith("; 17 slots where the rate's tokens take 3, so that at most one request in twenty waits for one "
+                         "(the TTFT alone misses the 2,000 ms target)")  # fmt: skip
+    loaded = load_workload(str(tmp_path / "home.yaml"))
+    consts = Constants()
+    machine = fixed_machine(loaded)[0]
+    search = _SlotSearch(loaded, 0, machine, None, consts, (*place_for_rate(loaded, 0, machine, consts)[4:5], machine, False))
+    fewer, taken = search.trial(16), search.trial(17)
+    assert fewer is not None and taken is not None
+    assert fewer.slots.context_tokens == 17_600 and fewer.makes and not fewer.fits
+    assert taken.fits and taken.slots.context_tokens == 18_700
 
 
 def test_a_quiet_machine_is_not_warned(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.machine import build_machine, place_over_nodes, wider_machine
@@ -28,7 +28,6 @@ from generator.sizing.offload import (
     plan_offload,
     slots_at,
     splits_context_over_slots,
-    stream_capacity,
 )
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.sizing.server_slots import state_slot_wait
@@ -41,6 +40,9 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
     from generator.sizing.offload import Machine, OffloadPlan
     from generator.workload import LoadedWorkload
+
+#: Counts under the fewest found by bisection that are tried too (:meth:`_SlotSearch._just_below`).
+BELOW = 2
 
 #: Why a training deployment on ``hardware.fixed`` is refused.
 TRAINING_ON_FIXED = (
@@ -62,11 +64,18 @@ def fixed_machine(loaded: LoadedWorkload) -> tuple[Machine, GpuSpec, str]:
 
 
 def place_on_fixed(
-    loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants, context: int | None = None
+    loaded: LoadedWorkload,
+    index: int,
+    machine: Machine,
+    consts: Constants,
+    context: int | None = None,
+    others: bool = True,
 ) -> OffloadPlan:
     """Place deployment ``index`` on the machine, or raise the located reason it cannot run there.
 
     ``context``: the KV cache's tokens where the server's slots need more than ``max_context_tokens`` (a lone request's).
+    ``others``: look for the precisions outside the allowed ones that would fit or decode faster (the plan's advice); the
+    slot search leaves them out of the counts it tries, which they do not change (:class:`_SlotSearch`).
     """
     dep = loaded.workload.deployments[index]
     if not isinstance(dep, InferenceDeployment):
@@ -88,7 +97,7 @@ def place_on_fixed(
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), context or spec.max_context_tokens,
-            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
+            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture) if others else (),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
             fixed.offload_engine,
             # picks among allowed precisions that all offload (newuser68 item 5)
@@ -108,172 +117,302 @@ def place_for_rate(
 ) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None, OffloadPlan]:
     """Deployment ``index`` placed on the machine, and the llama.cpp server slots its rate takes.
 
-    Placed across the NUMA nodes' RAM where one node's would not hold it, again with the slots' KV cache. Returns
-    the placement, the machine it is on, whether it spans nodes, the slots (None: one stream makes the rate), and a
-    lone request's placement (the first; the slots' cache may have moved weights off the GPUs since, review73 item 1b).
-    ``validate`` runs it too: a rate beyond the machine is refused at its field by both (exit 3).
+    Placed across the NUMA nodes' RAM where one node's would not hold it, with the slots' KV cache. Returns the
+    placement, the machine it is on, whether it spans nodes, the slots (None: one stream makes the rate and its wait),
+    and a lone request's placement (the first; the slots' cache may have moved weights off the GPUs since, review73
+    item 1b). ``validate`` runs it too: a rate beyond the machine is refused at its field by both (exit 3).
+
+    The slots are the fewest whose cache, placed as the model is, holds them, and who on that placement make the rate
+    beside their prompt passes with a p95 wait for one within what the TTFT leaves of the target (a batch service's:
+    a wait that ends) (fix136, :class:`_SlotSearch`). The placement's KV cache, the rendered ``-c`` and the
+    parallel-slots finding are then one figure, the slots' (review73 item 1, fix131). Until fix136 a loop placed the
+    model with a cache, counted the slots on it, and placed again with theirs until the two agreed; it went round
+    (0.04 req/s on review73's 2 x RTX 5090: 220,800 -> 195,500 -> 381,800 -> 220,800 tokens) and then took the slots
+    filling one of its caches: 162 where 120 carry the rate and the wait, each slot slower for the weights the larger
+    cache moved off the GPUs.
     """
     fixed = loaded.workload.hardware.fixed
     assert fixed is not None
     wider = wider_machine(machine, fixed)
-
-    def on_disk(placed: OffloadPlan) -> int:
-        return placed.placement.disk_bytes
-
-    plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
-    lone = plan
-    context = plan.placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed it)
-    slots = _rate_slots(loaded, index, plan, on, consts, context)
-    placed: list[tuple[OffloadPlan, Machine, bool]] = []  # every placement made, the first (a lone request's) included
-    for _ in range(MAX_REPLACEMENTS):
-        tokens = slots.context_tokens if slots is not None else context  # the cache the slots on this placement take
-        if tokens == plan.placement.context_tokens:
-            return plan, on, spans, slots, lone  # the slots' cache is the one placed: a fixed point
-        placed.append((plan, on, spans))
-        if any(p.placement.context_tokens == tokens for p, _, _ in placed):
-            break  # placed before: the loop goes round (its slots on the edge of the rate or the wait), never settles
-        # their requests' KV cache placed as the model is, a larger one moving weights off the GPUs and a smaller one
-        # (fewer slots than the last placement was made for) bringing them back: a cache no slot uses slows every one
-        again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=tokens)
-        plan, on, spans = place_over_nodes(again, machine, wider, on_disk)
-        # the slots again on the placement planned: its prompt passes (review69 item 3: judged on the first placement,
-        # 207 slots were planned where the final one's prompts take 151% of the machine), or another precision
-        slots = _rate_slots(loaded, index, plan, on, consts, context)
-    tokens = slots.context_tokens if slots is not None else context
-    if tokens == plan.placement.context_tokens:
-        return plan, on, spans, slots, lone
-    if not any(p is plan for p, _, _ in placed):
-        placed.append((plan, on, spans))
-    # not settled (review73 item 1: 93 -> 161 -> 194 -> 197 slots, the last on a placement of 194's cache, rendered
-    # -c 446,200 -np 197; fix131: 162 slots' cache of 372,600 tokens placed, then 96 slots on it rendered -c 372,600
-    # -np 96): of the placements made, the slots each one's cache holds, their rate and wait checked
-    wanted = slots or StreamCapacity(1, plan.cost.decode_tokens_per_s, plan.cost.decode_tokens_per_s, context)
-    plan, on, spans, slots = _held_slots(loaded, index, placed, consts, context, wanted)
-    return plan, on, spans, slots, lone
+    lone = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, _on_disk)
+    _refuse_prompt_passes(loaded, index, lone[0])
+    search = _SlotSearch(loaded, index, machine, wider, consts, lone)
+    chosen = search.fewest()
+    cache = search.cache(chosen.streams)
+    if cache == lone[0].placement.context_tokens:
+        plan, on, spans = lone
+    else:  # placed again with the advice's other precisions, which the search's placements leave out
+        again = functools.partial(place_on_fixed, loaded, index, consts=consts, context=cache)
+        plan, on, spans = place_over_nodes(again, machine, wider, _on_disk)
+    return plan, on, spans, chosen if chosen.streams > 1 else None, lone[0]
 
 
-#: Times the slots' KV cache may move the placement before the slots a placement made holds are taken instead.
-MAX_REPLACEMENTS = 8
+def _on_disk(placed: OffloadPlan) -> int:
+    return placed.placement.disk_bytes
 
 
-def _held_slots(
-    loaded: LoadedWorkload,
-    index: int,
-    placed: list[tuple[OffloadPlan, Machine, bool]],
-    consts: Constants,
-    context: int,
-    wanted: StreamCapacity,
-) -> tuple[OffloadPlan, Machine, bool, StreamCapacity]:
-    """Of the placements ``placed``, one with the slots its KV cache holds whole, or the located refusal.
+class _Trial(NamedTuple):
+    """``streams`` slots on the placement made for their KV cache, timed there: whether they make the rate, and wait."""
 
-    The render's ``-c`` is the placement's cache, the plan's slots fill it and the parallel-slots finding says it: one
-    figure (review73 item 1, fix131). Each placement's slots are as many as its cache holds, timed on it with its
-    prompt passes; taken: those that make the rate and whose wait for one fits what the TTFT leaves of the target (a
-    batch service's: drains), the smallest cache first (the most weights on the GPUs); else the smallest cache whose
-    slots make the rate; else refused at the rate. ``wanted``: the slots the loop last asked for.
+    slots: StreamCapacity
+    #: They make the rate's output tokens beside their prompt passes.
+    makes: bool
+    #: The p95 wait for one at the rate (infinite: the queue does not drain).
+    p95_s: float
+    #: They make the rate and the wait fits what the TTFT leaves of the target (a batch service's: it ends).
+    fits: bool
+
+
+class _SlotSearch:
+    """The slot counts of one deployment on a fixed machine, each timed on the placement made for its own KV cache.
+
+    ``n`` slots take a cache of ``n`` requests (llama.cpp's unified ``-kvu``; a lone request's context at least;
+    ik_llama.cpp splits ``-c``, every slot holding a lone request's), placed as the model is: a larger cache leaves the
+    GPUs fewer weights, so each count's slots are timed (:func:`slots_at`, with their speeds for 1..n decoding) and its
+    prompt passes taken (the placement's prefill) on its own placement. Placements are kept by cache, trials by count.
+
+    Passing (making the rate with the wait within the slack) is not monotone in ``n`` (every count 1..420 of
+    Qwen3-235B on 2 x RTX 5090 at 15 rates, fix136 report): on one placement more slots make more tokens a step and
+    wait less, but (a) at llama.cpp's streaming step (:meth:`ladder`) the slots' tokens fall (at 0.031 req/s 22..31
+    pass, 32..67 do not, 68 on do); (b) the -ub the placement's prompt passes take flips with the cache; (c) the slot
+    whose cache pushes a layer's weights off the GPUs can fail between two that pass (0.045: 167, 169 pass, 168 not);
+    (d) near the memory's edge the cache moves weights off faster than a slot adds, and the passing counts end (0.051:
+    only 258 and 259 pass). So: a ladder of counts (:meth:`ladder`) to the first that passes, bisection between it
+    and the rung below, the counts just under the result (:meth:`_just_below`), and where no rung passes a search for
+    the counts that make the most (:meth:`_peak`). At those 15 rates it takes the fewest the brute force does.
     """
-    dep = loaded.workload.deployments[index]
-    assert isinstance(dep, InferenceDeployment)
-    spec = dep.inference
-    request = spec.avg_input_tokens + spec.avg_output_tokens
-    demand = spec.requests_per_second * spec.avg_output_tokens
-    arch = loaded.models[dep.name].architecture
-    found: list[tuple[bool, int, OffloadPlan, Machine, bool, StreamCapacity]] = []
-    best: tuple[float, int, int, OffloadPlan] | None = None  # the most any placement's slots make, for the refusal
-    for plan, on, spans in placed:
-        cache = plan.placement.context_tokens
-        split = splits_context_over_slots(plan.engine)
-        streams = max(1, cache // max(context, request) if split else cache // request)
-        prompts = spec.requests_per_second * plan.cost.prefill_s
-        held = slots_at(
-            arch, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context, on, consts,
-            spec.avg_input_tokens + spec.avg_output_tokens // 2, request, streams, plan.engine, prompts,
-            with_speeds=True,
+
+    def __init__(
+        self,
+        loaded: LoadedWorkload,
+        index: int,
+        machine: Machine,
+        wider: Machine | None,
+        consts: Constants,
+        lone: tuple[OffloadPlan, Machine, bool],
+    ) -> None:
+        dep = loaded.workload.deployments[index]
+        assert isinstance(dep, InferenceDeployment)
+        self.loaded, self.index, self.machine, self.wider, self.consts = loaded, index, machine, wider, consts
+        self.spec = dep.inference
+        self.arch = loaded.models[dep.name].architecture
+        self.request = self.spec.avg_input_tokens + self.spec.avg_output_tokens
+        self.demand = self.spec.requests_per_second * self.spec.avg_output_tokens
+        self.context = lone[0].placement.context_tokens  # a lone request's (shortened where min_context_tokens allowed)
+        self.split = splits_context_over_slots(lone[0].engine)
+        self.placements: dict[int, tuple[OffloadPlan, Machine, bool] | None] = {self.context: lone}
+        self.trials: dict[int, _Trial | None] = {}
+
+    def cache(self, streams: int) -> int:
+        """The KV cache's tokens ``streams`` slots take."""
+        if self.split:
+            return streams * max(self.context, self.request)
+        return max(self.context, streams * self.request)
+
+    def placed(self, tokens: int) -> tuple[OffloadPlan, Machine, bool] | None:
+        """The deployment placed with a KV cache of ``tokens`` (None where it does not fit the machine so)."""
+        if tokens not in self.placements:
+            again = functools.partial(place_on_fixed, self.loaded, self.index, consts=self.consts, context=tokens, others=False)
+            try:
+                self.placements[tokens] = place_over_nodes(again, self.machine, self.wider, _on_disk)
+            except InfeasibleError:
+                self.placements[tokens] = None
+        return self.placements[tokens]
+
+    def trial(self, streams: int) -> _Trial | None:
+        """``streams`` slots on the placement made for their cache; None where they do not fit the machine."""
+        if streams not in self.trials:
+            self.trials[streams] = self._timed(streams)
+        return self.trials[streams]
+
+    def _timed(self, streams: int) -> _Trial | None:
+        cache = self.cache(streams)
+        placed = self.placed(cache)
+        # the placement must hold the whole cache (plan_offload shortens it where min_context_tokens allows)
+        if placed is None or placed[0].placement.context_tokens != cache:
+            return None
+        plan, on, _ = placed
+        spec = self.spec
+        prompts = spec.requests_per_second * plan.cost.prefill_s  # the share of the machine's time prompts take
+        args = (
+            self.arch, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), self.context, on, self.consts,
+            spec.avg_input_tokens + spec.avg_output_tokens // 2, self.request, streams, plan.engine, prompts,
         )  # fmt: skip
-        made = held.served_tokens_per_s if held is not None else 0.0
-        if best is None or made > best[0]:
-            best = (made, cache, streams, plan)
-        # the slots' own cache must be the one placed (a shortened placement's may hold a part of a request more)
-        if held is None or held.context_tokens != cache or not held.meets(demand):
-            continue
-        wait = slot_wait_at(spec, plan.cost.ttft_s, held).p95_s
-        fits = math.isfinite(wait) and wait <= slot_slack_s(spec, plan.cost.ttft_s)
-        found.append((not fits, cache, plan, on, spans, held))
-    if found:
-        _, _, plan, on, spans, held = min(found, key=lambda f: f[:2])
-        return plan, on, spans, held
-    assert best is not None
-    made_text, cache, streams, plan = tokens_per_s_text(best[0]), best[1], best[2], best[3]
-    most = best[0] / max(1, spec.avg_output_tokens)  # req/s it makes
-    raise InfeasibleError(
-        f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
-        f"{demand:,.1f} tokens/s; the rate takes {wanted.streams} {plan.engine} server slots, but each placement sized "
-        f"for their KV cache moves weights on or off the GPUs and so takes another count ({len(placed)} placements "
-        f"tried, none settled): the best one's cache of {cache:,} tokens holds {streams} slot(s) of {request:,}-token "
-        f"requests, which make {made_text} tokens/s beside the prompt passes; {_rate_advice(loaded, index, plan, most)}",
-        loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
-    )
+        slots = slots_at(*args)
+        if slots is None or slots.context_tokens != cache:
+            return None
+        if not slots.meets(self.demand):  # short of the rate's tokens: their queue grows without bound
+            return _Trial(slots, False, math.inf, False)
+        slots = slots_at(*args, with_speeds=True) or slots  # each count's speed, for the wait
+        makes = slots.meets(self.demand)
+        p95 = slot_wait_at(spec, plan.cost.ttft_s, slots).p95_s
+        fits = makes and math.isfinite(p95) and p95 <= slot_slack_s(spec, plan.cost.ttft_s)
+        return _Trial(slots, makes, p95, fits)
+
+    def _passes(self, streams: int, test: Callable[[_Trial], bool]) -> bool:
+        got = self.trial(streams)
+        return got is not None and test(got)
+
+    def _bisect(self, test: Callable[[_Trial], bool], low: int, high: int) -> int:
+        """The fewest count in (``low``, ``high``] that passes ``test``, ``high`` passing and ``low`` not."""
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if self._passes(middle, test) else (middle, high)
+        return high
+
+    def _first(self, test: Callable[[_Trial], bool], above: int = 0) -> int | None:
+        """The fewest count above ``above`` passing ``test``, bracketed by the counts tried so far; None if none did."""
+        passed = [n for n, t in self.trials.items() if n > above and t is not None and test(t)]
+        if not passed:
+            return None
+        high = min(passed)
+        failed = [n for n, t in self.trials.items() if above <= n < high and (t is None or not test(t))]
+        return self._bisect(test, max(failed, default=above), high)
+
+    def ladder(self) -> list[int]:
+        """The counts tried in turn: doubling from 1, with the two either side of llama.cpp's streaming step as rungs.
+
+        A step of ``offload_min_batch_tokens`` (32) decoding streams or more copies the weights held in RAM to the GPUs
+        rather than the CPU multiplying them (:func:`offload_cost`): on 2 x RTX 5090, 31 slots of Qwen3-235B make
+        about 16 tokens/s together, 32 about 10. Passing is not monotone across that step (at 0.031 req/s 22 to 31
+        slots pass, 32 to 67 do not, 68 on do), so the fewest is bisected between rungs on one side of it only.
+        """
+        step = self.consts.offload_min_batch_tokens
+        counts = {min(2**k, MAX_STREAMS) for k in range(11)} | {max(1, step - 1), step}
+        return sorted(n for n in counts if n <= MAX_STREAMS)
+
+    def fewest(self) -> StreamCapacity:
+        """The slots taken: the fewest that pass; else those closest to it (:meth:`_closest`); else refused."""
+        last, unfit = 0, None
+        for streams in self.ladder():  # until a count passes or no longer fits the machine
+            got = self.trial(streams)
+            if got is None:
+                unfit = streams
+                break
+            last = streams
+            if got.fits:
+                break
+        if unfit is not None:  # none passed: the most slots the machine's memory holds, between the last two counts
+            while unfit - last > 1:
+                middle = (last + unfit) // 2
+                last, unfit = (middle, unfit) if self.trial(middle) is not None else (last, middle)
+        rate = self._first(lambda t: t.makes)  # the fewest whose tokens make the rate
+        if rate is None:
+            raise self._refusal(unfit is not None)
+        if not any(t is not None and t.fits for t in self.trials.values()):
+            self._peak(rate, last)  # the rate made, the wait not: the counts that make the most, where it waits least
+        chosen = self._first(lambda t: t.fits)
+        while chosen is not None and (lower := self._just_below(chosen)) is not None:
+            chosen = lower
+        basis = "fits"
+        if chosen is None:
+            chosen, basis = self._closest(rate)
+        held = self.trial(chosen)
+        assert held is not None
+        if chosen == rate:
+            return held.slots
+        return held.slots._replace(rate_streams=rate, wait_basis=basis)
+
+    def _just_below(self, streams: int) -> int | None:
+        """The fewest of the :data:`BELOW` counts under ``streams`` that pass, where one does (None where none does).
+
+        A count one more slot's cache pushes a layer's weights off the GPUs can fail between two that pass (at 0.045
+        req/s on 2 x RTX 5090: 167 passes, 168 does not, 169 does), which bisection alone can land beyond.
+        """
+        below = [n for n in range(max(1, streams - BELOW), streams) if (t := self.trial(n)) is not None and t.fits]
+        return min(below, default=None)
+
+    def _peak(self, low: int, high: int) -> int:
+        """The count in [``low``, ``high``] whose slots make the most tokens/s, by ternary search (a few either side).
+
+        Past the rate's count each slot added makes more until its cache moves weights off faster than it adds; near that
+        peak the slots finish requests fastest, and the wait can fit there alone (at 0.051 req/s on 2 x RTX 5090: 258
+        and 259 slots of 204 to about 420 that make the rate).
+        """
+
+        def made(streams: int) -> float:
+            got = self.trial(streams)
+            return got.slots.served_tokens_per_s if got is not None else -1.0
+
+        while high - low > 4:
+            third = (high - low) // 3
+            if made(low + third) < made(high - third):
+                low += third + 1
+            else:
+                high -= third
+        return max(range(low, high + 1), key=made)
+
+    def _closest(self, rate: int) -> tuple[int, str]:
+        """Where no count's wait fits: from the fewest that make the rate, those that wait less without moving weights.
+
+        Their queue drains: the most their cache holds (a lone request's context holds more than one where requests are
+        short), more slots only growing the cache; it does not: the fewest more whose queue drains (``drain``), else the
+        rate's (the slot-wait warning says the queue).
+        """
+        held = self.trial(rate)
+        assert held is not None
+        if math.isfinite(held.p95_s):
+            cache = self.cache(rate)
+            most = cache // max(self.context, self.request) if self.split else cache // self.request
+            return (most, "cache") if most > rate and self.trial(most) is not None else (rate, "")
+        drains = self._first(lambda t: t.makes and math.isfinite(t.p95_s), above=rate)
+        return (drains, "drain") if drains is not None else (rate, "")
+
+    def _refusal(self, memory_bound: bool) -> InfeasibleError:
+        """No count makes the rate: the refusal at the rate, naming the count that makes the most and why it is short."""
+        where = self.loaded.document.locate(("deployments", self.index, "inference", "requests_per_second"))
+        made = [t for t in self.trials.values() if t is not None]
+        if not made:
+            return InfeasibleError(f"one slot's KV cache of {self.cache(1):,} tokens does not fit hardware.fixed", where)
+        best = max(made, key=lambda t: (t.slots.served_tokens_per_s, -t.slots.streams))
+        slots = best.slots
+        placed = self.placed(slots.context_tokens)
+        assert placed is not None
+        plan = placed[0]
+        spec = self.spec
+        request, demand, prompts = self.request, self.demand, slots.prompt_share
+        decode_demand = demand / (1 - prompts)  # tokens/s the slots must make while no prompt pass runs
+        # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
+        each = f", {slots.context_tokens // slots.streams:,} a slot," if self.split else ""
+        why = (
+            "the best count that fits its memory, more KV cache leaving less of it to the weights"
+            if memory_bound
+            else f"specgen looks no further than {MAX_STREAMS:,}"
+        )
+        # the rate r it serves: r x output tokens = slots' tokens/s x (1 - r x prefill_s)
+        served = slots.tokens_per_s / (spec.avg_output_tokens + slots.tokens_per_s * plan.cost.prefill_s)
+        return InfeasibleError(
+            f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
+            f"{demand:,.1f} tokens/s{_prompt_text(prompts, plan.cost.prefill_s, decode_demand)}; hardware.fixed makes "
+            f"at most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
+            f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
+            f"{request:,}, placed for them; the weights read once a step for all of them, the CPU's arithmetic not "
+            f"counted, so at best): about {served:.3g} req/s; {_rate_advice(self.loaded, self.index, plan, served)}",
+            where,
+        )
 
 
-def _rate_slots(
-    loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants, context: int
-) -> StreamCapacity | None:
-    """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
-
-    ``context``: a lone request's KV tokens (the first placement's), which the slots' cache holds at least.
+def _refuse_prompt_passes(loaded: LoadedWorkload, index: int, plan: OffloadPlan) -> None:
+    """Refuse a rate whose prompt passes alone take the machine's whole time on a lone request's placement.
 
     The requests' prompt passes take the machine from the slots' decode: each takes its prefill time (the weights held
     off the GPUs copied to them once a pass), so the slots must decode the demand in what is left of each second,
     ``1 - rate x prefill_s`` (newuser68 item 1: 0.1 req/s of 800-token prompts on Qwen3-235B with 92 GiB of experts
-    in RAM, 7.48 s a prompt, took 75% of the machine, and 25 slots were planned at 99% of its decode alone). A rate
-    beyond what the slots the machine's memory holds can make in that time is refused at its field, as owned servers
-    with ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
+    in RAM, 7.48 s a prompt, took 75% of the machine, and 25 slots were planned at 99% of its decode alone). The lone
+    request's placement holds the most weights on the GPUs, so its prompt pass is the fastest any slots' cache leaves.
     """
     dep = loaded.workload.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
-    demand = spec.requests_per_second * spec.avg_output_tokens
-    prompts = spec.requests_per_second * plan.cost.prefill_s  # the share of the machine's time prompts take
-    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
+    prompts = spec.requests_per_second * plan.cost.prefill_s
     if prompts >= 1:
         raise InfeasibleError(
             f"{figure_text(spec.requests_per_second)} req/s of {spec.avg_input_tokens:,}-token prompts need "
             f"{prompts:.0%} of hardware.fixed's time for their prompt passes alone ({plan.cost.prefill_s:,.2f} s each, "
             f"{_pass_text(plan)}), {1 / plan.cost.prefill_s:.3g} a second at most with no time left to decode; "
             f"{_rate_advice(loaded, index, plan, 1 / plan.cost.prefill_s)}",
-            where,
+            loaded.document.locate(("deployments", index, "inference", "requests_per_second")),
         )
-    alone = plan.cost.decode_tokens_per_s
-    lone = StreamCapacity(1, alone, alone, context, prompt_share=prompts)
-    request = spec.avg_input_tokens + spec.avg_output_tokens
-    args = (
-        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision), context,
-        machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-    )  # fmt: skip
-    if lone.meets(demand):
-        return _slots_for_wait(spec, plan, lone, lambda n: slots_at(*args, n, plan.engine, prompts, with_speeds=True))
-    slots = stream_capacity(*args, demand, plan.engine, prompts)
-    if slots.meets(demand):
-        return _slots_for_wait(spec, plan, slots, lambda n: slots_at(*args, n, plan.engine, prompts, with_speeds=True))
-    decode_demand = demand / (1 - prompts)  # tokens/s the slots must make while no prompt pass runs
-    # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
-    each = f", {slots.context_tokens // slots.streams:,} a slot," if splits_context_over_slots(plan.engine) else ""
-    why = (
-        "the best count that fits its memory, more KV cache leaving less of it to the weights"
-        if slots.memory_bound
-        else f"specgen looks no further than {MAX_STREAMS:,}"
-    )
-    # the rate r it serves: r x output tokens = slots' tokens/s x (1 - r x prefill_s)
-    served = slots.tokens_per_s / (spec.avg_output_tokens + slots.tokens_per_s * plan.cost.prefill_s)
-    raise InfeasibleError(
-        f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
-        f"{demand:,.1f} tokens/s{_prompt_text(prompts, plan.cost.prefill_s, decode_demand)}; hardware.fixed makes at "
-        f"most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
-        f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
-        f"{request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, so at best): about "
-        f"{served:.3g} req/s; {_rate_advice(loaded, index, plan, served)}",
-        where,
-    )
 
 
 def gpus_hold_model(plan: OffloadPlan) -> bool:
@@ -350,101 +489,6 @@ def slot_slack_s(spec: InferenceSpec, ttft_s: float) -> float:
     """What the TTFT leaves the wait for a slot of the TTFT target (none where it misses it; no bound for a batch one)."""
     target_ms = effective_slo(spec)[0].slo.ttft_p95_ms
     return math.inf if target_ms is None else max(0.0, target_ms / 1000 - ttft_s)
-
-
-def _slots_for_wait(
-    spec: InferenceSpec, plan: OffloadPlan, start: StreamCapacity, at: Callable[[int], StreamCapacity | None]
-) -> StreamCapacity | None:
-    """The fewest slots from ``start`` (those the rate's tokens take) whose p95 wait for one fits the TTFT target.
-
-    review74 item 6: the rate's tokens took 2 slots of Llama 3.3 70B at 0.01 req/s, about 119 s a request, and 44% of
-    requests waited for one, 318 s at p95, where llama-server's own default runs 4 (``-np`` auto since
-    https://github.com/ggml-org/llama.cpp/pull/16736). The wait over the slots, each as fast as the requests in them
-    let it be (:func:`slot_wait_at`), must fit what the TTFT leaves of the target (nothing where the TTFT misses it:
-    then at most one request in twenty waits); a batch service's need only drain (review76 item 10: 2 slots of
-    6,000-token prompts held 200 s each at 0.01 req/s, a queue without bound). Slots are added within the KV cache the
-    rate's slots take (``-c``: llama.cpp's unified cache holds ``-c`` over a request's tokens of them): a larger cache
-    moves weights off the GPUs or leaves the prompt passes less room, slowing every request; save where the rate's
-    slots do not drain: then any count that fits the machine (review76 item 11). On one cache more slots wait less, so
-    counts double from ``start`` until one fits the wait or no longer fits the machine, the cache or the rate; then
-    the fewest that fits the wait, found by halving, else the most the cache holds (review76 item 1: 6 were planned
-    where 7 and 8 held the same placement). ``at(n)``: ``n`` slots placed with their speeds, None where they do not
-    fit. None where one slot is the answer.
-    """
-    demand = spec.requests_per_second * spec.avg_output_tokens
-
-    def held(streams: int) -> StreamCapacity | None:  # slots that fit and make the rate, with their speeds
-        slots = at(streams)
-        return slots if slots is not None and slots.meets(demand) else None
-
-    def p95_s(slots: StreamCapacity) -> float:
-        return slot_wait_at(spec, plan.cost.ttft_s, slots).p95_s
-
-    first = held(start.streams) or start
-    slack = slot_slack_s(spec, plan.cost.ttft_s)
-
-    def fits(slots: StreamCapacity) -> bool:  # a batch service's: a wait that ends
-        return math.isfinite(wait := p95_s(slots)) and wait <= slack
-
-    if fits(first):
-        return first if first.streams > 1 else None
-    drains = math.isfinite(p95_s(first))
-    chosen = _within_cache(first, held, fits) if drains else _draining(first, held, p95_s, fits)
-    if chosen.streams == start.streams:
-        return first if first.streams > 1 else None
-    basis = "fits" if fits(chosen) else "cache" if drains else "drain"
-    return chosen._replace(rate_streams=start.streams, wait_basis=basis)
-
-
-def _within_cache(
-    first: StreamCapacity, held: Callable[[int], StreamCapacity | None], fits: Callable[[StreamCapacity], bool]
-) -> StreamCapacity:
-    """The fewest slots from ``first`` in its KV cache whose wait fits, else the most its cache holds (least wait)."""
-
-    def more(streams: int) -> StreamCapacity | None:
-        slots = held(streams)
-        return slots if slots is not None and slots.context_tokens <= first.context_tokens else None
-
-    def fewest(low: int, high: StreamCapacity) -> StreamCapacity:  # ``high`` fits the wait, ``low`` does not
-        while high.streams - low > 1:
-            middle = (low + high.streams) // 2
-            got = more(middle)
-            high, low = (got, low) if got is not None and fits(got) else (high, middle)
-        return high
-
-    most, unfit = first, None
-    while most.streams < MAX_STREAMS:
-        got = more(min(2 * most.streams, MAX_STREAMS))
-        if got is None:
-            unfit = min(2 * most.streams, MAX_STREAMS)
-            break
-        if fits(got):
-            return fewest(most.streams, got)
-        most = got
-    short = most.streams  # the most tried that does not fit the wait
-    while unfit is not None and unfit - most.streams > 1:  # the most slots the cache holds, between the last two
-        middle = (most.streams + unfit) // 2
-        got = more(middle)
-        most, unfit = (got, unfit) if got is not None else (most, middle)
-    return fewest(short, most) if fits(most) else most
-
-
-def _draining(
-    first: StreamCapacity,
-    held: Callable[[int], StreamCapacity | None],
-    p95_s: Callable[[StreamCapacity], float],
-    fits: Callable[[StreamCapacity], bool],
-) -> StreamCapacity:
-    """Where the rate's slots never drain (each holds a request its TTFT too): a few more counts, placed as they need.
-
-    The fewest of ``first`` + 1, + 2, x 2, x 4 and x 8 that fits the wait, else the fewest whose queue drains: a larger
-    cache may move weights off the GPUs, slowing every request, and the placement made again for it take yet more
-    slots (the q4_k_m of Qwen3-235B on 2 x RTX 3090 went from 9 slots to 128 so); ``first`` where none drains.
-    """
-    counts = sorted({n for n in (first.streams + 1, first.streams + 2, 2 * first.streams, 4 * first.streams,
-                                 8 * first.streams) if n <= MAX_STREAMS})  # fmt: skip
-    tried = [slots for n in counts if (slots := held(n)) is not None]
-    return next((s for s in tried if fits(s)), None) or next((s for s in tried if math.isfinite(p95_s(s))), first)
 
 
 def _prompt_text(share: float, prefill_s: float, decode_demand: float) -> str:
