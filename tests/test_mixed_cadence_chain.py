@@ -53,17 +53,31 @@ def test_jobs_of_different_cadences_share_one_bought_server(tmp_path: Path) -> N
     assert chained.totals["capex_usd"] == alone.totals["capex_usd"] - 197_000  # one XE8640 not bought
     details = {d.name: d.details for d in chained.deployments}
     nightly, monthly = details["nightly-lora"]["hours"], details["monthly-full"]["hours"]
-    # the monthly job's slice of each run of the sequence: 1/30 of its run, after the nightly one
+    # the monthly job's slice of each run of the sequence: 1/30 of its run, after the nightly one, and (fix140) its
+    # checkpoint written at the slice's end (112.4 GB a node at 3.5 GB/s: 32.1 s) and read back at the next slice's
+    # start (at 0.8 x 7 GB/s: 20.1 s)
+    pause = details["monthly-full"]["slice_checkpoint_write_s"] + details["monthly-full"]["slice_checkpoint_read_s"]
+    assert (details["monthly-full"]["slice_checkpoint_write_s"], details["monthly-full"]["slice_checkpoint_read_s"]) == (
+        32.1,
+        20.1,
+    )
     assert details["monthly-full"]["share_of_run_per_sequence"] == pytest.approx(1 / 30)
     assert details["monthly-full"]["starts_at_hours"] == pytest.approx(nightly, abs=1e-3)
-    assert details["monthly-full"]["finishes_at_hours"] == pytest.approx(nightly + monthly / 30, abs=1e-3)
+    assert details["monthly-full"]["finishes_at_hours"] == pytest.approx(nightly + monthly / 30 + pause / 3600, abs=1e-3)
+    assert details["monthly-full"]["slice_checkpoint_hours_per_run"] == pytest.approx(30 * pause / 3600, abs=1e-3)
     assert details["nightly-lora"]["share_of_run_per_sequence"] is None
-    # the pool's month holds every job's hours times its runs, hand: 30 x 4.9 + 1 x 44.5 = 193 h
+    assert not any(k.startswith("slice_") for k in details["nightly-lora"])
+    # the pool's month holds every job's hours times its runs, hand: 30 x 4.95 + 1 x 44.46 = 193.0 h, and the 30
+    # slices' checkpoints, 30 x 52.2 s = 26 min: 193.4 h
     said = " ".join(f.message for f in chained.findings if f.code == "training-energy-assumed")
     busy = float(re.search(r"run ([\d.]+) h of it", said).group(1))  # type: ignore[union-attr]
-    assert busy == pytest.approx(30 * nightly + monthly, abs=0.1)
+    assert busy == pytest.approx(30 * nightly + monthly + 30 * pause / 3600, abs=0.05) == 193.4
     reason = " ".join(next(d for d in chained.deployments if d.name == "monthly-full").reasons)
     assert "checkpointed at the slice's end and resumed in the next" in reason
+    assert (
+        "each run of the sequence holds 0.03333 of its run and 52 s for its checkpoint, written at the slice's end in "
+        "32 s and read back at the next slice's start in 20 s (30 saves and resumes a run of it, in the slice's hours)"
+    ) in reason, reason
 
 
 def test_without_run_after_the_plan_names_the_shared_server(tmp_path: Path) -> None:
@@ -131,11 +145,20 @@ def test_a_monthly_deadline_under_its_slices_runs_stretched_between_the_nightly_
     reason = " ".join(next(d for d in plan.deployments if d.name == "monthly-full").reasons)
     assert "so it runs stretched: from 5.0 h straight through the gaps between the runs of nightly-lora" in reason, reason
     assert "2 runs of the sequence pre-empt it and it finishes at 59.3 h of the sequence" in reason, reason
+    # fix140: the pre-emption is started ahead of each nightly run by the checkpoint's write, 24.333 h - 32.1 s
+    assert monthly["stretched_checkpoint_at_hours"] == [24.324, 48.658]
+    assert (
+        "its checkpoint's write started 32 s before that run's start (at 24.324 h, 48.658 h of the sequence), so the "
+        "run starts on time, and read back in 20 s after it"
+    ) in reason, reason
+    assert monthly["stretched_checkpoint_hours_per_run"] == pytest.approx(2 * (32.1 + 20.1) / 3600, abs=1e-3)
     assert "within its 100 h deadline" in reason
     # the pool's month and the monthly job's whole run are as sliced: 30 x 4.95 + 44.46 h of work a month
     said = " ".join(f.message for f in plan.findings if f.code == "training-energy-assumed")
     assert "run 193.0 h of it" in said, said
-    assert monthly["gpu_hours_per_job"] == pytest.approx(monthly["hours"] * 4, abs=0.1)
+    # a run holds the 4 GPUs its hours and its 2 pre-emptions' checkpoint writes and reads (fix140)
+    held = monthly["hours"] + monthly["stretched_checkpoint_hours_per_run"]
+    assert monthly["gpu_hours_per_job"] == pytest.approx(held * 4, abs=0.1) == 177.9  # hours shown to 0.01 h
 
 
 def test_a_monthly_deadline_its_slices_meet_keeps_the_slices(tmp_path: Path) -> None:
@@ -145,7 +168,8 @@ def test_a_monthly_deadline_its_slices_meet_keeps_the_slices(tmp_path: Path) -> 
     monthly = next(d.details for d in plan.deployments if d.name == "monthly-full")
     assert monthly["share_of_run_per_sequence"] == pytest.approx(1 / 30)
     assert not any(k.startswith("stretched_") for k in monthly)
-    assert monthly["finishes_at_hours"] - monthly["starts_at_hours"] == pytest.approx(monthly["hours"] / 30, abs=1e-2)
+    pause = (monthly["slice_checkpoint_write_s"] + monthly["slice_checkpoint_read_s"]) / 3600  # fix140: each slice's
+    assert monthly["finishes_at_hours"] - monthly["starts_at_hours"] == pytest.approx(monthly["hours"] / 30 + pause, abs=1e-3)
 
 
 def test_a_deadline_on_a_less_frequent_job_before_others_is_refused_at_the_field(tmp_path: Path) -> None:
@@ -235,16 +259,22 @@ def test_a_chain_rented_by_the_hour_counts_the_slice(tmp_path: Path, capsys: pyt
 
 def test_a_sliced_jobs_per_job_figures_are_a_whole_run(tmp_path: Path) -> None:
     """review80 item 4: the monthly job's gpu_hours_per_job was its slice's (0.73 h x 8 GPUs = 5.8) beside hours of
-    its whole run (21.89); a run is 21.89 h x 8 = 175.1 GPU-hours and 30 slices' energy."""
+    its whole run (21.89); a run is 21.89 h x 8 = 175.1 GPU-hours and 30 slices' energy. fix140 (review80 item 6):
+    each slice also writes its checkpoint (16.1 s) and reads it back (10.0 s): 30 x 26.1 s = 0.2175 h a run, so a run
+    holds the 8 GPUs 22.11 h, 176.9 GPU-hours, and 30 slices of $13.44."""
     path = tmp_path / "first.yaml"
     path.write_text(MONTHLY_FIRST)
     (monthly,) = [d for d in _plan(path).deployments if d.name == "monthly-full"]
     details = monthly.details
     share = details["share_of_run_per_sequence"]
     slice_h = details["finishes_at_hours"] - details["starts_at_hours"]
-    assert details["hours"] == pytest.approx(slice_h / share, abs=0.1)
-    assert details["gpu_hours_per_job"] == pytest.approx(details["hours"] * 8, abs=0.2) == 175.1
-    assert details["usd_per_job"] == pytest.approx(30 * 13.31, abs=0.5)  # 30 slices of $13.31 each
+    pause_h = (details["slice_checkpoint_write_s"] + details["slice_checkpoint_read_s"]) / 3600
+    assert (details["slice_checkpoint_write_s"], details["slice_checkpoint_read_s"]) == (16.1, 10.0)
+    assert details["hours"] == pytest.approx((slice_h - pause_h) / share, abs=0.05)
+    assert details["slice_checkpoint_hours_per_run"] == pytest.approx(30 * pause_h, abs=1e-3) == 0.2175
+    held = details["hours"] + details["slice_checkpoint_hours_per_run"]
+    assert details["gpu_hours_per_job"] == pytest.approx(held * 8, abs=0.2) == 176.9
+    assert details["usd_per_job"] == pytest.approx(30 * 13.44, abs=0.5)  # 30 slices of $13.44 each
 
 
 def test_a_stretched_deadline_on_a_job_of_unknown_hours_is_refused_at_the_field(tmp_path: Path) -> None:
@@ -269,3 +299,67 @@ def test_a_sliced_job_of_unknown_hours_is_not_said_to_end_in_time(tmp_path: Path
         "a run of it is to end within 30 runs of the sequence, which is not checked: the sequence's hours are not known "
         "(a job of it gives no dataset_tokens), and the more frequent jobs' runs are never delayed by it (it runs last)"
     ) in said
+
+
+def test_a_slices_checkpoint_counts_against_the_deadlines(tmp_path: Path) -> None:
+    """fix140 (review80 item 6): on one XE8640 the monthly slice (1/30 of its 44.46 h run: 1.482 h) ran before the
+    nightly's 4.95 h and the nightly was said to finish at 6.432 h, within a 6.44 h deadline, with the slice's
+    checkpoint write (32.1 s) and read back (20.1 s) uncounted; with them the nightly ends at 6.446 h, past it: refused,
+    with the finish to the 0.001 h it takes to read past 6.44; a 6.45 h deadline is met at 6.446."""
+    path = tmp_path / "first.yaml"
+    one = MONTHLY_FIRST.replace("provider: baremetal,", "provider: baremetal, max_nodes: 1,")
+    path.write_text(one.replace("deadline_hours: 6,", "deadline_hours: 6.44,"))
+    with pytest.raises(InfeasibleError) as raised:
+        _plan(path)
+    said = str(raised.value)
+    assert "deployments[1].training.deadline_hours" in said, said
+    assert "monthly-full 1.5 h (0.0-1.5 h, 0.03333 of its run and its checkpoint's write and read back)" in said, said
+    assert "nightly-lora finishes at 6.446 h, past its 6.44 h deadline" in said, said
+    path.write_text(one.replace("deadline_hours: 6,", "deadline_hours: 6.45,"))
+    turns = {d.name: d.details for d in _plan(path).deployments}
+    monthly, nightly = turns["monthly-full"], turns["nightly-lora"]
+    pause = (monthly["slice_checkpoint_write_s"] + monthly["slice_checkpoint_read_s"]) / 3600
+    assert (monthly["slice_checkpoint_write_s"], monthly["slice_checkpoint_read_s"]) == (32.1, 20.1)
+    assert nightly["starts_at_hours"] == monthly["finishes_at_hours"] == pytest.approx(monthly["hours"] / 30 + pause, abs=1e-3)
+    assert nightly["finishes_at_hours"] == pytest.approx(1.482 + pause + 4.95, abs=2e-3) == 6.446
+
+
+def _group_vars_sequence(tmp_path: Path, more: str) -> dict[str, dict[str, object]]:
+    """Each job's ``sequence`` entry in the rendered group vars of the pair (nightly first, the monthly job after)."""
+    from tests.helpers import ansible_reader, call_cli
+
+    out = tmp_path / "out"
+    assert call_cli(tmp_path, ("render", str(_write(tmp_path, more)), "-o", str(out))) == 0
+    (group_vars,) = sorted((out / "ansible" / "group_vars").glob("*.yml"))
+    jobs = ansible_reader().load(group_vars.read_text())["specgen_deployments"]
+    return {j["name"]: j["sequence"] for j in jobs}
+
+
+def test_group_vars_say_how_a_sliced_job_shares_the_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fix140: a runner reading the group vars alone learns the mode, the share of its run a slice holds, and that it
+    checkpoints at the slice's end (32.1 s) and resumes at the next (20.1 s); the nightly job's entry has none of it."""
+    seq = _group_vars_sequence(tmp_path, ", deadline_hours: 800, run_after: nightly-lora")
+    monthly, nightly = seq["monthly-full"], seq["nightly-lora"]
+    assert monthly["mode"] == "sliced" and monthly["share_of_run"] == pytest.approx(1 / 30)
+    assert monthly["checkpoint_at_slice_end"] is True and monthly["resume_at_next_slice"] is True
+    assert (monthly["checkpoint_write_s"], monthly["checkpoint_read_s"]) == (32.1, 20.1)
+    assert monthly["starts_at_hours"] == 4.95 and monthly["finishes_at_hours"] == 6.446  # 4.95 + 1.482 + 52.2 s
+    assert "mode" not in nightly and "share_of_run" not in nightly
+    capsys.readouterr()
+
+
+def test_group_vars_say_how_a_stretched_job_is_pre_empted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fix138 left a stretched job's group vars with its start and finish only (4.95 h, 59.334 h): a runner could not
+    know to checkpoint before each nightly run. fix140: the mode, the runs that pre-empt it, when to start the checkpoint
+    (each run's start less the write's 32.1 s: 24.333 - 0.009 = 24.324 h, 48.658 h), the read back and resume."""
+    seq = _group_vars_sequence(tmp_path, ", deadline_hours: 100, run_after: nightly-lora")
+    monthly = seq["monthly-full"]
+    assert monthly["mode"] == "stretched" and monthly["interrupted_by"] == ["nightly-lora"]
+    assert monthly["interruptions"] == 2 and monthly["period_hours"] == 24.333
+    assert monthly["interrupting_runs_hours"] == 4.95
+    assert monthly["checkpoint_before_each_run_s"] == 32.1 and monthly["checkpoint_read_s"] == 20.1
+    assert monthly["checkpoint_at_hours"] == [24.324, 48.658]
+    assert monthly["resume_after_each"] is True
+    assert (monthly["starts_at_hours"], monthly["finishes_at_hours"]) == (4.95, 59.334)
+    assert "share_of_run" not in monthly and "mode" not in seq["nightly-lora"]
+    capsys.readouterr()

@@ -48,6 +48,11 @@ class Option(NamedTuple):
     #: runs, pre-empted by each (its deadline shorter than its slices would take): when it starts and ends. None: no
     #: such job (each job runs in its turn, a less frequent one in slices).
     stretch: Stretch | None = None
+    #: A ``run_after`` sequence's, for each job: seconds to write its checkpoint and to read it back (None: not timed,
+    #: no drive rate), and the hours of such writes and reads it holds in a run of the sequence, beside its share of
+    #: its run (a sliced job's at its slice's end and the next's start, a stretched one's share of its pre-emptions';
+    #: 0 for a job run whole each time; fix140). Empty: not a sequence.
+    checkpoint_pauses: tuple[tuple[float | None, float | None, float], ...] = ()
 
     @property
     def pieces(self) -> tuple[Option, ...]:

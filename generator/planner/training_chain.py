@@ -9,7 +9,8 @@ chain's start.
 Jobs of different ``runs_per_month`` may share a chain on servers bought or owned (newuser80 item 2: a nightly LoRA and
 a monthly full fine-tune each bought a $197,000 server, busy 20% and 6% of the month). The chain then runs as often as
 its most frequent job, ``R`` times a month, and a job of ``r`` runs a month takes ``r / R`` of its run in each: it
-is checkpointed at the end of its slice and resumed in the next run of the chain: a more frequent job after it in the
+is checkpointed at the end of its slice and resumed in the next run of the chain (the checkpoint's write and its read
+back counted in each slice's hours, :class:`_Slices`; fix140, review80 item 6): a more frequent job after it in the
 chain starts the slice's hours later each run (never delayed where the slice runs last), and its own run ends within
 its ``R / r`` runs of the chain (at most 730 h / ``r``). The pool's
 month holds every job's hours times its runs. Each job's share (:func:`cadence_shares`) weighs its hours wherever the
@@ -18,11 +19,12 @@ chain's hours are summed.
 Where the chain's last job runs less often than the chain and its ``deadline_hours`` is shorter than its slices would
 take (730 h / ``r``), it runs stretched instead (fix138): it starts where the jobs before it end in a run of the chain
 and runs straight on through the gaps between the chain's runs; at each run of the chain it is pre-empted (its
-checkpoint written so as to end as that run starts, the run's jobs at their own hours, its checkpoint read back) and
-resumed, so the other jobs' runs keep their own hours and deadlines, and it ends at about its hours over the share of
-the month the others leave (:func:`stretched_finish`). The plan is refused only where even that finish misses its
-deadline. Where its deadline allows the slices, they are kept: they hold the servers for no job longer than a run of
-the chain, so no run of a more frequent job waits on a checkpoint's write, and the finish is the same month's work.
+checkpoint's write started ahead of that run's start by the write's time, so the run starts on time (fix140); the
+run's jobs at their own hours; its checkpoint read back) and resumed, so the other jobs' runs keep their own hours and
+deadlines, and it ends at about its hours over the share of the month the others leave (:func:`stretched_finish`). The
+plan is refused only where even that finish misses its deadline. Where its deadline allows the slices, they are kept:
+they hold the servers for no job longer than a run of the chain, so no run of a more frequent job waits on a
+checkpoint's write, and the finish is the same month's work.
 
 On a pool the jobs' layouts are chosen together: on bought or owned servers (paid by the month whatever runs on them)
 each job takes its fastest layout that fits the pool, which makes every finish time the earliest it can be; on rented
@@ -152,8 +154,9 @@ def stretched_finish(
 ) -> tuple[float, int] | None:
     """When a job started at ``start`` h ends, run straight on and pre-empted at every ``period`` h, and how often.
 
-    Each pre-emption: its checkpoint written so as to end at the period's start (``write_h``), the jobs before it run
-    (``busy``), its checkpoint read back (``reload_h``). None where a period leaves it no time (it never ends).
+    Each pre-emption: its checkpoint's write started ``write_h`` before the period's start, so it ends as the period's
+    run starts on time, the jobs before it run (``busy``), its checkpoint read back (``reload_h``). None where a period
+    leaves it no time (it never ends).
     """
     gap = period - busy - write_h - reload_h
     if gap <= 0:
@@ -202,6 +205,37 @@ def _pause_s(o: Option, consts: Constants) -> tuple[float | None, float | None]:
     write = each / (o.node.nvme_write_gb_per_s * 1e9) if o.node.nvme_write_gb_per_s else None
     reload = model_load_seconds(round(each), o.node, consts)
     return write, reload
+
+
+def _pause_h(o: Option, consts: Constants) -> float:
+    """Hours a pause of a layout's run costs it: its checkpoint written and read back (0 where the node has no drive rate)."""
+    write, reload = _pause_s(o, consts)
+    return ((write or 0.0) + (reload or 0.0)) / 3600
+
+
+class _Slices(NamedTuple):
+    """How long each job holds the pool in a run of the chain: its run's hours times its share, and a sliced job's pause.
+
+    fix140 (review80 item 6): a job run in slices (share < 1) writes its checkpoint at each slice's end and reads it
+    back at the next slice's start (:func:`_pause_s`): R saves and R resumes a month, each slice's hours. A stretched
+    job (``stretched_at``) runs no slices: its pauses are its pre-emptions (:class:`Stretch`).
+    """
+
+    shares: Sequence[float]
+    consts: Constants
+    stretched_at: int | None = None
+
+    def sliced(self, k: int) -> bool:
+        """Whether job ``k`` runs in slices of its run."""
+        return self.shares[k] < 1 and k != self.stretched_at
+
+    def pause_h(self, k: int, o: Option) -> float:
+        """A slice's checkpoint write and read back, hours (0 where job ``k`` runs whole or stretched)."""
+        return _pause_h(o, self.consts) if self.sliced(k) else 0.0
+
+    def hours(self, k: int, o: Option) -> float:
+        """Job ``k``'s hours in a run of the chain at layout ``o``: its share of its run, and a slice's pause."""
+        return _hours(o) * self.shares[k] + self.pause_h(k, o)
 
 
 def _stretching(provider: str, jobs: Sequence[ChainJob], consts: Constants) -> _Stretching | None:
@@ -308,7 +342,7 @@ def _fastest_miss(
     jobs: Sequence[ChainJob],
     deadlines: Sequence[float | None],
     per_job: list[list[Option]],
-    shares: Sequence[float],
+    slices: _Slices,
     stretching: _Stretching | None = None,
 ) -> _Miss | None:
     """Where even each job's fastest layout on the pool leaves one past its deadline, which; None: every deadline is met.
@@ -319,9 +353,9 @@ def _fastest_miss(
     finish = 0.0
     finishes = []
     late = None
-    for k, (deadline, options, share) in enumerate(zip(deadlines, per_job, shares, strict=True)):
+    for k, (deadline, options) in enumerate(zip(deadlines, per_job, strict=True)):
         before = finish
-        finish += min(_hours(o) for o in options) * share
+        finish += min(slices.hours(k, o) for o in options)
         finishes.append(finish)
         if late is None and deadline and finish > deadline * (1 + 1e-9):
             late = k
@@ -337,7 +371,7 @@ def _best_sequence(
     provider: str,
     deadlines: Sequence[float | None],
     per_job: list[list[Option]],
-    shares: Sequence[float],
+    slices: _Slices,
     jobs: Sequence[ChainJob] = (),
     stretching: _Stretching | None = None,
 ) -> tuple[Option, ...] | None:
@@ -346,13 +380,13 @@ def _best_sequence(
     States (finish hours, cost) are kept on their Pareto front job by job, so the search stays small.
     """
     states: list[tuple[float, float, tuple[Option, ...]]] = [(0.0, 0.0, ())]
-    for k, (deadline, options, share) in enumerate(zip(deadlines, per_job, shares, strict=True)):
+    for k, (deadline, options) in enumerate(zip(deadlines, per_job, strict=True)):
         stretched = stretching if stretching is not None and k == stretching.at else None
         grown = [
-            (finish + _hours(o) * share, cost + _run_cost(provider, o), (*chosen, o))
+            (finish + slices.hours(k, o), cost + _run_cost(provider, o), (*chosen, o))
             for finish, cost, chosen in states
             for o in options
-            if (not deadline or finish + _hours(o) * share <= deadline * (1 + 1e-9))
+            if (not deadline or finish + slices.hours(k, o) <= deadline * (1 + 1e-9))
             and (stretched is None or not stretched.late(jobs, finish, o))
         ]
         grown.sort(key=lambda s: (s[0], s[1], tuple(o.candidate.summary for o in s[2])))
@@ -376,6 +410,7 @@ def _on_the_pools_dimms(
     deadlines: Sequence[float | None],
     consts: Constants,
     free: dict[ServerKey, int] | None,
+    slices: _Slices,
     stretching: _Stretching | None = None,
 ) -> tuple[Option, ...] | None:
     """``sequence`` with each job timed at the DIMMs of the pool's node, built for the largest host RAM of its jobs.
@@ -391,51 +426,77 @@ def _on_the_pools_dimms(
         return None
     out = tuple(o for o in timed if o is not None)
     finish = 0.0
-    for k, (deadline, o, share) in enumerate(zip(deadlines, out, cadence_shares(jobs), strict=True)):
+    for k, (deadline, o) in enumerate(zip(deadlines, out, strict=True)):
         if stretching is not None and k == stretching.at and stretching.late(jobs, finish, o):
             return None
-        finish += _hours(o) * share
+        finish += slices.hours(k, o)
         if deadline and finish > deadline * (1 + 1e-9):
             return None
     return out
 
 
 def _chain_option(
-    provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...], stretching: _Stretching | None = None
+    provider: str,
+    jobs: Sequence[ChainJob],
+    sequence: tuple[Option, ...],
+    slices: _Slices,
+    stretching: _Stretching | None = None,
 ) -> Option:
     """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed.
 
-    On servers all owned, the chain's runs' energy: its hours summed, at the widest job's servers (fix89).
+    Each job holds the pool in a run of the chain for its share of its run and, sliced, a slice's checkpoint write and
+    read back; stretched, its share of its pre-emptions' (fix140). On servers all owned, the chain's runs' energy: its
+    hours summed, at the widest job's servers (fix89).
     """
     widest = max(sequence, key=lambda o: (o.candidate.nodes, o.candidate.gpus, o.candidate.summary))
     c = widest.candidate
     timed = all(o.candidate.run_hours for o in sequence)
-    shares = cadence_shares(jobs)
-    finish = sum(_hours(o) * share for o, share in zip(sequence, shares, strict=True)) if timed else None
-    rate = c.usd_per_hour
-    if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
-        # a sliced job's run cost counts its share in each run of the chain, as its hours do (review80 item 3: the
-        # monthly job's whole run was charged to every nightly run of the chain)
-        costs = [run_usd(o.candidate) for o in sequence]
-        rate = None if None in costs else sum(x * share for x, share in zip(costs, shares, strict=True) if x is not None) / finish
-    gpus = max(o.candidate.gpus for o in sequence)
+    shares = slices.shares
     start = 0.0
     steps = []
     stretch = None
+    pauses: list[float] = []
+    timings = [_pause_s(o, slices.consts) for o in sequence]
     for k, (job, o, share) in enumerate(zip(jobs, sequence, shares, strict=True)):
-        hours = _hours(o) * share
+        pause = slices.pause_h(k, o)
+        hours = _hours(o) * share + pause
         shape_reason = getattr(o.shape, "reason", o.candidate.summary)
-        sliced = f", {share:.4g} of its {_hours(o):.1f} h run" if share < 1 else ""
+        sliced = ""
+        if share < 1:
+            timed_pause = None not in timings[k]
+            with_pause = (
+                f" and {pause * 3600:,.0f} s for its checkpoint's write at the slice's end and read back at the next"
+                if timed_pause
+                else " (its checkpoint's write and read back at each slice not timed: the servers have no drive rate)"
+            )
+            sliced = f", {share:.4g} of its {_hours(o):.1f} h run{with_pause}"
         span = f" ({start:.1f}-{start + hours:.1f} h{sliced})"
         if timed and stretching is not None and k == stretching.at:
             stretch = stretching.of(jobs, start, o)
             assert stretch is not None, "a stretched job is searched only where it ends"
+            # its month: its run and its pre-emptions' checkpoint writes and reads, its share in each run of the chain
+            pause = stretch.interruptions * _pause_h(o, slices.consts) * share
+            hours = _hours(o) * share + pause
             span = (
                 f" ({stretch.starts_at:.1f}-{stretch.finishes_at:.1f} h, its {_hours(o):.1f} h run straight through the "
                 f"gaps: {_preempted_text(stretch.interruptions).removeprefix('is ')})"
             )
+        pauses.append(pause)
         steps.append(f"{job.dep.name} {shape_reason}" + (span if timed else ""))
         start += hours
+    held = [_hours(o) * share + pause for o, share, pause in zip(sequence, shares, pauses, strict=True)]
+    finish = math.fsum(held) if timed else None
+    rate = c.usd_per_hour
+    if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
+        # a sliced job's run cost counts its share in each run of the chain, as its hours do (review80 item 3: the
+        # monthly job's whole run was charged to every nightly run of the chain), and its slice's pause at its rate
+        costs = [run_usd(o.candidate) for o in sequence]
+        rate = (
+            None
+            if None in costs
+            else math.fsum((x or 0.0) / _hours(o) * h for x, o, h in zip(costs, sequence, held, strict=True)) / finish
+        )
+    gpus = max(o.candidate.gpus for o in sequence)
     summary = (
         f"sequence {chain_text(jobs)} on {c.nodes} x {widest.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id}): "
         + "; ".join(steps)
@@ -455,7 +516,12 @@ def _chain_option(
         run_hours=finish,
     )
     return widest._replace(
-        candidate=candidate, sequence=sequence, parts=(), runs_per_month=chain_runs_per_month(jobs), stretch=stretch
+        candidate=candidate,
+        sequence=sequence,
+        parts=(),
+        runs_per_month=chain_runs_per_month(jobs),
+        stretch=stretch,
+        checkpoint_pauses=tuple((*t, p) for t, p in zip(timings, pauses, strict=True)),
     )
 
 
@@ -484,13 +550,14 @@ def _deadline_blocked(
     ran = []
     start = 0.0
     for job, finish, share in zip(jobs[: miss.late + 1], miss.finishes, cadence_shares(jobs), strict=False):
-        sliced = f", {share:.4g} of its run" if share < 1 else ""
+        sliced = f", {share:.4g} of its run and its checkpoint's write and read back" if share < 1 else ""
         ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h{sliced})")
         start = finish
     why = (
         f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
         f"{c.gpu_id}) runs, each job at its fastest there: {', '.join(ran)}; {late.dep.name} finishes at "
-        f"{miss.finishes[miss.late]:.1f} h, {due} from the start of {jobs[0].dep.name}, the chain's first job)"
+        f"{_past_text(miss.finishes[miss.late], deadline)} h, {due} from the start of {jobs[0].dep.name}, the chain's "
+        "first job)"
     )
     return Blocked(
         c.gpu_id,
@@ -503,6 +570,11 @@ def _deadline_blocked(
         excess=miss.finishes[miss.late] / deadline - 1 if deadline else None,
         missed=(late.dep.name, *(("runs_per_month",) if month else ())),  # the job whose deadline is missed, and which
     )
+
+
+def _past_text(finish: float, deadline: float) -> str:
+    """A finish past a deadline, to 0.1 h, or to the 0.001 h it takes to read past it (6.446 h past 6.44, not 6.4)."""
+    return f"{finish:.1f}" if round(finish, 1) > deadline else f"{finish:.3f}"
 
 
 def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
@@ -581,6 +653,7 @@ def chain_options(
     stretching = _stretching(provider, jobs, consts)
     if stretching is not None:  # its deadline is its stretched run's; a run of the chain has the chain's window
         deadlines[stretching.at] = stretching.period
+    slices = _Slices(shares, consts, stretching.at if stretching is not None else None)
     per_job: list[dict[ServerKey, list[Option]]] = []
     reasons: list[Blocked] = []
     for job, paced in zip(jobs, paced_deadlines(jobs, deadlines), strict=True):
@@ -606,16 +679,16 @@ def chain_options(
             if not all(fitting):
                 continue
             widest = max((o for opts in fitting for o in opts), key=lambda o: (o.candidate.nodes, o.candidate.summary))
-            miss = _fastest_miss(jobs, deadlines, fitting, shares, stretching)
+            miss = _fastest_miss(jobs, deadlines, fitting, slices, stretching)
             if miss is not None:
                 month = not miss.stretched and _month_binds(provider, jobs, deadlines, miss.late)
                 nearest = _deadline_blocked(jobs, widest, miss, deadlines, month)
                 continue
-            sequence = _best_sequence(provider, deadlines, fitting, shares, jobs, stretching)
+            sequence = _best_sequence(provider, deadlines, fitting, slices, jobs, stretching)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
-                sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free, stretching)
+                sequence = _on_the_pools_dimms(wl, jobs, sequence, deadlines, consts, free, slices, stretching)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
-                out.append(_chain_option(provider, jobs, sequence, stretching))
+                out.append(_chain_option(provider, jobs, sequence, slices, stretching))
         if nearest is not None and not any(o.server_kind == kind for o in out):
             blocked.append(nearest)
     blocked += reasons
@@ -718,13 +791,21 @@ class Sequenced(NamedTuple):
     def job_hours(self) -> list[float | None]:
         """Each job's hours in a run of the chain, in its order (None where a job has no ``dataset_tokens``).
 
-        Its run's hours, or its slice's where it runs less often than the chain.
+        Its run's hours, or its slice's where it runs less often than the chain, with the slice's checkpoint write
+        and read back (fix140: a stretched job's share of its pre-emptions').
         """
         shares = self.shares or (1.0,) * len(self.chain.sequence)
+        pauses = [p[2] for p in self.chain.checkpoint_pauses] or [0.0] * len(self.chain.sequence)
         return [
-            None if o.candidate.run_hours is None else o.candidate.run_hours * share
-            for o, share in zip(self.chain.sequence, shares, strict=True)
+            None if o.candidate.run_hours is None else o.candidate.run_hours * share + pause
+            for o, share, pause in zip(self.chain.sequence, shares, pauses, strict=True)
         ]
+
+    @property
+    def checkpoint_s(self) -> tuple[float | None, float | None]:
+        """Seconds to write the job's checkpoint and to read it back (None: not timed, or not known)."""
+        pauses = self.chain.checkpoint_pauses
+        return (pauses[self.position][0], pauses[self.position][1]) if pauses else (None, None)
 
 
 def sequenced_jobs(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
@@ -765,15 +846,39 @@ class Turn(NamedTuple):
     stretched_preempted_hours: float | None = None
     #: The hours between the sequence's runs (730 / its runs a month), where it runs stretched.
     stretched_period_hours: float | None = None
+    #: Run stretched: the hours of the sequence at which its checkpoint's write starts, one for each run that pre-empts
+    #: it: that run's start less the write's time, so the run starts on time (fix140).
+    stretched_checkpoint_at_hours: tuple[float, ...] | None = None
+    #: Run stretched: the hours its pre-emptions' checkpoint writes and reads add to a run of it (fix140).
+    stretched_checkpoint_hours_per_run: float | None = None
+    #: Run in slices: its checkpoint written at each slice's end and read back at the next's start, seconds (fix140,
+    #: review80 item 6; counted in its slice's hours). None where the servers have no drive rate.
+    slice_checkpoint_write_s: float | None = None
+    slice_checkpoint_read_s: float | None = None
+    #: Run in slices: the hours its slices' checkpoint writes and reads add to a run of it (one of each a slice).
+    slice_checkpoint_hours_per_run: float | None = None
 
     def details(self) -> dict[str, object]:
-        """The turn as the deployment's details (spec.json, SPEC.md); a stretched run's figures only where it is one."""
+        """The turn as the deployment's details (spec.json, SPEC.md); a stretched run's or a slice's figures only there."""
         out: dict[str, object] = dict(zip(self._fields, self, strict=True))
-        if self.stretched_preemptions is None:
-            for key in self._fields:
-                if key.startswith("stretched_"):
-                    del out[key]
+        for key in self._fields:
+            stretched = key.startswith("stretched_") and self.stretched_preemptions is None
+            if stretched or (key.startswith("slice_") and self.share_of_run_per_sequence is None):
+                del out[key]
+        if self.stretched_checkpoint_at_hours is not None:
+            out["stretched_checkpoint_at_hours"] = list(self.stretched_checkpoint_at_hours)
         return out
+
+    def _slice_pause_text(self) -> str:
+        """A slice's checkpoint write and read back, as its hours count them."""
+        write, read = self.slice_checkpoint_write_s, self.slice_checkpoint_read_s
+        if write is None or read is None:
+            return ", its checkpoint's write and read back at each slice not timed (the servers have no drive rate)"
+        each = 1 / (self.share_of_run_per_sequence or 1.0)
+        return (
+            f" and {write + read:,.0f} s for its checkpoint, written at the slice's end in {write:,.0f} s and read back "
+            f"at the next slice's start in {read:,.0f} s ({each:.4g} saves and resumes a run of it, in the slice's hours)"
+        )
 
     def _later_jobs_delay(self) -> str:
         """What the slice does to the jobs after it in the sequence.
@@ -791,9 +896,11 @@ class Turn(NamedTuple):
     def _stretched_text(self) -> str:
         """How a stretched run shares the servers (fix138)."""
         before = " -> ".join(self.sequence.split(" -> ")[: self.sequence_position - 1])
+        at = ", ".join(f"{h:.3f} h" for h in self.stretched_checkpoint_at_hours or ())
         pause = (
-            f"its checkpoint written in {self.stretched_checkpoint_write_s:,.0f} s, ending as that run starts, and read "
-            f"back in {self.stretched_checkpoint_read_s:,.0f} s after it"
+            f"its checkpoint's write started {self.stretched_checkpoint_write_s:,.0f} s before that run's start"
+            f"{f' (at {at} of the sequence)' if at else ''}, so the run starts on time, and read back in "
+            f"{self.stretched_checkpoint_read_s:,.0f} s after it"
             if self.stretched_checkpoint_write_s is not None and self.stretched_checkpoint_read_s is not None
             else "its checkpoint's write and read back not timed (the servers have no drive rate in the catalog)"
         )
@@ -835,7 +942,8 @@ class Turn(NamedTuple):
             )
             text += (
                 f"; it runs less often than the sequence, so each run of the sequence holds {self.share_of_run_per_sequence:.4g} "
-                f"of its run, checkpointed at the slice's end and resumed in the next: {ends}, {self._later_jobs_delay()}"
+                f"of its run{self._slice_pause_text()}, checkpointed at the slice's end and resumed in the next: {ends}, "
+                f"{self._later_jobs_delay()}"
             )
         if self.deadline_hours_from_sequence_start is not None:
             text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
@@ -868,7 +976,11 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
             None if s.reload_s is None else round(s.reload_s, 1),
             round(s.busy_hours, 3),
             round(s.period_hours, 3),
+            tuple(round((n + 1) * s.period_hours - (s.write_s or 0.0) / 3600, 3) for n in range(s.interruptions)),
+            round(s.interruptions * ((s.write_s or 0.0) + (s.reload_s or 0.0)) / 3600, 4),
         )
+    sliced = job.shares[job.position] if job.shares and job.shares[job.position] < 1 else None
+    write, read = job.checkpoint_s if sliced is not None else (None, None)
     return Turn(
         " -> ".join(names),
         job.position + 1,
@@ -877,7 +989,12 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
         round(start, 3) if timed else None,
         round(start + (hours[job.position] or 0.0), 3) if timed else None,
         dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None,
-        job.shares[job.position] if job.shares and job.shares[job.position] < 1 else None,
+        sliced,
+        slice_checkpoint_write_s=None if write is None else round(write, 1),
+        slice_checkpoint_read_s=None if read is None else round(read, 1),
+        slice_checkpoint_hours_per_run=(
+            round(((write or 0.0) + (read or 0.0)) / 3600 / sliced, 4) if sliced is not None else None
+        ),
     )
 
 

@@ -42,7 +42,10 @@ def busy_hours(pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
         runs, hours = d.details.get("runs_per_month"), d.details.get("hours")
         if not isinstance(runs, int | float) or not isinstance(hours, int | float):
             return None
-        busy += runs * hours
+        # a run_after job run in slices or stretched: its checkpoint's writes and reads between them hold the servers
+        # too (fix140, review80 item 6)
+        pauses = d.details.get("slice_checkpoint_hours_per_run") or d.details.get("stretched_checkpoint_hours_per_run")
+        busy += runs * (hours + (pauses if isinstance(pauses, int | float) else 0.0))
     return busy
 
 

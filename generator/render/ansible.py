@@ -434,6 +434,42 @@ SEQUENCE_KEYS = {
 }
 
 
+def sequence_run_vars(d: DeploymentPlan) -> dict[str, Any]:
+    """How a less frequent job of a ``run_after`` sequence shares its servers, as the runner must do it (fix140).
+
+    ``sliced`` (newuser80 item 2): each run of the sequence holds ``share_of_run`` of its run, between
+    ``starts_at_hours`` and ``finishes_at_hours``; it checkpoints at the slice's end and resumes in the next run.
+    ``stretched`` (fix138): it runs from ``starts_at_hours`` straight through the gaps between the sequence's runs
+    (``interrupted_by``, every ``period_hours``); before each run it starts its checkpoint at ``checkpoint_at_hours``
+    (that run's start less ``checkpoint_write_s``) so the run starts on time, stops, and resumes from the checkpoint
+    once the run ends (``resume_after_each``). Empty for a job run whole in each run of the sequence.
+    """
+    details = d.details
+    if details.get("share_of_run_per_sequence") is not None:
+        return {
+            "mode": "sliced",
+            "share_of_run": details["share_of_run_per_sequence"],
+            "checkpoint_at_slice_end": True,
+            "resume_at_next_slice": True,
+            "checkpoint_write_s": details.get("slice_checkpoint_write_s"),
+            "checkpoint_read_s": details.get("slice_checkpoint_read_s"),
+        }
+    if details.get("stretched_preemptions") is None:
+        return {}
+    position = details["sequence_position"]
+    return {
+        "mode": "stretched",
+        "interrupted_by": str(details["sequence"]).split(" -> ")[: position - 1],
+        "period_hours": details["stretched_period_hours"],
+        "interruptions": details["stretched_preemptions"],
+        "interrupting_runs_hours": details["stretched_preempted_hours"],
+        "checkpoint_before_each_run_s": details["stretched_checkpoint_write_s"],
+        "checkpoint_at_hours": details.get("stretched_checkpoint_at_hours") or [],
+        "checkpoint_read_s": details["stretched_checkpoint_read_s"],
+        "resume_after_each": True,
+    }
+
+
 def sglang_engine_vars(d: DeploymentPlan, pool: str, sharing: GpuSharing | None) -> dict[str, Any]:
     """An SGLang service's memory settings: ``mem_fraction_static`` as sized and, on a shared GPU, ``max_total_tokens``.
 
@@ -545,7 +581,8 @@ def _deployment_vars(
     parameter offload) and what it is sized with: its framework where given, the loss, activation offload, optimizer in
     backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and target modules. A job of a chain
     (``run_after``) also carries its turn (``sequence``: the order, its position, the job it runs after, and the hours
-    of the sequence it starts and finishes at, against its deadline from the start). On an air-gapped site
+    of the sequence it starts and finishes at, against its deadline from the start; a less frequent job's ``mode``,
+    sliced or stretched, with its checkpoints and resumes, :func:`sequence_run_vars`). On an air-gapped site
     (``mirrors.container_registry``) a vLLM or SGLang service on NVIDIA GPUs names its engine's image repository on the
     mirror (``image_repository``; the tag is the engine release the site mirrored). ``layout``: TP, PP, replicas here
     and GPUs a host; an SGLang service gets its memory settings (:func:`sglang_engine_vars`) under ``sharing``.
@@ -574,9 +611,7 @@ def _deployment_vars(
         if runs_deepspeed(d):  # the DeepSpeed config the layout is sized for, by the tree's root (newuser76 item 14)
             out["training"]["deepspeed_config"] = ds_config_path(d)
     if d.details.get("sequence") is not None:  # run_after: the pool's jobs run in turn, this one between these hours
-        out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()}
-        if d.details.get("share_of_run_per_sequence") is not None:  # a slice of its run each time (newuser80 item 2)
-            out["sequence"]["share_of_run"] = d.details["share_of_run_per_sequence"]
+        out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()} | sequence_run_vars(d)
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
