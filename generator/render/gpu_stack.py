@@ -291,12 +291,15 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
 #: Microsoft's page on the operator says to skip AKS's driver install for it; both ways are documented, and the header
 #: says which one this tree takes.
 AKS_DRIVER_LINES = (
-    "# AKS installs the NVIDIA driver and container toolkit on these GPU nodes (the AKS node pools' gpu_driver Install,",
-    "# the AKSNodeClass's gpu.mode Driver), so the operator's driver and toolkit are off and it runs the device plugin,",
-    "# GPU feature discovery and DCGM exporter beside them: the operator on AKS's preinstalled driver and toolkit, as",
-    "# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/microsoft-aks.html describes. Microsoft's",
-    "# page (https://learn.microsoft.com/azure/aks/nvidia-gpu-operator) instead creates the node pools with",
-    "# --gpu-driver none for the operator to install the driver; specgen does not render that way.",
+    "# AKS installs the NVIDIA driver and container toolkit on these GPU nodes",
+    "# (the AKS node pools' gpu_driver Install, the AKSNodeClass's gpu.mode",
+    "# Driver), so the operator's driver and toolkit are off and it runs the",
+    "# device plugin, GPU feature discovery and DCGM exporter beside them: the",
+    "# operator on AKS's preinstalled driver and toolkit, as NVIDIA's page says:",
+    "# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/microsoft-aks.html",
+    "# Microsoft's page instead creates the node pools with --gpu-driver none for",
+    "# the operator to install the driver, which specgen does not render:",
+    "# https://learn.microsoft.com/azure/aks/nvidia-gpu-operator",
 )
 
 
