@@ -730,7 +730,9 @@ def _build_cli() -> Any:
 
             rows = purchase_table_rows(rows)
         # purchases: whether each product is still sold new, after its price and date (newuser30 item 11)
-        click.echo(to_json(rows) if as_json else catalog_text(rows, 7 if kind == "purchases" else 6), nl=as_json)
+        # prices: its date and region before whose table it is (newuser83 item 4)
+        shown = {"purchases": 7, "prices": 8}.get(kind, 6)
+        click.echo(to_json(rows) if as_json else catalog_text(rows, shown), nl=as_json)
 
     return cli
 

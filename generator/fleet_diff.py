@@ -954,10 +954,32 @@ def new_findings(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str
 
     newuser28 item 4: a change to a precision the checkpoint does not hold read "85% of capacity" in the comment while
     the plan warned that what it sized is not what runs. A spec.json's findings are read only where well formed.
+
+    newuser83 item 3: a field under a deployment is compared by the deployment's name, not its place in the list: a
+    deployment added before others moved their findings from ``deployments[1]`` to ``deployments[2]``, and every
+    warning OLD's plan already said of them was listed as new.
     """
-    before = {(f["code"], f.get("path", "")) for f in _findings(old)}
-    fresh = [f for f in _findings(new) if f["level"] in ("warning", "error") and (f["code"], f.get("path", "")) not in before]
+    before = {(f["code"], _named_field(old, f.get("path", ""))) for f in _findings(old)}
+    fresh = [
+        f
+        for f in _findings(new)
+        if f["level"] in ("warning", "error") and (f["code"], _named_field(new, f.get("path", ""))) not in before
+    ]
     return fresh[:MAX_NEW_FINDINGS]
+
+
+_DEPLOYMENT_FIELD = re.compile(r"deployments\[(\d+)\]")
+
+
+def _named_field(plan: dict[str, Any], path: str) -> str:
+    """A finding's field with its deployment's index read as the deployment's name (the plan lists them in order)."""
+    found = _DEPLOYMENT_FIELD.match(path)
+    deployments = plan.get("deployments")
+    if found is None or not isinstance(deployments, list) or int(found[1]) >= len(deployments):
+        return path
+    record = deployments[int(found[1])]
+    name = record.get("name") if isinstance(record, dict) else None
+    return f"deployments[{name!r}]{path[found.end() :]}" if isinstance(name, str) else path
 
 
 def _findings(plan: dict[str, Any]) -> list[dict[str, str]]:

@@ -45,3 +45,19 @@ def test_catalog_prices_text_shows_no_raw_float_and_json_keeps_the_exact_value(c
     rows = {r["id"]: r for r in json.loads(_run(capsys, "prices", "--json"))}
     exact = catalog.prices()["gcp-a3-highgpu-8g-on-demand-us-central1"].usd
     assert rows["gcp-a3-highgpu-8g-on-demand-us-central1"]["usd"] == exact
+
+
+def test_catalog_prices_say_each_price_region_and_date(capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser83 item 4: a buyer in westeurope reading `catalog prices` saw $84.80 for an ND H200 v5 with no region but
+    the id's suffix and no date, though the record holds both (eastus2, read 2026-10-07); an undated price says so."""
+    rows = {r["id"]: r for r in json.loads(_run(capsys, "prices", "--json"))}
+    for key, rec in catalog.prices().items():
+        assert (rows[key]["region"], rows[key]["as_of"]) == (rec.region, rec.as_of or "undated")
+    h200 = rows["azure-standard-nd96isr-h200-v5-payg-eastus2"]
+    assert (h200["region"], h200["as_of"]) == ("eastus2", "2026-10-07")
+    assert rows["azure-standard-nc4as-t4-v3-payg-eastus2"]["as_of"] == "undated"  # its source gives no date
+    text = _run(capsys, "prices")
+    header = text.splitlines()[0].split()
+    assert header == ["id", "platform", "usd", "unit", "as_of", "region", "sourced_by", "source"]
+    (line,) = [row for row in text.splitlines() if row.startswith("azure-standard-nd96isr-h200-v5-payg-eastus2 ")]
+    assert line.split()[2:8] == ["84.80", "hour", "2026-10-07", "eastus2", "provider", h200["source"]]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from generator.cli import main
-from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, pool_replacements
+from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, new_findings, pool_replacements
 from generator.pr_diff import compare_with_base, markdown, unplanned_error
 from tests.helpers import VALID
 from tests.helpers import specgen_in_process as specgen
@@ -942,6 +942,31 @@ def test_the_warnings_a_change_brings_are_listed() -> None:
     assert "new_findings" not in diff_plans(_said(fresh), _said(fresh))
     many = [{**fresh, "path": f"p{i}"} for i in range(30)]
     assert len(diff_plans(_said(), _said(*many))["new_findings"]) == 20
+
+
+def test_a_deployment_added_before_others_brings_none_of_their_warnings() -> None:
+    """newuser83 item 3: a chat service added second in the list moved the Mistral service's and the fine-tune's
+    warnings from deployments[1] / deployments[3] to deployments[2] / deployments[4], and the diff listed all of them as
+    new in NEW's plan; a deployment's fields are compared by its name."""
+
+    def said(names: list[str], *findings: Any) -> dict[str, Any]:
+        return {**_said(*findings), "deployments": [{"name": n} for n in names]}
+
+    def warned(code: str, path: str) -> dict[str, str]:
+        return {"level": "warning", "code": code, "message": "m", "path": path}
+
+    old = said(["reasoning", "rag", "sft"], warned("model-config-only", "deployments[1].model"), warned("h", "deployments[2]"))
+    new = said(
+        ["reasoning", "chat", "rag", "sft"],
+        warned("model-config-only", "deployments[2].model"),
+        warned("h", "deployments[3]"),
+        warned("model-config-only", "deployments[1].model"),  # the added service's own: new
+        warned("h", "deployments[9]"),  # no such deployment: compared as written, and new
+    )
+    assert [f["path"] for f in new_findings(old, new)] == ["deployments[1].model", "deployments[9]"]
+    # the same index naming another deployment is a new warning (rag removed: sft moves into its place)
+    moved = said(["reasoning", "sft"], warned("model-config-only", "deployments[1].model"))
+    assert [f["path"] for f in new_findings(old, moved)] == ["deployments[1].model"]
 
 
 # ---------------------------------------------------------------- newuser31: what a diff compares and says

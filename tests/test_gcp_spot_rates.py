@@ -124,7 +124,10 @@ def test_a_gke_spot_pool_on_a2_megagpu_16g_is_priced_at_its_spot_rate(tmp_path: 
     assert f"{pool['name']}: gcp-a2-megagpu-16g-spot-us-central1 $19.48/hour as of 2025-03-06 ({CYCLENERD})" in third
     assert "({gcp-a2-megagpu-16g@spot: ...})" in third
     (listed,) = _findings(plan, "cloud-list-prices")
-    assert "a spot pool its spot rate there (an @spot key) (in us-central1: gcp-a2-megagpu-16g@spot $19.48/h)" in listed
+    assert (
+        "a spot pool its spot rate there (an @spot key) (in us-central1: gcp-a2-megagpu-16g@spot $19.48/h as of 2025-03-06)"
+        in listed
+    )
 
 
 def test_the_workloads_spot_rate_still_comes_first(tmp_path: Path) -> None:

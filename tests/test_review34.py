@@ -287,6 +287,12 @@ def test_an_undated_list_price_says_so(tmp_path: Path) -> None:
     assert undated is not None and "azure-standard-nc4as-t4-v3 $0.53/h (its source gives no date)" in undated.message
     dated = list_price_finding(_plan(tmp_path, BIG8.replace("MAXN", "8")))
     assert dated is not None and "gives no date" not in dated.message
+    # newuser83 item 4: a dated price says its date (the ND H200 v5's eastus2 list price, read 2026-10-07)
+    h200 = catalog.prices()["azure-standard-nd96isr-h200-v5-payg-eastus2"]
+    assert h200.as_of == "2026-10-07"
+    on_h200 = text.replace("hardware: {provider: azure}", "hardware: {provider: azure, gpus: [h200-sxm-141gb]}")
+    listed = list_price_finding(_plan(tmp_path, on_h200.replace("location: eastus,", "location: eastus2,")))
+    assert listed is not None and f"{h200.platform_id} ${h200.usd:,.2f}/h as of {h200.as_of}" in listed.message
 
 
 @pytest.mark.parametrize("cap", [None, 8, 16])

@@ -111,3 +111,25 @@ def test_spec_md_total_matches_the_text_report() -> None:
     spec = render_file(MIXED)["SPEC.md"]
     assert "| $9,098/month + $218 per training run (rented per job) |" in spec
     assert "usd_per_month: 8,151" not in spec
+
+
+def test_a_sum_over_several_jobs_says_it_is_one_run_of_each(tmp_path: Path) -> None:
+    """newuser83 item 6: a nightly LoRA job ($41 a run) and a monthly full fine-tune ($2,666) read "$2,707 per training
+    run", a run that never happens; the headline says the sum is one run of each, and names each job's."""
+    second = """  - name: assistant-lora-2
+    model: Qwen/Qwen2.5-7B-Instruct
+    training: {method: lora, lora_rank: 16, sequence_length: 2048, micro_batch_size: 2, dataset_tokens: 100000000,
+      epochs: 1, deadline_hours: 24}
+hardware:"""
+    path = tmp_path / "two-jobs.yaml"
+    path.write_text(Path(MIXED).read_text().replace("hardware:", second, 1))
+    plan = plan_file(str(path))[1]
+    jobs = {d.name: float(d.details["usd_per_job"]) for d in plan.deployments if d.kind == "training"}
+    assert len(jobs) == 2 and sum(jobs.values()) == pytest.approx(plan.totals["training_usd_per_job"], abs=0.02)
+    each = ", ".join(f"{name} ${usd:,.0f}" for name, usd in jobs.items())
+    total = plan.totals["training_usd_per_job"]
+    headline = plan_text(plan).splitlines()[0]
+    assert f" + ${total:,.0f} for one run of each training job ({each}) (rented per job)" in headline
+    assert "per training run" not in headline
+    # one job keeps its words (test_text_report_labels_training_cost_per_run)
+    assert "per training run (rented per job)" in plan_text(plan_file(MIXED)[1]).splitlines()[0]

@@ -68,6 +68,10 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
             "platform": spot_key(p.platform_id) if p.spot else p.platform_id,
             "usd": p.usd,
             "unit": p.unit,
+            # newuser83 item 4: an hourly cloud price is one region's list price, read on one day: a buyer in another
+            # region, or a month later, sees both (the id's suffix alone named the region; the date was not shown)
+            "as_of": p.as_of or "undated",
+            "region": p.region,
             # newuser73 items 2 and 12: whose page the source is, the provider's or a third party's table
             "sourced_by": "third party" if p.third_party else "provider",
         },

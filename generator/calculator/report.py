@@ -56,7 +56,7 @@ def plan_text(plan: Plan) -> str:
     if t.get("capex_usd") is not None:
         cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
     if t.get("training_usd_per_job") is not None:
-        cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
+        cost += f" + ${t['training_usd_per_job']:,.0f} {_per_run_words(plan)} (rented per job)"
         if t.get("training_usd_per_month") is not None:
             cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
             # with no month of its own (every pool rented per run) the fleet's month is the runs' (newuser45 item 11)
@@ -146,6 +146,23 @@ def plan_text(plan: Plan) -> str:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
+
+
+def _per_run_words(plan: Plan) -> str:
+    """What the headline's sum a run is: one job's run, or one run of each of several jobs, named with theirs.
+
+    newuser83 item 6: a nightly LoRA job ($41 a run, 30 a month) and a monthly full fine-tune ($2,666, once) read
+    "$2,707 per training run", a run that never happens: the sum of one run of each.
+    """
+    jobs = [
+        (d.name, float(d.details["usd_per_job"]))
+        for d in plan.deployments
+        if d.kind == "training" and isinstance(d.details.get("usd_per_job"), int | float)
+    ]
+    # only the jobs the sum counts (rented per run): a job on servers paid by the month is not among them
+    if len(jobs) < 2 or abs(sum(usd for _, usd in jobs) - float(plan.totals["training_usd_per_job"])) > 0.01 * len(jobs):
+        return "per training run"
+    return "for one run of each training job (" + ", ".join(f"{name} ${usd:,.0f}" for name, usd in jobs) + ")"
 
 
 def _rented_text(plan: Plan) -> str:

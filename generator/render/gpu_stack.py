@@ -281,6 +281,28 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         f"# Helm values for the NVIDIA GPU Operator chart {chart}.",
         f"# kubectl apply -k {MANIFESTS_DIR.rpartition('/')[2]}/, then",
         *helm_install_lines(stacks[0].mirror, NAMESPACE),
+        *_aks_driver_lines(stacks),
     ]
     usage = "\n".join(lines) + "\n"
     return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects), **plugin}
+
+
+#: newuser83 item 5: on AKS the values turned the operator's driver and toolkit off with no word of why, while
+#: Microsoft's page on the operator says to skip AKS's driver install for it; both ways are documented, and the header
+#: says which one this tree takes.
+AKS_DRIVER_LINES = (
+    "# AKS installs the NVIDIA driver and container toolkit on these GPU nodes",
+    "# (the AKS node pools' gpu_driver Install, the AKSNodeClass's gpu.mode",
+    "# Driver), so the operator's driver and toolkit are off and it runs the",
+    "# device plugin, GPU feature discovery and DCGM exporter beside them: the",
+    "# operator on AKS's preinstalled driver and toolkit, as NVIDIA's page says:",
+    "# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/microsoft-aks.html",
+    "# Microsoft's page instead creates the node pools with --gpu-driver none for",
+    "# the operator to install the driver, which specgen does not render:",
+    "# https://learn.microsoft.com/azure/aks/nvidia-gpu-operator",
+)
+
+
+def _aks_driver_lines(stacks: list[GpuPoolStack]) -> tuple[str, ...]:
+    """The header's word on who installs the driver where AKS's node image does (none for other clouds' pools)."""
+    return AKS_DRIVER_LINES if any(s.provider == "azure" and s.driver_owner == "node-image" for s in stacks) else ()

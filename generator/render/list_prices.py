@@ -43,8 +43,11 @@ def list_price_finding(plan: Plan) -> Finding | None:
     first = min(min(rates) for rates in by_region.values())
 
     def said(key: str, record: PriceRecord) -> str:
-        # an undated price says so (review34 item 15: the Azure T4 prices' source gives no date)
-        return f"{key} ${record.usd:,.2f}/h" + (" (its source gives no date)" if record.as_of is None else "")
+        # an undated price says so (review34 item 15: the Azure T4 prices' source gives no date); a dated one its date
+        # (newuser83 item 4: the plan quoted $84.80/h for an ND H200 v5 with no day, the record's 2026-10-07 unsaid)
+        return f"{key} ${record.usd:,.2f}/h" + (
+            " (its source gives no date)" if record.as_of is None else f" as of {record.as_of}"
+        )
 
     listed = "; ".join(
         f"in {region}: " + ", ".join(said(key, record) for key, record in sorted(rates.items()))
