@@ -657,17 +657,24 @@ def _build_cli() -> Any:
     @click.argument("paths", nargs=-1, type=click.Path())
     @click.option("--base", help="Compare workload FILES with their version at this git revision (no checkout).")
     @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+    @click.option(
+        "--exit-code",
+        "exit_code",
+        is_flag=True,
+        help="Exit 6 where a file changes the fleet (as git diff --exit-code), 0 where none does.",
+    )
     @boundary
-    def diff(paths: tuple[str, ...], base: str | None, fmt: str) -> None:
+    def diff(paths: tuple[str, ...], base: str | None, fmt: str, exit_code: bool) -> None:
         """What changing workload OLD into NEW does to the fleet (workload files or spec.json files).
 
         With --base REV: what the working tree's changes to the workload FILES do, against REV; a rendered tree's
         spec.json is compared as committed at REV and now (what applying the committed trees does).
         """
+        from generator.pr_diff import FLEET_CHANGED_EXIT_CODE
         from generator.render.env import to_json
 
         if base is not None:
-            from generator.pr_diff import compare_with_base, markdown, unplanned_error
+            from generator.pr_diff import compare_with_base, fleet_changes, markdown, unplanned_error
 
             if not paths:
                 raise click.UsageError("--base needs the workload FILES to compare")
@@ -676,13 +683,17 @@ def _build_cli() -> Any:
             failed = unplanned_error(compared)  # the report says why; the exit code fails the job (newuser24 item 2)
             if failed is not None:
                 raise failed
+            if exit_code and fleet_changes(compared):  # newuser82 item 8: a gate without parsing the JSON
+                sys.exit(FLEET_CHANGED_EXIT_CODE)
             return
         if len(paths) != 2:
             raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
-        from generator.pr_diff import compare_two, two_files_markdown
+        from generator.pr_diff import compare_two, two_files_change_fleet, two_files_markdown
 
         result = compare_two(*paths)
         click.echo(to_json(result) if fmt == "json" else two_files_markdown(result), nl=fmt == "json")
+        if exit_code and two_files_change_fleet(result):
+            sys.exit(FLEET_CHANGED_EXIT_CODE)
 
     @cli.command()
     @click.option("--constants", is_flag=True, help="Print the engine constants with their defaults and sources instead.")

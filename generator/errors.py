@@ -59,7 +59,9 @@ class MultipleInputError(SpecgenError):
         for error in errors:
             flat += error.errors if isinstance(error, MultipleInputError) else [error]
         self.errors = flat
-        self.exit_code = self.errors[0].exit_code if self.errors else SpecgenError.exit_code
+        # the first's, where one of them is no source out of reach: a file to fix outranks a retry (newuser82 item 7)
+        fixable = [e for e in flat if e.exit_code != UnreachableError.exit_code] or flat
+        self.exit_code = fixable[0].exit_code if fixable else SpecgenError.exit_code
         self.location = self.errors[0].location if self.errors else None  # the first's (newuser58 item 9); each in errors
         super().__init__("\n".join(str(e) for e in self.errors))
 
@@ -72,6 +74,17 @@ class UsageError(InputError):
     """
 
     exit_code = 2
+
+
+class UnreachableError(InputError):
+    """A source specgen needs could not be reached: exit 75, ``EX_TEMPFAIL`` of sysexits.h (try again later).
+
+    newuser82 item 7: the Hugging Face Hub out of reach (no connection, a name that does not resolve, no answer within
+    the wait, HTTP 429 or 5xx) exited 1, as a broken workload file does, so CI could not tell "retry" from "fix the
+    file". A model the Hub says does not exist, a gated one without a token, a refused token: still 1.
+    """
+
+    exit_code = 75
 
 
 class ShapeError(InputError):

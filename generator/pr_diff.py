@@ -29,6 +29,7 @@ from generator.errors import (
     Location,
     MultipleInputError,
     SpecgenError,
+    UnreachableError,
     arithmetic_error,
     one_line,
 )
@@ -423,6 +424,9 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
             continue
         renamed_from = renames.get(path)
         old = _said_at(olds[renamed_from or path], renamed_from or path, shown[renamed_from or path])
+        if isinstance(old, _Unplanned) and old.status == "unreachable":  # not "fixed": unknown at the base (item 7)
+            files.append({"file": shown[path], "status": old.status, "errors": old.lines, "diff": None, "memory": []})
+            continue
         status = "added" if old_text is None and not renamed_from else "removed" if new is EMPTY_PLAN else "changed"
         base_errors = old.lines if isinstance(old, _Unplanned) else []
         old_plan = EMPTY_PLAN if isinstance(old, _Unplanned) else old
@@ -554,7 +558,7 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
     damaged = isinstance(old, _Unplanned) and (not _a_file_with_text(old_path) or old_path.endswith(".json"))
     if isinstance(new, _Unplanned) or damaged:
         failed = [result for result in (old, new) if isinstance(result, _Unplanned)]
-        code = 1 if any(result.status == "invalid" for result in failed) else InfeasibleError.exit_code
+        code = unplanned_exit_code([result.status for result in failed])
         raise UnplannedFilesError([InputError(line) for result in failed for line in result.lines], code)
     if isinstance(old, _Unplanned):
         return {**diff_plans(EMPTY_PLAN, new), "old_errors": old.lines}
@@ -597,7 +601,11 @@ MAX_ERROR_LINES = 25
 
 
 class _Unplanned(NamedTuple):
-    """A workload file's version that specgen cannot plan: ``invalid`` (exit 1) or ``infeasible`` (exit 3), and why."""
+    """A workload file's version that specgen cannot plan, and why.
+
+    ``invalid`` (exit 1), ``infeasible`` (exit 3) or ``unreachable`` (exit 75: a source it needs, the Hub, out of
+    reach; newuser82 item 7).
+    """
 
     status: str
     lines: list[str]
@@ -619,11 +627,20 @@ def _unplanned(exc: SpecgenError) -> _Unplanned:
     lines = [escape_controls(str(e)) for e in errors]
     if len(lines) > MAX_ERROR_LINES:
         lines = [*lines[:MAX_ERROR_LINES], f"... and {len(lines) - MAX_ERROR_LINES:,} more errors not shown"]
-    return _Unplanned("infeasible" if isinstance(exc, InfeasibleError) else "invalid", lines)
+    if isinstance(exc, InfeasibleError):
+        return _Unplanned("infeasible", lines)
+    return _Unplanned("unreachable" if exc.exit_code == UnreachableError.exit_code else "invalid", lines)
 
 
 #: Statuses of a file the working tree's version of which cannot be planned.
-UNPLANNED = ("invalid", "infeasible")
+UNPLANNED = ("invalid", "infeasible", "unreachable")
+
+
+def unplanned_exit_code(statuses: list[str]) -> int:
+    """1 where any file is invalid, else 3 where any is infeasible, else 75 (only sources out of reach: retry)."""
+    if "invalid" in statuses:
+        return 1
+    return InfeasibleError.exit_code if "infeasible" in statuses else UnreachableError.exit_code
 
 
 class UnplannedFilesError(MultipleInputError):
@@ -639,7 +656,7 @@ def unplanned_error(result: dict[str, Any]) -> UnplannedFilesError | None:
     failed = [f for f in result["files"] if f["status"] in UNPLANNED]
     if not failed:
         return None
-    code = 1 if any(f["status"] == "invalid" for f in failed) else InfeasibleError.exit_code
+    code = unplanned_exit_code([f["status"] for f in failed])
     return UnplannedFilesError([_placed(line, f["file"]) for f in failed for line in f["errors"]], code)
 
 
@@ -869,6 +886,21 @@ def _workload_renamed_lines(files: list[dict[str, Any]], tree: bool) -> list[str
     return lines
 
 
+#: ``diff --exit-code``'s exit status where the fleet changes, as ``git diff --exit-code`` exits 1 on a difference
+#: (newuser82 item 8: a CI gate had to parse the JSON); no other exit status of specgen's is 6.
+FLEET_CHANGED_EXIT_CODE = 6
+
+
+def fleet_changes(result: dict[str, Any]) -> bool:
+    """Whether ``diff --base``'s result (its ``files``) has a file that changes the fleet, as its count line says."""
+    return any(f["status"] not in (*UNPLANNED, *STILL) and _fleet_moves(f["diff"]) for f in result["files"])
+
+
+def two_files_change_fleet(result: dict[str, Any]) -> bool:
+    """Whether ``diff OLD NEW``'s result changes the fleet (an OLD that could not be planned: NEW's fleet, added)."""
+    return _fleet_moves(result)
+
+
 def _fleet_moves(diff: dict[str, Any]) -> bool:
     """Whether a file's diff changes the fleet itself, not only what runs on it.
 
@@ -918,7 +950,9 @@ def _section(entry: dict[str, Any]) -> str:
         renamed += f"; workload {code_span(entry['workload_renamed']['old'])} → {code_span(entry['workload_renamed']['new'])}"
     lines = ["", f"### {code_span(entry['file'])} ({entry['status']}{renamed})", ""]
     if entry["status"] in UNPLANNED:
-        what = "is infeasible" if entry["status"] == "infeasible" else "is invalid"
+        what = {"infeasible": "is infeasible", "unreachable": "could not be planned now"}.get(entry["status"], "is invalid")
+        if entry["status"] == "unreachable":
+            what += " (a source specgen reads was out of reach: run the check again)"
         lines += [f"As changed, this file {what}; specgen says:", "", *_error_lines_md(entry["errors"])]
         return "\n".join(lines) + "\n"
     if entry.get("base_errors"):

@@ -101,7 +101,8 @@ class _Endpoint:
 def test_a_misbehaving_hub_is_an_error_in_words(tmp_path: Path, mode: str, said: str) -> None:
     with _hub(mode) as url:
         run = specgen(_Endpoint(url), tmp_path, "estimate", "fz/tiny", "--from-hub")  # type: ignore[arg-type]
-    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    code = 75 if mode == "429" else 1  # a rate limit: try again later (newuser82 item 7); the others: fix a setting
+    assert run.returncode == code and "Traceback" not in run.stderr, run.stderr
     assert said in run.stderr
     assert "@zz" not in run.stdout and not (tmp_path / "hub" / "evil").exists()
 
@@ -112,7 +113,7 @@ def test_a_hub_that_never_answers_is_given_up_after_the_timeout(tmp_path: Path) 
         began = time.monotonic()
         run = specgen(_Endpoint(url), tmp_path, "estimate", "fz/tiny", "--from-hub", SPECGEN_HUB_TIMEOUT_S="2")  # type: ignore[arg-type]
         took = time.monotonic() - began
-    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 75 and "Traceback" not in run.stderr, run.stderr  # out of reach (newuser82 item 7)
     assert (
         f"the Hub ({url}) did not finish answering for 'fz/tiny' within 2 s (SPECGEN_HUB_TIMEOUT_S sets the wait)" in run.stderr
     )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from generator.calculator.model_source import COMMIT
 from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
-from generator.errors import InputError, Location, one_line
+from generator.errors import InputError, Location, UnreachableError, one_line
 from generator.input_files import MAX_CONFIG_BYTES, short
 from generator.named_tuple import NamedTuple
 
@@ -111,7 +111,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     try:
         path = _bounded(config_path, seconds)
     except _StalledError:
-        raise InputError(_stalled_message(where, endpoint, seconds), location) from None
+        raise UnreachableError(_stalled_message(where, endpoint, seconds), location) from None
     except _TooLargeError as exc:
         raise HubRepoError(_too_large(where, exc.size), location) from None
     except hub_errors.GatedRepoError:
@@ -130,10 +130,18 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"revision {short(asked)} of '{repo_id}' does not exist on the Hub", location) from None
     except hub_errors.LocalEntryNotFoundError as exc:  # before EntryNotFoundError, its base class
         said = _refusal(exc.__cause__, hub_errors, where, endpoint) or _offline_message(where, huggingface_hub, unresolved)
-        raise InputError(said, location) from None
+        # out of reach (exit 75) where a request was tried and failed in transit or on a 429 / 5xx, or the Hub's name
+        # does not resolve; HF_HUB_OFFLINE with the model not cached, or an answer that refuses it, is the input's (1)
+        transient = not offline and (unresolved is not None or (exc.__cause__ is not None and out_of_reach(exc.__cause__)))
+        raise (UnreachableError if transient else InputError)(said, location) from None
     except hub_errors.EntryNotFoundError:
         raise HubRepoError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
     except Exception as exc:  # the HTTP client's own (too many redirects, a refused path): said, never a traceback
+        if out_of_reach(exc):  # a connection closed or reset in the middle of an answer (newuser82 item 7)
+            said = _refusal(exc, hub_errors, where, endpoint) or (
+                f"cannot reach the Hub ({shown_endpoint(endpoint)}) for {where}: {_said(exc)}"
+            )
+            raise UnreachableError(said, location) from None
         said = _refusal(exc, hub_errors, where, endpoint) or f"cannot read {where} from the Hub: {_said(exc)}"
         raise InputError(said, location) from None
     commit = os.path.basename(os.path.dirname(path))
@@ -218,6 +226,38 @@ def _stalled_message(where: str, endpoint: str, seconds: float) -> str:
     )
 
 
+#: Names of the HTTP clients' errors for a request that got no whole answer (huggingface_hub 1.x and 2.x use httpx or
+#: its fork httpx2, 0.x requests): matched by name in the class's ancestry, whichever of them the installed hub uses.
+_TRANSIT_ERRORS = frozenset(
+    {
+        "TimeoutException",  # httpx: ConnectTimeout, ReadTimeout, WriteTimeout, PoolTimeout
+        "NetworkError",  # httpx: ConnectError, ReadError, WriteError, CloseError
+        "RemoteProtocolError",  # httpx: the server closed the connection without (a whole) answer
+        "ProxyError",  # httpx and requests: the proxy did not carry the request
+        "Timeout",  # requests: ConnectTimeout, ReadTimeout
+        "ConnectionError",  # requests' and Python's own (refused, reset, aborted)
+        "TimeoutError",  # Python's
+    }
+)
+
+
+def out_of_reach(exc: BaseException) -> bool:
+    """Whether ``exc`` says the Hub could not be reached now, where it may answer later (exit 75, newuser82 item 7).
+
+    No connection, a connection closed or reset before a whole answer, no answer in time (the HTTP client's errors),
+    or an answer of HTTP 429 (too many requests) or 5xx (the server failed), after huggingface_hub's retries. Not:
+    ``HF_HUB_OFFLINE`` (huggingface_hub's ``OfflineModeIsEnabled`` is a ``ConnectionError``), a 4xx that refuses the
+    model or the token, a redirect loop, or a server that is no Hub.
+    """
+    if type(exc).__name__ == "OfflineModeIsEnabled":
+        return False
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int) and type(exc).__name__ != "TooManyRedirects":
+        return status == 429 or 500 <= status <= 599
+    return any(kind.__name__ in _TRANSIT_ERRORS for kind in type(exc).__mro__)
+
+
 def _said(exc: BaseException) -> str:
     """An HTTP client's error as one line: its first line, after its type where that says more (TooManyRedirects)."""
     text = one_line(str(exc).splitlines()[0]) if str(exc).strip() else ""  # the server's words, escapes shown
@@ -297,6 +337,8 @@ def _refusal(cause: BaseException | None, hub_errors: Any, where: str, endpoint:
         )
     if status == 429:
         return said + ": it limits the rate of requests; try again later, or set HF_TOKEN (a higher limit)"
+    if 500 <= status <= 599:
+        return said + ": a failure of the server's, after huggingface_hub's retries; try again later"
     return said
 
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from generator import catalog
 from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
-from generator.errors import ArchitectureError, InputError, Location, UnknownIdError
+from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
@@ -203,7 +203,10 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
             # the Hub has it but will not give it (gated, say): that reason is the one to act on, the catalog's after
             raise UnknownIdError(f"{exc.message} (nor is it a catalog id: {catalog_miss})", location) from None
         # on neither, or the Hub out of reach: a typo of a catalog id is as likely, so its close ids come first
-        raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
+        said = f"{catalog_miss}; not read from the Hub either: {exc.message}"
+        if isinstance(exc, UnreachableError):  # exits 75, not 1: a retry may read it (newuser82 item 7)
+            raise UnreachableError(said, location) from None
+        raise UnknownIdError(said, location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
         arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}", location)
