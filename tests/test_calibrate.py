@@ -104,9 +104,11 @@ def test_nvidia_smi_memory_usage_of_a_public_vllm_run_reproduces_its_errors() ->
     assert code == 0
     lines = [line.split() for line in text.splitlines()[1:3]]
     assert [line[0] for line in lines] == ["gpu_memory_used_gib", "gpu_memory_used_gib"]
-    assert [float(line[2]) for line in lines] == [round(24564 * 0.9 / 1024, 2)] * 2
-    # CUDA graphs hold 2464 MiB beyond the utilization budget (-7.3%); without them the run is 3.3% under it
-    assert [line[3] for line in lines] == ["-7.3%", "+3.3%"]
+    # the budget is 0.9 of CUDA's total, 24,210 MiB on a 4090 (fix135; vLLM reads torch.cuda.mem_get_info()'s total,
+    # CUDA's on Linux): 21,789 MiB, against 22,108 at nvidia-smi's 24,564 before (-7.3% and +3.3% then)
+    assert [float(line[2]) for line in lines] == [round(24210 * 0.9 / 1024, 2)] * 2
+    # CUDA graphs hold 2464 MiB beyond the run without them (-8.7%); without them the run is 1.8% under the budget
+    assert [line[3] for line in lines] == ["-8.7%", "+1.8%"]
 
 
 def test_llama_bench_2023_table_with_spaced_test_names_is_read() -> None:

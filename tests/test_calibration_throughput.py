@@ -582,6 +582,8 @@ def test_the_a100_gpt_oss_32k_rows_lose_their_time_in_the_prompts_attention() ->
         model_ = decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl)
         attention_s = chunk * model_._prefill_attention_flops / model_._prefill_attention_rate
         assert low < (seconds[1] - seconds[0]) / attention_s < high, model
-        assert report.predict_throughput(long) / long["output_tokens_per_s"] > 1.7, model
+        # > 1.5: +54% for the 120b since fix135 sized the A100 at CUDA's 81,051 MiB (+73% at nvidia-smi's 81,920:
+        # a smaller KV pool, fewer prompts in flight); still the prompt's attention, not the pool, that the gap is
+        assert report.predict_throughput(long) / long["output_tokens_per_s"] > 1.5, model
         assert abs(report.predict_throughput(short) / short["output_tokens_per_s"] - 1) < 0.08, model
         assert any(note.startswith("acc118") for note in long["research_notes"]), model

@@ -33,7 +33,8 @@ def test_the_states_not_resident_are_timed_in_and_out_at_the_host_link() -> None
     assert result["training"]["host_ram_bytes_per_gpu"] == paged
     usable, held = result["capacity"]["usable_bytes"], result["memory"]["per_gpu"]["total"]
     not_resident = paged - (usable - held)
-    assert not_resident / 1e9 == pytest.approx(10.74, abs=0.01)
+    # 10.74 GB at nvidia-smi's 24,564 MiB until fix135 sized the 4090 at CUDA's 24,210: 95% of 354 MiB more paged out
+    assert not_resident / 1e9 == pytest.approx(11.09, abs=0.01)
     link = 31.5 * consts.pcie_efficiency  # the 4090's PCIe Gen4 x16, per direction
     step = result["training_speed"]["step_time"]
     assert step["paged_optimizer_migration_s"] == pytest.approx(2 * not_resident / (link * 1e9), abs=1e-4)
@@ -42,9 +43,9 @@ def test_the_states_not_resident_are_timed_in_and_out_at_the_host_link() -> None
     assert step["optimizer_step_s"] == pytest.approx(8_030_261_248 * 10 / 1008e9, abs=1e-4)
     parts = step["compute_s"] + step["paged_optimizer_migration_s"] + step["optimizer_step_s"]
     assert step["total_s"] == pytest.approx(parts, abs=1e-3)
-    # 1.258 s before the migration was counted, 2.110 s before the optimizer step (acc104)
-    assert step["total_s"] == pytest.approx(2.190, abs=1e-3)
-    assert "paged optimizer states 0.852 s (10.7 GB per GPU not held on the GPU" in result["training_speed"]["step_summary"]
+    # 1.258 s before the migration was counted, 2.110 s before the optimizer step (acc104), 2.190 s at 24,564 MiB
+    assert step["total_s"] == pytest.approx(2.218, abs=1e-3)
+    assert "paged optimizer states 0.880 s (11.1 GB per GPU not held on the GPU" in result["training_speed"]["step_summary"]
 
 
 def test_states_that_fit_beside_the_step_move_nothing() -> None:

@@ -64,11 +64,21 @@ def _ratio(text: str) -> float:
     return int(top) / int(bottom)
 
 
+def _listed_bytes(gpu: GpuSpec) -> int:
+    """The whole card's memory as nvidia-smi lists it, the basis a MIG instance's memory is measured on.
+
+    ``nvidia-smi mig -lgip`` sizes an instance as a slice of the card's memory, not of CUDA's total for the whole card
+    (``GpuSpec.memory_cuda_mib``, less the driver's reserve): an A100-SXM4-40GB's 7g.40gb instance lists 39.5 GiB,
+    more than the 40,339 MiB the whole card's CUDA total gives.
+    """
+    return gpu.memory_usable_mib * MIB if gpu.memory_usable_mib else gpu.memory_bytes
+
+
 def _derived_memory_ratio() -> float:
     """The lowest measured instance memory over its fraction of the GPU's memory, of every GPU the catalog measured."""
     gpus = catalog.gpus()
     ratios = [
-        profile.memory_gib * GIB / (float(profile.memory_fraction) * gpus[gpu_id].memory_bytes)
+        profile.memory_gib * GIB / (float(profile.memory_fraction) * _listed_bytes(gpus[gpu_id]))
         for gpu_id, profiles in catalog.mig_profile_specs().items()
         for profile in profiles.values()
         if profile.memory_gib is not None and gpu_id in gpus
@@ -88,7 +98,7 @@ def gpu_share(gpu: GpuSpec, sharing: GpuSharing) -> GpuShare | None:
         memory = round(profile.memory_gib * GIB / MIB) * MIB
         basis = "nvidia-smi mig -lgip"
     else:
-        memory = int(float(profile.memory_fraction) * gpu.memory_bytes * _derived_memory_ratio()) // MIB * MIB
+        memory = int(float(profile.memory_fraction) * _listed_bytes(gpu) * _derived_memory_ratio()) // MIB * MIB
         part = profile.memory_fraction
         of = "all" if part == 1 else f"{part.numerator}/{part.denominator}"  # fuzz32 item 13: "1 of the GPU's memory"
         basis = f"{of} of the GPU's memory, less what measured GPUs' instances lack"
@@ -108,6 +118,8 @@ def shared_gpu(gpu: GpuSpec, share: GpuShare) -> GpuSpec:
     sm, bandwidth = share.sm_share, share.bandwidth_share
     achievable = gpu.max_achievable_tflops
     return gpu._replace(
+        # the share's memory is what a pod allocates: the whole card's CUDA total no longer applies
+        memory_cuda_mib=None,
         memory_usable_mib=share.memory_bytes // MIB,
         memory_gb=share.memory_bytes / 1e9,
         dense_tflops={k: None if v is None else v * sm for k, v in gpu.dense_tflops.items()},
