@@ -24,6 +24,7 @@ from ruamel.yaml import YAML
 from generator.planner import plan_workload
 from generator.planner.plan import DeploymentPlan, Pool
 from generator.planner.spot import reclaim_span
+from generator.planner.spread import replicas_a_node_holds
 from generator.render import deployed, render_plan
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.karpenter_aws import network_interfaces
@@ -170,3 +171,19 @@ def test_efa_is_attached_only_where_gpus_talk_across_nodes(tmp_path: Path) -> No
     (pool,) = plan.pools
     assert network_interfaces(pool, crosses=False) == []
     assert len(network_interfaces(pool)) == 1 + 16  # p5en.48xlarge: the ENA and 16 EFA-only interfaces where asked
+
+
+@pytest.mark.parametrize(
+    ("host_gpus", "width", "shares", "trays", "expected"),
+    [
+        (8, 2, None, False, 4),  # TP2 on an 8-GPU server: four replicas
+        (1, 2, None, False, 1),  # TP1 PP2 over single-GPU instances: one replica's rank a node
+        (4, 6, None, False, 1),  # 6 GPUs on 4-GPU instances: each replica takes whole nodes
+        (4, 8, None, True, 1),  # TP8 over two NVL72 trays: whole trays
+        (4, 6, None, True, 2),  # 6-GPU replicas packed over NVL72 trays: a tray holds ranks of two
+    ],
+)
+def test_a_node_down_takes_every_replica_with_a_rank_on_it(
+    host_gpus: int, width: int, shares: int | None, trays: bool, expected: int
+) -> None:
+    assert replicas_a_node_holds(host_gpus, width, shares, trays) == expected
