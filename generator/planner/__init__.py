@@ -1830,8 +1830,8 @@ def _choose(
         # the pass reads its first choice alone (held to the racks, it reads the first of those that pack: the ranking
         # kept apart from the first choices of the passes that are not)
         first_only = shared is not None and runners_up is not None and not racked
-        if first_only and objective == "cost" and _near_tie_settled(dep):
-            first_only = False  # a batch job's near tie on cost is settled over its ranked options (fix137)
+        if first_only and objective == "cost" and (_near_tie_settled(dep) or _span_tie(dep, allowed)):
+            first_only = False  # a batch job's near tie on cost is settled over its ranked options (fix137), a service's (fix141)
         ranking = (
             held_here,
             in_use,
@@ -1882,6 +1882,10 @@ def _choose(
                     # a training job's (or chain's) near tie on cost (acc104), and a batch job's (fix137)
                     if objective == "cost" and (tie_rule := near_tie_rule(dep)) is not None:
                         by_key = cost_near_ties_settled(by_key, by, *tie_rule)
+                    elif objective == "cost" and _span_tie(dep, by_key):  # a service's, by the nodes a replica spans
+                        from generator.planner.span_tie import span_near_ties_settled
+
+                        by_key = span_near_ties_settled(by_key, by)
                     ranked[ranking] = by_key
                 if len(_RANKED) >= MAX_RANKED:
                     _RANKED.clear()
@@ -2163,6 +2167,13 @@ def _near_tie_settled(dep: InferenceDeployment | TrainingDeployment) -> bool:
     from generator.planner.training_candidates import near_tie_rule
 
     return near_tie_rule(dep) is not None
+
+
+def _span_tie(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> bool:
+    """Whether a service's near tie on cost is settled by the nodes a replica spans (fix141: some option spans several)."""
+    from generator.planner.span_tie import span_tie_applies
+
+    return span_tie_applies(dep, options)
 
 
 def _first_ranked(

@@ -1878,6 +1878,10 @@ def build_plan(
                 findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
             findings += _kept_off_shares(wl, index, opt, dep_pools, ruled_out.get(dep.name, ()))
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part, dep.inference.engine))]
+            if wide_notes:  # fix141: what the layout whose replicas each fit one node costs
+                from generator.planner.span_tie import one_node_text
+
+                wide_notes[0] += one_node_text(opt, rest)
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
                 for wide in wide_notes
@@ -1958,6 +1962,10 @@ def build_plan(
 
             told = "the step model" if isinstance(dep, TrainingDeployment) else "the serving model"
             tie = cost_near_tie_text(objective, ranked_as, rest, *tie_rule, model=told) or tie
+        elif isinstance(dep, InferenceDeployment):  # a service's, by the nodes a replica spans (fix141)
+            from generator.planner.span_tie import span_near_tie_text
+
+            tie = span_near_tie_text(objective, ranked_as, rest) or tie
         if rate is not None and (empty := _shares_left_empty(wl, index, objective, ranked_as, rest, dep_pool_list)):
             reasons.append(empty[0])
             findings.append(empty[1])

@@ -103,7 +103,8 @@ def node_down_rps(opt: Option, spread: bool = False) -> tuple[int, int, float]:
     most = 0
     for p in pieces:
         c = p.candidate
-        holds = replicas_a_node_holds(c.gpus_per_node // p.hardware.platform.hosts, p.shape.par.gpus, c.shares_per_gpu)
+        trays = p.hardware.platform.hosts
+        holds = replicas_a_node_holds(c.gpus_per_node // trays, p.shape.par.gpus, c.shares_per_gpu, trays > 1)
         if spread and c.nodes:
             holds = min(holds, math.ceil(c.replicas / (c.nodes * p.hardware.platform.hosts)))
         most = max(most, min(c.replicas, holds))

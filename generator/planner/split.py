@@ -103,8 +103,10 @@ def split_rest(owned: Option) -> SplitRest:
 def _most_on_a_host(opt: Option) -> int:
     """The most replicas of a part one of its hosts holds, packed (a host down takes them)."""
     c = opt.candidate
-    host_gpus = c.gpus_per_node // opt.hardware.platform.hosts
-    return min(c.replicas, replicas_a_node_holds(host_gpus, opt.replica_shape.par.gpus, c.shares_per_gpu))
+    trays = opt.hardware.platform.hosts
+    return min(
+        c.replicas, replicas_a_node_holds(c.gpus_per_node // trays, opt.replica_shape.par.gpus, c.shares_per_gpu, trays > 1)
+    )
 
 
 def _layout(opt: Option) -> tuple[object, ...]:

@@ -181,22 +181,65 @@ def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, noti
     per_node = math.ceil(dep.replicas / pool.nodes) if pool.nodes else dep.replicas
     spare = dep.replicas - needed
     loading = _loading(dep)
-    headroom = (
-        f"its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, while a reclaim takes a "
-        f"node's {per_node}"
-        if spare > 0
-        else f"its {dep.replicas} replica(s) are what the peak needs ({needed}), none to spare for a reclaim"
-    )
+    span = reclaim_span(dep, pool)
+    if span is None:
+        headroom = (
+            f"its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, while a reclaim takes a "
+            f"node's {per_node}"
+            if spare > 0
+            else f"its {dep.replicas} replica(s) are what the peak needs ({needed}), none to spare for a reclaim"
+        )
+    else:  # fix141: a replica over k nodes stops with any of them reclaimed (newuser81 item 5)
+        hosts, taken, nodes = span
+        ranks = "the replica with a rank on it" if taken == 1 else f"the {taken} replicas with a rank on it"
+        exposed = (
+            f"each of its {dep.replicas} replica(s) spans {hosts} spot nodes, so a reclaim of any one of their {nodes} "
+            f"nodes stops {ranks} and leaves its other node(s) idle until a new one joins: a replica is {hosts} times as "
+            "exposed to a reclaim as one on a single node"
+        )
+        if spare <= 0:
+            headroom = f"{exposed}; its {dep.replicas} replica(s) are what the peak needs ({needed}), none to spare for a reclaim"
+        else:
+            covers = "which covers" if spare >= taken else "short of"
+            stops = "the replica" if taken == 1 else f"the {taken} replicas"
+            headroom = (
+                f"{exposed}; its {dep.replicas} replica(s) are {spare} more than the {needed} the peak needs, {covers} "
+                f"{stops} one node's reclaim stops"
+            )
     return Finding(
         "warning",
         "serving-on-spot",
         f"deployment {dep.name} serves from spot capacity (pool {pool.name}): the cloud reclaims a spot node "
         f"with {notice} of notice, and the replicas on it stop until a new node starts and loads the model{loading}, a reclaim "
         f"often taking every spot node of the type in the zone at once; {headroom}. Plan headroom for a reclaim (a "
-        "min_replicas above the peak's, or a copy of the service on demand beside it), or serve it on demand "
-        "(capacity_type: on-demand)",
+        "min_replicas above the peak's, or a copy of the service on demand beside it)"
+        + (
+            ", a layout whose replicas each fit one node (the deployment's platform and parallelism pin one: replica-spans-hosts)"
+            if span is not None
+            else ""
+        )
+        + ", or serve it on demand (capacity_type: on-demand)",
         f"deployments[{i}].capacity_type",
     )
+
+
+def reclaim_span(dep: DeploymentPlan, pool: Pool) -> tuple[int, int, int] | None:
+    """(nodes a replica spans, replicas one node's reclaim stops, spot nodes they stand on); None: a replica fits a node.
+
+    fix141 (newuser81 item 5): serving-on-spot counted replicas, not the nodes each needs. A replica of ``w`` GPUs on
+    nodes (hosts) of ``g`` spans ``ceil(w / g)`` of them and stops with any one reclaimed; a node holds a rank of one
+    replica (each takes whole nodes: :func:`~generator.planner.spread.packed_nodes`), or of two on a rack-scale
+    system's trays where ``w`` is no multiple of ``g`` (:func:`~generator.planner.spread.tolerant_layouts`).
+    """
+    host_gpus = pool.node.gpus // max(1, pool.node.hosts)
+    width = dep.stage_gpus * dep.pp
+    if not host_gpus or width <= host_gpus:
+        return None
+    hosts = math.ceil(width / host_gpus)
+    # whole nodes a replica (packed_nodes) unless a rack-scale system's trays take them packed across (review41 item 4)
+    shared = pool.node.hosts > 1 and width % host_gpus != 0
+    stood_on = math.ceil(dep.replicas * width / host_gpus) if shared else dep.replicas * hosts
+    return hosts, min(dep.replicas, 2 if shared else 1), min(pool.nodes * pool.node.hosts, stood_on)
 
 
 def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:

@@ -270,9 +270,17 @@ def spread_asked(spec: InferenceSpec) -> str:
     return f"{field} {getattr(spec, field)}"
 
 
-def replicas_a_node_holds(node_gpus: int, replica_gpus: int, shares_per_gpu: int | None) -> int:
-    """The most replicas one node takes: as many as its GPUs (or their shares) hold, else 1 (a replica spans nodes)."""
-    return 1 if replica_gpus > node_gpus else node_gpus // replica_gpus * (shares_per_gpu or 1)
+def replicas_a_node_holds(node_gpus: int, replica_gpus: int, shares_per_gpu: int | None, trays: bool = False) -> int:
+    """The most replicas one node takes: as many as its GPUs (or their shares) hold, else those with a rank on it.
+
+    A replica wider than a node has a rank on one node of its own (each takes whole nodes:
+    :func:`packed_nodes`), but ``trays`` (a rack-scale system's compute trays, hosts of one node, which replicas are
+    packed across) a tray holds ranks of two where the width is no multiple of a tray's GPUs, as
+    :func:`tolerant_layouts` counts a host down (fix141: node-down-capacity counted one).
+    """
+    if replica_gpus > node_gpus:
+        return 2 if trays and replica_gpus % node_gpus else 1
+    return node_gpus // replica_gpus * (shares_per_gpu or 1)
 
 
 def node_down_finding(
@@ -379,7 +387,7 @@ def _by_host(pool: Pool, name: str, replicas: int, width: int, spread: bool, pla
     """How many of ``name``'s ``replicas`` (``width`` GPUs each) the hosts of ``pool`` hold, or may hold."""
     from generator.planner.placement import replicas_by_host
 
-    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, width, pool.shares_per_gpu)
+    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, width, pool.shares_per_gpu, pool.node.hosts > 1)
     if not spread:  # nothing keeps them apart: as many as a host takes, host after host
         return [holds] * (replicas // holds) + ([replicas % holds] if replicas % holds else [])
     if placed is not None:
@@ -412,7 +420,9 @@ def _floor_text(
     if average is None or not isinstance(floor, int) or pool.min_nodes is None:
         return None
     hosts = pool.min_nodes * pool.node.hosts
-    holds = replicas_a_node_holds(pool.node.gpus // pool.node.hosts, dep.stage_gpus * dep.pp, pool.shares_per_gpu)
+    holds = replicas_a_node_holds(
+        pool.node.gpus // pool.node.hosts, dep.stage_gpus * dep.pp, pool.shares_per_gpu, pool.node.hosts > 1
+    )
     most = even_loss(floor, hosts, down) if spread else min(floor, down * holds)
     left = _held(dep, floor - most, each)
     if left >= average:

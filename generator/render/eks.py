@@ -81,7 +81,8 @@ def node_disk_vars(disk: NodeDisk) -> dict[str, Any]:
 def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False) -> dict[str, Any]:
     """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels, taints and tags.
 
-    ``disk``: where its nodes keep their model files and images (:func:`node_disk_vars`, newuser26 item 2).
+    ``disk``: where its nodes keep their model files and images (:func:`node_disk_vars`, newuser26 item 2);
+    ``together``: its GPUs talk across nodes over EFA (:func:`placement_grouped`), the only groups given EFA.
 
     ``tags`` (terraform-aws-eks v21 ``eks_managed_node_groups[*].tags``, map(string)) go to every resource of the
     group, instances included: the module's launch template tags ``tag_specifications``, by default
@@ -110,9 +111,11 @@ def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False
     }
     if (role := iam_role_name(group["name"])) is not None:
         group["iam_role_name"] = role
-    if efa_cards(pool):
+    # GPUs on its nodes talk over EFA: its EFA interfaces (fix141: not where every replica stays within a node, which
+    # talks over NVLink; EFA is for "inter-instance communication", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html)
+    # and one cluster placement group (its subnets must be one AZ's: a finding says so)
+    if together:
         group["enable_efa_support"] = True
-    if together:  # GPUs on its nodes talk: one cluster placement group (its subnets must be one AZ's: a finding says so)
         group["create_placement_group"] = True
     return group
 

@@ -54,9 +54,16 @@ def efa_cards(pool: Pool) -> int:
     return sum(n.count for n in pool.node.nics if n.role == "fabric" and n.nic_id.startswith("aws-efa"))
 
 
-def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
-    """ENA primary on card 0, plus one EFA-only interface on every EFA network card (none without EFA)."""
-    cards = efa_cards(pool)
+def network_interfaces(pool: Pool, crosses: bool = True) -> list[dict[str, Any]]:
+    """ENA primary on card 0, plus one EFA-only interface on every EFA network card (none without EFA).
+
+    ``crosses``: whether GPUs on different nodes of the pool talk (:func:`~generator.render.kube_objects.crosses_nodes`).
+    None where they do not (fix141, newuser81 item 6): EFA carries traffic between instances ("inter-instance
+    communication", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html), and a replica within one node talks
+    over NVLink; the EFA device plugin advertises the interfaces only on the pools that cross nodes
+    (:func:`~generator.render.efa_plugin.efa_pools`), so on the others they were attached and never used.
+    """
+    cards = efa_cards(pool) if crosses else 0
     if not cards:
         return []
     interfaces = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
@@ -79,8 +86,10 @@ def node_role(cluster: str, role: str | None = None) -> str:
     return role or f"{DEFAULT_ROLE_PREFIX}{cluster}"
 
 
-def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk, role: str | None = None) -> dict[str, Any]:
-    """``EC2NodeClass`` of one pool.
+def ec2_node_class(
+    pool: Pool, cluster: str, workload: str, disk: NodeDisk, role: str | None = None, crosses: bool = True
+) -> dict[str, Any]:
+    """``EC2NodeClass`` of one pool (its EFA interfaces only where ``crosses``: :func:`network_interfaces`).
 
     ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`); ``role``: the node IAM role given
     (:func:`node_role`). Where the instance store holds the files, kubelet and containerd go on it as one RAID0 array
@@ -100,7 +109,7 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk, role
         spec["instanceStorePolicy"] = "RAID0"
     else:
         spec["blockDeviceMappings"] = [{"deviceName": ROOT_DEVICE, "rootVolume": True, "ebs": root_ebs(disk)}]
-    if interfaces := network_interfaces(pool):
+    if interfaces := network_interfaces(pool, crosses):
         spec["networkInterfaces"] = interfaces
     if reserved_only(pool):  # the reservation the user tags for this pool (newuser26 item 8)
         spec["capacityReservationSelectorTerms"] = [{"tags": {RESERVATION_TAG: dns_name(pool)}}]
@@ -229,11 +238,13 @@ def karpenter_aws_objects(
     serving: frozenset[str],
     disks: Mapping[str, NodeDisk],
     role: str | None = None,
+    crossing: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """NodePool + EC2NodeClass for each pool.
 
     ``shares``: GPU sharing by pool; ``serving``: pools a service runs in; ``disks``: where each pool's nodes keep
-    their files; ``role``: ``kubernetes.karpenter_node_role`` (:func:`node_role`).
+    their files; ``role``: ``kubernetes.karpenter_node_role`` (:func:`node_role`); ``crossing``: the pools whose GPUs
+    talk across nodes, the only ones given EFA interfaces (:func:`network_interfaces`).
     """
     objects: list[dict[str, Any]] = []
     for pool in pools:
@@ -241,7 +252,7 @@ def karpenter_aws_objects(
         aws = ("karpenter.k8s.aws", "EC2NodeClass")
         objects += [
             karpenter_node_pool(pool, aws, "karpenter.k8s.aws/instance-gpu-count", per_gpu, serving=pool.name in serving),
-            ec2_node_class(pool, cluster, workload, disks[pool.name], role),
+            ec2_node_class(pool, cluster, workload, disks[pool.name], role, pool.name in crossing),
         ]
     return objects
 

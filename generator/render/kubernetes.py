@@ -56,6 +56,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
             serving=serving_pools(plan),
             disks=node_disks(plan),
             role=settings.karpenter_node_role,
+            crossing=frozenset(p.name for p in pools if crosses_nodes(plan, p)),
         )
     elif plan.provider == "gcp":
         compact = frozenset(p.name for p in pools if crosses_nodes(plan, p))
