@@ -60,4 +60,5 @@ def test_catalog_prices_say_each_price_region_and_date(capsys: pytest.CaptureFix
     header = text.splitlines()[0].split()
     assert header == ["id", "platform", "usd", "unit", "as_of", "region", "sourced_by", "source"]
     (line,) = [row for row in text.splitlines() if row.startswith("azure-standard-nd96isr-h200-v5-payg-eastus2 ")]
-    assert line.split()[2:8] == ["84.80", "hour", "2026-10-07", "eastus2", "provider", h200["source"]]
+    # src97: read from third parties' tables quoting Azure's Retail Prices API, never from Microsoft
+    assert line.split()[2:9] == ["84.80", "hour", "2026-10-07", "eastus2", "third", "party", h200["source"]]

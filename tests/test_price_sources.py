@@ -65,13 +65,14 @@ def test_every_price_cites_its_provider_or_says_third_party(rec: dict[str, Any])
 
 def test_the_counts_by_provider() -> None:
     """37 AWS, 48 GCP (g2-standard-8/12/16/32 and a2-megagpu-16g added, newuser79 item 6; 25 spot rates from the same
-    file, review80 item 14), 4 Azure (the T4 sizes: eastus2 read from SkyPilot's table) and 2 Lambda prices are a third
-    party's."""
+    file, review80 item 14), 15 Azure (the T4 sizes read from SkyPilot's table; src97: the other 11 were read from
+    third parties' tables quoting the Retail Prices API, never from Microsoft) and 2 Lambda prices are a third party's.
+    The 16th Azure price (ND MI300X v5) has no source a user can open: unsourced, not marked."""
     marked: dict[str, int] = {}
     for rec in _prices():
         if rec.get("third_party_source"):
             marked[_seller(rec)] = marked.get(_seller(rec), 0) + 1
-    assert marked == {"aws": 37, "gcp": 48, "azure": 4, "Lambda": 2}
+    assert marked == {"aws": 37, "gcp": 48, "azure": 15, "Lambda": 2}
     assert len(_prices()) == 106
     assert sum(rec.get("capacity_type") == "spot" for rec in _prices()) == 25
 
@@ -86,7 +87,7 @@ def test_the_counts_by_provider() -> None:
         pytest.param("gcp-a3-highgpu-8g-on-demand-us-central1", True, id="gcp-a3-calculator-yaml"),
         pytest.param("supermicro-ars-111gl-nhr-lambda-on-demand", False, id="lambda-gh200-lambda-ai"),
         pytest.param("aws-p6-b300-48xlarge-on-demand-us-east-1", False, id="aws-p6-b300-aws-page"),
-        pytest.param("azure-standard-nd96asr-v4-payg-eastus", False, id="azure-retail-api"),
+        pytest.param("azure-standard-nd96asr-v4-payg-eastus", True, id="azure-deploy-script-and-skypilot"),
         pytest.param("dgx-a100-list-purchase-2020", False, id="nvidia-newsroom"),
     ],
 )
@@ -96,11 +97,13 @@ def test_the_records_the_user_named(price_id: str, third_party: bool) -> None:
     assert row["sourced_by"] == ("third party" if third_party else "provider")
 
 
-def test_a_moved_corroboration_is_kept_in_research_notes() -> None:
-    """Azure prices cited at the Retail Prices API kept SkyPilot's table beside it; it is a research note now."""
+def test_an_azure_price_keeps_the_retail_api_url_as_the_place_to_check_it() -> None:
+    """src97: the Azure A10 prices cite SkyPilot's table first (where the figure was read) and keep the filtered
+    Retail Prices API URL (where a user checks it); the record is marked."""
     rec = next(r for r in _prices() if r["id"] == "azure-standard-nv72ads-a10-v5-payg-eastus2")
-    assert all(url.startswith("https://prices.azure.com/") for url in rec["source"])
-    assert any("skypilot-org/skypilot-catalog" in note for note in rec["research_notes"])
+    assert "skypilot-org/skypilot-catalog" in rec["source"][0]
+    assert rec["source"][1].startswith("https://prices.azure.com/api/retail/prices?")
+    assert rec["third_party_source"] is True
 
 
 def _load_with(monkeypatch: pytest.MonkeyPatch, price_id: str, **changes: Any) -> None:

@@ -73,7 +73,8 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
             "as_of": p.as_of or "undated",
             "region": p.region,
             # newuser73 items 2 and 12: whose page the source is, the provider's or a third party's table
-            "sourced_by": "third party" if p.third_party else "provider",
+            # src97: a figure no source a user can open states (read in an unlinked third party's table) says so
+            "sourced_by": "unsourced" if p.usd_unsourced else "third party" if p.third_party else "provider",
         },
         sourced=True,
     )

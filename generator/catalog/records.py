@@ -815,6 +815,9 @@ class PriceRecord(NamedTuple):
     #: Whether it is the platform's spot rate (``"capacity_type": "spot"``), the price a spot pool of the type is rented
     #: at (:func:`generator.catalog.spot_prices`); else its on-demand (or monthly, or purchase) price.
     spot: bool = False
+    #: Whether the figure has no source a user can open (``unsourced_fields`` holds ``usd``; src97: Azure's ND MI300X v5
+    #: price was read only in third parties' tables whose repositories are not known): a plan renting at it says so.
+    usd_unsourced: bool = False
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -836,6 +839,7 @@ class PriceRecord(NamedTuple):
             as_of=rec.get("as_of"),
             third_party=rec.get("third_party_source") is True,
             spot=rec.get("capacity_type") == "spot",
+            usd_unsourced="usd" in (rec.get("unsourced_fields") or ()),
         )
 
 

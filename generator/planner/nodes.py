@@ -733,11 +733,17 @@ def assemble_node(
         # a cloud instance's vCPUs come with the shape the search chose: nothing at the workload changes them
         cloud = platform.provider != "baremetal"
         fixed = " (fixed by the instance type)" if cloud else ""
+        # src97 (newuser83 item 9): the halving is a default, not a source; ND H200 v5's pages give 96 vCPUs, not cores
+        halved = (
+            f" ({platform.vcpus} vCPUs counted two a core: no source in the catalog says they are physical cores)"
+            if cloud and not platform.custom and not platform.vcpus_physical and cpu is None
+            else ""
+        )
         findings.append(
             Finding(
                 "info" if cloud else "warning",
                 "few-cpu-cores",
-                f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted{fixed}",
+                f"{platform.id}: {cores} CPU cores{halved} for {gpus} GPUs; {wanted_cores} wanted{fixed}",
             )
         )
 

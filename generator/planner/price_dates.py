@@ -101,7 +101,7 @@ def _third_party_price(pool: Pool) -> PriceRecord | None:
         (
             rec
             for rec in (*catalog.prices().values(), *catalog.spot_prices().values())
-            if rec.third_party and f"catalog {rec.id} (" in basis
+            if (rec.third_party or rec.usd_unsourced) and f"catalog {rec.id} (" in basis
         ),
         None,
     )
@@ -112,7 +112,9 @@ def price_third_party_finding(pools: list[Pool]) -> Finding | None:
 
     newuser73 items 2 and 12: a Lambda price sourced to a personal notes repository, AWS and GCP list prices to a FinOps
     tool and a report script; the catalog marks them (``third_party_source``) where no provider page stating the figure
-    was found, and a plan that rents at one says so, with the page to check it on and the key a rate goes under.
+    was found, and a plan that rents at one says so, with the page to check it on and the key a rate goes under. A
+    figure no source a user can open states (``unsourced_fields`` holds ``usd``: read only in third parties' tables no
+    link reaches; src97) is named the same way, as unsourced.
     """
     platforms = catalog.platforms()
     by_record: dict[str, tuple[PriceRecord, list[str]]] = {}
@@ -124,7 +126,9 @@ def price_third_party_finding(pools: list[Pool]) -> Finding | None:
     pages: list[str] = []
     for rec, names in by_record.values():
         dated = f" as of {rec.as_of}" if rec.as_of else ", undated"
-        said.append(f"{', '.join(names)}: {rec.id} ${rec.usd:,.2f}/{rec.unit}{dated} ({rec.source[0]})")
+        # src97: a figure read only in a third party's table no link reaches is unsourced, and its source is where to check
+        where = f"unsourced: no source states it; check {rec.source[0]}" if rec.usd_unsourced else rec.source[0]
+        said.append(f"{', '.join(names)}: {rec.id} ${rec.usd:,.2f}/{rec.unit}{dated} ({where})")
         keys.append(spot_key(rec.platform_id) if rec.spot else rec.platform_id)  # a spot rate's key (review80 item 14)
         page = PROVIDER_PRICE_PAGES.get(catalog.price_seller(rec, platforms[rec.platform_id]))
         pages += [page] if page and page not in pages else []
