@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from generator.api import render_file
 from generator.errors import InputError
