@@ -183,7 +183,7 @@ def test_catalog_listings_the_error_messages_point_to(kind: str) -> None:
     rows = json.loads(run.stdout)
     tables: dict[str, dict[str, Any]] = {
         "cpus": dict(catalog.cpus()), "nics": dict(catalog.nics()), "drives": dict(catalog.drives()),
-        "prices": dict(catalog.prices()),
+        "prices": {**catalog.prices(), **catalog.spot_prices()},  # fix134: the spot rates listed beside on-demand
     }  # fmt: skip
     assert [r["id"] for r in rows] == sorted(tables[kind])
     assert all(r["source"] for r in rows)

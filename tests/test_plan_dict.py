@@ -51,7 +51,7 @@ LEFT_OUT = {
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86).
-NOT_WRITTEN = {(DeploymentPlan, "slot_queue")}
+NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (Finding, "pools")}  # fix133: the pools a finding qualifies, for the headline
 
 
 def _reference(value: Any) -> Any:
