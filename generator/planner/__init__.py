@@ -1877,10 +1877,12 @@ def _choose(
                     elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
                         allowed = [o.filled or o for o in allowed]
                     by_key = sorted(allowed, key=by)
-                    from generator.planner.training_candidates import cost_near_ties_settled, near_tie_rule
-
                     # a training job's (or chain's) near tie on cost (acc104), and a batch job's (fix137)
-                    if objective == "cost" and (tie_rule := near_tie_rule(dep)) is not None:
+                    if objective == "cost" and _near_tie_settled(dep):
+                        from generator.planner.training_candidates import cost_near_ties_settled, near_tie_rule
+
+                        tie_rule = near_tie_rule(dep)
+                        assert tie_rule is not None
                         by_key = cost_near_ties_settled(by_key, by, *tie_rule)
                     ranked[ranking] = by_key
                 if len(_RANKED) >= MAX_RANKED:
@@ -2160,9 +2162,9 @@ class _BaseOrder(NamedTuple):
 
 def _near_tie_settled(dep: InferenceDeployment | TrainingDeployment) -> bool:
     """Whether a deployment's near tie on cost is settled over its ranked options: a training job's, a batch job's."""
-    from generator.planner.training_candidates import near_tie_rule
+    from generator.planner.batch_job import waits_for_runs
 
-    return near_tie_rule(dep) is not None
+    return waits_for_runs(dep)
 
 
 def _first_ranked(

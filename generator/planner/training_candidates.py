@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.batch_job import holds_node_down, option_run_hours
+from generator.planner.batch_job import holds_node_down, option_run_hours, waits_for_runs
 from generator.planner.blocked import (
     COMMUNICATION_DOMINATES,
     NO_LAYOUT,
@@ -313,7 +313,7 @@ def near_tie_rule(dep: Deployment) -> tuple[RunHours, Callable[[Option], bool] |
     """
     if isinstance(dep, TrainingDeployment):
         return own_run_hours, None
-    if not isinstance(dep, InferenceDeployment) or not dep.inference.job:
+    if not waits_for_runs(dep) or not isinstance(dep, InferenceDeployment):
         return None
     spec = dep.inference
     holds = functools.partial(holds_node_down, spec) if dep.capacity_type == "spot" else None
