@@ -104,6 +104,35 @@ def test_the_fewest_slots_below_the_streaming_step_are_found(tmp_path: Path) -> 
     assert passing == [22, 31, 68]
 
 
+# fix136 (review81 item 3): a count whose one more slot's cache pushes a layer's weights off the GPUs can fail between
+# two that pass. At 0.045 req/s (interactive) 167 and 169 slots pass and 168 does not; bisection between the rungs
+# lands on 169, and the counts just under it (``_just_below``) find 167 on 384,100 tokens.
+def test_the_fewest_slots_past_a_one_count_dip(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.045, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert (parallel, ctx, said) == (167, 384_100, 384_100)  # 169 without _just_below
+    search, fewest = _search(path)
+    assert fewest == 167
+    fits = {n: (got := search.trial(n)) is not None and got.fits for n in (166, 167, 168, 169)}
+    assert fits == {166: False, 167: True, 168: False, 169: True}
+
+
+# fix136 (review81 item 3): near the memory's edge no rung of the ladder passes: at 0.051 req/s (interactive) 204 slots
+# make the rate and none of the counts tried waits within the slack. The counts that make the most tokens/s (``_peak``)
+# are searched, and the wait fits there alone: 258 slots on 593,400 tokens (without that search: 207 on 476,100, 99.7%
+# of requests waiting for one).
+def test_where_no_rung_passes_the_counts_that_make_the_most_are_searched(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.051, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert (parallel, ctx, said) == (258, 593_400, 593_400)  # 207 / 476,100 without _peak
+    search, fewest = _search(path)
+    assert fewest == 258
+    rungs = [n for n in search.ladder() if (got := search.trial(n)) is not None and got.fits]
+    assert rungs == []  # no rung passes: only the peak's search finds 258
+    under = search.trial(257)
+    assert under is not None and under.makes and not under.fits
+
+
 # A rate no count makes is refused at its field naming the count closest to it (the most tokens/s of those tried) and
 # its cache, placed for those slots: at 0.07 req/s (21 tokens/s) 31 slots below the streaming step make 16.88.
 def test_a_rate_no_slot_count_makes_is_refused_naming_the_closest(tmp_path: Path) -> None:
