@@ -10,6 +10,7 @@ holds slots that make the rate within the wait (``fixed_place._SlotSearch``).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -200,3 +201,35 @@ def test_an_interactive_services_cache_is_its_slots_in_the_placement_the_render_
     kv = dep["details"]["offload"]["bytes"]
     assert dep["details"]["context_tokens"] == ctx
     assert kv["kv_gpu"] + kv["kv_cpu"] == ctx * KV_BYTES_A_TOKEN
+
+
+def _stub_search(trials: dict[int, tuple[bool, float]]) -> fixed_place._SlotSearch:
+    """A slot search on a 32,768-token context with 500-token requests, its trials given: ``{count: (makes, p95_s)}``."""
+    from generator.sizing.offload import StreamCapacity
+
+    search = object.__new__(fixed_place._SlotSearch)
+    search.split, search.context, search.request = False, 32_768, 500
+    search.trials = {
+        n: fixed_place._Trial(StreamCapacity(n, 10.0, 10.0 / n, max(32_768, n * 500)), makes, p95, False)
+        for n, (makes, p95) in trials.items()
+    }
+    return search
+
+
+# review81 item 2: where no count's wait fits and the rate's queue drains, the most slots the rate's cache holds
+# (32,768 // 500 = 65 past 20) were taken once they fitted the machine, whether or not they made the rate: past
+# llama.cpp's streaming step (32 decoding) the slots make fewer tokens (at 0.031 req/s on 2 x RTX 5090, 20 make 13.82
+# tokens/s together, 40 make 10.33). They are taken only where they make the rate and wait no longer.
+@pytest.mark.parametrize(
+    ("most", "taken"),
+    [
+        ((True, 30.0), (65, "cache")),  # more slots, the same cache, a shorter wait
+        ((False, math.inf), (20, "")),  # past the step: short of the rate (taken before review81 item 2)
+        ((True, 90.0), (20, "")),  # make the rate but wait longer
+    ],
+)
+def test_the_rate_s_cache_s_most_slots_are_taken_only_where_they_make_the_rate(
+    most: tuple[bool, float], taken: tuple[int, str]
+) -> None:
+    search = _stub_search({20: (True, 60.0), 65: most})
+    assert search._closest(20) == taken
