@@ -347,8 +347,9 @@ def cost_near_ties_settled(
     ``hours``: an option's hours a run (a batch job's: fix137, its runs' hours, as its reason states them). ``holds``:
     where given (a batch job on spot capacity), whether the option keeps its deadline with the node holding the most
     of its replicas reclaimed (:func:`~generator.planner.batch_job.holds_node_down`): those that do come first, before
-    the fewer servers (fix137: 4 x g2-standard-96 of L4 at $2,283 a month ran 41.67 h of a 48 h deadline, 55.51 h
-    with one node reclaimed, kept over one a3-highgpu-8g's 14.84 h at $2,285).
+    the fewer servers. examples/batch-jobs-gke.yaml's spot job: 4 x g2-standard-96 of L4 at $2,283 a month (41.67 h of
+    a 48 h deadline, 55.51 h with one node reclaimed) was chosen over one a3-highgpu-8g (14.84 h at $2,285) until
+    fix137; neither holds (the a3's one node takes both replicas), so the fewer servers decide: the a3-highgpu-8g.
     """
     if len(ranked) < 2:
         return ranked
