@@ -34,6 +34,19 @@ def long_seconds_text(seconds: float) -> str:
     return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
 
 
+#: Places the hours of a ``run_after`` sequence (a job's start, finish) are kept to in ``spec.json``.
+SEQUENCE_HOURS_PLACES = 3
+
+
+def sequence_hours_text(hours: float) -> str:
+    """An hour of a ``run_after`` sequence as every line of a plan says it: the figure ``spec.json`` keeps, to 0.1 h.
+
+    review81 item 8: a start of 4.9495 h read "4.9" in the chosen-by line (formatted from the raw hours) and "5.0" in
+    the job's reasons (from the 4.95 kept); both now round once to :data:`SEQUENCE_HOURS_PLACES`, then show 0.1 h.
+    """
+    return f"{round(hours, SEQUENCE_HOURS_PLACES):.1f}"
+
+
 def hours_text(hours: float, places: int = 2) -> str:
     """Hours to ``places`` decimals; a run shorter than 0.1 h in minutes (or :func:`seconds_text`), never "0.0 h"."""
     if hours >= 0.1:

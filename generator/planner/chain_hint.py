@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator.errors import InfeasibleError, InputError, SpecgenError
 from generator.planner.plan import Finding, Plan, Pool
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, sequence_hours_text
 from generator.workload.chains import chain_errors
 from generator.workload.models import TrainingDeployment
 
@@ -170,7 +170,7 @@ def _sliced_text(dep: TrainingDeployment, first: TrainingDeployment, other: Plan
         return (
             f" ({rare.name}, at {_runs_text(rare)} and due in {rare.training.deadline_hours:g} h, run straight through "
             f"the gaps between the other's runs, pre-empted by {runs} of them and resumed: it finishes at "
-            f"{planned['finishes_at_hours']:.1f} h, and the other's runs are not delayed)"
+            f"{sequence_hours_text(planned['finishes_at_hours'])} h, and the other's runs are not delayed)"
         )
     return (
         f" ({rare.name}, at {_runs_text(rare)}, in slices of its run between the other's runs, checkpointed and "

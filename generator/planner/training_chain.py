@@ -52,7 +52,8 @@ from generator.planner.training import run_window
 from generator.planner.training_candidates import on_pool_host_ram, training_options, within_near_tie
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, SEQUENCE_HOURS_PLACES
+from generator.units import sequence_hours_text as _h
 from generator.workload.models import TrainingDeployment, Workload
 
 if TYPE_CHECKING:
@@ -469,8 +470,8 @@ def _chain_option(
                 if timed_pause
                 else " (its checkpoint's write and read back at each slice not timed: the servers have no drive rate)"
             )
-            sliced = f", {share:.4g} of its {_hours(o):.1f} h run{with_pause}"
-        span = f" ({start:.1f}-{start + hours:.1f} h{sliced})"
+            sliced = f", {share:.4g} of its {_h(_hours(o))} h run{with_pause}"
+        span = f" ({_h(start)}-{_h(start + hours)} h{sliced})"
         if timed and stretching is not None and k == stretching.at:
             stretch = stretching.of(jobs, start, o)
             assert stretch is not None, "a stretched job is searched only where it ends"
@@ -478,7 +479,7 @@ def _chain_option(
             pause = stretch.interruptions * _pause_h(o, slices.consts) * share
             hours = _hours(o) * share + pause
             span = (
-                f" ({stretch.starts_at:.1f}-{stretch.finishes_at:.1f} h, its {_hours(o):.1f} h run straight through the "
+                f" ({_h(stretch.starts_at)}-{_h(stretch.finishes_at)} h, its {_h(_hours(o))} h run straight through the "
                 f"gaps: {_preempted_text(stretch.interruptions).removeprefix('is ')})"
             )
         pauses.append(pause)
@@ -551,7 +552,7 @@ def _deadline_blocked(
     start = 0.0
     for job, finish, share in zip(jobs[: miss.late + 1], miss.finishes, cadence_shares(jobs), strict=False):
         sliced = f", {share:.4g} of its run and its checkpoint's write and read back" if share < 1 else ""
-        ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h{sliced})")
+        ran.append(f"{job.dep.name} {finish - start:.1f} h ({_h(start)}-{_h(finish)} h{sliced})")
         start = finish
     why = (
         f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
@@ -600,9 +601,9 @@ def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blo
         why = (
             f"{where}: {late.dep.name}, due in {due:g} h, shorter than the {HOURS_PER_MONTH / runs:.4g} h its slices would "
             f"take {month}, runs straight through the gaps between the runs of "
-            f"{before} ({s.busy_hours:.1f} h every {s.period_hours:.4g} h), pre-empted by each ({s.pause_text}): at "
-            f"its fastest there, its {s.hours:.1f} h run starts at {s.starts_at:.1f} h, {preempted}ends at "
-            f"{s.finishes_at:.1f} h, past its {due:g} h deadline (deadline_hours counts from the start of "
+            f"{before} ({_h(s.busy_hours)} h every {s.period_hours:.4g} h), pre-empted by each ({s.pause_text}): at "
+            f"its fastest there, its {_h(s.hours)} h run starts at {_h(s.starts_at)} h, {preempted}ends at "
+            f"{_h(s.finishes_at)} h, past its {due:g} h deadline (deadline_hours counts from the start of "
             f"{jobs[0].dep.name}, the chain's first job{_rough_text(s)})"
         )
     return Blocked(
@@ -905,16 +906,18 @@ class Turn(NamedTuple):
             else "its checkpoint's write and read back not timed (the servers have no drive rate in the catalog)"
         )
         runs = self.stretched_preemptions or 0
+        assert self.starts_at_hours is not None, "a stretched run is timed"
+        assert self.finishes_at_hours is not None, "a stretched run is timed"
         said = (
             f"{runs} run{'' if runs == 1 else 's'} of the sequence pre-empt{'s' if runs == 1 else ''} it and it finishes"
             if runs
             else "it finishes before the sequence's next run"
         )
         return (
-            f"; its deadline is shorter than its slices would take, so it runs stretched: from {self.starts_at_hours:.1f} h "
-            f"straight through the gaps between the runs of {before} ({self.stretched_preempted_hours:.1f} h every "
+            f"; its deadline is shorter than its slices would take, so it runs stretched: from {_h(self.starts_at_hours)} h "
+            f"straight through the gaps between the runs of {before} ({_h(self.stretched_preempted_hours or 0.0)} h every "
             f"{self.stretched_period_hours:.4g} h), pre-empted at each ({pause}) and resumed; {said} at "
-            f"{self.finishes_at_hours:.1f} h of the sequence; the other jobs' runs keep their own hours and deadlines"
+            f"{_h(self.finishes_at_hours)} h of the sequence; the other jobs' runs keep their own hours and deadlines"
         )
 
     def reason(self, servers: int) -> str:
@@ -929,7 +932,7 @@ class Turn(NamedTuple):
                 text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
             return text
         if self.starts_at_hours is not None and self.finishes_at_hours is not None:
-            text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
+            text += f": starts at {_h(self.starts_at_hours)} h and finishes at {_h(self.finishes_at_hours)} h of the sequence"
         if self.share_of_run_per_sequence is not None:
             each = 1 / self.share_of_run_per_sequence
             # hostile81 item 6: where a job of the sequence gives no dataset_tokens the hours are unknown, and "ends
@@ -967,8 +970,8 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
             job.position + 1,
             pool,
             names[job.position - 1] if job.position else None,
-            round(s.starts_at, 3),
-            round(s.finishes_at, 3),
+            round(s.starts_at, SEQUENCE_HOURS_PLACES),
+            round(s.finishes_at, SEQUENCE_HOURS_PLACES),
             s.deadline,
             None,
             s.interruptions,
@@ -986,8 +989,8 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
         job.position + 1,
         pool,
         names[job.position - 1] if job.position else None,
-        round(start, 3) if timed else None,
-        round(start + (hours[job.position] or 0.0), 3) if timed else None,
+        round(start, SEQUENCE_HOURS_PLACES) if timed else None,
+        round(start + (hours[job.position] or 0.0), SEQUENCE_HOURS_PLACES) if timed else None,
         dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None,
         sliced,
         slice_checkpoint_write_s=None if write is None else round(write, 1),
