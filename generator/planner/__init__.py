@@ -48,7 +48,7 @@ from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
-from generator.workload.capacity_type import SPOT_SUFFIX
+from generator.workload.capacity_type import SPOT_SUFFIX, spot_key
 from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.sharing import planned_sharing, sharing_field
@@ -2516,10 +2516,8 @@ def objective_for(
         fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.pp, u.summary))
         # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
         # on-demand rate such a type has none of)
-        from generator.planner.option import SPOT_MARK  # not at the package's import: validate loads the package
-
         spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
-        key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else f"'{fewer.platform_id}'"
+        key = f"'{spot_key(fewer.platform_id)}'" if spot else f"'{fewer.platform_id}'"
         how = "its spot" if spot else "with a reservation, its"
         # a spot deployment's type sold through Spot is not "not on demand" to it: it has no spot rate (newuser79 item 1)
         sold_so = (
@@ -2587,8 +2585,6 @@ def objective_for(
     )
     # a spot deployment's priced layouts stand at the on-demand rate, its unpriced ones at none (newuser79 item 1): the
     # choice is between them, said as such, and the keys that price them are the @spot ones
-    from generator.workload.capacity_type import spot_key
-
     spot_open = sorted({u.platform_id for u in undominated if u.platform_id in as_spot and u.platform_id not in ranked_after})
     spot_keys = sorted({u.platform_id for u in undominated if u.platform_id in spot_sold and u.platform_id not in ranked_after})
     add = (

@@ -575,7 +575,7 @@ def _deadline_blocked(
 
 def _past_text(finish: float, deadline: float) -> str:
     """A finish past a deadline, to 0.1 h, or to the 0.001 h it takes to read past it (6.446 h past 6.44, not 6.4)."""
-    return f"{finish:.1f}" if round(finish, 1) > deadline else f"{finish:.3f}"
+    return _h(finish) if float(_h(finish)) > deadline else f"{finish:.3f}"
 
 
 def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
