@@ -7,14 +7,17 @@ slices end (730 h) runs stretched, straight through the gaps between the nightly
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from generator.api import plan_file
 from generator.errors import InfeasibleError
 from generator.planner.plan import Plan
+from generator.workload import load_workload
 from tests.helpers import load_errors
 
 JOBS = """\
@@ -368,3 +371,34 @@ def test_group_vars_say_how_a_stretched_job_is_pre_empted(tmp_path: Path, capsys
     assert (monthly["starts_at_hours"], monthly["finishes_at_hours"]) == (4.95, 59.334)
     assert "share_of_run" not in monthly and "mode" not in seq["nightly-lora"]
     capsys.readouterr()
+
+
+def test_a_stretched_miss_whose_gaps_leave_no_time_gets_the_hint_too(tmp_path: Path) -> None:
+    """review81 item 12: the idle-servers hint recognised a stretched miss by its refusal's "runs straight through the
+    gaps"; where a gap leaves the job no time the refusal says "would run straight through the gaps" and the pair got
+    no hint. It now reads the planner's mark (``ChainDeadlineError.stretched``) and the refusal's reasons as built."""
+    from types import SimpleNamespace
+
+    from generator.errors import ChainDeadlineError, Location
+    from generator.planner import chain_hint, training_chain
+    from generator.planner.plan import Pool
+
+    loaded = load_workload(str(_write(tmp_path, ", deadline_hours: 48, run_after: nightly-lora")))
+    jobs = training_chain.chain_jobs(loaded, [0, 1])
+    candidate = SimpleNamespace(gpu_id="h100-sxm5-80gb", gpus_per_node=4, nodes=1, owned_nodes=0)
+    pool = SimpleNamespace(candidate=candidate, hardware=SimpleNamespace(platform=SimpleNamespace(id="dell-xe8640")))
+    # the gaps between the nightly runs hold none of the monthly job's run: no Stretch
+    blocked = training_chain._stretch_blocked(jobs, pool, training_chain._Miss((4.95, 0.0), 1, True, None))  # type: ignore[arg-type]
+    assert "would run straight through the gaps between the runs of nightly-lora, but a gap leaves it no time" in blocked.why
+    assert blocked.missed == ("monthly-full", "stretched") and blocked.excess == math.inf
+    error = ChainDeadlineError(
+        f"the training sequence nightly-lora -> monthly-full (run_after) has no feasible plan: {blocked.text}; to unblock: x",
+        Location("w.yaml", 11, 51, "deployments[1].training.deadline_hours"),
+        stretched=True,
+        reasons=blocked.text,
+    )
+    nightly, monthly = (d for d in loaded.workload.deployments)
+    servers = cast(Pool, SimpleNamespace(nodes=1, node=SimpleNamespace(platform_id="dell-xe8640")))
+    said = chain_hint._stretch_blocks(error, monthly, nightly, servers, servers, 0.2)  # type: ignore[arg-type]
+    assert said is not None and "would run straight through the gaps" in said and "a gap leaves it no time" in said
+    assert not said.count("; to unblock")

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import ResolvedModel
-from generator.errors import InfeasibleError
+from generator.errors import ChainDeadlineError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
 from generator.planner.candidates import SizedOptions
@@ -560,6 +560,14 @@ def _deadline_blocked(
         f"{_past_text(miss.finishes[miss.late], deadline)} h, {due} from the start of {jobs[0].dep.name}, the chain's "
         "first job)"
     )
+    # the job whose deadline is missed, and which
+    missed = (late.dep.name, *(("runs_per_month",) if month else ()))
+    return _chain_blocked(pool, why, miss.finishes[miss.late] / deadline - 1 if deadline else None, missed)
+
+
+def _chain_blocked(pool: Option, why: str, excess: float | None, missed: tuple[str, ...]) -> Blocked:
+    """A pool of one kind on which the chain misses a deadline (:data:`CHAIN_PAST_DEADLINE`), ``why`` said."""
+    c = pool.candidate
     return Blocked(
         c.gpu_id,
         pool.hardware.platform.id,
@@ -568,8 +576,8 @@ def _deadline_blocked(
         gpus_per_node=c.gpus_per_node,
         nodes=c.nodes,
         owned=c.owned_nodes,
-        excess=miss.finishes[miss.late] / deadline - 1 if deadline else None,
-        missed=(late.dep.name, *(("runs_per_month",) if month else ())),  # the job whose deadline is missed, and which
+        excess=excess,
+        missed=missed,
     )
 
 
@@ -606,18 +614,9 @@ def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blo
             f"{_h(s.finishes_at)} h, past its {due:g} h deadline (deadline_hours counts from the start of "
             f"{jobs[0].dep.name}, the chain's first job{_rough_text(s)})"
         )
-    return Blocked(
-        c.gpu_id,
-        pool.hardware.platform.id,
-        CHAIN_PAST_DEADLINE,
-        why,
-        gpus_per_node=c.gpus_per_node,
-        nodes=c.nodes,
-        owned=c.owned_nodes,
-        excess=finish / due - 1 if due else None,
-        # the job whose deadline is missed, and the earliest deadline its stretched run meets (rounded up)
-        missed=(late.dep.name, "stretched", *((f"{math.ceil(s.finishes_at * 10) / 10:.1f}",) if s is not None else ())),
-    )
+    # the job whose deadline is missed, and the earliest deadline its stretched run meets (rounded up)
+    missed = (late.dep.name, "stretched", *((f"{math.ceil(s.finishes_at * 10) / 10:.1f}",) if s is not None else ()))
+    return _chain_blocked(pool, why, finish / due - 1 if due else None, missed)
 
 
 def _preempted_text(n: int) -> str:
@@ -730,11 +729,13 @@ def chain_failure(
     assert isinstance(dep, TrainingDeployment)
     where = loaded.document.locate(("deployments", late, "training", "runs_per_month" if month else "deadline_hours"))
     jobs = chain_jobs(loaded, chain)
-    raise InfeasibleError(
-        f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
-        + "; ".join(b.text for b in misses[:3])
-        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month, misses[0].missed[2:] if stretched else None)}",
+    reasons = "; ".join(b.text for b in misses[:3])
+    raise ChainDeadlineError(
+        f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: {reasons}"
+        f"; to unblock: {_deadline_ways(wl, dep, jobs, month, misses[0].missed[2:] if stretched else None)}",
         where,
+        stretched,
+        reasons,
     )
 
 
