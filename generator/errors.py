@@ -127,6 +127,21 @@ class InfeasibleError(SpecgenError):
         super().__init__(f"{location}: {message}" if location else message)
 
 
+class ChainDeadlineError(InfeasibleError):
+    """A ``run_after`` sequence misses a job's deadline on every pool (``planner.training_chain.chain_failure``).
+
+    ``stretched``: the late job runs stretched, straight through the gaps between the other jobs' runs (fix138);
+    ``reasons``: the nearest misses as the message says them. A caller (the idle-servers hint) reads these rather than
+    the message's wording (review81 item 12: a stretched miss was recognised by "runs straight through the gaps", which
+    the branch for a gap that leaves no time, "would run straight through", did not contain).
+    """
+
+    def __init__(self, message: str, location: Location | None, stretched: bool, reasons: str) -> None:
+        super().__init__(message, location)
+        self.stretched = stretched
+        self.reasons = reasons
+
+
 class FleetLimitError(InfeasibleError):
     """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_nodes``, ``max_budget_usd_per_month``).
 

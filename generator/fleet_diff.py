@@ -1887,7 +1887,9 @@ def _grow_on_bought(
         return None
     tp, pp, per_node, nodes = counts
     had, sustained = before.get("replicas"), _plan_figure(details.get("requests_per_s_sustained"))
-    share = round(sustained / had, 3) if sustained and _whole(had) else most  # a replica's of the old fleet's
+    # a replica's of the old fleet's, unrounded for the counts (review81 item 10: 5.0 / 3 taken as 1.667 counted 12
+    # replicas for 20.004 req/s where 20.004 / 1.66667 = 12.0024 needs 13); rounded only where said
+    share = sustained / had if sustained and _whole(had) else most
     width = tp * pp  # a replica's GPUs: whole replicas to a server, or whole servers to a replica
 
     def servers(replicas: int) -> int:
@@ -1904,7 +1906,7 @@ def _grow_on_bought(
         "replicas": surely,  # enough with the wait counted as the old fleet's
         "replicas_least": least,  # none fewer: each at the most a replica sustains
         "requests_per_s_per_replica_max": most,
-        "requests_per_s_per_replica_sustained": min(share, most),
+        "requests_per_s_per_replica_sustained": round(min(share, most), 3),
         "servers_kept": nodes,
         "servers_added": add[1],
         "servers_added_least": add[0],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 
 MIB = 2**20
@@ -32,6 +33,21 @@ def seconds_text(seconds: float) -> str:
 def long_seconds_text(seconds: float) -> str:
     """A request's time or wait: :func:`seconds_text`, and its minutes past two of them (``3,000 s (50.0 min)``)."""
     return seconds_text(seconds) if seconds < 120 else f"{seconds:,.0f} s ({seconds / 60:.1f} min)"
+
+
+#: Places the hours of a ``run_after`` sequence (a job's start, finish) are kept to in ``spec.json``.
+SEQUENCE_HOURS_PLACES = 3
+
+
+def sequence_hours_text(hours: float) -> str:
+    """An hour of a ``run_after`` sequence as every line of a plan says it: the figure ``spec.json`` keeps, to 0.1 h.
+
+    review81 item 8: a start of 4.9496 h read "4.9" in the chosen-by line (formatted from the raw hours) and "5.0" in
+    the job's reasons (from the 4.95 kept). Every line now takes the kept figure and rounds it half up to 0.1 h, as a
+    reader of ``spec.json`` would (4.95 -> 5.0, 10.25 -> 10.3; a float's ``.1f`` would read 10.25 as 10.2).
+    """
+    kept = decimal.Decimal(repr(round(hours, SEQUENCE_HOURS_PLACES)))
+    return f"{kept.quantize(decimal.Decimal('0.1'), rounding=decimal.ROUND_HALF_UP)}"
 
 
 def hours_text(hours: float, places: int = 2) -> str:

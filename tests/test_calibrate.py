@@ -632,6 +632,20 @@ def test_one_runs_command_line_given_twice_is_one_run() -> None:
     check_one_run_command(line + "GPU KV cache size: 1000 tokens\n" + line, "run.log")
 
 
+def test_one_setting_written_two_ways_is_one_run() -> None:
+    """review81 item 13: ``--gpu-memory-utilization 0.9`` then ``0.90`` (the same settings, restarted) were refused as
+    two runs ("gpu_memory_utilization '0.9' at line 1, '0.90' here"); numbers are compared as numbers."""
+    from generator.calculator.calibrate import check_one_run_command
+
+    first = "INFO vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192\n"
+    again = "INFO vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.90 --max-model-len 8192\n"
+    check_one_run_command(first + "INFO restarted with the same settings\n" + again, "run.log")
+    # a number set differently is still two runs
+    other = again.replace("0.90", "0.85")
+    with pytest.raises(InputError, match=r"gpu_memory_utilization '0\.9' at line 1, '0\.85' here"):
+        check_one_run_command(first + other, "run.log")
+
+
 def test_the_concurrency_lines_context_is_the_runs(tmp_path: Path) -> None:
     """fuzz21 item 3: "Maximum concurrency for 2048 tokens per request" was compared with the default 4,096 context."""
     import json

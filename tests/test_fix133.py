@@ -122,6 +122,17 @@ def test_whole_replicas_go_to_a_server(had: int, tp: int, pp: int, sustained: fl
     assert got == want
 
 
+def test_the_upper_count_divides_by_the_unrounded_share() -> None:
+    """review81 item 10: 3 replicas sustaining 5.0 req/s share 1.6667 each; rounded to 1.667 the "at most" count for
+    20.004 req/s was 12, where 20.004 / 1.66667 = 12.0024 needs 13. The share is rounded only where said."""
+    old = _spec(3, 1, 1, 3.0, 5.0)
+    new = _spec(3, 1, 1, 20.004, None)
+    grow = _grow_on_bought(old, new, [old["pools"][0]], ["chat"])
+    assert grow is not None
+    assert (grow["replicas"], grow["replicas_least"]) == (13, 6)  # 12 before: ceil(20.004 / 1.667)
+    assert grow["requests_per_s_per_replica_sustained"] == 1.667
+
+
 def test_the_headline_names_the_spot_pools_from_the_findings_pools(tmp_path: Path) -> None:
     """Item 11: the pools priced at an on-demand rate ride on the finding (``pools``), not in its wording: a reworded
     message keeps the headline's qualifier, and spec.json does not carry the field."""

@@ -10,6 +10,7 @@ holds slots that make the rate within the wait (``fixed_place._SlotSearch``).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -104,6 +105,35 @@ def test_the_fewest_slots_below_the_streaming_step_are_found(tmp_path: Path) -> 
     assert passing == [22, 31, 68]
 
 
+# fix136 (review81 item 3): a count whose one more slot's cache pushes a layer's weights off the GPUs can fail between
+# two that pass. At 0.045 req/s (interactive) 167 and 169 slots pass and 168 does not; bisection between the rungs
+# lands on 169, and the counts just under it (``_just_below``) find 167 on 384,100 tokens.
+def test_the_fewest_slots_past_a_one_count_dip(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.045, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert (parallel, ctx, said) == (167, 384_100, 384_100)  # 169 without _just_below
+    search, fewest = _search(path)
+    assert fewest == 167
+    fits = {n: (got := search.trial(n)) is not None and got.fits for n in (166, 167, 168, 169)}
+    assert fits == {166: False, 167: True, 168: False, 169: True}
+
+
+# fix136 (review81 item 3): near the memory's edge no rung of the ladder passes: at 0.051 req/s (interactive) 204 slots
+# make the rate and none of the counts tried waits within the slack. The counts that make the most tokens/s (``_peak``)
+# are searched, and the wait fits there alone: 258 slots on 593,400 tokens (without that search: 207 on 476,100, 99.7%
+# of requests waiting for one).
+def test_where_no_rung_passes_the_counts_that_make_the_most_are_searched(tmp_path: Path) -> None:
+    path = _at(tmp_path, 0.051, batch=False)
+    parallel, ctx, said = _slots_and_cache(path)
+    assert (parallel, ctx, said) == (258, 593_400, 593_400)  # 207 / 476,100 without _peak
+    search, fewest = _search(path)
+    assert fewest == 258
+    rungs = [n for n in search.ladder() if (got := search.trial(n)) is not None and got.fits]
+    assert rungs == []  # no rung passes: only the peak's search finds 258
+    under = search.trial(257)
+    assert under is not None and under.makes and not under.fits
+
+
 # A rate no count makes is refused at its field naming the count closest to it (the most tokens/s of those tried) and
 # its cache, placed for those slots: at 0.07 req/s (21 tokens/s) 31 slots below the streaming step make 16.88.
 def test_a_rate_no_slot_count_makes_is_refused_naming_the_closest(tmp_path: Path) -> None:
@@ -171,3 +201,35 @@ def test_an_interactive_services_cache_is_its_slots_in_the_placement_the_render_
     kv = dep["details"]["offload"]["bytes"]
     assert dep["details"]["context_tokens"] == ctx
     assert kv["kv_gpu"] + kv["kv_cpu"] == ctx * KV_BYTES_A_TOKEN
+
+
+def _stub_search(trials: dict[int, tuple[bool, float]]) -> fixed_place._SlotSearch:
+    """A slot search on a 32,768-token context with 500-token requests, its trials given: ``{count: (makes, p95_s)}``."""
+    from generator.sizing.offload import StreamCapacity
+
+    search = object.__new__(fixed_place._SlotSearch)
+    search.split, search.context, search.request = False, 32_768, 500
+    search.trials = {
+        n: fixed_place._Trial(StreamCapacity(n, 10.0, 10.0 / n, max(32_768, n * 500)), makes, p95, False)
+        for n, (makes, p95) in trials.items()
+    }
+    return search
+
+
+# review81 item 2: where no count's wait fits and the rate's queue drains, the most slots the rate's cache holds
+# (32,768 // 500 = 65 past 20) were taken once they fitted the machine, whether or not they made the rate: past
+# llama.cpp's streaming step (32 decoding) the slots make fewer tokens (at 0.031 req/s on 2 x RTX 5090, 20 make 13.82
+# tokens/s together, 40 make 10.33). They are taken only where they make the rate and wait no longer.
+@pytest.mark.parametrize(
+    ("most", "taken"),
+    [
+        ((True, 30.0), (65, "cache")),  # more slots, the same cache, a shorter wait
+        ((False, math.inf), (20, "")),  # past the step: short of the rate (taken before review81 item 2)
+        ((True, 90.0), (20, "")),  # make the rate but wait longer
+    ],
+)
+def test_the_rate_s_cache_s_most_slots_are_taken_only_where_they_make_the_rate(
+    most: tuple[bool, float], taken: tuple[int, str]
+) -> None:
+    search = _stub_search({20: (True, 60.0), 65: most})
+    assert search._closest(20) == taken

@@ -7,6 +7,7 @@ import pytest
 from generator import catalog
 from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption, host_link
 from generator.catalog.records import dram_bandwidth_gb_per_s
+from generator.sizing.constants import Constants
 from generator.sizing.performance import pcie_gb_per_s
 
 
@@ -46,7 +47,7 @@ def test_a_superchip_assumes_its_grace_memory() -> None:
     machine, _, basis = build_machine(spec)
     assert machine.ddr_gb_per_s == dram_bandwidth_gb_per_s(grace.memory_channels, grace.ddr_mt_per_s) == 512.0
     assert basis.startswith("512.0 GB/s (assumed like NVIDIA Grace")
-    warning = ddr_assumption(spec)
+    warning = ddr_assumption(spec, Constants())
     assert warning is not None and "assumed for a superchip" in warning
 
 

@@ -11,6 +11,7 @@ from generator import catalog
 from generator.api import plan_file
 from generator.calculator.machine import FixedSpec, build_machine, machine_findings
 from generator.errors import InputError
+from generator.sizing.constants import Constants
 from generator.workload import load_workload
 from tests.helpers import load_errors
 
@@ -18,7 +19,7 @@ RYZEN = {"gpu": "rtx-4090-24gb", "gpu_count": 1, "ram_gib": 64.0, "cpu": "ryzen-
 
 
 def codes(spec: FixedSpec) -> dict[str, str]:
-    return {code: field for _, code, field, _ in machine_findings(spec)}
+    return {code: field for _, code, field, _ in machine_findings(spec, Constants())}
 
 
 def ddr_gb_per_s(spec: FixedSpec) -> float:
@@ -65,7 +66,7 @@ def test_channels_without_a_named_cpu_are_the_users() -> None:
 
 def test_the_warning_names_the_cpus_figures() -> None:
     spec = FixedSpec(**RYZEN, memory_channels=12, ddr_mt_per_s=12000)  # type: ignore[arg-type]
-    text = " ".join(m for _, _, _, m in machine_findings(spec))
+    text = " ".join(m for _, _, _, m in machine_findings(spec, Constants()))
     assert "ryzen-9-7950x has 2 memory channels a socket" in text
     assert "DDR-5200 that ryzen-9-7950x is rated for" in text and "2.31x" in text
 

@@ -7,14 +7,17 @@ slices end (730 h) runs stretched, straight through the gaps between the nightly
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from generator.api import plan_file
 from generator.errors import InfeasibleError
 from generator.planner.plan import Plan
+from generator.workload import load_workload
 from tests.helpers import load_errors
 
 JOBS = """\
@@ -108,9 +111,11 @@ def test_a_monthly_deadline_its_stretched_run_misses_is_refused_with_the_figures
         _plan(path)
     said = str(raised.value)
     assert "deployments[1].training.deadline_hours" in said, said
-    assert "runs straight through the gaps between the runs of nightly-lora (4.9 h every 24.33 h)" in said, said
+    # review81 item 8: "4.9 h every" and "starts at 4.9 h" until the refusal's hours were rounded as the plan's lines
+    # round them (the 4.95 h spec.json keeps, to 0.1 h): the job's reasons said "from 5.0 h" of the same start
+    assert "runs straight through the gaps between the runs of nightly-lora (5.0 h every 24.33 h)" in said, said
     assert "its checkpoint written in 32 s and read back in 20 s" in said, said
-    assert "its 44.5 h run starts at 4.9 h, is pre-empted by 2 runs of the sequence and ends at 59.3 h, past its 48 h" in said
+    assert "its 44.5 h run starts at 5.0 h, is pre-empted by 2 runs of the sequence and ends at 59.3 h, past its 48 h" in said
     assert "a later deadline_hours for monthly-full (59.4 h or more, or 730 h or more to run it in slices" in said, said
     assert "drop its run_after" in said
     # on as many servers as it takes, 2 XE8640 meet it stretched: 4.95 + 27.65 + 1 x (4.95 + 26.1 s) = 37.56 h
@@ -145,6 +150,8 @@ def test_a_monthly_deadline_under_its_slices_runs_stretched_between_the_nightly_
     reason = " ".join(next(d for d in plan.deployments if d.name == "monthly-full").reasons)
     assert "so it runs stretched: from 5.0 h straight through the gaps between the runs of nightly-lora" in reason, reason
     assert "2 runs of the sequence pre-empt it and it finishes at 59.3 h of the sequence" in reason, reason
+    # review81 item 8: the chosen-by line said the same start as "(0.0-4.9 h)" and "(4.9-59.3 h" from the raw 4.9496 h
+    assert "(searched) (0.0-5.0 h); monthly-full" in reason and " (5.0-59.3 h, its 44.5 h run straight through" in reason
     # fix140: the pre-emption is started ahead of each nightly run by the checkpoint's write, 24.333 h - 32.1 s
     assert monthly["stretched_checkpoint_at_hours"] == [24.324, 48.658]
     assert (
@@ -192,7 +199,8 @@ def test_without_run_after_the_hint_says_the_stretched_run_or_what_keeps_the_job
     said = [f.message for f in _plan(_write(tmp_path, ", deadline_hours: 8")).findings if f.code == "run-after-idle-servers"]
     assert len(said) == 1, said
     assert "its deadline_hours 8 keeps it off them: with run_after: nightly-lora on monthly-full" in said[0], said
-    assert re.search(r"its [\d.]+ h run starts at 4\.9 h, ends at [\d.]+ h, past its 8 h deadline", said[0]), said
+    # review81 item 8: "starts at 4.9 h" until every sequence hour was rounded once, as spec.json's 4.95
+    assert re.search(r"its [\d.]+ h run starts at 5\.0 h, ends at [\d.]+ h, past its 8 h deadline", said[0]), said
 
 
 def test_rented_servers_still_run_a_chain_equally_often(tmp_path: Path) -> None:
@@ -363,3 +371,34 @@ def test_group_vars_say_how_a_stretched_job_is_pre_empted(tmp_path: Path, capsys
     assert (monthly["starts_at_hours"], monthly["finishes_at_hours"]) == (4.95, 59.334)
     assert "share_of_run" not in monthly and "mode" not in seq["nightly-lora"]
     capsys.readouterr()
+
+
+def test_a_stretched_miss_whose_gaps_leave_no_time_gets_the_hint_too(tmp_path: Path) -> None:
+    """review81 item 12: the idle-servers hint recognised a stretched miss by its refusal's "runs straight through the
+    gaps"; where a gap leaves the job no time the refusal says "would run straight through the gaps" and the pair got
+    no hint. It now reads the planner's mark (``ChainDeadlineError.stretched``) and the refusal's reasons as built."""
+    from types import SimpleNamespace
+
+    from generator.errors import ChainDeadlineError, Location
+    from generator.planner import chain_hint, training_chain
+    from generator.planner.plan import Pool
+
+    loaded = load_workload(str(_write(tmp_path, ", deadline_hours: 48, run_after: nightly-lora")))
+    jobs = training_chain.chain_jobs(loaded, [0, 1])
+    candidate = SimpleNamespace(gpu_id="h100-sxm5-80gb", gpus_per_node=4, nodes=1, owned_nodes=0)
+    pool = SimpleNamespace(candidate=candidate, hardware=SimpleNamespace(platform=SimpleNamespace(id="dell-xe8640")))
+    # the gaps between the nightly runs hold none of the monthly job's run: no Stretch
+    blocked = training_chain._stretch_blocked(jobs, pool, training_chain._Miss((4.95, 0.0), 1, True, None))  # type: ignore[arg-type]
+    assert "would run straight through the gaps between the runs of nightly-lora, but a gap leaves it no time" in blocked.why
+    assert blocked.missed == ("monthly-full", "stretched") and blocked.excess == math.inf
+    error = ChainDeadlineError(
+        f"the training sequence nightly-lora -> monthly-full (run_after) has no feasible plan: {blocked.text}; to unblock: x",
+        Location("w.yaml", 11, 51, "deployments[1].training.deadline_hours"),
+        stretched=True,
+        reasons=blocked.text,
+    )
+    nightly, monthly = (d for d in loaded.workload.deployments)
+    servers = cast(Pool, SimpleNamespace(nodes=1, node=SimpleNamespace(platform_id="dell-xe8640")))
+    said = chain_hint._stretch_blocks(error, monthly, nightly, servers, servers, 0.2)  # type: ignore[arg-type]
+    assert said is not None and "would run straight through the gaps" in said and "a gap leaves it no time" in said
+    assert not said.count("; to unblock")

@@ -18,6 +18,7 @@ from generator import catalog
 from generator.calculator.machine import FixedSpec, ddr_assumption
 from generator.errors import InfeasibleError, UnknownIdError
 from generator.planner import plan_workload
+from generator.sizing.constants import Constants
 from generator.workload import load_workload
 
 INVENTORY = """\
@@ -115,13 +116,13 @@ def test_a_variant_of_a_catalog_id_is_offered_the_id_it_extends(typed: str, offe
 def test_the_no_cpu_warning_names_the_ddr_rate_counted() -> None:
     """256 GiB on the desktop assumed (a Core i9-14900K: 2 channels, 64 GiB UDIMMs) takes 2 DIMMs a channel, which
     Intel rates DDR5-4000 (the machine line's rate), not the DDR5-5600 of one."""
-    said = ddr_assumption(FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=256))
+    said = ddr_assumption(FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=256), Constants())
     assert said is not None
     assert said.startswith(
         "no CPU given: system-RAM bandwidth assumed for a desktop (DDR-4000 at 2 DIMMs a channel, 2 channels a socket, "
         "like Intel Core i9-14900K"
     )
-    one_dimm = ddr_assumption(FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=64))
+    one_dimm = ddr_assumption(FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=64), Constants())
     assert one_dimm is not None and "(DDR-5600, 2 channels a socket" in one_dimm
 
 

@@ -106,7 +106,7 @@ def test_the_machine_counts_the_cores_of_the_cpu_named(spec: FixedSpec, cores: i
 
 
 def test_the_assumed_desktop_says_its_cores_are_assumed_too() -> None:
-    said = {code: message for _, code, _, message in machine_findings(FixedSpec("rtx-4090-24gb", 1, 64))}
+    said = {code: message for _, code, _, message in machine_findings(FixedSpec("rtx-4090-24gb", 1, 64), Constants())}
     assert "and its 8 cores for llama.cpp's threads" in said["ddr-bandwidth-assumed"]
 
 

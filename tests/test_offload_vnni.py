@@ -18,8 +18,10 @@ import pytest
 
 from generator import catalog
 from generator.calculator.machine import FixedSpec, build_machine, machine_findings
+from generator.planner import plan_workload
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, cpu_weight_seconds
+from generator.workload import load_workload
 from tests.conftest import REPO
 from tests.conftest import calibration_report as _report
 
@@ -106,7 +108,7 @@ def test_an_assumed_cpu_says_the_rate_its_cores_are_counted_at() -> None:
     spec = FixedSpec(gpu="rtx-3090-24gb", gpu_count=1, ram_gib=64)
     machine, _, _ = build_machine(spec)
     assert (machine.cpu_cores, machine.cpu_int8_vnni) == (8, True)
-    (message,) = [m for _, code, _, m in machine_findings(spec) if code == "ddr-bandwidth-assumed"]
+    (message,) = [m for _, code, _, m in machine_findings(spec, Constants()) if code == "ddr-bandwidth-assumed"]
     assert (
         "like Intel Core i9-14900K (Raptor Lake Refresh, desktop LGA1700)) and its 8 cores for llama.cpp's threads, each "
         "multiplying 20 billion weights a second (the rate of a core with VNNI's 8-bit dot product, as it has; one "
@@ -165,3 +167,13 @@ def test_each_row_without_vnni_is_timed_at_its_rate(
     assert row["tokens_per_s"] == measured and row["int8_vnni"] is False
     assert report.predict_offload_decode(row) == pytest.approx(without, abs=0.005)
     assert report.predict_offload_decode({**row, "int8_vnni": True}) == pytest.approx(with_vnni, abs=0.005)
+
+
+def test_an_assumed_cpu_s_core_rates_are_the_workload_s_constants() -> None:
+    """review81 item 5: the warning said the defaults (20, and 6 without VNNI) where the workload's ``constants:``
+    (12 and 5) were counted; it says the rates the engine counts."""
+    plan = plan_workload(load_workload(str(REPO / "tests" / "data" / "review81" / "nocpu_consts.yaml")))
+    (message,) = [f.message for f in plan.findings if f.code == "ddr-bandwidth-assumed"]
+    assert "each multiplying 12 billion weights a second (the rate of a core with VNNI's 8-bit dot product" in message
+    assert "Skylake-derived cores (Skylake-SP Xeons, desktops to Comet Lake), 5); give the CPU" in message
+    assert "20 billion" not in message

@@ -494,7 +494,7 @@ def check_one_run_command(text: str, label: str) -> None:
             if value is None:
                 continue
             first = seen.setdefault(name, (value, number))
-            if first[0] != value:
+            if not _same_setting(name, first[0], value):
                 raise InputError(
                     f"{label}:{number}: the log holds the command lines of two runs ({name} {short(first[0], 40)} at "
                     f"line {first[1]}, {short(value, 40)} here): give each run a log of its own"
@@ -632,6 +632,31 @@ def _decimal(text: str) -> float:
     if not re.fullmatch(r"[0-9]{0,9}\.?[0-9]{1,9}(e-?[0-9]{1,3})?", text.strip()):
         raise ValueError(text)
     return float(text)
+
+
+#: The run settings that are numbers, read as :func:`apply_run_settings` reads them: two command lines agree on one
+#: where the numbers do (review81 item 13: ``--gpu-memory-utilization 0.9`` and ``0.90`` were refused as two runs by
+#: hostile81 item 7's check). The others (model, KV dtype, quantization) are compared as the text given.
+_NUMBER_SETTINGS: dict[str, Callable[[str], float]] = {
+    "gpu_memory_utilization": _decimal,
+    "max_model_len": _whole,
+    "tensor_parallel_size": _whole,
+    "max_num_batched_tokens": _whole,
+    "max_num_seqs": _whole,
+}
+
+
+def _same_setting(name: str, first: str, value: str) -> bool:
+    """Whether two command lines give a run setting the same value: numbers as numbers, else the text."""
+    if first == value:
+        return True
+    read = _NUMBER_SETTINGS.get(name)
+    if read is None:
+        return False
+    try:
+        return read(first) == read(value)
+    except ValueError:  # not a number either way: the text differs
+        return False
 
 
 def apply_run_settings(

@@ -1422,7 +1422,7 @@ def _fixed_machine(
         "reserved_ram_gib": spec.reserved_ram_gib,
         "bandwidths": basis,
     }
-    machine_found = [{"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)]
+    machine_found = [{"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec, consts)]
     try:
         plan, machine, spans = place_over_nodes(place, machine, wider_machine(machine, spec), on_disk)
         slots = None

@@ -66,8 +66,11 @@ def slot_lanes(spec: FixedSpec, gpu: GpuSpec) -> int:
     return gpu.in_slots(cpu.gpu_slot_lanes if cpu else ()).lanes_with(spec.gpu_count)
 
 
-def ddr_assumption(spec: FixedSpec) -> str | None:
-    """The warning to give when the DRAM bandwidth is assumed rather than known, else ``None``."""
+def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:
+    """The warning to give when the DRAM bandwidth is assumed rather than known, else ``None``.
+
+    ``consts``: the workload's (or the estimate's), whose core rates the engine counts.
+    """
     if spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s):
         return None
     kind = machine_kind(spec, catalog.find_gpu(spec.gpu))
@@ -84,19 +87,20 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
         assumed = f"{rate}, {cpu.memory_channels} channels a socket"
     return (
         f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
-        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads, {assumed_core_rate(cpu)}; give the CPU (a catalog id, see "
+        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads, {assumed_core_rate(cpu, consts)}; give the CPU (a catalog id, see "
         "'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of "
         "this machine"
     )
 
 
-def assumed_core_rate(cpu: CpuSpec) -> str:
+def assumed_core_rate(cpu: CpuSpec, consts: Constants) -> str:
     """The rate an assumed CPU's cores multiply at, said with the other (review80 item 15: an unknown CPU's was unsaid).
 
     The assumed CPU is a whole one (its memory, its cores and its 8-bit dot product together), so its cores are counted
-    at its own sourced rate, and the warning says what a CPU without VNNI would be counted at.
+    at its own sourced rate, and the warning says what a CPU without VNNI would be counted at: both as ``consts`` (the
+    workload's ``constants:``) count them (review81 item 5: the defaults, 20 and 10, were said where the workload's 12
+    and 6 were counted).
     """
-    consts = Constants()
     with_vnni, without = consts.cpu_core_gparams_per_s, consts.cpu_core_gparams_per_s_without_vnni
     if cpu.int8_vnni is True:
         return (
@@ -280,14 +284,14 @@ def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
     )
 
 
-def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], str, str, str]]:
+def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["info", "warning"], str, str, str]]:
     """(level, code, field, message) of what a machine as given assumes or cannot be.
 
     One list for the estimate and ``hardware.fixed``; ``field``: the ``hardware.fixed`` field it is about, "" for the
     machine as a whole.
     """
     said: tuple[tuple[Literal["info", "warning"], str, str, str | None], ...] = (
-        ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec)),
+        ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec, consts)),
         ("warning", "cpu-sockets-beyond-cpu", "cpu_sockets", sockets_beyond_cpu(spec)),
         ("warning", "memory-channels-beyond-cpu", "memory_channels", channels_beyond_cpu(spec)),
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),

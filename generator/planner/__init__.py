@@ -48,7 +48,7 @@ from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
-from generator.workload.capacity_type import SPOT_SUFFIX
+from generator.workload.capacity_type import SPOT_SUFFIX, spot_key
 from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.sharing import planned_sharing, sharing_field
@@ -1877,10 +1877,12 @@ def _choose(
                     elif shared is None and service:  # its servers its own: as many replicas as they hold (newuser46 item 2)
                         allowed = [o.filled or o for o in allowed]
                     by_key = sorted(allowed, key=by)
-                    from generator.planner.training_candidates import cost_near_ties_settled, near_tie_rule
-
                     # a training job's (or chain's) near tie on cost (acc104), and a batch job's (fix137)
-                    if objective == "cost" and (tie_rule := near_tie_rule(dep)) is not None:
+                    if objective == "cost" and _near_tie_settled(dep):
+                        from generator.planner.training_candidates import cost_near_ties_settled, near_tie_rule
+
+                        tie_rule = near_tie_rule(dep)
+                        assert tie_rule is not None
                         by_key = cost_near_ties_settled(by_key, by, *tie_rule)
                     elif objective == "cost" and _span_tie(dep, by_key):  # a service's, by the nodes a replica spans
                         from generator.planner.span_tie import span_near_ties_settled
@@ -2164,9 +2166,9 @@ class _BaseOrder(NamedTuple):
 
 def _near_tie_settled(dep: InferenceDeployment | TrainingDeployment) -> bool:
     """Whether a deployment's near tie on cost is settled over its ranked options: a training job's, a batch job's."""
-    from generator.planner.training_candidates import near_tie_rule
+    from generator.planner.batch_job import waits_for_runs
 
-    return near_tie_rule(dep) is not None
+    return waits_for_runs(dep)
 
 
 def _span_tie(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> bool:
@@ -2525,10 +2527,8 @@ def objective_for(
         fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.pp, u.summary))
         # a spot deployment's rate is the spot key's (newuser56 item 5: the plain key was advised, which prices the
         # on-demand rate such a type has none of)
-        from generator.planner.option import SPOT_MARK  # not at the package's import: validate loads the package
-
         spot = any(o.hardware.spot for o in options if o.candidate.platform_id == fewer.platform_id)
-        key = f"'{fewer.platform_id}{SPOT_MARK}'" if spot else f"'{fewer.platform_id}'"
+        key = f"'{spot_key(fewer.platform_id)}'" if spot else f"'{fewer.platform_id}'"
         how = "its spot" if spot else "with a reservation, its"
         # a spot deployment's type sold through Spot is not "not on demand" to it: it has no spot rate (newuser79 item 1)
         sold_so = (
@@ -2596,8 +2596,6 @@ def objective_for(
     )
     # a spot deployment's priced layouts stand at the on-demand rate, its unpriced ones at none (newuser79 item 1): the
     # choice is between them, said as such, and the keys that price them are the @spot ones
-    from generator.workload.capacity_type import spot_key
-
     spot_open = sorted({u.platform_id for u in undominated if u.platform_id in as_spot and u.platform_id not in ranked_after})
     spot_keys = sorted({u.platform_id for u in undominated if u.platform_id in spot_sold and u.platform_id not in ranked_after})
     add = (

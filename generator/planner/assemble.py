@@ -21,6 +21,7 @@ from generator.planner.batch_job import (
     pool_month_usd,
     request_seconds,
     runs_a_month,
+    waits_for_runs,
     zero_pools,
 )
 from generator.planner.blocked import (
@@ -1954,10 +1955,13 @@ def build_plan(
         reasons += twin_reasons(ranked_as, shown, rest)
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
-        from generator.planner.training_candidates import near_tie_rule
-
         # a near tie on cost with a layout on other servers: a training job's (acc104 item 4), a batch job's (fix137)
-        if (tie_rule := near_tie_rule(dep)) is not None:
+        tie_rule = None
+        if waits_for_runs(dep):  # the training modules only where a run is waited for (review81 item 1)
+            from generator.planner.training_candidates import near_tie_rule
+
+            tie_rule = near_tie_rule(dep)
+        if tie_rule is not None:
             from generator.planner.training_report import cost_near_tie_text
 
             told = "the step model" if isinstance(dep, TrainingDeployment) else "the serving model"

@@ -22,7 +22,7 @@ from generator.planner.plan import Candidate, DeploymentPlan, Finding, Pool
 from generator.planner.spread import replicas_a_node_holds, spreads
 from generator.planner.tco import billed_by_the_hour
 from generator.units import HOURS_PER_MONTH, figure_text, hours_text, usd_text
-from generator.workload.models import InferenceDeployment, InferenceSpec
+from generator.workload.models import Deployment, InferenceDeployment, InferenceSpec, TrainingDeployment
 
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
@@ -35,6 +35,16 @@ HOURS_PLACES = 6
 #: A service whose rate (its average where it gives one) takes less than this share of what its replicas sustain is
 #: said to be mostly idle (newuser65 item 3): a reporting threshold, not a sourced figure.
 MOSTLY_IDLE_SHARE = 0.05
+
+
+def waits_for_runs(dep: Deployment) -> bool:
+    """Whether a deployment runs to a finish: a training job, a batch job.
+
+    Its near tie on cost is settled by its runs' hours (:func:`~generator.planner.training_candidates.near_tie_rule`).
+    Answered from the types alone, so a service's plan does not import the training modules (review81 item 1: +40% on
+    a serving plan's cold start).
+    """
+    return isinstance(dep, TrainingDeployment) or (isinstance(dep, InferenceDeployment) and bool(dep.inference.job))
 
 
 def runs_a_month(spec: InferenceSpec) -> float:

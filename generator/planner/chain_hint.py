@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.errors import InfeasibleError, InputError, SpecgenError
+from generator.errors import ChainDeadlineError, InfeasibleError, InputError, SpecgenError
 from generator.planner.plan import Finding, Plan, Pool
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, sequence_hours_text
 from generator.workload.chains import chain_errors
 from generator.workload.models import TrainingDeployment
 
@@ -144,9 +144,10 @@ def _stretch_blocks(
     """Where the less frequent job, run stretched after the other, misses its deadline: that said, with the figures."""
     mine, theirs = dep.training.runs_per_month or 0, first.training.runs_per_month or 0
     where = error.location.path if error.location else ""
-    if mine >= theirs or not where.endswith("deadline_hours") or "runs straight through the gaps" not in str(error):
+    # the late job run stretched, as the planner marks it (review81 item 12: not its message's wording)
+    if mine >= theirs or not where.endswith("deadline_hours") or not isinstance(error, ChainDeadlineError) or not error.stretched:
         return None
-    why = str(error).split(" has no feasible plan: ", 1)[-1].split("; to unblock: ", 1)[0]
+    why = error.reasons
     window = HOURS_PER_MONTH / mine
     return (
         f"{dep.name} could share the servers of {first.name} ({pool.nodes} x {pool.node.platform_id}, busy {busy:.0%} "
@@ -170,7 +171,7 @@ def _sliced_text(dep: TrainingDeployment, first: TrainingDeployment, other: Plan
         return (
             f" ({rare.name}, at {_runs_text(rare)} and due in {rare.training.deadline_hours:g} h, run straight through "
             f"the gaps between the other's runs, pre-empted by {runs} of them and resumed: it finishes at "
-            f"{planned['finishes_at_hours']:.1f} h, and the other's runs are not delayed)"
+            f"{sequence_hours_text(planned['finishes_at_hours'])} h, and the other's runs are not delayed)"
         )
     return (
         f" ({rare.name}, at {_runs_text(rare)}, in slices of its run between the other's runs, checkpointed and "

@@ -474,7 +474,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     deployments: list[DeploymentPlan] = []
     notes: list[Finding] = []
     # what the machine as given assumes, and what cannot be as given, at its field (fuzz18 item 7)
-    for level, code, field, message in machine_findings(fixed):
+    for level, code, field, message in machine_findings(fixed, consts):
         notes.append(Finding(level, code, message, "hardware.fixed" + (f".{field}" if field else "")))
     # newuser19 item 5: an owned machine's supply unchecked; newuser49 item 1: a supply is rated by the DC power it
     # delivers, which the wall draw overstates by the supply's losses

@@ -346,15 +346,17 @@ class _SlotSearch:
         """Where no count's wait fits: from the fewest that make the rate, those that wait less without moving weights.
 
         Their queue drains: the most their cache holds (a lone request's context holds more than one where requests are
-        short), more slots only growing the cache; it does not: the fewest more whose queue drains (``drain``), else the
-        rate's (the slot-wait warning says the queue).
+        short), more slots only growing the cache, where those make the rate too and wait no longer (passing is not
+        monotone in the count: past llama.cpp's streaming step the slots make fewer tokens, review81 item 2); it does
+        not: the fewest more whose queue drains (``drain``), else the rate's (the slot-wait warning says the queue).
         """
         held = self.trial(rate)
         assert held is not None
         if math.isfinite(held.p95_s):
             cache = self.cache(rate)
             most = cache // max(self.context, self.request) if self.split else cache // self.request
-            return (most, "cache") if most > rate and self.trial(most) is not None else (rate, "")
+            more = self.trial(most) if most > rate else None
+            return (most, "cache") if more is not None and more.makes and more.p95_s <= held.p95_s else (rate, "")
         drains = self._first(lambda t: t.makes and math.isfinite(t.p95_s), above=rate)
         return (drains, "drain") if drains is not None else (rate, "")
 

@@ -56,6 +56,12 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
+    left_out = karpenter_unlaunchable(wl)
+    return [hw for hw in _allowed_by_the_lists(wl) if hw.platform.id not in left_out]
+
+
+def _allowed_by_the_lists(wl: Workload) -> tuple[Hardware, ...]:
+    """:func:`allowed_hardware` before the types Karpenter cannot launch are left out."""
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
     # GPU NICs a rendered node pool attaches (review32 item 3: none where no pool is rendered)
@@ -63,9 +69,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     attached = frozenset(wl.kubernetes.gpu_networks or ()) if rendered else frozenset()
     # servers the workload gives a purchase price for are bought at it, sold new or not (review39 item 6)
     quoted = frozenset(key.partition("/")[0] for key in wl.purchase_prices)
-    hardware = _allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached, quoted)
-    left_out = karpenter_unlaunchable(wl)
-    return [hw for hw in hardware if hw.platform.id not in left_out]
+    return _allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl), attached, quoted)
 
 
 def karpenter_only(wl: Workload) -> bool:
@@ -434,10 +438,14 @@ def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def karpenter_left_out_findings(wl: Workload) -> list[Finding]:
-    """The types :func:`karpenter_unlaunchable` left out that the workload's GPU list allows, said (info)."""
-    allowed = {g.lower() for g in wl.hardware.gpus or ()}
-    platforms = catalog.platforms()
-    left = sorted(p for p in karpenter_unlaunchable(wl) if not allowed or allowed.intersection(platforms[p].gpu_ids))
+    """The types :func:`karpenter_unlaunchable` left out that the workload's lists would have planned, said (info).
+
+    Only those :func:`allowed_hardware` keeps without the Karpenter filter (review81 item 4: with ``hardware.platforms:
+    [aws-p5-48xlarge]`` it named p5.4xlarge, which that list had left out already, and adding terraform would not have
+    planned it): its provider, GPU and platform lists, its cooling and its prices decide as they do for the plan.
+    """
+    unlaunchable = karpenter_unlaunchable(wl)
+    left = sorted({hw.platform.id for hw in _allowed_by_the_lists(wl) if hw.platform.id in unlaunchable})
     if not left:
         return []
     return [

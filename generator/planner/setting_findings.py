@@ -93,10 +93,6 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
     return out + _spot_above_on_demand_findings(wl, listed, region)
 
 
-#: The suffix of a ``prices:`` key that gives a type's spot rate (``<platform id>@spot``).
-_SPOT_KEY = "@spot"
-
-
 def _spot_above_on_demand_findings(
     wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None
 ) -> list[Finding]:
@@ -112,9 +108,9 @@ def _spot_above_on_demand_findings(
     """
     out = []
     for key, usd in sorted(wl.prices.items()):
-        if not key.endswith(_SPOT_KEY):
+        if not key.endswith(SPOT_SUFFIX):  # a spot rate's key (capacity_type.spot_key)
             continue
-        platform_id = key[: -len(_SPOT_KEY)]
+        platform_id = key.removesuffix(SPOT_SUFFIX)
         given = wl.prices.get(platform_id)
         on_demand = given if given is not None else listed.get((platform_id.lower(), region))
         if on_demand is None or not usd > on_demand:

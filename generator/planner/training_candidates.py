@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.batch_job import holds_node_down, option_run_hours
+from generator.planner.batch_job import holds_node_down, option_run_hours, waits_for_runs
 from generator.planner.blocked import (
     COMMUNICATION_DOMINATES,
     NO_LAYOUT,
@@ -313,7 +313,7 @@ def near_tie_rule(dep: Deployment) -> tuple[RunHours, Callable[[Option], bool] |
     """
     if isinstance(dep, TrainingDeployment):
         return own_run_hours, None
-    if not isinstance(dep, InferenceDeployment) or not dep.inference.job:
+    if not waits_for_runs(dep) or not isinstance(dep, InferenceDeployment):
         return None
     spec = dep.inference
     holds = functools.partial(holds_node_down, spec) if dep.capacity_type == "spot" else None
@@ -347,8 +347,9 @@ def cost_near_ties_settled(
     ``hours``: an option's hours a run (a batch job's: fix137, its runs' hours, as its reason states them). ``holds``:
     where given (a batch job on spot capacity), whether the option keeps its deadline with the node holding the most
     of its replicas reclaimed (:func:`~generator.planner.batch_job.holds_node_down`): those that do come first, before
-    the fewer servers (fix137: 4 x g2-standard-96 of L4 at $2,283 a month ran 41.67 h of a 48 h deadline, 55.51 h
-    with one node reclaimed, kept over one a3-highgpu-8g's 14.84 h at $2,285).
+    the fewer servers. examples/batch-jobs-gke.yaml's spot job: 4 x g2-standard-96 of L4 at $2,283 a month (41.67 h of
+    a 48 h deadline, 55.51 h with one node reclaimed) was chosen over one a3-highgpu-8g (14.84 h at $2,285) until
+    fix137; neither holds (the a3's one node takes both replicas), so the fewer servers decide: the a3-highgpu-8g.
     """
     if len(ranked) < 2:
         return ranked

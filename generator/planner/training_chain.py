@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import ResolvedModel
-from generator.errors import InfeasibleError
+from generator.errors import ChainDeadlineError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
 from generator.planner.candidates import SizedOptions
@@ -52,7 +52,8 @@ from generator.planner.training import run_window
 from generator.planner.training_candidates import on_pool_host_ram, training_options, within_near_tie
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, SEQUENCE_HOURS_PLACES
+from generator.units import sequence_hours_text as _h
 from generator.workload.models import TrainingDeployment, Workload
 
 if TYPE_CHECKING:
@@ -469,8 +470,8 @@ def _chain_option(
                 if timed_pause
                 else " (its checkpoint's write and read back at each slice not timed: the servers have no drive rate)"
             )
-            sliced = f", {share:.4g} of its {_hours(o):.1f} h run{with_pause}"
-        span = f" ({start:.1f}-{start + hours:.1f} h{sliced})"
+            sliced = f", {share:.4g} of its {_h(_hours(o))} h run{with_pause}"
+        span = f" ({_h(start)}-{_h(start + hours)} h{sliced})"
         if timed and stretching is not None and k == stretching.at:
             stretch = stretching.of(jobs, start, o)
             assert stretch is not None, "a stretched job is searched only where it ends"
@@ -478,7 +479,7 @@ def _chain_option(
             pause = stretch.interruptions * _pause_h(o, slices.consts) * share
             hours = _hours(o) * share + pause
             span = (
-                f" ({stretch.starts_at:.1f}-{stretch.finishes_at:.1f} h, its {_hours(o):.1f} h run straight through the "
+                f" ({_h(stretch.starts_at)}-{_h(stretch.finishes_at)} h, its {_h(_hours(o))} h run straight through the "
                 f"gaps: {_preempted_text(stretch.interruptions).removeprefix('is ')})"
             )
         pauses.append(pause)
@@ -551,7 +552,7 @@ def _deadline_blocked(
     start = 0.0
     for job, finish, share in zip(jobs[: miss.late + 1], miss.finishes, cadence_shares(jobs), strict=False):
         sliced = f", {share:.4g} of its run and its checkpoint's write and read back" if share < 1 else ""
-        ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h{sliced})")
+        ran.append(f"{job.dep.name} {finish - start:.1f} h ({_h(start)}-{_h(finish)} h{sliced})")
         start = finish
     why = (
         f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
@@ -559,6 +560,14 @@ def _deadline_blocked(
         f"{_past_text(miss.finishes[miss.late], deadline)} h, {due} from the start of {jobs[0].dep.name}, the chain's "
         "first job)"
     )
+    # the job whose deadline is missed, and which
+    missed = (late.dep.name, *(("runs_per_month",) if month else ()))
+    return _chain_blocked(pool, why, miss.finishes[miss.late] / deadline - 1 if deadline else None, missed)
+
+
+def _chain_blocked(pool: Option, why: str, excess: float | None, missed: tuple[str, ...]) -> Blocked:
+    """A pool of one kind on which the chain misses a deadline (:data:`CHAIN_PAST_DEADLINE`), ``why`` said."""
+    c = pool.candidate
     return Blocked(
         c.gpu_id,
         pool.hardware.platform.id,
@@ -567,14 +576,14 @@ def _deadline_blocked(
         gpus_per_node=c.gpus_per_node,
         nodes=c.nodes,
         owned=c.owned_nodes,
-        excess=miss.finishes[miss.late] / deadline - 1 if deadline else None,
-        missed=(late.dep.name, *(("runs_per_month",) if month else ())),  # the job whose deadline is missed, and which
+        excess=excess,
+        missed=missed,
     )
 
 
 def _past_text(finish: float, deadline: float) -> str:
     """A finish past a deadline, to 0.1 h, or to the 0.001 h it takes to read past it (6.446 h past 6.44, not 6.4)."""
-    return f"{finish:.1f}" if round(finish, 1) > deadline else f"{finish:.3f}"
+    return _h(finish) if float(_h(finish)) > deadline else f"{finish:.3f}"
 
 
 def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
@@ -600,23 +609,14 @@ def _stretch_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blo
         why = (
             f"{where}: {late.dep.name}, due in {due:g} h, shorter than the {HOURS_PER_MONTH / runs:.4g} h its slices would "
             f"take {month}, runs straight through the gaps between the runs of "
-            f"{before} ({s.busy_hours:.1f} h every {s.period_hours:.4g} h), pre-empted by each ({s.pause_text}): at "
-            f"its fastest there, its {s.hours:.1f} h run starts at {s.starts_at:.1f} h, {preempted}ends at "
-            f"{s.finishes_at:.1f} h, past its {due:g} h deadline (deadline_hours counts from the start of "
+            f"{before} ({_h(s.busy_hours)} h every {s.period_hours:.4g} h), pre-empted by each ({s.pause_text}): at "
+            f"its fastest there, its {_h(s.hours)} h run starts at {_h(s.starts_at)} h, {preempted}ends at "
+            f"{_h(s.finishes_at)} h, past its {due:g} h deadline (deadline_hours counts from the start of "
             f"{jobs[0].dep.name}, the chain's first job{_rough_text(s)})"
         )
-    return Blocked(
-        c.gpu_id,
-        pool.hardware.platform.id,
-        CHAIN_PAST_DEADLINE,
-        why,
-        gpus_per_node=c.gpus_per_node,
-        nodes=c.nodes,
-        owned=c.owned_nodes,
-        excess=finish / due - 1 if due else None,
-        # the job whose deadline is missed, and the earliest deadline its stretched run meets (rounded up)
-        missed=(late.dep.name, "stretched", *((f"{math.ceil(s.finishes_at * 10) / 10:.1f}",) if s is not None else ())),
-    )
+    # the job whose deadline is missed, and the earliest deadline its stretched run meets (rounded up)
+    missed = (late.dep.name, "stretched", *((f"{math.ceil(s.finishes_at * 10) / 10:.1f}",) if s is not None else ()))
+    return _chain_blocked(pool, why, finish / due - 1 if due else None, missed)
 
 
 def _preempted_text(n: int) -> str:
@@ -729,11 +729,13 @@ def chain_failure(
     assert isinstance(dep, TrainingDeployment)
     where = loaded.document.locate(("deployments", late, "training", "runs_per_month" if month else "deadline_hours"))
     jobs = chain_jobs(loaded, chain)
-    raise InfeasibleError(
-        f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
-        + "; ".join(b.text for b in misses[:3])
-        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month, misses[0].missed[2:] if stretched else None)}",
+    reasons = "; ".join(b.text for b in misses[:3])
+    raise ChainDeadlineError(
+        f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: {reasons}"
+        f"; to unblock: {_deadline_ways(wl, dep, jobs, month, misses[0].missed[2:] if stretched else None)}",
         where,
+        stretched,
+        reasons,
     )
 
 
@@ -905,16 +907,18 @@ class Turn(NamedTuple):
             else "its checkpoint's write and read back not timed (the servers have no drive rate in the catalog)"
         )
         runs = self.stretched_preemptions or 0
+        assert self.starts_at_hours is not None, "a stretched run is timed"
+        assert self.finishes_at_hours is not None, "a stretched run is timed"
         said = (
             f"{runs} run{'' if runs == 1 else 's'} of the sequence pre-empt{'s' if runs == 1 else ''} it and it finishes"
             if runs
             else "it finishes before the sequence's next run"
         )
         return (
-            f"; its deadline is shorter than its slices would take, so it runs stretched: from {self.starts_at_hours:.1f} h "
-            f"straight through the gaps between the runs of {before} ({self.stretched_preempted_hours:.1f} h every "
+            f"; its deadline is shorter than its slices would take, so it runs stretched: from {_h(self.starts_at_hours)} h "
+            f"straight through the gaps between the runs of {before} ({_h(self.stretched_preempted_hours or 0.0)} h every "
             f"{self.stretched_period_hours:.4g} h), pre-empted at each ({pause}) and resumed; {said} at "
-            f"{self.finishes_at_hours:.1f} h of the sequence; the other jobs' runs keep their own hours and deadlines"
+            f"{_h(self.finishes_at_hours)} h of the sequence; the other jobs' runs keep their own hours and deadlines"
         )
 
     def reason(self, servers: int) -> str:
@@ -929,7 +933,7 @@ class Turn(NamedTuple):
                 text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
             return text
         if self.starts_at_hours is not None and self.finishes_at_hours is not None:
-            text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
+            text += f": starts at {_h(self.starts_at_hours)} h and finishes at {_h(self.finishes_at_hours)} h of the sequence"
         if self.share_of_run_per_sequence is not None:
             each = 1 / self.share_of_run_per_sequence
             # hostile81 item 6: where a job of the sequence gives no dataset_tokens the hours are unknown, and "ends
@@ -967,8 +971,8 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
             job.position + 1,
             pool,
             names[job.position - 1] if job.position else None,
-            round(s.starts_at, 3),
-            round(s.finishes_at, 3),
+            round(s.starts_at, SEQUENCE_HOURS_PLACES),
+            round(s.finishes_at, SEQUENCE_HOURS_PLACES),
             s.deadline,
             None,
             s.interruptions,
@@ -986,8 +990,8 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
         job.position + 1,
         pool,
         names[job.position - 1] if job.position else None,
-        round(start, 3) if timed else None,
-        round(start + (hours[job.position] or 0.0), 3) if timed else None,
+        round(start, SEQUENCE_HOURS_PLACES) if timed else None,
+        round(start + (hours[job.position] or 0.0), SEQUENCE_HOURS_PLACES) if timed else None,
         dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None,
         sliced,
         slice_checkpoint_write_s=None if write is None else round(write, 1),
