@@ -95,7 +95,14 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     bom = 1 if text.startswith("\ufeff") else 0
     body = text[bom:]
     try:
-        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_distinct_keys)
+    except _DuplicateKeyError as exc:  # hostile82 item 2: Python's json kept the last of two keys silently
+        line, column = _duplicate_key_at(body)
+        raise InputError(
+            f"cannot read spec.json: key {short(exc.key, 60)} is given twice in one object (specgen writes each once; "
+            "a JSON reader keeps one of the two, so one value would be dropped without a word): keep one",
+            Location(path, line, column + (bom if line == 1 else 0)),
+        ) from None
     except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
         column = exc.colno + (bom if exc.lineno == 1 else 0)
         raise InputError(f"cannot read spec.json: {_json_problem(exc, body)}", Location(path, exc.lineno, column)) from None
@@ -162,6 +169,65 @@ def _unfinite_at(text: str) -> tuple[int, str] | None:
         if token in ("NaN", "Infinity", "-Infinity") or not math.isfinite(float(token)):
             return match.start(), token
     return None
+
+
+class _DuplicateKeyError(ValueError):
+    """A JSON object of a ``spec.json`` names one key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: an object of distinct keys, else :class:`_DuplicateKeyError`."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def _duplicate_key_at(text: str) -> tuple[int, int]:
+    """Line and column (1-based) of the repeated key ``json.loads`` met in ``text`` (valid JSON but for the repeat).
+
+    One pass over the text with a stack of the objects open (the keys each has named so far, and where it first named
+    one again) and of the arrays open, strings read whole, so a key's name inside a string value or in another object is
+    not taken for the repeat. ``json.loads`` builds an object when it closes, so the repeat it meets is the first one of
+    the first object to close that has one; that object's first repeat is returned.
+    """
+    stack: list[tuple[set[str], list[int]] | None] = []  # an object's keys and its first repeat's offset; None: an array
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            match = _JSON_STRING.match(text, at)
+            end = match.end() if match else len(text)
+            top = stack[-1] if stack else None
+            if top is not None and _JSON_COLON.match(text, end):
+                name = json.loads(text[at:end])
+                if name in top[0] and not top[1]:
+                    top[1].append(at)
+                top[0].add(name)
+            at = end
+            continue
+        if char == "{":
+            stack.append((set(), []))
+        elif char == "[":
+            stack.append(None)
+        elif char in "]}" and stack:
+            closed = stack.pop()
+            if closed is not None and closed[1]:
+                repeat = closed[1][0]
+                return text.count("\n", 0, repeat) + 1, repeat - text.rfind("\n", 0, repeat)
+        at += 1
+    return 1, 1  # not reached for a repeat json.loads found; the file's start, located all the same
+
+
+#: A JSON string, and the colon after an object's key.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_COLON = re.compile(r"\s*:")
 
 
 def _refuse_constant(name: str) -> object:

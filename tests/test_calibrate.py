@@ -332,7 +332,7 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
         *(
             pytest.param(
                 f"vllm serve meta-llama/Llama-3.1-70B-Instruct {first}\nGPU KV cache size: 1000 tokens\nvllm serve {second}\n",
-                f"run.log:3: the log holds the command lines of two runs ({said}): give each run a log of its own",
+                f"run.log:3: the log holds the settings of two runs ({said}): give each run a log of its own",
                 id=name,
             )
             for name, first, second, said in [
@@ -621,6 +621,47 @@ def test_a_settings_line_too_long_to_read_is_said_so(tmp_path: Path) -> None:
         assert code == 0
         assert ("note: predicted with --max-num-seqs 32 (the run's max_num_seqs, from the log)" in text) is read
         assert ("is longer than the 1,048,576 read for run settings; give its settings on the command line" in text) is not read
+
+
+@pytest.mark.parametrize(
+    ("second", "said"),
+    [
+        # hostile82 item 4: two start-ups appended, no command line; one KV cache size (the pool is the memory's)
+        ("'max_model_len': 4096, 'gpu_memory_utilization': 0.9", "max_model_len '8192' at line 1, '4096' here"),
+        ("'max_model_len': 8192, 'gpu_memory_utilization': 0.5", "gpu_memory_utilization '0.9' at line 1, '0.5' here"),
+        ("'model': 'meta-llama/Llama-3.1-70B-Instruct', 'max_model_len': 8192", "model 'meta-llama/Llama-3.1-8B-Instruct'"),
+    ],
+    ids=["max-model-len", "memory-utilization", "model"],
+)
+def test_two_runs_non_default_args_in_one_log_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], second: str, said: str
+) -> None:
+    """hostile82 item 4: vLLM's ``non-default args`` of two runs appended were read as the first's without a word."""
+    first = "'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 8192, 'gpu_memory_utilization': 0.9"
+    log = tmp_path / "run.log"
+    log.write_text(
+        f"INFO non-default args: {{{first}}}\nINFO GPU KV cache size: 425,024 tokens\n"
+        f"INFO non-default args: {{{second}}}\nINFO GPU KV cache size: 425,024 tokens\n"
+    )
+    code, _ = calibrate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"run.log:3: the log holds the settings of two runs ({said}" in err, err
+
+
+def test_one_runs_settings_written_two_ways_are_one_run() -> None:
+    """hostile82 item 4: ``0.9`` on the command line and ``0.90`` further on (or in vLLM's ``non-default args``, which
+    one run prints beside its command line) are one value, not two runs."""
+    from generator.calculator.calibrate import check_one_run_command
+
+    check_one_run_command(
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --gpu-memory-utilization 0.90\n"
+        "INFO non-default args: {'model_tag': 'meta-llama/Llama-3.1-8B-Instruct', 'model': "
+        "'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 8192, 'gpu_memory_utilization': 0.9}\n"
+        "GPU KV cache size: 1000 tokens\n"
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192\n",
+        "run.log",
+    )
 
 
 def test_one_runs_command_line_given_twice_is_one_run() -> None:

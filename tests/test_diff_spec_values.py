@@ -120,3 +120,35 @@ def test_diff_refuses_a_spec_json_value_no_plan_has(
     assert code == 1 and out == "", err
     assert f"new.json: not a specgen spec.json: {said}" in err
     assert specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))[0] == 0
+
+
+def _key_twice(text: str, key: str, value: str) -> str:
+    """``text`` with ``"key": value,`` written at the start of the first object that names ``key`` (a hand edit)."""
+    at = text.index(f'"{key}":')
+    return text[:at] + f'"{key}": {value},\n' + text[at:]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "located"),
+    [
+        # hostile82 item 2: the top-level "plan" written twice; Python's json kept the second, the edit was dropped
+        ("plan", "1", "new.json:4:1:"),  # the insert leaves the original key at column 1
+        # a pool's nodes given twice: the diff read whichever came last
+        ("nodes", "99", None),
+    ],
+    ids=["plan-twice", "pool-nodes-twice"],
+)
+def test_diff_refuses_a_key_given_twice_in_a_spec_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: str, located: str | None
+) -> None:
+    text = json.dumps(GOOD, indent=2)
+    (tmp_path / "old.json").write_text(text)
+    edited = _key_twice(text, key, value)
+    (tmp_path / "new.json").write_text(edited)
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert code == 1 and out == "", err
+    assert f"cannot read spec.json: key '{key}' is given twice in one object" in err
+    repeat = edited.index(f'"{key}":', edited.index(f'"{key}": {value},') + 1)  # the second of the two, located
+    line = edited[:repeat].count("\n") + 1
+    assert f"new.json:{line}:" in err and (located is None or located in err), err
+    assert specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))[0] == 0

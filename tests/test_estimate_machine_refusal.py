@@ -70,3 +70,14 @@ def test_a_host_short_of_ram_beside_an_offload_names_every_part(capsys: pytest.C
         "layer (on the CPU with the first layer), 1.59 GiB staging an offloaded layer, 1.03 GiB of KV cache for the layers "
         "off the GPU at 4,096 tokens); to unblock: allow a lower precision"
     ) in err
+
+
+@pytest.mark.parametrize(
+    ("ram", "said"), [("0.001", "0.001"), ("0.004", "0.004"), ("0.005", "0.005"), ("0.02", "0.02"), ("1.5", "1.5")]
+)
+def test_a_tiny_ram_is_said_as_given(capsys: pytest.CaptureFixture[str], ram: str, said: str) -> None:
+    """hostile82 item 3: ``ram_gib: 0.001`` (hardware.fixed, or --ram-gib) was said as "0 GiB of system RAM"."""
+    args = ("--ram-gib", ram, "--reserved-ram-gib", "0")
+    code, _, err = _run(capsys, "mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "b200-sxm-180gb", *args)
+    assert code == 3
+    assert f"{said} GiB of system RAM is less than the " in err, err

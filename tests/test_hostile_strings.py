@@ -125,3 +125,25 @@ def test_metal3_hosts_are_described_whole_and_their_bmcs_differ(tmp_path: Path) 
         "boot_mac_address: Metal3 needs all three to write its BareMetalHost"
     ) in message
     assert f"{path}:31:24: hardware.inventory[0].hosts[1].bmc_address: BMC address " in message and "is used twice" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "field"),
+    [
+        ("dgx-h100/h100-sxm5-80gbx²", "purchase_prices"),  # a superscript digit: Python's isdigit() takes it
+        ("dgx-h100/h100-sxm5-80gbx1_0", "purchase_prices"),  # int() reads 10
+    ],
+)
+def test_a_key_refused_by_its_pattern_is_said_as_a_key(tmp_path: Path, key: str, field: str) -> None:
+    """hostile82 item 5: a key's pattern (the schema's propertyNames) has no description, and the error ended "... ()"."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: d\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: fp8, max_context_tokens: 8192, requests_per_second: 10}\n"
+        f"hardware: {{provider: baremetal, platforms: [dgx-h100]}}\n{field}:\n  {key}: 1000\n"
+    )
+    with pytest.raises(InputError) as caught:
+        load_workload(str(path))
+    said = str(caught.value)
+    assert f"w.yaml:9:3: {field}: key {key!r} does not match ^" in said, said
+    assert not said.endswith("()"), said

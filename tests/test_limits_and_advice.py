@@ -440,6 +440,47 @@ def test_a_spot_rate_above_the_on_demand_rate_is_said(tmp_path: Path, prices: st
         assert said[0].message.startswith(f"prices.aws-g6e-xlarge@spot {above}, and no cloud bills spot capacity above")
 
 
+@pytest.mark.parametrize(
+    ("spot", "times"),
+    [
+        ("1.0e-300", "2.97e-300x"),  # hostile82 item 1: priced the spot pool at $0/month without a word
+        ("0.0001", "0.000297x"),
+        ("0.0336", "0.0998x"),  # ten times under the catalog's spot rate ($0.336764): the factor's edge, said
+        ("3.37", None),  # ten times over it is over the on-demand list price too: that warning alone says it
+        ("0.0337", None),  # just inside ten times under
+        ("0.1", None),  # 70% under the catalog's spot rate: GCP's spot discounts move (60-91% off on demand)
+        ("0.336764", None),
+    ],
+)
+def test_a_spot_rate_far_off_the_catalogs_spot_rate_is_said(tmp_path: Path, spot: str, times: str | None) -> None:
+    """hostile82 item 1: a ``<platform>@spot`` rate is held to the catalog's spot rate of the type (GCP's, review80 item
+    14) as a plain rate is to its on-demand list price: ten times off either way is a likely slip of unit or digits."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    capacity_type: spot\n    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
+        "hardware: {provider: gcp}\nkubernetes: {location: us-central1, zone: us-central1-a, gcp_project: acme-test}\n"
+        f"prices: {{gcp-g2-standard-8@spot: {spot}}}\n"
+    )
+    said = [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+    if float(spot) > 0.85:  # over the type's on-demand list price ($0.85): the one warning is that one
+        assert [f.message.split(", and")[0] for f in said] == [
+            f"prices.gcp-g2-standard-8@spot {spot} is above the type's on-demand rate $0.85 (the catalog's on-demand list "
+            "price in us-central1)"
+        ]
+        return
+    if times is None:
+        assert not said, said
+        return
+    assert [(f.level, f.path) for f in said] == [("warning", "prices.gcp-g2-standard-8@spot")]
+    assert said[0].message == (
+        f"prices.gcp-g2-standard-8@spot {float(spot):g} is {times} the catalog's spot rate $0.34 in us-central1: spot "
+        "prices are USD per node-hour (a monthly figure divides by 730)"
+    )
+
+
 def test_a_part_power_far_off_its_default_is_said(tmp_path: Path) -> None:
     """fuzz25 M8: nic_power_w 1e6 (40,000x its 25 W) moved the plan to a server whose NIC power the catalog has."""
     from generator.api import plan_file

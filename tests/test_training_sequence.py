@@ -140,6 +140,51 @@ def test_jobs_of_a_chain_fork_or_pin_different_servers_is_a_located_error(
     assert re.search(message, errors[0]), errors[0]
 
 
+GKE = "hardware:\n  provider: gcp\nkubernetes: {location: us-central1, zone: us-central1-a, gcp_project: acme-test}\n"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        pytest.param(
+            "spot",
+            None,
+            r"w\.yaml:21:18: deployments\[1\]\.training\.run_after: capacity_type on-demand \(the default\) differs from "
+            "spot of 'tune-a', which runs in the same chain",
+            id="first-spot",
+        ),
+        pytest.param(
+            None,
+            "spot",
+            r"w\.yaml:\d+:\d+: deployments\[1\]\.capacity_type: capacity_type spot differs from on-demand of 'tune-a'",
+            id="second-spot",
+        ),
+    ],
+)
+def test_jobs_of_a_chain_of_different_capacity_types_is_a_located_error(
+    tmp_path: Path, first: str | None, second: str | None, message: str
+) -> None:
+    """hostile82 item 6: a spot job and an on-demand job after it were planned as two pools, one of each, each said to
+    run in the sequence on the same servers after the other."""
+    path = _workload(tmp_path, hardware=GKE)
+    head, _, tail = path.read_text().partition("    training:\n")
+    pin = "    capacity_type: {}\n    training:\n"
+    tail_head, _, rest = tail.partition("    training:\n")
+    path.write_text(
+        head
+        + (pin.format(first) if first else "    training:\n")
+        + tail_head
+        + (pin.format(second) if second else "    training:\n")
+        + rest
+    )
+    errors = load_errors(path)
+    assert len(errors) == 1, errors
+    assert re.search(message, errors[0]), errors[0]
+    path.write_text(path.read_text().replace("    training:\n", "    capacity_type: spot\n    training:\n"))
+    path.write_text(path.read_text().replace("capacity_type: spot\n    capacity_type: spot\n", "capacity_type: spot\n"))
+    assert load_errors(path) == []  # both spot: one pool
+
+
 def test_run_after_on_a_fixed_machine_is_a_located_error(tmp_path: Path) -> None:
     fixed = "hardware:\n  provider: baremetal\n  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 64\n"
     errors = load_errors(_workload(tmp_path, hardware=fixed))

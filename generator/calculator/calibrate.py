@@ -476,29 +476,64 @@ def _command_words(line: str) -> tuple[dict[str, str], list[str]] | None:
 
 
 def check_one_run_command(text: str, label: str) -> None:
-    """Raise InputError where two ``vllm serve`` command lines of one log set a run setting differently.
+    """Raise InputError where two runs' settings in one log differ: ``vllm serve`` command lines, ``non-default args``.
 
     hostile81 item 7: a log holding ``vllm serve ... --max-model-len 8192 --gpu-memory-utilization 0.9`` and, further
     on, ``... --max-model-len 4096 --gpu-memory-utilization 0.5`` (two runs appended) was predicted with the first
     line's settings without a word, where two runs' KV cache sizes in one log are refused (fuzz27 L2).
+    hostile82 item 4: two vLLM start-ups appended print no command line but each its ``non-default args: {...}``, and
+    runs at 8,192 and 4,096 tokens of context log the same KV cache size (the pool is the memory's, not the context's),
+    so neither check said it; those lines are compared too, with the command lines (one run prints both, alike). A
+    figure written two ways (``0.9``, ``0.90``) is one value.
     """
     seen: dict[str, tuple[str, int]] = {}
     for number, line in enumerate(text.splitlines(), 1):
-        if len(line) > _SETTINGS_LINE_CHARS or (command := _command_words(line)) is None:
+        if len(line) > _SETTINGS_LINE_CHARS:
             continue
+        for name, value in _line_run_settings(line):
+            first = seen.setdefault(name, (value, number))
+            if not _same_setting(name, first[0], value):
+                raise InputError(
+                    f"{label}:{number}: the log holds the settings of two runs ({name} {short(first[0], 40)} at "
+                    f"line {first[1]}, {short(value, 40)} here): give each run a log of its own"
+                )
+
+
+def _line_run_settings(line: str) -> list[tuple[str, str]]:
+    """The run settings a ``vllm serve`` command line or a ``non-default args: {...}`` line on ``line`` gives."""
+    out: list[tuple[str, str]] = []
+    command = _command_words(line)
+    if command is not None:
         flags, positional = command
         for name, (options, _, _) in _RUN_KEYS.items():
             value = next((flags[o] for o in options if o in flags), None)
             if value is None and name == "model" and "vllm serve" in line and positional:
                 value = positional[0]
-            if value is None:
-                continue
-            first = seen.setdefault(name, (value, number))
-            if not _same_setting(name, first[0], value):
-                raise InputError(
-                    f"{label}:{number}: the log holds the command lines of two runs ({name} {short(first[0], 40)} at "
-                    f"line {first[1]}, {short(value, 40)} here): give each run a log of its own"
-                )
+            if value is not None:
+                out.append((name, value))
+    settings = _settings_text(line, 1)
+    if settings is not None:
+        top = _top_level(settings)  # the run's own: a draft model's nested max_model_len is not
+        for name, (_, keys, _) in _RUN_KEYS.items():
+            for key in keys:
+                got = re.search(rf"'{re.escape(key)}':\s*('[^']*'|[^,}}\s]+)", top)
+                if got and got.group(1).strip("'") not in ("", "None"):
+                    out.append((name, got.group(1).strip("'")))
+                    break
+    return out
+
+
+def _same_setting(name: str, first: str, value: str) -> bool:
+    """Whether two lines give a run setting the same value: numbers as numbers (:data:`_NUMBER_SETTINGS`), else the text."""
+    if first == value:
+        return True
+    read = _NUMBER_SETTINGS.get(name)
+    if read is None:
+        return False
+    try:
+        return read(first) == read(value)
+    except ValueError:  # not a number either way: the text differs
+        return False
 
 
 def parse_run_settings(text: str) -> dict[str, RunSetting]:
@@ -644,19 +679,6 @@ _NUMBER_SETTINGS: dict[str, Callable[[str], float]] = {
     "max_num_batched_tokens": _whole,
     "max_num_seqs": _whole,
 }
-
-
-def _same_setting(name: str, first: str, value: str) -> bool:
-    """Whether two command lines give a run setting the same value: numbers as numbers, else the text."""
-    if first == value:
-        return True
-    read = _NUMBER_SETTINGS.get(name)
-    if read is None:
-        return False
-    try:
-        return read(first) == read(value)
-    except ValueError:  # not a number either way: the text differs
-        return False
 
 
 def apply_run_settings(

@@ -90,7 +90,42 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                     f"prices.{platform_id}",
                 )
             )
-    return out + _spot_above_on_demand_findings(wl, listed, region)
+    return out + _spot_above_on_demand_findings(wl, listed, region) + _spot_list_price_findings(wl, listed, region)
+
+
+def _spot_list_price_findings(wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None) -> list[Finding]:
+    """A ``<platform>@spot`` rate :data:`IMPLAUSIBLE_FACTOR` or more off the catalog's spot rate of the type there.
+
+    hostile82 item 1: ``gcp-g2-standard-8@spot: 1.0e-300`` (or 0.0001, a slip of a unit or of digits) was taken without
+    a word and priced the spot pool at $0/month, where the same figure as an on-demand rate is said against the list
+    price. The catalog's published spot rates (review80 item 14, GCP's) are the reference, as the on-demand list price
+    is the plain key's; GCP's spot discounts run 60-91% off on demand (https://cloud.google.com/compute/docs/instances/spot),
+    a 4.4x spread, inside the factor. Types with no catalog spot rate (AWS, Azure) are checked only against on demand.
+    A rate above the type's on-demand rate is left to :func:`_spot_above_on_demand_findings` (one warning a key).
+    """
+    if not any(key.endswith(_SPOT_KEY) for key in wl.prices):
+        return []
+    spot = {(p.platform_id, p.region): p.usd for p in catalog.spot_prices().values() if p.unit == "hour"}
+    out = []
+    for key, usd in sorted(wl.prices.items()):
+        if not key.endswith(_SPOT_KEY):
+            continue
+        platform_id = key[: -len(_SPOT_KEY)]
+        on_demand = wl.prices.get(platform_id, listed.get((platform_id.lower(), region)))
+        if on_demand is not None and usd > on_demand:
+            continue
+        reference = spot.get((platform_id.lower(), region))
+        if reference is not None and (ratio := _times_off(usd, reference)) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"prices.{key} {usd:g} is {ratio:.3g}x the catalog's spot rate ${reference:,.2f} in {region}: spot "
+                    "prices are USD per node-hour (a monthly figure divides by 730)",
+                    f"prices.{key}",
+                )
+            )
+    return out
 
 
 def _spot_above_on_demand_findings(

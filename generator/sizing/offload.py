@@ -600,13 +600,22 @@ def _host_ram_short(
     said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
     offloaded = bool(head or staging or kv_cpu)
     message = (
-        f"{round(machine.ram_bytes / 2**30, 2):g} GiB of system RAM is less than the {need / 2**30:.2f} GiB the host needs "
+        f"{_ram_gib(machine.ram_bytes)} GiB of system RAM is less than the {need / 2**30:.2f} GiB the host needs "
         f"beside the GPUs ({said})"
     )
     if not offloaded:
         levers = "more system RAM, or a smaller reserve for other services"
         return HostRamShortError(f"{message}; the weights fit the GPUs", levers)
     return HostRamShortError(message, None)
+
+
+def _ram_gib(ram_bytes: float) -> str:
+    """A machine's RAM in GiB to two decimals, as given; a figure under 0.005 GiB in two significant digits.
+
+    hostile82 item 3: ``ram_gib: 0.001`` was said as "0 GiB of system RAM", a figure the user never gave.
+    """
+    gib = ram_bytes / 2**30
+    return f"{round(gib, 2):g}" if round(gib, 2) > 0 else f"{gib:.2g}"
 
 
 @memoized

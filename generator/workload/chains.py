@@ -166,7 +166,34 @@ def _shared_server_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -
                         doc.locate(("deployments", i, field)),
                     )
                 )
-    return errors
+    return errors + _capacity_errors(doc, wl, chain)
+
+
+def _capacity_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:
+    """Jobs of one chain of different ``capacity_type``: a pool is one node group of one capacity type.
+
+    hostile82 item 6: a spot job and an on-demand job after it were planned as two pools (one spot, one on demand), each
+    said to run "in the sequence ... on the same servers" and timed after the other, a sequence no servers ran. Unlike
+    platform and pool, capacity_type has a default (on demand), so every job of the chain must say the same.
+    """
+    first = chain[0]
+    kind = wl.deployments[first].capacity_type
+    for i in chain[1:]:
+        other = wl.deployments[i].capacity_type
+        if other == kind:
+            continue
+        given = "capacity_type" in doc.data["deployments"][i]
+        at = ("deployments", i, "capacity_type") if given else ("deployments", i, "training", "run_after")
+        said = "" if given else " (the default)"
+        return [
+            InputError(
+                f"capacity_type {other}{said} differs from {kind} of '{wl.deployments[first].name}', which runs in the "
+                "same chain: the jobs of a chain run one after another on the same servers, one node pool of one "
+                "capacity type; give every job of it the same capacity_type",
+                doc.locate(at),
+            )
+        ]
+    return []
 
 
 def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:

@@ -237,7 +237,10 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     if error.validator == "pattern":
         # the pattern as a reader writes it: its trailing-newline guard is the matcher's detail (fuzz22 item 10)
         pattern = str(error.validator_value).removesuffix(NO_TRAILING_NEWLINE)
-        return [InputError(f"{short(instance)} does not match {pattern} ({schema.get('description', '')})", doc.locate(path))]
+        # hostile82 item 5: a key's pattern (propertyNames) has no description of its own, and read "... ()"
+        what = "key " if "propertyNames" in error.schema_path else ""
+        about = f" ({schema['description']})" if schema.get("description") else ""
+        return [InputError(f"{what}{short(instance)} does not match {pattern}{about}", doc.locate(path))]
     if error.validator == "not":  # a value the field refuses by name (fuzz25 M5: jsonschema's own words were shown)
         return [InputError(f"{short(instance)} is refused here ({schema.get('description', '')})", doc.locate(path))]
     if error.validator == "const":  # newuser53 item 10: `version: true` read "got True", Python's spelling
