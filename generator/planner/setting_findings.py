@@ -103,14 +103,14 @@ def _spot_list_price_findings(wl: Workload, listed: dict[tuple[str, str | None],
     a 4.4x spread, inside the factor. Types with no catalog spot rate (AWS, Azure) are checked only against on demand.
     A rate above the type's on-demand rate is left to :func:`_spot_above_on_demand_findings` (one warning a key).
     """
-    if not any(key.endswith(_SPOT_KEY) for key in wl.prices):
+    if not any(key.endswith(SPOT_SUFFIX) for key in wl.prices):
         return []
     spot = {(p.platform_id, p.region): p.usd for p in catalog.spot_prices().values() if p.unit == "hour"}
     out = []
     for key, usd in sorted(wl.prices.items()):
-        if not key.endswith(_SPOT_KEY):
+        if not key.endswith(SPOT_SUFFIX):
             continue
-        platform_id = key[: -len(_SPOT_KEY)]
+        platform_id = key.removesuffix(SPOT_SUFFIX)
         on_demand = wl.prices.get(platform_id, listed.get((platform_id.lower(), region)))
         if on_demand is not None and usd > on_demand:
             continue
