@@ -21,6 +21,7 @@ MoE layers read only the routed experts a token uses (``top_k / experts`` of the
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Callable
@@ -335,19 +336,34 @@ def _offload_accelerator(fmt: WeightFormat, machine: Machine) -> Accelerator:
 
 def _gpu_moe_share(arch: Architecture, layer_devices: tuple[str, ...]) -> float:
     """The share of ``arch``'s MoE layers whose routed experts the GPU holds (:func:`on_gpu`); 0 for a dense model."""
-    moe = [device for device, layer in zip(layer_devices, arch.layers, strict=True) if layer.is_moe]
+    moe = [device for device, routed in zip(layer_devices, _moe_layers(arch), strict=True) if routed]
     return sum(map(on_gpu, moe)) / len(moe) if moe else 0.0
 
 
-def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
+@memoized
+def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> tuple[int, ...]:
     """KV bytes of each layer for one sequence of ``context`` tokens, in llama.cpp's cache types.
 
     An 8-bit cache is llama.cpp's q8_0 (:func:`llama_cpp_kv_bits`): sized at 8 bits, a tight fit was short by 1/16 of
-    its KV cache (newuser29 item 13).
+    its KV cache (newuser29 item 13). Layers alike in their KV elements and window are sized once (speed101: a slot
+    search sizes every layer's cache at each count it tries, twice a cost).
     """
     check_sized_use(arch, "offload")  # llama.cpp keeps recurrent states in a cache of its own, not modelled
     bits = llama_cpp_kv_bits(kv_bits)
-    return [math.ceil(layer.kv_elements_per_token * tokens_held(layer, context) * bits / 8) for layer in arch.layers]
+    sized: dict[tuple[int, int | None], int] = {}
+    out = []
+    for layer in arch.layers:
+        key = (layer.kv_elements_per_token, layer.window_tokens)
+        if key not in sized:
+            sized[key] = math.ceil(layer.kv_elements_per_token * tokens_held(layer, context) * bits / 8)
+        out.append(sized[key])
+    return tuple(out)
+
+
+@memoized
+def _moe_layers(arch: Architecture) -> tuple[bool, ...]:
+    """Each decoder layer's :attr:`~generator.sizing.architecture.Layer.is_moe` (read per layer by every cost)."""
+    return tuple(layer.is_moe for layer in arch.layers)
 
 
 def llama_cpp_kv_bits(kv_bits: int) -> Fraction:
@@ -378,6 +394,21 @@ def _fill_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[
         loads[gpu] += size
         where[key] = gpu
     return loads, where
+
+
+def _fills_in_order(sizes: list[int], capacity: int, gpus: int) -> bool:
+    """Whether :func:`_fill_gpus` of items of ``sizes`` (none negative) loads no GPU past ``capacity``.
+
+    The same fill, worked out from the running sums: each GPU but the last takes the longest run of the next items
+    that fits it (an item that does not fit goes to the next GPU, and no later item comes back), the last takes the
+    rest. An item of 0 bytes stays where the fill is, so it stands for an item left out. ``place`` asks this after
+    every layer it moves, over all the layers (speed101: the fill as a loop, rebuilt each time, was most of a placement).
+    """
+    running = list(itertools.accumulate(sizes, initial=0))
+    start = 0
+    for _ in range(gpus - 1):
+        start = bisect.bisect_right(running, running[start] + capacity, lo=start) - 1
+    return running[-1] - running[start] <= capacity
 
 
 def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
@@ -441,6 +472,7 @@ def spill_to_nvme(movable: dict[int, int], resident_bytes: int, ram_budget_bytes
     return disk
 
 
+@memoized  # pure: a slot search places the same model with the same cache for the plan and again for its slots
 def place(
     arch: Architecture,
     fmt: WeightFormat,
@@ -489,8 +521,11 @@ def place(
             items.append(("lm_head", head))
         return items
 
+    # gpu_items()' sizes in order, a layer on the CPU (and the LM head once one is) as 0 bytes: see _fills_in_order
+    held = [sizes.layer_bytes[i] + kv[i] for i in range(n)] + [head]
+
     def fits() -> bool:
-        return max(_fill_gpus(gpu_items(), capacity, machine.gpus)[0]) <= capacity
+        return _fills_in_order(held, capacity, machine.gpus)
 
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
@@ -500,11 +535,13 @@ def place(
                 break
             if sizes.layer_expert_bytes[i]:
                 experts_off[i] = True
+                held[i] -= sizes.layer_expert_bytes[i]
     if not fits():
         for i in range(n):  # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
             if fits():
                 break
             layer_cpu[i] = True
+            held[i] = held[n] = 0
     if not fits():
         raise InfeasibleError("not even the first layer fits next to the runtime on the GPU")
 
@@ -644,6 +681,7 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
 
 
+@memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
 def prefill_host_seconds(
     arch: Architecture,
     fmt: WeightFormat,
@@ -673,6 +711,7 @@ def prefill_host_seconds(
         return 0.0
     sizes = size_weights(arch, fmt)
     params = layer_params(arch)
+    moe = _moe_layers(arch)
     routed, top_k = arch.routed_experts
     link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     link *= consts.offload_pageable_copy_efficiency if pageable else 1.0
@@ -696,7 +735,7 @@ def prefill_host_seconds(
             else:
                 in_ram += moved
             multiplied += work * tokens
-            calls += touched if arch.layers[i].is_moe else 0.0
+            calls += touched if moe[i] else 0.0
         paged_s = on_disk / nvme if on_disk else 0.0
         if tokens >= consts.offload_min_batch_tokens:
             return (in_ram + on_disk) / link + paged_s if link else paged_s
@@ -747,6 +786,7 @@ def offload_cost(
     cpu_read = disk_read = 0.0
     multiplied = 0.0  # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
     params = layer_params(arch)
+    moe = _moe_layers(arch)
     cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
@@ -760,7 +800,7 @@ def offload_cost(
         host_dense += dense if runs_on_host(device) else 0
         host_experts += sizes.layer_expert_bytes[i] if on_host else 0
         host_routed += experts if on_host else 0
-        cpu_expert_calls += touched if on_host and arch.layers[i].is_moe else 0.0
+        cpu_expert_calls += touched if on_host and moe[i] else 0.0
         every_token, routed_params = params[i]
         multiplied += (every_token if runs_on_host(device) else 0) + (routed_params if on_host else 0)
         if device == "cpu":
@@ -816,7 +856,7 @@ def offload_cost(
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
     t_cpu = weights_s + expert_calls_s
     # the scheduler's switches between the GPU and the CPU within the token (CUDA graphs off under partial offload)
-    switches = backend_switches(engine, placement.layer_devices, tuple(layer.is_moe for layer in arch.layers))
+    switches = backend_switches(engine, placement.layer_devices, moe)
     t_switch = switches * consts.offload_backend_switch_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
     # rate of the engine's kernels
