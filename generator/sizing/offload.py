@@ -29,7 +29,7 @@ from fractions import Fraction
 
 from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
@@ -751,6 +751,63 @@ def prefill_host_seconds(
     return seconds
 
 
+#: How a layer's weights held off the GPUs are read (:class:`_HeldOff`): all of it from RAM or NVMe, or its routed
+#: experts alone from RAM or NVMe.
+_CPU, _DISK, _EXPERTS_CPU, _EXPERTS_DISK = range(4)
+
+
+class _HeldOff(NamedTuple):
+    """What :func:`offload_cost` reads of a placement's layer devices whatever the streams: worked out once a placement."""
+
+    #: The layers with weights off the GPUs, in order: (how they are read, their bytes other than the routed experts',
+    #: their routed experts' bytes, whether the layer has routed experts, the layer where the CPU runs its attention).
+    layers: tuple[tuple[int, int, int, bool, Layer | None], ...]
+    #: The dense bytes of the layers the CPU runs, the routed experts' bytes off the GPUs, the weights the CPU multiplies
+    #: a token by (exact sums: whole numbers of bytes and parameters, which a float holds exactly).
+    dense: int
+    experts: int
+    multiplied: int
+    #: :func:`backend_switches`, :func:`_gpu_moe_share` and the changes of device kind along the layers.
+    switches: int
+    gpu_moe_share: float
+    boundaries: int
+
+
+@memoized  # pure: a placement is timed at every count of slots decoding (:func:`slots_at`), each of them a layer walk
+def _held_off(arch: Architecture, fmt: WeightFormat, layer_devices: tuple[str, ...], engine: str) -> _HeldOff:
+    """The stream-independent part of :func:`offload_cost`'s walk over the layers of a placement."""
+    sizes = size_weights(arch, fmt)
+    params = layer_params(arch)
+    moe = _moe_layers(arch)
+    layers = []
+    dense_sum = experts_sum = multiplied = 0
+    for i, device in enumerate(layer_devices):
+        host = runs_on_host(device)
+        if not host and "+experts:" not in device:
+            continue
+        dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
+        every_token, routed_params = params[i]
+        dense_sum += dense if host else 0
+        experts_sum += sizes.layer_expert_bytes[i]
+        multiplied += (every_token if host else 0) + routed_params
+        if device == "cpu":
+            tier = _CPU
+        elif device == "disk":
+            tier = _DISK
+        else:
+            tier = _EXPERTS_DISK if device.endswith("disk") else _EXPERTS_CPU
+        layers.append((tier, dense, sizes.layer_expert_bytes[i], moe[i], arch.layers[i] if host else None))
+    return _HeldOff(
+        tuple(layers),
+        dense_sum,
+        experts_sum,
+        multiplied,
+        backend_switches(engine, layer_devices, moe),
+        _gpu_moe_share(arch, layer_devices),
+        sum(1 for a, b in itertools.pairwise(layer_devices) if a[:3] != b[:3]),
+    )
+
+
 def offload_cost(
     arch: Architecture,
     fmt: WeightFormat,
@@ -784,34 +841,28 @@ def offload_cost(
     routed, top_k = arch.routed_experts
     touched = expected_experts_touched(routed, top_k, streams)  # top_k at one stream
     cpu_read = disk_read = 0.0
-    multiplied = 0.0  # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
-    params = layer_params(arch)
-    moe = _moe_layers(arch)
+    held = _held_off(arch, fmt, placement.layer_devices, engine)
+    # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
+    multiplied = float(held.multiplied)
     cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
-    host_dense = host_experts = host_routed = 0.0  # the weights held off the GPUs: every token's, the experts, read
-    for i, device in enumerate(placement.layer_devices):
-        if runs_on_host(device):
-            cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use) * streams
-        dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
-        experts = sizes.layer_expert_bytes[i] * share
-        on_host = runs_on_host(device) or "+experts:" in device
-        host_dense += dense if runs_on_host(device) else 0
-        host_experts += sizes.layer_expert_bytes[i] if on_host else 0
-        host_routed += experts if on_host else 0
-        cpu_expert_calls += touched if on_host and moe[i] else 0.0
-        every_token, routed_params = params[i]
-        multiplied += (every_token if runs_on_host(device) else 0) + (routed_params if on_host else 0)
-        if device == "cpu":
+    # the weights held off the GPUs: every token's, the experts, read
+    host_dense, host_experts, host_routed = float(held.dense), float(held.experts), 0.0
+    for tier, dense, expert_bytes, moe, layer in held.layers:  # in order; a layer on the GPUs adds nothing
+        if layer is not None:
+            cpu_attention_flops += layer_attention_flops(arch, layer, in_use) * streams
+        experts = expert_bytes * share
+        host_routed += experts
+        cpu_expert_calls += touched if moe else 0.0
+        if tier == _CPU:
             cpu_read += dense + experts
-        elif device == "disk":
+        elif tier == _DISK:
             disk_read += dense + experts
-        elif "+experts:" in device:
-            if device.endswith("disk"):
-                disk_read += experts
-            else:
-                cpu_read += experts
+        elif tier == _EXPERTS_DISK:
+            disk_read += experts
+        else:
+            cpu_read += experts
     paged, cache = None, 0
     if placement.disk_bytes:
         # the whole file is memory-mapped: the split into RAM and NVMe layers is the page cache's size, not which
@@ -848,7 +899,7 @@ def offload_cost(
     # their kernels as well (review77 item 2: an offloaded placement counted none, an all-GPU one all, by a rule of
     # its own). Taken even over the MoE layers: the serving rule sums them, and their experts are alike.
     routed_s = streams * sum(routed_expert_traffic_bytes(arch, Parallelism(), _offload_accelerator(fmt, machine))) / hbm
-    held_share = _gpu_moe_share(arch, placement.layer_devices)
+    held_share = held.gpu_moe_share
     t_gpu += routed_s * held_share
     t_streamed_routed = routed_s * (1.0 - held_share)
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
@@ -856,8 +907,7 @@ def offload_cost(
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
     t_cpu = weights_s + expert_calls_s
     # the scheduler's switches between the GPU and the CPU within the token (CUDA graphs off under partial offload)
-    switches = backend_switches(engine, placement.layer_devices, moe)
-    t_switch = switches * consts.offload_backend_switch_s
+    t_switch = held.switches * consts.offload_backend_switch_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
     # rate of the engine's kernels
     attention_rate = cpu_attention_gflops_per_s(engine, consts)
@@ -895,7 +945,7 @@ def offload_cost(
             seconds["gpu-cpu-switch"] = t_switch
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
-    boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
+    boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
