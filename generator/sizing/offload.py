@@ -411,6 +411,25 @@ def _fills_in_order(sizes: list[int], capacity: int, gpus: int) -> bool:
     return running[-1] - running[start] <= capacity
 
 
+def _fewest_moved(fits_with: Callable[[int], bool], n: int) -> int:
+    """The fewest ``k`` in 0..``n`` - 1 with ``fits_with(k)``, else ``n``: what a loop moving one more a step moves.
+
+    By bisection: ``fits_with`` is monotone, false up to some ``k`` and true from it, since each step only shrinks
+    items (routed experts to RAM) or empties them (a layer to the CPU) and the fill :func:`_fills_in_order` checks
+    never fills worse with smaller items: item by item, its (GPU, load) with the smaller items is never past the
+    other's (the same GPU and no more load, or an earlier GPU), so where the larger items fit, the smaller fit. The
+    loops tried every count in turn (speed101: ~80 fills a placement on Qwen3-235B).
+    """
+    low, high = 0, n
+    while low < high:
+        middle = (low + high) // 2
+        if fits_with(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
     """llama.cpp's layer split: consecutive items spread over all GPUs in equal shares of the bytes.
 
@@ -527,19 +546,26 @@ def place(
     def fits() -> bool:
         return _fills_in_order(held, capacity, machine.gpus)
 
+    def experts_of_last(k: int) -> bool:  # whether it fits with the routed experts of the last k layers in RAM
+        return _fills_in_order(
+            [*held[: n - k], *(held[i] - sizes.layer_expert_bytes[i] for i in range(n - k, n)), head], capacity, machine.gpus
+        )
+
+    def first_layers(j: int) -> bool:  # whether it fits with the first j layers (and the LM head with them) on the CPU
+        return _fills_in_order([0] * j + held[j:n] + [head if j == 0 else 0], capacity, machine.gpus)
+
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
+    # Routed experts from the last layer back, then whole layers from the first on, each until the rest fit: the fewest
+    # moved that fit, found by bisection (what moves is the same: see _fewest_moved)
     if not fits() and arch.is_moe:
-        for i in reversed(range(n)):
-            if fits():
-                break
+        for i in range(n - _fewest_moved(experts_of_last, n), n):
             if sizes.layer_expert_bytes[i]:
                 experts_off[i] = True
                 held[i] -= sizes.layer_expert_bytes[i]
     if not fits():
-        for i in range(n):  # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
-            if fits():
-                break
+        # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
+        for i in range(_fewest_moved(first_layers, n)):
             layer_cpu[i] = True
             held[i] = held[n] = 0
     if not fits():
