@@ -178,18 +178,21 @@ def token_embd_type(ftype: str, row: int) -> str:
     return row_type(kind, row)
 
 
+#: llama.cpp's tensor category of a matrix by its name's last part (``tensor_get_category``); "other" for the rest.
+_CATEGORIES = {
+    "v_proj": "attn_v",
+    "k_proj": "attn_k",
+    "q_proj": "attn_q",
+    "o_proj": "attn_output",
+    "down_proj": "ffn_down",
+    "gate_proj": "ffn_gate",
+    "up_proj": "ffn_up",
+}
+
+
 def _category(linear: Linear) -> str:
     """llama.cpp's tensor category of a matrix (``tensor_get_category``)."""
-    name = linear.name.rsplit(".", 1)[-1]
-    return {
-        "v_proj": "attn_v",
-        "k_proj": "attn_k",
-        "q_proj": "attn_q",
-        "o_proj": "attn_output",
-        "down_proj": "ffn_down",
-        "gate_proj": "ffn_gate",
-        "up_proj": "ffn_up",
-    }.get(name, "other")
+    return _CATEGORIES.get(linear.name.rsplit(".", 1)[-1], "other")
 
 
 def tensor_type(ftype: str, linear: Linear, layer: int, n_layers: int, model: GgufModel) -> str:

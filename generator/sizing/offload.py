@@ -21,6 +21,7 @@ MoE layers read only the routed experts a token uses (``top_k / experts`` of the
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from fractions import Fraction
 
 from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
@@ -335,19 +336,34 @@ def _offload_accelerator(fmt: WeightFormat, machine: Machine) -> Accelerator:
 
 def _gpu_moe_share(arch: Architecture, layer_devices: tuple[str, ...]) -> float:
     """The share of ``arch``'s MoE layers whose routed experts the GPU holds (:func:`on_gpu`); 0 for a dense model."""
-    moe = [device for device, layer in zip(layer_devices, arch.layers, strict=True) if layer.is_moe]
+    moe = [device for device, routed in zip(layer_devices, _moe_layers(arch), strict=True) if routed]
     return sum(map(on_gpu, moe)) / len(moe) if moe else 0.0
 
 
-def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
+@memoized
+def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> tuple[int, ...]:
     """KV bytes of each layer for one sequence of ``context`` tokens, in llama.cpp's cache types.
 
     An 8-bit cache is llama.cpp's q8_0 (:func:`llama_cpp_kv_bits`): sized at 8 bits, a tight fit was short by 1/16 of
-    its KV cache (newuser29 item 13).
+    its KV cache (newuser29 item 13). Layers alike in their KV elements and window are sized once (speed101: a slot
+    search sizes every layer's cache at each count it tries, twice a cost).
     """
     check_sized_use(arch, "offload")  # llama.cpp keeps recurrent states in a cache of its own, not modelled
     bits = llama_cpp_kv_bits(kv_bits)
-    return [math.ceil(layer.kv_elements_per_token * tokens_held(layer, context) * bits / 8) for layer in arch.layers]
+    sized: dict[tuple[int, int | None], int] = {}
+    out = []
+    for layer in arch.layers:
+        key = (layer.kv_elements_per_token, layer.window_tokens)
+        if key not in sized:
+            sized[key] = math.ceil(layer.kv_elements_per_token * tokens_held(layer, context) * bits / 8)
+        out.append(sized[key])
+    return tuple(out)
+
+
+@memoized
+def _moe_layers(arch: Architecture) -> tuple[bool, ...]:
+    """Each decoder layer's :attr:`~generator.sizing.architecture.Layer.is_moe` (read per layer by every cost)."""
+    return tuple(layer.is_moe for layer in arch.layers)
 
 
 def llama_cpp_kv_bits(kv_bits: int) -> Fraction:
@@ -378,6 +394,40 @@ def _fill_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[
         loads[gpu] += size
         where[key] = gpu
     return loads, where
+
+
+def _fills_in_order(sizes: list[int], capacity: int, gpus: int) -> bool:
+    """Whether :func:`_fill_gpus` of items of ``sizes`` (none negative) loads no GPU past ``capacity``.
+
+    The same fill, worked out from the running sums: each GPU but the last takes the longest run of the next items
+    that fits it (an item that does not fit goes to the next GPU, and no later item comes back), the last takes the
+    rest. An item of 0 bytes stays where the fill is, so it stands for an item left out. ``place`` asks this after
+    every layer it moves, over all the layers (speed101: the fill as a loop, rebuilt each time, was most of a placement).
+    """
+    running = list(itertools.accumulate(sizes, initial=0))
+    start = 0
+    for _ in range(gpus - 1):
+        start = bisect.bisect_right(running, running[start] + capacity, lo=start) - 1
+    return running[-1] - running[start] <= capacity
+
+
+def _fewest_moved(fits_with: Callable[[int], bool], n: int) -> int:
+    """The fewest ``k`` in 0..``n`` - 1 with ``fits_with(k)``, else ``n``: what a loop moving one more a step moves.
+
+    By bisection: ``fits_with`` is monotone, false up to some ``k`` and true from it, since each step only shrinks
+    items (routed experts to RAM) or empties them (a layer to the CPU) and the fill :func:`_fills_in_order` checks
+    never fills worse with smaller items: item by item, its (GPU, load) with the smaller items is never past the
+    other's (the same GPU and no more load, or an earlier GPU), so where the larger items fit, the smaller fit. The
+    loops tried every count in turn (speed101: ~80 fills a placement on Qwen3-235B).
+    """
+    low, high = 0, n
+    while low < high:
+        middle = (low + high) // 2
+        if fits_with(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
@@ -441,6 +491,7 @@ def spill_to_nvme(movable: dict[int, int], resident_bytes: int, ram_budget_bytes
     return disk
 
 
+@memoized  # pure: a slot search places the same model with the same cache for the plan and again for its slots
 def place(
     arch: Architecture,
     fmt: WeightFormat,
@@ -489,22 +540,34 @@ def place(
             items.append(("lm_head", head))
         return items
 
+    # gpu_items()' sizes in order, a layer on the CPU (and the LM head once one is) as 0 bytes: see _fills_in_order
+    held = [sizes.layer_bytes[i] + kv[i] for i in range(n)] + [head]
+
     def fits() -> bool:
-        return max(_fill_gpus(gpu_items(), capacity, machine.gpus)[0]) <= capacity
+        return _fills_in_order(held, capacity, machine.gpus)
+
+    def experts_of_last(k: int) -> bool:  # whether it fits with the routed experts of the last k layers in RAM
+        return _fills_in_order(
+            [*held[: n - k], *(held[i] - sizes.layer_expert_bytes[i] for i in range(n - k, n)), head], capacity, machine.gpus
+        )
+
+    def first_layers(j: int) -> bool:  # whether it fits with the first j layers (and the LM head with them) on the CPU
+        return _fills_in_order([0] * j + held[j:n] + [head if j == 0 else 0], capacity, machine.gpus)
 
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
+    # Routed experts from the last layer back, then whole layers from the first on, each until the rest fit: the fewest
+    # moved that fit, found by bisection (what moves is the same: see _fewest_moved)
     if not fits() and arch.is_moe:
-        for i in reversed(range(n)):
-            if fits():
-                break
+        for i in range(n - _fewest_moved(experts_of_last, n), n):
             if sizes.layer_expert_bytes[i]:
                 experts_off[i] = True
+                held[i] -= sizes.layer_expert_bytes[i]
     if not fits():
-        for i in range(n):  # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
-            if fits():
-                break
+        # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
+        for i in range(_fewest_moved(first_layers, n)):
             layer_cpu[i] = True
+            held[i] = held[n] = 0
     if not fits():
         raise InfeasibleError("not even the first layer fits next to the runtime on the GPU")
 
@@ -653,6 +716,7 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
 
 
+@memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
 def prefill_host_seconds(
     arch: Architecture,
     fmt: WeightFormat,
@@ -682,6 +746,7 @@ def prefill_host_seconds(
         return 0.0
     sizes = size_weights(arch, fmt)
     params = layer_params(arch)
+    moe = _moe_layers(arch)
     routed, top_k = arch.routed_experts
     link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     link *= consts.offload_pageable_copy_efficiency if pageable else 1.0
@@ -705,7 +770,7 @@ def prefill_host_seconds(
             else:
                 in_ram += moved
             multiplied += work * tokens
-            calls += touched if arch.layers[i].is_moe else 0.0
+            calls += touched if moe[i] else 0.0
         paged_s = on_disk / nvme if on_disk else 0.0
         if tokens >= consts.offload_min_batch_tokens:
             return (in_ram + on_disk) / link + paged_s if link else paged_s
@@ -719,6 +784,63 @@ def prefill_host_seconds(
         head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
         seconds += cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
     return seconds
+
+
+#: How a layer's weights held off the GPUs are read (:class:`_HeldOff`): all of it from RAM or NVMe, or its routed
+#: experts alone from RAM or NVMe.
+_CPU, _DISK, _EXPERTS_CPU, _EXPERTS_DISK = range(4)
+
+
+class _HeldOff(NamedTuple):
+    """What :func:`offload_cost` reads of a placement's layer devices whatever the streams: worked out once a placement."""
+
+    #: The layers with weights off the GPUs, in order: (how they are read, their bytes other than the routed experts',
+    #: their routed experts' bytes, whether the layer has routed experts, the layer where the CPU runs its attention).
+    layers: tuple[tuple[int, int, int, bool, Layer | None], ...]
+    #: The dense bytes of the layers the CPU runs, the routed experts' bytes off the GPUs, the weights the CPU multiplies
+    #: a token by (exact sums: whole numbers of bytes and parameters, which a float holds exactly).
+    dense: int
+    experts: int
+    multiplied: int
+    #: :func:`backend_switches`, :func:`_gpu_moe_share` and the changes of device kind along the layers.
+    switches: int
+    gpu_moe_share: float
+    boundaries: int
+
+
+@memoized  # pure: a placement is timed at every count of slots decoding (:func:`slots_at`), each of them a layer walk
+def _held_off(arch: Architecture, fmt: WeightFormat, layer_devices: tuple[str, ...], engine: str) -> _HeldOff:
+    """The stream-independent part of :func:`offload_cost`'s walk over the layers of a placement."""
+    sizes = size_weights(arch, fmt)
+    params = layer_params(arch)
+    moe = _moe_layers(arch)
+    layers = []
+    dense_sum = experts_sum = multiplied = 0
+    for i, device in enumerate(layer_devices):
+        host = runs_on_host(device)
+        if not host and "+experts:" not in device:
+            continue
+        dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
+        every_token, routed_params = params[i]
+        dense_sum += dense if host else 0
+        experts_sum += sizes.layer_expert_bytes[i]
+        multiplied += (every_token if host else 0) + routed_params
+        if device == "cpu":
+            tier = _CPU
+        elif device == "disk":
+            tier = _DISK
+        else:
+            tier = _EXPERTS_DISK if device.endswith("disk") else _EXPERTS_CPU
+        layers.append((tier, dense, sizes.layer_expert_bytes[i], moe[i], arch.layers[i] if host else None))
+    return _HeldOff(
+        tuple(layers),
+        dense_sum,
+        experts_sum,
+        multiplied,
+        backend_switches(engine, layer_devices, moe),
+        _gpu_moe_share(arch, layer_devices),
+        sum(1 for a, b in itertools.pairwise(layer_devices) if a[:3] != b[:3]),
+    )
 
 
 def offload_cost(
@@ -754,33 +876,28 @@ def offload_cost(
     routed, top_k = arch.routed_experts
     touched = expected_experts_touched(routed, top_k, streams)  # top_k at one stream
     cpu_read = disk_read = 0.0
-    multiplied = 0.0  # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
-    params = layer_params(arch)
+    held = _held_off(arch, fmt, placement.layer_devices, engine)
+    # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
+    multiplied = float(held.multiplied)
     cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
-    host_dense = host_experts = host_routed = 0.0  # the weights held off the GPUs: every token's, the experts, read
-    for i, device in enumerate(placement.layer_devices):
-        if runs_on_host(device):
-            cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use) * streams
-        dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
-        experts = sizes.layer_expert_bytes[i] * share
-        on_host = runs_on_host(device) or "+experts:" in device
-        host_dense += dense if runs_on_host(device) else 0
-        host_experts += sizes.layer_expert_bytes[i] if on_host else 0
-        host_routed += experts if on_host else 0
-        cpu_expert_calls += touched if on_host and arch.layers[i].is_moe else 0.0
-        every_token, routed_params = params[i]
-        multiplied += (every_token if runs_on_host(device) else 0) + (routed_params if on_host else 0)
-        if device == "cpu":
+    # the weights held off the GPUs: every token's, the experts, read
+    host_dense, host_experts, host_routed = float(held.dense), float(held.experts), 0.0
+    for tier, dense, expert_bytes, moe, layer in held.layers:  # in order; a layer on the GPUs adds nothing
+        if layer is not None:
+            cpu_attention_flops += layer_attention_flops(arch, layer, in_use) * streams
+        experts = expert_bytes * share
+        host_routed += experts
+        cpu_expert_calls += touched if moe else 0.0
+        if tier == _CPU:
             cpu_read += dense + experts
-        elif device == "disk":
+        elif tier == _DISK:
             disk_read += dense + experts
-        elif "+experts:" in device:
-            if device.endswith("disk"):
-                disk_read += experts
-            else:
-                cpu_read += experts
+        elif tier == _EXPERTS_DISK:
+            disk_read += experts
+        else:
+            cpu_read += experts
     paged, cache = None, 0
     if placement.disk_bytes:
         # the whole file is memory-mapped: the split into RAM and NVMe layers is the page cache's size, not which
@@ -817,7 +934,7 @@ def offload_cost(
     # their kernels as well (review77 item 2: an offloaded placement counted none, an all-GPU one all, by a rule of
     # its own). Taken even over the MoE layers: the serving rule sums them, and their experts are alike.
     routed_s = streams * sum(routed_expert_traffic_bytes(arch, Parallelism(), _offload_accelerator(fmt, machine))) / hbm
-    held_share = _gpu_moe_share(arch, placement.layer_devices)
+    held_share = held.gpu_moe_share
     t_gpu += routed_s * held_share
     t_streamed_routed = routed_s * (1.0 - held_share)
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
@@ -825,8 +942,7 @@ def offload_cost(
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
     t_cpu = weights_s + expert_calls_s
     # the scheduler's switches between the GPU and the CPU within the token (CUDA graphs off under partial offload)
-    switches = backend_switches(engine, placement.layer_devices, tuple(layer.is_moe for layer in arch.layers))
-    t_switch = switches * consts.offload_backend_switch_s
+    t_switch = held.switches * consts.offload_backend_switch_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
     # rate of the engine's kernels
     attention_rate = cpu_attention_gflops_per_s(engine, consts)
@@ -864,7 +980,7 @@ def offload_cost(
             seconds["gpu-cpu-switch"] = t_switch
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
-    boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
+    boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped

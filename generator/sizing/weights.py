@@ -321,7 +321,10 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     (``_create_pooling_model_cls`` in ``vllm/model_executor/models/adapters.py``); a tied table is then a lookup alone.
     """
     # identical layers (the usual case) are computed once, and summed as one value times a count
-    alike, kind_of = _layer_kinds(arch, _position_dependent(arch, fmt))  # per layer: its entry in ``kinds``
+    if _position_dependent(arch, fmt):
+        alike, kind_of = _layer_kinds_by_bits(arch, fmt)  # per layer: its entry in ``kinds``
+    else:
+        alike, kind_of = _layer_kinds(arch, False)
     kinds = [_layer_bits(fmt, arch, layer, par) for layer in alike]
     expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
     embedding = fmt.embedding_bits(arch.hidden_size, tied=arch.tie_word_embeddings)
@@ -374,6 +377,28 @@ def _layer_kinds(arch: Architecture, by_position: bool) -> tuple[tuple[Layer, ..
     kind_of: list[int] = []
     for layer in arch.layers:
         key = (layer.linears, layer.other_params, layer.number if by_position else None)
+        if key not in seen:
+            seen[key] = len(alike)
+            alike.append(layer)
+        kind_of.append(seen[key])
+    return tuple(alike), tuple(kind_of)
+
+
+@memoized
+def _layer_kinds_by_bits(arch: Architecture, fmt: WeightFormat) -> tuple[tuple[Layer, ...], tuple[int, ...]]:
+    """:func:`_layer_kinds` where a layer's bits depend on its index (:func:`_position_dependent`): alike by their bits.
+
+    Layers are alike where everything :func:`_layer_bits` reads of them is: their linears, other parameters and state,
+    and each linear's bits at that index (:func:`_linear_bits`: a GGUF mixture's type, a checkpoint's keep-list). A
+    GGUF mixture gives most layers one of a few types (llama.cpp's ``use_more_bits`` layers apart), so a model's 94
+    layers are sized as two or three kinds, not 94 (speed101: each layer's Fraction sums were most of sizing a GGUF).
+    """
+    seen: dict[object, int] = {}
+    alike: list[Layer] = []
+    kind_of: list[int] = []
+    for layer in arch.layers:
+        bits = tuple(_linear_bits(fmt, arch, layer, lin) for lin in layer.linears)
+        key = (layer.linears, layer.other_params, layer.state, bits)
         if key not in seen:
             seen[key] = len(alike)
             alike.append(layer)
