@@ -223,7 +223,8 @@ def test_terraform_keeps_every_argument(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 AZURE_PROVISIONERS = (
-    "terraform/aks-node-pools.tf (AKS node pools) and kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning) "
+    "terraform/aks-node-pools.tf (AKS node pools; kubernetes/azure-service-operator/ holds the same ones as ASO "
+    "ManagedClustersAgentPools: apply one of those two) and kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning) "
     "each provision pool(s) {pools} in full: apply one of them, not both; with both, a pending GPU pod makes Karpenter "
     "launch a node beside the node pool's, since a NodePool's limits count only the nodes Karpenter launched"
 )
@@ -238,7 +239,12 @@ AZURE_PROVISIONERS = (
                      + "; the MIG pool(s) small_h100_sxm5_80gb are AKS node pools only (Karpenter for Azure has no MIG field)",
                      id="mig-pool-is-terraform-only"),
         pytest.param("scaling", "terraform", None, id="terraform-alone"),
-        pytest.param("scaling", "kubernetes", None, id="karpenter-alone"),
+        # newuser83 item 2: with Kubernetes alone the ASO agent pools and Karpenter's NodePools are the two
+        pytest.param("scaling", "kubernetes", AZURE_PROVISIONERS.format(pools="lora_a100_pcie_80gb, chat70_h100_sxm5_80gb")
+                     .replace("terraform/aks-node-pools.tf (AKS node pools; kubernetes/azure-service-operator/ holds the same "
+                              "ones as ASO ManagedClustersAgentPools: apply one of those two)",
+                              "kubernetes/azure-service-operator/ (AKS node pools as Azure Service Operator "
+                              "ManagedClustersAgentPools)"), id="karpenter-and-aso"),
     ],
 )  # fmt: skip
 def test_the_two_provisioners_are_said(tmp_path: Path, stem: str, outputs: str, said: str | None) -> None:

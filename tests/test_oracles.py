@@ -158,7 +158,13 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
         expected.add(f"kubernetes/{provider}/kustomization.yaml")
         if provider == "aws":
             expected.add("terraform/eks-managed-node-groups.tfvars.json")
-    assert not [f for f in out.files if f.startswith("kubernetes/") and f"kubernetes/{provider}/" not in f]
+        if provider == "azure":  # newuser83 item 2: the AKS node pools for Azure Service Operator, a directory apart
+            expected.add("kubernetes/azure-service-operator/kustomization.yaml")
+    flavors = (
+        f"kubernetes/{provider}/",
+        "kubernetes/azure-service-operator/" if provider == "azure" else f"kubernetes/{provider}/",
+    )
+    assert not [f for f in out.files if f.startswith("kubernetes/") and not f.startswith(flavors)]
     assert not [f["code"] for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-cloud-flavor"]
     assert not expected - out.files.keys(), f"missing: {sorted(expected - out.files.keys())}"
 

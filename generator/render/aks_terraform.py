@@ -3,7 +3,8 @@
 Every GPU pool of an Azure plan is an AKS node pool there (``aks_node_pools``), as every pool is a GKE node pool
 (``gke_node_pools``) and an EKS managed node group on the other clouds (newuser44 item 8: without Node
 Auto-Provisioning an AKS cluster had nothing to apply but for MIG pools). The Karpenter for Azure objects in
-``kubernetes/azure/`` provision the same pools: apply one, not both (finding ``azure-node-provisioners``).
+``kubernetes/azure/`` provision the same pools: apply one, not both (finding ``azure-node-provisioners``). The same
+arguments are the pools' Azure Service Operator ``ManagedClustersAgentPool`` objects (:mod:`generator.render.aso`).
 
 A pool whose GPUs the workload shares with MIG on Azure (:func:`~generator.render.gpu_sharing.aks_mig_pools`) is an
 AKS node pool alone, with AKS's own MIG setting, ``gpu_instance`` (:mod:`generator.workload.aks_mig`): Karpenter for
@@ -47,6 +48,8 @@ from generator.workload.aks_mig import aks_gpu_instance
 from generator.workload.models import GpuSharing, Workload
 
 PATH = "terraform/aks-node-pools.tf"
+#: The same AKS node pools as Azure Service Operator objects (:mod:`generator.render.aso`), with the Kubernetes output.
+ASO_DIRECTORY = "kubernetes/azure-service-operator"
 #: Characters of an AKS node pool's name (AKS's limit for a Linux pool).
 _NAME_CHARS = 12
 #: Digest characters after the profile in a MIG node pool's name.
@@ -182,22 +185,31 @@ def aks_infiniband_finding(plan: Plan, workload: Workload) -> Finding | None:
 def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with ``azure-node-provisioners``: the AKS node pools and Karpenter's NodePools are alternatives.
 
+    With the Kubernetes output the AKS node pools are also rendered for Azure Service Operator (:mod:`generator.render.aso`),
+    so the finding is made with Kubernetes alone too, and with Terraform it says that those are the same node pools.
+
     Both size every pool on whole GPUs in full; Karpenter's ``limits`` count only the nodes it launched, so with both
     applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside the node pool's, as on
     AWS (``aws-node-provisioners``). A MIG pool is an AKS node pool alone (Karpenter for Azure has no MIG field).
     """
     if (infiniband := aks_infiniband_finding(plan, workload)) is not None:
         plan = plan._replace(findings=sorted_findings([*plan.findings, infiniband]))
-    if plan.provider != "azure" or not {"terraform", "kubernetes"} <= set(workload.outputs):
+    if plan.provider != "azure" or "kubernetes" not in workload.outputs:
         return plan
     mig = {pool.name for pool in aks_mig_pools(plan)}
     both = [p.name for p in plan.pools if p.node.provider == "azure" and p.name not in mig]
     if not both:
         return plan
     alone = sorted(mig)
+    aso = "AKS node pools as Azure Service Operator ManagedClustersAgentPools"
+    if "terraform" in workload.outputs:  # the same node pools twice: Terraform's or ASO's, never both
+        same = f"{ASO_DIRECTORY}/ holds the same ones as ASO ManagedClustersAgentPools: apply one of those two"
+        node_pools = f"{PATH} (AKS node pools; {same})"
+    else:
+        node_pools = f"{ASO_DIRECTORY}/ ({aso})"
     finding = node_provisioners_finding(
         "azure-node-provisioners",
-        f"{PATH} (AKS node pools)",
+        node_pools,
         "kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning)",
         f"pool(s) {', '.join(both)}",
         "node pool",

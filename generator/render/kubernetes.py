@@ -1,7 +1,8 @@
 """Kubernetes node pools, native to where they run, as one kustomize directory per flavor.
 
 * aws: Karpenter NodePool + EC2NodeClass; gcp: Config Connector ContainerNodePool (+ its Namespace);
-  azure: Karpenter for Azure NodePool + AKSNodeClass (``kubernetes/<provider>/``);
+  azure: Karpenter for Azure NodePool + AKSNodeClass (``kubernetes/<provider>/``), and apart from them the same pools
+  as Azure Service Operator ManagedClustersAgentPools (``kubernetes/azure-service-operator/``, :mod:`generator.render.aso`);
 * baremetal: kubeadm JoinConfiguration per pool, outside the kustomize tree (``kubeadm/``); a single
   host (a desktop or home server) has nothing to join and gets none, unless its workload joins a cluster (one it
   names, or the site's by Cluster API).
@@ -17,6 +18,7 @@ from typing import Any
 from generator.planner.assemble import own_cluster
 from generator.planner.plan import Plan
 from generator.render.aks import aks_objects
+from generator.render.aso import render_aso
 from generator.render.gke import gke_objects
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
@@ -69,7 +71,10 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
         return {}
     else:
         return render_kubeadm(pools, settings.bootstrap_kubeconfig_path, plan.racks)
-    return kustomize_directory(f"kubernetes/{plan.provider}", objects)
+    files = kustomize_directory(f"kubernetes/{plan.provider}", objects)
+    if plan.provider == "azure":  # the AKS node pools for a cluster run with Azure Service Operator, a directory apart
+        files.update(render_aso(plan, workload, str(settings.cluster_name)))
+    return files
 
 
 def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[GpuPoolStack]:

@@ -1,0 +1,94 @@
+"""AKS node pools for Azure Service Operator: one ``ManagedClustersAgentPool`` a GPU pool, ``kubernetes/azure-service-operator/``.
+
+A cluster run with Azure Service Operator (ASO v2) manages its AKS node pools as ``containerservice.azure.com``
+``ManagedClustersAgentPool`` objects, each owned by the cluster's ``ManagedCluster`` object (newuser83 item 2). Each
+pool's object is read off the same arguments as its ``azurerm_kubernetes_cluster_node_pool`` in
+``terraform/aks-node-pools.tf`` (:func:`~generator.render.aks_terraform.aks_node_pool`, the one definition of an AKS
+node pool, with :func:`~generator.render.aks_terraform.with_priority`), field by field (:data:`ASO_FIELDS`): the same
+name (``azureName``), VM size, count or autoscaling bounds, labels, taints (AKS's own Spot label and taint included),
+OS disk, OS SKU, MIG profile (``gpuInstanceProfile``) and Spot settings. So the Terraform node pools and these objects
+are the same AKS node pools under one name: apply one of them, never both (two managers of one agent pool undo each
+other's changes), and, like the Terraform ones, not beside the Karpenter for Azure objects of ``kubernetes/azure/``
+(finding ``azure-node-provisioners``). They are a kustomize directory of their own for that reason, not part of
+``kubernetes/azure/``.
+
+The API version is ``v1api20250801``, the newest one the pinned CRD serves (ASO v2.16.1 as CAPZ v1.24.2 ships it);
+it is the one version of that CRD whose ``gpuProfile`` has ``driver`` (``Install`` or ``None``; v1api20240402preview
+has only ``installGPUDriver``, the older stable ones no ``gpuProfile``). The driver choice is the Terraform
+``gpu_driver``'s: ``Install`` on NVIDIA pools (AKS installs the driver, as the AKSNodeClass's ``gpu.mode: Driver``, and
+the GPU Operator's driver stays off, :mod:`generator.render.gpu_stack`), ``None`` on other vendors' pools.
+
+The owner is the ``ManagedCluster`` object named ``kubernetes.cluster_name`` (else the workload's name, as every
+provider's cluster name is read): ASO resolves ``owner.name`` in the agent pool's own namespace, so the objects carry no
+namespace and are applied into the ManagedCluster's (``kubectl apply -k kubernetes/azure-service-operator -n <its
+namespace>``). ``metadata.name`` is the AKS pool's name, which ASO cannot change on an existing object: a new MIG
+profile or a move to Spot is a new object, as it is a new Terraform node pool.
+
+``count`` is set on autoscaled pools too (AKS refuses an autoscaled pool created without it): it is the first count
+only, and each reconcile ASO makes puts the spec's count back over the cluster autoscaler's (CAPZ removed it from its
+ASO templates for that, kubernetes-sigs/cluster-api-provider-azure#4920); ``mode`` is ``User`` (GPU pools run no
+system pods); ``osType`` Linux.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.planner.plan import Plan
+from generator.render.aks_terraform import ASO_DIRECTORY, aks_node_pools, with_priority
+from generator.render.kube_objects import kustomize_directory
+from generator.workload.models import Workload
+
+DIRECTORY = ASO_DIRECTORY
+API_VERSION = "containerservice.azure.com/v1api20250801"
+KIND = "ManagedClustersAgentPool"
+
+#: ``azurerm_kubernetes_cluster_node_pool`` argument -> ``ManagedClustersAgentPool`` spec field, for every argument
+#: that has one (``gpu_driver`` is ``gpuProfile.driver``; ``temporary_name_for_rotation`` is Terraform's alone: ASO
+#: has no rotation pool, and a VM size or OS disk change is AKS's to refuse or roll).
+ASO_FIELDS = {
+    "name": "azureName",
+    "vm_size": "vmSize",
+    "gpu_instance": "gpuInstanceProfile",
+    "os_sku": "osSKU",
+    "os_disk_size_gb": "osDiskSizeGB",
+    "node_count": "count",
+    "auto_scaling_enabled": "enableAutoScaling",
+    "min_count": "minCount",
+    "max_count": "maxCount",
+    "node_labels": "nodeLabels",
+    "node_taints": "nodeTaints",
+    "tags": "tags",
+    "priority": "scaleSetPriority",
+    "eviction_policy": "scaleSetEvictionPolicy",
+    "spot_max_price": "spotMaxPrice",
+}
+
+
+def agent_pool(arguments: dict[str, Any], cluster: str) -> dict[str, Any]:
+    """The ``ManagedClustersAgentPool`` of one AKS node pool's Terraform arguments (with their ``priority``)."""
+    spec: dict[str, Any] = {
+        "owner": {"name": cluster},
+        "mode": "User",
+        "osType": "Linux",
+        "type": "VirtualMachineScaleSets",
+        "gpuProfile": {"driver": arguments["gpu_driver"]},
+    }
+    for argument, field in ASO_FIELDS.items():
+        value = arguments.get(argument)
+        if value is not None and not (argument == "auto_scaling_enabled" and value is False):
+            spec[field] = value
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": arguments["name"]}, "spec": spec}
+
+
+def aso_agent_pools(plan: Plan, workload: Workload, cluster: str) -> list[dict[str, Any]]:
+    """One ``ManagedClustersAgentPool`` per Azure GPU pool of the plan, owned by the ManagedCluster ``cluster``."""
+    spot = {pool.name: pool.spot for pool in plan.pools}
+    pools = aks_node_pools(plan, workload)
+    return [agent_pool(with_priority(arguments, spot[name]), cluster) for name, arguments in pools.items()]
+
+
+def render_aso(plan: Plan, workload: Workload, cluster: str) -> dict[str, str]:
+    """:data:`DIRECTORY`: the agent pools and their ``kustomization.yaml`` (nothing off Azure)."""
+    objects = aso_agent_pools(plan, workload, cluster)
+    return kustomize_directory(DIRECTORY, objects) if objects else {}
