@@ -12,6 +12,14 @@ serve 3.281 x (32.81 req/s, 96% busy, 23% wait, p95 1.21 s; 3.312 x breaks), 2 o
 not exactly twice), and 1,024 x takes 1,804 replicas (10,240 req/s at 99.99% of 1,803 x 114 places: 93% wait, p95 2.3 s, past
 the slack). The pre-fix74 figures are in the item texts below.
 
+acc120 (adopted by pinC): the L40S decodes at its AD102 sibling L40's measured GDDR6 stream share (0.929 of its peak,
+1.048x the H100's 0.887 it had) on the bandwidth-bound part of a step; the 8B replica's batch at the 100 ms TPOT grows
+114 -> 118 and its rate 5.68 -> 5.872 req/s (1.034x; tests/test_capacity.py re-derives its factors by hand). Every
+factor pinned here moved up by about that much, the old figure beside each: 3 owned R760s 3.281 -> 3.406 x, 2 of them
+2.171 -> 2.25 x, max_nodes 5 5.531 -> 5.75 x, the example at $20k 2.687 -> 2.781 x and at $400k 20.87 -> 21.62 x, the
+average-rate file 14.62 -> 15.12 x (30.25 x at twice the cap), and 1,024 x takes 1,745 replicas, not 1,804 (10,240 /
+5.872 = 1,744 by the rate, one more for the wait; 1,746 on 873 2-GPU servers, $26,751,828, not 902).
+
 - item 1: owned servers alone that serve a factor the cap buys no more of were refused (exit 3, "allow servers that
   are bought"): 3 owned R760s hold 6 replicas, 34.08 req/s, 3.408 x the 10 given, found to 1% and said to four
   figures rounded down, 3.406 x; with max_nodes 2, 2 of them: 22.72 req/s, 2.272 x, found as 2.265 x;
@@ -83,55 +91,58 @@ OWNED_ALONE = [
     pytest.param(
         EXAMPLE.read_text().replace("max_capex_usd: 400000", "max_capex_usd: 20000"),
         [
-            # fix90: 2.687 x, not 2.625 (the chat's replicas at their share, 19/20 of their most, run more places)
-            "capacity: the owned servers alone serve 2.687 x the request rates given, and max_capex_usd $20,000 buys no "
-            "fleet that serves more (2.703 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($20,000 "
+            # fix90: 2.687 x, not 2.625 (the chat's replicas at their share, 19/20 of their most, run more places);
+            # acc120: 2.781 x (2.797 breaks), the L40S replicas 1.034x faster at the L40's GDDR6 stream share
+            "capacity: the owned servers alone serve 2.781 x the request rates given, and max_capex_usd $20,000 buys no "
+            "fleet that serves more (2.797 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($20,000 "
             "left), $967/month (opex $967/month)" + AT_FULL_LOAD,
-            "  chat: 10.748 req/s (given 4), 10,748 input + 2,150 output tokens/s",
-            "  summarize: 2.687 req/s (given 1), 8,061 input + 806 output tokens/s",
+            "  chat: 11.124 req/s (given 4), 11,124 input + 2,225 output tokens/s",
+            "  summarize: 2.781 req/s (given 1), 8,343 input + 834 output tokens/s",
         ],
         id="example-at-20k",
     ),
     pytest.param(
         EXAMPLE.read_text().replace("max_capex_usd: 400000", "max_capex_usd: 25000"),
         [
-            # fix90: 2.687 x, not 2.625 (the chat's replicas at their share, 19/20 of their most, run more places)
-            "capacity: the owned servers alone serve 2.687 x the request rates given, and max_capex_usd $25,000 buys no "
-            "fleet that serves more (2.703 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($25,000 "
+            # fix90: 2.687 x, not 2.625 (the chat's replicas at their share, 19/20 of their most, run more places);
+            # acc120: 2.781 x (2.797 breaks), the L40S replicas 1.034x faster at the L40's GDDR6 stream share
+            "capacity: the owned servers alone serve 2.781 x the request rates given, and max_capex_usd $25,000 buys no "
+            "fleet that serves more (2.797 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($25,000 "
             "left), $967/month (opex $967/month)" + AT_FULL_LOAD,
-            "  chat: 10.748 req/s (given 4), 10,748 input + 2,150 output tokens/s",
-            "  summarize: 2.687 req/s (given 1), 8,061 input + 806 output tokens/s",
+            "  chat: 11.124 req/s (given 4), 11,124 input + 2,225 output tokens/s",
+            "  summarize: 2.781 req/s (given 1), 8,343 input + 834 output tokens/s",
         ],
         id="example-at-25k",
     ),
     pytest.param(
         _chat("  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3),
         [
-            "capacity: the owned servers alone serve 3.281 x the request rates given, and max_capex_usd $1 buys no "
-            "fleet that serves more (3.312 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
+            "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
             "$1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
-            "  chat: 32.81 req/s (given 10), 32,810 input + 6,562 output tokens/s",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",  # 3.281 x, 32.81 before acc120
         ],
         id="three-owned-cap-1",
     ),
     pytest.param(
         _chat("  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3),
         [
-            # fix90: 2.171 x (P(TTFT + wait > 2 s) within 5% at 21.71 req/s), not 2.156
-            "capacity: the owned servers alone, within max_capex_usd $100,000, serve 2.171 x the request rates given, "
-            "bound by hardware.max_nodes (2.188 x breaks it, searched to 1%); capex $0 spent ($100,000 of the cap "
+            # fix90: 2.171 x (P(TTFT + wait > 2 s) within 5% at 21.71 req/s), not 2.156; acc120: 2.25 x (2.266 breaks),
+            # 4 replicas at 5.872 req/s each, not 5.68
+            "capacity: the owned servers alone, within max_capex_usd $100,000, serve 2.25 x the request rates given, "
+            "bound by hardware.max_nodes (2.266 x breaks it, searched to 1%); capex $0 spent ($100,000 of the cap "
             "unspent), $993/month (opex $993/month)" + AT_FULL_LOAD,
-            "  chat: 21.71 req/s (given 10), 21,710 input + 4,342 output tokens/s",
+            "  chat: 22.5 req/s (given 10), 22,500 input + 4,500 output tokens/s",
         ],
         id="max-nodes-keeps-it-on-owned",
     ),
     pytest.param(
         _chat("  platforms: [dgx-h100]\n  max_capex_usd: 100000\n" + OWNED3, gpus="h100-sxm5-80gb"),
         [
-            "capacity: the owned servers alone serve 3.281 x the request rates given, and max_capex_usd $100,000 buys "
-            "no fleet that serves more (3.312 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent "
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $100,000 buys "
+            "no fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent "
             "($100,000 left), $1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
-            "  chat: 32.81 req/s (given 10), 32,810 input + 6,562 output tokens/s",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",  # 3.281 x, 32.81 before acc120
         ],
         id="owned-of-a-kind-the-cap-cannot-buy",
     ),
@@ -142,10 +153,10 @@ OWNED_ALONE = [
             more=RENTED_JOB,
         ).replace("Instruct\n    inference", "Instruct\n    platform: dell-r760\n    inference"),
         [
-            "capacity: the owned servers alone serve 3.281 x the request rates given, and max_capex_usd $1 buys no "
-            "fleet that serves more (3.312 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
+            "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
             "$1,490/month (opex $1,490/month)" + AT_FULL_LOAD,
-            "  chat: 32.81 req/s (given 10), 32,810 input + 6,562 output tokens/s",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",  # 3.281 x, 32.81 before acc120
             "  training deployments: their jobs as given (not scaled)",
         ],
         id="owned-beside-a-job-rented-per-run",
@@ -167,25 +178,27 @@ def test_owned_servers_alone_say_what_they_serve(
 SPEC_SENTENCES = [
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone, within `max_capex_usd` $100,000, serve **2.171 x** the "
-        "request rates given, bound by `hardware.max_nodes` (2.188 x breaks it, searched to 1%); capex $0 spent "
+        # acc120: 2.25 x, 22.5 req/s (2.171 x, 21.71 before: the L40S replicas at the L40's GDDR6 stream share)
+        "`objective: capacity`: the owned servers alone, within `max_capex_usd` $100,000, serve **2.25 x** the "
+        "request rates given, bound by `hardware.max_nodes` (2.266 x breaks it, searched to 1%); capex $0 spent "
         "($100,000 of the cap unspent), $993/month (opex $993/month)" + AT_FULL_LOAD_MD + ".",
-        "| `chat` | 10 | 21.71 | 21,710 | 4,342 |",
+        "| `chat` | 10 | 22.5 | 22,500 | 4,500 |",
         id="owned-max-nodes",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3,
-        "`objective: capacity`: the owned servers alone serve **3.281 x** the request rates given, and `max_capex_usd` "
-        "$1 buys no fleet that serves more (3.312 x breaks `hardware.max_capex_usd`, searched to 1%); capex $0 spent "
+        # acc120: 3.406 x, 34.06 req/s (3.281 x, 32.81 before)
+        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and `max_capex_usd` "
+        "$1 buys no fleet that serves more (3.438 x breaks `hardware.max_capex_usd`, searched to 1%); capex $0 spent "
         "($1 left), $1,490/month (opex $1,490/month)" + AT_FULL_LOAD_MD + ".",
-        "| `chat` | 10 | 32.81 | 32,810 | 6,562 |",
+        "| `chat` | 10 | 34.06 | 34,060 | 6,812 |",
         id="owned-cap",
     ),
     pytest.param(
         "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
         "`objective: capacity`: the fleet within `max_capex_usd` $1,000,000,000,000 serves **1,024 x** the request "
-        "rates given, the search's largest factor (the cap bounds none up to it); capex $27,640,491 spent "
-        "($999,972,359,509 of the cap unspent), $1,204,108/month (opex $436,317/month)" + AT_FULL_LOAD_MD + ".",
+        "rates given, the search's largest factor (the cap bounds none up to it); capex $26,751,828 spent "
+        "($999,973,248,172 of the cap unspent), $1,165,395/month (opex $422,289/month)" + AT_FULL_LOAD_MD + ".",
         "| `chat` | 10 | 10,240 | 10,240,000 | 2,048,000 |",
         id="search-top",
     ),
@@ -215,12 +228,13 @@ HEADLINES = [
         [
             # 5 servers, 10 replicas, 56.8 req/s: 5.68 x, found as 5.656 x before fix74; the slot wait (10 x 114 places
             # 97% busy at 55.31 req/s, p95 wait 1.14 s) stops it at 5.531 x; $153,217.80 of $400,000 spent
-            "capacity: the fleet within max_capex_usd $400,000 serves 5.531 x the request rates given, bound by "
-            "hardware.max_nodes (5.562 x breaks it, searched to 1%); capex $153,218 spent ($246,782 of the cap "
+            # acc120: 10 x 5.872 = 58.72 req/s by the rate; 10 x 118 places 98% busy at 57.5 req/s: 5.75 x (5.781 breaks)
+            "capacity: the fleet within max_capex_usd $400,000 serves 5.75 x the request rates given, bound by "
+            "hardware.max_nodes (5.781 x breaks it, searched to 1%); capex $153,218 spent ($246,782 of the cap "
             "unspent), $6,675/month (opex $2,419/month)" + AT_FULL_LOAD,
-            "  chat: 55.31 req/s (given 10), 55,310 input + 11,062 output tokens/s",
+            "  chat: 57.5 req/s (given 10), 57,500 input + 11,500 output tokens/s",
         ],
-        "55.31 req/s need 10 independent replica(s)",
+        "57.5 req/s need 10 independent replica(s)",
         id="max-nodes",
     ),
     pytest.param(
@@ -228,12 +242,13 @@ HEADLINES = [
         [
             # 10,240 req/s / 5.68 = 1,803 replicas (fix74: 1,804: at 1,803 the 205,542 places are 99.99% busy, 93% wait, p95 2.3 s
             # past the TTFT slack) on 902 servers, $27,640,491: the search stops at 1,024 x
+            # acc120: 10,240 / 5.872 = 1,744 by the rate, 1,745 with the wait; 1,746 on 873 servers, $26,751,828
             "capacity: the fleet within max_capex_usd $1,000,000,000,000 serves 1,024 x the request rates given, the "
-            "search's largest factor (the cap bounds none up to it); capex $27,640,491 spent ($999,972,359,509 of the "
-            "cap unspent), $1,204,108/month (opex $436,317/month)" + AT_FULL_LOAD,
+            "search's largest factor (the cap bounds none up to it); capex $26,751,828 spent ($999,973,248,172 of the "
+            "cap unspent), $1,165,395/month (opex $422,289/month)" + AT_FULL_LOAD,
             "  chat: 10,240 req/s (given 10), 10,240,000 input + 2,048,000 output tokens/s",
         ],
-        "10,240 req/s need 1,804 independent replica(s)",
+        "10,240 req/s need 1,745 independent replica(s)",
         id="search-top",
     ),
 ]
@@ -259,13 +274,15 @@ def test_the_factor_and_the_rates_at_it_read_alike(tmp_path: Path, capsys: pytes
     # the cap): the same five-figure factor, said "22.37" everywhere, never "22.375"
     # acc102: the L40S's TP2 all-reduce goes through host memory (no GPU peer-to-peer), so summarize leaves TP2 for
     # TP1 replicas co-located with chat; the bisection finds 20.875 x (21 x breaks the cap), said "20.87" everywhere
+    # acc120: the L40S at the L40's GDDR6 stream share (summarize 1.52 -> 1.60 req/s a replica, chat 5.68 -> 5.87):
+    # 21.625 x (21.75 x breaks), said "21.62" everywhere
     _write(tmp_path, EXAMPLE.read_text())
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
     out = capsys.readouterr().out
-    assert "capacity: max_capex_usd $400,000 buys 20.87 x the request rates given (21 x breaks" in out
-    assert "  summarize: 20.87 req/s (given 1), 62,610 input + 6,261 output tokens/s" in out
-    assert "20.87 req/s need 15 independent replica(s)" in out
-    assert "20.875" not in out
+    assert "capacity: max_capex_usd $400,000 buys 21.62 x the request rates given (21.75 x breaks" in out
+    assert "  summarize: 21.62 req/s (given 1), 64,860 input + 6,486 output tokens/s" in out
+    assert "21.62 req/s need 15 independent replica(s)" in out
+    assert "21.625" not in out
 
 
 @pytest.mark.parametrize(
@@ -408,38 +425,40 @@ def _avg(cap: int, objective: str = "capacity") -> str:
 
 # (old, new, the diff's capacity line, the chat row's rate on each side, its new cell's marker); the average is served
 # at the factor as the peak is, and the replicas at it move with it (newuser69 item 3: an average's change was unsaid)
+# acc120: the L40S replica 5.68 -> 5.872 req/s (the L40's GDDR6 stream share): 14.62 -> 15.12 x, 29.25 -> 30.25 x at twice
+# the cap, 7.312 -> 7.562 x at twice the rate; the averages move with the factors (43.86 -> 45.36, 87.75 -> 90.75)
 DIFFS = [  # fix90: the 400k plan serves 14.62 x (HAND's 400k row in tests/test_capacity), not 14.5 x
     pytest.param(
         _avg(400000),
         _avg(800000),
-        "**Capacity: objective capacity; max_capex_usd $400,000 → $800,000; factor 14.62 x → 29.25 x; bound by "
+        "**Capacity: objective capacity; max_capex_usd $400,000 → $800,000; factor 15.12 x → 30.25 x; bound by "
         "`hardware.max_capex_usd`; capex spent $398,366 → $796,733.** A capacity plan's services run at the file's "
         "request rates times its factor: their req/s below are served at it, not asked.",
-        ("146.20 req/s served at 14.62 x (the file asks 10)", "292.50 req/s served at 29.25 x (the file asks 10)"),
-        "**changed: replicas 26 → 52, rate served 146.20 → 292.50 req/s, average rate served 43.86 → 87.75 req/s, "
+        ("151.20 req/s served at 15.12 x (the file asks 10)", "302.50 req/s served at 30.25 x (the file asks 10)"),
+        "**changed: replicas 26 → 52, rate served 151.20 → 302.50 req/s, average rate served 45.36 → 90.75 req/s, "
         "replicas at the average 8 → 16**",
         id="cap-doubled",
     ),
     pytest.param(
         _avg(400000, "cost"),
         _avg(400000),
-        "**Capacity: objective cost → capacity; NEW's max_capex_usd $400,000, factor 14.62 x, bound by "
+        "**Capacity: objective cost → capacity; NEW's max_capex_usd $400,000, factor 15.12 x, bound by "
         "`hardware.max_capex_usd`, capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
-        ("10.00 req/s asked", "146.20 req/s served at 14.62 x (the file asks 10)"),
-        "**changed: replicas 2 → 26, rate served 10.00 → 146.20 req/s, average rate served 3.00 → 43.86 req/s, "
+        ("10.00 req/s asked", "151.20 req/s served at 15.12 x (the file asks 10)"),
+        "**changed: replicas 2 → 26, rate served 10.00 → 151.20 req/s, average rate served 3.00 → 45.36 req/s, "
         "replicas at the average 1 → 8**",
         id="cost-to-capacity",
     ),
     pytest.param(  # review29 item 2: the file's own rate, where it moves, is the one asked
         _avg(400000),
         _avg(400000).replace("requests_per_second: 10,", "requests_per_second: 20,"),
-        "**Capacity: objective capacity; max_capex_usd $400,000; factor 14.62 x → 7.312 x; bound by "
+        "**Capacity: objective capacity; max_capex_usd $400,000; factor 15.12 x → 7.562 x; bound by "
         "`hardware.max_capex_usd`; capex spent $398,366.** A capacity plan's services run at the file's request rates "
         "times its factor: their req/s below are served at it, not asked.",
-        ("146.20 req/s served at 14.62 x (the file asks 10)", "146.24 req/s served at 7.312 x (the file asks 20)"),
-        "**changed: rate served 146.20 → 146.24 req/s, rate asked 10.00 → 20.00 req/s, average rate served 43.86 → "
-        "21.94 req/s, replicas at the average 8 → 5**",
+        ("151.20 req/s served at 15.12 x (the file asks 10)", "151.24 req/s served at 7.562 x (the file asks 20)"),
+        "**changed: rate served 151.20 → 151.24 req/s, rate asked 10.00 → 20.00 req/s, average rate served 45.36 → "
+        "22.69 req/s, replicas at the average 8 → 5**",
         id="file-rate-doubled",
     ),
 ]
@@ -470,11 +489,11 @@ def test_diff_json_carries_the_capacity_change(tmp_path: Path, capsys: pytest.Ca
     result = json.loads(capsys.readouterr().out)
     side = {"objective": "capacity", "bound_by": "hardware.max_capex_usd"}
     assert result["capacity_change"] == {
-        "old": side | {"max_capex_usd": 400000.0, "factor": 14.62, "capex_usd": 398366.28},
-        "new": side | {"max_capex_usd": 800000.0, "factor": 29.25, "capex_usd": 796732.56},
+        "old": side | {"max_capex_usd": 400000.0, "factor": 15.12, "capex_usd": 398366.28},  # 14.62 before acc120
+        "new": side | {"max_capex_usd": 800000.0, "factor": 30.25, "capex_usd": 796732.56},  # 29.25 before acc120
     }
     load = result["deployments"][0]["new"]["load"]
-    assert (load["requests_per_s"], load["served_at"]) == (292.5, {"factor": 29.25, "given_requests_per_s": 10.0})
+    assert (load["requests_per_s"], load["served_at"]) == (302.5, {"factor": 30.25, "given_requests_per_s": 10.0})
 
 
 def test_two_cost_plans_have_no_capacity_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -66,8 +66,11 @@ def test_the_trade_of_a_larger_ubatch_is_said() -> None:
 
 
 def test_the_text_rate_is_the_jsons() -> None:
-    """Item 13: "8 output tokens/s" was printed where the JSON kept 8.5."""
-    args = ("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4", "--tp", "2", "--input-tokens", "1", "--output-tokens", "1")
+    """Item 13: "8 output tokens/s" was printed where the JSON kept 8.5.
+
+    acc120: the L4 at the L40's GDDR6 stream share (1.048x on the bandwidth-bound part) takes the TP2 step 39.37 ->
+    37.72 ms, and one output token's rate 8.6 -> 9.0, a whole number: two output tokens, 12.9 -> 13.4, keep a fraction."""
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "l4", "--tp", "2", "--input-tokens", "1", "--output-tokens", "2")
     rate = estimate_json(*args)["throughput"]["decode_tokens_per_s"]
     assert rate < 100 and rate != round(rate)
     assert f"; {rate:,.1f} output tokens/s), decode-only step" in run_estimate(*args)[1]

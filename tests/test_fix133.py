@@ -54,19 +54,24 @@ def test_growing_on_bought_servers_counts_the_wait_for_a_place(tmp_path: Path) -
     (5.438 each), 5.68 each at most: 44 req/s needs ceil(44 / 5.68) = 8 at least and ceil(44 / 5.438) = 9 at most
     (more replicas wait less), 2 or 3 servers of 4: add 1 to 2 at $51,271 each. Before, "add 1" at 5.68 alone. The
     oracle: specgen's plan of the advice (the 1 server as inventory) counts the wait at 8 replicas and buys 1, in the
-    range."""
+    range.
+
+    acc120: the L40S at its sibling L40's measured GDDR6 stream share (1.048x the H100's on a step's bandwidth-bound
+    part): a replica 5.68 -> 5.872 at most, the old 4 sustain 21.751 -> 22.514 (5.628 each). At 44 req/s both counts
+    are now 8 (no range); 45.5 req/s (44 x 5.872 / 5.68) is the same case: ceil(45.5 / 5.872) = 8, ceil(45.5 / 5.628)
+    = 9, add 1 to 2, the advice's plan 8 replicas on 2 servers."""
     old = _plan_dict(tmp_path, L40S.replace("RATE", "20"), "old.yaml")
     (dep,) = old["deployments"]
-    assert (dep["replicas"], dep["details"]["requests_per_s_sustained"]) == (4, 21.751)
-    assert dep["details"]["requests_per_s_per_replica_max"] == 5.68
-    result = diff_plans(old, _plan_dict(tmp_path, L40S.replace("RATE", "44"), "new.yaml"))
+    assert (dep["replicas"], dep["details"]["requests_per_s_sustained"]) == (4, 22.514)
+    assert dep["details"]["requests_per_s_per_replica_max"] == 5.872
+    result = diff_plans(old, _plan_dict(tmp_path, L40S.replace("RATE", "45.5"), "new.yaml"))
     (entry,) = result["replacements"]
     assert entry["capex_usd"]["grow"] == {
         "platform": "dell-xe7740",
         "replicas": 9,
         "replicas_least": 8,
-        "requests_per_s_per_replica_max": 5.68,
-        "requests_per_s_per_replica_sustained": 5.438,
+        "requests_per_s_per_replica_max": 5.872,
+        "requests_per_s_per_replica_sustained": 5.628,
         "servers_kept": 1,
         "servers_added": 2,
         "servers_added_least": 1,
@@ -74,14 +79,14 @@ def test_growing_on_bought_servers_counts_the_wait_for_a_place(tmp_path: Path) -
         "usd_added_least": 51271.0,
     }
     assert (
-        "growing on them instead: the new rate needs 8 to 9 replicas (8 at the 5.68 req/s a replica of the old layout "
-        "sustains at most, 9 at the 5.438 each of its old replicas sustains with the wait for a place in the batch, "
+        "growing on them instead: the new rate needs 8 to 9 replicas (8 at the 5.872 req/s a replica of the old layout "
+        "sustains at most, 9 at the 5.628 each of its old replicas sustains with the wait for a place in the batch, "
         "which more replicas shorten), so keep the 1 dell-xe7740 and add 1 to 2 ($51,271 to $102,542 at their price)"
     ) in markdown_diff(result)
     inventory = (
         "  platforms: [dell-xe7740]\n  inventory:\n    - {platform: dell-xe7740, count: 1, gpus_per_server: 4, gpu: l40s-48gb}\n"
     )
-    grown = _plan(tmp_path, L40S.replace("RATE", "44") + inventory, "grown.yaml")
+    grown = _plan(tmp_path, L40S.replace("RATE", "45.5") + inventory, "grown.yaml")
     ((pool,), (served,)) = grown.pools, grown.deployments
     assert (pool.nodes, pool.owned_nodes, served.replicas) == (2, 1, 8)  # 1 bought: within 1 to 2
 

@@ -61,6 +61,14 @@ BANDWIDTH = [
     pytest.param("h200-sxm-141gb", 4150 * 3350 / 2970, id="h200"),
     # newuser37 item 3: its CDNA3 sibling's share (4.09 of 5.3) of its own 6.0 TB/s, not the reference's 0.887
     pytest.param("mi325x-256gb", 4090 / 5300 * 6000 * 3350 / 2970, id="mi325x-measured-like-mi300x"),
+    # acc120: gpu-benches' gpu-stream triad, GDDR6 (L40 803 of 864, A40 663 of 696) above the H100's HBM3 share
+    pytest.param("l40-48gb", 803 * 3350 / 2970, id="l40-gddr6-measured"),
+    pytest.param("a40-48gb", 663 * 3350 / 2970, id="a40-gddr6-measured"),
+    pytest.param("l40s-48gb", 803 / 864 * 864 * 3350 / 2970, id="l40s-measured-like-l40"),
+    pytest.param("l4-24gb", 803 / 864 * 300 * 3350 / 2970, id="l4-measured-like-l40"),
+    # GDDR6X / GDDR7: no stream measurement of their own or of a sibling of their memory: the reference's share
+    pytest.param("rtx-4090-24gb", 1008.0, id="gddr6x-unmeasured-its-datasheet"),
+    pytest.param("rtx-pro-6000-blackwell-96gb", 1597.0, id="gddr7-unmeasured-its-datasheet"),
     pytest.param("b200-sxm-180gb", 7700.0, id="unmeasured-its-datasheet"),
 ]
 
@@ -110,6 +118,37 @@ def test_an_mi325x_decodes_as_much_faster_as_its_bandwidth() -> None:
         return float(estimate(req)["throughput"]["decode_step_s"])
 
     assert step("mi300x-192gb") / step("mi325x-256gb") == pytest.approx(6000 / 5300, rel=0.02)
+
+
+def test_gddr6_streams_a_larger_share_of_its_peak_than_hbm() -> None:
+    """acc120: one stream code (gpu-benches' triad) reads 0.929 / 0.953 of the L40's / A40's GDDR6 peak and 0.884 of an
+    A100's HBM2 (the same as BabelStream's Triad on that card, 1,377.5); BabelStream's Triad on the catalog's HBM parts
+    reads 0.77-0.89. A memory-bound decode step on a GDDR6 card is therefore faster for its peak than on the reference
+    H100: the L4's Qwen2.5-7B single-stream rows measured 0.81 of its peak where the HBM parts' fitted 0.7 of peak is 0.79
+    of their stream (every L4 row 13-17% under before, 9-13% after)."""
+    gpus = catalog.gpus()
+    share = {g.id: g.measured_memory_gb_per_s / g.memory_bandwidth_gb_per_s for g in gpus.values() if g.measured_memory_gb_per_s}
+    kind = {str(r["id"]): str(r["memory_type"]) for r in _records()}
+    gddr6 = {i: s for i, s in share.items() if kind[i].startswith("GDDR6") and not kind[i].startswith("GDDR6X")}
+    hbm = {i: s for i, s in share.items() if kind[i].startswith("HBM")}
+    assert {"l40-48gb", "a40-48gb", "l40s-48gb", "l4-24gb"} <= set(gddr6) and len(hbm) >= 4
+    assert min(gddr6.values()) > max(hbm.values())
+    # the L4 and L40S take the L40's share (same Ada architecture and GDDR6; not measured themselves)
+    for gpu_id in ("l4-24gb", "l40s-48gb"):
+        assert gpus[gpu_id].measured_like == "l40-48gb"
+        assert gpus[gpu_id].bandwidth_vs_reference == pytest.approx((803 / 864) / (2970 / 3350), rel=1e-9)  # 1.048
+
+
+def test_an_l4s_batch_1_decode_step_is_its_sibling_shares_faster() -> None:
+    """Qwen2.5-7B BF16 on one L4 at batch 1 (the inference-bench rows: 58.3 ms measured): the weight stream at the L40's
+    share, 1.048x the rate it had at the reference's share; the fixed step overhead is unchanged."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    req = EstimateRequest(model="Qwen/Qwen2.5-7B-Instruct", precision="bf16", kv_precision="bf16", tp=1, gpu="l4-24gb",
+                          input_tokens=45, output_tokens=128, context_tokens=173, batch=1)  # fmt: skip
+    step_ms = 1e3 * float(estimate(req)["throughput"]["decode_step_s"])
+    # 69.4 ms at the reference's share (acc118 item 1); 14.15 GB at 0.7 x 300 x 1.048 GB/s + 2 ms now
+    assert 65.0 < step_ms < 67.5
 
 
 def _records() -> list[dict[str, object]]:

@@ -963,12 +963,16 @@ def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chos
     fix90 (P(TTFT + wait > target) <= 5%, the places at the replicas' share): back on two p4d ($32,058): moe's one TP4
     at 4 req/s (below its most) runs 90 places, 67% busy, no wait; gemma's two TP4 112 places at 64%; llama8's two TP2
     74 at 82% (6.3% wait, p95 0). moe is again the fleet's choice dearer alone ($16,029 for the p4d) than its runner-up
-    ($14,944), the case guarded."""
+    ($14,944), the case guarded.
+
+    acc120 (the L40S at its sibling L40's measured GDDR6 stream share): the runner-up needs 10 g6e.xlarge replicas, not
+    11 ($13,585 = 10 x $1,358.5, was $14,944); moe is still the fleet's choice dearer alone ($16,029), the case guarded."""
     plan = plan_workload(_load(tmp_path, EKS_THREE))
     assert round(plan.totals["usd_per_month"]) == 32058
     moe = next(d for d in plan.deployments if d.name == "moe")
     (reason,) = [r for r in moe.reasons if r.startswith("chosen for the fleet, not as a pool of its own: ")]
-    assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 11 x TP1" in reason
+    assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 10 x TP1" in reason
+    assert "($13,585/month, 10 GPUs rented" in reason
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)
 
 

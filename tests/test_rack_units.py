@@ -105,12 +105,13 @@ def test_rack_scale_system_fills_a_rack_alone(tmp_path: Path, reserved: int | No
 
 
 def test_reserved_units_from_the_workload(tmp_path: Path) -> None:
-    """hardware.rack_units_reserved reaches the packing: 27 x 2U in 22U usable (11 a rack) take 3 racks, not 2."""
+    """hardware.rack_units_reserved reaches the packing: 26 x 2U in 22U usable (11 a rack) take 3 racks, not 2 (27 servers
+    before acc120's GDDR6 stream share made each L40S replica 1.034x faster: 300 req/s on 26 R760s)."""
     path = tmp_path / "w.yaml"
     text = WORKLOAD.format(platform="dell-r760", gpu="l40s-48gb").replace("requests_per_second: 1", "requests_per_second: 300")
     path.write_text(text + "  rack_power_kw: 200\n  rack_units_reserved: 20\n")
     plan = plan_workload(load_workload(str(path)))
-    assert (plan.pools[0].nodes, plan.pools[0].racks) == (27, 3)
+    assert (plan.pools[0].nodes, plan.pools[0].racks) == (26, 3)
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,9 @@ hardware:
 #: One L40S takes 196.35 h a run (the plan's own figure without runs_per_month; 200.4 before full checkpointing
 #: recomputed the decoder blocks only, not the LM head): 4 runs are 785 h, past the 730 h of a
 #: month, so the plan takes the GPUs that finish a run in 182.5 h; 30 runs (a nightly job) in 24.3 h.
-ONE_GPU_HOURS = 196.76  # 196.35 before acc104 counted the GPU's optimizer step
+#: acc120: 196.76 -> 195.64 h (0.57% less), the L40S at its sibling L40's measured GDDR6 stream share (1.048x the H100's
+#: on a step's memory-bound kernels: the LoRA step's elementwise and optimizer passes; its GEMMs unchanged)
+ONE_GPU_HOURS = 195.64  # 196.35 before acc104 counted the GPU's optimizer step
 
 
 @pytest.mark.parametrize(("runs", "gpus"), [(None, 1), (3, 1), (4, 2), (30, 12)])

@@ -397,24 +397,28 @@ def test_the_cost_at_capacity_is_at_what_the_slot_wait_lets_the_replicas_sustain
 
     Two replicas of the 8B (the figures of ``EIGHT_B``, pinned by the reason) sustain 10.54 req/s with the p95 wait for
     a place within the slack; the per-token cost at capacity is this service's month over 10.54 req/s' tokens.
+
+    acc120: the L40S at its sibling L40's measured GDDR6 stream share (1.048x the H100's on a step's bandwidth-bound
+    part): a replica 5.68 -> 5.872 req/s, 114 -> 118 places, a request 20.07 -> 20.09 s; at capacity 0.95 x 2 x 5.872 =
+    11.16 req/s (10.79 before), the rule unchanged.
     """
     path = tmp_path / "w.yaml"
     path.write_text(CAPACITY_8B)
     (dep,) = plan_file(str(path))[1].deployments
     assert (dep.replicas, dep.details["requests_per_s_per_replica_max"], dep.details["batch_per_replica"] >= 1) == (
         2,
-        5.68,
+        5.872,
         True,
     )
     (said,) = (r for r in dep.reasons if "places" in r)
-    assert "holds a place in the batch for 20.07 s" in said and "2 replica(s) x 114 places = 228" in said
+    assert "holds a place in the batch for 20.09 s" in said and "2 replica(s) x 118 places = 236" in said
     (cost,) = (r for r in dep.reasons if "its replicas sustain within the SLOs" in r)
     # fix90: P(TTFT + wait > 2 s) <= 5%, the places at the replicas' share: past 19/20 of 11.36 req/s only the most
     # load's 114 places count (at 96%, C ~0.5 and a 0.45/s drain leave ~25% past the target); at 19/20 (5.40 req/s a
     # replica) a larger batch meets the SLOs and the rule holds: 0.95 x 11.36 = 10.79 (the old p95 rule's 10.54)
-    assert "at the 10.79 req/s its replicas sustain within the SLOs" in cost and "11.36" not in cost
+    assert "at the 11.16 req/s its replicas sustain within the SLOs" in cost and "11.74" not in cost
     at_rate, at_capacity = dep.details["usd_per_million_output_tokens"], dep.details["usd_per_million_output_tokens_at_capacity"]
-    assert at_capacity == pytest.approx(at_rate * 10 / 10.79, rel=2e-3)  # one month's cost over more tokens
+    assert at_capacity == pytest.approx(at_rate * 10 / 11.158, rel=2e-3)  # one month's cost over more tokens
 
 
 CAPEX_CAPPED = """version: 1
@@ -453,23 +457,27 @@ def test_the_tie_break_and_a_node_down_say_what_the_slot_wait_lets_replicas_sust
     on the 4090 towers (28 places, 9.44 s a request, since fix135 sized the 4090 at CUDA's 24,210 MiB: 30 places and
     3.071 req/s a replica at nvidia-smi's 24,564) and chat2's L4 layouts tie: 2 x TP4 of 110 places (20.04 s a
     request) won on capacity against 4 x TP2.
+
+    acc120: the L4 at the L40's measured GDDR6 stream share (1.048x the H100's on the bandwidth-bound part): chat2's
+    TP4 replica 5.488 -> 5.615 req/s, 110 -> 113 places, 20.04 -> 20.13 s a request; 0.95 x 2 x 5.615 = 10.67 against
+    the TP2 layout's 0.95 x 4 x 2.592 = 9.85 (10.43 / 9.47 before); chat on the 4090s does not move.
     """
     path = tmp_path / "w.yaml"
     path.write_text(CAPEX_CAPPED)
     plan = plan_file(str(path))[1]
     chat2 = next(d for d in plan.deployments if d.name == "chat2")
     queue = chat2.slot_queue
-    assert queue is not None and queue.per_replica == 110 and round(queue.request_s, 2) == 20.04
-    assert (chat2.replicas, chat2.tp, chat2.details["requests_per_s_per_replica_max"]) == (2, 4, 5.488)
-    # every place taken would read 2 x 5.488 = 10.98; the old rule (the p95 wait within the slack at the most load's
-    # places) less, by the oracle
-    assert _oracle_most_rate(2, 5.488, queue) < 2 * 5.488
+    assert queue is not None and queue.per_replica == 113 and round(queue.request_s, 2) == 20.13
+    assert (chat2.replicas, chat2.tp, chat2.details["requests_per_s_per_replica_max"]) == (2, 4, 5.615)
+    # every place taken would read 2 x 5.615 = 11.23 (2 x 5.488 = 10.98 before acc120); the old rule (the p95 wait
+    # within the slack at the most load's places) less, by the oracle
+    assert _oracle_most_rate(2, 5.615, queue) < 2 * 5.615
     # fix90 (P(TTFT + wait > 2 s) <= 5%, the places at the replicas' share): each layout sustains 19/20 of its most:
-    # 0.95 x 2 x 5.488 = 10.43, the TP2 layout's 0.95 x 4 x 2.49 = 9.47
+    # 0.95 x 2 x 5.615 = 10.67, the TP2 layout's 0.95 x 4 x 2.592 = 9.85 (10.43 / 9.47 before acc120)
     (chosen,) = (r for r in chat2.reasons if r.startswith("chosen by"))
     assert (
-        "by capacity: 10.43 req/s (2 x 5.49, less the wait for a place in the batch) within the SLOs against 9.47 req/s "
-        "(4 x 2.49, less the wait for a place in the batch), 86% of it used at 9 req/s against 95%"
+        "by capacity: 10.67 req/s (2 x 5.61, less the wait for a place in the batch) within the SLOs against 9.85 req/s "
+        "(4 x 2.59, less the wait for a place in the batch), 84% of it used at 9 req/s against 91%"
     ) in chosen
     chat = next(d for d in plan.deployments if d.name == "chat")
     assert (chat.replicas, chat.tp, chat.details["requests_per_s_per_replica_max"]) == (4, 1, 2.968)

@@ -479,18 +479,23 @@ def test_replicas_the_wait_for_a_place_needs_are_no_spare_for_a_reclaim(tmp_path
     merge90 (fix90's rule, places at the share): at 10.6 req/s two replicas at 5.3 each run 123 places (246 at 87%) and
     hold it, so the case moved to 11 req/s: 11 / 5.68 = 1.94, yet the plan takes 3 ("11 req/s need 3 independent
     replica(s)", 3 x 114 places at 65%; 2 at 5.5 req/s each, the 20/20 rung, would run the most load's 114 places at
-    97%), and the third is still what the peak needs, none spare for a reclaim."""
+    97%), and the third is still what the peak needs, none spare for a reclaim.
+
+    acc120 (the L40S at its sibling L40's measured GDDR6 stream share, 1.048x the H100's on a step's bandwidth-bound
+    part): a replica 5.68 -> 5.872 req/s, 114 -> 118 places, and 2 replicas hold 11 req/s; the case moves to 11.4 req/s
+    (11 x 5.872 / 5.68 = 11.37): 11.4 / 5.872 = 1.94, yet "11.4 req/s need 3 independent replica(s)", 3 x 118 places at
+    65%, the third still what the peak needs."""
     path = tmp_path / "aws.yaml"
     path.write_text(
         "version: 1\nname: spot\ndeployments:\n  - name: batch\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
         "    capacity_type: spot\n    platform: aws-g6e-xlarge\n    inference: {precision: bf16, max_context_tokens: 8192, "
-        "avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 11}\nhardware: {provider: aws}\n"
+        "avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 11.4}\nhardware: {provider: aws}\n"
         "kubernetes: {location: us-east-1}\n"
     )
     files = render_file(str(path))
     (dep,) = spec(files)["deployments"]
-    assert (dep["replicas"], dep["details"]["requests_per_s_per_replica_max"]) == (3, 5.68)
-    assert any("11 req/s need 3 independent replica(s)" in r for r in dep["reasons"])
+    assert (dep["replicas"], dep["details"]["requests_per_s_per_replica_max"]) == (3, 5.872)
+    assert any("11.4 req/s need 3 independent replica(s)" in r for r in dep["reasons"])
     ((_, _, message),) = findings(files, "serving-on-spot")
     assert "; its 3 replica(s) are what the peak needs (3), none to spare for a reclaim. " in message
 

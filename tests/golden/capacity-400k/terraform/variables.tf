@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_summarize_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat", "summarize"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-summarize-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "chat-summarize-l40s-48gb" }, "node_count" : 15, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 83.48, "summarize" : 20.87 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_summarize_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat", "summarize"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-summarize-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "chat-summarize-l40s-48gb" }, "node_count" : 15, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 86.48, "summarize" : 21.62 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
