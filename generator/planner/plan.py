@@ -386,6 +386,11 @@ class DeploymentPlan(NamedTuple):
     #: job, a pooling one): what its replicas sustain together within the SLOs (:func:`sustained_rate`). Not written
     #: to ``spec.json`` (its figures are the reason's slot-wait line and ``slot_wait_*``).
     slot_queue: SlotQueue | None = None
+    #: A batch job's replicas on the node holding the most of them, and what the rest sustain with it down (req/s), as
+    #: :func:`~generator.planner.batch_job.node_down_rps` counts the planned layout; what ``batch-job-on-spot`` says, as
+    #: a spot job's near tie is settled by them (review81 item 6). None for a service or a training job. Not written to
+    #: ``spec.json``.
+    node_down: tuple[int, float] | None = None
 
     def sustained_rate(self, replicas: int | None = None) -> float:
         """Requests/s ``replicas`` of this service's (all by default) sustain within the SLOs, the wait for a place too.
