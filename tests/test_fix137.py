@@ -3,8 +3,9 @@
 GCP's spot rates are about linear in GPU count, so a batch job whose pool scales to zero pays about the same GPU-hours
 on any layout: examples/batch-jobs-gke.yaml's spot synth job had three layouts within 0.1% ($2,283-2,285 a month), and
 the cheapest by $2.21 was 4 x g2-standard-96 (L4) running 41.67 h of its 48 h deadline, 55.51 h with one node
-reclaimed (56.78 h since fix143 and the run's 42.59 h), over one a3-highgpu-8g's 14.84 h. Within the training near tie's fraction (1%): fewer servers, then the
-shorter run; on spot, first the layout whose deadline holds with the node holding the most of its replicas reclaimed.
+reclaimed (fix143: 56.78 h, at the run's 42.59 h), over one a3-highgpu-8g's 14.84 h. Within the training near tie's
+fraction (1%): fewer servers, then the shorter run; on spot, first the layout whose deadline holds with the node
+holding the most of its replicas reclaimed.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with
     synth = _dep(plan, "synth")
     assert (synth.replicas, synth.details["hours_per_run"]) == (4, pytest.approx(42.591605, abs=1e-6))
     assert synth.node_down is not None and synth.node_down[0] == 1
-    assert synth.node_down[1] == pytest.approx(3 / 4 * synth.details["requests_per_run"] / (
-        (synth.details["hours_per_run"] * 3600 - synth.details["request_s"])), rel=1e-5)
+    assert synth.node_down[1] == pytest.approx(
+        3 / 4 * synth.details["requests_per_run"] / (synth.details["hours_per_run"] * 3600 - synth.details["request_s"]), rel=1e-5
+    )
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     assert said.level == "warning" and said.path == "deployments[0].capacity_type"
     assert (

@@ -832,7 +832,9 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 #: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
-_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset({(DeploymentPlan, "slot_queue"), (Finding, "pools")})
+_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset(
+    {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools")}
+)
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (DeploymentPart, "expert_parallel"),

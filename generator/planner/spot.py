@@ -274,12 +274,13 @@ def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> 
                     "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
                 )
                 if left and rest_rps > 0:
+                    request_s = dep.details.get("request_s")
                     absorbed = spare * dep.replicas / per_node
                     down = (
                         f"; with that node reclaimed and not replaced, its other {left} replica(s) run it in "
-                        f"{hours_text(run_hours(requests, rest_rps, dep.details.get('request_s')))}, past the deadline, which holds a reclaim of that "
-                        f"node lasting up to {hours_text(absorbed)} (those {hours_text(spare)} over the {per_node} of "
-                        f"{dep.replicas} replica(s) it holds); {tolerated}"
+                        f"{hours_text(run_hours(requests, rest_rps, request_s))}, past the deadline, which holds a "
+                        f"reclaim of that node lasting up to {hours_text(absorbed)} (those {hours_text(spare)} over "
+                        f"the {per_node} of {dep.replicas} replica(s) it holds); {tolerated}"
                     )
                 else:
                     down = (
@@ -302,8 +303,10 @@ def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> 
 
 
 def run_hours(requests: float, rps: float, request_s: object) -> float:
-    """A run's hours at ``rps``: its requests over it and the last one's own time, as
-    :func:`~generator.planner.batch_job.run_hours` counts the run's hours the finding sets them beside."""
+    """A run's hours at ``rps``: its requests over it and the last one's own time.
+
+    As :func:`~generator.planner.batch_job.run_hours` counts the run's hours the finding sets them beside.
+    """
     return (requests / rps + (float(request_s) if isinstance(request_s, int | float) else 0.0)) / 3600
 
 
