@@ -8,6 +8,7 @@ with the headers could report drift (exit 4) where the cause was a transient out
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,3 +69,16 @@ def test_a_503_on_the_safetensors_headers_makes_render_check_exit_75_not_drift(t
     assert plain.returncode == 0, plain.stderr
     assert planned.returncode == 0, planned.stderr
     assert "weights sized from the config" in planned.stdout + planned.stderr
+
+
+def test_diff_base_says_a_file_whose_headers_the_hub_failed_is_unreachable_and_exits_75(tmp_path: Path) -> None:
+    from tests.test_newuser82_exit_codes import _repo
+
+    repo = _repo(tmp_path, {"README": "base\n"})  # h.yaml is added by the change
+    _workload(repo / "h.yaml", "acme/qwen-7b-chat")
+    with _headers_fail(make_hub(), 503) as hub:
+        run = specgen(hub, tmp_path / "home", "diff", "--base", "HEAD", str(repo / "h.yaml"), "--format", "json")
+    assert run.returncode == UNREACHABLE, (run.returncode, run.stderr)
+    (entry,) = json.loads(run.stdout)["files"]
+    assert entry["status"] == "unreachable"
+    assert "while reading the safetensors headers of acme/qwen-7b-chat@" in entry["errors"][0]
