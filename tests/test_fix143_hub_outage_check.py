@@ -64,6 +64,7 @@ def test_a_503_on_the_safetensors_headers_makes_render_check_exit_75_not_drift(t
     assert checked.returncode == UNREACHABLE and "Traceback" not in checked.stderr, (checked.returncode, checked.stderr)
     assert "while reading the safetensors headers of acme/qwen-7b-chat@" in checked.stderr
     assert "the check could not be made" in checked.stderr and "503" in checked.stderr
+    assert "unknown model" not in checked.stderr and "did you mean" not in checked.stderr  # the Hub gave its config
     assert not checked.stdout.strip()  # no drift patch
     # a plain render and plan keep the fallback: the config sizes the weights, with the note
     assert plain.returncode == 0, plain.stderr

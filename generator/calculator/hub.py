@@ -55,6 +55,13 @@ def outage_fails(on: bool = True) -> None:
     _OUTAGE_FAILS[0] = on
 
 
+class HeadersUnreachableError(UnreachableError):
+    """The Hub gave the model's config but was out of reach for its safetensors headers, under :func:`outage_fails`.
+
+    Said as it is (exit 75): the model exists, so no catalog id is suggested for it (fix143).
+    """
+
+
 class HubModel(NamedTuple):
     """What was read from the Hub for one model."""
 
@@ -448,7 +455,9 @@ def _tensor_table(
         meta = _bounded(lambda: hub.HfApi().get_safetensors_metadata(repo_id, revision=commit), seconds)
     except _StalledError:
         if _OUTAGE_FAILS[0]:
-            raise UnreachableError(_headers_unread(repo_id, commit, f"did not answer within {seconds:g} s"), location) from None
+            raise HeadersUnreachableError(
+                _headers_unread(repo_id, commit, f"did not answer within {seconds:g} s"), location
+            ) from None
         return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
@@ -456,7 +465,7 @@ def _tensor_table(
         raise HubRepoError(f"{repo_id}@{commit}: its safetensors headers are malformed ({_said(exc)})", location) from None
     except Exception as exc:  # the HTTP client's own too (too many redirects): a note, the config still sizes it
         if _OUTAGE_FAILS[0] and out_of_reach(exc):  # a connection, a timeout, a 429 / 5xx (fix143)
-            raise UnreachableError(_headers_unread(repo_id, commit, f"failed ({_said(exc)})"), location) from None
+            raise HeadersUnreachableError(_headers_unread(repo_id, commit, f"failed ({_said(exc)})"), location) from None
         return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)
     try:
         tensors = sorted(
