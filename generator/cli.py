@@ -289,7 +289,13 @@ def render_files(
     writer.REPLACED.clear()
     if gitlab_report:
         check_report_path(gitlab_report, files, output)
-    results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
+    from generator.calculator.hub import outage_fails
+
+    outage_fails(check)  # fix143: a Hub outage while the safetensors headers are read is exit 75, never a false drift
+    try:
+        results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
+    finally:
+        outage_fails(False)
     located = [f for r in results for f in r.findings]
     fields = [field for r in results for field in r.finding_fields]  # newuser53 item 4: the report's fingerprints
     _print_findings(located, gitlab_report, files, fields)
@@ -678,7 +684,13 @@ def _build_cli() -> Any:
 
             if not paths:
                 raise click.UsageError("--base needs the workload FILES to compare")
-            compared = compare_with_base(base, list(paths))
+            from generator.calculator.hub import outage_fails
+
+            outage_fails()  # fix143: a Hub outage on the safetensors headers is `unreachable` (75), not a fleet change
+            try:
+                compared = compare_with_base(base, list(paths))
+            finally:
+                outage_fails(False)
             click.echo(to_json(compared) if fmt == "json" else markdown(compared), nl=fmt == "json")
             failed = unplanned_error(compared)  # the report says why; the exit code fails the job (newuser24 item 2)
             if failed is not None:

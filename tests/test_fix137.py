@@ -3,8 +3,9 @@
 GCP's spot rates are about linear in GPU count, so a batch job whose pool scales to zero pays about the same GPU-hours
 on any layout: examples/batch-jobs-gke.yaml's spot synth job had three layouts within 0.1% ($2,283-2,285 a month), and
 the cheapest by $2.21 was 4 x g2-standard-96 (L4) running 41.67 h of its 48 h deadline, 55.51 h with one node
-reclaimed, over one a3-highgpu-8g's 14.84 h. Within the training near tie's fraction (1%): fewer servers, then the
-shorter run; on spot, first the layout whose deadline holds with the node holding the most of its replicas reclaimed.
+reclaimed (fix143: 56.78 h, at the run's 42.59 h), over one a3-highgpu-8g's 14.84 h. Within the training near tie's
+fraction (1%): fewer servers, then the shorter run; on spot, first the layout whose deadline holds with the node
+holding the most of its replicas reclaimed.
 """
 
 from __future__ import annotations
@@ -72,15 +73,26 @@ def test_an_on_demand_batch_job_s_near_tie_is_settled_too(tmp_path: Path) -> Non
 
 
 def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with_the_figures(tmp_path: Path) -> None:
-    """On L4 alone: 4 x TP8 on 4 nodes, 3 replicas left run 1e6 requests at 5.00 req/s in 55.51 h of 48 h."""
+    """On L4 alone: 4 x TP8 on 4 nodes, 3 replicas left run 1e6 requests at the run's rate in 56.78 h of 48 h.
+
+    fix143 (review81 item 6): the node a reclaim takes and what the rest sustain are the near tie's
+    (:func:`~generator.planner.batch_job.node_down_rps`, ``DeploymentPlan.node_down``): 3/4 of the run's sustained rate,
+    plus the last request's time as the run's hours count it. Before, the finding took 3 x the per-replica max: 55.51 h
+    at fix137's 41.67 h run, 56.74 h at 72954e1f's 42.59 h (the run's hours moved from 41.668346 to 42.591605 before
+    fix143, not by it).
+    """
     plan = _plan(tmp_path, gpus="[l4-24gb]")
     synth = _dep(plan, "synth")
-    assert (synth.replicas, synth.details["hours_per_run"]) == (4, pytest.approx(41.668346, abs=1e-6))
+    assert (synth.replicas, synth.details["hours_per_run"]) == (4, pytest.approx(42.591605, abs=1e-6))
+    assert synth.node_down is not None and synth.node_down[0] == 1
+    assert synth.node_down[1] == pytest.approx(
+        3 / 4 * synth.details["requests_per_run"] / (synth.details["hours_per_run"] * 3600 - synth.details["request_s"]), rel=1e-5
+    )
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     assert said.level == "warning" and said.path == "deployments[0].capacity_type"
     assert (
-        "with that node reclaimed and not replaced, its other 3 replica(s) run it in 55.51 h, past the deadline, which "
-        "holds a reclaim of that node lasting up to 25.33 h (those 6.33 h over the 1 of 4 replica(s) it holds); "
+        "with that node reclaimed and not replaced, its other 3 replica(s) run it in 56.78 h, past the deadline, which "
+        "holds a reclaim of that node lasting up to 21.63 h (those 5.41 h over the 1 of 4 replica(s) it holds); "
         "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
     ) in said.message
 

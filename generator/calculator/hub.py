@@ -43,6 +43,25 @@ class HubRepoError(InputError):
     """The Hub has the repository but will not give a model from it (gated, no such revision, no usable config)."""
 
 
+#: Whether a Hub out of reach while its safetensors headers are read is :class:`UnreachableError` (exit 75) rather than
+#: a note with the weights sized from the config: set by ``render --check`` and ``diff --base`` (fix143), where a plan
+#: sized so would read as drift (exit 4) or a fleet change although the cause is a transient outage. A plain ``plan`` /
+#: ``render`` keeps the fallback and its note. Module state, set before the render's worker processes fork.
+_OUTAGE_FAILS = [False]
+
+
+def outage_fails(on: bool = True) -> None:
+    """Make a transient failure reading the safetensors headers exit 75 (``on``) or fall back to the config (fix143)."""
+    _OUTAGE_FAILS[0] = on
+
+
+class HeadersUnreachableError(UnreachableError):
+    """The Hub gave the model's config but was out of reach for its safetensors headers, under :func:`outage_fails`.
+
+    Said as it is (exit 75): the model exists, so no catalog id is suggested for it (fix143).
+    """
+
+
 class HubModel(NamedTuple):
     """What was read from the Hub for one model."""
 
@@ -371,6 +390,17 @@ def shown_endpoint(endpoint: str) -> str:
 _MAX_TENSOR_BYTES = 1 << 50
 
 
+def _headers_unread(repo_id: str, commit: str, failed: str) -> str:
+    """Why a check cannot be made: the Hub out of reach for the safetensors headers (fix143)."""
+    import huggingface_hub
+
+    return (
+        f"the Hub ({shown_endpoint(huggingface_hub.constants.ENDPOINT)}) {failed} while reading the safetensors headers "
+        f"of {repo_id}@{commit}: the check could not be made (sized from the config instead, the plan may differ from "
+        "the committed one for the outage alone); try again later"
+    )
+
+
 def _cached_tensors(table: Any) -> list[Tensor] | None:
     """The tensors of a cached table, or None where it is damaged: every row a name, a safetensors dtype and bytes.
 
@@ -424,12 +454,18 @@ def _tensor_table(
     try:
         meta = _bounded(lambda: hub.HfApi().get_safetensors_metadata(repo_id, revision=commit), seconds)
     except _StalledError:
+        if _OUTAGE_FAILS[0]:
+            raise HeadersUnreachableError(
+                _headers_unread(repo_id, commit, f"did not answer within {seconds:g} s"), location
+            ) from None
         return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
     except (hub_errors.SafetensorsParsingError, json.JSONDecodeError, AttributeError, TypeError, KeyError) as exc:
         raise HubRepoError(f"{repo_id}@{commit}: its safetensors headers are malformed ({_said(exc)})", location) from None
     except Exception as exc:  # the HTTP client's own too (too many redirects): a note, the config still sizes it
+        if _OUTAGE_FAILS[0] and out_of_reach(exc):  # a connection, a timeout, a 429 / 5xx (fix143)
+            raise HeadersUnreachableError(_headers_unread(repo_id, commit, f"failed ({_said(exc)})"), location) from None
         return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)
     try:
         tensors = sorted(

@@ -191,13 +191,13 @@ def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, s
 
 
 def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, location: Location | None) -> ResolvedModel:
-    from generator.calculator.hub import HubRepoError, fetch_hub_model
+    from generator.calculator.hub import HeadersUnreachableError, HubRepoError, fetch_hub_model
     from generator.calculator.safetensors_header import with_file_weights
 
     try:
         hub = fetch_hub_model(repo_id, revision, location)
     except InputError as exc:
-        if catalog_miss is None:
+        if catalog_miss is None or isinstance(exc, HeadersUnreachableError):  # the Hub has it (fix143): no close ids
             raise
         if isinstance(exc, HubRepoError):
             # the Hub has it but will not give it (gated, say): that reason is the one to act on, the catalog's after

@@ -18,6 +18,7 @@ from generator.planner.batch_job import (
     job_details,
     job_findings,
     job_pools,
+    node_down_rps,
     pool_month_usd,
     request_seconds,
     runs_a_month,
@@ -184,6 +185,7 @@ from generator.planner.spread import (
     packing_findings,
     spread_findings,
     spread_floor,
+    spreads,
 )
 from generator.planner.tco import (
     BuiltHost,
@@ -2026,6 +2028,10 @@ def build_plan(
                 ),
                 split=split,
                 slot_queue=opt.shape.slot_queue if not opt.parts and isinstance(opt.shape, ReplicaShape) else None,
+                # the node a reclaim takes, as the spot near tie counts it (review81 item 6)
+                node_down=node_down_rps(opt, spreads(dep.inference))[1:]
+                if isinstance(dep, InferenceDeployment) and dep.inference.job
+                else None,
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)

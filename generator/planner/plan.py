@@ -386,6 +386,11 @@ class DeploymentPlan(NamedTuple):
     #: job, a pooling one): what its replicas sustain together within the SLOs (:func:`sustained_rate`). Not written
     #: to ``spec.json`` (its figures are the reason's slot-wait line and ``slot_wait_*``).
     slot_queue: SlotQueue | None = None
+    #: A batch job's replicas on the node holding the most of them, and what the rest sustain with it down (req/s), as
+    #: :func:`~generator.planner.batch_job.node_down_rps` counts the planned layout; what ``batch-job-on-spot`` says, as
+    #: a spot job's near tie is settled by them (review81 item 6). None for a service or a training job. Not written to
+    #: ``spec.json``.
+    node_down: tuple[int, float] | None = None
 
     def sustained_rate(self, replicas: int | None = None) -> float:
         """Requests/s ``replicas`` of this service's (all by default) sustain within the SLOs, the wait for a place too.
@@ -827,7 +832,9 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``busy_hours_per_month`` (a pool that runs all month: every plan without a batch job)
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 #: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
-_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset({(DeploymentPlan, "slot_queue"), (Finding, "pools")})
+_NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset(
+    {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools")}
+)
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (DeploymentPart, "expert_parallel"),

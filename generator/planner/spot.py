@@ -255,30 +255,32 @@ def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> 
     the replicas that hold it.
     """
     hours, deadline = dep.details.get("hours_per_run"), dep.details.get("deadline_hours")
-    per_node = min(dep.replicas, math.ceil(dep.replicas / pool.nodes)) if pool.nodes else dep.replicas
+    # the node a reclaim takes and what the rest sustain, as the near tie counted them (review81 item 6: this finding
+    # had its own even split over the pool's nodes, and each replica at its most rather than the run's rate)
+    per_node, rest_rps = dep.node_down if dep.node_down is not None else (dep.replicas, 0.0)
     level: Level = "info"
     slack = ""
     if isinstance(hours, int | float) and isinstance(deadline, int | float):
         spare = max(0.0, deadline - hours)
-        each, rate = dep.details.get("requests_per_s_per_replica_max"), dep.details.get("requests_per_s")
-        requests = dep.details.get("requests_per_run")
+        rate, requests = dep.details.get("requests_per_s"), dep.details.get("requests_per_run")
         left = dep.replicas - per_node
         down = ""
-        if isinstance(each, int | float) and isinstance(rate, int | float) and isinstance(requests, int | float):
-            if left * each >= rate * (1 - 1e-9):
+        if isinstance(rate, int | float) and isinstance(requests, int | float):
+            if rest_rps >= rate * (1 - 1e-9):
                 down = f"; with that node reclaimed for the rest of a run, its other {left} replica(s) keep the deadline"
             else:
                 level = "warning"
                 tolerated = (
                     "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
                 )
-                if left:
+                if left and rest_rps > 0:
+                    request_s = dep.details.get("request_s")
                     absorbed = spare * dep.replicas / per_node
                     down = (
                         f"; with that node reclaimed and not replaced, its other {left} replica(s) run it in "
-                        f"{hours_text(requests / (left * each) / 3600)}, past the deadline, which holds a reclaim of that "
-                        f"node lasting up to {hours_text(absorbed)} (those {hours_text(spare)} over the {per_node} of "
-                        f"{dep.replicas} replica(s) it holds); {tolerated}"
+                        f"{hours_text(run_hours(requests, rest_rps, request_s))}, past the deadline, which holds a "
+                        f"reclaim of that node lasting up to {hours_text(absorbed)} (those {hours_text(spare)} over "
+                        f"the {per_node} of {dep.replicas} replica(s) it holds); {tolerated}"
                     )
                 else:
                     down = (
@@ -298,6 +300,14 @@ def _batch_job_on_spot(dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> 
         "run must meet its deadline whatever spot capacity does, run it on demand (capacity_type: on-demand)",
         f"deployments[{i}].capacity_type",
     )
+
+
+def run_hours(requests: float, rps: float, request_s: object) -> float:
+    """A run's hours at ``rps``: its requests over it and the last one's own time.
+
+    As :func:`~generator.planner.batch_job.run_hours` counts the run's hours the finding sets them beside.
+    """
+    return (requests / rps + (float(request_s) if isinstance(request_s, int | float) else 0.0)) / 3600
 
 
 def _training_on_spot(dep: DeploymentPlan, i: int, notice: str) -> Finding:
