@@ -183,12 +183,17 @@ def test_the_agent_plan_falls_with_the_cached_share(tmp_path: Path) -> None:
     the 19/20 rung, each runs 12 places, 348 at 76% busy, P(TTFT + wait > 8 s) = 4.0%; 27 for the rate alone).
     s = 0.9: 9 x TP8 (72 GPUs), each prompt prefilling its 6,000 new tokens in 0.38 s of a replica's time (2.81 s
     whole), TPOT binding at batch 29; the report's by-hand estimate was 8-10 TP8 replicas.
+
+    acc122: p95_input_tokens states the spread (95% of 57,895 tokens, 5% of 100,000), so the average prompt's rule
+    takes no ttft_p95_factor (2 x its TTFT bound TP8 PP3 before): s = 0 is 23 x TP8 PP2 (368 GPUs; was 17 x TP8 PP3,
+    408), TPOT 50 ms binding at batch 12; s = 0.5 is 29 x TP8 (232 GPUs; was 29 x TP4 PP2, the same count).
     """
     figures = {}
     for share in (None, 0.0, 0.5, 0.9):
         dep = _agent_dep(tmp_path, share)
         figures[share] = (dep.tp, dep.pp, dep.replicas, dep.gpus)  # type: ignore[attr-defined]
-    assert figures == {None: (8, 3, 17, 408), 0.0: (8, 3, 17, 408), 0.5: (4, 2, 29, 232), 0.9: (8, 1, 9, 72)}
+    # was {None: (8, 3, 17, 408), 0.0: (8, 3, 17, 408), 0.5: (4, 2, 29, 232), 0.9: (8, 1, 9, 72)} (acc122)
+    assert figures == {None: (8, 2, 23, 368), 0.0: (8, 2, 23, 368), 0.5: (8, 1, 29, 232), 0.9: (8, 1, 9, 72)}
     dep = _agent_dep(tmp_path, 0.9)
     assert dep.details["cached_prompt_share"] == 0.9  # type: ignore[attr-defined]
     assert dep.details["prefill_new_tokens"] == 6000  # type: ignore[attr-defined]
@@ -360,4 +365,5 @@ def test_diff_names_a_change_of_the_share(tmp_path: Path, capsys: pytest.Capture
     code, out, _ = specgen_in_process(capsys, "diff", str(old), str(new))
     assert code == 0
     # the router's cap a replica moves with the layout (newuser73 item 14)
-    assert "**changed: PP 3 → 1, replicas 17 → 9, places a replica 15 → 29, cached prompt share - → 0.90**" in out
+    # was "PP 3 → 1, replicas 17 → 9, places a replica 15 → 29": s = 0 plans 23 x TP8 PP2 since acc122
+    assert "**changed: PP 2 → 1, replicas 23 → 9, places a replica 12 → 29, cached prompt share - → 0.90**" in out

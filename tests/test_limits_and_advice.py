@@ -266,9 +266,10 @@ def test_a_plan_that_misses_only_ttft_advises_compute_not_memory(tmp_path: Path,
     err = capsys.readouterr().err
     assert err.endswith(
         "; to unblock: looser SLOs, a GPU with a faster tensor rate, or FP8 where it has one (a prefill is compute), "
-        "shorter prompts (the TTFT p95 is constants.ttft_p95_factor, 2, times a prompt's own time, for the prompts' "
-        "spread and the scheduling: lower it where prompts are of one length)\n"
-    )
+        "shorter prompts (the TTFT p95 is constants.ttft_p95_factor, 2, times a prompt's own time, for a prompt-length "
+        "spread not stated: give inference.p95_input_tokens, equal to avg_input_tokens where prompts are of one length, "
+        "and it no longer applies)\n"
+    )  # was "... for the prompts' spread and the scheduling: lower it where prompts are of one length)" (acc122)
     # newuser72 item 7: an FP8 deployment is not told FP8
     (tmp_path / "workload.yaml").write_text(TTFT_BOUND.replace("max_context_tokens", "precision: fp8, max_context_tokens"))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3

@@ -153,11 +153,12 @@ def test_the_long_tail_mix_misses_on_two_tp4_replicas(tmp_path: Path) -> None:
         # req/s at 83%. Before fix90 the wait for a place was taken at the most load's 58 places (12% wait, p95 1.06 s
         # past the 0.33 s the 1.5 s target leaves): two replicas (16 GPUs), and one TP4 PP3 (12 GPUs) was cheaper. Now at
         # 4 req/s, 0.83 of its most (the 17/20 rung, 4.09 req/s), batch 109 meets the SLOs: 109 places at 4 x 12.18 s =
-        # 48.7 Erlangs (45%), no wait, P(TTFT + wait > 1.5 s) = 2.3%: one TP4 PP2 (8 GPUs) wins, its TTFT p95 1.174 s at
-        # the planned load
-        pytest.param("", (4, 2, 1, 8), 1.1744, 4.814, id="chosen-tp4-pp2"),
-        pytest.param("{tp: 4, pp: 2}", (4, 2, 1, 8), 1.1744, 4.814, id="tp4-pp2-one-replica"),
-        pytest.param("{tp: 8, pp: 1}", (8, 1, 2, 16), 1.1469, 3.791, id="tp8-two-replicas"),
+        # 48.7 Erlangs (45%), no wait, P(TTFT + wait > 1.5 s) = 2.3%: one TP4 PP2 (8 GPUs) wins, its TTFT p95 1.161 s at
+        # the planned load. acc122: the stated spread takes no ttft_p95_factor, so the average prompt's rule (2 x its
+        # TTFT before) no longer lifts the tail: 1.1744 -> 1.1607 s; TP8's replica 3.791 -> 3.847 req/s
+        pytest.param("", (4, 2, 1, 8), 1.1607, 4.814, id="chosen-tp4-pp2"),
+        pytest.param("{tp: 4, pp: 2}", (4, 2, 1, 8), 1.1607, 4.814, id="tp4-pp2-one-replica"),
+        pytest.param("{tp: 8, pp: 1}", (8, 1, 2, 16), 1.1469, 3.847, id="tp8-two-replicas"),
     ],
 )
 def test_the_long_tail_mix_is_planned_on_a_layout_that_meets_it(
@@ -181,16 +182,24 @@ def test_without_a_tail_the_plan_is_the_one_before(tmp_path: Path) -> None:
         3.052,
     )
     assert "p95_input_tokens" not in dep.details and "ttft_p95_prompt_mix" not in dep.details
+    # was "...; the TTFT p95 assumes every prompt has the average length (3,900 tokens): give p95_input_tokens for a
+    # long-prompt tail", which read as if no spread were allowed for (newuser83 item 1)
     assert (
-        "at the planned load: batch 16, TTFT p95 664 ms, TPOT 25.1 ms; the TTFT p95 assumes every prompt has the "
-        "average length (3,900 tokens): give p95_input_tokens for a long-prompt tail"
+        "at the planned load: batch 16, TTFT p95 664 ms, TPOT 25.1 ms; the TTFT p95 is constants.ttft_p95_factor (2) x "
+        "an average 3,900-token prompt's own TTFT, an allowance for a prompt-length spread the workload does not "
+        "state, plus the wait for the prompts queued ahead: give p95_input_tokens for the spread instead (equal to "
+        "avg_input_tokens where every prompt has one length: no allowance)"
     ) in dep.reasons
 
 
-def test_a_tail_of_the_average_length_changes_nothing_planned(tmp_path: Path) -> None:
+def test_a_tail_of_the_average_length_takes_no_allowance_for_a_spread(tmp_path: Path) -> None:
+    """acc122 (newuser83 item 1): p95_input_tokens = avg_input_tokens states every prompt has one length, so the TTFT
+    p95 is the prompt's own TTFT plus its M/D/1 wait, not ttft_p95_factor (2) x its TTFT plus the wait. Was equal to the
+    unstated spread's 0.6636 s (2 x 0.1949 + 0.2738 s); now 0.4687 s, one lone TTFT less, the same layout (TPOT binds)."""
     dep, flat = _chat(_workload(tmp_path, 3900)), _chat(_workload(tmp_path))
     assert (dep.tp, dep.pp, dep.replicas) == (flat.tp, flat.pp, flat.replicas)
-    assert dep.details["ttft_p95_s"] == pytest.approx(flat.details["ttft_p95_s"], rel=1e-3)
+    assert (dep.details["ttft_p95_s"], flat.details["ttft_p95_s"]) == (0.4687, 0.6636)
+    assert dep.details["requests_per_s_per_replica_max"] == flat.details["requests_per_s_per_replica_max"]
 
 
 @pytest.mark.parametrize(
@@ -310,6 +319,10 @@ def test_estimate_takes_the_tail() -> None:
     assert (tail["p95_input_tokens"], tail["ttft_p95_prompt_s"], tail["ttft_p95_alone_s"]) == (30000, 1.8409, 1.8409)
     # both printed to 5 decimals: twice one rounding and the other's, 1.5e-5 at most (0.38705 against 2 x 0.19352 since fix73)
     assert flat["ttft_p95_alone_s"] == pytest.approx(2 * flat["ttft_s"], abs=1.5e-5) and "ttft_p95_prompt_s" not in flat
+    # acc122 (newuser83 item 1): a p95 of the average length states one prompt length: no ttft_p95_factor, the TTFT p95
+    # before queueing is the prompt's own (was 2 x it, as where the spread is unstated)
+    same = estimate_json(*args, "--p95-input-tokens", "3900")["throughput"]
+    assert same["ttft_p95_alone_s"] == same["ttft_p95_prompt_s"] == same["ttft_s"] == flat["ttft_s"]
 
 
 def test_the_tail_alone_rates_the_default_prompt() -> None:

@@ -294,13 +294,23 @@ def _unblock_hint(
             widest = all(b.why.startswith("TP8 ") for b in nearest.values())  # eight GPUs: the widest TP a server gives
             missed = {name for b in nearest.values() for name in b.missed}
             # a decode step reads the weights (memory bandwidth); a prompt's prefill is compute (newuser15 item 4)
+            # the factor stands for a spread the workload does not state (acc122): none where p95_input_tokens does
+            stated = isinstance(dep, InferenceDeployment) and dep.inference.p95_input_tokens is not None
+            allowance = (
+                ""
+                if stated
+                else (
+                    f" (the TTFT p95 is constants.ttft_p95_factor, {ttft_p95_factor:g}, times a prompt's own time, for a "
+                    "prompt-length spread not stated: give inference.p95_input_tokens, equal to avg_input_tokens where "
+                    "prompts are of one length, and it no longer applies)"
+                )
+            )
             faster = [
                 *(["a GPU with faster memory (a decode step reads the weights)"] if "tpot" in missed else []),
                 # FP8 only where the weights compute above it (newuser72 item 7: told an FP8 deployment to use FP8);
-                # the TTFT p95 is constants.ttft_p95_factor times a prompt's own time
+                # the TTFT p95 is constants.ttft_p95_factor times a prompt's own time where the spread is not stated
                 *([f"a GPU with a faster tensor rate{'' if fmt.bits <= 8 else ', or FP8 where it has one'} (a prefill "
-                   f"is compute), shorter prompts (the TTFT p95 is constants.ttft_p95_factor, {ttft_p95_factor:g}, times a "
-                   "prompt's own time, for the prompts' spread and the scheduling: lower it where prompts are of one length)"]
+                   f"is compute), shorter prompts{allowance}"]
                   if "ttft" in missed else []),
             ]  # fmt: skip
             slo = dep.inference.slo

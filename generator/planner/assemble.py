@@ -1055,7 +1055,7 @@ def _inference_details(
         ),
         pooling_load_text(point)
         if spec.pooling
-        else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec)}",
+        else f"at the planned load: {planned}{_margin_load_text(shape)}; {ttft_basis_text(spec, consts.ttft_p95_factor)}",
     ]
     if spec.cached_prompt_share:
         shaped = (shape.par, shape.memory, shape.kv_bits, acc)

@@ -345,10 +345,13 @@ def _points(
     sequence in flight on average, or the planned load of a replica that could take more).
 
     The TTFT p95 is ``ttft_p95_factor`` times the average prompt's TTFT plus its M/D/1 wait, every prompt taken as
-    ``avg_input_tokens`` long. Where the workload gives ``p95_input_tokens``, the prompts are assumed two lengths, 5%
-    at the p95 and 95% at the length that keeps the mean (:func:`least_spread_mix`: the least spread the two figures
-    allow), and the TTFT p95 is the larger of that rule (its wait with the mix's spread) and the p95 over the mix of
-    each prompt's own TTFT plus its M/G/1 wait (:func:`ttft_p95_over_mix`); the prefill share takes the mix's mean.
+    ``avg_input_tokens`` long: the factor stands for the prompts' spread the workload does not state. Where the
+    workload gives ``p95_input_tokens``, the prompts are assumed two lengths, 5% at the p95 and 95% at the length that
+    keeps the mean (:func:`least_spread_mix`: the least spread the two figures allow), the spread modelled rather than
+    allowed for: the TTFT p95 is the larger of the average prompt's own TTFT plus its M/G/1 wait with the mix's spread
+    and the p95 over the mix of each prompt's own TTFT plus that wait (:func:`ttft_p95_over_mix`), no factor (a
+    ``p95_input_tokens`` equal to the average: every prompt of one length, an M/D/1 queue whose wait holds the
+    residual of the prefill in progress); the prefill share takes the mix's mean.
 
     With ``cached_prompt_share``, each prompt prefills its new tail alone (:meth:`InferenceSpec.prompt_tail`), its
     tokens attending to the cached prefix too, for its own TTFT and for the time it takes from the replica; the decode
@@ -402,15 +405,17 @@ def _points(
         own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
         mean_ttft, _ = mix_moments(mix, *own)
         state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
-        # the larger of the average prompt's rule (its factor, the queue's wait with the mix's spread) and the p95
-        # over the mix (the p95 prompt's own TTFT and the wait it meets)
+        # the larger of the average prompt's own TTFT with the queue's wait (the mix's spread in it) and the p95 over
+        # the mix (the p95 prompt's own TTFT and the wait it meets); the factor stands for a spread the workload does
+        # not state, and this one it states (acc122, newuser83 item 1: p95_input_tokens = avg_input_tokens, every
+        # prompt of one length, still took 2 x a lone prompt's TTFT, 1,259 ms for a 630 ms prefill)
         ttft_p95 = max(
-            ttft * ttft_p95_factor + prefill_wait_p95(state.prefill_busy, prefill, scv),
+            ttft + prefill_wait_p95(state.prefill_busy, prefill, scv),
             ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
         )
         request_s = mean_ttft + output_tokens * state.tpot_s
         shares = ((1 - mix.long_share, own[0]), (mix.long_share, own[1]))
-        tail = ttft_tail(ttft * ttft_p95_factor, state.prefill_busy, prefill, scv, shares)
+        tail = ttft_tail(ttft, state.prefill_busy, prefill, scv, shares)
         return OperatingPoint(
             batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
         )
@@ -454,19 +459,25 @@ def cached_prompt_text(
     )
 
 
-def ttft_basis_text(spec: InferenceSpec) -> str:
-    """What prompt lengths a generating service's TTFT p95 is taken over (newuser34 item 4), for its plan's reasons."""
+def ttft_basis_text(spec: InferenceSpec, ttft_p95_factor: float) -> str:
+    """What prompt lengths a generating service's TTFT p95 is taken over (newuser34 item 4), for its plan's reasons.
+
+    Without ``p95_input_tokens`` the p95 is ``ttft_p95_factor`` times the average prompt's own TTFT, an allowance for
+    a spread not stated, and the text says so (newuser83 item 1: it read as if no spread were assumed).
+    """
     if spec.p95_input_tokens is None:
         return (
-            f"the TTFT p95 assumes every prompt has the average length ({spec.avg_input_tokens:,} tokens): give "
-            "p95_input_tokens for a long-prompt tail"
+            f"the TTFT p95 is constants.ttft_p95_factor ({ttft_p95_factor:g}) x an average {spec.avg_input_tokens:,}-token "
+            "prompt's own TTFT, an allowance for a prompt-length spread the workload does not state, plus the wait for "
+            "the prompts queued ahead: give p95_input_tokens for the spread instead (equal to avg_input_tokens where "
+            "every prompt has one length: no allowance)"
         )
     mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
     return (
         f"the TTFT p95 is taken over prompts assumed {1 - mix.long_share:.0%} of {mix.short_tokens:,} and "
         f"{mix.long_share:.0%} of {mix.long_tokens:,} tokens (the least spread an average of {spec.avg_input_tokens:,} "
         f"and a p95 of {spec.p95_input_tokens:,} allow): the p95 prompt's own TTFT and an M/G/1 queue wait with that "
-        "spread, never below the average prompt's figure"
+        "spread, never below the average prompt's own TTFT and its wait (no ttft_p95_factor: the spread is stated)"
     )
 
 

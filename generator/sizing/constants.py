@@ -495,8 +495,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "TensorRT-LLM trtllm-bench default max_batch_size=2048 (perf-overview 'max batch size' tuning)",
     ),
     "ttft_p95_factor": (
-        "95th-percentile time to first token of a prompt alone over the mean's (prompt-length spread, scheduling); the "
-        "wait for the prompts queued ahead is added to it (an M/D/1 queue on the replica's prefill time).",
+        "95th-percentile time to first token of a prompt alone over the mean's, an allowance for a prompt-length "
+        "spread the workload does not state; the wait for the prompts queued ahead is added to it (an M/D/1 queue on "
+        "the replica's prefill time). Not applied where inference.p95_input_tokens states the spread: the prompt mix "
+        "and its M/G/1 wait model it (acc122).",
         "planning value for a long-tailed prompt mix; serving benchmarks (vLLM benchmark_serving) report P95/mean TTFT "
         "of 1.5-3 with their queueing in it, which is added here on its own, so the sum is on the safe side",
     ),
