@@ -18,8 +18,9 @@ from typing import Any, cast
 import pytest
 
 from generator.planner import plan_workload
+from generator.planner.near_tie import NEAR_TIE_FRACTION
 from generator.planner.option import Option
-from generator.planner.training_candidates import NEAR_TIE_FRACTION, cost_near_ties_settled
+from generator.planner.training_candidates import cost_near_ties_settled
 from generator.workload import load_workload
 from tests.test_newuser45_plans import LORA_ON_AWS
 from tests.test_training_sequence import _workload

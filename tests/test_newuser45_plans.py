@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.planner import plan_workload
-from generator.planner.training_candidates import NEAR_TIE_FRACTION
+from generator.planner.near_tie import NEAR_TIE_FRACTION
 from generator.workload import load_workload
 from tests.test_training_alone import LAB
 

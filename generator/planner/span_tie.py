@@ -5,7 +5,7 @@ does not: a multi-node engine launch (Ray or LeaderWorkerSet, :mod:`generator.pl
 the network, EFA and a placement group, and any one of its nodes lost (a failure, a drain, a spot reclaim) stops it
 while its other nodes sit idle, so it is as many times as exposed as it spans nodes. Where such a layout and one whose
 replicas span fewer nodes are a near tie on cost (within
-:data:`~generator.planner.training_candidates.NEAR_TIE_FRACTION` of the cheapest's: closer than the serving model tells
+:data:`~generator.planner.near_tie.NEAR_TIE_FRACTION` of the cheapest's: closer than the serving model tells
 them apart, the training and batch jobs' one definition), the one whose replicas span fewer nodes comes first, then the
 order as ranked. Past that fraction the cheaper layout stays chosen: the difference is one the model resolves, and the
 replica-spans-hosts finding names what it asks.
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from generator.planner.candidates import ranking_lead
 from generator.planner.inference import ReplicaShape
 from generator.planner.multi_host import replica_hosts
+from generator.planner.near_tie import NEAR_TIE_FRACTION, ranked_usd, within_near_tie
 from generator.planner.option import Option
-from generator.planner.training_candidates import NEAR_TIE_FRACTION, ranked_usd, within_near_tie
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import Deployment, InferenceDeployment
 

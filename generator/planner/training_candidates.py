@@ -27,6 +27,7 @@ from generator.planner.candidates import (
     ranking_lead,
 )
 from generator.planner.inventory import ServerKey
+from generator.planner.near_tie import ranked_usd, within_near_tie
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts, rank
@@ -217,12 +218,6 @@ def on_pool_host_ram(
     return _told(found._replace(candidate=c, comm=comm, runs_per_month=spec.runs_per_month), shape.near_tie)
 
 
-#: Layouts on the same servers whose run hours and prices are within this fraction of the fastest one's are a near tie:
-#: closer than the step model tells them apart (newuser45 item 9: ZeRO-3 at 97.6% of the usable memory won over
-#: plain DDP at 69% for 0.1% less GPU time).
-NEAR_TIE_FRACTION = 0.01
-
-
 def _simplicity(opt: Option) -> tuple[bool, int, int, int, int]:
     """How much a layout asks of the job's set-up and of the GPU's memory (less first).
 
@@ -240,13 +235,6 @@ def _simplicity(opt: Option) -> tuple[bool, int, int, int, int]:
 def cpu_offloads(setup: TrainingSetup) -> int:
     """How many of its model states and activations a setup offloads to the CPU."""
     return int(setup.offload_optimizer) + int(setup.offload_params) + int(bool(setup.activation_offload))
-
-
-def within_near_tie(value: float | None, best: float | None) -> bool:
-    """Whether ``value`` is within :data:`NEAR_TIE_FRACTION` above ``best`` (both None: alike)."""
-    if value is None or best is None:
-        return value is None and best is None
-    return value <= best * (1 + NEAR_TIE_FRACTION) + 1e-9
 
 
 def _near_tie(opt: Option, fastest: Option) -> bool:
@@ -419,15 +407,6 @@ def cost_near_tie(
             return None
         over = min(same, key=_tie_breaks)  # the one the objective's tie-breaks alone would have taken (stable: as ranked)
     return over, theirs, mine
-
-
-def ranked_usd(opt: Option) -> float | None:
-    """What the cost objective ranks ``opt`` by, a price an hour (:func:`rank`'s first figure); None: unpriced.
-
-    A training job's :func:`ranking_candidate` price; a batch job's, its runs' month over the month's hours.
-    """
-    usd = rank("cost", ranking_candidate(opt), alone=True)[0]
-    return None if math.isinf(usd) else usd
 
 
 def _settled_before(a: Option, b: Option, hours: RunHours = own_run_hours, holds: Callable[[Option], bool] | None = None) -> bool:

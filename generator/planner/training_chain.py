@@ -46,10 +46,11 @@ from generator.planner.blocked import Blocked
 from generator.planner.candidates import SizedOptions
 from generator.planner.cold_start import model_load_seconds
 from generator.planner.inventory import ServerKey
+from generator.planner.near_tie import within_near_tie
 from generator.planner.option import Option
 from generator.planner.tco import billed_per_run, run_usd
 from generator.planner.training import run_window
-from generator.planner.training_candidates import on_pool_host_ram, training_options, within_near_tie
+from generator.planner.training_candidates import on_pool_host_ram, training_options
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
 from generator.units import HOURS_PER_MONTH, SEQUENCE_HOURS_PLACES

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from generator.planner.near_tie import NEAR_TIE_FRACTION
 from generator.planner.option import Option
 from generator.planner.plan import Finding
 from generator.planner.tco import acquired_as, billed_per_run, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_candidates import (
-    NEAR_TIE_FRACTION,
     RunHours,
     cost_near_tie,
     cpu_offloads,
