@@ -317,7 +317,7 @@ class _SlotSearch:
         """The fewest of the :data:`BELOW` counts under ``streams`` that pass, where one does (None where none does).
 
         A count one more slot's cache pushes a layer's weights off the GPUs can fail between two that pass (at 0.045
-        req/s on 2 x RTX 5090: 167 passes, 168 does not, 169 does), which bisection alone can land beyond.
+        req/s on 2 x RTX 5090: 169 passes, 170 does not, 171 does), which bisection alone can land beyond.
         """
         below = [n for n in range(max(1, streams - BELOW), streams) if (t := self.trial(n)) is not None and t.fits]
         return min(below, default=None)
