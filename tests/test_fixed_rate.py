@@ -95,8 +95,10 @@ def test_the_prompts_passes_leave_the_slots_less_time_to_decode(tmp_path: Path) 
     (2.73 s each): 90 output tokens/s must be decoded in the 18% left, 493 tokens/s, beyond what those slots make; the
     rate it serves is said. (72% and 2.40 s, a lone request's placement's prompt pass, until fix136: the refusal now
     names one placement, the slots' own, for their tokens/s and their prompt passes alike. 60%, 1.99 s, 64 slots making
-    39.21 tokens/s, about 0.104 req/s until fix135: at CUDA's 24,210 MiB, 354 less than nvidia-smi's total, a cache for
-    64 slots no longer fits beside the weights, and 32 make at most 26.73 tokens/s, about 0.0717 req/s.)
+    39.21 tokens/s, about 0.104 req/s until fix135: at CUDA's 24,210 MiB, 354 less than nvidia-smi's total, 64 slots'
+    70,400-token cache moves more weights off the GPU, their own prompt passes leave them less time, and of the counts
+    tried 32 serve the most, 4.88 tokens/s in the time left against 64's 3.89 (15.81 against 11.89 before): 26.73
+    tokens/s decoding, about 0.0717 req/s.)
     """
     path = _at(tmp_path, 0.3)
     with pytest.raises(InfeasibleError) as refused:
