@@ -12,7 +12,7 @@ from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, one_line
-from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
+from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
@@ -95,8 +95,8 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     bom = 1 if text.startswith("\ufeff") else 0
     body = text[bom:]
     try:
-        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_distinct_keys)
-    except _DuplicateKeyError as exc:  # hostile82 item 2: Python's json kept the last of two keys silently
+        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:  # hostile82 item 2: Python's json kept the last of two keys silently
         line, column = _duplicate_key_at(body)
         raise InputError(
             f"cannot read spec.json: key {short(exc.key, 60)} is given twice in one object (specgen writes each once; "
@@ -169,24 +169,6 @@ def _unfinite_at(text: str) -> tuple[int, str] | None:
         if token in ("NaN", "Infinity", "-Infinity") or not math.isfinite(float(token)):
             return match.start(), token
     return None
-
-
-class _DuplicateKeyError(ValueError):
-    """A JSON object of a ``spec.json`` names one key twice."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``'s ``object_pairs_hook``: an object of distinct keys, else :class:`_DuplicateKeyError`."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(key)
-        out[key] = value
-    return out
 
 
 def _duplicate_key_at(text: str) -> tuple[int, int]:

@@ -225,3 +225,21 @@ def check_distinct_files(paths: list[str]) -> None:
         if same in given:
             raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
         given[same] = path
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names ``key`` twice (Python's json keeps the last silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``json.loads``'s ``object_pairs_hook``: an object whose keys are distinct, else :class:`DuplicateKeyError`."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterable
 
 from generator.errors import InputError, Location
-from generator.input_files import MAX_CONFIG_BYTES, read_text_limited, short
+from generator.input_files import MAX_CONFIG_BYTES, DuplicateKeyError, read_text_limited, short, unique_keys
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.file_weights import group_tensor_bytes
@@ -25,7 +25,7 @@ from generator.sizing.weights import size_weights
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 #: The safetensors reference implementation refuses headers above 100 MB.
 MAX_HEADER_BYTES = 100_000_000
@@ -84,20 +84,6 @@ def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: ob
     return Tensor(str(name), dtype, end - begin)
 
 
-class _DuplicateKeyError(ValueError):
-    """A JSON object names one key twice (Python's json keeps the last silently)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``'s ``object_pairs_hook``: an object whose keys are distinct, else :class:`_DuplicateKeyError`."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(key)
-        out[key] = value
-    return out
-
-
 def tensors_of_header(header: object, label: str, data_bytes: int | None = None) -> list[Tensor]:
     """The tensors of a decoded safetensors header; an InputError for a malformed one."""
     if not isinstance(header, dict):
@@ -143,13 +129,13 @@ def read_header(path: str) -> list[Tensor]:
             if length > min(MAX_HEADER_BYTES, size - 8):
                 # the length is not echoed: read from a file that is not a safetensors one, its bytes could be a secret
                 raise InputError(f"{path}: not a safetensors file (its header length is larger than its {size:,} bytes allow)")
-            header = json.loads(fh.read(length), object_pairs_hook=_unique_keys)
+            header = json.loads(fh.read(length), object_pairs_hook=unique_keys)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
-    except _DuplicateKeyError as exc:
+    except DuplicateKeyError as exc:
         # review70 item 15: Python's json kept the last of a name given twice, and the first's bytes belonged to no tensor
         raise InputError(
-            f"{path}: {short(str(exc.args[0]))} appears twice in the safetensors header (the format names each tensor "
+            f"{path}: {short(exc.key)} appears twice in the safetensors header (the format names each tensor "
             "once; a reader keeps one of them, and the other's bytes belong to no tensor)"
         ) from None
     except (ValueError, RecursionError):
