@@ -7,8 +7,9 @@ Kept apart from :mod:`generator.planner.training_candidates` so that a serving p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from generator.planner.candidates import ranking_candidate
+from generator.planner.candidates import ranking_candidate, ranking_lead
 from generator.planner.option import Option
 from generator.planner.options import rank
 
@@ -32,3 +33,21 @@ def ranked_usd(opt: Option) -> float | None:
     """
     usd = rank("cost", ranking_candidate(opt), alone=True)[0]
     return None if math.isinf(usd) else usd
+
+
+def near_tie_band(ranked: list[Option], key: Callable[[Option], tuple[object, ...]]) -> int:
+    """How many options at the head of ``ranked`` (sorted by ``key``, the cost objective's) are a near tie on cost.
+
+    Those within :data:`NEAR_TIE_FRACTION` of the first one's cost that take owned servers as it does; 1 where the
+    first ranks by no finite price (capex ranked first, a tuple, or unpriced). Not transitive: against the cheapest.
+    """
+    head, lead = ranking_lead(key(ranked[0]))
+    if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not math.isfinite(lead):
+        return 1
+    band = 1
+    while band < len(ranked):
+        owned, cost = ranking_lead(key(ranked[band]))
+        if owned != head or isinstance(cost, bool) or not isinstance(cost, (int, float)) or not within_near_tie(cost, lead):
+            break
+        band += 1
+    return band

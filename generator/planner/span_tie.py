@@ -13,13 +13,11 @@ replica-spans-hosts finding names what it asks.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 
-from generator.planner.candidates import ranking_lead
 from generator.planner.inference import ReplicaShape
 from generator.planner.multi_host import replica_hosts
-from generator.planner.near_tie import NEAR_TIE_FRACTION, ranked_usd, within_near_tie
+from generator.planner.near_tie import NEAR_TIE_FRACTION, near_tie_band, ranked_usd, within_near_tie
 from generator.planner.option import Option
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import Deployment, InferenceDeployment
@@ -56,15 +54,7 @@ def span_near_ties_settled(ranked: list[Option], key: Callable[[Option], tuple[o
     """
     if len(ranked) < 2:
         return ranked
-    head, lead = ranking_lead(key(ranked[0]))
-    if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not math.isfinite(lead):
-        return ranked
-    band = 1
-    while band < len(ranked):
-        owned, cost = ranking_lead(key(ranked[band]))
-        if owned != head or isinstance(cost, bool) or not isinstance(cost, (int, float)) or not within_near_tie(cost, lead):
-            break
-        band += 1
+    band = near_tie_band(ranked, key)
     if band < 2:
         return ranked
     near = ranked[:band]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 
 from generator.calculator.model_source import ResolvedModel
@@ -24,10 +23,9 @@ from generator.planner.candidates import (
     layout_option,
     owned_of_kind,
     ranking_candidate,
-    ranking_lead,
 )
 from generator.planner.inventory import ServerKey
-from generator.planner.near_tie import ranked_usd, within_near_tie
+from generator.planner.near_tie import near_tie_band, ranked_usd, within_near_tie
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts, rank
@@ -341,15 +339,7 @@ def cost_near_ties_settled(
     """
     if len(ranked) < 2:
         return ranked
-    head, lead = ranking_lead(key(ranked[0]))
-    if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not math.isfinite(lead):
-        return ranked  # capex ranked first (a tuple), or no price
-    band = 1
-    while band < len(ranked):
-        owned, cost = ranking_lead(key(ranked[band]))
-        if owned != head or isinstance(cost, bool) or not isinstance(cost, (int, float)) or not within_near_tie(cost, lead):
-            break
-        band += 1
+    band = near_tie_band(ranked, key)  # 1 where capex ranks first (a tuple), or no price
     near = ranked[:band]
     ran_hours = [hours(o) for o in near]
     if band < 2 or not all(ran_hours):
