@@ -50,8 +50,9 @@ LEFT_OUT = {
     (Pool, "root_disk_size"),  # fix97: a cloud node's root disk, as the render asks it
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
 }  # fmt: skip
-#: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86).
-NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (Finding, "pools")}  # fix133: the pools a finding qualifies, for the headline
+#: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
+#: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133).
+NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools")}
 
 
 def _reference(value: Any) -> Any:
