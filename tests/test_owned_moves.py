@@ -116,8 +116,17 @@ def test_left_free_reason_gives_the_figures_compared(tmp: Path) -> None:
     assert free.startswith(
         "1 of 4 owned supermicro-as-4124go-nart server(s) (8 x a100-sxm4-80gb) left free; not used by students-70b: a "
         "layout on them was feasible, but the best fleet the search assembled with it there ranks worse by the "
-        "objective: $15,556/month against $15,438/month for the one chosen | students-8b: "
+        "objective: $15,555/month against $15,438/month for the one chosen | students-8b: "
     )  # acc107: $15,537 against $15,430 before (eager elementwise operators / NF4 0.5)
+    # pinD: $15,556 -> $15,555 (pinC, the L40S's GDDR6 stream share): in the fleet the search assembled with students-70b
+    # on the A100 servers, tune-70b-qlora and tune-8b-full run on 2 x R760xa (L40S), whose memory-bound kernels are
+    # 1.048x faster: 60.9 -> 60.0 h ($64.03 -> $63.06 a run) and 63.4 -> 62.6 h ($69.67 -> $68.83), $1.81 less
+    assert free.endswith(
+        "| students-8b: a layout on them was feasible, but the best fleet the search assembled with it there ranks worse "
+        "by the objective: $15,505/month against $15,438/month for the one chosen"
+    )  # pinD: $15,760 before pinC: the fleet with students-8b on the A100 server ran its rest as 2 x TP1 PP3 on 2 x
+    # R760xa ($3,188/month, 4 GPUs idle); the L40S 1.048x faster on decode's bandwidth part, 1 x TP2 PP2 on 1 x R760xa
+    # now serves it ($2,481, 2 idle). (pinC read the clause as gone: pytest's assertion repr elides the message's middle.)
     # acc113: $15,553 before (the eager loss's passes over the logits)
     # $15,554 before acc113 met main's acc111 / acc117 / fix123 (session 42 merge, ebd0ab25; acc113's branch alone gives
     # $15,554, its merge $15,556, fix126 and later leave it): the fleet assembled with the A100 kept for students-70b,
