@@ -25,14 +25,11 @@ from generator.workload.models import Deployment, InferenceDeployment
 
 def spanned_hosts(opt: Option) -> int:
     """The most nodes (Linux hosts) one of ``opt``'s replicas spans (1: every replica within a node)."""
-    return max(
-        (
-            replica_hosts(p.hardware.platform, p.candidate.gpus_per_node, p.shape.par.gpus)
-            for p in opt.pieces
-            if isinstance(p.shape, ReplicaShape) and p.candidate.gpus_per_node
-        ),
-        default=1,
-    )
+    most = 1  # a loop, not max() over a generator: called for every option of every service in each pass
+    for p in opt.pieces:
+        if isinstance(p.shape, ReplicaShape) and p.candidate.gpus_per_node:
+            most = max(most, replica_hosts(p.hardware.platform, p.candidate.gpus_per_node, p.shape.par.gpus))
+    return most
 
 
 def span_tie_applies(dep: Deployment, options: Iterable[Option]) -> bool:
@@ -75,11 +72,11 @@ def span_near_tie_text(objective: str, chosen: Option, rest: list[Option]) -> st
     wider = [
         (usd, k, o)
         for k, o in enumerate(rest)
-        if spanned_hosts(o) > spans
-        and (o.candidate.owned_nodes > 0) == owned
+        if (o.candidate.owned_nodes > 0) == owned
         and (usd := ranked_usd(o)) is not None
         and usd < mine
         and within_near_tie(mine, usd)
+        and spanned_hosts(o) > spans
     ]
     if not wider:
         return None
