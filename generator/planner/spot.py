@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from generator import catalog
 from generator.catalog.records import PriceRecord
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
+from generator.planner.tco import costed_catalog_price
 from generator.sizing.serving_queue import slot_replicas
 from generator.units import hours_text
 from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
@@ -54,8 +55,8 @@ SPOT_RATE = {
 
 def at_catalog_spot_rate(pool: Pool) -> PriceRecord | None:
     """The catalog spot rate ``pool`` is costed at (its basis ``catalog <price id> (hour), its spot rate``), else None."""
-    basis = pool.price_basis or ""
-    return catalog.spot_prices().get(basis.removeprefix("catalog ").split(" ", 1)[0]) if basis.startswith("catalog ") else None
+    record = costed_catalog_price(pool)
+    return record if record is not None and record.spot else None
 
 
 def priced_on_demand(findings: Iterable[Finding]) -> list[str]:

@@ -38,7 +38,7 @@ from generator.workload.capacity_type import given_rate
 from generator.workload.models import Workload
 
 if TYPE_CHECKING:
-    from generator.planner.plan import Candidate
+    from generator.planner.plan import Candidate, Pool
 
 
 def idle_owned_usd(wl: Workload, platform_id: str, free: int, colocation_usd: float = 0.0) -> float | None:
@@ -620,6 +620,19 @@ def _catalog_spot_cost(wl: Workload, platform_id: str, given: tuple[float, str] 
 def _rent_rate(rec: PriceRecord) -> tuple[float, str]:
     """A rental record's price an hour and its basis."""
     return (rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH), f"catalog {rec.id} ({rec.unit})"
+
+
+#: How a pool's ``price_basis`` starts where a catalog price (or spot rate) costs it: ``catalog <price id> (<unit>)``.
+CATALOG_BASIS = "catalog "
+
+
+def costed_catalog_price(pool: Pool) -> PriceRecord | None:
+    """The catalog price record (on-demand or spot) ``pool`` is costed at, read off its basis; None: none is."""
+    basis = pool.price_basis or ""
+    if not basis.startswith(CATALOG_BASIS):
+        return None
+    key = basis.removeprefix(CATALOG_BASIS).split(" ", 1)[0]
+    return catalog.prices().get(key) or catalog.spot_prices().get(key)
 
 
 @cache

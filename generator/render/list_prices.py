@@ -7,25 +7,18 @@ spot rate, nor another region's. The workload's top-level ``prices`` replaces th
 
 from __future__ import annotations
 
-from generator.catalog import prices, spot_prices
 from generator.catalog.records import PriceRecord
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.tco import costed_catalog_price
 from generator.workload.capacity_type import spot_key
 
 #: Providers whose catalog prices are hourly list prices of one region.
 CLOUD_PROVIDERS = ("aws", "azure", "gcp")
 
-#: What ``Pool.price_basis`` says for a catalog price (``planner.tco``): ``catalog <price id> (<unit>)``.
-CATALOG_BASIS = "catalog "
-
 
 def catalog_hourly_price(pool: Pool) -> PriceRecord | None:
     """The catalog's hourly price record ``pool`` is costed with (None: the workload's own price, or none)."""
-    basis = pool.price_basis or ""
-    if not basis.startswith(CATALOG_BASIS):
-        return None
-    key = basis.removeprefix(CATALOG_BASIS).split(" ", 1)[0]
-    record = prices().get(key) or spot_prices().get(key)  # a spot pool's catalog spot rate (review80 item 14)
+    record = costed_catalog_price(pool)  # a spot pool's catalog spot rate too (review80 item 14)
     return record if record is not None and record.unit == "hour" and record.region else None
 
 
