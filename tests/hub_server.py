@@ -140,9 +140,9 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve(hub: FakeHub) -> Iterator[FakeHub]:
-    """Run ``hub`` on 127.0.0.1 (a free port) for the duration of the block."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+def serve(hub: FakeHub, handler: type | None = None) -> Iterator[FakeHub]:
+    """Run ``hub`` on 127.0.0.1 (a free port) for the duration of the block (``handler``: a subclass of its own)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler or _handler(hub))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     hub.url = f"http://127.0.0.1:{server.server_address[1]}"

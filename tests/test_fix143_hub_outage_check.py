@@ -9,10 +9,8 @@ with the headers could report drift (exit 4) where the cause was a transient out
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tests.hub_server import FakeHub, _handler, serve
@@ -37,16 +35,8 @@ def _headers_fail(hub: FakeHub, status: int) -> Iterator[FakeHub]:
                 return
             super()._serve(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    hub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield hub
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(hub, Failing) as served:
+        yield served
 
 
 def test_a_503_on_the_safetensors_headers_makes_render_check_exit_75_not_drift(tmp_path: Path) -> None:
