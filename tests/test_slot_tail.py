@@ -37,10 +37,20 @@ def _erlang_c(servers: int, offered: float) -> float:
 
 
 def _beyond(tail: TtftTail, t: float) -> float:
-    """P(TTFT > t) from the tail's figures: each offset plus the queue's wait (busy e^{-decay x}), the larger rule."""
+    """P(TTFT > t) from the tail's figures: each offset plus the queue's wait (busy e^{-decay x}), the larger rule.
+
+    With a head (every prompt of one length, acc123), M/D/1's law within it, ``P(W <= x) = (1 - rho) e^{rho x / h}``
+    (Erlang's formula's first term), and the exponential from ``P(W > h)`` past it."""
 
     def waits_past(x: float) -> float:
-        return 1.0 if x < 0 else tail.busy * math.exp(-tail.decay * x) if tail.busy > 0 else 0.0
+        if x < 0 or tail.busy <= 0:
+            return 1.0 if x < 0 else 0.0
+        if tail.head_s <= 0:
+            return tail.busy * math.exp(-tail.decay * x)
+        rho, head = tail.busy, tail.head_s
+        if x < head:
+            return 1 - (1 - rho) * math.exp(rho * x / head)
+        return (1 - (1 - rho) * math.exp(rho)) * math.exp(-tail.decay * (x - head))
 
     plain = waits_past(t - tail.plain_s)
     mixed = sum(share * waits_past(t - own) for share, own in tail.mix) if tail.mix else 0.0
@@ -71,6 +81,9 @@ TAILS = [
     pytest.param(TtftTail(0.15, (), 0.6, 40.0), id="one-length"),
     pytest.param(TtftTail(0.10, ((0.95, 0.06), (0.05, 0.40)), 0.5, 25.0), id="a-prompt-mix"),
     pytest.param(TtftTail(0.18, (), 0.0), id="no-queue"),
+    # one length, its prefill 40 ms: M/D/1 within it (acc123), at low load and at high
+    pytest.param(TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, 0.04), id="one-length-m-d-1-low"),
+    pytest.param(TtftTail(0.15, (), 0.6, 2 * 0.4 / 0.04, 0.04), id="one-length-m-d-1-high"),
 ]
 
 
@@ -86,6 +99,15 @@ def test_the_bound_is_the_convolution_and_never_below_it(tail: TtftTail, waits: 
     cells = min(128, max(16, math.ceil(8 * drain * (target - low))))  # one offset: in closed form, exact
     slack = 1e-6 if not tail.mix else (1 - math.exp(-drain * (target - low) / cells)) * (bound - _beyond(tail, target))
     assert bound - exact <= slack + 1e-6
+
+
+@pytest.mark.parametrize("room", [0.005, 0.02, 0.039, 0.041, 0.3])
+def test_the_m_d_1_head_is_convolved_exactly_within_it_and_past_it(room: float) -> None:
+    """acc123: the closed form with the prompt queue's M/D/1 head (40 ms prefills), targets within and past it."""
+    tail = TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, 0.04)
+    for waits, drain in ((0.03, 3.0), (0.8, 50.0), (1.0, 400.0)):
+        exact = _past_target(tail, 0.15 + room, waits, drain)
+        assert miss_share(tail, 0.15 + room, waits, drain) == pytest.approx(exact, abs=2e-6)
 
 
 @pytest.mark.parametrize("tail", TAILS)

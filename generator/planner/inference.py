@@ -409,13 +409,14 @@ def _points(
         # the mix (the p95 prompt's own TTFT and the wait it meets); the factor stands for a spread the workload does
         # not state, and this one it states (acc122, newuser83 item 1: p95_input_tokens = avg_input_tokens, every
         # prompt of one length, still took 2 x a lone prompt's TTFT, 1,259 ms for a 630 ms prefill)
+        one = mix.short_tokens == mix.long_tokens  # every prompt of one length, stated: M/D/1's wait exactly (acc123)
         ttft_p95 = max(
-            ttft + prefill_wait_p95(state.prefill_busy, prefill, scv),
+            ttft + prefill_wait_p95(state.prefill_busy, prefill, scv, one_length=one),
             ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
         )
         request_s = mean_ttft + output_tokens * state.tpot_s
         shares = ((1 - mix.long_share, own[0]), (mix.long_share, own[1]))
-        tail = ttft_tail(ttft, state.prefill_busy, prefill, scv, shares)
+        tail = ttft_tail(ttft, state.prefill_busy, prefill, scv, shares, one_length=one)
         return OperatingPoint(
             batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
         )

@@ -7,7 +7,8 @@ estimate gave the decode-only step as the TPOT, 18.8 ms where the plan's same ba
 
 The prompts queue for the replica's prefill time (first come, first served): :func:`prefill_wait_p95` is the
 95th-percentile wait of an M/G/1 queue, the service-time spread taken from the prompt-length mix
-(:func:`least_spread_mix`, where a workload gives the p95 prompt length) or none (every prompt of the average length).
+(:func:`least_spread_mix`, where a workload gives the p95 prompt length) or none (every prompt of the average length:
+M/D/1, whose wait within one prefill :func:`wait_past` takes exactly); :func:`wait_past` is the wait's tail all take.
 """
 
 from __future__ import annotations
@@ -74,47 +75,103 @@ def steady_state(
     return SteadyState(rate, step_s / max(1e-9, 1.0 - share), share)
 
 
-def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0) -> float:
+def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, one_length: bool = False) -> float:
     """95th-percentile wait of a prompt for the prompts ahead of it, at ``utilisation`` of the replica in prefill.
 
     Poisson arrivals and first-come-first-served prefills are an M/G/1 queue. Its mean wait is Pollaczek-Khinchine's
     ``rho E[S] (1 + c^2) / (2 (1 - rho))``, ``E[S]`` the mean prefill (``prefill_s``) and ``c^2`` the squared
     coefficient of variation of the prefill times (``scv``; 0: every prompt of one length, an M/D/1 queue). Its tail
-    is taken as ``P(W > t) ~ rho exp(-t rho / W)`` (a prompt waits with probability ``rho``, then an exponential wait
-    of mean ``W / rho``), so the 95th percentile is ``E[S] (1 + c^2) ln(rho / 0.05) / (2 (1 - rho))`` (0 while no
-    more than one prompt in twenty waits). With the prompt's own prefill, against a simulation of 300,000 arrivals of
-    0.535 s prefills (newuser15): 2.67 s at rho 0.67 (simulated 2.47), 1.90 at 0.54 (1.74). Of two lengths (95% of
-    0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait alone against 300,000 simulated arrivals (Lindley's
-    recursion, ``tests/test_prompt_tail.py``): 0.53 s at rho 0.3 (simulated 0.69), 0.95 at 0.5 (1.01), 2.84 at 0.8
-    (3.04).
+    is :func:`wait_past`'s: a prompt waits with probability ``rho``, then an exponential wait of mean ``W / rho``, so
+    the 95th percentile is ``E[S] (1 + c^2) ln(rho / 0.05) / (2 (1 - rho))`` (0 while no more than one prompt in
+    twenty waits). With the prompt's own prefill, against a simulation of 300,000 arrivals of 0.535 s prefills
+    (newuser15): 2.67 s at rho 0.67 (simulated 2.47), 1.90 at 0.54 (1.74). Where the workload states every prompt has
+    one length (``one_length``: ``p95_input_tokens`` equal to the average), the wait within one prefill is M/D/1's
+    exactly, ``P(W > x) = 1 - (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits past a whole
+    prefill the p95 is ``S ln(0.95 / (1 - rho)) / rho``, else ``S`` plus the exponential tail's from there (acc123:
+    the exponential alone was up to 8% short of the TTFT p95 where 6-13% of the time is prefill): against 200,000
+    simulated arrivals of one length (``tests/test_prompt_tail.py``), the TTFT p95 from 0.5% below to 6.6% above at
+    rho 0.02 to 0.6 (the exponential alone: 7.2% below at 0.06, 7.8% below at 0.13, 10.6% above at 0.3); 2.69 s and
+    1.88 s for newuser15's. The unstated spread (every prompt taken of the average length, ``ttft_p95_factor`` its
+    allowance; pooling) keeps the exponential from 0: its prompts are not known to be of one length. Of two lengths
+    (95% of 0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait alone against 300,000 simulated arrivals (Lindley's
+    recursion): 0.53 s at rho 0.3 (simulated 0.69), 0.95 at 0.5 (1.01), 2.84 at 0.8 (3.04).
+    """
+    if prefill_s <= 0 or utilisation <= 0:
+        return 0.0
+    return wait_quantile(TAIL_SHARE, *_wait_law(utilisation, prefill_s, scv, one_length))
+
+
+def _past_one_prefill(rho: float) -> float:
+    """M/D/1's ``P(W > S) = 1 - (1 - rho) e^rho``: a prompt waits past one whole prefill (``rho^2 / 2`` at low load)."""
+    return rho - (1 - rho) * math.expm1(rho)
+
+
+def wait_past(x: float, busy: float, decay: float, head_s: float = 0.0) -> float:
+    """``P(W > x)``: a prompt's wait in the replica's prompt queue, ``busy`` the share of the time in prefill (rho).
+
+    Past ``head_s``, an exponential tail ``P(W > head) e^{-decay (x - head)}`` (``decay`` ``rho / E[W | W > 0]`` over
+    the time past the head: ``2 (1 - rho) / (E[S] (1 + c^2))``, the heavy-traffic slope); within ``head_s`` (every
+    prompt of one length: the prefill ``S``; else 0), M/D/1's law exactly, ``1 - (1 - rho) e^{rho x / S}``: a prompt
+    arriving at low load waits the residual of the one prefill in progress, uniform over it, not an exponential of its
+    mean (acc123). With no head, ``rho e^{-decay x}`` (:func:`prefill_wait_p95`).
+    """
+    if x < 0:
+        return 1.0
+    if busy <= 0:
+        return 0.0
+    if head_s <= 0:
+        return busy * math.exp(-x * decay)
+    if x < head_s:
+        return busy - (1 - busy) * math.expm1(busy * x / head_s)
+    return _past_one_prefill(busy) * math.exp(-(x - head_s) * decay)
+
+
+def wait_quantile(share: float, busy: float, decay: float, head_s: float = 0.0) -> float:
+    """The least ``x`` with ``P(W > x) <= share`` (:func:`wait_past`), in closed form.
+
+    0 where no more than ``share`` wait; within the head, ``head ln((1 - share) / (1 - rho)) / rho``; past it (or
+    with none), the exponential's ``head + ln(P(W > head) / share) / decay``.
+    """
+    if busy <= share:
+        return 0.0
+    if head_s <= 0:
+        return math.log(busy / share) / decay
+    after = _past_one_prefill(busy)
+    if after <= share:  # within the prefill in progress: 1 - (1 - rho) e^{rho x / S} = share
+        return head_s * math.log1p((busy - share) / (1 - busy)) / busy
+    return head_s + math.log(after / share) / decay
+
+
+def _wait_law(utilisation: float, prefill_s: float, scv: float, one_length: bool) -> tuple[float, float, float]:
+    """The prompt queue's (busy, decay, head_s) for :func:`wait_past`: the one law every TTFT p95 takes.
+
+    The head (M/D/1's law within one prefill) where the workload states every prompt has one length (``one_length``:
+    ``p95_input_tokens`` equal to the average); none where the spread is unstated (the prompts' times are not known to
+    be one: ``ttft_p95_factor``'s rule keeps the exponential from 0) or stated wider (a mix: ``scv`` > 0).
     """
     rho = min(utilisation, 0.999)
-    return prefill_s * (1 + scv) * math.log(rho / 0.05) / (2 * (1 - rho)) if rho > 0.05 else 0.0
+    return rho, 2 * (1 - rho) / (prefill_s * (1 + scv)), prefill_s if one_length and scv <= 0 else 0.0
 
 
 def ttft_p95_over_mix(own_s: tuple[float, float], long_share: float, utilisation: float, prefill_s: float, scv: float) -> float:
     """95th-percentile TTFT over a mix of two prompt lengths: each prompt's own TTFT plus its wait in the queue.
 
     ``own_s``: the short and the long prompt's TTFT alone; ``long_share`` of the prompts are long. The wait ``W`` is
-    :func:`prefill_wait_p95`'s (M/G/1, ``P(W > x) ~ rho exp(-x rho / W)``, independent of the prompt's own length),
-    so ``P(TTFT > t) = (1 - share) P(W > t - short) + share P(W > t - long)``, solved for 0.05 by bisection between the
-    long prompt's own TTFT (at least one prompt in twenty takes that long) and that plus the wait's p95. Against
-    300,000 simulated arrivals (``tests/test_prompt_tail.py``), 95% of 0.1 s prefills and 5% of 1.0 s: 1.18 s at rho
-    0.5 (simulated 1.20), 3.01 at 0.8 (3.21); 95% of 0.3 s: 1.32 (1.29), 3.15 (3.20).
+    :func:`wait_past`'s (M/G/1, independent of the prompt's own length), so ``P(TTFT > t) = (1 - share) P(W > t -
+    short) + share P(W > t - long)``, solved for 0.05 by bisection between the long prompt's own TTFT (at least one
+    prompt in twenty takes that long) and that plus the wait's p95. Against 300,000 simulated arrivals
+    (``tests/test_prompt_tail.py``), 95% of 0.1 s prefills and 5% of 1.0 s: 1.18 s at rho 0.5 (simulated 1.20), 3.01
+    at 0.8 (3.21); 95% of 0.3 s: 1.32 (1.29), 3.15 (3.20).
     """
     short, long = own_s
-    rho = min(utilisation, 0.999)
-    if prefill_s <= 0 or rho <= 0:
+    if prefill_s <= 0 or utilisation <= 0:
         return long
-    decay = 2 * (1 - rho) / (prefill_s * (1 + scv))  # rho / mean wait
+    law = _wait_law(utilisation, prefill_s, scv, short == long)  # a mix of one length: every prompt's time the same
 
     def beyond(t: float) -> float:  # P(TTFT > t)
-        return sum(
-            share * (1.0 if t < own else rho * math.exp(-(t - own) * decay))
-            for share, own in ((1 - long_share, short), (long_share, long))
-        )
+        return sum(share * wait_past(t - own, *law) for share, own in ((1 - long_share, short), (long_share, long)))
 
-    low, high = long, long + prefill_wait_p95(rho, prefill_s, scv)
+    low, high = long, long + wait_quantile(TAIL_SHARE, *law)
     for _ in range(50):
         middle = (low + high) / 2
         low, high = (middle, high) if beyond(middle) > TAIL_SHARE else (low, middle)
@@ -124,21 +181,23 @@ def ttft_p95_over_mix(own_s: tuple[float, float], long_share: float, utilisation
 class TtftTail(NamedTuple):
     """The TTFT's distribution as its p95 is modelled (:func:`ttft_tail`): ``P(TTFT > t)`` is :meth:`beyond`.
 
-    Each prompt's own TTFT (an offset) plus the wait in the replica's prompt queue, ``P(W > x) = busy exp(-decay x)``
-    (the M/G/1 tail :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take). ``plain_s``: the average prompt's own
-    TTFT times the p95 factor, every request taken that long (the average prompt's rule); ``mix``: (share, own TTFT)
-    of each prompt length where the workload gives a p95 prompt (its p95 is the larger of the two rules: the tail is
-    the larger of the two, pointwise). Its 95th percentile is the TTFT p95 the point states.
+    Each prompt's own TTFT (an offset) plus the wait in the replica's prompt queue, :func:`wait_past` (the M/G/1 tail
+    :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take). ``plain_s``: the average prompt's own TTFT times the
+    p95 factor, every request taken that long (the average prompt's rule); ``mix``: (share, own TTFT) of each prompt
+    length where the workload gives a p95 prompt (its p95 is the larger of the two rules: the tail is the larger of
+    the two, pointwise). Its 95th percentile is the TTFT p95 the point states.
     """
 
     plain_s: float
     mix: tuple[tuple[float, float], ...] = ()
     busy: float = 0.0
-    #: 1/s: the prompt queue's wait tail falls by e every 1/decay seconds.
+    #: 1/s: the prompt queue's wait tail falls by e every 1/decay seconds (past ``head_s``).
     decay: float = math.inf
+    #: The span from 0 over which the wait is M/D/1's exactly (every prompt of one length: its prefill; else 0).
+    head_s: float = 0.0
 
     def _waits_past(self, x: float) -> float:
-        return 1.0 if x < 0 else (self.busy * math.exp(-x * self.decay) if self.busy > 0 else 0.0)
+        return wait_past(x, self.busy, self.decay, self.head_s)
 
     def beyond(self, t: float) -> float:
         """``P(TTFT > t)``."""
@@ -154,17 +213,23 @@ class TtftTail(NamedTuple):
 
 
 def ttft_tail(
-    plain_s: float, utilisation: float, prefill_s: float, scv: float = 0.0, mix: tuple[tuple[float, float], ...] = ()
+    plain_s: float,
+    utilisation: float,
+    prefill_s: float,
+    scv: float = 0.0,
+    mix: tuple[tuple[float, float], ...] = (),
+    *,
+    one_length: bool = False,
 ) -> TtftTail:
     """The :class:`TtftTail` of a point, its prompt queue as :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take it.
 
     ``plain_s``: the average prompt's own TTFT times the p95 factor; ``mix``: (share, own TTFT) of each prompt length;
-    the prompt queue at ``utilisation`` of the replica in prefill (mean prefill ``prefill_s``, spread ``scv``).
+    the prompt queue at ``utilisation`` of the replica in prefill (mean prefill ``prefill_s``, spread ``scv``;
+    ``one_length``: stated so, :func:`_wait_law`).
     """
-    rho = min(utilisation, 0.999)
-    if prefill_s <= 0 or rho <= 0:
+    if prefill_s <= 0 or utilisation <= 0:
         return TtftTail(plain_s, mix)
-    return TtftTail(plain_s, mix, rho, 2 * (1 - rho) / (prefill_s * (1 + scv)))
+    return TtftTail(plain_s, mix, *_wait_law(utilisation, prefill_s, scv, one_length))
 
 
 #: The most times the average prompt the p95 one may be: a mean of ``avg`` leaves at most one prompt in twenty
@@ -219,6 +284,8 @@ def mix_moments(mix: PromptMix, short_s: float, long_s: float) -> tuple[float, f
     """The mean and squared coefficient of variation of a time taken per prompt over ``mix`` (``short_s``, ``long_s``)."""
     share = mix.long_share
     mean = (1 - share) * short_s + share * long_s
+    if short_s == long_s:  # one length: no spread, exactly (the prompt queue's M/D/1 law, :func:`wait_past`)
+        return mean, 0.0
     second = (1 - share) * short_s * short_s + share * long_s * long_s
     return mean, max(0.0, second / (mean * mean) - 1.0) if mean > 0 else 0.0
 
@@ -296,8 +363,9 @@ def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> f
     part. A union bound over a split point (``P(TTFT > T - u) + P(W > u)``) was
     the other choice: it throws the independence away and counts both tails at once, about twice the convolution where
     both are near their budget. A TTFT of one offset and the prompt queue's tail (no prompt mix) is convolved in
-    closed form, exactly: ``C ((1 - rho) e^{-k s} + rho d (e^{-d s} - e^{-k s}) / (k - d))``, ``s`` the target less
-    the offset, ``k`` the drain, ``d`` the queue's decay; with no queue, ``P(W > T - value)``.
+    closed form, exactly (:func:`_unqueued_in`): with no head, ``C ((1 - rho) e^{-k s} + rho d (e^{-d s} - e^{-k s})
+    / (k - d))``, ``s`` the target less the offset, ``k`` the drain, ``d`` the queue's decay; with no queue, ``P(W > T -
+    value)``.
     """
     past = tail.beyond(target_s)
     if waits <= 0:
@@ -307,14 +375,9 @@ def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> f
     low = tail.least_s
     if low >= target_s:  # every TTFT at or past the target: what waits at all misses it
         return min(1.0, past + (1.0 - past) * waits)
-    if not tail.mix:  # one offset and the prompt queue's exponential tail: the convolution in closed form
+    if not tail.mix:  # one offset and the prompt queue's tail (wait_past): the convolution in closed form
         room = target_s - tail.plain_s
-        queued = 0.0
-        if tail.busy > 0:  # busy x decay x integral over y in [0, room] of exp(-decay y - drain (room - y))
-            gap = abs(drain - tail.decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
-            spread = -math.expm1(-gap) / gap if gap > 0 else 1.0
-            queued = tail.busy * tail.decay * room * math.exp(-min(drain, tail.decay) * room) * spread
-        return min(1.0, past + waits * ((1.0 - tail.busy) * math.exp(-drain * room) + queued))
+        return min(1.0, past + waits * _unqueued_in(room, tail, drain))
     # a cell a few hundredths of the wait's e-fold (at most _CELLS of them: the error's bound is their width)
     cells = min(_CELLS, max(16, math.ceil(8 * drain * (target_s - low))))
     total, above = past, 1.0
@@ -324,6 +387,32 @@ def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> f
         total += (above - at) * waits * math.exp(-drain * (target_s - x))
         above = at
     return min(1.0, total)
+
+
+def _unqueued_in(room: float, tail: TtftTail, drain: float) -> float:
+    """``E[exp(-drain (room - W)); W <= room]``, ``W`` the prompt queue's wait (:func:`wait_past`), in closed form.
+
+    The atom ``1 - rho`` at 0; within the head (``h``, M/D/1's density ``lam (1 - rho) e^{lam y}``, ``lam = rho /
+    h``): ``lam (1 - rho) (e^{lam m - drain (room - m)} - e^{-drain room}) / (lam + drain)``, ``m`` the lesser of
+    ``h`` and ``room``; past it, ``P(W > h) decay`` times the integral over ``y`` in ``[h, room]`` of ``exp(-decay (y
+    - h) - drain (room - y))``.
+    """
+    busy, head = tail.busy, tail.head_s
+    total = (1.0 - busy) * math.exp(-drain * room)
+    if busy <= 0:
+        return total
+    if head > 0:
+        lam, reach = busy / head, min(head, room)
+        total += lam * (1.0 - busy) * (math.exp(lam * reach - drain * (room - reach)) - math.exp(-drain * room)) / (lam + drain)
+        start, room = _past_one_prefill(busy), room - head
+        if room <= 0:
+            return total
+    else:
+        start = busy
+    # start x decay x the integral over y in [0, room] of exp(-decay y - drain (room - y))
+    gap = abs(drain - tail.decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
+    spread = -math.expm1(-gap) / gap if gap > 0 else 1.0
+    return total + start * tail.decay * room * math.exp(-min(drain, tail.decay) * room) * spread
 
 
 def resolved(rate: float, parts: SlotParts) -> SlotParts:
@@ -720,7 +809,7 @@ _SURE_SPLITS = (0.01, 0.025, 0.04)
 def _quantile(tail: TtftTail, share: float) -> float:
     """The least ``t`` with ``P(TTFT > t) <= share`` (one offset: in closed form; a mix: bisection, the tail falls)."""
     if not tail.mix:
-        return tail.plain_s if tail.busy <= share else tail.plain_s + math.log(tail.busy / share) / tail.decay
+        return tail.plain_s + wait_quantile(share, tail.busy, tail.decay, tail.head_s)
     low, high = tail.least_s, tail.least_s + 1.0
     while tail.beyond(high) > share:
         low, high = high, high + 2 * (high - tail.least_s)
