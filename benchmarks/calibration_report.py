@@ -67,6 +67,7 @@ from generator.sizing.training import (  # noqa: E402
     lora_traffic_bytes_per_token,
     runs_grouped_mm_experts,
     size_training,
+    with_recipe,
 )
 from generator.sizing.training_mfu import (  # noqa: E402
     attention_kernel_scale,
@@ -82,6 +83,7 @@ from generator.sizing.training_offload import (  # noqa: E402
     assumed_host,
     host_offload,
     offload_bytes,
+    paged_migration_bytes,
     platform_cpu,
 )
 from generator.sizing.training_optimizer import gpu_optimizer_step_bytes, optimizer_bytes_per_param  # noqa: E402
@@ -499,9 +501,17 @@ def finetune_setup(row: dict[str, Any]) -> TrainingSetup:
 
 def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> HostOffload:
     """A fine-tuning row's CPU offload (``offload_params``: FSDP's, with the gradients and the optimizer step on the
-    CPU), on the host it names (``host_platform``), else the one the estimate assumes for the GPU."""
+    CPU), on the host it names (``host_platform``), else the one the estimate assumes for the GPU; without one, the
+    paged optimizer states its recipe pages that the card cannot hold, migrated each step as the planner times them
+    (:func:`finetune_paged_migration_bytes`, acc125)."""
+    host = platforms()[row["host_platform"]] if "host_platform" in row else assumed_host(gpu)
+    cpu, sockets = platform_cpu(host) if host is not None else (None, 1)
     if not row.get("offload_params"):
-        return NO_OFFLOAD
+        paged = finetune_paged_migration_bytes(row, arch, gpu, consts)
+        if not paged:
+            return NO_OFFLOAD
+        moved = offload_bytes(arch, finetune_optimizer_setup(row), Parallelism(), row["accumulation"], paged)
+        return host_offload(moved, gpu, row["gpus"], cpu, sockets, consts)
     profile = framework_profile(row["framework"])
     setup = TrainingSetup(
         method=row["method"],
@@ -516,9 +526,25 @@ def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, cons
         framework=row["framework"],
     )
     moved = offload_bytes(arch, setup, Parallelism(), row["accumulation"])
-    host = platforms()[row["host_platform"]] if "host_platform" in row else assumed_host(gpu)
-    cpu, sockets = platform_cpu(host) if host is not None else (None, 1)
     return host_offload(moved, gpu, row["gpus"], cpu, sockets, consts)
+
+
+def finetune_paged_migration_bytes(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> float:
+    """Bytes of a fine-tuning row's paged optimizer states that do not fit on its GPU beside the step's memory: the
+    planner's :func:`~generator.sizing.training_offload.paged_migration_bytes` over the job as the planner sets it up (its
+    framework recipe's paged states and optimizer-in-backward, :func:`~generator.sizing.training.with_recipe`) and sizes
+    it (:func:`~generator.sizing.training.size_training`); 0 where the recipe pages nothing."""
+    gpus, zero = row["gpus"], (framework_profile(row["framework"]).zero_stage or 0) if row["gpus"] > 1 else 0
+    recipe = job_recipe(row["framework"], row["method"], gpus, zero, bool(row.get("offload_params")))
+    setup = with_recipe(
+        finetune_optimizer_setup(row)._replace(micro_batch_size=row["micro_batch"], accumulation_steps=row["accumulation"]),
+        recipe,
+        optimizer_given=row.get("optimizer") is not None,
+    )
+    if not setup.paged_optimizer:
+        return 0.0
+    nvlink = nvlink_collectives(gpu.interconnect_kind, gpu.nvlink_domain_gpus, gpus)
+    return paged_migration_bytes(size_training(arch, setup, Parallelism(), consts, nvlink=nvlink), gpu)
 
 
 #: Constants overridden while fitting (``--fit``); empty for the report.

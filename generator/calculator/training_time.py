@@ -42,7 +42,7 @@ from generator.sizing.training_offload import (
     host_link_name,
     host_offload,
     offload_bytes,
-    paged_out_bytes,
+    paged_migration_bytes,
 )
 from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
@@ -176,8 +176,8 @@ def estimate_step(
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it, built as the planner
     # builds it for the job's host RAM (offload_host_dram)
     platform, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
-    # the paged states the GPU cannot hold beside the step's memory, at the planner's margin (newuser76 item 3)
-    paged = paged_out_bytes(mem, gpu.memory_bytes * (1 - consts.safety_margin_fraction))
+    # the paged states the card cannot hold beside the step's memory, as the planner times them (newuser76 item 3)
+    paged = paged_migration_bytes(mem, gpu)
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
     host = host_offload(moved, in_host_slots(gpu, platform), host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
     spec = _spec(setup)

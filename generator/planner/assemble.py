@@ -1557,8 +1557,8 @@ def paged_reason(setup: TrainingSetup, paged_bytes: int) -> str:
         source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}"
     return (
         f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
-        f"{_gib(paged_bytes)} of host RAM per GPU holds them; what the GPU cannot hold beside the step's memory migrates in "
-        "and out over the host link each step, timed in the step"
+        f"{_gib(paged_bytes)} of host RAM per GPU holds them; where they do not all fit beside the step's memory, every one "
+        "migrates in and out over the host link each step, timed in the step"
     )
 
 

@@ -68,7 +68,7 @@ from generator.sizing.training_offload import (
     HostOffload,
     host_offload,
     offload_bytes,
-    paged_out_bytes,
+    paged_migration_bytes,
     platform_cpu,
 )
 from generator.sizing.training_optimizer import gpu_optimizer_step_bytes
@@ -370,7 +370,7 @@ def job_host_offload(
     ``node_host_ram``: bytes of host RAM the node is built to hold where more than the job's own (a ``run_after``
     chain's pool, built for its largest job: fix121).
     """
-    paged = paged_out_bytes(mem, hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)) if mem is not None else 0.0
+    paged = paged_migration_bytes(mem, hw.gpu) if mem is not None else 0.0
     moved = offload_bytes(arch, setup, par, accumulation, paged)
     if not moved.cpu_step_bytes:  # the host's memory times nothing but a CPU optimizer step
         cpu, sockets = platform_cpu(hw.platform)

@@ -142,11 +142,12 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             f"copies {step.offload_exposed_s:.3f} s exposed of {step.offload_link_s:.3f} s, "
             f"{step.offload_bytes / 1e9:.1f} GB per GPU)"
         )
-    if step.paged_s:  # newuser76 item 3: the paged states the GPU cannot hold, in and out each step
+    if step.paged_s:  # newuser76 item 3, acc125: the paged states cycle through the GPU each step when they do not fit
         parts.append(
-            f"paged optimizer states {step.paged_s:.3f} s ({step.paged_bytes / 1e9:.1f} GB per GPU not held on the GPU, "
-            f"migrated in and evicted again over the host link at {step.paged_link_gb_per_s:.1f} GB/s, one direction "
-            "after the other, in series with the optimizer step; fault-driven paging is slower, so at least this)"
+            f"paged optimizer states {step.paged_s:.3f} s ({step.paged_bytes / 1e9:.1f} GB per GPU: the states do not all "
+            "fit beside the step's memory, so the driver, evicting the chunk populated longest ago, cycles every one of "
+            f"them in and out each step over the host link at {step.paged_link_gb_per_s:.1f} GB/s, each block's copy in "
+            "beside the next one's eviction, in series with the backward pass that waits on them)"
         )
     if step.optimizer_s:  # the GPU's optimizer update, memory-bound, after the last backward pass
         parts.append(

@@ -36,13 +36,35 @@ torchtune spreads the host's CPUs over its ranks for it (``training.set_torch_nu
 world_size`` threads each), so the memory, not the cores, sets it.
 
 Paged optimizer states (bitsandbytes' ``PagedAdamW8bit`` and kin, torchtune's single-device default) live in CUDA
-unified memory: they stay on the GPU while it has room and are migrated page by page, on fault, when it has not
-(https://huggingface.co/docs/bitsandbytes/main/en/explanations/optimizers, "Paged
-optimizers"). The step touches every parameter's states once, so the states the GPU cannot hold beside the rest of the
-step's memory (:func:`paged_out_bytes`) come in and are evicted again every step (newuser76 item 3). Assumed: they move
-at the pinned-copy rate of the host link, each direction in turn (a page comes in only as another is evicted to make
-room, so the two directions do not overlap), in series with the optimizer step that waits on them. Fault-driven
-migration reaches less than a pinned copy does, so this is the least it takes.
+unified memory (``cget_managed_ptr``: ``cudaMallocManaged(..., cudaMemAttachHost)``): they stay on the GPU while it has
+room and are paged out only when its memory is exhausted
+(https://huggingface.co/docs/bitsandbytes/main/en/explanations/optimizers, "Paged optimizers"). Before each parameter's
+update the optimizer prefetches that parameter's states to the GPU (``prefetch_state`` -> ``cprefetch``:
+``cudaMemPrefetchAsync(ptr, bytes, device, 0)``, a bulk migration on the legacy default stream, which waits on the
+compute before it and holds the compute after it) and synchronizes the device after the update
+(https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/optim/optimizer.py,
+https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/csrc/pythonInterface.cpp); with torchtune's
+``optimizer_in_bwd`` that happens inside backward, parameter by parameter: the migration is in series with the step's
+compute, never hidden behind it.
+
+Which states move (:func:`paged_migration_bytes`): none where they all fit on the card beside the step's own memory
+(the driver evicts only when the device's memory is exhausted, never at the plan's safety margin, which no allocation
+holds), and every one of them where they do not. The driver evicts the 2 MB root chunk that was populated longest ago:
+"All allocated user memory root chunks are tracked in an LRU list (root_chunks.va_block_used). A root chunk is moved to
+the tail of that list whenever any of its subchunks is allocated", not when it is used ("TODO: Bug 1765193: Move the
+chunks to the tail of the used list whenever they get mapped", ``pick_root_chunk_to_evict``,
+https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia-uvm/uvm_pmm_gpu.c). Backward visits the
+parameters in the same order every step, so under that first-in-first-out eviction each state is evicted before it is
+needed again: the whole paged set comes in, and goes out, every step, not only the part beyond the card (acc125).
+
+Their time (:attr:`HostOffload.paged_s`): the bytes at the pinned-copy rate of one direction of the host link. The
+prefetch is a bulk migration, 2 MB block by block, not page faults; the eviction that frees a chunk copies out and is
+queued as tracked, asynchronous work ("Add all the work tracking the eviction to the tracker", ``uvm_va_block_evict_chunks``
+in kernel-open/nvidia-uvm/uvm_va_block.h; "Each root chunk has a tracker for any pending operations on the root chunk
+... to support asynchronous alloc and free", uvm_pmm_gpu.c), so one block's copy in runs beside the next block's
+eviction on the full-duplex link (acc125: both directions in series, as timed before, would leave an RTX 4090's Llama
+3.1 8B full fine-tune, 2.48 s a step measured by torchtune, 1.45 s of matmuls at the card's best measured bf16 GEMM
+rate plus 1.27 s of migration: more than the whole step).
 
 Every argument is a plain number or a sizing record so the planner, the estimate and the calibration report share it.
 """
@@ -79,8 +101,8 @@ class OffloadBytes(NamedTuple):
     #: GPU to host after the GPU's optimizer step, in series (ZeRO-3 ``offload_param`` alone: the updated 16-bit
     #: partition written back to its host copy).
     d2h_after_step_bytes: float = 0.0
-    #: Paged optimizer states the GPU cannot hold, migrated in and evicted again each step (each direction), in series
-    #: with the optimizer step (:func:`paged_out_bytes`).
+    #: Paged optimizer states migrated in and evicted again each step (each direction), in series with the step's compute
+    #: (:func:`paged_migration_bytes`).
     paged_bytes: float = 0.0
 
     @property
@@ -117,8 +139,11 @@ class HostOffload(NamedTuple):
 
     @property
     def paged_s(self) -> float:
-        """Seconds of the paged states' migration: in and out, one direction after the other, in series."""
-        return _seconds(2 * self.bytes.paged_bytes, self.link_gb_per_s)
+        """Seconds of the paged states' migration, in series with compute: their bytes at one direction's rate.
+
+        Each block's copy in runs beside the next block's eviction, on the link's other direction.
+        """
+        return _seconds(self.bytes.paged_bytes, self.link_gb_per_s)
 
     @property
     def cpu_step_s(self) -> float:
@@ -141,23 +166,26 @@ def cpu_step_bytes_per_param(grad_bytes: float, weight_bytes: float, state_bytes
     return grad_bytes + 2 * (weight_bytes + state_bytes)
 
 
-def paged_out_bytes(mem: TrainingMemory, usable_bytes: float) -> float:
-    """Paged optimizer states (``mem.paged_state_bytes``) that do not fit on the GPU beside the rest of its memory.
+def paged_migration_bytes(mem: TrainingMemory, gpu: GpuSpec) -> float:
+    """Bytes of paged optimizer states (``mem.paged_state_bytes``) migrated in, and evicted again, every step on ``gpu``.
 
-    ``usable_bytes``: what the GPU holds at the plan's margin; the step's own memory (``mem.per_gpu.total``, without the
-    paged states) takes its share first.
+    None where they fit in the card's whole memory (``gpu.memory_bytes``, CUDA's total: unified memory is evicted only
+    when the device runs out, never at the plan's safety margin) beside the step's own memory (``mem.per_gpu.total``,
+    without the paged states); all of them where they do not, as the driver's first-in-first-out eviction cycles every
+    state through the card each step (the module docstring). The planner, the estimate and the calibration report all
+    time this.
     """
-    if not mem.paged_state_bytes:
+    if not mem.paged_state_bytes or mem.per_gpu.total + mem.paged_state_bytes <= gpu.memory_bytes:
         return 0.0
-    return max(0.0, mem.paged_state_bytes - max(0.0, usable_bytes - mem.per_gpu.total))
+    return float(mem.paged_state_bytes)
 
 
 def offload_bytes(
-    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, paged_out: float = 0.0
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, paged_migrated: float = 0.0
 ) -> OffloadBytes:
     """Per GPU and step, what ``setup``'s CPU offload moves (nothing where it offloads neither parameters nor optimizer).
 
-    ``paged_out``: its paged optimizer states that stay in host RAM (:func:`paged_out_bytes`), migrated each step.
+    ``paged_migrated``: its paged optimizer states migrated each step (:func:`paged_migration_bytes`).
 
     The parameters are the GPU's model-parallel share as the memory model holds them (full training: the regime's
     working weights; LoRA / QLoRA: the frozen base in its format and the adapters), sharded over data parallelism
@@ -165,7 +193,7 @@ def offload_bytes(
     """
     optimizer = setup.offloads_optimizer()
     if not (setup.offload_params or optimizer):
-        return OffloadBytes(paged_bytes=paged_out)
+        return OffloadBytes(paged_bytes=paged_migrated)
     opt = OPTIMIZERS[setup.optimizer]
     dp, micro = max(1, setup.data_parallel), max(1, accumulation)
     share = 1 / (par.tp * par.pp)  # the GPU's model-parallel share (an even split of the layers' parameters)
@@ -184,7 +212,7 @@ def offload_bytes(
     h2d = GATHERS_PER_MICRO_BATCH * micro * param_bytes / dp if setup.offload_params else 0.0
     shard = trainable / dp
     if not optimizer:  # ZeRO-3 offload_param alone: the GPU's optimizer writes its updated partition back to the host
-        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes, paged_bytes=paged_out)
+        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes, paged_bytes=paged_migrated)
     return OffloadBytes(
         h2d_bytes=h2d,
         d2h_bytes=micro * shard * grad_bytes,

@@ -228,9 +228,9 @@ class StepTime:
     cpu_dram_gb_per_s: float = 0.0
     #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
     offload_bytes: float = 0.0
-    #: Seconds and bytes (each direction) of the paged optimizer states the GPU cannot hold, migrated in and out each
-    #: step in series with the optimizer step, and the host-link rate they are timed at, GB/s
-    #: (:func:`~generator.sizing.training_offload.paged_out_bytes`, newuser76 item 3).
+    #: Seconds and bytes (each direction) of the paged optimizer states migrated in and evicted again each step, in
+    #: series with the step's compute, and the host-link rate (one direction) they are timed at, GB/s
+    #: (:func:`~generator.sizing.training_offload.paged_migration_bytes`, newuser76 item 3).
     paged_s: float = 0.0
     paged_bytes: float = 0.0
     paged_link_gb_per_s: float = 0.0
