@@ -305,8 +305,8 @@ def render_files(
         depth = 0 if single else 1
         rendered = output_files(results, single)
         _refuse_empty_targets(output, targets, rendered, depth)
+        refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale"; fix146: a loop
         if check:
-            refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
             refuse_unowned(output)  # newuser82 item 4: the directory a render refuses is not "stale"
             for leftover in interrupted_leftovers(output, target):  # newuser53 item 9

@@ -75,6 +75,26 @@ def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Pat
         assert (result.returncode, result.stderr.strip()) == (1, refused)
 
 
+@pytest.mark.parametrize("loop", ["self", "pair", "below"])
+def test_an_output_path_through_a_symbolic_link_loop_is_said_to_be_one(tmp_path: Path, loop: str) -> None:
+    """fix146 item 2: ``--check -o loop`` (``ln -s loop loop``) said "not a directory", and render "cannot read
+    loop/.specgen-manifest"; both now name the loop, exit 1, and write nothing."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    if loop == "pair":
+        (tmp_path / "l1").symlink_to("l2")
+        (tmp_path / "l2").symlink_to("l1")
+    else:
+        (tmp_path / "loop").symlink_to("loop")
+    output = {"self": "loop", "pair": "l1", "below": "loop/sub"}[loop]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for extra in (("--check",), ()):
+        result = run_specgen("render", "w.yaml", "-o", output, *extra, cwd=tmp_path)
+        said = f"specgen: error: output path {output} is a symbolic link loop (it never resolves to a directory: "
+        assert (result.returncode, result.stdout) == (1, "") and result.stderr.startswith(said), result.stderr
+        assert result.stderr.rstrip().endswith("give the path of a directory; nothing was written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_check_of_a_folder_of_trees_is_refused_as_render_refuses_it(tmp_path: Path) -> None:
     """newuser82 item 4: ``--check -o infra`` on a folder holding trees of their own (``infra/eks``) and no manifest
     said "stale; run `specgen render`" (exit 4) over a patch adding every file, where that render refused it (exit 1).
