@@ -62,7 +62,8 @@ def test_check_keeps_its_exit_code_when_the_reader_of_the_diff_stops_early(tmp_p
             assert reader.readline().startswith(b"--- ")
         _, stderr = process.communicate()  # the reader is gone: the rest of the diff meets a closed pipe
     assert process.returncode == 4
-    assert stderr.decode().strip() == "specgen: rendered output is stale; run `specgen render` and commit the result"
+    verdict = "rendered output is stale in new (SPEC.md, ansible/, spec.json and terraform/); run `specgen render w.yaml -o new`"
+    assert stderr.decode().strip() == f"specgen: {verdict} and commit the result"
 
 
 def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Path) -> None:
