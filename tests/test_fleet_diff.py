@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from ruamel.yaml import YAML
 
 from generator.cli import main
 from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, new_findings, pool_replacements
@@ -476,7 +476,7 @@ def test_the_github_workflow_tries_a_hub_outage_again(
 ) -> None:
     """fix146 item 5: exit 75 (the Hub out of reach) failed the GitHub job at once, where GitLab's ``retry`` tries
     again; each step that runs specgen tries three times in all, waits between tries, and passes any other exit on."""
-    steps = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text())["jobs"]["specgen"]["steps"]
+    steps = YAML(typ="safe").load((EXAMPLES / "github-actions.yml").read_text())["jobs"]["specgen"]["steps"]
     run = next(s["run"] for s in steps if s.get("name") == step)
     stubs = (
         f"codes=({' '.join(map(str, codes))})\n"
