@@ -28,13 +28,6 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
-#: ``render --check``'s one-line summary (:class:`generator.errors.DriftError`) for CI reports.
-STALE_OUTPUT = "rendered output is stale; run `specgen render` and commit the result"
-#: The summary where the render removes workload trees, which it does with ``--prune`` only (newuser53 item 3).
-STALE_PRUNE = (
-    "rendered output is stale; run `specgen render --prune` (it removes the trees of workloads no file renders) "
-    "and commit the result"
-)
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 #: Levels of ``--fail-on``.
 LEVELS = ("warning", "error")
@@ -305,8 +298,8 @@ def render_files(
         depth = 0 if single else 1
         rendered = output_files(results, single)
         _refuse_empty_targets(output, targets, rendered, depth)
+        refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale"; fix146: a loop
         if check:
-            refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
             refuse_unowned(output)  # newuser82 item 4: the directory a render refuses is not "stale"
             for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
@@ -315,7 +308,8 @@ def render_files(
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
             full = with_manifest(rendered)
-            text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
+            compared = _select(current, targets, depth), _select(full, targets, depth)
+            text = diff_trees(*compared)
             wanted = trees_in(rendered)
             unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
             if text or unlisted:
@@ -334,8 +328,11 @@ def render_files(
                     echo(f"{text}{summary}".rstrip("\n"))
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                pruned = _dropped_trees(output, names, single)[0]
-                raise DriftError(f"specgen: {STALE_PRUNE if pruned else STALE_OUTPUT}")
+                from generator.drift_verdict import drifted_entries, stale_verdict
+
+                pruned = bool(_dropped_trees(output, names, single)[0])
+                drifted = drifted_entries(*compared, unlisted)
+                raise DriftError(f"specgen: {stale_verdict(files, output, targets, pruned, drifted)}")
             # newuser53 item 1: the verdict goes where the stale one goes, so that stdout (`> drift.patch`) holds
             # only the drift and is empty when there is none
             echo("specgen: rendered output is current", err=True)

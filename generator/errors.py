@@ -48,6 +48,14 @@ class InputError(SpecgenError):
         super().__init__(f"{location}: {message}" if location else message)
 
 
+class UnreadableError(InputError):
+    """A rendered file (``spec.json``) that could not be read: not UTF-8 text, or not JSON (empty, cut short); exit 1.
+
+    fix146 item 3: ``diff --base`` said such a file "cannot be planned" (status ``invalid``), as of a workload that
+    reads but does not plan; it is ``unreadable`` there, its reason as ``diff OLD NEW`` gives it.
+    """
+
+
 class MultipleInputError(SpecgenError):
     """Several input errors found at once (all are reported, in file order); exits as the first does."""
 

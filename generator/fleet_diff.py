@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
-from generator.errors import InputError, Location, one_line
+from generator.errors import InputError, Location, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
@@ -55,7 +55,11 @@ def load_plan_dict(path: str) -> dict[str, Any]:
             )
     if path.endswith(".json"):
         linked_inside(path)
-        return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)
+        try:
+            text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
+        except InputError as exc:  # not UTF-8, too large, unreadable: the file could not be read (fix146 item 3)
+            raise UnreadableError(exc.message, exc.location) from None
+        return plan_from_spec(text, path)
     from generator.api import plan_file
 
     loaded, plan = plan_file(path)
@@ -90,7 +94,7 @@ def deployed_dict(plan: Plan, workload: Workload, *, alone: bool = True) -> dict
 def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     """The plan of a ``spec.json``'s ``text`` (``path`` names it in errors), checked for what the diff reads."""
     if len(text) > MAX_SPEC_BYTES:  # as read_text_limited refuses it from a file
-        raise InputError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
+        raise UnreadableError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
     # hostile79 item 10: a byte-order mark (PowerShell's UTF-8) is read past, as a workload YAML's is
     bom = 1 if text.startswith("\ufeff") else 0
     body = text[bom:]
@@ -98,28 +102,28 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # hostile82 item 2: Python's json kept the last of two keys silently
         line, column = _duplicate_key_at(body)
-        raise InputError(
+        raise UnreadableError(
             f"cannot read spec.json: key {short(exc.key, 60)} is given twice in one object (specgen writes each once; "
             "a JSON reader keeps one of the two, so one value would be dropped without a word): keep one",
             Location(path, line, column + (bom if line == 1 else 0)),
         ) from None
     except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
         column = exc.colno + (bom if exc.lineno == 1 else 0)
-        raise InputError(f"cannot read spec.json: {_json_problem(exc, body)}", Location(path, exc.lineno, column)) from None
+        raise UnreadableError(f"cannot read spec.json: {_json_problem(exc, body)}", Location(path, exc.lineno, column)) from None
     except ValueError as exc:  # a NaN, an Infinity or 1e400: located too (hostile79 item 10)
         found = _unfinite_at(body)
         if found is None:
-            raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+            raise UnreadableError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
         at, token = found
         line = body.count("\n", 0, at) + 1
         column = at - body.rfind("\n", 0, at) + (bom if line == 1 else 0)
-        raise InputError(
+        raise UnreadableError(
             f"cannot read spec.json: {token[:40]} is not a finite number ("
             + ("JSON has no NaN or Infinity; specgen writes none)" if token[-1].isalpha() else "past the float range)"),
             Location(path, line, column),
         ) from None
     except RecursionError:
-        raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
+        raise UnreadableError(f"{path}: cannot read spec.json: it is nested too deeply") from None
     if not isinstance(data, dict) or "plan" not in data:
         raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
     plan = data["plan"]

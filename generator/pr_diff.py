@@ -30,6 +30,7 @@ from generator.errors import (
     MultipleInputError,
     SpecgenError,
     UnreachableError,
+    UnreadableError,
     arithmetic_error,
     one_line,
 )
@@ -603,8 +604,8 @@ MAX_ERROR_LINES = 25
 class _Unplanned(NamedTuple):
     """A workload file's version that specgen cannot plan, and why.
 
-    ``invalid`` (exit 1), ``infeasible`` (exit 3) or ``unreachable`` (exit 75: a source it needs, the Hub, out of
-    reach; newuser82 item 7).
+    ``invalid`` (exit 1), ``unreadable`` (exit 1: a ``spec.json`` not UTF-8 or not JSON; fix146 item 3),
+    ``infeasible`` (exit 3) or ``unreachable`` (exit 75: a source it needs, the Hub, out of reach; newuser82 item 7).
     """
 
     status: str
@@ -629,16 +630,18 @@ def _unplanned(exc: SpecgenError) -> _Unplanned:
         lines = [*lines[:MAX_ERROR_LINES], f"... and {len(lines) - MAX_ERROR_LINES:,} more errors not shown"]
     if isinstance(exc, InfeasibleError):
         return _Unplanned("infeasible", lines)
+    if isinstance(exc, UnreadableError):
+        return _Unplanned("unreadable", lines)
     return _Unplanned("unreachable" if exc.exit_code == UnreachableError.exit_code else "invalid", lines)
 
 
 #: Statuses of a file the working tree's version of which cannot be planned.
-UNPLANNED = ("invalid", "infeasible", "unreachable")
+UNPLANNED = ("invalid", "unreadable", "infeasible", "unreachable")
 
 
 def unplanned_exit_code(statuses: list[str]) -> int:
-    """1 where any file is invalid, else 3 where any is infeasible, else 75 (only sources out of reach: retry)."""
-    if "invalid" in statuses:
+    """1 where any file is invalid or unreadable, else 3 where any is infeasible, else 75 (only sources out of reach)."""
+    if "invalid" in statuses or "unreadable" in statuses:
         return 1
     return InfeasibleError.exit_code if "infeasible" in statuses else UnreachableError.exit_code
 
@@ -825,15 +828,23 @@ def _deleted_headline(result: dict[str, Any]) -> list[str]:
     ]
 
 
+def _cannot(failed: list[dict[str, Any]]) -> str:
+    """What stopped the ``failed`` files: fix146 item 3, a spec.json that could not be read is not "cannot be planned"."""
+    unread = sum(1 for f in failed if f["status"] == "unreadable")
+    return "could not be read" if unread == len(failed) else "could not be read or planned" if unread else "cannot be planned"
+
+
 def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
     """The comment's first lines when files of the change cannot be planned: which, and that CI fails on them."""
     failed = [f for f in files if f["status"] in UNPLANNED]
     if not failed:
         return []
     named = _first_named([f"{code_span(f['file'])} ({f['status']})" for f in failed], MAX_HEADLINE_UNPLANNED)
+    unread = all(f["status"] == "unreadable" for f in failed)  # rendered spec.json files, which render never reads
+    fails = "This check fails on them" if unread else "`specgen render` fails on them too, and so does this check"
     return [
-        f"**{len(failed)} workload file(s) cannot be planned as changed: {named}.** `specgen render` fails on them "
-        "too, and so does this check; each is explained below and left out of the totals.",
+        f"**{len(failed)} {'' if unread else 'workload '}file(s) {_cannot(failed)} as changed: {named}.** {fails}; "
+        "each is explained below and left out of the totals.",
         "",
     ]
 
@@ -950,7 +961,9 @@ def _section(entry: dict[str, Any]) -> str:
         renamed += f"; workload {code_span(entry['workload_renamed']['old'])} → {code_span(entry['workload_renamed']['new'])}"
     lines = ["", f"### {code_span(entry['file'])} ({entry['status']}{renamed})", ""]
     if entry["status"] in UNPLANNED:
-        what = {"infeasible": "is infeasible", "unreachable": "could not be planned now"}.get(entry["status"], "is invalid")
+        what = {"infeasible": "is infeasible", "unreachable": "could not be planned now", "unreadable": "could not be read"}.get(
+            entry["status"], "is invalid"
+        )
         if entry["status"] == "unreachable":
             what += " (a source specgen reads was out of reach: run the check again)"
         lines += [f"As changed, this file {what}; specgen says:", "", *_error_lines_md(entry["errors"])]
@@ -987,7 +1000,7 @@ def markdown(result: dict[str, Any]) -> str:
     changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, *STILL)]
     unchanged = [f["file"] for f in result["files"] if f["status"] in STILL]
     count = _count_text(changed, unchanged)
-    head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
+    head += ["", count + (f"; {len(failed)} {_cannot(failed)}." if failed else ".")]
     head += _renamed_lines(result["files"])
     head += _workload_renamed_lines(result["files"], _files_given(result) > 1)
     body = "\n".join(head) + "\n"

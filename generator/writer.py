@@ -88,7 +88,19 @@ def read_manifest(directory: str) -> list[str] | None:
 
 
 def refuse_non_directory(path: str, directory: str) -> None:
-    """Refuse an output path ``directory`` (at ``path``) that exists and is not a directory: render and --check alike."""
+    """Refuse an output path ``directory`` (at ``path``) that exists and is not a directory: render and --check alike.
+
+    fix146 item 2: a symbolic link loop (``ln -s loop loop``; or one a directory of the path runs through) is said as
+    one, not "not a directory".
+    """
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(
+                f"output path {directory} is a symbolic link loop (it never resolves to a directory: {exc.strerror}); "
+                "give the path of a directory; nothing was written"
+            ) from None
     if os.path.lexists(path) and not os.path.isdir(path):
         raise InputError(f"output path {directory} exists and is not a directory")
 

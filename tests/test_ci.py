@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +16,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
-from generator.cli import STALE_OUTPUT, STALE_PRUNE
 from generator.findings import (
     PlacedError,
     github_annotation,
@@ -70,7 +70,8 @@ def test_a_current_root_passes(tmp_path: Path, root: Path, capsys: pytest.Captur
 def test_check_sees_added_removed_and_renamed_workloads(
     tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str], names: tuple[str, ...], states: dict[str, str]
 ) -> None:
-    code, out, err = specgen(capsys, "render", *workloads(tmp_path, *names), "-o", str(root), "--check")
+    files = workloads(tmp_path, *names)
+    code, out, err = specgen(capsys, "render", *files, "-o", str(root), "--check")
     assert code == 4
     for name, state in states.items():
         assert f"  {name}: {state}" in out
@@ -79,8 +80,13 @@ def test_check_sees_added_removed_and_renamed_workloads(
     assert "  a: current" in out
     # the diff and the list of trees are stdout (a patch a pipeline saves); stderr says only that it is stale
     # newuser53 item 3: a render that removes a tree does so with --prune only, and the verdict says so
-    verdict = STALE_PRUNE if "removed or renamed" in states.values() else STALE_OUTPUT
-    assert "spec.json" not in err and err.rstrip().endswith(verdict)
+    # fix146 item 1: the verdict names the trees that drifted and the render that brings them up to date
+    prune = "removed or renamed" in states.values()
+    command = shlex.join(["specgen", "render", *files, "-o", str(root), *(["--prune"] if prune else [])])
+    note = " (it removes the trees of workloads no file renders)" if prune else ""
+    drifted = ", ".join(f"{name}/" for name in sorted([*states, "cluster"]))  # the shared layer and main.tf too
+    verdict = f"specgen: rendered output is stale in {root} ({drifted} and terraform/); run `{command}`{note}"
+    assert "spec.json" not in err and err.splitlines()[-1] == f"{verdict} and commit the result"
 
 
 def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -347,7 +353,9 @@ def test_stale_output_is_a_gitlab_blocker(tmp_path: Path, capsys: pytest.Capture
     code, _, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--check", "--gitlab-report", str(report))
     assert code == 4
     blockers = [i for i in json.loads(report.read_text()) if i["severity"] == "blocker"]
-    assert [b["description"] for b in blockers] == ["rendered output is stale; run `specgen render` and commit the result"]
+    command = f"specgen render {HOME} -o {tmp_path / 'out'}"
+    verdict = f"rendered output is stale in {tmp_path / 'out'} (SPEC.md, ansible/, spec.json and terraform/); run `{command}`"
+    assert [b["description"] for b in blockers] == [f"{verdict} and commit the result"]
 
 
 @pytest.mark.parametrize(

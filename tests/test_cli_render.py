@@ -62,7 +62,8 @@ def test_check_keeps_its_exit_code_when_the_reader_of_the_diff_stops_early(tmp_p
             assert reader.readline().startswith(b"--- ")
         _, stderr = process.communicate()  # the reader is gone: the rest of the diff meets a closed pipe
     assert process.returncode == 4
-    assert stderr.decode().strip() == "specgen: rendered output is stale; run `specgen render` and commit the result"
+    verdict = "rendered output is stale in new (SPEC.md, ansible/, spec.json and terraform/); run `specgen render w.yaml -o new`"
+    assert stderr.decode().strip() == f"specgen: {verdict} and commit the result"
 
 
 def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Path) -> None:
@@ -73,6 +74,26 @@ def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Pat
         result = run_specgen("render", "w.yaml", "-o", "afile", *extra, cwd=tmp_path)
         refused = "specgen: error: output path afile exists and is not a directory"
         assert (result.returncode, result.stderr.strip()) == (1, refused)
+
+
+@pytest.mark.parametrize("loop", ["self", "pair", "below"])
+def test_an_output_path_through_a_symbolic_link_loop_is_said_to_be_one(tmp_path: Path, loop: str) -> None:
+    """fix146 item 2: ``--check -o loop`` (``ln -s loop loop``) said "not a directory", and render "cannot read
+    loop/.specgen-manifest"; both now name the loop, exit 1, and write nothing."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    if loop == "pair":
+        (tmp_path / "l1").symlink_to("l2")
+        (tmp_path / "l2").symlink_to("l1")
+    else:
+        (tmp_path / "loop").symlink_to("loop")
+    output = {"self": "loop", "pair": "l1", "below": "loop/sub"}[loop]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for extra in (("--check",), ()):
+        result = run_specgen("render", "w.yaml", "-o", output, *extra, cwd=tmp_path)
+        said = f"specgen: error: output path {output} is a symbolic link loop (it never resolves to a directory: "
+        assert (result.returncode, result.stdout) == (1, "") and result.stderr.startswith(said), result.stderr
+        assert result.stderr.rstrip().endswith("give the path of a directory; nothing was written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_check_of_a_folder_of_trees_is_refused_as_render_refuses_it(tmp_path: Path) -> None:

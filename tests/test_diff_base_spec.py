@@ -126,6 +126,37 @@ def test_a_spec_json_that_is_no_plan_is_named_as_one(
     assert "deployments" not in err and "(invalid)" in md
 
 
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        pytest.param(b"\xff\xfe{\x00", "infra/spec.json:1:1: spec.json is not UTF-8 text (byte 0) (a UTF-16 file", id="utf16"),
+        pytest.param(b"caf\xe9", "infra/spec.json:1:4: spec.json is not UTF-8 text (byte 3)", id="latin1"),
+        pytest.param(b'{\n  "plan": {\n    "x"', "infra/spec.json:3:8: cannot read spec.json: expecting ':' delimiter", id="cut"),
+        pytest.param(b"", "infra/spec.json:1:1: cannot read spec.json: expecting value", id="empty"),
+    ],
+)  # fmt: skip
+def test_a_spec_json_that_cannot_be_read_is_said_so_not_unplanned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, content: bytes, reason: str
+) -> None:
+    """fix146 item 3: a spec.json not UTF-8 or not JSON read "cannot be planned as changed" (invalid); it could not be
+    read, and the comment says so with the reason ``diff OLD NEW`` gives (file:line:column); still exit 1."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(_workload("w"))
+    _render(capsys, tmp_path / "w.yaml", "infra")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "infra" / "spec.json").write_bytes(content)
+    code, md, err = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
+    assert code == 1 and f"specgen: error: {reason}" in err
+    assert "**1 file(s) could not be read as changed: `infra/spec.json` (unreadable).** This check fails on them" in md
+    assert "1 could not be read." in md and "As changed, this file could not be read; specgen says:" in md
+    assert f"- {reason}" in md and "planned" not in md
+    assert set(specgen(capsys, "diff", "infra/spec.json", "infra/spec.json")[2].splitlines()) == {err.strip()}  # as is
+    code, out, _ = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json", "--format", "json")
+    assert code == 1 and json.loads(out)["files"][0]["status"] == "unreadable"
+
+
 def test_a_rate_given_that_moves_the_choice_is_said_as_the_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from generator.cli import main
 from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, new_findings, pool_replacements
@@ -457,6 +458,40 @@ def test_the_github_workflow_posts_the_comment_after_a_failed_diff() -> None:
     text = (EXAMPLES / "github-actions.yml").read_text()
     step = text.split("- name: Sticky comment", 1)[1]
     assert "if: always() && hashFiles('specgen-comment.md') != ''" in step.split("\n")[1]
+
+
+@pytest.mark.parametrize(
+    ("step", "codes", "calls", "exit_code"),
+    [
+        pytest.param("Rendered output is current", [75, 75, 0], 3, 0, id="check-third-try"),
+        pytest.param("Rendered output is current", [75, 75, 75, 0], 3, 75, id="check-three-tries-at-most"),
+        pytest.param("Rendered output is current", [4], 1, 4, id="check-drift-not-retried"),
+        pytest.param("Fleet change", [75, 0], 2, 0, id="diff-second-try"),
+        pytest.param("Fleet change", [3], 1, 3, id="diff-infeasible-not-retried"),
+        pytest.param("Fleet change", [75, 75, 75], 3, 75, id="diff-gives-up"),
+    ],
+)
+def test_the_github_workflow_tries_a_hub_outage_again(
+    tmp_path: Path, step: str, codes: list[int], calls: int, exit_code: int
+) -> None:
+    """fix146 item 5: exit 75 (the Hub out of reach) failed the GitHub job at once, where GitLab's ``retry`` tries
+    again; each step that runs specgen tries three times in all, waits between tries, and passes any other exit on."""
+    steps = YAML(typ="safe").load((EXAMPLES / "github-actions.yml").read_text())["jobs"]["specgen"]["steps"]
+    run = next(s["run"] for s in steps if s.get("name") == step)
+    stubs = (
+        f"codes=({' '.join(map(str, codes))})\n"
+        'specgen() { n=$(wc -l < calls); echo x >> calls; echo "comment $n"; return "${codes[$n]}"; }\n'
+        'sleep() { echo "slept $1" >> slept; }\nls() { echo workloads/a.yaml; }\ngit() { :; }\n'
+    )
+    (tmp_path / "calls").write_text("")
+    (tmp_path / "slept").write_text("")
+    # GitHub runs a step's script with bash -e (https://docs.github.com/en/actions/reference/workflow-syntax-for-github-actions#jobsjob_idstepsshell)
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-c", stubs + run], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, env={"PATH": "/usr/bin:/bin", "BASE": "x"})  # fmt: skip
+    assert (done.returncode, len((tmp_path / "calls").read_text().splitlines())) == (exit_code, calls), done.stderr
+    assert (tmp_path / "slept").read_text().splitlines() == ["slept 30"] * (calls - 1)  # none after the last try
+    if step == "Fleet change":  # the comment is the last try's alone
+        assert (tmp_path / "specgen-comment.md").read_text() == f"comment {calls - 1}\n"
 
 
 # ---------------------------------------------------------------- render --check: replaced pools

@@ -420,7 +420,7 @@ def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> N
         ),
         ("{aws-g6e-xlarge: 1.9, aws-g6e-xlarge@spot: 1.9}", None),  # at the on-demand rate: no discount, no slip
         ("{aws-g6e-xlarge@spot: 0.75}", None),
-        ("{aws-g6e-xlarge@spot: 0.01}", None),  # a deep discount is not said (GCP's Spot VMs go to 91% off)
+        ("{aws-g6e-xlarge@spot: 0.1}", None),  # a deep discount is not said (GCP's Spot VMs go to 91% off)
     ],
 )
 def test_a_spot_rate_above_the_on_demand_rate_is_said(tmp_path: Path, prices: str, above: str | None) -> None:
@@ -441,6 +441,52 @@ def test_a_spot_rate_above_the_on_demand_rate_is_said(tmp_path: Path, prices: st
         assert said[0].message.startswith(f"prices.aws-g6e-xlarge@spot {above}, and no cloud bills spot capacity above")
 
 
+_FLOOR_TEXT = (
+    "past the 20x that no cloud's spot discount reaches (AWS and Azure publish up to 90% off on demand, 10x; GCP "
+    "60-91%, 11.1x): check the value and its unit (USD per node-hour of the whole node, not a GPU's; a monthly figure "
+    "divides by 730)"
+)
+
+
+@pytest.mark.parametrize(
+    ("provider", "prices", "under"),
+    [
+        # on AWS, the catalog's list price in us-east-1 ($1.86) the reference: 0.0929 is 20.0x under, 0.093 19.99x
+        ("aws", "{aws-g6e-xlarge@spot: 0.01}", "0.01 is 186x under the type's on-demand rate $1.86 (the catalog's "
+         "on-demand list price in us-east-1)"),
+        ("aws", "{aws-g6e-xlarge@spot: 0.09}", "0.09 is 20.7x under the type's on-demand rate $1.86 (the catalog's "
+         "on-demand list price in us-east-1)"),
+        ("aws", "{aws-g6e-xlarge@spot: 0.094}", None),  # 19.8x: a 95% discount, past every published one, not said
+        ("aws", "{aws-g6e-xlarge: 15, aws-g6e-xlarge@spot: 0.7}", "0.7 is 21.4x under the type's on-demand rate "
+         "$15.00 (prices.aws-g6e-xlarge)"),  # the workload's own on-demand rate is the reference where given
+        ("azure", "{azure-standard-nc24ads-a100-v4@spot: 0.1}", "0.1 is 36.7x under the type's on-demand rate $3.67 "
+         "(the catalog's on-demand list price in eastus2)"),
+        ("azure", "{azure-standard-nc24ads-a100-v4@spot: 0.37}", None),  # 90% off: Azure's deepest
+        # GCP: 0.04 is 21.3x under g2-standard-8's $0.85 and 8.4x under the catalog's spot rate ($0.34): said here
+        ("gcp", "{gcp-g2-standard-8@spot: 0.04}", "0.04 is 21.3x under the type's on-demand rate $0.85 (the catalog's "
+         "on-demand list price in us-central1)"),
+    ],
+)  # fmt: skip
+def test_a_spot_rate_far_under_the_on_demand_rate_is_said(tmp_path: Path, provider: str, prices: str, under: str | None) -> None:
+    """fix146 item 4: a ``@spot`` rate far under on demand was said only on GCP, against the catalog's spot rate; on
+    AWS and Azure (no catalog spot rates) ``@spot: 0.01`` priced the pool at next to nothing without a word. One rule on
+    every provider: more than 20x under the type's on-demand rate."""
+    from generator.api import plan_file
+
+    gcp = "kubernetes: {location: us-central1, zone: us-central1-a, gcp_project: acme-test}\n" if provider == "gcp" else ""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    capacity_type: spot\n    inference: {max_context_tokens: 8192, requests_per_second: 1}\n"
+        f"hardware: {{provider: {provider}}}\n{gcp}prices: {prices}\n"
+    )
+    said = [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+    key = prices.rsplit(", ", maxsplit=1)[-1].strip("{}").split(":", 1)[0]
+    assert [(f.level, f.path, f.message) for f in said] == (
+        [("warning", f"prices.{key}", f"prices.{key} {under}, {_FLOOR_TEXT}")] if under else []
+    )
+
+
 @pytest.mark.parametrize(
     ("spot", "times"),
     [
@@ -448,7 +494,7 @@ def test_a_spot_rate_above_the_on_demand_rate_is_said(tmp_path: Path, prices: st
         ("0.0001", "0.000297x"),
         ("0.0336", "0.0998x"),  # ten times under the catalog's spot rate ($0.336764): the factor's edge, said
         ("3.37", None),  # ten times over it is over the on-demand list price too: that warning alone says it
-        ("0.0337", None),  # just inside ten times under
+        ("0.0337", "floor"),  # just inside ten times under, and 25.3x under on demand: fix146's floor says it
         ("0.1", None),  # 70% under the catalog's spot rate: GCP's spot discounts move (60-91% off on demand)
         ("0.336764", None),
     ],
@@ -476,6 +522,9 @@ def test_a_spot_rate_far_off_the_catalogs_spot_rate_is_said(tmp_path: Path, spot
         assert not said, said
         return
     assert [(f.level, f.path) for f in said] == [("warning", "prices.gcp-g2-standard-8@spot")]
+    if times == "floor":
+        assert said[0].message.startswith(f"prices.gcp-g2-standard-8@spot {spot} is 25.3x under the type's on-demand")
+        return
     assert said[0].message == (
         f"prices.gcp-g2-standard-8@spot {float(spot):g} is {times} the catalog's spot rate $0.34 in us-central1: spot "
         "prices are USD per node-hour (a monthly figure divides by 730)"

@@ -129,9 +129,10 @@ def test_check_says_a_tree_moved_to_the_root_and_the_prune_a_removal_needs(
         "  a: moved to the output's root (one file renders a flat tree)",
         "  b: removed or renamed (no workload file renders it any more; render removes it with --prune)",
     ]
-    assert err.splitlines()[-1] == (
-        "specgen: rendered output is stale; run `specgen render --prune` (it removes the trees of workloads no file "
-        "renders) and commit the result"
+    assert err.splitlines()[-1] == (  # fix146 item 1: the entries that drift and the command, -o and --prune with it
+        f"specgen: rendered output is stale in {out_dir} (SPEC.md, a/, ansible/, b/, cluster/, spec.json and 1 more); "
+        f"run `specgen render {a} -o {out_dir} --prune` (it removes the trees of workloads no file renders) and commit "
+        "the result"
     )
     code, _, err = specgen(capsys, "render", str(a), "-o", out_dir, "--prune")
     assert code == 0 and f"moved the tree of workload 'a' from {out_dir}/a to {out_dir}" in err
@@ -151,7 +152,10 @@ def test_check_says_a_flat_tree_moved_into_a_tree_of_its_own(tmp_path: Path, cap
         "  a: moved from the output's root to a/ (several files render a tree of each workload)",
         "  b: missing (not rendered yet)",
     ]
-    assert err.splitlines()[-1] == "specgen: rendered output is stale; run `specgen render` and commit the result"
+    assert err.splitlines()[-1] == (
+        f"specgen: rendered output is stale in {out_dir} (SPEC.md, a/, ansible/, b/, cluster/, spec.json and 1 more); "
+        f"run `specgen render {a} {b} -o {out_dir}` and commit the result"
+    )
     code, _, err = specgen(capsys, "render", str(a), str(b), "-o", out_dir)
     assert code == 0 and f"moved the tree of workload 'a' from {out_dir} to {out_dir}/a" in err
 

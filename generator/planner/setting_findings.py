@@ -43,6 +43,11 @@ COST_CONSTANTS = (
 )
 #: How far from the reference (the sourced default, the catalog's list price) a cost input is said to be a likely slip.
 IMPLAUSIBLE_FACTOR = 10.0
+#: How far under the type's on-demand rate a ``<platform>@spot`` rate is said to be a likely slip, on every provider
+#: (fix146 item 4): twice the deepest published spot discount, GCP's 91% off (11.1x;
+#: https://cloud.google.com/compute/docs/instances/spot), AWS's and Azure's "up to 90%" (10x;
+#: https://aws.amazon.com/ec2/spot/, https://azure.microsoft.com/en-us/products/virtual-machines/spot).
+SPOT_FLOOR_FACTOR = 20.0
 
 
 def _times_off(value: float, reference: float) -> float | None:
@@ -90,7 +95,9 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                     f"prices.{platform_id}",
                 )
             )
-    return out + _spot_above_on_demand_findings(wl, listed, region) + _spot_list_price_findings(wl, listed, region)
+    spot_listed = _spot_list_price_findings(wl, listed, region)
+    below = _spot_below_on_demand_findings(wl, listed, region, {f.path for f in spot_listed})  # one warning a key
+    return out + _spot_above_on_demand_findings(wl, listed, region) + spot_listed + below
 
 
 def _spot_list_price_findings(wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None) -> list[Finding]:
@@ -128,6 +135,56 @@ def _spot_list_price_findings(wl: Workload, listed: dict[tuple[str, str | None],
     return out
 
 
+def _spot_rates(
+    wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None
+) -> list[tuple[str, float, float, str]]:
+    """Each ``<platform>@spot`` rate given with its type's on-demand rate and where that is from (key, usd, rate, basis).
+
+    The on-demand rate is the workload's ``prices.<platform>``, else the catalog's list price in ``region``; a type with
+    neither is left out.
+    """
+    out = []
+    for key, usd in sorted(wl.prices.items()):
+        if not key.endswith(SPOT_SUFFIX):  # a spot rate's key (capacity_type.spot_key)
+            continue
+        platform_id = key.removesuffix(SPOT_SUFFIX)
+        given = wl.prices.get(platform_id)
+        on_demand = given if given is not None else listed.get((platform_id.lower(), region))
+        if on_demand is None:
+            continue
+        listed_in = "the catalog's on-demand list price" + (f" in {region}" if region else "")
+        out.append((key, usd, on_demand, f"prices.{platform_id}" if given is not None else listed_in))
+    return out
+
+
+def _spot_below_on_demand_findings(
+    wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None, said: set[str]
+) -> list[Finding]:
+    """A ``<platform>@spot`` rate more than :data:`SPOT_FLOOR_FACTOR` times under the type's on-demand rate.
+
+    fix146 item 4: on AWS and Azure, whose spot rates the catalog does not hold, ``aws-p5-48xlarge@spot: 0.05`` (a
+    figure off by digits, or a per-GPU rate) priced the spot pool at next to nothing without a word. One rule on every
+    provider; a key :func:`_spot_list_price_findings` said (``said``, by path) against the catalog's spot rate is not
+    said again.
+    """
+    out = []
+    for key, usd, on_demand, basis in _spot_rates(wl, listed, region):
+        if f"prices.{key}" in said or not 0 < usd * SPOT_FLOOR_FACTOR < on_demand:
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "setting-implausible",
+                f"prices.{key} {usd:g} is {on_demand / usd:.3g}x under the type's on-demand rate ${on_demand:,.2f} "
+                f"({basis}), past the {SPOT_FLOOR_FACTOR:g}x that no cloud's spot discount reaches (AWS and Azure "
+                "publish up to 90% off on demand, 10x; GCP 60-91%, 11.1x): check the value and its unit (USD per "
+                "node-hour of the whole node, not a GPU's; a monthly figure divides by 730)",
+                f"prices.{key}",
+            )
+        )
+    return out
+
+
 def _spot_above_on_demand_findings(
     wl: Workload, listed: dict[tuple[str, str | None], float], region: str | None
 ) -> list[Finding]:
@@ -139,19 +196,12 @@ def _spot_above_on_demand_findings(
     ``spot_max_price = -1`` (as specgen renders it) "indicates default price to be up-to on-demand"
     (https://learn.microsoft.com/en-us/dotnet/api/microsoft.azure.management.containerservice.models.managedclusteragentpoolprofileproperties.spotmaxprice),
     and GCP's Spot VMs are discounted from on-demand (https://cloud.google.com/compute/docs/instances/spot). A key or a
-    figure is likely swapped. Only a rate above on demand is said: a deep spot discount is no slip.
+    figure is likely swapped. A rate far under on demand is :func:`_spot_below_on_demand_findings`'s.
     """
     out = []
-    for key, usd in sorted(wl.prices.items()):
-        if not key.endswith(SPOT_SUFFIX):  # a spot rate's key (capacity_type.spot_key)
+    for key, usd, on_demand, basis in _spot_rates(wl, listed, region):
+        if not usd > on_demand:
             continue
-        platform_id = key.removesuffix(SPOT_SUFFIX)
-        given = wl.prices.get(platform_id)
-        on_demand = given if given is not None else listed.get((platform_id.lower(), region))
-        if on_demand is None or not usd > on_demand:
-            continue
-        listed_in = "the catalog's on-demand list price" + (f" in {region}" if region else "")
-        basis = f"prices.{platform_id}" if given is not None else listed_in
         out.append(
             Finding(
                 "warning",
