@@ -60,3 +60,20 @@ def test_each_chain_jobs_run_is_its_hours_share_of_the_month_with_the_contract(p
             "at the kW their servers draw, without it"
         ],
     }
+
+
+def test_owned_servers_month_says_it_counts_one_run_where_the_job_gives_no_runs(tmp_path: Path) -> None:
+    """newuser84 item 3: tune-owned's nightly chain on an owned DGX H100 read "$1,894/month" (its colocation and one
+    run's energy, $17) with nothing saying one run: 30 runs are $2,391. The charge now says it, and goes when given."""
+    source = (DATA / "tune-then-serve.yaml").read_text(encoding="utf-8")
+    alone = plan_workload(load_workload(str(DATA / "tune-then-serve.yaml")))
+    note = "x PUE 1.56 x $0.13/kWh, one run a month: training.runs_per_month not given)"
+    assert alone.totals["usd_per_month"] == pytest.approx(1_893.95, abs=0.01)
+    for dep in alone.deployments:
+        assert any(note in r for r in dep.reasons), dep.reasons
+    nightly = tmp_path / "nightly.yaml"
+    nightly.write_text(source.replace("deadline_hours: 10\n", "deadline_hours: 10\n      runs_per_month: 30\n"), encoding="utf-8")
+    given = plan_workload(load_workload(str(nightly)))
+    assert given.totals["usd_per_month"] == pytest.approx(2_391.25, abs=0.01)
+    text = " ".join(r for dep in given.deployments for r in dep.reasons)
+    assert "x PUE 1.56 x $0.13/kWh x 30 runs a month)" in text and "runs_per_month not given" not in text
