@@ -114,6 +114,8 @@ def _plan(tmp_path: Path, text: str) -> tuple[Any, Any]:
 
 # (name, workload, deployment, owned pool's platform, runs a month charged, hours a run, kW, PUE, racked)
 # hours a run and kW are the plan's own printed inputs (details "hours", the node's watts); the month is worked here
+#: What the charge says where the job gives no runs_per_month (newuser84 item 3).
+ONE_RUN = ", one run a month: training.runs_per_month not given"
 TRAINING = [
     # 1 run (none given) x 1.41 h x 1.159 kW x PUE 1 (an owned workstation, not racked) x $0.13 = $0.212; no colocation.
     # The GH200 rented for 0.5 h at $1 a run is a runner-up now; before, it was chosen and the box left free at "$66/month"
@@ -144,7 +146,8 @@ def test_a_job_alone_on_owned_servers_is_charged_its_runs_energy(
     assert d.details["usd_per_job"] == pytest.approx(energy / runs, abs=0.01)
     assert plan.totals["usd_per_month"] == pytest.approx(energy + colocation, abs=0.01)
     text_out = plan_text(plan)
-    basis = f"its runs' energy ({hours:,.1f} h x {kw:,.2f} kW x PUE {pue:g} x $0.13/kWh)"
+    # newuser84 item 3: neither gives runs_per_month, and the charge says its one run a month
+    basis = f"its runs' energy ({hours:,.1f} h x {kw:,.2f} kW x PUE {pue:g} x $0.13/kWh{ONE_RUN})"
     (chosen,) = [line for line in text_out.splitlines() if line.startswith("  - chosen by cost: ")]
     assert basis in chosen
     assert ("their colocation $1,196/month is paid whether they run or not" in chosen) == racked
@@ -156,7 +159,7 @@ def test_the_office_lora_keeps_the_box_over_a_rented_gh200(tmp_path: Path) -> No
     """The GH200 rented for its 0.5 h, $1 a run, is a runner-up ranked after the box's $0.212 of energy."""
     _, plan = _plan(tmp_path, OFFICE_LORA)
     text = plan_text(plan)
-    assert "$0.212 a run: its runs' energy (1.4 h x 1.16 kW x PUE 1 x $0.13/kWh); the servers are owned" in text
+    assert f"$0.212 a run: its runs' energy (1.4 h x 1.16 kW x PUE 1 x $0.13/kWh{ONE_RUN}); the servers are owned" in text
     assert "on 1 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 0.5 h (1 GPUs rented, 1 used, 1.3 kW, $1 per run)" in text
     assert "rented-hosts" not in text
 

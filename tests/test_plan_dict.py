@@ -51,8 +51,9 @@ LEFT_OUT = {
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
-#: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133).
-NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools")}
+#: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);
+#: whether owned servers' jobs gave their runs a month, for the charge's text (newuser84).
+NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools"), (OwnedRuns, "runs_given")}
 
 
 def _reference(value: Any) -> Any:

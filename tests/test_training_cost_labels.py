@@ -78,7 +78,11 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     # the text rounds the run's own hours (34.651 h: "34.7"), the details keep two decimals (34.65)
     said = re.search(r"a run: its runs' energy \(([0-9.]+) h x ", chosen)
     assert said is not None and abs(float(said.group(1)) - hours) <= 0.05 + 1e-9
-    basis = f" h x {kw:.2f} kW x PUE 1.56 x $0.13/kWh); the servers are owned, and "
+    # newuser84 item 3: the one run charged is said (the job gives no runs_per_month)
+    basis = (
+        f" h x {kw:.2f} kW x PUE 1.56 x $0.13/kWh, one run a month: training.runs_per_month not given); "
+        "the servers are owned, and "
+    )
     assert basis + f"their colocation ${kw * 184:,.0f}/month is paid whether they run or not" in chosen
     assert "$0 to buy" not in chosen
 

@@ -1923,7 +1923,9 @@ def build_plan(
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
             details.update(_split_share(opt, [next(p for p in pools if p.name == name) for name in dep_pools], objective, wl))
         if job is not None:
-            reasons += _sequence_turn(wl, job, next(p for p in pools if p.name == dep_pools[0]), details)
+            reasons += _sequence_turn(
+                wl, job, next(p for p in pools if p.name == dep_pools[0]), details, undrawn.get(dep_pools[0], 0.0)
+            )
         else:
             reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
         cloud = wl.hardware.provider in CLOUD_PROVIDERS
@@ -2288,35 +2290,60 @@ def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float],
     for key in ("opex_usd_per_month", "usd_per_month"):
         if details.get(key) is not None:
             details[key] = round(details[key] + usd, 2)
-    month = details.get("usd_per_month")
-    with_it = f": ${month:,.0f}/month with it" if month is not None else ""
     run = details.get("usd_per_job")
     hours = details.get("hours")
-    per_run = ""
     if run is not None and isinstance(hours, int | float) and hours > 0:
         details["usd_per_job"] = round(run + usd * hours / HOURS_PER_MONTH, 2)
-        per_run = (
-            f", and a run ${details['usd_per_job']:,.0f} as its {hours:,.1f} h's share of that month (${run:,.0f} without it)"
-        )
-    return [
-        f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, its pools' share of the contracted kW "
+    return [_undrawn_reason(usd, details, run)]
+
+
+def _undrawn_reason(usd: float, details: Mapping[str, Any], run_without: float | None, whose: str = "its pools' share") -> str:
+    """What a deployment's share of its racks' undrawn contracted kW (``usd`` a month) adds, its ``details`` with it."""
+    month = details.get("usd_per_month")
+    with_it = f": ${month:,.0f}/month with it" if month is not None else ""
+    hours, run = details.get("hours"), details.get("usd_per_job")
+    per_run = ""
+    if run is not None and run_without is not None and isinstance(hours, int | float) and hours > 0:
+        per_run = f", and a run ${run:,.0f} as its {hours:,.1f} h's share of that month (${run_without:,.0f} without it)"
+    return (
+        f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, {whose} of the contracted kW "
         f"their racks leave undrawn{with_it}{per_run}; the choice and runners-up below were compared before the racks "
         "were packed, at the kW their servers draw, without it"
-    ]
+    )
 
 
-def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any]) -> list[str]:
-    """A chain job's turn into its details, and its reason; on servers paid by the month, the chain's cost once."""
+def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any], undrawn_usd: float = 0.0) -> list[str]:
+    """A chain job's turn into its details, and its reason; on servers paid by the month, the chain's cost once.
+
+    ``undrawn_usd``: the chain's pool's share of its racks' undrawn contracted kW a month, which the jobs split by their
+    hours as they split the servers' cost (newuser84 item 1: the chain's months added up to the fleet's without it).
+    """
     from generator.planner.training_chain import turn
 
     said = turn(wl, job, pool.name)
     details.update(said.details())
-    if not billed_per_run(wl.hardware.provider, job.own.candidate):
-        details.update(_chain_share(job, pool, said, _cost_details(job.chain, details["objective_used"], wl.hardware.provider)))
-    return [said.reason(pool.nodes)]
+    if billed_per_run(wl.hardware.provider, job.own.candidate):
+        return [said.reason(pool.nodes)]
+    chain = _cost_details(job.chain, details["objective_used"], wl.hardware.provider)
+    without = _chain_share(job, pool, said, chain)
+    details.update(_chain_share(job, pool, said, _with_undrawn(chain, undrawn_usd), undrawn_usd))
+    month, before = details.get("usd_per_month"), without.get("usd_per_month")
+    if not undrawn_usd or month is None or before is None:
+        return [said.reason(pool.nodes)]
+    whose = "its hours' share of its pool's share"
+    return [said.reason(pool.nodes), _undrawn_reason(month - before, details, without.get("usd_per_job"), whose)]
 
 
-def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) -> dict[str, Any]:
+def _with_undrawn(chain: dict[str, Any], undrawn_usd: float) -> dict[str, Any]:
+    """A chain's cost details with its pool's undrawn contracted kW a month added to its month and running cost."""
+    out = dict(chain)
+    for key in ("opex_usd_per_month", "usd_per_month"):
+        if undrawn_usd and out.get(key) is not None:
+            out[key] = out[key] + undrawn_usd
+    return out
+
+
+def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any], undrawn_usd: float = 0.0) -> dict[str, Any]:
     """A chain job's share of the servers it holds in turn, paid by the month: the chain's cost split by the jobs' hours.
 
     The shares add up to the pool, as a co-located service's do (review22 item 5); where the jobs' hours are not known
@@ -2353,6 +2380,7 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     if timed and own and c.usd_per_hour is not None:
         # on owned servers, the energy its own hours add (fix89: the chain is charged its runs' energy, OwnedRuns)
         rate = c.owned_runs.kw * c.owned_runs.pue * c.owned_runs.usd_per_kwh if c.owned_runs else c.usd_per_hour
+        rate += undrawn_usd / HOURS_PER_MONTH  # its hours' share of the racks' undrawn contract, as a job alone's run
         # a whole run of the job, as its hours are: a sliced job's slice is its share of it (review80 item 4)
         run = own / job.shares[job.position] if job.shares and job.shares[job.position] < 1 else own
         out["usd_per_job"] = round(rate * run, 2)

@@ -216,6 +216,8 @@ class OwnedRuns(NamedTuple):
     usd_per_kwh: float
     #: Colocation of the servers a month (0: an owned workstation not racked).
     colocation_usd_per_month: float
+    #: Whether the jobs give their ``runs_per_month``; where not, one run a month is charged, and said (not written).
+    runs_given: bool = True
 
     @property
     def busy_hours(self) -> float:
@@ -240,6 +242,8 @@ class OwnedRuns(NamedTuple):
     def text(self) -> str:
         """``its runs' energy (1.4 h x 1.20 kW x PUE 1 x $0.13/kWh)``, with the runs a month and colocation where they apply."""
         runs = f" x {self.runs:g} runs a month" if self.runs != 1 else ""
+        # newuser84 item 3: a nightly job's month read one run's energy, the runs a month unsaid
+        runs += "" if self.runs_given else ", one run a month: training.runs_per_month not given"
         text = f"its runs' energy ({self.hours:,.1f} h x {self.kw:,.2f} kW x PUE {self.pue:g} x ${self.usd_per_kwh:g}/kWh{runs})"
         if self.colocation_usd_per_month:
             text += (
@@ -833,7 +837,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 #: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
 _NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset(
-    {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools")}
+    {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools"), (OwnedRuns, "runs_given")}
 )
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {

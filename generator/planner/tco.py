@@ -64,15 +64,21 @@ def owned_colocation_usd(power_w: float, racked: bool, consts: Constants) -> flo
     return power_w / 1000 * consts.colocation_usd_per_kw_month if racked else 0.0
 
 
-def owned_runs(power_w: float, racked: bool, runs: float, hours: float, consts: Constants) -> OwnedRuns:
-    """Owned servers of ``power_w`` in all that run ``runs`` a month of ``hours`` each: what they are charged (fix89)."""
+def owned_runs(
+    power_w: float, racked: bool, runs: float | None, hours: float, consts: Constants, given: bool | None = None
+) -> OwnedRuns:
+    """Owned servers of ``power_w`` in all that run ``runs`` a month of ``hours`` each: what they are charged (fix89).
+
+    ``runs`` None: not given, one run charged; ``given`` says so where ``runs`` is a chain's, already settled.
+    """
     return OwnedRuns(
-        runs=runs,
+        runs=runs or 1.0,
         hours=hours,
         kw=power_w / 1000,
         pue=consts.pue if racked else 1.0,
         usd_per_kwh=consts.energy_usd_per_kwh,
         colocation_usd_per_month=owned_colocation_usd(power_w, racked, consts),
+        runs_given=runs is not None if given is None else given,
     )
 
 
@@ -87,7 +93,7 @@ def charged_runs(candidate: Candidate, platform: PlatformSpec, runs_per_month: f
     c = candidate
     if not c.run_hours or c.capex_usd != 0 or c.owned_nodes != c.nodes or c.rented is not None:
         return c
-    runs = owned_runs(c.power_w, in_colocation(platform, owned=True), runs_per_month or 1.0, c.run_hours, consts)
+    runs = owned_runs(c.power_w, in_colocation(platform, owned=True), runs_per_month, c.run_hours, consts)
     return c._replace(usd_per_hour=runs.usd_per_month / HOURS_PER_MONTH, opex_usd_per_month=runs.usd_per_month, owned_runs=runs)
 
 

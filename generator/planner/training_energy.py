@@ -87,7 +87,8 @@ def owned_pool_runs(wl: Workload, pool: Pool, deployments: list[DeploymentPlan],
     timed = [float(h) for h in hours if isinstance(h, int | float)]
     # a chain's jobs run as often as each other (workload.chains): its runs of their hours summed
     each, busy = (runs.pop(), math.fsum(timed)) if len(runs) == 1 else (1.0, busy_hours(pool, deployments) or 0.0)
-    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts)
+    given = all(isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 for d in members)
+    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts, given)
 
 
 def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
