@@ -115,13 +115,6 @@ def _past_one_prefill(rho: float) -> float:
     return rho - (1 - rho) * math.expm1(rho)
 
 
-def _one_head_past(x: float, busy: float, decay: float, head_s: float) -> float:
-    """acc123's M/D/1 law of prefills of ``head_s``: ``1 - (1 - rho) e^{rho x / h}`` within, the exponential past."""
-    if x < head_s:
-        return busy - (1 - busy) * math.expm1(busy * x / head_s)
-    return _past_one_prefill(busy) * math.exp(-(x - head_s) * decay)
-
-
 def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
     """``P(W > x)``: a prompt's wait in the replica's prompt queue, ``busy`` the share of the time in prefill (rho).
 
@@ -138,11 +131,18 @@ def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
         return 0.0
     if not heads:
         return busy * math.exp(-x * decay)
-    return sum(weight * _one_head_past(x, busy, decay, head) for weight, head in heads)
+    total, after = 0.0, -1.0  # P(W > h) for every head alike (one load), worked out once where a head is passed
+    for weight, head in heads:  # inline: miss_share's convolution calls it per cell
+        if x < head:
+            total += weight * (busy - (1 - busy) * math.expm1(busy * x / head))
+        else:
+            after = _past_one_prefill(busy) if after < 0 else after
+            total += weight * after * math.exp(-(x - head) * decay)
+    return total
 
 
 def _one_head_quantile(share: float, busy: float, decay: float, head_s: float) -> float:
-    """The least ``x`` with :func:`_one_head_past` at most ``share`` (``busy`` above it), in closed form."""
+    """The least ``x`` with one head's law (:func:`wait_past`) at most ``share`` (``busy`` above it), in closed form."""
     after = _past_one_prefill(busy)
     if after <= share:  # within the prefill in progress: 1 - (1 - rho) e^{rho x / S} = share
         return head_s * math.log1p((busy - share) / (1 - busy)) / busy
