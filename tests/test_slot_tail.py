@@ -39,18 +39,22 @@ def _erlang_c(servers: int, offered: float) -> float:
 def _beyond(tail: TtftTail, t: float) -> float:
     """P(TTFT > t) from the tail's figures: each offset plus the queue's wait (busy e^{-decay x}), the larger rule.
 
-    With a head (every prompt of one length, acc123), M/D/1's law within it, ``P(W <= x) = (1 - rho) e^{rho x / h}``
-    (Erlang's formula's first term), and the exponential from ``P(W > h)`` past it."""
+    With heads (stated prompt lengths: one, acc123; several, acc126), their weighted sum of M/D/1's law within each
+    head ``h``, ``P(W <= x) = (1 - rho) e^{rho x / h}`` (Erlang's formula's first term), and the exponential from
+    ``P(W > h)`` past it."""
+
+    def head_past(x: float, head: float) -> float:
+        rho = tail.busy
+        if x < head:
+            return 1 - (1 - rho) * math.exp(rho * x / head)
+        return (1 - (1 - rho) * math.exp(rho)) * math.exp(-tail.decay * (x - head))
 
     def waits_past(x: float) -> float:
         if x < 0 or tail.busy <= 0:
             return 1.0 if x < 0 else 0.0
-        if tail.head_s <= 0:
+        if not tail.heads:
             return tail.busy * math.exp(-tail.decay * x)
-        rho, head = tail.busy, tail.head_s
-        if x < head:
-            return 1 - (1 - rho) * math.exp(rho * x / head)
-        return (1 - (1 - rho) * math.exp(rho)) * math.exp(-tail.decay * (x - head))
+        return sum(weight * head_past(x, head) for weight, head in tail.heads)
 
     plain = waits_past(t - tail.plain_s)
     mixed = sum(share * waits_past(t - own) for share, own in tail.mix) if tail.mix else 0.0
@@ -82,8 +86,11 @@ TAILS = [
     pytest.param(TtftTail(0.10, ((0.95, 0.06), (0.05, 0.40)), 0.5, 25.0), id="a-prompt-mix"),
     pytest.param(TtftTail(0.18, (), 0.0), id="no-queue"),
     # one length, its prefill 40 ms: M/D/1 within it (acc123), at low load and at high
-    pytest.param(TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, 0.04), id="one-length-m-d-1-low"),
-    pytest.param(TtftTail(0.15, (), 0.6, 2 * 0.4 / 0.04, 0.04), id="one-length-m-d-1-high"),
+    pytest.param(TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, ((1.0, 0.04),)), id="one-length-m-d-1-low"),
+    pytest.param(TtftTail(0.15, (), 0.6, 2 * 0.4 / 0.04, ((1.0, 0.04),)), id="one-length-m-d-1-high"),
+    # a stated spread (acc126): 95% of 20 ms prefills, 5% of 200 ms, each length's M/D/1 law by its share of the time
+    pytest.param(TtftTail(0.15, (), 0.3, 25.0, ((0.655, 0.02), (0.345, 0.2))), id="stated-spread-heads"),
+    pytest.param(TtftTail(0.10, ((0.95, 0.06), (0.05, 0.40)), 0.5, 25.0, ((0.655, 0.02), (0.345, 0.2))), id="mix-heads"),
 ]
 
 
@@ -104,10 +111,15 @@ def test_the_bound_is_the_convolution_and_never_below_it(tail: TtftTail, waits: 
 @pytest.mark.parametrize("room", [0.005, 0.02, 0.039, 0.041, 0.3])
 def test_the_m_d_1_head_is_convolved_exactly_within_it_and_past_it(room: float) -> None:
     """acc123: the closed form with the prompt queue's M/D/1 head (40 ms prefills), targets within and past it."""
-    tail = TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, 0.04)
+    tail = TtftTail(0.15, (), 0.13, 2 * 0.87 / 0.04, ((1.0, 0.04),))
     for waits, drain in ((0.03, 3.0), (0.8, 50.0), (1.0, 400.0)):
         exact = _past_target(tail, 0.15 + room, waits, drain)
         assert miss_share(tail, 0.15 + room, waits, drain) == pytest.approx(exact, abs=2e-6)
+    # acc126: two heads (a stated spread, 95% of 10 ms and 5% of 40 ms prefills), within both, between and past them
+    two = tail._replace(heads=((0.826, 0.01), (0.174, 0.04)))
+    for waits, drain in ((0.03, 3.0), (0.8, 50.0), (1.0, 400.0)):
+        exact = _past_target(two, 0.15 + room, waits, drain)
+        assert miss_share(two, 0.15 + room, waits, drain) == pytest.approx(exact, abs=2e-6)
 
 
 @pytest.mark.parametrize("tail", TAILS)

@@ -373,8 +373,10 @@ def _points(
     prefill = taken(spec.avg_input_tokens)
     scv = 0.0  # every prompt of the average length: an M/D/1 queue
     mix = None if spec.p95_input_tokens is None else least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
+    times = (prefill, prefill)  # the short and the long prompt's time from the replica (the queue's service times)
     if mix is not None:  # the prompts' mean time from the replica and its spread, over the mix (newuser34 item 4)
-        prefill, scv = mix_moments(mix, taken(mix.short_tokens), taken(mix.long_tokens))
+        times = (taken(mix.short_tokens), taken(mix.long_tokens))
+        prefill, scv = mix_moments(mix, *times)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
     shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
@@ -409,14 +411,15 @@ def _points(
         # the mix (the p95 prompt's own TTFT and the wait it meets); the factor stands for a spread the workload does
         # not state, and this one it states (acc122, newuser83 item 1: p95_input_tokens = avg_input_tokens, every
         # prompt of one length, still took 2 x a lone prompt's TTFT, 1,259 ms for a 630 ms prefill)
-        one = mix.short_tokens == mix.long_tokens  # every prompt of one length, stated: M/D/1's wait exactly (acc123)
+        # the stated lengths' wait law: each length's M/D/1 law by its share of the prefill time (acc123, acc126)
+        stated = ((1 - mix.long_share, times[0]), (mix.long_share, times[1]))
         ttft_p95 = max(
-            ttft + prefill_wait_p95(state.prefill_busy, prefill, scv, one_length=one),
-            ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
+            ttft + prefill_wait_p95(state.prefill_busy, prefill, scv, prompts_s=stated),
+            ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv, times),
         )
         request_s = mean_ttft + output_tokens * state.tpot_s
         shares = ((1 - mix.long_share, own[0]), (mix.long_share, own[1]))
-        tail = ttft_tail(ttft, state.prefill_busy, prefill, scv, shares, one_length=one)
+        tail = ttft_tail(ttft, state.prefill_busy, prefill, scv, shares, prompts_s=stated)
         return OperatingPoint(
             batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy, request_s=request_s, ttft_tail=tail
         )

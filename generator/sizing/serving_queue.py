@@ -8,7 +8,8 @@ estimate gave the decode-only step as the TPOT, 18.8 ms where the plan's same ba
 The prompts queue for the replica's prefill time (first come, first served): :func:`prefill_wait_p95` is the
 95th-percentile wait of an M/G/1 queue, the service-time spread taken from the prompt-length mix
 (:func:`least_spread_mix`, where a workload gives the p95 prompt length) or none (every prompt of the average length:
-M/D/1, whose wait within one prefill :func:`wait_past` takes exactly); :func:`wait_past` is the wait's tail all take.
+M/D/1); :func:`wait_past` is the wait's tail all take, for stated lengths each one's M/D/1 law by its share of the
+prefill time (:func:`stated_heads`).
 """
 
 from __future__ import annotations
@@ -75,30 +76,38 @@ def steady_state(
     return SteadyState(rate, step_s / max(1e-9, 1.0 - share), share)
 
 
-def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, one_length: bool = False) -> float:
+#: The stated prompt lengths' wait law (:func:`wait_past`): (share of the prefill time, prefill s) of each length.
+#: Empty where the spread is not stated (the exponential from 0); one head of the mean where every prompt has one length.
+if TYPE_CHECKING:
+    Heads: TypeAlias = tuple[tuple[float, float], ...]
+
+
+def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, prompts_s: Heads = ()) -> float:
     """95th-percentile wait of a prompt for the prompts ahead of it, at ``utilisation`` of the replica in prefill.
 
     Poisson arrivals and first-come-first-served prefills are an M/G/1 queue. Its mean wait is Pollaczek-Khinchine's
     ``rho E[S] (1 + c^2) / (2 (1 - rho))``, ``E[S]`` the mean prefill (``prefill_s``) and ``c^2`` the squared
     coefficient of variation of the prefill times (``scv``; 0: every prompt of one length, an M/D/1 queue). Its tail
-    is :func:`wait_past`'s: a prompt waits with probability ``rho``, then an exponential wait of mean ``W / rho``, so
-    the 95th percentile is ``E[S] (1 + c^2) ln(rho / 0.05) / (2 (1 - rho))`` (0 while no more than one prompt in
-    twenty waits). With the prompt's own prefill, against a simulation of 300,000 arrivals of 0.535 s prefills
-    (newuser15): 2.67 s at rho 0.67 (simulated 2.47), 1.90 at 0.54 (1.74). Where the workload states every prompt has
-    one length (``one_length``: ``p95_input_tokens`` equal to the average), the wait within one prefill is M/D/1's
-    exactly, ``P(W > x) = 1 - (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits past a whole
-    prefill the p95 is ``S ln(0.95 / (1 - rho)) / rho``, else ``S`` plus the exponential tail's from there (acc123:
-    the exponential alone was up to 8% short of the TTFT p95 where 6-13% of the time is prefill): against 200,000
-    simulated arrivals of one length (``tests/test_prompt_tail.py``), the TTFT p95 from 0.5% below to 6.6% above at
-    rho 0.02 to 0.6 (the exponential alone: 7.2% below at 0.06, 7.8% below at 0.13, 10.6% above at 0.3); 2.69 s and
-    1.88 s for newuser15's. The unstated spread (every prompt taken of the average length, ``ttft_p95_factor`` its
-    allowance; pooling) keeps the exponential from 0: its prompts are not known to be of one length. Of two lengths
-    (95% of 0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait alone against 300,000 simulated arrivals (Lindley's
-    recursion): 0.53 s at rho 0.3 (simulated 0.69), 0.95 at 0.5 (1.01), 2.84 at 0.8 (3.04).
+    is :func:`wait_past`'s. Where the workload does not state the prompts' lengths (``prompts_s`` empty: every prompt
+    taken of the average length, ``ttft_p95_factor`` its allowance; pooling), a prompt waits with probability ``rho``,
+    then an exponential wait of mean ``W / rho``, so the 95th percentile is ``E[S] (1 + c^2) ln(rho / 0.05) / (2 (1 -
+    rho))`` (0 while no more than one prompt in twenty waits). With the prompt's own prefill, against a simulation of
+    300,000 arrivals of 0.535 s prefills (newuser15): 2.67 s at rho 0.67 (simulated 2.47), 1.90 at 0.54 (1.74).
+
+    Where it states them (``prompts_s``: (share, prefill s) of each length, :func:`least_spread_mix`'s two), the wait
+    is :func:`stated_heads`' law: each length's M/D/1 law at the queue's load, weighted by its share of the prefill
+    time (acc123 for one length, acc126 for a spread). One length: within one prefill M/D/1's exactly, ``P(W > x) = 1 -
+    (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits past a whole prefill the p95 is ``S ln(0.95
+    / (1 - rho)) / rho``, else ``S`` plus the exponential tail's from there: 2.69 s and 1.88 s for newuser15's. Of two
+    lengths (95% of 0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait's p95 against 4,000,000 simulated arrivals
+    (Lindley's recursion): 0.716 s at rho 0.3 (simulated 0.698; the exponential from 0 gave 0.53), 1.04 at 0.45
+    (0.94), 1.47 at 0.6 (1.38); over mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (200,000 arrivals,
+    ``tests/test_prompt_tail.py``) from 3.0% below to 15.3% above (the most above at rho 0.45-0.5 of the widest mixes,
+    the heavy-traffic slope past the heads: one length's law is itself 9% above there).
     """
     if prefill_s <= 0 or utilisation <= 0:
         return 0.0
-    return wait_quantile(TAIL_SHARE, *_wait_law(utilisation, prefill_s, scv, one_length))
+    return wait_quantile(TAIL_SHARE, *_wait_law(utilisation, prefill_s, scv, prompts_s))
 
 
 def _past_one_prefill(rho: float) -> float:
@@ -106,67 +115,114 @@ def _past_one_prefill(rho: float) -> float:
     return rho - (1 - rho) * math.expm1(rho)
 
 
-def wait_past(x: float, busy: float, decay: float, head_s: float = 0.0) -> float:
+def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
     """``P(W > x)``: a prompt's wait in the replica's prompt queue, ``busy`` the share of the time in prefill (rho).
 
-    Past ``head_s``, an exponential tail ``P(W > head) e^{-decay (x - head)}`` (``decay`` ``rho / E[W | W > 0]`` over
-    the time past the head: ``2 (1 - rho) / (E[S] (1 + c^2))``, the heavy-traffic slope); within ``head_s`` (every
-    prompt of one length: the prefill ``S``; else 0), M/D/1's law exactly, ``1 - (1 - rho) e^{rho x / S}``: a prompt
-    arriving at low load waits the residual of the one prefill in progress, uniform over it, not an exponential of its
-    mean (acc123). With no head, ``rho e^{-decay x}`` (:func:`prefill_wait_p95`).
+    ``decay`` is the heavy-traffic slope ``2 (1 - rho) / (E[S] (1 + c^2))`` (``rho / E[W | W > 0]``). With no
+    ``heads`` (the spread not stated), ``rho e^{-decay x}``. With ``heads`` ((weight, h) of each stated prompt length,
+    :func:`stated_heads`), the weighted sum of M/D/1's law at load ``rho`` with prefills of ``h``: within ``h``,
+    ``1 - (1 - rho) e^{rho x / h}`` exactly (a prompt arriving at low load waits the residual of the prefill in
+    progress, uniform over it: acc123), past it the exponential at ``decay`` from ``P(W > h) = 1 - (1 - rho) e^rho``.
+    One head (every prompt of one length): M/D/1's law itself.
     """
     if x < 0:
         return 1.0
     if busy <= 0:
         return 0.0
-    if head_s <= 0:
+    if not heads:
         return busy * math.exp(-x * decay)
-    if x < head_s:
-        return busy - (1 - busy) * math.expm1(busy * x / head_s)
-    return _past_one_prefill(busy) * math.exp(-(x - head_s) * decay)
+    total, after = 0.0, -1.0  # P(W > h) for every head alike (one load), worked out once where a head is passed
+    for weight, head in heads:  # inline: miss_share's convolution calls it per cell
+        if x < head:
+            total += weight * (busy - (1 - busy) * math.expm1(busy * x / head))
+        else:
+            after = _past_one_prefill(busy) if after < 0 else after
+            total += weight * after * math.exp(-(x - head) * decay)
+    return total
 
 
-def wait_quantile(share: float, busy: float, decay: float, head_s: float = 0.0) -> float:
-    """The least ``x`` with ``P(W > x) <= share`` (:func:`wait_past`), in closed form.
-
-    0 where no more than ``share`` wait; within the head, ``head ln((1 - share) / (1 - rho)) / rho``; past it (or
-    with none), the exponential's ``head + ln(P(W > head) / share) / decay``.
-    """
-    if busy <= share:
-        return 0.0
-    if head_s <= 0:
-        return math.log(busy / share) / decay
+def _one_head_quantile(share: float, busy: float, decay: float, head_s: float) -> float:
+    """The least ``x`` with one head's law (:func:`wait_past`) at most ``share`` (``busy`` above it), in closed form."""
     after = _past_one_prefill(busy)
     if after <= share:  # within the prefill in progress: 1 - (1 - rho) e^{rho x / S} = share
         return head_s * math.log1p((busy - share) / (1 - busy)) / busy
     return head_s + math.log(after / share) / decay
 
 
-def _wait_law(utilisation: float, prefill_s: float, scv: float, one_length: bool) -> tuple[float, float, float]:
-    """The prompt queue's (busy, decay, head_s) for :func:`wait_past`: the one law every TTFT p95 takes.
+def wait_quantile(share: float, busy: float, decay: float, heads: Heads = ()) -> float:
+    """The least ``x`` with ``P(W > x) <= share`` (:func:`wait_past`).
 
-    The head (M/D/1's law within one prefill) where the workload states every prompt has one length (``one_length``:
-    ``p95_input_tokens`` equal to the average); none where the spread is unstated (the prompts' times are not known to
-    be one: ``ttft_p95_factor``'s rule keeps the exponential from 0) or stated wider (a mix: ``scv`` > 0).
+    0 where no more than ``share`` wait; with no heads, the exponential's ``ln(rho / share) / decay``; one head, its
+    closed form (within it ``h ln((1 - share) / (1 - rho)) / rho``, past it ``h + ln(P(W > h) / share) / decay``);
+    several, a bisection between the least and the most of their own (each within ``share`` at the most of them, each
+    past it below the least: so is their weighted sum).
+    """
+    if busy <= share:
+        return 0.0
+    if not heads:
+        return math.log(busy / share) / decay
+    own = [_one_head_quantile(share, busy, decay, head) for _, head in heads]
+    if len(own) == 1:
+        return own[0]
+    low, high = min(own), max(own)
+    for _ in range(50):
+        middle = (low + high) / 2
+        low, high = (middle, high) if wait_past(middle, busy, decay, heads) > share else (low, middle)
+    return high
+
+
+def stated_heads(prefill_s: float, prompts_s: Heads) -> Heads:
+    """The heads of :func:`wait_past` for the prompt lengths a workload states: (share, prefill s) of each.
+
+    None where it states none (``ttft_p95_factor``'s rule and pooling keep the exponential from 0: their prompts are not
+    known to be of one length). One length (every time the same): one head of the mean prefill, M/D/1's law (acc123).
+    Several: each length's M/D/1 law weighted by its share of the prefill time, ``p_j S_j / E[S]`` (acc126). That is
+    exact where a prompt waits at most one prefill in progress (at low load ``P(W > x) = lam sum p_j (S_j - x)^+``, the
+    residual of the prefill in progress), its mean is Pollaczek-Khinchine's within the heads' approximation, and it
+    tends to one length's law as the lengths meet (continuous in the spread). The exponential from 0, as before, had a
+    stated spread's p95 23% short at rho 0.3 (95% of 0.1 s prefills, 5% of 1.0 s: 0.53 s against 0.69 simulated).
+    """
+    if not prompts_s:
+        return ()
+    if len({taken for _, taken in prompts_s}) == 1:
+        return ((1.0, prefill_s),)
+    work = sum(share * taken for share, taken in prompts_s)
+    return tuple((share * taken / work, taken) for share, taken in prompts_s if share * taken > 0)
+
+
+def _wait_law(utilisation: float, prefill_s: float, scv: float, prompts_s: Heads) -> tuple[float, float, Heads]:
+    """The prompt queue's (busy, decay, heads) for :func:`wait_past`: the one law every TTFT p95 takes.
+
+    The heads where the workload states its prompts' lengths (:func:`stated_heads`); none where it does not.
     """
     rho = min(utilisation, 0.999)
-    return rho, 2 * (1 - rho) / (prefill_s * (1 + scv)), prefill_s if one_length and scv <= 0 else 0.0
+    return rho, 2 * (1 - rho) / (prefill_s * (1 + scv)), stated_heads(prefill_s, prompts_s)
 
 
-def ttft_p95_over_mix(own_s: tuple[float, float], long_share: float, utilisation: float, prefill_s: float, scv: float) -> float:
+def ttft_p95_over_mix(
+    own_s: tuple[float, float],
+    long_share: float,
+    utilisation: float,
+    prefill_s: float,
+    scv: float,
+    taken_s: tuple[float, float] | None = None,
+) -> float:
     """95th-percentile TTFT over a mix of two prompt lengths: each prompt's own TTFT plus its wait in the queue.
 
-    ``own_s``: the short and the long prompt's TTFT alone; ``long_share`` of the prompts are long. The wait ``W`` is
-    :func:`wait_past`'s (M/G/1, independent of the prompt's own length), so ``P(TTFT > t) = (1 - share) P(W > t -
+    ``own_s``: the short and the long prompt's TTFT alone; ``long_share`` of the prompts are long; ``taken_s``: the
+    time each takes from the replica (the queue's service times, :func:`stated_heads`; None: ``own_s``). The wait ``W``
+    is :func:`wait_past`'s (M/G/1, independent of the prompt's own length), so ``P(TTFT > t) = (1 - share) P(W > t -
     short) + share P(W > t - long)``, solved for 0.05 by bisection between the long prompt's own TTFT (at least one
-    prompt in twenty takes that long) and that plus the wait's p95. Against 300,000 simulated arrivals
-    (``tests/test_prompt_tail.py``), 95% of 0.1 s prefills and 5% of 1.0 s: 1.18 s at rho 0.5 (simulated 1.20), 3.01
-    at 0.8 (3.21); 95% of 0.3 s: 1.32 (1.29), 3.15 (3.20).
+    prompt in twenty takes that long) and that plus the wait's p95. Against 4,000,000 simulated arrivals, 95% of 0.1 s
+    prefills and 5% of 1.0 s: 1.00 s at rho 0.3 (simulated 1.00), 1.21 at 0.45 (1.10), 1.66 at 0.6 (1.60); over
+    mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (``tests/test_prompt_tail.py``, 200,000 arrivals) from
+    0.5% below to 12.6% above.
     """
     short, long = own_s
     if prefill_s <= 0 or utilisation <= 0:
         return long
-    law = _wait_law(utilisation, prefill_s, scv, short == long)  # a mix of one length: every prompt's time the same
+    taken = own_s if taken_s is None else taken_s
+    law = _wait_law(utilisation, prefill_s, scv, ((1 - long_share, taken[0]), (long_share, taken[1])))
 
     def beyond(t: float) -> float:  # P(TTFT > t)
         return sum(share * wait_past(t - own, *law) for share, own in ((1 - long_share, short), (long_share, long)))
@@ -191,13 +247,13 @@ class TtftTail(NamedTuple):
     plain_s: float
     mix: tuple[tuple[float, float], ...] = ()
     busy: float = 0.0
-    #: 1/s: the prompt queue's wait tail falls by e every 1/decay seconds (past ``head_s``).
+    #: 1/s: the prompt queue's wait tail falls by e every 1/decay seconds (past the heads).
     decay: float = math.inf
-    #: The span from 0 over which the wait is M/D/1's exactly (every prompt of one length: its prefill; else 0).
-    head_s: float = 0.0
+    #: The stated prompt lengths' M/D/1 laws, (weight, prefill s) each (:func:`stated_heads`); none: the exponential.
+    heads: Heads = ()
 
     def _waits_past(self, x: float) -> float:
-        return wait_past(x, self.busy, self.decay, self.head_s)
+        return wait_past(x, self.busy, self.decay, self.heads)
 
     def beyond(self, t: float) -> float:
         """``P(TTFT > t)``."""
@@ -219,17 +275,17 @@ def ttft_tail(
     scv: float = 0.0,
     mix: tuple[tuple[float, float], ...] = (),
     *,
-    one_length: bool = False,
+    prompts_s: Heads = (),
 ) -> TtftTail:
     """The :class:`TtftTail` of a point, its prompt queue as :func:`prefill_wait_p95` and :func:`ttft_p95_over_mix` take it.
 
     ``plain_s``: the average prompt's own TTFT times the p95 factor; ``mix``: (share, own TTFT) of each prompt length;
     the prompt queue at ``utilisation`` of the replica in prefill (mean prefill ``prefill_s``, spread ``scv``;
-    ``one_length``: stated so, :func:`_wait_law`).
+    ``prompts_s``: (share, prefill s) of each prompt length the workload states, :func:`stated_heads`).
     """
     if prefill_s <= 0 or utilisation <= 0:
         return TtftTail(plain_s, mix)
-    return TtftTail(plain_s, mix, *_wait_law(utilisation, prefill_s, scv, one_length))
+    return TtftTail(plain_s, mix, *_wait_law(utilisation, prefill_s, scv, prompts_s))
 
 
 #: The most times the average prompt the p95 one may be: a mean of ``avg`` leaves at most one prompt in twenty
@@ -392,12 +448,18 @@ def miss_share(tail: TtftTail, target_s: float, waits: float, drain: float) -> f
 def _unqueued_in(room: float, tail: TtftTail, drain: float) -> float:
     """``E[exp(-drain (room - W)); W <= room]``, ``W`` the prompt queue's wait (:func:`wait_past`), in closed form.
 
-    The atom ``1 - rho`` at 0; within the head (``h``, M/D/1's density ``lam (1 - rho) e^{lam y}``, ``lam = rho /
-    h``): ``lam (1 - rho) (e^{lam m - drain (room - m)} - e^{-drain room}) / (lam + drain)``, ``m`` the lesser of
-    ``h`` and ``room``; past it, ``P(W > h) decay`` times the integral over ``y`` in ``[h, room]`` of ``exp(-decay (y
-    - h) - drain (room - y))``.
+    With heads, their weighted sum (the law is): each the atom ``1 - rho`` at 0; within the head (``h``, M/D/1's
+    density ``lam (1 - rho) e^{lam y}``, ``lam = rho / h``): ``lam (1 - rho) (e^{lam m - drain (room - m)} - e^{-drain
+    room}) / (lam + drain)``, ``m`` the lesser of ``h`` and ``room``; past it, ``P(W > h) decay`` times the integral
+    over ``y`` in ``[h, room]`` of ``exp(-decay (y - h) - drain (room - y))``.
     """
-    busy, head = tail.busy, tail.head_s
+    if not tail.heads:
+        return _one_head_unqueued(room, tail.busy, tail.decay, 0.0, drain)
+    return sum(weight * _one_head_unqueued(room, tail.busy, tail.decay, head, drain) for weight, head in tail.heads)
+
+
+def _one_head_unqueued(room: float, busy: float, decay: float, head: float, drain: float) -> float:
+    """:func:`_unqueued_in` of one head ``head`` (0: none, the exponential from 0)."""
     total = (1.0 - busy) * math.exp(-drain * room)
     if busy <= 0:
         return total
@@ -410,9 +472,9 @@ def _unqueued_in(room: float, tail: TtftTail, drain: float) -> float:
     else:
         start = busy
     # start x decay x the integral over y in [0, room] of exp(-decay y - drain (room - y))
-    gap = abs(drain - tail.decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
+    gap = abs(drain - decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
     spread = -math.expm1(-gap) / gap if gap > 0 else 1.0
-    return total + start * tail.decay * room * math.exp(-min(drain, tail.decay) * room) * spread
+    return total + start * decay * room * math.exp(-min(drain, decay) * room) * spread
 
 
 def resolved(rate: float, parts: SlotParts) -> SlotParts:
@@ -809,7 +871,7 @@ _SURE_SPLITS = (0.01, 0.025, 0.04)
 def _quantile(tail: TtftTail, share: float) -> float:
     """The least ``t`` with ``P(TTFT > t) <= share`` (one offset: in closed form; a mix: bisection, the tail falls)."""
     if not tail.mix:
-        return tail.plain_s + wait_quantile(share, tail.busy, tail.decay, tail.head_s)
+        return tail.plain_s + wait_quantile(share, tail.busy, tail.decay, tail.heads)
     low, high = tail.least_s, tail.least_s + 1.0
     while tail.beyond(high) > share:
         low, high = high, high + 2 * (high - tail.least_s)
