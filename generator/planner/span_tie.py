@@ -22,7 +22,6 @@ from generator.planner.option import Option
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import Deployment, InferenceDeployment
 
-
 #: :func:`spanned_hosts` of each option asked, by identity (the option held, so its id is not reused while kept).
 _SPANNED: dict[int, tuple[Option, int]] = {}
 
