@@ -21,7 +21,6 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.collector import fewer_full_collections
 from generator.errors import Location, MultipleInputError, SpecgenError
 from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, read_limited
 from generator.named_tuple import NamedTuple
@@ -220,8 +219,7 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     check_distinct_files(paths)
     cores = usable_cores()
     jobs = max(1, min(default_jobs(cores) if jobs is None else jobs, len(paths), cores))
-    with fewer_full_collections():
-        return _render_on(paths, jobs)
+    return _render_on(paths, jobs)
 
 
 def _render_on(paths: list[str], jobs: int) -> list[Rendered]:

@@ -61,6 +61,14 @@ def main(argv: list[str] | None = None) -> None:
         from generator.calculator.calibrate import main as calibrate_main
 
         sys.exit(_unless_interrupted(lambda: calibrate_main(args[1:])))
+    from generator.collector import fewer_full_collections  # not the estimate's: contextlib is left out of its start
+
+    with fewer_full_collections():  # planning's commands: the collector paced for them, a library caller's left alone
+        _plan_command(args)
+
+
+def _plan_command(args: list[str]) -> None:
+    """Run one of the commands that plan (every one but ``estimate`` and ``calibrate``)."""
     from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's

@@ -28,7 +28,7 @@ def test_paced_inside_and_restored_after(caller: tuple[int, int, int], inside: t
     gc.set_threshold(*caller)
     with fewer_full_collections():
         assert gc.get_threshold() == inside
-        with fewer_full_collections():  # nested (render_many around plan_workload): the outer pacing kept
+        with fewer_full_collections():  # nested: the outer pacing kept
             assert gc.get_threshold() == inside
         assert gc.get_threshold() == inside
     assert gc.get_threshold() == caller

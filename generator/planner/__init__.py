@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 from generator.calculator.model_source import serving_format
-from generator.collector import fewer_full_collections
 from generator.errors import FleetLimitError, InfeasibleError, Location
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
@@ -472,8 +471,7 @@ def _unblock_hint(
 def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload (:func:`_plan_workload`); a fleet limit's error names its field."""
     try:
-        with fewer_full_collections():  # the sizing caches grow: full collections would walk them again and again
-            return _plan_workload(loaded)
+        return _plan_workload(loaded)
     except FleetLimitError as exc:
         where = loaded.document.locate(("hardware", exc.limit))
         raise FleetLimitError(str(exc), exc.limit, exc.needed, location=where) from None
