@@ -1489,13 +1489,13 @@ def plan_offload(
     if placed is None:
         placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
         cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
-        decisions += list(placement.steps)
         placement, cost, ubatch = larger_ubatch(
             arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
         )
     else:  # the choice placed it at its -ub already (review69 item 4)
         placement, cost, ubatch = placed
-        decisions += list(placement.steps)
+    # the steps of the placement run, at its -ub (newuser85: the -ub 512 one's 23 expert layers beside -ot's 24)
+    decisions += list(placement.steps)
     if ubatch != consts.offload_ubatch_tokens:
         base = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)  # at llama.cpp's -ub 512
         trade = None
