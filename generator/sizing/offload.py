@@ -1344,7 +1344,8 @@ def _offloaded_format(
         slots = StreamCapacity(1, alone, alone, context, prompt_share=share)
         if not slots.meets(target.demand_tokens_per_s) and share < 1:  # server slots decode together (newuser29 item 7)
             slots = stream_capacity(
-                arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
+                arch, fmt, kv_bits, context, machine, consts._replace(offload_ubatch_tokens=ubatch),
+                decode_context_tokens or prompt_tokens,
                 target.request_tokens, target.demand_tokens_per_s, engine, share,
             )  # fmt: skip
         offered.append((fmt, (there, cost, ubatch), slots))
