@@ -98,7 +98,10 @@ SLOT_LANES = [
     pytest.param("rtx-4090-24gb", 2, "core-i9-14900k", None, "PCIe Gen4 x8", id="lga1700-two-gpus-x8-each"),
     pytest.param("rtx-5090-32gb", 2, "ryzen-9-7950x", 16, "PCIe Gen5 x16", id="lanes-given-win"),
     pytest.param("rtx-5090-32gb", 2, "threadripper-pro-7975wx", None, "PCIe Gen5 x16", id="workstation-cpu-x16-each"),
-    pytest.param("rtx-5090-32gb", 2, None, None, "PCIe Gen5 x16", id="no-cpu-named-x16"),
+    # newuser85: no CPU named, the desktop whose memory and cores are assumed (Core i9-14900K) gives the slots (x16 until
+    # then, beside "assumed like Intel Core i9-14900K"); four GPUs are a server's, x16 each
+    pytest.param("rtx-5090-32gb", 2, None, None, "PCIe Gen5 x8", id="no-cpu-named-the-assumed-desktops-x8"),
+    pytest.param("rtx-5090-32gb", 4, None, None, "PCIe Gen5 x16", id="no-cpu-named-four-gpus-a-servers-x16"),
     pytest.param("rtx-5090-32gb", 3, "ryzen-9-7950x", None, "PCIe Gen5 x8", id="past-the-listed-counts-the-last"),
 ]
 

@@ -444,7 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--pcie-lanes",
         type=_whole,
         default=None,
-        help="PCIe lanes per GPU (default: what --cpu gives each of --gpus GPU slots, x8 for two on a desktop CPU; else 16)",
+        help=(
+            "PCIe lanes per GPU (default: what --cpu, else the CPU assumed, gives each of --gpus GPU slots, x8 for two "
+            "on a desktop CPU; else 16)"
+        ),
     )
     o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
     o.add_argument("--memory-channels", type=_whole, help="populated DDR channels of the machine (all sockets)")

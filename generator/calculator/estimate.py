@@ -1429,7 +1429,8 @@ def _fixed_machine(
         slots = None
         if slots_asked > 1:  # newuser68 item 8: --batch N is N server slots, as plan sizes a rate's (-np N)
             slots = slots_at(
-                arch, plan.weight_format, kv_cache_bits(kv_name), plan.placement.context_tokens, machine, consts,
+                arch, plan.weight_format, kv_cache_bits(kv_name), plan.placement.context_tokens, machine,
+                consts._replace(offload_ubatch_tokens=plan.ubatch_tokens),  # at the plan's -ub (newuser85)
                 prompt + output // 2, prompt + output, slots_asked, spec.offload_engine,
             )  # fmt: skip
             if slots is None:

@@ -56,14 +56,16 @@ def host_link(spec: FixedSpec, gpu: GpuSpec) -> tuple[float, str]:
 
 
 def slot_lanes(spec: FixedSpec, gpu: GpuSpec) -> int:
-    """PCIe lanes each GPU has: as given, else what the catalog CPU gives each of ``gpu_count`` slots, else 16.
+    """PCIe lanes each GPU has: as given, else what the CPU gives each of ``gpu_count`` slots, else 16.
 
-    A desktop CPU's x16 is split x8/x8 for two GPUs (newuser25 item 12).
+    A desktop CPU's x16 is split x8/x8 for two GPUs (newuser25 item 12). The CPU is the one given, else the one whose
+    memory and cores are assumed (:func:`_memory_cpu`): newuser85, two RTX 3090s with no CPU were timed at x16 each
+    while the machine line said "assumed like Intel Core i9-14900K", whose x16 they share (TTFT 7.41 s, 13.84 s with
+    --cpu core-i9-14900k).
     """
     if spec.pcie_lanes is not None:
         return spec.pcie_lanes
-    cpu = catalog.cpus().get(spec.cpu or "")
-    return gpu.in_slots(cpu.gpu_slot_lanes if cpu else ()).lanes_with(spec.gpu_count)
+    return gpu.in_slots(_memory_cpu(spec).gpu_slot_lanes).lanes_with(spec.gpu_count)
 
 
 def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:

@@ -637,7 +637,9 @@ def findings(
                 f"{_attention_rate_text(plan.engine, consts)}",
             )
         )
-    file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
+    # the file's own bytes: the tiers hold a tied embedding twice (newuser85: Gemma 3 27B q5_k_m's 18.73 GiB file said
+    # as 19.81, its 1.08 GiB input embedding counted again beside its copy as the output layer)
+    file_bytes = p.file_bytes or p.gpu_bytes + p.cpu_bytes + p.disk_bytes
     cold = f"the cold start of {seconds_text(c.cold_start_s)} assumes it is read from NVMe at {machine.nvme_read_gb_per_s:g} GB/s"
     if not machine.nvme_bytes:  # unknown or none: the estimate's default
         out.append(("info", "model-file-off-nvme", f"no free NVMe is given for the {_gib(file_bytes)} GiB model file: {cold}"))

@@ -1344,7 +1344,8 @@ def _offloaded_format(
         slots = StreamCapacity(1, alone, alone, context, prompt_share=share)
         if not slots.meets(target.demand_tokens_per_s) and share < 1:  # server slots decode together (newuser29 item 7)
             slots = stream_capacity(
-                arch, fmt, kv_bits, context, machine, consts, decode_context_tokens or prompt_tokens,
+                arch, fmt, kv_bits, context, machine, consts._replace(offload_ubatch_tokens=ubatch),
+                decode_context_tokens or prompt_tokens,
                 target.request_tokens, target.demand_tokens_per_s, engine, share,
             )  # fmt: skip
         offered.append((fmt, (there, cost, ubatch), slots))
@@ -1489,13 +1490,13 @@ def plan_offload(
     if placed is None:
         placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
         cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
-        decisions += list(placement.steps)
         placement, cost, ubatch = larger_ubatch(
             arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
         )
     else:  # the choice placed it at its -ub already (review69 item 4)
         placement, cost, ubatch = placed
-        decisions += list(placement.steps)
+    # the steps of the placement run, at its -ub (newuser85: the -ub 512 one's 23 expert layers beside -ot's 24)
+    decisions += list(placement.steps)
     if ubatch != consts.offload_ubatch_tokens:
         base = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)  # at llama.cpp's -ub 512
         trade = None
