@@ -5,12 +5,16 @@ Each case is a finding of the hostile run (``/work/wt/bugs/hostile83.md``), held
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from generator.api import plan_as_deployed, render_file
+from generator.errors import InputError
+from generator.fleet_diff import plan_from_spec
 
 AKS = """\
 version: 1
@@ -52,9 +56,7 @@ def _aks(tmp_path: Path, cluster: str | None, outputs: str = "[terraform, kubern
         (None, "[kubernetes]", False),  # the workload's name, a Kubernetes name by its schema
     ],
 )
-def test_aso_owner_that_no_object_can_be_named_is_warned(
-    tmp_path: Path, cluster: str | None, outputs: str, warned: bool
-) -> None:
+def test_aso_owner_that_no_object_can_be_named_is_warned(tmp_path: Path, cluster: str | None, outputs: str, warned: bool) -> None:
     path = _aks(tmp_path, cluster, outputs)
     _loaded, plan = plan_as_deployed(str(path))
     found = [f for f in plan.findings if f.code == "aso-owner-name"]
@@ -72,3 +74,52 @@ def test_aso_owner_that_no_object_can_be_named_is_warned(
             if m
         }
         assert owners == {cluster}  # the warning names what the objects hold
+
+
+def _spec(tmp_path: Path) -> dict[str, Any]:
+    """The spec.json of the AKS workload above (rendered here, so it is this specgen's)."""
+    files = render_file(str(_aks(tmp_path, "my-aks")))
+    return cast(dict[str, Any], json.loads(files["spec.json"]))
+
+
+# What diff reads of a pool's capacity, floor and root disk is refused at its field unless it is as the planner writes it:
+# a capacity_type of 1 was said as a move "from on-demand to 1 capacity", a root disk of "x" or a floor above the pool's
+# nodes counted as a change of the fleet (diff --exit-code 6) with nothing said.
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("capacity_type", 1, "'plan.pools[0].capacity_type' must be spot or on-demand, got 1"),
+        ("capacity_type", "Spot", "'plan.pools[0].capacity_type' must be spot or on-demand, got 'Spot'"),
+        ("capacity_type", ["spot"], "'plan.pools[0].capacity_type' must be spot or on-demand"),
+        ("root_disk_size", "x<b>", "'plan.pools[0].root_disk_size' must be a number from 0 to 10^12, got 'x<b>'"),
+        ("root_disk_size", -128, "'plan.pools[0].root_disk_size' must be a number from 0 to 10^12, got -128"),
+        ("min_nodes", "x", "'plan.pools[0].min_nodes' must be a number from 0 to 10^12, got 'x'"),
+        ("min_nodes", True, "'plan.pools[0].min_nodes' must be a number from 0 to 10^12, got True"),
+        ("min_nodes", 5, "'plan.pools[0].min_nodes' is 5, more than its 1 nodes"),
+    ],
+)
+def test_spec_json_pool_capacity_fields_refused_at_the_field(tmp_path: Path, key: str, value: Any, said: str) -> None:
+    spec = _spec(tmp_path)
+    spec["plan"]["pools"][0][key] = value
+    with pytest.raises(InputError) as caught:
+        plan_from_spec(json.dumps(spec), "new.json")
+    assert str(caught.value) == f"new.json: not a specgen spec.json: {said}" or said in str(caught.value)
+    assert caught.value.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("capacity_type", "spot"),
+        ("capacity_type", "on-demand"),
+        ("capacity_type", None),
+        ("min_nodes", 0),
+        ("min_nodes", 1),
+        ("root_disk_size", 256),
+        ("root_disk_size", None),
+    ],
+)
+def test_spec_json_pool_capacity_fields_as_written_are_read(tmp_path: Path, key: str, value: Any) -> None:
+    spec = _spec(tmp_path)
+    spec["plan"]["pools"][0][key] = value
+    assert plan_from_spec(json.dumps(spec), "new.json")["pools"][0].get(key) == value
