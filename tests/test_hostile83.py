@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,6 +16,7 @@ import pytest
 from generator.api import plan_as_deployed, render_file
 from generator.errors import InputError
 from generator.fleet_diff import plan_from_spec
+from tests.helpers import specgen_in_process as specgen
 
 AKS = """\
 version: 1
@@ -123,3 +125,42 @@ def test_spec_json_pool_capacity_fields_as_written_are_read(tmp_path: Path, key:
     spec = _spec(tmp_path)
     spec["plan"]["pools"][0][key] = value
     assert plan_from_spec(json.dumps(spec), "new.json")["pools"][0].get(key) == value
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+# A committed file (workload or spec.json) replaced by a symbolic link that reaches no file read as the file deleted:
+# its whole fleet "removed", diff --base --exit-code 6. Now it is refused, exit 1, naming the link and where it leads.
+@pytest.mark.parametrize(
+    ("committed", "target", "said"),
+    [
+        ("infra/spec.json", "nope.json", "a symbolic link to 'nope.json' that leads to no file"),
+        ("infra/spec.json", "spec.json", "a symbolic link to 'spec.json' that leads into a loop of links"),
+        ("w.yaml", "gone.yaml", "a symbolic link to 'gone.yaml' that leads to no file"),
+        ("w.yaml", "w.yaml", "a symbolic link to 'w.yaml' that leads into a loop of links"),
+    ],
+)
+def test_diff_base_refuses_a_broken_link_instead_of_reading_the_file_as_deleted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, committed: str, target: str, said: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _aks(tmp_path, "my-aks")
+    code, _, err = specgen(capsys, "render", "w.yaml", "-o", "infra")
+    assert code == 0, err
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / committed).unlink()
+    (tmp_path / committed).symlink_to(target)
+    for extra in ((), ("--exit-code",)):
+        code, out, err = specgen(capsys, "diff", "--base", "HEAD", committed, *extra)
+        assert code == 1 and out == ""
+        advice = "give the file it stands for, or remove the link where the change deletes the file (git rm)"
+        assert err == f"specgen: error: {committed}: {said}: {advice}\n"
+    (tmp_path / committed).unlink()  # deleted for real, it is the fleet removed, as before
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", committed, "--exit-code")
+    assert code == 6, err
