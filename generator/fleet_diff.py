@@ -412,6 +412,7 @@ def _check_plan(path: str, plan: Any) -> None:
         if pool.get("busy_hours_per_month") is not None:
             _check_figure(path, f"plan.pools[{i}].busy_hours_per_month", pool["busy_hours_per_month"])
         _check_owned_nodes(path, f"plan.pools[{i}]", pool)
+        _check_pool_capacity(path, f"plan.pools[{i}]", pool)
         _check_owned_hosts(path, f"plan.pools[{i}].owned_hosts", pool.get("owned_hosts"))
         if not isinstance(pool.get("per_job", False), bool):
             raise InputError(
@@ -478,6 +479,27 @@ def _check_plan(path: str, plan: Any) -> None:
 
 #: A pool's name (:mod:`generator.planner.naming`): an Ansible group and a Terraform key, the stem of host names.
 _POOL_NAME = re.compile(f"[a-z0-9_]{{1,{MAX_POOL_NAME}}}")
+
+
+def _check_pool_capacity(path: str, where: str, pool: dict[str, Any]) -> None:
+    """Raise InputError unless a pool's ``capacity_type``, ``min_nodes`` and ``root_disk_size`` are as the planner writes them.
+
+    hostile83: a ``capacity_type`` of 1 was said as a move "from on-demand to 1 capacity", and a ``root_disk_size`` of
+    ``"x"`` or a ``min_nodes`` above the pool's nodes counted as a change of the fleet (``--exit-code`` 6), unsaid.
+    """
+    capacity = pool.get("capacity_type")
+    if capacity is not None and capacity not in ("spot", "on-demand"):
+        raise InputError(
+            f"{path}: not a specgen spec.json: '{where}.capacity_type' must be spot or on-demand, got {short(capacity)}"
+        )
+    for key in ("min_nodes", "root_disk_size"):
+        if pool.get(key) is not None:
+            _check_figure(path, f"{where}.{key}", pool[key])
+    if pool.get("min_nodes") is not None and pool["min_nodes"] > pool["nodes"]:
+        raise InputError(
+            f"{path}: not a specgen spec.json: '{where}.min_nodes' is {short(pool['min_nodes'])}, more than its "
+            f"{short(pool['nodes'])} nodes"
+        )
 
 
 def _check_owned_nodes(path: str, where: str, pool: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ changed pool its per-GPU memory (a Mermaid pie per deployment). The body stays u
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -349,6 +350,20 @@ def _plan_path(path: str, alone: bool, clusters: list[tuple[str, PoolsCluster | 
     return deployed_dict(plan, loaded.workload, alone=alone)
 
 
+def broken_link(path: str) -> str:
+    """What a symbolic link that reaches no file is (hostile83: it read as the file deleted, its fleet removed, exit 6)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        reason = "into a loop of links" if exc.errno == errno.ELOOP else "to no file"
+    else:  # changed since the check: said as it was
+        reason = "to no file"
+    return (
+        f"{path}: a symbolic link to {short(os.readlink(path), 60)} that leads {reason}: give the file it stands for, "
+        "or remove the link where the change deletes the file (git rm)"
+    )
+
+
 def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     """Per file: status (added, removed, changed, unchanged, renamed), its fleet diff and both plans' pools' memory.
 
@@ -384,6 +399,8 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
     sides: list[tuple[str, str | None, dict[str, Any] | _Unplanned]] = []  # (file, its text at rev, its plan now)
     for path in paths:
         old_text = file_at(rev, path)
+        if os.path.islink(path) and not os.path.exists(path):  # after the base's own link is said (test_ci)
+            raise InputError(broken_link(path))
         exists = os.path.exists(path)
         if old_text is None and not exists:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")

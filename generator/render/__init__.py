@@ -11,6 +11,7 @@ from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.racks import racks_named_for_workload
 from generator.render.aks_terraform import with_aks_findings
 from generator.render.ansible import render_ansible
+from generator.render.aso import with_aso_findings
 from generator.render.deepspeed_config import render_deepspeed_configs
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
@@ -61,6 +62,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
         )
     )
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
+    shared = with_aso_findings(shared, workload)  # hostile83: an owner.name no ManagedCluster object can have
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
     shared = with_unprovisioned_findings(shared, workload)  # fuzz33 item 9
     shared = with_rdma_findings(shared, workload)  # newuser57 item 11

@@ -32,9 +32,10 @@ system pods); ``osType`` Linux.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from generator.planner.plan import Plan
+from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.render.aks_terraform import ASO_DIRECTORY, aks_node_pools, with_priority
 from generator.render.kube_objects import kustomize_directory
 from generator.workload.models import Workload
@@ -92,3 +93,38 @@ def render_aso(plan: Plan, workload: Workload, cluster: str) -> dict[str, str]:
     """:data:`DIRECTORY`: the agent pools and their ``kustomization.yaml`` (nothing off Azure)."""
     objects = aso_agent_pools(plan, workload, cluster)
     return kustomize_directory(DIRECTORY, objects) if objects else {}
+
+
+#: A Kubernetes object's name (an RFC 1123 subdomain, at most 253 characters): what ``owner.name`` has to be to name the
+#: ``ManagedCluster`` object, https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-subdomain-names.
+OBJECT_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+
+
+def aso_owner_finding(plan: Plan, workload: Workload) -> Finding | None:
+    """A warning where ``kubernetes.cluster_name`` can be an AKS cluster's name but no Kubernetes object's (hostile83).
+
+    AKS names take upper-case letters and ``_`` (``My_AKS``), a Kubernetes object's name neither: the agent pools'
+    ``owner.name`` names the ``ManagedCluster`` object in the cluster ASO runs in, never the AKS cluster in Azure (its
+    ``azureName``), so an owner of that name is one no object can have, and ASO leaves the agent pools unowned.
+    """
+    name = workload.kubernetes.cluster_name
+    if plan.provider != "azure" or "kubernetes" not in workload.outputs or name is None or OBJECT_NAME.fullmatch(name):
+        return None
+    if not aks_node_pools(plan, workload):
+        return None
+    return Finding(
+        "warning",
+        "aso-owner-name",
+        f"kubernetes.cluster_name {name!r} is the owner.name of the Azure Service Operator agent pools in {DIRECTORY}/, "
+        "which names the ManagedCluster object in Kubernetes (its metadata.name), not the AKS cluster in Azure (its "
+        f"azureName); no Kubernetes object can be named {name!r} (lower-case letters, digits, '-' and '.'), so ASO "
+        "finds no owner for them: apply terraform/aks-node-pools.tf instead, or give the cluster_name a ManagedCluster "
+        "object can have",
+        "kubernetes.cluster_name",
+    )
+
+
+def with_aso_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with :func:`aso_owner_finding` where it is made."""
+    owner = aso_owner_finding(plan, workload)
+    return plan if owner is None else plan._replace(findings=sorted_findings([*plan.findings, owner]))
