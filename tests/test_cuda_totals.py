@@ -30,6 +30,8 @@ from tests.conftest import REPO
 
 CONSTS = Constants()
 
+_NVSMI = "https://github.com/thamada/nvidia-smi/blob/"
+
 #: The sourced CUDA totals (MiB) beside nvidia-smi's, each quoted from the URL its field source names.
 SOURCED = {
     "rtx-3090-24gb": (24_268, 24_576, "https://huggingface.co/docs/transformers/debugging"),
@@ -40,6 +42,16 @@ SOURCED = {
     "a100-sxm4-80gb": (81_051, 81_920, "https://github.com/ultralytics/ultralytics/issues/22877"),
     "a100-pcie-80gb": (81_049, 81_920, "https://github.com/ekondis/mixbench/issues/47"),
     "l4-24gb": (22_491, 23_034, "https://github.com/bottlerocket-os/bottlerocket-kernel-kit/pull/139"),
+    # src98: deviceQuery captures (Linux, driver 550 / CUDA 12.4) whose URL pins the commit
+    "l40s-48gb": (45_589, 46_068, _NVSMI + "c768aedc1e0bf705fc91b08e8d9403bf53760365/nvsim/L40S_deviceQuery.py"),
+    "a40-48gb": (45_403, 46_068, _NVSMI + "5f6b772848f86e938c96cb7b6ff46d11f4957cba/nvsim/A40x10_deviceQuery.py"),
+    "rtx-6000-ada-48gb": (48_640, 49_140, _NVSMI + "b09ef139265ffc7e3c78006346981de8e4d70499/gls/RTX6000Ada_x8_deviceQuery.py"),
+    "rtx-4060-ti-16gb": (16_076, 16_380, _NVSMI + "8ad4eed6fa5bdaf0c6f8503f8be09dfcf56148cd/package/RTX4060Ti_deviceQuery.py"),
+    "a10-24gb": (
+        22_515,
+        23_028,
+        "https://github.com/aalanwyr/face2cuda/blob/1a1a82a863998fe86ea740131e318a70d661395d/step2cuda/README.md",
+    ),
 }
 
 
