@@ -119,7 +119,7 @@ def test_below_the_edge_no_warning(tmp_path: Path) -> None:
 )
 def test_more_memory_never_plans_more_servers(tmp_path: Path, extra: str, model: str, method: str) -> None:
     """Less safety margin is more memory for the job: the servers planned never grow as it shrinks."""
-    counts = []
+    counts: list[int | None] = []
     for margin in (0.07, 0.05, 0.03, 0.01):
         try:
             counts.append(_servers(_plan(tmp_path, extra, model=model, method=method, margin=margin)))
