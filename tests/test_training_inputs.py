@@ -109,21 +109,31 @@ def test_offload_params_false_keeps_the_box_unused(tmp_path: Path) -> None:
     # 5 quads since the allocator's reserve is counted (4 before, 2026-12-04 H200 entry of CALIBRATION.md); 3.3 h before
     # acc107 refitted nf4_dequant_bandwidth_efficiency 0.3 -> 0.5 (a QLoRA job naming no framework: no eager term)
     # 6 quads, 2.7 h since review80 item 1 sized the RTX 3090 at CUDA's 24,268 MiB (nvidia-smi's 24,576 before)
-    with pytest.raises(InfeasibleError, match=r"on 6 x quad \(4 x rtx-3090-24gb\), 2\.7 h needs 6 servers; 1 owned are free"):
+    # 2 quads, 9.6 h since fix145: ZeRO-3 fits only at DP21, so the activations offloaded are tried (DP6)
+    with pytest.raises(
+        InfeasibleError,
+        match=r"DP6, .*activation_offload: true \(left out: tried.* on 2 x quad \(4 x rtx-3090-24gb\), 9\.6 h needs 2 servers",
+    ):
         plan_workload(load_workload(_quad(tmp_path, "      offload_params: false\n")))
 
 
-def test_parameter_offload_is_not_tried_on_bought_servers(tmp_path: Path) -> None:
-    """Bought GPUs that need offload are outranked by more GPUs that do not: 8 x 8 L4 at ZeRO-3, no offload.
+def test_bought_servers_at_the_memory_edge_take_the_cheaper_offload(tmp_path: Path) -> None:
+    """Bought L4s where ZeRO-3 alone fits only at DP709: the activations offloaded fit DP8 on one server (fix145).
 
     (It was 7 towers of 2 x RTX 3090, ZeRO-3 x DP14; the 3090 is no longer sold new, newuser30 item 11. DP 40 before the
     caching allocator's reserve was counted, 2026-12-04. DP 64 until fix135 sized the L4 at CUDA's 22,491 MiB, not
     nvidia-smi's 23,034: what ZeRO-3 cannot shard, 20.9 GiB a GPU with micro-batch 1's activations, sits at 95% of the
-    card, so the sharded rest must be spread over 712 ranks; the point here is that no offload is tried.)
+    card, so the sharded rest was spread over 712 ranks, 89 servers, until fix145 tried the levers that free it.)
     """
     text = QUAD.format(training="", inventory="").replace("  max_nodes: 1\n", "").replace("rtx-3090-24gb", "l4-24gb")
     (dep,) = plan_workload(load_workload(_write(tmp_path, text))).deployments
-    assert (dep.details["offload_params"], dep.details["zero_stage"], dep.details["data_parallel"]) == (False, 3, 712)
+    got = (
+        dep.details["offload_params"],
+        dep.details["activation_offload"],
+        dep.details["zero_stage"],
+        dep.details["data_parallel"],
+    )
+    assert got == (False, True, 3, 8)
 
 
 def test_offload_params_with_a_lower_zero_stage_is_refused_at_its_field(tmp_path: Path) -> None:

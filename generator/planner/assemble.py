@@ -71,6 +71,7 @@ from generator.planner.inference import (
     ttft_basis_text,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, owned_idle_usd, take_owned
+from generator.planner.memory_edge import spread_finding
 from generator.planner.multi_host import (
     data_parallel_host_args,
     every_hop_leaves_host,
@@ -1904,6 +1905,9 @@ def build_plan(
             shape_tr = opt.shape
             assert not isinstance(shape_tr, ReplicaShape)
             findings += full_finetune_headroom_findings(index, dep, shape_tr)
+            if shape_tr.spread is not None:  # memory, not the throughput, set its data-parallel degree (fix145)
+                dp_tr, gpu_tr = shape_tr.setup.data_parallel, shape_tr.hardware.gpu.id
+                findings.append(spread_finding(index, dep, shape_tr.spread, dp_tr, gpu_tr))
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
             if precision == "bf16" and not computes_bf16(shape_tr.hardware.gpu.architecture):

@@ -18,6 +18,15 @@ from generator.planner.blocked import (
     MORE_RANKS_THAN_BATCH,
     NO_MICRO_BATCH,
 )
+from generator.planner.memory_edge import (
+    EDGE_SPREAD,
+    Spread,
+    edge_levers,
+    lever_reason,
+    spread_of,
+    spreads,
+    throughput_dp,
+)
 from generator.planner.nodes import node_cpu, node_dram_mt_per_s
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
@@ -129,6 +138,9 @@ class TrainingShape:
     flops_per_token: float = 0.0
     #: The less simple layout on the same servers this one was kept over, where it nearly tied.
     near_tie: NearTie | None = None
+    #: Where memory, not the throughput, set its data-parallel degree past :data:`~generator.planner.memory_edge.EDGE_SPREAD`
+    #: times what the throughput needs: the narrow degree's shortfall and the levers that fit it (fix145).
+    spread: Spread | None = None
 
     @property
     def layout(self) -> StepLayout:
@@ -843,14 +855,18 @@ def _shapes_at(
             )
             continue
         runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)
-        for zero, job in _zero_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, auto_offload, owned_gpus):
+        jobs = _zero_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, auto_offload, owned_gpus)
+        wanted = throughput_dp(deadline_dp, max(hw.platform.gpu_counts), tp * pp)
+        memory_dp, levers = _edge_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, wanted, jobs)
+        for zero, job, lever in [(z, j, "") for z, j in jobs] + levers:
+            said = blocked if not lever else []  # a lever that does not fit is no reason the job was refused
             try:
                 found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
                 dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
                 if found is None:
                     mem = _memory(arch, _setup(arch, job, zero, max(deadline_dp, 1), par), par, hw, consts)
                     offloaded = " with the parameters offloaded" if job.offload_params else ""
-                    blocked.append(
+                    said.append(
                         f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} "
                         f"of {budget / GIB:.1f} GiB"
                     )
@@ -859,7 +875,7 @@ def _shapes_at(
                     # newuser70 item 6: where the window set the ranks, say so (it read as a memory or batch problem alone)
                     # ("the 8 h deadline needs DP92, ...": DEADLINE_NEEDS, which the refusal's advice reads)
                     needed = f"{window_text} needs " if found == deadline_dp > 1 and window_text else ""
-                    blocked.append(
+                    said.append(
                         f"{name} ZeRO-{zero}: {needed}DP{found}"
                         + (", " if needed else " is ")
                         + f"{MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences"
@@ -869,12 +885,12 @@ def _shapes_at(
                     # hostile78 item 6: the owned GPUs hold the job, but the batch does not split over their ranks (it
                     # was refused as "no platform of this provider offers an allowed GPU": only wider layouts were said)
                     unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
-                    blocked.append(f"{name} ZeRO-{zero} x DP{found}: {OWNED_LAYOUT} {unsplit}")
+                    said.append(f"{name} ZeRO-{zero} x DP{found}: {OWNED_LAYOUT} {unsplit}")
                 elif dp > MAX_DATA_PARALLEL:
                     # hostile79 item 1: a prime batch of 65,537 took DP65537 (65,544 GPUs bought, 33.7 MW) where the
                     # deadline needed DP12: past the most ranks the planner considers, the batches that split are said
                     unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
-                    blocked.append(f"{name} ZeRO-{zero} x DP{found}: {unsplit}")
+                    said.append(f"{name} ZeRO-{zero} x DP{found}: {unsplit}")
                 if dp > MAX_DATA_PARALLEL:
                     continue
                 splits: dict[int, tuple[int, int, StepTime] | str] = {}
@@ -887,7 +903,7 @@ def _shapes_at(
                     # newuser76 item 4: the layout the owned GPUs hold broke on the batch alone; said, not only the wider
                     # layouts the owned servers cannot give
                     held = _owned_batch_refusal(model, job, hw, zero, par, budget, consts, narrow, splits)
-                    blocked.append(f"{name} ZeRO-{zero} x DP{narrow}: {OWNED_LAYOUT} {held}")
+                    said.append(f"{name} ZeRO-{zero} x DP{narrow}: {OWNED_LAYOUT} {held}")
                 fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
                 if total_flops and window:
                     # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
@@ -901,21 +917,24 @@ def _shapes_at(
                 if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, gbs)):
                     between = [d for d in _divisors(gbs or most) if dp < d <= most]
                     fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
+                spread = _spread(model, job, hw, zero, par, budget, consts, wanted, found, lever)
                 if total_flops and window and dp * tp * pp > max(hw.platform.gpu_counts):
                     # the time between nodes is timed once placed, and may take the degree the compute sized past the
                     # window: the wider degrees up to twice it are tried too (newuser47 item 2: DP4 over two servers took
                     # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
                     wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
                     fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
+                if lever:  # the lever's layouts narrower than those that fit without it
+                    fillings = [f for f in fillings if f < memory_dp]
                 for each_dp in fillings:
-                    if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
+                    if not lever and job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
                         continue  # tried to bring the job onto the owned GPUs; beyond them it buys GPUs (fuzz19 item 2)
                     if why := _stage_refusal(job, zero, pp, each_dp):
-                        blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
+                        said.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
                         continue
                     split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                     if isinstance(split, str):
-                        blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
+                        said.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                         continue
                     micro_batch, accumulation, step = split
                     # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
@@ -929,13 +948,28 @@ def _shapes_at(
                     hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
                     steps = "accumulation steps" if accumulation > 1 else "accumulation step"
                     reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
-                    if job.offload_params:
+                    if lever:
+                        reason += lever_reason(lever, memory_dp, wanted)
+                    elif job.offload_params:
                         tried = " (offload_params left out: tried, as the owned GPUs hold the job only so)"
                         reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
                     model_flops = training_flops_per_token(arch, spec.method, "none")
                     shapes.append(
                         TrainingShape(
-                            hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops, flops
+                            hw,
+                            par,
+                            setup,
+                            mem,
+                            world,
+                            hours,
+                            total_flops,
+                            reason,
+                            mfu,
+                            accumulation,
+                            step,
+                            model_flops,
+                            flops,
+                            spread=spread if spread is not None and each_dp > EDGE_SPREAD * wanted else None,
                         )
                     )
             except InputError as err:
@@ -943,7 +977,8 @@ def _shapes_at(
                     raise
                 # a combination the search made, not one the workload wrote: a reason, never the plan's error (newuser76
                 # item 15: the owned GPUs' parameter offload beside the recipe's paged optimizer ended the plan bare)
-                blocked.append(f"{name} ZeRO-{zero} {OFFLOAD_TRIED}: {err}")
+                tried = f"with {lever} (left out: tried, as memory spread the job)" if lever else OFFLOAD_TRIED
+                said.append(f"{name} ZeRO-{zero} {tried}: {err}")
         unpinned = pin is None or pin.pp is None
         pipelines = not data_parallel_only(spec.framework, spec.method) and (not profile or profile.pipeline_parallel)
         if not shapes and unpinned and tp == tps[-1] and pp == 1 and pipelines:
@@ -1178,6 +1213,66 @@ def _zero_jobs(
         if resident is None or resident * par.gpus > owned_gpus:
             out.append((3, spec._replace(offload_params=True)))
     return out
+
+
+def _edge_jobs(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zeros: tuple[int, ...],
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    start: int,
+    wanted: int,
+    jobs: list[tuple[int, TrainingSpec]],
+) -> tuple[int, list[tuple[int, TrainingSpec, str]]]:
+    """ZeRO-3 with each lever that frees the memory it does not shard, where without them memory spreads the job.
+
+    :mod:`~generator.planner.memory_edge`: where the smallest ZeRO-3 degree that fits (from the deadline's, ``start``)
+    is more than the ``wanted`` degree and no other stage fits that (memory, not the throughput, sets it), the job's levers
+    (:func:`~generator.planner.memory_edge.edge_levers`) are sized too, not where :func:`_zero_jobs` already tried the
+    same offload; the ranking weighs them by cost against the wider layout (tried from the first degree memory sets,
+    not only past :data:`~generator.planner.memory_edge.EDGE_SPREAD` x, so that more memory never plans more servers).
+    That smallest degree (0 where memory does not set it) and the (3, job, lever as written) triples.
+    """
+    if 3 not in zeros:
+        return 0, []
+    resident = _smallest_dp(model, spec, hw, 3, par, budget, consts, start=start)
+    if resident is None or resident <= wanted:
+        return 0, []
+    for zero, job in jobs:  # a stage that fits the throughput's degree as the job is given: memory does not set it
+        if zero != 3 and (dp := _smallest_dp(model, job, hw, zero, par, budget, consts, start=start)) and dp <= wanted:
+            return 0, []
+    tried = {j.offload_params for z, j in jobs if z == 3}
+    levers = [(3, job, lever) for lever, job in edge_levers(spec) if not (job.offload_params and True in tried)]
+    return resident or 0, levers
+
+
+def _spread(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    wanted: int,
+    memory_dp: int,
+    lever: str,
+) -> Spread | None:
+    """Where ``memory_dp`` spreads the job past ``wanted`` (:func:`~generator.planner.memory_edge.spreads`), its shortfall."""
+    if not spreads(memory_dp, wanted):
+        return None
+    arch = model.architecture
+
+    def held(job: TrainingSpec, dp: int) -> float:
+        try:
+            return _memory(arch, _setup(arch, job, zero, dp, par), par, hw, consts).per_gpu.total
+        except InputError:  # a setting the stage does not run (parameter offload below ZeRO-3): no fit
+            return math.inf
+
+    return spread_of(spec, wanted, memory_dp, zero, budget, held, lever)
 
 
 def _smallest_dp(
