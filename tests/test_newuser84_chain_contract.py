@@ -77,3 +77,16 @@ def test_owned_servers_month_says_it_counts_one_run_where_the_job_gives_no_runs(
     assert given.totals["usd_per_month"] == pytest.approx(2_391.25, abs=0.01)
     text = " ".join(r for dep in given.deployments for r in dep.reasons)
     assert "x PUE 1.56 x $0.13/kWh x 30 runs a month)" in text and "runs_per_month not given" not in text
+
+
+def test_an_owned_server_left_free_says_the_colocation_it_costs_anyway() -> None:
+    """newuser84 item 4: with buy: false, day-serve used one of its two owned XE9680 and read "$2,783/month" beside
+    "left free: gpu-b02", the free server's colocation (10.2 kW x $184/kW-month = $1,877) paid but unsaid."""
+    plan = plan_workload(load_workload(str(DATA / "day-serve.yaml")))
+    assert plan.totals["usd_per_month"] == pytest.approx(2_782.83, abs=0.01)
+    (free,) = [f for f in plan.findings if f.code == "inventory-free"]
+    assert free.message == (
+        "1 of 2 owned dell-xe9680-hgx-h100-h200 server(s) (8 x h100-sxm5-80gb) left free: gpu-b02; the free ones' "
+        "colocation, $1,877 a month, is paid whether they run or not and the plan's monthly figure leaves it out"
+    )
+    assert not [f for f in plan.findings if f.code == "owned-idle-while-bought"]

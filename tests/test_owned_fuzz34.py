@@ -102,6 +102,15 @@ hardware:
 """
 
 
+def _free_colocation(free: int) -> str:
+    """fix147 (newuser84 item 4): the free DGXs' colocation, 10.2 kW each x $184/kW-month = $1,876.80 a server
+    (1 free: $1,877; 3: $5,630; 7: $13,138; 9: $16,891; 19: $35,659; 24: $45,043)."""
+    return (
+        f"; the free ones' colocation, ${free * 10.2 * 184:,.0f} a month, is paid whether they run or not and the "
+        "plan's monthly figure leaves it out"
+    )
+
+
 @pytest.mark.parametrize("count", [1, 2, 4])
 @pytest.mark.parametrize("caps", ["  max_racks: 1\n", "  max_racks: 1\n  max_capex_usd: 300000\n"])
 def test_owned_servers_used_in_part_under_max_racks(tmp_path: Path, count: int, caps: str) -> None:
@@ -120,7 +129,7 @@ def test_owned_servers_used_in_part_under_max_racks(tmp_path: Path, count: int, 
     else:
         assert free == [
             f"{count - 1} of {count} owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free; the fleets that used more "
-            "of them were over hardware.max_racks, so the rest of the replicas are bought"
+            "of them were over hardware.max_racks, so the rest of the replicas are bought" + _free_colocation(count - 1)
         ]
     # the runner-up on the owned DGXs is worded as owned (nothing bought), not at the purchase price, and says the
     # limit it breaks alone, as the inventory-free finding does (lo1 (b))
@@ -298,5 +307,5 @@ def test_many_owned_servers_used_in_part_under_max_racks(
     free = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free == [
         f"{count - dgx} of {count} owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free; the fleets that used more "
-        "of them were over hardware.max_racks, so the rest of the replicas are bought"
+        "of them were over hardware.max_racks, so the rest of the replicas are bought" + _free_colocation(count - dgx)
     ]

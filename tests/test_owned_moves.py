@@ -123,8 +123,10 @@ def test_left_free_reason_gives_the_figures_compared(tmp: Path) -> None:
     # 1.048x faster: 60.9 -> 60.0 h ($64.03 -> $63.06 a run) and 63.4 -> 62.6 h ($69.67 -> $68.83), $1.81 less
     assert free.endswith(
         "| students-8b: a layout on them was feasible, but the best fleet the search assembled with it there ranks worse "
-        "by the objective: $15,505/month against $15,438/month for the one chosen"
-    )  # pinD: $15,760 before pinC: the fleet with students-8b on the A100 server ran its rest as 2 x TP1 PP3 on 2 x
+        "by the objective: $15,505/month against $15,438/month for the one chosen; the free ones' colocation, $1,196 a "
+        "month, is paid whether they run or not and the plan's monthly figure leaves it out"
+    )  # fix147 (newuser84 item 4): the free A100 server's colocation, 6.5 kW x $184/kW-month = $1,196
+    # pinD: $15,760 before pinC: the fleet with students-8b on the A100 server ran its rest as 2 x TP1 PP3 on 2 x
     # R760xa ($3,188/month, 4 GPUs idle); the L40S 1.048x faster on decode's bandwidth part, 1 x TP2 PP2 on 1 x R760xa
     # now serves it ($2,481, 2 idle). (pinC read the clause as gone: pytest's assertion repr elides the message's middle.)
     # acc113: $15,553 before (the eager loss's passes over the logits)
@@ -263,8 +265,9 @@ def test_pinned_job_leaves_owned_servers_free_for_its_pin(tmp: Path) -> None:
     (free,) = [f.message for f in found if f.code == "inventory-free" and "dell-xe7740" in f.message]
     assert free == (
         "2 of 2 owned dell-xe7740 server(s) (8 x h100-pcie-80gb) left free; not used by tune-70b-full: the deployment "
-        "is pinned to platform=supermicro-as-4124go-nart (deployments[0])"
-    )
+        "is pinned to platform=supermicro-as-4124go-nart (deployments[0]); the free ones' colocation, $1,464 a month, "
+        "is paid whether they run or not and the plan's monthly figure leaves it out"
+    )  # fix147 (newuser84 item 4): the two free XE7740's colocation, 7.96 kW x $184/kW-month
 
 
 UNPRICED = """\

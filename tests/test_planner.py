@@ -316,3 +316,9 @@ def test_plans_of_the_issue_4_examples_are_sane() -> None:
     # 405B in bf16 is 811 GB of weights: it needs at least 8 of the largest GPUs, split with TP inside NVLink.
     assert d405.gpus >= 8 and d405.tp == 8
     assert d405.memory_per_gpu["weights"] * d405.tp * d405.pp >= 755 * 2**30
+
+
+def test_heat_is_converted_at_nist_sp_811_btu_it_per_hour() -> None:
+    """fix147 (newuser84 item 7): NIST SP 811 B.9: 1 Btu_IT/h = 0.2930711 W, so 10.2 kW is 34,804 BTU/h (34,802 at the
+    3.412 used before)."""
+    assert round(10_200 * BTU_PER_H_PER_W) == 34_804

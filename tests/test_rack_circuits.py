@@ -400,7 +400,7 @@ def test_plan_text_gives_each_rack_its_currents(tmp_path: Path) -> None:
     text = plan_text(plan_file(str(_workload(tmp_path, CIRCUITS_2N)))[1])
     assert "racks of 17.481 kW (hardware.rack_circuits):\n" in text
     assert (
-        "11.6 kW, 39,453 BTU/h, air cooled; 12.2 kVA, 8.5 A on its most loaded line, 16.9 A with one side lost, of 32 A "
+        "11.6 kW, 39,455 BTU/h, air cooled; 12.2 kVA, 8.5 A on its most loaded line, 16.9 A with one side lost, of 32 A "
         "breakers (25.6 A continuous)\n"
     ) in text
 

@@ -21,6 +21,7 @@ import pytest
 from generator.api import plan_file, render_file, render_files
 from generator.calculator.report import plan_text
 from generator.fleet_diff import diff_plans, plan_from_spec
+from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.plan import NodeSpec, Pool, RackSpec
 from generator.planner.racks import RACK_UNITS, pack_racks, rack_id, rack_specs, racked_nodes, racks_named_for_workload
 from generator.render.hosts import host_racks
@@ -40,12 +41,12 @@ def _pool(
     owned_hosts: tuple[str, ...] = (),
     cooling: str = "air",
 ) -> Pool:
-    """A bare-metal pool of ``nodes`` servers of ``power_w`` and ``units``, heat at 3.412 BTU/h a watt."""
+    """A bare-metal pool of ``nodes`` servers of ``power_w`` and ``units``, heat at NIST SP 811's 3.412142 BTU/h a watt."""
     node = NodeSpec(
         platform_id=name, platform_name=name, kind=kind, provider="baremetal", instance_type=None, gpu_id="l4-24gb",
         gpu_name="L4", gpus=1, gpu_memory_gib=24.0, cpu="cpu", cpu_cores=16, ram_gib=64, nvme_tb=1.0, nvme_drives=1,
         nvme_read_gb_per_s=1.0, nvme_write_gb_per_s=1.0, nics=(), power_w=power_w, power_basis="sum of components",
-        heat_btu_per_h=round(power_w * 3.412), cooling=cooling, rack_units=units, psu=None, nvswitch=False, hosts=hosts,
+        heat_btu_per_h=round(power_w * BTU_PER_H_PER_W), cooling=cooling, rack_units=units, psu=None, nvswitch=False, hosts=hosts,
     )  # fmt: skip
     return Pool(
         name=name, node=node, nodes=nodes, deployments=(name,), racks=0, power_w=power_w * nodes, usd_per_hour=None,
@@ -190,7 +191,7 @@ def test_spec_md_lists_the_racks_and_no_per_pool_rack_column() -> None:
     assert "| rack | servers | rack units | power | heat | cooling |" in text
     assert (
         "| rack-01 | 1 x `assistant_h100_sxm5_80gb`, 1 x `chat_dell_xe8640_h100_sxm5_80gb` (`hgx4-01`), "
-        "2 x `chat_dgx_h100_h100_sxm5_80gb` (`dgx-01`, `dgx-02`) | 28U of 40U | 34.8 kW of 40 kW | 118,839 BTU/h | air |"
+        "2 x `chat_dgx_h100_h100_sxm5_80gb` (`dgx-01`, `dgx-02`) | 28U of 40U | 34.8 kW of 40 kW | 118,845 BTU/h | air |"
     ) in text
     assert "rack-01 draws 34.8 kW of air-cooled servers" in text  # the findings name racks as the table does
 
@@ -233,7 +234,7 @@ def test_terraform_lists_the_racks_and_calls_the_pool_figure_racks_spanned() -> 
             "units": 28,
             "usable_units": 40,
             "power_w": 34830,
-            "heat_btu_per_h": 118839,
+            "heat_btu_per_h": 118845,
             "cooling": "air",
             "circuit_load": None,  # no rack_circuits given (newuser64 item 11)
         }
@@ -266,7 +267,7 @@ def test_plan_text_lists_the_racks() -> None:
     assert (
         "racks of 40 kW (hardware.rack_power_kw):\n  rack-01: 1 x assistant_h100_sxm5_80gb, 1 x "
         "chat_dell_xe8640_h100_sxm5_80gb (hgx4-01), 2 x chat_dgx_h100_h100_sxm5_80gb (dgx-01, dgx-02); 28U of 40U, "
-        "34.8 kW, 118,839 BTU/h, air cooled\n"
+        "34.8 kW, 118,845 BTU/h, air cooled\n"
     ) in text
     assert "racks of" not in plan_text(plan_file(str(EXAMPLES / "chat-70b-fp8-aws.yaml"))[1])
 

@@ -143,7 +143,13 @@ def test_an_unused_owned_rack_leaves_its_trays_free(tmp_path: Path) -> None:
     (owned,) = plan.totals["inventory"]
     assert (owned["used"], owned["free"], owned["free_hosts"]) == (2, 1, names[36:])
     (free,) = [f for f in plan.findings if f.code == "inventory-free"]
-    assert free.message == ("1 of 3 owned gb200-nvl72 server(s) (72 x gb200-186gb) left free: " + ", ".join(names[36:]))
+    # fix147 (newuser84 item 4): the free rack's colocation, 120 kW x $184/kW-month = $22,080
+    assert free.message == (
+        "1 of 3 owned gb200-nvl72 server(s) (72 x gb200-186gb) left free: "
+        + ", ".join(names[36:])
+        + "; the free ones' colocation, $22,080 a month, is paid whether they run or not and the plan's monthly figure "
+        "leaves it out"
+    )
     files = render_plan(plan, loaded.workload)
     maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
     assert list(maas) == names[:36]  # every tray of the used racks allocated by its name

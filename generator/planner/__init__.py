@@ -505,6 +505,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
     from generator.planner.batch_split_hint import batch_split_findings
     from generator.planner.chain_hint import chain_hint_findings
+    from generator.planner.free_owned_cost import free_owned_cost_said
     from generator.planner.lighter_training import lighter_training_findings, lighter_training_hint
     from generator.planner.not_sold_new import not_sold_new_findings
     from generator.planner.plan import sorted_findings
@@ -545,6 +546,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += batch_split_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += prefix_routing_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    plan = free_owned_cost_said(loaded.workload, consts, plan)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 

@@ -70,7 +70,7 @@ from generator.planner.inference import (
     step_token_budget,
     ttft_basis_text,
 )
-from generator.planner.inventory import ServerKey, free_servers, owned_groups, owned_idle_usd, take_owned
+from generator.planner.inventory import ServerKey, free_cost_clause, free_servers, owned_groups, owned_idle_usd, take_owned
 from generator.planner.memory_edge import spread_finding
 from generator.planner.multi_host import (
     data_parallel_host_args,
@@ -2587,17 +2587,7 @@ def _owned_idle_while_bought(
         f"{entry['free']} of {entry['owned']} owned {key[0]} server(s) ({key[2]} x {key[1]}){hosts} are left free "
         f"while the plan buys {count} more {key[0]}{capex} in pool(s) {', '.join(p.name for p in bought)}"
     )
-    idle = owned_idle_usd(wl, key, entry["free"], lambda: consts)
-    if idle is not None and key[0] in wl.prices:  # the fleets were compared with it (idle_owned_usd_per_month)
-        text += (
-            f": at prices: {key[0]} ${wl.prices[key[0]]:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "
-            "monthly figure leaves out (an all-in rate of servers you own is paid whether they run or not)"
-        )
-    elif idle is not None:  # fix89: their colocation, paid whether they run or not
-        text += (
-            f": the free ones' colocation, ${idle:,.0f} a month, is paid whether they run or not and the plan's monthly "
-            "figure leaves it out"
-        )
+    text += free_cost_clause(wl, key, owned_idle_usd(wl, key, entry["free"], lambda: consts))
     text += "; check why the inventory-free finding says they are not used, or set hardware.buy: false"
     return [Finding("warning", "owned-idle-while-bought", text, "hardware.inventory")]
 

@@ -78,6 +78,25 @@ def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Callable[[],
     return idle_owned_usd(wl, key[0], free, owned_colocation_usd(watts, racked, c))
 
 
+def free_cost_clause(wl: Workload, key: ServerKey, idle: float | None) -> str:
+    """What owned servers of kind ``key`` left free cost a month (``idle``, :func:`owned_idle_usd`).
+
+    The plan's monthly figure leaves it out: their ``prices:`` rate, else their colocation; "" where they cost nothing.
+    """
+    if idle is None:
+        return ""
+    if key[0] in wl.prices:  # the fleets were compared with it (idle_owned_usd_per_month)
+        return (
+            f": at prices: {key[0]} ${wl.prices[key[0]]:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the "
+            "plan's monthly figure leaves out (an all-in rate of servers you own is paid whether they run or not)"
+        )
+    # fix89: their colocation, paid whether they run or not
+    return (
+        f": the free ones' colocation, ${idle:,.0f} a month, is paid whether they run or not and the plan's monthly "
+        "figure leaves it out"
+    )
+
+
 def free_servers(wl: Workload) -> dict[ServerKey, int]:
     """Owned servers by kind, all free before any deployment is placed."""
     return {g.key: g.count for g in owned_groups(wl)}

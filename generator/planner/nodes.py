@@ -17,8 +17,10 @@ from generator.sizing.constants import Constants
 from generator.units import GIB, TB
 from generator.workload.models import Hardware
 
-#: 1 W of heat is 3.412 BTU/h (NIST SP 811 conversion factor).
-BTU_PER_H_PER_W = 3.412
+#: 1 W of heat in BTU_IT/h: NIST SP 811 (2008) Appendix B.9 gives 1 Btu_IT/h = 2.930 711 E-01 W
+#: (https://www.nist.gov/pml/special-publication-811), so 1 W = 3.412142 Btu_IT/h.
+BTU_IT_PER_H_IN_W = 0.2930711
+BTU_PER_H_PER_W = 1 / BTU_IT_PER_H_IN_W
 #: NVSwitch chips per HGX baseboard generation (NVIDIA HGX A100 / H100 / B200 architecture briefs).
 NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
 #: The NVSwitch generation on the 8-GPU SXM baseboard of each GPU architecture, as NVIDIA's Fabric Manager user guide

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : ["gpu-t01"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 6, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : ["gpu-t02"], "id" : "rack-02", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 6, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34804, "hosts" : ["gpu-t01"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 6, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34804, "hosts" : ["gpu-t02"], "id" : "rack-02", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 6, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

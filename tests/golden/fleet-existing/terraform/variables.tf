@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 118839, "hosts" : ["hgx4-01", "dgx-01", "dgx-02"], "id" : "rack-01", "nodes" : { "assistant_h100_sxm5_80gb" : 1, "chat_dell_xe8640_h100_sxm5_80gb" : 1, "chat_dgx_h100_h100_sxm5_80gb" : 2 }, "power_w" : 34830, "units" : 28, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 118845, "hosts" : ["hgx4-01", "dgx-01", "dgx-02"], "id" : "rack-01", "nodes" : { "assistant_h100_sxm5_80gb" : 1, "chat_dell_xe8640_h100_sxm5_80gb" : 1, "chat_dgx_h100_h100_sxm5_80gb" : 2 }, "power_w" : 34830, "units" : 28, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }, { "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-02", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }]
+  default = [{ "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409457, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }, { "circuit_load" : null, "cooling" : "liquid", "heat_btu_per_h" : 409457, "hosts" : [], "id" : "rack-02", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

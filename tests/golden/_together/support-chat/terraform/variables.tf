@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "support-chat-rack-01", "nodes" : { "chat_h200_sxm_141gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 34804, "hosts" : [], "id" : "support-chat-rack-01", "nodes" : { "chat_h200_sxm_141gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
