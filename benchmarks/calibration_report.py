@@ -501,9 +501,9 @@ def finetune_setup(row: dict[str, Any]) -> TrainingSetup:
 
 def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> HostOffload:
     """A fine-tuning row's CPU offload (``offload_params``: FSDP's, with the gradients and the optimizer step on the
-    CPU), on the host it names (``host_platform``), else the one the estimate assumes for the GPU; without one, the
-    paged optimizer states its recipe pages that the card cannot hold, migrated each step as the planner times them
-    (:func:`finetune_paged_migration_bytes`, acc125)."""
+    CPU), on the host it names (``host_platform``), else the one the estimate assumes for the GPU; without
+    ``offload_params``, the paged optimizer states its recipe pages, all of them migrated each step where they do not
+    all fit on the card, as the planner times them (:func:`finetune_paged_migration_bytes`, acc125)."""
     host = platforms()[row["host_platform"]] if "host_platform" in row else assumed_host(gpu)
     cpu, sockets = platform_cpu(host) if host is not None else (None, 1)
     if not row.get("offload_params"):
@@ -530,10 +530,11 @@ def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, cons
 
 
 def finetune_paged_migration_bytes(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> float:
-    """Bytes of a fine-tuning row's paged optimizer states that do not fit on its GPU beside the step's memory: the
-    planner's :func:`~generator.sizing.training_offload.paged_migration_bytes` over the job as the planner sets it up (its
-    framework recipe's paged states and optimizer-in-backward, :func:`~generator.sizing.training.with_recipe`) and sizes
-    it (:func:`~generator.sizing.training.size_training`); 0 where the recipe pages nothing."""
+    """Bytes of a fine-tuning row's paged optimizer states migrated each step (all of them where they do not all fit on
+    its GPU beside the step's memory): the planner's :func:`~generator.sizing.training_offload.paged_migration_bytes`
+    over the job as the planner sets it up (its framework recipe's paged states and optimizer-in-backward,
+    :func:`~generator.sizing.training.with_recipe`) and sizes it (:func:`~generator.sizing.training.size_training`); 0
+    where the recipe pages nothing."""
     gpus, zero = row["gpus"], (framework_profile(row["framework"]).zero_stage or 0) if row["gpus"] > 1 else 0
     recipe = job_recipe(row["framework"], row["method"], gpus, zero, bool(row.get("offload_params")))
     setup = with_recipe(

@@ -219,11 +219,6 @@ def render_many(paths: list[str], jobs: int | None = 1) -> list[Rendered]:
     check_distinct_files(paths)
     cores = usable_cores()
     jobs = max(1, min(default_jobs(cores) if jobs is None else jobs, len(paths), cores))
-    return _render_on(paths, jobs)
-
-
-def _render_on(paths: list[str], jobs: int) -> list[Rendered]:
-    """:func:`render_many` of ``paths`` (sorted, distinct) on ``jobs`` processes."""
     alone = len(paths) == 1
     if jobs == 1:
         return _every_file([_work(path, alone) for path in paths])

@@ -49,8 +49,9 @@ class InputError(SpecgenError):
 
 
 class UnreadableError(InputError):
-    """A rendered file (``spec.json``) that could not be read: not UTF-8 text, or not JSON (empty, cut short); exit 1.
+    """A rendered file (``spec.json``) that could not be read, or is not JSON; exit 1.
 
+    Unread: missing, not a regular file, past the bytes specgen reads, not UTF-8 text; not JSON: empty, cut short.
     fix146 item 3: ``diff --base`` said such a file "cannot be planned" (status ``invalid``), as of a workload that
     reads but does not plan; it is ``unreadable`` there, its reason as ``diff OLD NEW`` gives it.
     """

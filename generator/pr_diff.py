@@ -621,8 +621,9 @@ MAX_ERROR_LINES = 25
 class _Unplanned(NamedTuple):
     """A workload file's version that specgen cannot plan, and why.
 
-    ``invalid`` (exit 1), ``unreadable`` (exit 1: a ``spec.json`` not UTF-8 or not JSON; fix146 item 3),
-    ``infeasible`` (exit 3) or ``unreachable`` (exit 75: a source it needs, the Hub, out of reach; newuser82 item 7).
+    ``invalid`` (exit 1), ``unreadable`` (exit 1: a ``spec.json`` that could not be read or is not JSON,
+    :class:`~generator.errors.UnreadableError`; fix146 item 3), ``infeasible`` (exit 3) or ``unreachable`` (exit 75:
+    a source it needs, the Hub, out of reach; newuser82 item 7).
     """
 
     status: str

@@ -133,7 +133,7 @@ def test_the_text_names_the_recipe_and_no_optimizer_in_backward_turns_it_off() -
         "training     full, adamw-8bit-bf16 (paged to host RAM), ZeRO-0, loss chunked, optimizer stepped in backward, "
         "checkpointing full (torchtune's full_finetune_single_device recipe defaults where not given)" in text
     )
-    # newuser76 item 3: the paged states the GPU cannot hold are timed in the step, no longer "not counted"
+    # newuser76 item 3: the paged states that do not all fit are timed in the step, no longer "not counted"
     assert "not counted: the paged optimizer states' PCIe copies" not in text and "paged optimizer states " in text
     _, off = run_estimate(*args, "--no-optimizer-in-backward", "--json")
     assert json.loads(off)["training"]["optimizer_in_backward"] is False

@@ -457,6 +457,9 @@ _FLOOR_TEXT = (
         ("aws", "{aws-g6e-xlarge@spot: 0.09}", "0.09 is 20.7x under the type's on-demand rate $1.86 (the catalog's "
          "on-demand list price in us-east-1)"),
         ("aws", "{aws-g6e-xlarge@spot: 0.094}", None),  # 19.8x: a 95% discount, past every published one, not said
+        # review84: 1,861x in digits (the list price is $1.861), not .3g's "1.86e+03x" (a rate typed in thousandths)
+        ("aws", "{aws-g6e-xlarge@spot: 0.001}", "0.001 is 1,861x under the type's on-demand rate $1.86 (the catalog's "
+         "on-demand list price in us-east-1)"),
         ("aws", "{aws-g6e-xlarge: 15, aws-g6e-xlarge@spot: 0.7}", "0.7 is 21.4x under the type's on-demand rate "
          "$15.00 (prices.aws-g6e-xlarge)"),  # the workload's own on-demand rate is the reference where given
         ("azure", "{azure-standard-nc24ads-a100-v4@spot: 0.1}", "0.1 is 36.7x under the type's on-demand rate $3.67 "
@@ -542,8 +545,8 @@ def test_a_part_power_far_off_its_default_is_said(tmp_path: Path) -> None:
         "constants: {nic_power_w: 1000000, dimm_power_w: 12}\n"
     )
     said = {f.path: f.message for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"}
-    assert said == {
-        "constants.nic_power_w": "constants.nic_power_w 1e+06 is 4e+04x the sourced default 25: check the value and its "
+    assert said == {  # 4e+04x until review84 (times_text: whole digits from 1,000 to a million)
+        "constants.nic_power_w": "constants.nic_power_w 1e+06 is 40,000x the sourced default 25: check the value and its "
         "unit (specgen schema --constants gives each with its source)"
     }
 
@@ -625,3 +628,15 @@ def test_max_seq_len_says_what_the_answer_takes() -> None:
     usable = data["capacity"]["usable_bytes"] / 2**30
     assert f"  at {longest:,} tokens the GPU holds {at_answer / 2**30:.2f} GiB of the {usable:.2f} GiB usable" in out
     assert "(the table above is at 2,048 tokens)" in out
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [(20.7, "20.7"), (186.0, "186"), (999.4, "999"), (999.6, "1,000"), (1860.0, "1,860"), (53_763.4, "53,763"),
+     (999_999.0, "999,999"), (1e6, "1e+06"), (0.05, "0.05"), (0.000123, "0.000123"), (2.97e-300, "2.97e-300")],
+)  # fmt: skip
+def test_a_settings_factor_is_said_in_digits(ratio: float, text: str) -> None:
+    """review84: the implausible-setting findings said their factors with ``.3g``, which writes 1,860 as "1.86e+03"."""
+    from generator.planner.setting_findings import times_text
+
+    assert times_text(ratio) == text

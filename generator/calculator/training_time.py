@@ -176,7 +176,8 @@ def estimate_step(
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it, built as the planner
     # builds it for the job's host RAM (offload_host_dram)
     platform, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
-    # the paged states the card cannot hold beside the step's memory, as the planner times them (newuser76 item 3)
+    # the paged states, every one where they do not all fit beside the step's memory, as the planner times them
+    # (newuser76 item 3, acc125)
     paged = paged_migration_bytes(mem, gpu)
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
     host = host_offload(moved, in_host_slots(gpu, platform), host_gpus(servers, world), cpu, sockets, consts, mt_per_s)

@@ -2329,10 +2329,12 @@ def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, 
     if billed_per_run(wl.hardware.provider, job.own.candidate):
         return [said.reason(pool.nodes)]
     chain = _cost_details(job.chain, details["objective_used"], wl.hardware.provider)
-    without = _chain_share(job, pool, said, chain)
     details.update(_chain_share(job, pool, said, _with_undrawn(chain, undrawn_usd), undrawn_usd))
+    if not undrawn_usd:
+        return [said.reason(pool.nodes)]
+    without = _chain_share(job, pool, said, chain)  # its share without the undrawn kW: the reason's figures
     month, before = details.get("usd_per_month"), without.get("usd_per_month")
-    if not undrawn_usd or month is None or before is None:
+    if month is None or before is None:
         return [said.reason(pool.nodes)]
     whose = "its hours' share of its pool's share"
     return [said.reason(pool.nodes), _undrawn_reason(month - before, details, without.get("usd_per_job"), whose)]

@@ -50,6 +50,19 @@ IMPLAUSIBLE_FACTOR = 10.0
 SPOT_FLOOR_FACTOR = 20.0
 
 
+#: The factor from which :func:`times_text` keeps ``.3g``'s exponent (a figure off by far more than a unit slip).
+DIGITS_BELOW = 1e6
+
+
+def times_text(ratio: float) -> str:
+    """A factor to three significant figures (``20.7``, ``186``), in whole digits from 1,000 to a million (``1,860``).
+
+    ``.3g`` alone writes 1,860 as ``1.86e+03`` (review84: ``@spot: 0.001`` was "1.86e+03x under" its on-demand rate);
+    factors past a million and under 0.0001 keep its exponent (``2.97e-300``), as the figures they compare do.
+    """
+    return f"{ratio:,.0f}" if 999.5 <= ratio < DIGITS_BELOW else f"{ratio:.3g}"
+
+
 def _times_off(value: float, reference: float) -> float | None:
     """``value / reference`` where it is :data:`IMPLAUSIBLE_FACTOR` or more either way; None otherwise.
 
@@ -73,7 +86,7 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                 Finding(
                     "warning",
                     "setting-implausible",
-                    f"constants.{key} {value:g} is {ratio:.3g}x the sourced default {getattr(default, key):g}: check the "
+                    f"constants.{key} {value:g} is {times_text(ratio)}x the sourced default {getattr(default, key):g}: check the "
                     "value and its unit (specgen schema --constants gives each with its source)",
                     f"constants.{key}",
                 )
@@ -90,7 +103,7 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                 Finding(
                     "warning",
                     "setting-implausible",
-                    f"prices.{platform_id} {usd:g} is {ratio:.3g}x the catalog's on-demand list price ${reference:,.2f} "
+                    f"prices.{platform_id} {usd:g} is {times_text(ratio)}x the catalog's on-demand list price ${reference:,.2f} "
                     f"in {region}: prices are USD per node-hour (a monthly figure divides by 730)",
                     f"prices.{platform_id}",
                 )
@@ -127,7 +140,7 @@ def _spot_list_price_findings(wl: Workload, listed: dict[tuple[str, str | None],
                 Finding(
                     "warning",
                     "setting-implausible",
-                    f"prices.{key} {usd:g} is {ratio:.3g}x the catalog's spot rate ${reference:,.2f} in {region}: spot "
+                    f"prices.{key} {usd:g} is {times_text(ratio)}x the catalog's spot rate ${reference:,.2f} in {region}: spot "
                     "prices are USD per node-hour (a monthly figure divides by 730)",
                     f"prices.{key}",
                 )
@@ -175,7 +188,7 @@ def _spot_below_on_demand_findings(
             Finding(
                 "warning",
                 "setting-implausible",
-                f"prices.{key} {usd:g} is {on_demand / usd:.3g}x under the type's on-demand rate ${on_demand:,.2f} "
+                f"prices.{key} {usd:g} is {times_text(on_demand / usd)}x under the type's on-demand rate ${on_demand:,.2f} "
                 f"({basis}), past the {SPOT_FLOOR_FACTOR:g}x that no cloud's spot discount reaches (AWS and Azure "
                 "publish up to 90% off on demand, 10x; GCP 60-91%, 11.1x): check the value and its unit (USD per "
                 "node-hour of the whole node, not a GPU's; a monthly figure divides by 730)",
@@ -235,7 +248,7 @@ def _custom_drive_findings(wl: Workload) -> list[Finding]:
                     "warning",
                     "setting-implausible",
                     f"{spec.platform_id}: nvme_tb {spec.nvme_tb:,g} is {per_drive:,g} TB a drive over "
-                    f"{max(1, spec.nvme_drives)} drive(s), {ratio:.3g}x the largest NVMe drive the catalog lists "
+                    f"{max(1, spec.nvme_drives)} drive(s), {times_text(ratio)}x the largest NVMe drive the catalog lists "
                     f"({largest.capacity_tb:g} TB, {largest.name}): nvme_tb is decimal TB of the whole server (a "
                     "figure in GB divides by 1,000)",
                     f"hardware.inventory[{j}].custom.nvme_tb",

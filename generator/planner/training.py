@@ -377,10 +377,10 @@ def job_host_offload(
     """What ``setup``'s CPU offload moves per GPU and step, over ``hw``'s host link and its CPU's DRAM.
 
     ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`); ``mem``: the layout's
-    memory, whose paged optimizer states the GPU cannot hold migrate each step (newuser76 item 3), and whose host RAM
-    sets the DIMMs the node is built with, whose speed the CPU optimizer step runs at (:func:`job_host_dram`);
-    ``node_host_ram``: bytes of host RAM the node is built to hold where more than the job's own (a ``run_after``
-    chain's pool, built for its largest job: fix121).
+    memory, whose paged optimizer states migrate each step where they do not all fit (newuser76 item 3, acc125), and
+    whose host RAM sets the DIMMs the node is built with, whose speed the CPU optimizer step runs at
+    (:func:`job_host_dram`); ``node_host_ram``: bytes of host RAM the node is built to hold where more than the job's
+    own (a ``run_after`` chain's pool, built for its largest job: fix121).
     """
     paged = paged_migration_bytes(mem, hw.gpu) if mem is not None else 0.0
     moved = offload_bytes(arch, setup, par, accumulation, paged)

@@ -81,14 +81,15 @@ def owned_pool_runs(wl: Workload, pool: Pool, deployments: list[DeploymentPlan],
     if not members or any(d.kind != "training" for d in members):
         return None
     hours = [d.details.get("hours") for d in members]
-    runs = {float(r) if isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 else 1.0 for d in members}
+    # each job's runs a month where it gives them (newuser84 item 3: where one does not, the charge says so)
+    given = [float(r) if isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 else None for d in members]
+    runs = {1.0 if r is None else r for r in given}
     if not all(isinstance(h, int | float) and h > 0 for h in hours):
         return None
     timed = [float(h) for h in hours if isinstance(h, int | float)]
     # a chain's jobs run as often as each other (workload.chains): its runs of their hours summed
     each, busy = (runs.pop(), math.fsum(timed)) if len(runs) == 1 else (1.0, busy_hours(pool, deployments) or 0.0)
-    given = all(isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 for d in members)
-    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts, given)
+    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts, None not in given)
 
 
 def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> float | None:

@@ -118,9 +118,9 @@ def _past_one_prefill(rho: float) -> float:
 def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
     """``P(W > x)``: a prompt's wait in the replica's prompt queue, ``busy`` the share of the time in prefill (rho).
 
-    ``decay`` is the heavy-traffic slope ``2 (1 - rho) / (E[S] (1 + c^2))`` (``rho / E[W | W > 0]``). With no
-    ``heads`` (the spread not stated), ``rho e^{-decay x}``. With ``heads`` ((weight, h) of each stated prompt length,
-    :func:`stated_heads`), the weighted sum of M/D/1's law at load ``rho`` with prefills of ``h``: within ``h``,
+    ``decay`` is the heavy-traffic slope ``2 (1 - rho) / (E[S] (1 + c^2))`` (``rho / E[W]``: ``1 / E[W | W > 0]``).
+    With no ``heads`` (the spread not stated), ``rho e^{-decay x}``. With ``heads`` ((weight, h) of each stated prompt
+    length, :func:`stated_heads`), the weighted sum of M/D/1's law at load ``rho`` with prefills of ``h``: within ``h``,
     ``1 - (1 - rho) e^{rho x / h}`` exactly (a prompt arriving at low load waits the residual of the prefill in
     progress, uniform over it: acc123), past it the exponential at ``decay`` from ``P(W > h) = 1 - (1 - rho) e^rho``.
     One head (every prompt of one length): M/D/1's law itself.
