@@ -10,6 +10,7 @@ no file, line or field, every reason lost (10 of newuser76's 450 generated workl
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,8 @@ def test_a_conflict_in_a_layout_the_search_made_is_a_reason_not_the_plans_error(
         return job_recipe(framework, method, gpus, zero_stage)
 
     monkeypatch.setattr(planner_training, "job_recipe", old_recipe)
+    # the setups kept (speed103's memo of ``_setup``) were formed with the recipe as it is: formed afresh while patched
+    monkeypatch.setattr(planner_training, "_setup", inspect.unwrap(planner_training._setup))
     spec = TrainingSpec(
         method="full",
         framework="torchtune",

@@ -40,6 +40,7 @@ from generator.sizing.frameworks import (
     job_recipe,
     resolved_regime,
 )
+from generator.sizing.memo import memoized
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import (
     accelerator_for,
@@ -176,6 +177,7 @@ class TrainingShape:
         return self.setup.data_parallel * self.setup.micro_batch_size * self.accumulation
 
 
+@memoized  # pure; the layout search asks for each setup about twelve times (speed103: 77,759 calls, 6,430 setups)
 def _setup(
     arch: Architecture,
     spec: TrainingSpec,

@@ -95,12 +95,14 @@ def training_options(
     free: dict[ServerKey, int] | None = None,
     sizes: SizedOptions | None = None,
     hardware: list[Hardware] | None = None,
+    placed: TrainingDeployment | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment.
 
     ``sizes`` keeps each hardware's options for the other passes of one plan (the same workload and constants); the
     options and the reasons in ``blocked`` are the same with or without it. ``hardware`` limits the search to some
-    servers (by default, those the workload allows).
+    servers (by default, those the workload allows). ``placed``: the workload's deployment ``dep`` is a copy of but for
+    its training spec (a chain's paced deadline), whose place in the workload keys the options kept for the process.
     """
     spec = dep.training
     options: list[Option] = []
@@ -109,7 +111,8 @@ def training_options(
     # kept for the process too (:func:`~generator.planner.candidates.formed_on`): all :func:`_options_on` reads of the
     # job is its training spec and pins, and of the owned servers free those of the hardware's kind;
     # its capacity type is the hardware's own (the spot pair, another object: :func:`~generator.planner.options.for_deployment`)
-    formed = formed_on(wl, dep, ("training", model, spec, dep.parallelism, consts)) if sizes is not None else None
+    at = placed if placed is not None and placed._replace(training=spec) == dep else dep
+    formed = formed_on(wl, at, ("training", model, spec, dep.parallelism, consts)) if sizes is not None else None
     for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         tps = training_tp_sizes(model.architecture, spec, hw)
         if pin_tp is not None and pin_tp not in tps:

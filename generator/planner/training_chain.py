@@ -316,7 +316,8 @@ def _job_options(
     if paced is not None and (own is None or paced < own * (1 - 1e-9)):
         spec = job.dep.training._replace(deadline_hours=max(paced, 1e-3))
         scratch: list[Blocked] = []  # a paced deadline is the planner's, not the user's: its reasons are not said
-        options += training_options(wl, job.dep._replace(training=spec), job.model, consts, scratch, free, sizes)
+        paced_job = job.dep._replace(training=spec)  # kept for the process at the job's own place (speed103)
+        options += training_options(wl, paced_job, job.model, consts, scratch, free, sizes, placed=job.dep)
     return honour_pins(job.dep, options)[0]
 
 

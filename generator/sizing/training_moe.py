@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.memo import memoized
 from generator.sizing.performance import busiest_expert_rank_load, gemm_fill
 
 #: Bytes per activation element a token's dispatch and combine carry (bf16).
@@ -86,6 +87,7 @@ class MoeStep:
 NO_MOE = MoeStep()
 
 
+@memoized  # of the model alone; the layout search times thousands of steps of one model (speed103)
 def routed_expert_params(arch: Architecture) -> int:
     """Routed-expert parameters a token multiplies: ``top_k`` experts' matrices in each MoE layer."""
     total = 0
@@ -97,6 +99,7 @@ def routed_expert_params(arch: Architecture) -> int:
     return total
 
 
+@memoized
 def routed_total_params(arch: Architecture) -> int:
     """Every routed expert's parameters (all copies): what expert parallelism splits.
 
@@ -104,6 +107,12 @@ def routed_total_params(arch: Architecture) -> int:
     (:attr:`~generator.sizing.training_step.StepLinks.expert_dp_gbps`).
     """
     return sum(lin.weight_params + lin.bias_params for layer in arch.layers for lin in layer.linears if lin.group == EXPERT)
+
+
+@memoized
+def moe_layer_count(arch: Architecture) -> int:
+    """The decoder layers with routed experts."""
+    return sum(1 for layer in arch.layers if layer.is_moe)
 
 
 def moe_step(
@@ -127,7 +136,7 @@ def moe_step(
         expert_share=routed_expert_params(arch) / max(1, arch.flop_params),
         experts=experts,
         top_k=top_k,
-        moe_layers=sum(1 for layer in arch.layers if layer.is_moe),
+        moe_layers=moe_layer_count(arch),
         hidden_size=arch.hidden_size,
         expert_parallel=max(1, expert_parallel),
         link_gbps=link_gbps,
