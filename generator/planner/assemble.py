@@ -44,6 +44,7 @@ from generator.planner.candidates import (
     shared_gpus_held,
 )
 from generator.planner.capex_scope import capex_excludes_finding
+from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
@@ -198,7 +199,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
-from generator.planner.training_energy import charge_runs_energy, training_energy_findings
+from generator.planner.training_energy import charge_runs_energy, owned_pool_runs, training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -1983,6 +1984,7 @@ def build_plan(
             findings.append(empty[1])
         # a job on servers of its own paid by the month: a run is the month over its runs a month (newuser39 item 7)
         runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
+        runs = _chain_runs_per_month(wl, sequenced, job) if job is not None else runs  # newuser84 item 3
         over = {id(o): text for o in shown if (text := alone_over_limit(wl, o)) is not None}
         reasons.append(_choice_reason(objective, ranked_as, shown, details["co_located"], tie, runs, over))
         if (
@@ -2059,6 +2061,8 @@ def build_plan(
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
+    own_energy = {p.name for p in pools if owned_pool_runs(wl, p, deployments, consts) is not None}
+    deployments = sequence_month_per_run(deployments, per_run, own_energy)  # newuser84 item 3
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
@@ -2270,6 +2274,16 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
             )
         )
     return out
+
+
+def _chain_runs_per_month(wl: Workload, sequenced: Mapping[int, Sequenced], job: Sequenced) -> float | None:
+    """The runs a month every job of ``job``'s sequence gives, where all give the same (:mod:`chain_runs`); else None."""
+    runs = [
+        d.training.runs_per_month if isinstance(d := wl.deployments[i], TrainingDeployment) else None
+        for i, s in sequenced.items()
+        if s.first == job.first
+    ]
+    return common_runs_per_month(runs)
 
 
 def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:

@@ -166,10 +166,12 @@ def month_run_usd(candidate: Candidate, runs_per_month: float | None) -> float |
 def job_runs_per_month(details: Mapping[str, Any]) -> float | None:
     """A planned training job's runs a month where its servers are its own (a deployment's ``details``); else None.
 
-    A job of a ``run_after`` sequence shares its servers (``cost_share``): its runs do not divide their month alone.
+    A job of a ``run_after`` sequence shares its servers (``cost_share``): its runs divide their month only where the
+    sequence's jobs all run as often (:mod:`~generator.planner.chain_runs`, which keeps ``usd_per_job_hours_share``).
     """
     runs = details.get("runs_per_month")
-    if "cost_share" in details or details.get("co_located") or not isinstance(runs, int | float):
+    alone = "cost_share" not in details or "usd_per_job_hours_share" in details
+    if not alone or details.get("co_located") or not isinstance(runs, int | float):
         return None
     return float(runs)
 
