@@ -48,14 +48,14 @@ def test_each_chain_jobs_run_is_its_hours_share_of_the_month_with_the_contract(p
     said = {d.name: [r for r in d.reasons if r.startswith("its racks' contract")] for d in plan.deployments}
     assert said == {
         "lora-70b": [
-            "its racks' contract (hardware.rack_circuits) adds $1,234/month, its hours' share of its pool's share of "
-            "the contracted kW their racks leave undrawn: $11,189/month with it, and a run $83 as its 5.0 h's share of "
-            "that month ($74 without it); the choice and runners-up below were compared before the racks were packed, "
+            "its racks' contract (hardware.rack_circuits) adds $1,232/month, its hours' share of its pool's share of "
+            "the contracted kW their racks leave undrawn: $11,178/month with it, and a run $82 as its 4.9 h's share of "
+            "that month ($73 without it); the choice and runners-up below were compared before the racks were packed, "
             "at the kW their servers draw, without it"
         ],
         "full-8b": [
-            "its racks' contract (hardware.rack_circuits) adds $106/month, its hours' share of its pool's share of "
-            "the contracted kW their racks leave undrawn: $961/month with it, and a run $7 as its 0.4 h's share of "
+            "its racks' contract (hardware.rack_circuits) adds $107/month, its hours' share of its pool's share of "
+            "the contracted kW their racks leave undrawn: $973/month with it, and a run $7 as its 0.4 h's share of "
             "that month ($6 without it); the choice and runners-up below were compared before the racks were packed, "
             "at the kW their servers draw, without it"
         ],
