@@ -607,13 +607,16 @@ def test_the_sharing_pass_still_orders_services_by_their_first_choice(tmp_path: 
     6.9% of requests wait for one and the p95 wait (1.09 s, Erlang C) passes the 1.02 s the 2 s TTFT target leaves
     beside the 980 ms TTFT p95 at the most load, so s1 takes a second TP2 replica, fills the g6e.12xlarge and s3 goes
     alone to a g6.12xlarge (4 x L4): $11,990, no sharing left to order. At 0.4 (50% busy, 1.2% wait, p95 0) s1 keeps
-    one replica and the fleet this test guards (s1 and s3 on one L40S pool, $8,631) is planned again."""
+    one replica and the fleet this test guards (s1 and s3 on one L40S pool, $8,631) is planned again.
+
+    src98: at the L40S's CUDA total (45,589 MiB, not nvidia-smi's 46,068) s1's 16,384-token TP2 replica holds too few
+    places, takes a second one and the fleet is $11,990 again; at 12,288 tokens s1 keeps one and the fleet guarded is back."""
     text = """\
 version: 1
 name: f107
 deployments:
   - {name: s0, model: meta-llama/Llama-3.2-3B-Instruct, inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 0.5}}
-  - {name: s1, model: Qwen/Qwen2.5-72B-Instruct, inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 0.4}}
+  - {name: s1, model: Qwen/Qwen2.5-72B-Instruct, inference: {precision: fp8, max_context_tokens: 12288, requests_per_second: 0.4}}
   - {name: s2, model: Qwen/Qwen2.5-7B-Instruct, inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}}
   - {name: s3, model: Qwen/Qwen3-30B-A3B, inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}}
 hardware: {provider: aws}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding
 from generator.units import GIB
 from generator.workload.models import TrainingDeployment, TrainingSpec
@@ -80,8 +80,7 @@ def lever_reason(lever: str, memory_dp: int, wanted_dp: int) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(NamedTuple):
     """A layout memory spread past what its throughput needs: the narrow degree's shortfall and what fits it."""
 
     #: The degree the throughput needs (:func:`throughput_dp`), the smallest memory fits at, and the ZeRO stage.
