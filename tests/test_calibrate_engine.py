@@ -70,7 +70,8 @@ def test_the_vllm_fit_reproduces_the_run(vllm_log: str) -> None:
     code, text = calibrate(*SETUP, "--log", vllm_log, "--json")
     assert code == 0
     doc = json.loads(text)
-    assert doc["constants"] == {"non_torch_bytes": 3630170112}  # 4,081,057,792 before src98: the L40S at CUDA's 45,589 MiB, 0.9 x its 479 MiB reserve
+    # 4,081,057,792 before src98: the L40S at CUDA's 45,589 MiB, 0.9 x its 479 MiB reserve
+    assert doc["constants"] == {"non_torch_bytes": 3630170112}
     code, again = calibrate(*SETUP, "--log", vllm_log, "--json", "--set", "non_torch_bytes=3630170112")
     rows = {r["figure"]: r for r in json.loads(again)["rows"]}
     assert rows["kv_cache_tokens"]["predicted"] == pytest.approx(164640, rel=1e-4)

@@ -142,8 +142,10 @@ def test_a_conflict_in_a_layout_the_search_made_is_a_reason_not_the_plans_error(
         return job_recipe(framework, method, gpus, zero_stage)
 
     monkeypatch.setattr(planner_training, "job_recipe", old_recipe)
-    # the setups kept (speed103's memo of ``_setup``) were formed with the recipe as it is: formed afresh while patched
+    # the setups and degrees kept (the memos of ``_setup`` and ``_smallest_dp``) were formed with the recipe as it is:
+    # formed afresh while patched
     monkeypatch.setattr(planner_training, "_setup", inspect.unwrap(planner_training._setup))
+    monkeypatch.setattr(planner_training, "_smallest_dp", inspect.unwrap(planner_training._smallest_dp))
     spec = TrainingSpec(
         method="full",
         framework="torchtune",

@@ -1248,7 +1248,7 @@ def _edge_jobs(
             return 0, []
     tried = {j.offload_params for z, j in jobs if z == 3}
     levers = [(3, job, lever) for lever, job in edge_levers(spec) if not (job.offload_params and True in tried)]
-    return resident or 0, levers
+    return resident, levers
 
 
 def _spread(
@@ -1277,6 +1277,7 @@ def _spread(
     return spread_of(spec, wanted, memory_dp, zero, budget, held, lever)
 
 
+@memoized  # pure; the search asks it again for the same job (_zero_jobs, _edge_jobs and each job's own degree)
 def _smallest_dp(
     arch_model: ResolvedModel,
     spec: TrainingSpec,
