@@ -89,7 +89,8 @@ EPILOG = (
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
     "--max-seq-len or --dataset-tokens without --gpu, --epochs without --dataset-tokens, --offload-params without --zero 3 "
     "or --max-batched-tokens with --engine sglang); "
-    "3 the model cannot run on the given machine or does not fit the GPU given, or its share of it with --mig / --share "
+    "3 the model cannot run on the given machine (--ram-gib; without --gpu, llama.cpp on its CPU alone) or does not fit "
+    "the GPU given (a GGUF precision without --engine, as llama.cpp holds it), or its share of it with --mig / --share "
     "(the breakdown is still printed). --mig or --share (not both) size one replica of one GPU (no --tp, --pp or --ep "
     "above 1, no --train or --ram-gib) in one pod's share of --gpu, as a plan does under kubernetes.gpu_sharing; "
     f"--share {SHARE_REPLICAS[0]} to {SHARE_REPLICAS[1]}; an unknown MIG profile, or a GPU without MIG or not NVIDIA's, "
@@ -434,7 +435,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="plan on the machine this runs on, as 'specgen detect' finds it; options given override what it finds",
     )
-    o.add_argument("--ram-gib", type=_number, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
+    o.add_argument(
+        "--ram-gib",
+        type=_number,
+        help="installed system RAM, GiB: plan placement on this machine instead of sizing (without --gpu: llama.cpp on "
+        "the CPU alone, its decode timed from the DIMMs' bandwidth and the cores)",
+    )
     o.add_argument("--reserved-ram-gib", type=_number, default=8.0, help="RAM the host's other services need (default 8)")
     o.add_argument("--swap-gib", type=_number, default=0.0, help="configured swap, GiB")
     o.add_argument("--nvme-gib", type=_number, default=0.0, help="free NVMe for model files and offload, GiB")
@@ -561,6 +567,7 @@ def _gpu_name(gpu_id: str) -> str:
 
 #: The head of the per-GPU memory table, and one row of it.
 MEMORY_HEADER = "  per GPU        bytes            GiB"
+HOST_MEMORY_HEADER = "  in RAM         bytes            GiB"
 
 
 def _memory_row(key: str, value: int) -> str:
@@ -597,7 +604,9 @@ def pooling_text(result: dict[str, Any]) -> str:
 
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
-    m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
+    m, params = result["model"], result["params"]
+    # a machine without a GPU holds the model in its RAM (newuser86 item 2)
+    mem = result["memory"]["per_gpu"] if "per_gpu" in result["memory"] else result["memory"]["host"]
     par = result["parallelism"]
     precision = result["precision"]
     training = "training" in precision  # a training job holds no KV cache: its lines are left out
@@ -657,7 +666,7 @@ def format_text(result: dict[str, Any]) -> str:
                 else ""
             )
         )
-    lines += ["", MEMORY_HEADER]
+    lines += ["", MEMORY_HEADER if "per_gpu" in result["memory"] else HOST_MEMORY_HEADER]
     for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):
         if key == "total":
             lines.append("  " + "-" * 40)
@@ -794,6 +803,7 @@ def format_text(result: dict[str, Any]) -> str:
                     f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
                     f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; {remedy}"
                 )
+    lines += _llama_cpp_lines(result)
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
@@ -897,6 +907,52 @@ def format_text(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
+    """The lines of a GGUF precision sized as llama.cpp holds it, on the GPUs alone or on a CPU alone (newuser86)."""
+    if (llama := result.get("llama_cpp")) is not None:
+        engine = llama["engine"]
+        if "command" in llama:
+            return [
+                f"  {engine:<12} {llama['command']}",
+                f"  speed        {llama['decode_tokens_per_s']:.2f} tokens/s a stream ({llama['bound']}-bound, all on the "
+                f"GPU); TTFT {seconds_text(llama['ttft_s'])} for {llama['ttft_prompt_tokens']:,} prompt tokens; timed for "
+                f"{engine}",
+            ]
+        if "layers_on_gpu" in llama:
+            experts = llama["expert_layers_in_ram"]
+            kept = f"the routed experts of {experts} layers and " if experts else ""
+            held = (
+                f"{engine} would run it with {kept}{llama['layers'] - llama['layers_on_gpu']} of its {llama['layers']} "
+                "layers in system RAM"
+            )
+        else:
+            held = f"{engine} cannot offload it either: {llama['offload_blocked_by']}"
+        return [
+            f"  {engine:<12} {held}: give --ram-gib (the machine's RAM; --cpu for its memory bandwidth) to plan and time "
+            "the offload"
+        ]
+    if (cpu := result.get("cpu_only")) is None:
+        return []
+    slots = cpu["slots"]
+    each = (
+        f"; {slots} slots together {cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s, {cpu['decode_tokens_per_s']:.2f} each"
+        if slots > 1
+        else ""
+    )
+    return [
+        "",
+        f"  placement    RAM {_gib(cpu['ram_used_bytes'])} (weights, KV cache, compute buffer, runtime), no GPU; "
+        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve",
+        f"  speed        {cpu['decode_tokens_per_s'] if slots == 1 else cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s "
+        f"decode ({cpu['bound']}-bound, on the CPU, at {cpu['decode_context_tokens']:,} tokens of context{each}); "
+        f"cold start {seconds_text(cpu['cold_start_s'])}; timed for {cpu['engine']}",
+        f"  not timed    {cpu['not_estimated']}",
+        f"  machine      {result['machine']['bandwidths']}",
+        f"  {cpu['engine']:<12} {cpu['command']}",
+        *(f"  {f['level']}: {f['message']}" for f in result["findings"]),
+    ]
+
+
 def _ttft_prompt(throughput: dict[str, Any]) -> str:
     """The prompt a machine of yours' TTFT is of: its tokens, prefill rate and passes' -ub.
 
@@ -915,7 +971,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
     from generator.calculator.machine import FixedSpec
 
     return FixedSpec(
-        gpu=args.gpu, gpu_count=1 if args.gpus is None else args.gpus, ram_gib=args.ram_gib,
+        gpu=args.gpu or "", gpu_count=(1 if args.gpus is None else args.gpus) if args.gpu else 0, ram_gib=args.ram_gib,
         reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
         nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
         memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s, cpu_sockets=args.cpu_sockets,
@@ -942,8 +998,11 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
     for dest, value in sorted(vars(args).items()):
         if isinstance(value, str) and not value.strip():
             parser.error(f"{'MODEL' if dest == 'model' else _flag(dest)} is empty")
-    if args.ram_gib is not None and not args.gpu:
-        parser.error("--ram-gib plans for an existing machine and needs --gpu")
+    if args.ram_gib is not None and not args.gpu and not args.train:  # newuser86 item 2: a machine without a GPU
+        refuse(
+            ("gpus", "pcie_gen", "pcie_lanes", "allow_precision", "min_context"),
+            "is about the GPUs; --ram-gib without --gpu plans llama.cpp on the CPU alone, at --precision",
+        )
     if args.offload_engine and args.gpu:
         from generator import catalog
         from generator.sizing.offload import engine_gpu_problem
@@ -1020,8 +1079,7 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
     if not args.gpu:
         refuse(
             (
-                "input_tokens",
-                "output_tokens",
+                *(() if args.ram_gib is not None else ("input_tokens", "output_tokens")),  # a CPU's decode reads their KV
                 "p95_input_tokens",
                 "gpu_memory_utilization",
                 "mem_fraction_static",
@@ -1158,6 +1216,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         gpu=args.gpu,
         gpu_memory_utilization=args.gpu_memory_utilization,
         engine=args.engine,
+        engine_chosen=getattr(args, "engine_given", False),
         mem_fraction_static=args.mem_fraction_static,
         input_tokens=args.input_tokens,
         output_tokens=args.output_tokens,

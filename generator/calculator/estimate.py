@@ -112,6 +112,9 @@ class EstimateRequest(NamedTuple):
     gpu_memory_utilization: float | None = None
     #: Serving engine whose KV accounting sizes the cache (:data:`SERVING_ENGINES`).
     engine: str = "vllm"
+    #: Whether ``engine`` was asked for: where it was not (the command line without ``--engine``), a GGUF precision on
+    #: ``gpu`` is sized as llama.cpp holds it (:mod:`generator.calculator.llama_cpp_estimate`; newuser86 item 1).
+    engine_chosen: bool = True
     #: Where the layers PP leaves over go (:data:`~generator.sizing.weights.STAGE_RULES`); None: the engine's. The
     #: calibration's TensorRT-LLM rows, sized through the vLLM estimate, take TensorRT-LLM's (``first``).
     pipeline_stages: str | None = None
@@ -305,7 +308,8 @@ def _check_number(
 
 def _check_fixed(spec: FixedSpec) -> None:
     """The existing machine: the same ranges as ``hardware.fixed`` in the workload schema."""
-    _check_positive(gpus=spec.gpu_count)
+    if spec.gpu:  # none: a machine without a GPU, llama.cpp on its CPU alone (newuser86 item 2)
+        _check_positive(gpus=spec.gpu_count)
     if spec.gpu_count > 16:
         raise UsageError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
     _check_number("--ram-gib", spec.ram_gib, 0, MAX_RAM_GIB, low_inclusive=False)
@@ -609,20 +613,28 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         )
     precision = served_precision(model, req.precision)
     fmt = model_weight_format(arch, precision)
+    # a GGUF precision without --engine, --ram-gib or a share of the GPU: llama.cpp's file on the GPUs given
+    llama_gpus = (
+        gpu is not None and not req.train and req.fixed is None and shared is None and fmt.gguf is not None
+        and not req.engine_chosen and req.ep == 1
+    )  # fmt: skip
+    # no GPU on the machine (--ram-gib without --gpu): llama.cpp on the CPU alone
+    host_only = req.fixed is not None and not req.fixed.gpu
+    llama = llama_gpus or req.fixed is not None
     # llama.cpp's KV cache is 16-bit (f16) whatever a GGUF file's weights are, an F32 file's too
     fixed_fp32 = precision == "fp32" and arch.file_weights is not None and arch.file_weights.fixed_format
     # a GPU without bf16 runs a service's bf16 weights in float16, or float32 where vLLM refuses the model in float16
     # (fix68 items 2 and 3), and caches (engine dtype auto) in the same float
     cast_from = None
-    if gpu is not None and not req.train and req.fixed is None:
+    if gpu is not None and not req.train and not llama:
         served = served_float_format(arch.model_type, fmt.name, gpu.architecture, req.engine)
         if served != fmt.name:
             cast_from, precision = fmt.name, served
             fmt = model_weight_format(arch, served)
     kv_name = req.kv_precision or auto_kv_cache_precision("bf16" if fixed_fp32 else precision)
-    if req.kv_precision is None and kv_name == "bf16" and gpu is not None and req.fixed is None:
+    if req.kv_precision is None and kv_name == "bf16" and gpu is not None and not llama:
         kv_name = half_format(gpu.architecture)
-    if kv_name == "int8" and req.fixed is None and not req.train:
+    if kv_name == "int8" and not llama and not req.train:
         raise InputError(
             f"--kv-precision int8: {no_int8_kv_cache(ENGINE_NAMES.get(req.engine, req.engine))}; use fp8, or --ram-gib "
             "for llama.cpp's q8_0 cache on an existing machine"
@@ -693,17 +705,17 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load: {dense}")
         if gpu is not None and (unserved := format_problems(weight_format(name), gpu.architecture)):  # review 17 M2
             raise InputError(f"--allow-precision {name}: {model.id} in {name} on {gpu.name} will not load: {unserved[0]}")
-        by_engine = not req.train and req.fixed is None  # vLLM or SGLang, whose GGUF loaders lack MXFP4 (review26 item 3)
+        by_engine = not req.train and not llama  # vLLM or SGLang, whose GGUF loaders lack MXFP4 (review26 item 3)
         if by_engine and (unloaded := engine_gguf_problem(weight_format(name), arch, "--ram-gib")):
             raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load under vLLM or SGLang: {unloaded}")
-    if not req.train and req.fixed is None and (unloaded := engine_gguf_problem(fmt, arch, "--ram-gib")):
+    if not req.train and not llama and (unloaded := engine_gguf_problem(fmt, arch, "--ram-gib")):
         raise InputError(f"{model.id} in {fmt.name} will not load under vLLM or SGLang: {unloaded}")
     if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
             # the engine has no kernel for this format on this GPU: an invalid combination, exit 1
             raise InputError(f"{model.id} in {fmt.name} on {gpu.name} will not load: {unserved[0]}")
-    if not req.train and req.fixed is None:
+    if not req.train and not llama:
         problems = loadability_problems(arch, fmt, par)
         if problems:
             # the layout options do not split this model (heads, experts, quantization blocks): an invalid value, exit 1
@@ -729,7 +741,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
-    held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and req.fixed is None and not req.train else fmt
+    held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and not llama and not req.train else fmt
     inference = size_inference(arch, held, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
     if (padding := held.expert_padding) and held != fmt and gpu is not None:
         # newuser55 item 5: the weights a GPU holds were more than the model's, unexplained
@@ -842,7 +854,23 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             f"--tensor-parallel-size {par.tp} --data-parallel-size {par.attention_dp}{pipeline} --enable-expert-parallel"
         )
     refused: MachineRefusedError | None = None
-    if req.fixed is not None:
+    if req.fixed is not None and host_only:
+        from generator.calculator.llama_cpp_estimate import host_only as on_host
+
+        slots = _llama_cpp_slots(req)
+        result.update(on_host(arch, fmt, kv_name, kv_bits, context, req.fixed, slots, _sequence_tokens(req), consts))
+    elif llama_gpus and gpu is not None:
+        from generator.calculator.llama_cpp_estimate import on_gpus
+
+        slots = _llama_cpp_slots(req)
+        result.update(
+            on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, _sequence_tokens(req), consts)
+        )
+        notes.append(
+            f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and CUDA "
+            "context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans offload to system RAM"
+        )
+    elif req.fixed is not None:
         try:
             result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
         except MachineRefusedError as exc:
@@ -1507,6 +1535,15 @@ def _fixed_machine(
             ),
         ],
     }
+
+
+def _llama_cpp_slots(req: EstimateRequest) -> int:
+    """llama-server's slots (``-np``) of ``--batch``, each of the whole context (a unified KV cache of them all)."""
+    from generator.sizing.offload import MAX_STREAMS
+
+    if req.batch > MAX_STREAMS:
+        raise UsageError(f"--batch on llama.cpp is its server slots: at most {MAX_STREAMS:,}, got {req.batch:,}")
+    return req.batch
 
 
 def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from generator import catalog
 from generator.catalog.dimms import dimm_sizes_gib, dimms_per_channel, rated_mt_per_s, two_dimm_note
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
@@ -25,8 +27,13 @@ if TYPE_CHECKING:
 ASSUMED_CPU = {"desktop": "core-i9-14900k", "server": "xeon-platinum-8480-plus", "superchip": "nvidia-grace"}
 
 
-def machine_kind(spec: FixedSpec, gpu: GpuSpec) -> str:
-    """``superchip`` for a GPU on a CPU's module (GH200, GB200), ``server`` for 4+ GPUs or SXM / OAM modules, else ``desktop``."""
+def machine_kind(spec: FixedSpec, gpu: GpuSpec | None) -> str:
+    """``superchip`` for a GPU on a CPU's module (GH200, GB200), ``server`` for 4+ GPUs or SXM / OAM modules, else ``desktop``.
+
+    A machine without a GPU (``gpu`` None) is a desktop (newuser86 item 2: a workstation with no GPU).
+    """
+    if gpu is None:
+        return "desktop"
     if gpu.form_factor == "superchip":
         return "superchip"
     return "server" if spec.gpu_count >= 4 or gpu.form_factor != "pcie" else "desktop"
@@ -75,7 +82,7 @@ def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:
     """
     if spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s):
         return None
-    kind = machine_kind(spec, catalog.find_gpu(spec.gpu))
+    kind = machine_kind(spec, _spec_gpu(spec))
     cpu = catalog.cpus()[ASSUMED_CPU[kind]]
     # the rate counted: the CPU's at the DIMMs a channel that hold the RAM (newuser49 item 5: "DDR-5600" was said of
     # 256 GiB counted at the 2-DIMM DDR-4000)
@@ -298,9 +305,9 @@ def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["
         ("warning", "memory-channels-beyond-cpu", "memory_channels", channels_beyond_cpu(spec)),
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
         ("info", "ddr-two-dimms-per-channel", "ram_gib", ram_dimm_note(spec)),
-        ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec)),
-        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec)),
-        ("info", "pcie-not-applied", "", pcie_not_applied(spec)),
+        ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec) if spec.gpu else None),
+        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec) if spec.gpu else None),
+        ("info", "pcie-not-applied", "", pcie_not_applied(spec) if spec.gpu else None),
     )
     return [(level, code, field, message) for level, code, field, message in said if message]
 
@@ -312,7 +319,12 @@ def _memory_cpu(spec: FixedSpec) -> CpuSpec:
         if cpu is None:
             raise InputError(catalog.unknown_id_message("CPU", spec.cpu, catalog.cpus()))
         return cpu
-    return catalog.cpus()[ASSUMED_CPU[machine_kind(spec, catalog.find_gpu(spec.gpu))]]
+    return catalog.cpus()[ASSUMED_CPU[machine_kind(spec, _spec_gpu(spec))]]
+
+
+def _spec_gpu(spec: FixedSpec) -> GpuSpec | None:
+    """The machine's GPU, None for a machine without one (``gpu`` empty: llama.cpp on the CPU alone)."""
+    return catalog.find_gpu(spec.gpu) if spec.gpu else None
 
 
 class FixedSpec(NamedTuple):
@@ -436,23 +448,9 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     gpu = catalog.find_gpu(spec.gpu)
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
-    cpu = _memory_cpu(spec)
+    cpu, ddr, ddr_basis, cores = _host_memory(spec)
     sockets = spec.cpu_sockets
-    # memory_channels are the machine's, over its sockets; a catalog CPU's are one socket's. One socket's are what a
-    # decode reads at (numa_note), and its node's RAM what holds the offloaded weights (review 15 item 1)
-    if problem := channels_problem(spec):
-        raise InputError(problem)
-    channels = socket_channels(spec, cpu)
-    mts = _ram_mt_per_s(spec, cpu, channels)  # two DIMMs a channel run slower (ram_dimm_note)
-    given = spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s)
-    source = f"{cpu.name}: " if spec.cpu else "" if given else f"assumed like {cpu.name}: "
-    source += f"one of {sockets} sockets, " if sockets > 1 else ""
-    ddr = dram_bandwidth_gb_per_s(channels, mts)
-    ddr_basis = f"{source}{channels} channels x DDR-{mts}"
-    if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
-        ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     link, link_name = host_link(spec, gpu)
-    cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
     machine = Machine(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
@@ -474,6 +472,52 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         gpu_tensor_formats=gpu.tensor_formats,
     )
     return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
+
+
+def _host_memory(spec: FixedSpec) -> tuple[CpuSpec, float, str, int]:
+    """The CPU counted, one socket's DRAM GB/s and where it comes from, and the cores llama.cpp's threads run on."""
+    cpu = _memory_cpu(spec)
+    sockets = spec.cpu_sockets
+    # memory_channels are the machine's, over its sockets; a catalog CPU's are one socket's. One socket's are what a
+    # decode reads at (numa_note), and its node's RAM what holds the offloaded weights (review 15 item 1)
+    if problem := channels_problem(spec):
+        raise InputError(problem)
+    channels = socket_channels(spec, cpu)
+    mts = _ram_mt_per_s(spec, cpu, channels)  # two DIMMs a channel run slower (ram_dimm_note)
+    given = spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s)
+    source = f"{cpu.name}: " if spec.cpu else "" if given else f"assumed like {cpu.name}: "
+    source += f"one of {sockets} sockets, " if sockets > 1 else ""
+    ddr = dram_bandwidth_gb_per_s(channels, mts)
+    ddr_basis = f"{source}{channels} channels x DDR-{mts}"
+    if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
+        ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
+    cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
+    return cpu, ddr, ddr_basis, cores
+
+
+def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
+    """The :class:`Machine` of ``spec`` without a GPU (llama.cpp on the CPU alone) and where its bandwidth comes from.
+
+    newuser86 item 2: the same DRAM and cores as :func:`build_machine`'s, so a decode reads the DIMMs at the offload
+    model's rate. No GPU reads or computes anything, so its figures are unbounded (its time 0) and no link crosses to one.
+    """
+    cpu, ddr, ddr_basis, cores = _host_memory(spec)
+    machine = Machine(
+        gpus=0,
+        gpu_memory_bytes=0,
+        gpu_bandwidth_gb_per_s=math.inf,
+        gpu_tflops=math.inf,
+        pcie_gb_per_s=math.inf,
+        ram_bytes=int(spec.ram_gib / spec.cpu_sockets * GIB),
+        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
+        swap_bytes=int(spec.swap_gib * GIB),
+        nvme_bytes=int(spec.nvme_gib * GIB),
+        nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
+        ddr_gb_per_s=ddr,
+        cpu_cores=cores,
+        cpu_int8_vnni=cpu.int8_vnni is True,
+    )
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; no GPU"
 
 
 def cores_basis(cpu: CpuSpec, cores: int) -> str:

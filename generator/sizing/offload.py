@@ -515,9 +515,7 @@ def place(
     # reserves its prompt graph) and the CUDA context (non_torch_bytes), against the memory CUDA lets a process
     # allocate (GpuSpec.memory_bytes: totalGlobalMem, 24,268 MiB on a 3090, not nvidia-smi's 24,576). Two 3090s run
     # Llama 3.3 70B q4_k_m fully on GPU at 16.29 tokens/s (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference).
-    activations = inference_activation_bytes(
-        arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts, logits_every_token=True
-    )
+    activations = compute_buffer_bytes(arch, consts)
     reserved = machine.gpu_memory_bytes - activations - consts.non_torch_bytes
     if reserved <= 0:
         raise InfeasibleError(
@@ -627,6 +625,63 @@ def place(
         ram_used_bytes=ram_used,
         ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - ram_used,
         steps=tuple(steps),
+        embedding_bytes=sizes.embedding_bytes,
+        file_bytes=sizes.total_bytes,
+    )
+
+
+def compute_buffer_bytes(arch: Architecture, consts: Constants) -> int:
+    """llama.cpp's compute buffer: a prompt pass's activations at its -ub, a logit row for every token of it.
+
+    llama.cpp reserves its prompt graph so, on each GPU of a placement, and in RAM on a machine without one.
+    """
+    return inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts, logits_every_token=True)
+
+
+def place_on_host(
+    arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants, engine: str
+) -> Placement:
+    """Every byte of one model in a machine's system RAM, no GPU: llama.cpp's CPU backend (newuser86 item 2).
+
+    The weights (the memory-mapped file, in the page cache), the KV cache of ``context`` tokens, the compute buffer and the
+    runtime, beside the host's reserve; raises :class:`HostRamShortError` naming each part where the RAM does not hold
+    them (a model paged from NVMe a token at a time is not planned without a GPU).
+    """
+    sizes = size_weights(arch, fmt)
+    kv = sum(_layer_kv(arch, kv_bits, context))
+    buffer = compute_buffer_bytes(arch, consts)
+    parts = [
+        (machine.reserved_ram_bytes, "reserved for other services"),
+        (consts.runtime_host_bytes, "for the runtime"),
+        (sizes.total_bytes, f"of weights at {fmt.name} (the model file)"),
+        (kv, f"of KV cache at {context:,} tokens"),
+        (buffer, f"of {engine}'s compute buffer at -ub {consts.offload_ubatch_tokens}"),
+    ]
+    need = sum(size for size, _ in parts)
+    if need > machine.ram_bytes:
+        said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
+        raise HostRamShortError(
+            f"{_ram_gib(machine.ram_bytes)} GiB of system RAM is less than the {need / 2**30:.2f} GiB {engine} needs on a "
+            f"machine without a GPU ({said})",
+            "more system RAM, a smaller --precision, a shorter --context, or a smaller reserve for other services",
+        )
+    used = sizes.total_bytes + kv + buffer + consts.runtime_host_bytes
+    return Placement(
+        precision=fmt.name,
+        context_tokens=context,
+        layer_devices=("cpu",) * arch.num_layers,
+        embedding_device="cpu",
+        lm_head_device="cpu",
+        gpu_bytes=0,
+        cpu_bytes=sizes.total_bytes,
+        disk_bytes=0,
+        kv_gpu_bytes=0,
+        kv_cpu_bytes=kv,
+        per_gpu=(),
+        gpu_budget_bytes=0,
+        ram_used_bytes=used,
+        ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - used,
+        steps=(f"every layer, the KV cache and the compute buffer in system RAM: no GPU ({engine}'s CPU backend)",),
         embedding_bytes=sizes.embedding_bytes,
         file_bytes=sizes.total_bytes,
     )
