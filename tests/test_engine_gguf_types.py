@@ -113,7 +113,10 @@ def test_a_machine_of_yours_runs_it_under_llama_cpp(tmp_path: Path, capsys: pyte
 
 
 def test_the_estimate_refuses_it_without_a_machine_of_yours() -> None:
-    code, _ = run_estimate("openai/gpt-oss-120b", "--precision", "mxfp4_moe", "--gpu", "h100-sxm5-80gb")
+    code, _ = run_estimate("openai/gpt-oss-120b", "--precision", "mxfp4_moe", "--gpu", "h100-sxm5-80gb", "--engine", "vllm")
     assert code == 1
+    # newuser86 item 1: without --engine a GGUF precision is llama.cpp's file on the GPU, which runs MXFP4
+    code, out = run_estimate("openai/gpt-oss-120b", "--precision", "mxfp4_moe", "--gpu", "h100-sxm5-80gb")
+    assert code == 0 and "llama.cpp" in out
     code, _ = run_estimate("openai/gpt-oss-120b", "--precision", "mxfp4_moe", "--gpu", "rtx-4090-24gb", "--ram-gib", "128")
     assert code == 0

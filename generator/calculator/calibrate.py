@@ -1051,7 +1051,8 @@ def main(argv: list[str] | None = None) -> int:
             taken += took
             unread += unknown + unread_settings_lines(text, path)
         try:
-            request = estimate_cli.build_request(parser, args)
+            # a log is compared with the serving estimate's figures, a GGUF precision's too (its decode step, on the GPUs)
+            request = estimate_cli.build_request(parser, args)._replace(engine_chosen=True)
             result = estimate(request)
         except InputError as exc:
             if not taken:

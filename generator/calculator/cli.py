@@ -619,7 +619,7 @@ def format_text(result: dict[str, Any]) -> str:
         else f"  precision    weights {precision['weights']}"
         + (f" (the checkpoint's {precision['cast_from']}, cast: no bf16 on this GPU)" if "cast_from" in precision else "")
         + f", KV cache {precision['kv_cache']}",
-        f"  parallelism  {_layout_text(par)}",
+        f"  parallelism  {_layout_text(par) if par['gpus_per_replica'] else 'none: no GPU, llama.cpp on the CPU'}",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]
     if gpu_id := (result.get("capacity") or result.get("machine") or {}).get("gpu"):
@@ -914,9 +914,10 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
         if "command" in llama:
             return [
                 f"  {engine:<12} {llama['command']}",
-                f"  speed        {llama['decode_tokens_per_s']:.2f} tokens/s a stream ({llama['bound']}-bound, all on the "
-                f"GPU); TTFT {seconds_text(llama['ttft_s'])} for {llama['ttft_prompt_tokens']:,} prompt tokens; timed for "
-                f"{engine}",
+                f"  speed        {llama['decode_tokens_per_s']:.2f} tokens/s "
+                + ("one stream alone" if llama["slots"] > 1 else "a stream")
+                + f" ({llama['bound']}-bound, all on the GPU); TTFT {seconds_text(llama['ttft_s'])} for "
+                f"{llama['ttft_prompt_tokens']:,} prompt tokens; timed for {engine}",
             ]
         if "layers_on_gpu" in llama:
             experts = llama["expert_layers_in_ram"]

@@ -859,13 +859,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
         slots = _llama_cpp_slots(req)
         result.update(on_host(arch, fmt, kv_name, kv_bits, context, req.fixed, slots, _sequence_tokens(req), consts))
+        result["parallelism"]["gpus_per_replica"] = 0
     elif llama_gpus and gpu is not None:
         from generator.calculator.llama_cpp_estimate import on_gpus
 
         slots = _llama_cpp_slots(req)
-        result.update(
-            on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, _sequence_tokens(req), consts)
-        )
+        result.update(on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, _sequence_tokens(req), consts))
         notes.append(
             f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and CUDA "
             "context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans offload to system RAM"

@@ -12,12 +12,27 @@ bandwidth and the cores, :func:`~generator.sizing.offload.offload_cost`).
 
 from __future__ import annotations
 
-from generator.calculator.machine import FixedSpec, build_host_machine, build_machine, machine_findings, numa_note
+from generator.calculator.machine import (
+    FixedSpec,
+    build_host_machine,
+    build_machine,
+    machine_findings,
+    numa_note,
+    place_over_nodes,
+    wider_machine,
+)
 from generator.calculator.offload_report import llama_cpp_args, llama_cpp_options
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Placement, compute_buffer_bytes, offload_cost, place, place_on_host
+from generator.sizing.offload import (
+    HostRamShortError,
+    Placement,
+    compute_buffer_bytes,
+    offload_cost,
+    place,
+    place_on_host,
+)
 from generator.sizing.precision import WeightFormat
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -65,7 +80,7 @@ def on_gpus(
         placement = place(arch, fmt, kv_bits, total_context, machine._replace(gpu_memory_bytes=2**60), consts)
     fullest = max((b.as_dict() for b in placement.per_gpu), key=lambda d: d["total"])
     basis = (
-        f"{engine}'s rules: the weights but the input embedding (in RAM), the f16 KV cache of -c, its compute buffer at "
+        f"{engine}'s rules: the weights but the input embedding (in RAM), the KV cache of -c, its compute buffer at "
         f"-ub {consts.offload_ubatch_tokens} and the CUDA context, in all the memory CUDA lets a process allocate"
     )
     doc: dict[str, Any] = {"engine": engine, "context_tokens": total_context, "slots": slots}
@@ -89,6 +104,8 @@ def on_gpus(
             doc["offload_blocked_by"] = str(exc)
         doc["layers"] = arch.num_layers
     return {
+        # the weights the fullest GPU holds, as a placement with --ram-gib says them (the input embedding in RAM)
+        "weights": {"bytes": placement.file_bytes, "bytes_per_gpu": fullest["weights"]},
         "memory": {"per_gpu": fullest, "placed": fits},
         "capacity": {
             "gpu": gpu.id,
@@ -123,7 +140,15 @@ def host_only(
     engine = spec.offload_engine
     machine, basis = build_host_machine(spec)
     total_context = context * slots
-    placement = place_on_host(arch, fmt, kv_bits, total_context, machine, consts, engine)
+    try:  # one node's RAM, else every node's (a machine of several sockets), as an offload is placed
+        placement, machine, spans = place_over_nodes(
+            lambda on: place_on_host(arch, fmt, kv_bits, total_context, on, consts, engine),
+            machine,
+            wider_machine(machine, spec),
+            lambda placed: placed.disk_bytes,
+        )
+    except HostRamShortError as exc:
+        raise InfeasibleError(f"the model cannot run on this machine: {exc}; to unblock: {exc.unblock}") from None
     prompt, output = tokens
     cost = offload_cost(
         arch, fmt, kv_bits, placement, machine, prompt, consts, prompt + output // 2, streams=slots, engine=engine
@@ -139,11 +164,13 @@ def host_only(
         "total": placement.ram_used_bytes,
     }
     seconds = {k: round(v, 6) for k, v in cost.seconds_per_token.items() if v}
-    numa = numa_note(spec)
+    numa = numa_note(spec, spans)
     findings = [{"level": lvl, "code": code, "message": msg} for lvl, code, _, msg in machine_findings(spec, consts)]
     if numa:
-        findings.append({"level": "info", "code": "one-socket-bandwidth", "message": numa})
+        level, code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
+        findings.append({"level": level, "code": code, "message": numa})
     return {
+        "weights": {"bytes": placement.file_bytes, "bytes_per_gpu": 0},
         "memory": {"host": table, "placed": True},
         "machine": {
             "gpu": None,
@@ -172,4 +199,3 @@ def host_only(
         },
         "findings": findings,
     }
-
