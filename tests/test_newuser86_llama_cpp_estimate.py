@@ -163,6 +163,17 @@ REFUSED = [
     (("Qwen/Qwen3-30B-A3B", "--ram-gib", "128", "--allow-precision", "q4_k_m"), 2, "--allow-precision is about"),
     (("meta-llama/Llama-3.1-8B", "--train", "lora", "--ram-gib", "128"), 2, "cannot be combined with --train"),
     (("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--ram-gib", "128", "--p95-input-tokens", "9"), 2, ""),
+    # vLLM's own settings beside a GGUF precision sized for llama.cpp (they were read as vLLM's)
+    (
+        ("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--gpu-memory-utilization", "0.95"),
+        2,
+        "--gpu-memory-utilization is vLLM's setting: a GGUF precision (q4_k_m) without --engine",
+    ),
+    (
+        ("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--max-num-seqs", "8"),
+        2,
+        "--max-num-seqs is vLLM's setting",
+    ),
 ]
 
 
@@ -177,3 +188,19 @@ def test_what_cannot_be_estimated_is_said(
     err = capsys.readouterr().err
     assert got == code
     assert said in err and "Traceback" not in err
+
+
+#: llama-quantize's own sizes of Llama-3-8B's files (GiB, "G" in its help), from QUANT_OPTIONS in
+#: https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp: the GGUF precisions this estimate
+#: now judges by; Llama 3.1 8B has Llama 3 8B's shapes. The file holds its tokenizer and metadata beside the tensors.
+LLAMA_QUANTIZE_GIB = [("q2_k", 2.96), ("q3_k_m", 3.74), ("q4_0", 4.34), ("q4_k_m", 4.58), ("q5_k_m", 5.33), ("q6_k", 6.14),
+                      ("q8_0", 7.96)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("precision", "file_gib"), LLAMA_QUANTIZE_GIB)
+def test_the_weights_are_llama_quantizes_files(precision: str, file_gib: float) -> None:
+    code, data = _json("meta-llama/Llama-3.1-8B", "--gpu", "rtx-4090-24gb", "--precision", precision, "--context", "8192")
+    assert code == 0 and data["capacity"]["fits"]
+    assert data["weights"]["bytes"] / GIB == pytest.approx(file_gib, rel=0.005)
+    # the GPU holds the file less its input embedding (a lookup llama.cpp keeps in RAM), plus its buffers
+    assert data["memory"]["per_gpu"]["weights"] < data["weights"]["bytes"]

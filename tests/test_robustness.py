@@ -608,13 +608,11 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--input-tokens needs --gpu",
             id="input-no-gpu",
         ),
+        # newuser86 item 2: --ram-gib alone is a machine without a GPU (llama.cpp on its CPU); its GPUs' options are not
         pytest.param(
-            (
-                "--ram-gib",
-                "64",
-            ),
+            ("--ram-gib", "64", "--gpus", "2"),
             2,
-            "--ram-gib plans for an existing machine and needs --gpu",
+            "--gpus is about the GPUs; --ram-gib without --gpu plans llama.cpp on the CPU alone",
             id="ram-no-gpu",
         ),
         # fuzz12 item 7: a LoRA base sized at GGUF bytes (10.1 GiB "fits" a T4) that trainers load dequantized

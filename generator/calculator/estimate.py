@@ -618,6 +618,16 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         gpu is not None and not req.train and req.fixed is None and shared is None and fmt.gguf is not None
         and not req.engine_chosen and req.ep == 1
     )  # fmt: skip
+    for option, given in (
+        ("--gpu-memory-utilization", req.gpu_memory_utilization),
+        ("--max-num-seqs", req.max_num_seqs),
+        ("--max-batched-tokens", req.max_batched_tokens),
+    ):
+        if llama_gpus and given is not None:  # vLLM's settings, which llama.cpp has none of (newuser86)
+            raise UsageError(
+                f"{option} is vLLM's setting: a GGUF precision ({fmt.name}) without --engine is sized as llama.cpp holds "
+                "it; add --engine vllm for vLLM's GGUF loader"
+            )
     # no GPU on the machine (--ram-gib without --gpu): llama.cpp on the CPU alone
     host_only = req.fixed is not None and not req.fixed.gpu
     llama = llama_gpus or req.fixed is not None
@@ -869,6 +879,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and CUDA "
             "context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans offload to system RAM"
         )
+        if par.gpus > 1:  # llama.cpp's default split is by layer (-sm layer), each GPU a run of whole layers
+            notes.append(
+                f"llama.cpp splits the layers over the {par.gpus} GPUs (-ts, its default -sm layer), not tensor- or "
+                "pipeline-parallel: the table is the fullest GPU's, and one stream runs the GPUs in turn"
+            )
     elif req.fixed is not None:
         try:
             result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
