@@ -618,12 +618,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         gpu is not None and not req.train and req.fixed is None and shared is None and fmt.gguf is not None
         and not req.engine_chosen and req.ep == 1
     )  # fmt: skip
-    for option, given in (
+    for option, setting in (
         ("--gpu-memory-utilization", req.gpu_memory_utilization),
         ("--max-num-seqs", req.max_num_seqs),
         ("--max-batched-tokens", req.max_batched_tokens),
     ):
-        if llama_gpus and given is not None:  # vLLM's settings, which llama.cpp has none of (newuser86)
+        if llama_gpus and setting is not None:  # vLLM's settings, which llama.cpp has none of (newuser86)
             raise UsageError(
                 f"{option} is vLLM's setting: a GGUF precision ({fmt.name}) without --engine is sized as llama.cpp holds "
                 "it; add --engine vllm for vLLM's GGUF loader"
