@@ -126,7 +126,7 @@ def test_the_flag_is_refused_where_no_offload_is_planned(engine: str, capsys: py
     with pytest.raises(SystemExit) as exited:
         run_estimate("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "h100-sxm5-80gb", "--offload-engine", engine)
     assert exited.value.code == 2
-    assert "--offload-engine describes an existing machine: add --ram-gib (and --gpu)" in capsys.readouterr().err
+    assert "--offload-engine describes an existing machine: add --ram-gib (and --gpu for its GPUs)" in capsys.readouterr().err
 
 
 def test_ktransformers_is_not_an_engine_a_plan_is_made_for(capsys: pytest.CaptureFixture[str]) -> None:

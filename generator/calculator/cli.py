@@ -1072,7 +1072,7 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         )
         refuse(("engine", "mem_fraction_static"), f"is not read with --task {args.task}: it is sized for vLLM's pooling runner")
     if args.ram_gib is None:
-        refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu)")
+        refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu for its GPUs)")
     else:
         refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
         if getattr(args, "engine_given", False):  # --engine vllm, the default's value: said, not silently dropped
