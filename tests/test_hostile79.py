@@ -155,11 +155,15 @@ def test_estimate_detect_finding_no_gpu_says_one_line(
 
     monkeypatch.setattr(detect, "this_machine", lambda: detect.Sources(str(tmp_path), detect.recorded({})))
     monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
-    assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect"]) == 2
-    assert capsys.readouterr().err == (
-        "specgen estimate: error: --detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU "
-        "not in the catalog); give --gpu\n"
+    # newuser86 item 2: a machine without a GPU tool is planned for llama.cpp on its CPU, and says so (it was exit 2,
+    # "--detect found no GPU it knows ...; give --gpu")
+    assert estimate_main(["meta-llama/Llama-3.1-8B-Instruct", "--detect", "--precision", "q4_k_m"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "note: --detect found no GPU (nvidia-smi, amd-smi and rocm-smi missing): planned for llama.cpp on the CPU" in (
+        captured.out
     )
+    assert "placement    RAM " in captured.out and "no GPU" in captured.out
 
 
 def test_an_unknown_key_no_field_name_could_be_is_located_not_echoed(tmp_path: Path) -> None:

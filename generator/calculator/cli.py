@@ -1194,9 +1194,16 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         raise MachineError(f"--detect could not read this machine's GPUs: {facts['gpu_failed'].how}; give --gpu")
     if not args.gpu and "gpu_unread" in facts:  # review70 item 5: not "nvidia-smi missing" where it printed rows
         raise UsageError(f"--detect found no GPU: {facts['gpu_unread'].how}; give --gpu")
+    if not args.gpu and "gpu_unknown" in facts:
+        raise UsageError(f"--detect found no GPU it knows: {facts['gpu_unknown'].how}; give --gpu")
     if not args.gpu:
-        raise UsageError(
-            "--detect found no GPU it knows (nvidia-smi, amd-smi and rocm-smi missing, or the GPU not in the catalog); give --gpu"
+        # newuser86 item 2: no GPU tool at all is a machine without a GPU, planned for llama.cpp on its CPU (with the
+        # memory detect read); what only a GPU reads is not taken
+        for dest in ("gpus", "pcie_gen", "pcie_lanes"):
+            setattr(args, dest, parser.get_default(dest))
+        notes.append(
+            "--detect found no GPU (nvidia-smi, amd-smi and rocm-smi missing): planned for llama.cpp on the CPU alone; "
+            "give --gpu if the machine has one"
         )
 
 
