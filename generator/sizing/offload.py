@@ -663,7 +663,8 @@ def place_on_host(
         raise HostRamShortError(
             f"{_ram_gib(machine.ram_bytes)} GiB of system RAM is less than the {need / 2**30:.2f} GiB {engine} needs on a "
             f"machine without a GPU ({said})",
-            "more system RAM, a smaller --precision, a shorter --context, or a smaller reserve for other services",
+            "more system RAM, a smaller --precision, a shorter --context, or a smaller reserve for other services (a "
+            "model paged from NVMe every token is not planned without a GPU)",
         )
     used = sizes.total_bytes + kv + buffer + consts.runtime_host_bytes
     return Placement(
