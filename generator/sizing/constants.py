@@ -225,7 +225,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "the C++ runtime as freeGpuMemoryFraction x (free + pool-free memory) once the engine is loaded "
         "(BaseKVCacheManager::calculateMaxNumBlocks, "
         "https://github.com/NVIDIA/TensorRT-LLM/blob/main/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp); "
-        "benchmarks/calibration_report.py sets 1 for its TensorRT-LLM rows, the planner's engines keep 0",
+        "the planner's engines keep 0, and so does benchmarks/calibration_report.py: with the memory the model holds "
+        "for TensorRT-LLM (vLLM's reservation and its MoE workspace), 1 puts its multi-GPU KV-bound rows 15-35% over "
+        "(acc130, benchmarks/CALIBRATION.md)",
     ),
     "training_overhead_bytes": (
         "CUDA context, cuBLAS workspaces and allocator fragmentation during training, per GPU.",
