@@ -34,6 +34,7 @@ class Constants(NamedTuple):
     max_num_seqs: int = 256
     safety_margin_fraction: float = 0.05
     moe_gathered_workspace: int = 0
+    kv_budget_of_free_memory: int = 0
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
@@ -211,6 +212,22 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "modules/fused_moe/fused_moe_cutlass.py) and allocates the op's workspace as a torch tensor "
         "(https://github.com/NVIDIA/TensorRT-LLM/blob/01503f5535c0379da60bfd282d225626813781ab/cpp/tensorrt_llm/thop/"
         "moeOp.cpp); benchmarks/calibration_report.py sets 1 for its rows, the planner's engines keep 0",
+    ),
+    "kv_budget_of_free_memory": (
+        "1: the KV cache takes gpu_memory_utilization of the memory left free after the engine's profiling pass "
+        "(weights, the pass's activations, CUDA context and communicator buffers), TensorRT-LLM's "
+        "free_gpu_memory_fraction; 0: gpu_memory_utilization of the whole GPU is the engine's budget, the KV cache "
+        "what is left of it (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static).",
+        "TensorRT-LLM KvCacheConfig free_gpu_memory_fraction default 0.9 "
+        "(https://nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html): the PyTorch executor sizes the pool as "
+        "(total - peak memory of the profiling forward, torch and non-torch) x fraction "
+        "(cal_max_tokens, https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/_util.py), "
+        "the C++ runtime as freeGpuMemoryFraction x (free + pool-free memory) once the engine is loaded "
+        "(BaseKVCacheManager::calculateMaxNumBlocks, "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/main/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp); "
+        "the planner's engines keep 0, and so does benchmarks/calibration_report.py: with the memory the model holds "
+        "for TensorRT-LLM (vLLM's reservation and its MoE workspace), 1 puts its multi-GPU KV-bound rows 15-35% over "
+        "(acc130, benchmarks/CALIBRATION.md)",
     ),
     "training_overhead_bytes": (
         "CUDA context, cuBLAS workspaces and allocator fragmentation during training, per GPU.",
@@ -820,6 +837,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
+    "kv_budget_of_free_memory": (0, True, 1, True),
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),

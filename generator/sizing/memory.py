@@ -211,9 +211,17 @@ def kv_capacity(
     whole blocks of ``kv_block_tokens``, and a sequence takes ``ceil(context / block)`` of them: the
     concurrency is whole blocks over blocks per sequence, as vLLM's "Maximum concurrency" is
     (``get_max_concurrency_for_kv_cache_config``), not the unfloored bytes over bytes per sequence.
+    ``kv_budget_of_free_memory``: the pool is ``gpu_memory_utilization`` of the memory left free beside what is held
+    (TensorRT-LLM's ``free_gpu_memory_fraction``), not what is left of that share of the whole GPU (vLLM's).
     """
-    budget = int(gpu_memory_bytes * consts.gpu_memory_utilization)
-    available = max(0, budget - per_gpu.weights - per_gpu.activations - per_gpu.overhead)
+    held = per_gpu.weights + per_gpu.activations + per_gpu.overhead
+    utilization = consts.gpu_memory_utilization
+    if consts.kv_budget_of_free_memory:
+        # TensorRT-LLM: the fraction of what its profiling pass left free, (total - held) x fraction (constants.py)
+        budget = int(gpu_memory_bytes * utilization + held * (1 - utilization))
+    else:
+        budget = int(gpu_memory_bytes * utilization)
+    available = max(0, budget - held)
     context = max(context_tokens, 1)
     ranks = par.attention_dp
     if arch.encoder_only:
