@@ -9,7 +9,7 @@ The prompts queue for the replica's prefill time (first come, first served): :fu
 95th-percentile wait of an M/G/1 queue, the service-time spread taken from the prompt-length mix
 (:func:`least_spread_mix`, where a workload gives the p95 prompt length) or none (every prompt of the average length:
 M/D/1); :func:`wait_past` is the wait's tail all take, for stated lengths each one's M/D/1 law by its share of the
-prefill time (:func:`stated_heads`).
+prefill time (:func:`stated_heads`), past them M/G/1's own decay and asymptote (:func:`tail_decay`, :func:`settling`).
 """
 
 from __future__ import annotations
@@ -99,14 +99,15 @@ def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, 
 
     Where it states them (``prompts_s``: (share, prefill s) of each length, :func:`least_spread_mix`'s two), the wait
     is :func:`stated_heads`' law: each length's M/D/1 law at the queue's load, weighted by its share of the prefill
-    time (acc123 for one length, acc126 for a spread). One length: within one prefill M/D/1's exactly, ``P(W > x) = 1 -
-    (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits past a whole prefill the p95 is ``S ln(0.95
-    / (1 - rho)) / rho``, else ``S`` plus the exponential tail's from there: 2.69 s and 1.88 s for newuser15's. Of two
-    lengths (95% of 0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait's p95 against 4,000,000 simulated arrivals
-    (Lindley's recursion): 0.716 s at rho 0.3 (simulated 0.698; the exponential from 0 gave 0.53), 1.04 at 0.45
-    (0.94), 1.47 at 0.6 (1.38); over mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (200,000 arrivals,
-    ``tests/test_prompt_tail.py``) from 3.0% below to 15.3% above (the most above at rho 0.45-0.5 of the widest mixes,
-    the heavy-traffic slope past the heads: one length's law is itself 9% above there).
+    time (acc123 for one length, acc126 for a spread), past them M/G/1's own tail (acc129). One length: within one
+    prefill M/D/1's exactly, ``P(W > x) = 1 - (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits
+    past a whole prefill the p95 is ``S ln(0.95 / (1 - rho)) / rho``, else ``S`` plus M/D/1's tail's from there: 2.48
+    s and 1.78 s for newuser15's (the heavy-traffic slope gave 2.66 and 1.91). Of two lengths (95% of 0.1 s prefills,
+    5% of 1.0 s, ``c^2`` 1.83), the wait's p95 against 4,000,000 simulated arrivals (Lindley's recursion): 0.708 s at
+    rho 0.3 (simulated 0.698; the exponential from 0 gave 0.53), 1.025 at 0.45 (0.94), 1.40 at 0.6 (1.38); over mixes
+    of 2% to 90% of the long prefill and rho 0.06 to 0.8 (200,000 arrivals, ``tests/test_prompt_tail.py``) from 5.7%
+    below to 11.5% above (the heavy-traffic slope past the heads: 2.9% below to 15.3% above, the most at rho 0.45-0.5
+    of the widest mixes, where one length's law was itself 9% above).
     """
     if prefill_s <= 0 or utilisation <= 0:
         return 0.0
@@ -308,9 +309,9 @@ def ttft_p95_over_mix(
     is :func:`wait_past`'s (M/G/1, independent of the prompt's own length), so ``P(TTFT > t) = (1 - share) P(W > t -
     short) + share P(W > t - long)``, solved for 0.05 by bisection between the long prompt's own TTFT (at least one
     prompt in twenty takes that long) and that plus the wait's p95. Against 4,000,000 simulated arrivals, 95% of 0.1 s
-    prefills and 5% of 1.0 s: 1.00 s at rho 0.3 (simulated 1.00), 1.21 at 0.45 (1.10), 1.66 at 0.6 (1.60); over
+    prefills and 5% of 1.0 s: 1.00 s at rho 0.3 (simulated 1.00), 1.17 at 0.45 (1.10), 1.60 at 0.6 (1.60); over
     mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (``tests/test_prompt_tail.py``, 200,000 arrivals) from
-    0.5% below to 12.6% above.
+    1.3% below to 8.4% above (0.4% below to 12.6% above with the heavy-traffic slope past the heads, before acc129).
     """
     short, long = own_s
     if prefill_s <= 0 or utilisation <= 0:
