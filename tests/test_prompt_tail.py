@@ -128,18 +128,19 @@ SPREADS = [(short, rho) for short in (0.9, 0.5, 0.3, 0.1, 0.02) for rho in (0.06
 )
 def test_a_stated_spread_against_a_simulated_queue(short: float, rho: float) -> None:
     """acc126: a stated two-length mix (95% of ``short`` s prefills, 5% of 1 s), the wait's p95 and the TTFT p95 over
-    the mix (wait + own prefill) against 200,000 simulated arrivals: the TTFT from 1% below to 13% above, the wait
-    from 4% below to 16% above (measured: TTFT -0.5%..+12.6%, wait -3.0%..+15.3%, the most above at rho 0.45-0.5 of
-    the widest mixes, where one length's law is itself 9% above). Each length's M/D/1 law weighted by its share of the
-    prefill time (:func:`stated_heads`). The exponential from 0 it replaces was far out at low load both ways: the
+    the mix (wait + own prefill) against 200,000 simulated arrivals: the TTFT from 2% below to 10% above, the wait
+    from 7% below to 13% above (measured: TTFT -1.3%..+8.4%, wait -5.7%..+11.5%; acc126's heavy-traffic slope past
+    the heads gave TTFT -0.4%..+12.6%, wait -2.9%..+15.3%, the most above at rho 0.45-0.5 of the widest mixes: acc129
+    takes M/G/1's own decay and asymptote past them, :func:`settling`). Each length's M/D/1 law weighted by its share of
+    the prefill time (:func:`stated_heads`). The exponential from 0 it replaces was far out at low load both ways: the
     TTFT 6.4% below at 0.9 / rho 0.06 and 7.7% below at rho 0.13, 6.4% below at 0.1 / rho 0.6; the wait 47% below at
     0.9 / rho 0.06, 24% below at 0.1 / rho 0.3 (0.53 s against 0.69), 2.3 x at 0.1 / rho 0.13."""
     mean, scv = mix_moments(PromptMix(1, 2), short, 1.0)
     wait, ttft = _simulated(rho, short, 1.0)
     over_mix = ttft_p95_over_mix((short, 1.0), 0.05, rho, mean, scv)
-    assert 0.99 * ttft <= over_mix <= 1.13 * ttft
+    assert 0.98 * ttft <= over_mix <= 1.10 * ttft  # was 0.99..1.13 (acc129)
     model = prefill_wait_p95(rho, mean, scv, **_stated((0.95, short), (0.05, 1.0)))
-    assert 0.96 * wait <= model <= 1.16 * wait
+    assert 0.93 * wait <= model <= 1.13 * wait  # was 0.96..1.16 (acc129: 0.5 / rho 0.3 0.969, 0.3 / rho 0.3 0.943)
     # never below the long prompt alone (one in twenty takes that long), never above it plus the wait's p95
     assert 1.0 <= over_mix <= 1.0 + model
 
@@ -161,27 +162,29 @@ def test_a_stated_spread_meets_one_length_as_it_narrows(rho: float) -> None:
 @pytest.mark.parametrize("rho", [0.02, 0.06, 0.13, 0.3, 0.6])
 def test_one_length_against_a_simulated_queue(rho: float) -> None:
     """acc123: every prompt of one length (1 s prefills), the TTFT p95 (wait + own prefill) against 200,000 simulated
-    arrivals: within 2% below and 8% above at 2% to 60% of the time in prefill (now 1.176 s against 1.182 simulated
-    at rho 0.06, 1.677 against 1.680 at 0.13, 2.069 against 2.062 at 0.3, 4.113 against 3.860 at 0.6). The
+    arrivals: within 2% below and 2% above at 2% to 60% of the time in prefill (now 1.176 s against 1.182 simulated
+    at rho 0.06, 1.677 against 1.680 at 0.13, 2.068 against 2.062 at 0.3, 3.831 against 3.860 at 0.6: 4.113 with the
+    heavy-traffic slope past the prefill, acc129 took M/D/1's own decay and asymptote, :func:`settling`). The
     exponential tail alone, ``rho e^{-2 (1 - rho) x / S}``, was 7.2% below at rho 0.06 (1.097 s), 7.8% below at 0.13
     (1.549) and 10.6% above at 0.3 (2.280): at low load a prompt that waits, waits the residual of the one prefill in
     progress, uniform over it (M/D/1's ``P(W > x) = 1 - (1 - rho) e^{rho x / S}`` within one prefill), not an
     exponential of its mean."""
     _, ttft = _simulated(rho, 1.0, 1.0)
     model = ttft_p95_over_mix((1.0, 1.0), 0.05, rho, 1.0, 0.0)
-    assert 0.98 * ttft <= model <= 1.08 * ttft
+    assert 0.98 * ttft <= model <= 1.02 * ttft  # was 1.08 above (acc129)
     assert model == pytest.approx(1.0 + prefill_wait_p95(rho, 1.0, **_stated((1.0, 1.0))), abs=1e-9)  # the one law
 
 
 def test_one_length_within_one_prefill_is_m_d_1s_law() -> None:
     """Where at most one prompt in twenty waits past a whole prefill (``1 - (1 - rho) e^rho <= 0.05``, rho up to
-    0.285), the wait's p95 is M/D/1's exactly: ``S ln(0.95 / (1 - rho)) / rho``; past it the tail falls as before."""
+    0.285), the wait's p95 is M/D/1's exactly: ``S ln(0.95 / (1 - rho)) / rho``; past it M/D/1's decay and asymptote
+    (acc129, ``tests/test_wait_decay.py``)."""
     for rho in (0.06, 0.13, 0.2, 0.28):
         within = 0.5 * math.log(0.95 / (1 - rho)) / rho
         assert prefill_wait_p95(rho, 0.5, **_stated((1.0, 0.5))) == pytest.approx(within, rel=1e-12)
     assert prefill_wait_p95(0.05, 0.5, **_stated((1.0, 0.5))) == prefill_wait_p95(0.04, 0.5, **_stated((1.0, 0.5))) == 0.0
-    after = 1 - 0.4 * math.exp(0.6)  # rho 0.6: P(W > S)
-    assert prefill_wait_p95(0.6, 0.5, **_stated((1.0, 0.5))) == pytest.approx(0.5 + 0.5 * math.log(after / 0.05) / 0.8, rel=1e-12)
+    # rho 0.6: 1.4155 s, Erlang's M/D/1 formula 1.4148 (2 x 0.7074); the heavy-traffic slope from P(W > S) gave 1.5567
+    assert prefill_wait_p95(0.6, 0.5, **_stated((1.0, 0.5))) == pytest.approx(1.415447, abs=1e-6)
     waits = [prefill_wait_p95(k / 100, 1.0, **_stated((1.0, 1.0))) for k in range(1, 100)]
     assert waits == sorted(waits)  # more load, never a shorter wait (continuous at the prefill's end)
     # the unstated spread (the average prompt's rule, pooling) keeps the exponential from 0: ln(10) at rho 0.5
@@ -214,10 +217,12 @@ def test_the_long_tail_mix_misses_on_two_tp4_replicas(tmp_path: Path) -> None:
         # TP4 PP2 at rho 0.40 (0.058 / 0.913 s prefills) 1.1607 -> 1.1958 s (a 4M-arrival simulation: 1.1607, the
         # wait's p95 0.943 s against 0.858); TP8's replica 3.847 -> 3.472 req/s (the TTFT's tail past 1.15 s is now
         # above the simulated one, P(TTFT > 1.3 s) 2.8% against 2.0% at rho 0.31, where the exponential was below
-        # past 1.4 s: 1.4% against 1.5% at 1.5 s)
-        pytest.param("", (4, 2, 1, 8), 1.1958, 4.814, id="chosen-tp4-pp2"),
-        pytest.param("{tp: 4, pp: 2}", (4, 2, 1, 8), 1.1958, 4.814, id="tp4-pp2-one-replica"),
-        pytest.param("{tp: 8, pp: 1}", (8, 1, 2, 16), 1.1469, 3.472, id="tp8-two-replicas"),
+        # past 1.4 s: 1.4% against 1.5% at 1.5 s). acc129: past the heads the wait falls at M/G/1's own decay to its
+        # asymptote (the heavy-traffic slope fell too slowly): TP4 PP2 1.1958 -> 1.1802 s (against the simulated
+        # 1.1607); TP8's tail past its p95 falls faster, so two replicas keep the rule at more load: 3.472 -> 3.607
+        pytest.param("", (4, 2, 1, 8), 1.1802, 4.814, id="chosen-tp4-pp2"),
+        pytest.param("{tp: 4, pp: 2}", (4, 2, 1, 8), 1.1802, 4.814, id="tp4-pp2-one-replica"),
+        pytest.param("{tp: 8, pp: 1}", (8, 1, 2, 16), 1.1469, 3.607, id="tp8-two-replicas"),
     ],
 )
 def test_the_long_tail_mix_is_planned_on_a_layout_that_meets_it(
@@ -256,10 +261,12 @@ def test_a_tail_of_the_average_length_takes_no_allowance_for_a_spread(tmp_path: 
     p95 is the prompt's own TTFT plus its M/D/1 wait, not ttft_p95_factor (2) x its TTFT plus the wait. Was equal to the
     unstated spread's 0.6636 s (2 x 0.1949 + 0.2738 s); now 0.4416 s, the same layout (TPOT binds): 0.4687 (one lone
     TTFT less) until acc123 took the stated one length's wait as M/D/1's (:func:`wait_past`'s head: the replica ~36% in
-    ~0.18 s prefills, the exponential from 0 gave 0.2738 s, ~10% above a simulated queue there; now 0.2467)."""
+    ~0.18 s prefills, the exponential from 0 gave 0.2738 s, ~10% above a simulated queue there; 0.2467 until acc129
+    took M/D/1's own decay past the prefill, 0.432 - 0.1949 = 0.2371 now: at rho 0.36 the p95 wait is 1.34 prefills,
+    Erlang's formula 1.36, the heavy-traffic slope 1.39)."""
     dep, flat = _chat(_workload(tmp_path, 3900)), _chat(_workload(tmp_path))
     assert (dep.tp, dep.pp, dep.replicas) == (flat.tp, flat.pp, flat.replicas)
-    assert (dep.details["ttft_p95_s"], flat.details["ttft_p95_s"]) == (0.4416, 0.6636)  # was (0.4687, 0.6636)
+    assert (dep.details["ttft_p95_s"], flat.details["ttft_p95_s"]) == (0.432, 0.6636)  # was (0.4416, 0.6636), (0.4687, ...)
     assert dep.details["requests_per_s_per_replica_max"] == flat.details["requests_per_s_per_replica_max"]
 
 

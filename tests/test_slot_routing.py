@@ -288,7 +288,7 @@ def test_even_routing_sizes_a_queue_each_and_says_so(tmp_path: Path) -> None:
     fix90: 17 replicas at 0.588 req/s each (the 19/20 rung of 0.633) run 30 places at 25.65 s a request: 15.1 Erlangs
     on 30 places, 0.0% wait; the oracle (Erlang B's recursion, the convolution by a midpoint sum) agrees. acc122 (the
     stated prompt spread takes no ttft_p95_factor): 23 x TP8 PP2 at 0.435 req/s each run 18 places, 4.7% wait,
-    P(TTFT + wait > 8 s) = 4.0% (4.2% since acc126); the oracle agrees.
+    P(TTFT + wait > 8 s) = 4.0% (4.2% since acc126, 3.5% since acc129); the oracle agrees.
     """
     plan = _plan(tmp_path, AGENT, "even")
     (dep,) = plan.deployments
@@ -303,8 +303,9 @@ def test_even_routing_sizes_a_queue_each_and_says_so(tmp_path: Path) -> None:
     waits = _erlang_c(places, offered)
     assert _past_target(queue.tail, 8.0, waits, (places - offered) / queue.request_s) <= 0.05
     # was 0.46% at 17 x TP8 PP3 before acc122; 23 x TP8 PP2 at 18 places, 63% busy, 4.7% wait: 4.0%; acc126 (the
-    # stated spread's wait each length's M/D/1 law, not the exponential from 0: the TTFT's tail near 8 s fuller): 4.2%
-    assert "P(TTFT + wait > 8,000 ms) = 4.2%, within the 5%" in line
+    # stated spread's wait each length's M/D/1 law, not the exponential from 0: the TTFT's tail near 8 s fuller): 4.2%;
+    # acc129 (past the stated lengths M/G/1's own decay, the tail near 8 s thinner): 3.5%
+    assert "P(TTFT + wait > 8,000 ms) = 3.5%, within the 5%" in line
     assert (dep.details["slot_wait_share"], dep.details["slot_wait_p95_s"]) == (round(waits, 3), 0.0)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from generator.api import plan_file
-from generator.sizing.serving_queue import SlotQueue, TtftTail, miss_share, resolved, slot_rate, slot_replicas
+from generator.sizing.serving_queue import SlotQueue, TtftTail, miss_share, resolved, slot_rate, slot_replicas, ttft_tail
 
 INPUTS = Path(__file__).parent / "data" / "slot_tail"
 
@@ -41,20 +41,23 @@ def _beyond(tail: TtftTail, t: float) -> float:
 
     With heads (stated prompt lengths: one, acc123; several, acc126), their weighted sum of M/D/1's law within each
     head ``h``, ``P(W <= x) = (1 - rho) e^{rho x / h}`` (Erlang's formula's first term), and the exponential from
-    ``P(W > h)`` past it."""
+    ``P(W > h)`` past it; with settles (acc129: (a, k) a head), ``a`` of it and ``1 - a`` at ``k``."""
 
-    def head_past(x: float, head: float) -> float:
+    def head_past(x: float, head: float, settle: tuple[float, float]) -> float:
         rho = tail.busy
         if x < head:
             return 1 - (1 - rho) * math.exp(rho * x / head)
-        return (1 - (1 - rho) * math.exp(rho)) * math.exp(-tail.decay * (x - head))
+        lead, rate = settle
+        past = lead * math.exp(-tail.decay * (x - head)) + (1 - lead) * math.exp(-rate * (x - head))
+        return (1 - (1 - rho) * math.exp(rho)) * past
 
     def waits_past(x: float) -> float:
         if x < 0 or tail.busy <= 0:
             return 1.0 if x < 0 else 0.0
         if not tail.heads:
             return tail.busy * math.exp(-tail.decay * x)
-        return sum(weight * head_past(x, head) for weight, head in tail.heads)
+        settles = tail.settles or ((1.0, tail.decay),) * len(tail.heads)
+        return sum(weight * head_past(x, head, settle) for (weight, head), settle in zip(tail.heads, settles, strict=True))
 
     plain = waits_past(t - tail.plain_s)
     mixed = sum(share * waits_past(t - own) for share, own in tail.mix) if tail.mix else 0.0
@@ -91,6 +94,13 @@ TAILS = [
     # a stated spread (acc126): 95% of 20 ms prefills, 5% of 200 ms, each length's M/D/1 law by its share of the time
     pytest.param(TtftTail(0.15, (), 0.3, 25.0, ((0.655, 0.02), (0.345, 0.2))), id="stated-spread-heads"),
     pytest.param(TtftTail(0.10, ((0.95, 0.06), (0.05, 0.40)), 0.5, 25.0, ((0.655, 0.02), (0.345, 0.2))), id="mix-heads"),
+    # acc129: the law as planned, M/G/1's decay and each head's way to its asymptote (a > 1: one length; a < 1: a mix)
+    pytest.param(ttft_tail(0.15, 0.6, 0.04, prompts_s=((1.0, 0.04),)), id="one-length-settled"),
+    pytest.param(ttft_tail(0.15, 0.3, 0.029, prompts_s=((0.95, 0.02), (0.05, 0.2))), id="stated-spread-settled"),
+    pytest.param(
+        ttft_tail(0.10, 0.5, 0.029, mix=((0.95, 0.06), (0.05, 0.40)), prompts_s=((0.95, 0.02), (0.05, 0.2))),
+        id="mix-settled",
+    ),
 ]
 
 
@@ -120,6 +130,16 @@ def test_the_m_d_1_head_is_convolved_exactly_within_it_and_past_it(room: float) 
     for waits, drain in ((0.03, 3.0), (0.8, 50.0), (1.0, 400.0)):
         exact = _past_target(two, 0.15 + room, waits, drain)
         assert miss_share(two, 0.15 + room, waits, drain) == pytest.approx(exact, abs=2e-6)
+    # acc129: the heads as planned (M/G/1's decay, each head's settle to the asymptote: a > 1 and a < 1)
+    for settled in (
+        ttft_tail(0.15, 0.13, 0.04, prompts_s=((1.0, 0.04),)),
+        ttft_tail(0.15, 0.6, 0.04, prompts_s=((1.0, 0.04),)),
+        ttft_tail(0.15, 0.5, 0.0115, prompts_s=((0.95, 0.01), (0.05, 0.04))),
+    ):
+        assert settled.settles
+        for waits, drain in ((0.03, 3.0), (0.8, 50.0), (1.0, 400.0)):
+            exact = _past_target(settled, 0.15 + room, waits, drain)
+            assert miss_share(settled, 0.15 + room, waits, drain) == pytest.approx(exact, abs=2e-6)
 
 
 @pytest.mark.parametrize("tail", TAILS)

@@ -9,7 +9,7 @@ The prompts queue for the replica's prefill time (first come, first served): :fu
 95th-percentile wait of an M/G/1 queue, the service-time spread taken from the prompt-length mix
 (:func:`least_spread_mix`, where a workload gives the p95 prompt length) or none (every prompt of the average length:
 M/D/1); :func:`wait_past` is the wait's tail all take, for stated lengths each one's M/D/1 law by its share of the
-prefill time (:func:`stated_heads`).
+prefill time (:func:`stated_heads`), past them M/G/1's own decay and asymptote (:func:`tail_decay`, :func:`settling`).
 """
 
 from __future__ import annotations
@@ -80,6 +80,9 @@ def steady_state(
 #: Empty where the spread is not stated (the exponential from 0); one head of the mean where every prompt has one length.
 if TYPE_CHECKING:
     Heads: TypeAlias = tuple[tuple[float, float], ...]
+    #: Each head's way past its prefill (:func:`settling`): (the asymptote's share ``a``, the rate ``k`` 1/s the rest
+    #: fades at). Empty: the exponential at the decay from ``P(W > h)`` alone (``a = 1``).
+    Settles: TypeAlias = tuple[tuple[float, float], ...]
 
 
 def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, prompts_s: Heads = ()) -> float:
@@ -96,14 +99,15 @@ def prefill_wait_p95(utilisation: float, prefill_s: float, scv: float = 0.0, *, 
 
     Where it states them (``prompts_s``: (share, prefill s) of each length, :func:`least_spread_mix`'s two), the wait
     is :func:`stated_heads`' law: each length's M/D/1 law at the queue's load, weighted by its share of the prefill
-    time (acc123 for one length, acc126 for a spread). One length: within one prefill M/D/1's exactly, ``P(W > x) = 1 -
-    (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits past a whole prefill the p95 is ``S ln(0.95
-    / (1 - rho)) / rho``, else ``S`` plus the exponential tail's from there: 2.69 s and 1.88 s for newuser15's. Of two
-    lengths (95% of 0.1 s prefills, 5% of 1.0 s, ``c^2`` 1.83), the wait's p95 against 4,000,000 simulated arrivals
-    (Lindley's recursion): 0.716 s at rho 0.3 (simulated 0.698; the exponential from 0 gave 0.53), 1.04 at 0.45
-    (0.94), 1.47 at 0.6 (1.38); over mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (200,000 arrivals,
-    ``tests/test_prompt_tail.py``) from 3.0% below to 15.3% above (the most above at rho 0.45-0.5 of the widest mixes,
-    the heavy-traffic slope past the heads: one length's law is itself 9% above there).
+    time (acc123 for one length, acc126 for a spread), past them M/G/1's own tail (acc129). One length: within one
+    prefill M/D/1's exactly, ``P(W > x) = 1 - (1 - rho) e^{rho x / S}``, so where at most one prompt in twenty waits
+    past a whole prefill the p95 is ``S ln(0.95 / (1 - rho)) / rho``, else ``S`` plus M/D/1's tail's from there: 2.48
+    s and 1.78 s for newuser15's (the heavy-traffic slope gave 2.66 and 1.91). Of two lengths (95% of 0.1 s prefills,
+    5% of 1.0 s, ``c^2`` 1.83), the wait's p95 against 4,000,000 simulated arrivals (Lindley's recursion): 0.708 s at
+    rho 0.3 (simulated 0.698; the exponential from 0 gave 0.53), 1.025 at 0.45 (0.94), 1.40 at 0.6 (1.38); over mixes
+    of 2% to 90% of the long prefill and rho 0.06 to 0.8 (200,000 arrivals, ``tests/test_prompt_tail.py``) from 5.7%
+    below to 11.5% above (the heavy-traffic slope past the heads: 2.9% below to 15.3% above, the most at rho 0.45-0.5
+    of the widest mixes, where one length's law was itself 9% above).
     """
     if prefill_s <= 0 or utilisation <= 0:
         return 0.0
@@ -115,15 +119,16 @@ def _past_one_prefill(rho: float) -> float:
     return rho - (1 - rho) * math.expm1(rho)
 
 
-def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
+def wait_past(x: float, busy: float, decay: float, heads: Heads = (), settles: Settles = ()) -> float:
     """``P(W > x)``: a prompt's wait in the replica's prompt queue, ``busy`` the share of the time in prefill (rho).
 
-    ``decay`` is the heavy-traffic slope ``2 (1 - rho) / (E[S] (1 + c^2))`` (``rho / E[W]``: ``1 / E[W | W > 0]``).
-    With no ``heads`` (the spread not stated), ``rho e^{-decay x}``. With ``heads`` ((weight, h) of each stated prompt
+    With no ``heads`` (the spread not stated), ``rho e^{-decay x}``, ``decay`` the heavy-traffic slope ``2 (1 - rho) /
+    (E[S] (1 + c^2))`` (``rho / E[W]``: ``1 / E[W | W > 0]``). With ``heads`` ((weight, h) of each stated prompt
     length, :func:`stated_heads`), the weighted sum of M/D/1's law at load ``rho`` with prefills of ``h``: within ``h``,
     ``1 - (1 - rho) e^{rho x / h}`` exactly (a prompt arriving at low load waits the residual of the prefill in
-    progress, uniform over it: acc123), past it the exponential at ``decay`` from ``P(W > h) = 1 - (1 - rho) e^rho``.
-    One head (every prompt of one length): M/D/1's law itself.
+    progress, uniform over it: acc123); past it, from ``P(W > h) = 1 - (1 - rho) e^rho``, ``P(W > h) (a e^{-decay y} +
+    (1 - a) e^{-k y})``, ``y = x - h``, ``decay`` M/G/1's own (:func:`tail_decay`) and (a, k) the head's ``settles``
+    (:func:`settling`: the asymptote ``C e^{-decay x}`` exactly, reached at ``k``; none: a = 1). Continuous at ``h``.
     """
     if x < 0:
         return 1.0
@@ -132,42 +137,65 @@ def wait_past(x: float, busy: float, decay: float, heads: Heads = ()) -> float:
     if not heads:
         return busy * math.exp(-x * decay)
     total, after = 0.0, -1.0  # P(W > h) for every head alike (one load), worked out once where a head is passed
-    for weight, head in heads:  # inline: miss_share's convolution calls it per cell
+    for index, (weight, head) in enumerate(heads):  # inline: miss_share's convolution calls it per cell
         if x < head:
             total += weight * (busy - (1 - busy) * math.expm1(busy * x / head))
         else:
             after = _past_one_prefill(busy) if after < 0 else after
-            total += weight * after * math.exp(-(x - head) * decay)
+            past = math.exp(-(x - head) * decay)
+            if settles:
+                lead, settle = settles[index]
+                past = lead * past + (1 - lead) * math.exp(-(x - head) * settle)
+            total += weight * after * past
     return total
 
 
-def _one_head_quantile(share: float, busy: float, decay: float, head_s: float) -> float:
-    """The least ``x`` with one head's law (:func:`wait_past`) at most ``share`` (``busy`` above it), in closed form."""
+def _one_head_quantile(share: float, busy: float, decay: float, head_s: float, settle: tuple[float, float]) -> float:
+    """The least ``x`` with one head's law (:func:`wait_past`) at most ``share`` (``busy`` above it).
+
+    Within the head in closed form; past it ``P(W > h) (a e^{-decay y} + (1 - a) e^{-k y}) = share``, between ``ln(P(W
+    > h) min(a, 1) / share) / decay`` and ``ln(P(W > h) max(a, 1) / share) / decay`` (``k >= decay``: the second term
+    falls no slower), by Newton's steps kept in that bracket (a bisection where one would leave it).
+    """
     after = _past_one_prefill(busy)
     if after <= share:  # within the prefill in progress: 1 - (1 - rho) e^{rho x / S} = share
         return head_s * math.log1p((busy - share) / (1 - busy)) / busy
-    return head_s + math.log(after / share) / decay
+    lead, rate = settle
+    low, high = (max(0.0, math.log(after * b / share) / decay) for b in sorted((lead, 1.0)))
+    y = high
+    for _ in range(_DECAY_STEPS):
+        gap = after * (lead * math.exp(-decay * y) + (1 - lead) * math.exp(-rate * y)) - share
+        slope = after * (lead * decay * math.exp(-decay * y) + (1 - lead) * rate * math.exp(-rate * y))
+        low, high = (y, high) if gap > 0 else (low, y)
+        step = y + gap / slope if slope > 0 else high + 1.0
+        step = step if low <= step <= high else (low + high) / 2
+        if abs(step - y) <= y * 1e-15:
+            break
+        y = step
+    return head_s + y
+    return head_s + y
 
 
-def wait_quantile(share: float, busy: float, decay: float, heads: Heads = ()) -> float:
+def wait_quantile(share: float, busy: float, decay: float, heads: Heads = (), settles: Settles = ()) -> float:
     """The least ``x`` with ``P(W > x) <= share`` (:func:`wait_past`).
 
-    0 where no more than ``share`` wait; with no heads, the exponential's ``ln(rho / share) / decay``; one head, its
-    closed form (within it ``h ln((1 - share) / (1 - rho)) / rho``, past it ``h + ln(P(W > h) / share) / decay``);
-    several, a bisection between the least and the most of their own (each within ``share`` at the most of them, each
-    past it below the least: so is their weighted sum).
+    0 where no more than ``share`` wait; with no heads, the exponential's ``ln(rho / share) / decay``; one head, its own
+    (:func:`_one_head_quantile`: within it ``h ln((1 - share) / (1 - rho)) / rho``); several, a bisection between the
+    least and the most of their own (each within ``share`` at the most of them, each past it below the least: so is
+    their weighted sum).
     """
     if busy <= share:
         return 0.0
     if not heads:
         return math.log(busy / share) / decay
-    own = [_one_head_quantile(share, busy, decay, head) for _, head in heads]
+    each = settles or ((1.0, decay),) * len(heads)
+    own = [_one_head_quantile(share, busy, decay, head, settle) for (_, head), settle in zip(heads, each, strict=True)]
     if len(own) == 1:
         return own[0]
     low, high = min(own), max(own)
     for _ in range(50):
         middle = (low + high) / 2
-        low, high = (middle, high) if wait_past(middle, busy, decay, heads) > share else (low, middle)
+        low, high = (middle, high) if wait_past(middle, busy, decay, heads, settles) > share else (low, middle)
     return high
 
 
@@ -190,13 +218,80 @@ def stated_heads(prefill_s: float, prompts_s: Heads) -> Heads:
     return tuple((share * taken / work, taken) for share, taken in prompts_s if share * taken > 0)
 
 
-def _wait_law(utilisation: float, prefill_s: float, scv: float, prompts_s: Heads) -> tuple[float, float, Heads]:
-    """The prompt queue's (busy, decay, heads) for :func:`wait_past`: the one law every TTFT p95 takes.
+def _wait_law(utilisation: float, prefill_s: float, scv: float, prompts_s: Heads) -> tuple[float, float, Heads, Settles]:
+    """The prompt queue's (busy, decay, heads, settles) for :func:`wait_past`: the one law every TTFT p95 takes.
 
-    The heads where the workload states its prompts' lengths (:func:`stated_heads`); none where it does not.
+    The heads where the workload states its prompts' lengths (:func:`stated_heads`), their tail M/G/1's own
+    (:func:`tail_decay`, :func:`settling`); none where it does not (the heavy-traffic exponential from 0).
     """
     rho = min(utilisation, 0.999)
-    return rho, 2 * (1 - rho) / (prefill_s * (1 + scv)), stated_heads(prefill_s, prompts_s)
+    heads = stated_heads(prefill_s, prompts_s)
+    if not heads:
+        return rho, 2 * (1 - rho) / (prefill_s * (1 + scv)), heads, ()
+    decay = tail_decay(rho, heads)
+    return rho, decay, heads, settling(rho, decay, heads)
+
+
+#: Newton's steps :func:`tail_decay` takes at most (it converges from above in a handful: quadratically near the root).
+_DECAY_STEPS = 60
+
+
+def _log_rise(u: float) -> tuple[float, float]:
+    """``ln((e^u - 1) / u)`` and its derivative ``1 / (1 - e^{-u}) - 1 / u`` at ``u >= 0`` (no overflow, no cancellation)."""
+    if u < 1e-4:  # the series: u / 2 + u^2 / 24, 1/2 + u / 12
+        return u / 2 + u * u / 24, 0.5 + u / 12
+    return u + math.log(-math.expm1(-u)) - math.log(u), -1.0 / math.expm1(-u) - 1.0 / u
+
+
+def tail_decay(busy: float, heads: Heads) -> float:
+    """M/G/1's asymptotic decay ``theta`` (1/s) of the wait, ``P(W > x) ~ C e^{-theta x}``: Cramer-Lundberg's root.
+
+    ``lam (E[e^{theta S}] - 1) = theta`` over the stated prompt lengths (:func:`stated_heads`' (weight ``w_j``, prefill
+    ``h_j``), ``w_j = p_j h_j / E[S]``, ``lam = rho / E[S]``) reads ``sum w_j (e^{theta h_j} - 1) / (theta h_j) = 1 /
+    rho``: ``K(theta) = ln sum w_j (e^{theta h_j} - 1) / (theta h_j) = -ln rho``, ``K`` the cumulant generating function
+    of ``h U`` (``h`` drawn by weight, ``U`` uniform on [0, 1]), convex and rising from 0 at slope ``E[hU] = sum w_j
+    h_j / 2``. Newton's steps from ``-ln rho / K'(0)``, above the root (``K`` lies over its tangent at 0), fall to it
+    monotonically. One length ``S``: ``rho (e^u - 1) = u``, ``u = theta S`` (1.2564 at rho 0.5, 0.4308 at 0.8, 3.615
+    at 0.1), where the heavy-traffic slope ``2 (1 - rho) / S`` the law took before gave 1, 0.4 and 1.8: too slow a
+    fall, the p95 high at moderate load (one length's 9% over a simulated queue at rho 0.6).
+    """
+    target = -math.log(busy)
+    theta = target / sum(w * h / 2 for w, h in heads)
+    for _ in range(_DECAY_STEPS):
+        terms = [(math.log(w) + _log_rise(theta * h)[0], h * _log_rise(theta * h)[1]) for w, h in heads if w > 0]
+        top = max(t for t, _ in terms)
+        parts = [(math.exp(t - top), slope) for t, slope in terms]
+        total = sum(p for p, _ in parts)
+        over = top + math.log(total) - target  # K(theta) + ln rho, >= 0 from above
+        step = over / (sum(p * slope for p, slope in parts) / total)
+        if not step > theta * 1e-15:
+            break
+        theta -= step
+    return theta
+
+
+def settling(busy: float, decay: float, heads: Heads) -> Settles:
+    """Each head's (a, k) past its prefill (:func:`wait_past`): the law continuous there, M/G/1's asymptote exact.
+
+    M/G/1's wait falls as ``C e^{-theta x}``, ``C = (1 - rho) / (lam E[S e^{theta S}] - 1) = (1 - rho) / (rho sum w_j
+    e^{theta h_j} - 1)`` (the pole of Pollaczek-Khinchine's transform at ``-theta``). Each head past ``h_j`` takes ``a
+    P(W > h) e^{-theta y}``, ``a = C / sum w_j P(W > h) e^{theta h_j}`` alike for all (their sum is ``C e^{-theta
+    x}``), and ``(1 - a) P(W > h) e^{-k_j y}`` more, which keeps the law continuous at ``h_j`` and fades: ``k_j = theta
+    + k / h_j``, ``k`` what makes one length's law M/D/1's density just past ``S``, ``(1 - rho) lam (e^rho - 1)`` (the
+    prompt then waits out one whole prefill, less the arrivals of that prefill: ``theta S + k`` 5.93 at rho 0.5, 6.37 at
+    0.1, 5.46 as rho tends to 1, below the most that keeps the law falling, ``theta S a / (a - 1)``), held there.
+    One length at rho 0.5: ``a`` 1.071 (the continuation from ``P(W > S)`` alone was 7% under M/D/1's tail past 1.5
+    S); 95% of 0.1 s prefills and 5% of 1 s, ``a`` 0.73 (that continuation was 37% over M/G/1's asymptote).
+    """
+    after = _past_one_prefill(busy)
+    rises = [(w, math.exp(decay * h)) for w, h in heads]
+    lead = (1 - busy) / ((busy * sum(w * e for w, e in rises) - 1) * after * sum(w * e for w, e in rises))
+    one = tail_decay(busy, ((1.0, 1.0),))  # one length's theta S, its own a and its density-matched k
+    one_lead = (1 - busy) / ((busy * math.exp(one) - 1) * after * math.exp(one))
+    falls = (1 - busy) * busy * math.expm1(busy) / after  # M/D/1's density just past S over P(W > S), S = 1
+    settle = (falls - one * one_lead) / (1 - one_lead) - one if abs(1 - one_lead) > 1e-12 else 0.0
+    most = math.inf if lead <= 1 else decay * lead / (lead - 1)  # past it the law would rise just past the head
+    return tuple((lead, min(most, decay + max(0.0, settle) / h)) for _, h in heads)
 
 
 def ttft_p95_over_mix(
@@ -214,9 +309,9 @@ def ttft_p95_over_mix(
     is :func:`wait_past`'s (M/G/1, independent of the prompt's own length), so ``P(TTFT > t) = (1 - share) P(W > t -
     short) + share P(W > t - long)``, solved for 0.05 by bisection between the long prompt's own TTFT (at least one
     prompt in twenty takes that long) and that plus the wait's p95. Against 4,000,000 simulated arrivals, 95% of 0.1 s
-    prefills and 5% of 1.0 s: 1.00 s at rho 0.3 (simulated 1.00), 1.21 at 0.45 (1.10), 1.66 at 0.6 (1.60); over
+    prefills and 5% of 1.0 s: 1.00 s at rho 0.3 (simulated 1.00), 1.17 at 0.45 (1.10), 1.60 at 0.6 (1.60); over
     mixes of 2% to 90% of the long prefill and rho 0.06 to 0.8 (``tests/test_prompt_tail.py``, 200,000 arrivals) from
-    0.5% below to 12.6% above.
+    1.3% below to 8.4% above (0.4% below to 12.6% above with the heavy-traffic slope past the heads, before acc129).
     """
     short, long = own_s
     if prefill_s <= 0 or utilisation <= 0:
@@ -251,9 +346,11 @@ class TtftTail(NamedTuple):
     decay: float = math.inf
     #: The stated prompt lengths' M/D/1 laws, (weight, prefill s) each (:func:`stated_heads`); none: the exponential.
     heads: Heads = ()
+    #: Each head's way past its prefill to M/G/1's asymptote (:func:`settling`).
+    settles: Settles = ()
 
     def _waits_past(self, x: float) -> float:
-        return wait_past(x, self.busy, self.decay, self.heads)
+        return wait_past(x, self.busy, self.decay, self.heads, self.settles)
 
     def beyond(self, t: float) -> float:
         """``P(TTFT > t)``."""
@@ -451,15 +548,22 @@ def _unqueued_in(room: float, tail: TtftTail, drain: float) -> float:
     With heads, their weighted sum (the law is): each the atom ``1 - rho`` at 0; within the head (``h``, M/D/1's
     density ``lam (1 - rho) e^{lam y}``, ``lam = rho / h``): ``lam (1 - rho) (e^{lam m - drain (room - m)} - e^{-drain
     room}) / (lam + drain)``, ``m`` the lesser of ``h`` and ``room``; past it, ``P(W > h) decay`` times the integral
-    over ``y`` in ``[h, room]`` of ``exp(-decay (y - h) - drain (room - y))``.
+    over ``y`` in ``[h, room]`` of ``exp(-decay (y - h) - drain (room - y))`` (with settles, ``a`` of it and ``(1 - a) P(W >
+    h) k`` times that at ``k``).
     """
     if not tail.heads:
         return _one_head_unqueued(room, tail.busy, tail.decay, 0.0, drain)
-    return sum(weight * _one_head_unqueued(room, tail.busy, tail.decay, head, drain) for weight, head in tail.heads)
+    each = tail.settles or ((1.0, tail.decay),) * len(tail.heads)
+    return sum(
+        weight * _one_head_unqueued(room, tail.busy, tail.decay, head, drain, settle)
+        for (weight, head), settle in zip(tail.heads, each, strict=True)
+    )
 
 
-def _one_head_unqueued(room: float, busy: float, decay: float, head: float, drain: float) -> float:
-    """:func:`_unqueued_in` of one head ``head`` (0: none, the exponential from 0)."""
+def _one_head_unqueued(
+    room: float, busy: float, decay: float, head: float, drain: float, settle: tuple[float, float] = (1.0, 0.0)
+) -> float:
+    """:func:`_unqueued_in` of one head ``head`` (0: none, the exponential from 0), ``settle`` its (a, k) past it."""
     total = (1.0 - busy) * math.exp(-drain * room)
     if busy <= 0:
         return total
@@ -471,10 +575,16 @@ def _one_head_unqueued(room: float, busy: float, decay: float, head: float, drai
             return total
     else:
         start = busy
-    # start x decay x the integral over y in [0, room] of exp(-decay y - drain (room - y))
-    gap = abs(drain - decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|, no overflow
+    lead, rate = settle
+    total += start * lead * _faded(decay, drain, room)
+    return total if lead == 1.0 else total + start * (1 - lead) * _faded(rate, drain, room)
+
+
+def _faded(decay: float, drain: float, room: float) -> float:
+    """``decay`` x the integral over ``y`` in ``[0, room]`` of ``exp(-decay y - drain (room - y))``, no overflow."""
+    gap = abs(drain - decay) * room  # = exp(-min room) (1 - exp(-gap)) / |drain - decay|
     spread = -math.expm1(-gap) / gap if gap > 0 else 1.0
-    return total + start * decay * room * math.exp(-min(drain, decay) * room) * spread
+    return decay * room * math.exp(-min(drain, decay) * room) * spread
 
 
 def resolved(rate: float, parts: SlotParts) -> SlotParts:
@@ -871,7 +981,7 @@ _SURE_SPLITS = (0.01, 0.025, 0.04)
 def _quantile(tail: TtftTail, share: float) -> float:
     """The least ``t`` with ``P(TTFT > t) <= share`` (one offset: in closed form; a mix: bisection, the tail falls)."""
     if not tail.mix:
-        return tail.plain_s + wait_quantile(share, tail.busy, tail.decay, tail.heads)
+        return tail.plain_s + wait_quantile(share, tail.busy, tail.decay, tail.heads, tail.settles)
     low, high = tail.least_s, tail.least_s + 1.0
     while tail.beyond(high) > share:
         low, high = high, high + 2 * (high - tail.least_s)
