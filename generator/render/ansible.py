@@ -25,6 +25,7 @@ from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
+from generator.render.llama_cpp_vars import llama_cpp_engine_vars
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
@@ -122,7 +123,7 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
         return {
             "specgen_host_management": "gke",
             **({"specgen_nvidia_driver": gke_driver_vars()} if vendor == "nvidia" else {}),
-            "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores},
+            "specgen_cpu": cpu_vars(node),
             "specgen_nvme": gke_storage_vars(node),
             "specgen_network": gke_network_vars(node),
         }
@@ -136,7 +137,7 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             if vendor == "amd" and node.provider == "baremetal"
             else {}
         ),
-        "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
+        "specgen_cpu": {**cpu_vars(node), "governor": "performance"},
         # AMD's MI300X guides: NUMA auto-balancing off (newuser77 item 10; generator.render.rocm_tuning)
         **({"specgen_rocm_host": rocm_host_vars()} if vendor == "amd" else {}),
         "specgen_nvme": {
@@ -155,6 +156,24 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             "gpudirect_rdma": any(n.gpudirect_rdma for n in fabric),
         },
     }
+
+
+def cpu_vars(node: NodeSpec) -> dict[str, Any]:
+    """A host's CPU: its description and, where the plan knows them, its cores (:func:`omitted_vars_comment` says why not).
+
+    fix149: ``cores: 0`` was rendered for a ``hardware.fixed`` machine or custom server whose CPU was not given.
+    """
+    return {"description": node.cpu, **({"cores": node.cpu_cores} if node.cpu_cores else {})}
+
+
+def omitted_vars_comment(node: NodeSpec) -> str:
+    """Comment lines of a pool's group vars naming a var left out where the plan does not know its value, and why."""
+    if node.cpu_cores:
+        return ""
+    return (
+        "# specgen_cpu.cores omitted: the plan does not know this host's CPU cores (no CPU given: the workload's\n"
+        "# hardware.fixed.cpu, or its custom server's cpu / cpu_cores), so a role must read them off the host.\n"
+    )
 
 
 #: Who installs the NVIDIA driver on a cloud's Kubernetes GPU nodes, as the group vars name it: the EKS AL2023 NVIDIA
@@ -299,17 +318,22 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(f"{line}\n" for line in example_header_lines(plan, workload))
             files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
     for pool in plan.pools:
-        files[f"ansible/group_vars/{pool.name}.yml"] = HEADER + ansible_yaml(
-            group_vars(
-                pool,
-                plan,
-                workload.kubernetes.driver_version,
-                workload.provisioning.distro_series,
-                pod_memory_fraction(utilization, shares[pool.name]),
-                workload.mirrors,
-                shares[pool.name],
+        comment = omitted_vars_comment(host_node(pool.node))
+        files[f"ansible/group_vars/{pool.name}.yml"] = (
+            HEADER
+            + comment
+            + ansible_yaml(
+                group_vars(
+                    pool,
+                    plan,
+                    workload.kubernetes.driver_version,
+                    workload.provisioning.distro_series,
+                    pod_memory_fraction(utilization, shares[pool.name]),
+                    workload.mirrors,
+                    shares[pool.name],
+                )
+                | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
             )
-            | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
         )
     return files
 
@@ -708,19 +732,8 @@ def _deployment_vars(
                 out["engine"]["env_source"] = VLLM_SOURCE
             if flags:
                 out["engine"]["args"] = [*out["engine"]["args"], *flags]
-    settings = d.details.get("runtime_settings")
-    if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
-        engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
-        out["engine"] = {
-            "name": engine,
-            # a request's context: the placement's is the llama.cpp slots' shared cache (newuser77 item 11: 810,000
-            # tokens for 324 slots, past DeepSeek-V3's 163,840), which vLLM's --max-model-len is not
-            "max_model_len": settings["vllm"].get("--max-model-len", d.details["context_tokens"]),
-            "llama_cpp": settings[f"{engine}_options"],
-            "vllm_args": settings["vllm"],
-        }
-        if note := settings.get(f"{engine}_note"):  # the GGUF a checkpoint llama.cpp cannot load must be converted to
-            out["engine"]["llama_cpp_note"] = note
+    if d.details.get("runtime_settings") is not None:  # hardware.fixed: its llama.cpp-family server's settings alone
+        out["engine"] = llama_cpp_engine_vars(d)
     return out
 
 
