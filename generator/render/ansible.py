@@ -24,7 +24,15 @@ from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
-from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
+from generator.render.hosts import (
+    DATA_MOUNT_POINT,
+    MODEL_CACHE_DIR,
+    host_heat_btu_per_h,
+    host_node,
+    host_power_w,
+    host_racks,
+    placeholder_names,
+)
 from generator.render.llama_cpp_vars import llama_cpp_engine_vars
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
@@ -145,8 +153,8 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             # null: a capacity sourced without its drive count (newuser36 item 9: 0 drives beside 3.0 TB)
             "drives": None if not node.nvme_drives and node.nvme_tb else node.nvme_drives,
             "raid_level": 0 if node.nvme_drives > 1 else None,
-            "mount_point": "/var/lib/specgen",
-            "model_cache_dir": "/var/lib/specgen/models",
+            "mount_point": DATA_MOUNT_POINT,
+            "model_cache_dir": MODEL_CACHE_DIR,
         },
         "specgen_network": {
             "nics": [

@@ -14,10 +14,8 @@ from typing import Any
 
 from generator.calculator.offload_report import llama_cpp_args
 from generator.planner.plan import DeploymentPlan
+from generator.render.hosts import MODEL_CACHE_DIR
 from generator.sizing.precision import WEIGHT_FORMATS
-
-#: Where the hosts keep model files (the group vars' ``specgen_nvme.model_cache_dir``).
-MODEL_CACHE_DIR = "/var/lib/specgen/models"
 
 #: The GGUF tensor type of a float precision llama.cpp loads as stored (``convert_hf_to_gguf.py --outtype``);
 #: a quantized one's is its format's own (``WeightFormat.gguf``: Q4_K_M, MXFP4_MOE ...).
