@@ -170,3 +170,48 @@ def test_each_engine_entry_carries_its_own_engines_keys_only(path: Path) -> None
         else:
             assert keys <= LLAMA_CPP_KEYS, (dep["name"], keys - LLAMA_CPP_KEYS)
             assert not any(arg in VLLM_FLAGS for arg in engine["args"]), dep["name"]
+
+
+TWO_MODELS = """\
+version: 1
+name: two
+deployments:
+  - name: coder
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference: {precision: q4_k_m, max_context_tokens: 8192, requests_per_second: 0.05}
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: q8_0, max_context_tokens: 8192, requests_per_second: 0.05}
+hardware:
+  provider: baremetal
+  fixed: {gpu: rtx-3090-24gb, gpu_count: 2, ram_gib: 64, cpu: ryzen-9-7950x}
+outputs: [ansible]
+"""
+
+
+def test_models_sharing_a_fixed_machine_each_get_its_gpus_and_take_turns(tmp_path: Path) -> None:
+    """Two deployments on one 2-GPU machine, each placed over both GPUs as the resident model (models-share-machine):
+    the host had no specgen_replicas at all (the side-by-side packing found no room), so a role knew no GPUs."""
+    path = tmp_path / "two.yaml"
+    path.write_text(TWO_MODELS, encoding="utf-8")
+    out = tmp_path / "out"
+    for name, body in render_file(str(path)).items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(body, encoding="utf-8")
+    plan = json.loads((out / "spec.json").read_text())["plan"]
+    assert any(f["code"] == "models-share-machine" for f in plan["findings"])
+    (host,) = ansible_inventory(out).data["_meta"]["hostvars"].values()
+    spans = {d["name"]: d["tp"] * d["pp"] for d in plan["deployments"]}
+    assert spans == {"coder": 2, "chat": 2}  # each over both GPUs (-ts over two)
+    assert host["specgen_replicas"] == [
+        {"deployment": name, "replica": 1, "gpus": list(range(width))} for name, width in spans.items()
+    ]
+    assert host["specgen_one_resident_at_a_time"] is True
+    for dep in host["specgen_deployments"]:
+        assert len(dep["engine"]["llama_cpp"]["tensor_split"]) == spans[dep["name"]]
+
+
+def test_one_model_on_a_fixed_machine_is_not_told_to_take_turns(tmp_path: Path) -> None:
+    host, _ = _host_engine(_rendered(tmp_path, "home-70b-offload"))
+    assert "specgen_one_resident_at_a_time" not in host
+    assert host["specgen_replicas"] == [{"deployment": "assistant", "replica": 1, "gpus": [0]}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from generator import catalog
@@ -15,7 +16,7 @@ from generator.planner.multi_host import (
     data_parallel_host_args,
     hosts_per_replica,
 )
-from generator.planner.placement import pool_placement
+from generator.planner.placement import HostReplica, pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
@@ -102,6 +103,8 @@ def group_vars(
             "node_labels": dict(pool.labels),
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
+        # a fixed machine's deployments are resident one at a time (resident_placement): never started together
+        **({"specgen_one_resident_at_a_time": True} if node.kind == "fixed" and len(deployments) > 1 else {}),
         "specgen_deployments": [
             _deployment_vars(
                 d,
@@ -300,6 +303,8 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         spread = spread_services(workload)
         for pool in plan.pools:
             hosts = pool_placement(plan.deployments, pool, spread) if shares[pool.name] is None else None
+            if pool.node.kind == "fixed":  # hardware.fixed: its deployments take turns on the machine's GPUs
+                hosts = resident_placement(plan.deployments, pool)
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
 
@@ -344,6 +349,22 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             )
         )
     return files
+
+
+def resident_placement(deployments: Sequence[DeploymentPlan], pool: Pool) -> list[list[HostReplica]]:
+    """A ``hardware.fixed`` machine's one host: each deployment's one replica on the GPUs its placement spans.
+
+    Its deployments take turns as the resident model (the plan's ``models-share-machine`` finding: each placement
+    assumes it is alone), so each takes the same GPUs from 0, and the pool's group vars say only one runs at a time
+    (``specgen_one_resident_at_a_time``). fix149: :func:`~generator.planner.placement.pool_placement` packs replicas
+    side by side, found no room for two that each span the machine's GPUs, and the host got no ``specgen_replicas``.
+    """
+    out: list[HostReplica] = []
+    for d in deployments:
+        if (share := d.in_pool(pool.name)) is not None:
+            tp, pp, _, _ = share
+            out.append(HostReplica(d.name, 1, tuple(range(max(tp, d.expert_parallel_in(pool.name)) * pp))))
+    return [out]
 
 
 def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, address: str | None = None) -> dict[str, Any] | None:
