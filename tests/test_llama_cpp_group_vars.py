@@ -215,3 +215,29 @@ def test_one_model_on_a_fixed_machine_is_not_told_to_take_turns(tmp_path: Path) 
     host, _ = _host_engine(_rendered(tmp_path, "home-70b-offload"))
     assert "specgen_one_resident_at_a_time" not in host
     assert host["specgen_replicas"] == [{"deployment": "assistant", "replica": 1, "gpus": [0]}]
+
+
+def test_a_local_gguf_is_loaded_by_its_own_name(tmp_path: Path) -> None:
+    """A workload whose model is a .gguf file: the runner loads that file (by its name, in the hosts' model folder)
+    in the file's own type, not a conversion of a Hub checkpoint."""
+    gguf = pytest.importorskip("gguf", reason="the gguf package writes the file (the test extras)")
+    from tests.test_gguf import LAYER, write_gguf
+
+    every = ["IQ2_XXS", "IQ2_S", "Q4_K"]
+    write_gguf(
+        tmp_path / "m.gguf",
+        {f"blk.{i}.{n}.weight": every[(i + j) % 3] for i in range(8) for j, n in enumerate(LAYER)},
+        gguf.LlamaFileType.MOSTLY_IQ2_M,
+    )
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: gguf-home\ndeployments:\n  - name: chat\n    model: ./m.gguf\n    inference:\n"
+        "      max_context_tokens: 2048\n      requests_per_second: 0.1\nhardware:\n  provider: baremetal\n"
+        "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 32\n    cpu: ryzen-9-7950x\noutputs: [ansible]\n"
+    )
+    files = render_file(str(workload))
+    (group_vars,) = [t for p, t in files.items() if p.startswith("ansible/group_vars/")]
+    (dep,) = ansible_reader().load(group_vars)["specgen_deployments"]
+    engine = dep["engine"]
+    assert (engine["model_file"], engine["gguf_type"]) == ("/var/lib/specgen/models/m.gguf", "IQ2_M")
+    assert engine["args"][:2] == ["-m", "/var/lib/specgen/models/m.gguf"]
