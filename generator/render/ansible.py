@@ -303,7 +303,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         spread = spread_services(workload)
         for pool in plan.pools:
             hosts = pool_placement(plan.deployments, pool, spread) if shares[pool.name] is None else None
-            if pool.node.kind == "fixed":  # hardware.fixed: its deployments take turns on the machine's GPUs
+            if pool.node.kind == "fixed" and shares[pool.name] is None:  # hardware.fixed: its deployments take turns
                 hosts = resident_placement(plan.deployments, pool)
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
