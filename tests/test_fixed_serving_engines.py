@@ -162,7 +162,8 @@ def test_rendered_group_vars_give_a_requests_context_and_the_gguf_to_convert_to(
     (group,) = (out / "ansible" / "group_vars").glob("fixed_amd_*.yml")
     engine = YAML(typ="safe", pure=True).load(group.read_text().replace("!unsafe ", ""))["specgen_deployments"][0]["engine"]
     slots = engine["llama_cpp"]["parallel"]
-    assert engine["max_model_len"] == engine["vllm_args"]["--max-model-len"] == 32_768
+    assert engine["max_model_len"] == 32_768 and "vllm_args" not in engine  # a request's; llama.cpp's vars alone (fix149)
+    assert "model_file" not in engine and "-m" not in engine["args"]  # no GGUF of fp8-block: the note says which to make
     assert engine["llama_cpp_note"].startswith("llama.cpp loads GGUF files, not fp8-block checkpoints: convert to q8_0")
     assert f"-np {slots} -kvu" in engine["llama_cpp_note"]  # the file's line runs the plan's slots, not -np 1
 

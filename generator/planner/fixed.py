@@ -175,6 +175,9 @@ def _deployment(
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": settings,
+        # llama.cpp's threads the CPU's share is timed at: the given CPU's cores its default runs on (one socket's,
+        # a hybrid's P-cores), for the rendered --threads; none where no CPU is given (its cores unknown or assumed)
+        **({"llama_cpp_threads": int(machine.cpu_cores)} if wl.hardware.fixed.cpu and machine.cpu_cores else {}),
         "checklist": checklist(plan, machine, wider, consts, settings),
         **(_slot_wait_details(queue) if queue is not None else {}),
     }

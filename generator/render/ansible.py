@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from generator import catalog
@@ -15,7 +16,7 @@ from generator.planner.multi_host import (
     data_parallel_host_args,
     hosts_per_replica,
 )
-from generator.planner.placement import pool_placement
+from generator.planner.placement import HostReplica, pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
@@ -24,7 +25,16 @@ from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
-from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
+from generator.render.hosts import (
+    DATA_MOUNT_POINT,
+    MODEL_CACHE_DIR,
+    host_heat_btu_per_h,
+    host_node,
+    host_power_w,
+    host_racks,
+    placeholder_names,
+)
+from generator.render.llama_cpp_vars import llama_cpp_engine_vars
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
@@ -93,6 +103,8 @@ def group_vars(
             "node_labels": dict(pool.labels),
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
+        # a fixed machine's deployments are resident one at a time (resident_placement): never started together
+        **({"specgen_one_resident_at_a_time": True} if node.kind == "fixed" and len(deployments) > 1 else {}),
         "specgen_deployments": [
             _deployment_vars(
                 d,
@@ -122,7 +134,7 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
         return {
             "specgen_host_management": "gke",
             **({"specgen_nvidia_driver": gke_driver_vars()} if vendor == "nvidia" else {}),
-            "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores},
+            "specgen_cpu": cpu_vars(node),
             "specgen_nvme": gke_storage_vars(node),
             "specgen_network": gke_network_vars(node),
         }
@@ -136,7 +148,7 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             if vendor == "amd" and node.provider == "baremetal"
             else {}
         ),
-        "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
+        "specgen_cpu": {**cpu_vars(node), "governor": "performance"},
         # AMD's MI300X guides: NUMA auto-balancing off (newuser77 item 10; generator.render.rocm_tuning)
         **({"specgen_rocm_host": rocm_host_vars()} if vendor == "amd" else {}),
         "specgen_nvme": {
@@ -144,8 +156,8 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             # null: a capacity sourced without its drive count (newuser36 item 9: 0 drives beside 3.0 TB)
             "drives": None if not node.nvme_drives and node.nvme_tb else node.nvme_drives,
             "raid_level": 0 if node.nvme_drives > 1 else None,
-            "mount_point": "/var/lib/specgen",
-            "model_cache_dir": "/var/lib/specgen/models",
+            "mount_point": DATA_MOUNT_POINT,
+            "model_cache_dir": MODEL_CACHE_DIR,
         },
         "specgen_network": {
             "nics": [
@@ -155,6 +167,24 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
             "gpudirect_rdma": any(n.gpudirect_rdma for n in fabric),
         },
     }
+
+
+def cpu_vars(node: NodeSpec) -> dict[str, Any]:
+    """A host's CPU: its description and, where the plan knows them, its cores (:func:`omitted_vars_comment` says why not).
+
+    fix149: ``cores: 0`` was rendered for a ``hardware.fixed`` machine or custom server whose CPU was not given.
+    """
+    return {"description": node.cpu, **({"cores": node.cpu_cores} if node.cpu_cores else {})}
+
+
+def omitted_vars_comment(node: NodeSpec) -> str:
+    """Comment lines of a pool's group vars naming a var left out where the plan does not know its value, and why."""
+    if node.cpu_cores:
+        return ""
+    return (
+        "# specgen_cpu.cores omitted: the plan does not know this host's CPU cores (no CPU given: the workload's\n"
+        "# hardware.fixed.cpu, or its custom server's cpu / cpu_cores), so a role must read them off the host.\n"
+    )
 
 
 #: Who installs the NVIDIA driver on a cloud's Kubernetes GPU nodes, as the group vars name it: the EKS AL2023 NVIDIA
@@ -273,6 +303,8 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         spread = spread_services(workload)
         for pool in plan.pools:
             hosts = pool_placement(plan.deployments, pool, spread) if shares[pool.name] is None else None
+            if pool.node.kind == "fixed" and shares[pool.name] is None:  # hardware.fixed: its deployments take turns
+                hosts = resident_placement(plan.deployments, pool)
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
 
@@ -299,19 +331,40 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(f"{line}\n" for line in example_header_lines(plan, workload))
             files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
     for pool in plan.pools:
-        files[f"ansible/group_vars/{pool.name}.yml"] = HEADER + ansible_yaml(
-            group_vars(
-                pool,
-                plan,
-                workload.kubernetes.driver_version,
-                workload.provisioning.distro_series,
-                pod_memory_fraction(utilization, shares[pool.name]),
-                workload.mirrors,
-                shares[pool.name],
+        comment = omitted_vars_comment(host_node(pool.node))
+        files[f"ansible/group_vars/{pool.name}.yml"] = (
+            HEADER
+            + comment
+            + ansible_yaml(
+                group_vars(
+                    pool,
+                    plan,
+                    workload.kubernetes.driver_version,
+                    workload.provisioning.distro_series,
+                    pod_memory_fraction(utilization, shares[pool.name]),
+                    workload.mirrors,
+                    shares[pool.name],
+                )
+                | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
             )
-            | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
         )
     return files
+
+
+def resident_placement(deployments: Sequence[DeploymentPlan], pool: Pool) -> list[list[HostReplica]]:
+    """A ``hardware.fixed`` machine's one host: each deployment's one replica on the GPUs its placement spans.
+
+    Its deployments take turns as the resident model (the plan's ``models-share-machine`` finding: each placement
+    assumes it is alone), so each takes the same GPUs from 0, and the pool's group vars say only one runs at a time
+    (``specgen_one_resident_at_a_time``). fix149: :func:`~generator.planner.placement.pool_placement` packs replicas
+    side by side, found no room for two that each span the machine's GPUs, and the host got no ``specgen_replicas``.
+    """
+    out: list[HostReplica] = []
+    for d in deployments:
+        if (share := d.in_pool(pool.name)) is not None:
+            tp, pp, _, _ = share
+            out.append(HostReplica(d.name, 1, tuple(range(max(tp, d.expert_parallel_in(pool.name)) * pp))))
+    return [out]
 
 
 def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, address: str | None = None) -> dict[str, Any] | None:
@@ -708,19 +761,8 @@ def _deployment_vars(
                 out["engine"]["env_source"] = VLLM_SOURCE
             if flags:
                 out["engine"]["args"] = [*out["engine"]["args"], *flags]
-    settings = d.details.get("runtime_settings")
-    if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
-        engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
-        out["engine"] = {
-            "name": engine,
-            # a request's context: the placement's is the llama.cpp slots' shared cache (newuser77 item 11: 810,000
-            # tokens for 324 slots, past DeepSeek-V3's 163,840), which vLLM's --max-model-len is not
-            "max_model_len": settings["vllm"].get("--max-model-len", d.details["context_tokens"]),
-            "llama_cpp": settings[f"{engine}_options"],
-            "vllm_args": settings["vllm"],
-        }
-        if note := settings.get(f"{engine}_note"):  # the GGUF a checkpoint llama.cpp cannot load must be converted to
-            out["engine"]["llama_cpp_note"] = note
+    if d.details.get("runtime_settings") is not None:  # hardware.fixed: its llama.cpp-family server's settings alone
+        out["engine"] = llama_cpp_engine_vars(d)
     return out
 
 

@@ -11,6 +11,11 @@ from __future__ import annotations
 from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
+#: Where a host's drives are mounted (``specgen_nvme.mount_point``) and the folder under it that keeps the model files
+#: its engines load (``specgen_nvme.model_cache_dir``; a llama.cpp service's ``model_file`` is in it).
+DATA_MOUNT_POINT = "/var/lib/specgen"
+MODEL_CACHE_DIR = f"{DATA_MOUNT_POINT}/models"
+
 
 def host_node(node: NodeSpec) -> NodeSpec:
     """One host of ``node``: its GPUs, CPUs, RAM, drives and NICs split evenly over its hosts.

@@ -51,7 +51,7 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
         "gpu_model": node.gpu_id,
         "gpus_per_node": node.gpus,
         "node_count": site_hosts(pool) if plan.provider == "baremetal" else pool.hosts,
-        "cpu_cores": node.cpu_cores,
+        "cpu_cores": node.cpu_cores or None,  # null: no CPU given (fix149: 0 for a hardware.fixed one), as ram_gib's
         "ram_gib": node.ram_gib,
         "nvme_tb": node.nvme_tb,
         "power_w_per_node": host_power_w(node),

@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "home_quantize_rtx_3090_24gb" : { "cooling" : "air", "cpu_cores" : 0, "deployments" : ["coder"], "gpu_model" : "rtx-3090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-quantize-rtx-3090-24gb", "specgen.dev/gpu" : "rtx-3090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-quantize-rtx-3090-24gb" }, "node_count" : 1, "nvme_tb" : 0.43, "platform" : "fixed", "power_w_per_node" : 451, "provider" : "baremetal", "racks_spanned" : 0, "ram_gib" : 32, "requests_per_s" : { "coder" : 0.05 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "home_quantize_rtx_3090_24gb" : { "cooling" : "air", "cpu_cores" : null, "deployments" : ["coder"], "gpu_model" : "rtx-3090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-quantize-rtx-3090-24gb", "specgen.dev/gpu" : "rtx-3090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-quantize-rtx-3090-24gb" }, "node_count" : 1, "nvme_tb" : 0.43, "platform" : "fixed", "power_w_per_node" : 451, "provider" : "baremetal", "racks_spanned" : 0, "ram_gib" : 32, "requests_per_s" : { "coder" : 0.05 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
