@@ -172,6 +172,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
+from generator.planner.run_reasons import hours_share_clause, month_run_reasons
 from generator.planner.setting_findings import (
     implausible_setting_findings,
     model_findings,
@@ -2063,6 +2064,7 @@ def build_plan(
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
     own_energy = {p.name for p in pools if owned_pool_runs(wl, p, deployments, consts) is not None}
     deployments = sequence_month_per_run(deployments, per_run, own_energy)  # newuser84 item 3
+    deployments = month_run_reasons(deployments)  # fix150: the run usd_per_job holds, in the contract's reason
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
@@ -2322,7 +2324,7 @@ def _undrawn_reason(usd: float, details: Mapping[str, Any], run_without: float |
     hours, run = details.get("hours"), details.get("usd_per_job")
     per_run = ""
     if run is not None and run_without is not None and isinstance(hours, int | float) and hours > 0:
-        per_run = f", and a run ${run:,.0f} as its {hours:,.1f} h's share of that month (${run_without:,.0f} without it)"
+        per_run = hours_share_clause(run, hours, run_without)  # the month over its runs where so (run_reasons)
     return (
         f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, {whose} of the contracted kW "
         f"their racks leave undrawn{with_it}{per_run}; the choice and runners-up below were compared before the racks "
