@@ -15,8 +15,10 @@ runs' energy, busy hours x its full power (:func:`charge_runs_energy`), and the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from generator.planner.colocation import undrawn_clause
 from generator.planner.plan import Finding, OwnedRuns, Pool
 from generator.planner.racks import racked_nodes
 from generator.planner.tco import owned_runs
@@ -116,27 +118,34 @@ def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> flo
 
 
 def charge_runs_energy(
-    wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], consts: Constants
+    wl: Workload,
+    pools: list[Pool],
+    deployments: list[DeploymentPlan],
+    consts: Constants,
+    undrawn: Mapping[str, float] | None = None,
 ) -> tuple[list[Pool], list[DeploymentPlan]]:
     """Pools of training jobs alone whose runs draw more than ``power_utilization`` x the month: charged the runs'.
 
     The pool's opex and rate rise by the difference, and so does a job's own month (and its cost a run) where it alone
-    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1.
+    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1. A pool of
+    owned servers is charged its runs' energy and colocation (fix89), and its share of its racks' undrawn contracted kW
+    (``undrawn``: :attr:`~generator.planner.colocation.RackBill.undrawn_usd`) as before (fix150: it was dropped, while
+    the colocation finding said the pools carry it and the jobs' months held it).
     """
     extra_by_pool: dict[str, float] = {}
     owned_by_pool: dict[str, OwnedRuns] = {}
+    contract = undrawn or {}
     out_pools = []
     for pool in pools:
         owned = owned_pool_runs(wl, pool, deployments, consts)
         if owned is not None:  # fix89: owned servers charged their runs' energy and colocation, not a month of energy
-            month = owned.usd_per_month
+            month = owned.usd_per_month + contract.get(pool.name, 0.0)
             owned_by_pool[pool.name] = owned
+            basis = f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}"
+            if contract.get(pool.name):
+                basis += f"; {undrawn_clause(contract[pool.name])}"
             out_pools.append(
-                pool._replace(
-                    opex_usd_per_month=round(month, 2),
-                    usd_per_hour=month / HOURS_PER_MONTH,
-                    price_basis=f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}",
-                )
+                pool._replace(opex_usd_per_month=round(month, 2), usd_per_hour=month / HOURS_PER_MONTH, price_basis=basis)
             )
             continue
         busy = _charged(wl, pool, deployments)
@@ -168,8 +177,10 @@ def charge_runs_energy(
     for d in deployments:
         mine = [owned_by_pool[n] for n in d.pools if n in owned_by_pool]
         if mine and "cost_share" not in d.details and not d.details.get("co_located"):
-            # the month its layout was charged (charged_runs), and a run the energy it adds, not the month over its runs
-            month = round(math.fsum(o.usd_per_month for o in mine), 2)
+            # the month its layout was charged (charged_runs) with its racks' undrawn contract, and a run the energy it
+            # adds, not the month over its runs
+            undrawn_usd = [contract.get(n, 0.0) for n in d.pools if n in owned_by_pool]
+            month = round(math.fsum([*(o.usd_per_month for o in mine), *undrawn_usd]), 2)
             job = round(math.fsum(o.run_usd for o in mine), 2)
             kept = {k: v for k, v in d.details.items() if k != "usd_per_job_hours_share"}
             new = {**kept, "usd_per_month": month, "opex_usd_per_month": month, "usd_per_job": job}
