@@ -53,7 +53,13 @@ LEFT_OUT = {
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
 #: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);
 #: whether owned servers' jobs gave their runs a month, for the charge's text (newuser84).
-NOT_WRITTEN = {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools"), (OwnedRuns, "runs_given")}
+NOT_WRITTEN = {
+    (DeploymentPlan, "slot_queue"),
+    (DeploymentPlan, "node_down"),
+    (Finding, "pools"),
+    (OwnedRuns, "runs_given"),
+    (OwnedRuns, "cadences"),  # fix150: an owned pool's jobs' runs, said in its cost line
+}
 
 
 def _reference(value: Any) -> Any:

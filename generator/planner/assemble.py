@@ -172,6 +172,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
+from generator.planner.run_reasons import hours_share_clause, month_run_reasons
 from generator.planner.setting_findings import (
     implausible_setting_findings,
     model_findings,
@@ -1922,7 +1923,7 @@ def build_plan(
             per_run.add(dep.name)
         details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         if job is None and not details["co_located"]:  # its own pools: theirs is its share of the racks' contract
-            reasons += _add_undrawn_contract(details, undrawn, dep_pools)
+            reasons += _add_undrawn_contract(details, undrawn, dep_pools, opt.candidate.owned_runs is not None)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.gpus_used, in_use))
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
@@ -2060,9 +2061,10 @@ def build_plan(
     findings += engine_support_findings(wl, pools, deployments)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
-    pools, deployments = charge_runs_energy(wl, pools, deployments, consts)  # newuser64 item 1
+    pools, deployments = charge_runs_energy(wl, pools, deployments, consts, undrawn)  # newuser64 item 1
     own_energy = {p.name for p in pools if owned_pool_runs(wl, p, deployments, consts) is not None}
     deployments = sequence_month_per_run(deployments, per_run, own_energy)  # newuser84 item 3
+    deployments = month_run_reasons(deployments)  # fix150: the run usd_per_job holds, in the contract's reason
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
@@ -2295,12 +2297,16 @@ def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> 
     return sequenced_jobs(wl, chosen)
 
 
-def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str]) -> list[str]:
+def _add_undrawn_contract(
+    details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str], owned: bool = False
+) -> list[str]:
     """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`).
 
     Added to its month and, for a training job, to its run (its hours' share of that month, as ``usd_per_job`` is
     otherwise); returns the reason saying so (newuser74 item 7: "$67 per run" and "chosen by cost ... $19,879/month"
-    left out the $2,266 and $688 a month the fleet total charges), or none where it carries no share.
+    left out the $2,266 and $688 a month the fleet total charges), or none where it carries no share. ``owned``: a
+    training job on owned servers, whose run is the energy it adds (fix89): the contract, paid whether it runs or not
+    as their colocation is, is in its month, not its run (fix150).
     """
     usd = sum(undrawn.get(name, 0.0) for name in pools)
     if not usd:
@@ -2310,19 +2316,26 @@ def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float],
             details[key] = round(details[key] + usd, 2)
     run = details.get("usd_per_job")
     hours = details.get("hours")
-    if run is not None and isinstance(hours, int | float) and hours > 0:
+    if run is not None and isinstance(hours, int | float) and hours > 0 and not owned:
         details["usd_per_job"] = round(run + usd * hours / HOURS_PER_MONTH, 2)
-    return [_undrawn_reason(usd, details, run)]
+    return [_undrawn_reason(usd, details, run, owned=owned)]
 
 
-def _undrawn_reason(usd: float, details: Mapping[str, Any], run_without: float | None, whose: str = "its pools' share") -> str:
+def _undrawn_reason(
+    usd: float, details: Mapping[str, Any], run_without: float | None, whose: str = "its pools' share", owned: bool = False
+) -> str:
     """What a deployment's share of its racks' undrawn contracted kW (``usd`` a month) adds, its ``details`` with it."""
     month = details.get("usd_per_month")
     with_it = f": ${month:,.0f}/month with it" if month is not None else ""
     hours, run = details.get("hours"), details.get("usd_per_job")
     per_run = ""
-    if run is not None and run_without is not None and isinstance(hours, int | float) and hours > 0:
-        per_run = f", and a run ${run:,.0f} as its {hours:,.1f} h's share of that month (${run_without:,.0f} without it)"
+    if owned and run is not None:  # fix150: "a run $21 as its 5.3 h's share" was the energy plus the contract's hours
+        per_run = (
+            f", and a run ${run:,.2f} with it or without, the energy it adds: the servers are owned, and the contract, "
+            "as their colocation, is paid whether they run or not"
+        )
+    elif run is not None and run_without is not None and isinstance(hours, int | float) and hours > 0:
+        per_run = hours_share_clause(run, hours, run_without)  # the month over its runs where so (run_reasons)
     return (
         f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, {whose} of the contracted kW "
         f"their racks leave undrawn{with_it}{per_run}; the choice and runners-up below were compared before the racks "
@@ -2351,7 +2364,8 @@ def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, 
     if month is None or before is None:
         return [said.reason(pool.nodes)]
     whose = "its hours' share of its pool's share"
-    return [said.reason(pool.nodes), _undrawn_reason(month - before, details, without.get("usd_per_job"), whose)]
+    owned = job.chain.candidate.owned_runs is not None
+    return [said.reason(pool.nodes), _undrawn_reason(month - before, details, without.get("usd_per_job"), whose, owned)]
 
 
 def _with_undrawn(chain: dict[str, Any], undrawn_usd: float) -> dict[str, Any]:
@@ -2400,7 +2414,9 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any], 
     if timed and own and c.usd_per_hour is not None:
         # on owned servers, the energy its own hours add (fix89: the chain is charged its runs' energy, OwnedRuns)
         rate = c.owned_runs.kw * c.owned_runs.pue * c.owned_runs.usd_per_kwh if c.owned_runs else c.usd_per_hour
-        rate += undrawn_usd / HOURS_PER_MONTH  # its hours' share of the racks' undrawn contract, as a job alone's run
+        # its hours' share of the racks' undrawn contract, as a job alone's run; not on owned servers, whose run is the
+        # energy it adds (fix150: the contract is paid whether they run or not, as their colocation is)
+        rate += 0.0 if c.owned_runs else undrawn_usd / HOURS_PER_MONTH
         # a whole run of the job, as its hours are: a sliced job's slice is its share of it (review80 item 4)
         run = own / job.shares[job.position] if job.shares and job.shares[job.position] < 1 else own
         out["usd_per_job"] = round(rate * run, 2)

@@ -107,10 +107,7 @@ def billed_per_rack(pools: list[Pool], undrawn: dict[str, float]) -> list[Pool]:
         if not usd or pool.usd_per_hour is None or pool.opex_usd_per_month is None:
             out.append(pool)
             continue
-        basis = (
-            f"{pool.price_basis}; colocation billed per rack at its circuits' usable kW (hardware.rack_circuits): "
-            f"+${usd:,.0f}/month, this pool's share of the contracted kW its racks leave undrawn"
-        )
+        basis = f"{pool.price_basis}; {undrawn_clause(usd)}"
         out.append(
             pool._replace(
                 usd_per_hour=pool.usd_per_hour + usd / HOURS_PER_MONTH,
@@ -119,6 +116,14 @@ def billed_per_rack(pools: list[Pool], undrawn: dict[str, float]) -> list[Pool]:
             )
         )
     return out
+
+
+def undrawn_clause(usd: float) -> str:
+    """A pool's cost line: its share of its racks' undrawn contracted kW a month (``usd``), added to its running cost."""
+    return (
+        f"colocation billed per rack at its circuits' usable kW (hardware.rack_circuits): +${usd:,.0f}/month, this "
+        "pool's share of the contracted kW its racks leave undrawn"
+    )
 
 
 def _all_in_text(bill: RackBill) -> str:

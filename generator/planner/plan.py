@@ -12,6 +12,7 @@ from typing import Any, Literal
 from generator.named_tuple import NamedTuple
 from generator.sizing.serving_queue import SlotQueue, slot_rate
 from generator.units import HOURS_PER_MONTH, figure_text
+from generator.words import listed
 
 Level = Literal["info", "warning", "error"]
 
@@ -218,6 +219,10 @@ class OwnedRuns(NamedTuple):
     colocation_usd_per_month: float
     #: Whether the jobs give their ``runs_per_month``; where not, one run a month is charged, and said (not written).
     runs_given: bool = True
+    #: A pool's jobs, where its charge is theirs (not written): each job's name, its runs a month charged (one where it
+    #: gives none), its hours a run (its slices' checkpoint writes and reads in them) and whether it gives its runs.
+    #: Jobs of different cadences: ``runs`` is 1 and ``hours`` their runs' hours summed, each said (fix150).
+    cadences: tuple[tuple[str, float, float, bool], ...] = ()
 
     @property
     def busy_hours(self) -> float:
@@ -239,12 +244,30 @@ class OwnedRuns(NamedTuple):
         """The servers' month: the runs' energy and their colocation."""
         return self.energy_usd_per_month + self.colocation_usd_per_month
 
+    def _hours_and_runs(self) -> tuple[str, str]:
+        """The hours a run (a pool's jobs' runs summed where their cadences differ) and what follows the price."""
+        assumed = [name for name, _, _, given in self.cadences if not given]
+        if len({runs for _, runs, _, _ in self.cadences}) > 1:  # fix150: each job's runs a month x hours, summed
+            terms = [
+                f"{runs:g} x {hours:,.2f} h {name}" + ("" if given else " (one run assumed)")
+                for name, runs, hours, given in self.cadences
+            ]
+            hours_text = f"({' + '.join(terms)} = {self.hours:,.1f} h)"
+            runs_text = ""
+        else:
+            hours_text = f"{self.hours:,.1f} h"
+            runs_text = f" x {self.runs:g} runs a month" if self.runs != 1 else ""
+        # newuser84 item 3: a nightly job's month read one run's energy, the runs a month unsaid; fix150: whose
+        if assumed:
+            runs_text += f", one run a month assumed for {listed(assumed)}: training.runs_per_month not given"
+        elif not self.runs_given:
+            runs_text += ", one run a month: training.runs_per_month not given"
+        return hours_text, runs_text
+
     def text(self) -> str:
         """``its runs' energy (1.4 h x 1.20 kW x PUE 1 x $0.13/kWh)``, with the runs a month and colocation where they apply."""
-        runs = f" x {self.runs:g} runs a month" if self.runs != 1 else ""
-        # newuser84 item 3: a nightly job's month read one run's energy, the runs a month unsaid
-        runs += "" if self.runs_given else ", one run a month: training.runs_per_month not given"
-        text = f"its runs' energy ({self.hours:,.1f} h x {self.kw:,.2f} kW x PUE {self.pue:g} x ${self.usd_per_kwh:g}/kWh{runs})"
+        hours, runs = self._hours_and_runs()
+        text = f"its runs' energy ({hours} x {self.kw:,.2f} kW x PUE {self.pue:g} x ${self.usd_per_kwh:g}/kWh{runs})"
         if self.colocation_usd_per_month:
             text += (
                 f"; the servers are owned, and their colocation ${self.colocation_usd_per_month:,.0f}/month is paid "
@@ -837,7 +860,13 @@ _RECORDS: frozenset[Any] = frozenset(
 #: and ``build_assumed`` (no owned catalog server in it), and ``capacity_type`` (on demand: every plan without spot).
 #: Fields ``spec.json`` never writes: the planner's own figures, said elsewhere in the plan.
 _NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset(
-    {(DeploymentPlan, "slot_queue"), (DeploymentPlan, "node_down"), (Finding, "pools"), (OwnedRuns, "runs_given")}
+    {
+        (DeploymentPlan, "slot_queue"),
+        (DeploymentPlan, "node_down"),
+        (Finding, "pools"),
+        (OwnedRuns, "runs_given"),
+        (OwnedRuns, "cadences"),
+    }
 )
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {

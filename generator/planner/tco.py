@@ -65,11 +65,18 @@ def owned_colocation_usd(power_w: float, racked: bool, consts: Constants) -> flo
 
 
 def owned_runs(
-    power_w: float, racked: bool, runs: float | None, hours: float, consts: Constants, given: bool | None = None
+    power_w: float,
+    racked: bool,
+    runs: float | None,
+    hours: float,
+    consts: Constants,
+    given: bool | None = None,
+    cadences: tuple[tuple[str, float, float, bool], ...] = (),
 ) -> OwnedRuns:
     """Owned servers of ``power_w`` in all that run ``runs`` a month of ``hours`` each: what they are charged (fix89).
 
-    ``runs`` None: not given, one run charged; ``given`` says so where ``runs`` is a chain's, already settled.
+    ``runs`` None: not given, one run charged; ``given`` says so where ``runs`` is a chain's, already settled;
+    ``cadences``: a pool's jobs' runs, said in its charge (:attr:`OwnedRuns.cadences`).
     """
     return OwnedRuns(
         runs=runs or 1.0,
@@ -79,6 +86,7 @@ def owned_runs(
         usd_per_kwh=consts.energy_usd_per_kwh,
         colocation_usd_per_month=owned_colocation_usd(power_w, racked, consts),
         runs_given=runs is not None if given is None else given,
+        cadences=cadences,
     )
 
 

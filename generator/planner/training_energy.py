@@ -15,8 +15,10 @@ runs' energy, busy hours x its full power (:func:`charge_runs_energy`), and the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from generator.planner.colocation import undrawn_clause
 from generator.planner.plan import Finding, OwnedRuns, Pool
 from generator.planner.racks import racked_nodes
 from generator.planner.tco import owned_runs
@@ -29,24 +31,36 @@ if TYPE_CHECKING:
     from generator.workload.models import Workload
 
 
+def job_runs(pool: Pool, deployments: list[DeploymentPlan]) -> list[tuple[str, float | None, float]] | None:
+    """A pool of training jobs alone: each job's name, runs a month (None where not given) and hours a run.
+
+    A run's hours hold its checkpoint's writes and reads between the slices of a ``run_after`` job run in slices or
+    stretched: they hold the servers too (fix140, review80 item 6). None where a deployment on it is a service, or a
+    job has no hours.
+    """
+    members = [d for d in deployments if pool.name in d.pools]
+    if not members or any(d.kind != "training" for d in members):
+        return None
+    out: list[tuple[str, float | None, float]] = []
+    for d in members:
+        runs, hours = d.details.get("runs_per_month"), d.details.get("hours")
+        if not isinstance(hours, int | float) or hours <= 0:
+            return None
+        pauses = d.details.get("slice_checkpoint_hours_per_run") or d.details.get("stretched_checkpoint_hours_per_run")
+        given = float(runs) if isinstance(runs, int | float) and runs > 0 else None
+        out.append((d.name, given, hours + (pauses if isinstance(pauses, int | float) else 0.0)))
+    return out
+
+
 def busy_hours(pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
     """Hours a month a pool of training jobs alone runs them (each job's runs a month x its hours a run).
 
     None where a deployment on it is a service, or a job gives no runs a month or has no hours.
     """
-    members = [d for d in deployments if pool.name in d.pools]
-    if not members or any(d.kind != "training" for d in members):
+    jobs = job_runs(pool, deployments)
+    if jobs is None or any(runs is None for _, runs, _ in jobs):
         return None
-    busy = 0.0
-    for d in members:
-        runs, hours = d.details.get("runs_per_month"), d.details.get("hours")
-        if not isinstance(runs, int | float) or not isinstance(hours, int | float):
-            return None
-        # a run_after job run in slices or stretched: its checkpoint's writes and reads between them hold the servers
-        # too (fix140, review80 item 6)
-        pauses = d.details.get("slice_checkpoint_hours_per_run") or d.details.get("stretched_checkpoint_hours_per_run")
-        busy += runs * (hours + (pauses if isinstance(pauses, int | float) else 0.0))
-    return busy
+    return sum((runs or 0.0) * hours for _, runs, hours in jobs)
 
 
 def _energy_usd_per_month(pool: Pool, consts: Constants, busy: float) -> tuple[float, float, str]:
@@ -71,25 +85,27 @@ def owned_pool_runs(wl: Workload, pool: Pool, deployments: list[DeploymentPlan],
     """A pool all of owned servers (no ``prices:`` rate) that training jobs alone hold: what its runs charge it (fix89).
 
     Its jobs' runs a month (one where a job gives none; a ``run_after`` chain's, its jobs' hours summed) at full power,
-    as :func:`~generator.planner.tco.charged_runs` charges the layout it was chosen as. None for another pool.
+    as :func:`~generator.planner.tco.charged_runs` charges the layout it was chosen as. Jobs of different cadences (a
+    chain's, newuser80 item 2): each job's runs x its hours, summed, each said, and so is a job charged one run because
+    it gives no runs a month (fix150: "one run a month" was said of the pool, and no run charged). None for another pool.
     """
     if pool.node.provider != "baremetal" or pool.capex_usd != 0 or pool.owned_nodes != pool.nodes or pool.rented:
         return None
     if pool.node.platform_id in wl.prices:
         return None
-    members = [d for d in deployments if pool.name in d.pools]
-    if not members or any(d.kind != "training" for d in members):
+    jobs = job_runs(pool, deployments)
+    if jobs is None:
         return None
-    hours = [d.details.get("hours") for d in members]
-    # each job's runs a month where it gives them (newuser84 item 3: where one does not, the charge says so)
-    given = [float(r) if isinstance(r := d.details.get("runs_per_month"), int | float) and r > 0 else None for d in members]
-    runs = {1.0 if r is None else r for r in given}
-    if not all(isinstance(h, int | float) and h > 0 for h in hours):
-        return None
-    timed = [float(h) for h in hours if isinstance(h, int | float)]
-    # a chain's jobs run as often as each other (workload.chains): its runs of their hours summed
-    each, busy = (runs.pop(), math.fsum(timed)) if len(runs) == 1 else (1.0, busy_hours(pool, deployments) or 0.0)
-    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts, None not in given)
+    # each job's runs a month where it gives them, one where not (newuser84 item 3: the charge says so)
+    cadences = tuple((name, 1.0 if runs is None else runs, hours, runs is not None) for name, runs, hours in jobs)
+    given = all(named for *_, named in cadences)
+    if len({runs for _, runs, _, _ in cadences}) == 1:
+        # a chain's jobs run as often as each other (workload.chains): its runs of their hours summed
+        each, busy = cadences[0][1], math.fsum(hours for _, _, hours, _ in cadences)
+    else:
+        each, busy = 1.0, math.fsum(runs * hours for _, runs, hours, _ in cadences)
+    said = cadences if len(cadences) > 1 else ()  # a job alone's runs are its pool's
+    return owned_runs(pool.node.power_w * pool.nodes, racked_nodes(pool) == pool.nodes, each, busy, consts, given, said)
 
 
 def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> float | None:
@@ -102,27 +118,34 @@ def _charged(wl: Workload, pool: Pool, deployments: list[DeploymentPlan]) -> flo
 
 
 def charge_runs_energy(
-    wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], consts: Constants
+    wl: Workload,
+    pools: list[Pool],
+    deployments: list[DeploymentPlan],
+    consts: Constants,
+    undrawn: Mapping[str, float] | None = None,
 ) -> tuple[list[Pool], list[DeploymentPlan]]:
     """Pools of training jobs alone whose runs draw more than ``power_utilization`` x the month: charged the runs'.
 
     The pool's opex and rate rise by the difference, and so does a job's own month (and its cost a run) where it alone
-    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1.
+    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1. A pool of
+    owned servers is charged its runs' energy and colocation (fix89), and its share of its racks' undrawn contracted kW
+    (``undrawn``: :attr:`~generator.planner.colocation.RackBill.undrawn_usd`) as before (fix150: it was dropped, while
+    the colocation finding said the pools carry it and the jobs' months held it).
     """
     extra_by_pool: dict[str, float] = {}
     owned_by_pool: dict[str, OwnedRuns] = {}
+    contract = undrawn or {}
     out_pools = []
     for pool in pools:
         owned = owned_pool_runs(wl, pool, deployments, consts)
         if owned is not None:  # fix89: owned servers charged their runs' energy and colocation, not a month of energy
-            month = owned.usd_per_month
+            month = owned.usd_per_month + contract.get(pool.name, 0.0)
             owned_by_pool[pool.name] = owned
+            basis = f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}"
+            if contract.get(pool.name):
+                basis += f"; {undrawn_clause(contract[pool.name])}"
             out_pools.append(
-                pool._replace(
-                    opex_usd_per_month=round(month, 2),
-                    usd_per_hour=month / HOURS_PER_MONTH,
-                    price_basis=f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}",
-                )
+                pool._replace(opex_usd_per_month=round(month, 2), usd_per_hour=month / HOURS_PER_MONTH, price_basis=basis)
             )
             continue
         busy = _charged(wl, pool, deployments)
@@ -154,8 +177,10 @@ def charge_runs_energy(
     for d in deployments:
         mine = [owned_by_pool[n] for n in d.pools if n in owned_by_pool]
         if mine and "cost_share" not in d.details and not d.details.get("co_located"):
-            # the month its layout was charged (charged_runs), and a run the energy it adds, not the month over its runs
-            month = round(math.fsum(o.usd_per_month for o in mine), 2)
+            # the month its layout was charged (charged_runs) with its racks' undrawn contract, and a run the energy it
+            # adds, not the month over its runs
+            undrawn_usd = [contract.get(n, 0.0) for n in d.pools if n in owned_by_pool]
+            month = round(math.fsum([*(o.usd_per_month for o in mine), *undrawn_usd]), 2)
             job = round(math.fsum(o.run_usd for o in mine), 2)
             kept = {k: v for k, v in d.details.items() if k != "usd_per_job_hours_share"}
             new = {**kept, "usd_per_month": month, "opex_usd_per_month": month, "usd_per_job": job}

@@ -38,6 +38,23 @@ from generator.workload.models import METAL3_HOST_FIELDS, TINKERBELL_HOST_FIELDS
 MIB_PER_GIB = 1024
 
 
+def maas_min_memory_mib(installed_gib: int | None) -> int | None:
+    """``min_memory`` for a build of ``installed_gib`` of DIMMs: all of it, in MiB; None (no floor) where unsourced.
+
+    MAAS's machine ``memory`` (MiB) is the installed memory, not what the OS reports: commissioning's
+    ``machine-resources`` is LXD's resources code (src/host-info/pkg/info/info.go,
+    https://github.com/canonical/maas/blob/master/src/host-info/pkg/info/info.go), whose memory total counts the online
+    blocks of /sys/devices/system/memory x their block size, not /proc/meminfo's MemTotal, "as the previously determined
+    value reports the amount of available system memory minus the amount reserved for the kernel"
+    (https://github.com/canonical/lxd/blob/main/lxd/resources/memory.go, the fix for MAAS under-reporting:
+    https://github.com/canonical/lxd/issues/7362, https://github.com/canonical/lxd/pull/7366); the region stores
+    ``int(total / 1024**2)`` (``_parse_memory`` in
+    https://github.com/canonical/maas/blob/master/src/metadataserver/builtin_scripts/hooks.py). So a floor at the DIMM
+    total matches the machine the build describes; a floor at MemTotal's would admit smaller builds.
+    """
+    return None if installed_gib is None else installed_gib * MIB_PER_GIB
+
+
 def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     """``maas_instances``: node name -> allocate and deploy parameters."""
     settings = workload.provisioning
@@ -59,8 +76,7 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
                 allocate["hostname"] = name
             else:
                 allocate["min_cpu_count"] = node.cpu_cores
-                # MAAS counts memory in MiB; null (no floor) where no figure is sourced
-                allocate["min_memory"] = None if node.ram_gib is None else node.ram_gib * MIB_PER_GIB
+                allocate["min_memory"] = maas_min_memory_mib(node.ram_gib)
             if settings.maas_pool:
                 allocate["pool"] = settings.maas_pool
             if settings.maas_zone:

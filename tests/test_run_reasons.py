@@ -1,0 +1,74 @@
+"""The racks'-contract reason gives the run ``usd_per_job`` holds where it is the month over the job's runs (fix150).
+
+nightly-tune (tests/data/newuser84) with ``runs_per_month: 30`` on both jobs, on a Supermicro H200 server bought into a
+rack billed at its circuits' contracted kW: lora-70b's reason read "a run $82 as its 4.9 h's share of that month ($73
+without it)" while its ``usd_per_job`` is 372.59 (its month over the sequence's 30 runs, fix148), and the choice's
+"$360 per run of the sequence" stood beside the sequence's 405.01 a run with the contract. The reason now says the run
+``usd_per_job`` holds, that it is the month with the contract over the runs, the sequence's run, and the hours' share
+beside; the choice below it is compared without the contract, as the reason says.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.planner.plan import Plan
+from generator.planner.run_reasons import _HOURS_SHARE, hours_share_clause
+
+NIGHTLY = (Path(__file__).resolve().parent / "data/newuser84/nightly-tune.yaml").read_text()
+
+
+def _plan(tmp_path: Path, chained: bool = True) -> Plan:
+    text = re.sub(r"(\n      deadline_hours: \d+\n)", r"\1      runs_per_month: 30\n", NIGHTLY)
+    text = text if chained else text.replace("      run_after: lora-70b\n", "")
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return plan_file(str(path))[1]
+
+
+def _contract(plan: Plan, name: str) -> str:
+    dep = next(d for d in plan.deployments if d.name == name)
+    return next(r for r in dep.reasons if r.startswith("its racks' contract"))
+
+
+def test_a_sequence_jobs_contract_reason_gives_its_run_as_usd_per_job_holds(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    deps = {d.name: d.details for d in plan.deployments}
+    sequence_run = math.fsum(d["usd_per_job"] for d in deps.values())
+    assert sequence_run == pytest.approx(plan.totals["usd_per_month"] / 30, abs=0.01)  # 405.01: the fleet's month / 30
+    for name, details in deps.items():
+        reason = _contract(plan, name)
+        assert details["usd_per_job"] == pytest.approx(details["usd_per_month"] / 30, abs=0.01)
+        said = (
+            f"and a run ${details['usd_per_job']:,.0f} with it, that month over the sequence's 30 runs a month (a run of "
+            f"the sequence ${sequence_run:,.0f} with it, its jobs' runs summed); as its {details['hours']:,.1f} h's share "
+            f"of that month a run is ${details['usd_per_job_hours_share']:,.0f} ("
+        )
+        assert said in reason, reason  # was "and a run $82 as its 4.9 h's share of that month ($73 without it)"
+        assert "compared before the racks were packed, at the kW their servers draw, without it" in reason
+    assert "a run $373 with it" in _contract(plan, "lora-70b") and "(a run of the sequence $405 with it" in _contract(
+        plan, "full-8b"
+    )
+
+
+def test_a_job_alones_contract_reason_gives_its_month_over_its_runs(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, chained=False)
+    for dep in plan.deployments:
+        details = dep.details
+        assert details["usd_per_job"] == pytest.approx(details["usd_per_month"] / 30, abs=0.01)
+        reason = _contract(plan, dep.name)
+        assert f"and a run ${details['usd_per_job']:,.0f} with it, that month over its 30 runs a month; as its " in reason
+        assert "sequence" not in reason
+
+
+@pytest.mark.parametrize(("run", "hours", "without"), [(82.68, 4.9, 73.57), (7.1, 0.43, 6.32), (1234.5, 12.0, 999.0)])
+def test_the_hours_share_clause_is_the_one_rewritten(run: float, hours: float, without: float) -> None:
+    clause = hours_share_clause(run, hours, without)
+    found = _HOURS_SHARE.search(f"its racks' contract ... undrawn: $1/month with it{clause}; the choice ...")
+    assert found is not None and found.group(0) == clause
+    assert found.group(1) == f"{hours:,.1f}" and found.group(2) == f"${without:,.0f}"
