@@ -216,3 +216,32 @@ def _paths(value: Any, path: str, steps: tuple[Step, ...]) -> Any:
 )
 def test_locate(text: str, field: str, place: tuple[int, int]) -> None:
     assert locate(text, field) == place
+
+
+_DIGITS = "9" * 5000
+_PAST = "a number of 5,000 digits is longer than the 4,300 digits a number may have"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "place", "field"),
+    [
+        ("requests_per_second: 2", f"requests_per_second: {_DIGITS}", (8, 28), "deployments[0].inference.requests_per_second"),
+        ("requests_per_second: 2", f"requests_per_second: -{_DIGITS}", (8, 29), "deployments[0].inference.requests_per_second"),
+        ("gpus: [l40s-48gb]", f"gpus: [l40s-48gb, {_DIGITS}]", (10, 21), "hardware.gpus[1]"),
+        ("max_context_tokens: 8192", f"max_context_tokens: {{a: [1, {_DIGITS}]}}", (7, 35),
+         "deployments[0].inference.max_context_tokens.a[1]"),
+        ("version: 1", f"version: {_DIGITS}", (1, 10), "version"),
+    ],
+    ids=["value", "negative", "in-a-list", "nested-flow", "top-level"],
+)  # fmt: skip
+def test_a_number_past_the_digits_python_reads_names_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, place: tuple[int, int], field: str
+) -> None:
+    """Item 2: placed at its line and column, but no field named."""
+    from tests.helpers import VALID
+
+    assert old in VALID
+    (tmp_path / "w.yaml").write_text(VALID.replace(old, new))
+    code, out, err = specgen(capsys, "validate", str(tmp_path / "w.yaml"))
+    assert (code, out) == (1, ""), err
+    assert err == f"specgen: error: {tmp_path / 'w.yaml'}:{place[0]}:{place[1]}: {field}: {_PAST}\n"
