@@ -245,3 +245,34 @@ def test_a_number_past_the_digits_python_reads_names_its_field(
     code, out, err = specgen(capsys, "validate", str(tmp_path / "w.yaml"))
     assert (code, out) == (1, ""), err
     assert err == f"specgen: error: {tmp_path / 'w.yaml'}:{place[0]}:{place[1]}: {field}: {_PAST}\n"
+
+
+def test_a_redirect_loop_on_the_safetensors_headers_is_out_of_reach(tmp_path: Path) -> None:
+    """Item 3: through the real client against tests/hub_server.py, the config served and every ``.safetensors`` read
+    redirected to itself: ``render --check`` exits 75 (a retry may pass) rather than 1, as for a 503 (fix143)."""
+    from tests.hub_server import _handler, serve
+    from tests.test_hub import make_hub
+    from tests.test_hub import specgen as hub_specgen
+    from tests.test_newuser82_exit_codes import _workload
+
+    workload = _workload(tmp_path / "h.yaml", "acme/qwen-7b-chat")
+    with serve(make_hub()) as hub:
+        assert hub_specgen(hub, tmp_path / "home-ok", "render", str(workload), "-o", str(tmp_path / "out")).returncode == 0
+    hub_data = make_hub()
+    base = _handler(hub_data)
+
+    class Looping(base):  # type: ignore[misc, valid-type]
+        def _serve(self, body: bool) -> None:
+            if self.path.split("?")[0].endswith(".safetensors"):
+                self.send_response(302)
+                self.send_header("Location", self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super()._serve(body)
+
+    with serve(hub_data, Looping) as hub:
+        checked = hub_specgen(hub, tmp_path / "home-loop", "render", str(workload), "-o", str(tmp_path / "out"), "--check")
+    assert checked.returncode == 75 and "Traceback" not in checked.stderr, (checked.returncode, checked.stderr)
+    assert "while reading the safetensors headers of acme/qwen-7b-chat@" in checked.stderr
+    assert "TooManyRedirects" in checked.stderr and not checked.stdout.strip()
