@@ -276,3 +276,60 @@ def test_a_redirect_loop_on_the_safetensors_headers_is_out_of_reach(tmp_path: Pa
     assert checked.returncode == 75 and "Traceback" not in checked.stderr, (checked.returncode, checked.stderr)
     assert "while reading the safetensors headers of acme/qwen-7b-chat@" in checked.stderr
     assert "TooManyRedirects" in checked.stderr and not checked.stdout.strip()
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.mark.parametrize(
+    ("broken", "headline", "located"),
+    [
+        (("w.yaml", "infra/spec.json"),
+         "**2 file(s) (1 workload file(s), 1 spec.json) could not be read or planned as changed: `w.yaml` (invalid), "
+         "`infra/spec.json` (unreadable).** `specgen render` fails on the workload files too, and this check on all of them",
+         ["w.yaml:8:28: deployments[0].inference.requests_per_second", "infra/spec.json:2:1: cannot read spec.json"]),
+        (("infra/spec.json",),
+         "**1 spec.json file(s) could not be read as changed: `infra/spec.json` (unreadable).** This check fails on them",
+         ["infra/spec.json:2:1: cannot read spec.json"]),
+        (("infra/spec.json+",),
+         "**1 spec.json file(s) could not be read as changed: `infra/spec.json` (invalid).** This check fails on them",
+         ["infra/spec.json:1:10: not a specgen spec.json: 'plan' must be an object, got int"]),
+        (("w.yaml",),
+         "**1 workload file(s) cannot be planned as changed: `w.yaml` (invalid).** `specgen render` fails on them too, "
+         "and so does this check", ["w.yaml:8:28: deployments[0].inference.requests_per_second"]),
+    ],
+    ids=["both", "spec-unreadable", "spec-no-plan", "workload"],
+)  # fmt: skip
+def test_diff_base_names_the_files_it_cannot_read_or_plan_by_what_they_are(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    broken: tuple[str, ...],
+    headline: str,
+    located: list[str],
+) -> None:
+    """Item 4: an unreadable spec.json beside an invalid workload file was one of "2 workload file(s)"."""
+    from tests.helpers import VALID
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert specgen(capsys, "render", "w.yaml", "-o", "infra")[0] == 0
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    if "infra/spec.json+" in broken:  # JSON, but no plan
+        (tmp_path / "infra" / "spec.json").write_text('{"plan": 5}')
+    if "infra/spec.json" in broken:
+        (tmp_path / "infra" / "spec.json").write_text('{"plan": \n')
+    if "w.yaml" in broken:
+        (tmp_path / "w.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: -2"))
+    code, md, err = specgen(capsys, "diff", "--base", "HEAD", "w.yaml", "infra/spec.json")
+    assert code == 1 and "Traceback" not in err, err
+    assert headline in md, md
+    for said in located:
+        assert f"specgen: error: {said}" in err, err
