@@ -150,10 +150,7 @@ def _located(exc: InputError, path: str, body: str, bom: int) -> InputError:
         return exc
     message = exc.message[len(path) + 2 :]
     named = _SHAPE_FIELD.match(message)
-    found = locate(body, named[1] if named else "")
-    if found is None:
-        return exc
-    line, column = found
+    line, column = locate(body, named[1] if named else "")
     return InputError(message, Location(path, line, column + (bom if line == 1 else 0)))
 
 
