@@ -269,7 +269,8 @@ def check_revision(rev: str) -> None:
             if shallow
             else ""
         )
-        raise InputError(f"--base {rev!r} is not a commit of the git repository {where}{why}")
+        # hostile84: a 5,000-character REV was quoted whole, and the line cut before it named the repository
+        raise InputError(f"--base {short(rev, _DIR_CHARS)} is not a commit of the git repository {where}{why}")
 
 
 def _plan_at(rev: str, rel: str, text: str, alone: bool) -> dict[str, Any]:

@@ -333,3 +333,24 @@ def test_diff_base_names_the_files_it_cannot_read_or_plan_by_what_they_are(
     assert headline in md, md
     for said in located:
         assert f"specgen: error: {said}" in err, err
+
+
+@pytest.mark.parametrize(
+    ("rev", "shown"),
+    [("nope", "'nope'"), ("a" * 5000, "'" + "a" * 200 + "'... (5,000 characters)"), ("--output=x", "'--output=x'")],
+    ids=["plain", "long", "option"],
+)
+def test_a_base_that_is_no_commit_is_named_short_with_its_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, rev: str, shown: str
+) -> None:
+    from tests.helpers import VALID
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(VALID)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    code, out, err = specgen(capsys, "diff", "--base", rev, "w.yaml")
+    assert (code, out) == (1, "")
+    assert err == f"specgen: error: --base {shown} is not a commit of the git repository '{tmp_path}'\n"
+    assert not (tmp_path / "x").exists()
