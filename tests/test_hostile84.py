@@ -20,6 +20,7 @@ from generator.fleet_diff import plan_from_spec
 from generator.json_positions import locate, value_offsets
 from tests.conftest import REPO
 from tests.helpers import specgen_in_process as specgen
+from tests.test_diff_base_spec import _git
 
 GOOD = json.loads((REPO / "tests" / "golden" / "batch-jobs-gke" / "spec.json").read_text())
 #: Stands for the value an error is placed at, in the oracle's copy of the file.
@@ -276,14 +277,6 @@ def test_a_redirect_loop_on_the_safetensors_headers_is_out_of_reach(tmp_path: Pa
     assert checked.returncode == 75 and "Traceback" not in checked.stderr, (checked.returncode, checked.stderr)
     assert "while reading the safetensors headers of acme/qwen-7b-chat@" in checked.stderr
     assert "TooManyRedirects" in checked.stderr and not checked.stdout.strip()
-
-
-def _git(cwd: Path, *args: str) -> None:
-    import subprocess
-
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
 @pytest.mark.parametrize(
