@@ -125,6 +125,13 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         ) from None
     except RecursionError:
         raise UnreadableError(f"{path}: cannot read spec.json: it is nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(body) and (field := _unpaired_surrogate(data)) is not None:
+        line, column = locate(body, field)
+        raise UnreadableError(
+            f"cannot read spec.json: {'the document' if not field else short(field, 200)} holds an unpaired surrogate escape "
+            "(\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)",
+            Location(path, line, column + (bom if line == 1 else 0)),
+        )
     try:
         if not isinstance(data, dict) or "plan" not in data:
             raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
@@ -132,6 +139,30 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     except InputError as exc:
         raise _located(exc, path, body, bom) from None
     return dict(data["plan"])
+
+
+#: A JSON escape of a surrogate: where the text has none, no string it holds has one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unpaired_surrogate(data: Any) -> str | None:
+    """The field of the first key or text holding an unpaired surrogate (a lone escape of one is valid JSON), else None.
+
+    hostile84: such a text, echoed, stopped the diff with a UnicodeEncodeError traceback as it was printed. A stack,
+    not recursion: the document may be nested as deep as ``json`` reads.
+    """
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in reversed(list(items)):
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return path
+            stack.append((f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, item))
+    return None
 
 
 #: The field a shape error of :func:`_check_plan` names first (``'plan.pools[0].nodes' must be a number``).

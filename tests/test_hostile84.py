@@ -170,8 +170,13 @@ def test_a_spec_json_shape_error_names_file_line_column_and_field(
             (1, 255),
             "details.inputs",
         ),
+        # a lone surrogate escape is valid JSON; echoed, it stopped the diff with a UnicodeEncodeError traceback
+        ('{"plan": [[[["\\udc00"]]]]}', (1, 14), "'plan[0][0][0][0]' holds an unpaired surrogate escape"),
+        ('\ufeff{"plan": {"x": "\\ud83d"}}', (1, 17), "'plan.x' holds an unpaired surrogate escape"),
+        ('{"plan": {"x\\udfff": 1}}', (1, 10), "'plan' holds an unpaired surrogate escape"),
+        ("[" * 900 + '"\\ud800"' + "]" * 900, (1, 901), "holds an unpaired surrogate escape"),
     ],
-    ids=["no-plan", "a-list", "indented", "bom", "tab", "odd-key"],
+    ids=["no-plan", "a-list", "indented", "bom", "tab", "odd-key", "surrogate", "surrogate-bom", "surrogate-key", "deep"],
 )
 def test_a_spec_json_shape_error_is_placed_in_any_layout(text: str, place: tuple[int, int], said: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -347,3 +352,41 @@ def test_a_base_that_is_no_commit_is_named_short_with_its_repository(
     assert (code, out) == (1, "")
     assert err == f"specgen: error: --base {shown} is not a commit of the git repository '{tmp_path}'\n"
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_a_lone_surrogate_in_a_spec_json_is_refused_at_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """hostile84: ``"\\ud800"`` is valid JSON; a model id holding it ended the diff in a UnicodeEncodeError traceback."""
+    spec = copy.deepcopy(GOOD)
+    spec["plan"]["deployments"][0]["model_id"] = "x\ud800y"
+    spec["plan"]["deployments"][0]["replicas"] += 1
+    (tmp_path / "new.json").write_text(json.dumps(spec, indent=2))  # ensure_ascii: written as the escape
+    (tmp_path / "old.json").write_text(json.dumps(GOOD, indent=2))
+    line, column = _where(spec, ("plan", "deployments", 0, "model_id"))
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", fmt)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: cannot read spec.json: 'plan.deployments[0].model_id' "
+        "holds an unpaired surrogate escape (\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)\n"
+    )
+
+
+def test_render_check_over_a_tree_whose_workload_name_holds_a_lone_surrogate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hostile84: the flat tree's workload name, read from its spec.json to say a move, ended --check in a traceback."""
+    from tests.helpers import VALID
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert specgen(capsys, "render", "w.yaml", "-o", "out")[0] == 0
+    spec = json.loads((tmp_path / "out" / "spec.json").read_text())
+    spec["plan"]["workload"] = "x\ud800"
+    (tmp_path / "out" / "spec.json").write_text(json.dumps(spec, indent=2))
+    code, out, err = specgen(capsys, "render", "w.yaml", "-o", "out", "--check")
+    assert code == 4 and "Traceback" not in err, err
+    verdict = "specgen: rendered output is stale in out (spec.json); run `specgen render w.yaml -o out` and commit the result"
+    assert err.splitlines()[-1] == verdict
+    assert '-    "workload": "x\\ud800"' in out  # the committed text, as written (an ASCII escape)
