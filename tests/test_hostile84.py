@@ -390,3 +390,27 @@ def test_render_check_over_a_tree_whose_workload_name_holds_a_lone_surrogate(
     verdict = "specgen: rendered output is stale in out (spec.json); run `specgen render w.yaml -o out` and commit the result"
     assert err.splitlines()[-1] == verdict
     assert '-    "workload": "x\\ud800"' in out  # the committed text, as written (an ASCII escape)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("w.yaml", "./w.yaml"), "w.yaml and ./w.yaml are the same file; give each workload once"),
+        (("infra/spec.json", "infra//spec.json"),
+         "infra/spec.json and infra//spec.json are the same file; give each spec.json once"),
+    ],
+    ids=["workload", "spec-json"],
+)  # fmt: skip
+def test_a_file_given_twice_to_diff_base_is_named_as_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], said: str
+) -> None:
+    from tests.helpers import VALID
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert specgen(capsys, "render", "w.yaml", "-o", "infra")[0] == 0
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", *args)
+    assert (code, out, err) == (1, "", f"specgen: error: {said}\n")
