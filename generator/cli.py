@@ -878,7 +878,7 @@ def _flat_workload(output: str, listed: Collection[str] | None = None) -> str | 
                 value = value[part]
         except (SpecgenError, ValueError, KeyError, TypeError, RecursionError):
             continue
-        if isinstance(value, str):
+        if isinstance(value, str) and value.isprintable():  # hostile84: "x\ud800" (valid JSON) was a traceback when said
             return value
     tagged = [rel for rel in listed if rel.startswith(("ansible/group_vars/", "kubernetes/")) and rel.endswith((".yml", ".yaml"))]
     for rel in sorted(tagged):

@@ -13,6 +13,9 @@ from generator.words import listed
 
 #: Most entries of the output the verdict names (the patch on stdout has them all).
 MAX_NAMED = 6
+#: Most workload files the verdict's command names; with more, the command is written ``FILE...`` and the files given
+#: are counted (hostile84 item 4: a check of 300 workloads wrote all 300 into one line).
+MAX_FILES_NAMED = 6
 #: The note where the render removes workload trees, which it does with ``--prune`` only (newuser53 item 3).
 PRUNE_NOTE = " (it removes the trees of workloads no file renders)"
 
@@ -47,7 +50,9 @@ def stale_verdict(files: Sequence[str], output: str, targets: Sequence[str], pru
         shown.append(f"{len(drifted) - MAX_NAMED} more")
     what = f" ({listed(shown)})" if shown else ""
     note = PRUNE_NOTE if prune else ""
-    return (
-        f"rendered output is stale in {output}{what}; run `{render_command(files, output, targets, prune)}`{note} "
-        "and commit the result"
-    )
+    if len(files) <= MAX_FILES_NAMED:
+        run = f"run `{render_command(files, output, targets, prune)}`"
+    else:  # the first few in the order given, as the command gave them (a shell glob's order)
+        named = [shlex.quote(file) for file in files[:MAX_FILES_NAMED]] + [f"{len(files) - MAX_FILES_NAMED:,} more"]
+        run = f"run `{render_command(['FILE...'], output, targets, prune)}` with the {len(files):,} files given ({listed(named)})"
+    return f"rendered output is stale in {output}{what}; {run}{note} and commit the result"

@@ -13,6 +13,7 @@ from generator.capacity_diff import capacity_change, capacity_change_lines, rate
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
+from generator.json_positions import locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
@@ -124,11 +125,64 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         ) from None
     except RecursionError:
         raise UnreadableError(f"{path}: cannot read spec.json: it is nested too deeply") from None
-    if not isinstance(data, dict) or "plan" not in data:
-        raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
-    plan = data["plan"]
-    _check_plan(path, plan)
-    return dict(plan)
+    if _SURROGATE_ESCAPE.search(body) and (field := _unpaired_surrogate(data)) is not None:
+        line, column = locate(body, field)
+        raise UnreadableError(
+            f"cannot read spec.json: {'the document' if not field else short(field, 200)} holds an unpaired surrogate escape "
+            "(\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)",
+            Location(path, line, column + (bom if line == 1 else 0)),
+        )
+    try:
+        if not isinstance(data, dict) or "plan" not in data:
+            raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
+        _check_plan(path, data["plan"])
+    except InputError as exc:
+        raise _located(exc, path, body, bom) from None
+    return dict(data["plan"])
+
+
+#: A JSON escape of a surrogate: where the text has none, no string it holds has one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unpaired_surrogate(data: Any) -> str | None:
+    """The field of the first key or text holding an unpaired surrogate (a lone escape of one is valid JSON), else None.
+
+    hostile84: such a text, echoed, stopped the diff with a UnicodeEncodeError traceback as it was printed. A stack,
+    not recursion: the document may be nested as deep as ``json`` reads.
+    """
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in reversed(list(items)):
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return path
+            stack.append((f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, item))
+    return None
+
+
+#: The field a shape error of :func:`_check_plan` names first (``'plan.pools[0].nodes' must be a number``).
+_SHAPE_FIELD = re.compile(r"not a specgen spec\.json: '([^']*)'")
+
+
+def _located(exc: InputError, path: str, body: str, bom: int) -> InputError:
+    """A shape error of a spec.json at the line and column of the value it names (its object, where a key is missing).
+
+    hostile84 item 1: the ~45 checks of :func:`_check_plan` named the file and the field, never the line. Each names its
+    field first, quoted, in one form (``plan.deployments[0].split[1].tp``); the value's place is read off the text
+    (:func:`generator.json_positions.locate`) here, once, rather than by each check. A message naming no field (no
+    ``plan``) is placed at the document's start.
+    """
+    if exc.location is not None or not exc.message.startswith(f"{path}: "):
+        return exc
+    message = exc.message[len(path) + 2 :]
+    named = _SHAPE_FIELD.match(message)
+    line, column = locate(body, named[1] if named else "")
+    return InputError(message, Location(path, line, column + (bom if line == 1 else 0)))
 
 
 def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
@@ -387,7 +441,8 @@ def _check_plan(path: str, plan: Any) -> None:
         raise InputError(f"{path}: not a specgen spec.json: 'plan.workload' must be a string, got {short(plan['workload'])}")
     _check_echoed(path, "plan.workload", plan.get("workload"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
-    for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR):
+    # hostile84 item 1: capex "x" or an opex of [1] read as no change (the buy-or-rent comparison skips what is no figure)
+    for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR, *OWNED_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     if "constants" in plan:  # the workload's constants: the diff names those that changed (newuser39 item 10)
@@ -409,8 +464,15 @@ def _check_plan(path: str, plan: Any) -> None:
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
             _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
-        if pool.get("busy_hours_per_month") is not None:
-            _check_figure(path, f"plan.pools[{i}].busy_hours_per_month", pool["busy_hours_per_month"])
+        for key in ("busy_hours_per_month", *OWNED_FIELDS):  # hostile84 item 1: a pool's capex and opex unchecked
+            if pool.get(key) is not None:
+                _check_figure(path, f"plan.pools[{i}].{key}", pool[key])
+        sharing = pool.get("gpu_sharing")  # hostile84: [1], true and 5 were said as a change of GPU sharing
+        if sharing is not None and not (isinstance(sharing, str) and 0 < len(sharing) <= _MAX_ECHOED_CHARS):
+            raise InputError(
+                f"{path}: not a specgen spec.json: 'plan.pools[{i}].gpu_sharing' must be a text of 1 to "
+                f"{_MAX_ECHOED_CHARS} characters (as 'mig 3g.40gb') or null, got {short(sharing)}"
+            )
         _check_owned_nodes(path, f"plan.pools[{i}]", pool)
         _check_pool_capacity(path, f"plan.pools[{i}]", pool)
         _check_owned_hosts(path, f"plan.pools[{i}].owned_hosts", pool.get("owned_hosts"))
@@ -474,7 +536,56 @@ def _check_plan(path: str, plan: Any) -> None:
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
                 if part["pool"] is not None:
                     _named_pool(path, f"{where}.split[{j}].pool", part["pool"], pool_names)
+    for i, pool in enumerate(plan["pools"]):
+        _check_pool_deployments(path, f"plan.pools[{i}].deployments", pool.get("deployments"), deployment_names)
+    _check_findings(path, plan)
     _check_totals(path, plan)
+
+
+def _check_pool_deployments(path: str, where: str, names: Any, deployment_names: set[str]) -> None:
+    """Raise InputError unless a pool's ``deployments`` (where given) is a list of names ``plan.deployments`` has.
+
+    hostile84 item 1: read unchecked (which layout a deployment alone on its pool runs, for why a price moved it): "x",
+    5 or names of no deployment were taken as a pool shared, or as a deployment alone on another's pool.
+    """
+    if names is None:
+        return
+    if not isinstance(names, list):
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of deployment names, got {short(names)}")
+    for k, name in enumerate(names):
+        _check_echoed(path, f"{where}[{k}]", name)
+        if name not in deployment_names:
+            raise InputError(
+                f"{path}: not a specgen spec.json: '{where}[{k}]' names {short(name)}, which 'plan.deployments' does not have"
+            )
+
+
+#: The levels a finding has (:data:`generator.planner.plan.Level`).
+_LEVELS = ("info", "warning", "error")
+
+
+def _check_findings(path: str, plan: dict[str, Any]) -> None:
+    """Raise InputError unless ``plan.findings`` (where given) is a list of findings as the planner writes them.
+
+    hostile84 item 1: read leniently, so "abc", 5 or a finding whose level is 5 were dropped without a word, and the
+    diff said no new warning where the file held one it could not read.
+    """
+    if "findings" not in plan:
+        return
+    findings = plan["findings"]
+    if not isinstance(findings, list):
+        raise InputError(f"{path}: not a specgen spec.json: 'plan.findings' must be a list, got {short(findings)}")
+    for k, finding in enumerate(findings):
+        where = f"plan.findings[{k}]"
+        _require(path, where, finding, {"level": (str,), "code": (str,), "message": (str,)})
+        if finding["level"] not in _LEVELS:
+            raise InputError(
+                f"{path}: not a specgen spec.json: '{where}.level' must be one of {', '.join(_LEVELS)}, got "
+                f"{short(finding['level'])}"
+            )
+        _check_echoed(path, f"{where}.code", finding["code"])
+        if not isinstance(finding.get("path", ""), str):
+            raise InputError(f"{path}: not a specgen spec.json: '{where}.path' must be a string, got {short(finding['path'])}")
 
 
 #: A pool's name (:mod:`generator.planner.naming`): an Ansible group and a Terraform key, the stem of host names.

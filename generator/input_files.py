@@ -223,7 +223,8 @@ def check_distinct_files(paths: list[str]) -> None:
         except (OSError, ValueError):  # ValueError: a NUL in the name
             same = path  # reading it will say what is wrong
         if same in given:
-            raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
+            what = "spec.json" if path.endswith(".json") else "workload"  # hostile84: a spec.json is no workload
+            raise InputError(f"{given[same]} and {path} are the same file; give each {what} once")
         given[same] = path
 
 

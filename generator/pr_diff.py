@@ -269,7 +269,8 @@ def check_revision(rev: str) -> None:
             if shallow
             else ""
         )
-        raise InputError(f"--base {rev!r} is not a commit of the git repository {where}{why}")
+        # hostile84: a 5,000-character REV was quoted whole, and the line cut before it named the repository
+        raise InputError(f"--base {short(rev, _DIR_CHARS)} is not a commit of the git repository {where}{why}")
 
 
 def _plan_at(rev: str, rel: str, text: str, alone: bool) -> dict[str, Any]:
@@ -847,22 +848,36 @@ def _deleted_headline(result: dict[str, Any]) -> list[str]:
 
 
 def _cannot(failed: list[dict[str, Any]]) -> str:
-    """What stopped the ``failed`` files: fix146 item 3, a spec.json that could not be read is not "cannot be planned"."""
-    unread = sum(1 for f in failed if f["status"] == "unreadable")
+    """What stopped the ``failed`` files: fix146 item 3, a spec.json that could not be read is not "cannot be planned".
+
+    A spec.json is read, never planned: one that is JSON but no plan (``invalid``) could not be read as one either.
+    """
+    unread = sum(1 for f in failed if f["status"] == "unreadable" or is_spec_json(f["file"]))
     return "could not be read" if unread == len(failed) else "could not be read or planned" if unread else "cannot be planned"
 
 
 def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
-    """The comment's first lines when files of the change cannot be planned: which, and that CI fails on them."""
+    """The comment's first lines when files of the change cannot be planned: which, and that CI fails on them.
+
+    hostile84 item 4: named by what they are: an unreadable spec.json beside an invalid workload file was counted among
+    "2 workload file(s)", which `specgen render` was said to fail on too (it never reads a spec.json).
+    """
     failed = [f for f in files if f["status"] in UNPLANNED]
     if not failed:
         return []
     named = _first_named([f"{code_span(f['file'])} ({f['status']})" for f in failed], MAX_HEADLINE_UNPLANNED)
-    unread = all(f["status"] == "unreadable" for f in failed)  # rendered spec.json files, which render never reads
-    fails = "This check fails on them" if unread else "`specgen render` fails on them too, and so does this check"
+    specs = sum(1 for f in failed if is_spec_json(f["file"]))
+    workloads = len(failed) - specs
+    if not specs:
+        what, fails = "workload file(s)", "`specgen render` fails on them too, and so does this check"
+    elif not workloads:
+        what, fails = "spec.json file(s)", "This check fails on them"
+    else:
+        what = f"file(s) ({workloads} workload file(s), {specs} spec.json)"
+        fails = "`specgen render` fails on the workload files too, and this check on all of them"
     return [
-        f"**{len(failed)} {'' if unread else 'workload '}file(s) {_cannot(failed)} as changed: {named}.** {fails}; "
-        "each is explained below and left out of the totals.",
+        f"**{len(failed)} {what} {_cannot(failed)} as changed: {named}.** {fails}; each is explained below and left out "
+        "of the totals.",
         "",
     ]
 

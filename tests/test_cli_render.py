@@ -299,7 +299,7 @@ def test_diff_plans_both_files_before_either_fails(tmp_path: Path) -> None:
     (tmp_path / "s.json").write_text('{"plan": {"provider": "x", "pools": "y"}}')
     (tmp_path / "tree").mkdir()
     (tmp_path / "tree" / "spec.json").write_text("{}")
-    for old, said in (("s.json", "s.json: not a specgen spec.json"), ("tree", "give its spec.json, tree/spec.json")):
+    for old, said in (("s.json", "s.json:1:10: not a specgen spec.json"), ("tree", "give its spec.json, tree/spec.json")):
         failed = run_specgen("diff", old, "good.yaml", cwd=tmp_path)
         assert failed.returncode == 1 and failed.stdout == "" and said in failed.stderr
 

@@ -149,7 +149,7 @@ def test_a_spec_json_that_cannot_be_read_is_said_so_not_unplanned(
     (tmp_path / "infra" / "spec.json").write_bytes(content)
     code, md, err = specgen(capsys, "diff", "--base", "HEAD", "infra/spec.json")
     assert code == 1 and f"specgen: error: {reason}" in err
-    assert "**1 file(s) could not be read as changed: `infra/spec.json` (unreadable).** This check fails on them" in md
+    assert "**1 spec.json file(s) could not be read as changed: `infra/spec.json` (unreadable).** This check fails on them" in md
     assert "1 could not be read." in md and "As changed, this file could not be read; specgen says:" in md
     assert f"- {reason}" in md and "planned" not in md
     assert set(specgen(capsys, "diff", "infra/spec.json", "infra/spec.json")[2].splitlines()) == {err.strip()}  # as is

@@ -46,3 +46,28 @@ def test_the_verdict_names_at_most_six_entries() -> None:
         "rendered output is stale in infra (t0/, t1/, t2/, t3/, t4/, t5/ and 2 more); run `specgen render a.yaml -o "
         "infra` and commit the result"
     )
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        pytest.param(6, "run `specgen render w0.yaml w1.yaml w2.yaml w3.yaml w4.yaml w5.yaml -o infra` and commit", id="six"),
+        pytest.param(7, "run `specgen render FILE... -o infra` with the 7 files given (w0.yaml, w1.yaml, w2.yaml, w3.yaml, "
+                     "w4.yaml, w5.yaml and 1 more) and commit", id="seven"),
+        pytest.param(1200, "run `specgen render FILE... -o infra` with the 1,200 files given (w0.yaml, w1.yaml, w2.yaml, "
+                     "w3.yaml, w4.yaml, w5.yaml and 1,194 more) and commit", id="hundreds"),
+    ],
+)  # fmt: skip
+def test_the_verdict_names_at_most_six_files(count: int, expected: str) -> None:
+    """hostile84 item 4: the command listed every workload file given, one line of hundreds of paths."""
+    verdict = stale_verdict([f"w{i}.yaml" for i in range(count)], "infra", [], False, ["a/"])
+    assert verdict == f"rendered output is stale in infra (a/); {expected} the result"
+
+
+def test_a_capped_file_list_keeps_quoting_and_the_prune_note() -> None:
+    verdict = stale_verdict([f"my w{i}.yaml" for i in range(9)], "in fra", ["terraform"], True, [])
+    assert verdict == (
+        "rendered output is stale in in fra; run `specgen render FILE... -o 'in fra' --prune` with the 9 files given "
+        "('my w0.yaml', 'my w1.yaml', 'my w2.yaml', 'my w3.yaml', 'my w4.yaml', 'my w5.yaml' and 3 more) (it removes "
+        "the trees of workloads no file renders) and commit the result"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -249,17 +250,17 @@ def test_a_target_the_plan_renders_nothing_of_is_refused(
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
-        (lambda plan: plan.update(totals={}), "new.json: not a specgen spec.json: 'plan.totals' has no 'gpus'"),
-        (lambda plan: plan["totals"].pop("power_w"), "new.json: not a specgen spec.json: 'plan.totals' has no 'power_w'"),
+        (lambda plan: plan.update(totals={}), "'plan.totals' has no 'gpus'"),
+        (lambda plan: plan["totals"].pop("power_w"), "'plan.totals' has no 'power_w'"),
         (
             lambda plan: plan["totals"].update(nodes="1"),
-            "new.json: not a specgen spec.json: 'plan.totals.nodes' must be a number from 0 to 10^12, got '1'",
+            "'plan.totals.nodes' must be a number from 0 to 10^12, got '1'",
         ),
         (
             lambda plan: plan["totals"].update(gpus=None),
-            "new.json: not a specgen spec.json: 'plan.totals.gpus' must be a number from 0 to 10^12, got None",
+            "'plan.totals.gpus' must be a number from 0 to 10^12, got None",
         ),
-        (lambda plan: plan.update(provider=5), "new.json: not a specgen spec.json: 'plan.provider' must be a string, got 5"),
+        (lambda plan: plan.update(provider=5), "'plan.provider' must be a string, got 5"),
     ],
     ids=["totals-empty", "no-power", "nodes-text", "gpus-null", "provider-int"],
 )
@@ -272,4 +273,5 @@ def test_diff_refuses_a_spec_json_missing_what_it_reads(
     (here / "new.json").write_text(json.dumps(spec))
     code, out, err = _run(capsys, "diff", "out/spec.json", "new.json")
     assert code == 1 and out == "" and said in err and "No change" not in err
+    assert re.search(r"new\.json:1:\d+: not a specgen spec\.json: 'plan", err), err  # hostile84 item 1: located
     assert _run(capsys, "diff", "out/spec.json", "out/spec.json")[0] == 0  # the spec.json render writes is read

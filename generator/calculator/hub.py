@@ -158,7 +158,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     except Exception as exc:  # the HTTP client's own (too many redirects, a refused path): said, never a traceback
         if out_of_reach(exc):  # a connection closed or reset in the middle of an answer (newuser82 item 7)
             said = _refusal(exc, hub_errors, where, endpoint) or (
-                f"cannot reach the Hub ({shown_endpoint(endpoint)}) for {where}: {_said(exc)}"
+                f"cannot reach the Hub ({shown_endpoint(endpoint)}) for {where}: {_said(exc)}{_loop_hint(exc)}"
             )
             raise UnreachableError(said, location) from None
         said = _refusal(exc, hub_errors, where, endpoint) or f"cannot read {where} from the Hub: {_said(exc)}"
@@ -264,17 +264,31 @@ def out_of_reach(exc: BaseException) -> bool:
     """Whether ``exc`` says the Hub could not be reached now, where it may answer later (exit 75, newuser82 item 7).
 
     No connection, a connection closed or reset before a whole answer, no answer in time (the HTTP client's errors),
-    or an answer of HTTP 429 (too many requests) or 5xx (the server failed), after huggingface_hub's retries. Not:
-    ``HF_HUB_OFFLINE`` (huggingface_hub's ``OfflineModeIsEnabled`` is a ``ConnectionError``), a 4xx that refuses the
-    model or the token, a redirect loop, or a server that is no Hub.
+    or an answer of HTTP 429 (too many requests) or 5xx (the server failed), after huggingface_hub's retries, or
+    redirects that never end in an answer (hostile84 item 3: a CDN, proxy or captive portal sending a request round in
+    a loop is no answer from the Hub either; it exited 1 as a server that is no Hub). Not: ``HF_HUB_OFFLINE``
+    (huggingface_hub's ``OfflineModeIsEnabled`` is a ``ConnectionError``), a 4xx that refuses the model or the token,
+    or a server that is no Hub.
     """
     if type(exc).__name__ == "OfflineModeIsEnabled":
         return False
+    if any(kind.__name__ == "TooManyRedirects" for kind in type(exc).__mro__):  # httpx's and requests' alike
+        return True
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
-    if isinstance(status, int) and type(exc).__name__ != "TooManyRedirects":
+    if isinstance(status, int):
         return status == 429 or 500 <= status <= 599
     return any(kind.__name__ in _TRANSIT_ERRORS for kind in type(exc).__mro__)
+
+
+def _loop_hint(exc: BaseException) -> str:
+    """What a redirect loop means, after the HTTP client's words (which name no cause)."""
+    if not any(kind.__name__ == "TooManyRedirects" for kind in type(exc).__mro__):
+        return ""
+    return (
+        " (its answers redirect in a loop: a proxy, mirror or captive portal in the way; try again later, or check "
+        "HF_ENDPOINT and the proxy settings)"
+    )
 
 
 def _said(exc: BaseException) -> str:

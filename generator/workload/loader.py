@@ -423,10 +423,45 @@ def _number_past_int_limit(text: str, file: str) -> InputError | None:
     start = found.start()
     line = text.count("\n", 0, start) + 1
     col = start - text.rfind("\n", 0, start)
+    field = _field_holding(text, start)
     return InputError(
         f"a number of {found.end() - start:,} digits is longer than the {limit:,} digits a number may have",
-        Location(file, line, col),
+        Location(file, line, col, format_path(field) if field else ""),
     )
+
+
+def _field_holding(text: str, offset: int) -> Path | None:
+    """The path of the scalar (a value, or a mapping's key: its mapping's path) that holds ``text[offset]``.
+
+    hostile84 item 2: a number past Python's digits was placed at its line and column but named no field. The document
+    is composed (nodes with their marks, no value converted, so the long number is no error there) and walked to it.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+    try:
+        node: Node | None = YAML(typ="rt").compose(text)
+    except (YAMLError, RecursionError, AttributeError, TypeError, ValueError, KeyError):
+        return None
+    path: Path = ()
+    while node is not None:
+        children: list[tuple[str | int | None, Node]] = []
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                children += [(None, key), (str(key.value) if not isinstance(key.value, list) else None, value)]
+        elif isinstance(node, SequenceNode):
+            children = list(enumerate(node.value))
+        else:
+            return path
+        inside = [(step, child) for step, child in children if child.start_mark.index <= offset < child.end_mark.index]
+        if not inside:
+            return path
+        step, node = inside[0]
+        if step is None and not isinstance(node, MappingNode | SequenceNode):
+            return path  # a key: its mapping names it
+        path = (*path, step) if step is not None else path
+    return path
 
 
 def read_yaml(path: str) -> Document:
