@@ -1,0 +1,91 @@
+"""newuser87: a platform engineer's AKS workload (70B FP8 chat, an embedding service, a weekly LoRA of an 8B on Spot).
+
+1. ``hardware.provider: aks`` was offered ``did you mean 'aws'?`` (one letter off, the wrong cloud): a managed
+   Kubernetes service's or a cloud maker's name now says the provider that runs it.
+2. An fp32 checkpoint (BAAI/bge-m3, ``torch_dtype: float32``) is served in 16 bits, but a node downloads and keeps its
+   fp32 files: ``model_files_bytes``, the pool's ``files_bytes`` (its OS disk) and the cold start said half of them.
+3. Nothing said the vCPU quota the AKS nodes need in the region (``azure-vcpu-quota``): each VM size's vCPUs on
+   demand, Spot's apart, and the totals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.planner.plan import Plan
+from tests.helpers import load_errors
+
+WORKLOAD = """\
+version: 1
+name: ai-platform
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 400
+      requests_per_second: 8
+      slo: {ttft_p95_ms: 1500, tpot_ms: 50}
+  - name: embed
+    model: BAAI/bge-m3
+    inference:
+      task: embed
+      max_context_tokens: 8192
+      avg_input_tokens: 512
+      requests_per_second: 200
+      slo: {ttft_p95_ms: 300}
+  - name: tune
+    model: meta-llama/Llama-3.1-8B-Instruct
+    capacity_type: spot
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 64,
+               dataset_tokens: 200000000, epochs: 1, deadline_hours: 12, runs_per_month: 4.35}
+hardware:
+  provider: PROVIDER
+  gpus: [h100-sxm5-80gb, h100-nvl-94gb, a100-pcie-80gb, a10-24gb, t4-16gb]
+kubernetes:
+  LOCATION
+outputs: [terraform, ansible, kubernetes]
+"""
+
+
+def write(tmp_path: Path, provider: str = "azure", location: str = "location: eastus2") -> Path:
+    path = tmp_path / "workload.yaml"
+    path.write_text(WORKLOAD.replace("PROVIDER", provider).replace("LOCATION", location))
+    return path
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
+    return plan_file(str(write(tmp_path_factory.mktemp("nu87"))))[1]
+
+
+# ---- 1: a Kubernetes service's name as the provider
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("aks", "AKS is Azure's Kubernetes service: give provider: azure"),
+        ("AKS", "AKS is Azure's Kubernetes service: give provider: azure"),
+        ("eks", "EKS is AWS's Kubernetes service: give provider: aws"),
+        ("gke", "GKE is Google Cloud's Kubernetes service: give provider: gcp"),
+        ("google", "Google's cloud is Google Cloud: give provider: gcp"),
+        ("microsoft", "Microsoft's cloud is Azure: give provider: azure"),
+    ],
+)
+def test_a_kubernetes_service_name_says_its_cloud(tmp_path: Path, given: str, said: str) -> None:
+    errors = load_errors(write(tmp_path, provider=given))
+    assert len(errors) == 1, errors
+    assert errors[0].endswith(f"hardware.provider: '{given}' is not one of baremetal, aws, gcp, azure; {said}"), errors
+    assert "aws'?" not in errors[0]  # 'aks' was offered 'aws', the wrong cloud
+
+
+def test_a_near_spelling_keeps_its_suggestion(tmp_path: Path) -> None:
+    errors = load_errors(write(tmp_path, provider="bare-metal"))
+    assert errors[0].endswith("did you mean 'baremetal'?"), errors
