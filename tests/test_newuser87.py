@@ -89,3 +89,23 @@ def test_a_kubernetes_service_name_says_its_cloud(tmp_path: Path, given: str, sa
 def test_a_near_spelling_keeps_its_suggestion(tmp_path: Path) -> None:
     errors = load_errors(write(tmp_path, provider="bare-metal"))
     assert errors[0].endswith("did you mean 'baremetal'?"), errors
+
+
+# ---- 2: an fp32 checkpoint's files
+
+
+def test_an_fp32_checkpoints_files_are_its_fp32_bytes(plan: Plan) -> None:
+    embed = next(d for d in plan.deployments if d.name == "embed")
+    params = 567_754_752  # BAAI/bge-m3 (XLMRobertaModel with its pooler), torch_dtype float32
+    assert embed.details["weights_bytes"] == 2 * params  # served in 16 bits
+    assert embed.details["model_files_bytes"] == 4 * params  # 2.27 GB downloaded and kept (was 1.14 GB)
+    pool = next(p for p in plan.pools if "embed" in p.deployments)
+    assert pool.files_bytes == 4 * params
+    cold = next(f for f in plan.findings if f.code == "cold-start-time" and "deployment embed" in f.message)
+    assert "its 2.3 GB checkpoint" in cold.message, cold.message
+
+
+def test_a_bf16_checkpoint_quantized_online_keeps_its_bf16_files(plan: Plan) -> None:
+    chat = next(d for d in plan.deployments if d.name == "chat")
+    assert chat.details["model_files_bytes"] == 141_107_412_992  # the bf16 checkpoint, quantized to fp8 as it loads
+    assert chat.details["weights_bytes"] < chat.details["model_files_bytes"]
