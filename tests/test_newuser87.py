@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from generator import catalog
 from generator.api import plan_file
-from generator.planner.plan import Plan
+from generator.planner.plan import Finding, Plan
 from tests.helpers import load_errors
 
 WORKLOAD = """\
@@ -109,3 +110,41 @@ def test_a_bf16_checkpoint_quantized_online_keeps_its_bf16_files(plan: Plan) -> 
     chat = next(d for d in plan.deployments if d.name == "chat")
     assert chat.details["model_files_bytes"] == 141_107_412_992  # the bf16 checkpoint, quantized to fp8 as it loads
     assert chat.details["weights_bytes"] < chat.details["model_files_bytes"]
+
+
+# ---- 3: the vCPU quota the AKS nodes need
+
+
+def quota(plan: Plan) -> Finding:
+    found = [f for f in plan.findings if f.code == "azure-vcpu-quota"]
+    assert len(found) == 1, [f.code for f in plan.findings]
+    return found[0]
+
+
+def test_the_vcpu_quota_is_said_per_vm_size_with_spot_apart(plan: Plan) -> None:
+    vcpus = {pid: catalog.platforms()[pid].vcpus for pid in ("azure-standard-nc80adis-h100-v5", "azure-standard-nc4as-t4-v3")}
+    assert vcpus == {"azure-standard-nc80adis-h100-v5": 80, "azure-standard-nc4as-t4-v3": 4}
+    nodes = {p.name: (p.nodes, p.spot) for p in plan.pools}
+    assert nodes == {"chat_h100_nvl_94gb": (4, False), "embed_t4_16gb": (3, False), "tune_h100_nvl_94gb": (1, True)}
+    found = quota(plan)
+    assert found.level == "info" and found.path == "hardware.provider"
+    assert found.message.startswith("the plan's AKS nodes need the subscription's vCPU quota in eastus2")
+    assert (
+        "on demand, of each VM size's family quota: Standard_NC4as_T4_v3 3 node(s) x 4 vCPUs = 12 (pool embed_t4_16gb); "
+        "Standard_NC80adis_H100_v5 4 node(s) x 80 vCPUs = 320 (pool chat_h100_nvl_94gb); 332 of Total Regional vCPUs"
+    ) in found.message
+    assert (
+        "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families'): "
+        "Standard_NC80adis_H100_v5 1 node(s) x 80 vCPUs = 80 (pool tune_h100_nvl_94gb); 80 in all"
+    ) in found.message
+    assert "`az vm list-usage --location eastus2`" in found.message
+
+
+def test_the_quota_without_a_location_names_no_region(tmp_path: Path) -> None:
+    found = quota(plan_file(str(write(tmp_path, location="cluster_name: aks-ml")))[1])
+    assert "vCPU quota in the cluster's region" in found.message and "--location <region>" in found.message
+
+
+def test_other_clouds_say_no_azure_quota(tmp_path: Path) -> None:
+    _, aws = plan_file(str(write(tmp_path, provider="aws", location="location: us-east-1")))
+    assert not [f for f in aws.findings if f.code == "azure-vcpu-quota"]

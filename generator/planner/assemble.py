@@ -200,6 +200,7 @@ from generator.planner.tco import (
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.training_energy import charge_runs_energy, owned_pool_runs, training_energy_findings
+from generator.planner.vcpu_quota import vcpu_quota_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -2069,6 +2070,7 @@ def build_plan(
     )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
     findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments, consts)
+    findings += vcpu_quota_findings(wl.hardware.provider, asked_region(wl), pools)  # newuser87 item 3
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     findings += [found] if (found := price_dated_finding(wl, pools)) else []
