@@ -148,3 +148,38 @@ def test_the_quota_without_a_location_names_no_region(tmp_path: Path) -> None:
 def test_other_clouds_say_no_azure_quota(tmp_path: Path) -> None:
     _, aws = plan_file(str(write(tmp_path, provider="aws", location="location: us-east-1")))
     assert not [f for f in aws.findings if f.code == "azure-vcpu-quota"]
+
+
+# ---- 4: a download under a second
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [
+        (0.0908, "0.09 s"),
+        (0.01, "10 ms"),
+        (0.49, "0.49 s"),
+        (0.5, "0.5 s"),
+        (0.96, "0.96 s"),
+        (14.1, "14 s"),
+        (1234.0, "1,234 s"),
+    ],
+)
+def test_rough_seconds_never_round_a_short_time_to_zero(seconds: float, said: str) -> None:
+    from generator.units import rough_seconds_text
+
+    assert rough_seconds_text(seconds) == said
+
+
+def test_a_sub_second_download_is_not_said_as_zero(tmp_path: Path) -> None:
+    gke = "location: us-central1\n  zone: us-central1-a\n  gcp_project: acme-ml-prod"
+    path = write(tmp_path, provider="gcp", location=gke)
+    path.write_text(
+        path.read_text().replace("[h100-sxm5-80gb, h100-nvl-94gb, a100-pcie-80gb, a10-24gb, t4-16gb]", "[h100-sxm5-80gb]")
+    )
+    plan = plan_file(str(path))[1]
+    embed = next(d for d in plan.deployments if d.name == "embed")
+    assert embed.details["model_download_s"] == 0.1  # 2.27 GB over the a3-highgpu-8g's 200 Gb/s primary gVNIC
+    cold = next(f for f in plan.findings if f.code == "cold-start-time" and "deployment embed" in f.message)
+    assert "its 2.3 GB checkpoint from object storage in the region takes at least ~0.1 s over" in cold.message
+    assert "~0 s" not in cold.message
