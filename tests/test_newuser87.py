@@ -17,7 +17,7 @@ import pytest
 from generator import catalog
 from generator.api import plan_file
 from generator.planner.plan import Finding, Plan
-from tests.helpers import load_errors
+from tests.helpers import ansible_reader, load_errors
 
 WORKLOAD = """\
 version: 1
@@ -183,3 +183,43 @@ def test_a_sub_second_download_is_not_said_as_zero(tmp_path: Path) -> None:
     cold = next(f for f in plan.findings if f.code == "cold-start-time" and "deployment embed" in f.message)
     assert "its 2.3 GB checkpoint from object storage in the region takes at least ~0.1 s over" in cold.message
     assert "~0 s" not in cold.message
+
+
+# ---- 5: an AKS Spot pool's taint in every output that lists its taints
+
+
+def test_an_aks_spot_pools_taint_is_in_every_output(tmp_path: Path) -> None:
+    import json
+
+    from ruamel.yaml import YAML
+
+    from generator.api import render_file
+
+    spot = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+    gpu = "nvidia.com/gpu=present:NoSchedule"
+    files = render_file(str(write(tmp_path)))
+    group_vars = ansible_reader().load(files["ansible/group_vars/tune_h100_nvl_94gb.yml"])
+    assert group_vars["specgen_kubernetes"]["node_taints"] == [gpu, spot]  # was [gpu] alone
+    plan = json.loads(files["spec.json"])["plan"]
+    taints = {p["name"]: ["{}={}:{}".format(*t) for t in p["taints"]] for p in plan["pools"]}
+    assert taints == {"chat_h100_nvl_94gb": [gpu], "embed_t4_16gb": [gpu], "tune_h100_nvl_94gb": [gpu, spot]}
+    tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
+    assert [t["key"] for t in tfvars["gpu_pools"]["tune_h100_nvl_94gb"]["taints"]] == [
+        "nvidia.com/gpu",
+        "kubernetes.azure.com/scalesetpriority",
+    ]
+    # the node pool and the Karpenter NodePool carried it before, once each: still once
+    assert tfvars["aks_node_pools"]["tune_h100_nvl_94gb"]["node_taints"] == [gpu, spot]
+    assert tfvars["aks_node_pools"]["tune_h100_nvl_94gb"]["node_labels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
+    node_pool = YAML(typ="safe").load(files["kubernetes/azure/nodepool-tune-h100-nvl-94gb.yaml"])
+    assert node_pool["spec"]["template"]["spec"]["taints"] == [
+        {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"},
+        {"effect": "NoSchedule", "key": "kubernetes.azure.com/scalesetpriority", "value": "spot"},
+    ]
+    assert "kubernetes.azure.com/scalesetpriority" not in node_pool["spec"]["template"]["metadata"]["labels"]
+
+
+def test_a_spot_pool_elsewhere_keeps_the_gpu_taint_alone(tmp_path: Path) -> None:
+    _, aws = plan_file(str(write(tmp_path, provider="aws", location="location: us-east-1")))
+    tune = next(p for p in aws.pools if "tune" in p.deployments)
+    assert tune.spot and tune.taints == (("nvidia.com/gpu", "present", "NoSchedule"),)

@@ -3072,7 +3072,7 @@ def _pool(
         usd_per_hour=cost.usd_per_hour,
         price_basis=cost.basis or cost.why,
         labels=labels,
-        taints=(gpu_taint(hw.gpu),),
+        taints=(gpu_taint(hw.gpu),) + ((AKS_SPOT_TAINT,) if hw.spot and node.provider == "azure" else ()),
         capex_usd=round(cost.capex_usd, 2) if cost.capex_usd is not None else None,
         opex_usd_per_month=round(cost.opex_usd_per_month, 2) if cost.opex_usd_per_month is not None else None,
         price_estimated=cost.estimated,
