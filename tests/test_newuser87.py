@@ -171,13 +171,17 @@ def test_rough_seconds_never_round_a_short_time_to_zero(seconds: float, said: st
     assert rough_seconds_text(seconds) == said
 
 
-def test_a_sub_second_download_is_not_said_as_zero(tmp_path: Path) -> None:
+def gke_plan(tmp_path: Path) -> Plan:
     gke = "location: us-central1\n  zone: us-central1-a\n  gcp_project: acme-ml-prod"
     path = write(tmp_path, provider="gcp", location=gke)
     path.write_text(
         path.read_text().replace("[h100-sxm5-80gb, h100-nvl-94gb, a100-pcie-80gb, a10-24gb, t4-16gb]", "[h100-sxm5-80gb]")
     )
-    plan = plan_file(str(path))[1]
+    return plan_file(str(path))[1]
+
+
+def test_a_sub_second_download_is_not_said_as_zero(tmp_path: Path) -> None:
+    plan = gke_plan(tmp_path)
     embed = next(d for d in plan.deployments if d.name == "embed")
     assert embed.details["model_download_s"] == 0.1  # 2.27 GB over the a3-highgpu-8g's 200 Gb/s primary gVNIC
     cold = next(f for f in plan.findings if f.code == "cold-start-time" and "deployment embed" in f.message)
@@ -223,3 +227,15 @@ def test_a_spot_pool_elsewhere_keeps_the_gpu_taint_alone(tmp_path: Path) -> None
     _, aws = plan_file(str(write(tmp_path, provider="aws", location="location: us-east-1")))
     tune = next(p for p in aws.pools if "tune" in p.deployments)
     assert tune.spot and tune.taints == (("nvidia.com/gpu", "present", "NoSchedule"),)
+
+
+# ---- 6: a replica's thousands of requests a second with their separator
+
+
+def test_a_replicas_thousands_of_requests_are_said_with_a_separator(tmp_path: Path) -> None:
+    plan = gke_plan(tmp_path)
+    embed = next(d for d in plan.deployments if d.name == "embed")
+    assert embed.details["requests_per_s_per_replica_max"] == 1341.552  # bge-m3 on one H100 SXM5, 512-token requests
+    assert any(r.startswith("one replica sustains 1,341.55 req/s within the SLOs") for r in embed.reasons), embed.reasons
+    down = next(f for f in plan.findings if f.code == "node-down-capacity" and "deployment embed" in f.message)
+    assert "(1,341.55 each within the SLOs)" in down.message, down.message

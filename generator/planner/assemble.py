@@ -1049,7 +1049,7 @@ def _inference_details(
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
         f"{_gib(mem.overhead)} for {kv_for}; {fit}",
         # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
-        f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s {_bound_by(spec)} ({most_load}); "
+        f"one replica sustains {round(shape.max_point.requests_per_s, 3):,.2f} req/s {_bound_by(spec)} ({most_load}); "
         + _margin_text(shape)
         + (
             replicas_text(spec, needed, replicas, _tolerant_replicas(spec, opt))
