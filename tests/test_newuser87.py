@@ -239,3 +239,30 @@ def test_a_replicas_thousands_of_requests_are_said_with_a_separator(tmp_path: Pa
     assert any(r.startswith("one replica sustains 1,341.55 req/s within the SLOs") for r in embed.reasons), embed.reasons
     down = next(f for f in plan.findings if f.code == "node-down-capacity" and "deployment embed" in f.message)
     assert "(1,341.55 each within the SLOs)" in down.message, down.message
+
+
+# ---- 3 (GKE): the GPU quota the GKE nodes need
+
+
+def test_the_gke_gpu_quota_is_said_per_metric_with_spot_preemptible(tmp_path: Path) -> None:
+    plan = gke_plan(tmp_path)
+    nodes = {p.name: (p.nodes, p.node.gpus, p.spot) for p in plan.pools}
+    assert nodes == {"chat_embed_h100_sxm5_80gb": (1, 8, False), "tune_h100_sxm5_80gb": (1, 8, True)}
+    found = [f for f in plan.findings if f.code == "gke-gpu-quota"]
+    assert len(found) == 1 and found[0].level == "info"
+    assert found[0].message.startswith("the plan's GKE nodes need the project's GPU quota in us-central1")
+    assert (
+        "NVIDIA_H100_GPUS 8 (pool chat_embed_h100_sxm5_80gb 1 node(s) x 8); PREEMPTIBLE_NVIDIA_H100_GPUS 8 (pool "
+        "tune_h100_sxm5_80gb 1 node(s) x 8); 16 of GPUS_ALL_REGIONS"
+    ) in found[0].message
+    assert not [f for f in plan.findings if f.code == "azure-vcpu-quota"]
+
+
+@pytest.mark.parametrize(
+    ("machine", "metric"), [("a3-megagpu-8g", "NVIDIA_H100_MEGA_GPUS"), ("a2-ultragpu-1g", "NVIDIA_A100_80GB_GPUS")]
+)
+def test_each_accelerator_has_its_metric(machine: str, metric: str) -> None:
+    from generator.planner.vcpu_quota import GPU_QUOTA_METRIC
+    from generator.render.gke import accelerator_type
+
+    assert GPU_QUOTA_METRIC[accelerator_type(machine)] == metric
