@@ -266,3 +266,18 @@ def test_each_accelerator_has_its_metric(machine: str, metric: str) -> None:
     from generator.render.gke import accelerator_type
 
     assert GPU_QUOTA_METRIC[accelerator_type(machine)] == metric
+
+
+# ---- 7: where an AKS job's checkpoints are
+
+
+def test_an_aks_jobs_checkpoints_are_said_on_the_os_disk(plan: Plan, tmp_path: Path) -> None:
+    found = next(f for f in plan.findings if f.code == "checkpoints-on-instance-store")
+    assert found.message.startswith(
+        "deployment tune: its checkpoints are sized on its nodes' OS disk (AKS keeps a pod's files there, not on the "
+        "VM's local NVMe) (2 kept, 0.50 GB a checkpoint of the adapters)"
+    ), found.message
+    tune = next(p for p in plan.pools if "tune" in p.deployments)
+    assert tune.node.nvme_drives == 1  # the NC80adis_H100_v5's temp NVMe, which the node's files are not on
+    elsewhere = next(f for f in gke_plan(tmp_path).findings if f.code == "checkpoints-on-instance-store")
+    assert "its checkpoints are sized on its nodes' local NVMe (" in elsewhere.message

@@ -3566,7 +3566,7 @@ def _training_findings(
     if provider in DURABLE_STORAGE and (kept := details.get("checkpoint_bytes_per_node")):
         count = int(details.get("checkpoints_kept") or 1)
         whole = (kept, count, job.nodes, spec.method == "full")
-        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider]))
+        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider], NODE_FILES_DISK.get(provider)))
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(
@@ -3588,8 +3588,18 @@ DURABLE_STORAGE = {
 }
 
 
-def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, bool], storage: str) -> Finding:
-    """Where a cloud job's checkpoints on its nodes' local NVMe go with the nodes (newuser51 item 5).
+#: Where the checkpoints-on-instance-store finding says a cloud job's checkpoints are, unless its provider's is below.
+LOCAL_NVME = "its nodes' local NVMe"
+#: Where a cloud node keeps a job's files where it is not its local NVMe: an AKS node pool or AKSNodeClass has no field
+#: that puts kubelet's files on the VM's local NVMe, so they are on the OS disk, which is sized for them
+#: (``generator.render.node_disk``) and deleted with the node (newuser87 item 7: the finding said "local NVMe").
+NODE_FILES_DISK = {"azure": "its nodes' OS disk (AKS keeps a pod's files there, not on the VM's local NVMe)"}
+
+
+def _checkpoints_deleted(
+    index: int, name: str, kept: tuple[float, int, int, bool], storage: str, disk: str | None = None
+) -> Finding:
+    """Where a cloud job's checkpoints on its nodes' local NVMe (or ``disk``) go with the nodes (newuser51 item 5).
 
     ``kept``: the bytes a node keeps, the checkpoints they are, the job's nodes and whether a checkpoint is sharded
     over them (a full fine-tune's weights and optimizer states; a LoRA job's adapters are written whole by one rank:
@@ -3608,7 +3618,7 @@ def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, boo
     return Finding(
         "warning" if sharded else "info",
         "checkpoints-on-instance-store",
-        f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {size}), which the cloud "
+        f"deployment {name}: its checkpoints are sized on {disk or LOCAL_NVME} ({count} kept, {size}), which the cloud "
         f"deletes with a node: a reclaimed node, or the job's pool scaled down after the run, takes {taken} with it; "
         f"write checkpoints and the final model to storage that outlives the nodes ({storage}), which specgen does not "
         "size or render",
