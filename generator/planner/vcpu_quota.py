@@ -98,41 +98,31 @@ def _vcpu_quota(provider: str, region: str | None, pools: Iterable[Pool]) -> lis
     """The info ``azure-vcpu-quota``: the vCPUs of each VM size the plan's Azure pools run, on demand and Spot apart.
 
     ``region``: the cluster's (``kubernetes.location``), else None (the quota is then the region the cluster is in).
-    Owned or bought servers and pools of no catalog vCPU count are left out; a pool that runs only for jobs' runs
-    counts its nodes as they run.
+    Pools of no catalog vCPU count are left out; a pool that runs only for jobs' runs counts its nodes as they run.
     """
     if provider != "azure":
         return []
-    sizes: dict[tuple[bool, str], tuple[int, int, list[str]]] = {}
     grouped: dict[tuple[bool, str], list[Pool]] = defaultdict(list)
     for pool in pools:
-        vcpus = _vcpus(pool.node.platform_id)
-        if pool.node.provider != "azure" or pool.node.instance_type is None or not vcpus or pool.nodes <= 0:
-            continue
-        grouped[(pool.spot, pool.node.instance_type)].append(pool)
-    for key, members in grouped.items():
-        vcpus = _vcpus(members[0].node.platform_id) or 0
-        sizes[key] = (sum(p.nodes for p in members), vcpus, [p.name for p in members])
-    if not sizes:
+        if pool.node.provider == "azure" and pool.node.instance_type and _vcpus(pool.node.platform_id) and pool.nodes > 0:
+            grouped[(pool.spot, pool.node.instance_type)].append(pool)
+    if not grouped:
         return []
-    where = f"in {region}" if region else "in the cluster's region"
     parts = []
-    regular = sorted((size, *rest) for (spot, size), rest in sizes.items() if not spot)
-    spot = sorted((size, *rest) for (on_spot, size), rest in sizes.items() if on_spot)
-    if regular:
-        total = sum(nodes * vcpus for _, nodes, vcpus, _ in regular)
-        parts.append(
-            "on demand, of each VM size's family quota: "
-            + "; ".join(_size_text(*row) for row in regular)
-            + f"; {total:,} of Total Regional vCPUs, beside the cluster's other nodes"
-        )
-    if spot:
-        total = sum(nodes * vcpus for _, nodes, vcpus, _ in spot)
-        parts.append(
-            "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families'): "
-            + "; ".join(_size_text(*row) for row in spot)
-            + f"; {total:,} in all"
-        )
+    for on_spot, tier, total_text in (
+        (False, "on demand, of each VM size's family quota", "of Total Regional vCPUs, beside the cluster's other nodes"),
+        (True, "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families')", "in all"),
+    ):
+        rows = []
+        for (spot, size), members in sorted(grouped.items()):
+            if spot == on_spot:
+                rows.append(
+                    (size, sum(p.nodes for p in members), _vcpus(members[0].node.platform_id) or 0, [p.name for p in members])
+                )
+        if rows:
+            total = sum(nodes * vcpus for _, nodes, vcpus, _ in rows)
+            parts.append(f"{tier}: {'; '.join(_size_text(*row) for row in rows)}; {total:,} {total_text}")
+    where = f"in {region}" if region else "in the cluster's region"
     return [
         Finding(
             "info",
