@@ -201,6 +201,7 @@ from generator.planner.tco import (
 )
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.training_energy import charge_runs_energy, owned_pool_runs, training_energy_findings
+from generator.planner.vcpu_quota import vcpu_quota_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -1049,7 +1050,7 @@ def _inference_details(
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
         f"{_gib(mem.overhead)} for {kv_for}; {fit}",
         # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
-        f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s {_bound_by(spec)} ({most_load}); "
+        f"one replica sustains {round(shape.max_point.requests_per_s, 3):,.2f} req/s {_bound_by(spec)} ({most_load}); "
         + _margin_text(shape)
         + (
             replicas_text(spec, needed, replicas, _tolerant_replicas(spec, opt))
@@ -2071,6 +2072,7 @@ def build_plan(
     )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
     findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments, consts)
+    findings += vcpu_quota_findings(wl.hardware.provider, asked_region(wl), pools)  # newuser87 item 3
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
     findings += [found] if (found := price_dated_finding(wl, pools)) else []
@@ -3086,7 +3088,7 @@ def _pool(
         usd_per_hour=cost.usd_per_hour,
         price_basis=cost.basis or cost.why,
         labels=labels,
-        taints=(gpu_taint(hw.gpu),),
+        taints=(gpu_taint(hw.gpu),) + ((AKS_SPOT_TAINT,) if hw.spot and node.provider == "azure" else ()),
         capex_usd=round(cost.capex_usd, 2) if cost.capex_usd is not None else None,
         opex_usd_per_month=round(cost.opex_usd_per_month, 2) if cost.opex_usd_per_month is not None else None,
         price_estimated=cost.estimated,
@@ -3580,7 +3582,7 @@ def _training_findings(
     if provider in DURABLE_STORAGE and (kept := details.get("checkpoint_bytes_per_node")):
         count = int(details.get("checkpoints_kept") or 1)
         whole = (kept, count, job.nodes, spec.method == "full")
-        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider]))
+        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider], NODE_FILES_DISK.get(provider)))
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(
@@ -3602,8 +3604,18 @@ DURABLE_STORAGE = {
 }
 
 
-def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, bool], storage: str) -> Finding:
-    """Where a cloud job's checkpoints on its nodes' local NVMe go with the nodes (newuser51 item 5).
+#: Where the checkpoints-on-instance-store finding says a cloud job's checkpoints are, unless its provider's is below.
+LOCAL_NVME = "its nodes' local NVMe"
+#: Where a cloud node keeps a job's files where it is not its local NVMe: an AKS node pool or AKSNodeClass has no field
+#: that puts kubelet's files on the VM's local NVMe, so they are on the OS disk, which is sized for them
+#: (``generator.render.node_disk``) and deleted with the node (newuser87 item 7: the finding said "local NVMe").
+NODE_FILES_DISK = {"azure": "its nodes' OS disk (AKS keeps a pod's files there, not on the VM's local NVMe)"}
+
+
+def _checkpoints_deleted(
+    index: int, name: str, kept: tuple[float, int, int, bool], storage: str, disk: str | None = None
+) -> Finding:
+    """Where a cloud job's checkpoints on its nodes' local NVMe (or ``disk``) go with the nodes (newuser51 item 5).
 
     ``kept``: the bytes a node keeps, the checkpoints they are, the job's nodes and whether a checkpoint is sharded
     over them (a full fine-tune's weights and optimizer states; a LoRA job's adapters are written whole by one rank:
@@ -3622,7 +3634,7 @@ def _checkpoints_deleted(index: int, name: str, kept: tuple[float, int, int, boo
     return Finding(
         "warning" if sharded else "info",
         "checkpoints-on-instance-store",
-        f"deployment {name}: its checkpoints are sized on its nodes' local NVMe ({count} kept, {size}), which the cloud "
+        f"deployment {name}: its checkpoints are sized on {disk or LOCAL_NVME} ({count} kept, {size}), which the cloud "
         f"deletes with a node: a reclaimed node, or the job's pool scaled down after the run, takes {taken} with it; "
         f"write checkpoints and the final model to storage that outlives the nodes ({storage}), which specgen does not "
         "size or render",

@@ -16,7 +16,7 @@ from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Pool
 from generator.sizing.constants import Constants
-from generator.units import GB
+from generator.units import GB, rough_seconds_text
 from generator.workload.models import Workload
 
 #: What a new node's time to serve leaves out, said wherever a cold-start figure is printed.
@@ -109,7 +109,7 @@ def cold_start_findings(wl: Workload, pools: list[Pool], deployments: list[Deplo
                 else f"{share:g} of the interface's rate"
             )
             timed = (
-                f"downloading {size} from object storage in the region takes {floor}~{seconds:,.0f} s over {link} "
+                f"downloading {size} from object storage in the region takes {floor}~{rough_seconds_text(seconds)} over {link} "
                 f"(constants.object_storage_download_efficiency: {rate}); reading it into GPU memory after it, "
             )
         else:

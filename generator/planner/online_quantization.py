@@ -39,8 +39,29 @@ def quantized_online_from(model: ResolvedModel, served: str) -> str | None:
     return own if served in ONLINE_FORMATS and own in SIXTEEN_BIT else None
 
 
+def _stored_fp32_bytes(model: ResolvedModel) -> int | None:
+    """Bytes of a checkpoint stored in fp32 (its safetensors headers', else its config's ``torch_dtype``); else None.
+
+    newuser87 item 2: vLLM serves such a checkpoint in 16 bits (``default_precision``: bf16), but a node downloads and
+    keeps the fp32 files: BAAI/bge-m3 (``torch_dtype: float32``) is 2.27 GB of files, said as its 1.14 GB served.
+    """
+    arch = model.architecture
+    files = arch.file_weights
+    if files is not None:
+        return files.total_bytes if files.precision == "fp32" and not files.fixed_format else None
+    if arch.quantization is not None or arch.torch_dtype not in ("float32", "float"):
+        return None
+    return size_weights(arch, model_weight_format(arch, "fp32")).total_bytes
+
+
 def served_file_bytes(model: ResolvedModel, served: str, served_bytes: int) -> int:
-    """Bytes of the model files a node serving ``model`` as ``served`` keeps: the checkpoint's own where quantized online."""
+    """Bytes of the model files a node serving ``model`` as ``served`` keeps: the checkpoint's own where quantized online.
+
+    An fp32 checkpoint cast to 16 bits as the engine loads it keeps its fp32 files (:func:`_stored_fp32_bytes`).
+    """
+    stored = _stored_fp32_bytes(model)
+    if stored is not None:
+        return max(stored, served_bytes)
     own = quantized_online_from(model, served)
     if own is None:
         return served_bytes

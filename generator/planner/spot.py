@@ -25,7 +25,7 @@ from generator.catalog.records import PriceRecord
 from generator.planner.plan import DeploymentPlan, Finding, Level, Pool
 from generator.planner.tco import costed_catalog_price
 from generator.sizing.serving_queue import slot_replicas
-from generator.units import hours_text
+from generator.units import hours_text, rough_seconds_text
 from generator.workload.capacity_type import SPOT_SUFFIX, given_rate, spot_key
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -168,8 +168,8 @@ def _loading(dep: DeploymentPlan) -> str:
     """What a new node's start takes before it serves, as the cold-start-time finding times it; "" where untimed."""
     load, download = dep.details.get("model_load_s"), dep.details.get("model_download_s")
     if isinstance(download, int | float):  # newuser63 item 5: a cloud node downloads the checkpoint first
-        return f" (downloading its model alone takes at least ~{download:,.0f} s: cold-start-time)"
-    return f" (its model alone takes ~{load:,.0f} s to load)" if isinstance(load, int | float) else ""
+        return f" (downloading its model alone takes at least ~{rough_seconds_text(download)}: cold-start-time)"
+    return f" (its model alone takes ~{rough_seconds_text(load)} to load)" if isinstance(load, int | float) else ""
 
 
 def _serving_on_spot(wl: Workload, dep: DeploymentPlan, pool: Pool, i: int, notice: str) -> Finding:

@@ -341,7 +341,7 @@ def node_down_finding(
     else:
         serve = "serves" if dep.replicas - most == 1 else "serve"
         when = (
-            f"with {_busiest(down)} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:.2f} req/s "
+            f"with {_busiest(down)} down {cause}, {dep.replicas - most} of its {dep.replicas} replicas {serve} {left:,.2f} req/s "
             f"of the {figure_text(spec.requests_per_second)} asked"
         )
         if runs_on is not None:  # a batch job: what matters is its run against the deadline (review66 item 12)
@@ -364,7 +364,7 @@ def node_down_finding(
     return Finding(
         "warning" if fields or upgraded else "info",
         "node-down-not-kept" if spec.nodes_down_tolerated else "node-down-capacity",
-        f"deployment {dep.name}: {when} ({each:.2f} each {held_to(spec)}{_less_wait(dep, dep.replicas - most, each)}); "
+        f"deployment {dep.name}: {when} ({each:,.2f} each {held_to(spec)}{_less_wait(dep, dep.replicas - most, each)}); "
         f"{remedy}{drain_grace_text([dep])}",
         f"{at}.{fields[0]}" if fields else at,
     )

@@ -14,7 +14,6 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Pool
-from generator.planner.spot import AKS_SPOT_TAINT
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
@@ -68,9 +67,8 @@ def aks_objects(
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         azure = ("karpenter.azure.com", "AKSNodeClass")
+        # a Spot pool's taints hold AKS's own taint of Spot nodes (the planner's), so a pod tolerates it on either
+        # provisioner's nodes
         node_pool = karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving)
-        if pool.spot:  # AKS's own taint of Spot nodes, so that a pod tolerates it on either provisioner's nodes
-            key, value, effect = AKS_SPOT_TAINT
-            node_pool["spec"]["template"]["spec"]["taints"].append({"key": key, "value": value, "effect": effect})
         objects += [node_pool, aks_node_class(pool, workload, disks[pool.name])]
     return objects

@@ -36,7 +36,7 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.planner.spot import AKS_SPOT_LABEL, AKS_SPOT_TAINT_TEXT
+from generator.planner.spot import AKS_SPOT_LABEL
 from generator.render.aks import AKS_OS_SKU
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
@@ -88,9 +88,8 @@ def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk
     name = aks_node_pool_name(pool.name, gpu_instance, pool.spot)
     scales = pool.runs_only or pool.min_nodes is not None
     labels, taints = dict(pool.labels), [f"{key}={value}:{effect}" for key, value, effect in pool.taints]
-    if pool.spot:  # the label and taint AKS gives Spot nodes, which the provider asks for (else a plan shows drift)
-        labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
-        taints.append(AKS_SPOT_TAINT_TEXT)
+    if pool.spot:  # the label AKS gives Spot nodes, which the provider asks for (else a plan shows drift); its taint is
+        labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]  # among the pool's taints (the planner's, newuser87 item 5)
     return {
         "name": name,
         "temporary_name_for_rotation": rotation_name(name),

@@ -140,6 +140,21 @@ _VALUE_ELSEWHERE: dict[tuple[tuple[object, ...], str], str] = {
         )
         for spelled in ("n+1", "n+2")
     },
+    **{
+        # newuser87 item 1: 'aks' was offered 'aws' (one letter off), the wrong cloud; a managed Kubernetes service or
+        # the cloud's maker is the provider that runs it
+        (("hardware", "provider"), spelled): f"; {said}: give provider: {provider}"
+        for spelled, said, provider in (
+            ("aks", "AKS is Azure's Kubernetes service", "azure"),
+            ("microsoft", "Microsoft's cloud is Azure", "azure"),
+            ("eks", "EKS is AWS's Kubernetes service", "aws"),
+            ("ec2", "EC2 is AWS's", "aws"),
+            ("amazon", "Amazon's cloud is AWS", "aws"),
+            ("gke", "GKE is Google Cloud's Kubernetes service", "gcp"),
+            ("gce", "Compute Engine is Google Cloud's", "gcp"),
+            ("google", "Google's cloud is Google Cloud", "gcp"),
+        )
+    },
 }
 
 

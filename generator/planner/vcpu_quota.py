@@ -1,0 +1,138 @@
+"""The quota a cloud plan's GPU nodes need in the cluster's region (newuser87 item 3).
+
+- ``azure-vcpu-quota`` (info): the vCPUs of each VM size, on demand and on Spot apart.
+- ``gke-gpu-quota`` (info): the GPUs of each accelerator type, on demand and on Spot (preemptible) apart.
+
+Azure:
+Azure refuses a VM, and so an AKS node pool's scale set or a Karpenter node, past a subscription's vCPU quota in the
+region: the quota of the VM size's family and the region's total (Total Regional vCPUs), each counting every VM's
+vCPUs; Spot VMs count against the region's Spot vCPU quota instead, one for all sizes
+(https://learn.microsoft.com/azure/virtual-machines/quotas). A plan that says nothing of it leaves the first
+``terraform apply`` of a GPU pool to fail on it. The finding gives each VM size's vCPUs (its nodes x its vCPUs, the
+catalog's ``vcpus``), those of Spot pools apart, and the totals, so a quota request can be sized before the apply.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from generator import catalog
+from generator.planner.plan import Finding, Pool
+
+#: Microsoft's page on VM vCPU quotas: the two tiers (the VM family's and Total Regional vCPUs) and Spot's own.
+QUOTA_PAGE = "https://learn.microsoft.com/azure/virtual-machines/quotas"
+#: Google's page on Compute Engine quotas: a region's GPU quota by model, Spot VMs' preemptible GPU quota, and
+#: GPUS_ALL_REGIONS over the project.
+GPU_QUOTA_PAGE = "https://cloud.google.com/compute/resource-usage#gpu_quota"
+#: The regional quota metric of each GKE accelerator type (``gcloud compute regions describe`` lists them; a Spot VM's
+#: GPUs count against the metric with PREEMPTIBLE_ before it). An accelerator missing here is said by its type.
+GPU_QUOTA_METRIC = {
+    "nvidia-tesla-a100": "NVIDIA_A100_GPUS",
+    "nvidia-a100-80gb": "NVIDIA_A100_80GB_GPUS",
+    "nvidia-h100-80gb": "NVIDIA_H100_GPUS",
+    "nvidia-h100-mega-80gb": "NVIDIA_H100_MEGA_GPUS",
+    "nvidia-h200-141gb": "NVIDIA_H200_GPUS",
+    "nvidia-b200": "NVIDIA_B200_GPUS",
+    "nvidia-l4": "NVIDIA_L4_GPUS",
+}
+
+
+def _vcpus(platform_id: str) -> int | None:
+    platform = catalog.platforms().get(platform_id)
+    return None if platform is None else platform.vcpus
+
+
+def _size_text(size: str, nodes: int, vcpus: int, pools: list[str]) -> str:
+    return f"{size} {nodes} node(s) x {vcpus} vCPUs = {nodes * vcpus:,} (pool {', '.join(pools)})"
+
+
+def vcpu_quota_findings(provider: str, region: str | None, pools: Iterable[Pool]) -> list[Finding]:
+    """The info ``azure-vcpu-quota`` (Azure) or ``gke-gpu-quota`` (GCP) of the plan's pools; none elsewhere."""
+    if provider == "gcp":
+        return _gpu_quota(region, pools)
+    return _vcpu_quota(provider, region, pools)
+
+
+def _gpu_metric(pool: Pool) -> str:
+    """The quota metric a GKE pool's GPUs count against, PREEMPTIBLE_ on Spot; its accelerator type where unknown."""
+    from generator.render.gke import accelerator_type  # the node pools' accelerator (a render module: imported late)
+
+    accelerator = accelerator_type(str(pool.node.instance_type))
+    metric = GPU_QUOTA_METRIC.get(accelerator)
+    if metric is None:
+        return f"the {'Spot ' if pool.spot else ''}GPU quota of {accelerator}"
+    return f"PREEMPTIBLE_{metric}" if pool.spot else metric
+
+
+def _gpu_quota(region: str | None, pools: Iterable[Pool]) -> list[Finding]:
+    """The info ``gke-gpu-quota``: each quota metric's GPUs (nodes x GPUs a node), and their sum over all regions."""
+    metrics: dict[str, list[Pool]] = defaultdict(list)
+    for pool in pools:
+        if pool.node.provider == "gcp" and pool.node.instance_type is not None and pool.nodes > 0:
+            metrics[_gpu_metric(pool)].append(pool)
+    if not metrics:
+        return []
+    rows = []
+    for metric, members in sorted(metrics.items()):
+        gpus = sum(p.nodes * p.node.gpus for p in members)
+        each = ", ".join(f"{p.name} {p.nodes} node(s) x {p.node.gpus}" for p in members)
+        rows.append(f"{metric} {gpus:,} (pool {each})")
+    total = sum(p.nodes * p.node.gpus for members in metrics.values() for p in members)
+    where = f"in {region}" if region else "in the cluster's region"
+    return [
+        Finding(
+            "info",
+            "gke-gpu-quota",
+            f"the plan's GKE nodes need the project's GPU quota {where}, which Compute Engine checks as each VM is "
+            f"created (a node past it is not created and the pool stays short): {'; '.join(rows)}; {total:,} of "
+            f"GPUS_ALL_REGIONS, beside the project's GPUs elsewhere, and the machine family's CPU quota. `gcloud compute "
+            f"regions describe {region or '<region>'}` lists each metric's limit and use. An upgrade's surge node "
+            f"(maxSurge 1) needs one node's GPUs beyond these for a while ({GPU_QUOTA_PAGE})",
+            "hardware.provider",
+        )
+    ]
+
+
+def _vcpu_quota(provider: str, region: str | None, pools: Iterable[Pool]) -> list[Finding]:
+    """The info ``azure-vcpu-quota``: the vCPUs of each VM size the plan's Azure pools run, on demand and Spot apart.
+
+    ``region``: the cluster's (``kubernetes.location``), else None (the quota is then the region the cluster is in).
+    Pools of no catalog vCPU count are left out; a pool that runs only for jobs' runs counts its nodes as they run.
+    """
+    if provider != "azure":
+        return []
+    grouped: dict[tuple[bool, str], list[Pool]] = defaultdict(list)
+    for pool in pools:
+        if pool.node.provider == "azure" and pool.node.instance_type and _vcpus(pool.node.platform_id) and pool.nodes > 0:
+            grouped[(pool.spot, pool.node.instance_type)].append(pool)
+    if not grouped:
+        return []
+    parts = []
+    for on_spot, tier, total_text in (
+        (False, "on demand, of each VM size's family quota", "of Total Regional vCPUs, beside the cluster's other nodes"),
+        (True, "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families')", "in all"),
+    ):
+        rows = []
+        for (spot, size), members in sorted(grouped.items()):
+            if spot == on_spot:
+                rows.append(
+                    (size, sum(p.nodes for p in members), _vcpus(members[0].node.platform_id) or 0, [p.name for p in members])
+                )
+        if rows:
+            total = sum(nodes * vcpus for _, nodes, vcpus, _ in rows)
+            parts.append(f"{tier}: {'; '.join(_size_text(*row) for row in rows)}; {total:,} {total_text}")
+    where = f"in {region}" if region else "in the cluster's region"
+    return [
+        Finding(
+            "info",
+            "azure-vcpu-quota",
+            f"the plan's AKS nodes need the subscription's vCPU quota {where}, which Azure checks as each VM is created "
+            f"(a node pool's or Karpenter's node past it is refused): {'; '.join(parts)}. Sizes of one family share its "
+            f"quota; `az vm list-usage --location {region or '<region>'}` lists each family's limit and use. A node "
+            "pool cycled through its temporary_name_for_rotation pool (a new VM size or OS disk), an upgrade's surge "
+            "node and a Karpenter NodePool's replacement node need vCPUs beyond these for a while "
+            f"({QUOTA_PAGE})",
+            "hardware.provider",
+        )
+    ]
