@@ -385,7 +385,8 @@ def job_host_offload(
     own (a ``run_after`` chain's pool, built for its largest job: fix121).
     """
     paged = paged_migration_bytes(mem, hw.gpu) if mem is not None else 0.0
-    moved = offload_bytes(arch, setup, par, accumulation, paged)
+    activations = float(mem.offloaded_activation_bytes) if mem is not None else 0.0
+    moved = offload_bytes(arch, setup, par, accumulation, paged, activations)
     if not moved.cpu_step_bytes:  # the host's memory times nothing but a CPU optimizer step
         cpu, sockets = platform_cpu(hw.platform)
         return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts)
