@@ -98,6 +98,29 @@ def test_at_the_edge(
         assert f"{dp // 8} x the DP8 its throughput needs" in warned[0]
 
 
+def _l40s(tmp_path: Path, extra: str = "") -> Plan:
+    """The 70B QLoRA at 16,384 tokens on bought L40S servers."""
+    path = tmp_path / "w.yaml"
+    lines = "".join(f"      {line}\n" for line in extra.split(";") if line)
+    text = WORKLOAD.format(model=SEVENTY, method="qlora", seq=16384, extra=lines, constants="")
+    path.write_text(text.replace("l4-24gb", "l40s-48gb"))
+    return plan_file(str(path))[1]
+
+
+def test_zero3_fitting_at_no_degree_tries_the_levers(tmp_path: Path) -> None:
+    """acc127: at 16,384 tokens ZeRO-3 holds 94.2 GiB a GPU of its 42.3 GiB whatever the degree (the saved activations
+    and logits of one sequence), so the job was refused; the levers are tried there too now."""
+    plan = _l40s(tmp_path)
+    (job,) = plan.deployments
+    assert [(p.nodes, p.node.platform_id, p.node.gpus) for p in plan.pools] == [(6, "dell-xe7740", 8)]
+    assert (job.details["data_parallel"], job.details["activation_offload"], job.details["offload_params"]) == (48, True, False)
+    said = " ".join(job.reasons)
+    assert "activation_offload: true (left out: tried, as ZeRO-3 without it fits at no data-parallel degree)" in said
+    # the job's own settings refuse both levers: refused, as before
+    with pytest.raises(SpecgenError, match=r"TP1 ZeRO-3: needs 94\.2 GiB per GPU of 42\.3 GiB"):
+        _l40s(tmp_path, "activation_offload: false;offload_params: false")
+
+
 def test_below_the_edge_no_warning(tmp_path: Path) -> None:
     # 2,048 tokens: ZeRO-3 fits DP8 on one 8-GPU server; on a 4-GPU R760xa memory sets DP8 > 4, so the parameters
     # offloaded are tried there and the cheaper server is taken, under the 4 x spread: no warning

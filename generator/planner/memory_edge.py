@@ -75,8 +75,13 @@ def edge_levers(spec: TrainingSpec) -> list[tuple[str, TrainingSpec]]:
     return out
 
 
-def lever_reason(lever: str, memory_dp: int, wanted_dp: int) -> str:
-    """What a layout's reason says of the lever the search took (``, activation_offload: true (left out: tried ...)``)."""
+def lever_reason(lever: str, memory_dp: int | None, wanted_dp: int) -> str:
+    """What a layout's reason says of the lever the search took (``, activation_offload: true (left out: tried ...)``).
+
+    ``memory_dp``: the smallest degree ZeRO-3 fits at without it (None: none).
+    """
+    if memory_dp is None:
+        return f", {lever} (left out: tried, as ZeRO-3 without it fits at no data-parallel degree)"
     return (
         f", {lever} (left out: tried, as ZeRO-3 without it fits only at DP{memory_dp:,} or more, "
         f"{memory_dp / wanted_dp:.0f} x the DP{wanted_dp} the throughput needs)"
