@@ -12,7 +12,9 @@ ranking weighs them against the wide layout by cost as it weighs any other; wher
 misses and what fits it. Activation offload's copies over the host link are timed in the step (acc127,
 :mod:`generator.sizing.training_offload`): each layer's input out in forward and back in backward, on a side stream
 behind the compute as torchtune and Unsloth copy them (in series under DeepSpeed's ``cpu_checkpointing``); the L4
-70B's 5.4 GB each way a micro-batch take 0.43 s of its 49.1 s step, all of it hidden.
+70B's 5.4 GB each way a micro-batch take 0.43 s of its 49.2 s step, all of it hidden. The levers are tried where
+ZeRO-3 fits at no degree too, and both at once where neither alone fits the throughput's degree (:func:`lever_pair`,
+acc127).
 """
 
 from __future__ import annotations
@@ -73,6 +75,19 @@ def edge_levers(spec: TrainingSpec) -> list[tuple[str, TrainingSpec]]:
         if not spec_conflicts(job):
             out.append((lever_said(lever), job))
     return out
+
+
+def lever_pair(spec: TrainingSpec) -> tuple[str, TrainingSpec] | None:
+    """Both levers of :func:`edge_levers` at once, where the job may take each (None: it may not take both).
+
+    Tried where neither alone brings ZeRO-3 to the throughput's degree (acc127: a 70B QLoRA at 16,384 tokens on L40S
+    fits at no degree without them, at DP46 with its activations offloaded, at DP8 with its parameters offloaded too).
+    """
+    if len(edge_levers(spec)) < 2:
+        return None
+    pair = {next(iter(lever)): True for lever in SAID_LEVERS[:2]}
+    job = spec._replace(**pair)
+    return None if spec_conflicts(job) else (lever_said(pair), job)
 
 
 def lever_reason(lever: str, memory_dp: int | None, wanted_dp: int) -> str:

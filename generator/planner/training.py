@@ -22,6 +22,7 @@ from generator.planner.memory_edge import (
     EDGE_SPREAD,
     Spread,
     edge_levers,
+    lever_pair,
     lever_reason,
     spread_of,
     spreads,
@@ -1251,6 +1252,12 @@ def _edge_jobs(
             return 0, []
     tried = {j.offload_params for z, j in jobs if z == 3}
     levers = [(3, job, lever) for lever, job in edge_levers(spec) if not (job.offload_params and True in tried)]
+    alone = [job for _, job in edge_levers(spec)]
+    if (pair := lever_pair(spec)) and all(
+        (_smallest_dp(model, job, hw, 3, par, budget, consts, start=start) or math.inf) > wanted for job in alone
+    ):
+        # neither lever alone brings ZeRO-3 to the throughput's degree: both at once (acc127)
+        levers.append((3, pair[1], pair[0]))
     return resident, levers
 
 
