@@ -17,7 +17,7 @@ import pytest
 
 from generator.api import plan_file
 from generator.errors import SpecgenError
-from generator.planner.memory_edge import EDGE_SPREAD, edge_levers, spreads, throughput_dp
+from generator.planner.memory_edge import EDGE_SPREAD, edge_levers, lever_pair, spreads, throughput_dp
 from generator.planner.plan import Plan
 from generator.workload.models import TrainingSpec
 
@@ -178,6 +178,14 @@ def test_edge_levers_leave_the_jobs_own_settings() -> None:
     assert [lever for lever, _ in edge_levers(_spec())] == ["activation_offload: true", "offload_params: true"]
     assert [lever for lever, _ in edge_levers(_spec(activation_offload=False))] == ["offload_params: true"]
     assert [lever for lever, _ in edge_levers(_spec(activation_offload=False, offload_params=False))] == []
-    # its copies are not timed: tried only where full recomputation keeps no more than each layer's input
+    # tried only where full recomputation keeps no more than each layer's input (its copies timed since acc127)
     levers = edge_levers(_spec(gradient_checkpointing="selective"))
     assert "activation_offload: true" not in [lever for lever, _ in levers]
+
+
+def test_the_lever_pair_only_where_the_job_may_take_both() -> None:
+    pair = lever_pair(_spec())
+    assert pair is not None and pair[0] == "activation_offload: true, offload_params: true"
+    assert (pair[1].activation_offload, pair[1].offload_params) == (True, True)
+    assert lever_pair(_spec(activation_offload=False)) is None
+    assert lever_pair(_spec(offload_params=True)) is None  # the job's own setting: one lever left

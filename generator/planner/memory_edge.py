@@ -85,7 +85,7 @@ def lever_pair(spec: TrainingSpec) -> tuple[str, TrainingSpec] | None:
     """
     if len(edge_levers(spec)) < 2:
         return None
-    pair = {next(iter(lever)): True for lever in SAID_LEVERS[:2]}
+    pair: dict[str, Any] = {**SAID_LEVERS[0], **SAID_LEVERS[1]}
     job = spec._replace(**pair)
     return None if spec_conflicts(job) else (lever_said(pair), job)
 
