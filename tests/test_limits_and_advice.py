@@ -580,8 +580,12 @@ def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Pa
         # fix135: 71,687 -> 70,228 tokens (198.893 -> 191.466 s) at CUDA's 24,210 MiB, not nvidia-smi's 24,564
         (
             (),
+            # acc127: Unsloth's offloaded checkpointing timed, 18.4 GB of layer inputs each way at the 4090's Gen4 x16,
+            # 1.461 s, all behind the compute (the step unchanged)
             "  speed        at the longest sequence that fits, 70,228 tokens: one step takes 191.466 s: compute 191.277 s "
-            "+ NF4 dequantization 0.188 s (94.6 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB per GPU of "
+            "+ NF4 dequantization 0.188 s (94.6 GB per GPU read and written) + activation offload 0.000 s exposed of "
+            "1.461 s (18.4 GB per GPU to host RAM and back over the host link, on a side stream behind the forward and "
+            "backward passes) + optimizer step 0.001 s (0.7 GB per GPU of "
             "gradients, weights and optimizer states read and written)",  # the adapters' AdamW since acc104
             "               367 tokens/s (367 per GPU), 6.7% MFU",
         ),
@@ -591,7 +595,9 @@ def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Pa
         (
             ("--accumulation", "8"),
             "  speed        at the longest sequence that fits, 69,533 tokens: one step takes 1503.811 s: compute "
-            "1502.309 s + NF4 dequantization 1.501 s (756.4 GB per GPU read and written) + optimizer step 0.001 s (0.7 GB "
+            "1502.309 s + NF4 dequantization 1.501 s (756.4 GB per GPU read and written) + activation offload 0.000 s "
+            "exposed of 11.573 s (145.8 GB per GPU to host RAM and back over the host link, on a side stream behind the "
+            "forward and backward passes) + optimizer step 0.001 s (0.7 GB "
             "per GPU of gradients, weights and optimizer states read and written)",
             "               370 tokens/s (370 per GPU), 6.7% MFU",
         ),

@@ -17,7 +17,7 @@ import pytest
 
 from generator.api import plan_file
 from generator.errors import SpecgenError
-from generator.planner.memory_edge import EDGE_SPREAD, edge_levers, spreads, throughput_dp
+from generator.planner.memory_edge import EDGE_SPREAD, edge_levers, lever_pair, spreads, throughput_dp
 from generator.planner.plan import Plan
 from generator.workload.models import TrainingSpec
 
@@ -60,16 +60,19 @@ def _spread_warnings(plan: Plan) -> list[str]:
 
 def test_seventy_b_qlora_on_l4s_offloads_activations_on_one_server(tmp_path: Path) -> None:
     # before fix145: 89 x dell-xe7740 (8 x L4), ZeRO-3 x DP712, capex $3,317,119, 1.0 h a run; now one server
+    # fix145: 1 x dell-xe7740 (8 x L4), DP8, activations offloaded, $37,271, 92.6 h. acc127: on the 4-GPU R760xa neither
+    # lever alone fits the throughput's DP4 (activations offloaded fit at DP7), both at once do, and its $1,110 a month
+    # beats the XE7740's $1,448: 1 x dell-r760xa, DP4, $27,271, 185.2 h of the 336 h deadline
     plan = _plan(tmp_path)
     (job,) = plan.deployments
-    assert [(p.nodes, p.node.platform_id, p.node.gpus) for p in plan.pools] == [(1, "dell-xe7740", 8)]
-    assert (job.details["data_parallel"], job.details["zero_stage"]) == (8, 3)
-    assert job.details["activation_offload"] is True and job.details["offload_params"] is False
-    assert plan.totals["capex_usd"] == pytest.approx(37_271)
-    assert job.details["hours"] == pytest.approx(92.6, abs=0.05)
+    assert [(p.nodes, p.node.platform_id, p.node.gpus) for p in plan.pools] == [(1, "dell-r760xa", 4)]
+    assert (job.details["data_parallel"], job.details["zero_stage"]) == (4, 3)
+    assert job.details["activation_offload"] is True and job.details["offload_params"] is True
+    assert plan.totals["capex_usd"] == pytest.approx(27_271)
+    assert job.details["hours"] == pytest.approx(185.2, abs=0.05)
     assert not _spread_warnings(plan)
     said = " ".join(job.reasons)
-    assert "activation_offload: true (left out: tried, as ZeRO-3 without it fits only at DP709 or more" in said
+    assert "activation_offload: true, offload_params: true (left out: tried, as ZeRO-3 without it fits only at DP709" in said
 
 
 @pytest.mark.parametrize(
@@ -96,6 +99,31 @@ def test_at_the_edge(
         assert words in warned[0]
     if said:
         assert f"{dp // 8} x the DP8 its throughput needs" in warned[0]
+
+
+def _l40s(tmp_path: Path, extra: str = "") -> Plan:
+    """The 70B QLoRA at 16,384 tokens on bought L40S servers."""
+    path = tmp_path / "w.yaml"
+    lines = "".join(f"      {line}\n" for line in extra.split(";") if line)
+    text = WORKLOAD.format(model=SEVENTY, method="qlora", seq=16384, extra=lines, constants="")
+    path.write_text(text.replace("l4-24gb", "l40s-48gb"))
+    return plan_file(str(path))[1]
+
+
+def test_zero3_fitting_at_no_degree_tries_the_levers(tmp_path: Path) -> None:
+    """acc127: at 16,384 tokens ZeRO-3 holds 94.2 GiB a GPU of its 42.3 GiB whatever the degree (the saved activations
+    and logits of one sequence), so the job was refused; the levers are tried there too now. The activations offloaded
+    alone fit at DP46 (6 x dell-xe7740, DP48, $511,626); with the parameters offloaded too, DP4 on one server."""
+    plan = _l40s(tmp_path)
+    (job,) = plan.deployments
+    assert [(p.nodes, p.node.platform_id, p.node.gpus) for p in plan.pools] == [(1, "dell-xe7740", 4)]
+    assert (job.details["data_parallel"], job.details["activation_offload"], job.details["offload_params"]) == (4, True, True)
+    assert plan.totals["capex_usd"] == pytest.approx(51_271)
+    said = " ".join(job.reasons)
+    assert "offload_params: true (left out: tried, as ZeRO-3 without it fits at no data-parallel degree)" in said
+    # the job's own settings refuse both levers: refused, as before
+    with pytest.raises(SpecgenError, match=r"TP1 ZeRO-3: needs 94\.2 GiB per GPU of 42\.3 GiB"):
+        _l40s(tmp_path, "activation_offload: false;offload_params: false")
 
 
 def test_below_the_edge_no_warning(tmp_path: Path) -> None:
@@ -150,6 +178,14 @@ def test_edge_levers_leave_the_jobs_own_settings() -> None:
     assert [lever for lever, _ in edge_levers(_spec())] == ["activation_offload: true", "offload_params: true"]
     assert [lever for lever, _ in edge_levers(_spec(activation_offload=False))] == ["offload_params: true"]
     assert [lever for lever, _ in edge_levers(_spec(activation_offload=False, offload_params=False))] == []
-    # its copies are not timed: tried only where full recomputation keeps no more than each layer's input
+    # tried only where full recomputation keeps no more than each layer's input (its copies timed since acc127)
     levers = edge_levers(_spec(gradient_checkpointing="selective"))
     assert "activation_offload: true" not in [lever for lever, _ in levers]
+
+
+def test_the_lever_pair_only_where_the_job_may_take_both() -> None:
+    pair = lever_pair(_spec())
+    assert pair is not None and pair[0] == "activation_offload: true, offload_params: true"
+    assert (pair[1].activation_offload, pair[1].offload_params) == (True, True)
+    assert lever_pair(_spec(activation_offload=False)) is None
+    assert lever_pair(_spec(offload_params=True)) is None  # the job's own setting: one lever left

@@ -115,11 +115,17 @@ def test_the_fleet_said_is_the_whole_workloads_not_the_job_alone(tmp_path: Path)
 
 
 def test_an_owned_box_refused_is_told_the_setting_that_plans_it_and_no_rack_power(tmp_path: Path) -> None:
+    # acc127: ZeRO-3 fits the 16,384-token job at no degree, so the memory-edge levers are tried there now: the
+    # activations and parameters offloaded together plan it on the box (DP2, 16.0 h); refusing activation offload keeps
+    # the refusal this test reads
+    (planned,) = _plan(tmp_path, OWNED_A6000).deployments
+    assert (planned.details["activation_offload"], planned.details["offload_params"]) == (True, True)
+    refused = OWNED_A6000.replace("framework: trl,", "framework: trl, activation_offload: false,")
     with pytest.raises(InfeasibleError) as caught:
-        _plan(tmp_path, OWNED_A6000)
+        _plan(tmp_path, refused)
     text = str(caught.value)
     assert "rack power" not in text and "max_nodes" not in text
-    fused = _plan(tmp_path, OWNED_A6000.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
+    fused = _plan(tmp_path, refused.replace("framework: trl,", "framework: trl, loss: fused,"))  # and it does
     # fix89: the job alone on the owned workstation is charged its run's energy, hours x kW x PUE 1 x $0.13 ($3; it was
     # $85, 0.6 x 730 h of the box's power)
     (job,), (pool,) = fused.deployments, fused.pools

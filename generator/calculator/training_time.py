@@ -177,9 +177,9 @@ def estimate_step(
     # builds it for the job's host RAM (offload_host_dram)
     platform, cpu, sockets, mt_per_s = offload_host_dram(model, setup, mem, gpu, world, consts)
     # the paged states, every one where they do not all fit beside the step's memory, as the planner times them
-    # (newuser76 item 3, acc125)
+    # (newuser76 item 3, acc125); the saved activations activation offload copies out and back, as the planner (acc127)
     paged = paged_migration_bytes(mem, gpu)
-    moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged)
+    moved = offload_bytes(model.architecture, setup, par, layout.accumulation, paged, mem.offloaded_activation_bytes)
     host = host_offload(moved, in_host_slots(gpu, platform), host_gpus(servers, world), cpu, sockets, consts, mt_per_s)
     spec = _spec(setup)
     optimizer = gpu_optimizer_step_bytes(model.architecture, setup, par)

@@ -9,8 +9,12 @@ over the 20.87 GiB budget, and the search took DP712 on 89 servers ($3.3M) for a
 that move the unsharded memory to the host (:func:`edge_levers`), at fewer ranks than fit without them, and the
 ranking weighs them against the wide layout by cost as it weighs any other; where the chosen layout still spreads past
 :data:`EDGE_SPREAD` times what the throughput needs, :func:`spread_finding` says how much memory the narrow layout
-misses and what fits it. Activation offload's copies over the host link are not timed in the step (torchtune
-overlaps them with compute on a side stream): a layout that takes it is timed as one that does not.
+misses and what fits it. Activation offload's copies over the host link are timed in the step (acc127,
+:mod:`generator.sizing.training_offload`): each layer's input out in forward and back in backward, on a side stream
+behind the compute as torchtune and Unsloth copy them (in series under DeepSpeed's ``cpu_checkpointing``); the L4
+70B's 5.4 GB each way a micro-batch take 0.43 s of its 49.2 s step, all of it hidden. The levers are tried where
+ZeRO-3 fits at no degree too, and both at once where neither alone fits the throughput's degree (:func:`lever_pair`,
+acc127).
 """
 
 from __future__ import annotations
@@ -57,7 +61,8 @@ def edge_levers(spec: TrainingSpec) -> list[tuple[str, TrainingSpec]]:
 
     Activation offload and parameter offload (the first two of :data:`SAID_LEVERS`), where the job does not set the
     field and its framework runs with it (:func:`~generator.workload.value_checks.spec_conflicts`); activation offload
-    at full activation checkpointing only, where it moves each layer's input (its copies are not timed in the step).
+    at full activation checkpointing only, where it moves each layer's input (its copies timed in the step:
+    :attr:`~generator.sizing.training_step.StepTime.activation_offload_exposed_s`).
     """
     out: list[tuple[str, TrainingSpec]] = []
     for lever in SAID_LEVERS[:2]:
@@ -65,15 +70,33 @@ def edge_levers(spec: TrainingSpec) -> list[tuple[str, TrainingSpec]]:
         if getattr(spec, field) is not None:
             continue  # the job's own setting
         if field == "activation_offload" and spec.checkpointing != "full":
-            continue  # its copies are not timed: only the layer inputs full recomputation keeps, not every activation
+            continue  # the layer inputs full recomputation keeps; every saved tensor offloaded is the job's own choice
         job = spec._replace(**lever)
         if not spec_conflicts(job):
             out.append((lever_said(lever), job))
     return out
 
 
-def lever_reason(lever: str, memory_dp: int, wanted_dp: int) -> str:
-    """What a layout's reason says of the lever the search took (``, activation_offload: true (left out: tried ...)``)."""
+def lever_pair(spec: TrainingSpec) -> tuple[str, TrainingSpec] | None:
+    """Both levers of :func:`edge_levers` at once, where the job may take each (None: it may not take both).
+
+    Tried where neither alone brings ZeRO-3 to the throughput's degree (acc127: a 70B QLoRA at 16,384 tokens on L40S
+    fits at no degree without them, at DP46 with its activations offloaded, at DP8 with its parameters offloaded too).
+    """
+    if len(edge_levers(spec)) < 2:
+        return None
+    pair: dict[str, Any] = {**SAID_LEVERS[0], **SAID_LEVERS[1]}
+    job = spec._replace(**pair)
+    return None if spec_conflicts(job) else (lever_said(pair), job)
+
+
+def lever_reason(lever: str, memory_dp: int | None, wanted_dp: int) -> str:
+    """What a layout's reason says of the lever the search took (``, activation_offload: true (left out: tried ...)``).
+
+    ``memory_dp``: the smallest degree ZeRO-3 fits at without it (None: none).
+    """
+    if memory_dp is None:
+        return f", {lever} (left out: tried, as ZeRO-3 without it fits at no data-parallel degree)"
     return (
         f", {lever} (left out: tried, as ZeRO-3 without it fits only at DP{memory_dp:,} or more, "
         f"{memory_dp / wanted_dp:.0f} x the DP{wanted_dp} the throughput needs)"

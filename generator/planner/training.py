@@ -22,6 +22,7 @@ from generator.planner.memory_edge import (
     EDGE_SPREAD,
     Spread,
     edge_levers,
+    lever_pair,
     lever_reason,
     spread_of,
     spreads,
@@ -385,7 +386,8 @@ def job_host_offload(
     own (a ``run_after`` chain's pool, built for its largest job: fix121).
     """
     paged = paged_migration_bytes(mem, hw.gpu) if mem is not None else 0.0
-    moved = offload_bytes(arch, setup, par, accumulation, paged)
+    activations = float(mem.offloaded_activation_bytes) if mem is not None else 0.0
+    moved = offload_bytes(arch, setup, par, accumulation, paged, activations)
     if not moved.cpu_step_bytes:  # the host's memory times nothing but a CPU optimizer step
         cpu, sockets = platform_cpu(hw.platform)
         return host_offload(moved, hw.gpu, host_gpus, cpu, sockets, consts)
@@ -926,7 +928,7 @@ def _shapes_at(
                     # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
                     wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
                     fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
-                if lever:  # the lever's layouts narrower than those that fit without it
+                if lever and memory_dp is not None:  # the lever's layouts narrower than those that fit without it
                     fillings = [f for f in fillings if f < memory_dp]
                 for each_dp in fillings:
                     if not lever and job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
@@ -1228,26 +1230,34 @@ def _edge_jobs(
     start: int,
     wanted: int,
     jobs: list[tuple[int, TrainingSpec]],
-) -> tuple[int, list[tuple[int, TrainingSpec, str]]]:
+) -> tuple[int | None, list[tuple[int, TrainingSpec, str]]]:
     """ZeRO-3 with each lever that frees the memory it does not shard, where without them memory spreads the job.
 
     :mod:`~generator.planner.memory_edge`: where the smallest ZeRO-3 degree that fits (from the deadline's, ``start``)
-    is more than the ``wanted`` degree and no other stage fits that (memory, not the throughput, sets it), the job's levers
+    is more than the ``wanted`` degree, or where ZeRO-3 fits at no degree (acc127: what it does not shard is more than
+    the card), and no other stage fits that (memory, not the throughput, sets it), the job's levers
     (:func:`~generator.planner.memory_edge.edge_levers`) are sized too, not where :func:`_zero_jobs` already tried the
     same offload; the ranking weighs them by cost against the wider layout (tried from the first degree memory sets,
     not only past :data:`~generator.planner.memory_edge.EDGE_SPREAD` x, so that more memory never plans more servers).
-    That smallest degree (0 where memory does not set it) and the (3, job, lever as written) triples.
+    That smallest degree (0 where memory does not set it, None where ZeRO-3 fits at none) and the (3, job, lever as
+    written) triples.
     """
     if 3 not in zeros:
         return 0, []
     resident = _smallest_dp(model, spec, hw, 3, par, budget, consts, start=start)
-    if resident is None or resident <= wanted:
+    if resident is not None and resident <= wanted:
         return 0, []
     for zero, job in jobs:  # a stage that fits the throughput's degree as the job is given: memory does not set it
         if zero != 3 and (dp := _smallest_dp(model, job, hw, zero, par, budget, consts, start=start)) and dp <= wanted:
             return 0, []
     tried = {j.offload_params for z, j in jobs if z == 3}
     levers = [(3, job, lever) for lever, job in edge_levers(spec) if not (job.offload_params and True in tried)]
+    alone = [job for _, job in edge_levers(spec)]
+    if (pair := lever_pair(spec)) and all(
+        (_smallest_dp(model, job, hw, 3, par, budget, consts, start=start) or math.inf) > wanted for job in alone
+    ):
+        # neither lever alone brings ZeRO-3 to the throughput's degree: both at once (acc127)
+        levers.append((3, pair[1], pair[0]))
     return resident, levers
 
 

@@ -35,6 +35,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
     ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
     ("paged_s", "paged optimizer states' migration over the host link"),
+    ("activation_offload_exposed_s", "activation offload's copies to host RAM and back"),
     ("optimizer_s", "the GPU's optimizer step"),
 )
 
@@ -148,6 +149,16 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             "fit beside the step's memory, so the driver, evicting the chunk populated longest ago, cycles every one of "
             f"them in and out each step over the host link at {step.paged_link_gb_per_s:.1f} GB/s, each block's copy in "
             "beside the next one's eviction, in series with the backward pass that waits on them)"
+        )
+    if step.activation_offload_s:  # acc127: the saved activations out in forward, back in backward, over the host link
+        how = (
+            "DeepSpeed's cpu_checkpointing copies on the compute stream, in series"
+            if step.activation_offload_in_series
+            else "on a side stream behind the forward and backward passes"
+        )
+        parts.append(
+            f"activation offload {step.activation_offload_exposed_s:.3f} s exposed of {2 * step.activation_offload_s:.3f} s "
+            f"({step.activation_offload_bytes / 1e9:.1f} GB per GPU to host RAM and back over the host link, {how})"
         )
     if step.optimizer_s:  # the GPU's optimizer update, memory-bound, after the last backward pass
         parts.append(

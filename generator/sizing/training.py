@@ -277,6 +277,10 @@ class TrainingMemory(NamedTuple):
     activation_peak_bytes: int = 0
     #: Of ``host_ram_bytes_per_gpu``, the optimizer states paged there (``paged_optimizer``).
     paged_state_bytes: int = 0
+    #: Bytes activation offload copies to host RAM each micro-batch in forward, and back in backward: the saved
+    #: tensors of every layer of the GPU's stage (each layer's input where it is recomputed), its TP share
+    #: (:func:`~generator.sizing.training_offload.offload_bytes`; 0 without activation offload).
+    offloaded_activation_bytes: int = 0
 
 
 #: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
@@ -753,11 +757,14 @@ def size_training(
         checkpoint = op_checkpointing.saved_bytes_per_token_per_layer(arch, adapted, setup.lora_rank if adapted else 0)
     recomputing = setup.checkpointing == "full" or setup.recomputes_ops()
     kept = in_flight * checkpoint + per_layer if recomputing else in_flight * per_layer
+    offloaded = 0.0
     if activation_offload:
         # saved tensors go to host RAM; the GPU keeps the layer in flight and the one being fetched back
         on_host = kept
         kept = 2 * checkpoint + per_layer if recomputing else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
+        # each of the stage's layers copies its saved tensors out in forward and back in backward, a micro-batch each
+        offloaded = layers_on_first_stage * (checkpoint if recomputing else per_layer) * tokens / par.tp
     act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     vocab_per_gpu = math.ceil(arch.vocab_size / par.tp)
     logits = math.ceil(vocab_per_gpu * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
@@ -805,6 +812,7 @@ def size_training(
         reserve,
         peak,
         math.ceil(paged),
+        math.ceil(offloaded),
     )
 
 

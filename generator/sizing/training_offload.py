@@ -66,6 +66,26 @@ eviction on the full-duplex link (acc125: both directions in series, as timed be
 3.1 8B full fine-tune, 2.48 s a step measured by torchtune, 1.45 s of matmuls at the card's best measured bf16 GEMM
 rate plus 1.27 s of migration: more than the whole step).
 
+Activation offload (:attr:`OffloadBytes.activation_bytes`) copies each layer's saved tensors (under full activation
+checkpointing, the layer's input: tokens x hidden x its bytes, the GPU's TP share) to host RAM in the forward pass and
+back in the backward pass, every micro-batch (:attr:`~generator.sizing.training.TrainingMemory.offloaded_activation_bytes`).
+torchtune's ``OffloadActivations`` (``enable_activation_offloading``; TRL's ``activation_offloading`` is a copy of it)
+copies on a second stream, "intended to overlap with the default computation stream": in forward the compute stream
+waits only on the copy of the tensor ``max_fwd_stash_size`` (5) tensors back; in backward each tensor's copy in is
+issued on that stream as autograd reaches the node that unpacks it, and the compute stream waits on it there, so the
+copy runs beside the backward of the layer after it, which the GPU is still running while the CPU queues ahead
+(https://github.com/meta-pytorch/torchtune/blob/main/torchtune/training/_activation_offloading.py). Unsloth's
+offloaded checkpointing does the same with an extra stream and two GPU buffers (``UnslothCheckpointFunction``,
+https://github.com/unslothai/unsloth-zoo/blob/main/unsloth_zoo/gradient_checkpointing.py). So the copies out hide
+behind the forward pass's GPU work and the copies in behind the backward pass's (its recomputed forward among it):
+only what outlasts its phase shows (:attr:`~generator.sizing.training_step.StepTime.activation_offload_exposed_s`).
+DeepSpeed's ``cpu_checkpointing`` (:data:`SERIAL_ACTIVATION_OFFLOAD_FRAMEWORKS`) copies on the compute stream:
+``copy_to_device(args, device=torch.device('cpu'), ...)`` in ``CheckpointFunction.forward`` and ``move_to_device(...,
+cuda_device, ...)`` in its backward, the side stream left commented out
+(https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/activation_checkpointing/checkpointing.py): in
+series, both directions in full. Both at the pinned-copy rate of one direction of the GPU's host link, as the other
+copies here.
+
 Every argument is a plain number or a sizing record so the planner, the estimate and the calibration report share it.
 """
 
@@ -86,6 +106,10 @@ from generator.sizing.weights import Parallelism, size_weights
 #: gathered copy freed by ``reshard_after_forward``; a checkpointed layer recomputes inside the backward gather).
 GATHERS_PER_MICRO_BATCH = 2
 
+#: Frameworks whose activation offload copies on the compute stream, in series with it: DeepSpeed's
+#: ``cpu_checkpointing`` (the module docstring). The others copy on a side stream behind the compute.
+SERIAL_ACTIVATION_OFFLOAD_FRAMEWORKS = ("deepspeed",)
+
 
 class OffloadBytes(NamedTuple):
     """Bytes one GPU moves per optimizer step for its CPU offload."""
@@ -104,11 +128,15 @@ class OffloadBytes(NamedTuple):
     #: Paged optimizer states migrated in and evicted again each step (each direction), in series with the step's compute
     #: (:func:`paged_migration_bytes`).
     paged_bytes: float = 0.0
+    #: Saved activations copied to host RAM in the forward passes and back in the backward passes (each direction, all
+    #: the step's micro-batches), and whether the framework copies them on the compute stream (in series).
+    activation_bytes: float = 0.0
+    activations_in_series: bool = False
 
     @property
     def any(self) -> bool:
         """Whether anything is offloaded or paged."""
-        return bool(self.link_bytes or self.cpu_step_bytes or self.paged_bytes)
+        return bool(self.link_bytes or self.cpu_step_bytes or self.paged_bytes or self.activation_bytes)
 
     @property
     def link_bytes(self) -> float:
@@ -146,6 +174,11 @@ class HostOffload(NamedTuple):
         return _seconds(self.bytes.paged_bytes, self.link_gb_per_s)
 
     @property
+    def activation_s(self) -> float:
+        """Seconds of one direction's activation copies (the forward's out, or the backward's in)."""
+        return _seconds(self.bytes.activation_bytes, self.link_gb_per_s)
+
+    @property
     def cpu_step_s(self) -> float:
         """Seconds of the CPU optimizer step: every rank of the host streams its shard through the host's DRAM at once."""
         return _seconds(self.bytes.cpu_step_bytes * self.host_gpus, self.host_dram_gb_per_s)
@@ -181,19 +214,32 @@ def paged_migration_bytes(mem: TrainingMemory, gpu: GpuSpec) -> float:
 
 
 def offload_bytes(
-    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, paged_migrated: float = 0.0
+    arch: Architecture,
+    setup: TrainingSetup,
+    par: Parallelism,
+    accumulation: int,
+    paged_migrated: float = 0.0,
+    offloaded_activations: float = 0.0,
 ) -> OffloadBytes:
     """Per GPU and step, what ``setup``'s CPU offload moves (nothing where it offloads neither parameters nor optimizer).
 
-    ``paged_migrated``: its paged optimizer states migrated each step (:func:`paged_migration_bytes`).
+    ``paged_migrated``: its paged optimizer states migrated each step (:func:`paged_migration_bytes`);
+    ``offloaded_activations``: the saved activations its activation offload copies out and back each micro-batch
+    (:attr:`~generator.sizing.training.TrainingMemory.offloaded_activation_bytes`).
 
     The parameters are the GPU's model-parallel share as the memory model holds them (full training: the regime's
     working weights; LoRA / QLoRA: the frozen base in its format and the adapters), sharded over data parallelism
-    (parameter offload is ZeRO-3's). Paged optimizer states and offloaded activations are not counted here.
+    (parameter offload is ZeRO-3's). Paged optimizer states are not counted here.
     """
     optimizer = setup.offloads_optimizer()
+    activations = OffloadBytes(
+        paged_bytes=paged_migrated,
+        activation_bytes=offloaded_activations * max(1, accumulation),
+        activations_in_series=bool(setup.framework)
+        and framework_profile(setup.framework or "").name in SERIAL_ACTIVATION_OFFLOAD_FRAMEWORKS,
+    )
     if not (setup.offload_params or optimizer):
-        return OffloadBytes(paged_bytes=paged_migrated)
+        return activations
     opt = OPTIMIZERS[setup.optimizer]
     dp, micro = max(1, setup.data_parallel), max(1, accumulation)
     share = 1 / (par.tp * par.pp)  # the GPU's model-parallel share (an even split of the layers' parameters)
@@ -212,12 +258,13 @@ def offload_bytes(
     h2d = GATHERS_PER_MICRO_BATCH * micro * param_bytes / dp if setup.offload_params else 0.0
     shard = trainable / dp
     if not optimizer:  # ZeRO-3 offload_param alone: the GPU's optimizer writes its updated partition back to the host
-        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes, paged_bytes=paged_migrated)
-    return OffloadBytes(
+        return activations._replace(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes)
+    return activations._replace(
         h2d_bytes=h2d,
         d2h_bytes=micro * shard * grad_bytes,
         h2d_after_step_bytes=0.0 if setup.offload_params else shard * weight_bytes,
         cpu_step_bytes=shard * cpu_step_bytes_per_param(grad_bytes, weight_bytes, state_bytes),
+        paged_bytes=0.0,
     )
 
 

@@ -58,7 +58,11 @@ bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffi
 - **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
   gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
   collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
-  ZeRO-Offload's copy of the updated parameters back after it, in series.
+  ZeRO-Offload's copy of the updated parameters back after it, in series;
+- **activation offload** (:mod:`generator.sizing.training_offload`): each layer's saved tensors copied to host RAM in
+  the forward pass and back in the backward pass, over the GPU's host link, on a side stream: the copies out hide
+  behind the forward phase's GPU work, the copies in behind the backward phase's, only what outlasts its phase shows;
+  in full where the framework copies on the compute stream (DeepSpeed's ``cpu_checkpointing``).
 
 Every argument is a plain number so the planner and the calibration report share this arithmetic.
 """
@@ -234,6 +238,12 @@ class StepTime:
     paged_s: float = 0.0
     paged_bytes: float = 0.0
     paged_link_gb_per_s: float = 0.0
+    #: Seconds and bytes per GPU of activation offload's copies in one direction (out in the forward passes, the same
+    #: back in the backward passes), and whether the framework runs them on the compute stream, in series with it
+    #: (:mod:`generator.sizing.training_offload`; :attr:`activation_offload_exposed_s`).
+    activation_offload_s: float = 0.0
+    activation_offload_bytes: float = 0.0
+    activation_offload_in_series: bool = False
     #: The GPU's optimizer step (:mod:`generator.sizing.training_optimizer`): its HBM bytes and their time, in series.
     optimizer_s: float = 0.0
     optimizer_bytes: float = 0.0
@@ -309,6 +319,20 @@ class StepTime:
         return max(0.0, max(0.0, self.dp_comm_s + self.offload_link_s - self._busy_s) - self.dp_exposed_s)
 
     @property
+    def activation_offload_exposed_s(self) -> float:
+        """Activation offload's copies not hidden behind the GPU work of their phase.
+
+        The copies out run beside the forward phases (:attr:`forward_busy_s`), the copies in beside the backward phases
+        (the rest of the busy time, a full recompute's forward among it); on the compute stream both count in full.
+        """
+        if not self.activation_offload_s:
+            return 0.0
+        if self.activation_offload_in_series:
+            return 2 * self.activation_offload_s
+        backward_busy_s = self._busy_s - self.forward_busy_s
+        return max(0.0, self.activation_offload_s - self.forward_busy_s) + max(0.0, self.activation_offload_s - backward_busy_s)
+
+    @property
     def offload_s(self) -> float:
         """What CPU offload adds to the step: exposed copies, the CPU optimizer step and the copy after it."""
         return self.offload_exposed_s + self.cpu_optimizer_s + self.offload_after_step_s
@@ -324,6 +348,7 @@ class StepTime:
             + self.dp_exposed_s
             + self.offload_s
             + self.paged_s
+            + self.activation_offload_exposed_s
             + self.optimizer_s
         )
 
@@ -352,6 +377,14 @@ class StepTime:
             **({"eager_elementwise_s": round(self.elementwise_s, 4)} if self.elementwise_s else {}),
             **({"host_dispatch_exposed_s": round(self.host_exposed_s, 4)} if self.host_exposed_s else {}),
             **({"paged_optimizer_migration_s": round(self.paged_s, 4)} if self.paged_s else {}),
+            **(
+                {
+                    "activation_offload_copies_s": round(2 * self.activation_offload_s, 4),
+                    "activation_offload_exposed_s": round(self.activation_offload_exposed_s, 4),
+                }
+                if self.activation_offload_s
+                else {}
+            ),
             **(
                 {
                     "cpu_offload_s": round(self.offload_s, 4),
@@ -529,6 +562,9 @@ def training_step(
         paged_s=host.paged_s,
         paged_bytes=host.bytes.paged_bytes,
         paged_link_gb_per_s=host.link_gb_per_s if host.paged_s else 0.0,
+        activation_offload_s=host.activation_s,
+        activation_offload_bytes=host.bytes.activation_bytes,
+        activation_offload_in_series=host.bytes.activations_in_series,
         optimizer_s=hbm_seconds(optimizer_bytes, memory_gb_per_s),
         optimizer_bytes=optimizer_bytes,
         expert_alltoall_s=a2a_s,
