@@ -18,7 +18,7 @@ import pytest
 
 from generator.api import plan_file
 from generator.planner.plan import Plan
-from generator.planner.run_reasons import _HOURS_SHARE, hours_share_clause
+from generator.planner.run_reasons import ContractReason, contract_reason
 
 NIGHTLY = (Path(__file__).resolve().parent / "data/newuser84/nightly-tune.yaml").read_text()
 
@@ -66,9 +66,37 @@ def test_a_job_alones_contract_reason_gives_its_month_over_its_runs(tmp_path: Pa
         assert "sequence" not in reason
 
 
-@pytest.mark.parametrize(("run", "hours", "without"), [(82.68, 4.9, 73.57), (7.1, 0.43, 6.32), (1234.5, 12.0, 999.0)])
-def test_the_hours_share_clause_is_the_one_rewritten(run: float, hours: float, without: float) -> None:
-    clause = hours_share_clause(run, hours, without)
-    found = _HOURS_SHARE.search(f"its racks' contract ... undrawn: $1/month with it{clause}; the choice ...")
-    assert found is not None and found.group(0) == clause
-    assert found.group(1) == f"{hours:,.1f}" and found.group(2) == f"${without:,.0f}"
+_FIGURES = ContractReason(50.0, 500.0, 82.68, 73.57, 4.9, "its pools' share", owned=False)
+_MONTH = {"runs_per_month": 30, "usd_per_job": 372.59, "usd_per_job_hours_share": 82.68}
+
+
+@pytest.mark.parametrize(
+    ("figures", "details", "sequence_usd", "clause"),
+    [
+        (_FIGURES, {}, None, ", and a run $83 as its 4.9 h's share of that month ($74 without it); the choice"),
+        (_FIGURES, {**_MONTH, "runs_per_month": 0}, None, "$83 as its 4.9 h's share of that month ($74 without it);"),
+        (
+            _FIGURES,
+            _MONTH,
+            None,
+            ", and a run $373 with it, that month over its 30 runs a month; as its 4.9 h's share of that month a run is "
+            "$83 ($74 without it); the choice",
+        ),
+        (
+            _FIGURES,
+            _MONTH,
+            405.01,
+            ", and a run $373 with it, that month over the sequence's 30 runs a month (a run of the sequence $405 with "
+            "it, its jobs' runs summed); as its 4.9 h's share of that month a run is $83 ($74 without it); the choice",
+        ),
+        (_FIGURES._replace(owned=True, run_usd=21.5), _MONTH, None, ", and a run $21.50 with it or without, the energy"),
+        (_FIGURES._replace(hours=None), _MONTH, None, "undrawn: $500/month with it; the choice"),
+        (_FIGURES._replace(month_usd=None, run_without_usd=None), _MONTH, None, "leave undrawn; the choice"),
+    ],
+)
+def test_the_contract_reason_gives_the_run_its_details_hold(
+    figures: ContractReason, details: dict[str, float], sequence_usd: float | None, clause: str
+) -> None:
+    reason = contract_reason(figures, details, sequence_usd)
+    assert reason.startswith("its racks' contract (hardware.rack_circuits) adds $50/month, its pools' share of the")
+    assert clause in reason, reason

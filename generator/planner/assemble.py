@@ -172,7 +172,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
-from generator.planner.run_reasons import hours_share_clause, month_run_reasons
+from generator.planner.run_reasons import ContractReason, with_contract_reasons
 from generator.planner.setting_findings import (
     implausible_setting_findings,
     model_findings,
@@ -1826,6 +1826,7 @@ def build_plan(
         )
     objectives = objectives or {}
     deployments = []
+    contracts: dict[str, tuple[int, ContractReason]] = {}  # racks'-contract reasons, by name: their index and figures
     per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     not_on_demand: set[str] = set()  # pools already warned of as not sold on demand: once a pool (newuser26 item 8)
@@ -1923,16 +1924,24 @@ def build_plan(
         if billed_per_run(wl.hardware.provider, opt.candidate):
             per_run.add(dep.name)
         details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
-        if job is None and not details["co_located"]:  # its own pools: theirs is its share of the racks' contract
-            reasons += _add_undrawn_contract(details, undrawn, dep_pools, opt.candidate.owned_runs is not None)
+        # its own pools: theirs is its share of the racks' contract, its reason written once its run is known
+        owned_runs = opt.candidate.owned_runs is not None
+        if (
+            job is None
+            and not details["co_located"]
+            and (contract := _add_undrawn_contract(details, undrawn, dep_pools, owned_runs))
+        ):
+            contracts[dep.name] = (len(reasons), contract)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.gpus_used, in_use))
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
             details.update(_split_share(opt, [next(p for p in pools if p.name == name) for name in dep_pools], objective, wl))
         if job is not None:
-            reasons += _sequence_turn(
-                wl, job, next(p for p in pools if p.name == dep_pools[0]), details, undrawn.get(dep_pools[0], 0.0)
-            )
+            turn_pool = next(p for p in pools if p.name == dep_pools[0])
+            turn_reason, contract = _sequence_turn(wl, job, turn_pool, details, undrawn.get(dep_pools[0], 0.0))
+            reasons.append(turn_reason)
+            if contract is not None:
+                contracts[dep.name] = (len(reasons), contract)
         else:
             reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
         cloud = wl.hardware.provider in CLOUD_PROVIDERS
@@ -2065,7 +2074,7 @@ def build_plan(
     pools, deployments = charge_runs_energy(wl, pools, deployments, consts, undrawn)  # newuser64 item 1
     own_energy = {p.name for p in pools if owned_pool_runs(wl, p, deployments, consts) is not None}
     deployments = sequence_month_per_run(deployments, per_run, own_energy)  # newuser84 item 3
-    deployments = month_run_reasons(deployments)  # fix150: the run usd_per_job holds, in the contract's reason
+    deployments = with_contract_reasons(deployments, contracts)  # fix150: the run usd_per_job holds, in the reason
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
@@ -2301,18 +2310,17 @@ def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> 
 
 def _add_undrawn_contract(
     details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str], owned: bool = False
-) -> list[str]:
+) -> ContractReason | None:
     """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`).
 
     Added to its month and, for a training job, to its run (its hours' share of that month, as ``usd_per_job`` is
-    otherwise); returns the reason saying so (newuser74 item 7: "$67 per run" and "chosen by cost ... $19,879/month"
-    left out the $2,266 and $688 a month the fleet total charges), or none where it carries no share. ``owned``: a
-    training job on owned servers, whose run is the energy it adds (fix89): the contract, paid whether it runs or not
-    as their colocation is, is in its month, not its run (fix150).
+    otherwise); returns the figures of the reason saying so (newuser74 item 7: the fleet total charged it, the choice's
+    figures did not), or None where it carries no share. ``owned``: a training job on owned servers, whose run is the
+    energy it adds (fix89): the contract is in its month, not its run (fix150).
     """
     usd = sum(undrawn.get(name, 0.0) for name in pools)
     if not usd:
-        return []
+        return None
     for key in ("opex_usd_per_month", "usd_per_month"):
         if details.get(key) is not None:
             details[key] = round(details[key] + usd, 2)
@@ -2320,54 +2328,43 @@ def _add_undrawn_contract(
     hours = details.get("hours")
     if run is not None and isinstance(hours, int | float) and hours > 0 and not owned:
         details["usd_per_job"] = round(run + usd * hours / HOURS_PER_MONTH, 2)
-    return [_undrawn_reason(usd, details, run, owned=owned)]
+    return _contract_figures(usd, details, run, "its pools' share", owned)
 
 
-def _undrawn_reason(
-    usd: float, details: Mapping[str, Any], run_without: float | None, whose: str = "its pools' share", owned: bool = False
-) -> str:
-    """What a deployment's share of its racks' undrawn contracted kW (``usd`` a month) adds, its ``details`` with it."""
-    month = details.get("usd_per_month")
-    with_it = f": ${month:,.0f}/month with it" if month is not None else ""
-    hours, run = details.get("hours"), details.get("usd_per_job")
-    per_run = ""
-    if owned and run is not None:  # fix150: "a run $21 as its 5.3 h's share" was the energy plus the contract's hours
-        per_run = (
-            f", and a run ${run:,.2f} with it or without, the energy it adds: the servers are owned, and the contract, "
-            "as their colocation, is paid whether they run or not"
-        )
-    elif run is not None and run_without is not None and isinstance(hours, int | float) and hours > 0:
-        per_run = hours_share_clause(run, hours, run_without)  # the month over its runs where so (run_reasons)
-    return (
-        f"its racks' contract (hardware.rack_circuits) adds ${usd:,.0f}/month, {whose} of the contracted kW "
-        f"their racks leave undrawn{with_it}{per_run}; the choice and runners-up below were compared before the racks "
-        "were packed, at the kW their servers draw, without it"
-    )
+def _contract_figures(
+    usd: float, details: Mapping[str, Any], run_without: float | None, whose: str, owned: bool
+) -> ContractReason:
+    """The figures of the reason for a share of the racks' undrawn contracted kW (``usd`` a month), ``details`` with it."""
+    hours = details.get("hours")
+    hours = float(hours) if isinstance(hours, int | float) else None
+    return ContractReason(usd, details.get("usd_per_month"), details.get("usd_per_job"), run_without, hours, whose, owned)
 
 
-def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any], undrawn_usd: float = 0.0) -> list[str]:
+def _sequence_turn(
+    wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any], undrawn_usd: float = 0.0
+) -> tuple[str, ContractReason | None]:
     """A chain job's turn into its details, and its reason; on servers paid by the month, the chain's cost once.
 
     ``undrawn_usd``: the chain's pool's share of its racks' undrawn contracted kW a month, which the jobs split by their
-    hours as they split the servers' cost (newuser84 item 1: the chain's months added up to the fleet's without it).
+    hours as they split the servers' cost (newuser84 item 1); the figures of the job's contract reason where it has one.
     """
     from generator.planner.training_chain import turn
 
     said = turn(wl, job, pool.name)
     details.update(said.details())
     if billed_per_run(wl.hardware.provider, job.own.candidate):
-        return [said.reason(pool.nodes)]
+        return said.reason(pool.nodes), None
     chain = _cost_details(job.chain, details["objective_used"], wl.hardware.provider)
     details.update(_chain_share(job, pool, said, _with_undrawn(chain, undrawn_usd), undrawn_usd))
     if not undrawn_usd:
-        return [said.reason(pool.nodes)]
+        return said.reason(pool.nodes), None
     without = _chain_share(job, pool, said, chain)  # its share without the undrawn kW: the reason's figures
     month, before = details.get("usd_per_month"), without.get("usd_per_month")
     if month is None or before is None:
-        return [said.reason(pool.nodes)]
+        return said.reason(pool.nodes), None
     whose = "its hours' share of its pool's share"
     owned = job.chain.candidate.owned_runs is not None
-    return [said.reason(pool.nodes), _undrawn_reason(month - before, details, without.get("usd_per_job"), whose, owned)]
+    return said.reason(pool.nodes), _contract_figures(month - before, details, without.get("usd_per_job"), whose, owned)
 
 
 def _with_undrawn(chain: dict[str, Any], undrawn_usd: float) -> dict[str, Any]:

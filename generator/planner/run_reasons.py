@@ -1,45 +1,82 @@
-"""A training job's run in its racks'-contract reason: the figure ``usd_per_job`` holds, and what it includes.
+"""A deployment's racks'-contract reason, written once its run is known (newuser74 item 7, newuser84 item 1, fix150).
 
-The racks' contract reason (``assemble._undrawn_reason``, newuser74 item 7 / newuser84 item 1) says a job's run "as
-its hours' share of that month", with and without the contract's undrawn kW. Where the job gives its runs a month on
-servers paid by the month, its run is the month over its runs instead (a job alone: ``assemble._month_per_run``,
-newuser39 item 7; a ``run_after`` sequence at one cadence: :mod:`generator.planner.chain_runs`), and ``usd_per_job``
-holds that. fix150: nightly-tune read "a run $82 as its 4.9 h's share of that month ($73 without it)" beside a
-``usd_per_job`` of $372.59, and "$360 per run of the sequence" in its choice beside a sequence's $405.01 a run: the
-clause now gives the run ``usd_per_job`` holds, the month over the runs, what it includes (the contract) and, for a
-sequence's job, the sequence's run (its jobs' runs summed); the hours' share stays beside it. The choice below it was
-compared without the contract, as the reason already says.
+Assembly keeps the figures the reason gives (:class:`ContractReason`) and where it goes among the reasons; the text is
+written after ``usd_per_job`` is final. Where a job gives its runs a month on servers paid by the month, its run is the
+month over its runs (a job alone: ``assemble._month_per_run``; a ``run_after`` sequence at one cadence:
+:mod:`generator.planner.chain_runs`), said with what it includes and, for a sequence's job, the sequence's run; the
+hours' share stays beside it. Otherwise the run is its hours' share of the month.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from generator.planner.plan import DeploymentPlan
 
-#: The hours'-share clause, as :func:`hours_share_clause` writes it.
-_HOURS_SHARE = re.compile(r", and a run \$[\d,]+ as its ([\d,.]+) h's share of that month \((\$[\d,]+) without it\)")
+
+class ContractReason(NamedTuple):
+    """The figures of a racks'-contract reason, as assembly had them when it added the contract's share."""
+
+    usd_per_month: float  # the share of the contracted kW left undrawn
+    month_usd: float | None  # the deployment's month with it
+    run_usd: float | None  # a run with it (for ``owned``: the energy it adds)
+    run_without_usd: float | None  # a run without it
+    hours: float | None  # a run's hours
+    whose: str
+    owned: bool  # on owned servers: the run is the energy it adds, the contract paid whether it runs or not (fix89)
 
 
-def hours_share_clause(run: float, hours: float, run_without: float) -> str:
+def _hours_share_clause(run: float, hours: float, run_without: float) -> str:
     """A run as its hours' share of its month with its racks' contract, and without it."""
     return f", and a run ${run:,.0f} as its {hours:,.1f} h's share of that month (${run_without:,.0f} without it)"
 
 
-def _month_clause(details: dict[str, Any], hours: str, without: str, sequence_usd: float | None) -> str:
+def _month_clause(contract: ContractReason, details: Mapping[str, Any], sequence_usd: float | None) -> str:
     """The run ``usd_per_job`` holds: the month with the contract over the runs a month, the hours' share beside."""
     runs, run, share = details["runs_per_month"], details["usd_per_job"], details["usd_per_job_hours_share"]
     whose = "the sequence's" if sequence_usd is not None else "its"
     text = f", and a run ${run:,.0f} with it, that month over {whose} {runs:g} runs a month"
     if sequence_usd is not None:
         text += f" (a run of the sequence ${sequence_usd:,.0f} with it, its jobs' runs summed)"
-    return text + f"; as its {hours} h's share of that month a run is ${share:,.0f} (${without[1:]} without it)"
+    return (
+        text + f"; as its {contract.hours:,.1f} h's share of that month a run is ${share:,.0f} "
+        f"(${contract.run_without_usd:,.0f} without it)"
+    )
 
 
-def month_run_reasons(deployments: list[DeploymentPlan]) -> list[DeploymentPlan]:
-    """Jobs whose run is the month over their runs (``usd_per_job_hours_share`` beside it): their contract reason says so."""
+def _per_run_clause(contract: ContractReason, details: Mapping[str, Any], sequence_usd: float | None) -> str:
+    """What the reason says of a run: the energy it adds on owned servers, the month over its runs, or its hours' share."""
+    run, without, hours = contract.run_usd, contract.run_without_usd, contract.hours
+    if contract.owned and run is not None:  # fix150: "a run $21 as its 5.3 h's share" was the energy plus the contract
+        return (
+            f", and a run ${run:,.2f} with it or without, the energy it adds: the servers are owned, and the contract, "
+            "as their colocation, is paid whether they run or not"
+        )
+    if run is None or without is None or not isinstance(hours, int | float) or hours <= 0:
+        return ""
+    runs = details.get("runs_per_month")
+    if "usd_per_job_hours_share" in details and isinstance(runs, int | float) and runs > 0:
+        return _month_clause(contract, details, sequence_usd)
+    return _hours_share_clause(run, hours, without)
+
+
+def contract_reason(contract: ContractReason, details: Mapping[str, Any], sequence_usd: float | None = None) -> str:
+    """The reason: what the share of the racks' undrawn contracted kW adds, with the deployment's final ``details``."""
+    month = contract.month_usd
+    with_it = f": ${month:,.0f}/month with it" if month is not None else ""
+    return (
+        f"its racks' contract (hardware.rack_circuits) adds ${contract.usd_per_month:,.0f}/month, {contract.whose} of "
+        f"the contracted kW their racks leave undrawn{with_it}{_per_run_clause(contract, details, sequence_usd)}; the "
+        "choice and runners-up below were compared before the racks were packed, at the kW their servers draw, without it"
+    )
+
+
+def with_contract_reasons(
+    deployments: list[DeploymentPlan], contracts: Mapping[str, tuple[int, ContractReason]]
+) -> list[DeploymentPlan]:
+    """Deployments with their contract reason put in at its place (``contracts``: by name, its index and figures)."""
     sequences: dict[str, list[float]] = {}
     for d in deployments:
         sequence = d.details.get("sequence")
@@ -47,19 +84,12 @@ def month_run_reasons(deployments: list[DeploymentPlan]) -> list[DeploymentPlan]
             sequences.setdefault(sequence, []).append(float(d.details["usd_per_job"]))
     out = []
     for d in deployments:
-        details = d.details
-        runs = details.get("runs_per_month")
-        if "usd_per_job_hours_share" not in details or not isinstance(runs, int | float) or runs <= 0:
+        if d.name not in contracts:
             out.append(d)
             continue
-        sequence = details.get("sequence")
+        at, contract = contracts[d.name]
+        sequence = d.details.get("sequence")
         summed = math.fsum(sequences[sequence]) if isinstance(sequence, str) and sequence in sequences else None
-        out.append(d._replace(reasons=tuple(_rewritten(reason, details, summed) for reason in d.reasons)))
+        text = contract_reason(contract, d.details, summed)
+        out.append(d._replace(reasons=(*d.reasons[:at], text, *d.reasons[at:])))
     return out
-
-
-def _rewritten(reason: str, details: dict[str, Any], sequence_usd: float | None) -> str:
-    """A contract reason's hours'-share clause as the month over the runs (:func:`_month_clause`); another as it is."""
-    if not reason.startswith("its racks' contract"):
-        return reason
-    return _HOURS_SHARE.sub(lambda m: _month_clause(details, m.group(1), m.group(2), sequence_usd), reason)
