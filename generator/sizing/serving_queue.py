@@ -173,7 +173,6 @@ def _one_head_quantile(share: float, busy: float, decay: float, head_s: float, s
             break
         y = step
     return head_s + y
-    return head_s + y
 
 
 def wait_quantile(share: float, busy: float, decay: float, heads: Heads = (), settles: Settles = ()) -> float:
@@ -258,7 +257,8 @@ def tail_decay(busy: float, heads: Heads) -> float:
     target = -math.log(busy)
     theta = target / sum(w * h / 2 for w, h in heads)
     for _ in range(_DECAY_STEPS):
-        terms = [(math.log(w) + _log_rise(theta * h)[0], h * _log_rise(theta * h)[1]) for w, h in heads if w > 0]
+        rises = [(w, h, *_log_rise(theta * h)) for w, h in heads if w > 0]
+        terms = [(math.log(w) + rise, h * slope) for w, h, rise, slope in rises]
         top = max(t for t, _ in terms)
         parts = [(math.exp(t - top), slope) for t, slope in terms]
         total = sum(p for p, _ in parts)
@@ -284,8 +284,8 @@ def settling(busy: float, decay: float, heads: Heads) -> Settles:
     S); 95% of 0.1 s prefills and 5% of 1 s, ``a`` 0.73 (that continuation was 37% over M/G/1's asymptote).
     """
     after = _past_one_prefill(busy)
-    rises = [(w, math.exp(decay * h)) for w, h in heads]
-    lead = (1 - busy) / ((busy * sum(w * e for w, e in rises) - 1) * after * sum(w * e for w, e in rises))
+    rise = sum(w * math.exp(decay * h) for w, h in heads)  # sum w_j e^{theta h_j}
+    lead = (1 - busy) / ((busy * rise - 1) * after * rise)
     one = tail_decay(busy, ((1.0, 1.0),))  # one length's theta S, its own a and its density-matched k
     one_lead = (1 - busy) / ((busy * math.exp(one) - 1) * after * math.exp(one))
     falls = (1 - busy) * busy * math.expm1(busy) / after  # M/D/1's density just past S over P(W > S), S = 1
