@@ -448,34 +448,31 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     gpu = catalog.find_gpu(spec.gpu)
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
-    cpu, ddr, ddr_basis, cores = _host_memory(spec)
-    sockets = spec.cpu_sockets
+    host, host_basis = _host_machine(spec)
     link, link_name = host_link(spec, gpu)
-    machine = Machine(
+    machine = host._replace(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
         gpu_bandwidth_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         gpu_tflops=gpu.sustained_tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
-        ram_bytes=int(spec.ram_gib / sockets * GIB),
-        # the reserve is kept whole on the node the model is bound to: the other services' memory may come from that
-        # node (Linux allocates on the node a process runs on first), and a reserve split over the nodes was halved
-        # on two sockets without a word (newuser25 item 7)
-        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
-        swap_bytes=int(spec.swap_gib * GIB),
-        nvme_bytes=int(spec.nvme_gib * GIB),
-        nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
-        ddr_gb_per_s=ddr,
-        cpu_cores=cores,
-        # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
-        cpu_int8_vnni=cpu.int8_vnni is True,
         gpu_tensor_formats=gpu.tensor_formats,
     )
-    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
+    return machine, gpu, f"{host_basis}; {link_name}: {link:.1f} GB/s per direction"
 
 
-def _host_memory(spec: FixedSpec) -> tuple[CpuSpec, float, str, int]:
-    """The CPU counted, one socket's DRAM GB/s and where it comes from, and the cores llama.cpp's threads run on."""
+def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
+    """The :class:`Machine` of ``spec`` without a GPU (llama.cpp on the CPU alone) and where its bandwidth comes from.
+
+    newuser86 item 2: the same DRAM and cores as :func:`build_machine`'s, so a decode reads the DIMMs at the offload
+    model's rate. No GPU reads or computes anything, so its figures are unbounded (its time 0) and no link crosses to one.
+    """
+    host, basis = _host_machine(spec)
+    return host, f"{basis}; no GPU"
+
+
+def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
+    """The host side of ``spec``'s :class:`Machine` (no GPU: unbounded, its time 0) and its DRAM's and cores' basis."""
     cpu = _memory_cpu(spec)
     sockets = spec.cpu_sockets
     # memory_channels are the machine's, over its sockets; a catalog CPU's are one socket's. One socket's are what a
@@ -492,32 +489,26 @@ def _host_memory(spec: FixedSpec) -> tuple[CpuSpec, float, str, int]:
     if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
         ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
-    return cpu, ddr, ddr_basis, cores
-
-
-def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
-    """The :class:`Machine` of ``spec`` without a GPU (llama.cpp on the CPU alone) and where its bandwidth comes from.
-
-    newuser86 item 2: the same DRAM and cores as :func:`build_machine`'s, so a decode reads the DIMMs at the offload
-    model's rate. No GPU reads or computes anything, so its figures are unbounded (its time 0) and no link crosses to one.
-    """
-    cpu, ddr, ddr_basis, cores = _host_memory(spec)
     machine = Machine(
         gpus=0,
         gpu_memory_bytes=0,
         gpu_bandwidth_gb_per_s=math.inf,
         gpu_tflops=math.inf,
         pcie_gb_per_s=math.inf,
-        ram_bytes=int(spec.ram_gib / spec.cpu_sockets * GIB),
+        ram_bytes=int(spec.ram_gib / sockets * GIB),
+        # the reserve is kept whole on the node the model is bound to: the other services' memory may come from that
+        # node (Linux allocates on the node a process runs on first), and a reserve split over the nodes was halved
+        # on two sockets without a word (newuser25 item 7)
         reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
         swap_bytes=int(spec.swap_gib * GIB),
         nvme_bytes=int(spec.nvme_gib * GIB),
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
         cpu_cores=cores,
+        # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
         cpu_int8_vnni=cpu.int8_vnni is True,
     )
-    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; no GPU"
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}"
 
 
 def cores_basis(cpu: CpuSpec, cores: int) -> str:
