@@ -272,7 +272,7 @@ def out_of_reach(exc: BaseException) -> bool:
     """
     if type(exc).__name__ == "OfflineModeIsEnabled":
         return False
-    if any(kind.__name__ == "TooManyRedirects" for kind in type(exc).__mro__):  # httpx's and requests' alike
+    if _redirect_loop(exc):
         return True
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
@@ -281,9 +281,14 @@ def out_of_reach(exc: BaseException) -> bool:
     return any(kind.__name__ in _TRANSIT_ERRORS for kind in type(exc).__mro__)
 
 
+def _redirect_loop(exc: BaseException) -> bool:
+    """Whether ``exc`` is the HTTP client's redirects that never end in an answer (httpx's and requests' alike)."""
+    return any(kind.__name__ == "TooManyRedirects" for kind in type(exc).__mro__)
+
+
 def _loop_hint(exc: BaseException) -> str:
     """What a redirect loop means, after the HTTP client's words (which name no cause)."""
-    if not any(kind.__name__ == "TooManyRedirects" for kind in type(exc).__mro__):
+    if not _redirect_loop(exc):
         return ""
     return (
         " (its answers redirect in a loop: a proxy, mirror or captive portal in the way; try again later, or check "
