@@ -302,9 +302,11 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     if plan.provider == "baremetal":
         spread = spread_services(workload)
         for pool in plan.pools:
-            hosts = pool_placement(plan.deployments, pool, spread) if shares[pool.name] is None else None
-            if pool.node.kind == "fixed" and shares[pool.name] is None:  # hardware.fixed: its deployments take turns
+            hosts = None
+            if shares[pool.name] is None and pool.node.kind == "fixed":  # hardware.fixed: its deployments take turns
                 hosts = resident_placement(plan.deployments, pool)
+            elif shares[pool.name] is None:
+                hosts = pool_placement(plan.deployments, pool, spread)
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
 
