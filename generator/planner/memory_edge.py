@@ -9,12 +9,9 @@ over the 20.87 GiB budget, and the search took DP712 on 89 servers ($3.3M) for a
 that move the unsharded memory to the host (:func:`edge_levers`), at fewer ranks than fit without them, and the
 ranking weighs them against the wide layout by cost as it weighs any other; where the chosen layout still spreads past
 :data:`EDGE_SPREAD` times what the throughput needs, :func:`spread_finding` says how much memory the narrow layout
-misses and what fits it. Activation offload's copies over the host link are timed in the step (acc127,
-:mod:`generator.sizing.training_offload`): each layer's input out in forward and back in backward, on a side stream
-behind the compute as torchtune and Unsloth copy them (in series under DeepSpeed's ``cpu_checkpointing``); the L4
-70B's 5.4 GB each way a micro-batch take 0.43 s of its 49.2 s step, all of it hidden. The levers are tried where
-ZeRO-3 fits at no degree too, and both at once where neither alone fits the throughput's degree (:func:`lever_pair`,
-acc127).
+misses and what fits it. Activation offload's copies over the host link are timed in the step
+(:mod:`generator.sizing.training_offload`, acc127). The levers are tried where ZeRO-3 fits at no degree too, and both
+at once where neither alone fits the throughput's degree (:func:`lever_pair`).
 """
 
 from __future__ import annotations
