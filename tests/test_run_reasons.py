@@ -90,7 +90,7 @@ _MONTH = {"runs_per_month": 30, "usd_per_job": 372.59, "usd_per_job_hours_share"
             "it, its jobs' runs summed); as its 4.9 h's share of that month a run is $83 ($74 without it); the choice",
         ),
         (_FIGURES._replace(owned=True, run_usd=21.5), _MONTH, None, ", and a run $21.50 with it or without, the energy"),
-        (_FIGURES._replace(hours=None), _MONTH, None, "undrawn: $500/month with it; the choice"),
+        (_FIGURES._replace(run_hours=None), _MONTH, None, "undrawn: $500/month with it; the choice"),
         (_FIGURES._replace(month_usd=None, run_without_usd=None), _MONTH, None, "leave undrawn; the choice"),
     ],
 )

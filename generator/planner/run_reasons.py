@@ -23,7 +23,7 @@ class ContractReason(NamedTuple):
     month_usd: float | None  # the deployment's month with it
     run_usd: float | None  # a run with it (for ``owned``: the energy it adds)
     run_without_usd: float | None  # a run without it
-    hours: float | None  # a run's hours
+    run_hours: float | None  # a run's hours
     whose: str
     owned: bool  # on owned servers: the run is the energy it adds, the contract paid whether it runs or not (fix89)
 
@@ -41,14 +41,14 @@ def _month_clause(contract: ContractReason, details: Mapping[str, Any], sequence
     if sequence_usd is not None:
         text += f" (a run of the sequence ${sequence_usd:,.0f} with it, its jobs' runs summed)"
     return (
-        text + f"; as its {contract.hours:,.1f} h's share of that month a run is ${share:,.0f} "
+        text + f"; as its {contract.run_hours:,.1f} h's share of that month a run is ${share:,.0f} "
         f"(${contract.run_without_usd:,.0f} without it)"
     )
 
 
 def _per_run_clause(contract: ContractReason, details: Mapping[str, Any], sequence_usd: float | None) -> str:
     """What the reason says of a run: the energy it adds on owned servers, the month over its runs, or its hours' share."""
-    run, without, hours = contract.run_usd, contract.run_without_usd, contract.hours
+    run, without, hours = contract.run_usd, contract.run_without_usd, contract.run_hours
     if contract.owned and run is not None:  # fix150: "a run $21 as its 5.3 h's share" was the energy plus the contract
         return (
             f", and a run ${run:,.2f} with it or without, the energy it adds: the servers are owned, and the contract, "
