@@ -21,7 +21,7 @@ from generator.calculator.machine import (
     place_over_nodes,
     wider_machine,
 )
-from generator.calculator.offload_report import llama_cpp_args, llama_cpp_options
+from generator.calculator.offload_report import GGUF_NATIVE_FORMATS, gguf_conversion_head, llama_cpp_args, llama_cpp_options
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -169,6 +169,10 @@ def host_only(
     if numa:
         level, code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
         findings.append({"level": level, "code": code, "message": numa})
+    if fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:  # fp8, int4 ...: as the --gpu offload's note says
+        gguf, head = gguf_conversion_head(arch, fmt, engine)
+        said = f"{head}; the figures are the {fmt.name} checkpoint's, --precision {gguf.name} plans that file"
+        findings.append({"level": "warning", "code": "gguf-conversion", "message": said})
     return {
         "weights": {"bytes": placement.file_bytes, "bytes_per_gpu": 0},
         "memory": {"host": table, "placed": True},

@@ -325,6 +325,16 @@ def runtime_settings(
     return settings
 
 
+def gguf_conversion_head(arch: Architecture, fmt: WeightFormat, engine: str) -> tuple[WeightFormat, str]:
+    """The GGUF type of about ``fmt``'s bits that llama.cpp runs for a checkpoint it cannot load, and the words saying so.
+
+    The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8).
+    """
+    gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
+    sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
+    return gguf, f"{engine} loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
+
+
 def _gguf_conversion(
     arch: Architecture,
     p: Placement,
@@ -352,9 +362,7 @@ def _gguf_conversion(
     """
     prompt_tokens, engine = plan.cost.prompt_tokens, plan.engine
     machine, wider = machines
-    gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
-    sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
-    head = f"{engine} loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
+    gguf, head = gguf_conversion_head(arch, fmt, engine)
     kv_bits = kv_cache_bits(kv_precision)
     try:
         there, on, spread = place_over_nodes(
