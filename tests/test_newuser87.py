@@ -220,7 +220,8 @@ def test_an_aks_spot_pools_taint_is_in_every_output(tmp_path: Path) -> None:
         {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"},
         {"effect": "NoSchedule", "key": "kubernetes.azure.com/scalesetpriority", "value": "spot"},
     ]
-    assert "kubernetes.azure.com/scalesetpriority" not in node_pool["spec"]["template"]["metadata"]["labels"]
+    # and its label, as the AKS node pool's (fix151: it was left out, so a pod selecting Spot by it got no NodePool)
+    assert node_pool["spec"]["template"]["metadata"]["labels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
 
 
 def test_a_spot_pool_elsewhere_keeps_the_gpu_taint_alone(tmp_path: Path) -> None:

@@ -49,7 +49,14 @@ from generator.sizing.performance import (
     saturated_throughput,
     step_budget_batch,
 )
-from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
+from generator.sizing.precision import (
+    WeightFormat,
+    alias_note,
+    auto_kv_cache_precision,
+    kv_cache_bits,
+    no_int8_kv_cache,
+    weight_format,
+)
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
 from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
@@ -666,6 +673,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         given = "--context" if req.context_tokens is not None else "the default context (give --context)"
         raise InputError(f"--min-context {req.min_context_tokens:,} is more than {given} {context:,}")
     notes = list(arch.notes)
+    if req.precision and (aliased := alias_note(req.precision)):  # llama-quantize's q4_k (fix151)
+        notes.append(aliased)
     # beyond the model's served limit: a serving engine refuses to start, a training job extends its context (a note)
     served = served_limit_phrase(model.name, arch.max_model_len)
     if req.train:

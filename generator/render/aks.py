@@ -5,6 +5,15 @@ Only NVIDIA sizes have a managed driver, and Karpenter considers no other GPU si
 ``gpu.mode``): other vendors' pools get ``gpu.mode: None`` and bring their own driver and device plugin. The
 ``NodePool`` is the AWS build's (:func:`~generator.render.karpenter_aws.karpenter_node_pool`): its limits keep one
 node for a replacement, as AKS's Karpenter also launches replacements before it drains a node.
+
+A Spot pool's NodePool carries AKS's Spot label ``kubernetes.azure.com/scalesetpriority: spot`` among its template
+labels, as its AKS node pool (``aks_terraform``, ASO) does: a pod that selects Spot nodes by it (AKS's own convention,
+https://learn.microsoft.com/en-us/azure/aks/spot-node-pool) is then provisioned for by either. Karpenter labels the node
+``karpenter.sh/capacity-type: spot`` from the requirement in any case; the Azure provider's NodePool CRD allows the AKS
+label in template labels (its "label domain kubernetes.azure.com is restricted" rule lists it as an exception), and the
+provider names it a well-known label of values ``spot`` / ``regular`` (``AKSLabelScaleSetPriority`` in
+https://github.com/Azure/karpenter-provider-azure/blob/main/pkg/apis/v1beta1/labels.go), which a template label on it
+makes a requirement of, consistent with the capacity type's.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.planner.plan import Pool
+from generator.planner.spot import AKS_SPOT_LABEL
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
@@ -70,5 +80,7 @@ def aks_objects(
         # a Spot pool's taints hold AKS's own taint of Spot nodes (the planner's), so a pod tolerates it on either
         # provisioner's nodes
         node_pool = karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving)
+        if pool.spot:  # and its label, as the AKS node pool's (fix151, newuser87)
+            node_pool["spec"]["template"]["metadata"]["labels"][AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
         objects += [node_pool, aks_node_class(pool, workload, disks[pool.name])]
     return objects

@@ -139,7 +139,9 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     }
     if rented:
         values["rented_gpu_pools"] = {pool.name: rented_variables(pool, workload) for pool in rented}
-    if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
+    # a cloud instance stands in the provider's racks; a machine of hardware.fixed (a home workstation) stands in none,
+    # nor does a fleet rented whole: no rack_power_kw (the schema's default, not the user's), no var.racks (fix151)
+    if plan.provider == "baremetal" and plan.racks:
         values["rack_power_kw"] = workload.hardware.rack_power_kw
         values["racks"] = [rack_variables(rack) for rack in plan.racks]
         if plan.rack_supply is not None:

@@ -13,7 +13,10 @@ hold:
 - the ftype's default type (``llama_ftype_get_default_type``: IQ2_S files default to IQ2_XS, IQ2_M to IQ2_S, IQ3_XS
   and IQ3_M to IQ3_S, MXFP4_MOE to MXFP4), raised for the tensors quantization hurts most: ``attn_v`` and
   ``ffn_down`` in some layers, ``attn_output``, ``attn_k`` of 8-expert models, and in a 70B model (llama.cpp's
-  ``LLM_TYPE_70B``: a Llama or Qwen2 of 80 layers) ``attn_v`` of Q3_K / Q4_K to Q5_K;
+  ``LLM_TYPE_70B``: a Llama or Qwen2 of 80 layers) ``attn_v`` of Q3_K / Q4_K to Q5_K; the _S / _L variants of a
+  K-quant share its default type and differ in those raises (Q3_K_S none; Q3_K_L ``attn_v``, ``attn_output`` and
+  ``ffn_down`` Q5_K; Q4_K_S the first four ``attn_v`` and the first eighth's ``ffn_down`` Q5_K; Q5_K_S none), and
+  Q4_1 / Q5_0 / Q5_1 are their one type throughout (Q5_0 made without an importance matrix, as Q4_0);
 - ``output.weight`` Q6_K (Q5_K for the 1- and 2-bit i-quants and IQ3_XXS, Q8_0 for Q8_0 and MXFP4_MOE); an untied
   ``token_embd`` the default type, Q2_K for IQ1_S / IQ1_M / IQ2_XXS / IQ2_XS and IQ3_S for IQ2_S / IQ2_M / IQ3_XXS,
   Q8_0 for MXFP4_MOE; a tied one the output's type;
@@ -81,9 +84,16 @@ FTYPE_DEFAULTS: dict[str, str] = {
     "Q8_0": "Q8_0",
     "Q6_K": "Q6_K",
     "Q5_K_M": "Q5_K",
+    "Q5_K_S": "Q5_K",
+    "Q5_1": "Q5_1",
+    "Q5_0": "Q5_0",
     "Q4_K_M": "Q4_K",
+    "Q4_K_S": "Q4_K",
+    "Q4_1": "Q4_1",
     "Q4_0": "Q4_0",
+    "Q3_K_L": "Q3_K",
     "Q3_K_M": "Q3_K",
+    "Q3_K_S": "Q3_K",
     "Q2_K": "Q2_K",
     "IQ4_NL": "IQ4_NL",
     "IQ4_XS": "IQ4_XS",
@@ -104,7 +114,9 @@ _LOW_IQ = frozenset({"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M"})
 #: File types whose output tensor is Q5_K rather than Q6_K.
 _Q5_K_OUTPUT = _LOW_IQ | {"IQ3_XXS"}
 #: File types whose attn_output llama.cpp raises to Q5_K in an 8-expert model (Mixtral).
-_EIGHT_EXPERT_Q5_K_OUTPUT = frozenset({"Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_M", "IQ4_NL", "Q4_K_M", "IQ3_S", "IQ3_M", "IQ4_XS"})
+_EIGHT_EXPERT_Q5_K_OUTPUT = frozenset(
+    {"Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ3_S", "IQ3_M", "IQ4_XS"}
+)
 
 
 class GgufModel(NamedTuple):
@@ -222,7 +234,7 @@ def _chosen_type(ftype: str, linear: Linear, i: int, n: int, model: GgufModel) -
     if category == "attn_output":
         if model.experts == 8:
             return "Q5_K" if ftype in _EIGHT_EXPERT_Q5_K_OUTPUT else base
-        return {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "IQ3_M": "Q4_K"}.get(ftype, base)
+        return {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K", "IQ3_M": "Q4_K"}.get(ftype, base)
     if category in ("ffn_gate", "ffn_up") and ftype == "IQ3_XS" and n // 8 <= i < 7 * n // 8:
         return "IQ3_XXS"
     return base
@@ -255,10 +267,12 @@ def _attn_v_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str
         kind = "Q4_K"
     elif ftype == "Q3_K_M":
         kind = "Q5_K" if i < 2 else "Q4_K"
-    elif ftype in ("IQ4_NL", "IQ4_XS") and wide:
+    elif ftype == "Q3_K_L" or (ftype in ("IQ4_NL", "IQ4_XS") and wide):
         kind = "Q5_K"
     elif ftype in ("Q4_K_M", "Q5_K_M") and use_more_bits(i, n):
         kind = "Q6_K"
+    elif ftype == "Q4_K_S" and i < 4:
+        kind = "Q5_K"
     if model.is_70b and kind in ("Q3_K", "Q4_K"):
         kind = "Q5_K"
     return "Q8_0" if model.experts == 8 else kind
@@ -267,8 +281,12 @@ def _attn_v_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str
 def _ffn_down_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str:
     if ftype == "Q2_K":
         return "Q3_K"
+    if ftype == "Q4_K_S":
+        return "Q5_K" if i < n // 8 else base
     if ftype == "Q3_K_M":
         return "Q5_K" if i < n // 16 else "Q4_K"  # Q3_K only on Falcon
+    if ftype == "Q3_K_L":
+        return "Q5_K"  # Q4_K on Falcon
     if ftype == "IQ3_M" and (i < n // 8 or (model.experts == 8 and use_more_bits(i, n))):
         return "Q4_K"
     if ftype in ("Q4_K_M", "Q5_K_M") and use_more_bits(i, n):

@@ -209,9 +209,16 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _gguf("q8_0", "Q8_0", "GGUF Q8_0"),
         _gguf("q6_k", "Q6_K", "GGUF Q6_K"),
         _gguf("q5_k_m", "Q5_K_M", "GGUF Q5_K_M mixture"),
+        _gguf("q5_k_s", "Q5_K_S", "GGUF Q5_K_S (Q5_K throughout, output Q6_K)"),
+        _gguf("q5_1", "Q5_1", "GGUF Q5_1"),
+        _gguf("q5_0", "Q5_0", "GGUF Q5_0"),
         _gguf("q4_k_m", "Q4_K_M", "GGUF Q4_K_M mixture"),
+        _gguf("q4_k_s", "Q4_K_S", "GGUF Q4_K_S mixture (Q4_K, the first eighth's ffn_down and four attn_v Q5_K)"),
+        _gguf("q4_1", "Q4_1", "GGUF Q4_1"),
         _gguf("q4_0", "Q4_0", "GGUF Q4_0"),
+        _gguf("q3_k_l", "Q3_K_L", "GGUF Q3_K_L mixture (Q3_K, attn_v / attn_output / ffn_down Q5_K)"),
         _gguf("q3_k_m", "Q3_K_M", "GGUF Q3_K_M mixture"),
+        _gguf("q3_k_s", "Q3_K_S", "GGUF Q3_K_S (Q3_K throughout, output Q6_K)"),
         _gguf("q2_k", "Q2_K", "GGUF Q2_K mixture"),
         # llama.cpp's i-quants (importance-matrix quants), most bits first
         _gguf("iq4_nl", "IQ4_NL", "GGUF IQ4_NL mixture (4.5-bit non-linear blocks of 32)"),
@@ -231,8 +238,15 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
     )
 }
 
-#: Other names users write for a format.
-WEIGHT_FORMAT_ALIASES: dict[str, str] = {"fp4": "nvfp4", "modelopt-fp4": "nvfp4"}
+#: Other names users write for a format. ``q3_k`` / ``q4_k`` / ``q5_k`` are llama-quantize's own aliases
+#: ("Q4_K : alias for Q4_K_M", QUANT_OPTIONS in https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp).
+WEIGHT_FORMAT_ALIASES: dict[str, str] = {
+    "fp4": "nvfp4",
+    "modelopt-fp4": "nvfp4",
+    "q3_k": "q3_k_m",
+    "q4_k": "q4_k_m",
+    "q5_k": "q5_k_m",
+}
 
 #: Formats that share one storage family: a checkpoint's keep-list holds for any of them.
 _STORAGE_FAMILY: dict[str, str] = {"fp8": "fp8", "fp8-channel": "fp8", "fbgemm-fp8": "fp8", "fp8-block": "fp8"}
@@ -268,6 +282,15 @@ def lookup(table: Mapping[str, _T], name: str, what: str, aliases: Mapping[str, 
     except KeyError:
         choices = ", ".join(sorted({*table, *aliases}))
         raise InputError(f"unknown {what} '{name}'; choose one of {choices}") from None
+
+
+def alias_note(name: str) -> str:
+    """``q4_k is llama-quantize's name for q4_k_m: ...`` where ``name`` is an alias of another format; else ''."""
+    canonical = WEIGHT_FORMAT_ALIASES.get(name.lower())
+    if canonical is None:
+        return ""
+    whose = "llama-quantize's" if WEIGHT_FORMATS[canonical].gguf else "another"
+    return f"precision {name} is {whose} name for {canonical}: sized and shown as {canonical}"
 
 
 def weight_format(name: str) -> WeightFormat:

@@ -31,9 +31,16 @@ GGUF_PERPLEXITY_ADDED = {
     "q8_0": 0.0026,
     "q6_k": 0.0217,
     "q5_k_m": 0.0569,
+    "q5_1": 0.1062,
+    "q5_k_s": 0.1049,
+    "q5_0": 0.1316,
     "q4_k_m": 0.1754,
+    "q4_k_s": 0.2689,
+    "q4_1": 0.4511,
     "q4_0": 0.4685,
+    "q3_k_l": 0.5562,
     "q3_k_m": 0.6569,
+    "q3_k_s": 1.6321,
     "q2_k": 3.5199,
 }
 #: The same table gives llama.cpp's i-quants their bits a weight and no perplexity ("IQ3_XS : 3.3 bpw quantization").

@@ -8,44 +8,6 @@ variable "workload" {
   default     = "home-quantize"
 }
 
-variable "rack_power_kw" {
-  description = "Power available per rack, kW, that the plan packs nodes against."
-  type        = number
-  default     = 17.3
-
-  validation {
-    condition     = var.rack_power_kw > 0
-    error_message = "rack_power_kw must be positive."
-  }
-}
-
-variable "racks" {
-  description = "The racks the plan packs every pool's nodes into, in order (spec.json plan.racks): per rack the nodes of each pool, the hosts hardware.inventory names, rack units used of those usable, and its power (W) and heat (BTU/h) against rack_power_kw. A pool's racks_spanned counts the racks holding some of its nodes: racks are shared, so those do not add up to the fleet's."
-  type = list(object({
-    id             = string
-    nodes          = map(number)
-    hosts          = list(string)
-    units          = number
-    usable_units   = number
-    power_w        = number
-    heat_btu_per_h = number
-    cooling        = string
-    circuit_load = optional(object({
-      apparent_power_kva       = number
-      phase_current_a          = number
-      breaker_percent          = number
-      failover_phase_current_a = optional(number)
-      failover_breaker_percent = optional(number)
-    }))
-  }))
-  default = []
-
-  validation {
-    condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
-    error_message = "A rack's servers draw more power than rack_power_kw provides."
-  }
-}
-
 variable "gpu_pools" {
   description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
@@ -96,13 +58,6 @@ variable "gpu_pools" {
   validation {
     condition     = alltrue([for p in values(var.gpu_pools) : contains(["air", "liquid"], p.cooling)])
     error_message = "cooling must be air or liquid."
-  }
-
-  validation {
-    condition = alltrue([for p in values(var.gpu_pools) :
-      coalesce(p.power_w_per_node, 0) <= floor(var.rack_power_kw * 1000 + 0.000001) && try(p.rack_scale.power_w_per_system, 0) <= floor(var.rack_power_kw * 1000 + 0.000001)
-    ])
-    error_message = "A node draws more power than one rack provides."
   }
 
   validation {
