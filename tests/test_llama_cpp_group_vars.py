@@ -89,10 +89,10 @@ def test_a_llama_cpp_pool_gets_its_engines_vars_alone(
     assert set(engine) <= LLAMA_CPP_KEYS, set(engine) - LLAMA_CPP_KEYS  # was: vllm_args beside llama_cpp
     record = catalog.cpus()[cpu]
     threads = record.performance_cores or record.cores
-    model = f"/var/lib/specgen/models/{file}"
-    # the plan's own line, with the file it loads and the threads its CPU share was timed at
-    assert engine["args"] == ["-m", model, *shlex.split(_plan_line(out)), "--threads", str(threads)]
-    assert (engine["model_file"], engine["gguf_type"], engine["threads"]) == (model, "Q4_K_M", threads)
+    # the plan's own line and the threads its CPU share was timed at; the file by its name in the model cache
+    assert engine["args"] == [*shlex.split(_plan_line(out)), "--threads", str(threads)]
+    assert host["specgen_nvme"]["model_cache_dir"] == "/var/lib/specgen/models"
+    assert (engine["model_file"], engine["gguf_type"], engine["threads"]) == (file, "Q4_K_M", threads)
     assert not any(arg in VLLM_FLAGS for arg in engine["args"])
     assert host["specgen_cpu"]["cores"] == record.cores  # the host's cores, the P-cores' llama.cpp threads beside
 
@@ -120,7 +120,7 @@ def test_cores_the_plan_does_not_know_are_left_out_with_the_reason(
     assert text.splitlines()[2].startswith("# specgen_cpu.cores omitted: the plan does not know this host's CPU cores")
     (pool,) = json.loads((out / "terraform" / "specgen.auto.tfvars.json").read_text())["gpu_pools"].values()
     assert pool["cpu_cores"] is None  # was 0; null as ram_gib's where no figure is known
-    assert engine["args"][:2] == ["-m", "/var/lib/specgen/models/Qwen2.5-32B-Instruct-Q4_K_M.gguf"]
+    assert engine["model_file"] == "Qwen2.5-32B-Instruct-Q4_K_M.gguf"
 
 
 def test_threads_are_one_sockets_where_bound_to_one_node_and_llama_cpps_own_where_spread(tmp_path: Path) -> None:
@@ -239,5 +239,5 @@ def test_a_local_gguf_is_loaded_by_its_own_name(tmp_path: Path) -> None:
     (group_vars,) = [t for p, t in files.items() if p.startswith("ansible/group_vars/")]
     (dep,) = ansible_reader().load(group_vars)["specgen_deployments"]
     engine = dep["engine"]
-    assert (engine["model_file"], engine["gguf_type"]) == ("/var/lib/specgen/models/m.gguf", "IQ2_M")
-    assert engine["args"][:2] == ["-m", "/var/lib/specgen/models/m.gguf"]
+    assert (engine["model_file"], engine["gguf_type"]) == ("m.gguf", "IQ2_M")  # in specgen_nvme.model_cache_dir
+    assert "-m" not in engine["args"]  # the runner joins model_cache_dir and model_file

@@ -182,8 +182,9 @@ def omitted_vars_comment(node: NodeSpec) -> str:
     if node.cpu_cores:
         return ""
     return (
-        "# specgen_cpu.cores omitted: the plan does not know this host's CPU cores (no CPU given: the workload's\n"
-        "# hardware.fixed.cpu, or its custom server's cpu / cpu_cores), so a role must read them off the host.\n"
+        "# specgen_cpu.cores omitted: the plan does not know this host's CPU cores\n"
+        "# (no CPU given: the workload's hardware.fixed.cpu, or its custom server's\n"
+        "# cpu / cpu_cores), so a role must read them off the host.\n"
     )
 
 

@@ -3,8 +3,9 @@
 fix149: the entry carried vLLM's flags (``vllm_args``: ``--gpu-memory-utilization``, ``--cpu-offload-gb`` ...) beside
 llama.cpp's options, for an engine the pool does not run, and no line, file or threads for the one it does. The vars
 are the serving engine's alone: its options (``llama_cpp``), the GGUF file it loads (``model_file``, ``gguf_type``),
-and its command line (``args``: ``-m``, the placement's ``-ngl`` / ``-ot`` / ``-ts`` / ``-c`` / ``-np`` / ``-ub`` and
-``--threads`` where the plan knows the CPU).
+and its options' command line (``args``: the placement's ``-ngl`` / ``-ot`` / ``-ts`` / ``-c`` / ``-np`` / ``-ub`` and
+``--threads`` where the plan knows the CPU; the runner adds ``-m`` with ``specgen_nvme.model_cache_dir`` and
+``model_file``: a path in the list passed yamllint's 80 columns for a long repository name).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 from generator.calculator.offload_report import llama_cpp_args
 from generator.planner.plan import DeploymentPlan
-from generator.render.hosts import MODEL_CACHE_DIR
 from generator.sizing.precision import WEIGHT_FORMATS
 
 #: The GGUF tensor type of a float precision llama.cpp loads as stored (``convert_hf_to_gguf.py --outtype``);
@@ -32,18 +32,18 @@ def gguf_type(precision: str) -> str | None:
 
 
 def model_file(d: DeploymentPlan) -> str | None:
-    """The GGUF file the runner loads, under the hosts' model cache; None where llama.cpp cannot load the precision.
+    """The name of the GGUF file the runner loads from the hosts' model cache; None where llama.cpp cannot load it.
 
     The workload's own file by its name, else the model's converted to the placement's type (``<repository
     name>-<TYPE>.gguf``, as published GGUF repositories name theirs); for a checkpoint llama.cpp cannot load, the
-    plan's note says which file to convert to.
+    plan's note says which file to convert to. The folder is ``specgen_nvme.model_cache_dir``.
     """
     if d.model_source.startswith(LOCAL_GGUF):
-        return posixpath.join(MODEL_CACHE_DIR, posixpath.basename(d.model_source.removeprefix(LOCAL_GGUF)))
+        return posixpath.basename(d.model_source.removeprefix(LOCAL_GGUF))
     kind = gguf_type(d.precision)
     if kind is None:
         return None
-    return posixpath.join(MODEL_CACHE_DIR, f"{d.model_id.rsplit('/', 1)[-1]}-{kind}.gguf")
+    return f"{d.model_id.rsplit('/', 1)[-1]}-{kind}.gguf"
 
 
 def llama_cpp_engine_vars(d: DeploymentPlan) -> dict[str, Any]:
@@ -68,10 +68,9 @@ def llama_cpp_engine_vars(d: DeploymentPlan) -> dict[str, Any]:
     if (threads := d.details.get("llama_cpp_threads")) and options.get("numa") != "distribute":
         out["threads"] = threads
         args += ["--threads", str(threads)]
-    if (path := model_file(d)) is not None:
-        out["model_file"] = path
+    if (name := model_file(d)) is not None:
+        out["model_file"] = name
         out["gguf_type"] = gguf_type(d.precision) or "as stored"
-        args = ["-m", path, *args]
     out["args"] = args
     if note := settings.get(f"{engine}_note"):  # the GGUF a checkpoint llama.cpp cannot load must be converted to
         out["llama_cpp_note"] = note
