@@ -143,6 +143,10 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     if spec.cpu and given is None:
         return None  # an unknown CPU id: _memory_cpu refuses it
     cpu = given or _memory_cpu(spec)  # none named: the machine assumed (newuser29 item 9: 64,000 GiB on a desktop)
+    if given is None and socket_channels(spec, cpu) > cpu.memory_channels:
+        # more channels a socket than the assumed desktop has are a server board's, which takes registered DIMMs
+        # (newuser88 item 1: 2 TB over 8 channels was capped at a desktop's 64 GiB UDIMMs)
+        cpu = catalog.cpus()[ASSUMED_CPU["server"]]
     if cpu.ddr_generation != "ddr5":
         return None
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
