@@ -5,16 +5,23 @@ assumed desktop's: "--ram-gib 2048 is more than the machine assumed without a CP
 desktop LGA1700) holds: 1 socket(s) x 8 channels x 2 DIMMs a channel x 64 GiB, the largest UDIMM it takes". A desktop
 socket has 2 channels and takes unbuffered DIMMs; 8 or 12 channels a socket are a server board's, whose registered
 DIMMs go to 256 GiB (an EPYC 7773X with 16 x 128 GB, 2 TB, was refused).
+
+Item 2 (a check, no defect): the estimate of a CPU-only machine is the calibration report's prediction for the
+calibration rows of CPU-only llama.cpp / ik_llama.cpp decode, given as those rows ran.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from generator.catalog.dimms import RDIMM_SIZES_GIB, UDIMM_SIZES_GIB
+from tests.conftest import REPO, calibration_report
 from tests.helpers import run_estimate
+
+CALIBRATION = REPO / "tests" / "data" / "calibration.json"
 
 MODEL = ("Qwen/Qwen3-30B-A3B", "--precision", "q4_k_m")
 
@@ -55,3 +62,46 @@ def test_a_server_channel_count_with_a_gpu_is_judged_alike() -> None:
     args = ("--gpu", "rtx-4090-24gb", "--ram-gib", "2048", "--memory-channels", "8", "--ddr-mt-per-s", "3200")
     code, text = run_estimate(*MODEL, *args)
     assert code == 0, text
+
+
+# --- item 2: the CPU-only estimate is the calibrated model of the CPU-only llama.cpp rows ---------------------------
+
+
+def _cpu_only_rows() -> list[dict[str, Any]]:
+    """The CPU-only decode rows a user can give the estimate as they ran: not a llama.cpp build before its MLA, flash
+    attention not turned off, the model file held in RAM (no NVMe paging, which is not planned without a GPU)."""
+    rows = json.loads(CALIBRATION.read_text())["offload_decode"]
+    return [
+        row
+        for row in rows
+        if row["placement"] == "cpu-only"
+        and not row.get("pre_mla_build")
+        and row.get("flash_attention") is not False
+        and "ram_gib" not in row
+    ]
+
+
+def _row_id(row: dict[str, Any]) -> str:
+    return f"{row['engine']}-{row['model'].split('/')[1]}-{row['precision']}-ch{row['memory_channels']}-d{row['context_tokens']}"
+
+
+@pytest.mark.parametrize("row", _cpu_only_rows(), ids=_row_id)
+def test_the_cpu_only_estimate_is_the_calibrated_decode_of_the_same_machine(row: dict[str, Any]) -> None:
+    """``estimate --ram-gib`` without ``--gpu`` (the row's channels, DDR rate, sockets, engine, cache type; no CPU,
+    as the rows' CPUs are not in the catalog) times the decode the calibration report predicts for the row on a CPU
+    whose cores keep up (its ``threads`` left out, VNNI assumed, as the estimate says it assumes): the figure a user
+    sees is the calibrated model's. The row's own cores and ISA can only slow it (the report's prediction with them)."""
+    report = calibration_report()
+    context = row["context_tokens"]
+    args = [row["model"], "--precision", row["precision"], "--ram-gib", str(128 * row["memory_channels"])]
+    args += ["--memory-channels", str(row["memory_channels"]), "--ddr-mt-per-s", str(row["ddr_mt_per_s"])]
+    args += ["--cpu-sockets", str(row["sockets"]), "--context", str(max(4096, context + 16))]
+    args += ["--input-tokens", str(max(1, context)), "--output-tokens", "1", "--offload-engine", row["engine"]]
+    args += ["--kv-precision", "int8"] if row.get("kv_cache_type") == "q8_0" else []
+    code, text = run_estimate(*args, "--json")
+    assert code == 0, text
+    cpu_only = json.loads(text)["cpu_only"]
+    assert cpu_only["decode_context_tokens"] == max(1, context)
+    unbound = report.predict_offload_decode({**row, "threads": None, "int8_vnni": True})
+    assert cpu_only["decode_tokens_per_s"] == pytest.approx(unbound, rel=0.005)
+    assert report.predict_offload_decode(row) <= unbound * 1.005
