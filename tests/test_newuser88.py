@@ -6,6 +6,9 @@ desktop LGA1700) holds: 1 socket(s) x 8 channels x 2 DIMMs a channel x 64 GiB, t
 socket has 2 channels and takes unbuffered DIMMs; 8 or 12 channels a socket are a server board's, whose registered
 DIMMs go to 256 GiB (an EPYC 7773X with 16 x 128 GB, 2 TB, was refused).
 
+Item 3: ``diff`` refused a spec.json nested too deeply without its line and column, which every other refusal of
+a spec.json gives (hostile84): now at the bracket that opens the deepest nesting, its depth said.
+
 Item 2 (a check, no defect): the estimate of a CPU-only machine is the calibration report's prediction for the
 calibration rows of CPU-only llama.cpp / ik_llama.cpp decode, given as those rows ran.
 """
@@ -13,13 +16,14 @@ calibration rows of CPU-only llama.cpp / ik_llama.cpp decode, given as those row
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator.catalog.dimms import RDIMM_SIZES_GIB, UDIMM_SIZES_GIB
 from tests.conftest import REPO, calibration_report
-from tests.helpers import run_estimate
+from tests.helpers import call_cli, run_estimate
 
 CALIBRATION = REPO / "tests" / "data" / "calibration.json"
 
@@ -105,3 +109,36 @@ def test_the_cpu_only_estimate_is_the_calibrated_decode_of_the_same_machine(row:
     unbound = report.predict_offload_decode({**row, "threads": None, "int8_vnni": True})
     assert cpu_only["decode_tokens_per_s"] == pytest.approx(unbound, rel=0.005)
     assert report.predict_offload_decode(row) <= unbound * 1.005
+
+
+# --- item 3: diff's refusal of a spec.json nested too deeply names its line and column ----------------------------
+
+_PLAN = '{\n  "note": "[[[{{ a text, not nesting",\n  "plan": {\n    "pools": %s\n  }\n}\n'
+
+
+#: (the text, the line and column of the deepest bracket, the depth said). Every other refusal of a spec.json reads
+#: file:line:col (hostile84); this one read "new.json: cannot read spec.json: it is nested too deeply".
+DEEP_CASES = [
+    pytest.param("[" * 100_000 + "]" * 100_000, 1, 100_000, 100_000, id="top-level"),
+    pytest.param("\ufeff" + "[" * 5_000 + "]" * 5_000, 1, 5_001, 5_000, id="bom"),  # the BOM counted on line 1
+    pytest.param(_PLAN % ("[" * 50_000 + "]" * 50_000), 4, 14 + 49_999, 50_002, id="in-plan"),
+    pytest.param(_PLAN % ("[" * 3_000 + '"]]]"' + "]" * 3_000), 4, 14 + 2_999, 3_002, id="brackets-in-text"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "depth"), DEEP_CASES)
+def test_a_spec_json_nested_too_deeply_is_refused_at_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int, column: int, depth: int
+) -> None:
+    (tmp_path / "old.json").write_text((REPO / "tests" / "golden" / "chat-70b" / "spec.json").read_text())
+    (tmp_path / "new.json").write_text(text, encoding="utf-8")
+    code = call_cli(tmp_path, ("diff", "old.json", "new.json"))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == (
+        f"specgen: error: new.json:{line}:{column}: cannot read spec.json: it is nested too deeply "
+        f"({depth:,} lists or objects inside each other here; specgen writes a few)\n"
+    )
+    # the oracle: the character at that line and column opens a bracket
+    body = text.lstrip("\ufeff").split("\n")[line - 1]
+    assert body[column - 1 - (1 if text.startswith("\ufeff") and line == 1 else 0)] in "[{"
