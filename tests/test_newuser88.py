@@ -142,3 +142,24 @@ def test_a_spec_json_nested_too_deeply_is_refused_at_its_place(
     # the oracle: the character at that line and column opens a bracket
     body = text.lstrip("\ufeff").split("\n")[line - 1]
     assert body[column - 1 - (1 if text.startswith("\ufeff") and line == 1 else 0)] in "[{"
+
+
+# --- item 4: the estimate's step with activation offload no longer says its copies are not counted -----------------
+
+
+def test_activation_offloads_copies_are_said_timed_not_left_out() -> None:
+    """acc127 timed activation offload's copies in the step ("activation offload 0.000 s exposed of 0.085 s (2.1 GB
+    per GPU to host RAM and back ...)"), but the lines under it still read "not counted: the offloaded activations'
+    PCIe copies to host RAM and back": the speed line and the caveat contradicted each other."""
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--zero", "3", "--gpu", "h100-sxm5-80gb")
+    args += ("--gpus", "8", "--seq-len", "8192", "--micro-batch", "1", "--activation-offload")
+    code, text = run_estimate(*args)
+    assert code == 0, text
+    speed = text[text.index("  speed ") :]
+    assert "activation offload 0.000 s exposed of 0.085 s" in speed  # the copies are in the step
+    assert "PCIe copies" not in text
+    code, text = run_estimate(*args, "--json")
+    data = json.loads(text)
+    speed_json = data["training_speed"]
+    assert not any("activations" in said for said in speed_json["not_counted"])
+    assert speed_json["step_time"]["activation_offload_copies_s"] == pytest.approx(0.0852)
