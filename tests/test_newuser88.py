@@ -151,7 +151,7 @@ def test_activation_offloads_copies_are_said_timed_not_left_out() -> None:
     """acc127 timed activation offload's copies in the step ("activation offload 0.000 s exposed of 0.085 s (2.1 GB
     per GPU to host RAM and back ...)"), but the lines under it still read "not counted: the offloaded activations'
     PCIe copies to host RAM and back": the speed line and the caveat contradicted each other."""
-    args = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--zero", "3", "--gpu", "h100-sxm5-80gb")
+    args: tuple[str, ...] = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--zero", "3", "--gpu", "h100-sxm5-80gb")
     args += ("--gpus", "8", "--seq-len", "8192", "--micro-batch", "1", "--activation-offload")
     code, text = run_estimate(*args)
     assert code == 0, text
@@ -163,3 +163,68 @@ def test_activation_offloads_copies_are_said_timed_not_left_out() -> None:
     speed_json = data["training_speed"]
     assert not any("activations" in said for said in speed_json["not_counted"])
     assert speed_json["step_time"]["activation_offload_copies_s"] == pytest.approx(0.0852)
+
+
+# --- item 5: estimate --detect times llama.cpp on the cores it measured, where the CPU is not a catalog one ---------
+
+
+def _cpuinfo(model: str, sockets: int, cores: int) -> str:
+    """/proc/cpuinfo of ``sockets`` x ``cores`` physical cores, two threads each."""
+    blocks, n = [], 0
+    for socket in range(sockets):
+        for core in range(cores):
+            for _ in range(2):
+                blocks.append(f"processor\t: {n}\nmodel name\t: {model}\nphysical id\t: {socket}\ncore id\t\t: {core}\n")
+                n += 1
+    return "\n".join(blocks)
+
+
+#: (CPU model in /proc/cpuinfo, sockets, cores a socket, cores llama.cpp's threads are timed on; 0: the catalog CPU's)
+#: Before: every CPU the catalog lacks was timed as the assumed desktop's 8 P-cores: a 2-core VM "decoded" Qwen3-8B
+#: q4_k_m at 12.18 tokens/s (DDR-bound), where its 2 cores multiply the weights at 4.66.
+DETECTED_CORES = [
+    ("AMD EPYC", 1, 2, 2),
+    ("AMD EPYC", 1, 4, 4),
+    ("Intel(R) Xeon(R) Gold 6138 CPU @ 2.00GHz", 2, 20, 20),  # one socket's, as the decode is bound to one node
+    ("AMD EPYC", 1, 64, 64),
+]
+
+
+@pytest.mark.parametrize(("model", "sockets", "cores", "timed"), DETECTED_CORES)
+def test_estimate_detect_times_the_cores_it_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, sockets: int, cores: int, timed: int
+) -> None:
+    from generator.calculator import detect
+
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text(_cpuinfo(model, sockets, cores))
+    monkeypatch.setattr(detect, "this_machine", lambda: detect.Sources(str(tmp_path), detect.recorded({})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    code, text = run_estimate("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--detect", "--json")
+    assert code == 0, text
+    data = json.loads(text)
+    decode = data["cpu_only"]["decode_tokens_per_s"]
+    # the oracle: the calibration report's decode of the same machine run on that many threads (its rows' form)
+    row = {
+        "model": "Qwen/Qwen3-8B", "precision": "q4_k_m", "memory_channels": 2 * sockets, "ddr_mt_per_s": 5600,
+        "sockets": sockets, "threads": timed * sockets, "context_tokens": data["cpu_only"]["decode_context_tokens"] - 1,
+        "engine": "llama.cpp", "placement": "cpu-only", "gpu": None, "gpus": 0,
+    }  # fmt: skip
+    assert decode == pytest.approx(calibration_report().predict_offload_decode(row), rel=0.002)
+    machine = json.dumps(data)
+    assert f"{timed} cores for llama.cpp's threads (measured" in machine
+    assert "8 P-cores" not in machine
+
+
+def test_estimate_detect_keeps_a_catalog_cpus_own_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU the catalog knows (its model name matched) keeps its record's cores and ISA: nothing measured replaces it."""
+    from generator.calculator import detect
+
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text(_cpuinfo("AMD Ryzen 9 7950X 16-Core Processor", 1, 16))
+    monkeypatch.setattr(detect, "this_machine", lambda: detect.Sources(str(tmp_path), detect.recorded({})))
+    monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
+    code, text = run_estimate("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--detect")
+    assert code == 0, text
+    assert "(measured: /proc/cpuinfo, one socket's)" not in text
+    assert "16 cores for llama.cpp's threads" in text

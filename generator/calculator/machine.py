@@ -94,9 +94,14 @@ def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:
         assumed = f"{cpu.memory_channels} channels a socket"
     else:
         assumed = f"{rate}, {cpu.memory_channels} channels a socket"
+    cores = (
+        f"this machine's {spec.cpu_cores} cores (measured) for llama.cpp's threads"
+        if spec.cpu_cores
+        else f"its {cpu.llama_cpp_cores} cores for llama.cpp's threads"
+    )
     return (
-        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
-        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads, {assumed_core_rate(cpu, consts)}; give the CPU (a catalog id, see "
+        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and "
+        f"{cores}, {assumed_core_rate(cpu, consts)}; give the CPU (a catalog id, see "
         "'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of "
         "this machine"
     )
@@ -353,6 +358,9 @@ class FixedSpec(NamedTuple):
     #: The llama.cpp-family server the machine runs (``generator.sizing.offload.PLANNED_OFFLOAD_ENGINES``): the offload
     #: figures are timed for it and its own command line is planned (the schema and ``--offload-engine`` hold the choices).
     offload_engine: str = "llama.cpp"
+    #: Cores of one socket llama.cpp's threads run on, where the CPU is not a catalog one (``estimate --detect``'s
+    #: count from /proc/cpuinfo); None: the catalog CPU's, or the assumed one's. A catalog ``cpu`` given wins.
+    cpu_cores: int | None = None
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
@@ -475,7 +483,11 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         cpu_int8_vnni=cpu.int8_vnni is True,
         gpu_tensor_formats=gpu.tensor_formats,
     )
-    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
+    return (
+        machine,
+        gpu,
+        f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores)}; {link_name}: {link:.1f} GB/s per direction",
+    )
 
 
 def _host_memory(spec: FixedSpec) -> tuple[CpuSpec, float, str, int]:
@@ -496,6 +508,8 @@ def _host_memory(spec: FixedSpec) -> tuple[CpuSpec, float, str, int]:
     if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
         ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
+    if spec.cpu_cores and not spec.cpu:  # newuser88: the cores measured, not the assumed CPU's (or none)
+        cores = spec.cpu_cores
     return cpu, ddr, ddr_basis, cores
 
 
@@ -521,13 +535,23 @@ def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
         cpu_cores=cores,
         cpu_int8_vnni=cpu.int8_vnni is True,
     )
-    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; no GPU"
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores)}; no GPU"
 
 
-def cores_basis(cpu: CpuSpec, cores: int) -> str:
-    """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known."""
+def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: int) -> str:
+    """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
+    return cores_basis(cpu, cores, measured=bool(spec.cpu_cores and not spec.cpu))
+
+
+def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
+    """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known.
+
+    ``measured``: the cores are this machine's count (``--detect``), not a catalog CPU's.
+    """
     if not cores:
         return "CPU not given: its cores assumed to keep up with the memory"
+    if measured:
+        return f"{cores} cores for llama.cpp's threads (measured: /proc/cpuinfo, one socket's), each at an assumed core's rate"
     kind = "P-cores" if cpu.performance_cores else "cores"
     # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
     isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
