@@ -212,7 +212,8 @@ def test_estimate_detect_times_the_cores_it_measured(
     }  # fmt: skip
     assert decode == pytest.approx(calibration_report().predict_offload_decode(row), rel=0.002)
     machine = json.dumps(data)
-    assert f"{timed} cores for llama.cpp's threads (measured" in machine
+    assert f"{timed} cores for llama.cpp's threads (one socket's, as given)" in machine
+    assert f"--detect took --cpu-cores {timed}: the cores of one socket /proc/cpuinfo counts" in machine
     assert "8 P-cores" not in machine
 
 
@@ -226,5 +227,49 @@ def test_estimate_detect_keeps_a_catalog_cpus_own_cores(tmp_path: Path, monkeypa
     monkeypatch.setattr(detect, "parse_meminfo", lambda text: {"MemTotal": 64 * 2**30, "MemAvailable": 60 * 2**30})
     code, text = run_estimate("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--detect")
     assert code == 0, text
-    assert "(measured: /proc/cpuinfo, one socket's)" not in text
+    assert "(one socket's, as given)" not in text and "--cpu-cores" not in text
     assert "16 cores for llama.cpp's threads" in text
+
+
+#: (options beside the 2-channel DDR5-5600 machine, tokens/s the calibration report's decode gives on those threads)
+CPU_CORES_CASES = [
+    pytest.param(("--cpu-cores", "2"), 2, id="2-cores"),
+    pytest.param(("--cpu-cores", "6"), 6, id="6-cores"),
+    pytest.param((), None, id="memory-alone"),  # channels and rate given, no CPU: no core counted, as before
+]
+
+
+@pytest.mark.parametrize(("extra", "threads"), CPU_CORES_CASES)
+def test_cpu_cores_gives_an_uncatalogued_cpus_cores(extra: tuple[str, ...], threads: int | None) -> None:
+    """``--cpu-cores``: the cores of a CPU the catalog lacks (every calibration row's server CPU), which the decode was
+    timed without (its memory alone) or at the assumed desktop's 8."""
+    args = ("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--ram-gib", "64", "--memory-channels", "2", "--ddr-mt-per-s", "5600")
+    code, text = run_estimate(*args, "--input-tokens", "1", "--output-tokens", "1", *extra, "--json")
+    assert code == 0, text
+    row = {
+        "model": "Qwen/Qwen3-8B", "precision": "q4_k_m", "memory_channels": 2, "ddr_mt_per_s": 5600, "sockets": 1,
+        "threads": threads, "context_tokens": 0, "engine": "llama.cpp", "placement": "cpu-only", "gpu": None, "gpus": 0,
+    }  # fmt: skip
+    decode = json.loads(text)["cpu_only"]["decode_tokens_per_s"]
+    assert decode == pytest.approx(calibration_report().predict_offload_decode(row), rel=0.002)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--cpu", "ryzen-9-7950x", "--cpu-cores", "8"), "--cpu-cores is for a CPU the catalog lacks: --cpu ryzen-9-7950x"),
+        (("--cpu-cores", "513"), "--cpu-cores must be a whole number from 1 to 512, got 513"),
+    ],
+)
+def test_cpu_cores_refusals(extra: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_estimate("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--ram-gib", "64", *extra)
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cpu_cores_needs_a_machine(capsys: pytest.CaptureFixture[str]) -> None:
+    """A machine option: without --ram-gib it is a usage error, as --cpu-sockets is."""
+    with pytest.raises(SystemExit) as raised:  # parser.error, as every machine option without --ram-gib
+        run_estimate("Qwen/Qwen3-8B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--cpu-cores", "8")
+    assert raised.value.code == 2
+    assert "--cpu-cores describes an existing machine: add --ram-gib" in capsys.readouterr().err

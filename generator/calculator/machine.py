@@ -95,7 +95,7 @@ def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:
     else:
         assumed = f"{rate}, {cpu.memory_channels} channels a socket"
     cores = (
-        f"this machine's {spec.cpu_cores} cores (measured) for llama.cpp's threads"
+        f"the {spec.cpu_cores} cores given for llama.cpp's threads"
         if spec.cpu_cores
         else f"its {cpu.llama_cpp_cores} cores for llama.cpp's threads"
     )
@@ -358,8 +358,8 @@ class FixedSpec(NamedTuple):
     #: The llama.cpp-family server the machine runs (``generator.sizing.offload.PLANNED_OFFLOAD_ENGINES``): the offload
     #: figures are timed for it and its own command line is planned (the schema and ``--offload-engine`` hold the choices).
     offload_engine: str = "llama.cpp"
-    #: Cores of one socket llama.cpp's threads run on, where the CPU is not a catalog one (``estimate --detect``'s
-    #: count from /proc/cpuinfo); None: the catalog CPU's, or the assumed one's. A catalog ``cpu`` given wins.
+    #: Cores of one socket llama.cpp's threads run on, where the CPU is not a catalog one (``--cpu-cores``, which
+    #: ``estimate --detect`` fills from /proc/cpuinfo); None: the catalog CPU's, or the assumed one's.
     cpu_cores: int | None = None
 
 
@@ -546,12 +546,12 @@ def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: int) -> str:
 def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
     """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known.
 
-    ``measured``: the cores are this machine's count (``--detect``), not a catalog CPU's.
+    ``measured``: the cores are the machine's as given (``--cpu-cores``, or ``--detect``'s count), not a catalog CPU's.
     """
     if not cores:
         return "CPU not given: its cores assumed to keep up with the memory"
     if measured:
-        return f"{cores} cores for llama.cpp's threads (measured: /proc/cpuinfo, one socket's), each at an assumed core's rate"
+        return f"{cores} cores for llama.cpp's threads (one socket's, as given), each at an assumed core's rate"
     kind = "P-cores" if cpu.performance_cores else "cores"
     # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
     isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
