@@ -123,8 +123,15 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
             + ("JSON has no NaN or Infinity; specgen writes none)" if token[-1].isalpha() else "past the float range)"),
             Location(path, line, column),
         ) from None
-    except RecursionError:
-        raise UnreadableError(f"{path}: cannot read spec.json: it is nested too deeply") from None
+    except RecursionError:  # newuser88: placed where the nesting goes deepest, as every other refusal is
+        at, depth = _deepest_at(body)
+        line = body.count("\n", 0, at) + 1
+        column = at - body.rfind("\n", 0, at) + (bom if line == 1 else 0)
+        raise UnreadableError(
+            f"cannot read spec.json: it is nested too deeply ({depth:,} lists or objects inside each other here; "
+            "specgen writes a few)",
+            Location(path, line, column),
+        ) from None
     if _SURROGATE_ESCAPE.search(body) and (field := _unpaired_surrogate(data)) is not None:
         line, column = locate(body, field)
         raise UnreadableError(
@@ -139,6 +146,24 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
     except InputError as exc:
         raise _located(exc, path, body, bom) from None
     return dict(data["plan"])
+
+
+#: A JSON text or one bracket: what :func:`_deepest_at` steps over (a bracket inside a text is no nesting).
+_TEXT_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deepest_at(body: str) -> tuple[int, int]:
+    """The offset of the first bracket that opens the deepest nesting of ``body`` (a JSON text), and that depth."""
+    depth, deepest, at = 0, 0, 0
+    for match in _TEXT_OR_BRACKET.finditer(body):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif token in "]}":
+            depth -= 1
+    return at, deepest
 
 
 #: A JSON escape of a surrogate: where the text has none, no string it holds has one.

@@ -102,7 +102,8 @@ EPILOG = (
     "--ram-gib in (0, 65,536]; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
-    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib. "
+    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --cpu-cores 1 to 512; "
+    "--gpus at most 16 with --ram-gib. "
     "A value out of its range is a usage error, exit 2."
 )
 
@@ -118,7 +119,7 @@ LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 LORA_DEFAULTS: dict[str, Any] = {"lora_rank": 16, "lora_dropout": 0.0, "lora_targets": "all-linear"}
 MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
-    "ddr_mt_per_s", "cpu_sockets", "allow_precision", "min_context", "offload_engine",
+    "ddr_mt_per_s", "cpu_sockets", "cpu_cores", "allow_precision", "min_context", "offload_engine",
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
@@ -459,6 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--memory-channels", type=_whole, help="populated DDR channels of the machine (all sockets)")
     o.add_argument("--ddr-mt-per-s", type=_whole, help="DDR transfer rate, MT/s")
     o.add_argument("--cpu-sockets", type=_whole, default=1, help="CPU sockets; offload counts one socket's memory (default 1)")
+    o.add_argument(
+        "--cpu-cores",
+        type=_whole,
+        help="cores of one socket llama.cpp's threads run on, for a CPU not in the catalog (default: the assumed CPU's, "
+        "or none counted where --memory-channels and --ddr-mt-per-s are given; --detect counts /proc/cpuinfo's)",
+    )
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
     o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
     o.add_argument(
@@ -976,7 +983,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
         reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
         nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
         memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s, cpu_sockets=args.cpu_sockets,
-        offload_engine=args.offload_engine or "llama.cpp",
+        offload_engine=args.offload_engine or "llama.cpp", cpu_cores=args.cpu_cores,
     )  # fmt: skip
 
 
@@ -1183,6 +1190,17 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     if "omitted_gpu_count" in facts and args.gpus is None:
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
+    # newuser88: a CPU the catalog lacks is timed at the cores /proc/cpuinfo counts (one socket's), not the assumed
+    # desktop's 8 (a 2-core VM was said to decode Qwen3-8B q4_k_m at 12.18 tokens/s, its 2 cores allow 4.66)
+    cores, sockets = facts["cores"].value if "cores" in facts else 0, facts["cpu_sockets"].value if "cpu_sockets" in facts else 1
+    uncatalogued = "cpu" not in facts and args.cpu is None and args.cpu_cores is None
+    if isinstance(cores, int) and cores and isinstance(sockets, int) and uncatalogued:
+        args.cpu_cores = max(1, cores // max(1, sockets))
+        model = one_line(str(facts["cpu_model"].value))[:80] if "cpu_model" in facts else "unknown"
+        notes.append(
+            f"--detect took --cpu-cores {args.cpu_cores}: the cores of one socket /proc/cpuinfo counts, as the CPU "
+            f"({model}) is not in the catalog; give --cpu if it is one the catalog has under another name"
+        )
     args.detect_notes = notes
     # hostile79 item 11: what --detect could not find is said in one line, as estimate's other value errors are (exit
     # 2), not after the 43 lines of usage that parser.error prints

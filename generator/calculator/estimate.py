@@ -87,6 +87,8 @@ PCIE_LANES = (1, 4, 8, 16)
 PCIE_GENERATIONS = (3, 6)
 MEMORY_CHANNELS = (1, 96)
 CPU_SOCKETS = (1, 8)
+#: Cores of one socket ``--cpu-cores`` takes (the largest x86 sockets sold hold 192 cores; 512 leaves room).
+CPU_CORES = (1, 512)
 DDR_MT_PER_S = (1000, 12000)
 
 
@@ -337,9 +339,12 @@ def _check_fixed(spec: FixedSpec) -> None:
         ("--memory-channels", spec.memory_channels, MEMORY_CHANNELS),
         ("--ddr-mt-per-s", spec.ddr_mt_per_s, DDR_MT_PER_S),
         ("--cpu-sockets", spec.cpu_sockets, CPU_SOCKETS),
+        ("--cpu-cores", spec.cpu_cores, CPU_CORES),
     ):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
             raise UsageError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
+    if spec.cpu and spec.cpu_cores:  # newuser88: a catalog CPU's cores are its record's
+        raise UsageError(f"--cpu-cores is for a CPU the catalog lacks: --cpu {spec.cpu} counts its own cores")
     if not channels_problem(spec) and (slots := ram_beyond_slots(spec, "--ram-gib")):
         raise InputError(slots)
     if module := module_on_a_desktop(spec):

@@ -94,9 +94,14 @@ def ddr_assumption(spec: FixedSpec, consts: Constants) -> str | None:
         assumed = f"{cpu.memory_channels} channels a socket"
     else:
         assumed = f"{rate}, {cpu.memory_channels} channels a socket"
+    cores = (
+        f"the {spec.cpu_cores} cores given for llama.cpp's threads"
+        if spec.cpu_cores
+        else f"its {cpu.llama_cpp_cores} cores for llama.cpp's threads"
+    )
     return (
-        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
-        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads, {assumed_core_rate(cpu, consts)}; give the CPU (a catalog id, see "
+        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and "
+        f"{cores}, {assumed_core_rate(cpu, consts)}; give the CPU (a catalog id, see "
         "'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of "
         "this machine"
     )
@@ -143,6 +148,10 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     if spec.cpu and given is None:
         return None  # an unknown CPU id: _memory_cpu refuses it
     cpu = given or _memory_cpu(spec)  # none named: the machine assumed (newuser29 item 9: 64,000 GiB on a desktop)
+    if given is None and socket_channels(spec, cpu) > cpu.memory_channels:
+        # more channels a socket than the assumed desktop has are a server board's, which takes registered DIMMs
+        # (newuser88 item 1: 2 TB over 8 channels was capped at a desktop's 64 GiB UDIMMs)
+        cpu = catalog.cpus()[ASSUMED_CPU["server"]]
     if cpu.ddr_generation != "ddr5":
         return None
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
@@ -349,6 +358,9 @@ class FixedSpec(NamedTuple):
     #: The llama.cpp-family server the machine runs (``generator.sizing.offload.PLANNED_OFFLOAD_ENGINES``): the offload
     #: figures are timed for it and its own command line is planned (the schema and ``--offload-engine`` hold the choices).
     offload_engine: str = "llama.cpp"
+    #: Cores of one socket llama.cpp's threads run on, where the CPU is not a catalog one (``--cpu-cores``, which
+    #: ``estimate --detect`` fills from /proc/cpuinfo); None: the catalog CPU's, or the assumed one's.
+    cpu_cores: int | None = None
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
@@ -489,6 +501,8 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
         ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
+    if spec.cpu_cores and not spec.cpu:  # newuser88: the cores measured, not the assumed CPU's (or none)
+        cores = spec.cpu_cores
     machine = Machine(
         gpus=0,
         gpu_memory_bytes=0,
@@ -508,13 +522,23 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
         # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
         cpu_int8_vnni=cpu.int8_vnni is True,
     )
-    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}"
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores)}"
 
 
-def cores_basis(cpu: CpuSpec, cores: int) -> str:
-    """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known."""
+def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: int) -> str:
+    """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
+    return cores_basis(cpu, cores, measured=bool(spec.cpu_cores and not spec.cpu))
+
+
+def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
+    """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known.
+
+    ``measured``: the cores are the machine's as given (``--cpu-cores``, or ``--detect``'s count), not a catalog CPU's.
+    """
     if not cores:
         return "CPU not given: its cores assumed to keep up with the memory"
+    if measured:
+        return f"{cores} cores for llama.cpp's threads (one socket's, as given), each at an assumed core's rate"
     kind = "P-cores" if cpu.performance_cores else "cores"
     # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
     isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""

@@ -215,8 +215,6 @@ def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: Gp
     out = []
     if model.architecture.is_moe and setup.framework and framework_profile(setup.framework).expert_loop:
         out.append(EXPERT_LOOP_NOT_COUNTED)
-    if setup.techniques()[1]:
-        out.append("the offloaded activations' PCIe copies to host RAM and back")
     if world > 1 and not largest_server_gpus(gpu):
         out.append(
             f"traffic between servers: the {world:,} GPUs are timed as if in one server (no catalog server holds "
