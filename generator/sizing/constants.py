@@ -35,6 +35,7 @@ class Constants(NamedTuple):
     safety_margin_fraction: float = 0.05
     moe_gathered_workspace: int = 0
     kv_budget_of_free_memory: int = 0
+    kv_window_layers_full_context: int = 0
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
@@ -228,6 +229,23 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "the planner's engines keep 0, and so does benchmarks/calibration_report.py: with the memory the model holds "
         "for TensorRT-LLM (vLLM's reservation and its MoE workspace), 1 puts its multi-GPU KV-bound rows 15-35% over "
         "(acc130, benchmarks/CALIBRATION.md)",
+    ),
+    "kv_window_layers_full_context": (
+        "1: the KV pool holds every sliding-window layer's keys and values for the whole context, as for a full "
+        "attention layer (the window only masks the attention); 0: a sliding layer holds its window's blocks "
+        "(vLLM's and SGLang's pools, the planner's engines).",
+        "TensorRT-LLM's PyTorch KVCacheManager: 'if kv_cache_config.max_attention_window is None: # Use max_seq_len as "
+        "default max_attention_window / self.max_attention_window_vec = [max_seq_len]', then "
+        "'self.is_vswa = len(set(self.max_attention_window_vec)) > 1' "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/resource_manager.py, the "
+        "2025 versions), and _util.py takes the variable-window pool only when 'max_attention_window is not None and "
+        "len(set(executor_config.kv_cache_config.max_attention_window)) > 1' "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/_util.py); gpt-oss's model "
+        "code applies its window in the attention call only ('self.sliding_window = pretrained_config.sliding_window if "
+        "layer_idx % 2 == 0 else None', "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/models/modeling_gpt_oss.py). "
+        "benchmarks/calibration_report.py sets 1 for its TensorRT-LLM rows, none of which sets max_attention_window "
+        "(acc131, benchmarks/CALIBRATION.md)",
     ),
     "training_overhead_bytes": (
         "CUDA context, cuBLAS workspaces and allocator fragmentation during training, per GPU.",
@@ -838,6 +856,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
+    "kv_window_layers_full_context": (0, True, 1, True),
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),
