@@ -561,6 +561,14 @@ OVERRIDES: dict[str, float] = {}
 #: Every row states both limits, so that the estimate's defaults for today's vLLM (1,024 sequences on H100-class GPUs)
 #: do not apply to another engine or an older version: ``max_num_seqs`` sizes the vLLM reservation the KV capacity of
 #: every row is computed with (256, the limit of the vLLM versions of the rows that do not name theirs).
+#: TensorRT-LLM's KV pool keeps a sliding-window layer's blocks for the whole context unless
+#: ``kv_cache_config.max_attention_window`` lists the windows, which no TensorRT-LLM row sets (perf overview's
+#: llm_options, trtllm-serve's and the C++ runtime's defaults): the manager takes ``[max_seq_len]`` when it is None and
+#: pools per window only where ``is_vswa = len(set(self.max_attention_window_vec)) > 1``
+#: (https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/resource_manager.py; constants.py
+#: ``kv_window_layers_full_context``). It moves the gpt-oss-120b rows (every other layer windowed at 128) and the one
+#: Mistral-7B-v0.1 row past its 4,096-token window (acc131).
+TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1}
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
     "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
     "tensorrt-llm-serve": {
@@ -568,10 +576,19 @@ ENGINE_SETTINGS: dict[str, dict[str, float]] = {
         "max_num_seqs": 256,
         "prefill_chunk_tokens": 8192,
         "moe_gathered_workspace": 1,
+        **TENSORRT_LLM_KV_POOL,
     },
     # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take;
     # its MoE under attention DP gathers every rank's tokens, their workspace taken before the KV cache (acc108)
-    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192, "moe_gathered_workspace": 1},
+    "tensorrt-llm": {
+        "max_batch_size": 2048,
+        "max_num_seqs": 256,
+        "prefill_chunk_tokens": 8192,
+        "moe_gathered_workspace": 1,
+        **TENSORRT_LLM_KV_POOL,
+    },
+    # the C++ runtime: its own max batch, and the same pool (max_attention_window_size defaults to max_seq_len)
+    "tensorrt-llm-cpp": {"max_batch_size": 2048, "max_num_seqs": 256, **TENSORRT_LLM_KV_POOL},
 }
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}

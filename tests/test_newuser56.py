@@ -100,12 +100,14 @@ def test_a_budget_that_chooses_the_fleet_says_what_the_objective_gives_up(tmp_pa
 def test_a_spot_service_is_told_the_spot_key_that_ranks_a_type_sold_off_demand(tmp_path: Path) -> None:
     """Item 5: a spot service was told to price the plain key, which sets the on-demand rate such a type has none of.
 
-    40 req/s (8 before fix73): since a prompt's attention stops at gpt-oss's windows, 8 req/s fit on one priced
-    2 x RTX PRO 6000 server, which leaves no a3-highgpu-2g layout undominated to rank after it; at 40 an a4-highgpu-8g
-    (B200) one is."""
+    44 req/s (8 before fix73, 40 before acc131): since a prompt's attention stops at gpt-oss's windows, 8 req/s fit on
+    one priced 2 x RTX PRO 6000 server, which leaves no a3-highgpu-2g layout undominated to rank after it; at 44 an
+    a4-highgpu-8g (B200) one is. At 40, with Hopper's MXFP4 experts at dequant_expert_gemm_efficiency_ratio 0.35 (0.3
+    before), a priced layout buys no more GPUs, servers or power than the B200 one, which then joins
+    unpriced-dominated's list instead."""
     text = (
         "version: 1\nname: oss\ndeployments:\n  - name: oss\n    model: openai/gpt-oss-120b\n    capacity_type: spot\n"
-        "    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500, requests_per_second: 40}\n"
+        "    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500, requests_per_second: 44}\n"
         "hardware: {provider: gcp}\nkubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-b}\n"
     )
     (said,) = [f.message for f in _plan(tmp_path, text).findings if f.code == "not-on-demand-ranked"]

@@ -100,17 +100,20 @@ def test_a_spot_type_of_another_gpu_than_the_cheapest_priced_still_ranks_after_i
     that layout stays the plan; the finding no longer calls a type sold through Spot "not on demand".
 
     Before review80 item 14 the cheapest priced layout was 3 x g4-standard-192 (RTX PRO 6000) at its on-demand
-    $39,421/month; the catalog's GCP spot rates price 5 x a2-highgpu-4g (20 x A100 40GB) at $5.17342/h each, $18,883
+    $39,421/month; the catalog's GCP spot rates price 3 x a2-highgpu-8g (24 x A100 40GB) at $10.34684/h each, $22,660
     a month, a spot rate and no on-demand stand-in (g4 has no spot rate in the catalog: its on-demand rate ranks it).
+    acc131: 44 req/s (40 before; then 5 x a2-highgpu-4g at $5.17342/h each, $18,883 a month): at 40, with Hopper's
+    MXFP4 experts at dequant_expert_gemm_efficiency_ratio 0.35, the B200 layout is dominated by a priced one and no
+    longer ranked after it (test_newuser56 moved alike).
     """
     text = (
         "version: 1\nname: oss\ndeployments:\n  - name: oss\n    model: openai/gpt-oss-120b\n    capacity_type: spot\n"
-        "    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500, requests_per_second: 40}\n"
+        "    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500, requests_per_second: 44}\n"
         "hardware: {provider: gcp}\n" + _gke("us-central1", "us-central1-b")
     )
     plan = _plan(tmp_path, text)
-    assert (plan.pools[0].node.platform_id, plan.pools[0].nodes) == ("gcp-a2-highgpu-4g", 5)
-    assert plan.pools[0].price_basis == "catalog gcp-a2-highgpu-4g-spot-us-central1 (hour), its spot rate"
+    assert (plan.pools[0].node.platform_id, plan.pools[0].nodes) == ("gcp-a2-highgpu-8g", 3)
+    assert plan.pools[0].price_basis == "catalog gcp-a2-highgpu-8g-spot-us-central1 (hour), its spot rate"
     assert plan.deployments[0].details["objective_used"] == "cost"
     ranked = _said(plan, "not-on-demand-ranked")
     assert "gcp-a4-highgpu-8g is sold through reservations (calendar-mode future reservations included), Flex-start " in ranked

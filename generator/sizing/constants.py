@@ -35,6 +35,7 @@ class Constants(NamedTuple):
     safety_margin_fraction: float = 0.05
     moe_gathered_workspace: int = 0
     kv_budget_of_free_memory: int = 0
+    kv_window_layers_full_context: int = 0
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
@@ -68,7 +69,7 @@ class Constants(NamedTuple):
     fp8_block_gemm_efficiency_ratio: float = 0.4
     dequant_gemm_efficiency_ratio: float = 0.66
     machete_gemm_efficiency_ratio: float = 1.0
-    dequant_expert_gemm_efficiency_ratio: float = 0.3
+    dequant_expert_gemm_efficiency_ratio: float = 0.35
     decode_overhead_per_sequence_s: float = 2e-5
     expert_popularity_cv: float = 2.17
     host_overlap_fraction: float = 0.45
@@ -228,6 +229,23 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "the planner's engines keep 0, and so does benchmarks/calibration_report.py: with the memory the model holds "
         "for TensorRT-LLM (vLLM's reservation and its MoE workspace), 1 puts its multi-GPU KV-bound rows 15-35% over "
         "(acc130, benchmarks/CALIBRATION.md)",
+    ),
+    "kv_window_layers_full_context": (
+        "1: the KV pool holds every sliding-window layer's keys and values for the whole context, as for a full "
+        "attention layer (the window only masks the attention); 0: a sliding layer holds its window's blocks "
+        "(vLLM's and SGLang's pools, the planner's engines).",
+        "TensorRT-LLM's PyTorch KVCacheManager: 'if kv_cache_config.max_attention_window is None: # Use max_seq_len as "
+        "default max_attention_window / self.max_attention_window_vec = [max_seq_len]', then "
+        "'self.is_vswa = len(set(self.max_attention_window_vec)) > 1' "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/resource_manager.py, the "
+        "2025 versions), and _util.py takes the variable-window pool only when 'max_attention_window is not None and "
+        "len(set(executor_config.kv_cache_config.max_attention_window)) > 1' "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/_util.py); gpt-oss's model "
+        "code applies its window in the attention call only ('self.sliding_window = pretrained_config.sliding_window if "
+        "layer_idx % 2 == 0 else None', "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/models/modeling_gpt_oss.py). "
+        "benchmarks/calibration_report.py sets 1 for its TensorRT-LLM rows, none of which sets max_attention_window "
+        "(acc131, benchmarks/CALIBRATION.md)",
     ),
     "training_overhead_bytes": (
         "CUDA context, cuBLAS workspaces and allocator fragmentation during training, per GPU.",
@@ -467,7 +485,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "inside the main loop (MXFP4 experts on Hopper and MI300X: OpenAI's Triton matmul_ogs, aiter's W4A16), before "
         "each expert's token-count efficiency (gemm_half_efficiency_tokens); Blackwell's FP4 tensor cores multiply MXFP4 "
         "as stored, and vLLM's Marlin MoE kernel on Ampere and Ada runs at dequant_gemm_efficiency_ratio.",
-        "0.3 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit): gpt-oss-120b under "
+        "0.35 fitted across all calibration groups at once (0.3 until acc131, when TensorRT-LLM's rows pooled gpt-oss's "
+        "sliding layers at the whole context, kv_window_layers_full_context: of 0.30-0.40 scanned, 0.35-0.38 leave 13 "
+        "throughput groups out of target and none leaving, 0.35 the lowest mean error; 0.35 x 989 = 346 TFLOP/s on "
+        "H100 / H200, about 0.64 of the dense GEMMs' prefill_compute_efficiency): gpt-oss-120b under "
         "TensorRT-LLM on H200 TP1 and H100 DEP4 in sample, vLLM on H100 and MI300X out of sample; below the dense "
         "figure, as each expert's weight tiles are dequantized for the few rows routed to it. The kernels differ widely "
         "at load: FlashInfer's CUTLASS W4A16 MXFP4 MoE served 43% more than Marlin's at 96 sequences on H20 "
@@ -838,6 +859,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
+    "kv_window_layers_full_context": (0, True, 1, True),
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),

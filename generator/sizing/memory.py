@@ -195,6 +195,13 @@ def _hybrid_pool(arch: Architecture) -> bool:
     return any(layer.window_tokens is not None or layer.state is not None for layer in arch.layers)
 
 
+def full_context_layers(arch: Architecture) -> Architecture:
+    """``arch`` with each sliding-window layer's KV kept for the whole context, as a pool without windows sizes it."""
+    if not any(layer.window_tokens is not None for layer in arch.layers):
+        return arch
+    return arch._replace(layers=tuple(layer._replace(window_tokens=None) for layer in arch.layers))
+
+
 def kv_capacity(
     arch: Architecture,
     kv_bits: int,
@@ -213,7 +220,11 @@ def kv_capacity(
     (``get_max_concurrency_for_kv_cache_config``), not the unfloored bytes over bytes per sequence.
     ``kv_budget_of_free_memory``: the pool is ``gpu_memory_utilization`` of the memory left free beside what is held
     (TensorRT-LLM's ``free_gpu_memory_fraction``), not what is left of that share of the whole GPU (vLLM's).
+    ``kv_window_layers_full_context``: a sliding-window layer holds the whole context in the pool (TensorRT-LLM without
+    ``max_attention_window``); its attention still reads only its window.
     """
+    if consts.kv_window_layers_full_context:
+        arch = full_context_layers(arch)
     held = per_gpu.weights + per_gpu.activations + per_gpu.overhead
     utilization = consts.gpu_memory_utilization
     if consts.kv_budget_of_free_memory:
