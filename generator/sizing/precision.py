@@ -239,14 +239,20 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
 }
 
 #: Other names users write for a format. ``q3_k`` / ``q4_k`` / ``q5_k`` are llama-quantize's own aliases
-#: ("Q4_K : alias for Q4_K_M", QUANT_OPTIONS in https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp).
+#: ("Q4_K : alias for Q4_K_M", QUANT_OPTIONS in https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp);
+#: ``f16`` / ``f32`` are llama.cpp's names of the float files (llama-quantize's F16 / F32, fix152).
 WEIGHT_FORMAT_ALIASES: dict[str, str] = {
     "fp4": "nvfp4",
     "modelopt-fp4": "nvfp4",
     "q3_k": "q3_k_m",
     "q4_k": "q4_k_m",
     "q5_k": "q5_k_m",
+    "f16": "fp16",
+    "f32": "fp32",
 }
+
+#: The aliases that are llama.cpp's names although their format is not a GGUF quantization.
+_LLAMA_CPP_FLOAT_NAMES = frozenset({"f16", "f32"})
 
 #: Formats that share one storage family: a checkpoint's keep-list holds for any of them.
 _STORAGE_FAMILY: dict[str, str] = {"fp8": "fp8", "fp8-channel": "fp8", "fbgemm-fp8": "fp8", "fp8-block": "fp8"}
@@ -289,7 +295,7 @@ def alias_note(name: str) -> str:
     canonical = WEIGHT_FORMAT_ALIASES.get(name.lower())
     if canonical is None:
         return ""
-    whose = "llama-quantize's" if WEIGHT_FORMATS[canonical].gguf else "another"
+    whose = "llama-quantize's" if WEIGHT_FORMATS[canonical].gguf or name.lower() in _LLAMA_CPP_FLOAT_NAMES else "another"
     return f"precision {name} is {whose} name for {canonical}: sized and shown as {canonical}"
 
 
