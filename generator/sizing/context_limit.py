@@ -99,6 +99,16 @@ LONGER_REFUSED = (
     "vLLM and SGLang refuse a longer context; where the model card documents RoPE scaling beyond it (e.g. YaRN), give "
     "the model as a path to a config.json with that rope_scaling"
 )
+#: What llama-server does with a -c past the model's training context (fix152: the llama.cpp estimates said vLLM's
+#: refusal): llama_context warns "n_ctx_seq > n_ctx_train -- possible training context overflow" and the server caps each
+#: slot at n_ctx_train, the GGUF's context_length (tools/server/server-context.cpp, "the slot context (%d) exceeds the
+#: training context of the model (%d) - capping").
+LLAMA_CPP_LONGER_CAPPED = (
+    "llama-server starts with a longer -c but caps each slot at the model's training context (the GGUF's "
+    'context_length, logging "the slot context ... exceeds the training context of the model - capping": '
+    "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-context.cpp), so a request longer than it "
+    "is not served; lower --context to the limit"
+)
 #: What a sequence longer than the served limit means for training: the model must be told to stretch its positions.
 CONTEXT_EXTENSION = (
     "training on longer sequences is context extension: configure RoPE scaling (rope_scaling in the model's config, "
