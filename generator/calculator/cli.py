@@ -941,18 +941,19 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
         ]
     if (cpu := result.get("cpu_only")) is None:
         return []
+    from generator.words import counted
+
     slots = cpu["slots"]
-    each = (
-        f"; {slots} slots together {cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s, {cpu['decode_tokens_per_s']:.2f} each"
-        if slots > 1
-        else ""
-    )
+    # decode_tokens_per_s is a stream's, as the GPU estimate's headline and field are (fix152: the headline said all slots)
+    together = f"; {slots} slots together {cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s" if slots > 1 else ""
+    basis = f" ({cpu['ram_basis']})" if cpu.get("ram_basis") else ""
+    whose = f"each of the {slots} slots" if slots > 1 else "a stream"
     return [
         "",
         f"  placement    RAM {_gib(cpu['ram_used_bytes'])} (weights, KV cache, compute buffer, runtime), no GPU; "
-        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve",
-        f"  speed        {cpu['decode_tokens_per_s'] if slots == 1 else cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s "
-        f"decode ({cpu['bound']}-bound, on the CPU, at {cpu['decode_context_tokens']:,} tokens of context{each}); "
+        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve{basis}",
+        f"  speed        {cpu['decode_tokens_per_s']:.2f} tokens/s decode {whose} "
+        f"({cpu['bound']}-bound, on the CPU, at {counted(cpu['decode_context_tokens'], 'token')} of context{together}); "
         f"cold start {seconds_text(cpu['cold_start_s'])}; timed for {cpu['engine']}",
         f"  not timed    {cpu['not_estimated']}",
         f"  machine      {result['machine']['bandwidths']}",

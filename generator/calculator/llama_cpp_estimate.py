@@ -119,6 +119,20 @@ def on_gpus(
     }
 
 
+def _ram_basis(spec: FixedSpec, spans: bool) -> str:
+    """The RAM the placement's free figure is of: one NUMA node's or every node's on several sockets; "" on one.
+
+    newuser88 item 5: ``--cpu-sockets 4 --ram-gib 64`` said "0.62 GiB RAM free after the reserve" beside "RAM 7.38 GiB"
+    with nothing saying the 0.62 is of one node's 16 GiB (the 8 GiB reserve kept whole on it).
+    """
+    if spec.cpu_sockets < 2:
+        return ""
+    if spans:
+        return f"of all {spec.cpu_sockets} NUMA nodes' {spec.ram_gib:g} GiB, the model spread over them"
+    reserve = f", the {spec.reserved_ram_gib:g} GiB reserve kept on it" if spec.reserved_ram_gib else ""
+    return f"of one NUMA node's {spec.ram_gib / spec.cpu_sockets:.4g} GiB of {spec.ram_gib:g}{reserve}"
+
+
 def host_only(
     arch: Architecture,
     fmt: WeightFormat,
@@ -189,6 +203,7 @@ def host_only(
             "slots": slots,
             "ram_used_bytes": placement.ram_used_bytes,
             "ram_free_after_reserve_bytes": placement.ram_free_bytes,
+            "ram_basis": _ram_basis(spec, spans),
             "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
             "decode_tokens_per_s_all_slots": round(cost.decode_tokens_per_s * slots, 3),
             "decode_context_tokens": min(prompt + output // 2, total_context),
