@@ -947,10 +947,12 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
         if slots > 1
         else ""
     )
+    paged_bytes = cpu.get("nvme_paged_bytes", 0)
+    paged = f"; {_gib(paged_bytes)} of the layers read from the model file on NVMe every token" if paged_bytes else ""
     return [
         "",
         f"  placement    RAM {_gib(cpu['ram_used_bytes'])} (weights, KV cache, compute buffer, runtime), no GPU; "
-        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve",
+        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve{paged}",
         f"  speed        {cpu['decode_tokens_per_s'] if slots == 1 else cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s "
         f"decode ({cpu['bound']}-bound, on the CPU, at {cpu['decode_context_tokens']:,} tokens of context{each}); "
         f"cold start {seconds_text(cpu['cold_start_s'])}; timed for {cpu['engine']}",

@@ -189,6 +189,7 @@ def host_only(
             "slots": slots,
             "ram_used_bytes": placement.ram_used_bytes,
             "ram_free_after_reserve_bytes": placement.ram_free_bytes,
+            "nvme_paged_bytes": placement.disk_bytes,
             "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
             "decode_tokens_per_s_all_slots": round(cost.decode_tokens_per_s * slots, 3),
             "decode_context_tokens": min(prompt + output // 2, total_context),
