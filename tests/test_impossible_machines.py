@@ -22,11 +22,15 @@ MAX_SOCKETS = {
     "core-i9-13900k": (1, "https://www.intel.com/"),
     "core-i9-14900k": (1, "https://www.intel.com/"),
     "epyc-7742": (2, "https://www.amd.com/"),
+    "epyc-7773x": (2, "https://www.amd.com/"),
     "epyc-9354": (2, "https://www.amd.com/"),
     "epyc-9454": (2, "https://www.amd.com/"),
     "epyc-9654": (2, "https://www.amd.com/"),
     "xeon-6-6747p": (2, "https://www.intel.com/"),
     "xeon-6-6776p": (2, "https://www.intel.com/"),
+    "xeon-6-6980p": (2, "https://www.intel.com/"),
+    "xeon-gold-6138": (4, "https://www.intel.com/"),
+    "xeon-gold-6454s": (2, "https://www.intel.com/"),
 }
 
 

@@ -65,19 +65,24 @@ def test_a_memory_bound_cpu_is_not_moved() -> None:
 
 
 #: review80 item 15: each catalog CPU's flag and the page that says it (the 7742's since acc116; the rest fix134)
+#: Zen 2, Zen 3 and Skylake-SP (acc132: the calibration rows' CPUs)
+WITHOUT_VNNI = {"epyc-7742", "epyc-7773x", "threadripper-pro-5975wx", "xeon-gold-6138"}
+
 VNNI_SOURCES = {
     "https://en.wikipedia.org/wiki/Advanced_Vector_Extensions#AVX-VNNI,_AVX-IFMA": {
         "core-i5-12600k", "core-i9-13900k", "core-i9-14900k",  # Alder / Raptor Lake: AVX-VNNI (no AVX-512)
     },
     "https://en.wikipedia.org/wiki/AVX-512#CPUs_with_AVX-512": {
         "epyc-7742",  # Zen 2: none (false)
-        "xeon-6-6745p", "xeon-6-6747p", "xeon-6-6776p",  # Granite Rapids
-        "xeon-platinum-8470", "xeon-platinum-8480-plus", "xeon-platinum-8480c",  # Sapphire Rapids
+        "epyc-7773x", "threadripper-pro-5975wx",  # Zen 3: none (false)
+        "xeon-gold-6138",  # Skylake-SP: AVX-512 without VNNI (false)
+        "xeon-6-6745p", "xeon-6-6747p", "xeon-6-6776p", "xeon-6-6980p",  # Granite Rapids
+        "xeon-platinum-8470", "xeon-platinum-8480-plus", "xeon-platinum-8480c", "xeon-gold-6454s",  # Sapphire Rapids
         "xeon-platinum-8570",  # Emerald Rapids
     },
     "https://docs.amd.com/r/en-US/57404-AOCL-user-guide/8.1.5.-Hardware-Features": {  # 'AVX512_VNNI AMD Zen4+'
         "epyc-9354", "epyc-9454", "epyc-9654", "ryzen-7-7700x", "ryzen-7-7800x3d", "ryzen-9-7950x", "ryzen-9-9950x",
-        "threadripper-pro-7975wx",
+        "threadripper-pro-7965wx", "threadripper-pro-7975wx",
     },
     # Neoverse V2 (Armv9.0-A): SDOT (FEAT_DotProd) and SMMLA (FEAT_I8MM), the one-instruction class the rate stands for
     "https://developer.arm.com/documentation/102375/latest/": {"nvidia-grace"},
@@ -90,7 +95,7 @@ def test_every_catalog_cpu_says_whether_it_has_vnni_and_where_it_is_said() -> No
     assert set(said) == set(records) == set(catalog.cpus())
     for cpu_id, rec in records.items():
         assert rec["field_sources"]["int8_vnni"] == said[cpu_id], cpu_id
-        assert catalog.cpus()[cpu_id].int8_vnni is (cpu_id != "epyc-7742"), cpu_id
+        assert catalog.cpus()[cpu_id].int8_vnni is (cpu_id not in WITHOUT_VNNI), cpu_id
         assert any(note.startswith(f"int8_vnni {str(rec['int8_vnni']).lower()}") for note in rec["research_notes"]), cpu_id
 
 
@@ -123,7 +128,8 @@ def test_an_assumed_cpu_says_the_rate_its_cores_are_counted_at() -> None:
 
 def test_the_catalog_says_which_cpus_lack_vnni() -> None:
     without = {cpu.id for cpu in catalog.cpus().values() if cpu.int8_vnni is not True}
-    assert without == {"epyc-7742"}  # Zen 2; every other record is a VNNI (or Arm SDOT) part, sourced
+    # Zen 2, Zen 3 and Skylake-SP (acc132: the calibration rows' CPUs); every other record is a VNNI (or Arm SDOT) part
+    assert without == WITHOUT_VNNI
     machine, _, basis = build_machine(FixedSpec(gpu="a100-sxm4-80gb", gpu_count=1, ram_gib=512, cpu="epyc-7742"))
     assert not machine.cpu_int8_vnni
     assert "64 cores for llama.cpp's threads, without VNNI's 8-bit dot product" in basis

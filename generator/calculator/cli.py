@@ -948,10 +948,12 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
     together = f"; {slots} slots together {cpu['decode_tokens_per_s_all_slots']:.2f} tokens/s" if slots > 1 else ""
     basis = f" ({cpu['ram_basis']})" if cpu.get("ram_basis") else ""
     whose = f"each of the {slots} slots" if slots > 1 else "a stream"
+    paged_bytes = cpu.get("nvme_paged_bytes", 0)
+    paged = f"; {_gib(paged_bytes)} of the layers read from the model file on NVMe every token" if paged_bytes else ""
     return [
         "",
         f"  placement    RAM {_gib(cpu['ram_used_bytes'])} (weights, KV cache, compute buffer, runtime), no GPU; "
-        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve{basis}",
+        f"{_gib(cpu['ram_free_after_reserve_bytes'])} RAM free after the reserve{basis}{paged}",
         f"  speed        {cpu['decode_tokens_per_s']:.2f} tokens/s decode {whose} "
         f"({cpu['bound']}-bound, on the CPU, at {counted(cpu['decode_context_tokens'], 'token')} of context{together}); "
         f"cold start {seconds_text(cpu['cold_start_s'])}; timed for {cpu['engine']}",

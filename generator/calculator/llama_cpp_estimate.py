@@ -204,6 +204,7 @@ def host_only(
             "ram_used_bytes": placement.ram_used_bytes,
             "ram_free_after_reserve_bytes": placement.ram_free_bytes,
             "ram_basis": _ram_basis(spec, spans),
+            "nvme_paged_bytes": placement.disk_bytes,
             "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
             "decode_tokens_per_s_all_slots": round(cost.decode_tokens_per_s * slots, 3),
             "decode_context_tokens": min(prompt + output // 2, total_context),

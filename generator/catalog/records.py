@@ -518,6 +518,10 @@ class CpuSpec(NamedTuple):
     #: ``cpus.json`` ``int8_vnni``, sourced in ``field_sources``; every catalog record says (review80 item 15), and one
     #: that did not would be counted without it, at ``cpu_core_gparams_per_s_without_vnni`` (the floor).
     int8_vnni: bool | None = None
+    #: Whether the planner may pick it for a catalog bare-metal chassis (``choose_cpu``): false for a part catalogued
+    #: for ``estimate --cpu`` alone (a workstation's, or a generation no catalog chassis is built with), so that adding
+    #: it does not change which CPU a server is assumed to have (``cpus.json`` ``chassis_choice``, default true).
+    chassis_choice: bool = True
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -543,6 +547,7 @@ class CpuSpec(NamedTuple):
             performance_cores=None if rec.get("performance_cores") is None else int(rec["performance_cores"]),
             max_power_w=_opt_float(rec.get("max_power_w")),
             int8_vnni=None if rec.get("int8_vnni") is None else bool(rec["int8_vnni"]),
+            chassis_choice=bool(rec.get("chassis_choice", True)),
         )
 
     @property

@@ -995,12 +995,16 @@ def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None, socke
     """The smallest server CPU (by cores, then id) giving ``wanted_cores`` over ``sockets`` sockets.
 
     Used to estimate the power of platforms whose CPU model varies by configuration; only CPUs of the
-    platform's vendor and socket, where it states them (a chassis takes one socket generation).
+    platform's vendor and socket, where it states them (a chassis takes one socket generation), and not those
+    catalogued for ``estimate --cpu`` alone (``chassis_choice`` false).
     """
     server = [
         c
         for c in catalog.cpus().values()
-        if c.memory_channels >= 8 and (vendor is None or c.vendor == vendor) and (socket is None or c.socket == socket)
+        if c.chassis_choice
+        and c.memory_channels >= 8
+        and (vendor is None or c.vendor == vendor)
+        and (socket is None or c.socket == socket)
     ]
     enough = sorted((c for c in server if c.cores * sockets >= wanted_cores), key=lambda c: (c.cores, c.id))
     if enough:

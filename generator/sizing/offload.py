@@ -645,7 +645,8 @@ def place_on_host(
 
     The weights (the memory-mapped file, in the page cache), the KV cache of ``context`` tokens, the compute buffer and the
     runtime, beside the host's reserve; raises :class:`HostRamShortError` naming each part where the RAM does not hold
-    them (a model paged from NVMe a token at a time is not planned without a GPU).
+    them; past the RAM, with the whole file on the machine's NVMe, the last layers stay in the memory-mapped file and are
+    read every token (``spill_to_nvme``, as ``place`` spills an offload's; newuser88 item 2).
     """
     sizes = size_weights(arch, fmt)
     kv = sum(_layer_kv(arch, kv_bits, context))
@@ -658,31 +659,44 @@ def place_on_host(
         (buffer, f"of {engine}'s compute buffer at -ub {consts.offload_ubatch_tokens}"),
     ]
     need = sum(size for size, _ in parts)
-    if need > machine.ram_bytes:
+    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    movable = {i: size for i, size in enumerate(sizes.layer_bytes) if size}
+    staging = max(movable.values(), default=0)
+    # past the RAM, the last layers stay in the memory-mapped file on NVMe (as ``place`` spills an offload's), paged in
+    # every token through a staging layer, where the whole file is on the NVMe --nvme-gib gives (acc132)
+    budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv - buffer
+    spills = need > machine.ram_bytes and machine.nvme_bytes >= sizes.total_bytes and budget >= sizes.embedding_bytes + head
+    if need > machine.ram_bytes and not spills:
         said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
         raise HostRamShortError(
             f"{_ram_gib(machine.ram_bytes)} GiB of system RAM is less than the {need / 2**30:.2f} GiB {engine} needs on a "
             f"machine without a GPU ({said})",
-            "more system RAM, a smaller --precision, a shorter --context, or a smaller reserve for other services (a "
-            "model paged from NVMe every token is not planned without a GPU)",
+            "more system RAM, a smaller --precision, a shorter --context, a smaller reserve for other services, or "
+            f"--nvme-gib of at least the model file's {sizes.total_bytes / 2**30:.0f} GiB (the layers past the RAM read "
+            "from the memory-mapped file every token)",
         )
-    used = sizes.total_bytes + kv + buffer + consts.runtime_host_bytes
+    disk = spill_to_nvme(movable, sizes.embedding_bytes + head, budget) if spills else set()
+    on_disk = sum(movable[i] for i in disk)
+    used = sizes.total_bytes - on_disk + kv + buffer + consts.runtime_host_bytes + (staging if disk else 0)
+    where = "every layer, the KV cache"
+    if disk:
+        where = f"{len(disk)} of {arch.num_layers} layers ({on_disk / 2**30:.2f} GiB) read from NVMe every token; the rest"
     return Placement(
         precision=fmt.name,
         context_tokens=context,
-        layer_devices=("cpu",) * arch.num_layers,
+        layer_devices=tuple("disk" if i in disk else "cpu" for i in range(arch.num_layers)),
         embedding_device="cpu",
         lm_head_device="cpu",
         gpu_bytes=0,
-        cpu_bytes=sizes.total_bytes,
-        disk_bytes=0,
+        cpu_bytes=sizes.total_bytes - on_disk,
+        disk_bytes=on_disk,
         kv_gpu_bytes=0,
         kv_cpu_bytes=kv,
         per_gpu=(),
         gpu_budget_bytes=0,
         ram_used_bytes=used,
         ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - used,
-        steps=(f"every layer, the KV cache and the compute buffer in system RAM: no GPU ({engine}'s CPU backend)",),
+        steps=(f"{where} and the compute buffer in system RAM: no GPU ({engine}'s CPU backend)",),
         embedding_bytes=sizes.embedding_bytes,
         file_bytes=sizes.total_bytes,
     )
