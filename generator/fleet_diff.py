@@ -13,7 +13,7 @@ from generator.capacity_diff import capacity_change, capacity_change_lines, rate
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
-from generator.json_positions import locate
+from generator.json_positions import line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
@@ -106,38 +106,33 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         raise UnreadableError(
             f"cannot read spec.json: key {short(exc.key, 60)} is given twice in one object (specgen writes each once; "
             "a JSON reader keeps one of the two, so one value would be dropped without a word): keep one",
-            Location(path, line, column + (bom if line == 1 else 0)),
+            _spec_location(path, bom, line, column),
         ) from None
     except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
-        column = exc.colno + (bom if exc.lineno == 1 else 0)
-        raise UnreadableError(f"cannot read spec.json: {_json_problem(exc, body)}", Location(path, exc.lineno, column)) from None
+        where = _spec_location(path, bom, exc.lineno, exc.colno)
+        raise UnreadableError(f"cannot read spec.json: {_json_problem(exc, body)}", where) from None
     except ValueError as exc:  # a NaN, an Infinity or 1e400: located too (hostile79 item 10)
         found = _unfinite_at(body)
         if found is None:
             raise UnreadableError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
         at, token = found
-        line = body.count("\n", 0, at) + 1
-        column = at - body.rfind("\n", 0, at) + (bom if line == 1 else 0)
         raise UnreadableError(
             f"cannot read spec.json: {token[:40]} is not a finite number ("
             + ("JSON has no NaN or Infinity; specgen writes none)" if token[-1].isalpha() else "past the float range)"),
-            Location(path, line, column),
+            _spec_location(path, bom, *line_column(body, at)),
         ) from None
     except RecursionError:  # newuser88: placed where the nesting goes deepest, as every other refusal is
         at, depth = _deepest_at(body)
-        line = body.count("\n", 0, at) + 1
-        column = at - body.rfind("\n", 0, at) + (bom if line == 1 else 0)
         raise UnreadableError(
             f"cannot read spec.json: it is nested too deeply ({depth:,} lists or objects inside each other here; "
             "specgen writes a few)",
-            Location(path, line, column),
+            _spec_location(path, bom, *line_column(body, at)),
         ) from None
     if _SURROGATE_ESCAPE.search(body) and (field := _unpaired_surrogate(data)) is not None:
-        line, column = locate(body, field)
         raise UnreadableError(
             f"cannot read spec.json: {'the document' if not field else short(field, 200)} holds an unpaired surrogate escape "
             "(\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)",
-            Location(path, line, column + (bom if line == 1 else 0)),
+            _spec_location(path, bom, *locate(body, field)),
         )
     try:
         if not isinstance(data, dict) or "plan" not in data:
@@ -206,8 +201,12 @@ def _located(exc: InputError, path: str, body: str, bom: int) -> InputError:
         return exc
     message = exc.message[len(path) + 2 :]
     named = _SHAPE_FIELD.match(message)
-    line, column = locate(body, named[1] if named else "")
-    return InputError(message, Location(path, line, column + (bom if line == 1 else 0)))
+    return InputError(message, _spec_location(path, bom, *locate(body, named[1] if named else "")))
+
+
+def _spec_location(path: str, bom: int, line: int, column: int) -> Location:
+    """``path``'s place of a line and column in its text read past a byte-order mark of ``bom`` characters."""
+    return Location(path, line, column + (bom if line == 1 else 0))
 
 
 def _json_problem(exc: json.JSONDecodeError, text: str) -> str:

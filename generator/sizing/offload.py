@@ -49,7 +49,7 @@ from generator.sizing.performance import (
     routed_share,
 )
 from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
-from generator.sizing.weights import Parallelism, size_weights
+from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
 def layer_split_degree(gpus: int, arch: Architecture) -> int:
@@ -180,6 +180,11 @@ class OffloadCost(NamedTuple):
         return self.ttft_s + answer_tokens / self.decode_tokens_per_s
 
 
+def _head_bytes(arch: Architecture, sizes: WeightSizes) -> int:
+    """The weights kept with the output layer: the LM head, the weights outside the layers, and a tied embedding."""
+    return sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+
+
 def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement) -> int:
     """RAM the memory-mapped weights held off the GPUs may take as page cache.
 
@@ -187,7 +192,7 @@ def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement
     head on the CPU stay resident apart.
     """
     sizes = size_weights(arch, fmt)
-    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    head = _head_bytes(arch, sizes)
     resident = placement.embedding_bytes + (head if placement.lm_head_device == "cpu" else 0)
     return max(0, placement.cpu_bytes - resident) + max(0, placement.ram_free_bytes)
 
@@ -527,7 +532,7 @@ def place(
     layer_cpu = [False] * n
     steps = [f"input embedding ({sizes.embedding_bytes / 2**30:.2f} GiB) in system RAM, where {engine} keeps it (a lookup)"]
     # the output layer with the last one: a tied embedding is loaded again as it (llama.cpp's TENSOR_DUPLICATED)
-    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    head = _head_bytes(arch, sizes)
 
     def gpu_items() -> list[tuple[str, int]]:
         items = []
@@ -659,7 +664,7 @@ def place_on_host(
         (buffer, f"of {engine}'s compute buffer at -ub {consts.offload_ubatch_tokens}"),
     ]
     need = sum(size for size, _ in parts)
-    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    head = _head_bytes(arch, sizes)
     movable = {i: size for i, size in enumerate(sizes.layer_bytes) if size}
     staging = max(movable.values(), default=0)
     # past the RAM, the last layers stay in the memory-mapped file on NVMe (as ``place`` spills an offload's), paged in
