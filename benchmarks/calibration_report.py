@@ -264,13 +264,14 @@ def step_shape(
     checkpointing: str,
     framework: str | None = None,
     attention_layers: float | None = None,
+    model_type: str | None = None,
 ) -> dict[str, Any]:
     """What ``training_utilisation`` sets a step's attention against, as the planner's
     (``generator.planner.training._step_shape``): the GPU's attention kernels (FlashAttention-2's published share under
     a framework that runs it; the MPT and GPU-hour rows name none, so the fitted rate) and the step's GEMM FLOPs."""
     return {
         "attention_scale": attention_kernel_scale(gpu.architecture),
-        "attention_mfu": framework_attention_mfu(framework, True, gpu),
+        "attention_mfu": framework_attention_mfu(framework, True, gpu, model_type),
         "gemm_flops_per_param": flops_per_token / max(1, flop_params),
         "recompute": checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
@@ -318,7 +319,11 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"],
         ep_replicas,
     )  # fmt: skip
-    shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
+    # a Megatron-Core row runs Transformer Engine's cuDNN attention (training_mfu.cudnn_attention_share); the others
+    # name no framework whose kernel has a published share (llm-foundry's Triton kernel: the fitted rate)
+    framework = "megatron" if "Megatron" in row.get("framework", "") and not row.get("profile") else None
+    model_type = arch.model_type if row.get("model") else None
+    shape = step_shape(params, gpu, flops_per_token, row["checkpointing"], framework, model_type=model_type)
     if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size), its windows
         shape["attention_width"] = training_attention_width(arch)
         shape["attention_layers"] = attention_layer_equivalents(arch, seq, row.get("profile"))

@@ -76,21 +76,23 @@ def _plan(
 # newuser35 item 1's table: before, 270 h and 300 h bought 8 x DGX H100 (TP8 x DP8, 248.8 h) and 260 h / 255 h bought
 # 16 (TP8 x DP16, $4.32 M): the estimate's 35.9% MFU asked DP9, rounded up to DP16 by the batch, where DP8 runs at the
 # step's 37.6% and meets both. Newuser70 item 1 counts the attention at 64 heads x 128 = 8,192 wide, not the 5,120
-# hidden: DP8 runs 280.26 h (248.8 before), so the deadlines it meets are moved above that (250-300 before).
-@pytest.mark.parametrize("deadline", [320, 300, 290, 285, 281])
+# hidden: DP8 runs 280.26 h (248.8 before), so the deadlines it meets are moved above that (250-300 before). Acc134
+# (issue 9): Megatron-LM's attention is Transformer Engine's cuDNN kernel, FlashAttention-2's algorithm, at its published
+# 35% of the H100's peak rather than the fitted Triton rate: DP8 runs 232.38 h (280.26 before), deadlines 233-320.
+@pytest.mark.parametrize("deadline", [320, 300, 280, 250, 233])
 def test_a_deadline_the_cheaper_layout_meets_buys_it(tmp_path: Path, deadline: int) -> None:
     plan = _plan(tmp_path, deadline)
     job = plan.deployments[0].details
     assert (job["tensor_parallel"], job["data_parallel"], job["world_size"]) == (8, 8, 64)
-    assert job["hours"] == pytest.approx(280.26, abs=0.05)
+    assert job["hours"] == pytest.approx(232.38, abs=0.05)
     assert plan.totals["capex_usd"] == 2_160_000  # 8 x DGX H100 at $270,000 (catalog)
 
 
 def test_a_deadline_the_layout_misses_still_buys_more(tmp_path: Path) -> None:
-    # 240 h is below DP8's 280.26 h: the next divisor of the batch, DP16 on 16 nodes
-    job = _plan(tmp_path, 240).deployments[0].details
+    # 220 h is below DP8's 232.38 h (240 h below its 280.26 h before acc134): the next divisor of the batch, DP16
+    job = _plan(tmp_path, 220).deployments[0].details
     assert (job["data_parallel"], job["world_size"]) == (16, 128)
-    assert job["hours"] <= 240
+    assert job["hours"] <= 220
 
 
 def _capex(tmp_path: Path, deadline: float, **kwargs: object) -> float:

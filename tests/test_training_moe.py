@@ -203,15 +203,18 @@ def test_calibration_moe_row_needs_the_mechanism(monkeypatch: pytest.MonkeyPatch
     not the 4,096 hidden (+1.1% and +22.0% before): the width the row's own "Per GPU TF" 276 counts (6 N plus
     Megatron's causal 6 L s x 8,192 a token: 241 x 1.146 = 276; at 4,096 it would read 259). The experts' terms are
     the step's own (the all-to-all's bytes, the expert GEMMs' fill); with the attention right, the row is 12.9% slow,
-    which no constant was refitted to hide (benchmarks/CALIBRATION.md, newuser70 entry).
+    which no constant was refitted to hide (benchmarks/CALIBRATION.md, newuser70 entry). Issue 9 (acc134): Megatron-Core
+    runs Transformer Engine's cuDNN attention, FlashAttention-2's algorithm, at FlashAttention-2's published 35% of the
+    H100's peak rather than the llm-foundry Triton kernel's fitted rate: -12.9% -> +3.4%, and timed as a dense model
+    +2.2% -> +16.5% (the experts' terms still cost it 11%).
     """
     calibration_report = _report()
     rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
     row = next(r for r in rows if r.get("ep"))
     assert row["mfu"] == 0.2436
-    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(-0.1291, abs=0.001)
+    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.0341, abs=0.001)
     monkeypatch.setattr(calibration_report, "moe_step", lambda *a, **k: NO_MOE)
-    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.0225, abs=0.001)
+    assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.1651, abs=0.001)
 
 
 PLAN = """version: 1
@@ -447,9 +450,10 @@ def test_ep_group_sits_inside_one_pipeline_stage(
         # acc110: -61.4% / -73.4% with their EP groups over the racks' 400 Gb/s a GPU. fix126 (review79 items 4-5):
         # +3.9% / -11.2% before the stages were placed Megatron's way (256 GPUs over 72-GPU racks: some stage's sends
         # cross the racks' 400 Gb/s a GPU, +3.2% / -12.2%) and the bubble timed at the other stages' pace (+0.03 / +0.1
-        # points: their last stages run 1.0x-1.1x the mean)
-        ("deepseek-ai/DeepSeek-V3", "gb200-186gb", 4, 64, 0.032),
-        ("Qwen/Qwen3-235B-A22B", "gb200-186gb", 8, 32, -0.121),
+        # points: their last stages run 1.0x-1.1x the mean); acc134: +3.2% / -12.1% -> +22.6% / +1.8% with Megatron-Core's
+        # cuDNN attention at FlashAttention-2's share of the peak (Hopper's 35% on Blackwell)
+        ("deepseek-ai/DeepSeek-V3", "gb200-186gb", 4, 64, 0.226),
+        ("Qwen/Qwen3-235B-A22B", "gb200-186gb", 8, 32, 0.018),
         # +0.8% with its all-to-alls over InfiniBand; +57.6% over NVLink with the last stage's LM head left out; fix126:
         # +20.7% -> +20.0% with its PP sends over InfiniBand (a stage is 16 GPUs, two nodes), -> +24.2% with the bubble
         # of the other stages' pace (last stage 1.26x the mean: slots 0.91x the mean's, not 1.26x)

@@ -69,6 +69,7 @@ from generator.sizing.training_mfu import (
     FP8_MFU_NOTE,
     attention_kernel_scale,
     attention_layer_equivalents,
+    cudnn_attention_share,
     flash_attention_2_share,
     fp8_step_shape,
     training_utilisation,
@@ -277,7 +278,7 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec, consts: Co
     flops = training_flops_per_token(arch, spec.method, spec.checkpointing, spec.framework)
     return {
         "attention_scale": attention_kernel_scale(gpu.architecture),
-        "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu),
+        "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu, arch.model_type),
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
@@ -342,16 +343,23 @@ def _first_micro_batch(spec: TrainingSpec, dp: int) -> int:
     return 1 if searched else spec.micro_batch
 
 
-def framework_attention_mfu(framework: str | None, flash_attention: bool, gpu: GpuSpec) -> float | None:
+def framework_attention_mfu(
+    framework: str | None, flash_attention: bool, gpu: GpuSpec, model_type: str | None = None
+) -> float | None:
     """The attention kernels' share of ``gpu``'s sustained rate under a framework that runs FlashAttention-2.
 
-    FlashAttention-2's published share where the architecture has one (:func:`flash_attention_2_share`); None, the
-    fitted rate, otherwise: no framework named, flash attention off, Megatron-LM's kernels, no published share.
+    FlashAttention-2's published share where the architecture has one (:func:`flash_attention_2_share`), or Megatron-LM's
+    Transformer Engine cuDNN attention, the same algorithm (:func:`cudnn_attention_share`; not for ``model_type`` with
+    attention sinks); None, the fitted rate, otherwise: no framework named, flash attention off, no published share.
     """
-    if framework is None or not flash_attention or not framework_profile(framework).flash_attention_2:
+    if framework is None or not flash_attention:
         return None
     peak, sustained = gpu.tflops("bf16") or 0.0, gpu.sustained_tflops("bf16") or 0.0
-    return flash_attention_2_share(gpu.architecture, peak / sustained) if peak and sustained else None
+    if not peak or not sustained:
+        return None
+    if not framework_profile(framework).flash_attention_2:
+        return cudnn_attention_share(framework_profile(framework).name, gpu.architecture, peak / sustained, model_type)
+    return flash_attention_2_share(gpu.architecture, peak / sustained)
 
 
 def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constants, gpu: GpuSpec) -> float:

@@ -84,6 +84,46 @@ def flash_attention_2_share(architecture: str, peak_over_sustained: float) -> fl
     return fraction * peak_over_sustained if fraction else None
 
 
+#: Model types whose attention adds a learned sink logit a head to the softmax (:func:`attention_layer_equivalents`).
+SINK_MODEL_TYPES = ("gpt_oss",)
+
+
+#: Frameworks whose attention runs Transformer Engine's fused (cuDNN) kernels: Megatron-LM / Megatron-Core, and the
+#: Megatron-Bridge and NeMo recipes built on it (``TransformerEngine``'s ``DotProductAttention``, FusedAttention backend).
+CUDNN_ATTENTION_FRAMEWORKS = ("megatron",)
+#: The architecture whose FlashAttention-2 share stands for cuDNN's on an architecture with none published: cuDNN's
+#: SDPA supports Blackwell (B200 / B300) with the same algorithm (its support matrix), FlashAttention-2 publishes no
+#: Blackwell figure, and the engine already takes Hopper's attention rate where none is published
+#: (:func:`attention_kernel_scale`).
+CUDNN_ATTENTION_FALLBACK = "hopper"
+
+
+def cudnn_attention_share(
+    framework: str | None, architecture: str, peak_over_sustained: float, model_type: str | None = None
+) -> float | None:
+    """The attention kernels' share of the step's rate under a framework that runs Transformer Engine's cuDNN attention.
+
+    cuDNN's scaled-dot-product attention computes "using the FlashAttention-2 algorithm as described in the paper
+    FlashAttention-2" (https://docs.nvidia.com/deeplearning/cudnn/frontend/latest/operations/Attention.html, its
+    support matrix Ampere to Blackwell B200 / B300), so it runs at FlashAttention-2's published share of the peak
+    (:data:`FLASH_ATTENTION_PEAK_FRACTION`; Hopper's on an architecture with none published,
+    :data:`CUDNN_ATTENTION_FALLBACK`), not the llm-foundry Triton kernel's fitted ``training_attention_mfu``: the
+    Megatron-Bridge FP8 Llama 3 rows at 8,192 tokens, whose attention is a fifth of the step at the fitted rate, are
+    under-predicted by 18-31% on every GPU without it (benchmarks/CALIBRATION.md, issue 9 entry).
+
+    None (the fitted rate) for any other framework, and for a model with attention sinks
+    (:data:`SINK_MODEL_TYPES`): Transformer Engine's FusedAttention takes sinks only from cuDNN 9.13.1 (BSHD / SBHD;
+    packed THD from 9.18) and otherwise falls back to its unfused attention
+    (https://github.com/NVIDIA/TransformerEngine/pull/2148, https://github.com/NVIDIA/TransformerEngine/issues/2318).
+    """
+    if framework not in CUDNN_ATTENTION_FRAMEWORKS or model_type in SINK_MODEL_TYPES:
+        return None
+    fraction = FLASH_ATTENTION_PEAK_FRACTION.get(architecture)
+    if fraction is None and architecture == "blackwell":
+        fraction = FLASH_ATTENTION_PEAK_FRACTION[CUDNN_ATTENTION_FALLBACK]
+    return fraction * peak_over_sustained if fraction else None
+
+
 def attention_kernel_scale(architecture: str) -> float:
     """The factor on ``training_attention_mfu`` that attention kernels reach on ``architecture``.
 
@@ -308,10 +348,6 @@ def fp8_step_shape(
         shape["cast_bytes_per_token"] = fp8_cast_bytes_per_token(arch, tokens_per_micro_batch)
         shape["flops_per_byte"] = flops_per_byte
     return shape
-
-
-#: Model types whose attention adds a learned sink logit a head to the softmax (:func:`attention_layer_equivalents`).
-SINK_MODEL_TYPES = ("gpt_oss",)
 
 
 @memoized
