@@ -52,9 +52,7 @@ def resplit_pool_months(deployments: list[DeploymentPlan], pools: Mapping[str, P
     for name, pool in pools.items():
         at = [i for i, d in enumerate(deployments) if name in d.pools]
         jobs = [deployments[i] for i in at]
-        shared = all(
-            d.pools == (name,) and "cost_share" in d.details and not d.details.get("co_located") for d in jobs
-        )
+        shared = all(d.pools == (name,) and "cost_share" in d.details and not d.details.get("co_located") for d in jobs)
         if len(jobs) < 2 or not shared or pool.usd_per_hour is None:
             continue
         wholes = {"usd_per_month": pool.usd_per_hour * HOURS_PER_MONTH, "opex_usd_per_month": pool.opex_usd_per_month}
