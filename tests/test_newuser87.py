@@ -130,8 +130,9 @@ def test_the_vcpu_quota_is_said_per_vm_size_with_spot_apart(plan: Plan) -> None:
     assert found.level == "info" and found.path == "hardware.provider"
     assert found.message.startswith("the plan's AKS nodes need the subscription's vCPU quota in eastus2")
     assert (
-        "on demand, of each VM size's family quota: Standard_NC4as_T4_v3 3 node(s) x 4 vCPUs = 12 (pool embed_t4_16gb); "
-        "Standard_NC80adis_H100_v5 4 node(s) x 80 vCPUs = 320 (pool chat_h100_nvl_94gb); 332 of Total Regional vCPUs"
+        "on demand, of each VM size's family quota: StandardNCASv3_T4Family 12 (Standard_NC4as_T4_v3 3 node(s) x 4 vCPUs "
+        "= 12, pool embed_t4_16gb); StandardNCadsH100v5Family 320 (Standard_NC80adis_H100_v5 4 node(s) x 80 vCPUs = 320, "
+        "pool chat_h100_nvl_94gb); 332 of Total Regional vCPUs"  # each family named (fix154)
     ) in found.message
     assert (
         "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families'): "

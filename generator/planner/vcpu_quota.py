@@ -9,7 +9,8 @@ region: the quota of the VM size's family and the region's total (Total Regional
 vCPUs; Spot VMs count against the region's Spot vCPU quota instead, one for all sizes
 (https://learn.microsoft.com/azure/virtual-machines/quotas). A plan that says nothing of it leaves the first
 ``terraform apply`` of a GPU pool to fail on it. The finding gives each VM size's vCPUs (its nodes x its vCPUs, the
-catalog's ``vcpus``), those of Spot pools apart, and the totals, so a quota request can be sized before the apply.
+catalog's ``vcpus``), summed by quota family on demand (the catalog's sourced ``quota_family``, fix154: sizes of one
+family share its quota), those of Spot pools apart, and the totals, so a quota request can be sized before the apply.
 """
 
 from __future__ import annotations
@@ -43,8 +44,31 @@ def _vcpus(platform_id: str) -> int | None:
     return None if platform is None else platform.vcpus
 
 
+def _family(platform_id: str, size: str) -> str:
+    """A VM size's quota family (``platforms.json`` ``quota_family``, fix154), or how to find it where the catalog has none."""
+    platform = catalog.platforms().get(platform_id)
+    family = None if platform is None else platform.quota_family
+    return family or f"the family of {size} (not in the catalog: `az vm list-skus --size {size}` names it)"
+
+
 def _size_text(size: str, nodes: int, vcpus: int, pools: list[str]) -> str:
     return f"{size} {nodes} node(s) x {vcpus} vCPUs = {nodes * vcpus:,} (pool {', '.join(pools)})"
+
+
+#: A Spot or on-demand VM size's row: its size, nodes, vCPUs a node, pools and quota family.
+_Row = tuple[str, int, int, list[str], str]
+
+
+def _family_text(rows: list[_Row]) -> str:
+    """On demand: each quota family's vCPUs, the sum of its sizes' (sizes of one family share its quota, fix154)."""
+    families: dict[str, list[_Row]] = defaultdict(list)
+    for row in rows:
+        families[row[4]].append(row)
+    out = []
+    for family, members in sorted(families.items()):
+        sizes = [f"{size} {n} node(s) x {v} vCPUs = {n * v:,}, pool {', '.join(pools)}" for size, n, v, pools, _ in members]
+        out.append(f"{family} {sum(n * v for _, n, v, _, _ in members):,} ({'; '.join(sizes)})")
+    return "; ".join(out)
 
 
 def vcpu_quota_findings(provider: str, region: str | None, pools: Iterable[Pool]) -> list[Finding]:
@@ -113,15 +137,16 @@ def _vcpu_quota(provider: str, region: str | None, pools: Iterable[Pool]) -> lis
         (False, "on demand, of each VM size's family quota", "of Total Regional vCPUs, beside the cluster's other nodes"),
         (True, "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families')", "in all"),
     ):
-        rows = []
+        rows: list[_Row] = []
         for (spot, size), members in sorted(grouped.items()):
             if spot == on_spot:
-                rows.append(
-                    (size, sum(p.nodes for p in members), _vcpus(members[0].node.platform_id) or 0, [p.name for p in members])
-                )
+                platform_id = members[0].node.platform_id
+                nodes = sum(p.nodes for p in members)
+                rows.append((size, nodes, _vcpus(platform_id) or 0, [p.name for p in members], _family(platform_id, size)))
         if rows:
-            total = sum(nodes * vcpus for _, nodes, vcpus, _ in rows)
-            parts.append(f"{tier}: {'; '.join(_size_text(*row) for row in rows)}; {total:,} {total_text}")
+            total = sum(nodes * vcpus for _, nodes, vcpus, _, _ in rows)
+            said = "; ".join(_size_text(*row[:4]) for row in rows) if on_spot else _family_text(rows)
+            parts.append(f"{tier}: {said}; {total:,} {total_text}")
     where = f"in {region}" if region else "in the cluster's region"
     return [
         Finding(
@@ -129,7 +154,8 @@ def _vcpu_quota(provider: str, region: str | None, pools: Iterable[Pool]) -> lis
             "azure-vcpu-quota",
             f"the plan's AKS nodes need the subscription's vCPU quota {where}, which Azure checks as each VM is created "
             f"(a node pool's or Karpenter's node past it is refused): {'; '.join(parts)}. Sizes of one family share its "
-            f"quota; `az vm list-usage --location {region or '<region>'}` lists each family's limit and use. A node "
+            f"quota; `az vm list-usage --location {region or '<region>'}` lists each family's limit and use (the "
+            "family named as Azure's VM SKU list gives it, spaces removed, matched without regard to case). A node "
             "pool cycled through its temporary_name_for_rotation pool (a new VM size or OS disk), an upgrade's surge "
             "node and a Karpenter NodePool's replacement node need vCPUs beyond these for a while "
             f"({QUOTA_PAGE})",
