@@ -257,6 +257,16 @@ def test_the_gke_gpu_quota_is_said_per_metric_with_spot_preemptible(tmp_path: Pa
         "NVIDIA_H100_GPUS 8 (pool chat_embed_h100_sxm5_80gb 1 node(s) x 8); PREEMPTIBLE_NVIDIA_H100_GPUS 8 (pool "
         "tune_h100_sxm5_80gb 1 node(s) x 8); 16 of GPUS_ALL_REGIONS"
     ) in found[0].message
+    # fix154: what Google's pages say of Spot GPUs' quota, sourced, and that they leave GPUS_ALL_REGIONS unsaid
+    assert (
+        "The Spot nodes' 8 GPU(s) count against the PREEMPTIBLE_ metric only where the project has that preemptible "
+        "quota; without it Spot VMs consume the standard quota of their GPUs"
+    ) in found[0].message
+    assert "https://cloud.google.com/compute/docs/instances/create-use-spot" in found[0].message
+    assert (
+        "Google's GPU and Spot pages do not say whether Spot GPUs count against GPUS_ALL_REGIONS: the 16 above counts "
+        "them, 8 without them"
+    ) in found[0].message
     assert not [f for f in plan.findings if f.code == "azure-vcpu-quota"]
 
 

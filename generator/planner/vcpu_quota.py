@@ -1,7 +1,8 @@
 """The quota a cloud plan's GPU nodes need in the cluster's region (newuser87 item 3).
 
 - ``azure-vcpu-quota`` (info): the vCPUs of each VM size, on demand and on Spot apart.
-- ``gke-gpu-quota`` (info): the GPUs of each accelerator type, on demand and on Spot (preemptible) apart.
+- ``gke-gpu-quota`` (info): the GPUs of each accelerator type, on demand and on Spot (preemptible) apart, and what
+  Google's pages say of Spot GPUs' quota (the standard metric's without preemptible quota; GPUS_ALL_REGIONS unsaid).
 
 Azure:
 Azure refuses a VM, and so an AKS node pool's scale set or a Karpenter node, past a subscription's vCPU quota in the
@@ -26,8 +27,16 @@ QUOTA_PAGE = "https://learn.microsoft.com/azure/virtual-machines/quotas"
 #: Google's page on Compute Engine quotas: a region's GPU quota by model, Spot VMs' preemptible GPU quota, and
 #: GPUS_ALL_REGIONS over the project.
 GPU_QUOTA_PAGE = "https://cloud.google.com/compute/resource-usage#gpu_quota"
+#: Google's Spot VM page: "To prevent Spot VMs from consuming your quotas for standard VMs' CPUs, GPUs, and disks,
+#: consider requesting preemptible quota for Spot VMs" (a project without preemptible quota pays Spot VMs' GPUs out of
+#: the standard metric); its GPU page: "Consider requesting dedicated Preemptible GPU quota to use for GPUs on Spot VMs".
+SPOT_QUOTA_PAGES = (
+    "https://cloud.google.com/compute/docs/instances/create-use-spot",
+    "https://cloud.google.com/compute/docs/gpus/about-gpus",
+)
 #: The regional quota metric of each GKE accelerator type (``gcloud compute regions describe`` lists them; a Spot VM's
-#: GPUs count against the metric with PREEMPTIBLE_ before it). An accelerator missing here is said by its type.
+#: GPUs count against the metric with PREEMPTIBLE_ before it where the project has that quota, else against the
+#: standard one: :data:`SPOT_QUOTA_PAGES`). An accelerator missing here is said by its type.
 GPU_QUOTA_METRIC = {
     "nvidia-tesla-a100": "NVIDIA_A100_GPUS",
     "nvidia-a100-80gb": "NVIDIA_A100_80GB_GPUS",
@@ -103,14 +112,26 @@ def _gpu_quota(region: str | None, pools: Iterable[Pool]) -> list[Finding]:
         each = ", ".join(f"{p.name} {p.nodes} node(s) x {p.node.gpus}" for p in members)
         rows.append(f"{metric} {gpus:,} (pool {each})")
     total = sum(p.nodes * p.node.gpus for members in metrics.values() for p in members)
+    spot = sum(p.nodes * p.node.gpus for members in metrics.values() for p in members if p.spot)
     where = f"in {region}" if region else "in the cluster's region"
+    # fix154 (newuser88 item 6): what Google's pages say of Spot GPUs' quota, and what they leave unsaid
+    spot_text = (
+        f". The Spot nodes' {spot:,} GPU(s) count against the PREEMPTIBLE_ metric only where the project has that "
+        'preemptible quota; without it Spot VMs consume the standard quota of their GPUs (Google: "To prevent Spot VMs '
+        "from consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting preemptible quota\", "
+        f"{', '.join(SPOT_QUOTA_PAGES)}). Google's GPU and Spot pages do not say whether Spot GPUs count against "
+        f"GPUS_ALL_REGIONS: the {total:,} above counts them, {total - spot:,} without them"
+        if spot
+        else ""
+    )
     return [
         Finding(
             "info",
             "gke-gpu-quota",
             f"the plan's GKE nodes need the project's GPU quota {where}, which Compute Engine checks as each VM is "
             f"created (a node past it is not created and the pool stays short): {'; '.join(rows)}; {total:,} of "
-            f"GPUS_ALL_REGIONS, beside the project's GPUs elsewhere, and the machine family's CPU quota. `gcloud compute "
+            f"GPUS_ALL_REGIONS, beside the project's GPUs elsewhere, and the machine family's CPU quota{spot_text}. "
+            "`gcloud compute "
             f"regions describe {region or '<region>'}` lists each metric's limit and use. An upgrade's surge node "
             f"(maxSurge 1) needs one node's GPUs beyond these for a while ({GPU_QUOTA_PAGE})",
             "hardware.provider",
