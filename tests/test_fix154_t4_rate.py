@@ -17,6 +17,7 @@ from generator import catalog
 from generator.api import plan_file
 from generator.planner.pooling import pooling_flops_per_request
 from generator.sizing.constants import Constants
+from generator.workload.models import InferenceDeployment
 from tests.test_newuser87 import write  # newuser87's workload: embed is bge-m3 on a T4
 
 DATASHEET = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf"
@@ -38,7 +39,8 @@ def test_bge_m3_on_a_t4_claims_no_more_than_the_engines_share_of_its_peak(tmp_pa
     assert rate == pytest.approx(99.70, abs=0.01)
     model = loaded.models["embed"]
     assert model.architecture.flop_params == 302_311_424  # bge-m3's matmuls: its 567.8M less the embedding lookup
-    spec = next(d for d in loaded.workload.deployments if d.name == "embed").inference
+    (dep,) = [d for d in loaded.workload.deployments if d.name == "embed" and isinstance(d, InferenceDeployment)]
+    spec = dep.inference
     flops = pooling_flops_per_request(model, spec)
     assert pytest.approx(309.6e9, rel=1e-3) == 2 * 302_311_424 * 512
     assert flops > 2 * 302_311_424 * 512  # attention on top

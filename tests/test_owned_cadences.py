@@ -69,6 +69,7 @@ def test_mixed_cadences_say_each_jobs_runs_and_charge_their_sum(tmp_path: Path) 
     # re-split as the jobs' months were (fix154: $116.92 + $1,956.40 = $2,073.32 against the pool's $2,073.43 before)
     for d in plan.deployments:
         assert d.details["usd_per_job"] == pytest.approx(hours[d.name] * _energy_per_hour(plan), abs=0.02), d.name
+    assert pool.opex_usd_per_month is not None
     assert round(math.fsum(d.details["usd_per_month"] for d in plan.deployments) * 100) == round(pool.opex_usd_per_month * 100)
 
 

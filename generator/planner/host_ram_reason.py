@@ -12,7 +12,7 @@ from generator.units import GIB
 
 
 def host_ram_reason(os_reserve_bytes: int, beyond_bytes: int, beyond_text: str) -> str:
-    """ "host RAM per node: <reserve> + <what the job holds> = <sum>; host_ram_bytes_per_node is the part beyond the OS's"."""
+    """The reason: the OS reserve + what the job holds = their sum, and which part host_ram_bytes_per_node is."""
     reserve = os_reserve_bytes / GIB
     return (
         f"host RAM per node: {reserve:g} GiB kept for the OS and its processes + {beyond_text} = "
