@@ -131,7 +131,12 @@ def test_an_owned_home_box_plans_the_qlora_it_runs_with_estimates_host_ram(
     (dep,) = plan.deployments
     assert dep.details["host_ram_bytes_per_node"] == SHARD
     text = SHARD_TEXT.format(whole=whole_gib)
-    assert f"host RAM per node: 16 GiB kept for the OS and its processes + {text}" in dep.reasons
+    # fix154: the reason sums the reserve and the shard, 16 + 4.66 = 20.66 GiB, and names the figure's part
+    said = (
+        f"host RAM per node: 16 GiB kept for the OS and its processes + {text} = 20.66 GiB; host_ram_bytes_per_node "
+        "(5,000,000,000 B, 4.66 GiB) is the part beyond the OS's 16 GiB"
+    )
+    assert said in dep.reasons, dep.reasons
     # `specgen estimate --train` counts the same node
     req = EstimateRequest(model=model, train="qlora", gpu="rtx-4090-24gb", seq_len=gpu_seq, framework=framework)
     train = estimate(req)["training"]

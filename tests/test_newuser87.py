@@ -130,8 +130,9 @@ def test_the_vcpu_quota_is_said_per_vm_size_with_spot_apart(plan: Plan) -> None:
     assert found.level == "info" and found.path == "hardware.provider"
     assert found.message.startswith("the plan's AKS nodes need the subscription's vCPU quota in eastus2")
     assert (
-        "on demand, of each VM size's family quota: Standard_NC4as_T4_v3 3 node(s) x 4 vCPUs = 12 (pool embed_t4_16gb); "
-        "Standard_NC80adis_H100_v5 4 node(s) x 80 vCPUs = 320 (pool chat_h100_nvl_94gb); 332 of Total Regional vCPUs"
+        "on demand, of each VM size's family quota: StandardNCASv3_T4Family 12 (Standard_NC4as_T4_v3 3 node(s) x 4 vCPUs "
+        "= 12, pool embed_t4_16gb); StandardNCadsH100v5Family 320 (Standard_NC80adis_H100_v5 4 node(s) x 80 vCPUs = 320, "
+        "pool chat_h100_nvl_94gb); 332 of Total Regional vCPUs"  # each family named (fix154)
     ) in found.message
     assert (
         "on Spot, of the region's Spot vCPU quota (one for all sizes, apart from the families'): "
@@ -255,6 +256,16 @@ def test_the_gke_gpu_quota_is_said_per_metric_with_spot_preemptible(tmp_path: Pa
     assert (
         "NVIDIA_H100_GPUS 8 (pool chat_embed_h100_sxm5_80gb 1 node(s) x 8); PREEMPTIBLE_NVIDIA_H100_GPUS 8 (pool "
         "tune_h100_sxm5_80gb 1 node(s) x 8); 16 of GPUS_ALL_REGIONS"
+    ) in found[0].message
+    # fix154: what Google's pages say of Spot GPUs' quota, sourced, and that they leave GPUS_ALL_REGIONS unsaid
+    assert (
+        "The Spot nodes' 8 GPU(s) count against the PREEMPTIBLE_ metric only where the project has that preemptible "
+        "quota; without it Spot VMs consume the standard quota of their GPUs"
+    ) in found[0].message
+    assert "https://cloud.google.com/compute/docs/instances/create-use-spot" in found[0].message
+    assert (
+        "Google's GPU and Spot pages do not say whether Spot GPUs count against GPUS_ALL_REGIONS: the 16 above counts "
+        "them, 8 without them"
     ) in found[0].message
     assert not [f for f in plan.findings if f.code == "azure-vcpu-quota"]
 

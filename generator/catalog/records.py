@@ -697,6 +697,9 @@ class PlatformSpec(NamedTuple):
     #: A cloud instance whose vCPUs are physical cores (``platforms.json`` ``vcpus_physical``; newuser52 item 4: ND
     #: MI300X v5's 96 were counted as 48); else two vCPUs a core.
     vcpus_physical: bool = False
+    #: An Azure VM size's vCPU quota family (``platforms.json`` ``quota_family``: its Resource SKUs ``family``, spaces
+    #: removed, as ``az vm list-usage`` names the quota; fix154); None where the catalog gives none.
+    quota_family: str | None = None
     #: Gb/s of the Ethernet a cloud instance has beside an InfiniBand fabric (``nics.frontend_ethernet_gbps``, Azure
     #: ND): the network that reaches storage and the internet; None where the catalog gives none.
     frontend_ethernet_gbps: float | None = None
@@ -756,6 +759,7 @@ class PlatformSpec(NamedTuple):
             max_nvme_drives=(rec.get("max_nvme_drives") or {}).get("count"),
             ec2_api_gpus=(rec.get("ec2_api_gpus") or {}).get("count"),
             vcpus_physical=rec.get("vcpus_physical") is not None,
+            quota_family=(rec.get("quota_family") or {}).get("name"),
             frontend_ethernet_gbps=_opt_float(nics.get("frontend_ethernet_gbps")),
             boot_disk_type=(rec.get("boot_disk") or {}).get("disk_type"),
         )

@@ -57,6 +57,7 @@ from generator.planner.driver_series import (
 )
 from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
+from generator.planner.host_ram_reason import host_ram_reason
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -1611,7 +1612,8 @@ def _training_details(
         "total_flops": shape.total_flops,
         "hours": round(shape.hours, 2) if shape.hours is not None else None,
         "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
-        # the hard host RAM of a node beyond the OS reserve: the checkpoint as it loads, or what is offloaded
+        # the hard host RAM of a node beyond the OS reserve (host_os_ram_bytes, said in the host RAM reason, fix154): the
+        # checkpoint as it loads, or what is offloaded
         "host_ram_bytes_per_node": opt.needs.host_ram_bytes,
         "checkpoint_bytes_per_node": opt.needs.checkpoint_bytes,
         "checkpoints_kept": consts.checkpoints_kept,
@@ -1637,8 +1639,7 @@ def _training_details(
             f"optimizer and the gradient all-reduce as in bf16{held}"
         )
     if opt.needs.host_ram_text:
-        reserve = f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes"
-        reasons.append(f"host RAM per node: {reserve} + {opt.needs.host_ram_text}")
+        reasons.append(host_ram_reason(consts.host_os_ram_bytes, opt.needs.host_ram_bytes, opt.needs.host_ram_text))
     if setup.offload_params:
         reasons.append(
             f"parameters offloaded: {_gib(mem.host_ram_bytes_per_gpu)} of host RAM per GPU holds what is offloaded (FSDP CPU "

@@ -10,10 +10,15 @@ the hours' share stays beside (``usd_per_job_hours_share``). Mixed cadences, or 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from generator.planner.plan import DeploymentPlan
+from generator.planner.plan import DeploymentPlan, Pool
+from generator.units import HOURS_PER_MONTH
+
+#: The month figures a chain job's share of its pool holds (assemble's chain share): re-split when the pool's change.
+_MONTHS = ("usd_per_month", "opex_usd_per_month")
 
 
 def common_runs_per_month(runs: Sequence[float | None]) -> float | None:
@@ -21,6 +26,44 @@ def common_runs_per_month(runs: Sequence[float | None]) -> float | None:
     kinds = set(runs)
     only = kinds.pop() if len(kinds) == 1 else None
     return only if only is not None and only > 0 else None
+
+
+def rounded_steps(whole: float, weights: Sequence[float]) -> list[float]:
+    """``whole`` split by ``weights`` to the cent: the rounded cumulative shares' steps, which add up to it (fuzz23 item 16)."""
+    total = math.fsum(weights)
+    out, before = [], 0.0
+    for weight in weights:
+        upto = before + weight
+        out.append(round(round(whole * upto / total, 2) - round(whole * before / total, 2), 2))
+        before = upto
+    return out
+
+
+def resplit_pool_months(deployments: list[DeploymentPlan], pools: Mapping[str, Pool]) -> list[DeploymentPlan]:
+    """Chain jobs sharing a pool whose charge changed after the layout (its runs' energy): the pool's months re-split.
+
+    fix154 (fix150's known gaps): a pool bought for a chain charged its runs' extra energy (+$197/month on nightly-tune
+    at 100 runs) kept its jobs' months at the layout's, $196.51 short of it; an owned pool charged its runs' energy at the
+    jobs' hours as planned was 1 to 11 cents off its jobs' months (split from the layout's unrounded hours). One rule:
+    the jobs holding the pool alone, each a share (``cost_share``), take its new month and opex split as their months
+    were (each job's share of the jobs' old months), to the cent (:func:`rounded_steps`). ``pools``: the changed pools.
+    """
+    out = list(deployments)
+    for name, pool in pools.items():
+        at = [i for i, d in enumerate(deployments) if name in d.pools]
+        jobs = [deployments[i] for i in at]
+        shared = all(d.pools == (name,) and "cost_share" in d.details and not d.details.get("co_located") for d in jobs)
+        if len(jobs) < 2 or not shared or pool.usd_per_hour is None:
+            continue
+        wholes = {"usd_per_month": pool.usd_per_hour * HOURS_PER_MONTH, "opex_usd_per_month": pool.opex_usd_per_month}
+        for key in _MONTHS:
+            old = [float(v) for d in jobs if isinstance(v := d.details.get(key), int | float)]
+            whole = wholes[key]
+            if whole is None or len(old) != len(jobs) or math.fsum(old) <= 0:
+                continue
+            for i, part in zip(at, rounded_steps(whole, old), strict=True):
+                out[i] = out[i]._replace(details={**out[i].details, key: part})
+    return out
 
 
 def _month_share_per_run(details: Mapping[str, Any]) -> bool:

@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from generator.planner.chain_runs import resplit_pool_months
 from generator.planner.colocation import undrawn_clause
 from generator.planner.plan import Finding, OwnedRuns, Pool
 from generator.planner.racks import racked_nodes
@@ -127,7 +128,8 @@ def charge_runs_energy(
     """Pools of training jobs alone whose runs draw more than ``power_utilization`` x the month: charged the runs'.
 
     The pool's opex and rate rise by the difference, and so does a job's own month (and its cost a run) where it alone
-    holds the pool; a job sharing the pool in a chain keeps its share (``cost_share``). newuser64 item 1. A pool of
+    holds the pool; the jobs sharing the pool in a chain take its new month split as their months were
+    (:func:`~generator.planner.chain_runs.resplit_pool_months`, fix154). newuser64 item 1. A pool of
     owned servers is charged its runs' energy and colocation (fix89), and its share of its racks' undrawn contracted kW
     (``undrawn``: :attr:`~generator.planner.colocation.RackBill.undrawn_usd`) as before (fix150: it was dropped, while
     the colocation finding said the pools carry it and the jobs' months held it).
@@ -199,7 +201,8 @@ def charge_runs_energy(
         if "usd_per_job_hours_share" in details and isinstance(runs_a_month, int | float) and runs_a_month > 0:
             new["usd_per_job"] = round(new["usd_per_month"] / runs_a_month, 2)  # the month over its runs (_month_per_run)
         out_deps.append(d._replace(details=new))
-    return out_pools, out_deps
+    changed = {p.name: p for p in out_pools if p.name in extra_by_pool or p.name in owned_by_pool}
+    return out_pools, resplit_pool_months(out_deps, changed)
 
 
 def training_energy_findings(
