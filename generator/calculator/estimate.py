@@ -345,10 +345,38 @@ def _check_fixed(spec: FixedSpec) -> None:
             raise UsageError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
     if spec.cpu and spec.cpu_cores:  # newuser88: a catalog CPU's cores are its record's
         raise UsageError(f"--cpu-cores is for a CPU the catalog lacks: --cpu {spec.cpu} counts its own cores")
+    _check_threads(spec)
     if not channels_problem(spec) and (slots := ram_beyond_slots(spec, "--ram-gib")):
         raise InputError(slots)
     if module := module_on_a_desktop(spec):
         raise InputError(module)
+
+
+def _check_threads(spec: FixedSpec) -> None:
+    """``--threads``: a whole number from 1 to the threads of ``--cpu``'s part over ``--cpu-sockets`` (fix153).
+
+    It needs a catalog CPU: the part's threads bound it and its cores are what the threads run on (a CPU the catalog
+    lacks gives its cores with ``--cpu-cores``, the cores of one socket llama.cpp's threads run on).
+    """
+    if spec.threads is None:
+        return
+    if isinstance(spec.threads, bool) or not isinstance(spec.threads, int) or spec.threads < 1:
+        raise UsageError(f"--threads must be a whole number of at least 1, got {spec.threads!r}")
+    if not spec.cpu:
+        raise UsageError(
+            "--threads needs --cpu (the catalog CPU whose cores the threads run on); for a CPU the catalog lacks give "
+            "--cpu-cores, the cores of one socket llama.cpp's threads run on"
+        )
+    cpu = catalog.cpus().get(spec.cpu)
+    if cpu is None:  # an unknown --cpu is refused where the machine is built, with the catalog's ids
+        return
+    most = (cpu.threads or cpu.cores) * spec.cpu_sockets
+    if spec.threads > most:
+        sockets = f" x {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else ""
+        raise UsageError(
+            f"--threads must be at most {most}, the threads of --cpu {spec.cpu} ({cpu.threads or cpu.cores}{sockets}), "
+            f"got {spec.threads}"
+        )
 
 
 def check_request(req: EstimateRequest) -> None:
