@@ -1,9 +1,9 @@
 """The longest sequence a serving engine accepts for a model: vLLM's derived ``max_model_len``.
 
-vLLM (``vllm/config``, ``_get_and_verify_max_len``) takes the smallest of the config's length keys
-(``max_position_embeddings``, ``n_positions``, ``max_seq_len``, ``seq_length``, ``max_target_positions``,
-``max_sequence_length``, ``max_seq_length``, ``seq_len``), or ``model_max_length`` where the config has it
-(Command-R); then a ``rope_scaling`` block stretches it by its ``factor``, from
+vLLM (``_get_and_verify_max_len``, https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py) takes the
+smallest of the config's length keys (``max_position_embeddings``, ``n_positions``, ``max_seq_len``, ``seq_length``,
+``max_target_positions``, ``max_sequence_length``, ``max_seq_length``, ``seq_len``), or ``model_max_length`` where the config has
+it (Command-R); then a ``rope_scaling`` block stretches it by its ``factor``, from
 ``original_max_position_embeddings`` for YaRN, except for the types whose ``max_position_embeddings`` is
 already the stretched length (``llama3``, ``longrope``/``su``) and for Gemma 3. A longer ``max_model_len``
 is refused unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``; SGLang reads the same keys and refuses it unless
