@@ -53,6 +53,7 @@ from generator.sizing.precision import (
     WeightFormat,
     alias_note,
     auto_kv_cache_precision,
+    float16_cast_note,
     kv_cache_bits,
     no_int8_kv_cache,
     weight_format,
@@ -778,8 +779,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             notes.append(f"warning: {unsplit}")
         if gpu is not None and (wide := tp_group_note(gpu, par.tp, par.pp)) is not None:
             notes.append(f"warning: {wide}")
-        if gpu is not None and (float16 := float16_problem(arch.model_type, fmt, gpu, req.engine)) is not None:
+        float16 = float16_problem(arch.model_type, fmt, gpu, req.engine) if gpu is not None else None
+        if float16 is not None:
             notes.append(f"warning: {float16}")  # what a plan rules out (review35 item 3)
+        elif cast_from is None and (cast := float16_cast_note(arch.torch_dtype, fmt.name)) is not None:
+            notes.append(cast)  # a bf16 checkpoint asked in fp16 (or f16), or the other way (fix153)
         if gpu is not None and cast_from is not None:
             notes.append(_cast_note(gpu, arch.model_type, cast_from, fmt.name, req.engine))
         if (publisher := catalog.publisher_fp8_note(model.id, fmt.name)) is not None:
