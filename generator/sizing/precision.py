@@ -220,6 +220,7 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _gguf("q3_k_m", "Q3_K_M", "GGUF Q3_K_M mixture"),
         _gguf("q3_k_s", "Q3_K_S", "GGUF Q3_K_S (Q3_K throughout, output Q6_K)"),
         _gguf("q2_k", "Q2_K", "GGUF Q2_K mixture"),
+        _gguf("q2_k_s", "Q2_K_S", "GGUF Q2_K_S mixture (Q2_K, the first eighth's ffn_down Q4_K)"),
         # llama.cpp's i-quants (importance-matrix quants), most bits first
         _gguf("iq4_nl", "IQ4_NL", "GGUF IQ4_NL mixture (4.5-bit non-linear blocks of 32)"),
         _gguf("iq4_xs", "IQ4_XS", "GGUF IQ4_XS mixture (4.25 bits)"),
