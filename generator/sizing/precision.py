@@ -345,6 +345,36 @@ def float16_cast_note(checkpoint_dtype: str, weights: str) -> str | None:
     )
 
 
+#: How vLLM and SGLang take a GGUF model: as the file, never made from a checkpoint (fix153).
+_GGUF_SERVING = {
+    "vllm": (
+        "vLLM makes no GGUF of a checkpoint: it serves a .gguf file given as the model (vllm serve ./model-Q4_K_M.gguf "
+        "--tokenizer <the base model>), one file only (merge a split one with llama-gguf-split --merge), its GGUF support "
+        "'highly experimental and under-optimized' and now the vllm-gguf-plugin package "
+        "(https://docs.vllm.ai/en/latest/features/quantization/gguf/)"
+    ),
+    "sglang": (
+        "SGLang makes no GGUF of a checkpoint: it serves a .gguf file given as the model path, loaded by its gguf loader "
+        "(--load-format gguf, detected from the path: https://docs.sglang.io/docs/advanced_features/model_loading.md)"
+    ),
+}
+
+
+def gguf_serving_note(name: str, engine: str) -> str | None:
+    """What ``engine`` (vllm / sglang) does with ``name`` where it is a GGUF type, and the way to serve one; else None.
+
+    A workload's ``precision: q4_k_m`` on a 16-bit checkpoint was told to point ``model`` at "a local config.json with
+    its quantization_config", which no GGUF has: the engines take the .gguf file itself.
+    """
+    fmt = WEIGHT_FORMATS.get(WEIGHT_FORMAT_ALIASES.get(name.lower(), name.lower()))
+    if fmt is None or fmt.gguf is None or engine not in _GGUF_SERVING:
+        return None
+    return (
+        f"{_GGUF_SERVING[engine]}; point model at a {fmt.gguf} .gguf file of it (sized as that file's tensors), or plan "
+        "it on llama.cpp (hardware.fixed)"
+    )
+
+
 def no_int8_kv_cache(engine_name: str) -> str:
     """Why an int8 KV cache is refused for a serving engine (llama.cpp's q8_0 is the only int8 cache sized)."""
     return f"{engine_name} has no int8 KV cache (its cache dtypes are bf16 / fp16 and fp8)"
