@@ -555,8 +555,12 @@ def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float) -> str:
 def threads_basis(threads: int, sockets: int, cpu: CpuSpec, cores: float) -> str:
     """What the CPU's time counts of a run on ``threads`` threads (``--threads``): the cores of one socket they use."""
     over = f" over {sockets} sockets" if sockets > 1 else ""
-    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
-    return f"{cores:g} of its {cpu.llama_cpp_cores} cores a socket for llama.cpp's {threads} threads (--threads{over}){isa}"
+    return f"{cores:g} of its {cpu.llama_cpp_cores} cores a socket for llama.cpp's {threads} threads (--threads{over}){_isa(cpu)}"
+
+
+def _isa(cpu: CpuSpec) -> str:
+    """``, without VNNI's 8-bit dot product`` for a CPU whose cores lack it (cpu_core_gparams_per_s_without_vnni)."""
+    return ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
 
 
 def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
@@ -569,6 +573,5 @@ def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
     if measured:
         return f"{cores} cores for llama.cpp's threads (one socket's, as given), each at an assumed core's rate"
     kind = "P-cores" if cpu.performance_cores else "cores"
-    # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
-    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
-    return f"{cores} {kind} for llama.cpp's threads{isa}"
+    # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate
+    return f"{cores} {kind} for llama.cpp's threads{_isa(cpu)}"
