@@ -144,11 +144,11 @@ def test_every_tensor_type_is_sized_exactly(tmp_path: Path) -> None:
             types[f"blk.{i}.{name}.weight"] = every[(i * len(LAYER) + j) % len(every)]
     types |= {"token_embd.weight": "IQ4_XS", "output.weight": "Q6_K"}
     path = tmp_path / "mixed.gguf"
-    expected_total = write_gguf(path, types, gguf.LlamaFileType.MOSTLY_Q2_K_S)  # a file type specgen has no formula for
+    expected_total = write_gguf(path, types, gguf.LlamaFileType.MOSTLY_TQ1_0)  # a file type specgen has no formula for
     model = resolve_model(str(path))
     arch = model.architecture
-    assert arch.file_weights is not None and arch.file_weights.precision == "gguf-q2_k_s"
-    sizes = size_weights(arch, model_weight_format(arch, "gguf-q2_k_s"))
+    assert arch.file_weights is not None and arch.file_weights.precision == "gguf-tq1_0"
+    sizes = size_weights(arch, model_weight_format(arch, "gguf-tq1_0"))
     assert sizes.total_bytes == expected_total
     for i in range(CONFIG["num_hidden_layers"]):
         want = sum(nbytes(types[f"blk.{i}.{n}.weight"], r * c) for n, (r, c) in LAYER.items()) + 2 * 256 * 4

@@ -288,8 +288,10 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     speeds = re.search(r"a lower precision decodes faster on this machine: (.*) tokens/s, against 4\.10 now", out)
     assert speeds, out
     listed = dict(item.split() for item in speeds.group(1).split(", "))
-    assert list(listed) == ["q6_k", "q5_k_m", "q4_k_m", "iq4_nl", "iq4_xs", "q3_k_m", "iq3_m", "iq3_s", "iq3_xs",
-                            "iq3_xxs", "q2_k", "iq2_m", "iq2_s", "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s"]  # fmt: skip
+    # fix153: the _S / _L K-quants and q4_0 among them (q5_k_s, q4_k_s, q4_0, q3_k_l, q3_k_s, q2_k_s)
+    assert list(listed) == ["q6_k", "q5_k_m", "q5_k_s", "q4_k_m", "q4_k_s", "iq4_nl", "q4_0", "iq4_xs", "q3_k_l",
+                            "q3_k_m", "iq3_m", "iq3_s", "q3_k_s", "iq3_xs", "iq3_xxs", "q2_k", "q2_k_s", "iq2_m", "iq2_s",
+                            "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s"]  # fmt: skip
     arch = arch_of("Qwen/Qwen3-235B-A22B")
     sizes = [size_weights(arch, weight_format(name)).total_bytes for name in listed]
     assert sizes == sorted(sizes, reverse=True)

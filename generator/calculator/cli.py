@@ -103,6 +103,7 @@ EPILOG = (
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --cpu-cores 1 to 512; "
+    "--threads (with --cpu) 1 to the part's threads; "
     "--gpus at most 16 with --ram-gib. "
     "A value out of its range is a usage error, exit 2."
 )
@@ -119,7 +120,7 @@ LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 LORA_DEFAULTS: dict[str, Any] = {"lora_rank": 16, "lora_dropout": 0.0, "lora_targets": "all-linear"}
 MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
-    "ddr_mt_per_s", "cpu_sockets", "cpu_cores", "allow_precision", "min_context", "offload_engine",
+    "ddr_mt_per_s", "cpu_sockets", "cpu_cores", "threads", "allow_precision", "min_context", "offload_engine",
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
@@ -465,6 +466,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole,
         help="cores of one socket llama.cpp's threads run on, for a CPU not in the catalog (default: the assumed CPU's, "
         "or none counted where --memory-channels and --ddr-mt-per-s are given; --detect counts /proc/cpuinfo's)",
+    )
+    o.add_argument(
+        "--threads",
+        type=_whole,
+        help="llama.cpp's threads (-t) over all sockets, with --cpu, where fewer than its cores: the CPU's share is timed "
+        "on threads / --cpu-sockets cores a socket, as the calibration rows count theirs (default: one thread a core; "
+        "1 to the part's threads)",
     )
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
     o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
@@ -986,7 +994,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
         reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
         nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
         memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s, cpu_sockets=args.cpu_sockets,
-        offload_engine=args.offload_engine or "llama.cpp", cpu_cores=args.cpu_cores,
+        offload_engine=args.offload_engine or "llama.cpp", cpu_cores=args.cpu_cores, threads=args.threads,
     )  # fmt: skip
 
 

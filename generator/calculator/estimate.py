@@ -22,7 +22,7 @@ from generator.errors import InfeasibleError, InputError, UsageError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import no_prefix_cache_reason, pooling_model_signs, without_vllm_reason
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
-from generator.sizing.context_limit import CONTEXT_EXTENSION, LLAMA_CPP_LONGER_CAPPED, LONGER_REFUSED, served_limit_phrase
+from generator.sizing.context_limit import CONTEXT_EXTENSION, longer_context_wording, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
@@ -53,6 +53,7 @@ from generator.sizing.precision import (
     WeightFormat,
     alias_note,
     auto_kv_cache_precision,
+    float16_cast_note,
     kv_cache_bits,
     no_int8_kv_cache,
     weight_format,
@@ -345,10 +346,38 @@ def _check_fixed(spec: FixedSpec) -> None:
             raise UsageError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
     if spec.cpu and spec.cpu_cores:  # newuser88: a catalog CPU's cores are its record's
         raise UsageError(f"--cpu-cores is for a CPU the catalog lacks: --cpu {spec.cpu} counts its own cores")
+    _check_threads(spec)
     if not channels_problem(spec) and (slots := ram_beyond_slots(spec, "--ram-gib")):
         raise InputError(slots)
     if module := module_on_a_desktop(spec):
         raise InputError(module)
+
+
+def _check_threads(spec: FixedSpec) -> None:
+    """``--threads``: a whole number from 1 to the threads of ``--cpu``'s part over ``--cpu-sockets`` (fix153).
+
+    It needs a catalog CPU: the part's threads bound it and its cores are what the threads run on (a CPU the catalog
+    lacks gives its cores with ``--cpu-cores``, the cores of one socket llama.cpp's threads run on).
+    """
+    if spec.threads is None:
+        return
+    if isinstance(spec.threads, bool) or not isinstance(spec.threads, int) or spec.threads < 1:
+        raise UsageError(f"--threads must be a whole number of at least 1, got {spec.threads!r}")
+    if not spec.cpu:
+        raise UsageError(
+            "--threads needs --cpu (the catalog CPU whose cores the threads run on); for a CPU the catalog lacks give "
+            "--cpu-cores, the cores of one socket llama.cpp's threads run on"
+        )
+    cpu = catalog.cpus().get(spec.cpu)
+    if cpu is None:  # an unknown --cpu is refused where the machine is built, with the catalog's ids
+        return
+    most = (cpu.threads or cpu.cores) * spec.cpu_sockets
+    if spec.threads > most:
+        sockets = f" x {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else ""
+        raise UsageError(
+            f"--threads must be at most {most}, the threads of --cpu {spec.cpu} ({cpu.threads or cpu.cores}{sockets}), "
+            f"got {spec.threads}"
+        )
 
 
 def check_request(req: EstimateRequest) -> None:
@@ -693,10 +722,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         # as a workload's max_context_tokens above it: vLLM and SGLang do not start, llama-server caps each slot at it
         given = "--context" if req.context_tokens is not None else f"{sizes} + --output-tokens"
         engine = req.fixed.offload_engine if req.fixed is not None else "llama.cpp" if llama else "vllm"
-        raise InputError(
-            f"{given} {context:,} is more than {served}; "
-            f"{LLAMA_CPP_LONGER_CAPPED if llama and engine == 'llama.cpp' else LONGER_REFUSED}"
-        )
+        raise InputError(f"{given} {context:,} is more than {served}; {longer_context_wording(engine if llama else 'vllm')}")
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
     if not req.train and (pooled := pooling_model_signs(arch, model.name, model.id)):
@@ -753,8 +779,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             notes.append(f"warning: {unsplit}")
         if gpu is not None and (wide := tp_group_note(gpu, par.tp, par.pp)) is not None:
             notes.append(f"warning: {wide}")
-        if gpu is not None and (float16 := float16_problem(arch.model_type, fmt, gpu, req.engine)) is not None:
+        float16 = float16_problem(arch.model_type, fmt, gpu, req.engine) if gpu is not None else None
+        if float16 is not None:
             notes.append(f"warning: {float16}")  # what a plan rules out (review35 item 3)
+        elif cast_from is None and (cast := float16_cast_note(arch.torch_dtype, fmt.name)) is not None:
+            notes.append(cast)  # a bf16 checkpoint asked in fp16 (or f16), or the other way (fix153)
         if gpu is not None and cast_from is not None:
             notes.append(_cast_note(gpu, arch.model_type, cast_from, fmt.name, req.engine))
         if (publisher := catalog.publisher_fp8_note(model.id, fmt.name)) is not None:

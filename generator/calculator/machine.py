@@ -361,6 +361,9 @@ class FixedSpec(NamedTuple):
     #: Cores of one socket llama.cpp's threads run on, where the CPU is not a catalog one (``--cpu-cores``, which
     #: ``estimate --detect`` fills from /proc/cpuinfo); None: the catalog CPU's, or the assumed one's.
     cpu_cores: int | None = None
+    #: llama.cpp's threads (its ``-t``) over all sockets, where fewer than a catalog CPU's cores (``--threads``, with
+    #: ``--cpu``); None: one a core (:func:`thread_cores`).
+    threads: int | None = None
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
@@ -500,9 +503,11 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     ddr_basis = f"{source}{channels} channels x DDR-{mts}"
     if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
         ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
-    cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
+    cores: float = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
     if spec.cpu_cores and not spec.cpu:  # newuser88: the cores measured, not the assumed CPU's (or none)
         cores = spec.cpu_cores
+    if spec.cpu and spec.threads:  # fix153: a run on fewer threads than the part's cores
+        cores = thread_cores(spec.threads, sockets, cpu)
     machine = Machine(
         gpus=0,
         gpu_memory_bytes=0,
@@ -525,9 +530,37 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores)}"
 
 
-def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: int) -> str:
+def thread_cores(threads: int, sockets: int, cpu: CpuSpec) -> float:
+    """The cores of one socket that ``threads`` llama.cpp threads multiply on.
+
+    ``threads`` over the ``sockets``, at most the cores llama.cpp's default takes (:attr:`CpuSpec.llama_cpp_cores`).
+
+    The calibration report counts a row's threads so (``_offload_setup``: ``threads`` over its sockets), a CPU-only
+    decode and a short prompt's CPU pass being timed at the slower of one socket's memory and its cores
+    (``cpu_weight_seconds``): 20 threads on two 20-core Xeon Gold 6138s count 10 cores a socket, and the row's Qwen3-
+    30B-A3B q8_0 decode is bound by them (12.90 tokens/s measured), not by the DIMMs. A thread past a core's (an SMT
+    sibling) adds no multiply rate: common.cpp ``cpu_get_num_math`` skips them, "hyperthreading isn't useful for linear
+    algebra".
+    """
+    return min(threads / sockets, float(cpu.llama_cpp_cores))
+
+
+def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float) -> str:
     """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
-    return cores_basis(cpu, cores, measured=bool(spec.cpu_cores and not spec.cpu))
+    if spec.cpu and spec.threads:
+        return threads_basis(spec.threads, spec.cpu_sockets, cpu, cores)
+    return cores_basis(cpu, int(cores), measured=bool(spec.cpu_cores and not spec.cpu))
+
+
+def threads_basis(threads: int, sockets: int, cpu: CpuSpec, cores: float) -> str:
+    """What the CPU's time counts of a run on ``threads`` threads (``--threads``): the cores of one socket they use."""
+    over = f" over {sockets} sockets" if sockets > 1 else ""
+    return f"{cores:g} of its {cpu.llama_cpp_cores} cores a socket for llama.cpp's {threads} threads (--threads{over}){_isa(cpu)}"
+
+
+def _isa(cpu: CpuSpec) -> str:
+    """``, without VNNI's 8-bit dot product`` for a CPU whose cores lack it (cpu_core_gparams_per_s_without_vnni)."""
+    return ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
 
 
 def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
@@ -540,6 +573,5 @@ def cores_basis(cpu: CpuSpec, cores: int, *, measured: bool = False) -> str:
     if measured:
         return f"{cores} cores for llama.cpp's threads (one socket's, as given), each at an assumed core's rate"
     kind = "P-cores" if cpu.performance_cores else "cores"
-    # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate (cpu_core_gparams_per_s_without_vnni)
-    isa = ", without VNNI's 8-bit dot product" if cpu.int8_vnni is not True else ""
-    return f"{cores} {kind} for llama.cpp's threads{isa}"
+    # a CPU without VNNI's 8-bit dot product multiplies a quantized weight at a lower rate
+    return f"{cores} {kind} for llama.cpp's threads{_isa(cpu)}"

@@ -44,23 +44,32 @@ _UNBLOCK_REST = (
 )
 #: Precisions tried when looking for one that would avoid offloading altogether, or that decodes much faster: llama.cpp's
 #: i-quants among them (newuser68 item 4: q2_k was advised for a 70B on a 32 GB card where iq3_xs fits it whole, and
-#: a 24 GB card's iq2_xs plan, 29 tokens/s, was never named). The plan sorts them by their bytes for the model.
+#: a 24 GB card's iq2_xs plan, 29 tokens/s, was never named). The plan sorts them by their bytes for the model. The
+#: K-quants' _S / _L files and Q4_0 are among them (fix153: q4_k_s fits a card q4_k_m does not by 5% of the bytes);
+#: the legacy Q4_1, Q5_0 and Q5_1 are not, as llama-quantize's own table (step_down.GGUF_PERPLEXITY_ADDED) gives each a
+#: file no smaller that adds more perplexity than a K-quant's (q5_k_m, q5_k_s, q4_k_s): never the better choice.
 ALTERNATIVES = (
     "fp8",
     "int8",
     "q8_0",
     "q6_k",
     "q5_k_m",
+    "q5_k_s",
     "iq4_nl",
     "q4_k_m",
+    "q4_k_s",
+    "q4_0",
     "iq4_xs",
     "int4",
+    "q3_k_l",
     "iq3_m",
     "iq3_s",
     "q3_k_m",
     "iq3_xs",
+    "q3_k_s",
     "iq3_xxs",
     "q2_k",
+    "q2_k_s",
     "iq2_m",
     "iq2_s",
     "iq2_xs",

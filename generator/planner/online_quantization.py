@@ -16,7 +16,7 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.planner.plan import DeploymentPlan, Finding, Pool
 from generator.sizing.loadability import default_group_problem
-from generator.sizing.precision import weight_format
+from generator.sizing.precision import gguf_serving_note, weight_format
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
 
@@ -91,6 +91,11 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
             if d.precision == "nf4"
             else ""
         )
+        # a GGUF type: the engine serves the .gguf file, made by no quantization_config (fix153)
+        way = gguf_serving_note(d.precision, str(d.details.get("serving_engine", "vllm"))) or (
+            f"point model at a checkpoint in {d.precision} (a Hub id, or a local config.json with its "
+            "quantization_config) or plan a precision it holds or is quantized to online"
+        )
         out.append(
             Finding(
                 "warning",
@@ -98,9 +103,7 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
                 f"'{d.name}' is sized at {d.precision}, but {d.model_id} holds {own} weights and the engine makes "
                 f"{d.precision} only from a checkpoint quantized to it (online it quantizes 16-bit weights to "
                 f"{' or '.join(ONLINE_FORMATS)} alone){bnb}: started on this checkpoint it loads the {own} weights, "
-                f"and the plan's weights, KV cache and replicas are not what runs; point model at a checkpoint in "
-                f"{d.precision} (a Hub id, or a local config.json with its quantization_config) or plan a precision "
-                "it holds or is quantized to online",
+                f"and the plan's weights, KV cache and replicas are not what runs; {way}",
                 f"deployments[{i}].inference.precision",
             )
         )

@@ -1,9 +1,9 @@
 """The longest sequence a serving engine accepts for a model: vLLM's derived ``max_model_len``.
 
-vLLM (``vllm/config``, ``_get_and_verify_max_len``) takes the smallest of the config's length keys
-(``max_position_embeddings``, ``n_positions``, ``max_seq_len``, ``seq_length``, ``max_target_positions``,
-``max_sequence_length``, ``max_seq_length``, ``seq_len``), or ``model_max_length`` where the config has it
-(Command-R); then a ``rope_scaling`` block stretches it by its ``factor``, from
+vLLM (``_get_and_verify_max_len``, https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py) takes the
+smallest of the config's length keys (``max_position_embeddings``, ``n_positions``, ``max_seq_len``, ``seq_length``,
+``max_target_positions``, ``max_sequence_length``, ``max_seq_length``, ``seq_len``), or ``model_max_length`` where the config has
+it (Command-R); then a ``rope_scaling`` block stretches it by its ``factor``, from
 ``original_max_position_embeddings`` for YaRN, except for the types whose ``max_position_embeddings`` is
 already the stretched length (``llama3``, ``longrope``/``su``) and for Gemma 3. A longer ``max_model_len``
 is refused unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``; SGLang reads the same keys and refuses it unless
@@ -109,6 +109,28 @@ LLAMA_CPP_LONGER_CAPPED = (
     "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-context.cpp), so a request longer than it "
     "is not served; lower --context to the limit"
 )
+#: What ik_llama.cpp's server does with a -c past the model's training context (fix153): it splits -c over its -np slots
+#: and caps none at the training context (examples/server/server-context.cpp, ``server_context::init``: ``n_ctx_slot =
+#: n_ctx / params_base.n_parallel``, with no check against ``llama_model_n_ctx_train``), so it serves positions the model
+#: was not trained on.
+IK_LLAMA_CPP_LONGER_UNCAPPED = (
+    "ik_llama.cpp starts with a longer -c and does not cap its slots at the model's training context (each slot gets -c "
+    "over -np: https://github.com/ikawrakow/ik_llama.cpp/blob/main/examples/server/server-context.cpp), so it serves "
+    "positions past the ones the model was trained on, where its output is not to be trusted without RoPE scaling; "
+    "lower the context to the limit, or give the model as a path to a config.json with the rope_scaling its card "
+    "documents"
+)
+
+
+def longer_context_wording(engine: str) -> str:
+    """What ``engine`` does with a context past the model's served limit, and the way out.
+
+    ``engine``: ``llama.cpp`` (llama-server caps each slot), ``ik_llama.cpp`` (caps none), else a serving engine's
+    (vLLM and SGLang refuse to start).
+    """
+    return {"llama.cpp": LLAMA_CPP_LONGER_CAPPED, "ik_llama.cpp": IK_LLAMA_CPP_LONGER_UNCAPPED}.get(engine, LONGER_REFUSED)
+
+
 #: What a sequence longer than the served limit means for training: the model must be told to stretch its positions.
 CONTEXT_EXTENSION = (
     "training on longer sequences is context extension: configure RoPE scaling (rope_scaling in the model's config, "

@@ -15,7 +15,9 @@ hold:
   ``ffn_down`` in some layers, ``attn_output``, ``attn_k`` of 8-expert models, and in a 70B model (llama.cpp's
   ``LLM_TYPE_70B``: a Llama or Qwen2 of 80 layers) ``attn_v`` of Q3_K / Q4_K to Q5_K; the _S / _L variants of a
   K-quant share its default type and differ in those raises (Q3_K_S none; Q3_K_L ``attn_v``, ``attn_output`` and
-  ``ffn_down`` Q5_K; Q4_K_S the first four ``attn_v`` and the first eighth's ``ffn_down`` Q5_K; Q5_K_S none), and
+  ``ffn_down`` Q5_K; Q4_K_S the first four ``attn_v`` and the first eighth's ``ffn_down`` Q5_K; Q5_K_S none; Q2_K_S,
+  Q2_K's default, ``attn_v`` Q4_K where 4 or more query heads share a KV head and the first eighth's ``ffn_down``
+  Q4_K, where Q2_K raises ``attn_v``, every ``ffn_down`` and ``attn_output`` to Q3_K at least), and
   Q4_1 / Q5_0 / Q5_1 are their one type throughout (Q5_0 made without an importance matrix, as Q4_0);
 - ``output.weight`` Q6_K (Q5_K for the 1- and 2-bit i-quants and IQ3_XXS, Q8_0 for Q8_0 and MXFP4_MOE); an untied
   ``token_embd`` the default type, Q2_K for IQ1_S / IQ1_M / IQ2_XXS / IQ2_XS and IQ3_S for IQ2_S / IQ2_M / IQ3_XXS,
@@ -95,6 +97,7 @@ FTYPE_DEFAULTS: dict[str, str] = {
     "Q3_K_M": "Q3_K",
     "Q3_K_S": "Q3_K",
     "Q2_K": "Q2_K",
+    "Q2_K_S": "Q2_K",
     "IQ4_NL": "IQ4_NL",
     "IQ4_XS": "IQ4_XS",
     "IQ3_M": "IQ3_S",
@@ -261,6 +264,8 @@ def _attn_v_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str
     wide = model.gqa >= 4
     if ftype == "Q2_K":
         kind = "Q4_K" if wide else "Q3_K"
+    elif ftype == "Q2_K_S" and wide:
+        kind = "Q4_K"
     elif ftype == "IQ3_XXS":
         kind = "Q4_K" if wide else "IQ3_XXS"  # IQ3_S without an importance matrix
     elif (ftype in ("IQ3_XS", "IQ3_S") and wide) or ftype == "IQ3_M":
@@ -281,6 +286,8 @@ def _attn_v_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str
 def _ffn_down_type(ftype: str, base: str, i: int, n: int, model: GgufModel) -> str:
     if ftype == "Q2_K":
         return "Q3_K"
+    if ftype == "Q2_K_S":
+        return "Q4_K" if i < n // 8 else base
     if ftype == "Q4_K_S":
         return "Q5_K" if i < n // 8 else base
     if ftype == "Q3_K_M":

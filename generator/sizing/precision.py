@@ -220,6 +220,7 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _gguf("q3_k_m", "Q3_K_M", "GGUF Q3_K_M mixture"),
         _gguf("q3_k_s", "Q3_K_S", "GGUF Q3_K_S (Q3_K throughout, output Q6_K)"),
         _gguf("q2_k", "Q2_K", "GGUF Q2_K mixture"),
+        _gguf("q2_k_s", "Q2_K_S", "GGUF Q2_K_S mixture (Q2_K, the first eighth's ffn_down Q4_K)"),
         # llama.cpp's i-quants (importance-matrix quants), most bits first
         _gguf("iq4_nl", "IQ4_NL", "GGUF IQ4_NL mixture (4.5-bit non-linear blocks of 32)"),
         _gguf("iq4_xs", "IQ4_XS", "GGUF IQ4_XS mixture (4.25 bits)"),
@@ -307,9 +308,71 @@ def weight_format(name: str) -> WeightFormat:
 def auto_kv_cache_precision(weights: str | None) -> str:
     """The KV cache precision vLLM's and SGLang's ``auto`` gives weights of format ``weights``.
 
-    Their 16- or 32-bit float type; bf16 for quantized (or unnamed) ones.
+    Their 16- or 32-bit float type, by any name (fix153: ``f16``, llama.cpp's name of fp16, was cached in bf16 where
+    ``fp16`` was cached in fp16, while ``--dtype float16`` caches in float16 whatever it is called); bf16 for quantized
+    (or unnamed) ones.
     """
-    return weights if weights in ("fp16", "fp32") else "bf16"
+    canonical = WEIGHT_FORMAT_ALIASES.get(weights, weights) if weights else weights
+    return canonical if canonical in ("fp16", "fp32") else "bf16"
+
+
+#: The 16-bit float formats and the ``torch_dtype`` a checkpoint's config names them by.
+_HALF_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+_HALF_DTYPE_ALIASES = {"half": "float16"}
+
+
+def float16_cast_note(checkpoint_dtype: str, weights: str) -> str | None:
+    """The warning vLLM and SGLang log serving a checkpoint in the other 16-bit float, else None.
+
+    ``checkpoint_dtype``: the config's ``torch_dtype``; ``weights``: the format served (``--dtype float16`` for fp16).
+    Both engines' ``_get_and_verify_dtype`` allow the cast with a warning, ``Casting torch.bfloat16 to torch.float16.``
+    (https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py; SGLang's
+    python/sglang/srt/configs/model_config.py has the same branch): the same two bytes a weight, but bfloat16 has
+    float32's 8-bit exponent and 8 bits of precision, float16 a 5-bit exponent (largest 65,504) and 11 bits.
+    """
+    served = _HALF_DTYPES.get(WEIGHT_FORMAT_ALIASES.get(weights, weights))
+    stored = _HALF_DTYPE_ALIASES.get(checkpoint_dtype, checkpoint_dtype)
+    if served is None or stored not in _HALF_DTYPES.values() or stored == served:
+        return None
+    risk = (
+        "bfloat16 values past float16's largest (65,504) overflow to inf, so check the model's outputs in float16"
+        if served == "float16"
+        else "bfloat16 keeps 8 bits of mantissa where float16 keeps 11, so the weights lose precision"
+    )
+    return (
+        f"warning: the checkpoint is {stored} (config.json torch_dtype) and {weights} serves it as {served}: vLLM and "
+        f"SGLang cast it on load, logging 'Casting torch.{stored} to torch.{served}.' (the same bytes; {risk})"
+    )
+
+
+#: How vLLM and SGLang take a GGUF model: as the file, never made from a checkpoint (fix153).
+_GGUF_SERVING = {
+    "vllm": (
+        "vLLM makes no GGUF of a checkpoint: it serves a .gguf file given as the model (vllm serve ./model-Q4_K_M.gguf "
+        "--tokenizer <the base model>), one file only (merge a split one with llama-gguf-split --merge), its GGUF support "
+        "'highly experimental and under-optimized' and now the vllm-gguf-plugin package "
+        "(https://docs.vllm.ai/en/latest/features/quantization/gguf/)"
+    ),
+    "sglang": (
+        "SGLang makes no GGUF of a checkpoint: it serves a .gguf file given as the model path, loaded by its gguf loader "
+        "(--load-format gguf, detected from the path: https://docs.sglang.io/docs/advanced_features/model_loading.md)"
+    ),
+}
+
+
+def gguf_serving_note(name: str, engine: str) -> str | None:
+    """What ``engine`` (vllm / sglang) does with ``name`` where it is a GGUF type, and the way to serve one; else None.
+
+    A workload's ``precision: q4_k_m`` on a 16-bit checkpoint was told to point ``model`` at "a local config.json with
+    its quantization_config", which no GGUF has: the engines take the .gguf file itself.
+    """
+    fmt = WEIGHT_FORMATS.get(WEIGHT_FORMAT_ALIASES.get(name.lower(), name.lower()))
+    if fmt is None or fmt.gguf is None or engine not in _GGUF_SERVING:
+        return None
+    return (
+        f"{_GGUF_SERVING[engine]}; point model at a {fmt.gguf} .gguf file of it (sized as that file's tensors), or plan "
+        "it on llama.cpp (hardware.fixed)"
+    )
 
 
 def no_int8_kv_cache(engine_name: str) -> str:

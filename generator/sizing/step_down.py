@@ -42,6 +42,7 @@ GGUF_PERPLEXITY_ADDED = {
     "q3_k_m": 0.6569,
     "q3_k_s": 1.6321,
     "q2_k": 3.5199,
+    "q2_k_s": 3.1836,  # "Q2_K_S : 2.96G, +3.1836 ppl": the size repeats Q2_K's; its rules make a 2.78 GiB file (fix153)
 }
 #: The same table gives llama.cpp's i-quants their bits a weight and no perplexity ("IQ3_XS : 3.3 bpw quantization").
 GGUF_BPW_LISTED = {

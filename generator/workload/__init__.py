@@ -284,7 +284,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             )
         if isinstance(dep, InferenceDeployment):
             errors += pooling_field_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
-            errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
+            fixed_engine = wl.hardware.fixed.offload_engine if wl.hardware.fixed is not None else None  # what serves it
+            errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name), fixed_engine)
             errors += prompt_tail_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += cached_prompt_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
             errors += average_rate_errors(doc, i, dep.inference)

@@ -6,7 +6,7 @@ Every problem is located at the field that causes it (file:line:col):
   the window the plan sizes;
 - ``max_context_tokens`` above the model's ``max_model_len`` (:mod:`generator.sizing.context_limit`): vLLM and
   SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
-  (and the model was not trained on such positions);
+  (and the model was not trained on such positions); on ``hardware.fixed``, what its llama.cpp-family server does;
 - ``task: generate`` with an encoder-only model (BERT / RoBERTa / XLM-RoBERTa: no LM head to generate with);
 - ``p95_input_tokens`` below ``avg_input_tokens``, above 20 times it, or with ``avg_output_tokens`` past
   ``max_context_tokens``; on a pooling service or ``hardware.fixed``, where it is not planned;
@@ -35,7 +35,7 @@ from generator.calculator.machine import (
 )
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
-from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
+from generator.sizing.context_limit import longer_context_wording, served_limit_phrase
 from generator.sizing.electrical import splits_evenly, usable_power_w
 from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
@@ -213,8 +213,14 @@ def pooling_field_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: b
     return errors
 
 
-def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:
-    """Problems of deployment ``i``'s token counts against its context window and its model's."""
+def inference_limit_errors(
+    doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None, fixed_engine: str | None = None
+) -> list[InputError]:
+    """Problems of deployment ``i``'s token counts against its context window and its model's.
+
+    ``fixed_engine``: the llama.cpp-family server of ``hardware.fixed`` that serves it (its ``offload_engine``), whose
+    own handling of a context past the model's limit is said; None: vLLM / SGLang's refusal.
+    """
     at: Path = ("deployments", i, "inference")
     errors: list[InputError] = []
     request = spec.avg_input_tokens + (0 if spec.pooling else spec.avg_output_tokens)
@@ -244,11 +250,12 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
             )
         )
     limit = model.architecture.max_model_len if model is not None else 0
+    engine = fixed_engine or "vllm"
     if model is not None and limit and spec.max_context_tokens > limit:
         errors.append(
             InputError(
                 f"max_context_tokens {spec.max_context_tokens:,} is more than {served_limit_phrase(model.name, limit)}; "
-                f"{ENCODER_LONGER_REFUSED if model.architecture.encoder_only else LONGER_REFUSED}",
+                f"{ENCODER_LONGER_REFUSED if model.architecture.encoder_only else longer_context_wording(engine)}",
                 doc.locate((*at, "max_context_tokens")),
             )
         )
