@@ -82,3 +82,14 @@ def test_sglang_r1_over_two_h100_servers_finding(tmp_path: Path) -> None:
     assert SGLANG_LAUNCH_TWO in finding.message
     assert "vLLM" not in finding.message
     assert any(SGLANG_LAUNCH_TWO in reason for reason in deployment.reasons)
+
+
+def test_sglang_pipeline_hop_names_sglang(tmp_path: Path) -> None:
+    """The hop between the two servers' stages: SGLang sends the hidden state and the residual (PPProxyTensors)."""
+    path = tmp_path / "r1.yaml"
+    path.write_text(WORKLOAD)
+    plan = plan_workload(load_workload(str(path)))
+    (deployment,) = plan.deployments
+    (hop,) = [reason for reason in deployment.reasons if "the model times no hop" in reason]
+    assert "(SGLang sends the hidden state and the residual, 16-bit)" in hop
+    assert "vLLM" not in hop

@@ -987,7 +987,7 @@ def _inference_details(
         node_net = node_link(platform, gpu, per_node, opt.needs.needs_fabric) if across else (0.0, "")
         # one stage has no hops between stages; an EP stage wider than a server exchanges its tokens over the network
         hops = (
-            stage_hop_text(platform, per_node, width, par.pp, model.architecture.hidden_size, node_net)
+            stage_hop_text(platform, per_node, width, par.pp, model.architecture.hidden_size, node_net, spec.engine)
             if across and par.pp > 1
             else None
         )

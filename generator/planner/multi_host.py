@@ -185,7 +185,13 @@ def every_hop_leaves_host(platform: PlatformSpec, gpus_per_node: int, tp: int, p
 
 
 def stage_hop_text(
-    platform: PlatformSpec, gpus_per_node: int, tp: int, pp: int, hidden_size: int, network: tuple[float, str]
+    platform: PlatformSpec,
+    gpus_per_node: int,
+    tp: int,
+    pp: int,
+    hidden_size: int,
+    network: tuple[float, str],
+    engine: str = "vllm",
 ) -> str | None:
     """What a pipeline's hops between hosts cross, at what rate; None where every stage of a replica shares one host.
 
@@ -211,8 +217,9 @@ def stage_hop_text(
         crossing = f"the pipeline's hops between its {hosts} {machines} cross their network"
     rate = f"{gbps:,g} Gb/s ({carrier})" if gbps else f"({carrier}, of no published rate)"
     timing = f", {per_token * 8 / (gbps * 1e3):.2g} us a token at that rate" if gbps else ""
+    sender = "SGLang" if engine == "sglang" else "vLLM"  # both send the two tensors (SGLang: PPProxyTensors)
     return (
-        f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token (vLLM sends the "
+        f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token ({sender} sends the "
         f"hidden state and the residual, 16-bit){timing}"
     )
 
