@@ -162,6 +162,7 @@ from generator.planner.rack_findings import (
     rack_findings,
     rack_headroom_findings,
     racks_under_air_limit,
+    spread_under_air_limit,
 )
 from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
@@ -987,7 +988,7 @@ def _inference_details(
         node_net = node_link(platform, gpu, per_node, opt.needs.needs_fabric) if across else (0.0, "")
         # one stage has no hops between stages; an EP stage wider than a server exchanges its tokens over the network
         hops = (
-            stage_hop_text(platform, per_node, width, par.pp, model.architecture.hidden_size, node_net)
+            stage_hop_text(platform, per_node, width, par.pp, model.architecture.hidden_size, node_net, spec.engine)
             if across and par.pp > 1
             else None
         )
@@ -1777,6 +1778,9 @@ def build_plan(
         if wl.hardware.rack_circuits is not None:
             feeds = rack_feeds(wl.hardware.rack_circuits)
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
+        racks = spread_under_air_limit(
+            racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware
+        )
         spread = racks_under_air_limit(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds, wl.hardware)
         findings.extend(rack_findings(racks, wl.hardware.rack_power_field, spread, wl.hardware.max_racks))
         findings.extend(

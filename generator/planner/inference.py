@@ -427,6 +427,14 @@ def _points(
     return point
 
 
+#: Where each engine reports the prefix-cache hit rate cached_prompt_share stands for (newuser90: an SGLang service
+#: was pointed at vLLM's counters). SGLang's gauge: ``sglang:cache_hit_rate`` on its /metrics (--enable-metrics).
+PREFIX_CACHE_HIT_METRIC = {
+    "vllm": "vLLM: vllm:prefix_cache_hits / vllm:prefix_cache_queries",
+    "sglang": "SGLang: sglang:cache_hit_rate, with --enable-metrics",
+}
+
+
 def cached_prompt_text(
     model: ResolvedModel,
     shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
@@ -455,8 +463,8 @@ def cached_prompt_text(
         f"tokens, each attending to the {cached:,} cached before it, {seconds_text(tail_s)} of a replica's time "
         f"({seconds_text(whole_s)} for the whole prompt), and the planned load's prompts take {point.prefill_busy:.0%} of "
         f"it (the TTFT, the prompt queue and the TPOT's stretch count the new tokens alone); the KV cache still holds "
-        f"each request's {request:,} tokens; the share is taken as measured (vLLM: vllm:prefix_cache_hits / "
-        "vllm:prefix_cache_queries) and assumes the pool keeps the idle sessions' prefixes between their turns (blocks "
+        f"each request's {request:,} tokens; the share is taken as measured ({PREFIX_CACHE_HIT_METRIC[spec.engine]}) "
+        "and assumes the pool keeps the idle sessions' prefixes between their turns (blocks "
         f"freed but not yet evicted), room the plan does not size: beside its {most:,} running requests at the most load "
         f"a replica's pool holds about {max(0, held - most):,} more of {request:,} tokens, and where more sessions than "
         "that wait between turns on a replica, the oldest prefixes are evicted and the hit rate falls"

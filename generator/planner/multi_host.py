@@ -110,6 +110,25 @@ def data_parallel_launch_text(engine: str, host_args: tuple[tuple[str, ...], ...
     )
 
 
+def multi_node_launch_text(engine: str, hosts: int) -> str:
+    """How a TP / PP replica over ``hosts`` Linux hosts is launched, in ``engine``'s own terms.
+
+    newuser90: an SGLang replica of TP8 x PP2 over two servers was told to launch as vLLM does (over Ray, with vLLM's
+    pages); SGLang takes ``--nnodes`` / ``--node-rank`` / ``--dist-init-addr`` on each host instead.
+    """
+    if engine == "sglang":
+        ranks = ", ".join(str(rank) for rank in range(hosts))
+        return (
+            f"launch the engine multi-node (SGLang on each host with --nnodes {hosts}, its own --node-rank ({ranks}) "
+            f"and --dist-init-addr <the replica's first host>:{SGLANG_DIST_INIT_PORT}, {SGLANG_MULTI_NODE_URL}; "
+            f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {SGLANG_LWS_URL})"
+        )
+    return (
+        f"launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
+        f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL})"
+    )
+
+
 def multi_host_note(
     platform: PlatformSpec,
     gpus_per_node: int,
@@ -126,10 +145,7 @@ def multi_host_note(
     hosts = replica_hosts(platform, gpus_per_node, replica_gpus)
     if hosts == 1:
         return None
-    launch = (
-        f"launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
-        f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL})"
-    )
+    launch = multi_node_launch_text(engine, hosts)
     if host_args and platform.hosts == 1:
         lws = SGLANG_LWS_URL if engine == "sglang" else LEADER_WORKER_SET_URL
         machines = "servers" if platform.provider == "baremetal" else "instances"
@@ -169,7 +185,13 @@ def every_hop_leaves_host(platform: PlatformSpec, gpus_per_node: int, tp: int, p
 
 
 def stage_hop_text(
-    platform: PlatformSpec, gpus_per_node: int, tp: int, pp: int, hidden_size: int, network: tuple[float, str]
+    platform: PlatformSpec,
+    gpus_per_node: int,
+    tp: int,
+    pp: int,
+    hidden_size: int,
+    network: tuple[float, str],
+    engine: str = "vllm",
 ) -> str | None:
     """What a pipeline's hops between hosts cross, at what rate; None where every stage of a replica shares one host.
 
@@ -195,8 +217,9 @@ def stage_hop_text(
         crossing = f"the pipeline's hops between its {hosts} {machines} cross their network"
     rate = f"{gbps:,g} Gb/s ({carrier})" if gbps else f"({carrier}, of no published rate)"
     timing = f", {per_token * 8 / (gbps * 1e3):.2g} us a token at that rate" if gbps else ""
+    sender = "SGLang" if engine == "sglang" else "vLLM"  # both send the two tensors (SGLang: PPProxyTensors)
     return (
-        f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token (vLLM sends the "
+        f"{crossing}, {rate}, not NVLink; the model times no hop: one carries {per_token:,} bytes a token ({sender} sends the "
         f"hidden state and the residual, 16-bit){timing}"
     )
 

@@ -31,6 +31,12 @@ if TYPE_CHECKING:
 
 #: vLLM's automatic prefix caching: each engine's own cache of the prompt blocks it has computed.
 VLLM_PREFIX_CACHE_DOCS = "https://docs.vllm.ai/en/latest/features/automatic_prefix_caching.html"
+#: SGLang's RadixAttention: each runtime's own radix tree of the prompt KV it has computed (the SGLang paper, section 3).
+SGLANG_RADIX_CACHE_DOCS = "https://arxiv.org/abs/2312.07104"
+#: SGLang's router: its cache_aware policy (the default) sends a request to the worker holding the longest prefix of it.
+SGLANG_ROUTER_DOCS = "https://docs.sglang.ai/router/router.html"
+#: Each engine's own prefix cache, as the finding cites it.
+ENGINE_PREFIX_CACHE_DOCS = {"vllm": VLLM_PREFIX_CACHE_DOCS, "sglang": SGLANG_RADIX_CACHE_DOCS}
 #: vLLM production-stack's router: session-based and prefix-aware routing to the engine holding a request's prefix.
 PRODUCTION_STACK_PREFIX_ROUTING_DOCS = (
     "https://docs.vllm.ai/projects/production-stack/en/latest/use_cases/prefix-aware-routing.html"
@@ -117,15 +123,21 @@ def _text(
             f"at which the plan is {_fleet_text(other)} ({again.replicas:,} x {layout_name(again.tp, again.pp)} on "
             f"{again.pool}{_fewer(again.replicas, at, s)})"
         )
+    engine = dep.inference.engine
+    cache_docs = ENGINE_PREFIX_CACHE_DOCS.get(engine, VLLM_PREFIX_CACHE_DOCS)
+    engine_router = (
+        f"SGLang's router with its cache_aware policy, the default, {SGLANG_ROUTER_DOCS}"
+        if engine == "sglang"
+        else f"vLLM production-stack's session or prefix-aware router, {PRODUCTION_STACK_PREFIX_ROUTING_DOCS}"
+    )
     routers = (
-        "a router that keeps a session's turns on the replica holding its prefix (vLLM production-stack's session or "
-        f"prefix-aware router, {PRODUCTION_STACK_PREFIX_ROUTING_DOCS}; llm-d's prefix-cache scorer on the Gateway API "
-        f"Inference Extension, {LLM_D_PREFIX_CACHE_DOCS})"
+        f"a router that keeps a session's turns on the replica holding its prefix ({engine_router}; llm-d's "
+        f"prefix-cache scorer on the Gateway API Inference Extension, {LLM_D_PREFIX_CACHE_DOCS})"
     )
     return (
         f"deployment {dep.name}: cached_prompt_share {s:g} is credited on each of its {done.replicas:,} replicas "
         f"({done.replicas:,} x {layout_name(done.tp, done.pp)} on {done.pool}), but each replica's engine keeps "
-        f"its own prefix cache ({VLLM_PREFIX_CACHE_DOCS}) and a router blind to prefixes (routing free_place's router, "
+        f"its own prefix cache ({cache_docs}) and a router blind to prefixes (routing free_place's router, "
         "a Kubernetes Service, a round-robin balancer) sends a session's next turn to any replica: at "
         f"{s:g} measured on one replica, the replica it picks (1 of {at:,}{_grown(done.replicas, at)}) holds the "
         f"session's prompt as far as the last turn it served, if any: ~{share:.2g} of a prompt (each turn adding "

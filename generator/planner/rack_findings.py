@@ -44,6 +44,28 @@ def racks_under_air_limit(
     return len(pack_racks(pools, AIR_COOLED_RACK_LIMIT_KW, reserved_units, feeds, hardware))
 
 
+def spread_under_air_limit(
+    racks: list[Rack],
+    pools: list[Pool],
+    rack_power_kw: float,
+    reserved_units: int | None,
+    feeds: Feeds | None,
+    hardware: Hardware | None,
+) -> list[Rack]:
+    """The racks packed to :data:`AIR_COOLED_RACK_LIMIT_KW` where that takes no more of them, else ``racks``.
+
+    newuser90: four 10.2 kW DGX H200 in racks of 35 kW (max_racks 2) were packed 3 + 1, one rack at 30.6 kW of
+    air-cooled servers and a warning to spread them, when 2 + 2 at 20.4 kW fits the same two racks under air cooling's
+    limit. Only where a rack is over that limit (no other packing is moved) and every server is air cooled.
+    """
+    if not any(rack.air_power_w > AIR_COOLED_RACK_LIMIT_KW * 1000 for rack in racks):
+        return racks
+    if racks_under_air_limit(pools, rack_power_kw, reserved_units, feeds, hardware) is None:
+        return racks
+    spread = pack_racks(pools, AIR_COOLED_RACK_LIMIT_KW, reserved_units, feeds, hardware)
+    return spread if len(spread) <= len(racks) else racks
+
+
 def rack_findings(
     racks: list[Rack], power_field: str = "rack_power_kw", under_air_limit: int | None = None, max_racks: int | None = None
 ) -> list[Finding]:
