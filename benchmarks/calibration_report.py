@@ -845,7 +845,9 @@ def predict_offload_decode(row: dict[str, Any]) -> float:
     context = row["context_tokens"] + 1
     arch, fmt, kv_bits, machine, placement = _offload_setup(row, context)
     consts = with_overrides(dict(OVERRIDES))
-    return offload_cost(arch, fmt, kv_bits, placement, machine, context, consts, engine=row["engine"]).decode_tokens_per_s
+    fa = row.get("flash_attention") is not False  # llama.cpp's default on the CPU: on
+    cost = offload_cost(arch, fmt, kv_bits, placement, machine, context, consts, engine=row["engine"], flash_attention=fa)
+    return cost.decode_tokens_per_s
 
 
 def predict_offload_prefill(row: dict[str, Any]) -> float:

@@ -626,7 +626,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Ryzen 9 7950X in a GGUF type specgen does not size (https://github.com/ikawrakow/ik_llama.cpp/pull/332, "
         "https://github.com/ikawrakow/ik_llama.cpp/discussions/357, "
         "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/): the kernel sets it, not the cores; "
-        "194 with flash attention off (the 9B14), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA (its own "
+        "194 with flash attention off (the 9B14; the product times that at this rate over the threads flash attention "
+        "engages, one a query head, times every thread: generator.sizing.offload.llama_cpp_attention_gflops_per_s, "
+        "acc136 entry of 2026-12-06), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA (its own "
         "rate since the 2026-12-03 ik attention entry: ik_llama_cpp_cpu_attention_gflops_per_s)",
     ),
     "ik_llama_cpp_cpu_attention_gflops_per_s": (

@@ -280,6 +280,31 @@ def cpu_attention_gflops_per_s(engine: str, consts: Constants) -> float | None:
     raise ValueError(f"unknown offload engine '{engine}'; one of {', '.join(OFFLOAD_ENGINES)}")
 
 
+def llama_cpp_attention_threads(query_rows: int, threads: float, flash_attention: bool) -> float:
+    """Threads llama.cpp's CPU attention engages for a step of ``query_rows`` query rows (heads x tokens) on ``threads``.
+
+    With flash attention on, ``ggml_compute_forward_flash_attn_ext_f16`` parallelizes by query rows, one row a thread
+    ("parallelize by q rows": ``nr = neq1*neq2*neq3``, ``dr = (nr + nth - 1)/nth``; ggml/src/ggml-cpu/ops.cpp), so a
+    decoded token of 32 query heads engages 32 of 44 threads. With it off, KQ and KQV are ``ggml_mul_mat`` over the
+    cached positions, split over every thread.
+    """
+    return float(threads) if not flash_attention else float(min(threads, query_rows))
+
+
+def llama_cpp_attention_gflops_per_s(consts: Constants, query_rows: int, threads: float, flash_attention: bool) -> float:
+    """llama.cpp's CPU attention rate for a step of ``query_rows`` query rows on ``threads``, with or without flash attention.
+
+    With flash attention, ``cpu_attention_gflops_per_s``: the kernel's rate, fitted on rows whose threads it engaged,
+    not a rate a core (87-94 GFLOP/s on 16-44 threads). With it off, that rate over the threads flash attention would
+    engage, times every thread (:func:`llama_cpp_attention_threads`). A CPU whose threads are not known (0) is counted
+    at the flash-attention rate either way.
+    """
+    if flash_attention or not threads:
+        return consts.cpu_attention_gflops_per_s
+    engaged = llama_cpp_attention_threads(query_rows, threads, True)
+    return consts.cpu_attention_gflops_per_s * llama_cpp_attention_threads(query_rows, threads, False) / engaged
+
+
 #: The engines whose decode runs as ggml-backend's scheduler splits (llama.cpp and its fork ik_llama.cpp): each switch
 #: between the GPU and the CPU within a token costs ``offload_backend_switch_s`` (:func:`backend_switches`). ktransformers
 #: runs its own loop, not these splits.
@@ -930,6 +955,7 @@ def offload_cost(
     streams: int = 1,
     memory_mapped: bool | None = None,
     engine: str = "llama.cpp",
+    flash_attention: bool = True,
 ) -> OffloadCost:
     """Decode tokens/s of each stream, TTFT and cold start of a placement (``streams`` decoded together; TTFT alone).
 
@@ -944,7 +970,8 @@ def offload_cost(
     buffers ``--no-mmap`` asks for are more of the RAM than is taken to be granted (:func:`pinned_falls_back`: llama.cpp
     then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned). ``engine`` (one of
     :data:`OFFLOAD_ENGINES`; llama.cpp, whose command specgen plans) sets the rate the CPU's attention runs at
-    (:func:`cpu_attention_gflops_per_s`).
+    (:func:`cpu_attention_gflops_per_s`); llama.cpp's by the threads its kernels engage, fewer with ``flash_attention``
+    (its default, on) than without (:func:`llama_cpp_attention_gflops_per_s`).
     """
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
@@ -1021,6 +1048,9 @@ def offload_cost(
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
     # rate of the engine's kernels
     attention_rate = cpu_attention_gflops_per_s(engine, consts)
+    if engine == "llama.cpp":
+        query_rows = arch.num_attention_heads * streams
+        attention_rate = llama_cpp_attention_gflops_per_s(consts, query_rows, machine.cpu_cores, flash_attention)
     if attention_rate is None:
         if cpu_attention_flops:
             raise ValueError(f"{engine} runs attention on the GPU: a placement with layers on the CPU is not its")
