@@ -573,7 +573,14 @@ OVERRIDES: dict[str, float] = {}
 #: (https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/resource_manager.py; constants.py
 #: ``kv_window_layers_full_context``). It moves the gpt-oss-120b rows (every other layer windowed at 128) and the one
 #: Mistral-7B-v0.1 row past its 4,096-token window (acc131).
-TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1}
+#: Its budget is its own: ``free_gpu_memory_fraction`` (0.9, the KvCacheConfig default; trtllm-bench's
+#: ``--kv_cache_free_gpu_mem_fraction`` default .90, "The percentage of memory to use for KV Cache after model load",
+#: tensorrt_llm/bench/benchmark/throughput.py; the C++ runtime rows state 0.9) of the memory the profiling pass left free,
+#: ``available_kv_mem = (total_gpu_memory - peak_memory + alloc_kv_tokens * kv_size_per_token) * fraction`` (PyTorch
+#: executor, ``cal_max_tokens``, https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/_util.py;
+#: the C++ runtime's ``BaseKVCacheManager::calculateMaxNumBlocks``, freeMemFraction x the free memory once the engine is
+#: loaded), not vLLM's 0.9 of the whole GPU less what is held (constants.py ``kv_budget_of_free_memory``; acc130, acc133).
+TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1, "kv_budget_of_free_memory": 1}
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
     "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
     "tensorrt-llm-serve": {
@@ -701,7 +708,15 @@ def row_batch(row: dict[str, Any]) -> int:
 
 def _saturated(row: dict[str, Any]) -> dict[str, Any]:
     """The estimate's throughput of one replica of a row at full load."""
-    req = EstimateRequest(
+    result = estimate(estimate_request(row))
+    if "throughput" not in result:
+        raise SpecgenError("the model does not fit this layout")
+    return {**result["throughput"], "kv_cache_tokens": result["capacity"]["kv_cache_tokens_per_dp_rank"]}
+
+
+def estimate_request(row: dict[str, Any]) -> EstimateRequest:
+    """The estimate of one replica of a serving row: its layout, shape and GPU under its engine's settings."""
+    return EstimateRequest(
         constants=_row_constants(row),
         model=row["model"],
         precision=row["precision"],
@@ -719,10 +734,6 @@ def _saturated(row: dict[str, Any]) -> dict[str, Any]:
         # and each splits the layers PP leaves over as its engine does (newuser32 item 9)
         pipeline_stages=engine_stages(row["engine"]),
     )
-    result = estimate(req)
-    if "throughput" not in result:
-        raise SpecgenError("the model does not fit this layout")
-    return {**result["throughput"], "kv_cache_tokens": result["capacity"]["kv_cache_tokens_per_dp_rank"]}
 
 
 #: From this context on, an offload row is in a long-context group: the CPU's attention sets much of its time.

@@ -140,14 +140,18 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc108 entry of 2026-12-06: TensorRT-LLM's MoE under attention DP holds every rank's gathered tokens and its
     # CUTLASS workspace in the start-up profiling pass, before the KV cache is sized (generator/sizing/moe_workspace.py)
     # 21.1 / 44.7 -> 21.0 / 44.7
-    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.2097, 0.4471),
+    # acc133 entry of 2026-12-06: TensorRT-LLM's own KV budget, free_gpu_memory_fraction 0.9 of the memory its profiling
+    # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: 21.0 / 44.7 -> 22.1 / 45.2
+    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.2214, 0.4520),
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # H100 DEP 49.9 / 51.4 -> 43.3 / 44.7
     # acc108 entry of 2026-12-06: TensorRT-LLM's MoE under attention DP holds every rank's gathered tokens and its
     # CUTLASS workspace in the start-up profiling pass, before the KV cache is sized (generator/sizing/moe_workspace.py)
     # the 1k/8k row +33.0% -> +9.4%, the batch-bound 1k/1k rows -0.8 points: 43.3 / 44.7 -> 42.5 / 43.9
-    "throughput tensorrt-llm h100-sxm5-80gb fp8 attention-dp": (0.4252, 0.4394),
+    # acc133 entry of 2026-12-06: TensorRT-LLM's own KV budget, free_gpu_memory_fraction 0.9 of the memory its profiling
+    # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: 42.5 / 43.9 -> 44.9 / 46.2
+    "throughput tensorrt-llm h100-sxm5-80gb fp8 attention-dp": (0.4487, 0.4620),
     # acc92 entry of 2026-12-05: DeepSeek-R1-0528's block-FP8 GEMMs on Hopper at fp8_block_gemm_efficiency_ratio 0.4
     # (the 1k/1k rows +79% -> +2%, 1k/8k +39% -> +35%, 1k/32k +15%): 22.8 / 78.9 -> 22.1 / 23.8, the median the
     # Qwen3-235B-A22B DEP4 rows' (ModelOpt per-tensor FP8, +5% to +24%, unmoved)
@@ -157,7 +161,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc108 entry of 2026-12-06: TensorRT-LLM's MoE under attention DP holds every rank's gathered tokens and its
     # CUTLASS workspace in the start-up profiling pass, before the KV cache is sized (generator/sizing/moe_workspace.py)
     # DeepSeek-R1 DEP8 1k/8k +33.4% -> -3.5%, 1k/32k +14.7% -> -19.4%: 17.4 / 22.4 -> 16.9 / 18.1
-    "throughput tensorrt-llm h200-sxm-141gb fp8 attention-dp": (0.1691, 0.1811),
+    # acc133 entry of 2026-12-06: TensorRT-LLM's own KV budget, free_gpu_memory_fraction 0.9 of the memory its profiling
+    # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: DeepSeek-R1 DEP8 1k/8k -3.5% ->
+    # +32.1% (the model holds less memory than the engine there, acc130), 16.9 / 18.1 -> 18.2 / 26.5
+    "throughput tensorrt-llm h200-sxm-141gb fp8 attention-dp": (0.1818, 0.2650),
     # acc105 entry of 2026-12-06: the perf overview @00f37686's RTX PRO 6000 Qwen3-30B-A3B "TP2 / TP4 / TP8" cells are
     # attention-DP runs (the page's MoE recipe sets enable_attention_dp; the later page's DEP2 / DEP8 cells of the same
     # model and GPU measure the same to 1-2%): relabelled DEP2 / DEP4 / DEP8 (29 rows), they join this group (8 -> 37 rows,
@@ -166,7 +173,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc108 entry of 2026-12-06: TensorRT-LLM's MoE under attention DP holds every rank's gathered tokens and its
     # CUTLASS workspace in the start-up profiling pass, before the KV cache is sized (generator/sizing/moe_workspace.py)
     # the under-predicted DEP2 / DEP4 rows a little further under: 17.75 / 24.37 -> 17.85 / 24.27
-    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1785, 0.2427),
+    # acc133 entry of 2026-12-06: TensorRT-LLM's own KV budget, free_gpu_memory_fraction 0.9 of the memory its profiling
+    # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: 17.85 / 24.27 -> 17.56 / 24.16
+    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1756, 0.2416),
     # 2026-12-03 refit entry: fp4_gemm_efficiency_ratio 0.8 -> 0.65 and host_overlap_fraction 0.55 -> 0.45, refitted
     # across the in-sample groups at once, took B200 DEP4 from 33.6 / 55.5 to 21.1 / 44.7 and brought GB200's DEP rows
     # (18.4 / 38.3 -> 9.2 / 27.1) and the RTX PRO 6000's DEP8 rows (15.4 / 21.7 -> 12.9 / 24.4) into the target; the
@@ -206,10 +215,12 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
     [
         # TensorRT-LLM keeps the engine's own limits (its KV capacity sized by vLLM's reservation at 256 sequences),
         # a step's tokens its max_num_tokens, its attention-DP MoE's gathered rows held before the KV cache (acc108),
-        # and a sliding-window layer's KV at the whole context (no max_attention_window set, acc131)
+        # a sliding-window layer's KV at the whole context (no max_attention_window set, acc131), and its KV budget
+        # free_gpu_memory_fraction of the memory left free after the profiling pass (acc133)
         (
             {"engine": "tensorrt-llm"},
             (
+                ("kv_budget_of_free_memory", 1),
                 ("kv_window_layers_full_context", 1),
                 ("max_batch_size", 2048),
                 ("max_num_seqs", 256),
@@ -217,10 +228,16 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
                 ("prefill_chunk_tokens", 8192),
             ),
         ),
-        # the C++ runtime: its own max batch, the same pool (max_attention_window_size defaults to max_seq_len)
+        # the C++ runtime: its own max batch, the same pool (max_attention_window_size defaults to max_seq_len) and budget
+        # (calculateMaxNumBlocks: freeGpuMemoryFraction of the free memory once the engine is loaded)
         (
             {"engine": "tensorrt-llm-cpp"},
-            (("kv_window_layers_full_context", 1), ("max_batch_size", 2048), ("max_num_seqs", 256)),
+            (
+                ("kv_budget_of_free_memory", 1),
+                ("kv_window_layers_full_context", 1),
+                ("max_batch_size", 2048),
+                ("max_num_seqs", 256),
+            ),
         ),
         # vLLM V0's documented max_num_seqs=256 bounds the batch; its host loop runs serially with the GPU
         ({"engine": "vllm"}, (("host_overlap_fraction", 0.0), ("max_batch_size", 256), ("max_num_seqs", 256))),
@@ -245,6 +262,7 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
         (
             {"engine": "tensorrt-llm-serve"},
             (
+                ("kv_budget_of_free_memory", 1),
                 ("kv_window_layers_full_context", 1),
                 ("max_batch_size", 2048),
                 ("max_num_seqs", 256),
@@ -339,12 +357,15 @@ V010 = "TensorRT-LLM v0.10.0 (gptManagerBenchmark, TensorRT engine)"
         # GB/s, the L40's) in place of the H100's HBM3 share: fp8 4.50 / 11.19 -> 4.38 / 8.02, fp16 11.17 / 12.95 ->
         # 8.75 / 11.93, over PCIe 5.70 / 12.04 -> 5.68 / 11.62
         ("throughput tensorrt-llm-cpp l40s-48gb fp8", V012, (1,), 14, 0.0438, 0.0802),
-        ("throughput tensorrt-llm-cpp l40s-48gb fp16", V010, (1,), 6, 0.0875, 0.1193),
+        # acc133 entry of 2026-12-06: the engine's own KV budget (kv_cache_free_gpu_mem_fraction 0.9 of the memory
+        # free once the engine is loaded, as these runs state): fp16 8.75 / 11.93 -> 7.36 / 10.81, over PCIe 5.68 / 11.62 ->
+        # 6.20 / 11.62, fp8 4.38 / 8.02 -> 4.38 / 8.03
+        ("throughput tensorrt-llm-cpp l40s-48gb fp16", V010, (1,), 6, 0.0736, 0.1081),
         # and v0.12.0's TP4 Mixtral / TP8 Llama 2 70B cells over PCIe: +28% to +79% (54.9 / 78.4%) while the ring ran at
         # the x16 Gen4 rate; the L40S has no GPU peer-to-peer, so NCCL stages the all-reduce through host memory at
         # HOST_STAGED_ALLREDUCE_SHARE of it (acc102 entry of CALIBRATION.md): -10% to +7%, within the target; with
         # acc101's routed experts' memory-bound kernels beside it the Mixtral TP4 cells run slower still (5.7 / 12.0)
-        ("throughput tensorrt-llm-cpp l40s-48gb fp8 tp>1 over pcie", V012, (4, 8), 9, 0.0568, 0.1162),
+        ("throughput tensorrt-llm-cpp l40s-48gb fp8 tp>1 over pcie", V012, (4, 8), 9, 0.0620, 0.1162),
     ],
 )
 def test_the_l40s_in_flight_batching_rows_are_out_of_sample_groups_of_their_own(

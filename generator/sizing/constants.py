@@ -226,9 +226,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "the C++ runtime as freeGpuMemoryFraction x (free + pool-free memory) once the engine is loaded "
         "(BaseKVCacheManager::calculateMaxNumBlocks, "
         "https://github.com/NVIDIA/TensorRT-LLM/blob/main/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp); "
-        "the planner's engines keep 0, and so does benchmarks/calibration_report.py: with the memory the model holds "
-        "for TensorRT-LLM (vLLM's reservation and its MoE workspace), 1 puts its multi-GPU KV-bound rows 15-35% over "
-        "(acc130, benchmarks/CALIBRATION.md)",
+        "trtllm-bench's --kv_cache_free_gpu_mem_fraction default .90 ('The percentage of memory to use for KV Cache "
+        "after model load', tensorrt_llm/bench/benchmark/throughput.py); the planner's engines keep 0, "
+        "benchmarks/calibration_report.py sets 1 for its TensorRT-LLM rows (acc133; with it the KV-bound multi-GPU "
+        "attention-DP rows sit 10-35% over, the memory TensorRT-LLM holds there beyond the model's not modelled: acc130)",
     ),
     "kv_window_layers_full_context": (
         "1: the KV pool holds every sliding-window layer's keys and values for the whole context, as for a full "
