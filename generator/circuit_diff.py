@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.errors import InputError
+from generator.errors import SpecShapeError
 from generator.input_files import short
 
 #: What the diff reads of ``plan.rack_supply``: the circuits and what a rack may draw from them.
@@ -34,7 +34,7 @@ def _figure(path: str, where: str, value: Any, *, optional: bool = False) -> Non
     if optional and value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= _MAX_FIGURE:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number from 0 to 10^12, got {short(value)}")
+        raise SpecShapeError(path, where, f"must be a number from 0 to 10^12, got {short(value)}")
 
 
 def check_circuits(path: str, plan: dict[str, Any]) -> None:
@@ -42,15 +42,16 @@ def check_circuits(path: str, plan: dict[str, Any]) -> None:
     supply = plan.get("rack_supply")
     if supply is not None:
         if not isinstance(supply, dict):
-            raise InputError(f"{path}: not a specgen spec.json: 'plan.rack_supply' must be an object, got {short(supply)}")
+            raise SpecShapeError(path, "plan.rack_supply", f"must be an object, got {short(supply)}")
         for key in SUPPLY_FIELDS:
             if key not in supply:
-                raise InputError(f"{path}: not a specgen spec.json: 'plan.rack_supply' has no '{key}'")
+                raise SpecShapeError(path, "plan.rack_supply", f"has no '{key}'")
             if key == "redundancy":
                 if supply[key] not in _REDUNDANCIES:
-                    raise InputError(
-                        f"{path}: not a specgen spec.json: 'plan.rack_supply.redundancy' must be one of "
-                        f"{', '.join(_REDUNDANCIES)}, got {short(supply[key])}"
+                    raise SpecShapeError(
+                        path,
+                        "plan.rack_supply.redundancy",
+                        f"must be one of {', '.join(_REDUNDANCIES)}, got {short(supply[key])}",
                     )
             else:
                 _figure(path, f"plan.rack_supply.{key}", supply[key])
@@ -59,10 +60,10 @@ def check_circuits(path: str, plan: dict[str, Any]) -> None:
         if load is None:
             continue
         if not isinstance(load, dict):
-            raise InputError(f"{path}: not a specgen spec.json: 'plan.racks[{i}].circuit_load' must be an object")
+            raise SpecShapeError(path, f"plan.racks[{i}].circuit_load", "must be an object")
         for key in LOAD_FIELDS:
             if key not in load:
-                raise InputError(f"{path}: not a specgen spec.json: 'plan.racks[{i}].circuit_load' has no '{key}'")
+                raise SpecShapeError(path, f"plan.racks[{i}].circuit_load", f"has no '{key}'")
             _figure(path, f"plan.racks[{i}].circuit_load.{key}", load[key], optional=key.startswith("failover"))
 
 
