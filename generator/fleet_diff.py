@@ -13,7 +13,7 @@ from generator.capacity_diff import capacity_change, capacity_change_lines, rate
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, SpecShapeError, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
-from generator.json_positions import line_column, locate
+from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
@@ -181,7 +181,7 @@ def _unpaired_surrogate(data: Any) -> str | None:
         for key, item in reversed(list(items)):
             if isinstance(key, str) and _SURROGATE.search(key):
                 return path
-            stack.append((f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, item))
+            stack.append((joined_field(path, key), item))
     return None
 
 
