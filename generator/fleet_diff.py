@@ -19,6 +19,7 @@ from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
+from generator.spec_figures import MAX_FIGURE, check_figure
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
@@ -345,7 +346,7 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
         if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
             raise SpecShapeError(path, f"{where}.{key}", f"must be {_TYPE_NAMES[types[0]]}, got {short(value)}")
         if types is _NUMBER:
-            _check_figure(path, f"{where}.{key}", value)
+            check_figure(path, f"{where}.{key}", value)
 
 
 #: The providers a plan is made for (``plan.provider``).
@@ -360,17 +361,6 @@ def _unique(path: str, where: str, name: str, seen: set[str]) -> None:
     if name in seen:
         raise SpecShapeError(path, where, f"{short(name)} is given twice")
     seen.add(name)
-
-
-#: More than any fleet's nodes, GPUs, watts or dollars: a larger figure is not a plan's (a spec.json may come from anyone).
-_MAX_FIGURE = 10**12
-
-
-def _check_figure(path: str, where: str, value: Any) -> None:
-    """Raise InputError unless ``value`` is a number a plan can hold: finite, not negative, at most :data:`_MAX_FIGURE`."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not 0 <= value <= _MAX_FIGURE:
-        raise SpecShapeError(path, where, f"must be a number from 0 to 10^12, got {short(value)}")
 
 
 #: The longest text a diff echoes from a spec.json (an id, a precision, a pool name).
@@ -458,11 +448,11 @@ def _check_plan(path: str, plan: Any) -> None:
     # hostile84 item 1: capex "x" or an opex of [1] read as no change (the buy-or-rent comparison skips what is no figure)
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR, *OWNED_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
-            _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
+            check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     if "constants" in plan:  # the workload's constants: the diff names those that changed (newuser39 item 10)
         _require(path, "plan", plan, {"constants": (dict,)})
         for key in CONSTANT_NAMES & set(plan["constants"]):
-            _check_figure(path, f"plan.constants.{key}", plan["constants"][key])
+            check_figure(path, f"plan.constants.{key}", plan["constants"][key])
     pool_names: set[str] = set()
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
@@ -479,7 +469,7 @@ def _check_plan(path: str, plan: Any) -> None:
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
         for key in ("busy_hours_per_month", *OWNED_FIELDS):  # hostile84 item 1: a pool's capex and opex unchecked
             if pool.get(key) is not None:
-                _check_figure(path, f"plan.pools[{i}].{key}", pool[key])
+                check_figure(path, f"plan.pools[{i}].{key}", pool[key])
         sharing = pool.get("gpu_sharing")  # hostile84: [1], true and 5 were said as a change of GPU sharing
         if sharing is not None and not (isinstance(sharing, str) and 0 < len(sharing) <= _MAX_ECHOED_CHARS):
             raise SpecShapeError(
@@ -520,7 +510,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
-                    _check_figure(path, f"{where}.details.{key}", details[key])
+                    check_figure(path, f"{where}.details.{key}", details[key])
             router = details.get("router")
             if router is not None:  # the router a service is sized behind, which a changed row names (newuser73 14)
                 _require(path, f"{where}.details", details, {"router": (dict,)})
@@ -610,7 +600,7 @@ def _check_pool_capacity(path: str, where: str, pool: dict[str, Any]) -> None:
         raise SpecShapeError(path, f"{where}.capacity_type", f"must be spot or on-demand, got {short(capacity)}")
     for key in ("min_nodes", "root_disk_size"):
         if pool.get(key) is not None:
-            _check_figure(path, f"{where}.{key}", pool[key])
+            check_figure(path, f"{where}.{key}", pool[key])
     if pool.get("min_nodes") is not None and pool["min_nodes"] > pool["nodes"]:
         raise SpecShapeError(
             path, f"{where}.min_nodes", f"is {short(pool['min_nodes'])}, more than its {short(pool['nodes'])} nodes"
@@ -789,9 +779,9 @@ def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
 
 
 def _plan_figure(value: Any) -> float | None:
-    """``value`` where it is a figure a plan holds (a number from 0 to :data:`_MAX_FIGURE`), else None."""
+    """``value`` where it is a figure a plan holds (a number from 0 to :data:`~generator.spec_figures.MAX_FIGURE`), else None."""
     number = _number(value)
-    return number if number is not None and 0 <= number <= _MAX_FIGURE else None
+    return number if number is not None and 0 <= number <= MAX_FIGURE else None
 
 
 def _number(value: Any) -> float | None:
@@ -2367,7 +2357,7 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
     return {
         "requests_per_s": round(rate, _rate_places(rate)) + 0.0,
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
-        "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
+        "capacity_share": round(share, 4) + 0.0 if share is not None and share <= MAX_FIGURE else None,
         # a split service's requests meet either part's replicas: the slower part's latency is the service's
         "ttft_p95_s": _slowest(dep, details, "ttft_p95_s"),
         "tpot_s": _slowest(dep, details, "tpot_s"),
