@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.errors import InputError
+from generator.errors import SpecShapeError
 from generator.input_files import short
+from generator.spec_figures import check_figure
 
 #: What the diff reads of ``plan.rack_supply``: the circuits and what a rack may draw from them.
 SUPPLY_FIELDS = (
@@ -26,15 +27,7 @@ SUPPLY_FIELDS = (
 )
 #: What the diff reads of a rack's ``circuit_load``: its most loaded line, shared and with one side lost.
 LOAD_FIELDS = ("phase_current_a", "failover_phase_current_a")
-_MAX_FIGURE = 10**12
 _REDUNDANCIES = ("2N", "N+N", "none")
-
-
-def _figure(path: str, where: str, value: Any, *, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= _MAX_FIGURE:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number from 0 to 10^12, got {short(value)}")
 
 
 def check_circuits(path: str, plan: dict[str, Any]) -> None:
@@ -42,28 +35,30 @@ def check_circuits(path: str, plan: dict[str, Any]) -> None:
     supply = plan.get("rack_supply")
     if supply is not None:
         if not isinstance(supply, dict):
-            raise InputError(f"{path}: not a specgen spec.json: 'plan.rack_supply' must be an object, got {short(supply)}")
+            raise SpecShapeError(path, "plan.rack_supply", f"must be an object, got {short(supply)}")
         for key in SUPPLY_FIELDS:
             if key not in supply:
-                raise InputError(f"{path}: not a specgen spec.json: 'plan.rack_supply' has no '{key}'")
+                raise SpecShapeError(path, "plan.rack_supply", f"has no '{key}'")
             if key == "redundancy":
                 if supply[key] not in _REDUNDANCIES:
-                    raise InputError(
-                        f"{path}: not a specgen spec.json: 'plan.rack_supply.redundancy' must be one of "
-                        f"{', '.join(_REDUNDANCIES)}, got {short(supply[key])}"
+                    raise SpecShapeError(
+                        path,
+                        "plan.rack_supply.redundancy",
+                        f"must be one of {', '.join(_REDUNDANCIES)}, got {short(supply[key])}",
                     )
             else:
-                _figure(path, f"plan.rack_supply.{key}", supply[key])
+                check_figure(path, f"plan.rack_supply.{key}", supply[key])
     for i, rack in enumerate(plan.get("racks") or ()):
         load = rack.get("circuit_load") if isinstance(rack, dict) else None
         if load is None:
             continue
         if not isinstance(load, dict):
-            raise InputError(f"{path}: not a specgen spec.json: 'plan.racks[{i}].circuit_load' must be an object")
+            raise SpecShapeError(path, f"plan.racks[{i}].circuit_load", "must be an object")
         for key in LOAD_FIELDS:
             if key not in load:
-                raise InputError(f"{path}: not a specgen spec.json: 'plan.racks[{i}].circuit_load' has no '{key}'")
-            _figure(path, f"plan.racks[{i}].circuit_load.{key}", load[key], optional=key.startswith("failover"))
+                raise SpecShapeError(path, f"plan.racks[{i}].circuit_load", f"has no '{key}'")
+            if not (key.startswith("failover") and load[key] is None):  # the failover figure may be null, as a plan writes it
+                check_figure(path, f"plan.racks[{i}].circuit_load.{key}", load[key])
 
 
 def _supply(plan: dict[str, Any]) -> dict[str, Any] | None:

@@ -105,6 +105,22 @@ class ShapeError(InputError):
         super().__init__(message)
 
 
+class SpecShapeError(InputError):
+    """A ``spec.json`` field not as specgen writes it; keeps the field's JSON path for the reader to place it.
+
+    The message names the file and the field, quoted (``x/spec.json: not a specgen spec.json: 'plan.pools[0].nodes'
+    must be ...``); ``field`` is that path (``plan.pools[0].nodes``) and ``problem`` the message without the file, so
+    the reader (:func:`generator.fleet_diff.plan_from_spec`) places it at the field's line and column without reading
+    the field back out of the text.
+    """
+
+    def __init__(self, file: str, field: str, problem: str) -> None:
+        """Keep the field's path and what is wrong with it (the text after the quoted field)."""
+        self.field = field
+        self.problem = f"not a specgen spec.json: '{field}' {problem}"
+        super().__init__(f"{file}: {self.problem}")
+
+
 class ArchitectureError(InputError):
     """A model config lacks the fields the sizing engine needs, or has an unknown layout."""
 

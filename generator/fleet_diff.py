@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
-from generator.errors import InputError, Location, UnreadableError, one_line
+from generator.errors import InputError, Location, SpecShapeError, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
-from generator.json_positions import line_column, locate
+from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
+from generator.spec_figures import MAX_FIGURE, check_figure
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
@@ -134,11 +135,11 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
             "(\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)",
             _spec_location(path, bom, *locate(body, field)),
         )
+    if not isinstance(data, dict) or "plan" not in data:
+        raise InputError("not a specgen spec.json (no 'plan')", _spec_location(path, bom, *locate(body, "")))
     try:
-        if not isinstance(data, dict) or "plan" not in data:
-            raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
         _check_plan(path, data["plan"])
-    except InputError as exc:
+    except SpecShapeError as exc:
         raise _located(exc, path, body, bom) from None
     return dict(data["plan"])
 
@@ -181,27 +182,18 @@ def _unpaired_surrogate(data: Any) -> str | None:
         for key, item in reversed(list(items)):
             if isinstance(key, str) and _SURROGATE.search(key):
                 return path
-            stack.append((f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key, item))
+            stack.append((joined_field(path, key), item))
     return None
 
 
-#: The field a shape error of :func:`_check_plan` names first (``'plan.pools[0].nodes' must be a number``).
-_SHAPE_FIELD = re.compile(r"not a specgen spec\.json: '([^']*)'")
-
-
-def _located(exc: InputError, path: str, body: str, bom: int) -> InputError:
+def _located(exc: SpecShapeError, path: str, body: str, bom: int) -> InputError:
     """A shape error of a spec.json at the line and column of the value it names (its object, where a key is missing).
 
-    hostile84 item 1: the ~45 checks of :func:`_check_plan` named the file and the field, never the line. Each names its
-    field first, quoted, in one form (``plan.deployments[0].split[1].tp``); the value's place is read off the text
-    (:func:`generator.json_positions.locate`) here, once, rather than by each check. A message naming no field (no
-    ``plan``) is placed at the document's start.
+    hostile84 item 1: the ~45 checks of :func:`_check_plan` named the file and the field, never the line. Each raises
+    :class:`~generator.errors.SpecShapeError` with its field's path (``plan.deployments[0].split[1].tp``); the value's
+    place is read off the text (:func:`generator.json_positions.locate`) here, once, rather than by each check.
     """
-    if exc.location is not None or not exc.message.startswith(f"{path}: "):
-        return exc
-    message = exc.message[len(path) + 2 :]
-    named = _SHAPE_FIELD.match(message)
-    return InputError(message, _spec_location(path, bom, *locate(body, named[1] if named else "")))
+    return InputError(exc.problem, _spec_location(path, bom, *locate(body, exc.field)))
 
 
 def _spec_location(path: str, bom: int, line: int, column: int) -> Location:
@@ -346,17 +338,15 @@ _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a numbe
 def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, ...] | None]) -> None:
     """Raise InputError naming the file and the field when ``record`` lacks one of ``fields`` or has the wrong type."""
     if not isinstance(record, dict):
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be an object, got {type(record).__name__}")
+        raise SpecShapeError(path, where, f"must be an object, got {type(record).__name__}")
     for key, types in fields.items():
         if key not in record:
-            raise InputError(f"{path}: not a specgen spec.json: '{where}' has no '{key}'")
+            raise SpecShapeError(path, where, f"has no '{key}'")
         value = record[key]
         if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise InputError(
-                f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {short(value)}"
-            )
+            raise SpecShapeError(path, f"{where}.{key}", f"must be {_TYPE_NAMES[types[0]]}, got {short(value)}")
         if types is _NUMBER:
-            _check_figure(path, f"{where}.{key}", value)
+            check_figure(path, f"{where}.{key}", value)
 
 
 #: The providers a plan is made for (``plan.provider``).
@@ -369,19 +359,8 @@ def _unique(path: str, where: str, name: str, seen: set[str]) -> None:
     review68 item 3: a pool listed twice read as "No change to the fleet".
     """
     if name in seen:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' {short(name)} is given twice")
+        raise SpecShapeError(path, where, f"{short(name)} is given twice")
     seen.add(name)
-
-
-#: More than any fleet's nodes, GPUs, watts or dollars: a larger figure is not a plan's (a spec.json may come from anyone).
-_MAX_FIGURE = 10**12
-
-
-def _check_figure(path: str, where: str, value: Any) -> None:
-    """Raise InputError unless ``value`` is a number a plan can hold: finite, not negative, at most :data:`_MAX_FIGURE`."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not 0 <= value <= _MAX_FIGURE:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number from 0 to 10^12, got {short(value)}")
 
 
 #: The longest text a diff echoes from a spec.json (an id, a precision, a pool name).
@@ -392,7 +371,7 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
     """Raise InputError unless ``value``, which the diff prints, is a scalar: a number, a short string, null or a bool."""
     if (isinstance(value, str) and len(value) <= _MAX_ECHOED_CHARS) or value is None or isinstance(value, int | float):
         return
-    raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number or a short text, got {short(value)}")
+    raise SpecShapeError(path, where, f"must be a number or a short text, got {short(value)}")
 
 
 #: The context a deployment is sized for (vLLM's ``max_model_len``), as ``details`` names it.
@@ -452,35 +431,35 @@ def _check_plan(path: str, plan: Any) -> None:
     # fuzz31 item 17: totals without their figures read as every total gone, and "No change to the fleet"
     _require(path, "plan.totals", plan["totals"], _TOTALS_FIELDS)
     if not isinstance(plan.get("provider"), str | None):  # fuzz31 item 17: a provider of 5 was echoed as one
-        raise InputError(f"{path}: not a specgen spec.json: 'plan.provider' must be a string, got {short(plan['provider'])}")
+        raise SpecShapeError(path, "plan.provider", f"must be a string, got {short(plan['provider'])}")
     _check_echoed(path, "plan.provider", plan.get("provider"))
     # review68 item 3: "mars" was said as a change of provider; newuser75 item 9: null as "baremetal -> None"
     if "provider" in plan and plan["provider"] not in PROVIDERS:
-        raise InputError(
-            f"{path}: not a specgen spec.json: 'plan.provider' must be one of {', '.join(PROVIDERS)}, got "
-            f"{'null' if plan['provider'] is None else short(plan['provider'])}"
+        raise SpecShapeError(
+            path,
+            "plan.provider",
+            f"must be one of {', '.join(PROVIDERS)}, got {'null' if plan['provider'] is None else short(plan['provider'])}",
         )
     _check_echoed(path, "plan.region", plan.get("region"))
     if not isinstance(plan.get("workload", ""), str):  # newuser75 item 9: 5 was read as no workload name
-        raise InputError(f"{path}: not a specgen spec.json: 'plan.workload' must be a string, got {short(plan['workload'])}")
+        raise SpecShapeError(path, "plan.workload", f"must be a string, got {short(plan['workload'])}")
     _check_echoed(path, "plan.workload", plan.get("workload"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
     # hostile84 item 1: capex "x" or an opex of [1] read as no change (the buy-or-rent comparison skips what is no figure)
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR, *OWNED_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
-            _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
+            check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     if "constants" in plan:  # the workload's constants: the diff names those that changed (newuser39 item 10)
         _require(path, "plan", plan, {"constants": (dict,)})
         for key in CONSTANT_NAMES & set(plan["constants"]):
-            _check_figure(path, f"plan.constants.{key}", plan["constants"][key])
+            check_figure(path, f"plan.constants.{key}", plan["constants"][key])
     pool_names: set[str] = set()
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _unique(path, f"plan.pools[{i}].name", pool["name"], pool_names)
         if not _POOL_NAME.fullmatch(pool["name"]):  # newuser75 item 9: "../../evil", 10,000 characters, were echoed
-            raise InputError(
-                f"{path}: not a specgen spec.json: 'plan.pools[{i}].name' must be 1 to {MAX_POOL_NAME} of a-z, 0-9 and _, "
-                f"got {short(pool['name'])}"
+            raise SpecShapeError(
+                path, f"plan.pools[{i}].name", f"must be 1 to {MAX_POOL_NAME} of a-z, 0-9 and _, got {short(pool['name'])}"
             )
         _check_labels(path, f"plan.pools[{i}].labels", pool.get("labels"))
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
@@ -490,20 +469,19 @@ def _check_plan(path: str, plan: Any) -> None:
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
         for key in ("busy_hours_per_month", *OWNED_FIELDS):  # hostile84 item 1: a pool's capex and opex unchecked
             if pool.get(key) is not None:
-                _check_figure(path, f"plan.pools[{i}].{key}", pool[key])
+                check_figure(path, f"plan.pools[{i}].{key}", pool[key])
         sharing = pool.get("gpu_sharing")  # hostile84: [1], true and 5 were said as a change of GPU sharing
         if sharing is not None and not (isinstance(sharing, str) and 0 < len(sharing) <= _MAX_ECHOED_CHARS):
-            raise InputError(
-                f"{path}: not a specgen spec.json: 'plan.pools[{i}].gpu_sharing' must be a text of 1 to "
-                f"{_MAX_ECHOED_CHARS} characters (as 'mig 3g.40gb') or null, got {short(sharing)}"
+            raise SpecShapeError(
+                path,
+                f"plan.pools[{i}].gpu_sharing",
+                f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (as 'mig 3g.40gb') or null, got {short(sharing)}",
             )
         _check_owned_nodes(path, f"plan.pools[{i}]", pool)
         _check_pool_capacity(path, f"plan.pools[{i}]", pool)
         _check_owned_hosts(path, f"plan.pools[{i}].owned_hosts", pool.get("owned_hosts"))
         if not isinstance(pool.get("per_job", False), bool):
-            raise InputError(
-                f"{path}: not a specgen spec.json: 'plan.pools[{i}].per_job' must be true or false, got {short(pool['per_job'])}"
-            )
+            raise SpecShapeError(path, f"plan.pools[{i}].per_job", f"must be true or false, got {short(pool['per_job'])}")
     if "racks" in plan:  # a spec.json from before the rack list has none (test_rack_layout)
         _require(path, "plan", plan, {"racks": (list,)})
         for i, rack in enumerate(plan["racks"]):
@@ -532,7 +510,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
-                    _check_figure(path, f"{where}.details.{key}", details[key])
+                    check_figure(path, f"{where}.details.{key}", details[key])
             router = details.get("router")
             if router is not None:  # the router a service is sized behind, which a changed row names (newuser73 14)
                 _require(path, f"{where}.details", details, {"router": (dict,)})
@@ -575,13 +553,11 @@ def _check_pool_deployments(path: str, where: str, names: Any, deployment_names:
     if names is None:
         return
     if not isinstance(names, list):
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of deployment names, got {short(names)}")
+        raise SpecShapeError(path, where, f"must be a list of deployment names, got {short(names)}")
     for k, name in enumerate(names):
         _check_echoed(path, f"{where}[{k}]", name)
         if name not in deployment_names:
-            raise InputError(
-                f"{path}: not a specgen spec.json: '{where}[{k}]' names {short(name)}, which 'plan.deployments' does not have"
-            )
+            raise SpecShapeError(path, f"{where}[{k}]", f"names {short(name)}, which 'plan.deployments' does not have")
 
 
 #: The levels a finding has (:data:`generator.planner.plan.Level`).
@@ -598,18 +574,15 @@ def _check_findings(path: str, plan: dict[str, Any]) -> None:
         return
     findings = plan["findings"]
     if not isinstance(findings, list):
-        raise InputError(f"{path}: not a specgen spec.json: 'plan.findings' must be a list, got {short(findings)}")
+        raise SpecShapeError(path, "plan.findings", f"must be a list, got {short(findings)}")
     for k, finding in enumerate(findings):
         where = f"plan.findings[{k}]"
         _require(path, where, finding, {"level": (str,), "code": (str,), "message": (str,)})
         if finding["level"] not in _LEVELS:
-            raise InputError(
-                f"{path}: not a specgen spec.json: '{where}.level' must be one of {', '.join(_LEVELS)}, got "
-                f"{short(finding['level'])}"
-            )
+            raise SpecShapeError(path, f"{where}.level", f"must be one of {', '.join(_LEVELS)}, got {short(finding['level'])}")
         _check_echoed(path, f"{where}.code", finding["code"])
         if not isinstance(finding.get("path", ""), str):
-            raise InputError(f"{path}: not a specgen spec.json: '{where}.path' must be a string, got {short(finding['path'])}")
+            raise SpecShapeError(path, f"{where}.path", f"must be a string, got {short(finding['path'])}")
 
 
 #: A pool's name (:mod:`generator.planner.naming`): an Ansible group and a Terraform key, the stem of host names.
@@ -624,16 +597,13 @@ def _check_pool_capacity(path: str, where: str, pool: dict[str, Any]) -> None:
     """
     capacity = pool.get("capacity_type")
     if capacity is not None and capacity not in ("spot", "on-demand"):
-        raise InputError(
-            f"{path}: not a specgen spec.json: '{where}.capacity_type' must be spot or on-demand, got {short(capacity)}"
-        )
+        raise SpecShapeError(path, f"{where}.capacity_type", f"must be spot or on-demand, got {short(capacity)}")
     for key in ("min_nodes", "root_disk_size"):
         if pool.get(key) is not None:
-            _check_figure(path, f"{where}.{key}", pool[key])
+            check_figure(path, f"{where}.{key}", pool[key])
     if pool.get("min_nodes") is not None and pool["min_nodes"] > pool["nodes"]:
-        raise InputError(
-            f"{path}: not a specgen spec.json: '{where}.min_nodes' is {short(pool['min_nodes'])}, more than its "
-            f"{short(pool['nodes'])} nodes"
+        raise SpecShapeError(
+            path, f"{where}.min_nodes", f"is {short(pool['min_nodes'])}, more than its {short(pool['nodes'])} nodes"
         )
 
 
@@ -647,9 +617,10 @@ def _check_owned_nodes(path: str, where: str, pool: dict[str, Any]) -> None:
         return
     whole = isinstance(value, int) and not isinstance(value, bool)
     if not whole or not 0 <= value <= pool["nodes"]:
-        raise InputError(
-            f"{path}: not a specgen spec.json: '{where}.owned_nodes' must be a whole number from 0 to the pool's "
-            f"'nodes' ({fmt_cell(pool['nodes'])}), got {short(value)}"
+        raise SpecShapeError(
+            path,
+            f"{where}.owned_nodes",
+            f"must be a whole number from 0 to the pool's 'nodes' ({fmt_cell(pool['nodes'])}), got {short(value)}",
         )
 
 
@@ -659,7 +630,7 @@ def _check_degree(path: str, where: str, value: Any) -> None:
     hostile81 item 1: ``tp: 0`` and ``pp: 2.5`` passed the figure check (0 to 10^12) and were echoed as ``TP0xPP1``.
     """
     if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a whole number of at least 1, got {short(value)}")
+        raise SpecShapeError(path, where, f"must be a whole number of at least 1, got {short(value)}")
 
 
 def _check_owned_hosts(path: str, where: str, hosts: Any) -> None:
@@ -672,12 +643,11 @@ def _check_owned_hosts(path: str, where: str, hosts: Any) -> None:
     if hosts is None:
         return
     if not isinstance(hosts, list):
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of host names, got {short(hosts)}")
+        raise SpecShapeError(path, where, f"must be a list of host names, got {short(hosts)}")
     for k, host in enumerate(hosts):
         if not isinstance(host, str) or not host or len(host) > _MAX_ECHOED_CHARS:
-            raise InputError(
-                f"{path}: not a specgen spec.json: '{where}[{k}]' must be a host name of 1 to {_MAX_ECHOED_CHARS} "
-                f"characters, got {short(host)}"
+            raise SpecShapeError(
+                path, f"{where}[{k}]", f"must be a host name of 1 to {_MAX_ECHOED_CHARS} characters, got {short(host)}"
             )
 
 
@@ -687,9 +657,9 @@ def _named_pool(path: str, where: str, name: Any, pool_names: set[str]) -> None:
     newuser75 item 4: a spec.json whose pools were emptied read as the pool "removed" beside totals of "0 change".
     """
     if not isinstance(name, str):
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a pool's name, got {short(name)}")
+        raise SpecShapeError(path, where, f"must be a pool's name, got {short(name)}")
     if name not in pool_names:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' names {short(name)}, which 'plan.pools' does not have")
+        raise SpecShapeError(path, where, f"names {short(name)}, which 'plan.pools' does not have")
 
 
 def _check_labels(path: str, where: str, labels: Any) -> None:
@@ -700,7 +670,7 @@ def _check_labels(path: str, where: str, labels: Any) -> None:
         isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in labels
     )
     if not pairs:
-        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a list of [key, value] texts, got {short(labels)}")
+        raise SpecShapeError(path, where, f"must be a list of [key, value] texts, got {short(labels)}")
 
 
 #: The totals that are their pools' sums: (total, the pool's figure it adds up).
@@ -722,9 +692,10 @@ def _check_totals(path: str, plan: dict[str, Any]) -> None:
     for key, figure in _POOL_SUMS:
         summed = math.fsum(figure(pool) for pool in pools)
         if abs(plan["totals"][key] - summed) > 1e-9 * max(1.0, summed):
-            raise InputError(
-                f"{path}: not a specgen spec.json: 'plan.totals.{key}' is {fmt_cell(plan['totals'][key])}, but the pools "
-                f"of 'plan.pools' add up to {fmt_cell(summed)}"
+            raise SpecShapeError(
+                path,
+                f"plan.totals.{key}",
+                f"is {fmt_cell(plan['totals'][key])}, but the pools of 'plan.pools' add up to {fmt_cell(summed)}",
             )
     months = [_pool_usd_per_month(pool) for pool in pools if not pool.get("per_job")]
     summed_month = None if not pools or None in months else math.fsum(m for m in months if m is not None)
@@ -734,10 +705,7 @@ def _check_totals(path: str, plan: dict[str, Any]) -> None:
     ):
         given = "null" if total is None else fmt_cell(total)
         sums = "no month (a pool has no price)" if summed_month is None else f"{fmt_cell(round(summed_month, 2))} a month"
-        raise InputError(
-            f"{path}: not a specgen spec.json: 'plan.totals.usd_per_month' is {given}, but the pools of 'plan.pools' "
-            f"add up to {sums}"
-        )
+        raise SpecShapeError(path, "plan.totals.usd_per_month", f"is {given}, but the pools of 'plan.pools' add up to {sums}")
 
 
 def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -811,9 +779,9 @@ def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
 
 
 def _plan_figure(value: Any) -> float | None:
-    """``value`` where it is a figure a plan holds (a number from 0 to :data:`_MAX_FIGURE`), else None."""
+    """``value`` where it is a figure a plan holds (a number from 0 to :data:`~generator.spec_figures.MAX_FIGURE`), else None."""
     number = _number(value)
-    return number if number is not None and 0 <= number <= _MAX_FIGURE else None
+    return number if number is not None and 0 <= number <= MAX_FIGURE else None
 
 
 def _number(value: Any) -> float | None:
@@ -2389,7 +2357,7 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
     return {
         "requests_per_s": round(rate, _rate_places(rate)) + 0.0,
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
-        "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
+        "capacity_share": round(share, 4) + 0.0 if share is not None and share <= MAX_FIGURE else None,
         # a split service's requests meet either part's replicas: the slower part's latency is the service's
         "ttft_p95_s": _slowest(dep, details, "ttft_p95_s"),
         "tpot_s": _slowest(dep, details, "tpot_s"),

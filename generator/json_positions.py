@@ -42,7 +42,7 @@ def _members(text: str, at: int) -> Iterator[tuple[Step, int]]:
             at = _skip(text, at + 1)
 
 
-def _joined(path: str, step: Step) -> str:
+def joined_field(path: str, step: Step) -> str:
     """``path`` and one step more, as the spec.json checks write fields: ``plan.pools[0].name``."""
     if isinstance(step, int):
         return f"{path}[{step}]"
@@ -57,7 +57,7 @@ def value_offsets(text: str) -> dict[str, int]:
         path, at = stack.pop()
         offsets[path] = at
         if text[at : at + 1] in ("{", "["):
-            stack += [(_joined(path, step), child) for step, child in _members(text, at)]
+            stack += [(joined_field(path, step), child) for step, child in _members(text, at)]
     return dict(sorted(offsets.items(), key=lambda item: item[1]))
 
 
@@ -77,7 +77,7 @@ def locate(text: str, field: str) -> tuple[int, int]:
     while path != field and text[at : at + 1] in ("{", "["):
         found = None
         for step, child in _members(text, at):
-            joined = _joined(path, step)
+            joined = joined_field(path, step)
             if joined == field or (field.startswith(joined) and field[len(joined)] in ".["):
                 found = joined, child
                 break

@@ -39,34 +39,31 @@ def quantized_online_from(model: ResolvedModel, served: str) -> str | None:
     return own if served in ONLINE_FORMATS and own in SIXTEEN_BIT else None
 
 
-def _stored_fp32_bytes(model: ResolvedModel) -> int | None:
-    """Bytes of a checkpoint stored in fp32 (its safetensors headers', else its config's ``torch_dtype``); else None.
+def _stored_bytes(model: ResolvedModel, served: str) -> int | None:
+    """Bytes of the checkpoint's files where the engine makes ``served`` of them as it loads them; None: served as stored.
 
-    newuser87 item 2: vLLM serves such a checkpoint in 16 bits (``default_precision``: bf16), but a node downloads and
-    keeps the fp32 files: BAAI/bge-m3 (``torch_dtype: float32``) is 2.27 GB of files, said as its 1.14 GB served.
+    The engine casts a checkpoint stored in fp32 (its safetensors headers', else its config's ``torch_dtype``) to 16
+    bits whatever it serves (``default_precision``: bf16), and quantizes a 16-bit one online
+    (:func:`quantized_online_from`); either way the node downloads and keeps the stored files. newuser87 item 2:
+    BAAI/bge-m3 (``torch_dtype: float32``) is 2.27 GB of files, said as its 1.14 GB served.
     """
     arch = model.architecture
     files = arch.file_weights
-    if files is not None:
-        return files.total_bytes if files.precision == "fp32" and not files.fixed_format else None
-    if arch.quantization is not None or arch.torch_dtype not in ("float32", "float"):
-        return None
-    return size_weights(arch, model_weight_format(arch, "fp32")).total_bytes
+    if files is not None and files.precision == "fp32" and not files.fixed_format:
+        return files.total_bytes  # as its headers give them
+    fp32 = files is None and arch.quantization is None and arch.torch_dtype in ("float32", "float")
+    stored = "fp32" if fp32 else quantized_online_from(model, served)
+    return None if stored is None else size_weights(arch, model_weight_format(arch, stored)).total_bytes
 
 
 def served_file_bytes(model: ResolvedModel, served: str, served_bytes: int) -> int:
-    """Bytes of the model files a node serving ``model`` as ``served`` keeps: the checkpoint's own where quantized online.
+    """Bytes of the model files a node serving ``model`` as ``served`` keeps: the stored ones (:func:`_stored_bytes`).
 
-    An fp32 checkpoint cast to 16 bits as the engine loads it keeps its fp32 files (:func:`_stored_fp32_bytes`).
+    One rule: where the engine makes ``served`` of the checkpoint as it loads it (an fp32 one cast, a 16-bit one
+    quantized online), the node keeps the files as stored; where it serves them as stored, ``served_bytes``.
     """
-    stored = _stored_fp32_bytes(model)
-    if stored is not None:
-        return max(stored, served_bytes)
-    own = quantized_online_from(model, served)
-    if own is None:
-        return served_bytes
-    arch = model.architecture
-    return size_weights(arch, model_weight_format(arch, own)).total_bytes
+    stored = _stored_bytes(model, served)
+    return served_bytes if stored is None else max(stored, served_bytes)
 
 
 def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mapping[str, ResolvedModel]) -> list[Finding]:

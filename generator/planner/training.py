@@ -11,6 +11,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     BATCH_NOT_SPLIT,
     BATCH_SPLITS_TEXT,
@@ -598,9 +599,25 @@ def _divisors(n: int) -> list[int]:
     return small + [n // d for d in reversed(small) if d * d != n]
 
 
-def _batch_split(
-    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, zero: int, par: Parallelism, dp: int, budget: float, consts: Constants
-) -> tuple[int, int, StepTime] | str:
+class LayoutSearch(NamedTuple):
+    """What the search of one TP x PP layout sizes each job and ZeRO stage against (:func:`_shapes_at`).
+
+    The model, the hardware, the layout, the bytes a GPU may hold (the card less the safety margin) and the constants:
+    one record passed to the search's steps in place of the five arguments each took.
+    """
+
+    model: ResolvedModel
+    hw: Hardware
+    par: Parallelism
+    budget: float
+    consts: Constants
+
+    def smallest_dp(self, spec: TrainingSpec, zero: int, start: int) -> int | None:
+        """:func:`_smallest_dp` of ``spec`` at ZeRO-``zero`` in this layout, from ``start`` ranks."""
+        return _smallest_dp(self.model, spec, self.hw, zero, self.par, self.budget, self.consts, start=start)
+
+
+def _batch_split(search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int) -> tuple[int, int, StepTime] | str:
     """(micro-batch, accumulation, step) with the shortest step per token that fits, or why none does.
 
     Without ``global_batch_size`` each rank runs ``micro_batch_size`` once per step, and a
@@ -608,6 +625,7 @@ def _batch_split(
     the rank's share of the batch (or the pinned one) is tried: fewer, larger micro-batches fill the
     GEMMs, more of them shrink a pipeline's bubble. Ties go to the larger micro-batch.
     """
+    model, hw, par, budget, consts = search
     arch = model.architecture
     gbs = spec.global_batch_size
     if gbs is None:
@@ -669,15 +687,7 @@ def _node_filling(dp: int, replica_gpus: int, hw: Hardware, gbs: int | None, tim
 
 
 def _batch_dp(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    hw: Hardware,
-    zero: int,
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
-    dp: int,
-    splits: dict[int, tuple[int, int, StepTime] | str],
+    search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int, splits: dict[int, tuple[int, int, StepTime] | str]
 ) -> int:
     """The smallest DP >= ``dp`` that splits the global batch into micro-batches that fit; ``dp`` where none does.
 
@@ -691,11 +701,11 @@ def _batch_dp(
         return dp
     for each_dp in (d for d in _divisors(gbs) if dp <= d <= MAX_DATA_PARALLEL):
         if each_dp not in splits:
-            splits[each_dp] = _batch_split(model, spec, hw, zero, par, each_dp, budget, consts)
+            splits[each_dp] = _batch_split(search, spec, zero, each_dp)
         split = splits[each_dp]
         if not isinstance(split, str):
             return each_dp
-        if _stage_refusal(spec, zero, par.pp, each_dp):
+        if _stage_refusal(spec, zero, search.par.pp, each_dp):
             break  # no framework runs the stage wider (a pipeline's, an accumulation-free one): its refusal says why
     return dp
 
@@ -843,6 +853,7 @@ def _shapes_at(
     layouts = [(tp, pin.pp if pin is not None and pin.pp else 1) for tp in tps]
     for tp, pp in layouts:
         par = Parallelism(tp, pp)
+        search = LayoutSearch(model, hw, par, budget, consts)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
         # the deadline's GPU count at the compute's share of a micro-batch (a QLoRA step also dequantizes, PEFT's LoRA
         # layers pass over the activations); where the search picks the micro-batch under a global batch, from the
@@ -867,13 +878,13 @@ def _shapes_at(
             )
             continue
         runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)
-        jobs = _zero_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, auto_offload, owned_gpus)
+        jobs = _zero_jobs(search, spec, runnable, deadline_dp, auto_offload, owned_gpus)
         wanted = throughput_dp(deadline_dp, max(hw.platform.gpu_counts), tp * pp)
-        memory_dp, levers = _edge_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, wanted, jobs)
+        memory_dp, levers = _edge_jobs(search, spec, runnable, deadline_dp, wanted, jobs)
         for zero, job, lever in [(z, j, "") for z, j in jobs] + levers:
             said = blocked if not lever else []  # a lever that does not fit is no reason the job was refused
             try:
-                found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
+                found = search.smallest_dp(job, zero, deadline_dp)
                 dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
                 if found is None:
                     mem = _memory(arch, _setup(arch, job, zero, max(deadline_dp, 1), par), par, hw, consts)
@@ -896,12 +907,12 @@ def _shapes_at(
                 if owned_gpus and found * tp * pp <= owned_gpus < dp * tp * pp:
                     # hostile78 item 6: the owned GPUs hold the job, but the batch does not split over their ranks (it
                     # was refused as "no platform of this provider offers an allowed GPU": only wider layouts were said)
-                    unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
+                    unsplit = _batch_unsplit(search, job, zero, found, dp)
                     said.append(f"{name} ZeRO-{zero} x DP{found}: {OWNED_LAYOUT} {unsplit}")
                 elif dp > MAX_DATA_PARALLEL:
                     # hostile79 item 1: a prime batch of 65,537 took DP65537 (65,544 GPUs bought, 33.7 MW) where the
                     # deadline needed DP12: past the most ranks the planner considers, the batches that split are said
-                    unsplit = _batch_unsplit(model, job, hw, zero, par, budget, consts, found, dp)
+                    unsplit = _batch_unsplit(search, job, zero, found, dp)
                     said.append(f"{name} ZeRO-{zero} x DP{found}: {unsplit}")
                 if dp > MAX_DATA_PARALLEL:
                     continue
@@ -910,18 +921,18 @@ def _shapes_at(
                 # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
                 # batch of 64 broke DP8 at 8 steps a rank and was refused, where DP16 over two servers fits at 4)
                 narrow = dp
-                dp = _batch_dp(model, job, hw, zero, par, budget, consts, dp, splits)
+                dp = _batch_dp(search, job, zero, dp, splits)
                 if owned_gpus and narrow * tp * pp <= owned_gpus < dp * tp * pp:
                     # newuser76 item 4: the layout the owned GPUs hold broke on the batch alone; said, not only the wider
                     # layouts the owned servers cannot give
-                    held = _owned_batch_refusal(model, job, hw, zero, par, budget, consts, narrow, splits)
+                    held = _owned_batch_refusal(search, job, zero, narrow, splits)
                     said.append(f"{name} ZeRO-{zero} x DP{narrow}: {OWNED_LAYOUT} {held}")
                 fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
                 if total_flops and window:
                     # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
                     # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)
-                    low = _smallest_dp(model, job, hw, zero, par, budget, consts, start=_unaccumulated_dp(spec)) or found
-                    faster = _faster_dps(model, job, hw, zero, par, budget, consts, (low, dp), window, splits)
+                    low = search.smallest_dp(job, zero, _unaccumulated_dp(spec)) or found
+                    faster = _faster_dps(search, job, zero, (low, dp), window, splits)
                     fillings = sorted(
                         {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
                     )
@@ -929,7 +940,7 @@ def _shapes_at(
                 if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, gbs)):
                     between = [d for d in _divisors(gbs or most) if dp < d <= most]
                     fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
-                spread = _spread(model, job, hw, zero, par, budget, consts, wanted, found, lever)
+                spread = _spread(search, job, zero, wanted, found, lever)
                 if total_flops and window and dp * tp * pp > max(hw.platform.gpu_counts):
                     # the time between nodes is timed once placed, and may take the degree the compute sized past the
                     # window: the wider degrees up to twice it are tried too (newuser47 item 2: DP4 over two servers took
@@ -944,7 +955,7 @@ def _shapes_at(
                     if why := _stage_refusal(job, zero, pp, each_dp):
                         said.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
                         continue
-                    split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
+                    split = splits.get(each_dp) or _batch_split(search, job, zero, each_dp)
                     if isinstance(split, str):
                         said.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                         continue
@@ -1006,13 +1017,9 @@ MAX_FASTER_DPS = 8
 
 
 def _faster_dps(
-    model: ResolvedModel,
+    search: LayoutSearch,
     spec: TrainingSpec,
-    hw: Hardware,
     zero: int,
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
     span: tuple[int, int],
     window: float,
     splits: dict[int, tuple[int, int, StepTime] | str],
@@ -1035,13 +1042,13 @@ def _faster_dps(
 
     def hours(dp: int) -> float | None:
         if dp not in splits:
-            splits[dp] = _batch_split(model, spec, hw, zero, par, dp, budget, consts)
+            splits[dp] = _batch_split(search, spec, zero, dp)
         split = splits[dp]
         if isinstance(split, str):
             return None
         micro_batch, accumulation, step = split
-        layout = StepLayout(par.tp, par.pp, dp, micro_batch, accumulation, spec.sequence_length)
-        return run_hours(spec.dataset_tokens or 0, spec.epochs, layout, step, consts)
+        layout = StepLayout(search.par.tp, search.par.pp, dp, micro_batch, accumulation, spec.sequence_length)
+        return run_hours(spec.dataset_tokens or 0, spec.epochs, layout, step, search.consts)
 
     out: list[int] = []
     if gbs is not None:
@@ -1117,17 +1124,7 @@ OWNED_LAYOUT = "the layout the owned GPUs hold:"
 IN_BACKWARD_HOLDS = "fits only with the optimizer stepped in backward"
 
 
-def _batch_unsplit(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    hw: Hardware,
-    zero: int,
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
-    dp: int,
-    wider: int,
-) -> str:
+def _batch_unsplit(search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int, wider: int) -> str:
     """Why ``dp`` ranks, which hold the job, do not take its global batch: it is no multiple of ``dp`` (hostile78 item 6).
 
     Every data-parallel rank runs the same micro-batches a step, so the batch is micro-batch x accumulation x ranks
@@ -1142,10 +1139,9 @@ def _batch_unsplit(
     fitting = [
         v
         for v in dict.fromkeys((below, above))
-        if v >= dp
-        and not isinstance(_batch_split(model, spec._replace(global_batch_size=v), hw, zero, par, dp, budget, consts), str)
+        if v >= dp and not isinstance(_batch_split(search, spec._replace(global_batch_size=v), zero, dp), str)
     ]
-    gpus = wider * par.gpus
+    gpus = wider * search.par.gpus
     most = f", more than the {MAX_DATA_PARALLEL:,} data-parallel ranks the planner considers" if wider > MAX_DATA_PARALLEL else ""
     said = (
         f"the global batch of {gbs:,} sequences {BATCH_NOT_SPLIT} its {dp} data-parallel ranks (each runs the same "
@@ -1157,15 +1153,7 @@ def _batch_unsplit(
 
 
 def _owned_batch_refusal(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    hw: Hardware,
-    zero: int,
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
-    dp: int,
-    splits: dict[int, tuple[int, int, StepTime] | str],
+    search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int, splits: dict[int, tuple[int, int, StepTime] | str]
 ) -> str:
     """Why ``dp`` ranks, which hold the job at one micro-batch a step, do not take its global batch (newuser76 item 4).
 
@@ -1174,9 +1162,10 @@ def _owned_batch_refusal(
     largest micro-batch that fits in backward sets the largest global batch the ranks take, said beside the split's own
     refusal (the micro-batches stepped after backward).
     """
+    model, hw, par, budget, consts = search
     arch = model.architecture
     gbs = spec.global_batch_size or 1
-    split = splits.get(dp) or _batch_split(model, spec, hw, zero, par, dp, budget, consts)
+    split = splits.get(dp) or _batch_split(search, spec, zero, dp)
     said = split if isinstance(split, str) else "its split does not fit"
     recipe = job_recipe(spec.framework, spec.method, dp * par.gpus, zero, bool(spec.offload_params))
     if recipe is None or not recipe.optimizer_in_backward or spec.optimizer_in_backward is not None:
@@ -1204,16 +1193,7 @@ OFFLOAD_TRIED = "with the parameters offloaded (offload_params left out: tried o
 
 
 def _zero_jobs(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    hw: Hardware,
-    zeros: tuple[int, ...],
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
-    start: int,
-    auto_offload: bool,
-    owned_gpus: int,
+    search: LayoutSearch, spec: TrainingSpec, zeros: tuple[int, ...], start: int, auto_offload: bool, owned_gpus: int
 ) -> list[tuple[int, TrainingSpec]]:
     """(ZeRO stage, job) pairs to size: each stage as given, and ZeRO-3 with the parameters offloaded where tried.
 
@@ -1221,20 +1201,16 @@ def _zero_jobs(
     """
     out = [(zero, spec) for zero in zeros]
     if auto_offload and 3 in zeros:
-        resident = _smallest_dp(model, spec, hw, 3, par, budget, consts, start=start)
-        if resident is None or resident * par.gpus > owned_gpus:
+        resident = search.smallest_dp(spec, 3, start)
+        if resident is None or resident * search.par.gpus > owned_gpus:
             out.append((3, spec._replace(offload_params=True)))
     return out
 
 
 def _edge_jobs(
-    model: ResolvedModel,
+    search: LayoutSearch,
     spec: TrainingSpec,
-    hw: Hardware,
     zeros: tuple[int, ...],
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
     start: int,
     wanted: int,
     jobs: list[tuple[int, TrainingSpec]],
@@ -1252,38 +1228,26 @@ def _edge_jobs(
     """
     if 3 not in zeros:
         return 0, []
-    resident = _smallest_dp(model, spec, hw, 3, par, budget, consts, start=start)
+    resident = search.smallest_dp(spec, 3, start)
     if resident is not None and resident <= wanted:
         return 0, []
     for zero, job in jobs:  # a stage that fits the throughput's degree as the job is given: memory does not set it
-        if zero != 3 and (dp := _smallest_dp(model, job, hw, zero, par, budget, consts, start=start)) and dp <= wanted:
+        if zero != 3 and (dp := search.smallest_dp(job, zero, start)) and dp <= wanted:
             return 0, []
     tried = {j.offload_params for z, j in jobs if z == 3}
     levers = [(3, job, lever) for lever, job in edge_levers(spec) if not (job.offload_params and True in tried)]
     alone = [job for _, job in edge_levers(spec)]
-    if (pair := lever_pair(spec)) and all(
-        (_smallest_dp(model, job, hw, 3, par, budget, consts, start=start) or math.inf) > wanted for job in alone
-    ):
+    if (pair := lever_pair(spec)) and all((search.smallest_dp(job, 3, start) or math.inf) > wanted for job in alone):
         # neither lever alone brings ZeRO-3 to the throughput's degree: both at once (acc127)
         levers.append((3, pair[1], pair[0]))
     return resident, levers
 
 
-def _spread(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    hw: Hardware,
-    zero: int,
-    par: Parallelism,
-    budget: float,
-    consts: Constants,
-    wanted: int,
-    memory_dp: int,
-    lever: str,
-) -> Spread | None:
+def _spread(search: LayoutSearch, spec: TrainingSpec, zero: int, wanted: int, memory_dp: int, lever: str) -> Spread | None:
     """Where ``memory_dp`` spreads the job past ``wanted`` (:func:`~generator.planner.memory_edge.spreads`), its shortfall."""
     if not spreads(memory_dp, wanted):
         return None
+    model, hw, par, budget, consts = search
     arch = model.architecture
 
     def held(job: TrainingSpec, dp: int) -> float:
