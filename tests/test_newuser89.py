@@ -68,3 +68,113 @@ def test_a_gke_jobs_checkpoints_are_said_on_the_disk_its_node_pool_keeps_them(
     if not local_ssds:  # the same plan's storage finding says the machine has none
         assert f"gcp-{machine} has no local NVMe (instance store)" in files["SPEC.md"]
         assert "local NVMe (2 kept" not in files["SPEC.md"]
+
+
+# ---- items 2-5: the mistakes of a user who writes fine-tuning configs (axolotl, TRL) first
+
+FINE_TUNE = """\
+version: 1
+name: tune
+deployments:
+  - name: sft
+    model: Qwen/Qwen3-8B
+    training:
+      method: lora
+      framework: trl
+      lora_rank: 16
+      sequence_length: 4096
+      dataset_tokens: 50000000
+      global_batch_size: 16
+    capacity_type: on-demand
+hardware:
+  provider: aws
+  max_budget_usd_per_month: 5000
+"""
+
+
+def _errors(tmp_path: Path, old: str, new: str) -> list[str]:
+    from tests.helpers import load_errors
+
+    assert old in FINE_TUNE
+    path = tmp_path / "w.yaml"
+    path.write_text(FINE_TUNE.replace(old, new, 1))
+    return [error.removeprefix(f"{tmp_path}/") for error in load_errors(path)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # item 2: a number with a scale or separators, as people say it, gets the digits to write
+        (
+            "sequence_length: 4096",
+            "sequence_length: 4k",
+            "w.yaml:10:24: deployments[0].training.sequence_length: expected integer, got string '4k'; write the number "
+            "in full, digits only: 4000, or 4096 where a k is 1,024",
+        ),
+        (
+            "dataset_tokens: 50000000",
+            "dataset_tokens: 50M",
+            "w.yaml:11:23: deployments[0].training.dataset_tokens: expected integer, got string '50M'; write the number "
+            "in full, digits only: 50000000",
+        ),
+        (
+            "max_budget_usd_per_month: 5000",
+            'max_budget_usd_per_month: "$5,000"',
+            "w.yaml:16:29: hardware.max_budget_usd_per_month: expected number, got string '$5,000'; write the number in "
+            "full, digits only: 5000",
+        ),
+        (
+            "max_budget_usd_per_month: 5000",
+            "max_budget_usd_per_month: 5k",  # dollars: no 1,024
+            "w.yaml:16:29: hardware.max_budget_usd_per_month: expected number, got string '5k'; write the number in "
+            "full, digits only: 5000",
+        ),
+        # a quoted plain number keeps its own hint
+        (
+            "lora_rank: 16",
+            'lora_rank: "16"',
+            "w.yaml:9:18: deployments[0].training.lora_rank: expected integer, got string '16'; write 16 without quotes",
+        ),
+        # item 3: another cloud's word for spot capacity, and a method given as the framework
+        (
+            "capacity_type: on-demand",
+            "capacity_type: preemptible",
+            "w.yaml:13:20: deployments[0].capacity_type: 'preemptible' is not one of on-demand, spot; preemptible, "
+            "capacity the cloud may reclaim, is capacity_type: spot here (AWS Spot Instances, GCP Spot VMs, Azure Spot "
+            "Virtual Machines)",
+        ),
+        (
+            "framework: trl",
+            "framework: qlora",
+            "w.yaml:8:18: deployments[0].training.framework: 'qlora' is not one of axolotl, axolotl+liger, deepspeed, "
+            "fsdp, fsdp2, hf, hf-trainer, liger, llama-factory, llamafactory, megatron, megatron-lm, peft, torchtune, "
+            "transformers, trl, trl+liger, unsloth; qlora is a training method (training.method: qlora); framework "
+            "names the library that trains",
+        ),
+        # item 4: the Trainer's boolean, and the choices the field takes, as YAML writes them
+        (
+            "lora_rank: 16",
+            "lora_rank: 16\n      gradient_checkpointing: true",
+            "w.yaml:10:31: deployments[0].training.gradient_checkpointing: expected string, got boolean true; give one "
+            "of none, selective, full",
+        ),
+        # item 5: a recipe's field specgen does not read, in the number form every recipe writes it in
+        (
+            "lora_rank: 16",
+            "lora_rank: 16\n      learning_rate: 2e-4",
+            "w.yaml:10:7: deployments[0].training.learning_rate: unknown field 'learning_rate', its value not read (a "
+            "number written as 2e-4 is read as 0.0002 by YAML 1.2 but as text by YAML 1.1 (PyYAML, Ansible)); did you "
+            "mean 'run_after'?",
+        ),
+    ],
+)
+def test_a_newcomers_mistakes_are_said_with_what_to_write(tmp_path: Path, old: str, new: str, said: str) -> None:
+    assert _errors(tmp_path, old, new) == [said]
+
+
+def test_a_number_form_under_a_known_field_is_still_refused_for_its_form(tmp_path: Path) -> None:
+    (said,) = _errors(tmp_path, "lora_rank: 16", "lora_rank: 1_6")
+    assert said == (
+        "w.yaml:9:18: deployments[0].training.lora_rank: a number written with digit separators is read as 16 by YAML "
+        "1.1 but as text by YAML 1.2 (editors, JSON Schema tools): write it in plain digits"
+    )
