@@ -178,3 +178,56 @@ def test_a_number_form_under_a_known_field_is_still_refused_for_its_form(tmp_pat
         "w.yaml:9:18: deployments[0].training.lora_rank: a number written with digit separators is read as 16 by YAML "
         "1.1 but as text by YAML 1.2 (editors, JSON Schema tools): write it in plain digits"
     )
+
+
+# ---- item 6: an AMD pool's group vars hold the ROCm guides' URLs, longer than a line yamllint allows
+
+
+AMD_SERVICE = """\
+version: 1
+name: amd-serve
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      max_context_tokens: 32768
+      requests_per_second: 5
+hardware:
+  provider: baremetal
+  gpus: [mi300x-192gb]
+"""
+
+
+def test_an_amd_pools_group_vars_are_yamllint_clean_and_read_back_by_ansible(tmp_path: Path) -> None:
+    from generator.render.rocm_tuning import NUMA_SOURCE, VLLM_SOURCE
+    from tests.test_iac_outputs import lint
+    from tests.test_oracles import Rendered, ansible_group_problems, ansible_inventory, ansible_warnings, write_tree
+
+    path = tmp_path / "w.yaml"
+    path.write_text(AMD_SERVICE)
+    files = render_file(str(path))
+    assert lint(files) == []  # yamllint's default rules: 80 columns, a lone word excepted
+    group_vars = files["ansible/group_vars/chat_mi300x_192gb.yml"]
+    assert f"  source: !unsafe\n    '{NUMA_SOURCE}'\n" in group_vars  # the URL alone on its line, under its key
+    # the real reader: ansible-inventory takes the tree as written, and every value is what the plan holds
+    write_tree(files, tmp_path / "tree", "ansible/")
+    inventory = ansible_inventory(tmp_path / "tree")
+    assert ansible_warnings(inventory) == []
+    rendered = Rendered(stem="amd", files=files, spec=json.loads(files["spec.json"]))
+    assert ansible_group_problems(rendered, inventory) == []
+    read = YAML(typ="safe", pure=True)
+    read.constructor.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+    values = read.load(group_vars)
+    assert values["specgen_rocm_host"]["source"] == NUMA_SOURCE
+    assert values["specgen_deployments"][0]["engine"]["env_source"] == VLLM_SOURCE
+
+
+def test_a_long_word_moves_to_its_own_line_only_past_yamllints_limit() -> None:
+    from generator.render.env import ansible_yaml
+
+    short, long = "https://example.com/a", "https://example.com/" + "a" * 80
+    assert ansible_yaml({"k": short}) == "k: !unsafe 'https://example.com/a'\n"
+    assert ansible_yaml({"k": long, "l": [long], "m": [{"url": long}]}) == (
+        f"k: !unsafe\n  '{long}'\nl:\n  - !unsafe\n    '{long}'\nm:\n  - url: !unsafe\n      '{long}'\n"
+    )
