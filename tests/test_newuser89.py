@@ -231,3 +231,24 @@ def test_a_long_word_moves_to_its_own_line_only_past_yamllints_limit() -> None:
     assert ansible_yaml({"k": long, "l": [long], "m": [{"url": long}]}) == (
         f"k: !unsafe\n  '{long}'\nl:\n  - !unsafe\n    '{long}'\nm:\n  - url: !unsafe\n      '{long}'\n"
     )
+
+
+# ---- item 7: a framework on an accelerator its kernels do not run on is told to change the one or the other
+
+
+def test_a_framework_refused_on_the_only_gpu_allowed_is_not_told_of_memory_levers(tmp_path: Path) -> None:
+    from tests.helpers import run_specgen
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        FINE_TUNE.replace("framework: trl", "framework: unsloth")
+        .replace("    capacity_type: on-demand\n", "")
+        .replace("provider: aws\n  max_budget_usd_per_month: 5000", "provider: baremetal\n  gpus: [gaudi3-128gb]")
+    )
+    done = run_specgen("plan", str(path))
+    assert done.returncode == 3, done.stderr
+    assert "unsloth does not run on gaudi3-128gb" in done.stderr
+    assert done.stderr.rstrip().endswith(
+        "; to unblock: allow a GPU unsloth runs on (hardware.gpus), or another training.framework"
+    ), done.stderr
+    assert "parameter offload" not in done.stderr and "more memory" not in done.stderr
