@@ -367,7 +367,7 @@ def _unblock_hint(
         return f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
-    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE
+    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE, FRAMEWORK_NOT_RUN_HERE
 
     training = dep.training
     profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
@@ -444,6 +444,11 @@ def _unblock_hint(
         general = (
             "; allow a GPU with FP8 tensor cores (NVIDIA Ada, Hopper, Blackwell; AMD CDNA 3 or later), or compute_precision bf16"
         )
+        deadline_only = True
+    if blocked and all(FRAMEWORK_NOT_RUN_HERE in b.why for b in blocked):
+        # newuser89 item 7: Unsloth on Gaudi 3 alone allowed was told of memory levers (more memory, offload, a shorter
+        # sequence, rack power), none of which runs its kernels there: only the GPU or the framework helps
+        general = f"; allow a GPU {training.framework} runs on (hardware.gpus), or another training.framework"
         deadline_only = True
     if deadline_only:  # the parts added above, each after "; "
         general = "to unblock: " + general.removeprefix("; ")

@@ -130,6 +130,7 @@ from generator.planner.plan import (
     DeploymentPlan,
     Finding,
     Level,
+    NodeSpec,
     Plan,
     Pool,
     RackSupply,
@@ -1908,7 +1909,8 @@ def build_plan(
             runs = None if chained else dep.training.runs_per_month
             # a chain's: its own
             details, reasons = _training_details(opt, [] if chained else rest, consts, runs, model.architecture)
-            findings += _training_findings(index, dep, model, details, opt.candidate, wl.hardware.provider)
+            disk = checkpoint_disk(wl.hardware.provider, opt.node, opt.needs)
+            findings += _training_findings(index, dep, model, details, opt.candidate, wl.hardware.provider, disk)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
@@ -3510,12 +3512,18 @@ def full_finetune_headroom_findings(index: int, dep: TrainingDeployment, shape: 
 
 
 def _training_findings(
-    index: int, dep: TrainingDeployment, model: ResolvedModel, details: dict[str, Any], job: Candidate, provider: str
+    index: int,
+    dep: TrainingDeployment,
+    model: ResolvedModel,
+    details: dict[str, Any],
+    job: Candidate,
+    provider: str,
+    disk: str | None = None,
 ) -> list[Finding]:
     """What a planned training job's own figures say about it.
 
     A sequence past the model's context, a dataset below one optimizer step, a run longer than a year without a
-    deadline, checkpoints a cloud deletes with its nodes.
+    deadline, checkpoints a cloud deletes with its nodes (on ``disk``: :func:`checkpoint_disk`).
     """
     from generator.planner.training_report import context_extension_finding
 
@@ -3584,7 +3592,7 @@ def _training_findings(
     if provider in DURABLE_STORAGE and (kept := details.get("checkpoint_bytes_per_node")):
         count = int(details.get("checkpoints_kept") or 1)
         whole = (kept, count, job.nodes, spec.method == "full")
-        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider], NODE_FILES_DISK.get(provider)))
+        out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider], disk))
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(
@@ -3612,6 +3620,20 @@ LOCAL_NVME = "its nodes' local NVMe"
 #: that puts kubelet's files on the VM's local NVMe, so they are on the OS disk, which is sized for them
 #: (``generator.render.node_disk``) and deleted with the node (newuser87 item 7: the finding said "local NVMe").
 NODE_FILES_DISK = {"azure": "its nodes' OS disk (AKS keeps a pod's files there, not on the VM's local NVMe)"}
+#: Where an EKS or GKE node keeps them where its local NVMe does not (newuser89 item 1: a job on GCP a2-megagpu-16g, which
+#: has no local SSD, was said to checkpoint to "its nodes' local NVMe" beside cloud-block-storage's "no local NVMe"): the
+#: root volume / boot disk the rendered node pools size for them (``generator.render.node_disk``), deleted with the node.
+ROOT_DISK = {"aws": "its nodes' root volume (EBS)", "gcp": "its nodes' boot disk"}
+
+
+def checkpoint_disk(provider: str, node: NodeSpec, needs: NodeNeeds) -> str | None:
+    """Where a cloud training job's checkpoints lie on its nodes, as its rendered node pool puts them; None: local NVMe."""
+    from generator.render.node_disk import files_on_instance_store  # a render module: imported late
+
+    if provider in NODE_FILES_DISK:
+        return NODE_FILES_DISK[provider]
+    files = needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes  # as the pool's files_bytes
+    return None if files_on_instance_store(provider, node, files) else ROOT_DISK.get(provider)
 
 
 def _checkpoints_deleted(

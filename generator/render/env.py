@@ -35,6 +35,21 @@ def _sorted(value: Any) -> Any:
 
 
 _BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")
+#: yamllint's default line length (its ``line-length`` rule, max 80), which it waives for a line of one word alone.
+YAMLLINT_MAX_LINE = 80
+#: A line past that holding an ``!unsafe`` scalar with no blank to fold at (a URL), after its key or list dash:
+#: ruamel and :mod:`~generator.render.yaml_emit` keep it on the key's line, which yamllint refuses (newuser89 item 6: an
+#: AMD pool's group vars, its ROCm guide's URL, ``specgen_rocm_host.source``).
+_LONG_UNSAFE_WORD = re.compile(r"^(?P<head> *(?:- )*(?P<key>[^ '\"#-][^ ]*: )?)!unsafe (?P<word>'[^ ]*')$", re.MULTILINE)
+
+
+def _word_on_its_line(line: re.Match[str]) -> str:
+    """The tag on the key's line and the scalar alone on the next, two columns in from its key (or its list dash)."""
+    head = line["head"]
+    if len(line[0]) <= YAMLLINT_MAX_LINE:
+        return line[0]
+    owner = len(head) - len(line["key"] or "- ")  # the column of the key, or of the dash, the value is under
+    return f"{head}!unsafe\n{' ' * (owner + 2)}{line['word']}"
 
 
 def unsafe_strings(value: Any) -> Any:
@@ -60,7 +75,7 @@ def to_yaml(value: Any) -> str:
         text = ruamel_yaml(data)
     # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
     # folds plain and quoted scalars, and the only block scalars emitted (generated configs) have none
-    return _BLANKS_BEFORE_BREAK.sub("\n", text)
+    return _LONG_UNSAFE_WORD.sub(_word_on_its_line, _BLANKS_BEFORE_BREAK.sub("\n", text))
 
 
 def ruamel_yaml(value: Any) -> str:

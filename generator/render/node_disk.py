@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.units import GIB
 
 #: An engine's container image as containerd keeps it unpacked: ``vllm/vllm-openai:latest`` is 28.6 GB
@@ -65,8 +65,25 @@ def node_disk_bytes(plan: Plan, pool: Pool) -> int:
 
 def instance_store_holds(plan: Plan, pool: Pool) -> bool:
     """Whether the node's local NVMe (instance store), striped as one array, holds what :func:`node_disk_bytes` counts."""
-    local_tb = pool.node.nvme_tb or 0.0
-    return pool.node.nvme_drives > 0 and local_tb * 10**12 / pool.node.hosts >= node_disk_bytes(plan, pool)
+    return _store_holds(pool.node, node_disk_bytes(plan, pool))
+
+
+def _store_holds(node: NodeSpec, disk_bytes: int) -> bool:
+    """Whether ``node``'s local NVMe (instance store), striped as one array, holds ``disk_bytes`` a host."""
+    return node.nvme_drives > 0 and (node.nvme_tb or 0.0) * 10**12 / node.hosts >= disk_bytes
+
+
+def files_on_instance_store(provider: str, node: NodeSpec, files_bytes: int) -> bool:
+    """Whether a cloud node of a training pool keeps its files (a pod's ``emptyDir``: a job's checkpoints) on local NVMe.
+
+    As the rendered node pools place kubelet and containerd: EKS on the instance store striped as RAID0 where it holds
+    ``files_bytes`` and the pool's one training image (:func:`instance_store_holds`), else on the root volume; GKE on the
+    machine's local SSDs wherever it has them (``ephemeralStorageLocalSsdConfig``), else on the boot disk; AKS on the
+    OS disk (no node pool field puts them on the VM's local NVMe).
+    """
+    if provider == "gcp":
+        return node.nvme_drives > 0
+    return provider == "aws" and _store_holds(node, files_bytes + ENGINE_IMAGE_BYTES)
 
 
 def root_disk_gib(plan: Plan, pool: Pool) -> int:

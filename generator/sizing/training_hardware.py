@@ -109,6 +109,8 @@ FP8_NEEDS_TENSOR_CORES = "FP8 training (compute_precision fp8) needs FP8 tensor 
 FP8_UNBLOCK = "choose a GPU with FP8, or compute_precision bf16"
 #: The words of its refusal on an accelerator the framework's FP8 path does not run on (:data:`FP8_NOT_RUN_ON`).
 FP8_NOT_RUN_HERE = "FP8 training (compute_precision fp8) under"
+#: The words of a framework's refusal on an accelerator its kernels are not built for (:data:`NOT_RUN_ON`).
+FRAMEWORK_NOT_RUN_HERE = "choose another GPU, or a framework that runs there"
 
 
 def precision_problem(
@@ -148,7 +150,7 @@ def precision_problem(
     if reach is not None and architecture in reach.architectures:
         return (
             f"{framework} does not run on {gpu_id}: {reach.runs_on} ({reach.source}), not on {reach.not_on}; "
-            "choose another GPU, or a framework that runs there (hf, trl or deepspeed through Optimum for Intel Gaudi)"
+            f"{FRAMEWORK_NOT_RUN_HERE} (hf, trl or deepspeed through Optimum for Intel Gaudi)"
         )
     if base_precision is not None and storage_family(weight_format(base_precision).name) == "fp8":
         if capability := BELOW_FP8_COMPUTE.get(architecture):

@@ -15,6 +15,7 @@ from generator.errors import InputError, Location
 from generator.input_files import MAX_WORKLOAD_BYTES, linked_inside, read_text_limited
 from generator.workload.fast_yaml import read_plain_document
 from generator.workload.yaml_numbers import (
+    PLAIN_DIGITS,
     PlainNumberText,
     float_form_problem,
     int_form_problem,
@@ -180,37 +181,59 @@ def _plain(
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
-        _check_plain_int(node, path, doc_file, positions)
+        _check_plain_int(node, path, doc_file, (positions, keys))
         return int(node)
     if isinstance(node, float):
-        _check_plain_float(node, path, doc_file, positions)
+        _check_plain_float(node, path, doc_file, (positions, keys))
         return float(node)
     if isinstance(node, PlainNumberText) and (problem := text_form_problem(node)) is not None:
-        line, col = positions.get(path, (1, 1))
-        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
+        raise _number_error(problem, path, doc_file, (positions, keys))
     if isinstance(node, str):
         return str(node)
     line, col = positions.get(path, (1, 1))
     raise InputError(f"unsupported YAML value of type {type(node).__name__}", Location(doc_file, line, col, format_path(path)))
 
 
-def _check_plain_int(node: int, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
+#: Where a document's values and keys lie, by path (1-based line and column).
+_Places = tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]]
+
+
+def _number_error(problem: str, path: Path, doc_file: str, places: _Places) -> InputError:
+    """The refusal of a number written in a form YAML readers read apart, at its value.
+
+    newuser89 item 5: under a field the schema does not have (``learning_rate: 2e-4``, as every fine-tuning recipe
+    writes it) the value is never read: the unknown field is said first, at its key, with its did-you-mean, and the
+    number's form after it (a user told only to rewrite the number was then told the field is unknown).
+    """
+    from generator.workload.schema import unknown_field  # the schema module reads this one's Document
+
+    positions, keys = places
+    unknown = unknown_field(path)
+    if unknown is None:
+        line, col = positions.get(path, (1, 1))
+        return InputError(problem, Location(doc_file, line, col, format_path(path)))
+    field, hint = unknown
+    line, col = keys.get(field, positions.get(field, (1, 1)))
+    value = problem.removesuffix(PLAIN_DIGITS)  # not to be rewritten: the field goes
+    said = f"unknown field {field[-1]!a}, its value not read ({value}){hint}"
+    return InputError(said, Location(doc_file, line, col, format_path(field)))
+
+
+def _check_plain_int(node: int, path: Path, doc_file: str, places: _Places) -> None:
     """Refuse an integer YAML 1.1 and YAML 1.2 readers read differently (:func:`~.yaml_numbers.int_form_problem`)."""
     problem = int_form_problem(node)
     if problem is not None:
-        line, col = positions.get(path, (1, 1))
-        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
+        raise _number_error(problem, path, doc_file, places)
 
 
-def _check_plain_float(node: float, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
+def _check_plain_float(node: float, path: Path, doc_file: str, places: _Places) -> None:
     """Refuse a float YAML 1.1 and 1.2 readers read differently, or one out of a float's range (fuzz31 items 4, 10)."""
     text = getattr(node, "yaml_text", None)
     problem = float_form_problem(text, node) if text is not None else None
     if problem is None and not math.isfinite(node):
         problem = f"{node!r} is not a finite number"
     if problem is not None:
-        line, col = positions.get(path, (1, 1))
-        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
+        raise _number_error(problem, path, doc_file, places)
 
 
 #: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.

@@ -84,6 +84,11 @@ def _as_written(value: Any) -> str:
     return short(value)
 
 
+def _enum_text(choice: Any) -> str:
+    """A choice as the enum error lists it: a text bare, anything else as YAML writes it."""
+    return choice if isinstance(choice, str) else _as_written(choice)
+
+
 def _unquote_hint(error: ValidationError) -> str:
     """``; write 3 without quotes`` where a quoted value would be what the schema takes unquoted, else ""."""
     instance = error.instance
@@ -96,6 +101,58 @@ def _unquote_hint(error: ValidationError) -> str:
     if isinstance(value, (dict, list, str)) or not conforms(error.schema, value):
         return ""
     return f"; write {json.dumps(value)} without quotes"
+
+
+def unknown_field(path: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], str] | None:
+    """The path to the first key of ``path`` the schema refuses as unknown, and its did-you-mean; None where it has each.
+
+    newuser89 item 5: ``learning_rate: 2e-4`` was refused for its YAML 1.1 number form ("write it in plain digits"),
+    and once rewritten refused again as an unknown field: the loader says the unknown field with it. Where the
+    schema's shape is not plain properties (a pattern, a map of any keys), the key counts as known.
+    """
+    node: Any = workload_schema()
+    for depth, step in enumerate(path):
+        if not isinstance(node, dict):
+            return None
+        if isinstance(step, int):
+            node = node.get("items")
+            continue
+        properties, patterns = node.get("properties", {}), node.get("patternProperties", {})
+        if step in properties:
+            node = properties[step]
+        elif any(re.search(pattern, step) for pattern in patterns):
+            return None
+        elif node.get("additionalProperties") is False and properties:
+            parent = path[:depth]
+            hint = _hint(parent, step) or _one_level_up(parent, step) or suggest(step, sorted(properties))
+            return path[: depth + 1], hint
+        else:
+            node = node.get("additionalProperties")
+    return None
+
+
+#: A number written with a unit or separators, as people say it (``4k``, ``50M``, ``$5,000``): digits, then a scale.
+_WRITTEN_NUMBER = re.compile(r"\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmMbB]?)\s*(?:USD|usd)?")
+_SCALES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
+
+
+def _digits_hint(error: ValidationError) -> str:
+    """``; write 5000`` where a number was written as text with a scale or separators (newuser89 item 2), else "".
+
+    A ``k`` of tokens is 1,000 or, as context lengths count it, 1,024: both are said there.
+    """
+    instance, schema = error.instance, error.schema
+    if not isinstance(instance, str) or not isinstance(schema, dict) or schema.get("type") not in ("integer", "number"):
+        return ""
+    written = _WRITTEN_NUMBER.fullmatch(instance.strip())
+    if written is None or (written.group(0) == written.group(1) and "," not in instance):
+        return ""  # plain digits in quotes: the unquote hint says it
+    number, scale = float(written.group(1).replace(",", "")), written.group(2).lower()
+    value = number * _SCALES[scale]
+    field = str(error.absolute_path[-1]) if error.absolute_path else ""
+    if scale == "k" and ("token" in field or "length" in field) and float(number * 1024).is_integer():
+        return f"; write the number in full, digits only: {value:.0f}, or {number * 1024:.0f} where a k is 1,024"
+    return f"; write the number in full, digits only: {value:.0f}" if value.is_integer() else ""
 
 
 #: Fields a user looks for where they are not: the field that says it (newuser26 item 5: ``hardware.region``).
@@ -139,6 +196,20 @@ _VALUE_ELSEWHERE: dict[tuple[tuple[object, ...], str], str] = {
             "counts) are: for a distributed contract give none and count only the circuits left when feeds are lost"
         )
         for spelled in ("n+1", "n+2")
+    },
+    # newuser89 item 3: what another cloud or another field calls it (keyed without list indices: a deployment's field)
+    **{
+        (("deployments", "capacity_type"), spelled): (
+            f"; {said}, capacity the cloud may reclaim, is capacity_type: spot here (AWS Spot Instances, GCP Spot VMs, "
+            "Azure Spot Virtual Machines)"
+        )
+        for spelled, said in (("preemptible", "preemptible"), ("low-priority", "low-priority"), ("lowpriority", "low-priority"))
+    },
+    **{
+        (("deployments", "training", "framework"), spelled): (
+            f"; {spelled} is a training method (training.method: {spelled}); framework names the library that trains"
+        )
+        for spelled in ("full", "lora", "qlora")
     },
     **{
         # newuser87 item 1: 'aks' was offered 'aws' (one letter off), the wrong cloud; a managed Kubernetes service or
@@ -227,11 +298,14 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         if "type" in schema and not conforms({"type": schema["type"]}, instance):
             return []  # the type error at the same value says it (fuzz20 item 17: "'3' ... did you mean '3'?")
         choices = [str(c) for c in cast("list[Any]", error.validator_value)]
-        hint = _VALUE_ELSEWHERE.get((path, str(instance).lower())) or suggest(str(instance), choices)
+        field = tuple(step for step in path if not isinstance(step, int))  # deployments[2].x is deployments.x
+        hint = _VALUE_ELSEWHERE.get((field, str(instance).lower())) or suggest(str(instance), choices)
         return [InputError(f"{short(instance)} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
     if error.validator == "type":
-        got = "null" if instance is None else f"{_type_name(instance)} {short(instance)}"  # fuzz31 item 10: "null None"
-        text = f"expected {error.validator_value}, got {got}{_unquote_hint(error)}"
+        got = "null" if instance is None else f"{_type_name(instance)} {_as_written(instance)}"  # fuzz31 item 10
+        # newuser89 item 4: `gradient_checkpointing: true` (the Trainer's spelling) read "expected string" and no choices
+        listed = f"; give one of {', '.join(map(_enum_text, schema['enum']))}" if schema.get("enum") else ""
+        text = f"expected {error.validator_value}, got {got}{_unquote_hint(error) or _digits_hint(error) + listed}"
         return [InputError(text, doc.locate(path))]
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         if (ranged := _constant_range_error(path, instance)) is not None:

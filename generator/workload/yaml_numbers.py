@@ -23,7 +23,7 @@ NUMBER_12 = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+
 #: Nonzero digits in a mantissa: a literal holding one that reads as 0 underflowed.
 _NONZERO_MANTISSA = re.compile(r"^[^eE]*[1-9]")
 
-_PLAIN_DIGITS = ": write it in plain digits"
+PLAIN_DIGITS = ": write it in plain digits"
 #: A scalar ruamel's resolver takes for a number though it holds no digit (``+_``, ``._``): text to every YAML version.
 _NO_DIGIT = re.compile(r"[-+._]+")
 
@@ -54,7 +54,7 @@ def int_form_problem(node: int) -> str | None:
         how = f"with a leading zero is read as {int(node):,} by YAML 1.2 but {old} by YAML 1.1 (PyYAML, Ansible)"
     else:
         return None
-    return f"a number written {how}{_PLAIN_DIGITS}"
+    return f"a number written {how}{PLAIN_DIGITS}"
 
 
 def float_form_problem(text: str, value: float) -> str | None:
@@ -75,7 +75,7 @@ def float_form_problem(text: str, value: float) -> str | None:
         how = f"as {_shown(text)} is read as {value:,} by YAML 1.2 but as text by YAML 1.1 (PyYAML, Ansible)"
     else:
         return None
-    return f"a number written {how}{_PLAIN_DIGITS}"
+    return f"a number written {how}{PLAIN_DIGITS}"
 
 
 def text_form_problem(text: str) -> str | None:
@@ -87,7 +87,7 @@ def text_form_problem(text: str) -> str | None:
     if not NUMBER_12.fullmatch(text):
         return None
     how = f"as {_shown(text)} is read as {float(text):,} by YAML 1.2 but as text by YAML 1.1 (PyYAML, Ansible)"
-    return f"a number written {how}{_PLAIN_DIGITS}"
+    return f"a number written {how}{PLAIN_DIGITS}"
 
 
 class PlainNumberText(str):
