@@ -14,19 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-
-CONFIG = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
-    "max_position_embeddings": 8192,
-    "torch_dtype": "bfloat16",
-}
+from tests.test_hostile85_config_numbers import CONFIG
 
 
 def _estimate(directory: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -58,20 +46,20 @@ def test_a_shard_that_is_no_text_is_refused_at_the_index(
     )
 
 
-def test_a_missing_shard_is_said_to_be_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("link", "said"),
+    [(None, "no such file"), ("../../blobs/0123abcd", "no such file (a broken link to '../../blobs/0123abcd')")],
+)
+def test_a_missing_shard_is_said_to_be_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str | None, said: str
+) -> None:
+    """A shard the index names that is missing, or a link (a Hugging Face cache snapshot's) to a missing blob."""
     model = _model(tmp_path, {"lm_head.weight": "model-00001-of-00001.safetensors"})
-    code, err = _estimate(model, capsys)
     shard = model / "model-00001-of-00001.safetensors"
-    said = "no such file; the safetensors index names it (an unfinished download?)"
-    assert (code, err) == (1, f"specgen estimate: error: {shard}: {said}\n")
-
-
-def test_a_shard_linked_to_a_missing_blob_names_the_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    model = _model(tmp_path, {"lm_head.weight": "model-00001-of-00001.safetensors"})
-    os.symlink("../../blobs/0123abcd", model / "model-00001-of-00001.safetensors")
+    if link is not None:
+        os.symlink(link, shard)
     code, err = _estimate(model, capsys)
-    shard = model / "model-00001-of-00001.safetensors"
-    said = "no such file (a broken link to '../../blobs/0123abcd'); the safetensors index names it (an unfinished download?)"
+    said += "; the safetensors index names it (an unfinished download?)"
     assert (code, err) == (1, f"specgen estimate: error: {shard}: {said}\n")
 
 
