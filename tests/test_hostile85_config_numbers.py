@@ -161,3 +161,12 @@ def test_the_first_unreadable_number_is_found_where_it_stands(document: Any, bad
 def test_a_text_without_such_a_number_gives_none() -> None:
     assert unreadable_number(json.dumps(CONFIG)) is None
     assert unreadable_number('{"a": ') is None
+
+
+def test_a_byte_order_mark_is_said_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _estimate(tmp_path, "\ufeff" + json.dumps(CONFIG, indent=2), capsys)
+    said = "it starts with a UTF-8 byte-order mark, which JSON readers (transformers' too) refuse: save it without"
+    assert (code, err) == (
+        1,
+        f"specgen estimate: error: {tmp_path / 'm' / 'config.json'}:1:1: cannot read model config: {said}\n",
+    )

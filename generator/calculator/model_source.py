@@ -71,7 +71,10 @@ def _refuse_constant(name: str) -> object:
 def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
     """Why a config.json's text is not read, at its line and column, and at its field where a number is the cause."""
     if isinstance(exc, json.JSONDecodeError):
-        return f"{path}:{exc.lineno}:{exc.colno}: cannot read model config: {exc.msg}"
+        said = exc.msg
+        if said.startswith("Unexpected UTF-8 BOM"):  # Python's words: "(decode using utf-8-sig)"
+            said = "it starts with a UTF-8 byte-order mark, which JSON readers (transformers' too) refuse: save it without"
+        return f"{path}:{exc.lineno}:{exc.colno}: cannot read model config: {said}"
     found = unreadable_number(text)
     if found is None:
         return f"cannot read model config {short(path, 200)}: {short(str(exc), 200)}"
