@@ -172,7 +172,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
     ``together``: the files are also checked as ``render`` checks a tree of them (newuser33 item 9): each file once, one
     cluster, names of their own; files validated one by one (a folder of unrelated workloads) need not be one cluster.
     """
-    from generator.errors import MultipleInputError, SpecgenError
+    from generator.errors import MultipleInputError, SpecgenError, one_line
     from generator.findings import locate_findings
     from generator.planner.early import early_checks
     from generator.planner.setting_findings import (
@@ -208,7 +208,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         _check_together([(path, loaded) for path, loaded, _ in valid])
     for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
         _print_findings(located, None, ())
-        echo(f"{path}: ok")
+        echo(one_line(f"{path}: ok"))  # hostile85 item 5: a file name's newline began a line such as '::error::'
     if len(failed) == 1:
         raise failed[0]
     if failed:
@@ -738,7 +738,7 @@ def _build_cli() -> Any:
             click.echo(one_line(f"specgen: warning: {facts['gpu_failed'].how}: the block has no gpu"), err=True)
         if output:
             write_block(output, text)
-            click.echo(f"wrote {output}")
+            click.echo(one_line(f"wrote {output}"))
         else:
             click.echo(text, nl=False)
 

@@ -594,7 +594,7 @@ def pooling_text(result: dict[str, Any]) -> str:
     m, par = result["model"], result["parallelism"]
     cap = result["capacity"]
     lines = [
-        f"{m['id']} ({m['model_type']}, {m['layers']} layers), task {result['task']} (vLLM --runner pooling)",
+        f"{one_line(m['id'])} ({m['model_type']}, {m['layers']} layers), task {result['task']} (vLLM --runner pooling)",
         f"  gpu          {cap['gpu']}",
         f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
         f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
@@ -626,7 +626,7 @@ def format_text(result: dict[str, Any]) -> str:
     precision = result["precision"]
     training = "training" in precision  # a training job holds no KV cache: its lines are left out
     lines = [
-        f"{m['id']} ({m['model_type']}, {m['layers']} layers)",
+        f"{one_line(m['id'])} ({m['model_type']}, {m['layers']} layers)",  # hostile85 item 4: a path's ESC / newline
         f"  parameters   {params['total']:,} total, {params['active']:,} active per token"
         + (f", {params['trainable']:,} trainable" if "trainable" in params else ""),
         f"  precision    weights {precision['weights']}: {precision['training']}"

@@ -19,6 +19,7 @@ from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
+from generator.json_numbers import finite_float, unreadable_number
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family, weight_format
@@ -65,6 +66,20 @@ def parse_config(config: Mapping[str, Any], label: str, location: Location | Non
 
 def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a finite number")
+
+
+def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
+    """Why a config.json's text is not read, at its line and column, and at its field where a number is the cause."""
+    if isinstance(exc, json.JSONDecodeError):
+        said = exc.msg
+        if said.startswith("Unexpected UTF-8 BOM"):  # Python's words: "(decode using utf-8-sig)"
+            said = "it starts with a UTF-8 byte-order mark, which JSON readers (transformers' too) refuse: save it without"
+        return f"{path}:{exc.lineno}:{exc.colno}: cannot read model config: {said}"
+    found = unreadable_number(text)
+    if found is None:
+        return f"cannot read model config {short(path, 200)}: {short(str(exc), 200)}"
+    field, said, line, column = found
+    return f"{path}:{line}:{column}: cannot read model config: config field {short(field)}: {said}"
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -239,9 +254,9 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
     if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
         raise InputError(f"model config {short(path, 200)} is empty (an incomplete download?)", location)
     try:
-        config = json.loads(text, parse_constant=_refuse_constant)
+        config = json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
     except ValueError as exc:
-        raise InputError(f"cannot read model config {short(path, 200)}: {short(str(exc), 200)}", location) from None
+        raise InputError(_unreadable_config(text, path, exc), location) from None
     except RecursionError:
         raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):

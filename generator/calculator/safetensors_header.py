@@ -116,6 +116,9 @@ GIT_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 def read_header(path: str) -> list[Tensor]:
     """Read only the header of one ``.safetensors`` file."""
     if not os.path.isfile(path):
+        if not os.path.exists(path):  # hostile85 item 2: a shard the index names, missing, read "not a regular file"
+            broken = f" (a broken link to {short(os.readlink(path), 200)})" if os.path.islink(path) else ""
+            raise InputError(f"{path}: no such file{broken}; the safetensors index names it (an unfinished download?)")
         raise InputError(f"{path}: not a regular file; only regular safetensors files are read")
     try:
         with open(path, "rb") as fh:
@@ -170,9 +173,13 @@ def directory_weight_files(directory: str) -> list[str]:
         text = read_text_limited(index, MAX_CONFIG_BYTES, "safetensors index")
         try:
             weight_map = json.loads(text)["weight_map"]
-            files = sorted({str(f) for f in weight_map.values()})
+            shards = weight_map.values()
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             raise InputError(f"{index}: not a valid safetensors index (needs a weight_map object)") from None
+        # hostile85 item 2: str() of a shard 5, null or true read as the file '5', 'None' or 'True'
+        if (odd := next((f for f in shards if not isinstance(f, str)), "")) != "":
+            raise InputError(f"{index}: shard {json.dumps(odd)[:60]} (JSON) is not a file name in the model directory")
+        files = sorted(set(shards))
         if not files:  # review70 item 15: sized from the config with no word, where a missing shard is refused
             raise InputError(f"{index}: its weight_map names no shard (a damaged or unfinished index)")
         for name in files:

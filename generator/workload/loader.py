@@ -288,6 +288,8 @@ def parse_yaml(text: str, file: str) -> Document:
         problem = problem.splitlines()[0] if problem else "invalid YAML"
         if "duplicate key" in str(exc):
             problem = "duplicate key " + str(exc).split("found duplicate key", 1)[-1].split("with value", 1)[0].strip()
+        if (odd_space := _odd_space_error(text, file, problem, line, col)) is not None:
+            raise odd_space from None
         raise InputError(f"YAML syntax error: {problem}", Location(file, line, col)) from None
     except YAMLError as exc:
         raise InputError(f"YAML error: {str(exc).splitlines()[0]}", Location(file)) from None
@@ -325,6 +327,38 @@ def parse_yaml(text: str, file: str) -> Document:
 
 
 _TOO_DEEP = "YAML error: the document is nested too deeply"
+
+#: A space character that is not U+0020 (a no-break space pasted from a web page or chat, an ideographic or em space,
+#: a zero-width space) where YAML's structure needs a space: in a line's indentation, or after its ``-`` or ``key:``.
+_ODD_SPACE = re.compile(
+    "^[ \t]*(?:-[ \t]*)?(?:[A-Za-z_][\\w.-]*:)?([\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff])", re.MULTILINE
+)
+
+
+def _odd_space_error(text: str, file: str, problem: str, line: int | None, col: int | None) -> InputError | None:
+    """The syntax error placed at a no-break (or other non-ASCII) space where YAML needs a space; None where none is.
+
+    hostile85 item 3: YAML reads such a space as text, so ``\u00a0   model: x`` made the line a plain scalar, and the error
+    ("mapping values are not allowed here") stood on the next line, naming neither the character nor its place.
+    """
+    import unicodedata
+
+    # the cause stands before the place the parser gave up at: on its line at the latest
+    end = len("\n".join(text.split("\n")[:line])) if line is not None else len(text)
+    found = _ODD_SPACE.search(text, 0, end)
+    if found is None:
+        return None
+    at = found.start(1)
+    row = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    name = unicodedata.name(found.group(1), "a space").lower()
+    where = f" (at line {line}, column {col})" if line is not None else ""
+    return InputError(
+        f"the file holds {found.group(1)!a} ({name}) where YAML needs a space (indentation, or after ':' or '-'); "
+        f"YAML reads it as text, not a space, hence the syntax error {problem!r}{where}: replace it with a space",
+        Location(file, row, column),
+    )
+
 
 #: A line that starts with ``%``: a directive, or (rarely) the continuation of a quoted scalar; the scanner tells which.
 _DIRECTIVE_START = re.compile(r"^%", re.MULTILINE)
