@@ -13,7 +13,7 @@ import json
 import math
 import sys
 
-from generator.json_positions import locate
+from generator.json_positions import joined_field, locate
 
 
 def finite_float(literal: str) -> float:
@@ -66,7 +66,7 @@ def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
             line, column = locate(text, field)
             return field, value.said, line, column
         if isinstance(value, dict):
-            stack += reversed([(f"{field}.{key}" if field else str(key), item) for key, item in value.items()])
+            stack += reversed([(joined_field(field, str(key)), item) for key, item in value.items()])
         elif isinstance(value, list):
-            stack += reversed([(f"{field}[{index}]", item) for index, item in enumerate(value)])
+            stack += reversed([(joined_field(field, index), item) for index, item in enumerate(value)])
     return None
