@@ -80,6 +80,12 @@ def test_half_rate_halves_the_loss(ceiling: float, reference_share: float, expec
     assert (1 / own_after - 1) == pytest.approx((1 / own - 1) / 2, rel=1e-12)
 
 
+@pytest.mark.parametrize("ceiling", [0.8, 0.95, 1.3])
+def test_a_ceiling_past_the_best_gemm_is_left(ceiling: float) -> None:
+    """A ceiling at or above the reference share (FP8 GEMMs timed at the bf16 rate: ``gemm`` > 1) loses nothing."""
+    assert issue_slack_efficiency(ceiling, 0.8, 0.5) == ceiling
+
+
 @pytest.mark.parametrize("ceiling", [0.05, 0.3, 0.56, 0.79])
 def test_slack_speeds_up_but_never_past_the_best_gemm(ceiling: float) -> None:
     got = issue_slack_efficiency(ceiling, 0.8, 0.5)

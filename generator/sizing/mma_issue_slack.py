@@ -47,9 +47,9 @@ def issue_slack_efficiency(ceiling: float, reference_share: float, issue_share: 
     ``reference_share``: the reference GPU's measured share of its peak that rate is normalised by
     (:meth:`generator.catalog.records.GpuSpec.reference_share`). Unchanged where ``issue_share`` >= 1.
     """
-    if issue_share >= 1.0 or ceiling <= 0.0 or reference_share <= 0.0:
-        return ceiling
-    own = min(1.0, ceiling / reference_share)
+    if issue_share >= 1.0 or ceiling <= 0.0 or reference_share <= 0.0 or ceiling >= reference_share:
+        return ceiling  # at or past the card's best GEMM (FP8 GEMMs timed at the bf16 rate): nothing lost to hide
+    own = ceiling / reference_share
     return reference_share / (1.0 + (1.0 / own - 1.0) * issue_share)
 
 
