@@ -47,6 +47,7 @@ from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E40
 from generator.sizing.frameworks import framework_profile, job_recipe, resolved_regime  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
+from generator.sizing.mma_issue_slack import step_compute_ceiling  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
@@ -376,7 +377,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         num_layers=layers,
         flops_per_token=flops_per_token,
         forward_flops_per_token=2.0 * params,
-        base_efficiency=util.compute,
+        base_efficiency=step_compute_ceiling(util.compute, gpu),  # the planner's (compute_efficiency)
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(
             per_replica,
@@ -458,7 +459,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         num_layers=arch.num_layers,
         flops_per_token=flops_per_token,
         forward_flops_per_token=2.0 * arch.flop_params,
-        base_efficiency=util.compute,
+        base_efficiency=step_compute_ceiling(util.compute, gpu),  # the planner's (compute_efficiency)
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),

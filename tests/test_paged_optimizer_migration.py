@@ -49,8 +49,9 @@ def test_every_paged_state_is_timed_through_the_host_link_once_they_do_not_all_f
     parts = step["compute_s"] + step["paged_optimizer_migration_s"] + step["optimizer_step_s"]
     assert step["total_s"] == pytest.approx(parts, abs=1e-3)
     # 1.258 s before the migration was counted, 2.110 s before the optimizer step (acc104), 2.190 s at 24,564 MiB,
-    # 2.218 s with 11.09 GB in then out (acc125: every state, one direction's time, at the whole card)
-    assert step["total_s"] == pytest.approx(1.975, abs=1e-3)
+    # 2.218 s with 11.09 GB in then out (acc125: every state, one direction's time, at the whole card), 1.975 s before
+    # the GeForce card's half-rate MMAs hid half the losses beside them (acc135: compute 1.258 -> 0.987 s)
+    assert step["total_s"] == pytest.approx(1.704, abs=1e-3)
     summary = result["training_speed"]["step_summary"]
     assert "paged optimizer states 0.637 s (16.1 GB per GPU: the states do not all fit" in summary
 

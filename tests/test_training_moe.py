@@ -191,7 +191,9 @@ def test_speed_block_says_the_framework_is_not_timed() -> None:
         assert ("eager norm, rotary, gating and residual operators" in out) is (framework == "hf")
         line = next(line for line in out.splitlines() if "tokens/s (" in line)
         rates.append(float(line.split(" tokens/s (")[0].split()[-1].replace(",", "")))
-    assert rates[0] < rates[1] < 1.4 * rates[0]  # 1,314 against 1,763 tokens/s (under 1.2x before acc107)
+    # 1,520 against 2,174 tokens/s (1,314 / 1,763 before acc135's GeForce MMA slack sped the 4090's GEMMs 1.27x and left
+    # the Trainer's memory-bound eager operators as they were: 1.34x -> 1.43x; under 1.2x before acc107)
+    assert rates[0] < rates[1] < 1.5 * rates[0]
 
 
 def test_calibration_moe_row_needs_the_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,6 +43,7 @@ from generator.sizing.frameworks import (
     resolved_regime,
 )
 from generator.sizing.memo import memoized
+from generator.sizing.mma_issue_slack import step_compute_ceiling
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import (
     accelerator_for,
@@ -366,13 +367,15 @@ def framework_attention_mfu(
 def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constants, gpu: GpuSpec) -> float:
     """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share.
 
-    The share is the method's own: a frozen base's backward skips the weights' gradients, not the attention's.
+    The share is the method's own: a frozen base's backward skips the weights' gradients, not the attention's. On a
+    GeForce card, :func:`generator.sizing.mma_issue_slack.step_compute_ceiling`.
     """
     arch = model.architecture
     util = training_utilisation(
         arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu, consts)
     )
-    return util.compute
+    # a GeForce card's half-rate FP32-accumulate MMAs hide more of the work beside them (acc135)
+    return step_compute_ceiling(util.compute, gpu)
 
 
 def job_host_offload(
