@@ -42,3 +42,21 @@ def test_estimate_whole_number_hint(option: str, value: str, said: str) -> None:
     assert run.returncode == 2
     assert said in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("framework", "hint"),
+    [
+        ("llama_factory", "; did you mean 'llamafactory', 'llama-factory'?\n"),
+        ("nemo-9", "unsloth\n"),  # nothing close: the choices alone
+    ],
+)
+def test_estimate_framework_did_you_mean(framework: str, hint: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "estimate", "Qwen/Qwen3-8B", "--train", "lora", "--framework", framework],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert f"unknown framework '{framework}'; choose one of axolotl, " in run.stderr
+    assert run.stderr.endswith(hint)
