@@ -16,7 +16,7 @@ from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_insi
 from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
-from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ONLY_TOTALS, runs_only_figures
+from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.spec_figures import MAX_FIGURE, check_figure
@@ -727,6 +727,9 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # its spot capacity, where it is (newuser56 item 1: on-demand -> spot read "No change to the fleet")
     if pool.get("capacity_type") is not None:
         row["capacity_type"] = pool["capacity_type"]
+    # charged its training runs' energy, not a node-hour price (newuser89 left item 3)
+    if RUNS_ENERGY_BASIS in str(pool.get("price_basis") or ""):
+        row["runs_energy"] = True
     # its nodes' root / OS disk, where recorded (newuser74 item 12: a change creates every node again)
     if _number(pool.get("root_disk_size")) is not None:
         words, unit = ROOT_DISK_WORDS.get(str(pool["node"].get("provider")), ("root disk", "GB"))
@@ -2468,8 +2471,15 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
     newuser77 item 2: a rate given under ``prices:`` (or a bought server's running cost) changed only the cost cells, and
     the row read a bare "changed" beside equal nodes, GPUs and power. A pool's ``usd_per_hour`` is its nodes'; a resize
-    at the same rate says nothing here.
+    at the same rate says nothing here. An owned pool charged its training runs' energy (``runs_energy``) has no
+    node-hour price: its month of energy is said instead (newuser89 left item 3).
     """
+    if old.get("runs_energy") and new.get("runs_energy"):
+        # an owned pool training jobs alone run on: its usd_per_hour is its runs' energy a month / 730 h
+        months = [_number(side.get("usd_per_month")) for side in (old, new)]
+        if months[0] is None or months[1] is None or months[0] == months[1]:
+            return []
+        return [f"its runs' energy ${months[0]:,.2f} → ${months[1]:,.2f} a month"]
     rates = []
     for side in (old, new):
         hourly, nodes = _number(side.get("usd_per_hour")), _number(side.get("nodes"))

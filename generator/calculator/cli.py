@@ -44,12 +44,24 @@ _MOST_WHOLE = 10**18
 _DECIMAL = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
 
 
-def _whole(text: str) -> int:
-    """A whole number in ASCII digits (``int()`` alone would take other scripts' digits and underscores)."""
+def _whole(text: str, field: str = "") -> int:
+    """A whole number in ASCII digits (``int()`` alone would take other scripts' digits and underscores).
+
+    ``4k`` / ``50,000`` are refused with the digits to write, as the workload file's errors say them (newuser89 left
+    item 2); ``field`` names what the number counts (a k of tokens is also 1,024).
+    """
+    from generator.workload.schema import written_number_hint
+
     value = decimal.Decimal(text.strip()) if _WHOLE.fullmatch(text.strip()) else None
     if value is None or value != value.to_integral_value() or abs(value) > _MOST_WHOLE:
-        raise argparse.ArgumentTypeError(f"expected a whole number (at most 10^18), got {text!r}")
+        hint = written_number_hint(text, field)
+        raise argparse.ArgumentTypeError(f"expected a whole number (at most 10^18), got {text!r}{hint}")
     return int(value)
+
+
+def _tokens(text: str) -> int:
+    """A whole number of tokens (a context or sequence length): ``4k`` is told 4000 or 4096 (:func:`_whole`)."""
+    return _whole(text, "tokens")
 
 
 def _gpu_id(text: str) -> str:
@@ -236,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--context",
-        type=_whole,
+        type=_tokens,
         dest="context_tokens",
         help="context tokens per sequence (default: 4096, or the model's maximum if smaller)",
     )
@@ -275,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="what a request does: generate (default), or a pooling server's embed / score (vLLM --runner pooling: one "
         "forward pass over the input, no decode; needs --gpu and --input-tokens)",
     )
-    p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
-    p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
+    p.add_argument("--input-tokens", type=_tokens, help="average prompt tokens: adds throughput (needs --gpu)")
+    p.add_argument("--output-tokens", type=_tokens, help="average generated tokens: adds throughput (needs --gpu)")
     p.add_argument(
         "--p95-input-tokens",
         type=_whole,
@@ -350,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="gradient accumulation steps (default 1): above 1 the gradients stay resident beside each micro-batch",
     )
-    t.add_argument("--seq-len", type=_whole, help="training sequence length (default: --context or 2048)")
+    t.add_argument("--seq-len", type=_tokens, help="training sequence length (default: --context or 2048)")
     t.add_argument(
         "--gradient-checkpointing",
         nargs="?",
@@ -475,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
         "1 to the part's threads)",
     )
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
-    o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
+    o.add_argument("--min-context", type=_tokens, help="shortest context acceptable if memory is tight")
     o.add_argument(
         "--offload-engine",
         choices=("llama.cpp", "ik_llama.cpp"),

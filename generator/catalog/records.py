@@ -694,6 +694,10 @@ class PlatformSpec(NamedTuple):
     #: GPUs EC2 DescribeInstanceTypes reports for an AWS instance type where that differs from its GPUs (p5.4xlarge:
     #: 0), which tools sizing instance types from that API (Karpenter) go by; None: the API's count is its GPUs.
     ec2_api_gpus: int | None = None
+    #: GPUs one NVLink domain of this platform joins where it differs from its GPU record's (``platforms.json``
+    #: ``nvlink_domain``; newuser89 item 1: GCP a2-megagpu-16g's two HGX A100 8-GPU boards are joined through their
+    #: NVSwitches, 16 GPUs where the A100 record's domain is a board's 8); None: the GPU record's.
+    nvlink_domain_gpus: int | None = None
     #: A cloud instance whose vCPUs are physical cores (``platforms.json`` ``vcpus_physical``; newuser52 item 4: ND
     #: MI300X v5's 96 were counted as 48); else two vCPUs a core.
     vcpus_physical: bool = False
@@ -758,6 +762,7 @@ class PlatformSpec(NamedTuple):
             not_on_demand=(rec.get("not_on_demand") or {}).get("sold_through"),
             max_nvme_drives=(rec.get("max_nvme_drives") or {}).get("count"),
             ec2_api_gpus=(rec.get("ec2_api_gpus") or {}).get("count"),
+            nvlink_domain_gpus=(rec.get("nvlink_domain") or {}).get("gpus"),
             vcpus_physical=rec.get("vcpus_physical") is not None,
             quota_family=(rec.get("quota_family") or {}).get("name"),
             frontend_ethernet_gbps=_opt_float(nics.get("frontend_ethernet_gbps")),
@@ -777,6 +782,8 @@ class PlatformSpec(NamedTuple):
         join it to its peer).
         """
         fitted = gpu.as_fitted(self.gpu_bridge is True).in_slots(self.gpu_slot_lanes)
+        if self.nvlink_domain_gpus is not None and fitted.interconnect_kind == "nvlink":
+            fitted = fitted._replace(nvlink_domain_gpus=self.nvlink_domain_gpus)
         if self.kind == "hgx-4gpu" and fitted.interconnect_kind == "nvlink":
             return fitted._replace(mesh_gpus=max(self.gpu_counts))
         return fitted

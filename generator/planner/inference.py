@@ -908,8 +908,8 @@ def replica_shapes(
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
-    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, board, TP degrees, GPUs
-    a node holds, host speed). ``share``: a replica of one GPU sized against one pod's share of it (TP1 PP1 only).
+    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, board, NVLink domain, TP
+    degrees, GPUs a node holds, host speed). ``share``: a replica of one GPU sized against one pod's share of it (TP1 PP1 only).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     node_gpus = max(hw.platform.gpu_counts)
@@ -917,7 +917,9 @@ def replica_shapes(
     if share is not None:
         sizes, pin = (1,), (1, 1)
     network = expert_network(hw, expert_parallel)  # a pinned EP wider than a server: its exchange leaves it
-    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin, share, network)
+    gpu = hw.gpu
+    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, gpu.nvlink_domain_gpus, share)
+    key = (gpu.id, fitted, sizes, node_gpus, host, pin, network)
     known = seen.get(key) if seen is not None else None
     if known is None:
         grid = (sizes, node_gpus)
@@ -926,8 +928,8 @@ def replica_shapes(
             model,
             _layout_spec(spec),
             fmt,
-            hw.gpu.id,
-            (hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, share),
+            gpu.id,
+            fitted,
             grid,
             consts,
             host,
@@ -1025,9 +1027,10 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
     return tuple(pp for pp in PIPELINE_STAGES if pp == 1 or (pp <= num_layers and (tp == sizes[-1] or tp * pp <= node_gpus)))
 
 
-#: How a server fits a GPU: bridged or not, the PCIe lanes its slots give, the fully connected board it sits on; and the
-#: share of it one pod gets where the workload shares GPUs (None: the whole GPU).
-Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None", "GpuShare | None"]
+#: How a server fits a GPU: bridged or not, the PCIe lanes its slots give, the fully connected board it sits on, the GPUs
+#: its NVLink domain joins (a platform's own where it states one: a2-megagpu-16g's 16); and the share of it one pod gets
+#: where the workload shares GPUs (None: the whole GPU).
+Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None", int, "GpuShare | None"]
 
 
 #: :func:`_fitted_gpu`'s GPUs by (GPU id, fitted): (the catalog record it is formed from, the GPU as fitted).
@@ -1045,8 +1048,8 @@ def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
     known = _FITTED.get((gpu_id, fitted))
     if known is not None and known[0] is record:
         return known[1]
-    bridged, slot_lanes, mesh, share = fitted
-    gpu = record.as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
+    bridged, slot_lanes, mesh, domain, share = fitted
+    gpu = record.as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh, nvlink_domain_gpus=domain)
     gpu = gpu if share is None else shared_gpu(gpu, share)
     _FITTED[gpu_id, fitted] = (record, gpu)
     return gpu
@@ -1334,7 +1337,7 @@ def pooling_replica(
     ``estimate --task embed`` / ``score`` (newuser65 item 11: the quick calculator refused embedding and reranking
     models): the planner's own layout sizing (:func:`_gpu_shapes`), pinned to ``degrees``.
     """
-    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, None)
+    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, gpu.nvlink_domain_gpus, None)
     tp, pp = degrees
     arch = model.architecture
     found, blocked = _gpu_shapes(arch, model, spec, fmt, gpu.id, fitted, ((tp,), tp * pp), consts, 1.0, None, degrees)

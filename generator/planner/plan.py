@@ -197,6 +197,12 @@ class Pool(NamedTuple):
         return self.per_job or self.busy_hours_per_month is not None
 
 
+#: What an owned pool's ``price_basis`` says where training jobs alone run on it and it is charged their runs' energy
+#: (:class:`OwnedRuns`), after its server count: its ``usd_per_hour`` is that energy a month / 730 h, no node-hour price
+#: (``specgen diff`` says the month moved, not a price; newuser89 left item 3).
+RUNS_ENERGY_BASIS = "owned server(s) that training jobs alone run on: "
+
+
 class OwnedRuns(NamedTuple):
     """What a training layout all on owned servers (no ``prices:`` rate) is charged: its runs' energy, colocation beside.
 

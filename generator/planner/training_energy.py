@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from generator.planner.chain_runs import resplit_pool_months
 from generator.planner.colocation import undrawn_clause
-from generator.planner.plan import Finding, OwnedRuns, Pool
+from generator.planner.plan import RUNS_ENERGY_BASIS, Finding, OwnedRuns, Pool
 from generator.planner.racks import racked_nodes
 from generator.planner.tco import owned_runs
 from generator.units import HOURS_PER_MONTH
@@ -143,7 +143,7 @@ def charge_runs_energy(
         if owned is not None:  # fix89: owned servers charged their runs' energy and colocation, not a month of energy
             month = owned.usd_per_month + contract.get(pool.name, 0.0)
             owned_by_pool[pool.name] = owned
-            basis = f"{pool.nodes} owned server(s) that training jobs alone run on: {owned.text()}"
+            basis = f"{pool.nodes} {RUNS_ENERGY_BASIS}{owned.text()}"
             if contract.get(pool.name):
                 basis += f"; {undrawn_clause(contract[pool.name])}"
             out_pools.append(

@@ -280,15 +280,25 @@ if TYPE_CHECKING:
     _T = TypeVar("_T")
 
 
-def lookup(table: Mapping[str, _T], name: str, what: str, aliases: Mapping[str, str] | None = None) -> _T:
-    """``table[name]`` case-insensitively, through ``aliases``; raises :class:`InputError` listing the choices."""
+def lookup(
+    table: Mapping[str, _T], name: str, what: str, aliases: Mapping[str, str] | None = None, *, suggested: bool = True
+) -> _T:
+    """``table[name]`` case-insensitively, through ``aliases``; raises :class:`InputError` listing the choices.
+
+    ``suggested``: the error also says the close names (``llama_factory``: did you mean 'llama-factory'), as the
+    workload's errors do; off where the caller tells what the name is instead.
+    """
     aliases = aliases or {}
     key = name.lower()
     try:
         return table[aliases.get(key, key)]
     except KeyError:
-        choices = ", ".join(sorted({*table, *aliases}))
-        raise InputError(f"unknown {what} '{name}'; choose one of {choices}") from None
+        from generator.catalog import suggest  # the workload's own "did you mean" (newuser89 left item 2)
+
+        names = sorted({*table, *aliases})
+        raise InputError(
+            f"unknown {what} '{name}'; choose one of {', '.join(names)}{suggest(name, names) if suggested else ''}"
+        ) from None
 
 
 def alias_note(name: str) -> str:
@@ -386,8 +396,8 @@ LLAMA_CPP_KV_NAMES = {"q8_0": "int8", "f16": "fp16", "f32": "fp32"}
 
 def kv_cache_bits(name: str) -> int:
     """Bits per KV element for a KV-cache precision name; llama.cpp's own names are told theirs here."""
+    ours = LLAMA_CPP_KV_NAMES.get(name.lower())
     try:
-        return lookup(KV_CACHE_BITS, name, "KV cache precision")
+        return lookup(KV_CACHE_BITS, name, "KV cache precision", suggested=ours is None)
     except InputError as exc:
-        ours = LLAMA_CPP_KV_NAMES.get(name.lower())
         raise InputError(exc.message + (f" (llama.cpp's {name} cache is {ours} here)" if ours else "")) from None

@@ -137,19 +137,24 @@ _SCALES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
 
 
 def _digits_hint(error: ValidationError) -> str:
-    """``; write 5000`` where a number was written as text with a scale or separators (newuser89 item 2), else "".
-
-    A ``k`` of tokens is 1,000 or, as context lengths count it, 1,024: both are said there.
-    """
+    """``; write 5000`` where a number was written as text with a scale or separators (newuser89 item 2), else ""."""
     instance, schema = error.instance, error.schema
     if not isinstance(instance, str) or not isinstance(schema, dict) or schema.get("type") not in ("integer", "number"):
         return ""
-    written = _WRITTEN_NUMBER.fullmatch(instance.strip())
-    if written is None or (written.group(0) == written.group(1) and "," not in instance):
+    return written_number_hint(instance, str(error.absolute_path[-1]) if error.absolute_path else "")
+
+
+def written_number_hint(text: str, field: str) -> str:
+    """``; write ... 5000`` where ``text`` writes a number of field ``field`` with a scale or separators, else "".
+
+    A ``k`` of tokens is 1,000 or, as context lengths count it, 1,024: both are said where ``field`` names tokens or a
+    length. The workload's schema errors and ``specgen estimate``'s whole-number options both say it.
+    """
+    written = _WRITTEN_NUMBER.fullmatch(text.strip())
+    if written is None or (written.group(0) == written.group(1) and "," not in text):
         return ""  # plain digits in quotes: the unquote hint says it
     number, scale = float(written.group(1).replace(",", "")), written.group(2).lower()
     value = number * _SCALES[scale]
-    field = str(error.absolute_path[-1]) if error.absolute_path else ""
     if scale == "k" and ("token" in field or "length" in field) and float(number * 1024).is_integer():
         return f"; write the number in full, digits only: {value:.0f}, or {number * 1024:.0f} where a k is 1,024"
     return f"; write the number in full, digits only: {value:.0f}" if value.is_integer() else ""
