@@ -552,7 +552,9 @@ REFUSED = [
     ),
     pytest.param(
         workload("aws").replace("capacity_type: spot\n    inference", "capacity_type: preemptible\n    inference"),
-        "spot.yaml:9:20: deployments[1].capacity_type: 'preemptible' is not one of on-demand, spot\n",
+        "spot.yaml:9:20: deployments[1].capacity_type: 'preemptible' is not one of on-demand, spot; preemptible, capacity "
+        "the cloud may reclaim, is capacity_type: spot here (AWS Spot Instances, GCP Spot VMs, Azure Spot Virtual "
+        "Machines)\n",
         id="schema-enum",
     ),
 ]
