@@ -20,7 +20,7 @@ from generator.catalog import gpus as catalog_gpus
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
+from generator.sizing.offload import Machine, Placement, offload_cost, place, place_on_host, plan_offload
 from generator.sizing.precision import weight_format
 from generator.sizing.step_down import quality_note
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -164,6 +164,23 @@ def test_layers_spill_to_nvme_when_ram_is_full() -> None:
     p = place(arch, weight_format("bf16"), 16, 4096, machine(24, ram_gib=32, reserve_gib=8), CONSTS)
     assert p.disk_bytes > 0 and "disk" in p.layer_devices
     assert p.ram_used_bytes <= 24 * GIB
+
+
+def test_a_tied_embedding_is_counted_once_in_a_gpu_less_placement_past_the_ram() -> None:
+    """fix157 item 1: llama.cpp's tied output is a view of token_embd.weight (TENSOR_DUPLICATED), served on the CPU
+    from the same memory-mapped range, but ``place_on_host`` kept the embedding in RAM twice (beside the head that
+    already held it). Llama 3.2 3B bf16 (tied; 0.73 GiB embedding, 28 layers of 0.19 GiB) at 4k on 6 GiB of RAM, 1 GiB
+    reserved: the budget beside the 2 GiB runtime, the staging layer, the 0.44 GiB cache and the compute buffer holds
+    7 layers with the embedding once; with it twice 25 layers went to NVMe and 0.80 GiB of RAM sat idle."""
+    arch = arch_of("meta-llama/Llama-3.2-3B-Instruct")
+    fmt = weight_format("bf16")
+    sizes = size_weights(arch, fmt)
+    assert arch.tie_word_embeddings and sizes.lm_head_bytes == 0
+    p = place_on_host(arch, fmt, 16, 4096, machine(0, 0, ram_gib=6, reserve_gib=1), CONSTS, "llama.cpp")
+    assert p.layer_devices.count("disk") == 21
+    assert p.cpu_bytes == sizes.total_bytes - p.disk_bytes  # the embedding once, in the file's mapped range
+    # the last layers leave only until the rest fit: what stays free is less than one more layer
+    assert 0 <= p.ram_free_bytes < max(sizes.layer_bytes)
 
 
 def test_the_decision_says_how_many_offloaded_layers_are_in_ram_and_on_nvme() -> None:

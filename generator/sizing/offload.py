@@ -689,13 +689,16 @@ def place_on_host(
         (buffer, f"of {engine}'s compute buffer at -ub {consts.offload_ubatch_tokens}"),
     ]
     need = sum(size for size, _ in parts)
-    head = _head_bytes(arch, sizes)
+    # the LM head and the weights outside the layers stay in RAM beside the input embedding; a tied output is the
+    # embedding itself: llama.cpp creates it as a view of token_embd.weight (TENSOR_DUPLICATED) and the CPU backend
+    # serves both from the one memory-mapped range of the file, so it is counted once (fix157)
+    resident = sizes.embedding_bytes + sizes.lm_head_bytes + sizes.other_bytes
     movable = {i: size for i, size in enumerate(sizes.layer_bytes) if size}
     staging = max(movable.values(), default=0)
     # past the RAM, the last layers stay in the memory-mapped file on NVMe (as ``place`` spills an offload's), paged in
     # every token through a staging layer, where the whole file is on the NVMe --nvme-gib gives (acc132)
     budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv - buffer
-    spills = need > machine.ram_bytes and machine.nvme_bytes >= sizes.total_bytes and budget >= sizes.embedding_bytes + head
+    spills = need > machine.ram_bytes and machine.nvme_bytes >= sizes.total_bytes and budget >= resident
     if need > machine.ram_bytes and not spills:
         said = ", ".join(f"{size / 2**30:.2f} GiB {what}" for size, what in parts if size)
         raise HostRamShortError(
@@ -705,7 +708,7 @@ def place_on_host(
             f"--nvme-gib of at least the model file's {sizes.total_bytes / 2**30:.0f} GiB (the layers past the RAM read "
             "from the memory-mapped file every token)",
         )
-    disk = spill_to_nvme(movable, sizes.embedding_bytes + head, budget) if spills else set()
+    disk = spill_to_nvme(movable, resident, budget) if spills else set()
     on_disk = sum(movable[i] for i in disk)
     used = sizes.total_bytes - on_disk + kv + buffer + consts.runtime_host_bytes + (staging if disk else 0)
     where = "every layer, the KV cache"
