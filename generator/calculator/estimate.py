@@ -1096,8 +1096,17 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             else:
                 fraction = consts.gpu_memory_utilization
                 basis = f"vLLM's --gpu-memory-utilization {fraction:g}"
+                if consts.kv_budget_of_free_memory:
+                    # the budget the capacity used: TensorRT-LLM's fraction of what the held bytes leave free (fix157
+                    # item 2: the text named vLLM's 0.9 of the whole GPU under --set kv_budget_of_free_memory=1)
+                    basis = (
+                        f"TensorRT-LLM's free_gpu_memory_fraction {consts.gpu_memory_utilization:g} of the memory the "
+                        "weights, activations and overhead leave free (kv_budget_of_free_memory 1)"
+                    )
                 engine_log = {"vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts)}
             fit = _fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction, basis)
+            if consts.kv_budget_of_free_memory and req.engine != "sglang":  # the capacity's budget, as its basis says
+                fit["usable_bytes"], fit["fits"] = cap.budget_bytes, inference.per_gpu.total <= cap.budget_bytes
             if not engine_log.get("vllm_log", {"starts": True})["starts"]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
