@@ -22,7 +22,12 @@ from generator.errors import InfeasibleError, InputError, UsageError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import no_prefix_cache_reason, pooling_model_signs, without_vllm_reason
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
-from generator.sizing.context_limit import CONTEXT_EXTENSION, longer_context_wording, served_limit_phrase
+from generator.sizing.context_limit import (
+    CONTEXT_EXTENSION,
+    llama_cpp_rope_note,
+    longer_context_wording,
+    served_limit_phrase,
+)
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
@@ -723,6 +728,15 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         given = "--context" if req.context_tokens is not None else f"{sizes} + --output-tokens"
         engine = req.fixed.offload_engine if req.fixed is not None else "llama.cpp" if llama else "vllm"
         raise InputError(f"{given} {context:,} is more than {served}; {longer_context_wording(engine if llama else 'vllm')}")
+    elif (
+        llama
+        and (rope := arch.llama_cpp_rope)
+        and context > rope.context_length
+        and (req.fixed.offload_engine if req.fixed is not None else "llama.cpp") == "llama.cpp"
+    ):
+        # fix157 item 3: vLLM's limit is the rope_scaling's stretch; llama-server's is the GGUF's context_length unless
+        # the stretch is given at launch (ik_llama.cpp caps no slot)
+        notes.append(llama_cpp_rope_note(rope, context))
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
     if not req.train and (pooled := pooling_model_signs(arch, model.name, model.id)):

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from generator.errors import ArchitectureError, InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.context_limit import served_context_tokens
+from generator.sizing.context_limit import LlamaCppRope, llama_cpp_rope, served_context_tokens
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
@@ -167,6 +167,9 @@ class Architecture(NamedTuple):
     #: Top-level parameters that cost no per-token matmul: an encoder's position and token-type tables (lookups), its
     #: pooler and classifier (one token a request).
     no_flop_params: int = 0
+    #: llama.cpp's context limit where rope_scaling stretches the served one (the GGUF's context_length and the flags that
+    #: lift it, :func:`generator.sizing.context_limit.llama_cpp_rope`); None: the same limit as vLLM's.
+    llama_cpp_rope: LlamaCppRope | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -407,6 +410,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
+        llama_cpp_rope=llama_cpp_rope(text, model_type),
     ).with_counts()
 
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping
 
 from generator.errors import ArchitectureError
+from generator.named_tuple import NamedTuple
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -91,6 +92,60 @@ def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
     if kind == "yarn":
         derived = _length(rope.get("original_max_position_embeddings")) or derived
     return int(min(derived * _factor(rope.get("factor", 1.0)), _MOST_TOKENS))
+
+
+class LlamaCppRope(NamedTuple):
+    """llama.cpp's limit for a RoPE-scaled model: the GGUF's ``context_length`` and the flags that lift it (fix157)."""
+
+    #: The GGUF's ``context_length`` (llama.cpp's ``n_ctx_train``): convert_hf_to_gguf.py writes the config's
+    #: ``max_position_embeddings``, the length before the stretch.
+    context_length: int
+    #: The scaled length vLLM serves: ``original x factor`` for YaRN, ``max_position_embeddings x factor`` for linear.
+    scaled_tokens: int
+    #: llama-server's flags for the stretch ("" where llama.cpp has no such scaling type: ``dynamic``).
+    flags: str
+
+
+def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope | None:
+    """Where ``rope_scaling`` stretches the served limit past the config's length, llama.cpp's limit and flags.
+
+    llama-server caps each slot at ``llama_model_n_ctx_train``, the GGUF's ``context_length`` ("the slot context ...
+    exceeds the training context of the model - capping", tools/server/server-context.cpp). Launched with
+    ``--rope-scaling yarn --rope-scale F --yarn-orig-ctx M`` (a scale other than the file's), ``llama_init_from_model``
+    re-adjusts ``n_ctx_train`` to ``M x F`` ("custom YaRN scaling detected", ggml-org/llama.cpp PR #28030, fixing issue
+    #17459); a build before it, or a GGUF that already carries the same scaling, needs
+    ``--override-kv <arch>.context_length=int:N`` as well.
+    """
+    scaled = served_context_tokens(config, model_type)
+    trained = _length(config.get("max_position_embeddings"))
+    if trained is None or scaled <= trained:
+        return None
+    rope = _rope_scaling(config) or {}
+    kind = rope.get("rope_type", rope.get("type"))
+    factor = f"{_factor(rope.get('factor', 1.0)):g}"
+    flags = ""
+    if kind == "yarn":
+        original = _length(rope.get("original_max_position_embeddings")) or trained
+        flags = f"--rope-scaling yarn --rope-scale {factor} --yarn-orig-ctx {original}"
+    elif kind == "linear":
+        flags = f"--rope-scaling linear --rope-scale {factor}"
+    return LlamaCppRope(trained, scaled, flags)
+
+
+def llama_cpp_rope_note(rope: LlamaCppRope, context_tokens: int) -> str:
+    """The note of a llama.cpp estimate whose context is past the GGUF's ``context_length`` of a RoPE-scaled model."""
+    capped = (
+        f"--context {context_tokens:,} is past the GGUF's context_length {rope.context_length:,} (its training context, "
+        f"n_ctx_train), where llama-server caps each slot; the {rope.scaled_tokens:,} tokens of the config's rope_scaling "
+        "apply to llama.cpp only when given at launch"
+    )
+    if not rope.flags:
+        return f"{capped}: llama.cpp has no such RoPE scaling type, so the slots stop at {rope.context_length:,}"
+    return (
+        f"{capped}: start llama-server with {rope.flags} -c {context_tokens} (builds before ggml-org/llama.cpp PR "
+        "#28030, or a GGUF converted with this rope_scaling, also need --override-kv "
+        f"<arch>.context_length=int:{rope.scaled_tokens})"
+    )
 
 
 #: Why a serving context above the limit is refused, and the way out a model card may document (newuser24 item 10:
