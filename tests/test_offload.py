@@ -183,6 +183,20 @@ def test_a_tied_embedding_is_counted_once_in_a_gpu_less_placement_past_the_ram()
     assert 0 <= p.ram_free_bytes < max(sizes.layer_bytes)
 
 
+def test_a_tied_embedding_is_counted_once_in_ram_when_an_offload_puts_the_lm_head_on_the_cpu() -> None:
+    """fix157: ``place`` kept the embedding twice in RAM where the output layer is on the CPU (``_head_bytes`` holds the
+    tied embedding, beside the input embedding), though both are the one mapped token_embd.weight there. Llama 3.2 3B
+    bf16 at 4k on a 2 GiB GPU, 5 GiB RAM / 0.5 GiB reserve: 2 -> 6 layers in RAM, 20 -> 16 on NVMe; the page cache the
+    mapped weights may take 513 -> 1,264 MiB."""
+    arch = arch_of("meta-llama/Llama-3.2-3B-Instruct")
+    fmt = weight_format("bf16")
+    sizes = size_weights(arch, fmt)
+    p = place(arch, fmt, 16, 4096, machine(2, ram_gib=5, reserve_gib=0.5), CONSTS)
+    assert p.lm_head_device == "cpu"
+    assert (p.layer_devices.count("cpu"), p.layer_devices.count("disk")) == (6, 16)
+    assert 0 <= p.ram_free_bytes < max(sizes.layer_bytes)  # no layer left on NVMe that RAM had room for
+
+
 def test_the_decision_says_how_many_offloaded_layers_are_in_ram_and_on_nvme() -> None:
     """newuser11 item 7: "55 whole decoder layer(s) ... to system RAM" where 25 were in RAM and 30 on NVMe."""
     arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")

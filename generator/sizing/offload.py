@@ -185,6 +185,15 @@ def _head_bytes(arch: Architecture, sizes: WeightSizes) -> int:
     return sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
 
 
+def _host_head_bytes(sizes: WeightSizes) -> int:
+    """The output layer's weights in RAM beside the input embedding: a tied output is the embedding itself there.
+
+    llama.cpp creates a tied output as a view of token_embd.weight (``TENSOR_DUPLICATED``); on the CPU both are served
+    from the one memory-mapped range of the file, a copy only on a GPU (fix157).
+    """
+    return sizes.lm_head_bytes + sizes.other_bytes
+
+
 def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement) -> int:
     """RAM the memory-mapped weights held off the GPUs may take as page cache.
 
@@ -192,8 +201,7 @@ def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement
     head on the CPU stay resident apart.
     """
     sizes = size_weights(arch, fmt)
-    head = _head_bytes(arch, sizes)
-    resident = placement.embedding_bytes + (head if placement.lm_head_device == "cpu" else 0)
+    resident = placement.embedding_bytes + (_host_head_bytes(sizes) if placement.lm_head_device == "cpu" else 0)
     return max(0, placement.cpu_bytes - resident) + max(0, placement.ram_free_bytes)
 
 
@@ -608,11 +616,12 @@ def place(
     }
     kv_cpu = sum(kv[i] for i in range(n) if layer_cpu[i])
     head_cpu = any(layer_cpu)
-    base_cpu = sizes.embedding_bytes + (head if head_cpu else 0)
+    head_ram = _host_head_bytes(sizes) if head_cpu else 0
+    base_cpu = sizes.embedding_bytes + head_ram
     staging = max(movable.values(), default=0)
     ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
     if ram_budget < base_cpu:
-        raise _host_ram_short(machine, consts, sizes.embedding_bytes, head if head_cpu else 0, staging, kv_cpu, context, engine)
+        raise _host_ram_short(machine, consts, sizes.embedding_bytes, head_ram, staging, kv_cpu, context, engine)
     disk = spill_to_nvme(movable, base_cpu, ram_budget)
     steps += _offload_steps(experts_off, layer_cpu, disk)
     disk_bytes = sum(movable[i] for i in disk)
@@ -689,10 +698,8 @@ def place_on_host(
         (buffer, f"of {engine}'s compute buffer at -ub {consts.offload_ubatch_tokens}"),
     ]
     need = sum(size for size, _ in parts)
-    # the LM head and the weights outside the layers stay in RAM beside the input embedding; a tied output is the
-    # embedding itself: llama.cpp creates it as a view of token_embd.weight (TENSOR_DUPLICATED) and the CPU backend
-    # serves both from the one memory-mapped range of the file, so it is counted once (fix157)
-    resident = sizes.embedding_bytes + sizes.lm_head_bytes + sizes.other_bytes
+    # the LM head and the weights outside the layers stay in RAM beside the input embedding, a tied output once (fix157)
+    resident = sizes.embedding_bytes + _host_head_bytes(sizes)
     movable = {i: size for i, size in enumerate(sizes.layer_bytes) if size}
     staging = max(movable.values(), default=0)
     # past the RAM, the last layers stay in the memory-mapped file on NVMe (as ``place`` spills an offload's), paged in
