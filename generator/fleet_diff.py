@@ -8,6 +8,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+import click
+
 from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
@@ -20,6 +22,7 @@ from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.spec_figures import MAX_FIGURE, check_figure
+from generator.spec_stamp import stamp_note
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
@@ -61,7 +64,7 @@ def load_plan_dict(path: str) -> dict[str, Any]:
             text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
         except InputError as exc:  # not UTF-8, too large, unreadable: the file could not be read (fix146 item 3)
             raise UnreadableError(exc.message, exc.location) from None
-        return plan_from_spec(text, path)
+        return plan_from_spec(text, path, say_stamp=True)
     from generator.api import plan_file
 
     loaded, plan = plan_file(path)
@@ -93,8 +96,11 @@ def deployed_dict(plan: Plan, workload: Workload, *, alone: bool = True) -> dict
     return out | ({"zone": zone} if zone else {})
 
 
-def plan_from_spec(text: str, path: str) -> dict[str, Any]:
-    """The plan of a ``spec.json``'s ``text`` (``path`` names it in errors), checked for what the diff reads."""
+def plan_from_spec(text: str, path: str, *, say_stamp: bool = False) -> dict[str, Any]:
+    """The plan of a ``spec.json``'s ``text`` (``path`` names it in errors), checked for what the diff reads.
+
+    ``say_stamp``: a line on stderr where another specgen (or none) wrote it (:func:`generator.spec_stamp.stamp_note`).
+    """
     if len(text) > MAX_SPEC_BYTES:  # as read_text_limited refuses it from a file
         raise UnreadableError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
     # hostile79 item 10: a byte-order mark (PowerShell's UTF-8) is read past, as a workload YAML's is
@@ -141,6 +147,8 @@ def plan_from_spec(text: str, path: str) -> dict[str, Any]:
         _check_plan(path, data["plan"])
     except SpecShapeError as exc:
         raise _located(exc, path, body, bom) from None
+    if say_stamp and (note := stamp_note(data, path)) is not None:
+        click.echo(note, err=True)
     return dict(data["plan"])
 
 

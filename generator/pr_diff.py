@@ -486,7 +486,7 @@ def _old_plan(rev: str, path: str, text: str, alone: bool) -> dict[str, Any]:
     at ``rev`` against the working tree's say what applying the change does.
     """
     if is_spec_json(path):
-        return plan_from_spec(text, f"{rev}:{_repo_relative(path)}")
+        return plan_from_spec(text, f"{rev}:{_repo_relative(path)}", say_stamp=True)
     return _plan_at(rev, _repo_relative(path), text, alone)
 
 

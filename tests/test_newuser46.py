@@ -85,7 +85,7 @@ def test_a_prompt_heavy_moe_service_on_hopper_is_warned_with_the_measured_range(
     # acc92: block FP8's GEMMs on Hopper timed at 0.4 of the FP8 rate: the FP8 run's ratio 1.99 -> 1.57, the plan's
     # utilisation at the highest 3.00 / 4.72 req/s. acc101 (the routed experts' memory-bound kernels timed): the runs'
     # ratios 1.30-1.57 -> 1.17-1.40, a replica 4.78 req/s, 3.41 at the highest ratio
-    assert gap.message.endswith("inference.max_utilization 0.71 plans at that, or measure this setup")
+    assert gap.message.endswith("inference.max_utilization 0.71 plans at that ratio, or measure this setup")
 
 
 @pytest.mark.parametrize(("prompt", "output"), [(2000, 500), (1000, 1000)])

@@ -184,7 +184,9 @@ def test_a_deepseek_service_on_h200_is_planned_with_the_measured_margin(tmp_path
     # two replicas' worst rate against the 2 req/s served decides the advice (fuzz15 item 5)
     covered = rated / high * dep.replicas >= 2
     assert finding.message.endswith(
-        f"its {dep.replicas} replica(s) serve the 2 req/s even at the highest" if covered else "or measure this setup"
+        f"its {dep.replicas} replica(s) serve the 2 req/s even at the largest ratio those runs measured ({high:.2f}x)"
+        if covered
+        else "or measure this setup"
     )
 
 
@@ -387,7 +389,10 @@ def test_a_split_parts_gap_is_weighed_against_the_rate_routed_to_that_part(tmp_p
     worst = owned.requests_per_s_per_replica_max * max(1.0, low) / high
     assert worst * owned.replicas >= served  # covered for the part, not for the whole rate
     assert worst * owned.replicas < 22
-    assert finding.message.endswith(f"its {owned.replicas} replica(s) serve the {round(served, 2):g} req/s even at the highest")
+    assert finding.message.endswith(
+        f"its {owned.replicas} replica(s) serve the {round(served, 2):g} req/s even at the largest ratio those runs "
+        f"measured ({high:.2f}x)"
+    )
 
 
 def test_the_runs_compared_on_each_gpu_are_the_calibration_rows() -> None:
@@ -503,8 +508,8 @@ def test_the_advice_plans_at_the_highest_ratio_of_the_rate_counted_on() -> None:
     low, high = throughput_gaps()["mla-moe-hopper-decode"].predicted_over_measured
     assert low < 1
     assert finding.message.endswith(
-        f"at the highest its 1 replica(s) make {8.89 / high:,.2f} req/s: inference.max_utilization {1 / high:.2f} plans "
-        "at that, or measure this setup"
+        f"at the largest ratio those runs measured ({high:.2f}x) its 1 replica(s) make {8.89 / high:,.2f} req/s: "
+        f"inference.max_utilization {1 / high:.2f} plans at that ratio, or measure this setup"
     )
 
 

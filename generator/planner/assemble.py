@@ -3440,7 +3440,12 @@ def _consumer_gpu_findings(pools: list[Pool], consts: Constants, priced: frozens
 
 
 def moe_training_findings(index: int, dep: TrainingDeployment, model: ResolvedModel) -> list[Finding]:
-    """What the step of a mixture-of-experts training job assumes and leaves out (newuser43 item 5)."""
+    """What the step of a mixture-of-experts training job assumes and leaves out (newuser43 item 5).
+
+    A warning where the framework's per-expert loop is left out of the step (the step can take several times the time
+    given: a framework choice to act on); an info where it only says how the experts are timed (newuser89 item 7: a
+    warning on every MoE job was noise).
+    """
     from generator.sizing.frameworks import framework_profile
     from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
 
@@ -3448,10 +3453,11 @@ def moe_training_findings(index: int, dep: TrainingDeployment, model: ResolvedMo
     if not said:
         return []
     framework = dep.training.framework
-    if framework and framework_profile(framework).expert_loop:
+    loop = bool(framework and framework_profile(framework).expert_loop)
+    if loop:
         said.append(f"not counted under {framework}: {EXPERT_LOOP_NOT_COUNTED}")
     text = f"deployment {dep.name}: " + "; ".join(said)
-    return [Finding("warning", "moe-training-step", text, f"deployments[{index}].training")]
+    return [Finding("warning" if loop else "info", "moe-training-step", text, f"deployments[{index}].training")]
 
 
 def trainer_speed_findings(index: int, dep: TrainingDeployment, details: dict[str, Any]) -> list[Finding]:
