@@ -174,6 +174,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
+from generator.planner.rented_fabric import rented_fabric_finding
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
 from generator.planner.run_reasons import ContractReason, with_contract_reasons
 from generator.planner.setting_findings import (
@@ -3732,6 +3733,12 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
         if platform is None or platform.provider != "baremetal" or not fabric:
             continue
         nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
+        if pool.rented and not pool.owned_nodes:
+            # newuser91 item 1: a rented server's network is the provider's; nothing is fitted or bought
+            users = {d.name for d in deployments if d.in_pool(pool.name) is not None}
+            at = [i for i, d in enumerate(wl.deployments) if d.name in users]
+            out.append(rented_fabric_finding(wl, pool, nics, f"deployments[{at[0]}]" if at else ""))
+            continue
         # owned servers whose fabric the inventory states have their NICs; those of a stated kind bought do not
         owned_nics = pool.owned_nodes == pool.nodes and stated_kind(wl, platform.id, pool.node.gpu_id)
         if not platform.fabric_nic_id and not owned_nics:
