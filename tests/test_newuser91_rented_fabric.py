@@ -50,3 +50,30 @@ def test_rented_servers_spanned_get_no_capex_fabric_wording(tmp_path: Path) -> N
     assert f"pool {pool.name}: its {pool.nodes} server(s) are rented from Lambda" in rented.message
     assert "supermicro-ars-111gl-nhr-lambda-on-demand" in rented.message
     assert "capex" not in rented.message.replace("no capex of yours", "")
+
+
+#: Two rented HGX A100 servers at the workload's own rate, each TP4 replica on one server: nothing spans them.
+RENTED_WHOLE_REPLICAS = """\
+version: 1
+name: bmrent
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      {precision: fp8, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 5}
+hardware:
+  provider: baremetal
+  gpus: [a100-sxm4-80gb]
+prices: {hgx-a100-8gpu-oem: 5}
+"""
+
+
+def test_rented_servers_no_replica_spans_get_no_fabric_finding(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(RENTED_WHOLE_REPLICAS)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    (dep,) = plan.deployments
+    assert pool.rented and pool.nodes > 1
+    assert dep.tp * dep.pp <= pool.node.gpus, "a replica spans servers: the test's premise is gone"
+    assert not [f for f in plan.findings if f.code.startswith("fabric-")]
