@@ -174,6 +174,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
+from generator.planner.rented_fabric import rented_fabric_finding
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
 from generator.planner.run_reasons import ContractReason, with_contract_reasons
 from generator.planner.setting_findings import (
@@ -3738,6 +3739,19 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
         if platform is None or platform.provider != "baremetal" or not fabric:
             continue
         nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
+        spanning = sorted(
+            d.name
+            for d in deployments
+            if (share := d.in_pool(pool.name)) is not None
+            and (share[0] * share[1] if d.kind == "inference" else share[3]) > pool.node.gpus
+        )
+        if pool.rented and not pool.owned_nodes:
+            # newuser91 item 1: a rented server's network is the provider's; nothing is fitted or bought, and a pool
+            # whose replicas each keep to one server counts on no fabric at all
+            at = [i for i, d in enumerate(wl.deployments) if d.name in spanning]
+            if spanning and pool.nodes > 1:
+                out.append(rented_fabric_finding(wl, pool, nics, f"deployments[{at[0]}]" if at else ""))
+            continue
         # owned servers whose fabric the inventory states have their NICs; those of a stated kind bought do not
         owned_nics = pool.owned_nodes == pool.nodes and stated_kind(wl, platform.id, pool.node.gpu_id)
         if not platform.fabric_nic_id and not owned_nics:
@@ -3750,12 +3764,6 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
                 )
             )
             continue
-        spanning = sorted(
-            d.name
-            for d in deployments
-            if (share := d.in_pool(pool.name)) is not None
-            and (share[0] * share[1] if d.kind == "inference" else share[3]) > pool.node.gpus
-        )
         if spanning and pool.nodes > 1:
             links = pool.nodes * sum(n.count for n in fabric)
             # fuzz34 item 7: servers all owned buy nothing; the plan still holds only where the site's fabric joins them
