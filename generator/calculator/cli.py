@@ -50,10 +50,10 @@ def _whole(text: str, field: str = "") -> int:
     ``4k`` / ``50,000`` are refused with the digits to write, as the workload file's errors say them (newuser89 left
     item 2); ``field`` names what the number counts (a k of tokens is also 1,024).
     """
-    from generator.workload.schema import written_number_hint
-
     value = decimal.Decimal(text.strip()) if _WHOLE.fullmatch(text.strip()) else None
     if value is None or value != value.to_integral_value() or abs(value) > _MOST_WHOLE:
+        from generator.workload.schema import written_number_hint  # the workload package only on a refusal (cold start)
+
         hint = written_number_hint(text, field)
         raise argparse.ArgumentTypeError(f"expected a whole number (at most 10^18), got {text!r}{hint}")
     return int(value)
