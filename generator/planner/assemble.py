@@ -84,6 +84,7 @@ from generator.planner.multi_host import (
     stage_hop_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
+from generator.planner.node_storage import files_on_instance_store
 from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, node_cpu, node_link
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
@@ -3099,7 +3100,7 @@ def _pool(
         price_estimated=cost.estimated,
         idle_gpus=node.gpus * nodes - used,
         owned_nodes=owned,
-        files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
+        files_bytes=needs.files_bytes,
         rented=cost.rented,
         shares_per_gpu=per_gpu,
         capacity_type="spot" if hw.spot else None,
@@ -3635,12 +3636,9 @@ ROOT_DISK = {"aws": "its nodes' root volume (EBS)", "gcp": "its nodes' boot disk
 
 def checkpoint_disk(provider: str, node: NodeSpec, needs: NodeNeeds) -> str | None:
     """Where a cloud training job's checkpoints lie on its nodes, as its rendered node pool puts them; None: local NVMe."""
-    from generator.render.node_disk import files_on_instance_store  # a render module: imported late
-
     if provider in NODE_FILES_DISK:
         return NODE_FILES_DISK[provider]
-    files = needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes  # as the pool's files_bytes
-    return None if files_on_instance_store(provider, node, files) else ROOT_DISK.get(provider)
+    return None if files_on_instance_store(provider, node, needs.files_bytes) else ROOT_DISK.get(provider)
 
 
 def _checkpoints_deleted(

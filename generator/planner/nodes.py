@@ -61,6 +61,11 @@ class NodeNeeds(NamedTuple):
     #: (:func:`node_memory`).
     host_dram_streamed: bool = False
 
+    @property
+    def files_bytes(self) -> int:
+        """The files a node keeps on disk: the model's, the dataset and the checkpoints (``Pool.files_bytes``)."""
+        return self.model_file_bytes + self.dataset_bytes + self.checkpoint_bytes
+
 
 def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step) * step if value > 0 else 0.0

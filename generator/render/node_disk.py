@@ -14,13 +14,10 @@ from __future__ import annotations
 import math
 
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import NodeSpec, Plan, Pool
+from generator.planner.node_storage import ENGINE_IMAGE_BYTES, store_holds
+from generator.planner.plan import Plan, Pool
 from generator.units import GIB
 
-#: An engine's container image as containerd keeps it unpacked: ``vllm/vllm-openai:latest`` is 28.6 GB
-#: (https://github.com/vllm-project/vllm/pull/22377), ``rocm/vllm`` about 22 GB
-#: (https://github.com/ROCm/vllm/issues/363); one image a distinct engine (or training job) a node runs.
-ENGINE_IMAGE_BYTES = 30 * 10**9
 #: The OS and its agents on the root disk: the EKS AL2023 AMI's own root volume, 20 GiB ("Disk size in GiB for
 #: nodes. Defaults to `20`", terraform-aws-eks modules/eks-managed-node-group/variables.tf ``disk_size``); an AKS
 #: node's OS disk is at least 30 GiB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml); a GKE node's
@@ -65,25 +62,7 @@ def node_disk_bytes(plan: Plan, pool: Pool) -> int:
 
 def instance_store_holds(plan: Plan, pool: Pool) -> bool:
     """Whether the node's local NVMe (instance store), striped as one array, holds what :func:`node_disk_bytes` counts."""
-    return _store_holds(pool.node, node_disk_bytes(plan, pool))
-
-
-def _store_holds(node: NodeSpec, disk_bytes: int) -> bool:
-    """Whether ``node``'s local NVMe (instance store), striped as one array, holds ``disk_bytes`` a host."""
-    return node.nvme_drives > 0 and (node.nvme_tb or 0.0) * 10**12 / node.hosts >= disk_bytes
-
-
-def files_on_instance_store(provider: str, node: NodeSpec, files_bytes: int) -> bool:
-    """Whether a cloud node of a training pool keeps its files (a pod's ``emptyDir``: a job's checkpoints) on local NVMe.
-
-    As the rendered node pools place kubelet and containerd: EKS on the instance store striped as RAID0 where it holds
-    ``files_bytes`` and the pool's one training image (:func:`instance_store_holds`), else on the root volume; GKE on the
-    machine's local SSDs wherever it has them (``ephemeralStorageLocalSsdConfig``), else on the boot disk; AKS on the
-    OS disk (no node pool field puts them on the VM's local NVMe).
-    """
-    if provider == "gcp":
-        return node.nvme_drives > 0
-    return provider == "aws" and _store_holds(node, files_bytes + ENGINE_IMAGE_BYTES)
+    return store_holds(pool.node, node_disk_bytes(plan, pool))
 
 
 def root_disk_gib(plan: Plan, pool: Pool) -> int:
