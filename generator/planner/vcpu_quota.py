@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from generator import catalog
+from generator.catalog.gke_accelerators import accelerator_type
 from generator.planner.plan import Finding, Pool
 
 #: Microsoft's page on VM vCPU quotas: the two tiers (the VM family's and Total Regional vCPUs) and Spot's own.
@@ -89,8 +90,6 @@ def vcpu_quota_findings(provider: str, region: str | None, pools: Iterable[Pool]
 
 def _gpu_metric(pool: Pool) -> str:
     """The quota metric a GKE pool's GPUs count against, PREEMPTIBLE_ on Spot; its accelerator type where unknown."""
-    from generator.render.gke import accelerator_type  # the node pools' accelerator (a render module: imported late)
-
     accelerator = accelerator_type(str(pool.node.instance_type))
     metric = GPU_QUOTA_METRIC.get(accelerator)
     if metric is None:

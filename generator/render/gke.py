@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import platforms
+from generator.catalog.gke_accelerators import accelerator_type
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
@@ -34,31 +35,8 @@ from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
 from generator.workload.models import GpuNetwork, GpuSharing, KubernetesSettings, Workload
 
-#: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
-#: https://cloud.google.com/compute/docs/gpus and https://cloud.google.com/compute/docs/accelerator-optimized-machines
-ACCELERATOR_BY_MACHINE_PREFIX = {
-    "a2-highgpu-": "nvidia-tesla-a100",
-    "a2-megagpu-": "nvidia-tesla-a100",
-    "a2-ultragpu-": "nvidia-a100-80gb",
-    "a3-highgpu-": "nvidia-h100-80gb",
-    "a3-megagpu-": "nvidia-h100-mega-80gb",
-    "a3-ultragpu-": "nvidia-h200-141gb",
-    "a4-highgpu-": "nvidia-b200",
-    "g2-standard-": "nvidia-l4",
-    # accelerator-optimized-machines: 'G4 ... use NVIDIA RTX PRO 6000 Blackwell Server Edition GPUs (nvidia-rtx-pro-6000)'
-    "g4-standard-": "nvidia-rtx-pro-6000",
-}
-
 #: GKE taint effects are spelled as enum names.
 TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
-
-
-def accelerator_type(machine_type: str) -> str:
-    """The GKE accelerator type a machine type carries."""
-    for prefix, accelerator in ACCELERATOR_BY_MACHINE_PREFIX.items():
-        if machine_type.startswith(prefix):
-            return accelerator
-    raise InputError(f"no GKE accelerator type is known for machine type {machine_type!r}")
 
 
 class GkePlacement(NamedTuple):
