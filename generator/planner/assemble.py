@@ -44,7 +44,7 @@ from generator.planner.candidates import (
     shared_gpus_held,
 )
 from generator.planner.capex_scope import capex_excludes_finding
-from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run
+from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run, share_part
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
@@ -2396,11 +2396,9 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any], 
     timed = None not in hours and 0.0 not in hours
     total = math.fsum(h or 0.0 for h in hours)
     shares = [(h or 0.0) / total for h in hours] if timed else [1 / len(hours)] * len(hours)
-    before, upto = math.fsum(shares[: job.position]), math.fsum(shares[: job.position + 1])
 
     def part(whole: float | None, digits: int | None) -> float | None:
-        # the rounded cumulative shares' steps, so that the jobs' figures add up to the chain's (fuzz23 item 16)
-        return None if whole is None else round(round(whole * upto, digits) - round(whole * before, digits), digits)
+        return None if whole is None else share_part(whole, shares, job.position, digits)
 
     basis = (
         f"{own:.1f} of the {total:.1f} h the sequence {said.sequence} holds pool {pool.name} (its servers' cost split "

@@ -10,6 +10,7 @@ the hours' share stays beside (``usd_per_job_hours_share``). Mixed cadences, or 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,15 +29,41 @@ def common_runs_per_month(runs: Sequence[float | None]) -> float | None:
     return only if only is not None and only > 0 else None
 
 
+def steps_between(points: Sequence[float], digits: int | None = 2) -> list[float]:
+    """The rounded steps between cumulative points: each point rounded to ``digits``, then each difference rounded.
+
+    The steps add up to the last point's rounding, so parts split this way add up to their whole to the cent (fuzz23
+    item 16). One rule for the three splits of a chain's money: :func:`rounded_steps` (a pool's months re-split),
+    :func:`runs_split` (a sequence's run) and :func:`share_part` (assemble's chain share). Each computes its points as
+    it always has: their float arithmetic differs (``upto / runs``, ``whole * upto / total``, ``whole * fsum(shares)``),
+    and one formula for all would move a cent at a half-cent boundary (review87: tests/test_review87_rounding.py).
+    ``digits`` None rounds to whole numbers as ints (a chain share's capex).
+    """
+    rounded = [round(point, digits) for point in points]
+    return [round(upto - before, digits) for before, upto in itertools.pairwise(rounded)]
+
+
 def rounded_steps(whole: float, weights: Sequence[float]) -> list[float]:
     """``whole`` split by ``weights`` to the cent: the rounded cumulative shares' steps, which add up to it (fuzz23 item 16)."""
     total = math.fsum(weights)
-    out, before = [], 0.0
-    for weight in weights:
-        upto = before + weight
-        out.append(round(round(whole * upto / total, 2) - round(whole * before / total, 2), 2))
-        before = upto
-    return out
+    return steps_between([whole * upto / total for upto in itertools.accumulate(weights, initial=0.0)])
+
+
+def runs_split(months: Sequence[float], runs_per_month: float) -> list[float]:
+    """A run of a sequence split between its jobs by their months: each job's month over the runs, to the cent.
+
+    The rounded cumulative months' steps, so that the jobs' runs add up to the sequence's (fuzz23 item 16).
+    """
+    return steps_between([upto / runs_per_month for upto in itertools.accumulate(months, initial=0.0)])
+
+
+def share_part(whole: float, shares: Sequence[float], position: int, digits: int | None = 2) -> float:
+    """A chain job's part of its chain's ``whole`` (assemble's chain share): the rounded step of the cumulative shares.
+
+    ``shares``: each job's fraction of the chain, in order; the jobs' parts add up to the whole (fuzz23 item 16).
+    """
+    before, upto = math.fsum(shares[:position]), math.fsum(shares[: position + 1])
+    return steps_between([whole * before, whole * upto], digits)[0]
 
 
 def resplit_pool_months(deployments: list[DeploymentPlan], pools: Mapping[str, Pool]) -> list[DeploymentPlan]:
@@ -97,12 +124,8 @@ def sequence_month_per_run(deployments: list[DeploymentPlan], per_run: set[str],
             continue
         if not all(_month_share_per_run(d.details) for d in jobs):
             continue
-        # the rounded cumulative months' steps, so that the jobs' runs add up to the sequence's (fuzz23 item 16)
-        before = 0.0
-        for i, d in zip(at, jobs, strict=True):
-            upto = before + d.details["usd_per_month"]
-            run = round(round(upto / times, 2) - round(before / times, 2), 2)
+        runs = runs_split([d.details["usd_per_month"] for d in jobs], times)
+        for i, d, run in zip(at, jobs, runs, strict=True):
             hours_share = d.details["usd_per_job"]
             out[i] = d._replace(details={**d.details, "usd_per_job": run, "usd_per_job_hours_share": hours_share})
-            before = upto
     return out
