@@ -17,7 +17,8 @@ import random
 
 import pytest
 
-from generator.planner.chain_runs import rounded_steps, runs_split, share_part, steps_between
+from generator.planner.chain_runs import rounded_steps, runs_split, steps_between
+from generator.planner.chain_share import share_part
 
 
 def old_rounded_steps(whole: float, weights: list[float]) -> list[float]:

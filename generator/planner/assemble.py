@@ -44,7 +44,8 @@ from generator.planner.candidates import (
     shared_gpus_held,
 )
 from generator.planner.capex_scope import capex_excludes_finding
-from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run, share_part
+from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run
+from generator.planner.chain_share import chain_share, with_undrawn
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
@@ -255,7 +256,7 @@ from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
     from generator.planner.training import TrainingShape
-    from generator.planner.training_chain import Sequenced, Turn
+    from generator.planner.training_chain import Sequenced
     from generator.sizing.training import TrainingSetup
 
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
@@ -2364,70 +2365,16 @@ def _sequence_turn(
     if billed_per_run(wl.hardware.provider, job.own.candidate):
         return said.reason(pool.nodes), None
     chain = _cost_details(job.chain, details["objective_used"], wl.hardware.provider)
-    details.update(_chain_share(job, pool, said, _with_undrawn(chain, undrawn_usd), undrawn_usd))
+    details.update(chain_share(job, pool, said, with_undrawn(chain, undrawn_usd), undrawn_usd))
     if not undrawn_usd:
         return said.reason(pool.nodes), None
-    without = _chain_share(job, pool, said, chain)  # its share without the undrawn kW: the reason's figures
+    without = chain_share(job, pool, said, chain)  # its share without the undrawn kW: the reason's figures
     month, before = details.get("usd_per_month"), without.get("usd_per_month")
     if month is None or before is None:
         return said.reason(pool.nodes), None
     whose = "its hours' share of its pool's share"
     owned = job.chain.candidate.owned_runs is not None
     return said.reason(pool.nodes), _contract_figures(month - before, details, without.get("usd_per_job"), whose, owned)
-
-
-def _with_undrawn(chain: dict[str, Any], undrawn_usd: float) -> dict[str, Any]:
-    """A chain's cost details with its pool's undrawn contracted kW a month added to its month and running cost."""
-    out = dict(chain)
-    for key in ("opex_usd_per_month", "usd_per_month"):
-        if undrawn_usd and out.get(key) is not None:
-            out[key] = out[key] + undrawn_usd
-    return out
-
-
-def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any], undrawn_usd: float = 0.0) -> dict[str, Any]:
-    """A chain job's share of the servers it holds in turn, paid by the month: the chain's cost split by the jobs' hours.
-
-    The shares add up to the pool, as a co-located service's do (review22 item 5); where the jobs' hours are not known
-    (no ``dataset_tokens``), each job takes an equal share. Its run costs its own hours at the servers' rate.
-    """
-    hours = job.job_hours
-    own = hours[job.position]
-    timed = None not in hours and 0.0 not in hours
-    total = math.fsum(h or 0.0 for h in hours)
-    shares = [(h or 0.0) / total for h in hours] if timed else [1 / len(hours)] * len(hours)
-
-    def part(whole: float | None, digits: int | None) -> float | None:
-        return None if whole is None else share_part(whole, shares, job.position, digits)
-
-    basis = (
-        f"{own:.1f} of the {total:.1f} h the sequence {said.sequence} holds pool {pool.name} (its servers' cost split "
-        "between its jobs by their hours)"
-        if timed
-        else f"1 of the {len(hours)} jobs of the sequence {said.sequence} on pool {pool.name} (its servers' cost split "
-        "equally: the jobs' hours are not known)"
-    )
-    out = {
-        **chain,
-        "cost_share": basis,
-        "capex_usd": part(chain["capex_usd"], None),
-        "opex_usd_per_month": part(chain["opex_usd_per_month"], 2),
-        "usd_per_month": part(chain["usd_per_month"], 2),
-    }
-    out.pop("usd_per_job", None)
-    out.pop("gpu_hours_per_job", None)
-    c = job.chain.candidate
-    if timed and own and c.usd_per_hour is not None:
-        # on owned servers, the energy its own hours add (fix89: the chain is charged its runs' energy, OwnedRuns)
-        rate = c.owned_runs.kw * c.owned_runs.pue * c.owned_runs.usd_per_kwh if c.owned_runs else c.usd_per_hour
-        # its hours' share of the racks' undrawn contract, as a job alone's run; not on owned servers, whose run is the
-        # energy it adds (fix150: the contract is paid whether they run or not, as their colocation is)
-        rate += 0.0 if c.owned_runs else undrawn_usd / HOURS_PER_MONTH
-        # a whole run of the job, as its hours are: a sliced job's slice is its share of it (review80 item 4)
-        run = own / job.shares[job.position] if job.shares and job.shares[job.position] < 1 else own
-        out["usd_per_job"] = round(rate * run, 2)
-        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * run, 1)
-    return out
 
 
 def _choice_reason(

@@ -34,9 +34,10 @@ def steps_between(points: Sequence[float], digits: int | None = 2) -> list[float
 
     The steps add up to the last point's rounding, so parts split this way add up to their whole to the cent (fuzz23
     item 16). One rule for the three splits of a chain's money: :func:`rounded_steps` (a pool's months re-split),
-    :func:`runs_split` (a sequence's run) and :func:`share_part` (assemble's chain share). Each computes its points as
-    it always has: their float arithmetic differs (``upto / runs``, ``whole * upto / total``, ``whole * fsum(shares)``),
-    and one formula for all would move a cent at a half-cent boundary (review87: tests/test_review87_rounding.py).
+    :func:`runs_split` (a sequence's run) and :func:`generator.planner.chain_share.share_part` (a chain job's share).
+    Each computes its points as it always has: their float arithmetic differs (``upto / runs``, ``whole * upto /
+    total``, ``whole * fsum(shares)``), and one formula for all would move a cent at a half-cent boundary (review87:
+    tests/test_review87_rounding.py).
     ``digits`` None rounds to whole numbers as ints (a chain share's capex).
     """
     rounded = [round(point, digits) for point in points]
@@ -55,15 +56,6 @@ def runs_split(months: Sequence[float], runs_per_month: float) -> list[float]:
     The rounded cumulative months' steps, so that the jobs' runs add up to the sequence's (fuzz23 item 16).
     """
     return steps_between([upto / runs_per_month for upto in itertools.accumulate(months, initial=0.0)])
-
-
-def share_part(whole: float, shares: Sequence[float], position: int, digits: int | None = 2) -> float:
-    """A chain job's part of its chain's ``whole`` (assemble's chain share): the rounded step of the cumulative shares.
-
-    ``shares``: each job's fraction of the chain, in order; the jobs' parts add up to the whole (fuzz23 item 16).
-    """
-    before, upto = math.fsum(shares[:position]), math.fsum(shares[: position + 1])
-    return steps_between([whole * before, whole * upto], digits)[0]
 
 
 def resplit_pool_months(deployments: list[DeploymentPlan], pools: Mapping[str, Pool]) -> list[DeploymentPlan]:
