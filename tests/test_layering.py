@@ -1,8 +1,9 @@
 """Imports run down the layers: nothing below the renderers imports generator.render, and sizing imports no planner.
 
-The layers, top down: render -> planner -> sizing, with catalog and workload beneath the planner. A module of a lower
-layer importing a higher one (even late, inside a function) ties the layers in a loop and loads the renderers where
-only a plan is wanted (review87: vcpu_quota imported render.gke's accelerator type; review86's node_storage, before).
+The layers, top down: render -> planner -> sizing, with catalog and workload beneath the planner (the estimate's
+calculator beside the planner, below render). A module of a lower layer importing a higher one (even late, inside a
+function) ties the layers in a loop and loads the renderers where only a plan is wanted (review87: vcpu_quota imported
+render.gke's accelerator type; review86's node_storage, before).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ FORBIDDEN = {
     "planner": ("generator.render",),
     "sizing": ("generator.render", "generator.planner"),
     "catalog": ("generator.render", "generator.planner"),
-    "workload": ("generator.render",),
+    "workload": ("generator.render", "generator.planner"),
+    "calculator": ("generator.render",),  # the quick estimate reuses the planner's candidates, never a renderer
 }
 
 

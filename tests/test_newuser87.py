@@ -274,8 +274,8 @@ def test_the_gke_gpu_quota_is_said_per_metric_with_spot_preemptible(tmp_path: Pa
     ("machine", "metric"), [("a3-megagpu-8g", "NVIDIA_H100_MEGA_GPUS"), ("a2-ultragpu-1g", "NVIDIA_A100_80GB_GPUS")]
 )
 def test_each_accelerator_has_its_metric(machine: str, metric: str) -> None:
+    from generator.catalog.gke_accelerators import accelerator_type
     from generator.planner.vcpu_quota import GPU_QUOTA_METRIC
-    from generator.render.gke import accelerator_type
 
     assert GPU_QUOTA_METRIC[accelerator_type(machine)] == metric
 

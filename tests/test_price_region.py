@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from generator import catalog
+from generator.catalog.gke_accelerators import accelerator_type
 from generator.planner import plan_workload
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import Plan
 from generator.planner.price_region import pricing_region, reference_region
 from generator.planner.tco import node_cost
-from generator.render.gke import accelerator_type
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload
