@@ -3070,8 +3070,28 @@ def markdown_diff(result: dict[str, Any]) -> str:
         lines += [f"| {_rack_name(r)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]]
     if not result["pools"] and not result["deployments"]:
         moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
-        same = "The same pools and deployments where they move to." if moved else "No change to the fleet."
+        same = "The same pools and deployments where they move to." if moved else _unchanged_fleet_line(result)
         fed = " and fed" if "rack_supply" in result else ""
         racked = result.get("racks") or "rack_supply" in result
         lines += ["", f"The same pools and deployments, racked{fed} as above." if racked else same]
     return "\n".join(lines) + "\n"
+
+
+def _unchanged_fleet_line(result: dict[str, Any]) -> str:
+    """The closing line of a diff that changes no pool and no deployment: what it changes, or that it changes nothing.
+
+    newuser91 item 9 (a diff of constants alone read as tables naming nothing): such a diff closed on "No change to
+    the fleet." under totals that moved, or under "Constants changed". The totals that moved are named (old -> new),
+    constants that moved none say so, and no pool or deployment table is written without a row.
+    """
+    moved = [
+        f"{key} {fmt_cell(row['old'])} → {fmt_cell(row['new'])}"
+        for key, row in result["totals"].items()
+        if row["old"] != row["new"]
+    ]
+    if moved:
+        cause = " (the constants above)" if result.get("constants_changed") else ""
+        return f"No pool or deployment changed; the totals that moved{cause}: {', '.join(moved)}."
+    if result.get("constants_changed"):
+        return "No pool or deployment changed, and no total: the constants above move no figure this diff compares."
+    return "No change to the fleet."
