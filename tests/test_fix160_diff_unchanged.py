@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from generator.fleet_diff import diff_plans, markdown_diff
+from generator.pr_diff import two_files_change_fleet
 from tests.helpers import specgen_in_process as specgen
 
 GOLDEN_SPEC = Path(__file__).parent / "golden" / "chat-70b" / "spec.json"
@@ -51,6 +52,7 @@ def test_totals_alone_moved_are_named_in_one_line() -> None:
     assert text.endswith("\nNo pool or deployment changed; the totals that moved: usd_per_month 12,699.50 → 8,732.83.\n")
     assert "| pool |" not in text and "| deployment |" not in text and "No change to the fleet." not in text
     assert _tables_without_rows(text) == []
+    assert two_files_change_fleet(diff_plans(old, new))  # --exit-code: 6, a cost figure moved (README's diff row)
 
 
 def test_totals_moved_by_constants_say_so() -> None:
@@ -69,6 +71,7 @@ def test_constants_that_move_nothing_say_so() -> None:
     assert text.endswith(
         "\nNo pool or deployment changed, and no total: the constants above move no figure this diff compares.\n"
     )
+    assert not two_files_change_fleet(diff_plans(old, new))  # --exit-code: 0
 
 
 def test_nothing_moved_is_still_no_change() -> None:
