@@ -336,6 +336,10 @@ def render_files(
                     echo(f"{text}{summary}".rstrip("\n"))
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                from generator.spec_stamp import drift_stamp_notes
+
+                for note in drift_stamp_notes(current, full, output):  # fix160: a tree of another specgen's
+                    echo(note, err=True)
                 from generator.drift_verdict import drifted_entries, stale_verdict
 
                 pruned = bool(_dropped_trees(output, names, single)[0])

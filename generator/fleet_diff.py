@@ -15,6 +15,7 @@ from generator.capacity_diff import capacity_change, capacity_change_lines, rate
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, SpecShapeError, UnreadableError, one_line
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
+from generator.json_numbers import finite_float, refuse_constant, unreadable_number
 from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
@@ -107,7 +108,7 @@ def plan_from_spec(text: str, path: str, *, say_stamp: bool = False) -> dict[str
     bom = 1 if text.startswith("\ufeff") else 0
     body = text[bom:]
     try:
-        data = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=unique_keys)
+        data = json.loads(body, parse_constant=refuse_constant, parse_float=finite_float, object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # hostile82 item 2: Python's json kept the last of two keys silently
         line, column = _duplicate_key_at(body)
         raise UnreadableError(
@@ -118,15 +119,13 @@ def plan_from_spec(text: str, path: str, *, say_stamp: bool = False) -> dict[str
     except json.JSONDecodeError as exc:  # newuser75 item 10: located as every YAML error is, file:line:col
         where = _spec_location(path, bom, exc.lineno, exc.colno)
         raise UnreadableError(f"cannot read spec.json: {_json_problem(exc, body)}", where) from None
-    except ValueError as exc:  # a NaN, an Infinity or 1e400: located too (hostile79 item 10)
-        found = _unfinite_at(body)
+    except ValueError as exc:  # a NaN, an Infinity, 1e400 or an integer too long: at its field (hostile79 item 10)
+        found = unreadable_number(body)
         if found is None:
             raise UnreadableError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
-        at, token = found
+        number_field, said, line, column = found
         raise UnreadableError(
-            f"cannot read spec.json: {token[:40]} is not a finite number ("
-            + ("JSON has no NaN or Infinity; specgen writes none)" if token[-1].isalpha() else "past the float range)"),
-            _spec_location(path, bom, *line_column(body, at)),
+            f"cannot read spec.json: {short(number_field, 200)}: {said}", _spec_location(path, bom, line, column)
         ) from None
     except RecursionError:  # newuser88: placed where the nesting goes deepest, as every other refusal is
         at, depth = _deepest_at(body)
@@ -238,21 +237,6 @@ def drift_replacement_lines(committed: dict[str, str], rendered: dict[str, str])
     return lines
 
 
-#: A JSON string, a NaN / Infinity constant, or a number with a fraction or exponent (what ``_finite_float`` reads).
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
-
-
-def _unfinite_at(text: str) -> tuple[int, str] | None:
-    """The first NaN, Infinity or number past the float range in ``text`` (JSON read up to it): its offset and text."""
-    for match in _JSON_TOKEN.finditer(text):
-        token = match.group()
-        if token.startswith('"'):
-            continue
-        if token in ("NaN", "Infinity", "-Infinity") or not math.isfinite(float(token)):
-            return match.start(), token
-    return None
-
-
 def _duplicate_key_at(text: str) -> tuple[int, int]:
     """Line and column (1-based) of the repeated key ``json.loads`` met in ``text`` (valid JSON but for the repeat).
 
@@ -292,18 +276,6 @@ def _duplicate_key_at(text: str) -> tuple[int, int]:
 #: A JSON string, and the colon after an object's key.
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _JSON_COLON = re.compile(r"\s*:")
-
-
-def _refuse_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a finite number")
-
-
-def _finite_float(text: str) -> float:
-    """A JSON number as a float; one past the float range (``1e400``, read as infinity) is refused."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:40]} is not a finite number")
-    return value
 
 
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
@@ -3070,8 +3042,28 @@ def markdown_diff(result: dict[str, Any]) -> str:
         lines += [f"| {_rack_name(r)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]]
     if not result["pools"] and not result["deployments"]:
         moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
-        same = "The same pools and deployments where they move to." if moved else "No change to the fleet."
+        same = "The same pools and deployments where they move to." if moved else _unchanged_fleet_line(result)
         fed = " and fed" if "rack_supply" in result else ""
         racked = result.get("racks") or "rack_supply" in result
         lines += ["", f"The same pools and deployments, racked{fed} as above." if racked else same]
     return "\n".join(lines) + "\n"
+
+
+def _unchanged_fleet_line(result: dict[str, Any]) -> str:
+    """The closing line of a diff that changes no pool and no deployment: what it changes, or that it changes nothing.
+
+    newuser91 item 9 (a diff of constants alone read as tables naming nothing): such a diff closed on "No change to
+    the fleet." under totals that moved, or under "Constants changed". The totals that moved are named (old -> new),
+    constants that moved none say so, and no pool or deployment table is written without a row.
+    """
+    moved = [
+        f"{key} {fmt_cell(row['old'])} → {fmt_cell(row['new'])}"
+        for key, row in result["totals"].items()
+        if row["old"] != row["new"]
+    ]
+    if moved:
+        cause = " (the constants above)" if result.get("constants_changed") else ""
+        return f"No pool or deployment changed; the totals that moved{cause}: {', '.join(moved)}."
+    if result.get("constants_changed"):
+        return "No pool or deployment changed, and no total: the constants above move no figure this diff compares."
+    return "No change to the fleet."

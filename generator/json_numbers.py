@@ -17,15 +17,28 @@ from generator.json_positions import joined_field, locate
 
 
 def finite_float(literal: str) -> float:
-    """``json.loads``' ``parse_float``: the float ``literal`` is, refusing one past a float's range."""
+    """``json.loads``' ``parse_float``: the float ``literal`` is, refusing one past a float's range.
+
+    One hook for every JSON specgen reads (a model's ``config.json``, a ``spec.json``: fix160 item 3, where
+    ``fleet_diff`` had its own with other words); the refusal is placed by :func:`unreadable_number`.
+    """
     value = float(literal)
     if not math.isfinite(value):
         raise ValueError(_too_large(literal))
     return value
 
 
+def refuse_constant(name: str) -> object:
+    """``json.loads``' ``parse_constant``: ``NaN``, ``Infinity`` and ``-Infinity`` are refused (JSON has none)."""
+    raise ValueError(_not_finite(name))
+
+
 def _too_large(literal: str) -> str:
     return f"{literal[:40]} is too large for a number (it reads as infinity)"
+
+
+def _not_finite(name: str) -> str:
+    return f"{name} is not a finite number (JSON has no NaN or Infinity)"
 
 
 class _Unread:
@@ -33,6 +46,13 @@ class _Unread:
 
     def __init__(self, said: str) -> None:
         self.said = said
+
+
+class _Members:
+    """An object's members in the text's order, a key given twice kept twice (the first may hold the number)."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        self.pairs = pairs
 
 
 def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
@@ -44,7 +64,7 @@ def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
     limit = sys.get_int_max_str_digits()
 
     def constant(name: str) -> _Unread:
-        return _Unread(f"{name} is not a finite number (JSON has no NaN or Infinity)")
+        return _Unread(_not_finite(name))
 
     def integer(digits: str) -> int | _Unread:
         if len(digits.lstrip("-")) <= limit:
@@ -56,7 +76,7 @@ def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
         return value if math.isfinite(value) else _Unread(_too_large(literal))
 
     try:
-        document = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=real)
+        document = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=real, object_pairs_hook=_Members)
     except (ValueError, RecursionError):
         return None
     stack: list[tuple[str, object]] = [("", document)]
@@ -65,8 +85,8 @@ def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
         if isinstance(value, _Unread):
             line, column = locate(text, field)
             return field, value.said, line, column
-        if isinstance(value, dict):
-            stack += reversed([(joined_field(field, str(key)), item) for key, item in value.items()])
+        if isinstance(value, _Members):
+            stack += reversed([(joined_field(field, key), item) for key, item in value.pairs])
         elif isinstance(value, list):
             stack += reversed([(joined_field(field, index), item) for index, item in enumerate(value)])
     return None

@@ -246,9 +246,16 @@ def test_diff_of_a_damaged_spec_json_names_file_and_key(tmp_path: Path, change: 
 
 # fix74: the golden chat-70b fleet is one H200 server (4 x TP2), $17.40 an hour in its totals, not 2 x TP4 on an H100
 # one at $14.09 (whose 244 places would be 98.8% busy at 12 req/s, p95 wait 18 s past the 1.02 s slack)
-@pytest.mark.parametrize("field", ['"max_num_seqs": 1024', '"usd_per_hour": 17.4'])
-def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, field: str) -> None:
-    """fuzz10 item 5: ``1e400`` is read as infinity, which the JSON diff could not write (a traceback)."""
+@pytest.mark.parametrize(
+    ("field", "path"),
+    [('"max_num_seqs": 1024', "plan.deployments[0].details.max_num_seqs"), ('"usd_per_hour": 17.4', "plan.totals.usd_per_hour")],
+)
+def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, field: str, path: str) -> None:
+    """fuzz10 item 5: ``1e400`` is read as infinity, which the JSON diff could not write (a traceback).
+
+    fix160 item 3: said as a model's config.json says it (one ``parse_float`` hook, ``json_numbers.finite_float``), at
+    its field: "1e400 is not a finite number (past the float range)" -> "'<field>': 1e400 is too large for a number (it
+    reads as infinity)"."""
     text = GOLDEN_SPEC.read_text()
     assert field in text
     (tmp_path / "bad.json").write_text(text.replace(field, field.split(":", maxsplit=1)[0] + ": 1e400", 1))
@@ -257,20 +264,25 @@ def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, fie
     at = text.index(field) + len(field.split(":", maxsplit=1)[0]) + 2  # hostile79 item 10: located
     line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
     assert result.stderr == (
-        f"specgen: error: bad.json:{line}:{column}: cannot read spec.json: 1e400 is not a finite number (past the float range)\n"
+        f"specgen: error: bad.json:{line}:{column}: cannot read spec.json: '{path}': "
+        "1e400 is too large for a number (it reads as infinity)\n"
     )
 
 
 @pytest.mark.parametrize(
     ("bad", "said"),
     [
-        ("NaN", "NaN is not a finite number (JSON has no NaN or Infinity; specgen writes none)"),
-        ("-Infinity", "-Infinity is not a finite number (JSON has no NaN or Infinity; specgen writes none)"),
+        ("NaN", "'plan.totals.usd_per_hour': NaN is not a finite number (JSON has no NaN or Infinity)"),
+        ("-Infinity", "'plan.totals.usd_per_hour': -Infinity is not a finite number (JSON has no NaN or Infinity)"),
     ],
 )
 def test_diff_locates_a_nan_in_a_spec_json_and_reads_past_a_byte_order_mark(tmp_path: Path, bad: str, said: str) -> None:
     """hostile79 item 10: a NaN was refused with no line (a syntax error has one); a UTF-8 byte-order mark (PowerShell)
-    got Python's "unexpected UTF-8 BOM (decode using utf-8-sig)" where a workload YAML's is read past."""
+    got Python's "unexpected UTF-8 BOM (decode using utf-8-sig)" where a workload YAML's is read past.
+
+    fix160 item 3: at its field, in a model config.json's words: "NaN is not a finite number (JSON has no NaN or
+    Infinity; specgen writes none)" -> "'plan.totals.usd_per_hour': NaN is not a finite number (JSON has no NaN or
+    Infinity)"."""
     text = GOLDEN_SPEC.read_text()
     field = '"usd_per_hour": 17.4'
     at = text.index(field) + len('"usd_per_hour": ')

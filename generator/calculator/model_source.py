@@ -19,7 +19,7 @@ from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
-from generator.json_numbers import finite_float, unreadable_number
+from generator.json_numbers import finite_float, refuse_constant, unreadable_number
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family, weight_format
@@ -62,10 +62,6 @@ def parse_config(config: Mapping[str, Any], label: str, location: Location | Non
         if isinstance(exc, RecursionError):
             detail = "nested too deeply"
         raise ArchitectureError(f"{label}: malformed config.json: {detail}", location) from None
-
-
-def _refuse_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a finite number")
 
 
 def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
@@ -254,7 +250,7 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
     if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
         raise InputError(f"model config {short(path, 200)} is empty (an incomplete download?)", location)
     try:
-        config = json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
+        config = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
     except ValueError as exc:
         raise InputError(_unreadable_config(text, path, exc), location) from None
     except RecursionError:
