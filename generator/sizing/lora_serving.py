@@ -3,7 +3,8 @@
 vLLM (``--enable-lora --max-loras N --max-lora-rank R``) wraps every linear layer of the model at load time, whatever
 modules the adapters target: ``get_supported_lora_modules`` collects every ``LinearBase`` (and ``FusedMoE``) of the
 model, and ``LoRAModelManager._create_lora_modules`` replaces each with its LoRA layer
-(https://github.com/vllm-project/vllm/blob/main/vllm/lora/utils.py, .../vllm/lora/models.py). Each layer's
+(https://github.com/vllm-project/vllm/blob/main/vllm/lora/utils.py,
+https://github.com/vllm-project/vllm/blob/main/vllm/lora/models.py). Each layer's
 ``create_lora_weights`` then allocates, per output slice (q, k and v of ``qkv_proj``; gate and up of
 ``gate_up_proj``), ``lora_a_stacked`` of ``(max_loras, 1, max_lora_rank, input_size)`` and ``lora_b_stacked`` of
 ``(max_loras, 1, output_size, max_lora_rank)`` zeros in ``lora_dtype`` (``auto``: the model's dtype)
@@ -84,10 +85,8 @@ def slot_params_per_gpu(linears: list[Linear], rank: int, tp: int) -> int:
     """Parameters of one adapter slot on one GPU: ``rank x (in + out)`` a module, split as TP splits the module."""
     total = 0
     for lin in linears:
-        if _is_row_parallel(lin):
-            width = lin.in_features // tp + lin.out_features
-        else:
-            width = lin.in_features + lin.out_features // tp
+        row = _is_row_parallel(lin)
+        width = (lin.in_features // tp if row else lin.in_features) + (lin.out_features if row else lin.out_features // tp)
         total += rank * width * lin.copies
     return total
 
@@ -120,6 +119,24 @@ def lora_serving(
         flops_per_token=2 * whole_slot,
         slot_read_bytes_per_step=max_loras * slot,
     )
+
+
+#: Output slices of the widest packed module vLLM's punica wrapper runs (``qkv_proj``: q, k and v).
+PACKED_SLICES = 3
+#: Bytes of an element of the kernels' intermediate buffer: float32 (triton-lang/triton#1387).
+SHRINK_BUFFER_BYTES = 4
+
+
+def shrink_buffer_bytes(tokens: int, max_rank: int) -> int:
+    """VLLM's intermediate ``x @ A`` buffer for one linear at ``tokens`` tokens: the profiling run's extra peak.
+
+    ``PunicaWrapperGPU.add_lora_linear`` allocates ``(len(output_slices), num_tokens, r)`` float32 for the shrink's
+    output, then expands it into the layer's output
+    (https://github.com/vllm-project/vllm/blob/main/vllm/lora/punica_wrapper/punica_gpu.py); ``r`` is the slots' rank.
+    Its widest, ``qkv_proj``'s three slices, is held while the profiling run's ``max_num_batched_tokens`` tokens pass;
+    each GPU's is whole (the rank dimension is split only with ``fully_sharded_loras``).
+    """
+    return PACKED_SLICES * tokens * max_rank * SHRINK_BUFFER_BYTES
 
 
 def default_max_loras(engine: str) -> int:
