@@ -40,7 +40,6 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, Linear
 from generator.sizing.lora_modules import LORA_ALL
 from generator.sizing.memo import memoized
-from generator.sizing.training import lora_targets
 
 #: vLLM's accepted ``--max-lora-rank`` values (``MaxLoRARanks``, https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py).
 VLLM_MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
@@ -92,9 +91,16 @@ def slot_params_per_gpu(linears: list[Linear], rank: int, tp: int) -> int:
 
 
 @memoized
+def adapted_linears(arch: Architecture, targets: tuple[str, ...]) -> tuple[Linear, ...]:
+    """The linears an adapter of ``targets`` adapts (PEFT's matching; a name the model lacks is refused)."""
+    from generator.sizing.training import lora_targets  # training sizing loads only for a service with adapters
+
+    return tuple(lora_targets(arch, targets))
+
+
 def wrapped_linears(arch: Architecture, engine: str, targets: tuple[str, ...]) -> tuple[Linear, ...]:
     """The linears the engine gives adapter slots: every one under vLLM, the targets under SGLang."""
-    return tuple(lora_targets(arch, (LORA_ALL,) if engine == "vllm" else targets))
+    return adapted_linears(arch, (LORA_ALL,) if engine == "vllm" else targets)
 
 
 def lora_serving(
@@ -109,7 +115,7 @@ def lora_serving(
 ) -> LoraServing:
     """The GPU slots, host RAM and per-token work of serving adapters of ``targets`` up to ``max_rank``."""
     slot = slot_params_per_gpu(list(wrapped_linears(arch, engine, targets)), max_rank, tp) * LORA_ELEMENT_BYTES
-    adapter = slot_params_per_gpu(list(lora_targets(arch, targets)), max_rank, 1) * LORA_ELEMENT_BYTES
+    adapter = slot_params_per_gpu(list(adapted_linears(arch, targets)), max_rank, 1) * LORA_ELEMENT_BYTES
     whole_slot = slot_params_per_gpu(list(wrapped_linears(arch, engine, targets)), max_rank, 1)
     return LoraServing(
         gpu_bytes=max_loras * slot,
