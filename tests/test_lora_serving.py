@@ -113,29 +113,33 @@ def test_the_persona_workload_renders_the_flags_and_says_the_memory() -> None:
     assert "lora-kernels-not-timed" in spec
 
 
-def test_sglang_flags_name_the_target_modules(tmp_path: Path) -> None:
+def test_sglang_flags_name_the_target_modules_and_the_host_cache(tmp_path: Path) -> None:
     path = edited_copy(
         WORKLOAD,
         tmp_path,
         ("      max_context_tokens: 8192\n", "      max_context_tokens: 8192\n      engine: sglang\n"),
-        (
-            "        target_modules: [q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj]\n",
-            "        target_modules: [all-linear]\n",
-        ),
+        ("        max_loras: 4\n", "        max_loras: 4\n        max_cpu_loras: 10\n"),
+        ("[q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj]", "[all-linear]"),
     )
     files = render_file(str(path))
     group_vars = next(text for p, text in files.items() if p.startswith("ansible/group_vars/adapters_"))
-    args = ansible_reader().load(group_vars)["specgen_deployments"][0]["engine"]["args"]
-    at = args.index("--enable-lora")
-    assert args[at : at + 7] == [
-        "--enable-lora",
-        "--max-loras-per-batch",
-        "4",
-        "--max-lora-rank",
-        "64",
-        "--lora-target-modules",
-        "all",
-    ]
+    engine = ansible_reader().load(group_vars)["specgen_deployments"][0]["engine"]
+    at = engine["args"].index("--enable-lora")
+    assert engine["args"][at : at + 9] == [
+        "--enable-lora", "--max-loras-per-batch", "4", "--max-lora-rank", "64", "--max-loaded-loras", "10",
+        "--lora-target-modules", "all",
+    ]  # fmt: skip
+    assert engine["lora"] == {
+        "max_loras_per_batch": 4,
+        "max_lora_rank": 64,
+        "lora_target_modules": ["all"],
+        "max_loaded_loras": 10,
+    }
+    # SGLang's pool: every linear at rank 64 (all-linear), 4 slots: 1,280 MiB; 10 adapters of 320 MiB in host RAM
+    assert "hold 1,280 MiB a GPU (320.0 MiB a slot)" in files["SPEC.md"]
+    assert "host RAM 3.1 GiB a replica for 10 adapters" in files["SPEC.md"]
+    errors = load_errors(edited_copy(path, tmp_path, ("max_cpu_loras: 10", "max_cpu_loras: 2"), name="low.yaml"))
+    assert len(errors) == 1 and "SGLang refuses to start (--max-loaded-loras must be at least --max-loras-per-batch)" in errors[0]
 
 
 @pytest.mark.parametrize(

@@ -40,9 +40,11 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
         "flops_per_token": sizes.flops_per_token,
         "slot_read_bytes_per_step": sizes.slot_read_bytes_per_step,
     }
-    if spec.engine == "vllm":
+    if spec.engine == "vllm":  # its default is max_loras: the adapters all stay loaded only where it is said
         out["max_cpu_loras"] = lora.max_cpu_loras or lora.adapters
         out["shrink_buffer_bytes_per_gpu"] = shrink_buffer_bytes
+    elif lora.max_cpu_loras is not None:  # SGLang --max-loaded-loras (unset: no limit, every adapter loaded)
+        out["max_cpu_loras"] = lora.max_cpu_loras
     return out
 
 

@@ -6,8 +6,9 @@ The sizing is :mod:`generator.sizing.lora_serving` (the engine's GPU slots, host
   from slots; a pooling task (embed, score), whose LoRA serving neither engine sizes this way;
 - a ``max_rank`` vLLM does not accept (``MaxLoRARanks``): it refuses to start, so the next one up is named;
 - ``max_loras`` above ``adapters`` (slots never filled, memory taken from the KV cache for nothing);
-- ``max_cpu_loras`` under SGLang (vLLM's flag), or below the adapters in one batch (vLLM refuses ``max_cpu_loras <
-  max_loras``: https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py);
+- ``max_cpu_loras`` below the adapters in one batch (vLLM refuses ``max_cpu_loras < max_loras``,
+  https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py; SGLang ``--max-loaded-loras`` below
+  ``--max-loras-per-batch``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py);
 - target modules the model lacks (as a training job's ``lora_target_modules`` are checked), and ``lm_head`` /
   ``embed_tokens``, whose serving buffers are not sized.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
+from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.workload.loader import Document
 from generator.workload.models import InferenceSpec
 
@@ -60,23 +62,15 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
                 doc.locate(at("max_loras")),
             )
         )
-    if lora.max_cpu_loras is not None:
-        if spec.engine != "vllm":
-            errors.append(
-                InputError(
-                    "max_cpu_loras is vLLM's --max-cpu-loras: SGLang loads every --lora-paths adapter on the host; drop "
-                    "it, or set engine: vllm",
-                    doc.locate(at("max_cpu_loras")),
-                )
+    if lora.max_cpu_loras is not None and lora.max_cpu_loras < max_loras:
+        flags = ("--max-cpu-loras", "--max-loras") if spec.engine == "vllm" else ("--max-loaded-loras", "--max-loras-per-batch")
+        errors.append(
+            InputError(
+                f"max_cpu_loras {lora.max_cpu_loras} is below max_loras {max_loras}: {ENGINE_NAMES[spec.engine]} refuses "
+                f"to start ({flags[0]} must be at least {flags[1]}); raise it",
+                doc.locate(at("max_cpu_loras")),
             )
-        elif lora.max_cpu_loras < max_loras:
-            errors.append(
-                InputError(
-                    f"max_cpu_loras {lora.max_cpu_loras} is below max_loras {max_loras}: vLLM refuses to start "
-                    "(max_cpu_loras must be at least max_loras); raise it",
-                    doc.locate(at("max_cpu_loras")),
-                )
-            )
+        )
     if model is not None:
         errors += _target_errors(doc, at("target_modules"), lora.target_modules, model)
     return errors

@@ -40,7 +40,7 @@ class LoraAdapters(NamedTuple):
     target_modules: tuple[str, ...] = ("all-linear",)
     #: Adapters one batch uses at once (vLLM --max-loras, SGLang --max-loras-per-batch); None: the engine's default.
     max_loras: int | None = None
-    #: vLLM --max-cpu-loras; None: ``adapters``.
+    #: Adapters kept loaded in host RAM (vLLM --max-cpu-loras, SGLang --max-loaded-loras); None: ``adapters``.
     max_cpu_loras: int | None = None
 
 
