@@ -172,3 +172,15 @@ def test_lora_is_refused_for_a_pooling_task(tmp_path: Path) -> None:
     )
     errors = load_errors(path)
     assert any("deployments[0].inference.lora: lora: a pooling service" in e for e in errors), errors
+
+
+def test_lora_is_refused_on_a_fixed_machine(tmp_path: Path) -> None:
+    """hardware.fixed is sized as llama.cpp's server, which serves no adapters from slots."""
+    lora = "      lora:\n        adapters: 2\n        max_rank: 16\n"
+    path = edited_copy(
+        HERE.parent / "examples" / "home-70b-offload.yaml",
+        tmp_path,
+        ("      max_context_tokens: 8192\n", "      max_context_tokens: 8192\n" + lora),
+    )
+    errors = load_errors(path)
+    assert len(errors) == 1 and "deployments[0].inference.lora: lora: hardware.fixed" in errors[0], errors
