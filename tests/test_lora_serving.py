@@ -110,7 +110,9 @@ def test_the_persona_workload_renders_the_flags_and_says_the_memory() -> None:
     spec = files["SPEC.md"]
     assert "hold 1,280 MiB a GPU (320.0 MiB a slot)" in spec
     assert "host RAM 12.5 GiB a replica for 40 adapters of 320.0 MiB each" in spec
-    assert "lora-kernels-not-timed" in spec
+    # 4 x 335,544,320 B of slots read a step against Llama 3.1 8B's ~16.06 GB of bf16 weights: 8.36%
+    assert "read up to 1,280 MiB of adapter slots a GPU each decode step" in spec
+    assert "(8.4% beside the 15.0 GiB of weights a GPU reads a step)" in spec
 
 
 def test_sglang_flags_name_the_target_modules_and_the_host_cache(tmp_path: Path) -> None:

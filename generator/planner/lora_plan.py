@@ -64,22 +64,29 @@ def lora_reason(details: dict[str, Any], engine: str) -> str:
     )
 
 
-def lora_findings(index: int, name: str, details: dict[str, Any], replicas_per_node: int, ram_gib: int | None) -> list[Finding]:
+def lora_findings(
+    index: int, name: str, details: dict[str, Any], node: tuple[int, int | None], weights_bytes_per_gpu: int
+) -> list[Finding]:
     """What the LoRA kernels add a token, which the TPOT leaves out; a warning where host copies fill the node's RAM.
 
-    The warning: the CPU adapter caches of the node's replicas take more than half its RAM.
+    ``node``: the replicas a node runs and its RAM (GiB; None: not known). The slot reads a step are set against the
+    weights a GPU reads a step (``weights_bytes_per_gpu``). The warning: the CPU adapter caches of the node's replicas
+    take more than half its RAM.
     """
+    replicas_per_node, ram_gib = node
     lora = details.get("lora")
     if not isinstance(lora, dict):
         return []
     at = f"deployments[{index}].inference.lora"
+    share = f"{100 * lora['slot_read_bytes_per_step'] / weights_bytes_per_gpu:.1f}" if weights_bytes_per_gpu else "?"
     findings = [
         Finding(
             "info",
             "lora-kernels-not-timed",
             f"deployment {name}: the LoRA kernels (punica / SGMV shrink and expand) add {lora['flops_per_token'] / 1e6:,.0f} "
             f"MFLOP a token and read up to {lora['slot_read_bytes_per_step'] / MIB:,.0f} MiB of adapter slots a GPU "
-            "each decode step whose batch uses every slot; the TTFT, TPOT and rates are the base model's: no "
+            f"each decode step whose batch uses every slot ({share}% beside the {weights_bytes_per_gpu / GIB:,.1f} GiB "
+            "of weights a GPU reads a step); the TTFT, TPOT and rates are the base model's: no "
             "published measurement of the kernels' cost is fitted, so measure a replica with the adapters before "
             "relying on the SLO margin",
             at,
