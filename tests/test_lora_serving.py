@@ -186,3 +186,21 @@ def test_lora_is_refused_on_a_fixed_machine(tmp_path: Path) -> None:
     )
     errors = load_errors(path)
     assert len(errors) == 1 and "deployments[0].inference.lora: lora: hardware.fixed" in errors[0], errors
+
+
+def test_the_nodes_ram_holds_every_workers_adapter_cache(tmp_path: Path) -> None:
+    """400 adapters of 320 MiB (rank 64, all seven modules) in each of a node's 4 TP1 workers: 500 GiB beside the OS.
+
+    With 40 the node is built with its 256 GiB default (4 x 12.5 GiB + 16 GiB for the OS fit); with 400 the planner
+    builds it with more (768 GiB: the DIMMs holding 516 GiB and the weights' page cache).
+    """
+    from generator.api import plan_file
+
+    _, few = plan_file(str(WORKLOAD))
+    path = edited_copy(WORKLOAD, tmp_path, ("adapters: 40", "adapters: 400"))
+    _, many = plan_file(str(path))
+    (pool,) = many.pools
+    assert few.pools[0].node.ram_gib == 256
+    assert pool.node.gpus == 4 and many.deployments[0].replicas == 4 and many.deployments[0].tp == 1
+    assert many.deployments[0].details["lora"]["host_bytes_per_replica"] == 400 * 335_544_320
+    assert pool.node.ram_gib is not None and pool.node.ram_gib * 2**30 >= 4 * 400 * 335_544_320 + 16 * 2**30

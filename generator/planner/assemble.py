@@ -1892,9 +1892,8 @@ def build_plan(
             )  # fmt: skip
             findings += [elsewhere] if elsewhere else []
             findings += _fp16_cast_findings(index, dep.name, opt, dep.inference.engine)
-            per_node = opt.candidate.gpus_per_node // max(1, opt.shape.par.gpus)
             weights = opt.pieces[0].replica_shape.memory.per_gpu.weights  # what a decode step reads besides the slots
-            findings += lora_findings(index, dep.name, details, (max(1, per_node), opt.node.ram_gib), weights)
+            findings += lora_findings(index, dep.name, details, weights)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
             # (not where a gap of its architecture's runs was said of it: newuser52 item 6, MI325X told both)
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]

@@ -209,6 +209,9 @@ class ReplicaShape(NamedTuple):
     #: A service's places in the batch and a request's time in one (:func:`slot_queue`; below one sequence in flight,
     #: the largest batch meeting the SLOs at the planned rate, review74 item 3); None for a batch job or a pooling service.
     slot_queue: SlotQueue | None = None
+    #: Host RAM the replica's engine keeps beside the OS: its LoRA adapters' CPU caches, one in each worker process
+    #: (:func:`lora_sizes`); 0 without adapters.
+    host_ram_bytes: int = 0
 
     @property
     def served_requests_per_s(self) -> float:
@@ -954,6 +957,7 @@ def replica_shapes(
             share=share,
             deadline_share=deadline_share(spec, shape[3]),
             slot_queue=slot_queue(spec, shape[3], held),
+            host_ram_bytes=lora_sizes(arch, spec, shape[0]).host_bytes if spec.lora is not None else 0,
         )
         for shape in found
         for held in (margin(shape[3].batch, shape[0].tp, shape[0].attention_dp),)  # the shape's margin, found once for both

@@ -64,22 +64,17 @@ def lora_reason(details: dict[str, Any], engine: str) -> str:
     )
 
 
-def lora_findings(
-    index: int, name: str, details: dict[str, Any], node: tuple[int, int | None], weights_bytes_per_gpu: int
-) -> list[Finding]:
-    """What the LoRA kernels add a token, which the TPOT leaves out; a warning where host copies fill the node's RAM.
+def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_per_gpu: int) -> list[Finding]:
+    """What the LoRA kernels add a token, which the TPOT leaves out: set against the weights a GPU reads a step.
 
-    ``node``: the replicas a node runs and its RAM (GiB; None: not known). The slot reads a step are set against the
-    weights a GPU reads a step (``weights_bytes_per_gpu``). The warning: the CPU adapter caches of the node's replicas
-    take more than half its RAM.
+    The adapters' host copies need no finding: the node's RAM is sized for them (``ReplicaShape.host_ram_bytes``).
     """
-    replicas_per_node, ram_gib = node
     lora = details.get("lora")
     if not isinstance(lora, dict):
         return []
     at = f"deployments[{index}].inference.lora"
     share = f"{100 * lora['slot_read_bytes_per_step'] / weights_bytes_per_gpu:.1f}" if weights_bytes_per_gpu else "?"
-    findings = [
+    return [
         Finding(
             "info",
             "lora-kernels-not-timed",
@@ -92,16 +87,3 @@ def lora_findings(
             at,
         )
     ]
-    host = lora["host_bytes_per_replica"] * replicas_per_node
-    if ram_gib and host > ram_gib * GIB // 2:
-        findings.append(
-            Finding(
-                "warning",
-                "lora-host-ram",
-                f"deployment {name}: the CPU adapter caches of the {replicas_per_node} replica(s) a node hold "
-                f"{host / GIB:,.1f} GiB, more than half the node's {ram_gib} GiB of RAM (the node's RAM is not sized "
-                "for them): lower max_cpu_loras (adapters then reload from disk when asked for) or buy more RAM",
-                at,
-            )
-        )
-    return findings
