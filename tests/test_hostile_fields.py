@@ -58,6 +58,8 @@ def _base(path: Path_) -> str:
         return "chat-70b-fp8-gcp.yaml"
     if "training" in path:
         return "finetune-8b-qlora.yaml"
+    if "lora" in path:  # a service's adapters: newuser92's workload (no example serves LoRA adapters)
+        return "../tests/data/newuser92/lora-saas.yaml"
     if "fixed" in path:
         return "home-70b-offload.yaml"
     if "custom" in path:

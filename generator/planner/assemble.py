@@ -74,6 +74,7 @@ from generator.planner.inference import (
     ttft_basis_text,
 )
 from generator.planner.inventory import ServerKey, free_cost_clause, free_servers, owned_groups, owned_idle_usd, take_owned
+from generator.planner.lora_plan import lora_details, lora_findings, lora_reason
 from generator.planner.memory_edge import spread_finding
 from generator.planner.multi_host import (
     data_parallel_host_args,
@@ -403,6 +404,7 @@ _WHOLE_DEPLOYMENT_DETAILS = (
     "serving_engine",
     "task",
     "slo_latency_p95_ms",
+    "lora",
 )
 
 
@@ -1154,6 +1156,10 @@ def _inference_details(
         reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text()}")
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))
+    if spec.lora is not None:  # the adapters' slots and host copies (newuser92)
+        buffer = shape.memory.overhead_parts.get("lora_shrink_buffer", 0)
+        details["lora"] = lora_details(model.architecture, spec, shape.par, buffer)
+        reasons.append(lora_reason(details, spec.engine))
     return details, reasons
 
 
@@ -1887,6 +1893,8 @@ def build_plan(
             )  # fmt: skip
             findings += [elsewhere] if elsewhere else []
             findings += _fp16_cast_findings(index, dep.name, opt, dep.inference.engine)
+            weights = opt.pieces[0].replica_shape.memory.per_gpu.weights  # what a decode step reads besides the slots
+            findings += lora_findings(index, dep.name, details, weights)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
             # (not where a gap of its architecture's runs was said of it: newuser52 item 6, MI325X told both)
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]

@@ -57,10 +57,21 @@ if TYPE_CHECKING:
 _BLOCKING = {"ram-short", "ram-exceeds-platform", NO_GPU_FABRIC, PSU_OVER_CAPACITY}
 
 
+#: What a serving node's host RAM holds beyond the OS, as a refusal or reason says it (newuser92).
+LORA_HOST_RAM_TEXT = "the LoRA adapters' CPU caches (inference.lora.max_cpu_loras, one in each engine worker)"
+
+
 @functools.lru_cache(maxsize=4096)
-def _inference_needs(files: int) -> tuple[NodeNeeds, NodeNeeds]:
-    """What a node needs of its host for replicas of ``files`` weight bytes: within one node, and spanning nodes."""
-    return NodeNeeds(files, 0, 0, 0, needs_fabric=False), NodeNeeds(files, 0, 0, 0, needs_fabric=True)
+def _inference_needs(files: int, host: int = 0) -> tuple[NodeNeeds, NodeNeeds]:
+    """What a node needs of its host for replicas of ``files`` weight bytes: within one node, and spanning nodes.
+
+    ``host``: bytes of host RAM the node's replicas keep beside the OS (their LoRA adapters' CPU caches).
+    """
+    text = LORA_HOST_RAM_TEXT if host else ""
+    return (
+        NodeNeeds(files, host, 0, 0, needs_fabric=False, host_ram_text=text),
+        NodeNeeds(files, host, 0, 0, needs_fabric=True, host_ram_text=text),
+    )
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -498,7 +509,9 @@ def _replica_option(
     ``spread_by``: the field that spreads the replicas over more nodes than they fill, where they are.
     """
     gpus_per_node, nodes = layout
-    within, spanning = _inference_needs(shape.memory.weights.total_bytes)
+    # each engine worker (a GPU) keeps its own adapter caches: a node's GPUs hold that many (newuser92)
+    host = shape.host_ram_bytes // shape.par.gpus * gpus_per_node if shape.host_ram_bytes else 0
+    within, spanning = _inference_needs(shape.memory.weights.total_bytes, host)
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)
     layout_text = layout_name(par.tp, par.pp, par.ep)

@@ -42,8 +42,9 @@ from generator.sizing.gpu_share import GpuShare, shared_gpu
 from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
+from generator.sizing.lora_serving import LoraServing, default_max_loras, lora_serving, shrink_buffer_bytes
 from generator.sizing.memo import memoized
-from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
 from generator.sizing.performance import (
     Accelerator,
     ExpertNetwork,
@@ -208,6 +209,9 @@ class ReplicaShape(NamedTuple):
     #: A service's places in the batch and a request's time in one (:func:`slot_queue`; below one sequence in flight,
     #: the largest batch meeting the SLOs at the planned rate, review74 item 3); None for a batch job or a pooling service.
     slot_queue: SlotQueue | None = None
+    #: Host RAM the replica's engine keeps beside the OS: its LoRA adapters' CPU caches, one in each worker process
+    #: (:func:`lora_sizes`); 0 without adapters.
+    host_ram_bytes: int = 0
 
     @property
     def served_requests_per_s(self) -> float:
@@ -953,6 +957,7 @@ def replica_shapes(
             share=share,
             deadline_share=deadline_share(spec, shape[3]),
             slot_queue=slot_queue(spec, shape[3], held),
+            host_ram_bytes=lora_sizes(arch, spec, shape[0]).host_bytes if spec.lora is not None else 0,
         )
         for shape in found
         for held in (margin(shape[3].batch, shape[0].tp, shape[0].attention_dp),)  # the shape's margin, found once for both
@@ -1153,6 +1158,8 @@ def replica_memory(
             arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
             nvlink=nvlink, pooling=spec.pooling,
         )  # fmt: skip
+        if spec.lora is not None:  # the adapters' GPU slots, allocated before the KV pool is sized
+            mem = with_lora_slots(arch, spec, par, mem, engine_consts, gpu.memory_bytes, tokens)
         if spec.engine == "sglang" and not arch.encoder_only:  # an encoder needs no KV pool (kv_capacity)
             sglang = sglang_inference_capacity(
                 arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
@@ -1165,6 +1172,59 @@ def replica_memory(
         ):
             break
     return mem, limit
+
+
+def lora_sizes(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraServing:
+    """The replica's LoRA serving cost at ``par`` (``spec.lora`` set): slots on each GPU of its fullest stage, host RAM.
+
+    The slots are per decoder layer, so a pipeline stage holds its own layers' (the most layers a stage takes).
+    """
+    lora = spec.lora
+    assert lora is not None
+    max_loras = lora.max_loras or default_max_loras(spec.engine)
+    cpu_loras = lora.max_cpu_loras or lora.adapters
+    sizes = lora_serving(
+        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, max_loras=max_loras,
+        cpu_loras=cpu_loras, tp=par.tp,
+    )  # fmt: skip
+    if par.pp > 1:
+        layers = arch.num_layers
+        stage = -(-layers // par.pp)
+        sizes = sizes._replace(
+            gpu_bytes=sizes.gpu_bytes * stage // layers,
+            slot_bytes_per_gpu=sizes.slot_bytes_per_gpu * stage // layers,
+            slot_read_bytes_per_step=sizes.slot_read_bytes_per_step * stage // layers,
+            host_bytes=sizes.host_bytes * par.pp,
+        )
+    return sizes
+
+
+def with_lora_slots(
+    arch: Architecture,
+    spec: InferenceSpec,
+    par: Parallelism,
+    mem: InferenceMemory,
+    consts: Constants,
+    gpu_memory_bytes: int,
+    tokens: int,
+) -> InferenceMemory:
+    """``mem`` with the engine's LoRA slots held beside the weights, and the KV pool what is left after them.
+
+    vLLM allocates the slots when it loads the model, before its profiling run measures what the KV cache may take
+    (:mod:`generator.sizing.lora_serving`), and that run passes its tokens through the LoRA kernels too, whose float32
+    shrink buffer adds to its peak; SGLang's pool of adapter buffers is allocated before its KV pool alike.
+    """
+    lora = spec.lora
+    assert lora is not None
+    slots = lora_sizes(arch, spec, par).gpu_bytes
+    buffer = shrink_buffer_bytes(tokens, lora.max_rank) if spec.engine == "vllm" else 0
+    per_gpu = mem.per_gpu._replace(overhead=mem.per_gpu.overhead + slots + buffer)
+    parts = {**mem.overhead_parts, "lora_slots": slots, "lora_shrink_buffer": buffer}
+    capacity = mem.capacity
+    if capacity is not None:
+        kv_bits = kv_cache_bits(spec.kv_cache_precision)
+        capacity = kv_capacity(arch, kv_bits, spec.max_context_tokens, par, consts, gpu_memory_bytes, per_gpu)
+    return mem._replace(per_gpu=per_gpu, overhead_parts=parts, capacity=capacity)
 
 
 def start_shortfall(

@@ -35,6 +35,7 @@ from generator.render.hosts import (
     placeholder_names,
 )
 from generator.render.llama_cpp_vars import llama_cpp_engine_vars
+from generator.render.lora_args import lora_engine_vars
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
@@ -706,6 +707,10 @@ def _deployment_vars(
             out["engine"]["args"] = [*sglang_sizing_args(out["engine"]), *out["engine"].get("args", [])]
         elif name == "vllm":  # and as vLLM's, with the layout they are sized at (fix115)
             out["engine"]["args"] = [*vllm_sizing_args(out), *out["engine"].get("args", [])]
+        if isinstance(lora := d.details.get("lora"), dict) and name in ("vllm", "sglang"):  # the slots sized (newuser92)
+            settings, flags = lora_engine_vars(lora, name)
+            out["engine"]["lora"] = settings
+            out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
         if (image := engine_image(str(out["engine"]["name"]), vendor, mirrors)) is not None:
             out["engine"]["image_repository"] = image
         if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision

@@ -31,6 +31,7 @@ from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
 from generator.workload.image_tokens import add_image_tokens
 from generator.workload.loader import Document, read_yaml
+from generator.workload.lora_adapters import lora_errors
 from generator.workload.mirrors import mirror_errors
 from generator.workload.models import (
     METAL3_HOST_FIELDS,
@@ -290,6 +291,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += cached_prompt_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
             errors += average_rate_errors(doc, i, dep.inference)
             errors += batch_job_errors(doc, i, dep.inference)
+            errors += lora_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (

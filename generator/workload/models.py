@@ -30,6 +30,20 @@ class Slo(NamedTuple):
     tpot_ms: float | None = None
 
 
+class LoraAdapters(NamedTuple):
+    """LoRA adapters served over the base model (vLLM / SGLang ``--enable-lora``; :mod:`generator.sizing.lora_serving`)."""
+
+    adapters: int
+    #: --max-lora-rank: every GPU slot is sized at it.
+    max_rank: int
+    #: The adapters' PEFT ``target_modules`` (their host size; SGLang's slots).
+    target_modules: tuple[str, ...] = ("all-linear",)
+    #: Adapters one batch uses at once (vLLM --max-loras, SGLang --max-loras-per-batch); None: the engine's default.
+    max_loras: int | None = None
+    #: Adapters kept loaded in host RAM (vLLM --max-cpu-loras, SGLang --max-loaded-loras); None: ``adapters``.
+    max_cpu_loras: int | None = None
+
+
 class InferenceSpec(NamedTuple):
     """How a model is served."""
 
@@ -89,6 +103,8 @@ class InferenceSpec(NamedTuple):
     #: (each session's turns on one replica: its requests queue there, so ``routing: even``); ``measured``, the share
     #: was measured on the deployment as routed. The sizing credits the share as given under all three.
     prefix_routing: Literal["none", "session", "measured"] = "none"
+    #: LoRA adapters served over the model; None: none.
+    lora: LoraAdapters | None = None
 
     @property
     def job(self) -> bool:

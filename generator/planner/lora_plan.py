@@ -1,0 +1,89 @@
+"""What a plan says of a service's LoRA adapters (``inference.lora``): its details, a reason line and a finding.
+
+The memory is sized in :func:`generator.planner.inference.with_lora_slots` (the slots come out of the KV pool); here
+it is said: the slots each GPU holds, the host RAM of the CPU adapter caches, and the kernels' work a token, which the
+step times do not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.planner.inference import lora_sizes
+from generator.planner.plan import Finding
+from generator.sizing.architecture import Architecture
+from generator.sizing.lora_serving import default_max_loras
+from generator.sizing.weights import Parallelism
+from generator.units import GIB
+from generator.workload.models import InferenceSpec
+
+MIB = 2**20
+
+
+def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shrink_buffer_bytes: int) -> dict[str, Any]:
+    """The ``lora`` entry of a service's details: its engine settings and what they cost (bytes, FLOPs).
+
+    ``shrink_buffer_bytes``: vLLM's float32 shrink buffer its replica was sized with (its memory's overhead part).
+    """
+    lora = spec.lora
+    assert lora is not None
+    sizes = lora_sizes(arch, spec, par)
+    out: dict[str, Any] = {
+        "adapters": lora.adapters,
+        "max_loras": lora.max_loras or default_max_loras(spec.engine),
+        "max_rank": lora.max_rank,
+        "target_modules": list(lora.target_modules),
+        "slot_bytes_per_gpu": sizes.slot_bytes_per_gpu,
+        "slots_bytes_per_gpu": sizes.gpu_bytes,
+        "adapter_bytes": sizes.adapter_bytes,
+        "host_bytes_per_replica": sizes.host_bytes,
+        "flops_per_token": sizes.flops_per_token,
+        "slot_read_bytes_per_step": sizes.slot_read_bytes_per_step,
+    }
+    if spec.engine == "vllm":  # its default is max_loras: the adapters all stay loaded only where it is said
+        out["max_cpu_loras"] = lora.max_cpu_loras or lora.adapters
+        out["shrink_buffer_bytes_per_gpu"] = shrink_buffer_bytes
+    elif lora.max_cpu_loras is not None:  # SGLang --max-loaded-loras (unset: no limit, every adapter loaded)
+        out["max_cpu_loras"] = lora.max_cpu_loras
+    return out
+
+
+def lora_reason(details: dict[str, Any], engine: str) -> str:
+    """The reason line: the slots each GPU holds before the KV pool, and the host copies."""
+    lora = details["lora"]
+    slots = lora["max_loras"]
+    flag = "--max-loras" if engine == "vllm" else "--max-loras-per-batch"
+    wrapped = "every linear layer (vLLM wraps them all)" if engine == "vllm" else "the target modules"
+    cpu = lora.get("max_cpu_loras", lora["adapters"])
+    return (
+        f"LoRA: {slots} adapter slot{'s' if slots != 1 else ''} ({flag}) at rank {lora['max_rank']} over {wrapped} hold "
+        f"{lora['slots_bytes_per_gpu'] / MIB:,.0f} MiB a GPU ({lora['slot_bytes_per_gpu'] / MIB:,.1f} MiB a slot), "
+        "allocated before the KV pool, which is that much smaller; host RAM "
+        f"{lora['host_bytes_per_replica'] / GIB:,.1f} GiB a replica for {cpu} adapters of "
+        f"{lora['adapter_bytes'] / MIB:,.1f} MiB each at rank {lora['max_rank']} in each worker process"
+    )
+
+
+def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_per_gpu: int) -> list[Finding]:
+    """What the LoRA kernels add a token, which the TPOT leaves out: set against the weights a GPU reads a step.
+
+    The adapters' host copies need no finding: the node's RAM is sized for them (``ReplicaShape.host_ram_bytes``).
+    """
+    lora = details.get("lora")
+    if not isinstance(lora, dict):
+        return []
+    at = f"deployments[{index}].inference.lora"
+    share = f"{100 * lora['slot_read_bytes_per_step'] / weights_bytes_per_gpu:.1f}" if weights_bytes_per_gpu else "?"
+    return [
+        Finding(
+            "info",
+            "lora-kernels-not-timed",
+            f"deployment {name}: the LoRA kernels (punica / SGMV shrink and expand) add {lora['flops_per_token'] / 1e6:,.0f} "
+            f"MFLOP a token and read up to {lora['slot_read_bytes_per_step'] / MIB:,.0f} MiB of adapter slots a GPU "
+            f"each decode step whose batch uses every slot ({share}% beside the {weights_bytes_per_gpu / GIB:,.1f} GiB "
+            "of weights a GPU reads a step); the TTFT, TPOT and rates are the base model's: no "
+            "published measurement of the kernels' cost is fitted, so measure a replica with the adapters before "
+            "relying on the SLO margin",
+            at,
+        )
+    ]
