@@ -39,7 +39,9 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.planner.setting_findings import model_findings, unused_setting_findings
 from generator.planner.slo import effective_slo
 from generator.planner.wall_circuit import wall_circuit_advice
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.context_limit import llama_cpp_rope_planned
 from generator.sizing.offload import (
     Machine,
     OffloadCost,
@@ -106,6 +108,35 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
+def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any]) -> int | None:
+    """The threads the plan's llama.cpp-family line runs with (its ``--threads``), None where left to its default.
+
+    ``hardware.fixed.threads`` as given (fix159), the CPU's share timed on the cores they take
+    (:func:`~generator.calculator.machine.thread_cores`); else the given CPU's cores the share was timed on (one
+    socket's where bound to one node), but where the weights spread over every NUMA node (``--numa distribute``, whose
+    threads are llama.cpp's default over all of them) or no CPU is given (llama.cpp's default counts the real machine's
+    cores, which the plan does not know).
+    """
+    if fixed.threads:
+        return fixed.threads
+    if options.get("numa") == "distribute":
+        return None
+    return int(machine.cpu_cores) if fixed.cpu and machine.cpu_cores else None
+
+
+def _rope_finding(arch: Architecture, request_tokens: int, options: dict[str, Any], engine: str, index: int) -> Finding | None:
+    """What the line carries for requests past the GGUF's context_length of a RoPE-scaled model (fix159), else None.
+
+    The flags are the line's own (``options``: :func:`~generator.sizing.context_limit.rope_options`, which the
+    estimate's lines take too), so the finding says what was rendered.
+    """
+    rope = arch.llama_cpp_rope
+    if rope is None or "rope_scaling" not in options:
+        return None
+    message = llama_cpp_rope_planned(rope, request_tokens, engine)
+    return Finding("info", "llama-cpp-rope-scaling", message, f"deployments[{index}].inference.max_context_tokens")
+
+
 def _given_tokens(wl: Workload) -> int | None:
     """The tokens of vLLM's forward pass where the workload sets them (``constants: prefill_chunk_tokens``)."""
     chunk = wl.constants.get("prefill_chunk_tokens")
@@ -163,6 +194,9 @@ def _deployment(
         slots.streams if slots else 1,
         lone.placement.context_tokens,  # a request's, where the slots' cache holds several
     )
+    options = settings[f"{plan.engine}_options"]
+    if rope := _rope_finding(arch, lone.placement.context_tokens, options, plan.engine, index):
+        notes.append(rope)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
         # the rate the machine serves, in the Terraform and Ansible outputs as a bought pool's (newuser19 item 6)
@@ -175,9 +209,10 @@ def _deployment(
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": settings,
-        # llama.cpp's threads the CPU's share is timed at: the given CPU's cores its default runs on (one socket's,
-        # a hybrid's P-cores), for the rendered --threads; none where no CPU is given (its cores unknown or assumed)
-        **({"llama_cpp_threads": int(machine.cpu_cores)} if wl.hardware.fixed.cpu and machine.cpu_cores else {}),
+        # llama.cpp's threads the CPU's share is timed at, for the rendered --threads: hardware.fixed.threads where
+        # given, else the given CPU's cores its default runs on (one socket's, a hybrid's P-cores); none where no CPU is
+        # given (its cores unknown or assumed)
+        **({"llama_cpp_threads": threads} if (threads := llama_cpp_threads(wl.hardware.fixed, machine, options)) else {}),
         "checklist": checklist(plan, machine, wider, consts, settings),
         **(_slot_wait_details(queue) if queue is not None else {}),
     }
