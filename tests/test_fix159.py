@@ -120,7 +120,11 @@ def _plan_line(tree: dict[str, str]) -> tuple[str, dict[str, Any]]:
         ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, 32768, []),
         ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, 32769, FLAGS),
         # a YaRN block without its original: from max_position_embeddings
-        ({"rope_type": "yarn", "factor": 2.5}, 40000, ["--rope-scaling", "yarn", "--rope-scale", "2.5", "--yarn-orig-ctx", "32768"]),
+        (
+            {"rope_type": "yarn", "factor": 2.5},
+            40000,
+            ["--rope-scaling", "yarn", "--rope-scale", "2.5", "--yarn-orig-ctx", "32768"],
+        ),
         ({"type": "linear", "factor": 2.0}, 65536, ["--rope-scaling", "linear", "--rope-scale", "2"]),
         ({"type": "dynamic", "factor": 2.0}, 65536, []),  # llama.cpp has no such type: nothing lifts the cap
         ({"rope_type": "llama3", "factor": 8.0}, 65536, []),  # already the stretched length: no limit of llama.cpp's
@@ -222,7 +226,12 @@ def _home(tmp_path: Path, cpu: str, more: str) -> Path:
     [
         ("    cpu: ryzen-9-7950x\n", "    threads: 0\n", "0 is out of range: must be >= 1", 14),
         ("    cpu: ryzen-9-7950x\n", "    threads: 2.5\n", "expected integer, got number 2.5", 14),
-        ("    cpu: ryzen-9-7950x\n", "    threads: 33\n", "threads must be at most 32, the threads of cpu ryzen-9-7950x (32)", 14),
+        (
+            "    cpu: ryzen-9-7950x\n",
+            "    threads: 33\n",
+            "threads must be at most 32, the threads of cpu ryzen-9-7950x (32)",
+            14,
+        ),
         (
             "    cpu: epyc-9654\n    cpu_sockets: 2\n",
             "    threads: 385\n",
