@@ -545,8 +545,8 @@ def threads_problem(spec: FixedSpec, option: Callable[[str], str]) -> str | None
     """Why ``spec.threads`` cannot be counted, else None.
 
     It needs a catalog CPU and is at most its threads a socket times the sockets (an unknown ``cpu`` is refused by its
-    own check). ``option`` names a field as the user gave it
-    (``--threads`` / ``threads``); the estimate's ``--threads`` (fix153) and a workload's ``threads`` (fix159) share it.
+    own check). ``option`` names a field as the user gave it (``--threads`` / ``threads``): the estimate's ``--threads``
+    (fix153) and a workload's ``hardware.fixed.threads`` (fix159) share the rule.
     """
     if spec.threads is None:
         return None
@@ -583,7 +583,8 @@ def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float, bound: bool = False
     """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
     if spec.cpu and spec.threads and bound:  # a workload's threads (fix159)
         node = ", all on the socket numactl binds llama.cpp to" if spec.cpu_sockets > 1 else ""
-        return f"{cores:g} of its {cpu.llama_cpp_cores} cores for llama.cpp's {spec.threads} threads (threads{node}){_isa(cpu)}"
+        given = f"{spec.threads} threads (hardware.fixed.threads{node})"
+        return f"{cores:g} of its {cpu.llama_cpp_cores} cores for llama.cpp's {given}{_isa(cpu)}"
     if spec.cpu and spec.threads:
         return threads_basis(spec.threads, spec.cpu_sockets, cpu, cores)
     return cores_basis(cpu, int(cores), measured=bool(spec.cpu_cores and not spec.cpu))
