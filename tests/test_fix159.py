@@ -308,3 +308,22 @@ def test_the_test_data_is_the_fix157_config() -> None:
     ours = DATA / "qwen2.5-7b-yarn" / "config.json"
     theirs = REPO / "tests" / "data" / "fix157" / "qwen2.5-7b-yarn" / "config.json"
     assert ours.read_text() == theirs.read_text()
+
+
+@pytest.mark.parametrize(
+    ("sockets", "threads", "warned"),
+    [
+        pytest.param(2, 250, True, id="bound-past-the-socket"),
+        pytest.param(2, 192, False, id="bound-within-the-socket"),
+        pytest.param(4, 250, False, id="spread-over-four"),  # --numa distribute: the threads spread over the nodes
+    ],
+)
+def test_threads_past_the_bound_sockets_are_warned_of(tmp_path: Path, sockets: int, threads: int, warned: bool) -> None:
+    """Bound to node 0, threads beyond one EPYC 9654 socket's 192 oversubscribe it (the schema's bound is both
+    sockets' 384); the warning is at the field."""
+    path = _home(tmp_path, f"    cpu: epyc-9654\n    cpu_sockets: {sockets}\n", f"    threads: {threads}\n")
+    _, plan = plan_file(str(path))
+    said = [f for f in plan.findings if f.code == "threads-past-node"]
+    assert len(said) == (1 if warned else 0)
+    if warned:
+        assert said[0].path == "hardware.fixed.threads" and "give at most 192" in said[0].message

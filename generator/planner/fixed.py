@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, machine_findings, numa_note, wider_machine
+from generator.calculator.machine import NUMACTL_ONE_NODE, FixedSpec, machine_findings, numa_note, wider_machine
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -122,6 +122,25 @@ def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any
     if options.get("numa") == "distribute":
         return None
     return int(machine.cpu_cores) if fixed.cpu and machine.cpu_cores else None
+
+
+def threads_past_node(fixed: FixedSpec) -> str | None:
+    """Why ``hardware.fixed.threads`` oversubscribe the one node the plan binds llama.cpp to, else None (fix159).
+
+    The schema's check bounds them by every socket's threads, but bound to one node (``numactl -N 0 -m 0``) they share
+    its socket's: ggml's threads meet at a barrier after each operation of the graph, so one waiting for a core holds
+    up the others; the CPU's share is timed on that socket's cores (:func:`~generator.calculator.machine.thread_cores`).
+    """
+    cpu = catalog.cpus().get(fixed.cpu or "")
+    node = (cpu.threads or cpu.cores) if cpu is not None else 0
+    if cpu is None or not fixed.threads or fixed.threads <= node:
+        return None
+    return (
+        f"threads {fixed.threads} is more than the {node} threads of the one {cpu.name} socket llama.cpp is bound to "
+        f"(numactl {NUMACTL_ONE_NODE}, its weights in that node's RAM): the threads past them wait for its cores, "
+        f"and ggml's threads meet at a barrier after each operation, so they slow the others, which the figures (the "
+        f"CPU's share timed on its {cpu.llama_cpp_cores} cores) do not count: give at most {node}"
+    )
 
 
 def _rope_finding(arch: Architecture, request_tokens: int, options: dict[str, Any], engine: str, index: int) -> Finding | None:
@@ -544,6 +563,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         d.details["runtime_settings"][f"{d.details['offload']['engine']}_options"].get("numa") == "distribute"
         for d in deployments
     )
+    bound = any("numactl" in d.details["runtime_settings"][f"{d.details['offload']['engine']}_options"] for d in deployments)
+    if bound and (past := threads_past_node(fixed)):
+        notes.append(Finding("warning", "threads-past-node", past, "hardware.fixed.threads"))
     numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
     if numa is not None:
         where = "hardware.fixed.cpu_sockets"
