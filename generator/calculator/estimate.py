@@ -364,25 +364,16 @@ def _check_threads(spec: FixedSpec) -> None:
     It needs a catalog CPU: the part's threads bound it and its cores are what the threads run on (a CPU the catalog
     lacks gives its cores with ``--cpu-cores``, the cores of one socket llama.cpp's threads run on).
     """
+    from generator.calculator.machine import threads_problem
+
     if spec.threads is None:
         return
     if isinstance(spec.threads, bool) or not isinstance(spec.threads, int) or spec.threads < 1:
         raise UsageError(f"--threads must be a whole number of at least 1, got {spec.threads!r}")
-    if not spec.cpu:
-        raise UsageError(
-            "--threads needs --cpu (the catalog CPU whose cores the threads run on); for a CPU the catalog lacks give "
-            "--cpu-cores, the cores of one socket llama.cpp's threads run on"
-        )
-    cpu = catalog.cpus().get(spec.cpu)
-    if cpu is None:  # an unknown --cpu is refused where the machine is built, with the catalog's ids
-        return
-    most = (cpu.threads or cpu.cores) * spec.cpu_sockets
-    if spec.threads > most:
-        sockets = f" x {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else ""
-        raise UsageError(
-            f"--threads must be at most {most}, the threads of --cpu {spec.cpu} ({cpu.threads or cpu.cores}{sockets}), "
-            f"got {spec.threads}"
-        )
+    if problem := threads_problem(spec, lambda field: f"--{field}"):
+        # a CPU the catalog lacks gives its cores instead
+        lacks = "; for a CPU the catalog lacks give --cpu-cores, the cores of one socket llama.cpp's threads run on"
+        raise UsageError(problem + (lacks if not spec.cpu else ""))
 
 
 def check_request(req: EstimateRequest) -> None:

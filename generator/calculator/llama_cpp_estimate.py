@@ -25,6 +25,7 @@ from generator.calculator.offload_report import GGUF_NATIVE_FORMATS, gguf_conver
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.context_limit import LlamaCppRope, rope_options
 from generator.sizing.offload import (
     HostRamShortError,
     Placement,
@@ -44,9 +45,14 @@ if TYPE_CHECKING:
 UNCHECKED_RAM_GIB = 65_536
 
 
-def _command(p: Placement, gpus: int, kv_name: str, slots: int, engine: str) -> str:
-    """The llama-server arguments of a placement (the ``--ram-gib`` estimate's own)."""
-    return " ".join(llama_cpp_args(llama_cpp_options(p, gpus, kv_name, None, slots, engine=engine)))
+def _command(p: Placement, gpus: int, kv_name: str, slots: int, engine: str, rope: LlamaCppRope | None, context: int) -> str:
+    """The llama-server arguments of a placement (the ``--ram-gib`` estimate's own).
+
+    ``rope``: the model's llama.cpp RoPE scaling, given at launch where a request's ``context`` is past the GGUF's
+    context_length (fix159).
+    """
+    options = llama_cpp_options(p, gpus, kv_name, None, slots, engine=engine, rope=rope_options(rope, context))
+    return " ".join(llama_cpp_args(options))
 
 
 def on_gpus(
@@ -88,7 +94,7 @@ def on_gpus(
         prompt, output = tokens
         cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt, consts, prompt + output // 2, engine=engine)
         doc.update(
-            command=_command(placement, gpus, kv_name, slots, engine),
+            command=_command(placement, gpus, kv_name, slots, engine, arch.llama_cpp_rope, context),
             decode_tokens_per_s=round(cost.decode_tokens_per_s, 3),
             bound=cost.bound,
             ttft_s=round(cost.ttft_s, 3),
@@ -211,7 +217,7 @@ def host_only(
             "bound": cost.bound,
             "seconds_per_token": seconds,
             "cold_start_s": round(cost.cold_start_s, 3),
-            "command": _command(placement, 0, kv_name, slots, engine),
+            "command": _command(placement, 0, kv_name, slots, engine, arch.llama_cpp_rope, context),
             "not_estimated": (
                 "the prompt's time (TTFT): the CPU rate counted is a decode's matrix-vector products, and llama.cpp's "
                 "CPU prompt passes run matrix-matrix kernels no calibrated figure covers"

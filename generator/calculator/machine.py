@@ -414,7 +414,11 @@ def wider_machine(machine: Machine, spec: FixedSpec) -> Machine | None:
     """``machine`` (one node's RAM and reserve) with every node's, where it has several; None for one socket."""
     if spec.cpu_sockets < 2:
         return None
-    return machine._replace(ram_bytes=int(spec.ram_gib * GIB), reserved_ram_bytes=int(spec.reserved_ram_gib * GIB))
+    wider = machine._replace(ram_bytes=int(spec.ram_gib * GIB), reserved_ram_bytes=int(spec.reserved_ram_gib * GIB))
+    if spec.threads and (cpu := catalog.cpus().get(spec.cpu or "")) is not None:
+        # --numa distribute spreads the given threads over every node's cores (the estimate's count on any machine)
+        wider = wider._replace(cpu_cores=thread_cores(spec.threads, spec.cpu_sockets, cpu))
+    return wider
 
 
 def place_over_nodes(
@@ -458,12 +462,16 @@ def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | Non
     )
 
 
-def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
-    """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
+def build_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, GpuSpec, str]:
+    """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from.
+
+    ``bound``: a workload's machine, whose llama.cpp line is bound to one NUMA node of several (``numactl -N 0 -m 0``),
+    its ``threads`` all on that node's cores; the estimate counts them over the sockets, as the calibration rows ran.
+    """
     gpu = catalog.find_gpu(spec.gpu)
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
-    host, host_basis = _host_machine(spec)
+    host, host_basis = _host_machine(spec, bound)
     link, link_name = host_link(spec, gpu)
     machine = host._replace(
         gpus=spec.gpu_count,
@@ -486,8 +494,11 @@ def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     return host, f"{basis}; no GPU"
 
 
-def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
-    """The host side of ``spec``'s :class:`Machine` (no GPU: unbounded, its time 0) and its DRAM's and cores' basis."""
+def _host_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, str]:
+    """The host side of ``spec``'s :class:`Machine` (no GPU: unbounded, its time 0) and its DRAM's and cores' basis.
+
+    ``bound``: the given threads run on one socket's cores (:func:`build_machine`).
+    """
     cpu = _memory_cpu(spec)
     sockets = spec.cpu_sockets
     # memory_channels are the machine's, over its sockets; a catalog CPU's are one socket's. One socket's are what a
@@ -507,7 +518,7 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     if spec.cpu_cores and not spec.cpu:  # newuser88: the cores measured, not the assumed CPU's (or none)
         cores = spec.cpu_cores
     if spec.cpu and spec.threads:  # fix153: a run on fewer threads than the part's cores
-        cores = thread_cores(spec.threads, sockets, cpu)
+        cores = thread_cores(spec.threads, 1 if bound else sockets, cpu)
     machine = Machine(
         gpus=0,
         gpu_memory_bytes=0,
@@ -527,7 +538,30 @@ def _host_machine(spec: FixedSpec) -> tuple[Machine, str]:
         # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
         cpu_int8_vnni=cpu.int8_vnni is True,
     )
-    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores)}"
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores, bound)}"
+
+
+def threads_problem(spec: FixedSpec, option: Callable[[str], str]) -> str | None:
+    """Why ``spec.threads`` cannot be counted, else None.
+
+    It needs a catalog CPU and is at most its threads a socket times the sockets (an unknown ``cpu`` is refused by its
+    own check). ``option`` names a field as the user gave it (``--threads`` / ``threads``): the estimate's ``--threads``
+    (fix153) and a workload's ``hardware.fixed.threads`` (fix159) share the rule.
+    """
+    if spec.threads is None:
+        return None
+    if not spec.cpu:
+        return f"{option('threads')} needs {option('cpu')} (the catalog CPU whose cores the threads run on)"
+    cpu = catalog.cpus().get(spec.cpu)
+    most = (cpu.threads or cpu.cores) * spec.cpu_sockets if cpu is not None else spec.threads
+    if spec.threads <= most:
+        return None
+    assert cpu is not None
+    sockets = f" x {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else ""
+    return (
+        f"{option('threads')} must be at most {most}, the threads of {option('cpu')} {spec.cpu} "
+        f"({cpu.threads or cpu.cores}{sockets}), got {spec.threads}"
+    )
 
 
 def thread_cores(threads: int, sockets: int, cpu: CpuSpec) -> float:
@@ -545,8 +579,12 @@ def thread_cores(threads: int, sockets: int, cpu: CpuSpec) -> float:
     return min(threads / sockets, float(cpu.llama_cpp_cores))
 
 
-def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float) -> str:
+def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float, bound: bool = False) -> str:
     """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
+    if spec.cpu and spec.threads and bound:  # a workload's threads (fix159)
+        node = ", all on the socket numactl binds llama.cpp to" if spec.cpu_sockets > 1 else ""
+        given = f"{spec.threads} threads (hardware.fixed.threads{node})"
+        return f"{cores:g} of its {cpu.llama_cpp_cores} cores for llama.cpp's {given}{_isa(cpu)}"
     if spec.cpu and spec.threads:
         return threads_basis(spec.threads, spec.cpu_sockets, cpu, cores)
     return cores_basis(cpu, int(cores), measured=bool(spec.cpu_cores and not spec.cpu))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.context_limit import rope_args, rope_options
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import (
     Machine,
@@ -186,6 +187,7 @@ def llama_cpp_options(
     ubatch: int = 512,
     engine: str = "llama.cpp",
     mla: bool = False,
+    rope: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
@@ -199,6 +201,7 @@ def llama_cpp_options(
     (``OffloadPlan.ubatch_tokens``). ``engine``: the llama.cpp-family server the line is for: ik_llama.cpp takes
     mainline's flags but ``-kvu`` (its slots split ``-c``: :func:`splits_context_over_slots`), and runs flash attention
     (``-fa on``, the kernels its CPU attention rate is of) and, for a model of MLA attention (``mla``), ``-mla 3``.
+    ``rope``: the RoPE scaling a request's context needs (:func:`~generator.sizing.context_limit.rope_options`).
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -206,6 +209,7 @@ def llama_cpp_options(
         "n_gpu_layers": p.layers_on_gpu + (1 if head_on_gpu else 0),
         "ctx_size": p.context_tokens,
         "cache_type": kv_type or "f16",  # llama.cpp's default cache type
+        **(rope or {}),
     }
     ik = engine == "ik_llama.cpp"
     if kv_type or ik:
@@ -239,7 +243,7 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
     One shape however many sockets: where bound to one node, the process is started under ``numactl`` with the
     options' ``numactl`` arguments (review 19 item 4).
     """
-    args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"])]
+    args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"]), *rope_args(options)]
     if "flash_attn" in options:
         args += ["-fa", options["flash_attn"], "-ctk", options["cache_type"], "-ctv", options["cache_type"]]
     if mla := options.get("mla"):
@@ -285,7 +289,9 @@ def runtime_settings(
     on_gpu = p.layers_on_gpu
     numa = llama_cpp_numa(p, spans_nodes, wider)
     engine = plan.engine
-    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla)
+    # a request past the GGUF's context_length of a RoPE-scaled model: the stretch given at launch (fix159)
+    rope = rope_options(arch.llama_cpp_rope, request_tokens or p.context_tokens)
+    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope)
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself
     checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
@@ -323,7 +329,9 @@ def runtime_settings(
     notes = [IK_LLAMA_CPP_NOTE] if engine == "ik_llama.cpp" else []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings[engine]
-        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams))
+        notes.append(
+            _gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope)
+        )
     if options["cache_type"] == "q8_0":
         notes.append(
             (f"{engine} has no fp8 KV cache; its " if kv_precision == "fp8" else f"{engine}'s ")
@@ -355,11 +363,13 @@ def _gguf_conversion(
     line: str,
     plan: OffloadPlan,
     streams: int = 1,
+    rope: Mapping[str, Any] | None = None,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
     ``streams``: the server slots the plan's line runs, which the file's line runs too (newuser77 item 11: ``-c
-    810000 ... -np 1``, the 324 slots' shared cache given to one).
+    810000 ... -np 1``, the 324 slots' shared cache given to one); ``rope``: the plan's line's RoPE scaling, which the
+    file's line carries too.
 
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
     edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
@@ -385,7 +395,7 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla)
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope)
     own = shlex.join(llama_cpp_args(options))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, machine_findings, numa_note, wider_machine
+from generator.calculator.machine import NUMACTL_ONE_NODE, FixedSpec, machine_findings, numa_note, wider_machine
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -39,7 +39,9 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.planner.setting_findings import model_findings, unused_setting_findings
 from generator.planner.slo import effective_slo
 from generator.planner.wall_circuit import wall_circuit_advice
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.context_limit import llama_cpp_rope_planned
 from generator.sizing.offload import (
     Machine,
     OffloadCost,
@@ -106,6 +108,54 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
+def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any]) -> int | None:
+    """The threads the plan's llama.cpp-family line runs with (its ``--threads``), None where left to its default.
+
+    ``hardware.fixed.threads`` as given (fix159), the CPU's share timed on the cores they take
+    (:func:`~generator.calculator.machine.thread_cores`); else the given CPU's cores the share was timed on (one
+    socket's where bound to one node), but where the weights spread over every NUMA node (``--numa distribute``, whose
+    threads are llama.cpp's default over all of them) or no CPU is given (llama.cpp's default counts the real machine's
+    cores, which the plan does not know).
+    """
+    if fixed.threads:
+        return fixed.threads
+    if options.get("numa") == "distribute":
+        return None
+    return int(machine.cpu_cores) if fixed.cpu and machine.cpu_cores else None
+
+
+def threads_past_node(fixed: FixedSpec) -> str | None:
+    """Why ``hardware.fixed.threads`` oversubscribe the one node the plan binds llama.cpp to, else None (fix159).
+
+    The schema's check bounds them by every socket's threads, but bound to one node (``numactl -N 0 -m 0``) they share
+    its socket's: ggml's threads meet at a barrier after each operation of the graph, so one waiting for a core holds
+    up the others; the CPU's share is timed on that socket's cores (:func:`~generator.calculator.machine.thread_cores`).
+    """
+    cpu = catalog.cpus().get(fixed.cpu or "")
+    node = (cpu.threads or cpu.cores) if cpu is not None else 0
+    if cpu is None or not fixed.threads or fixed.threads <= node:
+        return None
+    return (
+        f"threads {fixed.threads} is more than the {node} threads of the one {cpu.name} socket llama.cpp is bound to "
+        f"(numactl {NUMACTL_ONE_NODE}, its weights in that node's RAM): the threads past them wait for its cores, "
+        f"and ggml's threads meet at a barrier after each operation, so they slow the others, which the figures (the "
+        f"CPU's share timed on its {cpu.llama_cpp_cores} cores) do not count: give at most {node}"
+    )
+
+
+def _rope_finding(arch: Architecture, request_tokens: int, options: dict[str, Any], engine: str, index: int) -> Finding | None:
+    """What the line carries for requests past the GGUF's context_length of a RoPE-scaled model (fix159), else None.
+
+    The flags are the line's own (``options``: :func:`~generator.sizing.context_limit.rope_options`, which the
+    estimate's lines take too), so the finding says what was rendered.
+    """
+    rope = arch.llama_cpp_rope
+    if rope is None or "rope_scaling" not in options:
+        return None
+    message = llama_cpp_rope_planned(rope, request_tokens, engine)
+    return Finding("info", "llama-cpp-rope-scaling", message, f"deployments[{index}].inference.max_context_tokens")
+
+
 def _given_tokens(wl: Workload) -> int | None:
     """The tokens of vLLM's forward pass where the workload sets them (``constants: prefill_chunk_tokens``)."""
     chunk = wl.constants.get("prefill_chunk_tokens")
@@ -163,6 +213,9 @@ def _deployment(
         slots.streams if slots else 1,
         lone.placement.context_tokens,  # a request's, where the slots' cache holds several
     )
+    options = settings[f"{plan.engine}_options"]
+    if rope := _rope_finding(arch, lone.placement.context_tokens, options, plan.engine, index):
+        notes.append(rope)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
         # the rate the machine serves, in the Terraform and Ansible outputs as a bought pool's (newuser19 item 6)
@@ -175,9 +228,10 @@ def _deployment(
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": settings,
-        # llama.cpp's threads the CPU's share is timed at: the given CPU's cores its default runs on (one socket's,
-        # a hybrid's P-cores), for the rendered --threads; none where no CPU is given (its cores unknown or assumed)
-        **({"llama_cpp_threads": int(machine.cpu_cores)} if wl.hardware.fixed.cpu and machine.cpu_cores else {}),
+        # llama.cpp's threads the CPU's share is timed at, for the rendered --threads: hardware.fixed.threads where
+        # given, else the given CPU's cores its default runs on (one socket's, a hybrid's P-cores); none where no CPU is
+        # given (its cores unknown or assumed)
+        **({"llama_cpp_threads": threads} if (threads := llama_cpp_threads(wl.hardware.fixed, machine, options)) else {}),
         "checklist": checklist(plan, machine, wider, consts, settings),
         **(_slot_wait_details(queue) if queue is not None else {}),
     }
@@ -509,6 +563,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         d.details["runtime_settings"][f"{d.details['offload']['engine']}_options"].get("numa") == "distribute"
         for d in deployments
     )
+    bound = any("numactl" in d.details["runtime_settings"][f"{d.details['offload']['engine']}_options"] for d in deployments)
+    if bound and (past := threads_past_node(fixed)):
+        notes.append(Finding("warning", "threads-past-node", past, "hardware.fixed.threads"))
     numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
     if numa is not None:
         where = "hardware.fixed.cpu_sockets"

@@ -58,7 +58,7 @@ def fixed_machine(loaded: LoadedWorkload) -> tuple[Machine, GpuSpec, str]:
     fixed = loaded.workload.hardware.fixed
     assert fixed is not None
     try:
-        return build_machine(fixed)
+        return build_machine(fixed, bound=True)  # the plan's line binds llama.cpp to one node of several
     except InputError as exc:
         raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
 

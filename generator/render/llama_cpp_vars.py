@@ -49,10 +49,10 @@ def model_file(d: DeploymentPlan) -> str | None:
 def llama_cpp_engine_vars(d: DeploymentPlan) -> dict[str, Any]:
     """The engine entry of a deployment placed on ``hardware.fixed``: its llama.cpp-family server's settings only.
 
-    ``--threads``: the cores the CPU's share was timed at (``details.llama_cpp_threads``: the given CPU's, one
-    socket's where bound to one node), not where the weights spread over every NUMA node (``--numa distribute``, whose
-    threads are llama.cpp's default over all of them) nor where no CPU is given (llama.cpp's default counts the real
-    machine's cores, which the plan does not know).
+    ``--threads``: the threads the CPU's share was timed at, where the plan sets them (``details.llama_cpp_threads``:
+    ``hardware.fixed.threads``, else the given CPU's cores, one socket's where bound to one node;
+    :func:`generator.planner.fixed.llama_cpp_threads`). The RoPE-scaling flags of a request past the GGUF's
+    context_length come with the plan's options (``rope_scaling`` ..., written by the one writer of those flags).
     """
     settings = d.details["runtime_settings"]
     engine = str(d.details["offload"]["engine"])  # llama.cpp or ik_llama.cpp, whose options these are
@@ -65,7 +65,7 @@ def llama_cpp_engine_vars(d: DeploymentPlan) -> dict[str, Any]:
         "llama_cpp": options,
     }
     args = llama_cpp_args(options)
-    if (threads := d.details.get("llama_cpp_threads")) and options.get("numa") != "distribute":
+    if threads := d.details.get("llama_cpp_threads"):
         out["threads"] = threads
         args += ["--threads", str(threads)]
     if (name := model_file(d)) is not None:

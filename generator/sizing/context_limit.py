@@ -94,6 +94,12 @@ def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
     return int(min(derived * _factor(rope.get("factor", 1.0)), _MOST_TOKENS))
 
 
+#: llama-server's RoPE-scaling options, by their names in a llama.cpp options mapping, and the flag of each
+#: (common/arg.cpp: ``--rope-scaling {none,linear,yarn}``, ``--rope-scale N``, ``--yarn-orig-ctx N``; ik_llama.cpp's
+#: common.cpp takes the same three).
+ROPE_FLAGS = {"rope_scaling": "--rope-scaling", "rope_scale": "--rope-scale", "yarn_orig_ctx": "--yarn-orig-ctx"}
+
+
 class LlamaCppRope(NamedTuple):
     """llama.cpp's limit for a RoPE-scaled model: the GGUF's ``context_length`` and the flags that lift it (fix157)."""
 
@@ -102,8 +108,38 @@ class LlamaCppRope(NamedTuple):
     context_length: int
     #: The scaled length vLLM serves: ``original x factor`` for YaRN, ``max_position_embeddings x factor`` for linear.
     scaled_tokens: int
-    #: llama-server's flags for the stretch ("" where llama.cpp has no such scaling type: ``dynamic``).
-    flags: str
+    #: llama-server's options for the stretch, ``(name, value)`` of :data:`ROPE_FLAGS`'s names (() where llama.cpp has
+    #: no such scaling type: ``dynamic``).
+    options: tuple[tuple[str, str | int | float], ...] = ()
+
+    @property
+    def flags(self) -> str:
+        """The options as llama-server's flags (``--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768``)."""
+        return " ".join(rope_args(dict(self.options)))
+
+
+def rope_args(options: Mapping[str, Any]) -> list[str]:
+    """llama-server's RoPE-scaling flags of a llama.cpp options mapping: those of :data:`ROPE_FLAGS` it holds.
+
+    The one writer of these flags: the estimate's note, its llama-server lines and the plan's (Ansible ``args``).
+    """
+    return [arg for name, flag in ROPE_FLAGS.items() if name in options for arg in (flag, str(options[name]))]
+
+
+def rope_options(rope: LlamaCppRope | None, request_tokens: int) -> dict[str, Any]:
+    """llama-server's RoPE-scaling options for requests of ``request_tokens``.
+
+    The stretch where they are past the GGUF's ``context_length``; none within it (the model runs unscaled, as
+    trained), nor where no flag lifts the cap.
+    """
+    if rope is None or request_tokens <= rope.context_length:
+        return {}
+    return dict(rope.options)
+
+
+def _whole(number: float) -> int | float:
+    """``4.0`` as 4, the way llama-server's flag and a YAML value read it; ``2.5`` as it is."""
+    return int(number) if number.is_integer() else number
 
 
 def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope | None:
@@ -122,29 +158,73 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope |
         return None
     rope = _rope_scaling(config) or {}
     kind = rope.get("rope_type", rope.get("type"))
-    factor = f"{_factor(rope.get('factor', 1.0)):g}"
-    flags = ""
+    factor = _whole(_factor(rope.get("factor", 1.0)))
+    options: tuple[tuple[str, str | int | float], ...] = ()
     if kind == "yarn":
         original = _length(rope.get("original_max_position_embeddings")) or trained
-        flags = f"--rope-scaling yarn --rope-scale {factor} --yarn-orig-ctx {original}"
+        options = (("rope_scaling", "yarn"), ("rope_scale", factor), ("yarn_orig_ctx", original))
     elif kind == "linear":
-        flags = f"--rope-scaling linear --rope-scale {factor}"
-    return LlamaCppRope(trained, scaled, flags)
+        options = (("rope_scaling", "linear"), ("rope_scale", factor))
+    return LlamaCppRope(trained, scaled, options)
+
+
+#: Why a context past the GGUF's ``context_length`` of a ``dynamic``-scaled model is not lifted on llama.cpp.
+LLAMA_CPP_NO_SUCH_ROPE = "llama.cpp has no such RoPE scaling type, its --rope-scaling taking none, linear or yarn"
+#: What a GGUF already carrying the stretch, or a llama.cpp build before PR #28030, needs besides the flags.
+LLAMA_CPP_OVERRIDE_KV = (
+    "builds before ggml-org/llama.cpp PR #28030, or a GGUF converted with this rope_scaling, also need --override-kv "
+    "<arch>.context_length=int:{tokens}"
+)
+
+
+def _past_context_length(rope: LlamaCppRope, context_tokens: int, field: str, engine: str = "llama.cpp") -> str:
+    """A context past the GGUF's ``context_length`` of a RoPE-scaled model, and where llama.cpp takes the stretch.
+
+    ``engine``: llama-server caps each slot there; ik_llama.cpp's caps none (:data:`IK_LLAMA_CPP_LONGER_UNCAPPED`) and
+    runs the positions past it unscaled.
+    """
+    capped = "where llama-server caps each slot" if engine == "llama.cpp" else f"past which {engine} runs unscaled"
+    return (
+        f"{field} {context_tokens:,} is past the GGUF's context_length {rope.context_length:,} (its training context, "
+        f"n_ctx_train), {capped}; the {rope.scaled_tokens:,} tokens of the config's rope_scaling apply to {engine} "
+        "only when given at launch"
+    )
 
 
 def llama_cpp_rope_note(rope: LlamaCppRope, context_tokens: int) -> str:
-    """The note of a llama.cpp estimate whose context is past the GGUF's ``context_length`` of a RoPE-scaled model."""
-    capped = (
-        f"--context {context_tokens:,} is past the GGUF's context_length {rope.context_length:,} (its training context, "
-        f"n_ctx_train), where llama-server caps each slot; the {rope.scaled_tokens:,} tokens of the config's rope_scaling "
-        "apply to llama.cpp only when given at launch"
-    )
+    """The note of a llama.cpp estimate whose ``--context`` is past the GGUF's ``context_length`` of a RoPE-scaled model."""
+    capped = _past_context_length(rope, context_tokens, "--context")
     if not rope.flags:
-        return f"{capped}: llama.cpp has no such RoPE scaling type, so the slots stop at {rope.context_length:,}"
+        return f"{capped}: {LLAMA_CPP_NO_SUCH_ROPE}, so the slots stop at {rope.context_length:,}"
     return (
-        f"{capped}: start llama-server with {rope.flags} -c {context_tokens} (builds before ggml-org/llama.cpp PR "
-        "#28030, or a GGUF converted with this rope_scaling, also need --override-kv "
-        f"<arch>.context_length=int:{rope.scaled_tokens})"
+        f"{capped}: start llama-server with {rope.flags} -c {context_tokens} "
+        f"({LLAMA_CPP_OVERRIDE_KV.format(tokens=rope.scaled_tokens)})"
+    )
+
+
+def llama_cpp_rope_planned(rope: LlamaCppRope, context_tokens: int, engine: str) -> str:
+    """What a plan's ``engine`` line carries for requests of ``max_context_tokens`` past the GGUF's context_length."""
+    capped = _past_context_length(rope, context_tokens, "max_context_tokens", engine)
+    return (
+        f"{capped}: the {engine} line carries {rope.flags}, which stretch it to {rope.scaled_tokens:,} "
+        f"({LLAMA_CPP_OVERRIDE_KV.format(tokens=rope.scaled_tokens)})"
+    )
+
+
+def llama_cpp_unscaled_limit(rope: LlamaCppRope | None, served_tokens: int) -> int:
+    """The longest request llama.cpp serves of a model vLLM serves ``served_tokens`` of.
+
+    The GGUF's context_length where the config's RoPE scaling is a type llama.cpp lacks (``dynamic``), else
+    ``served_tokens``.
+    """
+    return rope.context_length if rope is not None and not rope.options else served_tokens
+
+
+def llama_cpp_unscaled_phrase(model_name: str, rope: LlamaCppRope) -> str:
+    """How a workload's error names the limit of :func:`llama_cpp_unscaled_limit` where it is the GGUF's."""
+    return (
+        f"the {rope.context_length:,} tokens of {model_name}'s GGUF context_length (its training context; the "
+        f"{rope.scaled_tokens:,} of its config's rope_scaling are vLLM's: {LLAMA_CPP_NO_SUCH_ROPE})"
     )
 
 

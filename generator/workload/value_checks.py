@@ -32,10 +32,16 @@ from generator.calculator.machine import (
     module_on_a_desktop,
     ram_beyond_slots,
     reserve_leaves_no_ram,
+    threads_problem,
 )
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
-from generator.sizing.context_limit import longer_context_wording, served_limit_phrase
+from generator.sizing.context_limit import (
+    llama_cpp_unscaled_limit,
+    llama_cpp_unscaled_phrase,
+    longer_context_wording,
+    served_limit_phrase,
+)
 from generator.sizing.electrical import splits_evenly, usable_power_w
 from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
@@ -259,6 +265,20 @@ def inference_limit_errors(
                 doc.locate((*at, "max_context_tokens")),
             )
         )
+    elif (
+        model is not None
+        and fixed_engine
+        and (rope := model.architecture.llama_cpp_rope) is not None
+        and spec.max_context_tokens > llama_cpp_unscaled_limit(rope, limit)
+    ):
+        # fix159: a RoPE scaling llama.cpp has no flag for (dynamic) leaves its limit at the GGUF's context_length
+        errors.append(
+            InputError(
+                f"max_context_tokens {spec.max_context_tokens:,} is more than "
+                f"{llama_cpp_unscaled_phrase(model.name, rope)}; {longer_context_wording(fixed_engine)}",
+                doc.locate((*at, "max_context_tokens")),
+            )
+        )
     return errors
 
 
@@ -397,6 +417,8 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
         errors.append(InputError(slots, doc.locate((*at, "ram_gib"))))
     if module := module_on_a_desktop(spec):
         errors.append(InputError(module, doc.locate((*at, "gpu"))))
+    if threads := threads_problem(spec, lambda field: field):  # fix159: as the estimate's --threads
+        errors.append(InputError(threads, doc.locate((*at, "threads"))))
     return errors
 
 
