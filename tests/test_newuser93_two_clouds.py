@@ -1,0 +1,257 @@
+"""newuser93: one platform team's workload (Qwen3-32B FP8 chat at a rate and TTFT, a BGE-M3 embedding service and a
+nightly LoRA of the 32B) rendered for AKS and GKE, checked the way the team would before applying it in a pull request.
+
+test_oracles validates the ``examples/`` trees; no example puts an AMD pool on Azure (this workload's nightly LoRA lands
+on ``Standard_ND96isr_MI300X_v5`` by cost), nor three pools of three kinds in one AKS tree. Here every provisioner of a
+pool must agree on what a pod needs to land on it, read off the rendered files alone:
+
+* the node labels and taints of a pool are one set in the Karpenter NodePool, the ASO ManagedClustersAgentPool, the AKS
+  Terraform node pool, the GKE ContainerNodePool / Terraform node pool and the Ansible group vars, as ``spec.json``
+  records them;
+* a pool's GPUs are advertised under the resource its taint names (``nvidia.com/gpu`` or ``amd.com/gpu``), the
+  Karpenter limit is on that resource, and NVIDIA pools have a device-plugin config key named by their node label;
+* node counts, GPUs per node, machine sizes and OS / boot disk sizes agree with ``spec.json``;
+* the CRD documents validate against the pinned CRDs (``../shared/crds``, skipped with the reason without them),
+  and the Azure NodePools' template labels pass the CEL label rules test_fix151 reads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from tests import test_oracles
+from tests.conftest import SHARED, require_shared
+from tests.helpers import ansible_reader
+from tests.test_fix151_render import _label_rule_errors
+
+WORKLOAD = """\
+version: 1
+name: platform-PROVIDER
+deployments:
+  - name: chat
+    model: Qwen/Qwen3-32B
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 32768
+      avg_input_tokens: 2000
+      avg_output_tokens: 400
+      requests_per_second: 12
+      slo:
+        ttft_p95_ms: 1500
+        tpot_ms: 40
+  - name: embed
+    model: BAAI/bge-m3
+    inference:
+      task: embed
+      max_context_tokens: 8192
+      avg_input_tokens: 512
+      requests_per_second: 100
+      min_replicas: 2
+      slo:
+        ttft_p95_ms: 300
+  - name: nightly-lora
+    model: Qwen/Qwen3-32B
+    training:
+      method: lora
+      lora_rank: 16
+      sequence_length: 4096
+      global_batch_size: 32
+      dataset_tokens: 50000000
+      epochs: 1
+      deadline_hours: 6
+      runs_per_month: 30
+hardware:
+  provider: PROVIDER
+objective: cost
+kubernetes:
+KUBERNETES
+outputs: [terraform, ansible, kubernetes]
+"""
+
+KUBERNETES = {
+    "azure": "  location: eastus2",
+    "gcp": "  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1-a",
+}
+
+
+@pytest.fixture(scope="module", params=sorted(KUBERNETES))
+def tree(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    provider = str(request.param)
+    path = tmp_path_factory.mktemp(f"newuser93_{provider}") / "workload.yaml"
+    path.write_text(WORKLOAD.replace("PROVIDER", provider).replace("KUBERNETES", KUBERNETES[provider]))
+    return render_file(str(path))
+
+
+def _docs(files: dict[str, str], prefix: str) -> list[dict[str, Any]]:
+    return [
+        d
+        for p, t in sorted(files.items())
+        if p.startswith(prefix) and p.endswith(".yaml")
+        for d in YAML(typ="safe").load_all(t)
+        if d
+    ]
+
+
+def _spec(files: dict[str, str]) -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads(files["spec.json"])
+    return spec
+
+
+def _pools(files: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """spec.json's pools by their Kubernetes name (``_`` as ``-``, as the NodePools and labels spell it)."""
+    return {p["name"].replace("_", "-"): p for p in _spec(files)["plan"]["pools"]}
+
+
+def _labels(pool: dict[str, Any]) -> dict[str, str]:
+    return dict(pool["labels"])
+
+
+def _taints(pool: dict[str, Any]) -> list[str]:
+    return sorted(f"{k}={v}:{e}" for k, v, e in pool["taints"])
+
+
+def _ansible(files: dict[str, str], pool: dict[str, Any]) -> dict[str, Any]:
+    loaded: dict[str, Any] = ansible_reader().load(files[f"ansible/group_vars/{pool['name']}.yml"])
+    return loaded
+
+
+def _resource(pool: dict[str, Any]) -> str:
+    """The extended resource a pool's GPUs are advertised as: its taint's key (AMD's device plugin, NVIDIA's)."""
+    (key,) = {k for k, _, _ in pool["taints"] if k.endswith("/gpu")}
+    return str(key)
+
+
+def test_the_workload_plans_the_three_deployments_on_three_pools(tree: dict[str, str]) -> None:
+    pools = _pools(tree)
+    assert len(pools) == 3
+    assert {d for p in pools.values() for d in p["deployments"]} == {"chat", "embed", "nightly-lora"}
+
+
+def test_every_provisioner_gives_a_pool_the_labels_and_taints_spec_json_records(tree: dict[str, str]) -> None:
+    provider = _spec(tree)["plan"]["provider"]
+    pools = _pools(tree)
+    seen: dict[str, int] = dict.fromkeys(pools, 0)
+    for name, pool in pools.items():
+        group_vars = _ansible(tree, pool)["specgen_kubernetes"]
+        assert group_vars["node_labels"] == _labels(pool), name
+        assert sorted(group_vars["node_taints"]) == _taints(pool), name
+    if provider == "azure":
+        for doc in _docs(tree, "kubernetes/azure/"):
+            if doc["kind"] == "NodePool":
+                pool = pools[doc["metadata"]["name"]]
+                template = doc["spec"]["template"]
+                assert template["metadata"]["labels"] == _labels(pool)
+                taints = [f"{t['key']}={t['value']}:{t['effect']}" for t in template["spec"]["taints"]]
+                assert sorted(taints) == _taints(pool)
+                seen[doc["metadata"]["name"]] += 1
+        for doc in _docs(tree, "kubernetes/azure-service-operator/"):
+            if doc["kind"] == "ManagedClustersAgentPool":
+                name = doc["spec"]["nodeLabels"]["specgen.dev/pool"]
+                assert doc["spec"]["nodeLabels"] == _labels(pools[name])
+                assert sorted(doc["spec"]["nodeTaints"]) == _taints(pools[name])
+                seen[name] += 1
+        aks = json.loads(tree["terraform/specgen.auto.tfvars.json"])["aks_node_pools"]
+        for key, args in aks.items():
+            pool = pools[key.replace("_", "-")]
+            assert args["node_labels"] == _labels(pool) and sorted(args["node_taints"]) == _taints(pool), key
+            seen[key.replace("_", "-")] += 1
+        assert set(seen.values()) == {3}, seen  # NodePool, ASO agent pool and AKS Terraform pool, each once
+    else:
+        for doc in _docs(tree, "kubernetes/gcp/"):
+            if doc["kind"] == "ContainerNodePool":
+                pool = pools[doc["metadata"]["name"]]
+                config = doc["spec"]["nodeConfig"]
+                assert config["labels"] == _labels(pool)
+                taints = [f"{t['key']}={t['value']}:{t['effect']}" for t in config["taint"]]
+                assert sorted(t.replace("NO_SCHEDULE", "NoSchedule") for t in taints) == _taints(pool)
+                seen[doc["metadata"]["name"]] += 1
+        assert set(seen.values()) == {1}, seen
+
+
+def test_a_pool_is_advertised_and_limited_under_the_resource_its_taint_names(tree: dict[str, str]) -> None:
+    """An AMD pool's taint, Karpenter limit and ConfigMap absence are AMD's; an NVIDIA pool's device-plugin key exists."""
+    pools = _pools(tree)
+    config_maps = [d for d in _docs(tree, "cluster/gpu-operator/manifests/") if d["kind"] == "ConfigMap"]
+    plugin_keys = set(config_maps[0]["data"]) if config_maps else set()
+    for name, pool in pools.items():
+        resource = _resource(pool)
+        assert resource == ("amd.com/gpu" if pool["node"]["gpu_id"].startswith("mi") else "nvidia.com/gpu"), name
+        label = _labels(pool).get("nvidia.com/device-plugin.config")
+        if resource == "nvidia.com/gpu" and _spec(tree)["plan"]["provider"] != "gcp":
+            assert label in plugin_keys, name
+        else:
+            assert label is None, name
+    for doc in _docs(tree, "kubernetes/azure/"):
+        if doc["kind"] == "NodePool":
+            pool = pools[doc["metadata"]["name"]]
+            gpus = pool["nodes"] * pool["node"]["gpus"]
+            serving = any(d != "nightly-lora" for d in pool["deployments"])
+            # the planned GPUs, plus one node's for a serving pool (karpenter-replacement-slot)
+            assert doc["spec"]["limits"] == {_resource(pool): str(gpus + (pool["node"]["gpus"] if serving else 0))}
+
+
+def test_node_counts_sizes_and_disks_agree_with_spec_json(tree: dict[str, str]) -> None:
+    pools = _pools(tree)
+    provider = _spec(tree)["plan"]["provider"]
+    if provider == "azure":
+        for doc in _docs(tree, "kubernetes/azure-service-operator/"):
+            if doc["kind"] != "ManagedClustersAgentPool":
+                continue
+            pool = pools[doc["spec"]["nodeLabels"]["specgen.dev/pool"]]
+            spec = doc["spec"]
+            assert spec["vmSize"] == pool["node"]["instance_type"]
+            assert spec["osDiskSizeGB"] == pool["root_disk_size"]
+            assert spec.get("maxCount", spec["count"]) == pool["nodes"]
+            assert spec["gpuProfile"]["driver"] == ("None" if _resource(pool) == "amd.com/gpu" else "Install")
+        for doc in _docs(tree, "kubernetes/azure/"):
+            if doc["kind"] == "AKSNodeClass":
+                pool = pools[doc["metadata"]["name"]]
+                assert doc["spec"]["osDiskSizeGB"] == pool["root_disk_size"]
+                assert doc["spec"]["gpu"]["mode"] == ("None" if _resource(pool) == "amd.com/gpu" else "Driver")
+    else:
+        for doc in _docs(tree, "kubernetes/gcp/"):
+            if doc["kind"] != "ContainerNodePool":
+                continue
+            pool = pools[doc["metadata"]["name"]]
+            config = doc["spec"]["nodeConfig"]
+            assert config["machineType"] == pool["node"]["instance_type"]
+            (accelerator,) = config["guestAccelerator"]
+            assert accelerator["count"] == pool["node"]["gpus"]
+            nodes = doc["spec"].get("nodeCount", doc["spec"].get("autoscaling", {}).get("maxNodeCount"))
+            assert nodes == pool["nodes"]
+            assert config.get("diskSizeGb", 100) == pool["root_disk_size"]
+
+
+def test_the_crd_documents_match_the_pinned_crds(tree: dict[str, str]) -> None:
+    require_shared(SHARED / "crds")
+    test_oracles.CURRENT_PROVIDER[0] = _spec(tree)["plan"]["provider"]
+    docs = [d for d in _docs(tree, "kubernetes/") if test_oracles.crd_for(d) is not None]
+    assert {d["kind"] for d in docs} >= {"ContainerNodePool"} or {d["kind"] for d in docs} >= {
+        "NodePool",
+        "AKSNodeClass",
+        "ManagedClustersAgentPool",
+    }
+    problems = [f"{d['kind']} {d['metadata']['name']}: {e}" for d in docs for e in test_oracles.crd_errors(d)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_azure_nodepools_template_labels_pass_the_crd_label_rules(tree: dict[str, str]) -> None:
+    if _spec(tree)["plan"]["provider"] != "azure":
+        pytest.skip("the label rules are the Azure NodePool CRD's")
+    crd_path = SHARED / "crds" / "karpenter-azure" / "karpenter.sh_nodepools.yaml"
+    require_shared(crd_path)
+    crd = YAML(typ="safe").load(Path(crd_path).read_text())
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
+    template = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"]["properties"]
+    rules = template["metadata"]["properties"]["labels"]["x-kubernetes-validations"]
+    for doc in _docs(tree, "kubernetes/azure/"):
+        if doc["kind"] == "NodePool":
+            labels = list(doc["spec"]["template"]["metadata"]["labels"])
+            assert not _label_rule_errors(rules, labels), doc["metadata"]["name"]
