@@ -255,3 +255,23 @@ def test_the_azure_nodepools_template_labels_pass_the_crd_label_rules(tree: dict
         if doc["kind"] == "NodePool":
             labels = list(doc["spec"]["template"]["metadata"]["labels"])
             assert not _label_rule_errors(rules, labels), doc["metadata"]["name"]
+
+
+def test_every_gke_accelerator_names_its_quota_metric() -> None:
+    """A G4 pool's quota was said as "the GPU quota of nvidia-rtx-pro-6000", not the metric `gcloud compute regions
+    describe` lists (NVIDIA_RTX_PRO_6000_GPUS, as the others NVIDIA_<GPU>_GPUS): a GKE machine family specgen renders
+    but cannot name the quota of."""
+    from generator.catalog.gke_accelerators import ACCELERATOR_BY_MACHINE_PREFIX
+    from generator.planner.vcpu_quota import GPU_QUOTA_METRIC
+
+    assert set(ACCELERATOR_BY_MACHINE_PREFIX.values()) <= set(GPU_QUOTA_METRIC)
+    assert GPU_QUOTA_METRIC["nvidia-rtx-pro-6000"] == "NVIDIA_RTX_PRO_6000_GPUS"
+
+
+def test_the_gke_quota_finding_names_the_g4_metric(tree: dict[str, str]) -> None:
+    spec = _spec(tree)
+    if spec["plan"]["provider"] != "gcp":
+        pytest.skip("the GPU quota finding is GKE's")
+    (said,) = [f["message"] for f in spec["plan"]["findings"] if f["code"] == "gke-gpu-quota"]
+    g4 = sum(p["nodes"] * p["node"]["gpus"] for p in _pools(tree).values() if p["node"]["gpu_id"].startswith("rtx-pro"))
+    assert g4 and f"NVIDIA_RTX_PRO_6000_GPUS {g4} (pool " in said
