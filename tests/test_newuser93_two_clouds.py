@@ -13,6 +13,9 @@ pool must agree on what a pod needs to land on it, read off the rendered files a
 * node counts, GPUs per node, machine sizes and OS / boot disk sizes agree with ``spec.json``;
 * the CRD documents validate against the pinned CRDs (``../shared/crds``, skipped with the reason without them),
   and the Azure NodePools' template labels pass the CEL label rules test_fix151 reads.
+
+The same deployments on three owned XE8640 (Metal3 + Cluster API): each BareMetalHost carries its pool's labels,
+each MachineDeployment its pool's node count, each kubeadm join its pool's labels and taints.
 """
 
 from __future__ import annotations
@@ -293,3 +296,75 @@ def test_terraform_plans_the_rendered_values(tree: dict[str, str], tmp_path: Pat
             result = step()
             assert result.retcode == 0, test_oracles._tf_failure(step.__name__, result)
         assert not test_oracles._tf_messages(result, "error", "warn"), test_oracles._tf_failure("plan", result)
+
+
+OWNED_HARDWARE = """\
+hardware:
+  provider: baremetal
+  buy: false
+  rack_power_kw: 40
+  inventory:
+    - platform: dell-xe8640
+      count: 3
+      hosts:
+HOSTS
+outputs: [terraform, ansible, kubernetes]
+provisioning:
+  tools: [metal3, capi]
+  namespace: metal3
+"""
+
+OWNED_HOST = """\
+        - name: gpu-aNN
+          bmc_address: redfish-virtualmedia://10.20.0.NN/redfish/v1/Systems/System.Embedded.1
+          bmc_credentials_secret: gpu-aNN-bmc
+          boot_mac_address: "b8:ca:3a:6e:10:NN"
+          boot_disk: /dev/sda
+"""
+
+
+@pytest.fixture(scope="module")
+def owned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The same deployments on three owned XE8640 (4 x H100 SXM) that Metal3 and Cluster API provision."""
+    deployments = WORKLOAD.split("hardware:\n", 1)[0].replace("PROVIDER", "owned")
+    hosts = "".join(OWNED_HOST.replace("NN", f"{n:02d}") for n in (11, 12, 13))
+    path = tmp_path_factory.mktemp("newuser93_owned") / "workload.yaml"
+    path.write_text(deployments + OWNED_HARDWARE.replace("HOSTS\n", hosts))
+    return render_file(str(path))
+
+
+def test_owned_hosts_machines_and_joins_carry_their_pools_labels(owned: dict[str, str]) -> None:
+    """Each BareMetalHost is labelled with its pool (the pool's owned host), each MachineDeployment asks the pool's
+    nodes, and each kubeadm join registers the pool's labels and taints: the three sides a pool's pods land on."""
+    pools = _pools(owned)
+    assert sum(p["nodes"] for p in pools.values()) == 3
+    hosts = {d["metadata"]["name"]: d for d in _docs(owned, "provisioning/metal3/") if d["kind"] == "BareMetalHost"}
+    for name, pool in pools.items():
+        assert sorted(pool["owned_hosts"]) == sorted(
+            h for h, d in hosts.items() if d["metadata"]["labels"]["specgen.dev/pool"] == name
+        )
+        for host in pool["owned_hosts"]:
+            assert hosts[host]["metadata"]["labels"].items() <= _labels(pool).items(), host
+        (machines,) = [
+            d
+            for d in _docs(owned, "provisioning/cluster-api/")
+            if d["kind"] == "MachineDeployment" and d["metadata"]["name"] == name
+        ]
+        assert machines["spec"]["replicas"] == pool["nodes"]
+        (join,) = YAML(typ="safe").load_all(owned[f"kubeadm/join-{pool['name']}.yaml"])
+        registration = join["nodeRegistration"]
+        (arg,) = [a["value"] for a in registration["kubeletExtraArgs"] if a["name"] == "node-labels"]
+        joined = dict(item.split("=", 1) for item in arg.split(","))
+        assert joined.items() >= _labels(pool).items(), name
+        taints = sorted(f"{t['key']}={t['value']}:{t['effect']}" for t in registration["taints"])
+        assert taints == _taints(pool), name
+        assert _ansible(owned, pool)["specgen_kubernetes"]["node_labels"] == _labels(pool), name
+
+
+def test_owned_provisioning_documents_match_the_pinned_crds(owned: dict[str, str]) -> None:
+    require_shared(SHARED / "crds")
+    test_oracles.CURRENT_PROVIDER[0] = "baremetal"
+    docs = [d for d in _docs(owned, "provisioning/") if test_oracles.crd_for(d) is not None]
+    assert {d["kind"] for d in docs} == {"BareMetalHost", "MachineDeployment"}
+    problems = [f"{d['kind']} {d['metadata']['name']}: {e}" for d in docs for e in test_oracles.crd_errors(d)]
+    assert not problems, "\n".join(problems)
