@@ -46,6 +46,9 @@ GPU_QUOTA_METRIC = {
     "nvidia-h200-141gb": "NVIDIA_H200_GPUS",
     "nvidia-b200": "NVIDIA_B200_GPUS",
     "nvidia-l4": "NVIDIA_L4_GPUS",
+    # G4 (newuser93): NVIDIA_<GPU>_GPUS as the others; the name public gcloud preflight tools query and GCE's refusal
+    # of a G4 Spot VM names (PREEMPTIBLE_NVIDIA_RTX_PRO_6000_GPUS, Cloud Quotas PREEMPTIBLE-NVIDIA-RTX-PRO-6000-GPUS-...)
+    "nvidia-rtx-pro-6000": "NVIDIA_RTX_PRO_6000_GPUS",
 }
 
 

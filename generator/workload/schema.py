@@ -176,12 +176,18 @@ def _one_level_up(path: tuple[object, ...], key: str) -> str:
     """Where ``key`` is a field of the block that holds ``path``'s (newuser48 item 8: ``slo.min_replicas``); else empty."""
     if not path:
         return ""
+    # newuser93: a list item's block (hardware.inventory[0]) is held by a list, which has no fields: the block one level
+    # up from the item is the one holding the list (``buy`` of hardware, written inside an inventory entry)
+    in_list = isinstance(path[-1], int) and len(path) > 1
+    holder = path[:-2] if in_list else path[:-1]
     schema: Any = workload_schema()
-    for step in path[:-1]:
+    for step in holder:
         schema = schema.get("items", {}) if isinstance(step, int) else schema.get("properties", {}).get(step, {})
     if key not in schema.get("properties", {}):
         return ""
-    parent = ".".join(str(s) if not isinstance(s, int) else f"[{s}]" for s in path[:-1]).replace(".[", "[")
+    parent = ".".join(str(s) if not isinstance(s, int) else f"[{s}]" for s in holder).replace(".[", "[")
+    if in_list:
+        return f"; {key} is a field of {parent or 'the top level'} (the block holding the list), not of {path[-2]}[{path[-1]}]"
     return f"; {key} is a field of {parent or 'the top level'} (one level up), not of {path[-1]}"
 
 
