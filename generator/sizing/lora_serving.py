@@ -170,11 +170,18 @@ def expected_distinct_adapters(adapters: int, max_loras: int, sequences: float) 
     """
     if adapters <= 0 or sequences <= 0:
         return 0.0
-    return min(float(max_loras), adapters * (1.0 - (1.0 - 1.0 / adapters) ** sequences))
+    untouched: float = (1.0 - 1.0 / adapters) ** sequences
+    return min(float(max_loras), adapters * (1.0 - untouched))
 
 
 class LoraStep(NamedTuple):
-    """What the LoRA kernels add to one step on one GPU of a stage (:func:`lora_step`)."""
+    """What the LoRA kernels add to one step on one GPU of a stage (:func:`lora_step`), as a roofline.
+
+    Not counted: the kernels' launches (two a wrapped layer, CUDA graphs or not) and the tiles their grids launch for
+    slots and splits with no tokens, the engine's per-step adapter bookkeeping (vLLM's token-to-slot mapping, sorted
+    by adapter), adapters loaded into slots mid-run, and any kernel the engine swaps for the base model under LoRA.
+    Published vLLM runs lost far more than this roofline gives (benchmarks/CALIBRATION.md, acc139 entry).
+    """
 
     #: Adapters the service serves (requests are taken as spread evenly over them).
     adapters: int
@@ -222,7 +229,11 @@ def lora_step(
     arch: Architecture, *, engine: str, targets: tuple[str, ...], max_rank: int, adapters: int, max_loras: int, tp: int,
     pp: int = 1,
 ) -> LoraStep:  # fmt: skip
-    """:class:`LoraStep` of one GPU of the fullest pipeline stage (``ceil(layers / pp)`` of the layers)."""
+    """:class:`LoraStep` of one GPU of the fullest pipeline stage (``ceil(layers / pp)`` of the layers).
+
+    A token passes ``top_k`` of a routed expert's copies (its FLOPs and activations); a slot read counts every expert's
+    A and B, an upper bound where the engine's MoE LoRA kernel reads only the experts a step routes to.
+    """
     wrapped = list(wrapped_linears(arch, engine, targets))
     passed = token_linears(wrapped, arch.routed_experts[1])
     layers = arch.num_layers

@@ -16,7 +16,8 @@ absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate;
 its materialized form, ``2 x heads x (query-key width + value width)`` per pair of tokens. Then come the
 tensor-parallel all-reduces (two per layer) and the expert-parallel dispatch and combine (two per MoE
 layer), each with a latency and a bandwidth term, and the engine's own time per iteration and per
-running sequence. Where expert parallelism places whole experts on ranks, every MoE layer waits for the rank whose
+running sequence; a service with LoRA adapters adds their kernels' roofline
+(:attr:`Accelerator.lora`). Where expert parallelism places whole experts on ranks, every MoE layer waits for the rank whose
 experts draw the most tokens (:func:`busiest_expert_rank_load`): its expert GEMMs and its share of the all-to-all.
 
 Offline throughput is in-flight batching at steady state: every step decodes the batch and prefills as
