@@ -72,6 +72,7 @@ from generator.planner.inference import (
     request_seconds_at,
     step_token_budget,
     ttft_basis_text,
+    with_lora_adapters,
 )
 from generator.planner.inventory import ServerKey, free_cost_clause, free_servers, owned_groups, owned_idle_usd, take_owned
 from generator.planner.lora_plan import lora_details, lora_findings, lora_reason
@@ -872,7 +873,9 @@ def _inference_details(
     # a replica in a share of a GPU runs at the share's rates, with the engine defaults of the memory it sees, as it
     # was sized (the TTFT, TPOT and rates said were the whole GPU's, and vLLM's default max_num_seqs compared with it)
     gpu = opt.hardware.gpu if shape.share is None else shared_gpu(opt.hardware.gpu, shape.share)
-    acc = accelerator_for(gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt)
+    acc = with_lora_adapters(
+        accelerator_for(gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt), model.architecture, spec, shape.par
+    )
     network = expert_network(opt.hardware, shape.par.ep) if shape.par.attention_dp > 1 else None
     if network is not None and network.host_gpus < shape.par.ep:  # as sized: the exchange leaving the server (review72 1)
         acc = acc._replace(expert_network=network)

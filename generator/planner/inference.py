@@ -42,7 +42,14 @@ from generator.sizing.gpu_share import GpuShare, shared_gpu
 from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
-from generator.sizing.lora_serving import LoraServing, default_max_loras, lora_serving, shrink_buffer_bytes
+from generator.sizing.lora_serving import (
+    LoraServing,
+    LoraStep,
+    default_max_loras,
+    lora_serving,
+    lora_step,
+    shrink_buffer_bytes,
+)
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
 from generator.sizing.performance import (
@@ -1199,6 +1206,21 @@ def lora_sizes(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> Lor
     return sizes
 
 
+def lora_step_of(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraStep:
+    """What the LoRA kernels add to a step on one GPU of the replica's fullest stage (``spec.lora`` set)."""
+    lora = spec.lora
+    assert lora is not None
+    return lora_step(
+        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, adapters=lora.adapters,
+        max_loras=lora.max_loras or default_max_loras(spec.engine), tp=par.tp, pp=par.pp,
+    )  # fmt: skip
+
+
+def with_lora_adapters(acc: Accelerator, arch: Architecture, spec: InferenceSpec, par: Parallelism) -> Accelerator:
+    """``acc`` running the service's LoRA kernels in its steps (:attr:`Accelerator.lora`); as is without adapters."""
+    return acc if spec.lora is None else acc._replace(lora=lora_step_of(arch, spec, par))
+
+
 def with_lora_slots(
     arch: Architecture,
     spec: InferenceSpec,
@@ -1340,7 +1362,7 @@ def _layout_shape(
             f"KV cache a GPU at start-up{charged}, {left:.2f} GiB is left at max_num_seqs {limit:,}"
         )
         return None, LayoutBlocked(why, code=START_REFUSED), False
-    acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt)
+    acc = with_lora_adapters(accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt), arch, spec, par)
     if network is not None and par.attention_dp > 1 and par.ep > network.host_gpus:
         if network.gb_per_s <= 0:
             why = f"{name}: its {par.ep} GPUs a stage span servers whose network has no published rate"

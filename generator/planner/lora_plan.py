@@ -1,8 +1,8 @@
 """What a plan says of a service's LoRA adapters (``inference.lora``): its details, a reason line and a finding.
 
-The memory is sized in :func:`generator.planner.inference.with_lora_slots` (the slots come out of the KV pool); here
-it is said: the slots each GPU holds, the host RAM of the CPU adapter caches, and the kernels' work a token, which the
-step times do not count.
+The memory is sized in :func:`generator.planner.inference.with_lora_slots` (the slots come out of the KV pool) and the
+kernels' time in every step (:class:`generator.sizing.lora_serving.LoraStep`, a roofline); here it is said: the slots
+each GPU holds, the host RAM of the CPU adapter caches, and what of the kernels' cost the step times count.
 """
 
 from __future__ import annotations
@@ -18,6 +18,13 @@ from generator.units import GIB
 from generator.workload.models import InferenceSpec
 
 MIB = 2**20
+
+#: Published vLLM runs with one small adapter against the base model, for the finding's caution (the step roofline
+#: gives 3-5% where they lost 33-44%: acc139 entry of benchmarks/CALIBRATION.md).
+LORA_MEASURED_SOURCES = (
+    "https://github.com/vllm-project/vllm/pull/11267",
+    "https://github.com/unslothai/unsloth/pull/5123",
+)
 
 
 def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shrink_buffer_bytes: int) -> dict[str, Any]:
@@ -65,7 +72,7 @@ def lora_reason(details: dict[str, Any], engine: str) -> str:
 
 
 def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_per_gpu: int) -> list[Finding]:
-    """What the LoRA kernels add a token, which the TPOT leaves out: set against the weights a GPU reads a step.
+    """What of the LoRA kernels' cost the TTFT, TPOT and rates count (a roofline), and what they leave out.
 
     The adapters' host copies need no finding: the node's RAM is sized for them (``ReplicaShape.host_ram_bytes``).
     """
@@ -77,13 +84,17 @@ def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_
     return [
         Finding(
             "info",
-            "lora-kernels-not-timed",
-            f"deployment {name}: the LoRA kernels (punica / SGMV shrink and expand) add {lora['flops_per_token'] / 1e6:,.0f} "
-            f"MFLOP a token and read up to {lora['slot_read_bytes_per_step'] / MIB:,.0f} MiB of adapter slots a GPU "
-            f"each decode step whose batch uses every slot ({share}% beside the {weights_bytes_per_gpu / GIB:,.1f} GiB "
-            "of weights a GPU reads a step); the TTFT, TPOT and rates are the base model's: no "
-            "published measurement of the kernels' cost is fitted, so measure a replica with the adapters before "
-            "relying on the SLO margin",
+            "lora-kernels-roofline",
+            f"deployment {name}: the TTFT, TPOT and rates count the LoRA kernels (punica shrink and expand) as a "
+            f"roofline: {lora['flops_per_token'] / 1e6:,.0f} MFLOP a token, each token's activations passed again, and "
+            f"the slots of the distinct adapters a step's batch holds (of {lora['adapters']} taken as equally used, at "
+            f"most {lora['max_loras']}): read up to {lora['slot_read_bytes_per_step'] / MIB:,.0f} MiB of adapter slots a "
+            f"GPU each decode step whose batch uses every slot ({share}% beside the {weights_bytes_per_gpu / GIB:,.1f} "
+            "GiB of weights a GPU reads a step). Not counted: the kernels' launches and idle tiles, the engine's "
+            "per-step adapter bookkeeping, and kernels the engine swaps under LoRA; published vLLM runs with one small "
+            "adapter lost 33-44% of their throughput where this roofline gives 3-5% "
+            f"({', '.join(LORA_MEASURED_SOURCES)}), so measure a replica with the adapters before relying on the SLO "
+            "margin",
             at,
         )
     ]

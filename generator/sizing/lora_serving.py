@@ -25,10 +25,17 @@ device ``cpu``, pinned where it can) and keeps up to ``--max-cpu-loras`` of them
 (https://github.com/vllm-project/vllm/blob/main/vllm/lora/worker_manager.py). An adapter there is its own rank over its
 own targets; sized at ``max_rank`` it is an upper bound. SGLang loads every ``--lora-paths`` adapter on the CPU alike.
 
-Per token: the punica / SGMV kernels (vLLM's ``lora_shrink`` / ``lora_expand``, SGLang's ``sgemm_lora_a`` /
-``sgemm_lora_b``) run each wrapped module at the slot's full rank: ``2 x max_rank x (in + out)`` FLOPs a module; a
-decode step reads the A and B of every slot its batch uses. Sized here, not timed: the kernels' launch and
-gather cost beside the base model's GEMMs has no published measurement this engine is fitted to.
+Per step (:class:`LoraStep`, timed in :mod:`generator.sizing.performance`): the punica kernels (vLLM's triton
+``lora_shrink`` / ``lora_expand``, ``PunicaWrapperGPU.add_lora_linear``, one launch each per wrapped layer over all its
+slices; SGLang's ``sgemm_lora_a`` / ``sgemm_lora_b``) multiply each token by its adapter's slot at the slot's full
+rank (the kernels' ``N`` / ``K`` is ``lora_a_stacked``'s rank dimension, ``max_lora_rank``, zero-padded for a smaller
+adapter: https://github.com/vllm-project/vllm/blob/main/vllm/lora/ops/triton_ops/lora_shrink_op.py,
+lora_expand_op.py): ``2 x max_rank x (in + out)`` FLOPs a module and token. A step reads the A and B of each distinct
+adapter its batch holds (the kernels gather tokens by adapter, ``token_indices_sorted_by_lora_ids``, and each
+adapter's tiles read its slot once), and every token's activations pass again: the shrink reads ``x`` once a slice and
+writes its float32 ``(slice, token, r)`` buffer, the expand reads that buffer and adds into ``y`` (``ADD_INPUTS``:
+``y`` read and written). Each is a roofline, the longer of its bytes and its FLOPs at the bf16 tensor rate; the
+kernels' launches and the engine's LoRA metadata per step are not counted (see :class:`LoraStep`).
 
 The embedding and output-layer LoRA buffers some vLLM releases add for models with ``embedding_modules``
 (``embed_tokens``, ``lm_head``) are left out; routed experts are counted as linear modules with their copies.
@@ -37,7 +44,7 @@ The embedding and output-layer LoRA buffers some vLLM releases add for models wi
 from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import Architecture, Linear
+from generator.sizing.architecture import EXPERT, Architecture, Linear
 from generator.sizing.lora_modules import LORA_ALL
 from generator.sizing.memo import memoized
 
@@ -148,3 +155,93 @@ def shrink_buffer_bytes(tokens: int, max_rank: int) -> int:
 def default_max_loras(engine: str) -> int:
     """The engine's adapters-in-one-batch default (vLLM --max-loras, SGLang --max-loras-per-batch)."""
     return VLLM_DEFAULT_MAX_LORAS if engine == "vllm" else SGLANG_DEFAULT_MAX_LORAS
+
+
+#: Bytes of the shrink's float32 output a slice and rank, written by ``lora_shrink`` and read back by ``lora_expand``.
+SHRINK_OUT_BYTES = 4
+
+
+def expected_distinct_adapters(adapters: int, max_loras: int, sequences: float) -> float:
+    """Distinct adapters among ``sequences`` requests drawn uniformly from ``adapters``: ``N x (1 - (1 - 1/N)^B)``.
+
+    Capped at ``max_loras``: vLLM's scheduler admits a request of a new adapter only while the step holds fewer than
+    ``max_loras`` (``Scheduler.schedule``: ``len(scheduled_loras) == self.lora_config.max_loras``), SGLang's
+    ``--max-loras-per-batch`` alike.
+    """
+    if adapters <= 0 or sequences <= 0:
+        return 0.0
+    untouched: float = (1.0 - 1.0 / adapters) ** sequences
+    return min(float(max_loras), adapters * (1.0 - untouched))
+
+
+class LoraStep(NamedTuple):
+    """What the LoRA kernels add to one step on one GPU of a stage (:func:`lora_step`), as a roofline.
+
+    Not counted: the kernels' launches (two a wrapped layer, CUDA graphs or not) and the tiles their grids launch for
+    slots and splits with no tokens, the engine's per-step adapter bookkeeping (vLLM's token-to-slot mapping, sorted
+    by adapter), adapters loaded into slots mid-run, and any kernel the engine swaps for the base model under LoRA.
+    Published vLLM runs lost far more than this roofline gives (benchmarks/CALIBRATION.md, acc139 entry).
+    """
+
+    #: Adapters the service serves (requests are taken as spread evenly over them).
+    adapters: int
+    #: Most distinct adapters a step holds (``--max-loras`` / ``--max-loras-per-batch``).
+    max_loras: int
+    #: Bytes of one adapter's slot on the GPU (the stage's layers): read once a step that holds the adapter.
+    slot_bytes: int
+    #: FLOPs a token on the GPU: ``2 x max_rank x (in + out)`` over the wrapped modules, as TP splits them.
+    flops_per_token: int
+    #: Activation bytes a token the kernels move: ``x`` read a slice, the float32 rank buffer written and read, ``y``
+    #: read and written.
+    activation_bytes_per_token: int
+
+    def read_bytes(self, sequences: float, tokens: float) -> float:
+        """Bytes a step of ``tokens`` tokens from ``sequences`` requests reads and writes in the LoRA kernels."""
+        slots = expected_distinct_adapters(self.adapters, self.max_loras, sequences)
+        return slots * self.slot_bytes + tokens * self.activation_bytes_per_token
+
+    def seconds(self, sequences: float, tokens: float, bandwidth_bytes_per_s: float, tensor_flops: float) -> float:
+        """The kernels' time in a step: the longer of their bytes at ``bandwidth`` and their FLOPs at ``tensor_flops``."""
+        return max(self.read_bytes(sequences, tokens) / bandwidth_bytes_per_s, tokens * self.flops_per_token / tensor_flops)
+
+
+def token_linears(linears: list[Linear], top_k: int) -> list[Linear]:
+    """The linears one token passes: a routed expert's ``top_k`` of its copies (the slots hold them all)."""
+    return [lin._replace(copies=top_k) if lin.group == EXPERT and lin.copies > 1 else lin for lin in linears]
+
+
+def activation_elements_per_token(linears: list[Linear], rank: int, tp: int) -> int:
+    """16-bit elements a token moves through the kernels on one GPU, the float32 buffer counted as two a rank.
+
+    A module: its input slice read by the shrink (``in``, TP-split for a row-parallel one), its ``rank`` float32
+    outputs written and read back, its output slice read and written by the expand.
+    """
+    total = 0
+    for lin in linears:
+        row = _is_row_parallel(lin)
+        width_in = lin.in_features // tp if row else lin.in_features
+        width_out = lin.out_features if row else lin.out_features // tp
+        total += (width_in + 2 * (SHRINK_OUT_BYTES // LORA_ELEMENT_BYTES) * rank + 2 * width_out) * lin.copies
+    return total
+
+
+def lora_step(
+    arch: Architecture, *, engine: str, targets: tuple[str, ...], max_rank: int, adapters: int, max_loras: int, tp: int,
+    pp: int = 1,
+) -> LoraStep:  # fmt: skip
+    """:class:`LoraStep` of one GPU of the fullest pipeline stage (``ceil(layers / pp)`` of the layers).
+
+    A token passes ``top_k`` of a routed expert's copies (its FLOPs and activations); a slot read counts every expert's
+    A and B, an upper bound where the engine's MoE LoRA kernel reads only the experts a step routes to.
+    """
+    wrapped = list(wrapped_linears(arch, engine, targets))
+    passed = token_linears(wrapped, arch.routed_experts[1])
+    layers = arch.num_layers
+    stage = -(-layers // pp)
+    return LoraStep(
+        adapters=adapters,
+        max_loras=max_loras,
+        slot_bytes=slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES * stage // layers,
+        flops_per_token=2 * slot_params_per_gpu(passed, max_rank, tp) * stage // layers,
+        activation_bytes_per_token=activation_elements_per_token(passed, max_rank, tp) * LORA_ELEMENT_BYTES * stage // layers,
+    )

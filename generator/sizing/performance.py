@@ -16,7 +16,8 @@ absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate;
 its materialized form, ``2 x heads x (query-key width + value width)`` per pair of tokens. Then come the
 tensor-parallel all-reduces (two per layer) and the expert-parallel dispatch and combine (two per MoE
 layer), each with a latency and a bandwidth term, and the engine's own time per iteration and per
-running sequence. Where expert parallelism places whole experts on ranks, every MoE layer waits for the rank whose
+running sequence; a service with LoRA adapters adds their kernels' roofline
+(:attr:`Accelerator.lora`). Where expert parallelism places whole experts on ranks, every MoE layer waits for the rank whose
 experts draw the most tokens (:func:`busiest_expert_rank_load`): its expert GEMMs and its share of the all-to-all.
 
 Offline throughput is in-flight batching at steady state: every step decodes the batch and prefills as
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from generator.catalog.records import GpuSpec
+    from generator.sizing.lora_serving import LoraStep
     from generator.sizing.precision import WeightFormat
 
 #: PCIe x16 bandwidth per direction, GB/s, by generation (hardware_facts.json, PCIe fact record).
@@ -131,6 +133,10 @@ class Accelerator(NamedTuple):
     #: Whether the TP group's PCIe transfers are staged through host memory (cards without peer access over PCIe):
     #: ``link_gb_per_s`` is then :data:`HOST_STAGED_ALLREDUCE_SHARE` of the PCIe rate.
     host_staged: bool = False
+    #: The LoRA adapters' kernels a step runs on each GPU (a service with ``inference.lora``): their slot reads, FLOPs and
+    #: activation traffic add to every decode step and prompt pass (:class:`generator.sizing.lora_serving.LoraStep`,
+    #: set by the planner); None: no adapters.
+    lora: LoraStep | None = None
 
     @property
     def physical_tflops(self) -> float:
@@ -692,6 +698,10 @@ class DecodeModel:
         linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
+        if acc.lora is not None:  # the adapters' shrink / expand kernels: a rank's requests, their distinct slots
+            prompts = 1 if prefill_micro > 0 else 0  # the prompt riding along: one request (its adapter)
+            rank_tokens = tokens / attention_dp
+            stage_s += acc.lora.seconds(-(-micro // attention_dp) + prompts, rank_tokens, bandwidth, self._attention_rate)
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
         host_s = self._host_per_sequence_s * batch / attention_dp
@@ -1392,12 +1402,16 @@ def prefill_seconds(
     # prompts at once, so the replica gives one prompt its dense GEMMs over all ranks and 1 / attention_dp of the exchange
     parts = prompt_gemm_parts(arch, par, acc, consts) if fill else _gemm_parts(arch, par, acc, consts)
 
+    lora = acc.lora  # a prompt's pass runs one request's adapter through the LoRA kernels
+    lora_rate = acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+
     def one_pass(n: int, logits: int) -> float:
         multiply = _gemm_at(parts, n, logits, consts)
+        adapters = 0.0 if lora is None else lora.seconds(sequences, n, bandwidth, lora_rate)
         if not weights:
-            return multiply
+            return multiply + adapters
         read_s = decode_weight_read_bytes(arch, weights, par, n) / bandwidth
-        return weight_pass_seconds(parts, read_s, multiply, n, bandwidth)
+        return weight_pass_seconds(parts, read_s, multiply, n, bandwidth) + adapters
 
     # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
     # all-reduces (review 12 item 1: they were the whole model's in every stage)
