@@ -82,6 +82,28 @@ def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
     return f"{path}:{line}:{column}: cannot read model config: config field {short(field)}: {said}"
 
 
+#: The field a config.json refusal names (``config field 'rope_scaling.factor' must be ...``).
+_NAMED_FIELD = re.compile(r"config field '([^']+)'")
+
+
+def _placed_field_error(text: str, path: str, message: str) -> str:
+    """``message`` (``<path>: ...``) at the line and column of the config field it names, where the file holds it.
+
+    hostile86: a refused field (``hidden_size`` past its range, a ``torch_dtype`` no checkpoint has) named the file and
+    the field but no line; a field the file lacks (a required one) keeps the message as it is.
+    """
+    named = _NAMED_FIELD.search(message)
+    if not message.startswith(f"{path}: ") or named is None:
+        return message
+    from generator.json_positions import line_column, value_offsets  # only on a refusal
+
+    offset = value_offsets(text).get(named.group(1))
+    if offset is None:
+        return message
+    line, column = line_column(text, offset)
+    return f"{path}:{line}:{column}: {message[len(path) + 2 :]}"
+
+
 def _looks_like_path(ref: str) -> bool:
     return ref.endswith(".json") or ref.startswith((".", "/", "~")) or (os.sep in ref and os.path.exists(ref))
 
@@ -261,7 +283,10 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
         raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
-    arch = parse_config(config, path, location)
+    try:
+        arch = parse_config(config, path, location)
+    except ArchitectureError as exc:
+        raise ArchitectureError(_placed_field_error(text, path, exc.message), location) from None
     if directory is not None:
         arch = _with_directory_weights(arch, directory, root, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)
