@@ -18,7 +18,7 @@ from generator import catalog
 from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
-from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
+from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, refuse_unencodable, short
 from generator.json_numbers import finite_float, unreadable_number
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
@@ -119,6 +119,7 @@ def resolve_model(
         raise InputError(f"the model {short(ref)} holds a NUL character, which no file name or id may hold", location)
     path = os.path.expanduser(ref)
     path = path if base_dir in ("", ".") else os.path.join(base_dir, path)  # never "././model" in a message
+    refuse_unencodable(path, "model", location)  # hostile86: a traceback in a locale that is not UTF-8
     if ref.lower().endswith(".gguf"):
         from generator.calculator.gguf_file import resolve_gguf
 
