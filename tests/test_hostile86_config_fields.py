@@ -9,28 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.cli import main
-
-#: A small Llama config (its numbers within every check), in the order HF writes one.
-CONFIG: dict[str, Any] = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
-    "max_position_embeddings": 8192,
-    "rope_theta": 500000.0,
-    "rope_scaling": {"factor": 8.0, "rope_type": "llama3", "original_max_position_embeddings": 8192},
-    "torch_dtype": "bfloat16",
-}
-MARK = '"@@bad@@"'
+from tests.helpers import VALID
+from tests.test_hostile85_config_numbers import CONFIG, MARK, _estimate
 
 
 def _text_with(path: tuple[str, ...], literal: str) -> tuple[str, int, int]:
@@ -44,14 +28,6 @@ def _text_with(path: tuple[str, ...], literal: str) -> tuple[str, int, int]:
     offset = text.index(MARK)  # the oracle: where the marker is, the literal starts
     line = text.count("\n", 0, offset) + 1
     return text.replace(MARK, literal), line, offset - text.rfind("\n", 0, offset)
-
-
-def _estimate(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "config.json").write_text(text)
-    with pytest.raises(SystemExit) as done:
-        main(["estimate", str(tmp_path / "m")])
-    return int(done.value.code or 0), capsys.readouterr().err
 
 
 CASES = [
@@ -89,11 +65,8 @@ def test_a_workload_names_the_model_field_then_the_config_place(tmp_path: Path, 
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(text)
     workload = tmp_path / "w.yaml"
-    workload.write_text(
-        "version: 1\nname: w\ndeployments:\n  - name: chat\n    model: ./m\n    inference:\n"
-        "      max_context_tokens: 4096\n      avg_input_tokens: 1000\n      avg_output_tokens: 200\n"
-        "      requests_per_second: 1\nhardware:\n  provider: aws\n"
-    )
+    assert "model: meta-llama/Llama-3.1-8B-Instruct" in VALID
+    workload.write_text(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./m"))
     with pytest.raises(SystemExit) as done:
         main(["validate", str(workload)])
     err = capsys.readouterr().err
