@@ -196,6 +196,8 @@ class FindingsError(SpecgenError):
 
 #: The longest error line printed; a longer one (a value quoted whole) is cut with a note of what was left out.
 MAX_ERROR_LINE_CHARS = 2000
+#: Of those, how many a cut line keeps of its end, where an error says why.
+ERROR_LINE_TAIL_CHARS = 400
 
 
 def one_line(text: str) -> str:
@@ -203,12 +205,15 @@ def one_line(text: str) -> str:
 
     Line breaks and other control characters are written as escapes (``\n``), so that a value quoted in a message
     cannot start a line of its own (a CI runner obeys a line such as ``::add-mask::``); at most
-    :data:`MAX_ERROR_LINE_CHARS` characters.
+    :data:`MAX_ERROR_LINE_CHARS` characters. A longer line keeps its start (the file, line and field) and its end (the
+    reason: hostile86, ``-o`` or a workload path of 5,000 characters lost "File name too long"), its middle cut.
     """
     escaped = "".join(ch if ch.isprintable() or ch == "\t" else ascii(ch)[1:-1] for ch in text)
     if len(escaped) <= MAX_ERROR_LINE_CHARS:
         return escaped
-    return f"{escaped[:MAX_ERROR_LINE_CHARS]}... ({len(escaped) - MAX_ERROR_LINE_CHARS:,} characters more)"
+    head = MAX_ERROR_LINE_CHARS - ERROR_LINE_TAIL_CHARS
+    left_out = len(escaped) - MAX_ERROR_LINE_CHARS
+    return f"{escaped[:head]}... ({left_out:,} characters left out) ...{escaped[-ERROR_LINE_TAIL_CHARS:]}"
 
 
 def arithmetic_error(exc: ArithmeticError) -> SpecgenError:

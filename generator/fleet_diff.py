@@ -22,7 +22,7 @@ from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
-from generator.spec_figures import MAX_FIGURE, check_figure
+from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_stamp import stamp_note
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
@@ -312,6 +312,8 @@ _ECHOED_PART_SETTINGS = (
 )
 #: What ``diff_plans`` reads from each part of a deployment split over two server kinds.
 _PART_FIELDS: dict[str, tuple[type, ...] | None] = {"pool": None, **dict.fromkeys(("tp", "pp", "replicas"), _NUMBER)}
+#: Of the fields read as numbers, those every plan writes as whole numbers (the plan dataclasses' ints).
+_COUNTS = frozenset(("gpus", "nodes", "replicas"))
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number"}
 
 
@@ -325,8 +327,8 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
         value = record[key]
         if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
             raise SpecShapeError(path, f"{where}.{key}", f"must be {_TYPE_NAMES[types[0]]}, got {short(value)}")
-        if types is _NUMBER:
-            check_figure(path, f"{where}.{key}", value)
+        if types is _NUMBER:  # hostile86: a count (GPUs, nodes, replicas) is a whole number
+            (check_count if key in _COUNTS else check_figure)(path, f"{where}.{key}", value)
 
 
 #: The providers a plan is made for (``plan.provider``).

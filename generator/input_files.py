@@ -43,10 +43,36 @@ def _kind(mode: int) -> str:
 
 
 def refuse_nul(path: str, what: str, location: Location | None = None) -> None:
-    """An InputError for a path holding NUL, which ``os`` calls refuse with a ValueError (fuzz31 item 13)."""
+    """An InputError for a path holding NUL, which ``os`` calls refuse with a ValueError (fuzz31 item 13).
+
+    And for one holding a character this process cannot give the OS (:func:`refuse_unencodable`).
+    """
     if "\0" in path:
         shown = path.replace("\0", "\\0")
         raise InputError(f"the {what} path holds a NUL character, which no file name may hold", location or Location(shown))
+    refuse_unencodable(path, what, location)
+
+
+def refuse_unencodable(path: str, what: str, location: Location | None = None) -> None:
+    """An InputError for a path holding a character the file-name encoding of this process lacks.
+
+    hostile86: in a locale that is not UTF-8 (``LC_ALL=C`` with ``PYTHONUTF8=0``, a Latin-1 one) a workload's
+    ``model: ./modèle`` ended in a traceback (``UnicodeEncodeError: 'ascii' codec can't encode character``) at the
+    first ``os`` call on the path. A path from the command line always encodes (Python decodes it with
+    ``surrogateescape``); one read from a file may not.
+    """
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        import sys
+
+        char = path[exc.start]
+        raise InputError(
+            f"the {what} path {short(path)} holds {char!r} (U+{ord(char):04X}), which this process's file names, in "
+            f"the locale's encoding ({sys.getfilesystemencoding()}), cannot hold: run specgen in a UTF-8 locale "
+            "(LC_ALL=C.UTF-8, or PYTHONUTF8=1)",
+            location or Location(ascii(path)[1:-1]),
+        ) from None
 
 
 def read_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> bytes:

@@ -19,3 +19,13 @@ def check_figure(path: str, where: str, value: Any) -> None:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not number or not 0 <= value <= MAX_FIGURE:
         raise SpecShapeError(path, where, f"must be a number from 0 to 10^12, got {short(value)}")
+
+
+def check_count(path: str, where: str, value: Any) -> None:
+    """:func:`check_figure`, for a count a plan writes as a whole number (GPUs, nodes, replicas).
+
+    hostile86: a deployment's ``gpus`` of 0.5 or -0.0 was said as a change, "GPUs 8 -> 0.50" or "8 -> -0.00", exit 0.
+    """
+    check_figure(path, where, value)
+    if not isinstance(value, int):
+        raise SpecShapeError(path, where, f"must be a whole number from 0 to 10^12, got {short(value)}")

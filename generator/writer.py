@@ -207,8 +207,30 @@ def write_tree(
             recovered = recover(target, parent, _remove_tree)
         except OSError as exc:
             raise OutputError(f"cannot recover the interrupted render of {directory}: {_describe(exc)}") from None
+        _refuse_replacing_workloads(workloads, target, directory, keep)
         _write_locked(files, directory, target, parent, keep)
     return recovered
+
+
+def _refuse_replacing_workloads(workloads: Collection[str], target: str, directory: str, keep: Collection[str]) -> None:
+    """Refuse a render that would replace or delete a workload it reads: one at a path the previous render wrote.
+
+    hostile86: ``specgen render infra/ansible/inventory.yml -o infra`` (a workload saved over a rendered file, or
+    reached through a symlink into the tree) was read, then replaced by the new render's file: the input was lost.
+    """
+    listed = read_manifest(target) if os.path.isdir(target) else None
+    if not listed:
+        return
+    owned = {*listed, MANIFEST} - set(keep)
+    for workload in workloads:
+        real = os.path.realpath(workload)
+        rel = os.path.relpath(real, target).replace(os.sep, "/")
+        if rel in owned and not rel.startswith("../"):
+            raise OutputError(
+                f"refusing to write {directory}: the workload {workload} is {rel} there, a file the previous render wrote "
+                f"(listed in {MANIFEST}), which this render would replace: keep the workload outside the output tree; "
+                "nothing was written"
+            )
 
 
 def _write_locked(files: dict[str, str], directory: str, target: str, parent: str, keep: Collection[str]) -> None:

@@ -16,8 +16,9 @@ from tests.helpers import run_estimate, run_specgen
 def test_one_line_escapes_control_characters_and_caps_the_length() -> None:
     assert one_line("unknown field '\n::add-mask::x\r'") == "unknown field '\\n::add-mask::x\\r'"
     assert one_line("tab\tand é 中") == "tab\tand é 中"  # printable text and tabs as they are
-    long = one_line("k" * (MAX_ERROR_LINE_CHARS + 500))
-    assert long.endswith("... (500 characters more)") and len(long) < MAX_ERROR_LINE_CHARS + 40
+    long = one_line("k" * (MAX_ERROR_LINE_CHARS + 500) + ": File name too long")
+    assert long.endswith(": File name too long") and len(long) < MAX_ERROR_LINE_CHARS + 40
+    assert "... (520 characters left out) ..." in long  # hostile86: the middle is cut, the reason kept
 
 
 def test_a_value_with_line_breaks_cannot_start_a_ci_workflow_command(tmp_path: Path) -> None:

@@ -572,7 +572,7 @@ def test_render_check_prints_the_replacement_after_the_patch(tmp_path: Path, cap
     ("error", "line"),
     [
         pytest.param("a.yaml:5:12: no feasible plan", "a.yaml:5:12: no feasible plan", id="short"),
-        pytest.param("x" * 2500, "x" * 2000 + "... (500 characters more)", id="long-cut-once"),
+        pytest.param("x" * 2500, "x" * 1600 + "... (500 characters left out) ..." + "x" * 400, id="long-cut-once"),
         pytest.param("a\n::add-mask::b", "a\\n::add-mask::b", id="line-break-escaped"),
     ],
 )
@@ -585,7 +585,7 @@ def test_the_job_log_prints_each_error_once_on_one_line(error: str, line: str) -
     exc = unplanned_error({"files": [failed]})
     assert exc is not None and exc.exit_code == 3 and _error_lines(exc) == [line]
     section = markdown({"base": "HEAD", "totals": {}, "files": [failed]})
-    assert section.count("characters more") == line.count("characters more")
+    assert section.count("characters left out") == line.count("characters left out")
 
 
 def test_a_job_that_now_runs_after_another_and_a_service_now_embedding_are_changes() -> None:

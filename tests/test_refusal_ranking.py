@@ -112,7 +112,7 @@ def test_owned_servers_without_a_fabric_are_not_told_to_list_more_of_them(tmp_pa
     # 0.0314 s = 19.8531 s, 23.35 h x 19.8531 / 19.8305 = 23.37 h; the same suggestion on the same server
     found = "; with optimizer: adamw-8bit set in the training of deployment mixft, the workload plans $1,925/month, "
     assert found + "mixft on 1 x dell-xe9680-hgx-h100-h200 (8 x h100-sxm5-80gb), 23.37 h a run; else " in advice
-    assert "characters more" not in said
+    assert "characters left out" not in said
     # and each way said plans: the optimizer on one owned server, the fabric NIC on the owned servers
     one = _planned(path, MIXTRAL.format(optimizer=EIGHT_BIT, count=count, fabric=NO_FABRIC))
     assert one["world_size"] == 8 and one["hours"] == 23.37  # acc107: 17.06 -> 19.27; acc113: 19.75; with acc117: 23.37
@@ -140,7 +140,7 @@ def test_a_lighter_job_over_the_primary_nic_is_said_so_and_ranked_below_the_gpu_
     assert fused in advice and advice.index("kubernetes.gpu_networks") < advice.index(fused)
     # of the memory levers only the lighter method moves fewer bytes between the nodes; the others are not offered
     assert advice.endswith("; else LoRA/QLoRA (adapter gradients alone cross)")
-    assert "offload_params" not in advice and "shorter sequence_length" not in advice and "characters more" not in said
+    assert "offload_params" not in advice and "shorter sequence_length" not in advice and "characters left out" not in said
     # each plans: the GPU NICs (4 x a3-mega over them), LoRA (one node)
     nics = _planned(path, GKE_70B.format(gpus="h100-sxm5-80gb", nets=NETS))
     assert nics["hosts"] == 4 and "GPU NICs of the instance" in str(nics["inter_node_link"])

@@ -310,6 +310,11 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
     if os.path.isdir(path):
         raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
     if not os.path.isfile(path):
+        if os.path.exists(path):  # hostile86: a FIFO or a device read "not found"
+            from generator.input_files import _kind
+
+            kind = _kind(os.stat(path).st_mode)
+            raise InputError(f"GGUF file '{ref}' is {kind} ({path}); only regular files are read", location)
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
     header, fields = _open(path, location)
     parts = split_parts(path, fields, location)

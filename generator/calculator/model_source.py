@@ -18,7 +18,7 @@ from generator import catalog
 from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
-from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
+from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, refuse_unencodable, short
 from generator.json_numbers import finite_float, refuse_constant, unreadable_number
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
@@ -78,6 +78,28 @@ def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
     return f"{path}:{line}:{column}: cannot read model config: config field {short(field)}: {said}"
 
 
+#: The field a config.json refusal names (``config field 'rope_scaling.factor' must be ...``).
+_NAMED_FIELD = re.compile(r"config field '([^']+)'")
+
+
+def _placed_field_error(text: str, path: str, message: str) -> str:
+    """``message`` (``<path>: ...``) at the line and column of the config field it names, where the file holds it.
+
+    hostile86: a refused field (``hidden_size`` past its range, a ``torch_dtype`` no checkpoint has) named the file and
+    the field but no line; a field the file lacks (a required one) keeps the message as it is.
+    """
+    named = _NAMED_FIELD.search(message)
+    if not message.startswith(f"{path}: ") or named is None:
+        return message
+    from generator.json_positions import line_column, value_offsets  # only on a refusal
+
+    offset = value_offsets(text).get(named.group(1))
+    if offset is None:
+        return message
+    line, column = line_column(text, offset)
+    return f"{path}:{line}:{column}: {message[len(path) + 2 :]}"
+
+
 def _looks_like_path(ref: str) -> bool:
     return ref.endswith(".json") or ref.startswith((".", "/", "~")) or (os.sep in ref and os.path.exists(ref))
 
@@ -93,6 +115,7 @@ def resolve_model(
         raise InputError(f"the model {short(ref)} holds a NUL character, which no file name or id may hold", location)
     path = os.path.expanduser(ref)
     path = path if base_dir in ("", ".") else os.path.join(base_dir, path)  # never "././model" in a message
+    refuse_unencodable(path, "model", location)  # hostile86: a traceback in a locale that is not UTF-8
     if ref.lower().endswith(".gguf"):
         from generator.calculator.gguf_file import resolve_gguf
 
@@ -257,7 +280,10 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
         raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
-    arch = parse_config(config, path, location)
+    try:
+        arch = parse_config(config, path, location)
+    except ArchitectureError as exc:
+        raise ArchitectureError(_placed_field_error(text, path, exc.message), location) from None
     if directory is not None:
         arch = _with_directory_weights(arch, directory, root, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)

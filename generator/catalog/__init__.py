@@ -330,12 +330,12 @@ def unknown_id_message(what: str, value: str, choices: Mapping[str, object]) -> 
     ``what`` is ``GPU``, ``platform``, ``CPU`` or ``NIC``: the catalog table it names is counted (``choices`` may add
     a workload's own server names); see :mod:`generator.catalog.id_hints`.
     """
-    from generator.catalog.id_hints import id_hint
+    from generator.catalog.id_hints import id_hint, lookalike_note
     from generator.input_files import short
 
     tables: dict[str, Callable[[], Mapping[str, object]]] = {"GPU": gpus, "platform": platforms, "CPU": cpus, "NIC": nics}
     size = len(tables[what]()) if what in tables else None
-    return f"unknown {what} {short(value)}{id_hint(what, value, sorted(choices), size)}"
+    return f"unknown {what} {short(value)}{lookalike_note(value)}{id_hint(what, value, sorted(choices), size)}"
 
 
 def find_model(name: str) -> ModelRecord:
@@ -353,7 +353,9 @@ def find_model(name: str) -> ModelRecord:
         likest = sorted(dict.fromkeys(close), key=lambda m: (-likeness(name, m), m))[:3]
         hint = f"; did you mean {', '.join(map(repr, extended or likest))}?" if extended or likest else ""
         hint = hint or suggest(name, sorted(models()))
-        raise UnknownIdError(f"unknown model '{name}'{hint} (or give a path to a config.json)")
+        from generator.catalog.id_hints import lookalike_note
+
+        raise UnknownIdError(f"unknown model '{name}'{lookalike_note(name)}{hint} (or give a path to a config.json)")
     return models()[model_id]
 
 

@@ -152,3 +152,24 @@ def _close(value: str, choices: Sequence[str]) -> list[str]:
     """The closest ids by difflib to a name without a model part (a misspelt word), at most three."""
     lookup = {c.lower(): c for c in choices}
     return [lookup[c] for c in difflib.get_close_matches(value.lower(), list(lookup), n=3, cutoff=0.5)]
+
+
+#: The most characters outside ASCII :func:`lookalike_note` names.
+MAX_NAMED_CHARACTERS = 3
+
+
+def lookalike_note(typed: str) -> str:
+    """`` (it holds 'с' (U+0441 CYRILLIC SMALL LETTER ES), ...)`` for an id typed with characters outside ASCII; '' else.
+
+    hostile86: ``Llama-3.1-70B-Instruсt`` with a Cyrillic ``с`` (pasted, or a confusable a pull request planted) read
+    ``unknown model 'meta-llama/Llama-3.1-70B-Instruсt'; did you mean 'meta-llama/Llama-3.1-70B-Instruct'``: the two
+    names look the same. Every catalog id and Hub id is ASCII, so each character outside it is named by its code point.
+    """
+    if typed.isascii():
+        return ""
+    import unicodedata  # only on a refusal
+
+    odd = list(dict.fromkeys(ch for ch in typed if not ch.isascii()))
+    named = [f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})" for ch in odd[:MAX_NAMED_CHARACTERS]]
+    more = f" and {len(odd) - MAX_NAMED_CHARACTERS} more" if len(odd) > MAX_NAMED_CHARACTERS else ""
+    return f" (it holds {', '.join(named)}{more}, outside ASCII, which every id is written in)"

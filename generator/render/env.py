@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -155,7 +156,12 @@ class _TemplateCache(FileSystemBytecodeCache):
 
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
-            super().load_bytecode(bucket)
+            # hostile86: Jinja's own open() of a FIFO left there (a restored CI cache) waited for a writer for ever,
+            # and the render with it; an entry that is not a regular file is a miss
+            fd = os.open(self._get_cache_filename(bucket), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+            with open(fd, "rb") as entry:
+                if stat.S_ISREG(os.fstat(entry.fileno()).st_mode):
+                    bucket.load_bytecode(entry)
         except Exception:  # any unreadable entry (truncated pickle or marshal data, I/O) is a miss, compiled anew
             bucket.reset()
 
