@@ -149,24 +149,34 @@ def pack_racks(
     """
     budget_w = whole_watts(rack_power_kw)
     usable = usable_units(reserved_units)
+    # each pool's node once, repeated for its racked nodes (its height and PSUs are the pool's)
+    each = [(p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware)) for p in pools]
     nodes = sorted(
-        (
-            (p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware))
-            for p in pools
-            for _ in range(racked_nodes(p))
-        ),
+        (node for p, node in zip(pools, each, strict=True) for _ in range(racked_nodes(p))),
         key=lambda n: (-n[0], -n[1], n[2]),
     )
     racks: list[Rack] = []
+    # by a node's (power, height): the first rack that may hold one. A rack's power and height only grow, so a rack
+    # too full for a node of that power and height stays so: the scan for the next such node starts past those
+    # before it (the same rack is found as scanning from the first; a 16,777,216 USD capacity plan packed ~600 nodes
+    # into every rack before each, 2,964 times)
+    first_with_room: dict[tuple[int, int], int] = {}
     for power, units, name, liquid, psus in nodes:
         target, loads = None, None
-        for rack in racks:
+        start = first_with_room.get((power, units), 0)
+        skipped = True  # every rack from ``start`` so far too full for this power and height
+        for at in range(start, len(racks)):
+            rack = racks[at]
             if rack.power_w + power > budget_w or rack.units + units > usable:
+                if skipped:
+                    start = at + 1
                 continue
+            skipped = False
             loads = _plugged_in(rack, feeds, power, psus)
             if loads is None or (feeds is not None and carried(feeds, loads)):
                 target = rack
                 break
+        first_with_room[power, units] = start
         if target is None:  # a node over a rack's budget, circuits or height is refused earlier (a rack-scale system is its rack)
             target = Rack(feeds)
             racks.append(target)
