@@ -123,3 +123,22 @@ def test_a_large_pool_is_placed_in_linear_time() -> None:
     assert [(r.deployment, r.replica, r.gpus) for r in placed[0]] == [("wide", 1, (0, 1, 2, 3)), ("wide", 2, (4, 5, 6, 7))]
     assert [(r.deployment, r.replica) for r in placed[10_000]] == [("narrow", n) for n in range(1, 9)]
     assert [(r.deployment, r.replica, r.gpus) for r in placed[-1]][-1] == ("narrow", 80_000, (7,))
+
+
+@pytest.mark.parametrize(("gpus", "hosts", "nodes", "mix"), MIXES)
+def test_unlaid_placement_puts_the_same_replicas_on_each_host(gpus: int, hosts: int, nodes: int, mix: Mix) -> None:
+    """``laid_out=False`` (perf141: the callers that count) skips only the choice of GPUs: each host runs the same
+    replicas with as many GPUs each, and a replica over several hosts keeps its GPUs."""
+    deployments = [_deployment(name, tp, pp, n) for name, tp, pp, n, _ in mix]
+    spread = frozenset(name for name, *_, s in mix if s)
+    laid = pool_placement(deployments, _pool(gpus, hosts, nodes, mix), spread)
+    unlaid = pool_placement(deployments, _pool(gpus, hosts, nodes, mix), spread, laid_out=False)
+    assert laid is not None and unlaid is not None
+
+    def counted(placement: list[list[HostReplica]]) -> list[list[tuple[object, ...]]]:
+        return [
+            sorted((r.deployment, r.replica, len(r.gpus), r.host_of_replica, r.gpus if r.host_of_replica else ()) for r in on)
+            for on in placement
+        ]
+
+    assert counted(unlaid) == counted(laid)

@@ -52,7 +52,7 @@ def _free_by_node(pool: Pool, deployments: Sequence[DeploymentPlan], spread: fro
     """
     from generator.planner.placement import pool_placement
 
-    placed = pool_placement(deployments, pool, spread)
+    placed = pool_placement(deployments, pool, spread, laid_out=False)  # GPUs counted, not which
     if placed is None:
         return None
     needed = {d.name: d.replicas - int(d.details.get("replicas_past_rate", 0)) for d in deployments}

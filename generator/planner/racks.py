@@ -149,35 +149,64 @@ def pack_racks(
     """
     budget_w = whole_watts(rack_power_kw)
     usable = usable_units(reserved_units)
-    nodes = sorted(
-        (
-            (p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware))
-            for p in pools
-            for _ in range(racked_nodes(p))
-        ),
-        key=lambda n: (-n[0], -n[1], n[2]),
-    )
+    # each pool's node once with its racked nodes (alike: its height and PSUs are the pool's), in the order a stable
+    # sort of the nodes one by one puts them (a pool's nodes together)
+    runs = sorted(
+        (((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware)), racked_nodes(p))
+         for p in pools),
+        key=lambda run: (-run[0][0], -run[0][1], run[0][2]),
+    )  # fmt: skip
     racks: list[Rack] = []
-    for power, units, name, liquid, psus in nodes:
-        target, loads = None, None
-        for rack in racks:
-            if rack.power_w + power > budget_w or rack.units + units > usable:
-                continue
-            loads = _plugged_in(rack, feeds, power, psus)
-            if loads is None or (feeds is not None and carried(feeds, loads)):
-                target = rack
-                break
-        if target is None:  # a node over a rack's budget, circuits or height is refused earlier (a rack-scale system is its rack)
-            target = Rack(feeds)
-            racks.append(target)
-            loads = _plugged_in(target, feeds, power, psus)
-        target.feed_loads = loads
-        target.power_w += power
-        target.units += units
-        target.liquid = target.liquid or liquid
-        target.air_power_w += 0 if liquid else power
-        target.pools[name] = target.pools.get(name, 0) + 1
+    # by a node's (power, height): the first rack that may hold one. A rack's power and height only grow, so a rack
+    # too full for a node of that power and height stays so: the scan for the next such node starts past those
+    # before it (the same rack is found as scanning from the first; a 16,777,216 USD capacity plan packed ~600 nodes
+    # into every rack before each, 2,964 times)
+    first_with_room: dict[tuple[int, int], int] = {}
+    for (power, units, name, liquid, psus), racked in runs:
+        count = racked
+        while count > 0:
+            target, loads = None, None
+            start = first_with_room.get((power, units), 0)
+            skipped = True  # every rack from ``start`` so far too full for this power and height
+            for at in range(start, len(racks)):
+                rack = racks[at]
+                if rack.power_w + power > budget_w or rack.units + units > usable:
+                    if skipped:
+                        start = at + 1
+                    continue
+                skipped = False
+                loads = _plugged_in(rack, feeds, power, psus)
+                if loads is None or (feeds is not None and carried(feeds, loads)):
+                    target = rack
+                    break
+            first_with_room[power, units] = start
+            # a node over a rack's budget, circuits or height is refused earlier (a rack-scale system is its rack)
+            if target is None:
+                target = Rack(feeds)
+                racks.append(target)
+                loads = _plugged_in(target, feeds, power, psus)
+            # the run's next nodes go where this one went while it has room (the racks before it have none for them):
+            # without circuits, as many at once as its power and height hold (one where it holds none: a new rack)
+            taken = 1 if feeds is not None else max(1, min(count, _room_for(target, power, units, budget_w, usable)))
+            target.feed_loads = loads
+            target.power_w += power * taken
+            target.units += units * taken
+            target.liquid = target.liquid or liquid
+            target.air_power_w += 0 if liquid else power * taken
+            target.pools[name] = target.pools.get(name, 0) + taken
+            count -= taken
     return racks
+
+
+def _room_for(rack: Rack, power_w: int, units: int, budget_w: int, usable: int) -> int:
+    """How many more nodes of ``power_w`` and ``units`` go in ``rack`` within ``budget_w`` and ``usable``.
+
+    The count the node-by-node checks (``power_w + power <= budget``, ``units + units <= usable``) let in, in whole
+    numbers; 1 (the node-by-node placing) where a figure is not a positive whole number.
+    """
+    if any(type(n) is not int for n in (power_w, units, rack.power_w, rack.units)) or power_w <= 0 or units <= 0:
+        return 1
+    return max(0, min((budget_w - rack.power_w) // power_w, (usable - rack.units) // units))
 
 
 def _plugged_in(rack: Rack, feeds: Feeds | None, power_w: int, psus: int | None) -> FeedLoads | None:

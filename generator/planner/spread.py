@@ -192,7 +192,7 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
         if dep.name in spread:
             for name in dep.pools:
                 if name not in placements:
-                    placements[name] = pool_placement(deployments, by_name[name], spread)
+                    placements[name] = pool_placement(deployments, by_name[name], spread, laid_out=False)
             placed = [placements[name] for name in dep.pools]
             if dep.replicas >= SPREAD_NODES and all(placed) and sum(hosts_holding(p or [], dep.name) for p in placed) < 2:
                 beside = sorted(d.name for d in deployments if any(d.in_pool(n) for n in dep.pools))

@@ -128,7 +128,7 @@ def _nodes_freed(plan: Plan, d: DeploymentPlan, pool: Pool, spread: frozenset[st
     if pool.node.hosts < SPREAD_NODES and any(o.name in spread and o.replicas >= SPREAD_NODES for o in others):
         fewest = max(fewest, SPREAD_NODES)
     for nodes in range(fewest, pool.nodes):
-        if pool_placement(others, pool._replace(nodes=nodes), spread) is not None:
+        if pool_placement(others, pool._replace(nodes=nodes), spread, laid_out=False) is not None:
             return pool.nodes - nodes
     return 0
 

@@ -665,6 +665,13 @@ _RESCALE_AT = 2.0**600
 _TAIL = math.exp(-40.0)
 
 
+#: Erlang C's results kept (a pure function of two numbers): planning asks the same sum many times over (the rate a
+#: fleet sustains, its wait, the routing note, each pass of a capacity plan's search: 18,894 sums of 2,621 queues at
+#: 16,777,216 USD, some of ~10^5 terms), perf141.
+ERLANG_C_KEPT = 1 << 16
+
+
+@functools.lru_cache(maxsize=ERLANG_C_KEPT, typed=True)
 def erlang_c(servers: int, offered: float) -> float:
     """The probability that an arrival waits in an M/M/c queue of ``servers`` at ``offered`` Erlangs (Erlang C).
 
