@@ -43,11 +43,13 @@ from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.lora_serving import (
+    ENGINE_LORA,
     LoraServing,
     LoraStep,
-    default_max_loras,
     lora_serving,
     lora_step,
+    served_cpu_loras,
+    served_max_loras,
     shrink_buffer_bytes,
 )
 from generator.sizing.memo import memoized
@@ -1182,28 +1184,14 @@ def replica_memory(
 
 
 def lora_sizes(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraServing:
-    """The replica's LoRA serving cost at ``par`` (``spec.lora`` set): slots on each GPU of its fullest stage, host RAM.
-
-    The slots are per decoder layer, so a pipeline stage holds its own layers' (the most layers a stage takes).
-    """
+    """The replica's LoRA serving cost at ``par`` (``spec.lora`` set): slots on each GPU of its fullest stage, host RAM."""
     lora = spec.lora
     assert lora is not None
-    max_loras = lora.max_loras or default_max_loras(spec.engine)
-    cpu_loras = lora.max_cpu_loras or lora.adapters
-    sizes = lora_serving(
-        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, max_loras=max_loras,
-        cpu_loras=cpu_loras, tp=par.tp,
+    return lora_serving(
+        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank,
+        max_loras=served_max_loras(lora.max_loras, spec.engine), cpu_loras=served_cpu_loras(lora.max_cpu_loras, lora.adapters),
+        tp=par.tp, pp=par.pp,
     )  # fmt: skip
-    if par.pp > 1:
-        layers = arch.num_layers
-        stage = -(-layers // par.pp)
-        sizes = sizes._replace(
-            gpu_bytes=sizes.gpu_bytes * stage // layers,
-            slot_bytes_per_gpu=sizes.slot_bytes_per_gpu * stage // layers,
-            slot_read_bytes_per_step=sizes.slot_read_bytes_per_step * stage // layers,
-            host_bytes=sizes.host_bytes * par.pp,
-        )
-    return sizes
 
 
 def lora_step_of(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraStep:
@@ -1212,7 +1200,7 @@ def lora_step_of(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> L
     assert lora is not None
     return lora_step(
         arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, adapters=lora.adapters,
-        max_loras=lora.max_loras or default_max_loras(spec.engine), tp=par.tp, pp=par.pp,
+        max_loras=served_max_loras(lora.max_loras, spec.engine), tp=par.tp, pp=par.pp,
     )  # fmt: skip
 
 
@@ -1239,7 +1227,7 @@ def with_lora_slots(
     lora = spec.lora
     assert lora is not None
     slots = lora_sizes(arch, spec, par).gpu_bytes
-    buffer = shrink_buffer_bytes(tokens, lora.max_rank) if spec.engine == "vllm" else 0
+    buffer = shrink_buffer_bytes(tokens, lora.max_rank) if ENGINE_LORA[spec.engine].shrink_buffer_at_start else 0
     per_gpu = mem.per_gpu._replace(overhead=mem.per_gpu.overhead + slots + buffer)
     parts = {**mem.overhead_parts, "lora_slots": slots, "lora_shrink_buffer": buffer}
     capacity = mem.capacity

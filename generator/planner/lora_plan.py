@@ -12,7 +12,7 @@ from typing import Any
 from generator.planner.inference import lora_sizes
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
-from generator.sizing.lora_serving import default_max_loras
+from generator.sizing.lora_serving import ENGINE_LORA, served_cpu_loras, served_max_loras
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -37,7 +37,7 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
     sizes = lora_sizes(arch, spec, par)
     out: dict[str, Any] = {
         "adapters": lora.adapters,
-        "max_loras": lora.max_loras or default_max_loras(spec.engine),
+        "max_loras": served_max_loras(lora.max_loras, spec.engine),
         "max_rank": lora.max_rank,
         "target_modules": list(lora.target_modules),
         "slot_bytes_per_gpu": sizes.slot_bytes_per_gpu,
@@ -48,7 +48,7 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
         "slot_read_bytes_per_step": sizes.slot_read_bytes_per_step,
     }
     if spec.engine == "vllm":  # its default is max_loras: the adapters all stay loaded only where it is said
-        out["max_cpu_loras"] = lora.max_cpu_loras or lora.adapters
+        out["max_cpu_loras"] = served_cpu_loras(lora.max_cpu_loras, lora.adapters)
         out["shrink_buffer_bytes_per_gpu"] = shrink_buffer_bytes
     elif lora.max_cpu_loras is not None:  # SGLang --max-loaded-loras (unset: no limit, every adapter loaded)
         out["max_cpu_loras"] = lora.max_cpu_loras
@@ -59,8 +59,8 @@ def lora_reason(details: dict[str, Any], engine: str) -> str:
     """The reason line: the slots each GPU holds before the KV pool, and the host copies."""
     lora = details["lora"]
     slots = lora["max_loras"]
-    flag = "--max-loras" if engine == "vllm" else "--max-loras-per-batch"
-    wrapped = "every linear layer (vLLM wraps them all)" if engine == "vllm" else "the target modules"
+    flag = ENGINE_LORA[engine].batch_flag
+    wrapped = "every linear layer (vLLM wraps them all)" if ENGINE_LORA[engine].wraps_every_linear else "the target modules"
     cpu = lora.get("max_cpu_loras", lora["adapters"])
     return (
         f"LoRA: {slots} adapter slot{'s' if slots != 1 else ''} ({flag}) at rank {lora['max_rank']} over {wrapped} hold "

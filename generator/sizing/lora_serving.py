@@ -51,10 +51,53 @@ from generator.sizing.memo import memoized
 #: vLLM's accepted ``--max-lora-rank`` values (``MaxLoRARanks``, https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py).
 VLLM_MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
-#: vLLM's ``--max-loras`` default (``LoRAConfig.max_loras = 1``) and SGLang's ``--max-loras-per-batch`` default (8,
-#: https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py).
-VLLM_DEFAULT_MAX_LORAS = 1
-SGLANG_DEFAULT_MAX_LORAS = 8
+
+class EngineLora(NamedTuple):
+    """One engine's LoRA serving rules, the two kept side by side in :data:`ENGINE_LORA`."""
+
+    #: The flag of the adapters one batch holds (its GPU slots).
+    batch_flag: str
+    #: Its default.
+    default_max_loras: int
+    #: The flag of the adapters kept loaded in host RAM, which the engine refuses below ``batch_flag``.
+    host_flag: str
+    #: Whether its slots wrap every linear layer (vLLM) or the target modules only (SGLang).
+    wraps_every_linear: bool
+    #: Whether its profiling run's peak holds the float32 shrink buffer (:func:`shrink_buffer_bytes`) before the KV
+    #: pool is sized (vLLM); SGLang sizes its pool from what is free after its adapter buffers.
+    shrink_buffer_at_start: bool
+
+
+#: vLLM: ``--max-loras`` (``LoRAConfig.max_loras = 1``) and ``--max-cpu-loras``
+#: (https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py); SGLang: ``--max-loras-per-batch`` (8) and
+#: ``--max-loaded-loras`` (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py).
+ENGINE_LORA = {
+    "vllm": EngineLora(
+        batch_flag="--max-loras",
+        default_max_loras=1,
+        host_flag="--max-cpu-loras",
+        wraps_every_linear=True,
+        shrink_buffer_at_start=True,
+    ),
+    "sglang": EngineLora(
+        batch_flag="--max-loras-per-batch",
+        default_max_loras=8,
+        host_flag="--max-loaded-loras",
+        wraps_every_linear=False,
+        shrink_buffer_at_start=False,
+    ),
+}
+
+
+def served_max_loras(max_loras: int | None, engine: str) -> int:
+    """The adapters one batch holds: ``max_loras`` as given, else the engine's default."""
+    return max_loras or ENGINE_LORA[engine].default_max_loras
+
+
+def served_cpu_loras(max_cpu_loras: int | None, adapters: int) -> int:
+    """The adapters a worker process keeps loaded in host RAM: ``max_cpu_loras`` as given, else every adapter."""
+    return max_cpu_loras or adapters
+
 
 #: Bytes of an adapter element: ``lora_dtype auto`` is the model's dtype, which for a quantized checkpoint is its
 #: activation dtype (bf16 / fp16).
@@ -66,35 +109,39 @@ ROW_PARALLEL = frozenset({"o_proj", "down_proj", "dense", "fc2", "w2", "out_proj
 
 
 class LoraServing(NamedTuple):
-    """One replica's LoRA serving cost at its TP degree."""
+    """One replica's LoRA serving cost at its TP and PP degrees."""
 
-    #: Bytes on each GPU the engine's slots hold (``max_loras`` slots at ``max_rank`` over the wrapped modules).
+    #: Bytes on each GPU of the fullest stage the engine's slots hold (``max_loras`` slots at ``max_rank`` over the
+    #: wrapped modules of its layers).
     gpu_bytes: int
-    #: One slot's bytes on each GPU.
+    #: One slot's bytes on each GPU of the fullest stage.
     slot_bytes_per_gpu: int
     #: One adapter's bytes at ``max_rank`` over its target modules (its safetensors file, its CPU copy).
     adapter_bytes: int
-    #: Host RAM of the replica's CPU adapter caches: ``cpu_loras`` adapters in each of its ``tp`` worker processes.
+    #: Host RAM of the replica's CPU adapter caches: ``cpu_loras`` adapters in each of its ``tp x pp`` worker processes.
     host_bytes: int
     #: Extra FLOPs of one token through the LoRA kernels (the whole replica).
     flops_per_token: int
-    #: Bytes each GPU reads from the slots in one decode step whose batch uses every slot.
-    slot_read_bytes_per_step: int
+
+    @property
+    def slot_read_bytes_per_step(self) -> int:
+        """Bytes each GPU reads from the slots in one decode step whose batch uses every slot: all of them."""
+        return self.gpu_bytes
 
 
-def _is_row_parallel(lin: Linear) -> bool:
-    """Whether TP splits the linear's input (o_proj, down_proj and their kin) rather than its output."""
-    return lin.name.rsplit(".", 1)[-1] in ROW_PARALLEL
+def _widths_per_gpu(lin: Linear, tp: int) -> tuple[int, int]:
+    """The linear's input and output widths on one GPU.
+
+    TP splits a row-parallel linear's input (o_proj, down_proj and their kin), every other one's output.
+    """
+    if lin.name.rsplit(".", 1)[-1] in ROW_PARALLEL:
+        return lin.in_features // tp, lin.out_features
+    return lin.in_features, lin.out_features // tp
 
 
 def slot_params_per_gpu(linears: list[Linear], rank: int, tp: int) -> int:
     """Parameters of one adapter slot on one GPU: ``rank x (in + out)`` a module, split as TP splits the module."""
-    total = 0
-    for lin in linears:
-        row = _is_row_parallel(lin)
-        width = (lin.in_features // tp if row else lin.in_features) + (lin.out_features if row else lin.out_features // tp)
-        total += rank * width * lin.copies
-    return total
+    return sum(rank * sum(_widths_per_gpu(lin, tp)) * lin.copies for lin in linears)
 
 
 @memoized
@@ -107,7 +154,13 @@ def adapted_linears(arch: Architecture, targets: tuple[str, ...]) -> tuple[Linea
 
 def wrapped_linears(arch: Architecture, engine: str, targets: tuple[str, ...]) -> tuple[Linear, ...]:
     """The linears the engine gives adapter slots: every one under vLLM, the targets under SGLang."""
-    return adapted_linears(arch, (LORA_ALL,) if engine == "vllm" else targets)
+    return adapted_linears(arch, (LORA_ALL,) if ENGINE_LORA[engine].wraps_every_linear else targets)
+
+
+def per_stage(value: int, arch: Architecture, pp: int) -> int:
+    """The fullest pipeline stage's share of a per-layer ``value``: ``ceil(layers / pp)`` of the layers."""
+    layers = arch.num_layers
+    return value * -(-layers // pp) // layers
 
 
 def lora_serving(
@@ -119,24 +172,28 @@ def lora_serving(
     max_loras: int,
     cpu_loras: int,
     tp: int,
+    pp: int = 1,
 ) -> LoraServing:
-    """The GPU slots, host RAM and per-token work of serving adapters of ``targets`` up to ``max_rank``."""
-    slot = slot_params_per_gpu(list(wrapped_linears(arch, engine, targets)), max_rank, tp) * LORA_ELEMENT_BYTES
+    """The GPU slots, host RAM and per-token work of serving adapters of ``targets`` up to ``max_rank``.
+
+    The slots are per decoder layer, so a pipeline stage holds its own layers' (the most layers a stage takes).
+    """
+    wrapped = list(wrapped_linears(arch, engine, targets))
+    slot = slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES
     adapter = slot_params_per_gpu(list(adapted_linears(arch, targets)), max_rank, 1) * LORA_ELEMENT_BYTES
-    whole_slot = slot_params_per_gpu(list(wrapped_linears(arch, engine, targets)), max_rank, 1)
     return LoraServing(
-        gpu_bytes=max_loras * slot,
-        slot_bytes_per_gpu=slot,
+        gpu_bytes=per_stage(max_loras * slot, arch, pp),
+        slot_bytes_per_gpu=per_stage(slot, arch, pp),
         adapter_bytes=adapter,
-        host_bytes=cpu_loras * adapter * tp,
-        flops_per_token=2 * whole_slot,
-        slot_read_bytes_per_step=max_loras * slot,
+        host_bytes=cpu_loras * adapter * tp * pp,
+        flops_per_token=2 * slot_params_per_gpu(wrapped, max_rank, 1),
     )
 
 
 #: Output slices of the widest packed module vLLM's punica wrapper runs (``qkv_proj``: q, k and v).
 PACKED_SLICES = 3
-#: Bytes of an element of the kernels' intermediate buffer: float32 (triton-lang/triton#1387).
+#: Bytes of an element of the kernels' intermediate buffer, the shrink's float32 output a slice and rank, written by
+#: ``lora_shrink`` and read back by ``lora_expand`` (triton-lang/triton#1387).
 SHRINK_BUFFER_BYTES = 4
 
 
@@ -150,15 +207,6 @@ def shrink_buffer_bytes(tokens: int, max_rank: int) -> int:
     each GPU's is whole (the rank dimension is split only with ``fully_sharded_loras``).
     """
     return PACKED_SLICES * tokens * max_rank * SHRINK_BUFFER_BYTES
-
-
-def default_max_loras(engine: str) -> int:
-    """The engine's adapters-in-one-batch default (vLLM --max-loras, SGLang --max-loras-per-batch)."""
-    return VLLM_DEFAULT_MAX_LORAS if engine == "vllm" else SGLANG_DEFAULT_MAX_LORAS
-
-
-#: Bytes of the shrink's float32 output a slice and rank, written by ``lora_shrink`` and read back by ``lora_expand``.
-SHRINK_OUT_BYTES = 4
 
 
 def expected_distinct_adapters(adapters: int, max_loras: int, sequences: float) -> float:
@@ -216,12 +264,11 @@ def activation_elements_per_token(linears: list[Linear], rank: int, tp: int) -> 
     A module: its input slice read by the shrink (``in``, TP-split for a row-parallel one), its ``rank`` float32
     outputs written and read back, its output slice read and written by the expand.
     """
+    buffer = 2 * (SHRINK_BUFFER_BYTES // LORA_ELEMENT_BYTES) * rank  # written and read back, two 16-bit a float32
     total = 0
     for lin in linears:
-        row = _is_row_parallel(lin)
-        width_in = lin.in_features // tp if row else lin.in_features
-        width_out = lin.out_features if row else lin.out_features // tp
-        total += (width_in + 2 * (SHRINK_OUT_BYTES // LORA_ELEMENT_BYTES) * rank + 2 * width_out) * lin.copies
+        width_in, width_out = _widths_per_gpu(lin, tp)
+        total += (width_in + buffer + 2 * width_out) * lin.copies
     return total
 
 
@@ -236,12 +283,10 @@ def lora_step(
     """
     wrapped = list(wrapped_linears(arch, engine, targets))
     passed = token_linears(wrapped, arch.routed_experts[1])
-    layers = arch.num_layers
-    stage = -(-layers // pp)
     return LoraStep(
         adapters=adapters,
         max_loras=max_loras,
-        slot_bytes=slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES * stage // layers,
-        flops_per_token=2 * slot_params_per_gpu(passed, max_rank, tp) * stage // layers,
-        activation_bytes_per_token=activation_elements_per_token(passed, max_rank, tp) * LORA_ELEMENT_BYTES * stage // layers,
+        slot_bytes=per_stage(slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
+        flops_per_token=per_stage(2 * slot_params_per_gpu(passed, max_rank, tp), arch, pp),
+        activation_bytes_per_token=per_stage(activation_elements_per_token(passed, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
     )

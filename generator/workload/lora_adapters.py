@@ -41,7 +41,7 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
     if spec.pooling:
         why = f"a pooling service (task: {spec.task}) is not sized with LoRA adapters; drop lora"
         return [InputError(f"lora: {why}", doc.locate(at()))]
-    from generator.sizing.lora_serving import VLLM_MAX_LORA_RANKS, default_max_loras  # loads only with adapters
+    from generator.sizing.lora_serving import ENGINE_LORA, VLLM_MAX_LORA_RANKS, served_max_loras  # only with adapters
 
     errors: list[InputError] = []
     if spec.engine == "vllm" and lora.max_rank not in VLLM_MAX_LORA_RANKS:
@@ -53,7 +53,7 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
                 doc.locate(at("max_rank")),
             )
         )
-    max_loras = lora.max_loras or default_max_loras(spec.engine)
+    max_loras = served_max_loras(lora.max_loras, spec.engine)
     if lora.max_loras is not None and lora.max_loras > lora.adapters:
         errors.append(
             InputError(
@@ -63,11 +63,11 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
             )
         )
     if lora.max_cpu_loras is not None and lora.max_cpu_loras < max_loras:
-        flags = ("--max-cpu-loras", "--max-loras") if spec.engine == "vllm" else ("--max-loaded-loras", "--max-loras-per-batch")
+        rules = ENGINE_LORA[spec.engine]
         errors.append(
             InputError(
                 f"max_cpu_loras {lora.max_cpu_loras} is below max_loras {max_loras}: {ENGINE_NAMES[spec.engine]} refuses "
-                f"to start ({flags[0]} must be at least {flags[1]}); raise it",
+                f"to start ({rules.host_flag} must be at least {rules.batch_flag}); raise it",
                 doc.locate(at("max_cpu_loras")),
             )
         )
