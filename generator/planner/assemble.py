@@ -72,10 +72,10 @@ from generator.planner.inference import (
     request_seconds_at,
     step_token_budget,
     ttft_basis_text,
-    with_lora_adapters,
 )
 from generator.planner.inventory import ServerKey, free_cost_clause, free_servers, owned_groups, owned_idle_usd, take_owned
 from generator.planner.lora_plan import lora_details, lora_findings, lora_reason
+from generator.planner.lora_replica import with_lora_adapters
 from generator.planner.memory_edge import spread_finding
 from generator.planner.multi_host import (
     data_parallel_host_args,

@@ -21,6 +21,7 @@ from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
+from generator.planner.lora_replica import lora_sizes, with_lora_adapters, with_lora_slots
 from generator.planner.nodes import node_link
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
@@ -42,18 +43,8 @@ from generator.sizing.gpu_share import GpuShare, shared_gpu
 from generator.sizing.kv_cache import layer_elements_per_gpu
 from generator.sizing.loadability import float16_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
-from generator.sizing.lora_serving import (
-    ENGINE_LORA,
-    LoraServing,
-    LoraStep,
-    lora_serving,
-    lora_step,
-    served_cpu_loras,
-    served_max_loras,
-    shrink_buffer_bytes,
-)
 from generator.sizing.memo import memoized
-from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
+from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     Accelerator,
     ExpertNetwork,
@@ -219,7 +210,7 @@ class ReplicaShape(NamedTuple):
     #: the largest batch meeting the SLOs at the planned rate, review74 item 3); None for a batch job or a pooling service.
     slot_queue: SlotQueue | None = None
     #: Host RAM the replica's engine keeps beside the OS: its LoRA adapters' CPU caches, one in each worker process
-    #: (:func:`lora_sizes`); 0 without adapters.
+    #: (:func:`generator.planner.lora_replica.lora_sizes`); 0 without adapters.
     host_ram_bytes: int = 0
 
     @property
@@ -1181,60 +1172,6 @@ def replica_memory(
         ):
             break
     return mem, limit
-
-
-def lora_sizes(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraServing:
-    """The replica's LoRA serving cost at ``par`` (``spec.lora`` set): slots on each GPU of its fullest stage, host RAM."""
-    lora = spec.lora
-    assert lora is not None
-    return lora_serving(
-        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank,
-        max_loras=served_max_loras(lora.max_loras, spec.engine), cpu_loras=served_cpu_loras(lora.max_cpu_loras, lora.adapters),
-        tp=par.tp, pp=par.pp,
-    )  # fmt: skip
-
-
-def lora_step_of(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> LoraStep:
-    """What the LoRA kernels add to a step on one GPU of the replica's fullest stage (``spec.lora`` set)."""
-    lora = spec.lora
-    assert lora is not None
-    return lora_step(
-        arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, adapters=lora.adapters,
-        max_loras=served_max_loras(lora.max_loras, spec.engine), tp=par.tp, pp=par.pp,
-    )  # fmt: skip
-
-
-def with_lora_adapters(acc: Accelerator, arch: Architecture, spec: InferenceSpec, par: Parallelism) -> Accelerator:
-    """``acc`` running the service's LoRA kernels in its steps (:attr:`Accelerator.lora`); as is without adapters."""
-    return acc if spec.lora is None else acc._replace(lora=lora_step_of(arch, spec, par))
-
-
-def with_lora_slots(
-    arch: Architecture,
-    spec: InferenceSpec,
-    par: Parallelism,
-    mem: InferenceMemory,
-    consts: Constants,
-    gpu_memory_bytes: int,
-    tokens: int,
-) -> InferenceMemory:
-    """``mem`` with the engine's LoRA slots held beside the weights, and the KV pool what is left after them.
-
-    vLLM allocates the slots when it loads the model, before its profiling run measures what the KV cache may take
-    (:mod:`generator.sizing.lora_serving`), and that run passes its tokens through the LoRA kernels too, whose float32
-    shrink buffer adds to its peak; SGLang's pool of adapter buffers is allocated before its KV pool alike.
-    """
-    lora = spec.lora
-    assert lora is not None
-    slots = lora_sizes(arch, spec, par).gpu_bytes
-    buffer = shrink_buffer_bytes(tokens, lora.max_rank) if ENGINE_LORA[spec.engine].shrink_buffer_at_start else 0
-    per_gpu = mem.per_gpu._replace(overhead=mem.per_gpu.overhead + slots + buffer)
-    parts = {**mem.overhead_parts, "lora_slots": slots, "lora_shrink_buffer": buffer}
-    capacity = mem.capacity
-    if capacity is not None:
-        kv_bits = kv_cache_bits(spec.kv_cache_precision)
-        capacity = kv_capacity(arch, kv_bits, spec.max_context_tokens, par, consts, gpu_memory_bytes, per_gpu)
-    return mem._replace(per_gpu=per_gpu, overhead_parts=parts, capacity=capacity)
 
 
 def start_shortfall(

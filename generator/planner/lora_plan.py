@@ -1,6 +1,6 @@
 """What a plan says of a service's LoRA adapters (``inference.lora``): its details, a reason line and a finding.
 
-The memory is sized in :func:`generator.planner.inference.with_lora_slots` (the slots come out of the KV pool) and the
+The memory is sized in :func:`generator.planner.lora_replica.with_lora_slots` (the slots come out of the KV pool) and the
 kernels' time in every step (:class:`generator.sizing.lora_serving.LoraStep`, a roofline); here it is said: the slots
 each GPU holds, the host RAM of the CPU adapter caches, and what of the kernels' cost the step times count.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.planner.inference import lora_sizes
+from generator.planner.lora_replica import lora_sizes
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
 from generator.sizing.lora_serving import ENGINE_LORA, served_cpu_loras, served_max_loras
