@@ -243,14 +243,15 @@ class LoraStep(NamedTuple):
     #: read and written.
     activation_bytes_per_token: int
 
-    def read_bytes(self, sequences: float, tokens: float) -> float:
+    def moved_bytes(self, sequences: float, tokens: float) -> float:
         """Bytes a step of ``tokens`` tokens from ``sequences`` requests reads and writes in the LoRA kernels."""
         slots = expected_distinct_adapters(self.adapters, self.max_loras, sequences)
         return slots * self.slot_bytes + tokens * self.activation_bytes_per_token
 
-    def seconds(self, sequences: float, tokens: float, bandwidth_bytes_per_s: float, tensor_flops: float) -> float:
-        """The kernels' time in a step: the longer of their bytes at ``bandwidth`` and their FLOPs at ``tensor_flops``."""
-        return max(self.read_bytes(sequences, tokens) / bandwidth_bytes_per_s, tokens * self.flops_per_token / tensor_flops)
+    def seconds(self, sequences: float, tokens: float, bandwidth_bytes_per_s: float, tensor_flops_per_s: float) -> float:
+        """The kernels' time in a step: the longer of their bytes and their FLOPs at the two rates (a roofline)."""
+        moved = self.moved_bytes(sequences, tokens)
+        return max(moved / bandwidth_bytes_per_s, tokens * self.flops_per_token / tensor_flops_per_s)
 
 
 def token_linears(linears: list[Linear], top_k: int) -> list[Linear]:
