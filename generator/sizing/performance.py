@@ -592,7 +592,7 @@ class DecodeModel:
         "_arch",
         "_attention_dp",
         "_attention_flops",
-        "_attention_rate",
+        "_attention_flops_per_s",
         "_attention_split",
         "_bandwidth",
         "_consts",
@@ -633,7 +633,7 @@ class DecodeModel:
         self._gemm = _gemm_parts(arch, par, acc, consts)
         self._attention_flops = attention_flops_per_token(arch, context)
         self._attention_split = par.tp * par.attention_dp * par.pp
-        self._attention_rate = acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+        self._attention_flops_per_s = attention_flops_per_s(acc, consts)
         self._prefill_attention_flops = prompt_attention_flops_per_token(arch, prompt_tokens, cached_tokens)
         self._prefill_attention_rate = (
             par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
@@ -684,7 +684,7 @@ class DecodeModel:
             weight_read_s = decode_weight_read_bytes(arch, self._weights, par, max(1, round(tokens))) / bandwidth
         kv_read_s = kv / bandwidth
         matmul_s = _gemm_at(self._gemm, tokens, micro, consts)
-        attention_s = self._attention_flops * micro / self._attention_split / self._attention_rate
+        attention_s = self._attention_flops * micro / self._attention_split / self._attention_flops_per_s
         prefill_attention_s = prefill_micro * self._prefill_attention_flops / self._prefill_attention_rate
         latency = self._latency
         link = acc.link_gb_per_s
@@ -701,7 +701,7 @@ class DecodeModel:
         if acc.lora is not None:  # the adapters' shrink / expand kernels: a rank's requests, their distinct slots
             prompts = 1 if prefill_micro > 0 else 0  # the prompt riding along: one request (its adapter)
             rank_tokens = tokens / attention_dp
-            stage_s += acc.lora.seconds(-(-micro // attention_dp) + prompts, rank_tokens, bandwidth, self._attention_rate)
+            stage_s += acc.lora.seconds(-(-micro // attention_dp) + prompts, rank_tokens, bandwidth, self._attention_flops_per_s)
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
         host_s = self._host_per_sequence_s * batch / attention_dp
@@ -1314,12 +1314,17 @@ def attention_flops_per_token(arch: Architecture, context_tokens: int) -> float:
     return sum(layer_attention_flops(arch, layer, context_tokens) for layer in arch.layers)
 
 
+def attention_flops_per_s(acc: Accelerator, consts: Constants) -> float:
+    """One GPU's rate for the kernels timed at the bf16 tensor rate beside the GEMMs: attention, LoRA's shrink / expand."""
+    return acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+
+
 def attention_seconds(
     arch: Architecture, par: Parallelism, acc: Accelerator, sequences: int, context_tokens: int, consts: Constants
 ) -> float:
     """Attention time of one decode step for ``sequences`` sequences (heads split by TP, layers by PP)."""
     flops = attention_flops_per_token(arch, max(context_tokens, 1)) * sequences / (par.tp * par.attention_dp * par.pp)
-    return flops / (acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
+    return flops / attention_flops_per_s(acc, consts)
 
 
 def pipeline_speedup(pp: int, micro_batches: int) -> float:
@@ -1403,7 +1408,7 @@ def prefill_seconds(
     parts = prompt_gemm_parts(arch, par, acc, consts) if fill else _gemm_parts(arch, par, acc, consts)
 
     lora = acc.lora  # a prompt's pass runs one request's adapter through the LoRA kernels
-    lora_rate = acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+    lora_rate = attention_flops_per_s(acc, consts)  # the rate its shrink / expand run at, as a decode step's
 
     def one_pass(n: int, logits: int) -> float:
         multiply = _gemm_at(parts, n, logits, consts)
