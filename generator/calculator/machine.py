@@ -553,14 +553,14 @@ def threads_problem(spec: FixedSpec, option: Callable[[str], str]) -> str | None
     if not spec.cpu:
         return f"{option('threads')} needs {option('cpu')} (the catalog CPU whose cores the threads run on)"
     cpu = catalog.cpus().get(spec.cpu)
-    most = (cpu.threads or cpu.cores) * spec.cpu_sockets if cpu is not None else spec.threads
+    most = cpu.socket_threads * spec.cpu_sockets if cpu is not None else spec.threads
     if spec.threads <= most:
         return None
     assert cpu is not None
     sockets = f" x {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else ""
     return (
         f"{option('threads')} must be at most {most}, the threads of {option('cpu')} {spec.cpu} "
-        f"({cpu.threads or cpu.cores}{sockets}), got {spec.threads}"
+        f"({cpu.socket_threads}{sockets}), got {spec.threads}"
     )
 
 

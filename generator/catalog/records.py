@@ -556,6 +556,11 @@ class CpuSpec(NamedTuple):
         return self.max_power_w or self.tdp_w
 
     @property
+    def socket_threads(self) -> int:
+        """Hardware threads of one socket: its ``threads``, else its cores where they are not recorded."""
+        return self.threads or self.cores
+
+    @property
     def llama_cpp_cores(self) -> int:
         """The cores llama.cpp's default threads run on, one thread a core: a hybrid part's P-cores, else every core.
 

@@ -132,7 +132,7 @@ def threads_past_node(fixed: FixedSpec) -> str | None:
     up the others; the CPU's share is timed on that socket's cores (:func:`~generator.calculator.machine.thread_cores`).
     """
     cpu = catalog.cpus().get(fixed.cpu or "")
-    node = (cpu.threads or cpu.cores) if cpu is not None else 0
+    node = cpu.socket_threads if cpu is not None else 0
     if cpu is None or not fixed.threads or fixed.threads <= node:
         return None
     return (
