@@ -14,10 +14,8 @@ from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
 from generator.sizing.lora_serving import ENGINE_LORA, served_cpu_loras, served_max_loras
 from generator.sizing.weights import Parallelism
-from generator.units import GIB
+from generator.units import GIB, MIB
 from generator.workload.models import InferenceSpec
-
-MIB = 2**20
 
 #: Published vLLM runs with one small adapter against the base model, for the finding's caution (the step roofline
 #: gives 3-5% where they lost 33-44%: acc139 entry of benchmarks/CALIBRATION.md).
