@@ -186,8 +186,10 @@ LORA_KERNEL_SECONDS = 10e-6
 #: Kernels vLLM launches a forward pass for one wrapped linear module: ``lora_shrink`` and ``lora_expand``, each one
 #: grid over all the module's slices (``_lora_shrink``: grid ``(..., NUM_SLICES, num_active_loras)``,
 #: https://github.com/vllm-project/vllm/blob/main/vllm/lora/ops/triton_ops/lora_shrink_op.py). SGLang's triton backend
-#: alike (``sgemm_lora_a``, then ``sgemm_lora_b`` / ``qkv_lora_b`` / ``gate_up_lora_b``): taken as the same two, not
-#: read from a profile.
+#: alike: ``run_qkv_lora`` is ``sgemm_lora_a_fwd(..., stack_num=3)`` then ``qkv_lora_b_fwd``, ``run_gate_up_lora``
+#: ``sgemm_lora_a_fwd(..., stack_num=2)`` then ``gate_up_lora_b_fwd``, any other module ``sgemm_lora_a_fwd`` then
+#: ``sgemm_lora_b_fwd`` (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/lora/backend/triton_backend.py);
+#: its time a kernel is taken as vLLM's (no SGLang profile found).
 KERNELS_PER_MODULE = 2
 
 #: Kernels vLLM's ``FusedMoEWithLoRA`` adds to a MoE layer, which it wraps whenever LoRA is on:
