@@ -1,7 +1,8 @@
 """What a plan says of a service's LoRA adapters (``inference.lora``): its details, a reason line and a finding.
 
 The memory is sized in :func:`generator.planner.lora_replica.with_lora_slots` (the slots come out of the KV pool) and the
-kernels' time in every step (:class:`generator.sizing.lora_serving.LoraStep`, a roofline); here it is said: the slots
+kernels' time in every step (:class:`generator.sizing.lora_serving.LoraStep`: a roofline plus a fixed time a kernel);
+here it is said: the slots
 each GPU holds, the host RAM of the CPU adapter caches, and what of the kernels' cost the step times count.
 """
 
@@ -12,16 +13,25 @@ from typing import Any
 from generator.planner.lora_replica import lora_sizes
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
-from generator.sizing.lora_serving import ENGINE_LORA, served_cpu_loras, served_max_loras
+from generator.sizing.lora_serving import (
+    ENGINE_LORA,
+    LORA_KERNEL_SECONDS,
+    lora_kernels,
+    per_stage,
+    served_cpu_loras,
+    served_max_loras,
+)
 from generator.sizing.weights import Parallelism
 from generator.units import GIB, MIB
 from generator.workload.models import InferenceSpec
 
-#: Published vLLM runs with one small adapter against the base model, for the finding's caution (the step roofline
-#: gives 3-5% where they lost 33-44%: acc139 entry of benchmarks/CALIBRATION.md).
+#: Published vLLM runs with one small adapter against the base model, for the finding's caution: the current engine's
+#: (unsloth#5123, vLLM 0.19.2: -40 to -44%, which the kernels' fixed time explains) and the removed V0 engine's
+#: (vllm#11267: -33.6%, its per-token BGMV / SGMV kernels, retired in vllm#14685). benchmarks/CALIBRATION.md, acc139 /
+#: acc141 entries.
 LORA_MEASURED_SOURCES = (
-    "https://github.com/vllm-project/vllm/pull/11267",
     "https://github.com/unslothai/unsloth/pull/5123",
+    "https://github.com/vllm-project/vllm/pull/11267",
 )
 
 
@@ -33,6 +43,7 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
     lora = spec.lora
     assert lora is not None
     sizes = lora_sizes(arch, spec, par)
+    kernels = per_stage(lora_kernels(arch, spec.engine, lora.target_modules), arch, par.pp)
     out: dict[str, Any] = {
         "adapters": lora.adapters,
         "max_loras": served_max_loras(lora.max_loras, spec.engine),
@@ -44,6 +55,7 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
         "host_bytes_per_replica": sizes.host_bytes,
         "flops_per_token": sizes.flops_per_token,
         "slot_read_bytes_per_step": sizes.slot_read_bytes_per_step,
+        "kernels_per_pass": kernels,
     }
     if spec.engine == "vllm":  # its default is max_loras: the adapters all stay loaded only where it is said
         out["max_cpu_loras"] = served_cpu_loras(lora.max_cpu_loras, lora.adapters)
@@ -70,7 +82,7 @@ def lora_reason(details: dict[str, Any], engine: str) -> str:
 
 
 def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_per_gpu: int) -> list[Finding]:
-    """What of the LoRA kernels' cost the TTFT, TPOT and rates count (a roofline), and what they leave out.
+    """What of the LoRA kernels' cost the TTFT, TPOT and rates count (fixed time a kernel, roofline), and what not.
 
     The adapters' host copies need no finding: the node's RAM is sized for them (``ReplicaShape.host_ram_bytes``).
     """
@@ -79,18 +91,23 @@ def lora_findings(index: int, name: str, details: dict[str, Any], weights_bytes_
         return []
     at = f"deployments[{index}].inference.lora"
     share = f"{100 * lora['slot_read_bytes_per_step'] / weights_bytes_per_gpu:.1f}" if weights_bytes_per_gpu else "?"
+    kernels = lora["kernels_per_pass"]
     return [
         Finding(
             "info",
-            "lora-kernels-roofline",
-            f"deployment {name}: the TTFT, TPOT and rates count the LoRA kernels (punica shrink and expand) as a "
-            f"roofline: {lora['flops_per_token'] / 1e6:,.0f} MFLOP a token, each token's activations passed again, and "
+            "lora-kernels-timed",
+            f"deployment {name}: the TTFT, TPOT and rates count the LoRA kernels (punica shrink and expand): a fixed "
+            f"{LORA_KERNEL_SECONDS * 1e6:,.0f} us of GPU time for each of the {kernels:,} they launch a GPU each forward "
+            f"pass ({kernels * LORA_KERNEL_SECONDS * 1e3:,.2f} ms a decode step or prompt pass, "
+            "https://github.com/vllm-project/vllm/pull/32425), and a roofline: "
+            f"{lora['flops_per_token'] / 1e6:,.0f} MFLOP a token, each token's activations passed again, and "
             f"the slots of the distinct adapters a step's batch holds (of {lora['adapters']} taken as equally used, at "
             f"most {lora['max_loras']}): read up to {lora['slot_read_bytes_per_step'] / MIB:,.0f} MiB of adapter slots a "
             f"GPU each decode step whose batch uses every slot ({share}% beside the {weights_bytes_per_gpu / GIB:,.1f} "
-            "GiB of weights a GPU reads a step). Not counted: the kernels' launches and idle tiles, the engine's "
-            "per-step adapter bookkeeping, and kernels the engine swaps under LoRA; published vLLM runs with one small "
-            "adapter lost 33-44% of their throughput where this roofline gives 3-5% "
+            "GiB of weights a GPU reads a step). Not counted: the engine's per-step adapter bookkeeping and kernels it "
+            "swaps under LoRA (vLLM's MoE experts). A published run of current vLLM with one small adapter lost 40-44% "
+            "of its decode throughput, where these terms give 45-50% from its measured base step; the often-quoted "
+            "33.6% loss was vLLM's removed V0 engine "
             f"({', '.join(LORA_MEASURED_SOURCES)}), so measure a replica with the adapters before relying on the SLO "
             "margin",
             at,

@@ -35,7 +35,8 @@ adapter its batch holds (the kernels gather tokens by adapter, ``token_indices_s
 adapter's tiles read its slot once), and every token's activations pass again: the shrink reads ``x`` once a slice and
 writes its float32 ``(slice, token, r)`` buffer, the expand reads that buffer and adds into ``y`` (``ADD_INPUTS``:
 ``y`` read and written). Each is a roofline, the longer of its bytes and its FLOPs at the bf16 tensor rate; the
-kernels' launches and the engine's LoRA metadata per step are not counted (see :class:`LoraStep`).
+kernels also take a fixed GPU time each, whatever their tokens (:data:`LORA_KERNEL_SECONDS` x
+:func:`lora_kernels`, once a forward pass); the engine's LoRA metadata per step is not counted (see :class:`LoraStep`).
 
 The embedding and output-layer LoRA buffers some vLLM releases add for models with ``embedding_modules``
 (``embed_tokens``, ``lm_head``) are left out; routed experts are counted as linear modules with their copies.
@@ -45,7 +46,7 @@ from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, Architecture, Linear
-from generator.sizing.lora_modules import LORA_ALL
+from generator.sizing.lora_modules import LORA_ALL, adapted_in_layers
 from generator.sizing.memo import memoized
 
 #: vLLM's accepted ``--max-lora-rank`` values (``MaxLoRARanks``, https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py).
@@ -152,9 +153,14 @@ def adapted_linears(arch: Architecture, targets: tuple[str, ...]) -> tuple[Linea
     return tuple(lora_targets(arch, targets))
 
 
+def wrapped_targets(engine: str, targets: tuple[str, ...]) -> tuple[str, ...]:
+    """The target modules the engine wraps with LoRA layers: every linear under vLLM, the targets under SGLang."""
+    return (LORA_ALL,) if ENGINE_LORA[engine].wraps_every_linear else targets
+
+
 def wrapped_linears(arch: Architecture, engine: str, targets: tuple[str, ...]) -> tuple[Linear, ...]:
-    """The linears the engine gives adapter slots: every one under vLLM, the targets under SGLang."""
-    return adapted_linears(arch, (LORA_ALL,) if ENGINE_LORA[engine].wraps_every_linear else targets)
+    """The linears the engine gives adapter slots (:func:`wrapped_targets`)."""
+    return adapted_linears(arch, wrapped_targets(engine, targets))
 
 
 def per_stage(value: int, arch: Architecture, pp: int) -> int:
@@ -222,13 +228,72 @@ def expected_distinct_adapters(adapters: int, max_loras: int, sequences: float) 
     return min(float(max_loras), adapters * (1.0 - untouched))
 
 
-class LoraStep(NamedTuple):
-    """What the LoRA kernels add to one step on one GPU of a stage (:func:`lora_step`), as a roofline.
+#: Fixed GPU time of one LoRA shrink or expand kernel, whatever its tokens: vLLM's profile of ``_lora_expand_kernel``
+#: (qkv, batch <= 16, rank 16) measured ~14 us, ~10 us after its fix
+#: (https://github.com/vllm-project/vllm/pull/32425). Taken from that source, not fitted: with the kernel count of
+#: :func:`lora_kernels` (528 a pass for Qwen3-30B-A3B) it gives -50 / -46 / -45% against unsloth#5123's measured
+#: -44 / -41 / -40% on vLLM 0.19.2 from the measured base step; within 1.3 points without the routers' two a layer,
+#: which vLLM wraps as ``ReplicatedLinear`` but whose kernels are tiny (benchmarks/CALIBRATION.md, acc141 entry).
+LORA_KERNEL_SECONDS = 10e-6
 
-    Not counted: the kernels' launches (two a wrapped layer, CUDA graphs or not) and the tiles their grids launch for
-    slots and splits with no tokens, the engine's per-step adapter bookkeeping (vLLM's token-to-slot mapping, sorted
-    by adapter), adapters loaded into slots mid-run, and any kernel the engine swaps for the base model under LoRA.
-    Published vLLM runs lost far more than this roofline gives (benchmarks/CALIBRATION.md, acc139 entry).
+#: Kernels vLLM launches a forward pass for one wrapped linear module: ``lora_shrink`` and ``lora_expand``, each one
+#: grid over all the module's slices (``_lora_shrink``: grid ``(..., NUM_SLICES, num_active_loras)``,
+#: https://github.com/vllm-project/vllm/blob/main/vllm/lora/ops/triton_ops/lora_shrink_op.py). SGLang's triton backend
+#: alike: ``run_qkv_lora`` is ``sgemm_lora_a_fwd(..., stack_num=3)`` then ``qkv_lora_b_fwd``, ``run_gate_up_lora``
+#: ``sgemm_lora_a_fwd(..., stack_num=2)`` then ``gate_up_lora_b_fwd``, any other module ``sgemm_lora_a_fwd`` then
+#: ``sgemm_lora_b_fwd`` (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/lora/backend/triton_backend.py);
+#: its time a kernel is taken as vLLM's (no SGLang profile found).
+KERNELS_PER_MODULE = 2
+
+#: Kernels vLLM's ``FusedMoEWithLoRA`` adds to a MoE layer, which it wraps whenever LoRA is on:
+#: ``moe_lora_align_block_size``, then shrink and expand for w13 and for w2
+#: (https://github.com/vllm-project/vllm/blob/main/vllm/lora/layers/fused_moe.py; acc140's reading). SGLang's routed
+#: experts are counted as one module (:data:`KERNELS_PER_MODULE`).
+VLLM_MOE_KERNELS = 5
+
+#: Matrices the engines load as one packed module (vLLM's ``packed_modules_mapping``, SGLang's fused qkv / gate_up LoRA
+#: layers): one module's kernels run all its slices.
+PACKED_MODULES = {
+    "q_proj": "qkv_proj",
+    "k_proj": "qkv_proj",
+    "v_proj": "qkv_proj",
+    "gate_proj": "gate_up_proj",
+    "up_proj": "gate_up_proj",
+    "q_a_proj": "fused_qkv_a_proj",
+    "kv_a_proj_with_mqa": "fused_qkv_a_proj",
+}
+
+
+def _packed_module(lin: Linear) -> str:
+    """The engine's module a matrix belongs to (``shared_experts.gate_proj`` -> ``shared_experts.gate_up_proj``)."""
+    if lin.group == EXPERT:
+        return "experts"
+    parent, _, leaf = lin.name.rpartition(".")
+    packed = PACKED_MODULES.get(leaf, leaf)
+    return f"{parent}.{packed}" if parent else packed
+
+
+@memoized
+def lora_kernels(arch: Architecture, engine: str, targets: tuple[str, ...]) -> int:
+    """LoRA kernels a forward pass launches over the whole model, each taking :data:`LORA_KERNEL_SECONDS` at least.
+
+    vLLM: two a wrapped module (every linear of every layer, packed as it loads them: qkv and gate_up are one module
+    each) and :data:`VLLM_MOE_KERNELS` a MoE layer. SGLang: two a module holding a target, routed experts as one.
+    Llama 3.1 8B under vLLM: 32 layers x (qkv, o, gate_up, down) x 2 = 256.
+    """
+    wrapped = adapted_in_layers(arch, wrapped_targets(engine, targets))
+    modules = {(layer, _packed_module(module.linear)) for layer, module, _ in wrapped}
+    moe = VLLM_MOE_KERNELS if engine == "vllm" else KERNELS_PER_MODULE
+    return sum(moe if name == "experts" else KERNELS_PER_MODULE for _, name in modules)
+
+
+class LoraStep(NamedTuple):
+    """What the LoRA kernels add to one forward pass on one GPU of a stage (:func:`lora_step`).
+
+    A roofline (slot and activation bytes, FLOPs) plus a fixed time a kernel (:data:`LORA_KERNEL_SECONDS` x
+    ``kernels``), once a decode step or prompt pass. Not counted: the engine's per-step adapter bookkeeping (vLLM's
+    token-to-slot mapping, sorted by adapter), adapters loaded into slots mid-run, and any kernel the engine swaps for
+    the base model under LoRA (vLLM's ``FusedMoEWithLoRA`` runs the experts on ``TritonExperts``).
     """
 
     #: Adapters the service serves (requests are taken as spread evenly over them).
@@ -242,6 +307,8 @@ class LoraStep(NamedTuple):
     #: Activation bytes a token the kernels move: ``x`` read a slice, the float32 rank buffer written and read, ``y``
     #: read and written.
     activation_bytes_per_token: int
+    #: LoRA kernels a forward pass launches on the GPU (the stage's share of :func:`lora_kernels`).
+    kernels: int = 0
 
     def moved_bytes(self, sequences: float, tokens: float) -> float:
         """Bytes a step of ``tokens`` tokens from ``sequences`` requests reads and writes in the LoRA kernels."""
@@ -249,9 +316,15 @@ class LoraStep(NamedTuple):
         return slots * self.slot_bytes + tokens * self.activation_bytes_per_token
 
     def seconds(self, sequences: float, tokens: float, bandwidth_bytes_per_s: float, tensor_flops_per_s: float) -> float:
-        """The kernels' time in a step: the longer of their bytes and their FLOPs at the two rates (a roofline)."""
+        """The kernels' time in a pass: their fixed time plus the longer of their bytes and their FLOPs' time.
+
+        Bytes at ``bandwidth_bytes_per_s``, FLOPs at ``tensor_flops_per_s``; a pass with no token runs none.
+        """
+        if tokens <= 0:
+            return 0.0
         moved = self.moved_bytes(sequences, tokens)
-        return max(moved / bandwidth_bytes_per_s, tokens * self.flops_per_token / tensor_flops_per_s)
+        roofline = max(moved / bandwidth_bytes_per_s, tokens * self.flops_per_token / tensor_flops_per_s)
+        return self.kernels * LORA_KERNEL_SECONDS + roofline
 
 
 def token_linears(linears: list[Linear], top_k: int) -> list[Linear]:
@@ -290,4 +363,5 @@ def lora_step(
         slot_bytes=per_stage(slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
         flops_per_token=per_stage(2 * slot_params_per_gpu(passed, max_rank, tp), arch, pp),
         activation_bytes_per_token=per_stage(activation_elements_per_token(passed, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
+        kernels=per_stage(lora_kernels(arch, engine, targets), arch, pp),
     )
