@@ -41,7 +41,8 @@ HEAD = (
     "rented, 1 x 8-GPU aws-p5-48xlarge; 1 GPU(s) running replicas past the rate's need (replicas_past_rate), whose "
     "place the job would take): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, no "
     "activation checkpointing (searched) on 1 h100-sxm5-80gb on one node, 74.8 GiB per GPU of 79.6 GiB, 2.56 h a run "
-    "as the planner's training model times it there (0.14 h on its own pool lora_b200_sxm_180gb), 2 sequences an "
+    # acc138: 0.14 -> 0.15 h on the B200 at its measured BF16 GEMM rate (MAMF 1,745 of 2,250 TFLOPS: 2,172 sustained)
+    "as the planner's training model times it there (0.15 h on its own pool lora_b200_sxm_180gb), 2 sequences an "
     "optimizer step there against 16 (global_batch_size not set)"
 )
 TAIL = (
@@ -74,7 +75,8 @@ def _codes(plan: Plan) -> dict[str, list[str]]:
         (
             (),
             "; its 4 runs a month take 10.23 h of the 730 h a month those GPUs are spare. There it adds $0 to the fleet's "
-            "month, against its own pool's $16.00 a run ($64.00 a month at 4 runs). ",  # $15.99 before acc104's optimizer step
+            # $15.99 before acc104's optimizer step; $16.00 ($64.00) before acc138's measured B200 GEMM rate
+            "month, against its own pool's $16.53 a run ($66.12 a month at 4 runs). ",
             "",
         ),
         (
@@ -84,7 +86,7 @@ def _codes(plan: Plan) -> dict[str, list[str]]:
                 ("requests_per_second: 150,", "requests_per_second: 150, average_requests_per_second: 100,"),
             ),
             "; runs_per_month not set: the 730 h a month those GPUs are spare hold up to 285 runs. There it adds $0 to the "
-            "fleet's month, against its own pool's $16.00 a run. ",
+            "fleet's month, against its own pool's $16.53 a run. ",
             "; the replicas freed between the average and the peak rate (small) are not counted: the plan models the "
             "average rate, not how many hours of the month it holds",
         ),
@@ -102,7 +104,8 @@ def test_lora_fits_one_idle_h100(tmp_path: Path, edits: tuple[tuple[str, str], .
     assert (found.level, found.path) == ("info", "deployments[1]")
     # the policy stands: the job keeps its own rented B200 node, the fleet unchanged
     lora = next(d for d in plan.deployments if d.name == "lora")
-    assert (lora.pool, lora.gpus, lora.details["usd_per_job"]) == ("lora_b200_sxm_180gb", 8, 16.0)
+    # acc138: $16.00 -> $16.53 a run, the B200 at its measured BF16 GEMM rate (2,172 sustained, not 2,250)
+    assert (lora.pool, lora.gpus, lora.details["usd_per_job"]) == ("lora_b200_sxm_180gb", 8, 16.53)
     assert [(p.name, p.nodes) for p in plan.pools] == [("small_h100_sxm5_80gb", 1), ("lora_b200_sxm_180gb", 1)]
 
 

@@ -37,7 +37,13 @@ SUSTAINED = [
     pytest.param("rtx-4090-24gb", "fp8", 330.3 * 170.06 / 165.2 / (794.5 / 989), id="unmeasured-precision-16-bit-scale"),
     pytest.param("h200-sxm-141gb", "fp8", 1453.4 * 1979 / 1402.6, id="h200-fp8-same-method-as-the-h100s"),
     pytest.param("h200-sxm-141gb", "bf16", 989.0, id="h200-bf16-not-from-fp8"),
-    pytest.param("b200-sxm-180gb", "bf16", 2250.0, id="unmeasured-gpu-its-peak"),
+    pytest.param("gb300-288gb", "bf16", 2500.0, id="unmeasured-gpu-its-peak"),
+    # acc138: stas00/ml-engineering's MAMF table measures the B200 (1,745 of 2,250) and the GB200 (1,822 of 2,500, its
+    # 1,200 W rating's 11% past the B200 down to 4.4% in BF16, 5.3% in FP8)
+    pytest.param("b200-sxm-180gb", "bf16", 1745.0 * 989 / 794.5, id="b200-measured"),
+    pytest.param("gb200-186gb", "bf16", 1822.0 * 989 / 794.5, id="gb200-measured"),
+    pytest.param("gb200-186gb", "fp8", 3615.6 * 1979 / 1402.6, id="gb200-fp8-measured"),
+    pytest.param("b300-sxm-270gb", "bf16", 1769.0 * 989 / 794.5, id="b300-measured"),
     # newuser25 item 2: the 5090 and the RTX PRO 6000s measured in the table that measured the 4090
     pytest.param("rtx-5090-32gb", "bf16", 242.18 * 989 / 794.5, id="5090-measured-like-the-4090"),
     pytest.param("rtx-pro-6000-ws-96gb", "bf16", 417.98 * 989 / 794.5, id="pro-6000-workstation"),
@@ -225,7 +231,7 @@ def test_an_unmeasured_geforce_card_borrows_its_measured_siblings_share() -> Non
     [
         pytest.param("rtx-4090-24gb", "measured", id="measured"),
         pytest.param("rtx-3090-ti-24gb", "assumed like rtx-3090-24gb", id="geforce-borrowed"),
-        pytest.param("b200-sxm-180gb", "unmeasured: assumed to sustain the reference", id="datacenter-reference-share"),
+        pytest.param("gb300-288gb", "unmeasured: assumed to sustain the reference", id="datacenter-reference-share"),
         pytest.param("rtx-pro-6000-max-q-96gb", "unmeasured: assumed", id="professional-card-not-a-boost-class"),
     ],
 )

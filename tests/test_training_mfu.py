@@ -261,7 +261,8 @@ def test_mpt_7b_step_mfu_on_each_gpu(gpu_id: str, measured: float, tolerance: fl
     [
         ("megatron", "hopper", "llama", 0.35),  # FlashAttention-2's published H100 share
         ("megatron", "ampere", "llama", 0.65),
-        ("megatron", "blackwell", "qwen3_moe", 0.35),  # none published for Blackwell: Hopper's
+        # none published for Blackwell: Hopper's, measured on the reference H100, so a share of the sustained rate (x 1)
+        ("megatron", "blackwell", "qwen3_moe", 0.35 / 1.25),
         ("megatron", "hopper", "gpt_oss", None),  # attention sinks: TE's unfused fallback before cuDNN 9.13.1
         ("megatron", "ada", "llama", None),  # no published share
         ("torchtune", "hopper", "llama", None),  # not Transformer Engine's kernels
@@ -271,7 +272,8 @@ def test_mpt_7b_step_mfu_on_each_gpu(gpu_id: str, measured: float, tolerance: fl
 def test_cudnn_attention_runs_flash_attention_2s_share(
     framework: str | None, architecture: str, model_type: str, fraction: float | None
 ) -> None:
-    """Megatron-Core's Transformer Engine attention is cuDNN's SDPA, FlashAttention-2's algorithm: its share x 1.25."""
+    """Megatron-Core's Transformer Engine attention is cuDNN's SDPA, FlashAttention-2's algorithm: its share x 1.25 (the
+    peak over the sustained rate), Blackwell's borrowed one x 1 (acc138)."""
     share = cudnn_attention_share(framework, architecture, 1.25, model_type)
     assert share == (pytest.approx(fraction * 1.25) if fraction else None)
 
@@ -281,10 +283,12 @@ def test_cudnn_attention_runs_flash_attention_2s_share(
     [
         # Megatron-Bridge 25.11 FP8 Llama 3 8B at 8,192 tokens (tests/data/calibration_training_mfu.json, out of
         # sample): under-predicted on every GPU at the llm-foundry Triton kernel's fitted attention rate, within 10%
-        # at FlashAttention-2's published share (acc134, issue 9)
+        # at FlashAttention-2's published share (acc134, issue 9). acc138: the B200 / GB200 at their measured GEMM rates
+        # (stas00/ml-engineering's MAMF: 1,745 / 1,822 BF16 TFLOPS) and Hopper's borrowed share of that sustained rate:
+        # B200 -0.235 / +0.027 -> -0.259 / -0.003, GB200 -0.180 / +0.099 -> -0.249 / +0.011
         pytest.param("h100-sxm5-80gb", -0.289, -0.045, id="h100"),
-        pytest.param("b200-sxm-180gb", -0.235, 0.027, id="b200"),
-        pytest.param("gb200-186gb", -0.180, 0.099, id="gb200"),
+        pytest.param("b200-sxm-180gb", -0.259, -0.003, id="b200"),
+        pytest.param("gb200-186gb", -0.249, 0.011, id="gb200"),
         pytest.param("gb300-288gb", -0.312, -0.078, id="gb300"),
     ],
 )

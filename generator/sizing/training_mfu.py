@@ -115,12 +115,18 @@ def cudnn_attention_share(
     (:data:`SINK_MODEL_TYPES`): Transformer Engine's FusedAttention takes sinks only from cuDNN 9.13.1 (BSHD / SBHD;
     packed THD from 9.18) and otherwise falls back to its unfused attention
     (https://github.com/NVIDIA/TransformerEngine/pull/2148, https://github.com/NVIDIA/TransformerEngine/issues/2318).
+
+    The fallback's share is of the sustained rate, not the peak (acc138): Hopper's was measured on an H100, the
+    catalog's reference GPU, so it is a share of a GPU running at the reference's own share of its peak; a Blackwell
+    part measured to sustain less of its peak (the GB200's 1,822 of 2,500 BF16 TFLOPS against the H100's 794.5 of 989,
+    stas00/ml-engineering's MAMF table) runs its attention at that clock too, which the sustained rate already carries.
+    An architecture's own published share (measured on that architecture) stays a share of its peak.
     """
     if framework not in CUDNN_ATTENTION_FRAMEWORKS or model_type in SINK_MODEL_TYPES:
         return None
     fraction = FLASH_ATTENTION_PEAK_FRACTION.get(architecture)
     if fraction is None and architecture == "blackwell":
-        fraction = FLASH_ATTENTION_PEAK_FRACTION[CUDNN_ATTENTION_FALLBACK]
+        return FLASH_ATTENTION_PEAK_FRACTION[CUDNN_ATTENTION_FALLBACK]
     return fraction * peak_over_sustained if fraction else None
 
 
