@@ -145,6 +145,11 @@ def slot_params_per_gpu(linears: list[Linear], rank: int, tp: int) -> int:
     return sum(rank * sum(_widths_per_gpu(lin, tp)) * lin.copies for lin in linears)
 
 
+def slot_bytes_per_gpu(linears: list[Linear], rank: int, tp: int) -> int:
+    """Bytes of one adapter slot on one GPU over all its layers (:func:`slot_params_per_gpu` in the adapters' dtype)."""
+    return slot_params_per_gpu(linears, rank, tp) * LORA_ELEMENT_BYTES
+
+
 @memoized
 def adapted_linears(arch: Architecture, targets: tuple[str, ...]) -> tuple[Linear, ...]:
     """The linears an adapter of ``targets`` adapts (PEFT's matching; a name the model lacks is refused)."""
@@ -185,8 +190,8 @@ def lora_serving(
     The slots are per decoder layer, so a pipeline stage holds its own layers' (the most layers a stage takes).
     """
     wrapped = list(wrapped_linears(arch, engine, targets))
-    slot = slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES
-    adapter = slot_params_per_gpu(list(adapted_linears(arch, targets)), max_rank, 1) * LORA_ELEMENT_BYTES
+    slot = slot_bytes_per_gpu(wrapped, max_rank, tp)
+    adapter = slot_bytes_per_gpu(list(adapted_linears(arch, targets)), max_rank, 1)
     return LoraServing(
         gpu_bytes=per_stage(max_loras * slot, arch, pp),
         slot_bytes_per_gpu=per_stage(slot, arch, pp),
@@ -360,7 +365,7 @@ def lora_step(
     return LoraStep(
         adapters=adapters,
         max_loras=max_loras,
-        slot_bytes=per_stage(slot_params_per_gpu(wrapped, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
+        slot_bytes=per_stage(slot_bytes_per_gpu(wrapped, max_rank, tp), arch, pp),  # LoraServing.slot_bytes_per_gpu
         flops_per_token=per_stage(2 * slot_params_per_gpu(passed, max_rank, tp), arch, pp),
         activation_bytes_per_token=per_stage(activation_elements_per_token(passed, max_rank, tp) * LORA_ELEMENT_BYTES, arch, pp),
         kernels=per_stage(lora_kernels(arch, engine, targets), arch, pp),
