@@ -10,12 +10,15 @@ GGUF reader itself (a file's own ``general.architecture`` and RoPE keys, written
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.api import plan_file, render_file
 from generator.calculator.gguf_file import MODEL_TYPES
+from generator.calculator.machine import FixedSpec, threads_binding
 from generator.sizing.context_limit import (
     LLAMA_CPP_OVERRIDE_KV,
     llama_cpp_rope,
@@ -25,6 +28,7 @@ from generator.sizing.context_limit import (
     rope_options,
 )
 from generator.sizing.gguf_arch import GGUF_ARCHITECTURES, gguf_architecture
+from tests.conftest import REPO
 from tests.helpers import estimate_json, write_sparse_gguf
 
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
@@ -186,3 +190,79 @@ def test_a_gguf_files_rope_keys_decide_the_flags(tmp_path: Path, rope: dict[str,
     command = est["cpu_only"]["command"]
     assert command.startswith(f"-ngl 0 -c {context} {flags}".rstrip() + " ")
     assert ("--rope-scaling" in command) is bool(flags)
+
+
+# --- item 2: the estimate's threads and a workload's on several sockets ---------------------------------------------
+
+#: The example workload of Mixtral q4_k_m on an RTX 4090, its experts partly in RAM (the CPU's share counts).
+HOME = REPO / "examples" / "home-moe-experts.yaml"
+MIXTRAL = ["mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "rtx-4090-24gb", "--precision", "q4_k_m"]
+
+
+def _two_socket_home(tmp_path: Path, sockets: int, threads: int, ram_gib: int = 64) -> Path:
+    text = HOME.read_text().replace(
+        "    cpu: ryzen-9-7950x\n", f"    cpu: epyc-9654\n    cpu_sockets: {sockets}\n    threads: {threads}\n"
+    )
+    path = tmp_path / "home.yaml"
+    path.write_text(text.replace("    ram_gib: 64\n", f"    ram_gib: {ram_gib}\n"))
+    return path
+
+
+def test_the_estimate_and_the_plan_state_their_thread_binding_in_one_wording(tmp_path: Path) -> None:
+    """Two EPYC 9654 sockets, 48 threads: the estimate counts them over the sockets (24 cores a socket, as its
+    calibration rows ran), the plan all on the socket numactl binds its line to (48). Each said only its own count; now
+    both say the same sentence, naming both bindings, and the counts are unchanged."""
+    spec = FixedSpec(gpu="rtx-4090-24gb", gpu_count=1, ram_gib=64, cpu="epyc-9654", cpu_sockets=2, threads=48)
+    sentence = threads_binding(spec)
+    assert sentence == (
+        "threads: the estimate's --threads counts llama.cpp's 48 threads spread over the 2 sockets (24 cores a "
+        "socket), as its calibration rows ran them (without numactl); a workload's hardware.fixed.threads counts them "
+        "all on the one socket numactl -N 0 -m 0 binds its line to (48 cores)"
+    )
+    est = estimate_json(*MIXTRAL, "--ram-gib", "64", "--cpu", "epyc-9654", "--cpu-sockets", "2", "--threads", "48")
+    (said,) = [f["message"] for f in est["findings"] if f["code"] == "one-socket-bandwidth"]
+    assert said.endswith(f"; {sentence}")
+    assert "24 of its 96 cores a socket for llama.cpp's 48 threads" in est["machine"]["bandwidths"]
+    _, plan = plan_file(str(_two_socket_home(tmp_path, 2, 48)))
+    (found,) = [f.message for f in plan.findings if f.code == "one-socket-bandwidth"]
+    assert found.endswith(f"; {sentence}")
+    assert "48 of its 96 cores for llama.cpp's 48 threads" in plan.deployments[0].reasons[0]
+    # one socket, or no threads given: nothing to tell apart
+    assert threads_binding(spec._replace(cpu_sockets=1)) is None and threads_binding(spec._replace(threads=None)) is None
+
+
+@pytest.mark.parametrize(
+    ("sockets", "threads", "rendered"),
+    [
+        # bound to node 0 (numactl -N 0 -m 0): at most its socket's 192 threads (250 were rendered, to wait for cores)
+        pytest.param(2, 250, 192, id="bound-past-the-socket"),
+        pytest.param(2, 192, 192, id="bound-the-socket"),
+        pytest.param(2, 48, 48, id="bound-within"),
+        # four sockets of 16 GiB nodes: the weights span them (--numa distribute), the threads with them
+        pytest.param(4, 250, 250, id="spread-over-four"),
+    ],
+)
+def test_the_line_runs_no_more_threads_than_the_socket_it_is_bound_to(
+    tmp_path: Path, sockets: int, threads: int, rendered: int
+) -> None:
+    tree = render_file(str(_two_socket_home(tmp_path, sockets, threads)))
+    (dep,) = json.loads(tree["spec.json"])["plan"]["deployments"]
+    options = dep["details"]["runtime_settings"]["llama.cpp_options"]
+    assert ("numactl" in options) is (sockets == 2) and (options.get("numa") == "distribute") is (sockets == 4)
+    assert dep["details"]["llama_cpp_threads"] == rendered
+    (vars_file,) = [body for name, body in tree.items() if name.startswith("ansible/group_vars/")]
+    assert f"threads: {rendered}\n" in vars_file
+
+
+def test_spread_threads_are_said_spread_in_the_machine_basis(tmp_path: Path) -> None:
+    """fix159 left the basis of a placement that spans the nodes saying 'all on the socket numactl binds llama.cpp
+    to' while its figures counted the threads over the sockets (wider_machine): 200 over 4 sockets, 50 a socket."""
+    _, plan = plan_file(str(_two_socket_home(tmp_path, 4, 200)))
+    basis = plan.deployments[0].reasons[0]
+    assert "50 of its 96 cores a socket for llama.cpp's 200 threads (hardware.fixed.threads over 4 sockets" in basis
+    assert "numactl binds" not in basis
+    (found,) = [f.message for f in plan.findings if f.code == "numa-spans-nodes"]
+    assert found.endswith(
+        "; threads: the estimate's --threads and a workload's hardware.fixed.threads both count llama.cpp's 200 "
+        "threads spread over the 4 sockets (50 cores a socket), the weights spanning the nodes"
+    )
