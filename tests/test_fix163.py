@@ -252,6 +252,10 @@ def test_the_line_runs_no_more_threads_than_the_socket_it_is_bound_to(
     assert dep["details"]["llama_cpp_threads"] == rendered
     (vars_file,) = [body for name, body in tree.items() if name.startswith("ansible/group_vars/")]
     assert f"threads: {rendered}\n" in vars_file
+    # the machine basis names the threads the line runs
+    (basis,) = [r for r in dep["reasons"] if r.startswith("machine as sized: ")]
+    assert f"for llama.cpp's {rendered} threads (hardware.fixed.threads" in basis
+    assert (f"hardware.fixed.threads {threads}, at most the socket's" in basis) is (rendered < threads)
 
 
 def test_spread_threads_are_said_spread_in_the_machine_basis(tmp_path: Path) -> None:
