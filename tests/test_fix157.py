@@ -38,7 +38,8 @@ def test_the_usable_basis_names_tensorrt_llms_budget_when_the_constant_sets_it()
 #: Qwen2.5-7B-Instruct's config as the catalog holds it (max_position_embeddings 32,768) with the YaRN block its model
 #: card documents for 128k (factor 4 from 32,768): https://huggingface.co/Qwen/Qwen2.5-7B-Instruct#processing-long-texts
 YARN = str(REPO / "tests" / "data" / "fix157" / "qwen2.5-7b-yarn")
-FLAGS = "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768 -c 65536"
+#: fix163: with the context_length override of its GGUF architecture (qwen2)
+FLAGS = "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768 --override-kv qwen2.context_length=int:131072 -c 65536"
 
 
 def _notes(*args: str) -> list[str]:
@@ -54,7 +55,7 @@ def test_a_llama_cpp_estimate_past_the_ggufs_context_length_names_the_cap_and_th
     assert len(cpu_only) == 1
     assert "past the GGUF's context_length 32,768" in cpu_only[0] and "131,072 tokens" in cpu_only[0]
     assert f"start llama-server with {FLAGS} " in cpu_only[0]
-    assert "--override-kv <arch>.context_length=int:131072" in cpu_only[0]
+    assert "its --override-kv sets the GGUF's context_length, which llama-server caps a slot at, to 131,072" in cpu_only[0]
     # with a GPU and the rest in RAM, llama.cpp too
     assert any(FLAGS in n for n in _notes("--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--precision", "q4_k_m"))
 

@@ -42,6 +42,8 @@ from tests.test_oracles import ansible_inventory
 DATA = REPO / "tests" / "data" / "fix159"
 YARN_HOME = DATA / "yarn-home.yaml"
 FLAGS = ["--rope-scaling", "yarn", "--rope-scale", "4", "--yarn-orig-ctx", "32768"]
+#: fix163: llama.cpp's line also lifts the cap with the GGUF's context_length (qwen2: Qwen2ForCausalLM's GGUF arch)
+OVERRIDE = ["--override-kv", "qwen2.context_length=int:131072"]
 
 # yamllint ships without type information: reach it untyped.
 LINTER: Any = importlib.import_module("yamllint.linter")
@@ -148,7 +150,7 @@ def test_the_rendered_line_carries_the_yarn_flags_and_the_sizing_its_context(tmp
     engine = _engine_entry(tree, tmp_path)
     assert engine["args"] == [*shlex.split(line), "--threads", "16"]
     c = engine["args"].index("-c")
-    assert engine["args"][c : c + 8] == ["-c", "65536", *FLAGS]
+    assert engine["args"][c : c + 10] == ["-c", "65536", *FLAGS, *OVERRIDE]
     options = engine["llama_cpp"]
     assert (options["rope_scaling"], options["rope_scale"], options["yarn_orig_ctx"]) == ("yarn", 4, 32768)
     assert options["ctx_size"] == details["context_tokens"] == engine["max_model_len"] == 65536
@@ -157,14 +159,15 @@ def test_the_rendered_line_carries_the_yarn_flags_and_the_sizing_its_context(tmp
     (said,) = [f for f in plan.findings if f.code == "llama-cpp-rope-scaling"]
     assert said.level == "info" and said.path == "deployments[0].inference.max_context_tokens"
     assert " ".join(FLAGS) in said.message and "context_length 32,768" in said.message
-    assert "--override-kv <arch>.context_length=int:131072" in said.message
+    assert " ".join([*FLAGS, *OVERRIDE]) in said.message
+    assert "its --override-kv sets the GGUF's context_length, which llama-server caps a slot at, to 131,072" in said.message
 
 
 def test_the_estimate_and_the_plan_write_the_same_flags() -> None:
     """One writer: the estimate's llama-server command, its note and the plan's line carry the same text."""
     est = estimate_json(str(DATA / "qwen2.5-7b-yarn"), "--context", "65536", "--ram-gib", "64", "--precision", "q4_k_m")
     assert f"-c 65536 {' '.join(FLAGS)} " in est["cpu_only"]["command"]
-    assert any(f"start llama-server with {' '.join(FLAGS)} -c 65536" in n for n in est["notes"])
+    assert any(f"start llama-server with {' '.join([*FLAGS, *OVERRIDE])} -c 65536" in n for n in est["notes"])
     line, _ = _plan_line(render_file(str(YARN_HOME)))
     assert f"-c 65536 {' '.join(FLAGS)} " in line
 
@@ -190,6 +193,8 @@ def test_the_flags_only_where_a_request_is_past_the_ggufs_context_length(
     assert len(said) == (1 if flags else 0)
     if flags and engine:
         assert "past which ik_llama.cpp runs unscaled" in said[0] and "caps each slot" not in said[0]
+    # fix163: --override-kv lifts llama-server's cap; ik_llama.cpp caps no slot, so its line has none
+    assert ("--override-kv" in line) is (flags and not engine)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from generator.calculator.safetensors_header import MAX_FILE_SHARE, MIN_FILE_SHA
 from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import inside_root, short
 from generator.sizing.file_weights import group_tensor_bytes
+from generator.sizing.gguf_arch import GGUF_ARCH_KEY
 from generator.sizing.gguf_mixture import FTYPE_DEFAULTS
 
 if TYPE_CHECKING:
@@ -142,6 +143,35 @@ def _counter(fields: dict[str, Any], arch: object, label: str, location: Locatio
     return count
 
 
+#: RoPE scaling types a GGUF's ``<arch>.rope.scaling.type`` names that llama.cpp's launch flags take
+#: (``llama_rope_scaling_type_from_string``: none, linear, yarn, longrope): the config's ``rope_scaling`` of a file
+#: converted with one (convert_hf_to_gguf.py ``add_rope_scaling_type`` / ``_factor`` / ``_orig_ctx_len``, written as
+#: ``<arch>.rope.scaling.type`` string, ``.factor`` float32 and ``.original_context_length`` uint32: gguf-py
+#: ``Keys.Rope``).
+ROPE_SCALING_TYPES = ("linear", "yarn")
+
+
+def _rope_scaling(fields: dict[str, Any], arch: str) -> dict[str, Any] | None:
+    """The ``rope_scaling`` a file's RoPE-scaling keys say (fix163), None where it has none of a type read here.
+
+    A file converted from a config with YaRN (or linear) scaling carries it, and its ``context_length`` is the
+    config's ``max_position_embeddings``: llama.cpp applies the stretch itself but still caps a slot at the
+    context_length (:func:`~generator.sizing.context_limit.llama_cpp_rope`). A factor of 1 or less (or not a number)
+    stretches nothing.
+    """
+    kind = fields.get(f"{arch}.rope.scaling.type")
+    factor = fields.get(f"{arch}.rope.scaling.factor")
+    if kind not in ROPE_SCALING_TYPES or isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        return None
+    if not math.isfinite(factor) or factor <= 1:
+        return None
+    rope: dict[str, Any] = {"rope_type": kind, "factor": float(factor)}
+    original = fields.get(f"{arch}.rope.scaling.original_context_length")
+    if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        rope["original_max_position_embeddings"] = original
+    return rope
+
+
 def gguf_config(
     fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str, location: Location | None = None
 ) -> dict[str, Any]:
@@ -153,7 +183,10 @@ def gguf_config(
             f"({', '.join(sorted(MODEL_TYPES))}); give the model's config.json instead",
             location,
         )
-    config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
+    # its own architecture name, which a mapped model type would not always give (mistral3: mistral)
+    config: dict[str, Any] = {"model_type": MODEL_TYPES[arch], GGUF_ARCH_KEY: arch}
+    if (rope := _rope_scaling(fields, arch)) is not None:
+        config["rope_scaling"] = rope
     count = _counter(fields, arch, label, location)
     for suffix, key in _keys_read(arch).items():
         if (value := count(suffix)) is not None:

@@ -51,7 +51,7 @@ def _command(p: Placement, gpus: int, kv_name: str, slots: int, engine: str, rop
     ``rope``: the model's llama.cpp RoPE scaling, given at launch where a request's ``context`` is past the GGUF's
     context_length (fix159).
     """
-    options = llama_cpp_options(p, gpus, kv_name, None, slots, engine=engine, rope=rope_options(rope, context))
+    options = llama_cpp_options(p, gpus, kv_name, None, slots, engine=engine, rope=rope_options(rope, context, engine))
     return " ".join(llama_cpp_args(options))
 
 

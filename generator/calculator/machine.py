@@ -381,22 +381,50 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
     """What offload counts on a machine of several CPU sockets, else None.
 
     One socket's memory bandwidth and its node's RAM; ``spans_nodes``: the offloaded weights needed the RAM of every
-    node, so llama.cpp runs across them (still counted at one socket's bandwidth).
+    node, so llama.cpp runs across them (still counted at one socket's bandwidth). Given threads: how the estimate and
+    a workload's plan count them (:func:`threads_binding`), the same words in both.
     """
     if spec.cpu_sockets < 2:
         return None
     node = f"{spec.ram_gib / spec.cpu_sockets:.4g} GiB of {spec.ram_gib:g}"  # 256 / 3: 85.33, not 85.3333
+    binding = f"; {said}" if (said := threads_binding(spec, spans_nodes)) else ""
     if spans_nodes:
         return (
             f"the offloaded weights need more than one node's RAM ({node}): llama.cpp runs across the "
             f"{spec.cpu_sockets} sockets' nodes (--numa distribute, or numactl --interleave=all), and the speed is "
-            f"counted at one socket's memory bandwidth, which is optimistic: {CROSS_SOCKET_SOURCE}"
+            f"counted at one socket's memory bandwidth, which is optimistic: {CROSS_SOCKET_SOURCE}{binding}"
         )
     return (
         f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
         f"started under numactl {NUMACTL_ONE_NODE} (its settings' numactl) with the model in that node's RAM, one "
         f"NUMA node a socket (NPS1 on AMD, SNC off on Intel, as the rows measured ran); {CROSS_SOCKET_SOURCE}"
-        f"{_reserve_on_node(spec)}"
+        f"{_reserve_on_node(spec)}{binding}"
+    )
+
+
+def threads_binding(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
+    """How the estimate and a workload's plan count given llama.cpp threads on several sockets, else None (fix163).
+
+    The one wording of both outputs (each states the binding it assumes and the other's): the estimate's ``--threads``
+    are counted over the sockets, as its calibration rows ran them (fix153; counted bound to one socket, the Xeon Gold
+    6138 rows would be off by +50 / +78 %); a workload's line binds llama.cpp to one node (``numactl``), so its
+    ``hardware.fixed.threads`` run on that socket's cores (fix159), but where the weights span the nodes
+    (``spans_nodes``: ``--numa distribute``), where they spread as the estimate's do.
+    """
+    cpu = catalog.cpus().get(spec.cpu or "")
+    if not spec.threads or spec.cpu_sockets < 2 or cpu is None:
+        return None
+    threads, sockets = spec.threads, spec.cpu_sockets
+    spread = f"spread over the {sockets} sockets ({thread_cores(threads, sockets, cpu):g} cores a socket)"
+    if spans_nodes:
+        return (
+            f"threads: the estimate's --threads and a workload's hardware.fixed.threads both count llama.cpp's "
+            f"{threads} threads {spread}, the weights spanning the nodes"
+        )
+    return (
+        f"threads: the estimate's --threads counts llama.cpp's {threads} threads {spread}, as its calibration rows "
+        f"ran them (without numactl); a workload's hardware.fixed.threads counts them all on the one socket numactl "
+        f"{NUMACTL_ONE_NODE} binds its line to ({thread_cores(threads, 1, cpu):g} cores)"
     )
 
 
@@ -462,16 +490,18 @@ def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | Non
     )
 
 
-def build_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, GpuSpec, str]:
+def build_machine(spec: FixedSpec, bound: bool = False, spans_nodes: bool = False) -> tuple[Machine, GpuSpec, str]:
     """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from.
 
     ``bound``: a workload's machine, whose llama.cpp line is bound to one NUMA node of several (``numactl -N 0 -m 0``),
-    its ``threads`` all on that node's cores; the estimate counts them over the sockets, as the calibration rows ran.
+    its ``threads`` all on that node's cores; the estimate counts them over the sockets, as the calibration rows ran
+    (:func:`threads_binding`). ``spans_nodes`` (with ``bound``): the workload's weights span the nodes, its threads
+    spread over the sockets as :func:`wider_machine` counts them.
     """
     gpu = catalog.find_gpu(spec.gpu)
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
-    host, host_basis = _host_machine(spec, bound)
+    host, host_basis = _host_machine(spec, bound, spans_nodes)
     link, link_name = host_link(spec, gpu)
     machine = host._replace(
         gpus=spec.gpu_count,
@@ -494,10 +524,10 @@ def build_host_machine(spec: FixedSpec) -> tuple[Machine, str]:
     return host, f"{basis}; no GPU"
 
 
-def _host_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, str]:
+def _host_machine(spec: FixedSpec, bound: bool = False, spans_nodes: bool = False) -> tuple[Machine, str]:
     """The host side of ``spec``'s :class:`Machine` (no GPU: unbounded, its time 0) and its DRAM's and cores' basis.
 
-    ``bound``: the given threads run on one socket's cores (:func:`build_machine`).
+    ``bound``: a workload's threads, on one socket's cores but where they span the nodes (:func:`build_machine`).
     """
     cpu = _memory_cpu(spec)
     sockets = spec.cpu_sockets
@@ -518,7 +548,7 @@ def _host_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, str]:
     if spec.cpu_cores and not spec.cpu:  # newuser88: the cores measured, not the assumed CPU's (or none)
         cores = spec.cpu_cores
     if spec.cpu and spec.threads:  # fix153: a run on fewer threads than the part's cores
-        cores = thread_cores(spec.threads, 1 if bound else sockets, cpu)
+        cores = thread_cores(spec.threads, 1 if bound and not spans_nodes else sockets, cpu)
     machine = Machine(
         gpus=0,
         gpu_memory_bytes=0,
@@ -538,7 +568,7 @@ def _host_machine(spec: FixedSpec, bound: bool = False) -> tuple[Machine, str]:
         # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
         cpu_int8_vnni=cpu.int8_vnni is True,
     )
-    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores, bound)}"
+    return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores, bound, spans_nodes)}"
 
 
 def threads_problem(spec: FixedSpec, option: Callable[[str], str]) -> str | None:
@@ -579,12 +609,18 @@ def thread_cores(threads: int, sockets: int, cpu: CpuSpec) -> float:
     return min(threads / sockets, float(cpu.llama_cpp_cores))
 
 
-def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float, bound: bool = False) -> str:
+def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float, bound: bool = False, spans_nodes: bool = False) -> str:
     """:func:`cores_basis` of ``spec``'s machine: measured where its cores were counted on it (``cpu_cores``)."""
     if spec.cpu and spec.threads and bound:  # a workload's threads (fix159)
         node = ", all on the socket numactl binds llama.cpp to" if spec.cpu_sockets > 1 else ""
+        if spec.cpu_sockets > 1 and spans_nodes:  # fix163: was said bound where the numbers spread them
+            node = f" over {spec.cpu_sockets} sockets, the weights spanning their nodes"
         given = f"{spec.threads} threads (hardware.fixed.threads{node})"
-        return f"{cores:g} of its {cpu.llama_cpp_cores} cores for llama.cpp's {given}{_isa(cpu)}"
+        if spec.cpu_sockets > 1 and not spans_nodes and spec.threads > cpu.socket_threads:
+            # fix163: the line runs at most the bound socket's threads (planner.fixed.llama_cpp_threads)
+            given = f"{cpu.socket_threads} threads (hardware.fixed.threads {spec.threads}, at most the socket's{node})"
+        each = " a socket" if spec.cpu_sockets > 1 and spans_nodes else ""
+        return f"{cores:g} of its {cpu.llama_cpp_cores} cores{each} for llama.cpp's {given}{_isa(cpu)}"
     if spec.cpu and spec.threads:
         return threads_basis(spec.threads, spec.cpu_sockets, cpu, cores)
     return cores_basis(cpu, int(cores), measured=bool(spec.cpu_cores and not spec.cpu))

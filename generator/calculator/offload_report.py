@@ -290,7 +290,7 @@ def runtime_settings(
     numa = llama_cpp_numa(p, spans_nodes, wider)
     engine = plan.engine
     # a request past the GGUF's context_length of a RoPE-scaled model: the stretch given at launch (fix159)
-    rope = rope_options(arch.llama_cpp_rope, request_tokens or p.context_tokens)
+    rope = rope_options(arch.llama_cpp_rope, request_tokens or p.context_tokens, engine)
     options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope)
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself

@@ -6,7 +6,14 @@ import math
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import NUMACTL_ONE_NODE, FixedSpec, machine_findings, numa_note, wider_machine
+from generator.calculator.machine import (
+    NUMACTL_ONE_NODE,
+    FixedSpec,
+    build_machine,
+    machine_findings,
+    numa_note,
+    wider_machine,
+)
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -112,12 +119,16 @@ def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any
     """The threads the plan's llama.cpp-family line runs with (its ``--threads``), None where left to its default.
 
     ``hardware.fixed.threads`` as given (fix159), the CPU's share timed on the cores they take
-    (:func:`~generator.calculator.machine.thread_cores`); else the given CPU's cores the share was timed on (one
-    socket's where bound to one node), but where the weights spread over every NUMA node (``--numa distribute``, whose
-    threads are llama.cpp's default over all of them) or no CPU is given (llama.cpp's default counts the real machine's
-    cores, which the plan does not know).
+    (:func:`~generator.calculator.machine.thread_cores`), but at most the socket's threads where the line binds
+    llama.cpp to one node (fix163: more were rendered, to wait for its cores; :func:`threads_past_node`); else the
+    given CPU's cores the share was timed on (one socket's where bound to one node), but where the weights spread over
+    every NUMA node (``--numa distribute``, whose threads are llama.cpp's default over all of them) or no CPU is given
+    (llama.cpp's default counts the real machine's cores, which the plan does not know).
     """
     if fixed.threads:
+        cpu = catalog.cpus().get(fixed.cpu or "")
+        if "numactl" in options and cpu is not None:  # fix163: bound to one node, at most its socket's threads
+            return min(fixed.threads, cpu.socket_threads)
         return fixed.threads
     if options.get("numa") == "distribute":
         return None
@@ -137,9 +148,10 @@ def threads_past_node(fixed: FixedSpec) -> str | None:
         return None
     return (
         f"threads {fixed.threads} is more than the {node} threads of the one {cpu.name} socket llama.cpp is bound to "
-        f"(numactl {NUMACTL_ONE_NODE}, its weights in that node's RAM): the threads past them wait for its cores, "
-        f"and ggml's threads meet at a barrier after each operation, so they slow the others, which the figures (the "
-        f"CPU's share timed on its {cpu.llama_cpp_cores} cores) do not count: give at most {node}"
+        f"(numactl {NUMACTL_ONE_NODE}, its weights in that node's RAM): the threads past them would wait for its cores, "
+        f"and ggml's threads meet at a barrier after each operation, so they would slow the others, which the figures "
+        f"(the CPU's share timed on its {cpu.llama_cpp_cores} cores) do not count: the line runs --threads {node}, "
+        f"the socket's; give at most {node}"
     )
 
 
@@ -175,6 +187,8 @@ def _deployment(
     assert wl.hardware.fixed is not None
     wider = wider_machine(machine, wl.hardware.fixed)
     plan, machine, spans, slots, lone = place_for_rate(loaded, index, machine, consts)
+    if spans:  # the threads counted over the sockets (wider_machine), as the basis now says (fix163)
+        basis = build_machine(wl.hardware.fixed, bound=True, spans_nodes=True)[2]
     dep = wl.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference

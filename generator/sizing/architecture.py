@@ -23,6 +23,7 @@ from generator.errors import ArchitectureError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.context_limit import LlamaCppRope, llama_cpp_rope, served_context_tokens
 from generator.sizing.file_weights import FileWeights
+from generator.sizing.gguf_arch import gguf_architecture
 from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
 from generator.sizing.vision import VisionTower, is_qwen_vl_tower, vision_tower
@@ -410,7 +411,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
-        llama_cpp_rope=llama_cpp_rope(text, model_type),
+        llama_cpp_rope=llama_cpp_rope(text, model_type, gguf_architecture(config, model_type)),
     ).with_counts()
 
 

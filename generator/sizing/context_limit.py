@@ -96,8 +96,29 @@ def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
 
 #: llama-server's RoPE-scaling options, by their names in a llama.cpp options mapping, and the flag of each
 #: (common/arg.cpp: ``--rope-scaling {none,linear,yarn}``, ``--rope-scale N``, ``--yarn-orig-ctx N``; ik_llama.cpp's
-#: common.cpp takes the same three).
-ROPE_FLAGS = {"rope_scaling": "--rope-scaling", "rope_scale": "--rope-scale", "yarn_orig_ctx": "--yarn-orig-ctx"}
+#: common.cpp takes the same three), and the metadata override that lifts llama-server's cap (``--override-kv
+#: KEY=TYPE:VALUE``, "types: int, float, bool, str"; :func:`context_length_override`).
+ROPE_FLAGS = {
+    "rope_scaling": "--rope-scaling",
+    "rope_scale": "--rope-scale",
+    "yarn_orig_ctx": "--yarn-orig-ctx",
+    "override_kv": "--override-kv",
+}
+#: The engine whose server caps a slot at the GGUF's context_length, which :func:`context_length_override` lifts.
+CAPPING_ENGINE = "llama.cpp"
+
+
+def context_length_override(gguf_arch: str, tokens: int) -> str:
+    """``--override-kv``'s value setting a GGUF's ``context_length`` (llama.cpp's ``n_ctx_train``) to ``tokens``.
+
+    The key is ``LLM_KV_CONTEXT_LENGTH``, ``"%s.context_length"`` of the architecture's name (src/llama-arch.cpp), a
+    uint32 that ``llama_model::load_hparams`` reads as ``hparams.n_ctx_train``: an ``int`` override. It is what
+    llama-server caps a slot at. The RoPE keys (``%s.rope.scaling.type`` / ``.factor`` /
+    ``.original_context_length``) are not overridden: the launch flags set the same parameters (a context's own
+    ``rope_scaling_type``, ``rope_freq_scale`` and ``yarn_orig_ctx`` come before the file's), and overriding them to the
+    flags' values would make the stretch the file's own, which PR #28030 does not re-adjust ``n_ctx_train`` for.
+    """
+    return f"{gguf_arch}.context_length=int:{tokens}"
 
 
 class LlamaCppRope(NamedTuple):
@@ -109,8 +130,10 @@ class LlamaCppRope(NamedTuple):
     #: The scaled length vLLM serves: ``original x factor`` for YaRN, ``max_position_embeddings x factor`` for linear.
     scaled_tokens: int
     #: llama-server's options for the stretch, ``(name, value)`` of :data:`ROPE_FLAGS`'s names (() where llama.cpp has
-    #: no such scaling type: ``dynamic``).
+    #: no such scaling type: ``dynamic``); ``override_kv`` among them where the GGUF architecture is known.
     options: tuple[tuple[str, str | int | float], ...] = ()
+    #: The GGUF architecture (:func:`~generator.sizing.gguf_arch.gguf_architecture`), None where not known.
+    gguf_arch: str | None = None
 
     @property
     def flags(self) -> str:
@@ -126,15 +149,16 @@ def rope_args(options: Mapping[str, Any]) -> list[str]:
     return [arg for name, flag in ROPE_FLAGS.items() if name in options for arg in (flag, str(options[name]))]
 
 
-def rope_options(rope: LlamaCppRope | None, request_tokens: int) -> dict[str, Any]:
-    """llama-server's RoPE-scaling options for requests of ``request_tokens``.
+def rope_options(rope: LlamaCppRope | None, request_tokens: int, engine: str = CAPPING_ENGINE) -> dict[str, Any]:
+    """``engine``'s RoPE-scaling options for requests of ``request_tokens``.
 
     The stretch where they are past the GGUF's ``context_length``; none within it (the model runs unscaled, as
-    trained), nor where no flag lifts the cap.
+    trained), nor where no flag lifts the cap. ``--override-kv`` only for llama.cpp, whose server caps a slot at the
+    context_length (ik_llama.cpp's caps none: :data:`IK_LLAMA_CPP_LONGER_UNCAPPED`).
     """
     if rope is None or request_tokens <= rope.context_length:
         return {}
-    return dict(rope.options)
+    return {name: value for name, value in rope.options if engine == CAPPING_ENGINE or name != "override_kv"}
 
 
 def _whole(number: float) -> int | float:
@@ -142,7 +166,7 @@ def _whole(number: float) -> int | float:
     return int(number) if number.is_integer() else number
 
 
-def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope | None:
+def llama_cpp_rope(config: Mapping[str, Any], model_type: str, gguf_arch: str | None = None) -> LlamaCppRope | None:
     """Where ``rope_scaling`` stretches the served limit past the config's length, llama.cpp's limit and flags.
 
     llama-server caps each slot at ``llama_model_n_ctx_train``, the GGUF's ``context_length`` ("the slot context ...
@@ -150,7 +174,8 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope |
     ``--rope-scaling yarn --rope-scale F --yarn-orig-ctx M`` (a scale other than the file's), ``llama_init_from_model``
     re-adjusts ``n_ctx_train`` to ``M x F`` ("custom YaRN scaling detected", ggml-org/llama.cpp PR #28030, fixing issue
     #17459); a build before it, or a GGUF that already carries the same scaling, needs
-    ``--override-kv <arch>.context_length=int:N`` as well.
+    ``--override-kv <arch>.context_length=int:N`` as well: among the options where ``gguf_arch`` (the GGUF's
+    architecture name) is known, which lifts the cap on every build and either file.
     """
     scaled = served_context_tokens(config, model_type)
     trained = _length(config.get("max_position_embeddings"))
@@ -165,7 +190,9 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str) -> LlamaCppRope |
         options = (("rope_scaling", "yarn"), ("rope_scale", factor), ("yarn_orig_ctx", original))
     elif kind == "linear":
         options = (("rope_scaling", "linear"), ("rope_scale", factor))
-    return LlamaCppRope(trained, scaled, options)
+    if options and gguf_arch:
+        options = (*options, ("override_kv", context_length_override(gguf_arch, scaled)))
+    return LlamaCppRope(trained, scaled, options, gguf_arch)
 
 
 #: Why a context past the GGUF's ``context_length`` of a ``dynamic``-scaled model is not lifted on llama.cpp.
@@ -175,6 +202,18 @@ LLAMA_CPP_OVERRIDE_KV = (
     "builds before ggml-org/llama.cpp PR #28030, or a GGUF converted with this rope_scaling, also need --override-kv "
     "<arch>.context_length=int:{tokens}"
 )
+#: Why a line carries the ``--override-kv`` of :func:`context_length_override` (the GGUF's architecture known).
+LLAMA_CPP_OVERRIDE_KV_GIVEN = (
+    "its --override-kv sets the GGUF's context_length, which llama-server caps a slot at, to {tokens:,}: for builds "
+    "before ggml-org/llama.cpp PR #28030 and for a GGUF converted with this rope_scaling, whose cap the RoPE flags "
+    "alone do not re-adjust"
+)
+
+
+def _override_phrase(rope: LlamaCppRope, engine: str = CAPPING_ENGINE) -> str:
+    """What the parenthesis after the flags says of ``--override-kv``: why it is on the line, else what to add."""
+    given = "override_kv" in rope_options(rope, rope.context_length + 1, engine)
+    return (LLAMA_CPP_OVERRIDE_KV_GIVEN if given else LLAMA_CPP_OVERRIDE_KV).format(tokens=rope.scaled_tokens)
 
 
 def _past_context_length(rope: LlamaCppRope, context_tokens: int, field: str, engine: str = "llama.cpp") -> str:
@@ -196,18 +235,16 @@ def llama_cpp_rope_note(rope: LlamaCppRope, context_tokens: int) -> str:
     capped = _past_context_length(rope, context_tokens, "--context")
     if not rope.flags:
         return f"{capped}: {LLAMA_CPP_NO_SUCH_ROPE}, so the slots stop at {rope.context_length:,}"
-    return (
-        f"{capped}: start llama-server with {rope.flags} -c {context_tokens} "
-        f"({LLAMA_CPP_OVERRIDE_KV.format(tokens=rope.scaled_tokens)})"
-    )
+    return f"{capped}: start llama-server with {rope.flags} -c {context_tokens} ({_override_phrase(rope)})"
 
 
 def llama_cpp_rope_planned(rope: LlamaCppRope, context_tokens: int, engine: str) -> str:
     """What a plan's ``engine`` line carries for requests of ``max_context_tokens`` past the GGUF's context_length."""
     capped = _past_context_length(rope, context_tokens, "max_context_tokens", engine)
+    flags = " ".join(rope_args(rope_options(rope, context_tokens, engine)))
     return (
-        f"{capped}: the {engine} line carries {rope.flags}, which stretch it to {rope.scaled_tokens:,} "
-        f"({LLAMA_CPP_OVERRIDE_KV.format(tokens=rope.scaled_tokens)})"
+        f"{capped}: the {engine} line carries {flags}, which stretch it to {rope.scaled_tokens:,} "
+        f"({_override_phrase(rope, engine)})"
     )
 
 
