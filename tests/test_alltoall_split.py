@@ -91,3 +91,15 @@ def test_planner_keeps_an_nvl72_racks_ep_group_on_nvlink() -> None:
     links, *_, ep_name = step_links(platform, gpu, 72, 2, True, 1, 1, 144, with_overrides({}), 1, 64)
     assert (links.ep_gbps, links.ep_crosses_nodes) == (GB200_NVLINK, False)
     assert ep_name == "NVLink 720 GB/s per GPU"
+
+
+def test_split_lies_between_all_network_and_all_link() -> None:
+    """Over a grid: where the GPU link is the faster, the split sends no slower than all over the network (what was
+    timed before) and no faster than all over the link; the more of a group a node holds, the faster it sends."""
+    for ranks in (2, 4, 8, 12, 16, 32, 64, 128, 256):
+        previous = 0.0
+        for node_ranks in (1, 2, 4, 8, 16, 32, 64, 72):
+            gbps = alltoall_gbps(ranks, node_ranks, B200_NVLINK, 400.0)
+            assert 400.0 <= gbps <= B200_NVLINK
+            assert gbps >= previous
+            previous = gbps
