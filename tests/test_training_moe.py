@@ -97,16 +97,21 @@ def test_alltoall_scales_with_ep_and_link(arch: Architecture) -> None:
 
 
 def test_ep_link_is_chosen_once() -> None:
-    """Review 28 item 1: an EP group past one node crosses the fabric at a GPU's share, else the node's GPU link."""
+    """Review 28 item 1: an EP group past one node crosses the fabric at a GPU's share, else the node's GPU link.
+
+    acc145: past one node only the peers on other nodes cross it; EP 16 on 8-GPU nodes sends 8 of 15 peers' bytes at
+    400 Gb/s a GPU, 750 Gb/s for all of them (400 before: every byte over the fabric)."""
     from generator.catalog import find_gpu
     from generator.planner.training_comm import ep_link_name, links_between
 
     gpu, consts = find_gpu("h100-sxm5-80gb"), with_overrides({})
-    cases = [(16, 400.0, True, "fabric"), (2, 2966.4, False, "NVLink 370.8 GB/s per GPU")]
+    nvlink = "NVLink 370.8 GB/s per GPU"
+    cases = [(16, 750.0, True, f"fabric for 8 of 15 peers, {nvlink} for the 7 in its node"), (2, 2966.4, False, nvlink)]
     for ep, gbps, crosses, name in cases:
         links = links_between(gpu, 8, 2, 3200.0, 1, 1, 16, consts, 3, ep)
-        assert (links.ep_gbps, links.ep_crosses_nodes) == (gbps, crosses)
-        assert ep_link_name(gpu, links, min(ep, 8), "fabric") == name
+        assert links.ep_gbps == pytest.approx(gbps)
+        assert links.ep_crosses_nodes is crosses
+        assert ep_link_name(gpu, links, min(ep, 8), "fabric", ep) == name
         latency = links.dp_latency_s if crosses else consts.allreduce_latency_nvlink_s
         assert links.ep_latency_s == latency
 
@@ -115,8 +120,13 @@ def test_ep_link_is_chosen_once() -> None:
     ("ep", "said"),
     [
         # 18.37 GB over 400 Gb/s a GPU (3,200 Gb/s a node / 8 GPUs) = 0.367 s + its collectives' latency; 0.070 s at
-        # NVLink before
-        ("16", "EP all-to-all 0.387 s (18.37 GB per GPU over 8 x 400 Gb/s GPU fabric)"),
+        # NVLink before; acc145: 0.387 -> 0.216 s, only the 8 of 15 peers on the other node over the fabric (18.37 x
+        # 8 / 15 GB at 50 GB/s = 0.196 s, the 7 in the node's 8.57 GB over NVLink 0.023 s, at once) + 0.020 s latency
+        (
+            "16",
+            "EP all-to-all 0.216 s (18.37 GB per GPU over 8 x 400 Gb/s GPU fabric for 8 of 15 peers, NVLink 370.8 GB/s"
+            " per GPU for the 7 in its node)",
+        ),
         # EP 2 inside a server: its GPU link, not the DP's fabric (which the text named before)
         ("2", "EP all-to-all 0.035 s (9.71 GB per GPU over NVLink 370.8 GB/s per GPU)"),
     ],
@@ -426,8 +436,9 @@ def test_expert_fill_by_hand(grouped: bool, micro_tokens: int, fill: float) -> N
         (8, 8, 1, 4, 8, 2966.4, False),
         # GB200 NVL72, PP 4 x EP 64 on 256 GPUs (DeepSeek-V3's layout): 64 GPUs of a stage, inside the 72-GPU domain
         (72, 4, 1, 4, 64, 5760.0, False),
-        # EP 16 x TP 1 still spans two 8-GPU nodes whatever the pipeline
-        (8, 8, 1, 4, 16, 400.0, True),
+        # EP 16 x TP 1 still spans two 8-GPU nodes whatever the pipeline (acc145: 8 of 15 peers over 400 Gb/s a GPU,
+        # 750 Gb/s for all the bytes; 400 when all crossed)
+        (8, 8, 1, 4, 16, 750.0, True),
         # TP 2 x EP 4 (ETP = TP): 8 GPUs, one node
         (8, 8, 2, 4, 4, 2966.4, False),
     ],

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import node_link
+from generator.sizing.alltoall_split import alltoall_gbps
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for, host_staged_text
@@ -337,15 +338,32 @@ def step_links(
     crosses = links.dp_inter_gbps > 0
     intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
-    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, min(ep * tp, gpus_per_node), node_name)
+    ep_name = ep_link_name(gpu, links, ep_node_gpus(ep * tp, gpus_per_node), node_name, ep, tp)
+    return links, dp_name, tp_name, stage_name, ep_name
 
 
-def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str) -> str:
+def ep_node_gpus(ep_group: int, gpus_per_node: int) -> int:
+    """GPUs of an EP group of ``ep_group`` consecutive GPUs on the node that holds the fewest of them.
+
+    The whole group inside one node; past one, ``gcd(ep_group, gpus_per_node)`` (EP 16 on 8-GPU nodes: 8 a node;
+    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most.
+    """
+    return ep_group if ep_group <= gpus_per_node else math.gcd(ep_group, gpus_per_node)
+
+
+def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str, ep: int = 1, tp: int = 1) -> str:
     """What the EP all-to-alls cross, as :func:`links_between` chose (``links.ep_crosses_nodes``).
 
-    ``node_name`` past one node, else the GPU link of the ``group`` GPUs of a node they span.
+    Inside one node the GPU link of the ``group`` GPUs of a node they span; past one, ``node_name`` with the peers it
+    carries and the ones on the node's GPU link (:func:`~generator.sizing.alltoall_split.node_peer_share`): ``ep`` ranks
+    of ``tp`` GPUs, ``group`` GPUs a node.
     """
-    return node_name if links.ep_crosses_nodes else gpu_link(gpu, group)[1]
+    if not links.ep_crosses_nodes:
+        return gpu_link(gpu, group)[1]
+    node_ranks = max(1, group // tp)
+    if node_ranks <= 1 or ep <= node_ranks:
+        return node_name
+    return f"{node_name} for {ep - node_ranks} of {ep - 1} peers, {gpu_link(gpu, group)[1]} for the {node_ranks - 1} in its node"
 
 
 def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: int, dp_nodes: int, zero_stage: int,
@@ -399,8 +417,10 @@ def links_between(
     data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep`` TP
     groups side by side inside one pipeline stage (``ep x tp`` consecutive GPUs: Megatron-Core's default rank order
     ``tp-cp-ep-dp-pp`` puts the pipeline outermost, so an EP group never spans stages; ``order`` in
-    megatron/core/parallel_state.py ``initialize_model_parallel``): past one node their all-to-alls cross the fabric at
-    a GPU's share of the node's network, as the stages do, else the node's GPU link (review 28 item 1; acc110: the group
+    megatron/core/parallel_state.py ``initialize_model_parallel``): past one node each all-to-all sends its bytes for
+    the peers of the GPU's own node over the node's GPU link and the others' over a GPU's share of the node's network,
+    the slower bounding it (:func:`~generator.sizing.alltoall_split.alltoall_gbps`; an NVL72 rack is one 72-GPU node),
+    else all of them over the node's GPU link (review 28 item 1; acc110: the group
     was ``ep x tp x pp`` GPUs, which put a PP 4 x EP 64 job's all-to-alls on a GB200 NVL72's racks' network and an
     H100 PP 4 x EP 8 job's on InfiniBand, where Megatron keeps both inside the NVLink domain).
 
@@ -431,6 +451,12 @@ def links_between(
     dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, dp_per_node, dp_nodes, zero_stage, consts)
     ep_group = ep * tp
     ep_crosses = nodes > 1 and ep_group > gpus_per_node
+    # the all-to-all's peers on a GPU's own node over its GPU link, the others over its share of the node's network,
+    # both at once (acc145: all of it was timed over the network, 56 of 63 peers' bytes for EP 64 on 8-GPU nodes)
+    ep_node = ep_node_gpus(ep_group, gpus_per_node)
+    ep_link_gbps = gpu_link(gpu, ep_node)[0]
+    if ep_crosses:
+        ep_link_gbps = alltoall_gbps(ep, max(1, ep_node // tp), ep_link_gbps, node_gbps / gpus_per_node)
     # the expert-data-parallel group: one rank an EP group, ``ep_group`` GPUs apart
     expert_dp = dp // ep if ep > 1 else 0
     ranks_per_node = max(1, gpus_per_node // ep_group)
@@ -455,8 +481,8 @@ def links_between(
         tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
         stage_latency_s=gpu_link_latency_s(gpu, stage_group, consts),
         dp_latency_s=dp_latency_s,
-        ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node))[0],
-        ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, min(ep_group, gpus_per_node), consts),
+        ep_gbps=ep_link_gbps,
+        ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, ep_node, consts),
         ep_crosses_nodes=ep_crosses,
         expert_dp_gbps=expert_dp_gbps,
         expert_dp_latency_s=expert_dp_latency_s,

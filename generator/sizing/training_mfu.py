@@ -115,6 +115,10 @@ def cudnn_attention_share(
     (:data:`SINK_MODEL_TYPES`): Transformer Engine's FusedAttention takes sinks only from cuDNN 9.13.1 (BSHD / SBHD;
     packed THD from 9.18) and otherwise falls back to its unfused attention
     (https://github.com/NVIDIA/TransformerEngine/pull/2148, https://github.com/NVIDIA/TransformerEngine/issues/2318).
+    The Megatron-Bridge perf summary's containers meet that gate (25.11's NeMo image ships cuDNN 9.13.1,
+    https://github.com/NVIDIA-NeMo/RL/issues/1685; 26.02 moved to 9.18, Megatron-Bridge issues 1724 / 2340), so its
+    gpt-oss rows run fused sinks: the fitted rate kept here stands below an unmodelled gpt-oss residual, which the
+    cuDNN share would widen by 8-32 points (benchmarks/CALIBRATION.md, acc145 entry), not for the unfused fallback.
 
     The fallback's share is of the sustained rate, not the peak (acc138): Hopper's was measured on an H100, the
     catalog's reference GPU, so it is a share of a GPU running at the reference's own share of its peak; a Blackwell
