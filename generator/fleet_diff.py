@@ -23,6 +23,7 @@ from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
+from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
@@ -474,6 +475,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _named_pool(path, f"plan.racks[{i}].pools[{j}].pool", share["pool"], pool_names)
         check_circuits(path, plan)
     deployment_names: set[str] = set()
+    pools = {pool["name"]: pool for pool in plan["pools"]}
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
@@ -520,6 +522,7 @@ def _check_plan(path: str, plan: Any) -> None:
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
                 if part["pool"] is not None:
                     _named_pool(path, f"{where}.split[{j}].pool", part["pool"], pool_names)
+        check_layout_gpus(path, where, dep, pools)  # fix162 item 2: GPUs the layout does not hold were compared
     for i, pool in enumerate(plan["pools"]):
         _check_pool_deployments(path, f"plan.pools[{i}].deployments", pool.get("deployments"), deployment_names)
     _check_findings(path, plan)
