@@ -902,13 +902,14 @@ def _owned_comment(facts: Mapping[str, Fact]) -> str:
     server's ``ram_gib`` is a whole number: MemTotal's GiB rounded down.
     """
     custom = f"gpu: {facts['gpu'].value}, gpus_per_server: {facts['gpu_count'].value if 'gpu_count' in facts else 1}"
-    if "ram_gib" in facts:
-        custom += f", ram_gib: {max(1, int(facts['ram_gib'].value))}"
+    ram = facts["ram_gib"].value if "ram_gib" in facts else None
+    if isinstance(ram, int | float):
+        custom += f", ram_gib: {max(1, int(ram))}"
     return (
         "# hardware.fixed is planned for llama.cpp (offload to RAM and NVMe); where these GPUs hold your models, "
         "describe the server as owned instead, planned for vLLM / SGLang replicas (buy is a field of hardware, beside "
         f"inventory): hardware: {{buy: false, inventory: [{{count: 1, custom: {{{custom}}}}}]}}"
-        + ("" if "ram_gib" in facts else ", adding ram_gib (the server's RAM in GiB, a whole number) to custom")
+        + ("" if isinstance(ram, int | float) else ", adding ram_gib (the server's RAM in GiB, a whole number) to custom")
     )
 
 
