@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from generator.render.md_escape import md_code, md_text
-from generator.units import figure_text
+from generator.units import dollars_text, figure_text
 
 #: The largest figure read from a spec.json (a hostile one may hold anything: review22 item 7).
 _MOST = 1e15
@@ -98,7 +98,7 @@ def _said(side: dict[str, Any], key: str) -> str:
     if value is None:
         return "-"
     if key in ("max_capex_usd", "capex_usd"):
-        return f"${value:,.0f}"
+        return f"{dollars_text(value)}"
     if key == "factor":
         return f"{figure_text(value)} x"
     return md_code(value) if key == "bound_by" else md_text(str(value))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.units import money_text
+
 #: What makes two layouts the same choice: hardware, parallelism and replicas.
 _LAYOUT = ("platform_id", "gpu_id", "tp", "pp", "replicas", "nodes")
 
@@ -83,7 +85,9 @@ def choice_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
 
 
 def _rate(value: float | None, nodes: int) -> str:
-    return "not among that plan's runners-up" if value is None else f"${value:,.2f}/h (${value / nodes:,.2f} a node-hour)"
+    if value is None:
+        return "not among that plan's runners-up"
+    return f"${money_text(value)}/h (${money_text(value / nodes)} a node-hour)"
 
 
 def choice_move_lines(moves: list[dict[str, Any]], code: Any, before: str = "at the base") -> list[str]:

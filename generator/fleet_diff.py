@@ -23,8 +23,9 @@ from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
+from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
-from generator.units import HOURS_PER_MONTH
+from generator.units import HOURS_PER_MONTH, dollars_text, money_text, signed_money_text
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
@@ -474,6 +475,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _named_pool(path, f"plan.racks[{i}].pools[{j}].pool", share["pool"], pool_names)
         check_circuits(path, plan)
     deployment_names: set[str] = set()
+    pools = {pool["name"]: pool for pool in plan["pools"]}
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
@@ -520,6 +522,7 @@ def _check_plan(path: str, plan: Any) -> None:
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
                 if part["pool"] is not None:
                     _named_pool(path, f"{where}.split[{j}].pool", part["pool"], pool_names)
+        check_layout_gpus(path, where, dep, pools)  # fix162 item 2: GPUs the layout does not hold were compared
     for i, pool in enumerate(plan["pools"]):
         _check_pool_deployments(path, f"plan.pools[{i}].deployments", pool.get("deployments"), deployment_names)
     _check_findings(path, plan)
@@ -1297,8 +1300,8 @@ def constants_line(changed: list[dict[str, Any]], totals: dict[str, Any]) -> str
     if months and same and months["old"] and months["new"]:
         moved = capex["new"] / months["new"] - capex["old"] / months["old"]
         text += (
-            f" The same ${capex['old']:,.0f} of capex spread over {_constant_text(months['new'])} months instead of "
-            f"{_constant_text(months['old'])}: {'+' if moved > 0 else '-'}${abs(moved):,.2f}/month of the change."
+            f" The same {dollars_text(capex['old'])} of capex spread over {_constant_text(months['new'])} months instead of "
+            f"{_constant_text(months['old'])}: {signed_money_text(moved)}/month of the change."
         )
     return text
 
@@ -1386,11 +1389,14 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     totals = payback["total_usd_over_amortization"]
     buy_total, rent_total = totals[payback["bought"]], totals[rented]
     span = f"the {months_text(months)}-month amortisation"
-    over = f"over {months_text(months)} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
+    over = f"over {months_text(months)} months buying costs {dollars_text(buy_total)} and renting {dollars_text(rent_total)}"
     break_even = payback["break_even_months"]
     if not payback["capex_usd"]:  # owned servers alone: nothing to pay back (review39 item 11: "buying never pays back")
-        cheaper = f"${rent - running:,.0f}/month less" if rent > running else f"${running - rent:,.0f}/month more"
-        over = f"over {months_text(months)} months running them costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
+        cheaper = f"{dollars_text(rent - running)}/month less" if rent > running else f"{dollars_text(running - rent)}/month more"
+        over = (
+            f"over {months_text(months)} months running them costs {dollars_text(buy_total)} and renting "
+            f"{dollars_text(rent_total)}"
+        )
         when = f"the servers owned cost {cheaper} to run than the rent; {over}"
     elif break_even is not None and payback["within_amortization"]:
         when = f"buying has cost less after {months_text(break_even)} months, within {span}: {over}"
@@ -1399,12 +1405,12 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
         when = (
             f"buying does not pay back within {span} (it would after {months_text(break_even)} months, "
             f"past the {months_text(months)} months its servers are costed over): renting costs "
-            f"${buy_total - rent_total:,.0f} less over {months_text(months)} months (${rent_total:,.0f} rented against "
-            f"${buy_total:,.0f} bought)"
+            f"{dollars_text(buy_total - rent_total)} less over {months_text(months)} months "
+            f"({dollars_text(rent_total)} rented against {dollars_text(buy_total)} bought)"
         )
     elif rent < running:
         when = (
-            f"renting costs ${running - rent:,.0f}/month less than running the bought servers alone: buying never "
+            f"renting costs {dollars_text(running - rent)}/month less than running the bought servers alone: buying never "
             f"pays back; {over}"
         )
     else:
@@ -1413,9 +1419,9 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     owned = payback.get("owned_nodes") or 0
     held = f" (the {owned} server{'s' if owned != 1 else ''} already owned counted at no capex)" if owned else ""
     return (
-        f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front{held} and "
-        f"${running:,.0f}/month to run, against ${rent:,.0f}/month rented{_rent_parts(payback)}: {when} (the bought "
-        f"side's capex is its servers alone, without {payback['capex_excludes']}, and is spread over "
+        f"Buy ({payback['bought']}) or rent ({rented}): {dollars_text(payback['capex_usd'])} up front{held} and "
+        f"{dollars_text(running)}/month to run, against {dollars_text(rent)}/month rented{_rent_parts(payback)}: {when} "
+        f"(the bought side's capex is its servers alone, without {payback['capex_excludes']}, and is spread over "
         f"amortization_months with no resale value{_rent_basis_text(payback['rent_basis'])})."
     )
 
@@ -1430,7 +1436,7 @@ def _rent_basis_text(basis: list[dict[str, Any]]) -> str:
     parts = []
     for (kind, platform, rate, region, price_id), pools in groups.items():
         named = " and ".join(pools) if len(pools) < 3 else ", ".join(pools[:-1]) + " and " + pools[-1]
-        at = f"{platform} ${rate:,.2f}/h" if rate is not None else str(platform)
+        at = f"{platform} ${money_text(rate)}/h" if rate is not None else str(platform)
         if kind == "prices":
             what = f"the rate given under prices: ({at})"
         elif kind == "list":
@@ -1456,8 +1462,8 @@ def _at_floor_text(payback: dict[str, Any], span: str) -> str:
         verdict = f"buying does not pay back within {span} (it would after {months_text(break_even)} months)"
     total = payback["rent_total_usd_over_amortization_at_floor"]
     return (
-        f"; the rented side's pools autoscale: at their floor all month (${floor:,.0f}/month, the nodes its services' "
-        f"average rates need; ${total:,.0f} over {months_text(payback['amortization_months'])} months) {verdict}, and "
+        f"; the rented side's pools autoscale: at their floor all month ({dollars_text(floor)}/month, the nodes its services' "
+        f"average rates need; {dollars_text(total)} over {months_text(payback['amortization_months'])} months) {verdict}, and "
         "the rented month lies between the floor's and the peak's, as the day's profile sets it"
     )
 
@@ -1469,12 +1475,12 @@ def _rent_parts(payback: dict[str, Any]) -> str:
         run = payback["rent_training_usd_per_job_uncounted"]
         if run is None:
             return ", plus its training jobs' runs (not counted: a job has no price or no runs_per_month)"
-        return f", plus ${run:,.0f} a run of its training jobs (not counted: the workload gives no runs_per_month)"
+        return f", plus {dollars_text(run)} a run of its training jobs (not counted: the workload gives no runs_per_month)"
     if not runs:
         return ""
     if not services:
         return " (its training jobs' runs a month, no servers rented by the month)"
-    return f" (${services:,.0f} of servers by the month + ${runs:,.0f} of training runs a month)"
+    return f" ({dollars_text(services)} of servers by the month + {dollars_text(runs)} of training runs a month)"
 
 
 def _pool_changes(old: dict[str, Any], new: dict[str, Any], *, in_place: bool = True) -> list[dict[str, Any]]:
@@ -2087,8 +2093,8 @@ def _capex_text(capex: dict[str, Any] | None) -> str:
     if not capex:
         return ""
     text = (
-        f"; the servers taken out were bought (${capex['taken_out']:,.0f}): the capex change counts them as saved, but "
-        f"they are freed, not refunded (reuse or sell them), and the new ones are ${capex['put_in']:,.0f} to buy"
+        f"; the servers taken out were bought ({dollars_text(capex['taken_out'])}): the capex change counts them as saved, but "
+        f"they are freed, not refunded (reuse or sell them), and the new ones are {dollars_text(capex['put_in'])} to buy"
     )
     if grow := capex.get("grow"):  # newuser80 item 7: growing on the servers bought, said before replacing them
         platform, most, share = (
@@ -2105,11 +2111,11 @@ def _capex_text(capex: dict[str, Any] | None) -> str:
                 f"{share:g} each of its old replicas sustains with the wait for a place in the batch, which more "
                 "replicas shorten)"
             )
-        added = f"{grow['servers_added']} (${grow['usd_added']:,.0f} at their price)"
+        added = f"{grow['servers_added']} ({dollars_text(grow['usd_added'])} at their price)"
         if grow["servers_added_least"] != grow["servers_added"]:
             added = (
-                f"{grow['servers_added_least']} to {grow['servers_added']} (${grow['usd_added_least']:,.0f} to "
-                f"${grow['usd_added']:,.0f} at their price)"
+                f"{grow['servers_added_least']} to {grow['servers_added']} ({dollars_text(grow['usd_added_least'])} to "
+                f"{dollars_text(grow['usd_added'])} at their price)"
             )
         text += (
             f"; growing on them instead: {need}, so keep the {grow['servers_kept']} {platform} and add {added}: list "
@@ -2396,7 +2402,7 @@ def fmt_cell(value: Any) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
-        return f"{value:,.2f}"
+        return money_text(value)
     return f"{value:,}" if isinstance(value, int) else md_text(str(value))
 
 
@@ -2405,7 +2411,7 @@ def signed_cell(value: Any) -> str:
     if value is None:
         return "-"
     text = fmt_cell(value)
-    return text if str(text).startswith("-") or value == 0 else f"+{text}"
+    return text if text.startswith("-") or not text.strip("0.,") else f"+{text}"  # 0.00: no sign (-0.004 moved none)
 
 
 def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:
@@ -2461,7 +2467,7 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         months = [_number(side.get("usd_per_month")) for side in (old, new)]
         if months[0] is None or months[1] is None or months[0] == months[1]:
             return []
-        return [f"its runs' energy ${months[0]:,.2f} → ${months[1]:,.2f} a month"]
+        return [f"its runs' energy ${money_text(months[0])} → ${money_text(months[1])} a month"]
     rates = []
     for side in (old, new):
         hourly, nodes = _number(side.get("usd_per_hour")), _number(side.get("nodes"))
@@ -2470,7 +2476,7 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         rates.append(round(hourly / nodes, 2))
     if rates[0] == rates[1]:
         return []
-    return [f"price ${rates[0]:,.2f} → ${rates[1]:,.2f} a node-hour"]
+    return [f"price ${money_text(rates[0])} → ${money_text(rates[1])} a node-hour"]
 
 
 def _names_text(names: list[str]) -> str:

@@ -120,7 +120,11 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
 
 def read_text_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> str:
     """:func:`read_limited`, decoded as UTF-8."""
-    data = read_limited(path, limit_bytes, what, location)
+    return utf8_text(read_limited(path, limit_bytes, what, location), what, path, location)
+
+
+def utf8_text(data: bytes, what: str, path: str, location: Location | None = None) -> str:
+    """``data`` (the bytes of ``path``, or of a download it names) decoded as UTF-8, or refused at its line and column."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -66,6 +66,26 @@ def hours_text(hours: float, places: int = 2) -> str:
     return f"{minutes:.1f} min" if minutes >= 1 else seconds_text(hours * 3600)
 
 
+def money_text(value: float, places: int = 2) -> str:
+    """A figure of money (any figure a cell shows) to ``places`` decimals with thousands commas: ``12,699.50``.
+
+    The one format of money: a negative that rounds to zero (``-0.0``, ``-0.004``) reads ``0.00``, never ``-0.00``
+    (fix162 item 3: a spec.json's ``-0.0`` total was said "is -0.00" in diff's error, and ``$-0.00``).
+    """
+    return f"{value:z,.{places}f}"
+
+
+def dollars_text(value: float, places: int = 0) -> str:
+    """Dollars as :func:`money_text` writes them, whole by default: ``$357,000``."""
+    return f"${money_text(value, places)}"
+
+
+def signed_money_text(value: float) -> str:
+    """A change of money: ``+$1.50``, ``-$0.25``, or ``$0.00`` where it rounds to no cent (never ``-$0.00``)."""
+    shown = money_text(abs(value))
+    return f"${shown}" if not shown.strip("0.,") else f"{'+' if value > 0 else '-'}${shown}"
+
+
 def usd_text(usd: float) -> str:
     """Dollars to at least three significant figures and at least the cent: $3.82, $0.871, $0.0437, $12.30.
 
@@ -73,9 +93,8 @@ def usd_text(usd: float) -> str:
     layouts apart.
     """
     if usd <= 0 or usd >= 100:
-        return f"${usd:,.2f}"
-    places = max(2, 2 - math.floor(math.log10(usd)))
-    return f"${usd:,.{places}f}"
+        return f"${money_text(usd)}"
+    return f"${money_text(usd, max(2, 2 - math.floor(math.log10(usd))))}"
 
 
 def figure_text(value: float) -> str:

@@ -169,7 +169,7 @@ def test_two_deployments_on_a_fixed_machine_are_not_each_promised_the_whole_twin
     said = str(err.value)
     # it said "describe this server under hardware.inventory with buy: false ...: 2 x TP4 vLLM replica(s) serve the 10
     # req/s asked", and that twin refuses the second deployment (pointing back to hardware.fixed)
-    assert "hardware.inventory with buy: false" not in said
+    assert "hardware.inventory with hardware.buy: false" not in said
     assert said.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
     twin = tmp_path / "two_owned.yaml"
     twin.write_text(FIXED_TWO.format(rate=10, machine=TWIN))
@@ -208,7 +208,7 @@ def test_a_twin_that_serves_less_than_the_refused_placement_is_not_offered(tmp_p
     said = str(err.value)
     # llama.cpp's prompt passes allow 0.411 a second; the twin's 2 x TP4 serve 0.13 within the SLOs: it was offered
     assert "0.411 a second at most" in said
-    assert "hardware.inventory with buy: false" not in said
+    assert "hardware.inventory with hardware.buy: false" not in said
     assert said.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
 
 

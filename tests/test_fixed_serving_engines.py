@@ -71,7 +71,7 @@ def test_a_rate_llama_cpp_misses_names_the_owned_server_under_vllm(tmp_path: Pat
     message = str(caught.value)
     replicas, tp, sustained = _twin_sustains(tmp_path, machine, 10)
     assert f"{replicas} x TP{tp} vLLM" == layout
-    assert "hardware.inventory with buy: false" in message
+    assert "hardware.inventory with hardware.buy: false" in message
     assert f"{layout} replica(s) serve the 10 req/s asked (up to {sustained:.2f} within the SLOs)" in message
     assert "plan bought hardware" not in message
     # no weight is off the GPUs: the pass is the layer split's, one GPU at a time
@@ -84,7 +84,7 @@ def test_a_rate_beyond_the_server_under_either_engine_says_both(tmp_path: Path) 
     with pytest.raises(InfeasibleError) as caught:
         plan_file(str(_fixed(tmp_path, "mi300x", 40)))
     message = str(caught.value)
-    assert "under hardware.inventory with buy: false (one custom server of its GPUs and RAM): 8 x TP1 vLLM" in message
+    assert "under hardware.inventory with hardware.buy: false (one custom server of its GPUs and RAM): 8 x TP1 vLLM" in message
     assert "short of the rate too; or plan servers to buy beside it" in message
     assert "without hardware.fixed" not in message
 
@@ -101,11 +101,11 @@ def test_a_plan_that_misses_the_targets_says_the_serving_engines_meet_them(tmp_p
     assert plan["deployments"][0]["details"]["runtime_settings"]["llama.cpp_options"]["parallel"] == 37
     replicas, tp, sustained = _twin_sustains(tmp_path, "mi300x", 1)
     said = codes["fixed-serving-engines"]
-    assert "hardware.inventory with buy: false" in said
+    assert "hardware.inventory with hardware.buy: false" in said
     assert f"{replicas} x TP{tp} vLLM replica(s) serve the 1 req/s asked (up to {sustained:.2f} within the SLOs)" in said
     edge = {f.code: f.message for f in plan_file(str(_fixed(tmp_path, "mi300x", 1.54)))[1].findings}
     assert "plan servers to buy" not in edge["slot-wait"]
-    assert "hardware.inventory with buy: false" in edge["slot-wait"]
+    assert "hardware.inventory with hardware.buy: false" in edge["slot-wait"]
 
 
 def test_offloaded_models_get_no_serving_engine_comparison() -> None:
@@ -138,7 +138,11 @@ def test_detect_names_owned_inventory_beside_the_fixed_block() -> None:
     from tests.test_detect import fixture
 
     text = fixed_block(detect_machine(fixture("server-8xh100")))
-    assert "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with buy: false" in text
+    # fix162 item 4: buy is hardware's, beside inventory (was "hardware.inventory (a custom server: ...) with buy: false")
+    assert (
+        "hardware: {buy: false, inventory: [{count: 1, custom: {gpu: h100-sxm5-80gb, gpus_per_server: 8, ram_gib: 1007}}]}"
+        in text
+    )
     assert "no NVIDIA GPU" not in text
     assert "hardware.inventory" not in fixed_block(detect_machine(fixture("no-nvidia-ryzen")))
 
@@ -202,6 +206,6 @@ def test_the_advice_and_the_finding_share_one_rule_for_what_the_gpus_hold(
         plan_file(str(high))
     message = str(caught.value)
     assert "the weights held off the GPUs copied to them a pass" in message
-    assert "hardware.inventory with buy: false" not in message
+    assert "hardware.inventory with hardware.buy: false" not in message
     assert message.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
     assert planned == []

@@ -894,6 +894,25 @@ FIXED_FIELDS = (
 )  # fmt: skip
 
 
+def _owned_comment(facts: Mapping[str, Fact]) -> str:
+    """The comment naming this machine as an owned server, in YAML a workload takes as it is.
+
+    fix162 item 4: "describe the server under hardware.inventory (...) with buy: false" read as ``buy`` inside the
+    inventory entry, which the schema refuses: ``buy`` is a field of ``hardware``, beside ``inventory``. A custom
+    server's ``ram_gib`` is a whole number: MemTotal's GiB rounded down.
+    """
+    custom = f"gpu: {facts['gpu'].value}, gpus_per_server: {facts['gpu_count'].value if 'gpu_count' in facts else 1}"
+    ram = facts["ram_gib"].value if "ram_gib" in facts else None
+    if isinstance(ram, int | float):
+        custom += f", ram_gib: {max(1, int(ram))}"
+    return (
+        "# hardware.fixed is planned for llama.cpp (offload to RAM and NVMe); where these GPUs hold your models, "
+        "describe the server as owned instead, planned for vLLM / SGLang replicas (buy is a field of hardware, beside "
+        f"inventory): hardware: {{buy: false, inventory: [{{count: 1, custom: {{{custom}}}}}]}}"
+        + ("" if isinstance(ram, int | float) else ", adding ram_gib (the server's RAM in GiB, a whole number) to custom")
+    )
+
+
 def fixed_block(facts: Mapping[str, Fact]) -> str:
     """The ``hardware.fixed`` YAML of ``facts``, each value with a comment saying how it is known."""
     import io
@@ -909,11 +928,7 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     doc = CommentedMap(hardware=CommentedMap(fixed=fixed))
     lines = [DETECT_HEADER]
     if "gpu" in facts:  # newuser77 item 11: an owned datacenter server was sent here alone, and planned for llama.cpp
-        lines.append(
-            "# hardware.fixed is planned for llama.cpp (offload to RAM and NVMe); where these GPUs hold your models, "
-            "describe the server under hardware.inventory (a custom server: gpu, gpus_per_server, ram_gib) with "
-            "buy: false instead, planned for vLLM / SGLang replicas"
-        )
+        lines.append(_owned_comment(facts))
     if "gpu_unknown" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
     elif "gpu" not in facts and "gpu_unread" in facts:

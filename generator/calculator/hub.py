@@ -20,10 +20,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from generator.calculator.model_source import COMMIT
+from generator.calculator.model_source import COMMIT, config_from_text, hub_config_name
 from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
 from generator.errors import InputError, Location, UnreachableError, one_line
-from generator.input_files import MAX_CONFIG_BYTES, short
+from generator.input_files import MAX_CONFIG_BYTES, short, utf8_text
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class HubModel(NamedTuple):
     #: The commit it resolved to.
     commit: str
     config: dict[str, Any]
+    #: The text ``config`` was read from, which places a refused field at its line and column.
+    config_text: str
     config_sha256: str
     #: Every tensor of the checkpoint (``None``: no safetensors headers could be read).
     tensors: list[Tensor] | None
@@ -173,14 +175,14 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(_too_large(where, size), location)
     with open(path, "rb") as fh:
         raw = fh.read()
-    try:
-        config = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise HubRepoError(f"{where}: config.json on the Hub is not valid JSON", location) from None
-    if not isinstance(config, dict):
-        raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
+    name = hub_config_name(repo_id, commit)
+    try:  # read as a local config.json is (fix162 item 1: NaN passed, a refusal had no line)
+        text = utf8_text(raw, "model config", name)
+        config = config_from_text(text, name, None)
+    except InputError as exc:  # the file's place in the message, after the workload's
+        raise HubRepoError(str(exc), location) from None
     tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, (unresolved, seconds), location)
-    return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
+    return HubModel(repo_id, asked, commit, config, text, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
 class _StalledError(Exception):

@@ -64,6 +64,41 @@ def parse_config(config: Mapping[str, Any], label: str, location: Location | Non
         raise ArchitectureError(f"{label}: malformed config.json: {detail}", location) from None
 
 
+def hub_config_name(repo_id: str, commit: str) -> str:
+    """How a message names a Hub model's ``config.json``: ``org/name@<commit>:config.json``, then its line and column.
+
+    The commit, not the revision asked: a line is a line of the file at that commit, and ``main`` moves (fix162).
+    """
+    return f"{repo_id}@{commit}:config.json"
+
+
+def config_from_text(text: str, name: str, location: Location | None) -> dict[str, Any]:
+    """A config.json's text read as its object: one reading for a local file and a Hub download alike.
+
+    ``name`` is how messages name the file (its path, or :func:`hub_config_name`), before the line and column of a
+    refusal. fix162 item 1: a Hub config was read by ``json.loads`` alone, so NaN passed and a syntax error had no line.
+    """
+    if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
+        raise InputError(f"model config {short(name, 200)} is empty (an incomplete download?)", location)
+    try:
+        config = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+    except ValueError as exc:
+        raise InputError(_unreadable_config(text, name, exc), location) from None
+    except RecursionError:
+        raise InputError(f"cannot read model config {name}: JSON nested too deeply", location) from None
+    if not isinstance(config, dict):
+        raise InputError(f"{name}: a config.json must hold a JSON object", location)
+    return config
+
+
+def config_architecture(config: Mapping[str, Any], text: str, name: str, location: Location | None) -> Architecture:
+    """:func:`parse_config` of a config read from ``text``: a refused field named at its line and column in ``name``."""
+    try:
+        return parse_config(config, name, location)
+    except ArchitectureError as exc:
+        raise ArchitectureError(_placed_field_error(text, name, exc.message), location) from None
+
+
 def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
     """Why a config.json's text is not read, at its line and column, and at its field where a number is the cause."""
     if isinstance(exc, json.JSONDecodeError):
@@ -241,7 +276,7 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
         if isinstance(exc, UnreachableError):  # exits 75, not 1: a retry may read it (newuser82 item 7)
             raise UnreachableError(said, location) from None
         raise UnknownIdError(said, location) from None
-    arch = parse_config(hub.config, f"{repo_id} config.json", location)
+    arch = config_architecture(hub.config, hub.config_text, hub_config_name(repo_id, hub.commit), location)
     if hub.tensors is not None:
         arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}", location)
     arch = arch._replace(notes=(*arch.notes, *hub.notes))
@@ -270,20 +305,8 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
     if root is not None:
         path = inside_root(path, root, path, location)
     text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
-    if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
-        raise InputError(f"model config {short(path, 200)} is empty (an incomplete download?)", location)
-    try:
-        config = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
-    except ValueError as exc:
-        raise InputError(_unreadable_config(text, path, exc), location) from None
-    except RecursionError:
-        raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
-    if not isinstance(config, dict):
-        raise InputError(f"{path}: a config.json must hold a JSON object", location)
-    try:
-        arch = parse_config(config, path, location)
-    except ArchitectureError as exc:
-        raise ArchitectureError(_placed_field_error(text, path, exc.message), location) from None
+    config = config_from_text(text, path, location)
+    arch = config_architecture(config, text, path, location)
     if directory is not None:
         arch = _with_directory_weights(arch, directory, root, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
-from generator.units import GIB
+from generator.units import GIB, money_text
 
 if TYPE_CHECKING:
     from generator.planner.plan import Plan, RackSpec
@@ -264,7 +264,7 @@ def money_cell(usd: float) -> str:
     Providers quote hourly prices finer than the cent (AWS g4dn.12xlarge $3.912 an hour; a cent an hour is $7.30 a
     month), so up to four decimals are kept and never fewer than two; ``--json`` keeps the exact value.
     """
-    text = f"{usd:,.4f}".rstrip("0")
+    text = money_text(usd, 4).rstrip("0")
     return text + "0" * (2 - len(text.split(".")[1]))
 
 

@@ -2,7 +2,7 @@
 
 ``hardware.fixed`` places a model for llama.cpp (offload to RAM and NVMe where VRAM is short), whose layer split
 runs one GPU at a time. Where the GPUs hold the model, the same server described as owned servers
-(``hardware.inventory`` with ``buy: false``) is planned with vLLM / SGLang replicas at tensor parallelism, by the
+(``hardware.inventory`` with ``hardware.buy: false``) is planned with vLLM / SGLang replicas at tensor parallelism, by the
 throughput model every other plan uses: newuser77 item 11, 8 x MI300X refused 10 req/s of Llama 3.3 70B under
 llama.cpp (1.71 a second at most) and told to buy servers, where 8 x TP1 vLLM replicas on it serve 12.2. This module
 plans that twin, holding the file's inference deployments together, so a fixed plan and its refusals can say what
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from generator.workload import LoadedWorkload
 
 #: Where the twin is described: what a user writes for it.
-AS_OWNED = "hardware.inventory with buy: false"
+AS_OWNED = "hardware.inventory with hardware.buy: false"  # buy is hardware's, not an inventory entry's (fix162)
 
 #: The rate the twin is planned at where it cannot make the one asked: its layout at the least load, then filled.
 LOW_RATE = 0.01
