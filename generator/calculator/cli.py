@@ -116,7 +116,10 @@ EPILOG = (
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --cpu-cores 1 to 512; "
     "--threads (with --cpu) 1 to the part's threads; "
-    "--gpus at most 16 with --ram-gib. "
+    "--gpus at most 16 with --ram-gib; "
+    "--lora-adapters and --max-cpu-loras 1 to 100,000, --lora-max-rank 1 to 512 (vLLM: 1, 8, 16, 32, 64, 128, 256, 320 or "
+    "512), --max-loras 1 to 1,024 and at most --lora-adapters, --max-cpu-loras at least --max-loras (a workload's "
+    "inference.lora rules; a target module the model lacks exits 1). "
     "A value out of its range is a usage error, exit 2."
 )
 
