@@ -1,0 +1,60 @@
+"""fix161: a service whose nodes' RAM its LoRA adapters' CPU caches fill is refused at the field that sets the caches,
+with the ``max_cpu_loras`` each node kind holds.
+
+The newuser92 persona on AWS with 2,000 adapters at rank 256 over the seven linear modules of Llama 3.1 8B: an adapter
+is 32 x 256 x 81,920 x 2 B = 1,342,177,280 B (1.25 GiB), and each GPU's engine worker keeps its own cache. A
+p5.48xlarge (8 H100, 2,048 GiB) holds (2,048 - 16 GiB for the OS) / (8 x 1.25 GiB) = 203.2 adapters a worker beside
+the OS: 203; a p5.4xlarge (1 H100, 256 GiB) (256 - 16) / 1.25 = 192.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.errors import InfeasibleError
+from tests.helpers import edited_copy
+
+WORKLOAD = Path(__file__).parent / "data" / "newuser92" / "lora-saas.yaml"
+ON_AWS = ("hardware:\n", "hardware:\n  provider: aws\n")
+MANY = ("adapters: 40", "adapters: 2000")
+RANK = ("max_rank: 64", "max_rank: 256")
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    return str(caught.value)
+
+
+def test_the_refusal_stands_at_adapters_and_names_what_fits(tmp_path: Path) -> None:
+    said = _refusal(edited_copy(WORKLOAD, tmp_path, ON_AWS, MANY, RANK))
+    assert ":15:19: deployments[0].inference.lora.adapters: " in said  # max_cpu_loras unset: adapters sets it
+    assert "aws-p5-48xlarge has 2048 GiB RAM; 20016 GiB needed" in said  # 16 + 8 x 2,000 x 1.25
+    assert (
+        "to unblock: lower inference.lora.max_cpu_loras to 203 or fewer (now 2,000, unset: every adapter; the adapters "
+        "beyond it are read from disk again when asked for): the most each node's RAM holds beside the OS is 203 on "
+        "aws-p5-48xlarge, 192 on aws-p5-4xlarge; or allow a platform with more RAM per GPU"
+    ) in said
+    assert "allow a GPU with more memory" not in said  # the generic memory hints are no help here
+
+
+def test_the_figure_said_fits_and_one_more_does_not(tmp_path: Path) -> None:
+    cached = ("max_loras: 4", "max_loras: 4\n        max_cpu_loras: 203")
+    _, plan = plan_file(str(edited_copy(WORKLOAD, tmp_path, ON_AWS, MANY, RANK, cached)))
+    assert plan.pools[0].node.platform_id == "aws-p5-48xlarge"
+    assert plan.deployments[0].details["lora"]["host_bytes_per_replica"] == 203 * 1_342_177_280
+    one_more = ("max_loras: 4", "max_loras: 4\n        max_cpu_loras: 204")
+    said = _refusal(edited_copy(WORKLOAD, tmp_path, ON_AWS, MANY, RANK, one_more, name="more.yaml"))
+    assert ":18:24: deployments[0].inference.lora.max_cpu_loras: " in said
+    assert "lower inference.lora.max_cpu_loras to 203 or fewer (now 204; " in said
+
+
+def test_slots_no_node_caches_are_said(tmp_path: Path) -> None:
+    """max_loras above what fits: a lower max_cpu_loras cannot help, since the engines refuse it below max_loras."""
+    slots = ("max_loras: 4", "max_loras: 250")
+    said = _refusal(edited_copy(WORKLOAD, tmp_path, ON_AWS, MANY, RANK, slots))
+    assert "no node allowed holds even max_loras' 250 adapters in each GPU's cache" in said
+    assert "most that fit: 203 on aws-p5-48xlarge, 192 on aws-p5-4xlarge" in said
