@@ -165,3 +165,13 @@ def test_the_ranges_are_the_schemas() -> None:
         MOST_TARGET_CHARACTERS,
     )
     assert set(OPTIONS) == set(lora)
+
+
+def test_an_estimate_without_adapters_loads_none_of_their_code() -> None:
+    """The options' module, the LoRA sizing and the workload's models load only where adapters are asked (cold start)."""
+    from tests.test_cold_start import _loaded_after
+
+    loaded = _loaded_after(["estimate", MODEL, "--gpu", "h100-sxm5-80gb", "--context", "8192", "--input-tokens", "1000"])
+    assert not loaded & {"generator.calculator.lora_estimate", "generator.sizing.lora_serving", "generator.workload.models"}
+    with_adapters = _loaded_after(["estimate", MODEL, "--gpu", "h100-sxm5-80gb", "--lora-adapters", "4", "--lora-max-rank", "8"])
+    assert "generator.calculator.lora_estimate" in with_adapters

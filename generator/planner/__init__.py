@@ -40,7 +40,7 @@ from generator.planner.blocked import (
 )
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
-from generator.planner.lora_ram import lora_ram_field, lora_ram_hint
+from generator.planner.lora_ram import caches_rule_out_all, lora_ram_field, lora_ram_hint
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
@@ -371,7 +371,7 @@ def _unblock_hint(
         # nodes whose RAM the LoRA adapters' CPU caches fill: the max_cpu_loras that fits (fix161)
         if (cached := lora_ram_hint(dep, blocked)) is None:
             return general
-        return f"to unblock: {cached}" if lora_ram_field(dep, 0, blocked) else f"{general}; where a node's RAM is short: {cached}"
+        return f"to unblock: {cached}" if caches_rule_out_all(blocked) else f"{general}; where a node's RAM is short: {cached}"
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
     from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE, FRAMEWORK_NOT_RUN_HERE

@@ -26,10 +26,15 @@ def _ruled_out_by_caches(blocked: list[Blocked]) -> list[Blocked]:
     return [b for b in blocked if b.code in RAM_CODES and b.host_ram_room is not None]
 
 
+def caches_rule_out_all(blocked: list[Blocked]) -> bool:
+    """Whether the adapters' caches are what rules out every layout ``blocked`` names (a node's RAM each)."""
+    return bool(blocked) and len(_ruled_out_by_caches(blocked)) == len(blocked)
+
+
 def lora_ram_field(dep: InferenceDeployment, index: int, blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     """The field a service's refusal stands at where its adapters' caches rule out every layout; None otherwise."""
     lora = dep.inference.lora
-    if lora is None or not blocked or len(_ruled_out_by_caches(blocked)) < len(blocked):
+    if lora is None or not caches_rule_out_all(blocked):
         return None
     return ("deployments", index, "inference", "lora", "max_cpu_loras" if lora.max_cpu_loras is not None else "adapters")
 
