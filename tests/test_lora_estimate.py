@@ -143,6 +143,7 @@ def test_sglang_slots_come_out_of_its_fraction() -> None:
 def test_bad_options_exit_with_a_clear_error(
     capsys: pytest.CaptureFixture[str], options: list[str], code: int, says: str
 ) -> None:
+    rc: int | str | None
     try:
         rc = main([MODEL, "--gpu", "h100-sxm5-80gb", *options])
     except SystemExit as exc:  # argparse's own refusals (exit 2)

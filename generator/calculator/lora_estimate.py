@@ -109,8 +109,8 @@ def lora_serving_spec(req: EstimateRequest, arch: Architecture, context: int, kv
         max_loras=req.max_loras,
         max_cpu_loras=req.max_cpu_loras,
     )
-    engine = "sglang" if req.engine == "sglang" else "vllm"
-    return InferenceSpec(max_context_tokens=context, kv_cache_precision=kv_precision, engine=engine, lora=lora)
+    spec = InferenceSpec(max_context_tokens=context, kv_cache_precision=kv_precision, lora=lora)
+    return spec._replace(engine="sglang") if req.engine == "sglang" else spec
 
 
 def with_slots(
