@@ -58,3 +58,20 @@ def test_slots_no_node_caches_are_said(tmp_path: Path) -> None:
     said = _refusal(edited_copy(WORKLOAD, tmp_path, ON_AWS, MANY, RANK, slots))
     assert "no node allowed holds even max_loras' 250 adapters in each GPU's cache" in said
     assert "most that fit: 203 on aws-p5-48xlarge, 192 on aws-p5-4xlarge" in said
+
+
+def test_a_bought_node_past_its_dimm_slots_is_refused(tmp_path: Path) -> None:
+    """20,000 adapters at rank 256 in each of a 4-GPU dell-xe8640's workers: 100,016 GiB, where its 32 DIMM slots take
+    8,192 GiB (32 x 256 GiB). Before fix161 the node was built with 8,192 GiB and planned without a word; now refused,
+    with (8,192 - 16) / (4 x 1.25) = 1,635.2: 1,635 adapters a worker."""
+    many = ("adapters: 40", "adapters: 20000")
+    said = _refusal(edited_copy(WORKLOAD, tmp_path, many, RANK))
+    assert ":14:19: deployments[0].inference.lora.adapters: " in said
+    assert "dell-xe8640 takes at most 8192 GiB RAM in its CPUs' channels (32 x 256 GiB DDR5-4800" in said
+    assert "100016 GiB needed: 16 GiB kept for the OS and its processes and the LoRA adapters' CPU caches" in said
+    assert "lower inference.lora.max_cpu_loras to 1,635 or fewer (now 20,000, unset: every adapter;" in said
+    cached = ("max_loras: 4", "max_loras: 4\n        max_cpu_loras: 1635")
+    _, plan = plan_file(str(edited_copy(WORKLOAD, tmp_path, many, RANK, cached, name="fits.yaml")))
+    node = plan.pools[0].node
+    assert node.platform_id == "dell-xe8640" and node.gpus == 4
+    assert node.ram_gib is not None and node.ram_gib * 2**30 >= 16 * 2**30 + 4 * 1_635 * 1_342_177_280
