@@ -75,3 +75,28 @@ def test_a_bought_node_past_its_dimm_slots_is_refused(tmp_path: Path) -> None:
     node = plan.pools[0].node
     assert node.platform_id == "dell-xe8640" and node.gpus == 4
     assert node.ram_gib is not None and node.ram_gib * 2**30 >= 16 * 2**30 + 4 * 1_635 * 1_342_177_280
+
+
+def test_the_hint_and_field_from_the_reasons_alone() -> None:
+    """Table-driven over Blocked reasons: the field only where the caches rule out every layout, the figure per kind."""
+    from generator.planner.blocked import Blocked
+    from generator.planner.lora_ram import caches_rule_out_all, lora_ram_field, lora_ram_hint
+    from generator.workload.models import InferenceDeployment, InferenceSpec, LoraAdapters
+
+    gib = 2**30
+    lora = LoraAdapters(adapters=100, max_rank=64, max_loras=4, max_cpu_loras=100)
+    dep = InferenceDeployment("svc", "m", InferenceSpec(max_context_tokens=8_192, lora=lora))
+    # a node with 100 GiB for the caches that take 400 GiB (100 adapters a worker): 25 fit; another 60 of 200: 30
+    small = Blocked("g", "small", "ram-short", "", 4, 1, host_ram_room=(100 * gib, 400 * gib))
+    big = Blocked("g", "big", "ram-exceeds-platform", "", 8, 1, host_ram_room=(60 * gib, 200 * gib))
+    slow = Blocked("g", "other", "no-layout", "TP1: too slow")
+    assert caches_rule_out_all([small, big]) and not caches_rule_out_all([small, slow]) and not caches_rule_out_all([])
+    assert lora_ram_field(dep, 2, [small, big]) == ("deployments", 2, "inference", "lora", "max_cpu_loras")
+    assert lora_ram_field(dep, 2, [small, slow]) is None
+    hint = lora_ram_hint(dep, [small, slow])
+    assert hint is not None and "lower inference.lora.max_cpu_loras to 25 or fewer (now 100;" in hint
+    assert "is 30 on big, 25 on small;" in (lora_ram_hint(dep, [small, big]) or "")
+    assert lora_ram_hint(dep, [slow]) is None
+    unset = dep._replace(inference=dep.inference._replace(lora=lora._replace(max_cpu_loras=None)))
+    field = lora_ram_field(unset, 0, [small])
+    assert field is not None and field[-1] == "adapters"  # unset: adapters sets the caches
