@@ -116,7 +116,10 @@ EPILOG = (
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --cpu-cores 1 to 512; "
     "--threads (with --cpu) 1 to the part's threads; "
-    "--gpus at most 16 with --ram-gib. "
+    "--gpus at most 16 with --ram-gib; "
+    "--lora-adapters and --max-cpu-loras 1 to 100,000, --lora-max-rank 1 to 512 (vLLM: 1, 8, 16, 32, 64, 128, 256, 320 or "
+    "512), --max-loras 1 to 1,024 and at most --lora-adapters, --max-cpu-loras at least --max-loras (a workload's "
+    "inference.lora rules; a target module the model lacks exits 1). "
     "A value out of its range is a usage error, exit 2."
 )
 
@@ -138,10 +141,14 @@ MACHINE_OPTIONS = (
 INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
     "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy", "cached_prompt_share",
+    "lora_adapters", "lora_max_rank", "max_loras", "max_cpu_loras", "lora_target_modules",
 )  # fmt: skip
+#: The options of LoRA adapters served (a workload's inference.lora).
+LORA_SERVING_OPTIONS = ("lora_adapters", "lora_max_rank", "max_loras", "max_cpu_loras", "lora_target_modules")
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
     "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy", "cached_prompt_share",
+    *LORA_SERVING_OPTIONS,
 )  # fmt: skip
 
 
@@ -333,6 +340,41 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SHARE_STRATEGIES,
         help="how --share shares the GPU (default time-slicing): the sizing is the same; the vLLM setting differs (each "
         "time-sliced pod's --gpu-memory-utilization is its fraction of the whole GPU)",
+    )
+    a = p.add_argument_group("LoRA adapters served over the model (a workload's inference.lora; vLLM or SGLang)")
+    a.add_argument(
+        "--lora-adapters",
+        type=_whole,
+        metavar="N",
+        help="adapters served (inference.lora.adapters, 1-100,000): their GPU slots come out of the KV cache, their "
+        "copies take host RAM, the LoRA kernels time every step; needs --lora-max-rank",
+    )
+    a.add_argument(
+        "--lora-max-rank",
+        type=_whole,
+        metavar="R",
+        help="the adapters' highest rank, --max-lora-rank (max_rank, 1-512; vLLM takes 1, 8, 16, 32, 64, 128, 256, 320, "
+        "512): every slot is sized at it",
+    )
+    a.add_argument(
+        "--max-loras",
+        type=_whole,
+        metavar="N",
+        help="adapters one batch holds, each a GPU slot: vLLM's --max-loras (default 1), SGLang's --max-loras-per-batch "
+        "(default 8); at most --lora-adapters",
+    )
+    a.add_argument(
+        "--max-cpu-loras",
+        type=_whole,
+        metavar="N",
+        help="adapters each engine worker keeps in host RAM: vLLM's --max-cpu-loras, SGLang's --max-loaded-loras "
+        "(default: --lora-adapters); at least --max-loras",
+    )
+    a.add_argument(
+        "--lora-target-modules",
+        metavar="NAMES",
+        help="comma-separated modules the adapters adapt (q_proj,v_proj, ...), or all-linear (default): their host size, "
+        "and SGLang's slots (vLLM gives every linear layer a slot)",
     )
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
@@ -831,6 +873,10 @@ def format_text(result: dict[str, Any]) -> str:
                     f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; {remedy}"
                 )
     lines += _llama_cpp_lines(result)
+    if "lora" in result:  # the adapters' slots, host RAM and kernels, each beside the replica without them
+        from generator.calculator.lora_estimate import lora_lines
+
+        lines += lora_lines(result)
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
@@ -1065,6 +1111,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
     else:
         if args.compute_precision == "fp8":  # review71 item 11a: FP8 training is full training only (lora / qlora refused)
             parser.error("--compute-precision fp8 applies to full training and pre-training: add --train full")
+        if args.lora_targets is not None:  # the training option beside the served adapters' own
+            parser.error("--lora-targets applies to training (--train lora / qlora); served adapters' are --lora-target-modules")
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
         if args.batch and args.max_num_seqs and args.batch > args.max_num_seqs:  # fuzz23 item 7: KV for 64, activations for 1
             parser.error(
@@ -1100,6 +1148,7 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             f"is not read with --task {args.task}: a pooling request is one forward pass over its input, sized at the "
             "replica's saturated rate",
         )
+        refuse(LORA_SERVING_OPTIONS, f"is not read with --task {args.task}: a pooling server is not sized with LoRA adapters")
         refuse(("engine", "mem_fraction_static"), f"is not read with --task {args.task}: it is sized for vLLM's pooling runner")
     if args.ram_gib is None:
         refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu for its GPUs)")
@@ -1306,6 +1355,13 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         mig=args.mig,
         share=args.share,
         share_strategy=args.share_strategy or "time-slicing",
+        lora_adapters=args.lora_adapters,
+        lora_max_rank=args.lora_max_rank,
+        max_loras=args.max_loras,
+        max_cpu_loras=args.max_cpu_loras,
+        lora_target_modules=None
+        if args.lora_target_modules is None
+        else tuple(t.strip() for t in args.lora_target_modules.split(",") if t.strip()),
     )
 
 

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from generator.sizing.gpu_share import GpuShare
     from generator.sizing.offload import StreamCapacity
     from generator.sizing.training import TrainingMemory, TrainingSetup
-    from generator.workload.models import GpuSharing
+    from generator.workload.models import GpuSharing, InferenceSpec
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -194,6 +194,14 @@ class EstimateRequest(NamedTuple):
     mig: str | None = None
     share: int | None = None
     share_strategy: str = "time-slicing"
+    #: LoRA adapters served over the model (a workload's ``inference.lora``: :mod:`generator.calculator.lora_estimate`):
+    #: ``adapters``, ``max_rank``, ``max_loras`` and ``max_cpu_loras`` (None: the engine's defaults), ``target_modules``
+    #: (None: all-linear); no adapters where ``lora_adapters`` is None.
+    lora_adapters: int | None = None
+    lora_max_rank: int | None = None
+    max_loras: int | None = None
+    max_cpu_loras: int | None = None
+    lora_target_modules: tuple[str, ...] | None = None
 
 
 def _constants(req: EstimateRequest) -> Constants:
@@ -422,6 +430,15 @@ def check_request(req: EstimateRequest) -> None:
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
     _check_share(req)
+    if (
+        req.lora_adapters is not None
+        or req.lora_max_rank is not None
+        or req.max_loras is not None
+        or (req.max_cpu_loras is not None or req.lora_target_modules is not None)
+    ):  # the LoRA options' module loads only where one is given (the cold start)
+        from generator.calculator.lora_estimate import check_lora_options
+
+        check_lora_options(req)
 
 
 def _check_share(req: EstimateRequest) -> None:
@@ -804,7 +821,24 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     memory_bytes = gpu.memory_bytes if gpu else None
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
     held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and not llama and not req.train else fmt
-    inference = size_inference(arch, held, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
+    lora = None  # the adapters served, as the planner's service of them (a workload's inference.lora)
+    if req.lora_adapters is not None and not req.train:
+        from generator.calculator import lora_estimate
+
+        if llama:  # a GGUF precision on the GPUs without --engine: llama.cpp's server
+            raise InputError(f"--lora-adapters with {fmt.name} without --engine: {lora_estimate.LLAMA_CPP_LORA}")
+        lora = lora_estimate.lora_serving_spec(req, arch, context, kv_name)
+
+    def sized(with_consts: Constants) -> tuple[InferenceMemory, InferenceMemory]:
+        """The replica's memory at ``with_consts``: without the adapters, and with their slots before the KV pool."""
+        plain = size_inference(arch, held, kv_bits, context, req.batch, par, with_consts, memory_bytes, nvlink=nvlink)
+        if lora is None:
+            return plain, plain
+        from generator.calculator.lora_estimate import with_slots
+
+        return plain, with_slots(lora, arch, par, plain, with_consts, memory_bytes)
+
+    without, inference = sized(consts)
     if (padding := held.expert_padding) and held != fmt and gpu is not None:
         # newuser55 item 5: the weights a GPU holds were more than the model's, unexplained
         checkpoint = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, None, nvlink=nvlink).weights
@@ -831,7 +865,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
         if starts(inference):
             break
-        retry = size_inference(arch, held, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
+        plain, retry = sized(fewer)
         if starts(retry):
             small, default = fewer.max_num_seqs, consts.max_num_seqs
             notes.append(
@@ -839,7 +873,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 f"{default} sequences' activations and logits and leaves too little KV cache for one {context:,}-token "
                 f"request; start vLLM with --max-num-seqs {small}"
             )
-            consts, inference = fewer, retry
+            consts, inference, without = fewer, retry, plain
     # newuser44 item 7: a batch of the average prompt and output given is sized as a plan sizes its batch, each sequence
     # at --input-tokens + --output-tokens in the KV pool (the plan's batch 101 of 1,850-token sequences was sized at
     # 101 x 16,384 tokens and said not to fit); one whole-context sequence must fit beside it, as the plan asks too
@@ -1088,6 +1122,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 )
                 inference = inference._replace(capacity=sglang.capacity)
                 cap = sglang.capacity
+                if lora is not None:  # the pool without the adapters, beside (lora.without_adapters)
+                    alone = sglang_inference_capacity(
+                        arch, kv_bits, context, par, gpu.memory_bytes, without, req.mem_fraction_static
+                    )
+                    without = without._replace(capacity=alone.capacity)
                 fraction = sglang.mem_fraction_static
                 basis = f"SGLang's --mem-fraction-static {fraction:g}, for the weights and the KV pool"
                 engine_log = {
@@ -1175,7 +1214,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 or req.p95_input_tokens is not None
                 or req.cached_prompt_share
             ):
-                result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
+                result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts, lora)
+                if lora is not None:  # the same replica without the adapters, beside (lora.without_adapters)
+                    result["lora_without_throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, without, consts)
                 rated = result["throughput"]
                 if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
                     # the batch's requests at the rate the running ones finish (the saturated batch's)
@@ -1192,6 +1233,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                         f", {gap.margin:.2f}x what a plan counts on" if gap.margin > 1 else ""
                     )
                     notes.append(f"{said}; {counted}; {shown}")
+    if lora is not None:
+        from generator.calculator.lora_estimate import lora_result
+
+        result["lora"] = lora_result(lora, arch, par, inference, without, result.pop("lora_without_throughput", None))
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
@@ -1360,12 +1405,20 @@ def _throughput(
     par: Parallelism,
     inference: InferenceMemory,
     consts: Constants,
+    lora: InferenceSpec | None = None,
 ) -> dict[str, Any]:
-    """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
+    """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``.
+
+    ``lora``: the adapters served, whose kernels every step times (:mod:`generator.calculator.lora_estimate`).
+    """
     isl, osl = _sequence_tokens(req)
     # per-sequence host time as the engine's host loop does it, on the serving host's CPU
     host_scale = per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu))
     acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale, fmt)
+    if lora is not None:
+        from generator.calculator.lora_estimate import with_kernels
+
+        acc = with_kernels(lora, acc, arch, par)
     cap = inference.capacity
     assert cap is not None
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own

@@ -40,6 +40,7 @@ from generator.planner.blocked import (
 )
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
+from generator.planner.lora_ram import caches_rule_out_all, lora_ram_field, lora_ram_hint
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
@@ -144,6 +145,8 @@ def _binding_field(
     elif blocked and any(b.code == RUNS_PAST_MONTH for b in blocked) and isinstance(dep, TrainingDeployment):
         if all(b.code in (RUNS_PAST_MONTH, PAST_DEADLINE) for b in blocked):  # its runs a month are what is too many
             return (*at, "training", "runs_per_month")
+    elif isinstance(dep, InferenceDeployment) and (cached := lora_ram_field(dep, index, blocked)) is not None:
+        return cached  # the adapters' CPU caches fill every node's RAM (fix161)
     elif isinstance(dep, InferenceDeployment):
         slow = [b for b in blocked if b.excess is not None]
         if slow and all(b in slow for b in blocked if b.code == NO_LAYOUT):  # latency alone rules the layouts out
@@ -364,7 +367,11 @@ def _unblock_hint(
         )
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
-        return f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        # nodes whose RAM the LoRA adapters' CPU caches fill: the max_cpu_loras that fits (fix161)
+        if (cached := lora_ram_hint(dep, blocked)) is None:
+            return general
+        return f"to unblock: {cached}" if caches_rule_out_all(blocked) else f"{general}; where a node's RAM is short: {cached}"
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
     from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE, FRAMEWORK_NOT_RUN_HERE

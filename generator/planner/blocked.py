@@ -36,6 +36,9 @@ class Blocked(NamedTuple):
     #: What the layout dropped costs a month, where ``max_budget_usd_per_month`` dropped it (:data:`OVER_LIMIT`, priced):
     #: the figure a reason names against the budget (newuser79 item 3); None otherwise.
     usd_per_month: float | None = None
+    #: Where a node's host RAM rules the layout out and LoRA adapters' CPU caches are what it holds beyond the OS: the
+    #: bytes the node holds for them and the bytes they take on it (:mod:`generator.planner.lora_ram`); None otherwise.
+    host_ram_room: tuple[int, int] | None = None
 
     @property
     def text(self) -> str:

@@ -27,6 +27,7 @@ from generator.planner.blocked import (
 from generator.planner.custom import stated_ram_at
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
+from generator.planner.lora_ram import RAM_CODES, caches_room
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NO_GPU_FABRIC, OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
@@ -184,7 +185,13 @@ def layout_option(
         if first.code == "ram-short" and hw.platform.ram_as_owned and (at := stated_ram_at(wl, hw.platform.id, hw.gpu.id)):
             # the group whose ram_gib rules it out, by its index (newuser43: "hardware.inventory[].ram_gib")
             why, field = why.replace(OWNED_RAM, f"as owned: {format_path(at)}"), at
-        blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, why, gpus_per_node, nodes, owned, field=field))
+        # the adapters' caches are what the node holds beyond the OS: what it holds for them (generator.planner.lora_ram)
+        room = caches_room(node.ram_gib or 0, consts.host_os_ram_bytes, needs.host_ram_bytes) if (
+            first.code in RAM_CODES and needs.host_ram_text == LORA_HOST_RAM_TEXT
+        ) else None  # fmt: skip
+        blocked.append(
+            Blocked(hw.gpu.id, hw.platform.id, first.code, why, gpus_per_node, nodes, owned, field=field, host_ram_room=room)
+        )
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)

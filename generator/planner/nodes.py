@@ -655,6 +655,13 @@ def most_catalog_bays() -> int:
     return max((p.max_nvme_drives or 0 for p in catalog.platforms().values()), default=0)
 
 
+def _held_text(needs: NodeNeeds, consts: Constants) -> str:
+    """What a node's hard RAM need holds, where its deployments say it (": 16 GiB kept for the OS ... and ..."); ""."""
+    if not needs.host_ram_text:
+        return ""
+    return f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
+
+
 def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
     """GiB a node must hold (the OS and what its work keeps in host memory) and wants (with the model files' page cache)."""
     hard = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
@@ -771,15 +778,22 @@ def assemble_node(
                 findings.append(Finding("error", "ram-exceeds-platform", message))
             else:
                 findings.append(Finding("warning", "ram-page-cache", message))
+        elif hard_gib > ram_gib:  # fix161: the most DIMMs its channels take hold less than its work needs in host memory
+            findings.append(
+                Finding(
+                    "error",
+                    "ram-exceeds-platform",
+                    f"{platform.id} takes at most {ram_gib} GiB RAM in its CPUs' channels ({memory_text}); {hard_gib} GiB "
+                    f"needed{_held_text(needs, consts)}",
+                )
+            )
     else:
         ram_gib = int(platform.ram_gib or 0)  # as built: 0 where the catalog has no sourced figure
         memory_text = soldered_text(cpu, ram_gib, platform.hosts) if cpu and soldered_memory(cpu) else None
         if ram_gib and hard_gib > ram_gib:
-            counted = ""
-            if needs.host_ram_text:  # what the deployments hold beyond the reserve, where they say it
-                counted = f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
             # RAM an owned group states says where it is given (newuser43 item 2)
             owned_ram = f" ({OWNED_RAM})" if platform.ram_as_owned else ""
+            counted = _held_text(needs, consts)
             findings.append(
                 Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM{owned_ram}; {hard_gib} GiB needed{counted}")
             )

@@ -90,6 +90,80 @@ ENGINE_LORA = {
 }
 
 
+#: The schema's ranges of ``inference.lora``'s counts (schemas/workload.schema.json; the estimate's options check
+#: the same, tests/test_lora_estimate.py compares them).
+LORA_RANGES = {"adapters": (1, 100_000), "max_rank": (1, 512), "max_loras": (1, 1024), "max_cpu_loras": (1, 100_000)}
+
+
+def rank_problem(engine: str, max_rank: int, field: str = "max_rank") -> str | None:
+    """Why the engine refuses ``max_rank`` (vLLM: a rank outside :data:`VLLM_MAX_LORA_RANKS`, the next one named); None.
+
+    ``field``: what the setting is called where it is given (a workload's ``max_rank``, the estimate's option).
+    """
+    if engine != "vllm" or max_rank in VLLM_MAX_LORA_RANKS:
+        return None
+    up = next(r for r in VLLM_MAX_LORA_RANKS if r > max_rank)
+    return (
+        f"{field} {max_rank}: vLLM's --max-lora-rank takes {', '.join(map(str, VLLM_MAX_LORA_RANKS))}; "
+        f"set {up} (every slot is sized at it, and adapters of a lower rank fit)"
+    )
+
+
+def max_loras_problem(max_loras: int | None, adapters: int, fields: tuple[str, str] = ("max_loras", "adapters")) -> str | None:
+    """Why ``max_loras`` above ``adapters`` is refused (slots never filled); None where it is not.
+
+    ``fields``: what ``max_loras`` and ``adapters`` are called where they are given.
+    """
+    if max_loras is None or max_loras <= adapters:
+        return None
+    slots, served = fields
+    return (
+        f"{slots} {max_loras} is more than {served} {adapters}: each slot holds GPU memory the KV cache would have, and "
+        f"a batch uses at most {adapters}; set {slots} to {adapters} or fewer"
+    )
+
+
+def cpu_loras_problem(
+    engine: str, max_cpu_loras: int | None, max_loras: int | None, fields: tuple[str, str] = ("max_cpu_loras", "max_loras")
+) -> str | None:
+    """Why the engine refuses ``max_cpu_loras`` below the adapters one batch holds (``max_loras`` or its default); None.
+
+    ``fields``: what ``max_cpu_loras`` and ``max_loras`` are called where they are given.
+    """
+    slots = served_max_loras(max_loras, engine)
+    if max_cpu_loras is None or max_cpu_loras >= slots:
+        return None
+    from generator.sizing.engine_runtime import ENGINE_NAMES  # only on this refusal
+
+    rules = ENGINE_LORA[engine]
+    host, batch = fields
+    return (
+        f"{host} {max_cpu_loras} is below {batch} {slots}: {ENGINE_NAMES[engine]} refuses to start ({rules.host_flag} "
+        f"must be at least {rules.batch_flag}); raise it"
+    )
+
+
+def target_problem(arch: Architecture, targets: tuple[str, ...], field: str = "target_modules") -> str | None:
+    """Why the adapters' ``targets`` are not sized; None where they are.
+
+    Refused: a name the model lacks (PEFT's matching), the output layer and the input embedding (their serving buffers
+    are not sized).
+    """
+    from generator.errors import InputError
+    from generator.sizing.lora_modules import matches_embedding, matches_lm_head
+
+    if head := [t for t in targets if matches_lm_head(t) or matches_embedding(t)]:
+        return (
+            f"{field} {', '.join(head)}: the engines' output-layer and embedding LoRA buffers are not sized "
+            "(their shapes differ between vLLM releases); give the decoder layers' modules, or all-linear"
+        )
+    try:
+        adapted_linears(arch, targets)
+    except InputError as exc:
+        return exc.message
+    return None
+
+
 def served_max_loras(max_loras: int | None, engine: str) -> int:
     """The adapters one batch holds: ``max_loras`` as given, else the engine's default."""
     return max_loras or ENGINE_LORA[engine].default_max_loras

@@ -161,8 +161,12 @@ def sglang_inference_capacity(
     inference: InferenceMemory,
     mem_fraction_static: float | None = None,
 ) -> SglangCapacity:
-    """:func:`sglang_capacity` for a sized replica: its weights, and its CUDA context and NCCL as the runtime."""
+    """:func:`sglang_capacity` for a sized replica: its weights, and its CUDA context and NCCL as the runtime.
+
+    LoRA adapter slots (``lora_slots``) count with the weights: ``ModelRunner.initialize`` runs ``init_lora_manager``
+    (its ``LoRAMemoryPool``) after ``load_model`` and before ``init_memory_pool`` measures what the fraction leaves
+    (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/model_executor/model_runner.py; fix161).
+    """
     runtime = inference.overhead_parts.get("non_torch", 0) + inference.overhead_parts.get("nccl", 0)
-    return sglang_capacity(
-        arch, kv_bits, context_tokens, par, gpu_memory_bytes, inference.weights.per_gpu_bytes, runtime, mem_fraction_static
-    )
+    held = inference.weights.per_gpu_bytes + inference.overhead_parts.get("lora_slots", 0)
+    return sglang_capacity(arch, kv_bits, context_tokens, par, gpu_memory_bytes, held, runtime, mem_fraction_static)

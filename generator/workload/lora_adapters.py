@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
-from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.workload.loader import Document
 from generator.workload.models import InferenceSpec
 
@@ -41,58 +40,13 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
     if spec.pooling:
         why = f"a pooling service (task: {spec.task}) is not sized with LoRA adapters; drop lora"
         return [InputError(f"lora: {why}", doc.locate(at()))]
-    from generator.sizing.lora_serving import ENGINE_LORA, VLLM_MAX_LORA_RANKS, served_max_loras  # only with adapters
+    # the engines' rules, one definition each beside the estimate's options (generator.sizing.lora_serving)
+    from generator.sizing.lora_serving import cpu_loras_problem, max_loras_problem, rank_problem, target_problem
 
-    errors: list[InputError] = []
-    if spec.engine == "vllm" and lora.max_rank not in VLLM_MAX_LORA_RANKS:
-        up = next(r for r in VLLM_MAX_LORA_RANKS if r > lora.max_rank)
-        errors.append(
-            InputError(
-                f"max_rank {lora.max_rank}: vLLM's --max-lora-rank takes {', '.join(map(str, VLLM_MAX_LORA_RANKS))}; "
-                f"set {up} (every slot is sized at it, and adapters of a lower rank fit)",
-                doc.locate(at("max_rank")),
-            )
-        )
-    max_loras = served_max_loras(lora.max_loras, spec.engine)
-    if lora.max_loras is not None and lora.max_loras > lora.adapters:
-        errors.append(
-            InputError(
-                f"max_loras {lora.max_loras} is more than adapters {lora.adapters}: each slot holds GPU memory the KV "
-                f"cache would have, and a batch uses at most {lora.adapters}; set max_loras to {lora.adapters} or fewer",
-                doc.locate(at("max_loras")),
-            )
-        )
-    if lora.max_cpu_loras is not None and lora.max_cpu_loras < max_loras:
-        rules = ENGINE_LORA[spec.engine]
-        errors.append(
-            InputError(
-                f"max_cpu_loras {lora.max_cpu_loras} is below max_loras {max_loras}: {ENGINE_NAMES[spec.engine]} refuses "
-                f"to start ({rules.host_flag} must be at least {rules.batch_flag}); raise it",
-                doc.locate(at("max_cpu_loras")),
-            )
-        )
-    if model is not None:
-        errors += _target_errors(doc, at("target_modules"), lora.target_modules, model)
-    return errors
-
-
-def _target_errors(
-    doc: Document, path: tuple[str | int, ...], targets: tuple[str, ...], model: ResolvedModel
-) -> list[InputError]:
-    """An error where a target names no linear module of the model, or the output layer / the input embedding."""
-    from generator.sizing.lora_modules import matches_embedding, matches_lm_head
-    from generator.sizing.training import lora_targets
-
-    if head := [t for t in targets if matches_lm_head(t) or matches_embedding(t)]:
-        return [
-            InputError(
-                f"target_modules {', '.join(head)}: the engines' output-layer and embedding LoRA buffers are not sized "
-                "(their shapes differ between vLLM releases); give the decoder layers' modules, or all-linear",
-                doc.locate(path),
-            )
-        ]
-    try:
-        lora_targets(model.architecture, targets)
-    except InputError as exc:
-        return [InputError(exc.message, doc.locate(path))]
-    return []
+    problems = [
+        ("max_rank", rank_problem(spec.engine, lora.max_rank)),
+        ("max_loras", max_loras_problem(lora.max_loras, lora.adapters)),
+        ("max_cpu_loras", cpu_loras_problem(spec.engine, lora.max_cpu_loras, lora.max_loras)),
+        ("target_modules", target_problem(model.architecture, lora.target_modules) if model is not None else None),
+    ]
+    return [InputError(why, doc.locate(at(field))) for field, why in problems if why is not None]

@@ -1,0 +1,191 @@
+"""``specgen estimate``'s LoRA serving options: a workload's ``inference.lora`` on the command line (fix161).
+
+``--lora-adapters``, ``--lora-max-rank``, ``--max-loras``, ``--max-cpu-loras`` and ``--lora-target-modules`` are the
+fields ``adapters``, ``max_rank``, ``max_loras``, ``max_cpu_loras`` and ``target_modules``. They are refused by the
+workload's rules (:mod:`generator.sizing.lora_serving`: one function each, naming the option here and the field there),
+and sized by the planner's functions (:mod:`generator.planner.lora_replica`: the slots and vLLM's shrink buffer come out
+of the KV pool, the punica kernels time every step; :mod:`generator.planner.lora_plan`: the ``lora`` entry and its
+reason line). Loaded only where adapters are asked: an estimate without them imports none of it (its cold start).
+"""
+
+from __future__ import annotations
+
+from generator.errors import InputError, UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from generator.calculator.estimate import EstimateRequest
+    from generator.sizing.architecture import Architecture
+    from generator.sizing.constants import Constants
+    from generator.sizing.memory import InferenceMemory
+    from generator.sizing.performance import Accelerator
+    from generator.sizing.weights import Parallelism
+    from generator.workload.models import InferenceSpec
+
+#: The estimate's option of each ``inference.lora`` field.
+OPTIONS = {
+    "adapters": "--lora-adapters",
+    "max_rank": "--lora-max-rank",
+    "max_loras": "--max-loras",
+    "max_cpu_loras": "--max-cpu-loras",
+    "target_modules": "--lora-target-modules",
+}
+#: The request's field of each option (:class:`~generator.calculator.estimate.EstimateRequest`).
+REQUEST_FIELDS = {
+    "adapters": "lora_adapters",
+    "max_rank": "lora_max_rank",
+    "max_loras": "max_loras",
+    "max_cpu_loras": "max_cpu_loras",
+    "target_modules": "lora_target_modules",
+}
+#: ``target_modules``' limits in the schema: names a list, characters a name.
+MOST_TARGETS = 64
+MOST_TARGET_CHARACTERS = 128
+#: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters.
+LLAMA_CPP_LORA = (
+    "it is sized as llama.cpp's server, which applies --lora adapters at load for every request, not per request from "
+    "GPU slots; size vLLM or SGLang on --gpu (a GGUF precision with --engine)"
+)
+#: The targets where none are given (the schema's default).
+DEFAULT_TARGETS = ("all-linear",)
+
+
+def check_lora_options(req: EstimateRequest) -> None:
+    """A UsageError (exit 2) at the first LoRA option out of its range or against the engine's rules.
+
+    The ranges are the schema's (:data:`~generator.sizing.lora_serving.LORA_RANGES`), the rules the workload's.
+    """
+    from generator.sizing.lora_serving import LORA_RANGES, cpu_loras_problem, max_loras_problem, rank_problem
+
+    if req.lora_adapters is None:
+        given = next(o for f, o in OPTIONS.items() if getattr(req, REQUEST_FIELDS[f]) is not None)
+        raise UsageError(f"{given} needs --lora-adapters: the adapters served (a workload's inference.lora.adapters)")
+    if req.train:
+        raise UsageError("--lora-adapters sizes adapters served by an engine; a training job's are --lora-rank / --lora-targets")
+    if req.task != "generate":
+        raise UsageError(f"--lora-adapters: a pooling server (--task {req.task}) is not sized with LoRA adapters")
+    if req.fixed is not None:
+        raise UsageError(f"--lora-adapters cannot be combined with --ram-gib: {LLAMA_CPP_LORA}")
+    if req.lora_max_rank is None:
+        raise UsageError("--lora-adapters needs --lora-max-rank: the rank every adapter slot is sized at (max_rank)")
+    for field, (low, high) in LORA_RANGES.items():
+        value = getattr(req, REQUEST_FIELDS[field])
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
+            raise UsageError(f"{OPTIONS[field]} must be a whole number from {low} to {high:,}, got {value!r}")
+    targets = req.lora_target_modules
+    if targets is not None and not 1 <= len(targets) <= MOST_TARGETS:
+        raise UsageError(f"--lora-target-modules takes 1 to {MOST_TARGETS} module names, got {len(targets)}")
+    if targets is not None and (long := next((t for t in targets if len(t) > MOST_TARGET_CHARACTERS), None)):
+        raise UsageError(f"--lora-target-modules: a name is at most {MOST_TARGET_CHARACTERS} characters, got {len(long)}")
+    why = (
+        rank_problem(req.engine, req.lora_max_rank, OPTIONS["max_rank"])
+        or max_loras_problem(req.max_loras, req.lora_adapters, (OPTIONS["max_loras"], OPTIONS["adapters"]))
+        or cpu_loras_problem(req.engine, req.max_cpu_loras, req.max_loras, (OPTIONS["max_cpu_loras"], OPTIONS["max_loras"]))
+    )
+    if why:
+        raise UsageError(why)
+
+
+def lora_serving_spec(req: EstimateRequest, arch: Architecture, context: int, kv_precision: str) -> InferenceSpec:
+    """The service the planner would size for the request's adapters (its LoRA fields, engine, context and KV dtype).
+
+    A target the model lacks, or its output layer / embedding, is refused as a workload's is (InputError, exit 1).
+    """
+    from generator.sizing.lora_serving import target_problem
+    from generator.workload.models import InferenceSpec, LoraAdapters
+
+    assert req.lora_adapters is not None  # check_lora_options
+    assert req.lora_max_rank is not None
+    targets = req.lora_target_modules or DEFAULT_TARGETS
+    if why := target_problem(arch, targets, OPTIONS["target_modules"]):
+        said = OPTIONS["target_modules"]
+        raise InputError(why if why.startswith(said) else f"{said} {','.join(targets)}: {why}")
+    lora = LoraAdapters(
+        adapters=req.lora_adapters,
+        max_rank=req.lora_max_rank,
+        target_modules=targets,
+        max_loras=req.max_loras,
+        max_cpu_loras=req.max_cpu_loras,
+    )
+    spec = InferenceSpec(max_context_tokens=context, kv_cache_precision=kv_precision, lora=lora)
+    return spec._replace(engine="sglang") if req.engine == "sglang" else spec
+
+
+def with_slots(
+    spec: InferenceSpec, arch: Architecture, par: Parallelism, mem: InferenceMemory, consts: Constants, gpu_bytes: int | None
+) -> InferenceMemory:
+    """``mem`` with the adapters' slots (and vLLM's shrink buffer) held before the KV pool, as the planner sizes it.
+
+    The buffer is at a forward pass's tokens (``consts.prefill_chunk_tokens``: ``--max-batched-tokens`` or vLLM's default).
+    """
+    from generator.planner.lora_replica import with_lora_slots
+
+    return with_lora_slots(arch, spec, par, mem, consts, gpu_bytes or 0, consts.prefill_chunk_tokens)
+
+
+def with_kernels(spec: InferenceSpec, acc: Accelerator, arch: Architecture, par: Parallelism) -> Accelerator:
+    """``acc`` timing the LoRA kernels in every step, as the planner's replicas are timed."""
+    from generator.planner.lora_replica import with_lora_adapters
+
+    return with_lora_adapters(acc, arch, spec, par)
+
+
+#: The throughput figures the ``lora`` entry keeps of the same replica without the adapters.
+COMPARED_RATES = ("max_output_tokens_per_s", "saturation_batch", "ttft_s", "tpot_s", "requests_per_s", "decode_step_s")
+
+
+def lora_result(
+    spec: InferenceSpec,
+    arch: Architecture,
+    par: Parallelism,
+    mem: InferenceMemory,
+    without: InferenceMemory,
+    rates: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The estimate's ``lora`` entry: the plan's (:func:`~generator.planner.lora_plan.lora_details`), the replica beside.
+
+    ``without``: the same replica's memory without the adapters; ``rates``: its throughput (None where not asked).
+    """
+    from generator.planner.lora_plan import lora_details
+
+    out = {"engine": spec.engine, **lora_details(arch, spec, par, mem.overhead_parts.get("lora_shrink_buffer", 0))}
+    if spec.engine != "vllm":
+        out.pop("shrink_buffer_bytes_per_gpu", None)
+    cap, plain = mem.capacity, without.capacity
+    if cap is not None and plain is not None:
+        out["without_adapters"] = {
+            "kv_cache_bytes": plain.kv_available_bytes,
+            "kv_cache_tokens": plain.kv_cache_tokens,
+            "max_concurrency": round(plain.max_concurrency, 2),
+        }
+        if rates is not None:
+            out["without_adapters"]["throughput"] = {key: rates[key] for key in COMPARED_RATES}
+    return out
+
+
+def lora_lines(result: dict[str, Any]) -> list[str]:
+    """The estimate's text of its adapters: the plan's reason line, the KV pool and the rates without them beside."""
+    from generator.planner.lora_plan import lora_reason
+    from generator.units import GIB
+
+    lora = result["lora"]
+    lines = [f"  LoRA         {lora_reason(result, lora['engine']).removeprefix('LoRA: ')}"]
+    before = lora.get("without_adapters")
+    cap = result.get("capacity")
+    if before and cap:
+        context = result["kv_cache"]["context_tokens"]
+        lines.append(
+            f"               KV cache {before['kv_cache_bytes'] / GIB:,.2f} -> {cap['kv_cache_bytes'] / GIB:,.2f} GiB a GPU, "
+            f"max concurrency {before['max_concurrency']:,.2f} -> {cap['max_concurrency']:,.2f} at {context:,} tokens"
+        )
+    if (thr := result.get("throughput")) and "max_output_tokens_per_s" in (plain := before or {}).get("throughput", {}):
+        base = plain["throughput"]
+        lines.append(
+            f"               LoRA kernels ({lora['kernels_per_pass']:,} a GPU each forward pass, timed in every step): "
+            f"{base['max_output_tokens_per_s']:,.0f} -> {thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
+            f"saturation, TPOT {base['tpot_s'] * 1000:.1f} -> {thr['tpot_s'] * 1000:.1f} ms and "
+            f"{base['requests_per_s']:,.2f} -> {thr['requests_per_s']:,.2f} req/s at batch {result['kv_cache']['sequences']}"
+        )
+    return lines
