@@ -771,6 +771,11 @@ def assemble_node(
                 findings.append(Finding("error", "ram-exceeds-platform", message))
             else:
                 findings.append(Finding("warning", "ram-page-cache", message))
+        elif layout is not None and hard_gib > ram_gib:
+            # hostile87: the DIMMs chosen are capped at what the chassis takes, so a need past it read as met
+            most = f"{platform.ram_max_gib:g}" if platform.ram_max_gib else f"{ram_gib}"
+            message = f"{platform.id} takes at most {most} GiB RAM; {hard_gib:,} GiB needed in host memory"
+            findings.append(Finding("error", "ram-exceeds-platform", message))
     else:
         ram_gib = int(platform.ram_gib or 0)  # as built: 0 where the catalog has no sourced figure
         memory_text = soldered_text(cpu, ram_gib, platform.hosts) if cpu and soldered_memory(cpu) else None

@@ -10,7 +10,9 @@ The sizing is :mod:`generator.sizing.lora_serving` (the engine's GPU slots, host
   https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py; SGLang ``--max-loaded-loras`` below
   ``--max-loras-per-batch``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py);
 - target modules the model lacks (as a training job's ``lora_target_modules`` are checked), and ``lm_head`` /
-  ``embed_tokens``, whose serving buffers are not sized.
+  ``embed_tokens``, whose serving buffers are not sized;
+- under SGLang, a target its ``--lora-target-modules`` does not take (:data:`SGLANG_TARGETS`; hostile87: a PEFT name
+  such as ``self_attn.q_proj`` or Mixtral's ``w1`` was rendered as a flag SGLang refuses to start with).
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from generator.errors import InputError
 from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.workload.loader import Document
 from generator.workload.models import InferenceSpec
+
+#: The names SGLang's ``--lora-target-modules`` takes (argparse ``choices``: ``SUPPORTED_LORA_TARGET_MODULES`` and
+#: ``all``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py and
+#: python/sglang/srt/server_args.py), less ``embed_tokens`` and ``lm_head``, which are refused here as not sized; its
+#: ``all`` is rendered for PEFT's ``all-linear``. Any other name stops the server at its argument parser.
+SGLANG_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "qkv_proj", "gate_up_proj")
 
 
 def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None, *, fixed: bool) -> list[InputError]:
@@ -73,7 +81,26 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
         )
     if model is not None:
         errors += _target_errors(doc, at("target_modules"), lora.target_modules, model)
+    if spec.engine == "sglang" and not errors:
+        errors += _sglang_target_errors(doc, at("target_modules"), lora.target_modules)
     return errors
+
+
+def _sglang_target_errors(doc: Document, path: tuple[str | int, ...], targets: tuple[str, ...]) -> list[InputError]:
+    """An error where SGLang's ``--lora-target-modules`` would not take a target (:data:`SGLANG_TARGETS`)."""
+    from generator.sizing.lora_modules import LORA_ALL
+
+    if not (refused := [t for t in targets if t != LORA_ALL and t not in SGLANG_TARGETS]):
+        return []
+    last = [t.rsplit(".", 1)[-1] for t in refused]
+    hint = f" (as {', '.join(dict.fromkeys(last))})" if any(n in SGLANG_TARGETS for n in last) else ""
+    return [
+        InputError(
+            f"target_modules {', '.join(refused)}: SGLang's --lora-target-modules takes {', '.join(SGLANG_TARGETS)} "
+            f"or all-linear, a module's last name, over every layer; give the modules so{hint}, or engine: vllm",
+            doc.locate(path),
+        )
+    ]
 
 
 def _target_errors(
