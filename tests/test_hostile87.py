@@ -166,3 +166,50 @@ def test_a_lora_target_holding_a_look_alike_character_names_it(tmp_path: Path, t
     (error,) = load_errors(path)
     assert error.startswith(f"{path}:17:25: deployments[0].inference.lora.target_modules: LoRA target modules")
     assert f"no linear module is called {target} (it holds {named}, outside ASCII" in error
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "place", "message"),
+    [
+        pytest.param(
+            "name: lora-saas",
+            "name: 2024-01-01",
+            "4:7: name",
+            "YAML reads this value as a date, which no field takes: quote it where it is text ('...')",
+            id="date",
+        ),
+        pytest.param(
+            "name: lora-saas",
+            "name: 2024-01-01T10:00:00Z",
+            "4:7: name",
+            "YAML reads this value as a timestamp, which no field takes: quote it where it is text ('...')",
+            id="timestamp",
+        ),
+        pytest.param(
+            ALL_SEVEN,
+            "!!set {q_proj: null}",
+            "17:25: deployments[0].inference.lora.target_modules",
+            "a YAML set (!!set, or '? ' keys) is not read: write a list ([a, b])",
+            id="set",
+        ),
+        pytest.param(
+            ALL_SEVEN,
+            "!!binary aGVsbG8=",
+            "17:25: deployments[0].inference.lora.target_modules",
+            "YAML binary data (!!binary) is not read: give the value as text",
+            id="binary",
+        ),
+        pytest.param(
+            ALL_SEVEN,
+            "!!pairs [{q_proj: 1}]",
+            "17:25: deployments[0].inference.lora.target_modules",
+            "a YAML list of pairs (!!pairs) is not read: write a mapping or a list",
+            id="pairs",
+        ),
+    ],
+)
+def test_yaml_kinds_no_field_takes_are_named_as_yaml_names_them(
+    tmp_path: Path, old: str, new: str, place: str, message: str
+) -> None:
+    path = edited_copy(LORA_SAAS, tmp_path, (old, new))
+    assert load_errors(path) == [f"{path}:{place}: {message}"]
