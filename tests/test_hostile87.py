@@ -33,7 +33,10 @@ def test_a_host_ram_need_past_the_chassis_is_refused_not_planned_on_capped_dimms
     assert code == 3, out
     assert f"{path}:9:12: deployments[0].model: deployment 'adapters'" in err
     # 100,000 x 2,560 MiB a worker, 4 GPUs: 1,000,000 GiB and the OS's 16 GiB, past the XE8640's 8,192 GiB
-    assert "dell-xe8640 takes at most 8192 GiB RAM; 1,000,016 GiB needed in host memory" in err
+    assert (
+        "dell-xe8640 takes at most 8192 GiB RAM; 1,000,016 GiB needed: 16 GiB kept for the OS and its processes and the "
+        "LoRA adapters' CPU caches (inference.lora.max_cpu_loras, one in each engine worker)"
+    ) in err
     assert "Traceback" not in err
 
 

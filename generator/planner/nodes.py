@@ -661,6 +661,13 @@ def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
     return hard, math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
 
 
+def _ram_counted(needs: NodeNeeds, consts: Constants) -> str:
+    """``: 16 GiB kept for the OS and its processes and <what the deployments hold>``, where they say it; '' else."""
+    if not needs.host_ram_text:
+        return ""
+    return f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
+
+
 def memory_chosen(platform: PlatformSpec, cpu: CpuSpec | None) -> bool:
     """Whether the planner chooses a node's DIMMs for its work (:func:`node_memory`), not takes them as it is built.
 
@@ -774,15 +781,13 @@ def assemble_node(
         elif layout is not None and hard_gib > ram_gib:
             # hostile87: the DIMMs chosen are capped at what the chassis takes, so a need past it read as met
             most = f"{platform.ram_max_gib:g}" if platform.ram_max_gib else f"{ram_gib}"
-            message = f"{platform.id} takes at most {most} GiB RAM; {hard_gib:,} GiB needed in host memory"
+            message = f"{platform.id} takes at most {most} GiB RAM; {hard_gib:,} GiB needed{_ram_counted(needs, consts)}"
             findings.append(Finding("error", "ram-exceeds-platform", message))
     else:
         ram_gib = int(platform.ram_gib or 0)  # as built: 0 where the catalog has no sourced figure
         memory_text = soldered_text(cpu, ram_gib, platform.hosts) if cpu and soldered_memory(cpu) else None
         if ram_gib and hard_gib > ram_gib:
-            counted = ""
-            if needs.host_ram_text:  # what the deployments hold beyond the reserve, where they say it
-                counted = f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
+            counted = _ram_counted(needs, consts)
             # RAM an owned group states says where it is given (newuser43 item 2)
             owned_ram = f" ({OWNED_RAM})" if platform.ram_as_owned else ""
             findings.append(
