@@ -216,3 +216,11 @@ def test_yaml_kinds_no_field_takes_are_named_as_yaml_names_them(
 ) -> None:
     path = edited_copy(LORA_SAAS, tmp_path, (old, new))
     assert load_errors(path) == [f"{path}:{place}: {message}"]
+
+
+def test_llama_cpps_longer_context_refusal_names_the_workload_field_too(tmp_path: Path) -> None:
+    home = Path(__file__).parent.parent / "examples" / "home-70b-offload.yaml"
+    path = edited_copy(home, tmp_path, ("max_context_tokens: 8192", "max_context_tokens: 131073"))
+    (error,) = load_errors(path)
+    assert error.startswith(f"{path}:11:27: deployments[0].inference.max_context_tokens: max_context_tokens 131,073")
+    assert error.endswith("lower the context (--context, a workload's max_context_tokens) to the limit")
