@@ -224,3 +224,46 @@ def test_llama_cpps_longer_context_refusal_names_the_workload_field_too(tmp_path
     (error,) = load_errors(path)
     assert error.startswith(f"{path}:11:27: deployments[0].inference.max_context_tokens: max_context_tokens 131,073")
     assert error.endswith("lower the context (--context, a workload's max_context_tokens) to the limit")
+
+
+def _unlist(out: Path, rel: str) -> None:
+    manifest = out / ".specgen-manifest"
+    manifest.write_text("".join(f"{line}\n" for line in manifest.read_text().splitlines() if line != rel))
+
+
+@pytest.mark.parametrize(
+    ("tamper", "why"),
+    [
+        pytest.param(
+            lambda out: ((out / "SPEC.md").unlink(), (out / "SPEC.md").mkdir()),
+            "it is a directory, where specgen writes a file",
+            id="directory-at-an-owned-file",
+        ),
+        pytest.param(
+            lambda out: _unlist(out, "SPEC.md"),
+            "specgen did not write it (it is not in .specgen-manifest)",
+            id="a-file-specgen-did-not-write",
+        ),
+    ],
+)
+def test_render_check_refuses_what_the_render_refuses_not_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tamper: Any, why: str
+) -> None:
+    out = tmp_path / "out"
+    workload = str(LORA_SAAS)
+    assert specgen_in_process(capsys, "render", workload, "-o", str(out))[0] == 0
+    tamper(out)
+    check = specgen_in_process(capsys, "render", workload, "-o", str(out), "--check")
+    render = specgen_in_process(capsys, "render", workload, "-o", str(out))
+    refusal = f"specgen: error: refusing to overwrite {out}/SPEC.md: {why}; move it away and render again\n"
+    assert check == (1, "", refusal)  # was 4, "stale", and a patch from /dev/null
+    assert render == check
+
+
+def test_render_check_still_says_a_replaced_symlink_is_stale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert specgen_in_process(capsys, "render", str(LORA_SAAS), "-o", str(out))[0] == 0
+    (out / "SPEC.md").unlink()
+    (out / "SPEC.md").symlink_to("spec.json")  # the render writes a file in its place: stale, not refused
+    code, _, err = specgen_in_process(capsys, "render", str(LORA_SAAS), "-o", str(out), "--check")
+    assert code == 4 and "rendered output is stale in" in err and "(SPEC.md)" in err
