@@ -278,6 +278,7 @@ def render_files(
         interrupted_leftovers,
         read_manifest,
         read_tree,
+        refuse_conflicts,
         refuse_non_directory,
         refuse_symlinks,
         refuse_unowned,
@@ -310,6 +311,8 @@ def render_files(
         if check:
             target = refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
             refuse_unowned(output)  # newuser82 item 4: the directory a render refuses is not "stale"
+            if not targets:  # hostile87: nor an entry of the user's where a file goes (--target keeps the others')
+                refuse_conflicts(output, target, rendered)
             for leftover in interrupted_leftovers(output, target):  # newuser53 item 9
                 echo(one_line(f"specgen: {leftover} was left by an interrupted render (not part of the output; the "
                               "next render recovers or removes it): do not commit it"), err=True)  # fmt: skip

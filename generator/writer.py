@@ -615,6 +615,24 @@ def refuse_unowned(directory: str) -> None:
         raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
 
 
+def refuse_conflicts(directory: str, target: str, files: dict[str, str]) -> None:
+    """``render --check``: refuse, as the render would, a user's entry where a file of ``files`` goes.
+
+    hostile87: a directory at an owned file's path (``SPEC.md/``), or a file specgen did not write where it now writes
+    one, read "stale; run `specgen render`" with a patch from /dev/null (exit 4), and that render refused it (exit 1).
+    ``target``: the real path of ``directory``.
+    """
+    listed = read_manifest(target) if os.path.isdir(target) else None
+    if listed is None:
+        return
+    try:
+        found = _scan(target)
+    except OSError as exc:
+        raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
+    owned = {*listed, MANIFEST}
+    _refuse_conflicts(files, {rel: kind for rel, kind in found.items() if rel not in owned or kind == "dir"}, directory)
+
+
 def _has_entries(path: str) -> bool:
     with os.scandir(path) as entries:
         return next(entries, None) is not None

@@ -99,7 +99,7 @@ def lora_serving_spec(req: EstimateRequest, arch: Architecture, context: int, kv
     assert req.lora_adapters is not None  # check_lora_options
     assert req.lora_max_rank is not None
     targets = req.lora_target_modules or DEFAULT_TARGETS
-    if why := target_problem(arch, targets, OPTIONS["target_modules"]):
+    if why := target_problem(arch, targets, OPTIONS["target_modules"], engine=req.engine):
         said = OPTIONS["target_modules"]
         raise InputError(why if why.startswith(said) else f"{said} {','.join(targets)}: {why}")
     lora = LoraAdapters(

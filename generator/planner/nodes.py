@@ -655,17 +655,17 @@ def most_catalog_bays() -> int:
     return max((p.max_nvme_drives or 0 for p in catalog.platforms().values()), default=0)
 
 
-def _held_text(needs: NodeNeeds, consts: Constants) -> str:
-    """What a node's hard RAM need holds, where its deployments say it (": 16 GiB kept for the OS ... and ..."); ""."""
-    if not needs.host_ram_text:
-        return ""
-    return f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
-
-
 def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
     """GiB a node must hold (the OS and what its work keeps in host memory) and wants (with the model files' page cache)."""
     hard = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
     return hard, math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
+
+
+def _ram_counted(needs: NodeNeeds, consts: Constants) -> str:
+    """``: 16 GiB kept for the OS and its processes and <what the deployments hold>``, where they say it; '' else."""
+    if not needs.host_ram_text:
+        return ""
+    return f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
 
 
 def memory_chosen(platform: PlatformSpec, cpu: CpuSpec | None) -> bool:
@@ -784,7 +784,7 @@ def assemble_node(
                     "error",
                     "ram-exceeds-platform",
                     f"{platform.id} takes at most {ram_gib} GiB RAM in its CPUs' channels ({memory_text}); {hard_gib} GiB "
-                    f"needed{_held_text(needs, consts)}",
+                    f"needed{_ram_counted(needs, consts)}",
                 )
             )
     else:
@@ -793,7 +793,7 @@ def assemble_node(
         if ram_gib and hard_gib > ram_gib:
             # RAM an owned group states says where it is given (newuser43 item 2)
             owned_ram = f" ({OWNED_RAM})" if platform.ram_as_owned else ""
-            counted = _held_text(needs, consts)
+            counted = _ram_counted(needs, consts)
             findings.append(
                 Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM{owned_ram}; {hard_gib} GiB needed{counted}")
             )

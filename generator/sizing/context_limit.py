@@ -35,6 +35,8 @@ LENGTH_KEYS = (
 )
 #: Cap of the stretched length (a huge ``factor`` must not overflow): the config check's bound on max_position_embeddings.
 _MOST_TOKENS = 1 << 31
+#: The largest 32-bit float: llama-server parses ``--rope-scale`` with ``std::stof`` (common/arg.cpp), which refuses more.
+_FLOAT32_MAX = 3.4028234663852886e38
 #: RoPE scaling types whose ``max_position_embeddings`` is already the scaled length.
 _PRE_SCALED = ("su", "longrope", "llama3")
 #: RoPE scaling types that scale by a ``factor``, which transformers' validators (``_validate_linear_scaling_rope_
@@ -184,9 +186,21 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str, gguf_arch: str | 
     rope = _rope_scaling(config) or {}
     kind = rope.get("rope_type", rope.get("type"))
     factor = _whole(_factor(rope.get("factor", 1.0)))
+    key = "rope_scaling" if config.get("rope_scaling") else "rope_parameters"
+    if kind in ("yarn", "linear") and factor > _FLOAT32_MAX:  # hostile87: rendered as a flag llama-server refused
+        raise ArchitectureError(
+            f"config field '{key}.factor' is {factor:.3g}, more than llama-server's --rope-scale reads (a 32-bit "
+            f"float, at most {_FLOAT32_MAX:.4g}), and no context needs it: the served length is capped at "
+            f"{_MOST_TOKENS:,} tokens"
+        )
     options: tuple[tuple[str, str | int | float], ...] = ()
     if kind == "yarn":
         original = _length(rope.get("original_max_position_embeddings")) or trained
+        if original >= _MOST_TOKENS:  # hostile87: llama-server reads --yarn-orig-ctx as a 32-bit int
+            raise ArchitectureError(
+                f"config field '{key}.original_max_position_embeddings' is {original:,}, more than llama-server's "
+                f"--yarn-orig-ctx reads (a 32-bit int, at most {_MOST_TOKENS - 1:,})"
+            )
         options = (("rope_scaling", "yarn"), ("rope_scale", factor), ("yarn_orig_ctx", original))
     elif kind == "linear":
         options = (("rope_scaling", "linear"), ("rope_scale", factor))
@@ -279,7 +293,7 @@ LLAMA_CPP_LONGER_CAPPED = (
     "llama-server starts with a longer -c but caps each slot at the model's training context (the GGUF's "
     'context_length, logging "the slot context ... exceeds the training context of the model - capping": '
     "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-context.cpp), so a request longer than it "
-    "is not served; lower --context to the limit"
+    "is not served; lower the context (--context, a workload's max_context_tokens) to the limit"
 )
 #: What ik_llama.cpp's server does with a -c past the model's training context (fix153): it splits -c over its -np slots
 #: and caps none at the training context (examples/server/server-context.cpp, ``server_context::init``: ``n_ctx_slot =

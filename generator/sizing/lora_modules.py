@@ -185,8 +185,10 @@ def unmatched(arch: Architecture, entries: tuple[str, ...]) -> dict[str, str]:
             why[entry] = "the input embedding is model.embed_tokens"
         elif last in module_names(arch):
             why[entry] = f"{last} is {_paths_of(arch, last)}"
-        else:  # its last component, cut as the entry is (fuzz25 L7)
-            why[entry] = f"no linear module is called {last if len(last) <= 60 else last[:60] + '...'}"
+        else:  # its last component, cut as the entry is (fuzz25 L7); a look-alike character named (hostile87)
+            from generator.catalog.id_hints import lookalike_note  # only on a refusal
+
+            why[entry] = f"no linear module is called {last if len(last) <= 60 else last[:60] + '...'}{lookalike_note(last)}"
     return why
 
 

@@ -143,11 +143,20 @@ def cpu_loras_problem(
     )
 
 
-def target_problem(arch: Architecture, targets: tuple[str, ...], field: str = "target_modules") -> str | None:
-    """Why the adapters' ``targets`` are not sized; None where they are.
+#: The names SGLang's ``--lora-target-modules`` takes (argparse ``choices``: ``SUPPORTED_LORA_TARGET_MODULES`` and
+#: ``all``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py and
+#: python/sglang/srt/server_args.py), less ``embed_tokens`` and ``lm_head``, which are refused as not sized; its
+#: ``all`` is rendered for PEFT's ``all-linear``. Any other name stops the server at its argument parser.
+SGLANG_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "qkv_proj", "gate_up_proj")
+
+
+def target_problem(
+    arch: Architecture, targets: tuple[str, ...], field: str = "target_modules", *, engine: str = "vllm"
+) -> str | None:
+    """Why the adapters' ``targets`` are not sized, or not taken by ``engine``; None where they are.
 
     Refused: a name the model lacks (PEFT's matching), the output layer and the input embedding (their serving buffers
-    are not sized).
+    are not sized), and under SGLang a name its ``--lora-target-modules`` does not take (:data:`SGLANG_TARGETS`).
     """
     from generator.errors import InputError
     from generator.sizing.lora_modules import matches_embedding, matches_lm_head
@@ -161,7 +170,21 @@ def target_problem(arch: Architecture, targets: tuple[str, ...], field: str = "t
         adapted_linears(arch, targets)
     except InputError as exc:
         return exc.message
-    return None
+    return sglang_target_problem(targets, field) if engine == "sglang" else None
+
+
+def sglang_target_problem(targets: tuple[str, ...], field: str = "target_modules") -> str | None:
+    """Why SGLang's ``--lora-target-modules`` would not take a target (:data:`SGLANG_TARGETS`); None where it does."""
+    from generator.sizing.lora_modules import LORA_ALL
+
+    if not (refused := [t for t in targets if t != LORA_ALL and t not in SGLANG_TARGETS]):
+        return None
+    last = [t.rsplit(".", 1)[-1] for t in refused]
+    hint = f" (as {', '.join(dict.fromkeys(last))})" if any(n in SGLANG_TARGETS for n in last) else ""
+    return (
+        f"{field} {', '.join(refused)}: SGLang's --lora-target-modules takes {', '.join(SGLANG_TARGETS)} "
+        f"or all-linear, a module's last name, over every layer; give the modules so{hint}, or engine: vllm"
+    )
 
 
 def served_max_loras(max_loras: int | None, engine: str) -> int:

@@ -191,7 +191,27 @@ def _plain(
     if isinstance(node, str):
         return str(node)
     line, col = positions.get(path, (1, 1))
-    raise InputError(f"unsupported YAML value of type {type(node).__name__}", Location(doc_file, line, col, format_path(path)))
+    raise InputError(_unsupported_value(node), Location(doc_file, line, col, format_path(path)))
+
+
+def _unsupported_value(node: Any) -> str:
+    """Why a YAML value of no kind a workload holds is refused, named as YAML's, with the way out.
+
+    hostile87: ``name: 2024-01-01`` read "unsupported YAML value of type date", and ``!!set`` "... of type CommentedSet":
+    a parser's class names, not what the user wrote.
+    """
+    import datetime
+
+    if isinstance(node, datetime.date):  # a datetime (ruamel's TimeStamp) is a date too
+        kind = "timestamp" if isinstance(node, datetime.datetime) else "date"
+        return f"YAML reads this value as a {kind}, which no field takes: quote it where it is text ('...')"
+    if isinstance(node, (bytes, bytearray)):
+        return "YAML binary data (!!binary) is not read: give the value as text"
+    if isinstance(node, (set, frozenset)) or type(node).__name__ == "CommentedSet":
+        return "a YAML set (!!set, or '? ' keys) is not read: write a list ([a, b])"
+    if isinstance(node, list):  # !!pairs
+        return "a YAML list of pairs (!!pairs) is not read: write a mapping or a list"
+    return f"a YAML value of type {type(node).__name__} is not read: write a number, text, a list or a mapping"
 
 
 #: Where a document's values and keys lie, by path (1-based line and column).

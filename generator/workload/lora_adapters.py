@@ -10,7 +10,9 @@ The sizing is :mod:`generator.sizing.lora_serving` (the engine's GPU slots, host
   https://github.com/vllm-project/vllm/blob/main/vllm/config/lora.py; SGLang ``--max-loaded-loras`` below
   ``--max-loras-per-batch``, https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py);
 - target modules the model lacks (as a training job's ``lora_target_modules`` are checked), and ``lm_head`` /
-  ``embed_tokens``, whose serving buffers are not sized.
+  ``embed_tokens``, whose serving buffers are not sized;
+- under SGLang, a target its ``--lora-target-modules`` does not take (``lora_serving.SGLANG_TARGETS``; hostile87: a PEFT
+  name such as ``self_attn.q_proj`` or Mixtral's ``w1`` was rendered as a flag SGLang refuses to start with).
 """
 
 from __future__ import annotations
@@ -47,6 +49,6 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
         ("max_rank", rank_problem(spec.engine, lora.max_rank)),
         ("max_loras", max_loras_problem(lora.max_loras, lora.adapters)),
         ("max_cpu_loras", cpu_loras_problem(spec.engine, lora.max_cpu_loras, lora.max_loras)),
-        ("target_modules", target_problem(model.architecture, lora.target_modules) if model is not None else None),
+        ("target_modules", target_problem(model.architecture, lora.target_modules, engine=spec.engine) if model else None),
     ]
     return [InputError(why, doc.locate(at(field))) for field, why in problems if why is not None]
