@@ -1,0 +1,63 @@
+"""A home user's questions about a machine they have (newuser95: the seed articles' power and electricity question).
+
+Item 1: ``constants: {energy_usd_per_kwh: 0.25}`` beside ``hardware.fixed`` read ``unpriced`` and nothing on the
+constant; now the machine's energy a month is said (``fixed-energy``, info: wall power x ``power_utilization`` x PUE 1 x
+$/kWh x 730 h, the formula an owned workstation's running cost takes), and the cost constants a machine you have never
+reads (``amortization_months``, ``pue``, ``colocation_usd_per_kw_month``) are ``setting-unused``. Hand check for the
+example's machine (RTX 4090 + Ryzen 9 7950X, 766 W at the wall: 450 W GPU TDP, the CPU's 230 W PPT, DIMMs and drive over
+the supply's efficiency): 0.766 x 0.6 x 0.25 x 730 = $83.88/month.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from tests.conftest import REPO
+
+HOME = (REPO / "examples" / "home-70b-offload.yaml").read_text()
+
+#: constants given -> (the fixed-energy finding's path or None, the constants said unused, $/kWh, utilisation)
+CASES = [
+    ({}, None, [], None, None),
+    ({"energy_usd_per_kwh": 0.25}, "constants.energy_usd_per_kwh", [], 0.25, 0.6),
+    ({"power_utilization": 0.2}, "constants.power_utilization", [], 0.13, 0.2),  # the default $0.13/kWh
+    ({"energy_usd_per_kwh": 0.3, "pue": 1.4}, "constants.energy_usd_per_kwh", ["constants.pue"], 0.3, 0.6),
+    (
+        {"amortization_months": 48, "colocation_usd_per_kw_month": 150},
+        None,
+        ["constants.amortization_months", "constants.colocation_usd_per_kw_month"],
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("given", "energy_path", "unused", "usd_per_kwh", "utilisation"), CASES)
+def test_fixed_machine_cost_constants_are_said(
+    tmp_path: Path,
+    given: dict[str, float],
+    energy_path: str | None,
+    unused: list[str],
+    usd_per_kwh: float | None,
+    utilisation: float | None,
+) -> None:
+    path = tmp_path / "home.yaml"
+    block = "".join(f"  {k}: {v}\n" for k, v in given.items())
+    path.write_text(HOME + (f"constants:\n{block}" if given else ""))
+    plan = plan_file(str(path))[1].to_dict()
+    findings = plan["findings"]
+    energy = [f for f in findings if f["code"] == "fixed-energy"]
+    assert [f["path"] for f in energy] == ([energy_path] if energy_path else [])
+    said = sorted(f["path"] for f in findings if f["code"] == "setting-unused" and f["path"].startswith("constants."))
+    assert said == unused
+    assert plan["totals"]["usd_per_month"] is None  # still unpriced: the machine is had
+    if energy:
+        assert usd_per_kwh is not None and utilisation is not None
+        kw = plan["pools"][0]["power_w"] / 1000
+        month = kw * utilisation * usd_per_kwh * 730
+        assert energy[0]["level"] == "info"
+        assert f"= ${month:,.2f}/month" in energy[0]["message"]
+        assert f"{kw:.2f} kW at the wall x {utilisation:g} utilisation" in energy[0]["message"]
