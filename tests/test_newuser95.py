@@ -10,12 +10,15 @@ the supply's efficiency): 0.766 x 0.6 x 0.25 x 730 = $83.88/month.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from generator.api import plan_file
+from generator.fleet_diff import _command_moved, row_changes
 from tests.conftest import REPO
+from tests.helpers import run_specgen
 
 HOME = (REPO / "examples" / "home-70b-offload.yaml").read_text()
 
@@ -61,3 +64,51 @@ def test_fixed_machine_cost_constants_are_said(
         assert energy[0]["level"] == "info"
         assert f"= ${month:,.2f}/month" in energy[0]["message"]
         assert f"{kw:.2f} kW at the wall x {utilisation:g} utilisation" in energy[0]["message"]
+
+
+#: item 2: the machine changed (the CPU, so its memory channels) or the precision -> the marker's parts, in order
+DIFF_CASES = [
+    (
+        ("cpu: ryzen-9-7950x", "cpu: threadripper-pro-7975wx"),
+        ["command … -np 5 … → … -np 3 …"],  # the slots the rate takes, the machine faster
+        ["decode 2.79 → 5.77 tokens/s"],  # 2 -> 8 channels of DDR5-5200: 83.2 -> 332.8 GB/s
+    ),
+    (
+        ("precision: q4_k_m", "precision: q5_k_m"),
+        ["precision q4_k_m → q5_k_m", "command -ngl "],
+        ["decode ", "weights on GPU "],
+    ),
+]
+
+
+@pytest.mark.parametrize(("swap", "settings", "figures"), DIFF_CASES)
+def test_a_machine_rows_marker_says_what_the_change_gives(
+    tmp_path: Path, swap: tuple[str, str], settings: list[str], figures: list[str]
+) -> None:
+    """The marker says the words of the llama.cpp line that moved, not both whole lines, and the speed it gives."""
+    (tmp_path / "old.yaml").write_text(HOME)
+    (tmp_path / "new.yaml").write_text(HOME.replace(*swap))
+    data = json.loads(run_specgen("diff", "old.yaml", "new.yaml", "--format", "json", cwd=tmp_path).stdout)
+    (row,) = data["deployments"]
+    marker = row_changes(row["old"], row["new"])
+    old, new = row["old"]["machine"], row["new"]["machine"]
+    assert old["decode_tokens_per_s"] != new["decode_tokens_per_s"]
+    assert f"decode {old['decode_tokens_per_s']:,.2f} → {new['decode_tokens_per_s']:,.2f} tokens/s" in marker
+    if old["command"] != new["command"]:
+        assert old["command"] not in marker and new["command"] not in marker  # the words that moved, not the lines
+    head, _, tail = marker.partition("; giving " if settings else "changed at the same settings: ")
+    assert all(s in head for s in settings), marker
+    assert all(f in (tail or head) for f in figures), marker
+
+
+#: the words of two llama.cpp lines that differ, a flag's value with its flag
+COMMAND_CASES = [
+    ("-ngl 37 -c 32768 -np 3 -kvu -b 2048", "-ngl 37 -c 32768 -np 2 -kvu -b 2048", "command … -np 3 … → … -np 2 …"),
+    ("-ngl 44 -c 8192 -np 1", "-ngl 10 -c 8192 -np 1", "command -ngl 44 … → -ngl 10 …"),
+    ("-ngl 44 -c 8192", "-ngl 44 -c 8192 --no-mmap", "command … (none) → … --no-mmap"),
+]
+
+
+@pytest.mark.parametrize(("was", "now", "said"), COMMAND_CASES)
+def test_command_words_moved(was: str, now: str, said: str) -> None:
+    assert _command_moved({"machine": {"command": was}}, {"machine": {"command": now}}) == said
