@@ -2613,6 +2613,9 @@ def _context_text(x: dict[str, Any]) -> str:
     fit = (x.get("serving") or {}).get("max_concurrency_at_max_model_len")
     if context is None:  # a spec.json from before newuser31 item 6
         return ""
+    command = (x.get("machine") or {}).get("command")
+    if isinstance(command, str) and " -kvu" in f" {command}":  # newuser95 item 3: -c of -np N slots, not a request's
+        return f"llama.cpp -c {_plain(context)} (the KV cache its server slots share)"
     return f"max_model_len {_plain(context)}" + ("" if fit is None else f" ({_plain(fit)} such sequences a replica)")
 
 
@@ -2882,6 +2885,8 @@ def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     given = _inputs_moved(old, new, kinds[0]) if kinds[0] == kinds[1] else []
     if moved:
         moved = [_command_moved(old, new) if m.startswith("command ") else m for m in moved]
+        if any(m.startswith("command ") for m in moved):  # its -c is among the words that moved, said once
+            moved = [m for m in moved if not m.startswith("max_model_len ")]
         # newuser95 item 2: a machine's CPU swapped read "changed: command <line> → <line>" alone (-np 3 → -np 2 in
         # two 200-character lines), where decode went 33.32 → 57.36 tokens/s: what the machine's settings give follows
         timed = _fields_moved(old, new, tuple(f for f in _SERVICE_FIGURES if f[0][0] == "machine"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_file
-from generator.fleet_diff import _command_moved, row_changes
+from generator.fleet_diff import _command_moved, _context_text, row_changes
 from tests.conftest import REPO
 from tests.helpers import run_specgen
 
@@ -112,3 +112,33 @@ COMMAND_CASES = [
 @pytest.mark.parametrize(("was", "now", "said"), COMMAND_CASES)
 def test_command_words_moved(was: str, now: str, said: str) -> None:
     assert _command_moved({"machine": {"command": was}}, {"machine": {"command": now}}) == said
+
+
+#: item 3: a machine row's context -> its cell's words (llama.cpp's -c of slots sharing one KV cache is no request's)
+CONTEXT_CASES = [
+    (
+        {"max_model_len": 147400, "machine": {"command": "-ngl 10 -c 147400 -np 134 -kvu"}},
+        "llama.cpp -c 147,400 (the KV cache its server slots share)",
+    ),
+    ({"max_model_len": 8192, "machine": {"command": "-ngl 44 -c 8192 -np 1"}}, "max_model_len 8,192"),
+    (
+        {"max_model_len": 32768, "serving": {"max_concurrency_at_max_model_len": 2.67}},
+        "max_model_len 32,768 (2.67 such sequences a replica)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("row", "said"), CONTEXT_CASES)
+def test_a_machine_rows_context_is_said_as_llama_cpp_holds_it(row: dict[str, object], said: str) -> None:
+    assert _context_text(row) == said
+
+
+def test_q4_to_bf16_on_the_home_machine_says_c_once(tmp_path: Path) -> None:
+    """70B q4_k_m -> bf16 read "max_model_len 8,192 → 147,400": 134 slots' shared -c, past the 131,072-token training context."""
+    (tmp_path / "old.yaml").write_text(HOME)
+    (tmp_path / "new.yaml").write_text(HOME.replace("precision: q4_k_m", "precision: bf16"))
+    data = json.loads(run_specgen("diff", "old.yaml", "new.yaml", "--format", "json", cwd=tmp_path).stdout)
+    (row,) = data["deployments"]
+    marker = row_changes(row["old"], row["new"])
+    assert "-kvu" in row["new"]["machine"]["command"] and row["new"]["max_model_len"] > 131072
+    assert marker.startswith("changed: precision q4_k_m → bf16, command ") and "max_model_len" not in marker
