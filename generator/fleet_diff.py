@@ -2619,6 +2619,9 @@ def _context_text(x: dict[str, Any]) -> str:
     fit = (x.get("serving") or {}).get("max_concurrency_at_max_model_len")
     if context is None:  # a spec.json from before newuser31 item 6
         return ""
+    command = (x.get("machine") or {}).get("command")
+    if isinstance(command, str) and " -kvu" in f" {command}":  # newuser95 item 3: -c of -np N slots, not a request's
+        return f"llama.cpp -c {_plain(context)} (the KV cache its server slots share)"
     return f"max_model_len {_plain(context)}" + ("" if fit is None else f" ({_plain(fit)} such sequences a replica)")
 
 
@@ -2825,6 +2828,32 @@ def _rates_served(
     return asked(old), asked(new), tuple(said)
 
 
+def _command_moved(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """``command -np 3 → -np 2``: the words of a machine's engine line that differ, the rest said as ``…``.
+
+    newuser95 item 2: both whole lines (each 200 characters of ``-ot`` patterns) were written, one flag apart. A flag's
+    value that differs is said with its flag.
+    """
+    was, now = _at(old, ("machine", "command")), _at(new, ("machine", "command"))
+    if not (isinstance(was, str) and isinstance(now, str)):
+        return f"command {_plain(was)} → {_plain(now)}"
+    a, b = was.split(" "), now.split(" ")
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    if 0 < head < min(len(a), len(b)) and a[head - 1].startswith("-"):  # the flag whose value differs
+        head -= 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+
+    def words(line: list[str]) -> str:
+        kept = " ".join(line[head : len(line) - tail]) or "(none)"
+        return ("… " if head else "") + kept + (" …" if tail else "")
+
+    return f"command {words(a)} → {words(b)}"
+
+
 def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     """What moved between two sides of a deployment row, first in its new cell (bold).
 
@@ -2861,7 +2890,17 @@ def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     # bought a replica, +$64,598/month, and the row said "replicas 4 → 5" alone): the cause first
     given = _inputs_moved(old, new, kinds[0]) if kinds[0] == kinds[1] else []
     if moved:
-        return "changed: " + ", ".join(given + moved + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
+        moved = [_command_moved(old, new) if m.startswith("command ") else m for m in moved]
+        if any(m.startswith("command ") for m in moved):  # its -c is among the words that moved, said once
+            moved = [m for m in moved if not m.startswith("max_model_len ")]
+        # newuser95 item 2: a machine's CPU swapped read "changed: command <line> → <line>" alone (-np 3 → -np 2 in
+        # two 200-character lines), where decode went 33.32 → 57.36 tokens/s: what the machine's settings give follows
+        timed = _fields_moved(old, new, tuple(f for f in _SERVICE_FIGURES if f[0][0] == "machine"))
+        return (
+            "changed: "
+            + ", ".join(given + moved + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
+            + (f"; giving {', '.join(timed)}" if timed else "")
+        )
     figures = _fields_moved(old, new, _SERVICE_FIGURES) if kinds[0] == "service" else []
     if given:
         return (

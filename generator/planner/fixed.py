@@ -30,6 +30,7 @@ from generator.planner.assemble import (
     totals,
 )
 from generator.planner.driver_series import driver_series_findings
+from generator.planner.fixed_energy import fixed_energy_findings
 from generator.planner.fixed_engines import AS_OWNED, serving_engines
 from generator.planner.fixed_place import (
     fixed_machine,
@@ -622,6 +623,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 *device_plugin_findings(wl, (pool,)),
                 *driver_series_findings(wl, (pool,)),
                 *unused_setting_findings(wl),
+                *fixed_energy_findings(wl, node.power_w, consts),
                 *model_findings(loaded),
             ]
         ),
