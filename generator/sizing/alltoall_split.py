@@ -10,8 +10,8 @@ of its bytes over its node's GPU link and the rest over its share of the node's 
 of the two sets the time. On a rack-scale system (GB200 / GB300 NVL72) the node is the NVLink domain, 72 GPUs: all
 of an EP group inside it stays on the scale-up fabric.
 
-The serving side's all-to-all over hosts applies the same rule (``rank_alltoall_seconds`` in
-:mod:`generator.sizing.performance`, review72 item 1). Pure: no I/O.
+The serving side's all-to-all over hosts (``rank_alltoall_seconds`` in :mod:`generator.sizing.performance`, review72
+item 1) calls :func:`alltoall_gbps` too, with rates in GB/s: the rule is the same in any one unit. Pure: no I/O.
 """
 
 from __future__ import annotations
