@@ -16,6 +16,17 @@ item 1) calls :func:`alltoall_gbps` too, with rates in GB/s: the rule is the sam
 
 from __future__ import annotations
 
+import math
+
+
+def fewest_node_gpus(group_gpus: int, gpus_per_node: int) -> int:
+    """GPUs of a group of ``group_gpus`` consecutive GPUs on the node that holds the fewest of them.
+
+    The whole group inside one node; past one, ``gcd(group_gpus, gpus_per_node)`` (EP 16 on 8-GPU nodes: 8 a node;
+    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most.
+    """
+    return group_gpus if group_gpus <= gpus_per_node else math.gcd(group_gpus, gpus_per_node)
+
 
 def node_peer_share(ranks: int, node_ranks: int) -> float:
     """Share of a rank's all-to-all bytes addressed to the peers on its own node: ``(node_ranks - 1) / (ranks - 1)``.
