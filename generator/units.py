@@ -76,7 +76,7 @@ def money_text(value: float, places: int = 2) -> str:
 
 
 def dollars_text(value: float, places: int = 0) -> str:
-    """Dollars as :func:`money_text` writes them, whole by default: ``$357,000``."""
+    """Dollars as :func:`money_text` writes them, whole by default: ``$357,000`` (``places`` 2: ``$3.91``)."""
     return f"${money_text(value, places)}"
 
 
@@ -93,8 +93,8 @@ def usd_text(usd: float) -> str:
     layouts apart.
     """
     if usd <= 0 or usd >= 100:
-        return f"${money_text(usd)}"
-    return f"${money_text(usd, max(2, 2 - math.floor(math.log10(usd))))}"
+        return dollars_text(usd, 2)
+    return dollars_text(usd, max(2, 2 - math.floor(math.log10(usd))))
 
 
 def figure_text(value: float) -> str:
