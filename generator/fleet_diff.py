@@ -25,7 +25,7 @@ from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CON
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
-from generator.units import HOURS_PER_MONTH, dollars_text, money_text, signed_money_text
+from generator.units import HOURS_PER_MONTH, dollars_text, money_text, shows_zero, signed_money_text
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
@@ -2411,7 +2411,7 @@ def signed_cell(value: Any) -> str:
     if value is None:
         return "-"
     text = fmt_cell(value)
-    return text if text.startswith("-") or not text.strip("0.,") else f"+{text}"  # 0.00: no sign (-0.004 moved none)
+    return text if text.startswith("-") or shows_zero(text) else f"+{text}"  # 0.00: no sign (-0.004 moved none)
 
 
 def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:

@@ -80,10 +80,15 @@ def dollars_text(value: float, places: int = 0) -> str:
     return f"${money_text(value, places)}"
 
 
+def shows_zero(text: str) -> bool:
+    """Whether a figure as written reads as zero (``0``, ``0.00``): a change that moved nothing gets no sign."""
+    return not text.strip("0.,")
+
+
 def signed_money_text(value: float) -> str:
     """A change of money: ``+$1.50``, ``-$0.25``, or ``$0.00`` where it rounds to no cent (never ``-$0.00``)."""
     shown = money_text(abs(value))
-    return f"${shown}" if not shown.strip("0.,") else f"{'+' if value > 0 else '-'}${shown}"
+    return f"${shown}" if shows_zero(shown) else f"{'+' if value > 0 else '-'}${shown}"
 
 
 def usd_text(usd: float) -> str:
