@@ -23,7 +23,9 @@ def fewest_node_gpus(group_gpus: int, gpus_per_node: int) -> int:
     """GPUs of a group of ``group_gpus`` consecutive GPUs on the node that holds the fewest of them.
 
     The whole group inside one node; past one, ``gcd(group_gpus, gpus_per_node)`` (EP 16 on 8-GPU nodes: 8 a node;
-    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most.
+    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most. A
+    narrower group is counted inside one node, which holds where it divides the node's GPUs; one that does not (6 of 8,
+    or 16 of an NVL72 rack's 72 filled rank by rank) straddles two for some groups, which is not counted here.
     """
     return group_gpus if group_gpus <= gpus_per_node else math.gcd(group_gpus, gpus_per_node)
 
