@@ -98,7 +98,7 @@ def _said(side: dict[str, Any], key: str) -> str:
     if value is None:
         return "-"
     if key in ("max_capex_usd", "capex_usd"):
-        return f"{dollars_text(value)}"
+        return dollars_text(value)
     if key == "factor":
         return f"{figure_text(value)} x"
     return md_code(value) if key == "bound_by" else md_text(str(value))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.units import money_text
+from generator.units import dollars_text
 
 #: What makes two layouts the same choice: hardware, parallelism and replicas.
 _LAYOUT = ("platform_id", "gpu_id", "tp", "pp", "replicas", "nodes")
@@ -87,7 +87,7 @@ def choice_moves(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
 def _rate(value: float | None, nodes: int) -> str:
     if value is None:
         return "not among that plan's runners-up"
-    return f"${money_text(value)}/h (${money_text(value / nodes)} a node-hour)"
+    return f"{dollars_text(value, 2)}/h ({dollars_text(value / nodes, 2)} a node-hour)"
 
 
 def choice_move_lines(moves: list[dict[str, Any]], code: Any, before: str = "at the base") -> list[str]:

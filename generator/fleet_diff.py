@@ -25,7 +25,7 @@ from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CON
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
-from generator.units import HOURS_PER_MONTH, dollars_text, money_text, signed_money_text
+from generator.units import HOURS_PER_MONTH, dollars_text, money_text, shows_zero, signed_money_text
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
@@ -1436,7 +1436,7 @@ def _rent_basis_text(basis: list[dict[str, Any]]) -> str:
     parts = []
     for (kind, platform, rate, region, price_id), pools in groups.items():
         named = " and ".join(pools) if len(pools) < 3 else ", ".join(pools[:-1]) + " and " + pools[-1]
-        at = f"{platform} ${money_text(rate)}/h" if rate is not None else str(platform)
+        at = f"{platform} {dollars_text(rate, 2)}/h" if rate is not None else str(platform)
         if kind == "prices":
             what = f"the rate given under prices: ({at})"
         elif kind == "list":
@@ -2411,7 +2411,7 @@ def signed_cell(value: Any) -> str:
     if value is None:
         return "-"
     text = fmt_cell(value)
-    return text if text.startswith("-") or not text.strip("0.,") else f"+{text}"  # 0.00: no sign (-0.004 moved none)
+    return text if text.startswith("-") or shows_zero(text) else f"+{text}"  # 0.00: no sign (-0.004 moved none)
 
 
 def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:
@@ -2467,7 +2467,7 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         months = [_number(side.get("usd_per_month")) for side in (old, new)]
         if months[0] is None or months[1] is None or months[0] == months[1]:
             return []
-        return [f"its runs' energy ${money_text(months[0])} → ${money_text(months[1])} a month"]
+        return [f"its runs' energy {dollars_text(months[0], 2)} → {dollars_text(months[1], 2)} a month"]
     rates = []
     for side in (old, new):
         hourly, nodes = _number(side.get("usd_per_hour")), _number(side.get("nodes"))
@@ -2476,7 +2476,7 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         rates.append(round(hourly / nodes, 2))
     if rates[0] == rates[1]:
         return []
-    return [f"price ${money_text(rates[0])} → ${money_text(rates[1])} a node-hour"]
+    return [f"price {dollars_text(rates[0], 2)} → {dollars_text(rates[1], 2)} a node-hour"]
 
 
 def _names_text(names: list[str]) -> str:

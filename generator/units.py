@@ -76,14 +76,19 @@ def money_text(value: float, places: int = 2) -> str:
 
 
 def dollars_text(value: float, places: int = 0) -> str:
-    """Dollars as :func:`money_text` writes them, whole by default: ``$357,000``."""
+    """Dollars as :func:`money_text` writes them, whole by default: ``$357,000`` (``places`` 2: ``$3.91``)."""
     return f"${money_text(value, places)}"
+
+
+def shows_zero(text: str) -> bool:
+    """Whether a figure as written reads as zero (``0``, ``0.00``): a change that moved nothing gets no sign."""
+    return not text.strip("0.,")
 
 
 def signed_money_text(value: float) -> str:
     """A change of money: ``+$1.50``, ``-$0.25``, or ``$0.00`` where it rounds to no cent (never ``-$0.00``)."""
     shown = money_text(abs(value))
-    return f"${shown}" if not shown.strip("0.,") else f"{'+' if value > 0 else '-'}${shown}"
+    return f"${shown}" if shows_zero(shown) else f"{'+' if value > 0 else '-'}${shown}"
 
 
 def usd_text(usd: float) -> str:
@@ -93,8 +98,8 @@ def usd_text(usd: float) -> str:
     layouts apart.
     """
     if usd <= 0 or usd >= 100:
-        return f"${money_text(usd)}"
-    return f"${money_text(usd, max(2, 2 - math.floor(math.log10(usd))))}"
+        return dollars_text(usd, 2)
+    return dollars_text(usd, max(2, 2 - math.floor(math.log10(usd))))
 
 
 def figure_text(value: float) -> str:

@@ -13,7 +13,7 @@ import pytest
 from generator import catalog
 from generator.catalog import find_gpu
 from generator.planner.training_comm import ep_link_name, links_between, step_links
-from generator.sizing.alltoall_split import alltoall_gbps, node_peer_share
+from generator.sizing.alltoall_split import alltoall_gbps, fewest_node_gpus, node_peer_share
 from generator.sizing.constants import with_overrides
 
 #: NVLink Gb/s a GPU inside an 8-GPU B200 / H100 board and a GB200 NVL72 rack (the catalog's, 720 and 370.8 GB/s).
@@ -103,3 +103,22 @@ def test_split_lies_between_all_network_and_all_link() -> None:
             assert 400.0 <= gbps <= B200_NVLINK
             assert gbps >= previous
             previous = gbps
+
+
+@pytest.mark.parametrize("gpus_per_node", [1, 2, 4, 8, 9, 12, 16, 72])
+def test_fewest_node_gpus_is_the_smallest_piece_of_consecutive_groups(gpus_per_node: int) -> None:
+    """review89: the fewest of a group's GPUs one node holds, against the groups laid out one after another.
+
+    The oracle enumerates the groups of ``group`` consecutive GPUs over enough nodes that every offset of a group's
+    start within a node occurs, and takes the smallest piece a node holds of any of them.
+    """
+    # groups a node's GPUs divide into, or wider than a node: a smaller group that does not divide the node straddles
+    # two (3 of 8: GPUs 6-8), which the model counts inside one (review89's report: left open)
+    for group in (g for g in range(1, 3 * gpus_per_node + 5) if g > gpus_per_node or gpus_per_node % g == 0):
+        gpus = group * gpus_per_node  # every start offset (mod the node) that occurs at all occurs within this span
+        pieces = [
+            sum(1 for gpu in range(start, start + group) if gpu // gpus_per_node == node)
+            for start in range(0, gpus, group)
+            for node in {gpu // gpus_per_node for gpu in range(start, start + group)}
+        ]
+        assert fewest_node_gpus(group, gpus_per_node) == min(pieces), (group, gpus_per_node)

@@ -92,7 +92,7 @@ def test_a_model_type_without_a_mapping_keeps_the_named_override(model_type: str
     """No architecture: no --override-kv on the line, and the finding and note name it with ``<arch>`` as before."""
     config: dict[str, Any] = {"max_position_embeddings": 32768, "rope_scaling": YARN}
     rope = llama_cpp_rope(config, model_type, gguf_architecture(config, model_type))
-    assert rope is not None and rope.gguf_arch is None
+    assert rope is not None and "override_kv" not in dict(rope.options)
     assert rope_args(rope_options(rope, 65536)) == RAISE
     said = LLAMA_CPP_OVERRIDE_KV.format(tokens=131072)
     assert said.endswith("--override-kv <arch>.context_length=int:131072")

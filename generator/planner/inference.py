@@ -35,6 +35,7 @@ from generator.planner.pooling import (
     requests_per_pass,
 )
 from generator.planner.throughput_gaps import planning_margin
+from generator.sizing.alltoall_split import fewest_node_gpus
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
@@ -979,7 +980,7 @@ def expert_network(hw: Hardware, expert_parallel: int | None) -> ExpertNetwork |
         return None
     gbps, _ = node_link(hw.platform, hw.gpu, node_gpus, True)
     # a stage of ep GPUs over servers of node_gpus: the fewest of its GPUs one server holds (ep a multiple: node_gpus)
-    return ExpertNetwork(math.gcd(expert_parallel, node_gpus), gbps / node_gpus / 8)
+    return ExpertNetwork(fewest_node_gpus(expert_parallel, node_gpus), gbps / node_gpus / 8)
 
 
 def _layout_spec(spec: InferenceSpec) -> InferenceSpec:

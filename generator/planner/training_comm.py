@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import node_link
-from generator.sizing.alltoall_split import alltoall_gbps
+from generator.sizing.alltoall_split import alltoall_gbps, fewest_node_gpus
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for, host_staged_text
@@ -338,17 +338,8 @@ def step_links(
     crosses = links.dp_inter_gbps > 0
     intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
-    ep_name = ep_link_name(gpu, links, ep_node_gpus(ep * tp, gpus_per_node), node_name, ep, tp)
+    ep_name = ep_link_name(gpu, links, fewest_node_gpus(ep * tp, gpus_per_node), node_name, ep, tp)
     return links, dp_name, tp_name, stage_name, ep_name
-
-
-def ep_node_gpus(ep_group: int, gpus_per_node: int) -> int:
-    """GPUs of an EP group of ``ep_group`` consecutive GPUs on the node that holds the fewest of them.
-
-    The whole group inside one node; past one, ``gcd(ep_group, gpus_per_node)`` (EP 16 on 8-GPU nodes: 8 a node;
-    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most.
-    """
-    return ep_group if ep_group <= gpus_per_node else math.gcd(ep_group, gpus_per_node)
 
 
 def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str, ep: int = 1, tp: int = 1) -> str:
@@ -453,7 +444,7 @@ def links_between(
     ep_crosses = nodes > 1 and ep_group > gpus_per_node
     # the all-to-all's peers on a GPU's own node over its GPU link, the others over its share of the node's network,
     # both at once (acc145: all of it was timed over the network, 56 of 63 peers' bytes for EP 64 on 8-GPU nodes)
-    ep_node = ep_node_gpus(ep_group, gpus_per_node)
+    ep_node = fewest_node_gpus(ep_group, gpus_per_node)
     ep_link_gbps = gpu_link(gpu, ep_node)[0]
     if ep_crosses:
         ep_link_gbps = alltoall_gbps(ep, max(1, ep_node // tp), ep_link_gbps, node_gbps / gpus_per_node)

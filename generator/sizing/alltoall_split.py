@@ -10,11 +10,24 @@ of its bytes over its node's GPU link and the rest over its share of the node's 
 of the two sets the time. On a rack-scale system (GB200 / GB300 NVL72) the node is the NVLink domain, 72 GPUs: all
 of an EP group inside it stays on the scale-up fabric.
 
-The serving side's all-to-all over hosts applies the same rule (``rank_alltoall_seconds`` in
-:mod:`generator.sizing.performance`, review72 item 1). Pure: no I/O.
+The serving side's all-to-all over hosts (``rank_alltoall_seconds`` in :mod:`generator.sizing.performance`, review72
+item 1) calls :func:`alltoall_gbps` too, with rates in GB/s: the rule is the same in any one unit. Pure: no I/O.
 """
 
 from __future__ import annotations
+
+import math
+
+
+def fewest_node_gpus(group_gpus: int, gpus_per_node: int) -> int:
+    """GPUs of a group of ``group_gpus`` consecutive GPUs on the node that holds the fewest of them.
+
+    The whole group inside one node; past one, ``gcd(group_gpus, gpus_per_node)`` (EP 16 on 8-GPU nodes: 8 a node;
+    12 GPUs a group on 8-GPU nodes: some group holds 4 of one node), the rank whose all-to-all crosses the most. A
+    narrower group is counted inside one node, which holds where it divides the node's GPUs; one that does not (6 of 8,
+    or 16 of an NVL72 rack's 72 filled rank by rank) straddles two for some groups, which is not counted here.
+    """
+    return group_gpus if group_gpus <= gpus_per_node else math.gcd(group_gpus, gpus_per_node)
 
 
 def node_peer_share(ranks: int, node_ranks: int) -> float:

@@ -134,8 +134,6 @@ class LlamaCppRope(NamedTuple):
     #: llama-server's options for the stretch, ``(name, value)`` of :data:`ROPE_FLAGS`'s names (() where llama.cpp has
     #: no such scaling type: ``dynamic``); ``override_kv`` among them where the GGUF architecture is known.
     options: tuple[tuple[str, str | int | float], ...] = ()
-    #: The GGUF architecture (:func:`~generator.sizing.gguf_arch.gguf_architecture`), None where not known.
-    gguf_arch: str | None = None
 
     @property
     def flags(self) -> str:
@@ -206,7 +204,7 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str, gguf_arch: str | 
         options = (("rope_scaling", "linear"), ("rope_scale", factor))
     if options and gguf_arch:
         options = (*options, ("override_kv", context_length_override(gguf_arch, scaled)))
-    return LlamaCppRope(trained, scaled, options, gguf_arch)
+    return LlamaCppRope(trained, scaled, options)
 
 
 #: Why a context past the GGUF's ``context_length`` of a ``dynamic``-scaled model is not lifted on llama.cpp.

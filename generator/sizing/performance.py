@@ -37,6 +37,7 @@ import math
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing import op_checkpointing
+from generator.sizing.alltoall_split import alltoall_gbps
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import recomputes_ops
@@ -774,18 +775,16 @@ def rank_alltoall_seconds(
     A rank sends ``rank_tokens x top_k x hidden x 2`` bytes a MoE layer, ``(ep - 1) / ep`` of them to other GPUs, and
     gets as much back. Where the group spans hosts (``network``, review72 item 1) the ``host_gpus - 1`` peers on the
     rank's own host take their share over ``link_gb_per_s`` and the ``ep - host_gpus`` others theirs over the GPU's
-    share of the host's network, the two at once: the slower sets the time (one GPU a host: all of it over the network).
+    share of the host's network, the two at once: the slower sets the time (one GPU a host: all of it over the network;
+    :func:`~generator.sizing.alltoall_split.alltoall_gbps`, the rule a training step's all-to-all uses too).
     """
     experts, top_k = arch.routed_experts
     if par.ep <= 1 or not experts or par.attention_dp <= 1:
         return 0.0
     moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
     sent = rank_tokens * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
-    if network is None or network.host_gpus >= par.ep:
-        return 2 * moe_layers * (busiest * sent / (link_gb_per_s * 1e9) + latency_s)
-    local = (network.host_gpus - 1) / (par.ep - 1)
-    seconds = max(sent * local / (link_gb_per_s * 1e9), sent * (1.0 - local) / (network.gb_per_s * 1e9))
-    return 2 * moe_layers * (busiest * seconds + latency_s)
+    gb_per_s = link_gb_per_s if network is None else alltoall_gbps(par.ep, network.host_gpus, link_gb_per_s, network.gb_per_s)
+    return 2 * moe_layers * (busiest * sent / (gb_per_s * 1e9) + latency_s)
 
 
 def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, popularity_cv: float) -> float:
