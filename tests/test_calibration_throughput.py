@@ -145,7 +145,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc138: the B200's measured GEMM rates (stas00/ml-engineering's MAMF: FP8 3,432.5 of 4,500, 0.763 of its peak
     # against the H100's 0.709, which NVFP4 takes, unmeasured): its over-predicted rows faster still, 22.1 / 45.2 ->
     # 25.0 / 48.1 (the GB200's groups 9.5 / 32.2 -> 8.8 / 32.2 and 10.3 / 27.4 -> 9.1 / 26.1)
-    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.2502, 0.4810),
+    # acc142: NVFP4 at the B200's own measured FP4 ceiling (cuBLASLt 5,239 of 9,000: 0.582 of its peak, not FP8's 0.763),
+    # the GB200 at its sibling's FP4-over-FP8 share, fp4_gemm_efficiency_ratio refitted 0.65 -> 0.75: 25.0 / 48.1 ->
+    # 18.6 / 42.9 (the prompt-heavy rows; the long-output rows, decode-bound, unmoved)
+    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.1860, 0.4290),
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # H100 DEP 49.9 / 51.4 -> 43.3 / 44.7

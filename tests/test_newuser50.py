@@ -103,10 +103,11 @@ def test_estimate_warns_of_a_tp_group_wider_than_any_server_of_the_gpu() -> None
 def test_fp4_takes_the_reference_share_of_fp8_not_of_bf16() -> None:
     """The H100 reaches 0.709 of its FP8 peak and 0.803 of its BF16 one; the B100's FP4 is its FP8's tensor cores at
     twice the rate: 7,000 x 0.709 = 4,961 TFLOPS, twice its FP8 2,481, not 7,000 x 0.803 = 5,623. (The B200 was the
-    example until acc138 gave it its own measured shares: FP4 then takes its FP8 one, 9,000 x 0.763 = 6,865.)"""
+    example until acc138 gave it its own measured shares; since acc142 its FP4 is measured too: cuBLASLt's 5,239, not
+    its FP8 share's 9,000 x 0.763 = 6,865.)"""
     b100 = catalog.find_gpu("b100-sxm-192gb")
     fp4, fp8 = b100.physical_tflops("fp4"), b100.physical_tflops("fp8")
     assert fp4 is not None and fp8 is not None
     assert fp4 == pytest.approx(2 * fp8) and round(fp4) == 4961
     b200 = catalog.find_gpu("b200-sxm-180gb")
-    assert b200.physical_tflops("fp4") == pytest.approx(2 * 3432.5)
+    assert b200.physical_tflops("fp4") == pytest.approx(5239.0)

@@ -333,7 +333,9 @@ def test_fp4_gemms_reach_their_share_of_the_fp4_peak() -> None:
     fp4, fp8 = accelerator_for(gpu, "fp4", 1), accelerator_for(gpu, "fp8", 1)
     consts = Constants()
     ratio = gemm_seconds(arch, par, fp8, 4096, consts) / gemm_seconds(arch, par, fp4, 4096, consts)
-    assert ratio == pytest.approx(2 * consts.fp4_gemm_efficiency_ratio)  # FP4's dense rate is twice FP8's on B200
+    # acc142: the B200's measured FP4 ceiling over its FP8 one (cuBLASLt 5,239 against stas00's 3,432.5: 1.53x, not the
+    # datasheet's 2x), at the W4A4 ratio: 1.53 x 0.75 = 1.145 (1.3 at twice FP8's rate and 0.65 before)
+    assert ratio == pytest.approx(5239 / 3432.5 * consts.fp4_gemm_efficiency_ratio)
     assert 1.0 < ratio < 2.0
 
 

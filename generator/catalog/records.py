@@ -74,6 +74,14 @@ def share_fallbacks(compute: str) -> tuple[str, ...]:
     return (compute, *((wider,) if wider else ()), "bf16", "fp16")
 
 
+def normalising_format(compute: str, reference_shares: Mapping[str, float]) -> str | None:
+    """The format whose reference share a measured ``compute`` share is expressed over.
+
+    The first of :func:`share_fallbacks` the reference measured (FP4 over FP8 on an H100, which has no FP4 tensor rate).
+    """
+    return next((name for name in share_fallbacks(compute) if name in reference_shares), None)
+
+
 class GpuSpec(NamedTuple):
     """One accelerator model."""
 
@@ -303,9 +311,9 @@ class GpuSpec(NamedTuple):
 
         shares = reference_tflops_shares()
         scale = self.tflops_vs_reference or {}
-        names = share_fallbacks(compute)
-        name = next((n for n in names if n in scale), None) or next((n for n in names if n in shares), None)
-        return shares.get(name, 1.0) if name is not None else 1.0
+        taken = next((n for n in share_fallbacks(compute) if n in scale), compute)
+        name = normalising_format(taken, shares)
+        return shares[name] if name is not None else 1.0
 
     def physical_tflops(self, compute: str) -> float | None:
         """The dense GEMM rate this GPU is modelled to reach in ``compute``, TFLOPS, as output says it.
@@ -344,10 +352,13 @@ class GpuSpec(NamedTuple):
     def relative_to(self, reference: GpuSpec) -> GpuSpec:
         """The GPU with its measured shares expressed over ``reference``'s (the GPU the efficiencies were fitted on)."""
         scale = {}
+        base_shares = {c: share for c in reference.dense_tflops if (share := reference.measured_share(c)) is not None}
         for compute in self.max_achievable_tflops or {}:
-            own, base = self.measured_share(compute), reference.measured_share(compute)
-            if own and base:
-                scale[compute] = own / base
+            # a format the reference lacks (FP4 on an H100) over the reference's nearest wider one: the rates fitted on
+            # the reference's FP8 GEMMs then apply at this GPU's own measured FP4 share, not its FP8 one (acc142)
+            own, name = self.measured_share(compute), normalising_format(compute, base_shares)
+            if own and name is not None:
+                scale[compute] = own / base_shares[name]
         bandwidth = 1.0
         if self.measured_memory_gb_per_s and reference.measured_memory_gb_per_s:
             own_bw = self.measured_memory_gb_per_s / self.memory_bandwidth_gb_per_s
@@ -424,8 +435,34 @@ def borrow_sibling_measurements(gpus: Mapping[str, GpuSpec]) -> dict[str, GpuSpe
         own_link, donor_link = gpu.fast_link_gb_per_s, donor.fast_link_gb_per_s
         if not busbw and own_link and donor_link:
             busbw = tuple((size, gb * own_link / donor_link) for size, gb in donor.measured_allreduce_busbw)
-        out[gpu_id] = gpu._replace(measured_memory_gb_per_s=memory, measured_allreduce_busbw=busbw)
+        out[gpu_id] = gpu._replace(
+            measured_memory_gb_per_s=memory,
+            measured_allreduce_busbw=busbw,
+            max_achievable_tflops=narrow_format_rates(gpu, donor),
+        )
     return out
+
+
+def narrow_format_rates(gpu: GpuSpec, donor: GpuSpec) -> Mapping[str, float] | None:
+    """``gpu``'s measured GEMM rates, a narrow format it lacks (FP4) added at its ``donor`` sibling's share ratio.
+
+    The donor's measured share of the narrow format over the nearest wider format's (FP8), applied to ``gpu``'s own
+    measured wider share and its own narrow peak; only where both datasheets rate the narrow format at the same
+    multiple of the wider (the same tensor datapath: the GB200's FP4 is twice its FP8 as the B200's is; the B300's
+    Blackwell Ultra FP4 is three times). acc142: the B200 measures FP4 at 0.582 of its peak against FP8's 0.763
+    (cuBLASLt, DeepGEMM PR #348; stas00's MAMF); the GB200, the same die at a higher power limit, measured in FP8
+    alone, took FP8's share for FP4: 7,231 TFLOPS, 1.38x the B200's for 1.11x its peak.
+    """
+    rates = dict(gpu.max_achievable_tflops or {})
+    for narrow, wider in NEAREST_WIDER_FORMAT.items():
+        own, lent, lent_wider = gpu.measured_share(wider), donor.measured_share(narrow), donor.measured_share(wider)
+        peaks = (gpu.tflops(narrow), gpu.tflops(wider), donor.tflops(narrow), donor.tflops(wider))
+        if narrow in rates or not (own and lent and lent_wider) or not all(peaks):
+            continue
+        peak, peak_wider, donor_peak, donor_peak_wider = (p or 0.0 for p in peaks)
+        if peak / peak_wider == donor_peak / donor_peak_wider:
+            rates[narrow] = peak * own * lent / lent_wider
+    return rates or None
 
 
 def borrow_class_shares(gpus: Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:

@@ -65,7 +65,7 @@ class Constants(NamedTuple):
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
     grouped_mm_half_tokens: float = 512.0
-    fp4_gemm_efficiency_ratio: float = 0.65
+    fp4_gemm_efficiency_ratio: float = 0.75
     fp8_block_gemm_efficiency_ratio: float = 0.4
     dequant_gemm_efficiency_ratio: float = 0.66
     machete_gemm_efficiency_ratio: float = 1.0
@@ -430,12 +430,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "only the eager frameworks' MoE rows reading it",
     ),
     "fp4_gemm_efficiency_ratio": (
-        "Attainable share of the dense FP4 tensor peak relative to other formats' GEMMs (W4A4: NVFP4 / MXFP4 compute).",
+        "Attainable share of the dense FP4 tensor rate a W4A4 GEMM (NVFP4 / MXFP4 compute) reaches beside other "
+        "formats' GEMMs, past the GPU's own FP4 ceiling.",
         "W4A4 GEMMs quantize their activations into 16-element blocks with E4M3 scales on the fly (TensorRT-LLM "
-        "fp4_quantize before every FP4 GEMM) and run at the power limit; 0.65 fitted across all calibration groups at once "
-        "with host_overlap_fraction (benchmarks/calibration_report.py --fit; 0.8 until the refit entry of 2026-12-03 in "
-        "benchmarks/CALIBRATION.md, the rows added since having moved the optimum); 0.6, the unconstrained argmin (0.5002 "
-        "against 0.5011), would take the RTX PRO 6000 PP1 group's median off its 15% target, so the grid stops at 0.65",
+        "fp4_quantize before every FP4 GEMM): vLLM's NVFP4 GEMM bench times the quantizing GEMM at 0.78-0.81 of the "
+        "pre-quantized one at 4,096-16,384 tokens (N=6144 K=4096, https://github.com/vllm-project/vllm/pull/20646). The "
+        "FP4 ceiling itself is the GPU's measured FP4 share where the catalog has one (B200: 0.582 of its peak against FP8's "
+        "0.763, https://github.com/deepseek-ai/DeepGEMM/pull/348; GB200 by its B200 sibling), else its FP8 share. 0.75 "
+        "fitted across all calibration groups at once with host_overlap_fraction and decode_overhead_per_sequence_s "
+        "(acc142 entry of 2026-12-06 in benchmarks/CALIBRATION.md; /work/wt/bugs/acc142/fit_joint.py); 0.65 before, when "
+        "FP4 took the FP8 share on every GPU and the ratio also stood in for the B200's lower FP4 ceiling: 0.65 x 0.763 = "
+        "0.496 of the B200's FP4 peak, 0.85 x 0.582 = 0.495; 0.8 until the refit entry of 2026-12-03",
     ),
     "fp8_block_gemm_efficiency_ratio": (
         "Attainable share of the dense FP8 tensor rate of a GEMM over block-scaled FP8 weights (128 x 128 scales, "
