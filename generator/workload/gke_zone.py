@@ -270,7 +270,7 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
     asked = " and ".join(lists) if lists else "the catalog's GCP list"
     where = "; ".join(f"{gpu_id} in {offered_where(ids, zone)}" for gpu_id, ids in sorted(by_gpu.items()))
     why = (
-        f"zone {zone} offers none of the GPU machine types {asked} allow{'s' if not lists else ''} ({listed(allowed)}): "
+        f"zone {zone} offers none of the GPU machine types {asked} allow{'s' if len(lists) != 2 else ''} ({listed(allowed)}): "
         f"Compute Engine offers "
         f"{where} ({zone_source(allowed[0])}); set kubernetes.{field} to a zone that offers one, or allow a GPU "
         f"{zone} offers"
