@@ -194,3 +194,13 @@ def test_a_zone_without_the_cheapest_gpu_plans_the_next(tmp_path: Path) -> None:
     assert h100["path"] == "kubernetes.zone"
     assert "zone us-central1-f does not offer them" in h100["message"]
     assert "offers them in us-central1-a, us-central1-b and us-central1-c" in h100["message"]
+
+
+def test_a_pool_priced_in_another_region_says_its_zone_offers_it(tmp_path: Path) -> None:
+    """price-region said "whether europe-west4 offers a3-highgpu-8g at all is not checked": on GKE it now is."""
+    path = write(tmp_path, place=in_zone("europe-west4-b"), gpus="  gpus: [h100-sxm5-80gb]\n")
+    plan: dict[str, Any] = plan_file(str(path))[1].to_dict()
+    (found,) = [f for f in plan["findings"] if f["code"] == "price-region"]
+    assert "the cluster is in europe-west4," in found["message"]
+    assert "and zone europe-west4-b offers a3-highgpu-8g (generator/catalog/gpu_zones.json: https://" in found["message"]
+    assert "not checked" not in found["message"]
