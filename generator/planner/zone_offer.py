@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from generator import catalog
 from generator.catalog.gpu_zones import not_in_zone, zone_source
 from generator.planner.plan import Finding
-from generator.workload.gke_zone import offered_where, pool_zone, zone_field
+from generator.workload.gke_zone import offered_where, pool_zone, types_by_gpu, zone_field
 from generator.workload.models import Workload
 
 
@@ -40,10 +39,7 @@ def zone_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
     if zone is None:
         return []
     left = sorted(set(allowed) & _left_out(zone))
-    by_gpu: dict[str, list[str]] = {}
-    for platform_id in left:
-        for gpu_id in catalog.platforms()[platform_id].gpu_ids:
-            by_gpu.setdefault(gpu_id, []).append(platform_id)
+    by_gpu = types_by_gpu(left)
     field = f"kubernetes.{zone_field(wl.kubernetes)}"
     return [
         Finding(
@@ -54,5 +50,5 @@ def zone_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
             f"{offered_where(ids, zone)} ({zone_source(ids[0])}); set {field} to one of those zones to plan {gpu_id}",
             field,
         )
-        for gpu_id, ids in sorted(by_gpu.items())
+        for gpu_id, ids in by_gpu.items()
     ]

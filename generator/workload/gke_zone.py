@@ -228,6 +228,15 @@ def allowed_gcp_types(wl: Workload) -> list[str]:
     )
 
 
+def types_by_gpu(platform_ids: list[str]) -> dict[str, list[str]]:
+    """GPU id -> those of ``platform_ids`` (catalog platforms, in the given order) that hold it, by GPU id."""
+    out: dict[str, list[str]] = {}
+    for platform_id in platform_ids:
+        for gpu_id in catalog.platforms()[platform_id].gpu_ids:
+            out.setdefault(gpu_id, []).append(platform_id)
+    return dict(sorted(out.items()))
+
+
 def offered_where(platform_ids: list[str], zone: str) -> str:
     """Where Compute Engine offers any of ``platform_ids``, as a refusal or finding says it: the zone's region first."""
     zones = gpu_zones(platform_ids)
@@ -262,13 +271,10 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
     allowed = allowed_gcp_types(wl)
     if not allowed or any(zone_offer(p, zone) != NOT_OFFERED for p in allowed):
         return errors
-    by_gpu: dict[str, list[str]] = {}
-    for platform_id in allowed:
-        for gpu_id in catalog.platforms()[platform_id].gpu_ids:
-            by_gpu.setdefault(gpu_id, []).append(platform_id)
+    by_gpu = types_by_gpu(allowed)
     lists = [f"hardware.{key}" for key in ("gpus", "platforms") if getattr(wl.hardware, key)]
     asked = " and ".join(lists) if lists else "the catalog's GCP list"
-    where = "; ".join(f"{gpu_id} in {offered_where(ids, zone)}" for gpu_id, ids in sorted(by_gpu.items()))
+    where = "; ".join(f"{gpu_id} in {offered_where(ids, zone)}" for gpu_id, ids in by_gpu.items())
     why = (
         f"zone {zone} offers none of the GPU machine types {asked} allow{'s' if len(lists) != 2 else ''} ({listed(allowed)}): "
         f"Compute Engine offers "
