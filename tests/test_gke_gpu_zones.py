@@ -154,6 +154,15 @@ def in_zone(zone: str) -> str:
     return f"  location: {region_of(zone)}\n  zone: {zone}\n"
 
 
+def test_a_reservation_of_a_type_the_zone_lacks_is_refused_at_its_key(tmp_path: Path) -> None:
+    place = in_zone("us-central1-a") + "  reservations: {gcp-a3-ultragpu-8g: h200-res}\n"
+    path = write(tmp_path, place=place, gpus="  gpus: [h200-sxm-141gb, h100-sxm5-80gb]\n")
+    (err,) = refusals(path)
+    assert err.location is not None
+    assert (err.location.line, err.location.column) == (line_of(path, "reservations:"), 18)
+    assert "a reservation of 'gcp-a3-ultragpu-8g' cannot be in zone us-central1-a" in str(err)
+
+
 @pytest.mark.parametrize(
     ("place", "gpus"),
     [

@@ -252,7 +252,8 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
 
     On GCP every GPU pool runs in one zone (:func:`pool_zone`); a machine type that zone lacks renders and fails at
     ``terraform apply`` (fix164). Checked against ``gpu_zones.json``; a type without a sourced zone list is not
-    checked (it counts as offered). Located at the field that names the zone, or at the deployment's ``platform``.
+    checked (it counts as offered). Located at the field that names the zone, at the deployment's ``platform``, or at
+    the ``kubernetes.reservations`` key of a type the zone lacks (a reservation is of one zone).
     """
     zone = pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
     if zone is None or place_problem(zone) is not None:
@@ -268,6 +269,13 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
                 f"kubernetes.{field} to a zone that offers it"
             )
             errors.append(InputError(why, doc.locate(("deployments", i, "platform"))))
+    for key in wl.kubernetes.reservations or ():
+        if zone_offer(key.lower(), zone) == NOT_OFFERED:  # a Compute Engine reservation is of one zone
+            why = (
+                f"a reservation of '{key}' cannot be in zone {zone} (kubernetes.{field}), which does not offer it: "
+                f"Compute Engine offers it in {offered_where([key.lower()], zone)} ({zone_source(key.lower())})"
+            )
+            errors.append(InputError(why, doc.locate(("kubernetes", "reservations", key), key=True)))
     allowed = allowed_gcp_types(wl)
     if not allowed or any(zone_offer(p, zone) != NOT_OFFERED for p in allowed):
         return errors
