@@ -26,6 +26,7 @@ PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 KINDS = [
     "cpus",
     "drives",
+    "gpu_zones",
     "gpus",
     "host_minimums",
     "mig_profiles",
@@ -176,6 +177,8 @@ BAD_RECORDS = [
     pytest.param("host_minimums", ("platform_kinds",), ["server"], id="host-minimums-kind-enum"),
     pytest.param("host_minimums", ("ram_gib_per_gpu",), 0, id="host-minimums-zero-ram"),
     pytest.param("host_minimums", ("source",), DELETE, id="host-minimums-missing-source"),
+    pytest.param("gpu_zones", ("zones",), ["us-central1-z"], id="gpu-zones-zone-letter"),
+    pytest.param("gpu_zones", ("source",), DELETE, id="gpu-zones-missing-source"),
 ]
 
 
@@ -239,6 +242,7 @@ REFERENCES = [
     pytest.param("purchases", ("platform_id",), "platforms", id="purchase-platform"),
     pytest.param("purchases", ("gpu_id",), "gpus", id="purchase-gpu"),
     pytest.param("host_minimums", ("gpu_ids", "*"), "gpus", id="host-minimum-gpu_ids"),
+    pytest.param("gpu_zones", ("platform_ids", "*"), "platforms", id="gpu-zones-platform_ids"),
 ]
 
 

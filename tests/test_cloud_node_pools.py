@@ -155,8 +155,8 @@ def test_gke_gets_no_gpu_operator_and_no_labels_for_an_nvidia_device_plugin(stem
             "  gcp_project: acme-inference\n  location: europe-west4\n  zone: europe-west4-b\n",
             "is priced at the us-central1 on-demand rate of gcp-a3-highgpu-8g; the cluster is in europe-west4",
         ),
-        ("  gcp_project: acme-inference\n  location: europe-west4-a\n", "the cluster is in europe-west4,"),
-        ("  gcp_project: acme-inference\n  location: europe-west4-a\nprices:\n  gcp-a3-highgpu-8g: 20.0\n", None),
+        ("  gcp_project: acme-inference\n  location: europe-west4-b\n", "the cluster is in europe-west4,"),
+        ("  gcp_project: acme-inference\n  location: europe-west4-b\nprices:\n  gcp-a3-highgpu-8g: 20.0\n", None),
     ],
     ids=["priced-region", "priced-region-zonal", "other-region", "other-region-zonal", "other-region-own-price"],
 )

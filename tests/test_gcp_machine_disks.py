@@ -48,7 +48,7 @@ outputs: [terraform, kubernetes]
 kubernetes:
   gcp_project: acme-ml-prod
   location: us-central1
-  zone: us-central1-a
+  zone: us-central1-b
 """
 
 

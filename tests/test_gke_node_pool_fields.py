@@ -220,7 +220,7 @@ deployments:
      sequence_length: 4096, dataset_tokens: 100000000, deadline_hours: 6, runs_per_month: 30}}
 hardware: {provider: gcp, gpus: [h200-sxm-141gb]}
 prices: {gcp-a3-ultragpu-8g: 84}
-kubernetes: {gcp_project: startup-ml, location: us-central1, zone: us-central1-a,
+kubernetes: {gcp_project: startup-ml, location: us-central1, zone: us-central1-b,
   reservations: {gcp-a3-ultragpu-8g: projects/shared-cap/reservations/h200-res}}
 """
 

@@ -36,7 +36,7 @@ hardware: {{provider: {provider}, gpus: [{gpu}]}}
 prices: {{gcp-a3-ultragpu-8g: 84}}
 kubernetes:
   location: us-central1
-  zone: us-central1-a
+  zone: us-central1-b
   gcp_project: startup-ml
 {reservations}"""
 
@@ -122,7 +122,7 @@ def test_reservation_names_gke_takes_are_accepted(tmp_path: Path, name: str) -> 
 def test_reservations_off_gke_are_unused(tmp_path: Path) -> None:
     text = _write(tmp_path, RESERVED, gpu="h100-sxm5-80gb", provider="aws").read_text()
     path = tmp_path / "aws.yaml"
-    path.write_text(text.replace("  gcp_project: startup-ml\n", "").replace("  zone: us-central1-a\n", "")
+    path.write_text(text.replace("  gcp_project: startup-ml\n", "").replace("  zone: us-central1-b\n", "")
                     .replace("location: us-central1", "location: us-east-1"))  # fmt: skip
     said = {f.path: f.message for f in unused_setting_findings(load_workload(str(path)).workload)}
     assert said["kubernetes.reservations"].startswith("kubernetes.reservations is read only for GKE node pools")

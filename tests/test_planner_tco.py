@@ -1089,7 +1089,7 @@ deployments:
     training: {method: lora, sequence_length: 4096, dataset_tokens: 100000000}
 hardware:
   provider: gcp
-kubernetes: {gcp_project: acme-ml, location: us-central1-a}
+kubernetes: {gcp_project: acme-ml, location: us-central1-b}
 """
 
 

@@ -55,11 +55,16 @@ def workload_file(
     """A 70B FP8 service on ``provider`` with ``gpus`` allowed, in a GKE ``location`` where one is given."""
     text = SERVICE.format(name=name, rate=rate, provider=provider, gpus=gpus, outputs="kubernetes" if location else "")
     if location:
-        zone = "" if location[-2] == "-" else f"  zone: {location}-a\n"  # a regional cluster's pools need their zone
+        # a regional cluster's pools need their zone; fix164: one that offers the GPU (europe-west4-a has no A3 High)
+        zone = "" if location[-2] == "-" else f"  zone: {ZONE_OF.get(location, location + '-a')}\n"
         text += f"kubernetes:\n  gcp_project: acme-inference\n  location: {location}\n{zone}"
     path = tmp_path / f"{name}.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+#: The zone a regional location's pools run in where its ``-a`` zone offers no type the test plans (gpu_zones.json).
+ZONE_OF = {"europe-west4": "europe-west4-b"}
 
 
 def load(tmp_path: Path, provider: str, gpus: str, location: str | None = None) -> LoadedWorkload:

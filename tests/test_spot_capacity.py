@@ -49,7 +49,7 @@ outputs: [terraform, ansible, kubernetes]
 """
 KUBE = {
     "aws": "location: us-east-1",
-    "gcp": "location: us-central1, zone: us-central1-a, gcp_project: acme-inference",
+    "gcp": "location: us-central1, zone: us-central1-b, gcp_project: acme-inference",
     "azure": "location: eastus",
 }
 # the pools each cloud's plan forms: (pool, platform, capacity_type in spec.json, USD per hour, deployments)

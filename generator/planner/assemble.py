@@ -103,6 +103,7 @@ from generator.planner.options import (
     karpenter_left_out_findings,
     ties_before_headroom,
     unsold_everywhere_why,
+    zone_left_out_findings,
 )
 from generator.planner.owned_build import (
     build_assumed,
@@ -2084,6 +2085,7 @@ def build_plan(
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
+    findings += zone_left_out_findings(wl)  # fix164
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)

@@ -13,6 +13,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.plan import Finding, layout_name
 from generator.planner.tco import rented_at_given_rates
+from generator.planner.zone_offer import zone_findings, zone_left_out
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import SPOT, sold_as_spot
@@ -56,7 +57,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    left_out = karpenter_unlaunchable(wl)
+    left_out = karpenter_unlaunchable(wl) | zone_left_out(wl)  # fix164: a type the GKE pools' zone lacks
     return [hw for hw in _allowed_by_the_lists(wl) if hw.platform.id not in left_out]
 
 
@@ -435,6 +436,11 @@ def does_not_pack(hw: Hardware, tp: int, pp: int, ep: int = 1) -> str:
 def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
     """A platform's GPU counts per node, smallest first (formed once per distinct list)."""
     return tuple(sorted(gpu_counts))
+
+
+def zone_left_out_findings(wl: Workload) -> list[Finding]:
+    """The GCP types the GKE pools' zone lacks that the workload's lists would have planned (info, fix164)."""
+    return zone_findings(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
 
 
 def karpenter_left_out_findings(wl: Workload) -> list[Finding]:

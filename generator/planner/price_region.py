@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from functools import cache
 
 from generator import catalog
+from generator.catalog.gpu_zones import offering_zones, zone_source
 from generator.planner.plan import Finding, Pool
+from generator.planner.zone_offer import planned_zone
 from generator.workload.capacity_type import SPOT, given_rate
 from generator.workload.gke_zone import cluster_region
 from generator.workload.models import Workload
@@ -263,8 +265,8 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
 
     The catalog has no GPU VM prices in that region; a pool the workload prices is priced for its own region. A warning
     (newuser74 MED, item 9: an ``info`` let a plan for brazilsouth show eastus2 dollars, which ``--fail-on warning``
-    passed): the plan's cost is another region's, and the catalog records no region's offer of a type, so whether the
-    cluster's region sells it at all is not checked either.
+    passed): the plan's cost is another region's. Whether the cluster sells the type is checked only for a GKE zone
+    and a type with a sourced zone list (``gpu_zones.json``, fix164); elsewhere the finding says it is not.
     """
     region, priced_in = asked_region(wl), pricing_region(wl)
     if region is None or priced_in is None or priced_in == region:
@@ -275,15 +277,25 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
             "price-region",
             f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
             f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog: the plan's dollars for "
-            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'), and whether "
-            f"{region} offers {pool.node.instance_type or pool.node.platform_id} at all is not checked (the catalog "
-            "records no region's offer of an instance type: check the provider's list of products by region before "
-            "applying)",
+            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'), and "
+            f"{_offer_clause(wl, pool, region)}",
             "kubernetes.location",
         )
         for pool in pools
         if given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None
     ]
+
+
+def _offer_clause(wl: Workload, pool: Pool, region: str) -> str:
+    """Whether the cluster offers the pool's type, as ``price-region`` says it: a GKE zone's checked offer (fix164)."""
+    machine = pool.node.instance_type or pool.node.platform_id
+    zone = planned_zone(wl)
+    if zone is not None and offering_zones(pool.node.platform_id) is not None:  # a type the zone lacks is not planned
+        return f"zone {zone} offers {machine} (generator/catalog/gpu_zones.json: {zone_source(pool.node.platform_id)})"
+    return (
+        f"whether {region} offers {machine} at all is not checked (the catalog records no region's offer of an "
+        "instance type: check the provider's list of products by region before applying)"
+    )
 
 
 def priced_at(findings: Iterable[Finding]) -> list[str]:

@@ -3,8 +3,9 @@
 GKE's ``nodeCount`` is per zone, and a pool without ``nodeLocations`` in a regional cluster gets nodes in each of
 the cluster's zones (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters: GPU pools there
 must name their zones with ``--node-locations``). specgen puts every GPU pool in exactly one zone, so that
-``nodeCount`` is the plan's node count and a COMPACT placement policy (one zone only) is valid. The catalog has no
-fact of which zones offer a machine type, so a zone is never guessed: a regional location needs ``kubernetes.zone``.
+``nodeCount`` is the plan's node count and a COMPACT placement policy (one zone only) is valid. A zone is never
+guessed: a regional location needs ``kubernetes.zone``. The zone must offer the planned machine type
+(``gpu_zones.json``, :func:`zone_offer_errors`; the planner leaves out the types it lacks).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import difflib
 import re
 
+from generator import catalog
+from generator.catalog.gpu_zones import NOT_OFFERED, gpu_zones, zone_offer, zone_source
 from generator.errors import InputError
+from generator.words import listed
 from generator.workload.cloud_regions import AWS_REGIONS, AZURE_REGIONS, region_problem
 from generator.workload.loader import Document
 from generator.workload.models import KubernetesSettings, Workload
@@ -196,10 +200,93 @@ def gke_zone_errors(doc: Document, wl: Workload) -> list[InputError]:
     A location or zone that names no Google Cloud region or zone is refused first, whatever is rendered (it prices
     the plan: :func:`location_errors`).
     """
-    if (unknown := location_errors(doc, wl)) or wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
+    if unknown := location_errors(doc, wl):
         return unknown
+    offer = zone_offer_errors(doc, wl)
+    if wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
+        return offer
     problem = zone_problem(wl.kubernetes)
     if problem is None:
-        return []
+        return offer
     field, why = problem
-    return [InputError(why, doc.locate((*WHERE, field)))]
+    return [InputError(why, doc.locate((*WHERE, field))), *offer]
+
+
+def zone_field(settings: KubernetesSettings) -> str:
+    """The field that names the pools' zone (:func:`pool_zone`): ``zone``, else the zonal ``location``."""
+    return "zone" if settings.zone is not None else "location"
+
+
+def allowed_gcp_types(wl: Workload) -> list[str]:
+    """The catalog's GCP machine types ``hardware.gpus`` and ``hardware.platforms`` allow (each list where given)."""
+    gpus = {g.lower() for g in wl.hardware.gpus or ()}
+    platforms = {p.lower() for p in wl.hardware.platforms or ()}
+    return sorted(
+        p.id
+        for p in catalog.platforms().values()
+        if p.provider == "gcp" and (not gpus or gpus & set(p.gpu_ids)) and (not platforms or p.id in platforms)
+    )
+
+
+def types_by_gpu(platform_ids: list[str]) -> dict[str, list[str]]:
+    """GPU id -> those of ``platform_ids`` (catalog platforms, in the given order) that hold it, by GPU id."""
+    out: dict[str, list[str]] = {}
+    for platform_id in platform_ids:
+        for gpu_id in catalog.platforms()[platform_id].gpu_ids:
+            out.setdefault(gpu_id, []).append(platform_id)
+    return dict(sorted(out.items()))
+
+
+def offered_where(platform_ids: list[str], zone: str) -> str:
+    """Where Compute Engine offers any of ``platform_ids``, as a refusal or finding says it: the zone's region first."""
+    zones = gpu_zones(platform_ids)
+    region = region_of(zone)
+    near = [z for z in zones if region_of(z) == region]
+    if near:
+        return listed(near)
+    return f"no zone of {region} (elsewhere: {listed(list(zones))})" if zones else "no zone the catalog lists"
+
+
+def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """A GKE pools' zone that offers none of the GPU machine types the workload allows, or a pinned one, refused.
+
+    On GCP every GPU pool runs in one zone (:func:`pool_zone`); a machine type that zone lacks renders and fails at
+    ``terraform apply`` (fix164). Checked against ``gpu_zones.json``; a type without a sourced zone list is not
+    checked (it counts as offered). Located at the field that names the zone, at the deployment's ``platform``, or at
+    the ``kubernetes.reservations`` key of a type the zone lacks (a reservation is of one zone).
+    """
+    zone = pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
+    if zone is None or place_problem(zone) is not None:
+        return []
+    field = zone_field(wl.kubernetes)
+    errors = []
+    for i, dep in enumerate(wl.deployments):
+        pin = (dep.platform or "").lower()
+        if pin and zone_offer(pin, zone) == NOT_OFFERED:
+            why = (
+                f"'{pin}' is not offered in zone {zone} (kubernetes.{field}): Compute Engine offers it in "
+                f"{offered_where([pin], zone)} ({zone_source(pin)}); pin a machine type the zone offers, or set "
+                f"kubernetes.{field} to a zone that offers it"
+            )
+            errors.append(InputError(why, doc.locate(("deployments", i, "platform"))))
+    for key in wl.kubernetes.reservations or ():
+        if zone_offer(key.lower(), zone) == NOT_OFFERED:  # a Compute Engine reservation is of one zone
+            why = (
+                f"a reservation of '{key}' cannot be in zone {zone} (kubernetes.{field}), which does not offer it: "
+                f"Compute Engine offers it in {offered_where([key.lower()], zone)} ({zone_source(key.lower())})"
+            )
+            errors.append(InputError(why, doc.locate(("kubernetes", "reservations", key), key=True)))
+    allowed = allowed_gcp_types(wl)
+    if not allowed or any(zone_offer(p, zone) != NOT_OFFERED for p in allowed):
+        return errors
+    by_gpu = types_by_gpu(allowed)
+    lists = [f"hardware.{key}" for key in ("gpus", "platforms") if getattr(wl.hardware, key)]
+    asked = " and ".join(lists) if lists else "the catalog's GCP list"
+    where = "; ".join(f"{gpu_id} in {offered_where(ids, zone)}" for gpu_id, ids in by_gpu.items())
+    why = (
+        f"zone {zone} offers none of the GPU machine types {asked} allow{'s' if len(lists) != 2 else ''} ({listed(allowed)}): "
+        f"Compute Engine offers "
+        f"{where} ({zone_source(allowed[0])}); set kubernetes.{field} to a zone that offers one, or allow a GPU "
+        f"{zone} offers"
+    )
+    return [InputError(why, doc.locate((*WHERE, field))), *errors]

@@ -1,0 +1,62 @@
+"""Which Compute Engine zones offer each GPU machine type the catalog rents on GCP (``gpu_zones.json``).
+
+GKE puts every GPU node pool in one zone (:mod:`generator.workload.gke_zone`); a machine type that zone does not offer
+renders fine and fails at ``terraform apply``. One fact for the workload check (a zone that offers none of the allowed
+types is refused at its field) and the planner (a type the zone lacks is not planned). A type whose record has no zone
+list (``zones: null``, no source found) is not checked: :data:`UNSOURCED`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from generator import catalog
+from generator.catalog import _records
+from generator.errors import CatalogError
+
+#: What :func:`zone_offer` says of a machine type in a zone.
+OFFERED, NOT_OFFERED, UNSOURCED = "offered", "not-offered", "unsourced"
+
+
+@cache
+def _zones_by_platform() -> dict[str, tuple[str, ...] | None]:
+    """GCP platform id -> the zones that offer it (sorted), None where its record lists none (unsourced)."""
+    out: dict[str, tuple[str, ...] | None] = {}
+    for rec in _records("gpu_zones"):
+        zones = rec["zones"]
+        for platform_id in rec["platform_ids"]:
+            if platform_id in out:
+                raise CatalogError(f"gpu_zones.json: {platform_id} is in two records (the second: {rec['id']})")
+            out[platform_id] = None if zones is None else tuple(sorted(zones))
+    return out
+
+
+def offering_zones(platform_id: str) -> tuple[str, ...] | None:
+    """The zones that offer GCP machine type ``platform_id``; None where no zone list is sourced (or no record)."""
+    return _zones_by_platform().get(platform_id)
+
+
+def zone_offer(platform_id: str, zone: str) -> str:
+    """:data:`OFFERED`, :data:`NOT_OFFERED` or :data:`UNSOURCED`: whether ``zone`` offers ``platform_id``."""
+    zones = offering_zones(platform_id)
+    if zones is None:
+        return UNSOURCED
+    return OFFERED if zone in zones else NOT_OFFERED
+
+
+def zone_source(platform_id: str) -> str:
+    """The first source URL of ``platform_id``'s zone record ("" where it has none)."""
+    for rec in _records("gpu_zones"):
+        if platform_id in rec["platform_ids"]:
+            return str(rec["source"][0])
+    return ""
+
+
+def not_in_zone(zone: str) -> frozenset[str]:
+    """The GCP platforms whose sourced zone list leaves ``zone`` out (the unsourced ones are not among them)."""
+    return frozenset(p.id for p in catalog.platforms().values() if p.provider == "gcp" and zone_offer(p.id, zone) == NOT_OFFERED)
+
+
+def gpu_zones(platform_ids: list[str]) -> tuple[str, ...]:
+    """Every zone that offers at least one of ``platform_ids`` (sorted; the unsourced ones add none)."""
+    return tuple(sorted({zone for p in platform_ids for zone in offering_zones(p) or ()}))
