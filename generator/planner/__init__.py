@@ -2326,6 +2326,10 @@ def _owned_short_hint(
             if apart
             else ""
         )
+        if apart and isinstance(dep, TrainingDeployment):  # newuser94: the GPUs the services' rates leave, and the rule
+            from generator.planner.beside_service import beside_service_text
+
+            why += beside_service_text(wl, chosen)
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
