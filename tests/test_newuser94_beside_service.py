@@ -66,12 +66,15 @@ FULL_BY_DEADLINE = (
     ("dataset_tokens: 50000000", "dataset_tokens: 2000000000\n      deadline_hours: 8"),
 )
 
+RULE = (
+    "a training job on GPUs services leave free of an owned server is not planned (the job's pods and the services' "
+    "would share the server's NVLink, host RAM, CPU and power, which the plan does not size together))"
+)
+
 REFUSED_TAIL = (
     "or place a deployment before it elsewhere ('chat' holds 1 x dgx-h100; a training job shares servers only with "
-    "the jobs it runs in turn with (run_after), never with a service: 'chat' needs 2 of the 8 GPUs of the owned "
-    "servers it holds for its rate (6 run replicas past it or idle); a training job on GPUs a service leaves free of "
-    "an owned server is not planned (the job's pods and the service's would share the server's NVLink, host RAM, CPU "
-    "and power, which the plan does not size together))"
+    "the jobs it runs in turn with (run_after), never with a service: 'chat' needs 2 of the 8 GPUs it holds of 1 "
+    "owned dgx-h100 (8 x h100-sxm5-80gb) for its rate, 6 running replicas past it or idle; " + RULE
 )
 
 
@@ -154,7 +157,40 @@ def test_the_cli_refuses_it_at_the_jobs_model_with_exit_3(tmp_path: Path) -> Non
 def test_a_service_whose_rate_needs_every_gpu_it_holds_says_so(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError) as err:
         _plan(tmp_path, *ONE_SERVER, ("requests_per_second: 1", "requests_per_second: 24"))
-    assert "never with a service: 'chat' needs all 8 GPUs of the owned servers it holds for its rate; " in str(err.value)
+    assert (
+        "never with a service: 'chat' needs all 8 GPUs it holds of 1 owned dgx-h100 (8 x h100-sxm5-80gb) for its rate; " + RULE
+    ) in str(err.value)
+
+
+#: A second service the owned server holds beside the 70B one, listed first.
+SMALL = """\
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      requests_per_second: 20
+      slo: {ttft_p95_ms: 1000, tpot_ms: 40}
+"""
+
+
+def test_two_services_sharing_the_one_server_refuse_the_job_not_a_service(tmp_path: Path) -> None:
+    """The pass where the services share the server got as far as the job: its refusal is the one said.
+
+    Before, the first pass's was: 'chat' refused, "'small' holds 1 x dgx-h100", where the two plan together without
+    the job (they share the server, 2 + 2 of its 8 GPUs).
+    """
+    job = LAB[LAB.index("  - name: tune") : LAB.index("hardware:")]
+    together = _plan(tmp_path, *ONE_SERVER, ("deployments:\n", "deployments:\n" + SMALL), (job, ""))
+    assert [(p.name, p.deployments) for p in together.pools] == [("small_chat_h100_sxm5_80gb", ("small", "chat"))]
+    with pytest.raises(InfeasibleError) as err:
+        _plan(tmp_path, *ONE_SERVER, ("deployments:\n", "deployments:\n" + SMALL))
+    text = str(err.value)
+    assert text.startswith(f"{tmp_path / 'lab.yaml'}:22:12: deployments[2].model: deployment 'tune' ")
+    assert text.endswith(
+        "never with a service: 'small' and 'chat' need 4 of the 8 GPUs they hold of 1 owned dgx-h100 (8 x "
+        "h100-sxm5-80gb) for their rates ('small' 2, 'chat' 2), 4 running replicas past them or idle; " + RULE
+    )
 
 
 def test_where_servers_may_be_bought_the_job_buys_one_of_its_own(tmp_path: Path) -> None:

@@ -1,26 +1,27 @@
-"""What a refused training job is told of the owned servers a service holds: the GPUs its rate leaves, and the rule.
+"""What a refused training job is told of the owned servers services hold: the GPUs their rates leave, and the rule.
 
-newuser94: a lab owning two 8 x H100 servers serves Llama 3.1 70B FP8 at a modest rate on one and wants to fine-tune
-an 8B model on the GPUs the service leaves free. The planner places a training job on whole servers no service holds
-(:func:`~generator.planner.assemble._colocation_groups`: a job is a group of its own), so where every owned server is
-held by a service and nothing is bought, the job is refused. The refusal said only the rule; this says, of each
-service holding owned servers, how many of their GPUs its rate needs and how many run replicas past it or stand idle,
-and that a job on those GPUs is what the planner does not place (not sized: the job's and the service's pods would
+newuser94: a lab owning two 8 x H100 servers serves Llama 3.1 70B FP8 at a modest rate and wants to fine-tune an 8B
+model on the GPUs the service leaves free. The planner places a training job on whole servers no service holds
+(:func:`~generator.planner.assemble._colocation_groups`: a job is a group of its own), so where services hold every
+owned server and nothing is bought, the job is refused. The refusal said only the rule; this says, of each owned
+server kind services hold, how many of its GPUs their rates need and how many run replicas past them or stand idle,
+and that a job on those GPUs is what the planner does not place (not sized: the job's and the services' pods would
 share the server's NVLink / PCIe, host RAM, CPU and power, which no pass of the search sizes together).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from generator.planner.inference import ReplicaShape
+from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.slo import replicas_needed
 from generator.workload.models import InferenceDeployment, Workload
 
 
-def spare_gpus(dep: InferenceDeployment, opt: Option) -> tuple[int, int] | None:
-    """(GPUs the rate needs, GPUs of the owned servers it holds) of a service on owned servers; None: not said.
+def needed_gpus(dep: InferenceDeployment, opt: Option) -> int | None:
+    """The GPUs a service's rate needs of those its replicas hold on owned servers; None: not said.
 
     Said for a service on whole GPUs of owned servers alone, not split over server kinds (a split's parts are routed
     together) and not in shares of GPUs (a share is no whole GPU another pod could take).
@@ -31,31 +32,53 @@ def spare_gpus(dep: InferenceDeployment, opt: Option) -> tuple[int, int] | None:
     if not isinstance(shape, ReplicaShape):
         return None
     needed = replicas_needed(dep.inference, shape.planned_requests_per_s, slots=shape.slot_queue)
-    return min(needed, c.replicas) * shape.par.gpus, c.nodes * c.gpus_per_node
+    return min(needed, c.replicas) * shape.par.gpus
 
 
-def beside_service_text(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]]) -> str:
-    """The clause a training job's refusal adds after the rule that keeps it off a service's servers ("" : none).
+def beside_service_text(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]], held: Mapping[ServerKey, int]) -> str:
+    """The clause a training job's refusal adds after the rule that keeps it off services' servers ("": none).
 
-    E.g. ``'chat' needs 2 of the 8 GPUs of the owned servers it holds for its rate (6 run replicas past it or idle);
-    a training job on GPUs a service leaves free of an owned server is not planned: ...``.
+    ``held``: the owned servers of each kind the deployments chosen hold, whole or in part (services sharing them).
+    Per kind, the GPUs the services' rates need together (services share a kind's servers GPU by GPU), the rest of
+    its GPUs run replicas past the rates or idle; a kind that something else holds too (a training job, a service in
+    shares of GPUs or split, servers bought) is not said: its spare GPUs are not the services' to count.
     """
-    said = []
+    needs: dict[ServerKey, list[tuple[str, int]]] = {}
+    unsaid: set[ServerKey] = set()
+    seen: set[int] = set()
     for index, opt, _ in chosen:
-        dep = wl.deployments[index]
-        if not isinstance(dep, InferenceDeployment) or (gpus := spare_gpus(dep, opt)) is None:
+        if id(opt) in seen:  # a chain's jobs hold one option
             continue
-        needed, held = gpus
+        seen.add(id(opt))
+        dep = wl.deployments[index]
+        kinds = {part.server_kind for part in opt.pieces if part.candidate.owned_nodes}
+        gpus = needed_gpus(dep, opt) if isinstance(dep, InferenceDeployment) else None
+        if gpus is None:
+            unsaid |= kinds
+            continue
+        needs.setdefault(opt.server_kind, []).append((dep.name, gpus))
+    said = []
+    for kind, services in sorted(needs.items()):
+        if kind in unsaid or not held.get(kind):
+            continue
+        total = held[kind] * kind[2]
+        needed = sum(g for _, g in services)
+        each = "" if len(services) == 1 else " (" + ", ".join(f"'{n}' {g}" for n, g in services) + ")"
+        whose = f"'{services[0][0]}'" if len(services) == 1 else " and ".join(f"'{n}'" for n, _ in services)
+        verb = "needs" if len(services) == 1 else "need"
+        rate = "its rate" if len(services) == 1 else "their rates"
+        they = "it holds" if len(services) == 1 else "they hold"
+        servers = f"{they} of {held[kind]} owned {kind[0]} ({kind[2]} x {kind[1]})"
         said.append(
-            f"'{dep.name}' needs {needed} of the {held} GPUs of the owned servers it holds for its rate "
-            f"({held - needed} run replicas past it or idle)"
-            if needed < held
-            else f"'{dep.name}' needs all {held} GPUs of the owned servers it holds for its rate"
+            f"{whose} {verb} {needed} of the {total} GPUs {servers} for {rate}{each}, "
+            f"{total - needed} running replicas past {'it' if len(services) == 1 else 'them'} or idle"
+            if needed < total
+            else f"{whose} {verb} all {total} GPUs {servers} for {rate}{each}"
         )
     if not said:
         return ""
     return (
-        f": {'; '.join(said)}; a training job on GPUs a service leaves free of an owned server is not planned (the "
-        "job's pods and the service's would share the server's NVLink, host RAM, CPU and power, which the plan does not "
-        "size together)"
+        f": {'; '.join(said)}; a training job on GPUs services leave free of an owned server is not planned (the job's "
+        "pods and the services' would share the server's NVLink, host RAM, CPU and power, which the plan does not size "
+        "together)"
     )
