@@ -80,6 +80,7 @@ class RefusalWithTailError(InfeasibleError):
         network: bool = False,
         lead: str = "",
         placed: int = 0,
+        index: int = -1,
     ) -> None:
         super().__init__(message, location)
         self.tail = tail
@@ -87,6 +88,8 @@ class RefusalWithTailError(InfeasibleError):
         #: The deployments the pass had placed before this one was refused: the pass that got furthest says what blocks
         #: the fleet (:func:`_nearest`).
         self.placed = placed
+        #: The deployment refused (its index in the workload).
+        self.index = index
         #: The network's fix the advice leads with, after which a suggestion found later is said, ahead of the levers
         #: of memory (not verified to plan it); "": none.
         self.lead = lead
@@ -1371,12 +1374,14 @@ def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
     """
     first = errors[0]
     if not isinstance(first, FleetLimitError):
-        # newuser94: of the deployments' refusals, the pass's that placed the most before it (the first of those): two
-        # services share an owned server in a pass where they share, whose refusal is then the training job's that no
-        # server holds, where the first pass's said a service was kept off the server the other held
+        # newuser94: where the pass that placed the most deployments (the first of those) refused another deployment
+        # than the first pass, its refusal: two services share an owned server in a pass where they share, whose
+        # refusal is then the training job's that no server holds, where the first pass's said a service was kept off
+        # the server the other held. The same deployment refused later, in another order, keeps the first's words.
         refusals = [e for e in errors if isinstance(e, RefusalWithTailError)]
-        if isinstance(first, RefusalWithTailError):
-            return max(refusals, key=lambda e: e.placed) if refusals else first  # max keeps the first of equals
+        if isinstance(first, RefusalWithTailError) and refusals:
+            furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
+            return furthest if furthest.index != first.index and furthest.placed > first.placed else first
         return first
     same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
     return min(same, key=lambda e: e.needed)
@@ -2093,6 +2098,7 @@ def _choose(
                 network=any(b.code in (COMMUNICATION_DOMINATES, NO_GPU_FABRIC) for b in blocked),
                 lead=f"to unblock: {lead}" if (lead := _network_lead(dep, blocked)) and f"to unblock: {lead}" in hint else "",
                 placed=len(chosen),
+                index=i,
             )
         best = feasible[0]
         if anchor and held_here is not None:
