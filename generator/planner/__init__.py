@@ -73,11 +73,24 @@ class RefusalWithTailError(InfeasibleError):
     """
 
     def __init__(
-        self, message: str, location: Location | None = None, *, tail: str = "", network: bool = False, lead: str = ""
+        self,
+        message: str,
+        location: Location | None = None,
+        *,
+        tail: str = "",
+        network: bool = False,
+        lead: str = "",
+        placed: int = 0,
+        index: int = -1,
     ) -> None:
         super().__init__(message, location)
         self.tail = tail
         self.network = network
+        #: The deployments the pass had placed before this one was refused: the pass that got furthest says what blocks
+        #: the fleet (:func:`_nearest`).
+        self.placed = placed
+        #: The deployment refused (its index in the workload).
+        self.index = index
         #: The network's fix the advice leads with, after which a suggestion found later is said, ahead of the levers
         #: of memory (not verified to plan it); "": none.
         self.lead = lead
@@ -1368,6 +1381,14 @@ def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
     """
     first = errors[0]
     if not isinstance(first, FleetLimitError):
+        # newuser94: where the pass that placed the most deployments (the first of those) refused another deployment
+        # than the first pass, its refusal: two services share an owned server in a pass where they share, whose
+        # refusal is then the training job's that no server holds, where the first pass's said a service was kept off
+        # the server the other held. The same deployment refused later, in another order, keeps the first's words.
+        refusals = [e for e in errors if isinstance(e, RefusalWithTailError)]
+        if isinstance(first, RefusalWithTailError) and refusals:
+            furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
+            return furthest if furthest.index != first.index and furthest.placed > first.placed else first
         return first
     same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
     return min(same, key=lambda e: e.needed)
@@ -2026,7 +2047,10 @@ def _choose(
                 replicas_fit = any(b.pp == 1 and b.owned for b in fewest.values())
                 # hostile79 item 4: a whole replica fits an owned server, all of them taken by the deployments before
                 in_server = any(b.code == OWNED_SHORT and b.pp == 1 for b in fewest.values())
-                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at, in_server=in_server)
+                held_servers = {k: n - whole.get(k, 0) for k, n in every_owned.items()}  # what the pass holds of each
+                hint = _owned_short_hint(
+                    wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at, in_server=in_server, held_servers=held_servers
+                )
                 # more owned servers do not help where the link between them rules out the layouts across them
                 # (review33 item 2: "DP9 needs 9 servers; 6 owned", where a fabric NIC fits it on 4)
                 # (the owned servers' own layouts: a wider one more servers would hold is no reason to list them, and
@@ -2080,6 +2104,8 @@ def _choose(
                 tail=f"; {owned}" if owned else "",
                 network=any(b.code in (COMMUNICATION_DOMINATES, NO_GPU_FABRIC) for b in blocked),
                 lead=f"to unblock: {lead}" if (lead := _network_lead(dep, blocked)) and f"to unblock: {lead}" in hint else "",
+                placed=len(chosen),
+                index=i,
             )
         best = feasible[0]
         if anchor and held_here is not None:
@@ -2276,6 +2302,7 @@ def _owned_short_hint(
     replicas_fit: bool,
     ram_at: str = "",
     in_server: bool = False,
+    held_servers: Mapping[ServerKey, int] | None = None,
 ) -> str:
     """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2).
 
@@ -2286,6 +2313,8 @@ def _owned_short_hint(
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
     ``ram_at``: the field stating the owned servers' RAM, where it is too little for the work: offloading more to the
     host is then no way out (it was offered), less of it or more RAM is.
+    ``held_servers``: the owned servers of each kind the deployments before it hold (whole or in part), of which a
+    training job is told the GPUs the services' rates leave (:func:`~generator.planner.beside_service.beside_service_text`).
     """
     held = []
     apart = False  # a holder a training job where ``dep`` is a service, or the other way round
@@ -2333,6 +2362,10 @@ def _owned_short_hint(
             if apart
             else ""
         )
+        if apart and isinstance(dep, TrainingDeployment):  # newuser94: the GPUs the services' rates leave, and the rule
+            from generator.planner.beside_service import beside_service_text
+
+            why += beside_service_text(wl, chosen, held_servers or {})
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
