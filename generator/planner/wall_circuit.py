@@ -3,9 +3,10 @@
 The circuit is the workload's ``hardware.wall_circuit`` where given; else a US 120 V / 15 A branch circuit, a
 continuous load (three hours or more) held to 80% of its breaker (NEC 210.19(A)(1) and 210.20(A), 80% the inverse
 of their 125%: https://forums.mikeholt.com/threads/210-20-a-maximum-load-is-it-80.46907/post-742191). A European home's
-socket circuit is 230 V / 16 A (Schuko sockets and plugs are rated 16 A, 3,680 W at 230 V: https://schuko-wzv.de/technology-safety/), and a
-Schuko plug is not made to carry its full 16 A for hours (https://www.emobility.energy/glossar/schuko-stecker), so the
-80% is kept unless ``continuous_load_fraction`` gives the local rule.
+socket circuit is 230 V / 16 A (Schuko sockets and plugs are rated 16 A, 3,680 W at 230 V:
+https://schuko-wzv.de/technology-safety/), and a Schuko plug is not made to carry its full 16 A for hours
+(https://www.emobility.energy/glossar/schuko-stecker), so the 80% is kept unless ``continuous_load_fraction``
+gives the local rule.
 """
 
 from __future__ import annotations
