@@ -74,3 +74,24 @@ def test_the_newuser95_office_tower(tmp_path: Path, circuit: str, colocation: st
     found = [f.message for f in plan.findings if f.code == "wall-circuit"]
     assert len(found) == code
     assert all(words in m for m in found)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "circuit", "words"),
+    [
+        ("", "", None),  # no CPU named: a server in a rack for all specgen knows, as before
+        ("", "  wall_circuit: {voltage_v: 120, breaker_a: 10}\n", "120 V / 10 A circuit"),  # the circuit says the outlet
+        (", cpu: ryzen-9-7950x", "", "120 V / 15 A circuit"),  # a desktop: the US default, as before
+        (", cpu: ryzen-9-7950x", "  wall_circuit: {voltage_v: 230, breaker_a: 16}\n", None),  # 2,796 W carries it
+    ],
+)
+def test_a_fixed_machine_on_the_circuit_given(tmp_path: Path, cpu: str, circuit: str, words: str | None) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192}\nhardware:\n  provider: baremetal\n"
+        "  fixed: {gpu: rtx-5090-32gb, gpu_count: 2, ram_gib: 192" + cpu + "}\n" + circuit
+    )
+    found = [f.message for f in plan_file(str(path))[1].findings if f.code == "wall-circuit"]
+    assert len(found) == (words is not None)
+    assert all(words is not None and words in m for m in found)
