@@ -2671,10 +2671,10 @@ def _place_on_inventory(
             findings.append(Finding("warning", "wall-circuit", outlet, "hardware.inventory"))
         home = bought_on_outlet(circuit is not None, consts.colocation_usd_per_kw_month)
         if bought and not pool.owned_nodes and pool.rented is None and pool.node.kind == "workstation" and home:
-            said = wall_circuit_advice(f"pool {pool.name}: the {pool.node.platform_id} {home},", pool.node.power_w, circuit)
-            if said is not None:
+            on_outlet = wall_circuit_advice(f"pool {pool.name}: the {pool.node.platform_id} {home},", pool.node.power_w, circuit)
+            if on_outlet is not None:
                 where = "hardware.wall_circuit" if circuit is not None else "constants.colocation_usd_per_kw_month"
-                findings.append(Finding("warning", "wall-circuit", said, where))
+                findings.append(Finding("warning", "wall-circuit", on_outlet, where))
         if pool.owned_nodes and bought:
             findings.append(
                 Finding(
