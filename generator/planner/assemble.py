@@ -211,7 +211,7 @@ from generator.planner.tco import (
 from generator.planner.throughput_gaps import gap_elsewhere_finding, throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.training_energy import charge_runs_energy, owned_pool_runs, training_energy_findings
 from generator.planner.vcpu_quota import vcpu_quota_findings
-from generator.planner.wall_circuit import wall_circuit_advice
+from generator.planner.wall_circuit import bought_on_outlet, wall_circuit_advice
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
@@ -2664,10 +2664,17 @@ def _place_on_inventory(
     findings += owned_build_findings(wl, out)
     for pool in out:
         bought = pool.nodes - pool.owned_nodes
-        outlet = wall_circuit_advice(f"pool {pool.name}: the owned {pool.node.platform_id}", pool.node.power_w)
+        circuit = wl.hardware.wall_circuit
+        outlet = wall_circuit_advice(f"pool {pool.name}: the owned {pool.node.platform_id}", pool.node.power_w, circuit)
         if pool.owned_nodes and pool.node.kind == "workstation" and outlet is not None:
             # an owned workstation stays in its office or home (tco.in_colocation): a wall outlet feeds it (newuser27 item 8)
             findings.append(Finding("warning", "wall-circuit", outlet, "hardware.inventory"))
+        home = bought_on_outlet(circuit is not None, consts.colocation_usd_per_kw_month)
+        if bought and not pool.owned_nodes and pool.rented is None and pool.node.kind == "workstation" and home:
+            on_outlet = wall_circuit_advice(f"pool {pool.name}: the {pool.node.platform_id} {home},", pool.node.power_w, circuit)
+            if on_outlet is not None:
+                where = "hardware.wall_circuit" if circuit is not None else "constants.colocation_usd_per_kw_month"
+                findings.append(Finding("warning", "wall-circuit", on_outlet, where))
         if pool.owned_nodes and bought:
             findings.append(
                 Finding(

@@ -563,8 +563,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
             )
         )
     cpu = catalog.cpus().get(fixed.cpu or "")
-    outlet = wall_circuit_advice("the machine", node.power_w)
-    if cpu is not None and cpu.dimm_type == "udimm" and outlet is not None:  # a desktop: a home's or office's outlet
+    outlet = wall_circuit_advice("the machine", node.power_w, wl.hardware.wall_circuit)
+    on_outlet = wl.hardware.wall_circuit is not None or (cpu is not None and cpu.dimm_type == "udimm")  # fix166
+    if on_outlet and outlet is not None:  # a desktop, or a circuit given: a home's or office's outlet
         notes.append(Finding("warning", "wall-circuit", outlet, "hardware.fixed"))  # newuser29 item 6
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts, basis)

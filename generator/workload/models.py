@@ -352,6 +352,19 @@ class RackCircuits(NamedTuple):
     power_factor: float = DEFAULT_POWER_FACTOR
 
 
+class WallCircuit(NamedTuple):
+    """The branch circuit a machine at home or in an office is plugged into (``hardware.wall_circuit``).
+
+    Where it is not given the advice assumes a US 120 V / 15 A circuit (:mod:`generator.planner.wall_circuit`); a
+    European home's socket circuit is 230 V / 16 A. ``continuous_load_fraction`` is the share of the breaker a load of
+    three hours or more may hold: the NEC's 80% unless the local rule says otherwise.
+    """
+
+    voltage_v: float
+    breaker_a: float
+    continuous_load_fraction: float = DEFAULT_CONTINUOUS_LOAD_FRACTION
+
+
 class Hardware(NamedTuple):
     """Allowed hardware and site limits."""
 
@@ -374,6 +387,9 @@ class Hardware(NamedTuple):
     inventory: tuple[InventoryGroup, ...] = ()
     #: False: nothing is bought or rented; deployments are placed on ``inventory`` alone (newuser22 item 2).
     buy: bool = True
+    #: The outlet's circuit a workstation at home or in an office is fed from; None: a US 120 V / 15 A circuit. Given,
+    #: it also says a bought workstation stands on such an outlet, not in a colocation rack (fix166).
+    wall_circuit: WallCircuit | None = None
 
     @property
     def rack_power_w(self) -> int:
