@@ -368,6 +368,20 @@ def _unblock_hint(
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
         general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        # GPUs whose LoRA slots leave no room for a sequence's KV cache: the max_loras or max_rank that fits (fix165)
+        slotted = {b.gpu_id: b.lora_fit for b in blocked if b.lora_fit is not None}
+        if slotted:
+            from generator.planner.lora_slots_fit import lora_slots_hint
+            from generator.sizing.lora_serving import served_max_loras
+
+            lora = dep.inference.lora
+            assert lora is not None
+            lead = lora_slots_hint(slotted, served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters), lora.max_rank)
+            general = (
+                f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+                if all(b.lora_fit is not None for b in blocked)
+                else f"{general}; where the LoRA slots fill a GPU: {lead}"
+            )
         # nodes whose RAM the LoRA adapters' CPU caches fill: the max_cpu_loras that fits (fix161)
         if (cached := lora_ram_hint(dep, blocked)) is None:
             return general
