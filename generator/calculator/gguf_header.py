@@ -167,7 +167,7 @@ def float32_decimal(value: float) -> float:
     a Python float it is 1.2000000476837158, which a rendered ``--rope-scale`` said as is. The shortest of 1 to 9
     significant digits whose float32 is ``value`` is the decimal the converter was given (9 digits always round-trip).
     """
-    if value != value or value in (float("inf"), float("-inf")):
+    if not -_FLOAT32_MAX <= value <= _FLOAT32_MAX:  # NaN and the infinities as read
         return value
     for digits in range(1, 10):
         short = float(f"{value:.{digits}g}")

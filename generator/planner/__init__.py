@@ -48,6 +48,7 @@ from generator.planner.price_region import budget_basis, catalog_spot_rated, lea
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
+from generator.words import counted
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import SPOT_SUFFIX, spot_key
 from generator.workload.loader import format_path
@@ -1460,7 +1461,7 @@ def _fleet_figure(plan: Plan, objective: str) -> str:
     """A fleet's figure under the objective: GPUs, kW, or its monthly cost (its kW where it is unpriced)."""
     t = plan.totals
     if objective == "gpus":
-        return f"{t['gpus']:,} GPUs"
+        return counted(t["gpus"], "GPU")
     if objective in ("power", "power-bought") or t["usd_per_month"] is None:
         return f"{t['power_w'] / 1000:,.1f} kW"
     return f"${t['usd_per_month']:,.0f}/month"
