@@ -143,15 +143,15 @@ def test_gke_sharing_example_renders_a_one_gpu_mig_node_pool() -> None:
         (
             "gcp",
             "a100-sxm4-80gb",
-            "$3,700/month, 1 GPUs rented (0 idle), 1 server(s)",
+            "$3,700/month, 1 GPU rented (0 idle), 1 server(s)",
             "  runner-up: 2 x TP1 on 1 x gcp-a2-ultragpu-2g (2 x a100-sxm4-80gb) (2 GPUs rented, 2 used, 1.2 kW, $7,400/month)",
         ),
         # bare-metal GPUs are bought: one Dell R760 with one L40S
         (
             "baremetal",
             "l40s-48gb",
-            "$987/month, 1 GPUs bought (0 idle), 1 server(s)",
-            "  runner-up: 1 x TP1 on 1 x dell-r760xa (1 x l40s-48gb) (1 GPUs bought, 1 used, 1.4 kW, $1,088/month)",
+            "$987/month, 1 GPU bought (0 idle), 1 server(s)",
+            "  runner-up: 1 x TP1 on 1 x dell-r760xa (1 x l40s-48gb) (1 GPU bought, 1 used, 1.4 kW, $1,088/month)",
         ),
     ],
 )

@@ -110,7 +110,7 @@ def test_a_rented_gh200_is_not_bought_nor_racked_and_its_training_job_pays_its_r
     assert dep["details"]["usd_per_job"] == pytest.approx(hours * GH200_USD_PER_HOUR, abs=0.01)
     assert plan["totals"]["training_usd_per_month"] == pytest.approx(3 * dep["details"]["usd_per_job"], abs=0.02)
     assert plan["totals"]["usd_per_month"] != pytest.approx(GH200_USD_PER_HOUR * HOURS_PER_MONTH)
-    assert "GPUs rented" in text and "GPUs bought" not in text
+    assert "1 GPU rented" in text and "GPU bought" not in text and "GPUs bought" not in text  # fix165: 1 GPU, not 1 GPUs
     assert "rented by the hour, not bought" in text and "rented, in the provider's datacentre" in text
 
 
@@ -125,7 +125,7 @@ def test_a_rented_service_leaves_the_bought_servers_alone_in_the_racks(tmp_path:
     racked = {s["pool"] for r in plan["racks"] for s in r["pools"]}
     assert rented and racked and not rented & racked
     assert plan["totals"]["racks"] == len(plan["racks"]) == 1
-    assert "GPUs rented" in text and "GPUs bought" in text
+    assert "1 GPU rented" in text and "1 GPU bought" in text  # fix165: one of each, said "1 GPU"
     bought = [p for p in plan["pools"] if not p.get("rented")]
     assert all("rented" not in p for p in bought)  # left out of spec.json where bought
 

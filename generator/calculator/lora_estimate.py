@@ -82,7 +82,9 @@ def check_lora_options(req: EstimateRequest) -> None:
     why = (
         rank_problem(req.engine, req.lora_max_rank, OPTIONS["max_rank"])
         or max_loras_problem(req.max_loras, req.lora_adapters, (OPTIONS["max_loras"], OPTIONS["adapters"]))
-        or cpu_loras_problem(req.engine, req.max_cpu_loras, req.max_loras, (OPTIONS["max_cpu_loras"], OPTIONS["max_loras"]))
+        or cpu_loras_problem(
+            req.engine, req.max_cpu_loras, req.max_loras, req.lora_adapters, (OPTIONS["max_cpu_loras"], OPTIONS["max_loras"])
+        )
     )
     if why:
         raise UsageError(why)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import catalog
 from generator.units import GIB, money_text
+from generator.words import counted
 
 if TYPE_CHECKING:
     from generator.planner.plan import Plan, RackSpec
@@ -74,7 +75,7 @@ def plan_text(plan: Plan) -> str:
     cost += on_demand_text(priced_on_demand(plan.findings))  # newuser79 item 12: spot pools at on-demand rates
     idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
-        f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
+        f"{plan.workload}: {counted(t['gpus'], 'GPU')}{idle} on {t['nodes']:,} node(s)"
         + (f" in {t['racks']:,} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
         + _rented_text(plan)
         + runs_only_nodes_text(t, plan.pools)

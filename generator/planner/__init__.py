@@ -48,6 +48,7 @@ from generator.planner.price_region import budget_basis, catalog_spot_rated, lea
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
+from generator.words import counted
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import SPOT_SUFFIX, spot_key
 from generator.workload.loader import format_path
@@ -381,6 +382,20 @@ def _unblock_hint(
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
         general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        # GPUs whose LoRA slots leave no room for a sequence's KV cache: the max_loras or max_rank that fits (fix165)
+        slotted = {b.gpu_id: b.lora_fit for b in blocked if b.lora_fit is not None}
+        if slotted:
+            from generator.planner.lora_slots_fit import lora_slots_hint
+            from generator.sizing.lora_serving import served_max_loras
+
+            lora = dep.inference.lora
+            assert lora is not None
+            lead = lora_slots_hint(slotted, served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters), lora.max_rank)
+            general = (
+                f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+                if all(b.lora_fit is not None for b in blocked)
+                else f"{general}; where the LoRA slots fill a GPU: {lead}"
+            )
         # nodes whose RAM the LoRA adapters' CPU caches fill: the max_cpu_loras that fits (fix161)
         if (cached := lora_ram_hint(dep, blocked)) is None:
             return general
@@ -1467,7 +1482,7 @@ def _fleet_figure(plan: Plan, objective: str) -> str:
     """A fleet's figure under the objective: GPUs, kW, or its monthly cost (its kW where it is unpriced)."""
     t = plan.totals
     if objective == "gpus":
-        return f"{t['gpus']:,} GPUs"
+        return counted(t["gpus"], "GPU")
     if objective in ("power", "power-bought") or t["usd_per_month"] is None:
         return f"{t['power_w'] / 1000:,.1f} kW"
     return f"${t['usd_per_month']:,.0f}/month"

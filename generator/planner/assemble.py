@@ -250,7 +250,7 @@ from generator.units import (
     seconds_text,
     usd_text,
 )
-from generator.words import listed
+from generator.words import counted, listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import given_rate, spot_key
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload, given_fields
@@ -463,7 +463,7 @@ def _serving_details(
     )
     provider = opt.hardware.platform.provider
     where = [
-        f"{p.replicas} replica(s) ({p.gpus} GPUs, TP{p.tp}"
+        f"{p.replicas} replica(s) ({counted(p.gpus, 'GPU')}, TP{p.tp}"
         + (f" x PP{p.pp}" if p.pp > 1 else "")
         + ") on "
         + (f"{p.owned_servers} owned" if p.owned_servers else "")

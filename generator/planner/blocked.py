@@ -39,6 +39,9 @@ class Blocked(NamedTuple):
     #: Where a node's host RAM rules the layout out and LoRA adapters' CPU caches are what it holds beyond the OS: the
     #: bytes the node holds for them and the bytes they take on it (:mod:`generator.planner.lora_ram`); None otherwise.
     host_ram_room: tuple[int, int] | None = None
+    #: Where GPU memory rules the layout out and fewer or smaller LoRA slots would fit it: the field (``max_loras``,
+    #: ``max_rank``) and its figure (:mod:`generator.planner.lora_slots_fit`); None otherwise.
+    lora_fit: tuple[tuple[int, int], ...] | None = None
 
     @property
     def text(self) -> str:

@@ -113,9 +113,19 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
     return _NodeChecks(node, rack_power, tall, (bought, owned))
 
 
-def blocked_on(hw: Hardware, code: str, why: str, excess: float | None = None, missed: tuple[str, ...] = ()) -> Blocked:
-    """``hw``'s layouts dropped with ``code`` for ``why`` (``excess``: how far past the latency ``missed``)."""
-    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed)
+def blocked_on(
+    hw: Hardware,
+    code: str,
+    why: str,
+    excess: float | None = None,
+    missed: tuple[str, ...] = (),
+    lora_fit: tuple[tuple[int, int], ...] | None = None,
+) -> Blocked:
+    """``hw``'s layouts dropped with ``code`` for ``why``.
+
+    ``excess``: how far past the latency ``missed``; ``lora_fit``: the LoRA slots that would fit a layout memory rules out.
+    """
+    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed, lora_fit=lora_fit)
 
 
 def layout_option(
@@ -598,7 +608,7 @@ def _inference_shapes(
         elif why_shared:
             blocked.append(blocked_on(hw, SHARE_TOO_SMALL, f"in {share.text(hw.gpu.id)}: {why_shared[-1].text}"))
     if not shapes:
-        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed) for w in _nearest_owned(hw, why, owned_gpus)]
+        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed, w.lora_fit) for w in _nearest_owned(hw, why, owned_gpus)]
     return shapes
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from generator.errors import ChainDeadlineError, InfeasibleError, InputError, SpecgenError
 from generator.planner.plan import Finding, Plan, Pool
 from generator.units import HOURS_PER_MONTH, sequence_hours_text
+from generator.words import counted
 from generator.workload.chains import chain_errors
 from generator.workload.models import TrainingDeployment
 
@@ -196,4 +197,4 @@ def _fleet_text(plan: Plan) -> str:
     usd = t.get("usd_per_month")
     month = "unpriced" if usd is None else f"${usd + t.get('training_usd_per_month', 0.0):,.0f}/month"
     capex = f", capex ${t['capex_usd']:,.0f}" if t.get("capex_usd") else ""
-    return f"{month}{capex}, {t['gpus']} GPUs"
+    return f"{month}{capex}, {counted(t['gpus'], 'GPU')}"

@@ -22,6 +22,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.lora_replica import lora_sizes, with_lora_adapters, with_lora_slots
+from generator.planner.lora_slots_fit import lora_slots_fit
 from generator.planner.nodes import node_link
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
@@ -1013,6 +1014,9 @@ class LayoutBlocked(NamedTuple):
     code: str = NO_LAYOUT
     #: The GPUs a replica of the layout takes (TP x PP); 0 where the reason is of no one layout.
     gpus: int = 0
+    #: Where GPU memory rules the layout out and fewer or smaller LoRA slots would fit it: the field and its figure
+    #: (:func:`generator.planner.lora_slots_fit.lora_slots_fit`); None otherwise.
+    lora_fit: tuple[tuple[int, int], ...] | None = None
 
 
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
@@ -1137,6 +1141,11 @@ def _gpu_shapes(
 
 #: One layout's shape where feasible, else why not, and whether deeper pipelines at its TP are not worth trying.
 _Layout = tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int] | None, LayoutBlocked | None, bool]
+
+
+def _holds_one(mem: InferenceMemory) -> bool:
+    """Whether a replica of ``mem`` holds one sequence's KV cache."""
+    return mem.capacity is not None and mem.capacity.max_concurrency >= 1
 
 
 def replica_memory(
@@ -1273,7 +1282,8 @@ def _layout_shape(
     if cap is None or cap.max_concurrency < 1:
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0
-        return None, LayoutBlocked(f"{name}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
+        fit = lora_slots_fit(spec, lambda s: _holds_one(replica_memory(arch, s, fmt, gpu, par, consts)[0]))
+        return None, LayoutBlocked(f"{name}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable", lora_fit=fit), False
     if short := start_shortfall(arch, spec, par, mem, tokens, consts):
         need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
         window = max(layer.window_tokens or 0 for layer in arch.layers)

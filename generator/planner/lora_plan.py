@@ -46,7 +46,7 @@ def lora_details(arch: Architecture, spec: InferenceSpec, par: Parallelism, shri
     kernels = per_stage(lora_kernels(arch, spec.engine, lora.target_modules), arch, par.pp)
     out: dict[str, Any] = {
         "adapters": lora.adapters,
-        "max_loras": served_max_loras(lora.max_loras, spec.engine),
+        "max_loras": served_max_loras(lora.max_loras, spec.engine, lora.adapters),
         "max_rank": lora.max_rank,
         "target_modules": list(lora.target_modules),
         "slot_bytes_per_gpu": sizes.slot_bytes_per_gpu,

@@ -51,7 +51,7 @@ def lora_ram_hint(dep: InferenceDeployment, blocked: list[Blocked]) -> str | Non
     from generator.sizing.lora_serving import served_cpu_loras, served_max_loras
 
     cached = served_cpu_loras(lora.max_cpu_loras, lora.adapters)
-    slots = served_max_loras(lora.max_loras, dep.inference.engine)
+    slots = served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters)
     fits: dict[str, int] = {}
     for b in short:
         assert b.host_ram_room is not None

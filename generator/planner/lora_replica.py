@@ -32,7 +32,7 @@ def lora_sizes(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> Lor
     assert lora is not None
     return lora_serving(
         arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank,
-        max_loras=served_max_loras(lora.max_loras, spec.engine),
+        max_loras=served_max_loras(lora.max_loras, spec.engine, lora.adapters),
         cpu_loras=served_cpu_loras(lora.max_cpu_loras, lora.adapters), tp=par.tp, pp=par.pp,
     )  # fmt: skip
 
@@ -43,7 +43,7 @@ def lora_step_of(arch: Architecture, spec: InferenceSpec, par: Parallelism) -> L
     assert lora is not None
     return lora_step(
         arch, engine=spec.engine, targets=lora.target_modules, max_rank=lora.max_rank, adapters=lora.adapters,
-        max_loras=served_max_loras(lora.max_loras, spec.engine), tp=par.tp, pp=par.pp,
+        max_loras=served_max_loras(lora.max_loras, spec.engine, lora.adapters), tp=par.tp, pp=par.pp,
     )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wante
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GIB, TB
+from generator.words import counted as counted_noun
 from generator.workload.models import Hardware
 
 #: 1 W of heat in BTU_IT/h: NIST SP 811 (2008) Appendix B.9 gives 1 Btu_IT/h = 2.930 711 E-01 W
@@ -757,7 +758,7 @@ def assemble_node(
             Finding(
                 "info" if cloud else "warning",
                 "few-cpu-cores",
-                f"{platform.id}: {cores} CPU cores{halved} for {gpus} GPUs; {wanted_cores} wanted{fixed}",
+                f"{platform.id}: {cores} CPU cores{halved} for {counted_noun(gpus, 'GPU')}; {wanted_cores} wanted{fixed}",
             )
         )
 

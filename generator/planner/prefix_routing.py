@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from generator.errors import SpecgenError
 from generator.planner.plan import DeploymentPlan, Finding, Plan, layout_name
+from generator.words import counted
 from generator.workload.models import InferenceDeployment
 
 if TYPE_CHECKING:
@@ -166,4 +167,4 @@ def _fleet_text(plan: Plan) -> str:
     """A fleet's month and GPUs as the finding says them."""
     usd = plan.totals.get("usd_per_month")
     month = "unpriced" if usd is None else f"${usd:,.0f}/month"
-    return f"{month}, {plan.totals['gpus']:,} GPUs"
+    return f"{month}, {counted(plan.totals['gpus'], 'GPU')}"

@@ -34,6 +34,7 @@ from generator.planner.plan import OwnedRuns, ram_text
 from generator.planner.price_region import pricing_region, unpriced_in_region_why
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH, usd_text
+from generator.words import counted
 from generator.workload.capacity_type import given_rate
 from generator.workload.models import Workload
 
@@ -131,10 +132,10 @@ def gpus_acquired(provider: str, candidate: Candidate) -> str:
     review67 item 6: a split of owned servers and servers rented by the hour said its rented part's 24 GPUs were bought.
     """
     if candidate.gpus_rented is None:
-        return f"{candidate.gpus_bought} GPUs {acquired_as(provider, candidate)}"
+        return f"{counted(candidate.gpus_bought, 'GPU')} {acquired_as(provider, candidate)}"
     bought = candidate.gpus_bought - candidate.gpus_rented
     had = [(n, how) for n, how in ((bought, acquired(provider)), (candidate.gpus_rented, "rented")) if n] or [(0, "rented")]
-    return ", ".join(f"{n} GPUs {how}" if i == 0 else f"{n} {how}" for i, (n, how) in enumerate(had))
+    return ", ".join(f"{counted(n, 'GPU')} {how}" if i == 0 else f"{n} {how}" for i, (n, how) in enumerate(had))
 
 
 def run_usd(candidate: Candidate) -> float | None:

@@ -124,13 +124,17 @@ def max_loras_problem(max_loras: int | None, adapters: int, fields: tuple[str, s
 
 
 def cpu_loras_problem(
-    engine: str, max_cpu_loras: int | None, max_loras: int | None, fields: tuple[str, str] = ("max_cpu_loras", "max_loras")
+    engine: str,
+    max_cpu_loras: int | None,
+    max_loras: int | None,
+    adapters: int,
+    fields: tuple[str, str] = ("max_cpu_loras", "max_loras"),
 ) -> str | None:
-    """Why the engine refuses ``max_cpu_loras`` below the adapters one batch holds (``max_loras`` or its default); None.
+    """Why the engine refuses ``max_cpu_loras`` below the adapters one batch holds (:func:`served_max_loras`); None.
 
     ``fields``: what ``max_cpu_loras`` and ``max_loras`` are called where they are given.
     """
-    slots = served_max_loras(max_loras, engine)
+    slots = served_max_loras(max_loras, engine, adapters)
     if max_cpu_loras is None or max_cpu_loras >= slots:
         return None
     from generator.sizing.engine_runtime import ENGINE_NAMES  # only on this refusal
@@ -187,9 +191,16 @@ def sglang_target_problem(targets: tuple[str, ...], field: str = "target_modules
     )
 
 
-def served_max_loras(max_loras: int | None, engine: str) -> int:
-    """The adapters one batch holds: ``max_loras`` as given, else the engine's default."""
-    return max_loras or ENGINE_LORA[engine].default_max_loras
+def served_max_loras(max_loras: int | None, engine: str, adapters: int) -> int:
+    """The adapters one batch holds: ``max_loras`` as given, else the engine's default capped at ``adapters``.
+
+    The engines allocate their default's slots whatever the adapters (SGLang's ``max_loras_per_batch = 8`` sizes its
+    ``LoRAMemoryPool`` buffers), but a slot past ``adapters`` is never filled and ``max_loras`` above ``adapters`` is
+    refused (:func:`max_loras_problem`); the default is capped so, and the rendered command always says the flag
+    (``--max-loras`` / ``--max-loras-per-batch``, :mod:`generator.render.lora_args`), so the engine allocates what the
+    plan sized.
+    """
+    return max_loras or min(ENGINE_LORA[engine].default_max_loras, adapters)
 
 
 def served_cpu_loras(max_cpu_loras: int | None, adapters: int) -> int:

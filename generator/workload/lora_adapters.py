@@ -48,7 +48,7 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
     problems = [
         ("max_rank", rank_problem(spec.engine, lora.max_rank)),
         ("max_loras", max_loras_problem(lora.max_loras, lora.adapters)),
-        ("max_cpu_loras", cpu_loras_problem(spec.engine, lora.max_cpu_loras, lora.max_loras)),
+        ("max_cpu_loras", cpu_loras_problem(spec.engine, lora.max_cpu_loras, lora.max_loras, lora.adapters)),
         ("target_modules", target_problem(model.architecture, lora.target_modules, engine=spec.engine) if model else None),
     ]
     return [InputError(why, doc.locate(at(field))) for field, why in problems if why is not None]
