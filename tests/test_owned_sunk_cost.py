@@ -160,7 +160,7 @@ def test_the_office_lora_keeps_the_box_over_a_rented_gh200(tmp_path: Path) -> No
     _, plan = _plan(tmp_path, OFFICE_LORA)
     text = plan_text(plan)
     assert f"$0.212 a run: its runs' energy (1.4 h x 1.16 kW x PUE 1 x $0.13/kWh{ONE_RUN}); the servers are owned" in text
-    assert "on 1 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 0.5 h (1 GPUs rented, 1 used, 1.3 kW, $1 per run)" in text
+    assert "on 1 x supermicro-ars-111gl-nhr (1 x gh200-96gb), 0.5 h (1 GPU rented, 1 used, 1.3 kW, $1 per run)" in text
     assert "rented-hosts" not in text
 
 
