@@ -430,12 +430,8 @@ def check_request(req: EstimateRequest) -> None:
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
     _check_share(req)
-    if (
-        req.lora_adapters is not None
-        or req.lora_max_rank is not None
-        or req.max_loras is not None
-        or (req.max_cpu_loras is not None or req.lora_target_modules is not None)
-    ):  # the LoRA options' module loads only where one is given (the cold start)
+    lora_options = (req.lora_adapters, req.lora_max_rank, req.max_loras, req.max_cpu_loras, req.lora_target_modules)
+    if any(option is not None for option in lora_options):  # their module loads only where one is given (cold start)
         from generator.calculator.lora_estimate import check_lora_options
 
         check_lora_options(req)
@@ -1416,9 +1412,9 @@ def _throughput(
     host_scale = per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu))
     acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale, fmt)
     if lora is not None:
-        from generator.calculator.lora_estimate import with_kernels
+        from generator.planner.lora_replica import with_lora_adapters
 
-        acc = with_kernels(lora, acc, arch, par)
+        acc = with_lora_adapters(acc, arch, lora, par)
     cap = inference.capacity
     assert cap is not None
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from generator.sizing.architecture import Architecture
     from generator.sizing.constants import Constants
     from generator.sizing.memory import InferenceMemory
-    from generator.sizing.performance import Accelerator
     from generator.sizing.weights import Parallelism
     from generator.workload.models import InferenceSpec
 
@@ -125,13 +124,6 @@ def with_slots(
     from generator.planner.lora_replica import with_lora_slots
 
     return with_lora_slots(arch, spec, par, mem, consts, gpu_bytes or 0, consts.prefill_chunk_tokens)
-
-
-def with_kernels(spec: InferenceSpec, acc: Accelerator, arch: Architecture, par: Parallelism) -> Accelerator:
-    """``acc`` timing the LoRA kernels in every step, as the planner's replicas are timed."""
-    from generator.planner.lora_replica import with_lora_adapters
-
-    return with_lora_adapters(acc, arch, spec, par)
 
 
 #: The throughput figures the ``lora`` entry keeps of the same replica without the adapters.

@@ -52,6 +52,7 @@ def zone_source(platform_id: str) -> str:
     return ""
 
 
+@cache
 def not_in_zone(zone: str) -> frozenset[str]:
     """The GCP platforms whose sourced zone list leaves ``zone`` out (the unsourced ones are not among them)."""
     return frozenset(p.id for p in catalog.platforms().values() if p.provider == "gcp" and zone_offer(p.id, zone) == NOT_OFFERED)

@@ -11,6 +11,7 @@ constants nothing reads for it (what is bought, what is racked) are ``setting-un
 from __future__ import annotations
 
 from generator.planner.plan import Finding
+from generator.planner.tco import energy_usd_per_month
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
 from generator.workload.models import Workload
@@ -31,8 +32,8 @@ def fixed_energy_findings(wl: Workload, power_w: int, consts: Constants) -> list
     out: list[Finding] = []
     if any(key in ENERGY_CONSTANTS for key in given):
         kw = power_w / 1000
-        month = kw * consts.power_utilization * consts.energy_usd_per_kwh * HOURS_PER_MONTH
-        at_full = kw * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+        month = energy_usd_per_month(kw, consts)
+        at_full = energy_usd_per_month(kw, consts._replace(power_utilization=1.0))
         out.append(
             Finding(
                 "info",

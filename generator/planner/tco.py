@@ -439,12 +439,17 @@ def colocation_scope(consts: Constants) -> str:
     return f" ({COLOCATION_SCOPE})" if consts.colocation_usd_per_kw_month == default else ""
 
 
+def energy_usd_per_month(kw: float, consts: Constants, pue: float = 1.0) -> float:
+    """A month's energy of ``kw`` drawn at ``power_utilization`` of it, ``pue`` and ``energy_usd_per_kwh``."""
+    return kw * consts.power_utilization * pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+
+
 def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants, owned: bool = False) -> tuple[float, str]:
     """Energy and colocation of one bare-metal node per month, and how they were formed (``owned``: already owned)."""
     kw = power_w / 1000
     racked = in_colocation(platform, owned)
     pue = consts.pue if racked else 1.0
-    energy = kw * consts.power_utilization * pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+    energy = energy_usd_per_month(kw, consts, pue)
     colo = kw * consts.colocation_usd_per_kw_month if racked else 0.0
     text = (
         f"energy {kw:.2f} kW x {consts.power_utilization:g} utilisation (assumed) x PUE {pue:g}"

@@ -9,7 +9,6 @@ list is planned unchecked. A workload whose allowed types the zone all lacks is 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
 
 from generator.catalog.gpu_zones import not_in_zone, zone_source
 from generator.planner.plan import Finding
@@ -22,15 +21,10 @@ def planned_zone(wl: Workload) -> str | None:
     return pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
 
 
-@cache
-def _left_out(zone: str) -> frozenset[str]:
-    return not_in_zone(zone)
-
-
 def zone_left_out(wl: Workload) -> frozenset[str]:
     """The GCP platform ids the workload's zone does not offer (empty: no zone, another provider)."""
     zone = planned_zone(wl)
-    return frozenset() if zone is None else _left_out(zone)
+    return frozenset() if zone is None else not_in_zone(zone)
 
 
 def zone_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
@@ -38,7 +32,7 @@ def zone_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
     zone = planned_zone(wl)
     if zone is None:
         return []
-    left = sorted(set(allowed) & _left_out(zone))
+    left = sorted(set(allowed) & not_in_zone(zone))
     by_gpu = types_by_gpu(left)
     field = f"kubernetes.{zone_field(wl.kubernetes)}"
     return [
