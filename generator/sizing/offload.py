@@ -1081,10 +1081,12 @@ def offload_cost(
     # many slots streams them (every offloaded byte taken as copied; a MoE step that many tokens wide touches most
     # experts); a smaller step multiplies them on the CPU, as ktransformers always does (newuser68 item 2: one stream was
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
-    # vLLM's --cpu-offload-gb way, said beside it.
+    # vLLM's --cpu-offload-gb way, said beside it. A machine without a GPU has no backend to take the ops: its CPU
+    # multiplies every step (acc146: llama.cpp on the CPU alone at --batch 32 was timed as streaming to no GPU, at
+    # its engine's time alone, 425 tokens/s a slot of Llama-3.1-8B on a Ryzen 9 7950X against 1.04 at 31).
     if not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
-    elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
+    elif machine.gpus and engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
         streamed_s = t_gpu + t_streamed_routed + streamed / hbm
         mode, seconds = "pcie-stream", {"hbm": streamed_s, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     else:

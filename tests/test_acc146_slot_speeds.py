@@ -1,0 +1,125 @@
+"""llama.cpp server slots decoding together: each slot's speed and their sum as the slots grow (acc146).
+
+fix166 / note62 read a plan at ``hardware.fixed.threads: 1`` whose slot decodes 0.64 tokens/s with 34 decoding and
+0.44 alone as the CPU's work not growing with the slots. It does grow (:func:`cpu_weight_seconds`: the weights read
+once a step, every slot's token multiplied by each, its attention over its own KV): below llama.cpp's op-offload batch
+(``offload_min_batch_tokens``, 32) a step on one thread of Llama-3.3-70B's 49 RAM layers takes 2.24 s of the cores'
+time alone and 66.7 s at 31 slots. What 34 slots gain is llama.cpp's CUDA backend taking every op of a batch of 32
+tokens or more whose weights are in host memory, the scheduler copying the weights over PCIe first
+(ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``: ``get_op_batch_size(op) >= min_batch_size``, 32): 1.45 s of
+PCIe a step for all 32, which one thread's 2.24 s for one token does not reach. So within each of the two ways a step
+runs, a slot's speed never rises with the slots and their sum never falls; across the step at 32 either may jump,
+as llama.cpp's own does (the property below holds for each side; the jump is pinned by hand).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.catalog import find_model
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.offload import Machine, offload_cost, place, place_on_host
+from generator.sizing.precision import weight_format
+from generator.units import GIB
+from tests.helpers import estimate_json
+
+CONSTS = Constants()
+STEP = CONSTS.offload_min_batch_tokens
+
+#: (model, GGUF type, context a request holds)
+MODELS = [
+    ("meta-llama/Llama-3.3-70B-Instruct", "q4_k_m", 1_800),  # dense: whole layers in RAM (-ngl)
+    ("openai/gpt-oss-120b", "mxfp4", 1_800),  # MoE: routed experts in RAM
+]
+
+
+def _machine(cores: float, gpus: int = 1) -> Machine:
+    """A desktop: one 24 GiB GPU (a 4090's figures) on PCIe Gen4, dual-channel DDR5-5200, ``cores`` for llama.cpp."""
+    if not gpus:
+        return Machine(0, 0, float("inf"), float("inf"), float("inf"), 256 * GIB, 8 * GIB, 0, 0, 7.0, 83.2, cores)
+    return Machine(gpus, 24 * GIB, 1008.0, 165.0, 31.5, 256 * GIB, 8 * GIB, 0, 0, 7.0, 83.2, cores)
+
+
+def _costs(model: str, fmt_name: str, request: int, cores: float, gpus: int, streams: range) -> list[Any]:
+    arch = parse_architecture(find_model(model).config)
+    fmt = weight_format(fmt_name)
+    context = request * streams[-1]  # one unified cache (-kvu) holding every slot's request, placed once
+    machine = _machine(cores, gpus)
+    if gpus:
+        placement = place(arch, fmt, 16, context, machine, CONSTS)
+    else:
+        placement = place_on_host(arch, fmt, 16, context, machine, CONSTS, "llama.cpp")
+    assert placement.offloaded
+    return [offload_cost(arch, fmt, 16, placement, machine, request, CONSTS, request, n) for n in streams]
+
+
+@pytest.mark.parametrize("cores", [0, 1, 2, 4, 16, 64])
+@pytest.mark.parametrize("gpus", [1, 0])
+@pytest.mark.parametrize(("model", "fmt_name", "request_tokens"), MODELS)
+def test_a_slot_never_speeds_up_and_the_slots_never_slow_down_within_a_step_kind(
+    model: str, fmt_name: str, request_tokens: int, cores: float, gpus: int
+) -> None:
+    """Per slot non-increasing, summed non-decreasing, in 1..31 (the CPU multiplies) and in 32..96 (copied to the GPU).
+
+    Property of the roofline each step is timed by: the weights' bytes once a step, the arithmetic (each slot's token
+    by every weight, each slot's attention over its own KV) once a slot, so a step's time T(n) never falls and T(n) / n
+    never rises. A machine without a GPU multiplies every layer on the CPU at every count.
+    """
+    costs = _costs(model, fmt_name, request_tokens, cores, gpus, range(1, 97))
+    kinds = {c.mode for c in costs}
+    assert kinds == ({"cpu-compute", "pcie-stream"} if gpus else {"cpu-compute"})
+    for kind in kinds:
+        runs = [(n, c.decode_tokens_per_s) for n, c in enumerate(costs, 1) if c.mode == kind]
+        assert [n for n, _ in runs] == (list(range(1, 97)) if kind == "cpu-compute" and not gpus else [
+            n for n in range(1, 97) if (n < STEP) == (kind == "cpu-compute")
+        ])  # fmt: skip
+        for (n, each), (m, after) in zip(runs, runs[1:], strict=False):
+            assert after <= each * (1 + 1e-12), f"{kind}: a slot at {m} decoding {after} > at {n} {each}"
+            assert m * after >= n * each * (1 - 1e-12), f"{kind}: {m} slots make {m * after} < {n} make {n * each}"
+
+
+@pytest.mark.parametrize(
+    ("cores", "alone", "at_31", "at_32"),
+    [
+        # one thread: the RAM layers' weights at 20 G a second, 2.19 s of the cores a token alone, 65.4 s at 31 slots;
+        # at 32 the step copies their 36.70 GB (with the RAM layers' KV) over PCIe Gen4 at 80%, 25.2 GB/s: 1.456 s
+        # for all 32, and the GPU's 0.086 s
+        (1, 0.4446, 0.0151, 0.6473),
+        # sixteen cores: the memory's 0.41 s alone; at 31 slots the cores' 4.20 s; the copy's 1.456 s at 32 alike
+        (16, 2.134, 0.1918, 0.6473),
+    ],
+)
+def test_the_step_at_32_slots_copies_the_ram_layers_to_the_gpu_whatever_the_threads(
+    cores: float, alone: float, at_31: float, at_32: float
+) -> None:
+    """fix166's plan (Llama-3.3-70B q4_k_m on an RTX 4090, 34 slots of 1,800 tokens): a slot of 32 decoding at 0.65
+    tokens/s is faster than one alone on one thread, slower than one alone on sixteen, as llama.cpp's op offload makes it."""
+    costs = _costs(*MODELS[0], cores, 1, range(1, 35))
+    one, thirty_one, thirty_two = costs[0], costs[30], costs[31]
+    assert (one.mode, thirty_one.mode, thirty_two.mode) == ("cpu-compute", "cpu-compute", "pcie-stream")
+    assert one.decode_tokens_per_s == pytest.approx(alone, rel=5e-3)
+    assert thirty_one.decode_tokens_per_s == pytest.approx(at_31, rel=5e-3)
+    assert thirty_two.decode_tokens_per_s == pytest.approx(at_32, rel=5e-3)
+    assert thirty_two.seconds_per_token["pcie"] > 0 and "cpu-cores" not in thirty_two.seconds_per_token
+
+
+def test_llama_cpp_on_the_cpu_alone_multiplies_every_step_on_it_at_32_slots_too() -> None:
+    """A machine without a GPU has no backend to take a step's ops: 32 slots are timed on the CPU as 31 are.
+
+    Before: ``estimate --ram-gib 128 --cpu ryzen-9-7950x --batch 32`` (Llama-3.1-8B q4_k_m, no --gpu) read 425.17
+    tokens/s a slot, 13,605 for all, bound by the engine's 2.4 ms a step alone (the weights "streamed" to no GPU at an
+    unbounded rate); 31 slots read 1.04 a slot, 32.35 for all.
+    """
+    got = {}
+    for slots in (31, 32):
+        cpu_only = estimate_json(
+            "meta-llama/Llama-3.1-8B-Instruct", "--precision", "q4_k_m", "--ram-gib", "128", "--cpu", "ryzen-9-7950x",
+            "--context", "4096", "--batch", str(slots),
+        )["cpu_only"]  # fmt: skip
+        assert cpu_only["bound"] == "cpu-cores"
+        got[slots] = cpu_only["decode_tokens_per_s"], cpu_only["decode_tokens_per_s_all_slots"]
+    assert got[32][0] <= got[31][0] and got[31][1] <= got[32][1] <= 1.01 * got[31][1]
+    assert got[32][0] == pytest.approx(1.011, abs=2e-3)
