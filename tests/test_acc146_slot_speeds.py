@@ -14,6 +14,7 @@ as llama.cpp's own does (the property below holds for each side; the jump is pin
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -76,7 +77,7 @@ def test_a_slot_never_speeds_up_and_the_slots_never_slow_down_within_a_step_kind
         assert [n for n, _ in runs] == (list(range(1, 97)) if kind == "cpu-compute" and not gpus else [
             n for n in range(1, 97) if (n < STEP) == (kind == "cpu-compute")
         ])  # fmt: skip
-        for (n, each), (m, after) in zip(runs, runs[1:], strict=False):
+        for (n, each), (m, after) in itertools.pairwise(runs):
             assert after <= each * (1 + 1e-12), f"{kind}: a slot at {m} decoding {after} > at {n} {each}"
             assert m * after >= n * each * (1 - 1e-12), f"{kind}: {m} slots make {m * after} < {n} make {n * each}"
 
