@@ -15,17 +15,19 @@ as llama.cpp's own does (the property below holds for each side; the jump is pin
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.api import plan_file
 from generator.catalog import find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, offload_cost, place, place_on_host
 from generator.sizing.precision import weight_format
 from generator.units import GIB
-from tests.helpers import estimate_json
+from tests.helpers import estimate_json, run_estimate
 
 CONSTS = Constants()
 STEP = CONSTS.offload_min_batch_tokens
@@ -124,3 +126,59 @@ def test_llama_cpp_on_the_cpu_alone_multiplies_every_step_on_it_at_32_slots_too(
         got[slots] = cpu_only["decode_tokens_per_s"], cpu_only["decode_tokens_per_s_all_slots"]
     assert got[32][0] <= got[31][0] and got[31][1] <= got[32][1] <= 1.01 * got[31][1]
     assert got[32][0] == pytest.approx(1.011, abs=2e-3)
+
+
+FIX166 = """version: 1
+name: t1
+deployments:
+  - name: assistant
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: q4_k_m, max_context_tokens: 8192, avg_input_tokens: 1500, avg_output_tokens: 300,
+                requests_per_second: 0.02}
+hardware:
+  provider: baremetal
+  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 128, reserved_ram_gib: 16, nvme_gib: 1800,
+          nvme_read_gb_per_s: 7.0, pcie_gen: 4, cpu: ryzen-9-7950x, threads: THREADS}
+"""
+
+
+@pytest.mark.parametrize(
+    ("threads", "said"),
+    [
+        # fix166's plan: 34 slots at 0.64 each, one alone 0.44 on the one thread
+        (
+            1,
+            "0.64 each (a step this wide llama.cpp runs on the GPU, the weights held in RAM copied to it each step, not "
+            "multiplied on the CPU: each is faster than one stream alone, whose step the CPU multiplies)",
+        ),
+        # sixteen threads: one alone 2.15, faster than a slot of the 32 the wait takes (the CPU's step at few slots is
+        # tests/test_fixed_slot_wait.py's)
+        (
+            16,
+            "0.66 each (a step this wide llama.cpp runs on the GPU, the weights held in RAM copied to it each step, not "
+            "multiplied on the CPU), in the 91%",
+        ),
+    ],
+)
+def test_the_parallel_slots_warning_says_how_the_slots_step_runs(tmp_path: Path, threads: int, said: str) -> None:
+    """Before: "(the weights read once a step for all; the CPU's arithmetic is not counted, so at best)" whatever the
+    step, though the CPU's multiplies have been counted once a slot since newuser38 and a step of 32 is the GPU's."""
+    path = tmp_path / "t1.yaml"
+    path.write_text(FIX166.replace("THREADS", str(threads)))
+    plan = plan_file(str(path))[1].to_dict()
+    (message,) = [f["message"] for f in plan["findings"] if f["code"] == "parallel-slots"]
+    assert said in message and "not counted" not in message
+
+
+def test_the_estimates_slots_line_says_the_step_is_the_gpus_at_32() -> None:
+    """``estimate --ram-gib ... --gpu rtx-4090 --threads 1 --batch 34``: the slots line and its JSON ``step``."""
+    args = (
+        "meta-llama/Llama-3.3-70B-Instruct", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--ram-gib", "128",
+        "--cpu", "ryzen-9-7950x", "--threads", "1", "--context", "1800", "--input-tokens", "1500", "--output-tokens",
+        "300",
+    )  # fmt: skip
+    steps = {n: estimate_json(*args, "--batch", str(n))["throughput"]["slots"]["step"] for n in (31, 34)}
+    assert steps == {31: "cpu-compute", 34: "pcie-stream"}
+    code, text = run_estimate(*args, "--batch", "34")
+    (line,) = [line for line in text.splitlines() if line.lstrip().startswith("slots ")]
+    assert code == 0 and "each is faster than one stream alone, whose step the CPU multiplies" in line, line

@@ -23,6 +23,7 @@ from generator.calculator.estimate import (
     estimate,
 )
 from generator.errors import SpecgenError, UsageError, arithmetic_error, one_line
+from generator.sizing.slot_step import slot_step_text
 from generator.units import GIB, hours_text, seconds_text
 
 #: The tasks ``--task`` takes beside ``generate`` (the workload's ``inference.task``); here, not in
@@ -934,11 +935,11 @@ def format_text(result: dict[str, Any]) -> str:
             f"cold start {seconds_text(off['cold_start_s'])}; timed for {off['engine']}",
         ]
         if "slots" in result["throughput"]:  # --batch N on a machine: llama.cpp server slots (newuser68 item 8)
-            slots = result["throughput"]["slots"]
+            slots, alone = result["throughput"]["slots"], result["throughput"]["decode_tokens_per_s"]
             lines.append(
                 f"  slots        {slots['slots']:,} {off['engine']} server slots (a KV cache of {slots['context_tokens']:,} "
                 f"tokens) decode together at {slots['tokens_per_s']:.2f} tokens/s, {slots['stream_tokens_per_s']:.2f} each "
-                "(the weights read once a step for all; the CPU's arithmetic not counted, so at best)"
+                f"({slot_step_text(slots['step'], off['engine'], slots['stream_tokens_per_s'], alone)})"
             )
         lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]

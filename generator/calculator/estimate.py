@@ -1528,6 +1528,7 @@ def _slots_summary(slots: StreamCapacity) -> dict[str, Any]:
         "tokens_per_s": round(slots.tokens_per_s, 3),
         "stream_tokens_per_s": round(slots.stream_tokens_per_s, 3),
         "context_tokens": slots.context_tokens,
+        "step": slots.mode,
     }
 
 

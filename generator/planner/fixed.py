@@ -59,6 +59,7 @@ from generator.sizing.offload import (
     splits_context_over_slots,
 )
 from generator.sizing.serving_queue import TAIL_SHARE, SlotWait
+from generator.sizing.slot_step import slot_step_text
 from generator.units import GIB, TB, figure_text, long_seconds_text, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
@@ -482,8 +483,9 @@ def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float,
         "parallel-slots",
         f"{_demand_text(demand, single_tokens_per_s, slots)}: {slots.streams} {engine} server slots ({cache}) decode "
         f"together at about {tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
-        f"{tokens_per_s_text(slots.stream_tokens_per_s)} each (the weights read once a step for all; the CPU's "
-        "arithmetic is not counted, so at best)" + _prompt_share_text(slots.prompt_share),
+        f"{tokens_per_s_text(slots.stream_tokens_per_s)} each "
+        f"({slot_step_text(slots.mode, engine, slots.stream_tokens_per_s, single_tokens_per_s)})"
+        + _prompt_share_text(slots.prompt_share),
         f"deployments[{index}].inference.requests_per_second",
     )
 

@@ -32,6 +32,7 @@ from generator.sizing.offload import (
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.sizing.server_slots import state_slot_wait
 from generator.sizing.serving_queue import SlotWait
+from generator.sizing.slot_step import slot_step_text
 from generator.units import figure_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
@@ -391,8 +392,8 @@ class _SlotSearch:
             f"{demand:,.1f} tokens/s{_prompt_text(prompts, plan.cost.prefill_s, decode_demand)}; hardware.fixed makes "
             f"at most {tokens_per_s_text(slots.tokens_per_s)} with {slots.streams} {plan.engine} server slot(s) at "
             f"{plan.weight_format.name} ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for requests of "
-            f"{request:,}, placed for them; the weights read once a step for all of them, the CPU's arithmetic not "
-            f"counted, so at best): about {served:.3g} req/s; {_rate_advice(self.loaded, self.index, plan, served)}",
+            f"{request:,}, placed for them; {slot_step_text(slots.mode, plan.engine, 0.0, 0.0)}): about "
+            f"{served:.3g} req/s; {_rate_advice(self.loaded, self.index, plan, served)}",
             where,
         )
 

@@ -1163,6 +1163,10 @@ class StreamCapacity(NamedTuple):
     #: Each stream's tokens/s with 1, 2, ... ``streams`` of them decoding, on this placement (:func:`slots_at`'s
     #: ``with_speeds``; empty where not worked out). ``stream_tokens_per_s`` is the last.
     speeds: tuple[float, ...] = ()
+    #: How a step of ``streams`` runs the weights held off the GPUs (:attr:`OffloadCost.mode`): ``cpu-compute`` (the CPU
+    #: multiplies them by every slot's token), ``pcie-stream`` (llama.cpp's GPU backend takes a step of
+    #: ``offload_min_batch_tokens`` or more, copying them to the GPU), ``gpu`` (none held off); "" where not timed.
+    mode: str = ""
 
     @property
     def served_tokens_per_s(self) -> float:
@@ -1210,15 +1214,20 @@ def slots_at(
     except InfeasibleError:
         return None
 
-    def each(decoding: int) -> float:
+    def cost(decoding: int) -> OffloadCost:
         return offload_cost(
             arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, decoding,
             engine=engine,
-        ).decode_tokens_per_s  # fmt: skip
+        )  # fmt: skip
+
+    at = cost(streams)
+
+    def each(decoding: int) -> float:
+        return (at if decoding == streams else cost(decoding)).decode_tokens_per_s
 
     speeds = _speeds(streams, each) if with_speeds else ()
-    last = speeds[-1] if speeds else each(streams)
-    return StreamCapacity(streams, last * streams, last, tokens, prompt_share=prompt_share, speeds=speeds)
+    last = speeds[-1] if speeds else at.decode_tokens_per_s
+    return StreamCapacity(streams, last * streams, last, tokens, prompt_share=prompt_share, speeds=speeds, mode=at.mode)
 
 
 #: Stream counts up to which :func:`slots_at` times each count's speed; past it, counts a quarter apart.
