@@ -182,3 +182,60 @@ def test_the_estimates_slots_line_says_the_step_is_the_gpus_at_32() -> None:
     code, text = run_estimate(*args, "--batch", "34")
     (line,) = [line for line in text.splitlines() if line.lstrip().startswith("slots ")]
     assert code == 0 and "each is faster than one stream alone, whose step the CPU multiplies" in line, line
+
+
+TWO_SOCKETS = """version: 1
+name: two
+deployments:
+  - name: assistant
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: q4_k_m, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 300,
+                requests_per_second: 0.001}
+hardware:
+  provider: baremetal
+  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 256, nvme_gib: 1800, nvme_read_gb_per_s: 7.0, pcie_gen: 4,
+          cpu: epyc-9354, cpu_sockets: 2THREADS}
+"""
+MACHINE = ("--ram-gib", "256", "--cpu", "epyc-9354", "--cpu-sockets", "2", "--nvme-gib", "1800", "--context", "8192")
+
+
+@pytest.mark.parametrize(
+    ("threads", "tail"),
+    [
+        # the bound socket's 32 cores, as a plan's line runs without threads given (llama.cpp's default: both sockets'
+        # 64 cores, on the one node numactl gives it)
+        (None, "--numa numactl --no-mmap --threads 32"),
+        ("32", "--numa numactl --no-mmap --threads 32"),
+        # past the bound socket's 64 threads: the plan's line runs 64 (fix163)
+        ("100", "--numa numactl --no-mmap --threads 64"),
+    ],
+)
+def test_the_estimates_line_runs_the_threads_a_plans_line_runs(tmp_path: Path, threads: str | None, tail: str) -> None:
+    """fix163's left-over: on 2 x EPYC 9354 the estimate's line ended "--numa numactl --no-mmap", no --threads."""
+    given = ("--threads", threads) if threads else ()
+    line = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb",
+                         *MACHINE, *given)["runtime_settings"]["llama.cpp"]  # fmt: skip
+    assert line.endswith(tail), line
+    path = tmp_path / "two.yaml"
+    path.write_text(TWO_SOCKETS.replace("THREADS", f", threads: {threads}" if threads else ""))
+    details = plan_file(str(path))[1].to_dict()["deployments"][0]["details"]
+    assert tail.endswith(f"--threads {details['llama_cpp_threads']}")  # the plan's rendered --threads
+    assert details["runtime_settings"]["llama.cpp_options"]["numactl"] == "-N 0 -m 0"
+
+
+@pytest.mark.parametrize(
+    ("machine", "tail"),
+    [
+        # two sockets: bound to one node with its 32 cores (the command had no --numa and no --threads)
+        (("--cpu", "epyc-9354", "--cpu-sockets", "2"), "-np 1 --numa numactl --no-mmap --threads 32"),
+        (("--cpu", "epyc-9354", "--cpu-sockets", "2", "--threads", "24"), "-np 1 --numa numactl --no-mmap --threads 24"),
+        # one socket, threads given: the figures are timed at them
+        (("--cpu", "ryzen-9-7950x", "--threads", "8"), "-np 1 --no-mmap --threads 8"),
+        # one socket, none given: llama.cpp's default is the cores timed, the line as before
+        (("--cpu", "ryzen-9-7950x"), "-np 1 --no-mmap"),
+    ],
+)
+def test_the_cpu_only_estimates_command_runs_as_a_plans_line(machine: tuple[str, ...], tail: str) -> None:
+    command = estimate_json("meta-llama/Llama-3.1-8B-Instruct", "--precision", "q4_k_m", "--ram-gib", "256",
+                            "--context", "4096", *machine)["cpu_only"]["command"]  # fmt: skip
+    assert command.endswith(tail), command

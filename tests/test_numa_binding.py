@@ -29,7 +29,9 @@ PASSES = "-np 1 -b 1024 -ub 1024"  # one slot, as timed: llama-server runs 4 lef
     ("ram_gib", "sockets", "line", "numa"),
     [
         pytest.param(
-            "256", "2", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa numactl --no-mmap",
+            # and the bound socket's 96 cores as --threads, as a plan's line runs (acc146: llama.cpp's default would
+            # start a thread on each of both sockets' 192 cores within the one node numactl gives it)
+            "256", "2", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa numactl --no-mmap --threads 96",
             {"numa": "numactl", "numactl": "-N 0 -m 0"}, id="bound-to-one-of-two-nodes",
         ),
         # 256 GiB over 4 sockets: one node's 64 GiB does not hold the experts, so they spread (unchanged)

@@ -12,6 +12,7 @@ bandwidth and the cores, :func:`~generator.sizing.offload.offload_cost`).
 
 from __future__ import annotations
 
+from generator.calculator.llama_cpp_threads import estimate_threads
 from generator.calculator.machine import (
     FixedSpec,
     build_host_machine,
@@ -21,13 +22,20 @@ from generator.calculator.machine import (
     place_over_nodes,
     wider_machine,
 )
-from generator.calculator.offload_report import GGUF_NATIVE_FORMATS, gguf_conversion_head, llama_cpp_args, llama_cpp_options
+from generator.calculator.offload_report import (
+    GGUF_NATIVE_FORMATS,
+    gguf_conversion_head,
+    llama_cpp_args,
+    llama_cpp_numa,
+    llama_cpp_options,
+)
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.context_limit import LlamaCppRope, rope_options
 from generator.sizing.offload import (
     HostRamShortError,
+    Machine,
     Placement,
     compute_buffer_bytes,
     offload_cost,
@@ -45,14 +53,29 @@ if TYPE_CHECKING:
 UNCHECKED_RAM_GIB = 65_536
 
 
-def _command(p: Placement, gpus: int, kv_name: str, slots: int, engine: str, rope: LlamaCppRope | None, context: int) -> str:
+def _command(
+    p: Placement,
+    gpus: int,
+    kv_name: str,
+    slots: int,
+    engine: str,
+    rope: LlamaCppRope | None,
+    context: int,
+    host: tuple[FixedSpec, Machine, str | None] | None = None,
+) -> str:
     """The llama-server arguments of a placement (the ``--ram-gib`` estimate's own).
 
     ``rope``: the model's llama.cpp RoPE scaling, given at launch where a request's ``context`` is past the GGUF's
-    context_length (fix159).
+    context_length (fix159). ``host``: the machine given, the one its speed was timed on, and its ``--numa``
+    (:func:`llama_cpp_numa`): that and the ``--threads`` a plan's line would run (:func:`estimate_threads`; acc146:
+    on 2+ sockets the CPU-only line had neither, llama.cpp's default threads being every socket's cores).
     """
-    options = llama_cpp_options(p, gpus, kv_name, None, slots, engine=engine, rope=rope_options(rope, context, engine))
-    return " ".join(llama_cpp_args(options))
+    numa = host[2] if host else None
+    options = llama_cpp_options(p, gpus, kv_name, numa, slots, engine=engine, rope=rope_options(rope, context, engine))
+    args = llama_cpp_args(options)
+    if host and (threads := estimate_threads(host[0], host[1], options, p)):
+        args += ["--threads", str(threads)]
+    return " ".join(args)
 
 
 def on_gpus(
@@ -174,6 +197,7 @@ def host_only(
         arch, fmt, kv_bits, placement, machine, prompt, consts, prompt + output // 2, streams=slots, engine=engine
     )
     buffer = compute_buffer_bytes(arch, consts)
+    host = (spec, machine, llama_cpp_numa(placement, spans, wider_machine(machine, spec)))  # the line's --numa, --threads
     table = {
         "weights": placement.cpu_bytes,
         "kv_cache": placement.kv_cpu_bytes,
@@ -217,7 +241,7 @@ def host_only(
             "bound": cost.bound,
             "seconds_per_token": seconds,
             "cold_start_s": round(cost.cold_start_s, 3),
-            "command": _command(placement, 0, kv_name, slots, engine, arch.llama_cpp_rope, context),
+            "command": _command(placement, 0, kv_name, slots, engine, arch.llama_cpp_rope, context, host),
             "not_estimated": (
                 "the prompt's time (TTFT): the CPU rate counted is a decode's matrix-vector products, and llama.cpp's "
                 "CPU prompt passes run matrix-matrix kernels no calibrated figure covers"

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from generator import catalog
+from generator.calculator.llama_cpp_threads import llama_cpp_threads
 from generator.calculator.machine import (
     NUMACTL_ONE_NODE,
     FixedSpec,
@@ -115,26 +116,6 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         psu=f"{fixed.psu_w:,.0f} W (as given)" if fixed.psu_w is not None else None,
         nvswitch=False,
     )
-
-
-def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any]) -> int | None:
-    """The threads the plan's llama.cpp-family line runs with (its ``--threads``), None where left to its default.
-
-    ``hardware.fixed.threads`` as given (fix159), the CPU's share timed on the cores they take
-    (:func:`~generator.calculator.machine.thread_cores`), but at most the socket's threads where the line binds
-    llama.cpp to one node (fix163: more were rendered, to wait for its cores; :func:`threads_past_node`); else the
-    given CPU's cores the share was timed on (one socket's where bound to one node), but where the weights spread over
-    every NUMA node (``--numa distribute``, whose threads are llama.cpp's default over all of them) or no CPU is given
-    (llama.cpp's default counts the real machine's cores, which the plan does not know).
-    """
-    if fixed.threads:
-        cpu = catalog.cpus().get(fixed.cpu or "")
-        if "numactl" in options and cpu is not None:  # fix163: bound to one node, at most its socket's threads
-            return min(fixed.threads, cpu.socket_threads)
-        return fixed.threads
-    if options.get("numa") == "distribute":
-        return None
-    return int(machine.cpu_cores) if fixed.cpu and machine.cpu_cores else None
 
 
 def threads_past_node(fixed: FixedSpec) -> str | None:
