@@ -270,7 +270,9 @@ def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadP
     """What the slots' KV cache took from the weights on the GPUs, and a request's time then ([] where it took none).
 
     review73 item 1b: 197 slots at 0.05 req/s took 26 GiB a GPU from the weights a lone request's placement held
-    there (27.3 -> 1.3 GiB), each slot decoding 0.15 tokens/s, and only the slo-missed warning's TPOT said it.
+    there (27.3 -> 1.3 GiB), each slot decoding 0.15 tokens/s, and only the slo-missed warning's TPOT said it. The
+    speed is with all the slots decoding (acc146: fix166 read "0.64 tokens/s ... about 508 s" against the slot queue's
+    1,568 s a request, whose slots decode fewer at a time, on one thread slower each than 34 whose step the GPU runs).
     """
     if slots is None:
         return []
@@ -291,8 +293,8 @@ def _slots_trade(slots: StreamCapacity | None, plan: OffloadPlan, lone: OffloadP
         f"the rate is held only by {slots.streams} server slots whose KV cache of {slots.context_tokens:,} tokens takes "
         f"the GPUs' memory from the weights: {before / GIB:.1f} GiB of weights on the fullest GPU for a lone request, "
         f"{now / GIB:.1f} with the slots ({moved} more layer(s) whole in system RAM); each slot decodes "
-        f"{tokens_per_s_text(slots.stream_tokens_per_s)} tokens/s{_prompt_share_text(slots.prompt_share)}, so a "
-        f"request's {output_tokens:,} output tokens take about {request}"
+        f"{tokens_per_s_text(slots.stream_tokens_per_s)} tokens/s with all {slots.streams} decoding"
+        f"{_prompt_share_text(slots.prompt_share)}, so a request's {output_tokens:,} output tokens take about {request}"
     ]
 
 
