@@ -181,7 +181,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # the under-predicted DEP2 / DEP4 rows a little further under: 17.75 / 24.37 -> 17.85 / 24.27
     # acc133 entry of 2026-12-06: TensorRT-LLM's own KV budget, free_gpu_memory_fraction 0.9 of the memory its profiling
     # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: 17.85 / 24.27 -> 17.56 / 24.16
-    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1756, 0.2416),
+    # acc142 / acc147 entries of 2026-12-06 / -07: the B200's, then the RTX PRO 6000's own measured FP4 ceilings (NVFP4
+    # 1,629 TFLOPS of 2,000, NVIDIA/cutlass PR #3272): p90 24.16 -> 23.2 -> 22.28, the median held at 17.56
+    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1756, 0.2228),
     # 2026-12-03 refit entry: fp4_gemm_efficiency_ratio 0.8 -> 0.65 and host_overlap_fraction 0.55 -> 0.45, refitted
     # across the in-sample groups at once, took B200 DEP4 from 33.6 / 55.5 to 21.1 / 44.7 and brought GB200's DEP rows
     # (18.4 / 38.3 -> 9.2 / 27.1) and the RTX PRO 6000's DEP8 rows (15.4 / 21.7 -> 12.9 / 24.4) into the target; the

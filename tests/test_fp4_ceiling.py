@@ -5,6 +5,10 @@ https://github.com/deepseek-ai/DeepGEMM/pull/348) against 0.763 of its FP8 peak 
 3,432.5 of 4,500). Before, FP4 had no measurement and took the FP8 share: 9,000 x 0.763 = 6,865. The reference H100
 has no FP4 tensor rate, so the FP4 share is expressed over its FP8 one (1,402.6 of 1,979). Figures copied here from
 ``generator/catalog/gpus.json`` with their sources, so a test fails if the FP8 share were used again.
+
+acc147: the RTX PRO 6000 Server Edition measures NVFP4 at 1,629 of its 2,000 TFLOPS (8192^3,
+https://github.com/NVIDIA/cutlass/pull/3272); before, FP4 took its BF16 share (409.42 of 500) over the H100's BF16
+share. The Workstation Edition, measured in BF16 alone, keeps that fallback.
 """
 
 import pytest
@@ -18,7 +22,8 @@ B200_FP4_SHARE = 5239 / 9000  # cuBLASLt at 8192^3, DeepGEMM PR #348
 B200_FP8_SHARE = 3432.5 / 4500  # stas00 MAMF
 GB200_FP8_SHARE = 3615.6 / 5000  # stas00 MAMF
 B300_FP8_SHARE = 3353.3 / 4500  # stas00 MAMF
-RTX_PRO_BF16_SHARE = 409.42 / 500  # zzc0721/torch-performance-test-data
+RTX_PRO_FP4_SHARE = 1629 / 2000  # NVFP4 at 8192^3, Server Edition, https://github.com/NVIDIA/cutlass/pull/3272
+RTX_PRO_WS_BF16_SHARE = 417.98 / 500  # zzc0721/torch-performance-test-data, Workstation Edition
 H100_BF16_SHARE = 794.5 / 989
 
 
@@ -37,8 +42,10 @@ H100_BF16_SHARE = 794.5 / 989
         ),
         # Blackwell Ultra: FP4 three times FP8 on its datasheet, a datapath the B200's share cannot stand for: FP8's share
         pytest.param("b300-sxm-270gb", 13500 * B300_FP8_SHARE, 13500 * B200_FP4_SHARE, id="b300-fp8-share"),
-        # SM120, measured in BF16 alone: that share
-        pytest.param("rtx-pro-6000-blackwell-96gb", 2000 * RTX_PRO_BF16_SHARE, 2000 * B200_FP4_SHARE, id="rtx-pro-bf16-share"),
+        # SM120 Server Edition, measured in NVFP4 (acc147): the catalog's figure, not the B200's share
+        pytest.param("rtx-pro-6000-blackwell-96gb", 1629.0, 2000 * B200_FP4_SHARE, id="rtx-pro-measured"),
+        # SM120 Workstation Edition, measured in BF16 alone: that share
+        pytest.param("rtx-pro-6000-ws-96gb", 2000 * RTX_PRO_WS_BF16_SHARE, 2000 * B200_FP4_SHARE, id="rtx-pro-ws-bf16-share"),
     ],
 )
 def test_fp4_runs_at_the_ceiling_the_catalog_gives(gpu_id: str, physical: float, not_physical: float) -> None:
@@ -53,8 +60,10 @@ def test_fp4_runs_at_the_ceiling_the_catalog_gives(gpu_id: str, physical: float,
         # the rate the efficiencies fitted on the H100's FP8 GEMMs apply to: the FP4 share over the H100's FP8 share
         pytest.param("b200-sxm-180gb", 9000 * B200_FP4_SHARE / H100_FP8_SHARE, id="b200"),
         pytest.param("gb200-186gb", 10000 * GB200_FP8_SHARE * B200_FP4_SHARE / B200_FP8_SHARE / H100_FP8_SHARE, id="gb200"),
-        # an FP4 share over the reference's FP8 one, whichever share it is (not over the reference's BF16 one)
-        pytest.param("rtx-pro-6000-blackwell-96gb", 2000 * RTX_PRO_BF16_SHARE / H100_BF16_SHARE, id="rtx-pro"),
+        # a measured FP4 share over the reference's FP8 one, whichever GPU (not over the reference's BF16 one: 1,990)
+        pytest.param("rtx-pro-6000-blackwell-96gb", 2000 * RTX_PRO_FP4_SHARE / H100_FP8_SHARE, id="rtx-pro"),
+        # a BF16 share standing in for FP4 over the reference's BF16 one
+        pytest.param("rtx-pro-6000-ws-96gb", 2000 * RTX_PRO_WS_BF16_SHARE / H100_BF16_SHARE, id="rtx-pro-ws"),
     ],
 )
 def test_the_fp4_share_is_normalised_over_the_reference_share_it_stands_beside(gpu_id: str, sustained: float) -> None:

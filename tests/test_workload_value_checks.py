@@ -342,8 +342,9 @@ def test_plan_sizes_a_precision_as_the_estimate_does(
             10000 * (3615.6 / 5000) * (5239 / 9000) / (3432.5 / 4500) / (1402.6 / 1979),
             id="grace-blackwell-w4a4",
         ),
-        # FP4 takes the Server Edition's measured BF16 share (409.42 of 500) over the H100's (newuser25 item 2)
-        pytest.param("rtx-pro-6000-blackwell-96gb", "fp4", 2000 * 409.42 / 500 / (794.5 / 989), id="rtx-pro-w4a4"),
+        # the Server Edition's measured FP4 share (NVFP4 1,629 of 2,000, NVIDIA/cutlass PR #3272) over the H100's FP8
+        # share (acc147; before, its BF16 share 409.42 of 500 over the H100's BF16: 2,038.6)
+        pytest.param("rtx-pro-6000-blackwell-96gb", "fp4", 2000 * (1629 / 2000) / (1402.6 / 1979), id="rtx-pro-w4a4"),
         pytest.param("h100-sxm5-80gb", "bf16", 989, id="hopper-marlin-w4a16"),
         # the A100's bf16 rate, scaled by its measured share over the H100's (271.2 of 312 against 794.5 of 989)
         pytest.param("a100-sxm4-80gb", "bf16", 271.2 * 989 / 794.5, id="ampere-marlin-w4a16"),
