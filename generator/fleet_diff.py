@@ -26,6 +26,7 @@ from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
 from generator.units import HOURS_PER_MONTH, dollars_text, money_text, shows_zero, signed_money_text
+from generator.wall_circuit_diff import check_wall_circuit, wall_circuit_change, wall_circuit_lines
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
@@ -474,6 +475,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
                 _named_pool(path, f"plan.racks[{i}].pools[{j}].pool", share["pool"], pool_names)
         check_circuits(path, plan)
+    check_wall_circuit(path, plan)
     deployment_names: set[str] = set()
     pools = {pool["name"]: pool for pool in plan["pools"]}
     for i, dep in enumerate(plan["deployments"]):
@@ -691,6 +693,31 @@ def _check_totals(path: str, plan: dict[str, Any]) -> None:
         given = "null" if total is None else fmt_cell(total)
         sums = "no month (a pool has no price)" if summed_month is None else f"{fmt_cell(round(summed_month, 2))} a month"
         raise SpecShapeError(path, "plan.totals.usd_per_month", f"is {given}, but the pools of 'plan.pools' add up to {sums}")
+    _check_owned_totals(path, plan, month_known=total is not None)
+
+
+def _check_owned_totals(path: str, plan: dict[str, Any], *, month_known: bool) -> None:
+    """Raise InputError where ``plan.totals``' capex or opex is not its pools' sum (fix168).
+
+    hostile/fix162: a spec.json whose totals read capex 0 while its pools held 357,000 of bought servers was accepted,
+    and the diff said "capex_usd 357,000.00 → 0.00". The planner writes each as its pools' sum rounded to cents where
+    the month is known (the opex over the pools billed monthly, not a rented job's), else null; a cent a pool is
+    the most rounding moves it.
+    """
+    pools = plan["pools"]
+    monthly = [pool for pool in pools if not pool.get("per_job")]
+    for key, counted in (("capex_usd", pools), ("opex_usd_per_month", monthly)):
+        figures = [pool[key] for pool in counted if pool.get(key) is not None]
+        summed = math.fsum(figures) if figures and month_known else None
+        if key == "opex_usd_per_month" and len(figures) != len(counted):
+            summed = None  # a pool without running costs leaves the fleet's unknown
+        total = plan["totals"].get(key)
+        if total is None and summed is None:
+            continue
+        if total is None or summed is None or abs(total - summed) > 0.01 * (len(pools) + 1):
+            given = "null" if total is None else fmt_cell(total)
+            sums = "nothing (no pool gives it, or the month is unknown)" if summed is None else fmt_cell(round(summed, 2))
+            raise SpecShapeError(path, f"plan.totals.{key}", f"is {given}, but the pools of 'plan.pools' add up to {sums}")
 
 
 def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -880,6 +907,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         out["racks"] = racks
     if supply := supply_change(old, new):  # fuzz30 item 10: circuits changed, servers in place
         out["rack_supply"] = supply
+    if outlet := wall_circuit_change(old, new):  # fix168: the outlet changed, and with it the advice
+        out["wall_circuit"] = outlet
     unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
     if unpriced:
         out["unpriced"] = unpriced
@@ -3081,6 +3110,9 @@ def markdown_diff(result: dict[str, Any]) -> str:
         ]
     if "rack_supply" in result:
         lines += ["", *supply_lines(result["rack_supply"])][:-1]
+    if "wall_circuit" in result:
+        said = {f["message"] for f in result.get("new_findings", ())}
+        lines += ["", *wall_circuit_lines(result["wall_circuit"], said, lambda m: md_text(one_line(m)))][:-1]
     if result.get("racks"):
         moved = "a server moved to another rack is de-racked, re-cabled and re-powered"
         currents = any("phase_current_a" in (r["old"] or r["new"] or {}) for r in result["racks"])
@@ -3092,6 +3124,8 @@ def markdown_diff(result: dict[str, Any]) -> str:
         same = "The same pools and deployments where they move to." if moved else _unchanged_fleet_line(result)
         fed = " and fed" if "rack_supply" in result else ""
         racked = result.get("racks") or "rack_supply" in result
+        outlet = "wall_circuit" in result and same == "No change to the fleet."
+        same = "The same pools and deployments, on the outlet above." if outlet else same
         lines += ["", f"The same pools and deployments, racked{fed} as above." if racked else same]
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,127 @@
+"""fix168: input / output gaps of the sixty-second note.
+
+- ``hardware.wall_circuit`` on a cloud provider is refused at its field, as the rack fields are (a cloud's instances
+  stand on no outlet of the user's);
+- ``specgen diff`` says a changed wall circuit and how its advice changes (it read "No change to the fleet.");
+- a spec.json whose totals' capex or opex is not its pools' sum is refused at the field (capex 0 beside pools
+  holding 357,000 was accepted, and the diff said "capex_usd 357,000.00 → 0.00").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InputError, SpecgenError
+from generator.fleet_diff import load_plan_dict
+from generator.workload import load_workload
+from tests.helpers import call_cli
+from tests.test_fix166 import OFFICE
+
+EU16 = "  wall_circuit: {voltage_v: 230, breaker_a: 16}"
+EU10 = "  wall_circuit: {voltage_v: 230, breaker_a: 10}"
+
+
+def _office(circuit: str) -> str:
+    return OFFICE % (circuit, "0")
+
+
+@pytest.mark.parametrize(("provider", "gpu"), [("aws", "l40s-48gb"), ("gcp", "l4-24gb"), ("azure", "h100-nvl-94gb")])
+def test_a_wall_circuit_on_a_cloud_is_refused_at_its_field(tmp_path: Path, provider: str, gpu: str) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(_office(EU16).replace("provider: baremetal", f"provider: {provider}").replace("rtx-pro-6000-ws-96gb", gpu))
+    with pytest.raises(SpecgenError) as caught:  # gcp: with its missing project, said together
+        load_workload(str(path))
+    assert re.search(r"w.yaml:11:\d+: hardware.wall_circuit: wall_circuit describes the wall outlet", str(caught.value))
+    assert call_cli(tmp_path, ("plan", "w.yaml")) == 1
+    path.write_text(_office(EU16))  # bare metal: the outlet of a machine of the user's
+    load_workload(str(path))
+
+
+def _diff(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> str:
+    (tmp_path / "old.yaml").write_text(old)
+    (tmp_path / "new.yaml").write_text(new)
+    capsys.readouterr()
+    assert call_cli(tmp_path, ("diff", "old.yaml", "new.yaml")) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (
+            "",
+            EU16,
+            "**Wall circuit (hardware.wall_circuit): none given (a US 120 V / 15 A circuit assumed) → 230 V / 16 A at "
+            "80% continuous: 2,796 W.** The machine's draw now fits its outlet: the wall-circuit warning OLD's plan "
+            "gives is gone.",
+        ),
+        (EU16, EU10, "230 V / 16 A at 80% continuous: 2,796 W → 230 V / 10 A at 80% continuous: 1,748 W.** The machine"),
+        (EU10, "", "The wall-circuit warning stays, now (the warning above)."),
+    ],
+)
+def test_diff_says_a_changed_wall_circuit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, said: str
+) -> None:
+    out = _diff(tmp_path, capsys, _office(old), _office(new))
+    assert said in out
+    assert "No change to the fleet." not in out and "The same pools and deployments, on the outlet above." in out
+
+
+def test_diff_of_the_same_wall_circuit_says_nothing_of_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _diff(tmp_path, capsys, _office(EU16), _office(EU16))
+    assert "Wall circuit" not in out
+
+
+def _rendered_spec(tmp_path: Path, circuit: str) -> dict[str, object]:
+    (tmp_path / "w.yaml").write_text(_office(circuit))
+    assert call_cli(tmp_path, ("render", "w.yaml", "-o", "out")) == 0
+    spec: dict[str, object] = json.loads((tmp_path / "out" / "spec.json").read_text())
+    return spec
+
+
+def test_spec_json_carries_the_wall_circuit_and_diff_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _rendered_spec(tmp_path, EU16)
+    plan = spec["plan"]
+    assert isinstance(plan, dict)
+    assert plan["wall_circuit"] == {"breaker_a": 16.0, "continuous_load_fraction": 0.8, "continuous_w": 2796, "voltage_v": 230.0}
+    (tmp_path / "new.yaml").write_text(_office(EU10))
+    capsys.readouterr()
+    assert call_cli(tmp_path, ("diff", "out/spec.json", "new.yaml")) == 0
+    assert "2,796 W → 230 V / 10 A at 80% continuous: 1,748 W" in capsys.readouterr().out
+    plan["wall_circuit"] = {"voltage_v": 230, "breaker_a": "x", "continuous_load_fraction": 0.8, "continuous_w": 1}
+    (tmp_path / "bad.json").write_text(json.dumps(spec, indent=2))
+    with pytest.raises(
+        InputError, match=r"bad.json:\d+:\d+: not a specgen spec.json: 'plan.wall_circuit.breaker_a' must be a number"
+    ):
+        load_plan_dict(str(tmp_path / "bad.json"))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("capex_usd", 0, "'plan.totals.capex_usd' is 0, but the pools of 'plan.pools' add up to 33,158.83"),
+        ("capex_usd", None, "'plan.totals.capex_usd' is null, but the pools of 'plan.pools' add up to 33,158.83"),
+        ("capex_usd", 33_158.83 + 357_000, "'plan.totals.capex_usd' is 390,158.83, but the pools"),
+        ("opex_usd_per_month", 0, "'plan.totals.opex_usd_per_month' is 0, but the pools of 'plan.pools' add up to 216.59"),
+    ],
+)
+def test_spec_json_totals_owned_costs_must_be_the_pools_sum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: float | None, said: str
+) -> None:
+    spec = _rendered_spec(tmp_path, "")
+    load_plan_dict(str(tmp_path / "out" / "spec.json"))  # as rendered: consistent
+    plan = spec["plan"]
+    assert isinstance(plan, dict)
+    plan["totals"][key] = value
+    (tmp_path / "bad.json").write_text(json.dumps(spec, indent=2))
+    with pytest.raises(InputError, match=r"bad.json:\d+:\d+: ") as caught:
+        load_plan_dict(str(tmp_path / "bad.json"))
+    assert said in str(caught.value)
+    (tmp_path / "new.yaml").write_text(_office(""))
+    capsys.readouterr()
+    assert call_cli(tmp_path, ("diff", "bad.json", "new.yaml")) == 1
+    assert said in capsys.readouterr().err
