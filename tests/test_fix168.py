@@ -10,15 +10,22 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from generator.errors import InputError, SpecgenError
 from generator.fleet_diff import load_plan_dict
+from generator.swap import interrupts_held
+from generator.terminate import PAUSE_ENV, TERMINATED
 from generator.workload import load_workload
-from tests.helpers import call_cli
+from tests.helpers import REPO, call_cli
 from tests.test_fix166 import OFFICE
 
 EU16 = "  wall_circuit: {voltage_v: 230, breaker_a: 16}"
@@ -125,3 +132,47 @@ def test_spec_json_totals_owned_costs_must_be_the_pools_sum(
     capsys.readouterr()
     assert call_cli(tmp_path, ("diff", "bad.json", "new.yaml")) == 1
     assert said in capsys.readouterr().err
+
+
+def test_sigterm_mid_render_removes_the_staged_tree(tmp_path: Path) -> None:
+    """hostile87: SIGTERM (a CI cancel) with the new tree staged left ``.specgen-<tag>-new-*`` beside the output and
+    exited -15; now the staged tree is removed, the output is as it was, and the exit is 128 + 15 without a traceback.
+    The writer pauses once staged where the test-only variable asks, so the signal is sent there without timing."""
+    (tmp_path / "w.yaml").write_text(_office(EU16))
+    assert call_cli(tmp_path, ("render", "w.yaml", "-o", "out")) == 0
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    (tmp_path / "w.yaml").write_text(_office(EU10))  # another render: its tree differs from the output's
+    pause = tmp_path / "pause"
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", PAUSE_ENV: str(pause)}
+    command = [sys.executable, "-c", "from generator.cli import main; main()", "render", "w.yaml", "-o", "out"]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True) as proc:
+        while not Path(f"{pause}.staged").exists():  # the writer says it has staged the tree, then waits
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]  # the staged tree, beside
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == TERMINATED == 143
+    assert "Traceback" not in err and "Terminated (SIGTERM): out is as it was, and the tree staged beside it was removed" in err
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_the_swap_holds_sigterm_off_where_a_handler_takes_it() -> None:
+    """The writer's SIGTERM handler runs after the swap, not inside it (the output is old or new, never half)."""
+    arrived: list[str] = []
+
+    def note(signum: int, frame: object) -> None:
+        arrived.append("handler")
+
+    previous = signal.signal(signal.SIGTERM, note)
+    try:
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # a signal's Python handler runs between bytecodes: any would have run by now
+                pass
+            arrived.append("block ends")
+        assert arrived == ["block ends", "handler"]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
