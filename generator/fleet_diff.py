@@ -19,6 +19,7 @@ from generator.json_numbers import finite_float, refuse_constant, unreadable_num
 from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
+from generator.planner.narrower import NARROWER_LEAD
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
@@ -892,7 +893,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         if a and b and ("inputs" in a) != ("inputs" in b):  # a spec.json written before the inputs were recorded
             a, b = {k: v for k, v in a.items() if k != "inputs"}, {k: v for k, v in b.items() if k != "inputs"}
         if a != b:
-            deployments.append({"deployment": name, "old": a, "new": b})
+            deployments.append({"deployment": name, "old": a, "new": b} | _wider_why(a, b, new_deps.get(name)))
     # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
     # known on one side alone (a spec.json records none) says nothing
     rezoned = None if moved or relocated else _place_change(old, new, "zone")
@@ -932,6 +933,25 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"region_change": relocated} if relocated else {})
         | ({"zone_change": rezoned} if rezoned else {})
     )
+
+
+def _wider_why(a: dict[str, Any] | None, b: dict[str, Any] | None, dep: dict[str, Any] | None) -> dict[str, str]:
+    """Where a deployment's replica takes more GPUs, why NEW's plan says a narrower one is not the layout (fix168).
+
+    newuser95 item 4: fp8 -> int4 took TP1 -> TP2 and the diff said "precision fp8 → int4, TP 1 → 2" alone, the dearer
+    plan for the smaller weights unexplained; NEW's plan names the narrower layout's latency miss among its reasons.
+    """
+    if not a or not b or not dep:
+        return {}
+    widths = [
+        side.get("tp", 0) * side.get("pp", 0) if isinstance(side.get("tp"), int) and isinstance(side.get("pp"), int) else 0
+        for side in (a, b)
+    ]
+    reasons = dep.get("reasons")
+    if widths[1] <= widths[0] or not isinstance(reasons, list):
+        return {}
+    said = next((r for r in reasons if isinstance(r, str) and r.startswith(NARROWER_LEAD)), None)
+    return {} if said is None else {"wider_why": said}
 
 
 def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -3100,6 +3120,9 @@ def markdown_diff(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {marked}{_deployment_text(d['new'])} |"
             )
+        wider = [d for d in result["deployments"] if d.get("wider_why")]
+        if wider:  # fix168: why a replica takes more GPUs (newuser95 item 4)
+            lines += [""] + [f"- {md_code(d['deployment'])}: {md_text(one_line(d['wider_why']))}" for d in wider]
     if result.get("new_findings"):
         lines += ["", "New in NEW's plan:", ""]
         lines += [

@@ -56,15 +56,15 @@ def interrupts_held() -> Iterator[None]:
         # OutputError of the swap, was dropped, and the user's Ctrl-C exited 1 "cannot write", not 130)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        for signum in dict.fromkeys(arrived):
-            handler = previous[signum]
+        for got in dict.fromkeys(arrived):
+            handler = previous[signal.Signals(got)]
             if handler == signal.SIG_IGN:
                 continue
             if callable(handler):
                 # KeyboardInterrupt from Python's own SIGINT handler, Terminated from the writer's SIGTERM one
-                handler(signum, None)
+                handler(got, None)
             else:
-                os.kill(os.getpid(), signum)  # SIG_DFL (or a handler not set from Python): as it would have been
+                os.kill(os.getpid(), got)  # SIG_DFL (or a handler not set from Python): as it would have been
 
 
 class ExchangeUnsupportedError(Exception):
