@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import pytest
 
-from generator.api import plan_file
+from generator.api import plan_as_deployed, plan_file
 from generator.errors import InputError, SpecgenError
 from generator.fleet_diff import load_plan_dict
 from generator.planner.narrower import NARROWER_LEAD, narrower_missed
@@ -31,6 +31,7 @@ from generator.workload import load_workload
 from tests.conftest import REPO
 from tests.helpers import call_cli
 from tests.test_fix166 import OFFICE
+from tests.test_fuzz33_hostile import _rented_file
 
 EU16 = "  wall_circuit: {voltage_v: 230, breaker_a: 16}"
 EU10 = "  wall_circuit: {voltage_v: 230, breaker_a: 10}"
@@ -222,3 +223,14 @@ def test_int4_dearer_than_fp8_says_the_ttft_miss(tmp_path: Path, capsys: pytest.
     out = _diff(tmp_path, capsys, fp8, int4)
     assert f"- `assistant`: {NARROWER_LEAD} on rtx-pro-6000-ws-96gb at int4 (TP1 PP1: misses" in out
     assert NARROWER_LEAD not in _diff(tmp_path, capsys, int4, fp8)  # a narrower replica: nothing to explain
+
+
+@pytest.mark.parametrize(("owned", "said"), [("", True), ("  inventory:\n    - {platform: dgx-h100, count: 1}\n", False)])
+def test_a_wall_circuit_of_a_fleet_rented_whole_is_said_unused(tmp_path: Path, owned: str, said: bool) -> None:
+    """As the rack fields are (fuzz33 item 7): on bare metal with every platform rented at prices: rates, no machine
+    of the plan stands on an outlet of the user's; an owned server might (an owned workstation is compared with it)."""
+    path = _rented_file(tmp_path, "  wall_circuit: {voltage_v: 230, breaker_a: 16}\n", owned=owned)
+    _, plan = plan_as_deployed(str(path))
+    unused = [f for f in plan.findings if f.code == "setting-unused" and f.path == "hardware.wall_circuit"]
+    assert len(unused) == said
+    assert all("(dgx-h100) is priced per hour under prices: and none is owned" in f.message for f in unused)
