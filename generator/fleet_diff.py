@@ -19,6 +19,7 @@ from generator.json_numbers import finite_float, refuse_constant, unreadable_num
 from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
+from generator.planner.narrower import NARROWER_LEAD
 from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
@@ -26,6 +27,7 @@ from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
 from generator.units import HOURS_PER_MONTH, dollars_text, money_text, shows_zero, signed_money_text
+from generator.wall_circuit_diff import check_wall_circuit, wall_circuit_change, wall_circuit_lines
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
 if TYPE_CHECKING:
@@ -474,6 +476,7 @@ def _check_plan(path: str, plan: Any) -> None:
                 _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
                 _named_pool(path, f"plan.racks[{i}].pools[{j}].pool", share["pool"], pool_names)
         check_circuits(path, plan)
+    check_wall_circuit(path, plan)
     deployment_names: set[str] = set()
     pools = {pool["name"]: pool for pool in plan["pools"]}
     for i, dep in enumerate(plan["deployments"]):
@@ -691,6 +694,31 @@ def _check_totals(path: str, plan: dict[str, Any]) -> None:
         given = "null" if total is None else fmt_cell(total)
         sums = "no month (a pool has no price)" if summed_month is None else f"{fmt_cell(round(summed_month, 2))} a month"
         raise SpecShapeError(path, "plan.totals.usd_per_month", f"is {given}, but the pools of 'plan.pools' add up to {sums}")
+    _check_owned_totals(path, plan, month_known=total is not None)
+
+
+def _check_owned_totals(path: str, plan: dict[str, Any], *, month_known: bool) -> None:
+    """Raise InputError where ``plan.totals``' capex or opex is not its pools' sum (fix168).
+
+    hostile/fix162: a spec.json whose totals read capex 0 while its pools held 357,000 of bought servers was accepted,
+    and the diff said "capex_usd 357,000.00 → 0.00". The planner writes each as its pools' sum rounded to cents where
+    the month is known (the opex over the pools billed monthly, not a rented job's), else null; a cent a pool is
+    the most rounding moves it.
+    """
+    pools = plan["pools"]
+    monthly = [pool for pool in pools if not pool.get("per_job")]
+    for key, counted in (("capex_usd", pools), ("opex_usd_per_month", monthly)):
+        figures = [pool[key] for pool in counted if pool.get(key) is not None]
+        summed = math.fsum(figures) if figures and month_known else None
+        if key == "opex_usd_per_month" and len(figures) != len(counted):
+            summed = None  # a pool without running costs leaves the fleet's unknown
+        total = plan["totals"].get(key)
+        if total is None and summed is None:
+            continue
+        if total is None or summed is None or abs(total - summed) > 0.01 * (len(pools) + 1):
+            given = "null" if total is None else fmt_cell(total)
+            sums = "nothing (no pool gives it, or the month is unknown)" if summed is None else fmt_cell(round(summed, 2))
+            raise SpecShapeError(path, f"plan.totals.{key}", f"is {given}, but the pools of 'plan.pools' add up to {sums}")
 
 
 def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -865,7 +893,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         if a and b and ("inputs" in a) != ("inputs" in b):  # a spec.json written before the inputs were recorded
             a, b = {k: v for k, v in a.items() if k != "inputs"}, {k: v for k, v in b.items() if k != "inputs"}
         if a != b:
-            deployments.append({"deployment": name, "old": a, "new": b})
+            deployments.append({"deployment": name, "old": a, "new": b} | _wider_why(a, b, new_deps.get(name)))
     # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
     # known on one side alone (a spec.json records none) says nothing
     rezoned = None if moved or relocated else _place_change(old, new, "zone")
@@ -880,6 +908,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         out["racks"] = racks
     if supply := supply_change(old, new):  # fuzz30 item 10: circuits changed, servers in place
         out["rack_supply"] = supply
+    if outlet := wall_circuit_change(old, new):  # fix168: the outlet changed, and with it the advice
+        out["wall_circuit"] = outlet
     unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
     if unpriced:
         out["unpriced"] = unpriced
@@ -903,6 +933,25 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"region_change": relocated} if relocated else {})
         | ({"zone_change": rezoned} if rezoned else {})
     )
+
+
+def _wider_why(a: dict[str, Any] | None, b: dict[str, Any] | None, dep: dict[str, Any] | None) -> dict[str, str]:
+    """Where a deployment's replica takes more GPUs, why NEW's plan says a narrower one is not the layout (fix168).
+
+    newuser95 item 4: fp8 -> int4 took TP1 -> TP2 and the diff said "precision fp8 → int4, TP 1 → 2" alone, the dearer
+    plan for the smaller weights unexplained; NEW's plan names the narrower layout's latency miss among its reasons.
+    """
+    if not a or not b or not dep:
+        return {}
+    widths = [
+        side.get("tp", 0) * side.get("pp", 0) if isinstance(side.get("tp"), int) and isinstance(side.get("pp"), int) else 0
+        for side in (a, b)
+    ]
+    reasons = dep.get("reasons")
+    if widths[1] <= widths[0] or not isinstance(reasons, list):
+        return {}
+    said = next((r for r in reasons if isinstance(r, str) and r.startswith(NARROWER_LEAD)), None)
+    return {} if said is None else {"wider_why": said}
 
 
 def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -3071,6 +3120,9 @@ def markdown_diff(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {marked}{_deployment_text(d['new'])} |"
             )
+        wider = [d for d in result["deployments"] if d.get("wider_why")]
+        if wider:  # fix168: why a replica takes more GPUs (newuser95 item 4)
+            lines += [""] + [f"- {md_code(d['deployment'])}: {md_text(one_line(d['wider_why']))}" for d in wider]
     if result.get("new_findings"):
         lines += ["", "New in NEW's plan:", ""]
         lines += [
@@ -3081,6 +3133,9 @@ def markdown_diff(result: dict[str, Any]) -> str:
         ]
     if "rack_supply" in result:
         lines += ["", *supply_lines(result["rack_supply"])][:-1]
+    if "wall_circuit" in result:
+        said = {f["message"] for f in result.get("new_findings", ())}
+        lines += ["", *wall_circuit_lines(result["wall_circuit"], said, lambda m: md_text(one_line(m)))][:-1]
     if result.get("racks"):
         moved = "a server moved to another rack is de-racked, re-cabled and re-powered"
         currents = any("phase_current_a" in (r["old"] or r["new"] or {}) for r in result["racks"])
@@ -3092,6 +3147,8 @@ def markdown_diff(result: dict[str, Any]) -> str:
         same = "The same pools and deployments where they move to." if moved else _unchanged_fleet_line(result)
         fed = " and fed" if "rack_supply" in result else ""
         racked = result.get("racks") or "rack_supply" in result
+        outlet = "wall_circuit" in result and same == "No change to the fleet."
+        same = "The same pools and deployments, on the outlet above." if outlet else same
         lines += ["", f"The same pools and deployments, racked{fed} as above." if racked else same]
     return "\n".join(lines) + "\n"
 

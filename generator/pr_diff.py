@@ -555,7 +555,15 @@ def _moves(diff: dict[str, Any]) -> bool:
     """
     totals = any(row["old"] != row["new"] for row in diff["totals"].values())
     moved = any(f"{k}_change" in diff for k in PLACES)
-    return bool(diff["pools"] or diff["deployments"] or totals or diff.get("racks") or diff.get("rack_supply") or moved)
+    return bool(
+        diff["pools"]
+        or diff["deployments"]
+        or totals
+        or diff.get("racks")
+        or diff.get("rack_supply")
+        or diff.get("wall_circuit")
+        or moved
+    )
 
 
 #: Where a fleet runs, whose change a diff says (``provider_change``, ...).

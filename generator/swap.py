@@ -40,23 +40,31 @@ def interrupts_held() -> Iterator[None]:
     if nothing was written. Python runs a signal's handler on the main thread, whichever thread the kernel gave the
     signal to, so the handler is swapped for one that notes it (blocking the signal in the main thread's mask alone
     let another thread take it); only the main thread may set handlers, and elsewhere the block runs as it is.
+    SIGTERM is held off too where a handler set from Python takes it (the writer's, :mod:`generator.terminate`):
+    its default action stays as it is (fix168).
     """
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
         yield
         return
+    held = [signal.SIGINT] + ([signal.SIGTERM] if callable(signal.getsignal(signal.SIGTERM)) else [])
     arrived: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    previous = {signum: signal.signal(signum, lambda signum, frame: arrived.append(signum)) for signum in held}
     try:
         yield
     finally:
         # delivered whether the block returned or raised (review77 item 6: one that arrived while it raised, an
         # OutputError of the swap, was dropped, and the user's Ctrl-C exited 1 "cannot write", not 130)
-        signal.signal(signal.SIGINT, previous)
-        if arrived and previous != signal.SIG_IGN:
-            if callable(previous):
-                previous(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt here
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for got in dict.fromkeys(arrived):
+            handler = previous[signal.Signals(got)]
+            if handler == signal.SIG_IGN:
+                continue
+            if callable(handler):
+                # KeyboardInterrupt from Python's own SIGINT handler, Terminated from the writer's SIGTERM one
+                handler(got, None)
             else:
-                os.kill(os.getpid(), signal.SIGINT)  # SIG_DFL (or a handler not set from Python): as it would have been
+                os.kill(os.getpid(), got)  # SIG_DFL (or a handler not set from Python): as it would have been
 
 
 class ExchangeUnsupportedError(Exception):

@@ -27,6 +27,7 @@ from typing import Any
 from generator.errors import InputError, OutputError
 from generator.input_files import git_work_tree, repository_root
 from generator.swap import ExchangeUnsupportedError, exchange, interrupts_held, output_lock, recover, work_prefix
+from generator.terminate import pause_if_asked, terminate_cleans_up
 
 MANIFEST = ".specgen-manifest"
 #: Longest file or directory name most file systems take, in bytes.
@@ -257,6 +258,28 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
     if os.path.ismount(target):
         # hostile78 item 3: a bind mount (docker run -v $PWD/out:/out) cannot be renamed, so no tree swaps into it
         raise _mount_point_error(directory)
+    with terminate_cleans_up(lambda: _terminated_said(directory)):
+        _stage_and_swap(files, directory, target, parent, (old, carried), manifest, mode)
+
+
+def _terminated_said(directory: str) -> str:
+    """What a render SIGTERM stopped left (:mod:`generator.terminate`): the output old or new, nothing beside it."""
+    if directory in REPLACED:
+        return f"the new render was written in full to {directory}; nothing is left beside it"
+    return f"{directory} is as it was, and the tree staged beside it was removed"
+
+
+def _stage_and_swap(
+    files: dict[str, str],
+    directory: str,
+    target: str,
+    parent: str,
+    trees: tuple[dict[str, str], dict[str, str]],
+    manifest: str,
+    mode: int,
+) -> None:
+    """Build the new tree beside ``target`` and swap it in (``trees``: the old tree's entries, those carried over)."""
+    old, carried = trees
     try:
         staging = tempfile.mkdtemp(prefix=work_prefix(target, "new"), dir=parent)
     except PermissionError as exc:
@@ -276,6 +299,7 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
             os.chmod(staging, mode)
         except OSError as exc:
             raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+        pause_if_asked()  # test-only: SIGTERM sent here, with the tree staged (tests/test_fix168.py)
         left = _swap(staging, target, parent, directory)
     except BaseException:
         _remove_tree(staging)

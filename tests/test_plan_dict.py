@@ -21,6 +21,7 @@ from generator.planner.plan import (
     Finding,
     Nic,
     NodeSpec,
+    OutletCircuit,
     OwnedRuns,
     Plan,
     Pool,
@@ -37,7 +38,7 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
 RECORDS = (
     Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackCircuitLoad, RackPool, RackSpec,
-    RackSupply, Capacity, CapacityServed, OwnedRuns,
+    RackSupply, Capacity, CapacityServed, OwnedRuns, OutletCircuit,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
@@ -49,6 +50,7 @@ LEFT_OUT = {
     (Candidate, "owned_runs"),  # fix89: a layout's runs' energy on owned servers
     (Pool, "root_disk_size"),  # fix97: a cloud node's root disk, as the render asks it
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
+    (Plan, "wall_circuit"),  # fix168: hardware.wall_circuit, left out where the workload gives none
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
 #: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);

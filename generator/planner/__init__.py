@@ -510,11 +510,15 @@ def _unblock_hint(
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload (:func:`_plan_workload`); a fleet limit's error names its field."""
+    from generator.planner.wall_circuit import outlet_circuit
+
     try:
-        return _plan_workload(loaded)
+        plan = _plan_workload(loaded)
     except FleetLimitError as exc:
         where = loaded.document.locate(("hardware", exc.limit))
         raise FleetLimitError(str(exc), exc.limit, exc.needed, location=where) from None
+    circuit = outlet_circuit(loaded.workload.hardware.wall_circuit)  # fix168: spec.json says it, so diff can
+    return plan if circuit is None else plan._replace(wall_circuit=circuit)
 
 
 def _plan_workload(loaded: LoadedWorkload) -> Plan:

@@ -87,6 +87,7 @@ from generator.planner.multi_host import (
     stage_hop_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
+from generator.planner.narrower import narrower_reason
 from generator.planner.node_storage import files_on_instance_store
 from generator.planner.nodes import NO_GPU_FABRIC, NodeNeeds, assemble_node, node_cpu, node_link
 from generator.planner.online_quantization import (
@@ -1991,6 +1992,9 @@ def build_plan(
         for part in ranked_as.pieces:
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
+            if isinstance(part.shape, ReplicaShape) and (slow := part.shape.narrower_missed) is not None:
+                layout = (part.shape.par.tp, part.shape.par.pp)  # fix168: why more GPUs a replica (newuser95 item 4)
+                reasons.append(narrower_reason(slow, part.hardware.gpu.id, part.shape.fmt.name, layout))
         shown = distinct_runners_up(ranked_as, rest, max(3, len(wl.hardware.gpus or ())))
         same = same_purchase_reason(ranked_as, rest) if isinstance(dep, InferenceDeployment) else None
         reasons += [same] if same else []

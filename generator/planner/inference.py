@@ -23,6 +23,7 @@ from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, U
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.lora_replica import lora_sizes, with_lora_adapters, with_lora_slots
 from generator.planner.lora_slots_fit import lora_slots_fit
+from generator.planner.narrower import narrower_missed
 from generator.planner.nodes import node_link
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.pooling import (
@@ -214,6 +215,9 @@ class ReplicaShape(NamedTuple):
     #: Host RAM the replica's engine keeps beside the OS: its LoRA adapters' CPU caches, one in each worker process
     #: (:func:`generator.planner.lora_replica.lora_sizes`); 0 without adapters.
     host_ram_bytes: int = 0
+    #: Why a replica of fewer GPUs on this hardware is not the layout: the widest layout narrower than this one that
+    #: misses the latency targets, as :class:`LayoutBlocked` says it (fix168); None where none narrower misses them.
+    narrower_missed: str | None = None
 
     @property
     def served_requests_per_s(self) -> float:
@@ -960,6 +964,7 @@ def replica_shapes(
             deadline_share=deadline_share(spec, shape[3]),
             slot_queue=slot_queue(spec, shape[3], held),
             host_ram_bytes=lora_sizes(arch, spec, shape[0]).host_bytes if spec.lora is not None else 0,
+            narrower_missed=narrower_missed(blocked, shape[0].gpus),
         )
         for shape in found
         for held in (margin(shape[3].batch, shape[0].tp, shape[0].attention_dp),)  # the shape's margin, found once for both

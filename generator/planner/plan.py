@@ -791,6 +791,20 @@ def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
     return lines
 
 
+class OutletCircuit(NamedTuple):
+    """The wall circuit ``hardware.wall_circuit`` gives a machine at home or in an office, and what it carries (fix168).
+
+    ``continuous_w``: what the circuit carries continuously at ``continuous_load_fraction`` of its breaker and the PSUs'
+    power factor, the figure the wall-circuit advice compares a machine's draw with. Written in ``spec.json`` so
+    ``specgen diff`` can say a changed circuit.
+    """
+
+    voltage_v: float
+    breaker_a: float
+    continuous_load_fraction: float
+    continuous_w: int
+
+
 class Plan(NamedTuple):
     """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
 
@@ -811,6 +825,9 @@ class Plan(NamedTuple):
     rack_supply: RackSupply | None = None
     #: What the capex cap buys, under ``objective: capacity``; None (and left out of ``spec.json``) otherwise.
     capacity: Capacity | None = None
+    #: The wall circuit the workload gives (``hardware.wall_circuit``); None (and left out of ``spec.json``) where it
+    #: gives none and a US 120 V / 15 A circuit is assumed.
+    wall_circuit: OutletCircuit | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -851,6 +868,7 @@ _RECORDS: frozenset[Any] = frozenset(
         RackSpec,
         RackSupply,
         RackCircuitLoad,
+        OutletCircuit,
         Capacity,
         CapacityServed,
         OwnedRuns,
@@ -880,6 +898,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (RackSpec, "circuit_load"),
         (Plan, "rack_supply"),
         (Plan, "capacity"),
+        (Plan, "wall_circuit"),
         (Pool, "rented"),
         (Candidate, "rented"),
         (Candidate, "gpus_rented"),

@@ -357,7 +357,8 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
-    return gke + prices + _rented_rack_findings(wl) + _provisioning_findings(wl) + unrendered_sharing_findings(wl)
+    rented = _rented_rack_findings(wl) + _rented_outlet_findings(wl)
+    return gke + prices + rented + _provisioning_findings(wl) + unrendered_sharing_findings(wl)
 
 
 def unrendered_sharing_findings(wl: Workload) -> list[Finding]:
@@ -457,6 +458,24 @@ def _rented_rack_findings(wl: Workload) -> list[Finding]:
         for field, on in given.items()
         if on
     ]
+
+
+def _rented_outlet_findings(wl: Workload) -> list[Finding]:
+    """``hardware.wall_circuit`` where every server the plan may use is rented, in a provider's data centre (fix168).
+
+    On a cloud it is refused (the rack fields too); on bare metal rented at ``prices:`` rates, as the rack fields are,
+    it is said to have no effect: no machine of the plan stands on an outlet of the user's.
+    """
+    rented = all_rented_at_given_rates(wl)
+    if not rented or wl.hardware.wall_circuit is None:
+        return []
+    message = (
+        "hardware.wall_circuit describes the wall outlet a machine of your own stands on at home or in an office; every "
+        f"platform hardware.platforms allows ({', '.join(rented)}) is priced per hour under prices: and none is owned "
+        "(hardware.inventory), so each server is rented from a provider and stands in its data centre: it has no "
+        "effect; remove it, or own or buy servers (hardware.inventory, or a platform not priced under prices:)"
+    )
+    return [Finding("warning", "setting-unused", message, "hardware.wall_circuit")]
 
 
 #: Provisioning settings each read by some tools only: field -> (the tools that read it, what it is to them).

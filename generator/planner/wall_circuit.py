@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from generator.planner.plan import OutletCircuit
 from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, usable_power_w
 from generator.workload.models import WallCircuit
 
@@ -93,3 +94,12 @@ def bought_on_outlet(wall_circuit_given: bool, colocation_usd_per_kw_month: floa
     if colocation_usd_per_kw_month == 0:
         return "bought to stand at home or in an office, as colocation_usd_per_kw_month 0 says"
     return None
+
+
+def outlet_circuit(circuit: WallCircuit | None) -> OutletCircuit | None:
+    """The plan's record of ``hardware.wall_circuit`` (None where not given) with what it carries continuously."""
+    if circuit is None:
+        return None
+    fraction = circuit.continuous_load_fraction
+    carried = _continuous_w(circuit.voltage_v, circuit.breaker_a, fraction)
+    return OutletCircuit(circuit.voltage_v, circuit.breaker_a, fraction, carried)

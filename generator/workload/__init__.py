@@ -57,6 +57,7 @@ from generator.workload.value_checks import (
     buy_errors,
     capacity_errors,
     cloud_rack_errors,
+    cloud_wall_circuit_errors,
     engine_gguf_errors,
     fixed_conflict_errors,
     fixed_pool_errors,
@@ -361,7 +362,13 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if named is None or (why := named.unrated("bf16")) is None or (path[:2] == ("hardware", "gpus") and timed_allowed):
             continue
         errors.append(InputError(why, doc.locate(path)))
-    errors += cloud_rack_errors(doc, hw) + rack_circuit_errors(doc, hw) + buy_errors(doc, hw) + capacity_errors(doc, wl)
+    errors += (
+        cloud_rack_errors(doc, hw)
+        + cloud_wall_circuit_errors(doc, hw)
+        + rack_circuit_errors(doc, hw)
+        + buy_errors(doc, hw)
+        + capacity_errors(doc, wl)
+    )
     if hw.fixed is not None:
         collected = len(errors)
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")

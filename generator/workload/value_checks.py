@@ -457,6 +457,23 @@ def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
     ]
 
 
+def cloud_wall_circuit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
+    """``hardware.wall_circuit`` on a cloud provider, refused at its field as the rack fields are (fix168).
+
+    It is the outlet a machine of the user's stands on at home or in an office; a cloud's instances stand in the
+    provider's data centre, on no outlet of the user's, so nothing would read it.
+    """
+    at: Path = ("hardware", "wall_circuit")
+    if hardware.provider == "baremetal" or not given_in(doc, at):
+        return []
+    why = (
+        f"wall_circuit describes the wall outlet a machine of your own stands on at home or in an office; "
+        f"{hardware.provider} instances stand in the provider's data centre, on no outlet of yours: drop it, or plan "
+        "bare metal (provider: baremetal)"
+    )
+    return [InputError(why, doc.locate(at))]
+
+
 def rack_circuit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
     """``hardware.rack_circuits`` where it cannot hold: beside ``rack_power_kw``, or 2N over circuits it cannot halve.
 
