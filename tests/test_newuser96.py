@@ -8,13 +8,15 @@ no word that the plan's ZeRO-3 is theirs to set up (https://unsloth.ai/docs/basi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from generator.api import render_file
+from generator.cli import main
 from generator.planner import plan_workload
-from generator.planner.plan import Plan
+from generator.planner.plan import RUNS_ENERGY_BASIS, Plan
 from generator.workload import load_workload
 
 HOME = """version: 1
@@ -67,3 +69,27 @@ def test_an_unsloth_job_over_two_gpus_of_one_host_says_its_launch_is_by_hand(tmp
 def test_no_unsloth_launch_warning_on_one_gpu_or_another_framework(tmp_path: Path, framework: str, gpus: int) -> None:
     _, plan = _plan(tmp_path, framework, gpus)
     assert not [f for f in plan.findings if f.code == "unsloth-multi-gpu"]
+
+
+def test_a_job_on_an_owned_tower_charged_its_runs_energy_is_not_said_paid_whatever_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser96 item 2: ``specgen diff`` of the tower's QLoRA job read "$0.21/month of owned servers' running cost,
+    paid whatever runs", while the plan charges the owned tower its runs' energy alone ("the servers are owned, their
+    hours left free charged nothing (off or idle)"): the month is its runs', paid only as it runs."""
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(HOME.format(framework="unsloth", gpus=2), encoding="utf-8")
+    new.write_text(HOME.format(framework="axolotl", gpus=2), encoding="utf-8")
+    plan = plan_workload(load_workload(str(old)))
+    (pool,) = plan.pools
+    assert RUNS_ENERGY_BASIS in str(pool.price_basis)  # the premise: a pool charged its runs' energy
+    with pytest.raises(SystemExit) as done:
+        main(["diff", str(old), str(new), "--format", "json"])
+    assert done.value.code in (0, None)
+    (row,) = json.loads(capsys.readouterr().out)["deployments"]
+    assert row["old"]["training"]["paid_by"] == row["new"]["training"]["paid_by"] == "owned-runs"
+    with pytest.raises(SystemExit):
+        main(["diff", str(old), str(new)])
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `tune` |")]
+    assert "/month of its runs' energy on owned servers, paid only as it runs" in line
+    assert "paid whatever runs" not in line
