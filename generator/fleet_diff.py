@@ -888,8 +888,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
     for name in sorted(set(old_deps) | set(new_deps)):
-        a = served_at(_deployment_row(old_deps[name]) if name in old_deps else None, old, name)
-        b = served_at(_deployment_row(new_deps[name]) if name in new_deps else None, new, name)
+        a = served_at(_deployment_row(old_deps[name], _runs_energy_pools(old)) if name in old_deps else None, old, name)
+        b = served_at(_deployment_row(new_deps[name], _runs_energy_pools(new)) if name in new_deps else None, new, name)
         if a and b and ("inputs" in a) != ("inputs" in b):  # a spec.json written before the inputs were recorded
             a, b = {k: v for k, v in a.items() if k != "inputs"}, {k: v for k, v in b.items() if k != "inputs"}
         if a != b:
@@ -2235,8 +2235,18 @@ def _pool_advice(renamed: list[dict[str, Any]]) -> str:
     )
 
 
-def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
-    """What a diff compares of a deployment; ``parts`` (TP, PP, replicas, pool of each) when it is split."""
+def _runs_energy_pools(plan: dict[str, Any]) -> frozenset[str]:
+    """The names of ``plan``'s owned pools charged their training runs' energy (:data:`RUNS_ENERGY_BASIS`)."""
+    return frozenset(
+        str(pool.get("name")) for pool in plan.get("pools") or [] if RUNS_ENERGY_BASIS in str(pool.get("price_basis") or "")
+    )
+
+
+def _deployment_row(dep: dict[str, Any], runs_energy: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """What a diff compares of a deployment; ``parts`` (TP, PP, replicas, pool of each) when it is split.
+
+    ``runs_energy``: the plan's pools charged their training runs' energy, whose month a job's row says is its runs'.
+    """
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
     details = dep.get("details")
     details = details if isinstance(details, dict) else {}
@@ -2273,7 +2283,7 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["batch_job"] = {k: details.get(k) for k in BATCH_RUN_KEYS}
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
-        row["training"].update(_servers_by_month(details))
+        row["training"].update(_servers_by_month(details, dep.get("pool") in runs_energy))
         # its runs a month and the optimizer step's batch (newuser28 items 1-2: 30 -> 60 runs read "unchanged")
         row["training"].update({k: details[k] for k in ("runs_per_month", "global_batch_size") if k in details})
         # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
@@ -2330,20 +2340,22 @@ def _agreed(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: parts[0][k] if all(p.get(k) == parts[0][k] for p in parts) else [p.get(k) for p in parts] for k in parts[0]}
 
 
-def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
+def _servers_by_month(details: dict[str, Any], runs_energy: bool = False) -> dict[str, Any]:
     """A training job on servers paid by the month (bought, owned or reserved): their month and how they are had.
 
     Its ``usd_per_job`` is then its hours' share of that month, paid whether it runs or not, not what a run adds
     (newuser30 item 12: beside a rented job's real cost a run, $5.51 against $60.76 read as renting costing 11x).
     ``paid_by``: ``bought``, ``owned`` (their running cost alone) or ``month`` (rented by the month); ``share`` where
     the month is the job's share of a sequence's servers (``run_after``). Nothing for a job rented per run, nor where
-    the spec.json holds no month a plan can hold.
+    the spec.json holds no month a plan can hold. ``owned-runs`` where the owned pool is charged the energy of its runs
+    alone (``runs_energy``: newuser96 item 2, a QLoRA job on a 2 x RTX 4090 tower read "$0.21/month of owned servers'
+    running cost, paid whatever runs", a month its runs make, none paid while it does not run).
     """
     month = _plan_figure(details.get("usd_per_month"))
     if month is None or "usd_per_hour" in details:  # a job billed per run has its rate, no month
         return {}
     capex = _plan_figure(details.get("capex_usd"))
-    paid_by = "month" if capex is None else "bought" if capex > 0 else "owned"
+    paid_by = "month" if capex is None else "bought" if capex > 0 else "owned-runs" if runs_energy else "owned"
     return {"usd_per_month": two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
 
 
@@ -3043,6 +3055,7 @@ def _input_text(value: Any) -> str:
 _PAID_BY = {
     "bought": "servers bought",
     "owned": "owned servers' running cost",
+    "owned-runs": "its runs' energy on owned servers",
     "month": "servers rented by the month",
 }
 
@@ -3051,7 +3064,8 @@ def _month_text(training: dict[str, Any]) -> str:
     """``$603.49/month of owned servers' running cost, paid whatever runs``: what a job on monthly servers costs."""
     share = "its share of " if training.get("share") else ""
     paid = _PAID_BY.get(str(training.get("paid_by")), "servers")
-    return f"{share}${fmt_cell(training['usd_per_month'])}/month of {paid}, paid whatever runs"
+    when = "paid only as it runs" if training.get("paid_by") == "owned-runs" else "paid whatever runs"
+    return f"{share}${fmt_cell(training['usd_per_month'])}/month of {paid}, {when}"
 
 
 def markdown_diff(result: dict[str, Any]) -> str:

@@ -85,6 +85,7 @@ from generator.planner.multi_host import (
     multi_host_note,
     replica_hosts,
     stage_hop_text,
+    unsloth_one_host_text,
 )
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.narrower import narrower_reason
@@ -3540,6 +3541,9 @@ def _training_findings(
     if (hosts := details.get("hosts", 1)) > 1:
         text = job_hosts_text(details["world_size"], hosts, dep.training.framework)
         out.append(Finding("warning", "job-spans-hosts", f"deployment {dep.name}: {text}", f"deployments[{index}]"))
+    elif dep.training.framework == "unsloth" and details["world_size"] > 1:
+        text = unsloth_one_host_text(details["world_size"], int(details.get("zero_stage") or 0))
+        out.append(Finding("warning", "unsloth-multi-gpu", f"deployment {dep.name}: {text}", f"deployments[{index}]"))
     hours = details.get("hours")
     dp, micro = details["data_parallel"], details["micro_batch_size"]
     if spec.global_batch_size is None and dp > 1:  # newuser28 item 1: a deadline took DP24 to DP752, the batch with it

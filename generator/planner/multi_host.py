@@ -250,6 +250,21 @@ def expert_exchange_text(platform: PlatformSpec, gpus_per_node: int, ep: int, ne
     )
 
 
+def unsloth_one_host_text(world_gpus: int, zero_stage: int) -> str:
+    """What an Unsloth job planned over several GPUs of one host takes to launch (newuser96 item 1).
+
+    A job over several hosts says it in :func:`job_hosts_text`; one over 2 GPUs of one host (2 x RTX 4090, ZeRO-3) said
+    nothing, and its render carries no DeepSpeed config (Unsloth is not among the frameworks it is written for).
+    """
+    zero = f"ZeRO-{zero_stage} " if zero_stage else ""
+    return (
+        f"the plan runs it {zero}over {world_gpus} GPUs, but Unsloth runs on several GPUs only through Accelerate or "
+        f"DeepSpeed, set up by hand ({UNSLOTH_MULTI_GPU_URL}), and specgen renders neither launcher's config for it; "
+        "a framework that runs ZeRO through DeepSpeed (axolotl, trl) gets its ds_config.json rendered, or pin the job "
+        "to one GPU"
+    )
+
+
 def job_hosts_text(world_gpus: int, hosts: int, framework: str | None) -> str:
     """What a training job over ``hosts`` Linux hosts takes to launch.
 
