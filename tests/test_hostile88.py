@@ -1,0 +1,82 @@
+"""hostile88: hostile input to the CLI, each case a bug found this session (the cases that already held are listed in
+the report, /work/wt/bugs/hostile88.md).
+
+1. A config.json's ``general.architecture`` key (a GGUF metadata key, which the GGUF reader alone writes into the
+   config it forms) was taken as the GGUF architecture and rendered into llama.cpp's ``--override-kv``: unquoted on
+   the estimate's line (``--override-kv evil $(touch x) x.context_length=int:32768``), and a name of another model's
+   keys set a context_length llama-server never reads. Oracle: the GGUF reader's own files (gguf-py's writer) keep
+   their name, and a config.json's line equals the one without the key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.sizing.gguf_arch import GGUF_ARCH_KEY, gguf_architecture
+from tests.helpers import estimate_json
+
+# --- item 1: a config.json's general.architecture ------------------------------------------------------------------
+
+#: A Llama 3 8B-shaped config with YaRN x4 from 8,192 tokens: a 16,384-token context gets llama.cpp's RoPE flags and
+#: --override-kv llama.context_length=int:32768.
+LLAMA_YARN: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 32,
+    "vocab_size": 128256,
+    "max_position_embeddings": 8192,
+    "torch_dtype": "bfloat16",
+    "rope_theta": 500000.0,
+    "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192},
+}
+
+
+def _llama_cpp_line(tmp_path: Path, extra: dict[str, Any]) -> str:
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(LLAMA_YARN | extra))
+    est = estimate_json(str(model), "--context", "16384", "--ram-gib", "64", "--precision", "q4_k_m")
+    command: str = est["cpu_only"]["command"]
+    return command
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "evil $(touch /tmp/hostile88) x",  # shell text, printed unquoted on the estimate's line
+        "qwen2",  # a GGUF name, of another model's keys: llama-server reads llama.context_length
+        "",
+        "LLAMA",
+    ],
+)
+def test_a_config_jsons_gguf_key_names_no_architecture(tmp_path: Path, given: str) -> None:
+    line = _llama_cpp_line(tmp_path, {GGUF_ARCH_KEY: given})
+    assert "--override-kv llama.context_length=int:32768 " in line
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert line == _llama_cpp_line(plain, {})
+
+
+@pytest.mark.parametrize(
+    ("config", "model_type", "arch"),
+    [
+        ({}, "llama", "llama"),
+        ({GGUF_ARCH_KEY: "llama"}, "mixtral", "llama"),  # a GGUF file of Mixtral's experts
+        ({GGUF_ARCH_KEY: "mistral3"}, "mistral", "mistral3"),  # newer converters' name, kept from the file
+        ({GGUF_ARCH_KEY: "llama"}, "mistral", "llama"),  # older converters'
+        ({GGUF_ARCH_KEY: "mistral3"}, "llama", "llama"),
+        ({GGUF_ARCH_KEY: "qwen2"}, "llama", "llama"),
+        ({GGUF_ARCH_KEY: "x; rm -rf /"}, "llama", "llama"),
+        ({GGUF_ARCH_KEY: "x; rm -rf /"}, "bert", None),
+    ],
+)
+def test_the_gguf_architecture_kept(config: dict[str, Any], model_type: str, arch: str | None) -> None:
+    assert gguf_architecture(config, model_type) == arch
