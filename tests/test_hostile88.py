@@ -6,18 +6,25 @@ the report, /work/wt/bugs/hostile88.md).
    the estimate's line (``--override-kv evil $(touch x) x.context_length=int:32768``), and a name of another model's
    keys set a context_length llama-server never reads. Oracle: the GGUF reader's own files (gguf-py's writer) keep
    their name, and a config.json's line equals the one without the key.
+2. A workload text refused by its field's pattern only for its capitals (``kubernetes.zone: US-CENTRAL1-A``, ``name:
+   Small-Models-GKE``) read "does not match ^[a-z][a-z0-9-]*$", where ``kubernetes.location: Us-Central1`` reads "is
+   written us-central1 (lower case)"; one holding a look-alike (a Cyrillic ``с``, a zero-width space) did not name it,
+   as hostile86 names them in ids. Every pattern of the schema is ASCII (a test says so).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator.sizing.gguf_arch import GGUF_ARCH_KEY, gguf_architecture
-from tests.helpers import estimate_json
+from tests.helpers import estimate_json, specgen_in_process
+
+REPO = Path(__file__).resolve().parent.parent
 
 # --- item 1: a config.json's general.architecture ------------------------------------------------------------------
 
@@ -80,3 +87,68 @@ def test_a_config_jsons_gguf_key_names_no_architecture(tmp_path: Path, given: st
 )
 def test_the_gguf_architecture_kept(config: dict[str, Any], model_type: str, arch: str | None) -> None:
     assert gguf_architecture(config, model_type) == arch
+
+
+# --- item 2: a pattern refused only for capitals, or for characters outside ASCII ------------------------------------
+
+GKE = REPO / "examples" / "small-models-gke-sharing.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # as kubernetes.location's 'Us-Central1' reads (gke_zone.place_problem, fuzz24 L1): the zone's pattern took no
+        # capitals, and read "does not match ^[a-z][a-z0-9-]*$"
+        (
+            "zone: us-central1-a",
+            "zone: US-CENTRAL1-A",
+            "kubernetes.zone: 'US-CENTRAL1-A' is written in lower case here: 'us-central1-a' (",
+        ),
+        (
+            "name: small-models-gke",
+            "name: Small-Models-GKE",
+            "name: 'Small-Models-GKE' is written in lower case here: 'small-models-gke' (",
+        ),
+        # a look-alike: the same two names on screen
+        (
+            "zone: us-central1-a",
+            "zone: us-сentral1-a",
+            "kubernetes.zone: 'us-сentral1-a' does not match ^[a-z][a-z0-9-]*$ (it holds 'с' (U+0441 CYRILLIC SMALL "
+            "LETTER ES), outside ASCII, which this field is written in) (",
+        ),
+        ("zone: us-central1-a", 'zone: "us-central1-a\\u200b"', "(it holds '\\u200b' (U+200B ZERO WIDTH SPACE), outside ASCII"),
+        # capitals and another fault: the pattern's words, as before
+        ("zone: us-central1-a", "zone: US_CENTRAL1-A", "kubernetes.zone: 'US_CENTRAL1-A' does not match ^[a-z][a-z0-9-]*$ (GKE"),
+    ],
+)
+def test_a_pattern_names_the_case_or_the_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, said: str
+) -> None:
+    text = GKE.read_text()
+    assert old in text
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace(old, new, 1))
+    code, _out, err = specgen_in_process(capsys, "validate", str(path))
+    assert code == 1
+    assert said in err
+    assert "Traceback" not in err
+
+
+def test_every_pattern_of_the_schema_is_ascii() -> None:
+    """What item 2's note says of a character outside ASCII: no field's pattern takes one (no \\w, \\S or '.')."""
+    schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text())
+    patterns: list[str] = []
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            patterns += [v for k, v in node.items() if k == "pattern" and isinstance(v, str)]
+            stack += list(node.values())
+        elif isinstance(node, list):
+            stack += node
+    assert len(patterns) > 20
+    for pattern in patterns:
+        assert pattern.isascii() and not any(w in pattern for w in ("\\w", "\\S", "\\D", "[^")), pattern
+        # a '.' outside a class and a negative lookahead matches any character
+        bare = re.sub(r"\(\?!.*?\)|\[[^\]]*\]|\\.", "", pattern)
+        assert "." not in bare, pattern
