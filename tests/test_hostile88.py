@@ -10,6 +10,9 @@ the report, /work/wt/bugs/hostile88.md).
    Small-Models-GKE``) read "does not match ^[a-z][a-z0-9-]*$", where ``kubernetes.location: Us-Central1`` reads "is
    written us-central1 (lower case)"; one holding a look-alike (a Cyrillic ``с``, a zero-width space) did not name it,
    as hostile86 names them in ids. Every pattern of the schema is ASCII (a test says so).
+3. A GGUF file without ``<arch>.context_length`` was sized at any ``--context``; llama.cpp's loader requires the key
+   (``ml.get_key(LLM_KV_CONTEXT_LENGTH, hparams.n_ctx_train)``, required, in ``llama_model::load_hparams``,
+   src/llama-model.cpp) and refuses the file. Oracle: gguf-py's writer, the same file with the key sizes.
 """
 
 from __future__ import annotations
@@ -152,3 +155,52 @@ def test_every_pattern_of_the_schema_is_ascii() -> None:
         # a '.' outside a class and a negative lookahead matches any character
         bare = re.sub(r"\(\?!.*?\)|\[[^\]]*\]|\\.", "", pattern)
         assert "." not in bare, pattern
+
+
+# --- item 3: a GGUF without its context_length ------------------------------------------------------------------------
+
+
+def _small_gguf(path: Path, context: int | None) -> Path:
+    """A 2-layer llama GGUF (tensors as holes), with ``context`` as its llama.context_length where given."""
+    gguf = pytest.importorskip("gguf")
+    from tests.helpers import write_sparse_gguf
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(2)
+    writer.add_embedding_length(256)
+    writer.add_feed_forward_length(512)
+    writer.add_head_count(4)
+    writer.add_head_count_kv(2)
+    if context is not None:
+        writer.add_context_length(context)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (512, 256), "output.weight": (512, 256)}
+    shapes["output_norm.weight"] = (256,)
+    for i in range(2):
+        blk = f"blk.{i}."
+        shapes |= {
+            f"{blk}attn_q.weight": (256, 256),
+            f"{blk}attn_k.weight": (128, 256),
+            f"{blk}attn_v.weight": (128, 256),
+            f"{blk}attn_output.weight": (256, 256),
+            f"{blk}ffn_gate.weight": (512, 256),
+            f"{blk}ffn_up.weight": (512, 256),
+            f"{blk}ffn_down.weight": (256, 512),
+            f"{blk}attn_norm.weight": (256,),
+            f"{blk}ffn_norm.weight": (256,),
+        }
+    write_sparse_gguf(writer, shapes)
+    return path
+
+
+@pytest.mark.parametrize("args", [(), ("--context", "16384", "--ram-gib", "64")])
+def test_a_gguf_without_its_context_length_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    path = _small_gguf(tmp_path / "m.gguf", None)
+    code, out, err = specgen_in_process(capsys, "estimate", str(path), *args)
+    assert (code, out) == (1, "")
+    assert f"{path}: GGUF has no llama.context_length key, which llama.cpp requires of every model" in err
+    assert "Traceback" not in err
+    # the same file with the key is sized
+    assert estimate_json(str(_small_gguf(tmp_path / "k.gguf", 4096)))["model"]["layers"] == 2
