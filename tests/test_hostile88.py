@@ -13,6 +13,8 @@ the report, /work/wt/bugs/hostile88.md).
 3. A GGUF file without ``<arch>.context_length`` was sized at any ``--context``; llama.cpp's loader requires the key
    (``ml.get_key(LLM_KV_CONTEXT_LENGTH, hparams.n_ctx_train)``, required, in ``llama_model::load_hparams``,
    src/llama-model.cpp) and refuses the file. Oracle: gguf-py's writer, the same file with the key sizes.
+4. ``detect -o ''`` and ``calibrate ... -o ''`` printed the block to stdout and exited 0, where ``render -o ''`` and
+   ``--gitlab-report ''`` are usage errors (fuzz27 L7): the file named was never written.
 """
 
 from __future__ import annotations
@@ -204,3 +206,23 @@ def test_a_gguf_without_its_context_length_is_refused(
     assert "Traceback" not in err
     # the same file with the key is sized
     assert estimate_json(str(_small_gguf(tmp_path / "k.gguf", 4096)))["model"]["layers"] == 2
+
+
+# --- item 4: an empty -o of detect and calibrate -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("detect", "-o", ""), "Invalid value for '-o' / '--output': is empty: name the block's file"),
+        (("detect", "-o", "  "), "Invalid value for '-o' / '--output': is empty: name the block's file"),
+        (
+            ("calibrate", "meta-llama/Llama-3.1-8B-Instruct", "--log", "/dev/null", "-o", ""),
+            "specgen calibrate: error: -o/--output is empty: name the file the constants: block goes to",
+        ),
+    ],
+)
+def test_an_empty_output_file_is_a_usage_error(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], said: str) -> None:
+    code, out, err = specgen_in_process(capsys, *args)
+    assert (code, out) == (2, "")
+    assert said in err
