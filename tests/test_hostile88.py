@@ -15,6 +15,8 @@ the report, /work/wt/bugs/hostile88.md).
    src/llama-model.cpp) and refuses the file. Oracle: gguf-py's writer, the same file with the key sizes.
 4. ``detect -o ''`` and ``calibrate ... -o ''`` printed the block to stdout and exited 0, where ``render -o ''`` and
    ``--gitlab-report ''`` are usage errors (fuzz27 L7): the file named was never written.
+5. ``estimate --set C=0.1 --set C=0.2`` took the last value without a word (a workload's ``constants:`` refuses a key
+   given twice); now a usage error, for calibrate too. The same value twice is still taken.
 """
 
 from __future__ import annotations
@@ -226,3 +228,21 @@ def test_an_empty_output_file_is_a_usage_error(capsys: pytest.CaptureFixture[str
     code, out, err = specgen_in_process(capsys, *args)
     assert (code, out) == (2, "")
     assert said in err
+
+
+# --- item 5: one constant --set twice ----------------------------------------------------------------------------------
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.mark.parametrize("command", [("estimate", MODEL), ("calibrate", MODEL, "--log", "/dev/null")])
+def test_a_constant_set_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str], command: tuple[str, ...]) -> None:
+    args = ("--set", "safety_margin_fraction=0.1", "--set", "safety_margin_fraction=0.2")
+    code, out, err = specgen_in_process(capsys, *command, *args)
+    assert (code, out) == (2, "")
+    assert "--set safety_margin_fraction is given twice (0.1 and 0.2): give it once" in err
+
+
+def test_a_constant_set_twice_alike_is_taken() -> None:
+    once = estimate_json(MODEL, "--set", "safety_margin_fraction=0.1")
+    assert estimate_json(MODEL, "--set", "safety_margin_fraction=0.1", "--set", "safety_margin_fraction=0.10") == once
