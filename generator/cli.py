@@ -513,10 +513,15 @@ def _build_cli() -> Any:
             raise click.BadParameter("is empty: name the output directory")
         return value
 
-    def _no_empty_report(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
-            raise click.BadParameter("is empty: name the report's file")
-        return value
+    def _no_empty_file(what: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+        def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+            if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
+                raise click.BadParameter(f"is empty: name {what}")
+            return value
+
+        return check
+
+    _no_empty_report = _no_empty_file("the report's file")
 
     def boundary(func: F) -> F:
         @functools.wraps(func)
@@ -731,7 +736,13 @@ def _build_cli() -> Any:
         click.echo(to_json(constant_docs() if constants else workload_schema()))
 
     @cli.command()
-    @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the block to this file instead of stdout.")
+    @click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        callback=_no_empty_file("the block's file (or leave -o out to print it)"),  # hostile88: "" printed it
+        help="Write the block to this file instead of stdout.",
+    )
     @boundary
     def detect(output: str | None) -> None:
         """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""

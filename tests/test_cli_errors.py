@@ -82,7 +82,7 @@ CASES = [
     ),
     pytest.param(  # and a core tag is what it says: !!str 5 is the text "5", refused as a name is
         VALID.replace("name: chat", "name: !!str Chat"),
-        "workload.yaml:4:11: deployments[0].name: 'Chat' does not match",
+        "workload.yaml:4:11: deployments[0].name: 'Chat' is written in lower case here: 'chat'",
         id="core-tag-str",
     ),
     pytest.param(  # fuzz22 item 12: YAML 1.1's 2_0 is 20 to ruamel, the text "2_0" to editors: a typo planned 20 replicas

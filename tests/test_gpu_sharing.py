@@ -132,7 +132,7 @@ REFUSED = [
     (
         "    strategy: mig\n    mig_profile: 1g.10GB\n",
         "a100-sxm4-80gb",
-        "small.yaml:19:18: kubernetes.gpu_sharing.mig_profile: '1g.10GB' does not match",
+        "small.yaml:19:18: kubernetes.gpu_sharing.mig_profile: '1g.10GB' is written in lower case here: '1g.10gb'",
     ),
     (
         "    strategy: shared\n    replicas_per_gpu: 2\n",

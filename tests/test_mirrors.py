@@ -584,7 +584,7 @@ REFUSED = [
     ),
     pytest.param(
         "  container_registry: registry.colo.example/Mirror\n",
-        "w.yaml:10:23: mirrors.container_registry: 'registry.colo.example/Mirror' does not match",
+        "w.yaml:10:23: mirrors.container_registry: 'registry.colo.example/Mirror' is written in lower case here",
         id="registry-upper-case-path",
     ),
     pytest.param(

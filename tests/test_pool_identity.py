@@ -235,7 +235,7 @@ def test_the_merge_request_comment_opens_with_the_replacement(
 @pytest.mark.parametrize(
     ("pool", "where", "message"),
     [
-        pytest.param("Serving", "5:11", "does not match", id="upper-case"),
+        pytest.param("Serving", "5:11", "is written in lower case here: 'serving'", id="upper-case"),
         pytest.param("serving-", "5:11", "does not match", id="trailing-dash"),
         pytest.param("serving_a", "5:11", "does not match", id="underscore"),
         pytest.param(

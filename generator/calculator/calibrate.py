@@ -1033,6 +1033,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", action="append", required=True, help="a vLLM log, llama.cpp output or nvidia-smi CSV")
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)
+    if args.output is not None and not args.output.strip():  # hostile88: "-o ''" printed the block, without a word
+        parser.error("-o/--output is empty: name the file the constants: block goes to (or leave -o out to print it)")
     refuse_unused_options(parser, args)
     try:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read

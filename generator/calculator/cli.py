@@ -1298,11 +1298,24 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         )
 
 
+def _refuse_set_twice(parser: argparse.ArgumentParser, sets: list[tuple[str, float]]) -> None:
+    """A usage error where ``--set`` gives one constant two values.
+
+    hostile88: the last one was taken without a word, where a workload's ``constants:`` block refuses a key given twice.
+    """
+    given: dict[str, float] = {}
+    for name, value in sets:
+        if name in given and given[name] != value:
+            parser.error(f"--set {name} is given twice ({given[name]:g} and {value:g}): give it once")
+        given[name] = value
+
+
 def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EstimateRequest:
     """The request of parsed arguments (``--detect`` applied, combinations checked; usage errors exit 2)."""
     if args.detect:
         apply_detected(parser, args)
     check_combinations(parser, args)
+    _refuse_set_twice(parser, args.set)
     return EstimateRequest(
         model=args.model,
         precision=args.precision,

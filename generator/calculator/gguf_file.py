@@ -204,6 +204,13 @@ def gguf_config(
             "unknown (a damaged or mislabelled file)",
             location,
         )
+    if "max_position_embeddings" not in config:  # hostile88: sized at any --context, where llama.cpp loads nothing
+        raise InputError(
+            f"{label}: GGUF has no {arch}.context_length key, which llama.cpp requires of every model (its loader "
+            f"refuses the file: key not found in model: {arch}.context_length, llama_model::load_hparams): a damaged "
+            "or mislabelled file",
+            location,
+        )
     config["tie_word_embeddings"] = "output.weight" not in tensor_shapes
     if arch == "llama" and config.get("num_experts"):
         config["model_type"] = "mixtral"

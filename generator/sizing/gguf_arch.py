@@ -45,11 +45,21 @@ GGUF_ARCHITECTURES = {
 }
 #: The config key a GGUF file's config carries its own ``general.architecture`` under (it is read, not mapped).
 GGUF_ARCH_KEY = "general.architecture"
+#: GGUF architectures whose model type maps to another name above: a file's own name is kept for them (a Mistral 3
+#: text model converted as ``mistral3`` by newer converters, ``llama`` by older ones).
+GGUF_ONLY_ARCHITECTURES = {"mistral3": "mistral"}
 
 
 def gguf_architecture(config: Mapping[str, Any], model_type: str) -> str | None:
-    """The GGUF architecture of a model: a GGUF file's own (``config[GGUF_ARCH_KEY]``), else its model type's, else None."""
+    """The GGUF architecture of a model: a GGUF file's own (``config[GGUF_ARCH_KEY]``), else its model type's, else None.
+
+    A given name is kept only where it is the model type's (or a :data:`GGUF_ONLY_ARCHITECTURES` one of it): the GGUF
+    reader writes a name it sizes, but a config.json may hold the key too (hostile88: ``"general.architecture": "evil
+    $(touch x) x"`` was rendered into ``--override-kv``, unquoted on the estimate's llama.cpp line, and a name of
+    another model's keys sets a context_length llama-server never reads).
+    """
+    own = GGUF_ARCHITECTURES.get(model_type)
     given = config.get(GGUF_ARCH_KEY)
-    if isinstance(given, str) and given:
+    if isinstance(given, str) and GGUF_ONLY_ARCHITECTURES.get(given) == model_type:
         return given
-    return GGUF_ARCHITECTURES.get(model_type)
+    return own

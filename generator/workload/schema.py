@@ -340,7 +340,10 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         # hostile82 item 5: a key's pattern (propertyNames) has no description of its own, and read "... ()"
         what = "key " if "propertyNames" in error.schema_path else ""
         about = f" ({schema['description']})" if schema.get("description") else ""
-        return [InputError(f"{what}{short(instance)} does not match {pattern}{about}", doc.locate(path))]
+        if (cased := _case_problem(instance, str(error.validator_value))) is not None:
+            return [InputError(f"{what}{short(instance)} {cased}{about}", doc.locate(path))]
+        odd = _lookalikes(instance)
+        return [InputError(f"{what}{short(instance)} does not match {pattern}{odd}{about}", doc.locate(path))]
     if error.validator == "not":  # a value the field refuses by name (fuzz25 M5: jsonschema's own words were shown)
         return [InputError(f"{short(instance)} is refused here ({schema.get('description', '')})", doc.locate(path))]
     if error.validator == "const":  # newuser53 item 10: `version: true` read "got True", Python's spelling
@@ -420,3 +423,23 @@ def validate_document(doc: Document) -> None:
     if len(unique) == 1:
         raise unique[0]
     raise MultipleInputError(unique)
+
+
+def _case_problem(instance: object, pattern: str) -> str | None:
+    """``is written in lower case here: us-central1-a`` where only the case keeps a text from its pattern; None else.
+
+    hostile88: ``kubernetes.zone: US-CENTRAL1-A`` read "does not match ^[a-z][a-z0-9-]*$", where ``kubernetes.location:
+    Us-Central1`` (a pattern that takes capitals) read "'Us-Central1' is written us-central1 (lower case)".
+    """
+    if not isinstance(instance, str) or instance == instance.lower() or re.search(pattern, instance.lower()) is None:
+        return None
+    return f"is written in lower case here: {short(instance.lower())}"
+
+
+def _lookalikes(instance: object) -> str:
+    """The characters outside ASCII of a text an ASCII pattern refused (a Cyrillic ``с`` in a zone), named; '' else."""
+    if not isinstance(instance, str):
+        return ""
+    from generator.catalog.id_hints import lookalike_note  # only on a refusal
+
+    return lookalike_note(instance).replace("which every id is written in", "which this field is written in")
