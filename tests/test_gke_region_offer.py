@@ -10,15 +10,19 @@ line. Each deployment's reasons name the types its zone (or region) lacks (the p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.api import plan_file
+from generator.api import plan_as_deployed, plan_file, render_file
 from generator.catalog.gpu_zones import NOT_OFFERED, OFFERED, UNSOURCED, region_offer
 from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.workload import load_workload
+from tests.test_gke_node_pool_fields import applied_pools, terraform_dir, terraform_env
+
+__all__ = ["terraform_env"]  # the fixture, used by name
 
 #: (machine type, region, offer): each the union of the type's zone rows of that region in gpu_zones.json.
 REGION_OFFERS = [
@@ -144,3 +148,55 @@ def test_a_pinned_deployment_carries_no_zone_reason(tmp_path: Path) -> None:
     path = write(tmp_path, place="  location: us-central1\n  zone: us-central1-b\n", pin="    platform: gcp-a3-highgpu-8g\n")
     (dep,) = planned(path)["deployments"]
     assert not [r for r in dep["reasons"] if r.startswith("not planned: ")]
+
+
+# ---------------------------------------------------------------- Terraform's node_locations of a regional pool
+
+
+def tf_pools(files: dict[str, str]) -> dict[str, dict[str, Any]]:
+    pools: dict[str, dict[str, Any]] = json.loads(files["terraform/specgen.auto.tfvars.json"])["gke_node_pools"]
+    return pools
+
+
+def regional_warnings(path: Path) -> list[dict[str, Any]]:
+    plan = plan_as_deployed(str(path))[1].to_dict()
+    return [f for f in plan["findings"] if f["code"] == "gke-regional-node-count"]
+
+
+def test_a_regional_pool_lists_only_the_zones_offering_its_type(tmp_path: Path) -> None:
+    """Unset, a pool's node_locations were the cluster's zones, a zone lacking the type among them (the pool fails).
+
+    us-central1: a3-highgpu-8g is offered in zones a, b and c (not f); node_count is per zone, which a warning says.
+    """
+    path = write(tmp_path, place="  location: us-central1\n")
+    (pool,) = tf_pools(render_file(str(path))).values()
+    assert pool["node_config"]["machine_type"] == "a3-highgpu-8g"
+    assert pool["node_locations"] == ["us-central1-a", "us-central1-b", "us-central1-c"]
+    (warning,) = regional_warnings(path)
+    assert warning["level"] == "warning" and warning["path"] == "kubernetes.location"
+    assert "3 zones of us-central1 that offer gcp-a3-highgpu-8g" in warning["message"]
+    assert f"{pool['node_count']} node(s) in each" in warning["message"]
+
+
+def test_a_regional_pool_of_a_one_zone_type_gets_that_zone_and_no_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, place="  location: us-central1\n", pin="    platform: gcp-a3-ultragpu-8g\n")
+    (pool,) = tf_pools(render_file(str(path))).values()
+    assert pool["node_locations"] == ["us-central1-b"]
+    assert regional_warnings(path) == []
+
+
+def test_a_zone_set_is_the_pools_one_zone(tmp_path: Path) -> None:
+    path = write(tmp_path, place="  location: us-central1\n  zone: us-central1-c\n")
+    (pool,) = tf_pools(render_file(str(path))).values()
+    assert pool["node_locations"] == ["us-central1-c"]
+    assert regional_warnings(path) == []
+
+
+@pytest.mark.usefixtures("terraform_env")
+def test_terraform_gives_the_regional_zones_unless_gke_zone_is_set(tmp_path: Path) -> None:
+    files = render_file(str(write(tmp_path, place="  location: us-central1\n")))
+    root = terraform_dir(files, tmp_path / "tf")
+    (pool,) = applied_pools(root).values()
+    assert pool["node_locations"] == ["us-central1-a", "us-central1-b", "us-central1-c"]
+    (pool,) = applied_pools(root, {"gke_zone": "us-central1-a"}).values()
+    assert pool["node_locations"] == ["us-central1-a"]

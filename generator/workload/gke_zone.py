@@ -19,6 +19,7 @@ from generator.catalog.gpu_zones import (
     gpu_zones,
     not_in_region,
     not_in_zone,
+    offering_zones,
     region_offer,
     zone_offer,
     zone_source,
@@ -135,6 +136,22 @@ def place_in(place: str) -> str:
 def place_lacks(place: str, what: str) -> str:
     """"zone Z does not offer <what>", or "no zone of region R offers <what>"."""
     return f"zone {place} does not offer {what}" if is_zone(place) else f"no zone of region {place} offers {what}"
+
+
+def pool_node_locations(platform_id: str, settings: KubernetesSettings) -> list[str] | None:
+    """A GKE pool's ``node_locations``: the one zone, else the zones of the regional location offering the type.
+
+    terraform-provider-google: a pool's ``node_locations`` unset takes the cluster's zones, and a zone lacking the
+    machine type fails the pool; so a regional pool lists only its region's zones that offer the type (fix169). None:
+    no location, or a type without a sourced zone list (the cluster's zones, unchecked).
+    """
+    zone = pool_zone(settings)
+    if zone is not None:
+        return [zone]
+    region, zones = settings.location, offering_zones(platform_id)
+    if region is None or zones is None:
+        return None
+    return [z for z in zones if region_of(z) == region] or None
 
 
 def place_problem(place: str) -> str | None:
