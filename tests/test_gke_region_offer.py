@@ -85,9 +85,7 @@ def test_a_region_without_the_only_allowed_gpu_is_refused_at_location(tmp_path: 
     path = write(tmp_path, place="  location: us-west2\n", gpus="  gpus: [h200-sxm-141gb]\n")
     (err,) = refusals(path)
     assert f"w.yaml:{line_of(path, 'location: us-west2')}:" in str(err)
-    assert "no zone of region us-west2 offers any of the GPU machine types hardware.gpus allows (gcp-a3-ultragpu-8g)" in str(
-        err
-    )
+    assert "no zone of region us-west2 offers any of the GPU machine types hardware.gpus allows (gcp-a3-ultragpu-8g)" in str(err)
     assert "h200-sxm-141gb in no zone of us-west2 (elsewhere: " in str(err)
 
 

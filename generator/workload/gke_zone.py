@@ -134,7 +134,7 @@ def place_in(place: str) -> str:
 
 
 def place_lacks(place: str, what: str) -> str:
-    """"zone Z does not offer <what>", or "no zone of region R offers <what>"."""
+    """The phrase "zone Z does not offer <what>", or "no zone of region R offers <what>"."""
     return f"zone {place} does not offer {what}" if is_zone(place) else f"no zone of region {place} offers {what}"
 
 
