@@ -32,7 +32,9 @@ REGION_OFFERS = [
     ("gcp-a3-highgpu-8g", "europe-west8", NOT_OFFERED),  # the 8-GPU type lacks it ...
     ("gcp-a3-highgpu-4g", "europe-west8", OFFERED),  # ... the 4-GPU one has it (europe-west8-c)
     ("gcp-a4-highgpu-8g", "us-south1", OFFERED),
-    ("gcp-g4-standard-48", "us-west2", UNSOURCED),
+    ("gcp-g4-standard-48", "us-west2", NOT_OFFERED),  # G4: v9 catalog, fix169
+    ("gcp-g4-standard-48", "us-south1", OFFERED),
+    ("gcp-no-such-type", "us-west2", UNSOURCED),  # no record: not checked
 ]
 
 
