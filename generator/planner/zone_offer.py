@@ -19,20 +19,17 @@ from generator.workload.gke_zone import (
     offered_where,
     place_lacks,
     pool_place,
-    pool_zone,
     types_by_gpu,
     zone_field,
 )
 from generator.workload.models import Workload
 
 
-def planned_zone(wl: Workload) -> str | None:
-    """The zone a GCP workload's GPU pools run in; None elsewhere or where no zone is named."""
-    return pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
-
-
 def planned_place(wl: Workload) -> str | None:
-    """:func:`planned_zone`, else the GKE cluster's regional location (its pools go to one of its zones)."""
+    """Where a GCP workload's GPU pools run: their one zone, else the cluster's regional location (one of its zones).
+
+    None elsewhere, or where neither is named.
+    """
     return pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
 
 
