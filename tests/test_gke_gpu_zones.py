@@ -2,7 +2,7 @@
 
 A G4 or A3 Ultra pool in a zone that does not offer it rendered, passed review and failed at ``terraform apply``.
 The zones of each GCP machine type are ``generator/catalog/gpu_zones.json`` (SkyPilot's catalog of the Compute Engine
-API, rows read 2026-12-06; G4 has no sourced list and is not checked). A zone that offers none of the allowed types
+API, rows read 2026-12-06; G4's from its v9 catalog, read 2026-12-07 by fix169). A zone that offers none of the allowed types
 is refused at the field that names it; a pinned type the zone lacks at the deployment's ``platform``; otherwise the
 planner leaves the types the zone lacks out, says so (info ``gpu-not-in-zone``) and plans the next.
 """
@@ -45,8 +45,12 @@ OFFERS = [
     ("gcp-g2-standard-4", "us-east1-d", OFFERED),
     ("gcp-g2-standard-96", "us-central1-f", NOT_OFFERED),
     ("gcp-g2-standard-48", "me-central2-c", OFFERED),
-    ("gcp-g4-standard-48", "us-central1-a", UNSOURCED),  # no stored source lists G4's zones: not checked
-    ("gcp-g4-standard-384", "asia-east1-a", UNSOURCED),
+    # G4: v9/gcp/vms.csv at commit 2c3d7ea7 (fix169; v8 had no g4 row, and fix164 left it unchecked)
+    ("gcp-g4-standard-48", "us-central1-a", NOT_OFFERED),
+    ("gcp-g4-standard-48", "us-central1-f", OFFERED),
+    ("gcp-g4-standard-384", "asia-east1-a", OFFERED),
+    ("gcp-g4-standard-384", "europe-west8-c", OFFERED),  # the 8-GPU type alone has europe-west8-c
+    ("gcp-g4-standard-96", "europe-west8-c", NOT_OFFERED),
 ]
 
 
@@ -70,10 +74,12 @@ def test_every_listed_zone_is_a_zone_specgen_accepts() -> None:
     assert sorted(z for z in zones if region_of(z) not in GCP_REGIONS or place_problem(z)) == []
 
 
-def test_unsourced_records_are_only_g4() -> None:
-    """Which types go unchecked is a choice the report states: G4 alone (no source held its zones)."""
+def test_every_gcp_type_has_a_sourced_zone_list() -> None:
+    """Which types go unchecked is a choice the report states: none since fix169 sourced G4's zones (a type without a
+    record, or a record with ``zones: null``, would be planned anywhere, unchecked: UNSOURCED)."""
     unchecked = sorted(p.id for p in catalog.platforms().values() if p.provider == "gcp" and offering_zones(p.id) is None)
-    assert unchecked == ["gcp-g4-standard-192", "gcp-g4-standard-384", "gcp-g4-standard-48", "gcp-g4-standard-96"]
+    assert unchecked == []
+    assert zone_offer("gcp-no-such-type", "us-central1-a") == UNSOURCED
 
 
 SERVICE = """\

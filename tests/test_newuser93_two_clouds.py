@@ -80,7 +80,8 @@ outputs: [terraform, ansible, kubernetes]
 
 KUBERNETES = {
     "azure": "  location: eastus2",
-    "gcp": "  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1-a",
+    # fix169: a zone that offers G4 (us-central1-a does not: skypilot-catalog v9 vms.csv)
+    "gcp": "  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1-b",
 }
 
 

@@ -275,7 +275,7 @@ def test_every_cloud_hourly_price_names_its_region() -> None:
     ],
 )
 def test_the_new_machine_types_are_options(tmp_path: Path, gpu: str, rate: float, machines: set[str]) -> None:
-    plan = plan_workload(load(tmp_path, "gcp", gpu, "us-central1-a"))
+    plan = plan_workload(load(tmp_path, "gcp", gpu, "us-central1-b"))  # fix169: a zone offering G2 and G4
     (dep,) = plan.deployments
     (pool,) = plan.pools
     considered = {pool.node.platform_id} | {c.platform_id for c in dep.runners_up}
@@ -311,7 +311,7 @@ def test_a_g4_pool_renders_as_gke_spells_it(tmp_path: Path) -> None:
     # fix74: at 0.7 req/s (1 before), so that one g4-standard-48 (one TP1 replica) is the plan: its 24 places (a request
     # 20.14 s) at 1 req/s are 84% busy, 31% wait, p95 9.6 s past the 1.03 s slack (2 s - 969 ms TTFT p95 at batch 24),
     # which takes a g4-standard-96; at 0.7 req/s 59% busy, 1.1% wait, p95 0
-    path = workload_file(tmp_path, "gcp", "rtx-pro-6000-blackwell-96gb", location="us-central1-a", rate=0.7, name="g4")
+    path = workload_file(tmp_path, "gcp", "rtx-pro-6000-blackwell-96gb", location="us-central1-b", rate=0.7, name="g4")
     files = render_file(str(path))
     (pool_file,) = [p for p in files if p.startswith("kubernetes/gcp/containernodepool-")]
     spec = YAML(typ="safe", pure=True).load(files[pool_file])["spec"]
@@ -321,7 +321,7 @@ def test_a_g4_pool_renders_as_gke_spells_it(tmp_path: Path) -> None:
         "nvidia-rtx-pro-6000",
         1,
     )
-    assert spec["nodeLocations"] == ["us-central1-a"]
+    assert spec["nodeLocations"] == ["us-central1-b"]
 
 
 def test_a_pinned_type_is_priced_where_it_is_listed(tmp_path: Path) -> None:

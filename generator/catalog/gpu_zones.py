@@ -44,6 +44,17 @@ def zone_offer(platform_id: str, zone: str) -> str:
     return OFFERED if zone in zones else NOT_OFFERED
 
 
+def region_offer(platform_id: str, region: str) -> str:
+    """:func:`zone_offer` for a GKE region without a zone: offered where any zone of ``region`` offers ``platform_id``.
+
+    A Compute Engine zone is its region, ``-`` and a letter (us-central1-a is in us-central1).
+    """
+    zones = offering_zones(platform_id)
+    if zones is None:
+        return UNSOURCED
+    return OFFERED if any(zone.rpartition("-")[0] == region for zone in zones) else NOT_OFFERED
+
+
 def zone_source(platform_id: str) -> str:
     """The first source URL of ``platform_id``'s zone record ("" where it has none)."""
     for rec in _records("gpu_zones"):
@@ -56,6 +67,14 @@ def zone_source(platform_id: str) -> str:
 def not_in_zone(zone: str) -> frozenset[str]:
     """The GCP platforms whose sourced zone list leaves ``zone`` out (the unsourced ones are not among them)."""
     return frozenset(p.id for p in catalog.platforms().values() if p.provider == "gcp" and zone_offer(p.id, zone) == NOT_OFFERED)
+
+
+@cache
+def not_in_region(region: str) -> frozenset[str]:
+    """The GCP platforms whose sourced zone list has no zone of ``region`` (the unsourced ones are not among them)."""
+    return frozenset(
+        p.id for p in catalog.platforms().values() if p.provider == "gcp" and region_offer(p.id, region) == NOT_OFFERED
+    )
 
 
 def gpu_zones(platform_ids: list[str]) -> tuple[str, ...]:

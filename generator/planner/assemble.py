@@ -106,6 +106,7 @@ from generator.planner.options import (
     ties_before_headroom,
     unsold_everywhere_why,
     zone_left_out_findings,
+    zone_left_out_reason,
 )
 from generator.planner.owned_build import (
     build_assumed,
@@ -2034,6 +2035,8 @@ def build_plan(
             reasons.append(margin)  # newuser80 item 4: a choice resting on a derived host price said as such
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
+        if dep.platform is None and (lacked := zone_left_out_reason(wl)):
+            reasons.append(lacked)  # fix169: the types the GKE pools' zone lacks, said where the choice is
         for part in ranked_as.pieces:
             priced = part.candidate.usd_per_hour is not None
             pool_name = pool_of.get((index, part.server_kind), part.hardware.platform.id)  # a chain's: its platform's

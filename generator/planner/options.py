@@ -13,7 +13,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.plan import Finding, layout_name
 from generator.planner.tco import rented_at_given_rates
-from generator.planner.zone_offer import zone_findings, zone_left_out
+from generator.planner.zone_offer import zone_findings, zone_left_out, zone_reason
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import SPOT, sold_as_spot
@@ -441,6 +441,11 @@ def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
 def zone_left_out_findings(wl: Workload) -> list[Finding]:
     """The GCP types the GKE pools' zone lacks that the workload's lists would have planned (info, fix164)."""
     return zone_findings(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
+
+
+def zone_left_out_reason(wl: Workload) -> str | None:
+    """The reason each deployment not pinned to a type carries for the GCP types its zone lacks (fix169)."""
+    return zone_reason(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
 
 
 def karpenter_left_out_findings(wl: Workload) -> list[Finding]:

@@ -18,9 +18,9 @@ from functools import cache
 from generator import catalog
 from generator.catalog.gpu_zones import offering_zones, zone_source
 from generator.planner.plan import Finding, Pool
-from generator.planner.zone_offer import planned_zone
+from generator.planner.zone_offer import planned_place
 from generator.workload.capacity_type import SPOT, given_rate
-from generator.workload.gke_zone import cluster_region
+from generator.workload.gke_zone import cluster_region, is_zone
 from generator.workload.models import Workload
 
 
@@ -289,9 +289,10 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
 def _offer_clause(wl: Workload, pool: Pool, region: str) -> str:
     """Whether the cluster offers the pool's type, as ``price-region`` says it: a GKE zone's checked offer (fix164)."""
     machine = pool.node.instance_type or pool.node.platform_id
-    zone = planned_zone(wl)
-    if zone is not None and offering_zones(pool.node.platform_id) is not None:  # a type the zone lacks is not planned
-        return f"zone {zone} offers {machine} (generator/catalog/gpu_zones.json: {zone_source(pool.node.platform_id)})"
+    place = planned_place(wl)  # a GKE zone, or a regional location (fix169: any of its zones)
+    if place is not None and offering_zones(pool.node.platform_id) is not None:  # a type the place lacks is not planned
+        where = f"zone {place}" if is_zone(place) else f"region {place} (a zone of it)"
+        return f"{where} offers {machine} (generator/catalog/gpu_zones.json: {zone_source(pool.node.platform_id)})"
     return (
         f"whether {region} offers {machine} at all is not checked (the catalog records no region's offer of an "
         "instance type: check the provider's list of products by region before applying)"

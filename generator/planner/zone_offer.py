@@ -10,39 +10,67 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.catalog.gpu_zones import not_in_zone, zone_source
+from generator.catalog.gpu_zones import zone_source
 from generator.planner.plan import Finding
-from generator.workload.gke_zone import offered_where, pool_zone, types_by_gpu, zone_field
+from generator.words import listed
+from generator.workload.gke_zone import (
+    is_zone,
+    not_offered_in,
+    offered_where,
+    place_lacks,
+    pool_place,
+    types_by_gpu,
+    zone_field,
+)
 from generator.workload.models import Workload
 
 
-def planned_zone(wl: Workload) -> str | None:
-    """The zone a GCP workload's GPU pools run in; None elsewhere or where no zone is named."""
-    return pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
+def planned_place(wl: Workload) -> str | None:
+    """Where a GCP workload's GPU pools run: their one zone, else the cluster's regional location (one of its zones).
+
+    None elsewhere, or where neither is named.
+    """
+    return pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
 
 
 def zone_left_out(wl: Workload) -> frozenset[str]:
-    """The GCP platform ids the workload's zone does not offer (empty: no zone, another provider)."""
-    zone = planned_zone(wl)
-    return frozenset() if zone is None else not_in_zone(zone)
+    """The GCP platform ids the workload's zone, or every zone of its region, does not offer (empty: no place)."""
+    place = planned_place(wl)
+    return frozenset() if place is None else not_offered_in(place)
 
 
 def zone_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
     """One info per GPU whose machine types among ``allowed`` (the lists' choice) the zone lacks, naming where it is."""
-    zone = planned_zone(wl)
-    if zone is None:
+    place = planned_place(wl)
+    if place is None:
         return []
-    left = sorted(set(allowed) & not_in_zone(zone))
+    left = sorted(set(allowed) & not_offered_in(place))
     by_gpu = types_by_gpu(left)
     field = f"kubernetes.{zone_field(wl.kubernetes)}"
+    kind = "zones" if is_zone(place) else "regions or zones"
     return [
         Finding(
             "info",
             "gpu-not-in-zone",
-            f"{gpu_id} ({', '.join(ids)}) left out of the plan: zone {zone} does not offer "
-            f"{'it' if len(ids) == 1 else 'them'}; Compute Engine offers {'it' if len(ids) == 1 else 'them'} in "
-            f"{offered_where(ids, zone)} ({zone_source(ids[0])}); set {field} to one of those zones to plan {gpu_id}",
+            f"{gpu_id} ({', '.join(ids)}) left out of the plan: {place_lacks(place, 'it' if len(ids) == 1 else 'them')}; "
+            f"Compute Engine offers {'it' if len(ids) == 1 else 'them'} in "
+            f"{offered_where(ids, place)} ({zone_source(ids[0])}); set {field} to one of those {kind} to plan {gpu_id}",
             field,
         )
         for gpu_id, ids in by_gpu.items()
     ]
+
+
+def zone_reason(wl: Workload, allowed: Iterable[str]) -> str | None:
+    """A deployment's short reason naming the types among ``allowed`` its pools' zone (or region) lacks (fix169).
+
+    The plan's info ``gpu-not-in-zone`` says where each is offered; a deployment's reasons say it was left out for
+    it, so a reader of one deployment sees why its choice is not the type the others would expect. None: none lacked.
+    """
+    place = planned_place(wl)
+    left = [] if place is None else sorted(set(allowed) & not_offered_in(place))
+    if place is None or not left:
+        return None
+    types = listed(left) if len(left) <= 2 else f"{len(left)} machine types"
+    lacks = place_lacks(place, "it" if len(left) == 1 else "them")
+    return f"not planned: {listed(list(types_by_gpu(left)))} on {types} ({lacks}; info gpu-not-in-zone)"

@@ -24,10 +24,15 @@ namespace and are applied into the ManagedCluster's (``kubectl apply -k kubernet
 namespace>``). ``metadata.name`` is the AKS pool's name, which ASO cannot change on an existing object: a new MIG
 profile or a move to Spot is a new object, as it is a new Terraform node pool.
 
-``count`` is set on autoscaled pools too (AKS refuses an autoscaled pool created without it): it is the first count
-only, and each reconcile ASO makes puts the spec's count back over the cluster autoscaler's (CAPZ removed it from its
-ASO templates for that, kubernetes-sigs/cluster-api-provider-azure#4920); ``mode`` is ``User`` (GPU pools run no
-system pods); ``osType`` Linux.
+``count`` is set on autoscaled pools too: AKS refuses an autoscaled pool created without it ("Required parameter
+properties.count is missing", Azure/azure-service-operator#3220) and takes only a count within ``minCount`` ..
+``maxCount`` (kubernetes-sigs/cluster-api-provider-azure#5947), as the azurerm ``node_count`` is "the initial number of
+nodes ... in the range min_count - max_count". It is the first count only: each reconcile ASO makes puts the spec's
+count back over the cluster autoscaler's, so CAPZ, which manages the same objects, sets ``spec.count`` only until the
+pool exists and leaves it out after (``setAgentPoolCount`` in its ``pkg/mutators/azureasomanagedmachinepool.go``:
+"to prevent ASO from overwriting the autoscaler's opinion of the replica count"; #4920 took it out of its templates).
+A static manifest cannot do that, so the warning ``aso-autoscaled-count`` says to remove it after the first apply
+(fix169). ``mode`` is ``User`` (GPU pools run no system pods); ``osType`` Linux.
 """
 
 from __future__ import annotations
@@ -124,7 +129,30 @@ def aso_owner_finding(plan: Plan, workload: Workload) -> Finding | None:
     )
 
 
+def aso_count_finding(plan: Plan, workload: Workload) -> Finding | None:
+    """A warning where an ASO agent pool is autoscaled: its ``spec.count`` seeds it, and must go once it exists (fix169).
+
+    See the module's docstring: AKS needs the count to create the pool, ASO re-applies it over the autoscaler's after.
+    """
+    if plan.provider != "azure" or "kubernetes" not in workload.outputs:
+        return None
+    scaled = sorted(args["name"] for args in aks_node_pools(plan, workload).values() if args["auto_scaling_enabled"])
+    if not scaled:
+        return None
+    return Finding(
+        "warning",
+        "aso-autoscaled-count",
+        f"the Azure Service Operator agent pool(s) {', '.join(scaled)} in {DIRECTORY}/ are autoscaled (enableAutoScaling, "
+        "minCount .. maxCount) and carry spec.count, the count each starts at: AKS refuses an autoscaled pool created "
+        "without it (Azure/azure-service-operator#3220), but once the pool exists ASO puts spec.count back over the "
+        "cluster autoscaler's count on each reconcile (Cluster API's Azure provider leaves it out after creation for "
+        "that); after the first apply, delete the spec.count lines from these files and apply again (kubectl apply "
+        "then removes the field)",
+        "kubernetes",
+    )
+
+
 def with_aso_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with :func:`aso_owner_finding` where it is made."""
-    owner = aso_owner_finding(plan, workload)
-    return plan if owner is None else plan._replace(findings=sorted_findings([*plan.findings, owner]))
+    """The plan with :func:`aso_owner_finding` and :func:`aso_count_finding` where they are made."""
+    made = [f for f in (aso_owner_finding(plan, workload), aso_count_finding(plan, workload)) if f is not None]
+    return plan._replace(findings=sorted_findings([*plan.findings, *made])) if made else plan

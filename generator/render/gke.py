@@ -32,7 +32,7 @@ from generator.planner.spread import drain_grace_text
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
-from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
+from generator.workload.gke_zone import cluster_region, pool_node_locations, pool_zone, zone_problem
 from generator.workload.models import GpuNetwork, GpuSharing, KubernetesSettings, Workload
 
 #: GKE taint effects are spelled as enum names.
@@ -404,6 +404,8 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     findings = [*driver_version_findings(workload), *unused_reservation_findings(plan, workload)]
     if "kubernetes" in workload.outputs or "terraform" in workload.outputs:  # both render the GKE node pools
         findings += [*pool_name_findings(plan), *gpu_network_findings(plan, workload.kubernetes)]
+    if "terraform" in workload.outputs:
+        findings += regional_pool_findings(plan, workload)
     if "kubernetes" in workload.outputs:
         findings += [
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
@@ -411,6 +413,40 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
             *training_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
+
+
+def regional_pool_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """A warning per Terraform GKE pool of a regional cluster with no zone set: its node count runs in each zone.
+
+    terraform-provider-google's ``node_count`` is "the number of nodes per instance group" (one a zone), and a pool's
+    ``node_locations`` are the zones of the region that offer its type (:func:`pool_node_locations`, fix169), or the
+    cluster's where none is known; more than one zone multiplies the plan's nodes (and its cost).
+    """
+    settings = workload.kubernetes
+    if pool_zone(settings) is not None or settings.location is None:
+        return []
+    out = []
+    for pool in plan.pools:
+        zones = pool_node_locations(pool.node.platform_id, settings)
+        if zones is not None and len(zones) == 1:
+            continue
+        where = (
+            f"the {len(zones)} zones of {settings.location} that offer {pool.node.platform_id} ({', '.join(zones)})"
+            if zones
+            else f"the cluster's zones (no zone list is known for {pool.node.platform_id})"
+        )
+        out.append(
+            Finding(
+                "warning",
+                "gke-regional-node-count",
+                f"pool {pool.name}: kubernetes.location {settings.location} is a region and no kubernetes.zone is set, "
+                f"so terraform/gke-node-pools.tf gives the pool {where} as node_locations, and GKE's node_count is per "
+                f"zone: {pool.nodes} node(s) in each, not {pool.nodes} in all; set kubernetes.zone (or the gke_zone "
+                "variable) to one zone that offers the type",
+                "kubernetes.location",
+            )
+        )
+    return out
 
 
 def unused_reservation_findings(plan: Plan, workload: Workload) -> list[Finding]:

@@ -18,7 +18,7 @@ from generator.render.gke import gke_node_pool_name, node_pool_spec, pool_gpu_ne
 from generator.render.gpu_sharing import pool_shares
 from generator.render.kube_objects import crosses_nodes
 from generator.render.node_disk import node_disks
-from generator.workload.gke_zone import pool_zone
+from generator.workload.gke_zone import pool_node_locations, pool_zone
 from generator.workload.models import Workload
 
 PATH = "terraform/gke-node-pools.tf"
@@ -81,6 +81,8 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
             gke_node_pool_name(pool),
             spot,
         )
+        # fix169: a regional cluster's pool lists the region's zones that offer its type (the zone where one is set)
+        | {"node_locations": pool_node_locations(pool.node.platform_id, workload.kubernetes)}
         for pool in plan.pools
     }
 

@@ -14,7 +14,16 @@ import difflib
 import re
 
 from generator import catalog
-from generator.catalog.gpu_zones import NOT_OFFERED, gpu_zones, zone_offer, zone_source
+from generator.catalog.gpu_zones import (
+    NOT_OFFERED,
+    gpu_zones,
+    not_in_region,
+    not_in_zone,
+    offering_zones,
+    region_offer,
+    zone_offer,
+    zone_source,
+)
 from generator.errors import InputError
 from generator.words import listed
 from generator.workload.cloud_regions import AWS_REGIONS, AZURE_REGIONS, region_problem
@@ -102,6 +111,47 @@ def pool_zone(settings: KubernetesSettings) -> str | None:
     if settings.location is not None and is_zone(settings.location):
         return settings.location
     return None
+
+
+def pool_place(settings: KubernetesSettings) -> str | None:
+    """Where the GPU pools run: :func:`pool_zone`, else the regional ``location`` (any of its zones); None: neither."""
+    return pool_zone(settings) or settings.location
+
+
+def place_offer(platform_id: str, place: str) -> str:
+    """Whether a zone offers ``platform_id``, or for a region whether any of its zones does (:mod:`gpu_zones`)."""
+    return zone_offer(platform_id, place) if is_zone(place) else region_offer(platform_id, place)
+
+
+def not_offered_in(place: str) -> frozenset[str]:
+    """The GCP platforms a zone does not offer, or, for a region, that none of its zones offers."""
+    return not_in_zone(place) if is_zone(place) else not_in_region(place)
+
+
+def place_in(place: str) -> str:
+    """``place`` as "offered in ..." says it: ``zone Z``, or ``any zone of region R``."""
+    return f"zone {place}" if is_zone(place) else f"any zone of region {place}"
+
+
+def place_lacks(place: str, what: str) -> str:
+    """The phrase "zone Z does not offer <what>", or "no zone of region R offers <what>"."""
+    return f"zone {place} does not offer {what}" if is_zone(place) else f"no zone of region {place} offers {what}"
+
+
+def pool_node_locations(platform_id: str, settings: KubernetesSettings) -> list[str] | None:
+    """A GKE pool's ``node_locations``: the one zone, else the zones of the regional location offering the type.
+
+    terraform-provider-google: a pool's ``node_locations`` unset takes the cluster's zones, and a zone lacking the
+    machine type fails the pool; so a regional pool lists only its region's zones that offer the type (fix169). None:
+    no location, or a type without a sourced zone list (the cluster's zones, unchecked).
+    """
+    zone = pool_zone(settings)
+    if zone is not None:
+        return [zone]
+    region, zones = settings.location, offering_zones(platform_id)
+    if region is None or zones is None:
+        return None
+    return [z for z in zones if region_of(z) == region] or None
 
 
 def place_problem(place: str) -> str | None:
@@ -237,10 +287,10 @@ def types_by_gpu(platform_ids: list[str]) -> dict[str, list[str]]:
     return dict(sorted(out.items()))
 
 
-def offered_where(platform_ids: list[str], zone: str) -> str:
-    """Where Compute Engine offers any of ``platform_ids``, as a refusal or finding says it: the zone's region first."""
+def offered_where(platform_ids: list[str], place: str) -> str:
+    """Where Compute Engine offers any of ``platform_ids``, as a refusal or finding says it: ``place``'s region first."""
     zones = gpu_zones(platform_ids)
-    region = region_of(zone)
+    region = cluster_region(place)
     near = [z for z in zones if region_of(z) == region]
     if near:
         return listed(near)
@@ -251,42 +301,46 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
     """A GKE pools' zone that offers none of the GPU machine types the workload allows, or a pinned one, refused.
 
     On GCP every GPU pool runs in one zone (:func:`pool_zone`); a machine type that zone lacks renders and fails at
-    ``terraform apply`` (fix164). Checked against ``gpu_zones.json``; a type without a sourced zone list is not
-    checked (it counts as offered). Located at the field that names the zone, at the deployment's ``platform``, or at
-    the ``kubernetes.reservations`` key of a type the zone lacks (a reservation is of one zone).
+    ``terraform apply`` (fix164). A regional ``location`` without a zone (where no GKE pools are rendered) is checked
+    against every zone of the region (fix169): a type none of them offers is refused alike. Checked against
+    ``gpu_zones.json``; a type without a sourced zone list is not checked (it counts as offered). Located at the field
+    that names the zone or region, at the deployment's ``platform``, or at the ``kubernetes.reservations`` key of a
+    type the place lacks (a reservation is of one zone).
     """
-    zone = pool_zone(wl.kubernetes) if wl.hardware.provider == "gcp" else None
-    if zone is None or place_problem(zone) is not None:
+    place = pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
+    if place is None or place_problem(place) is not None:
         return []
     field = zone_field(wl.kubernetes)
     errors = []
     for i, dep in enumerate(wl.deployments):
         pin = (dep.platform or "").lower()
-        if pin and zone_offer(pin, zone) == NOT_OFFERED:
+        if pin and place_offer(pin, place) == NOT_OFFERED:
             why = (
-                f"'{pin}' is not offered in zone {zone} (kubernetes.{field}): Compute Engine offers it in "
-                f"{offered_where([pin], zone)} ({zone_source(pin)}); pin a machine type the zone offers, or set "
-                f"kubernetes.{field} to a zone that offers it"
+                f"'{pin}' is not offered in {place_in(place)} (kubernetes.{field}): Compute Engine offers it in "
+                f"{offered_where([pin], place)} ({zone_source(pin)}); pin a machine type the "
+                f"{'zone' if is_zone(place) else 'region'} offers, or set kubernetes.{field} to a "
+                f"{'zone' if is_zone(place) else 'region or zone'} that offers it"
             )
             errors.append(InputError(why, doc.locate(("deployments", i, "platform"))))
     for key in wl.kubernetes.reservations or ():
-        if zone_offer(key.lower(), zone) == NOT_OFFERED:  # a Compute Engine reservation is of one zone
+        if place_offer(key.lower(), place) == NOT_OFFERED:  # a Compute Engine reservation is of one zone
             why = (
-                f"a reservation of '{key}' cannot be in zone {zone} (kubernetes.{field}), which does not offer it: "
-                f"Compute Engine offers it in {offered_where([key.lower()], zone)} ({zone_source(key.lower())})"
+                f"a reservation of '{key}' cannot be in {place_in(place)} (kubernetes.{field}), which does not offer "
+                f"it: Compute Engine offers it in {offered_where([key.lower()], place)} ({zone_source(key.lower())})"
             )
             errors.append(InputError(why, doc.locate(("kubernetes", "reservations", key), key=True)))
     allowed = allowed_gcp_types(wl)
-    if not allowed or any(zone_offer(p, zone) != NOT_OFFERED for p in allowed):
+    if not allowed or any(place_offer(p, place) != NOT_OFFERED for p in allowed):
         return errors
     by_gpu = types_by_gpu(allowed)
     lists = [f"hardware.{key}" for key in ("gpus", "platforms") if getattr(wl.hardware, key)]
     asked = " and ".join(lists) if lists else "the catalog's GCP list"
-    where = "; ".join(f"{gpu_id} in {offered_where(ids, zone)}" for gpu_id, ids in by_gpu.items())
+    where = "; ".join(f"{gpu_id} in {offered_where(ids, place)}" for gpu_id, ids in by_gpu.items())
+    types = f"the GPU machine types {asked} allow{'s' if len(lists) != 2 else ''}"
+    lacks = f"zone {place} offers none of {types}" if is_zone(place) else f"no zone of region {place} offers any of {types}"
     why = (
-        f"zone {zone} offers none of the GPU machine types {asked} allow{'s' if len(lists) != 2 else ''} ({listed(allowed)}): "
-        f"Compute Engine offers "
-        f"{where} ({zone_source(allowed[0])}); set kubernetes.{field} to a zone that offers one, or allow a GPU "
-        f"{zone} offers"
+        f"{lacks} ({listed(allowed)}): Compute Engine offers {where} ({zone_source(allowed[0])}); set "
+        f"kubernetes.{field} to a {'zone' if is_zone(place) else 'region or zone'} that offers one, or allow a GPU "
+        f"{place} offers"
     )
     return [InputError(why, doc.locate((*WHERE, field))), *errors]
