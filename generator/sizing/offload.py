@@ -33,6 +33,7 @@ from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
+from generator.sizing.llama_cpp_gpu import resident_step_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -1082,7 +1083,12 @@ def offload_cost(
     # experts); a smaller step multiplies them on the CPU, as ktransformers always does (newuser68 item 2: one stream was
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
     # vLLM's --cpu-offload-gb way, said beside it.
-    if not placement.offloaded:
+    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
+        # every layer on the GPUs: llama.cpp's kernels read at their own rate, the host's launches of the layers'
+        # kernels the floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
+        gpu_s, launches_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
+        mode, seconds = "gpu", {"hbm": gpu_s, "engine": launches_s + consts.decode_overhead_per_sequence_s * streams}
+    elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
         streamed_s = t_gpu + t_streamed_routed + streamed / hbm
