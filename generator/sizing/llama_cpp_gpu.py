@@ -27,12 +27,13 @@ def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants) -> fl
     return min(rate_gb_per_s, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
 
 
-def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s: float, consts: Constants) -> tuple[float, float]:
-    """(memory seconds, host seconds beyond them) of a decode step reading ``read_bytes`` over ``layers`` layers.
+def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s: float, consts: Constants) -> tuple[str, float]:
+    """What binds a decode step reading ``read_bytes`` over ``layers`` layers, and its seconds: ``("hbm", reads)`` or
+    ``("engine", launches)``, the longer of the two.
 
-    The step takes the longer of the GPU's reads and the host's launches of its ``layers`` (split over GPUs in layers,
-    both add up along the chain); the second figure is what the launches add past the reads (0 when the memory binds).
+    The host's launches run ahead of the GPU's reads, so the shorter one hides under the longer (split over GPUs in
+    layers, both add up along the chain).
     """
     memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts)
     launches_s = layers * consts.llama_cpp_layer_launch_s
-    return memory_s, max(0.0, launches_s - memory_s)
+    return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)

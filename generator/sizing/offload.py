@@ -1086,8 +1086,9 @@ def offload_cost(
     if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
         # every layer on the GPUs: llama.cpp's kernels read at their own rate, the host's launches of the layers'
         # kernels the floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
-        gpu_s, launches_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
-        mode, seconds = "gpu", {"hbm": gpu_s, "engine": launches_s + consts.decode_overhead_per_sequence_s * streams}
+        part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
+        mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
+        seconds[part] += step_s
     elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
