@@ -1089,6 +1089,7 @@ def offload_cost(
         part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
+        cpu_mode = stream_mode = sum(seconds.values())  # nothing held off the GPUs: no mode of its own
     elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
@@ -1100,6 +1101,11 @@ def offload_cost(
             seconds["cpu-attention"] = t_attention
         if t_switch:
             seconds["gpu-cpu-switch"] = t_switch
+    if placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
+        # every layer's kernels take their fixed time whichever device runs them (llama_cpp_gpu.py): no placement
+        # with fewer bytes on the GPUs decodes faster than that floor (the whole model on them would then be slower)
+        floor_s = len(placement.layer_devices) * consts.llama_cpp_layer_launch_s + consts.decode_overhead_per_sequence_s * streams
+        seconds["engine"] += max(0.0, floor_s - sum(seconds.values()))
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = held.boundaries
