@@ -519,7 +519,7 @@ def test_all_in_vram_offload_decode_is_the_serving_decode_at_batch_1(model: str,
     same = {"llama_cpp_gpu_bandwidth_efficiency": consts.decode_bandwidth_efficiency,
             "llama_cpp_gpu_read_ceiling_gb_per_s": 1e6, "llama_cpp_layer_launch_s": 0.0}  # fmt: skip
     machine = FixedSpec(gpu=gpu, gpu_count=1, ram_gib=256)
-    fixed = estimate(base._replace(fixed=machine, constants=same))
+    fixed = estimate(base._replace(fixed=machine, constants=tuple(same.items())))
     assert fixed["offload"]["mode"] == "gpu"
     tpot_s = 1 / fixed["throughput"]["decode_tokens_per_s"]
     # equal models but for the serving step's own overhead (decode_step_overhead_s, of which the overlap scheduler

@@ -902,9 +902,12 @@ def _fit_llama_cpp_gpu(
     consts: Any,
     predict: Callable[[dict[str, float]], dict[str, Any]],
 ) -> dict[str, float]:
-    """The constant of llama.cpp's all-on-GPU decode step that binds it: the host's launches a layer (``engine``-bound:
-    the step is linear in it) or the memory's rate (the efficiency, or the read ceiling where that caps it; the step is
-    ``a / rate + b``), solved from two predictions for the measured time; an efficiency capped at 1."""
+    """The constant of llama.cpp's all-on-GPU decode step that binds it, solved for the measured time.
+
+    The layers' kernels' floor a layer (``engine``-bound: the step is linear in it) or the memory's rate (the
+    efficiency, or the read ceiling where that caps it: the step is ``a / rate + b``), from two predictions; an
+    efficiency capped at 1.
+    """
     target = 1 / speed["measured"]
     t0 = 1 / speed["predicted"]
     if bound == "engine":

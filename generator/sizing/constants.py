@@ -838,13 +838,15 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "reach 77-81% of theirs; the builds of the rows date from Dec 2023 / May 2024, later kernels may read faster",
     ),
     "llama_cpp_layer_launch_s": (
-        "Host seconds llama.cpp spends a decode step per layer enqueuing its kernels (ggml's graph walked node by node, "
-        "one launch each); the launches run ahead of the GPU, so a step takes the longer of the layers' launches and "
-        "the GPU's reads.",
+        "Fixed seconds a decode step's layer takes under llama.cpp on a GPU whatever it reads: a launch and a latency "
+        "of a few microseconds for each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations' "
+        "quantization); the matrix kernels' reads overlap it, so a step takes the longer of the layers' floor and the "
+        "GPU's reads (generator/sizing/llama_cpp_gpu.py).",
         "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): Llama 2 7B Q4_0 (3.8 GB) decodes at 112-149 "
         "tokens/s on cards from 0.77 to 2.0 TB/s, about 210-280 us a layer whatever the memory; CUDA graphs "
-        "(https://github.com/ggml-org/llama.cpp/pull/6766, May 2024) cut the launches of later builds, which the rows "
-        "predate: override it lower for a current build",
+        "(https://github.com/ggml-org/llama.cpp/pull/6766, May 2024, which most rows predate) made 7B Q4_0 tg only "
+        "1.06-1.10x faster on a 3090 / 4090, so the floor is mostly the GPU's own; later builds fuse kernels and may "
+        "beat it: override it lower for them",
     ),
 }
 

@@ -1084,8 +1084,8 @@ def offload_cost(
     # timed streaming where the link outran the host's memory, up to 2x high). The streamed figure of one stream is
     # vLLM's --cpu-offload-gb way, said beside it.
     if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
-        # every layer on the GPUs: llama.cpp's kernels read at their own rate, the host's launches of the layers'
-        # kernels the floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
+        # every layer on the GPUs: llama.cpp's kernels read at their own rate, the layers' kernels' fixed time the
+        # floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
         part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
