@@ -92,3 +92,34 @@ def test_resident_step_by_hand(bandwidth_gb_per_s: float, read_bytes: float, lay
     assert part == expected[0]
     assert seconds == pytest.approx(expected[1], rel=1e-12)
     assert gpu_read_bytes_per_s(bandwidth_gb_per_s, consts) <= consts.llama_cpp_gpu_read_ceiling_gb_per_s * 1e9
+
+
+@pytest.mark.parametrize(
+    ("gpu", "constant"),
+    [
+        # Llama-3.1-8B Q4_K_M at 130 tokens/s: on a 4090 the layers' floor binds, on an A6000 its memory's rate does
+        pytest.param("rtx-4090-24gb", "llama_cpp_layer_launch_s", id="4090-floor"),
+        pytest.param("rtx-a6000-48gb", "llama_cpp_gpu_bandwidth_efficiency", id="a6000-rate"),
+    ],
+)
+def test_calibrate_fits_the_constant_that_binds_a_whole_gpu_llama_cpp_run(gpu: str, constant: str) -> None:
+    """`specgen calibrate` on a llama-bench run of a machine of yours with every layer on the GPU (tests/data/calibrate/
+    llama-bench.md, tg128 130.00): the constant it fits reproduces the run; decode_bandwidth_efficiency (the serving
+    engines', which this step no longer reads) would have come back 1.0 and moved nothing."""
+    import contextlib
+    import io
+
+    from generator.calculator.calibrate import main
+    from tests.helpers import estimate_json
+
+    setup = ("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--gpu", gpu, "--ram-gib", "128",
+             "--input-tokens", "512", "--output-tokens", "128")  # fmt: skip
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*setup, "--log", str(REPO / "tests" / "data" / "calibrate" / "llama-bench.md")])
+    assert code == 0
+    block = out.getvalue().split("constants:\n", 1)[1]
+    found = {k.strip(): float(v) for k, v in (line.split(":") for line in block.splitlines() if line.strip())}
+    assert list(found) == [constant]
+    again = estimate_json(*setup, "--set", f"{constant}={found[constant]}")
+    assert again["throughput"]["decode_tokens_per_s"] == pytest.approx(130.0, rel=0.005)
