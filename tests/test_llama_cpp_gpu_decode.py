@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+from generator.sizing.constants import Constants
+from generator.sizing.llama_cpp_gpu import gpu_read_bytes_per_s, resident_step_seconds
+from tests.conftest import REPO
+from tests.conftest import calibration_report as _report
 
-import calibration_report  # noqa: E402
-
-from generator.sizing.constants import Constants  # noqa: E402
-from generator.sizing.llama_cpp_gpu import gpu_read_bytes_per_s, resident_step_seconds  # noqa: E402
+calibration_report = _report()
 
 DATA = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 
