@@ -95,6 +95,8 @@ from generator.units import GB, GIB  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration.json"
 TRAINING_MFU = REPO / "tests" / "data" / "calibration_training_mfu.json"
+GPU_CATALOG = REPO / "generator" / "catalog" / "gpus.json"
+LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
 #: ``calibration_training_mfu.json``): reported apart by GPU and left out of ``--fit-training``.
@@ -876,6 +878,58 @@ def predict_offload_prefill(row: dict[str, Any]) -> float:
     return cost.prefill_tokens_per_s
 
 
+def _gpu_resident_setup(row: dict[str, Any]) -> tuple[Any, ...]:
+    """A llama.cpp GPU row's model, GGUF, KV bits, machine and placement: every layer on its one GPU (``-ngl 99``),
+    the input embedding in RAM as llama.cpp keeps it, an f16 KV cache of the run's prompt and generated tokens."""
+    from generator.calculator.machine import FixedSpec, build_machine
+    from generator.sizing.offload import Placement, _layer_kv
+
+    arch = parse_architecture(find_model(row["model"]).config)
+    fmt = llama_cpp_format(weight_format(row["precision"]))
+    machine, _, _ = build_machine(FixedSpec(gpu=row["gpu"], gpu_count=1, ram_gib=4096))
+    sizes = size_weights(arch, fmt)
+    context = row["tg_tokens"] + 1
+    kv = sum(_layer_kv(arch, 16, context))
+    table = 0 if arch.tie_word_embeddings else sizes.embedding_bytes
+    placement = Placement(
+        row["precision"], context, ("gpu:0",) * arch.num_layers, "cpu", "gpu:0",
+        gpu_bytes=sizes.total_bytes - table, cpu_bytes=table, disk_bytes=0, kv_gpu_bytes=kv, kv_cpu_bytes=0,
+        per_gpu=(), gpu_budget_bytes=0, ram_used_bytes=0, ram_free_bytes=0, steps=(), embedding_bytes=table,
+    )  # fmt: skip
+    return arch, fmt, machine, placement
+
+
+def predict_gpu_resident_decode(row: dict[str, Any]) -> float:
+    """Decode tokens/s of a llama.cpp run with the whole model on one GPU (``offload_cost``'s ``gpu`` mode) over the
+    ``tg_tokens`` it generated: the KV cache read is of the tokens in use half-way through."""
+    from generator.sizing.offload import offload_cost
+
+    arch, fmt, machine, placement = _gpu_resident_setup(row)
+    consts = with_overrides(dict(OVERRIDES))
+    cost = offload_cost(arch, fmt, 16, placement, machine, 1, consts, decode_context_tokens=row["tg_tokens"] // 2)
+    return cost.decode_tokens_per_s
+
+
+#: Each catalog GPU's memory type (gpus.json's ``memory_type``: HBM2e, GDDR6X, ...), which GpuSpec does not carry.
+_MEMORY_TYPES = {gpu["id"]: gpu.get("memory_type", "") for gpu in json.loads(GPU_CATALOG.read_text())["gpus"]}
+
+
+def llama_cpp_gpu_group(row: dict[str, Any]) -> str:
+    """The group of a llama.cpp GPU-resident row: by the GPU's memory (HBM or GDDR), where one efficiency was off in
+    opposite directions (newuser95's left-over 1)."""
+    kind = "HBM" if _MEMORY_TYPES[row["gpu"]].startswith("HBM") else "GDDR"
+    return f"llama.cpp gpu-resident decode ({kind})"
+
+
+def llama_cpp_gpu_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of the published llama.cpp runs with the whole model on one GPU."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_GPU.read_text())["rows"]:
+        label = f"{row['model_as_reported']} tg{row['tg_tokens']} {row['gpu_as_reported']}"
+        out.append((llama_cpp_gpu_group(row), label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
+    return out
+
+
 def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
     if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
@@ -965,6 +1019,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} pp{row['prompt_tokens']} ub{row['ubatch_tokens']} {row['gpu_as_reported'][:22]}"
         group = f"offload-prefill {row['engine']} ({row['placement']}, {'mmap' if row['mmap'] else 'no-mmap'})"
         out.append((group, label, float(row["tokens_per_s"]), predict_offload_prefill, row))
+    out += llama_cpp_gpu_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

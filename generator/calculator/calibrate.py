@@ -876,9 +876,13 @@ def fitted_constants(
         out["non_torch_bytes"] = max(0, int(consts.non_torch_bytes + extra))
     speed = by_name.get("decode_tokens_per_s")
     if speed is not None:
-        mode = (result.get("offload") or {}).get("mode", "gpu")
+        offload = result.get("offload") or {}
+        mode = offload.get("mode", "gpu")
         if mode == "gpu" and result["throughput"].get("decode_step_bound") == "compute":
             out.update(_fit_gemm_half_efficiency(speed, current, consts.gemm_half_efficiency_tokens, predict))
+            return out
+        if mode == "gpu" and offload:  # llama.cpp's own step, every layer on the GPUs (generator/sizing/llama_cpp_gpu.py)
+            out.update(_fit_llama_cpp_gpu(speed, offload["bound"], current, consts, predict))
             return out
         name = "decode_bandwidth_efficiency" if mode in ("gpu", "pcie-stream") else "ddr_bandwidth_efficiency"
         e0 = getattr(consts, name)
@@ -889,6 +893,41 @@ def fitted_constants(
         target = 1 / speed["measured"]
         out[name] = round(min(1.0, a / (target - b)), 4) if target > b and a > 0 else 1.0
     return out
+
+
+def _fit_llama_cpp_gpu(
+    speed: dict[str, Any],
+    bound: str,
+    current: dict[str, float],
+    consts: Any,
+    predict: Callable[[dict[str, float]], dict[str, Any]],
+) -> dict[str, float]:
+    """The constant of llama.cpp's all-on-GPU decode step that binds it, solved for the measured time.
+
+    The layers' kernels' floor a layer (``engine``-bound: the step is linear in it) or the memory's rate (the
+    efficiency, or the read ceiling where that caps it: the step is ``a / rate + b``), from two predictions; an
+    efficiency capped at 1.
+    """
+    target = 1 / speed["measured"]
+    t0 = 1 / speed["predicted"]
+    if bound == "engine":
+        x0 = consts.llama_cpp_layer_launch_s
+        t1 = 1 / decode_speed(predict({**current, "llama_cpp_layer_launch_s": x0 * 0.9}))
+        slope = (t0 - t1) / (x0 * 0.1)
+        value = x0 + (target - t0) / slope if slope > 0 else x0
+        return {"llama_cpp_layer_launch_s": max(0.0, float(f"{value:.4g}"))}
+    for name in ("llama_cpp_gpu_bandwidth_efficiency", "llama_cpp_gpu_read_ceiling_gb_per_s"):
+        rate = getattr(consts, name)
+        t1 = 1 / decode_speed(predict({**current, name: rate * 0.9}))
+        a = (t1 - t0) / (1 / (rate * 0.9) - 1 / rate)  # t(r) = a / r + b
+        if a > 1e-12 * t0 * rate:  # this rate binds (the ceiling caps a fast memory: the efficiency moves nothing)
+            break
+    b = t0 - a / rate
+    efficiency = name.endswith("efficiency")
+    if not (target > b and a > 0):
+        return {name: 1.0} if efficiency else {}
+    value = a / (target - b)
+    return {name: round(min(1.0, value), 4) if efficiency else round(value, 1)}
 
 
 def _fit_gemm_half_efficiency(

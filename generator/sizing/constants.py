@@ -110,6 +110,11 @@ class Constants(NamedTuple):
     runtime_host_bytes: int = 2 * GIB
     interactive_tokens_per_s: float = 10.0
 
+    # --- llama.cpp with the whole model on its GPUs (generator/sizing/llama_cpp_gpu.py) ---
+    llama_cpp_gpu_bandwidth_efficiency: float = 0.77
+    llama_cpp_gpu_read_ceiling_gb_per_s: float = 1000.0
+    llama_cpp_layer_launch_s: float = 235e-6
+
     # --- total cost of ownership of owned servers ---
     energy_usd_per_kwh: float = 0.13
     pue: float = 1.56
@@ -816,6 +821,33 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Decode speed below which a single stream feels unusable interactively.",
         "reading speed is ~5-10 tokens/s; planning value",
     ),
+    "llama_cpp_gpu_bandwidth_efficiency": (
+        "Fraction of a GPU's datasheet memory bandwidth llama.cpp's decode kernels reach reading the weights and KV "
+        "cache of layers the GPU holds (up to llama_cpp_gpu_read_ceiling_gb_per_s; generator/sizing/llama_cpp_gpu.py).",
+        "fitted at once with llama_cpp_gpu_read_ceiling_gb_per_s and llama_cpp_layer_launch_s to 20 published llama.cpp "
+        "CUDA runs with the whole model on one GPU (Llama 2 7B / 70B q4_0 and f16, Llama 3 8B Q4_K_M and F16 on RTX "
+        "3090 / 4090 / A6000 / 6000 Ada, A100 80GB, H100 PCIe; https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, "
+        "tests/data/llama_cpp_gpu_decode.json; benchmarks/CALIBRATION.md, acc148 entry of 2026-12-07): the GDDR cards' "
+        "f16 rows read 77-81% of their rate",
+    ),
+    "llama_cpp_gpu_read_ceiling_gb_per_s": (
+        "The most bytes a second llama.cpp's decode kernels read from one GPU's memory however fast it is: the bytes "
+        "its matrix-vector kernels keep in flight over the memory's latency (Little's law), which caps HBM cards.",
+        "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): the A100 80GB and H100 PCIe run Llama 2 70B q4_0 "
+        "at 25.7 / 25.9 tokens/s, 7B f16 at 73.8 / 83.3 (about 1.0-1.1 TB/s of their 1.9-2.0), where the GDDR cards "
+        "reach 77-81% of theirs; the builds of the rows date from Dec 2023 / May 2024, later kernels may read faster",
+    ),
+    "llama_cpp_layer_launch_s": (
+        "Fixed seconds a decode step's layer takes under llama.cpp on a GPU whatever it reads: a launch and a latency "
+        "of a few microseconds for each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations' "
+        "quantization); the matrix kernels' reads overlap it, so a step takes the longer of the layers' floor and the "
+        "GPU's reads (generator/sizing/llama_cpp_gpu.py).",
+        "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): Llama 2 7B Q4_0 (3.8 GB) decodes at 112-149 "
+        "tokens/s on cards from 0.77 to 2.0 TB/s, about 210-280 us a layer whatever the memory; CUDA graphs "
+        "(https://github.com/ggml-org/llama.cpp/pull/6766, May 2024, which most rows predate) made 7B Q4_0 tg only "
+        "1.06-1.10x faster on a 3090 / 4090, so the floor is mostly the GPU's own; later builds fuse kernels and may "
+        "beat it: override it lower for them",
+    ),
 }
 
 
@@ -860,6 +892,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "nvme_paged_read_efficiency",
             "object_storage_download_efficiency",
             "power_utilization",
+            "llama_cpp_gpu_bandwidth_efficiency",
         ),
         _FRACTION_OF_PEAK,
     ),
@@ -888,6 +921,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "offload_ubatch_tokens",
             # rates: zero would divide (review 15 item 8)
             "cpu_weight_read_ceiling_gb_per_s",
+            "llama_cpp_gpu_read_ceiling_gb_per_s",
             "cpu_attention_gflops_per_s",
             "ik_llama_cpp_cpu_attention_gflops_per_s",
             "cpu_core_gparams_per_s",

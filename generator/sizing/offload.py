@@ -33,6 +33,7 @@ from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
+from generator.sizing.llama_cpp_gpu import resident_step_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -1084,7 +1085,14 @@ def offload_cost(
     # vLLM's --cpu-offload-gb way, said beside it. A machine without a GPU has no backend to take the ops: its CPU
     # multiplies every step (acc146: llama.cpp on the CPU alone at --batch 32 was timed as streaming to no GPU, at
     # its engine's time alone, 425 tokens/s a slot of Llama-3.1-8B on a Ryzen 9 7950X against 1.04 at 31).
-    if not placement.offloaded:
+    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
+        # every layer on the GPUs: llama.cpp's kernels read at their own rate, the layers' kernels' fixed time the
+        # floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
+        part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
+        mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
+        seconds[part] += step_s
+        cpu_mode = stream_mode = sum(seconds.values())  # nothing held off the GPUs: no mode of its own
+    elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif machine.gpus and engine in GGML_SCHEDULER_ENGINES and streams >= consts.offload_min_batch_tokens:
         streamed_s = t_gpu + t_streamed_routed + streamed / hbm
@@ -1095,6 +1103,11 @@ def offload_cost(
             seconds["cpu-attention"] = t_attention
         if t_switch:
             seconds["gpu-cpu-switch"] = t_switch
+    if placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
+        # every layer's kernels take their fixed time whichever device runs them (llama_cpp_gpu.py): no placement
+        # with fewer bytes on the GPUs decodes faster than that floor (the whole model on them would then be slower)
+        floor_s = len(placement.layer_devices) * consts.llama_cpp_layer_launch_s + consts.decode_overhead_per_sequence_s * streams
+        seconds["engine"] += max(0.0, floor_s - sum(seconds.values()))
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = held.boundaries

@@ -1,0 +1,40 @@
+"""llama.cpp's decode step with every layer on its GPUs: the weights' read against its kernels' fixed time.
+
+One efficiency of the datasheet bandwidth (the serving engines' ``decode_bandwidth_efficiency``) read llama.cpp's
+published single-stream runs 5-22% slow on GDDR cards and 5-59% fast on the HBM ones (newuser95's left-over 1; the
+rows: tests/data/llama_cpp_gpu_decode.json, group "llama.cpp gpu-resident decode" of benchmarks/calibration_report.py).
+Two mechanisms make the difference:
+
+- the matrix-vector kernels read at ``llama_cpp_gpu_bandwidth_efficiency`` of the memory's rate, but no faster than
+  ``llama_cpp_gpu_read_ceiling_gb_per_s``: the bytes they keep in flight over the memory's latency (Little's law) cap
+  the rate on HBM cards (A100 / H100 PCIe: 1.0 TB/s of 1.9-2.0, 70B and f16 alike), not on GDDR ones;
+- each layer's kernels take a fixed time whatever they read, ``llama_cpp_layer_launch_s`` a layer: a launch and a
+  latency of a few microseconds for each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations'
+  quantization), which CUDA graphs shorten only in part (Llama 2 7B Q4_0 tg 1.06-1.10x faster on a 3090 / 4090,
+  https://github.com/ggml-org/llama.cpp/pull/6766); the matrix kernels' reads overlap it, so a step takes the longer
+  of the two: a small model on a fast card waits on the floor (Llama 2 7B Q4_0: 112-149 tokens/s on cards from 0.77
+  to 2 TB/s), a large one on its memory.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from generator.sizing.constants import Constants
+
+
+def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants) -> float:
+    """Bytes a second llama.cpp's decode kernels read from one GPU's memory: a share of its rate, under the ceiling."""
+    rate_gb_per_s = gpu_bandwidth_gb_per_s * consts.llama_cpp_gpu_bandwidth_efficiency
+    return min(rate_gb_per_s, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
+
+
+def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s: float, consts: Constants) -> tuple[str, float]:
+    """What binds a decode step reading ``read_bytes`` over ``layers`` layers, and its seconds: the longer of the two.
+
+    ``("hbm", reads)`` or ``("engine", the layers' fixed kernel time)``: the shorter hides under the longer (split over
+    GPUs in layers, both add up along the chain).
+    """
+    memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts)
+    launches_s = layers * consts.llama_cpp_layer_launch_s
+    return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)
