@@ -381,7 +381,7 @@ def _unblock_hint(
         )
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
-        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        general = _led_by(lead, general) if lead else general
         # GPUs whose LoRA slots leave no room for a sequence's KV cache: the max_loras or max_rank that fits (fix165)
         slotted = {b.gpu_id: b.lora_fit for b in blocked if b.lora_fit is not None}
         if slotted:
@@ -392,7 +392,7 @@ def _unblock_hint(
             assert lora is not None
             lead = lora_slots_hint(slotted, served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters), lora.max_rank)
             general = (
-                f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+                _led_by(lead, general)
                 if all(b.lora_fit is not None for b in blocked)
                 else f"{general}; where the LoRA slots fill a GPU: {lead}"
             )
@@ -437,7 +437,7 @@ def _unblock_hint(
         adapters = "; else LoRA/QLoRA (adapter gradients alone cross)" if training.method == "full" else ""
         general = f"to unblock: {lead}{adapters}" if training.compute_precision != "fp8" else f"to unblock: {lead}"
     elif lead:
-        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+        general = _led_by(lead, general)
     # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
     deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
     if deadline_only:
@@ -506,6 +506,11 @@ def _unblock_hint(
         "platform with more RAM per GPU, or one with fewer GPUs per node (each node holds its own GPUs' share)"
     )
     return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"
+
+
+def _led_by(lead: str, hint: str) -> str:
+    """``hint`` ("to unblock: ...") with ``lead`` said first, its own ways after an "else"."""
+    return f"to unblock: {lead}; else " + hint.removeprefix("to unblock: ")
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
