@@ -204,6 +204,16 @@ class EstimateRequest(NamedTuple):
     lora_target_modules: tuple[str, ...] | None = None
 
 
+#: The request's field of each ``inference.lora`` field; the option is its name with dashes (``--lora-adapters``).
+LORA_REQUEST_FIELDS = {
+    "adapters": "lora_adapters",
+    "max_rank": "lora_max_rank",
+    "max_loras": "max_loras",
+    "max_cpu_loras": "max_cpu_loras",
+    "target_modules": "lora_target_modules",
+}
+
+
 def _constants(req: EstimateRequest) -> Constants:
     overrides: dict[str, Any] = dict(req.constants)
     if req.gpu_memory_utilization is not None:
@@ -430,8 +440,7 @@ def check_request(req: EstimateRequest) -> None:
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
     _check_share(req)
-    lora_options = (req.lora_adapters, req.lora_max_rank, req.max_loras, req.max_cpu_loras, req.lora_target_modules)
-    if any(option is not None for option in lora_options):  # their module loads only where one is given (cold start)
+    if any(getattr(req, field) is not None for field in LORA_REQUEST_FIELDS.values()):  # lora_estimate loads only so
         from generator.calculator.lora_estimate import check_lora_options
 
         check_lora_options(req)
