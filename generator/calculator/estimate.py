@@ -839,9 +839,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         plain = size_inference(arch, held, kv_bits, context, req.batch, par, with_consts, memory_bytes, nvlink=nvlink)
         if lora is None:
             return plain, plain
-        from generator.calculator.lora_estimate import with_slots
+        from generator.planner.lora_replica import with_lora_slots
 
-        return plain, with_slots(lora, arch, par, plain, with_consts, memory_bytes)
+        # vLLM's shrink buffer at a forward pass's tokens (--max-batched-tokens or the engine's default)
+        chunk = with_consts.prefill_chunk_tokens
+        return plain, with_lora_slots(arch, lora, par, plain, with_consts, memory_bytes or 0, chunk)
 
     without, inference = sized(consts)
     if (padding := held.expert_padding) and held != fmt and gpu is not None:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
     from generator.calculator.estimate import EstimateRequest
     from generator.sizing.architecture import Architecture
-    from generator.sizing.constants import Constants
     from generator.sizing.memory import InferenceMemory
     from generator.sizing.weights import Parallelism
     from generator.workload.models import InferenceSpec
@@ -99,18 +98,6 @@ def lora_serving_spec(req: EstimateRequest, arch: Architecture, context: int, kv
     )
     spec = InferenceSpec(max_context_tokens=context, kv_cache_precision=kv_precision, lora=lora)
     return spec._replace(engine="sglang") if req.engine == "sglang" else spec
-
-
-def with_slots(
-    spec: InferenceSpec, arch: Architecture, par: Parallelism, mem: InferenceMemory, consts: Constants, gpu_bytes: int | None
-) -> InferenceMemory:
-    """``mem`` with the adapters' slots (and vLLM's shrink buffer) held before the KV pool, as the planner sizes it.
-
-    The buffer is at a forward pass's tokens (``consts.prefill_chunk_tokens``: ``--max-batched-tokens`` or vLLM's default).
-    """
-    from generator.planner.lora_replica import with_lora_slots
-
-    return with_lora_slots(arch, spec, par, mem, consts, gpu_bytes or 0, consts.prefill_chunk_tokens)
 
 
 #: The throughput figures the ``lora`` entry keeps of the same replica without the adapters.
