@@ -827,6 +827,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
     held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and not llama and not req.train else fmt
     lora = None  # the adapters served, as the planner's service of them (a workload's inference.lora)
+    without_rates: dict[str, Any] | None = None  # the replica's throughput without them, where throughput is asked
     if req.lora_adapters is not None and not req.train:
         from generator.calculator import lora_estimate
 
@@ -1223,7 +1224,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             ):
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts, lora)
                 if lora is not None:  # the same replica without the adapters, beside (lora.without_adapters)
-                    result["lora_without_throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, without, consts)
+                    without_rates = _throughput(req, arch, gpu, held, kv_bits, par, without, consts)
                 rated = result["throughput"]
                 if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
                     # the batch's requests at the rate the running ones finish (the saturated batch's)
@@ -1243,7 +1244,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if lora is not None:
         from generator.calculator.lora_estimate import lora_result
 
-        result["lora"] = lora_result(lora, arch, par, inference, without, result.pop("lora_without_throughput", None))
+        result["lora"] = lora_result(lora, arch, par, inference, without, without_rates)
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
