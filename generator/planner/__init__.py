@@ -1397,18 +1397,19 @@ def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
     """The error to report when no fleet was planned.
 
     The first; or, of the fleets that broke the same limit as the first, the one nearest it (the fewest racks or
-    nodes, the least spend).
+    nodes, the least spend); or, of deployments' refusals, the pass's that placed more deployments before refusing
+    another deployment than the first pass refused.
     """
     first = errors[0]
-    if not isinstance(first, FleetLimitError):
+    if isinstance(first, RefusalWithTailError):
         # newuser94: where the pass that placed the most deployments (the first of those) refused another deployment
         # than the first pass, its refusal: two services share an owned server in a pass where they share, whose
         # refusal is then the training job's that no server holds, where the first pass's said a service was kept off
         # the server the other held. The same deployment refused later, in another order, keeps the first's words.
-        refusals = [e for e in errors if isinstance(e, RefusalWithTailError)]
-        if isinstance(first, RefusalWithTailError) and refusals:
-            furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
-            return furthest if furthest.index != first.index and furthest.placed > first.placed else first
+        refusals = (e for e in errors if isinstance(e, RefusalWithTailError))
+        furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
+        return furthest if furthest.index != first.index and furthest.placed > first.placed else first
+    if not isinstance(first, FleetLimitError):
         return first
     same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
     return min(same, key=lambda e: e.needed)
