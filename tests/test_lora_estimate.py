@@ -168,6 +168,25 @@ def test_the_ranges_are_the_schemas() -> None:
     assert set(OPTIONS) == set(lora)
 
 
+def test_each_lora_option_sets_its_request_field() -> None:
+    """The option a refusal names (``OPTIONS``) is the parser's, and it fills the request field the sizing reads."""
+    from generator.calculator.cli import build_parser, build_request
+    from generator.calculator.estimate import LORA_REQUEST_FIELDS
+    from generator.calculator.lora_estimate import OPTIONS
+
+    given = {"adapters": "7", "max_rank": "16", "max_loras": "3", "max_cpu_loras": "5", "target_modules": "q_proj,v_proj"}
+    parser = build_parser()
+    argv = [MODEL, "--gpu", "h100-sxm5-80gb", *(part for field, value in given.items() for part in (OPTIONS[field], value))]
+    req = build_request(parser, parser.parse_args(argv))
+    assert {field: getattr(req, name) for field, name in LORA_REQUEST_FIELDS.items()} == {
+        "adapters": 7,
+        "max_rank": 16,
+        "max_loras": 3,
+        "max_cpu_loras": 5,
+        "target_modules": ("q_proj", "v_proj"),
+    }
+
+
 def test_an_estimate_without_adapters_loads_none_of_their_code() -> None:
     """The options' module, the LoRA sizing and the workload's models load only where adapters are asked (cold start)."""
     from tests.test_cold_start import _loaded_after

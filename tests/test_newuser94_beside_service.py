@@ -200,3 +200,24 @@ def test_where_servers_may_be_bought_the_job_buys_one_of_its_own(tmp_path: Path)
         ("chat_h100_sxm5_80gb", 1, 1),
         ("tune_gh200_96gb", 1, 0),
     ]
+
+
+@pytest.mark.parametrize(
+    ("servers", "services", "said"),
+    [
+        (1, [("chat", 2)], "'chat' needs 2 of the 8 GPUs it holds of 1 owned dgx-h100 (8 x h100-sxm5-80gb) for its "
+         "rate, 6 running replicas past it or idle"),
+        (1, [("chat", 8)], "'chat' needs all 8 GPUs it holds of 1 owned dgx-h100 (8 x h100-sxm5-80gb) for its rate"),
+        (2, [("small", 2), ("chat", 4)], "'small' and 'chat' need 6 of the 16 GPUs they hold of 2 owned dgx-h100 (8 x "
+         "h100-sxm5-80gb) for their rates ('small' 2, 'chat' 4), 10 running replicas past them or idle"),
+        (2, [("small", 8), ("chat", 8)], "'small' and 'chat' need all 16 GPUs they hold of 2 owned dgx-h100 (8 x "
+         "h100-sxm5-80gb) for their rates ('small' 8, 'chat' 8)"),
+    ],
+)  # fmt: skip
+def test_a_kinds_clause_counts_the_services_need_of_the_servers_gpus(
+    servers: int, services: list[tuple[str, int]], said: str
+) -> None:
+    """One service or several, some GPUs spare or none: the servers' GPUs are servers x GPUs a server."""
+    from generator.planner.beside_service import _kind_clause
+
+    assert _kind_clause(("dgx-h100", "h100-sxm5-80gb", 8), servers, services) == said

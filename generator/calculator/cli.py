@@ -16,6 +16,7 @@ import sys
 
 from generator.calculator.estimate import (
     DATASET_NEEDS_GPU,
+    LORA_REQUEST_FIELDS,
     SERVING_ENGINES,
     SHARE_REPLICAS,
     SHARE_STRATEGIES,
@@ -138,14 +139,14 @@ MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
     "ddr_mt_per_s", "cpu_sockets", "cpu_cores", "threads", "allow_precision", "min_context", "offload_engine",
 )  # fmt: skip
+#: The options of LoRA adapters served (a workload's inference.lora).
+LORA_SERVING_OPTIONS = tuple(LORA_REQUEST_FIELDS.values())
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
     "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy", "cached_prompt_share",
-    "lora_adapters", "lora_max_rank", "max_loras", "max_cpu_loras", "lora_target_modules",
+    *LORA_SERVING_OPTIONS,
 )  # fmt: skip
-#: The options of LoRA adapters served (a workload's inference.lora).
-LORA_SERVING_OPTIONS = ("lora_adapters", "lora_max_rank", "max_loras", "max_cpu_loras", "lora_target_modules")
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
     "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy", "cached_prompt_share",

@@ -204,6 +204,16 @@ class EstimateRequest(NamedTuple):
     lora_target_modules: tuple[str, ...] | None = None
 
 
+#: The request's field of each ``inference.lora`` field; the option is its name with dashes (``--lora-adapters``).
+LORA_REQUEST_FIELDS = {
+    "adapters": "lora_adapters",
+    "max_rank": "lora_max_rank",
+    "max_loras": "max_loras",
+    "max_cpu_loras": "max_cpu_loras",
+    "target_modules": "lora_target_modules",
+}
+
+
 def _constants(req: EstimateRequest) -> Constants:
     overrides: dict[str, Any] = dict(req.constants)
     if req.gpu_memory_utilization is not None:
@@ -430,8 +440,7 @@ def check_request(req: EstimateRequest) -> None:
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
     _check_share(req)
-    lora_options = (req.lora_adapters, req.lora_max_rank, req.max_loras, req.max_cpu_loras, req.lora_target_modules)
-    if any(option is not None for option in lora_options):  # their module loads only where one is given (cold start)
+    if any(getattr(req, field) is not None for field in LORA_REQUEST_FIELDS.values()):  # lora_estimate loads only so
         from generator.calculator.lora_estimate import check_lora_options
 
         check_lora_options(req)
@@ -818,6 +827,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
     held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and not llama and not req.train else fmt
     lora = None  # the adapters served, as the planner's service of them (a workload's inference.lora)
+    without_rates: dict[str, Any] | None = None  # the replica's throughput without them, where throughput is asked
     if req.lora_adapters is not None and not req.train:
         from generator.calculator import lora_estimate
 
@@ -830,9 +840,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         plain = size_inference(arch, held, kv_bits, context, req.batch, par, with_consts, memory_bytes, nvlink=nvlink)
         if lora is None:
             return plain, plain
-        from generator.calculator.lora_estimate import with_slots
+        from generator.planner.lora_replica import with_lora_slots
 
-        return plain, with_slots(lora, arch, par, plain, with_consts, memory_bytes)
+        # vLLM's shrink buffer at a forward pass's tokens (--max-batched-tokens or the engine's default)
+        chunk = with_consts.prefill_chunk_tokens
+        return plain, with_lora_slots(arch, lora, par, plain, with_consts, memory_bytes or 0, chunk)
 
     without, inference = sized(consts)
     if (padding := held.expert_padding) and held != fmt and gpu is not None:
@@ -1212,7 +1224,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             ):
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts, lora)
                 if lora is not None:  # the same replica without the adapters, beside (lora.without_adapters)
-                    result["lora_without_throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, without, consts)
+                    without_rates = _throughput(req, arch, gpu, held, kv_bits, par, without, consts)
                 rated = result["throughput"]
                 if result["capacity"].get("average_batch", {}).get("queued") and rated.get("requests_per_s"):
                     # the batch's requests at the rate the running ones finish (the saturated batch's)
@@ -1232,7 +1244,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if lora is not None:
         from generator.calculator.lora_estimate import lora_result
 
-        result["lora"] = lora_result(lora, arch, par, inference, without, result.pop("lora_without_throughput", None))
+        result["lora"] = lora_result(lora, arch, par, inference, without, without_rates)
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)

@@ -17,6 +17,7 @@ import os
 import struct
 
 from generator.named_tuple import NamedTuple
+from generator.sizing.context_limit import FLOAT32_MAX
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start reads this module)
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 #: Value types by their number: struct format of a scalar (``s``: a string, ``a``: an array).
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY, _FLOAT32 = 8, 9, 6
-#: The largest float32.
-_FLOAT32_MAX = 3.4028234663852886e38
 #: Arrays longer than this are walked over and not kept (per-layer values have one element a layer).
 MAX_KEPT_ARRAY = 4096
 #: ggml's most dimensions a tensor has (``GGML_MAX_DIMS``).
@@ -167,12 +166,12 @@ def float32_decimal(value: float) -> float:
     a Python float it is 1.2000000476837158, which a rendered ``--rope-scale`` said as is. The shortest of 1 to 9
     significant digits whose float32 is ``value`` is the decimal the converter was given (9 digits always round-trip).
     """
-    if not -_FLOAT32_MAX <= value <= _FLOAT32_MAX:  # NaN and the infinities as read
+    if not -FLOAT32_MAX <= value <= FLOAT32_MAX:  # NaN and the infinities as read
         return value
     for digits in range(1, 10):
         short = float(f"{value:.{digits}g}")
         # never past the largest float32 (llama-server's std::stof refuses more): that one is kept as read
-        if abs(short) <= _FLOAT32_MAX and struct.unpack("<f", struct.pack("<f", short))[0] == value:
+        if abs(short) <= FLOAT32_MAX and struct.unpack("<f", struct.pack("<f", short))[0] == value:
             return short
     return value
 

@@ -10,6 +10,7 @@ reason line). Loaded only where adapters are asked: an estimate without them imp
 
 from __future__ import annotations
 
+from generator.calculator.estimate import LORA_REQUEST_FIELDS
 from generator.errors import InputError, UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -18,27 +19,12 @@ if TYPE_CHECKING:
 
     from generator.calculator.estimate import EstimateRequest
     from generator.sizing.architecture import Architecture
-    from generator.sizing.constants import Constants
     from generator.sizing.memory import InferenceMemory
     from generator.sizing.weights import Parallelism
     from generator.workload.models import InferenceSpec
 
-#: The estimate's option of each ``inference.lora`` field.
-OPTIONS = {
-    "adapters": "--lora-adapters",
-    "max_rank": "--lora-max-rank",
-    "max_loras": "--max-loras",
-    "max_cpu_loras": "--max-cpu-loras",
-    "target_modules": "--lora-target-modules",
-}
-#: The request's field of each option (:class:`~generator.calculator.estimate.EstimateRequest`).
-REQUEST_FIELDS = {
-    "adapters": "lora_adapters",
-    "max_rank": "lora_max_rank",
-    "max_loras": "max_loras",
-    "max_cpu_loras": "max_cpu_loras",
-    "target_modules": "lora_target_modules",
-}
+#: The estimate's option of each ``inference.lora`` field (``--lora-adapters``: the request's ``lora_adapters``).
+OPTIONS = {field: "--" + name.replace("_", "-") for field, name in LORA_REQUEST_FIELDS.items()}
 #: ``target_modules``' limits in the schema: names a list, characters a name.
 MOST_TARGETS = 64
 MOST_TARGET_CHARACTERS = 128
@@ -59,7 +45,7 @@ def check_lora_options(req: EstimateRequest) -> None:
     from generator.sizing.lora_serving import LORA_RANGES, cpu_loras_problem, max_loras_problem, rank_problem
 
     if req.lora_adapters is None:
-        given = next(o for f, o in OPTIONS.items() if getattr(req, REQUEST_FIELDS[f]) is not None)
+        given = next(o for f, o in OPTIONS.items() if getattr(req, LORA_REQUEST_FIELDS[f]) is not None)
         raise UsageError(f"{given} needs --lora-adapters: the adapters served (a workload's inference.lora.adapters)")
     if req.train:
         raise UsageError("--lora-adapters sizes adapters served by an engine; a training job's are --lora-rank / --lora-targets")
@@ -70,7 +56,7 @@ def check_lora_options(req: EstimateRequest) -> None:
     if req.lora_max_rank is None:
         raise UsageError("--lora-adapters needs --lora-max-rank: the rank every adapter slot is sized at (max_rank)")
     for field, (low, high) in LORA_RANGES.items():
-        value = getattr(req, REQUEST_FIELDS[field])
+        value = getattr(req, LORA_REQUEST_FIELDS[field])
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
             raise UsageError(f"{OPTIONS[field]} must be a whole number from {low} to {high:,}, got {value!r}")
     targets = req.lora_target_modules
@@ -112,18 +98,6 @@ def lora_serving_spec(req: EstimateRequest, arch: Architecture, context: int, kv
     )
     spec = InferenceSpec(max_context_tokens=context, kv_cache_precision=kv_precision, lora=lora)
     return spec._replace(engine="sglang") if req.engine == "sglang" else spec
-
-
-def with_slots(
-    spec: InferenceSpec, arch: Architecture, par: Parallelism, mem: InferenceMemory, consts: Constants, gpu_bytes: int | None
-) -> InferenceMemory:
-    """``mem`` with the adapters' slots (and vLLM's shrink buffer) held before the KV pool, as the planner sizes it.
-
-    The buffer is at a forward pass's tokens (``consts.prefill_chunk_tokens``: ``--max-batched-tokens`` or vLLM's default).
-    """
-    from generator.planner.lora_replica import with_lora_slots
-
-    return with_lora_slots(arch, spec, par, mem, consts, gpu_bytes or 0, consts.prefill_chunk_tokens)
 
 
 #: The throughput figures the ``lora`` entry keeps of the same replica without the adapters.

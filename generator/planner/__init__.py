@@ -381,7 +381,7 @@ def _unblock_hint(
         )
         # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
         lead = _network_lead(dep, blocked)
-        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ") if lead else general
+        general = _led_by(lead, general) if lead else general
         # GPUs whose LoRA slots leave no room for a sequence's KV cache: the max_loras or max_rank that fits (fix165)
         slotted = {b.gpu_id: b.lora_fit for b in blocked if b.lora_fit is not None}
         if slotted:
@@ -392,7 +392,7 @@ def _unblock_hint(
             assert lora is not None
             lead = lora_slots_hint(slotted, served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters), lora.max_rank)
             general = (
-                f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+                _led_by(lead, general)
                 if all(b.lora_fit is not None for b in blocked)
                 else f"{general}; where the LoRA slots fill a GPU: {lead}"
             )
@@ -437,7 +437,7 @@ def _unblock_hint(
         adapters = "; else LoRA/QLoRA (adapter gradients alone cross)" if training.method == "full" else ""
         general = f"to unblock: {lead}{adapters}" if training.compute_precision != "fp8" else f"to unblock: {lead}"
     elif lead:
-        general = f"to unblock: {lead}; else " + general.removeprefix("to unblock: ")
+        general = _led_by(lead, general)
     # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
     deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
     if deadline_only:
@@ -506,6 +506,11 @@ def _unblock_hint(
         "platform with more RAM per GPU, or one with fewer GPUs per node (each node holds its own GPUs' share)"
     )
     return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"
+
+
+def _led_by(lead: str, hint: str) -> str:
+    """``hint`` ("to unblock: ...") with ``lead`` said first, its own ways after an "else"."""
+    return f"to unblock: {lead}; else " + hint.removeprefix("to unblock: ")
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
@@ -1396,18 +1401,19 @@ def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
     """The error to report when no fleet was planned.
 
     The first; or, of the fleets that broke the same limit as the first, the one nearest it (the fewest racks or
-    nodes, the least spend).
+    nodes, the least spend); or, of deployments' refusals, the pass's that placed more deployments before refusing
+    another deployment than the first pass refused.
     """
     first = errors[0]
-    if not isinstance(first, FleetLimitError):
+    if isinstance(first, RefusalWithTailError):
         # newuser94: where the pass that placed the most deployments (the first of those) refused another deployment
         # than the first pass, its refusal: two services share an owned server in a pass where they share, whose
         # refusal is then the training job's that no server holds, where the first pass's said a service was kept off
         # the server the other held. The same deployment refused later, in another order, keeps the first's words.
-        refusals = [e for e in errors if isinstance(e, RefusalWithTailError)]
-        if isinstance(first, RefusalWithTailError) and refusals:
-            furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
-            return furthest if furthest.index != first.index and furthest.placed > first.placed else first
+        refusals = (e for e in errors if isinstance(e, RefusalWithTailError))
+        furthest = max(refusals, key=lambda e: e.placed)  # max keeps the first of equals
+        return furthest if furthest.index != first.index and furthest.placed > first.placed else first
+    if not isinstance(first, FleetLimitError):
         return first
     same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
     return min(same, key=lambda e: e.needed)

@@ -57,24 +57,11 @@ def beside_service_text(wl: Workload, chosen: Sequence[tuple[int, Option, list[O
             unsaid |= kinds
             continue
         needs.setdefault(opt.server_kind, []).append((dep.name, gpus))
-    said = []
-    for kind, services in sorted(needs.items()):
-        if kind in unsaid or not held.get(kind):
-            continue
-        total = held[kind] * kind[2]
-        needed = sum(g for _, g in services)
-        each = "" if len(services) == 1 else " (" + ", ".join(f"'{n}' {g}" for n, g in services) + ")"
-        whose = f"'{services[0][0]}'" if len(services) == 1 else " and ".join(f"'{n}'" for n, _ in services)
-        verb = "needs" if len(services) == 1 else "need"
-        rate = "its rate" if len(services) == 1 else "their rates"
-        they = "it holds" if len(services) == 1 else "they hold"
-        servers = f"{they} of {held[kind]} owned {kind[0]} ({kind[2]} x {kind[1]})"
-        said.append(
-            f"{whose} {verb} {needed} of the {total} GPUs {servers} for {rate}{each}, "
-            f"{total - needed} running replicas past {'it' if len(services) == 1 else 'them'} or idle"
-            if needed < total
-            else f"{whose} {verb} all {total} GPUs {servers} for {rate}{each}"
-        )
+    said = [
+        _kind_clause(kind, held[kind], services)
+        for kind, services in sorted(needs.items())
+        if kind not in unsaid and held.get(kind)
+    ]
     if not said:
         return ""
     return (
@@ -82,3 +69,19 @@ def beside_service_text(wl: Workload, chosen: Sequence[tuple[int, Option, list[O
         "pods and the services' would share the server's NVLink, host RAM, CPU and power, which the plan does not size "
         "together)"
     )
+
+
+def _kind_clause(kind: ServerKey, servers: int, services: list[tuple[str, int]]) -> str:
+    """What the ``services`` (name, GPUs their rate needs) on ``servers`` owned servers of ``kind`` need of its GPUs."""
+    platform_id, gpu_id, node_gpus = kind
+    total = servers * node_gpus
+    needed = sum(gpus for _, gpus in services)
+    if len(services) == 1:
+        whose, verb, they, rate, each, past = f"'{services[0][0]}'", "needs", "it holds", "its rate", "", "it"
+    else:
+        whose, verb, they, rate, past = " and ".join(f"'{n}'" for n, _ in services), "need", "they hold", "their rates", "them"
+        each = " (" + ", ".join(f"'{n}' {gpus}" for n, gpus in services) + ")"
+    held = f"{they} of {servers} owned {platform_id} ({node_gpus} x {gpu_id}) for {rate}{each}"
+    if needed < total:
+        return f"{whose} {verb} {needed} of the {total} GPUs {held}, {total - needed} running replicas past {past} or idle"
+    return f"{whose} {verb} all {total} GPUs {held}"

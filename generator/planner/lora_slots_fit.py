@@ -46,7 +46,7 @@ def lora_slots_fit(spec: InferenceSpec, fits: Callable[[InferenceSpec], bool]) -
     tried = ranks if spec.engine == "vllm" else [r for r in ranks if r & (r - 1) == 0]
     at_slots = next(((slots, r) for r in tried if fits(_with(spec, slots, r))), None)
     at_one = next(((1, r) for r in tried if fits(_with(spec, 1, r))), None) if slots > 1 else None
-    found = (*([at_slots] if at_slots else []), *([at_one] if at_one and at_one != at_slots else []))
+    found = tuple(fit for fit in (at_slots, at_one) if fit is not None)  # never equal: at_one only where slots > 1
     return found or None
 
 

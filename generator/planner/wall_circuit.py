@@ -17,8 +17,6 @@ from generator.planner.plan import OutletCircuit
 from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, usable_power_w
 from generator.workload.models import WallCircuit
 
-#: The circuit assumed where the workload names none: a US 120 V / 15 A branch circuit.
-DEFAULT_WALL_CIRCUIT = WallCircuit(voltage_v=120, breaker_a=15)
 #: How a workload states another circuit, said in the advice (a European socket circuit as the example).
 STATE_ANOTHER = "hardware.wall_circuit: {voltage_v: 230, breaker_a: 16} for a European 230 V / 16 A socket circuit"
 

@@ -36,7 +36,7 @@ LENGTH_KEYS = (
 #: Cap of the stretched length (a huge ``factor`` must not overflow): the config check's bound on max_position_embeddings.
 _MOST_TOKENS = 1 << 31
 #: The largest 32-bit float: llama-server parses ``--rope-scale`` with ``std::stof`` (common/arg.cpp), which refuses more.
-_FLOAT32_MAX = 3.4028234663852886e38
+FLOAT32_MAX = 3.4028234663852886e38
 #: RoPE scaling types whose ``max_position_embeddings`` is already the scaled length.
 _PRE_SCALED = ("su", "longrope", "llama3")
 #: RoPE scaling types that scale by a ``factor``, which transformers' validators (``_validate_linear_scaling_rope_
@@ -185,10 +185,10 @@ def llama_cpp_rope(config: Mapping[str, Any], model_type: str, gguf_arch: str | 
     kind = rope.get("rope_type", rope.get("type"))
     factor = _whole(_factor(rope.get("factor", 1.0)))
     key = "rope_scaling" if config.get("rope_scaling") else "rope_parameters"
-    if kind in ("yarn", "linear") and factor > _FLOAT32_MAX:  # hostile87: rendered as a flag llama-server refused
+    if kind in ("yarn", "linear") and factor > FLOAT32_MAX:  # hostile87: rendered as a flag llama-server refused
         raise ArchitectureError(
             f"config field '{key}.factor' is {factor:.3g}, more than llama-server's --rope-scale reads (a 32-bit "
-            f"float, at most {_FLOAT32_MAX:.4g}), and no context needs it: the served length is capped at "
+            f"float, at most {FLOAT32_MAX:.4g}), and no context needs it: the served length is capped at "
             f"{_MOST_TOKENS:,} tokens"
         )
     options: tuple[tuple[str, str | int | float], ...] = ()
