@@ -6,7 +6,7 @@
   1.25 GiB a worker: 125 GiB) beside a TP2 70B chat on a 4-GPU XE8640: 16 + 4 x 125 = 516 GiB needed before (768 GiB
   built, 16 x 48 GiB), 16 + 125 = 141 GiB now (384 GiB built, 16 x 24 GiB, with the model files' page cache).
 - A refusal named two services on one DGX as "'small' holds 1 x dgx-h100; 'chat' holds 1 x dgx-h100" (two servers);
-  now "'small' and 'chat' share 1 x dgx-h100".
+  now "'small' and 'chat' share 1 x dgx-h100 ('small' 2, 'chat' 2 of its 8 GPUs)" (2 x TP1, 1 x TP2).
 - spec.json's pool names each replica's GPUs of each owned host (``host_gpus``), the plan text and SPEC.md say them
   a line a host, and they are Ansible's ``specgen_replicas`` (the oracle: ansible's own YAML loader reads it).
 """
@@ -48,7 +48,9 @@ def test_a_refusal_says_two_services_share_one_server() -> None:
         plan_file(str(DATA / "third-refused.yaml"))
     said = str(caught.value)
     assert "deployment 'big'" in said
-    assert said.endswith("or place a deployment before it elsewhere ('small' and 'chat' share 1 x dgx-h100)")
+    assert said.endswith(
+        "or place a deployment before it elsewhere ('small' and 'chat' share 1 x dgx-h100 ('small' 2, 'chat' 2 of its 8 GPUs))"
+    )
     assert "holds 1 x dgx-h100" not in said
 
 

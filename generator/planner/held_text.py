@@ -2,15 +2,18 @@
 
 Services sharing an owned server each counted it: two services on one DGX read "'small' holds 1 x dgx-h100; 'chat'
 holds 1 x dgx-h100", as if two servers. Where the deployments holding a kind count more of its servers than the pass
-holds of it (``held``), they share them: said once, "'small' and 'chat' share 1 x dgx-h100".
+holds of it (``held``), they share them: said once, with the GPUs each one's replicas take: "'small' and 'chat' share
+1 x dgx-h100 ('small' 2, 'chat' 2 of its 8 GPUs)".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
+from generator.units import figure_text
 from generator.words import listed
 
 
@@ -21,10 +24,13 @@ def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, in
     servers of each kind the pass holds; None: not known (each holder said on its own, as before).
     """
     counts: dict[ServerKey, list[tuple[str, int]]] = {}
+    gpus: dict[ServerKey, dict[str, Fraction]] = {}  # the GPUs each holder's replicas take of a kind
     for name, opt in holders:
         for part in opt.pieces:
             if part.candidate.owned_nodes:
                 counts.setdefault(part.server_kind, []).append((name, part.candidate.owned_nodes))
+                taken = gpus.setdefault(part.server_kind, {})
+                taken[name] = taken.get(name, Fraction(0)) + part.gpus_used
     shared = {
         kind
         for kind, who in counts.items()
@@ -41,6 +47,9 @@ def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, in
         for kind in sorted({p.server_kind for p in opt.pieces if p.server_kind in shared}):
             who = counts[kind]
             if who[0][0] == name:  # said once, where its first holder stands
-                names = listed([f"'{n}'" for n, _ in dict.fromkeys(who)], "and")
-                out.append(f"{names} share {held[kind] if held else 0} x {kind[0]}")
+                names = listed([f"'{n}'" for n in dict.fromkeys(n for n, _ in who)], "and")
+                servers = held[kind] if held else 0
+                each = ", ".join(f"'{n}' {figure_text(float(g))}" for n, g in gpus[kind].items())
+                of = f"its {kind[2]}" if servers == 1 else f"their {servers * kind[2]:,}"
+                out.append(f"{names} share {servers} x {kind[0]} ({each} of {of} GPUs)")
     return out
