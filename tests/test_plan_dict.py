@@ -19,6 +19,7 @@ from generator.planner.plan import (
     DeploymentPart,
     DeploymentPlan,
     Finding,
+    HostGpus,
     Nic,
     NodeSpec,
     OutletCircuit,
@@ -38,7 +39,7 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
 RECORDS = (
     Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackCircuitLoad, RackPool, RackSpec,
-    RackSupply, Capacity, CapacityServed, OwnedRuns, OutletCircuit,
+    RackSupply, Capacity, CapacityServed, OwnedRuns, OutletCircuit, HostGpus,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
@@ -51,6 +52,7 @@ LEFT_OUT = {
     (Pool, "root_disk_size"),  # fix97: a cloud node's root disk, as the render asks it
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
     (Plan, "wall_circuit"),  # fix168: hardware.wall_circuit, left out where the workload gives none
+    (Pool, "host_gpus"),  # fix167: services sharing owned hosts, each replica's GPUs of a host
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
 #: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);

@@ -105,6 +105,13 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  host minimum: {n.host_minimum}")
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
+        if pool.host_gpus:  # services sharing owned hosts: each one's GPUs of a host (fix167)
+            from generator.shared_host_text import shared_host_lines
+
+            per_host = n.gpus // n.hosts
+            lines += [
+                f"  {line}" for line in shared_host_lines(((h.host, h.deployment, h.gpus) for h in pool.host_gpus), per_host)
+            ]
     if plan.racks:  # bare metal: what each rack holds and draws (newuser30 item 5)
         field = "rack_power_kw" if plan.rack_supply is None else "rack_circuits"
         lines += ["", f"racks of {plan.racks[0].rack_power_kw:g} kW (hardware.{field}):"]

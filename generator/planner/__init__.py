@@ -2341,17 +2341,20 @@ def _owned_short_hint(
     ``held_servers``: the owned servers of each kind the deployments before it hold (whole or in part), of which a
     training job is told the GPUs the services' rates leave (:func:`~generator.planner.beside_service.beside_service_text`).
     """
-    held = []
+    from generator.planner.held_text import held_text  # a refusal's words: loaded when one is said
+
     apart = False  # a holder a training job where ``dep`` is a service, or the other way round
     told: set[int] = set()  # the jobs of a chain hold one option: its servers are said once, by its first job
+    holders = []
     for i, opt, _ in chosen:
         if id(opt) in told:
             continue
         told.add(id(opt))
-        servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
-        held += [f"'{wl.deployments[i].name}' holds {' and '.join(servers)}"] if servers else []
+        holders.append((wl.deployments[i].name, opt))
         training = isinstance(wl.deployments[i], TrainingDeployment)
-        apart = apart or bool(servers and training != isinstance(dep, TrainingDeployment))
+        owns = any(p.candidate.owned_nodes for p in opt.pieces)
+        apart = apart or bool(owns and training != isinstance(dep, TrainingDeployment))
+    held = held_text(holders, held_servers)
     ways = [
         "list more owned servers under hardware.inventory",
         "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",

@@ -47,6 +47,7 @@ from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.chain_runs import common_runs_per_month, sequence_month_per_run
 from generator.planner.chain_share import chain_share, with_undrawn
 from generator.planner.cold_start import cold_start_findings, model_download, model_load_seconds
+from generator.planner.colocated_ram import colocated_host_ram_bytes
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.derived_margin import derived_price_margin
@@ -58,6 +59,7 @@ from generator.planner.driver_series import (
 )
 from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
+from generator.planner.host_gpus import with_host_gpus
 from generator.planner.host_ram_reason import host_ram_reason
 from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
@@ -200,6 +202,7 @@ from generator.planner.spread import (
     packing_findings,
     spread_findings,
     spread_floor,
+    spread_services,
     spreads,
 )
 from generator.planner.tco import (
@@ -2151,6 +2154,7 @@ def build_plan(
                 "hardware.max_budget_usd_per_month",
             )
         )
+    pools = with_host_gpus(wl.hardware.provider, pools, deployments, spread_services(wl))  # fix167
     plan = Plan(
         workload=wl.name,
         objective=wl.objective,
@@ -3020,9 +3024,19 @@ def _pool(
         else o.needs.model_file_bytes
         for i, o in unit
     ]
+    # jobs of a chain run in turn: the widest; services side by side: each one's on the GPUs it takes (fix167)
+    members = [o for _, o in unit]
+    services = sum(isinstance(o.shape, ReplicaShape) for o in members)
+    chain = len(unit) > 1 and not services
+    if len(unit) == 1 or chain:
+        host_ram = max(o.needs.host_ram_bytes for o in members)
+    elif services == len(unit):
+        host_ram = colocated_host_ram_bytes(members, first.candidate.gpus_per_node)
+    else:  # a job beside a service is not planned (beside_service.py); each one's own, were it
+        host_ram = sum(o.needs.host_ram_bytes for o in members)
     needs = NodeNeeds(
         model_file_bytes=sum(files),
-        host_ram_bytes=max(o.needs.host_ram_bytes for _, o in unit),
+        host_ram_bytes=host_ram,
         dataset_bytes=sum(o.needs.dataset_bytes for _, o in unit),
         checkpoint_bytes=sum(o.needs.checkpoint_bytes for _, o in unit),
         needs_fabric=any(o.needs.needs_fabric for _, o in unit),
@@ -3031,8 +3045,7 @@ def _pool(
     hw = first.hardware
     before = len(findings)
     # training jobs share a pool only as a chain (run_after): in turn, so the pool holds the widest of them
-    in_turn = len(unit) > 1 and not any(isinstance(o.shape, ReplicaShape) for _, o in unit)
-    add = max if in_turn else sum
+    add = max if chain else sum
     # services sharing owned servers each count those their layout runs on: never more than the workload owns of the
     # kind and no other pool counts (newuser66 item 1: 2 owned DGX counted as 3, capex $540,000 for the 3 bought of 5,
     # not $810,000; review67 item 2: 3 owned counted 4 over two pools)

@@ -180,6 +180,10 @@ class Pool(NamedTuple):
     #: (``generator.render.node_disk.with_root_disks``): no provider changes it on a node, so a change is every
     #: node created again (newuser74 item 12). None (left out of ``spec.json``): bare metal.
     root_disk_size: int | None = None
+    #: On bare metal, where services share the pool's owned servers: each owned host's replicas and the GPUs (indices
+    #: from 0) each takes there, as Ansible's ``specgen_replicas`` places them (fix167: two services on one server read
+    #: as one server each). None (left out of ``spec.json``): one deployment, GPU shares, or no owned host.
+    host_gpus: tuple[HostGpus, ...] | None = None
 
     @property
     def spot(self) -> bool:
@@ -564,6 +568,16 @@ def _without_runner_up(reason: str, runners_up: tuple[Candidate, ...]) -> str:
     return reason
 
 
+class HostGpus(NamedTuple):
+    """One replica of a service on one owned host of a pool its services share, and the host's GPUs it takes."""
+
+    host: str
+    deployment: str
+    #: The replica's number among the service's replicas in the pool, from 1.
+    replica: int
+    gpus: tuple[int, ...]
+
+
 class RackPool(NamedTuple):
     """The nodes of one pool in one rack, and the names of those the workload names (``hardware.inventory[].hosts``)."""
 
@@ -872,6 +886,7 @@ _RECORDS: frozenset[Any] = frozenset(
         Capacity,
         CapacityServed,
         OwnedRuns,
+        HostGpus,
     }
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
@@ -915,5 +930,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Pool, "build_assumed"),
         (Pool, "capacity_type"),
         (Pool, "root_disk_size"),
+        (Pool, "host_gpus"),
     }
 )

@@ -23,6 +23,7 @@ from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
 from generator.render.node_disk import root_disk_text
+from generator.shared_host_text import shared_host_lines
 from generator.units import figure_text
 
 
@@ -80,6 +81,7 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         runs_only_power=runs_only_power_text,
         priced_at=priced_at(plan.findings),  # newuser74 item 9: another region's dollars, said beside them
         spot_on_demand=on_demand_text(priced_on_demand(plan.findings)),  # newuser79 item 12
+        shared_host_lines=lambda entries, per_host: shared_host_lines(((h, d, g) for h, d, _, g in entries), per_host),
         root_disk=root_disk_text,  # newuser74 item 15: what a cloud node's root / OS disk is sized from
         ds_config_path=lambda d: ds_config_path(d) if runs_deepspeed(d) else None,  # newuser76 item 14
     )
