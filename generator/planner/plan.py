@@ -202,6 +202,11 @@ class Pool(NamedTuple):
 #: (``specgen diff`` says the month moved, not a price; newuser89 left item 3).
 RUNS_ENERGY_BASIS = "owned server(s) that training jobs alone run on: "
 
+#: What a job on owned servers charged its runs' energy (:class:`OwnedRuns`) pays a month, and when: ``specgen diff``'s
+#: training cell and ``training-fits-idle-gpus`` say it so (newuser96 item 2, fix170 item 1).
+RUNS_ENERGY_PAID = "its runs' energy on owned servers"
+PAID_AS_RUNS = "paid only as it runs"
+
 
 class OwnedRuns(NamedTuple):
     """What a training layout all on owned servers (no ``prices:`` rate) is charged: its runs' energy, colocation beside.

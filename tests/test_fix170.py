@@ -1,0 +1,95 @@
+"""fix170: small wording fixes, each pinned against the plan's own figures.
+
+Item 1: ``training-fits-idle-gpus`` said a job's own pool of owned servers cost "$X a month, paid whatever runs", where
+the plan charges that pool its runs' energy only (and, racked, its colocation, paid whether it runs or not): newuser96
+item 2 fixed the same words in ``specgen diff``; the finding now says it as the diff does (shared constants).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.planner import plan_workload
+from generator.planner.plan import PAID_AS_RUNS, RUNS_ENERGY_BASIS, RUNS_ENERGY_PAID, Plan
+from generator.units import usd_text
+from generator.workload import load_workload
+from tests.test_newuser94_beside_service import _plan as lab_plan
+
+#: Two owned 2 x RTX 4090 towers (no colocation): a 7B service on one, a 7B QLoRA on the other, a GPU of the service's
+#: running a replica past its rate, which the job's run fits.
+TOWERS = """version: 1
+name: home
+deployments:
+  - name: chat
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference:
+      max_context_tokens: 4096
+      avg_input_tokens: 500
+      avg_output_tokens: 200
+      requests_per_second: 0.2
+  - name: tune
+    model: Qwen/Qwen2.5-7B
+    training:
+      method: qlora
+      sequence_length: 2048
+      global_batch_size: 16
+      dataset_tokens: 2000000
+      epochs: 1
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - platform: am5-desktop-tower
+      gpu: rtx-4090-24gb
+      gpus_per_server: 2
+      count: 2
+      ram_gib: 128
+"""
+
+
+def _towers(tmp_path: Path) -> Plan:
+    path = tmp_path / "home.yaml"
+    path.write_text(TOWERS, encoding="utf-8")
+    return plan_workload(load_workload(str(path)))
+
+
+def _idle_message(plan: Plan) -> str:
+    (found,) = [f for f in plan.findings if f.code == "training-fits-idle-gpus"]
+    return found.message
+
+
+def test_idle_gpus_finding_says_an_owned_towers_month_is_its_runs_energy(tmp_path: Path) -> None:
+    plan = _towers(tmp_path)
+    tune = plan.deployments[1]
+    (own,) = [p for p in plan.pools if p.name == tune.pool]
+    assert RUNS_ENERGY_BASIS in str(own.price_basis)  # the premise: the job's own pool is charged its runs' energy
+    month = usd_text(tune.details["usd_per_month"])
+    message = _idle_message(plan)
+    assert f"against its own pool's {month} a month of its runs' energy on owned servers, paid only as it runs." in message
+    assert "paid whatever runs" not in message
+
+
+def test_idle_gpus_finding_splits_a_racked_pools_runs_energy_from_its_colocation(tmp_path: Path) -> None:
+    """The lab's owned DGX H100 (racked): its month is the runs' energy (paid as they run) and colocation (not)."""
+    plan = lab_plan(tmp_path)
+    tune = plan.deployments[1]
+    (own,) = [p for p in plan.pools if p.name == tune.pool]
+    assert RUNS_ENERGY_BASIS in str(own.price_basis)
+    month = tune.details["usd_per_month"]
+    message = _idle_message(plan)
+    head = f"against its own pool's {usd_text(month)} a month: its runs' energy on owned servers ("
+    assert head in message and "paid whatever runs" not in message
+    energy_text, rest = message.split(head)[1].split(", paid only as it runs) and their colocation (", 1)
+    colocation_text = rest.split(", paid whether they run or not)", 1)[0]
+    energy = float(energy_text.lstrip("$").replace(",", ""))
+    colocation = float(colocation_text.lstrip("$").replace(",", ""))
+    assert 0 < energy < colocation and energy + colocation == pytest.approx(month, abs=0.01)
+
+
+def test_the_diff_and_the_finding_share_their_words() -> None:
+    from generator import fleet_diff
+
+    assert fleet_diff._PAID_BY["owned-runs"] == RUNS_ENERGY_PAID == "its runs' energy on owned servers"
+    assert PAID_AS_RUNS == "paid only as it runs"
