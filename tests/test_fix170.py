@@ -93,3 +93,34 @@ def test_the_diff_and_the_finding_share_their_words() -> None:
 
     assert fleet_diff._PAID_BY["owned-runs"] == RUNS_ENERGY_PAID == "its runs' energy on owned servers"
     assert PAID_AS_RUNS == "paid only as it runs"
+
+
+def _estimate_note(capsys: pytest.CaptureFixture[str], framework: str, gpus: int) -> str:
+    from generator.cli import main
+
+    argv = ["estimate", "meta-llama/Llama-3.1-70B-Instruct", "--train", "qlora", "--framework", framework]
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--gpu", "rtx-4090-24gb", "--gpus", str(gpus), "--seq-len", "2048"])
+    assert done.value.code == 3  # "does NOT fit" (README: estimate exits 3), with the hint of what fits
+    (note,) = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("note: it fits with")]
+    return note
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_estimates_fit_hint_for_unsloth_on_several_gpus_says_they_are_set_up_by_hand(
+    capsys: pytest.CaptureFixture[str], gpus: int
+) -> None:
+    """fix170 item 2 (newuser96 left 1): Llama 3.1 70B QLoRA with Unsloth on RTX 4090s is offered ZeRO-3 (with parameter
+    offload on 2, or over 4 GPUs); the hint now says Unsloth runs on several GPUs only as set up by hand, in the words
+    of the plan's ``unsloth-multi-gpu`` warning."""
+    from generator.planner.multi_host import unsloth_one_host_text
+    from generator.sizing.frameworks import UNSLOTH_MULTI_GPU
+
+    note = _estimate_note(capsys, "unsloth", gpus)
+    assert "--zero 3" in note and note.endswith(f". {UNSLOTH_MULTI_GPU}")
+    assert UNSLOTH_MULTI_GPU in unsloth_one_host_text(2, 3)  # one wording for the plan's warning and the hint
+
+
+def test_estimates_fit_hint_for_axolotl_says_no_unsloth_setup(capsys: pytest.CaptureFixture[str]) -> None:
+    note = _estimate_note(capsys, "axolotl", 2)
+    assert "--zero 3" in note and "Unsloth" not in note
