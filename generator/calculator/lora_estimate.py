@@ -39,7 +39,8 @@ REQUEST_FIELDS = {
     "max_cpu_loras": "max_cpu_loras",
     "target_modules": "lora_target_modules",
 }
-#: ``target_modules``' limits in the schema: names a list, characters a name.
+#: ``target_modules``' limits in the schema: names a list, characters a name (held equal to the schema's maxItems /
+#: maxLength by tests/test_lora_estimate.py::test_the_ranges_are_the_schemas).
 MOST_TARGETS = 64
 MOST_TARGET_CHARACTERS = 128
 #: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters.
