@@ -23,6 +23,7 @@ from generator.planner.narrower import NARROWER_LEAD
 from generator.planner.plan import (
     BATCH_RUN_KEYS,
     PAID_AS_RUNS,
+    PAID_WHETHER_RUN,
     RUNS_ENERGY_BASIS,
     RUNS_ENERGY_PAID,
     RUNS_ONLY_TOTALS,
@@ -2243,9 +2244,16 @@ def _pool_advice(renamed: list[dict[str, Any]]) -> str:
 
 
 def _runs_energy_pools(plan: dict[str, Any]) -> frozenset[str]:
-    """The names of ``plan``'s owned pools charged their training runs' energy (:data:`RUNS_ENERGY_BASIS`)."""
+    """The names of ``plan``'s owned pools charged their training runs' energy (:data:`RUNS_ENERGY_BASIS`) alone.
+
+    fix170: not those whose month holds colocation too (racked: :data:`PAID_WHETHER_RUN`), which is paid whatever runs
+    (the lab's DGX H100 read "$1,877.46/month of its runs' energy on owned servers, paid only as it runs", $1,876.80 of
+    it colocation).
+    """
     return frozenset(
-        str(pool.get("name")) for pool in plan.get("pools") or [] if RUNS_ENERGY_BASIS in str(pool.get("price_basis") or "")
+        str(pool.get("name"))
+        for pool in plan.get("pools") or []
+        if RUNS_ENERGY_BASIS in (basis := str(pool.get("price_basis") or "")) and PAID_WHETHER_RUN not in basis
     )
 
 

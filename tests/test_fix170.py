@@ -7,6 +7,7 @@ item 2 fixed the same words in ``specgen diff``; the finding now says it as the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,21 @@ def test_estimates_fit_hint_for_unsloth_on_several_gpus_says_they_are_set_up_by_
 def test_estimates_fit_hint_for_axolotl_says_no_unsloth_setup(capsys: pytest.CaptureFixture[str]) -> None:
     note = _estimate_note(capsys, "axolotl", 2)
     assert "--zero 3" in note and "Unsloth" not in note
+
+
+def test_diff_of_a_racked_owned_job_does_not_say_its_colocation_is_paid_only_as_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lab's owned DGX H100 (racked) is charged its runs' energy and its colocation, which is paid whether it runs
+    or not: newuser96's "its runs' energy on owned servers, paid only as it runs" read $1,877.46/month so, $1,876.80 of
+    it colocation. The diff says it as it did before (owned servers' running cost, paid whatever runs)."""
+    from generator.cli import main
+    from tests.test_newuser94_beside_service import LAB
+
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(LAB, encoding="utf-8")
+    new.write_text(LAB.replace("epochs: 2", "epochs: 3"), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["diff", str(old), str(new), "--format", "json"])
+    rows = {row["deployment"]: row for row in json.loads(capsys.readouterr().out)["deployments"]}
+    assert rows["tune"]["old"]["training"]["paid_by"] == rows["tune"]["new"]["training"]["paid_by"] == "owned"

@@ -22,7 +22,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.records import acquired
 from generator.planner.candidates import SizedOptions
 from generator.planner.option import Option
-from generator.planner.plan import PAID_AS_RUNS, RUNS_ENERGY_PAID, DeploymentPlan, Finding, OwnedRuns, Pool
+from generator.planner.plan import PAID_AS_RUNS, PAID_WHETHER_RUN, RUNS_ENERGY_PAID, DeploymentPlan, Finding, OwnedRuns, Pool
 from generator.planner.training_energy import owned_pool_runs
 from generator.sizing.constants import Constants
 from generator.units import GIB, HOURS_PER_MONTH, hours_text, usd_text
@@ -259,5 +259,5 @@ def _own_cost(own: DeploymentPlan, runs: float | None, energy: Sequence[OwnedRun
         return f"{usd_text(month)} a month of {RUNS_ENERGY_PAID}, {PAID_AS_RUNS}"
     return (
         f"{usd_text(month)} a month: {RUNS_ENERGY_PAID} ({usd_text(runs_usd)}, {PAID_AS_RUNS}) and their colocation "
-        f"({usd_text(month - runs_usd)}, paid whether they run or not)"
+        f"({usd_text(month - runs_usd)}, {PAID_WHETHER_RUN})"
     )
