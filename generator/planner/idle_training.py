@@ -146,7 +146,7 @@ def idle_training_findings(
     owned = free_servers(wl)  # as the search sized the job (owned servers of a kind let it try parameter offload)
     planned = {d.name: d for d in deployments}
     # fix170 item 1: the owned pools charged their jobs' runs' energy, whose month is not paid whatever runs
-    charged = {p.name: runs for p in pools if (runs := owned_pool_runs(wl, p, list(deployments), consts)) is not None}
+    charged = {p.name: got for p in pools if (got := owned_pool_runs(wl, p, list(deployments), consts)) is not None}
     out = []
     for index, dep in jobs:
         runs = dep.training.runs_per_month
