@@ -20,7 +20,15 @@ from generator.json_positions import joined_field, line_column, locate
 from generator.planner.capex_scope import capex_excludes_text
 from generator.planner.naming import MAX_POOL_NAME
 from generator.planner.narrower import NARROWER_LEAD
-from generator.planner.plan import BATCH_RUN_KEYS, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
+from generator.planner.plan import (
+    BATCH_RUN_KEYS,
+    PAID_AS_RUNS,
+    PAID_WHETHER_RUN,
+    RUNS_ENERGY_BASIS,
+    RUNS_ENERGY_PAID,
+    RUNS_ONLY_TOTALS,
+    runs_only_figures,
+)
 from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS, Constants
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
@@ -2236,9 +2244,16 @@ def _pool_advice(renamed: list[dict[str, Any]]) -> str:
 
 
 def _runs_energy_pools(plan: dict[str, Any]) -> frozenset[str]:
-    """The names of ``plan``'s owned pools charged their training runs' energy (:data:`RUNS_ENERGY_BASIS`)."""
+    """The names of ``plan``'s owned pools charged their training runs' energy (:data:`RUNS_ENERGY_BASIS`) alone.
+
+    fix170: not those whose month holds colocation too (racked: :data:`PAID_WHETHER_RUN`), which is paid whatever runs
+    (the lab's DGX H100 read "$1,877.46/month of its runs' energy on owned servers, paid only as it runs", $1,876.80 of
+    it colocation).
+    """
     return frozenset(
-        str(pool.get("name")) for pool in plan.get("pools") or [] if RUNS_ENERGY_BASIS in str(pool.get("price_basis") or "")
+        str(pool.get("name"))
+        for pool in plan.get("pools") or []
+        if RUNS_ENERGY_BASIS in (basis := str(pool.get("price_basis") or "")) and PAID_WHETHER_RUN not in basis
     )
 
 
@@ -3055,7 +3070,7 @@ def _input_text(value: Any) -> str:
 _PAID_BY = {
     "bought": "servers bought",
     "owned": "owned servers' running cost",
-    "owned-runs": "its runs' energy on owned servers",
+    "owned-runs": RUNS_ENERGY_PAID,
     "month": "servers rented by the month",
 }
 
@@ -3064,7 +3079,7 @@ def _month_text(training: dict[str, Any]) -> str:
     """``$603.49/month of owned servers' running cost, paid whatever runs``: what a job on monthly servers costs."""
     share = "its share of " if training.get("share") else ""
     paid = _PAID_BY.get(str(training.get("paid_by")), "servers")
-    when = "paid only as it runs" if training.get("paid_by") == "owned-runs" else "paid whatever runs"
+    when = PAID_AS_RUNS if training.get("paid_by") == "owned-runs" else "paid whatever runs"
     return f"{share}${fmt_cell(training['usd_per_month'])}/month of {paid}, {when}"
 
 

@@ -1081,7 +1081,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             if not result["capacity"]["fits"] and advise and not req.max_seq_len:
                 changes = _fitting_changes(req, setup, par)
                 result["capacity"]["fits_with"] = changes
-                notes.append(_fitting_changes_note(changes))
+                notes.append(_fitting_changes_note(changes) + _by_hand(setup, setup.data_parallel * par.gpus, changes))
             if req.max_seq_len:
                 usable = result["capacity"]["usable_bytes"]
                 nvlink = training_nvlink(gpu, setup, par)
@@ -2057,6 +2057,19 @@ def _fitting_changes_note(changes: list[dict[str, Any]]) -> str:
             f"{'s' if len(left) == 1 else ''} at {rates} tokens/s a GPU)"
         )
     return out
+
+
+def _by_hand(setup: TrainingSetup, gpus: int, changes: list[dict[str, Any]]) -> str:
+    """What the fit hint adds where it offers Unsloth several GPUs: that it runs on them only as set up by hand.
+
+    fix170 item 2 (newuser96 left 1): Llama 3.1 70B QLoRA on 2 x RTX 4090 was offered "--zero 3 --offload-params" with no
+    word that Unsloth's ZeRO-3 is Accelerate or DeepSpeed set up by hand (the plan warns it: ``unsloth-multi-gpu``).
+    """
+    if setup.framework != "unsloth" or not any(c["fits"] and (gpus > 1 or c["kind"] == "gpus") for c in changes):
+        return ""
+    from generator.sizing.frameworks import UNSLOTH_MULTI_GPU
+
+    return f". {UNSLOTH_MULTI_GPU}"
 
 
 def _smaller_micro_batch(

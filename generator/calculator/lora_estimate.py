@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 #: The estimate's option of each ``inference.lora`` field (``--lora-adapters``: the request's ``lora_adapters``).
 OPTIONS = {field: "--" + name.replace("_", "-") for field, name in LORA_REQUEST_FIELDS.items()}
-#: ``target_modules``' limits in the schema: names a list, characters a name.
+#: ``target_modules``' limits in the schema: names a list, characters a name (held equal to the schema's maxItems /
+#: maxLength by tests/test_lora_estimate.py::test_the_ranges_are_the_schemas).
 MOST_TARGETS = 64
 MOST_TARGET_CHARACTERS = 128
 #: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters.

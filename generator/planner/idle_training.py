@@ -22,7 +22,8 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.records import acquired
 from generator.planner.candidates import SizedOptions
 from generator.planner.option import Option
-from generator.planner.plan import DeploymentPlan, Finding, Pool
+from generator.planner.plan import PAID_AS_RUNS, PAID_WHETHER_RUN, RUNS_ENERGY_PAID, DeploymentPlan, Finding, OwnedRuns, Pool
+from generator.planner.training_energy import owned_pool_runs
 from generator.sizing.constants import Constants
 from generator.units import GIB, HOURS_PER_MONTH, hours_text, usd_text
 from generator.words import listed
@@ -144,6 +145,8 @@ def idle_training_findings(
     hardware = {(hw.platform.id, hw.gpu.id): hw for hw in allowed_hardware(wl)}
     owned = free_servers(wl)  # as the search sized the job (owned servers of a kind let it try parameter offload)
     planned = {d.name: d for d in deployments}
+    # fix170 item 1: the owned pools charged their jobs' runs' energy, whose month is not paid whatever runs
+    charged = {p.name: got for p in pools if (got := owned_pool_runs(wl, p, list(deployments), consts)) is not None}
     out = []
     for index, dep in jobs:
         runs = dep.training.runs_per_month
@@ -163,7 +166,8 @@ def idle_training_findings(
                     best = (*key, opt, pool, idle)
         if best is not None:
             own = planned[dep.name]
-            message = _message(wl, dep, own, best[3], best[4], best[5], deployments)
+            energy = [charged[name] for name in own.pools if name in charged]
+            message = _message(wl, dep, own, best[3], best[4], best[5], deployments, energy)
             out.append(Finding("info", CODE, message, f"deployments[{index}]"))
     return out
 
@@ -176,6 +180,7 @@ def _message(
     pool: Pool,
     idle: list[int],
     deployments: Sequence[DeploymentPlan],
+    energy: Sequence[OwnedRuns] = (),
 ) -> str:
     """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes."""
     from generator.planner.training import TrainingShape
@@ -214,7 +219,7 @@ def _message(
     else:
         most = math.floor(HOURS_PER_MONTH / hours)
         text += f"; runs_per_month not set: the {HOURS_PER_MONTH} h a month those GPUs are {spare} hold up to {most:,} runs"
-    text += f". There it adds $0 to the fleet's month, against its own pool's {_own_cost(own, runs)}"
+    text += f". There it adds $0 to the fleet's month, against its own pool's {_own_cost(own, runs, energy)}"
     services = [d for d in wl.deployments if isinstance(d, InferenceDeployment) and d.name in pool.deployments]
     text += (
         f". The plan keeps its own pool: co-locating would have {pool.name}'s nodes run the job's pod (its node selector "
@@ -231,8 +236,13 @@ def _message(
     return text
 
 
-def _own_cost(own: DeploymentPlan, runs: float | None) -> str:
-    """What the job's own pool costs: a run rented per run (and its runs' month), else the servers' month."""
+def _own_cost(own: DeploymentPlan, runs: float | None, energy: Sequence[OwnedRuns] = ()) -> str:
+    """What the job's own pool costs: a run rented per run (and its runs' month), else the servers' month.
+
+    ``energy``: what its owned pools charged their runs' energy charge it (:class:`OwnedRuns`); their month is those
+    runs' energy, paid only as it runs, and any colocation of theirs, paid whether they run or not (fix170 item 1: it
+    was said "paid whatever runs", as ``specgen diff`` said it before newuser96 item 2).
+    """
     details = own.details
     job, month, runs_month = details.get("usd_per_job"), details.get("usd_per_month"), details.get("usd_per_month_of_runs")
     if "usd_per_hour" in details:  # rented per run
@@ -242,4 +252,12 @@ def _own_cost(own: DeploymentPlan, runs: float | None) -> str:
         return f"{usd_text(job)} a run{at_runs}"
     if month is None:
         return "an unpriced month"
-    return f"{usd_text(month)} a month, paid whatever runs"
+    if not energy or "cost_share" in details or details.get("co_located"):
+        return f"{usd_text(month)} a month, paid whatever runs"
+    runs_usd = math.fsum(o.energy_usd_per_month for o in energy)
+    if month - runs_usd < 0.005:
+        return f"{usd_text(month)} a month of {RUNS_ENERGY_PAID}, {PAID_AS_RUNS}"
+    return (
+        f"{usd_text(month)} a month: {RUNS_ENERGY_PAID} ({usd_text(runs_usd)}, {PAID_AS_RUNS}) and their colocation "
+        f"({usd_text(month - runs_usd)}, {PAID_WHETHER_RUN})"
+    )

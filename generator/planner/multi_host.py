@@ -19,6 +19,7 @@ from __future__ import annotations
 from math import ceil, gcd
 
 from generator.catalog.records import PlatformSpec
+from generator.sizing.frameworks import UNSLOTH_MULTI_GPU
 
 #: Where each step is documented (pages a user can open).
 VLLM_MULTI_NODE_URL = "https://docs.vllm.ai/en/stable/examples/online_serving/multi-node-serving/"
@@ -41,9 +42,6 @@ SGLANG_DIST_INIT_PORT = 20000
 SGLANG_MULTI_NODE_URL = "https://docs.sglang.io/references/multi_node_deployment/multi_node.html"
 #: SGLang over LeaderWorkerSet on Kubernetes (its page for a replica of several hosts).
 SGLANG_LWS_URL = "https://docs.sglang.io/references/multi_node_deployment/deploy_on_k8s.html"
-#: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
-#: process can be complex and requires manual setup" (its DDP guide launches on one machine).
-UNSLOTH_MULTI_GPU_URL = "https://unsloth.ai/docs/basics/multi-gpu-training-with-unsloth"
 
 
 def hosts_per_replica(gpus_per_host: int, replica_gpus: int) -> int:
@@ -258,8 +256,8 @@ def unsloth_one_host_text(world_gpus: int, zero_stage: int) -> str:
     """
     zero = f"ZeRO-{zero_stage} " if zero_stage else ""
     return (
-        f"the plan runs it {zero}over {world_gpus} GPUs, but Unsloth runs on several GPUs only through Accelerate or "
-        f"DeepSpeed, set up by hand ({UNSLOTH_MULTI_GPU_URL}), and specgen renders neither launcher's config for it; "
+        f"the plan runs it {zero}over {world_gpus} GPUs, but {UNSLOTH_MULTI_GPU}, and specgen renders neither launcher's "
+        "config for it; "
         "a framework that runs ZeRO through DeepSpeed (axolotl, trl) gets its ds_config.json rendered, or pin the job "
         "to one GPU"
     )
@@ -277,7 +275,7 @@ def job_hosts_text(world_gpus: int, hosts: int, framework: str | None) -> str:
     )
     if framework == "unsloth":
         text += (
-            f"; Unsloth runs on several GPUs only through Accelerate or DeepSpeed, set up by hand ({UNSLOTH_MULTI_GPU_URL}): "
+            f"; {UNSLOTH_MULTI_GPU}: "
             "a layout on one host avoids it (pin the deployment's platform to a server or instance type holding its GPUs)"
         )
     return text

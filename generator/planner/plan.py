@@ -206,6 +206,13 @@ class Pool(NamedTuple):
 #: (``specgen diff`` says the month moved, not a price; newuser89 left item 3).
 RUNS_ENERGY_BASIS = "owned server(s) that training jobs alone run on: "
 
+#: What a job on owned servers charged its runs' energy (:class:`OwnedRuns`) pays a month, and when: ``specgen diff``'s
+#: training cell and ``training-fits-idle-gpus`` say it so (newuser96 item 2, fix170 item 1).
+RUNS_ENERGY_PAID = "its runs' energy on owned servers"
+PAID_AS_RUNS = "paid only as it runs"
+#: How owned racked servers' colocation is paid, in :meth:`OwnedRuns.text` and where a month holds it (fix170 item 1).
+PAID_WHETHER_RUN = "paid whether they run or not"
+
 
 class OwnedRuns(NamedTuple):
     """What a training layout all on owned servers (no ``prices:`` rate) is charged: its runs' energy, colocation beside.
@@ -280,8 +287,7 @@ class OwnedRuns(NamedTuple):
         text = f"its runs' energy ({hours} x {self.kw:,.2f} kW x PUE {self.pue:g} x ${self.usd_per_kwh:g}/kWh{runs})"
         if self.colocation_usd_per_month:
             text += (
-                f"; the servers are owned, and their colocation ${self.colocation_usd_per_month:,.0f}/month is paid "
-                "whether they run or not"
+                f"; the servers are owned, and their colocation ${self.colocation_usd_per_month:,.0f}/month is {PAID_WHETHER_RUN}"
             )
         else:
             text += "; the servers are owned"

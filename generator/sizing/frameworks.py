@@ -50,6 +50,13 @@ from generator.sizing.precision import lookup
 
 LOSSES = ("standard", "chunked", "inplace", "fused")
 
+#: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
+#: process can be complex and requires manual setup" (its DDP guide launches on one machine).
+UNSLOTH_MULTI_GPU_URL = "https://unsloth.ai/docs/basics/multi-gpu-training-with-unsloth"
+#: How an Unsloth job over several GPUs launches: the plan's ``unsloth-multi-gpu`` / ``job-spans-hosts`` warnings and
+#: ``estimate``'s fit hint say it (newuser96 item 1, fix170 item 2).
+UNSLOTH_MULTI_GPU = f"Unsloth runs on several GPUs only through Accelerate or DeepSpeed, set up by hand ({UNSLOTH_MULTI_GPU_URL})"
+
 
 class Recipe(NamedTuple):
     """The defaults of one of a framework's recipes that differ from its profile's (newuser25 item 3).
