@@ -895,9 +895,10 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
+    old_runs, new_runs = _runs_energy_pools(old), _runs_energy_pools(new)
     for name in sorted(set(old_deps) | set(new_deps)):
-        a = served_at(_deployment_row(old_deps[name], _runs_energy_pools(old)) if name in old_deps else None, old, name)
-        b = served_at(_deployment_row(new_deps[name], _runs_energy_pools(new)) if name in new_deps else None, new, name)
+        a = served_at(_deployment_row(old_deps[name], old_runs) if name in old_deps else None, old, name)
+        b = served_at(_deployment_row(new_deps[name], new_runs) if name in new_deps else None, new, name)
         if a and b and ("inputs" in a) != ("inputs" in b):  # a spec.json written before the inputs were recorded
             a, b = {k: v for k, v in a.items() if k != "inputs"}, {k: v for k, v in b.items() if k != "inputs"}
         if a != b:

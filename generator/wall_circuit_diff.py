@@ -9,6 +9,7 @@ wall-circuit advice each side gives. A spec.json may come from anyone: every fie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from generator.errors import SpecShapeError
@@ -61,7 +62,7 @@ def _circuit_text(circuit: dict[str, Any] | None) -> str:
     )
 
 
-def wall_circuit_lines(change: dict[str, Any], said: set[str], quote: Any = str) -> list[str]:
+def wall_circuit_lines(change: dict[str, Any], said: set[str], quote: Callable[[str], str] = str) -> list[str]:
     """The diff's paragraph on a changed wall circuit: before and after, and how its advice changes.
 
     ``said``: the messages the diff lists already (its new findings), not repeated; ``quote``: how an advice's text is

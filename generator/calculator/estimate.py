@@ -1548,7 +1548,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.llama_cpp_threads import estimate_threads
+    from generator.calculator.llama_cpp_threads import estimate_thread_args
     from generator.calculator.machine import build_machine, machine_findings, numa_note, place_over_nodes, wider_machine
     from generator.calculator.offload_report import (
         alternatives,
@@ -1645,8 +1645,8 @@ def _fixed_machine(
     )
     # the threads a plan's line runs with, where they are given or the machine has several sockets (acc146: the
     # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa numactl)
-    if threads := estimate_threads(spec, machine, settings[f"{plan.engine}_options"], plan.placement):
-        settings[plan.engine] += f" --threads {threads}"
+    threads = estimate_thread_args(spec, machine, settings[f"{plan.engine}_options"], plan.placement)
+    settings[plan.engine] = " ".join([settings[plan.engine], *threads])
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
         # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs

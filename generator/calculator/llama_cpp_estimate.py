@@ -12,7 +12,7 @@ bandwidth and the cores, :func:`~generator.sizing.offload.offload_cost`).
 
 from __future__ import annotations
 
-from generator.calculator.llama_cpp_threads import estimate_threads
+from generator.calculator.llama_cpp_threads import estimate_thread_args
 from generator.calculator.machine import (
     FixedSpec,
     build_host_machine,
@@ -67,15 +67,13 @@ def _command(
 
     ``rope``: the model's llama.cpp RoPE scaling, given at launch where a request's ``context`` is past the GGUF's
     context_length (fix159). ``host``: the machine given, the one its speed was timed on, and its ``--numa``
-    (:func:`llama_cpp_numa`): that and the ``--threads`` a plan's line would run (:func:`estimate_threads`; acc146:
+    (:func:`llama_cpp_numa`): that and the ``--threads`` a plan's line would run (:func:`estimate_thread_args`; acc146:
     on 2+ sockets the CPU-only line had neither, llama.cpp's default threads being every socket's cores).
     """
     numa = host[2] if host else None
     options = llama_cpp_options(p, gpus, kv_name, numa, slots, engine=engine, rope=rope_options(rope, context, engine))
-    args = llama_cpp_args(options)
-    if host and (threads := estimate_threads(host[0], host[1], options, p)):
-        args += ["--threads", str(threads)]
-    return " ".join(args)
+    threads = estimate_thread_args(host[0], host[1], options, p) if host else []
+    return " ".join([*llama_cpp_args(options), *threads])
 
 
 def on_gpus(

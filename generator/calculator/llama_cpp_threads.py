@@ -38,14 +38,15 @@ def llama_cpp_threads(fixed: FixedSpec, machine: Machine, options: dict[str, Any
     return int(machine.cpu_cores) if fixed.cpu and machine.cpu_cores else None
 
 
-def estimate_threads(spec: FixedSpec, machine: Machine, options: dict[str, Any], placement: Placement) -> int | None:
-    """The ``--threads`` the estimate's own line carries: a plan's (:func:`llama_cpp_threads`) where they matter.
+def estimate_thread_args(spec: FixedSpec, machine: Machine, options: dict[str, Any], placement: Placement) -> list[str]:
+    """The ``--threads N`` the estimate's own line carries: a plan's (:func:`llama_cpp_threads`) where they matter.
 
     Where ``--threads`` is given (the CPU's share was timed at them) or the machine has several sockets (llama.cpp's
     default threads are every socket's physical cores, where the line binds it to one node's), and something runs on
-    the CPU (``placement`` offloaded); else None, the line as before: on one socket llama.cpp's default is the cores
+    the CPU (``placement`` offloaded); else none, the line as before: on one socket llama.cpp's default is the cores
     the share was timed on.
     """
     if not placement.offloaded or not (spec.threads or spec.cpu_sockets > 1):
-        return None
-    return llama_cpp_threads(spec, machine, options)
+        return []
+    threads = llama_cpp_threads(spec, machine, options)
+    return ["--threads", str(threads)] if threads else []

@@ -617,7 +617,7 @@ def _spec_cores(spec: FixedSpec, cpu: CpuSpec, cores: float, bound: bool = False
             node = f" over {spec.cpu_sockets} sockets, the weights spanning their nodes"
         given = f"{spec.threads} threads (hardware.fixed.threads{node})"
         if spec.cpu_sockets > 1 and not spans_nodes and spec.threads > cpu.socket_threads:
-            # fix163: the line runs at most the bound socket's threads (planner.fixed.llama_cpp_threads)
+            # fix163: the line runs at most the bound socket's threads (calculator.llama_cpp_threads.llama_cpp_threads)
             given = f"{cpu.socket_threads} threads (hardware.fixed.threads {spec.threads}, at most the socket's{node})"
         each = " a socket" if spec.cpu_sockets > 1 and spans_nodes else ""
         return f"{cores:g} of its {cpu.llama_cpp_cores} cores{each} for llama.cpp's {given}{_isa(cpu)}"

@@ -158,12 +158,13 @@ def _close(value: str, choices: Sequence[str]) -> list[str]:
 MAX_NAMED_CHARACTERS = 3
 
 
-def lookalike_note(typed: str) -> str:
+def lookalike_note(typed: str, written: str = "every id") -> str:
     """`` (it holds 'с' (U+0441 CYRILLIC SMALL LETTER ES), ...)`` for an id typed with characters outside ASCII; '' else.
 
     hostile86: ``Llama-3.1-70B-Instruсt`` with a Cyrillic ``с`` (pasted, or a confusable a pull request planted) read
     ``unknown model 'meta-llama/Llama-3.1-70B-Instruсt'; did you mean 'meta-llama/Llama-3.1-70B-Instruct'``: the two
-    names look the same. Every catalog id and Hub id is ASCII, so each character outside it is named by its code point.
+    names look the same. Every catalog id and Hub id is ASCII, so each character outside it is named by its code point;
+    ``written``: what is written in ASCII (a schema pattern's field: "this field").
     """
     if typed.isascii():
         return ""
@@ -172,4 +173,4 @@ def lookalike_note(typed: str) -> str:
     odd = list(dict.fromkeys(ch for ch in typed if not ch.isascii()))
     named = [f"{ch!r} (U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')})" for ch in odd[:MAX_NAMED_CHARACTERS]]
     more = f" and {len(odd) - MAX_NAMED_CHARACTERS} more" if len(odd) > MAX_NAMED_CHARACTERS else ""
-    return f" (it holds {', '.join(named)}{more}, outside ASCII, which every id is written in)"
+    return f" (it holds {', '.join(named)}{more}, outside ASCII, which {written} is written in)"

@@ -18,9 +18,8 @@ from functools import cache
 from generator import catalog
 from generator.catalog.gpu_zones import offering_zones, zone_source
 from generator.planner.plan import Finding, Pool
-from generator.planner.zone_offer import planned_place
 from generator.workload.capacity_type import SPOT, given_rate
-from generator.workload.gke_zone import cluster_region, is_zone
+from generator.workload.gke_zone import cluster_region, is_zone, planned_place
 from generator.workload.models import Workload
 
 

@@ -18,19 +18,11 @@ from generator.workload.gke_zone import (
     not_offered_in,
     offered_where,
     place_lacks,
-    pool_place,
+    planned_place,
     types_by_gpu,
     zone_field,
 )
 from generator.workload.models import Workload
-
-
-def planned_place(wl: Workload) -> str | None:
-    """Where a GCP workload's GPU pools run: their one zone, else the cluster's regional location (one of its zones).
-
-    None elsewhere, or where neither is named.
-    """
-    return pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
 
 
 def zone_left_out(wl: Workload) -> frozenset[str]:

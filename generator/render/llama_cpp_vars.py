@@ -51,7 +51,7 @@ def llama_cpp_engine_vars(d: DeploymentPlan) -> dict[str, Any]:
 
     ``--threads``: the threads the CPU's share was timed at, where the plan sets them (``details.llama_cpp_threads``:
     ``hardware.fixed.threads``, else the given CPU's cores, one socket's where bound to one node;
-    :func:`generator.planner.fixed.llama_cpp_threads`). The RoPE-scaling flags of a request past the GGUF's
+    :func:`generator.calculator.llama_cpp_threads.llama_cpp_threads`). The RoPE-scaling flags of a request past the GGUF's
     context_length come with the plan's options (``rope_scaling`` ..., written by the one writer of those flags).
     """
     settings = d.details["runtime_settings"]

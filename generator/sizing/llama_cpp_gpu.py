@@ -29,6 +29,11 @@ def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants) -> fl
     return min(rate_gb_per_s, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
 
 
+def kernels_floor_seconds(layers: int, consts: Constants) -> float:
+    """The fixed time ``layers`` layers' kernels take a decode step, whatever they read and whichever device runs them."""
+    return layers * consts.llama_cpp_layer_launch_s
+
+
 def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s: float, consts: Constants) -> tuple[str, float]:
     """What binds a decode step reading ``read_bytes`` over ``layers`` layers, and its seconds: the longer of the two.
 
@@ -36,5 +41,5 @@ def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s
     GPUs in layers, both add up along the chain).
     """
     memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts)
-    launches_s = layers * consts.llama_cpp_layer_launch_s
+    launches_s = kernels_floor_seconds(layers, consts)
     return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)

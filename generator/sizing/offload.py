@@ -33,7 +33,7 @@ from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
-from generator.sizing.llama_cpp_gpu import resident_step_seconds
+from generator.sizing.llama_cpp_gpu import kernels_floor_seconds, resident_step_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -1106,7 +1106,7 @@ def offload_cost(
     if placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
         # every layer's kernels take their fixed time whichever device runs them (llama_cpp_gpu.py): no placement
         # with fewer bytes on the GPUs decodes faster than that floor (the whole model on them would then be slower)
-        floor_s = len(placement.layer_devices) * consts.llama_cpp_layer_launch_s + consts.decode_overhead_per_sequence_s * streams
+        floor_s = kernels_floor_seconds(len(placement.layer_devices), consts) + consts.decode_overhead_per_sequence_s * streams
         seconds["engine"] += max(0.0, floor_s - sum(seconds.values()))
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])

@@ -118,6 +118,11 @@ def pool_place(settings: KubernetesSettings) -> str | None:
     return pool_zone(settings) or settings.location
 
 
+def planned_place(wl: Workload) -> str | None:
+    """Where a GCP workload's GPU pools run (:func:`pool_place`); None on another provider, or where neither is named."""
+    return pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
+
+
 def place_offer(platform_id: str, place: str) -> str:
     """Whether a zone offers ``platform_id``, or for a region whether any of its zones does (:mod:`gpu_zones`)."""
     return zone_offer(platform_id, place) if is_zone(place) else region_offer(platform_id, place)
@@ -307,7 +312,7 @@ def zone_offer_errors(doc: Document, wl: Workload) -> list[InputError]:
     that names the zone or region, at the deployment's ``platform``, or at the ``kubernetes.reservations`` key of a
     type the place lacks (a reservation is of one zone).
     """
-    place = pool_place(wl.kubernetes) if wl.hardware.provider == "gcp" else None
+    place = planned_place(wl)
     if place is None or place_problem(place) is not None:
         return []
     field = zone_field(wl.kubernetes)

@@ -442,4 +442,4 @@ def _lookalikes(instance: object) -> str:
         return ""
     from generator.catalog.id_hints import lookalike_note  # only on a refusal
 
-    return lookalike_note(instance).replace("which every id is written in", "which this field is written in")
+    return lookalike_note(instance, "this field")
