@@ -2,9 +2,10 @@
 
 A G4 or A3 Ultra pool in a zone that does not offer it rendered, passed review and failed at ``terraform apply``.
 The zones of each GCP machine type are ``generator/catalog/gpu_zones.json`` (SkyPilot's catalog of the Compute Engine
-API: every family's rows from its v9 catalog at one commit, read 2026-12-07 by fix174; fix164 read v8's). A zone that offers none of the allowed types
-is refused at the field that names it; a pinned type the zone lacks at the deployment's ``platform``; otherwise the
-planner leaves the types the zone lacks out, says so (info ``gpu-not-in-zone``) and plans the next.
+API: every family's rows from its v9 catalog at one commit, read 2026-12-07 by fix174; fix164 read v8's). A zone that
+offers none of the allowed types is refused at the field that names it; a pinned type the zone lacks at the
+deployment's ``platform``; otherwise the planner leaves the types the zone lacks out, says so (info
+``gpu-not-in-zone``) and plans the next.
 """
 
 from __future__ import annotations
@@ -247,3 +248,12 @@ def test_a_pool_priced_in_another_region_says_its_zone_offers_it(tmp_path: Path)
     assert "the cluster is in europe-west4," in found["message"]
     assert "and zone europe-west4-b offers a3-highgpu-8g (generator/catalog/gpu_zones.json: https://" in found["message"]
     assert "not checked" not in found["message"]
+
+
+def test_a_region_the_catalog_revision_lists_is_accepted() -> None:
+    """fix174: the v9 catalog lists asia-southeast3's zones a-c (n4 machine types), a region the regions page as read
+    did not name: a GKE location there was refused as "not a Google Cloud region". No GPU type is listed there."""
+    assert place_problem("asia-southeast3") is None
+    assert place_problem("asia-southeast3-a") is None
+    assert "asia-southeast3" in GCP_REGIONS
+    assert not any(region_of(z) == "asia-southeast3" for p in catalog.platforms().values() for z in offering_zones(p.id) or ())
