@@ -2,9 +2,10 @@
 
 A G4 or A3 Ultra pool in a zone that does not offer it rendered, passed review and failed at ``terraform apply``.
 The zones of each GCP machine type are ``generator/catalog/gpu_zones.json`` (SkyPilot's catalog of the Compute Engine
-API, rows read 2026-12-06; G4's from its v9 catalog, read 2026-12-07 by fix169). A zone that offers none of the allowed types
-is refused at the field that names it; a pinned type the zone lacks at the deployment's ``platform``; otherwise the
-planner leaves the types the zone lacks out, says so (info ``gpu-not-in-zone``) and plans the next.
+API: every family's rows from its v9 catalog at one commit, read 2026-12-07 by fix174; fix164 read v8's). A zone that
+offers none of the allowed types is refused at the field that names it; a pinned type the zone lacks at the
+deployment's ``platform``; otherwise the planner leaves the types the zone lacks out, says so (info
+``gpu-not-in-zone``) and plans the next.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from generator.workload.gke_zone import GCP_REGIONS, place_problem, region_of
 
 ZONES_FILE = Path(__file__).resolve().parent.parent / "generator" / "catalog" / "gpu_zones.json"
 
-#: (machine type, zone, what the source says): each row a vms.csv row present or absent at commit 006059e0
-#: (https://github.com/skypilot-org/skypilot-catalog/blob/006059e0f18acb1341e22a27751e9f80df6ba92f/catalogs/v8/gcp/vms.csv).
+#: The one catalog revision every GCP zone record cites (fix174; fix164 read v8 at 006059e0, fix169 G4 from this one).
+CATALOG_REVISION = "2c3d7ea7d76bf84cf80d382e946c1609571485fd"
+CATALOG_URL = f"https://github.com/skypilot-org/skypilot-catalog/blob/{CATALOG_REVISION}/catalogs/v9/gcp/vms.csv"
+
+#: (machine type, zone, what the source says): each row a vms.csv row present or absent at :data:`CATALOG_URL`.
 OFFERS = [
     ("gcp-a3-ultragpu-8g", "us-central1-b", OFFERED),
     ("gcp-a3-ultragpu-8g", "us-central1-a", NOT_OFFERED),  # A3 Ultra: one zone of us-central1
@@ -34,8 +38,13 @@ OFFERS = [
     ("gcp-a4-highgpu-8g", "us-central1-c", NOT_OFFERED),
     ("gcp-a4-highgpu-8g", "us-west3-c", OFFERED),
     ("gcp-a3-highgpu-8g", "us-central1-a", OFFERED),
-    ("gcp-a3-highgpu-8g", "europe-west8-c", NOT_OFFERED),  # the 8-GPU type lacks it ...
-    ("gcp-a3-highgpu-4g", "europe-west8-c", OFFERED),  # ... the smaller A3 High types have it
+    ("gcp-a3-highgpu-8g", "europe-west8-c", NOT_OFFERED),
+    # v8 (006059e0, 8427bbff) listed europe-west8-c for a3-highgpu-1g/2g/4g; v9 lists it for no A3 High size
+    ("gcp-a3-highgpu-4g", "europe-west8-c", NOT_OFFERED),
+    ("gcp-a3-highgpu-1g", "europe-west8-c", NOT_OFFERED),
+    ("gcp-a3-highgpu-1g", "europe-west9-c", OFFERED),
+    ("gcp-a4-highgpu-8g", "europe-north1-c", OFFERED),  # new in v9 (v8: europe-north1-b alone)
+    ("gcp-a4-highgpu-8g", "europe-north1-b", OFFERED),
     ("gcp-a3-megagpu-8g", "asia-south1-c", NOT_OFFERED),
     ("gcp-a3-megagpu-8g", "us-east4-a", OFFERED),
     ("gcp-a2-highgpu-1g", "us-central1-f", OFFERED),
@@ -45,7 +54,7 @@ OFFERS = [
     ("gcp-g2-standard-4", "us-east1-d", OFFERED),
     ("gcp-g2-standard-96", "us-central1-f", NOT_OFFERED),
     ("gcp-g2-standard-48", "me-central2-c", OFFERED),
-    # G4: v9/gcp/vms.csv at commit 2c3d7ea7 (fix169; v8 had no g4 row, and fix164 left it unchecked)
+    # G4: v8 had no g4 row (fix164 left it unchecked; fix169 read these rows)
     ("gcp-g4-standard-48", "us-central1-a", NOT_OFFERED),
     ("gcp-g4-standard-48", "us-central1-f", OFFERED),
     ("gcp-g4-standard-384", "asia-east1-a", OFFERED),
@@ -66,6 +75,26 @@ def test_every_gcp_machine_type_has_one_zone_record() -> None:
     gcp = sorted(p.id for p in catalog.platforms().values() if p.provider == "gcp")
     assert sorted(covered) == gcp
     assert len(covered) == len(set(covered))
+
+
+def test_every_gcp_zone_record_cites_the_same_catalog_revision() -> None:
+    """fix174: G4's zones came from the v9 catalog while every other family's came from a v8 snapshot, so a zone Google
+    added since (A4's europe-north1-c) read as "not offered". One revision for all: the first source of every record is
+    the same commit-pinned vms.csv, the research notes name that commit, and the record was read on or after it."""
+    records = json.loads(ZONES_FILE.read_text(encoding="utf-8"))["gpu_zones"]
+    assert {rec["source"][0] for rec in records} == {CATALOG_URL}
+    for rec in records:
+        assert CATALOG_REVISION in rec["research_notes"][0], rec["id"]
+        assert rec["read"] >= "2026-12-07", rec["id"]
+
+
+def test_a_record_holds_machine_types_of_one_zone_list() -> None:
+    """Records merge the sizes of a family that list the same zones (A3 High's four since v9): no two records list the
+    same zones for one family's types, so a change of one size's zones is one record's edit."""
+    records = json.loads(ZONES_FILE.read_text(encoding="utf-8"))["gpu_zones"]
+    zone_lists = [tuple(rec["zones"]) for rec in records]
+    assert len(zone_lists) == len(set(zone_lists))
+    assert offering_zones("gcp-a3-highgpu-1g") == offering_zones("gcp-a3-highgpu-8g")
 
 
 def test_every_listed_zone_is_a_zone_specgen_accepts() -> None:
@@ -219,3 +248,12 @@ def test_a_pool_priced_in_another_region_says_its_zone_offers_it(tmp_path: Path)
     assert "the cluster is in europe-west4," in found["message"]
     assert "and zone europe-west4-b offers a3-highgpu-8g (generator/catalog/gpu_zones.json: https://" in found["message"]
     assert "not checked" not in found["message"]
+
+
+def test_a_region_the_catalog_revision_lists_is_accepted() -> None:
+    """fix174: the v9 catalog lists asia-southeast3's zones a-c (n4 machine types), a region the regions page as read
+    did not name: a GKE location there was refused as "not a Google Cloud region". No GPU type is listed there."""
+    assert place_problem("asia-southeast3") is None
+    assert place_problem("asia-southeast3-a") is None
+    assert "asia-southeast3" in GCP_REGIONS
+    assert not any(region_of(z) == "asia-southeast3" for p in catalog.platforms().values() for z in offering_zones(p.id) or ())

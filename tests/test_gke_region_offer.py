@@ -5,7 +5,7 @@ ContainerNodePool is rendered, so no zone is asked for) planned a machine type n
 such a type is left out of the plan (info ``gpu-not-in-zone`` naming where it is), a region offering none of the
 allowed types is refused at ``kubernetes.location``, and a pinned ``platform`` or a reservation of such a type at its
 line. Each deployment's reasons name the types its zone (or region) lacks (the plan said it only once). Zones from
-``generator/catalog/gpu_zones.json`` (SkyPilot's catalog of the Compute Engine API, rows read 2026-12-06).
+``generator/catalog/gpu_zones.json`` (SkyPilot's catalog of the Compute Engine API, v9 rows read 2026-12-07).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ REGION_OFFERS = [
     ("gcp-a3-ultragpu-8g", "us-central1", OFFERED),  # us-central1-b only
     ("gcp-a3-ultragpu-8g", "us-west2", NOT_OFFERED),
     ("gcp-a3-highgpu-8g", "us-south1", NOT_OFFERED),
-    ("gcp-a3-highgpu-8g", "europe-west8", NOT_OFFERED),  # the 8-GPU type lacks it ...
-    ("gcp-a3-highgpu-4g", "europe-west8", OFFERED),  # ... the 4-GPU one has it (europe-west8-c)
+    ("gcp-a3-highgpu-8g", "europe-west8", NOT_OFFERED),
+    ("gcp-a3-highgpu-4g", "europe-west8", NOT_OFFERED),  # fix174: v8 listed europe-west8-c for it, v9 for no A3 High
+    ("gcp-a4-highgpu-8g", "europe-north1", OFFERED),  # europe-north1-b (and, since v9, -c)
     ("gcp-a4-highgpu-8g", "us-south1", OFFERED),
     ("gcp-g4-standard-48", "us-west2", NOT_OFFERED),  # G4: v9 catalog, fix169
     ("gcp-g4-standard-48", "us-south1", OFFERED),

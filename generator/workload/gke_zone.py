@@ -32,8 +32,11 @@ from generator.workload.models import KubernetesSettings, Workload
 
 WHERE = ("kubernetes",)
 #: Google Cloud's regions, as Compute Engine lists them (https://cloud.google.com/compute/docs/regions-zones, "Available
-#: regions and zones", 42 regions, read 2026-12). GKE runs in each. A region Google opens after that is refused until
-#: it is added here; the message names this page.
+#: regions and zones", 42 regions, read 2026-12), and asia-southeast3 (fix174), not on that page as read: SkyPilot's
+#: catalog of the Compute Engine API lists its zones a, b and c (n4-highcpu-4 and -48 rows, offsets 1,900,000-1,916,000
+#: of https://github.com/skypilot-org/skypilot-catalog/blob/2c3d7ea7d76bf84cf80d382e946c1609571485fd/catalogs/v9/gcp/vms.csv,
+#: the revision gpu_zones.json cites); a GKE location there was refused as "not a Google Cloud region". GKE runs in
+#: each. A region Google opens after that is refused until it is added here; the message names this page.
 GCP_REGIONS = frozenset(
     {
         "africa-south1",
@@ -46,6 +49,7 @@ GCP_REGIONS = frozenset(
         "asia-south2",
         "asia-southeast1",
         "asia-southeast2",
+        "asia-southeast3",
         "australia-southeast1",
         "australia-southeast2",
         "europe-central2",
