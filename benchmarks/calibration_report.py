@@ -53,6 +53,7 @@ from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: 
 from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     Accelerator,
+    DecodeModel,
     accelerator_for,
     decode_model,
     head_flops_per_token,
@@ -705,6 +706,13 @@ TRTLLM_BENCH_REQUESTS: dict[str, dict[tuple[int, int], int]] = {
 }
 
 
+def _mean_context_model(row: dict[str, Any]) -> tuple[DecodeModel, Any]:
+    """The decode step of one replica of a row at the run's mean context (its prompts riding along), and its constants."""
+    arch, weights, par, acc, kv_bits, consts = _replica(row)
+    isl, osl = row["input_tokens"], row["output_tokens"]
+    return decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl), consts
+
+
 def bench_requests(row: dict[str, Any]) -> int:
     """The requests the row's benchmark ran (its source's trtllm-bench dataset table); 0: not stated (steady state)."""
     return TRTLLM_BENCH_REQUESTS.get(row["source"], {}).get((row["input_tokens"], row["output_tokens"]), 0)
@@ -715,9 +723,8 @@ def finite_run(row: dict[str, Any], batch: int) -> float:
     requests = bench_requests(row)
     if not requests:
         return 1.0
-    arch, weights, par, acc, kv_bits, consts = _replica(row)
     isl, osl = row["input_tokens"], row["output_tokens"]
-    model = decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl)
+    model, _ = _mean_context_model(row)
     return finite_run_factor(lambda b: model.step(b, b * isl / osl).seconds, requests, batch, osl)
 
 
@@ -730,9 +737,8 @@ def predict_throughput(row: dict[str, Any]) -> float:
     if not one_wave_row(row):
         return float(saturated["max_output_tokens_per_s"]) * finite_run(row, int(saturated["saturation_batch"]))
     # the wave's steps at the run's mean context, on the KV cache the estimate sizes (vLLM's logged tokens, in blocks)
-    arch, weights, par, acc, kv_bits, consts = _replica(row)
     isl, osl, prompts = row["input_tokens"], row["output_tokens"], row["num_prompts"]
-    model = decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl)
+    model, consts = _mean_context_model(row)
     blocks = int(saturated["kv_cache_tokens"]) // consts.kv_block_tokens
     wave = one_wave(
         lambda batch, prefill: model.step(batch, prefill).seconds,
