@@ -44,6 +44,7 @@ from generator.sizing.architecture import FULL, MLA, Architecture, parse_archite
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
+from generator.sizing.finite_run import finite_run_factor  # noqa: E402
 from generator.sizing.frameworks import framework_profile, job_recipe, resolved_regime  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format, loaded_format  # noqa: E402
 from generator.sizing.lora_modules import LORA_ALL  # noqa: E402
@@ -52,6 +53,7 @@ from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: 
 from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     Accelerator,
+    DecodeModel,
     accelerator_for,
     decode_model,
     head_flops_per_token,
@@ -677,15 +679,66 @@ def one_wave_row(row: dict[str, Any]) -> bool:
     return "batch" not in row and "num_prompts" in row and row["num_prompts"] <= row.get("max_num_seqs", 0)
 
 
+#: trtllm-bench's request count per (input, output) length in each perf-overview revision the rows cite: its
+#: "Preparing a Dataset" table (``prepare_dataset.py --num-requests``), a run of that many requests queued at once.
+TRTLLM_BENCH_REQUESTS: dict[str, dict[tuple[int, int], int]] = {
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/docs/source/performance/"
+    "perf-overview.md": {
+        (128, 128): 30000,
+        (128, 2048): 3000,
+        (128, 4096): 1500,
+        (1000, 2000): 1500,
+        (2048, 128): 3000,
+        (2048, 2048): 1500,
+        (5000, 500): 1500,
+        (1000, 1000): 3000,
+        (500, 2000): 3000,
+        (20000, 2000): 1000,
+    },
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d/docs/source/developer-guide/"
+    "perf-overview.md": {
+        (1024, 1024): 3000,
+        (8192, 1024): 1500,
+        (1024, 8192): 1500,
+        (32768, 1024): 1000,
+        (1024, 32768): 1000,
+    },
+}
+
+
+def _mean_context_model(row: dict[str, Any]) -> tuple[DecodeModel, Any]:
+    """The decode step of one replica of a row at the run's mean context (its prompts riding along), and its constants."""
+    arch, weights, par, acc, kv_bits, consts = _replica(row)
+    isl, osl = row["input_tokens"], row["output_tokens"]
+    return decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl), consts
+
+
+def bench_requests(row: dict[str, Any]) -> int:
+    """The requests the row's benchmark ran (its source's trtllm-bench dataset table); 0: not stated (steady state)."""
+    return TRTLLM_BENCH_REQUESTS.get(row["source"], {}).get((row["input_tokens"], row["output_tokens"]), 0)
+
+
+def finite_run(row: dict[str, Any], batch: int) -> float:
+    """:func:`finite_run_factor` of a row whose benchmark ran a stated number of requests at ``batch`` in flight."""
+    requests = bench_requests(row)
+    if not requests:
+        return 1.0
+    isl, osl = row["input_tokens"], row["output_tokens"]
+    model, _ = _mean_context_model(row)
+    return finite_run_factor(lambda b: model.step(b, b * isl / osl).seconds, requests, batch, osl)
+
+
 def predict_throughput(row: dict[str, Any]) -> float:
-    """Predicted total output tokens/s of one replica at full load; a one-wave offline run as that wave runs."""
+    """Predicted total output tokens/s of one replica at full load; a one-wave offline run as that wave runs.
+
+    A run of a stated request count (trtllm-bench's) ends with a tail at a falling batch (:func:`finite_run`).
+    """
     saturated = _saturated(row)
     if not one_wave_row(row):
-        return float(saturated["max_output_tokens_per_s"])
+        return float(saturated["max_output_tokens_per_s"]) * finite_run(row, int(saturated["saturation_batch"]))
     # the wave's steps at the run's mean context, on the KV cache the estimate sizes (vLLM's logged tokens, in blocks)
-    arch, weights, par, acc, kv_bits, consts = _replica(row)
     isl, osl, prompts = row["input_tokens"], row["output_tokens"], row["num_prompts"]
-    model = decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl)
+    model, consts = _mean_context_model(row)
     blocks = int(saturated["kv_cache_tokens"]) // consts.kv_block_tokens
     wave = one_wave(
         lambda batch, prefill: model.step(batch, prefill).seconds,

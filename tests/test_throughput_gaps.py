@@ -665,17 +665,18 @@ def test_an_attention_dp_service_is_planned_with_the_measured_over_prediction(tm
     # the model's rate or more (1.001-1.447 before); acc112: its 1024/32768 run's small batch waits for the EP rank that
     # touches the most experts (0.806 -> 0.800); acc133: the runs' KV cache sized with TensorRT-LLM's own budget
     # (free_gpu_memory_fraction of the memory left free) holds more sequences, and every run now measured less than the
-    # model (0.800-1.439 -> 1.012-1.462): the plan counts on the model's rate over the lowest ratio
-    assert (low, high) == (1.012, 1.462)
+    # model (0.800-1.439 -> 1.012-1.462): the plan counts on the model's rate over the lowest ratio; acc153: the runs timed
+    # as trtllm-bench's finite runs (their tail at a falling batch), the H200 DeepSeek-R1 DEP8 1024/1024 run measured the
+    # model's rate or more (1.013 -> 0.976; 1.012-1.462 -> 0.976-1.462): the plan counts on the model's rate
+    assert (low, high) == (0.976, 1.462)
     assert f"specgen's throughput model predicted {low:.2f}-{high:.2f}x what {record.runs} public runs of" in finding.message
     assert "Qwen3-235B-A22B (FP8) on 8 x H100 (DEP8" in finding.message and record.source[0] in finding.message
     assert "the runs did not measure this engine: their ratios are extrapolated to it" in finding.message  # vLLM
     rated = float(finding.message.split("a replica rated ")[1].split(" req/s")[0])
     put = finding.message.split("which those ratios put at ")[1].split(";")[0].split("-")
     assert [float(x) for x in put] == pytest.approx([rated / high, rated / low], abs=0.01)
-    counted = float(finding.message.split("the plan counts on ")[1].split(" a replica (the lowest ratio)")[0])
-    assert counted == pytest.approx(rated / low, abs=0.006)
-    assert dep.details["requests_per_s_per_replica_max"] == pytest.approx(rated / low, abs=0.006)  # lowest above 1
+    assert f"some runs measured the model's rate or more, so the plan counts on its {rated:,.2f}" in finding.message
+    assert dep.details["requests_per_s_per_replica_max"] == pytest.approx(rated, abs=0.006)  # lowest below 1
 
 
 def test_the_estimate_of_an_attention_dp_layout_states_its_gap() -> None:
@@ -684,7 +685,7 @@ def test_the_estimate_of_an_attention_dp_layout_states_its_gap() -> None:
     args = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "1", "--ep", "8", "--precision", "fp8",
             "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     record = throughput_gaps()["moe-attention-dp-hopper"]
-    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "1.01-1.46x" in n]
+    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "0.98-1.46x" in n]
     tp8 = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "8", "--precision", "fp8",
            "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     assert not [n for n in estimate_json(*tp8)["notes"] if "public runs of" in n]
