@@ -416,6 +416,11 @@ def check_request(req: EstimateRequest) -> None:
         dataset_tokens=req.dataset_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    if req.train and req.lora_targets != ("all-linear",):  # the schema's limits (fix172 item 4)
+        from generator.calculator.target_limits import targets_problem
+
+        if wrong := targets_problem("--lora-targets", req.lora_targets):
+            raise UsageError(wrong)
     _check_tail(req)
     _check_number("--cached-prompt-share", req.cached_prompt_share, 0, 1, high_inclusive=False)
     _check_number("--epochs", req.epochs, 0, MAX_EPOCHS, low_inclusive=False)
