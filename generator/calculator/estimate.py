@@ -1647,11 +1647,11 @@ def _fixed_machine(
         spans,
         wider_machine(machine, spec),
         slots_asked,
+        # the threads a plan's line runs with, where they are given or the machine has several sockets (acc146: the
+        # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa
+        # numactl), on a converted GGUF's line too (fix172 item 2)
+        threads=lambda options, placed, on: estimate_thread_args(spec, on, options, placed),
     )
-    # the threads a plan's line runs with, where they are given or the machine has several sockets (acc146: the
-    # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa numactl)
-    threads = estimate_thread_args(spec, machine, settings[f"{plan.engine}_options"], plan.placement)
-    settings[plan.engine] = " ".join([settings[plan.engine], *threads])
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
         # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs
