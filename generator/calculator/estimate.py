@@ -836,7 +836,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if req.lora_adapters is not None and not req.train:
         from generator.calculator import lora_estimate
 
-        if llama:  # a GGUF precision on the GPUs without --engine: llama.cpp's server
+        # a GGUF precision without --engine is llama.cpp's file, on the GPUs or not: its adapters are llama.cpp's, not
+        # vLLM's slots (fix172 item 5: without --gpu, or with --share, they were sized as vLLM's over the GGUF)
+        if llama or (fmt.gguf is not None and not req.engine_chosen):
             raise InputError(f"--lora-adapters with {fmt.name} without --engine: {lora_estimate.LLAMA_CPP_LORA}")
         lora = lora_estimate.lora_serving_spec(req, arch, context, kv_name)
 

@@ -26,10 +26,19 @@ if TYPE_CHECKING:
 
 #: The estimate's option of each ``inference.lora`` field (``--lora-adapters``: the request's ``lora_adapters``).
 OPTIONS = {field: "--" + name.replace("_", "-") for field, name in LORA_REQUEST_FIELDS.items()}
-#: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters.
+#: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters
+#: (fix172 item 5: llama.cpp's LoRA is not vLLM's, so vLLM's slots are not sized for it). llama-server loads every
+#: ``--lora`` adapter GGUF at start (convert_lora_to_gguf.py's, its tensors in the type its ``--outtype`` wrote), and a
+#: request picks adapters by the scales of its ``lora`` list, "requests with different LoRA configurations will not be
+#: batched" (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md): no adapter slots (vLLM's
+#: ``--max-loras``), no host-RAM pool (``--max-cpu-loras``), no rank cap; the adapters' bytes beside the base are not
+#: placed by the offload model, so the estimate refuses rather than size llama.cpp as vLLM.
 LLAMA_CPP_LORA = (
-    "it is sized as llama.cpp's server, which applies --lora adapters at load for every request, not per request from "
-    "GPU slots; size vLLM or SGLang on --gpu (a GGUF precision with --engine)"
+    "it is sized as llama.cpp's server, whose --lora adapters are not sized here: llama-server loads every adapter "
+    "GGUF at start, in the adapter file's own type (convert_lora_to_gguf.py --outtype), and a request picks them by "
+    "its 'lora' list of scales (requests of different lists are not batched together); it has no adapter slots "
+    "(--max-loras) or host-RAM pool (--max-cpu-loras) to size. Size vLLM or SGLang on --gpu (a GGUF precision with "
+    "--engine), or merge the adapter into the model (llama-export-lora) and size that"
 )
 #: The targets where none are given (the schema's default).
 DEFAULT_TARGETS = ("all-linear",)
