@@ -81,3 +81,11 @@ def test_no_threads_where_the_plans_line_has_none() -> None:
     """One socket, no --threads: llama.cpp's default is the cores the share was timed on; neither line has them."""
     settings = estimate_json(*INT4_70B, "--ram-gib", "128", "--cpu", "epyc-7773x")["runtime_settings"]
     assert "--threads" not in settings["llama.cpp"] and "--threads" not in settings["llama.cpp_note"]
+
+
+def test_the_rope_flags_a_note_gives_are_quoted_too() -> None:
+    """``LlamaCppRope.flags`` ("start llama-server with {flags} -c N") was joined with spaces."""
+    from generator.sizing.context_limit import LlamaCppRope
+
+    rope = LlamaCppRope(32768, 131072, (("rope_scaling", "yarn"), ("override_kv", "x y.context_length=int:131072")))
+    assert shlex.split(rope.flags) == ["--rope-scaling", "yarn", "--override-kv", "x y.context_length=int:131072"]
