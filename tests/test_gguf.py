@@ -284,7 +284,12 @@ def write_crafted_gguf(path: Path, metadata: dict[str, Any], tensors: dict[str, 
         pytest.param({"block_count": float("nan")}, None, "llama.block_count must be a whole number, got nan", id="nan"),
         pytest.param({"block_count": float("inf")}, None, "llama.block_count must be a whole number, got inf", id="inf"),
         pytest.param({"attention.head_count": 4.5}, None, "attention.head_count must be a whole number, got 4.5", id="half"),
-        pytest.param({"attention.head_count": ["a", "a"]}, None, "must be a whole number, got 'a'", id="text-list"),
+        pytest.param(
+            {"attention.head_count": ["a", "a"]},
+            None,
+            "must be a whole number, got ['a', 'a']: its type is array of string",
+            id="text-list",
+        ),
         pytest.param({"expert_count": "x"}, None, "llama.expert_count must be a whole number, got 'x'", id="experts-text"),
         pytest.param(
             {},

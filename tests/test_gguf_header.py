@@ -149,3 +149,17 @@ def test_a_large_file_s_header_is_read_without_mapping_the_file(tmp_path: Path) 
     )
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, cwd=REPO, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "16"), done.stderr
+
+
+def test_each_keys_type_is_gguf_pys(tmp_path: Path) -> None:
+    """fix172 item 3: the value type of each key, as gguf-py's reader names it (an array's with its element type)."""
+    path = write(tmp_path / "m.gguf", tokens=MAX_KEPT_ARRAY + 1)  # a skipped array's type is read too
+    header = read_gguf_header(str(path), SIZES)
+    oracle = gguf.GGUFReader(str(path))
+
+    def name(field: object) -> str:
+        kinds = [t.name.lower() for t in field.types]  # type: ignore[attr-defined]
+        return kinds[0] if len(kinds) == 1 else f"array of {kinds[1]}"
+
+    assert header.types == {n: name(f) for n, f in oracle.fields.items() if not n.startswith("GGUF.")}
+    assert header.types["llama.block_count"] == "uint32" and header.types["llama.attention.head_count_kv"] == "array of int32"

@@ -155,16 +155,15 @@ def test_bad_options_exit_with_a_clear_error(
 
 
 def test_the_ranges_are_the_schemas() -> None:
-    from generator.calculator.lora_estimate import MOST_TARGET_CHARACTERS, MOST_TARGETS, OPTIONS
+    from generator.calculator.lora_estimate import OPTIONS
+    from generator.calculator.target_limits import target_limits
     from generator.sizing.lora_serving import LORA_RANGES
 
     schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text())
     lora = schema["properties"]["deployments"]["items"]["properties"]["inference"]["properties"]["lora"]["properties"]
     assert {k: (v["minimum"], v["maximum"]) for k, v in lora.items() if "minimum" in v} == LORA_RANGES
-    assert (lora["target_modules"]["maxItems"], lora["target_modules"]["items"]["maxLength"]) == (
-        MOST_TARGETS,
-        MOST_TARGET_CHARACTERS,
-    )
+    targets = lora["target_modules"]
+    assert (targets["minItems"], targets["maxItems"], targets["items"]["maxLength"]) == target_limits(OPTIONS["target_modules"])
     assert set(OPTIONS) == set(lora)
 
 

@@ -416,6 +416,11 @@ def check_request(req: EstimateRequest) -> None:
         dataset_tokens=req.dataset_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    if req.train and req.lora_targets != ("all-linear",):  # the schema's limits (fix172 item 4)
+        from generator.calculator.target_limits import targets_problem
+
+        if wrong := targets_problem("--lora-targets", req.lora_targets):
+            raise UsageError(wrong)
     _check_tail(req)
     _check_number("--cached-prompt-share", req.cached_prompt_share, 0, 1, high_inclusive=False)
     _check_number("--epochs", req.epochs, 0, MAX_EPOCHS, low_inclusive=False)
@@ -831,7 +836,9 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if req.lora_adapters is not None and not req.train:
         from generator.calculator import lora_estimate
 
-        if llama:  # a GGUF precision on the GPUs without --engine: llama.cpp's server
+        # a GGUF precision without --engine is llama.cpp's file, on the GPUs or not: its adapters are llama.cpp's, not
+        # vLLM's slots (fix172 item 5: without --gpu, or with --share, they were sized as vLLM's over the GGUF)
+        if llama or (fmt.gguf is not None and not req.engine_chosen):
             raise InputError(f"--lora-adapters with {fmt.name} without --engine: {lora_estimate.LLAMA_CPP_LORA}")
         lora = lora_estimate.lora_serving_spec(req, arch, context, kv_name)
 
@@ -1642,11 +1649,11 @@ def _fixed_machine(
         spans,
         wider_machine(machine, spec),
         slots_asked,
+        # the threads a plan's line runs with, where they are given or the machine has several sockets (acc146: the
+        # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa
+        # numactl), on a converted GGUF's line too (fix172 item 2)
+        threads=lambda options, placed, on: estimate_thread_args(spec, on, options, placed),
     )
-    # the threads a plan's line runs with, where they are given or the machine has several sockets (acc146: the
-    # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa numactl)
-    threads = estimate_thread_args(spec, machine, settings[f"{plan.engine}_options"], plan.placement)
-    settings[plan.engine] = " ".join([settings[plan.engine], *threads])
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
         # weights the fullest GPU holds in the placement (memory.per_gpu's), not the whole file over the GPUs

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
 from generator.calculator.gguf_header import EndsEarlyError, GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
+from generator.calculator.gguf_key_types import PER_LAYER, check_general_types, check_rope_types, type_refusal
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.calculator.safetensors_header import MAX_FILE_SHARE, MIN_FILE_SHARE
 from generator.errors import ArchitectureError, InputError, Location
@@ -118,11 +119,22 @@ def _metadata_count(value: Any, what: str, label: str, location: Location | None
     return value
 
 
-def _counter(fields: dict[str, Any], arch: object, label: str, location: Location | None) -> gguf_deepseek2.Count:
-    """The whole number a file's ``{arch}.{suffix}`` holds (one per layer: the same for all), by suffix; None if absent."""
+def _counter(
+    fields: dict[str, Any], arch: object, label: str, location: Location | None, types: dict[str, str] | None = None
+) -> gguf_deepseek2.Count:
+    """The whole number a file's ``{arch}.{suffix}`` holds (one per layer: the same for all), by suffix; None if absent.
+
+    ``types``: each key's value type as the file has it, where read from a file: a key of another type than an integer
+    (or, for :data:`~generator.calculator.gguf_key_types.PER_LAYER` keys, an array of integers) is refused (fix172
+    item 3: a float32 ``block_count`` of 32.0 was read as 32, a one-value array of it too).
+    """
 
     def count(suffix: str) -> int | None:
-        value = fields.get(f"{arch}.{suffix}")
+        key = f"{arch}.{suffix}"
+        value = fields.get(key)
+        found = None if types is None or value is None else types.get(key)
+        if error := type_refusal(key, value, found, "integer", (label, location), suffix in PER_LAYER):
+            raise error
         if isinstance(value, list):
             # one value a layer, as llama.cpp's get_key_or_arr reads it ("key ... has wrong array length; expected N,
             # got M"; review70 item 8: a 1-value array for 2 layers was read, an empty one said to differ per layer)
@@ -173,9 +185,13 @@ def _rope_scaling(fields: dict[str, Any], arch: str) -> dict[str, Any] | None:
 
 
 def gguf_config(
-    fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str, location: Location | None = None
+    fields: dict[str, Any],
+    tensor_shapes: dict[str, list[int]],
+    label: str,
+    location: Location | None = None,
+    types: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The config.json fields of a GGUF header (``fields``: key -> value)."""
+    """The config.json fields of a GGUF header (``fields``: key -> value; ``types``: key -> value type, where known)."""
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or arch not in MODEL_TYPES:
         raise InputError(
@@ -185,12 +201,15 @@ def gguf_config(
         )
     # its own architecture name, which a mapped model type would not always give (mistral3: mistral)
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch], GGUF_ARCH_KEY: arch}
+    if types is not None:
+        check_rope_types(fields, types, arch, (label, location))
     if (rope := _rope_scaling(fields, arch)) is not None:
         config["rope_scaling"] = rope
-    count = _counter(fields, arch, label, location)
+    count = _counter(fields, arch, label, location, types)
     for suffix, key in _keys_read(arch).items():
         if (value := count(suffix)) is not None:
             config[key] = value
+    count("attention.value_length")  # read by check_tensor_shapes: its type refused here, with the others' (fix172)
     if arch == "deepseek2":
         gguf_deepseek2.deepseek2_config(count, config, label, location)
     if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
@@ -260,6 +279,7 @@ def _open(path: str, location: Location | None) -> tuple[GgufHeader, dict[str, A
         raise InputError(f"{path}: not a readable GGUF file ({size:,} bytes: {why}): {exc}", location) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read: {exc.strerror or exc}", location) from None
+    check_general_types(header.fields, header.types, path, location)
     return header, header.fields
 
 
@@ -362,9 +382,9 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
     if len(parts) > 1:
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: list(t.shape) for t in tensors}
-    config = gguf_config(fields, shapes, path, location)
+    config = gguf_config(fields, shapes, path, location, header.types)
     arch_name = fields.get("general.architecture")
-    count = _counter(fields, arch_name, path, location)
+    count = _counter(fields, arch_name, path, location, header.types)
     try:
         arch = parse_config(config, path, location)
     except ArchitectureError as exc:

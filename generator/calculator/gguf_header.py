@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 #: Value types by their number: struct format of a scalar (``s``: a string, ``a``: an array).
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY, _FLOAT32 = 8, 9, 6
+#: Value types by their number, as gguf.md names them (``GGUF_METADATA_VALUE_TYPE_*`` in lower case).
+TYPE_NAMES = {
+    0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32", 7: "bool", 8: "string",
+    9: "array", 10: "uint64", 11: "int64", 12: "float64",
+}  # fmt: skip
+#: The integer value types: a count read as a whole number may be any of them, never a float, bool or string.
+INTEGER_TYPES = frozenset({"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64"})
 #: Arrays longer than this are walked over and not kept (per-layer values have one element a layer).
 MAX_KEPT_ARRAY = 4096
 #: ggml's most dimensions a tensor has (``GGML_MAX_DIMS``).
@@ -60,6 +67,9 @@ class GgufHeader(NamedTuple):
 
     fields: dict[str, Any]
     tensors: list[GgufTensor]
+    #: Each key's value type as gguf.md names it (``uint32``, ``string``; an array's ``array of <element type>``): the
+    #: values alone do not tell a float32 32.0 from a uint32 32 (fix172 item 3).
+    types: dict[str, str]
 
 
 class GgufFormatError(Exception):
@@ -216,11 +226,14 @@ def _parse(cur: _Cursor, size: int, block_sizes: dict[int, tuple[int, int]]) -> 
             f"its header counts {kv_count:,} metadata keys and {tensor_count:,} tensors, more than its {size:,} bytes hold"
         )
     fields: dict[str, Any] = {}
+    types: dict[str, str] = {}
     for _ in range(kv_count):
         key = cur.string("a metadata key")
         if key in fields:
             raise GgufFormatError(f"metadata key {key} appears twice")
-        fields[key] = cur.value(cur.unpack("I"), key)
+        kind = cur.unpack("I")
+        types[key] = _type_name(cur, kind)
+        fields[key] = cur.value(kind, key)
     tensors: list[GgufTensor] = []
     seen: set[str] = set()
     for _ in range(tensor_count):
@@ -235,13 +248,25 @@ def _parse(cur: _Cursor, size: int, block_sizes: dict[int, tuple[int, int]]) -> 
         kind, offset = cur.unpack("I"), cur.unpack("Q")
         tensors.append(GgufTensor(name, shape, kind, offset, _tensor_bytes(name, shape, kind, block_sizes)))
     alignment = fields.get("general.alignment", DEFAULT_ALIGNMENT)
+    if "general.alignment" in types and types["general.alignment"] not in INTEGER_TYPES:  # fix172 item 3
+        raise GgufFormatError(
+            f"metadata key general.alignment is a {types['general.alignment']} ({alignment!r}), where gguf.md has a uint32"
+        )
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
         raise GgufFormatError(f"general.alignment {alignment!r} is not a power of two")
     start = -(-cur.at // alignment) * alignment
     needed = max((start + t.offset + t.n_bytes for t in tensors), default=cur.at)
     if needed > size:
         raise EndsEarlyError(needed)
-    return GgufHeader(fields, tensors)
+    return GgufHeader(fields, tensors, types)
+
+
+def _type_name(cur: _Cursor, kind: int) -> str:
+    """The name of value type ``kind`` (an array's with its element type, read ahead without moving ``cur``)."""
+    if kind != _ARRAY or cur.at + 4 > cur.size:
+        return TYPE_NAMES.get(kind, f"type {kind}")
+    element = struct.unpack("<I", bytes(cur.read(cur.at, 4)))[0]
+    return f"array of {TYPE_NAMES.get(element, f'type {element}')}"
 
 
 def _tensor_bytes(name: str, shape: tuple[int, ...], kind: int, block_sizes: dict[int, tuple[int, int]]) -> int:

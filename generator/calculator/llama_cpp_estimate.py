@@ -25,7 +25,7 @@ from generator.calculator.machine import (
 from generator.calculator.offload_report import (
     GGUF_NATIVE_FORMATS,
     gguf_conversion_head,
-    llama_cpp_args,
+    llama_cpp_line,
     llama_cpp_numa,
     llama_cpp_options,
 )
@@ -73,7 +73,7 @@ def _command(
     numa = host[2] if host else None
     options = llama_cpp_options(p, gpus, kv_name, numa, slots, engine=engine, rope=rope_options(rope, context, engine))
     threads = estimate_thread_args(host[0], host[1], options, p) if host else []
-    return " ".join([*llama_cpp_args(options), *threads])
+    return llama_cpp_line(options, threads)
 
 
 def on_gpus(

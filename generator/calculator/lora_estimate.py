@@ -11,6 +11,7 @@ reason line). Loaded only where adapters are asked: an estimate without them imp
 from __future__ import annotations
 
 from generator.calculator.estimate import LORA_REQUEST_FIELDS
+from generator.calculator.target_limits import targets_problem
 from generator.errors import InputError, UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -25,14 +26,19 @@ if TYPE_CHECKING:
 
 #: The estimate's option of each ``inference.lora`` field (``--lora-adapters``: the request's ``lora_adapters``).
 OPTIONS = {field: "--" + name.replace("_", "-") for field, name in LORA_REQUEST_FIELDS.items()}
-#: ``target_modules``' limits in the schema: names a list, characters a name (held equal to the schema's maxItems /
-#: maxLength by tests/test_lora_estimate.py::test_the_ranges_are_the_schemas).
-MOST_TARGETS = 64
-MOST_TARGET_CHARACTERS = 128
-#: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters.
+#: Why a machine of yours (``--ram-gib``, ``hardware.fixed``) or a GGUF file on the GPUs is not sized with adapters
+#: (fix172 item 5: llama.cpp's LoRA is not vLLM's, so vLLM's slots are not sized for it). llama-server loads every
+#: ``--lora`` adapter GGUF at start (convert_lora_to_gguf.py's, its tensors in the type its ``--outtype`` wrote), and a
+#: request picks adapters by the scales of its ``lora`` list, "requests with different LoRA configurations will not be
+#: batched" (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md): no adapter slots (vLLM's
+#: ``--max-loras``), no host-RAM pool (``--max-cpu-loras``), no rank cap; the adapters' bytes beside the base are not
+#: placed by the offload model, so the estimate refuses rather than size llama.cpp as vLLM.
 LLAMA_CPP_LORA = (
-    "it is sized as llama.cpp's server, which applies --lora adapters at load for every request, not per request from "
-    "GPU slots; size vLLM or SGLang on --gpu (a GGUF precision with --engine)"
+    "it is sized as llama.cpp's server, whose --lora adapters are not sized here: llama-server loads every adapter "
+    "GGUF at start, in the adapter file's own type (convert_lora_to_gguf.py --outtype), and a request picks them by "
+    "its 'lora' list of scales (requests of different lists are not batched together); it has no adapter slots "
+    "(--max-loras) or host-RAM pool (--max-cpu-loras) to size. Size vLLM or SGLang on --gpu (a GGUF precision with "
+    "--engine), or merge the adapter into the model (llama-export-lora) and size that"
 )
 #: The targets where none are given (the schema's default).
 DEFAULT_TARGETS = ("all-linear",)
@@ -61,10 +67,8 @@ def check_lora_options(req: EstimateRequest) -> None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
             raise UsageError(f"{OPTIONS[field]} must be a whole number from {low} to {high:,}, got {value!r}")
     targets = req.lora_target_modules
-    if targets is not None and not 1 <= len(targets) <= MOST_TARGETS:
-        raise UsageError(f"--lora-target-modules takes 1 to {MOST_TARGETS} module names, got {len(targets)}")
-    if targets is not None and (long := next((t for t in targets if len(t) > MOST_TARGET_CHARACTERS), None)):
-        raise UsageError(f"--lora-target-modules: a name is at most {MOST_TARGET_CHARACTERS} characters, got {len(long)}")
+    if targets is not None and (wrong := targets_problem(OPTIONS["target_modules"], targets)):  # the schema's limits
+        raise UsageError(wrong)
     why = (
         rank_problem(req.engine, req.lora_max_rank, OPTIONS["max_rank"])
         or max_loras_problem(req.max_loras, req.lora_adapters, (OPTIONS["max_loras"], OPTIONS["adapters"]))

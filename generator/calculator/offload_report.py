@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
@@ -261,6 +261,20 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
     return [*args, "--no-mmap"] if options["no_mmap"] else args
 
 
+#: The ``--threads N`` words of a llama.cpp-family line: of its options, its placement and the machine it was placed on
+#: (the estimate's :func:`~generator.calculator.llama_cpp_threads.estimate_thread_args`).
+ThreadArgs = Callable[[dict[str, Any], Placement, Machine], list[str]]
+
+
+def llama_cpp_line(options: dict[str, Any], threads: Sequence[str] = ()) -> str:
+    """The llama.cpp-family line of ``options`` and its ``threads`` words, each word shell-quoted (``shlex.join``).
+
+    The one writer of every llama-server line the estimate prints (fix172 item 1: the CPU-only and GPU-only lines were
+    joined with spaces, so an ``-ot`` pattern's ``|`` and ``*`` or a value with a space read as shell syntax).
+    """
+    return shlex.join([*llama_cpp_args(options), *threads])
+
+
 def runtime_settings(
     arch: Architecture,
     plan: OffloadPlan,
@@ -273,6 +287,7 @@ def runtime_settings(
     wider: Machine | None = None,
     streams: int = 1,
     request_tokens: int | None = None,
+    threads: ThreadArgs | None = None,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
@@ -283,6 +298,9 @@ def runtime_settings(
     ``streams``: llama.cpp server slots the request rate needs; ``request_tokens``: a request's context where the
     placement's KV cache is the slots' (vLLM's ``--max-model-len``). The llama.cpp-family line is the plan's engine's
     (``plan.engine``), under its own name (``settings[plan.engine]``, ``settings[plan.engine + "_options"]``).
+    ``threads``: the ``--threads`` words of a line (the estimate's), on its own line and on a converted GGUF's line alike
+    (fix172 item 2: the conversion note's line had none where the estimate's own line had them); None: none (a plan's
+    line, whose threads the renderer adds from ``details.llama_cpp_threads``).
     """
     p = plan.placement
     n = arch.num_layers
@@ -319,7 +337,7 @@ def runtime_settings(
             zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
         deepspeed = {"zero_optimization": zero}
     settings: dict[str, Any] = {
-        engine: shlex.join(llama_cpp_args(options)),
+        engine: llama_cpp_line(options, threads(options, p, machine) if threads else ()),
         f"{engine}_options": options,
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt, request_tokens),
@@ -330,7 +348,9 @@ def runtime_settings(
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings[engine]
         notes.append(
-            _gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope)
+            _gguf_conversion(
+                arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope, threads
+            )
         )
     if options["cache_type"] == "q8_0":
         notes.append(
@@ -364,12 +384,16 @@ def _gguf_conversion(
     plan: OffloadPlan,
     streams: int = 1,
     rope: Mapping[str, Any] | None = None,
+    threads: ThreadArgs | None = None,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
     ``streams``: the server slots the plan's line runs, which the file's line runs too (newuser77 item 11: ``-c
     810000 ... -np 1``, the 324 slots' shared cache given to one); ``rope``: the plan's line's RoPE scaling, which the
-    file's line carries too.
+    file's line carries too; ``threads``: the ``--threads`` words of the file's line, of its placement, as the plan's
+    line has its own (fix172 item 2). No ``llama-quantize`` line is given, so none of its threads: the note names the
+    type to convert to, and llama-quantize left to itself runs every hardware thread (``nthread <= 0``:
+    ``std::thread::hardware_concurrency()``, src/llama-quant.cpp), what a one-off conversion wants.
 
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
     edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
@@ -396,7 +420,7 @@ def _gguf_conversion(
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
     options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope)
-    own = shlex.join(llama_cpp_args(options))
+    own = llama_cpp_line(options, threads(options, there, on) if threads else ())
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 

@@ -137,8 +137,13 @@ class LlamaCppRope(NamedTuple):
 
     @property
     def flags(self) -> str:
-        """The options as llama-server's flags (``--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768``)."""
-        return " ".join(rope_args(dict(self.options)))
+        """The options as llama-server's flags (``--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768``).
+
+        Each word shell-quoted, as the estimate's lines are (fix172 item 1).
+        """
+        import shlex
+
+        return shlex.join(rope_args(dict(self.options)))
 
 
 def rope_args(options: Mapping[str, Any]) -> list[str]:
