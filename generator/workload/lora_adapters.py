@@ -34,9 +34,9 @@ def lora_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel
 
     if fixed:
         why = (
-            "hardware.fixed is sized as llama.cpp's server, which applies --lora adapters at load for every request, "
-            "not per request from GPU slots: serve the adapters with vLLM or SGLang on a planned server, or merge one "
-            "into the model"
+            "hardware.fixed is sized as llama.cpp's server, which loads every --lora adapter at start and picks them "
+            "per request by scale, with no adapter slots or host-RAM pool to size: serve the adapters with vLLM or "
+            "SGLang on a planned server, or merge one into the model"
         )
         return [InputError(f"lora: {why}", doc.locate(at()))]
     if spec.pooling:
