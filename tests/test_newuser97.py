@@ -8,6 +8,13 @@ a workload ``chat-eks`` for an existing cluster ``prod`` rendered NodePools that
 Item 2: ``training-fits-idle-gpus`` offered a weekly Llama 3.1 8B QLoRA "DP1 ... on 1 h100-sxm5-80gb, 3.37 h a run"
 on "the 4 GPU(s)" a DGX H100 has spare beside a Qwen2.5-32B service: the training search times the fewest GPUs a job
 needs and the degrees that fill a whole server, so DP2 / DP4 on the 4 are never timed; the finding now says so.
+
+Item 3: the code assistant, written without ``avg_input_tokens`` / ``avg_output_tokens``, was sized for the schema's
+1,000-token prompts and 200-token replies with nothing saying they were defaults; now ``request-lengths-default``
+(info, at the deployment's ``inference``) names the lengths left out.
+
+Item 4: ``few-cpu-cores`` said "64 wanted" of the p4d.24xlarge with nothing on where 64 comes from; it now names the
+basis: 8 a GPU, ``constants.cpu_cores_per_gpu`` (a planning minimum), or the vendor's published minimum where higher.
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ from typing import Any, cast
 
 import pytest
 
+from generator import catalog
 from generator.cli import main
+from generator.planner.host_minimums import wanted_cores_basis, wanted_cpu_cores
 from generator.planner.idle_training import _untimed_note
+from generator.sizing.constants import with_overrides
 
 EKS = """version: 1
 name: chat-eks
@@ -151,3 +161,107 @@ def test_the_untimed_note_only_where_a_wider_layout_on_one_node_was_not_timed(
     assert bool(note) is noted
     if noted:
         assert note.startswith(f" (timed on {gpus} of the {max(idle)} GPUs free on one node")
+
+
+LENGTHS = """version: 1
+name: lengths
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+      requests_per_second: 2{chat}
+  - name: embed
+    model: BAAI/bge-m3
+    inference:
+      task: embed
+      max_context_tokens: 8192
+      requests_per_second: 20{embed}
+hardware:
+  provider: aws
+  gpus: [l40s-48gb]
+"""
+
+
+@pytest.mark.parametrize(
+    ("chat", "embed", "said"),
+    [
+        (
+            "",
+            "",
+            {
+                "deployments[0].inference": "deployment chat: avg_input_tokens and avg_output_tokens are not given, so it "
+                "is sized for the schema's default 1,000-token prompts and 200-token replies: its replicas,",
+                # a pooling service makes no output: its prompt length alone
+                "deployments[1].inference": "deployment embed: avg_input_tokens is not given, so it is sized for the "
+                "schema's default 1,000-token prompts: its replicas,",
+            },
+        ),
+        (
+            "\n      avg_input_tokens: 1000",  # the default's value, written: the user's own
+            "\n      avg_input_tokens: 300",
+            {
+                "deployments[0].inference": "deployment chat: avg_output_tokens is not given, so it is sized for the "
+                "schema's default 200-token replies: its replicas,",
+            },
+        ),
+        ("\n      avg_input_tokens: 1000\n      avg_output_tokens: 200", "\n      avg_input_tokens: 300", {}),
+    ],
+)
+def test_a_service_sized_at_the_default_request_lengths_is_told_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], chat: str, embed: str, said: dict[str, str]
+) -> None:
+    path = tmp_path / "lengths.yaml"
+    path.write_text(LENGTHS.format(chat=chat, embed=embed), encoding="utf-8")
+    found = {f["path"]: f for f in _findings(path, capsys) if f["code"] == "request-lengths-default"}
+    assert sorted(found) == sorted(said)
+    for at, start in said.items():
+        assert found[at]["level"] == "info"
+        assert found[at]["message"].startswith(start)
+        assert found[at]["message"].endswith("give the service's own averages (from its request logs or a sample of its traffic)")
+
+
+def test_the_onprem_code_assistant_is_told_its_lengths_are_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "onprem.yaml"
+    path.write_text(ONPREM, encoding="utf-8")
+    (finding,) = [f for f in _findings(path, capsys) if f["code"] == "request-lengths-default"]
+    assert finding["path"] == "deployments[0].inference" and "deployment code:" in finding["message"]
+
+
+NVIDIA_RA = "https://docs.nvidia.com/ai-enterprise/reference-architecture/latest/compute-node-hardware.html"
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "per_gpu", "basis"),
+    [
+        (
+            "aws-p4d-24xlarge",
+            "a100-sxm4-40gb",
+            8,
+            "8 a GPU, constants.cpu_cores_per_gpu: a planning minimum, not a published one",
+        ),
+        (
+            "dell-xe7740",
+            "h200-nvl-141gb",
+            4,
+            "7 a GPU, NVIDIA AI Enterprise reference architecture, H200 NVL PCIe Optimized 2-8-5's published minimum "
+            f"({NVIDIA_RA})",
+        ),
+        ("dell-xe7740", "h200-nvl-141gb", 8, "8 a GPU, constants.cpu_cores_per_gpu: a planning minimum, not a published one"),
+    ],
+)
+def test_the_cores_wanted_name_their_basis(platform_id: str, gpu_id: str, per_gpu: int, basis: str) -> None:
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    consts = with_overrides({"cpu_cores_per_gpu": per_gpu})
+    assert wanted_cores_basis(platform, gpu, consts) == basis
+    assert wanted_cpu_cores(platform, gpu, 8, consts) == int(basis.split(" ", 1)[0]) * 8  # the figure it explains
+
+
+def test_the_eks_plan_says_where_its_64_cores_come_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chat-eks.yaml"
+    path.write_text(EKS.format(named=""), encoding="utf-8")
+    (note,) = [f["message"] for f in _findings(path, capsys) if f["code"] == "few-cpu-cores"]
+    assert note.endswith(
+        "for 8 GPUs; 64 wanted (8 a GPU, constants.cpu_cores_per_gpu: a planning minimum, not a published one; fixed by "
+        "the instance type)"
+    )
