@@ -185,6 +185,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.planner.rented_fabric import rented_fabric_finding
+from generator.planner.request_lengths import request_length_findings
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
 from generator.planner.run_reasons import ContractReason, with_contract_reasons
 from generator.planner.setting_findings import (
@@ -1772,6 +1773,7 @@ def build_plan(
     names = unique_pool_names(labels, max_pool_name(wl.hardware.provider))
     findings += kept_apart_findings(wl, pool_units, names, alone)
     findings += derived_findings(wl, pool_units, names, labels, alone)
+    findings += request_length_findings(loaded)  # newuser97 item 3: sized at the default lengths, said
     pools: list[Pool] = []
     pool_of: dict[tuple[int, ServerKey], str] = {}
     owned_left = free_servers(wl)  # the owned servers of each kind no pool formed so far counts

@@ -34,6 +34,18 @@ def wanted_cpu_cores(platform: PlatformSpec, gpu: GpuSpec, gpus: int, consts: Co
     return per_gpu * gpus
 
 
+def wanted_cores_basis(platform: PlatformSpec, gpu: GpuSpec, consts: Constants) -> str:
+    """Where :func:`wanted_cpu_cores`' figure a GPU comes from, in words (newuser97 item 4).
+
+    ``few-cpu-cores`` said "64 wanted" of a p4d.24xlarge with no word of the 8 cores a GPU behind it, a planning
+    default (``constants.cpu_cores_per_gpu``), or of the vendor's published minimum where that is higher.
+    """
+    minimum = published_minimum(platform, gpu)
+    if minimum is not None and (minimum.cpu_cores_per_gpu or 0) > consts.cpu_cores_per_gpu:
+        return f"{minimum.cpu_cores_per_gpu} a GPU, {minimum.configuration}'s published minimum ({minimum.source[0]})"
+    return f"{consts.cpu_cores_per_gpu} a GPU, constants.cpu_cores_per_gpu: a planning minimum, not a published one"
+
+
 def minimum_ram_gib(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> int:
     """System RAM the published minimum asks for ``gpus`` GPUs, GiB (0 where none is published)."""
     minimum = published_minimum(platform, gpu)

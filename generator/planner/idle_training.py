@@ -151,6 +151,7 @@ def idle_training_findings(
     for index, dep in jobs:
         runs = dep.training.runs_per_month
         best: tuple[float, int, int, Option, Pool, list[int]] | None = None
+        timed: dict[str, set[int]] = {}  # each pool's GPU counts on one node the search timed the job at
         for order, (pool, idle) in enumerate(serving):
             hw = hardware.get((pool.node.platform_id, pool.node.gpu_id))
             if hw is None or pool.spot != (dep.capacity_type == SPOT):
@@ -159,6 +160,8 @@ def idle_training_findings(
                 hours = opt.candidate.run_hours
                 if not hours or not _fits(opt, idle, pool):
                     continue
+                if opt.candidate.nodes == 1:
+                    timed.setdefault(pool.name, set()).add(opt.candidate.gpus)
                 if runs is not None and runs * hours > HOURS_PER_MONTH:
                     continue  # its runs a month would not fit the month on those GPUs
                 key = (hours, opt.candidate.gpus, order)
@@ -167,7 +170,8 @@ def idle_training_findings(
         if best is not None:
             own = planned[dep.name]
             energy = [charged[name] for name in own.pools if name in charged]
-            message = _message(wl, dep, own, best[3], best[4], best[5], deployments, energy)
+            untimed = _untimed_note(best[3], best[4], best[5], timed.get(best[4].name, set()))
+            message = _message(wl, dep, own, best[3], best[4], best[5], deployments, energy, untimed)
             out.append(Finding("info", CODE, message, f"deployments[{index}]"))
     return out
 
@@ -181,8 +185,12 @@ def _message(
     idle: list[int],
     deployments: Sequence[DeploymentPlan],
     energy: Sequence[OwnedRuns] = (),
+    untimed: str = "",
 ) -> str:
-    """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes."""
+    """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes.
+
+    ``untimed``: why no layout over more of a node's idle GPUs is said (:func:`_untimed_note`), after the run's hours.
+    """
     from generator.planner.training import TrainingShape
 
     shape = opt.shape
@@ -206,6 +214,7 @@ def _message(
         f"{shape.reason} on {c.gpus} {pool.node.gpu_id} {where}, {shape.memory.per_gpu.total / GIB:.1f} GiB per GPU of "
         f"{budget / GIB:.1f} GiB, {hours_text(hours)} a run as the planner's training model times it there"
         + (f" ({hours_text(own_hours)} on its own pool {own.pool})" if own_hours else "")
+        + untimed
     )
     gbs = shape.global_batch_size
     if dep.training.global_batch_size is None and gbs != own.details.get("global_batch_size"):
@@ -234,6 +243,25 @@ def _message(
             "models the average rate, not how many hours of the month it holds"
         )
     return text
+
+
+def _untimed_note(opt: Option, pool: Pool, idle: list[int], timed: set[int]) -> str:
+    """Where the layout said takes fewer of one node's idle GPUs than it has and none wider was timed, why ("" else).
+
+    newuser97 item 2: a weekly QLoRA of Llama 3.1 8B beside a service on 4 of a DGX H100's 8 GPUs was offered "DP1 ...
+    on 1 h100-sxm5-80gb, 3.37 h a run" on "the 4 GPU(s)": the training search times the fewest GPUs the job's memory
+    and deadline need and the data-parallel degrees that fill whole servers, so DP2 or DP4 on those 4 is never timed,
+    and the finding read as if one GPU were the best the 4 give.
+    """
+    c = opt.candidate
+    most = max(idle, default=0)
+    if c.nodes != 1 or c.gpus >= most or any(c.gpus < n <= most for n in timed):
+        return ""
+    return (
+        f" (timed on {c.gpus} of the {most} GPUs free on one node because the training search times "
+        f"the fewest GPUs its memory and deadline need and the degrees that fill a whole {pool.node.gpus}-GPU "
+        f"{pool.node.platform_id}, none between: a run over more of them may take less)"
+    )
 
 
 def _own_cost(own: DeploymentPlan, runs: float | None, energy: Sequence[OwnedRuns] = ()) -> str:

@@ -11,7 +11,7 @@ from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.bom import MemoryLayout, boot_drives_text, fill_channels, soldered_memory, soldered_text
-from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
+from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cores_basis, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GIB, TB
@@ -747,7 +747,7 @@ def assemble_node(
     if cores < wanted_cores and (cores or not platform.custom):
         # a cloud instance's vCPUs come with the shape the search chose: nothing at the workload changes them
         cloud = platform.provider != "baremetal"
-        fixed = " (fixed by the instance type)" if cloud else ""
+        fixed = "; fixed by the instance type" if cloud else ""
         # src97 (newuser83 item 9): the halving is a default, not a source; ND H200 v5's pages give 96 vCPUs, not cores
         halved = (
             f" ({platform.vcpus} vCPUs counted two a core: no source in the catalog says they are physical cores)"
@@ -758,7 +758,8 @@ def assemble_node(
             Finding(
                 "info" if cloud else "warning",
                 "few-cpu-cores",
-                f"{platform.id}: {cores} CPU cores{halved} for {counted_noun(gpus, 'GPU')}; {wanted_cores} wanted{fixed}",
+                f"{platform.id}: {cores} CPU cores{halved} for {counted_noun(gpus, 'GPU')}; {wanted_cores} wanted"
+                f" ({wanted_cores_basis(platform, gpu, consts)}{fixed})",
             )
         )
 

@@ -59,6 +59,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
             pool_sharing_fields(shared, workload),
             terraform="terraform" in workload.outputs,
             cluster=None if workload.kubernetes.karpenter_node_role else cluster_name(workload),
+            assumed_cluster=None if workload.kubernetes.cluster_name else workload.name,
         )
     )
     shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)

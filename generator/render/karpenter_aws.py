@@ -462,6 +462,33 @@ def node_role_finding(pools: list[Pool], cluster: str) -> Finding | None:
     )
 
 
+#: Karpenter's getting-started guide tags the cluster's subnets and node security group ``karpenter.sh/discovery:
+#: <cluster>``, which the EC2NodeClasses' selector terms match (https://karpenter.sh/v1.14/concepts/nodeclasses/).
+KARPENTER_NODECLASSES = "https://karpenter.sh/v1.14/concepts/nodeclasses/"
+
+
+def cluster_assumed_finding(pools: list[Pool], workload_name: str) -> Finding | None:
+    """The EKS cluster name taken from the workload's ``name`` where ``kubernetes.cluster_name`` is not given (info).
+
+    newuser97 item 1: a workload named ``chat-eks`` for an existing cluster ``prod`` rendered EC2NodeClasses selecting
+    subnets and security groups tagged ``karpenter.sh/discovery: chat-eks``, which match none of the cluster's: the
+    NodePools launch nothing. ``karpenter-node-role`` named the role's cluster only where no role was given, and never
+    said the name was the workload's.
+    """
+    if not any(p.node.provider == "aws" for p in pools):
+        return None
+    return Finding(
+        "info",
+        "karpenter-cluster-name-assumed",
+        f"kubernetes.cluster_name is not given, so the EKS cluster is taken to be named after the workload, "
+        f"{workload_name}: the EC2NodeClasses select their subnets and security groups by the tag "
+        f"karpenter.sh/discovery: {workload_name} ({KARPENTER_NODECLASSES}), and a cluster of another name, or whose "
+        "subnets and node security group carry no such tag, gives Karpenter none, so its NodePools launch no node: "
+        "set kubernetes.cluster_name to your EKS cluster's name",
+        "kubernetes",
+    )
+
+
 #: Karpenter's interruption handling: it drains a node on the 2-minute spot notice only where its controller reads the
 #: SQS queue that EventBridge's EC2 rules feed (``settings.interruptionQueue``); otherwise the instance is terminated
 #: under its pods (https://karpenter.sh/v1.14/concepts/disruption/#interruption; eksctl-io/eksctl#7697 is that failure).
@@ -513,14 +540,16 @@ def with_karpenter_findings(
     *,
     terraform: bool = True,
     cluster: str | None = None,
+    assumed_cluster: str | None = None,
 ) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
     ``kubernetes``: the workload renders its node pools; ``terraform``: it renders its Terraform too (on AWS the EKS
     managed node groups, the other provisioner a finding may send a pool to); ``cluster``: on AWS the cluster whose
     getting-started node role the EC2NodeClasses name, said where ``kubernetes.karpenter_node_role`` is not given
-    (None: it is given, or no finding); ``shares``: each pool's GPU sharing, by name
-    (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
+    (None: it is given, or no finding); ``assumed_cluster``: the workload's name where ``kubernetes.cluster_name`` is not
+    given, which the AWS EC2NodeClasses' discovery tags then take (None: it is given); ``shares``: each pool's GPU
+    sharing, by name (:func:`~generator.render.gpu_sharing.pool_shares`); ``fields``: where each shared pool's sharing is asked
     (:func:`~generator.render.gpu_sharing.pool_sharing_fields`). The pools AKS partitions with MIG are AKS node pools
     with no NodePool (:func:`~generator.render.gpu_sharing.aks_mig_pools`): no Karpenter finding is theirs (newuser69
     item 2: their NodePool's limits were said, and warned of, though none is rendered).
@@ -546,6 +575,7 @@ def with_karpenter_findings(
             reserved_finding(pools),
             api_gpu_count_finding(pools, terraform),
             node_role_finding(pools, cluster) if cluster is not None else None,
+            cluster_assumed_finding(pools, assumed_cluster) if assumed_cluster is not None else None,
             spot_interruption_finding(pools),
             aks_os_disk_finding(plan, pools),
         )
