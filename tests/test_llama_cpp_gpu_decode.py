@@ -25,6 +25,7 @@ from tests.conftest import calibration_report as _report
 calibration_report = _report()
 
 DATA = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
+BENCH, BENCH_1B = "llama-bench.md", "llama-bench-1b.md"
 
 #: (median, p90) of |predicted / measured - 1| each memory kind's rows must stay under: the fitted model's with
 #: headroom (5.8% / 13.1% GDDR, 5.9% / 8.0% HBM; acc148's fit to these rows alone: 5.4% / 14.9%, 1.5% / 2.6%); one
@@ -100,33 +101,22 @@ def test_resident_step_by_hand(bandwidth_gb_per_s: float, read_bytes: float, lay
     [
         # Llama-3.1-8B Q4_K_M at 130 tokens/s on an A6000 / a 4090: its memory's rate binds (llama-bench.md); Llama 3.2
         # 1B Q4_K_M at 400 on a 4090: the layers' floor does (llama-bench-1b.md)
+        pytest.param("rtx-4090-24gb", "llama_cpp_layer_launch_s", "meta-llama/Llama-3.2-1B", BENCH_1B, 400.0, id="4090-1b-floor"),
         pytest.param(
-            "rtx-4090-24gb", "llama_cpp_layer_launch_s", "meta-llama/Llama-3.2-1B", "llama-bench-1b.md", 400.0, id="4090-1b-floor"
-        ),  # fmt: skip
+            "rtx-4090-24gb", "llama_cpp_gpu_bandwidth_efficiency", "meta-llama/Llama-3.1-8B", BENCH, 130.0, id="4090-rate"
+        ),
         pytest.param(
-            "rtx-4090-24gb",
-            "llama_cpp_gpu_bandwidth_efficiency",
-            "meta-llama/Llama-3.1-8B",
-            "llama-bench.md",
-            130.0,
-            id="4090-rate",
-        ),  # fmt: skip
-        pytest.param(
-            "rtx-a6000-48gb",
-            "llama_cpp_gpu_bandwidth_efficiency",
-            "meta-llama/Llama-3.1-8B",
-            "llama-bench.md",
-            130.0,
-            id="a6000-rate",
-        ),  # fmt: skip
+            "rtx-a6000-48gb", "llama_cpp_gpu_bandwidth_efficiency", "meta-llama/Llama-3.1-8B", BENCH, 130.0, id="a6000-rate"
+        ),
     ],
 )
 def test_calibrate_fits_the_constant_that_binds_a_whole_gpu_llama_cpp_run(
     gpu: str, constant: str, model: str, log: str, measured: float
 ) -> None:
     """`specgen calibrate` on a llama-bench run of a machine of yours with every layer on the GPU (tests/data/calibrate/
-    llama-bench.md, tg128 130.00; llama-bench-1b.md, 400.00): the constant it fits reproduces the run; decode_bandwidth_efficiency (the serving
-    engines', which this step no longer reads) would have come back 1.0 and moved nothing."""
+    llama-bench.md, tg128 130.00; llama-bench-1b.md, 400.00): the constant it fits reproduces the run;
+    decode_bandwidth_efficiency (the serving engines', which this step no longer reads) would have come back 1.0 and
+    moved nothing."""
     import contextlib
     import io
 

@@ -829,7 +829,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "May 2024 builds (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, tests/data/llama_cpp_gpu_decode.json) "
         "and 17 of current ones (llama.cpp's CUDA scoreboard https://github.com/ggml-org/llama.cpp/discussions/15013: "
         "Llama 2 7B Q4_0 on 16 catalog cards from the RTX 3060 to the 5090; AMD's MI300X run; "
-        "tests/data/llama_cpp_gpu_decode_recent.json): the scoreboard's GDDR cards read 64-80% of their rate, the old f16 rows 77-81%",
+        "tests/data/llama_cpp_gpu_decode_recent.json): the scoreboard's GDDR cards read 64-80% of their rate, the old "
+        "f16 rows 77-81%",
     ),
     "llama_cpp_gpu_read_ceiling_gb_per_s": (
         "The most bytes a second llama.cpp's decode kernels read from one GPU's memory however fast it is: the bytes "
