@@ -99,6 +99,7 @@ DATA = REPO / "tests" / "data" / "calibration.json"
 TRAINING_MFU = REPO / "tests" / "data" / "calibration_training_mfu.json"
 GPU_CATALOG = REPO / "generator" / "catalog" / "gpus.json"
 LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
+LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
 #: ``calibration_training_mfu.json``): reported apart by GPU and left out of ``--fit-training``.
@@ -959,8 +960,18 @@ def predict_gpu_resident_decode(row: dict[str, Any]) -> float:
 
     arch, fmt, machine, placement = _gpu_resident_setup(row)
     consts = with_overrides(dict(OVERRIDES))
+    if not row.get("kernel_graphs", False):  # a build that launched each kernel on its own: the per-layer floor it had
+        consts = consts._replace(llama_cpp_layer_launch_s=LAYER_LAUNCH_WITHOUT_GRAPHS_S)
     cost = offload_cost(arch, fmt, 16, placement, machine, 1, consts, decode_context_tokens=row["tg_tokens"] // 2)
     return cost.decode_tokens_per_s
+
+
+#: The per-layer floor of a llama.cpp decode step in a build that launches each of a layer's kernels on its own, s: the
+#: builds before CUDA graphs (https://github.com/ggml-org/llama.cpp/pull/6766, April 2024; the Dec 2023 / May 2024 rows of
+#: tests/data/llama_cpp_gpu_decode.json, which say nothing of graphs) and those on GPUs its graphs skipped (a V100 before
+#: PR #25749; HIP without GGML_HIP_GRAPHS). The product times today's builds, which run the step as one graph on every
+#: catalog GPU (``llama_cpp_layer_launch_s``); this figure was fitted with it, over both files' rows at once (acc152).
+LAYER_LAUNCH_WITHOUT_GRAPHS_S = 240e-6
 
 
 #: Each catalog GPU's memory type (gpus.json's ``memory_type``: HBM2e, GDDR6X, ...), which GpuSpec does not carry.
@@ -980,6 +991,23 @@ def llama_cpp_gpu_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]
     for row in json.loads(LLAMA_CPP_GPU.read_text())["rows"]:
         label = f"{row['model_as_reported']} tg{row['tg_tokens']} {row['gpu_as_reported']}"
         out.append((llama_cpp_gpu_group(row), label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
+    return out
+
+
+def llama_cpp_gpu_recent_group(row: dict[str, Any]) -> str:
+    """The group of a current-build llama.cpp GPU-resident row: by the GPU's vendor and memory (AMD's HBM apart from
+    NVIDIA's cards, where one fixed read ceiling slowed the MI300X; acc148's left-over 6)."""
+    vendor = "AMD" if find_gpu(row["gpu"]).vendor == "amd" else "NVIDIA"
+    kind = "HBM" if _MEMORY_TYPES[row["gpu"]].startswith("HBM") else "GDDR"
+    return f"llama.cpp gpu-resident decode, current builds ({vendor} {kind})"
+
+
+def llama_cpp_gpu_recent_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of llama.cpp's scoreboard runs (2025-26 builds) and AMD's MI300X run."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_GPU_RECENT.read_text())["rows"]:
+        label = f"{row['model_as_reported'][:22]} tg{row['tg_tokens']} {row['gpu']} {row['build'].split()[1]}"
+        out.append((llama_cpp_gpu_recent_group(row), label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
     return out
 
 
@@ -1073,6 +1101,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         group = f"offload-prefill {row['engine']} ({row['placement']}, {'mmap' if row['mmap'] else 'no-mmap'})"
         out.append((group, label, float(row["tokens_per_s"]), predict_offload_prefill, row))
     out += llama_cpp_gpu_rows()
+    out += llama_cpp_gpu_recent_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

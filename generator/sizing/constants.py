@@ -111,9 +111,9 @@ class Constants(NamedTuple):
     interactive_tokens_per_s: float = 10.0
 
     # --- llama.cpp with the whole model on its GPUs (generator/sizing/llama_cpp_gpu.py) ---
-    llama_cpp_gpu_bandwidth_efficiency: float = 0.77
-    llama_cpp_gpu_read_ceiling_gb_per_s: float = 1000.0
-    llama_cpp_layer_launch_s: float = 235e-6
+    llama_cpp_gpu_bandwidth_efficiency: float = 0.72
+    llama_cpp_gpu_read_ceiling_gb_per_s: float = 1075.0
+    llama_cpp_layer_launch_s: float = 100e-6
 
     # --- total cost of ownership of owned servers ---
     energy_usd_per_kwh: float = 0.13
@@ -824,29 +824,32 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "llama_cpp_gpu_bandwidth_efficiency": (
         "Fraction of a GPU's datasheet memory bandwidth llama.cpp's decode kernels reach reading the weights and KV "
         "cache of layers the GPU holds (up to llama_cpp_gpu_read_ceiling_gb_per_s; generator/sizing/llama_cpp_gpu.py).",
-        "fitted at once with llama_cpp_gpu_read_ceiling_gb_per_s and llama_cpp_layer_launch_s to 20 published llama.cpp "
-        "CUDA runs with the whole model on one GPU (Llama 2 7B / 70B q4_0 and f16, Llama 3 8B Q4_K_M and F16 on RTX "
-        "3090 / 4090 / A6000 / 6000 Ada, A100 80GB, H100 PCIe; https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, "
-        "tests/data/llama_cpp_gpu_decode.json; benchmarks/CALIBRATION.md, acc148 entry of 2026-12-07): the GDDR cards' "
-        "f16 rows read 77-81% of their rate",
+        "fitted at once with llama_cpp_gpu_read_ceiling_gb_per_s and llama_cpp_layer_launch_s to 37 published llama.cpp "
+        "runs with the whole model on the GPUs (acc152, benchmarks/CALIBRATION.md entry of 2026-12-07): 20 of Dec 2023 / "
+        "May 2024 builds (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, tests/data/llama_cpp_gpu_decode.json) "
+        "and 17 of current ones (llama.cpp's CUDA scoreboard https://github.com/ggml-org/llama.cpp/discussions/15013: "
+        "Llama 2 7B Q4_0 on 16 catalog cards from the RTX 3060 to the 5090; AMD's MI300X run; "
+        "tests/data/llama_cpp_gpu_decode_recent.json): the scoreboard's GDDR cards read 64-80% of their rate, the old "
+        "f16 rows 77-81%",
     ),
     "llama_cpp_gpu_read_ceiling_gb_per_s": (
         "The most bytes a second llama.cpp's decode kernels read from one GPU's memory however fast it is: the bytes "
         "its matrix-vector kernels keep in flight over the memory's latency (Little's law), which caps HBM cards.",
         "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): the A100 80GB and H100 PCIe run Llama 2 70B q4_0 "
-        "at 25.7 / 25.9 tokens/s, 7B f16 at 73.8 / 83.3 (about 1.0-1.1 TB/s of their 1.9-2.0), where the GDDR cards "
-        "reach 77-81% of theirs; the builds of the rows date from Dec 2023 / May 2024, later kernels may read faster",
+        "at about 1.0 TB/s of their 1.9-2.0 (Dec 2023), the RTX 5090 and RTX PRO 6000 Max-Q (1.79 TB/s GDDR7) Llama 2 7B "
+        "Q4_0 at 1.0-1.1 TB/s in 2025 builds; AMD's MI300X reads 1.55 TB/s (Llama 3.1 70B Q4_K_M, b6652), which this one "
+        "figure puts 30% slow: one AMD row on a catalog card is too few to fit a ceiling of its own",
     ),
     "llama_cpp_layer_launch_s": (
-        "Fixed seconds a decode step's layer takes under llama.cpp on a GPU whatever it reads: a launch and a latency "
-        "of a few microseconds for each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations' "
-        "quantization); the matrix kernels' reads overlap it, so a step takes the longer of the layers' floor and the "
-        "GPU's reads (generator/sizing/llama_cpp_gpu.py).",
-        "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): Llama 2 7B Q4_0 (3.8 GB) decodes at 112-149 "
-        "tokens/s on cards from 0.77 to 2.0 TB/s, about 210-280 us a layer whatever the memory; CUDA graphs "
-        "(https://github.com/ggml-org/llama.cpp/pull/6766, May 2024, which most rows predate) made 7B Q4_0 tg only "
-        "1.06-1.10x faster on a 3090 / 4090, so the floor is mostly the GPU's own; later builds fuse kernels and may "
-        "beat it: override it lower for them",
+        "Fixed seconds a decode step's layer takes under llama.cpp on a GPU whatever it reads, in today's builds, which "
+        "run the step as one CUDA / HIP graph: what is left of each of its ~20 kernels' launch and latency (norms, RoPE, "
+        "the KV copy, softmax, the activations' quantization); the matrix kernels' reads overlap it, so a step takes the "
+        "longer of the layers' floor and the GPU's reads (generator/sizing/llama_cpp_gpu.py).",
+        "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): in 2025-26 builds the RTX 5090 runs Llama 2 7B Q4_0 "
+        "at 290 tokens/s, 108 us a layer with the reads (the 7B rows are read-bound, so the rows bound the floor from above "
+        "and any figure to about 105 us fits); builds that launch every kernel on its own (before CUDA graphs, "
+        "https://github.com/ggml-org/llama.cpp/pull/6766; a V100 before https://github.com/ggml-org/llama.cpp/pull/25749) "
+        "took about 240 us a layer (benchmarks/calibration_report.py LAYER_LAUNCH_WITHOUT_GRAPHS_S): set that for one",
     ),
 }
 

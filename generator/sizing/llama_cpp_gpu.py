@@ -7,13 +7,17 @@ Two mechanisms make the difference:
 
 - the matrix-vector kernels read at ``llama_cpp_gpu_bandwidth_efficiency`` of the memory's rate, but no faster than
   ``llama_cpp_gpu_read_ceiling_gb_per_s``: the bytes they keep in flight over the memory's latency (Little's law) cap
-  the rate on HBM cards (A100 / H100 PCIe: 1.0 TB/s of 1.9-2.0, 70B and f16 alike), not on GDDR ones;
-- each layer's kernels take a fixed time whatever they read, ``llama_cpp_layer_launch_s`` a layer: a launch and a
-  latency of a few microseconds for each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations'
-  quantization), which CUDA graphs shorten only in part (Llama 2 7B Q4_0 tg 1.06-1.10x faster on a 3090 / 4090,
-  https://github.com/ggml-org/llama.cpp/pull/6766); the matrix kernels' reads overlap it, so a step takes the longer
-  of the two: a small model on a fast card waits on the floor (Llama 2 7B Q4_0: 112-149 tokens/s on cards from 0.77
-  to 2 TB/s), a large one on its memory.
+  the rate of the fastest cards (A100 / H100 PCIe: 1.0 TB/s of 1.9-2.0 in Dec 2023 builds; the RTX 5090 / RTX PRO 6000
+  Max-Q: 1.0-1.1 TB/s of 1.79 in 2025 ones), not of the slower GDDR ones;
+- each layer's kernels take a fixed time whatever they read, ``llama_cpp_layer_launch_s`` a layer: what is left of
+  the launch and latency of each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations'
+  quantization) once the step runs as one CUDA / HIP graph, as today's builds run it on every catalog GPU (graphs on
+  compute capability 8.0 and later since https://github.com/ggml-org/llama.cpp/pull/6766, 7.0 since
+  https://github.com/ggml-org/llama.cpp/pull/25749; HIP graphs on by default). The matrix kernels' reads overlap it,
+  so a step takes the longer of the two. In 2025-26 builds Llama 2 7B Q4_0 is read-bound on every scoreboard card
+  (75-290 tokens/s from the RTX 3060 to the 5090, tests/data/llama_cpp_gpu_decode_recent.json); builds that launched
+  every kernel on its own took about 240 us a layer (Llama 2 7B Q4_0: 112-149 tokens/s on cards from 0.77 to 2 TB/s
+  in Dec 2023): ``constants: {llama_cpp_layer_launch_s: 240e-6}`` times one.
 """
 
 from __future__ import annotations
