@@ -1754,6 +1754,11 @@ def _choose(
                 wider = any(b.wider_than_owned for b in blocked)
                 if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
                     hint += f"; or {ON_FIXED}"
+            if not options and any(b.code == "ram-short" for b in blocked):
+                # a node's RAM short of the job's load: the frameworks whose own load fits it (newuser96, left item 2)
+                from generator.planner.framework_ram import frameworks_fitting_ram
+
+                hint += frameworks_fitting_ram(wl, dep, model, consts, blocked)
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             # (the reasons the detail said already, once: fix107's report, "not usable by" repeated them)
