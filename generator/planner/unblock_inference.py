@@ -54,7 +54,7 @@ def inference_hint(
         missed = {name for b in nearest.values() for name in b.missed}
         # a decode step reads the weights (memory bandwidth); a prompt's prefill is compute (newuser15 item 4)
         # the factor stands for a spread the workload does not state (acc122): none where p95_input_tokens does
-        stated = isinstance(dep, InferenceDeployment) and dep.inference.p95_input_tokens is not None
+        stated = dep.inference.p95_input_tokens is not None
         allowance = (
             ""
             if stated
