@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
     from generator.workload.models import InferenceDeployment, Workload
 
-#: The reason's code of a node whose RAM is short of what the job holds there (:func:`generator.planner.nodes`).
+#: The reason's code of a node whose RAM is short of what the job holds there (:mod:`generator.planner.nodes`).
 RAM_SHORT = "ram-short"
 
 
