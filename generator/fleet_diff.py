@@ -748,9 +748,12 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     # its spot capacity, where it is (newuser56 item 1: on-demand -> spot read "No change to the fleet")
     if pool.get("capacity_type") is not None:
         row["capacity_type"] = pool["capacity_type"]
-    # charged its training runs' energy, not a node-hour price (newuser89 left item 3)
-    if RUNS_ENERGY_BASIS in str(pool.get("price_basis") or ""):
+    # charged its training runs' energy, not a node-hour price (newuser89 left item 3); racked, its colocation beside,
+    # paid whether it runs or not, most of a racked server's month (fix173)
+    if RUNS_ENERGY_BASIS in (basis := str(pool.get("price_basis") or "")):
         row["runs_energy"] = True
+        if PAID_WHETHER_RUN in basis:
+            row["colocation"] = True
     # its nodes' root / OS disk, where recorded (newuser74 item 12: a change creates every node again)
     if _number(pool.get("root_disk_size")) is not None:
         words, unit = ROOT_DISK_WORDS.get(str(pool["node"].get("provider")), ("root disk", "GB"))
@@ -1032,6 +1035,9 @@ def _rack_text(held: dict[str, Any] | None) -> str:
 
 #: The totals row of a month with the rented training jobs' runs: ``usd_per_month`` + ``training_usd_per_month``.
 MONTH_WITH_RUNS = "usd_per_month_with_runs"
+#: What a racked owned pool's month holds, training jobs alone on it (fix173): the racks' rent, paid whether it runs or
+#: not, most of it, and its runs' energy (:class:`~generator.planner.plan.OwnedRuns`).
+RACKED_RUNS_MONTH = "its colocation and runs' energy"
 
 
 def _month_with_runs(totals: dict[str, Any]) -> float | None:
@@ -2540,11 +2546,13 @@ def _node_price_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     node-hour price: its month of energy is said instead (newuser89 left item 3).
     """
     if old.get("runs_energy") and new.get("runs_energy"):
-        # an owned pool training jobs alone run on: its usd_per_hour is its runs' energy a month / 730 h
+        # an owned pool training jobs alone run on: its usd_per_hour is its runs' energy a month / 730 h, and racked its
+        # colocation's (fix173: "its runs' energy $1,877.46 → ..." where $1,876.80 of it was the racks' rent)
         months = [_number(side.get("usd_per_month")) for side in (old, new)]
         if months[0] is None or months[1] is None or months[0] == months[1]:
             return []
-        return [f"its runs' energy {dollars_text(months[0], 2)} → {dollars_text(months[1], 2)} a month"]
+        held = RACKED_RUNS_MONTH if old.get("colocation") or new.get("colocation") else "its runs' energy"
+        return [f"{held} {dollars_text(months[0], 2)} → {dollars_text(months[1], 2)} a month"]
     rates = []
     for side in (old, new):
         hourly, nodes = _number(side.get("usd_per_hour")), _number(side.get("nodes"))

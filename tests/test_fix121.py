@@ -8,11 +8,11 @@ import pytest
 
 from generator.api import plan_file
 from generator.errors import SpecgenError
-from generator.planner import _in_turn
+from generator.planner.unblock_ways import in_turn
 from tests.test_fix117 import HOME_FT
 
 
-def test_a_mixed_owned_and_bought_refusal_says_its_alternatives_in_turn(tmp_path: Path) -> None:
+def test_a_mixed_owned_and_bought_refusal_says_its_alternativesin_turn(tmp_path: Path) -> None:
     """Before: "...or leave it out; else for the network ...; else allow ..." (two "else"s; fix117's leftover)."""
     path = tmp_path / "w.yaml"
     path.write_text(HOME_FT.format(batch=7).replace("  buy: false\n", "  gpus: [rtx-4090-24gb]\n"))
@@ -28,11 +28,11 @@ def test_a_mixed_owned_and_bought_refusal_says_its_alternatives_in_turn(tmp_path
     ), advice
 
 
-def test_alternatives_in_turn() -> None:
-    assert _in_turn("a", "") == "a"
-    assert _in_turn("a", "b") == "a; else b"
-    assert _in_turn("a", "b; else c") == "a; else b; failing both, c"
-    assert _in_turn("a", "b; else c; else d") == "a; else b; failing those, c; failing those, d"
+def test_alternativesin_turn() -> None:
+    assert in_turn("a", "") == "a"
+    assert in_turn("a", "b") == "a; else b"
+    assert in_turn("a", "b; else c") == "a; else b; failing both, c"
+    assert in_turn("a", "b; else c; else d") == "a; else b; failing those, c; failing those, d"
 
 
 def test_the_estimates_assumed_3090_tower_has_the_planned_x8_slots() -> None:

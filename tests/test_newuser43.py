@@ -104,15 +104,15 @@ def test_a_batch_smaller_than_the_ranks_that_hold_the_job_says_so_and_offers_no_
 def test_an_accumulation_that_fits_at_no_width_asks_for_a_lower_batch(tmp_path: Path) -> None:
     """Item 1, the hint: where no micro-batch of a rank's accumulation fits at any width tried, a lower batch."""
     from generator.calculator.model_source import resolve_model
-    from generator.planner import _unblock_hint
     from generator.planner.blocked import NO_LAYOUT, Blocked
+    from generator.planner.unblock import unblock_hint
 
     path = tmp_path / "c1.yaml"
     path.write_text(C1.format(framework="deepspeed", batch=64, provider="aws"), encoding="utf-8")
     dep = load_workload(str(path)).workload.deployments[0]
     why = "TP1 ZeRO-3 x DP8: no micro-batch of 1, 2, 4, 8 sequence(s) fits"
     blocked = [Blocked("h100-sxm5-80gb", "aws-p5-48xlarge", NO_LAYOUT, why)]
-    hint = _unblock_hint(dep, resolve_model(dep.model), blocked, racks=False)
+    hint = unblock_hint(dep, resolve_model(dep.model), blocked, racks=False)
     assert hint.endswith(
         "or a shorter sequence_length; for the global batch of 64: a lower global_batch_size (fewer micro-batches a "
         "rank accumulates, whose gradients it holds across them), or leave it out"

@@ -8,11 +8,12 @@ import pytest
 
 from generator import catalog
 from generator.calculator.model_source import resolve_model
-from generator.planner import _unblock_hint, plan_workload
+from generator.planner import plan_workload
 from generator.planner.blocked import NO_LAYOUT, Blocked
 from generator.planner.options import Hardware
 from generator.planner.training import training_shapes
 from generator.planner.training_candidates import _training_needs
+from generator.planner.unblock import unblock_hint
 from generator.render.karpenter_aws import efa_cards
 from generator.sizing.constants import Constants
 from generator.workload import load_workload
@@ -104,7 +105,7 @@ def test_training_advice_names_what_would_help_when_host_ram_is_short(
     path = tmp_path / "w.yaml"
     path.write_text(WORKLOAD.format(provider="aws"))
     loaded = load_workload(str(path))
-    hint = _unblock_hint(loaded.workload.deployments[0], loaded.models["tune"], blocked)
+    hint = unblock_hint(loaded.workload.deployments[0], loaded.models["tune"], blocked)
     assert hint.startswith(starts)
     assert ("allow a GPU with more memory" in hint) is has_gpu_advice
     ram_advice = "offload_optimizer, offload_params or activation_offload off" in hint and "fewer GPUs per node" in hint

@@ -10,44 +10,35 @@ import contextlib
 import functools
 import itertools
 import math
-import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
-from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError, Location
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     BATCH_NOT_SPLIT,
-    BATCH_SPLITS,
     COMMUNICATION_DOMINATES,
-    DEADLINE_NEEDS,
-    IN_BACKWARD_MOST,
     MORE_RANKS_THAN_BATCH,
     NO_LAYOUT,
-    NO_MICRO_BATCH,
     NO_PACKING,
     NOT_SHARED_HERE,
     OWNED_SHORT,
     PAST_DEADLINE,
     PINNED_DEGREE,
-    POOL_TOO_LARGE,
     RACK_POWER,
     RUNS_PAST_MONTH,
-    START_REFUSED,
-    UNSERVED_FORMAT,
 )
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
-from generator.planner.lora_ram import caches_rule_out_all, lora_ram_field, lora_ram_hint
-from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import NO_GPU_FABRIC, PSU_OVER_CAPACITY
+from generator.planner.lora_ram import lora_ram_field
+from generator.planner.nodes import NO_GPU_FABRIC
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import budget_basis, catalog_spot_rated, least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
+from generator.planner.unblock import unblock_hint
+from generator.planner.unblock_ways import count_fields, network_hint, network_lead
 from generator.sizing.constants import Constants, with_overrides
-from generator.sizing.step_down import serving_precision_advice
 from generator.words import counted
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import SPOT_SUFFIX, spot_key
@@ -56,7 +47,6 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 from generator.workload.sharing import planned_sharing, sharing_field
 
 if TYPE_CHECKING:
-    from generator.calculator.model_source import ResolvedModel
     from generator.planner.blocked import Blocked
     from generator.planner.candidates import RankingMemo, SizedOptions
     from generator.planner.inventory import ServerKey
@@ -109,18 +99,6 @@ class RefusalWithTailError(InfeasibleError):
         else:
             at = len(text)
         return text[:at] + suggestion + text[at:]
-
-
-def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
-    """The fields besides the rate that set a service's replica count, where the workload sets them (fuzz21 item 6)."""
-    if not isinstance(dep, InferenceDeployment):
-        return []
-    spec = dep.inference
-    return [
-        *([f"a lower min_replicas (now {spec.min_replicas:,})"] if spec.min_replicas > 1 else []),
-        *([f"a higher max_utilization (now {spec.max_utilization:g})"] if spec.max_utilization < 1 else []),
-        *([f"a lower nodes_down_tolerated (now {k})"] if (k := spec.nodes_down_tolerated) else []),  # fz65 item 3
-    ]
 
 
 #: The fleet limits a layout alone may break, in the order an error is located at the first one set.
@@ -186,331 +164,6 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
     kinds = {(b.platform_id, b.gpu_id) for b in blocked}
     fields = {(b.platform_id, b.gpu_id): b.field for b in blocked if b.field}
     return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
-
-
-#: What "allow a GPU with more memory" says where no server is bought (``buy: false``): only owned ones listed help (fix113).
-OWNED_MORE_MEMORY = (
-    "or owned servers whose GPUs have more memory, listed under hardware.inventory (hardware.buy is false: none is bought)"
-)
-
-#: What unblocks a layout the link between servers rules out, which no memory or deadline lever changes (newuser47
-#: item 2); :func:`network_hint` says what puts the job within one server.
-NETWORK_HINT = (
-    "for the network between servers: a GPU fabric NIC of 100 Gb/s or more on them (the owned group's fabric_nic / "
-    "fabric_nic_count, or custom.fabric_nic), or a layout within one server"
-)
-
-
-def network_hint(dep: InferenceDeployment | TrainingDeployment, blocked: list[Blocked]) -> str:
-    """:data:`NETWORK_HINT`, with what would put the deployment within one server.
-
-    A later deadline only where a one-server layout is past it (newuser76 item 11: "a layout within one server (a
-    later deadline_hours)" was said of Mixtral 8x7B full, whose states fit no one 8 x H100 server: a lighter job does).
-    """
-    if not isinstance(dep, TrainingDeployment):
-        return NETWORK_HINT
-    if any(b.code == PAST_DEADLINE and b.nodes == 1 for b in blocked):
-        return f"{NETWORK_HINT} (a later deadline_hours)"
-    job = dep.training
-    lighter = {"full": ["LoRA / QLoRA"], "lora": ["QLoRA"], "qlora": []}[job.method]
-    eight_bit = job.method == "full" and (job.optimizer or "adamw") in ("adamw", "adamw-torch-amp")
-    lighter += ["optimizer: adamw-8bit"] if eight_bit else []
-    lighter += ["offload_optimizer: true"] if job.offload_optimizer is not True else []
-    return f"{NETWORK_HINT} (a lighter job whose states one server holds: {', '.join(lighter)})" if lighter else NETWORK_HINT
-
-
-def _in_turn(first: str, rest: str) -> str:
-    """``first``, then ``rest`` where ``first`` does not apply: one "else", and "failing those" past it.
-
-    ``rest`` may hold its own alternatives in turn ("A; else B"); fix117 left "...; else for the network ...; else
-    allow ..." (two "else"s, the second reading as the first's alternative).
-    """
-    if not rest:
-        return first
-    parts = [first, *rest.split("; else ")]
-    return parts[0] + "".join(
-        f"; else {p}" if k == 1 else f"; {'failing both' if len(parts) == 3 else 'failing those'}, {p}"
-        for k, p in enumerate(parts[1:], start=1)
-    )
-
-
-def _network_lead(dep: InferenceDeployment | TrainingDeployment, blocked: list[Blocked]) -> str:
-    """The fix of the network between nodes where it rules some layouts out, else ""."""
-    ways = []
-    dominated = [b for b in blocked if b.code == COMMUNICATION_DOMINATES]
-    if dominated:
-        nics = GPU_NETWORKS_FIELD in "".join(b.why for b in dominated)
-        way = (
-            f"attach the GPU NICs the reasons name ({GPU_NETWORKS_FIELD}: a VPC network for each GPU NIC of the "
-            "instance), or allow an instance with a GPU fabric"
-            if nics
-            else "allow an instance or platform with a GPU fabric between nodes"
-        )
-        ways.append(f"for the network between the nodes: {way}, or fewer nodes (a GPU with more memory)")
-    if any(b.code == NO_GPU_FABRIC for b in blocked):
-        ways.append(network_hint(dep, blocked))
-    return "; ".join(ways)
-
-
-def _unblock_hint(
-    dep: InferenceDeployment | TrainingDeployment,
-    model: ResolvedModel,
-    blocked: list[Blocked],
-    power_field: str = "rack_power_kw",
-    racks: bool = True,
-    *,
-    ttft_p95_factor: float = Constants().ttft_p95_factor,
-    bought: bool = True,
-) -> str:
-    """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
-
-    ``racks``: the servers stand in racks of the workload's own (bare metal); a cloud's instances stand in the
-    provider's, whose power is no setting (newuser43 item 1: "more rack power" was offered on AWS, which refuses it).
-    ``bought``: some server the workload allows is bought or rented; where none is (owned servers alone, ``buy: false``)
-    "allow a GPU with more memory" is advice the workload cannot take, said as listing owned ones instead (fix113).
-    """
-    # what the search's limits leave to the workload: max_nodes rules layouts out later, with its own hint
-    servers = ", or more rack power / max_nodes" if racks else ""
-    if blocked and all(b.code == RACK_POWER for b in blocked):
-        # every server that holds the GPUs draws more than a rack is given: nothing of the model is the issue
-        raise_it = (
-            "set hardware.rack_power_kw to at least the node's power said above"
-            if power_field == "rack_power_kw"
-            else "give hardware.rack_circuits more or larger circuits, so a rack carries at least the node's power said above"
-        )
-        return f"to unblock: {raise_it}, or allow a GPU whose servers fit the rack"
-    if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
-        # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
-        return (
-            "to unblock: the servers that hold these GPUs draw more than their power supplies deliver; check the "
-            "chassis' PSU rating where the catalog marks it believed, allow another platform, or fewer GPUs per server"
-        )
-    if blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked):
-        # the pinned degrees are what no server gives: memory, precision and SLOs are not the issue (review 12 items 3, 9)
-        return (
-            "to unblock: pin a TP x PP whose GPUs fit one server or fill whole servers of an allowed platform, allow a "
-            "server that gives it, or drop the deployment's parallelism pin"
-        )
-    if isinstance(dep, InferenceDeployment) and blocked and all(b.code == UNSERVED_FORMAT for b in blocked):
-        # no GPU allowed serves the precision: memory, context and SLOs are not the issue (newuser52 item 2: AMD
-        # refused int8 and was told to try int4, which it refuses too)
-        return (
-            f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
-            f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
-        )
-    if isinstance(dep, InferenceDeployment):
-        # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
-        fmt = serving_format(model, dep.inference.precision)
-        precision = serving_precision_advice(model.architecture, [fmt])
-        slow = [b for b in blocked if b.excess is not None]
-        # latency alone rules the layouts out; a platform's own limits (network, rack, PSU) are no memory problem (review 11)
-        if slow and all(b in slow for b in blocked if b.code == NO_LAYOUT):
-            # latency alone: memory and a shorter context do not make a batch of one faster (newuser14 item 7)
-            racked = sorted({b.gpu_id for b in blocked if b.code == RACK_POWER})
-            nearest = {b.gpu_id: b for b in sorted(slow, key=lambda b: -(b.excess or 0.0))}  # each GPU's nearest, last
-            widest = all(b.why.startswith("TP8 ") for b in nearest.values())  # eight GPUs: the widest TP a server gives
-            missed = {name for b in nearest.values() for name in b.missed}
-            # a decode step reads the weights (memory bandwidth); a prompt's prefill is compute (newuser15 item 4)
-            # the factor stands for a spread the workload does not state (acc122): none where p95_input_tokens does
-            stated = isinstance(dep, InferenceDeployment) and dep.inference.p95_input_tokens is not None
-            allowance = (
-                ""
-                if stated
-                else (
-                    f" (the TTFT p95 is constants.ttft_p95_factor, {ttft_p95_factor:g}, times a prompt's own time, for a "
-                    "prompt-length spread not stated: give inference.p95_input_tokens, equal to avg_input_tokens where "
-                    "prompts are of one length, and it no longer applies)"
-                )
-            )
-            faster = [
-                *(["a GPU with faster memory (a decode step reads the weights)"] if "tpot" in missed else []),
-                # FP8 only where the weights compute above it (newuser72 item 7: told an FP8 deployment to use FP8);
-                # the TTFT p95 is constants.ttft_p95_factor times a prompt's own time where the spread is not stated
-                *([f"a GPU with a faster tensor rate{'' if fmt.bits <= 8 else ', or FP8 where it has one'} (a prefill "
-                   f"is compute), shorter prompts{allowance}"]
-                  if "ttft" in missed else []),
-            ]  # fmt: skip
-            slo = dep.inference.slo
-            # a target below what any GPU does at batch 1 may be seconds written as milliseconds (newuser27 item 11)
-            seconds = [
-                f"slo.{name} is in milliseconds: {value:g} ms (did you mean {value * 1000:g}, {value:g} s?)"
-                for name, value, floor in (("ttft_p95_ms", slo.ttft_p95_ms, 10), ("tpot_ms", slo.tpot_ms, 1))
-                if value is not None and value < floor
-            ]
-            return (
-                "".join(f"{said}; " for said in seconds)
-                + f"to unblock: looser SLOs, {', '.join(faster)}"
-                + (f", {precision}" if precision and "tpot" in missed else "")
-                + ("" if widest else ", or more GPUs a replica (TP) where the link is fast")
-                + (f"; {', '.join(racked)} ruled out by {power_field}" if racked else "")
-                + (
-                    f"; the layouts that meet the targets need more than the {MAX_NODES_PER_POOL:,} nodes one pool may "
-                    f"have: {', '.join([*_count_fields(dep), 'split the rate over several deployments'])}"
-                    if any(b.code == POOL_TOO_LARGE for b in blocked)
-                    else ""
-                )
-            )
-        if (
-            blocked
-            and all(b.code in (START_REFUSED, NO_LAYOUT) for b in blocked)
-            and any(b.code == START_REFUSED for b in blocked)
-        ):
-            # vLLM's start-up check: the batch limits and the context, not the SLOs (review36 item 6)
-            spec = dep.inference
-            limits = [
-                *(["a lower inference.max_num_seqs (vLLM profiles that many sequences before it sizes the KV cache; "
-                   "left out, its smaller default is tried too)"] if spec.max_num_seqs is not None else []),
-                *(["a lower inference.max_num_batched_tokens (the check charges each sliding-window layer a forward "
-                   "pass's tokens)"] if any(layer.window_tokens for layer in model.architecture.layers) else []),
-            ]  # fmt: skip
-            last = [*([precision] if precision else []), *(["allow a GPU with more memory"] if bought else [])]
-            said = f"a shorter max_context_tokens, {', '.join(['more GPUs a replica', *last[:-1]])}, or {last[-1]}"
-            said = said if last else "a shorter max_context_tokens, or more GPUs a replica"
-            return f"to unblock: {''.join(f'{way}, ' for way in limits)}{said}" + ("" if bought else f"; {OWNED_MORE_MEMORY}")
-        # replicas beyond what one pool may have: the count is the first thing to lower
-        fewer = (
-            ["a lower requests_per_second (or the rate split over several deployments)", *_count_fields(dep)]
-            if any(b.code == POOL_TOO_LARGE for b in blocked)
-            else []
-        )
-        general = (
-            f"to unblock: {''.join(f'{way}, ' for way in fewer)}{'allow a GPU with more memory, ' if bought else ''}"
-            f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
-            + ("looser SLOs" + servers if racks else "or looser SLOs")
-            + ("" if bought else f"; {OWNED_MORE_MEMORY}")
-        )
-        # a replica across servers whose link rules it out (fix113: owned servers without a fabric): the network first
-        lead = _network_lead(dep, blocked)
-        general = _led_by(lead, general) if lead else general
-        # GPUs whose LoRA slots leave no room for a sequence's KV cache: the max_loras or max_rank that fits (fix165)
-        slotted = {b.gpu_id: b.lora_fit for b in blocked if b.lora_fit is not None}
-        if slotted:
-            from generator.planner.lora_slots_fit import lora_slots_hint
-            from generator.sizing.lora_serving import served_max_loras
-
-            lora = dep.inference.lora
-            assert lora is not None
-            lead = lora_slots_hint(slotted, served_max_loras(lora.max_loras, dep.inference.engine, lora.adapters), lora.max_rank)
-            general = (
-                _led_by(lead, general)
-                if all(b.lora_fit is not None for b in blocked)
-                else f"{general}; where the LoRA slots fill a GPU: {lead}"
-            )
-        # nodes whose RAM the LoRA adapters' CPU caches fill: the max_cpu_loras that fits (fix161)
-        if (cached := lora_ram_hint(dep, blocked)) is None:
-            return general
-        return f"to unblock: {cached}" if caches_rule_out_all(blocked) else f"{general}; where a node's RAM is short: {cached}"
-    # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
-    from generator.sizing.frameworks import framework_profile
-    from generator.sizing.training_hardware import FP8_NEEDS_TENSOR_CORES, FP8_NOT_RUN_HERE, FRAMEWORK_NOT_RUN_HERE
-
-    training = dep.training
-    profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
-    # ZeRO-3 only where a lower stage is set (by the job or its framework): with none, every stage was tried
-    # (review 14 item 3)
-    stage = training.zero_stage if training.zero_stage is not None else profile_stage
-    lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
-    if training.compute_precision == "fp8":
-        lighter = None  # FP8 training is full training's (a LoRA job is refused compute_precision fp8 at the field)
-    # nor parameter offload where the search offloaded them already (newuser47 item 3: "needs 865.6 GiB per GPU with
-    # the parameters offloaded ... to unblock: parameter offload")
-    offloaded = any("with the parameters offloaded" in b.why for b in blocked)
-    offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True and not offloaded else []
-    ways = [
-        *(["a GPU with more memory"] if bought else []),
-        *(["ZeRO-3"] if stage is not None and stage < 3 else []),
-        *([lighter] if lighter else []),
-        *offload,
-    ]
-    general = (
-        f"to unblock: allow {', '.join(ways)}, "
-        + ("a shorter sequence_length" + servers if racks else "or a shorter sequence_length")
-        if ways
-        else "to unblock: a shorter sequence_length" + servers
-    ) + ("" if bought else f"; {OWNED_MORE_MEMORY}")
-    # the network between the nodes rules layouts out (newuser76 item 9: a GKE a3 job over its primary NIC was told of
-    # memory levers, none of which moves a byte less, and not of the GPU NICs it has): those layouts fit the GPUs'
-    # memory, so the network's fix is what plans them, said first, where some reasons are memory's too
-    lead = _network_lead(dep, blocked)
-    if lead and all(b.code == COMMUNICATION_DOMINATES for b in blocked):
-        # the network alone: of the memory levers, only a lighter method moves fewer bytes between the nodes
-        adapters = "; else LoRA/QLoRA (adapter gradients alone cross)" if training.method == "full" else ""
-        general = f"to unblock: {lead}{adapters}" if training.compute_precision != "fp8" else f"to unblock: {lead}"
-    elif lead:
-        general = _led_by(lead, general)
-    # the deadline alone sets the ranks (newuser70 item 6): no memory lever, the batch's and the deadline's said first
-    deadline_only = bool(blocked) and all(DEADLINE_NEEDS in b.why for b in blocked)
-    if deadline_only:
-        general = ""
-    batch = training.global_batch_size
-    if batch is not None and any(MORE_RANKS_THAN_BATCH in b.why for b in blocked):
-        # the fewest GPUs that hold the job are more data-parallel ranks than the batch has sequences
-        general += (
-            f"; for the global batch of {batch:,}: a global_batch_size of at least one sequence for each of the "
-            "data-parallel ranks said above (a multiple of them), or leave it out"
-        )
-    held = [int(m.group(1)) for b in blocked if (m := re.search(IN_BACKWARD_MOST, b.why))]
-    if batch is not None and held and training.offload_optimizer is not True:
-        # newuser76 items 4 and 9: the optimizer in backward, which takes no accumulation, is what holds the job on the
-        # GPUs it fits: the batch or the optimizer's states, ahead of the memory levers the reason does not call for
-        first = (
-            f"for the global batch of {batch:,}: a global_batch_size of at most {max(held):,} (one "
-            "micro-batch a step, the optimizer stepped in backward), or offload_optimizer: true (the optimizer's states "
-            "and step on the CPU, after backward, so the micro-batches accumulate)"
-        )
-        general = "to unblock: " + _in_turn(first, general.removeprefix("to unblock: "))
-    elif batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
-        # each rank accumulates its share of the batch and holds the gradients across its micro-batches; wider
-        # data parallelism was searched up to the batch's own size
-        general += (
-            f"; for the global batch of {batch:,}: a lower global_batch_size (fewer micro-batches a rank accumulates, "
-            "whose gradients it holds across them), or leave it out"
-        )
-    if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
-        # a later deadline only below the schema's maximum (fuzz15 item 11)
-        later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
-        quicker = "a faster GPU" if bought else "owned servers of a faster GPU (hardware.inventory)"
-        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or {quicker}"
-    if any(b.code == RUNS_PAST_MONTH for b in blocked):
-        general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
-    if blocked and all(FP8_NEEDS_TENSOR_CORES in b.why or FP8_NOT_RUN_HERE in b.why for b in blocked):
-        # no allowed GPU has FP8 (fix77), or none the framework's FP8 path runs on (Gaudi 3, review71 item 6): only the
-        # GPU or the precision helps
-        general = (
-            "; allow a GPU with FP8 tensor cores (NVIDIA Ada, Hopper, Blackwell; AMD CDNA 3 or later), or compute_precision bf16"
-        )
-        deadline_only = True
-    if blocked and all(FRAMEWORK_NOT_RUN_HERE in b.why for b in blocked):
-        # newuser89 item 7: Unsloth on Gaudi 3 alone allowed was told of memory levers (more memory, offload, a shorter
-        # sequence, rack power), none of which runs its kernels there: only the GPU or the framework helps
-        general = f"; allow a GPU {training.framework} runs on (hardware.gpus), or another training.framework"
-        deadline_only = True
-    if deadline_only:  # the parts added above, each after "; "
-        general = "to unblock: " + general.removeprefix("; ")
-    if batch is not None and any(BATCH_NOT_SPLIT in b.why for b in blocked):
-        # hostile78 item 6: the owned GPUs hold the job but do not split its batch: the batches that do, said first
-        # (the memory levers after it put the job on fewer ranks, whose count may divide the batch)
-        values = next((m.group(1) for b in blocked if (m := re.search(BATCH_SPLITS, b.why))), None)
-        ranks = "a multiple of the data-parallel ranks said above"
-        said = f"a global_batch_size of {values} ({ranks}, whose split fits)" if values else f"a global_batch_size of {ranks}"
-        rest = general.removeprefix("to unblock: ")
-        general = "to unblock: " + _in_turn(f"for the global batch of {batch:,}: {said}, or leave it out", rest)
-    short_of_ram = [b for b in blocked if b.code == "ram-short"]
-    if not short_of_ram:
-        return general
-    # host RAM holds the checkpoint as it loads or what the job offloads to the CPU, summed over a node's GPUs
-    # (training_candidates._training_needs; the ram-short reason says which)
-    ram = (
-        "host RAM holds the checkpoint as it is loaded or what is offloaded to the CPU (the need says which): turn "
-        "offload_optimizer, offload_params or activation_offload off where the GPUs can hold those states, allow a "
-        "platform with more RAM per GPU, or one with fewer GPUs per node (each node holds its own GPUs' share)"
-    )
-    return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"
-
-
-def _led_by(lead: str, hint: str) -> str:
-    """``hint`` ("to unblock: ...") with ``lead`` said first, its own ways after an "else"."""
-    return f"to unblock: {lead}; else " + hint.removeprefix("to unblock: ")
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
@@ -2047,7 +1700,7 @@ def _choose(
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
                 hint = _priced_hint(wl, unpriced if budget else [], priced=any(o.candidate.capex_usd for o in options))
-                hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)
+                hint += "".join(f", or {way}" for way in count_fields(dep))  # they set the replicas (fuzz21 item 6)
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
@@ -2087,7 +1740,7 @@ def _choose(
                 # racks of the workload's own where it buys servers (newuser54 item 3: "more rack power / max_nodes" was
                 # offered to an owned workstation with buy: false)
                 racked = wl.hardware.provider == "baremetal" and wl.hardware.buy
-                hint = _unblock_hint(
+                hint = unblock_hint(
                     dep,
                     model,
                     blocked,
@@ -2101,6 +1754,11 @@ def _choose(
                 wider = any(b.wider_than_owned for b in blocked)
                 if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
                     hint += f"; or {ON_FIXED}"
+            if not options and any(b.code == "ram-short" for b in blocked):
+                # a node's RAM short of the job's load: the frameworks whose own load fits it (newuser96, left item 2)
+                from generator.planner.framework_ram import frameworks_fitting_ram
+
+                hint += frameworks_fitting_ram(wl, dep, model, consts, blocked)
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             # (the reasons the detail said already, once: fix107's report, "not usable by" repeated them)
@@ -2128,7 +1786,7 @@ def _choose(
                 where,
                 tail=f"; {owned}" if owned else "",
                 network=any(b.code in (COMMUNICATION_DOMINATES, NO_GPU_FABRIC) for b in blocked),
-                lead=f"to unblock: {lead}" if (lead := _network_lead(dep, blocked)) and f"to unblock: {lead}" in hint else "",
+                lead=f"to unblock: {lead}" if (lead := network_lead(dep, blocked)) and f"to unblock: {lead}" in hint else "",
                 placed=len(chosen),
                 index=i,
             )
@@ -2307,10 +1965,6 @@ def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:
     from generator.workload.chains import training_chains
 
     return {k: chain for chain in training_chains(wl) for k in chain}
-
-
-#: The field that attaches an instance's GPU NICs to networks (GKE a3's eight; a reason over the primary NIC names it).
-GPU_NETWORKS_FIELD = "kubernetes.gpu_networks"
 
 
 #: The owned machine whose GPUs hold no replica, described so that its RAM and NVMe hold the rest (newuser49 item 2).
@@ -2707,14 +2361,6 @@ def objective_for(
         )
     )
     return "power-bought"
-
-
-def _most_deadline_hours() -> float:
-    """The schema's maximum of ``training.deadline_hours``."""
-    from generator.workload.schema import workload_schema
-
-    training = workload_schema()["properties"]["deployments"]["items"]["properties"]["training"]
-    return float(training["properties"]["deadline_hours"]["maximum"])
 
 
 def _runs_a_month(dep: InferenceDeployment | TrainingDeployment) -> float | None:

@@ -656,9 +656,14 @@ def most_catalog_bays() -> int:
     return max((p.max_nvme_drives or 0 for p in catalog.platforms().values()), default=0)
 
 
+def ram_needed_gib(needs: NodeNeeds, consts: Constants) -> int:
+    """GiB a node must hold: the OS and what its work keeps in host memory (a ``ram-short`` reason's "needed")."""
+    return math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
+
+
 def _ram_wanted_gib(needs: NodeNeeds, consts: Constants) -> tuple[int, int]:
     """GiB a node must hold (the OS and what its work keeps in host memory) and wants (with the model files' page cache)."""
-    hard = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
+    hard = ram_needed_gib(needs, consts)
     return hard, math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
 
 

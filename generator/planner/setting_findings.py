@@ -357,7 +357,7 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
-    rented = _rented_rack_findings(wl) + _rented_outlet_findings(wl)
+    rented = _rented_rack_findings(wl) + _rented_outlet_findings(wl) + _racked_outlet_findings(wl)
     return gke + prices + rented + _provisioning_findings(wl) + unrendered_sharing_findings(wl)
 
 
@@ -700,3 +700,49 @@ def _platform_provider(platform_id: str) -> str | None:
     """The provider of a catalog platform; None for one the catalog lacks (a custom server: the workload's own)."""
     platform = catalog.platforms().get(platform_id)
     return platform.provider if platform is not None else None
+
+
+def _racked_outlet_findings(wl: Workload) -> list[Finding]:
+    """``hardware.wall_circuit`` where no server the plan may use stands on an outlet: every one racked (fix173).
+
+    A wall circuit is read for a workstation alone, owned or bought (:func:`generator.planner.assemble`'s
+    ``wall-circuit`` warnings), and for ``hardware.fixed``'s machine; a rack server stands in colocation, on its rack's
+    own feeds (``rack_power_kw`` / ``rack_circuits``), and a platform rented at a ``prices:`` rate in a provider's data
+    centre. Only where ``hardware.platforms`` names the platforms bought (or nothing is bought) is the set known without
+    the search; every platform rented is :func:`_rented_outlet_findings`'s.
+    """
+    hw = wl.hardware
+    if hw.provider != "baremetal" or hw.fixed is not None or hw.wall_circuit is None or all_rented_at_given_rates(wl):
+        return []
+    if hw.buy and not hw.platforms:
+        return []  # every catalog platform of the GPUs allowed, workstations among them
+    records = catalog.platforms()
+    rented = rented_at_given_rates(wl)
+    bought = sorted({p.lower() for p in hw.platforms or ()} if hw.buy else set())
+    if any(p not in rented and p in records and records[p].kind == "workstation" for p in bought):
+        return []
+    owned = sorted({g.platform_id for g in hw.inventory})
+    kinds = {
+        g.platform_id: g.custom.kind if g.custom is not None else records[g.platform_id].kind
+        for g in hw.inventory
+        if g.custom is not None or g.platform_id in records
+    }
+    if any(kinds.get(p) == "workstation" for p in owned):
+        return []
+    racked = sorted({*(p for p in bought if p not in rented), *owned})
+    hired = [p for p in bought if p in rented and p not in owned]
+    workstations = sorted(p.id for p in records.values() if p.provider == "baremetal" and p.kind == "workstation")
+    where = [
+        *([f"{listed(racked)} {'is a rack server' if len(racked) == 1 else 'are rack servers'}, racked in colocation on the "
+           "rack's own feeds (hardware.rack_power_kw or rack_circuits)"] if racked else []),
+        *([f"{listed(hired)} {'is' if len(hired) == 1 else 'are'} rented from a provider (priced per hour under prices:), "
+           "in its data centre"] if hired else []),
+    ]  # fmt: skip
+    message = (
+        "hardware.wall_circuit describes the wall outlet a machine of your own stands on at home or in an office "
+        "(a workstation); no server this plan may use stands on one: "
+        + "; ".join(where)
+        + f": it has no effect; remove it, or allow a workstation (hardware.platforms: {listed(workstations, 'or')}) or "
+        "list an owned one (hardware.inventory)"
+    )
+    return [Finding("warning", "setting-unused", message, "hardware.wall_circuit")]
