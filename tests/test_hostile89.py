@@ -3,21 +3,32 @@
 - ``specgen calibrate``: a run setting read from a log (``vllm serve ... --gpu-memory-utilization nan``, a TP of 0,
   another model, a value the command contradicts) was refused naming the log but not its line; the error now says
   ``run.log:N:``, as the figure errors of the same logs do.
+- ``specgen diff`` of a hand-edited spec.json: a wall circuit of 0 A, at 200% or 0% continuous, or whose
+  ``continuous_w`` is not what its volts, amperes and fraction carry (99,999 W beside 230 V / 16 A) was read and said
+  as it stood; each is refused at its field, with the workload schema's ranges.
 - Ctrl-C while the command line's modules still load (the first few tenths of a second, before a command's own
   handler) printed Python's traceback and exited by SIGINT (-2); it now says ``Aborted!`` and exits 130.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generator import cli
+from generator.errors import InputError
+from generator.fleet_diff import load_plan_dict
+from generator.wall_circuit_diff import RANGES
 from tests.conftest import REPO
+from tests.helpers import call_cli
 from tests.test_calibrate import calibrate
+from tests.test_fix168 import EU10, _office
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 KV = "INFO GPU KV cache size: 432,000 tokens\n"
@@ -112,3 +123,52 @@ def test_ctrl_c_while_python_m_generator_imports_its_cli() -> None:
     done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 130
     assert done.stderr.strip() == "Aborted!"
+
+
+@pytest.fixture(scope="module")
+def office_spec(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The fix168 office tower's spec.json, rendered on a European 230 V / 16 A socket circuit."""
+    from tests.test_fix168 import EU16, _rendered_spec
+
+    spec: dict[str, Any] = _rendered_spec(tmp_path_factory.mktemp("office"), EU16)
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("breaker_a", 0, "'plan.wall_circuit.breaker_a' must be more than 0 and at most 1000, got 0"),
+        ("breaker_a", 1001, "'plan.wall_circuit.breaker_a' must be more than 0 and at most 1000, got 1001"),
+        ("voltage_v", 99.5, "'plan.wall_circuit.voltage_v' must be from 100 to 1000, got 99.5"),
+        ("continuous_load_fraction", 2, "'plan.wall_circuit.continuous_load_fraction' must be more than 0 and at most 1"),
+        ("continuous_load_fraction", 0, "'plan.wall_circuit.continuous_load_fraction' must be more than 0 and at most 1"),
+        ("continuous_w", 99_999, "'plan.wall_circuit.continuous_w' is 99999, but the circuit it is written beside carries 2,796"),
+        ("continuous_w", 2796.5, "'plan.wall_circuit.continuous_w' is 2796.5, but the circuit it is written beside"),
+        ("continuous_w", 2796.0, "'plan.wall_circuit.continuous_w' is 2796.0, but the circuit it is written beside"),
+        ("breaker_a", 10, "'plan.wall_circuit.continuous_w' is 2796, but the circuit it is written beside carries 1,748 W"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_wall_circuit_in_spec_json_is_refused_at_its_field(
+    tmp_path: Path, office_spec: dict[str, Any], key: str, value: float, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: each was read, and ``diff`` said "230 V / 0 A at 80% continuous: 2,796 W" or "at 200%", exit 0."""
+    spec = copy.deepcopy(office_spec)
+    spec["plan"]["wall_circuit"][key] = value
+    (tmp_path / "bad.json").write_text(json.dumps(spec, indent=2))
+    with pytest.raises(InputError, match=r"bad.json:\d+:\d+: not a specgen spec.json: ") as caught:
+        load_plan_dict(str(tmp_path / "bad.json"))
+    assert said in str(caught.value)
+    (tmp_path / "new.yaml").write_text(_office(EU10))
+    capsys.readouterr()
+    assert call_cli(tmp_path, ("diff", "bad.json", "new.yaml")) == 1
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+def test_the_spec_json_wall_circuit_ranges_are_the_workload_schemas() -> None:
+    schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text())
+    fields = schema["properties"]["hardware"]["properties"]["wall_circuit"]["properties"]
+    for key, (least, most, open_least) in RANGES.items():
+        field = fields[key]
+        assert field["maximum"] == most
+        assert field["exclusiveMinimum" if open_least else "minimum"] == least
