@@ -172,3 +172,28 @@ def test_the_spec_json_wall_circuit_ranges_are_the_workload_schemas() -> None:
         field = fields[key]
         assert field["maximum"] == most
         assert field["exclusiveMinimum" if open_least else "minimum"] == least
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        # before: "...; for a CPU the catalog lacks give --cpu-cores, ..." to a user who gave --cpu-cores
+        (
+            ("--cpu-cores", "2", "--threads", "3"),
+            "--threads needs --cpu (the catalog CPU whose cores the threads run on); --cpu-cores 2 (a CPU the catalog "
+            "lacks) already gives the cores of one socket llama.cpp's threads run on: leave --threads out",
+        ),
+        (
+            ("--threads", "3"),
+            "--threads needs --cpu (the catalog CPU whose cores the threads run on); for a CPU the catalog lacks give "
+            "--cpu-cores, the cores of one socket llama.cpp's threads run on",
+        ),
+    ],
+)
+def test_threads_without_a_catalog_cpu_says_what_to_give(
+    options: tuple[str, ...], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.calculator.cli import main as estimate_main
+
+    assert estimate_main([MODEL, "--ram-gib", "64", *options]) == 2
+    assert capsys.readouterr().err.strip().endswith(said)
