@@ -197,3 +197,13 @@ def test_threads_without_a_catalog_cpu_says_what_to_give(
 
     assert estimate_main([MODEL, "--ram-gib", "64", *options]) == 2
     assert capsys.readouterr().err.strip().endswith(said)
+
+
+@pytest.mark.parametrize("logs", [("",), ("  ",), (str(REPO / "README.md"), "")])
+def test_an_empty_log_name_is_a_usage_error(logs: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: ``--log ''`` read "error: : log not found", exit 1 (as ``-o ''``, hostile88 item 4)."""
+    argv = [MODEL, "--gpu", "h100-sxm5-80gb"] + [a for log in logs for a in ("--log", log)]
+    with pytest.raises(SystemExit) as caught:
+        calibrate(*argv)
+    assert caught.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("specgen calibrate: error: --log is empty: name the run's log file")

@@ -1079,6 +1079,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.output is not None and not args.output.strip():  # hostile88: "-o ''" printed the block, without a word
         parser.error("-o/--output is empty: name the file the constants: block goes to (or leave -o out to print it)")
+    if any(not log.strip() for log in args.log):  # hostile89: "--log ''" read ": log not found", exit 1
+        parser.error("--log is empty: name the run's log file")
     refuse_unused_options(parser, args)
     try:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
