@@ -207,3 +207,19 @@ def test_an_empty_log_name_is_a_usage_error(logs: tuple[str, ...], capsys: pytes
         calibrate(*argv)
     assert caught.value.code == 2
     assert capsys.readouterr().err.strip().endswith("specgen calibrate: error: --log is empty: name the run's log file")
+
+
+@pytest.mark.parametrize(
+    ("target", "command"),
+    [("nowhere", ("render",)), ("/nonexistent/deep", ("render",)), ("nowhere", ("render", "--check"))],
+)
+def test_a_dangling_symlink_as_the_output_says_so(
+    tmp_path: Path, target: str, command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "output path out exists and is not a directory" of a link to nothing."""
+    (tmp_path / "w.yaml").write_text(_office(EU10))
+    (tmp_path / "out").symlink_to(target)
+    assert call_cli(tmp_path, (*command, "w.yaml", "-o", "out")) == 1
+    err = capsys.readouterr().err
+    assert f"output path out is a symbolic link to {target!r}, which does not exist" in err
+    assert (tmp_path / "out").is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["out", "w.yaml"]
