@@ -223,3 +223,15 @@ def test_a_dangling_symlink_as_the_output_says_so(
     err = capsys.readouterr().err
     assert f"output path out is a symbolic link to {target!r}, which does not exist" in err
     assert (tmp_path / "out").is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["out", "w.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("plan", "kind"),
+    [("null", "null"), ("true", "a boolean"), ("1.5", "a number"), ('"x"', "a string"), ("[]", "a list")],
+)
+def test_a_spec_json_plan_not_an_object_is_named_in_jsons_words(tmp_path: Path, plan: str, kind: str) -> None:
+    """Before: "'plan' must be an object, got NoneType" (Python's name) of ``{"plan": null}``."""
+    (tmp_path / "s.json").write_text('{"plan": ' + plan + "}")
+    with pytest.raises(InputError) as caught:
+        load_plan_dict(str(tmp_path / "s.json"))
+    assert str(caught.value).endswith(f"s.json:1:10: not a specgen spec.json: 'plan' must be an object, got {kind}")
