@@ -46,8 +46,19 @@ _TARGET_COMPANIONS = {"ansible": ("training/",), "markdown": ("training/",)}
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point."""
-    args = sys.argv[1:] if argv is None else argv
+    """Console entry point.
+
+    hostile89: Ctrl-C while the command's modules still load (before a command's own handler) printed Python's
+    traceback and exited by SIGINT; it says ``Aborted!`` and exits :data:`INTERRUPTED`, as later.
+    """
+    try:
+        _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        sys.exit(_interrupted())
+
+
+def _main(args: list[str]) -> None:
+    """Dispatch ``args`` to the quick estimate, calibrate or the planning commands."""
     _escape_what_the_streams_cannot_encode()
     # the Hub client's progress bars (carriage returns in CI logs) and warnings (what an error says again) are off in
     # the CLI, unless asked for; a library caller keeps its own settings (newuser58 items 7-8)

@@ -331,7 +331,9 @@ _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a numbe
 def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, ...] | None]) -> None:
     """Raise InputError naming the file and the field when ``record`` lacks one of ``fields`` or has the wrong type."""
     if not isinstance(record, dict):
-        raise SpecShapeError(path, where, f"must be an object, got {type(record).__name__}")
+        # hostile89: JSON's name of what is there, not Python's ("got NoneType" of a null)
+        kind = "null" if record is None else "a boolean" if isinstance(record, bool) else _TYPE_NAMES.get(type(record))
+        raise SpecShapeError(path, where, f"must be an object, got {kind or 'a number'}")
     for key, types in fields.items():
         if key not in record:
             raise SpecShapeError(path, where, f"has no '{key}'")

@@ -14,10 +14,18 @@ from typing import Any
 
 from generator.errors import SpecShapeError
 from generator.input_files import short
+from generator.sizing.electrical import DEFAULT_POWER_FACTOR, usable_power_w
 from generator.spec_figures import check_figure
 
 #: What the diff reads of ``plan.wall_circuit``.
 FIELDS = ("voltage_v", "breaker_a", "continuous_load_fraction", "continuous_w")
+#: The ranges a workload's ``hardware.wall_circuit`` takes (schemas/workload.schema.json; a test compares them):
+#: (least, most, whether the least is excluded).
+RANGES = {
+    "voltage_v": (100.0, 1000.0, False),
+    "breaker_a": (0.0, 1000.0, True),
+    "continuous_load_fraction": (0.0, 1.0, True),
+}
 #: The finding that carries the wall-circuit advice.
 ADVICE_CODE = "wall-circuit"
 
@@ -33,6 +41,24 @@ def check_wall_circuit(path: str, plan: dict[str, Any]) -> None:
         if key not in circuit:
             raise SpecShapeError(path, "plan.wall_circuit", f"has no '{key}'")
         check_figure(path, f"plan.wall_circuit.{key}", circuit[key])
+    # hostile89: a breaker of 0 A, a fraction of 200% or a continuous_w of 99,999 W beside 230 V / 16 A was said as it
+    # stood ("230 V / 0 A at 80% continuous: 2,796 W"); each is what a workload refuses, or what no plan writes
+    for key, (least, most, open_least) in RANGES.items():
+        value = circuit[key]
+        if value > most or value < least or (open_least and value == least):
+            shown = f"more than {least:g} and at most" if open_least else f"from {least:g} to"
+            raise SpecShapeError(path, f"plan.wall_circuit.{key}", f"must be {shown} {most:g}, got {short(value)}")
+    carried = usable_power_w(
+        circuit["voltage_v"], 1, circuit["breaker_a"], 1, "none", circuit["continuous_load_fraction"], DEFAULT_POWER_FACTOR
+    )
+    if circuit["continuous_w"] != carried or not isinstance(circuit["continuous_w"], int):
+        raise SpecShapeError(
+            path,
+            "plan.wall_circuit.continuous_w",
+            f"is {short(circuit['continuous_w'])}, but the circuit it is written beside carries {carried:,} W "
+            f"({circuit['voltage_v']:g} V x {circuit['breaker_a']:g} A x {circuit['continuous_load_fraction']:g} x "
+            f"power factor {DEFAULT_POWER_FACTOR:g}, whole watts)",
+        )
 
 
 def _advice(plan: dict[str, Any]) -> list[str]:

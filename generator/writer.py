@@ -102,6 +102,11 @@ def refuse_non_directory(path: str, directory: str) -> None:
                 f"output path {directory} is a symbolic link loop (it never resolves to a directory: {exc.strerror}); "
                 "give the path of a directory; nothing was written"
             ) from None
+    if os.path.islink(path) and not os.path.exists(path):  # hostile89: it read "exists and is not a directory"
+        raise InputError(
+            f"output path {directory} is a symbolic link to {os.readlink(path)!r}, which does not exist; give the path "
+            "of a directory; nothing was written"
+        )
     if os.path.lexists(path) and not os.path.isdir(path):
         raise InputError(f"output path {directory} exists and is not a directory")
 

@@ -82,7 +82,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], tuple[Step, ...], str]]
      "'plan.pools[0].owned_hosts[1]' must be a host name"),
     ("labels-number", _put(5, *P, "pools", 0, "labels"), (*P, "pools", 0, "labels"), "'plan.pools[0].labels' must be"),
     # a list where an object belongs, an object where a list belongs
-    ("plan-list", _put([], *P), P, "'plan' must be an object, got list"),
+    ("plan-list", _put([], *P), P, "'plan' must be an object, got a list"),
     ("totals-list", _put([1], *P, "totals"), (*P, "totals"), "'plan.totals' must be an object"),
     ("pools-object", _put({}, *P, "pools"), (*P, "pools"), "'plan.pools' must be a list"),
     ("node-list", _put([], *P, "pools", 0, "node"), (*P, "pools", 0, "node"), "'plan.pools[0].node' must be an object"),
@@ -100,7 +100,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], tuple[Step, ...], str]]
     # hostile84 item 1: read unchecked before
     ("findings-text", _put("abc", *P, "findings"), (*P, "findings"), "'plan.findings' must be a list, got 'abc'"),
     ("findings-null", _put(None, *P, "findings"), (*P, "findings"), "'plan.findings' must be a list, got None"),
-    ("finding-number", _put([5], *P, "findings"), (*P, "findings", 0), "'plan.findings[0]' must be an object, got int"),
+    ("finding-number", _put([5], *P, "findings"), (*P, "findings", 0), "'plan.findings[0]' must be an object, got a number"),
     ("finding-level-5", _put(5, *P, "findings", 0, "level"), (*P, "findings", 0, "level"),
      "'plan.findings[0].level' must be a string, got 5"),
     ("finding-level-loud", _put("loud", *P, "findings", 1, "level"), (*P, "findings", 1, "level"),
@@ -296,7 +296,7 @@ def test_a_redirect_loop_on_the_safetensors_headers_is_out_of_reach(tmp_path: Pa
          ["infra/spec.json:2:1: cannot read spec.json"]),
         (("infra/spec.json+",),
          "**1 spec.json file(s) could not be read as changed: `infra/spec.json` (invalid).** This check fails on them",
-         ["infra/spec.json:1:10: not a specgen spec.json: 'plan' must be an object, got int"]),
+         ["infra/spec.json:1:10: not a specgen spec.json: 'plan' must be an object, got a number"]),
         (("w.yaml",),
          "**1 workload file(s) cannot be planned as changed: `w.yaml` (invalid).** `specgen render` fails on them too, "
          "and so does this check", ["w.yaml:8:28: deployments[0].inference.requests_per_second"]),

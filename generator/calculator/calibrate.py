@@ -696,9 +696,10 @@ def apply_run_settings(
     taken: list[TakenSetting] = []
     model_matters = bool(figures - _MODEL_FREE)
     if model_matters and "model" in settings and model_key(settings["model"].value) != model_key(args.model):
+        served = settings["model"]
         raise InputError(
-            f"{label}: the run served {short(settings['model'].value)} ({short(settings['model'].line, 120)}), the command names "
-            f"'{args.model}': calibrate against the model the run served"
+            f"{label}:{served.number}: the run served {short(served.value)} ({short(served.line, 120)}), the command "
+            f"names '{args.model}': calibrate against the model the run served"
         )
     wanted: list[tuple[str, str, str, Any]] = []  # (setting, option dest, option flag, value)
     for setting, dest, flag, convert in (
@@ -716,7 +717,8 @@ def apply_run_settings(
             value = convert(settings[setting].value)
         except ValueError:
             line = short(settings[setting].line, 120)
-            raise InputError(f"{label}: cannot read {setting} {short(settings[setting].value)} ({line})") from None
+            at = f"{label}:{settings[setting].number}"
+            raise InputError(f"{at}: cannot read {setting} {short(settings[setting].value)} ({line})") from None
         raw = str(settings[setting].value).strip("'\"").lower()
         if value is None and raw not in _ENGINE_DEFAULTS:  # fuzz26 L5: an unknown dtype was compared unsaid
             notes.append(
@@ -727,13 +729,16 @@ def apply_run_settings(
             bounds = _RUN_BOUNDS.get(setting)
             if bounds is not None and isinstance(value, int | float) and not bounds[0] <= value <= bounds[1]:
                 line = short(settings[setting].line, 120)
-                raise InputError(f"{label}: the run's {setting} {value} ({line}) is not one a run can have")
+                raise InputError(
+                    f"{label}:{settings[setting].number}: the run's {setting} {value} ({line}) is not one a run can have"
+                )
             wanted.append((setting, dest, flag, value))
     for setting, dest, flag, value in wanted:
         given = getattr(args, dest)
         if given is not None and given != defaults.get(dest) and given != value:
             raise InputError(
-                f"{label}: the run used {setting} {value} ({short(settings[setting].line, 120)}), the command gives {flag} "
+                f"{label}:{settings[setting].number}: the run used {setting} {value} ({short(settings[setting].line, 120)}), "
+                f"the command gives {flag} "
                 f"{given}: drop {flag} or give the run's value"
             )
         if given != value:
@@ -1074,6 +1079,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.output is not None and not args.output.strip():  # hostile88: "-o ''" printed the block, without a word
         parser.error("-o/--output is empty: name the file the constants: block goes to (or leave -o out to print it)")
+    if any(not log.strip() for log in args.log):  # hostile89: "--log ''" read ": log not found", exit 1
+        parser.error("--log is empty: name the run's log file")
     refuse_unused_options(parser, args)
     try:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read

@@ -391,6 +391,11 @@ def _check_threads(spec: FixedSpec) -> None:
     if problem := threads_problem(spec, lambda field: f"--{field}"):
         # a CPU the catalog lacks gives its cores instead
         lacks = "; for a CPU the catalog lacks give --cpu-cores, the cores of one socket llama.cpp's threads run on"
+        if spec.cpu_cores:  # hostile89: it told a user who gave --cpu-cores to give --cpu-cores
+            lacks = (
+                f"; --cpu-cores {spec.cpu_cores} (a CPU the catalog lacks) already gives the cores of one socket "
+                "llama.cpp's threads run on: leave --threads out"
+            )
         raise UsageError(problem + (lacks if not spec.cpu else ""))
 
 
