@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
     from generator.sizing.gpu_share import GpuShare
+    from generator.sizing.memory import Capacity
     from generator.sizing.offload import StreamCapacity
     from generator.sizing.training import TrainingMemory, TrainingSetup
     from generator.workload.models import GpuSharing, InferenceSpec
@@ -1042,38 +1043,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
                 fit["fits"] = False
-            elif average is None and (req.engine == "sglang" or req.batch > 1):
-                # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
-                # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
-                # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
-                # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
-                # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
-                # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
-                if req.engine == "sglang":
-                    whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
-                else:
-                    whole_held = cap.sequences_held(context)
-                fit["fits"] = whole_held >= 1
-                if req.batch > 1:
-                    fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": req.batch}
-                    if fit["fits"] and req.batch > whole_held:
-                        fit["whole_context_batch"]["queued"] = req.batch - whole_held
-            elif average is not None:
-                # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
-                # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
-                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all); SGLang's scheduler admits by
-                # the tokens a request holds too, each attention-DP rank from its own pool of one-token pages (review71
-                # item 2: 100 requests of 1,200 tokens, 29% of its pool, read "does NOT fit", exit 3)
-                if req.engine == "sglang":
-                    one_whole = cap.rank_max_concurrency >= 1
-                    held_at_average = cap.rank_kv_cache_tokens // max(1, average) * cap.attention_dp
-                else:
-                    one_whole = cap.max_concurrency >= 1
-                    held_at_average = cap.sequences_held(average)
-                fit["fits"] = one_whole and held_at_average >= 1
-                fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
-                if fit["fits"] and req.batch > held_at_average:
-                    fit["average_batch"]["queued"] = req.batch - held_at_average
+            else:
+                _held_batch_fit(fit, cap, req.engine, req.batch, context, average)
             result["capacity"] = {
                 **fit,
                 "budget_bytes": cap.budget_bytes,
@@ -1144,6 +1115,41 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         refused.document = result
         raise refused
     return result
+
+
+def _held_batch_fit(fit: dict[str, Any], cap: Capacity, engine: str, batch: int, context: int, average: int | None) -> None:
+    """Whether ``batch`` sequences fit the KV pool ``cap`` (``fit["fits"]``, in place), and how many queue past it.
+
+    ``average``: the tokens of a sequence at the average prompt and output, None where the batch is sized at ``context``
+    each. Each attention-DP rank's pool holds whole sequences (:meth:`Capacity.sequences_held`, SGLang's one-token pages
+    as vLLM's blocks).
+    """
+    if average is None and (engine == "sglang" or batch > 1):
+        # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
+        # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
+        # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
+        # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
+        # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
+        # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
+        whole_held = cap.sequences_held(context)
+        fit["fits"] = whole_held >= 1
+        if batch > 1:
+            fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": batch}
+            if fit["fits"] and batch > whole_held:
+                fit["whole_context_batch"]["queued"] = batch - whole_held
+    elif average is not None:
+        # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
+        # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
+        # prompts read "does NOT fit", exit 3, where LLM.generate runs them all); SGLang's scheduler admits by
+        # the tokens a request holds too, each attention-DP rank from its own pool of one-token pages (review71
+        # item 2: 100 requests of 1,200 tokens, 29% of its pool, read "does NOT fit", exit 3)
+        # one whole-context sequence in a rank's pool (SGLang), in the replica's (vLLM)
+        one_whole = (cap.rank_max_concurrency if engine == "sglang" else cap.max_concurrency) >= 1
+        held_at_average = cap.sequences_held(average)
+        fit["fits"] = one_whole and held_at_average >= 1
+        fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
+        if fit["fits"] and batch > held_at_average:
+            fit["average_batch"]["queued"] = batch - held_at_average
 
 
 def _training_result(
