@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
     from generator.sizing.gpu_share import GpuShare
+    from generator.sizing.kv_cache import KvCacheSizes
     from generator.sizing.memory import Capacity
     from generator.sizing.offload import StreamCapacity
     from generator.sizing.training import TrainingMemory, TrainingSetup
@@ -897,11 +898,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     average = sum(_sequence_tokens(req)) if _average_batch(req) else None
     sized_at = "context" if average is None else "average"
     if average is not None:
-        kv = size_kv_cache(arch, kv_bits, average, req.batch, par)
-        # review70 item 3: never less than one whole-context sequence, batch 1's figure (a batch of 2 x 1,200 tokens
-        # showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up check asks
-        if (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
-            kv, sized_at = one, "one_whole_context"
+        kv, floored = _batch_kv_cache(arch, kv_bits, context, average, req.batch, par)
+        sized_at = "one_whole_context" if floored else sized_at
         inference = inference._replace(kv=kv, per_gpu=inference.per_gpu._replace(kv_cache=kv.per_gpu_bytes))
     result: dict[str, Any] = {
         "model": {
@@ -1727,6 +1725,21 @@ def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
     return files.source if files is not None and files.precision == fmt.name else "computed from the config"
 
 
+def _batch_kv_cache(
+    arch: Architecture, kv_bits: int, context: int, average: int | None, sequences: int, par: Parallelism
+) -> tuple[KvCacheSizes, bool]:
+    """The KV cache of ``sequences`` at ``average`` tokens each (``context`` each where None); True where floored.
+
+    review70 item 3: a batch at the average is never less than one whole-context sequence, batch 1's figure (a batch of
+    2 x 1,200 tokens showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up
+    check asks. The second value says the floor sized it (``kv_cache.sized_at`` "one_whole_context").
+    """
+    kv = size_kv_cache(arch, kv_bits, average or context, sequences, par)
+    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
+        return one, True
+    return kv, False
+
+
 def _size_at_held(
     result: dict[str, Any], arch: Architecture, kv_bits: int, context: int, average: int | None, held: int, par: Parallelism
 ) -> None:
@@ -1738,9 +1751,9 @@ def _size_at_held(
     as it is sized); ``asked_bytes`` and ``asked_bytes_per_gpu`` keep the batch's as asked.
     """
     kv = result["kv_cache"]
-    held_kv = size_kv_cache(arch, kv_bits, average or context, held, par)
-    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > held_kv.per_gpu_bytes:
-        held_kv, kv["sized_at"] = one, "one_whole_context"
+    held_kv, floored = _batch_kv_cache(arch, kv_bits, context, average, held, par)
+    if floored:
+        kv["sized_at"] = "one_whole_context"
     per_gpu = result["memory"]["per_gpu"]
     per_gpu["total"] += held_kv.per_gpu_bytes - per_gpu["kv_cache"]
     per_gpu["kv_cache"] = held_kv.per_gpu_bytes
