@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER
-from generator.calculator.smi_csv import memory_used_bytes, unreported_rows
+from generator.calculator.smi_csv import MOST_FIGURE, memory_used_bytes, unreadable_figure, unreported_rows
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
 from generator.input_files import ascii_count, short
 from generator.named_tuple import NamedTuple
@@ -121,9 +121,9 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             if match is None and name in _ANNOUNCED and key in line:
                 # review70 item 16: "GPU KV cache size: -425,024 tokens" or "...: nanx" was dropped unsaid, where a
                 # 29-digit figure is refused: a line that names a figure vLLM prints and holds none it could print
-                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
+                raise unreadable_figure(f"{label}:{number}", line)
             if match is None and name == "weights_gib" and key in line and _WEIGHTS_IN_GB.search(line):
-                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
+                raise unreadable_figure(f"{label}:{number}", line)
             if match:
                 value, measured = figure(match.group(1)), name
                 if value == 0 and name in _NEVER_ZERO:
@@ -159,7 +159,7 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             speed = "" if test is None else cells[test + 1]
             bench = re.match(r"([\d.]+)\s*±", speed)
             if speed and bench is None:  # hostile78 item 9: "-130.00 ± 0.50", "nan ± nan" were dropped unsaid
-                raise InputError(f"{label}:{number}: cannot read a figure from {short(line.strip(), 120)}")
+                raise unreadable_figure(f"{label}:{number}", line)
             if bench and test is not None and not _kv_cache_in_host_memory(bench_header, cells):
                 value = figure(bench.group(1))
                 params, gpu_layers = _bench_setup(bench_header, cells)
@@ -230,18 +230,14 @@ def _number_before(line: str, end: int) -> str:
     return line[start:end]
 
 
-#: More than any figure a run prints (bytes, tokens, tokens/s): a larger one is not a measurement.
-_MAX_FIGURE = 1e15
-
-
 def _figure(digits: str, where: str, line: str) -> float:
     """A figure matched in a log line; an InputError naming the line when it is no number a run prints."""
     try:
         value = float(digits.replace(",", ""))
     except ValueError:
         value = math.nan
-    if not 0 <= value <= _MAX_FIGURE:  # NaN fails too
-        raise InputError(f"{where}: cannot read a figure from {short(line.strip(), 120)}")
+    if not 0 <= value <= MOST_FIGURE:  # NaN fails too
+        raise unreadable_figure(where, line)
     return value
 
 

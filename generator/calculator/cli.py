@@ -764,116 +764,8 @@ def format_text(result: dict[str, Any]) -> str:
                 f"    (of it {reserve / GIB:.2f} GiB: PyTorch's caching allocator's reserve beyond the allocated peak, "
                 "sized by the micro-batch's fp32 logits)"
             )
+    lines += _capacity_lines(result)
     cap = result.get("capacity")
-    share = result.get("gpu_share")
-    if cap:
-        lines.append("")
-        verdict = "fits" if cap["fits"] else "does NOT fit"
-        if at := cap.get("average_batch"):  # both figures: the batch at the average length, whole-context sequences
-            batch, held, full = result["kv_cache"]["sequences"], at["sequences_held"], int(cap["max_concurrency"])
-            asked = f"batch {batch:,} asked"
-            if queued := at.get("queued"):  # newuser65 item 12: an offline queue runs, a place at a time
-                verdict = f"runs {held:,} at a time, the rest queue"
-                asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
-            verdict += (
-                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
-                f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
-            )
-        elif whole := cap.get("whole_context_batch"):  # the pool against --batch's whole-context sequences
-            asked = f"batch {whole['sequences_asked']:,} asked"
-            if queued := whole.get("queued"):  # newuser73 item 8: they queue, as the batch at the average length does
-                verdict = f"runs {whole['sequences_held']:,} at a time, the rest queue"
-                asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
-            pool = "SGLang's KV pool" if "sglang_log" in cap else "the KV pool"
-            verdict += (
-                f": {pool} holds {whole['sequences_held']:,} sequences of "
-                f"{result['kv_cache']['context_tokens']:,} tokens ({asked})"
-            )
-        where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
-        lines.append(
-            f"  on {where} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "
-            f"{cap['usable_basis']}): {verdict}"
-        )
-        if share is not None:
-            lines.append(f"  share        {share['text']}; KV cache, concurrency and rates below are the share's")
-            if "pod_max_total_tokens" in share:  # SGLang's fraction is of the memory free as it starts (fuzz33 item 4)
-                lines.append(
-                    f"               SGLang's fraction is of the memory free when it starts, not of its share: start it with "
-                    f"--mem-fraction-static {share['pod_mem_fraction_static']:g} --max-total-tokens "
-                    f"{share['pod_max_total_tokens']} (the pool sized here, whichever pod starts first)"
-                )
-            elif "pod_mem_fraction_static" not in share and (
-                share["pod_gpu_memory_utilization"] != result["constants"]["gpu_memory_utilization"]
-            ):
-                lines.append(
-                    f"               each pod sees the whole GPU: start vLLM with --gpu-memory-utilization "
-                    f"{share['pod_gpu_memory_utilization']:g} (its share of the GPU's memory)"
-                )
-        if "kv_cache_tokens" in cap:
-            # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
-            ranks = cap["attention_dp_ranks"]
-            rank_gpus = result["parallelism"]["gpus_per_replica"] // ranks
-            # with sliding-window layers the tokens are context served (concurrency x context), not the pool's slots
-            tokens = "tokens of context" if cap["kv_cache_tokens_windowed"] else "tokens"
-            lines.append(
-                f"  KV capacity  {cap['kv_cache_tokens_per_dp_rank']:,} {tokens} per DP rank "
-                f"({rank_gpus} GPU{'s' if rank_gpus > 1 else ''}, {_gib(cap['kv_cache_bytes'])} of KV cache on each); "
-                f"max concurrency {cap['max_concurrency_per_dp_rank']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
-            )
-            if ranks > 1:
-                lines.append(
-                    f"               x {ranks} attention-DP ranks, each its own pool: "
-                    f"{cap['kv_cache_tokens']:,} {tokens}, max concurrency {cap['max_concurrency']:.2f} per replica"
-                )
-            if cap["kv_cache_tokens_windowed"]:
-                lines.append(
-                    "               (max concurrency x context: a sliding-window layer keeps only its window of a "
-                    "request, so the pool serves more context than it has token slots)"
-                )
-        sglang = cap.get("sglang_log")
-        if sglang:
-            lines.append(
-                f"  SGLang log   'KV Cache is allocated. #tokens: {sglang['max_total_num_tokens']}' "
-                f"at --mem-fraction-static {sglang['mem_fraction_static']:g}"
-            )
-        log = cap.get("vllm_log")
-        if log:
-            lines.append(
-                f"  vLLM log     'GPU KV cache size: {log['gpu_kv_cache_size_tokens']:,} tokens', "
-                f"'Maximum concurrency: {log['max_concurrency']:.2f}x' ({log['kv_cache_groups']} KV cache group(s))"
-            )
-            for part in log["by_layer_type"]:
-                pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
-                lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
-            if cap["kv_cache_tokens_windowed"]:
-                lines.append(
-                    "  note: vLLM's log is its start-up worst case, a sliding-window layer charged a whole chunk of "
-                    "prompt; decoding, it frees the blocks outside the window, so a replica holds the KV capacity above "
-                    "(what plans size with)"
-                )
-            if not log["starts"]:
-                # with no KV memory left the weights themselves are the problem: a shorter context cannot help
-                more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
-                remedy = (
-                    "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
-                    + (
-                        "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
-                        if result["kv_cache"]["window_bytes_per_sequence"]
-                        else ""
-                    )
-                    + f"or add {more}"
-                    if cap["kv_cache_bytes"] > 0
-                    else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
-                    + (
-                        "a larger share (--mig, a smaller --share), a smaller --precision, or whole GPUs (drop it)"
-                        if share is not None
-                        else "add GPUs (--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
-                    )
-                )
-                lines.append(
-                    f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
-                    f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; {remedy}"
-                )
     lines += _llama_cpp_lines(result)
     if "lora" in result:  # the adapters' slots, host RAM and kernels, each beside the replica without them
         from generator.calculator.lora_estimate import lora_lines
@@ -914,6 +806,133 @@ def format_text(result: dict[str, Any]) -> str:
             )
         if "dequantized_in_gemm" in thr:  # review 27 item 3
             lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
+    lines += _offload_lines(result)
+    lines += _training_memory_lines(result)
+    if "training_speed" in result:
+        from generator.calculator.training_time import training_speed_lines
+
+        lines += training_speed_lines(result["training_speed"])
+    lines += [f"  note: {n}" for n in result["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def _capacity_lines(result: dict[str, Any]) -> list[str]:
+    """The estimate's fit on its GPU (or pod's share), KV capacity and the engine's log lines; none without a GPU."""
+    cap, share = result.get("capacity"), result.get("gpu_share")
+    lines: list[str] = []
+    if not cap:
+        return lines
+    lines.append("")
+    verdict = "fits" if cap["fits"] else "does NOT fit"
+    if at := cap.get("average_batch"):  # both figures: the batch at the average length, whole-context sequences
+        batch, held, full = result["kv_cache"]["sequences"], at["sequences_held"], int(cap["max_concurrency"])
+        asked = f"batch {batch:,} asked"
+        if queued := at.get("queued"):  # newuser65 item 12: an offline queue runs, a place at a time
+            verdict = f"runs {held:,} at a time, the rest queue"
+            asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
+        verdict += (
+            f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens ({asked}), "
+            f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
+        )
+    elif whole := cap.get("whole_context_batch"):  # the pool against --batch's whole-context sequences
+        asked = f"batch {whole['sequences_asked']:,} asked"
+        if queued := whole.get("queued"):  # newuser73 item 8: they queue, as the batch at the average length does
+            verdict = f"runs {whole['sequences_held']:,} at a time, the rest queue"
+            asked += f": {queued:,} wait{'s' if queued == 1 else ''} for a place in it"
+        pool = "SGLang's KV pool" if "sglang_log" in cap else "the KV pool"
+        verdict += (
+            f": {pool} holds {whole['sequences_held']:,} sequences of {result['kv_cache']['context_tokens']:,} tokens ({asked})"
+        )
+    where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
+    lines.append(
+        f"  on {where} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at {cap['usable_basis']}): {verdict}"
+    )
+    if share is not None:
+        lines.append(f"  share        {share['text']}; KV cache, concurrency and rates below are the share's")
+        if "pod_max_total_tokens" in share:  # SGLang's fraction is of the memory free as it starts (fuzz33 item 4)
+            lines.append(
+                f"               SGLang's fraction is of the memory free when it starts, not of its share: start it with "
+                f"--mem-fraction-static {share['pod_mem_fraction_static']:g} --max-total-tokens "
+                f"{share['pod_max_total_tokens']} (the pool sized here, whichever pod starts first)"
+            )
+        elif "pod_mem_fraction_static" not in share and (
+            share["pod_gpu_memory_utilization"] != result["constants"]["gpu_memory_utilization"]
+        ):
+            lines.append(
+                f"               each pod sees the whole GPU: start vLLM with --gpu-memory-utilization "
+                f"{share['pod_gpu_memory_utilization']:g} (its share of the GPU's memory)"
+            )
+    if "kv_cache_tokens" in cap:
+        # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
+        ranks = cap["attention_dp_ranks"]
+        rank_gpus = result["parallelism"]["gpus_per_replica"] // ranks
+        # with sliding-window layers the tokens are context served (concurrency x context), not the pool's slots
+        tokens = "tokens of context" if cap["kv_cache_tokens_windowed"] else "tokens"
+        lines.append(
+            f"  KV capacity  {cap['kv_cache_tokens_per_dp_rank']:,} {tokens} per DP rank "
+            f"({rank_gpus} GPU{'s' if rank_gpus > 1 else ''}, {_gib(cap['kv_cache_bytes'])} of KV cache on each); "
+            f"max concurrency {cap['max_concurrency_per_dp_rank']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
+        )
+        if ranks > 1:
+            lines.append(
+                f"               x {ranks} attention-DP ranks, each its own pool: "
+                f"{cap['kv_cache_tokens']:,} {tokens}, max concurrency {cap['max_concurrency']:.2f} per replica"
+            )
+        if cap["kv_cache_tokens_windowed"]:
+            lines.append(
+                "               (max concurrency x context: a sliding-window layer keeps only its window of a "
+                "request, so the pool serves more context than it has token slots)"
+            )
+    sglang = cap.get("sglang_log")
+    if sglang:
+        lines.append(
+            f"  SGLang log   'KV Cache is allocated. #tokens: {sglang['max_total_num_tokens']}' "
+            f"at --mem-fraction-static {sglang['mem_fraction_static']:g}"
+        )
+    log = cap.get("vllm_log")
+    if log:
+        lines.append(
+            f"  vLLM log     'GPU KV cache size: {log['gpu_kv_cache_size_tokens']:,} tokens', "
+            f"'Maximum concurrency: {log['max_concurrency']:.2f}x' ({log['kv_cache_groups']} KV cache group(s))"
+        )
+        for part in log["by_layer_type"]:
+            pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
+            lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
+        if cap["kv_cache_tokens_windowed"]:
+            lines.append(
+                "  note: vLLM's log is its start-up worst case, a sliding-window layer charged a whole chunk of "
+                "prompt; decoding, it frees the blocks outside the window, so a replica holds the KV capacity above "
+                "(what plans size with)"
+            )
+        if not log["starts"]:
+            # with no KV memory left the weights themselves are the problem: a shorter context cannot help
+            more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
+            remedy = (
+                "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
+                + (
+                    "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
+                    if result["kv_cache"]["window_bytes_per_sequence"]
+                    else ""
+                )
+                + f"or add {more}"
+                if cap["kv_cache_bytes"] > 0
+                else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
+                + (
+                    "a larger share (--mig, a smaller --share), a smaller --precision, or whole GPUs (drop it)"
+                    if share is not None
+                    else "add GPUs (--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
+                )
+            )
+            lines.append(
+                f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
+                f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; {remedy}"
+            )
+    return lines
+
+
+def _offload_lines(result: dict[str, Any]) -> list[str]:
+    """A machine of yours: the placement over GPU, RAM and NVMe, its speed and settings, or why none runs."""
+    lines: list[str] = []
     off = result.get("offload")
     if off and not off["fits"]:  # no placement: the table above is the model held whole on the GPUs (review70 item 1)
         lines += [
@@ -949,6 +968,12 @@ def format_text(result: dict[str, Any]) -> str:
         if f"{engine}_note" in settings:
             lines.append(f"               {settings[f'{engine}_note']}")
         lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
+    return lines
+
+
+def _training_memory_lines(result: dict[str, Any]) -> list[str]:
+    """A training job's host RAM (offload, the node's) and the longest sequence that fits, where asked."""
+    lines: list[str] = []
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
@@ -974,12 +999,7 @@ def format_text(result: dict[str, Any]) -> str:
         host = train["max_sequence_host_ram_bytes_per_gpu"]
         if longest and host != train["host_ram_bytes_per_gpu"]:  # offloaded activations grow with the sequence
             lines.append(f"  host RAM for offload at {longest:,} tokens: {_gib(host)} per GPU, beside the GPU's memory")
-    if "training_speed" in result:
-        from generator.calculator.training_time import training_speed_lines
-
-        lines += training_speed_lines(result["training_speed"])
-    lines += [f"  note: {n}" for n in result["notes"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:

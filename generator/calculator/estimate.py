@@ -79,6 +79,8 @@ if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
     from generator.sizing.gpu_share import GpuShare
+    from generator.sizing.kv_cache import KvCacheSizes
+    from generator.sizing.memory import Capacity
     from generator.sizing.offload import StreamCapacity
     from generator.sizing.training import TrainingMemory, TrainingSetup
     from generator.workload.models import GpuSharing, InferenceSpec
@@ -901,11 +903,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     average = sum(_sequence_tokens(req)) if _average_batch(req) else None
     sized_at = "context" if average is None else "average"
     if average is not None:
-        kv = size_kv_cache(arch, kv_bits, average, req.batch, par)
-        # review70 item 3: never less than one whole-context sequence, batch 1's figure (a batch of 2 x 1,200 tokens
-        # showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up check asks
-        if (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
-            kv, sized_at = one, "one_whole_context"
+        kv, floored = _batch_kv_cache(arch, kv_bits, context, average, req.batch, par)
+        sized_at = "one_whole_context" if floored else sized_at
         inference = inference._replace(kv=kv, per_gpu=inference.per_gpu._replace(kv_cache=kv.per_gpu_bytes))
     result: dict[str, Any] = {
         "model": {
@@ -1000,135 +999,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "placed": False}
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
-        setup, mem = _training(req, model, par, consts, gpu)
-        breakdown = mem.per_gpu
-        del result["kv_cache"]  # a training job holds no KV cache (its activations are in memory.per_gpu)
-        result["precision"].pop("kv_cache", None)
-        half_note = fp16_note(gpu.id, gpu.architecture) if gpu is not None else None
-        trained_name, regime = training_precision(req, setup.optimizer, "fp16" if half_note else "bf16")
-        if half_note:
-            regime += f"; {half_note}"
-        if gpu is not None and (no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention)):
-            notes.append(no_flash)
-        # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
-        trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
-        result["precision"]["weights"] = trained_name
-        result["precision"]["training"] = regime
-        result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
-        result["parallelism"]["data_parallel"] = setup.data_parallel
-        result["params"]["trainable"] = mem.trainable_params
-        from generator.sizing.training import activations_beyond_gradients
-
-        result["training"] = {
-            "method": setup.method,
-            "method_label": training_method_label(setup.method, setup.base_precision_name),
-            "optimizer": setup.optimizer,
-            "zero_stage": setup.zero_stage,
-            "data_parallel": setup.data_parallel,
-            "expert_parallel": setup.expert_parallel,
-            "micro_batch_size": setup.micro_batch_size,
-            "accumulation_steps": setup.accumulation_steps,
-            # the activations row counts what they hold beyond the gradients (review35 item 9: said under Megatron too)
-            "activations_beyond_gradients": activations_beyond_gradients(setup, setup.data_parallel),
-            "offload_optimizer": setup.offloads_optimizer(),
-            "paged_optimizer": setup.paged_optimizer,
-            "offload_params": setup.offload_params,
-            "sequence_length": setup.sequence_length,
-            "checkpointing": setup.checkpointing,
-            # as the plan launches it: FlashAttention-2 does not run below Ampere (fix68 item 4)
-            "flash_attention": (
-                launches_flash_attention(gpu.architecture, setup.flash_attention) if gpu is not None else setup.flash_attention
-            ),
-            "lora_rank": setup.lora_rank if setup.method != "full" else None,
-            "lora_targets": ", ".join(setup.lora_targets) if setup.method != "full" else None,
-            "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
-            "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
-            "activation_bytes_per_token": mem.activation_bytes_per_token,
-        }
-        world = setup.data_parallel * par.gpus
-        result["training"].update(_host_ram(arch, setup, mem.host_ram_bytes_per_gpu, world, gpu, consts))
-        loss, activation_offload, optimizer_in_backward = setup.techniques()
-        from generator.sizing.frameworks import job_recipe
-
-        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus, setup.zero_stage, setup.offload_params)
-        if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
-            notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
-        if gpu is not None and (stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework)):
-            notes.append(stack)
-        result["training"].update(
-            framework=setup.framework,
-            recipe=recipe.name if recipe else None,
-            loss=loss,
-            activation_offload=activation_offload,
-            optimizer_in_backward=optimizer_in_backward,
-            fused_kernels=setup.kernels_fused(),
-            fp32_unquantized=(upcast := setup.upcasts_unquantized()),
-        )
-        if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
-            # imported here: training_mfu loads dataclasses, which a serving estimate's cold start does without
-            from generator.sizing.training_mfu import fp8_casts_text
-
-            result["training"]["compute_precision"] = setup.compute_precision
-            result["precision"]["training"] += (
-                "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's"
-                f"{fp8_casts_text(setup.framework)}; attention, norms, the optimizer and the gradient reduction as in bf16"
-            )
-        if upcast:
-            result["precision"]["training"] += (
-                "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
-                f"{setup.framework} leaves them), a bf16 cast of the LM head saved for backward, an fp32 residual stream"
-            )
-        result["memory"] = {
-            "per_gpu": breakdown.as_dict(),
-            "weight_parts": dict(mem.weight_parts),
-            "allocator_reserve": mem.allocator_reserve_bytes,
-            "activation_peak": mem.activation_peak_bytes,
-        }
-        if gpu:
-            margin = consts.safety_margin_fraction
-            result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
-            if not result["capacity"]["fits"] and setup.micro_batch_size > 1:
-                usable = result["capacity"]["usable_bytes"]
-                notes.append(_smaller_micro_batch(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par)))
-            if not result["capacity"]["fits"] and advise and not req.max_seq_len:
-                changes = _fitting_changes(req, setup, par)
-                result["capacity"]["fits_with"] = changes
-                notes.append(_fitting_changes_note(changes) + _by_hand(setup, setup.data_parallel * par.gpus, changes))
-            if req.max_seq_len:
-                usable = result["capacity"]["usable_bytes"]
-                nvlink = training_nvlink(gpu, setup, par)
-                longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=nvlink)
-                result["training"]["max_sequence_length"] = longest
-                # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
-                whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
-                result["training"]["max_sequence_length_without_margin"] = whole
-                # offloaded states and activations grow with the sequence too, in host RAM (fuzz20 item 16)
-                from generator.sizing.training import size_training
-
-                at_longest = size_training(arch, setup._replace(sequence_length=max(longest, 1)), par, consts, nvlink=nvlink)
-                result["training"]["max_sequence_host_ram_bytes_per_gpu"] = at_longest.host_ram_bytes_per_gpu
-                # what the GPU holds at the answer (newuser45 item 10: the table above is at --seq-len's length)
-                result["training"]["max_sequence_memory_bytes_per_gpu"] = at_longest.per_gpu.total
-                if longest == 0:
-                    from generator.calculator.training_levers import already_on, lighter_states
-
-                    on = already_on(setup, activations=False)
-                    notes.append(
-                        f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "
-                        f"usable on this GPU; {lighter_states(setup)}{LIGHTER_METHOD[setup.method]}" + (f"; {on}" if on else "")
-                    )
-                if arch.max_model_len and longest > arch.max_model_len:
-                    notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
-                if longest > 0:
-                    # the speed of the answer's sequence, not of --seq-len's (newuser43 item 9: 1,592 tokens/s at 2,048
-                    # printed under a 71,687-token answer); it fits the usable memory by construction
-                    timed = setup._replace(sequence_length=longest)
-                    _add_speed(result, req, model, timed, at_longest, par, gpu, consts, fits=True)
-                    result["training_speed"]["timed_at_longest_sequence"] = longest
-            else:
-                _add_speed(result, req, model, setup, mem, par, gpu, consts)
-        elif req.max_seq_len:
-            raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
+        _training_result(result, req, model, par, consts, gpu, advise=advise, served=served)
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
         if gpu and inference.capacity is not None:
@@ -1175,38 +1046,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 # vLLM's start-up check refuses it: no fit, as a plan takes it (newuser55 item 2: "fits" and exit 0 beside
                 # "vLLM refuses to start")
                 fit["fits"] = False
-            elif average is None and (req.engine == "sglang" or req.batch > 1):
-                # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
-                # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
-                # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
-                # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
-                # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
-                # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
-                if req.engine == "sglang":
-                    whole_held = int(cap.rank_max_concurrency) * cap.attention_dp
-                else:
-                    whole_held = cap.sequences_held(context)
-                fit["fits"] = whole_held >= 1
-                if req.batch > 1:
-                    fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": req.batch}
-                    if fit["fits"] and req.batch > whole_held:
-                        fit["whole_context_batch"]["queued"] = req.batch - whole_held
-            elif average is not None:
-                # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
-                # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
-                # prompts read "does NOT fit", exit 3, where LLM.generate runs them all); SGLang's scheduler admits by
-                # the tokens a request holds too, each attention-DP rank from its own pool of one-token pages (review71
-                # item 2: 100 requests of 1,200 tokens, 29% of its pool, read "does NOT fit", exit 3)
-                if req.engine == "sglang":
-                    one_whole = cap.rank_max_concurrency >= 1
-                    held_at_average = cap.rank_kv_cache_tokens // max(1, average) * cap.attention_dp
-                else:
-                    one_whole = cap.max_concurrency >= 1
-                    held_at_average = cap.sequences_held(average)
-                fit["fits"] = one_whole and held_at_average >= 1
-                fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
-                if fit["fits"] and req.batch > held_at_average:
-                    fit["average_batch"]["queued"] = req.batch - held_at_average
+            else:
+                _held_batch_fit(fit, cap, req.engine, req.batch, context, average)
             result["capacity"] = {
                 **fit,
                 "budget_bytes": cap.budget_bytes,
@@ -1277,6 +1118,189 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         refused.document = result
         raise refused
     return result
+
+
+def _held_batch_fit(fit: dict[str, Any], cap: Capacity, engine: str, batch: int, context: int, average: int | None) -> None:
+    """Whether ``batch`` sequences fit the KV pool ``cap`` (``fit["fits"]``, in place), and how many queue past it.
+
+    ``average``: the tokens of a sequence at the average prompt and output, None where the batch is sized at ``context``
+    each. Each attention-DP rank's pool holds whole sequences (:meth:`Capacity.sequences_held`, SGLang's one-token pages
+    as vLLM's blocks).
+    """
+    if average is None and (engine == "sglang" or batch > 1):
+        # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
+        # where the pool holds one request, as a plan takes it (newuser15 item 3); each attention-DP rank's pool
+        # holds whole sequences (its pages are one token). --batch's whole-context sequences past what the pool
+        # holds run that many at a time and the rest queue, as both schedulers admit a request by the tokens it
+        # holds (newuser71 item 8: 8 x 131,072 tokens "fit" a pool of 2.43; newuser73 item 8: vLLM's 64 of them
+        # on a pool of 22.5 read "does NOT fit", exit 3, where vLLM starts and runs 22 at a time)
+        whole_held = cap.sequences_held(context)
+        fit["fits"] = whole_held >= 1
+        if batch > 1:
+            fit["whole_context_batch"] = {"sequences_held": whole_held, "sequences_asked": batch}
+            if fit["fits"] and batch > whole_held:
+                fit["whole_context_batch"]["queued"] = batch - whole_held
+    elif average is not None:
+        # one whole-context sequence fits; a batch of average ones past what the pool's tokens hold runs that
+        # many at a time and the rest queue, as vLLM admits them (newuser65 item 12: an offline queue of 100,000
+        # prompts read "does NOT fit", exit 3, where LLM.generate runs them all); SGLang's scheduler admits by
+        # the tokens a request holds too, each attention-DP rank from its own pool of one-token pages (review71
+        # item 2: 100 requests of 1,200 tokens, 29% of its pool, read "does NOT fit", exit 3)
+        # one whole-context sequence in a rank's pool (SGLang), in the replica's (vLLM)
+        one_whole = (cap.rank_max_concurrency if engine == "sglang" else cap.max_concurrency) >= 1
+        held_at_average = cap.sequences_held(average)
+        fit["fits"] = one_whole and held_at_average >= 1
+        fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
+        if fit["fits"] and batch > held_at_average:
+            fit["average_batch"]["queued"] = batch - held_at_average
+
+
+def _training_result(
+    result: dict[str, Any],
+    req: EstimateRequest,
+    model: ResolvedModel,
+    par: Parallelism,
+    consts: Constants,
+    gpu: GpuSpec | None,
+    *,
+    advise: bool,
+    served: str,
+) -> None:
+    """A training job's figures in ``result`` (in place): its memory, method, host RAM, fit and speed on ``gpu``.
+
+    ``served``: the model's served limit in words (:func:`served_limit_phrase`); ``advise`` as :func:`estimate`'s.
+    """
+    arch = model.architecture
+    notes: list[str] = result["notes"]
+    setup, mem = _training(req, model, par, consts, gpu)
+    breakdown = mem.per_gpu
+    del result["kv_cache"]  # a training job holds no KV cache (its activations are in memory.per_gpu)
+    result["precision"].pop("kv_cache", None)
+    half_note = fp16_note(gpu.id, gpu.architecture) if gpu is not None else None
+    trained_name, regime = training_precision(req, setup.optimizer, "fp16" if half_note else "bf16")
+    if half_note:
+        regime += f"; {half_note}"
+    if gpu is not None and (no_flash := flash_attention_note(gpu.id, gpu.architecture, setup.flash_attention)):
+        notes.append(no_flash)
+    # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
+    trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
+    result["precision"]["weights"] = trained_name
+    result["precision"]["training"] = regime
+    result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
+    result["parallelism"]["data_parallel"] = setup.data_parallel
+    result["params"]["trainable"] = mem.trainable_params
+    from generator.sizing.training import activations_beyond_gradients
+
+    result["training"] = {
+        "method": setup.method,
+        "method_label": training_method_label(setup.method, setup.base_precision_name),
+        "optimizer": setup.optimizer,
+        "zero_stage": setup.zero_stage,
+        "data_parallel": setup.data_parallel,
+        "expert_parallel": setup.expert_parallel,
+        "micro_batch_size": setup.micro_batch_size,
+        "accumulation_steps": setup.accumulation_steps,
+        # the activations row counts what they hold beyond the gradients (review35 item 9: said under Megatron too)
+        "activations_beyond_gradients": activations_beyond_gradients(setup, setup.data_parallel),
+        "offload_optimizer": setup.offloads_optimizer(),
+        "paged_optimizer": setup.paged_optimizer,
+        "offload_params": setup.offload_params,
+        "sequence_length": setup.sequence_length,
+        "checkpointing": setup.checkpointing,
+        # as the plan launches it: FlashAttention-2 does not run below Ampere (fix68 item 4)
+        "flash_attention": (
+            launches_flash_attention(gpu.architecture, setup.flash_attention) if gpu is not None else setup.flash_attention
+        ),
+        "lora_rank": setup.lora_rank if setup.method != "full" else None,
+        "lora_targets": ", ".join(setup.lora_targets) if setup.method != "full" else None,
+        "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
+        "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
+        "activation_bytes_per_token": mem.activation_bytes_per_token,
+    }
+    world = setup.data_parallel * par.gpus
+    result["training"].update(_host_ram(arch, setup, mem.host_ram_bytes_per_gpu, world, gpu, consts))
+    loss, activation_offload, optimizer_in_backward = setup.techniques()
+    from generator.sizing.frameworks import job_recipe
+
+    recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus, setup.zero_stage, setup.offload_params)
+    if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
+        notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
+    if gpu is not None and (stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework)):
+        notes.append(stack)
+    result["training"].update(
+        framework=setup.framework,
+        recipe=recipe.name if recipe else None,
+        loss=loss,
+        activation_offload=activation_offload,
+        optimizer_in_backward=optimizer_in_backward,
+        fused_kernels=setup.kernels_fused(),
+        fp32_unquantized=(upcast := setup.upcasts_unquantized()),
+    )
+    if setup.compute_precision != "bf16":  # FP8 training: said only where asked, so a bf16 answer is unchanged
+        # imported here: training_mfu loads dataclasses, which a serving estimate's cold start does without
+        from generator.sizing.training_mfu import fp8_casts_text
+
+        result["training"]["compute_precision"] = setup.compute_precision
+        result["precision"]["training"] += (
+            "; FP8 training: the linear layers' GEMMs at the GPU's dense FP8 rate, the LM head's at bf16's"
+            f"{fp8_casts_text(setup.framework)}; attention, norms, the optimizer and the gradient reduction as in bf16"
+        )
+    if upcast:
+        result["precision"]["training"] += (
+            "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
+            f"{setup.framework} leaves them), a bf16 cast of the LM head saved for backward, an fp32 residual stream"
+        )
+    result["memory"] = {
+        "per_gpu": breakdown.as_dict(),
+        "weight_parts": dict(mem.weight_parts),
+        "allocator_reserve": mem.allocator_reserve_bytes,
+        "activation_peak": mem.activation_peak_bytes,
+    }
+    if gpu:
+        margin = consts.safety_margin_fraction
+        result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
+        if not result["capacity"]["fits"] and setup.micro_batch_size > 1:
+            usable = result["capacity"]["usable_bytes"]
+            notes.append(_smaller_micro_batch(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par)))
+        if not result["capacity"]["fits"] and advise and not req.max_seq_len:
+            changes = _fitting_changes(req, setup, par)
+            result["capacity"]["fits_with"] = changes
+            notes.append(_fitting_changes_note(changes) + _by_hand(setup, setup.data_parallel * par.gpus, changes))
+        if req.max_seq_len:
+            usable = result["capacity"]["usable_bytes"]
+            nvlink = training_nvlink(gpu, setup, par)
+            longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=nvlink)
+            result["training"]["max_sequence_length"] = longest
+            # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
+            whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
+            result["training"]["max_sequence_length_without_margin"] = whole
+            # offloaded states and activations grow with the sequence too, in host RAM (fuzz20 item 16)
+            from generator.sizing.training import size_training
+
+            at_longest = size_training(arch, setup._replace(sequence_length=max(longest, 1)), par, consts, nvlink=nvlink)
+            result["training"]["max_sequence_host_ram_bytes_per_gpu"] = at_longest.host_ram_bytes_per_gpu
+            # what the GPU holds at the answer (newuser45 item 10: the table above is at --seq-len's length)
+            result["training"]["max_sequence_memory_bytes_per_gpu"] = at_longest.per_gpu.total
+            if longest == 0:
+                from generator.calculator.training_levers import already_on, lighter_states
+
+                on = already_on(setup, activations=False)
+                notes.append(
+                    f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "
+                    f"usable on this GPU; {lighter_states(setup)}{LIGHTER_METHOD[setup.method]}" + (f"; {on}" if on else "")
+                )
+            if arch.max_model_len and longest > arch.max_model_len:
+                notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
+            if longest > 0:
+                # the speed of the answer's sequence, not of --seq-len's (newuser43 item 9: 1,592 tokens/s at 2,048
+                # printed under a 71,687-token answer); it fits the usable memory by construction
+                timed = setup._replace(sequence_length=longest)
+                _add_speed(result, req, model, timed, at_longest, par, gpu, consts, fits=True)
+                result["training_speed"]["timed_at_longest_sequence"] = longest
+        else:
+            _add_speed(result, req, model, setup, mem, par, gpu, consts)
+    elif req.max_seq_len:
+        raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
 
 
 class MachineRefusedError(InfeasibleError):
@@ -1706,6 +1730,21 @@ def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
     return files.source if files is not None and files.precision == fmt.name else "computed from the config"
 
 
+def _batch_kv_cache(
+    arch: Architecture, kv_bits: int, context: int, average: int | None, sequences: int, par: Parallelism
+) -> tuple[KvCacheSizes, bool]:
+    """The KV cache of ``sequences`` at ``average`` tokens each (``context`` each where None); True where floored.
+
+    review70 item 3: a batch at the average is never less than one whole-context sequence, batch 1's figure (a batch of
+    2 x 1,200 tokens showed less memory than 1 x 4,096): the pool holds one such request at least, as vLLM's start-up
+    check asks. The second value says the floor sized it (``kv_cache.sized_at`` "one_whole_context").
+    """
+    kv = size_kv_cache(arch, kv_bits, average or context, sequences, par)
+    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > kv.per_gpu_bytes:
+        return one, True
+    return kv, False
+
+
 def _size_at_held(
     result: dict[str, Any], arch: Architecture, kv_bits: int, context: int, average: int | None, held: int, par: Parallelism
 ) -> None:
@@ -1717,9 +1756,9 @@ def _size_at_held(
     as it is sized); ``asked_bytes`` and ``asked_bytes_per_gpu`` keep the batch's as asked.
     """
     kv = result["kv_cache"]
-    held_kv = size_kv_cache(arch, kv_bits, average or context, held, par)
-    if average is not None and (one := size_kv_cache(arch, kv_bits, context, 1, par)).per_gpu_bytes > held_kv.per_gpu_bytes:
-        held_kv, kv["sized_at"] = one, "one_whole_context"
+    held_kv, floored = _batch_kv_cache(arch, kv_bits, context, average, held, par)
+    if floored:
+        kv["sized_at"] = "one_whole_context"
     per_gpu = result["memory"]["per_gpu"]
     per_gpu["total"] += held_kv.per_gpu_bytes - per_gpu["kv_cache"]
     per_gpu["kv_cache"] = held_kv.per_gpu_bytes

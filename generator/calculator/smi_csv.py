@@ -32,8 +32,9 @@ _HEADER_UNIT = re.compile(r"\[\s*([^\]]*?)\s*\]")
 _CELL = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-z]*)")
 #: A cell nvidia-smi writes where it has no figure.
 _NO_FIGURE = re.compile(r"\[?\s*(?:N/A|Not Supported|Unknown Error|Insufficient Permissions)\s*\]?", re.IGNORECASE)
-#: More than any figure a run prints, in any unit (calibrate's bound): a larger one is not a reading.
-_MOST_FIGURE = 1e15
+#: More than any figure a run prints (bytes, tokens, tokens/s; any unit): a larger one is not a reading (calibrate's
+#: log figures and nvidia-smi's cells alike).
+MOST_FIGURE = 1e15
 
 
 def _cells(line: str, where: str) -> list[str]:
@@ -87,9 +88,14 @@ def _read_bytes(cell: str, unit: str | None, where: str, line: str) -> float | N
     if chosen is None:
         raise InputError(f"{where}: {short(cell)} gives no unit and neither does its column ({short(line.strip(), 120)})")
     number = float(digits.replace(",", ""))
-    if number > _MOST_FIGURE:
-        raise InputError(f"{where}: cannot read a figure from {short(line.strip(), 120)}")
+    if number > MOST_FIGURE:
+        raise unreadable_figure(where, line)
     return number * UNIT_BYTES[chosen]
+
+
+def unreadable_figure(where: str, line: str) -> InputError:
+    """The error of a log or CSV line that names a figure and holds none a run prints (``where``: ``label:line``)."""
+    return InputError(f"{where}: cannot read a figure from {short(line.strip(), 120)}")
 
 
 def memory_used_bytes(text: str, label: str) -> list[tuple[float, str, str]]:
