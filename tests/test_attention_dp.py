@@ -144,7 +144,9 @@ def test_the_perf_overview_dep_rows_carry_the_page_and_the_whole_replica() -> No
 def test_the_earlier_pages_rtx_moe_cells_are_attention_dp_runs() -> None:
     # acc105: the earlier page's RTX PRO 6000 "TP2 / TP4 / TP8" cells of Qwen3-30B-A3B ran its MoE recipe
     # (enable_attention_dp): rows tp 1, ep 2 / 4 / 8, each saying why, the page's whole-system figure as printed
-    rows: list[dict[str, Any]] = [r for r in _dep_rows() if r["source"] == EARLIER_PERF_OVERVIEW]
+    rows: list[dict[str, Any]] = [
+        r for r in _dep_rows() if r["source"] == EARLIER_PERF_OVERVIEW and r["model"] == "Qwen/Qwen3-30B-A3B"
+    ]
     assert len(rows) == 29
     assert {(r["model"], r["gpu"], r["tp"], r["pp"]) for r in rows} == {
         ("Qwen/Qwen3-30B-A3B", "rtx-pro-6000-blackwell-96gb", 1, 1)
@@ -167,6 +169,35 @@ def test_the_earlier_pages_rtx_moe_cells_are_attention_dp_runs() -> None:
     assert all(abs(earlier[ep] / later[ep] - 1) < 0.03 for ep in later)
 
 
+def test_the_earlier_pages_qwen3_235b_tp8_cells_are_dep8_runs() -> None:
+    # acc155: the earlier page's Qwen3-235B-A22B "TP8" cells on B200 / H200 / H100 ran the same MoE recipe: rows tp 1,
+    # ep 8, each saying why, the page's whole-system figure as printed
+    rows: list[dict[str, Any]] = [
+        r for r in _dep_rows() if r["source"] == EARLIER_PERF_OVERVIEW and r["model"] == "Qwen/Qwen3-235B-A22B"
+    ]
+    assert len(rows) == 27
+    assert {(r["gpu"], r["tp"], r["ep"], r["pp"]) for r in rows} == {
+        (gpu, 1, 8, 1) for gpu in ("b200-sxm-180gb", "h200-sxm-141gb", "h100-sxm5-80gb")
+    }
+    for row in rows:
+        notes: list[str] = row["research_notes"]
+        assert len(notes) == 1 and notes[0].startswith("Layout (acc155") and "DEP8" in notes[0], row
+    # the same 8 H100s at 1000/1000: the later page's DEP8 cell against the earlier page's "TP8" cell, within 4%
+    (later,) = [
+        r["output_tokens_per_s"]
+        for r in _dep_rows()
+        if r["source"] == PERF_OVERVIEW
+        and (r["model"], r["gpu"], r["ep"], r["input_tokens"], r["output_tokens"])
+        == ("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", 8, 1000, 1000)
+    ]
+    (earlier,) = [
+        r["output_tokens_per_s"]
+        for r in rows
+        if (r["gpu"], r["input_tokens"], r["output_tokens"]) == ("h100-sxm5-80gb", 1000, 1000)
+    ]
+    assert (later, earlier) == (15456, 14898) and abs(earlier / later - 1) < 0.04
+
+
 @pytest.mark.parametrize(
     ("model", "gpu", "ep", "pp", "isl", "osl", "per_gpu"),
     [
@@ -186,6 +217,7 @@ def test_dep_rows_match_the_page(model: str, gpu: str, ep: int, pp: int, isl: in
         r
         for r in _dep_rows()
         if (r["model"], r["gpu"], r["ep"], r["pp"], r["input_tokens"], r["output_tokens"]) == (model, gpu, ep, pp, isl, osl)
+        and r["source"] != EARLIER_PERF_OVERVIEW  # acc155: the earlier page's "TP8" cells are DEP8 rows too
     ]
     assert row["output_tokens_per_s"] == per_gpu * ep * pp
 

@@ -126,10 +126,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # experts (-> +3.0 / +1.9 / +5.0 / +3.1%); the queued conc-64 point +55.2 -> +57.3%: 3.0 / 55.2 -> 3.1 / 57.3
     # fix126 (review79 item 3): the pass a forward of its own, SGLang's: -> +2.8 / +1.4 / +3.9 / +0.8%, conc 64 +50.5%
     "throughput sglang b200-sxm-180gb nvfp4": (0.0276, 0.5052),
-    # in sample, within the target until the acc153 entry of 2026-12-07: trtllm-bench's finite request count (1,000-30,000
-    # a run, perf-overview.md's dataset table): the run's tail at a falling batch, Qwen3-235B-A22B TP8 (2,048 in flight of
-    # 3,000 requests, already 17-46% under at the steady state) further under: 9.7 / 39.0 -> 10.5 / 41.8
-    "throughput tensorrt-llm b200-sxm-180gb nvfp4": (0.1054, 0.4182),
+    # acc155 entry of 2026-12-07: the B200 NVFP4 group (pinned at 10.5 / 41.8 since acc153: its Qwen3-235B-A22B "TP8"
+    # cells 17-46% under) back within the target, 8.6 / 25.3: those cells are the DEP8 runs of the page's MoE recipe and
+    # now sit in the attention-dp group below; no longer pinned
     # out of sample (TensorRT-LLM v1.2.0rc1 behind trtllm-serve, the same lab's H100, Qwen3-32B block FP8; CALIBRATION.md,
     # 2026-12-01 sixth entry): over-predicted more than the lab's vLLM rows, while the lab's A100 rows of both engines meet
     # the target, so the H100 gap is not vLLM's (block-FP8 GEMMs or that lab's H100 setup); acc92 entry of 2026-12-05:
@@ -154,6 +153,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # 18.6 / 42.9 (the prompt-heavy rows; the long-output rows, decode-bound, unmoved)
     # acc153 entry of 2026-12-07: trtllm-bench's finite request count (1,000-30,000 a run, perf-overview.md's dataset
     # table): the run's tail at a falling batch, 18.6 / 42.9 -> 12.0 / 35.2: within the target, pin dropped
+    # acc155 entry of 2026-12-07: the earlier perf overview's Qwen3-235B-A22B "TP8" cells on 8 x B200 counted here as the
+    # DEP8 runs its MoE recipe makes (trtllm-bench --ep, enable_attention_dp: true), +11.6% to +49.4% as Qwen3-235B's
+    # DEP4 cells of the later page are (+7.6% to +43.9%): 11 -> 21 rows, 12.0 / 35.2 -> 18.7 / 42.95
+    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.1870, 0.4295),
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # H100 DEP 49.9 / 51.4 -> 43.3 / 44.7
