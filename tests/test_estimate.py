@@ -128,7 +128,8 @@ def test_trtllm_throughput_median_error_under_30_percent() -> None:
         # 131 GiB of bf16 weights on a 96 GB GH200: no context is short enough, the weights are the problem
         (
             ("meta-llama/Llama-3.3-70B-Instruct", "--precision", "bf16", "--gpu", "gh200-96gb", "--context", "8192"),
-            "the weights (131.42 GiB per GPU) leave none: add GPUs (--tp), a smaller --precision, or --ram-gib",
+            "the weights (131.42 GiB per GPU) leave none: add GPUs (a server holds 1 of these GPUs; --pp spreads the layers over "
+            "servers), a smaller --precision, or --ram-gib",
         ),
         # an 8B model whose 128k-token request outgrows the KV memory left on a 24 GB card: the context is
         (

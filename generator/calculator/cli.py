@@ -547,6 +547,18 @@ def _gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
+def _starting_tp(log: dict[str, Any]) -> str:
+    """The "add GPUs" remedy's TP: the smallest that starts, or none up to the widest tried (newuser97 item 5)."""
+    found = log.get("smallest_starting_tp")
+    if found is None:
+        return " (--tp)"
+    if found["tp"] is None:
+        most = found["server_gpus"]
+        said = f"no --tp up to {most} starts it" if found["tp_tried"] else f"a server holds {most} of these GPUs"
+        return f" ({said}; --pp spreads the layers over servers)"
+    return f" (--tp {found['tp']} starts it, {_gib(found['weights_bytes_per_gpu'])} of weights a GPU)"
+
+
 def _rate(tokens_per_s: float) -> str:
     """A serving rate as the JSON keeps it (one decimal) below 100 tokens/s, whole above.
 
@@ -920,7 +932,7 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
                 + (
                     "a larger share (--mig, a smaller --share), a smaller --precision, or whole GPUs (drop it)"
                     if share is not None
-                    else "add GPUs (--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
+                    else f"add GPUs{_starting_tp(log)}, a smaller --precision, or --ram-gib to plan offload to system RAM"
                 )
             )
             lines.append(

@@ -629,7 +629,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     """Size one model for inference (default) or training (``train`` set); a JSON-able dict.
 
     ``advise``: a training job that does not fit its GPU is estimated again with each setting that shrinks it
-    (:func:`_fitting_changes`); False for those estimates themselves.
+    (:func:`_fitting_changes`), and a replica whose weights leave vLLM no KV memory at each larger TP
+    (:func:`~generator.calculator.smallest_tp.smallest_starting_tp`); False for those estimates themselves.
     """
     check_request(req)
     try:
@@ -1066,6 +1067,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
+            log = engine_log.get("vllm_log")
+            if advise and log and not log["starts"] and cap.kv_available_bytes <= 0 and shared is None:
+                # the weights leave no KV memory: the smallest --tp that starts it, the remedy's "add GPUs" (newuser97 item 5)
+                from generator.calculator.smallest_tp import smallest_starting_tp
+
+                log["smallest_starting_tp"] = smallest_starting_tp(req, arch, gpu)
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
