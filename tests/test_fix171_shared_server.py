@@ -18,9 +18,11 @@ import pytest
 
 from generator import catalog
 from generator.api import plan_file
+from generator.errors import InfeasibleError
 from generator.planner import assemble
 from generator.planner.colocated_ram import summed_host_ram_bytes, workers_counted
 from generator.planner.option import Option
+from generator.shared_host_text import shared_host_lines
 from generator.sizing.gpu_share import gpu_share
 from generator.workload.models import GpuSharing
 
@@ -95,3 +97,30 @@ def test_services_in_shares_of_one_server_each_keep_their_caches(
     # each pod's caches: 2 x pods of them (old: 2 x ceil(pods / 4) GPUs' worth)
     assert seen[4] == 2 * pods * POD_CACHE_BYTES
     assert pool.node.ram_gib == ram_gib and dimms in (pool.node.memory or "")
+
+
+def test_a_refusal_says_a_shared_servers_gpus_not_that_it_is_free() -> None:
+    """small (2 x TP1) and chat (1 x TP2) on the one owned DGX; big's TP8 replicas need whole servers.
+
+    Before: "needs 3 servers; 1 owned are free" (the DGX half idle counted free). Now its GPUs, as Ansible's
+    specgen_replicas lays them out on gpu-01 (tests/test_fix167_shared_server.py: chat 0-1, small 2 and 3).
+    """
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(DATA / "shared-dgx-refused.yaml"))
+    said = str(caught.value)
+    assert (
+        "3 x TP8 on 3 x dgx-h100 (8 x h100-sxm5-80gb) needs 3 servers; 0 owned are free, 1 shared ('chat' and 'small' "
+        "share gpu-01: GPUs 0-1 'chat', 2-3 'small', 4-7 idle) and hardware.buy is false, so no more are bought"
+    ) in said
+    assert "1 owned are free" not in said
+
+
+def test_the_refusal_lays_the_gpus_out_as_ansible_does(tmp_path: Path) -> None:
+    """The same two services without big: the plan's Ansible specgen_replicas for gpu-01 are the refusal's GPUs."""
+    text = (DATA / "shared-dgx-refused.yaml").read_text()
+    path = tmp_path / "w.yaml"
+    path.write_text(text[: text.index("  - name: big")] + text[text.index("hardware:") :])
+    _, plan = plan_file(str(path))
+    (pool,) = plan.pools
+    lines = shared_host_lines(((h.host, h.deployment, h.gpus) for h in pool.host_gpus or ()), pool.node.gpus)
+    assert lines == ["'chat' and 'small' share gpu-01: GPUs 0-1 'chat', 2-3 'small', 4-7 idle"]

@@ -26,6 +26,7 @@ from generator.planner.blocked import (
 )
 from generator.planner.colocated_ram import workers_counted
 from generator.planner.custom import stated_ram_at
+from generator.planner.held_text import owned_short_why
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.lora_ram import RAM_CODES, caches_room
@@ -173,7 +174,7 @@ def layout_option(
             why = f"{summary} is a layout of {gpus_per_node}-GPU servers; the owned {hw.platform.id} free are {held}"
             why += f", and {hw.not_bought}"
         else:
-            why = f"{summary} needs {nodes} server{'' if nodes == 1 else 's'}; {owned} owned are free and {hw.not_bought}"
+            why = owned_short_why(summary, nodes, owned, hw.not_bought)
         short = blocked_on(hw, OWNED_SHORT, why)
         blocked.append(short._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned, pp=shape.par.pp, layout=summary))
         return None
