@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,12 +20,15 @@ import pytest
 from generator import catalog
 from generator.api import plan_file
 from generator.errors import InfeasibleError
-from generator.planner import assemble
+from generator.planner import assemble, plan_workload
 from generator.planner.colocated_ram import summed_host_ram_bytes, workers_counted
 from generator.planner.option import Option
+from generator.render import render_plan
 from generator.shared_host_text import shared_host_lines
 from generator.sizing.gpu_share import gpu_share
+from generator.workload import load_workload
 from generator.workload.models import GpuSharing
+from tests.helpers import ansible_reader
 
 DATA = Path(__file__).parent / "data" / "fix171"
 GIB = 2**30
@@ -124,3 +128,45 @@ def test_the_refusal_lays_the_gpus_out_as_ansible_does(tmp_path: Path) -> None:
     (pool,) = plan.pools
     lines = shared_host_lines(((h.host, h.deployment, h.gpus) for h in pool.host_gpus or ()), pool.node.gpus)
     assert lines == ["'chat' and 'small' share gpu-01: GPUs 0-1 'chat', 2-3 'small', 4-7 idle"]
+
+
+def _example_hosts(files: dict[str, str]) -> dict[str, dict[str, object]]:
+    """hosts.yml.example's hosts (the placeholders of the hosts a plan buys), as ansible's YAML loader reads them."""
+    groups = ansible_reader().load(files["ansible/hosts.yml.example"].split("---\n", 1)[1])["all"]["children"]
+    return {h: v or {} for members in groups.values() for h, v in ((members or {}).get("hosts") or {}).items()}
+
+
+def test_bought_hosts_of_services_sharing_them_name_their_gpus() -> None:
+    """fix167 named owned hosts only; a bought XE8640 that chat (TP2) and small (TP1) share now reads its GPUs too,
+    under the name Ansible's hosts.yml.example gives it with the same specgen_replicas (the oracle)."""
+    loaded = load_workload(str(Path(__file__).parent / "data" / "fix167" / "lora-beside-chat.yaml"))
+    plan = plan_workload(loaded)
+    (pool,) = plan.pools
+    assert pool.owned_hosts == () and pool.nodes == 1
+    files = render_plan(plan, loaded.workload)
+    written = json.loads(files["spec.json"])["plan"]["pools"][0]["host_gpus"]
+    host = "small-chat-h100-sxm5-80gb-01"
+    assert written == [
+        {"deployment": "chat", "gpus": [0, 1], "host": host, "replica": 1},
+        {"deployment": "small", "gpus": [2], "host": host, "replica": 1},
+    ]
+    replicas = _example_hosts(files)[host]["specgen_replicas"]
+    assert replicas == [{k: v for k, v in e.items() if k != "host"} for e in written]
+    line = f"'chat' and 'small' share {host}: GPUs 0-1 'chat', 2 'small', 3 idle"
+    assert f"- `small_chat_h100_sxm5_80gb` hosts: {line}\n" in files["SPEC.md"]
+
+
+def test_hosts_laid_out_alike_in_a_row_are_said_once() -> None:
+    """A pool of 15 bought hosts (capacity-400k) said in three lines, not fifteen."""
+    entries = [(f"p-{n:02d}", "chat", (0, 1)) for n in range(1, 8)] + [("p-08", "chat", (0,)), ("p-08", "sum", (1,))]
+    entries += [(f"p-{n:02d}", "sum", (0, 1)) for n in range(9, 16)] + [("p-16", "sum", (0, 1)), ("p-17", "sum", (0, 1))]
+    assert shared_host_lines(entries, 2) == [
+        "'chat' runs alone on p-01 to p-07 (7 hosts, each): GPUs 0-1 'chat'",
+        "'chat' and 'sum' share p-08: GPUs 0 'chat', 1 'sum'",
+        "'sum' runs alone on p-09 to p-17 (9 hosts, each): GPUs 0-1 'sum'",
+    ]
+    # two alike: each its own line, as before
+    assert shared_host_lines([("a", "x", (0,)), ("b", "x", (0,))], 2) == [
+        "'x' runs alone on a: GPUs 0 'x', 1 idle",
+        "'x' runs alone on b: GPUs 0 'x', 1 idle",
+    ]
