@@ -170,3 +170,14 @@ def test_hosts_laid_out_alike_in_a_row_are_said_once() -> None:
         "'x' runs alone on a: GPUs 0 'x', 1 idle",
         "'x' runs alone on b: GPUs 0 'x', 1 idle",
     ]
+
+
+def test_a_refusal_counts_the_gpus_of_several_shared_servers() -> None:
+    """small (10 x TP1) and chat (1 x TP2) on two owned DGX: one full, one half idle (was "1 owned are free")."""
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(DATA / "two-dgx-refused.yaml"))
+    said = str(caught.value)
+    assert (
+        "needs 3 servers; 0 owned are free, 1 shared ('small' 10, 'chat' 2 of their 16 GPUs taken, 4 idle) and "
+        "hardware.buy is false"
+    ) in said
