@@ -21,7 +21,7 @@ from generator import catalog
 from generator.api import plan_file
 from generator.errors import InfeasibleError
 from generator.planner import assemble, plan_workload
-from generator.planner.colocated_ram import summed_host_ram_bytes, workers_counted
+from generator.planner.colocated_ram import colocated_host_ram_bytes, summed_host_ram_bytes, workers_counted
 from generator.planner.option import Option
 from generator.render import render_plan
 from generator.shared_host_text import shared_host_lines
@@ -67,7 +67,7 @@ def test_whole_gpus_count_every_gpu_of_the_node() -> None:
 def _spied(monkeypatch: pytest.MonkeyPatch) -> dict[int | None, int]:
     """The host RAM of each pool of co-located services formed, by its shares a GPU (a plan forms others to compare)."""
     seen: dict[int | None, int] = {}
-    real = assemble.colocated_host_ram_bytes
+    real = colocated_host_ram_bytes
 
     def spy(members: Sequence[Option], node_gpus: int) -> int:
         seen[members[0].candidate.shares_per_gpu] = real(members, node_gpus)
