@@ -112,8 +112,9 @@ def cluster_names(file: str, plan: Plan, workload: Workload) -> ClusterNames:
     Each with where ``file`` gives it: a pool at its first deployment's ``pool`` field, else that deployment's name
     (``<pool or deployment>_<gpu>``); a host it buys as its pool (``<pool>-NN``); an owned host at its name.
     """
+    from generator.planner.placeholder_hosts import placeholder_names
     from generator.render import ClusterNames
-    from generator.render.hosts import cluster_hosts, placeholder_names
+    from generator.render.hosts import cluster_hosts
 
     index = {dep.name: i for i, dep in enumerate(workload.deployments)}
     fields: dict[str, tuple[FieldPath, ...]] = {}

@@ -81,9 +81,14 @@ def test_spec_json_spec_md_and_ansible_name_each_services_gpus_of_the_host() -> 
     assert f"- `small_chat_h100_sxm5_80gb` hosts: {line}\n" in files["SPEC.md"]
 
 
-def test_a_pool_of_one_service_names_no_host_gpus() -> None:
-    _, plan = plan_file(str(DATA / "lora-beside-chat.yaml"))  # bought: no owned host to name
-    assert plan.pools[0].host_gpus is None
+def test_a_pool_of_one_service_names_no_host_gpus(tmp_path: Path) -> None:
+    # fix171: a bought pool of two services names its hosts' GPUs too (tests/test_fix171_shared_server.py); a
+    # service alone on its servers: none
+    text = (DATA / "lora-beside-chat.yaml").read_text()
+    path = tmp_path / "alone.yaml"
+    path.write_text(text[: text.index("  - name: chat")] + text[text.index("hardware:") :])
+    _, plan = plan_file(str(path))
+    assert plan.pools[0].deployments == ("small",) and plan.pools[0].host_gpus is None
     assert "host_gpus" not in plan.to_dict()["pools"][0]
 
 

@@ -1720,6 +1720,7 @@ def _choose(
                     ),
                 ):
                     fewest.setdefault(b.platform_id, b)
+                fewest = _shared_said(wl, fewest, chosen, seen, whole)  # fix171: a shared server's GPUs, not "free"
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 ram_at = next((format_path(b.field) for _, b in sorted(fewest.items()) if b.field), "")
                 replicas_fit = any(b.pp == 1 and b.owned for b in fewest.values())
@@ -2050,6 +2051,42 @@ def _owned_short_hint(
             why += beside_service_text(wl, chosen, held_servers or {})
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
+
+
+def _shared_said(
+    wl: Workload,
+    fewest: dict[str, Blocked],
+    chosen: list[tuple[int, Option, list[Option]]],
+    seen: dict[ServerKey, int],
+    whole: dict[ServerKey, int],
+) -> dict[str, Blocked]:
+    """``fewest`` with the owned servers each one counted free that the services before it hold in part said so.
+
+    fix171: "needs 3 servers; 1 owned are free" was said of a DGX two services took 4 GPUs of: now "0 owned are free,
+    1 shared (gpu-01: GPUs 0-1 'chat', 2-3 'small', 4-7 idle)" (:func:`~generator.planner.held_text.shared_owned_text`).
+    """
+    from generator.planner.held_text import owned_short_why, shared_owned_text  # a refusal's words
+    from generator.planner.inventory import owned_groups
+
+    out = dict(fewest)
+    for platform, b in fewest.items():
+        key = (b.platform_id, b.gpu_id, b.gpus_per_node)
+        not_bought = _not_bought(wl, key)
+        partial = seen.get(key, 0) - whole.get(key, 0)
+        if b.code != OWNED_SHORT or partial <= 0 or not_bought is None:
+            continue
+        if b.why != owned_short_why(b.layout, b.nodes, b.owned, not_bought):  # another short: said as it was
+            continue
+        told: dict[int, tuple[int, str, Option]] = {}  # a chain's jobs hold one option: said once, by its first
+        for i, opt, _ in chosen:
+            told.setdefault(id(opt), (i, wl.deployments[i].name, opt))
+        group = next((g for g in owned_groups(wl) if g.key == key), None)
+        held = (group.count if group else 0) - whole.get(key, 0)
+        hosts = group.hosts if group and group.platform.hosts == 1 else ()
+        shared = shared_owned_text(list(told.values()), key, held, partial, hosts)
+        why = owned_short_why(b.layout, b.nodes, whole.get(key, 0), not_bought, shared)
+        out[platform] = b._replace(why=why)  # its count stays: replicas may fit the idle GPUs
+    return out
 
 
 def _left_free(

@@ -2156,7 +2156,7 @@ def build_plan(
                 "hardware.max_budget_usd_per_month",
             )
         )
-    pools = with_host_gpus(wl.hardware.provider, pools, deployments, spread_services(wl))  # fix167
+    pools = with_host_gpus(wl, pools, deployments, spread_services(wl))  # fix167, fix171
     plan = Plan(
         workload=wl.name,
         objective=wl.objective,

@@ -24,7 +24,9 @@ from generator.planner.blocked import (
     SHARE_TOO_SMALL,
     Blocked,
 )
+from generator.planner.colocated_ram import workers_counted
 from generator.planner.custom import stated_ram_at
+from generator.planner.held_text import owned_short_why
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.lora_ram import RAM_CODES, caches_room
@@ -172,7 +174,7 @@ def layout_option(
             why = f"{summary} is a layout of {gpus_per_node}-GPU servers; the owned {hw.platform.id} free are {held}"
             why += f", and {hw.not_bought}"
         else:
-            why = f"{summary} needs {nodes} server{'' if nodes == 1 else 's'}; {owned} owned are free and {hw.not_bought}"
+            why = owned_short_why(summary, nodes, owned, hw.not_bought)
         short = blocked_on(hw, OWNED_SHORT, why)
         blocked.append(short._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned, pp=shape.par.pp, layout=summary))
         return None
@@ -526,8 +528,10 @@ def _replica_option(
     ``spread_by``: the field that spreads the replicas over more nodes than they fill, where they are.
     """
     gpus_per_node, nodes = layout
-    # each engine worker (a GPU) keeps its own adapter caches: a node's GPUs hold that many (newuser92)
-    host = shape.host_ram_bytes // shape.par.gpus * gpus_per_node if shape.host_ram_bytes else 0
+    # each engine worker (a GPU, or a pod in a share of one) keeps its own adapter caches (newuser92, fix171)
+    per_gpu = shape.share.per_gpu if shape.share is not None else None
+    workers = workers_counted(gpus_per_node, nodes, replicas, per_gpu)
+    host = shape.host_ram_bytes // shape.par.gpus * workers if shape.host_ram_bytes else 0
     within, spanning = _inference_needs(shape.memory.weights.total_bytes, host)
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)

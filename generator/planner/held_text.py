@@ -8,11 +8,14 @@ holds of it (``held``), they share them: said once, with the GPUs each one's rep
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
+from generator.planner.placement import gpu_block
+from generator.shared_host_text import shared_host_lines
 from generator.units import figure_text
 from generator.words import listed
 
@@ -53,3 +56,49 @@ def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, in
                 of = f"its {kind[2]}" if servers == 1 else f"their {servers * kind[2]:,}"
                 out.append(f"{names} share {servers} x {kind[0]} ({each} of {of} GPUs)")
     return out
+
+
+def owned_short_why(layout: str, nodes: int, free: int, not_bought: str, shared: str = "") -> str:
+    """Why a layout needing more owned servers than are free was dropped: ``3 x TP8 ... needs 3 servers; 1 owned ...``.
+
+    ``shared``: the servers counted ``free`` that other services hold in part (:func:`shared_owned_text`), said beside.
+    """
+    return f"{layout} needs {nodes} server{'' if nodes == 1 else 's'}; {free} owned are free{shared} and {not_bought}"
+
+
+def shared_owned_text(
+    holders: Sequence[tuple[int, str, Option]], key: ServerKey, held: int, partial: int, hosts: Sequence[str]
+) -> str:
+    """The owned servers of ``key`` other services hold in part: whose GPUs they take and which idle (fix171).
+
+    A pass where services share servers leaves such a server free to the next service (its idle GPUs), so a refusal
+    read "needs 3 servers; 1 owned are free" of a DGX two services use half of. ``holders``: (the deployment's index in
+    the workload, its name, its option); ``held``: the servers of ``key`` they hold, ``partial`` of them in part;
+    ``hosts``: the kind's owned host names in inventory order (its pool takes the first). One server held: which of its
+    GPUs each takes, as the plan lays them out (:func:`~generator.planner.placement.gpu_block`: the widest replica
+    first, then the workload's order), and which idle; else how many each takes of them and how many idle.
+    """
+    per = key[2]
+    widths: list[tuple[int, int, str, int]] = []  # (-width, workload order, name, replica number)
+    taken: dict[str, Fraction] = {}
+    exact = held == 1
+    for order, name, opt in holders:
+        for part in opt.pieces:
+            if part.server_kind != key or not part.candidate.owned_nodes:
+                continue
+            taken[name] = taken.get(name, Fraction(0)) + part.gpus_used
+            exact = exact and part.shares_servers and not part.candidate.shares_per_gpu
+            if exact:
+                widths += [(-part.replica_shape.par.gpus, order, name, n) for n in range(part.candidate.replicas)]
+    if not exact:
+        each = ", ".join(f"'{n}' {figure_text(float(g))}" for n, g in taken.items())
+        idle = held * per - math.ceil(sum(taken.values()))
+        return f", {partial} shared ({each} of their {held * per:,} GPUs taken, {idle:,} idle)"
+    room = list(range(per))
+    entries: list[tuple[str, str, tuple[int, ...]]] = []
+    for negative_width, _, name, _ in sorted(widths):
+        gpus = gpu_block(room, -negative_width, per)
+        room = [g for g in room if g not in gpus]
+        entries.append((hosts[0] if hosts else f"the owned {key[0]}", name, gpus))
+    (line,) = shared_host_lines(entries, per)
+    return f", 1 shared ({line})"

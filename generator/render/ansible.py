@@ -16,6 +16,7 @@ from generator.planner.multi_host import (
     data_parallel_host_args,
     hosts_per_replica,
 )
+from generator.planner.placeholder_hosts import placeholder_names
 from generator.planner.placement import HostReplica, pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
 from generator.planner.spread import spread_services
@@ -32,7 +33,6 @@ from generator.render.hosts import (
     host_node,
     host_power_w,
     host_racks,
-    placeholder_names,
 )
 from generator.render.llama_cpp_vars import llama_cpp_engine_vars
 from generator.render.lora_args import lora_engine_vars

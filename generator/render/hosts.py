@@ -8,6 +8,7 @@ by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs,
 
 from __future__ import annotations
 
+from generator.planner.placeholder_hosts import placeholder_names
 from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
@@ -47,25 +48,6 @@ def host_power_w(node: NodeSpec) -> int | None:
 def host_heat_btu_per_h(node: NodeSpec) -> int | None:
     """One host's heat, on :func:`host_power_w`'s rule."""
     return node.heat_btu_per_h if node.hosts == 1 else None
-
-
-def placeholder_names(pool: Pool, workload: Workload) -> list[str]:
-    """``<pool>-NN`` with dashes (valid DNS labels), one per host of the pool the inventory does not name.
-
-    They number on from the pool's owned hosts (``-03`` after two owned ones), as they always have, so that a name
-    stays with its machine from one render to the next. A number whose name an owned host of the inventory has is
-    skipped: that machine is another, and one name would stand for both.
-    """
-    base = pool.name.replace("_", "-")
-    width = max(2, len(str(pool.hosts)))
-    taken = {host.name for group in workload.hardware.inventory for host in group.hosts}
-    names: list[str] = []
-    number = len(pool.owned_hosts)
-    while len(names) < pool.hosts - len(pool.owned_hosts):
-        number += 1
-        if (name := f"{base}-{number:0{width}d}") not in taken:
-            names.append(name)
-    return names
 
 
 def rented_hosts(pool: Pool, workload: Workload) -> list[str]:

@@ -23,10 +23,11 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.errors import InputError
+from generator.planner.placeholder_hosts import placeholder_names
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.host_labels import host_labels, host_selector, labels_text
-from generator.render.hosts import host_node, owned_hosts, placeholder_names, rented_hosts, site_hosts
+from generator.render.hosts import host_node, owned_hosts, rented_hosts, site_hosts
 from generator.render.kube_objects import dns_name, kustomize_directory
 from generator.render.kubeadm import join_labels
 from generator.render.kubernetes import cluster_name
