@@ -122,3 +122,17 @@ def test_a_16_bit_file_copies_nothing_and_a_quantized_one_its_matrices_and_fp16(
 def test_geforce_runs_fp16_accumulate_at_twice_the_catalog_rate() -> None:
     assert gemm_tflops(100.0, True, CONSTS) == pytest.approx(2 * gemm_tflops(100.0, False, CONSTS))
     assert gemm_tflops(100.0, False, CONSTS) == pytest.approx(100.0 * CONSTS.llama_cpp_prompt_gemm_efficiency)
+
+
+def test_other_makers_gpus_keep_the_serving_prefill() -> None:
+    """The constants are fitted on CUDA runs: an MI300X's whole-GPU llama.cpp prompt keeps prefill_compute_efficiency."""
+    from generator.sizing.offload import offload_cost
+
+    (row,) = [
+        r for *_, r in calibration_report.llama_cpp_prompt_rows() if r["gpu"] == "h100-pcie-80gb" and r["precision"] == "fp16"
+    ]
+    arch, fmt, machine, placement = calibration_report._gpu_resident_setup(row)
+    amd, _, _ = build_machine(FixedSpec(gpu="mi300x-192gb", gpu_count=1, ram_gib=4096))
+    assert amd.gpu_vendor == "amd" and machine.gpu_vendor == "nvidia"
+    cost = offload_cost(arch, fmt, 16, placement, amd, 512, CONSTS)
+    assert cost.prefill_s == pytest.approx(prefill_flops(arch, 512) / (amd.gpu_tflops * 1e12 * CONSTS.prefill_compute_efficiency))

@@ -16,6 +16,9 @@ A pass therefore takes:
 - ``llama_cpp_prompt_layer_s`` a layer, whatever the card: the pass's other kernels (norms, RoPE, the attention's
   per-head products and softmax over the pass, the activations' fp16 copies) and their launches.
 
+Every row is a CUDA run: other makers' GPUs (ROCm / HIP's rocBLAS and MMQ, Vulkan) keep the serving engines' figure,
+which no row checks either.
+
 Builds since June 2024 multiply quantized weights with int8 tensor-core kernels (MMQ, llama.cpp PR #7676: RTX 4090 Llama
 3 8B Q4_0 pp512 1.65x the cuBLAS path) and skip the fp16 copy: the model times the rows' builds and is low for those.
 """
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
     from generator.sizing.architecture import Architecture
     from generator.sizing.constants import Constants
     from generator.sizing.precision import WeightFormat
+
+#: The GPU maker (``GpuSpec.vendor``) whose CUDA runs the constants were fitted on.
+CUDA_VENDOR = "nvidia"
 
 
 def gemm_tflops(gpu_tflops: float, consumer: bool, consts: Constants) -> float:

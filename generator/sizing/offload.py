@@ -34,7 +34,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.llama_cpp_gpu import kernels_floor_seconds, resident_step_seconds
-from generator.sizing.llama_cpp_prompt import resident_prompt_seconds
+from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, resident_prompt_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -97,6 +97,9 @@ class Machine(NamedTuple):
     #: fp16-accumulate GEMMs at ``consumer_fp16_accumulate_speedup`` times the 16-bit rate :attr:`gpu_tflops` quotes
     #: (llama.cpp's prompt, :mod:`generator.sizing.llama_cpp_prompt`).
     gpu_consumer: bool = False
+    #: The GPU's maker (``GpuSpec.vendor``: "nvidia", "amd", ...); "": not recorded (a machine built by hand). llama.cpp's
+    #: whole-GPU prompt is timed from CUDA runs (:mod:`generator.sizing.llama_cpp_prompt`), on NVIDIA GPUs alone.
+    gpu_vendor: str = ""
 
 
 class Placement(NamedTuple):
@@ -1117,7 +1120,7 @@ def offload_cost(
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
-    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
+    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES and machine.gpu_vendor == CUDA_VENDOR:
         # every layer on the GPUs: llama.cpp's passes of fp16 cuBLAS GEMMs, the quantized matrices' fp16 copies and
         # the layers' other kernels (generator/sizing/llama_cpp_prompt.py)
         gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer)
