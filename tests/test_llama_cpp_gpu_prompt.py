@@ -49,7 +49,7 @@ def test_prompt_error_by_memory_kind_is_bounded(kind: str) -> None:
 def _serving_prefill(row: dict[str, Any]) -> float:
     """The old figure: the prompt's FLOPs at the serving engines' share of the 16-bit rate, nothing else."""
     arch, _, machine, _ = calibration_report._gpu_resident_setup(row)
-    seconds = prefill_flops(arch, 512) / (machine.gpu_tflops * 1e12 * CONSTS.prefill_compute_efficiency)
+    seconds: float = prefill_flops(arch, 512) / (machine.gpu_tflops * 1e12 * CONSTS.prefill_compute_efficiency)
     return 512 / seconds
 
 
