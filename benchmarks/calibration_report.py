@@ -1011,6 +1011,32 @@ def llama_cpp_gpu_recent_rows() -> list[tuple[str, str, float, Callable[[dict[st
     return out
 
 
+#: The prompt of the runs' ``pp512_tokens_per_s`` (llama-bench -p 512).
+LLAMA_CPP_PROMPT_TOKENS = 512
+
+
+def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
+    """Prompt tokens/s of a llama.cpp run's pp512 with the whole model on one GPU (``offload_cost``'s ``prefill_s``,
+    one pass of the default -ub 512)."""
+    from generator.sizing.offload import offload_cost
+
+    arch, fmt, machine, placement = _gpu_resident_setup(row)
+    consts = with_overrides(dict(OVERRIDES))
+    return offload_cost(arch, fmt, 16, placement, machine, LLAMA_CPP_PROMPT_TOKENS, consts).prefill_tokens_per_s
+
+
+def llama_cpp_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of the same runs' prompt (pp512), by the GPU's memory as their decode:
+    the fp16 copies of quantized matrices run at the memory's share on GDDR cards, at a ceiling on HBM ones
+    (generator/sizing/llama_cpp_prompt.py)."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_GPU.read_text())["rows"]:
+        label = f"{row['model_as_reported']} pp{LLAMA_CPP_PROMPT_TOKENS} {row['gpu_as_reported']}"
+        group = llama_cpp_gpu_group(row).replace("decode", "prompt")
+        out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))
+    return out
+
+
 def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
     if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
@@ -1102,6 +1128,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((group, label, float(row["tokens_per_s"]), predict_offload_prefill, row))
     out += llama_cpp_gpu_rows()
     out += llama_cpp_gpu_recent_rows()
+    out += llama_cpp_prompt_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

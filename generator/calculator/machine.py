@@ -510,6 +510,8 @@ def build_machine(spec: FixedSpec, bound: bool = False, spans_nodes: bool = Fals
         gpu_tflops=gpu.sustained_tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
         gpu_tensor_formats=gpu.tensor_formats,
+        gpu_consumer=gpu.consumer,
+        gpu_vendor=gpu.vendor,
     )
     return machine, gpu, f"{host_basis}; {link_name}: {link:.1f} GB/s per direction"
 

@@ -115,6 +115,13 @@ class Constants(NamedTuple):
     llama_cpp_gpu_read_ceiling_gb_per_s: float = 1075.0
     llama_cpp_layer_launch_s: float = 100e-6
 
+    # --- llama.cpp's prompt with the whole model on its GPUs (generator/sizing/llama_cpp_prompt.py; acc151) ---
+    llama_cpp_prompt_gemm_efficiency: float = 0.54
+    llama_cpp_dequant_bandwidth_efficiency: float = 0.35
+    llama_cpp_dequant_ceiling_gb_per_s: float = 600.0
+    llama_cpp_prompt_layer_s: float = 1.7e-3
+    consumer_fp16_accumulate_speedup: float = 2.0
+
     # --- total cost of ownership of owned servers ---
     energy_usd_per_kwh: float = 0.13
     pue: float = 1.56
@@ -851,6 +858,46 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "https://github.com/ggml-org/llama.cpp/pull/6766; a V100 before https://github.com/ggml-org/llama.cpp/pull/25749) "
         "took about 240 us a layer (benchmarks/calibration_report.py LAYER_LAUNCH_WITHOUT_GRAPHS_S): set that for one",
     ),
+    "llama_cpp_prompt_gemm_efficiency": (
+        "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
+        "fp16, generator/sizing/llama_cpp_prompt.py).",
+        "fitted at once with llama_cpp_prompt_layer_s, llama_cpp_dequant_bandwidth_efficiency and "
+        "llama_cpp_dequant_ceiling_gb_per_s to the pp512 of 20 published llama.cpp CUDA runs with the whole model on one "
+        "GPU (Llama 2 7B / 70B q4_0 and f16, Llama 3 8B Q4_K_M and F16 on RTX 3090 / 4090 / A6000 / 6000 Ada, A100 "
+        "80GB, H100 PCIe; https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, "
+        "tests/data/llama_cpp_gpu_decode.json; benchmarks/CALIBRATION.md, acc151 entry of 2026-12-07); builds of Dec "
+        "2023 / May 2024, before int8 tensor-core MMQ (https://github.com/ggml-org/llama.cpp/pull/7676)",
+    ),
+    "llama_cpp_dequant_bandwidth_efficiency": (
+        "Fraction of a GPU's memory rate llama.cpp's conversion of a quantized file's matrices to fp16 reaches, read "
+        "and written once a prompt pass, up to llama_cpp_dequant_ceiling_gb_per_s (generator/sizing/llama_cpp_prompt.py).",
+        "fitted with llama_cpp_prompt_gemm_efficiency (same rows): Llama 2 7B q4_0 runs pp512 15-34% below its f16 on "
+        "the same card, the conversion's 17 GB a pass on the GDDR cards (0.94-1.0 TB/s) at about the time of the "
+        "HBM ones (1.9-2.0 TB/s), where llama_cpp_dequant_ceiling_gb_per_s binds",
+    ),
+    "llama_cpp_dequant_ceiling_gb_per_s": (
+        "The most bytes a second llama.cpp's conversion of quantized matrices to fp16 moves on one GPU however fast its "
+        "memory (generator/sizing/llama_cpp_prompt.py).",
+        "fitted with llama_cpp_prompt_gemm_efficiency (same rows): q4_0 adds 23-48 ms a 7B pass over f16 on cards of "
+        "0.77-2.0 TB/s alike (the 17 GB at 350-740 GB/s, the A100 / H100 PCIe no faster than the GDDR cards)",
+    ),
+    "llama_cpp_prompt_layer_s": (
+        "Fixed seconds each layer takes a prompt pass under llama.cpp on a GPU besides its GEMMs: the norms, RoPE, the "
+        "attention's per-head products and softmax, the activations' fp16 copies and their launches.",
+        "fitted with llama_cpp_prompt_gemm_efficiency (same rows): Llama 2 7B f16 pp512 takes 70 ms on an RTX 4090 "
+        "and on an H100 PCIe alike, of 7 TFLOP the H100 multiplies over twice as fast",
+    ),
+    "consumer_fp16_accumulate_speedup": (
+        "How many times a GeForce card's fp32-accumulate tensor rate (the catalog's 16-bit rate) its fp16-accumulate "
+        "one is, which llama.cpp's cuBLAS GEMMs use (CUBLAS_COMPUTE_16F); workstation and data-centre cards run both "
+        "at one rate.",
+        "NVIDIA Ada whitepaper v2.1 Appendix A (RTX 4090: FP16 tensor 330.3 dense TFLOPS with FP16 accumulate, 165.2 "
+        "with FP32; https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf); NVIDIA "
+        "GA102 whitepaper (RTX 3090: 142 / 71; "
+        "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf); "
+        "llama.cpp ggml-cuda.cu ggml_cuda_op_mul_mat_cublas (https://github.com/ggml-org/llama.cpp, cublasGemmEx with "
+        "CUBLAS_COMPUTE_16F after to_fp16_cuda)",
+    ),
 }
 
 
@@ -900,6 +947,10 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
         _FRACTION_OF_PEAK,
     ),
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
+    **dict.fromkeys(("llama_cpp_prompt_gemm_efficiency", "llama_cpp_dequant_bandwidth_efficiency"), _FRACTION_OF_PEAK),
+    "llama_cpp_dequant_ceiling_gb_per_s": _POSITIVE,
+    "llama_cpp_prompt_layer_s": (0, True, MOST_CONSTANT, True),
+    "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
     "kv_budget_of_free_memory": (0, True, 1, True),

@@ -34,6 +34,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.llama_cpp_gpu import kernels_floor_seconds, resident_step_seconds
+from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, resident_prompt_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -92,6 +93,13 @@ class Machine(NamedTuple):
     #: (:func:`~generator.sizing.performance.dequantizes_on`); None: not recorded (a machine built by hand), every
     #: format computed as stored.
     gpu_tensor_formats: frozenset[str] | None = None
+    #: The GPU is a consumer card (``GpuSpec.consumer``: the catalog's GeForce cards), whose tensor cores run
+    #: fp16-accumulate GEMMs at ``consumer_fp16_accumulate_speedup`` times the 16-bit rate :attr:`gpu_tflops` quotes
+    #: (llama.cpp's prompt, :mod:`generator.sizing.llama_cpp_prompt`).
+    gpu_consumer: bool = False
+    #: The GPU's maker (``GpuSpec.vendor``: "nvidia", "amd", ...); "": not recorded (a machine built by hand). llama.cpp's
+    #: whole-GPU prompt is timed from CUDA runs (:mod:`generator.sizing.llama_cpp_prompt`), on NVIDIA GPUs alone.
+    gpu_vendor: str = ""
 
 
 class Placement(NamedTuple):
@@ -1112,7 +1120,14 @@ def offload_cost(
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
-    compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
+    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES and machine.gpu_vendor == CUDA_VENDOR:
+        # every layer on the GPUs: llama.cpp's passes of fp16 cuBLAS GEMMs, the quantized matrices' fp16 copies and
+        # the layers' other kernels (generator/sizing/llama_cpp_prompt.py)
+        gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer)
+        matrices = sum(sizes.layer_bytes) + head
+        compute = resident_prompt_seconds(arch, fmt, prompt_tokens, prefill_flops(arch, prompt_tokens), matrices, gpu, consts)
+    else:
+        compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
     fallback = not mapped and pinned_falls_back(placement, machine, consts)
     prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)

@@ -1,0 +1,79 @@
+"""llama.cpp's prompt with every layer on its GPUs: fp16 tensor-core GEMMs, the matrices' fp16 copies, time a layer.
+
+The serving engines' prefill (the dense 16-bit rate at ``prefill_compute_efficiency``) read llama.cpp's published
+pp512 runs up to 6.4x fast (tests/data/llama_cpp_gpu_decode.json, group "llama.cpp gpu-resident prompt" of
+benchmarks/calibration_report.py). llama.cpp takes a prompt in passes of ``offload_ubatch_tokens`` (its -ub, 512), and
+the builds of those runs multiply a pass's matrices through cuBLAS (``ggml_cuda_op_mul_mat_cublas``): a quantized weight
+is first converted to a temporary fp16 copy (``to_fp16_cuda``), then ``cublasGemmEx`` runs with ``CUBLAS_COMPUTE_16F``.
+A pass therefore takes:
+
+- the GEMMs' FLOPs at ``llama_cpp_prompt_gemm_efficiency`` of the card's 16-bit tensor rate; a GeForce card runs
+  fp16-accumulate at ``consumer_fp16_accumulate_speedup`` times the fp32-accumulate rate its catalog entry quotes
+  (RTX 4090: 330.3 against 165.2 dense TFLOPS; the workstation and data-centre cards run both at one rate);
+- for a quantized file, every weight read and written again as fp16 each pass, at ``llama_cpp_dequant_bandwidth_efficiency``
+  of the memory's rate but no faster than ``llama_cpp_dequant_ceiling_gb_per_s`` (an f16 file skips it: Llama 2 7B
+  q4_0 runs 15-34% below its f16 on the same card, 23-36 ms a pass on cards of 0.94 to 2.0 TB/s alike);
+- ``llama_cpp_prompt_layer_s`` a layer, whatever the card: the pass's other kernels (norms, RoPE, the attention's
+  per-head products and softmax over the pass, the activations' fp16 copies) and their launches.
+
+Every row is a CUDA run: other makers' GPUs (ROCm / HIP's rocBLAS and MMQ, Vulkan) keep the serving engines' figure,
+which no row checks either.
+
+Builds since June 2024 multiply quantized weights with int8 tensor-core kernels (MMQ, llama.cpp PR #7676: RTX 4090 Llama
+3 8B Q4_0 pp512 1.65x the cuBLAS path) and skip the fp16 copy: the model times the rows' builds and is low for those.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from generator.sizing.architecture import Architecture
+    from generator.sizing.constants import Constants
+    from generator.sizing.precision import WeightFormat
+
+#: The GPU maker (``GpuSpec.vendor``) whose CUDA runs the constants were fitted on.
+CUDA_VENDOR = "nvidia"
+
+
+def gemm_tflops(gpu_tflops: float, consumer: bool, consts: Constants) -> float:
+    """The rate llama.cpp's fp16 cuBLAS GEMMs reach on one GPU of 16-bit tensor rate ``gpu_tflops`` (TFLOPS)."""
+    speedup = consts.consumer_fp16_accumulate_speedup if consumer else 1.0
+    return gpu_tflops * speedup * consts.llama_cpp_prompt_gemm_efficiency
+
+
+def dequantized_bytes(arch: Architecture, fmt: WeightFormat, matrix_bytes: int) -> float:
+    """Bytes a pass moves converting a quantized file's ``matrix_bytes`` of matrices to fp16.
+
+    Read, and written at 2 bytes a weight; 0 for a 16-bit file, whose matrices cuBLAS reads as they are.
+    """
+    if fmt.bits >= 16:
+        return 0.0
+    params = sum(layer.params for layer in arch.layers) + arch.logits_params
+    return float(matrix_bytes + 2 * params)
+
+
+def resident_prompt_seconds(
+    arch: Architecture,
+    fmt: WeightFormat,
+    prompt_tokens: int,
+    gemm_flops: float,
+    matrix_bytes: int,
+    gpu: tuple[float, float, bool],
+    consts: Constants,
+) -> float:
+    """Seconds llama.cpp takes a prompt of ``prompt_tokens`` with every layer on its GPUs.
+
+    ``gemm_flops``: the prompt's FLOPs (linear layers and attention); ``matrix_bytes``: the file's matrices the passes
+    multiply (the decoder layers and the LM head); ``gpu``: one GPU's (16-bit TFLOPS, memory GB/s, consumer card).
+    Over GPUs in layers the passes run through them in turn: the same sum as on one.
+    """
+    if prompt_tokens <= 0:
+        return 0.0
+    tflops, bandwidth_gb_per_s, consumer = gpu
+    passes = -(-prompt_tokens // max(1, consts.offload_ubatch_tokens))
+    gemm_s = gemm_flops / (gemm_tflops(tflops, consumer, consts) * 1e12)
+    dequant_gb_per_s = bandwidth_gb_per_s * consts.llama_cpp_dequant_bandwidth_efficiency
+    dequant_rate = min(dequant_gb_per_s, consts.llama_cpp_dequant_ceiling_gb_per_s) * 1e9
+    dequant_s = passes * dequantized_bytes(arch, fmt, matrix_bytes) / dequant_rate
+    layers_s = passes * arch.num_layers * consts.llama_cpp_prompt_layer_s
+    return gemm_s + dequant_s + layers_s
