@@ -1022,7 +1022,17 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
 
     arch, fmt, machine, placement = _gpu_resident_setup(row)
     consts = with_overrides(dict(OVERRIDES))
+    if row.get("build_era") != "current":  # a Dec 2023 / May 2024 build: cuBLAS fp16 for every file, its layer time
+        machine = machine._replace(gpu_int8_tflops=0.0)
+        consts = consts._replace(llama_cpp_prompt_layer_s=PROMPT_LAYER_BEFORE_MMQ_S)
     return offload_cost(arch, fmt, 16, placement, machine, LLAMA_CPP_PROMPT_TOKENS, consts).prefill_tokens_per_s
+
+
+#: The per-layer time of a prompt pass in llama.cpp builds before int8 MMQ (https://github.com/ggml-org/llama.cpp/pull/7676,
+#: June 2024; the Dec 2023 / May 2024 rows of tests/data/llama_cpp_gpu_decode.json), s: their other kernels (the
+#: activations' fp16 copies, attention without fused kernels) and launches. The product times today's builds
+#: (``llama_cpp_prompt_layer_s``); this figure was fitted with it, over both files' rows at once (acc156).
+PROMPT_LAYER_BEFORE_MMQ_S = 1.7e-3
 
 
 def llama_cpp_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
@@ -1033,6 +1043,20 @@ def llama_cpp_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, A
     for row in json.loads(LLAMA_CPP_GPU.read_text())["rows"]:
         label = f"{row['model_as_reported']} pp{LLAMA_CPP_PROMPT_TOKENS} {row['gpu_as_reported']}"
         group = llama_cpp_gpu_group(row).replace("decode", "prompt")
+        out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))
+    return out
+
+
+def llama_cpp_prompt_recent_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of the pp512 of llama.cpp's CUDA scoreboard runs (2025-26 builds: int8
+    MMQ on cards with int8 tensor cores, the V100's cuBLAS fp16; generator/sizing/llama_cpp_prompt.py). The MI300X row
+    is left out: the model is NVIDIA's alone, and its pp512 ran with -fa 1 over 8 GPUs."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_GPU_RECENT.read_text())["rows"]:
+        if find_gpu(row["gpu"]).vendor != "nvidia" or "pp512_tokens_per_s" not in row:
+            continue
+        label = f"{row['model_as_reported'][:22]} pp{LLAMA_CPP_PROMPT_TOKENS} {row['gpu']} {row['build'].split()[1]}"
+        group = llama_cpp_gpu_recent_group(row).replace("decode", "prompt")
         out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))
     return out
 
@@ -1129,6 +1153,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_gpu_rows()
     out += llama_cpp_gpu_recent_rows()
     out += llama_cpp_prompt_rows()
+    out += llama_cpp_prompt_recent_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

@@ -187,6 +187,7 @@ def test_the_twin_named_for_two_deployments_is_the_one_their_owned_plan_makes(tm
     # those meet the latency targets, so no twin is offered; at 1 llama.cpp's layer split misses them: slo-missed)
     # acc151: 0.3 req/s each: llama.cpp's whole-GPU prompt (fp16 GEMMs, fp16 copies, 1.7 ms a layer a pass) takes 2.47 s
     # a 2,000-token prompt, so 1 req/s is refused (0.405 at most); at 0.3 the layer split still misses the targets
+    # acc156: kept at 0.3; with current builds' int8 MMQ prompt (llama_cpp_prompt.py) 1 req/s plans again (slo-missed)
     plan = _plan(tmp_path, "two_low.yaml", FIXED_TWO.format(rate=0.3, machine=FIXED))
     twin = _plan(tmp_path, "two_owned_low.yaml", FIXED_TWO.format(rate=0.3, machine=TWIN))
     said = sorted((f.path, f.message) for f in plan.findings if f.code == "fixed-serving-engines")
@@ -210,8 +211,9 @@ def test_a_twin_that_serves_less_than_the_refused_placement_is_not_offered(tmp_p
     said = str(err.value)
     # llama.cpp's prompt passes allow 0.24 a second (acc151: 0.411 before llama.cpp's whole-GPU prompt took its fp16
     # GEMMs, the quantized matrices' fp16 copies and 1.7 ms a layer a pass: 4.16 s a 2,000-token prompt); the twin's
-    # 2 x TP4 serve 0.13 within the SLOs: it was offered
-    assert "0.24 a second at most" in said
+    # 2 x TP4 serve 0.13 within the SLOs: it was offered; acc156: 0.632 (1.58 s a prompt): current builds' int8 MMQ
+    # (0.23 of the 4090's dense int8 rate, no fp16 copy, 0.4 ms a layer a pass)
+    assert "0.632 a second at most" in said
     assert "hardware.inventory with hardware.buy: false" not in said
     assert said.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
 

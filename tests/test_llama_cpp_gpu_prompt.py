@@ -83,7 +83,8 @@ def test_prompt_seconds_by_hand(gpu: str, model: str, precision: str) -> None:
         params = sum(layer.params for layer in arch.layers) + arch.logits_params
         copied = sum(sizes.layer_bytes) + sizes.lm_head_bytes + 2 * params
     copy_rate = min(machine.gpu_bandwidth_gb_per_s * CONSTS.llama_cpp_dequant_bandwidth_efficiency, 600.0) * 1e9
-    seconds = prefill_flops(arch, 512) / rate + copied / copy_rate + arch.num_layers * CONSTS.llama_cpp_prompt_layer_s
+    layer_s = calibration_report.PROMPT_LAYER_BEFORE_MMQ_S  # the rows' builds (Dec 2023 / May 2024): no int8 MMQ
+    seconds = prefill_flops(arch, 512) / rate + copied / copy_rate + arch.num_layers * layer_s
     assert calibration_report.predict_gpu_resident_prompt(row) == pytest.approx(512 / seconds, rel=1e-9)
 
 
@@ -94,10 +95,10 @@ def test_passes_repeat_the_copy_and_the_layers_not_the_flops() -> None:
         r for *_, r in calibration_report.llama_cpp_prompt_rows() if r["gpu"] == "rtx-3090-24gb" and r["precision"] == "q4_0"
     ]
     arch, fmt, _, _ = calibration_report._gpu_resident_setup(row)
-    gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer)
+    gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer, 0.0)  # the cuBLAS fp16 path
     one = resident_prompt_seconds(arch, fmt, 512, 1e12, 10**9, gpu, CONSTS)
     two = resident_prompt_seconds(arch, fmt, 513, 1e12, 10**9, gpu, CONSTS)
-    flops_s = 1e12 / (gemm_tflops(*gpu[::2], CONSTS) * 1e12)
+    flops_s = 1e12 / (gemm_tflops(machine.gpu_tflops, machine.gpu_consumer, CONSTS) * 1e12)
     assert two - flops_s == pytest.approx(2 * (one - flops_s), rel=1e-12)
     assert resident_prompt_seconds(arch, fmt, 0, 1e12, 10**9, gpu, CONSTS) == 0.0
 
@@ -136,3 +137,61 @@ def test_other_makers_gpus_keep_the_serving_prefill() -> None:
     assert amd.gpu_vendor == "amd" and machine.gpu_vendor == "nvidia"
     cost = offload_cost(arch, fmt, 16, placement, amd, 512, CONSTS)
     assert cost.prefill_s == pytest.approx(prefill_flops(arch, 512) / (amd.gpu_tflops * 1e12 * CONSTS.prefill_compute_efficiency))
+
+
+#: Current builds (tests/data/llama_cpp_gpu_decode_recent.json, llama.cpp's CUDA scoreboard, 2025-26): (median, p90)
+#: bounds of the fitted model's error (int8 MMQ on cards with an int8 rate; 5.9% / 35.0% GDDR, 0.2% on the V100) with
+#: headroom; acc151's cuBLAS-fp16 model of the 2023-24 builds read them 32-57% of the measured (V100 0.80).
+RECENT_BOUNDS = {"GDDR": (0.08, 0.40), "HBM": (0.05, 0.05)}
+RECENT_COUNTS = {"GDDR": 15, "HBM": 1}
+
+
+def _before_mmq(row: dict[str, Any]) -> float:
+    """acc151's figure of a row: the builds before int8 MMQ (cuBLAS fp16 and the fp16 copies, 1.7 ms a layer)."""
+    return float(calibration_report.predict_gpu_resident_prompt({**row, "build_era": "2023-24"}))
+
+
+def _recent_errors(kind: str, old: bool = False) -> list[float]:
+    group = f"llama.cpp gpu-resident prompt, current builds (NVIDIA {kind})"
+    rows = [row for row in calibration_report.llama_cpp_prompt_recent_rows() if row[0] == group]
+    assert len(rows) == RECENT_COUNTS[kind]
+    return [abs((_before_mmq if old else predict)(row) / measured - 1) for _, _, measured, predict, row in rows]
+
+
+@pytest.mark.parametrize("kind", sorted(RECENT_BOUNDS))
+def test_current_build_prompt_error_is_bounded_and_the_pre_mmq_model_fails_it(kind: str) -> None:
+    errors = _recent_errors(kind)
+    assert statistics.median(errors) <= RECENT_BOUNDS[kind][0], sorted(errors)
+    assert calibration_report._p90(errors) <= RECENT_BOUNDS[kind][1], sorted(errors)
+    old = _recent_errors(kind, old=True)
+    assert statistics.median(old) > RECENT_BOUNDS[kind][0] and calibration_report._p90(old) > RECENT_BOUNDS[kind][1], sorted(old)
+
+
+def _recent_row(gpu: str) -> dict[str, Any]:
+    (row,) = [r for *_, r in calibration_report.llama_cpp_prompt_recent_rows() if r["gpu"] == gpu]
+    return row
+
+
+def test_a_quantized_file_on_int8_tensor_cores_runs_mmq_without_a_copy() -> None:
+    """RTX 4090 q4_0, current build: the FLOPs at llama_cpp_mmq_int8_efficiency of the catalog's dense int8 rate (not
+    the GeForce fp16-accumulate x2), no fp16 copy, llama_cpp_prompt_layer_s a layer."""
+    row = _recent_row("rtx-4090-24gb")
+    arch, _, machine, _ = calibration_report._gpu_resident_setup(row)
+    assert machine.gpu_int8_tflops == find_gpu("rtx-4090-24gb").sustained_tflops("int8") > 0
+    seconds = prefill_flops(arch, 512) / (machine.gpu_int8_tflops * CONSTS.llama_cpp_mmq_int8_efficiency * 1e12)
+    seconds += arch.num_layers * CONSTS.llama_cpp_prompt_layer_s
+    assert calibration_report.predict_gpu_resident_prompt(row) == pytest.approx(512 / seconds, rel=1e-9)
+
+
+def test_an_f16_file_or_a_card_without_int8_keeps_the_fp16_path() -> None:
+    """A V100 (no int8 rate) multiplies a q4_0 file through its fp16 copy; an f16 file never takes MMQ."""
+    row = _recent_row("v100-sxm2-32gb")
+    arch, fmt, machine, _ = calibration_report._gpu_resident_setup(row)
+    assert machine.gpu_int8_tflops == 0.0 and fmt.bits < 16
+    args = (arch, fmt, 512, 1e12, 10**9)
+    fp16 = resident_prompt_seconds(*args, (100.0, 900.0, False, 0.0), CONSTS)
+    assert resident_prompt_seconds(*args, (100.0, 900.0, False, 400.0), CONSTS) < fp16
+    (f16,) = [r for *_, r in calibration_report.llama_cpp_prompt_rows() if r["model_as_reported"] == "LLaMA 2 7B_f16"][:1]
+    arch16, fmt16, _, _ = calibration_report._gpu_resident_setup(f16)
+    with_int8 = resident_prompt_seconds(arch16, fmt16, 512, 1e12, 10**9, (100.0, 900.0, False, 400.0), CONSTS)
+    assert with_int8 == resident_prompt_seconds(arch16, fmt16, 512, 1e12, 10**9, (100.0, 900.0, False, 0.0), CONSTS)

@@ -119,8 +119,9 @@ class Constants(NamedTuple):
     llama_cpp_prompt_gemm_efficiency: float = 0.54
     llama_cpp_dequant_bandwidth_efficiency: float = 0.35
     llama_cpp_dequant_ceiling_gb_per_s: float = 600.0
-    llama_cpp_prompt_layer_s: float = 1.7e-3
+    llama_cpp_prompt_layer_s: float = 0.4e-3
     consumer_fp16_accumulate_speedup: float = 2.0
+    llama_cpp_mmq_int8_efficiency: float = 0.23
 
     # --- total cost of ownership of owned servers ---
     energy_usd_per_kwh: float = 0.13
@@ -882,10 +883,21 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "0.77-2.0 TB/s alike (the 17 GB at 350-740 GB/s, the A100 / H100 PCIe no faster than the GDDR cards)",
     ),
     "llama_cpp_prompt_layer_s": (
-        "Fixed seconds each layer takes a prompt pass under llama.cpp on a GPU besides its GEMMs: the norms, RoPE, the "
-        "attention's per-head products and softmax, the activations' fp16 copies and their launches.",
-        "fitted with llama_cpp_prompt_gemm_efficiency (same rows): Llama 2 7B f16 pp512 takes 70 ms on an RTX 4090 "
-        "and on an H100 PCIe alike, of 7 TFLOP the H100 multiplies over twice as fast",
+        "Fixed seconds each layer takes a prompt pass under current llama.cpp builds on a GPU besides its GEMMs: the "
+        "norms, RoPE, the attention's per-head products and softmax, the activations' conversions and their launches.",
+        "fitted at once with llama_cpp_mmq_int8_efficiency over the pp512 of both files' rows (acc156): 0.4 ms on the "
+        "2025-26 scoreboard runs (tests/data/llama_cpp_gpu_decode_recent.json, the V100's cuBLAS path at 0.2%); the Dec "
+        "2023 / May 2024 builds took 1.7 ms (benchmarks/calibration_report.py PROMPT_LAYER_BEFORE_MMQ_S: Llama 2 7B "
+        "f16 pp512 70 ms on an RTX 4090 and an H100 PCIe alike): set that for one",
+    ),
+    "llama_cpp_mmq_int8_efficiency": (
+        "Fraction of a GPU's dense int8 tensor rate (gpus.json dense_tflops.int8) llama.cpp's int8 MMQ kernels reach "
+        "multiplying a quantized file's matrices in a prompt pass, without an fp16 copy (builds since "
+        "https://github.com/ggml-org/llama.cpp/pull/7676, June 2024; generator/sizing/llama_cpp_prompt.py).",
+        "fitted at once with llama_cpp_prompt_layer_s over the pp512 of tests/data/llama_cpp_gpu_decode.json and of the "
+        "15 NVIDIA GDDR scoreboard rows of tests/data/llama_cpp_gpu_decode_recent.json (Llama 2 7B Q4_0, "
+        "https://github.com/ggml-org/llama.cpp/discussions/15013): 5.9% / 35.0% median / p90 (benchmarks/CALIBRATION.md, "
+        "acc156 entry of 2026-12-07)",
     ),
     "consumer_fp16_accumulate_speedup": (
         "How many times a GeForce card's fp32-accumulate tensor rate (the catalog's 16-bit rate) its fp16-accumulate "
@@ -950,6 +962,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(("llama_cpp_prompt_gemm_efficiency", "llama_cpp_dequant_bandwidth_efficiency"), _FRACTION_OF_PEAK),
     "llama_cpp_dequant_ceiling_gb_per_s": _POSITIVE,
     "llama_cpp_prompt_layer_s": (0, True, MOST_CONSTANT, True),
+    "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),

@@ -1,4 +1,4 @@
-"""llama.cpp's prompt with every layer on its GPUs: fp16 tensor-core GEMMs, the matrices' fp16 copies, time a layer.
+"""llama.cpp's prompt with every layer on its GPUs: int8 or fp16 tensor-core GEMMs, fp16 copies, time a layer.
 
 The serving engines' prefill (the dense 16-bit rate at ``prefill_compute_efficiency``) read llama.cpp's published
 pp512 runs up to 6.4x fast (tests/data/llama_cpp_gpu_decode.json, group "llama.cpp gpu-resident prompt" of
@@ -19,8 +19,13 @@ A pass therefore takes:
 Every row is a CUDA run: other makers' GPUs (ROCm / HIP's rocBLAS and MMQ, Vulkan) keep the serving engines' figure,
 which no row checks either.
 
-Builds since June 2024 multiply quantized weights with int8 tensor-core kernels (MMQ, llama.cpp PR #7676: RTX 4090 Llama
-3 8B Q4_0 pp512 1.65x the cuBLAS path) and skip the fp16 copy: the model times the rows' builds and is low for those.
+Builds since June 2024 (the product's figures) multiply a quantized file's matrices with int8 tensor-core kernels on
+cards that have them (MMQ, llama.cpp PR #7676: RTX 4090 Llama 3 8B Q4_0 pp512 1.65x the cuBLAS path): no fp16 copy, the
+prompt's FLOPs at ``llama_cpp_mmq_int8_efficiency`` of the card's dense int8 rate (the catalog's ``dense_tflops.int8``);
+an f16 file, and a card without an int8 rate (a V100: no int8 mma), keep the cuBLAS fp16 path above. Those builds'
+other kernels take ``llama_cpp_prompt_layer_s`` a layer (tests/data/llama_cpp_gpu_decode_recent.json, group "llama.cpp
+gpu-resident prompt, current builds"); the Dec 2023 / May 2024 rows are timed in benchmarks/calibration_report.py with
+their builds' path (no MMQ) and layer time (``PROMPT_LAYER_BEFORE_MMQ_S``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ def gemm_tflops(gpu_tflops: float, consumer: bool, consts: Constants) -> float:
     return gpu_tflops * speedup * consts.llama_cpp_prompt_gemm_efficiency
 
 
+def uses_int8_kernels(fmt: WeightFormat, int8_tflops: float) -> bool:
+    """Whether llama.cpp multiplies ``fmt``'s matrices with its int8 tensor-core kernels (MMQ).
+
+    A quantized file on a card with an int8 rate (``int8_tflops`` > 0; 0: none, or not published).
+    """
+    return fmt.bits < 16 and int8_tflops > 0
+
+
 def dequantized_bytes(arch: Architecture, fmt: WeightFormat, matrix_bytes: int) -> float:
     """Bytes a pass moves converting a quantized file's ``matrix_bytes`` of matrices to fp16.
 
@@ -58,22 +71,25 @@ def resident_prompt_seconds(
     prompt_tokens: int,
     gemm_flops: float,
     matrix_bytes: int,
-    gpu: tuple[float, float, bool],
+    gpu: tuple[float, float, bool, float],
     consts: Constants,
 ) -> float:
     """Seconds llama.cpp takes a prompt of ``prompt_tokens`` with every layer on its GPUs.
 
     ``gemm_flops``: the prompt's FLOPs (linear layers and attention); ``matrix_bytes``: the file's matrices the passes
-    multiply (the decoder layers and the LM head); ``gpu``: one GPU's (16-bit TFLOPS, memory GB/s, consumer card).
+    multiply (the decoder layers and the LM head); ``gpu``: one GPU's (16-bit TFLOPS, memory GB/s, consumer card,
+    dense int8 TOPS or 0).
     Over GPUs in layers the passes run through them in turn: the same sum as on one.
     """
     if prompt_tokens <= 0:
         return 0.0
-    tflops, bandwidth_gb_per_s, consumer = gpu
+    tflops, bandwidth_gb_per_s, consumer, int8_tflops = gpu
     passes = -(-prompt_tokens // max(1, consts.offload_ubatch_tokens))
+    layers_s = passes * arch.num_layers * consts.llama_cpp_prompt_layer_s
+    if uses_int8_kernels(fmt, int8_tflops):
+        return gemm_flops / (int8_tflops * consts.llama_cpp_mmq_int8_efficiency * 1e12) + layers_s
     gemm_s = gemm_flops / (gemm_tflops(tflops, consumer, consts) * 1e12)
     dequant_gb_per_s = bandwidth_gb_per_s * consts.llama_cpp_dequant_bandwidth_efficiency
     dequant_rate = min(dequant_gb_per_s, consts.llama_cpp_dequant_ceiling_gb_per_s) * 1e9
     dequant_s = passes * dequantized_bytes(arch, fmt, matrix_bytes) / dequant_rate
-    layers_s = passes * arch.num_layers * consts.llama_cpp_prompt_layer_s
     return gemm_s + dequant_s + layers_s

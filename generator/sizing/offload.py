@@ -100,6 +100,9 @@ class Machine(NamedTuple):
     #: The GPU's maker (``GpuSpec.vendor``: "nvidia", "amd", ...); "": not recorded (a machine built by hand). llama.cpp's
     #: whole-GPU prompt is timed from CUDA runs (:mod:`generator.sizing.llama_cpp_prompt`), on NVIDIA GPUs alone.
     gpu_vendor: str = ""
+    #: The GPU's dense int8 tensor rate, TOPS (``GpuSpec.sustained_tflops("int8")``); 0: none (a V100) or not recorded.
+    #: llama.cpp multiplies a quantized file's matrices at it (:mod:`generator.sizing.llama_cpp_prompt`).
+    gpu_int8_tflops: float = 0.0
 
 
 class Placement(NamedTuple):
@@ -1121,9 +1124,10 @@ def offload_cost(
     boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES and machine.gpu_vendor == CUDA_VENDOR:
-        # every layer on the GPUs: llama.cpp's passes of fp16 cuBLAS GEMMs, the quantized matrices' fp16 copies and
-        # the layers' other kernels (generator/sizing/llama_cpp_prompt.py)
-        gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer)
+        # every layer on the GPUs: llama.cpp's passes of int8 MMQ GEMMs (quantized, cards with int8 tensor cores) or
+        # fp16 cuBLAS ones with the quantized matrices' fp16 copies, and the layers' other kernels
+        # (generator/sizing/llama_cpp_prompt.py)
+        gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer, machine.gpu_int8_tflops)
         matrices = sum(sizes.layer_bytes) + head
         compute = resident_prompt_seconds(arch, fmt, prompt_tokens, prefill_flops(arch, prompt_tokens), matrices, gpu, consts)
     else:
