@@ -169,7 +169,7 @@ def test_current_build_prompt_error_is_bounded_and_the_pre_mmq_model_fails_it(ki
 
 def _recent_row(gpu: str) -> dict[str, Any]:
     (row,) = [r for *_, r in calibration_report.llama_cpp_prompt_recent_rows() if r["gpu"] == gpu]
-    return row
+    return dict(row)
 
 
 def test_a_quantized_file_on_int8_tensor_cores_runs_mmq_without_a_copy() -> None:
@@ -177,7 +177,8 @@ def test_a_quantized_file_on_int8_tensor_cores_runs_mmq_without_a_copy() -> None
     the GeForce fp16-accumulate x2), no fp16 copy, llama_cpp_prompt_layer_s a layer."""
     row = _recent_row("rtx-4090-24gb")
     arch, _, machine, _ = calibration_report._gpu_resident_setup(row)
-    assert machine.gpu_int8_tflops == find_gpu("rtx-4090-24gb").sustained_tflops("int8") > 0
+    int8 = find_gpu("rtx-4090-24gb").sustained_tflops("int8")
+    assert int8 is not None and machine.gpu_int8_tflops == int8 > 0
     seconds = prefill_flops(arch, 512) / (machine.gpu_int8_tflops * CONSTS.llama_cpp_mmq_int8_efficiency * 1e12)
     seconds += arch.num_layers * CONSTS.llama_cpp_prompt_layer_s
     assert calibration_report.predict_gpu_resident_prompt(row) == pytest.approx(512 / seconds, rel=1e-9)
