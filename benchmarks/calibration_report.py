@@ -978,11 +978,15 @@ LAYER_LAUNCH_WITHOUT_GRAPHS_S = 240e-6
 _MEMORY_TYPES = {gpu["id"]: gpu.get("memory_type", "") for gpu in json.loads(GPU_CATALOG.read_text())["gpus"]}
 
 
+def _memory_kind(gpu_id: str) -> str:
+    """ "HBM" or "GDDR": the kind of a catalog GPU's memory."""
+    return "HBM" if _MEMORY_TYPES[gpu_id].startswith("HBM") else "GDDR"
+
+
 def llama_cpp_gpu_group(row: dict[str, Any]) -> str:
     """The group of a llama.cpp GPU-resident row: by the GPU's memory (HBM or GDDR), where one efficiency was off in
     opposite directions (newuser95's left-over 1)."""
-    kind = "HBM" if _MEMORY_TYPES[row["gpu"]].startswith("HBM") else "GDDR"
-    return f"llama.cpp gpu-resident decode ({kind})"
+    return f"llama.cpp gpu-resident decode ({_memory_kind(row['gpu'])})"
 
 
 def llama_cpp_gpu_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
@@ -998,8 +1002,7 @@ def llama_cpp_gpu_recent_group(row: dict[str, Any]) -> str:
     """The group of a current-build llama.cpp GPU-resident row: by the GPU's vendor and memory (AMD's HBM apart from
     NVIDIA's cards, where one fixed read ceiling slowed the MI300X; acc148's left-over 6)."""
     vendor = "AMD" if find_gpu(row["gpu"]).vendor == "amd" else "NVIDIA"
-    kind = "HBM" if _MEMORY_TYPES[row["gpu"]].startswith("HBM") else "GDDR"
-    return f"llama.cpp gpu-resident decode, current builds ({vendor} {kind})"
+    return f"llama.cpp gpu-resident decode, current builds ({vendor} {_memory_kind(row['gpu'])})"
 
 
 def llama_cpp_gpu_recent_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:

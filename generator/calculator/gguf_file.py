@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
 from generator.calculator.gguf_header import EndsEarlyError, GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
-from generator.calculator.gguf_key_types import PER_LAYER, check_general_types, check_rope_types, type_refusal
+from generator.calculator.gguf_key_types import GENERAL_KEYS, PER_LAYER, ROPE_KEYS, check_key_types, type_refusal
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.calculator.safetensors_header import MAX_FILE_SHARE, MIN_FILE_SHARE
 from generator.errors import ArchitectureError, InputError, Location
@@ -202,7 +202,7 @@ def gguf_config(
     # its own architecture name, which a mapped model type would not always give (mistral3: mistral)
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch], GGUF_ARCH_KEY: arch}
     if types is not None:
-        check_rope_types(fields, types, arch, (label, location))
+        check_key_types(fields, types, ROPE_KEYS, (label, location), f"{arch}.")
     if (rope := _rope_scaling(fields, arch)) is not None:
         config["rope_scaling"] = rope
     count = _counter(fields, arch, label, location, types)
@@ -279,7 +279,7 @@ def _open(path: str, location: Location | None) -> tuple[GgufHeader, dict[str, A
         raise InputError(f"{path}: not a readable GGUF file ({size:,} bytes: {why}): {exc}", location) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read: {exc.strerror or exc}", location) from None
-    check_general_types(header.fields, header.types, path, location)
+    check_key_types(header.fields, header.types, GENERAL_KEYS, (path, location))
     return header, header.fields
 
 

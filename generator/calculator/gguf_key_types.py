@@ -73,16 +73,14 @@ def type_refusal(
     )
 
 
-def check_general_types(fields: dict[str, Any], types: dict[str, str], label: str, location: Location | None) -> None:
-    """Refuse the first of :data:`GENERAL_KEYS` a file holds as a value of another type."""
-    for key, kind in GENERAL_KEYS.items():
-        if key in fields and (error := type_refusal(key, fields[key], types.get(key), kind, (label, location))):
-            raise error
+def check_key_types(
+    fields: dict[str, Any], types: dict[str, str], kinds: dict[str, str], where: tuple[str, Location | None], prefix: str = ""
+) -> None:
+    """Refuse the first key of ``kinds`` a file holds as a value of another type.
 
-
-def check_rope_types(fields: dict[str, Any], types: dict[str, str], arch: str, where: tuple[str, Location | None]) -> None:
-    """Refuse the first of an architecture's :data:`ROPE_KEYS` a file holds as a value of another type."""
-    for suffix, kind in ROPE_KEYS.items():
-        key = f"{arch}.{suffix}"
+    ``kinds``: :data:`GENERAL_KEYS`, or :data:`ROPE_KEYS` under ``prefix`` ``"<arch>."``.
+    """
+    for suffix, kind in kinds.items():
+        key = prefix + suffix
         if key in fields and (error := type_refusal(key, fields[key], types.get(key), kind, where)):
             raise error

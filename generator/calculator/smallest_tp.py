@@ -2,7 +2,7 @@
 
 The estimate's remedy said "add GPUs (--tp)" without how many; the README promises the estimate says how many GPUs.
 The answer re-runs the estimate's own sizing at each larger TP that vLLM accepts (it divides the attention heads, and
-the KV heads and TP divide one another: :func:`generator.sizing.loadability.loadability_problems`), up to the most
+the KV heads and TP divide one another: :func:`generator.sizing.loadability.head_split_problems`), up to the most
 GPUs a catalog server of the GPU holds (8 where no catalog server holds it).
 """
 
@@ -31,12 +31,9 @@ def widest_tp(gpu: GpuSpec) -> int:
 
 def tp_degrees(arch: Architecture, above: int, widest: int) -> list[int]:
     """TP degrees above ``above`` up to ``widest`` that split the attention heads and the KV heads as vLLM requires."""
-    kv = arch.num_kv_heads
-    return [
-        tp
-        for tp in range(above + 1, widest + 1)
-        if arch.num_attention_heads % tp == 0 and not (kv and (kv % tp if kv >= tp else tp % kv))
-    ]
+    from generator.sizing.loadability import head_split_problems  # the engines' rule, loaded with the search
+
+    return [tp for tp in range(above + 1, widest + 1) if not head_split_problems(arch, tp)]
 
 
 def smallest_starting_tp(req: EstimateRequest, arch: Architecture, gpu: GpuSpec) -> dict[str, Any]:

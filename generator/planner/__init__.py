@@ -32,7 +32,7 @@ from generator.planner.blocked import (
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.lora_ram import lora_ram_field
-from generator.planner.nodes import NO_GPU_FABRIC
+from generator.planner.nodes import NO_GPU_FABRIC, RAM_SHORT
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import budget_basis, catalog_spot_rated, least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
@@ -1755,7 +1755,7 @@ def _choose(
                 wider = any(b.wider_than_owned for b in blocked)
                 if isinstance(dep, InferenceDeployment) and wider and all(k in unbought for k in blocked_kinds):
                     hint += f"; or {ON_FIXED}"
-            if not options and any(b.code == "ram-short" for b in blocked):
+            if not options and any(b.code == RAM_SHORT for b in blocked):
                 # a node's RAM short of the job's load: the frameworks whose own load fits it (newuser96, left item 2)
                 from generator.planner.framework_ram import frameworks_fitting_ram
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.planner.inventory import free_servers
-from generator.planner.nodes import ram_needed_gib
+from generator.planner.nodes import RAM_SHORT, ram_needed_gib
 from generator.planner.options import allowed_hardware
 from generator.sizing.frameworks import FRAMEWORKS, framework_profile
 from generator.words import listed
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from generator.planner.blocked import Blocked
     from generator.sizing.constants import Constants
     from generator.workload.models import InferenceDeployment, Workload
-
-#: The reason's code of a node whose RAM is short of what the job holds there (:mod:`generator.planner.nodes`).
-RAM_SHORT = "ram-short"
 
 
 def frameworks_fitting_ram(

@@ -41,6 +41,8 @@ MIN_FABRIC_GBPS = 100
 
 #: The finding (and the reason a layout is dropped) where the link between nodes rules out work across them.
 NO_GPU_FABRIC = "no-gpu-fabric"
+#: The error code of a node whose RAM is short of what its job holds there.
+RAM_SHORT = "ram-short"
 #: RAM of the smallest build the planner configures, GiB, and the step a configurable server's RAM is rounded up to.
 SMALLEST_BUILD_GIB = 64
 #: Drive fitted where a bare-metal platform lists none.
@@ -802,7 +804,7 @@ def assemble_node(
             owned_ram = f" ({OWNED_RAM})" if platform.ram_as_owned else ""
             counted = _ram_counted(needs, consts)
             findings.append(
-                Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM{owned_ram}; {hard_gib} GiB needed{counted}")
+                Finding("error", RAM_SHORT, f"{platform.id} has {ram_gib} GiB RAM{owned_ram}; {hard_gib} GiB needed{counted}")
             )
         elif ram_gib and want_gib > ram_gib:
             findings.append(

@@ -21,6 +21,7 @@ from generator.planner.blocked import (
     PAST_DEADLINE,
     RUNS_PAST_MONTH,
 )
+from generator.planner.nodes import RAM_SHORT
 from generator.planner.unblock_ways import MORE_SERVERS, OWNED_MORE_MEMORY, in_turn, led_by, network_lead
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def training_hint(dep: TrainingDeployment, blocked: list[Blocked], *, racks: boo
         said = f"a global_batch_size of {values} ({ranks}, whose split fits)" if values else f"a global_batch_size of {ranks}"
         rest = general.removeprefix("to unblock: ")
         general = "to unblock: " + in_turn(f"for the global batch of {batch:,}: {said}, or leave it out", rest)
-    short_of_ram = [b for b in blocked if b.code == "ram-short"]
+    short_of_ram = [b for b in blocked if b.code == RAM_SHORT]
     if not short_of_ram:
         return general
     # host RAM holds the checkpoint as it loads or what the job offloads to the CPU, summed over a node's GPUs

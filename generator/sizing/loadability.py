@@ -227,20 +227,26 @@ def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:
     return None
 
 
-@memoized
-def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> tuple[str, ...]:
-    """Reasons a vLLM/SGLang-style engine refuses this layout (empty when it loads).
-
-    Kept per input: every GPU's layouts of one TP x PP ask it alike (speed100).
-    """
-    problems: list[str] = []
-    tp = par.tp
+def head_split_problems(arch: Architecture, tp: int) -> list[str]:
+    """Why vLLM / SGLang refuse to split ``arch``'s attention heads over ``tp`` GPUs (empty where they split)."""
+    problems = []
     heads = arch.num_attention_heads
     if heads % tp:
         problems.append(f"attention heads ({heads}) must be divisible by the tensor parallel size ({tp})")
     kv = arch.num_kv_heads
     if kv and (kv % tp if kv >= tp else tp % kv):
         problems.append(f"KV heads ({kv}) and tensor parallel size ({tp}) must divide one another")
+    return problems
+
+
+@memoized
+def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> tuple[str, ...]:
+    """Reasons a vLLM/SGLang-style engine refuses this layout (empty when it loads).
+
+    Kept per input: every GPU's layouts of one TP x PP ask it alike (speed100).
+    """
+    tp = par.tp
+    problems = head_split_problems(arch, tp)
     # a recurrent-state layer's heads and channels split evenly (vLLM's divide), Mamba-2's groups too unless one
     state_problems = {problem for layer in arch.layers if layer.state and (problem := layer.state.tp_problem(tp))}
     problems.extend(sorted(state_problems))
