@@ -100,6 +100,7 @@ TRAINING_MFU = REPO / "tests" / "data" / "calibration_training_mfu.json"
 GPU_CATALOG = REPO / "generator" / "catalog" / "gpus.json"
 LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
+LLAMA_CPP_GPU_OTHER_MODELS = REPO / "tests" / "data" / "llama_cpp_gpu_quant_moe_recent.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
 #: ``calibration_training_mfu.json``): reported apart by GPU and left out of ``--fit-training``.
@@ -1064,6 +1065,50 @@ def llama_cpp_prompt_recent_rows() -> list[tuple[str, str, float, Callable[[dict
     return out
 
 
+def predict_gpu_resident_step_without_logits(row: dict[str, Any]) -> float:
+    """Tokens/s of a llama.cpp batch-1 step with the whole model on one GPU, from a maintainer's ``-ub 1`` prompt test
+    (``decode_context_tokens`` cached on average): the decode step less the LM head, which llama.cpp multiplies for
+    the output tokens alone (the prompt's last), where the step is read-bound; the layers' floor still holds."""
+    from generator.sizing.llama_cpp_gpu import gpu_read_bytes_per_s, kernels_floor_seconds
+    from generator.sizing.offload import offload_cost
+
+    arch, fmt, machine, placement = _gpu_resident_setup(dict(row, tg_tokens=2 * row["decode_context_tokens"]))
+    consts = with_overrides(dict(OVERRIDES))
+    cost = offload_cost(arch, fmt, 16, placement, machine, 1, consts, decode_context_tokens=row["decode_context_tokens"])
+    seconds = dict(cost.seconds_per_token)
+    sizes = size_weights(arch, fmt)
+    head_bytes = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
+    head_s = head_bytes / gpu_read_bytes_per_s(machine.gpu_bandwidth_gb_per_s, consts)
+    reads_s = seconds.get("hbm", 0.0)
+    if reads_s:  # read-bound: the step without the head's read, not below the layers' floor
+        seconds["hbm"] = max(reads_s - head_s, kernels_floor_seconds(arch.num_layers, consts))
+    return 1.0 / sum(seconds.values())
+
+
+def llama_cpp_other_models_group(row: dict[str, Any], stage: str) -> str:
+    """The group of a current-build llama.cpp row beyond Llama 2 7B Q4_0: dense or MoE, by the GPU's memory."""
+    kind = "MoE" if parse_architecture(find_model(row["model"]).config).routed_experts[0] else "dense"
+    return f"llama.cpp gpu-resident {stage}, current builds, other models ({kind}, NVIDIA {_memory_kind(row['gpu'])})"
+
+
+def llama_cpp_other_models_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of llama.cpp CUDA maintainers' llama-bench tables on current builds for
+    other sizes, 16-bit files and MoE models (tests/data/llama_cpp_gpu_quant_moe_recent.json): the batch-1 steps of
+    their ``-ub 1`` prompt tests, and the pp512 of their ``-ub 512`` ones."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_GPU_OTHER_MODELS.read_text())["rows"]:
+        pr = row["source"].rsplit("/", 1)[-1]
+        label = f"{row['model_as_reported'][:22]} ub1 d{row['decode_context_tokens']} {row['gpu']} PR{pr}"
+        group = llama_cpp_other_models_group(row, "decode")
+        out.append((group, label, float(row["decode_tokens_per_s"]), predict_gpu_resident_step_without_logits, row))
+        if "pp512_tokens_per_s" in row:
+            label = f"{row['model_as_reported'][:22]} pp{LLAMA_CPP_PROMPT_TOKENS} {row['gpu']} PR{pr}"
+            group = llama_cpp_other_models_group(row, "prompt")
+            prompt_row = dict(row, tg_tokens=LLAMA_CPP_PROMPT_TOKENS)  # the cache the pass fills
+            out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, prompt_row))
+    return out
+
+
 def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
     if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
@@ -1157,6 +1202,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_gpu_recent_rows()
     out += llama_cpp_prompt_rows()
     out += llama_cpp_prompt_recent_rows()
+    out += llama_cpp_other_models_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"
