@@ -161,6 +161,31 @@ def test_layout_fits_idle_gpus(
 
 
 @pytest.mark.parametrize(
+    ("idle", "replica_gpus", "start", "gbs", "degrees"),
+    [
+        # fix178 (newuser97 item 2): 4 of a DGX H100's 8 idle, the search's own degree DP1: DP2 to DP4 timed too
+        ((4, 0, 8), 1, 1, 64, [2, 4]),  # a batch of 64 splits over no DP3
+        ((4, 0, 8), 1, 1, None, [2, 3, 4]),
+        ((6, 0, 8), 1, 1, 32, [2, 4]),  # newuser94's lab: 6 idle, a batch of 32
+        ((6, 0, 8), 2, 1, None, [2, 3]),  # TP2 replicas: 3 of them on the 6
+        ((4, 0, 8), 1, 4, None, []),  # the search's own degree takes them all
+        ((8, 3, 8), 1, 1, None, [2, 3, 4, 5, 6, 7, 8, 16, 24]),  # past one node only whole idle nodes
+        ((8, 3, 8), 16, 0, None, [1]),  # a 16-GPU replica on two of the three whole idle nodes
+        ((0, 2, 8), 1, 8, None, [16]),  # no GPU idle on a node in use, two whole idle nodes
+        ((1, 1, 8), 1, 1, None, []),  # one whole idle node is one node: its 8 GPUs are on_one_node's
+        ((8, 40, 8), 8, 1, None, [2, 7, 12, 18, 23, 29, 34, 40]),  # at most 8 over several nodes, the most kept
+        ((8, 3, 8), 1, 1, 4096, [2, 4, 8, 16]),  # over the nodes DP16 splits a batch of 4,096, DP24 does not
+    ],
+)
+def test_the_degrees_timed_on_idle_gpus(
+    idle: tuple[int, int, int], replica_gpus: int, start: int, gbs: int | None, degrees: list[int]
+) -> None:
+    from generator.planner.idle_degrees import IdleGpus
+
+    assert IdleGpus(*idle).degrees(replica_gpus, start, 4096, gbs) == degrees
+
+
+@pytest.mark.parametrize(
     ("serving", "job", "offered"),
     [
         ("on-demand", "on-demand", True),

@@ -109,8 +109,11 @@ def test_two_owned_servers_give_the_job_the_one_the_service_leaves(tmp_path: Pat
     assert found[0].message.startswith(
         "deployment tune: a run fits the 6 GPU(s) of serving pool chat_h100_sxm5_80gb its rates do not need (of its 8 "
         "owned, 1 x 8-GPU dgx-h100; 6 GPU(s) running replicas past the rate's need (replicas_past_rate), whose place the "
-        "job would take): TP4 ZeRO-0 x DP1"
+        "job would take): TP1 ZeRO-0 x DP4"
     )
+    # fix178: every degree the 6 idle GPUs hold is timed; the batch of 32 splits over DP1 / DP2 / DP4 of them, and
+    # TP1 x DP4 (0.64 h a run) beats the TP4 x DP1 the search's own degrees gave (0.67 h)
+    assert "on 4 h100-sxm5-80gb on one node, 47.9 GiB per GPU of 79.6 GiB, 0.64 h a run" in found[0].message
 
 
 def test_the_render_keeps_the_job_and_the_service_on_servers_of_their_own(tmp_path: Path) -> None:

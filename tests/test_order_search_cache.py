@@ -185,9 +185,12 @@ def _run(tmp_path: Path, *, cached: bool) -> _Run:
     keys: list[int] = []
     ranking_key = candidates.ranking_key
 
-    def counted_shapes(model: Any, spec: Any, hw: Any, consts: Any, pin: Any = None, owned_gpus: int = 0) -> Any:
-        shapes.append((model.id, spec, hw.platform.id, hw.gpu.id, owned_gpus))
-        return training_shapes(model, spec, hw, consts, pin, owned_gpus)
+    def counted_shapes(
+        model: Any, spec: Any, hw: Any, consts: Any, pin: Any = None, owned_gpus: int = 0, idle: Any = None
+    ) -> Any:
+        # idle: a serving pool's idle GPUs (training-fits-idle-gpus, fix178), sized apart from the plan's own search
+        shapes.append((model.id, spec, hw.platform.id, hw.gpu.id, owned_gpus, idle))
+        return training_shapes(model, spec, hw, consts, pin, owned_gpus, idle)
 
     def counted_key(opt: Any, *args: Any, **kwargs: Any) -> Any:
         keys.append(1)

@@ -5,7 +5,9 @@ H100 all month. The plan keeps a training job off the serving pools (its memory,
 break a service's latency targets); this finding quantifies the alternative it does not take, from the plan's own
 figures: the pool's idle GPUs (the ``idle-gpus`` finding's count, placed node by node as the planner packs the
 replicas), the job re-timed on that GPU by the planner's training search (:func:`training_options`), its runs a month
-against the month's hours, and the cost either way.
+against the month's hours, and the cost either way. The search is given the idle GPUs (:class:`IdleGpus`), so every
+degree they hold is timed, not only the fewest GPUs the job needs and those that fill whole servers (fix178: DP1 on
+1 of 4 idle H100s, 3.37 h a run, where DP4 takes 0.84 h); the fastest within the job's deadline is said.
 
 Left out: pools whose GPUs Kubernetes shares (a pod asking ``nvidia.com/gpu`` there gets a share or a MIG instance, not
 a whole GPU), pools that scale down off-peak (``min_nodes``: their idle GPUs are the peak's), training pools, and jobs
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.records import acquired
 from generator.planner.candidates import SizedOptions
+from generator.planner.idle_degrees import IdleGpus
 from generator.planner.option import Option
 from generator.planner.plan import PAID_AS_RUNS, PAID_WHETHER_RUN, RUNS_ENERGY_PAID, DeploymentPlan, Finding, OwnedRuns, Pool
 from generator.planner.training_energy import owned_pool_runs
@@ -150,30 +153,50 @@ def idle_training_findings(
     out = []
     for index, dep in jobs:
         runs = dep.training.runs_per_month
-        best: tuple[float, int, int, Option, Pool, list[int]] | None = None
-        timed: dict[str, set[int]] = {}  # each pool's GPU counts on one node the search timed the job at
+        fitting: list[_Fit] = []
         for order, (pool, idle) in enumerate(serving):
             hw = hardware.get((pool.node.platform_id, pool.node.gpu_id))
             if hw is None or pool.spot != (dep.capacity_type == SPOT):
                 continue  # review30 item 5: a job is offered only a pool of its own capacity type (spot or on demand)
-            for opt in training_options(wl, dep, models[dep.name], consts, [], owned, sizes=sizes, hardware=[hw]):
+            free = IdleGpus(max(idle), sum(n == pool.node.gpus for n in idle), pool.node.gpus)
+            for opt in training_options(wl, dep, models[dep.name], consts, [], owned, sizes=sizes, hardware=[hw], idle=free):
                 hours = opt.candidate.run_hours
                 if not hours or not _fits(opt, idle, pool):
                     continue
-                if opt.candidate.nodes == 1:
-                    timed.setdefault(pool.name, set()).add(opt.candidate.gpus)
                 if runs is not None and runs * hours > HOURS_PER_MONTH:
                     continue  # its runs a month would not fit the month on those GPUs
-                key = (hours, opt.candidate.gpus, order)
-                if best is None or key < best[:3]:
-                    best = (*key, opt, pool, idle)
-        if best is not None:
+                fitting.append((hours, opt.candidate.gpus, order, opt, pool, idle))
+        if fitting:
+            _, _, _, opt, pool, idle = _fastest(fitting)
             own = planned[dep.name]
             energy = [charged[name] for name in own.pools if name in charged]
-            untimed = _untimed_note(best[3], best[4], best[5], timed.get(best[4].name, set()))
-            message = _message(wl, dep, own, best[3], best[4], best[5], deployments, energy, untimed)
+            message = _message(wl, dep, own, opt, pool, idle, deployments, energy)
             out.append(Finding("info", CODE, message, f"deployments[{index}]"))
     return out
+
+
+#: A layout on a serving pool's idle GPUs: its hours a run, GPUs, the pool's place, the layout, the pool, its idle GPUs.
+_Fit = tuple[float, int, int, Option, Pool, list[int]]
+
+
+def _fastest(fitting: Sequence[_Fit]) -> _Fit:
+    """The fastest layout (fewest GPUs, then the first pool, on a tie), and of those on its GPUs that nearly tie it the simplest.
+
+    fix178: every degree the idle GPUs hold is timed, so ZeRO stages that run alike on as many GPUs tie to the float
+    (DP4 at 0.843 h a run, ZeRO-0 to ZeRO-3): the one the search's near tie keeps (:func:`_simplicity`) is said.
+    """
+    from generator.planner.near_tie import within_near_tie
+    from generator.planner.training_candidates import _simplicity
+
+    first = min(fitting, key=lambda f: f[:3])
+    tied = [
+        f
+        for f in fitting
+        if f[4] is first[4]
+        and (f[3].candidate.gpus, f[3].candidate.nodes) == (first[3].candidate.gpus, first[3].candidate.nodes)
+        and within_near_tie(f[0], first[0])
+    ]
+    return min(tied, key=lambda f: (_simplicity(f[3]), f[:3]))
 
 
 def _message(
@@ -185,12 +208,8 @@ def _message(
     idle: list[int],
     deployments: Sequence[DeploymentPlan],
     energy: Sequence[OwnedRuns] = (),
-    untimed: str = "",
 ) -> str:
-    """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes.
-
-    ``untimed``: why no layout over more of a node's idle GPUs is said (:func:`_untimed_note`), after the run's hours.
-    """
+    """The finding's text: where, on what layout, how long, how often, what it costs either way, and what it takes."""
     from generator.planner.training import TrainingShape
 
     shape = opt.shape
@@ -214,7 +233,6 @@ def _message(
         f"{shape.reason} on {c.gpus} {pool.node.gpu_id} {where}, {shape.memory.per_gpu.total / GIB:.1f} GiB per GPU of "
         f"{budget / GIB:.1f} GiB, {hours_text(hours)} a run as the planner's training model times it there"
         + (f" ({hours_text(own_hours)} on its own pool {own.pool})" if own_hours else "")
-        + untimed
     )
     gbs = shape.global_batch_size
     if dep.training.global_batch_size is None and gbs != own.details.get("global_batch_size"):
@@ -243,25 +261,6 @@ def _message(
             "models the average rate, not how many hours of the month it holds"
         )
     return text
-
-
-def _untimed_note(opt: Option, pool: Pool, idle: list[int], timed: set[int]) -> str:
-    """Where the layout said takes fewer of one node's idle GPUs than it has and none wider was timed, why ("" else).
-
-    newuser97 item 2: a weekly QLoRA of Llama 3.1 8B beside a service on 4 of a DGX H100's 8 GPUs was offered "DP1 ...
-    on 1 h100-sxm5-80gb, 3.37 h a run" on "the 4 GPU(s)": the training search times the fewest GPUs the job's memory
-    and deadline need and the data-parallel degrees that fill whole servers, so DP2 or DP4 on those 4 is never timed,
-    and the finding read as if one GPU were the best the 4 give.
-    """
-    c = opt.candidate
-    most = max(idle, default=0)
-    if c.nodes != 1 or c.gpus >= most or any(c.gpus < n <= most for n in timed):
-        return ""
-    return (
-        f" (timed on {c.gpus} of the {most} GPUs free on one node because the training search times "
-        f"the fewest GPUs its memory and deadline need and the degrees that fill a whole {pool.node.gpus}-GPU "
-        f"{pool.node.platform_id}, none between: a run over more of them may take less)"
-    )
 
 
 def _own_cost(own: DeploymentPlan, runs: float | None, energy: Sequence[OwnedRuns] = ()) -> str:

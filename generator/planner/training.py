@@ -19,6 +19,7 @@ from generator.planner.blocked import (
     MORE_RANKS_THAN_BATCH,
     NO_MICRO_BATCH,
 )
+from generator.planner.idle_degrees import IdleGpus
 from generator.planner.memory_edge import (
     EDGE_SPREAD,
     Spread,
@@ -782,8 +783,11 @@ def training_shapes(
     consts: Constants,
     pin: ParallelismPin | None = None,
     owned_gpus: int = 0,
+    idle: IdleGpus | None = None,
 ) -> tuple[list[TrainingShape], list[str]]:
     """Feasible layouts on ``hw`` (:func:`_shapes_at`) at each activation checkpointing level the job may take.
+
+    ``idle``: a serving pool's idle GPUs the job is timed on (``training-fits-idle-gpus``): every degree they hold too.
 
     A level the job gives is the one sized; left out, each of :func:`checkpointing_levels` is, and the plan's ranking
     picks among them (on one cost, the faster run: the least recompute that fits). Why nothing fitted is said at the
@@ -793,7 +797,7 @@ def training_shapes(
     blocked: list[str] = []
     levels = checkpointing_levels(spec)
     for level in levels:
-        found, why = _shapes_at(model, spec._replace(gradient_checkpointing=level), hw, consts, pin, owned_gpus)
+        found, why = _shapes_at(model, spec._replace(gradient_checkpointing=level), hw, consts, pin, owned_gpus, idle)
         if len(levels) > 1:
             named = "no" if level == "none" else level  # newuser45 item 11: "none activation checkpointing" read oddly
             found = [dataclasses.replace(s, reason=f"{s.reason}, {named} activation checkpointing (searched)") for s in found]
@@ -809,6 +813,7 @@ def _shapes_at(
     consts: Constants,
     pin: ParallelismPin | None = None,
     owned_gpus: int = 0,
+    idle: IdleGpus | None = None,
 ) -> tuple[list[TrainingShape], list[str]]:
     """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline.
 
@@ -950,6 +955,8 @@ def _shapes_at(
                     # 18.1 h of a 16 h deadline, and DP8, 6.3 h, was never tried; a later deadline lost a layout)
                     wider = [d for d in (_divisors(gbs) if gbs else [2 * dp]) if dp < d <= min(2 * dp, MAX_DATA_PARALLEL)]
                     fillings = sorted({*fillings, *(f for d in wider for f in _node_filling(d, tp * pp, hw, gbs, True))})
+                if idle is not None:  # on a serving pool's idle GPUs: every degree they hold (fix178)
+                    fillings = sorted({*fillings, *idle.degrees(tp * pp, dp, MAX_DATA_PARALLEL, gbs)})
                 if lever and memory_dp is not None:  # the lever's layouts narrower than those that fit without it
                     fillings = [f for f in fillings if f < memory_dp]
                 for each_dp in fillings:

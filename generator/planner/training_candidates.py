@@ -24,6 +24,7 @@ from generator.planner.candidates import (
     owned_of_kind,
     ranking_candidate,
 )
+from generator.planner.idle_degrees import IdleGpus
 from generator.planner.inventory import ServerKey
 from generator.planner.near_tie import near_tie_band, ranked_usd, within_near_tie
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
@@ -96,6 +97,7 @@ def training_options(
     sizes: SizedOptions | None = None,
     hardware: list[Hardware] | None = None,
     placed: TrainingDeployment | None = None,
+    idle: IdleGpus | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment.
 
@@ -103,6 +105,8 @@ def training_options(
     options and the reasons in ``blocked`` are the same with or without it. ``hardware`` limits the search to some
     servers (by default, those the workload allows). ``placed``: the workload's deployment ``dep`` is a copy of but for
     its training spec (a chain's paced deadline), whose place in the workload keys the options kept for the process.
+    ``idle``: a serving pool's idle GPUs (``training-fits-idle-gpus``): every degree they hold is timed too, kept apart
+    from the plan's own options.
     """
     spec = dep.training
     options: list[Option] = []
@@ -112,7 +116,7 @@ def training_options(
     # job is its training spec and pins, and of the owned servers free those of the hardware's kind;
     # its capacity type is the hardware's own (the spot pair, another object: :func:`~generator.planner.options.for_deployment`)
     at = placed if placed is not None and placed._replace(training=spec) == dep else dep
-    formed = formed_on(wl, at, ("training", model, spec, dep.parallelism, consts)) if sizes is not None else None
+    formed = formed_on(wl, at, ("training", model, spec, dep.parallelism, consts)) if sizes is not None and idle is None else None
     for hw in for_deployment(dep, allowed_hardware(wl) if hardware is None else hardware):
         tps = training_tp_sizes(model.architecture, spec, hw)
         if pin_tp is not None and pin_tp not in tps:
@@ -120,14 +124,14 @@ def training_options(
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
         owned = owned_of_kind(hw, free)
-        key = ("training", dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned)
+        key = ("training", dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned, *([idle] if idle else []))
         found = sizes.get(key) if sizes is not None else None
         if found is None:
             hit = formed.get((id(hw), owned)) if formed is not None else None
             if hit is not None and hit[0] is hw:
                 found = hit[1]
             else:
-                found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)
+                found = _options_on(wl, dep, model, hw, consts, free, seen_nodes, idle)
                 if formed is not None:
                     formed[(id(hw), owned)] = (hw, found)
             if sizes is not None:
@@ -145,6 +149,7 @@ def _options_on(
     consts: Constants,
     free: dict[ServerKey, int] | None,
     seen_nodes: dict[tuple[object, ...], object],
+    idle: IdleGpus | None = None,
 ) -> tuple[tuple[Blocked, ...], tuple[Option, ...]]:
     """The job's options on ``hw`` with the owned servers ``free``, and why its other layouts there were ruled out."""
     spec = dep.training
@@ -152,7 +157,7 @@ def _options_on(
     options: list[Option] = []
     # GPUs of this kind owned and free: parameter offload is tried where it lets the job fit them (newuser22 item 4)
     owned_gpus = sum(per * n for (p, g, per), n in (free or {}).items() if (p, g) == (hw.platform.id, hw.gpu.id))
-    shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus)
+    shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus, idle)
     if not shapes:
         blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
     else:  # the layout the owned GPUs hold and why it broke, ahead of the wider ones (newuser76 item 4)
