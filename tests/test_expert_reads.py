@@ -196,8 +196,11 @@ def _sglang_rows(gpu: str) -> list[dict[str, Any]]:
 # pass as a forward of its own (a second read of the dense weights and the pass's experts, and an iteration's overhead, in
 # the 0.9-6.9% of steps that run one): +2.0 / -1.2 / +5.3 / +8.9% at 8-64 fell to +1.4 / -2.4 / +2.7 / +3.5% (at 64: the
 # review's +4.8% of the 32.85 ms step in reads and 0.069 x 2 ms of overhead, 1.089 / 1.052 = +3.5%); +7.4 / +5.6% at
-# 4 requests moved under 0.2 points (0.4% of steps run a pass).
+# 4 requests moved under 0.2 points (0.4% of steps run a pass). acc160: that slow run's row now holds issue 890's rerun
+# of the cell (mean TPOT 9.81 ms), +1.5%, and the rerun's conc-8 job, -6.9% (keyed apart: "890").
 H200_TP8 = {
+    (922, 922, 4, "890"): 0.015,
+    (922, 922, 8, "890"): -0.069,
     (922, 922, 8): 0.014,
     (922, 922, 16): -0.024,
     (922, 922, 32): 0.027,
@@ -217,7 +220,9 @@ def test_the_small_batch_deepseek_runs_are_where_the_mechanisms_put_them(gpu: st
     report = calibration_report()
     found = {}
     for row in _sglang_rows(gpu):
-        key = (row["input_tokens"], row["output_tokens"], row["max_num_seqs"])
-        if key in table and not (key == (922, 922, 4) and gpu == "h200-sxm-141gb"):
+        key: tuple[Any, ...] = (row["input_tokens"], row["output_tokens"], row["max_num_seqs"])
+        if row["source"].endswith("/issues/890"):
+            key += ("890",)
+        if key in table:
             found[key] = report.predict_throughput(row) / row["output_tokens_per_s"] - 1
     assert found == pytest.approx(table, abs=0.001)
