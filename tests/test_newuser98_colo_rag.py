@@ -184,3 +184,25 @@ def test_owned_servers_keep_their_racks_when_a_bought_pool_is_added(tmp_path: Pa
     """
     assert _racks_of_owned_hosts(tmp_path, "15") == {"dgx-01": "rack-01", "dgx-02": "rack-02"}
     assert _racks_of_owned_hosts(tmp_path, "25") == {"dgx-01": "rack-01", "dgx-02": "rack-02"}
+
+
+def test_validate_warns_of_owned_servers_no_rack_holds(tmp_path: Path) -> None:
+    """validate says, at the inventory entry, that an owned 10.2 kW DGX H100 fits no 8 kW rack (exit 0: others fit).
+
+    Before, validate said only "ok"; the plan then left both DGX free (its inventory-free finding), and with metal3 the
+    refusal named no reason. The servers are owned, so the rack is the thing to check.
+    """
+    path = tmp_path / "rag.yaml"
+    text = RAG_COLO.format(rack_kw=8)
+    path.write_text(text)
+    line = text.splitlines().index("    - platform: dgx-h100") + 1
+    result = run_specgen("validate", str(path))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"{path}:{line}:7: warning: owned dgx-h100 server(s) (dgx-01 and dgx-02) fit no rack of the workload's: even with its "
+        "fewest GPUs and no parts added, a 10,200 W node exceeds the 8 kW rack power (hardware.rack_power_kw); the plan "
+        "can use none of them: give the racks more power (hardware.rack_power_kw), or rack them elsewhere "
+        "[owned-server-fits-no-rack]"
+    ) in result.stderr
+    path.write_text(RAG_COLO.format(rack_kw=17))
+    assert "owned-server-fits-no-rack" not in run_specgen("validate", str(path)).stderr
