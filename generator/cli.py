@@ -186,6 +186,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
     from generator.errors import MultipleInputError, SpecgenError, one_line
     from generator.findings import locate_findings
     from generator.planner.early import early_checks
+    from generator.planner.owned_rack_fit import owned_rack_findings
     from generator.planner.setting_findings import (
         implausible_setting_findings,
         model_findings,
@@ -213,6 +214,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
             *unused_setting_findings(loaded.workload),
             *implausible_setting_findings(loaded.workload),
             *model_findings(loaded),
+            *owned_rack_findings(loaded),  # newuser98: owned servers no rack holds, which plan leaves free
         ]
         valid.append((path, loaded, list(locate_findings(loaded, said))))
     if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)

@@ -400,6 +400,15 @@ provisioning:
 """
 
 
+#: Why the plan leaves the DGX free, from its inventory-free finding, which the refusal now carries (newuser98).
+WHY_FREE = (
+    "; why, as the plan's inventory-free finding says: 2 of 2 owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free: "
+    "dgx-01, dgx-02; not used by chat: a layout on them was feasible, but the fleet ties on the objective without it "
+    "and has less power; the free ones' colocation, $3,754 a month, is paid whether they run or not and the plan's "
+    "monthly figure leaves it out"
+)
+
+
 @pytest.mark.parametrize(
     ("tool", "used", "said"),
     [
@@ -438,7 +447,7 @@ def test_a_plan_using_none_of_the_described_hosts_is_refused_by_plan_and_render_
     text = UNUSED.format(tool=tool, used=used, used2=used.replace("20:01", "20:02").replace("0.31", "0.32"))
     path = _write(tmp_path, "unused.yaml", text)
     line = text.splitlines().index(f"  tools: [{tool}, capi]") + 1
-    expected = f"{path}:{line}:10: provisioning.tools: {said}"
+    expected = f"{path}:{line}:10: provisioning.tools: {said}{WHY_FREE}"
     assert load_workload(path)  # validate: which hosts are used is the plan's choice (validate --help: no search)
     for call in (plan_as_deployed, render_file):
         with pytest.raises(InputError) as refused:

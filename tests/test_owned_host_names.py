@@ -71,16 +71,16 @@ def test_ansible_inventory_names_the_owned_host_in_its_pool(rendered: tuple[Plan
     _, files = rendered
     children = ansible_reader().load(files["ansible/inventory.yml"])["all"]["children"]
     # each host carries the rack it stands in (newuser30 item 5): two ~10 kW servers in 17.3 kW racks, one a rack
-    # and the replicas it runs (newuser36 item 6)
+    # and the replicas it runs (newuser36 item 6); the owned server, in its rack already, packed first (newuser98)
     owned = children[OWNED]["hosts"]["owned-h200"]
-    assert owned["specgen_rack"] == "rack-02"
+    assert owned["specgen_rack"] == "rack-01"
     assert [r["gpus"] for r in owned["specgen_replicas"]] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert children[BOUGHT] == {}
     example = ansible_reader().load(files["ansible/hosts.yml.example"])["all"]["children"]
     # only the bought server is a placeholder
     assert list(example) == [BOUGHT]
     assert list(example[BOUGHT]["hosts"]) == ["a-h100-sxm5-80gb-01"]
-    assert example[BOUGHT]["hosts"]["a-h100-sxm5-80gb-01"]["specgen_rack"] == "rack-01"
+    assert example[BOUGHT]["hosts"]["a-h100-sxm5-80gb-01"]["specgen_rack"] == "rack-02"
 
 
 def test_maas_allocates_the_owned_host_for_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:

@@ -180,7 +180,7 @@ def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
     # them: one rented from a provider stands in the provider's (review 27 item 1)
     tall: dict[str, int | None] = {}
     for h in hardware:
-        units = taller_than_space(h.platform.kind, h.platform.rack_units, reserved) if _racked_counts(wl, h) else None
+        units = taller_than_space(h.platform.kind, h.platform.rack_units, reserved) if racked_counts(wl, h) else None
         tall[h.platform.id] = units if tall.get(h.platform.id, units) is not None else None
     pinned = sorted({p for dep in wl.deployments if (p := dep.platform) is not None and tall.get(p)})
     if pinned or all(tall.values()):
@@ -201,7 +201,7 @@ _NO_NEEDS = NodeNeeds(0, 0, 0, 0, needs_fabric=False)
 _NAMED_KINDS = 4
 
 
-def _racked_counts(wl: Workload, hw: Hardware) -> tuple[int, ...]:
+def racked_counts(wl: Workload, hw: Hardware) -> tuple[int, ...]:
     """The GPU counts of ``hw`` whose nodes would stand in ``wl``'s racks (:func:`~generator.planner.tco.in_workload_racks`).
 
     The candidates' node checks apply the racks' limits to these alone, so the early checks do too (review 27 item 1).
@@ -230,7 +230,7 @@ def _rack_power_checks(loaded: LoadedWorkload, hardware: list[Hardware], consts:
         return
     refused = []
     for hw in hardware:
-        counts = _racked_counts(wl, hw)
+        counts = racked_counts(wl, hw)
         if not counts:  # rented from a provider at every count: in its racks, not the workload's
             return
         node = smallest_node(hw, consts, counts)

@@ -1,7 +1,7 @@
 """Racks across the whole fleet: every pool's servers packed together by power and rack units.
 
-First-fit decreasing over nodes (largest power first, then pool name): a node goes into the first
-rack with room for its power and height, and, where the workload gives the rack's circuits, whose
+First-fit decreasing over nodes (largest power first, then height, pools holding owned servers, pool name): a node goes
+into the first rack with room for its power and height, and, where the workload gives the rack's circuits, whose
 circuits carry it with its PSUs plugged in (:mod:`generator.sizing.psu_feeds`). Cloud plans have no racks.
 """
 
@@ -150,11 +150,15 @@ def pack_racks(
     budget_w = whole_watts(rack_power_kw)
     usable = usable_units(reserved_units)
     # each pool's node once with its racked nodes (alike: its height and PSUs are the pool's), in the order a stable
-    # sort of the nodes one by one puts them (a pool's nodes together)
+    # sort of the nodes one by one puts them (a pool's nodes together); among nodes of one power and height, a pool
+    # holding owned servers first: they stand in their racks already, and a bought pool whose name sorts first
+    # (newuser98: a chat_h200 pool added beside the owned DGX H100's embed_... pool, 10.2 kW and 8U alike) would
+    # otherwise take their racks and move them, de-racked and re-cabled, for a change that only adds servers
+    owned = {p.name: p.owned_nodes > 0 for p in pools}
     runs = sorted(
         (((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node, hardware)), racked_nodes(p))
          for p in pools),
-        key=lambda run: (-run[0][0], -run[0][1], run[0][2]),
+        key=lambda run: (-run[0][0], -run[0][1], not owned[run[0][2]], run[0][2]),
     )  # fmt: skip
     racks: list[Rack] = []
     # by a node's (power, height): the first rack that may hold one. A rack's power and height only grow, so a rack

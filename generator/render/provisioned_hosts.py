@@ -51,8 +51,18 @@ def no_host_message(tool: str, plan: Plan, workload: Workload) -> str | None:
         said.append(f"the plan puts {_names(unused)}, which {'gives' if len(unused) == 1 else 'give'} them all, on no pool")
     return (
         f"{tool} renders a {kind} for each owned host the plan uses (hardware.inventory[].hosts) that gives "
-        f"{listed(fields)}, and none it uses does: {'; '.join(said)} (specgen does not invent them)"
+        f"{listed(fields)}, and none it uses does: {'; '.join(said)} (specgen does not invent them)" + _why_free(unused, plan)
     )
+
+
+def _why_free(unused: list[str], plan: Plan) -> str:
+    """Why the plan leaves ``unused`` hosts free, as its ``inventory-free`` findings say it.
+
+    newuser98: the refusal, which keeps the plan's findings from being printed, said only that they were on no pool,
+    not that a 10.2 kW DGX exceeds an 8 kW rack.
+    """
+    said = [f.message for f in plan.findings if f.code == "inventory-free" and any(name in f.message for name in unused)]
+    return f"; why, as the plan's inventory-free finding says: {' / '.join(said)}" if said else ""
 
 
 def _names(names: list[str]) -> str:
