@@ -66,14 +66,19 @@ def _leave(run: Callable[[], None]) -> NoReturn:
     given SIGINT back to the system's default, ended the process by the signal (-2) without a word. Nothing runs after
     the output now: a Ctrl-C up to the flush says ``Aborted!`` and exits :data:`INTERRUPTED`, and from the flush on
     SIGINT is held (``pthread_sigmask``, which raises one already pending), so the process ends with the code it had.
-    A code that is no number (``sys.exit("text")``), or output that cannot be flushed (a closed pipe), leaves by
-    Python's own exit as before.
+    Output to a closed pipe exits 1 quietly (its estimate printed a BrokenPipeError traceback); a code that is no number
+    (``sys.exit("text")``), or another stream that cannot be flushed, leaves by Python's own exit as before.
     """
     try:
         code = _exit_code(run)
         try:
             _flush_streams()
-        except (OSError, ValueError):  # a closed stream: Python's exit says so as before
+        except OSError as exc:  # a closed pipe: the rest nowhere, exit 1 as a command's own write to it
+            if exc.errno != errno.EPIPE:
+                sys.exit(code)
+            code = _closed_pipe()
+            _flush_streams()
+        except ValueError:  # a closed stream: Python's exit says so as before
             sys.exit(code)
     except KeyboardInterrupt:
         code = _interrupted()
@@ -94,7 +99,19 @@ def _exit_code(run: Callable[[], None]) -> int | str | None:
         return 0 if exc.code is None else exc.code
     except KeyboardInterrupt:
         return _interrupted()
+    except OSError as exc:  # the estimate's write to a closed pipe printed a BrokenPipeError traceback (fix176)
+        if exc.errno != errno.EPIPE:
+            raise
+        return _closed_pipe()
     return 0
+
+
+def _closed_pipe() -> int:
+    """Send what remains of the output (and any message) nowhere, as the pipe reading it is closed; exit code 1."""
+    devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches the closed pipe, not even at exit
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return 1
 
 
 def _flush_streams() -> None:
@@ -196,10 +213,7 @@ def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
-        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches the closed pipe, not even at exit
-        os.dup2(devnull, sys.stdout.fileno())
-        os.dup2(devnull, sys.stderr.fileno())
-        return 1
+        return _closed_pipe()
     return 0
 
 

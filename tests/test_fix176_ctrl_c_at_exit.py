@@ -8,6 +8,8 @@ SIGINT's default is back) and the final flush of stdout (the last moment the com
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +67,16 @@ def test_a_ctrl_c_at_the_last_flush_exits_130_saying_so() -> None:
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.strip() == "Aborted!"
     assert "-m Llama-3.1-8B-Q4_K_M.gguf -ngl 33 -c 4096 -np 1" in done.stdout
+
+
+def test_the_estimate_to_a_closed_pipe_exits_1_without_a_traceback() -> None:
+    """Its write to a pipe nobody reads printed a BrokenPipeError traceback (exit 1); the planning commands' way now."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the process starts: its first write fails, whatever the timing
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-c", "from generator.cli import main; main()", *json.loads(ESTIMATE)[1:]]
+    try:
+        done = subprocess.run(command, cwd=REPO, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (1, "")
