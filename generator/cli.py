@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
+    from typing import Any, NoReturn, TypeVar
 
     from generator.errors import SpecgenError
     from generator.findings import PlacedError
@@ -46,15 +46,82 @@ _TARGET_COMPANIONS = {"ansible": ("training/",), "markdown": ("training/",)}
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point.
+    """Console entry point (``argv`` None: the process's own arguments, and the process leaves by :func:`_leave`).
 
     hostile89: Ctrl-C while the command's modules still load (before a command's own handler) printed Python's
     traceback and exited by SIGINT; it says ``Aborted!`` and exits :data:`INTERRUPTED`, as later.
     """
+    if argv is None:
+        _leave(lambda: _main(sys.argv[1:]))
     try:
-        _main(sys.argv[1:] if argv is None else argv)
+        _main(argv)
     except KeyboardInterrupt:
         sys.exit(_interrupted())
+
+
+def _leave(run: Callable[[], None]) -> NoReturn:
+    """Run the command, flush its output, and end the process there (``os._exit``) with its exit code.
+
+    fix176 item 2: after a complete output the interpreter's own exit ran on, and a Ctrl-C in it, once Python had
+    given SIGINT back to the system's default, ended the process by the signal (-2) without a word. Nothing runs after
+    the output now: a Ctrl-C up to the flush says ``Aborted!`` and exits :data:`INTERRUPTED`, and from the flush on
+    SIGINT is held (``pthread_sigmask``, which raises one already pending), so the process ends with the code it had.
+    Output to a closed pipe exits 1 quietly (its estimate printed a BrokenPipeError traceback); a code that is no number
+    (``sys.exit("text")``), or another stream that cannot be flushed, leaves by Python's own exit as before.
+    """
+    try:
+        code = _exit_code(run)
+        try:
+            _flush_streams()
+        except OSError as exc:  # a closed pipe: the rest nowhere, exit 1 as a command's own write to it
+            if exc.errno != errno.EPIPE:
+                sys.exit(code)
+            code = _closed_pipe()
+            _flush_streams()
+        except ValueError:  # a closed stream: Python's exit says so as before
+            sys.exit(code)
+    except KeyboardInterrupt:
+        code = _interrupted()
+        try:
+            _flush_streams()
+        except (KeyboardInterrupt, OSError, ValueError):  # a second Ctrl-C while saying so; a closed stream
+            code = INTERRUPTED
+    if not isinstance(code, int):
+        sys.exit(code)
+    os._exit(code)
+
+
+def _exit_code(run: Callable[[], None]) -> int | str | None:
+    """``run``'s exit code: its ``sys.exit``'s, 0 where it returns; :func:`_interrupted` where Ctrl-C stops it."""
+    try:
+        run()
+    except SystemExit as exc:
+        return 0 if exc.code is None else exc.code
+    except KeyboardInterrupt:
+        return _interrupted()
+    except OSError as exc:  # the estimate's write to a closed pipe printed a BrokenPipeError traceback (fix176)
+        if exc.errno != errno.EPIPE:
+            raise
+        return _closed_pipe()
+    return 0
+
+
+def _closed_pipe() -> int:
+    """Send what remains of the output (and any message) nowhere, as the pipe reading it is closed; exit code 1."""
+    devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches the closed pipe, not even at exit
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return 1
+
+
+def _flush_streams() -> None:
+    """Flush stdout and stderr, then hold SIGINT (where the system has signal masks): the output is complete."""
+    import signal
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _main(args: list[str]) -> None:
@@ -146,10 +213,7 @@ def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
-        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches the closed pipe, not even at exit
-        os.dup2(devnull, sys.stdout.fileno())
-        os.dup2(devnull, sys.stderr.fileno())
-        return 1
+        return _closed_pipe()
     return 0
 
 

@@ -188,7 +188,8 @@ def test_a_gguf_files_rope_keys_decide_the_flags(tmp_path: Path, rope: dict[str,
     path = _gguf(tmp_path / "m.gguf", rope)
     est = estimate_json(str(path), "--context", str(context), "--ram-gib", "64")
     command = est["cpu_only"]["command"]
-    assert command.startswith(f"-ngl 0 -c {context} {flags}".rstrip() + " ")
+    # fix176: the file given is the line's -m (was: no model word; the line started at -ngl)
+    assert command.startswith(f"-m {path} -ngl 0 -c {context} {flags}".rstrip() + " ")
     assert ("--rope-scaling" in command) is bool(flags)
 
 

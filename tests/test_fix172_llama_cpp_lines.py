@@ -64,6 +64,8 @@ THREADED = [
     (("--ram-gib", "128", "--cpu", "epyc-7773x", "--threads", "12"), "12"),
 ]
 INT4_70B = ("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-4090-24gb", "--precision", "int4")
+#: the file the conversion note's line runs (fix176: the int4 checkpoint converted to q4_k_m)
+Q4_FILE = "Llama-3.3-70B-Instruct-Q4_K_M.gguf"
 
 
 @pytest.mark.parametrize(("given", "threads"), THREADED)
@@ -74,7 +76,7 @@ def test_the_conversion_lines_threads_are_the_plans(given: tuple[str, ...], thre
     file_line = re.search(r"run it with (.*) \(it places differently\)", note)
     assert file_line is not None, note
     words = shlex.split(file_line.group(1))
-    assert words[-2:] == ["--threads", threads] and words[:2] == ["-ngl", "46"]  # the q4_k_m file: 46 layers, not 53
+    assert words[-2:] == ["--threads", threads] and words[:4] == ["-m", Q4_FILE, "-ngl", "46"]  # q4_k_m: 46 layers, not 53
 
 
 def test_no_threads_where_the_plans_line_has_none() -> None:

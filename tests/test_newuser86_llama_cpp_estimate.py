@@ -87,7 +87,7 @@ def test_gemma_q5_k_m_on_a_4090_before_and_after() -> None:
     code, text = run_estimate("google/gemma-3-27b-it", "--gpu", "rtx-4090-24gb", "--precision", "q5_k_m", "--context", "8192")
     assert code == 0
     assert "): fits" in text and "does NOT fit" not in text and "vLLM refuses" not in text
-    assert "llama.cpp    -ngl 63 -c 8192 -np 1" in text
+    assert "llama.cpp    -m gemma-3-27b-it-Q5_K_M.gguf -ngl 63 -c 8192 -np 1" in text  # fix176: -m (was none)
 
 
 def test_one_too_large_says_the_layers_llama_cpp_would_offload() -> None:

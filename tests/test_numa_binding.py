@@ -23,6 +23,8 @@ QWEN = ("Qwen/Qwen3-235B-A22B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb
 EXPERTS = "-ot 'blk\\.(" + "|".join(map(str, range(11, 94))) + ")\\.ffn_.*_exps\\.=CPU'"
 #: the estimate's 1,000-token prompt in one pass of 1,024 (newuser38 item 7: the free VRAM holds its compute buffer)
 PASSES = "-np 1 -b 1024 -ub 1024"  # one slot, as timed: llama-server runs 4 left to itself
+#: fix176: the q4_k_m GGUF of the Hub id, the line's model (was: no model word)
+QWEN_FILE = "-m Qwen3-235B-A22B-Q4_K_M.gguf"
 
 
 @pytest.mark.parametrize(
@@ -31,15 +33,15 @@ PASSES = "-np 1 -b 1024 -ub 1024"  # one slot, as timed: llama-server runs 4 lef
         pytest.param(
             # and the bound socket's 96 cores as --threads, as a plan's line runs (acc146: llama.cpp's default would
             # start a thread on each of both sockets' 192 cores within the one node numactl gives it)
-            "256", "2", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa numactl --no-mmap --threads 96",
+            "256", "2", f"{QWEN_FILE} -ngl 95 -c 8192 {EXPERTS} {PASSES} --numa numactl --no-mmap --threads 96",
             {"numa": "numactl", "numactl": "-N 0 -m 0"}, id="bound-to-one-of-two-nodes",
         ),
         # 256 GiB over 4 sockets: one node's 64 GiB does not hold the experts, so they spread (unchanged)
         pytest.param(
-            "256", "4", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa distribute --no-mmap", {"numa": "distribute"},
+            "256", "4", f"{QWEN_FILE} -ngl 95 -c 8192 {EXPERTS} {PASSES} --numa distribute --no-mmap", {"numa": "distribute"},
             id="spread-over-four-nodes",
         ),
-        pytest.param("256", "1", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --no-mmap", {}, id="one-socket"),
+        pytest.param("256", "1", f"{QWEN_FILE} -ngl 95 -c 8192 {EXPERTS} {PASSES} --no-mmap", {}, id="one-socket"),
     ],
 )  # fmt: skip
 def test_the_llama_cpp_line_carries_the_numa_binding(ram_gib: str, sockets: str, line: str, numa: dict[str, str]) -> None:
@@ -55,7 +57,7 @@ def test_a_model_in_vram_is_not_bound() -> None:
                          "--ram-gib", "256", "--cpu", "epyc-9654", "--cpu-sockets", "2", "--context", "8192")  # fmt: skip
     held = data["offload"]["bytes"]
     assert held["cpu"] == held["embedding_cpu"]  # the input embedding alone, a lookup llama.cpp keeps in RAM
-    assert data["runtime_settings"]["llama.cpp"] == "-ngl 33 -c 8192 -np 1"
+    assert data["runtime_settings"]["llama.cpp"] == "-m Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 33 -c 8192 -np 1"
     assert "numa" not in data["runtime_settings"]["llama.cpp_options"]
 
 

@@ -403,7 +403,8 @@ def test_estimate_json_for_an_existing_machine() -> None:
     b = data["offload"]["bytes"]
     assert b["gpu"] > 0 and b["cpu"] > 0 and b["disk"] == 0
     assert 0 < data["throughput"]["decode_tokens_per_s"] < 10 and data["throughput"]["ttft_s"] > 0
-    assert data["runtime_settings"]["llama.cpp"].startswith("-ngl ")
+    # fix176: the line runs the catalog model's q4_k_m GGUF (was: no model word, the line started at -ngl)
+    assert data["runtime_settings"]["llama.cpp"].startswith("-m Llama-3.3-70B-Instruct-Q4_K_M.gguf -ngl ")
     assert "--cpu-offload-gb" in data["runtime_settings"]["vllm"]
     assert any(f["code"] == "slow-decode" for f in data["findings"])
 
@@ -551,17 +552,19 @@ def test_a_layer_split_spreads_the_layers_over_every_gpu(gpus: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("precision", "note"),
-    [("fp8", True), ("nvfp4", True), ("q4_k_m", False), ("q8_0", False), ("bf16", False)],
-)
-def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision: str, note: bool) -> None:
+    ("precision", "note", "file_type"),
+    # fix176: the line's -m is the GGUF file llama.cpp runs: a checkpoint's converted type, else the precision's own
+    [("fp8", True, "Q8_0"), ("nvfp4", True, "Q4_K_M"), ("q4_k_m", False, "Q4_K_M"), ("q8_0", False, "Q8_0"),
+     ("bf16", False, "BF16")],
+)  # fmt: skip
+def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision: str, note: bool, file_type: str) -> None:
     from tests.helpers import estimate_json
 
     data = estimate_json(
         "meta-llama/Llama-3.3-70B-Instruct", "--precision", precision, "--gpu", "rtx-4090-24gb", "--ram-gib", "256"
     )
     settings = data["runtime_settings"]
-    assert settings["llama.cpp"].startswith("-ngl ")
+    assert settings["llama.cpp"].startswith(f"-m Llama-3.3-70B-Instruct-{file_type}.gguf -ngl ")
     assert ("llama.cpp_note" in settings) is note
     if note:
         assert settings["llama.cpp_note"].startswith(f"llama.cpp loads GGUF files, not {precision} checkpoints")
@@ -578,7 +581,7 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
         # 1024 compute buffer holds 1,024 logit rows, 501 MiB, where it held 256: the 1,000-token prompt's passes stay
         # at -ub 512 and four more layers stay on the GPU; the file's own plan sizes them as the note does)
         ("int4", "q4_k_m", ("--gpu", "a100-pcie-40gb", "--context", "4096"),
-         "run it with -ngl 79 -c 4096 -np 1 --no-mmap"),
+         "run it with -m Llama-3.3-70B-Instruct-Q4_K_M.gguf -ngl 79 -c 4096 -np 1 --no-mmap"),  # fix176: -m
         # (fp8 over two A100 40GB at 16,384 tokens was a case until newuser80 item 3: with no 5% margin beside a whole
         # fit, q8_0's 34.91 GiB + 2.5 GiB of KV a GPU fit whole as fp8 does, and the note says "the same line")
     ],
@@ -753,7 +756,7 @@ def test_the_llama_cpp_command_sets_the_kv_cache_type_planned(kv: str, flags: st
     data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64",
                          "--precision", "q4_k_m", "--context", "32768", "--kv-precision", kv)  # fmt: skip
     settings = data["runtime_settings"]
-    assert re.match(rf"-ngl \d+ -c 32768{flags} ", settings["llama.cpp"])
+    assert re.match(rf"-m Llama-3\.3-70B-Instruct-Q4_K_M\.gguf -ngl \d+ -c 32768{flags} ", settings["llama.cpp"])
     # the fields a deployment tool assembles say the same (review 16 item 4)
     options = settings["llama.cpp_options"]
     assert (options["cache_type"], options.get("flash_attn")) == (("f16", None) if kv == "bf16" else ("q8_0", "on"))
@@ -1001,7 +1004,10 @@ def test_the_gguf_note_spreads_the_file_over_the_nodes_where_one_nodes_ram_is_sh
     note = data["runtime_settings"]["llama.cpp_note"]
     assert "--numa distribute" not in data["runtime_settings"]["llama.cpp"]  # the checkpoint fits one node
     # -ub 512 since fix135 sized the 4090 at CUDA's 24,210 MiB: -ub 1024's larger compute buffer would take a layer
-    assert "convert to q4_k_m (39.59 GiB against 37.04) and run it with -ngl 46 -c 4096 -np 1 --numa distribute --no-mmap" in note
+    assert (
+        "convert to q4_k_m (39.59 GiB against 37.04) and run it with -m Llama-3.3-70B-Instruct-Q4_K_M.gguf -ngl 46 -c 4096 "
+        "-np 1 --numa distribute --no-mmap" in note
+    )  # fix176: the converted file's -m
 
 
 def test_an_allowed_precision_without_a_kernel_on_the_machines_gpu_is_refused() -> None:

@@ -50,6 +50,9 @@ MLA_MOE = (
 EXPERTS_ON_CPU = r"-ot 'blk\.(16|17|18|19|20|21|22|23|24|25|26)\.ffn_.*_exps\.=CPU'"
 
 HOME = (REPO / "examples" / "home-70b-offload.yaml").read_text()
+#: fix176: each line's model, the q4_k_m / q8_0 GGUF of the Hub id (was: no model word)
+LLAMA_70B = "-m Llama-3.3-70B-Instruct-Q4_K_M.gguf"
+V2_LITE = "-m DeepSeek-V2-Lite-Q8_0.gguf"
 
 
 def _estimate(*args: str) -> dict[str, Any]:
@@ -90,10 +93,10 @@ def test_the_long_context_estimate_is_faster_under_ik_llama_cpp_by_the_attention
 
 def test_each_engine_gets_its_own_line() -> None:
     main_run, ik_run = _estimate(*LONG), _estimate(*LONG, "--offload-engine", "ik_llama.cpp")
-    assert main_run["runtime_settings"]["llama.cpp"] == "-ngl 40 -c 16300 -np 1 -b 2048 -ub 2048 --no-mmap"
+    assert main_run["runtime_settings"]["llama.cpp"] == f"{LLAMA_70B} -ngl 40 -c 16300 -np 1 -b 2048 -ub 2048 --no-mmap"
     assert "ik_llama.cpp" not in main_run["runtime_settings"]
     ik = ik_run["runtime_settings"]
-    assert ik["ik_llama.cpp"] == "-ngl 40 -c 16300 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap"
+    assert ik["ik_llama.cpp"] == f"{LLAMA_70B} -ngl 40 -c 16300 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap"
     assert "llama.cpp" not in ik and "llama.cpp_options" not in ik  # mainline's line is not printed as ik's figures
     assert ik["ik_llama.cpp_options"]["flash_attn"] == "on" and "mla" not in ik["ik_llama.cpp_options"]
     assert ik["ik_llama.cpp_note"].startswith("ik_llama.cpp's llama-server: no -rtr (run-time repack)")
@@ -102,10 +105,11 @@ def test_each_engine_gets_its_own_line() -> None:
 def test_an_mla_model_runs_mla_3_under_ik_llama_cpp_and_its_experts_stay_in_ram() -> None:
     """DeepSeek-V2-Lite's experts in RAM, attention on the GPU: the same figures, and ik_llama.cpp's ``-mla 3``."""
     main_run, ik_run = _estimate(*MLA_MOE), _estimate(*MLA_MOE, "--offload-engine", "ik_llama.cpp")
-    assert main_run["runtime_settings"]["llama.cpp"] == f"-ngl 28 -c 32768 {EXPERTS_ON_CPU} -np 1 -b 2048 -ub 2048 --no-mmap"
+    main_line = f"{V2_LITE} -ngl 28 -c 32768 {EXPERTS_ON_CPU} -np 1 -b 2048 -ub 2048 --no-mmap"
+    assert main_run["runtime_settings"]["llama.cpp"] == main_line
     assert (
         ik_run["runtime_settings"]["ik_llama.cpp"]
-        == f"-ngl 28 -c 32768 -fa on -ctk f16 -ctv f16 -mla 3 {EXPERTS_ON_CPU} -np 1 -b 2048 -ub 2048 --no-mmap"
+        == f"{V2_LITE} -ngl 28 -c 32768 -fa on -ctk f16 -ctv f16 -mla 3 {EXPERTS_ON_CPU} -np 1 -b 2048 -ub 2048 --no-mmap"
     )
     assert "cpu-attention" not in main_run["offload"]["seconds_per_token"]  # no layer's attention on the CPU
     assert main_run["throughput"] == ik_run["throughput"]
@@ -115,10 +119,11 @@ def test_the_text_says_the_engine_and_prints_its_line() -> None:
     code, text = run_estimate(*LONG, "--offload-engine", "ik_llama.cpp")
     assert code == 0
     assert "  speed        2.17 tokens/s (ddr-bound, cpu-compute); " in text and "; timed for ik_llama.cpp\n" in text
-    assert "\n  ik_llama.cpp -ngl 40 -c 16300 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
+    assert f"\n  ik_llama.cpp {LLAMA_70B} -ngl 40 -c 16300 -fa on -ctk f16 -ctv f16 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
     assert "\n  llama.cpp    " not in text
     code, text = run_estimate(*LONG)
-    assert "; timed for llama.cpp\n" in text and "\n  llama.cpp    -ngl 40 -c 16300 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
+    assert "; timed for llama.cpp\n" in text
+    assert f"\n  llama.cpp    {LLAMA_70B} -ngl 40 -c 16300 -np 1 -b 2048 -ub 2048 --no-mmap\n" in text
 
 
 @pytest.mark.parametrize("engine", ["ik_llama.cpp", "llama.cpp"])

@@ -974,13 +974,15 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         from generator.calculator.llama_cpp_estimate import host_only as on_host
 
         slots = _llama_cpp_slots(req)
-        result.update(on_host(arch, fmt, kv_name, kv_bits, context, req.fixed, slots, _sequence_tokens(req), consts))
+        tokens = _sequence_tokens(req)
+        result.update(on_host(arch, fmt, kv_name, kv_bits, context, req.fixed, slots, tokens, consts, _model_args(model)))
         result["parallelism"]["gpus_per_replica"] = 0
     elif llama_gpus and gpu is not None:
         from generator.calculator.llama_cpp_estimate import on_gpus
 
         slots = _llama_cpp_slots(req)
-        result.update(on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, _sequence_tokens(req), consts))
+        tokens = _sequence_tokens(req)
+        result.update(on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, tokens, consts, _model_args(model)))
         notes.append(
             f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and CUDA "
             "context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans offload to system RAM"
@@ -992,7 +994,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             )
     elif req.fixed is not None:
         try:
-            result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
+            result.update(_fixed_machine(req, model, fmt, kv_name, context, consts))
         except MachineRefusedError as exc:
             # no placement: the per-GPU table is the model held whole on the machine's GPUs, nothing offloaded
             refused = exc
@@ -1588,9 +1590,10 @@ def _slots_summary(slots: StreamCapacity) -> dict[str, Any]:
 
 
 def _fixed_machine(
-    req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
+    req: EstimateRequest, model: ResolvedModel, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
+    arch = model.architecture
     from generator.calculator.llama_cpp_threads import estimate_thread_args
     from generator.calculator.machine import build_machine, machine_findings, numa_note, place_over_nodes, wider_machine
     from generator.calculator.offload_report import (
@@ -1689,6 +1692,7 @@ def _fixed_machine(
         # estimate's line had none, on 2+ sockets leaving llama.cpp's default, every socket's cores, under --numa
         # numactl), on a converted GGUF's line too (fix172 item 2)
         threads=lambda options, placed, on: estimate_thread_args(spec, on, options, placed),
+        model=_model_args(model),  # -m <file> on each line (fix176 item 1)
     )
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the
@@ -1720,6 +1724,13 @@ def _fixed_machine(
             ),
         ],
     }
+
+
+def _model_args(model: ResolvedModel) -> Callable[[str], list[str]]:
+    """The ``-m <file>`` words of the estimate's llama-server lines of ``model``, by the GGUF type a line runs."""
+    from generator.calculator.llama_server_model import model_args
+
+    return lambda precision: model_args(model, precision)
 
 
 def _llama_cpp_slots(req: EstimateRequest) -> int:

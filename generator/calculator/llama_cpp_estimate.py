@@ -24,6 +24,7 @@ from generator.calculator.machine import (
 )
 from generator.calculator.offload_report import (
     GGUF_NATIVE_FORMATS,
+    file_precision,
     gguf_conversion_head,
     llama_cpp_line,
     llama_cpp_numa,
@@ -48,6 +49,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold
 if TYPE_CHECKING:
     from typing import Any
 
+    from generator.calculator.offload_report import ModelArgs
+
 #: The RAM the GPU-only estimate places with (GiB): enough that the host never limits it; the machine's RAM is not known,
 #: and only the input embedding and the runtime live there when everything else fits the GPUs.
 UNCHECKED_RAM_GIB = 65_536
@@ -62,18 +65,20 @@ def _command(
     rope: LlamaCppRope | None,
     context: int,
     host: tuple[FixedSpec, Machine, str | None] | None = None,
+    model: ModelArgs | None = None,
 ) -> str:
     """The llama-server arguments of a placement (the ``--ram-gib`` estimate's own).
 
     ``rope``: the model's llama.cpp RoPE scaling, given at launch where a request's ``context`` is past the GGUF's
     context_length (fix159). ``host``: the machine given, the one its speed was timed on, and its ``--numa``
     (:func:`llama_cpp_numa`): that and the ``--threads`` a plan's line would run (:func:`estimate_thread_args`; acc146:
-    on 2+ sockets the CPU-only line had neither, llama.cpp's default threads being every socket's cores).
+    on 2+ sockets the CPU-only line had neither, llama.cpp's default threads being every socket's cores). ``model``: the
+    ``-m <file>`` words of the line's GGUF type (fix176).
     """
     numa = host[2] if host else None
     options = llama_cpp_options(p, gpus, kv_name, numa, slots, engine=engine, rope=rope_options(rope, context, engine))
     threads = estimate_thread_args(host[0], host[1], options, p) if host else []
-    return llama_cpp_line(options, threads)
+    return llama_cpp_line(options, threads, model(file_precision(p.precision)) if model else ())
 
 
 def on_gpus(
@@ -87,6 +92,7 @@ def on_gpus(
     slots: int,
     tokens: tuple[int, int],
     consts: Constants,
+    model: ModelArgs | None = None,
 ) -> dict[str, Any]:
     """``memory``, ``capacity`` and ``llama_cpp`` of a GGUF precision on ``gpus`` x ``gpu_id`` with no RAM given.
 
@@ -115,7 +121,7 @@ def on_gpus(
         prompt, output = tokens
         cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt, consts, prompt + output // 2, engine=engine)
         doc.update(
-            command=_command(placement, gpus, kv_name, slots, engine, arch.llama_cpp_rope, context),
+            command=_command(placement, gpus, kv_name, slots, engine, arch.llama_cpp_rope, context, model=model),
             decode_tokens_per_s=round(cost.decode_tokens_per_s, 3),
             bound=cost.bound,
             ttft_s=round(cost.ttft_s, 3),
@@ -170,6 +176,7 @@ def host_only(
     slots: int,
     tokens: tuple[int, int],
     consts: Constants,
+    model: ModelArgs | None = None,
 ) -> dict[str, Any]:
     """``memory``, ``machine``, ``cpu_only`` and ``findings`` of a model on ``spec``, a machine without a GPU.
 
@@ -239,7 +246,7 @@ def host_only(
             "bound": cost.bound,
             "seconds_per_token": seconds,
             "cold_start_s": round(cost.cold_start_s, 3),
-            "command": _command(placement, 0, kv_name, slots, engine, arch.llama_cpp_rope, context, host),
+            "command": _command(placement, 0, kv_name, slots, engine, arch.llama_cpp_rope, context, host, model),
             "not_estimated": (
                 "the prompt's time (TTFT): the CPU rate counted is a decode's matrix-vector products, and llama.cpp's "
                 "CPU prompt passes run matrix-matrix kernels no calibrated figure covers"

@@ -266,13 +266,31 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
 ThreadArgs = Callable[[dict[str, Any], Placement, Machine], list[str]]
 
 
-def llama_cpp_line(options: dict[str, Any], threads: Sequence[str] = ()) -> str:
-    """The llama.cpp-family line of ``options`` and its ``threads`` words, each word shell-quoted (``shlex.join``).
+#: The model words of a llama.cpp-family line (``-m <file>``) for the GGUF type its placement holds (the estimate's
+#: :func:`~generator.calculator.llama_server_model.model_args`).
+ModelArgs = Callable[[str], list[str]]
+
+
+def llama_cpp_line(options: dict[str, Any], threads: Sequence[str] = (), model: Sequence[str] = ()) -> str:
+    """The llama.cpp-family line of ``model`` (``-m <file>``), ``options`` and ``threads``, each word shell-quoted.
 
     The one writer of every llama-server line the estimate prints (fix172 item 1: the CPU-only and GPU-only lines were
-    joined with spaces, so an ``-ot`` pattern's ``|`` and ``*`` or a value with a space read as shell syntax).
+    joined with spaces, so an ``-ot`` pattern's ``|`` and ``*`` or a value with a space read as shell syntax; fix176
+    item 1: the lines named no model, so a line copied started a server without one).
     """
-    return shlex.join([*llama_cpp_args(options), *threads])
+    return shlex.join([*model, *llama_cpp_args(options), *threads])
+
+
+def file_precision(precision: str) -> str:
+    """The GGUF type of the file a llama.cpp-family line of a placement at ``precision`` runs.
+
+    ``precision`` itself where llama.cpp holds it as a file (a GGUF type, or a checkpoint's bf16 / fp16 / fp32 floats);
+    else the type it is converted to (:func:`conversion_type`: int4 -> q4_k_m, fp8 -> q8_0).
+    """
+    fmt = WEIGHT_FORMATS.get(precision)
+    if fmt is None or fmt.gguf is not None or fmt.name in GGUF_NATIVE_FORMATS:
+        return precision
+    return conversion_type(fmt).name
 
 
 def runtime_settings(
@@ -288,6 +306,7 @@ def runtime_settings(
     streams: int = 1,
     request_tokens: int | None = None,
     threads: ThreadArgs | None = None,
+    model: ModelArgs | None = None,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
@@ -300,7 +319,8 @@ def runtime_settings(
     (``plan.engine``), under its own name (``settings[plan.engine]``, ``settings[plan.engine + "_options"]``).
     ``threads``: the ``--threads`` words of a line (the estimate's), on its own line and on a converted GGUF's line alike
     (fix172 item 2: the conversion note's line had none where the estimate's own line had them); None: none (a plan's
-    line, whose threads the renderer adds from ``details.llama_cpp_threads``).
+    line, whose threads the renderer adds from ``details.llama_cpp_threads``). ``model``: the ``-m <file>`` words of a
+    line's GGUF type (the estimate's, on its own line and the converted file's); None: none (a plan's line).
     """
     p = plan.placement
     n = arch.num_layers
@@ -337,7 +357,11 @@ def runtime_settings(
             zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
         deepspeed = {"zero_optimization": zero}
     settings: dict[str, Any] = {
-        engine: llama_cpp_line(options, threads(options, p, machine) if threads else ()),
+        engine: llama_cpp_line(
+            options,
+            threads(options, p, machine) if threads else (),
+            model(file_precision(p.precision)) if model else (),
+        ),
         f"{engine}_options": options,
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt, request_tokens),
@@ -349,7 +373,7 @@ def runtime_settings(
         line = settings[engine]
         notes.append(
             _gguf_conversion(
-                arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope, threads
+                arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope, threads, model
             )
         )
     if options["cache_type"] == "q8_0":
@@ -362,12 +386,17 @@ def runtime_settings(
     return settings
 
 
+def conversion_type(fmt: WeightFormat) -> WeightFormat:
+    """The GGUF type of about ``fmt``'s bits that a checkpoint llama.cpp cannot load is converted to."""
+    return WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
+
+
 def gguf_conversion_head(arch: Architecture, fmt: WeightFormat, engine: str) -> tuple[WeightFormat, str]:
     """The GGUF type of about ``fmt``'s bits that llama.cpp runs for a checkpoint it cannot load, and the words saying so.
 
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8).
     """
-    gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
+    gguf = conversion_type(fmt)
     sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
     return gguf, f"{engine} loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
 
@@ -385,6 +414,7 @@ def _gguf_conversion(
     streams: int = 1,
     rope: Mapping[str, Any] | None = None,
     threads: ThreadArgs | None = None,
+    model: ModelArgs | None = None,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
@@ -420,7 +450,7 @@ def _gguf_conversion(
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
     options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope)
-    own = llama_cpp_line(options, threads(options, there, on) if threads else ())
+    own = llama_cpp_line(options, threads(options, there, on) if threads else (), model(gguf.name) if model else ())
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 
