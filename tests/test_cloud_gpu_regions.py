@@ -42,7 +42,8 @@ OFFERS = [
     ("aws-p5e-48xlarge", "us-east-1", NOT_OFFERED),  # us-east-2 and us-west-2 in the US
     ("aws-p5e-48xlarge", "us-east-2", OFFERED),
     ("aws-p6-b300-48xlarge", "us-west-2", OFFERED),  # its one row: usw2-az2
-    ("aws-p6-b300-48xlarge", "us-east-1", NOT_OFFERED),
+    ("aws-p6-b300-48xlarge", "us-east-1", OFFERED),  # no row, but AWS's own price file prices it there
+    ("aws-p6-b300-48xlarge", "us-east-2", NOT_OFFERED),
     ("aws-g5-48xlarge", "us-west-1", NOT_OFFERED),
     ("aws-p5-48xlarge", "sa-east-1", UNSOURCED),  # a Region the catalog does not list at all
     ("aws-g6-xlarge", "us-east-1", UNSOURCED),  # rows not read: regions null
@@ -111,6 +112,13 @@ def test_every_record_cites_its_clouds_catalog_revision() -> None:
         assert entry["source"] == [f"https://github.com/{REVISIONS[provider]}"]
 
 
+def test_every_catalog_price_of_a_region_is_where_the_type_is_offered() -> None:
+    """A region the catalog prices a type in is one that sells it: a region list that left it out would refuse it."""
+    prices = json.loads((REPO / "generator" / "catalog" / "prices.json").read_text(encoding="utf-8"))["prices"]
+    priced = {(r["platform_id"], r["region"]) for r in prices if r.get("region") and r.get("platform_id")}
+    assert sorted((p, r) for p, r in priced if region_offer(p, r) == NOT_OFFERED) == []
+
+
 def test_the_listed_regions_are_what_the_module_reads() -> None:
     assert listed_regions("aws") == frozenset(regions_data()["listed_regions"]["aws"]["regions"])
     assert listed_regions("gcp") == frozenset()
@@ -159,9 +167,11 @@ CLI_CASES = [
     pytest.param(
         "aws",
         "b300-sxm-270gb",
-        "us-east-1",
-        "kubernetes.location: region us-east-1 offers none of the GPU instance types hardware.gpus allows "
-        "(aws-p6-b300-48xlarge): EC2 offers b300-sxm-270gb in us-west-2 (https://github.com/" + REVISIONS["aws"] + ")",
+        "eu-west-1",
+        "kubernetes.location: region eu-west-1 offers none of the GPU instance types hardware.gpus allows "
+        "(aws-p6-b300-48xlarge): EC2 offers b300-sxm-270gb in us-east-1 and us-west-2 (https://github.com/"
+        + REVISIONS["aws"]
+        + ")",
         id="aws-not-offered",
     ),
     pytest.param("azure", "h100-sxm5-80gb", "eastus2", None, id="azure-offered"),
