@@ -15,27 +15,11 @@ from functools import cache
 from typing import Any
 
 from generator import catalog
-from generator.catalog import _CATALOG_DIR, _read, _records
-from generator.catalog.gpu_zones import NOT_OFFERED, OFFERED, UNSOURCED
+from generator.catalog import _CATALOG_DIR, _read
+from generator.catalog.gpu_zones import NOT_OFFERED, OFFERED, UNSOURCED, first_source, places_by_platform
 from generator.errors import CatalogError
 
 __all__ = ["NOT_OFFERED", "OFFERED", "UNSOURCED"]
-
-#: The clouds whose instance types the file holds (``listed_regions`` keys).
-PROVIDERS = ("aws", "azure")
-
-
-@cache
-def _regions_by_platform() -> dict[str, tuple[str, ...] | None]:
-    """AWS or Azure platform id -> the regions that offer it (sorted), None where its record lists none (unsourced)."""
-    out: dict[str, tuple[str, ...] | None] = {}
-    for rec in _records("gpu_regions"):
-        regions = rec["regions"]
-        for platform_id in rec["platform_ids"]:
-            if platform_id in out:
-                raise CatalogError(f"gpu_regions.json: {platform_id} is in two records (the second: {rec['id']})")
-            out[platform_id] = None if regions is None else tuple(sorted(regions))
-    return out
 
 
 @cache
@@ -57,7 +41,7 @@ def listed_regions(provider: str) -> frozenset[str]:
 
 def offering_regions(platform_id: str) -> tuple[str, ...] | None:
     """The regions that offer ``platform_id``; None where no region list is sourced (or no record)."""
-    return _regions_by_platform().get(platform_id)
+    return places_by_platform("gpu_regions", "regions").get(platform_id)
 
 
 def region_offer(platform_id: str, region: str) -> str:
@@ -71,10 +55,7 @@ def region_offer(platform_id: str, region: str) -> str:
 
 def region_source(platform_id: str) -> str:
     """The first source URL of ``platform_id``'s region record ("" where it has none)."""
-    for rec in _records("gpu_regions"):
-        if platform_id in rec["platform_ids"]:
-            return str(rec["source"][0])
-    return ""
+    return first_source("gpu_regions", platform_id)
 
 
 @cache
