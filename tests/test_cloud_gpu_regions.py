@@ -46,6 +46,8 @@ OFFERS = [
     ("aws-p6-b300-48xlarge", "us-east-2", NOT_OFFERED),
     ("aws-g5-48xlarge", "us-west-1", NOT_OFFERED),
     ("aws-g5-xlarge", "eu-west-1", OFFERED),
+    ("aws-g4dn-2xlarge", "me-south-1", OFFERED),
+    ("aws-g4dn-2xlarge", "me-central-1", NOT_OFFERED),
     ("aws-p5-48xlarge", "sa-east-1", UNSOURCED),  # a Region the catalog does not list at all
     ("aws-g6-xlarge", "us-east-1", UNSOURCED),  # rows not read: regions null
     ("azure-standard-nd96isr-h100-v5", "eastus2", OFFERED),
