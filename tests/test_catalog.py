@@ -26,6 +26,7 @@ PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 KINDS = [
     "cpus",
     "drives",
+    "gpu_regions",
     "gpu_zones",
     "gpus",
     "host_minimums",
@@ -179,6 +180,9 @@ BAD_RECORDS = [
     pytest.param("host_minimums", ("source",), DELETE, id="host-minimums-missing-source"),
     pytest.param("gpu_zones", ("zones",), ["us-central1-z"], id="gpu-zones-zone-letter"),
     pytest.param("gpu_zones", ("source",), DELETE, id="gpu-zones-missing-source"),
+    pytest.param("gpu_regions", ("regions",), ["us-east-1", "us-east-1"], id="gpu-regions-repeated-region"),
+    pytest.param("gpu_regions", ("provider",), "gcp", id="gpu-regions-provider-enum"),
+    pytest.param("gpu_regions", ("source",), DELETE, id="gpu-regions-missing-source"),
 ]
 
 
@@ -243,6 +247,7 @@ REFERENCES = [
     pytest.param("purchases", ("gpu_id",), "gpus", id="purchase-gpu"),
     pytest.param("host_minimums", ("gpu_ids", "*"), "gpus", id="host-minimum-gpu_ids"),
     pytest.param("gpu_zones", ("platform_ids", "*"), "platforms", id="gpu-zones-platform_ids"),
+    pytest.param("gpu_regions", ("platform_ids", "*"), "platforms", id="gpu-regions-platform_ids"),
 ]
 
 

@@ -19,16 +19,32 @@ OFFERED, NOT_OFFERED, UNSOURCED = "offered", "not-offered", "unsourced"
 
 
 @cache
-def _zones_by_platform() -> dict[str, tuple[str, ...] | None]:
-    """GCP platform id -> the zones that offer it (sorted), None where its record lists none (unsourced)."""
+def places_by_platform(kind: str, field: str) -> dict[str, tuple[str, ...] | None]:
+    """Platform id -> the places (``field`` of its ``kind`` record) that offer it, sorted; None where none is listed.
+
+    ``gpu_zones`` (GCP zones) and ``gpu_regions`` (AWS and Azure regions, fix177) alike.
+    """
     out: dict[str, tuple[str, ...] | None] = {}
-    for rec in _records("gpu_zones"):
-        zones = rec["zones"]
+    for rec in _records(kind):
+        places = rec[field]
         for platform_id in rec["platform_ids"]:
             if platform_id in out:
-                raise CatalogError(f"gpu_zones.json: {platform_id} is in two records (the second: {rec['id']})")
-            out[platform_id] = None if zones is None else tuple(sorted(zones))
+                raise CatalogError(f"{kind}.json: {platform_id} is in two records (the second: {rec['id']})")
+            out[platform_id] = None if places is None else tuple(sorted(places))
     return out
+
+
+def first_source(kind: str, platform_id: str) -> str:
+    """The first source URL of ``platform_id``'s ``kind`` record ("" where it has none)."""
+    for rec in _records(kind):
+        if platform_id in rec["platform_ids"]:
+            return str(rec["source"][0])
+    return ""
+
+
+def _zones_by_platform() -> dict[str, tuple[str, ...] | None]:
+    """GCP platform id -> the zones that offer it (sorted), None where its record lists none (unsourced)."""
+    return places_by_platform("gpu_zones", "zones")
 
 
 def offering_zones(platform_id: str) -> tuple[str, ...] | None:
@@ -57,10 +73,7 @@ def region_offer(platform_id: str, region: str) -> str:
 
 def zone_source(platform_id: str) -> str:
     """The first source URL of ``platform_id``'s zone record ("" where it has none)."""
-    for rec in _records("gpu_zones"):
-        if platform_id in rec["platform_ids"]:
-            return str(rec["source"][0])
-    return ""
+    return first_source("gpu_zones", platform_id)
 
 
 @cache

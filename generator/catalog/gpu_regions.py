@@ -1,0 +1,71 @@
+"""Which AWS Regions and Azure regions offer each GPU instance type the catalog rents there (``gpu_regions.json``).
+
+An EKS or AKS cluster runs in one region (``kubernetes.location``); an instance type that region does not offer renders
+fine and fails at ``terraform apply`` or when the node pool scales up (fix177). One fact for the workload check (a
+region that offers none of the allowed types is refused at its field) and the planner (a type the region lacks is not
+planned). Not checked, :data:`UNSOURCED`: a type whose record has no region list (``regions: null``), and a region the
+source does not list at all (``listed_regions``: SkyPilot's Azure catalog holds US regions only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from generator import catalog
+from generator.catalog import _CATALOG_DIR, _read
+from generator.catalog.gpu_zones import NOT_OFFERED, OFFERED, UNSOURCED, first_source, places_by_platform
+from generator.errors import CatalogError
+
+__all__ = ["NOT_OFFERED", "OFFERED", "UNSOURCED"]
+
+
+@cache
+def _listed() -> Mapping[str, Any]:
+    """The file's ``listed_regions``: per provider, every region the source lists at all."""
+    path = os.path.join(_CATALOG_DIR, "gpu_regions.json")
+    try:
+        listed = _read(path)["listed_regions"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CatalogError(f"{path}: cannot read listed_regions: {exc}") from None
+    return dict(listed)
+
+
+def listed_regions(provider: str) -> frozenset[str]:
+    """Every region the source lists for ``provider`` (empty for a provider the file does not hold)."""
+    entry = _listed().get(provider)
+    return frozenset(entry["regions"]) if entry else frozenset()
+
+
+def offering_regions(platform_id: str) -> tuple[str, ...] | None:
+    """The regions that offer ``platform_id``; None where no region list is sourced (or no record)."""
+    return places_by_platform("gpu_regions", "regions").get(platform_id)
+
+
+def region_offer(platform_id: str, region: str) -> str:
+    """:data:`OFFERED`, :data:`NOT_OFFERED` or :data:`UNSOURCED`: whether ``region`` offers ``platform_id``."""
+    regions = offering_regions(platform_id)
+    platform = catalog.platforms().get(platform_id)
+    if regions is None or platform is None or region not in listed_regions(platform.provider):
+        return UNSOURCED
+    return OFFERED if region in regions else NOT_OFFERED
+
+
+def region_source(platform_id: str) -> str:
+    """The first source URL of ``platform_id``'s region record ("" where it has none)."""
+    return first_source("gpu_regions", platform_id)
+
+
+@cache
+def not_in_region(provider: str, region: str) -> frozenset[str]:
+    """The ``provider`` platforms whose sourced region list leaves ``region`` out (the unsourced ones are not among them)."""
+    return frozenset(
+        p.id for p in catalog.platforms().values() if p.provider == provider and region_offer(p.id, region) == NOT_OFFERED
+    )
+
+
+def gpu_regions(platform_ids: list[str]) -> tuple[str, ...]:
+    """Every region that offers at least one of ``platform_ids`` (sorted; the unsourced ones add none)."""
+    return tuple(sorted({region for p in platform_ids for region in offering_regions(p) or ()}))
