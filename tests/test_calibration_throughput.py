@@ -158,7 +158,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc155 entry of 2026-12-07: the earlier perf overview's Qwen3-235B-A22B "TP8" cells on 8 x B200 counted here as the
     # DEP8 runs its MoE recipe makes (trtllm-bench --ep, enable_attention_dp: true), +11.6% to +49.4% as Qwen3-235B's
     # DEP4 cells of the later page are (+7.6% to +43.9%): 11 -> 21 rows, 12.0 / 35.2 -> 18.7 / 42.95
-    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.1870, 0.4295),
+    # acc157 entry of 2026-12-07: TensorRT-LLM's MoE exchange under attention DP as CutlassFusedMoE runs it (all-gather of
+    # the quantized tokens as one broadcast a rank, reduce-scatter of the bf16 outputs; gathered_exchange_link_share 0.30,
+    # gathered_exchange_latency_s 20 us fitted over all throughput groups at once):
+    # 18.7 / 43.0 -> 12.0 / 21.5: within the target, pin dropped
     # acc101 entry of 2026-12-05: the routed experts' memory-bound kernels (FP8 input quantization, gated activation,
     # top-k sum over every routed pair's hidden-size output) at the stream rate, every GPU of a TP group over all tokens:
     # H100 DEP 49.9 / 51.4 -> 43.3 / 44.7
@@ -169,7 +172,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # pass left free (cal_max_tokens), not vLLM's 0.9 of the GPU less what is held: 42.5 / 43.9 -> 44.9 / 46.2
     # acc153 entry of 2026-12-07: trtllm-bench's finite request count (1,000-30,000 a run, perf-overview.md's dataset
     # table): the run's tail at a falling batch, 44.9 / 46.2 -> 35.7 / 46.2
-    "throughput tensorrt-llm h100-sxm5-80gb fp8 attention-dp": (0.3570, 0.4620),
+    # acc157 entry of 2026-12-07: TensorRT-LLM's MoE exchange under attention DP as CutlassFusedMoE runs it (all-gather of
+    # the quantized tokens as one broadcast a rank, reduce-scatter of the bf16 outputs; gathered_exchange_link_share 0.30,
+    # gathered_exchange_latency_s 20 us fitted over all throughput groups at once):
+    # 36.0 / 46.2 -> 7.7 / 14.2: within the target, pin dropped
     # acc92 entry of 2026-12-05: DeepSeek-R1-0528's block-FP8 GEMMs on Hopper at fp8_block_gemm_efficiency_ratio 0.4
     # (the 1k/1k rows +79% -> +2%, 1k/8k +39% -> +35%, 1k/32k +15%): 22.8 / 78.9 -> 22.1 / 23.8, the median the
     # Qwen3-235B-A22B DEP4 rows' (ModelOpt per-tensor FP8, +5% to +24%, unmoved)
@@ -198,12 +204,18 @@ PINNED: dict[str, tuple[float, float]] = {
     # 1,629 TFLOPS of 2,000, NVIDIA/cutlass PR #3272): p90 24.16 -> 23.2 -> 22.28, the median held at 17.56
     # acc153 entry of 2026-12-07: trtllm-bench's finite request count (1,000-30,000 a run, perf-overview.md's dataset
     # table): the run's tail at a falling batch: 17.56 / 22.28 -> 16.87 / 24.75
-    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1687, 0.2475),
+    # acc157 entry of 2026-12-07: TensorRT-LLM's MoE exchange under attention DP as CutlassFusedMoE runs it (all-gather of
+    # the quantized tokens as one broadcast a rank, reduce-scatter of the bf16 outputs; gathered_exchange_link_share 0.30,
+    # gathered_exchange_latency_s 20 us fitted over all throughput groups at once):
+    # 16.9 / 24.8 -> 11.2 / 19.7: within the target, pin dropped
     # in sample, within the target until the acc153 entry of 2026-12-07: trtllm-bench's finite request count (1,000-30,000
     # a run, perf-overview.md's dataset table): the run's tail at a falling batch takes the 1000/1000 runs (3,000 requests,
     # 1,200-3,500 in flight), already under at the steady state, further under (Qwen3-30B-A3B DEP2 -23.3% -> -26.9%,
     # Qwen3-235B-A22B DEP2 -8.1% -> -14.5%): 11.8 / 23.3 -> 15.75 / 23.3
-    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 pp>1 attention-dp": (0.1575, 0.2330),
+    # acc157 entry of 2026-12-07: TensorRT-LLM's MoE exchange under attention DP as CutlassFusedMoE runs it (all-gather of
+    # the quantized tokens as one broadcast a rank, reduce-scatter of the bf16 outputs; gathered_exchange_link_share 0.30,
+    # gathered_exchange_latency_s 20 us fitted over all throughput groups at once):
+    # 15.8 / 23.3 -> 9.4 / 11.5: within the target, pin dropped
     # 2026-12-03 refit entry: fp4_gemm_efficiency_ratio 0.8 -> 0.65 and host_overlap_fraction 0.55 -> 0.45, refitted
     # across the in-sample groups at once, took B200 DEP4 from 33.6 / 55.5 to 21.1 / 44.7 and brought GB200's DEP rows
     # (18.4 / 38.3 -> 9.2 / 27.1) and the RTX PRO 6000's DEP8 rows (15.4 / 21.7 -> 12.9 / 24.4) into the target; the

@@ -671,7 +671,9 @@ def test_an_attention_dp_service_is_planned_with_the_measured_over_prediction(tm
     # model's rate or more (1.013 -> 0.976; 1.012-1.462 -> 0.976-1.462): the plan counts on the model's rate; acc155: the
     # earlier perf overview's Qwen3-235B-A22B 'TP8' cells on H200 / H100 counted as the DEP8 runs its MoE recipe makes
     # (12 -> 29 runs; H200 128/2048 0.924, 20000/2000 1.583): 0.976-1.462 -> 0.924-1.583
-    assert (low, high) == (0.924, 1.583)
+    # acc157: the calibration rows' MoE exchange as CutlassFusedMoE runs it (gathered, not a top-k all-to-all):
+    # 0.924-1.583 -> 0.710-1.317
+    assert (low, high) == (0.710, 1.317)
     assert f"specgen's throughput model predicted {low:.2f}-{high:.2f}x what {record.runs} public runs of" in finding.message
     assert "Qwen3-235B-A22B (FP8) on 8 x H100 (DEP8" in finding.message and record.source[0] in finding.message
     assert "the runs did not measure this engine: their ratios are extrapolated to it" in finding.message  # vLLM
@@ -689,7 +691,8 @@ def test_the_estimate_of_an_attention_dp_layout_states_its_gap() -> None:
             "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     record = throughput_gaps()["moe-attention-dp-hopper"]
     # acc155: 0.98-1.46x -> 0.92-1.58x (the earlier page's Qwen3-235B-A22B 'TP8' cells counted as DEP8)
-    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "0.92-1.58x" in n]
+    # acc157: 0.92-1.58x -> 0.71-1.32x (the calibration rows' gathered MoE exchange)
+    assert [n for n in estimate_json(*args)["notes"] if f"public runs of {record.measured_on}" in n and "0.71-1.32x" in n]
     tp8 = ("Qwen/Qwen3-235B-A22B", "--gpu", "h100-sxm5-80gb", "--tp", "8", "--precision", "fp8",
            "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
     assert not [n for n in estimate_json(*tp8)["notes"] if "public runs of" in n]

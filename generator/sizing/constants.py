@@ -123,6 +123,10 @@ class Constants(NamedTuple):
     consumer_fp16_accumulate_speedup: float = 2.0
     llama_cpp_mmq_int8_efficiency: float = 0.23
 
+    # --- TensorRT-LLM's gathered MoE exchange under attention DP (performance.py GatheredExchange; acc157) ---
+    gathered_exchange_link_share: float = 0.3
+    gathered_exchange_latency_s: float = 20e-6
+
     # --- total cost of ownership of owned servers ---
     energy_usd_per_kwh: float = 0.13
     pue: float = 1.56
@@ -219,13 +223,32 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "moe_gathered_workspace": (
         "1: under attention data parallelism the engine's MoE layer runs every rank's tokens gathered and its "
         "start-up profiling pass (max_num_tokens on every rank) holds the gathered rows' input, output and MoE "
-        "workspace before the KV cache is sized (generator/sizing/moe_workspace.py); 0: the engine's MoE is not "
-        "modelled so (vLLM, SGLang).",
+        "workspace before the KV cache is sized (generator/sizing/moe_workspace.py), and the tokens travel by an "
+        "all-gather and a reduce-scatter (gathered_exchange_link_share), not a top-k all-to-all; 0: the engine's MoE "
+        "is not modelled so (vLLM, SGLang).",
         "TensorRT-LLM's CutlassFusedMoE sizes its MoE for max_num_tokens x world_size rows under attention DP "
         "(https://github.com/NVIDIA/TensorRT-LLM/blob/000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/"
         "modules/fused_moe/fused_moe_cutlass.py) and allocates the op's workspace as a torch tensor "
         "(https://github.com/NVIDIA/TensorRT-LLM/blob/01503f5535c0379da60bfd282d225626813781ab/cpp/tensorrt_llm/thop/"
         "moeOp.cpp); benchmarks/calibration_report.py sets 1 for its rows, the planner's engines keep 0",
+    ),
+    "gathered_exchange_link_share": (
+        "Share of the GPU link's rate the gathered MoE exchange reaches under attention DP (moe_gathered_workspace 1): "
+        "a rank's all-gather of the other ranks' quantized tokens and reduce-scatter of their bf16 outputs, "
+        "(ep - 1) x rank tokens x hidden x (1 FP8 / 0.5625 NVFP4 / 2 bf16, + 2) bytes a MoE layer "
+        "(generator/sizing/performance.py GatheredExchange).",
+        "the collectives as TensorRT-LLM's CutlassFusedMoE runs them under attention DP (run_post_quant_allgather, "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/"
+        "modules/fused_moe/fused_moe_cutlass.py); 0.30 fitted with gathered_exchange_latency_s across all 42 "
+        "throughput groups at once (benchmarks/CALIBRATION.md, acc157 entry of 2026-12-07)",
+    ),
+    "gathered_exchange_latency_s": (
+        "Fixed time of each NCCL call of the gathered MoE exchange: its all-gather of per-rank counts is one broadcast "
+        "a rank (ep of them in one group), its reduce-scatter one more, (ep + 1) x this a MoE layer.",
+        "TensorRT-LLM's allgather with all_rank_split_size issues one ncclBroadcast a root between ncclGroupStart and "
+        "ncclGroupEnd (https://github.com/NVIDIA/TensorRT-LLM/blob/135e595e0189da4848f5a359e7356960cd7197cd/cpp/"
+        "tensorrt_llm/thop/allgatherOp.cpp); 20 us fitted with gathered_exchange_link_share (acc157), beside the "
+        "25-32 us of the all-reduce latencies",
     ),
     "kv_budget_of_free_memory": (
         "1: the KV cache takes gpu_memory_utilization of the memory left free after the engine's profiling pass "
@@ -967,6 +990,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
+    "gathered_exchange_link_share": _FRACTION_OF_PEAK,
+    "gathered_exchange_latency_s": _NON_NEGATIVE,
     "kv_window_layers_full_context": (0, True, 1, True),
     "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more

@@ -599,6 +599,7 @@ class DecodeModel:
         "_consts",
         "_dense_weight_read_s",
         "_expert_comm",
+        "_gathered",
         "_gemm",
         "_host_per_sequence_s",
         "_kv_stage_bits",
@@ -645,6 +646,7 @@ class DecodeModel:
         self._host_per_sequence_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale
         self._attention_dp = par.attention_dp
         self._routed_bytes = routed_expert_traffic_bytes(arch, par, acc)
+        self._gathered = gathered_exchange(acc, consts)
 
     def _routed_s(self, tokens: float) -> float:
         """:func:`routed_expert_traffic_seconds` of a step's ``tokens`` (0 without routed experts, or fused)."""
@@ -695,7 +697,7 @@ class DecodeModel:
             comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency, acc.allreduce_time_scale)
         if self._expert_comm:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
-            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network)
+            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network, self._gathered)
         linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
@@ -746,6 +748,7 @@ def expert_alltoall_seconds(
     latency_s: float,
     busiest: float = 1.0,
     network: ExpertNetwork | None = None,
+    gathered: GatheredExchange | None = None,
 ) -> float:
     """Expert-parallel dispatch and combine of one forward over ``tokens`` tokens (one stage's MoE layers).
 
@@ -758,7 +761,7 @@ def expert_alltoall_seconds(
     in the dispatch and sends that much more back in the combine; the collective ends with it. ``network``: the group
     spans hosts (:func:`rank_alltoall_seconds`).
     """
-    return rank_alltoall_seconds(arch, par, tokens / par.attention_dp, link_gb_per_s, latency_s, busiest, network)
+    return rank_alltoall_seconds(arch, par, tokens / par.attention_dp, link_gb_per_s, latency_s, busiest, network, gathered)
 
 
 def rank_alltoall_seconds(
@@ -769,6 +772,7 @@ def rank_alltoall_seconds(
     latency_s: float,
     busiest: float = 1.0,
     network: ExpertNetwork | None = None,
+    gathered: GatheredExchange | None = None,
 ) -> float:
     """:func:`expert_alltoall_seconds` where one attention data-parallel rank holds ``rank_tokens`` tokens.
 
@@ -777,14 +781,56 @@ def rank_alltoall_seconds(
     rank's own host take their share over ``link_gb_per_s`` and the ``ep - host_gpus`` others theirs over the GPU's
     share of the host's network, the two at once: the slower sets the time (one GPU a host: all of it over the network;
     :func:`~generator.sizing.alltoall_split.alltoall_gbps`, the rule a training step's all-to-all uses too).
+    ``gathered``: the engine's MoE gathers every rank's tokens instead (:class:`GatheredExchange`).
     """
     experts, top_k = arch.routed_experts
     if par.ep <= 1 or not experts or par.attention_dp <= 1:
         return 0.0
     moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
-    sent = rank_tokens * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
     gb_per_s = link_gb_per_s if network is None else alltoall_gbps(par.ep, network.host_gpus, link_gb_per_s, network.gb_per_s)
+    if gathered is not None:
+        return moe_layers * gathered.seconds(rank_tokens * arch.hidden_size * (par.ep - 1), gb_per_s, par.ep)
+    sent = rank_tokens * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
     return 2 * moe_layers * (busiest * sent / (gb_per_s * 1e9) + latency_s)
+
+
+class GatheredExchange(NamedTuple):
+    """TensorRT-LLM's MoE exchange under attention DP: every rank's tokens gathered, the outputs reduce-scattered.
+
+    CutlassFusedMoE all-gathers each rank's quantized tokens (and their top-k ids) to every rank, runs the gathered
+    rows through its local experts and reduce-scatters their bf16 outputs (``run_post_quant_allgather``,
+    https://github.com/NVIDIA/TensorRT-LLM/blob/000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/modules/
+    fused_moe/fused_moe_cutlass.py): a rank sends and receives ``(ep - 1) x rank tokens x hidden`` elements, each of
+    ``input_bytes`` in and 2 out, a MoE layer, with no busiest-rank factor (every rank gets every row), at
+    ``link_share`` of the link's rate, each collective ``latency_s`` beside its bytes (constants.py
+    ``gathered_exchange_link_share`` and ``gathered_exchange_latency_s``, acc157).
+    """
+
+    input_bytes: float
+    link_share: float
+    latency_s: float
+
+    def seconds(self, elements: float, gb_per_s: float, ranks: int) -> float:
+        """Both collectives of one MoE layer over ``elements`` of other ranks' rows, at the link share.
+
+        The all-gather of per-rank counts is ``ranks`` NCCL broadcasts in one group, one a root (allgatherOp.cpp with
+        ``all_rank_split_size``), each its own ``latency_s``; the reduce-scatter one more.
+        """
+        return elements * (self.input_bytes + 2.0) / (self.link_share * gb_per_s * 1e9) + (ranks + 1) * self.latency_s
+
+
+#: Bytes an element of the activations the gathered MoE exchanges, by the format the GEMMs compute in: FP8 one; NVFP4 a
+#: half (e2m1) and an FP8 scale for every 16; anything else bf16 (fused_moe_cutlass.py as :class:`GatheredExchange`).
+GATHERED_INPUT_BYTES: dict[str, float] = {"fp8": 1.0, "fp4": 0.5 + 1 / 16}
+
+
+def gathered_exchange(acc: Accelerator, consts: Constants) -> GatheredExchange | None:
+    """The engine's gathered MoE exchange (``moe_gathered_workspace`` 1: TensorRT-LLM), else None (a top-k all-to-all)."""
+    if not consts.moe_gathered_workspace:
+        return None
+    return GatheredExchange(
+        GATHERED_INPUT_BYTES.get(acc.compute, 2.0), consts.gathered_exchange_link_share, consts.gathered_exchange_latency_s
+    )
 
 
 def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, popularity_cv: float) -> float:
@@ -1435,6 +1481,7 @@ def prefill_seconds(
     exchange = 0.0  # the prompt's expert all-to-all, one stage's MoE layers a pass (attention DP only)
     if par.attention_dp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+        gathered = gathered_exchange(acc, consts)
 
         def busiest(n: int) -> float:
             # one prompt: its rank's egress carries all it sends (1.0); under load every rank sends its own prompt's
@@ -1445,7 +1492,8 @@ def prefill_seconds(
             return busiest_expert_rank_load(*arch.routed_experts, par.ep, n * par.attention_dp, consts.expert_popularity_cv)
 
         sent = [
-            rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, busiest(n), acc.expert_network) for n in (chunk, last)
+            rank_alltoall_seconds(arch, par, n, acc.link_gb_per_s, latency, busiest(n), acc.expert_network, gathered)
+            for n in (chunk, last)
         ]
         exchange = (full * sent[0] + sent[1]) / (1 if fill else par.attention_dp)
     # the routed experts' memory-bound kernels (quantization, activation, top-k sum) over every prompt token
