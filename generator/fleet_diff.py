@@ -14,6 +14,7 @@ from generator import catalog
 from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, Location, SpecShapeError, UnreadableError, one_line
+from generator.fleet_diff_cells import _cut, _number, _plan_figure, fmt_cell, signed_cell, two_places
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
 from generator.json_numbers import finite_float, refuse_constant, unreadable_number
 from generator.json_positions import joined_field, line_column, locate
@@ -34,7 +35,7 @@ from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CON
 from generator.spec_figures import MAX_FIGURE, check_count, check_figure
 from generator.spec_layout import check_layout_gpus
 from generator.spec_stamp import stamp_note
-from generator.units import HOURS_PER_MONTH, dollars_text, money_text, shows_zero, signed_money_text
+from generator.units import HOURS_PER_MONTH, dollars_text, signed_money_text
 from generator.wall_circuit_diff import check_wall_circuit, wall_circuit_change, wall_circuit_lines
 from generator.workload.models import InferenceSpec, TrainingSpec, default_fields
 
@@ -54,6 +55,10 @@ TRAINING_FIELDS = ("training_usd_per_job", "training_usd_per_month")
 OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
 #: The month with the pools that autoscale at their services' average rates (a plan without them: its month).
 MONTH_FLOOR = "usd_per_month_floor"
+
+
+#: Names moved to the fleet_diff_* modules, still imported from here (cli, pr_diff, pr_set, tests).
+__all__ = ["fmt_cell", "signed_cell", "two_places"]
 
 
 def load_plan_dict(path: str) -> dict[str, Any]:
@@ -807,17 +812,6 @@ def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
     return round(rate * (HOURS_PER_MONTH if busy is None else min(busy, HOURS_PER_MONTH)), 2) + 0.0
 
 
-def _plan_figure(value: Any) -> float | None:
-    """``value`` where it is a figure a plan holds (a number from 0 to :data:`~generator.spec_figures.MAX_FIGURE`), else None."""
-    number = _number(value)
-    return number if number is not None and 0 <= number <= MAX_FIGURE else None
-
-
-def _number(value: Any) -> float | None:
-    """``value`` where it is a number (not a bool); None for anything else a spec.json may hold there."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def pool_runs(plan: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per pool: what runs on it, each deployment (or part of a split one) with its model, precision and layout.
 
@@ -830,16 +824,6 @@ def pool_runs(plan: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             entry.update({key: part[key] for key in ("tp", "pp", "replicas")})
             runs.setdefault(str(part["pool"]), []).append(entry)
     return {pool: sorted(entries, key=lambda e: str(e["deployment"])) for pool, entries in runs.items()}
-
-
-def two_places(value: Any) -> Any:
-    """A float figure to two decimal places (cents, tenths of a kW), as the Markdown prints it; else unchanged.
-
-    Differences of floats carry binary noise (``20565.660000000003``); rounding keeps the JSON exact to the byte.
-    """
-    if isinstance(value, float):
-        return round(value, 2) + 0.0  # + 0.0: never a "-0.0"
-    return value
 
 
 def _known_capex(totals: dict[str, Any]) -> Any:
@@ -1160,10 +1144,6 @@ def _unpriced_lines(unpriced: dict[str, list[dict[str, str]]]) -> list[str]:
         more = f"; {len(pools) - 5} more" if len(pools) > 5 else ""
         lines += ["", f"{side.upper()}'s fleet has no price for {named}{more}: its cost rows read `-`."]
     return lines
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def replaces_in_place(diff: dict[str, Any]) -> bool:
@@ -2478,25 +2458,6 @@ def deployment_layout(x: dict[str, Any]) -> str:
     if x.get("attention_dp"):  # attention data-parallel: ``TP1xEP8(DP8)xPP2 x2`` (newuser72 item 1)
         return f"TP{x['tp']}xEP{x['ep']}(DP{x['attention_dp']})xPP{x['pp']} x{x['replicas']}"
     return f"TP{x['tp']}xPP{x['pp']} x{x['replicas']}"
-
-
-def fmt_cell(value: Any) -> str:
-    """A cell value as inert Markdown text (a spec.json given to ``diff`` may hold anything)."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return money_text(value)
-    return f"{value:,}" if isinstance(value, int) else md_text(str(value))
-
-
-def signed_cell(value: Any) -> str:
-    """A change as a cell: ``+`` before a rise, ``-`` when there is none to show."""
-    if value is None:
-        return "-"
-    text = fmt_cell(value)
-    return text if text.startswith("-") or shows_zero(text) else f"+{text}"  # 0.00: no sign (-0.004 moved none)
 
 
 def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:
