@@ -26,7 +26,9 @@ from generator.fleet_diff_pools import (
     ON_DEMAND,
     ROOT_DISK_WORDS,
     _grow_on_bought,
+    _named_both,
     pool_replacements,
+    replaces_in_place,
     root_disk_changes,
     sharing_changes,
 )
@@ -62,6 +64,7 @@ __all__ = [
     "rate_text",
     "replacement_lines",
     "replacement_text",
+    "replaces_in_place",
     "root_disk_changes",
     "row_changes",
     "sharing_lines",
@@ -450,16 +453,6 @@ def _unpriced_lines(unpriced: dict[str, list[dict[str, str]]]) -> list[str]:
         more = f"; {len(pools) - 5} more" if len(pools) > 5 else ""
         lines += ["", f"{side.upper()}'s fleet has no price for {named}{more}: its cost rows read `-`."]
     return lines
-
-
-def replaces_in_place(diff: dict[str, Any]) -> bool:
-    """Whether a diff's pools are compared in place: no move to another provider, nor to a region named on both sides."""
-    return "provider_change" not in diff and not _named_both(diff.get("region_change"))
-
-
-def _named_both(change: dict[str, str | None] | None) -> bool:
-    """Whether a change of place names both sides (a region unset on one may be the same region)."""
-    return change is not None and None not in change.values()
 
 
 #: Most new findings a diff lists (the comment stays bounded; the plan has them all).

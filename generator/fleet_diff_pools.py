@@ -422,3 +422,13 @@ def _grow_on_bought(
 def _whole(value: Any) -> TypeGuard[int]:
     """Whether ``value`` is a count a plan holds (a positive int, not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def replaces_in_place(diff: dict[str, Any]) -> bool:
+    """Whether a diff's pools are compared in place: no move to another provider, nor to a region named on both sides."""
+    return "provider_change" not in diff and not _named_both(diff.get("region_change"))
+
+
+def _named_both(change: dict[str, str | None] | None) -> bool:
+    """Whether a change of place names both sides (a region unset on one may be the same region)."""
+    return change is not None and None not in change.values()
