@@ -80,7 +80,13 @@ def test_an_amortisation_that_moves_no_cent_has_no_sign() -> None:
 
 
 #: The modules whose money the diff prints: none formats a figure itself (``:,.2f``), all through money_text.
-DIFF_MODULES = ["fleet_diff.py", "pr_diff.py", "choice_moves.py", "capacity_diff.py", "circuit_diff.py", "units.py"]
+DIFF_MODULES = [p.name for p in sorted((Path(__file__).parents[1] / "generator").glob("fleet_diff*.py"))] + [
+    "pr_diff.py",
+    "choice_moves.py",
+    "capacity_diff.py",
+    "circuit_diff.py",
+    "units.py",
+]
 
 
 @pytest.mark.parametrize("name", DIFF_MODULES)
