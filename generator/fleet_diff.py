@@ -369,6 +369,25 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
     raise SpecShapeError(path, where, f"must be a number or a short text, got {short(value)}")
 
 
+def _check_node_names(path: str, where: str, node: dict[str, Any]) -> None:
+    """Raise InputError unless a pool node's ``platform_id`` and ``provider``, where given, are as specgen writes them.
+
+    They are what a replaced pool's hardware is told by: a short text, and one of :data:`PROVIDERS`.
+    hostile90: true, 1.5 or '' as the platform read as other hardware ("h200-sxm-141gb on True", its servers drained
+    and bought again); a provider of 5 as no change.
+    """
+    platform = node.get("platform_id", "-")
+    if not (isinstance(platform, str) and 0 < len(platform) <= _MAX_ECHOED_CHARS):
+        said = "null" if platform is None else short(platform)
+        raise SpecShapeError(
+            path, f"{where}.platform_id", f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (a platform id), got {said}"
+        )
+    provider = node.get("provider", PROVIDERS[0])
+    if provider not in PROVIDERS:
+        said = "null" if provider is None else short(provider)
+        raise SpecShapeError(path, f"{where}.provider", f"must be one of {', '.join(PROVIDERS)}, got {said}")
+
+
 #: The context a deployment is sized for (vLLM's ``max_model_len``), as ``details`` names it.
 CONTEXT = "context_tokens"
 #: The sequences at that context a service's replica holds in its KV cache, as ``details`` names it.
@@ -459,8 +478,7 @@ def _check_plan(path: str, plan: Any) -> None:
         _check_labels(path, f"plan.pools[{i}].labels", pool.get("labels"))
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
-        for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
-            _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
+        _check_node_names(path, f"plan.pools[{i}].node", pool["node"])
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
         for key in ("busy_hours_per_month", *OWNED_FIELDS):  # hostile84 item 1: a pool's capex and opex unchecked
             if pool.get(key) is not None:
