@@ -309,7 +309,9 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
         raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
     if root is not None:
         path = inside_root(path, root, path, location)
-    text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
+    # hostile90: a folder's config.json that is no file is named, not the folder ("model config 'DIR' is a directory")
+    named = ref if directory is None else os.path.join(ref, "config.json")
+    text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(named)}", location)
     config = config_from_text(text, path, location)
     arch = config_architecture(config, text, path, location)
     if directory is not None:
