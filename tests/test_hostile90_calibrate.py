@@ -79,3 +79,16 @@ def test_another_models_weights_are_refused_at_their_line(tmp_path: Path) -> Non
     line = _line_of(VLLM_LOG, WEIGHTS)
     assert (code, out) == (1, "")
     assert err.startswith(f"specgen calibrate: error: {tmp_path / 'run.log'}:{line}: the run loaded 12.00 GiB of weights"), err
+
+
+def test_a_llama_bench_params_cell_in_full_width_digits_is_refused_at_its_row(tmp_path: Path) -> None:
+    """``\\d`` matched "８.03 B" and ``float`` read it as 8.03 B: the row was fitted as a model of 8.03 B parameters."""
+    from tests.test_calibrate import BENCH_SETUP
+
+    bench = (DATA / "llama-bench.md").read_text()
+    text = bench.replace("     8.03 B", "     \uff18.03 B")
+    code, out, err = _calibrate(tmp_path, BENCH_SETUP, text)
+    line = _line_of(bench, "tg128")
+    assert (code, out) == (1, ""), out
+    assert err.startswith(f"specgen calibrate: error: {tmp_path / 'run.log'}:{line}: a llama-bench row whose model "), err
+    assert "its params cell '\uff18.03 B' is no parameter count" in err

@@ -258,7 +258,7 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
 
 
 #: llama-bench's ``params`` cell: "8.03 B", "494.03 M" (the model's parameters, to two places).
-_BENCH_PARAMS = re.compile(r"(\d{1,9}(?:\.\d{1,6})?) ?([KMBT])")
+_BENCH_PARAMS = re.compile(r"(\d{1,9}(?:\.\d{1,6})?) ?([KMBT])", re.ASCII)  # hostile90: not "８.03 B" (float reads it)
 _BENCH_PARAM_UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
