@@ -26,6 +26,7 @@ from typing import Any
 
 from generator.errors import InputError, OutputError
 from generator.input_files import git_work_tree, repository_root
+from generator.path_parts import file_on_the_way
 from generator.swap import ExchangeUnsupportedError, exchange, interrupts_held, output_lock, recover, work_prefix
 from generator.terminate import pause_if_asked, terminate_cleans_up
 
@@ -205,7 +206,7 @@ def write_tree(
     except FileExistsError:  # a file where a directory of the path goes (makedirs says "File exists")
         raise OutputError(f"cannot write {directory}: {os.path.dirname(directory) or parent} is not a directory") from None
     except NotADirectoryError:  # hostile90: a file further up (afile/sub/out) read "Not a directory", naming none
-        raise OutputError(f"cannot write {directory}: {_file_on_the_way(directory)} is not a directory") from None
+        raise OutputError(f"cannot write {directory}: {file_on_the_way(directory)} is not a directory") from None
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     with output_lock(parent, directory):
@@ -218,16 +219,6 @@ def write_tree(
         _refuse_replacing_workloads(workloads, target, directory, keep)
         _write_locked(files, directory, target, parent, keep)
     return recovered
-
-
-def _file_on_the_way(directory: str) -> str:
-    """The first part of ``directory``'s path (as given) that exists and is not a directory."""
-    parts = directory.split(os.sep)
-    for end in range(1, len(parts)):
-        head = os.sep.join(parts[:end])
-        if head and os.path.lexists(head) and not os.path.isdir(head):
-            return head
-    return os.path.dirname(directory)
 
 
 def _refuse_replacing_workloads(workloads: Collection[str], target: str, directory: str, keep: Collection[str]) -> None:

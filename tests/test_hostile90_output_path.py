@@ -26,3 +26,19 @@ def test_a_file_in_the_output_path_is_named(
     assert code == 1
     assert err == f"specgen: error: cannot write {output}: {in_the_way} is not a directory\n", err
     assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(Path(in_the_way).parts)
+
+
+@pytest.mark.parametrize("output", ["afile/constants.yaml", "afile/sub/constants.yaml"])
+def test_a_file_in_a_block_output_path_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    """``calibrate -o`` / ``detect -o`` (one block file): the same words, and no temporary file left."""
+    from generator.calculator.calibrate import main
+    from tests.test_calibrate import DATA, VLLM_SETUP
+
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("x\n")
+    code = main([*VLLM_SETUP, "--log", str(DATA / "vllm-llama-3.1-70b-w8a8.log"), "-o", output])
+    assert code == 1
+    assert capsys.readouterr().err == f"specgen calibrate: error: cannot write {output}: afile is not a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
