@@ -65,3 +65,25 @@ def test_a_node_without_those_keys_is_still_read(tmp_path: Path, capsys: pytest.
     (tmp_path / "new.json").write_text(json.dumps(spec, indent=2))
     code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     assert code == 0 and "No change to the fleet." in out, err
+
+
+GCP = json.loads((REPO / "tests" / "golden" / "chat-70b-fp8-gcp" / "spec.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [("region", True, "True"), ("region", 5, "5"), ("region", "", "''"), ("zone", False, "False"), ("zone", "", "''")],
+)
+def test_a_region_or_zone_that_is_no_text_is_refused_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, shown: str
+) -> None:
+    """hostile90: a region of true or 5 read as "No change to the fleet", '' as "us-central1 → ."."""
+    spec = copy.deepcopy(GCP)
+    spec["plan"][key] = value
+    (tmp_path / "old.json").write_text(json.dumps(GCP, indent=2))
+    (tmp_path / "new.json").write_text(json.dumps(spec, indent=2))
+    line, column = _where(spec, ("plan", key))
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert (code, out) == (1, ""), out
+    head = f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: not a specgen spec.json: 'plan.{key}' must be a text"
+    assert err.startswith(head) and err.rstrip().endswith(f"or null, got {shown}"), err
