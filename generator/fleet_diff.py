@@ -369,15 +369,15 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
     raise SpecShapeError(path, where, f"must be a number or a short text, got {short(value)}")
 
 
-def _check_place(path: str, where: str, value: Any) -> None:
-    """Raise InputError unless a plan's region or zone is null or a text of 1 to 200 characters, as specgen writes it.
+def _check_text(path: str, where: str, value: Any, example: str) -> None:
+    """Raise InputError unless ``value`` is null or a text of 1 to 200 characters (as ``example``), as specgen writes it.
 
     hostile90: a region of true or 5 read as no change ("No change to the fleet" beside us-central1), '' as a move to
-    nowhere ("us-central1 → .").
+    nowhere ("us-central1 → ."); a model of true or a precision of 5 as a change to "True" / "5".
     """
     if value is not None and not (isinstance(value, str) and 0 < len(value) <= _MAX_ECHOED_CHARS):
         raise SpecShapeError(
-            path, where, f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (as 'us-central1') or null, got {short(value)}"
+            path, where, f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (as {example!r}) or null, got {short(value)}"
         )
 
 
@@ -466,11 +466,11 @@ def _check_plan(path: str, plan: Any) -> None:
             "plan.provider",
             f"must be one of {', '.join(PROVIDERS)}, got {'null' if plan['provider'] is None else short(plan['provider'])}",
         )
-    _check_place(path, "plan.region", plan.get("region"))
+    _check_text(path, "plan.region", plan.get("region"), "us-central1")
     if not isinstance(plan.get("workload", ""), str):  # newuser75 item 9: 5 was read as no workload name
         raise SpecShapeError(path, "plan.workload", f"must be a string, got {short(plan['workload'])}")
     _check_echoed(path, "plan.workload", plan.get("workload"))
-    _check_place(path, "plan.zone", plan.get("zone"))
+    _check_text(path, "plan.zone", plan.get("zone"), "us-central1-a")
     # hostile84 item 1: capex "x" or an opex of [1] read as no change (the buy-or-rent comparison skips what is no figure)
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR, *OWNED_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
@@ -529,6 +529,8 @@ def _check_plan(path: str, plan: Any) -> None:
             _check_degree(path, f"{where}.{key}", dep[key])
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
+        for key, example in (("model_id", "org/name"), ("precision", "fp8"), ("kv_cache_precision", "fp8")):
+            _check_text(path, f"{where}.{key}", dep.get(key), example)
         if dep["pool"] is not None:
             _named_pool(path, f"{where}.pool", dep["pool"], pool_names)
         details = dep.get("details")

@@ -87,3 +87,23 @@ def test_a_region_or_zone_that_is_no_text_is_refused_at_its_field(
     assert (code, out) == (1, ""), out
     head = f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: not a specgen spec.json: 'plan.{key}' must be a text"
     assert err.startswith(head) and err.rstrip().endswith(f"or null, got {shown}"), err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [("model_id", True, "True"), ("model_id", "", "''"), ("precision", 5, "5"), ("kv_cache_precision", False, "False")],
+)
+def test_a_deployment_model_or_precision_that_is_no_text_is_refused_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, shown: str
+) -> None:
+    """hostile90: they were said as a change ("changed: model meta-llama/Llama-3.1-70B-Instruct → True")."""
+    spec = copy.deepcopy(GOOD)
+    spec["plan"]["deployments"][0][key] = value
+    (tmp_path / "old.json").write_text(json.dumps(GOOD, indent=2))
+    (tmp_path / "new.json").write_text(json.dumps(spec, indent=2))
+    line, column = _where(spec, ("plan", "deployments", 0, key))
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert (code, out) == (1, ""), out
+    field = f"plan.deployments[0].{key}"
+    head = f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: not a specgen spec.json: '{field}' must be a text"
+    assert err.startswith(head) and err.rstrip().endswith(f"or null, got {shown}"), err
