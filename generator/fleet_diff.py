@@ -451,6 +451,17 @@ _ECHOED_DETAILS = (
 )
 
 
+#: Of those, the ones specgen writes as a text (or null), and an example of each.
+_TEXT_DETAILS = (
+    ("task", "generate"),
+    ("serving_engine", "vllm"),
+    ("method", "lora"),
+    ("framework", "deepspeed"),
+    ("optimizer", "adamw"),
+    ("gradient_checkpointing", "full"),
+)
+
+
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
@@ -537,6 +548,8 @@ def _check_plan(path: str, plan: Any) -> None:
         if isinstance(details, dict):
             for key in _ECHOED_DETAILS:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
+            for key, example in _TEXT_DETAILS:  # hostile90: true or 7 was said as a change of engine or task
+                _check_text(path, f"{where}.details.{key}", details.get(key), example)
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
                     check_figure(path, f"{where}.details.{key}", details[key])

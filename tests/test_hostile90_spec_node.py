@@ -107,3 +107,20 @@ def test_a_deployment_model_or_precision_that_is_no_text_is_refused_at_its_field
     field = f"plan.deployments[0].{key}"
     head = f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: not a specgen spec.json: '{field}' must be a text"
     assert err.startswith(head) and err.rstrip().endswith(f"or null, got {shown}"), err
+
+
+@pytest.mark.parametrize(("key", "value", "shown"), [("serving_engine", True, "True"), ("task", 7, "7"), ("task", "", "''")])
+def test_a_detail_written_as_text_that_is_no_text_is_refused_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, shown: str
+) -> None:
+    """hostile90: an engine of true or a task of 7 was read and shown as a change of engine or task."""
+    spec = copy.deepcopy(GOOD)
+    spec["plan"]["deployments"][0]["details"][key] = value
+    (tmp_path / "old.json").write_text(json.dumps(GOOD, indent=2))
+    (tmp_path / "new.json").write_text(json.dumps(spec, indent=2))
+    line, column = _where(spec, ("plan", "deployments", 0, "details", key))
+    code, out, err = specgen(capsys, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert (code, out) == (1, ""), out
+    field = f"plan.deployments[0].details.{key}"
+    head = f"specgen: error: {tmp_path / 'new.json'}:{line}:{column}: not a specgen spec.json: '{field}' must be a text"
+    assert err.startswith(head) and err.rstrip().endswith(f"or null, got {shown}"), err
