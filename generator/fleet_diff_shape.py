@@ -114,6 +114,37 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
     raise SpecShapeError(path, where, f"must be a number or a short text, got {short(value)}")
 
 
+def _check_text(path: str, where: str, value: Any, example: str) -> None:
+    """Raise InputError unless ``value`` is null or a text of 1 to 200 characters (as ``example``), as specgen writes it.
+
+    hostile90: a region of true or 5 read as no change ("No change to the fleet" beside us-central1), '' as a move to
+    nowhere ("us-central1 → ."); a model of true or a precision of 5 as a change to "True" / "5".
+    """
+    if value is not None and not (isinstance(value, str) and 0 < len(value) <= _MAX_ECHOED_CHARS):
+        raise SpecShapeError(
+            path, where, f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (as {example!r}) or null, got {short(value)}"
+        )
+
+
+def _check_node_names(path: str, where: str, node: dict[str, Any]) -> None:
+    """Raise InputError unless a pool node's ``platform_id`` and ``provider``, where given, are as specgen writes them.
+
+    They are what a replaced pool's hardware is told by: a short text, and one of :data:`PROVIDERS`.
+    hostile90: true, 1.5 or '' as the platform read as other hardware ("h200-sxm-141gb on True", its servers drained
+    and bought again); a provider of 5 as no change.
+    """
+    platform = node.get("platform_id", "-")
+    if not (isinstance(platform, str) and 0 < len(platform) <= _MAX_ECHOED_CHARS):
+        said = "null" if platform is None else short(platform)
+        raise SpecShapeError(
+            path, f"{where}.platform_id", f"must be a text of 1 to {_MAX_ECHOED_CHARS} characters (a platform id), got {said}"
+        )
+    provider = node.get("provider", PROVIDERS[0])
+    if provider not in PROVIDERS:
+        said = "null" if provider is None else short(provider)
+        raise SpecShapeError(path, f"{where}.provider", f"must be one of {', '.join(PROVIDERS)}, got {said}")
+
+
 #: The context a deployment is sized for (vLLM's ``max_model_len``), as ``details`` names it.
 CONTEXT = "context_tokens"
 #: The sequences at that context a service's replica holds in its KV cache, as ``details`` names it.
@@ -165,6 +196,17 @@ _ECHOED_DETAILS = (
 )
 
 
+#: Of those, the ones specgen writes as a text (or null), and an example of each.
+_TEXT_DETAILS = (
+    ("task", "generate"),
+    ("serving_engine", "vllm"),
+    ("method", "lora"),
+    ("framework", "deepspeed"),
+    ("optimizer", "adamw"),
+    ("gradient_checkpointing", "full"),
+)
+
+
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
@@ -180,11 +222,11 @@ def _check_plan(path: str, plan: Any) -> None:
             "plan.provider",
             f"must be one of {', '.join(PROVIDERS)}, got {'null' if plan['provider'] is None else short(plan['provider'])}",
         )
-    _check_echoed(path, "plan.region", plan.get("region"))
+    _check_text(path, "plan.region", plan.get("region"), "us-central1")
     if not isinstance(plan.get("workload", ""), str):  # newuser75 item 9: 5 was read as no workload name
         raise SpecShapeError(path, "plan.workload", f"must be a string, got {short(plan['workload'])}")
     _check_echoed(path, "plan.workload", plan.get("workload"))
-    _check_echoed(path, "plan.zone", plan.get("zone"))
+    _check_text(path, "plan.zone", plan.get("zone"), "us-central1-a")
     # hostile84 item 1: capex "x" or an opex of [1] read as no change (the buy-or-rent comparison skips what is no figure)
     for key in (*FIELDS, *TRAINING_FIELDS, MONTH_FLOOR, *OWNED_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
@@ -204,8 +246,7 @@ def _check_plan(path: str, plan: Any) -> None:
         _check_labels(path, f"plan.pools[{i}].labels", pool.get("labels"))
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
-        for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
-            _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
+        _check_node_names(path, f"plan.pools[{i}].node", pool["node"])
         # what counts a pool as running only for its runs and its month (review69 item 9: "x" read as none)
         for key in ("busy_hours_per_month", *OWNED_FIELDS):  # hostile84 item 1: a pool's capex and opex unchecked
             if pool.get(key) is not None:
@@ -244,12 +285,16 @@ def _check_plan(path: str, plan: Any) -> None:
             _check_degree(path, f"{where}.{key}", dep[key])
         for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
             _check_echoed(path, f"{where}.{key}", dep.get(key))
+        for key, example in (("model_id", "org/name"), ("precision", "fp8"), ("kv_cache_precision", "fp8")):
+            _check_text(path, f"{where}.{key}", dep.get(key), example)
         if dep["pool"] is not None:
             _named_pool(path, f"{where}.pool", dep["pool"], pool_names)
         details = dep.get("details")
         if isinstance(details, dict):
             for key in _ECHOED_DETAILS:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
+            for key, example in _TEXT_DETAILS:  # hostile90: true or 7 was said as a change of engine or task
+                _check_text(path, f"{where}.details.{key}", details.get(key), example)
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
                     check_figure(path, f"{where}.details.{key}", details[key])

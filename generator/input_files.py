@@ -83,7 +83,7 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
         before = os.stat(path)
     except FileNotFoundError:
         dash = " ('-' is no file: specgen reads no input from standard input; write it to a file)" if path == "-" else ""
-        raise InputError(f"{what} not found{dash}", where) from None
+        raise InputError(f"{what} {_dangling(path) or 'not found'}{dash}", where) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
     if not stat.S_ISREG(before.st_mode):
@@ -116,6 +116,18 @@ def read_limited(path: str, limit_bytes: int, what: str, location: Location | No
     if len(data) > limit_bytes:
         raise InputError(f"{what} is more than the {limit_bytes:,} bytes specgen reads", where)
     return data
+
+
+def _dangling(path: str) -> str | None:
+    """``is a symbolic link to 'X', which does not exist`` where ``path`` is such a link, else None.
+
+    hostile90: a dangling link was said "not found", though ``ls`` lists it (hostile89 said so of ``-o`` alone).
+    """
+    try:
+        target = os.readlink(path)
+    except (OSError, ValueError):
+        return None
+    return f"is a symbolic link to {short(target, 200)}, which does not exist"
 
 
 def read_text_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> str:

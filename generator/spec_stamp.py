@@ -37,8 +37,13 @@ def stamp_note(data: dict[str, Any], path: str, then: str = DIFF_READS) -> str |
         written = f"has no 'generator' stamp (this specgen writes {SPEC_STAMP!r})"
     elif isinstance(stamp, str):
         written = f"was written by {short(stamp, 60)}, not this {SPEC_STAMP}"
-    else:
-        written = f"has 'generator' {short(stamp, 60)}, not a specgen version (this specgen writes {SPEC_STAMP!r})"
+    else:  # hostile90: in JSON's words (null, true, {"a": 1}), not Python's (None, True, {'a': 1})
+        try:
+            shown = json.dumps(stamp, ensure_ascii=False)
+        except RecursionError:  # nested as deep as json.loads reads: said by its kind
+            shown = "a list" if isinstance(stamp, list) else "an object"
+        shown = shown if len(shown) <= 60 else f"{shown[:60]}... ({len(shown):,} characters)"
+        written = f"has 'generator' {shown}, not a specgen version (this specgen writes {SPEC_STAMP!r})"
     return one_line(f"specgen: note: {path} {written}: {then}")
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from generator.errors import InputError, OutputError
 from generator.input_files import git_work_tree, repository_root
+from generator.path_parts import file_on_the_way
 from generator.swap import ExchangeUnsupportedError, exchange, interrupts_held, output_lock, recover, work_prefix
 from generator.terminate import pause_if_asked, terminate_cleans_up
 
@@ -204,6 +205,8 @@ def write_tree(
         os.makedirs(parent, exist_ok=True)
     except FileExistsError:  # a file where a directory of the path goes (makedirs says "File exists")
         raise OutputError(f"cannot write {directory}: {os.path.dirname(directory) or parent} is not a directory") from None
+    except NotADirectoryError:  # hostile90: a file further up (afile/sub/out) read "Not a directory", naming none
+        raise OutputError(f"cannot write {directory}: {file_on_the_way(directory)} is not a directory") from None
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     with output_lock(parent, directory):

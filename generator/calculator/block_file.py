@@ -94,4 +94,8 @@ def write_block(path: str, text: str, inputs: Collection[str] = ()) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(tmp)
+        if isinstance(exc, NotADirectoryError):  # hostile90: "Not a directory" named no part of the path
+            from generator.path_parts import file_on_the_way
+
+            raise OutputError(f"cannot write {path}: {file_on_the_way(path)} is not a directory") from None
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None

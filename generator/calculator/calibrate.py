@@ -138,9 +138,11 @@ def parse_log(text: str, label: str) -> list[Measurement]:
                     kv_sizes.setdefault(value, number)
                 found.append(Measurement(measured, value, quoted, f"{label}:{number}"))
         if _PER_SECOND in line and _EVAL.search(line):
-            digits = _number_before(line, line.rfind(_PER_SECOND))
-            if digits:
-                found.append(Measurement("decode_tokens_per_s", figure(digits), quoted, f"{label}:{number}"))
+            # hostile90: the whole word before the words, so "-2.50", "x2.50" or "２.50" is refused, not read as 2.50 / 0.50
+            digits = _word_before(line, line.rfind(_PER_SECOND))
+            if not _DECIMAL.fullmatch(digits):
+                raise unreadable_figure(f"{label}:{number}", line)
+            found.append(Measurement("decode_tokens_per_s", figure(digits), quoted, f"{label}:{number}"))
         # each pattern behind a test for its words: a day of nvidia-smi -l 1 is 691,000 lines (review70 item 7)
         torch_peak = _TORCH_ALLOCATED.match(line) if "Allocated memory" in line else None
         if torch_peak:
@@ -222,18 +224,20 @@ def _sglang_line(text: str) -> tuple[int, str] | None:
     return next((n, line) for n, line in enumerate(text.splitlines(), 1) if any(key in line for key in _SGLANG_LINES))
 
 
-def _number_before(line: str, end: int) -> str:
-    """The run of digits and points that ends at ``end`` of ``line`` ('' where none does)."""
-    start = end
-    while start > 0 and (line[start - 1].isascii() and (line[start - 1].isdigit() or line[start - 1] == ".")):
-        start -= 1
-    return line[start:end]
+#: A figure as llama.cpp prints one: ASCII digits, with a point and decimals or not.
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def _word_before(line: str, end: int) -> str:
+    """The run of characters other than white space that ends at ``end`` of ``line`` ('' where none does)."""
+    words = line[:end].rsplit(None, 1)
+    return words[-1] if words and not line[:end][-1:].isspace() else ""
 
 
 def _figure(digits: str, where: str, line: str) -> float:
     """A figure matched in a log line; an InputError naming the line when it is no number a run prints."""
-    try:
-        value = float(digits.replace(",", ""))
+    try:  # hostile90: not "１２" ("\\d" is any script's digit; float() reads them), which no run prints
+        value = float(digits.replace(",", "")) if digits.isascii() else math.nan
     except ValueError:
         value = math.nan
     if not 0 <= value <= MOST_FIGURE:  # NaN fails too
@@ -254,7 +258,7 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
 
 
 #: llama-bench's ``params`` cell: "8.03 B", "494.03 M" (the model's parameters, to two places).
-_BENCH_PARAMS = re.compile(r"(\d{1,9}(?:\.\d{1,6})?) ?([KMBT])")
+_BENCH_PARAMS = re.compile(r"(\d{1,9}(?:\.\d{1,6})?) ?([KMBT])", re.ASCII)  # hostile90: not "８.03 B" (float reads it)
 _BENCH_PARAM_UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
@@ -747,12 +751,16 @@ def apply_run_settings(
 WEIGHTS_TOLERANCE = 0.05
 
 
-def check_same_weights(rows: list[dict[str, Any]]) -> None:
-    """Refuse a comparison whose loaded weights differ from the prediction's by more than :data:`WEIGHTS_TOLERANCE`."""
+def check_same_weights(rows: list[dict[str, Any]], measured: list[Measurement]) -> None:
+    """Refuse a comparison whose loaded weights differ from the prediction's by more than :data:`WEIGHTS_TOLERANCE`.
+
+    ``measured``: the log's figures the rows were made of, whose ``file:line`` the error begins with (hostile90).
+    """
     for row in rows:
         if row["figure"] == "weights_gib" and abs(row["error"]) > WEIGHTS_TOLERANCE:
+            at = next((_at(m) for m in measured if m.name == "weights_gib" and m.value == row["measured"]), "")
             raise InputError(
-                f"the run loaded {row['measured']:.2f} GiB of weights, the prediction {row['predicted']:.2f} GiB "
+                f"{at}the run loaded {row['measured']:.2f} GiB of weights, the prediction {row['predicted']:.2f} GiB "
                 f"({row['error']:+.1%}): another model or precision than the command's; give the model and --precision "
                 "the run served (no constant is fitted across different setups)"
             )
@@ -841,16 +849,20 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
     return rows
 
 
-def _why_none_compared(measured: list[Measurement], args: Any) -> str:
-    """What the command lacks for the figures a log gave to be compared (none was)."""
+def _why_none_compared(measured: list[Measurement], args: Any) -> tuple[str, str]:
+    """What the command lacks for the figures a log gave to be compared (none was), and the ``file:line: `` it is of.
+
+    The place is '' where the reason is of no one line.
+    """
     if not args.gpu:
-        return "give --gpu (and --ram-gib for an existing machine)"
+        return "", "give --gpu (and --ram-gib for an existing machine)"
     zero = next((m for m in measured if not m.value), None)
     if zero is not None and all(not m.value or m.name == zero.name for m in measured):
-        return f"the log's {zero.name} is 0 ({short(zero.line, 120)}): nothing to compare"
+        # hostile90: the log's line named, as every other figure's error names it
+        return _at(zero), f"the log's {zero.name} is 0 ({short(zero.line, 120)}): nothing to compare"
     if any(m.name == "decode_tokens_per_s" for m in measured) and args.ram_gib is None:
-        return "decode tokens/s is predicted with --input-tokens and --output-tokens (or for an existing machine, --ram-gib)"
-    return "give the setup the run used (--gpu, --tp, --context, and --ram-gib for an existing machine)"
+        return "", "decode tokens/s is predicted with --input-tokens and --output-tokens (or for an existing machine, --ram-gib)"
+    return "", "give the setup the run used (--gpu, --tp, --context, and --ram-gib for an existing machine)"
 
 
 def fitted_constants(
@@ -1110,9 +1122,9 @@ def main(argv: list[str] | None = None) -> int:
         measured, left_out = bench_rows_of_this_setup(measured, result)
         rows = compare(measured, result)
         if not rows:
-            why = left_out[0] if left_out and not measured else _why_none_compared(measured, args)
-            raise InputError(f"none of the measured figures has a prediction: {why}")
-        check_same_weights(rows)
+            at, why = ("", left_out[0]) if left_out and not measured else _why_none_compared(measured, args)
+            raise InputError(f"{at}none of the measured figures has a prediction: {why}")
+        check_same_weights(rows, measured)
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
             return estimate(request._replace(constants=tuple(constants.items())))

@@ -115,6 +115,9 @@ def _unreadable_config(text: str, path: str, exc: ValueError) -> str:
 
 #: The field a config.json refusal names (``config field 'rope_scaling.factor' must be ...``).
 _NAMED_FIELD = re.compile(r"config field '([^']+)'")
+#: Or the field it begins with (``num_key_value_heads 8 must ...``, ``layer_types[3] is 'x'``, ``quantization_config.
+#: quant_method 'x' is not supported``): placed only where the file holds a value of that name (hostile90).
+_LEADING_FIELD = re.compile(r"([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*|\[[0-9]+\])*)[ :]")
 
 
 def _placed_field_error(text: str, path: str, message: str) -> str:
@@ -123,8 +126,10 @@ def _placed_field_error(text: str, path: str, message: str) -> str:
     hostile86: a refused field (``hidden_size`` past its range, a ``torch_dtype`` no checkpoint has) named the file and
     the field but no line; a field the file lacks (a required one) keeps the message as it is.
     """
-    named = _NAMED_FIELD.search(message)
-    if not message.startswith(f"{path}: ") or named is None:
+    if not message.startswith(f"{path}: "):
+        return message
+    named = _NAMED_FIELD.search(message) or _LEADING_FIELD.match(message, len(path) + 2)
+    if named is None:
         return message
     from generator.json_positions import line_column, value_offsets  # only on a refusal
 
@@ -304,7 +309,9 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
         raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
     if root is not None:
         path = inside_root(path, root, path, location)
-    text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
+    # hostile90: a folder's config.json that is no file is named, not the folder ("model config 'DIR' is a directory")
+    named = ref if directory is None else os.path.join(ref, "config.json")
+    text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(named)}", location)
     config = config_from_text(text, path, location)
     arch = config_architecture(config, text, path, location)
     if directory is not None:
