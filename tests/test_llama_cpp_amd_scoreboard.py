@@ -150,3 +150,16 @@ def test_a_fixed_amd_machine_renders_with_the_amd_stack(tmp_path: Path, gpu_id: 
     assert "specgen_amdgpu_driver" in files[f"ansible/group_vars/{pool}.yml"]
     codes = {f["code"] for f in json.loads(files["spec.json"])["plan"]["findings"]}
     assert {"device-plugin-not-rendered", "kubernetes-single-host"} <= codes
+
+
+@pytest.mark.parametrize(("precision", "refused"), [("fp8", True), ("nvfp4", True), ("bf16", False)])
+def test_rdna3_has_no_fp8_or_nvfp4_kernel(precision: str, refused: bool) -> None:
+    """RDNA 3 has no FP8 matrix type (AMD GPUOpen: no FP8 / BF8 rate) and NVFP4 has NVIDIA kernels only: a vLLM plan
+    of either on an RX 7900 XTX is refused where the catalog's other AMD architectures are; bf16 loads."""
+    from generator.sizing.loadability import format_problems
+    from generator.sizing.precision import WEIGHT_FORMATS
+
+    problems = format_problems(WEIGHT_FORMATS[precision], catalog.find_gpu("rx-7900-xtx-24gb").architecture)
+    assert bool(problems) is refused
+    if precision == "fp8":
+        assert "RDNA 3 GPUs (Radeon RX 7900 XTX, Radeon PRO W7900)" in problems[0]
