@@ -163,3 +163,20 @@ def test_rdna3_has_no_fp8_or_nvfp4_kernel(precision: str, refused: bool) -> None
     assert bool(problems) is refused
     if precision == "fp8":
         assert "RDNA 3 GPUs (Radeon RX 7900 XTX, Radeon PRO W7900)" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "mib", "gpu_id"),
+    [
+        pytest.param("Radeon RX 7900 XTX", 24_560, "rx-7900-xtx-24gb", id="xtx-rocm-smi"),
+        pytest.param("AMD Radeon PRO W7900", 49_136, "radeon-pro-w7900-48gb", id="w7900"),
+        pytest.param("AMD Instinct MI210", 65_520, "mi210-64gb", id="mi210"),
+        pytest.param("Radeon RX 7900 XT", 20_464, None, id="the-20gb-xt-is-not-the-xtx"),
+    ],
+)
+def test_detect_reads_the_amd_cards(name: str, mib: int, gpu_id: str | None) -> None:
+    """`specgen detect`'s rocm-smi names now find the catalog's AMD cards; the 20 GB RX 7900 XT, whose name shares
+    the model word, is refused by its memory."""
+    from generator.calculator.detect import GpuReading, match_amd_gpu
+
+    assert match_amd_gpu(GpuReading(name, mib, None, None, "rocm-smi"))[0] == gpu_id
