@@ -101,6 +101,7 @@ GPU_CATALOG = REPO / "generator" / "catalog" / "gpus.json"
 LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
 LLAMA_CPP_GPU_OTHER_MODELS = REPO / "tests" / "data" / "llama_cpp_gpu_quant_moe_recent.json"
+LLAMA_CPP_AMD_SCOREBOARD = REPO / "tests" / "data" / "llama_cpp_amd_scoreboard.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
 #: ``calibration_training_mfu.json``): reported apart by GPU and left out of ``--fit-training``.
@@ -1109,6 +1110,39 @@ def llama_cpp_other_models_rows() -> list[tuple[str, str, float, Callable[[dict[
     return out
 
 
+def llama_cpp_amd_scoreboard_group(row: dict[str, Any], kind: str) -> str:
+    """The group of an AMD scoreboard row (``kind``: "decode" or "prompt"): by the backend it ran (ROCm / HIP or
+    Vulkan) and the GPU's memory (HBM or GDDR), apart from the CUDA rows, whose constants they did not fit."""
+    return f"llama.cpp gpu-resident {kind}, AMD scoreboard ({row['backend']} {_memory_kind(row['gpu'])})"
+
+
+def _llama_cpp_amd_scoreboard_label(row: dict[str, Any], tokens: str) -> str:
+    return f"{row['model_as_reported']} {tokens} {row['gpu']} {row['backend']} {row['build'].split()[1]}"
+
+
+def llama_cpp_amd_decode_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of llama.cpp's ROCm and Vulkan scoreboard runs on the catalog's AMD cards
+    (tests/data/llama_cpp_amd_scoreboard.json): tg128, timed as the CUDA rows are (``predict_gpu_resident_decode``)."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_AMD_SCOREBOARD.read_text())["rows"]:
+        label = _llama_cpp_amd_scoreboard_label(row, f"tg{row['tg_tokens']}")
+        group = llama_cpp_amd_scoreboard_group(row, "decode")
+        out.append((group, label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
+    return out
+
+
+def llama_cpp_amd_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of the same runs' pp512. The product times llama.cpp's prompt on
+    NVIDIA's cards alone (generator/sizing/llama_cpp_prompt.py); an AMD card keeps the serving engines' prefill, which
+    these groups check."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_AMD_SCOREBOARD.read_text())["rows"]:
+        label = _llama_cpp_amd_scoreboard_label(row, f"pp{LLAMA_CPP_PROMPT_TOKENS}")
+        group = llama_cpp_amd_scoreboard_group(row, "prompt")
+        out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))
+    return out
+
+
 def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
     if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
@@ -1203,6 +1237,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_prompt_rows()
     out += llama_cpp_prompt_recent_rows()
     out += llama_cpp_other_models_rows()
+    out += llama_cpp_amd_decode_rows()
+    out += llama_cpp_amd_prompt_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

@@ -14,7 +14,7 @@ from generator import catalog
 from generator.errors import UnknownIdError
 from tests.helpers import VALID, call_cli, run_estimate
 
-NO_GPU = "; no GPU of that model is in the catalog (48 GPUs: `specgen catalog gpus` lists them)"
+NO_GPU = "; no GPU of that model is in the catalog (51 GPUs: `specgen catalog gpus` lists them)"
 NO_PLATFORM = "; no platform of that model is in the catalog (104 platforms: `specgen catalog platforms` lists them)"
 
 

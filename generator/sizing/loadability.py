@@ -68,6 +68,7 @@ _TABLE_COLUMNS: dict[str, str] = {
     "turing": "Turing GPUs",
     "cdna2": "AMD GPUs",
     "cdna3": "AMD GPUs",
+    "rdna3": "AMD GPUs",
     "gaudi3": "Intel Gaudi",
 }
 
@@ -84,7 +85,7 @@ class FormatRule(NamedTuple):
     where: str | None = None
 
 
-_AMD_AND_GAUDI = frozenset({"cdna2", "cdna3", "gaudi3"})
+_AMD_AND_GAUDI = frozenset({"cdna2", "cdna3", "rdna3", "gaudi3"})
 
 
 #: vLLM's FP8 page: where FP8 checkpoints run, natively or as weight-only FP8 Marlin.
@@ -94,6 +95,9 @@ FP8_MARLIN_SOURCE = "https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_c
 def _table_marks_unsupported(implementation: str) -> str:
     return f"vLLM's quantization hardware table marks {implementation} unsupported on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})"
 
+
+#: AMD's table of its Radeon GPUs' matrix rates a clock a CU by type: RDNA 3's FP8 and BF8 rates are 0 (no FP8 type).
+RDNA3_FP8_SOURCE = "https://gpuopen.com/learn/using_matrix_core_amd_rdna4/"
 
 #: vLLM issues in which FP8 checkpoints fail on CDNA2 (gfx90a), whose matrix cores have no FP8 type.
 CDNA2_FP8_SOURCES = (
@@ -127,12 +131,19 @@ FORMAT_SUPPORT: dict[str, tuple[FormatRule, ...]] = {
             f"is supported, is the MI300 series (CDNA3) ({QUANTIZATION_HARDWARE_SOURCE})",
             where="CDNA2 GPUs (MI250X, MI210)",
         ),
+        FormatRule(
+            frozenset({"rdna3"}),
+            f"RDNA 3 (gfx1100) has no FP8 matrix type (AMD GPUOpen's RDNA matrix-core table gives RDNA 3 no FP8 or BF8 "
+            f"rate: {RDNA3_FP8_SOURCE}); the AMD GPU column of vLLM's quantization hardware table, where FP8 (W8A8) "
+            f"is supported, is the MI300 series (CDNA3) ({QUANTIZATION_HARDWARE_SOURCE})",
+            where="RDNA 3 GPUs (Radeon RX 7900 XTX, Radeon PRO W7900)",
+        ),
     ),
     # INT8 W8A8 (newuser21 item 7)
-    "int8": (FormatRule(frozenset({"volta", "cdna2", "cdna3", "gaudi3"}), _table_marks_unsupported("INT8 (W8A8)")),),
+    "int8": (FormatRule(frozenset({"volta", "cdna2", "cdna3", "rdna3", "gaudi3"}), _table_marks_unsupported("INT8 (W8A8)")),),
     "nvfp4": (
         FormatRule(
-            frozenset({"volta", "turing", "cdna2", "cdna3", "gaudi3"}),
+            frozenset({"volta", "turing", "cdna2", "cdna3", "rdna3", "gaudi3"}),
             "NVFP4 (ModelOpt) has NVIDIA kernels only: a native FP4 GEMM on Blackwell, else weight-only Marlin "
             f"({MODELOPT_SOURCE}), which vLLM's quantization hardware table lists for Ampere, Ada and Hopper, "
             f"not on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})",
