@@ -1,0 +1,37 @@
+"""The tool-call parser each serving engine takes for a model family (``tool_parsers.json``, each entry sourced).
+
+``inference.tool_calling`` renders vLLM's ``--enable-auto-tool-choice --tool-call-parser NAME`` or SGLang's
+``--tool-call-parser NAME``: without them vLLM answers a ``tool_choice: "auto"`` request with HTTP 400. A family is
+config.json's ``model_type`` and, where one type spans families with and without tool calling, a pattern on the id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PARSERS_PATH = Path(__file__).with_name("tool_parsers.json")
+
+
+@cache
+def _families() -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(PARSERS_PATH.read_text(encoding="utf-8"))["families"])
+
+
+def tool_call_parser(model_type: str, model_id: str, engine: str) -> str | None:
+    """``engine``'s parser name for the model (vllm or sglang), or None where no family of the table matches."""
+    for family in _families():
+        if model_type not in family["model_types"]:
+            continue
+        if (pattern := family["id_pattern"]) is not None and re.search(pattern, model_id, re.IGNORECASE) is None:
+            continue
+        return str(family[engine])
+    return None
+
+
+def supported_families() -> str:
+    """The families the table knows, for a refusal ("Qwen2.5, Qwen3, ...")."""
+    return ", ".join(str(family["family"]) for family in _families())
