@@ -15,7 +15,7 @@ import pytest
 
 from generator.api import render_file
 from generator.calculator.model_source import resolve_model
-from generator.catalog.tool_parsers import PARSERS_PATH, tool_call_parser
+from generator.catalog.tool_parsers import tool_call_parser
 from tests.conftest import REPO
 from tests.helpers import ansible_reader, load_errors, run_specgen
 
@@ -110,8 +110,9 @@ def test_the_table_by_family(model: str, model_type: str, vllm: str | None, sgla
 
 
 def test_every_family_is_sourced() -> None:
-    for family in json.loads(PARSERS_PATH.read_text())["families"]:
-        assert family["source"].startswith("https://"), family
+    path = REPO / "generator" / "catalog" / "tool_parsers.json"
+    for family in json.loads(path.read_text())["tool_parsers"]:
+        assert all(url.startswith("https://") for url in family["source"]), family
         assert family["vllm"] and family["sglang"], family
 
 
@@ -131,7 +132,7 @@ def test_refused_at_the_field(tmp_path: Path, model: str, engine: str, extra: st
     line = path.read_text().splitlines().index("      tool_calling: true") + 1
     assert any(f"tools.yaml:{line}:21: deployments[0].inference.tool_calling:" in e and says in e for e in errors), errors
     if says.startswith("no "):
-        assert "supported families: Qwen2.5, Qwen3, Llama 3.1 / 3.2 / 3.3" in errors[0]
+        assert "supported families: DeepSeek-V3, gpt-oss, Llama 3.1 / 3.2 / 3.3, Mistral / Mixtral, Qwen2.5, Qwen3" in errors[0]
     done = run_specgen("render", str(path), "-o", str(tmp_path / "out"))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()

@@ -7,18 +7,15 @@ config.json's ``model_type`` and, where one type spans families with and without
 
 from __future__ import annotations
 
-import json
 import re
-from functools import cache
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-PARSERS_PATH = Path(__file__).with_name("tool_parsers.json")
+from generator.catalog import _records
 
 
-@cache
-def _families() -> tuple[dict[str, Any], ...]:
-    return tuple(json.loads(PARSERS_PATH.read_text(encoding="utf-8"))["families"])
+def _families() -> tuple[Mapping[str, Any], ...]:
+    return _records("tool_parsers")
 
 
 def tool_call_parser(model_type: str, model_id: str, engine: str) -> str | None:
@@ -33,5 +30,5 @@ def tool_call_parser(model_type: str, model_id: str, engine: str) -> str | None:
 
 
 def supported_families() -> str:
-    """The families the table knows, for a refusal ("Qwen2.5, Qwen3, ...")."""
+    """The families the table knows, for a refusal ("DeepSeek-V3, gpt-oss, ...")."""
     return ", ".join(str(family["family"]) for family in _families())
