@@ -38,6 +38,7 @@ KINDS = [
     "purchases",
     "software",
     "throughput_gaps",
+    "tool_parsers",
 ]
 KIND_PARAMS = [pytest.param(kind, id=kind) for kind in KINDS]
 DELETE = object()

@@ -11,6 +11,7 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
+from generator.catalog.tool_parsers import tool_call_parser
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.batch_job import (
     hourly_job_parts,
@@ -1171,6 +1172,8 @@ def _inference_details(
         buffer = shape.memory.overhead_parts.get("lora_shrink_buffer", 0)
         details["lora"] = lora_details(model.architecture, spec, shape.par, buffer)
         reasons.append(lora_reason(details, spec.engine))
+    if spec.tool_calling:  # the engine's tool-call parser for the family, rendered into its args (fix180)
+        details["tool_call_parser"] = tool_call_parser(model.architecture.model_type, model.id, spec.engine)
     return details, reasons
 
 

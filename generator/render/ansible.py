@@ -711,6 +711,10 @@ def _deployment_vars(
             settings, flags = lora_engine_vars(lora, name)
             out["engine"]["lora"] = settings
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
+        if (parser := d.details.get("tool_call_parser")) is not None and name in ("vllm", "sglang"):  # fix180
+            out["engine"]["tool_call_parser"] = parser
+            auto = ["--enable-auto-tool-choice"] if name == "vllm" else []  # SGLang's parser alone turns it on
+            out["engine"]["args"] = [*out["engine"].get("args", []), *auto, "--tool-call-parser", str(parser)]
         if (image := engine_image(str(out["engine"]["name"]), vendor, mirrors)) is not None:
             out["engine"]["image_repository"] = image
         if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision

@@ -49,6 +49,7 @@ from generator.workload.prompt_cache import cached_prompt_errors
 from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
+from generator.workload.tool_calling import tool_calling_errors
 from generator.workload.ubuntu_series import distro_series_errors
 from generator.workload.value_checks import (
     LEAST_RATE,
@@ -294,6 +295,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += average_rate_errors(doc, i, dep.inference)
             errors += batch_job_errors(doc, i, dep.inference)
             errors += lora_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
+            errors += tool_calling_errors(doc, i, dep.inference, models.get(dep.name), fixed=wl.hardware.fixed is not None)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (

@@ -105,6 +105,9 @@ class InferenceSpec(NamedTuple):
     prefix_routing: Literal["none", "session", "measured"] = "none"
     #: LoRA adapters served over the model; None: none.
     lora: LoraAdapters | None = None
+    #: OpenAI tool calling (``tool_choice: "auto"``): the engine's tool-call parser for the model's family is rendered
+    #: (:mod:`generator.catalog.tool_parsers`); False: none (vLLM answers such requests with HTTP 400).
+    tool_calling: bool = False
 
     @property
     def job(self) -> bool:
