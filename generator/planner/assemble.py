@@ -189,6 +189,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
+from generator.planner.reason_text import _gib, _percent
 from generator.planner.rented_fabric import rented_fabric_finding
 from generator.planner.request_lengths import request_length_findings
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
@@ -253,7 +254,6 @@ from generator.sizing.serving_queue import (
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
 from generator.units import (
-    GIB,
     HOURS_PER_MONTH,
     HOURS_PER_YEAR,
     figure_text,
@@ -293,10 +293,6 @@ __all__ = [
     "totals",
     "twin_reasons",
 ]
-
-
-def _gib(n: float) -> str:
-    return f"{n / GIB:.1f} GiB"
 
 
 #: Details of a split deployment that hold for the whole of it (the per-replica sizing is each part's).
@@ -479,15 +475,6 @@ def _margin_load_text(shape: ReplicaShape) -> str:
         f" (the model's at that load; replicas {shape.margin:g}x slower than it, as the runs measured, run larger batches "
         "at a longer TPOT)"
     )
-
-
-def _percent(share: float) -> str:
-    """A share as the reasons say it: one decimal under 10%; whole, but never 100% for a share under 1 (review74)."""
-    if share < 0.1:
-        return f"{share:.1%}"
-    if share < 1 and round(share * 100) >= 100:  # 99.71% busy is a stable queue, not a saturated one
-        return f"{math.floor(share * 1000) / 10:.1f}%"
-    return f"{share:.0%}"
 
 
 def _replicas_rule(spec: InferenceSpec, slowest: float) -> str:
