@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from generator.planner.blocked import NOT_SHARED_HERE, OVER_LIMIT, PINNED_OUT, Blocked
 from generator.planner.candidates import limits_text, ranking_candidate, replica_host_count
@@ -12,7 +12,7 @@ from generator.planner.option import Option, replicas_rps, sustained_rps
 from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
 from generator.planner.plan import Candidate, Finding
 from generator.planner.reason_text import _percent
-from generator.planner.tco import cost_text
+from generator.planner.tco import billed_per_run, cost_text, gpus_acquired
 from generator.words import listed
 from generator.workload.models import Workload
 
@@ -390,3 +390,66 @@ def _not_offered_why(wl: Workload, gpu_id: str) -> str:
 def slo_default_reason(slo_defaults: list[str]) -> str:
     """The reason saying which default latency targets a service was planned against."""
     return "latency targets not given, planned against " + " and ".join(slo_defaults)
+
+
+def _choice_reason(
+    objective: str,
+    opt: Option,
+    rest: list[Option],
+    co_located: bool,
+    tie: str | None = None,
+    runs: float | None = None,
+    over: Mapping[int, str] | None = None,
+) -> str:
+    """Why this option won (``tie``: how it beat an equal layout), with its runner-up.
+
+    A co-located option's figures are those of a pool of its own; ``runs``: a training job's runs a month, where its
+    servers are its own (:func:`~generator.planner.tco.cost_text`); ``over``: the fleet limit each of ``rest`` alone
+    breaks, by its identity (:func:`alone_over_limit`).
+    """
+    c = opt.candidate
+    alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
+    # an unpriced layout is never the cheapest alone: it was taken for the fleet (review22 item 11)
+    cheaper_alone = objective == "cost" and co_located and runner is not None and (alone is None or runner < alone)
+    # a co-located choice dearer alone than its runner-up is the fleet's choice, whose reason follows (newuser14 item 6)
+    chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
+    text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
+    if c.usd_per_hour is not None:
+        text += f", {cost_text(c, 'sequence' if opt.sequence else 'job', runs)}"
+    had = gpus_acquired(opt.hardware.platform.provider, c)
+    text += (
+        f", {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
+        f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
+    )
+    text += f"; {tie}" if tie else ""
+    text += _one_run_basis(objective, opt, rest)
+    if rest:
+        r = rest[0].candidate
+        cost = cost_text(r, "sequence" if rest[0].sequence else "job", runs)
+        had = gpus_acquired(rest[0].hardware.platform.provider, r)
+        broken = (over or {}).get(id(rest[0]))
+        text += f"; runner-up {r.summary} ({cost}, {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW"
+        text += f"; over {broken})" if broken else ")"
+    return text
+
+
+def _one_run_basis(objective: str, opt: Option, rest: list[Option]) -> str:
+    """The basis a job's layouts rented per run were ranked on beside layouts paid by the month, where it gives no runs.
+
+    One run a month (:func:`~generator.planner.candidates.ranking_candidate`); "" where the job gives its
+    ``runs_per_month``, or its layouts are all rented per run or all paid by the month. m74c item 1: every layout of a
+    job is ranked by its month; without the job's runs a month a rented run counts as one, the month a budget holds it
+    to, so a "$28 per run" layout ranked before one at "$24 per run as its hours' share of $630/month" says why.
+    """
+    if objective != "cost" or opt.runs_per_month is not None or not opt.candidate.run_hours:
+        return ""
+    ranked = [o for o in (opt, *rest) if o.candidate.usd_per_hour is not None]
+    # fix89: a layout on owned servers is charged its runs' energy, one run where the job gives no runs a month
+    per_run = [billed_per_run(o.hardware.platform.provider, o.candidate) or o.candidate.owned_runs is not None for o in ranked]
+    if not any(per_run) or all(per_run):
+        return ""
+    owned = ", on owned servers at one run's energy" if any(o.candidate.owned_runs is not None for o in ranked) else ""
+    return (
+        f"; ranked by the month: a layout rented per run at one run a month (the job gives no runs_per_month){owned}, a "
+        "layout on servers paid by the month at their month"
+    )
