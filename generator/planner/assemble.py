@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,6 @@ from generator.planner.candidates import (
 )
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.chain_runs import sequence_month_per_run
-from generator.planner.chain_share import chain_share, with_undrawn
 from generator.planner.checkpoint_storage import checkpoint_disk
 from generator.planner.choice_reasons import (
     _buys,
@@ -59,6 +58,7 @@ from generator.planner.cluster_findings import (
 from generator.planner.cold_start import cold_start_findings
 from generator.planner.colocated_ram import colocated_host_ram_bytes
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
+from generator.planner.contract_share import _add_undrawn_contract, _sequence_turn
 from generator.planner.cost_details import _average_details, _cost_details, _pool_share, _split_share, _token_cost
 from generator.planner.custom import custom_drives_said, custom_power_findings
 from generator.planner.derived_margin import derived_price_margin
@@ -195,16 +195,13 @@ from generator.sizing.constants import Constants
 from generator.sizing.loadability import computes_bf16
 from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
-from generator.units import (
-    HOURS_PER_MONTH,
-)
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload, given_fields
 from generator.workload.sharing import planned_sharing, sharing_field, sharing_text
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
-    from generator.planner.training_chain import Sequenced
+    pass
 
 #: The names other modules and tests import from here, some of them defined in the modules split off this one.
 __all__ = [
@@ -813,65 +810,6 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
             )
         )
     return out
-
-
-def _add_undrawn_contract(
-    details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str], owned: bool = False
-) -> ContractReason | None:
-    """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`).
-
-    Added to its month and, for a training job, to its run (its hours' share of that month, as ``usd_per_job`` is
-    otherwise); returns the figures of the reason saying so (newuser74 item 7: the fleet total charged it, the choice's
-    figures did not), or None where it carries no share. ``owned``: a training job on owned servers, whose run is the
-    energy it adds (fix89): the contract is in its month, not its run (fix150).
-    """
-    usd = sum(undrawn.get(name, 0.0) for name in pools)
-    if not usd:
-        return None
-    for key in ("opex_usd_per_month", "usd_per_month"):
-        if details.get(key) is not None:
-            details[key] = round(details[key] + usd, 2)
-    run = details.get("usd_per_job")
-    hours = details.get("hours")
-    if run is not None and isinstance(hours, int | float) and hours > 0 and not owned:
-        details["usd_per_job"] = round(run + usd * hours / HOURS_PER_MONTH, 2)
-    return _contract_figures(usd, details, run, "its pools' share", owned)
-
-
-def _contract_figures(
-    usd: float, details: Mapping[str, Any], run_without: float | None, whose: str, owned: bool
-) -> ContractReason:
-    """The figures of the reason for a share of the racks' undrawn contracted kW (``usd`` a month), ``details`` with it."""
-    hours = details.get("hours")
-    hours = float(hours) if isinstance(hours, int | float) else None
-    return ContractReason(usd, details.get("usd_per_month"), details.get("usd_per_job"), run_without, hours, whose, owned)
-
-
-def _sequence_turn(
-    wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any], undrawn_usd: float = 0.0
-) -> tuple[str, ContractReason | None]:
-    """A chain job's turn into its details, and its reason; on servers paid by the month, the chain's cost once.
-
-    ``undrawn_usd``: the chain's pool's share of its racks' undrawn contracted kW a month, which the jobs split by their
-    hours as they split the servers' cost (newuser84 item 1); the figures of the job's contract reason where it has one.
-    """
-    from generator.planner.training_chain import turn
-
-    said = turn(wl, job, pool.name)
-    details.update(said.details())
-    if billed_per_run(wl.hardware.provider, job.own.candidate):
-        return said.reason(pool.nodes), None
-    chain = _cost_details(job.chain, details["objective_used"], wl.hardware.provider)
-    details.update(chain_share(job, pool, said, with_undrawn(chain, undrawn_usd), undrawn_usd))
-    if not undrawn_usd:
-        return said.reason(pool.nodes), None
-    without = chain_share(job, pool, said, chain)  # its share without the undrawn kW: the reason's figures
-    month, before = details.get("usd_per_month"), without.get("usd_per_month")
-    if month is None or before is None:
-        return said.reason(pool.nodes), None
-    whose = "its hours' share of its pool's share"
-    owned = job.chain.candidate.owned_runs is not None
-    return said.reason(pool.nodes), _contract_figures(month - before, details, without.get("usd_per_job"), whose, owned)
 
 
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
