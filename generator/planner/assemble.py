@@ -6,7 +6,6 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from generator.catalog.records import acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.batch_job import (
     hourly_job_parts,
@@ -25,7 +24,6 @@ from generator.planner.blocked import (
 from generator.planner.candidates import (
     SizedOptions,
     capex_cap_usd,
-    replicas_held,
     shared_gpus_held,
 )
 from generator.planner.capex_scope import capex_excludes_finding
@@ -65,7 +63,8 @@ from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
 from generator.planner.geforce_findings import _consumer_gpu_findings, _geforce_left_out_findings
 from generator.planner.host_gpus import with_host_gpus
-from generator.planner.idle_training import idle_gpus, idle_training_findings
+from generator.planner.idle_pool_findings import _idle_findings
+from generator.planner.idle_training import idle_training_findings
 from generator.planner.inference import (
     ReplicaShape,
 )
@@ -717,57 +716,6 @@ def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list
         Finding("info", "bf16-cast-to-fp16", f"deployment {name}: {gpu} has no bf16 tensor rate: {said}", f"deployments[{index}]")
         for gpu in gpus
     ]
-
-
-def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
-    out = []
-    for pool in pools:
-        idle = idle_gpus(pool, deployments)
-        if idle > 0:
-            # owned servers were not bought: their GPUs are idle, not idle purchases
-            how = "owned" if pool.owned_nodes == pool.nodes else "rented" if pool.rented else acquired(provider)
-            out.append(
-                Finding(
-                    "info",
-                    "idle-gpus",
-                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {how} are idle "
-                    f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted"
-                    + (
-                        _unused_shares_text(pool, sum(s[2] for d in deployments if (s := d.in_pool(pool.name))))
-                        if pool.shares_per_gpu
-                        else _spare_replicas_text(pool, deployments)
-                    ),
-                )
-            )
-    return out
-
-
-def _unused_shares_text(pool: Pool, shares: int) -> str:
-    """The shares the GPUs in use of a shared pool leave unused, apart from its idle GPUs ('' where none)."""
-    per_gpu = pool.shares_per_gpu or 1
-    in_use = pool.node.gpus * pool.nodes - pool.idle_gpus
-    unused = in_use * per_gpu - shares
-    if unused <= 0:
-        return ""
-    return f"; the {in_use} GPU(s) in use hold {shares} of their {in_use * per_gpu} shares ({per_gpu} a GPU), {unused} unused"
-
-
-def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
-    """How many more replicas of a pool's one service its idle GPUs hold ('' where none, or not one unsplit service).
-
-    Replicas are packed node by node (:func:`~generator.planner.candidates.replicas_held`). min_replicas is named
-    only with two or more nodes: asked of one node, 2 or more would plan a second one for the spread.
-    """
-    services = [d for d in deployments if d.in_pool(pool.name)]
-    if len(services) != 1 or services[0].kind != "inference" or services[0].split:
-        return ""
-    only = services[0]
-    slots = replicas_held((pool.node.gpus, pool.nodes), only.stage_gpus * only.pp)
-    spare = slots - only.replicas
-    if spare <= 0:
-        return ""
-    ask = f" (min_replicas: {slots} asks for them)" if pool.nodes > 1 else ""
-    return f"; {spare} more replica(s) of {only.name} (TP{only.tp} x PP{only.pp}) fit on them{ask}"
 
 
 def _pool(
