@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.batch_job import (
@@ -62,6 +62,7 @@ from generator.planner.driver_series import (
 from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
 from generator.planner.geforce_findings import _consumer_gpu_findings, _geforce_left_out_findings
+from generator.planner.given_inputs import _given, _inputs
 from generator.planner.host_gpus import with_host_gpus
 from generator.planner.idle_pool_findings import _idle_findings
 from generator.planner.idle_training import idle_training_findings
@@ -190,7 +191,7 @@ from generator.sizing.loadability import computes_bf16
 from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, TrainingDeployment, given_fields
+from generator.workload.models import InferenceDeployment, TrainingDeployment
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
@@ -663,33 +664,6 @@ def build_plan(
             plan,
         )
     return plan
-
-
-def _inputs(dep: InferenceDeployment | TrainingDeployment, given: Any) -> dict[str, Any]:
-    """The ``inference`` or ``training`` fields the workload gives ``dep`` off their defaults (``slo.tpot_ms``: 50).
-
-    ``given``: the deployment's mapping as the file has it; a field the loader derived (a batch job's rate from its
-    requests and deadline) is not one the workload gave (review76 item 7).
-    """
-    kind = "inference" if isinstance(dep, InferenceDeployment) else "training"
-    written = given.get(kind) if isinstance(given, dict) else None
-    fields = given_fields(dep.inference if isinstance(dep, InferenceDeployment) else dep.training)
-    return {k: v for k, v in fields.items() if _written(written, k.split("."))}
-
-
-def _given(loaded: LoadedWorkload, index: int) -> Any:
-    """Deployment ``index``'s mapping as the workload file has it (None where the document holds none)."""
-    deployments = loaded.document.data.get("deployments") if isinstance(loaded.document.data, dict) else None
-    return deployments[index] if isinstance(deployments, list) and index < len(deployments) else None
-
-
-def _written(data: Any, path: list[str]) -> bool:
-    """Whether the file's mapping ``data`` holds the dotted field ``path`` (``slo.tpot_ms``)."""
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return False
-        data = data[key]
-    return True
 
 
 def _fp16_cast_findings(index: int, name: str, opt: Option, engine: str) -> list[Finding]:
