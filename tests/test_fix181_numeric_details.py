@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ CASES = [
 ]
 
 
-def _split_spec() -> dict[str, object]:
+def _split_spec() -> dict[str, Any]:
     """GOOD with its first deployment split in two parts (as a split deployment writes them)."""
     spec = copy.deepcopy(GOOD)
     dep = spec["plan"]["deployments"][0]
