@@ -44,7 +44,7 @@ CASES = [
 
 def _split_spec() -> dict[str, Any]:
     """GOOD with its first deployment split in two parts (as a split deployment writes them)."""
-    spec = copy.deepcopy(GOOD)
+    spec: dict[str, Any] = copy.deepcopy(GOOD)
     dep = spec["plan"]["deployments"][0]
     part = {k: dep[k] for k in ("pool", "tp", "pp", "replicas")} | {"max_num_seqs": 256}
     dep["split"] = [part]
