@@ -207,6 +207,19 @@ _TEXT_DETAILS = (
 )
 
 
+#: Of the details the diff shows or compares, those specgen writes as a number (or null); fix181: true was read as 1
+#: (JSON's boolean is a Python int) and said as a change ("max_num_seqs 256 -> True"), a text as one too.
+_NUMBER_DETAILS = (
+    *(key for key in _ECHOED_DETAILS if key not in dict(_TEXT_DETAILS) and key != "runs_after"),
+    "usd_per_month",
+    "capex_usd",
+    "requests_per_s_sustained",
+    "average_requests_per_s",
+    "replicas_at_average",
+    "global_batch_size",
+)
+
+
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
@@ -295,6 +308,9 @@ def _check_plan(path: str, plan: Any) -> None:
                 _check_echoed(path, f"{where}.details.{key}", details.get(key))
             for key, example in _TEXT_DETAILS:  # hostile90: true or 7 was said as a change of engine or task
                 _check_text(path, f"{where}.details.{key}", details.get(key), example)
+            for key in _NUMBER_DETAILS:
+                if details.get(key) is not None:
+                    check_figure(path, f"{where}.details.{key}", details[key])
             for key in BATCH_RUN_KEYS:  # a batch job's run, which the diff compares as figures (review68 item 3)
                 if details.get(key) is not None:
                     check_figure(path, f"{where}.details.{key}", details[key])
@@ -323,6 +339,9 @@ def _check_plan(path: str, plan: Any) -> None:
                     _check_degree(path, f"{where}.split[{j}].{key}", part[key])
                 for key in (*_PART_FIELDS, *_ECHOED_PART_SETTINGS):
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
+                for key in _ECHOED_PART_SETTINGS:  # fix181: true was read as 1, as in details
+                    if part.get(key) is not None:
+                        check_figure(path, f"{where}.split[{j}].{key}", part[key])
                 if part["pool"] is not None:
                     _named_pool(path, f"{where}.split[{j}].pool", part["pool"], pool_names)
         check_layout_gpus(path, where, dep, pools)  # fix162 item 2: GPUs the layout does not hold were compared

@@ -322,7 +322,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         raise ArchitectureError(f"num_experts_per_tok {top_k} names routed experts, but the config's expert count is 0")
     if _opt_int(text, "head_dim") is None and hidden % heads and text.get("kv_lora_rank") is None:
         raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
-    head_dim = _opt_int(text, "head_dim") or hidden // heads
+    given_head_dim = _opt_int(text, "head_dim")
+    if given_head_dim is not None and given_head_dim % 2:
+        # fix181: an odd head_dim (3, 127) was sized. RoPE rotates a head in two halves (transformers' rotate_half,
+        # x[..., : x.shape[-1] // 2], and inv_freq over torch.arange(0, dim, 2): src/transformers/models/llama/
+        # modeling_llama.py, modeling_rope_utils.py), and vLLM's attention kernels take even head sizes only
+        # (FlashAttentionBackend.get_supported_head_sizes: 32, 64, ..., 256; vllm/attention/backends/flash_attn.py).
+        raise ArchitectureError(f"config field 'head_dim' must be an even number of dimensions, got {given_head_dim}")
+    head_dim = given_head_dim or hidden // heads
     intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or None
     if intermediate is None and not _given_null(text, "intermediate_size"):
         intermediate = 4 * hidden  # absent: specgen's guess (a null is refused where a layer needs it, in _mlp)
@@ -615,7 +622,8 @@ def _check_model_type(config: Mapping[str, Any]) -> None:
     """Refuse a ``model_type`` (top level or ``text_config``'s) that is not a name such as llama."""
     for where, cfg in (("", config), ("text_config.", config.get("text_config"))):
         kind = cfg.get("model_type") if isinstance(cfg, Mapping) else None
-        if kind is not None and not isinstance(kind, str):  # fuzz25 L1: 1e308 and true were sized as the clean config
+        # fuzz25 L1: 1e308 and true were sized as the clean config; fix181: "" as "unknown" (5 was refused)
+        if kind is not None and (not isinstance(kind, str) or not kind):
             raise ArchitectureError(
                 f"config field '{where}model_type' must be a model type name such as llama, got {str(kind)[:60]!r}"
             )

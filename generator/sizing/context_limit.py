@@ -78,6 +78,13 @@ def _rope_scaling(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
         raise ArchitectureError(
             f"config field '{key}.factor' must be a number >= 1 for rope_type {kind}, got {str(factor)[:60]!r}"
         )
+    original = rope.get("original_max_position_embeddings")
+    if original is not None and _length(original) is None:  # fix181: 0, -5, 1.5, true read as absent
+        said = "true" if original is True else "false" if original is False else repr(original)[:60]
+        raise ArchitectureError(
+            f"config field '{key}.original_max_position_embeddings' must be a whole number of tokens above 0 (or null), "
+            f"got {said}"
+        )
     return rope
 
 
