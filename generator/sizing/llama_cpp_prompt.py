@@ -34,7 +34,7 @@ half of its 128-token tile and takes the time of a full one, so the routed FLOPs
 
 from __future__ import annotations
 
-from generator.sizing.training_moe import routed_expert_params
+from generator.sizing.architecture import routed_expert_params
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
