@@ -221,6 +221,19 @@ def _routed_experts(arch: Architecture) -> tuple[int, int]:
     return 0, 0
 
 
+@memoized  # of the model alone; the layout search times thousands of steps of one model (speed103); here since acc163 so
+# llama.cpp's prompt (generator/sizing/llama_cpp_prompt.py) reads it without training_moe's imports
+def routed_expert_params(arch: Architecture) -> int:
+    """Routed-expert parameters a token multiplies: ``top_k`` experts' matrices in each MoE layer."""
+    total = 0
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == EXPERT and lin.copies:
+                per_expert = (lin.weight_params + lin.bias_params) // lin.copies
+                total += per_expert * min(layer.experts_per_token, lin.copies)
+    return total
+
+
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 
 

@@ -26,9 +26,15 @@ an f16 file, and a card without an int8 rate (a V100: no int8 mma), keep the cuB
 other kernels take ``llama_cpp_prompt_layer_s`` a layer (tests/data/llama_cpp_gpu_decode_recent.json, group "llama.cpp
 gpu-resident prompt, current builds"); the Dec 2023 / May 2024 rows are timed in benchmarks/calibration_report.py with
 their builds' path (no MMQ) and layer time (``PROMPT_LAYER_BEFORE_MMQ_S``).
+
+A MoE model's routed experts multiply in one MUL_MAT_ID per matrix, each expert's tokens in tiles of its own, the
+tile's width chosen against the whole pass (:func:`expert_tile_fill`): an expert handed 64 of a pass's 512 tokens fills
+half of its 128-token tile and takes the time of a full one, so the routed FLOPs run at the MMQ rate over that fill.
 """
 
 from __future__ import annotations
+
+from generator.sizing.architecture import routed_expert_params
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +44,14 @@ if TYPE_CHECKING:
 
 #: The GPU maker (``GpuSpec.vendor``) whose CUDA runs the constants were fitted on.
 CUDA_VENDOR = "nvidia"
+
+#: The widest MMQ tile in tokens (``mmq_x``) on NVIDIA cards with int8 tensor cores (``get_mmq_x_max_host``: 128 where
+#: ``turing_mma_available``); ``mul_mat_q_case`` takes the narrowest width, in steps of 8, that covers ``ncols_max``
+#: tokens in the fewest tiles. A kernel fact, not a fitted figure:
+#: https://github.com/ggml-org/llama.cpp/blob/00cd208554e3f21e967084e9845c4de64dc761c0/ggml/src/ggml-cuda/mmq.cuh
+MMQ_TILE_TOKENS_MAX = 128
+#: ``mul_mat_q_case`` tries tile widths in steps of 8 tokens (same file).
+MMQ_TILE_TOKENS_STEP = 8
 
 
 def gemm_tflops(gpu_tflops: float, consumer: bool, consts: Constants) -> float:
@@ -65,6 +79,50 @@ def dequantized_bytes(arch: Architecture, fmt: WeightFormat, matrix_bytes: int) 
     return float(matrix_bytes + 2 * params)
 
 
+def mmq_tile_tokens(pass_tokens: int) -> int:
+    """The MMQ tile width (tokens) ``mul_mat_q_case`` picks for a GEMM whose widest operand has ``pass_tokens`` columns.
+
+    The narrowest width in steps of ``MMQ_TILE_TOKENS_STEP`` that covers them in the fewest tiles, at most
+    ``MMQ_TILE_TOKENS_MAX``: 128 for any pass of 121 tokens or more.
+    """
+    steps = -(-max(1, pass_tokens) // MMQ_TILE_TOKENS_STEP)
+    return min(MMQ_TILE_TOKENS_MAX, steps * MMQ_TILE_TOKENS_STEP)
+
+
+def expert_tile_fill(arch: Architecture, pass_tokens: int) -> float:
+    """Share of its MMQ tiles' columns a routed expert fills in a pass of ``pass_tokens`` tokens (1.0 for a dense model).
+
+    llama.cpp's MUL_MAT_ID (``ggml_cuda_mul_mat_q`` with ids, ggml/src/ggml-cuda/mmq.cu at the commit above) sorts the
+    pass's tokens by expert (``expert_bounds``) and gives each expert its own tiles, but passes the pass's token count
+    (``ne12``) as ``ncols_max``, so the tile width is chosen against the whole pass: an expert with ``n`` tokens runs
+    ``ceil(n / width)`` full tiles. Each expert is taken to get its even share, ``pass_tokens * top_k / experts``.
+    """
+    experts, top_k = arch.routed_experts
+    if not experts or pass_tokens <= 0:
+        return 1.0
+    width = mmq_tile_tokens(pass_tokens)
+    per_expert = pass_tokens * top_k / experts
+    tiles = max(1, -(-per_expert // width))
+    return min(1.0, per_expert / (tiles * width))
+
+
+def routed_tile_flops(arch: Architecture, prompt_tokens: int, ubatch_tokens: int) -> float:
+    """The routed experts' extra FLOPs a prompt's MMQ passes spend on their tiles' empty columns.
+
+    Each pass of ``ubatch_tokens`` (the last one shorter) multiplies ``2 * routed_expert_params`` a token; its tiles do
+    ``1 / expert_tile_fill`` times that work. 0 for a dense model.
+    """
+    routed = routed_expert_params(arch)
+    if not routed or prompt_tokens <= 0:
+        return 0.0
+    full, last = divmod(prompt_tokens, max(1, ubatch_tokens))
+    extra = 0.0
+    for tokens, count in ((ubatch_tokens, full), (last, 1 if last else 0)):
+        if count:
+            extra += count * 2.0 * routed * tokens * (1.0 / expert_tile_fill(arch, tokens) - 1.0)
+    return extra
+
+
 def resident_prompt_seconds(
     arch: Architecture,
     fmt: WeightFormat,
@@ -87,6 +145,8 @@ def resident_prompt_seconds(
     passes = -(-prompt_tokens // max(1, consts.offload_ubatch_tokens))
     layers_s = passes * arch.num_layers * consts.llama_cpp_prompt_layer_s
     if uses_int8_kernels(fmt, int8_tflops):
+        # a MoE model's experts run whole tiles for the tokens each is routed (expert_tile_fill)
+        gemm_flops += routed_tile_flops(arch, prompt_tokens, consts.offload_ubatch_tokens)
         return gemm_flops / (int8_tflops * consts.llama_cpp_mmq_int8_efficiency * 1e12) + layers_s
     gemm_s = gemm_flops / (gemm_tflops(tflops, consumer, consts) * 1e12)
     dequant_gb_per_s = bandwidth_gb_per_s * consts.llama_cpp_dequant_bandwidth_efficiency

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.architecture import EXPERT, Architecture, routed_expert_params
 from generator.sizing.constants import Constants
 from generator.sizing.memo import memoized
 from generator.sizing.performance import busiest_expert_rank_load, gemm_fill
@@ -85,18 +85,6 @@ class MoeStep:
 
 #: A dense model.
 NO_MOE = MoeStep()
-
-
-@memoized  # of the model alone; the layout search times thousands of steps of one model (speed103)
-def routed_expert_params(arch: Architecture) -> int:
-    """Routed-expert parameters a token multiplies: ``top_k`` experts' matrices in each MoE layer."""
-    total = 0
-    for layer in arch.layers:
-        for lin in layer.linears:
-            if lin.group == EXPERT and lin.copies:
-                per_expert = (lin.weight_params + lin.bias_params) // lin.copies
-                total += per_expert * min(layer.experts_per_token, lin.copies)
-    return total
 
 
 @memoized
