@@ -9,7 +9,8 @@ steps read -20.5% to +9.4%, the MoE ones -1.7% to +14.4% but DeepSeek-V2-Lite's 
 the floor is 100 us) and gpt-oss-20b's on the 3090 +42%; the MoE prompts read 2.1x and 3.0x fast (every routed
 expert's GEMM at the dense int8 rate, where each expert sees 48-64 of the pass's 512 tokens). acc163 timed the routed
 experts' MMQ tiles as llama.cpp sizes them, against the whole pass (``expert_tile_fill``, no fitted figure): the MoE
-prompts now read +35.0% (gpt-oss-20b) / +81.8% (DeepSeek-V2-Lite). The bounds below pin what is left over (benchmarks/CALIBRATION.md, acc159 / acc163).
+prompts now read +35.0% (gpt-oss-20b) / +81.8% (DeepSeek-V2-Lite). The bounds below pin what is left over
+(benchmarks/CALIBRATION.md, acc159 / acc163).
 """
 
 from __future__ import annotations
