@@ -184,6 +184,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
+from generator.planner.region_offer import region_pool_findings
 from generator.planner.rented_fabric import rented_fabric_finding
 from generator.planner.request_lengths import request_length_findings
 from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
@@ -2102,6 +2103,7 @@ def build_plan(
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
+    findings += region_pool_findings(wl, pools)  # fix179: a type the region list leaves out, warned
     pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
     findings += job_findings(wl, pools, deployments) + idle_service_findings(wl, deployments)
     findings += engine_support_findings(wl, pools, deployments)
