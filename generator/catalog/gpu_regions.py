@@ -66,14 +66,6 @@ def region_source(platform_id: str) -> str:
     return first_source("gpu_regions", platform_id)
 
 
-@cache
-def not_in_region(provider: str, region: str) -> frozenset[str]:
-    """The ``provider`` platforms whose sourced region list leaves ``region`` out (the unsourced ones are not among them)."""
-    return frozenset(
-        p.id for p in catalog.platforms().values() if p.provider == provider and region_offer(p.id, region) == NOT_OFFERED
-    )
-
-
 def gpu_regions(platform_ids: list[str]) -> tuple[str, ...]:
     """Every region that offers at least one of ``platform_ids`` (sorted; the unsourced ones add none)."""
     return tuple(sorted({region for p in platform_ids for region in offering_regions(p) or ()}))
