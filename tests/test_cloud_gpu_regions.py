@@ -3,10 +3,11 @@
 Before, GCP alone was checked (``gpu_zones.json``); an AWS or Azure workload rendered p6-b300.48xlarge or
 Standard_ND96isr_H100_v5 into a region that does not sell it, and ``terraform apply`` (or the node pool) failed. The
 regions come from ``generator/catalog/gpu_regions.json``: SkyPilot's EC2 catalog (v9 ``aws/vms.csv`` at commit
-3e9a1751) and Azure catalog (v6 ``azure/vms.csv`` at commit 098741e7, US regions only). fix179: the lists may be stale or incomplete (Azure's is a mid-2024 snapshot), so a type a region's list leaves out is
-planned as if offered and each planned one warned at ``kubernetes.location`` (``gpu-region-unlisted``) with the cloud CLI
-command that checks it; nothing is refused. Not checked: a type whose record has no rows read
-(``regions: null``) and a region the source does not list at all.
+3e9a1751) and Azure catalog (v6 ``azure/vms.csv`` at commit 098741e7, US regions only). fix179: the lists may be
+stale or incomplete (Azure's is a mid-2024 snapshot), so a type a region's list leaves out is planned as if offered and
+each planned one warned at ``kubernetes.location`` (``gpu-region-unlisted``) with the cloud CLI command that checks it;
+nothing is refused. Not checked: a type whose record has no rows read (``regions: null``) and a region the source
+does not list at all.
 """
 
 from __future__ import annotations
