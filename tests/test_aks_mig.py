@@ -32,10 +32,10 @@ AZURERM = SHARED / "iac-reference" / "terraform" / "terraform-provider-azurerm"
 AZURERM_NODE_POOL = AZURERM / "kubernetes_cluster_node_pool.html.markdown"
 
 
-def workload(gpus: str, profile: str, location: str = "eastus2") -> str:
+def workload(gpus: str, profile: str) -> str:
     """One 8B service on Azure sharing its GPUs with MIG ``profile`` (test_gpu_sharing's workload)."""
     return workload_text(
-        f"    strategy: mig\n    mig_profile: {profile}\n", gpus=gpus, provider="azure", extra=f"  location: {location}\n"
+        f"    strategy: mig\n    mig_profile: {profile}\n", gpus=gpus, provider="azure", extra="  location: eastus2\n"
     )
 
 
@@ -43,9 +43,9 @@ def load(text: str) -> Any:
     return YAML(typ="safe").load(text)
 
 
-def _render(tmp_path: Path, gpus: str, profile: str, location: str = "eastus2") -> dict[str, str]:
+def _render(tmp_path: Path, gpus: str, profile: str) -> dict[str, str]:
     path = tmp_path / "small.yaml"
-    path.write_text(workload(gpus, profile, location))
+    path.write_text(workload(gpus, profile))
     return render_file(str(path))
 
 
@@ -163,21 +163,20 @@ def test_another_profile_is_a_node_pool_of_another_name(h100: dict[str, str], tm
 
 
 @pytest.mark.parametrize(
-    ("gpus", "profile", "location", "where", "said"),
+    ("gpus", "profile", "where", "said"),
     [
-        pytest.param("h100-sxm5-80gb", "1g.20gb", "eastus2", "small.yaml:20:18: kubernetes.gpu_sharing.mig_profile",
+        pytest.param("h100-sxm5-80gb", "1g.20gb", "small.yaml:20:18: kubernetes.gpu_sharing.mig_profile",
                      "not '1g.20gb'", id="h100-1g.20gb"),
-        # newuser69 item 8: beside a GPU that takes it, the A100 40GB is left out (tests/test_newuser69_sharing.py);
-        # in eastus: eastus2 sells no ND96asr_v4 (generator/catalog/gpu_regions.json, fix177), refused at the location
-        pytest.param("a100-sxm4-40gb", "1g.10gb", "eastus", "small.yaml:20:18: kubernetes.gpu_sharing.mig_profile",
+        # newuser69 item 8: beside a GPU that takes it, the A100 40GB is left out (tests/test_newuser69_sharing.py)
+        pytest.param("a100-sxm4-40gb", "1g.10gb", "small.yaml:20:18: kubernetes.gpu_sharing.mig_profile",
                      "split GPU 'a100-sxm4-40gb' into 1g.5gb (MIG1g)", id="the-one-gpu"),
     ],
 )  # fmt: skip
 def test_a_profile_aks_cannot_make_is_refused_at_mig_profile(
-    tmp_path: Path, gpus: str, profile: str, location: str, where: str, said: str
+    tmp_path: Path, gpus: str, profile: str, where: str, said: str
 ) -> None:
     with pytest.raises(InputError) as refused:
-        _render(tmp_path, gpus, profile, location)
+        _render(tmp_path, gpus, profile)
     text = str(refused.value)
     assert where in text and said in text and "gpu-multi-instance" in text
 

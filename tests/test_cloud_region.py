@@ -48,7 +48,7 @@ def _findings(files: dict[str, str], code: str) -> list[dict[str, str]]:
 @pytest.mark.parametrize(
     ("provider", "location", "inventory", "filter_text"),
     [
-        ("aws", "eu-west-2", "ansible/inventory.aws_ec2.yml", None),
+        ("aws", "eu-west-1", "ansible/inventory.aws_ec2.yml", None),
         ("azure", "westeurope", "ansible/inventory.azure_rm.yml", "location != 'westeurope'"),
     ],
 )
@@ -80,7 +80,7 @@ def test_no_region_named_renders_none(tmp_path: Path, provider: str) -> None:
 
 @pytest.mark.parametrize(
     ("provider", "named", "priced_in"),
-    [("aws", "us-east-1", "us-east-1"), ("aws", "eu-west-2", "us-east-1"), ("azure", "eastus2", "eastus2")],
+    [("aws", "us-east-1", "us-east-1"), ("aws", "eu-west-1", "us-east-1"), ("azure", "eastus2", "eastus2")],
 )
 def test_a_region_the_catalog_does_not_price_says_whose_rate_each_pool_carries(
     tmp_path: Path, provider: str, named: str, priced_in: str
@@ -140,12 +140,12 @@ def test_hardware_region_points_at_kubernetes_location(tmp_path: Path) -> None:
 
 def test_a_move_of_region_is_said_and_not_counted_as_replacements(tmp_path: Path) -> None:
     old, new = (
-        plan_file(str(_write(tmp_path, "aws", region, f"{region}.yaml")))[1].to_dict() for region in ("us-east-1", "eu-west-2")
+        plan_file(str(_write(tmp_path, "aws", region, f"{region}.yaml")))[1].to_dict() for region in ("us-east-1", "eu-west-1")
     )
     result = diff_plans(old, new)
-    assert result["region_change"] == {"old": "us-east-1", "new": "eu-west-2"} and result["replacements"] == []
+    assert result["region_change"] == {"old": "us-east-1", "new": "eu-west-1"} and result["replacements"] == []
     text = markdown_diff(result)
-    assert "**Region changes: us-east-1 → eu-west-2.**" in text
+    assert "**Region changes: us-east-1 → eu-west-1.**" in text
     assert "No change to the fleet." not in text and "The same pools and deployments where they move to." in text
     assert "region_change" not in diff_plans(old, old)
 
@@ -180,11 +180,11 @@ def test_workloads_of_one_tree_name_one_region(tmp_path: Path) -> None:
     from generator.cli import render_files
 
     a = _write(tmp_path, "aws", "us-east-1", "a.yaml")
-    b = _write(tmp_path, "aws", "eu-west-2", "b.yaml")
+    b = _write(tmp_path, "aws", "eu-west-1", "b.yaml")
     b.write_text(b.read_text().replace("name: regional", "name: regional-eu"))
     for path in (a, b):  # one cluster name: the regions alone differ
         path.write_text(path.read_text().replace("kubernetes:\n", "kubernetes:\n  cluster_name: ml-prod\n"))
-    pattern = r"b\.yaml:\d+:\d+: kubernetes\.location: the cluster's region is eu-west-2 here but us-east-1 in \S*a\.yaml"
+    pattern = r"b\.yaml:\d+:\d+: kubernetes\.location: the cluster's region is eu-west-1 here but us-east-1 in \S*a\.yaml"
     with pytest.raises(InputError, match=pattern):
         render_files((str(a), str(b)), str(tmp_path / "out"), False, (), 1, None, None, print)
     assert not (tmp_path / "out").exists()

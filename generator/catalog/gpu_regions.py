@@ -1,10 +1,10 @@
 """Which AWS Regions and Azure regions offer each GPU instance type the catalog rents there (``gpu_regions.json``).
 
 An EKS or AKS cluster runs in one region (``kubernetes.location``); an instance type that region does not offer renders
-fine and fails at ``terraform apply`` or when the node pool scales up (fix177). One fact for the workload check (a
-region that offers none of the allowed types is refused at its field) and the planner (a type the region lacks is not
-planned). Not checked, :data:`UNSOURCED`: a type whose record has no region list (``regions: null``), and a region the
-source does not list at all (``listed_regions``: SkyPilot's Azure catalog holds US regions only).
+fine and fails at ``terraform apply`` or when the node pool scales up (fix177). The lists may be stale or incomplete,
+so a type a region's list leaves out is planned and warned, never refused (fix179). Not checked, :data:`UNSOURCED`: a
+type whose record has no region list (``regions: null``), and a region the source does not list at all
+(``listed_regions``: SkyPilot's Azure catalog holds US regions only).
 """
 
 from __future__ import annotations
@@ -53,17 +53,17 @@ def region_offer(platform_id: str, region: str) -> str:
     return OFFERED if region in regions else NOT_OFFERED
 
 
+def region_read(platform_id: str) -> str:
+    """The date ``platform_id``'s region record was read from its source ("" where it has none)."""
+    for rec in _read(os.path.join(_CATALOG_DIR, "gpu_regions.json"))["gpu_regions"]:
+        if platform_id in rec["platform_ids"]:
+            return str(rec["read"])
+    return ""
+
+
 def region_source(platform_id: str) -> str:
     """The first source URL of ``platform_id``'s region record ("" where it has none)."""
     return first_source("gpu_regions", platform_id)
-
-
-@cache
-def not_in_region(provider: str, region: str) -> frozenset[str]:
-    """The ``provider`` platforms whose sourced region list leaves ``region`` out (the unsourced ones are not among them)."""
-    return frozenset(
-        p.id for p in catalog.platforms().values() if p.provider == provider and region_offer(p.id, region) == NOT_OFFERED
-    )
 
 
 def gpu_regions(platform_ids: list[str]) -> tuple[str, ...]:

@@ -12,13 +12,11 @@ from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.plan import Finding, layout_name
-from generator.planner.region_offer import region_findings, region_reason
 from generator.planner.tco import rented_at_given_rates
 from generator.planner.zone_offer import zone_findings, zone_left_out, zone_reason
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import SPOT, sold_as_spot
-from generator.workload.cloud_region_offer import region_left_out
 from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
 
@@ -59,8 +57,8 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    # fix164: a type the GKE pools' zone lacks; fix177: one the EKS or AKS cluster's region lacks
-    left_out = karpenter_unlaunchable(wl) | zone_left_out(wl) | region_left_out(wl)
+    # fix164: a type the GKE pools' zone lacks (fix179: an EKS or AKS region's is planned and warned)
+    left_out = karpenter_unlaunchable(wl) | zone_left_out(wl)
     return [hw for hw in _allowed_by_the_lists(wl) if hw.platform.id not in left_out]
 
 
@@ -442,15 +440,15 @@ def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def zone_left_out_findings(wl: Workload) -> list[Finding]:
-    """The types the GKE pools' zone (fix164), or the EKS or AKS region (fix177), lacks that the lists would plan (info)."""
+    """The types the GKE pools' zone (fix164) lacks that the lists would plan (info)."""
     allowed = {hw.platform.id for hw in _allowed_by_the_lists(wl)}
-    return zone_findings(wl, allowed) + region_findings(wl, allowed)
+    return zone_findings(wl, allowed)
 
 
 def zone_left_out_reason(wl: Workload) -> str | None:
     """The reason each deployment not pinned to a type carries for the types its zone (fix169) or region lacks."""
     allowed = {hw.platform.id for hw in _allowed_by_the_lists(wl)}
-    return zone_reason(wl, allowed) or region_reason(wl, allowed)
+    return zone_reason(wl, allowed)
 
 
 def karpenter_left_out_findings(wl: Workload) -> list[Finding]:

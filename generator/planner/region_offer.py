@@ -1,52 +1,43 @@
-"""The AWS or Azure instance types the cluster's region does not offer: left out of the plan, and said (fix177).
+"""A planned AWS or Azure pool whose instance type ``gpu_regions.json`` does not list in the cluster's region (fix179).
 
-Every EKS or AKS node pool runs in the cluster's region (``kubernetes.location``); a type that region lacks would
-render and fail at ``terraform apply`` or when the pool scales up. The regions come from ``gpu_regions.json``; a type
-without a sourced region list, or a region the source does not list, is planned unchecked. A workload whose allowed
-types the region all lacks is refused before planning
-(:func:`generator.workload.cloud_region_offer.region_offer_errors`).
+Every EKS or AKS node pool runs in the cluster's region (``kubernetes.location``). The region lists come from
+SkyPilot's catalog at one commit each and may be stale or incomplete (fix177's Azure file is a mid-2024 snapshot), so a
+type they leave out is planned as if offered, by cost like any other, and each pool of it is warned at
+``kubernetes.location`` with the source, its revision, and the cloud CLI command that checks the region today
+(:func:`generator.workload.cloud_region_offer.check_command`). A type without a sourced region list, or a region the
+source does not list, is not checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.catalog.gpu_regions import region_source
-from generator.planner.plan import Finding
-from generator.words import listed
-from generator.workload.cloud_region_offer import SELLER, offered_in, planned_region, region_left_out
-from generator.workload.gke_zone import types_by_gpu
+from generator.catalog.gpu_regions import NOT_OFFERED, region_offer, region_read, region_source
+from generator.planner.plan import Finding, Pool
+from generator.workload.cloud_region_offer import SELLER, check_command, offered_in, planned_region
 from generator.workload.models import Workload
 
 FIELD = "kubernetes.location"
 
 
-def region_findings(wl: Workload, allowed: Iterable[str]) -> list[Finding]:
-    """One info per GPU whose instance types among ``allowed`` (the lists' choice) the region lacks, naming where it is."""
+def region_pool_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
+    """One warning per planned instance type the source does not list in the cluster's region."""
     region = planned_region(wl)
     if region is None:
         return []
-    left = sorted(set(allowed) & region_left_out(wl))
-    seller = SELLER[wl.hardware.provider]
+    provider = wl.hardware.provider
+    types = sorted({(p.node.platform_id, p.node.instance_type or p.node.platform_id) for p in pools})
     return [
         Finding(
-            "info",
-            "gpu-not-in-region",
-            f"{gpu_id} ({', '.join(ids)}) left out of the plan: region {region} does not offer "
-            f"{'it' if len(ids) == 1 else 'them'}; {seller} offers {'it' if len(ids) == 1 else 'them'} in "
-            f"{offered_in(ids)} ({region_source(ids[0])}); set {FIELD} to one of those regions to plan {gpu_id}",
+            "warning",
+            "gpu-region-unlisted",
+            f"{machine} ({platform_id}) is planned in region {region}, which the catalog's region list for it does "
+            f"not name: {SELLER[provider]} lists it in {offered_in([platform_id])} by {region_source(platform_id)} "
+            f"(read {region_read(platform_id)}), a snapshot that may be stale or incomplete, so the plan keeps it; "
+            f"check before applying with `{check_command(provider, machine, region)}` (an empty answer: the region "
+            f"lacks it, so set {FIELD} to a region that offers it or leave it out with hardware.platforms)",
             FIELD,
         )
-        for gpu_id, ids in types_by_gpu(left).items()
+        for platform_id, machine in types
+        if region_offer(platform_id, region) == NOT_OFFERED
     ]
-
-
-def region_reason(wl: Workload, allowed: Iterable[str]) -> str | None:
-    """A deployment's short reason naming the types among ``allowed`` its region lacks (None: none lacked)."""
-    region = planned_region(wl)
-    left = [] if region is None else sorted(set(allowed) & region_left_out(wl))
-    if region is None or not left:
-        return None
-    types = listed(left) if len(left) <= 2 else f"{len(left)} instance types"
-    lacks = f"region {region} does not offer {'it' if len(left) == 1 else 'them'}"
-    return f"not planned: {listed(list(types_by_gpu(left)))} on {types} ({lacks}; info gpu-not-in-region)"

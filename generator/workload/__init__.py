@@ -25,7 +25,6 @@ from generator.words import listed
 from generator.workload.build import build
 from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
-from generator.workload.cloud_region_offer import region_offer_errors
 from generator.workload.cluster_name import cluster_name_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
@@ -481,7 +480,6 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += cluster_name_errors(doc, wl)  # newuser81 item 2: each provider's naming rule
     errors += gke_cluster_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
-    errors += region_offer_errors(doc, wl)  # fix177: an EKS or AKS region without the instance type
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
