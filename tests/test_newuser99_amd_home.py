@@ -14,6 +14,7 @@ KV cache, compute buffer and CUDA context" of an AMD GPU, whose llama.cpp runs o
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,7 +59,9 @@ def test_amd_vllm_estimate_has_no_llama_cpp_note(capsys: pytest.CaptureFixture[s
     assert _prompt_notes(json.loads(_run(capsys, "--precision", "bf16", "--gpu", "rx-7900-xtx-24gb", "--json"))) == []
 
 
-@pytest.mark.parametrize(("gpu", "runtime"), [("rx-7900-xtx-24gb", "HIP"), ("radeon-pro-w7900-48gb", "HIP"), ("rtx-4090-24gb", "CUDA")])
+@pytest.mark.parametrize(
+    ("gpu", "runtime"), [("rx-7900-xtx-24gb", "HIP"), ("radeon-pro-w7900-48gb", "HIP"), ("rtx-4090-24gb", "CUDA")]
+)
 def test_llama_cpp_memory_basis_names_the_runtime(capsys: pytest.CaptureFixture[str], gpu: str, runtime: str) -> None:
     out = _run(capsys, "--precision", "q4_0", "--gpu", gpu)
     other = "CUDA" if runtime == "HIP" else "HIP"
@@ -66,3 +69,42 @@ def test_llama_cpp_memory_basis_names_the_runtime(capsys: pytest.CaptureFixture[
     assert f"the memory {runtime} lets a process allocate" in out
     assert f"compute buffer and {runtime} context" in out
     assert f"{other} context" not in out
+
+
+HOME = """\
+version: 1
+name: home-amd
+deployments:
+  - name: chat
+    model: Qwen/Qwen3-30B-A3B
+    inference:
+      precision: q4_k_m
+      max_context_tokens: 16384
+      avg_input_tokens: 800
+      avg_output_tokens: 300
+      requests_per_second: 0.05
+hardware:
+  provider: baremetal
+  fixed:
+    gpu: {gpu}
+    gpu_count: {count}
+    ram_gib: 128
+    reserved_ram_gib: 12
+    cpu: ryzen-9-7950x
+"""
+
+
+@pytest.mark.parametrize(
+    ("gpu", "count", "said"), [("rx-7900-xtx-24gb", 2, True), ("radeon-pro-w7900-48gb", 1, True), ("rtx-4090-24gb", 1, False)]
+)
+def test_plan_of_a_fixed_amd_machine_says_the_ttft_unchecked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, gpu: str, count: int, said: bool
+) -> None:
+    path = tmp_path / "home.yaml"
+    path.write_text(HOME.format(gpu=gpu, count=count))
+    with pytest.raises(SystemExit) as done:
+        main(["plan", str(path), "--format", "json"])
+    assert done.value.code == 0
+    (dep,) = json.loads(capsys.readouterr().out)["deployments"]
+    unchecked = [r for r in dep["reasons"] if "TTFT is unchecked" in r]
+    assert len(unchecked) == int(said), dep["reasons"]

@@ -20,8 +20,11 @@ def gpu_runtime(vendor: str) -> str:
 
 
 def prompt_unchecked_note(vendor: str | None) -> str | None:
-    """The note that a llama.cpp TTFT on a GPU of ``vendor`` is not llama.cpp's fitted prompt path; None on NVIDIA."""
-    if vendor is None or vendor == CUDA_VENDOR:
+    """The note that a llama.cpp TTFT on a GPU of ``vendor`` is not llama.cpp's fitted prompt path.
+
+    None on NVIDIA, and without a GPU (``vendor`` None or empty: a machine of CPUs alone).
+    """
+    if not vendor or vendor == CUDA_VENDOR:
         return None
     return (
         "the TTFT is unchecked on this GPU: llama.cpp's prompt timing is fitted on NVIDIA GPUs alone, so the prompt is "
