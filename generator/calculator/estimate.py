@@ -982,11 +982,16 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
         slots = _llama_cpp_slots(req)
         tokens = _sequence_tokens(req)
+        from generator.calculator.llama_cpp_vendor import gpu_runtime, prompt_unchecked_note
+
         result.update(on_gpus(arch, fmt, kv_name, kv_bits, context, gpu.id, par.gpus, slots, tokens, consts, _model_args(model)))
         notes.append(
-            f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and CUDA "
-            "context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans offload to system RAM"
+            f"{fmt.name} is a GGUF precision: sized as llama.cpp holds its file (its KV cache, compute buffer and "
+            f"{gpu_runtime(gpu.vendor)} context); --engine vllm sizes vLLM's GGUF loader instead, and --ram-gib plans "
+            "offload to system RAM"
         )
+        if "ttft_s" in result["llama_cpp"] and (unchecked := prompt_unchecked_note(gpu.vendor)):
+            notes.append(unchecked)  # newuser99 item 1: an AMD GPU's TTFT is the serving engines' prefill
         if par.gpus > 1:  # llama.cpp's default split is by layer (-sm layer), each GPU a run of whole layers
             notes.append(
                 f"llama.cpp splits the layers over the {par.gpus} GPUs (-ts, its default -sm layer), not tensor- or "
@@ -1001,6 +1006,12 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             result.update(exc.document)
             result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "placed": False}
         result["precision"]["weights"] = result["offload"]["precision"]
+        gpu_id = result.get("machine", {}).get("gpu") if "ttft_s" in result.get("throughput", {}) else None
+        if gpu_id:  # newuser99 item 1: an AMD GPU's llama.cpp TTFT is the serving engines' prefill
+            from generator.calculator.llama_cpp_vendor import prompt_unchecked_note
+
+            if unchecked := prompt_unchecked_note(catalog.find_gpu(gpu_id).vendor):
+                notes.append(unchecked)
     elif req.train:
         _training_result(result, req, model, par, consts, gpu, advise=advise, served=served)
     else:

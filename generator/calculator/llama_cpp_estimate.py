@@ -13,6 +13,7 @@ bandwidth and the cores, :func:`~generator.sizing.offload.offload_cost`).
 from __future__ import annotations
 
 from generator.calculator.llama_cpp_threads import estimate_thread_args
+from generator.calculator.llama_cpp_vendor import gpu_runtime
 from generator.calculator.machine import (
     FixedSpec,
     build_host_machine,
@@ -112,9 +113,10 @@ def on_gpus(
         # the model whole on GPUs without a limit: the table of what it would need, laid out as llama.cpp splits it
         placement = place(arch, fmt, kv_bits, total_context, machine._replace(gpu_memory_bytes=2**60), consts)
     fullest = max((b.as_dict() for b in placement.per_gpu), key=lambda d: d["total"])
+    runtime = gpu_runtime(gpu.vendor)  # HIP on AMD (newuser99 item 2)
     basis = (
         f"{engine}'s rules: the weights but the input embedding (in RAM), the KV cache of -c, its compute buffer at "
-        f"-ub {consts.offload_ubatch_tokens} and the CUDA context, in all the memory CUDA lets a process allocate"
+        f"-ub {consts.offload_ubatch_tokens} and the {runtime} context, in all the memory {runtime} lets a process allocate"
     )
     doc: dict[str, Any] = {"engine": engine, "context_tokens": total_context, "slots": slots}
     if fits:

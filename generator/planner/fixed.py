@@ -7,6 +7,7 @@ from typing import Any
 
 from generator import catalog
 from generator.calculator.llama_cpp_threads import llama_cpp_threads
+from generator.calculator.llama_cpp_vendor import prompt_unchecked_note
 from generator.calculator.machine import (
     NUMACTL_ONE_NODE,
     FixedSpec,
@@ -242,6 +243,8 @@ def _deployment(
         f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
         f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
         f"cold start {seconds_text(cost.cold_start_s)}",
+        # newuser99 item 1: on an AMD GPU the prompt is the serving engines' prefill, not llama.cpp's fitted path
+        *([unchecked] if (unchecked := prompt_unchecked_note(machine.gpu_vendor)) else []),
     ]
     return (
         DeploymentPlan(

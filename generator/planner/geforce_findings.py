@@ -44,7 +44,8 @@ def _consumer_gpu_findings(pools: list[Pool], consts: Constants, priced: frozens
     for pool in pools:
         gpu = catalog.gpus().get(pool.node.gpu_id)
         racked = racked_nodes(pool)
-        if gpu is None or not gpu.consumer or pool.node.provider != "baremetal" or not racked:
+        # NVIDIA's GeForce licence: an AMD Radeon's amdgpu driver has no such clause (newuser99 item 3)
+        if gpu is None or not gpu.consumer or gpu.vendor != "nvidia" or pool.node.provider != "baremetal" or not racked:
             continue
         kw = racked * pool.node.power_w / 1000
         colocation_usd = kw * consts.colocation_usd_per_kw_month

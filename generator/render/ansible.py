@@ -40,7 +40,7 @@ from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
 from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
-from generator.render.rocm_tuning import VLLM_SOURCE, rocm_host_vars, rocm_vllm_settings
+from generator.render.rocm_tuning import INSTINCT_ARCHITECTURES, VLLM_SOURCE, rocm_host_vars, rocm_vllm_settings
 from generator.sizing.constants import with_overrides
 from generator.sizing.gpu_share import pod_memory_fraction, sglang_pool_capped
 from generator.workload.models import GpuSharing, Mirrors, Workload
@@ -151,7 +151,12 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
         ),
         "specgen_cpu": {**cpu_vars(node), "governor": "performance"},
         # AMD's MI300X guides: NUMA auto-balancing off (newuser77 item 10; generator.render.rocm_tuning)
-        **({"specgen_rocm_host": rocm_host_vars()} if vendor == "amd" else {}),
+        # on Instinct (CDNA) pools only, not a Radeon desktop's (newuser99 item 5)
+        **(
+            {"specgen_rocm_host": rocm_host_vars()}
+            if vendor == "amd" and catalog.gpus()[node.gpu_id].architecture in INSTINCT_ARCHITECTURES
+            else {}
+        ),
         "specgen_nvme": {
             "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
             # null: a capacity sourced without its drive count (newuser36 item 9: 0 drives beside 3.0 TB)

@@ -21,6 +21,7 @@ vLLM on CDNA3 / CDNA4 (MI300X, MI325X, MI350X, MI355X), from AMD's "vLLM V1 perf
 
 Not rendered: ``TORCH_BLAS_PREFER_HIPBLASLT=1`` ("can improve linear layer performance in some workloads": not every
 one). The MI250X (CDNA2) gets the host setting only: the guide's AITER kernels are for the MI300X and MI350 series.
+Radeon cards (RDNA 3: RX 7900 XTX, Radeon PRO W7900) get neither.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ NUMA_SOURCE = "https://rocm.docs.amd.com/en/docs-6.2.0/how-to/performance-valida
 VLLM_SOURCE = "https://rocm.docs.amd.com/en/docs-7.2.0/how-to/rocm-for-ai/inference-optimization/vllm-optimization.html"
 #: GPU architectures the guide's AITER kernels and environment are for (MI300X / MI325X; MI350X / MI355X).
 AITER_ARCHITECTURES = ("cdna3", "cdna4")
+#: The Instinct (CDNA) architectures the MI300X page's NUMA setting is rendered for; a Radeon (RDNA) desktop or
+#: workstation gets none (newuser99 item 5: a one-socket RX 7900 XTX box got the MI300X's "the GPU might hang").
+INSTINCT_ARCHITECTURES = ("cdna2", "cdna3", "cdna4")
 #: Where it gives NCCL_MIN_NCHANNELS=112: "on the Instinct MI300X" (the MI325X is the same CDNA3 part).
 RCCL_CHANNELS_ARCHITECTURES = ("cdna3",)
 
