@@ -589,13 +589,19 @@ OVERRIDES: dict[str, float] = {}
 #: the C++ runtime's ``BaseKVCacheManager::calculateMaxNumBlocks``, freeMemFraction x the free memory once the engine is
 #: loaded), not vLLM's 0.9 of the whole GPU less what is held (constants.py ``kv_budget_of_free_memory``; acc130, acc133).
 TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1, "kv_budget_of_free_memory": 1}
+#: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
+OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
+#: vLLM's and SGLang's MoE exchange under attention DP, as the planner sets it (inference.py ENGINE_GATHERED_EXCHANGE):
+#: vLLM's default allgather_reducescatter gathers the quantized tokens (1), SGLang the bf16 hidden states (2).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
-    "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
+    "vllm": {"max_batch_size": 256, "max_num_seqs": 256, "moe_gathered_exchange": 1},
+    "sglang": {**OTHER_ENGINE_SETTINGS, "moe_gathered_exchange": 2},
     "tensorrt-llm-serve": {
         "max_batch_size": 2048,
         "max_num_seqs": 256,
         "prefill_chunk_tokens": 8192,
         "moe_gathered_workspace": 1,
+        "moe_gathered_exchange": 1,
         **TENSORRT_LLM_KV_POOL,
     },
     # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take;
@@ -605,13 +611,12 @@ ENGINE_SETTINGS: dict[str, dict[str, float]] = {
         "max_num_seqs": 256,
         "prefill_chunk_tokens": 8192,
         "moe_gathered_workspace": 1,
+        "moe_gathered_exchange": 1,
         **TENSORRT_LLM_KV_POOL,
     },
     # the C++ runtime: its own max batch, and the same pool (max_attention_window_size defaults to max_seq_len)
     "tensorrt-llm-cpp": {"max_batch_size": 2048, "max_num_seqs": 256, **TENSORRT_LLM_KV_POOL},
 }
-#: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
-OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
 
 #: A vLLM engine loop that hides none of its host work behind the GPU's: before async scheduling became vLLM's default
 #: (PR #27614, "[Core] Enable async scheduling by default", merged in the week to 2026-01-02,

@@ -78,19 +78,25 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
 
     acc138: the B200 at its measured GEMM rate (stas00/ml-engineering's MAMF, FP8 0.763 of its peak against the
     H100's 0.709; BF16 0.776 against 0.803): a request 1,017 -> 1,025 s, 0.1% -> 0.2% of requests wait; the same
-    5 replicas and places."""
+    5 replicas and places.
+
+    acc164: vLLM's MoE under attention DP is its default allgather_reducescatter (the quantized tokens all-gathered,
+    one NCCL broadcast a rank, the bf16 outputs reduce-scattered: GatheredExchange, moe_gathered_exchange 1), not a
+    top-k all-to-all: its (8 + 1) x 20 us of NCCL calls a MoE layer slow each step, 5 -> 6 replicas (40 -> 48 B200,
+    $415,855 -> $499,026/month; 6 x 224 places = 1,344, 93% busy, 0.7% wait, a request 1,255 s); the H200
+    runner-up 16 -> 19 x TP1 EP8 (128 -> 152 H200, $739,297 -> $877,916)."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
-    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 5, 40)
+    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 6, 48)
     assert (dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (8, 8)
-    assert plan["totals"]["gpus"] == 40  # 152 before
+    assert plan["totals"]["gpus"] == 48  # 152 before, 40 before acc164
     assert (
-        "chosen by cost: 5 x TP1 EP8 (attention DP 8) on 5 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $415,855/month"
+        "chosen by cost: 6 x TP1 EP8 (attention DP 8) on 6 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $499,026/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "16 x TP1 EP8 (attention DP 8) on 16 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
-    assert "5 replica(s) x 224 places = 1,120 (c), 91% busy at 1 req/s: 0.2% of requests wait for one" in files["SPEC.md"]
+    assert "19 x TP1 EP8 (attention DP 8) on 19 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "6 replica(s) x 224 places = 1,344 (c), 93% busy at 1 req/s: 0.7% of requests wait for one" in files["SPEC.md"]
     assert "cap the router's concurrency at 224 a replica, or give inference.max_num_seqs: 28 (28 a rank)" in files["SPEC.md"]
     assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
     assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
@@ -140,12 +146,14 @@ def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Pat
     """Searched DP layouts are one stage (vLLM: DP attention with PP "not a common setup", vllm issue 20053); a pinned
     pp is taken: 6 x TP1 EP8 PP2 on 12 p5en ($554,473/month) against PP1's 14 ($646,885), each replica over 2 nodes.
     acc112: 7 x PP2 on 14 p5en (PP1's runner-up 16): a request holds its place 1,598 s, the EP rank that touches the
-    most of its experts setting each MoE layer's reads (busiest_rank_routed_share); 6 x 276 places would be 96% busy."""
+    most of its experts setting each MoE layer's reads (busiest_rank_routed_share); 6 x 276 places would be 96% busy.
+    acc164: vLLM's gathered MoE exchange (allgather_reducescatter, (8 + 1) x 20 us of NCCL calls a MoE layer) makes
+    the 50 ms TPOT bind at batch 128 a replica: 7 -> 14 x PP2 (112 -> 224 H200), a request 1,597 s."""
     loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8, pp: 2}\n", gpus="h200-sxm-141gb")))
     plan = plan_workload(loaded)
     (dep,) = plan.deployments
-    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 7, 112)
-    assert "TP1 x EP8 (attention DP 8) x PP2 x 7 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 14, 224)
+    assert "TP1 x EP8 (attention DP 8) x PP2 x 14 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
 

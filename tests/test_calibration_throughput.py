@@ -264,6 +264,7 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
                 ("kv_window_layers_full_context", 1),
                 ("max_batch_size", 2048),
                 ("max_num_seqs", 256),
+                ("moe_gathered_exchange", 1),
                 ("moe_gathered_workspace", 1),
                 ("prefill_chunk_tokens", 8192),
             ),
@@ -280,24 +281,34 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
             ),
         ),
         # vLLM V0's documented max_num_seqs=256 bounds the batch; its host loop runs serially with the GPU
-        ({"engine": "vllm"}, (("host_overlap_fraction", 0.0), ("max_batch_size", 256), ("max_num_seqs", 256))),
+        (
+            {"engine": "vllm"},
+            (("host_overlap_fraction", 0.0), ("max_batch_size", 256), ("max_num_seqs", 256), ("moe_gathered_exchange", 1)),
+        ),
         # a row of vLLM V1 on an H100-class GPU names that version's default, 1024
         (
             {"engine": "vllm", "max_num_seqs": 1024},
-            (("host_overlap_fraction", 0.0), ("max_batch_size", 1024), ("max_num_seqs", 1024)),
+            (("host_overlap_fraction", 0.0), ("max_batch_size", 1024), ("max_num_seqs", 1024), ("moe_gathered_exchange", 1)),
         ),
         # and a --max-num-batched-tokens the run set becomes the prefill chunk
         (
             {"engine": "vllm", "max_num_seqs": 1024, "max_num_batched_tokens": 16384},
-            (("host_overlap_fraction", 0.0), ("max_batch_size", 1024), ("max_num_seqs", 1024), ("prefill_chunk_tokens", 16384)),
+            (
+                ("host_overlap_fraction", 0.0),
+                ("max_batch_size", 1024),
+                ("max_num_seqs", 1024),
+                ("moe_gathered_exchange", 1),
+                ("prefill_chunk_tokens", 16384),
+            ),
         ),
         # a vLLM build with async scheduling (its default since PR #27614) hides host work as the fitted share says
         (
             {"engine": "vllm", "max_num_seqs": 64, "async_scheduling": True},
-            (("max_batch_size", 64), ("max_num_seqs", 64)),
+            (("max_batch_size", 64), ("max_num_seqs", 64), ("moe_gathered_exchange", 1)),
         ),
-        # SGLang sizes its running batch from KV memory (at least 2,048): the engine-wide cap
-        ({"engine": "sglang"}, (("max_batch_size", 2048), ("max_num_seqs", 256))),
+        # SGLang sizes its running batch from KV memory (at least 2,048): the engine-wide cap; its attention-DP MoE
+        # all-gathers the bf16 hidden states (acc164; vLLM its quantized tokens, TensorRT-LLM too)
+        ({"engine": "sglang"}, (("max_batch_size", 2048), ("max_num_seqs", 256), ("moe_gathered_exchange", 2))),
         # trtllm-serve states its CLI defaults (BuildConfig max_batch_size=2048, max_num_tokens=8192)
         (
             {"engine": "tensorrt-llm-serve"},
@@ -306,6 +317,7 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
                 ("kv_window_layers_full_context", 1),
                 ("max_batch_size", 2048),
                 ("max_num_seqs", 256),
+                ("moe_gathered_exchange", 1),
                 ("moe_gathered_workspace", 1),
                 ("prefill_chunk_tokens", 8192),
             ),
@@ -313,7 +325,13 @@ def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[s
         # a vLLM V1 server on an A100 keeps the small defaults: 256 sequences, 2,048-token chunks
         (
             {"engine": "vllm", "max_num_seqs": 256, "max_num_batched_tokens": 2048},
-            (("host_overlap_fraction", 0.0), ("max_batch_size", 256), ("max_num_seqs", 256), ("prefill_chunk_tokens", 2048)),
+            (
+                ("host_overlap_fraction", 0.0),
+                ("max_batch_size", 256),
+                ("max_num_seqs", 256),
+                ("moe_gathered_exchange", 1),
+                ("prefill_chunk_tokens", 2048),
+            ),
         ),
     ],
 )

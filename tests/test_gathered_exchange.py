@@ -3,7 +3,7 @@
 An all-gather of every rank's quantized tokens (one NCCL broadcast a rank, allgatherOp.cpp with per-rank sizes) and a
 reduce-scatter of the bf16 outputs: ``(ep - 1) x rank tokens x hidden x (input bytes + 2)`` a MoE layer at
 ``gathered_exchange_link_share`` of the link, ``(ep + 1) x gathered_exchange_latency_s`` beside it; no busiest-rank
-factor. The engines whose MoE is not modelled so (``moe_gathered_workspace`` 0) keep the top-k all-to-all.
+factor. ``moe_gathered_exchange`` 0 keeps the top-k all-to-all (acc164: split from ``moe_gathered_workspace``).
 """
 
 from __future__ import annotations
@@ -41,14 +41,19 @@ def _acc(compute: str) -> Accelerator:
     [("fp8", 1.0), ("fp4", 0.5625), ("bf16", 2.0), ("fp16", 2.0)],
 )
 def test_the_gathered_tokens_travel_in_the_format_the_gemms_compute_in(compute: str, input_bytes: float) -> None:
-    consts = Constants()._replace(moe_gathered_workspace=1)
+    consts = Constants()._replace(moe_gathered_exchange=1)
     exchange = gathered_exchange(_acc(compute), consts)
     assert exchange == GatheredExchange(input_bytes, consts.gathered_exchange_link_share, consts.gathered_exchange_latency_s)
     assert GATHERED_INPUT_BYTES.get(compute, 2.0) == input_bytes
+    # 2 (SGLang): the bf16 hidden states gathered, whatever the GEMMs compute in (acc164)
+    bf16 = gathered_exchange(_acc(compute), consts._replace(moe_gathered_exchange=2))
+    assert bf16 == GatheredExchange(2.0, consts.gathered_exchange_link_share, consts.gathered_exchange_latency_s)
 
 
 def test_an_engine_without_the_gathered_moe_keeps_the_top_k_all_to_all() -> None:
-    assert gathered_exchange(_acc("fp8"), Constants()._replace(moe_gathered_workspace=0)) is None
+    assert gathered_exchange(_acc("fp8"), Constants()._replace(moe_gathered_exchange=0)) is None
+    # the TensorRT-LLM start-up workspace alone does not choose the exchange (acc164: the flags split)
+    assert gathered_exchange(_acc("fp8"), Constants()._replace(moe_gathered_workspace=1)) is None
 
 
 @pytest.mark.parametrize(

@@ -864,11 +864,24 @@ def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whol
     return batched_tokens(spec, gpu, consts, whole) if spec.engine == "vllm" else None
 
 
+#: How each engine's MoE exchanges tokens under attention DP (constants.py ``moe_gathered_exchange``, sourced there):
+#: vLLM's default all2all backend, allgather_reducescatter, all-gathers a rank's quantized tokens (1); SGLang's
+#: --enable-dp-attention all-gathers the bf16 hidden states before the MoE (2). Neither is a top-k all-to-all.
+ENGINE_GATHERED_EXCHANGE: dict[str, int] = {"vllm": 1, "sglang": 2}
+
+
 def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False) -> Constants:
-    """``consts`` with the engine's tokens a forward pass on ``gpu``: a prompt is prefilled in passes of that many."""
+    """``consts`` with the engine's MoE exchange and tokens a forward pass on ``gpu`` (a prompt prefilled in such passes)."""
+    exchanged = with_gathered_exchange(consts, ENGINE_GATHERED_EXCHANGE.get(spec.engine, consts.moe_gathered_exchange))
     if spec.engine != "vllm":
-        return consts
-    return with_engine_tokens(consts, None, batched_tokens(spec, gpu, consts, whole))
+        return exchanged
+    return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
+
+
+@functools.lru_cache(maxsize=64)
+def with_gathered_exchange(consts: Constants, exchange: int) -> Constants:
+    """``consts`` with ``moe_gathered_exchange`` set to ``exchange`` (the same object where it already is), cached."""
+    return consts if consts.moe_gathered_exchange == exchange else consts._replace(moe_gathered_exchange=exchange)
 
 
 @functools.lru_cache(maxsize=4096)

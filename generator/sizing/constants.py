@@ -34,6 +34,7 @@ class Constants(NamedTuple):
     max_num_seqs: int = 256
     safety_margin_fraction: float = 0.05
     moe_gathered_workspace: int = 0
+    moe_gathered_exchange: int = 0
     kv_budget_of_free_memory: int = 0
     kv_window_layers_full_context: int = 0
 
@@ -223,17 +224,31 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "moe_gathered_workspace": (
         "1: under attention data parallelism the engine's MoE layer runs every rank's tokens gathered and its "
         "start-up profiling pass (max_num_tokens on every rank) holds the gathered rows' input, output and MoE "
-        "workspace before the KV cache is sized (generator/sizing/moe_workspace.py), and the tokens travel by an "
-        "all-gather and a reduce-scatter (gathered_exchange_link_share), not a top-k all-to-all; 0: the engine's MoE "
-        "is not modelled so (vLLM, SGLang).",
+        "workspace before the KV cache is sized (generator/sizing/moe_workspace.py); 0: the engine's start-up pass "
+        "is not modelled so (vLLM, SGLang). How the tokens travel is moe_gathered_exchange.",
         "TensorRT-LLM's CutlassFusedMoE sizes its MoE for max_num_tokens x world_size rows under attention DP "
         "(https://github.com/NVIDIA/TensorRT-LLM/blob/000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/"
         "modules/fused_moe/fused_moe_cutlass.py) and allocates the op's workspace as a torch tensor "
         "(https://github.com/NVIDIA/TensorRT-LLM/blob/01503f5535c0379da60bfd282d225626813781ab/cpp/tensorrt_llm/thop/"
         "moeOp.cpp); benchmarks/calibration_report.py sets 1 for its rows, the planner's engines keep 0",
     ),
+    "moe_gathered_exchange": (
+        "How an attention-DP engine's MoE exchanges tokens (generator/sizing/performance.py gathered_exchange): 0 a "
+        "top-k all-to-all (each token to its top_k experts' ranks); 1 an all-gather of every rank's quantized tokens "
+        "(FP8 1 byte, NVFP4 0.5625, else bf16 2) and a reduce-scatter of the bf16 outputs; 2 the same with the bf16 "
+        "hidden states gathered (quantized after).",
+        "1: TensorRT-LLM's CutlassFusedMoE (run_post_quant_allgather, https://github.com/NVIDIA/TensorRT-LLM/blob/"
+        "000a01de66f0eab4ab05640711f0253f50f5209c/tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py) and "
+        "vLLM's default all2all backend allgather_reducescatter (https://docs.vllm.ai/en/latest/serving/"
+        "expert_parallel_deployment/), whose naive DP/EP prepare quantizes a rank's tokens before the all-gather "
+        "(_quantize_and_setup_dispatch, https://github.com/vllm-project/vllm/blob/759fe1987bc8212cd59b7d3befe7ff7b92d1dc26/"
+        "vllm/model_executor/layers/fused_moe/prepare_finalize/naive_dp_ep.py); 2: SGLang with --enable-dp-attention "
+        "all-gathers the hidden states before the MoE (dp_gather_partial, https://github.com/sgl-project/sglang/blob/"
+        "2aa2e2d0ffda0a44ed9a022fdd9d5d042f365eee/python/sglang/srt/layers/dp_attention.py); the planner sets these "
+        "by engine (generator/planner/inference.py engine_constants), benchmarks/calibration_report.py by row",
+    ),
     "gathered_exchange_link_share": (
-        "Share of the GPU link's rate the gathered MoE exchange reaches under attention DP (moe_gathered_workspace 1): "
+        "Share of the GPU link's rate the gathered MoE exchange reaches under attention DP (moe_gathered_exchange 1 or 2): "
         "a rank's all-gather of the other ranks' quantized tokens and reduce-scatter of their bf16 outputs, "
         "(ep - 1) x rank tokens x hidden x (1 FP8 / 0.5625 NVFP4 / 2 bf16, + 2) bytes a MoE layer "
         "(generator/sizing/performance.py GatheredExchange).",
@@ -989,6 +1004,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),
+    "moe_gathered_exchange": (0, True, 2, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,

@@ -825,12 +825,15 @@ GATHERED_INPUT_BYTES: dict[str, float] = {"fp8": 1.0, "fp4": 0.5 + 1 / 16}
 
 
 def gathered_exchange(acc: Accelerator, consts: Constants) -> GatheredExchange | None:
-    """The engine's gathered MoE exchange (``moe_gathered_workspace`` 1: TensorRT-LLM), else None (a top-k all-to-all)."""
-    if not consts.moe_gathered_workspace:
+    """The engine's gathered MoE exchange (``moe_gathered_exchange`` 1 or 2), else None (a top-k all-to-all).
+
+    1: the quantized tokens are gathered (TensorRT-LLM, vLLM's ``allgather_reducescatter``); 2: the bf16 hidden
+    states, quantized after the gather (SGLang's DP attention); constants.py ``moe_gathered_exchange`` cites each.
+    """
+    if not consts.moe_gathered_exchange:
         return None
-    return GatheredExchange(
-        GATHERED_INPUT_BYTES.get(acc.compute, 2.0), consts.gathered_exchange_link_share, consts.gathered_exchange_latency_s
-    )
+    input_bytes = GATHERED_INPUT_BYTES.get(acc.compute, 2.0) if consts.moe_gathered_exchange == 1 else 2.0
+    return GatheredExchange(input_bytes, consts.gathered_exchange_link_share, consts.gathered_exchange_latency_s)
 
 
 def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, popularity_cv: float) -> float:
