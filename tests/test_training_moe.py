@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import find_model
-from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.architecture import Architecture, parse_architecture, routed_expert_params
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.training_moe import (
     NO_MOE,
@@ -23,7 +23,6 @@ from generator.sizing.training_moe import (
     expert_compute_factor,
     expert_fill,
     moe_step,
-    routed_expert_params,
     tokens_per_expert,
 )
 from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, StepTime, training_step
