@@ -3,7 +3,9 @@ without a word: the interpreter's exit gives SIGINT back to the system's default
 
 The CLI now ends the process itself once its output is flushed (``generator.cli._leave``). Each case signals the
 process at a point it synchronises on, no timing: a finalizer of ``__main__`` (run by the interpreter's exit, after
-SIGINT's default is back) and the final flush of stdout (the last moment the command still runs).
+SIGINT's default is back) and the final flush of stdout (the last moment the command still runs). Each child first
+takes Python's own SIGINT handler, as a terminal starts it: a process started in the background by a non-interactive
+shell (a CI job launched with `&`) inherits SIGINT ignored, and Python then installs none (the last-flush case read 0).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ ESTIMATE = '["specgen", "estimate", "meta-llama/Llama-3.1-8B", "--gpu", "rtx-409
 #: SIGINT sent by a finalizer that runs as the interpreter exits: before, the process died by it (returncode -2).
 AT_INTERPRETER_EXIT = f"""
 import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 class Late:
     def __del__(self):
         os.kill(os.getpid(), signal.SIGINT)
@@ -32,6 +35,7 @@ main()
 #: SIGINT sent as the CLI flushes its complete output (the flush its exit code waits on).
 AT_THE_LAST_FLUSH = f"""
 import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 class Stream:
     def __init__(self, inner):
         self.inner = inner
