@@ -152,7 +152,7 @@ def _known_capex(totals: dict[str, Any]) -> Any:
     pool has no price (unknown); its month tells them apart. fuzz34 item 9d: a rented fleet against the same bought
     read capex "-" (not known) where it is $0.
 
-    The planner's :func:`generator.planner.assemble.fleet_up_front_usd` (the figure ``max_capex_usd`` holds) reads the
+    The planner's :func:`generator.planner.plan_totals.fleet_up_front_usd` (the figure ``max_capex_usd`` holds) reads the
     same 0 where the capex is None and the month known. It differs where the month is None and the capex is not (a
     priced purchase beside an unpriced rented pool): it holds the fleet's up-front cost unknown, where the diff shows
     the capex the plan gives, a figure known (review28 item 11).

@@ -491,7 +491,7 @@ _POOL_SUMS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
 def _check_totals(path: str, plan: dict[str, Any]) -> None:
     """Raise InputError where ``plan.totals`` is not the sum of ``plan.pools`` (newuser75 item 4).
 
-    The planner writes the GPUs, nodes and watts as exact sums of its pools' (``planner.assemble.totals``), and the month
+    The planner writes the GPUs, nodes and watts as exact sums of its pools' (``planner.plan_totals.totals``), and the month
     as their months rounded to cents, each pool's hourly rate rounded in the spec.json: a cent a pool is the most that
     rounding moves it. A hand-edited file whose parts disagree made the diff print a pool "removed" beside "0 change".
     """

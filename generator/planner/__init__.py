@@ -1397,7 +1397,7 @@ def _choose(
     keeps, with their findings and reasons, those moved chosen last (in ``order``) among the owned servers they leave
     free, the first of them on ``moved_to`` (a server kind) where given (:func:`_moves`); ``racked``: each deployment
     held to its layouts whose servers pack into ``hardware.max_racks`` racks beside those chosen before it, pooled as
-    the plan pools them (:func:`~generator.planner.assemble.racks_needed`; :class:`InfeasibleError` where none does).
+    the plan pools them (:func:`~generator.planner.pool_groups.racks_needed`; :class:`InfeasibleError` where none does).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass

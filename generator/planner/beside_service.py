@@ -2,7 +2,7 @@
 
 newuser94: a lab owning two 8 x H100 servers serves Llama 3.1 70B FP8 at a modest rate and wants to fine-tune an 8B
 model on the GPUs the service leaves free. The planner places a training job on whole servers no service holds
-(:func:`~generator.planner.assemble._colocation_groups`: a job is a group of its own), so where services hold every
+(:func:`~generator.planner.pool_groups._colocation_groups`: a job is a group of its own), so where services hold every
 owned server and nothing is bought, the job is refused. The refusal said only the rule; this says, of each owned
 server kind services hold, how many of its GPUs their rates need and how many run replicas past them or stand idle,
 and that a job on those GPUs is what the planner does not place (not sized: the job's and the services' pods would

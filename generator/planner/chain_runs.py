@@ -2,7 +2,7 @@
 
 newuser84 item 3: nightly-tune's two jobs, each at ``runs_per_month: 30`` on servers bought, read "$80 per run of the
 sequence" (``usd_per_job`` 82.68 + 7.10, their hours' share of the month) while the servers are paid all month: a night
-costs the month over its 30 runs, $405. A job alone gets that since newuser39 item 7 (``assemble._month_per_run``).
+costs the month over its 30 runs, $405. A job alone gets that since newuser39 item 7 (``plan_runs._month_per_run``).
 Where every job of a sequence gives the same runs a month, a run of the sequence is its servers' month over those
 runs, split between its jobs by their months (their hours' shares), so that the jobs' runs add up to the sequence's;
 the hours' share stays beside (``usd_per_job_hours_share``). Mixed cadences, or a job giving none, keep the hours' share.

@@ -57,8 +57,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    # fix164: a type the GKE pools' zone lacks (fix179: an EKS or AKS region's is planned and warned)
-    left_out = karpenter_unlaunchable(wl) | zone_left_out(wl)
+    left_out = karpenter_unlaunchable(wl) | zone_left_out(wl)  # fix164: a type the GKE pools' zone lacks
     return [hw for hw in _allowed_by_the_lists(wl) if hw.platform.id not in left_out]
 
 
@@ -440,15 +439,13 @@ def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def zone_left_out_findings(wl: Workload) -> list[Finding]:
-    """The types the GKE pools' zone (fix164) lacks that the lists would plan (info)."""
-    allowed = {hw.platform.id for hw in _allowed_by_the_lists(wl)}
-    return zone_findings(wl, allowed)
+    """The GCP types the GKE pools' zone lacks that the workload's lists would have planned (info, fix164)."""
+    return zone_findings(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
 
 
 def zone_left_out_reason(wl: Workload) -> str | None:
-    """The reason each deployment not pinned to a type carries for the types its zone (fix169) or region lacks."""
-    allowed = {hw.platform.id for hw in _allowed_by_the_lists(wl)}
-    return zone_reason(wl, allowed)
+    """The reason each deployment not pinned to a type carries for the GCP types its zone lacks (fix169)."""
+    return zone_reason(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
 
 
 def karpenter_left_out_findings(wl: Workload) -> list[Finding]:

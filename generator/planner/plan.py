@@ -471,7 +471,7 @@ class DeploymentPlan(NamedTuple):
     def listed_reasons(self) -> tuple[str, ...]:
         """``reasons`` as a view that lists ``runners_up`` on their own shows them: the choice less its runner-up.
 
-        The choice's reason ends with its runner-up (:func:`~generator.planner.assemble._choice_reason`), which a
+        The choice's reason ends with its runner-up (:func:`~generator.planner.choice_reasons._choice_reason`), which a
         view's runner-up lines or table list again with the same figures (newuser43 item 11: the plan text printed it
         twice); the plan's JSON keeps the reasons whole.
         """

@@ -2,7 +2,7 @@
 
 Assembly keeps the figures the reason gives (:class:`ContractReason`) and where it goes among the reasons; the text is
 written after ``usd_per_job`` is final. Where a job gives its runs a month on servers paid by the month, its run is the
-month over its runs (a job alone: ``assemble._month_per_run``; a ``run_after`` sequence at one cadence:
+month over its runs (a job alone: ``plan_runs._month_per_run``; a ``run_after`` sequence at one cadence:
 :mod:`generator.planner.chain_runs`), said with what it includes and, for a sequence's job, the sequence's run; the
 hours' share stays beside it. Otherwise the run is its hours' share of the month.
 """

@@ -41,7 +41,7 @@ RENTED_GROUP = "rented_nodes"
 #: Who provisions servers rented at the workload's own ``prices:`` rate: the provider the user rents from, which the
 #: workload does not name.
 YOUR_PROVIDER = "your provider"
-#: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``): no kubeadm
+#: The planner's finding that a single host is its own cluster (``planner.cluster_findings.single_host_findings``): no kubeadm
 #: join file is rendered.
 SINGLE_HOST_CODE = "kubernetes-single-host"
 #: What each provisioning tool would render for a host, by tool.

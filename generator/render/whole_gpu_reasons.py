@@ -26,7 +26,7 @@ from generator.planner.spread import SPREAD_NODES, packed_nodes
 from generator.workload.models import GpuSharing
 from generator.workload.sharing import mig_problem
 
-#: The planner's finding for a service whose replicas fit no share (:func:`~generator.planner.assemble._kept_off_shares`).
+#: The planner's finding for a service whose replicas fit no share (:func:`~generator.planner.share_findings._kept_off_shares`).
 SHARE_TOO_SMALL_CODE = "gpu-share-too-small"
 
 

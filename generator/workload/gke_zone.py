@@ -278,17 +278,12 @@ def zone_field(settings: KubernetesSettings) -> str:
 
 def allowed_gcp_types(wl: Workload) -> list[str]:
     """The catalog's GCP machine types ``hardware.gpus`` and ``hardware.platforms`` allow (each list where given)."""
-    return allowed_cloud_types(wl, "gcp")
-
-
-def allowed_cloud_types(wl: Workload, provider: str) -> list[str]:
-    """The catalog's ``provider`` instance types ``hardware.gpus`` and ``hardware.platforms`` allow (each list given)."""
     gpus = {g.lower() for g in wl.hardware.gpus or ()}
     platforms = {p.lower() for p in wl.hardware.platforms or ()}
     return sorted(
         p.id
         for p in catalog.platforms().values()
-        if p.provider == provider and (not gpus or gpus & set(p.gpu_ids)) and (not platforms or p.id in platforms)
+        if p.provider == "gcp" and (not gpus or gpus & set(p.gpu_ids)) and (not platforms or p.id in platforms)
     )
 
 
