@@ -38,6 +38,7 @@ from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
+from generator.planner.inference import ENGINE_GATHERED_EXCHANGE  # noqa: E402
 from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import FULL, MLA, Architecture, parse_architecture  # noqa: E402
@@ -591,11 +592,10 @@ OVERRIDES: dict[str, float] = {}
 TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1, "kv_budget_of_free_memory": 1}
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
-#: vLLM's and SGLang's MoE exchange under attention DP, as the planner sets it (inference.py ENGINE_GATHERED_EXCHANGE):
-#: vLLM's default allgather_reducescatter gathers the quantized tokens (1), SGLang the bf16 hidden states (2).
+#: vLLM's and SGLang's MoE exchange under attention DP is the planner's (inference.py ENGINE_GATHERED_EXCHANGE).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
-    "vllm": {"max_batch_size": 256, "max_num_seqs": 256, "moe_gathered_exchange": 1},
-    "sglang": {**OTHER_ENGINE_SETTINGS, "moe_gathered_exchange": 2},
+    "vllm": {"max_batch_size": 256, "max_num_seqs": 256, "moe_gathered_exchange": ENGINE_GATHERED_EXCHANGE["vllm"]},
+    "sglang": {**OTHER_ENGINE_SETTINGS, "moe_gathered_exchange": ENGINE_GATHERED_EXCHANGE["sglang"]},
     "tensorrt-llm-serve": {
         "max_batch_size": 2048,
         "max_num_seqs": 256,
