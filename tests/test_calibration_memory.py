@@ -148,7 +148,11 @@ PINNED: dict[str, tuple[float, float]] = {
     # bytes over the network (all of them before): the B200 EP64 row +14.3% -> +22.5%, the B300's +58.8% -> +66.9%.
     # The all-to-all is right now (B200-over-GB200 extra 4.99 s measured, 4.94 s modelled); gpt-oss's unmodelled
     # compute residual (1.08-1.43x on every board, CALIBRATION.md acc143 entry) shows through: 44.9 -> 49.0, 58.8 -> 66.9
-    "training-mfu MoE b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.4898, 0.7544),
+    # acc168 (issue 9): the 25.11 B200 row read at EP 64, the layout of every stored Megatron-Bridge preset that gives
+    # the B200 a micro-batch of 4 (its table's "EP 8 | GA 2" cells are the DGX-H100 row's, whose GA 2 contradicts its
+    # own GBS / MBS / DP); its seconds a micro-batch are the 26.02 EP64 row's within 2%: +75.4% -> +19.9%, beside the
+    # EP64 row's +22.5%: 49.0 / 75.4 -> 21.2 / 22.5, both now gpt-oss's residual diluted by the cross-node all-to-all
+    "training-mfu MoE b200-sxm-180gb (Megatron-Bridge perf summary, out of sample)": (0.2119, 0.2252),
     "training-mfu MoE b300-sxm-270gb (Megatron-Bridge perf summary, out of sample)": (0.6693, 0.6693),
     # acc110 (CALIBRATION.md 2026-12-06 acc110 entry): an EP group on ep x tp GPUs of one pipeline stage (Megatron's rank
     # order tp-cp-ep-dp-pp), and the pipeline at its slowest stage's pace (the LM head on the last stage beside its

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -481,6 +482,33 @@ def test_megatron_bridge_pipeline_rows(model: str, gpu: str, pp: int, ep: int, e
     rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
     row = next(r for r in rows if (r.get("model"), r["gpu"], r["pp"], r.get("ep")) == (model, gpu, pp, ep))
     assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(error, abs=0.002)
+
+
+def _b200_gpt_oss_rows() -> list[dict[str, Any]]:
+    rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
+    return [r for r in rows if (r.get("model"), r["gpu"]) == ("openai/gpt-oss-120b", "b200-sxm-180gb")]
+
+
+def test_b200_gpt_oss_rows_run_the_presets_ep64() -> None:
+    """Megatron-Bridge's 25.11 DGX-B200 gpt-oss-120b row ran EP 64, not its table's EP 8 (acc168, issue 9).
+
+    Every stored revision of the gpt-oss performance preset that gives the B200 a micro-batch of 4 sets
+    ``expert_model_parallel_size=64``; the table's "EP 8 | GA 2" cells repeat the DGX-H100 row's, whose GA 2 contradicts
+    its own GBS 512 / MBS 4 / DP 16. The runs' own figures agree: a 4 x 4,096-token micro-batch takes 1.995 s at 25.11
+    and 2.037 s at 26.02 (EP 64 in its table), the same recipe's time within 2%, where the 26.02 GB200 (EP 64 inside
+    one NVLink domain) takes 1.038 s. Read at EP 8 the 25.11 row was +75.4%, its all-to-all inside the node; at EP 64
+    it is +19.9% beside the 26.02 row's +22.5%: one residual (gpt-oss's, CALIBRATION.md acc143), not two.
+    """
+    calibration_report = _report()
+    rows = _b200_gpt_oss_rows()
+    assert len(rows) == 2
+    seconds = [r["micro_batch"] * r["sequence_length"] / (r["mfu"] * 2250e12 / (6 * 5_132_849_472)) for r in rows]
+    assert seconds == pytest.approx([1.995, 2.037], abs=0.01)
+    assert [(r["ep"], r.get("ep_as_reported")) for r in rows] == [(64, 8), (64, None)]
+    errors = [calibration_report.predict_training_mfu(r) / r["mfu"] - 1 for r in rows]
+    assert errors == pytest.approx([0.199, 0.225], abs=0.002)
+    at_ep8 = {**rows[0], "ep": 8}
+    assert calibration_report.predict_training_mfu(at_ep8) / at_ep8["mfu"] - 1 == pytest.approx(0.754, abs=0.002)
 
 
 def test_estimate_says_the_slowest_stage_and_the_ep_link() -> None:
