@@ -18,7 +18,7 @@ from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants
 from generator.sizing.kv_cache import stage_decode_bits
 from generator.sizing.kv_head_reads import per_query_head_decode_bits, query_heads_per_kv_read
-from generator.sizing.performance import Accelerator, decode_step
+from generator.sizing.performance import Accelerator, decode_step, static_batch_seconds
 from generator.sizing.weights import Parallelism
 from tests.conftest import calibration_report
 
@@ -104,3 +104,27 @@ def test_the_h200_70b_long_output_cell_is_its_grouped_kv_read() -> None:
     assert row["output_tokens_per_s"] == 3308 and row["xqa"] is False
     assert report.predict_static_batch(row) / 3308 - 1 == pytest.approx(-0.050, abs=0.01)
     assert report.predict_static_batch({**row, "xqa": True}) / 3308 - 1 > 1.5
+
+
+def test_a_static_batch_prefills_with_context_attention_and_decodes_with_the_grouped_reads() -> None:
+    # static_batch_seconds: the prompts' pass runs the fused context FMHA (the setting off), the osl - 1 steps the
+    # generation kernel (the setting on)
+    report = calibration_report()
+    row = {
+        "engine": "tensorrt-llm-cpp",
+        "model": "meta-llama/Llama-2-70b-hf",
+        "gpu": "h200-sxm-141gb",
+        "precision": "fp8",
+        "kv_precision": "fp8",
+        "tp": 1,
+        "pp": 1,
+    }
+    arch, weights, par, acc, kv_bits, consts = report._replica(row)
+    grouped = consts._replace(decode_kv_read_per_query_head=1)
+    batch, isl, osl = 64, 2048, 128
+    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, isl, consts, batch * isl, isl).seconds
+    step = decode_step(arch, weights, kv_bits, par, acc, batch, isl + osl // 2, grouped).seconds
+    got = static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, grouped)
+    assert got == pytest.approx(prefill + (osl - 1) * step, rel=1e-12)
+    grouped_prefill = decode_step(arch, weights, kv_bits, par, acc, batch, isl, grouped, batch * isl, isl).seconds
+    assert grouped_prefill > prefill

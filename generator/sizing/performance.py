@@ -1695,9 +1695,12 @@ def static_batch_seconds(
     """Wall time of one static batch: ``batch`` prompts prefilled together, then ``output_tokens`` decode steps.
 
     This is a latency-bounded run (vLLM ``benchmark_latency``, a fixed number of users): the batch is
-    what the caller set, not the largest the KV cache holds, and no new prompt joins while it decodes.
+    what the caller set, not the largest the KV cache holds, and no new prompt joins while it decodes. The prompts run
+    the context-phase attention (TensorRT-LLM's fused context FMHA), not the generation kernel that may read a KV head
+    once per query head (``decode_kv_read_per_query_head``): that setting applies to the decode steps only.
     """
-    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, consts, batch * input_tokens, input_tokens)
+    context = consts._replace(decode_kv_read_per_query_head=0) if consts.decode_kv_read_per_query_head else consts
+    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, context, batch * input_tokens, input_tokens)
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
     return prefill.seconds + max(0, output_tokens - 1) * step.seconds
 
