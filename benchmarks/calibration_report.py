@@ -636,6 +636,17 @@ def synchronous_host_loop(row: dict[str, Any]) -> bool:
     return row["engine"] == "vllm" and not row.get("async_scheduling", False)
 
 
+#: A TensorRT-LLM runtime before XQA (v0.8: the rows that say ``"xqa": false``, v0.5 / v0.6.1) decodes with its masked
+#: multi-head attention kernel, which reads a KV head's cache once for each query head sharing it
+#: (generator/sizing/kv_head_reads.py): a setting of the engine version, as ``async_scheduling`` is, not a fitted value.
+PER_QUERY_HEAD_KV_READ: dict[str, float] = {"decode_kv_read_per_query_head": 1}
+
+
+def kv_reads_of(row: dict[str, Any]) -> dict[str, float]:
+    """The decode KV-read setting of a row's runtime: once per query head where it predates XQA, else the default."""
+    return PER_QUERY_HEAD_KV_READ if row.get("xqa") is False else {}
+
+
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
     settings = dict(ENGINE_SETTINGS.get(row["engine"], OTHER_ENGINE_SETTINGS))
@@ -645,7 +656,7 @@ def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     if "max_num_batched_tokens" in row:
         settings["prefill_chunk_tokens"] = row["max_num_batched_tokens"]
     loop = SYNCHRONOUS_HOST_LOOP if synchronous_host_loop(row) else {}
-    return tuple(sorted({**settings, **OVERRIDES, **loop}.items()))
+    return tuple(sorted({**settings, **OVERRIDES, **loop, **kv_reads_of(row)}.items()))
 
 
 def host_cpu(row: dict[str, Any]) -> str | None:

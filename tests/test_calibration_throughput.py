@@ -223,7 +223,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # cal65 entry of 2026-12-05: TensorRT-LLM v0.5.0's H200 launch table (static batches, FP8), out of sample: Llama 2 13B
     # -0.1% to +18%, Llama 2 70B TP1 +16% to +27%, and its TP2 128/2048 batch-512 cell +159%; v0.5 predates the XQA
     # kernel for GQA decode: read once per query head, the 70B rows are -9% to +1% (a what-if, not adopted)
-    "throughput tensorrt-llm-cpp h200-sxm-141gb fp8 static batch": (0.1799, 0.2720),
+    # acc166 entry of 2026-12-07: landed as a setting of the version (the rows before XQA say "xqa": false; the
+    # masked multi-head attention kernel reads a KV head once per query head): 18.0 / 27.2 -> 7.7 / 9.6, pin dropped
     # cal68 entry of 2026-12-05 (thirty-sixth): vLLM on one RTX 4090, the first vLLM rows on an inference /
     # workstation GPU (a blog's closed-loop sweep, Mistral-7B-Instruct-v0.3 BF16, 256 in / ~100 out, concurrency 4-48):
     # -15% at 4, within 7% at 8-16, +33% / +43% at 32 / 48: the measured step grows about 0.35 ms a sequence, the

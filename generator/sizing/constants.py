@@ -134,6 +134,9 @@ class Constants(NamedTuple):
     power_utilization: float = 0.6
     colocation_usd_per_kw_month: float = 184.0
 
+    # --- decode attention that reads a KV head once per query head (kv_head_reads.py; acc166) ---
+    decode_kv_read_per_query_head: int = 0
+
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all 55 fields took 1 us.
 
@@ -948,6 +951,18 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "llama.cpp ggml-cuda.cu ggml_cuda_op_mul_mat_cublas (https://github.com/ggml-org/llama.cpp, cublasGemmEx with "
         "CUBLAS_COMPUTE_16F after to_fp16_cuda)",
     ),
+    "decode_kv_read_per_query_head": (
+        "1: the decode attention kernel reads a KV head's cache once for each query head sharing it (one thread block "
+        "per sequence and query head), so a GQA / MQA model's decode step moves its KV that many times; 0: once per KV "
+        "head (XQA, FlashInfer, FlashAttention decode: the planner's engines).",
+        "TensorRT-LLM's masked multi-head attention kernel before XQA ('The different kernels assign a threadblock for "
+        "B x H pair', 'const unsigned hi_kv{hi / qhead_per_kv}', "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/main/cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/"
+        "decoderMaskedMultiheadAttentionTemplate.h); XQA, which reads it once for the group, came with v0.8 ('New "
+        "XQA-kernel provides 2.4x more Llama-70B throughput': 1,227 -> 2,941 out tok/s on one H200 at 128/2048, "
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/XQA-kernel.md). "
+        "benchmarks/calibration_report.py sets 1 for the rows whose TensorRT-LLM predates it (acc166)",
+    ),
 }
 
 
@@ -1006,6 +1021,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "moe_gathered_workspace": (0, True, 1, True),
     "moe_gathered_exchange": (0, True, 2, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
+    "decode_kv_read_per_query_head": (0, True, 1, True),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,
     "kv_window_layers_full_context": (0, True, 1, True),

@@ -42,6 +42,7 @@ from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import recomputes_ops
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
+from generator.sizing.kv_head_reads import per_query_head_decode_bits
 from generator.sizing.linear_attention import layer_state_flops
 from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
@@ -626,9 +627,11 @@ class DecodeModel:
         self._arch, self._weights, self._par, self._acc, self._consts = arch, weights, par, acc, consts
         self._bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
         context = max(context_tokens, 1)
-        self._kv_stage_bits = stage_decode_bits(
-            arch, context, kv_bits, par.tp, par.pp, par.stages
-        )  # KV read, state read + written
+        self._kv_stage_bits = (
+            per_query_head_decode_bits(arch, context, kv_bits, par.tp, par.pp, par.stages)
+            if consts.decode_kv_read_per_query_head
+            else stage_decode_bits(arch, context, kv_bits, par.tp, par.pp, par.stages)
+        )  # KV read (once per query head by a kernel without XQA), state read + written
         experts, _ = arch.routed_experts
         dense_read = not experts or weights.expert_bytes == 0
         self._dense_weight_read_s = decode_weight_read_bytes(arch, weights, par, 1) / self._bandwidth if dense_read else None
@@ -1692,9 +1695,12 @@ def static_batch_seconds(
     """Wall time of one static batch: ``batch`` prompts prefilled together, then ``output_tokens`` decode steps.
 
     This is a latency-bounded run (vLLM ``benchmark_latency``, a fixed number of users): the batch is
-    what the caller set, not the largest the KV cache holds, and no new prompt joins while it decodes.
+    what the caller set, not the largest the KV cache holds, and no new prompt joins while it decodes. The prompts run
+    the context-phase attention (TensorRT-LLM's fused context FMHA), not the generation kernel that may read a KV head
+    once per query head (``decode_kv_read_per_query_head``): that setting applies to the decode steps only.
     """
-    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, consts, batch * input_tokens, input_tokens)
+    context = consts._replace(decode_kv_read_per_query_head=0) if consts.decode_kv_read_per_query_head else consts
+    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, context, batch * input_tokens, input_tokens)
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
     return prefill.seconds + max(0, output_tokens - 1) * step.seconds
 
