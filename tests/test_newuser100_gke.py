@@ -104,3 +104,27 @@ def test_workload_name_as_default_gke_cluster_name(tmp_path: Path) -> None:
     assert "(41 characters) names the GKE cluster" in str(info.value) and "give kubernetes.cluster_name" in str(info.value)
     load_workload(_write(tmp_path, name="a" * 41, extra="  cluster_name: prod-gke\n"))
     load_workload(_write(tmp_path, name="a" * 40))
+
+
+def _estimate_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
+    import json
+
+    from generator.calculator.cli import main
+
+    code = main(["BAAI/bge-m3", "--task", "embed", "--gpu", "l4-24gb", "--input-tokens", "512", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_embed_estimate_in_a_gpu_share(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan sizes an embedding replica in a time-sliced quarter of an L4; ``estimate --share 4`` refused it (exit 2)."""
+    code, whole = _estimate_json(capsys)
+    assert code == 0 and "gpu_share" not in whole
+    code, quarter = _estimate_json(capsys, "--share", "4")
+    assert code == 0
+    share = quarter["gpu_share"]
+    assert isinstance(share, dict) and share["per_gpu"] == 4 and share["pod_gpu_memory_utilization"] == 0.225
+    rate_whole = whole["pooling"]["requests_per_s"]  # type: ignore[index]
+    rate_quarter = quarter["pooling"]["requests_per_s"]  # type: ignore[index]
+    assert rate_whole / 5 < rate_quarter < rate_whole / 3  # a quarter of the SMs and of the bandwidth
+    code, tiny = _estimate_json(capsys, "--share", "16")  # 1.2 GiB usable: bge-m3 needs 2.4
+    assert code == 3 and tiny["capacity"]["fits"] is False  # type: ignore[index]
