@@ -61,7 +61,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
     if x is None:
         return "-"
     task = f" {x['task']}" if x.get("task") else ""
-    text = f"{x['model_id']} {x['precision']}{task} {deployment_layout(x)} ({x['gpus']} GPUs)"
+    gpus = f"{x['gpus']} GPU" + ("" if x["gpus"] == 1 else "s")  # newuser100: "x1 (1 GPUs)"
+    text = f"{x['model_id']} {x['precision']}{task} {deployment_layout(x)} ({gpus})"
     load = x.get("load")
     if load:
         text += f"; {_load_text(load)}"

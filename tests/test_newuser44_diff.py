@@ -215,7 +215,7 @@ def test_an_encoder_row_says_it_keeps_no_kv_cache(kv_bytes: int | None, engine: 
     result = diff_plans(_plan(), _plan(_embed(kv_bytes)))
     _, new = _cells(markdown_diff(result), "small")
     assert new == (
-        "BAAI/bge-m3 bf16 embed TP1xPP1 x1 (1 GPUs); 50.00 req/s asked, 4% of capacity (request latency p95 5 ms at "
+        "BAAI/bge-m3 bf16 embed TP1xPP1 x1 (1 GPU); 50.00 req/s asked, 4% of capacity (request latency p95 5 ms at "
         f"that load); SLO request latency p95 500 ms; {engine}, max_num_batched_tokens 8,192, at most 1,343.60 req/s "
         "a replica"
     )

@@ -668,6 +668,13 @@ def pooling_text(result: dict[str, Any]) -> str:
         f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
         f"  requests     {result['input_tokens']:,} input tokens each, a context of {result['context_tokens']:,}",
     ]
+    if share := result.get("gpu_share"):  # one pod's share of the GPU, as a plan sizes it (newuser100)
+        lines.append(f"  share        {share['text']}; memory and rates below are the share's")
+        if share["strategy"] == "time-slicing":  # its fraction is of the whole GPU (pod_memory_fraction)
+            lines.append(
+                f"               each pod sees the whole GPU: start vLLM with --gpu-memory-utilization "
+                f"{share['pod_gpu_memory_utilization']:g} (its share of the GPU's memory)"
+            )
     notes = [f"  note: {n}" for n in result.get("notes", ())]
     if not cap["fits"]:
         return "\n".join([*lines, f"  does NOT fit: {cap['why']}", *notes]) + "\n"
@@ -1174,9 +1181,6 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
                 "p95_input_tokens",
                 "batch",
                 "ep",
-                "mig",
-                "share",
-                "share_strategy",
                 "cached_prompt_share",
             ),
             f"is not read with --task {args.task}: a pooling request is one forward pass over its input, sized at the "

@@ -1370,10 +1370,13 @@ def _pooling(req: EstimateRequest, model: ResolvedModel) -> dict[str, Any]:
     if req.gpu is None or req.input_tokens is None:  # the parser asks for both; a request built in code may not
         raise InputError(f"--task {req.task} needs --gpu and --input-tokens")
     context = req.context_tokens or _default_context(model.architecture, req.input_tokens)
+    gpu, consts = catalog.find_gpu(req.gpu), _constants(req)
+    # newuser100: a plan sizes an embedding replica in a GPU's share (kubernetes.gpu_sharing); the estimate refused it
+    shared = _gpu_share(req, gpu) if req.mig is not None or req.share is not None else None
     result = pooling_estimate(
         model,
-        catalog.find_gpu(req.gpu),
-        _constants(req),
+        gpu,
+        consts,
         task=req.task,
         input_tokens=req.input_tokens,
         context=context,
@@ -1382,8 +1385,11 @@ def _pooling(req: EstimateRequest, model: ResolvedModel) -> dict[str, Any]:
         kv_precision=req.kv_precision,
         max_num_seqs=req.max_num_seqs,
         max_batched_tokens=req.max_batched_tokens,
+        share=None if shared is None else shared[1],
     )
     result["notes"] = [] if req.context_tokens else [f"no --context given: sized for {context} tokens"]
+    if shared is not None:
+        result["gpu_share"] = _share_result(*shared, gpu.id, consts)
     return result
 
 

@@ -19,6 +19,7 @@ from generator.workload.models import InferenceSpec
 
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
+    from generator.sizing.gpu_share import GpuShare
 
 
 def pooling_estimate(
@@ -34,11 +35,12 @@ def pooling_estimate(
     kv_precision: str | None = None,
     max_num_seqs: int | None = None,
     max_batched_tokens: int | None = None,
+    share: GpuShare | None = None,
 ) -> dict[str, Any]:
     """The estimate of one pooling replica: its memory a GPU, its saturated rate and its lone request's latency.
 
     ``capacity.fits`` is False (with why) where the layout does not load, does not fit the GPU or vLLM refuses to
-    start it.
+    start it. ``share``: the replica in one pod's share of the GPU (``--mig`` / ``--share``; the planner's sizing).
     """
     from generator.planner.inference import LayoutBlocked, pooling_replica
     from generator.planner.pooling import pooling_details
@@ -61,7 +63,7 @@ def pooling_estimate(
         max_num_batched_tokens=max_batched_tokens,
         task=task,  # type: ignore[arg-type]  # one of cli.POOLING_TASKS, checked by the parser
     )
-    replica = pooling_replica(model, spec, fmt, gpu, degrees, consts)
+    replica = pooling_replica(model, spec, fmt, gpu, degrees, consts, share)
     result: dict[str, Any] = {
         "model": {"id": model.id, "name": model.name, "model_type": arch.model_type, "layers": arch.num_layers},
         "task": task,

@@ -9,7 +9,7 @@ from generator.planner.candidates import limits_text, ranking_candidate, replica
 from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NO_GPU_FABRIC
 from generator.planner.option import Option, replicas_rps, sustained_rps
-from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
+from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why, zone_lacks_gpu_why
 from generator.planner.plan import Candidate, Finding
 from generator.planner.reason_text import _percent
 from generator.planner.tco import billed_per_run, cost_text, gpus_acquired
@@ -384,7 +384,9 @@ def _cheapest_over(wl: Workload, over: list[Blocked]) -> str:
 def _not_offered_why(wl: Workload, gpu_id: str) -> str:
     """Why no allowed server holds a GPU the workload lists: none of the provider's platforms, or it is not sold new."""
     unsold = unsold_everywhere_why(wl, gpu_id)
-    return f"{unsold}, so it is not bought" if unsold else "no allowed platform of this provider offers it"
+    if unsold:
+        return f"{unsold}, so it is not bought"
+    return zone_lacks_gpu_why(wl, gpu_id) or "no allowed platform of this provider offers it"
 
 
 def slo_default_reason(slo_defaults: list[str]) -> str:

@@ -1366,14 +1366,21 @@ class PoolingReplica(NamedTuple):
 
 
 def pooling_replica(
-    model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, gpu: GpuSpec, degrees: tuple[int, int], consts: Constants
+    model: ResolvedModel,
+    spec: InferenceSpec,
+    fmt: WeightFormat,
+    gpu: GpuSpec,
+    degrees: tuple[int, int],
+    consts: Constants,
+    share: GpuShare | None = None,
 ) -> PoolingReplica | LayoutBlocked:
     """A pooling service's TP x PP replica on ``gpu`` as the catalog gives it, sized as a plan sizes it; else why not.
 
     ``estimate --task embed`` / ``score`` (newuser65 item 11: the quick calculator refused embedding and reranking
-    models): the planner's own layout sizing (:func:`_gpu_shapes`), pinned to ``degrees``.
+    models): the planner's own layout sizing (:func:`_gpu_shapes`), pinned to ``degrees``; ``share``: in one pod's
+    share of the GPU (``--mig`` / ``--share``), as a plan under ``kubernetes.gpu_sharing`` sizes it (newuser100).
     """
-    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, gpu.nvlink_domain_gpus, None)
+    fitted: Fitted = (gpu.bridged, gpu.slot_lanes, gpu.mesh_gpus, gpu.nvlink_domain_gpus, share)
     tp, pp = degrees
     arch = model.architecture
     found, blocked = _gpu_shapes(arch, model, spec, fmt, gpu.id, fitted, ((tp,), tp * pp), consts, 1.0, None, degrees)

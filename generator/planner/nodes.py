@@ -973,7 +973,9 @@ def cloud_storage_text(platform: PlatformSpec, need_tb: float) -> str:
     local_tb = (platform.nvme_total_tb or 0.0) / platform.hosts
     local = f"{local_tb:g} TB of local NVMe (instance store)" if local_tb else "no local NVMe (instance store)"
     where = CLOUD_BLOCK_STORAGE.get(platform.provider, "the instance's boot disk or attached block storage")
-    return f"{platform.id} has {local}; the {need_tb:.2f} TB of files go on {where}: size it to hold them"
+    # newuser100: a 2.3 GB embedding model read "the 0.00 TB of files"; under a tenth of a TB the files are in GB
+    files = f"{need_tb * 1000:,.1f} GB" if need_tb < 0.1 else f"{need_tb:.2f} TB"
+    return f"{platform.id} has {local}; the {files} of files go on {where}: size it to hold them"
 
 
 def _cpu_text(platform: PlatformSpec, cpu: CpuSpec, sockets: int) -> str:

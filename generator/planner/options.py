@@ -17,6 +17,7 @@ from generator.planner.zone_offer import zone_findings, zone_left_out, zone_reas
 from generator.sizing.constants import Constants
 from generator.units import HOURS_PER_MONTH
 from generator.workload.capacity_type import SPOT, sold_as_spot
+from generator.workload.gke_zone import place_lacks, planned_place
 from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
 
@@ -441,6 +442,19 @@ def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
 def zone_left_out_findings(wl: Workload) -> list[Finding]:
     """The GCP types the GKE pools' zone lacks that the workload's lists would have planned (info, fix164)."""
     return zone_findings(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
+
+
+def zone_lacks_gpu_why(wl: Workload, gpu_id: str) -> str | None:
+    """Why ``gpu_id`` has no layout where the lists allow machine types of it that the GKE pools' zone all lacks.
+
+    newuser100: an H100 the provider offers, left out by zone europe-west4-a, read "no allowed platform of this
+    provider offers it" in ``gpu-no-layout``. None: the lists allow no type of it, or the zone offers one.
+    """
+    listed_types = {hw.platform.id for hw in _allowed_by_the_lists(wl) if hw.gpu.id == gpu_id}
+    place = planned_place(wl)
+    if place is None or not listed_types or not listed_types <= zone_left_out(wl):
+        return None
+    return f"{place_lacks(place, 'its machine types')} (info gpu-not-in-zone)"
 
 
 def zone_left_out_reason(wl: Workload) -> str | None:

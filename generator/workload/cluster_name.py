@@ -7,8 +7,10 @@ The schema takes what any provider's cluster may be named; each provider's rule 
   EC2NodeClasses' ``karpenter.sh/discovery`` tag selectors and their default node role ``KarpenterNodeRole-<name>``;
 - AKS: the same characters, ending in a letter or digit, at most 63 (Microsoft.ContainerService/managedClusters'
   name rule, https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/resource-name-rules);
-- GKE and Cluster API (bare metal): lower case letters, digits and ``-``, starting with a letter and ending in a
-  letter or digit, at most 63: a GKE cluster's name and a Kubernetes object's (the Cluster API ``Cluster``), as before.
+- GKE: lower case letters, digits and ``-``, starting with a letter and ending in a letter or digit, at most 40
+  (the GKE API's ``Cluster.name``, https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters;
+  newuser100: 41 to 63 characters were taken, and the ContainerNodePools' clusterRef named a cluster GKE cannot hold);
+- Cluster API (bare metal): the same characters, at most 63: a Kubernetes object's name (the Cluster API ``Cluster``).
 
 Until 2026-12 every provider was held to the last rule, so an existing EKS cluster named ``ml_prod`` or ``MlProd``
 could not be targeted.
@@ -32,7 +34,11 @@ AKS_RULE = "letters, digits, '-' and '_', starting and ending with a letter or d
 DNS_NAME = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
 DNS_RULE = "lower-case letters, digits and '-', starting with a letter and ending in a letter or digit, at most 63 characters"
 
-RULES = {"aws": (EKS_NAME, EKS_RULE), "azure": (AKS_NAME, AKS_RULE)}
+#: GKE ``Cluster.name``: lower case letters, digits and '-', starting with a letter, ending in a letter or digit, <= 40.
+GKE_NAME = re.compile(r"[a-z]([a-z0-9-]{0,38}[a-z0-9])?")
+GKE_RULE = "lower-case letters, digits and '-', starting with a letter and ending in a letter or digit, at most 40 characters"
+
+RULES = {"aws": (EKS_NAME, EKS_RULE), "azure": (AKS_NAME, AKS_RULE), "gcp": (GKE_NAME, GKE_RULE)}
 #: IAM role names are at most 64 characters (CreateRole's ``RoleName``,
 #: https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html).
 IAM_ROLE_MAX = 64
@@ -44,7 +50,7 @@ def cluster_name_errors(doc: Document, wl: Workload) -> list[InputError]:
     """``kubernetes.cluster_name`` against its provider's naming rule, located at the field."""
     name = wl.kubernetes.cluster_name
     if name is None:
-        return []
+        return _default_gke_name_errors(doc, wl)
     provider = wl.hardware.provider
     pattern, rule = RULES.get(provider, (DNS_NAME, DNS_RULE))
     if pattern.fullmatch(name):
@@ -53,6 +59,20 @@ def cluster_name_errors(doc: Document, wl: Workload) -> list[InputError]:
         provider, "a Cluster API cluster (a Kubernetes object)"
     )
     return [InputError(f"'{name}' is no name of {whose}: {rule}", doc.locate(("kubernetes", "cluster_name")))]
+
+
+def _default_gke_name_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """A GKE cluster named by default after a workload longer than GKE's 40 characters (the name takes 41)."""
+    named = {"terraform", "kubernetes"} & set(wl.outputs)  # the outputs naming the cluster (gke_cluster, clusterRef)
+    if wl.hardware.provider != "gcp" or not named or GKE_NAME.fullmatch(wl.name):
+        return []
+    return [
+        InputError(
+            f"'{wl.name}' ({len(wl.name)} characters) names the GKE cluster where kubernetes.cluster_name is not "
+            f"given, and a GKE cluster's name is at most 40 characters: give kubernetes.cluster_name",
+            doc.locate(("name",)),
+        )
+    ]
 
 
 def _role_errors(doc: Document, wl: Workload, name: str) -> list[InputError]:
