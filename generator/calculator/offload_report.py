@@ -742,6 +742,17 @@ def findings(
                 "tokens/s: not interactive",
             )
         )
+    if plan.kv_int8_tokens_per_s:  # newuser101 item 2: the cache, not the weights, pushed layers off the GPUs
+        out.append(
+            (
+                "warning",
+                "kv-cache-offloads",
+                f"with llama.cpp's q8_0 KV cache (-fa on -ctk q8_0 -ctv q8_0: 8.5 bits an element, not 16) the "
+                f"{plan.weight_format.name} weights fit entirely in VRAM at this context and decode "
+                f"{tokens_per_s_text(plan.kv_int8_tokens_per_s)} tokens/s, against {tokens_per_s_text(c.decode_tokens_per_s)} "
+                "now; give kv_cache_precision int8 (estimate: --kv-precision int8), or a shorter context",
+            )
+        )
     if plan.fitting_alternative:
         name = plan.fitting_alternative
         out.append(

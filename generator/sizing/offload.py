@@ -50,7 +50,7 @@ from generator.sizing.performance import (
     routed_expert_traffic_bytes,
     routed_share,
 )
-from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
+from generator.sizing.precision import GGUF_TYPE_BITS, KV_CACHE_BITS, WeightFormat
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
@@ -1367,6 +1367,9 @@ class OffloadPlan(NamedTuple):
     #: The fitting alternative's weight bytes and its decode tokens/s all in VRAM (0 without one).
     fitting_alternative_bytes: int = 0
     fitting_alternative_tokens_per_s: float = 0.0
+    #: Offloading with a 16- or 32-bit KV cache: the decode tokens/s of the same weights all in VRAM with llama.cpp's q8_0
+    #: cache (kv_cache_precision int8), where that fits them (newuser101 item 2); 0 otherwise.
+    kv_int8_tokens_per_s: float = 0.0
 
 
 #: The -ub (and -b) a plan on a machine of yours tries beyond llama.cpp's 512 where weights live off the GPUs: each pass
@@ -1667,8 +1670,9 @@ def plan_offload(
         decisions.append(ubatch_decision(ubatch, engine, (placement, cost), trade, answer))
     alternative, faster, alternative_bytes, alternative_speed = None, [], 0, 0.0
     if placement.offloaded:
+        # GGUF types alone: llama.cpp loads no AWQ / GPTQ / FP8 checkpoint (newuser101 item 1: int4 was advised)
         others = sorted(
-            (alt for alt in alternatives if alt.name not in {f.name for f in formats}),
+            (alt for alt in alternatives if alt.gguf and alt.name not in {f.name for f in formats}),
             key=lambda f: -size_weights(arch, f).total_bytes,
         )
         fitting = next((alt for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
@@ -1689,10 +1693,16 @@ def plan_offload(
             speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
             if speed.decode_tokens_per_s >= FASTER_BY * cost.decode_tokens_per_s:
                 faster.append((alt.name, speed.decode_tokens_per_s))
+    kv_int8_speed, int8_bits = 0.0, KV_CACHE_BITS["int8"]
+    if placement.offloaded and kv_bits > int8_bits and fits_on_gpus(arch, fmt, int8_bits, ctx, machine, consts):
+        whole = place(arch, fmt, int8_bits, ctx, machine, consts, engine=engine)
+        kv_int8_speed = offload_cost(
+            arch, fmt, int8_bits, whole, machine, prompt_tokens, consts, decode_context_tokens, engine=engine
+        ).decode_tokens_per_s
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
     passes = consts._replace(offload_ubatch_tokens=ubatch)
     full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx, engine=engine) if on_host else None
     return OffloadPlan(
         placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine, alternative_bytes,
-        alternative_speed,
+        alternative_speed, kv_int8_speed,
     )  # fmt: skip
