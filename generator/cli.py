@@ -1113,3 +1113,7 @@ def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0, *, 
         if inner.startswith(prefixes) or (depth and inner == MANIFEST and "/" in rel):
             out[rel] = text
     return out
+
+
+if __name__ == "__main__":  # newuser100: `python -m generator.cli` ran nothing and exited 0
+    main()

@@ -128,3 +128,13 @@ def test_embed_estimate_in_a_gpu_share(capsys: pytest.CaptureFixture[str]) -> No
     assert rate_whole / 5 < rate_quarter < rate_whole / 3  # a quarter of the SMs and of the bandwidth
     code, tiny = _estimate_json(capsys, "--share", "16")  # 1.2 GiB usable: bge-m3 needs 2.4
     assert code == 3 and tiny["capacity"]["fits"] is False  # type: ignore[index]
+
+
+def test_python_dash_m_generator_cli_runs_the_command_line() -> None:
+    """``python -m generator.cli --help`` printed nothing and exited 0 (the module had no ``__main__`` guard)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "generator.cli", "--help"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage: specgen")
