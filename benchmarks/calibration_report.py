@@ -1086,7 +1086,12 @@ def predict_gpu_resident_step_without_logits(row: dict[str, Any]) -> float:
     """Tokens/s of a llama.cpp batch-1 step with the whole model on one GPU, from a maintainer's ``-ub 1`` prompt test
     (``decode_context_tokens`` cached on average): the decode step less the LM head, which llama.cpp multiplies for
     the output tokens alone (the prompt's last), where the step is read-bound; the layers' floor still holds."""
-    from generator.sizing.llama_cpp_gpu import gpu_read_bytes_per_s, kernels_floor_seconds
+    from generator.sizing.llama_cpp_gpu import (
+        dense_layer_equivalents,
+        gpu_read_bytes_per_s,
+        kernels_floor_seconds,
+        mat_vec_kernel,
+    )
     from generator.sizing.offload import offload_cost
 
     arch, fmt, machine, placement = _gpu_resident_setup(dict(row, tg_tokens=2 * row["decode_context_tokens"]))
@@ -1095,10 +1100,11 @@ def predict_gpu_resident_step_without_logits(row: dict[str, Any]) -> float:
     seconds = dict(cost.seconds_per_token)
     sizes = size_weights(arch, fmt)
     head_bytes = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
-    head_s = head_bytes / gpu_read_bytes_per_s(machine.gpu_bandwidth_gb_per_s, consts)
+    kernel = mat_vec_kernel(float(fmt.bits), float(fmt.scale_bits))
+    head_s = head_bytes / gpu_read_bytes_per_s(machine.gpu_bandwidth_gb_per_s, consts, kernel)
     reads_s = seconds.get("hbm", 0.0)
     if reads_s:  # read-bound: the step without the head's read, not below the layers' floor
-        seconds["hbm"] = max(reads_s - head_s, kernels_floor_seconds(arch.num_layers, consts))
+        seconds["hbm"] = max(reads_s - head_s, kernels_floor_seconds(dense_layer_equivalents(arch.layers), consts))
     return 1.0 / sum(seconds.values())
 
 

@@ -82,8 +82,8 @@ def test_one_efficiency_for_every_card_fails_the_bounds() -> None:
         # a GDDR card below the ceiling: 0.72 of its rate; 3.8 GB over 32 layers reads longer than the layers' floor
         pytest.param(1008.0, 3.8e9, 32, ("hbm", 3.8e9 / (1008e9 * 0.72)), id="4090-7b-q4-reads"),
         pytest.param(1008.0, 13.25e9, 32, ("hbm", 13.25e9 / (1008e9 * 0.72)), id="4090-7b-f16-reads"),
-        # 0.8 GB over 16 layers (Llama 3.2 1B Q4_K_M): the floor, 100 us a layer in today's builds
-        pytest.param(1008.0, 0.8e9, 16, ("engine", 16 * 100e-6), id="4090-1b-q4-floor"),
+        # 0.8 GB over 16 layers (Llama 3.2 1B Q4_K_M): the floor, 84 us a dense layer in today's builds (acc165)
+        pytest.param(1008.0, 0.8e9, 16, ("engine", 16 * 84e-6), id="4090-1b-q4-floor"),
         # an HBM card: the 1,075 GB/s ceiling, not 0.72 of 2,000
         pytest.param(2000.0, 38.7e9, 80, ("hbm", 38.7e9 / 1075e9), id="h100-70b-q4-ceiling"),
     ],

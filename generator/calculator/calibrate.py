@@ -929,7 +929,14 @@ def _fit_llama_cpp_gpu(
         slope = (t0 - t1) / (x0 * 0.1)
         value = x0 + (target - t0) / slope if slope > 0 else x0
         return {"llama_cpp_layer_launch_s": max(0.0, float(f"{value:.4g}"))}
-    for name in ("llama_cpp_gpu_bandwidth_efficiency", "llama_cpp_gpu_read_ceiling_gb_per_s"):
+    # the quantized files' efficiency, a 16-bit file's (its float mat-vec kernel, acc165), else the ceiling: the first
+    # that moves the step binds it
+    rates = (
+        "llama_cpp_gpu_bandwidth_efficiency",
+        "llama_cpp_gpu_16bit_bandwidth_efficiency",
+        "llama_cpp_gpu_read_ceiling_gb_per_s",
+    )
+    for name in rates:
         rate = getattr(consts, name)
         t1 = 1 / decode_speed(predict({**current, name: rate * 0.9}))
         a = (t1 - t0) / (1 / (rate * 0.9) - 1 / rate)  # t(r) = a / r + b

@@ -114,7 +114,7 @@ class Constants(NamedTuple):
     # --- llama.cpp with the whole model on its GPUs (generator/sizing/llama_cpp_gpu.py) ---
     llama_cpp_gpu_bandwidth_efficiency: float = 0.72
     llama_cpp_gpu_read_ceiling_gb_per_s: float = 1075.0
-    llama_cpp_layer_launch_s: float = 100e-6
+    llama_cpp_layer_launch_s: float = 84e-6
 
     # --- llama.cpp's prompt with the whole model on its GPUs (generator/sizing/llama_cpp_prompt.py; acc151) ---
     llama_cpp_prompt_gemm_efficiency: float = 0.54
@@ -136,6 +136,8 @@ class Constants(NamedTuple):
 
     # --- decode attention that reads a KV head once per query head (kv_head_reads.py; acc166) ---
     decode_kv_read_per_query_head: int = 0
+    # --- llama.cpp's decode of 16-bit weights on its GPUs: the float mat-vec kernel (llama_cpp_gpu.py; acc165) ---
+    llama_cpp_gpu_16bit_bandwidth_efficiency: float = 0.77
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all 55 fields took 1 us.
@@ -890,15 +892,35 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "figure puts 30% slow: one AMD row on a catalog card is too few to fit a ceiling of its own",
     ),
     "llama_cpp_layer_launch_s": (
-        "Fixed seconds a decode step's layer takes under llama.cpp on a GPU whatever it reads, in today's builds, which "
-        "run the step as one CUDA / HIP graph: what is left of each of its ~20 kernels' launch and latency (norms, RoPE, "
-        "the KV copy, softmax, the activations' quantization); the matrix kernels' reads overlap it, so a step takes the "
-        "longer of the layers' floor and the GPU's reads (generator/sizing/llama_cpp_gpu.py).",
-        "fitted with llama_cpp_gpu_bandwidth_efficiency (same rows): in 2025-26 builds the RTX 5090 runs Llama 2 7B Q4_0 "
-        "at 290 tokens/s, 108 us a layer with the reads (the 7B rows are read-bound, so the rows bound the floor from above "
-        "and any figure to about 105 us fits); builds that launch every kernel on its own (before CUDA graphs, "
+        "Fixed seconds a dense decoder layer (Llama's 24 kernels) takes a decode step under llama.cpp on a GPU whatever it "
+        "reads, in today's builds, which run the step as one CUDA / HIP graph: what is left of each kernel's launch and "
+        "latency (norms, RoPE, the KV copy, the attention, the activations' quantization); a layer of more kernels (a "
+        "MoE layer's routing, shared experts, MLA's latent) takes its kernels' share of it (acc165: "
+        "generator/sizing/llama_cpp_gpu.py layer_kernels); the matrix kernels' reads overlap it, so a step takes the "
+        "longer of the layers' floor and the GPU's reads.",
+        "84 us fitted over every llama.cpp group at once with the kernel count (acc165, benchmarks/CALIBRATION.md entry "
+        "of 2026-12-07): Llama 3.2 1B Q4_0 runs 744 tokens/s on an RTX 3090 (84 us a layer, 16 layers), Qwen3-30B-A3B "
+        "99-107 us a 30-kernel layer on the 4090 / 5090, DeepSeek-V2-Lite 205 us a 42-kernel one on the 3090 "
+        "(https://github.com/ggml-org/llama.cpp/pull/20586, /pull/15631, /pull/21086, /pull/15525; "
+        "tests/data/llama_cpp_gpu_quant_moe_recent.json); acc152's 100 us a layer, fitted to Llama 2 7B rows that are "
+        "read-bound, bounded it from above only; builds that launch every kernel on its own (before CUDA graphs, "
         "https://github.com/ggml-org/llama.cpp/pull/6766; a V100 before https://github.com/ggml-org/llama.cpp/pull/25749) "
         "took about 240 us a layer (benchmarks/calibration_report.py LAYER_LAUNCH_WITHOUT_GRAPHS_S): set that for one",
+    ),
+    "llama_cpp_gpu_16bit_bandwidth_efficiency": (
+        "Fraction of a GPU's datasheet memory bandwidth llama.cpp's decode kernels reach reading an F16 / BF16 / F32 "
+        "file's weights: its CUDA backend multiplies float matrices at batch 1 with mul_mat_vec_f (ggml-cuda/mmvf.cu), "
+        "which streams the 16-bit values straight into float dot products, and quantized ones with mul_mat_vec_q "
+        "(ggml-cuda/mmvq.cu: the activations quantized to q8_1 first, each block's scales read beside its integer dot "
+        "products), whose share is llama_cpp_gpu_bandwidth_efficiency (ggml_cuda_mul_mat's use_mul_mat_vec_f / "
+        "use_mul_mat_vec_q, https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/ggml-cuda.cu); under "
+        "the same llama_cpp_gpu_read_ceiling_gb_per_s (generator/sizing/llama_cpp_gpu.py).",
+        "fitted over every llama.cpp group at once (acc165, benchmarks/CALIBRATION.md entry of 2026-12-07): the 16-bit "
+        "rows on GDDR cards, 6 F16 ones of Dec 2023 / May 2024 builds (tests/data/llama_cpp_gpu_decode.json, 73-81% of "
+        "the rate), Llama 3 8B BF16 on an RTX 4090 (90%) and Llama 3.2 1B all-F32 on an RTX 3090 (86%) in an Aug 2025 "
+        "build (https://github.com/ggml-org/llama.cpp/pull/15131, tests/data/llama_cpp_gpu_quant_moe_recent.json), "
+        "against 64-80% for the Q4_0 rows; 0.77 is the least summed error of the eight (50.7 points; 0.72: 73.1, "
+        "0.78: 51.5, 0.80: 52.8; the HBM cards' and the RTX 5090's 16-bit rows sit at the ceiling)",
     ),
     "llama_cpp_prompt_gemm_efficiency": (
         "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
@@ -1016,6 +1038,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "llama_cpp_dequant_ceiling_gb_per_s": _POSITIVE,
     "llama_cpp_prompt_layer_s": (0, True, MOST_CONSTANT, True),
     "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
+    "llama_cpp_gpu_16bit_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),

@@ -9,8 +9,10 @@ Two mechanisms make the difference:
   ``llama_cpp_gpu_read_ceiling_gb_per_s``: the bytes they keep in flight over the memory's latency (Little's law) cap
   the rate of the fastest cards (A100 / H100 PCIe: 1.0 TB/s of 1.9-2.0 in Dec 2023 builds; the RTX 5090 / RTX PRO 6000
   Max-Q: 1.0-1.1 TB/s of 1.79 in 2025 ones), not of the slower GDDR ones;
-- each layer's kernels take a fixed time whatever they read, ``llama_cpp_layer_launch_s`` a layer: what is left of
-  the launch and latency of each of its ~20 kernels (norms, RoPE, the KV copy, softmax, the activations'
+- each layer's kernels take a fixed time whatever they read, ``llama_cpp_layer_launch_s`` a dense layer of 24 kernels
+  and its kernels' share of that for others (:func:`layer_kernels`, acc165: a MoE layer's routing, shared experts and
+  MLA's latent kernels made DeepSeek-V2-Lite's 27 layers take 205 us each on an RTX 3090 where a Llama layer takes
+  84): what is left of the launch and latency of each of its kernels (norms, RoPE, the KV copy, softmax, the activations'
   quantization) once the step runs as one CUDA / HIP graph, as today's builds run it on every catalog GPU (graphs on
   compute capability 8.0 and later since https://github.com/ggml-org/llama.cpp/pull/6766, 7.0 since
   https://github.com/ggml-org/llama.cpp/pull/25749; HIP graphs on by default). The matrix kernels' reads overlap it,
@@ -18,32 +20,108 @@ Two mechanisms make the difference:
   (75-290 tokens/s from the RTX 3060 to the 5090, tests/data/llama_cpp_gpu_decode_recent.json); builds that launched
   every kernel on its own took about 240 us a layer (Llama 2 7B Q4_0: 112-149 tokens/s on cards from 0.77 to 2 TB/s
   in Dec 2023): ``constants: {llama_cpp_layer_launch_s: 240e-6}`` times one.
+
+The matrix-vector kernel is the file's type's (:func:`mat_vec_kernel`): F16 / BF16 / F32 matrices read at
+``llama_cpp_gpu_16bit_bandwidth_efficiency`` (llama.cpp's mul_mat_vec_f), quantized ones at
+``llama_cpp_gpu_bandwidth_efficiency`` (mul_mat_vec_q), under the same ceiling (acc165: Llama 3 8B BF16 on an RTX 4090
+read 90% of its rate where the Q4_0 files read 64-80%).
 """
 
 from __future__ import annotations
 
+from generator.sizing.architecture import SHARED_EXPERT
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from generator.sizing.architecture import Layer
     from generator.sizing.constants import Constants
 
 
-def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants) -> float:
-    """Bytes a second llama.cpp's decode kernels read from one GPU's memory: a share of its rate, under the ceiling."""
-    rate_gb_per_s = gpu_bandwidth_gb_per_s * consts.llama_cpp_gpu_bandwidth_efficiency
-    return min(rate_gb_per_s, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
+#: The matrix-vector kernel a batch-1 step of llama.cpp's CUDA backend multiplies a weight type with:
+#: ``mmvq`` (ggml-cuda/mmvq.cu) for the quantized block types, which first quantizes the activations to q8_1 and
+#: takes each block's integer dot product with its scales; ``mmvf`` (ggml-cuda/mmvf.cu, mmv.cu before 2025) for
+#: F16 / BF16 / F32 matrices, which streams the 16-bit pairs straight into float dot products.
+MAT_VEC_KERNELS = ("mmvq", "mmvf")
 
 
-def kernels_floor_seconds(layers: int, consts: Constants) -> float:
-    """The fixed time ``layers`` layers' kernels take a decode step, whatever they read and whichever device runs them."""
+def mat_vec_kernel(weight_bits: float, scale_bits: float) -> str:
+    """``"mmvf"`` for float weights (16 or 32 bits, no scales: F16 / BF16 / F32 files), else ``"mmvq"``."""
+    return "mmvf" if weight_bits >= 16 and not scale_bits else "mmvq"
+
+
+def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants, kernel: str = "mmvq") -> float:
+    """Bytes a second llama.cpp's decode kernels read from one GPU's memory: a share of its rate, under the ceiling.
+
+    The share is the kernel's (``kernel``, :data:`MAT_VEC_KERNELS`): a 16-bit file's float kernel reads more of a
+    GDDR card's rate than the quantized one (acc165: Llama 3 8B BF16 on an RTX 4090 at 90%, Q4_0 files at 64-80%).
+    """
+    if kernel not in MAT_VEC_KERNELS:
+        raise ValueError(f"unknown llama.cpp mat-vec kernel {kernel!r}; one of {', '.join(MAT_VEC_KERNELS)}")
+    share = consts.llama_cpp_gpu_16bit_bandwidth_efficiency if kernel == "mmvf" else consts.llama_cpp_gpu_bandwidth_efficiency
+    return min(gpu_bandwidth_gb_per_s * share, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
+
+
+#: Kernels a dense decoder layer (Llama's) runs for one token in llama.cpp's CUDA graph, against which
+#: ``llama_cpp_layer_launch_s`` is timed: 10 besides the matrices (the two RMS norms, RoPE of Q and of K, the K and
+#: the V rows stored, the attention, the gated activation, the two residual adds) and two for each of its 7 matrices
+#: (the activations quantized to q8_1, then the mat-vec kernel).
+DENSE_LAYER_KERNELS = 24
+#: Kernels every decoder layer runs besides its matrices (the dense layer's 10).
+LAYER_BASE_KERNELS = 10
+#: Kernels each matrix multiplication runs: the activations' q8_1 quantization and the mat-vec (one mul_mat_id
+#: kernel for all of a token's routed experts of one matrix).
+MATRIX_KERNELS = 2
+#: A MoE layer's routing besides its router matrix (build_moe_ffn in llama.cpp's src/llama-graph.cpp): the top-k
+#: selection of the router's probabilities (softmax / argsort, fused in one kernel in later builds), the selected
+#: weights gathered (get_rows), the experts' outputs weighted and summed.
+ROUTING_KERNELS = 4
+#: Shared experts beside the routed ones: their activation and their add to the routed sum.
+SHARED_EXPERT_KERNELS = 2
+#: Multi-head latent attention (DeepSeek-V2 / V3's MLA as src/models/deepseek2.cpp builds it): the latent's RMS norm
+#: and the Q and K concatenations of the rotary and latent parts, less the V store (V is a view of the latent K).
+MLA_KERNELS = 2
+
+
+def layer_kernels(layer: Layer) -> int:
+    """Kernels llama.cpp runs for one decoder layer of one token: the base, two a matrix, the routing, MLA's own.
+
+    An MLA layer's ``kv_b_proj`` is two matrices (llama.cpp's GGUF holds it as ``attn_k_b`` and ``attn_v_b``, the
+    absorbed halves multiplied on either side of the attention); every other linear, the router included, is one.
+    """
+    mla = layer.attention == "mla"
+    matrices = sum(2 if mla and lin.name.endswith("kv_b_proj") else 1 for lin in layer.linears)
+    kernels = LAYER_BASE_KERNELS + MATRIX_KERNELS * matrices
+    if layer.is_moe:
+        kernels += ROUTING_KERNELS
+    if any(lin.group == SHARED_EXPERT for lin in layer.linears):
+        kernels += SHARED_EXPERT_KERNELS
+    return kernels + (MLA_KERNELS if mla else 0)
+
+
+def dense_layer_equivalents(layers: Iterable[Layer]) -> float:
+    """``layers`` counted in dense layers' kernels (acc165): a MoE or MLA layer runs more kernels than a Llama layer."""
+    return sum(layer_kernels(layer) for layer in layers) / DENSE_LAYER_KERNELS
+
+
+def kernels_floor_seconds(layers: float, consts: Constants) -> float:
+    """The fixed time a decode step's kernels take, whatever they read and whichever device runs them.
+
+    ``layers``: the step's layers in dense-layer equivalents (:func:`dense_layer_equivalents`).
+    """
     return layers * consts.llama_cpp_layer_launch_s
 
 
-def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s: float, consts: Constants) -> tuple[str, float]:
+def resident_step_seconds(
+    read_bytes: float, layers: float, gpu_bandwidth_gb_per_s: float, consts: Constants, kernel: str = "mmvq"
+) -> tuple[str, float]:
     """What binds a decode step reading ``read_bytes`` over ``layers`` layers, and its seconds: the longer of the two.
 
     ``("hbm", reads)`` or ``("engine", the layers' fixed kernel time)``: the shorter hides under the longer (split over
-    GPUs in layers, both add up along the chain).
+    GPUs in layers, both add up along the chain). ``layers``: in dense-layer equivalents (:func:`dense_layer_equivalents`);
+    ``kernel``: the weights' mat-vec kernel (:func:`mat_vec_kernel`).
     """
-    memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts)
+    memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts, kernel)
     launches_s = kernels_floor_seconds(layers, consts)
     return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)

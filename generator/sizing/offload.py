@@ -33,7 +33,12 @@ from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
-from generator.sizing.llama_cpp_gpu import kernels_floor_seconds, resident_step_seconds
+from generator.sizing.llama_cpp_gpu import (
+    dense_layer_equivalents,
+    kernels_floor_seconds,
+    mat_vec_kernel,
+    resident_step_seconds,
+)
 from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, resident_prompt_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
@@ -1099,7 +1104,9 @@ def offload_cost(
     if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
         # every layer on the GPUs: llama.cpp's kernels read at their own rate, the layers' kernels' fixed time the
         # floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
-        part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
+        kernel = mat_vec_kernel(float(fmt.bits), float(fmt.scale_bits))  # a 16-bit file's float mat-vec (acc165)
+        layers = dense_layer_equivalents(arch.layers)  # a MoE / MLA layer's extra kernels (acc165)
+        part, step_s = resident_step_seconds(t_gpu * hbm, layers, machine.gpu_bandwidth_gb_per_s, consts, kernel)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
         cpu_mode = stream_mode = sum(seconds.values())  # nothing held off the GPUs: no mode of its own
@@ -1117,7 +1124,8 @@ def offload_cost(
     if placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
         # every layer's kernels take their fixed time whichever device runs them (llama_cpp_gpu.py): no placement
         # with fewer bytes on the GPUs decodes faster than that floor (the whole model on them would then be slower)
-        floor_s = kernels_floor_seconds(len(placement.layer_devices), consts) + consts.decode_overhead_per_sequence_s * streams
+        layers = dense_layer_equivalents(arch.layers)
+        floor_s = kernels_floor_seconds(layers, consts) + consts.decode_overhead_per_sequence_s * streams
         seconds["engine"] += max(0.0, floor_s - sum(seconds.values()))
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
