@@ -132,7 +132,7 @@ def test_refused_at_the_field(tmp_path: Path, model: str, engine: str, extra: st
     line = path.read_text().splitlines().index("      tool_calling: true") + 1
     assert any(f"tools.yaml:{line}:21: deployments[0].inference.tool_calling:" in e and says in e for e in errors), errors
     if says.startswith("no "):
-        families = "DeepSeek-V3, gpt-oss, Llama 3.1 / 3.2 / 3.3, Mistral / Mixtral, Qwen2.5, Qwen3-Coder, Qwen3"
+        families = "DeepSeek-V3, gpt-oss, Llama 3.1 / 3.2 / 3.3, Mistral / Mixtral, Qwen2.5, Qwen3, Qwen3-Coder"
         assert f"supported families: {families}" in errors[0]
     done = run_specgen("render", str(path), "-o", str(tmp_path / "out"))
     assert done.returncode == 1, done.stderr

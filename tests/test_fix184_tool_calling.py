@@ -152,10 +152,12 @@ def test_qwen3_coder_takes_its_own_parser(model: str, model_type: str, vllm: str
 def test_the_optional_chat_template_is_said_not_rendered(tmp_path: Path) -> None:
     assert chat_template("llama", "meta-llama/Llama-3.1-8B-Instruct", "vllm") == "examples/tool_chat_template_llama3.1_json.jinja"
     assert chat_template("qwen3", "Qwen/Qwen3-8B", "vllm") is None
+    sglang = chat_template("deepseek_v3", "deepseek-ai/DeepSeek-V3", "sglang")
+    assert sglang == "examples/chat_template/tool_chat_template_deepseekv3.jinja"
     files = render_file(str(_write(tmp_path, "meta-llama/Llama-3.1-8B-Instruct", "vllm", "      tool_calling: true\n")))
     assert "--chat-template" not in list(_engine(files)["args"])  # type: ignore[call-overload]
     reasons = json.loads(files["spec.json"])["plan"]["deployments"][0]["reasons"]
-    said = [r for r in reasons if r.startswith("tool calling: vllm's docs recommend --chat-template")]
+    said = [r for r in reasons if r.startswith("tool calling: vLLM's docs recommend --chat-template")]
     assert len(said) == 1 and "examples/tool_chat_template_llama3.1_json.jinja" in said[0] and "optional" in said[0]
 
 

@@ -23,8 +23,12 @@ def _families() -> tuple[Mapping[str, Any], ...]:
 
 
 def _family(model_type: str, model_id: str) -> Mapping[str, Any] | None:
-    """The table's first family of the model (its ``model_type`` and, where given, a pattern on its id)."""
-    for family in _families():
+    """The table's family of the model (its ``model_type`` and, where given, a pattern on its id).
+
+    A family with a pattern goes first: Qwen3-Coder's config says ``qwen3_moe`` as Qwen3's MoE models do, and only its
+    id tells it apart (the records are sorted by id, which puts ``qwen3`` first).
+    """
+    for family in sorted(_families(), key=lambda f: f["id_pattern"] is None):
         if model_type not in family["model_types"]:
             continue
         if (pattern := family["id_pattern"]) is not None and re.search(pattern, model_id, re.IGNORECASE) is None:
@@ -67,8 +71,9 @@ TEMPLATE_SOURCES = {
 
 def tool_template_reason(engine: str, template: str) -> str:
     """The plan's words on the tool chat template ``engine``'s docs recommend for the family (not rendered)."""
+    name = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine, engine)
     return (
-        f"tool calling: {engine}'s docs recommend --chat-template {template} beside the parser (a file of {engine}'s "
+        f"tool calling: {name}'s docs recommend --chat-template {template} beside the parser (a file of {name}'s "
         "repository); optional, the model's own chat template is used without it, so it is not rendered: to use it, "
         f"put the file on the hosts and add the flag to the engine's args ({TEMPLATE_SOURCES[engine]})"
     )
