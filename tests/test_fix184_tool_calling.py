@@ -171,7 +171,10 @@ def _fixed(tmp_path: Path, extra: str) -> Path:
 
 
 def test_a_fixed_machine_starts_llama_server_with_jinja(tmp_path: Path) -> None:
+    from tests.test_iac_outputs import lint
+
     files = render_file(str(_fixed(tmp_path, "      tool_calling: true\n")))
+    assert lint(files) == []  # yamllint at 80 columns
     group_vars = next(text for path, text in files.items() if path.startswith("ansible/group_vars/home_70b"))
     engine = ansible_reader().load(group_vars)["specgen_deployments"][0]["engine"]
     assert list(engine["args"]).count("--jinja") == 1
