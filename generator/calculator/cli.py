@@ -538,6 +538,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the llama.cpp-family server the machine runs, whose figures and llama-server line are planned: llama.cpp "
         "(default) or ik_llama.cpp (its faster CPU attention); ktransformers is not planned (attention on the GPU)",
     )
+    o.add_argument(
+        "--tool-calling",
+        action="store_true",
+        help="the server answers OpenAI tool calls (a workload's inference.tool_calling): its llama-server lines take "
+        "--jinja, the GGUF's chat template giving the tool-call format",
+    )
     p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
@@ -1190,6 +1196,13 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(("engine", "mem_fraction_static"), f"is not read with --task {args.task}: it is sized for vLLM's pooling runner")
     if args.ram_gib is None:
         refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu for its GPUs)")
+        # fix184 item 5: the estimate prints an engine line only for llama-server on a machine; vLLM / SGLang's tool
+        # flags (--enable-auto-tool-choice --tool-call-parser) are rendered from a workload's inference.tool_calling
+        refuse(
+            ("tool_calling",),
+            "adds --jinja to the llama-server lines of a machine's estimate: add --ram-gib (and --gpu); for vLLM or "
+            "SGLang, `specgen render` a workload with inference.tool_calling: true renders the tool-call parser",
+        )
     else:
         refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
         if getattr(args, "engine_given", False):  # --engine vllm, the default's value: said, not silently dropped
@@ -1410,6 +1423,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         lora_max_rank=args.lora_max_rank,
         max_loras=args.max_loras,
         max_cpu_loras=args.max_cpu_loras,
+        tool_calling=args.tool_calling,
         lora_target_modules=None
         if args.lora_target_modules is None
         else tuple(t.strip() for t in args.lora_target_modules.split(",") if t.strip()),

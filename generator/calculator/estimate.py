@@ -204,6 +204,8 @@ class EstimateRequest(NamedTuple):
     max_loras: int | None = None
     max_cpu_loras: int | None = None
     lora_target_modules: tuple[str, ...] | None = None
+    #: OpenAI tool calls (a workload's ``inference.tool_calling``): the llama-server lines take ``--jinja`` (fix184).
+    tool_calling: bool = False
 
 
 #: The request's field of each ``inference.lora`` field; the option is its name with dashes (``--lora-adapters``).
@@ -1710,6 +1712,7 @@ def _fixed_machine(
         # numactl), on a converted GGUF's line too (fix172 item 2)
         threads=lambda options, placed, on: estimate_thread_args(spec, on, options, placed),
         model=_model_args(model),  # -m <file> on each line (fix176 item 1)
+        jinja=req.tool_calling,  # tool calls through the GGUF's chat template (fix184 item 5)
     )
     return {
         # newuser68 item 3: the precision placed (an allowed one below --precision where the plan chose it), and the

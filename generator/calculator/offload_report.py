@@ -188,6 +188,7 @@ def llama_cpp_options(
     engine: str = "llama.cpp",
     mla: bool = False,
     rope: Mapping[str, Any] | None = None,
+    jinja: bool = False,
 ) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
@@ -202,6 +203,10 @@ def llama_cpp_options(
     mainline's flags but ``-kvu`` (its slots split ``-c``: :func:`splits_context_over_slots`), and runs flash attention
     (``-fa on``, the kernels its CPU attention rate is of) and, for a model of MLA attention (``mla``), ``-mla 3``.
     ``rope``: the RoPE scaling a request's context needs (:func:`~generator.sizing.context_limit.rope_options`).
+    ``jinja``: OpenAI tool calls (``inference.tool_calling``), which llama-server answers through the GGUF's Jinja chat
+    template: ``--jinja`` (off by default before llama.cpp made it the default, said redundant since:
+    https://github.com/ggml-org/llama.cpp/blob/edb465a901a36028919c4c4a3715b47bb8c88687/docs/function-calling.md;
+    ik_llama.cpp's since https://github.com/ikawrakow/ik_llama.cpp/pull/677).
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -234,6 +239,8 @@ def llama_cpp_options(
         options["numa"] = numa
     if numa == "numactl":
         options["numactl"] = NUMACTL_ONE_NODE
+    if jinja:  # fix184: tool calls (inference.tool_calling / the estimate's --tool-calling)
+        options["jinja"] = True
     return options
 
 
@@ -258,6 +265,8 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-b", str(options["batch_size"]), "-ub", str(ubatch)]
     if numa := options.get("numa"):
         args += ["--numa", numa]
+    if options.get("jinja"):  # fix184: tool calls through the GGUF's chat template
+        args.append("--jinja")
     return [*args, "--no-mmap"] if options["no_mmap"] else args
 
 
@@ -307,6 +316,7 @@ def runtime_settings(
     request_tokens: int | None = None,
     threads: ThreadArgs | None = None,
     model: ModelArgs | None = None,
+    jinja: bool = False,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
@@ -329,7 +339,9 @@ def runtime_settings(
     engine = plan.engine
     # a request past the GGUF's context_length of a RoPE-scaled model: the stretch given at launch (fix159)
     rope = rope_options(arch.llama_cpp_rope, request_tokens or p.context_tokens, engine)
-    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope)
+    options = llama_cpp_options(
+        p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope, jinja
+    )
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself
     checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
@@ -371,9 +383,10 @@ def runtime_settings(
     notes = [IK_LLAMA_CPP_NOTE] if engine == "ik_llama.cpp" else []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings[engine]
+        on = (machine, wider)
         notes.append(
             _gguf_conversion(
-                arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan, streams, rope, threads, model
+                arch, p, fmt, on, consts, kv_precision, spans_nodes, line, plan, streams, rope, threads, model, jinja
             )
         )
     if options["cache_type"] == "q8_0":
@@ -415,6 +428,7 @@ def _gguf_conversion(
     rope: Mapping[str, Any] | None = None,
     threads: ThreadArgs | None = None,
     model: ModelArgs | None = None,
+    jinja: bool = False,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
@@ -449,7 +463,7 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope)
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope, jinja)
     own = llama_cpp_line(options, threads(options, there, on) if threads else (), model(gguf.name) if model else ())
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"

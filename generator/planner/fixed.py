@@ -210,6 +210,7 @@ def _deployment(
         wider,
         slots.streams if slots else 1,
         lone.placement.context_tokens,  # a request's, where the slots' cache holds several
+        jinja=spec.tool_calling,  # fix184: llama-server's tool calls take --jinja
     )
     options = settings[f"{plan.engine}_options"]
     if rope := _rope_finding(arch, lone.placement.context_tokens, options, plan.engine, index):

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from generator.catalog.host_cpu import platform_host_time_scale
-from generator.catalog.tool_parsers import tool_call_parser
+from generator.catalog.tool_parsers import chat_template, tool_call_parser, tool_template_reason
 from generator.planner.choice_reasons import slo_default_reason
 from generator.planner.cold_start import model_download, model_load_seconds
 from generator.planner.inference import (
@@ -838,7 +838,11 @@ def _inference_details(
         details["lora"] = lora_details(model.architecture, spec, shape.par, buffer)
         reasons.append(lora_reason(details, spec.engine))
     if spec.tool_calling:  # the engine's tool-call parser for the family, rendered into its args (fix180)
-        details["tool_call_parser"] = tool_call_parser(model.architecture.model_type, model.id, spec.engine)
+        # the workload's own parser first: a model whose id hides its family (fix184 item 1)
+        found = tool_call_parser(model.architecture.model_type, model.id, spec.engine)
+        details["tool_call_parser"] = spec.tool_call_parser or found
+        if spec.tool_call_parser is None and (template := chat_template(model.architecture.model_type, model.id, spec.engine)):
+            reasons.append(tool_template_reason(spec.engine, template))  # fix184 item 4: optional, said not rendered
     return details, reasons
 
 

@@ -108,6 +108,9 @@ class InferenceSpec(NamedTuple):
     #: OpenAI tool calling (``tool_choice: "auto"``): the engine's tool-call parser for the model's family is rendered
     #: (:mod:`generator.catalog.tool_parsers`); False: none (vLLM answers such requests with HTTP 400).
     tool_calling: bool = False
+    #: The engine's ``--tool-call-parser`` name, ahead of the family table's (a model whose id hides its family: a
+    #: local copy of Llama 3.1 under /models/my-llama); checked against the engine's registry; None: the table's.
+    tool_call_parser: str | None = None
 
     @property
     def job(self) -> bool:
