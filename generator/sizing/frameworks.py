@@ -279,6 +279,11 @@ class FrameworkProfile(NamedTuple):
     #: (review31 item 4); axolotl's recipes name flash-attn's kernels, which take the window, and torchtune, Unsloth and
     #: Megatron-LM run kernels of their own.
     sdpa_window_masks: bool = False
+    #: Whether its fused-kernel mode compiles the loss too: torchtune's ``compile: True`` passes the loss to
+    #: ``training.compile_loss`` (each chunk's ``compute_cross_entropy`` of ``CEWithChunkedOutputLoss``), whose graph
+    #: saves its bf16 logits for backward and never materialises their fp32 upcast
+    #: (:data:`COMPILED_CHUNKED_LOGITS_BYTES_PER_ELEMENT`).
+    compiles_loss: bool = False
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -342,6 +347,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             regimes=TORCHTUNE_REGIMES,
             regimes_note="it trains pure bf16 weights and states, with no fp32 master copy or autocast",
             single_device_full=TORCHTUNE_SINGLE_DEVICE_FULL,
+            compiles_loss=True,
         ),
         FrameworkProfile(
             "unsloth",
@@ -543,7 +549,7 @@ TRAINER_SPEED_NOTE = (
 #: the rows).
 TORCHTUNE_ADAPTER_NOTE = (
     "against torchtune's own published runs of its LoRA and QLoRA recipes (benchmarks/CALIBRATION.md), specgen's memory "
-    "was 21-49% over on its Llama 3.x rows (3B and 8B, one GPU) and 10-34% under on its older Llama 2 7B rows, and its "
+    "was 3-17% over on its Llama 3.x rows (3B and 8B, one GPU) and 10-34% under on its older Llama 2 7B rows, and its "
     "tokens/s from 0% to 46% under (most on the RTX 4090 and RTX A6000, compiled); its Llama 3.x full fine-tunes are within 9% "
     "of memory"
 )
@@ -568,6 +574,23 @@ def reserve_short(method: str, per_gpu_bytes: float, gpu_memory_bytes: float) ->
     Its reserved peak, up to :data:`FULL_FINETUNE_RESERVED_OVER` over the estimate, could pass the line.
     """
     return method == "full" and per_gpu_bytes * (1 + FULL_FINETUNE_RESERVED_OVER) > gpu_memory_bytes * RESERVE_LINE_FRACTION
+
+
+#: Bytes per (token x vocab) element a compiled chunked loss holds at its peak (:attr:`FrameworkProfile.compiles_loss`):
+#: each chunk's graph saves the bf16 logits it takes (2 bytes) and fuses the fp32 upcast and log-softmax into its
+#: reductions; its backward emits one chunk's bf16 gradient at a time.
+COMPILED_CHUNKED_LOGITS_BYTES_PER_ELEMENT = 2.0 + 2.0 / CHUNKED_LOSS_CHUNKS
+
+
+def compiles_loss(framework: str | None, fused_kernels: bool, loss: str) -> bool:
+    """Whether a job's loss runs compiled in bf16 chunks.
+
+    Its framework compiles the loss with the model (``fused_kernels``: torchtune's ``compile: True``) and the loss is
+    chunked (torchtune's unchunked output is upcast to fp32 before its loss, ``self.output(h).float()``, so the fp32
+    logits exist there as in eager).
+    """
+    compiled = framework is not None and framework_profile(framework).compiles_loss
+    return compiled and fused_kernels and loss == "chunked"
 
 
 def fp32_logits_share(loss: str) -> float:

@@ -63,9 +63,11 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import (
+    COMPILED_CHUNKED_LOGITS_BYTES_PER_ELEMENT,
     VISION_LANGUAGE,
     FrameworkProfile,
     Recipe,
+    compiles_loss,
     default_loss,
     fp32_logits_share,
     framework_profile,
@@ -765,10 +767,23 @@ def size_training(
         host += (on_host - kept) * tokens / par.tp
         # each of the stage's layers copies its saved tensors out in forward and back in backward, a micro-batch each
         offloaded = layers_on_first_stage * (checkpoint if recomputing else per_layer) * tokens / par.tp
-    act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     vocab_per_gpu = math.ceil(arch.vocab_size / par.tp)
-    logits = math.ceil(vocab_per_gpu * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
-    activations = peak = tokens * (act_per_token + logits)
+    # a frozen LM head's loss phase holds the logits alone; a trained one's also its weight gradient, not sized apart
+    frozen_head = setup.method != "full" and not any(matches_lm_head(t) for t in setup.lora_targets)
+    compiled_loss = frozen_head and compiles_loss(setup.framework, setup.kernels_fused(), loss)
+    if compiled_loss:
+        # a compiled chunked loss holds its bf16 logits to the end of forward, and its backward (every chunk's, their
+        # gradients joined before the final norm's backward) frees them before the last layer is recomputed and its
+        # backward allocates its transients: the logits and that working set never coexist; what stays through both
+        # is the rest of ``kept`` (the layer inputs)
+        recomputed = per_layer if recomputing else 0
+        logits = math.ceil(vocab_per_gpu * COMPILED_CHUNKED_LOGITS_BYTES_PER_ELEMENT)
+        working = (recomputed + backward_transient_bytes_per_token(arch)) // par.tp
+        act_per_token = (kept - recomputed) // par.tp + max(working, logits)
+    else:
+        logits = math.ceil(vocab_per_gpu * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
+        act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp + logits
+    activations = peak = tokens * act_per_token
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
         grads = min(grads, largest_layer / 2 * opt.grad_bytes)
@@ -792,7 +807,7 @@ def size_training(
 
     # the caching allocator keeps a freed fp32-logits-sized block reserved through the allocated peak (no part of an
     # allocated or active count: the report subtracts the overhead from those)
-    fp32_logits = tokens * vocab_per_gpu * 4 * fp32_logits_share(loss)
+    fp32_logits = 0 if compiled_loss else tokens * vocab_per_gpu * 4 * fp32_logits_share(loss)
     reserve = math.ceil(fp32_logits * consts.training_allocator_slack_logits_fraction)
     overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink) + reserve
     per_gpu = MemoryBreakdown(
@@ -807,7 +822,7 @@ def size_training(
         per_gpu,
         trainable,
         math.ceil(host),
-        act_per_token + logits,
+        act_per_token,
         _weight_parts(parts, per_gpu.weights),
         reserve,
         peak,
