@@ -163,7 +163,10 @@ def resolve_model(
             path = inside_root(path, root, ref, location)
         return resolve_gguf(ref, path, location, root)
     gguf = starts_as_gguf(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
-    if _looks_like_path(ref) or os.path.isdir(path) or gguf:
+    # hostile91: a name that is a dangling symbolic link here (a model folder moved away) is that path, not a
+    # catalog / Hub id of the same spelling sized without a word
+    dangling = os.path.islink(path) and not os.path.exists(path)
+    if _looks_like_path(ref) or os.path.isdir(path) or gguf or dangling:
         if root is not None:
             path = inside_root(path, root, ref, location)  # the same file, or refused
         if gguf:
