@@ -82,10 +82,62 @@ def test_a_model_name_that_is_a_dangling_link_is_that_link_not_a_catalog_id(
     monkeypatch.chdir(tmp_path)
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     os.symlink(tmp_path / "moved-away", tmp_path / name)
-    with pytest.raises(InputError, match="is a symbolic link to .*moved-away'?, which does not exist"):
+    with pytest.raises(InputError, match=r"is a symbolic link to .*moved-away'?, which does not exist"):
         resolve_model(name)
 
 
 def test_a_catalog_name_with_no_link_there_is_still_the_catalog_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert resolve_model("Llama-3.1-8B").source.startswith("catalog: ")
+
+
+def test_a_hub_cache_the_client_cannot_use_is_named_not_a_python_exception() -> None:
+    """HOME a file (/dev/null): 'NotADirectoryError: [Errno 20] Not a directory: ...' was the whole reason given."""
+    from tests.helpers import run_specgen
+
+    env = {"HOME": "/dev/null", "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9"}
+    run = run_specgen("estimate", "acme/not-in-catalog", env=env)
+    assert run.returncode == 1, run.stderr
+    assert "its client cannot use '/dev/null/.cache/huggingface/token': Not a directory" in run.stderr
+    assert "set HF_HOME to a folder this user may write" in run.stderr
+    assert "NotADirectoryError" not in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("form", ["markdown", "json"])
+def test_a_diff_of_two_workloads_named_differently_says_so(capsys: pytest.CaptureFixture[str], form: str) -> None:
+    old, new = HERE.parent / "examples" / "chat-70b.yaml", HERE.parent / "examples" / "mixed.yaml"
+    code, out, err = specgen_in_process(capsys, "diff", str(old), str(new), "--format", form)
+    assert code == 0, err
+    if form == "json":
+        assert json.loads(out)["workload_change"] == {"old": "support-chat", "new": "assistant-platform"}
+    else:
+        assert "**Workload: support-chat → assistant-platform.** Its name is the rendered trees' Kubernetes namespace" in out
+
+
+def test_a_diff_of_one_workload_names_no_workload_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    new = edited_copy(CHAT, tmp_path, (RATE, "requests_per_second: 24"))
+    code, out, err = specgen_in_process(capsys, "diff", str(CHAT), str(new), "--format", "json")
+    assert code == 0, err
+    assert "workload_change" not in json.loads(out)
+
+
+TINKERBELL = HERE.parent / "examples" / "colo-tinkerbell.yaml"
+
+
+@pytest.mark.parametrize(("word", "meant"), [("yes", "true"), ("on", "true"), ("Off", "false"), ("no", "false")])
+def test_a_yaml_11_boolean_word_in_a_boolean_field_says_what_to_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], word: str, meant: str
+) -> None:
+    path = edited_copy(TINKERBELL, tmp_path, ("buy: false", f"buy: {word}"))
+    code, _, err = specgen_in_process(capsys, "validate", str(path))
+    assert code == 1
+    assert (
+        f"{path}:15:8: hardware.buy: expected boolean, got string '{word}'; {word} is a boolean to YAML 1.1 readers "
+        f"only (text to YAML 1.2, as here): write {meant}"
+    ) in err
+
+
+def test_another_word_in_a_boolean_field_gets_no_boolean_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = edited_copy(TINKERBELL, tmp_path, ("buy: false", "buy: maybe"))
+    code, _, err = specgen_in_process(capsys, "validate", str(path))
+    assert code == 1 and "got string 'maybe'" in err and "YAML 1.1" not in err
