@@ -141,3 +141,37 @@ def test_another_word_in_a_boolean_field_gets_no_boolean_hint(tmp_path: Path, ca
     path = edited_copy(TINKERBELL, tmp_path, ("buy: false", "buy: maybe"))
     code, _, err = specgen_in_process(capsys, "validate", str(path))
     assert code == 1 and "got string 'maybe'" in err and "YAML 1.1" not in err
+
+
+#: A first SIGINT at the command's first write to stdout, then one each time stderr says "Aborted!" (Ctrl-C held down:
+#: the terminal repeats it), up to five in all.
+_TWO_CTRL_C = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+class Stream:
+    def __init__(self, inner, said, most):
+        self.inner, self.said, self.most = inner, said, most
+    def write(self, text):
+        if self.said in text and getattr(self, "sent", 0) < self.most:
+            self.sent = getattr(self, "sent", 0) + 1
+            os.kill(os.getpid(), signal.SIGINT)
+        return self.inner.write(text)
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+sys.stdout = Stream(sys.stdout, "Llama", 1)
+sys.stderr = Stream(sys.stderr, "Aborted!", 4)
+sys.argv = ["specgen", "estimate", "meta-llama/Llama-3.1-8B", "--gpu", "rtx-4090", "--precision", "q4_k_m"]
+from generator.cli import main
+main()
+"""
+
+
+def test_more_ctrl_c_while_aborted_prints_exit_130_without_a_traceback() -> None:
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": str(HERE.parent), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", _TWO_CTRL_C], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Aborted!" in done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
