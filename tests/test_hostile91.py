@@ -175,3 +175,25 @@ def test_more_ctrl_c_while_aborted_prints_exit_130_without_a_traceback() -> None
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert "Aborted!" in done.stderr
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("quantization", "field", "said"),
+    [
+        ({}, "quantization_config", "quantization_config.quant_method is not given: transformers and vLLM read"),
+        ({"quant_method": "gptq", "bits": 3}, "quantization_config.bits", "config field 'quantization_config.bits' is 3"),
+        ({"quant_method": "awq", "w_bit": 2}, "quantization_config.w_bit", "config field 'quantization_config.w_bit' is 2"),
+    ],
+)
+def test_a_quantization_config_refusal_is_placed_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], quantization: dict[str, object], field: str, said: str
+) -> None:
+    from generator.calculator.cli import main as estimate
+    from generator.json_positions import line_column, value_offsets
+
+    path = tmp_path / "config.json"
+    text = json.dumps(CONFIG | {"quantization_config": quantization}, indent=2)
+    path.write_text(text)
+    line, column = line_column(text, value_offsets(text)[field])
+    assert estimate([str(path)]) == 1
+    assert capsys.readouterr().err.startswith(f"specgen estimate: error: {path}:{line}:{column}: {said}")

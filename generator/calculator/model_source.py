@@ -133,7 +133,11 @@ def _placed_field_error(text: str, path: str, message: str) -> str:
         return message
     from generator.json_positions import line_column, value_offsets  # only on a refusal
 
-    offset = value_offsets(text).get(named.group(1))
+    offsets, field = value_offsets(text), named.group(1)
+    offset = offsets.get(field)
+    while offset is None and "." in field:  # hostile91: quantization_config {} lacks its quant_method: at the block
+        field = field.rsplit(".", 1)[0]
+        offset = offsets.get(field)
     if offset is None:
         return message
     line, column = line_column(text, offset)
