@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     traceback and exited by SIGINT; it says ``Aborted!`` and exits :data:`INTERRUPTED`, as later.
     """
     if argv is None:
+        _AS_PROCESS.append(True)
         _leave(lambda: _main(sys.argv[1:]))
     try:
         _main(argv)
@@ -221,6 +222,28 @@ def _standalone(run: Callable[[], None], files: Sequence[str]) -> int:
 INTERRUPTED = 130
 
 
+#: Holds True where the CLI runs as the process (:func:`main` with no arguments), which ends once Ctrl-C stops it.
+_AS_PROCESS: list[bool] = []
+
+
+def _hold_ctrl_c() -> None:
+    """Hold SIGINT to the process's end (where the system has signal masks): a run already stopped has nothing left.
+
+    hostile91: Ctrl-C held down (the terminal repeats it) while "Aborted!" printed raised in the handler saying so,
+    a traceback and death by SIGINT. One that came before the mask is raised as it is set, and taken here.
+    """
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        return
+    for _ in range(3):
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            return
+        except KeyboardInterrupt:
+            continue
+
+
 def _interrupted() -> int:
     """Say that Ctrl-C stopped the run, and what a render had written by then; :data:`INTERRUPTED`.
 
@@ -228,6 +251,8 @@ def _interrupted() -> int:
     swap is atomic and recorded with Ctrl-C held off (:func:`generator.writer._swap`): each output directory named
     here holds the new render in full, any other is as it was.
     """
+    if _AS_PROCESS:
+        _hold_ctrl_c()
     writer = sys.modules.get("generator.writer")
     replaced = list(getattr(writer, "REPLACED", ()))
     if replaced:

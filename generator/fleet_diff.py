@@ -249,7 +249,20 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
         | ({"zone_change": rezoned} if rezoned else {})
+        | ({"workload_change": renamed} if (renamed := _workload_change(old, new)) else {})
     )
+
+
+def _workload_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str] | None:
+    """``{"old": ..., "new": ...}`` where the two plans are of workloads named differently (both named), else None.
+
+    hostile91: OLD and NEW of two workloads (or one renamed) compared pool by pool with no word that the namespace,
+    node labels and Terraform / Ansible workload name the rendered trees hold differ.
+    """
+    a, b = old.get("workload"), new.get("workload")
+    if not (isinstance(a, str) and isinstance(b, str) and a and b) or a == b:
+        return None
+    return {"old": a, "new": b}
 
 
 def _wider_why(a: dict[str, Any] | None, b: dict[str, Any] | None, dep: dict[str, Any] | None) -> dict[str, str]:

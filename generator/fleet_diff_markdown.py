@@ -188,6 +188,14 @@ def markdown_diff(result: dict[str, Any]) -> str:
     if result.get("old_errors"):
         lines += ["OLD could not be planned; its fleet is counted as empty. specgen said:", ""]
         lines += [f"- {md_text(one_line(line))}" for line in result["old_errors"]] + [""]
+    if renamed := result.get("workload_change"):  # hostile91
+        lines += [
+            f"**Workload: {md_text(one_line(str(renamed['old'])))} → {md_text(one_line(str(renamed['new'])))}.** "
+            "Its name is the rendered trees' Kubernetes namespace, cloud `specgen-workload` tag and Terraform / Ansible "
+            "workload name: applying NEW makes these under the new name. If OLD and NEW are two workloads, not one "
+            "renamed, this is no change of either: diff each with its own earlier version.",
+            "",
+        ]
     if moved := result.get("provider_change"):
         lines += [
             f"**Provider changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "

@@ -75,8 +75,12 @@ def test_a_refusal_led_by_its_field_is_placed_at_it(
 def test_a_refusal_led_by_a_word_the_file_does_not_hold_keeps_its_words(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A refusal that begins with no field ("gptq with 0 bits") names the file alone, as before."""
+    """A refusal that begins with no field names the file alone, as before.
+
+    hostile91: "gptq with 0 bits", this test's case, now begins with its field (config field 'quantization_config.bits').
+    """
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(_llama() | {"quantization_config": {"quant_method": "gptq", "bits": 0}}, indent=2))
+    path.write_text(json.dumps(_llama() | {"quantization_config": {"quant_method": "compressed-tensors"}}, indent=2))
     assert main([str(path)]) == 1
-    assert capsys.readouterr().err.startswith(f"specgen estimate: error: {path}: gptq with 0 bits is not supported")
+    said = "compressed-tensors quantization_config has no 4- or 8-bit weight group"
+    assert capsys.readouterr().err.startswith(f"specgen estimate: error: {path}: {said}")

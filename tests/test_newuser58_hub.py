@@ -84,9 +84,13 @@ def test_a_malformed_safetensors_header_is_an_error_at_the_model_field(tmp_path:
 
 
 def test_a_plan_says_what_reading_the_model_noted(tmp_path: Path) -> None:
-    """Item 4: a checkpoint holding half its config's layers was planned at its files' bytes without a finding."""
+    """Item 4: a checkpoint holding half its config's layers was planned at its files' bytes without a finding.
+
+    hostile91: one without a whole layer is refused (vLLM: weights not initialized from checkpoint), so half the layers
+    here lack their MLP: still read, with the note.
+    """
     config = json.loads(QWEN)
-    tensors = {n: t for n, t in hf_tensors(config).items() if not any(f".layers.{k}." in n for k in range(14, 28))}
+    tensors = {n: t for n, t in hf_tensors(config).items() if not any(f".layers.{k}.mlp." in n for k in range(14, 28))}
     files, workload = _checkpoint(tmp_path, tensors, "acme/half")
     with serve(FakeHub(repos={"acme/half": Repo({"main": C1}, {C1: files})})) as hub:
         run = specgen(hub, tmp_path / "home", "plan", str(workload), "--format", "json")

@@ -164,6 +164,12 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
             )
             raise UnreachableError(said, location) from None
         said = _refusal(exc, hub_errors, where, endpoint) or f"cannot read {where} from the Hub: {_said(exc)}"
+        if isinstance(exc, OSError) and exc.filename and exc.strerror:  # hostile91: HOME a file, a cache not writable
+            said = (
+                f"cannot read {where} from the Hub: its client cannot use {short(str(exc.filename), 200)}: "
+                f"{exc.strerror} (it keeps its cache and token under HF_HOME, by default ~/.cache/huggingface: set "
+                "HF_HOME to a folder this user may write)"
+            )
         raise InputError(said, location) from None
     commit = os.path.basename(os.path.dirname(path))
     if not COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json

@@ -133,7 +133,11 @@ def _placed_field_error(text: str, path: str, message: str) -> str:
         return message
     from generator.json_positions import line_column, value_offsets  # only on a refusal
 
-    offset = value_offsets(text).get(named.group(1))
+    offsets, field = value_offsets(text), named.group(1)
+    offset = offsets.get(field)
+    while offset is None and "." in field:  # hostile91: quantization_config {} lacks its quant_method: at the block
+        field = field.rsplit(".", 1)[0]
+        offset = offsets.get(field)
     if offset is None:
         return message
     line, column = line_column(text, offset)
@@ -163,7 +167,10 @@ def resolve_model(
             path = inside_root(path, root, ref, location)
         return resolve_gguf(ref, path, location, root)
     gguf = starts_as_gguf(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
-    if _looks_like_path(ref) or os.path.isdir(path) or gguf:
+    # hostile91: a name that is a dangling symbolic link here (a model folder moved away) is that path, not a
+    # catalog / Hub id of the same spelling sized without a word
+    dangling = os.path.islink(path) and not os.path.exists(path)
+    if _looks_like_path(ref) or os.path.isdir(path) or gguf or dangling:
         if root is not None:
             path = inside_root(path, root, ref, location)  # the same file, or refused
         if gguf:

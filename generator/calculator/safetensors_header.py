@@ -231,6 +231,16 @@ def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str, lo
             f"weights, under half the {computed:,} its config names"
         )
         return arch._replace(notes=tuple(notes))
+    if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
+        # hostile91: a checkpoint without one layer's tensors was sized from its files ("-11.8% ...; the files are
+        # used"); vLLM refuses it ("Following weights were not initialized from checkpoint"), as llama.cpp a GGUF's
+        shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
+        raise InputError(
+            f"{source}: the checkpoint's files hold no tensor of layer(s) {shown} of the {arch.num_layers} its "
+            "config's num_hidden_layers names: a damaged or unfinished download (an engine refuses it: weights not "
+            "initialized from checkpoint)",
+            location,
+        )
     if computed and files.total_bytes > MAX_FILE_SHARE * computed:
         # newuser32 item 4: ERNIE 4.5's experts, unread, made a 21.8 B MoE a 3.35 B dense model whose files held +552%;
         # the bytes came from the files, its KV cache, experts and decode reads from the misread config

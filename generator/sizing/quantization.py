@@ -179,8 +179,10 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         bits = cfg.get(key, 4)
         if not _whole(bits):  # vLLM's GPTQConfig takes the integers 2, 3, 4 and 8 only; "4" was read as 4
             raise ArchitectureError(f"config field 'quantization_config.{key}' must be an integer, got {str(bits)[:60]!r}")
-        if bits not in (4, 8):
-            raise ArchitectureError(f"{method} with {bits} bits is not supported (4 or 8)")
+        if bits not in (4, 8):  # hostile91: named as its field, so placed at its line
+            raise ArchitectureError(
+                f"config field 'quantization_config.{key}' is {bits}: {method} with {bits} bits is not supported (4 or 8)"
+            )
         return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg, "quantization_config"), keep)
     if method == "bitsandbytes":
         four, eight = _flag(cfg, "load_in_4bit"), _flag(cfg, "load_in_8bit")
@@ -199,6 +201,11 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         return QuantizationConfig("fp8-channel", None, keep)
     if method == "modelopt":
         return _modelopt(cfg, keep)
+    if not method:  # hostile91: was "quant_method '' is not supported"
+        raise ArchitectureError(
+            "quantization_config.quant_method is not given: transformers and vLLM read the checkpoint's quantization "
+            "from it (gptq, awq, fp8, bitsandbytes, compressed-tensors ...); give it, or drop quantization_config"
+        )
     raise ArchitectureError(f"quantization_config.quant_method '{method}' is not supported")
 
 

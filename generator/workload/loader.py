@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator.errors import InputError, Location
-from generator.input_files import MAX_WORKLOAD_BYTES, linked_inside, read_text_limited
+from generator.input_files import MAX_WORKLOAD_BYTES, linked_inside, read_text_limited, short
 from generator.workload.fast_yaml import read_plain_document
 from generator.workload.yaml_numbers import (
     PLAIN_DIGITS,
@@ -315,8 +315,12 @@ def parse_yaml(text: str, file: str) -> Document:
         raise InputError(f"YAML error: {str(exc).splitlines()[0]}", Location(file)) from None
     except RecursionError:
         raise _first_too_deep(text, file) or InputError(_TOO_DEEP, Location(file)) from None
-    except (AttributeError, TypeError, ValueError, KeyError) as exc:
-        too_long = _number_past_int_limit(text, file) or _alias_inside_its_anchor(text, file)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        too_long = (
+            _number_past_int_limit(text, file)
+            or _alias_inside_its_anchor(text, file)
+            or _tagged_scalar_unread(text, file, yaml.constructor)
+        )
         if too_long is not None:
             raise too_long from None
         # ruamel fails like this on some self-referencing anchors (a mapping merged into itself).
@@ -485,6 +489,41 @@ def _alias_inside_its_anchor(text: str, file: str) -> InputError | None:
                 )
     except YAMLError:
         return None
+    return None
+
+
+def _tagged_scalar_unread(text: str, file: str, constructor: Any) -> InputError | None:
+    """The first scalar whose tag ruamel cannot make a value of (``!!int abc``, ``!!bool maybe``), with its place.
+
+    hostile91: such a value failed the whole document with no line (``ValueError: invalid literal for int()``), and
+    ``!!float ""`` with a traceback (ruamel's IndexError). The document is composed and each scalar constructed alone.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    try:
+        pending = [YAML(typ="rt").compose(text)]
+    except (YAMLError, RecursionError):
+        return None
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, MappingNode):
+            pending[:0] = [part for pair in node.value for part in pair]
+        elif isinstance(node, SequenceNode):
+            pending[:0] = list(node.value)
+        elif isinstance(node, ScalarNode):
+            try:
+                constructor.construct_object(node, deep=True)
+            except (YAMLError, AttributeError, TypeError, ValueError, KeyError, IndexError):
+                tag = ascii(str(node.tag).removeprefix("tag:yaml.org,2002:")[:40])[1:-1]
+                line, column = node.start_mark.line + 1, node.start_mark.column + 1
+                field = _field_holding(text, node.start_mark.index)
+                return InputError(
+                    f"YAML cannot read {short(node.value)} as the !!{tag} its tag names: drop the tag or give "
+                    "a value of that kind",
+                    Location(file, line, column, format_path(field) if field else ""),
+                )
     return None
 
 

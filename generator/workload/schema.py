@@ -89,11 +89,18 @@ def _enum_text(choice: Any) -> str:
     return choice if isinstance(choice, str) else _as_written(choice)
 
 
+#: Words YAML 1.1 reads as booleans and YAML 1.2 (this reader) as text (https://yaml.org/type/bool.html).
+_YAML11_BOOLEANS = {"yes": True, "y": True, "on": True, "no": False, "n": False, "off": False}
+
+
 def _unquote_hint(error: ValidationError) -> str:
     """``; write 3 without quotes`` where a quoted value would be what the schema takes unquoted, else ""."""
     instance = error.instance
     if not isinstance(instance, str) or not isinstance(error.schema, dict):
         return ""
+    said = _YAML11_BOOLEANS.get(instance.lower())
+    if said is not None and conforms(error.schema, said):  # hostile91: 'buy: yes' read "expected boolean, got 'yes'"
+        return f"; {instance} is a boolean to YAML 1.1 readers only (text to YAML 1.2, as here): write {json.dumps(said)}"
     try:
         value = json.loads(instance)
     except ValueError:
