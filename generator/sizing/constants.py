@@ -137,6 +137,9 @@ class Constants(NamedTuple):
     # --- decode attention that reads a KV head once per query head (kv_head_reads.py; acc166) ---
     decode_kv_read_per_query_head: int = 0
 
+    # --- llama.cpp's decode step split over GPUs by layers (llama_cpp_gpu.py layer_split_hops; acc170) ---
+    llama_cpp_gpu_hop_s: float = 250e-6
+
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all 55 fields took 1 us.
 
@@ -900,6 +903,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "https://github.com/ggml-org/llama.cpp/pull/6766; a V100 before https://github.com/ggml-org/llama.cpp/pull/25749) "
         "took about 240 us a layer (benchmarks/calibration_report.py LAYER_LAUNCH_WITHOUT_GRAPHS_S): set that for one",
     ),
+    "llama_cpp_gpu_hop_s": (
+        "Fixed seconds a llama.cpp decode step adds at each GPU-to-GPU boundary of a layer split (-sm layer): the "
+        "scheduler's split of its own (ggml_backend_sched_compute_splits) copies the hidden state to the next GPU "
+        "(cudaMemcpyPeerAsync, staged through the host where the cards have no peer access) and the run's inputs "
+        "(positions, mask) to it, and the next GPU's kernels wait on that copy (generator/sizing/llama_cpp_gpu.py).",
+        "fitted over the 33 layer-split decode runs of tests/data/llama_cpp_multi_gpu.json that the same table also ran on "
+        "one of the cards (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, May 2024 build; 2-8 RTX "
+        "3090 / 4090, 4 A6000 / 6000 Ada / A40 / L40S / A100 / H100): the split's tokens/s over the one GPU's, off by "
+        "4.8% (median; p90 17.9%) at 0 and 1.8% (p90 9.9%) at 250 us; the single-GPU groups have no boundary "
+        "(benchmarks/CALIBRATION.md, acc170 entry of 2026-12-07). No current-build CUDA split checks it",
+    ),
     "llama_cpp_prompt_gemm_efficiency": (
         "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
         "fp16, generator/sizing/llama_cpp_prompt.py).",
@@ -1015,6 +1029,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(("llama_cpp_prompt_gemm_efficiency", "llama_cpp_dequant_bandwidth_efficiency"), _FRACTION_OF_PEAK),
     "llama_cpp_dequant_ceiling_gb_per_s": _POSITIVE,
     "llama_cpp_prompt_layer_s": (0, True, MOST_CONSTANT, True),
+    "llama_cpp_gpu_hop_s": (0, True, MOST_CONSTANT, True),
     "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),

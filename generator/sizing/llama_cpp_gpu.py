@@ -18,6 +18,13 @@ Two mechanisms make the difference:
   (75-290 tokens/s from the RTX 3060 to the 5090, tests/data/llama_cpp_gpu_decode_recent.json); builds that launched
   every kernel on its own took about 240 us a layer (Llama 2 7B Q4_0: 112-149 tokens/s on cards from 0.77 to 2 TB/s
   in Dec 2023): ``constants: {llama_cpp_layer_launch_s: 240e-6}`` times one.
+
+Split over GPUs by layers (``-sm layer``, llama.cpp's default) the GPUs run their layers one after another, so a step
+reads the same bytes at one GPU's rate as on one GPU, plus ``llama_cpp_gpu_hop_s`` at each GPU-to-GPU boundary: the
+scheduler's next split copies the hidden state over (``ggml_backend_tensor_copy_async``, through the host where the
+cards have no peer access) and the run's inputs to the next GPU, whose kernels wait for them. Published runs on 2-8
+identical cards (tests/data/llama_cpp_multi_gpu.json) lose 0.1-0.4 ms a boundary against the same card alone (Llama 3
+8B Q4_K_M: 130.6 tokens/s on one RTX 4090, 118.1 on eight); a 70B step hides it in the noise.
 """
 
 from __future__ import annotations
@@ -47,3 +54,14 @@ def resident_step_seconds(read_bytes: float, layers: int, gpu_bandwidth_gb_per_s
     memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts)
     launches_s = kernels_floor_seconds(layers, consts)
     return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)
+
+
+def layer_split_hops(layer_devices: tuple[str, ...]) -> int:
+    """GPU-to-GPU boundaries a token crosses through ``layer_devices`` (``"gpu:1"``, ...) in order: 0 on one GPU."""
+    gpus = [device.split("+", 1)[0] for device in layer_devices if device.startswith("gpu:")]
+    return sum(1 for i in range(1, len(gpus)) if gpus[i] != gpus[i - 1])
+
+
+def hops_seconds(layer_devices: tuple[str, ...], consts: Constants) -> float:
+    """The fixed time a decode step's GPU-to-GPU boundaries add (``llama_cpp_gpu_hop_s`` each)."""
+    return layer_split_hops(layer_devices) * consts.llama_cpp_gpu_hop_s

@@ -33,7 +33,7 @@ from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
-from generator.sizing.llama_cpp_gpu import kernels_floor_seconds, resident_step_seconds
+from generator.sizing.llama_cpp_gpu import hops_seconds, kernels_floor_seconds, resident_step_seconds
 from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, resident_prompt_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
@@ -1102,6 +1102,8 @@ def offload_cost(
         part, step_s = resident_step_seconds(t_gpu * hbm, len(placement.layer_devices), machine.gpu_bandwidth_gb_per_s, consts)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
+        # split over GPUs by layers: each boundary's copy and wait (generator/sizing/llama_cpp_gpu.py)
+        seconds["engine"] += hops_seconds(placement.layer_devices, consts)
         cpu_mode = stream_mode = sum(seconds.values())  # nothing held off the GPUs: no mode of its own
     elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
