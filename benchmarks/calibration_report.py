@@ -1051,7 +1051,8 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     if row.get("build_era") != "current":  # a Dec 2023 / May 2024 build: cuBLAS fp16 for every file, its layer time
         machine = machine._replace(gpu_int8_tflops=0.0)
         consts = consts._replace(llama_cpp_prompt_layer_s=PROMPT_LAYER_BEFORE_MMQ_S)
-    return offload_cost(arch, fmt, 16, placement, machine, LLAMA_CPP_PROMPT_TOKENS, consts).prefill_tokens_per_s
+    prompt = row.get("prompt_tokens", LLAMA_CPP_PROMPT_TOKENS)
+    return offload_cost(arch, fmt, 16, placement, machine, prompt, consts).prefill_tokens_per_s
 
 
 #: The per-layer time of a prompt pass in llama.cpp builds before int8 MMQ (https://github.com/ggml-org/llama.cpp/pull/7676,
@@ -1174,7 +1175,9 @@ def llama_cpp_layer_split_rows() -> list[tuple[str, str, float, Callable[[dict[s
     """(group, label, measured, predictor, row) of published llama.cpp CUDA runs split over 2-8 identical GPUs by
     layers, the whole model in VRAM (tests/data/llama_cpp_multi_gpu.json): tg512 timed as the single-GPU rows are
     (``predict_gpu_resident_decode``, the layers spread over the row's GPUs), and the pp512 of rows whose card ran its
-    own single-GPU prompt cleanly (``prompt_comparable``): one -ub 512 pass, which no other pass overlaps."""
+    own single-GPU prompt cleanly (``prompt_comparable``): one -ub 512 pass, which no other pass overlaps. Both also
+    over the same table's run on one of the cards, and so the pp1024 / pp4096 (2 / 8 passes, which llama.cpp can
+    pipeline over the GPUs, PR #6017; the product times them one after another: acc170's entry says why)."""
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_MULTI_GPU.read_text())["rows"]:
         label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']}"
@@ -1192,7 +1195,19 @@ def llama_cpp_layer_split_rows() -> list[tuple[str, str, float, Callable[[dict[s
             group = llama_cpp_layer_split_group(row, "prompt over one GPU")
             label = f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}/1 GPU"
             out.append((group, label, measured, predict_layer_split_prompt_ratio, row))
+        for tokens in LAYER_SPLIT_PIPELINED_PROMPTS:  # several -ub passes, which the GPUs pipeline
+            if "single_gpu_tg_tokens_per_s" not in row or not row.get("prompt_comparable", True):
+                continue
+            measured = float(row[f"pp{tokens}_tokens_per_s"]) / float(row[f"single_gpu_pp{tokens}_tokens_per_s"])
+            group = llama_cpp_layer_split_group(row, "pipelined prompt over one GPU")
+            long_row = dict(row, prompt_tokens=tokens, tg_tokens=tokens)  # the cache the passes fill
+            label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']} pp{tokens}/1 GPU"
+            out.append((group, label, measured, predict_layer_split_prompt_ratio, long_row))
     return out
+
+
+#: The prompts of the runs' ``pp1024`` / ``pp4096`` (2 and 8 passes of -ub 512, in -b 2048 calls).
+LAYER_SPLIT_PIPELINED_PROMPTS = (1024, 4096)
 
 
 def predict_layer_split_decode_ratio(row: dict[str, Any]) -> float:
