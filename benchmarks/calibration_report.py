@@ -103,6 +103,7 @@ LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
 LLAMA_CPP_GPU_OTHER_MODELS = REPO / "tests" / "data" / "llama_cpp_gpu_quant_moe_recent.json"
 LLAMA_CPP_AMD_SCOREBOARD = REPO / "tests" / "data" / "llama_cpp_amd_scoreboard.json"
+LLAMA_CPP_MULTI_GPU = REPO / "tests" / "data" / "llama_cpp_multi_gpu.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
 #: ``calibration_training_mfu.json``): reported apart by GPU and left out of ``--fit-training``.
@@ -951,20 +952,24 @@ def predict_offload_prefill(row: dict[str, Any]) -> float:
 
 
 def _gpu_resident_setup(row: dict[str, Any]) -> tuple[Any, ...]:
-    """A llama.cpp GPU row's model, GGUF, KV bits, machine and placement: every layer on its one GPU (``-ngl 99``),
-    the input embedding in RAM as llama.cpp keeps it, an f16 KV cache of the run's prompt and generated tokens."""
+    """A llama.cpp GPU row's model, GGUF, KV bits, machine and placement: every layer on its GPU (``-ngl 99``), or
+    split over its ``gpus`` identical GPUs by layers (``-sm layer``: equal runs of consecutive layers, the output layer
+    on the last), the input embedding in RAM as llama.cpp keeps it, an f16 KV cache of the run's prompt and generated
+    tokens."""
     from generator.calculator.machine import FixedSpec, build_machine
     from generator.sizing.offload import Placement, _layer_kv
 
     arch = parse_architecture(find_model(row["model"]).config)
     fmt = llama_cpp_format(weight_format(row["precision"]))
-    machine, _, _ = build_machine(FixedSpec(gpu=row["gpu"], gpu_count=1, ram_gib=4096))
+    gpus = row.get("gpus", 1)
+    machine, _, _ = build_machine(FixedSpec(gpu=row["gpu"], gpu_count=gpus, ram_gib=4096))
     sizes = size_weights(arch, fmt)
     context = row["tg_tokens"] + 1
     kv = sum(_layer_kv(arch, 16, context))
     table = 0 if arch.tie_word_embeddings else sizes.embedding_bytes
     placement = Placement(
-        row["precision"], context, ("gpu:0",) * arch.num_layers, "cpu", "gpu:0",
+        row["precision"], context, tuple(f"gpu:{i * gpus // arch.num_layers}" for i in range(arch.num_layers)), "cpu",
+        f"gpu:{gpus - 1}",
         gpu_bytes=sizes.total_bytes - table, cpu_bytes=table, disk_bytes=0, kv_gpu_bytes=kv, kv_cpu_bytes=0,
         per_gpu=(), gpu_budget_bytes=0, ram_used_bytes=0, ram_free_bytes=0, steps=(), embedding_bytes=table,
     )  # fmt: skip
@@ -1046,7 +1051,8 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     if row.get("build_era") != "current":  # a Dec 2023 / May 2024 build: cuBLAS fp16 for every file, its layer time
         machine = machine._replace(gpu_int8_tflops=0.0)
         consts = consts._replace(llama_cpp_prompt_layer_s=PROMPT_LAYER_BEFORE_MMQ_S)
-    return offload_cost(arch, fmt, 16, placement, machine, LLAMA_CPP_PROMPT_TOKENS, consts).prefill_tokens_per_s
+    prompt = row.get("prompt_tokens", LLAMA_CPP_PROMPT_TOKENS)
+    return offload_cost(arch, fmt, 16, placement, machine, prompt, consts).prefill_tokens_per_s
 
 
 #: The per-layer time of a prompt pass in llama.cpp builds before int8 MMQ (https://github.com/ggml-org/llama.cpp/pull/7676,
@@ -1165,6 +1171,61 @@ def llama_cpp_amd_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[st
     return out
 
 
+def llama_cpp_layer_split_group(row: dict[str, Any], stage: str) -> str:
+    """The group of a multi-GPU llama.cpp row (``stage``: "decode" or "prompt"): by split mode and build, as the
+    single-GPU rows are by build."""
+    return f"llama.cpp {row['split_mode']} split {stage}, {row['build']} build"
+
+
+def llama_cpp_layer_split_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of published llama.cpp CUDA runs split over 2-8 identical GPUs by
+    layers, the whole model in VRAM (tests/data/llama_cpp_multi_gpu.json): tg512 timed as the single-GPU rows are
+    (``predict_gpu_resident_decode``, the layers spread over the row's GPUs), and the pp512 of rows whose card ran its
+    own single-GPU prompt cleanly (``prompt_comparable``): one -ub 512 pass, which no other pass overlaps. Both also
+    over the same table's run on one of the cards, and so the pp1024 / pp4096 (2 / 8 passes, which llama.cpp can
+    pipeline over the GPUs, PR #6017; the product times them one after another: acc170's entry says why)."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_MULTI_GPU.read_text())["rows"]:
+        label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']}"
+        out.append((llama_cpp_layer_split_group(row, "decode"), f"{label} tg{row['tg_tokens']}",
+                    float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))  # fmt: skip
+        if row.get("prompt_comparable", True):
+            out.append((llama_cpp_layer_split_group(row, "prompt"), f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}",
+                        float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))  # fmt: skip
+        if "single_gpu_tg_tokens_per_s" in row:  # the split's own cost, the single-GPU timing's error divided out
+            measured = float(row["tg_tokens_per_s"]) / float(row["single_gpu_tg_tokens_per_s"])
+            group = llama_cpp_layer_split_group(row, "decode over one GPU")
+            out.append((group, f"{label} tg{row['tg_tokens']}/1 GPU", measured, predict_layer_split_decode_ratio, row))
+        if "single_gpu_tg_tokens_per_s" in row and row.get("prompt_comparable", True):
+            measured = float(row["pp512_tokens_per_s"]) / float(row["single_gpu_pp512_tokens_per_s"])
+            group = llama_cpp_layer_split_group(row, "prompt over one GPU")
+            label = f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}/1 GPU"
+            out.append((group, label, measured, predict_layer_split_prompt_ratio, row))
+        for tokens in LAYER_SPLIT_PIPELINED_PROMPTS:  # several -ub passes, which the GPUs pipeline
+            if "single_gpu_tg_tokens_per_s" not in row or not row.get("prompt_comparable", True):
+                continue
+            measured = float(row[f"pp{tokens}_tokens_per_s"]) / float(row[f"single_gpu_pp{tokens}_tokens_per_s"])
+            group = llama_cpp_layer_split_group(row, "pipelined prompt over one GPU")
+            long_row = dict(row, prompt_tokens=tokens, tg_tokens=tokens)  # the cache the passes fill
+            label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']} pp{tokens}/1 GPU"
+            out.append((group, label, measured, predict_layer_split_prompt_ratio, long_row))
+    return out
+
+
+#: The prompts of the runs' ``pp1024`` / ``pp4096`` (2 and 8 passes of -ub 512, in -b 2048 calls).
+LAYER_SPLIT_PIPELINED_PROMPTS = (1024, 4096)
+
+
+def predict_layer_split_decode_ratio(row: dict[str, Any]) -> float:
+    """A layer split's decode tokens/s over the same run's on one of its GPUs (``predict_gpu_resident_decode``)."""
+    return predict_gpu_resident_decode(row) / predict_gpu_resident_decode(dict(row, gpus=1))
+
+
+def predict_layer_split_prompt_ratio(row: dict[str, Any]) -> float:
+    """A layer split's pp512 over the same run's on one of its GPUs (``predict_gpu_resident_prompt``)."""
+    return predict_gpu_resident_prompt(row) / predict_gpu_resident_prompt(dict(row, gpus=1))
+
+
 def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
     if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
@@ -1261,6 +1322,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_other_models_rows()
     out += llama_cpp_amd_decode_rows()
     out += llama_cpp_amd_prompt_rows()
+    out += llama_cpp_layer_split_rows()
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         group = f"memory {row['framework']}"

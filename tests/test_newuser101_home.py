@@ -34,15 +34,15 @@ def test_advice_to_fit_vram_names_a_gguf_type_llama_cpp_loads() -> None:
 
 def test_a_q8_0_cache_that_keeps_the_weights_on_the_gpus_is_advised() -> None:
     """Item 2: at 32,768 tokens the f16 cache (10 GiB) pushes 5 layers and the LM head to RAM (8.28 tokens/s); with
-    llama.cpp's q8_0 cache (5.31 GiB) the q4_k_m file fits the two cards whole (16.00 tokens/s, as the estimate with
+    llama.cpp's q8_0 cache (5.31 GiB) the q4_k_m file fits the two cards whole (15.93 tokens/s, as the estimate with
     --kv-precision int8 gives). The advice said nothing of the cache, only of other weights."""
     found = _findings("meta-llama/Llama-3.3-70B-Instruct", "--precision", "q4_k_m", "--context", "32768")
     advice = found["kv-cache-offloads"]
     assert "-ctk q8_0 -ctv q8_0" in advice and "the q4_k_m weights fit entirely in VRAM" in advice, advice
-    assert "decode 16.00 tokens/s, against 8.28 now" in advice, advice
+    assert "decode 15.93 tokens/s, against 8.28 now" in advice, advice
     q8 = ["meta-llama/Llama-3.3-70B-Instruct", "--precision", "q4_k_m", "--context", "32768", "--kv-precision", "int8"]
     code, text = run_estimate(*q8, *BOX, "--json")
-    assert code == 0 and json.loads(text)["throughput"]["decode_tokens_per_s"] == pytest.approx(16.0, abs=0.005)
+    assert code == 0 and json.loads(text)["throughput"]["decode_tokens_per_s"] == pytest.approx(15.93, abs=0.005)
 
 
 def test_no_cache_advice_where_the_weights_alone_overflow() -> None:
@@ -51,15 +51,19 @@ def test_no_cache_advice_where_the_weights_alone_overflow() -> None:
     assert "kv-cache-offloads" not in found
 
 
-LAYER_SPLIT = json.loads((Path(__file__).parent / "data" / "newuser101_layer_split_3090.json").read_text())["rows"]
+LAYER_SPLIT = [
+    row
+    for row in json.loads((Path(__file__).parent / "data" / "llama_cpp_multi_gpu.json").read_text())["rows"]
+    if row["gpu"] == "rtx-3090-24gb" and "70B Q4_K_M" in row["model_as_reported"]
+]
 
 
 @pytest.mark.parametrize("row", LAYER_SPLIT, ids=lambda r: f"{r['gpus']}x3090")
 def test_layer_split_decode_is_the_published_runs(row: dict[str, object]) -> None:
     """Item 4: one stream's decode over 2, 4 and 6 RTX 3090s split by layers, the model whole in VRAM, within 10% of
-    llama-bench's tg 512 (16.04 predicted against 16.57, 17.07, 17.09: the GPUs run one after another, so more cards add
-    memory, not speed). The pp 512 of that May 2024 build (357, 301, 457) ran before int8 MMQ; the 604 predicted is
-    today's build's, and is not compared."""
+    llama-bench's tg 512 (15.7-16.0 predicted against 16.57, 17.07, 17.09: the GPUs run one after another, so more cards
+    add memory, not speed, and each GPU-to-GPU boundary 0.25 ms a token, acc170). The pp 512 of that May 2024 build
+    (357, 301, 457) ran before int8 MMQ; the 604 predicted is today's build's, and is not compared."""
     args = [str(row["model"]), "--precision", str(row["precision"]), "--gpu", str(row["gpu"]), "--gpus", str(row["gpus"])]
     args += ["--ram-gib", "128", "--context", "1024", "--input-tokens", "1", "--output-tokens", str(row["tg_tokens"])]
     code, text = run_estimate(*args, "--json")

@@ -139,6 +139,9 @@ class Constants(NamedTuple):
     # --- llama.cpp's decode of 16-bit weights on its GPUs: the float mat-vec kernel (llama_cpp_gpu.py; acc165) ---
     llama_cpp_gpu_16bit_bandwidth_efficiency: float = 0.77
 
+    # --- llama.cpp's decode step split over GPUs by layers (llama_cpp_gpu.py layer_split_hops; acc170) ---
+    llama_cpp_gpu_hop_s: float = 250e-6
+
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all 55 fields took 1 us.
 
@@ -922,6 +925,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "against 64-80% for the Q4_0 rows; 0.77 is the least summed error of the eight (50.7 points; 0.72: 73.1, "
         "0.78: 51.5, 0.80: 52.8; the HBM cards' and the RTX 5090's 16-bit rows sit at the ceiling)",
     ),
+    "llama_cpp_gpu_hop_s": (
+        "Fixed seconds a llama.cpp decode step adds at each GPU-to-GPU boundary of a layer split (-sm layer): the "
+        "scheduler's split of its own (ggml_backend_sched_compute_splits) copies the hidden state to the next GPU "
+        "(cudaMemcpyPeerAsync, staged through the host where the cards have no peer access) and the run's inputs "
+        "(positions, mask) to it, and the next GPU's kernels wait on that copy (generator/sizing/llama_cpp_gpu.py).",
+        "fitted over the 33 layer-split decode runs of tests/data/llama_cpp_multi_gpu.json that the same table also ran on "
+        "one of the cards (https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, May 2024 build; 2-8 RTX "
+        "3090 / 4090, 4 A6000 / 6000 Ada / A40 / L40S / A100 / H100): the split's tokens/s over the one GPU's, off by "
+        "4.8% (median; p90 17.9%) at 0 and 1.8% (p90 9.9%) at 250 us; the single-GPU groups have no boundary "
+        "(benchmarks/CALIBRATION.md, acc170 entry of 2026-12-07). No current-build CUDA split checks it",
+    ),
     "llama_cpp_prompt_gemm_efficiency": (
         "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
         "fp16, generator/sizing/llama_cpp_prompt.py).",
@@ -1037,6 +1051,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(("llama_cpp_prompt_gemm_efficiency", "llama_cpp_dequant_bandwidth_efficiency"), _FRACTION_OF_PEAK),
     "llama_cpp_dequant_ceiling_gb_per_s": _POSITIVE,
     "llama_cpp_prompt_layer_s": (0, True, MOST_CONSTANT, True),
+    "llama_cpp_gpu_hop_s": (0, True, MOST_CONSTANT, True),
     "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_16bit_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),

@@ -25,6 +25,13 @@ The matrix-vector kernel is the file's type's (:func:`mat_vec_kernel`): F16 / BF
 ``llama_cpp_gpu_16bit_bandwidth_efficiency`` (llama.cpp's mul_mat_vec_f), quantized ones at
 ``llama_cpp_gpu_bandwidth_efficiency`` (mul_mat_vec_q), under the same ceiling (acc165: Llama 3 8B BF16 on an RTX 4090
 read 90% of its rate where the Q4_0 files read 64-80%).
+
+Split over GPUs by layers (``-sm layer``, llama.cpp's default) the GPUs run their layers one after another, so a step
+reads the same bytes at one GPU's rate as on one GPU, plus ``llama_cpp_gpu_hop_s`` at each GPU-to-GPU boundary: the
+scheduler's next split copies the hidden state over (``ggml_backend_tensor_copy_async``, through the host where the
+cards have no peer access) and the run's inputs to the next GPU, whose kernels wait for them. Published runs on 2-8
+identical cards (tests/data/llama_cpp_multi_gpu.json) lose 0.1-0.4 ms a boundary against the same card alone (Llama 3
+8B Q4_K_M: 130.6 tokens/s on one RTX 4090, 118.1 on eight); a 70B step hides it in the noise.
 """
 
 from __future__ import annotations
@@ -125,3 +132,14 @@ def resident_step_seconds(
     memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts, kernel)
     launches_s = kernels_floor_seconds(layers, consts)
     return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)
+
+
+def layer_split_hops(layer_devices: tuple[str, ...]) -> int:
+    """GPU-to-GPU boundaries a token crosses through ``layer_devices`` (``"gpu:1"``, ...) in order: 0 on one GPU."""
+    gpus = [device.split("+", 1)[0] for device in layer_devices if device.startswith("gpu:")]
+    return sum(1 for i in range(1, len(gpus)) if gpus[i] != gpus[i - 1])
+
+
+def hops_seconds(layer_devices: tuple[str, ...], consts: Constants) -> float:
+    """The fixed time a decode step's GPU-to-GPU boundaries add (``llama_cpp_gpu_hop_s`` each)."""
+    return layer_split_hops(layer_devices) * consts.llama_cpp_gpu_hop_s

@@ -35,6 +35,7 @@ from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.llama_cpp_gpu import (
     dense_layer_equivalents,
+    hops_seconds,
     kernels_floor_seconds,
     mat_vec_kernel,
     resident_step_seconds,
@@ -1109,6 +1110,8 @@ def offload_cost(
         part, step_s = resident_step_seconds(t_gpu * hbm, layers, machine.gpu_bandwidth_gb_per_s, consts, kernel)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
+        # split over GPUs by layers: each boundary's copy and wait (generator/sizing/llama_cpp_gpu.py)
+        seconds["engine"] += hops_seconds(placement.layer_devices, consts)
         cpu_mode = stream_mode = sum(seconds.values())  # nothing held off the GPUs: no mode of its own
     elif not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
