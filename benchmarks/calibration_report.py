@@ -1077,7 +1077,7 @@ def llama_cpp_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, A
 def llama_cpp_prompt_recent_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
     """(group, label, measured, predictor, row) of the pp512 of llama.cpp's CUDA scoreboard runs (2025-26 builds: int8
     MMQ on cards with int8 tensor cores, the V100's cuBLAS fp16; generator/sizing/llama_cpp_prompt.py). The MI300X row
-    is left out: the model is NVIDIA's alone, and its pp512 ran with -fa 1 over 8 GPUs."""
+    is left out: its pp512 ran with -fa 1 over 8 GPUs (acc171: CDNA 3's int8 MMQ reads it +83%, reported apart)."""
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_GPU_RECENT.read_text())["rows"]:
         if find_gpu(row["gpu"]).vendor != "nvidia" or "pp512_tokens_per_s" not in row:
@@ -1160,9 +1160,9 @@ def llama_cpp_amd_decode_rows() -> list[tuple[str, str, float, Callable[[dict[st
 
 
 def llama_cpp_amd_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
-    """(group, label, measured, predictor, row) of the same runs' pp512. The product times llama.cpp's prompt on
-    NVIDIA's cards alone (generator/sizing/llama_cpp_prompt.py); an AMD card keeps the serving engines' prefill, which
-    these groups check."""
+    """(group, label, measured, predictor, row) of the same runs' pp512, timed by the kernels llama.cpp's HIP build runs
+    on the card (acc171, ``prompt_gpu`` in generator/sizing/llama_cpp_prompt.py: RDNA 3 fp16 hipBLAS with the fp16
+    copies, CDNA int8 MMQ); the Vulkan row is timed on the same path, the product's AMD runtime being HIP."""
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_AMD_SCOREBOARD.read_text())["rows"]:
         label = _llama_cpp_amd_scoreboard_label(row, f"pp{LLAMA_CPP_PROMPT_TOKENS}")

@@ -126,7 +126,9 @@ def test_geforce_runs_fp16_accumulate_at_twice_the_catalog_rate() -> None:
 
 
 def test_other_makers_gpus_keep_the_serving_prefill() -> None:
-    """The constants are fitted on CUDA runs: an MI300X's whole-GPU llama.cpp prompt keeps prefill_compute_efficiency."""
+    """The constants are fitted on CUDA runs and follow llama.cpp's CUDA / HIP kernels: a GPU of another maker (an
+    MI300X's figures under another vendor's name) keeps prefill_compute_efficiency; the MI300X itself (CDNA 3) runs
+    int8 MMQ (acc171, tests/test_llama_cpp_amd_scoreboard.py)."""
     from generator.sizing.offload import offload_cost
 
     (row,) = [
@@ -135,8 +137,10 @@ def test_other_makers_gpus_keep_the_serving_prefill() -> None:
     arch, fmt, machine, placement = calibration_report._gpu_resident_setup(row)
     amd, _, _ = build_machine(FixedSpec(gpu="mi300x-192gb", gpu_count=1, ram_gib=4096))
     assert amd.gpu_vendor == "amd" and machine.gpu_vendor == "nvidia"
-    cost = offload_cost(arch, fmt, 16, placement, amd, 512, CONSTS)
+    other = amd._replace(gpu_vendor="intel")
+    cost = offload_cost(arch, fmt, 16, placement, other, 512, CONSTS)
     assert cost.prefill_s == pytest.approx(prefill_flops(arch, 512) / (amd.gpu_tflops * 1e12 * CONSTS.prefill_compute_efficiency))
+    assert offload_cost(arch, fmt, 16, placement, amd, 512, CONSTS).prefill_s != pytest.approx(cost.prefill_s)
 
 
 #: Current builds (tests/data/llama_cpp_gpu_decode_recent.json, llama.cpp's CUDA scoreboard, 2025-26): (median, p90)

@@ -993,7 +993,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             "offload to system RAM"
         )
         if "ttft_s" in result["llama_cpp"] and (unchecked := prompt_unchecked_note(gpu.vendor)):
-            notes.append(unchecked)  # newuser99 item 1: an AMD GPU's TTFT is the serving engines' prefill
+            notes.append(unchecked)  # newuser99 item 1, acc171: what of an AMD GPU's llama.cpp TTFT is checked
         if par.gpus > 1:  # llama.cpp's default split is by layer (-sm layer), each GPU a run of whole layers
             notes.append(
                 f"llama.cpp splits the layers over the {par.gpus} GPUs (-ts, its default -sm layer), not tensor- or "
@@ -1009,7 +1009,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
             result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "placed": False}
         result["precision"]["weights"] = result["offload"]["precision"]
         gpu_id = result.get("machine", {}).get("gpu") if "ttft_s" in result.get("throughput", {}) else None
-        if gpu_id:  # newuser99 item 1: an AMD GPU's llama.cpp TTFT is the serving engines' prefill
+        if gpu_id:  # newuser99 item 1, acc171: what of an AMD GPU's llama.cpp TTFT is checked
             from generator.calculator.llama_cpp_vendor import prompt_unchecked_note
 
             if unchecked := prompt_unchecked_note(catalog.find_gpu(gpu_id).vendor):

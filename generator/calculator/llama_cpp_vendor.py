@@ -1,16 +1,18 @@
-"""What the quick estimate says of llama.cpp on a GPU not of the maker its prompt model was fitted on (newuser99).
+"""What the quick estimate says of llama.cpp's prompt on a GPU not of its rates' maker (newuser99, acc171).
 
-llama.cpp's prompt timing (generator/sizing/llama_cpp_prompt.py) is fitted on CUDA runs alone; on another maker's GPU
-the estimate times the prompt at the serving engines' prefill rate, which llama.cpp's ROCm scoreboard reads 43-200%
-fast (tests/data/llama_cpp_amd_scoreboard.json). The memory a process may allocate and its context are the GPU
-runtime's: CUDA on NVIDIA, HIP (ROCm) on AMD.
+llama.cpp's prompt timing (generator/sizing/llama_cpp_prompt.py) is fitted on CUDA runs; on an AMD GPU it follows the
+kernels llama.cpp's HIP build runs there (RDNA 3: the quantized matrices copied to fp16 for hipBLAS; CDNA: int8 MMQ on
+the MFMA matrix cores), checked against llama-bench's pp512 on llama.cpp's ROCm and Vulkan scoreboards and one ROCm issue
+(tests/data/llama_cpp_amd_scoreboard.json, benchmarks/CALIBRATION.md); another maker's GPU keeps the serving engines'
+prefill, which no run checks. The memory a process may allocate and its context are the GPU runtime's: CUDA on NVIDIA,
+HIP (ROCm) on AMD.
 """
 
 from __future__ import annotations
 
-from generator.sizing.llama_cpp_prompt import CUDA_VENDOR
+from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, HIP_VENDOR
 
-#: llama.cpp's ROCm scoreboard, whose pp512 rows the serving prefill reads 43-200% fast.
+#: llama.cpp's ROCm scoreboard, whose pp512 rows check the HIP prompt timing.
 ROCM_SCOREBOARD_URL = "https://github.com/ggml-org/llama.cpp/discussions/15021"
 
 
@@ -20,15 +22,21 @@ def gpu_runtime(vendor: str) -> str:
 
 
 def prompt_unchecked_note(vendor: str | None) -> str | None:
-    """The note that a llama.cpp TTFT on a GPU of ``vendor`` is not llama.cpp's fitted prompt path.
+    """The note of what is and is not checked of a llama.cpp TTFT on a GPU of ``vendor``.
 
     None on NVIDIA, and without a GPU (``vendor`` None or empty: a machine of CPUs alone).
     """
     if not vendor or vendor == CUDA_VENDOR:
         return None
+    if vendor == HIP_VENDOR:
+        return (
+            "the TTFT is timed by the kernels llama.cpp's HIP build runs on this GPU (RDNA 3: the quantized weights "
+            "copied to fp16 for hipBLAS; CDNA: int8 MMQ on its matrix cores) at rates fitted on NVIDIA GPUs, checked "
+            "against llama-bench's pp512 of single-GPU dense runs on the RX 7900 XTX, Radeon PRO W7900 and Instinct "
+            f"MI210 ({ROCM_SCOREBOARD_URL}); a MoE model's prompt, newer builds that run MMQ on RDNA 3 and the MI300X "
+            "are unchecked"
+        )
     return (
-        "the TTFT is unchecked on this GPU: llama.cpp's prompt timing is fitted on NVIDIA GPUs alone, so the prompt is "
-        "timed at the serving engines' prefill rate, which reads 43-200% faster than llama-bench's pp512 on llama.cpp's "
-        f"ROCm scoreboard (RX 7900 XTX, Radeon PRO W7900, Instinct MI210: {ROCM_SCOREBOARD_URL}): expect the GPU's "
-        "part of the prompt to take up to about 3 times as long"
+        "the TTFT is unchecked on this GPU: llama.cpp's prompt timing follows its CUDA and HIP kernels, so on this "
+        "maker's GPU the prompt is timed at the serving engines' prefill rate, which no llama.cpp run checks"
     )

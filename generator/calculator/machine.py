@@ -513,6 +513,7 @@ def build_machine(spec: FixedSpec, bound: bool = False, spans_nodes: bool = Fals
         gpu_consumer=gpu.consumer,
         gpu_vendor=gpu.vendor,
         gpu_int8_tflops=gpu.sustained_tflops("int8") or 0.0,
+        gpu_architecture=gpu.architecture,
     )
     return machine, gpu, f"{host_basis}; {link_name}: {link:.1f} GB/s per direction"
 

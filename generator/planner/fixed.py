@@ -244,7 +244,7 @@ def _deployment(
         f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
         f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
         f"cold start {seconds_text(cost.cold_start_s)}",
-        # newuser99 item 1: on an AMD GPU the prompt is the serving engines' prefill, not llama.cpp's fitted path
+        # newuser99 item 1, acc171: what of an AMD GPU's llama.cpp prompt is checked (HIP kernels), another maker's is not
         *([unchecked] if (unchecked := prompt_unchecked_note(machine.gpu_vendor)) else []),
     ]
     return (

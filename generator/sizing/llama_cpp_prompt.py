@@ -16,8 +16,15 @@ A pass therefore takes:
 - ``llama_cpp_prompt_layer_s`` a layer, whatever the card: the pass's other kernels (norms, RoPE, the attention's
   per-head products and softmax over the pass, the activations' fp16 copies) and their launches.
 
-Every row is a CUDA run: other makers' GPUs (ROCm / HIP's rocBLAS and MMQ, Vulkan) keep the serving engines' figure,
-which no row checks either.
+On AMD GPUs llama.cpp's HIP build compiles the same source (``ggml_cuda_should_use_mmq`` in ggml-cuda's mmq.cu picks
+the kernel) and the maker's architecture decides (:func:`prompt_gpu`): a CDNA card (MI210, MI300X: ``amd_mfma_available``)
+multiplies a quantized file with MMQ on its MFMA int8 matrix cores, the int8 path above at the card's dense int8 rate; an
+RDNA 3 card (RX 7900 XTX, W7900) in the builds of the published rows (ROCm scoreboard, mid / late 2025) takes MMQ only
+below 64 tokens (``MMQ_DP4A_MAX_BATCH_SIZE``; its last line excludes RDNA 3 and RDNA 4 from larger batches), so a pass of
+512 tokens dequantizes to fp16 and runs hipBLAS: the cuBLAS path above, without the GeForce fp16-accumulate factor (RDNA
+3's WMMA runs fp16 at the one rate its catalog entry quotes). Later builds turned MMQ on for RDNA 3
+(``amd_wmma_available`` with RDNA 3, the commit of :data:`MFMA_ARCHITECTURES`); no published row times them. Other makers'
+GPUs (Intel, ...) keep the serving engines' figure, which no row checks.
 
 Builds since June 2024 (the product's figures) multiply a quantized file's matrices with int8 tensor-core kernels on
 cards that have them (MMQ, llama.cpp PR #7676: RTX 4090 Llama 3 8B Q4_0 pp512 1.65x the cuBLAS path): no fp16 copy, the
@@ -40,10 +47,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from generator.sizing.architecture import Architecture
     from generator.sizing.constants import Constants
+    from generator.sizing.offload import Machine
     from generator.sizing.precision import WeightFormat
 
 #: The GPU maker (``GpuSpec.vendor``) whose CUDA runs the constants were fitted on.
 CUDA_VENDOR = "nvidia"
+#: The GPU maker whose HIP (ROCm) build of the same kernels :func:`prompt_gpu` times.
+HIP_VENDOR = "amd"
+#: AMD architectures (``gpus.json`` names) whose HIP build multiplies a quantized prompt with MMQ on MFMA int8 matrix
+#: cores: ``amd_mfma_available(cc)`` is ``GGML_CUDA_CC_IS_CDNA(cc)`` (ggml-cuda common.cuh), and
+#: ``ggml_cuda_should_use_mmq`` returns true there for any batch of a Q4_0 / Q4_1 / Q5_0 / Q5_1 file, and for every
+#: type on CDNA 3 (https://github.com/ggml-org/llama.cpp/blob/027ef8769913a5f665e287c5e1f13d9d633a9d57/ggml/src/ggml-cuda/mmq.cu).
+#: Every other AMD architecture (RDNA 3 in the rows' 2025 builds, whose last line read ``(!RDNA4 && !RDNA3 && !CDNA) ||
+#: ne11 < MMQ_DP4A_MAX_BATCH_SIZE``: stored copies of that mmq.cu, search-index file ids 659734037 and 54206692937)
+#: dequantizes a pass of 64 tokens or more for hipBLAS.
+MFMA_ARCHITECTURES = ("cdna", "cdna2", "cdna3")
 
 #: The widest MMQ tile in tokens (``mmq_x``) on NVIDIA cards with int8 tensor cores (``get_mmq_x_max_host``: 128 where
 #: ``turing_mma_available``); ``mul_mat_q_case`` takes the narrowest width, in steps of 8, that covers ``ncols_max``
@@ -52,6 +70,23 @@ CUDA_VENDOR = "nvidia"
 MMQ_TILE_TOKENS_MAX = 128
 #: ``mul_mat_q_case`` tries tile widths in steps of 8 tokens (same file).
 MMQ_TILE_TOKENS_STEP = 8
+
+
+def prompt_gpu(machine: Machine) -> tuple[float, float, bool, float] | None:
+    """One GPU's rates for :func:`resident_prompt_seconds` by the kernels llama.cpp runs on it; None: another maker.
+
+    (16-bit TFLOPS, memory GB/s, fp16-accumulate GeForce, dense int8 TOPS or 0); None: a maker no row times (the
+    serving prefill).
+
+    NVIDIA: as the catalog gives them. AMD (HIP): never the GeForce fp16-accumulate factor; the int8 rate (MMQ) on CDNA
+    alone (:data:`MFMA_ARCHITECTURES`), 0 elsewhere (RDNA 3: dequantize, then hipBLAS fp16).
+    """
+    rates = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s)
+    if machine.gpu_vendor == CUDA_VENDOR:
+        return (*rates, machine.gpu_consumer, machine.gpu_int8_tflops)
+    if machine.gpu_vendor == HIP_VENDOR:
+        return (*rates, False, machine.gpu_int8_tflops if machine.gpu_architecture in MFMA_ARCHITECTURES else 0.0)
+    return None
 
 
 def gemm_tflops(gpu_tflops: float, consumer: bool, consts: Constants) -> float:

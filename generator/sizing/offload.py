@@ -40,7 +40,7 @@ from generator.sizing.llama_cpp_gpu import (
     mat_vec_kernel,
     resident_step_seconds,
 )
-from generator.sizing.llama_cpp_prompt import CUDA_VENDOR, resident_prompt_seconds
+from generator.sizing.llama_cpp_prompt import prompt_gpu, resident_prompt_seconds
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
@@ -109,6 +109,9 @@ class Machine(NamedTuple):
     #: The GPU's dense int8 tensor rate, TOPS (``GpuSpec.sustained_tflops("int8")``); 0: none (a V100) or not recorded.
     #: llama.cpp multiplies a quantized file's matrices at it (:mod:`generator.sizing.llama_cpp_prompt`).
     gpu_int8_tflops: float = 0.0
+    #: The GPU's architecture as ``gpus.json`` names it (``GpuSpec.architecture``: "rdna3", "cdna2", ...); "": not
+    #: recorded. llama.cpp's HIP build picks its prompt's kernels by it (:func:`~generator.sizing.llama_cpp_prompt.prompt_gpu`).
+    gpu_architecture: str = ""
 
 
 class Placement(NamedTuple):
@@ -1134,11 +1137,11 @@ def offload_cost(
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = held.boundaries
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
-    if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES and machine.gpu_vendor == CUDA_VENDOR:
+    gpu = prompt_gpu(machine) if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES else None
+    if gpu is not None:
         # every layer on the GPUs: llama.cpp's passes of int8 MMQ GEMMs (quantized, cards with int8 tensor cores) or
-        # fp16 cuBLAS ones with the quantized matrices' fp16 copies, and the layers' other kernels
-        # (generator/sizing/llama_cpp_prompt.py)
-        gpu = (machine.gpu_tflops, machine.gpu_bandwidth_gb_per_s, machine.gpu_consumer, machine.gpu_int8_tflops)
+        # fp16 cuBLAS / hipBLAS ones with the quantized matrices' fp16 copies, and the layers' other kernels, by the
+        # GPU's maker and architecture (generator/sizing/llama_cpp_prompt.py)
         matrices = sum(sizes.layer_bytes) + head
         compute = resident_prompt_seconds(arch, fmt, prompt_tokens, prefill_flops(arch, prompt_tokens), matrices, gpu, consts)
     else:
