@@ -14,7 +14,10 @@ A pass therefore takes:
   of the memory's rate but no faster than ``llama_cpp_dequant_ceiling_gb_per_s`` (an f16 file skips it: Llama 2 7B
   q4_0 runs 15-34% below its f16 on the same card, 23-36 ms a pass on cards of 0.94 to 2.0 TB/s alike);
 - ``llama_cpp_prompt_layer_s`` a layer, whatever the card: the pass's other kernels (norms, RoPE, the attention's
-  per-head products and softmax over the pass, the activations' fp16 copies) and their launches.
+  per-head products and softmax over the pass, the activations' fp16 copies) and their launches. A layer is counted in
+  dense layers' kernels as the decode step counts it (``dense_layer_equivalents``, llama_cpp_gpu.py): a MoE layer's
+  routing (top-k, weights gathered, weighted, summed), shared experts and MLA's latent kernels run over the whole pass
+  too (acc172: DeepSeek-V2-Lite's 27 layers count 46.7, gpt-oss-20b's 24 count 30, a Llama layer 1).
 
 On AMD GPUs llama.cpp's HIP build compiles the same source (``ggml_cuda_should_use_mmq`` in ggml-cuda's mmq.cu picks
 the kernel) and the maker's architecture decides (:func:`prompt_gpu`): a CDNA card (MI210, MI300X: ``amd_mfma_available``)
@@ -37,11 +40,18 @@ their builds' path (no MMQ) and layer time (``PROMPT_LAYER_BEFORE_MMQ_S``).
 A MoE model's routed experts multiply in one MUL_MAT_ID per matrix, each expert's tokens in tiles of its own, the
 tile's width chosen against the whole pass (:func:`expert_tile_fill`): an expert handed 64 of a pass's 512 tokens fills
 half of its 128-token tile and takes the time of a full one, so the routed FLOPs run at the MMQ rate over that fill.
+Routing is taken as uniform but random, not even (:func:`expected_expert_tiles`): an expert's count is binomial, an
+expert handed no token runs no tile and one handed more than 128 a second; real routers are more skewed than that,
+which no figure here models (the fill is then an upper bound).
 """
 
 from __future__ import annotations
 
+import functools
+import math
+
 from generator.sizing.architecture import routed_expert_params
+from generator.sizing.llama_cpp_gpu import dense_layer_equivalents
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,21 +134,49 @@ def mmq_tile_tokens(pass_tokens: int) -> int:
     return min(MMQ_TILE_TOKENS_MAX, steps * MMQ_TILE_TOKENS_STEP)
 
 
+@functools.lru_cache(maxsize=256)
+def expected_expert_tiles(pass_tokens: int, share: float, width: int) -> float:
+    """Expected MMQ tiles, ``E[ceil(n / width)]``, of one expert handed ``n`` of a pass's ``pass_tokens`` tokens.
+
+    Each token picks its ``top_k`` experts apart, so under uniform routing an expert is one of a token's picks with
+    probability ``share = top_k / experts``, independently of the other tokens: ``n`` is binomial(``pass_tokens``,
+    ``share``), exactly (no fitted figure). Summed over experts (linearity) it is the pass's expected tile count
+    whatever the experts' counts share between them. The probabilities are summed over every count and the tiles divided
+    by that sum, so rounding in ``lgamma`` leaves an even 64-token share at exactly one tile's expectation to 1e-15.
+    """
+    if pass_tokens <= 0 or share <= 0.0:
+        return 0.0
+    if share >= 1.0:
+        return float(-(-pass_tokens // width))
+    log_p, log_q = math.log(share), math.log1p(-share)
+    log_all = math.lgamma(pass_tokens + 1)
+    tiles = total = 0.0
+    for n in range(pass_tokens + 1):
+        log_pmf = log_all - math.lgamma(n + 1) - math.lgamma(pass_tokens - n + 1) + n * log_p + (pass_tokens - n) * log_q
+        pmf = math.exp(log_pmf)
+        tiles += -(-n // width) * pmf
+        total += pmf
+    return tiles / total
+
+
 def expert_tile_fill(arch: Architecture, pass_tokens: int) -> float:
     """Share of its MMQ tiles' columns a routed expert fills in a pass of ``pass_tokens`` tokens (1.0 for a dense model).
 
     llama.cpp's MUL_MAT_ID (``ggml_cuda_mul_mat_q`` with ids, ggml/src/ggml-cuda/mmq.cu at the commit above) sorts the
     pass's tokens by expert (``expert_bounds``) and gives each expert its own tiles, but passes the pass's token count
     (``ne12``) as ``ncols_max``, so the tile width is chosen against the whole pass: an expert with ``n`` tokens runs
-    ``ceil(n / width)`` full tiles. Each expert is taken to get its even share, ``pass_tokens * top_k / experts``.
+    ``ceil(n / width)`` full tiles, and the kernel skips an empty expert's tiles (``jt*mmq_x >= col_diff``). The fill is
+    the experts' mean count, ``pass_tokens * top_k / experts``, over the expected tiles' columns under uniform random
+    routing (:func:`expected_expert_tiles`): gpt-oss-20b's 64 of a 512-token pass fill half a tile as with an even
+    share, Mixtral's mean 128 spills into a second tile for about half its experts.
     """
     experts, top_k = arch.routed_experts
     if not experts or pass_tokens <= 0:
         return 1.0
     width = mmq_tile_tokens(pass_tokens)
-    per_expert = pass_tokens * top_k / experts
-    tiles = max(1, -(-per_expert // width))
-    return min(1.0, per_expert / (tiles * width))
+    share = min(1.0, top_k / experts)
+    tiles = expected_expert_tiles(pass_tokens, share, width)
+    return min(1.0, pass_tokens * share / (tiles * width)) if tiles > 0 else 1.0
 
 
 def routed_tile_flops(arch: Architecture, prompt_tokens: int, ubatch_tokens: int) -> float:
@@ -178,7 +216,8 @@ def resident_prompt_seconds(
         return 0.0
     tflops, bandwidth_gb_per_s, consumer, int8_tflops = gpu
     passes = -(-prompt_tokens // max(1, consts.offload_ubatch_tokens))
-    layers_s = passes * arch.num_layers * consts.llama_cpp_prompt_layer_s
+    # a MoE / MLA layer's routing, shared-expert and latent kernels counted against a dense layer's (acc172)
+    layers_s = passes * dense_layer_equivalents(arch.layers) * consts.llama_cpp_prompt_layer_s
     if uses_int8_kernels(fmt, int8_tflops):
         # a MoE model's experts run whole tiles for the tokens each is routed (expert_tile_fill)
         gemm_flops += routed_tile_flops(arch, prompt_tokens, consts.offload_ubatch_tokens)
