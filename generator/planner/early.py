@@ -104,8 +104,9 @@ def _fixed_hint(wl: Workload) -> str:
 
 
 def _unblock(wl: Workload) -> str:
-    """How a workload no allowed server holds a GPU of is unblocked: only fixes its provider takes, and only those
-    that can help (fix183 item 1: an AMD card no platform holds was told to try liquid cooling and another provider).
+    """How a workload no allowed server holds a GPU of is unblocked: only fixes its provider takes, that can help.
+
+    fix183 item 1: an AMD card no platform holds was told to try liquid cooling and another provider.
 
     A server described under ``hardware.inventory[].custom`` is bare metal's (owned servers are not rented: a cloud
     refuses the inventory): newuser79 item 11 saw it offered to a GKE workload; a cloud is told the GPUs its
