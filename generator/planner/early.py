@@ -22,6 +22,7 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes, unsold_everywhere_why
 from generator.planner.plan import NodeSpec
+from generator.planner.precision_refusals import precision_refusals
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.planner.tco import in_workload_racks
@@ -152,6 +153,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             where,
         )
     _height_checks(loaded, hardware)
+    precision_refusals(loaded, hardware)  # every deployment whose precision no allowed GPU serves (fix183 item 2)
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment):
             continue

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from generator.workload.models import InferenceDeployment
 
 
+def unserved_precision_hint(dep: InferenceDeployment) -> str:
+    """What unblocks a service no allowed GPU serves the precision of (early checks and the search say it alike)."""
+    return (
+        f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
+        f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
+    )
+
+
 def inference_hint(
     dep: InferenceDeployment,
     model: ResolvedModel,
@@ -37,10 +45,7 @@ def inference_hint(
     if blocked and all(b.code == UNSERVED_FORMAT for b in blocked):
         # no GPU allowed serves the precision: memory, context and SLOs are not the issue (newuser52 item 2: AMD
         # refused int8 and was told to try int4, which it refuses too)
-        return (
-            f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
-            f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
-        )
+        return unserved_precision_hint(dep)
     # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
     fmt = serving_format(model, dep.inference.precision)
     precision = serving_precision_advice(model.architecture, [fmt])
