@@ -1016,6 +1016,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         _training_result(result, req, model, par, consts, gpu, advise=advise, served=served)
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
+        if gpu is not None:  # fix183 item 4: no vLLM / SGLang measurement on RDNA 3, as llama.cpp's path says of its own
+            from generator.calculator.rdna3_engines import rdna3_engine_note
+
+            if rdna3 := rdna3_engine_note(req.engine, gpu.architecture):
+                notes.append(rdna3)
         if gpu and inference.capacity is not None:
             cap = inference.capacity
             engine_log: dict[str, Any]
