@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +71,37 @@ def test_not_said_where_the_fp8_cache_does_not_fit_either(tmp_path: Path) -> Non
 def test_not_said_on_a_gpu_without_fp8(tmp_path: Path) -> None:
     message = _refusal(_write(tmp_path, gpu="a10-24gb"))
     assert "kv_cache_precision: fp8" not in message
+
+
+def _estimate(context: int, kv_precision: str | None = None) -> dict[str, Any]:
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    req = EstimateRequest(
+        model="meta-llama/Llama-3.1-8B-Instruct", gpu="rtx-4090-24gb", context_tokens=context, kv_precision=kv_precision
+    )
+    return estimate(req)
+
+
+def test_the_estimate_names_the_fp8_cache_that_starts_vllm() -> None:
+    """A 40,000-token request on an RTX 4090: 4.88 GiB of 16-bit KV against 4.19 GiB left; FP8 starts it."""
+    log = _estimate(40000)["capacity"]["vllm_log"]
+    assert log["starts"] is False
+    fp8 = _estimate(40000, kv_precision="fp8")["capacity"]
+    assert fp8["vllm_log"]["starts"] is True
+    assert log["fp8_kv_starts"] == {"kv_cache_tokens": fp8["kv_cache_tokens"], "kv_cache_bytes": fp8["kv_cache_bytes"]}
+
+
+def test_the_estimate_says_it_in_its_remedy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import call_cli
+
+    call_cli(tmp_path, ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090-24gb", "--context", "40000"))
+    out = capsys.readouterr().out
+    tokens = _estimate(40000, kv_precision="fp8")["capacity"]["kv_cache_tokens"]
+    assert (
+        "4.19 GiB is available; --kv-precision fp8 (vLLM's --kv-cache-dtype fp8, a token's KV in half the bytes: it "
+        f"starts, {tokens:,} KV tokens a replica), lower --context"
+    ) in out
+
+
+def test_the_estimate_does_not_say_it_where_fp8_does_not_start_it_either() -> None:
+    assert "fp8_kv_starts" not in _estimate(131072)["capacity"]["vllm_log"]

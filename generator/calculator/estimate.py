@@ -1091,6 +1091,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 from generator.calculator.smallest_tp import smallest_starting_tp
 
                 log["smallest_starting_tp"] = smallest_starting_tp(req, arch, gpu)
+            elif advise and log and not log["starts"] and shared is None:  # KV memory short: an FP8 cache (fix183 item 3)
+                from generator.calculator.fp8_kv_start import fp8_kv_start
+
+                if (fp8 := fp8_kv_start(req, kv_name, gpu)) is not None:
+                    log["fp8_kv_starts"] = fp8
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)

@@ -6,8 +6,7 @@ item 3: a layout whose 16-bit KV cache did not fit was refused with no word of t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start reaches this module)
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
 

@@ -132,8 +132,8 @@ def inference_hint(
         last = [*([precision] if precision else []), *(["allow a GPU with more memory"] if bought else [])]
         said = f"a shorter max_context_tokens, {', '.join(['more GPUs a replica', *last[:-1]])}, or {last[-1]}"
         said = said if last else "a shorter max_context_tokens, or more GPUs a replica"
-        fp8 = [way] if (way := fp8_kv_way(blocked)) else []  # first: no fewer tokens, no more GPUs (fix183 item 3)
-        return f"to unblock: {''.join(f'{way}, ' for way in [*fp8, *limits])}{said}" + (
+        fp8 = [way] if (way := fp8_kv_way(blocked)) else []  # after the limits set: no fewer tokens, no more GPUs (fix183)
+        return f"to unblock: {''.join(f'{way}, ' for way in [*limits, *fp8])}{said}" + (
             "" if bought else f"; {OWNED_MORE_MEMORY}"
         )
     # replicas beyond what one pool may have: the count is the first thing to lower
