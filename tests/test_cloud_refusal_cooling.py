@@ -37,7 +37,7 @@ hardware:
                                 "mi300x-192gb; to unblock: allow a GPU the catalog's aws platforms hold ("),
         ("baremetal", "gb200-186gb", "no baremetal platform in the catalog offers an allowed GPU (with cooling 'air'): "
                                      "gb200-186gb is in gb200-nvl72, liquid-cooled; to unblock: allow more GPUs or "
-                                     "platforms, another provider, hardware.cooling: liquid where the site has it, or"),
+                                     "platforms, hardware.cooling: liquid where the site has it, or"),
     ],
 )  # fmt: skip
 def test_site_cooling_is_said_on_bare_metal_only(tmp_path: Path, provider: str, gpu: str, said: str) -> None:

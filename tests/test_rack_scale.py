@@ -202,10 +202,11 @@ def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> No
     with pytest.raises(InfeasibleError) as caught:
         plan_workload(load_workload(str(path)))
     assert (
-        "(with cooling 'air'): gb200-186gb is in gb200-nvl72, liquid-cooled; no baremetal platform holds gh200-144gb; "
-        "to unblock: allow more GPUs or platforms, another provider, hardware.cooling: liquid where the site has it, or "
-        "describe a server you own or buy under hardware.inventory[].custom"
-    ) in str(caught.value)
+        "(with cooling 'air'): gb200-186gb is in gb200-nvl72, liquid-cooled; no platform of any provider in the catalog "
+        "holds gh200-144gb, nor is it priced there; to unblock: allow more GPUs or platforms, hardware.cooling: liquid "
+        "where the site has it, or describe a server you own or buy under hardware.inventory[].custom; a machine you "
+        "already own with gh200-144gb is planned under hardware.fixed"
+    ) in str(caught.value)  # fix183 item 1: no other provider holds either GPU, so "another provider" is not said
 
 
 def test_no_platform_for_a_liquid_site_does_not_ask_for_liquid_cooling(tmp_path: Path) -> None:
@@ -219,7 +220,7 @@ def test_no_platform_for_a_liquid_site_does_not_ask_for_liquid_cooling(tmp_path:
     with pytest.raises(InfeasibleError) as caught:
         plan_workload(load_workload(str(path)))
     message = str(caught.value)
-    assert "no baremetal platform holds h20-96gb" in message
+    assert "no platform of any provider in the catalog holds h20-96gb" in message
     assert "hardware.cooling: liquid" not in message
     assert "describe a server you own or buy under hardware.inventory[].custom" in message
 

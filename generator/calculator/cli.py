@@ -932,8 +932,15 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
         if not log["starts"]:
             # with no KV memory left the weights themselves are the problem: a shorter context cannot help
             more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
+            fp8 = log.get("fp8_kv_starts")  # fix183 item 3: the FP8 cache that starts it, sized by the estimate
             remedy = (
-                "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
+                (
+                    f"--kv-precision fp8 (vLLM's --kv-cache-dtype fp8, a token's KV in half the bytes: it starts, "
+                    f"{fp8['kv_cache_tokens']:,} KV tokens a replica), "
+                    if fp8
+                    else ""
+                )
+                + "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
                 + (
                     "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
                     if result["kv_cache"]["window_bytes_per_sequence"]

@@ -1018,6 +1018,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         _training_result(result, req, model, par, consts, gpu, advise=advise, served=served)
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
+        if gpu is not None:  # fix183 item 4: no vLLM / SGLang measurement on RDNA 3, as llama.cpp's path says of its own
+            from generator.calculator.rdna3_engines import rdna3_engine_note
+
+            if rdna3 := rdna3_engine_note(req.engine, gpu.architecture):
+                notes.append(rdna3)
         if gpu and inference.capacity is not None:
             cap = inference.capacity
             engine_log: dict[str, Any]
@@ -1088,6 +1093,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                 from generator.calculator.smallest_tp import smallest_starting_tp
 
                 log["smallest_starting_tp"] = smallest_starting_tp(req, arch, gpu)
+            elif advise and log and not log["starts"] and shared is None:  # KV memory short: an FP8 cache (fix183 item 3)
+                from generator.calculator.fp8_kv_start import fp8_kv_start
+
+                if (fp8 := fp8_kv_start(req, kv_name, gpu)) is not None:
+                    log["fp8_kv_starts"] = fp8
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)

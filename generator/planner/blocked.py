@@ -42,6 +42,9 @@ class Blocked(NamedTuple):
     #: Where GPU memory rules the layout out and fewer or smaller LoRA slots would fit it: the field (``max_loras``,
     #: ``max_rank``) and its figure (:mod:`generator.planner.lora_slots_fit`); None otherwise.
     lora_fit: tuple[tuple[int, int], ...] | None = None
+    #: Where a 16-bit KV cache rules the layout out and an FP8 one fits it: the KV tokens a replica then holds and the
+    #: layout's name (fix183 item 3); None otherwise.
+    fp8_kv_fit: tuple[int, str] | None = None
 
     @property
     def text(self) -> str:

@@ -122,12 +122,13 @@ def blocked_on(
     excess: float | None = None,
     missed: tuple[str, ...] = (),
     lora_fit: tuple[tuple[int, int], ...] | None = None,
+    fp8_kv_fit: tuple[int, str] | None = None,
 ) -> Blocked:
     """``hw``'s layouts dropped with ``code`` for ``why``.
 
     ``excess``: how far past the latency ``missed``; ``lora_fit``: the LoRA slots that would fit a layout memory rules out.
     """
-    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed, lora_fit=lora_fit)
+    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed, lora_fit=lora_fit, fp8_kv_fit=fp8_kv_fit)
 
 
 def layout_option(
@@ -612,7 +613,10 @@ def _inference_shapes(
         elif why_shared:
             blocked.append(blocked_on(hw, SHARE_TOO_SMALL, f"in {share.text(hw.gpu.id)}: {why_shared[-1].text}"))
     if not shapes:
-        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed, w.lora_fit) for w in _nearest_owned(hw, why, owned_gpus)]
+        blocked += [
+            blocked_on(hw, w.code, w.text, w.excess, w.missed, w.lora_fit, w.fp8_kv_fit)
+            for w in _nearest_owned(hw, why, owned_gpus)
+        ]
     return shapes
 
 

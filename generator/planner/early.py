@@ -22,6 +22,7 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes, unsold_everywhere_why
 from generator.planner.plan import NodeSpec
+from generator.planner.precision_refusals import precision_refusals
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.planner.tco import in_workload_racks
@@ -38,17 +39,45 @@ from generator.workload.models import InferenceDeployment, Workload
 PIPELINE_STAGES = (1, 2, 3, 4, 6, 8)
 
 
+def _held_by(gpu_id: str, provider: str | None = None) -> list[str]:
+    """The catalog platforms that hold ``gpu_id`` (of ``provider`` alone where given), by id."""
+    return sorted(p.id for p in catalog.platforms().values() if gpu_id in p.gpu_ids and provider in (None, p.provider))
+
+
+def _allowed_gpu_ids(wl: Workload) -> list[str]:
+    """The allowed GPU list's catalog GPUs, sorted."""
+    return sorted({g.lower() for g in wl.hardware.gpus or ()} & set(catalog.gpus()))
+
+
+def _liquid_holders(wl: Workload, gpu_id: str) -> list[str]:
+    """The provider's platforms holding ``gpu_id`` that liquid cooling would allow (none where it is already set)."""
+    if wl.hardware.cooling == "liquid":
+        return []
+    gpu = catalog.gpus()[gpu_id]
+    platforms = catalog.platforms()
+    return [p for p in _held_by(gpu_id, wl.hardware.provider) if "liquid" in (platforms[p].cooling, gpu.cooling)]
+
+
+def _unheld(wl: Workload) -> list[str]:
+    """Allowed GPUs no catalog platform of any provider holds: specgen neither buys nor rents one (fix183 item 1)."""
+    return [g for g in _allowed_gpu_ids(wl) if not _held_by(g)]
+
+
 def _why_none(wl: Workload) -> str:
     """Per allowed GPU, why no server of the provider is offered: none holds it, or those that do are liquid-cooled."""
     reasons = []
-    gpus = catalog.gpus()
-    for gpu_id in sorted({g.lower() for g in wl.hardware.gpus or ()} & set(gpus)):
-        holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
-        liquid = sorted(p.id for p in holders if "liquid" in (p.cooling, gpus[gpu_id].cooling))
+    for gpu_id in _allowed_gpu_ids(wl):
+        holders = _held_by(gpu_id, wl.hardware.provider)
+        liquid = _liquid_holders(wl, gpu_id)
         unsold = unsold_everywhere_why(wl, gpu_id)
-        if not holders:
+        if not _held_by(gpu_id):  # the AMD desktop cards, the MI210, ...: the catalog sizes them, sells none
+            why = catalog.unpriced().get(gpu_id)
+            reasons.append(
+                f"no platform of any provider in the catalog holds {gpu_id}, nor is it priced there{f': {why}' if why else ''}"
+            )
+        elif not holders:
             reasons.append(f"no {wl.hardware.provider} platform holds {gpu_id}")
-        elif liquid and wl.hardware.cooling != "liquid":
+        elif liquid:
             reasons.append(f"{gpu_id} is in {', '.join(liquid)}, liquid-cooled")
         elif unsold:  # a product not sold new is not bought (newuser30 item 11)
             reasons.append(f"{unsold}, so it is not bought (one you own is: list it under hardware.inventory)")
@@ -62,21 +91,46 @@ def _why_none(wl: Workload) -> str:
     return f": {'; '.join(reasons)}" if reasons else ""
 
 
-def _unblock(wl: Workload, liquid: str) -> str:
-    """How a workload no allowed server holds a GPU of is unblocked: only fixes its provider takes.
+def _fixed_hint(wl: Workload) -> str:
+    """How a machine you own with an allowed GPU no platform holds is planned: ``hardware.fixed``, with its block."""
+    unheld = _unheld(wl)
+    if not unheld:
+        return ""
+    provider = "" if wl.hardware.provider == "baremetal" else "provider: baremetal, "
+    return (
+        f"; a machine you already own with {unheld[0]} is planned under hardware.fixed (llama.cpp serves it there; "
+        f"`specgen detect` writes the block), e.g. hardware: {{{provider}fixed: {{gpu: {unheld[0]}, gpu_count: 1, "
+        "ram_gib: 64}}"
+    )
+
+
+def _unblock(wl: Workload) -> str:
+    """How a workload no allowed server holds a GPU of is unblocked: only fixes its provider takes, that can help.
+
+    fix183 item 1: an AMD card no platform holds was told to try liquid cooling and another provider.
 
     A server described under ``hardware.inventory[].custom`` is bare metal's (owned servers are not rented: a cloud
     refuses the inventory): newuser79 item 11 saw it offered to a GKE workload; a cloud is told the GPUs its
     instance types hold instead.
     """
     provider = wl.hardware.provider
+    allowed = _allowed_gpu_ids(wl)
+    other = any(p != provider for g in allowed for p in {catalog.platforms()[h].provider for h in _held_by(g)})
+    another = ", another provider" if other or not allowed else ""
     if provider == "baremetal":
+        platforms = " or platforms" if any(_held_by(g, provider) for g in allowed) or not allowed else ""
+        site = any(_liquid_holders(wl, g) for g in allowed)
+        liquid = ", hardware.cooling: liquid where the site has it" if site else ""
         return (
-            f"allow more GPUs or platforms, another provider{liquid}, or describe a server you own or buy under "
-            "hardware.inventory[].custom"
+            f"allow more GPUs{platforms}{another}{liquid}, or describe a server you own or buy under "
+            f"hardware.inventory[].custom{_fixed_hint(wl)}"
         )
     held = sorted({g for p in catalog.platforms().values() if p.provider == provider for g in p.gpu_ids})
-    return f"allow a GPU the catalog's {provider} platforms hold ({', '.join(held)}), more platforms, or another provider"
+    ways = [f"allow a GPU the catalog's {provider} platforms hold ({', '.join(held)})"]
+    ways += ["more platforms"] if any(_held_by(g, provider) for g in allowed) or not allowed else []
+    ways += ["another provider"] if another else []
+    said = ways[0] if len(ways) == 1 else f"{', '.join(ways[:-1])}, or {ways[-1]}"
+    return f"{said}{_fixed_hint(wl)}"
 
 
 def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> None:
@@ -93,13 +147,13 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
         # a site's cooling is bare metal's: a cloud's VM is cooled by the provider (newuser77 item 5)
         site = wl.hardware.provider == "baremetal"
         cooling = f" (with cooling '{wl.hardware.cooling}')" if site else ""
-        liquid = ", hardware.cooling: liquid where the site has it" if site and wl.hardware.cooling != "liquid" else ""
         raise InfeasibleError(
             f"no {wl.hardware.provider} platform in the catalog offers an allowed GPU"
-            f"{cooling}{_why_none(wl)}; to unblock: {_unblock(wl, liquid)}",
+            f"{cooling}{_why_none(wl)}; to unblock: {_unblock(wl)}",
             where,
         )
     _height_checks(loaded, hardware)
+    precision_refusals(loaded, hardware)  # every deployment whose precision no allowed GPU serves (fix183 item 2)
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment):
             continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from generator.planner.fp8_kv import fp8_kv_offered
 from generator.planner.inference import ReplicaShape, batched_tokens, max_running, replica_shapes
 from generator.planner.plan import Finding, layout_name
 from generator.planner.slo import effective_slo, replicas_needed
@@ -163,10 +164,6 @@ def costly_limit_findings(
     return out
 
 
-#: Engines whose KV cache can be FP8 (``--kv-cache-dtype``; :data:`generator.render.ansible.FP8_KV_CACHE_DTYPE`).
-FP8_KV_ENGINES = ("vllm", "sglang")
-
-
 def fp8_kv_findings(
     loaded: LoadedWorkload, consts: Constants, chosen: Sequence[tuple[int, Option, Sequence[Option]]]
 ) -> list[Finding]:
@@ -179,9 +176,7 @@ def fp8_kv_findings(
     out = []
     for index, dep, shape, spec in _served(loaded, chosen):
         gpu = shape.hardware.gpu
-        if spec.kv_cache_precision not in ("bf16", "fp16") or spec.engine not in FP8_KV_ENGINES:
-            continue
-        if not gpu.dense_tflops.get("fp8") or gpu.architecture.startswith("gaudi"):
+        if not fp8_kv_offered(spec.engine, spec.kv_cache_precision, gpu):
             continue
         request = spec.avg_input_tokens + spec.avg_output_tokens
         held = _held(shape, request)

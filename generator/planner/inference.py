@@ -21,6 +21,7 @@ from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE, START_REFUSED, UNSERVED_FORMAT
 from generator.planner.early import PIPELINE_STAGES
+from generator.planner.fp8_kv import fp8_kv_offered
 from generator.planner.lora_replica import lora_sizes, with_lora_adapters, with_lora_slots
 from generator.planner.lora_slots_fit import lora_slots_fit
 from generator.planner.narrower import narrower_missed
@@ -1035,6 +1036,9 @@ class LayoutBlocked(NamedTuple):
     #: Where GPU memory rules the layout out and fewer or smaller LoRA slots would fit it: the field and its figure
     #: (:func:`generator.planner.lora_slots_fit.lora_slots_fit`); None otherwise.
     lora_fit: tuple[tuple[int, int], ...] | None = None
+    #: Where a 16-bit KV cache rules the layout out and an FP8 one fits it (:func:`_fp8_kv_fit`): the KV tokens a
+    #: replica then holds, and the layout's name; None otherwise.
+    fp8_kv_fit: tuple[int, str] | None = None
 
 
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
@@ -1202,6 +1206,26 @@ def replica_memory(
     return mem, limit
 
 
+def _fp8_kv_fit(
+    arch: Architecture, spec: InferenceSpec, fmt: WeightFormat, gpu: GpuSpec, par: Parallelism, consts: Constants, name: str
+) -> tuple[int, str] | None:
+    """The KV tokens a layout its 16-bit KV cache rules out holds with an FP8 one, and its name; None where none fits.
+
+    fix183 item 3: the refusal named a shorter context and a bigger GPU, never the engine's FP8 cache. Sized again as
+    the engine would hold it (:func:`replica_memory`, vLLM's start-up check), only where the engine offers one there.
+    """
+    if not fp8_kv_offered(spec.engine, spec.kv_cache_precision, gpu):
+        return None
+    fp8 = spec._replace(kv_cache_precision="fp8")
+    mem, _ = replica_memory(arch, fp8, fmt, gpu, par, consts)
+    cap = mem.capacity
+    if cap is None or cap.max_concurrency < 1:
+        return None
+    if start_shortfall(arch, fp8, par, mem, batched_tokens(fp8, gpu, consts, arch.encoder_only), consts):
+        return None
+    return cap.kv_cache_tokens, name
+
+
 def start_shortfall(
     arch: Architecture, spec: InferenceSpec, par: Parallelism, mem: InferenceMemory, tokens: int, consts: Constants
 ) -> int:
@@ -1301,7 +1325,9 @@ def _layout_shape(
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0
         fit = lora_slots_fit(spec, lambda s: _holds_one(replica_memory(arch, s, fmt, gpu, par, consts)[0]))
-        return None, LayoutBlocked(f"{name}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable", lora_fit=fit), False
+        fp8 = _fp8_kv_fit(arch, spec, fmt, gpu, par, consts, name)
+        why = f"{name}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"
+        return None, LayoutBlocked(why, lora_fit=fit, fp8_kv_fit=fp8), False
     if short := start_shortfall(arch, spec, par, mem, tokens, consts):
         need, left = (cap.kv_available_bytes + short) / GIB, cap.kv_available_bytes / GIB
         window = max(layer.window_tokens or 0 for layer in arch.layers)
@@ -1315,7 +1341,8 @@ def _layout_shape(
             f"{name}: vLLM refuses to start: one {spec.max_context_tokens:,}-token request needs {need:.2f} GiB of "
             f"KV cache a GPU at start-up{charged}, {left:.2f} GiB is left at max_num_seqs {limit:,}"
         )
-        return None, LayoutBlocked(why, code=START_REFUSED), False
+        fp8 = _fp8_kv_fit(arch, spec, fmt, gpu, par, consts, name)
+        return None, LayoutBlocked(why, code=START_REFUSED, fp8_kv_fit=fp8), False
     acc = with_lora_adapters(accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt), arch, spec, par)
     if network is not None and par.attention_dp > 1 and par.ep > network.host_gpus:
         if network.gb_per_s <= 0:

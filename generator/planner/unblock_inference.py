@@ -22,6 +22,37 @@ if TYPE_CHECKING:
     from generator.workload.models import InferenceDeployment
 
 
+def unserved_precision_hint(dep: InferenceDeployment) -> str:
+    """What unblocks a service no allowed GPU serves the precision of (early checks and the search say it alike)."""
+    return (
+        f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
+        f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
+    )
+
+
+def fp8_kv_way(blocked: list[Blocked]) -> str:
+    """The FP8 KV cache that fits a layout memory rules out, with the KV tokens it holds; "" where none does.
+
+    fix183 item 3: the layout of fewest GPUs it fits, most tokens among them (the figure :func:`generator.planner.
+    inference._fp8_kv_fit` sized), and how many more layouts it fits.
+    """
+    fits = sorted({(b.gpu_id, *b.fp8_kv_fit) for b in blocked if b.fp8_kv_fit is not None})
+    if not fits:
+        return ""
+    gpu_id, tokens, layout = min(fits, key=lambda f: (_gpus(f[2]), -f[1], f[0], f[2]))
+    more = f", and {len(fits) - 1} more layout(s) ruled out" if len(fits) > 1 else ""
+    return (
+        f"kv_cache_precision: fp8 (the engine's --kv-cache-dtype; a token's KV in half the bytes) fits {layout} on "
+        f"{gpu_id}{more}: {tokens:,} KV tokens a replica (check the model's output quality with an FP8 cache)"
+    )
+
+
+def _gpus(layout: str) -> int:
+    """The GPUs a layout named "TP<t> PP<p>" (or "TP<t> EP<e> PP<p> ...") takes: TP x PP."""
+    words = layout.split()
+    return int(words[0][2:]) * next((int(w[2:]) for w in words if w.startswith("PP")), 1)
+
+
 def inference_hint(
     dep: InferenceDeployment,
     model: ResolvedModel,
@@ -37,10 +68,7 @@ def inference_hint(
     if blocked and all(b.code == UNSERVED_FORMAT for b in blocked):
         # no GPU allowed serves the precision: memory, context and SLOs are not the issue (newuser52 item 2: AMD
         # refused int8 and was told to try int4, which it refuses too)
-        return (
-            f"to unblock: a precision these GPUs serve (inference.precision; each reason above names what the engine "
-            f"lacks), or allow a GPU that serves {dep.inference.precision or 'it'}"
-        )
+        return unserved_precision_hint(dep)
     # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
     fmt = serving_format(model, dep.inference.precision)
     precision = serving_precision_advice(model.architecture, [fmt])
@@ -104,13 +132,17 @@ def inference_hint(
         last = [*([precision] if precision else []), *(["allow a GPU with more memory"] if bought else [])]
         said = f"a shorter max_context_tokens, {', '.join(['more GPUs a replica', *last[:-1]])}, or {last[-1]}"
         said = said if last else "a shorter max_context_tokens, or more GPUs a replica"
-        return f"to unblock: {''.join(f'{way}, ' for way in limits)}{said}" + ("" if bought else f"; {OWNED_MORE_MEMORY}")
+        fp8 = [way] if (way := fp8_kv_way(blocked)) else []  # after the limits set: no fewer tokens, no more GPUs (fix183)
+        return f"to unblock: {''.join(f'{way}, ' for way in [*limits, *fp8])}{said}" + (
+            "" if bought else f"; {OWNED_MORE_MEMORY}"
+        )
     # replicas beyond what one pool may have: the count is the first thing to lower
     fewer = (
         ["a lower requests_per_second (or the rate split over several deployments)", *count_fields(dep)]
         if any(b.code == POOL_TOO_LARGE for b in blocked)
         else []
     )
+    fewer += [way] if (way := fp8_kv_way(blocked)) else []  # no fewer tokens, no more GPUs (fix183 item 3)
     general = (
         f"to unblock: {''.join(f'{way}, ' for way in fewer)}{'allow a GPU with more memory, ' if bought else ''}"
         f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
