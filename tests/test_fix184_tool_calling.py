@@ -22,25 +22,7 @@ from generator.api import render_file
 from generator.catalog.tool_parsers import chat_template, known_parsers, tool_call_parser
 from tests.conftest import REPO
 from tests.helpers import ansible_reader, load_errors, run_specgen
-
-WORKLOAD = """\
-version: 1
-name: tools
-deployments:
-  - name: tools
-    model: {model}
-    inference:
-      max_context_tokens: 4096
-      avg_input_tokens: 3000
-      avg_output_tokens: 250
-      requests_per_second: 2
-      engine: {engine}
-{extra}hardware:
-  gpus: [h100-sxm5-80gb]
-  provider: baremetal
-  rack_power_kw: 40
-outputs: [ansible]
-"""
+from tests.test_fix180_tool_calling import _engine, _write  # its workload, written with each case's lines
 
 #: Llama 3.1 8B's config.json fields (meta-llama/Llama-3.1-8B-Instruct), under a directory name that hides the family.
 LLAMA_31_8B = {
@@ -68,22 +50,11 @@ LLAMA_31_8B = {
 }
 
 
-def _write(tmp_path: Path, model: str, engine: str = "vllm", extra: str = "") -> Path:
-    path = tmp_path / "tools.yaml"
-    path.write_text(WORKLOAD.format(model=model, engine=engine, extra=extra))
-    return path
-
-
 def _my_llama(tmp_path: Path) -> str:
     folder = tmp_path / "models" / "my-llama"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(LLAMA_31_8B))
     return "models/my-llama"
-
-
-def _engine(files: dict[str, str]) -> dict[str, object]:
-    group_vars = next(text for path, text in files.items() if path.startswith("ansible/group_vars/tools_"))
-    return dict(ansible_reader().load(group_vars)["specgen_deployments"][0]["engine"])
 
 
 @pytest.mark.parametrize(("engine", "parser"), [("vllm", "llama3_json"), ("sglang", "llama3")])

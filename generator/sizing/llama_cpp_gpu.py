@@ -29,7 +29,7 @@ read 90% of its rate where the Q4_0 files read 64-80%).
 
 from __future__ import annotations
 
-from generator.sizing.architecture import SHARED_EXPERT
+from generator.sizing.architecture import MLA, SHARED_EXPERT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def layer_kernels(layer: Layer) -> int:
     An MLA layer's ``kv_b_proj`` is two matrices (llama.cpp's GGUF holds it as ``attn_k_b`` and ``attn_v_b``, the
     absorbed halves multiplied on either side of the attention); every other linear, the router included, is one.
     """
-    mla = layer.attention == "mla"
+    mla = layer.attention == MLA
     matrices = sum(2 if mla and lin.name.endswith("kv_b_proj") else 1 for lin in layer.linears)
     kernels = LAYER_BASE_KERNELS + MATRIX_KERNELS * matrices
     if layer.is_moe:
