@@ -19,71 +19,19 @@ from pathlib import Path
 import pytest
 
 from generator.api import render_file
+from generator.catalog import find_model
 from generator.catalog.tool_parsers import chat_template, known_parsers, tool_call_parser
 from tests.conftest import REPO
 from tests.helpers import ansible_reader, load_errors, run_specgen
-
-WORKLOAD = """\
-version: 1
-name: tools
-deployments:
-  - name: tools
-    model: {model}
-    inference:
-      max_context_tokens: 4096
-      avg_input_tokens: 3000
-      avg_output_tokens: 250
-      requests_per_second: 2
-      engine: {engine}
-{extra}hardware:
-  gpus: [h100-sxm5-80gb]
-  provider: baremetal
-  rack_power_kw: 40
-outputs: [ansible]
-"""
-
-#: Llama 3.1 8B's config.json fields (meta-llama/Llama-3.1-8B-Instruct), under a directory name that hides the family.
-LLAMA_31_8B = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-    "rms_norm_eps": 1e-05,
-    "rope_theta": 500000.0,
-    "torch_dtype": "bfloat16",
-    "tie_word_embeddings": False,
-    "hidden_act": "silu",
-    "rope_scaling": {
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-        "rope_type": "llama3",
-    },
-}
-
-
-def _write(tmp_path: Path, model: str, engine: str = "vllm", extra: str = "") -> Path:
-    path = tmp_path / "tools.yaml"
-    path.write_text(WORKLOAD.format(model=model, engine=engine, extra=extra))
-    return path
+from tests.test_fix180_tool_calling import _engine, _write  # its workload, written with each case's lines
 
 
 def _my_llama(tmp_path: Path) -> str:
     folder = tmp_path / "models" / "my-llama"
     folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps(LLAMA_31_8B))
+    # Llama 3.1 8B's config.json (the catalog's copy), under a directory name that hides the family
+    (folder / "config.json").write_text(json.dumps(find_model("meta-llama/Llama-3.1-8B-Instruct").config))
     return "models/my-llama"
-
-
-def _engine(files: dict[str, str]) -> dict[str, object]:
-    group_vars = next(text for path, text in files.items() if path.startswith("ansible/group_vars/tools_"))
-    return dict(ansible_reader().load(group_vars)["specgen_deployments"][0]["engine"])
 
 
 @pytest.mark.parametrize(("engine", "parser"), [("vllm", "llama3_json"), ("sglang", "llama3")])

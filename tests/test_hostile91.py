@@ -145,7 +145,7 @@ def test_another_word_in_a_boolean_field_gets_no_boolean_hint(tmp_path: Path, ca
 
 #: A first SIGINT at the command's first write to stdout, then one each time stderr says "Aborted!" (Ctrl-C held down:
 #: the terminal repeats it), up to five in all.
-_TWO_CTRL_C = """
+_CTRL_C_HELD_DOWN = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
 class Stream:
@@ -171,9 +171,9 @@ def test_more_ctrl_c_while_aborted_prints_exit_130_without_a_traceback() -> None
     import sys
 
     env = {"PYTHONPATH": str(HERE.parent), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", _TWO_CTRL_C], env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_HELD_DOWN], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 130, (done.returncode, done.stderr)
-    assert "Aborted!" in done.stderr
+    assert done.stderr.count("Aborted!") == 1  # said once, the repeats held
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
 
 

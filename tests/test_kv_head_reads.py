@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.catalog import find_model
-from generator.sizing.architecture import parse_architecture
+from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants
 from generator.sizing.kv_cache import stage_decode_bits
 from generator.sizing.kv_head_reads import per_query_head_decode_bits, query_heads_per_kv_read
@@ -23,9 +22,18 @@ from generator.sizing.weights import Parallelism
 from tests.conftest import calibration_report
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration.json"
+#: The calibration row fields of Llama 2 70B FP8 under TensorRT-LLM's C++ runtime on H200s (each test sets its TP).
+H200_70B_FP8 = {
+    "engine": "tensorrt-llm-cpp",
+    "model": "meta-llama/Llama-2-70b-hf",
+    "gpu": "h200-sxm-141gb",
+    "precision": "fp8",
+    "kv_precision": "fp8",
+    "pp": 1,
+}
 
 
-def _arch(model: str) -> Any:
+def _arch(model: str) -> Architecture:
     return parse_architecture(find_model(model).config)
 
 
@@ -60,15 +68,7 @@ def test_the_70b_step_moves_eight_times_its_kv_and_the_13b_step_its_own() -> Non
 def test_the_setting_moves_only_the_kv_read_of_the_decode_step() -> None:
     arch = _arch("meta-llama/Llama-2-70b-hf")
     report = calibration_report()
-    row = {
-        "engine": "tensorrt-llm-cpp",
-        "model": "meta-llama/Llama-2-70b-hf",
-        "gpu": "h200-sxm-141gb",
-        "precision": "fp8",
-        "kv_precision": "fp8",
-        "tp": 2,
-        "pp": 1,
-    }
+    row = {**H200_70B_FP8, "tp": 2}
     _, weights, par, acc, kv_bits, consts = report._replica(row)
     assert isinstance(acc, Accelerator) and par == Parallelism(tp=2, pp=1, ep=1, stages=par.stages)
     base = decode_step(arch, weights, kv_bits, par, acc, 512, 1152, consts)
@@ -110,15 +110,7 @@ def test_a_static_batch_prefills_with_context_attention_and_decodes_with_the_gro
     # static_batch_seconds: the prompts' pass runs the fused context FMHA (the setting off), the osl - 1 steps the
     # generation kernel (the setting on)
     report = calibration_report()
-    row = {
-        "engine": "tensorrt-llm-cpp",
-        "model": "meta-llama/Llama-2-70b-hf",
-        "gpu": "h200-sxm-141gb",
-        "precision": "fp8",
-        "kv_precision": "fp8",
-        "tp": 1,
-        "pp": 1,
-    }
+    row = {**H200_70B_FP8, "tp": 1}
     arch, weights, par, acc, kv_bits, consts = report._replica(row)
     grouped = consts._replace(decode_kv_read_per_query_head=1)
     batch, isl, osl = 64, 2048, 128

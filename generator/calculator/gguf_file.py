@@ -403,10 +403,9 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         f"GGUF tensor table of {label}",
         arch.tie_word_embeddings,
     )._replace(fixed_format=True, split_parts=len(parts))
-    if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
+    if shown := files.missing_layers_text():
         # llama.cpp refuses such a file ("missing tensor 'blk.N...'"; fuzz17 item 13: a file of 2 of its 4 layers was
         # sized as the model)
-        shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
         raise InputError(
             f"{path}: the tensor table holds no tensor of layer(s) {shown} of the {arch.num_layers} its "
             f"{arch_name}.block_count names: a damaged or incomplete file (llama.cpp refuses "

@@ -231,10 +231,9 @@ def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str, lo
             f"weights, under half the {computed:,} its config names"
         )
         return arch._replace(notes=tuple(notes))
-    if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
+    if shown := files.missing_layers_text():
         # hostile91: a checkpoint without one layer's tensors was sized from its files ("-11.8% ...; the files are
         # used"); vLLM refuses it ("Following weights were not initialized from checkpoint"), as llama.cpp a GGUF's
-        shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
         raise InputError(
             f"{source}: the checkpoint's files hold no tensor of layer(s) {shown} of the {arch.num_layers} its "
             "config's num_hidden_layers names: a damaged or unfinished download (an engine refuses it: weights not "

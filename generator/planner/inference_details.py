@@ -839,9 +839,9 @@ def _inference_details(
         reasons.append(lora_reason(details, spec.engine))
     if spec.tool_calling:  # the engine's tool-call parser for the family, rendered into its args (fix180)
         # the workload's own parser first: a model whose id hides its family (fix184 item 1)
-        found = tool_call_parser(model.architecture.model_type, model.id, spec.engine)
-        details["tool_call_parser"] = spec.tool_call_parser or found
-        if spec.tool_call_parser is None and (template := chat_template(model.architecture.model_type, model.id, spec.engine)):
+        family = (model.architecture.model_type, model.id, spec.engine)
+        details["tool_call_parser"] = spec.tool_call_parser or tool_call_parser(*family)
+        if spec.tool_call_parser is None and (template := chat_template(*family)):
             reasons.append(tool_template_reason(spec.engine, template))  # fix184 item 4: optional, said not rendered
     return details, reasons
 

@@ -54,6 +54,15 @@ class FileWeights(NamedTuple):
         """Every counted byte."""
         return sum(self.layer_bytes) + self.embedding_bytes + self.lm_head_bytes + self.other_bytes + self.vision_bytes
 
+    def missing_layers_text(self, most: int = 8) -> str:
+        """The layers no tensor of the files belongs to, for a refusal (``3, 7``; the first ``most``, then ``...``).
+
+        "" where every layer has a tensor. An engine refuses such files (llama.cpp: missing tensor; vLLM: weights not
+        initialized from checkpoint), so the GGUF and safetensors readers both say so.
+        """
+        missing = [str(i) for i, size in enumerate(self.layer_bytes) if not size]
+        return ", ".join(missing[:most]) + (", ..." if len(missing) > most else "")
+
 
 def _is_routed_expert(name: str) -> bool:
     return ".experts." in name or "_exps." in name

@@ -102,9 +102,18 @@ def stage_decode_bits(arch: Architecture, context_tokens: int, kv_bits: int, tp:
     stores the final state in place; ``causal_conv1d_update`` shifts the conv state in place), so the state moves
     :data:`~generator.sizing.linear_attention.STATE_PASSES_PER_STEP` times; the KV of one new token is not counted.
     """
-    kvs = _elements(arch, context_tokens, tp, pp, stages)[2]
+    return busiest_stage_decode_bits(arch, _elements(arch, context_tokens, tp, pp, stages)[2], kv_bits, tp, pp, stages)
+
+
+def busiest_stage_decode_bits(
+    arch: Architecture, stage_kv_elements: tuple[int, ...], kv_bits: int, tp: int, pp: int, stages: str
+) -> int:
+    """The busiest stage's bits a decode step: its ``stage_kv_elements`` read at ``kv_bits``, its recurrent state moved.
+
+    The state moves :data:`~generator.sizing.linear_attention.STATE_PASSES_PER_STEP` times (read, written back).
+    """
     states = state_bytes(arch, tp, pp, stages)[1]
-    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(kvs, states, strict=True))
+    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(stage_kv_elements, states, strict=True))
 
 
 @memoized

@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 
 from generator.sizing.architecture import MLA, Architecture, Layer
-from generator.sizing.kv_cache import layer_elements_per_gpu, state_bytes, tokens_held
-from generator.sizing.linear_attention import STATE_PASSES_PER_STEP
+from generator.sizing.kv_cache import busiest_stage_decode_bits, layer_elements_per_gpu, tokens_held
 from generator.sizing.memo import memoized
 from generator.sizing.weights import stage_layers
 
@@ -37,8 +36,7 @@ def per_query_head_decode_bits(arch: Architecture, context_tokens: int, kv_bits:
 
     The recurrent state (linear-attention layers) moves as there; only the cached KV is read more than once.
     """
-    states = state_bytes(arch, tp, pp, stages)[1]
-    reads = (
+    reads = tuple(
         sum(
             layer_elements_per_gpu(arch.layers[i], tp)
             * tokens_held(arch.layers[i], context_tokens)
@@ -47,4 +45,4 @@ def per_query_head_decode_bits(arch: Architecture, context_tokens: int, kv_bits:
         )
         for layers in stage_layers(arch.num_layers, pp, stages)
     )
-    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(reads, states, strict=True))
+    return busiest_stage_decode_bits(arch, reads, kv_bits, tp, pp, stages)

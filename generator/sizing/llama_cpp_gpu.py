@@ -36,7 +36,7 @@ identical cards (tests/data/llama_cpp_multi_gpu.json) lose 0.1-0.4 ms a boundary
 
 from __future__ import annotations
 
-from generator.sizing.architecture import SHARED_EXPERT
+from generator.sizing.architecture import MLA, SHARED_EXPERT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def layer_kernels(layer: Layer) -> int:
     An MLA layer's ``kv_b_proj`` is two matrices (llama.cpp's GGUF holds it as ``attn_k_b`` and ``attn_v_b``, the
     absorbed halves multiplied on either side of the attention); every other linear, the router included, is one.
     """
-    mla = layer.attention == "mla"
+    mla = layer.attention == MLA
     matrices = sum(2 if mla and lin.name.endswith("kv_b_proj") else 1 for lin in layer.linears)
     kernels = LAYER_BASE_KERNELS + MATRIX_KERNELS * matrices
     if layer.is_moe:

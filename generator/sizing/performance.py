@@ -1699,8 +1699,10 @@ def static_batch_seconds(
     the context-phase attention (TensorRT-LLM's fused context FMHA), not the generation kernel that may read a KV head
     once per query head (``decode_kv_read_per_query_head``): that setting applies to the decode steps only.
     """
-    context = consts._replace(decode_kv_read_per_query_head=0) if consts.decode_kv_read_per_query_head else consts
-    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, context, batch * input_tokens, input_tokens)
+    prompt_consts = consts._replace(decode_kv_read_per_query_head=0) if consts.decode_kv_read_per_query_head else consts
+    prefill = decode_step(
+        arch, weights, kv_bits, par, acc, batch, input_tokens, prompt_consts, batch * input_tokens, input_tokens
+    )
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
     return prefill.seconds + max(0, output_tokens - 1) * step.seconds
 

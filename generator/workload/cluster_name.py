@@ -30,13 +30,21 @@ EKS_RULE = "letters, digits, '-' and '_', starting with a letter or digit, at mo
 #: AKS managed cluster name: 1 to 63 alphanumerics, underscores and hyphens, starting and ending with an alphanumeric.
 AKS_NAME = re.compile(r"[0-9A-Za-z]([A-Za-z0-9_-]{0,61}[0-9A-Za-z])?")
 AKS_RULE = "letters, digits, '-' and '_', starting and ending with a letter or digit, at most 63 characters (AKS)"
-#: GKE, and a Kubernetes object's name on bare metal (Cluster API).
-DNS_NAME = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
-DNS_RULE = "lower-case letters, digits and '-', starting with a letter and ending in a letter or digit, at most 63 characters"
 
-#: GKE ``Cluster.name``: lower case letters, digits and '-', starting with a letter, ending in a letter or digit, <= 40.
-GKE_NAME = re.compile(r"[a-z]([a-z0-9-]{0,38}[a-z0-9])?")
-GKE_RULE = "lower-case letters, digits and '-', starting with a letter and ending in a letter or digit, at most 40 characters"
+
+def _lower_dns_name(most_chars: int) -> tuple[re.Pattern[str], str]:
+    """Lower case letters, digits and '-', starting with a letter, ending in a letter or digit, <= ``most_chars``."""
+    rule = (
+        "lower-case letters, digits and '-', starting with a letter and ending in a letter or digit, "
+        f"at most {most_chars} characters"
+    )
+    return re.compile(rf"[a-z]([a-z0-9-]{{0,{most_chars - 2}}}[a-z0-9])?"), rule
+
+
+#: A Kubernetes object's name on bare metal (Cluster API), and any provider without a rule of its own: 63 characters.
+DNS_NAME, DNS_RULE = _lower_dns_name(63)
+#: GKE ``Cluster.name``: the same characters, at most 40.
+GKE_NAME, GKE_RULE = _lower_dns_name(40)
 
 RULES = {"aws": (EKS_NAME, EKS_RULE), "azure": (AKS_NAME, AKS_RULE), "gcp": (GKE_NAME, GKE_RULE)}
 #: IAM role names are at most 64 characters (CreateRole's ``RoleName``,

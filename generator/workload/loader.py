@@ -316,13 +316,13 @@ def parse_yaml(text: str, file: str) -> Document:
     except RecursionError:
         raise _first_too_deep(text, file) or InputError(_TOO_DEEP, Location(file)) from None
     except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
-        too_long = (
+        placed = (  # a number too long, an alias inside its anchor, a tagged scalar: said at its place
             _number_past_int_limit(text, file)
             or _alias_inside_its_anchor(text, file)
             or _tagged_scalar_unread(text, file, yaml.constructor)
         )
-        if too_long is not None:
-            raise too_long from None
+        if placed is not None:
+            raise placed from None
         # ruamel fails like this on some self-referencing anchors (a mapping merged into itself).
         raise InputError(
             f"YAML error: the document cannot be read ({type(exc).__name__}: {exc}); "
@@ -506,12 +506,12 @@ def _tagged_scalar_unread(text: str, file: str, constructor: Any) -> InputError 
         pending = [YAML(typ="rt").compose(text)]
     except (YAMLError, RecursionError):
         return None
-    while pending:
-        node = pending.pop(0)
+    while pending:  # a stack, its top the next node in document order
+        node = pending.pop()
         if isinstance(node, MappingNode):
-            pending[:0] = [part for pair in node.value for part in pair]
+            pending += reversed([part for pair in node.value for part in pair])
         elif isinstance(node, SequenceNode):
-            pending[:0] = list(node.value)
+            pending += reversed(node.value)
         elif isinstance(node, ScalarNode):
             try:
                 constructor.construct_object(node, deep=True)
