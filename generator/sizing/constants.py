@@ -143,7 +143,7 @@ class Constants(NamedTuple):
     llama_cpp_gpu_hop_s: float = 250e-6
 
     def __hash__(self) -> int:
-        """Hash of a few fields: the sizing caches hash the constants on every lookup, and all its fields (55 when measured) took 1 us.
+        """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
 
         Equal constants have equal fields, so they hash alike; equality still compares every field.
         """
