@@ -28,19 +28,6 @@ TARGET_P90 = 0.40
 
 #: group -> (median, p90) |error| today, for groups that miss the target (benchmarks/CALIBRATION.md).
 PINNED: dict[str, tuple[float, float]] = {
-    # out of sample (vLLM V0 on MI300X, October 2024), over-predicted at RCCL's 48 GB/s per xGMI link: each added
-    # sequence costs about 0.24 ms per decode step, a host loop or GEMM path slower than the roofline (CALIBRATION.md,
-    # 2026-12-01). Since the measured shares over the H100's (2026-12-02 fifth entry) the memory-bound small batches are
-    # within 7-14%, the compute-bound ones 40-57% over: these runs' FP8 GEMMs reach less of AMD's max-achievable rate
-    # than TensorRT-LLM reaches of the H100's. 2026-12-02 eighth entry: RCCL's measured all-reduce share of the links,
-    # below NCCL's on the H100 (one suite's all_reduce_perf curves), took the offline rows from 49.1 / 54.3% to
-    # 39.2 / 45.1% and the static-batch group into the target (18.3 / 55.4% -> 4.4 / 37.8%; batch 128-256 still +38-44%)
-    # 2026-12-03 (newuser37 item 1): AMD's own 16 runs (ROCm performance results, vLLM 0.10.2 and 0.11.1, Llama 3.1
-    # 70B / 405B FP8 with FP8 KV cache, TP8, 500-3,200 sequences at once) joined: +22% to +60%, the group 36.2 / 47.7%
-    # 2026-12-04 mi300x entry: vLLM before async scheduling ran its host loop serially with the GPU (no overlap) and
-    # AMD's runs are one wave whose 405B 128/4096 and 500/2000 prompts outgrow the KV cache (preempted, recomputed):
-    # 32.4 / 46.4 -> 17.8 / 28.3 (every AMD row +13% to +28%, Oracle's two +30% / +39%); p90 now within the target
-    "throughput vllm mi300x-192gb fp8": (0.1783, 0.2835),
     # out of sample (TensorRT-LLM v0.6.1 C++ runtime, Llama-2-7B FP16 on one A100, static batches): 14-25% low even
     # without per-sequence host time (generator/sizing/engine_runtime.py); 20% low since the A100's measured GEMM share
     # over the H100's BF16 one (MAMF 86.9% vs 80.3%) counts (2026-12-02 fifth entry)

@@ -27,7 +27,8 @@ SUSTAINED = [
     pytest.param(REFERENCE_GPU_ID, "fp8", 1979.0, id="reference-fp8-its-peak"),
     # MI300X: AMD's 708 of 1,307.4 (0.54) against the H100's 794.5 of 989 (0.80)
     pytest.param("mi300x-192gb", "bf16", 708 * 989 / 794.5, id="mi300x-bf16"),
-    pytest.param("mi300x-192gb", "fp8", 1273 * 1979 / 1402.6, id="mi300x-fp8"),
+    # FP8: Azure's hipBLASLt table, measured as its H100 table is (acc167), not AMD's MAF (1273)
+    pytest.param("mi300x-192gb", "fp8", 1159.54 * 1979 / 1402.6, id="mi300x-fp8"),
     # fp16 measured by AMD, the reference's fp16 share is its bf16 one (one tensor rate)
     pytest.param("mi300x-192gb", "fp16", 654 * 989 / 794.5, id="mi300x-fp16-over-the-reference-bf16"),
     pytest.param("a100-sxm4-80gb", "bf16", 271.2 * 989 / 794.5, id="a100-above-the-reference-share"),
@@ -237,3 +238,28 @@ def test_an_unmeasured_geforce_card_borrows_its_measured_siblings_share() -> Non
 )
 def test_the_tensor_rate_basis_says_measured_or_assumed(gpu_id: str, basis: str) -> None:
     assert basis in find_gpu(gpu_id).tensor_rate_basis()
+
+
+def test_mi300x_fp8_gemm_rate_over_the_reference_is_measured_like_for_like() -> None:
+    """acc167: the MI300X's FP8 GEMM rate counts at Azure's hipBLASLt table, the suite that times the H100 the same way.
+
+    The model counts a GPU at its measured share over the H100's, so both figures must be measured alike. Azure's suite
+    (random initialization, the same shapes, the same host) puts the MI300X at 0.74-0.90 of the H100 at 4096^3 and up,
+    0.839 best over best; AMD's MAF (1273, a controlled environment at an optimal size) over stas00's H100 (1402.6) gave
+    0.908, which put the vLLM MI300X FP8 rows 13-28% over their measurements.
+    """
+    record = next(r for r in json.loads(GPUS_JSON.read_text())["gpus"] if r["id"] == "mi300x-192gb")
+    assert record["max_achievable_tflops"]["fp8"] == 1159.54
+    assert "ND_MI300X_v5_results.md" in record["field_sources"]["max_achievable_tflops.fp8"]
+    mi300x, h100 = find_gpu("mi300x-192gb"), find_gpu(REFERENCE_GPU_ID)
+    amd_rate, reference_rate = mi300x.sustained_tflops("fp8"), h100.sustained_tflops("fp8")
+    assert amd_rate is not None and reference_rate is not None
+    modelled = amd_rate / reference_rate  # the roofline's FP8 rate over the H100's
+    # Azure's ND MI300X v5 / ND H100 v5 FP8 GEMM tables, best over best: within the 1.5% the H100's two figures differ by
+    assert modelled == pytest.approx(1159.54 / 1382.2, rel=0.02)
+    # shape by shape, the pair's ratio (0.737 at 16384^3 to 0.899 at 8192^3) brackets the modelled one
+    azure = {4096: (955.17, 1216.9), 8192: (1159.23, 1290.1), 16384: (1015.1, 1377.3), 32768: (1029.14, 1382.2)}
+    ratios = [amd / nvidia for amd, nvidia in azure.values()]
+    assert min(ratios) < modelled < max(ratios)
+    # AMD's MAF over stas00's H100 (0.908) lies above every shape the like-for-like pair measured
+    assert max(ratios) < 1273 / 1402.6
