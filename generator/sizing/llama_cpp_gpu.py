@@ -24,7 +24,10 @@ Two mechanisms make the difference:
 The matrix-vector kernel is the file's type's (:func:`mat_vec_kernel`): F16 / BF16 / F32 matrices read at
 ``llama_cpp_gpu_16bit_bandwidth_efficiency`` (llama.cpp's mul_mat_vec_f), quantized ones at
 ``llama_cpp_gpu_bandwidth_efficiency`` (mul_mat_vec_q), under the same ceiling (acc165: Llama 3 8B BF16 on an RTX 4090
-read 90% of its rate where the Q4_0 files read 64-80%).
+read 90% of its rate where the Q4_0 files read 64-80%); a K-quant file on an RDNA card in the HIP build at
+``llama_cpp_gpu_rdna_kquant_bandwidth_efficiency`` (acc173: Llama 3 8B Q4_K_M on an RX 7900 XTX read 46-54% of its
+rate where Llama 2 7B Q4_0 read 62-72%; mmvq's launch shape there is its own table's, the super-blocks' packed scales
+unpacked in each thread: which of the two costs the share is not measured).
 
 Split over GPUs by layers (``-sm layer``, llama.cpp's default) the GPUs run their layers one after another, so a step
 reads the same bytes at one GPU's rate as on one GPU, plus ``llama_cpp_gpu_hop_s`` at each GPU-to-GPU boundary: the
