@@ -1165,6 +1165,8 @@ def llama_cpp_amd_prompt_rows() -> list[tuple[str, str, float, Callable[[dict[st
     copies, CDNA int8 MMQ); the Vulkan row is timed on the same path, the product's AMD runtime being HIP."""
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_AMD_SCOREBOARD.read_text())["rows"]:
+        if "pp512_tokens_per_s" not in row:  # a decode-only row (acc173: PR #26284's tg64)
+            continue
         label = _llama_cpp_amd_scoreboard_label(row, f"pp{LLAMA_CPP_PROMPT_TOKENS}")
         group = llama_cpp_amd_scoreboard_group(row, "prompt")
         out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))

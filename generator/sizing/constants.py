@@ -141,6 +141,8 @@ class Constants(NamedTuple):
 
     # --- llama.cpp's decode step split over GPUs by layers (llama_cpp_gpu.py layer_split_hops; acc170) ---
     llama_cpp_gpu_hop_s: float = 250e-6
+    # --- llama.cpp's decode of K-quant files on RDNA cards (llama_cpp_gpu.py mat_vec_kernel; acc173) ---
+    llama_cpp_gpu_rdna_kquant_bandwidth_efficiency: float = 0.47
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -936,6 +938,21 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "4.8% (median; p90 17.9%) at 0 and 1.8% (p90 9.9%) at 250 us; the single-GPU groups have no boundary "
         "(benchmarks/CALIBRATION.md, acc170 entry of 2026-12-07). No current-build CUDA split checks it",
     ),
+    "llama_cpp_gpu_rdna_kquant_bandwidth_efficiency": (
+        "Fraction of an RDNA card's datasheet memory bandwidth llama.cpp's HIP decode kernels reach reading a K-quant "
+        "file's weights (Q2_K-Q6_K: 256-weight super-blocks whose packed 6-bit sub-block scales and mins each mmvq "
+        "thread unpacks beside its integer dot products; ggml-cuda/mmvq.cu on RDNA picks its own parameter table, "
+        "MMVQ_PARAMETERS_RDNA2 / RDNA3_0 / RDNA4, where CDNA takes the GCN one): the mat-vec kernel mmvq_k_rdna "
+        "(generator/sizing/llama_cpp_gpu.py mat_vec_kernel); a Q4_0 file's share on the same card stays "
+        "llama_cpp_gpu_bandwidth_efficiency, under the same llama_cpp_gpu_read_ceiling_gb_per_s.",
+        "fitted over every llama.cpp group at once (acc173, benchmarks/CALIBRATION.md entry of 2026-12-07): only the "
+        "two RDNA K-quant rows move, Meta-Llama-3-8B Q4_K_M on an RX 7900 XTX at 90.04 tokens/s (tg128, build 5616, "
+        "https://github.com/ROCm/ROCm/issues/4868) and 105.75 (tg64, 2026 master, "
+        "https://github.com/ggml-org/llama.cpp/pull/26284), 46% and 54% of the card's 960 GB/s where its Q4_0 rows "
+        "read 62% (ROCm) and 72% (Vulkan) or more; summed error 15.0 points at 0.44, 15.6 at 0.46, 16.3 at 0.48, "
+        "17.0 at 0.50, 67.0 at 0.72: flat from 0.44 to 0.48, 0.47 the least largest error of the two (8.1%). Two "
+        "rows of one card: the W7900 shares its die and table, no CDNA or RDNA 4 row checks it",
+    ),
     "llama_cpp_prompt_gemm_efficiency": (
         "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
         "fp16, generator/sizing/llama_cpp_prompt.py).",
@@ -1054,6 +1071,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "llama_cpp_gpu_hop_s": (0, True, MOST_CONSTANT, True),
     "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_16bit_bandwidth_efficiency": _FRACTION_OF_PEAK,
+    "llama_cpp_gpu_rdna_kquant_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),

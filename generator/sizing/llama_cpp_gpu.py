@@ -24,7 +24,10 @@ Two mechanisms make the difference:
 The matrix-vector kernel is the file's type's (:func:`mat_vec_kernel`): F16 / BF16 / F32 matrices read at
 ``llama_cpp_gpu_16bit_bandwidth_efficiency`` (llama.cpp's mul_mat_vec_f), quantized ones at
 ``llama_cpp_gpu_bandwidth_efficiency`` (mul_mat_vec_q), under the same ceiling (acc165: Llama 3 8B BF16 on an RTX 4090
-read 90% of its rate where the Q4_0 files read 64-80%).
+read 90% of its rate where the Q4_0 files read 64-80%); a K-quant file on an RDNA card in the HIP build at
+``llama_cpp_gpu_rdna_kquant_bandwidth_efficiency`` (acc173: Llama 3 8B Q4_K_M on an RX 7900 XTX read 46-54% of its
+rate where Llama 2 7B Q4_0 read 62-72%; mmvq's launch shape there is its own table's, the super-blocks' packed scales
+unpacked in each thread: which of the two costs the share is not measured).
 
 Split over GPUs by layers (``-sm layer``, llama.cpp's default) the GPUs run their layers one after another, so a step
 reads the same bytes at one GPU's rate as on one GPU, plus ``llama_cpp_gpu_hop_s`` at each GPU-to-GPU boundary: the
@@ -50,23 +53,42 @@ if TYPE_CHECKING:
 #: ``mmvq`` (ggml-cuda/mmvq.cu) for the quantized block types, which first quantizes the activations to q8_1 and
 #: takes each block's integer dot product with its scales; ``mmvf`` (ggml-cuda/mmvf.cu, mmv.cu before 2025) for
 #: F16 / BF16 / F32 matrices, which streams the 16-bit pairs straight into float dot products.
-MAT_VEC_KERNELS = ("mmvq", "mmvf")
+#: ``mmvq_k_rdna``: the same mmvq kernel on a K-quant file (Q2_K-Q6_K's 256-weight super-blocks, whose packed 6-bit
+#: sub-block scales and mins each thread unpacks) in the HIP build on an RDNA card, which reads a lower share of the
+#: card's rate than the Q4_0 blocks (acc173: Llama 3 8B Q4_K_M on an RX 7900 XTX at 46-54% of 960 GB/s,
+#: https://github.com/ROCm/ROCm/issues/4868 and https://github.com/ggml-org/llama.cpp/pull/26284, where Llama 2 7B Q4_0
+#: reads 62% or more in ROCm builds and 72% in Vulkan; RTX 3090 / 4090 read the same Q4_K_M file at 60% or more).
+MAT_VEC_KERNELS = ("mmvq", "mmvf", "mmvq_k_rdna")
+#: GGUF's K-quant file types (``q4_k_m`` ...): the weight formats llama.cpp multiplies from K-quant super-blocks.
+K_QUANT_PREFIXES = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 
 
-def mat_vec_kernel(weight_bits: float, scale_bits: float) -> str:
-    """``"mmvf"`` for float weights (16 or 32 bits, no scales: F16 / BF16 / F32 files), else ``"mmvq"``."""
-    return "mmvf" if weight_bits >= 16 and not scale_bits else "mmvq"
+def mat_vec_kernel(weight_bits: float, scale_bits: float, format_name: str = "", gpu_architecture: str = "") -> str:
+    """The mat-vec kernel of a file's weights on a GPU (:data:`MAT_VEC_KERNELS`).
+
+    ``"mmvf"`` for float weights (16 or 32 bits, no scales: F16 / BF16 / F32 files), ``"mmvq_k_rdna"`` for a K-quant
+    file (``format_name``) on an RDNA card (``gpu_architecture``: gpus.json's ``rdna3`` ...), else ``"mmvq"``.
+    """
+    if weight_bits >= 16 and not scale_bits:
+        return "mmvf"
+    if gpu_architecture.startswith("rdna") and format_name.startswith(K_QUANT_PREFIXES):
+        return "mmvq_k_rdna"
+    return "mmvq"
 
 
 def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants, kernel: str = "mmvq") -> float:
     """Bytes a second llama.cpp's decode kernels read from one GPU's memory: a share of its rate, under the ceiling.
 
     The share is the kernel's (``kernel``, :data:`MAT_VEC_KERNELS`): a 16-bit file's float kernel reads more of a
-    GDDR card's rate than the quantized one (acc165: Llama 3 8B BF16 on an RTX 4090 at 90%, Q4_0 files at 64-80%).
+    GDDR card's rate than the quantized one (acc165: Llama 3 8B BF16 on an RTX 4090 at 90%, Q4_0 files at 64-80%); a
+    K-quant file's on an RDNA card less (acc173, :data:`MAT_VEC_KERNELS`).
     """
     if kernel not in MAT_VEC_KERNELS:
         raise ValueError(f"unknown llama.cpp mat-vec kernel {kernel!r}; one of {', '.join(MAT_VEC_KERNELS)}")
-    share = consts.llama_cpp_gpu_16bit_bandwidth_efficiency if kernel == "mmvf" else consts.llama_cpp_gpu_bandwidth_efficiency
+    share = {
+        "mmvf": consts.llama_cpp_gpu_16bit_bandwidth_efficiency,
+        "mmvq_k_rdna": consts.llama_cpp_gpu_rdna_kquant_bandwidth_efficiency,
+    }.get(kernel, consts.llama_cpp_gpu_bandwidth_efficiency)
     return min(gpu_bandwidth_gb_per_s * share, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
 
 

@@ -1108,7 +1108,8 @@ def offload_cost(
     if not placement.offloaded and engine in GGML_SCHEDULER_ENGINES:
         # every layer on the GPUs: llama.cpp's kernels read at their own rate, the layers' kernels' fixed time the
         # floor of the step (generator/sizing/llama_cpp_gpu.py), and each stream's host work beyond them
-        kernel = mat_vec_kernel(float(fmt.bits), float(fmt.scale_bits))  # a 16-bit file's float mat-vec (acc165)
+        # a 16-bit file's float mat-vec (acc165), a K-quant file's on an RDNA card (acc173)
+        kernel = mat_vec_kernel(float(fmt.bits), float(fmt.scale_bits), fmt.name, machine.gpu_architecture)
         layers = dense_layer_equivalents(arch.layers)  # a MoE / MLA layer's extra kernels (acc165)
         part, step_s = resident_step_seconds(t_gpu * hbm, layers, machine.gpu_bandwidth_gb_per_s, consts, kernel)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
