@@ -20,7 +20,8 @@ RDNA3 = ("rx-7900-xtx-24gb", "radeon-pro-w7900-48gb")
 
 def _notes(gpu: str, engine: str) -> list[str]:
     req = EstimateRequest(model="meta-llama/Llama-3.1-8B-Instruct", precision="bf16", gpu=gpu, engine=engine)
-    return estimate(req)["notes"]
+    notes: list[str] = estimate(req)["notes"]
+    return notes
 
 
 @pytest.mark.parametrize("gpu", RDNA3)
