@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from generator.calculator.rdna3_engines import rdna3_engine_note
 from generator.catalog.records import GpuSpec
-from generator.planner.plan import Finding
+from generator.planner.plan import Finding, Level
 
 #: The finding's code.
 RDNA3_ENGINE_UNMEASURED = "rdna3-engine-unmeasured"
@@ -25,6 +25,6 @@ def rdna3_engine_findings(index: int, name: str, engine: str, gpus: Iterable[Gpu
     """
     for gpu in gpus:
         if note := rdna3_engine_note(engine, gpu.architecture):
-            severity = "info" if engine == "vllm" else "warning"
-            return [Finding(severity, RDNA3_ENGINE_UNMEASURED, f"deployment {name} on {gpu.id}: {note}", f"deployments[{index}]")]
+            level: Level = "info" if engine == "vllm" else "warning"
+            return [Finding(level, RDNA3_ENGINE_UNMEASURED, f"deployment {name} on {gpu.id}: {note}", f"deployments[{index}]")]
     return []
