@@ -156,6 +156,7 @@ from generator.planner.racks import (
     rack_specs,
     too_tall,
 )
+from generator.planner.rdna3_finding import rdna3_engine_findings
 from generator.planner.reason_text import _percent
 from generator.planner.region_offer import region_pool_findings
 from generator.planner.request_lengths import request_length_findings
@@ -386,6 +387,8 @@ def build_plan(
             )  # fmt: skip
             findings += [elsewhere] if elsewhere else []
             findings += _fp16_cast_findings(index, dep.name, opt, dep.inference.engine)
+            # no vLLM / SGLang run on RDNA 3 checks the rate, as the estimate says (fix186 item 2)
+            findings += rdna3_engine_findings(index, dep.name, dep.inference.engine, (p.hardware.gpu for p in opt.pieces))
             weights = opt.pieces[0].replica_shape.memory.per_gpu.weights  # what a decode step reads besides the slots
             findings += lora_findings(index, dep.name, details, weights)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.calculator.model_source import serving_format
-from generator.errors import InfeasibleError, InputError
+from generator.errors import InfeasibleError, InputError, SpecgenError
+from generator.planner.at_once import raise_in_file_order
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes, unsold_everywhere_why
 from generator.planner.plan import NodeSpec
-from generator.planner.precision_refusals import precision_refusals
+from generator.planner.precision_refusals import unserved_precisions
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.planner.tco import in_workload_racks
@@ -134,7 +135,11 @@ def _unblock(wl: Workload) -> str:
 
 
 def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> None:
-    """Raise the first problem decidable without the planner's search (InputError or InfeasibleError)."""
+    """Raise the problems decidable without the planner's search (InputError or InfeasibleError).
+
+    Each check raises every refusal it finds at once, in file order (:mod:`generator.planner.at_once`); the first check
+    that finds one stops the rest.
+    """
     wl = loaded.workload
     consts = consts or with_overrides(dict(wl.constants))
     _recurrent_state_checks(loaded)
@@ -153,9 +158,24 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             where,
         )
     _height_checks(loaded, hardware)
-    precision_refusals(loaded, hardware)  # every deployment whose precision no allowed GPU serves (fix183 item 2)
+    # every deployment whose precision no allowed GPU serves (fix183 item 2), and every other whose weights alone fit no
+    # allowed GPU, at once, in file order (fix186 item 1)
+    unserved = unserved_precisions(loaded, hardware)
+    raise_in_file_order([*unserved.values(), *_weights_refusals(loaded, hardware, consts, set(unserved))])
+    _rack_power_checks(loaded, hardware, consts)
+
+
+def _weights_refusals(
+    loaded: LoadedWorkload, hardware: list[Hardware], consts: Constants, refused: set[int]
+) -> list[SpecgenError]:
+    """Each inference deployment (not in ``refused``) whose weights alone fit no allowed GPU: its refusal, at its model.
+
+    Split as far as the planner ever splits them, they need more than any allowed GPU can use.
+    """
+    wl = loaded.workload
+    refusals: list[SpecgenError] = []
     for i, dep in enumerate(wl.deployments):
-        if not isinstance(dep, InferenceDeployment):
+        if not isinstance(dep, InferenceDeployment) or i in refused:
             continue
         model = loaded.models[dep.name]
         arch = model.architecture
@@ -185,18 +205,21 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             where = loaded.document.locate(("deployments", i, "model"))
             _, per_gpu, tp, pp = best
             precision = serving_precision_advice(arch, [fmt])
-            raise InfeasibleError(
-                f"deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
-                f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to unblock: "
-                f"allow a GPU with more memory{' or ' + precision if precision else ''}",
-                where,
+            refusals.append(
+                InfeasibleError(
+                    f"deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
+                    f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to "
+                    f"unblock: allow a GPU with more memory{' or ' + precision if precision else ''}",
+                    where,
+                )
             )
-    _rack_power_checks(loaded, hardware, consts)
+    return refusals
 
 
 def _recurrent_state_checks(loaded: LoadedWorkload) -> None:
-    """Refuse, at its field, a use of a linear-attention model that only vLLM serving sizes (Qwen3-Next)."""
+    """Refuse, each at its field, every use of a linear-attention model that only vLLM serving sizes (Qwen3-Next)."""
     wl = loaded.workload
+    refusals: list[SpecgenError] = []
     for i, dep in enumerate(wl.deployments):
         arch = loaded.models[dep.name].architecture
         if not has_state(arch):
@@ -210,15 +233,21 @@ def _recurrent_state_checks(loaded: LoadedWorkload) -> None:
             path, use = ("deployments", i, "inference", "engine"), "sglang"
         else:
             continue
-        raise InputError(f"{loaded.document.locate(path)}: deployment '{dep.name}': {unsized_use_message(arch, use)}")
+        refusals.append(InputError(f"deployment '{dep.name}': {unsized_use_message(arch, use)}", loaded.document.locate(path)))
+    raise_in_file_order(refusals)  # every one at once (fix186 item 1)
 
 
 def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:
     from generator.planner.fixed_place import fixed_machine, place_for_rate
 
     machine = fixed_machine(loaded)[0]
-    for i in range(len(loaded.workload.deployments)):
-        place_for_rate(loaded, i, machine, consts)
+    refusals: list[SpecgenError] = []
+    for i in range(len(loaded.workload.deployments)):  # each deployment's refusal, all at once (fix186 item 1)
+        try:
+            place_for_rate(loaded, i, machine, consts)
+        except SpecgenError as exc:
+            refusals.append(exc)
+    raise_in_file_order(refusals)
 
 
 def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:

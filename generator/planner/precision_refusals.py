@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import serving_format
-from generator.errors import InfeasibleError, MultipleInputError, SpecgenError
+from generator.errors import InfeasibleError, SpecgenError
+from generator.planner.at_once import raise_in_file_order
 from generator.planner.unblock_inference import unserved_precision_hint
 from generator.sizing.loadability import float16_problem, format_problems
 from generator.sizing.loaded_weights import loaded_format
@@ -53,25 +54,23 @@ def _unserved(loaded: LoadedWorkload, dep: InferenceDeployment, hardware: list[H
     return list(dict.fromkeys([*firsts.values(), *rest]))[:MAX_REASONS]
 
 
-def precision_refusals(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
-    """Raise every inference deployment no allowed GPU serves the precision of, each at its precision (or model)."""
+def unserved_precisions(loaded: LoadedWorkload, hardware: list[Hardware]) -> dict[int, SpecgenError]:
+    """Each inference deployment no allowed GPU serves the precision of, by index: its refusal, at its precision (or model)."""
     wl, doc = loaded.workload, loaded.document
-    refusals: list[SpecgenError] = []
+    refusals: dict[int, SpecgenError] = {}
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment) or (reasons := _unserved(loaded, dep, hardware)) is None:
             continue
         path: tuple[str | int, ...] = ("deployments", i, "inference", "precision")
         where = doc.locate(path if given_in(doc, path) else ("deployments", i, "model"))
-        refusals.append(
-            InfeasibleError(
-                f"deployment '{dep.name}' ({loaded.models[dep.name].id}) has no feasible plan: {'; '.join(reasons)}; "
-                f"{unserved_precision_hint(dep)}",
-                where,
-            )
+        refusals[i] = InfeasibleError(
+            f"deployment '{dep.name}' ({loaded.models[dep.name].id}) has no feasible plan: {'; '.join(reasons)}; "
+            f"{unserved_precision_hint(dep)}",
+            where,
         )
-    if len(refusals) > 1:
-        # file order, stably: by line, then by the deployment's place in the list (Python's sort keeps the latter)
-        refusals.sort(key=lambda e: (e.location.line or 0) if e.location else 0)
-        raise MultipleInputError(refusals)
-    if refusals:
-        raise refusals[0]
+    return refusals
+
+
+def precision_refusals(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
+    """Raise every inference deployment no allowed GPU serves the precision of, each at its precision (or model)."""
+    raise_in_file_order(list(unserved_precisions(loaded, hardware).values()))
