@@ -64,9 +64,7 @@ def test_one_too_big_is_raised_alone(tmp_path: Path) -> None:
 
 
 def test_recurrent_state_refusals_all_at_once(tmp_path: Path) -> None:
-    path = _write(
-        tmp_path / "w.yaml", [("a", NEXT, "sglang"), ("b", SMALL, "vllm"), ("c", NEXT, "sglang")], "h200-sxm-141gb"
-    )
+    path = _write(tmp_path / "w.yaml", [("a", NEXT, "sglang"), ("b", SMALL, "vllm"), ("c", NEXT, "sglang")], "h200-sxm-141gb")
     with pytest.raises(MultipleInputError) as caught:
         early_checks(load_workload(str(path)))
     assert caught.value.exit_code == InputError.exit_code
