@@ -1069,7 +1069,9 @@ def test_a_fleet_with_one_unpriced_pool_keeps_the_cost_of_the_others(tmp_path: P
     t = plan.totals
     assert t["usd_per_month"] is None and [p.name for p in plan.pools if p.usd_per_hour is None] == t["unpriced_pools"]
     assert t["priced_usd_per_month"] == pytest.approx(sum(priced) * 730, abs=0.01)
-    headline = f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (chat_b300_sxm_270gb unpriced: add prices:)"
+    # newuser102: on bare metal the server is bought at a quote (purchase_prices:); a prices: rate would rent it
+    unpriced = "chat_b300_sxm_270gb unpriced: add purchase_prices: to buy, prices: to rent"
+    headline = f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools ({unpriced})"
     assert headline in plan_text(plan).splitlines()[0]
     spec = render_plan(plan, load_workload(str(path)).workload)["SPEC.md"]
     assert f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (`chat_b300_sxm_270gb` unpriced)" in spec

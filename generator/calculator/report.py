@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 FLOOR_WHY = "the pools that autoscale at the nodes their services' average rates need all month, and at the peak's"
 
 
-def unpriced_text(totals: dict[str, Any]) -> str:
+def _add_prices(baremetal: bool) -> str:
+    """What prices an unpriced pool: on bare metal a purchase_prices: quote buys it, a prices: rate rents it.
+
+    newuser102: "add prices:" alone turned a buyer's server into a rental from a provider.
+    """
+    return "add purchase_prices: to buy, prices: to rent" if baremetal else "add prices:"
+
+
+def unpriced_text(totals: dict[str, Any], baremetal: bool = False) -> str:
     """The fleet's cost where some pools have no price: the priced pools' sum and which are left out."""
     if "unpriced_pools" not in totals:
         return "unpriced"
@@ -25,7 +33,7 @@ def unpriced_text(totals: dict[str, Any]) -> str:
     pools = totals["priced_pools"] + len(unpriced)
     return (
         f"${totals['priced_usd_per_month']:,.0f}/month for {totals['priced_pools']} of {pools} pools "
-        f"({', '.join(unpriced)} unpriced: add prices:)"
+        f"({', '.join(unpriced)} unpriced: {_add_prices(baremetal)})"
     )
 
 
@@ -51,7 +59,8 @@ def plan_text(plan: Plan) -> str:
     from generator.planner.tco import cost_text, gpus_acquired, job_runs_per_month
 
     t = plan.totals
-    cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
+    baremetal = plan.provider == "baremetal"
+    cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t, baremetal)
     if t.get("usd_per_month_floor") is not None:  # serving pools that scale to their services' average rates
         cost = f"between ${t['usd_per_month_floor']:,.0f} and {cost} ({FLOOR_WHY})"
     if t.get("capex_usd") is not None:
@@ -68,7 +77,7 @@ def plan_text(plan: Plan) -> str:
     elif t.get("unpriced_training_pools"):
         cost += (
             f" + ${t['priced_training_usd_per_job']:,.0f} per run of the priced training pools "
-            f"({', '.join(t['unpriced_training_pools'])} unpriced: add prices:)"
+            f"({', '.join(t['unpriced_training_pools'])} unpriced: {_add_prices(baremetal)})"
         )
     if elsewhere := priced_at(plan.findings):  # newuser74 item 9: another region's dollars, said in the headline
         cost += f" at {', '.join(elsewhere)} rates (the cluster is in {plan.region}: warning price-region)"

@@ -1503,7 +1503,9 @@ def _choose(
             said: list[Finding] = []
             spot_rated = frozenset(k.removesuffix(SPOT_SUFFIX) for k in wl.prices if k.endswith(SPOT_SUFFIX))
             spot_rated |= catalog_spot_rated(pricing_region(wl))  # review80 item 14: the catalog's spot rates too
-            ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl), spot_rated)
+            ranked_by = objective_for(
+                wl.objective, within, i, said, pricing_region(wl), spot_rated, wl.hardware.provider == "baremetal"
+            )
             by_kind: dict[Kind, list[Option]] = {}
             for o in within:  # a split option is on a kind only where both of its parts are
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
@@ -2237,6 +2239,7 @@ def objective_for(
     findings: list[Finding],
     region: str | None = None,
     spot_rated: frozenset[str] = frozenset(),
+    baremetal: bool = False,
 ) -> str:
     """The objective the options are ranked by.
 
@@ -2379,6 +2382,13 @@ def objective_for(
         if spot_keys
         else "add their platforms under 'prices:' (USD per node-hour)"
     )
+    if baremetal and not spot_keys:  # newuser102: on bare metal a rate under prices: rents the server, never buys it
+        open_keys = {f"'{u.platform_id}/{u.gpu_id}x{u.gpus_per_node}'" for u in undominated if u.platform_id not in ranked_after}
+        quote = ", ".join(sorted(open_keys))
+        add = (
+            f"give the price you were quoted under 'purchase_prices:' (USD a server bought, key {quote}; a rate "
+            "under 'prices:', USD per node-hour, rents a server from a provider instead of buying it)"
+        )
     at = (
         " at the on-demand rate (spot bills less; the catalog holds no spot rate for it here): they rent fewer of its GPU, and "
         "power-bought takes such a smaller VM rather than the priced larger one at a rate spot would not bill"

@@ -37,12 +37,17 @@ def _months(then: date, now: date) -> int:
     return (now.year - then.year) * 12 + now.month - then.month - (now.day < then.day)
 
 
-def _dated(rec: PurchaseRecord | PriceRecord) -> date | None:
-    """The record's date where it is older than :data:`PRICE_DATED_DAYS` before the reference; None otherwise."""
+def _dated(rec: PurchaseRecord | PriceRecord) -> str | None:
+    """How old the record is where it is older than :data:`PRICE_DATED_DAYS` before the reference, or undated; else None.
+
+    A legacy purchase price (``prices.json``, whose ``as_of`` is optional) with no date is said so (newuser102): its age
+    is not known, so it was bought in silence where a dated one of any age is named.
+    """
     if rec.as_of is None:
-        return None
+        return "undated (its record gives no date)"
     then = date.fromisoformat(rec.as_of)
-    return then if (reference_date() - then).days > PRICE_DATED_DAYS else None
+    months = _months(then, reference_date())
+    return f"as of {then.isoformat()} ({months} months)" if (reference_date() - then).days > PRICE_DATED_DAYS else None
 
 
 def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
@@ -62,24 +67,24 @@ def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
             continue
         basis = pool.price_basis or ""
         old = [
-            (rec, then)
+            (rec, age)
             for rec in priced_from(platform.id, max(platform.gpu_counts), node.gpu_id, node.gpus).used
-            if rec.id in basis and (then := _dated(rec)) is not None
+            if rec.id in basis and (age := _dated(rec)) is not None
         ]
         if old:
-            records = ", ".join(
-                f"{rec.id} ${rec.usd:,.0f} as of {then.isoformat()} ({_months(then, reference_date())} months)"
-                for rec, then in old
-            )
+            records = ", ".join(f"{rec.id} ${rec.usd:,.0f} {age}" for rec, age in old)
             said.append(f"{pool.name}: {records}")
             keys.append(f"{node.platform_id}/{node.gpu_id}x{node.gpus}")  # the configuration's key (tco.given_purchase)
     if not said:
         return None
+    undated = any("undated (" in text for text in said)
     return Finding(
         "info",
         "price-dated",
         f"servers bought at catalog purchase prices dated more than a year before {reference_date().isoformat()}, the "
-        f"catalog's newest purchase price (specgen reads no clock: its prices are as old as that): {'; '.join(said)}; "
+        "catalog's newest purchase price (specgen reads no clock: its prices are as old as that)"
+        + (", or undated" if undated else "")
+        + f": {'; '.join(said)}; "
         "a new GPU generation a year reprices the last, so get a current quote and give it under purchase_prices, USD "
         f"a server ({{{keys[0]}: ...}})",
     )
