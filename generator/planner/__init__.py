@@ -2049,7 +2049,7 @@ def _owned_short_hint(
             from generator.planner.beside_service import beside_service_text
 
             why += beside_service_text(wl, chosen, held_servers or {})
-        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
+        ways.append(f"place a deployment before it elsewhere: {'; '.join(held)}{why}")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
 
