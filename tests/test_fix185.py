@@ -140,3 +140,36 @@ def test_three_rtx_3090s_on_a_120_v_15_a_circuit_are_warned(tmp_path: Path, cpu:
     found = [f for f in plan_workload(load_workload(str(path))).findings if f.code == "wall-circuit"]
     assert len(found) == 1 and found[0].path == "hardware.fixed"
     assert words in found[0].message and "120 V / 15 A circuit hardware.wall_circuit gives" in found[0].message
+
+
+def test_a_service_the_fleet_moved_says_so_and_its_own_choice() -> None:
+    """Item 3: rag-embed's services share 2-GPU dell-r760 servers (fleet-one-gpu-kind); embed's line read "chosen by
+    cost: 3 x TP1 on 2 x dell-r760", its own cost having chosen nothing there, and neither line said its own best."""
+    plan = plan_workload(load_workload(str(Path(__file__).parent.parent / "examples" / "rag-embed.yaml")))
+    assert any(f.code == "fleet-one-gpu-kind" for f in plan.findings)
+    lines = {d.name: [r for r in d.reasons if r.startswith("chosen")] for d in plan.deployments}
+    assert lines["embed"][0].startswith(
+        "chosen for the fleet, on the servers the services share (on its own: 4 x TP1 on 2 x dell-r760 (2 x l40s-48gb), "
+        "$2,670/month): 3 x TP1 on 2 x dell-r760"
+    )
+    assert lines["chat"][0].startswith(
+        "chosen for the fleet, not as a pool of its own (on its own: 4 x TP1 on 1 x dell-xe7740 (4 x l40s-48gb), "
+        "$2,099/month): 3 x TP1 on 2 x dell-r760"
+    )
+    assert all(not r.startswith("chosen by cost") for r in lines["embed"] + lines["chat"])
+    assert (
+        lines["embed"][-1]
+        == lines["chat"][-1]
+        == (
+            "chosen for the fleet: the services together on 2-GPU dell-r760 servers with l40s-48gb cost less (fleet-one-gpu-kind)"
+        )
+    )
+
+
+def test_a_service_whose_own_choice_the_fleet_keeps_still_says_chosen_by_cost() -> None:
+    from generator.planner import _fleet_lead
+
+    line = "chosen by cost: 2 x TP4 on 1 x dgx-h100 (8 x h100-sxm5-80gb), $9,000/month, 8 GPUs bought (0 idle)"
+    alone = "2 x TP4 on 1 x dgx-h100 (8 x h100-sxm5-80gb), $9,000/month, 8 GPUs bought (0 idle)"
+    assert _fleet_lead(line, "chosen by cost: ", alone) == line
+    assert _fleet_lead(line, "chosen by cost: ", None) == line
