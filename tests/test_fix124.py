@@ -179,7 +179,9 @@ def test_two_deployments_on_a_fixed_machine_are_not_each_promised_the_whole_twin
     refused = str(owned.value)
     assert "2 x TP4 on 1 x custom-8x-h100-sxm5-80gb (8 x h100-sxm5-80gb) needs 1 server; 0 owned are free" in refused
     assert "hardware.fixed" not in refused
-    assert refused.endswith("or place a deployment before it elsewhere ('chat' holds 1 x custom-8x-h100-sxm5-80gb)")
+    assert refused.endswith(
+        "or place a deployment before it elsewhere: the owned custom-8x-h100-sxm5-80gb (1 server) is taken by deployment 'chat'"
+    )
 
 
 def test_the_twin_named_for_two_deployments_is_the_one_their_owned_plan_makes(tmp_path: Path) -> None:

@@ -49,7 +49,8 @@ def test_a_refusal_says_two_services_share_one_server() -> None:
     said = str(caught.value)
     assert "deployment 'big'" in said
     assert said.endswith(
-        "or place a deployment before it elsewhere ('small' and 'chat' share 1 x dgx-h100 ('small' 2, 'chat' 2 of its 8 GPUs))"
+        "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is shared by deployments 'small' and 'chat' "
+        "('small' 2, 'chat' 2 of its 8 GPUs)"
     )
     assert "holds 1 x dgx-h100" not in said
 

@@ -178,7 +178,9 @@ def test_buy_false_names_the_deployment_holding_the_owned_servers(tmp_path: Path
         plan_workload(load_workload(str(path)))
     said = str(err.value)
     assert "deployment 'assistant'" in said
-    assert said.endswith("or place a deployment before it elsewhere ('chat' holds 1 x dell-xe8640)")
+    assert said.endswith(
+        "or place a deployment before it elsewhere: the owned dell-xe8640 (1 server) is taken by deployment 'chat'"
+    )
 
 
 ONE_A40 = """\

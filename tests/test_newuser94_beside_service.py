@@ -68,11 +68,12 @@ FULL_BY_DEADLINE = (
 
 RULE = (
     "a training job on GPUs services leave free of an owned server is not planned (the job's pods and the services' "
-    "would share the server's NVLink, host RAM, CPU and power, which the plan does not size together))"
+    "would share the server's NVLink, host RAM, CPU and power, which the plan does not size together)"
 )
 
 REFUSED_TAIL = (
-    "or place a deployment before it elsewhere ('chat' holds 1 x dgx-h100; a training job shares servers only with "
+    "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is taken by deployment 'chat'; a training "
+    "job shares servers only with "
     "the jobs it runs in turn with (run_after), never with a service: 'chat' needs 2 of the 8 GPUs it holds of 1 "
     "owned dgx-h100 (8 x h100-sxm5-80gb) for its rate, 6 running replicas past it or idle; " + RULE
 )

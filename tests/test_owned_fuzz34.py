@@ -261,11 +261,12 @@ def test_a_training_job_beside_a_service_on_the_one_owned_server_says_why(tmp_pa
         _plan(tmp_path, text)
     # newuser94: then the GPUs the service's rate needs of those it holds, and that a job on the rest is not planned
     assert str(err.value).endswith(
-        "or place a deployment before it elsewhere ('a' holds 1 x dgx-h100; a training job shares servers only with "
+        "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is taken by deployment 'a'; a training job "
+        "shares servers only with "
         "the jobs it runs in turn with (run_after), never with a service: 'a' needs 1 of the 8 GPUs it holds of 1 "
         "owned dgx-h100 (8 x h100-sxm5-80gb) for its rate, 7 running replicas past it or idle; a training job on GPUs "
         "services leave free of an owned server is not planned (the job's pods and the services' would share the "
-        "server's NVLink, host RAM, CPU and power, which the plan does not size together))"
+        "server's NVLink, host RAM, CPU and power, which the plan does not size together)"
     )
 
 

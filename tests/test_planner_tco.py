@@ -973,7 +973,9 @@ def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chos
     plan = plan_workload(_load(tmp_path, EKS_THREE))
     assert round(plan.totals["usd_per_month"]) == 32058
     moe = next(d for d in plan.deployments if d.name == "moe")
-    (reason,) = [r for r in moe.reasons if r.startswith("chosen for the fleet, not as a pool of its own: ")]
+    # fix185 item 3: its own choice said beside, where the fleet moved it
+    own = "(on its own: 10 x TP1 on 10 x aws-g6e-xlarge (1 x l40s-48gb), $13,585/month): "
+    (reason,) = [r for r in moe.reasons if r.startswith(f"chosen for the fleet, not as a pool of its own {own}")]
     assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 10 x TP1" in reason
     assert "($13,585/month, 10 GPUs rented" in reason
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)

@@ -212,7 +212,7 @@ def test_a_deadline_after_a_job_of_unknown_hours_is_a_located_error(tmp_path: Pa
 
 def test_two_jobs_in_turn_fit_the_one_owned_server_each_fits_alone(tmp_path: Path) -> None:
     # before run_after each job took servers of its own: the second found the owned server taken
-    with pytest.raises(InfeasibleError, match="'tune-a' holds 1 x dgx-h100"):
+    with pytest.raises(InfeasibleError, match="the owned dgx-h100 \\(1 server\\) is taken by deployment 'tune-a'"):
         plan_workload(load_workload(str(_workload(tmp_path, after=None))))
     plan = plan_workload(load_workload(str(_workload(tmp_path))))
     (pool,) = plan.pools

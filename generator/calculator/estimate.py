@@ -715,7 +715,8 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
         if served != fmt.name:
             cast_from, precision = fmt.name, served
             fmt = model_weight_format(arch, served)
-    kv_name = req.kv_precision or auto_kv_cache_precision("bf16" if fixed_fp32 else precision)
+    # llama.cpp caches in f16 (its default -ctk f16 -ctv f16), labelled so (fix185 item 1: it read bf16)
+    kv_name = req.kv_precision or ("fp16" if llama else auto_kv_cache_precision("bf16" if fixed_fp32 else precision))
     if req.kv_precision is None and kv_name == "bf16" and gpu is not None and not llama:
         kv_name = half_format(gpu.architecture)
     if kv_name == "int8" and not llama and not req.train:

@@ -1092,12 +1092,48 @@ def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
     by = " (compared by power: a deployment had no price)" if objective == "power-bought" else ""
     why = f"chosen for the fleet: the services together on {_kind_text(kind)} {less}{by} (fleet-one-gpu-kind)"
     on_kind = {p.name for p in plan.pools if kind in (p.node.gpu_id, (p.node.platform_id, p.node.gpu_id, p.node.gpus))}
+    # fix185 item 3: the line of a service planned on the kind alone read "chosen by cost: ..." above this reason, as if
+    # its own cost had chosen the servers the fleet chose
+    lead = f"chosen by {objective}: "
+    alone = {d.name: r[len(lead) :] for d in apart.deployments for r in d.reasons if r.startswith(lead)}
     deployments = tuple(
-        d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d
+        d._replace(reasons=(*(_fleet_lead(r, lead, alone.get(d.name)) for r in d.reasons), why))
+        if d.kind == "inference" and set(d.pools) <= on_kind
+        else d
         for d in plan.deployments
     )
     return plan._replace(
         deployments=deployments, findings=sorted_findings([*plan.findings, Finding("info", "fleet-one-gpu-kind", note)])
+    )
+
+
+def _fleet_lead(reason: str, lead: str, alone: str | None) -> str:
+    """A choice's line (``lead`` its start, ``chosen by cost: ``) said as the fleet's where the fleet moved it.
+
+    ``alone``: the same line's text (after ``lead``) with each deployment on its own best servers, said beside where
+    its layout is not the one planned; where it is, the deployment's own choice stands and the line is kept.
+    """
+    from generator.planner.choice_reasons import FLEET_NOT_ALONE
+
+    for start, said in (
+        (lead, "chosen for the fleet, on the servers the services share"),
+        (f"{FLEET_NOT_ALONE}: ", FLEET_NOT_ALONE),
+    ):
+        if reason.startswith(start) and alone is not None:
+            ours, theirs = _choice_layout(reason[len(start) :]), _choice_layout(alone)
+            if ours[0] == theirs[0]:
+                return reason
+            return f"{said} (on its own: {', '.join(theirs)}): {reason[len(start) :]}"
+    return reason
+
+
+def _choice_layout(text: str) -> tuple[str, ...]:
+    """(``4 x TP1 on 1 x dell-xe7740 (4 x l40s-48gb)``, ``$2,099/month``) of a service's choice line after its lead."""
+    layout, *rest = text.split(", ")
+    return (
+        (layout.replace(" (figures as a pool of its own)", ""), *rest[:1])
+        if rest and rest[0].startswith("$")
+        else (layout.replace(" (figures as a pool of its own)", ""),)
     )
 
 
@@ -2051,7 +2087,7 @@ def _owned_short_hint(
             from generator.planner.beside_service import beside_service_text
 
             why += beside_service_text(wl, chosen, held_servers or {})
-        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
+        ways.append(f"place a deployment before it elsewhere: {'; '.join(held)}{why}")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
 

@@ -394,6 +394,10 @@ def slo_default_reason(slo_defaults: list[str]) -> str:
     return "latency targets not given, planned against " + " and ".join(slo_defaults)
 
 
+#: The lead of a co-located choice's line where it is dearer alone than its runner-up (the fleet's reason follows).
+FLEET_NOT_ALONE = "chosen for the fleet, not as a pool of its own"
+
+
 def _choice_reason(
     objective: str,
     opt: Option,
@@ -414,7 +418,7 @@ def _choice_reason(
     # an unpriced layout is never the cheapest alone: it was taken for the fleet (review22 item 11)
     cheaper_alone = objective == "cost" and co_located and runner is not None and (alone is None or runner < alone)
     # a co-located choice dearer alone than its runner-up is the fleet's choice, whose reason follows (newuser14 item 6)
-    chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
+    chosen = FLEET_NOT_ALONE if cheaper_alone else f"chosen by {objective}"
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
         text += f", {cost_text(c, 'sequence' if opt.sequence else 'job', runs)}"

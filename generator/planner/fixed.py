@@ -9,10 +9,12 @@ from generator import catalog
 from generator.calculator.llama_cpp_threads import llama_cpp_threads
 from generator.calculator.llama_cpp_vendor import prompt_unchecked_note
 from generator.calculator.machine import (
+    ASSUMED_CPU,
     NUMACTL_ONE_NODE,
     FixedSpec,
     build_machine,
     machine_findings,
+    machine_kind,
     numa_note,
     wider_machine,
 )
@@ -24,6 +26,7 @@ from generator.calculator.offload_report import (
     runtime_settings,
     tokens_per_s_text,
 )
+from generator.catalog.records import CpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.assemble import (
     device_plugin_findings,
@@ -64,7 +67,7 @@ from generator.sizing.serving_queue import TAIL_SHARE, SlotWait
 from generator.sizing.slot_step import slot_step_text
 from generator.units import GIB, TB, figure_text, long_seconds_text, seconds_text
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, InferenceSpec, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, WallCircuit, Workload
 
 
 def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
@@ -84,6 +87,28 @@ def dc_load_w(fixed: FixedSpec, consts: Constants) -> float:
     host = (catalog.cpus().get(fixed.cpu or ""), fixed.cpu_sockets, fixed.ram_gib)
     drive_w = consts.nvme_power_w if fixed.nvme_gib else 0.0
     return parts_dc_load_w(catalog.find_gpu(fixed.gpu), fixed.gpu_count, host, drive_w, consts)
+
+
+def _outlet_advice(
+    fixed: FixedSpec, cpu: CpuSpec | None, wall_w: int, circuit: WallCircuit | None, consts: Constants
+) -> str | None:
+    """The wall circuit's advice for the machine drawing ``wall_w`` (:func:`wall_circuit_advice`), None where it carries it.
+
+    fix185 item 4: with no CPU given its draw was counted as none, so three RTX 3090s read 1,252 W and passed a 120 V /
+    15 A circuit (1,368 W continuous), while the plan assumed a Core i9-14900K's memory and cores: 1,548 W with it.
+    The check then counts the CPU assumed (a superchip's is in its GPU's TDP), and says so. Whether the machine
+    stands on an outlet is the caller's (a machine whose CPU is not named may be a server in a rack).
+    """
+    if cpu is not None or not fixed.gpu:
+        return wall_circuit_advice("the machine", wall_w, circuit)
+    kind = machine_kind(fixed, catalog.find_gpu(fixed.gpu))
+    assumed = catalog.cpus()[ASSUMED_CPU[kind]]
+    with_cpu = wall_w if kind == "superchip" else round(dc_load_w(fixed._replace(cpu=assumed.id), consts) / consts.psu_efficiency)
+    machine = "the machine" if with_cpu == wall_w else (
+        f"the machine, with a CPU like {assumed.name} as its memory and cores are assumed (no CPU given; "
+        f"{wall_w:,} W without one),"
+    )  # fmt: skip
+    return wall_circuit_advice(machine, with_cpu, circuit)
 
 
 def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
@@ -552,7 +577,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
             )
         )
     cpu = catalog.cpus().get(fixed.cpu or "")
-    outlet = wall_circuit_advice("the machine", node.power_w, wl.hardware.wall_circuit)
+    outlet = _outlet_advice(fixed, cpu, node.power_w, wl.hardware.wall_circuit, consts)
     on_outlet = wl.hardware.wall_circuit is not None or (cpu is not None and cpu.dimm_type == "udimm")  # fix166
     if on_outlet and outlet is not None:  # a desktop, or a circuit given: a home's or office's outlet
         notes.append(Finding("warning", "wall-circuit", outlet, "hardware.fixed"))  # newuser29 item 6

@@ -2,8 +2,10 @@
 
 Services sharing an owned server each counted it: two services on one DGX read "'small' holds 1 x dgx-h100; 'chat'
 holds 1 x dgx-h100", as if two servers. Where the deployments holding a kind count more of its servers than the pass
-holds of it (``held``), they share them: said once, with the GPUs each one's replicas take: "'small' and 'chat' share
-1 x dgx-h100 ('small' 2, 'chat' 2 of its 8 GPUs)".
+holds of it (``held``), they share them: said once, with the GPUs each one's replicas take: "the owned dgx-h100
+(1 server) is shared by deployments 'small' and 'chat' ('small' 2, 'chat' 2 of its 8 GPUs)". fix185 item 2: "'embed'
+holds 1 x dgx-h100" did not say the server is the user's own, taken: "the owned dgx-h100 (1 server) is taken by
+deployment 'embed'".
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from generator.words import listed
 
 
 def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, int] | None) -> list[str]:
-    """Each holder's owned servers (``'a' holds 1 x dgx-h100``), a kind they share said once where they share it.
+    """Each holder's owned servers (``the owned dgx-h100 (1 server) is taken by deployment 'a'``), shared ones once.
+
+    A kind they share is said once, where they share it.
 
     ``holders``: (deployment name, its option), each option once (a chain's jobs hold one). ``held``: the owned
     servers of each kind the pass holds; None: not known (each holder said on its own, as before).
@@ -42,11 +46,11 @@ def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, in
     out: list[str] = []
     for name, opt in holders:
         own = [
-            f"{p.candidate.owned_nodes} x {p.hardware.platform.id}"
+            (p.candidate.owned_nodes, p.hardware.platform.id)
             for p in opt.pieces
             if p.candidate.owned_nodes and p.server_kind not in shared
         ]
-        out += [f"'{name}' holds {' and '.join(own)}"] if own else []
+        out += [f"{_owned_text(own)} taken by deployment '{name}'"] if own else []
         for kind in sorted({p.server_kind for p in opt.pieces if p.server_kind in shared}):
             who = counts[kind]
             if who[0][0] == name:  # said once, where its first holder stands
@@ -54,8 +58,18 @@ def held_text(holders: Sequence[tuple[str, Option]], held: Mapping[ServerKey, in
                 servers = held[kind] if held else 0
                 each = ", ".join(f"'{n}' {figure_text(float(g))}" for n, g in gpus[kind].items())
                 of = f"its {kind[2]}" if servers == 1 else f"their {servers * kind[2]:,}"
-                out.append(f"{names} share {servers} x {kind[0]} ({each} of {of} GPUs)")
+                out.append(f"{_owned_text([(servers, kind[0])])} shared by deployments {names} ({each} of {of} GPUs)")
     return out
+
+
+def _owned_text(servers: Sequence[tuple[int, str]]) -> str:
+    """``the owned dgx-h100 (1 server) is``: the owned servers of each platform taken, and the verb (fix185 item 2).
+
+    A refusal read "'embed' holds 1 x dgx-h100", which did not say the server is the user's own, taken.
+    """
+    kinds = " and ".join(f"{pid} ({n} server{'' if n == 1 else 's'})" for n, pid in servers)
+    many = len(servers) > 1 or servers[0][0] > 1
+    return f"the owned {kinds} {'are' if many else 'is'}"
 
 
 def owned_short_why(layout: str, nodes: int, free: int, not_bought: str, shared: str = "") -> str:

@@ -622,7 +622,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     The batch limit: the workload's ``constants`` ``max_num_seqs`` / ``max_batch_size`` (the smaller) where a service
     sets no ``max_num_seqs`` of its own; the tokens of a forward pass: its ``prefill_chunk_tokens`` where a service
     sets no ``max_num_batched_tokens``. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
-    is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default). A batch job's rate: its
+    is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default), fp16 on ``hardware.fixed``
+    (llama.cpp's default f16 cache, ``-ctk f16 -ctv f16``). A batch job's rate: its
     ``requests_per_run`` over its ``deadline_hours``, at least ``LEAST_RATE``: the job then runs before its deadline.
     """
     limit = _constant_batch_limit(wl.constants)
@@ -644,7 +645,9 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
         if spec.pooling:  # one forward pass over the input: no output tokens (a given one is refused, located)
             spec = spec._replace(avg_output_tokens=0)
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
-            spec = spec._replace(kv_cache_precision=auto_kv_cache_precision(spec.precision))
+            # llama.cpp (hardware.fixed) caches in f16 (-ctk f16 -ctv f16) whatever the weights (fix185 item 1)
+            kv = "fp16" if wl.hardware.fixed is not None else auto_kv_cache_precision(spec.precision)
+            spec = spec._replace(kv_cache_precision=kv)
         deployments.append(dep._replace(inference=spec))
     return wl._replace(deployments=tuple(deployments))
 
