@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.workload import load_workload
 from generator.workload.models import InferenceDeployment
@@ -76,36 +75,9 @@ def test_the_estimate_under_vllm_keeps_bf16() -> None:
     assert data["precision"]["kv_cache"] == "bf16"
 
 
-TWO_SERVICES = """\
-version: 1
-name: owned
-deployments:
-  - name: chat
-    model: meta-llama/Llama-3.1-70B-Instruct
-    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}
-  - name: assistant
-    model: meta-llama/Llama-3.1-8B-Instruct
-    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 100}
-hardware:
-  buy: false
-  inventory:
-    - platform: dell-xe8640
-      count: 1
-"""
-
-
-def test_buy_false_says_the_owned_server_is_taken_and_by_which_deployment(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_text(TWO_SERVICES)
-    with pytest.raises(InfeasibleError) as err:
-        plan_workload(load_workload(str(path)))
-    said = str(err.value)
-    assert "deployment 'assistant'" in said
-    assert "needs 2 servers; 0 owned are free" in said  # what is missing
-    assert said.endswith(
-        "or place a deployment before it elsewhere: the owned dell-xe8640 (1 server) is taken by deployment 'chat'"
-    )
-    assert "holds 1 x" not in said
+# fix185 item 2's two services on one owned server: tests/test_inventory_buying.py's
+# test_buy_false_names_the_deployment_holding_the_owned_servers (the missing servers, the owned server taken and by
+# which deployment, and no "holds 1 x").
 
 
 THREE_3090 = """\

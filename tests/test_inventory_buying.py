@@ -178,9 +178,12 @@ def test_buy_false_names_the_deployment_holding_the_owned_servers(tmp_path: Path
         plan_workload(load_workload(str(path)))
     said = str(err.value)
     assert "deployment 'assistant'" in said
+    assert "needs 2 servers; 0 owned are free" in said  # what is missing
+    # the server is the user's own, taken, and by which deployment (fix185 item 2: was "'chat' holds 1 x dell-xe8640")
     assert said.endswith(
         "or place a deployment before it elsewhere: the owned dell-xe8640 (1 server) is taken by deployment 'chat'"
     )
+    assert "holds 1 x" not in said
 
 
 ONE_A40 = """\

@@ -8,6 +8,8 @@ rate with efficiencies fitted on other GPUs. Whether the engine runs on the card
 
 from __future__ import annotations
 
+from generator.sizing.engine_runtime import ENGINE_NAMES
+
 #: vLLM's GPU installation page, v0.14.0 (the version specgen's vLLM sources cite): its ROCm requirements list
 #: "Radeon RX 7900 series (gfx1100/1101)" beside MI200s, MI300 and MI350. The Radeon PRO W7900 is gfx1100 too.
 VLLM_ROCM_GPUS_URL = "https://docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/"
@@ -34,9 +36,8 @@ def rdna3_engine_note(engine: str, architecture: str) -> str | None:
     """
     if architecture != "rdna3" or engine not in _SUPPORT:
         return None
-    name = "vLLM" if engine == "vllm" else "SGLang"
     return (
-        f"specgen has no {name} measurement on RDNA 3 (its AMD serving rows are the Instinct MI300X's, CDNA 3): a rate "
-        "on this GPU is modelled from its memory bandwidth and tensor rate with efficiencies fitted on other GPUs, "
-        f"unchecked; {_SUPPORT[engine]}"
+        f"specgen has no {ENGINE_NAMES[engine]} measurement on RDNA 3 (its AMD serving rows are the Instinct MI300X's, "
+        "CDNA 3): a rate on this GPU is modelled from its memory bandwidth and tensor rate with efficiencies fitted on "
+        f"other GPUs, unchecked; {_SUPPORT[engine]}"
     )

@@ -118,8 +118,10 @@ def _unblock(wl: Workload) -> str:
     allowed = _allowed_gpu_ids(wl)
     other = any(p != provider for g in allowed for p in {catalog.platforms()[h].provider for h in _held_by(g)})
     another = ", another provider" if other or not allowed else ""
+    # more platforms help where the provider holds an allowed GPU (or no GPU list narrows the choice)
+    more_platforms = any(_held_by(g, provider) for g in allowed) or not allowed
     if provider == "baremetal":
-        platforms = " or platforms" if any(_held_by(g, provider) for g in allowed) or not allowed else ""
+        platforms = " or platforms" if more_platforms else ""
         site = any(_liquid_holders(wl, g) for g in allowed)
         liquid = ", hardware.cooling: liquid where the site has it" if site else ""
         return (
@@ -128,7 +130,7 @@ def _unblock(wl: Workload) -> str:
         )
     held = sorted({g for p in catalog.platforms().values() if p.provider == provider for g in p.gpu_ids})
     ways = [f"allow a GPU the catalog's {provider} platforms hold ({', '.join(held)})"]
-    ways += ["more platforms"] if any(_held_by(g, provider) for g in allowed) or not allowed else []
+    ways += ["more platforms"] if more_platforms else []
     ways += ["another provider"] if another else []
     said = ways[0] if len(ways) == 1 else f"{', '.join(ways[:-1])}, or {ways[-1]}"
     return f"{said}{_fixed_hint(wl)}"

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError, SpecgenError
-from generator.planner.at_once import raise_in_file_order
 from generator.planner.unblock_inference import unserved_precision_hint
 from generator.sizing.loadability import float16_problem, format_problems
 from generator.sizing.loaded_weights import loaded_format
@@ -69,8 +68,3 @@ def unserved_precisions(loaded: LoadedWorkload, hardware: list[Hardware]) -> dic
             where,
         )
     return refusals
-
-
-def precision_refusals(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
-    """Raise every inference deployment no allowed GPU serves the precision of, each at its precision (or model)."""
-    raise_in_file_order(list(unserved_precisions(loaded, hardware).values()))

@@ -59,6 +59,7 @@ def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
     platforms = catalog.platforms()
     said: list[str] = []
     keys: list[str] = []
+    undated = False  # a record with no date among those named (newuser102)
     for pool in pools:
         node, platform = pool.node, platforms.get(pool.node.platform_id)
         if not pool.capex_usd or pool.rented or platform is None:
@@ -75,9 +76,9 @@ def price_dated_finding(wl: Workload, pools: list[Pool]) -> Finding | None:
             records = ", ".join(f"{rec.id} ${rec.usd:,.0f} {age}" for rec, age in old)
             said.append(f"{pool.name}: {records}")
             keys.append(f"{node.platform_id}/{node.gpu_id}x{node.gpus}")  # the configuration's key (tco.given_purchase)
+            undated = undated or any(rec.as_of is None for rec, _ in old)
     if not said:
         return None
-    undated = any("undated (" in text for text in said)
     return Finding(
         "info",
         "price-dated",
