@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -73,3 +75,15 @@ def calibration_report() -> ModuleType:
     sys.modules.setdefault("calibration_report", module)
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def report_overrides(report: Any, overrides: dict[str, float]) -> Iterator[None]:
+    """``report``'s (:func:`calibration_report`) constant overrides with ``overrides`` added inside the block, restored after."""
+    saved = dict(report.OVERRIDES)
+    report.OVERRIDES.update(overrides)
+    try:
+        yield
+    finally:
+        report.OVERRIDES.clear()
+        report.OVERRIDES.update(saved)

@@ -26,7 +26,7 @@ import pytest
 
 from generator import catalog
 from generator.api import render_file
-from tests.conftest import REPO
+from tests.conftest import REPO, report_overrides
 from tests.conftest import calibration_report as _report
 
 calibration_report = _report()
@@ -120,13 +120,8 @@ def test_rdna_k_quant_files_read_at_their_own_share() -> None:
     q4_0_share = {"llama_cpp_gpu_rdna_kquant_bandwidth_efficiency": consts.llama_cpp_gpu_bandwidth_efficiency}
     for measured, row in kquant:
         assert abs(calibration_report.predict_gpu_resident_decode(row) / measured - 1) < 0.10, row
-        old = calibration_report.OVERRIDES.copy()
-        calibration_report.OVERRIDES.update(q4_0_share)
-        try:
+        with report_overrides(calibration_report, q4_0_share):
             assert calibration_report.predict_gpu_resident_decode(row) / measured - 1 > 0.20, row
-        finally:
-            calibration_report.OVERRIDES.clear()
-            calibration_report.OVERRIDES.update(old)
 
 
 @pytest.mark.parametrize("group", sorted(PROMPT_BOUNDS))

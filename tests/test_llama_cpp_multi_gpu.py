@@ -20,7 +20,7 @@ import pytest
 from generator.catalog import find_gpu, find_model
 from generator.sizing.constants import Constants
 from generator.sizing.llama_cpp_gpu import hops_seconds, layer_split_hops
-from tests.conftest import REPO
+from tests.conftest import REPO, report_overrides
 from tests.conftest import calibration_report as _report
 
 calibration_report: Any = _report()
@@ -52,16 +52,11 @@ def _rows() -> list[dict[str, Any]]:
 
 
 def _errors(overrides: dict[str, float]) -> dict[str, list[float]]:
-    saved = dict(calibration_report.OVERRIDES)
-    calibration_report.OVERRIDES.update(overrides)
-    try:
-        out: dict[str, list[float]] = {}
+    out: dict[str, list[float]] = {}
+    with report_overrides(calibration_report, overrides):
         for group, _, measured, predict, row in calibration_report.llama_cpp_layer_split_rows():
             out.setdefault(group, []).append(predict(row) / measured - 1)
-        return out
-    finally:
-        calibration_report.OVERRIDES.clear()
-        calibration_report.OVERRIDES.update(saved)
+    return out
 
 
 def test_every_row_is_sourced_complete_and_catalog_hardware() -> None:
