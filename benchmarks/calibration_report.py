@@ -1189,28 +1189,27 @@ def llama_cpp_layer_split_rows() -> list[tuple[str, str, float, Callable[[dict[s
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_MULTI_GPU.read_text())["rows"]:
         label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']}"
+        prompt_ok = row.get("prompt_comparable", True)
+        paired = "single_gpu_tg_tokens_per_s" in row  # the same table's run on one of the cards
         out.append((llama_cpp_layer_split_group(row, "decode"), f"{label} tg{row['tg_tokens']}",
                     float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))  # fmt: skip
-        if row.get("prompt_comparable", True):
+        if prompt_ok:
             out.append((llama_cpp_layer_split_group(row, "prompt"), f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}",
                         float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, row))  # fmt: skip
-        if "single_gpu_tg_tokens_per_s" in row:  # the split's own cost, the single-GPU timing's error divided out
+        if paired:  # the split's own cost, the single-GPU timing's error divided out
             measured = float(row["tg_tokens_per_s"]) / float(row["single_gpu_tg_tokens_per_s"])
             group = llama_cpp_layer_split_group(row, "decode over one GPU")
             out.append((group, f"{label} tg{row['tg_tokens']}/1 GPU", measured, predict_layer_split_decode_ratio, row))
-        if "single_gpu_tg_tokens_per_s" in row and row.get("prompt_comparable", True):
-            measured = float(row["pp512_tokens_per_s"]) / float(row["single_gpu_pp512_tokens_per_s"])
-            group = llama_cpp_layer_split_group(row, "prompt over one GPU")
-            label = f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}/1 GPU"
-            out.append((group, label, measured, predict_layer_split_prompt_ratio, row))
+        if not (paired and prompt_ok):
+            continue
+        measured = float(row["pp512_tokens_per_s"]) / float(row["single_gpu_pp512_tokens_per_s"])
+        group = llama_cpp_layer_split_group(row, "prompt over one GPU")
+        out.append((group, f"{label} pp{LLAMA_CPP_PROMPT_TOKENS}/1 GPU", measured, predict_layer_split_prompt_ratio, row))
         for tokens in LAYER_SPLIT_PIPELINED_PROMPTS:  # several -ub passes, which the GPUs pipeline
-            if "single_gpu_tg_tokens_per_s" not in row or not row.get("prompt_comparable", True):
-                continue
             measured = float(row[f"pp{tokens}_tokens_per_s"]) / float(row[f"single_gpu_pp{tokens}_tokens_per_s"])
             group = llama_cpp_layer_split_group(row, "pipelined prompt over one GPU")
             long_row = dict(row, prompt_tokens=tokens, tg_tokens=tokens)  # the cache the passes fill
-            label = f"{row['model_as_reported'][8:]} {row['gpu_as_reported']} pp{tokens}/1 GPU"
-            out.append((group, label, measured, predict_layer_split_prompt_ratio, long_row))
+            out.append((group, f"{label} pp{tokens}/1 GPU", measured, predict_layer_split_prompt_ratio, long_row))
     return out
 
 

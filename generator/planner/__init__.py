@@ -1115,11 +1115,13 @@ def _fleet_lead(reason: str, lead: str, alone: str | None) -> str:
     """
     from generator.planner.choice_reasons import FLEET_NOT_ALONE
 
+    if alone is None:
+        return reason
     for start, said in (
         (lead, "chosen for the fleet, on the servers the services share"),
         (f"{FLEET_NOT_ALONE}: ", FLEET_NOT_ALONE),
     ):
-        if reason.startswith(start) and alone is not None:
+        if reason.startswith(start):
             ours, theirs = _choice_layout(reason[len(start) :]), _choice_layout(alone)
             if ours[0] == theirs[0]:
                 return reason
@@ -1130,11 +1132,8 @@ def _fleet_lead(reason: str, lead: str, alone: str | None) -> str:
 def _choice_layout(text: str) -> tuple[str, ...]:
     """(``4 x TP1 on 1 x dell-xe7740 (4 x l40s-48gb)``, ``$2,099/month``) of a service's choice line after its lead."""
     layout, *rest = text.split(", ")
-    return (
-        (layout.replace(" (figures as a pool of its own)", ""), *rest[:1])
-        if rest and rest[0].startswith("$")
-        else (layout.replace(" (figures as a pool of its own)", ""),)
-    )
+    layout = layout.replace(" (figures as a pool of its own)", "")
+    return (layout, rest[0]) if rest and rest[0].startswith("$") else (layout,)
 
 
 def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int]) -> float | None:
