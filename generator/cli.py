@@ -116,11 +116,16 @@ def _closed_pipe() -> int:
 
 
 def _flush_streams() -> None:
-    """Flush stdout and stderr, then hold SIGINT (where the system has signal masks): the output is complete."""
-    import signal
-
+    """Flush stdout and stderr, then hold SIGINT: the output is complete."""
     sys.stdout.flush()
     sys.stderr.flush()
+    _block_ctrl_c()
+
+
+def _block_ctrl_c() -> None:
+    """Hold SIGINT to the process's end, where the system has signal masks (one already pending is raised here)."""
+    import signal
+
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
@@ -232,13 +237,9 @@ def _hold_ctrl_c() -> None:
     hostile91: Ctrl-C held down (the terminal repeats it) while "Aborted!" printed raised in the handler saying so,
     a traceback and death by SIGINT. One that came before the mask is raised as it is set, and taken here.
     """
-    import signal
-
-    if not hasattr(signal, "pthread_sigmask"):
-        return
     for _ in range(3):
         try:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            _block_ctrl_c()
             return
         except KeyboardInterrupt:
             continue

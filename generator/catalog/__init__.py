@@ -48,6 +48,16 @@ def _read(path: str) -> Any:
 
 
 @cache
+def _section(kind: str, key: str) -> Any:
+    """Top-level ``key`` of catalog file ``kind``.json beside its records (``listed_regions`` ...), read once."""
+    path = os.path.join(_CATALOG_DIR, f"{kind}.json")
+    try:
+        return _read(path)[key]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CatalogError(f"{path}: cannot read {key}: {exc}") from None
+
+
+@cache
 def _records(kind: str) -> tuple[Mapping[str, Any], ...]:
     path = os.path.join(_CATALOG_DIR, f"{kind}.json")
     try:

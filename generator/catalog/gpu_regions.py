@@ -9,28 +9,19 @@ type whose record has no region list (``regions: null``), and a region the sourc
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from generator import catalog
-from generator.catalog import _CATALOG_DIR, _read
+from generator.catalog import _records, _section
 from generator.catalog.gpu_zones import NOT_OFFERED, OFFERED, UNSOURCED, first_source, places_by_platform
-from generator.errors import CatalogError
 
 __all__ = ["NOT_OFFERED", "OFFERED", "UNSOURCED"]
 
 
-@cache
 def _listed() -> Mapping[str, Any]:
     """The file's ``listed_regions``: per provider, every region the source lists at all."""
-    path = os.path.join(_CATALOG_DIR, "gpu_regions.json")
-    try:
-        listed = _read(path)["listed_regions"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CatalogError(f"{path}: cannot read listed_regions: {exc}") from None
-    return dict(listed)
+    return dict(_section("gpu_regions", "listed_regions"))
 
 
 def listed_regions(provider: str) -> frozenset[str]:
@@ -55,7 +46,7 @@ def region_offer(platform_id: str, region: str) -> str:
 
 def region_read(platform_id: str) -> str:
     """The date ``platform_id``'s region record was read from its source ("" where it has none)."""
-    for rec in _read(os.path.join(_CATALOG_DIR, "gpu_regions.json"))["gpu_regions"]:
+    for rec in _records("gpu_regions"):
         if platform_id in rec["platform_ids"]:
             return str(rec["read"])
     return ""

@@ -9,13 +9,12 @@ names each engine's registry holds (``engine_parsers``, read at a pinned commit)
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from generator.catalog import _CATALOG_DIR, _read, _records
+from generator.catalog import _records, _section
 
 
 def _families() -> tuple[Mapping[str, Any], ...]:
@@ -53,8 +52,7 @@ def chat_template(model_type: str, model_id: str, engine: str) -> str | None:
 @cache
 def known_parsers(engine: str) -> tuple[str, ...]:
     """Every ``--tool-call-parser`` name ``engine``'s registry holds (vllm or sglang), sorted."""
-    data = _read(os.path.join(_CATALOG_DIR, "tool_parsers.json"))
-    return tuple(sorted(str(name) for name in data["engine_parsers"][engine]))
+    return tuple(sorted(str(name) for name in _section("tool_parsers", "engine_parsers")[engine]))
 
 
 def supported_families() -> str:
