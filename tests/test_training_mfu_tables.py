@@ -1,9 +1,10 @@
 """Out-of-sample training-MFU tables added whole (acc178, issue 9): each row as published, the step's error on it.
 
 Rows of ``tests/data/calibration_training_mfu.json``: every row of llm-foundry's MPT benchmark tables not already in the
-file (A100 80GB and 40GB, H100 80GB BF16 760m) and NeMo 24.07's FP8 Llama 2 pre-training rows on DGX H100
-(benchmarks/CALIBRATION.md, acc178 entry of 2026-12-07). The figures pinned here are the engine's today: a change to the
-step moves them, and its entry must restate them.
+file (A100 80GB and 40GB, H100 80GB BF16 760m), NeMo 24.07's FP8 Llama 2 pre-training rows on DGX H100 and
+torchtitan's published FP8 Llama 3.1 8B runs on 32 / 64 H200 (benchmarks/CALIBRATION.md, acc178 entry of
+2026-12-07). The figures pinned here are the engine's today: a change to the step moves them, and its entry must restate
+them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.conftest import calibration_report
 ROWS = json.loads((Path(__file__).parent / "data" / "calibration_training_mfu.json").read_text())["rows"]
 FOUNDRY = "llm-foundry README, every row"
 NEMO = "NeMo 24.07 perf summary"
+TITAN = "torchtitan benchmarks"
 #: Composer's dense bf16 peaks its MFU column is counted against (llm-foundry's README: A100 312, H100 989 TFLOPS).
 COMPOSER_PEAK_FLOPS = {"a100-sxm4-80gb": 312e12, "a100-sxm4-40gb": 312e12, "h100-sxm5-80gb": 989e12}
 
@@ -58,6 +60,14 @@ def test_nemo_rows_mfu_is_6n_of_their_throughput() -> None:
         assert 6 * params * row["tokens_per_gpu_per_sec"] / 989e12 == pytest.approx(row["mfu"], abs=1e-4)
 
 
+def test_torchtitan_h200_rows_mfu_is_6n_of_their_throughput() -> None:
+    rows = _rows(TITAN)
+    assert [(r["gpus"], r["tokens_per_gpu_per_sec"]) for r in rows] == [(32, 10938.0), (64, 10753.0)]
+    for row in rows:
+        assert row["dp"] == row["gpus"] and row["compute_precision"] == "fp8" and row["profile"] == "fsdp2"
+        assert 6 * 7_504_924_672 * row["tokens_per_gpu_per_sec"] / 989e12 == pytest.approx(row["mfu"], abs=1e-4)
+
+
 @pytest.mark.parametrize(
     ("group", "rows", "median", "p90", "signed"),
     [
@@ -65,6 +75,7 @@ def test_nemo_rows_mfu_is_6n_of_their_throughput() -> None:
         ("training-mfu FSDP a100-sxm4-40gb (llm-foundry README, every row, out of sample)", 75, 0.0589, 0.1728, -0.0406),
         ("training-mfu FSDP h100-sxm5-80gb (llm-foundry README, every row, out of sample)", 7, 0.0186, 0.0519, 0.0186),
         ("training-mfu FP8 dense h100-sxm5-80gb (NeMo 24.07 perf summary, out of sample)", 3, 0.0792, 0.1251, 0.0792),
+        ("training-mfu FP8 dense h200-sxm-141gb (torchtitan benchmarks, out of sample)", 2, 0.1122, 0.1200, -0.1122),
     ],
 )
 def test_new_groups_hold_their_figures(group: str, rows: int, median: float, p90: float, signed: float) -> None:
