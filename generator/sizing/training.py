@@ -185,6 +185,10 @@ class TrainingSetup(NamedTuple):
     #: The forward runs under ``torch.autocast`` (every framework's trainer with ``bf16``); False: a plain loop over a
     #: bf16 model (PEFT's MetaMathQA suite, ``use_amp: false``), where fp32 adapters keep their fp32 input copies.
     autocast: bool = True
+    #: PEFT's ``prepare_model_for_kbit_training`` over a bitsandbytes base (its fp32 upcast, :meth:`upcasts_unquantized`);
+    #: None: the framework's (:attr:`~generator.sizing.frameworks.FrameworkProfile.kbit_fp32_upcast`). False: a loop
+    #: that never calls it (Answer.AI's fsdp_qlora ``train.py``, its ``ddp`` mode too: FSDP's NO_SHARD, acc176).
+    kbit_preparation: bool | None = None
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
@@ -221,7 +225,10 @@ class TrainingSetup(NamedTuple):
         """
         if self.method == "full" or self.zero_stage >= 3 or not self.framework:
             return False
-        return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in PEFT_UPCAST_FORMATS
+        prepares = self.kbit_preparation
+        if prepares is None:
+            prepares = framework_profile(self.framework).kbit_fp32_upcast
+        return prepares and self.base_precision_name in PEFT_UPCAST_FORMATS
 
     def offloads_optimizer(self) -> bool:
         """Whether the optimizer states and fp32 gradients live on the host.
