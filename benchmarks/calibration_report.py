@@ -136,6 +136,8 @@ def _training_kwargs(row: dict[str, Any]) -> dict[str, Any]:
         "offload_optimizer",
         "paged_optimizer",
         "accumulation_steps",
+        "autocast",
+        "kbit_preparation",
     )
     for technique in techniques:
         if technique in row and technique in TrainingSetup._fields:
@@ -1333,6 +1335,27 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         if "allocated_gb" in row:  # the same run's allocated peak: the tensors alone, without the allocator's reserve
             allocated = {**row, "measured_as": "allocated"}
             out.append((f"{group[:-1]}, allocated)", label, float(row["allocated_gb"]), predict_training, allocated))
+    out += finetune_rows()
+    return out
+
+
+#: Published fine-tuning peaks beside calibration.json's ``training_memory``: ``tests/data/finetune_*.json``, each a
+#: ``rows`` list in that schema (``research_notes`` apart, read by no output), grouped by file and by what the figure
+#: counts: (reserved or nvidia-smi group, allocated group) (acc176).
+FINETUNE_FILES: dict[str, tuple[str, str]] = {
+    "finetune_peft_metamathqa.json": ("memory hf (PEFT MetaMathQA suite)", "memory hf (PEFT MetaMathQA suite, allocated)"),
+    "finetune_answerai_fsdp_qlora.json": ("memory hf", "memory hf (Answer.AI fsdp_qlora, allocated)"),
+}
+
+
+def finetune_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured GB, predictor, row) of the published fine-tuning peaks in ``tests/data/finetune_*.json``."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for name, (reserved, allocated) in FINETUNE_FILES.items():
+        for row in json.loads((REPO / "tests" / "data" / name).read_text())["rows"]:
+            group = allocated if row.get("measured_as") in TORCH_COUNTED else reserved
+            label = f"{row['model'].split('/')[-1]} {row['method']} r{row['lora_rank']} b{row['micro_batch']} s{row['seq_len']}"
+            out.append((group, label, float(row["measured_gb"]), predict_training, row))
     return out
 
 

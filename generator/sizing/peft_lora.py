@@ -73,7 +73,7 @@ def peft_traffic_bytes_per_token(
 
 
 @memoized
-def peft_cast_copy_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
+def peft_cast_copy_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...], copy_bytes: int = ACT_BYTES) -> int:
     """Bytes a token's saved activations grow by in the widest decoder layer where PEFT casts the adapters' inputs.
 
     ``lora_A`` saves its input for its weight gradient. Uncast, the modules that read one tensor (q/k/v the attention
@@ -82,6 +82,10 @@ def peft_cast_copy_bytes_per_token_per_layer(arch: Architecture, targets: tuple[
     attention kernel keeps anyway. ``down_proj``'s input is kept by nothing else, so its copy replaces it. A routed
     expert's input is its own gather of the tokens routed to it, cast or not. With dropout each module keeps its own
     dropped-out input already (:func:`generator.sizing.training.lora_dropout_bytes_per_token_per_layer`).
+
+    ``copy_bytes``: what each saved copy takes: 2 under autocast; 4 where the forward runs without autocast over a
+    bf16 model (PEFT's ``autocast_adapter_dtype=True`` fp32 adapters: ``_cast_input_dtype`` gives each module an fp32
+    copy and the fp32 ``lora_A`` matmul saves it as it is; acc176, PEFT's MetaMathQA suite, ``use_amp: false``).
     """
     per_layer = [0] * arch.num_layers
     readers: dict[tuple[int, str], list[int]] = {}
@@ -90,9 +94,11 @@ def peft_cast_copy_bytes_per_token_per_layer(arch: Architecture, targets: tuple[
         if lin.group == EXPERT:
             continue
         if module.name == "o_proj":
-            per_layer[index] += lin.in_features
+            per_layer[index] += lin.in_features * copy_bytes
         elif lin.in_features == arch.hidden_size:  # reads the normed residual stream: the attention's or the MLP's
             readers.setdefault((index, module.path[0]), []).append(lin.in_features)
+        else:  # down_proj: its copy replaces the uncast input the activation count holds
+            per_layer[index] += lin.in_features * (copy_bytes - ACT_BYTES)
     for (index, _), widths in readers.items():
-        per_layer[index] += sum(widths) - widths[0]
-    return max(per_layer) * ACT_BYTES
+        per_layer[index] += sum(widths) * copy_bytes - widths[0] * ACT_BYTES
+    return max(per_layer)

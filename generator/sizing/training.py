@@ -182,6 +182,13 @@ class TrainingSetup(NamedTuple):
     #: What the linear layers' GEMMs run in: ``bf16``, or ``fp8`` (FP8 training; under a framework in
     #: :data:`FP8_WEIGHT_CACHE_FRAMEWORKS` the GPU holds FP8 copies of its linear weights, :func:`fp8_weight_cache_bytes`).
     compute_precision: str = "bf16"
+    #: The forward runs under ``torch.autocast`` (every framework's trainer with ``bf16``); False: a plain loop over a
+    #: bf16 model (PEFT's MetaMathQA suite, ``use_amp: false``), where fp32 adapters keep their fp32 input copies.
+    autocast: bool = True
+    #: PEFT's ``prepare_model_for_kbit_training`` over a bitsandbytes base (its fp32 upcast, :meth:`upcasts_unquantized`);
+    #: None: the framework's (:attr:`~generator.sizing.frameworks.FrameworkProfile.kbit_fp32_upcast`). False: a loop
+    #: that never calls it (Answer.AI's fsdp_qlora ``train.py``, its ``ddp`` mode too: FSDP's NO_SHARD, acc176).
+    kbit_preparation: bool | None = None
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
@@ -199,6 +206,15 @@ class TrainingSetup(NamedTuple):
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
 
+    def adapter_copy_bytes(self) -> int:
+        """Bytes an element of the input copy PEFT casts for each adapted layer takes (:func:`peft_casts_inputs`).
+
+        Autocast casts it back to bf16; without autocast fp32 adapters over a 16-bit base keep it in fp32.
+        """
+        fp32_adapters = OPTIMIZERS[self.optimizer].adapter_bytes == 4
+        quantized = weight_format(self.base_precision_name).is_quantized
+        return 4 if not self.autocast and fp32_adapters and not quantized else 2
+
     def upcasts_unquantized(self) -> bool:
         """Whether the non-quantized parameters of a bitsandbytes base are held in fp32 (PEFT's kbit preparation).
 
@@ -209,7 +225,10 @@ class TrainingSetup(NamedTuple):
         """
         if self.method == "full" or self.zero_stage >= 3 or not self.framework:
             return False
-        return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in PEFT_UPCAST_FORMATS
+        prepares = self.kbit_preparation
+        if prepares is None:
+            prepares = framework_profile(self.framework).kbit_fp32_upcast
+        return prepares and self.base_precision_name in PEFT_UPCAST_FORMATS
 
     def offloads_optimizer(self) -> bool:
         """Whether the optimizer states and fp32 gradients live on the host.
@@ -740,7 +759,7 @@ def size_training(
     if setup.method != "full" and setup.lora_dropout > 0:
         per_layer += lora_dropout_bytes_per_token_per_layer(arch, setup.lora_targets)
     elif peft_casts_inputs(setup):
-        per_layer += peft_cast_copy_bytes_per_token_per_layer(arch, setup.lora_targets)
+        per_layer += peft_cast_copy_bytes_per_token_per_layer(arch, setup.lora_targets, setup.adapter_copy_bytes())
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
