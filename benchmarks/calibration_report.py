@@ -648,6 +648,27 @@ def kv_reads_of(row: dict[str, Any]) -> dict[str, float]:
     return PER_QUERY_HEAD_KV_READ if row.get("xqa") is False else {}
 
 
+#: vLLM's Triton unified attention (``TRITON_ATTN``), which vLLM selects on CUDA for a model with attention sinks
+#: (gpt-oss) on a GPU before Hopper, FlashAttention 2 having no sinks there (vllm/platforms/cuda.py): its prefill
+#: kernel holds ``BLOCK_M`` 16 query rows a program (vllm/attention/ops/triton_unified_attention.py) and re-reads the
+#: KV cache for each such block (generator/sizing/prompt_attention_kernel.py). A setting of the engine's kernel choice,
+#: as ``xqa`` is, not a fitted value.
+TRITON_UNIFIED_PROMPT: dict[str, float] = {"prompt_attention_query_rows": 16}
+#: Model types whose attention adds a learned sink logit a head (vLLM runs them with TRITON_ATTN before Hopper).
+SINK_MODEL_TYPES = ("gpt_oss",)
+#: NVIDIA architectures before Hopper, where vLLM's FlashAttention backend has no sinks.
+PRE_HOPPER_NVIDIA = ("ampere", "ada-lovelace", "turing", "volta")
+
+
+def attention_kernel_of(row: dict[str, Any]) -> dict[str, float]:
+    """The prompt-attention kernel setting of a row: Triton unified attention where vLLM picks it, else the default."""
+    if row["engine"] != "vllm" or find_gpu(row["gpu"]).architecture not in PRE_HOPPER_NVIDIA:
+        return {}
+    if parse_architecture(find_model(row["model"]).config).model_type not in SINK_MODEL_TYPES:
+        return {}
+    return TRITON_UNIFIED_PROMPT
+
+
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
     settings = dict(ENGINE_SETTINGS.get(row["engine"], OTHER_ENGINE_SETTINGS))
@@ -657,7 +678,7 @@ def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     if "max_num_batched_tokens" in row:
         settings["prefill_chunk_tokens"] = row["max_num_batched_tokens"]
     loop = SYNCHRONOUS_HOST_LOOP if synchronous_host_loop(row) else {}
-    return tuple(sorted({**settings, **OVERRIDES, **loop, **kv_reads_of(row)}.items()))
+    return tuple(sorted({**settings, **OVERRIDES, **loop, **kv_reads_of(row), **attention_kernel_of(row)}.items()))
 
 
 def host_cpu(row: dict[str, Any]) -> str | None:
