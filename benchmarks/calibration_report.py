@@ -662,7 +662,9 @@ PRE_HOPPER_NVIDIA = ("ampere", "ada-lovelace", "turing", "volta")
 
 def attention_kernel_of(row: dict[str, Any]) -> dict[str, float]:
     """The prompt-attention kernel setting of a row: Triton unified attention where vLLM picks it, else the default."""
-    if row["engine"] != "vllm" or find_gpu(row["gpu"]).architecture not in PRE_HOPPER_NVIDIA:
+    if row["engine"] != "vllm" or "gpu" not in row or "model" not in row:
+        return {}
+    if find_gpu(row["gpu"]).architecture not in PRE_HOPPER_NVIDIA:
         return {}
     if parse_architecture(find_model(row["model"]).config).model_type not in SINK_MODEL_TYPES:
         return {}
