@@ -64,6 +64,7 @@ from generator.sizing.performance import (  # noqa: E402
     training_hours,
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
+from generator.sizing.prompt_attention_kernel import engine_prompt_query_rows  # noqa: E402
 from generator.sizing.training import (  # noqa: E402
     TrainingSetup,
     eager_elementwise_bytes_per_token,
@@ -648,27 +649,15 @@ def kv_reads_of(row: dict[str, Any]) -> dict[str, float]:
     return PER_QUERY_HEAD_KV_READ if row.get("xqa") is False else {}
 
 
-#: vLLM's Triton unified attention (``TRITON_ATTN``), which vLLM selects on CUDA for a model with attention sinks
-#: (gpt-oss) on a GPU before Hopper, FlashAttention 2 having no sinks there (vllm/platforms/cuda.py): its prefill
-#: kernel holds ``BLOCK_M`` 16 query rows a program (vllm/attention/ops/triton_unified_attention.py) and re-reads the
-#: KV cache for each such block (generator/sizing/prompt_attention_kernel.py). A setting of the engine's kernel choice,
-#: as ``xqa`` is, not a fitted value.
-TRITON_UNIFIED_PROMPT: dict[str, float] = {"prompt_attention_query_rows": 16}
-#: Model types whose attention adds a learned sink logit a head (vLLM runs them with TRITON_ATTN before Hopper).
-SINK_MODEL_TYPES = ("gpt_oss",)
-#: NVIDIA architectures before Hopper, where vLLM's FlashAttention backend has no sinks.
-PRE_HOPPER_NVIDIA = ("ampere", "ada-lovelace", "turing", "volta")
-
-
 def attention_kernel_of(row: dict[str, Any]) -> dict[str, float]:
-    """The prompt-attention kernel setting of a row: Triton unified attention where vLLM picks it, else the default."""
+    """The prompt-attention kernel setting of a row: vLLM's Triton unified attention (a sink model before Hopper, as the
+    estimate picks it: generator/sizing/prompt_attention_kernel.py), else the default. A setting of the engine's kernel
+    choice, as ``xqa`` is, not a fitted value."""
     if row["engine"] != "vllm" or "gpu" not in row or "model" not in row:
         return {}
-    if find_gpu(row["gpu"]).architecture not in PRE_HOPPER_NVIDIA:
-        return {}
-    if parse_architecture(find_model(row["model"]).config).model_type not in SINK_MODEL_TYPES:
-        return {}
-    return TRITON_UNIFIED_PROMPT
+    model_type = parse_architecture(find_model(row["model"]).config).model_type
+    rows = engine_prompt_query_rows(row["engine"], find_gpu(row["gpu"]).architecture, model_type)
+    return {"prompt_attention_query_rows": rows} if rows else {}
 
 
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:

@@ -12,8 +12,8 @@ A100's or H100's tensor cores busy, so the kernel's prompt rate is that ratio ti
 128-row query tile on chip (its rate: ``prefill_compute_efficiency`` of the tensor rate) and are not capped.
 
 vLLM selects the kernel on CUDA where FlashAttention cannot run the model: attention sinks (gpt-oss) before Hopper
-(vllm/platforms/cuda.py), the calibration rows that say so (benchmarks/calibration_report.py ``attention_kernel_of``).
-``prompt_attention_query_rows`` 0 (the planner's engines): no cap.
+(vllm/platforms/cuda.py; :func:`engine_prompt_query_rows`, which the estimate, the planner and the calibration report
+apply). ``prompt_attention_query_rows`` 0 (every other engine, GPU and model): no cap.
 """
 
 from __future__ import annotations
@@ -21,8 +21,22 @@ from __future__ import annotations
 from generator.sizing.architecture import MLA, Architecture
 from generator.sizing.constants import Constants
 
+#: ``BLOCK_M`` of vLLM's Triton unified prompt kernel where a KV head serves 16 query heads or fewer.
+TRITON_UNIFIED_BLOCK_M = 16
+#: Model types whose attention adds a learned sink logit a head to the softmax.
+SINK_MODEL_TYPES = ("gpt_oss",)
+#: NVIDIA architectures before Hopper, where vLLM's FlashAttention backend takes no sinks.
+PRE_HOPPER_NVIDIA = ("ampere", "ada-lovelace", "turing", "volta")
+
 #: Bytes of one cached key or value element as the kernel reads it (a 16-bit cache; an FP8 cache is not modelled here).
 KV_ELEMENT_BYTES = 2
+
+
+def engine_prompt_query_rows(engine: str, gpu_architecture: str, model_type: str) -> int:
+    """``prompt_attention_query_rows`` of an engine's prompt kernel: 16 where vLLM runs Triton unified attention, else 0."""
+    if engine == "vllm" and gpu_architecture in PRE_HOPPER_NVIDIA and model_type in SINK_MODEL_TYPES:
+        return TRITON_UNIFIED_BLOCK_M
+    return 0
 
 
 def query_tokens_per_block(query_rows: int, queries_per_kv: int) -> int:
