@@ -64,6 +64,7 @@ from generator.sizing.performance import (  # noqa: E402
     training_hours,
 )
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
+from generator.sizing.prompt_attention_kernel import engine_prompt_query_rows  # noqa: E402
 from generator.sizing.training import (  # noqa: E402
     TrainingSetup,
     eager_elementwise_bytes_per_token,
@@ -650,6 +651,17 @@ def kv_reads_of(row: dict[str, Any]) -> dict[str, float]:
     return PER_QUERY_HEAD_KV_READ if row.get("xqa") is False else {}
 
 
+def attention_kernel_of(row: dict[str, Any]) -> dict[str, float]:
+    """The prompt-attention kernel setting of a row: vLLM's Triton unified attention (a sink model before Hopper, as the
+    estimate picks it: generator/sizing/prompt_attention_kernel.py), else the default. A setting of the engine's kernel
+    choice, as ``xqa`` is, not a fitted value."""
+    if row["engine"] != "vllm" or "gpu" not in row or "model" not in row:
+        return {}
+    model_type = parse_architecture(find_model(row["model"]).config).model_type
+    rows = engine_prompt_query_rows(row["engine"], find_gpu(row["gpu"]).architecture, model_type)
+    return {"prompt_attention_query_rows": rows} if rows else {}
+
+
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
     settings = dict(ENGINE_SETTINGS.get(row["engine"], OTHER_ENGINE_SETTINGS))
@@ -659,7 +671,7 @@ def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     if "max_num_batched_tokens" in row:
         settings["prefill_chunk_tokens"] = row["max_num_batched_tokens"]
     loop = SYNCHRONOUS_HOST_LOOP if synchronous_host_loop(row) else {}
-    return tuple(sorted({**settings, **OVERRIDES, **loop, **kv_reads_of(row)}.items()))
+    return tuple(sorted({**settings, **OVERRIDES, **loop, **kv_reads_of(row), **attention_kernel_of(row)}.items()))
 
 
 def host_cpu(row: dict[str, Any]) -> str | None:

@@ -59,6 +59,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
+from generator.sizing.prompt_attention_kernel import engine_prompt_query_rows
 from generator.sizing.serving_queue import (
     LADDER_STEPS,
     SlotQueue,
@@ -871,12 +872,27 @@ def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whol
 ENGINE_GATHERED_EXCHANGE: dict[str, int] = {"vllm": 1, "sglang": 2}
 
 
-def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False) -> Constants:
-    """``consts`` with the engine's MoE exchange and tokens a forward pass on ``gpu`` (a prompt prefilled in such passes)."""
+def engine_constants(
+    spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False, model_type: str = ""
+) -> Constants:
+    """``consts`` with the engine's MoE exchange and tokens a forward pass on ``gpu`` (a prompt prefilled in such passes).
+
+    ``model_type``: the model's, for the engine's prompt-attention kernel (vLLM's Triton unified attention for a sink
+    model before Hopper: :func:`generator.sizing.prompt_attention_kernel.engine_prompt_query_rows`).
+    """
     exchanged = with_gathered_exchange(consts, ENGINE_GATHERED_EXCHANGE.get(spec.engine, consts.moe_gathered_exchange))
     if spec.engine != "vllm":
         return exchanged
+    rows = engine_prompt_query_rows(spec.engine, gpu.architecture, model_type)
+    if rows and not exchanged.prompt_attention_query_rows:
+        exchanged = with_prompt_kernel(exchanged, rows)
     return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
+
+
+@functools.lru_cache(maxsize=64)
+def with_prompt_kernel(consts: Constants, query_rows: int) -> Constants:
+    """``consts`` with ``prompt_attention_query_rows`` set to ``query_rows``, cached (one copy per distinct set)."""
+    return consts._replace(prompt_attention_query_rows=query_rows)
 
 
 @functools.lru_cache(maxsize=64)
@@ -1352,7 +1368,12 @@ def _layout_shape(
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"
         pooled = _pooling_shape(
-            model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts, arch.encoder_only)
+            model,
+            spec,
+            (par, mem, kv_bits, acc),
+            limit,
+            tokens,
+            engine_constants(spec, gpu, consts, arch.encoder_only, arch.model_type),
         )
         if isinstance(pooled, LayoutBlocked):
             return None, pooled._replace(text=f"{layout}: {pooled.text}"), False
@@ -1364,10 +1385,14 @@ def _layout_shape(
         steps = tokens * par.attention_dp * par.pp
         # a prompt brings its new tail to the steps: the tokens its prefix cache holds are not scheduled
         max_batch = min(max_batch, step_budget_batch(steps, spec.prompt_tail(spec.avg_input_tokens)[0], spec.avg_output_tokens))
-    point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
+    point = best_point(
+        model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts, model_type=arch.model_type)
+    )
     if point is None:
         # what a prompt alone reaches (no queue): the nearest a layout gets to the targets
-        alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts))(1, 0.0)
+        alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts, model_type=arch.model_type))(
+            1, 0.0
+        )
         targets = tuple(
             name
             for name, reached, target in (
@@ -1417,7 +1442,7 @@ def pooling_replica(
     fitted_gpu = _fitted_gpu(gpu.id, fitted)
     held = loaded_format(fmt, fitted_gpu.architecture, spec.engine)
     acc = accelerator_for(fitted_gpu, held.compute, tp, 1.0, held)
-    engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only)
+    engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only, arch.model_type)
     alone = point_for_rate(model, (par, mem, kv_bits, acc), spec, 0.0, most.batch, engine_consts)
     return PoolingReplica(par, mem, most, alone)
 

@@ -143,6 +143,9 @@ class Constants(NamedTuple):
     llama_cpp_gpu_hop_s: float = 250e-6
     # --- llama.cpp's decode of K-quant files on RDNA cards (llama_cpp_gpu.py mat_vec_kernel; acc173) ---
     llama_cpp_gpu_rdna_kquant_bandwidth_efficiency: float = 0.47
+    # --- a prompt's attention in a kernel that re-reads the KV cache per query block (prompt_attention_kernel.py; acc177) ---
+    prompt_attention_query_rows: int = 0
+    prompt_attention_read_share: float = 1.3
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -953,6 +956,30 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "17.0 at 0.50, 67.0 at 0.72: flat from 0.44 to 0.48, 0.47 the least largest error of the two (8.1%). Two "
         "rows of one card: the W7900 shares its die and table, no CDNA or RDNA 4 row checks it",
     ),
+    "prompt_attention_query_rows": (
+        "Query rows one program of the prompt's attention kernel holds while it streams the KV cache (BLOCK_M of "
+        "vLLM's Triton unified attention: 16 where a KV head serves 16 query heads or fewer, the tokens of a block "
+        "BLOCK_M // query heads a KV head): each block of prompt tokens reads every key and value up to its position "
+        "again, so the kernel's prompt rate is at most 2 x BLOCK_M / 2 bytes = 16 FLOPs a byte of 16-bit cache times "
+        "its read rate (generator/sizing/prompt_attention_kernel.py); 0: FlashAttention / FlashInfer, no cap (the "
+        "planner's engines).",
+        "vllm/attention/ops/triton_unified_attention.py ('BLOCK_M = 16 if num_queries_per_kv <= 16 else "
+        "triton.next_power_of_2(num_queries_per_kv)', 'BLOCK_Q = BLOCK_M // num_queries_per_kv', 'num_tiles = "
+        "cdiv_fn(max_seq_prefix_len, TILE_SIZE)', https://github.com/vllm-project/vllm); vLLM picks TRITON_ATTN on "
+        "CUDA for attention sinks before Hopper (vllm/platforms/cuda.py); a wider BLOCK_M 'leaves the Q@K / P@V dots' "
+        "less small: ~2x prefill at BLOCK_M 32 (https://github.com/vllm-project/vllm/pull/47246); a setting of the "
+        "row's kernel, not fitted",
+    ),
+    "prompt_attention_read_share": (
+        "Rate at which that kernel streams the KV cache, over the GPU's sustained memory bandwidth (above 1: a block's "
+        "tiles re-read by the programs beside it partly hit L2).",
+        "anchored on one published run outside the calibration set, not fitted: vLLM PR #20690's H100 baseline, "
+        "TRITON_ATTN_VLLM_V1 benchmark_latency Llama-3.1-8B-Instruct, 10,000 input / 4 output tokens, batch 1, avg "
+        "latency 0.6648 s (https://github.com/vllm-project/vllm/pull/20690); specgen's latency of that run is 0.7731 s "
+        "at 1.0, 0.6916 at 1.2, 0.6603 at 1.3, 0.6101 at 1.5, FlashAttention's rate 0.3322: 1.3. Checked out of "
+        "sample on GPUStack's vLLM v0.11.0 gpt-oss-20b / -120b 32,000-token A100 rows (+3.6% / -5.2%; acc177, "
+        "benchmarks/CALIBRATION.md entry of 2026-12-07)",
+    ),
     "llama_cpp_prompt_gemm_efficiency": (
         "Fraction of a GPU's 16-bit tensor rate llama.cpp's prompt GEMMs reach with every layer on the GPU (cuBLAS "
         "fp16, generator/sizing/llama_cpp_prompt.py).",
@@ -1078,6 +1105,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "moe_gathered_exchange": (0, True, 2, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
     "decode_kv_read_per_query_head": (0, True, 1, True),
+    "prompt_attention_query_rows": (0, True, 1024, True),
+    "prompt_attention_read_share": (0, False, 10, True),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,
     "kv_window_layers_full_context": (0, True, 1, True),

@@ -47,6 +47,7 @@ from generator.sizing.linear_attention import layer_state_flops
 from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
 from generator.sizing.precision import storage_family
+from generator.sizing.prompt_attention_kernel import prompt_attention_rate
 from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -641,7 +642,10 @@ class DecodeModel:
         self._attention_flops_per_s = attention_flops_per_s(acc, consts)
         self._prefill_attention_flops = prompt_attention_flops_per_token(arch, prompt_tokens, cached_tokens)
         self._prefill_attention_rate = (
-            par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+            par.tp
+            * par.attention_dp
+            * par.pp
+            * prompt_attention_rate(arch, attention_flops_per_s(acc, consts), acc.memory_bandwidth_gb_per_s, consts)
         )
         self._latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
         self._allreduce_scale = 2 * arch.num_layers / par.pp
@@ -1474,7 +1478,7 @@ def prefill_seconds(
     linear = full * one_pass(chunk, 0) + one_pass(last, 1)
     each = max(1, tokens // sequences)
     attention = (sequences * prompt_attention_flops_per_token(arch, each, cached_tokens) * each) / (
-        par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+        par.tp * prompt_attention_rate(arch, attention_flops_per_s(acc, consts), acc.memory_bandwidth_gb_per_s, consts)
     )
     comm = 0.0
     if par.tp > 1:
