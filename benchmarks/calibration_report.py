@@ -99,6 +99,8 @@ from generator.units import GB, GIB  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration.json"
 TRAINING_MFU = REPO / "tests" / "data" / "calibration_training_mfu.json"
+#: vLLM serving rows measured outside the calibration set (acc174, issue 9): calibration.json's throughput schema
+VLLM_SERVING = REPO / "tests" / "data" / "vllm_serving_out_of_sample.json"
 GPU_CATALOG = REPO / "generator" / "catalog" / "gpus.json"
 LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
@@ -1252,7 +1254,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     """(group, label, measured, predictor, row) for every calibration row."""
     cal = json.loads(DATA.read_text())
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
-    for row in cal["throughput"]:
+    for row in cal["throughput"] + json.loads(VLLM_SERVING.read_text())["rows"]:
         pipe = " pp>1" if row["pp"] > 1 else ""
         static = " static batch" if "batch" in row else ""
         # attention data parallelism (EP over more GPUs than the attention's TP: DEP layouts) apart

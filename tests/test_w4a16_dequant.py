@@ -231,12 +231,17 @@ MXFP4_GROUPS = {
     # 8.5 / 15.4 -> 7.6 / 15.7; without it 0.7242 / 0.9766 -> 0.4909 / 0.7120 (gpt-oss's bf16 tokens, 2 bytes in)
     "throughput tensorrt-llm h100-sxm5-80gb mxfp4 attention-dp": ((0.09, 0.16), (0.4909, 0.7120)),
     "throughput tensorrt-llm h200-sxm-141gb mxfp4": ((0.105, 0.31), (0.4850, 0.7585)),
-    "throughput vllm h100-sxm5-80gb mxfp4": ((0.06, 0.16), (1.0668, 1.2320)),
+    # acc174: + the lab's gpt-oss-120b H100 page's other cases (tests/data/vllm_serving_out_of_sample.json: TP1 / TP2 at
+    # 4,000 / 2,000 / 128-token prompts and ShareGPT at 4 requests, +0.1% to +32%, -9%): 6 -> 14 rows, with the
+    # mechanism 5.6 / 15.0 -> 11.5 / 30.9, without it 1.0668 / 1.2320 -> 1.2464 / 1.9005
+    "throughput vllm h100-sxm5-80gb mxfp4": ((0.12, 0.31), (1.2464, 1.9005)),
     "throughput vllm mi300x-192gb mxfp4": ((0.07, 0.09), (0.6363, 1.0552)),
     # Marlin's MoE runs the routed experts' quantization / activation / top-k sum kernels (acc101 entry): 0.5408 /
     # 1.3037 without the dequantizing ratio before they were timed; 0.4834 / 1.2444 until fix135 sized the A100 80GB at
-    # CUDA's 81,051 MiB (a smaller KV pool: with the mechanism 0.1622 / 0.5407)
-    "throughput vllm a100-sxm4-80gb mxfp4": ((0.17, 0.77), (0.4279, 1.0148)),
+    # CUDA's 81,051 MiB (a smaller KV pool: with the mechanism 0.1622 / 0.5407); acc177: a prompt's attention in vLLM's
+    # Triton unified kernel (prompt_attention_kernel.py): with the mechanism 16.2 / 54.1 -> 6.9 / 19.6, without it
+    # 0.4279 / 1.0148 -> 0.1950 / 0.2707 (the long prompts' time now the attention's, which the ratio does not touch)
+    "throughput vllm a100-sxm4-80gb mxfp4": ((0.07, 0.20), (0.1950, 0.2707)),
 }
 
 
@@ -256,7 +261,7 @@ def test_the_mxfp4_rows_of_gpus_without_fp4_tensor_cores_are_within_what_the_mec
     for name, (_, (median, p90)) in MXFP4_GROUPS.items():
         assert without[name]["median_abs_error"] == pytest.approx(median, abs=0.001), (name, without[name])
         assert without[name]["p90_abs_error"] == pytest.approx(p90, abs=0.001), (name, without[name])
-        assert without[name]["median_signed_error"] > 0.4  # over-predicted
+        assert without[name]["median_signed_error"] > 0.15  # over-predicted (the A100 group +19.5% since acc177)
 
 
 #: vLLM's RTN int4 (Marlin on an H100) and its BF16 baseline, Llama 3.1 8B, 256 in / 32 out, batch 1
