@@ -750,8 +750,26 @@ def _mean_context_model(row: dict[str, Any]) -> tuple[DecodeModel, Any]:
 
 
 def bench_requests(row: dict[str, Any]) -> int:
-    """The requests the row's benchmark ran (its source's trtllm-bench dataset table); 0: not stated (steady state)."""
+    """The requests the row's benchmark ran (its source's trtllm-bench dataset table, or an SGLang row's queued
+    prompts); 0: not stated (steady state)."""
+    if queued_offline_row(row):
+        return int(row["num_prompts"])
     return TRTLLM_BENCH_REQUESTS.get(row["source"], {}).get((row["input_tokens"], row["output_tokens"]), 0)
+
+
+def queued_offline_row(row: dict[str, Any]) -> bool:
+    """Whether an SGLang offline row queued more prompts than its KV pool admits at once (acc175).
+
+    vLLM admits a wave's prompts and preempts the newest as their contexts grow (:func:`one_wave`); SGLang's scheduler
+    admits a waiting prompt only while the pool holds it with room reserved for its output (``PrefillAdder``,
+    ``new_token_ratio``; https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/schedule_policy.py)
+    and keeps the rest waiting, so ``Engine.generate`` over more prompts than the pool holds runs as a finite queue:
+    the batch the cache holds, then a tail as it drains (:func:`finite_run`, trtllm-bench's requests queued at once).
+    """
+    if row["engine"] != "sglang" or "num_prompts" not in row or "batch" in row:
+        return False
+    saturated = _saturated(row)
+    return int(row["num_prompts"]) > int(saturated["saturation_batch"])
 
 
 def finite_run(row: dict[str, Any], batch: int) -> float:
@@ -770,7 +788,7 @@ def predict_throughput(row: dict[str, Any]) -> float:
     A run of a stated request count (trtllm-bench's) ends with a tail at a falling batch (:func:`finite_run`).
     """
     saturated = _saturated(row)
-    if not one_wave_row(row):
+    if not one_wave_row(row) or queued_offline_row(row):
         return float(saturated["max_output_tokens_per_s"]) * finite_run(row, int(saturated["saturation_batch"]))
     # the wave's steps at the run's mean context, on the KV cache the estimate sizes (vLLM's logged tokens, in blocks)
     isl, osl, prompts = row["input_tokens"], row["output_tokens"], row["num_prompts"]
@@ -823,6 +841,8 @@ def estimate_request(row: dict[str, Any]) -> EstimateRequest:
         host_cpu=host_cpu(row),
         # SGLang rows size their KV cache SGLang's way; every other row keeps the estimate's default (vLLM's accounting)
         **({"engine": row["engine"]} if row["engine"] == "sglang" else {}),
+        # at the --mem-fraction-static the row's server states (a setting of the run); none: SGLang's default (acc175)
+        **({"mem_fraction_static": row["mem_fraction_static"]} if "mem_fraction_static" in row else {}),
         # and each splits the layers PP leaves over as its engine does (newuser32 item 9)
         pipeline_stages=engine_stages(row["engine"]),
     )
@@ -1264,8 +1284,11 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         # out-of-sample rows whose TP group all-reduces over PCIe apart (the in-sample RTX PRO 6000 rows fit the PCIe
         # model; the L40S perf-overview cells at TP4 / TP8 on an unnamed host do not: accnew entry of 2026-12-04)
         pcie = " tp>1 over pcie" if pcie_tp_out_of_sample(row) else ""
+        # an engine release whose kernels predate today's (SGLang 0.4, early 2025: release_era) apart, as llama.cpp's
+        # May 2024 build is (acc175)
+        era = f" {row['release_era']}" if "release_era" in row else ""
         # by storage family: a block-FP8 checkpoint's rows (precision fp8-block) stay in their GPU's FP8 group
-        group = f"throughput {row['engine']} {row['gpu']} {storage_family(row['precision'])}{pipe}{static}{dp}{kernel}{pcie}"
+        group = f"throughput {row['engine']} {row['gpu']} {storage_family(row['precision'])}{pipe}{static}{dp}{kernel}{pcie}{era}"
         ep = f" ep{row['ep']}" if row.get("ep", 1) > 1 else ""
         label = f"{row['model'].split('/')[-1]} tp{row['tp']}{ep} pp{row['pp']} {row['input_tokens']}/{row['output_tokens']}"
         if static:
