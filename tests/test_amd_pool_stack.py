@@ -184,6 +184,11 @@ def test_a_bare_metal_amd_cluster_gets_the_device_plugin_tolerating_its_taint(tm
     assert "key: amd.com/gpu" in files[join]  # the taint the toleration answers
 
 
+def _mirror_findings(path: str) -> list[dict[str, str]]:
+    findings = json.loads(render_file(path)["spec.json"])["plan"]["findings"]
+    return [f for f in findings if f["code"] == "mirrors-not-covered"]
+
+
 def test_the_amd_device_plugin_pulls_from_the_site_mirror(tmp_path: Path) -> None:
     """An air-gapped site's registry, pull secret and chart repository reach the AMD plugin as the GPU Operator's."""
     mirrors = (
@@ -199,6 +204,12 @@ def test_the_amd_device_plugin_pulls_from_the_site_mirror(tmp_path: Path) -> Non
     values = ansible_reader().load(values_text)
     assert values["dp"] == {"image": {"repository": "reg.colo.example:5000/mirror/rocm/k8s-device-plugin"}}
     assert values["imagePullSecrets"] == [{"name": "colo-registry"}]
+    (finding,) = _mirror_findings(str(path))
+    assert finding["message"].startswith("mirrors redirect the images and the AMD device plugin chart the rendered files name")
+    assert "rocm.github.io" not in finding["message"]
+    path.write_text(path.read_text().replace(", helm_repository: oci://reg.colo.example:5000/charts", ""))
+    (finding,) = _mirror_findings(str(path))
+    assert "ROCm's amd-gpu device plugin chart comes from https://rocm.github.io/k8s-device-plugin/" in finding["message"]
 
 
 def test_a_single_amd_host_gets_no_device_plugin(tmp_path: Path) -> None:
