@@ -142,14 +142,77 @@ def test_a_cloud_amd_pool_gets_no_driver_vars(tmp_path: Path) -> None:
     assert "specgen_amdgpu_driver" not in ansible_reader().load(files[path])
 
 
-@pytest.mark.parametrize(("rate", "level"), [(5, "info"), (60, "warning")])
-def test_one_host_without_a_cluster_is_told_not_warned(tmp_path: Path, rate: int, level: str) -> None:
+@pytest.mark.parametrize(("rate", "code"), [(5, "device-plugin-not-rendered"), (60, "amd-device-plugin")])
+def test_one_host_without_a_cluster_is_told_not_warned(tmp_path: Path, rate: int, code: str) -> None:
     """fuzz18 item 10: one bare-metal host gets no Kubernetes output, so no pod waits on the plugin (a warning made
-    --fail-on warning exit 5); a fleet of several hosts is a cluster whose pods do."""
+    --fail-on warning exit 5); a fleet of several hosts is a cluster, whose plugin the render now installs (newuser103
+    item 2: it was a warning that specgen rendered none), so neither is a warning."""
     path = tmp_path / "amd.yaml"
     text = WORKLOAD.format(provider="baremetal", outputs="ansible, kubernetes", extra="")
     path.write_text(text.replace("requests_per_second: 5", f"requests_per_second: {rate}"))
     plan = plan_file(str(path))[1]
-    (finding,) = [f for f in plan.findings if f.code == "device-plugin-not-rendered"]
-    assert finding.level == level
-    assert (sum(p.hosts for p in plan.pools) == 1) is (level == "info")
+    (finding,) = [f for f in plan.findings if f.code in ("device-plugin-not-rendered", "amd-device-plugin")]
+    assert (finding.code, finding.level) == (code, "info")
+    assert (sum(p.hosts for p in plan.pools) == 1) is (code == "device-plugin-not-rendered")
+
+
+AMD_VALUES = "cluster/amd-gpu/values.yaml"
+
+
+def test_a_bare_metal_amd_cluster_gets_the_device_plugin_tolerating_its_taint(tmp_path: Path) -> None:
+    """newuser103 item 2: a kubeadm cluster of MI300X nodes got no device plugin at all (only a warning), so every pod
+    asking amd.com/gpu stayed Pending; the render now carries ROCm's amd-gpu chart values, its CriticalAddonsOnly
+    toleration kept beside one for the taint the join file gives the nodes."""
+    path = tmp_path / "amd.yaml"
+    text = WORKLOAD.format(provider="baremetal", outputs="ansible, kubernetes", extra="")
+    path.write_text(text.replace("requests_per_second: 5", "requests_per_second: 60"))
+    files = render_file(str(path))
+    assert not any(p.startswith("cluster/gpu-operator/") for p in files)  # no NVIDIA stack for AMD nodes
+    values_text = files[AMD_VALUES]
+    assert "#   helm upgrade --install amd-gpu amd-gpu \\\n#     --repo https://rocm.github.io/k8s-device-plugin/ \\\n" in (
+        values_text
+    )
+    assert "#     --version 0.16.0 -n kube-system -f values.yaml\n" in values_text
+    values = ansible_reader().load(values_text)
+    assert values == {
+        "tolerations": [
+            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+            {"effect": "NoSchedule", "key": "amd.com/gpu", "operator": "Exists"},
+        ]
+    }
+    (join,) = [p for p in files if p.startswith("kubeadm/join-")]
+    assert "key: amd.com/gpu" in files[join]  # the taint the toleration answers
+
+
+def _mirror_findings(path: str) -> list[dict[str, str]]:
+    findings = json.loads(render_file(path)["spec.json"])["plan"]["findings"]
+    return [f for f in findings if f["code"] == "mirrors-not-covered"]
+
+
+def test_the_amd_device_plugin_pulls_from_the_site_mirror(tmp_path: Path) -> None:
+    """An air-gapped site's registry, pull secret and chart repository reach the AMD plugin as the GPU Operator's."""
+    mirrors = (
+        "mirrors: {container_registry: reg.colo.example:5000/mirror, image_pull_secret: colo-registry, "
+        "helm_repository: oci://reg.colo.example:5000/charts}\n"
+    )
+    path = tmp_path / "amd.yaml"
+    text = WORKLOAD.format(provider="baremetal", outputs="ansible, kubernetes", extra=mirrors)
+    path.write_text(text.replace("requests_per_second: 5", "requests_per_second: 60"))
+    values_text = render_file(str(path))[AMD_VALUES]
+    assert "#   kubectl -n kube-system create secret docker-registry colo-registry ...\n" in values_text
+    assert "#     oci://reg.colo.example:5000/charts/amd-gpu \\\n" in values_text
+    values = ansible_reader().load(values_text)
+    assert values["dp"] == {"image": {"repository": "reg.colo.example:5000/mirror/rocm/k8s-device-plugin"}}
+    assert values["imagePullSecrets"] == [{"name": "colo-registry"}]
+    (finding,) = _mirror_findings(str(path))
+    assert finding["message"].startswith("mirrors redirect the images and the AMD device plugin chart the rendered files name")
+    assert "rocm.github.io" not in finding["message"]
+    path.write_text(path.read_text().replace(", helm_repository: oci://reg.colo.example:5000/charts", ""))
+    (finding,) = _mirror_findings(str(path))
+    assert "ROCm's amd-gpu device plugin chart comes from https://rocm.github.io/k8s-device-plugin/" in finding["message"]
+
+
+def test_a_single_amd_host_gets_no_device_plugin(tmp_path: Path) -> None:
+    """One bare-metal host is its own cluster: no Kubernetes output, so no plugin values either."""
+    files = render_file(_workload(tmp_path, "baremetal", "ansible, kubernetes"))
+    assert AMD_VALUES not in files

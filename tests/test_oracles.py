@@ -1089,6 +1089,14 @@ FOREIGN_NAMESPACES = {
 }
 
 
+AMD_PLUGIN_VALUES = "cluster/amd-gpu/values.yaml"
+
+
+def _nvidia_pools(out: Any) -> list[Any]:
+    """The rendered tree's pools of NVIDIA GPUs (an AMD bare-metal tree has none, and no GPU Operator)."""
+    return [p for p in out.pools if catalog.gpus()[p["node"]["gpu_id"]].vendor == "nvidia"]
+
+
 @pytest.mark.parametrize("stem", example_params())
 def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
     """Every directory of API objects has a kustomization.yaml naming exactly its files; no kubeadm file inside."""
@@ -1101,7 +1109,8 @@ def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
         if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/", "provisioning/"))
         and not path.startswith("provisioning/maas/")
     }
-    assert directories
+    # newuser103: kubeadm-joined AMD nodes need no API objects of their own (ROCm's plugin is Helm values)
+    assert directories or (out.spec["plan"]["provider"] == "baremetal" and not _nvidia_pools(out))
     reader = YAML(typ="safe", pure=True)
     for directory in sorted(directories):
         kustomization = reader.load(out.files[f"{directory}/kustomization.yaml"])
@@ -1140,6 +1149,14 @@ def test_gpu_stack_pieces_agree(stem: str) -> None:
             assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "DEFAULT"
         for pool in out.pools:
             assert not reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])["specgen_nvidia_driver"]["install"]
+        return
+    if out.spec["plan"]["provider"] == "baremetal" and not _nvidia_pools(out):  # AMD nodes: ROCm's plugin alone
+        assert HELM_VALUES not in out.files
+        tolerations = reader.load(out.files[AMD_PLUGIN_VALUES])["tolerations"]
+        for pool in out.pools:
+            assert "specgen_amdgpu_driver" in reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])
+            for key, _, effect in pool["taints"]:  # the plugin lands on every pool's nodes
+                assert {"key": key, "operator": "Exists", "effect": effect} in tolerations
         return
     values = reader.load(out.files[HELM_VALUES])
     assert not [d.where for d in docs if d.data["kind"] == "ClusterPolicy"], "the Helm chart owns the ClusterPolicy"

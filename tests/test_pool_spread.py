@@ -293,6 +293,37 @@ def test_replicas_of_different_widths_that_fit_only_packed_are_warned_of(tmp_pat
     assert [f for f in looser.findings if f.code == "pool-packing"] == []
 
 
+AMD_PACKED = """\
+version: 1
+name: pack
+deployments:
+  - name: chat
+    pool: shared
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 400, requests_per_second: 10, slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+  - name: coder
+    pool: shared
+    model: Qwen/Qwen2.5-32B-Instruct
+    inference: {max_context_tokens: 32768, avg_input_tokens: 3000, avg_output_tokens: 150,
+                requests_per_second: 7, slo: {ttft_p95_ms: 800, tpot_ms: 30}}
+hardware: {provider: baremetal, gpus: [mi300x-192gb]}
+outputs: [kubernetes]
+"""
+
+
+def test_the_packing_advice_names_the_pools_own_gpu_resource(tmp_path: Path) -> None:
+    """newuser103 item 1: on owned MI300X nodes the advice said to weight nvidia.com/gpu, a resource those nodes never
+    advertise (theirs is amd.com/gpu), and that a Karpenter NodePool launches a node more, which kubeadm nodes lack."""
+    path = tmp_path / "w.yaml"
+    path.write_text(AMD_PACKED)
+    plan = plan_workload(load_workload(str(path)))
+    (finding,) = [f for f in plan.findings if f.code == "pool-packing"]
+    assert "score nodes MostAllocated with amd.com/gpu weighted" in finding.message
+    assert "nvidia.com/gpu" not in finding.message and "Karpenter" not in finding.message
+    assert "that replica stays Pending: schedule the widest replicas first" in finding.message
+
+
 @pytest.mark.parametrize(
     ("widths", "nodes", "strands"),
     [([4, 4, 4, 1, 1], 2, True), ([4, 4, 4, 1], 2, False), ([4, 4, 1, 1], 2, False), ([2, 2, 2, 4, 4, 1, 1], 2, True)],

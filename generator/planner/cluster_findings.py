@@ -94,7 +94,9 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
     out = []
     for pool in pools:
         gpu = catalog.gpus()[pool.node.gpu_id]
-        if gpu.vendor != "nvidia":
+        if gpu.vendor == "amd" and pool.node.provider == "baremetal" and not own_cluster(wl, pools):
+            out.append(_amd_plugin_rendered(wl, pool.name, gpu))
+        elif gpu.vendor != "nvidia":
             other = "install it in the cluster, or the pool's pods stay pending"
             advice = _amd_stack_advice(wl, gpu, spot=pool.spot) if gpu.vendor == "amd" else other
             out.append(
@@ -109,9 +111,26 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
     return out
 
 
-def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
-    """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint(s), and ROCm."""
+#: Where a bare-metal cluster's AMD pools get their device plugin: ROCm's ``amd-gpu`` Helm chart's values (newuser103).
+AMD_DEVICE_PLUGIN_VALUES = "cluster/amd-gpu/values.yaml"
+
+
+def _amd_plugin_rendered(wl: Workload, pool: str, gpu: GpuSpec) -> Finding:
+    """A bare-metal AMD pool of a cluster: the rendered Helm values install its device plugin, tolerating its taint."""
     key, value, effect = gpu_taint(gpu)
+    return Finding(
+        "info",
+        "amd-device-plugin",
+        f"pool {pool}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN['amd']}, which "
+        f"{AMD_DEVICE_PLUGIN_VALUES} installs (ROCm's amd-gpu Helm chart, the command in its header) with a toleration "
+        f"for the pool's taint {key}={value}:{effect}, which the chart's own tolerations (CriticalAddonsOnly alone) "
+        f"lack; {_amd_driver_words(wl)}",
+        "outputs",
+    )
+
+
+def _amd_driver_words(wl: Workload) -> str:
+    """Who installs an AMD pool's amdgpu driver and ROCm: Ansible on bare metal, else what the user must install."""
     provider = wl.hardware.provider
     series = wl.provisioning.distro_series
     if provider == "baremetal" and "ansible" in wl.outputs and series in ROCM_UBUNTU_RELEASES:
@@ -135,6 +154,13 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
             "whose Kernel Module Management operator builds and loads the amdgpu driver on each node and which runs "
             f"the device plugin and the node labeller ({AMD_GPU_OPERATOR})"
         )
+    return driver
+
+
+def _amd_stack_advice(wl: Workload, gpu: GpuSpec, *, spot: bool = False) -> str:
+    """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint(s), and ROCm."""
+    key, value, effect = gpu_taint(gpu)
+    driver = _amd_driver_words(wl)
     taint = f"a toleration for the pool's taint {key}={value}:{effect} ({{key: {key}, operator: Exists, effect: {effect}}}"
     if spot and wl.hardware.provider == "azure":  # AKS taints Spot nodes too (review30 item 1)
         taint = (

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from generator import catalog
 from generator.planner.plan import Finding
 from generator.planner.slo import held_to
 from generator.units import figure_text, hours_text
@@ -470,6 +471,10 @@ def packing_findings(deployments: list[DeploymentPlan], pools: list[Pool]) -> li
             continue
         if not strands_a_replica(widths, pool.nodes, pool.node.gpus):
             continue
+        # newuser103 item 1: the resource to weight is the pool's device plugin's (amd.com/gpu on MI300X, was always
+        # nvidia.com/gpu), and owned bare-metal nodes have no Karpenter NodePool to launch a node more
+        resource = catalog.gpus()[pool.node.gpu_id].device_resource
+        launches = "" if pool.node.provider == "baremetal" else " (a Karpenter NodePool launches a node more)"
         out.append(
             Finding(
                 "warning",
@@ -478,8 +483,8 @@ def packing_findings(deployments: list[DeploymentPlan], pools: list[Pool]) -> li
                 + ", ".join(f"{w}-GPU" for w in kinds)
                 + f") only packed as planned, the {kinds[0]}-GPU replicas together; Kubernetes' default scheduler "
                 "scores nodes by CPU and memory, not GPUs, so narrower pods placed first on different nodes can leave "
-                f"none with {kinds[0]} GPUs free, and that replica stays Pending (a Karpenter NodePool launches a node "
-                "more): schedule the widest replicas first, score nodes MostAllocated with nvidia.com/gpu weighted "
+                f"none with {kinds[0]} GPUs free, and that replica stays Pending{launches}: schedule the widest "
+                f"replicas first, score nodes MostAllocated with {resource} weighted "
                 f"({BIN_PACKING_DOCS}), or give the services pools of their own (pool:)",
                 "deployments",
             )

@@ -16,8 +16,9 @@ from generator.catalog import gpus, software
 from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import Plan
+from generator.planner.plan import Plan, Pool
 from generator.planner.spot import AKS_SPOT_TAINT
+from generator.render.amd_device_plugin import render_amd_device_plugin
 from generator.render.efa_plugin import efa_interfaces, render_efa_plugin
 from generator.render.env import to_yaml
 from generator.render.gpu_sharing import (
@@ -83,6 +84,8 @@ class GpuPoolStack(NamedTuple):
     efa: int = 0
     instance_type: str | None = None
     taints: tuple[tuple[str, str], ...] = ()  # the pool's node taints as (key, effect): the EFA plugin tolerates them
+    #: The pool's GPU vendor: an ``amd`` pool on bare metal needs AMD's device plugin, not the GPU Operator (newuser103).
+    vendor: str = "nvidia"
 
 
 def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
@@ -105,7 +108,10 @@ def pool_stacks(
     shares = shares or {}
     stacks = []
     for pool in plan.pools:
-        if table[pool.node.gpu_id].vendor != "nvidia":
+        vendor = table[pool.node.gpu_id].vendor
+        if vendor == "amd" and pool.node.provider == "baremetal":
+            stacks.append(_amd_stack(plan, pool, mirror))
+        if vendor != "nvidia":
             continue
         owner = driver_owner(pool.node.provider, ansible_owns_driver=ansible_owns_driver)
         labels = dict(pool.labels)
@@ -130,6 +136,22 @@ def pool_stacks(
             )
         )
     return stacks
+
+
+def _amd_stack(plan: Plan, pool: Pool, mirror: ClusterMirror | None) -> GpuPoolStack:
+    """A bare-metal AMD pool's need: AMD's device plugin tolerating its taints (Ansible installs the driver)."""
+    return GpuPoolStack(
+        key=dns_name(pool),
+        workload=plan.workload,
+        provider=pool.node.provider,
+        driver_owner="ansible",
+        driver_version=None,
+        rdma=False,
+        device_plugin_config=None,
+        mirror=mirror,
+        taints=tuple((k, e) for k, _, e in pool.taints),
+        vendor="amd",
+    )
 
 
 def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
@@ -255,9 +277,19 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
 
     Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`).
     """
-    stacks = [s for s in merge_stacks(stacks) if s.provider not in CLOUD_GPU_STACK]
+    amd = [s for s in stacks if s.vendor == "amd"]
+    for stack in amd[1:]:  # one device plugin DaemonSet pulls its image from one place, as the operator does
+        if stack.mirror != amd[0].mirror:
+            raise InputError(
+                f"workloads '{amd[0].workload}' and '{stack.workload}' share one cluster, whose AMD device plugin pulls "
+                f"from one registry, but their mirrors differ ({_mirror_words(amd[0].mirror)} against "
+                f"{_mirror_words(stack.mirror)}): give every file the same mirrors.container_registry, "
+                "image_pull_secret and helm_repository"
+            )
+    amd_files = render_amd_device_plugin([t for s in amd for t in s.taints], amd[0].mirror) if amd else {}
+    stacks = [s for s in merge_stacks([s for s in stacks if s.vendor == "nvidia"]) if s.provider not in CLOUD_GPU_STACK]
     if not stacks:
-        return {}
+        return amd_files
     efa = [s for s in stacks if s.efa and s.instance_type]
     plugin = render_efa_plugin([str(s.instance_type) for s in efa], [t for s in efa for t in s.taints])
     values = helm_values(stacks)
@@ -284,7 +316,12 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         *_aks_driver_lines(stacks),
     ]
     usage = "\n".join(lines) + "\n"
-    return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects), **plugin}
+    return {
+        VALUES_PATH: usage + HEADER + to_yaml(values),
+        **kustomize_directory(MANIFESTS_DIR, objects),
+        **plugin,
+        **amd_files,
+    }
 
 
 #: newuser83 item 5: on AKS the values turned the operator's driver and toolkit off with no word of why, while

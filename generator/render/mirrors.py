@@ -22,6 +22,7 @@ from typing import Any
 
 from generator.catalog import gpus, software
 from generator.named_tuple import NamedTuple
+from generator.planner.cluster_findings import own_cluster
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.words import listed
 from generator.workload.models import Mirrors, Workload
@@ -249,6 +250,10 @@ def not_covered(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
         gaps.append("container images come from their public registries (set container_registry)")
     if kube and mirrors.helm_repository is None and "nvidia" in vendors:
         gaps.append("the GPU Operator chart comes from a Helm repository added as 'nvidia' (set helm_repository)")
+    if amd_plugin_rendered(plan, workload) and mirrors.helm_repository is None:  # newuser103
+        gaps.append(
+            "ROCm's amd-gpu device plugin chart comes from https://rocm.github.io/k8s-device-plugin/ (set helm_repository)"
+        )
     if mirrors.huggingface_endpoint is None and mirrors.huggingface_cache is None:
         gaps.append("models download from the Hugging Face Hub (set huggingface_endpoint or huggingface_cache)")
     if bare and "ansible" in workload.outputs and "nvidia" in vendors:
@@ -276,6 +281,15 @@ def not_covered(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
     return gaps
 
 
+def amd_plugin_rendered(plan: Plan, workload: Workload) -> bool:
+    """Whether the tree installs ROCm's AMD device plugin: a bare-metal cluster (not one host alone) with AMD pools."""
+    return (
+        "kubernetes" in workload.outputs
+        and any(gpus()[p.node.gpu_id].vendor == "amd" and p.node.provider == "baremetal" for p in plan.pools)
+        and not own_cluster(workload, plan.pools)
+    )
+
+
 def redirected(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
     """What of the rendered files' pulls ``mirrors`` send to the site (review26 item 10: all three were said of any)."""
     vendors = {gpus()[pool.node.gpu_id].vendor for pool in plan.pools}
@@ -284,6 +298,8 @@ def redirected(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
         out.append("the images")
     if mirrors.helm_repository is not None and "kubernetes" in workload.outputs and "nvidia" in vendors:
         out.append("the GPU Operator chart")
+    if mirrors.helm_repository is not None and amd_plugin_rendered(plan, workload):
+        out.append("the AMD device plugin chart")
     if mirrors.huggingface_endpoint is not None:
         out.append("the model downloads")
     elif mirrors.huggingface_cache is not None:
