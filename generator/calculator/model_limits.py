@@ -70,8 +70,11 @@ def _check_section(section: Mapping[str, Any], where: str) -> None:
         value = section.get(key)
         if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if not (math.isfinite(value) and low <= value <= high):
-            raise ArchitectureError(f"config field '{where}{key}' = {value!r} is out of range: must be from {low:,} to {high:,}")
+        # hostile92: an integer past a float's range (10**400) raised OverflowError in math.isfinite, named nowhere
+        if not ((isinstance(value, int) or math.isfinite(value)) and low <= value <= high):
+            raise ArchitectureError(
+                f"config field '{where}{key}' = {_shown(value)} is out of range: must be from {low:,} to {high:,}"
+            )
     for key in ("layer_types", "mlp_only_layers"):
         value = section.get(key)
         if isinstance(value, list) and len(value) > MAX_LAYER_LIST:
@@ -80,6 +83,12 @@ def _check_section(section: Mapping[str, Any], where: str) -> None:
     top_k = section.get("num_experts_per_tok")
     if experts is not None and isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > experts:
         raise ArchitectureError(f"config field '{where}num_experts_per_tok' = {top_k} is more than the {experts} experts")
+
+
+def _shown(value: float) -> str:
+    """``value`` as a message shows it: an integer of more than 30 digits by its count of digits."""
+    digits = len(str(abs(value))) if isinstance(value, int) else 0
+    return f"a number of {digits:,} digits" if digits > 30 else repr(value)
 
 
 def check_config_dimensions(config: Mapping[str, Any]) -> None:

@@ -1,0 +1,113 @@
+"""hostile92: hostile model configs that ended in a traceback or were refused with no place.
+
+1. A config.json text holding an unpaired surrogate escape (``"model_type": "\\ud800"``: valid JSON, no UTF-8 text)
+   was read; the estimate and the plan died printing it (``UnicodeEncodeError`` traceback), a render as it wrote
+   SPEC.md. Now refused at the value's line and column, as a spec.json holding one is in the diff (hostile84).
+2. An integer past a float's range written in digits (``"vocab_size": 1000...000``, 401 digits) was read, then stopped
+   a float conversion (``malformed config.json: int too large to convert to float``, no field, no line), or was taken
+   without a word (``rope_theta``, ``quantization_config.group_size``). Now refused at its field's line and column.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.json_numbers import finite_int
+from tests.helpers import edited_copy, run_specgen, specgen_in_process
+from tests.test_gguf import CONFIG
+
+HERE = Path(__file__).parent
+CHAT = HERE.parent / "examples" / "chat-70b.yaml"
+BIG = "1" + "0" * 400
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _with(field: str, raw: str) -> str:
+    """CONFIG's JSON text with ``field`` (a top-level key or ``block.key``) written as ``raw`` JSON."""
+    config = json.loads(json.dumps(CONFIG))
+    block, _, key = field.rpartition(".")
+    into = (
+        config.setdefault(block, {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096})
+        if block
+        else config
+    )
+    into[key] = "@@"
+    return json.dumps(config).replace('"@@"', raw)
+
+
+SURROGATES = [
+    ("model_type", '"\\ud800"', "'model_type'"),
+    ("model_type", '"lla\\udfffma"', "'model_type'"),
+    ("architectures", '["\\udc00ForCausalLM"]', "'architectures[0]'"),
+    ("extra", '{"\\ud800": 1}', "'extra'"),  # a key holding one names its object
+]
+
+
+@pytest.mark.parametrize(("field", "raw", "named"), SURROGATES)
+def test_a_config_holding_an_unpaired_surrogate_is_refused_at_it(tmp_path: Path, field: str, raw: str, named: str) -> None:
+    text = _with(field, raw)
+    folder = _config(tmp_path, text)
+    done = run_specgen("estimate", str(folder))
+    assert done.returncode == 1, done.stderr
+    line, column = 1, text.index(raw) + 1 + raw.startswith("[")  # a list's item: past its bracket
+    assert f"config.json:{line}:{column}: cannot read model config: {named} holds an unpaired surrogate" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_render_of_a_model_whose_config_holds_a_surrogate_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _config(tmp_path, _with("model_type", '"\\ud800"'))
+    path = edited_copy(CHAT, tmp_path, ("model: meta-llama/Llama-3.1-70B-Instruct", "model: ./model"))
+    code, _, err = specgen_in_process(capsys, "render", str(path), "-o", str(tmp_path / "out"))
+    assert code == 1
+    assert f"{path}:7:12: deployments[0].model: " in err and "'model_type' holds an unpaired surrogate" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("raw", ['"\\ud83d\\ude00 llama"', '"caf\\u00e9"'])
+def test_a_config_holding_a_surrogate_pair_or_other_escape_is_read(tmp_path: Path, raw: str) -> None:
+    done = run_specgen("estimate", str(_config(tmp_path, _with("_name_or_path", raw))))
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "vocab_size",  # was "malformed config.json: int too large to convert to float", no place
+        "hidden_size",
+        "rope_scaling.factor",
+        "rope_scaling.original_max_position_embeddings",
+        "partial_rotary_factor",
+        "rope_theta",  # was taken without a word
+        "max_position_embeddings",
+    ],
+)
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_an_integer_past_a_floats_range_is_refused_at_its_field(tmp_path: Path, field: str, sign: str) -> None:
+    text = _with(field, sign + BIG)
+    done = run_specgen("estimate", str(_config(tmp_path, text)))
+    assert done.returncode == 1, done.stderr
+    column = text.index(sign + BIG) + 1
+    said = f"config.json:1:{column}: cannot read model config: config field '{field}': a number of 401 digits is past"
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr and "OverflowError" not in done.stderr
+
+
+def test_the_integer_bound_is_a_floats() -> None:
+    most = int(__import__("sys").float_info.max)
+    assert finite_int(str(most)) == most
+    assert finite_int(str(-most)) == -most
+    for past in (most + 1, 2**1024, 10**309):
+        with pytest.raises(ValueError, match="past a float's range"):
+            finite_int(str(past))
