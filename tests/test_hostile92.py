@@ -6,16 +6,25 @@
 2. An integer past a float's range written in digits (``"vocab_size": 1000...000``, 401 digits) was read, then stopped
    a float conversion (``malformed config.json: int too large to convert to float``, no field, no line), or was taken
    without a word (``rope_theta``, ``quantization_config.group_size``). Now refused at its field's line and column.
+3. stdout closed (``>&-``) ended every command in an ``AttributeError: 'NoneType' object has no attribute 'flush'``
+   traceback (a render after writing its tree), stderr closed made a good run exit 1, and stdout on a full disk
+   (``> /dev/full``) was an ``OSError: [Errno 28]`` traceback. Now: stdout closed is refused before anything runs,
+   stderr closed leaves the exit code as it is, a stdout that cannot be written says so and exits 1.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generator.json_numbers import finite_int
+from tests.conftest import REPO
 from tests.helpers import edited_copy, run_specgen, specgen_in_process
 from tests.test_gguf import CONFIG
 
@@ -111,3 +120,53 @@ def test_the_integer_bound_is_a_floats() -> None:
     for past in (most + 1, 2**1024, 10**309):
         with pytest.raises(ValueError, match="past a float's range"):
             finite_int(str(past))
+
+
+COMMANDS = [
+    ("validate", str(CHAT)),
+    ("plan", str(CHAT)),
+    ("estimate", "meta-llama/Llama-3.1-8B-Instruct"),
+    ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--json"),
+    ("catalog", "gpus"),
+    ("schema",),
+    ("--version",),
+    ("render", str(CHAT), "-o", "{out}"),
+]
+
+
+def _specgen(args: tuple[str, ...], tmp_path: Path, stdout: Any, stderr: Any, close: int | None) -> tuple[int, str]:
+    """``specgen ARGS`` with stdout / stderr as given (``close``: that descriptor closed in the child): (code, stderr)."""
+    argv = [a.replace("{out}", str(tmp_path / "out")) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-c", "from generator.cli import main; main()", *argv],
+        stdout=stdout,
+        stderr=stderr,
+        cwd=REPO,
+        check=False,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+        preexec_fn=None if close is None else lambda: os.close(close),
+    )
+    return done.returncode, (done.stderr or b"").decode()
+
+
+@pytest.mark.parametrize("args", COMMANDS)
+def test_stdout_closed_is_refused_before_the_command_runs(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, err = _specgen(args, tmp_path, None, subprocess.PIPE, close=1)
+    assert code == 1, err
+    assert err.startswith("specgen: error: standard output is closed") and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args", [*COMMANDS, ("validate", str(HERE / "no-such.yaml"))])
+def test_stderr_closed_leaves_the_exit_code_as_it_is(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, _ = _specgen(args, tmp_path, subprocess.DEVNULL, None, close=2)
+    assert code == (1 if "no-such.yaml" in args[-1] else 0)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", COMMANDS)
+def test_stdout_on_a_full_disk_says_so(tmp_path: Path, args: tuple[str, ...]) -> None:
+    with open("/dev/full", "w") as full:
+        code, err = _specgen(args, tmp_path, full, subprocess.PIPE, close=None)
+    assert code == 1, err
+    assert err == "specgen: error: cannot write the output: No space left on device\n"
