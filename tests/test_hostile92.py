@@ -170,3 +170,15 @@ def test_stdout_on_a_full_disk_says_so(tmp_path: Path, args: tuple[str, ...]) ->
         code, err = _specgen(args, tmp_path, full, subprocess.PIPE, close=None)
     assert code == 1, err
     assert err == "specgen: error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("model", ['"./\\ud800/m"', '"\\udfffx/y"'])
+def test_a_model_path_holding_an_unpaired_surrogate_is_refused_without_locale_advice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    path = edited_copy(CHAT, tmp_path, ("model: meta-llama/Llama-3.1-70B-Instruct", f"model: {model}"))
+    code, _, err = specgen_in_process(capsys, "validate", str(path))
+    assert code == 1
+    assert f"{path}:7:12: deployments[0].model: the model path " in err
+    assert "an unpaired surrogate (a \\ud800-\\udfff escape alone), which is no character" in err
+    assert "locale" not in err  # it told a UTF-8 locale to run in a UTF-8 locale
