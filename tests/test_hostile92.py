@@ -10,20 +10,27 @@
    traceback (a render after writing its tree), stderr closed made a good run exit 1, and stdout on a full disk
    (``> /dev/full``) was an ``OSError: [Errno 28]`` traceback. Now: stdout closed is refused before anything runs,
    stderr closed leaves the exit code as it is, a stdout that cannot be written says so and exits 1.
+4. SIGHUP mid-render (the terminal closed, an ssh session dropped) ended the process by the signal with the staged
+   tree left beside the output (``.specgen-<tag>-new-*``), as SIGTERM did before fix168. Now as SIGTERM: the staged
+   tree removed, the output as it was, exit 128 + 1 without a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator.json_numbers import finite_int
+from generator.swap import interrupts_held
+from generator.terminate import PAUSE_ENV
 from tests.conftest import REPO
 from tests.helpers import edited_copy, run_specgen, specgen_in_process
 from tests.test_gguf import CONFIG
@@ -182,3 +189,37 @@ def test_a_model_path_holding_an_unpaired_surrogate_is_refused_without_locale_ad
     assert f"{path}:7:12: deployments[0].model: the model path " in err
     assert "an unpaired surrogate (a \\ud800-\\udfff escape alone), which is no character" in err
     assert "locale" not in err  # it told a UTF-8 locale to run in a UTF-8 locale
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP")
+def test_sighup_mid_render_removes_the_staged_tree(tmp_path: Path) -> None:
+    path = edited_copy(CHAT, tmp_path, ("requests_per_second: 12", "requests_per_second: 12"))
+    pause = tmp_path / "pause"
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", PAUSE_ENV: str(pause)}
+    command = [sys.executable, "-c", "from generator.cli import main; main()", "render", str(path), "-o", "out"]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True) as proc:
+        while not Path(f"{pause}.staged").exists():  # the writer has staged the tree and waits
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGHUP
+    assert "Traceback" not in err and "Hangup (SIGHUP): out is as it was, and the tree staged beside it was removed" in err
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP")
+def test_the_swap_holds_sighup_off_where_a_handler_takes_it() -> None:
+    arrived: list[str] = []
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: arrived.append("handler"))
+    try:
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGHUP)
+            for _ in range(1000):  # a Python handler runs between bytecodes: any would have run by now
+                pass
+            arrived.append("block ends")
+        assert arrived == ["block ends", "handler"]
+    finally:
+        signal.signal(signal.SIGHUP, previous)
