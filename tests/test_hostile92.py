@@ -223,3 +223,24 @@ def test_the_swap_holds_sighup_off_where_a_handler_takes_it() -> None:
         assert arrived == ["block ends", "handler"]
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+@pytest.mark.parametrize(
+    ("field", "raw", "said"),
+    [
+        ("text_config", '"x"', "got a text 'x'"),  # was passed over: the top level sized without a word
+        ("text_config", "[1, 2]", "got a list '[1, 2]'"),
+        ("vision_config", "true", "got a boolean 'True'"),
+        ("vision_config", "7", "got a number '7'"),
+    ],
+)
+def test_a_sub_config_that_is_not_a_mapping_is_refused_at_it(tmp_path: Path, field: str, raw: str, said: str) -> None:
+    text = _with(field, raw)
+    done = run_specgen("estimate", str(_config(tmp_path, text)))
+    assert done.returncode == 1, done.stderr
+    assert f"config.json:1:{text.index(raw) + 1}: config field '{field}' must be a mapping" in done.stderr
+    assert said in done.stderr
+
+
+def test_a_null_sub_config_is_still_read(tmp_path: Path) -> None:
+    assert run_specgen("estimate", str(_config(tmp_path, _with("text_config", "null")))).returncode == 0
