@@ -654,17 +654,22 @@ def _build_cli() -> Any:
     import click
 
     from generator.errors import SpecgenError, arithmetic_error
+    from generator.input_files import dash_output
     from generator.plain_args import RENDER_DEFAULTS
 
     def _not_empty(ctx: click.Context, param: click.Parameter, value: str) -> str:
         if not value.strip():  # "-o ''" named no directory ("refusing to write into : ...")
             raise click.BadParameter("is empty: name the output directory")
+        if value == "-":  # hostile92: a directory named '-' was written, where '-' means standard output
+            raise click.BadParameter(dash_output("the output directory"))
         return value
 
     def _no_empty_file(what: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
         def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
             if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
                 raise click.BadParameter(f"is empty: name {what}")
+            if value == "-":  # hostile92: a file named '-' was written
+                raise click.BadParameter(dash_output(what))
             return value
 
         return check

@@ -53,6 +53,14 @@ def refuse_nul(path: str, what: str, location: Location | None = None) -> None:
     refuse_unencodable(path, what, location)
 
 
+def dash_output(what: str) -> str:
+    """Why an output path ``-`` is refused: it wrote a file (a render: a directory) named ``-`` (hostile92)."""
+    return (
+        f"is '-', which names no file here (specgen writes no output to standard output this way): name {what} "
+        "(./- for one named '-')"
+    )
+
+
 def refuse_unencodable(path: str, what: str, location: Location | None = None) -> None:
     """An InputError for a path holding a character the file-name encoding of this process lacks.
 

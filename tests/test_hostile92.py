@@ -244,3 +244,49 @@ def test_a_sub_config_that_is_not_a_mapping_is_refused_at_it(tmp_path: Path, fie
 
 def test_a_null_sub_config_is_still_read(tmp_path: Path) -> None:
     assert run_specgen("estimate", str(_config(tmp_path, _with("text_config", "null")))).returncode == 0
+
+
+DASH_OUTPUTS = [
+    (("render", str(CHAT), "-o", "-"), "-o", "the output directory"),
+    (("render", str(CHAT), "--output", "-", "--target", "spec"), "-o", "the output directory"),
+    (("plan", str(CHAT), "--gitlab-report", "-"), "--gitlab-report", "the report's file"),
+    (("render", str(CHAT), "-o", "out", "--gitlab-report", "-"), "--gitlab-report", "the report's file"),
+    (("detect", "-o", "-"), "-o", "the block's file (or leave -o out to print it)"),
+]
+
+
+@pytest.mark.parametrize(("args", "option", "what"), DASH_OUTPUTS)
+def test_an_output_named_dash_is_refused_not_written_as_a_file_named_dash(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    option: str,
+    what: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = specgen_in_process(capsys, *args)
+    assert code == 2, err
+    assert f"is '-', which names no file here (specgen writes no output to standard output this way): name {what}" in err
+    assert option in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file or directory named '-', no half-written 'out'
+
+
+def test_calibrate_output_named_dash_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("INFO GPU KV cache size: 425,024 tokens\n", encoding="utf-8")
+    done = run_specgen(
+        "calibrate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log), "-o", "-", cwd=tmp_path
+    )
+    assert done.returncode == 2, done.stderr
+    assert "-o/--output is '-', which names no file here" in done.stderr
+    assert not (tmp_path / "-").exists()
+
+
+def test_an_output_directory_named_dash_is_still_written_as_dot_slash_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = specgen_in_process(capsys, "render", str(CHAT), "-o", "./-", "--target", "spec")
+    assert code == 0, err
+    assert (tmp_path / "-" / "spec.json").is_file()
