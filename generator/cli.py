@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     if argv is None:
         _AS_PROCESS.append(True)
+        _mend_closed_streams()
         _leave(lambda: _main(sys.argv[1:]))
     try:
         _main(argv)
@@ -75,9 +76,12 @@ def _leave(run: Callable[[], None]) -> NoReturn:
         try:
             _flush_streams()
         except OSError as exc:  # a closed pipe: the rest nowhere, exit 1 as a command's own write to it
-            if exc.errno != errno.EPIPE:
+            if exc.errno == errno.EPIPE:
+                code = _closed_pipe()
+            elif exc.errno in _UNWRITABLE:
+                code = _unwritable_output(exc)
+            else:
                 sys.exit(code)
-            code = _closed_pipe()
             _flush_streams()
         except ValueError:  # a closed stream: Python's exit says so as before
             sys.exit(code)
@@ -101,10 +105,51 @@ def _exit_code(run: Callable[[], None]) -> int | str | None:
     except KeyboardInterrupt:
         return _interrupted()
     except OSError as exc:  # the estimate's write to a closed pipe printed a BrokenPipeError traceback (fix176)
-        if exc.errno != errno.EPIPE:
-            raise
-        return _closed_pipe()
+        if exc.errno == errno.EPIPE:
+            return _closed_pipe()
+        if exc.errno in _UNWRITABLE and exc.filename is None:  # a stream's write, not a named file's (those say so)
+            return _unwritable_output(exc)
+        raise
     return 0
+
+
+#: Why a write to stdout fails other than a closed pipe: a full disk (``> /dev/full``), a quota, a file past its size
+#: limit, an I/O error, a descriptor not open for writing (``1<&-`` reopened read-only).
+_UNWRITABLE = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EBADF") if hasattr(errno, name))
+
+
+def _mend_closed_streams() -> None:
+    """A closed stderr (``2>&-``): messages go nowhere, the exit code stands; a closed stdout (``>&-``): exit 1.
+
+    hostile92: Python leaves a closed standard stream None, and the flush at the end was an ``AttributeError:
+    'NoneType' object has no attribute 'flush'`` traceback, exit 1 after a good run (a render's tree written). Nothing
+    specgen prints to a closed stdout could be read, so nothing runs: the message says what to give it instead.
+    """
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process's stderr to its end)
+    if sys.stdout is None:
+        sys.stderr.write(
+            "specgen: error: standard output is closed (>&-), so nothing specgen prints could be read: "
+            "give it a file, or /dev/null to drop what it prints\n"
+        )
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def _unwritable_output(exc: OSError) -> int:
+    """Say that stdout cannot be written (a full disk, an I/O error), the rest of it sent nowhere; exit code 1.
+
+    hostile92: ``specgen validate w.yaml > /dev/full`` ended in an ``OSError: [Errno 28] No space left on device``
+    traceback.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)  # what remains of the output, and Python's exit flush, go nowhere
+    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        sys.stderr.write(f"specgen: error: cannot write the output: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+    except OSError:  # stderr on the full disk too: the exit code says it
+        os.dup2(devnull, sys.stderr.fileno())
+    return 1
 
 
 def _closed_pipe() -> int:
@@ -609,17 +654,22 @@ def _build_cli() -> Any:
     import click
 
     from generator.errors import SpecgenError, arithmetic_error
+    from generator.input_files import dash_output
     from generator.plain_args import RENDER_DEFAULTS
 
     def _not_empty(ctx: click.Context, param: click.Parameter, value: str) -> str:
         if not value.strip():  # "-o ''" named no directory ("refusing to write into : ...")
             raise click.BadParameter("is empty: name the output directory")
+        if value == "-":  # hostile92: a directory named '-' was written, where '-' means standard output
+            raise click.BadParameter(dash_output("the output directory"))
         return value
 
     def _no_empty_file(what: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
         def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
             if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
                 raise click.BadParameter(f"is empty: name {what}")
+            if value == "-":  # hostile92: a file named '-' was written
+                raise click.BadParameter(dash_output(what))
             return value
 
         return check

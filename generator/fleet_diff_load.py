@@ -13,7 +13,7 @@ from generator.errors import InputError, Location, SpecShapeError, UnreadableErr
 from generator.fleet_diff_shape import _check_plan
 from generator.input_files import MAX_SPEC_BYTES, DuplicateKeyError, linked_inside, read_text_limited, short, unique_keys
 from generator.json_numbers import finite_float, refuse_constant, unreadable_number
-from generator.json_positions import joined_field, line_column, locate
+from generator.json_positions import line_column, locate, unpaired_surrogate
 from generator.spec_stamp import stamp_note
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def plan_from_spec(text: str, path: str, *, say_stamp: bool = False) -> dict[str
             "specgen writes a few)",
             _spec_location(path, bom, *line_column(body, at)),
         ) from None
-    if _SURROGATE_ESCAPE.search(body) and (field := _unpaired_surrogate(data)) is not None:
+    if (field := unpaired_surrogate(body, data)) is not None:
         raise UnreadableError(
             f"cannot read spec.json: {'the document' if not field else short(field, 200)} holds an unpaired surrogate escape "
             "(\\ud800-\\udfff alone), which no UTF-8 text can hold (specgen writes none)",
@@ -143,30 +143,6 @@ def _deepest_at(body: str) -> tuple[int, int]:
         elif token in "]}":
             depth -= 1
     return at, deepest
-
-
-#: A JSON escape of a surrogate: where the text has none, no string it holds has one.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _unpaired_surrogate(data: Any) -> str | None:
-    """The field of the first key or text holding an unpaired surrogate (a lone escape of one is valid JSON), else None.
-
-    hostile84: such a text, echoed, stopped the diff with a UnicodeEncodeError traceback as it was printed. A stack,
-    not recursion: the document may be nested as deep as ``json`` reads.
-    """
-    stack: list[tuple[str, Any]] = [("", data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str) and _SURROGATE.search(value):
-            return path
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        for key, item in reversed(list(items)):
-            if isinstance(key, str) and _SURROGATE.search(key):
-                return path
-            stack.append((joined_field(path, key), item))
-    return None
 
 
 def _located(exc: SpecShapeError, path: str, body: str, bom: int) -> InputError:

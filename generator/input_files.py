@@ -53,6 +53,14 @@ def refuse_nul(path: str, what: str, location: Location | None = None) -> None:
     refuse_unencodable(path, what, location)
 
 
+def dash_output(what: str) -> str:
+    """Why an output path ``-`` is refused: it wrote a file (a render: a directory) named ``-`` (hostile92)."""
+    return (
+        f"is '-', which names no file here (specgen writes no output to standard output this way): name {what} "
+        "(./- for one named '-')"
+    )
+
+
 def refuse_unencodable(path: str, what: str, location: Location | None = None) -> None:
     """An InputError for a path holding a character the file-name encoding of this process lacks.
 
@@ -67,10 +75,15 @@ def refuse_unencodable(path: str, what: str, location: Location | None = None) -
         import sys
 
         char = path[exc.start]
+        if 0xD800 <= ord(char) <= 0xDFFF:  # hostile92: no locale helps; it told a UTF-8 one to use UTF-8
+            why = "an unpaired surrogate (a \\ud800-\\udfff escape alone), which is no character: no file name holds it"
+        else:
+            why = (
+                f"which this process's file names, in the locale's encoding ({sys.getfilesystemencoding()}), cannot "
+                "hold: run specgen in a UTF-8 locale (LC_ALL=C.UTF-8, or PYTHONUTF8=1)"
+            )
         raise InputError(
-            f"the {what} path {short(path)} holds {char!r} (U+{ord(char):04X}), which this process's file names, in "
-            f"the locale's encoding ({sys.getfilesystemencoding()}), cannot hold: run specgen in a UTF-8 locale "
-            "(LC_ALL=C.UTF-8, or PYTHONUTF8=1)",
+            f"the {what} path {short(path)} holds {char!r} (U+{ord(char):04X}), {why}",
             location or Location(ascii(path)[1:-1]),
         ) from None
 

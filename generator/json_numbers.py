@@ -28,6 +28,31 @@ def finite_float(literal: str) -> float:
     return value
 
 
+def finite_int(digits: str) -> int:
+    """``json.loads``' ``parse_int`` for a model's config.json: the integer ``digits`` is, refusing one past a float's range.
+
+    hostile92: ``"vocab_size": 1e400`` written in digits (401 of them) was read, then stopped a float conversion with
+    ``OverflowError: int too large to convert to float`` naming no field; the refusal is placed by
+    :func:`unreadable_number`.
+    """
+    value = int(digits)
+    if _past_float(value):
+        raise ValueError(_too_long(digits))
+    return value
+
+
+def _past_float(value: int) -> bool:
+    return value.bit_length() >= _FLOAT_BITS and abs(value) > sys.float_info.max
+
+
+#: Bits of the largest float's integer part: an integer of fewer is within a float's range.
+_FLOAT_BITS = sys.float_info.max_exp
+
+
+def _too_long(digits: str) -> str:
+    return f"a number of {len(digits.lstrip('-')):,} digits is past a float's range (at most about 1.8e308)"
+
+
 def refuse_constant(name: str) -> object:
     """``json.loads``' ``parse_constant``: ``NaN``, ``Infinity`` and ``-Infinity`` are refused (JSON has none)."""
     raise ValueError(_not_finite(name))
@@ -68,7 +93,8 @@ def unreadable_number(text: str) -> tuple[str, str, int, int] | None:
 
     def integer(digits: str) -> int | _Unread:
         if len(digits.lstrip("-")) <= limit:
-            return int(digits)
+            value = int(digits)
+            return _Unread(_too_long(digits)) if _past_float(value) else value
         return _Unread(f"a number of {len(digits.lstrip('-')):,} digits is longer than the {limit:,} digits a number may have")
 
     def real(literal: str) -> float | _Unread:

@@ -87,6 +87,34 @@ def locate(text: str, field: str) -> tuple[int, int]:
     return line_column(text, at)
 
 
+#: A JSON escape of a surrogate: where the text has none, no string it holds has one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unpaired_surrogate(text: str, document: object) -> str | None:
+    r"""The field of the first key or text of ``document`` (read from ``text``) holding an unpaired surrogate, else None.
+
+    A lone ``\ud800`` escape is valid JSON, and Python reads it as a string no UTF-8 text can hold: echoed, it stopped
+    the command with a UnicodeEncodeError traceback as it was printed or written (hostile84: a spec.json in the diff;
+    hostile92: a config.json's ``model_type`` in the estimate, the plan and a render). A key holding one names its
+    object. A stack, not recursion: the document may be nested as deep as ``json`` reads.
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    stack: list[tuple[str, object]] = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in reversed(list(items)):
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return path
+            stack.append((joined_field(path, key), item))
+    return None
+
+
 def _skip(text: str, at: int) -> int:
     """The offset past the whitespace at ``at``."""
     found = _SPACE.match(text, at)

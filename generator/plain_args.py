@@ -68,9 +68,9 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
                 params["jobs"] = int(value)
             elif name == "fail_on" and value in levels:
                 params["fail_on"] = value
-            elif name == "gitlab_report" and _file(value) and value.strip():  # an empty one is click's to refuse
+            elif name == "gitlab_report" and _file(value) and value.strip() and value != "-":  # click's to refuse
                 params["gitlab_report"] = value
-            elif name == "output" and value.strip():  # an empty one is click's to refuse
+            elif name == "output" and value.strip() and value != "-":  # an empty one or '-' is click's to refuse
                 params["output"] = value
             else:
                 return None

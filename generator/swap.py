@@ -40,13 +40,14 @@ def interrupts_held() -> Iterator[None]:
     if nothing was written. Python runs a signal's handler on the main thread, whichever thread the kernel gave the
     signal to, so the handler is swapped for one that notes it (blocking the signal in the main thread's mask alone
     let another thread take it); only the main thread may set handlers, and elsewhere the block runs as it is.
-    SIGTERM is held off too where a handler set from Python takes it (the writer's, :mod:`generator.terminate`):
-    its default action stays as it is (fix168).
+    SIGTERM and SIGHUP are held off too where a handler set from Python takes them (the writer's,
+    :mod:`generator.terminate`): a default action stays as it is (fix168, hostile92).
     """
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
         yield
         return
-    held = [signal.SIGINT] + ([signal.SIGTERM] if callable(signal.getsignal(signal.SIGTERM)) else [])
+    stopping = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]  # hostile92: SIGHUP
+    held = [signal.SIGINT, *(signum for signum in stopping if callable(signal.getsignal(signum)))]
     arrived: list[int] = []
     previous = {signum: signal.signal(signum, lambda signum, frame: arrived.append(signum)) for signum in held}
     try:

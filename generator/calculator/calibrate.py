@@ -36,7 +36,7 @@ from typing import Any
 from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER
 from generator.calculator.smi_csv import MOST_FIGURE, memory_used_bytes, unreadable_figure, unreported_rows
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
-from generator.input_files import ascii_count, short
+from generator.input_files import ascii_count, dash_output, short
 from generator.named_tuple import NamedTuple
 
 #: vLLM's default KV block size in tokens (``--block-size``), to turn "# GPU blocks" into tokens.
@@ -1094,6 +1094,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.output is not None and not args.output.strip():  # hostile88: "-o ''" printed the block, without a word
         parser.error("-o/--output is empty: name the file the constants: block goes to (or leave -o out to print it)")
+    if args.output == "-":  # hostile92: a file named '-' was written
+        parser.error(f"-o/--output {dash_output('the file the constants: block goes to (or leave -o out to print it)')}")
     if any(not log.strip() for log in args.log):  # hostile89: "--log ''" read ": log not found", exit 1
         parser.error("--log is empty: name the run's log file")
     refuse_unused_options(parser, args)

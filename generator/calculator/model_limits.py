@@ -70,8 +70,11 @@ def _check_section(section: Mapping[str, Any], where: str) -> None:
         value = section.get(key)
         if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if not (math.isfinite(value) and low <= value <= high):
-            raise ArchitectureError(f"config field '{where}{key}' = {value!r} is out of range: must be from {low:,} to {high:,}")
+        # hostile92: an integer past a float's range (10**400) raised OverflowError in math.isfinite, named nowhere
+        if not ((isinstance(value, int) or math.isfinite(value)) and low <= value <= high):
+            raise ArchitectureError(
+                f"config field '{where}{key}' = {_shown(value)} is out of range: must be from {low:,} to {high:,}"
+            )
     for key in ("layer_types", "mlp_only_layers"):
         value = section.get(key)
         if isinstance(value, list) and len(value) > MAX_LAYER_LIST:
@@ -82,12 +85,27 @@ def _check_section(section: Mapping[str, Any], where: str) -> None:
         raise ArchitectureError(f"config field '{where}num_experts_per_tok' = {top_k} is more than the {experts} experts")
 
 
+#: What a JSON value read by Python is, in JSON's words.
+_JSON_KINDS = {str: "a text", list: "a list", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _shown(value: float) -> str:
+    """``value`` as a message shows it: an integer of more than 30 digits by its count of digits."""
+    digits = len(str(abs(value))) if isinstance(value, int) else 0
+    return f"a number of {digits:,} digits" if digits > 30 else repr(value)
+
+
 def check_config_dimensions(config: Mapping[str, Any]) -> None:
     """Raise ArchitectureError for a dimension outside :data:`DIMENSION_BOUNDS` (top level, text and vision configs)."""
     _check_section(config, "")
     for sub in ("text_config", "vision_config"):
         if isinstance(config.get(sub), Mapping):
             _check_section(config[sub], f"{sub}.")
+        elif config.get(sub) is not None:  # hostile92: a text or a list was passed over, the top level sized instead
+            raise ArchitectureError(
+                f"config field '{sub}' must be a mapping (the {sub.split('_')[0]} model's own config), "
+                f"got {_JSON_KINDS.get(type(config[sub]), 'a value')} {str(config[sub])[:60]!r}"
+            )
 
 
 def check_layout(arch: Architecture, tp: int, pp: int) -> None:

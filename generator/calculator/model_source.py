@@ -19,7 +19,8 @@ from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError, UnreachableError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, refuse_unencodable, short
-from generator.json_numbers import finite_float, refuse_constant, unreadable_number
+from generator.json_numbers import finite_float, finite_int, refuse_constant, unreadable_number
+from generator.json_positions import line_column, locate, unpaired_surrogate
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family, weight_format
@@ -81,13 +82,20 @@ def config_from_text(text: str, name: str, location: Location | None) -> dict[st
     if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
         raise InputError(f"model config {short(name, 200)} is empty (an incomplete download?)", location)
     try:
-        config = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+        config = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float, parse_int=finite_int)
     except ValueError as exc:
         raise InputError(_unreadable_config(text, name, exc), location) from None
     except RecursionError:
         raise InputError(f"cannot read model config {name}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):
         raise InputError(f"{name}: a config.json must hold a JSON object", location)
+    if (field := unpaired_surrogate(text, config)) is not None:  # hostile92: a traceback as model_type was printed
+        line, column = locate(text, field)
+        raise InputError(
+            f"{name}:{line}:{column}: cannot read model config: {'the document' if not field else short(field, 200)} "
+            "holds an unpaired surrogate escape (\\ud800-\\udfff alone), which no UTF-8 text can hold",
+            location,
+        )
     return config
 
 
@@ -131,7 +139,7 @@ def _placed_field_error(text: str, path: str, message: str) -> str:
     named = _NAMED_FIELD.search(message) or _LEADING_FIELD.match(message, len(path) + 2)
     if named is None:
         return message
-    from generator.json_positions import line_column, value_offsets  # only on a refusal
+    from generator.json_positions import value_offsets  # only on a refusal
 
     offsets, field = value_offsets(text), named.group(1)
     offset = offsets.get(field)
