@@ -266,12 +266,16 @@ def _interrupted() -> int:
     return INTERRUPTED
 
 
-def validate_files(files: tuple[str, ...], echo: Callable[[str], object], together: bool = False) -> None:
+def validate_files(
+    files: tuple[str, ...], echo: Callable[[str], object], together: bool = False, fail_on: str | None = None
+) -> None:
     """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; then raise their errors.
 
     Every bad file's errors, exiting as the first bad file does (newuser27 item 13: CI learnt of one bad file a push).
     ``together``: the files are also checked as ``render`` checks a tree of them (newuser33 item 9): each file once, one
     cluster, names of their own; files validated one by one (a folder of unrelated workloads) need not be one cluster.
+    ``fail_on``: exit 5 (:class:`~generator.errors.FindingsError`) where a valid file's finding reaches that level, as
+    ``plan`` and ``render`` do (newuser104: a CI job had no warnings-as-errors for ``validate``); an error's code first.
     """
     from generator.errors import MultipleInputError, SpecgenError, one_line
     from generator.findings import locate_findings
@@ -316,6 +320,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         raise failed[0]
     if failed:
         raise MultipleInputError(failed)
+    _fail_on([finding for _, _, located in valid for finding in located], fail_on)
 
 
 def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
@@ -729,10 +734,11 @@ def _build_cli() -> Any:
         help="Also check the files as render checks the one tree they make: each file once, one cluster, own names, "
         "no host's MAC or address in two files; pool names come of each file's plan, so the files are planned too.",
     )
+    @fail_on
     @boundary
-    def validate(files: tuple[str, ...], together: bool) -> None:
+    def validate(files: tuple[str, ...], together: bool, fail_on: str | None) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
-        validate_files(files, click.echo, together)
+        validate_files(files, click.echo, together, fail_on)
 
     @cli.command()
     @click.argument("file", type=click.Path())

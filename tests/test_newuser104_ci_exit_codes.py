@@ -1,0 +1,118 @@
+"""newuser104: the exit codes a CI job branches on, run as the job runs them (a process, no TTY).
+
+Item 1: ``validate`` had no ``--fail-on``: a workload whose settings ``validate`` warns about (a cost constant 77x its
+sourced default) passed a CI step ``specgen validate`` with exit 0, where ``plan`` and ``render`` had warnings as
+errors (``--fail-on warning``, exit 5). Item 2: README gave each command's codes in its own row and the rest in prose;
+a table in "In CI" now gives every code once, and it must hold every code a command row lists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+CHAT = (REPO / "examples" / "chat-70b.yaml").read_text()
+#: A cost constant 10 / 0.13 = 77x its sourced default: the warning ``setting-implausible``, which validate finds.
+WARNED = CHAT + "constants:\n  energy_usd_per_kwh: 10\n"
+INVALID = CHAT.replace("requests_per_second: 12", "requests_per_second: -1")
+INFEASIBLE = REPO / "examples" / "infeasible" / "home-405b.yaml"
+
+
+def _specgen(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "PYTHONPATH")}
+    env |= {"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "ok.yaml").write_text(CHAT)
+    (tmp_path / "warned.yaml").write_text(WARNED)
+    (tmp_path / "invalid.yaml").write_text(INVALID)
+    (tmp_path / "infeasible.yaml").write_text(INFEASIBLE.read_text())
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["ok.yaml"], 0),
+        (["--fail-on", "warning", "ok.yaml"], 0),
+        (["warned.yaml"], 0),  # a warning alone never fails
+        (["--fail-on", "error", "warned.yaml"], 0),
+        (["--fail-on", "warning", "warned.yaml"], 5),  # newuser104 item 1: exited 2 (no such option)
+        (["--fail-on", "warning", "ok.yaml", "warned.yaml"], 5),  # every file checked, then the findings' 5
+        (["--fail-on", "warning", "warned.yaml", "invalid.yaml"], 1),  # invalid input first
+        (["--fail-on", "warning", "warned.yaml", "infeasible.yaml"], 3),  # no feasible plan first
+        (["--fail-on", "strict", "warned.yaml"], 2),  # a usage error
+    ],
+)
+def test_validate_exit_codes(files: Path, args: list[str], code: int) -> None:
+    run = _specgen(files, "validate", *args)
+    assert run.returncode == code, run.stderr
+    ok = [f"{name}: ok" for name in sorted(args) if name in ("ok.yaml", "warned.yaml")]
+    if code in (0, 5):  # stdout: each valid file's ok line, nothing else
+        assert run.stdout.splitlines() == ok
+    if "warned.yaml" in args and code != 2:  # the warning at its place, on stderr, whatever the level
+        assert "warned.yaml:24:23: warning: constants.energy_usd_per_kwh 10 is 76.9x" in run.stderr
+    if code == 5:
+        assert run.stderr.endswith("specgen: error: 1 finding(s) at level 'warning' or above (--fail-on warning)\n")
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "render"])
+def test_fail_on_warning_exits_5_in_every_command(files: Path, command: str) -> None:
+    """The one warning ``validate`` finds fails ``plan`` and ``render`` alike under ``--fail-on warning``."""
+    args = ["--fail-on", "warning", "warned.yaml"] + (["-o", "out"] if command == "render" else [])
+    run = _specgen(files, command, *args)
+    assert run.returncode == 5, run.stderr
+    assert "[setting-implausible]" in run.stderr and "[setting-implausible]" not in run.stdout
+    if command == "render":  # the output is still written, as README says
+        assert (files / "out" / "spec.json").is_file()
+
+
+def _rows() -> dict[str, set[int]]:
+    """README's command table: each command's exit codes."""
+    rows = {}
+    for line in (REPO / "README.md").read_text().splitlines():
+        if line.startswith("| `specgen "):
+            command = line.split("`")[1]
+            rows[command] = {int(c) for c in re.findall(r"\d+", line.rsplit("|", 2)[1])}
+    return rows
+
+
+def _ci_table() -> dict[int, str]:
+    """README's exit code table under "In CI": code -> meaning."""
+    section = (REPO / "README.md").read_text().split("## In CI", 1)[1].split("\n## ", 1)[0]
+    table = section.split("| code | meaning |", 1)[1].split("\n\n", 1)[0]
+    out = {}
+    for line in table.splitlines()[2:]:
+        codes, meaning = line.split("|")[1:3]
+        for code in re.findall(r"\d+", codes):
+            out[int(code)] = meaning.strip()
+    return out
+
+
+def test_readme_exit_code_table_holds_every_command_code() -> None:
+    rows = _rows()
+    table = _ci_table()
+    assert 5 in rows["specgen validate [--together] [--fail-on L] FILE..."]
+    for command, codes in rows.items():
+        assert codes <= set(table), (command, codes - set(table))
+    assert {2, 130, 143} <= set(table)  # the codes no row gives: usage error, Ctrl-C, a cancel
+    assert "`--fail-on warning`" in table[5] and "`validate`" in table[5]
