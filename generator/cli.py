@@ -267,7 +267,11 @@ def _interrupted() -> int:
 
 
 def validate_files(
-    files: tuple[str, ...], echo: Callable[[str], object], together: bool = False, fail_on: str | None = None
+    files: tuple[str, ...],
+    echo: Callable[[str], object],
+    together: bool = False,
+    fail_on: str | None = None,
+    gitlab_report: str | None = None,
 ) -> None:
     """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; then raise their errors.
 
@@ -276,9 +280,10 @@ def validate_files(
     cluster, names of their own; files validated one by one (a folder of unrelated workloads) need not be one cluster.
     ``fail_on``: exit 5 (:class:`~generator.errors.FindingsError`) where a valid file's finding reaches that level, as
     ``plan`` and ``render`` do (newuser104: a CI job had no warnings-as-errors for ``validate``); an error's code first.
+    ``gitlab_report``: every file's findings, and each error as a blocker, in a GitLab code-quality report, as ``render``.
     """
     from generator.errors import MultipleInputError, SpecgenError, one_line
-    from generator.findings import locate_findings
+    from generator.findings import finding_fields, locate_findings
     from generator.planner.early import early_checks
     from generator.planner.owned_rack_fit import owned_rack_findings
     from generator.planner.setting_findings import (
@@ -288,12 +293,17 @@ def validate_files(
     )
     from generator.workload import load_workload
 
+    if gitlab_report:
+        from generator.writer import check_report_path
+
+        check_report_path(gitlab_report, files)
     if together and len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
         from generator.input_files import check_distinct_files
 
-        check_distinct_files(list(files))
+        _errors_to_gitlab(gitlab_report, files, lambda: check_distinct_files(list(files)))
     failed: list[SpecgenError] = []
     valid: list[tuple[str, LoadedWorkload, list[Any]]] = []
+    fields: list[str] = []
     # in path order, as render takes them: the exit code is the first bad file's whatever order a shell's glob gave
     # (review68 item 2: `validate zz.yaml aa.yaml` exited 1 where render of them exits 3)
     for path in sorted(files):
@@ -311,16 +321,25 @@ def validate_files(
             *owned_rack_findings(loaded),  # newuser98: owned servers no rack holds, which plan leaves free
         ]
         valid.append((path, loaded, list(locate_findings(loaded, said))))
+        fields.extend(finding_fields(loaded, said))
+    found = [finding for _, _, located in valid for finding in located]
     if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)
-        _check_together([(path, loaded) for path, loaded, _ in valid])
+        _errors_to_gitlab(gitlab_report, files, lambda: _check_together([(p, w) for p, w, _ in valid]), found, fields)
     for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
         _print_findings(located, None, ())
         echo(one_line(f"{path}: ok"))  # hostile85 item 5: a file name's newline began a line such as '::error::'
-    if len(failed) == 1:
-        raise failed[0]
     if failed:
-        raise MultipleInputError(failed)
-    _fail_on([finding for _, _, located in valid for finding in located], fail_on)
+        error = failed[0] if len(failed) == 1 else MultipleInputError(failed)
+        _errors_to_gitlab(gitlab_report, files, lambda: _raise(error), found, fields)
+    if gitlab_report:
+        from generator.findings import gitlab_report as gitlab_text
+
+        _write_gitlab(gitlab_report, gitlab_text(found, fields), files)
+    _fail_on(found, fail_on)
+
+
+def _raise(error: Exception) -> NoReturn:
+    raise error
 
 
 def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
@@ -735,10 +754,11 @@ def _build_cli() -> Any:
         "no host's MAC or address in two files; pool names come of each file's plan, so the files are planned too.",
     )
     @fail_on
+    @gitlab
     @boundary
-    def validate(files: tuple[str, ...], together: bool, fail_on: str | None) -> None:
+    def validate(files: tuple[str, ...], together: bool, fail_on: str | None, gitlab_report: str | None) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
-        validate_files(files, click.echo, together, fail_on)
+        validate_files(files, click.echo, together, fail_on, gitlab_report)
 
     @cli.command()
     @click.argument("file", type=click.Path())

@@ -2,12 +2,14 @@
 
 Item 1: ``validate`` had no ``--fail-on``: a workload whose settings ``validate`` warns about (a cost constant 77x its
 sourced default) passed a CI step ``specgen validate`` with exit 0, where ``plan`` and ``render`` had warnings as
-errors (``--fail-on warning``, exit 5). Item 2: README gave each command's codes in its own row and the rest in prose;
-a table in "In CI" now gives every code once, and it must hold every code a command row lists.
+errors (``--fail-on warning``, exit 5); nor had it ``--gitlab-report`` (item 3). Item 2: README gave each command's
+codes in its own row and the rest in prose; a table in "In CI" now gives every code once, and it must hold every code
+a command row lists.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -86,6 +88,44 @@ def test_fail_on_warning_exits_5_in_every_command(files: Path, command: str) -> 
         assert (files / "out" / "spec.json").is_file()
 
 
+@pytest.mark.parametrize(
+    ("given", "code", "issues"),
+    [
+        (["ok.yaml"], 0, []),
+        (["warned.yaml", "ok.yaml"], 0, [("warned.yaml", 24, "minor", "specgen/setting-implausible")]),
+        (
+            ["warned.yaml", "invalid.yaml"],
+            1,
+            [
+                ("warned.yaml", 24, "minor", "specgen/setting-implausible"),
+                ("invalid.yaml", 14, "blocker", "specgen/error"),
+            ],
+        ),
+        (  # together: one name in two files, render's refusal, beside the findings
+            ["--together", "warned.yaml", "ok.yaml"],
+            1,
+            [
+                ("warned.yaml", 24, "minor", "specgen/setting-implausible"),
+                ("warned.yaml", 4, "blocker", "specgen/error"),
+            ],
+        ),
+    ],
+)
+def test_validate_gitlab_report(files: Path, given: list[str], code: int, issues: list[tuple[str, int, str, str]]) -> None:
+    """Item 3: every file's findings and errors in one report, each finding fingerprinted as render's report has it."""
+    subprocess.run(["git", "init", "-q", str(files)], check=True)  # paths relative to the repository, as in CI
+    run = _specgen(files, "validate", "--gitlab-report", "gl.json", *given)
+    assert run.returncode == code, run.stderr
+    report = json.loads((files / "gl.json").read_text())
+    got = [(i["location"]["path"], i["location"]["lines"]["begin"], i["severity"], i["check_name"]) for i in report]
+    assert got == issues
+    if code == 0 and issues:  # the same issue render's report holds: GitLab sees one issue, not two
+        rendered = _specgen(files, "render", "warned.yaml", "-o", "out", "--gitlab-report", "render.json")
+        assert rendered.returncode == 0, rendered.stderr
+        fingerprints = {i["fingerprint"] for i in json.loads((files / "render.json").read_text())}
+        assert report[0]["fingerprint"] in fingerprints
+
+
 def _rows() -> dict[str, set[int]]:
     """README's command table: each command's exit codes."""
     rows = {}
@@ -111,7 +151,7 @@ def _ci_table() -> dict[int, str]:
 def test_readme_exit_code_table_holds_every_command_code() -> None:
     rows = _rows()
     table = _ci_table()
-    assert 5 in rows["specgen validate [--together] [--fail-on L] FILE..."]
+    assert 5 in rows["specgen validate [--together] [--fail-on L] [--gitlab-report F] FILE..."]
     for command, codes in rows.items():
         assert codes <= set(table), (command, codes - set(table))
     assert {2, 130, 143} <= set(table)  # the codes no row gives: usage error, Ctrl-C, a cancel
