@@ -4,7 +4,7 @@ Item 1: ``validate`` had no ``--fail-on``: a workload whose settings ``validate`
 sourced default) passed a CI step ``specgen validate`` with exit 0, where ``plan`` and ``render`` had warnings as
 errors (``--fail-on warning``, exit 5); nor had it ``--gitlab-report`` (item 3). Item 2: README gave each command's
 codes in its own row and the rest in prose; a table in "In CI" now gives every code once, and it must hold every code
-a command row lists.
+a command row lists. Item 4: README now gives one pattern a line parser of another CI takes both stderr forms with.
 """
 
 from __future__ import annotations
@@ -156,3 +156,17 @@ def test_readme_exit_code_table_holds_every_command_code() -> None:
         assert codes <= set(table), (command, codes - set(table))
     assert {2, 130, 143} <= set(table)  # the codes no row gives: usage error, Ctrl-C, a cancel
     assert "`--fail-on warning`" in table[5] and "`validate`" in table[5]
+
+
+def test_readme_line_pattern_takes_errors_and_findings(files: Path) -> None:
+    """Item 4: README's one pattern for a CI line parser takes a finding's line and a stopping error's alike."""
+    text = (REPO / "README.md").read_text().split("## In CI", 1)[1]
+    pattern = re.compile(re.findall(r"`(\^[^`]+\$)` takes both", text.replace("\n", " "))[0])
+    run = _specgen(files, "validate", "warned.yaml", "invalid.yaml")
+    assert run.returncode == 1
+    parsed = [m.groups() if (m := pattern.match(line)) else line for line in run.stderr.splitlines()]
+    assert [p[:4] if isinstance(p, tuple) else p for p in parsed] == [
+        ("warned.yaml", "24", "23", "warning"),
+        ("invalid.yaml", "14", "28", None),
+    ]
+    assert parsed[1][4].startswith("deployments[0].inference.requests_per_second: ")
