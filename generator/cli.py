@@ -156,8 +156,8 @@ def _plan_command(args: list[str]) -> None:
     from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
-    if plain and args[:1] == ["validate"] and (files := plain_args.validate_params(args[1:])) is not None:
-        sys.exit(_standalone(lambda: validate_files(files, _echo), files))
+    if plain and args[:1] == ["validate"] and (checks := plain_args.validate_params(args[1:], LEVELS)) is not None:
+        sys.exit(_standalone(lambda: validate_files(echo=_echo, **checks), checks["files"]))
     if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
         sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()

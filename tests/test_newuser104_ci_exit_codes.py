@@ -5,6 +5,7 @@ sourced default) passed a CI step ``specgen validate`` with exit 0, where ``plan
 errors (``--fail-on warning``, exit 5); nor had it ``--gitlab-report`` (item 3). Item 2: README gave each command's
 codes in its own row and the rest in prose; a table in "In CI" now gives every code once, and it must hold every code
 a command row lists. Item 4: README now gives one pattern a line parser of another CI takes both stderr forms with.
+Item 5: ``validate`` with those options is read without importing click, as plain ``validate FILES`` was.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO
 
@@ -170,3 +174,64 @@ def test_readme_line_pattern_takes_errors_and_findings(files: Path) -> None:
         ("invalid.yaml", "14", "28", None),
     ]
     assert parsed[1][4].startswith("deployments[0].inference.requests_per_second: ")
+
+
+def _click_validate_params(args: list[str]) -> dict[str, Any] | None:
+    """What click passes ``validate`` for ``args``, or None where click refuses them."""
+    import click
+
+    from generator.cli import _build_cli
+
+    command = _build_cli().commands["validate"]
+    try:
+        with command.make_context("validate", list(args)) as ctx:
+            return dict(ctx.params)
+    except (click.exceptions.Exit, click.UsageError):
+        return None
+
+
+#: Words a validate command line is made of: files, every option in its separate-word spelling, odd values.
+VALIDATE_WORDS = st.sampled_from(["a.yaml", "b.yaml", "examples", "--together", "--fail-on", "warning", "error", "info",
+                                  "--gitlab-report", "gl.json", "", "--", "-h", "--fail-on=error", "-"])  # fmt: skip
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(args=st.lists(VALIDATE_WORDS, max_size=6))
+def test_plain_validate_arguments_are_read_as_click_reads_them(args: list[str]) -> None:
+    """Item 5: ``validate --fail-on warning FILE`` is read without click (a sixth of a cold validate), as click reads it."""
+    from generator.cli import LEVELS
+    from generator.plain_args import validate_params
+
+    fast = validate_params(args, LEVELS)
+    if fast is not None:  # None: click reads them
+        assert fast == _click_validate_params(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--fail-on", "warning", "warned.yaml"],
+        ["--fail-on", "warning", "--gitlab-report", "gl.json", "warned.yaml", "invalid.yaml"],
+        ["--together", "--fail-on", "error", "ok.yaml", "warned.yaml"],
+    ],
+)
+def test_plain_validate_answers_as_the_click_command(
+    files: Path, args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.cli import LEVELS, _build_cli, main
+    from generator.plain_args import validate_params
+
+    assert validate_params(args, LEVELS) is not None
+    monkeypatch.chdir(files)
+    outcomes = []
+    for run in (lambda: main(["validate", *args]), lambda: _build_cli().main(args=["validate", *args], prog_name="specgen")):
+        try:
+            run()
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        report = (files / "gl.json").read_text() if (files / "gl.json").exists() else None
+        outcomes.append((code, out, err, report))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] in (1, 5)
