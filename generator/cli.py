@@ -201,8 +201,8 @@ def _plan_command(args: list[str]) -> None:
     from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
-    if plain and args[:1] == ["validate"] and (files := plain_args.validate_params(args[1:])) is not None:
-        sys.exit(_standalone(lambda: validate_files(files, _echo), files))
+    if plain and args[:1] == ["validate"] and (checks := plain_args.validate_params(args[1:], LEVELS)) is not None:
+        sys.exit(_standalone(lambda: validate_files(echo=_echo, **checks), checks["files"]))
     if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
         sys.exit(_standalone(lambda: render_files(**params, echo=_echo), params["files"]))
     cli = _build_cli()
@@ -311,15 +311,24 @@ def _interrupted() -> int:
     return INTERRUPTED
 
 
-def validate_files(files: tuple[str, ...], echo: Callable[[str], object], together: bool = False) -> None:
+def validate_files(
+    files: tuple[str, ...],
+    echo: Callable[[str], object],
+    together: bool = False,
+    fail_on: str | None = None,
+    gitlab_report: str | None = None,
+) -> None:
     """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; then raise their errors.
 
     Every bad file's errors, exiting as the first bad file does (newuser27 item 13: CI learnt of one bad file a push).
     ``together``: the files are also checked as ``render`` checks a tree of them (newuser33 item 9): each file once, one
     cluster, names of their own; files validated one by one (a folder of unrelated workloads) need not be one cluster.
+    ``fail_on``: exit 5 (:class:`~generator.errors.FindingsError`) where a valid file's finding reaches that level, as
+    ``plan`` and ``render`` do (newuser104: a CI job had no warnings-as-errors for ``validate``); an error's code first.
+    ``gitlab_report``: every file's findings, and each error as a blocker, in a GitLab code-quality report, as ``render``.
     """
     from generator.errors import MultipleInputError, SpecgenError, one_line
-    from generator.findings import locate_findings
+    from generator.findings import finding_fields, locate_findings
     from generator.planner.early import early_checks
     from generator.planner.owned_rack_fit import owned_rack_findings
     from generator.planner.setting_findings import (
@@ -329,12 +338,17 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
     )
     from generator.workload import load_workload
 
+    if gitlab_report:
+        from generator.writer import check_report_path
+
+        check_report_path(gitlab_report, files)
     if together and len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
         from generator.input_files import check_distinct_files
 
-        check_distinct_files(list(files))
+        _errors_to_gitlab(gitlab_report, files, lambda: check_distinct_files(list(files)))
     failed: list[SpecgenError] = []
     valid: list[tuple[str, LoadedWorkload, list[Any]]] = []
+    fields: list[str] = []
     # in path order, as render takes them: the exit code is the first bad file's whatever order a shell's glob gave
     # (review68 item 2: `validate zz.yaml aa.yaml` exited 1 where render of them exits 3)
     for path in sorted(files):
@@ -352,15 +366,25 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
             *owned_rack_findings(loaded),  # newuser98: owned servers no rack holds, which plan leaves free
         ]
         valid.append((path, loaded, list(locate_findings(loaded, said))))
+        fields.extend(finding_fields(loaded, said))
+    found = [finding for _, _, located in valid for finding in located]
     if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)
-        _check_together([(path, loaded) for path, loaded, _ in valid])
+        _errors_to_gitlab(gitlab_report, files, lambda: _check_together([(p, w) for p, w, _ in valid]), found, fields)
     for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
         _print_findings(located, None, ())
         echo(one_line(f"{path}: ok"))  # hostile85 item 5: a file name's newline began a line such as '::error::'
-    if len(failed) == 1:
-        raise failed[0]
     if failed:
-        raise MultipleInputError(failed)
+        error = failed[0] if len(failed) == 1 else MultipleInputError(failed)
+        _errors_to_gitlab(gitlab_report, files, lambda: _raise(error), found, fields)
+    if gitlab_report:
+        from generator.findings import gitlab_report as gitlab_text
+
+        _write_gitlab(gitlab_report, gitlab_text(found, fields), files)
+    _fail_on(found, fail_on)
+
+
+def _raise(error: Exception) -> NoReturn:
+    raise error
 
 
 def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
@@ -779,10 +803,12 @@ def _build_cli() -> Any:
         help="Also check the files as render checks the one tree they make: each file once, one cluster, own names, "
         "no host's MAC or address in two files; pool names come of each file's plan, so the files are planned too.",
     )
+    @fail_on
+    @gitlab
     @boundary
-    def validate(files: tuple[str, ...], together: bool) -> None:
+    def validate(files: tuple[str, ...], together: bool, fail_on: str | None, gitlab_report: str | None) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
-        validate_files(files, click.echo, together)
+        validate_files(files, click.echo, together, fail_on, gitlab_report)
 
     @cli.command()
     @click.argument("file", type=click.Path())

@@ -34,9 +34,41 @@ def _file(word: str) -> bool:
     return _plain(word) and not os.path.isdir(word)
 
 
-def validate_params(args: list[str]) -> tuple[str, ...] | None:
-    """The FILES of ``specgen validate FILES``, or None."""
-    return tuple(args) if args and all(_file(a) for a in args) else None
+#: ``validate``'s options that take a value, by spelling, and the parameter each sets.
+_VALIDATE_VALUES = {"--fail-on": "fail_on", "--gitlab-report": "gitlab_report"}
+#: ``validate``'s parameters when not given.
+VALIDATE_DEFAULTS: dict[str, Any] = {"together": False, "fail_on": None, "gitlab_report": None}
+
+
+def validate_params(args: list[str], levels: tuple[str, ...]) -> dict[str, Any] | None:
+    """The parameters click would pass ``validate`` for ``args`` (the words after ``validate``), or None.
+
+    ``levels`` are the choices of ``--fail-on`` (newuser104: ``validate --fail-on warning``, CI's form, read here too).
+    """
+    files: list[str] = []
+    params = dict(VALIDATE_DEFAULTS)
+    words = iter(args)
+    for word in words:
+        name = _VALIDATE_VALUES.get(word)
+        if word == "--together":
+            params["together"] = True
+        elif name is None:
+            if not _file(word):
+                return None
+            files.append(word)
+        else:
+            value = next(words, None)
+            if value is None or not _plain(value) or params[name] is not None:
+                return None  # an option given twice is click's to refuse
+            if name == "fail_on" and value in levels:
+                params["fail_on"] = value
+            elif name == "gitlab_report" and _file(value) and value.strip():  # an empty one is click's to refuse
+                params["gitlab_report"] = value
+            else:
+                return None
+    if not files:
+        return None
+    return {"files": tuple(files), **params}
 
 
 def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, ...]) -> dict[str, Any] | None:

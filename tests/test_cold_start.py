@@ -53,6 +53,11 @@ def _loaded_after(args: list[str]) -> set[str]:
             | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),
+        pytest.param(  # newuser104: CI's warnings-as-errors form stays click-free too
+            ["validate", "--fail-on", "warning", EXAMPLE],
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "dataclasses", "pathlib"},
+            id="validate-fail-on",
+        ),
         pytest.param(
             ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
         ),
