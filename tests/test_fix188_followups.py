@@ -81,9 +81,7 @@ def _config(tmp_path: Path, rope: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize("field", ["rope_type", "type"])
-def test_an_unknown_rope_type_is_refused_at_its_field(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str
-) -> None:
+def test_an_unknown_rope_type_is_refused_at_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str) -> None:
     path = _config(tmp_path, {field: "made_up", "factor": 4})
     code, text = run_estimate(path, "--gpu", "h100-sxm5-80gb", "--context", "65536")
     err = capsys.readouterr().err

@@ -45,8 +45,8 @@ from generator.planner.fixed_place import (
     slot_slack_s,
     slot_wait_at,
 )
-from generator.planner.naming import pool_name
 from generator.planner.heat import heat_btu_per_h
+from generator.planner.naming import pool_name
 from generator.planner.nodes import parts_dc_load_w
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings

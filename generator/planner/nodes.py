@@ -11,8 +11,8 @@ from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.bom import MemoryLayout, boot_drives_text, fill_channels, soldered_memory, soldered_text
-from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cores_basis, wanted_cpu_cores
 from generator.planner.heat import heat_btu_per_h
+from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cores_basis, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GIB, TB
