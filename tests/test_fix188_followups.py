@@ -98,3 +98,11 @@ def test_each_known_rope_type_is_taken(tmp_path: Path, capsys: pytest.CaptureFix
     rope = {"rope_type": kind, "factor": 2.0, "original_max_position_embeddings": 32768}
     code, _ = run_estimate(_config(tmp_path, rope), "--gpu", "h100-sxm5-80gb", "--context", "8192")
     assert code == 0, capsys.readouterr().err
+
+
+def test_qwen25_coder_32b_is_catalogued_from_its_config() -> None:
+    """fix188 item 4: ``validate`` of Qwen/Qwen2.5-Coder-32B-Instruct exited 75 offline (not catalogued)."""
+    coder = catalog.find_model("Qwen/Qwen2.5-Coder-32B-Instruct")
+    assert coder.config == catalog.find_model("Qwen/Qwen2.5-32B-Instruct").config  # the same architecture keys
+    assert "rope_scaling" not in coder.config  # the Hub file has none: the card's YaRN block is the user's to add
+    assert catalog.find_model("qwen2.5-coder-32b-instruct").id == coder.id
