@@ -13,8 +13,9 @@ from generator import catalog
 from generator.calculator.model_source import default_precision
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
+from generator.planner.heat import BTU_PER_H_PER_W
 from generator.planner.inference import OperatingPoint, best_point
-from generator.planner.nodes import BTU_PER_H_PER_W, NodeNeeds, assemble_node, component_power_w
+from generator.planner.nodes import NodeNeeds, assemble_node, component_power_w
 from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo
 from generator.planner.tco import node_cost

@@ -21,7 +21,7 @@ import pytest
 from generator.api import plan_file, render_file, render_files
 from generator.calculator.report import plan_text
 from generator.fleet_diff import diff_plans, plan_from_spec
-from generator.planner.nodes import BTU_PER_H_PER_W
+from generator.planner.heat import BTU_PER_H_PER_W, heat_btu_per_h
 from generator.planner.plan import NodeSpec, Pool, RackSpec
 from generator.planner.racks import RACK_UNITS, pack_racks, rack_id, rack_specs, racked_nodes, racks_named_for_workload
 from generator.render.hosts import host_racks
@@ -127,7 +127,8 @@ def test_racks_hold_the_fleet_within_their_limits(
     racked = {p.name: racked_nodes(p) for p in pools}
     assert sum(r.nodes for r in racks) == sum(racked.values())
     assert sum(r.power_w for r in racks) == sum(p.node.power_w * racked[p.name] for p in pools)
-    assert sum(r.heat_btu_per_h for r in racks) == sum(p.node.heat_btu_per_h * racked[p.name] for p in pools)
+    # a rack's heat is its watts rounded once (fix188): its nodes' rounded figures summed drift by up to 0.5 BTU/h a node
+    assert [r.heat_btu_per_h for r in racks] == [round(r.power_w * BTU_PER_H_PER_W) for r in racks]
 
 
 def test_named_hosts_go_to_their_pools_first_racks() -> None:
@@ -167,7 +168,10 @@ def test_a_plans_racks_sum_to_its_fleet(example: str, racks: int) -> None:
     assert len(plan.racks) == plan.totals["racks"] == racks
     assert sum(r.nodes for r in plan.racks) == plan.totals["nodes"]
     assert sum(r.power_w for r in plan.racks) == plan.totals["power_w"]
-    assert sum(r.heat_btu_per_h for r in plan.racks) == plan.totals["heat_btu_per_h"]
+    # the fleet's heat and each rack's are their own watts rounded once (fix188), so they add up to within 1 BTU/h a rack
+    assert plan.totals["heat_btu_per_h"] == heat_btu_per_h(plan.totals["power_w"])
+    assert [r.heat_btu_per_h for r in plan.racks] == [heat_btu_per_h(r.power_w) for r in plan.racks]
+    assert abs(sum(r.heat_btu_per_h for r in plan.racks) - plan.totals["heat_btu_per_h"]) <= len(plan.racks)
     for pool in plan.pools:  # a pool's racks_spanned is the racks holding some of its nodes
         assert pool.racks == sum(1 for r in plan.racks if pool.name in {s.pool for s in r.pools})
     spec = json.loads(render_file(str(EXAMPLES / f"{example}.yaml"))["spec.json"])["plan"]
@@ -298,3 +302,11 @@ def test_racks_of_a_workload_rendered_with_others_are_named_after_it(tmp_path: P
         if "/ansible/" in name and "specgen_rack" in text
     }
     assert racks and all(ids and all(i.startswith(name.split("/")[0] + "-rack-") for i in ids) for name, ids in racks.items())
+
+
+def test_a_racks_heat_is_its_watts_rounded_once_not_its_nodes_rounded_figures_summed() -> None:
+    """fix188: three 11,500 W servers are 34,500 W, 117,719 BTU/h; their rounded 39,240 each summed give 117,720."""
+    pools = [_pool("chat", 11500, 6, 3)]
+    (rack,) = rack_specs(pack_racks(pools, 40, None), pools, 40)
+    assert pools[0].node.heat_btu_per_h == 39240
+    assert (rack.power_w, rack.heat_btu_per_h) == (34500, 117719)

@@ -411,6 +411,8 @@ def build_plan(
             formats[dep.name] = shape_inf.fmt
             mem = serving_memory(shape_inf.memory)
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
+            if kv == "bf16" and not any(computes_bf16(part.hardware.gpu.architecture) for part in opt.pieces):
+                kv = "fp16"  # fix188: a T4 / V100 caches (and runs an AWQ / GPTQ model's activations) in float16, same bytes
         else:
             chained = index in sequenced
             runs = None if chained else dep.training.runs_per_month

@@ -45,8 +45,9 @@ from generator.planner.fixed_place import (
     slot_slack_s,
     slot_wait_at,
 )
+from generator.planner.heat import heat_btu_per_h
 from generator.planner.naming import pool_name
-from generator.planner.nodes import BTU_PER_H_PER_W, parts_dc_load_w
+from generator.planner.nodes import parts_dc_load_w
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.planner.setting_findings import model_findings, unused_setting_findings
@@ -136,7 +137,7 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         nics=(),
         power_w=power,
         power_basis=_power_basis(gpu.tdp_includes_host_cpu, cpu is not None),
-        heat_btu_per_h=round(power * BTU_PER_H_PER_W),
+        heat_btu_per_h=heat_btu_per_h(power),
         cooling="air",
         rack_units=None,
         psu=f"{fixed.psu_w:,.0f} W (as given)" if fixed.psu_w is not None else None,

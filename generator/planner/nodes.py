@@ -11,6 +11,7 @@ from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.bom import MemoryLayout, boot_drives_text, fill_channels, soldered_memory, soldered_text
+from generator.planner.heat import heat_btu_per_h
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cores_basis, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
@@ -18,10 +19,6 @@ from generator.units import GIB, TB
 from generator.words import counted as counted_noun
 from generator.workload.models import Hardware
 
-#: 1 W of heat in BTU_IT/h: NIST SP 811 (2008) Appendix B.9 gives 1 Btu_IT/h = 2.930 711 E-01 W
-#: (https://www.nist.gov/pml/special-publication-811), so 1 W = 3.412142 Btu_IT/h.
-BTU_IT_PER_H_IN_W = 0.2930711
-BTU_PER_H_PER_W = 1 / BTU_IT_PER_H_IN_W
 #: NVSwitch chips per HGX baseboard generation (NVIDIA HGX A100 / H100 / B200 architecture briefs).
 NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
 #: The NVSwitch generation on the 8-GPU SXM baseboard of each GPU architecture, as NVIDIA's Fabric Manager user guide
@@ -942,7 +939,7 @@ def assemble_node(
         nics=nics,
         power_w=power,
         power_basis=basis,
-        heat_btu_per_h=round(power * BTU_PER_H_PER_W),
+        heat_btu_per_h=heat_btu_per_h(power),
         cooling=cooling,
         rack_units=platform.rack_units,
         psu=psu,

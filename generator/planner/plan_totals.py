@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from generator.planner.batch_job import pool_month_usd
+from generator.planner.heat import heat_btu_per_h
 from generator.planner.peak import floor_usd_per_hour
 from generator.planner.plan import Pool, runs_only_totals
 from generator.units import HOURS_PER_MONTH
@@ -95,7 +96,7 @@ def totals(
         "power_w": power,
         # of those, the pools that rest at 0 nodes between their jobs' runs (newuser69 item 9)
         **runs_only_totals(pools),
-        "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
+        "heat_btu_per_h": heat_btu_per_h(power),  # the fleet's watts rounded once, not its nodes' rounded figures summed
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(month, 2) if month is not None else None,
         # the month with a cloud's serving pools at the nodes their services' average rates need all month: the floor

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from generator.planner.heat import heat_btu_per_h
 from generator.planner.nodes import psu_count
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, RackPool, RackSpec, sorted_findings
 from generator.sizing.electrical import whole_watts
@@ -293,7 +294,7 @@ def rack_specs(
                 units=rack.units,
                 usable_units=RACK_UNITS if whole else usable_units(reserved_units),
                 power_w=rack.power_w,
-                heat_btu_per_h=sum(by_name[s.pool].node.heat_btu_per_h * s.nodes for s in shares),
+                heat_btu_per_h=heat_btu_per_h(rack.power_w),
                 rack_power_kw=float(rack_power_kw),
                 cooling=("air+liquid" if rack.air_power_w else "liquid") if liquid else "air",
             )

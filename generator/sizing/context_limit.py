@@ -45,6 +45,27 @@ _PRE_SCALED = ("su", "longrope", "llama3")
 #: ``if factor is None or not isinstance(factor, float) or factor < 1.0``: "`rope_scaling`'s factor field must be a
 #: float >= 1". A JSON integer (DeepSeek-V3's yarn ``factor: 40``) is taken as the number it is.
 _FACTOR_TYPES = ("linear", "dynamic", "yarn", "longrope", "su", "llama3")
+#: RoPE types an engine builds (fix188: an unknown one still stretched the context by its factor, where vLLM's
+#: ``get_rope`` raises "Unknown RoPE scaling type"): vLLM's ``get_rope``
+#: (https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/rotary_embedding/__init__.py: default,
+#: llama3, mllama4, linear, ntk, dynamic, xdrope, yarn, deepseek_yarn, deepseek_llama_scaling, longrope), which holds
+#: transformers' ``ROPE_INIT_FUNCTIONS`` keys (linear, dynamic, yarn, longrope, llama3, in modeling_rope_utils.py), and
+#: the legacy names the configs still carry that both rename as they load (``su`` for longrope, ``mrope`` for default).
+KNOWN_ROPE_TYPES = (
+    "default",
+    "linear",
+    "dynamic",
+    "yarn",
+    "longrope",
+    "llama3",
+    "ntk",
+    "xdrope",
+    "mllama4",
+    "deepseek_yarn",
+    "deepseek_llama_scaling",
+    "su",
+    "mrope",
+)
 
 
 def _length(value: Any) -> int | None:
@@ -72,6 +93,13 @@ def _rope_scaling(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
     kind = rope.get("rope_type", rope.get("type"))
     if kind is not None and not isinstance(kind, str):
         raise ArchitectureError(f"config field '{key}.rope_type' must be a RoPE type name such as yarn, got {str(kind)[:60]!r}")
+    if kind is not None and kind not in KNOWN_ROPE_TYPES:
+        field = "rope_type" if "rope_type" in rope else "type"
+        raise ArchitectureError(
+            f"config field '{key}.{field}' is an unknown RoPE scaling type, {kind[:60]!r}: vLLM (get_rope: 'Unknown "
+            f"RoPE scaling type') and transformers refuse it, so the model would not start; known types: "
+            f"{', '.join(KNOWN_ROPE_TYPES)}"
+        )
     factor = rope.get("factor", 1.0)  # left out: no stretch, as before
     bad = isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor < 1
     if kind in _FACTOR_TYPES and bad:

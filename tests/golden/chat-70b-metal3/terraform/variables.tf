@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 43299, "hosts" : ["gpu-a01", "gpu-a02"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 3 }, "power_w" : 12690, "units" : 12, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 43300, "hosts" : ["gpu-a01", "gpu-a02"], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 3 }, "power_w" : 12690, "units" : 12, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

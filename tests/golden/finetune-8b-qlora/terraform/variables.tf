@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 26996, "hosts" : [], "id" : "rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 26997, "hosts" : [], "id" : "rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

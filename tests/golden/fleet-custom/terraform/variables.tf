@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 21598, "hosts" : ["lab-01"], "id" : "rack-01", "nodes" : { "assistant_a40_48gb" : 1, "chat_h100_sxm5_80gb" : 1 }, "power_w" : 6330, "units" : 8, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 21599, "hosts" : ["lab-01"], "id" : "rack-01", "nodes" : { "assistant_a40_48gb" : 1, "chat_h100_sxm5_80gb" : 1 }, "power_w" : 6330, "units" : 8, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 97588, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 97587, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 139216, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_helper_h100_sxm5_80gb" : 4 }, "power_w" : 40800, "units" : 32, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 69608, "hosts" : [], "id" : "rack-02", "nodes" : { "chat_helper_h100_sxm5_80gb" : 2 }, "power_w" : 20400, "units" : 16, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 139215, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_helper_h100_sxm5_80gb" : 4 }, "power_w" : 40800, "units" : 32, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 69608, "hosts" : [], "id" : "rack-02", "nodes" : { "chat_helper_h100_sxm5_80gb" : 2 }, "power_w" : 20400, "units" : 16, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 18150, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_embed_l40s_48gb" : 3 }, "power_w" : 5319, "units" : 6, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 18149, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_embed_l40s_48gb" : 3 }, "power_w" : 5319, "units" : 6, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
