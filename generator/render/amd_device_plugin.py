@@ -21,7 +21,7 @@ from typing import Any
 from generator.planner.cluster_findings import AMD_DEVICE_PLUGIN_VALUES
 from generator.render.env import to_yaml
 from generator.render.kube_objects import HEADER
-from generator.render.mirrors import ClusterMirror, mirrored
+from generator.render.mirrors import ClusterMirror, chart_install_lines, mirrored
 
 VALUES_PATH = AMD_DEVICE_PLUGIN_VALUES
 #: The chart's own namespace value (``namespace: kube-system`` in its values; its templates use the release's).
@@ -55,14 +55,9 @@ def amd_values(taints: Sequence[tuple[str, str]], mirror: ClusterMirror | None) 
 
 def install_lines(mirror: ClusterMirror | None) -> list[str]:
     """The ``helm upgrade --install`` command, as comment lines: the chart from ROCm's repository or the site's."""
-    repository = mirror.helm_repository if mirror is not None and mirror.helm_repository else CHART_REPOSITORY
-    source = ["", f"{repository.rstrip('/')}/{CHART}"] if repository.startswith("oci://") else [CHART, f"--repo {repository}"]
-    lines = [f"# Helm values for ROCm's AMD GPU device plugin chart {CHART} {CHART_VERSION}:", f"# {SOURCES[0]}"]
-    if mirror is not None and mirror.pull_secret is not None:  # the registry's credentials: the site's, never in git
-        lines.append(f"#   kubectl -n {NAMESPACE} create secret docker-registry {mirror.pull_secret} ...")
-    lines.append(f"#   helm upgrade --install {CHART} {source[0]}".rstrip() + " \\")
-    lines.append(f"#     {source[1]} \\")
-    return [*lines, f"#     --version {CHART_VERSION} -n {NAMESPACE} -f values.yaml"]
+    header = [f"# Helm values for ROCm's AMD GPU device plugin chart {CHART} {CHART_VERSION}:", f"# {SOURCES[0]}"]
+    default = [CHART, f"--repo {CHART_REPOSITORY}"]
+    return header + chart_install_lines(mirror, NAMESPACE, CHART, CHART_VERSION, default)
 
 
 def render_amd_device_plugin(taints: Sequence[tuple[str, str]], mirror: ClusterMirror | None) -> dict[str, str]:
