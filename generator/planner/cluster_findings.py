@@ -127,13 +127,13 @@ def renders_amd_plugin(pool: Pool) -> bool:
     return catalog.gpus()[pool.node.gpu_id].vendor == "amd" and pool.node.provider == "baremetal"
 
 
-def _amd_plugin_rendered(wl: Workload, pool: str, gpu: GpuSpec) -> Finding:
+def _amd_plugin_rendered(wl: Workload, pool_name: str, gpu: GpuSpec) -> Finding:
     """A bare-metal AMD pool of a cluster: the rendered Helm values install its device plugin, tolerating its taint."""
     key, value, effect = gpu_taint(gpu)
     return Finding(
         "info",
         "amd-device-plugin",
-        f"pool {pool}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN['amd']}, which "
+        f"pool {pool_name}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN['amd']}, which "
         f"{AMD_DEVICE_PLUGIN_VALUES} installs (ROCm's amd-gpu Helm chart, the command in its header) with a toleration "
         f"for the pool's taint {key}={value}:{effect}, which the chart's own tolerations (CriticalAddonsOnly alone) "
         f"lack; {_amd_driver_words(wl)}",
