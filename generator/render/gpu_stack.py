@@ -283,11 +283,10 @@ def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
 def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     """``cluster/gpu-operator/``: Helm values and a kustomize directory with the Namespace, ConfigMap and drivers.
 
-    Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`).
+    Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`). Beside it, the AMD pools' device
+    plugin values (:func:`amd_cluster_files`).
     """
-    amd = [s for s in stacks if s.vendor == "amd"]
-    _one_mirror(amd, "AMD device plugin")  # one device plugin DaemonSet pulls its image from one place, as the operator does
-    amd_files = render_amd_device_plugin([t for s in amd for t in s.taints], amd[0].mirror) if amd else {}
+    amd_files = amd_cluster_files(stacks)
     stacks = [s for s in merge_stacks([s for s in stacks if s.vendor == "nvidia"]) if s.provider not in CLOUD_GPU_STACK]
     if not stacks:
         return amd_files
@@ -323,6 +322,15 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         **plugin,
         **amd_files,
     }
+
+
+def amd_cluster_files(stacks: list[GpuPoolStack]) -> dict[str, str]:
+    """``cluster/amd-gpu/values.yaml`` for the bare-metal AMD pools among ``stacks``; nothing where there are none."""
+    amd = [s for s in stacks if s.vendor == "amd"]
+    if not amd:
+        return {}
+    _one_mirror(amd, "AMD device plugin")  # one device plugin DaemonSet pulls its image from one place, as the operator does
+    return render_amd_device_plugin([t for s in amd for t in s.taints], amd[0].mirror)
 
 
 #: newuser83 item 5: on AKS the values turned the operator's driver and toolkit off with no word of why, while
