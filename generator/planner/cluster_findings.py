@@ -116,6 +116,8 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
 
 #: Where a bare-metal cluster's AMD pools get their device plugin: ROCm's ``amd-gpu`` Helm chart's values (newuser103).
 AMD_DEVICE_PLUGIN_VALUES = "cluster/amd-gpu/values.yaml"
+#: Its chart's software record (chart, version, repository, image; generator/catalog/software.json).
+AMD_DEVICE_PLUGIN_RECORD = "rocm-k8s-device-plugin"
 
 
 def renders_amd_plugin(pool: Pool) -> bool:

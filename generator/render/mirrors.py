@@ -22,7 +22,7 @@ from typing import Any
 
 from generator.catalog import gpus, software
 from generator.named_tuple import NamedTuple
-from generator.planner.cluster_findings import own_cluster, renders_amd_plugin
+from generator.planner.cluster_findings import AMD_DEVICE_PLUGIN_RECORD, own_cluster, renders_amd_plugin
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.words import listed
 from generator.workload.models import Mirrors, Workload
@@ -262,8 +262,9 @@ def not_covered(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
     if kube and mirrors.helm_repository is None and "nvidia" in vendors:
         gaps.append("the GPU Operator chart comes from a Helm repository added as 'nvidia' (set helm_repository)")
     if amd_plugin_rendered(plan, workload) and mirrors.helm_repository is None:  # newuser103
+        chart = software(AMD_DEVICE_PLUGIN_RECORD)
         gaps.append(
-            "ROCm's amd-gpu device plugin chart comes from https://rocm.github.io/k8s-device-plugin/ (set helm_repository)"
+            f"ROCm's {chart['helm_chart']} device plugin chart comes from {chart['helm_repository']} (set helm_repository)"
         )
     if mirrors.huggingface_endpoint is None and mirrors.huggingface_cache is None:
         gaps.append("models download from the Hugging Face Hub (set huggingface_endpoint or huggingface_cache)")
