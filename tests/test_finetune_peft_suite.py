@@ -20,6 +20,7 @@ from generator.catalog import find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.peft_lora import ACT_BYTES, peft_cast_copy_bytes_per_token_per_layer
 from generator.sizing.training import TrainingSetup
+from generator.units import GB, GIB
 from tests.conftest import calibration_report as _load_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def test_rows_carry_source_and_notes_apart() -> None:
     for row in ANSWERAI:
         assert row["source"] == "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"
         assert row["research_notes"] and row["research_notes"] not in row["setup"]
-        assert row["measured_gb"] == round(row["measured_gib_as_reported"] * 1.073741824, 3)
+        assert row["measured_gb"] == round(row["measured_gib_as_reported"] * (GIB / GB), 3)
 
 
 def test_loaded_into_their_groups() -> None:
@@ -110,8 +111,11 @@ def test_without_autocast_fp32_adapters_keep_fp32_input_copies() -> None:
     qv, mlp = ("q_proj", "v_proj"), ("gate_proj", "up_proj", "down_proj")
     assert peft_cast_copy_bytes_per_token_per_layer(arch, qv) == h * ACT_BYTES
     assert peft_cast_copy_bytes_per_token_per_layer(arch, mlp) == h * ACT_BYTES
-    assert peft_cast_copy_bytes_per_token_per_layer(arch, qv, 4) == 2 * h * 4 - h * ACT_BYTES
-    assert peft_cast_copy_bytes_per_token_per_layer(arch, mlp, 4) == 2 * h * 4 - h * ACT_BYTES + ffn * (4 - ACT_BYTES)
+    assert (h, ffn) == (3072, 8192)
+    # fp32 copies: q and v each keep a 3,072-wide copy at 4 bytes (24,576 B), less the bf16 input one of them stands in
+    # for (6,144 B); gate / up the same, and down_proj's 8,192-wide copy grows from 2 to 4 bytes (+16,384 B)
+    assert peft_cast_copy_bytes_per_token_per_layer(arch, qv, 4) == 18_432
+    assert peft_cast_copy_bytes_per_token_per_layer(arch, mlp, 4) == 34_816
     plain = TrainingSetup(method="lora", optimizer="adamw", framework="hf", autocast=False)
     assert plain.adapter_copy_bytes() == 4
     assert plain._replace(autocast=True).adapter_copy_bytes() == 2

@@ -387,6 +387,11 @@ def test_nvidia_drivers_pull_the_driver_and_its_manager_from_the_mirror() -> Non
 def test_one_cluster_pulls_from_one_place(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="share one cluster, whose GPU Operator pulls from one registry"):
         render_cluster([_stack("a", "580.105.08", MIRROR), _stack("b", "580.105.08", None, workload="w2")])
+    # the AMD pools' device plugin (newuser103) pulls from one place too, even with no NVIDIA pool beside it
+    amd = [_stack("a", "", MIRROR)._replace(vendor="amd"), _stack("b", "", None, workload="w2")._replace(vendor="amd")]
+    with pytest.raises(InputError, match=r"whose AMD device plugin pulls from one registry, .* \(registry reg\.colo"):
+        render_cluster(amd)
+    assert list(render_cluster(amd[:1])) == ["cluster/amd-gpu/values.yaml"]
     other = tmp_path / "other.yaml"
     text = EXAMPLE.read_text().replace("name: colo-airgap", "name: colo-airgap-b").replace("gpu-a0", "gpu-b0")
     text = text.replace("  - name: chat\n", "  - name: chat-b\n").replace("  - name: summarise\n", "  - name: summarise-b\n")

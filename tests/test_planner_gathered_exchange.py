@@ -41,7 +41,7 @@ def test_planner_and_estimate_serve_vllm_and_sglang_alone() -> None:
 @pytest.mark.parametrize("gpu_id", ["h100-sxm5-80gb", "b200-sxm-180gb"])
 def test_planner_engines_gather_without_the_trtllm_workspace(engine: str, gpu_id: str) -> None:
     spec = InferenceSpec(max_context_tokens=8192, engine=engine)  # type: ignore[arg-type]
-    consts = engine_constants(spec, catalog.gpus()[gpu_id], Constants())
+    consts = engine_constants(spec, catalog.gpus()[gpu_id], Constants(), model_type="llama")
     assert consts.moe_gathered_workspace == 0
     # acc164: vLLM's allgather_reducescatter gathers the quantized tokens, SGLang's DP attention the bf16 hidden states
     assert consts.moe_gathered_exchange == {"vllm": 1, "sglang": 2}[engine]

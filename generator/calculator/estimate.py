@@ -237,7 +237,7 @@ def _given_batched_tokens(req: EstimateRequest) -> int | None:
     return int(chunk) if chunk else None
 
 
-def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model_type: str = "") -> list[Constants]:
+def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model_type: str) -> list[Constants]:
     """The constants with each batch limit to size at on ``gpu`` (:func:`batch_limits`), in order.
 
     vLLM's prompt-attention kernel for ``model_type`` on ``gpu`` (Triton unified attention for a sink model before

@@ -84,17 +84,20 @@ AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES = (
 
 
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
-    """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve.
+    """Pools whose GPUs the rendered NVIDIA GPU stack (the GPU Operator and its device plugin) does not serve.
 
-    An info for one bare-metal host: no Kubernetes is rendered for it (``kubernetes-single-host``), so no pod waits.
+    A bare-metal AMD pool of a cluster: an info naming the rendered ROCm device plugin (:func:`renders_amd_plugin`).
+    Any other pool of another vendor: a warning that its device plugin is not rendered; an info for one bare-metal
+    host, for which no Kubernetes is rendered (``kubernetes-single-host``), so no pod waits.
     """
     if "kubernetes" not in wl.outputs:
         return []
-    level: Level = "info" if own_cluster(wl, pools) else "warning"
+    single_host = own_cluster(wl, pools)
+    level: Level = "info" if single_host else "warning"
     out = []
     for pool in pools:
         gpu = catalog.gpus()[pool.node.gpu_id]
-        if gpu.vendor == "amd" and pool.node.provider == "baremetal" and not own_cluster(wl, pools):
+        if renders_amd_plugin(pool) and not single_host:
             out.append(_amd_plugin_rendered(wl, pool.name, gpu))
         elif gpu.vendor != "nvidia":
             other = "install it in the cluster, or the pool's pods stay pending"
@@ -113,15 +116,26 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
 
 #: Where a bare-metal cluster's AMD pools get their device plugin: ROCm's ``amd-gpu`` Helm chart's values (newuser103).
 AMD_DEVICE_PLUGIN_VALUES = "cluster/amd-gpu/values.yaml"
+#: Its chart's software record (chart, version, repository, image; generator/catalog/software.json).
+AMD_DEVICE_PLUGIN_RECORD = "rocm-k8s-device-plugin"
 
 
-def _amd_plugin_rendered(wl: Workload, pool: str, gpu: GpuSpec) -> Finding:
+def renders_amd_plugin(pool: Pool) -> bool:
+    """Whether a cluster's render installs ROCm's device plugin for ``pool``: an AMD pool on bare metal (newuser103).
+
+    The findings, the rendered stacks (:func:`generator.render.gpu_stack.pool_stacks`) and the mirrors' coverage
+    (:func:`generator.render.mirrors.amd_plugin_rendered`) all ask this one question.
+    """
+    return catalog.gpus()[pool.node.gpu_id].vendor == "amd" and pool.node.provider == "baremetal"
+
+
+def _amd_plugin_rendered(wl: Workload, pool_name: str, gpu: GpuSpec) -> Finding:
     """A bare-metal AMD pool of a cluster: the rendered Helm values install its device plugin, tolerating its taint."""
     key, value, effect = gpu_taint(gpu)
     return Finding(
         "info",
         "amd-device-plugin",
-        f"pool {pool}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN['amd']}, which "
+        f"pool {pool_name}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN['amd']}, which "
         f"{AMD_DEVICE_PLUGIN_VALUES} installs (ROCm's amd-gpu Helm chart, the command in its header) with a toleration "
         f"for the pool's taint {key}={value}:{effect}, which the chart's own tolerations (CriticalAddonsOnly alone) "
         f"lack; {_amd_driver_words(wl)}",

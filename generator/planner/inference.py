@@ -872,9 +872,7 @@ def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whol
 ENGINE_GATHERED_EXCHANGE: dict[str, int] = {"vllm": 1, "sglang": 2}
 
 
-def engine_constants(
-    spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False, model_type: str = ""
-) -> Constants:
+def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False, *, model_type: str) -> Constants:
     """``consts`` with the engine's MoE exchange and tokens a forward pass on ``gpu`` (a prompt prefilled in such passes).
 
     ``model_type``: the model's, for the engine's prompt-attention kernel (vLLM's Triton unified attention for a sink
@@ -1373,7 +1371,7 @@ def _layout_shape(
             (par, mem, kv_bits, acc),
             limit,
             tokens,
-            engine_constants(spec, gpu, consts, arch.encoder_only, arch.model_type),
+            engine_constants(spec, gpu, consts, arch.encoder_only, model_type=arch.model_type),
         )
         if isinstance(pooled, LayoutBlocked):
             return None, pooled._replace(text=f"{layout}: {pooled.text}"), False
@@ -1385,14 +1383,11 @@ def _layout_shape(
         steps = tokens * par.attention_dp * par.pp
         # a prompt brings its new tail to the steps: the tokens its prefix cache holds are not scheduled
         max_batch = min(max_batch, step_budget_batch(steps, spec.prompt_tail(spec.avg_input_tokens)[0], spec.avg_output_tokens))
-    point = best_point(
-        model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts, model_type=arch.model_type)
-    )
+    engine_consts = engine_constants(spec, gpu, consts, model_type=arch.model_type)
+    point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_consts)
     if point is None:
         # what a prompt alone reaches (no queue): the nearest a layout gets to the targets
-        alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts, model_type=arch.model_type))(
-            1, 0.0
-        )
+        alone = _points(model, (par, mem, kv_bits, acc), spec, engine_consts)(1, 0.0)
         targets = tuple(
             name
             for name, reached, target in (
@@ -1442,7 +1437,7 @@ def pooling_replica(
     fitted_gpu = _fitted_gpu(gpu.id, fitted)
     held = loaded_format(fmt, fitted_gpu.architecture, spec.engine)
     acc = accelerator_for(fitted_gpu, held.compute, tp, 1.0, held)
-    engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only, arch.model_type)
+    engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only, model_type=arch.model_type)
     alone = point_for_rate(model, (par, mem, kv_bits, acc), spec, 0.0, most.batch, engine_consts)
     return PoolingReplica(par, mem, most, alone)
 

@@ -555,9 +555,8 @@ def _inference_details(
         acc = acc._replace(expert_network=network)
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
     whole = model.architecture.encoder_only  # an encoder's request runs in one pass (no chunked prefill)
-    engine_consts = engine_constants(
-        spec, gpu, consts, whole, model.architecture.model_type
-    )  # a prompt prefilled in passes of the engine's tokens
+    # a prompt prefilled in passes of the engine's tokens
+    engine_consts = engine_constants(spec, gpu, consts, whole, model_type=model.architecture.model_type)
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, engine_consts)
     cap = shape.memory.capacity
     assert cap is not None

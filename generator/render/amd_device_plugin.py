@@ -10,7 +10,9 @@ specgen rendered nothing for an AMD pool and only said so in a warning).
 off, so the DaemonSet runs on every node it tolerates) and adds one toleration a distinct taint of the AMD pools.
 Ansible installs the amdgpu driver and ROCm the plugin reads (``specgen_amdgpu_driver``). A site mirror
 (``mirrors.container_registry``, ``image_pull_secret``, ``helm_repository``) gives the plugin's image, its pull
-secret and the chart's repository, as it does the NVIDIA GPU Operator's.
+secret and the chart's repository, as it does the NVIDIA GPU Operator's. The chart's name, version, repository, image
+and default tolerations, with their sources: the software record ``rocm-k8s-device-plugin``
+(generator/catalog/software.json), as the EFA plugin's chart is.
 """
 
 from __future__ import annotations
@@ -18,36 +20,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from generator.planner.cluster_findings import AMD_DEVICE_PLUGIN_VALUES
+from generator.catalog import software
+from generator.planner.cluster_findings import AMD_DEVICE_PLUGIN_RECORD, AMD_DEVICE_PLUGIN_VALUES
 from generator.render.env import to_yaml
 from generator.render.kube_objects import HEADER
-from generator.render.mirrors import ClusterMirror, mirrored
+from generator.render.mirrors import ClusterMirror, chart_install_lines, mirrored
 
 VALUES_PATH = AMD_DEVICE_PLUGIN_VALUES
-#: The chart's own namespace value (``namespace: kube-system`` in its values; its templates use the release's).
-NAMESPACE = "kube-system"
-CHART = "amd-gpu"
-#: Chart 0.16.0 (app 1.31.0.2): its Chart.yaml, values.yaml and DaemonSet template at the commits read.
-CHART_VERSION = "0.16.0"
-CHART_REPOSITORY = "https://rocm.github.io/k8s-device-plugin/"
-IMAGE = "docker.io/rocm/k8s-device-plugin"
-SOURCES = (
-    "https://github.com/ROCm/k8s-device-plugin/blob/867afce3d98c8ee9334df7f66ea839aa05bf0ccd/helm/amd-gpu/Chart.yaml",
-    "https://github.com/ROCm/k8s-device-plugin/blob/2303c30ee75771122011cf7f408ebfc37df309aa/helm/amd-gpu/values.yaml",
-    "https://github.com/ROCm/k8s-device-plugin/blob/9bfda41399b09dd8baa15ba37569eb6bcfeecc66/helm/amd-gpu/templates/"
-    "deviceplugin-daemonset.yaml",
-)
-#: The chart's default ``tolerations``, kept where specgen sets the list (a value list replaces the chart's).
-CHART_TOLERATIONS = ({"key": "CriticalAddonsOnly", "operator": "Exists"},)
 
 
 def amd_values(taints: Sequence[tuple[str, str]], mirror: ClusterMirror | None) -> dict[str, Any]:
-    """The chart's values: its default toleration, one a distinct (key, effect) taint of the pools, the site's image."""
-    tolerations = [dict(t) for t in CHART_TOLERATIONS]
+    """The chart's values: its default toleration, one a distinct (key, effect) taint of the pools, the site's image.
+
+    The chart's default ``tolerations`` are kept where specgen sets the list (a value list replaces the chart's).
+    """
+    record = software(AMD_DEVICE_PLUGIN_RECORD)
+    tolerations = [dict(t) for t in record["default_tolerations"]]
     tolerations += [{"key": key, "operator": "Exists", "effect": effect} for key, effect in sorted(set(taints))]
     values: dict[str, Any] = {"tolerations": tolerations}
     if mirror is not None and mirror.registry is not None:
-        values["dp"] = {"image": {"repository": mirrored(IMAGE, mirror.registry)}}
+        values["dp"] = {"image": {"repository": mirrored(str(record["image"]), mirror.registry)}}
     if mirror is not None and mirror.pull_secret is not None:
         values["imagePullSecrets"] = [{"name": mirror.pull_secret}]
     return values
@@ -55,14 +47,11 @@ def amd_values(taints: Sequence[tuple[str, str]], mirror: ClusterMirror | None) 
 
 def install_lines(mirror: ClusterMirror | None) -> list[str]:
     """The ``helm upgrade --install`` command, as comment lines: the chart from ROCm's repository or the site's."""
-    repository = mirror.helm_repository if mirror is not None and mirror.helm_repository else CHART_REPOSITORY
-    source = ["", f"{repository.rstrip('/')}/{CHART}"] if repository.startswith("oci://") else [CHART, f"--repo {repository}"]
-    lines = [f"# Helm values for ROCm's AMD GPU device plugin chart {CHART} {CHART_VERSION}:", f"# {SOURCES[0]}"]
-    if mirror is not None and mirror.pull_secret is not None:  # the registry's credentials: the site's, never in git
-        lines.append(f"#   kubectl -n {NAMESPACE} create secret docker-registry {mirror.pull_secret} ...")
-    lines.append(f"#   helm upgrade --install {CHART} {source[0]}".rstrip() + " \\")
-    lines.append(f"#     {source[1]} \\")
-    return [*lines, f"#     --version {CHART_VERSION} -n {NAMESPACE} -f values.yaml"]
+    record = software(AMD_DEVICE_PLUGIN_RECORD)
+    chart, version, namespace = str(record["helm_chart"]), str(record["version"]), str(record["namespace"])
+    header = [f"# Helm values for ROCm's AMD GPU device plugin chart {chart} {version}:", f"# {record['source'][0]}"]
+    default = [chart, f"--repo {record['helm_repository']}"]
+    return header + chart_install_lines(mirror, namespace, chart, version, default)
 
 
 def render_amd_device_plugin(taints: Sequence[tuple[str, str]], mirror: ClusterMirror | None) -> dict[str, str]:

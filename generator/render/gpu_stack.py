@@ -16,6 +16,7 @@ from generator.catalog import gpus, software
 from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
+from generator.planner.cluster_findings import renders_amd_plugin
 from generator.planner.plan import Plan, Pool
 from generator.planner.spot import AKS_SPOT_TAINT
 from generator.render.amd_device_plugin import render_amd_device_plugin
@@ -103,15 +104,17 @@ def pool_stacks(
     shares: Mapping[str, GpuSharing | None] | None = None,
     mirror: ClusterMirror | None = None,
 ) -> list[GpuPoolStack]:
-    """The GPU-stack needs of a plan's NVIDIA pools (``shares``: each pool's GPU sharing, by name; ``mirror``: its mirrors)."""
+    """The GPU-stack needs of a plan's NVIDIA pools and bare-metal AMD pools (:func:`renders_amd_plugin`).
+
+    ``shares``: each pool's GPU sharing, by name; ``mirror``: its mirrors.
+    """
     table = gpus()
     shares = shares or {}
     stacks = []
     for pool in plan.pools:
-        vendor = table[pool.node.gpu_id].vendor
-        if vendor == "amd" and pool.node.provider == "baremetal":
+        if renders_amd_plugin(pool):
             stacks.append(_amd_stack(plan, pool, mirror))
-        if vendor != "nvidia":
+        if table[pool.node.gpu_id].vendor != "nvidia":
             continue
         owner = driver_owner(pool.node.provider, ansible_owns_driver=ansible_owns_driver)
         labels = dict(pool.labels)
@@ -179,18 +182,23 @@ def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
                 "rename a deployment so their pools differ"
             )
         merged.setdefault(stack.key, stack)
-    for stack in stacks[1:]:  # one cluster pulls its GPU stack from one place (newuser36 item 7)
-        if stack.mirror != stacks[0].mirror:
-            raise InputError(
-                f"workloads '{stacks[0].workload}' and '{stack.workload}' share one cluster, whose GPU Operator pulls "
-                f"from one registry, but their mirrors differ ({_mirror_words(stacks[0].mirror)} against "
-                f"{_mirror_words(stack.mirror)}): give every file the same mirrors.container_registry, "
-                "image_pull_secret and helm_repository"
-            )
+    _one_mirror(stacks, "GPU Operator")  # one cluster pulls its GPU stack from one place (newuser36 item 7)
     providers = sorted({s.provider for s in merged.values()})
     if len(providers) > 1:
         raise InputError(f"workloads rendered into one tree share one cluster, but their pools run on {', '.join(providers)}")
     return [merged[key] for key in sorted(merged)]
+
+
+def _one_mirror(stacks: list[GpuPoolStack], puller: str) -> None:
+    """Refuses ``stacks`` of several workloads whose mirrors differ: the cluster's ``puller`` pulls from one place."""
+    for stack in stacks[1:]:
+        if stack.mirror != stacks[0].mirror:
+            raise InputError(
+                f"workloads '{stacks[0].workload}' and '{stack.workload}' share one cluster, whose {puller} pulls "
+                f"from one registry, but their mirrors differ ({_mirror_words(stacks[0].mirror)} against "
+                f"{_mirror_words(stack.mirror)}): give every file the same mirrors.container_registry, "
+                "image_pull_secret and helm_repository"
+            )
 
 
 def _mirror_words(mirror: ClusterMirror | None) -> str:
@@ -275,18 +283,10 @@ def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
 def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     """``cluster/gpu-operator/``: Helm values and a kustomize directory with the Namespace, ConfigMap and drivers.
 
-    Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`).
+    Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`). Beside it, the AMD pools' device
+    plugin values (:func:`amd_cluster_files`).
     """
-    amd = [s for s in stacks if s.vendor == "amd"]
-    for stack in amd[1:]:  # one device plugin DaemonSet pulls its image from one place, as the operator does
-        if stack.mirror != amd[0].mirror:
-            raise InputError(
-                f"workloads '{amd[0].workload}' and '{stack.workload}' share one cluster, whose AMD device plugin pulls "
-                f"from one registry, but their mirrors differ ({_mirror_words(amd[0].mirror)} against "
-                f"{_mirror_words(stack.mirror)}): give every file the same mirrors.container_registry, "
-                "image_pull_secret and helm_repository"
-            )
-    amd_files = render_amd_device_plugin([t for s in amd for t in s.taints], amd[0].mirror) if amd else {}
+    amd_files = amd_cluster_files(stacks)
     stacks = [s for s in merge_stacks([s for s in stacks if s.vendor == "nvidia"]) if s.provider not in CLOUD_GPU_STACK]
     if not stacks:
         return amd_files
@@ -322,6 +322,15 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         **plugin,
         **amd_files,
     }
+
+
+def amd_cluster_files(stacks: list[GpuPoolStack]) -> dict[str, str]:
+    """``cluster/amd-gpu/values.yaml`` for the bare-metal AMD pools among ``stacks``; nothing where there are none."""
+    amd = [s for s in stacks if s.vendor == "amd"]
+    if not amd:
+        return {}
+    _one_mirror(amd, "AMD device plugin")  # one device plugin DaemonSet pulls its image from one place, as the operator does
+    return render_amd_device_plugin([t for s in amd for t in s.taints], amd[0].mirror)
 
 
 #: newuser83 item 5: on AKS the values turned the operator's driver and toolkit off with no word of why, while

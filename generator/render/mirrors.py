@@ -22,7 +22,7 @@ from typing import Any
 
 from generator.catalog import gpus, software
 from generator.named_tuple import NamedTuple
-from generator.planner.cluster_findings import own_cluster
+from generator.planner.cluster_findings import AMD_DEVICE_PLUGIN_RECORD, own_cluster, renders_amd_plugin
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.words import listed
 from generator.workload.models import Mirrors, Workload
@@ -138,18 +138,29 @@ def driver_images(mirror: ClusterMirror | None) -> dict[str, Any]:
 
 
 def helm_install_lines(mirror: ClusterMirror | None, namespace: str) -> list[str]:
-    """The values file's ``helm upgrade --install`` command, as comment lines: the chart from the site's repository.
+    """The GPU Operator values file's ``helm upgrade --install`` command, as comment lines (:func:`chart_install_lines`).
+
+    Without a site repository the chart comes from a repository added as ``nvidia``.
+    """
+    record = software("nvidia-gpu-operator")
+    chart = str(record["helm_chart"])
+    return chart_install_lines(mirror, namespace, chart, str(record["version"]), [f"nvidia/{chart}"])
+
+
+def chart_install_lines(
+    mirror: ClusterMirror | None, namespace: str, chart: str, version: str, default_sources: list[str]
+) -> list[str]:
+    """A values file's ``helm upgrade --install`` command for ``chart``, as comment lines: from the site's repository.
 
     Where the images need a pull secret, creating it comes first (its flags are the registry's credentials).
 
     An ``oci://`` repository holds the chart as ``<path>/<chart>``; an ``https://`` one is an index helm reads with
-    ``--repo`` (no ``helm repo add`` needed); without one the chart comes from a repository added as ``nvidia``.
+    ``--repo`` (no ``helm repo add`` needed); without one the chart comes from ``default_sources`` (the command's
+    arguments after the release name).
     """
-    record = software("nvidia-gpu-operator")
-    chart, version = str(record["helm_chart"]), str(record["version"])
     repository = mirror.helm_repository if mirror is not None else None
     if repository is None:
-        sources = [f"nvidia/{chart}"]
+        sources = default_sources
     elif repository.startswith("oci://"):
         sources = ["", f"{repository.rstrip('/')}/{chart}"]
     else:
@@ -251,8 +262,9 @@ def not_covered(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
     if kube and mirrors.helm_repository is None and "nvidia" in vendors:
         gaps.append("the GPU Operator chart comes from a Helm repository added as 'nvidia' (set helm_repository)")
     if amd_plugin_rendered(plan, workload) and mirrors.helm_repository is None:  # newuser103
+        chart = software(AMD_DEVICE_PLUGIN_RECORD)
         gaps.append(
-            "ROCm's amd-gpu device plugin chart comes from https://rocm.github.io/k8s-device-plugin/ (set helm_repository)"
+            f"ROCm's {chart['helm_chart']} device plugin chart comes from {chart['helm_repository']} (set helm_repository)"
         )
     if mirrors.huggingface_endpoint is None and mirrors.huggingface_cache is None:
         gaps.append("models download from the Hugging Face Hub (set huggingface_endpoint or huggingface_cache)")
@@ -285,7 +297,7 @@ def amd_plugin_rendered(plan: Plan, workload: Workload) -> bool:
     """Whether the tree installs ROCm's AMD device plugin: a bare-metal cluster (not one host alone) with AMD pools."""
     return (
         "kubernetes" in workload.outputs
-        and any(gpus()[p.node.gpu_id].vendor == "amd" and p.node.provider == "baremetal" for p in plan.pools)
+        and any(renders_amd_plugin(p) for p in plan.pools)
         and not own_cluster(workload, plan.pools)
     )
 

@@ -961,8 +961,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "vLLM's Triton unified attention: 16 where a KV head serves 16 query heads or fewer, the tokens of a block "
         "BLOCK_M // query heads a KV head): each block of prompt tokens reads every key and value up to its position "
         "again, so the kernel's prompt rate is at most 2 x BLOCK_M / 2 bytes = 16 FLOPs a byte of 16-bit cache times "
-        "its read rate (generator/sizing/prompt_attention_kernel.py); 0: FlashAttention / FlashInfer, no cap (the "
-        "planner's engines).",
+        "its read rate (generator/sizing/prompt_attention_kernel.py); 0: FlashAttention / FlashInfer, no cap (every "
+        "other engine, GPU and model; the estimate and the planner set 16 where vLLM picks that kernel).",
         "vllm/attention/ops/triton_unified_attention.py ('BLOCK_M = 16 if num_queries_per_kv <= 16 else "
         "triton.next_power_of_2(num_queries_per_kv)', 'BLOCK_Q = BLOCK_M // num_queries_per_kv', 'num_tiles = "
         "cdiv_fn(max_seq_prefix_len, TILE_SIZE)', https://github.com/vllm-project/vllm); vLLM picks TRITON_ATTN on "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from generator.sizing.architecture import MLA, Architecture
 from generator.sizing.constants import Constants
+from generator.units import GB
 
 #: ``BLOCK_M`` of vLLM's Triton unified prompt kernel where a KV head serves 16 query heads or fewer.
 TRITON_UNIFIED_BLOCK_M = 16
@@ -50,20 +51,17 @@ def query_tokens_per_block(query_rows: int, queries_per_kv: int) -> int:
 def kernel_flops_per_read_byte(arch: Architecture, query_rows: int) -> float:
     """Attention FLOPs per byte of KV the kernel streams over a prompt's MHA / GQA layers; 0: none such, or no cap.
 
-    A pair-FLOPs-weighted ratio over the layers (each layer's pairs cost ``4 x heads x head_dim``, its reads
-    ``kv_heads x 2 x head_dim x KV_ELEMENT_BYTES / BLOCK_Q``); MLA and linear-attention layers are left out.
+    A (query token, key) pair of a layer costs ``4 x heads x head_dim`` FLOPs and reads ``kv_heads x 2 x head_dim x
+    KV_ELEMENT_BYTES / BLOCK_Q`` bytes: the same ratio in every such layer (a window layer has fewer pairs, not another
+    ratio). MLA and linear-attention layers are not this kernel's.
     """
-    if query_rows <= 0:
+    runs_kernel = any(layer.state is None and layer.attention != MLA for layer in arch.layers)
+    if query_rows <= 0 or arch.num_kv_heads <= 0 or not runs_kernel:
         return 0.0
-    flops = 0.0
-    read = 0.0
-    for layer in arch.layers:
-        if layer.state is not None or layer.attention == MLA or arch.num_kv_heads <= 0:
-            continue
-        block_q = query_tokens_per_block(query_rows, arch.num_attention_heads // arch.num_kv_heads)
-        flops += 4.0 * arch.num_attention_heads * arch.head_dim
-        read += arch.num_kv_heads * 2.0 * arch.head_dim * KV_ELEMENT_BYTES / block_q
-    return flops / read if read else 0.0
+    block_q = query_tokens_per_block(query_rows, arch.num_attention_heads // arch.num_kv_heads)
+    flops_per_pair = 4.0 * arch.num_attention_heads * arch.head_dim
+    read_bytes_per_pair = arch.num_kv_heads * 2.0 * arch.head_dim * KV_ELEMENT_BYTES / block_q
+    return flops_per_pair / read_bytes_per_pair
 
 
 def prompt_attention_rate(arch: Architecture, compute_flops_per_s: float, bandwidth_gb_per_s: float, consts: Constants) -> float:
@@ -75,4 +73,4 @@ def prompt_attention_rate(arch: Architecture, compute_flops_per_s: float, bandwi
     per_byte = kernel_flops_per_read_byte(arch, consts.prompt_attention_query_rows)
     if not per_byte:
         return compute_flops_per_s
-    return min(compute_flops_per_s, per_byte * bandwidth_gb_per_s * 1e9 * consts.prompt_attention_read_share)
+    return min(compute_flops_per_s, per_byte * bandwidth_gb_per_s * GB * consts.prompt_attention_read_share)

@@ -92,7 +92,12 @@ from generator.sizing.lora_modules import (
 )
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
-from generator.sizing.peft_lora import peft_cast_copy_bytes_per_token_per_layer, peft_traffic_bytes_per_token
+from generator.sizing.peft_lora import (
+    ACT_BYTES,
+    FP32_BYTES,
+    peft_cast_copy_bytes_per_token_per_layer,
+    peft_traffic_bytes_per_token,
+)
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training_conflicts import paged_refusal, training_conflicts
@@ -211,9 +216,12 @@ class TrainingSetup(NamedTuple):
 
         Autocast casts it back to bf16; without autocast fp32 adapters over a 16-bit base keep it in fp32.
         """
-        fp32_adapters = OPTIMIZERS[self.optimizer].adapter_bytes == 4
-        quantized = weight_format(self.base_precision_name).is_quantized
-        return 4 if not self.autocast and fp32_adapters and not quantized else 2
+        return FP32_BYTES if not self.autocast and self.casts_to_fp32_adapters() else ACT_BYTES
+
+    def casts_to_fp32_adapters(self) -> bool:
+        """Whether PEFT casts each adapted layer's input to fp32: the regime's adapters in fp32 over a 16-bit base."""
+        fp32_adapters = OPTIMIZERS[self.optimizer].adapter_bytes == FP32_BYTES
+        return fp32_adapters and not weight_format(self.base_precision_name).is_quantized
 
     def upcasts_unquantized(self) -> bool:
         """Whether the non-quantized parameters of a bitsandbytes base are held in fp32 (PEFT's kbit preparation).
@@ -585,9 +593,7 @@ def peft_casts_inputs(setup: TrainingSetup) -> bool:
     framework prepares with PEFT's ``prepare_model_for_kbit_training`` (norms in fp32, so the layers' inputs arrive in
     fp32), autocast's bf16 copy for each module (review31 item 3; timed as the cast path, a little over).
     """
-    fp32_adapters = OPTIMIZERS[setup.optimizer].adapter_bytes == 4
-    quantized = weight_format(setup.base_precision_name).is_quantized
-    return _trains_peft_lora(setup) and ((fp32_adapters and not quantized) or setup.upcasts_unquantized())
+    return _trains_peft_lora(setup) and (setup.casts_to_fp32_adapters() or setup.upcasts_unquantized())
 
 
 def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
