@@ -1373,6 +1373,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
             allocated = {**row, "measured_as": "allocated"}
             out.append((f"{group[:-1]}, allocated)", label, float(row["allocated_gb"]), predict_training, allocated))
     out += finetune_rows()
+    out += fsdp_qlora_speed_rows()
     return out
 
 
@@ -1394,6 +1395,48 @@ def finetune_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], fl
             label = f"{row['model'].split('/')[-1]} {row['method']} r{row['lora_rank']} b{row['micro_batch']} s{row['seq_len']}"
             out.append((group, label, float(row["measured_gb"]), predict_training, row))
     return out
+
+
+#: Answer.AI's fsdp_qlora Llama-2 70B QLoRA speeds over 2-8 GPUs (newuser105): one group, out of sample.
+FSDP_QLORA_SPEED = "training-throughput Answer.AI fsdp_qlora (Llama-2 70B QLoRA over 2-8 GPUs, tokens/s/GPU)"
+
+
+def fsdp_qlora_speed_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured tokens/s/GPU, predictor, row) of ``tests/data/training_answerai_fsdp_qlora_speed.json``."""
+    rows = json.loads((REPO / "tests" / "data" / "training_answerai_fsdp_qlora_speed.json").read_text())["rows"]
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in rows:
+        offload = " offload" if row["offload_params"] else ""
+        label = f"{row['model'].split('/')[-1]} x{row['gpus']} {row['gpu']} b{row['micro_batch']}{offload}"
+        out.append((FSDP_QLORA_SPEED, label, float(row["tokens_per_gpu_per_sec"]), predict_sharded_finetune_speed, row))
+    return out
+
+
+def predict_sharded_finetune_speed(row: dict[str, Any]) -> float:
+    """Tokens a GPU a second of a fine-tune sharded over several GPUs, as ``specgen estimate --train`` times its step:
+    the ZeRO-3 / FSDP gathers and reduce-scatters over the GPUs' links, its CPU offload, a QLoRA base's dequantization."""
+    req = EstimateRequest(
+        constants=tuple(OVERRIDES.items()),
+        model=row["model"],
+        gpu=row["gpu"],
+        train=row["method"],
+        framework=row["framework"],
+        zero_stage=row["zero_stage"],
+        gpus=row["gpus"],
+        micro_batch=row["micro_batch"],
+        accumulation=row["accumulation"],
+        seq_len=row["seq_len"],
+        checkpointing=row["checkpointing"],
+        lora_rank=row["lora_rank"],
+        lora_targets=tuple(row["lora_targets"]),
+        lora_dropout=row["lora_dropout"],
+        offload_params=row["offload_params"],
+        activation_offload=row["activation_offload"],
+    )
+    speed = estimate(req).get("training_speed")
+    if speed is None:
+        raise SpecgenError(f"{row['model']} on {row['gpus']} x {row['gpu']} does not fit: no step time")
+    return float(speed["tokens_per_second_per_gpu"])
 
 
 def _run_set(row: dict[str, Any]) -> str:

@@ -97,6 +97,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc125: the same migration, 0.637 s (the states do not fit beside the modelled step): -36.6% -> -49.5%
     "training-throughput torchtune rtx-a6000-48gb (full, tokens/s/GPU)": (0.4948, 0.4948),
     "training-throughput torchtune rtx-a6000-48gb (lora, tokens/s/GPU)": (0.4694, 0.4694),
+    # newuser105 (2026-12-07, out of sample): Answer.AI fsdp_qlora's Llama-2 70B QLoRA over 2-8 GPUs, timed as estimate
+    # times the step (ZeRO-3 gathers over each GPU's links). Nine rows within -24% / +9%; the RTX 6000 Ada pair +41% /
+    # +46% (its 300 W board holds it below the 4090 measured beside it: no power cap is modelled) sets the p90
+    "training-throughput Answer.AI fsdp_qlora (Llama-2 70B QLoRA over 2-8 GPUs, tokens/s/GPU)": (0.1347, 0.4141),
     # acc116 (2026-12-06): the cores of a CPU without VNNI's 8-bit dot product (Zen 3, Skylake-SP) multiply at
     # cpu_core_gparams_per_s_without_vnni (6, fitted over the offload groups at once): three pinned groups meet the
     # target and lose their pins. ik_llama.cpp's two-socket group (out of sample) 0.3303 / 0.7761 -> 0.1269 / 0.1579,

@@ -41,6 +41,8 @@ SOURCED = {
     "a100-sxm4-40gb": (40_339, 40_960, "https://github.com/bottlerocket-os/bottlerocket/pull/3873"),
     "a100-sxm4-80gb": (81_051, 81_920, "https://github.com/ultralytics/ultralytics/issues/22877"),
     "a100-pcie-80gb": (81_049, 81_920, "https://github.com/ekondis/mixbench/issues/47"),
+    # newuser105: the lab server's card was planned at nvidia-smi's 40,960 MiB, 0.57 GiB over what CUDA gives
+    "a100-pcie-40gb": (40_377, 40_960, "https://github.com/WangYangfan/yolov8/blob/main/README.md"),
     "l4-24gb": (22_491, 23_034, "https://github.com/bottlerocket-os/bottlerocket-kernel-kit/pull/139"),
     # src98: deviceQuery captures (Linux, driver 550 / CUDA 12.4) whose URL pins the commit
     "l40s-48gb": (45_589, 46_068, _NVSMI + "c768aedc1e0bf705fc91b08e8d9403bf53760365/nvsim/L40S_deviceQuery.py"),

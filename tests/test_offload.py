@@ -580,8 +580,9 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
         # 1024 until review80 item 2: the 5% margin, 2 GiB of 40, is no longer kept beside offloaded layers, and a -ub
         # 1024 compute buffer holds 1,024 logit rows, 501 MiB, where it held 256: the 1,000-token prompt's passes stay
         # at -ub 512 and four more layers stay on the GPU; the file's own plan sizes them as the note does)
+        # newuser105: -ngl 79 -> 78, the card sized at CUDA's 40,377 MiB, not nvidia-smi's 40,960 (a 0.57 GiB layer fewer)
         ("int4", "q4_k_m", ("--gpu", "a100-pcie-40gb", "--context", "4096"),
-         "run it with -m Llama-3.3-70B-Instruct-Q4_K_M.gguf -ngl 79 -c 4096 -np 1 --no-mmap"),  # fix176: -m
+         "run it with -m Llama-3.3-70B-Instruct-Q4_K_M.gguf -ngl 78 -c 4096 -np 1 --no-mmap"),  # fix176: -m
         # (fp8 over two A100 40GB at 16,384 tokens was a case until newuser80 item 3: with no 5% margin beside a whole
         # fit, q8_0's 34.91 GiB + 2.5 GiB of KV a GPU fit whole as fp8 does, and the note says "the same line")
     ],
