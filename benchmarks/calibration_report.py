@@ -104,6 +104,7 @@ LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
 LLAMA_CPP_GPU_OTHER_MODELS = REPO / "tests" / "data" / "llama_cpp_gpu_quant_moe_recent.json"
 LLAMA_CPP_AMD_SCOREBOARD = REPO / "tests" / "data" / "llama_cpp_amd_scoreboard.json"
+LLAMA_CPP_MOE_TG = REPO / "tests" / "data" / "llama_cpp_moe_gpu_tg.json"
 LLAMA_CPP_MULTI_GPU = REPO / "tests" / "data" / "llama_cpp_multi_gpu.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
@@ -1152,6 +1153,25 @@ def llama_cpp_other_models_rows() -> list[tuple[str, str, float, Callable[[dict[
     return out
 
 
+def llama_cpp_moe_tg_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of published llama-bench runs of MoE models on one NVIDIA GPU on current
+    builds (tests/data/llama_cpp_moe_gpu_tg.json, acc180): tg tests timed as the other tg rows are
+    (``predict_gpu_resident_decode``, the head read each step), one short prompt pass (``prompt_tokens``) as the pp512
+    rows are; in the groups of the maintainers' -ub 1 / pp512 rows of the same models (``llama_cpp_other_models_group``)."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_MOE_TG.read_text())["rows"]:
+        pr = row["source"].rsplit("/", 1)[-1]
+        if "prompt_tokens_per_s" in row:
+            label = f"{row['model_as_reported'][:22]} pp{row['prompt_tokens']} {row['gpu']} PR{pr}"
+            group = llama_cpp_other_models_group(row, "prompt")
+            out.append((group, label, float(row["prompt_tokens_per_s"]), predict_gpu_resident_prompt, row))
+            continue
+        label = f"{row['model_as_reported'][:22]} tg{row['tg_tokens']} {row['gpu']} PR{pr}"
+        group = llama_cpp_other_models_group(row, "decode")
+        out.append((group, label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
+    return out
+
+
 def llama_cpp_amd_scoreboard_group(row: dict[str, Any], kind: str) -> str:
     """The group of an AMD scoreboard row (``kind``: "decode" or "prompt"): by the backend it ran (ROCm / HIP or
     Vulkan) and the GPU's memory (HBM or GDDR), apart from the CUDA rows, whose constants they did not fit."""
@@ -1335,6 +1355,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_prompt_rows()
     out += llama_cpp_prompt_recent_rows()
     out += llama_cpp_other_models_rows()
+    out += llama_cpp_moe_tg_rows()
     out += llama_cpp_amd_decode_rows()
     out += llama_cpp_amd_prompt_rows()
     out += llama_cpp_layer_split_rows()
