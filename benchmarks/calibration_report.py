@@ -1066,6 +1066,8 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     if row.get("build_era") != "current":  # a Dec 2023 / May 2024 build: cuBLAS fp16 for every file, its layer time
         machine = machine._replace(gpu_int8_tflops=0.0)
         consts = consts._replace(llama_cpp_prompt_layer_s=PROMPT_LAYER_BEFORE_MMQ_S)
+    if "ubatch_tokens" in row:  # a run at another -ub (acc180's MoE rows): passes of that many tokens
+        consts = consts._replace(offload_ubatch_tokens=row["ubatch_tokens"])
     prompt = row.get("prompt_tokens", LLAMA_CPP_PROMPT_TOKENS)
     return offload_cost(arch, fmt, 16, placement, machine, prompt, consts).prefill_tokens_per_s
 
@@ -1161,8 +1163,15 @@ def llama_cpp_moe_tg_rows() -> list[tuple[str, str, float, Callable[[dict[str, A
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
     for row in json.loads(LLAMA_CPP_MOE_TG.read_text())["rows"]:
         pr = row["source"].rsplit("/", 1)[-1]
+        if "decode_tokens_per_s" in row:  # a -ub 1 prompt test: a step without the head, as that file's rows
+            label = f"{row['model_as_reported'][:22]} ub1 d{row['decode_context_tokens']} {row['gpu']} PR{pr}"
+            group = llama_cpp_other_models_group(row, "decode")
+            measured = float(row["decode_tokens_per_s"])
+            out.append((group, label, measured, predict_gpu_resident_step_without_logits, row))
+            continue
         if "prompt_tokens_per_s" in row:
-            label = f"{row['model_as_reported'][:22]} pp{row['prompt_tokens']} {row['gpu']} PR{pr}"
+            ub = f" ub{row['ubatch_tokens']}" if "ubatch_tokens" in row else ""
+            label = f"{row['model_as_reported'][:22]} pp{row['prompt_tokens']}{ub} {row['gpu']} PR{pr}"
             group = llama_cpp_other_models_group(row, "prompt")
             out.append((group, label, float(row["prompt_tokens_per_s"]), predict_gpu_resident_prompt, row))
             continue
