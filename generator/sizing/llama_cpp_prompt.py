@@ -17,7 +17,9 @@ A pass therefore takes:
   per-head products and softmax over the pass, the activations' fp16 copies) and their launches. A layer is counted in
   dense layers' kernels as the decode step counts it (``dense_layer_equivalents``, llama_cpp_gpu.py): a MoE layer's
   routing (top-k, weights gathered, weighted, summed), shared experts and MLA's latent kernels run over the whole pass
-  too (acc172: DeepSeek-V2-Lite's 27 layers count 46.7, gpt-oss-20b's 24 count 30, a Llama layer 1).
+  too (acc172: DeepSeek-V2-Lite's 27 layers count 46.7, gpt-oss-20b's 24 count 30, a Llama layer 1). That figure is a
+  512-token pass's; a pass of other tokens takes the line from the decode step's kernel time through it
+  (:func:`pass_layer_seconds`, acc180).
 
 On AMD GPUs llama.cpp's HIP build compiles the same source (``ggml_cuda_should_use_mmq`` in ggml-cuda's mmq.cu picks
 the kernel) and the maker's architecture decides (:func:`prompt_gpu`): a CDNA card (MI210, MI300X: ``amd_mfma_available``)
@@ -43,6 +45,9 @@ half of its 128-token tile and takes the time of a full one, so the routed FLOPs
 Routing is taken as uniform but random, not even (:func:`expected_expert_tiles`): an expert's count is binomial, an
 expert handed no token runs no tile and one handed more than 128 a second; real routers are more skewed than that,
 which no figure here models (the fill is then an upper bound).
+A pass's MMQ GEMMs take no less than reading the matrices it touches at the decode's read rate, a routed expert only
+when one of its tokens picks it (:func:`touched_matrix_bytes`, acc180): short passes (-ub 16 to 128) of a MoE model
+read a share of its experts, long ones all of them; at 512 tokens every row's GEMMs outlast their reads.
 """
 
 from __future__ import annotations
