@@ -106,6 +106,7 @@ LLAMA_CPP_GPU = REPO / "tests" / "data" / "llama_cpp_gpu_decode.json"
 LLAMA_CPP_GPU_RECENT = REPO / "tests" / "data" / "llama_cpp_gpu_decode_recent.json"
 LLAMA_CPP_GPU_OTHER_MODELS = REPO / "tests" / "data" / "llama_cpp_gpu_quant_moe_recent.json"
 LLAMA_CPP_AMD_SCOREBOARD = REPO / "tests" / "data" / "llama_cpp_amd_scoreboard.json"
+LLAMA_CPP_MOE_TG = REPO / "tests" / "data" / "llama_cpp_moe_gpu_tg.json"
 LLAMA_CPP_MULTI_GPU = REPO / "tests" / "data" / "llama_cpp_multi_gpu.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 #: The words that mark a group of rows added after the training constants were fitted (``out_of_sample`` rows of
@@ -1087,6 +1088,8 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     if row.get("build_era") != "current":  # a Dec 2023 / May 2024 build: cuBLAS fp16 for every file, its layer time
         machine = machine._replace(gpu_int8_tflops=0.0)
         consts = consts._replace(llama_cpp_prompt_layer_s=PROMPT_LAYER_BEFORE_MMQ_S)
+    if "ubatch_tokens" in row:  # a run at another -ub (acc180's MoE rows): passes of that many tokens
+        consts = consts._replace(offload_ubatch_tokens=row["ubatch_tokens"])
     prompt = row.get("prompt_tokens", LLAMA_CPP_PROMPT_TOKENS)
     return offload_cost(arch, fmt, 16, placement, machine, prompt, consts).prefill_tokens_per_s
 
@@ -1171,6 +1174,32 @@ def llama_cpp_other_models_rows() -> list[tuple[str, str, float, Callable[[dict[
             group = llama_cpp_other_models_group(row, "prompt")
             prompt_row = dict(row, tg_tokens=LLAMA_CPP_PROMPT_TOKENS)  # the cache the pass fills
             out.append((group, label, float(row["pp512_tokens_per_s"]), predict_gpu_resident_prompt, prompt_row))
+    return out
+
+
+def llama_cpp_moe_tg_rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
+    """(group, label, measured, predictor, row) of published llama-bench runs of MoE models on one NVIDIA GPU on current
+    builds (tests/data/llama_cpp_moe_gpu_tg.json, acc180): tg tests timed as the other tg rows are
+    (``predict_gpu_resident_decode``, the head read each step), one short prompt pass (``prompt_tokens``) as the pp512
+    rows are; in the groups of the maintainers' -ub 1 / pp512 rows of the same models (``llama_cpp_other_models_group``)."""
+    out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
+    for row in json.loads(LLAMA_CPP_MOE_TG.read_text())["rows"]:
+        pr = row["source"].rsplit("/", 1)[-1]
+        if "decode_tokens_per_s" in row:  # a -ub 1 prompt test: a step without the head, as that file's rows
+            label = f"{row['model_as_reported'][:22]} ub1 d{row['decode_context_tokens']} {row['gpu']} PR{pr}"
+            group = llama_cpp_other_models_group(row, "decode")
+            measured = float(row["decode_tokens_per_s"])
+            out.append((group, label, measured, predict_gpu_resident_step_without_logits, row))
+            continue
+        if "prompt_tokens_per_s" in row:
+            ub = f" ub{row['ubatch_tokens']}" if "ubatch_tokens" in row else ""
+            label = f"{row['model_as_reported'][:22]} pp{row['prompt_tokens']}{ub} {row['gpu']} PR{pr}"
+            group = llama_cpp_other_models_group(row, "prompt")
+            out.append((group, label, float(row["prompt_tokens_per_s"]), predict_gpu_resident_prompt, row))
+            continue
+        label = f"{row['model_as_reported'][:22]} tg{row['tg_tokens']} {row['gpu']} PR{pr}"
+        group = llama_cpp_other_models_group(row, "decode")
+        out.append((group, label, float(row["tg_tokens_per_s"]), predict_gpu_resident_decode, row))
     return out
 
 
@@ -1360,6 +1389,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     out += llama_cpp_prompt_rows()
     out += llama_cpp_prompt_recent_rows()
     out += llama_cpp_other_models_rows()
+    out += llama_cpp_moe_tg_rows()
     out += llama_cpp_amd_decode_rows()
     out += llama_cpp_amd_prompt_rows()
     out += llama_cpp_layer_split_rows()

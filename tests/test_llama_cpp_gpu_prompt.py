@@ -19,7 +19,12 @@ import pytest
 from generator.calculator.machine import FixedSpec, build_machine
 from generator.catalog import find_gpu
 from generator.sizing.constants import Constants
-from generator.sizing.llama_cpp_prompt import dequantized_bytes, gemm_tflops, resident_prompt_seconds
+from generator.sizing.llama_cpp_prompt import (
+    dequantized_bytes,
+    gemm_tflops,
+    pass_layer_seconds,
+    resident_prompt_seconds,
+)
 from generator.sizing.performance import prefill_flops
 from tests.conftest import calibration_report as _report
 
@@ -89,7 +94,9 @@ def test_prompt_seconds_by_hand(gpu: str, model: str, precision: str) -> None:
 
 
 def test_passes_repeat_the_copy_and_the_layers_not_the_flops() -> None:
-    """A prompt of 513 tokens takes two passes of -ub 512: the fp16 copy and the layers' time twice, the FLOPs once."""
+    """A prompt of 513 tokens takes two passes of -ub 512: the fp16 copy twice, the FLOPs once, and the layers' time of
+    each pass by its tokens (acc180: the second, of one token, takes the decode step's launch time and one token's
+    share)."""
     machine, _, _ = build_machine(FixedSpec(gpu="rtx-3090-24gb", gpu_count=1, ram_gib=64))
     (row,) = [
         r for *_, r in calibration_report.llama_cpp_prompt_rows() if r["gpu"] == "rtx-3090-24gb" and r["precision"] == "q4_0"
@@ -99,7 +106,14 @@ def test_passes_repeat_the_copy_and_the_layers_not_the_flops() -> None:
     one = resident_prompt_seconds(arch, fmt, 512, 1e12, 10**9, gpu, CONSTS)
     two = resident_prompt_seconds(arch, fmt, 513, 1e12, 10**9, gpu, CONSTS)
     flops_s = 1e12 / (gemm_tflops(machine.gpu_tflops, machine.gpu_consumer, CONSTS) * 1e12)
-    assert two - flops_s == pytest.approx(2 * (one - flops_s), rel=1e-12)
+    layers = arch.num_layers  # Llama 2: one dense layer each
+    copy_s = one - flops_s - layers * CONSTS.llama_cpp_prompt_layer_s  # a full pass: the fitted layer time
+    assert pass_layer_seconds(512, CONSTS) == pytest.approx(CONSTS.llama_cpp_prompt_layer_s, rel=1e-12)
+    second = pass_layer_seconds(1, CONSTS)
+    assert second == pytest.approx(
+        CONSTS.llama_cpp_layer_launch_s + (CONSTS.llama_cpp_prompt_layer_s - CONSTS.llama_cpp_layer_launch_s) / 512
+    )
+    assert two - flops_s == pytest.approx(2 * copy_s + layers * (CONSTS.llama_cpp_prompt_layer_s + second), rel=1e-12)
     assert resident_prompt_seconds(arch, fmt, 0, 1e12, 10**9, gpu, CONSTS) == 0.0
 
 

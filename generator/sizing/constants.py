@@ -1005,7 +1005,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "llama_cpp_prompt_layer_s": (
         "Fixed seconds each layer takes a prompt pass under current llama.cpp builds on a GPU besides its GEMMs: the "
-        "norms, RoPE, the attention's per-head products and softmax, the activations' conversions and their launches.",
+        "norms, RoPE, the attention's per-head products and softmax, the activations' conversions and their launches; "
+        "at the 512-token passes it was fitted on (a pass of other tokens: the line from llama_cpp_layer_launch_s at none "
+        "through it, acc180's llama_cpp_prompt.pass_layer_seconds).",
         "fitted at once with llama_cpp_mmq_int8_efficiency over the pp512 of both files' rows (acc156): 0.4 ms on the "
         "2025-26 scoreboard runs (tests/data/llama_cpp_gpu_decode_recent.json, the V100's cuBLAS path at 0.2%); the Dec "
         "2023 / May 2024 builds took 1.7 ms (benchmarks/calibration_report.py PROMPT_LAYER_BEFORE_MMQ_S: Llama 2 7B "

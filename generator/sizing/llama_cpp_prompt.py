@@ -17,7 +17,9 @@ A pass therefore takes:
   per-head products and softmax over the pass, the activations' fp16 copies) and their launches. A layer is counted in
   dense layers' kernels as the decode step counts it (``dense_layer_equivalents``, llama_cpp_gpu.py): a MoE layer's
   routing (top-k, weights gathered, weighted, summed), shared experts and MLA's latent kernels run over the whole pass
-  too (acc172: DeepSeek-V2-Lite's 27 layers count 46.7, gpt-oss-20b's 24 count 30, a Llama layer 1).
+  too (acc172: DeepSeek-V2-Lite's 27 layers count 46.7, gpt-oss-20b's 24 count 30, a Llama layer 1). That figure is a
+  512-token pass's; a pass of other tokens takes the line from the decode step's kernel time through it
+  (:func:`pass_layer_seconds`, acc180).
 
 On AMD GPUs llama.cpp's HIP build compiles the same source (``ggml_cuda_should_use_mmq`` in ggml-cuda's mmq.cu picks
 the kernel) and the maker's architecture decides (:func:`prompt_gpu`): a CDNA card (MI210, MI300X: ``amd_mfma_available``)
@@ -43,6 +45,9 @@ half of its 128-token tile and takes the time of a full one, so the routed FLOPs
 Routing is taken as uniform but random, not even (:func:`expected_expert_tiles`): an expert's count is binomial, an
 expert handed no token runs no tile and one handed more than 128 a second; real routers are more skewed than that,
 which no figure here models (the fill is then an upper bound).
+A pass's MMQ GEMMs take no less than reading the matrices it touches at the decode's read rate, a routed expert only
+when one of its tokens picks it (:func:`touched_matrix_bytes`, acc180): short passes (-ub 16 to 128) of a MoE model
+read a share of its experts, long ones all of them; at 512 tokens every row's GEMMs outlast their reads.
 """
 
 from __future__ import annotations
@@ -50,8 +55,8 @@ from __future__ import annotations
 import functools
 import math
 
-from generator.sizing.architecture import routed_expert_params
-from generator.sizing.llama_cpp_gpu import dense_layer_equivalents
+from generator.sizing.architecture import EXPERT, routed_expert_params
+from generator.sizing.llama_cpp_gpu import dense_layer_equivalents, gpu_read_bytes_per_s
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,6 +85,9 @@ MFMA_ARCHITECTURES = ("cdna", "cdna2", "cdna3")
 MMQ_TILE_TOKENS_MAX = 128
 #: ``mul_mat_q_case`` tries tile widths in steps of 8 tokens (same file).
 MMQ_TILE_TOKENS_STEP = 8
+#: The pass, in tokens, of the runs ``llama_cpp_prompt_layer_s`` was fitted on (every row a pp512 at the default -ub
+#: 512): a fact of the fit, not a fitted figure (:func:`pass_layer_seconds`).
+PROMPT_LAYER_FIT_TOKENS = 512
 
 
 def prompt_gpu(machine: Machine) -> tuple[float, float, bool, float] | None:
@@ -196,6 +204,46 @@ def routed_tile_flops(arch: Architecture, prompt_tokens: int, ubatch_tokens: int
     return extra
 
 
+def pass_layer_seconds(pass_tokens: int, consts: Constants) -> float:
+    """A dense layer's time besides its GEMMs in one pass of ``pass_tokens`` tokens (acc180).
+
+    The pass's other kernels (norms, RoPE, the activations' quantization, the adds, the attention's softmax over the
+    pass) each move the pass's activations, so their time is what they take with one token, the decode step's
+    ``llama_cpp_layer_launch_s`` (the same kernels, launched from one CUDA graph), plus a share per token:
+    ``llama_cpp_prompt_layer_s`` at the :data:`PROMPT_LAYER_FIT_TOKENS`-token passes it was fitted on, by a line through
+    those two points (no figure fitted here). A 16-token pass of a -ub 16 run takes 94 us a layer, not 400.
+    """
+    launch = consts.llama_cpp_layer_launch_s
+    per_token = max(0.0, consts.llama_cpp_prompt_layer_s - launch) / PROMPT_LAYER_FIT_TOKENS
+    return launch + per_token * max(0, pass_tokens)
+
+
+def touched_matrix_bytes(arch: Architecture, matrix_bytes: int, pass_tokens: int) -> float:
+    """Bytes of a file's ``matrix_bytes`` of matrices a pass of ``pass_tokens`` tokens reads (acc180).
+
+    Every matrix but the routed experts', and of those the experts one of the pass's tokens picks: under uniform random
+    routing each expert of a layer is picked by none of them with probability ``(1 - top_k / experts) ** pass_tokens``
+    (a 16-token pass of Qwen3-30B-A3B reads 64% of its experts, a 64-token one 98%). The matrices' bytes are shared by
+    parameter, the routed experts' share dropped for the experts no token picks.
+    """
+    total = sum(layer.params for layer in arch.layers) + arch.logits_params
+    if total <= 0:
+        return float(matrix_bytes)
+    idle = 0.0
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == EXPERT and lin.copies:
+                share = min(1.0, layer.experts_per_token / lin.copies)
+                idle += (lin.weight_params + lin.bias_params) * (1.0 - share) ** max(0, pass_tokens)
+    return matrix_bytes * (1.0 - idle / total)
+
+
+def _passes(prompt_tokens: int, ubatch_tokens: int) -> tuple[tuple[int, int], ...]:
+    """(tokens, count) of a prompt's passes: full ones of ``ubatch_tokens``, then the rest."""
+    full, rest = divmod(prompt_tokens, max(1, ubatch_tokens))
+    return tuple((tokens, count) for tokens, count in ((ubatch_tokens, full), (rest, 1 if rest else 0)) if count)
+
+
 def resident_prompt_seconds(
     arch: Architecture,
     fmt: WeightFormat,
@@ -215,13 +263,23 @@ def resident_prompt_seconds(
     if prompt_tokens <= 0:
         return 0.0
     tflops, bandwidth_gb_per_s, consumer, int8_tflops = gpu
-    passes = -(-prompt_tokens // max(1, consts.offload_ubatch_tokens))
-    # a MoE / MLA layer's routing, shared-expert and latent kernels counted against a dense layer's (acc172)
-    layers_s = passes * dense_layer_equivalents(arch.layers) * consts.llama_cpp_prompt_layer_s
+    ubatch = consts.offload_ubatch_tokens
+    passes = -(-prompt_tokens // max(1, ubatch))
+    # a MoE / MLA layer's routing, shared-expert and latent kernels counted against a dense layer's (acc172), each
+    # pass's by its tokens (acc180, pass_layer_seconds)
+    layer_passes_s = sum(count * pass_layer_seconds(tokens, consts) for tokens, count in _passes(prompt_tokens, ubatch))
+    layers_s = dense_layer_equivalents(arch.layers) * layer_passes_s
     if uses_int8_kernels(fmt, int8_tflops):
-        # a MoE model's experts run whole tiles for the tokens each is routed (expert_tile_fill)
-        gemm_flops += routed_tile_flops(arch, prompt_tokens, consts.offload_ubatch_tokens)
-        return gemm_flops / (int8_tflops * consts.llama_cpp_mmq_int8_efficiency * 1e12) + layers_s
+        # a pass's GEMMs take their FLOPs at the MMQ rate, a MoE model's experts whole tiles for the tokens each is
+        # routed (expert_tile_fill), but no less than reading the matrices the pass touches (acc180)
+        rate = int8_tflops * consts.llama_cpp_mmq_int8_efficiency * 1e12
+        read_rate = gpu_read_bytes_per_s(bandwidth_gb_per_s, consts)
+        gemm_s = 0.0
+        for tokens, count in _passes(prompt_tokens, ubatch):
+            flops = gemm_flops * tokens / prompt_tokens + routed_tile_flops(arch, tokens, tokens)
+            read_s = touched_matrix_bytes(arch, matrix_bytes, tokens) / read_rate
+            gemm_s += count * max(flops / rate, read_s)
+        return gemm_s + layers_s
     gemm_s = gemm_flops / (gemm_tflops(tflops, consumer, consts) * 1e12)
     dequant_gb_per_s = bandwidth_gb_per_s * consts.llama_cpp_dequant_bandwidth_efficiency
     dequant_rate = min(dequant_gb_per_s, consts.llama_cpp_dequant_ceiling_gb_per_s) * 1e9
