@@ -848,7 +848,7 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
-    held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and not llama and not req.train else fmt
+    held = loaded_format(fmt, gpu.architecture, req.engine, arch.quantization) if gpu and not llama and not req.train else fmt
     lora = None  # the adapters served, as the planner's service of them (a workload's inference.lora)
     without_rates: dict[str, Any] | None = None  # the replica's throughput without them, where throughput is asked
     if req.lora_adapters is not None and not req.train:

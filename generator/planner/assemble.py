@@ -73,6 +73,7 @@ from generator.planner.inference_details import _serving_details, idle_bound_not
 from generator.planner.inventory import ServerKey, free_servers, take_owned
 from generator.planner.inventory_place import _owned_idle_while_bought, _place_on_inventory
 from generator.planner.lora_plan import lora_findings
+from generator.planner.lora_slot_wait import lora_slot_findings
 from generator.planner.memory_edge import spread_finding
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.narrower import narrower_reason
@@ -391,6 +392,7 @@ def build_plan(
             findings += rdna3_engine_findings(index, dep.name, dep.inference.engine, (p.hardware.gpu for p in opt.pieces))
             weights = opt.pieces[0].replica_shape.memory.per_gpu.weights  # what a decode step reads besides the slots
             findings += lora_findings(index, dep.name, details, weights)
+            findings += lora_slot_findings(index, dep.name, details, dep.inference.engine)
             # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
             # (not where a gap of its architecture's runs was said of it: newuser52 item 6, MI325X told both)
             unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]

@@ -1117,7 +1117,8 @@ def _gpu_shapes(
     network: ExpertNetwork | None = None,
 ) -> _GpuShapes:
     gpu = _fitted_gpu(gpu_id, fitted)
-    fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
+    # as the engine holds it there (Marlin's padding, an AWQ checkpoint's zero points)
+    fmt = loaded_format(fmt, gpu.architecture, spec.engine, arch.quantization)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), tuple(LayoutBlocked(why, code=UNSERVED_FORMAT) for why in unserved)
@@ -1435,7 +1436,7 @@ def pooling_replica(
         return blocked[-1] if blocked else LayoutBlocked(f"TP{tp} PP{pp}: no layout")
     par, mem, kv_bits, most, _, _ = found[0]
     fitted_gpu = _fitted_gpu(gpu.id, fitted)
-    held = loaded_format(fmt, fitted_gpu.architecture, spec.engine)
+    held = loaded_format(fmt, fitted_gpu.architecture, spec.engine, arch.quantization)
     acc = accelerator_for(fitted_gpu, held.compute, tp, 1.0, held)
     engine_consts = engine_constants(spec, fitted_gpu, consts, arch.encoder_only, model_type=arch.model_type)
     alone = point_for_rate(model, (par, mem, kv_bits, acc), spec, 0.0, most.batch, engine_consts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
+from generator.sizing.quantization import QuantizationConfig
 
 #: GPU architectures (catalog names) on which vLLM runs MXFP4 experts through Marlin.
 MARLIN_MXFP4_ARCHITECTURES = frozenset({"ampere", "ada-lovelace"})
@@ -27,10 +28,16 @@ MARLIN_MXFP4_ARCHITECTURES = frozenset({"ampere", "ada-lovelace"})
 MARLIN_MXFP4_EXPERT_PADDING = (128, 256)
 
 
-def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str) -> WeightFormat:
-    """``fmt`` as ``engine`` holds it on a GPU of ``gpu_architecture`` (the padding its kernels add, where known)."""
+def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str, quant: QuantizationConfig | None = None) -> WeightFormat:
+    """``fmt`` as ``engine`` holds it on a GPU of ``gpu_architecture`` (the padding its kernels add, where known).
+
+    ``quant``: the checkpoint's own quantization (``Architecture.quantization``); where it is ``fmt`` and asymmetric
+    (AWQ), the format is marked as multiplied with zero points (``kernel_zero_points``), which picks its kernel.
+    """
     if engine == "vllm" and fmt.name == "mxfp4" and gpu_architecture in MARLIN_MXFP4_ARCHITECTURES:
         return fmt._replace(expert_padding=MARLIN_MXFP4_EXPERT_PADDING)
+    if quant is not None and quant.asymmetric and quant.precision == fmt.name:
+        return fmt._replace(kernel_zero_points=True)
     return fmt
 
 

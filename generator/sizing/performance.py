@@ -265,6 +265,12 @@ MACHETE_ARCHITECTURE = "hopper"
 #: quantization hardware table, VOLTA_INT4_SOURCES[0]; the mixed-precision kernels' ``ExllamaLinearKernel`` has
 #: ``get_min_capability`` 60, VOLTA_INT4_SOURCES[1]). The releases that still start on Volta are v0.14.0 and older.
 EXLLAMA_ARCHITECTURE = "volta"
+#: ``MacheteLinearKernel.can_implement`` refuses a layer with zero points, which AWQ (and asymmetric GPTQ /
+#: compressed-tensors) checkpoints have: vLLM's ``AWQMarlinLinearMethod`` asks ``choose_mp_linear_kernel`` with
+#: ``zero_points=True`` and gets Marlin on Hopper too.
+MACHETE_ZERO_POINT_SOURCE = (
+    "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/kernels/mixed_precision/machete.py"
+)
 VOLTA_INT4_SOURCES = (
     "https://docs.vllm.ai/en/v0.14.0/features/quantization/",
     "https://github.com/vllm-project/vllm/blob/v0.14.0/vllm/model_executor/layers/quantization/kernels/mixed_precision/"
@@ -285,13 +291,15 @@ HALF2_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html
 def dense_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
     """The kernel vLLM multiplies a format's dequantized dense matrices with on a GPU architecture.
 
-    ``machete`` (Hopper, GPTQ-style integers), ``exllama`` (the same on Volta, where Marlin does not run: fix68 item 1
-    timed int4 on a V100 with Marlin's kernel), else ``marlin``.
+    ``machete`` (Hopper, GPTQ-style integers without zero points: :data:`MACHETE_ZERO_POINT_SOURCE`), ``exllama`` (the
+    same on Volta, where Marlin does not run: fix68 item 1 timed int4 on a V100 with Marlin's kernel), else ``marlin``.
     """
     family = storage_family(weights.name)
     if architecture == EXLLAMA_ARCHITECTURE and family in MACHETE_FORMATS:
         return "exllama"
-    machete = architecture == MACHETE_ARCHITECTURE and family in MACHETE_FORMATS
+    # Machete's can_implement: "Zero points currently not supported by Machete" (an AWQ checkpoint runs Marlin there)
+    zeros = weights.kernel_zero_points
+    machete = architecture == MACHETE_ARCHITECTURE and family in MACHETE_FORMATS and not zeros
     return "machete" if machete else "marlin"
 
 

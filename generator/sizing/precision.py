@@ -88,6 +88,9 @@ class WeightFormat(NamedTuple):
     #: tensor rate named here, with which it multiplies the format as stored ("": on every GPU). None: the weights are
     #: multiplied as stored, or dequantized apart from the GEMM (bitsandbytes NF4, llama.cpp's GGUF kernels).
     dequantized_unless: str | None = None
+    #: Whether the engine's mixed-input kernel applies zero points (an AWQ checkpoint, an asymmetric GPTQ or
+    #: compressed-tensors one: :func:`generator.sizing.loaded_weights.loaded_format`), which Machete does not take.
+    kernel_zero_points: bool = False
 
     def __hash__(self) -> int:
         """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""

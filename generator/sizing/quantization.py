@@ -26,6 +26,10 @@ class QuantizationConfig(NamedTuple):
     tensors), matched against names like ``model.layers.3.self_attn.q_proj`` or ``lm_head``.
     ``zero_point``: whether the checkpoint stores a zero point per scale group (a symmetric compressed-tensors integer
     scheme does not; GPTQ and AWQ always store ``qzeros``).
+    ``asymmetric``: whether the engine's kernel applies those zero points (AWQ's ``zero_point``, GPTQ's ``sym: false``,
+    a compressed-tensors scheme's ``symmetric: false``): vLLM's Machete refuses such a layer ("Zero points currently
+    not supported by Machete") and runs it through Marlin (:func:`~generator.sizing.performance.dense_dequant_kernel`).
+    A symmetric GPTQ checkpoint's ``qzeros`` hold the fixed offset 8, which the kernels take as ``uint4b8``.
     """
 
     precision: str
@@ -33,6 +37,7 @@ class QuantizationConfig(NamedTuple):
     keep_patterns: tuple[str, ...] = ()
     block: int | None = None
     zero_point: bool = True
+    asymmetric: bool = False
 
     def keeps(self, *module_names: str) -> bool:
         """Whether any of ``module_names`` (one module's names, or a parent of it) stays unquantized.
@@ -183,7 +188,14 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
             raise ArchitectureError(
                 f"config field 'quantization_config.{key}' is {bits}: {method} with {bits} bits is not supported (4 or 8)"
             )
-        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg, "quantization_config"), keep)
+        # AWQ's zero_point (AutoAWQ's default true), GPTQ's sym (default true): vLLM's AWQMarlinConfig /
+        # GPTQMarlinConfig hand the kernel zero points where they are asymmetric
+        zeros = cfg.get("zero_point", True) if method == "awq" else not cfg.get("sym", True)
+        if not isinstance(zeros, bool):  # "false" would read as true
+            field = "zero_point" if method == "awq" else "sym"
+            raise ArchitectureError(f"config field 'quantization_config.{field}' must be true or false, got {zeros!r:.40}")
+        group = _group_size(cfg, "quantization_config")
+        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", group, keep, asymmetric=zeros)
     if method == "bitsandbytes":
         four, eight = _flag(cfg, "load_in_4bit"), _flag(cfg, "load_in_8bit")
         # transformers' BitsAndBytesConfig: "load_in_4bit and load_in_8bit are both True, but only one can be used at the same
@@ -250,9 +262,9 @@ def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> Quanti
         per_row = weights.get("strategy") == "channel"
         scale_group = 0 if per_row else _group_size(weights, where)
         if bits == 8 and weights.get("strategy") == "group":
-            return QuantizationConfig("int8-gptq", scale_group, keep, zero_point=zero_point)
+            return QuantizationConfig("int8-gptq", scale_group, keep, zero_point=zero_point, asymmetric=zero_point)
         if bits == 8:
             return QuantizationConfig("int8", None, keep)
         if bits == 4:
-            return QuantizationConfig("int4", scale_group, keep, zero_point=zero_point)
+            return QuantizationConfig("int4", scale_group, keep, zero_point=zero_point, asymmetric=zero_point)
     raise ArchitectureError("compressed-tensors quantization_config has no 4- or 8-bit weight group")
