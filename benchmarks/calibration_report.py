@@ -1303,7 +1303,8 @@ def serving_throughput_rows() -> list[dict[str, Any]]:
     """Every public serving run compared with the throughput model: calibration.json's ``throughput`` and the
     out-of-sample files in its schema. gpus.json's ``throughput_runs_compared`` counts these (tests/test_throughput_gaps.py;
     a new file of serving runs is read here, fix189)."""
-    return json.loads(DATA.read_text())["throughput"] + json.loads(VLLM_SERVING.read_text())["rows"]
+    rows: list[dict[str, Any]] = json.loads(DATA.read_text())["throughput"] + json.loads(VLLM_SERVING.read_text())["rows"]
+    return rows
 
 
 def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:

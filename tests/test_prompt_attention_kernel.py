@@ -113,7 +113,9 @@ def test_the_estimate_picks_the_kernel_as_vllm_does() -> None:
     )
 
 
-@pytest.mark.parametrize(("given", "expected"), [({}, 16), ({"prompt_attention_query_rows": 0}, 0), ({"prompt_attention_query_rows": 32}, 32)])
+@pytest.mark.parametrize(
+    ("given", "expected"), [({}, 16), ({"prompt_attention_query_rows": 0}, 0), ({"prompt_attention_query_rows": 32}, 32)]
+)
 def test_the_planner_keeps_a_workloads_kernel_as_the_estimate_does(given: dict[str, int], expected: int) -> None:
     # fix189 (review96 bug 1): a workload's ``constants: {prompt_attention_query_rows: 0}`` reaches the planner as the
     # estimate's ``--set`` does (with_overrides); its 0 (FlashAttention's rate) was read as "unset" and became 16

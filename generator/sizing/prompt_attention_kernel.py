@@ -46,8 +46,10 @@ def engine_prompt_query_rows(engine: str, gpu_architecture: str, model_type: str
 
 
 def prompt_query_rows(consts: Constants, engine: str, gpu_architecture: str, model_type: str) -> int:
-    """``prompt_attention_query_rows`` a prompt runs at: the constant where set (a workload's ``constants``, ``--set``),
-    else (``ENGINE_KERNEL``) the engine's kernel on that GPU for that model (:func:`engine_prompt_query_rows`).
+    """``prompt_attention_query_rows`` a prompt runs at: the constant where set, else the engine's kernel.
+
+    Set: a workload's ``constants`` or ``--set`` (0 too); ``ENGINE_KERNEL`` (the default): the engine's kernel on that
+    GPU for that model (:func:`engine_prompt_query_rows`).
 
     The one reading of the constant the estimate and the planner share (fix189: the planner read a user's 0 as unset).
     """
