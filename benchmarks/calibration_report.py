@@ -1299,11 +1299,19 @@ def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
     return not accelerator_for(find_gpu(row["gpu"]), weight_format(row["precision"]).compute, row["tp"]).fast_link
 
 
+def serving_throughput_rows() -> list[dict[str, Any]]:
+    """Every public serving run compared with the throughput model: calibration.json's ``throughput`` and the
+    out-of-sample files in its schema. gpus.json's ``throughput_runs_compared`` counts these (tests/test_throughput_gaps.py;
+    a new file of serving runs is read here, fix189)."""
+    rows: list[dict[str, Any]] = json.loads(DATA.read_text())["throughput"] + json.loads(VLLM_SERVING.read_text())["rows"]
+    return rows
+
+
 def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
     """(group, label, measured, predictor, row) for every calibration row."""
     cal = json.loads(DATA.read_text())
     out: list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]] = []
-    for row in cal["throughput"] + json.loads(VLLM_SERVING.read_text())["rows"]:
+    for row in serving_throughput_rows():
         pipe = " pp>1" if row["pp"] > 1 else ""
         static = " static batch" if "batch" in row else ""
         # attention data parallelism (EP over more GPUs than the attention's TP: DEP layouts) apart

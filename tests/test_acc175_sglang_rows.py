@@ -135,6 +135,16 @@ def test_the_new_rows_are_every_row_of_their_sources() -> None:
     assert len(rows) == len(ROWS) == 72
 
 
+def test_each_new_row_keeps_its_derivations_in_research_notes() -> None:
+    """fix189 (review96 bug 3): every row keeps what acc175 worked out from its source in ``research_notes``, which no
+    output prints (the six MI325X rows of issue 890 / PR 3318 had their per-GPU rate x GPUs in ``setup`` alone)."""
+    for spec in ROWS:
+        row = _row(*spec[:6])
+        assert row.get("research_notes"), spec
+        if row["gpu"] == "mi325x-256gb":  # moved, not copied: setup says how the run ran
+            assert "(derived)" not in row["setup"] and "mean lengths are" not in row["setup"], spec
+
+
 def test_a_row_runs_at_the_mem_fraction_static_its_server_states() -> None:
     """B200 TP4 at --mem-fraction-static 0.95 (dsr1_fp8_b200.sh): its KV pool holds two 8k/1k sequences, where SGLang's
     default fraction for the GPU holds one and the 2-request run would be predicted at the 1-request rate (-39.5%)."""

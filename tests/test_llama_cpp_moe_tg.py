@@ -86,7 +86,7 @@ def test_every_row_is_sourced_complete_a_catalog_gpu_and_a_moe_model() -> None:
         assert parse_architecture(find_model(row["model"]).config).routed_experts[0] > 0, row
         assert row["backend"] == "CUDA" and row["build_era"] == "current" and row["kernel_graphs"] is True, row
         assert row["build"] and row["gpu_as_reported"] and row["model_as_reported"] and row["test"], row
-        assert row["notes"] and row["tg_tokens"] > 0, row  # research notes apart from the figures
+        assert row["research_notes"] and row["tg_tokens"] > 0, row  # research notes apart from the figures
         figures = ("tg_tokens_per_s", "prompt_tokens_per_s", "decode_tokens_per_s")
         assert sum(figure in row for figure in figures) == 1, row
 

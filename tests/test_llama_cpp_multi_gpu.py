@@ -67,7 +67,7 @@ def test_every_row_is_sourced_complete_and_catalog_hardware() -> None:
         assert find_gpu(row["gpu"]).id == row["gpu"] and find_model(row["model"]).id == row["model"], row
         assert row["gpus"] >= 2 and row["split_mode"] == "layer" and row["build"] == "May 2024", row
         assert row["tg_tokens_per_s"] > 0 and row["pp512_tokens_per_s"] > 0 and row["tg_tokens"] == 512, row
-        assert row.get("prompt_comparable", True) or "notes" in row, row
+        assert row.get("prompt_comparable", True) or "research_notes" in row, row
     # newuser101's three RTX 3090 rows (Llama 3 70B Q4_K_M on 2, 4 and 6 cards) are among them
     on_3090 = {
         r["gpus"]: r["tg_tokens_per_s"] for r in rows if r["gpu"] == "rtx-3090-24gb" and "70B Q4" in r["model_as_reported"]

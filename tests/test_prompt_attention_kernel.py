@@ -111,3 +111,22 @@ def test_the_estimate_picks_the_kernel_as_vllm_does() -> None:
     assert _estimate_tokens_per_s("h100-sxm5-80gb") == _estimate_tokens_per_s(
         "h100-sxm5-80gb", (("prompt_attention_query_rows", 0),)
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [({}, 16), ({"prompt_attention_query_rows": 0}, 0), ({"prompt_attention_query_rows": 32}, 32)]
+)
+def test_the_planner_keeps_a_workloads_kernel_as_the_estimate_does(given: dict[str, int], expected: int) -> None:
+    # fix189 (review96 bug 1): a workload's ``constants: {prompt_attention_query_rows: 0}`` reaches the planner as the
+    # estimate's ``--set`` does (with_overrides); its 0 (FlashAttention's rate) was read as "unset" and became 16
+    from generator import catalog
+    from generator.planner.inference import engine_constants
+    from generator.sizing.constants import with_overrides
+    from generator.workload.models import InferenceSpec
+
+    spec = InferenceSpec(max_context_tokens=8192, engine="vllm")
+    consts = engine_constants(spec, catalog.gpus()["a100-sxm4-80gb"], with_overrides(given), model_type="gpt_oss")
+    assert consts.prompt_attention_query_rows == expected
+    # the same setting on an H100 (FlashAttention 3 takes the sinks): the engine's choice is no cap
+    on_hopper = engine_constants(spec, catalog.gpus()["h100-sxm5-80gb"], with_overrides(given), model_type="gpt_oss")
+    assert on_hopper.prompt_attention_query_rows == (expected if given else 0)

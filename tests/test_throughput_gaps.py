@@ -400,20 +400,37 @@ def test_a_split_parts_gap_is_weighed_against_the_rate_routed_to_that_part(tmp_p
 
 
 def test_the_runs_compared_on_each_gpu_are_the_calibration_rows() -> None:
-    """``throughput_runs_compared`` in gpus.json is what the calibration data holds: a GPU gaining rows gains it."""
+    """``throughput_runs_compared`` in gpus.json is every serving run the calibration report compares: a GPU gaining
+    rows in any of its files gains it (fix189: vllm_serving_out_of_sample.json's runs were left out, so a plan on an
+    A10G or an H100 PCIe still said no run checked the model there)."""
     from collections import Counter
 
-    from tests.conftest import catalog_json
+    from tests.conftest import calibration_report, catalog_json
 
-    rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
     runs: dict[str, Counter[str]] = {}
     sources: dict[str, set[str]] = {}
-    for row in rows:
+    for row in calibration_report().serving_throughput_rows():
         runs.setdefault(row["gpu"], Counter())[row["engine"]] += 1
         sources.setdefault(row["gpu"], set()).add(row["source"])
     recorded = {g["id"]: g["throughput_runs_compared"] for g in catalog_json("gpus")["gpus"] if "throughput_runs_compared" in g}
     assert {gpu: dict(c) for gpu, c in runs.items()} == {gpu: r["runs_by_engine"] for gpu, r in recorded.items()}
     assert {gpu: sorted(s) for gpu, s in sources.items()} == {gpu: r["source"] for gpu, r in recorded.items()}
+
+
+def test_every_data_file_of_serving_runs_is_one_the_report_compares() -> None:
+    """A new tests/data file of serving runs (calibration.json's throughput schema) must be read by the report's
+    ``serving_throughput_rows``, which gpus.json's counts follow: else its runs check nothing a plan says (fix189)."""
+    from tests.conftest import calibration_report
+
+    serving_keys = {"engine", "gpu", "model", "tp", "output_tokens_per_s"}
+    read = {json.dumps(row, sort_keys=True) for row in calibration_report().serving_throughput_rows()}
+    for path in sorted((REPO / "tests" / "data").glob("*.json")):
+        data = json.loads(path.read_text())
+        tables = [v for v in data.values() if isinstance(v, list)] if isinstance(data, dict) else [data]
+        for table in tables:
+            for row in table:
+                if isinstance(row, dict) and serving_keys <= set(row):
+                    assert json.dumps(row, sort_keys=True) in read, f"{path.name}: a serving run the report does not read"
 
 
 @pytest.mark.parametrize(
@@ -422,6 +439,7 @@ def test_the_runs_compared_on_each_gpu_are_the_calibration_rows() -> None:
         ("gaudi3-128gb", 15, 1, True),  # newuser30 item 3: the lab's chosen Gaudi 3 servers
         ("h100-nvl-94gb", 4, 1, True),
         ("h100-sxm5-80gb", 15, 1, False),  # 60 runs compared
+        ("h100-pcie-80gb", 15, 1, False),  # fix189: 3 vLLM runs in vllm_serving_out_of_sample.json
         ("mi300x-192gb", 15, 1, False),
         ("gaudi3-128gb", 0.1, 2, False),  # the replicas are the floor asked, not the rate's
     ],

@@ -36,7 +36,7 @@ def test_every_foundry_row_is_added_once_with_its_whole_setup() -> None:
     keys = {(r["gpu"], r["hidden_size"], r["sequence_length"], r["gpus"], r["micro_batch"], r["accumulation"]) for r in rows}
     assert len(keys) == len(rows)
     for row in rows:
-        assert row["source"].startswith("https://github.com/mosaicml/llm-foundry/blob/061f2c7c") and row["notes"]
+        assert row["source"].startswith("https://github.com/mosaicml/llm-foundry/blob/061f2c7c") and row["research_notes"]
         assert f"MicroBatchSize {row['micro_batch']}, GradAccum {row['accumulation']}" in row["setup"]
         assert row["checkpointing"] == ("full" if "Activation Checkpointing True" in row["setup"] else "none")
 

@@ -63,7 +63,7 @@ from generator.sizing.precision import (
     no_int8_kv_cache,
     weight_format,
 )
-from generator.sizing.prompt_attention_kernel import engine_prompt_query_rows
+from generator.sizing.prompt_attention_kernel import prompt_query_rows
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
 from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
@@ -241,13 +241,16 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
     """The constants with each batch limit to size at on ``gpu`` (:func:`batch_limits`), in order.
 
     vLLM's prompt-attention kernel for ``model_type`` on ``gpu`` (Triton unified attention for a sink model before
-    Hopper, :func:`engine_prompt_query_rows`) unless ``--set prompt_attention_query_rows`` names one.
+    Hopper) unless ``--set prompt_attention_query_rows`` names one (:func:`prompt_query_rows`).
 
     The batch is capped at ``--max-num-seqs``, else a ``--set`` ``max_batch_size``, else a ``--set`` ``max_num_seqs``,
     else the engine's default; vLLM's profiling run samples ``--max-num-seqs`` rows, else a ``--set``
     ``max_num_seqs``, else as many as the batch.
     """
     explicit = dict(req.constants)
+    rows = prompt_query_rows(consts, req.engine, gpu.architecture, model_type)  # --set's own (0 too) or the engine's
+    if rows != consts.prompt_attention_query_rows:
+        consts = consts._replace(prompt_attention_query_rows=rows)
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
     if req.engine != "vllm":
@@ -257,9 +260,6 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
         per_rank = max(1, int(given) // dp) if given else None
         limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, per_rank, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
-    rows = engine_prompt_query_rows(req.engine, gpu.architecture, model_type)
-    if rows and "prompt_attention_query_rows" not in explicit:
-        consts = consts._replace(prompt_attention_query_rows=rows)
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default

@@ -59,7 +59,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, kv_cache_bits
-from generator.sizing.prompt_attention_kernel import engine_prompt_query_rows
+from generator.sizing.prompt_attention_kernel import prompt_query_rows
 from generator.sizing.serving_queue import (
     LADDER_STEPS,
     SlotQueue,
@@ -876,14 +876,15 @@ def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole
     """``consts`` with the engine's MoE exchange and tokens a forward pass on ``gpu`` (a prompt prefilled in such passes).
 
     ``model_type``: the model's, for the engine's prompt-attention kernel (vLLM's Triton unified attention for a sink
-    model before Hopper: :func:`generator.sizing.prompt_attention_kernel.engine_prompt_query_rows`).
+    model before Hopper) where the workload's constants leave it to the engine
+    (:func:`generator.sizing.prompt_attention_kernel.prompt_query_rows`).
     """
     exchanged = with_gathered_exchange(consts, ENGINE_GATHERED_EXCHANGE.get(spec.engine, consts.moe_gathered_exchange))
+    rows = prompt_query_rows(consts, spec.engine, gpu.architecture, model_type)  # a workload's own (0 too) or the engine's
+    if rows != exchanged.prompt_attention_query_rows:
+        exchanged = with_prompt_kernel(exchanged, rows)
     if spec.engine != "vllm":
         return exchanged
-    rows = engine_prompt_query_rows(spec.engine, gpu.architecture, model_type)
-    if rows and not exchanged.prompt_attention_query_rows:
-        exchanged = with_prompt_kernel(exchanged, rows)
     return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
 
 

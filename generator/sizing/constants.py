@@ -144,7 +144,7 @@ class Constants(NamedTuple):
     # --- llama.cpp's decode of K-quant files on RDNA cards (llama_cpp_gpu.py mat_vec_kernel; acc173) ---
     llama_cpp_gpu_rdna_kquant_bandwidth_efficiency: float = 0.47
     # --- a prompt's attention in a kernel that re-reads the KV cache per query block (prompt_attention_kernel.py; acc177) ---
-    prompt_attention_query_rows: int = 0
+    prompt_attention_query_rows: int = -1  # -1: the engine's kernel (prompt_attention_kernel.ENGINE_KERNEL; fix189)
     prompt_attention_read_share: float = 1.3
 
     def __hash__(self) -> int:
@@ -961,8 +961,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "vLLM's Triton unified attention: 16 where a KV head serves 16 query heads or fewer, the tokens of a block "
         "BLOCK_M // query heads a KV head): each block of prompt tokens reads every key and value up to its position "
         "again, so the kernel's prompt rate is at most 2 x BLOCK_M / 2 bytes = 16 FLOPs a byte of 16-bit cache times "
-        "its read rate (generator/sizing/prompt_attention_kernel.py); 0: FlashAttention / FlashInfer, no cap (every "
-        "other engine, GPU and model; the estimate and the planner set 16 where vLLM picks that kernel).",
+        "its read rate (generator/sizing/prompt_attention_kernel.py); 0: FlashAttention / FlashInfer, no cap; -1 (the "
+        "default): the engine's choice, 16 where vLLM picks that kernel (a sink model before Hopper), else 0.",
         "vllm/attention/ops/triton_unified_attention.py ('BLOCK_M = 16 if num_queries_per_kv <= 16 else "
         "triton.next_power_of_2(num_queries_per_kv)', 'BLOCK_Q = BLOCK_M // num_queries_per_kv', 'num_tiles = "
         "cdiv_fn(max_seq_prefix_len, TILE_SIZE)', https://github.com/vllm-project/vllm); vLLM picks TRITON_ATTN on "
@@ -1107,7 +1107,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "moe_gathered_exchange": (0, True, 2, True),
     "kv_budget_of_free_memory": (0, True, 1, True),
     "decode_kv_read_per_query_head": (0, True, 1, True),
-    "prompt_attention_query_rows": (0, True, 1024, True),
+    "prompt_attention_query_rows": (-1, True, 1024, True),  # -1: the engine's choice
     "prompt_attention_read_share": (0, False, 10, True),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,

@@ -13,7 +13,9 @@ A100's or H100's tensor cores busy, so the kernel's prompt rate is that ratio ti
 
 vLLM selects the kernel on CUDA where FlashAttention cannot run the model: attention sinks (gpt-oss) before Hopper
 (vllm/platforms/cuda.py; :func:`engine_prompt_query_rows`, which the estimate, the planner and the calibration report
-apply). ``prompt_attention_query_rows`` 0 (every other engine, GPU and model): no cap.
+apply). ``prompt_attention_query_rows`` 0 (every other engine, GPU and model): no cap; ``ENGINE_KERNEL`` (-1, the
+default): the engine's choice (:func:`prompt_query_rows`), so a user's 0 (a workload's ``constants`` or ``--set``) keeps
+FlashAttention's rate wherever vLLM would pick Triton.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SINK_MODEL_TYPES = ("gpt_oss",)
 #: NVIDIA architectures before Hopper, where vLLM's FlashAttention backend takes no sinks.
 PRE_HOPPER_NVIDIA = ("ampere", "ada-lovelace", "turing", "volta")
 
+#: ``prompt_attention_query_rows`` of "the kernel the engine picks" (the default): :func:`prompt_query_rows`.
+ENGINE_KERNEL = -1
+
 #: Bytes of one cached key or value element as the kernel reads it (a 16-bit cache; an FP8 cache is not modelled here).
 KV_ELEMENT_BYTES = 2
 
@@ -38,6 +43,18 @@ def engine_prompt_query_rows(engine: str, gpu_architecture: str, model_type: str
     if engine == "vllm" and gpu_architecture in PRE_HOPPER_NVIDIA and model_type in SINK_MODEL_TYPES:
         return TRITON_UNIFIED_BLOCK_M
     return 0
+
+
+def prompt_query_rows(consts: Constants, engine: str, gpu_architecture: str, model_type: str) -> int:
+    """``prompt_attention_query_rows`` a prompt runs at: the constant where set, else the engine's kernel.
+
+    Set: a workload's ``constants`` or ``--set`` (0 too); ``ENGINE_KERNEL`` (the default): the engine's kernel on that
+    GPU for that model (:func:`engine_prompt_query_rows`).
+
+    The one reading of the constant the estimate and the planner share (fix189: the planner read a user's 0 as unset).
+    """
+    given = consts.prompt_attention_query_rows
+    return engine_prompt_query_rows(engine, gpu_architecture, model_type) if given == ENGINE_KERNEL else given
 
 
 def query_tokens_per_block(query_rows: int, queries_per_kv: int) -> int:
