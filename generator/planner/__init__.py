@@ -984,7 +984,7 @@ def _filled_alone(chosen: _Chosen) -> _Chosen:
     users: dict[ServerKey, set[int]] = {}
     for _, opt, _ in chosen:
         for part in opt.pieces:
-            if part.shares_servers:
+            if part.shares_servers or part.beside is not None:  # a job beside a service (fix182) takes GPUs of it
                 users.setdefault(part.busy_kind, set()).add(id(opt))
     return [
         (i, opt.filled if opt.filled is not None and not users.get(opt.busy_kind, set()) - {id(opt)} else opt, rest)
@@ -1624,6 +1624,22 @@ def _choose(
             feasible = [o for o in feasible if racks_needed(wl, [*before, (i, o)]) <= most]
             if not feasible:
                 raise InfeasibleError(f"deployment '{dep.name}' has no layout within hardware.max_racks beside those before it")
+        if chain is None and isinstance(dep, TrainingDeployment) and (not feasible or not _buys_nothing(feasible[0])):
+            # fix182: a job that would buy servers or be refused runs on the GPUs an owned server's service leaves
+            from generator.planner.beside_training import beside_choice
+
+            options_of: dict[int, list[Option]] = {}
+            for (k, *_), listed in enumerated.items():
+                options_of.setdefault(k, []).extend(listed.allowed)
+            beside = beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)
+            if beside is not None:
+                k, _, rest = chosen[beside.at]
+                chosen[beside.at] = (k, beside.service, rest)
+                if share:  # the job's GPUs are in use on the service's servers
+                    kind = beside.service.busy_kind
+                    busy[kind] = busy.get(kind, Fraction(0)) + beside.job.gpus_used
+                chosen.append((i, beside.job, feasible))
+                continue
         if not feasible and chain is not None:
             from generator.planner.training_chain import chain_failure
 
@@ -2041,7 +2057,8 @@ def _owned_short_hint(
     if held:
         # fuzz34 item 1: a service and a 1-GPU LoRA job on one owned 8-GPU server: the job takes a server of its own
         why = (
-            "; a training job shares servers only with the jobs it runs in turn with (run_after), never with a service"
+            "; a training job shares servers only with the jobs it runs in turn with (run_after), and with services "
+            "only on the GPUs their rates leave of owned servers (fix182)"
             if apart
             else ""
         )
