@@ -279,12 +279,13 @@ def beside_findings(
         runs = dep.training.runs_per_month
         month = f", {runs:g} run(s) a month: {hours_text(runs * hours)} of the {HOURS_PER_MONTH} h" if runs else ""
         quoted = listed([f"'{n}'" for n in names])
+        links = "PCIe and NVLink," if pool.node.nvswitch else "PCIe"
         text = (
             f"deployment {dep.name}: planned on {where} in pool {pool.name}, the owned {pool.node.platform_id} "
             f"{quoted} {'serves' if len(names) == 1 else 'serve'} from, on GPUs {theirs} "
             f"{'rate does' if len(names) == 1 else 'rates do'} not need; nothing is bought for it{instead}. "
             f"{hours_text(hours)} a run{month}. It shares the server's host RAM ({job_ram:.2f} GiB with the OS's, "
-            f"beside {service_ram:.2f} GiB of {quoted}{ram}), CPUs, PCIe and NVLink, and its {pool.node.power_w:,} W: "
+            f"beside {service_ram:.2f} GiB of {quoted}{ram}), CPUs, {links} and its {pool.node.power_w:,} W: "
             "while it runs, its steps' memory, interconnect and power peaks may slow the replicas beside it (not sized: "
             f"the plan times each alone). {_headroom(wl, service, job.beside, names)}. Kubernetes places its pods by "
             "the pool's labels and the GPUs the device plugin has free; give the job a pool of its own (pool:) to keep "
