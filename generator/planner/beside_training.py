@@ -189,7 +189,9 @@ def beside_choice(
         return None
     if not dep.training.dataset_tokens:
         return None
-    hardware = {(hw.platform.id, hw.gpu.id): hw for hw in allowed_hardware(wl)}
+    # a job pinned to a platform runs only there (fix182b: a pin to one platform planned it beside a service on another)
+    pin = dep.platform
+    hardware = {(hw.platform.id, hw.gpu.id): hw for hw in allowed_hardware(wl) if pin is None or hw.platform.id == pin}
     runs = dep.training.runs_per_month
     fitting = []
     holders = _holders(wl, chosen, owned, share, options_of)
