@@ -70,7 +70,7 @@ FULL_BY_DEADLINE = (
 
 RULE = (
     "a training job runs on those GPUs where a layout of it fits them within its deadline and runs a month, its host "
-    "RAM and files beside the services', and they hold the servers alone (fix182): none does here)"
+    "RAM and files beside the services', and they hold the servers alone (fix182): none does here"
 )
 
 #: What the refusal says of the rule since fix182 (before: "never with a service").

@@ -1234,7 +1234,7 @@ def _beside_passes(
     jobs = [i for i, d in enumerate(wl.deployments) if isinstance(d, TrainingDeployment) and i not in chains]
     if not jobs or not wl.hardware.inventory or not any(isinstance(d, InferenceDeployment) for d in wl.deployments):
         return []
-    from generator.planner.beside_training import beside_choice
+    from generator.planner.beside_training import beside_choice, buys, free_owned_hold
     from generator.planner.inventory import free_servers
 
     owned = free_servers(wl)
@@ -1250,6 +1250,10 @@ def _beside_passes(
             if at_job is None or any(o.beside is not None for _, o, _ in chosen):
                 continue
             rest = [c for n, c in enumerate(chosen) if n != at_job]
+            # fix187: only where the job buys in this pass and no owned server it leaves free holds a layout of it
+            # (fix182b offered it in every pass: a pass withholding a free owned server put the job beside a service)
+            if not buys(chosen[at_job][1]) or free_owned_hold(loaded, consts, i, rest, owned, sizes):
+                continue
             key = (i, share, tuple((k, id(o)) for k, o, _ in rest))
             if key not in found:
                 found[key] = beside_choice(loaded, consts, i, rest, options_of, sizes, share=share, owned=owned)
@@ -1724,12 +1728,14 @@ def _choose(
         if chain is None and isinstance(dep, TrainingDeployment) and not feasible:
             # fix182: a job that would be refused runs on the GPUs an owned server's service leaves (one that has a
             # layout is offered there as one more fleet the search ranks: :func:`_beside_passes`, fix182b)
-            from generator.planner.beside_training import beside_choice
+            from generator.planner.beside_training import beside_choice, free_owned_hold
 
             options_of: dict[int, list[Option]] = {}
             for (k, *_), listed in enumerated.items():
                 options_of.setdefault(k, []).extend(listed.allowed)
-            beside = beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)
+            # fix187: not where an owned server the pass withholds (a kind left off) holds the job
+            held_free = free_owned_hold(loaded, consts, i, chosen, free_servers(wl), sizes)
+            beside = None if held_free else beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)
             if beside is not None:
                 k, _, rest = chosen[beside.at]
                 chosen[beside.at] = (k, beside.service, rest)

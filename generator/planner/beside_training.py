@@ -14,7 +14,9 @@ server, a service in shares of GPUs, split, spread or on spot capacity, a server
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from generator.named_tuple import NamedTuple
 from generator.planner.idle_degrees import IdleGpus
@@ -22,8 +24,8 @@ from generator.planner.inference import ReplicaShape
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option, sustained_rps
 from generator.planner.plan import Finding, Pool
-from generator.planner.slo import replicas_needed
-from generator.planner.spread import spread_floor
+from generator.planner.slo import rate_replicas, replicas_needed
+from generator.planner.spread import option_tolerant, spread_floor
 from generator.sizing.constants import Constants
 from generator.units import GIB, HOURS_PER_MONTH, hours_text
 from generator.words import listed
@@ -115,6 +117,10 @@ def _holders(
             assert isinstance(dep, InferenceDeployment)
             assert isinstance(opt.shape, ReplicaShape)
             needed = replicas_needed(dep.inference, opt.shape.planned_requests_per_s, slots=opt.shape.slot_queue)
+            # fix187 (newuser100): the replicas nodes_down_tolerated runs (N+k) are kept, never counted free
+            if dep.inference.nodes_down_tolerated:
+                rate = rate_replicas(dep.inference, opt.shape.planned_requests_per_s, slots=opt.shape.slot_queue)
+                needed = max(needed, option_tolerant(opt, dep.inference, rate)[0])
             keep = _unfilled(opt, options_of.get(index, ()))
             free = free_by_node(opt, needed)
             if keep.candidate.replicas != needed or free is None:
@@ -134,6 +140,74 @@ def _holders(
 def _unfilled(opt: Option, enumerated_options: Sequence[Option]) -> Option:
     """The option whose ``filled`` is ``opt`` (the layout with the replicas the rate needs), or ``opt`` itself."""
     return next((o for o in enumerated_options if o.filled is opt), opt)
+
+
+def owned_left(chosen: Sequence[tuple[int, Option, object]], owned: Mapping[ServerKey, int]) -> dict[ServerKey, int]:
+    """The owned servers of each kind no deployment in ``chosen`` holds (a chain's one option once).
+
+    Services sharing a kind's servers hold the servers their GPUs fill together (at least the most one spans).
+    """
+    solo: dict[ServerKey, int] = {}
+    shared_gpus: dict[ServerKey, Fraction] = {}
+    shared_nodes: dict[ServerKey, int] = {}
+    for opt in {id(o): o for _, o, _ in chosen}.values():
+        if opt.beside is not None:
+            continue
+        for part in opt.pieces:
+            kind, c = part.server_kind, part.candidate
+            if not part.shares_servers:
+                solo[kind] = solo.get(kind, 0) + c.owned_nodes
+                continue
+            shared_gpus[kind] = shared_gpus.get(kind, Fraction(0)) + part.gpus_used
+            shared_nodes[kind] = max(shared_nodes.get(kind, 0), c.nodes)
+    left = {}
+    for kind, count in owned.items():
+        filled = max(math.ceil(shared_gpus.get(kind, 0) / kind[2]), shared_nodes.get(kind, 0)) if kind[2] else 0
+        left[kind] = max(0, count - solo.get(kind, 0) - filled)
+    return left
+
+
+def owned_holds(job_options: Sequence[Option], left: Mapping[ServerKey, int]) -> bool:
+    """Whether a layout of the job runs on owned servers alone that are left free: then it is not planned beside.
+
+    fix187 (fix182b's failure): offered beside a service in every pass, a job whose pass left a second owned server
+    free (a pass withholding that kind) ranked beside the service, sharing a server the plan does not size together.
+    """
+    for opt in job_options:
+        parts = opt.pieces
+        if all(p.candidate.owned_nodes == p.candidate.nodes and p.candidate.nodes <= left.get(p.server_kind, 0) for p in parts):
+            return True
+    return False
+
+
+def free_owned_hold(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    index: int,
+    chosen: Sequence[tuple[int, Option, object]],
+    owned: Mapping[ServerKey, int],
+    sizes: object = None,
+) -> bool:
+    """Whether the owned servers ``chosen`` (the job's own choice left out) leaves free hold a layout of job ``index``.
+
+    Its ``platform:`` pin set aside: a pin moves the job, never puts it beside a service while a free owned server of
+    another platform would hold it (fix187: otherwise a pinned fleet, the job beside a service, beat the search's, the
+    job on the free server, by the job's energy: tests/test_owned_moves.py's pin property).
+    """
+    from generator.planner.training_candidates import training_options
+
+    left = {kind: n for kind, n in owned_left(chosen, owned).items() if n > 0}
+    if not left:
+        return False
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, TrainingDeployment)
+    found = training_options(loaded.workload, dep, loaded.models[dep.name], consts, [], left, sizes=sizes)  # type: ignore[arg-type]
+    return owned_holds(found, left)
+
+
+def buys(opt: Option) -> bool:
+    """Whether a layout buys (or rents) servers: any part on more servers than the owned ones it holds."""
+    return any(p.candidate.nodes > p.candidate.owned_nodes for p in opt.pieces)
 
 
 def _host_fits(job: Option, services: Sequence[Option], consts: Constants) -> bool:
