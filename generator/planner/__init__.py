@@ -1252,7 +1252,7 @@ def _beside_passes(
             rest = [c for n, c in enumerate(chosen) if n != at_job]
             # fix187: only where the job buys in this pass and no owned server it leaves free holds a layout of it
             # (fix182b offered it in every pass: a pass withholding a free owned server put the job beside a service)
-            if not buys(chosen[at_job][1]) or free_owned_hold(loaded, consts, i, rest, owned, sizes):
+            if not buys(chosen[at_job][1]) or free_owned_hold(loaded, consts, i, rest, owned, options_of.get(i, []), sizes):
                 continue
             key = (i, share, tuple((k, id(o)) for k, o, _ in rest))
             if key not in found:
@@ -1734,7 +1734,7 @@ def _choose(
             for (k, *_), listed in enumerated.items():
                 options_of.setdefault(k, []).extend(listed.allowed)
             # fix187: not where an owned server the pass withholds (a kind left off) holds the job
-            held_free = free_owned_hold(loaded, consts, i, chosen, free_servers(wl), sizes)
+            held_free = free_owned_hold(loaded, consts, i, chosen, free_servers(wl), options_of.get(i, []), sizes)
             beside = None if held_free else beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)
             if beside is not None:
                 k, _, rest = chosen[beside.at]

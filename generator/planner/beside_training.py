@@ -186,13 +186,15 @@ def free_owned_hold(
     index: int,
     chosen: Sequence[tuple[int, Option, object]],
     owned: Mapping[ServerKey, int],
+    listed: Sequence[Option],
     sizes: object = None,
 ) -> bool:
     """Whether the owned servers ``chosen`` (the job's own choice left out) leaves free hold a layout of job ``index``.
 
     Its ``platform:`` pin set aside: a pin moves the job, never puts it beside a service while a free owned server of
     another platform would hold it (fix187: otherwise a pinned fleet, the job beside a service, beat the search's, the
-    job on the free server, by the job's energy: tests/test_owned_moves.py's pin property).
+    job on the free server, by the job's energy: tests/test_owned_moves.py's pin property). ``listed``: the job's
+    layouts the search enumerated (within its pins); another platform's free servers are searched only for a pinned job.
     """
     from generator.planner.training_candidates import training_options
 
@@ -201,8 +203,13 @@ def free_owned_hold(
         return False
     dep = loaded.workload.deployments[index]
     assert isinstance(dep, TrainingDeployment)
-    found = training_options(loaded.workload, dep, loaded.models[dep.name], consts, [], left, sizes=sizes)  # type: ignore[arg-type]
-    return owned_holds(found, left)
+    if owned_holds(listed, left):  # the layouts the pass enumerated (within its pins)
+        return True
+    others = {kind: n for kind, n in left.items() if dep.platform is not None and kind[0] != dep.platform}
+    if not others:  # no pin, or only its own platform's servers free: what the pass enumerated said it
+        return False
+    found = training_options(loaded.workload, dep, loaded.models[dep.name], consts, [], others, sizes=sizes)  # type: ignore[arg-type]
+    return owned_holds(found, others)
 
 
 def buys(opt: Option) -> bool:
