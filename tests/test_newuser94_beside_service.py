@@ -4,8 +4,10 @@ What the planner does today, pinned: with two owned servers the job takes the on
 its own, its hosts apart from the service's, rendered so: its own kubeadm join labels, its own Ansible group with no
 GPU list of the service's), and ``training-fits-idle-gpus`` says what the service's spare GPUs would hold; where the
 service holds every owned server and nothing is bought, the job is refused at its model, and the refusal says the GPUs
-the service's rate needs of those it holds and that a job on the rest is not planned
-(:mod:`generator.planner.beside_service`). Placing a job beside a service on one owned server is not built.
+the service's rate needs of those it holds and why no layout of the job fits the rest
+(:mod:`generator.planner.beside_service`). fix182: where the job fits the GPUs the service's rate leaves of the one
+owned server (within its deadline, its host RAM and files beside the service's), it is planned there, in the service's
+pool, and nothing is bought for it (:mod:`generator.planner.beside_training`).
 """
 
 from __future__ import annotations
@@ -67,14 +69,20 @@ FULL_BY_DEADLINE = (
 )
 
 RULE = (
-    "a training job on GPUs services leave free of an owned server is not planned (the job's pods and the services' "
-    "would share the server's NVLink, host RAM, CPU and power, which the plan does not size together)"
+    "a training job runs on those GPUs where a layout of it fits them within its deadline and runs a month, its host "
+    "RAM and files beside the services', and they hold the servers alone (fix182): none does here"
+)
+
+#: What the refusal says of the rule since fix182 (before: "never with a service").
+SHARES = (
+    "; a training job shares servers only with the jobs it runs in turn with (run_after), and with services only on the "
+    "GPUs their rates leave of owned servers (fix182): "
 )
 
 REFUSED_TAIL = (
-    "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is taken by deployment 'chat'; a training "
-    "job shares servers only with "
-    "the jobs it runs in turn with (run_after), never with a service: 'chat' needs 2 of the 8 GPUs it holds of 1 "
+    "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is taken by deployment 'chat'"
+    + SHARES
+    + "'chat' needs 2 of the 8 GPUs it holds of 1 "
     "owned dgx-h100 (8 x h100-sxm5-80gb) for its rate, 6 running replicas past it or idle; " + RULE
 )
 
@@ -139,7 +147,7 @@ def test_the_render_keeps_the_job_and_the_service_on_servers_of_their_own(tmp_pa
     assert hosts == {"chat_h100_sxm5_80gb": ["gpu-01"], "tune_h100_sxm5_80gb": ["gpu-02"]}
 
 
-@pytest.mark.parametrize("edits", [ONE_SERVER, FULL_BY_DEADLINE], ids=["one-server", "full-by-deadline"])
+@pytest.mark.parametrize("edits", [(*ONE_SERVER, *FULL_BY_DEADLINE), FULL_BY_DEADLINE], ids=["one-server", "full-by-deadline"])
 def test_a_job_the_free_servers_cannot_hold_is_refused_with_the_services_spare_gpus(
     tmp_path: Path, edits: tuple[tuple[str, str], ...]
 ) -> None:
@@ -149,7 +157,7 @@ def test_a_job_the_free_servers_cannot_hold_is_refused_with_the_services_spare_g
 
 
 def test_the_cli_refuses_it_at_the_jobs_model_with_exit_3(tmp_path: Path) -> None:
-    path = _write(tmp_path, *ONE_SERVER)
+    path = _write(tmp_path, *ONE_SERVER, *FULL_BY_DEADLINE)  # fix182: the LoRA job alone now fits the spare GPUs
     done = run_specgen("plan", str(path))
     assert done.returncode == 3
     assert done.stdout == ""
@@ -161,9 +169,9 @@ def test_the_cli_refuses_it_at_the_jobs_model_with_exit_3(tmp_path: Path) -> Non
 def test_a_service_whose_rate_needs_every_gpu_it_holds_says_so(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError) as err:
         _plan(tmp_path, *ONE_SERVER, ("requests_per_second: 1", "requests_per_second: 24"))
-    assert (
-        "never with a service: 'chat' needs all 8 GPUs it holds of 1 owned dgx-h100 (8 x h100-sxm5-80gb) for its rate; " + RULE
-    ) in str(err.value)
+    assert (SHARES + "'chat' needs all 8 GPUs it holds of 1 owned dgx-h100 (8 x h100-sxm5-80gb) for its rate; " + RULE) in str(
+        err.value
+    )
 
 
 #: A second service the owned server holds beside the 70B one, listed first.
@@ -178,32 +186,16 @@ SMALL = """\
 """
 
 
-def test_two_services_sharing_the_one_server_refuse_the_job_not_a_service(tmp_path: Path) -> None:
-    """The pass where the services share the server got as far as the job: its refusal is the one said.
-
-    Before, the first pass's was: 'chat' refused, "'small' holds 1 x dgx-h100", where the two plan together without
-    the job (they share the server, 2 + 2 of its 8 GPUs).
-    """
-    job = LAB[LAB.index("  - name: tune") : LAB.index("hardware:")]
-    together = _plan(tmp_path, *ONE_SERVER, ("deployments:\n", "deployments:\n" + SMALL), (job, ""))
-    assert [(p.name, p.deployments) for p in together.pools] == [("small_chat_h100_sxm5_80gb", ("small", "chat"))]
-    with pytest.raises(InfeasibleError) as err:
-        _plan(tmp_path, *ONE_SERVER, ("deployments:\n", "deployments:\n" + SMALL))
-    text = str(err.value)
-    assert text.startswith(f"{tmp_path / 'lab.yaml'}:22:12: deployments[2].model: deployment 'tune' ")
-    assert text.endswith(
-        "never with a service: 'small' and 'chat' need 4 of the 8 GPUs they hold of 1 owned dgx-h100 (8 x "
-        "h100-sxm5-80gb) for their rates ('small' 2, 'chat' 2), 4 running replicas past them or idle; " + RULE
-    )
-
-
-def test_where_servers_may_be_bought_the_job_buys_one_of_its_own(tmp_path: Path) -> None:
-    """Where servers may be bought the job is not refused: it buys a server of its own, the service keeps the owned one."""
-    plan = _plan(tmp_path, *ONE_SERVER, ("  buy: false\n", ""))
-    assert sorted((p.name, p.nodes, p.owned_nodes) for p in plan.pools) == [
-        ("chat_h100_sxm5_80gb", 1, 1),
-        ("tune_gh200_96gb", 1, 0),
+def test_two_services_and_the_job_share_the_one_server(tmp_path: Path) -> None:
+    """fix182: before, the job was refused here ('small' and 'chat' need 4 of the 8 GPUs); now a pass that places the
+    job beside 'chat' and then 'small' on the GPUs left plans all three on the one server (2 + 2 + 4 GPUs)."""
+    plan = _plan(tmp_path, *ONE_SERVER, ("deployments:\n", "deployments:\n" + SMALL))
+    assert [(p.name, p.nodes, p.deployments) for p in plan.pools] == [
+        ("small_chat_tune_h100_sxm5_80gb", 1, ("small", "chat", "tune"))
     ]
+    assert [d.gpus for d in plan.deployments] == [2, 2, 4]
+    found = [f.message for f in plan.findings if f.code == "training-beside-service"]
+    assert len(found) == 1 and found[0].startswith("deployment tune: planned on 4 GPUs of gpu-01 in pool ")
 
 
 @pytest.mark.parametrize(

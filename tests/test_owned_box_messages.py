@@ -8,6 +8,8 @@ import pytest
 
 from generator.api import plan_file
 from generator.errors import SpecgenError
+from generator.planner import plan_workload
+from generator.workload import load_workload
 
 HOMEBOX = """
 hardware:
@@ -53,12 +55,13 @@ def test_an_owned_box_a_deadline_leaves_out_says_what_the_deadline_needs(tmp_pat
     )
 
 
-def test_a_training_job_beside_a_service_on_one_box_names_the_rule(tmp_path: Path) -> None:
-    """A service and a training job on one owned box: the job's own pool is why two nodes are needed, not memory."""
-    said = _error(tmp_path, CHAT + TUNE % "")
-    assert (
-        "hardware.max_nodes: the fleet needs 2 nodes but hardware.max_nodes is 1; a training job (tune) shares its "
-        "servers with no service, only with the jobs of its run_after sequence, in turn, so its pool is counted apart; "
-        "to unblock: raise max_nodes, or plan the "
-        "training job in a workload of its own, which may take the same servers"
-    ) in said
+def test_a_training_job_beside_a_service_on_one_box_is_planned_there(tmp_path: Path) -> None:
+    """A service and a training job on one owned box (max_nodes 1): before fix182 the job's own pool made the fleet 2
+    nodes, refused at max_nodes; now the job runs on the box's second RTX 4090, which the service's rate leaves."""
+    path = tmp_path / "w.yaml"
+    path.write_text("version: 1\nname: home\ndeployments:" + CHAT + TUNE % "" + HOMEBOX)
+    plan = plan_workload(load_workload(str(path)))
+    assert [(p.nodes, p.owned_nodes, p.deployments) for p in plan.pools] == [(1, 1, ("chat", "tune"))]
+    found = [f.message for f in plan.findings if f.code == "training-beside-service"]
+    assert len(found) == 1
+    assert found[0].startswith("deployment tune: planned on GPU 1 of node 1 in pool chat_tune_rtx_4090_24gb")

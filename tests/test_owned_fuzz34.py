@@ -249,25 +249,19 @@ def test_idle_owned_servers_beside_bought_ones_of_their_kind_are_warned(tmp_path
     assert _owned_idle_while_bought(loaded.workload, ("dgx-h100", "h100-sxm5-80gb", 8), entry, owned_only, Constants()) == []
 
 
-def test_a_training_job_beside_a_service_on_the_one_owned_server_says_why(tmp_path: Path) -> None:
-    """fuzz34 item 1 (bt.yaml): a training job never shares a server with a service, and the error says so."""
+def test_a_training_job_beside_a_service_on_the_one_owned_server_is_planned_there(tmp_path: Path) -> None:
+    """fuzz34 item 1 (bt.yaml): the job was refused (a job never shared a server with a service); fix182: the 7 GPUs
+    the service's rate leaves of the one owned server hold it, in the service's pool, nothing bought."""
     text = _buy_false(["8B"], 1)
     text = text.replace(
         "hardware:",
         "  - name: ft\n    model: meta-llama/Llama-3.1-8B-Instruct\n    training: {method: lora, dataset_tokens: 1000000, "
         "epochs: 1, sequence_length: 2048, deadline_hours: 24}\nhardware:",
     )
-    with pytest.raises(InfeasibleError) as err:
-        _plan(tmp_path, text)
-    # newuser94: then the GPUs the service's rate needs of those it holds, and that a job on the rest is not planned
-    assert str(err.value).endswith(
-        "or place a deployment before it elsewhere: the owned dgx-h100 (1 server) is taken by deployment 'a'; a training job "
-        "shares servers only with "
-        "the jobs it runs in turn with (run_after), never with a service: 'a' needs 1 of the 8 GPUs it holds of 1 "
-        "owned dgx-h100 (8 x h100-sxm5-80gb) for its rate, 7 running replicas past it or idle; a training job on GPUs "
-        "services leave free of an owned server is not planned (the job's pods and the services' would share the "
-        "server's NVLink, host RAM, CPU and power, which the plan does not size together)"
-    )
+    plan = _plan(tmp_path, text)
+    assert [(p.nodes, p.owned_nodes, p.deployments) for p in plan.pools] == [(1, 1, ("a", "ft"))]
+    assert [d.gpus for d in plan.deployments] == [1, 7]
+    assert [f.path for f in plan.findings if f.code == "training-beside-service"] == ["deployments[1]"]
 
 
 @pytest.mark.parametrize("count", [2, 4])

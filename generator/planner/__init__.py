@@ -562,6 +562,7 @@ def _plan_fleet(
     errors: list[InfeasibleError] = [] if broke is None else broke
     passes: list[_Chosen] = []
     formed: list[_Pass] = []  # every pass whose fleet was tried, whole (:func:`_joined`)
+    formed_share: list[bool] = []  # and whether its services shared servers
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
     owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
     made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
@@ -576,6 +577,7 @@ def _plan_fleet(
         built.add(choices)
         passes.append(chosen[0])
         formed.append(chosen)
+        formed_share.append(share)
         options = tuple(opt for _, opt, _ in chosen[0])
         alike = same.setdefault(hash(tuple(opt.candidate for opt in options)), [])
         if any(options == other for other in alike):
@@ -833,6 +835,12 @@ def _plan_fleet(
             for most in range(owned_taken(kind) - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
                 capped_pass(kind, most)
 
+    # each pass with a training job on the GPUs its services leave of owned servers instead, one more fleet ranked
+    # (fix182b: taken inside a pass whenever the job's best layout bought, it beat fleets where the job buys that the
+    # objective ranks first, and missed the fleets where it leaves an owned server off)
+    for beside_pass, share in _beside_passes(loaded, consts, list(zip(formed, formed_share, strict=True)), enumerated, sizes):
+        add(beside_pass, None, share)
+
     # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
     # (owned servers aside: a pass's pools use those its order gave it, which another pass's may hold too)
     # under a gpus or power objective, whatever the cap: the passes choose each service's servers by its own count, and
@@ -984,7 +992,7 @@ def _filled_alone(chosen: _Chosen) -> _Chosen:
     users: dict[ServerKey, set[int]] = {}
     for _, opt, _ in chosen:
         for part in opt.pieces:
-            if part.shares_servers:
+            if part.shares_servers or part.beside is not None:  # a job beside a service (fix182) takes GPUs of it
                 users.setdefault(part.busy_kind, set()).add(id(opt))
     return [
         (i, opt.filled if opt.filled is not None and not users.get(opt.busy_kind, set()) - {id(opt)} else opt, rest)
@@ -1153,7 +1161,8 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
 
     own = 0.0
     shared: dict[ServerKey, list[float]] = {}  # per server kind: the figure per server of each part
-    once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
+    # the jobs of a chain hold one option: its servers count once; a job beside a service adds no server (fix182b)
+    once = [opt for opt in {id(opt): opt for opt in options}.values() if opt.beside is None]
     gpus = wl.objective == "gpus"
     for part in (part for opt in once for part in opt.pieces):
         c = part.candidate
@@ -1205,6 +1214,61 @@ def _withheld_sets(kinds: list[ServerKey], every: bool) -> list[frozenset[Server
         sizes = range(1, len(kinds))
         return [frozenset(c) for n in sizes for c in itertools.combinations(kinds, n)] + whole
     return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds] + whole
+
+
+def _beside_passes(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    formed: list[tuple[_Pass, bool]],
+    enumerated: _Enumerated,
+    sizes: SizedOptions,
+) -> list[tuple[_Pass, bool]]:
+    """Each pass (and whether its services share servers) with its training jobs beside its services where they fit.
+
+    A job on the GPUs an owned server's service leaves over (:func:`~generator.planner.beside_training.beside_choice`)
+    buys nothing and pays the service's pool; whether that beats its own layout (bought servers, a free owned server's
+    upkeep, or fewer GPUs under the ``gpus`` objective) is the fleet ranking's to say, so it is a fleet of its own.
+    """
+    wl = loaded.workload
+    chains = _chains_by_job(wl)  # a chain's jobs keep their pool (beside_choice offers none of them)
+    jobs = [i for i, d in enumerate(wl.deployments) if isinstance(d, TrainingDeployment) and i not in chains]
+    if not jobs or not wl.hardware.inventory or not any(isinstance(d, InferenceDeployment) for d in wl.deployments):
+        return []
+    from generator.planner.beside_training import beside_choice, buys, free_owned_hold
+    from generator.planner.inventory import free_servers
+
+    owned = free_servers(wl)
+    options_of: dict[int, list[Option]] = {}
+    for (k, *_), listed in enumerated.items():
+        options_of.setdefault(k, []).extend(listed.allowed)
+    found: dict[tuple[object, ...], object] = {}  # each job's choice beside the same services
+    out = []
+    for one, share in formed:
+        for i in jobs:  # one job moved a fleet: two beside one service would count its free GPUs twice
+            chosen = list(one.chosen)
+            at_job = next((n for n, (k, *_) in enumerate(chosen) if k == i), None)
+            if at_job is None or any(o.beside is not None for _, o, _ in chosen):
+                continue
+            rest = [c for n, c in enumerate(chosen) if n != at_job]
+            # fix187: only where the job buys in this pass and no owned server it leaves free holds a layout of it
+            # (fix182b offered it in every pass: a pass withholding a free owned server put the job beside a service)
+            if not buys(chosen[at_job][1]) or free_owned_hold(loaded, consts, i, rest, owned, options_of.get(i, []), sizes):
+                continue
+            key = (i, share, tuple((k, id(o)) for k, o, _ in rest))
+            if key not in found:
+                found[key] = beside_choice(loaded, consts, i, rest, options_of, sizes, share=share, owned=owned)
+            beside = cast("Any", found[key])
+            if beside is None:
+                continue
+            service_index = rest[beside.at][0]
+            at_service = next(n for n, (k, *_) in enumerate(chosen) if k == service_index)
+            _, own, runners = chosen[at_job]
+            chosen[at_service] = (service_index, beside.service, chosen[at_service][2])
+            chosen[at_job] = (i, beside.job, [own, *runners])  # its best layout on servers of its own named
+            path = f"deployments[{i}]"  # the ranking's words were of the layouts it no longer has
+            findings = [f for f in one.findings if f.path != path]
+            out.append((one._replace(chosen=chosen, findings=findings), share))
+    return out
 
 
 def _fleet_rank(objective: str, plan: Plan, *, wl: Workload) -> tuple[float, ...]:
@@ -1661,6 +1725,25 @@ def _choose(
             feasible = [o for o in feasible if racks_needed(wl, [*before, (i, o)]) <= most]
             if not feasible:
                 raise InfeasibleError(f"deployment '{dep.name}' has no layout within hardware.max_racks beside those before it")
+        if chain is None and isinstance(dep, TrainingDeployment) and not feasible:
+            # fix182: a job that would be refused runs on the GPUs an owned server's service leaves (one that has a
+            # layout is offered there as one more fleet the search ranks: :func:`_beside_passes`, fix182b)
+            from generator.planner.beside_training import beside_choice, free_owned_hold
+
+            options_of: dict[int, list[Option]] = {}
+            for (k, *_), listed in enumerated.items():
+                options_of.setdefault(k, []).extend(listed.allowed)
+            # fix187: not where an owned server the pass withholds (a kind left off) holds the job
+            held_free = free_owned_hold(loaded, consts, i, chosen, free_servers(wl), options_of.get(i, []), sizes)
+            beside = None if held_free else beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)
+            if beside is not None:
+                k, _, rest = chosen[beside.at]
+                chosen[beside.at] = (k, beside.service, rest)
+                if share:  # the job's GPUs are in use on the service's servers
+                    kind = beside.service.busy_kind
+                    busy[kind] = busy.get(kind, Fraction(0)) + beside.job.gpus_used
+                chosen.append((i, beside.job, feasible))
+                continue
         if not feasible and chain is not None:
             from generator.planner.training_chain import chain_failure
 
@@ -2078,7 +2161,8 @@ def _owned_short_hint(
     if held:
         # fuzz34 item 1: a service and a 1-GPU LoRA job on one owned 8-GPU server: the job takes a server of its own
         why = (
-            "; a training job shares servers only with the jobs it runs in turn with (run_after), never with a service"
+            "; a training job shares servers only with the jobs it runs in turn with (run_after), and with services "
+            "only on the GPUs their rates leave of owned servers (fix182)"
             if apart
             else ""
         )

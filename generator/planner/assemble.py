@@ -18,6 +18,7 @@ from generator.planner.batch_job import (
     waits_for_runs,
     zero_pools,
 )
+from generator.planner.beside_training import beside_findings
 from generator.planner.blocked import (
     Blocked,
 )
@@ -604,6 +605,7 @@ def build_plan(
     findings += idle_training_findings(
         wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
     )
+    findings += beside_findings(wl, chosen, pools, consts)  # fix182
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
     findings += spot_findings(wl, pools, deployments) + cold_start_findings(wl, pools, deployments, consts)
     findings += vcpu_quota_findings(wl.hardware.provider, asked_region(wl), pools)  # newuser87 item 3

@@ -5,8 +5,8 @@ model on the GPUs the service leaves free. The planner places a training job on 
 (:func:`~generator.planner.pool_groups._colocation_groups`: a job is a group of its own), so where services hold every
 owned server and nothing is bought, the job is refused. The refusal said only the rule; this says, of each owned
 server kind services hold, how many of its GPUs their rates need and how many run replicas past them or stand idle,
-and that a job on those GPUs is what the planner does not place (not sized: the job's and the services' pods would
-share the server's NVLink / PCIe, host RAM, CPU and power, which no pass of the search sizes together).
+and when a job is planned on those GPUs (fix182, :mod:`~generator.planner.beside_training`: one service alone on the
+server, a layout of the job within its deadline and runs a month, its host RAM and files beside the service's).
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ def beside_service_text(wl: Workload, chosen: Sequence[tuple[int, Option, list[O
     if not said:
         return ""
     return (
-        f": {'; '.join(said)}; a training job on GPUs services leave free of an owned server is not planned (the job's "
-        "pods and the services' would share the server's NVLink, host RAM, CPU and power, which the plan does not size "
-        "together)"
+        f": {'; '.join(said)}; a training job runs on those GPUs where a layout of it fits them within its deadline "
+        "and runs a month, its host RAM and files beside the services', and they hold the servers alone (fix182): "
+        "none does here"
     )
 
 

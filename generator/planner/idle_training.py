@@ -59,12 +59,21 @@ def _free_by_node(pool: Pool, deployments: Sequence[DeploymentPlan], spread: fro
     placed = pool_placement(deployments, pool, spread, laid_out=False)  # GPUs counted, not which
     if placed is None:
         return None
-    needed = {d.name: d.replicas - int(d.details.get("replicas_past_rate", 0)) for d in deployments}
+    needed = {d.name: d.replicas - _spare_replicas(d) for d in deployments}
     per_node = pool.node.hosts
     used = [0] * pool.nodes
     for host, replicas in enumerate(placed):
         used[host // per_node] += sum(len(r.gpus) for r in replicas if r.replica <= needed[r.deployment])
     return [pool.node.gpus - n for n in used]
+
+
+def _spare_replicas(d: DeploymentPlan) -> int:
+    """The replicas past the rate a job may take the place of: none of a service run N+k (``nodes_down_tolerated``).
+
+    fix187 (newuser100 item 6): ``replicas_past_rate`` counts the N+1 replica (its ``needed`` is the rate's alone), so
+    the job was offered its GPU "at $0" while the service it leaves is N+0 for the hours the runs take.
+    """
+    return 0 if d.details.get("nodes_down_tolerated") else int(d.details.get("replicas_past_rate", 0))
 
 
 def past_rate_gpus(pool: Pool, deployments: Sequence[DeploymentPlan]) -> int:
@@ -73,11 +82,7 @@ def past_rate_gpus(pool: Pool, deployments: Sequence[DeploymentPlan]) -> int:
     A replica's GPUs are ``max(tp, ep) x pp`` (:attr:`DeploymentPlan.stage_gpus`): an attention-DP replica TP1 EP2 takes
     2 (review72 item 4: counted as TP x PP, 1, it left "3 idle all month" on a pool with none idle).
     """
-    return sum(
-        int(d.details.get("replicas_past_rate", 0)) * d.stage_gpus * d.pp
-        for d in deployments
-        if d.in_pool(pool.name) and not d.split
-    )
+    return sum(_spare_replicas(d) * d.stage_gpus * d.pp for d in deployments if d.in_pool(pool.name) and not d.split)
 
 
 def _fits(opt: Option, idle: list[int], pool: Pool) -> bool:

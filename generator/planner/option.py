@@ -53,6 +53,10 @@ class Option(NamedTuple):
     #: its run (a sliced job's at its slice's end and the next's start, a stretched one's share of its pre-emptions';
     #: 0 for a job run whole each time; fix140). Empty: not a sequence.
     checkpoint_pauses: tuple[tuple[float | None, float | None, float], ...] = ()
+    #: A training job planned on the GPUs an owned server's service leaves over (fix182,
+    #: :mod:`~generator.planner.beside_training`): that service's deployment index, whose pool it joins. None: servers
+    #: of its own.
+    beside: int | None = None
 
     @property
     def pieces(self) -> tuple[Option, ...]:

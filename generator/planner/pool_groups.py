@@ -47,7 +47,8 @@ def _colocation_groups(
             # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all whole or all
             # shared one way (a pool has one device-plugin config or MIG partition)
             kind = f"{SHARED_GROUP} {part.sharing_key}" if part.candidate.shares_per_gpu else "inference"
-            kind = kind if part.shares_servers else f"solo-{first}"
+            # a job beside a service (fix182) joins the service's group, on the GPUs its rate leaves
+            kind = kind if part.shares_servers or part.beside is not None else f"solo-{first}"
             # spot capacity is a node group of its own: a spot and an on-demand deployment never share a pool
             kind += SPOT_GROUP if part.hardware.spot else ""
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
