@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 37223, "hosts" : ["mi300x-01"], "id" : "rack-01", "nodes" : { "chat_coder_embed_mi300x_192gb" : 1 }, "power_w" : 10909, "units" : 6, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 37223, "hosts" : [], "id" : "rack-02", "nodes" : { "chat_coder_embed_mi300x_192gb" : 1 }, "power_w" : 10909, "units" : 6, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 37223, "hosts" : ["mi300x-02"], "id" : "rack-03", "nodes" : { "lora_weekly_mi300x_192gb" : 1 }, "power_w" : 10909, "units" : 6, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 37223, "hosts" : ["mi300x-01"], "id" : "rack-01", "nodes" : { "chat_coder_embed_lora_weekly_mi300x_192gb" : 1 }, "power_w" : 10909, "units" : 6, "usable_units" : 40 }, { "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 37223, "hosts" : ["mi300x-02"], "id" : "rack-02", "nodes" : { "chat_coder_embed_lora_weekly_mi300x_192gb" : 1 }, "power_w" : 10909, "units" : 6, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_coder_embed_mi300x_192gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat", "coder", "embed"], "gpu_model" : "mi300x-192gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "specgen.dev/gpu" : "mi300x-192gb", "specgen.dev/platform" : "dell-xe9680-mi300x", "specgen.dev/pool" : "chat-coder-embed-mi300x-192gb" }, "node_count" : 2, "nvme_tb" : 3.84, "platform" : "dell-xe9680-mi300x", "power_w_per_node" : 10909, "provider" : "baremetal", "racks_spanned" : 2, "ram_gib" : 4096, "requests_per_s" : { "chat" : 10.0, "coder" : 4.0, "embed" : 50.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "amd.com/gpu", "value" : "present" }] }, "lora_weekly_mi300x_192gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["lora-weekly"], "gpu_model" : "mi300x-192gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "specgen.dev/gpu" : "mi300x-192gb", "specgen.dev/platform" : "dell-xe9680-mi300x", "specgen.dev/pool" : "lora-weekly-mi300x-192gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-xe9680-mi300x", "power_w_per_node" : 10909, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 4096, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "amd.com/gpu", "value" : "present" }] } }
+  default = { "chat_coder_embed_lora_weekly_mi300x_192gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat", "coder", "embed", "lora-weekly"], "gpu_model" : "mi300x-192gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "specgen.dev/gpu" : "mi300x-192gb", "specgen.dev/platform" : "dell-xe9680-mi300x", "specgen.dev/pool" : "chat-coder-embed-lora-weekly-mi300x-192gb" }, "node_count" : 2, "nvme_tb" : 3.84, "platform" : "dell-xe9680-mi300x", "power_w_per_node" : 10909, "provider" : "baremetal", "racks_spanned" : 2, "ram_gib" : 4096, "requests_per_s" : { "chat" : 10.0, "coder" : 4.0, "embed" : 50.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "amd.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
