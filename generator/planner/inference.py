@@ -402,7 +402,17 @@ def _points(
             alone[prompt, chunk] = prefill_seconds(arch, par, acc, new, tokens, mem.weights, cached_tokens=cached)
         return alone[prompt, chunk]
 
+    known: dict[tuple[int, float | None], OperatingPoint] = {}  # the points worked out (a pure function of the two)
+
     def point(batch: int, at_rate: float | None = None) -> OperatingPoint:
+        # perf11: a search, its ladder of loads and the text beside it ask one point again (11% of 65,512 calls in
+        # the first 20 files of benchmarks/scale.py); OperatingPoint is immutable, so the one worked out is given
+        found = known.get((batch, at_rate))
+        if found is None:
+            found = known[batch, at_rate] = _point(batch, at_rate)
+        return found
+
+    def _point(batch: int, at_rate: float | None) -> OperatingPoint:
         step_s = decode.step(batch).seconds
         # each stage's step holds its share of the decodes; a waiting prompt's chunk is what they leave of the budget
         chunk = max(1, consts.prefill_chunk_tokens - math.ceil(batch / par.pp)) if shared else consts.prefill_chunk_tokens

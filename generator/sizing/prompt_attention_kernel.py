@@ -72,8 +72,9 @@ def kernel_flops_per_read_byte(arch: Architecture, query_rows: int) -> float:
     KV_ELEMENT_BYTES / BLOCK_Q`` bytes: the same ratio in every such layer (a window layer has fewer pairs, not another
     ratio). MLA and linear-attention layers are not this kernel's.
     """
-    runs_kernel = any(layer.state is None and layer.attention != MLA for layer in arch.layers)
-    if query_rows <= 0 or arch.num_kv_heads <= 0 or not runs_kernel:
+    if query_rows <= 0 or arch.num_kv_heads <= 0:  # perf11: most calls (no such kernel) skip the walk over the layers
+        return 0.0
+    if not any(layer.state is None and layer.attention != MLA for layer in arch.layers):
         return 0.0
     block_q = query_tokens_per_block(query_rows, arch.num_attention_heads // arch.num_kv_heads)
     flops_per_pair = 4.0 * arch.num_attention_heads * arch.head_dim
