@@ -77,3 +77,40 @@ def test_a_refused_config_field_is_placed_without_walking_every_value(tmp_path: 
         config_architecture(config, text, "config.json", None)
     assert str(err.value).startswith(f"config.json:1:{text.index('[') + 1}: config field 'layer_types' has 200,000")
     assert len(walked) < 20
+
+
+def _owned_kinds(tmp_path: Path, kinds: int) -> Path:
+    boxes = "".join(
+        f"    - custom: {{name: box{i}, gpu: h100-sxm5-80gb, gpus_per_server: 8, cpu_cores: 64, cpu_sockets: 2,\n"
+        f"               ram_gib: 2048, nvme_tb: 8, nvme_drives: 2, rack_units: 8}}\n      count: 1000\n"
+        for i in range(kinds)
+    )
+    path = tmp_path / "owned.yaml"
+    path.write_text(
+        "version: 1\nname: owned\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B\n    inference:\n"
+        "      max_context_tokens: 8192\n      avg_input_tokens: 1000\n      avg_output_tokens: 200\n"
+        f"      requests_per_second: 2\nhardware:\n  provider: baremetal\n  buy: false\n  inventory:\n{boxes}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_owned_server_kinds_are_built_once_a_workload(tmp_path: Path, monkeypatch: Any) -> None:
+    """3. An inventory of 100 custom server kinds (the groups' limit) ran ``plan`` past 5 minutes for one 2 req/s
+    service: each fleet ranked rebuilt every owned kind's platform record (541,440 builds at 30 kinds, 14 s at 40).
+    Now the kinds are built once a workload: the builds grow with the kinds, not with the fleets ranked."""
+    import generator.planner.inventory as inventory
+    from generator.api import plan_file
+
+    built = []
+    server = inventory.inventory_server
+
+    def counted(group: Any) -> Any:
+        built.append(group)
+        return server(group)
+
+    monkeypatch.setattr(inventory, "inventory_server", counted)
+    kinds = 12
+    plan = plan_file(str(_owned_kinds(tmp_path, kinds)))[1]
+    assert plan.pools
+    assert len(built) <= 4 * kinds, len(built)
