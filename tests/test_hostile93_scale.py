@@ -7,6 +7,8 @@
 2. A model config.json's refused field was placed (line, column) through a map of every value of the file: 200,000
    ``layer_types`` entries (3.6 MB, under the 4 MiB read) took 3.6 s and 94 MB to refuse. Now only the named field's
    path is walked.
+3. An inventory of 100 custom server kinds ran ``plan`` past 5 minutes for one 2 req/s service (every fleet ranked
+   rebuilt every owned kind). Now 12.6 s, the same plan.
 """
 
 from __future__ import annotations
@@ -99,17 +101,16 @@ def test_owned_server_kinds_are_built_once_a_workload(tmp_path: Path, monkeypatc
     """3. An inventory of 100 custom server kinds (the groups' limit) ran ``plan`` past 5 minutes for one 2 req/s
     service: each fleet ranked rebuilt every owned kind's platform record (541,440 builds at 30 kinds, 14 s at 40).
     Now the kinds are built once a workload: the builds grow with the kinds, not with the fleets ranked."""
-    import generator.planner.inventory as inventory
     from generator.api import plan_file
+    from generator.planner.custom import inventory_server
 
     built = []
-    server = inventory.inventory_server
 
     def counted(group: Any) -> Any:
         built.append(group)
-        return server(group)
+        return inventory_server(group)
 
-    monkeypatch.setattr(inventory, "inventory_server", counted)
+    monkeypatch.setattr("generator.planner.inventory.inventory_server", counted)
     kinds = 12
     plan = plan_file(str(_owned_kinds(tmp_path, kinds)))[1]
     assert plan.pools
