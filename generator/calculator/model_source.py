@@ -139,13 +139,13 @@ def _placed_field_error(text: str, path: str, message: str) -> str:
     named = _NAMED_FIELD.search(message) or _LEADING_FIELD.match(message, len(path) + 2)
     if named is None:
         return message
-    from generator.json_positions import value_offsets  # only on a refusal
+    from generator.json_positions import field_offset  # only on a refusal
 
-    offsets, field = value_offsets(text), named.group(1)
-    offset = offsets.get(field)
+    field = named.group(1)
+    offset = field_offset(text, field)
     while offset is None and "." in field:  # hostile91: quantization_config {} lacks its quant_method: at the block
         field = field.rsplit(".", 1)[0]
-        offset = offsets.get(field)
+        offset = field_offset(text, field)
     if offset is None:
         return message
     line, column = line_column(text, offset)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server
-from generator.workload.models import Workload
+from generator.workload.models import InventoryGroup, Workload
 
 if TYPE_CHECKING:
     from generator.planner.plan import Candidate
@@ -39,12 +39,33 @@ class OwnedGroup(NamedTuple):
         return (self.platform.id, self.gpu.id, self.gpus_per_node)
 
 
+#: The last inventory :func:`owned_groups` read and its kinds (hostile93: every fleet ranked asked again, and each time
+#: every owned kind's platform record was built anew: 100 custom kinds ran ``plan`` past 5 minutes). Kept by
+#: identity: the inventory is a tuple of tuples, read only, held here so that its id is not reused.
+#: Beside them, each kind's bare node power as :func:`owned_idle_usd` works it out, by the constants it was worked with.
+_LAST_OWNED: list[tuple[tuple[object, ...], dict[ServerKey, OwnedGroup], dict[ServerKey, tuple[object, float]]]] = []
+
+
 def owned_groups(wl: Workload) -> list[OwnedGroup]:
     """The inventory as server kinds (groups of the same kind merged, host names in file order)."""
     if wl.hardware.provider != "baremetal":
         return []
+    return list(_owned(wl.hardware.inventory)[0].values())
+
+
+def _owned(
+    inventory: tuple[InventoryGroup, ...],
+) -> tuple[dict[ServerKey, OwnedGroup], dict[ServerKey, tuple[object, float]]]:
+    """The inventory's kinds by key (in key order) and its cache of bare node power, built once an inventory."""
+    if not _LAST_OWNED or _LAST_OWNED[0][0] is not inventory:
+        _LAST_OWNED[:] = [(inventory, {g.key: g for g in _owned_groups(inventory)}, {})]
+    return _LAST_OWNED[0][1], _LAST_OWNED[0][2]
+
+
+def _owned_groups(inventory: Iterable[InventoryGroup]) -> list[OwnedGroup]:
+    """:func:`owned_groups` of one inventory, built."""
     merged: dict[ServerKey, OwnedGroup] = {}
-    for group in wl.hardware.inventory:
+    for group in inventory:
         platform, gpu = inventory_server(group)
         gpus = group.gpus_per_server or max(platform.gpu_counts)
         owned = OwnedGroup(platform, gpu, gpus, group.count, tuple(h.name for h in group.hosts))
@@ -67,14 +88,21 @@ def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Callable[[],
 
     if key[0] in wl.prices:
         return idle_owned_usd(wl, key[0], free)
-    group = next((g for g in owned_groups(wl) if g.key == key), None)
+    kinds, powers = _owned(wl.hardware.inventory) if wl.hardware.provider == "baremetal" else ({}, {})
+    group = kinds.get(key)
     if group is None:
         return None
     racked = in_colocation(group.platform, owned=True)
     if not racked:
         return idle_owned_usd(wl, key[0], free)
     c = consts()
-    watts = node_power_w(group.platform, group.gpu, group.gpus_per_node, int(group.platform.ram_gib or 0), 0, (), c).watts
+    known = powers.get(key)
+    if known is not None and known[0] is c:
+        watts = known[1]
+    else:
+        platform = group.platform
+        watts = node_power_w(platform, group.gpu, group.gpus_per_node, int(platform.ram_gib or 0), 0, (), c).watts
+        powers[key] = (c, watts)
     return idle_owned_usd(wl, key[0], free, owned_colocation_usd(watts, racked, c))
 
 

@@ -49,6 +49,7 @@ from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.tool_calling import tool_calling_errors
+from generator.workload.training_count import training_count_errors
 from generator.workload.ubuntu_series import distro_series_errors
 from generator.workload.value_checks import (
     LEAST_RATE,
@@ -476,6 +477,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             # a known constant's value is what is wrong: located at it, as the schema's bounds are (fuzz32 item 10)
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=key not in Constants._field_defaults)))
     errors += sharing_errors(doc, wl)
+    errors += training_count_errors(doc, wl)  # hostile93: each job is seconds of planning
     errors += chain_errors(doc, wl)
     errors += cluster_name_errors(doc, wl)  # newuser81 item 2: each provider's naming rule
     errors += gke_cluster_errors(doc, wl)
