@@ -260,6 +260,10 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
     rows = engine_prompt_query_rows(req.engine, gpu.architecture, model_type)
     if rows and "prompt_attention_query_rows" not in explicit:
         consts = consts._replace(prompt_attention_query_rows=rows)
+    # vLLM's fused-MoE layers: their fixed time a step (acc181), as the planner's engine_constants sets it; a given
+    # moe_layer_step_s stands (the calibration rows of other runtimes estimated under vLLM's limits give theirs, 0)
+    if "moe_layer_step_s" not in explicit:
+        consts = consts._replace(moe_layer_step_s=consts.vllm_moe_layer_step_s)
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default

@@ -886,6 +886,7 @@ def engine_constants(
     rows = engine_prompt_query_rows(spec.engine, gpu.architecture, model_type)
     if rows and not exchanged.prompt_attention_query_rows:
         exchanged = with_prompt_kernel(exchanged, rows)
+    exchanged = with_moe_layer_step(exchanged, exchanged.vllm_moe_layer_step_s)  # vLLM's fused-MoE layers (acc181)
     return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
 
 
@@ -893,6 +894,12 @@ def engine_constants(
 def with_prompt_kernel(consts: Constants, query_rows: int) -> Constants:
     """``consts`` with ``prompt_attention_query_rows`` set to ``query_rows``, cached (one copy per distinct set)."""
     return consts._replace(prompt_attention_query_rows=query_rows)
+
+
+@functools.lru_cache(maxsize=64)
+def with_moe_layer_step(consts: Constants, seconds: float) -> Constants:
+    """``consts`` with ``moe_layer_step_s`` set to ``seconds`` (the same object where it already is), cached."""
+    return consts if consts.moe_layer_step_s == seconds else consts._replace(moe_layer_step_s=seconds)
 
 
 @functools.lru_cache(maxsize=64)
