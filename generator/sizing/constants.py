@@ -148,7 +148,7 @@ class Constants(NamedTuple):
     prompt_attention_read_share: float = 1.3
     # --- a fixed time per MoE layer per engine step: vLLM's fused-MoE path at decode (performance.py; acc181) ---
     moe_layer_step_s: float = 0.0
-    vllm_moe_layer_step_s: float = 0.0
+    vllm_moe_layer_step_s: float = 70e-6
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -983,13 +983,14 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "13-20% short with 50 us a layer (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md)",
     ),
     "vllm_moe_layer_step_s": (
-        "vLLM's moe_layer_step_s: the time each MoE layer of a vLLM step takes beyond its reads and matmuls; 0: none "
-        "(a what-if a plan or estimate may set: --set vllm_moe_layer_step_s=7e-5).",
-        "not adopted (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md): fitted over all calibration groups at "
-        "once its argmin is 70 us (mean median + p90 over the 50 throughput groups 0.5286 -> 0.4893, 12 -> 10 groups "
-        "outside the target: AIMultiple's gpt-oss-20b H200 / H100 PCIe rows within it), but it moves the plans of every "
-        "MoE model vLLM serves (DeepSeek-R1, Qwen3-235B / 30B-A3B, Qwen3-Next) and the measured ratios of "
-        "throughput_gaps.json, 21 tests beyond the calibration's, not restated in that session",
+        "vLLM's moe_layer_step_s: the time each MoE layer of a vLLM step takes beyond its reads and matmuls "
+        "(gpt-oss-20b's 24 layers: 1.7 ms a step, about what its single-stream runs on an H200 and a B200 take "
+        "beyond the model's step: 4.5 ms a token on both).",
+        "fitted over all calibration groups at once (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md): mean "
+        "(median + p90) over the 50 throughput groups 0.5286 without it, 0.4905 at 60 us, 0.4893 at 70 us (argmin "
+        "on a 10 us grid), 0.4894 at 80 us, 0.4908 at 100 us; the vLLM MoE groups it moves: gpt-oss-20b MXFP4 on "
+        "H200 / H100 PCIe / B200 (AIMultiple), gpt-oss on H100 / A100 / MI300X, Qwen3-235B FP8 H100, DeepSeek-R1 FP8 "
+        "H200, Mixtral BF16 A100",
     ),
     "prompt_attention_read_share": (
         "Rate at which that kernel streams the KV cache, over the GPU's sustained memory bandwidth (above 1: a block's "
