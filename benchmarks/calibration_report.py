@@ -42,7 +42,7 @@ from generator.planner.inference import ENGINE_GATHERED_EXCHANGE  # noqa: E402
 from generator.planner.training import flops_per_byte, framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import FULL, MLA, Architecture, parse_architecture  # noqa: E402
-from generator.sizing.constants import with_overrides  # noqa: E402
+from generator.sizing.constants import Constants, with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
 from generator.sizing.finite_run import finite_run_factor  # noqa: E402
@@ -601,7 +601,13 @@ TENSORRT_LLM_KV_POOL: dict[str, float] = {"kv_window_layers_full_context": 1, "k
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
 #: vLLM's and SGLang's MoE exchange under attention DP is the planner's (inference.py ENGINE_GATHERED_EXCHANGE).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
-    "vllm": {"max_batch_size": 256, "max_num_seqs": 256, "moe_gathered_exchange": ENGINE_GATHERED_EXCHANGE["vllm"]},
+    "vllm": {
+        "max_batch_size": 256,
+        "max_num_seqs": 256,
+        "moe_gathered_exchange": ENGINE_GATHERED_EXCHANGE["vllm"],
+        # vLLM's fused-MoE layers' fixed time a step, as the planner and the estimate set it (acc181)
+        "moe_layer_step_s": Constants().vllm_moe_layer_step_s,
+    },
     "sglang": {**OTHER_ENGINE_SETTINGS, "moe_gathered_exchange": ENGINE_GATHERED_EXCHANGE["sglang"]},
     "tensorrt-llm-serve": {
         "max_batch_size": 2048,
@@ -668,6 +674,9 @@ def attention_kernel_of(row: dict[str, Any]) -> dict[str, float]:
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
     settings = dict(ENGINE_SETTINGS.get(row["engine"], OTHER_ENGINE_SETTINGS))
+    # a fused-MoE layer's fixed time a step is vLLM's (its ENGINE_SETTINGS): the other runtimes' rows, which the estimate
+    # runs under vLLM's batch limits, state theirs (none)
+    settings.setdefault("moe_layer_step_s", 0.0)
     if "max_num_seqs" in row:
         # the scheduler's limit of that version (vLLM V1: 1024 on H100-class GPUs), a setting, not a measurement
         settings.update(max_batch_size=row["max_num_seqs"], max_num_seqs=row["max_num_seqs"])

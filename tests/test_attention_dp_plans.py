@@ -84,19 +84,24 @@ def test_long_output_r1_is_planned_with_attention_dp_on_fewer_gpus(tmp_path: Pat
     one NCCL broadcast a rank, the bf16 outputs reduce-scattered: GatheredExchange, moe_gathered_exchange 1), not a
     top-k all-to-all: its (8 + 1) x 20 us of NCCL calls a MoE layer slow each step, 5 -> 6 replicas (40 -> 48 B200,
     $415,855 -> $499,026/month; 6 x 224 places = 1,344, 93% busy, 0.7% wait, a request 1,255 s); the H200
-    runner-up 16 -> 19 x TP1 EP8 (128 -> 152 H200, $739,297 -> $877,916)."""
+    runner-up 16 -> 19 x TP1 EP8 (128 -> 152 H200, $739,297 -> $877,916).
+
+    acc181 (landed by acc183): vLLM's fused-MoE layers take a fixed 70 us a step each; DeepSeek-R1's 58 MoE layers add
+    4.06 ms to every step, a request of 32,000 output tokens 1,255 -> 1,385 s (+130 s = 32,000 x 4.06 ms), so 6 -> 7
+    replicas (48 -> 56 B200, $499,026 -> $582,197/month; 7 x 224 places = 1,568, 88% busy, 0.0% wait); the H200
+    runner-up 19 -> 29 x TP1 EP8 (152 -> 232 H200)."""
     files = render_file(str(_r1(tmp_path)))
     plan = json.loads(files["spec.json"])["plan"]
     (dep,) = plan["deployments"]
-    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 6, 48)
+    assert (dep["tp"], dep["pp"], dep["replicas"], dep["gpus"]) == (1, 1, 7, 56)
     assert (dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (8, 8)
-    assert plan["totals"]["gpus"] == 48  # 152 before, 40 before acc164
+    assert plan["totals"]["gpus"] == 56  # 152 before, 40 before acc164, 48 before acc181's 70 us a MoE layer
     assert (
-        "chosen by cost: 6 x TP1 EP8 (attention DP 8) on 6 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $499,026/month"
+        "chosen by cost: 7 x TP1 EP8 (attention DP 8) on 7 x aws-p6-b200-48xlarge (8 x b200-sxm-180gb), $582,197/month"
         in files["SPEC.md"]
     )  # $1,580,248/month before
-    assert "19 x TP1 EP8 (attention DP 8) on 19 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
-    assert "6 replica(s) x 224 places = 1,344 (c), 93% busy at 1 req/s: 0.7% of requests wait for one" in files["SPEC.md"]
+    assert "29 x TP1 EP8 (attention DP 8) on 29 x aws-p5en-48xlarge (8 x h200-sxm-141gb)" in files["SPEC.md"]  # runner-up
+    assert "7 replica(s) x 224 places = 1,568 (c), 88% busy at 1 req/s: 0.0% of requests wait for one" in files["SPEC.md"]
     assert "cap the router's concurrency at 224 a replica, or give inference.max_num_seqs: 28 (28 a rank)" in files["SPEC.md"]
     assert "- Layout: TP 1 x EP 8 (attention DP 8) x PP 1 per replica" in files["SPEC.md"]
     assert not any(f" PP{pp} (attention DP" in files["SPEC.md"] for pp in (2, 3, 4, 6, 8))
@@ -148,12 +153,15 @@ def test_a_pipeline_of_attention_dp_stages_is_planned_where_pinned(tmp_path: Pat
     acc112: 7 x PP2 on 14 p5en (PP1's runner-up 16): a request holds its place 1,598 s, the EP rank that touches the
     most of its experts setting each MoE layer's reads (busiest_rank_routed_share); 6 x 276 places would be 96% busy.
     acc164: vLLM's gathered MoE exchange (allgather_reducescatter, (8 + 1) x 20 us of NCCL calls a MoE layer) makes
-    the 50 ms TPOT bind at batch 128 a replica: 7 -> 14 x PP2 (112 -> 224 H200), a request 1,597 s."""
+    the 50 ms TPOT bind at batch 128 a replica: 7 -> 14 x PP2 (112 -> 224 H200), a request 1,597 s.
+    acc181 (landed by acc183): vLLM's 70 us per MoE layer a step, 58 layers (29 a stage) = 4.06 ms more a step of the
+    pipeline, leaves less of the 50 ms TPOT to the batch's reads, so each replica holds fewer sequences within it:
+    14 -> 19 x PP2 (224 -> 304 H200)."""
     loaded = load_workload(str(_r1(tmp_path, "    parallelism: {tp: 1, ep: 8, pp: 2}\n", gpus="h200-sxm-141gb")))
     plan = plan_workload(loaded)
     (dep,) = plan.deployments
-    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 14, 224)
-    assert "TP1 x EP8 (attention DP 8) x PP2 x 14 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
+    assert (dep.tp, dep.pp, dep.expert_parallel, dep.replicas, dep.gpus) == (1, 2, 8, 19, 304)
+    assert "TP1 x EP8 (attention DP 8) x PP2 x 19 replica(s) in r1_h200_sxm_141gb" in plan_text(plan)
     (group_vars,) = (ansible_reader().load(t) for n, t in render_ansible(plan, loaded.workload).items() if "group_vars" in n)
     assert group_vars["specgen_deployments"][0]["hosts_per_replica"] == 2
 

@@ -75,10 +75,12 @@ def test_the_server_bought_is_filled_and_the_layout_serving_most_wins_the_tie(tm
     (oss,) = plan.deployments
     (pool,) = plan.pools
     assert (pool.node.platform_id, pool.nodes, pool.idle_gpus) == ("dgx-b200", 1, 0)
-    assert (oss.tp, oss.pp, oss.replicas, oss.details["replicas_past_rate"]) == (2, 1, 4, 2)
+    assert (oss.tp, oss.pp, oss.replicas, oss.details["replicas_past_rate"]) == (2, 1, 4, 1)
     said = next(r for r in oss.reasons if r.startswith("one replica sustains "))
+    # acc181 (landed by acc183): vLLM's fused-MoE layers take a fixed 70 us a step each, gpt-oss-120b's 36 = 2.5 ms of
+    # the 20 ms TPOT, so a TP2 replica holds batch 283 (14.15 req/s, 19.09 before) and 30 req/s need 3 (2 before)
     assert said.endswith(
-        "30 req/s need 2 independent replica(s); 2 more run on GPUs of its servers that would otherwise idle, at no "
+        "30 req/s need 3 independent replica(s); 1 more run on GPUs of its servers that would otherwise idle, at no "
         "added cost (4 in all)"
     )
     chosen = next(r for r in oss.reasons if r.startswith("chosen by cost"))
@@ -88,13 +90,16 @@ def test_the_server_bought_is_filled_and_the_layout_serving_most_wins_the_tie(tm
     # request, 0.94 s slack) 75.19 req/s, 8 x 188 (20.03 s, 0.94 s) 73.34, not 4 x 19.24 = 76.96 and 8 x 9.39 = 75.10.
     # fix90 (P(TTFT + wait > target) <= 5%, the TTFT's tail and the wait's convolved): 75.20 and 73.34
     # acc138 (the B200 at its measured GEMM rates, stas00/ml-engineering's MAMF): 4 x 19.24 -> 19.09, 8 x 9.39 -> 9.29
+    # acc181 (70 us a MoE layer a vLLM step, landed by acc183): 74.62 (4 x 19.09) -> 54.95 (4 x 14.15); the tie's other
+    # side is now 2 x TP4 (2 x 24.78: fewer, larger replicas lose less of the TPOT to the per-layer time per sequence),
+    # 8 x TP1 (72.54 before) below it
     assert (
-        "by capacity: 74.62 req/s (4 x 19.09, less the wait for a place in the batch) within the SLOs against 72.54 req/s "
-        "(8 x 9.29, less the wait for a place in the batch)"
+        "by capacity: 54.95 req/s (4 x 14.15, less the wait for a place in the batch) within the SLOs against 47.99 req/s "
+        "(2 x 24.78, less the wait for a place in the batch)"
     ) in chosen
     # the best other layout on the purchase is filled too, and the same layout unfilled is no runner-up of it
     (other,) = [r for r in oss.reasons if r.startswith("the best other layout on the same purchase")]
-    assert other.startswith("the best other layout on the same purchase: 8 x TP1 on 1 x dgx-b200")
+    assert other.startswith("the best other layout on the same purchase: 2 x TP4 on 1 x dgx-b200")
     assert not any("2 x TP2 on 1 x dgx-b200" in r for r in oss.reasons)
 
 

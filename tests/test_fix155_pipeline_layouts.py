@@ -77,7 +77,10 @@ def test_tp1_serves_less_on_the_choices_purchase_than_tp8(tmp_path: Path) -> Non
     shapes = _layouts(tmp_path, GPT_OSS)
     tp1, tp8 = shapes[1, 1].max_point.requests_per_s, shapes[8, 1].max_point.requests_per_s
     replicas = -(-20 // tp1)
-    assert 8 < replicas <= 16  # two servers, as the choice's two TP8 replicas
+    # two servers, as the choice's two TP8 replicas, or (since vLLM's fused-MoE layers take a fixed 70 us a step each,
+    # acc181 entry, landed by acc183: gpt-oss-120b's 36 MoE layers, 2.5 ms of each TP1 step) 17 replicas, more than
+    # two servers hold: TP1 serves still less on that purchase
+    assert 8 < replicas <= 17
     assert 16 * tp1 < 2 * tp8  # filled, TP1's 16 replicas serve less than TP8's two
 
 

@@ -81,11 +81,15 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     # (TP8 copies each of its 4 KV heads twice: 2,753,536 KV tokens fit against TP8 EP8's 1,632,336). acc164: vLLM's
     # attention-DP MoE exchange is its allgather_reducescatter ((8 + 1) x 20 us of NCCL calls and 7 ranks' rows a MoE
     # layer, 94 layers), so one TP1 EP8 replica falls short of 10 req/s (its runner-up takes 2 servers); the one
-    # server runs TP4 PP2 (11.03 req/s), still one server, not the two of TP4 x 3
+    # server runs TP4 PP2 (11.03 req/s), still one server, not the two of TP4 x 3. acc181 (landed by acc183): vLLM's
+    # fused-MoE layers take a fixed 70 us a step each, Qwen3-235B's 94 = 6.6 ms more a step, so no layout of one server
+    # reaches 10 req/s (TP4 PP2 falls below it): two servers as 2 x TP1 EP8 (attention DP 8), 9.54 req/s each, ahead of
+    # 2 x TP8 EP8 (8.81 each) on the same purchase; the split that does not load is still not planned
     plan = json.loads(render_file(str(path))["spec.json"])["plan"]
     (pool,) = plan["pools"]
     (dep,) = plan["deployments"]
-    assert (pool["nodes"], dep["tp"], dep["pp"], dep["replicas"]) == (1, 4, 2, 1)
+    assert (pool["nodes"], dep["tp"], dep["pp"], dep["replicas"]) == (2, 1, 1, 2)
+    assert (dep["details"]["expert_parallel"], dep["details"]["attention_dp"]) == (8, 8)
     # TP pinned to 8: the split that does not load is turned into EP over the TP group
     path.write_text(text.replace("    inference:", "    parallelism: {tp: 8}\n    inference:"))
     files = render_file(str(path))

@@ -66,9 +66,12 @@ def test_a_layout_on_fewer_hosts_that_serves_less_says_the_trade(tmp_path: Path)
         # acc101 (the routed experts' quantization / activation / top-k sum kernels timed, every GPU of a TP group over
         # all its tokens): 6.12 / 19.14 (9 x 2.17) -> 6.08 / 17.92 (9 x 2.03), 65% / 21% -> 66% / 22% used
         # acc138 (the GB200 at its measured GEMM rates, stas00/ml-engineering's MAMF): 6.08 / 17.92 -> 6.07 / 17.89
-        "though that layout sustains more: 6.07 req/s (18 x 0.36, less the wait for a place in the batch) within the "
-        "SLOs against 17.89 req/s (9 x 2.03, less the wait for a place in the batch), 66% of it used at 4 req/s against "
-        "22%;"
+        # acc181 (landed by acc183): vLLM's fused-MoE layers take a fixed 70 us a step each, DeepSeek-R1's 58 = 4.1 ms
+        # more a step of 2,000 output tokens (8.1 s a request more): 6.07 / 17.89 -> 5.00 / 15.38 (18 x 0.36 -> 0.30,
+        # 9 x 2.03 -> 1.75), 66% / 22% -> 80% / 26% used; the choice and its tie are unchanged
+        "though that layout sustains more: 5.00 req/s (18 x 0.30, less the wait for a place in the batch) within the "
+        "SLOs against 15.38 req/s (9 x 1.75, less the wait for a place in the batch), 80% of it used at 4 req/s against "
+        "26%;"
     ) in chosen
 
 
@@ -81,11 +84,14 @@ def test_a_setup_short_of_the_model_on_hopper_is_said_unchecked_on_blackwell(tmp
         said = found[code]
         assert (said.level, said.path) == ("info", "deployments[0]")
         # 1.63-2.42x before block-FP8 GEMMs on Hopper ran below the FP8 rate (acc92 entry of CALIBRATION.md), 1.18-1.48x
-        # before the routed experts' memory-bound kernels were timed (acc101 entry)
-        assert "measured 1.12-1.37x below specgen's throughput model on hopper GPUs (DeepSeek-R1 (FP8, TP8) on 8 x H200" in (
+        # before the routed experts' memory-bound kernels were timed (acc101 entry), 1.12-1.37x before vLLM steps timed
+        # 70 us per MoE layer (acc181 entry, landed by acc183: DeepSeek-R1's 58 MoE layers, 4.1 ms a vLLM step more)
+        assert "measured 1.11-1.35x below specgen's throughput model on hopper GPUs (DeepSeek-R1 (FP8, TP8) on 8 x H200" in (
             said.message
         )
-        assert "none on blackwell (b200-sxm-180gb) was compared, so its 2 replica(s) count on the model's rate" in said.message
+        # 2 replicas before acc181's 70 us per MoE layer a vLLM step (landed by acc183): DeepSeek-R1's 58 MoE layers add
+        # 4.1 ms to each step, a TP8 B200 replica now sustains 1.98 req/s, and the rate takes 3
+        assert "none on blackwell (b200-sxm-180gb) was compared, so its 3 replica(s) count on the model's rate" in said.message
 
 
 def test_estimate_warns_of_a_tp_group_wider_than_any_server_of_the_gpu() -> None:

@@ -39,8 +39,14 @@ def test_fleet_held_to_the_racks_plans_the_xe8640_fleet(tmp_path: Path) -> None:
     By hand: 4 x 4,230 W = 16.92 kW <= 17 kW, so 8 XE8640 take 2 racks; 2 x 10,200 W = 20.4 kW > 17 kW, so the 3
     cheaper 8-GPU H200 servers take 3 (the runner-up says so). The month is the w2g trial's (platforms: [dell-xe8640]):
     $53,010.
+
+    At 0.8 req/s, not the trial's 1, since acc181's 70 us per MoE layer a vLLM step landed (acc183): Qwen3-235B's 94
+    MoE layers add 6.6 ms to each step, and at 1 req/s the fleet grew past what 2 racks hold (4 H200 servers, 40.8 kW,
+    refused); at 0.8 the same fleets as the trial's 1 before: 8 XE8640 in 2 racks, the 3 H200 servers the runner-up.
     """
-    _, plan = plan_file(_copied(tmp_path, "w2e-agents-fp8ckpt-2racks.yaml"))
+    path = Path(_copied(tmp_path, "w2e-agents-fp8ckpt-2racks.yaml"))
+    path.write_text(path.read_text().replace("requests_per_second: 1\n", "requests_per_second: 0.8\n"))
+    _, plan = plan_file(str(path))
     (pool,) = plan.pools
     assert (pool.node.platform_id, pool.node.gpus, pool.nodes, pool.node.power_w) == ("dell-xe8640", 4, 8, 4230)
     assert [r.power_w for r in plan.racks] == [16920, 16920]
@@ -55,16 +61,21 @@ def test_fleet_held_to_the_racks_plans_the_xe8640_fleet(tmp_path: Path) -> None:
 
 
 def test_refusal_says_why_whole_servers_do_not_pack(tmp_path: Path) -> None:
-    """Item 6, w2c: 7 XE8640 of 4,277 W (512 GiB) draw 29.94 kW, under 2 x 17 kW, but a rack holds 3 (4 draw 17.11 kW).
+    """Item 6, w2c: 7 XE8640 of 4,277 W (512 GiB) drew 29.94 kW, under 2 x 17 kW, but a rack holds 3 (4 draw 17.11 kW).
 
     By hand: 7 x 4,277 = 29,939 W; 4 x 4,277 = 17,108 W > 17,000 W; at 17.11 kW a rack holds 4: 4 + 3, 2 racks.
+
+    acc181's 70 us per MoE layer a vLLM step (landed by acc183; Qwen3-235B's 94 MoE layers, 6.6 ms more a step) makes
+    the fleet 8 XE8640 (34.22 kW, more than 2 x 17 kW): the refusal now says so, and at 17.11 kW a rack holds 4: 4 + 4.
+    No rate of this trial gives 7 again (0.85 req/s plans 6, 0.87-1 need 8), so the whole-servers case is guarded by
+    w10 below alone.
     """
     with pytest.raises(FleetLimitError) as caught:
         plan_file(_copied(tmp_path, "w2c-agents-xe8640-2racks.yaml"))
     text = str(caught.value)
     assert (
-        "the fleet needs 3 racks of 17 kW but hardware.max_racks is 2; its 7 servers draw 29.94 kW, within 2 x 17 kW, "
-        "but whole servers do not pack into 2: a rack holds 3 x dell-xe8640 at 4,277 W (4 draw 17.11 kW)"
+        "the fleet needs 3 racks of 17 kW but hardware.max_racks is 2; its 8 servers draw 34.22 kW, more than 2 x 17 kW: "
+        "a rack holds 3 x dell-xe8640 at 4,277 W (4 draw 17.11 kW)"
     ) in text
     assert "raise max_racks or rack_power_kw (to 17.11 kW: the fleet then packs into 2 racks)" in text
     assert "denser or fewer GPUs" not in text
@@ -77,6 +88,10 @@ def test_refusal_names_the_circuits_derating(tmp_path: Path) -> None:
     servers draw 10.2 + 5 x 4.23 = 31.35 kW, under 2 x 16.428 kW, but a rack holds 3 XE8640 (4 draw 16.92 kW) and one
     DGX (2 draw 20.4 kW): 3 racks. At 16.92 kW the DGX and one XE8640 (14.43 kW) share a rack, the other 4 XE8640 fill
     the second.
+
+    acc181's 70 us per MoE layer a vLLM step (landed by acc183): agents (Qwen3-235B, 94 MoE layers, 6.6 ms more a
+    step) needs 3 x TP4 on H100 where 2 sufficed, so its fleet's 8-GPU server of 10.2 kW is a supermicro-as-8125gs-tnhr
+    (2 x TP4 on H200) where it was a DGX H100 (2 x TP4 on H100); the same draw, the same packing.
     """
     with pytest.raises(FleetLimitError) as caught:
         plan_file(_copied(tmp_path, "w10-combined-208v60a.yaml"))
@@ -84,7 +99,7 @@ def test_refusal_names_the_circuits_derating(tmp_path: Path) -> None:
     assert (
         "the fleet needs 3 racks of 16.428 kW but hardware.max_racks is 2 (a rack's 2 circuit(s) 2N, 1 serving, of "
         "208 V 60 A 3-phase: 21.616 kVA each x 0.8 continuous load x 0.95 power factor = 16.428 kW); its 6 servers draw "
-        "31.35 kW, within 2 x 16.428 kW, but whole servers do not pack into 2: a rack holds 1 x dgx-h100 at 10,200 W "
-        "(2 draw 20.40 kW) and 3 x dell-xe8640 at 4,230 W (4 draw 16.92 kW)"
+        "31.35 kW, within 2 x 16.428 kW, but whole servers do not pack into 2: a rack holds "
+        "1 x supermicro-as-8125gs-tnhr at 10,200 W (2 draw 20.40 kW) and 3 x dell-xe8640 at 4,230 W (4 draw 16.92 kW)"
     ) in text
     assert "(rack_circuits: 16.92 kW usable a rack packs the fleet into 2 racks by power and height)" in text

@@ -511,6 +511,7 @@ def test_all_in_vram_offload_decode_is_the_serving_decode_at_batch_1(model: str,
     from generator.calculator.estimate import EstimateRequest, estimate
     from generator.calculator.machine import FixedSpec, build_machine
     from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
     from generator.sizing.constants import Constants
     from generator.sizing.llama_cpp_gpu import gpu_read_bytes_per_s
 
@@ -527,7 +528,12 @@ def test_all_in_vram_offload_decode_is_the_serving_decode_at_batch_1(model: str,
     # equal models but for the serving step's own overhead (decode_step_overhead_s, of which the overlap scheduler
     # hides a share of the one sequence's host work): the serving decode-only step (its tpot_s is the steady state
     # with the prompts riding along); the JSON rounds it to 1 us and tokens/s to 3 places
-    assert tpot_s + consts.decode_step_overhead_s == pytest.approx(serving["decode_step_s"], abs=3e-5)
+    # acc181 (landed by acc183): the serving estimate's engine is vLLM, whose fused-MoE layers take a fixed
+    # vllm_moe_layer_step_s (70 us) a step each; llama.cpp's step does not: Mixtral's 32 MoE layers, 2.24 ms
+    moe_layers = sum(1 for layer in parse_architecture(find_model(model).config).layers if layer.experts_per_token)
+    vllm_moe_s = moe_layers * consts.vllm_moe_layer_step_s
+    assert moe_layers == (32 if "Mixtral" in model else 0)
+    assert tpot_s + consts.decode_step_overhead_s + vllm_moe_s == pytest.approx(serving["decode_step_s"], abs=3e-5)
     # by default the longer of those bytes at llama.cpp's rate and its layers' kernels' floor, and the host's work
     per_sequence_s = consts.decode_overhead_per_sequence_s
     bandwidth = build_machine(machine)[0].gpu_bandwidth_gb_per_s  # the catalog's, scaled to its measured rate

@@ -197,7 +197,10 @@ def test_a_100k_prompts_ttft_grows_by_the_full_layers_square_alone() -> None:
     bf16 = find_gpu("b200-sxm-180gb").sustained_tflops("bf16") or 0.0
     assert bf16 == pytest.approx(1745.0 * 989 / 794.5)
     rate = bf16 * 1e12 * Constants().prefill_compute_efficiency
-    assert long == pytest.approx(2.044, abs=0.0015)
+    # 2.044 before vLLM's fused-MoE layers took a fixed 70 us a step each (acc181 entry, landed by acc183): the step
+    # that gives the first token (a decode step, DecodeModel) pays gpt-oss-120b's 36 MoE layers, 2.5 ms; the prompt's
+    # passes do not, so the square below is unmoved
+    assert long == pytest.approx(2.046, abs=0.0015)
     assert long - 2 * half == pytest.approx(square / rate, rel=0.03)  # 0.606 s against 0.617 (passes' weight reads)
 
 

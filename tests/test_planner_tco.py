@@ -969,15 +969,21 @@ def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chos
     ($14,944), the case guarded.
 
     acc120 (the L40S at its sibling L40's measured GDDR6 stream share): the runner-up needs 10 g6e.xlarge replicas, not
-    11 ($13,585 = 10 x $1,358.5, was $14,944); moe is still the fleet's choice dearer alone ($16,029), the case guarded."""
+    11 ($13,585 = 10 x $1,358.5, was $14,944); moe is still the fleet's choice dearer alone ($16,029), the case guarded.
+
+    acc181 (landed by acc183): vLLM's fused-MoE layers take a fixed 70 us a step each; moe (Qwen3-30B-A3B, 48 MoE
+    layers) pays 3.4 ms of its 25 ms TPOT, a TP2 replica holds batch 25 (1.67 req/s) and 4 req/s take 3: the fleet is
+    two p4de again ($40,073, not $32,058), moe 3 x TP2 on a p4de ($20,036 alone), its own choice 2 x TP4 on a p4d
+    ($16,029; the g6e.xlarge TP1 replicas no longer the cheapest alone): the fleet's choice dearer alone, the case
+    guarded."""
     plan = plan_workload(_load(tmp_path, EKS_THREE))
-    assert round(plan.totals["usd_per_month"]) == 32058
+    assert round(plan.totals["usd_per_month"]) == 40073
     moe = next(d for d in plan.deployments if d.name == "moe")
     # fix185 item 3: its own choice said beside, where the fleet moved it
-    own = "(on its own: 10 x TP1 on 10 x aws-g6e-xlarge (1 x l40s-48gb), $13,585/month): "
+    own = "(on its own: 2 x TP4 on 1 x aws-p4d-24xlarge (8 x a100-sxm4-40gb), $16,029/month): "
     (reason,) = [r for r in moe.reasons if r.startswith(f"chosen for the fleet, not as a pool of its own {own}")]
-    assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 10 x TP1" in reason
-    assert "($13,585/month, 10 GPUs rented" in reason
+    assert "(figures as a pool of its own), $20,036/month" in reason and "runner-up 2 x TP4" in reason
+    assert "($16,029/month, 8 GPUs rented" in reason
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)
 
 

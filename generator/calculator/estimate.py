@@ -260,6 +260,10 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
         per_rank = max(1, int(given) // dp) if given else None
         limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, per_rank, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
+    # vLLM's fused-MoE layers: their fixed time a step (acc181), as the planner's engine_constants sets it; a given
+    # moe_layer_step_s stands (the calibration rows of other runtimes estimated under vLLM's limits give theirs, 0)
+    if "moe_layer_step_s" not in explicit:
+        consts = consts._replace(moe_layer_step_s=consts.vllm_moe_layer_step_s)
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default

@@ -895,6 +895,7 @@ def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole
         exchanged = with_prompt_kernel(exchanged, rows)
     if spec.engine != "vllm":
         return exchanged
+    exchanged = with_moe_layer_step(exchanged, exchanged.vllm_moe_layer_step_s)  # vLLM's fused-MoE layers (acc181)
     return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
 
 
@@ -902,6 +903,12 @@ def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole
 def with_prompt_kernel(consts: Constants, query_rows: int) -> Constants:
     """``consts`` with ``prompt_attention_query_rows`` set to ``query_rows``, cached (one copy per distinct set)."""
     return consts._replace(prompt_attention_query_rows=query_rows)
+
+
+@functools.lru_cache(maxsize=64)
+def with_moe_layer_step(consts: Constants, seconds: float) -> Constants:
+    """``consts`` with ``moe_layer_step_s`` set to ``seconds`` (the same object where it already is), cached."""
+    return consts if consts.moe_layer_step_s == seconds else consts._replace(moe_layer_step_s=seconds)
 
 
 @functools.lru_cache(maxsize=64)

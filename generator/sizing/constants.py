@@ -146,6 +146,9 @@ class Constants(NamedTuple):
     # --- a prompt's attention in a kernel that re-reads the KV cache per query block (prompt_attention_kernel.py; acc177) ---
     prompt_attention_query_rows: int = -1  # -1: the engine's kernel (prompt_attention_kernel.ENGINE_KERNEL; fix189)
     prompt_attention_read_share: float = 1.3
+    # --- a fixed time per MoE layer per engine step: vLLM's fused-MoE path at decode (performance.py; acc181) ---
+    moe_layer_step_s: float = 0.0
+    vllm_moe_layer_step_s: float = 70e-6
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -970,6 +973,25 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "less small: ~2x prefill at BLOCK_M 32 (https://github.com/vllm-project/vllm/pull/47246); a setting of the "
         "row's kernel, not fitted",
     ),
+    "moe_layer_step_s": (
+        "Fixed time each MoE layer adds to an engine step (decode and the prompt tokens riding along), whatever the "
+        "tokens or bytes: the routing, alignment and expert-GEMM kernels of the engine's fused-MoE layer, which at few "
+        "tokens run at their latency, not at the weights' read rate; 0: none (the SGLang and TensorRT-LLM rows fit "
+        "without it). Set from the engine: vLLM's is vllm_moe_layer_step_s (generator/planner/inference.py "
+        "engine_constants, generator/calculator/estimate.py, benchmarks/calibration_report.py ENGINE_SETTINGS).",
+        "0 outside vLLM: SGLang's DeepSeek-R1 rows on B200 / H200 at batch 1-8 fit within 10% without it and fall "
+        "13-20% short with 50 us a layer (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md)",
+    ),
+    "vllm_moe_layer_step_s": (
+        "vLLM's moe_layer_step_s: the time each MoE layer of a vLLM step takes beyond its reads and matmuls "
+        "(gpt-oss-20b's 24 layers: 1.7 ms a step, about what its single-stream runs on an H200 and a B200 take "
+        "beyond the model's step: 4.5 ms a token on both).",
+        "fitted over all calibration groups at once (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md): mean "
+        "(median + p90) over the 50 throughput groups 0.5286 without it, 0.4905 at 60 us, 0.4893 at 70 us (argmin "
+        "on a 10 us grid), 0.4894 at 80 us, 0.4908 at 100 us; the vLLM MoE groups it moves: gpt-oss-20b MXFP4 on "
+        "H200 / H100 PCIe / B200 (AIMultiple), gpt-oss on H100 / A100 / MI300X, Qwen3-235B FP8 H100, DeepSeek-R1 FP8 "
+        "H200, Mixtral BF16 A100",
+    ),
     "prompt_attention_read_share": (
         "Rate at which that kernel streams the KV cache, over the GPU's sustained memory bandwidth (above 1: a block's "
         "tiles re-read by the programs beside it partly hit L2).",
@@ -1109,6 +1131,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "decode_kv_read_per_query_head": (0, True, 1, True),
     "prompt_attention_query_rows": (-1, True, 1024, True),  # -1: the engine's choice
     "prompt_attention_read_share": (0, False, 10, True),
+    **dict.fromkeys(("moe_layer_step_s", "vllm_moe_layer_step_s"), (0, True, 0.01, True)),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,
     "kv_window_layers_full_context": (0, True, 1, True),

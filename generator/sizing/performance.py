@@ -614,6 +614,7 @@ class DecodeModel:
         "_host_per_sequence_s",
         "_kv_stage_bits",
         "_latency",
+        "_moe_layers_s",
         "_par",
         "_prefill_attention_flops",
         "_prefill_attention_rate",
@@ -662,6 +663,9 @@ class DecodeModel:
         self._attention_dp = par.attention_dp
         self._routed_bytes = routed_expert_traffic_bytes(arch, par, acc)
         self._gathered = gathered_exchange(acc, consts)
+        # the engine's fixed time per MoE layer of a stage and step (moe_layer_step_s: vLLM's fused-MoE kernels)
+        moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) if experts else 0
+        self._moe_layers_s = consts.moe_layer_step_s * moe_layers / par.pp
 
     def _routed_s(self, tokens: float) -> float:
         """:func:`routed_expert_traffic_seconds` of a step's ``tokens`` (0 without routed experts, or fused)."""
@@ -716,6 +720,7 @@ class DecodeModel:
         linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
+        stage_s += self._moe_layers_s
         if acc.lora is not None:  # the adapters' shrink / expand kernels: a rank's requests, their distinct slots
             prompts = 1 if prefill_micro > 0 else 0  # the prompt riding along: one request (its adapter)
             rank_tokens = tokens / attention_dp
