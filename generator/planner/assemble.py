@@ -237,6 +237,9 @@ def build_plan(
     server kind (a training job's on a serving pool's servers are looked up there, not sized again).
     """
     ruled_out = ruled_out or {}
+    # the search pass's findings, copied: appended to in place, they were the pass's too, and a fleet made from that pass
+    # (a training job moved beside a service) kept this fleet's findings of its pools and layouts (fix190)
+    findings = list(findings)
     wl = loaded.workload
     # the jobs of a chain (run_after) each take their own layout on the chain's one pool, in turn
     sequenced = _sequenced(wl, chosen)

@@ -342,10 +342,15 @@ def beside_findings(
             where = f"all GPUs of {', '.join(whole[: c.nodes])}"
         else:
             of = hosts[0] if pool.nodes == 1 else f"one of its servers ({', '.join(hosts)})"
-            where = f"{c.gpus} GPUs of {of}" if c.nodes == 1 else f"{c.nodes} whole servers of {', '.join(hosts)}"
+            where = (
+                f"{c.gpus} GPU{'s' if c.gpus != 1 else ''} of {of}"
+                if c.nodes == 1
+                else f"{c.nodes} whole servers of {', '.join(hosts)}"
+            )
         names = [d.name for d in services]
         theirs = "its" if len(names) == 1 else "their"
-        job_ram = (job.needs.host_ram_bytes + consts.host_os_ram_bytes) / GIB
+        os_ram = consts.host_os_ram_bytes / GIB  # what the plan counts on a server (assemble_node): no engine's apart
+        job_ram = job.needs.host_ram_bytes / GIB + os_ram
         service_ram = sum(o.needs.host_ram_bytes for i, o in options.items() if wl.deployments[i].name in names) / GIB
         ram = f" of its {pool.node.ram_gib:,} GiB" if pool.node.ram_gib is not None else ""
         own = rest[0].candidate if rest else None
@@ -367,8 +372,10 @@ def beside_findings(
             f"deployment {dep.name}: planned on {where} in pool {pool.name}, the owned {pool.node.platform_id} "
             f"{quoted} {'serves' if len(names) == 1 else 'serve'} from, on GPUs {theirs} "
             f"{'rate does' if len(names) == 1 else 'rates do'} not need; nothing is bought for it{instead}. "
-            f"{hours_text(hours)} a run{month}. It shares the server's host RAM ({job_ram:.2f} GiB with the OS's, "
-            f"beside {service_ram:.2f} GiB of {quoted}{ram}), CPUs, {links} and its {pool.node.power_w:,} W: "
+            f"{hours_text(hours)} a run{month}. It shares the server's host RAM ({job_ram:.2f} GiB: its "
+            f"{job_ram - os_ram:.2f} GiB and the OS's {os_ram:.2f} GiB reserve, beside {service_ram:.2f} GiB counted for "
+            f"{quoted} ({theirs} LoRA adapters' CPU caches; no more for {theirs} engines' processes than the OS's "
+            f"reserve, as on every serving node){ram}), CPUs, {links} and its {pool.node.power_w:,} W: "
             "while it runs, its steps' memory, interconnect and power peaks may slow the replicas beside it (not sized: "
             f"the plan times each alone). {_headroom(wl, service, job.beside, names)}. Kubernetes places its pods by "
             "the pool's labels and the GPUs the device plugin has free; give the job a pool of its own (pool:) to keep "

@@ -49,7 +49,9 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
     run = run_usd(c)
     if run is not None and c.run_hours:
         out["usd_per_job"] = round(run, 2)
-        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
+        # every GPU of its servers, owned or not; beside a service, the GPUs it takes (the others are the service's: fix190)
+        held = c.gpus if opt.beside is not None else c.gpus + c.idle_gpus
+        out["gpu_hours_per_job"] = round(held * c.run_hours, 1)
     return out
 
 
