@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: ``render``'s options that take a value, by spelling, and the parameter each sets.
@@ -45,30 +46,8 @@ def validate_params(args: list[str], levels: tuple[str, ...]) -> dict[str, Any] 
 
     ``levels`` are the choices of ``--fail-on`` (newuser104: ``validate --fail-on warning``, CI's form, read here too).
     """
-    files: list[str] = []
-    params = dict(VALIDATE_DEFAULTS)
-    words = iter(args)
-    for word in words:
-        name = _VALIDATE_VALUES.get(word)
-        if word == "--together":
-            params["together"] = True
-        elif name is None:
-            if not _file(word):
-                return None
-            files.append(word)
-        else:
-            value = next(words, None)
-            if value is None or not _plain(value) or params[name] is not None:
-                return None  # an option given twice is click's to refuse
-            if name == "fail_on" and value in levels:
-                params["fail_on"] = value
-            elif name == "gitlab_report" and _file(value) and value.strip():  # an empty one is click's to refuse
-                params["gitlab_report"] = value
-            else:
-                return None
-    if not files:
-        return None
-    return {"files": tuple(files), **params}
+    read = _read(args, _VALIDATE_VALUES, ("--together",), VALIDATE_DEFAULTS, lambda name, value: _value(name, value, levels))
+    return None if read is None else {"files": read[0], **read[1]}
 
 
 def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, ...]) -> dict[str, Any] | None:
@@ -76,14 +55,44 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
 
     ``targets`` and ``levels`` are the choices of ``--target`` and ``--fail-on``.
     """
+    read = _read(args, _RENDER_VALUES, ("--check", "--prune"), RENDER_DEFAULTS, lambda n, v: _value(n, v, levels, targets))
+    return None if read is None else {"files": read[0], "targets": read[2], **read[1]}
+
+
+def _value(name: str, value: str, levels: tuple[str, ...], targets: tuple[str, ...] = ()) -> object:
+    """The value click would pass for option ``name`` given the plain word ``value``, or None where click reads it."""
+    if name == "targets":
+        return value if value in targets else None
+    if name == "jobs":
+        return int(value) if _JOBS.fullmatch(value) else None
+    if name == "fail_on":
+        return value if value in levels else None
+    # an empty one is click's to refuse ('-' too, which no plain word is)
+    if name == "gitlab_report":
+        return value if _file(value) and value.strip() else None
+    return value if value.strip() else None  # output
+
+
+def _read(
+    args: list[str],
+    values: dict[str, str],
+    flags: tuple[str, ...],
+    defaults: dict[str, Any],
+    read_value: Callable[[str, str], object],
+) -> tuple[tuple[str, ...], dict[str, Any], tuple[object, ...]] | None:
+    """The files, the parameters and the ``--target`` values of ``args``, or None where click should read them.
+
+    ``values``: the options that take a value, by spelling, and the parameter each sets; ``flags``: the options that
+    set their parameter (the spelling without ``--``) true; ``read_value``: an option's value, None where click reads it.
+    """
     files: list[str] = []
-    chosen: list[str] = []
-    params = dict(RENDER_DEFAULTS)
+    chosen: list[object] = []
+    params = dict(defaults)
     given: set[str] = set()
     words = iter(args)
     for word in words:
-        name = _RENDER_VALUES.get(word)
-        if word in ("--check", "--prune"):
+        name = values.get(word)
+        if word in flags:
             params[word[2:]] = True
         elif name is None:
             if not _file(word):
@@ -94,18 +103,13 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
             if value is None or not _plain(value) or (name != "targets" and name in given):
                 return None  # an option given twice is click's to refuse (hostile78 item 13)
             given.add(name)
-            if name == "targets" and value in targets:
-                chosen.append(value)
-            elif name == "jobs" and _JOBS.fullmatch(value):
-                params["jobs"] = int(value)
-            elif name == "fail_on" and value in levels:
-                params["fail_on"] = value
-            elif name == "gitlab_report" and _file(value) and value.strip() and value != "-":  # click's to refuse
-                params["gitlab_report"] = value
-            elif name == "output" and value.strip() and value != "-":  # an empty one or '-' is click's to refuse
-                params["output"] = value
-            else:
+            read = read_value(name, value)
+            if read is None:
                 return None
+            if name == "targets":
+                chosen.append(read)
+            else:
+                params[name] = read
     if not files:
         return None
-    return {"files": tuple(files), "targets": tuple(chosen), **params}
+    return tuple(files), params, tuple(chosen)
