@@ -1238,9 +1238,7 @@ def _beside_passes(
     from generator.planner.inventory import free_servers
 
     owned = free_servers(wl)
-    options_of: dict[int, list[Option]] = {}
-    for (k, *_), listed in enumerated.items():
-        options_of.setdefault(k, []).extend(listed.allowed)
+    options_of = _options_by_deployment(enumerated)
     found: dict[tuple[object, ...], object] = {}  # each job's choice beside the same services
     out = []
     for one, share in formed:
@@ -1269,6 +1267,14 @@ def _beside_passes(
             findings = [f for f in one.findings if f.path != path]
             out.append((one._replace(chosen=chosen, findings=findings), share))
     return out
+
+
+def _options_by_deployment(enumerated: _Enumerated) -> dict[int, list[Option]]:
+    """Every allowed option the search enumerated, by deployment index (what a job beside a service may take)."""
+    options_of: dict[int, list[Option]] = {}
+    for (k, *_), listed in enumerated.items():
+        options_of.setdefault(k, []).extend(listed.allowed)
+    return options_of
 
 
 def _fleet_rank(objective: str, plan: Plan, *, wl: Workload) -> tuple[float, ...]:
@@ -1730,9 +1736,7 @@ def _choose(
             # layout is offered there as one more fleet the search ranks: :func:`_beside_passes`, fix182b)
             from generator.planner.beside_training import beside_choice, free_owned_hold
 
-            options_of: dict[int, list[Option]] = {}
-            for (k, *_), listed in enumerated.items():
-                options_of.setdefault(k, []).extend(listed.allowed)
+            options_of = _options_by_deployment(enumerated)
             # fix187: not where an owned server the pass withholds (a kind left off) holds the job
             held_free = free_owned_hold(loaded, consts, i, chosen, free_servers(wl), options_of.get(i, []), sizes)
             beside = None if held_free else beside_choice(loaded, consts, i, chosen, options_of, sizes, share=share, owned=free)

@@ -58,12 +58,12 @@ def _owned(
 ) -> tuple[dict[ServerKey, OwnedGroup], dict[ServerKey, tuple[object, float]]]:
     """The inventory's kinds by key (in key order) and its cache of bare node power, built once an inventory."""
     if not _LAST_OWNED or _LAST_OWNED[0][0] is not inventory:
-        _LAST_OWNED[:] = [(inventory, {g.key: g for g in _owned_groups(inventory)}, {})]
+        _LAST_OWNED[:] = [(inventory, _owned_groups(inventory), {})]
     return _LAST_OWNED[0][1], _LAST_OWNED[0][2]
 
 
-def _owned_groups(inventory: Iterable[InventoryGroup]) -> list[OwnedGroup]:
-    """:func:`owned_groups` of one inventory, built."""
+def _owned_groups(inventory: Iterable[InventoryGroup]) -> dict[ServerKey, OwnedGroup]:
+    """:func:`owned_groups` of one inventory, built, by key in key order."""
     merged: dict[ServerKey, OwnedGroup] = {}
     for group in inventory:
         platform, gpu = inventory_server(group)
@@ -73,7 +73,7 @@ def _owned_groups(inventory: Iterable[InventoryGroup]) -> list[OwnedGroup]:
             before = merged[owned.key]
             owned = OwnedGroup(platform, gpu, owned.gpus_per_node, before.count + owned.count, before.hosts + owned.hosts)
         merged[owned.key] = owned
-    return [merged[k] for k in sorted(merged)]
+    return {k: merged[k] for k in sorted(merged)}
 
 
 def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Callable[[], Constants]) -> float | None:
