@@ -13,9 +13,9 @@ A100's or H100's tensor cores busy, so the kernel's prompt rate is that ratio ti
 
 vLLM selects the kernel on CUDA where FlashAttention cannot run the model: attention sinks (gpt-oss) before Hopper
 (vllm/platforms/cuda.py; :func:`engine_prompt_query_rows`, which the calibration report applies, and the estimate and
-the planner through :func:`prompt_query_rows`). ``prompt_attention_query_rows`` 0 (every other engine, GPU and model): no cap; ``ENGINE_KERNEL`` (-1, the
-default): the engine's choice (:func:`prompt_query_rows`), so a user's 0 (a workload's ``constants`` or ``--set``) keeps
-FlashAttention's rate wherever vLLM would pick Triton.
+the planner through :func:`prompt_query_rows`). ``prompt_attention_query_rows`` 0 (every other engine, GPU and
+model): no cap; ``ENGINE_KERNEL`` (-1, the default): the engine's choice (:func:`prompt_query_rows`), so a user's 0 (a
+workload's ``constants`` or ``--set``) keeps FlashAttention's rate wherever vLLM would pick Triton.
 """
 
 from __future__ import annotations
