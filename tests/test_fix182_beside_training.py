@@ -109,7 +109,9 @@ def test_the_server_holds_the_jobs_host_ram_and_files_beside_the_services(
 
 def test_newuser98s_monthly_lora_runs_on_the_idle_gpus_of_its_owned_dgx(tmp_path: Path) -> None:
     """newuser98 at 1 req/s of chat: four services fill 12 of the two owned DGX H100's 16 GPUs; the monthly LoRA (1.61 h)
-    bought a $197,000 XE8640 of its own, $12,192/month. Now it runs on 4 of the idle GPUs: capex $0, $5,566/month."""
+    bought a $197,000 XE8640 of its own, $12,192/month. Now it runs on idle GPUs: capex $0, $5,566/month (on 4 of them
+    until acc181's fixed 70 us a vLLM MoE layer slowed 'tools' (Qwen3-30B-A3B, 48 MoE layers), whose replicas now
+    leave 2: 3.23 h a run)."""
     from tests.test_newuser98_colo_rag import PERSONA
 
     path = tmp_path / "rag.yaml"
@@ -119,5 +121,5 @@ def test_newuser98s_monthly_lora_runs_on_the_idle_gpus_of_its_owned_dgx(tmp_path
     assert (plan.totals["capex_usd"], round(plan.totals["usd_per_month"])) == (0, 5566)
     found = [f.message for f in plan.findings if f.code == "training-beside-service"]
     assert len(found) == 1
-    assert found[0].startswith("deployment tune: planned on 4 GPUs of one of its servers (dgx-01, dgx-02) in pool ")
+    assert found[0].startswith("deployment tune: planned on 2 GPUs of one of its servers (dgx-01, dgx-02) in pool ")
     assert "its best layout on servers of its own buys 1 x dell-xe8640, $197,000 capex, $6,626 a month" in found[0]
