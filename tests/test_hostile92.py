@@ -196,14 +196,20 @@ def test_sighup_mid_render_removes_the_staged_tree(tmp_path: Path) -> None:
     path = edited_copy(CHAT, tmp_path, ("requests_per_second: 12", "requests_per_second: 12"))
     pause = tmp_path / "pause"
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", PAUSE_ENV: str(pause)}
-    command = [sys.executable, "-c", "from generator.cli import main; main()", "render", str(path), "-o", "out"]
+    # SIGHUP at its default in the child: under nohup (SIG_IGN inherited) the render rightly ignores it and waits
+    start = "import signal; signal.signal(signal.SIGHUP, signal.SIG_DFL); from generator.cli import main; main()"
+    command = [sys.executable, "-c", start, "render", str(path), "-o", "out"]
     with subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True) as proc:
         while not Path(f"{pause}.staged").exists():  # the writer has staged the tree and waits
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.05)
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
         proc.send_signal(signal.SIGHUP)
-        _, err = proc.communicate(timeout=300)
+        try:
+            _, err = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # not left waiting on the writer's pause for ever
+            raise
     assert proc.returncode == 128 + signal.SIGHUP
     assert "Traceback" not in err and "Hangup (SIGHUP): out is as it was, and the tree staged beside it was removed" in err
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen-")]
