@@ -561,8 +561,7 @@ def _plan_fleet(
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = [] if broke is None else broke
     passes: list[_Chosen] = []
-    formed: list[_Pass] = []  # every pass whose fleet was tried, whole (:func:`_joined`)
-    formed_share: list[bool] = []  # and whether its services shared servers
+    formed: list[tuple[_Pass, bool]] = []  # every pass whose fleet was tried, whole, and whether its services shared
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
     owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
     made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
@@ -576,8 +575,7 @@ def _plan_fleet(
             return  # a fleet already built: the very same option for every deployment
         built.add(choices)
         passes.append(chosen[0])
-        formed.append(chosen)
-        formed_share.append(share)
+        formed.append((chosen, share))
         options = tuple(opt for _, opt, _ in chosen[0])
         alike = same.setdefault(hash(tuple(opt.candidate for opt in options)), [])
         if any(options == other for other in alike):
@@ -838,7 +836,7 @@ def _plan_fleet(
     # each pass with a training job on the GPUs its services leave of owned servers instead, one more fleet ranked
     # (fix182b: taken inside a pass whenever the job's best layout bought, it beat fleets where the job buys that the
     # objective ranks first, and missed the fleets where it leaves an owned server off)
-    for beside_pass, share in _beside_passes(loaded, consts, list(zip(formed, formed_share, strict=True)), enumerated, sizes):
+    for beside_pass, share in _beside_passes(loaded, consts, formed, enumerated, sizes):
         add(beside_pass, None, share)
 
     # fleets within max_nodes put together from the pools of passes whose own fleets broke it (newuser48 item 2)
@@ -860,7 +858,7 @@ def _plan_fleet(
             value = _fleet_floor(wl, monthly if wl.objective == "cost" else options, owned)
             return 0.0 if value is None else value
 
-        chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p in formed]
+        chosen_each = [[(i, opt) for i, opt, _ in p.chosen] for p, _ in formed]
         # the pools as the passes formed them, and apart (some of a pool's services): each ranked on its own, since
         # the floor ranks the many covers of the second too roughly to crowd out the first's
         for subsets in (False, True):
@@ -939,7 +937,7 @@ def _racks_said(wl: Workload, plan: Plan, least: float) -> Plan:
     return plan._replace(findings=sorted_findings([*plan.findings, said]))
 
 
-def _joined(groups: tuple[PoolGroup, ...], formed: list[_Pass]) -> _Pass:
+def _joined(groups: tuple[PoolGroup, ...], formed: list[tuple[_Pass, bool]]) -> _Pass:
     """One pass of the groups of several passes (:func:`~generator.planner.node_cap.joined_fleets`).
 
     Each deployment's choice keeps the runners-up, findings, objective and reasons of the pass that made it.
@@ -949,7 +947,7 @@ def _joined(groups: tuple[PoolGroup, ...], formed: list[_Pass]) -> _Pass:
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
     for group in groups:
-        source = formed[group.source]
+        source, _ = formed[group.source]
         rest = {i: r for i, _, r in source.chosen}
         for i, opt in group.entries:
             chosen.append((i, opt, rest[i]))

@@ -28,7 +28,7 @@ from generator.planner.slo import rate_replicas, replicas_needed
 from generator.planner.spread import option_tolerant, spread_floor
 from generator.sizing.constants import Constants
 from generator.units import GIB, HOURS_PER_MONTH, hours_text
-from generator.words import listed
+from generator.words import counted, listed
 from generator.workload import LoadedWorkload
 from generator.workload.capacity_type import SPOT
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
@@ -342,11 +342,7 @@ def beside_findings(
             where = f"all GPUs of {', '.join(whole[: c.nodes])}"
         else:
             of = hosts[0] if pool.nodes == 1 else f"one of its servers ({', '.join(hosts)})"
-            where = (
-                f"{c.gpus} GPU{'s' if c.gpus != 1 else ''} of {of}"
-                if c.nodes == 1
-                else f"{c.nodes} whole servers of {', '.join(hosts)}"
-            )
+            where = f"{counted(c.gpus, 'GPU')} of {of}" if c.nodes == 1 else f"{c.nodes} whole servers of {', '.join(hosts)}"
         names = [d.name for d in services]
         theirs = "its" if len(names) == 1 else "their"
         os_ram = consts.host_os_ram_bytes / GIB  # what the plan counts on a server (assemble_node): no engine's apart

@@ -14,6 +14,7 @@ and what they cost a GPU; the plan's figures stay those of the batch it sized.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from generator.planner.plan import Finding
@@ -31,7 +32,7 @@ def distinct_adapters_in_batch(adapters: int, sequences: float) -> float:
 
 def slots_needed(adapters: int, sequences: float) -> int:
     """The fewest slots that hold the batch's distinct adapters on average (rounded up, at most ``adapters``)."""
-    return min(adapters, -int(-distinct_adapters_in_batch(adapters, sequences) // 1))
+    return min(adapters, math.ceil(distinct_adapters_in_batch(adapters, sequences)))
 
 
 def lora_slot_findings(index: int, name: str, details: dict[str, Any], engine: str) -> list[Finding]:
