@@ -26,6 +26,7 @@ import json
 import statistics
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,7 @@ from generator.sizing.training_mfu import (  # noqa: E402
     attention_layer_equivalents,
     fp8_step_shape,
     linear_gemm_rate_ratio,
+    mtp_flop_params,
     training_utilisation,
 )
 from generator.sizing.training_moe import NO_MOE, moe_step, routed_total_params  # noqa: E402
@@ -252,7 +254,9 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     """GPU-hours of a training run: the engine's FLOPs per token x tokens at its utilisation of the GPU's dense BF16 rate."""
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
-    flops = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile")) * row["tokens"]
+    mtp = row.get("mtp_layers", 0)  # a run that trained multi-token prediction: its modules' GEMMs too (acc188)
+    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
+    flops = (flops_per_token + 6.0 * mtp_flop_params(arch, mtp)) * row["tokens"]
     if row.get("layout"):
         # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
         layout = row["layout"]
@@ -261,13 +265,15 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
             "checkpointing": row["checkpointing"],
             "mfu_definition": "6N",
             "gpus": layout["tp"] * layout["pp"] * layout["dp"],
+            "mtp_layers": mtp,
         }
         mfu = predict_training_mfu(step_row)
+        flops = flops_per_token * row["tokens"]  # that MFU counts 6N a token: the MTP modules' time is in it
     else:
         seq = row["sequence_length"]
         shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
         shape["attention_width"] = training_attention_width(arch)
-        shape["attention_layers"] = attention_layer_equivalents(arch, seq, None)
+        shape["attention_layers"] = attention_layer_equivalents(arch, seq, None) + mtp
         mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape).mfu
     # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
     return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
@@ -319,6 +325,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         params, hidden, layers = arch.flop_params, arch.hidden_size, arch.num_layers
         # the engine's rule: full recomputation, or torchtitan's op-level "selective" where the row's profile runs it
         flops_per_token = training_flops_per_token(arch, "full", row["checkpointing"], row.get("profile"))
+        # a recipe that trains multi-token prediction (``mtp_layers``, acc188): its modules' GEMMs beside the 6N counted
+        mtp_flops = 6.0 * mtp_flop_params(arch, row.get("mtp_layers", 0))
+        flops_per_token += mtp_flops
         if arch.is_moe:
             # what a rank holds and moves: every weight, the routed experts split EP ways (the step's FLOPs: ``params``)
             sharded = arch.params_total - round(routed_total_params(arch) * (1 - 1 / ep))
@@ -326,6 +335,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
         # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
         flops_per_token = 6.0 * params + (2.0 * (params - row["vocab_size"] * hidden) if row["checkpointing"] == "full" else 0.0)
+        mtp_flops = 0.0
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
@@ -342,7 +352,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"], framework, model_type=model_type)
     if row.get("model"):  # the attention's heads x head_dim (the MPT rows' heads span their hidden size), its windows
         shape["attention_width"] = training_attention_width(arch)
-        shape["attention_layers"] = attention_layer_equivalents(arch, seq, row.get("profile"))
+        # each MTP module's decoder layer attends over the sequence as a full layer does
+        shape["attention_layers"] = attention_layer_equivalents(arch, seq, row.get("profile")) + row.get("mtp_layers", 0)
     # FP8 training (a row's ``compute_precision``), as the planner's: the decoder linears' GEMMs at the GPU's dense FP8
     # rate, the LM head's at bf16's, and the casts' memory-bound passes where the row's framework does not fuse them
     # (torchao under a ``profile: fsdp2`` row; a row with no profile is Megatron-Bridge's, Transformer Engine's fused casts)
@@ -383,6 +394,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
             latency_s=links.ep_latency_s,
             recompute=row["checkpointing"] == "full",
         )
+        # an MTP module's MoE layer dispatches and combines its tokens as the decoder's do
+        moe = replace(moe, moe_layers=moe.moe_layers + row.get("mtp_layers", 0))
     dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak
     step = training_step(
         layout,
@@ -391,7 +404,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         hidden_size=hidden,
         num_layers=layers,
         flops_per_token=flops_per_token,
-        forward_flops_per_token=2.0 * params,
+        forward_flops_per_token=2.0 * params + mtp_flops / 3.0,
         base_efficiency=step_compute_ceiling(util.compute, gpu),  # the planner's (compute_efficiency)
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(
@@ -405,7 +418,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         moe=moe,
         expert_dp_traffic=expert_dp,
         # the LM head's GEMMs (6 x vocab x hidden a token, never recomputed) on the pipeline's last stage
-        head_flops_per_token=head_flops_per_token(arch, "full") if row.get("model") else 0.0,
+        # (and the MTP modules after the last decoder layer, on the last stage: the recipes' layouts end "...tmL")
+        head_flops_per_token=head_flops_per_token(arch, "full") + mtp_flops if row.get("model") else 0.0,
         # the GPU's optimizer step over its shard, as the planner's (training_optimizer), at the GPU's HBM rate
         optimizer_bytes=mfu_optimizer_bytes(row, arch.params_total if row.get("model") else params),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,

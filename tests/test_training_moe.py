@@ -467,8 +467,9 @@ def test_ep_group_sits_inside_one_pipeline_stage(
         # points: their last stages run 1.0x-1.1x the mean); acc134: +3.2% / -12.1% -> +22.6% / +1.8% with Megatron-Core's
         # cuDNN attention at FlashAttention-2's share of the peak (Hopper's 35% on Blackwell); acc138: +22.6% / +1.8% ->
         # +13.7% / -4.3% with the GB200 at its measured GEMM rate (MAMF 1,822 of 2,500 BF16 TFLOPS) and Hopper's
-        # borrowed attention share of that sustained rate
-        ("deepseek-ai/DeepSeek-V3", "gb200-186gb", 4, 64, 0.137),
+        # borrowed attention share of that sustained rate; acc188: +13.7% -> +8.2% with the recipe's MTP module
+        # (mtp_layers 1: its projection, MoE layer and second LM-head pass on the last stage)
+        ("deepseek-ai/DeepSeek-V3", "gb200-186gb", 4, 64, 0.082),
         ("Qwen/Qwen3-235B-A22B", "gb200-186gb", 8, 32, -0.043),
         # +0.8% with its all-to-alls over InfiniBand; +57.6% over NVLink with the last stage's LM head left out; fix126:
         # +20.7% -> +20.0% with its PP sends over InfiniBand (a stage is 16 GPUs, two nodes), -> +24.2% with the bubble

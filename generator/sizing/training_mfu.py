@@ -423,3 +423,21 @@ def attention_flops_per_token(num_layers: float, width: float, sequence_length: 
     """
     per_position = ATTENTION_FLOPS_FORWARD * (2 if recompute else 1) + ATTENTION_FLOPS_BACKWARD
     return per_position * num_layers * width * sequence_length
+
+
+def mtp_flop_params(arch: Architecture, mtp_layers: int) -> int:
+    """Parameters a token's multi-token-prediction (MTP) modules multiply in a training step; 0 without MTP.
+
+    DeepSeek-V3's MTP (https://arxiv.org/abs/2412.19437, section 2.2; Megatron-Core's ``mtp_num_layers``) chains
+    ``mtp_layers`` modules after the main model, each predicting one more future token: a projection of the
+    concatenated hidden state and next-token embedding (``2 h x h``), one decoder layer (counted at the model's last
+    layer's active parameters: DeepSeek-V3's module is one of its MoE layers) and the output head shared with the main
+    model, whose ``vocab x hidden`` logits it computes again. The embedding it shares is a lookup. A run that trains
+    with MTP does this work on every token beside the main model's ``6 N``, so its throughput is that of
+    ``6 (N + mtp_flop_params)`` FLOPs a token (the MTP loss's own softmax left out, as the main loss's is).
+    """
+    if mtp_layers <= 0 or not arch.layers:
+        return 0
+    last = arch.layers[-1]
+    layer = last.params - last.inactive_params
+    return mtp_layers * (2 * arch.hidden_size**2 + layer + arch.logits_params)
