@@ -774,8 +774,16 @@ def _mean_context_model(row: dict[str, Any]) -> tuple[DecodeModel, Any]:
 
 
 def bench_requests(row: dict[str, Any]) -> int:
-    """The requests the row's benchmark ran (its source's trtllm-bench dataset table, or an SGLang row's queued
-    prompts); 0: not stated (steady state)."""
+    """The requests the row's benchmark ran (the row's ``bench_requests``, its source's trtllm-bench dataset table, or an
+    SGLang row's queued prompts); 0: not stated (steady state).
+
+    ``bench_requests`` (acc186): a serving client's stated request count, ``vllm bench serve --num-prompts`` (the GPUStack
+    lab's pages: 100, 500 or 1,000 requests sent at once, ``--request-rate inf``). Its printed output rate is the
+    generated tokens over the benchmark's duration, which ends when the last request does: the queue drains at a
+    falling batch as a trtllm-bench run's does (:func:`finite_run`). A setting of the run, not a fitted value.
+    """
+    if "bench_requests" in row:
+        return int(row["bench_requests"])
     if queued_offline_row(row):
         return int(row["num_prompts"])
     return TRTLLM_BENCH_REQUESTS.get(row["source"], {}).get((row["input_tokens"], row["output_tokens"]), 0)

