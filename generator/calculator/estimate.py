@@ -1646,6 +1646,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
+    from generator.calculator.upgrade_options import upgrade_options
     from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, RateTarget, plan_offload, slots_at
 
     spec = req.fixed
@@ -1755,6 +1756,8 @@ def _fixed_machine(
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": machine_doc,
+        # newuser107: what one more GPU of its kind, or twice the RAM, would give (each placed as this machine is)
+        "upgrades": upgrade_options(spec, place, on_disk),
         "runtime_settings": settings,
         "checklist": checklist(plan, machine, wider_machine(machine, spec), consts, settings),
         "findings": [
