@@ -79,3 +79,21 @@ def test_more_ram_that_changes_nothing_says_so() -> None:
 )  # fmt: skip
 def test_upgrade_text(row: dict[str, object], expected: str) -> None:
     assert upgrade_text(row, 5.0, 12.0) == expected
+
+
+VLLM_70B = ("meta-llama/Llama-3.3-70B-Instruct", "--precision", "int4", "--gpu", "rtx-3090-24gb", "--tp", "2",
+            "--context", "8192")  # fmt: skip
+
+
+def test_a_larger_memory_fraction_is_offered_where_it_starts_vllm() -> None:
+    """Item 4: 70B int4 on 2 x 3090 at vLLM's 0.9 is refused; 0.95 starts it, and the remedy says so first."""
+    log = estimate_json(*VLLM_70B)["capacity"]["vllm_log"]
+    assert not log["starts"]
+    assert log["utilization_starts"]["gpu_memory_utilization"] == 0.95
+    at = estimate_json(*VLLM_70B, "--gpu-memory-utilization", "0.95")["capacity"]
+    assert at["vllm_log"]["starts"] and at["kv_cache_tokens"] == log["utilization_starts"]["kv_cache_tokens"]
+    _, text = run_estimate(*VLLM_70B)
+    assert "0.40 GiB is available; --gpu-memory-utilization 0.95 (it starts, " in text
+    # asked at 0.95 already, nothing above it is offered
+    refused = estimate_json(*VLLM_70B, "--context", "32768", "--gpu-memory-utilization", "0.95")
+    assert "utilization_starts" not in refused["capacity"]["vllm_log"]

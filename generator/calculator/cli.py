@@ -940,6 +940,12 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
                     if fp8
                     else ""
                 )
+                + (
+                    f"--gpu-memory-utilization {higher['gpu_memory_utilization']:g} (it starts, "
+                    f"{higher['kv_cache_tokens']:,} KV tokens a replica, where nothing else holds the GPUs' memory), "
+                    if (higher := log.get("utilization_starts"))
+                    else ""
+                )
                 + "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
                 + (
                     "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "

@@ -1110,6 +1110,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
                 if (fp8 := fp8_kv_start(req, kv_name, gpu)) is not None:
                     log["fp8_kv_starts"] = fp8
+                if req.engine == "vllm":  # a larger --gpu-memory-utilization (newuser107)
+                    from generator.calculator.utilization_start import utilization_start
+
+                    if (more := utilization_start(req, consts.gpu_memory_utilization)) is not None:
+                        log["utilization_starts"] = more
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
