@@ -9,11 +9,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from generator import catalog
+from generator.api import plan_file
 from generator.calculator.upgrade_options import upgrade_text
 from generator.catalog.dimms import dimm_sizes_gib
+from generator.errors import InputError
+from generator.planner.plan import Plan
+from generator.workload import load_workload
 from tests.helpers import estimate_json, run_estimate
 
 BOX = ("--gpu", "rtx-3090-24gb", "--gpus", "2", "--context", "16384", "--input-tokens", "1000", "--output-tokens", "300")
@@ -97,3 +103,68 @@ def test_a_larger_memory_fraction_is_offered_where_it_starts_vllm() -> None:
     # asked at 0.95 already, nothing above it is offered
     refused = estimate_json(*VLLM_70B, "--context", "32768", "--gpu-memory-utilization", "0.95")
     assert "utilization_starts" not in refused["capacity"]["vllm_log"]
+
+
+CORES_WORKLOAD = """\
+version: 1
+name: homelab-cores
+deployments:
+  - name: qwen235
+    model: Qwen/Qwen3-235B-A22B
+    inference:
+      precision: q2_k
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 500
+      requests_per_second: 0.005
+hardware:
+  provider: baremetal
+  fixed:
+    gpu: rtx-3090-24gb
+    gpu_count: 2
+    ram_gib: 128
+    memory_channels: 2
+    ddr_mt_per_s: 3200
+{extra}"""
+
+
+def _plan(tmp_path: Path, extra: str) -> Plan:
+    path = tmp_path / "w.yaml"
+    path.write_text(CORES_WORKLOAD.format(extra=extra))
+    return plan_file(str(path))[1]
+
+
+def test_fixed_cpu_cores_counts_an_uncatalogued_cpu(tmp_path: Path) -> None:
+    """Item 5: a workload had no way to give the cores of a CPU the catalog lacks (the estimate's --cpu-cores)."""
+    without, given = _plan(tmp_path, ""), _plan(tmp_path, "    cpu_cores: 4\n")
+    assert any(f.code == "cpu-cores-unknown" for f in without.findings)
+    assert not any(f.code == "cpu-cores-unknown" for f in given.findings)
+    assert given.pools[0].node.cpu_cores == 4
+    reasons = " ".join(given.deployments[0].reasons)
+    assert "4 cores for llama.cpp's threads" in reasons and "cpu-cores-bound" in reasons
+    # the same machine's estimate agrees
+    est = estimate_json("Qwen/Qwen3-235B-A22B", "--precision", "q2_k", "--gpu", "rtx-3090-24gb", "--gpus", "2",
+                        "--ram-gib", "128", "--memory-channels", "2", "--ddr-mt-per-s", "3200", "--cpu-cores", "4",
+                        "--reserved-ram-gib", "8", "--context", "16384", "--input-tokens", "1500",
+                        "--output-tokens", "500")  # fmt: skip
+    assert est["throughput"]["bound"] == "cpu-cores"
+
+
+def test_fixed_cpu_cores_with_a_catalog_cpu_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(CORES_WORKLOAD.format(extra="    cpu: ryzen-9-5950x\n    cpu_cores: 12\n"))
+    with pytest.raises(InputError, match=r"cpu_cores is for a CPU the catalog lacks: cpu ryzen-9-5950x") as caught:
+        load_workload(str(path))
+    assert "w.yaml:21:16" in str(caught.value)
+
+
+def test_detect_writes_the_cores_of_a_cpu_the_catalog_lacks() -> None:
+    """Item 5: `specgen detect` gives a CPU the catalog lacks as cpu_cores (one socket's), a catalog one as cpu."""
+    from generator.calculator.detect import detect_machine, fixed_block
+    from tests.test_detect import fixture
+
+    gold = detect_machine(fixture("xeon-gold-6248-4xv100"))  # 2 x Xeon Gold 6248, not catalogued: 8 cores seen
+    assert gold["cpu_cores"].value == 4 and "cpu" not in gold
+    assert "    cpu_cores: 4              # measured: /proc/cpuinfo core ids, one socket's" in fixed_block(gold)
+    desktop = detect_machine(fixture("desktop-4090"))  # an i9-14900K: its record counts the cores
+    assert "cpu_cores" not in desktop and desktop["cpu"].value == "core-i9-14900k"
