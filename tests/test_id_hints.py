@@ -133,7 +133,7 @@ def test_an_unknown_platform_is_told_the_ids_of_its_model(typed: str, hint: str)
         pytest.param(
             "CPU",
             "epyc-9554",
-            "; no CPU of that model is in the catalog (26 CPUs: `specgen catalog cpus` lists them)",
+            "; no CPU of that model is in the catalog (27 CPUs: `specgen catalog cpus` lists them)",
             id="cpu-another",
         ),
         pytest.param("NIC", "connectx-7-400g", _mean("connectx-7-400g-ib", "connectx-7-400gbe"), id="nic"),

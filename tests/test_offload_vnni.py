@@ -66,7 +66,7 @@ def test_a_memory_bound_cpu_is_not_moved() -> None:
 
 #: review80 item 15: each catalog CPU's flag and the page that says it (the 7742's since acc116; the rest fix134)
 #: Zen 2, Zen 3 and Skylake-SP (acc132: the calibration rows' CPUs)
-WITHOUT_VNNI = {"epyc-7742", "epyc-7773x", "threadripper-pro-5975wx", "xeon-gold-6138"}
+WITHOUT_VNNI = {"epyc-7742", "epyc-7773x", "threadripper-pro-5975wx", "ryzen-9-5950x", "xeon-gold-6138"}
 
 VNNI_SOURCES = {
     "https://en.wikipedia.org/wiki/Advanced_Vector_Extensions#AVX-VNNI,_AVX-IFMA": {
@@ -74,7 +74,7 @@ VNNI_SOURCES = {
     },
     "https://en.wikipedia.org/wiki/AVX-512#CPUs_with_AVX-512": {
         "epyc-7742",  # Zen 2: none (false)
-        "epyc-7773x", "threadripper-pro-5975wx",  # Zen 3: none (false)
+        "epyc-7773x", "threadripper-pro-5975wx", "ryzen-9-5950x",  # Zen 3: none (false)
         "xeon-gold-6138",  # Skylake-SP: AVX-512 without VNNI (false)
         "xeon-6-6745p", "xeon-6-6747p", "xeon-6-6776p", "xeon-6-6980p",  # Granite Rapids
         "xeon-platinum-8470", "xeon-platinum-8480-plus", "xeon-platinum-8480c", "xeon-gold-6454s",  # Sapphire Rapids

@@ -940,6 +940,12 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
                     if fp8
                     else ""
                 )
+                + (
+                    f"--gpu-memory-utilization {higher['gpu_memory_utilization']:g} (it starts, "
+                    f"{higher['kv_cache_tokens']:,} KV tokens a replica, where nothing else holds the GPUs' memory), "
+                    if (higher := log.get("utilization_starts"))
+                    else ""
+                )
                 + "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
                 + (
                     "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
@@ -994,6 +1000,7 @@ def _offload_lines(result: dict[str, Any]) -> list[str]:
                 f"({slot_step_text(slots['step'], off['engine'], slots['stream_tokens_per_s'], alone)})"
             )
         lines.append(f"  machine      {result['machine']['bandwidths']}")
+        lines += _upgrade_lines(result)
         lines += [f"  decision     {d}" for d in off["decisions"]]
         engine, settings = off["engine"], result["runtime_settings"]
         lines.append(f"  {engine:<12} {settings[engine]}")
@@ -1001,6 +1008,16 @@ def _offload_lines(result: dict[str, Any]) -> list[str]:
             lines.append(f"               {settings[f'{engine}_note']}")
         lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
     return lines
+
+
+def _upgrade_lines(result: dict[str, Any]) -> list[str]:
+    """What one more GPU, or twice the RAM, would give this machine (newuser107), one ``upgrade`` line each."""
+    from generator.calculator.upgrade_options import upgrade_text
+
+    now = result["throughput"]
+    return [
+        f"  upgrade      {upgrade_text(row, now['decode_tokens_per_s'], now['ttft_s'])}" for row in result.get("upgrades", ())
+    ]
 
 
 def _training_memory_lines(result: dict[str, Any]) -> list[str]:

@@ -852,6 +852,10 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
                 facts["cpu"] = Fact(*arm)
         elif cpu_id := match_cpu(cpu.model):
             facts["cpu"] = Fact(cpu_id, f"measured: /proc/cpuinfo '{cpu.model}'")
+        sockets = facts["cpu_sockets"].value
+        if "cpu" not in facts and cpu.cores and isinstance(sockets, int):
+            # newuser107: a CPU the catalog lacks gives its cores, as estimate --detect's --cpu-cores (one socket's)
+            facts["cpu_cores"] = Fact(max(1, cpu.cores // max(1, sockets)), "measured: /proc/cpuinfo core ids, one socket's")
     mem = parse_meminfo(src.read("/proc/meminfo") or "")
     if mem.get("MemTotal", 0) >= GIB / 10:  # less is no machine's RAM (hardware.fixed.ram_gib is above 0)
         facts["ram_gib"] = Fact(round(mem["MemTotal"] / GIB, 1), "measured: /proc/meminfo MemTotal")
@@ -890,7 +894,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
 #: The order fields are written in (that of hardware.fixed in the workload schema).
 FIXED_FIELDS = (
     "gpu", "gpu_count", "ram_gib", "reserved_ram_gib", "swap_gib", "nvme_gib", "pcie_gen", "pcie_lanes", "cpu",
-    "memory_channels", "ddr_mt_per_s", "cpu_sockets",
+    "memory_channels", "ddr_mt_per_s", "cpu_sockets", "cpu_cores",
 )  # fmt: skip
 
 

@@ -1110,6 +1110,11 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
                 if (fp8 := fp8_kv_start(req, kv_name, gpu)) is not None:
                     log["fp8_kv_starts"] = fp8
+                if req.engine == "vllm":  # a larger --gpu-memory-utilization (newuser107)
+                    from generator.calculator.utilization_start import utilization_start
+
+                    if (more := utilization_start(req, consts.gpu_memory_utilization)) is not None:
+                        log["utilization_starts"] = more
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
@@ -1646,6 +1651,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
+    from generator.calculator.upgrade_options import upgrade_options
     from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, RateTarget, plan_offload, slots_at
 
     spec = req.fixed
@@ -1755,6 +1761,8 @@ def _fixed_machine(
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": machine_doc,
+        # newuser107: what one more GPU of its kind, or twice the RAM, would give (each placed as this machine is)
+        "upgrades": upgrade_options(spec, place, on_disk),
         "runtime_settings": settings,
         "checklist": checklist(plan, machine, wider_machine(machine, spec), consts, settings),
         "findings": [

@@ -133,7 +133,7 @@ def channels_problem(spec: FixedSpec) -> str | None:
     return None
 
 
-#: DIMMs a DDR5 memory channel takes at most (JEDEC DDR5 platforms run one or two DIMMs a channel).
+#: DIMMs a DDR5 (or a desktop DDR4) memory channel takes at most (those platforms run one or two DIMMs a channel).
 DDR5_MOST_DIMMS_PER_CHANNEL = 2
 
 
@@ -152,8 +152,8 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
         # more channels a socket than the assumed desktop has are a server board's, which takes registered DIMMs
         # (newuser88 item 1: 2 TB over 8 channels was capped at a desktop's 64 GiB UDIMMs)
         cpu = catalog.cpus()[ASSUMED_CPU["server"]]
-    if cpu.ddr_generation != "ddr5":
-        return None
+    if cpu.ddr_generation != "ddr5" and not (cpu.ddr_generation == "ddr4" and cpu.dimm_type == "udimm"):
+        return None  # a DDR4 server's registered DIMMs (up to 256 GB) are not bounded here
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
     most = spec.cpu_sockets * channels * DDR5_MOST_DIMMS_PER_CHANNEL * largest
     if spec.ram_gib <= most:

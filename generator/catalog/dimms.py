@@ -23,11 +23,18 @@ RDIMM_SIZES_GIB = (16, 24, 32, 48, 64, 96, 128, 256)
 #: largest UDIMM ("UDIMMs ... can currently be equipped with a maximum of 64 GB of DDR5 RAM", https://heise.de/-11079570;
 #: 32 Gbit chips, 2024: https://en.overclocking.com/64-gb-ddr5-ram-for-256-gb-capacities/).
 UDIMM_SIZES_GIB = (8, 16, 24, 32, 48, 64)
+#: Unbuffered DDR4 DIMM capacities, GiB: 32 GB is the largest, two ranks of 16 Gbit chips (Samsung's M378A4G43MB1 and
+#: Micron's, 2019: https://www.hardcoregames.ca/2019/08/22/32gb-ddr4-udimm/; "up to 128 GB RAM if your motherboard has 4
+#: DIMM slots": https://appuals.com/samsung-32-gb-memory-dimm/), so a DDR4 desktop of two channels holds 128 GiB
+#: (newuser107: 256 GiB on an AM4 Ryzen's two DDR4-3200 channels was planned as an upgrade it cannot take).
+DDR4_UDIMM_SIZES_GIB = (4, 8, 16, 32)
 
 
 def dimm_sizes_gib(cpu: CpuSpec) -> tuple[int, ...]:
     """The DIMM capacities ``cpu``'s slots take, GiB, smallest first."""
-    return UDIMM_SIZES_GIB if cpu.dimm_type == "udimm" else RDIMM_SIZES_GIB
+    if cpu.dimm_type != "udimm":
+        return RDIMM_SIZES_GIB
+    return DDR4_UDIMM_SIZES_GIB if cpu.ddr_generation == "ddr4" else UDIMM_SIZES_GIB
 
 
 def rated_mt_per_s(cpu: CpuSpec, dimms_per_channel: int) -> int:

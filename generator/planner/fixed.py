@@ -128,7 +128,7 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         gpus=fixed.gpu_count,
         gpu_memory_gib=round(gpu.memory_bytes / GIB, 2),
         cpu=(f"{sockets}x " if sockets > 1 else "") + cpu.name if cpu else f"CPU with {basis.split(';', maxsplit=1)[0]}",
-        cpu_cores=cpu.cores * sockets if cpu else 0,
+        cpu_cores=(cpu.cores if cpu else fixed.cpu_cores or 0) * sockets,  # newuser107: the cores given, uncatalogued
         ram_gib=int(fixed.ram_gib),
         nvme_tb=round(fixed.nvme_gib * GIB / TB, 2),
         nvme_drives=1 if fixed.nvme_gib else 0,

@@ -419,6 +419,9 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
         errors.append(InputError(module, doc.locate((*at, "gpu"))))
     if threads := threads_problem(spec, lambda field: field):  # fix159: as the estimate's --threads
         errors.append(InputError(threads, doc.locate((*at, "threads"))))
+    if spec.cpu and spec.cpu_cores:  # newuser107: as the estimate's --cpu-cores, for a CPU the catalog lacks
+        told = f"cpu_cores is for a CPU the catalog lacks: cpu {spec.cpu} counts its own cores"
+        errors.append(InputError(told, doc.locate((*at, "cpu_cores"))))
     return errors
 
 
