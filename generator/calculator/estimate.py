@@ -45,6 +45,7 @@ from generator.sizing.loadability import (
 )
 from generator.sizing.loaded_weights import llama_cpp_format, llama_cpp_formats, loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.moe_layer_step import engine_moe_layer_step_s
 from generator.sizing.performance import (
     accelerator_for,
     decode_step,
@@ -251,6 +252,8 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
     rows = prompt_query_rows(consts, req.engine, gpu.architecture, model_type)  # --set's own (0 too) or the engine's
     if rows != consts.prompt_attention_query_rows:
         consts = consts._replace(prompt_attention_query_rows=rows)
+    # --set's moe_layer_step_s (0 too), else the engine's: vLLM's fused-MoE layers, as the planner's engine_constants
+    consts = consts._replace(moe_layer_step_s=engine_moe_layer_step_s(consts, req.engine))
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
     if req.engine != "vllm":
@@ -260,10 +263,6 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
         per_rank = max(1, int(given) // dp) if given else None
         limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, per_rank, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
-    # vLLM's fused-MoE layers: their fixed time a step (acc181), as the planner's engine_constants sets it; a given
-    # moe_layer_step_s stands (the calibration rows of other runtimes estimated under vLLM's limits give theirs, 0)
-    if "moe_layer_step_s" not in explicit:
-        consts = consts._replace(moe_layer_step_s=consts.vllm_moe_layer_step_s)
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default
@@ -1139,9 +1138,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                     )
                     notes.append(f"{said}; {counted}; {shown}")
     if lora is not None:
-        from generator.calculator.lora_estimate import lora_result
+        from generator.calculator.lora_estimate import lora_result, lora_slot_notes
 
         result["lora"] = lora_result(lora, arch, par, inference, without, without_rates)
+        notes += lora_slot_notes(result["lora"], req.batch)  # the plan's lora-slots-short (fix191)
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
