@@ -291,6 +291,8 @@ MAX_DATASET_TOKENS = 10**15
 MAX_EPOCHS = 1000
 
 #: Largest value of each count option: far above any real deployment, far below what makes the sizing slow.
+#: Longest ``--seq-len`` (the workload schema's ``training.sequence_length`` maximum), where ``--max-seq-len`` stops.
+MAX_SEQ_LEN = 1 << 24
 _MAXIMUM = {
     "batch": 1_048_576,
     "tp": 1024,
@@ -306,7 +308,7 @@ _MAXIMUM = {
     "max_batched_tokens": 1 << 24,
     "max_num_seqs": 65_536,
     "gpus": 1_000_000,
-    "seq_len": 1 << 24,
+    "seq_len": MAX_SEQ_LEN,
     "min_context_tokens": 1 << 24,
     "dataset_tokens": MAX_DATASET_TOKENS,
 }
@@ -1318,6 +1320,13 @@ def _training_result(
             # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
             whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
             result["training"]["max_sequence_length_without_margin"] = whole
+            if whole >= MAX_SEQ_LEN:  # the search stops there: memory may hold more (fix191)
+                result["training"]["max_sequence_length_capped"] = True
+                notes.append(
+                    f"--max-seq-len stops at {MAX_SEQ_LEN:,} tokens, the longest --seq-len takes (a workload's "
+                    f"training.sequence_length at most): the GPU's memory holds sequences at least that long"
+                    + ("" if longest >= MAX_SEQ_LEN else " without the margin")
+                )
             # offloaded states and activations grow with the sequence too, in host RAM (fuzz20 item 16)
             from generator.sizing.training import size_training
 
@@ -2238,7 +2247,8 @@ def longest_training_sequence(
 ) -> int:
     """The longest ``sequence_length`` whose per-GPU training memory fits ``usable_bytes`` (0: not even 1 token).
 
-    Memory never falls as the sequence grows, so a binary search over lengths finds it.
+    Memory never falls as the sequence grows, so a binary search over lengths finds it. It stops at ``MAX_SEQ_LEN``
+    (--seq-len's limit, the workload's ``sequence_length`` maximum): an answer there may be short of what memory holds.
     """
     from generator.sizing.training import size_training
 
@@ -2250,9 +2260,9 @@ def longest_training_sequence(
     if not fits(1):
         return 0
     low, high = 1, 1
-    while fits(high * 2) and high < 2**24:
+    while fits(high * 2) and high < MAX_SEQ_LEN:
         high *= 2
-    high = min(high * 2, 2**24)
+    high = min(high * 2, MAX_SEQ_LEN)
     while low < high:
         mid = (low + high + 1) // 2
         if fits(mid):
