@@ -25,22 +25,49 @@ if TYPE_CHECKING:
 Located = tuple[str, str, str, str]
 
 LEVELS = ("info", "warning", "error")
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[=([^\]]+)\]")
 #: GitLab code-quality severities of findings (docs.gitlab.com/ci/testing/code_quality: info, minor, major, critical,
 #: blocker); an error that stops the run is a ``blocker``.
 _GITLAB_SEVERITY = {"info": "info", "warning": "minor", "error": "major"}
 
 
-def parse_path(path: str) -> tuple[str | int, ...]:
-    """``deployments[1].inference`` -> ``("deployments", 1, "inference")``."""
-    return tuple(int(index) if index else name for name, index in _PATH_PART.findall(path))
+def parse_path(path: str, data: object = None) -> tuple[str | int, ...]:
+    """``deployments[1].inference`` -> ``("deployments", 1, "inference")``.
+
+    A list item named by its value or its ``name`` (``hardware.gpus[=l40s-48gb]``, ``deployments[=chat]``: fix191, a
+    finding that stays with its item where the list is reordered) is read as its index in the document ``data``; the
+    path ends at the list where no item there has it.
+    """
+    parts: list[str | int] = []
+    node = data
+    for name, index, named in _PATH_PART.findall(path):
+        if named:
+            items = node if isinstance(node, list) else []
+            found = next((i for i, item in enumerate(items) if _item_name(item) == named), None)
+            if found is None:
+                break
+            parts.append(found)
+            node = items[found]
+        elif index:
+            parts.append(int(index))
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+        else:
+            parts.append(name)
+            node = node.get(name) if isinstance(node, dict) else None
+    return tuple(parts)
+
+
+def _item_name(item: object) -> str | None:
+    """What names a list item in a path: its ``name`` where a mapping has one, else the item where it is a text."""
+    name = item.get("name") if isinstance(item, dict) else item
+    return name if isinstance(name, str) else None
 
 
 def locate_findings(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tuple[Located, ...]:
     """Each finding with the ``file:line:col`` of the workload node it concerns (the file's start when none)."""
     out = []
     for f in findings:
-        where = loaded.document.locate(parse_path(f.path))
+        where = loaded.document.locate(parse_path(f.path, loaded.document.data))
         line = where.line or 1
         column = where.column or 1
         out.append((f.level, f.code, f.message, f"{loaded.file}:{line}:{column}"))
@@ -53,18 +80,21 @@ def finding_fields(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tuple
     What identifies a finding across runs and edits for a GitLab fingerprint (newuser53 item 4): not its message, whose
     figures change, nor its line, which moves when a line above it is added, nor a list index a new item shifts.
     """
-    return tuple(named_field(loaded.document.data, parse_path(f.path)) for f in findings)
+    return tuple(named_field(loaded.document.data, parse_path(f.path, loaded.document.data)) for f in findings)
 
 
 def named_field(data: object, parts: tuple[str | int, ...]) -> str:
-    """The field at ``parts`` of the document ``data``, each list item that has a string ``name`` by it (``[=chat]``)."""
+    """The field at ``parts`` of the document ``data``, each list item that has a string ``name`` by it (``[=chat]``).
+
+    A list item that is a text is named by its value (``hardware.gpus[=l40s-48gb]``: fix191).
+    """
     out = []
     node = data
     for part in parts:
         if isinstance(part, int):
             node = node[part] if isinstance(node, list) and part < len(node) else None
-            name = node.get("name") if isinstance(node, dict) else None
-            out.append(f"[={name}]" if isinstance(name, str) else f"[{part}]")
+            name = _item_name(node)
+            out.append(f"[={name}]" if name is not None else f"[{part}]")
         else:
             node = node.get(part) if isinstance(node, dict) else None
             out.append(f".{part}" if out else part)

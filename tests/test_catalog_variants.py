@@ -275,7 +275,7 @@ def test_an_allowed_gpu_without_a_published_rate_is_skipped_unless_it_is_the_onl
     plan = plan_file(str(path))[1]
     assert {p.node.gpu_id for p in plan.pools} == {"h100-sxm5-80gb"}
     (skipped,) = [f for f in plan.findings if f.code == "gpu-not-rated"]
-    assert (skipped.level, skipped.path) == ("warning", "hardware.gpus[1]")
+    assert (skipped.level, skipped.path) == ("warning", "hardware.gpus[=rtx-pro-6000-max-q-96gb]")  # by value (fix191)
     assert skipped.message.startswith("skipped: rtx-pro-6000-max-q-96gb has no published dense bf16 tensor rate")
     path.write_text(text.replace(allowed, "  gpus: [rtx-pro-6000-max-q-96gb]"))
     with pytest.raises(InputError, match=r"hardware\.gpus\[0\]: rtx-pro-6000-max-q-96gb has no published dense bf16"):

@@ -460,6 +460,34 @@ def test_max_seq_len_says_what_to_change_when_no_sequence_fits() -> None:
     assert "--zero 3 with more --gpus" in note and "--train lora / qlora" in note
 
 
+#: A one-layer, 64-wide decoder: a B200's memory holds sequences past the longest --seq-len (2^24 tokens) takes.
+TINY_DECODER = {
+    "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 1, "num_attention_heads": 1, "num_key_value_heads": 1, "vocab_size": 256,
+    "max_position_embeddings": 2048, "torch_dtype": "bfloat16", "tie_word_embeddings": True,
+}  # fmt: skip
+
+
+def test_max_seq_len_says_where_it_stops_at_the_longest_seq_len(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # fix191: the search stops at --seq-len's limit (the workload schema's sequence_length maximum, 16,777,216): the
+    # answer was printed as the longest that fits while the GPU held 107 of its 170 GiB usable there
+    from generator.calculator.cli import main
+
+    (tmp_path / "config.json").write_text(json.dumps(TINY_DECODER))
+    args = [str(tmp_path), "--train", "full", "--gpu", "b200-sxm-180gb", "--max-seq-len"]
+    data = estimate_json(*args)
+    assert data["training"]["max_sequence_length"] == data["training"]["max_sequence_length_without_margin"] == 2**24
+    assert data["training"]["max_sequence_length_capped"] is True
+    [note] = [n for n in data["notes"] if "--max-seq-len stops at" in n]
+    assert "--max-seq-len stops at 16,777,216 tokens, the longest --seq-len takes" in note
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "  longest sequence that fits: at least 16,777,216 tokens (the longest --seq-len takes)" in out
+    # a model that memory stops short of the limit is not said capped
+    llama = estimate_json("meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--max-seq-len")
+    assert "max_sequence_length_capped" not in llama["training"]
+
+
 # --- newuser9 item 3: a framework's precision regime and sharding are part of its profile -------------------------
 
 

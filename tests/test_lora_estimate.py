@@ -194,3 +194,19 @@ def test_an_estimate_without_adapters_loads_none_of_their_code() -> None:
     assert not loaded & {"generator.calculator.lora_estimate", "generator.sizing.lora_serving", "generator.workload.models"}
     with_adapters = _loaded_after(["estimate", MODEL, "--gpu", "h100-sxm5-80gb", "--lora-adapters", "4", "--lora-max-rank", "8"])
     assert "generator.calculator.lora_estimate" in with_adapters
+
+
+def _slot_warnings(result: dict[str, Any]) -> list[str]:
+    return [note for note in result["notes"] if "distinct adapters on average" in note]
+
+
+def test_the_estimate_says_the_slots_are_short_as_the_plan_does(estimated: dict[str, Any]) -> None:
+    # fix191: lora-slots-short (newuser106) was the planner's alone; the estimate's batch is --batch, judged by the
+    # planner's function (generator/planner/lora_slot_wait.py): 40 adapters, batch 40: 25.47 distinct, 26 slots
+    assert _slot_warnings(estimated) == []  # the plan's batch of 3 needs 3 of the 4 slots
+    [said] = _slot_warnings(estimate(_request(40, max_loras=8)))
+    assert said.startswith("warning: a batch of 40 sequences (--batch), drawn from 40 adapters taken as equally used, ")
+    assert "holds 25.5 distinct adapters on average, but --max-loras 8 lets a step hold 8" in said
+    # 18 more slots of 320 MiB (rank 64 over every linear layer)
+    assert "Set --max-loras to at least 26 (another 5,760 MiB a GPU out of the KV pool; " in said
+    assert _slot_warnings(estimate(_request(40, max_loras=26))) == []

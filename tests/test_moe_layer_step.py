@@ -13,6 +13,7 @@ import pytest
 
 from generator import catalog
 from generator.calculator.estimate import EstimateRequest, estimate
+from generator.errors import InputError
 from generator.planner.inference import engine_constants
 from generator.sizing.constants import Constants, with_overrides
 from generator.workload.models import InferenceSpec
@@ -54,8 +55,8 @@ def test_a_dense_model_pays_nothing() -> None:
 
 
 def test_it_is_adopted_at_its_fitted_value() -> None:
-    # moe_layer_step_s is what a step reads; vLLM alone is given vllm_moe_layer_step_s
-    assert Constants().moe_layer_step_s == 0.0 and Constants().vllm_moe_layer_step_s == FITTED_S
+    # moe_layer_step_s is what a step reads, left to the engine (-1) unless set; vLLM alone is given vllm_moe_layer_step_s
+    assert Constants().moe_layer_step_s == -1.0 and Constants().vllm_moe_layer_step_s == FITTED_S
 
 
 @pytest.mark.parametrize(("engine", "expected"), [("vllm", FITTED_S), ("sglang", 0.0)])
@@ -96,3 +97,34 @@ def test_the_calibration_rows_of_other_runtimes_state_none() -> None:
     for engine in ("sglang", "tensorrt-llm", "tensorrt-llm-cpp", "tensorrt-llm-serve"):
         assert dict(report._row_constants({"engine": engine}))["moe_layer_step_s"] == 0.0
     assert dict(report._row_constants({"engine": "vllm"}))["moe_layer_step_s"] == Constants().vllm_moe_layer_step_s
+
+
+@pytest.mark.parametrize(
+    ("given", "engine", "expected"),
+    [
+        ({}, "vllm", FITTED_S),
+        ({}, "sglang", 0.0),
+        ({"moe_layer_step_s": 0.0}, "vllm", 0.0),
+        ({"moe_layer_step_s": 50e-6}, "vllm", 50e-6),
+        ({"moe_layer_step_s": 50e-6}, "sglang", 50e-6),
+        ({"moe_layer_step_s": 0.0, "vllm_moe_layer_step_s": 90e-6}, "vllm", 0.0),
+        ({"vllm_moe_layer_step_s": 90e-6}, "vllm", 90e-6),
+    ],
+)
+def test_the_planner_keeps_a_workloads_moe_layer_time_as_the_estimate_does(
+    given: dict[str, float], engine: str, expected: float
+) -> None:
+    # fix191: a workload's ``constants: {moe_layer_step_s: 0}`` reaches the planner as the estimate's ``--set`` does
+    # (with_overrides); the planner overwrote it with vllm_moe_layer_step_s where the estimate kept it
+    spec = InferenceSpec(max_context_tokens=8192, engine=engine)  # type: ignore[arg-type]
+    consts = engine_constants(spec, catalog.gpus()["h200-sxm-141gb"], with_overrides(given), model_type="gpt_oss")
+    assert consts.moe_layer_step_s == pytest.approx(expected)
+    # the estimate under the same setting times the same step as the planner's constants give
+    assert _tpot_s(engine, tuple(given.items())) == pytest.approx(_tpot_s(engine, (("moe_layer_step_s", expected),)), rel=1e-12)
+
+
+def test_only_the_engines_choice_may_be_negative() -> None:
+    # -1 (the default) leaves the time to the engine; any other negative is refused with the allowed values
+    assert with_overrides({"moe_layer_step_s": -1}).moe_layer_step_s == -1
+    with pytest.raises(InputError, match=r"constant 'moe_layer_step_s' must be in \[0, 0.01\] or -1 \(the engine's\)"):
+        with_overrides({"moe_layer_step_s": -0.5})

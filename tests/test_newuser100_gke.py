@@ -63,7 +63,9 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, s
 
 
 def test_gpu_no_layout_names_the_zone_not_the_provider(findings: list[tuple[str, str, str]]) -> None:
-    no_layout = [m for code, m, field in findings if code == "gpu-no-layout" and field == "hardware.gpus[2]"]
+    no_layout = [
+        m for code, m, field in findings if code == "gpu-no-layout" and field == "hardware.gpus[=h100-sxm5-80gb]"
+    ]  # by value (fix191)
     assert no_layout, findings
     for message in no_layout:
         assert "no layout on h100-sxm5-80gb: zone europe-west4-a does not offer its machine types" in message

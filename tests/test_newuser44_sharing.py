@@ -153,11 +153,11 @@ def test_the_mig_service_is_planned_on_the_gpus_with_its_profile_and_the_others_
     assert runners_up["chat"] == ["b200-sxm-180gb", "h100-sxm5-80gb", "h200-sxm-141gb", "l40s-48gb"]
     assert on["lora"] == {"b200-sxm-180gb"}
     said = {(f.code, f.path): f.message for f in plan.findings}
-    assert said[("gpu-no-layout", "hardware.gpus[3]")] == (
+    assert said[("gpu-no-layout", "hardware.gpus[=l40s-48gb]")] == (  # named by value (fix191)
         "deployment small: no layout on l40s-48gb: GPU 'l40s-48gb' does not support MIG (deployments[3].gpu_sharing."
         "strategy mig), so the service is not planned on it"
     )
-    assert said[("gpu-no-layout", "hardware.gpus[1]")] == (
+    assert said[("gpu-no-layout", "hardware.gpus[=h200-sxm-141gb]")] == (
         "deployment small: no layout on h200-sxm-141gb: MIG profile '3g.40gb' does not exist on GPU 'h200-sxm-141gb' (it "
         "has 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb), so the service is not planned on it"
     )

@@ -69,6 +69,6 @@ def test_an_allowed_gpu_without_any_layout_is_said(tmp_path: Path) -> None:
     # 70B FP8 on 24 GB consumer cards misses the SLOs in every layout a tower takes: before, the GPU vanished silently
     plan = _plan(tmp_path, "h200-sxm-141gb, rtx-4090-24gb")
     (missing,) = [f for f in plan.findings if f.code == "gpu-no-layout"]
-    assert (missing.level, missing.path) == ("info", "hardware.gpus[1]")
+    assert (missing.level, missing.path) == ("info", "hardware.gpus[=rtx-4090-24gb]")  # by value (fix191)
     assert missing.message.startswith("deployment chat: no layout on rtx-4090-24gb: rtx-4090-24gb on ")
     assert not [f for f in _plan(tmp_path, "h200-sxm-141gb, mi325x-256gb").findings if f.code == "gpu-no-layout"]

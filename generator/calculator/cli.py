@@ -17,6 +17,7 @@ import sys
 from generator.calculator.estimate import (
     DATASET_NEEDS_GPU,
     LORA_REQUEST_FIELDS,
+    MAX_SEQ_LEN,
     SERVING_ENGINES,
     SHARE_REPLICAS,
     SHARE_STRATEGIES,
@@ -475,7 +476,11 @@ def build_parser() -> argparse.ArgumentParser:
         "training (Megatron-LM / NeMo through Transformer Engine, torchtitan / torchao float8), timed at the GPU's dense "
         "FP8 rate; --train full, --framework megatron or fsdp2, a GPU with FP8",
     )
-    t.add_argument("--max-seq-len", action="store_true", help="answer the longest training sequence that fits --gpu")
+    t.add_argument(
+        "--max-seq-len",
+        action="store_true",
+        help=f"answer the longest training sequence that fits --gpu (at most {MAX_SEQ_LEN:,} tokens: --seq-len's limit)",
+    )
     t.add_argument(
         "--dataset-tokens",
         type=_whole,
@@ -1036,8 +1041,11 @@ def _training_memory_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"  host RAM     {need:,} GiB {held}: {train['host_ram_text']}")
     if train and "max_sequence_length" in train:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
-        margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
-        lines.append(f"  longest sequence that fits: {longest:,} tokens{margin}")
+        capped = train.get("max_sequence_length_capped", False)  # the search stopped at --seq-len's limit (fix191)
+        least = "at least " if capped else ""
+        margin = f" ({least}{whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
+        limit = " (the longest --seq-len takes)" if capped and whole == longest else ""
+        lines.append(f"  longest sequence that fits: {least if whole == longest else ''}{longest:,} tokens{margin}{limit}")
         if longest:  # the table above is sized at --seq-len's length; what the answer's sequence takes (newuser45 item 10)
             held = train["max_sequence_memory_bytes_per_gpu"]
             usable = result["capacity"]["usable_bytes"]

@@ -45,6 +45,7 @@ from generator.sizing.loadability import (
 )
 from generator.sizing.loaded_weights import llama_cpp_format, llama_cpp_formats, loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.moe_layer_step import engine_moe_layer_step_s
 from generator.sizing.performance import (
     accelerator_for,
     decode_step,
@@ -251,6 +252,8 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
     rows = prompt_query_rows(consts, req.engine, gpu.architecture, model_type)  # --set's own (0 too) or the engine's
     if rows != consts.prompt_attention_query_rows:
         consts = consts._replace(prompt_attention_query_rows=rows)
+    # --set's moe_layer_step_s (0 too), else the engine's: vLLM's fused-MoE layers, as the planner's engine_constants
+    consts = consts._replace(moe_layer_step_s=engine_moe_layer_step_s(consts, req.engine))
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
     if req.engine != "vllm":
@@ -260,10 +263,6 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants, model
         per_rank = max(1, int(given) // dp) if given else None
         limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, per_rank, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
-    # vLLM's fused-MoE layers: their fixed time a step (acc181), as the planner's engine_constants sets it; a given
-    # moe_layer_step_s stands (the calibration rows of other runtimes estimated under vLLM's limits give theirs, 0)
-    if "moe_layer_step_s" not in explicit:
-        consts = consts._replace(moe_layer_step_s=consts.vllm_moe_layer_step_s)
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default
@@ -292,6 +291,8 @@ MAX_DATASET_TOKENS = 10**15
 MAX_EPOCHS = 1000
 
 #: Largest value of each count option: far above any real deployment, far below what makes the sizing slow.
+#: Longest ``--seq-len`` (the workload schema's ``training.sequence_length`` maximum), where ``--max-seq-len`` stops.
+MAX_SEQ_LEN = 1 << 24
 _MAXIMUM = {
     "batch": 1_048_576,
     "tp": 1024,
@@ -307,7 +308,7 @@ _MAXIMUM = {
     "max_batched_tokens": 1 << 24,
     "max_num_seqs": 65_536,
     "gpus": 1_000_000,
-    "seq_len": 1 << 24,
+    "seq_len": MAX_SEQ_LEN,
     "min_context_tokens": 1 << 24,
     "dataset_tokens": MAX_DATASET_TOKENS,
 }
@@ -1144,9 +1145,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
                     )
                     notes.append(f"{said}; {counted}; {shown}")
     if lora is not None:
-        from generator.calculator.lora_estimate import lora_result
+        from generator.calculator.lora_estimate import lora_result, lora_slot_notes
 
         result["lora"] = lora_result(lora, arch, par, inference, without, without_rates)
+        notes += lora_slot_notes(result["lora"], req.batch)  # the plan's lora-slots-short (fix191)
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
@@ -1323,6 +1325,13 @@ def _training_result(
             # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
             whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
             result["training"]["max_sequence_length_without_margin"] = whole
+            if whole >= MAX_SEQ_LEN:  # the search stops there: memory may hold more (fix191)
+                result["training"]["max_sequence_length_capped"] = True
+                notes.append(
+                    f"--max-seq-len stops at {MAX_SEQ_LEN:,} tokens, the longest --seq-len takes (a workload's "
+                    f"training.sequence_length at most): the GPU's memory holds sequences at least that long"
+                    + ("" if longest >= MAX_SEQ_LEN else " without the margin")
+                )
             # offloaded states and activations grow with the sequence too, in host RAM (fuzz20 item 16)
             from generator.sizing.training import size_training
 
@@ -2246,7 +2255,8 @@ def longest_training_sequence(
 ) -> int:
     """The longest ``sequence_length`` whose per-GPU training memory fits ``usable_bytes`` (0: not even 1 token).
 
-    Memory never falls as the sequence grows, so a binary search over lengths finds it.
+    Memory never falls as the sequence grows, so a binary search over lengths finds it. It stops at ``MAX_SEQ_LEN``
+    (--seq-len's limit, the workload's ``sequence_length`` maximum): an answer there may be short of what memory holds.
     """
     from generator.sizing.training import size_training
 
@@ -2258,9 +2268,9 @@ def longest_training_sequence(
     if not fits(1):
         return 0
     low, high = 1, 1
-    while fits(high * 2) and high < 2**24:
+    while fits(high * 2) and high < MAX_SEQ_LEN:
         high *= 2
-    high = min(high * 2, 2**24)
+    high = min(high * 2, MAX_SEQ_LEN)
     while low < high:
         mid = (low + high + 1) // 2
         if fits(mid):

@@ -138,6 +138,19 @@ def lora_result(
     return out
 
 
+def lora_slot_notes(lora: dict[str, Any], batch: int) -> list[str]:
+    """``warning:`` where ``--batch``'s distinct adapters outnumber the slots: the planner's ``lora-slots-short``.
+
+    ``lora``: the estimate's ``lora`` entry (:func:`lora_result`), judged by the plan's rule
+    (:func:`~generator.planner.lora_slot_wait.slots_short_text`).
+    """
+    from generator.planner.lora_slot_wait import slots_short_text
+
+    asked = f"a batch of {batch:,} sequence{'s' if batch != 1 else ''} (--batch)"
+    said = slots_short_text(lora, batch, lora["engine"], asked, OPTIONS["max_loras"], "a re-run")
+    return [] if said is None else [f"warning: {said}"]
+
+
 def lora_lines(result: dict[str, Any]) -> list[str]:
     """The estimate's text of its adapters: the plan's reason line, the KV pool and the rates without them beside."""
     from generator.planner.lora_plan import lora_reason

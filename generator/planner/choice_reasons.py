@@ -318,7 +318,7 @@ def missing_gpu_findings(
         name = wl.deployments[index].name
         planned = {part.gpu_id for option in (best, *rest) for part in option.pieces}
         blocked = ruled_out.get(name, [])
-        for j, gpu_id in enumerate(given):
+        for gpu_id in given:
             if gpu_id in planned:
                 continue
             on_gpu = [b for b in blocked if b.gpu_id == gpu_id]
@@ -337,7 +337,8 @@ def missing_gpu_findings(
             else:
                 why = _dropped_why(wl, on_gpu)
             findings.append(
-                Finding("info", "gpu-no-layout", f"deployment {name}: no layout on {gpu_id}: {why}", f"hardware.gpus[{j}]")
+                # the GPU named by value (fix191): a reordered hardware.gpus keeps the finding's field
+                Finding("info", "gpu-no-layout", f"deployment {name}: no layout on {gpu_id}: {why}", f"hardware.gpus[={gpu_id}]")
             )
     return findings
 

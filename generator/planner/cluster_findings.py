@@ -61,10 +61,10 @@ def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> 
 def unrated_findings(wl: Workload) -> list[Finding]:
     """Allowed GPUs the search skipped because no tensor rate of theirs is published (their speed cannot be estimated)."""
     out = []
-    for j, gpu_id in enumerate(wl.hardware.gpus or ()):
+    for gpu_id in wl.hardware.gpus or ():
         gpu = catalog.gpus().get(gpu_id.lower())
-        if gpu is not None and (why := gpu.unrated("bf16")) is not None:
-            out.append(Finding("warning", "gpu-not-rated", f"skipped: {why}", f"hardware.gpus[{j}]"))
+        if gpu is not None and (why := gpu.unrated("bf16")) is not None:  # named by value: a reordered list keeps it
+            out.append(Finding("warning", "gpu-not-rated", f"skipped: {why}", f"hardware.gpus[={gpu_id}]"))
     return out
 
 

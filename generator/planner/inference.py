@@ -49,6 +49,7 @@ from generator.sizing.loadability import float16_problem, format_problems, loada
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.moe_layer_step import engine_moe_layer_step_s
 from generator.sizing.performance import (
     Accelerator,
     ExpertNetwork,
@@ -893,9 +894,10 @@ def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole
     rows = prompt_query_rows(consts, spec.engine, gpu.architecture, model_type)  # a workload's own (0 too) or the engine's
     if rows != exchanged.prompt_attention_query_rows:
         exchanged = with_prompt_kernel(exchanged, rows)
+    # a workload's own MoE layer time (0 too), else the engine's: vLLM's fused-MoE layers (acc181; fix191)
+    exchanged = with_moe_layer_step(exchanged, engine_moe_layer_step_s(exchanged, spec.engine))
     if spec.engine != "vllm":
         return exchanged
-    exchanged = with_moe_layer_step(exchanged, exchanged.vllm_moe_layer_step_s)  # vLLM's fused-MoE layers (acc181)
     return with_engine_tokens(exchanged, None, batched_tokens(spec, gpu, consts, whole))
 
 

@@ -35,31 +35,40 @@ def slots_needed(adapters: int, sequences: float) -> int:
     return min(adapters, math.ceil(distinct_adapters_in_batch(adapters, sequences)))
 
 
+def slots_short_text(lora: dict[str, Any], batch: int, engine: str, batch_text: str, setting: str, resized: str) -> str | None:
+    """Why ``batch``'s distinct adapters do not fit ``lora``'s ``max_loras`` slots; None where they do.
+
+    ``lora``: the ``lora`` entry of a plan's details or the estimate's (``adapters``, ``max_loras``,
+    ``slot_bytes_per_gpu``); ``batch_text``: the batch as its output names it ("its planned batch of 40 requests a
+    replica"); ``setting``: what sets the slots there; ``resized``: what sizes them again. The one rule the planner's
+    finding and the estimate's warning share (fix191).
+    """
+    adapters, slots = lora["adapters"], lora["max_loras"]
+    needed = slots_needed(adapters, batch)
+    if needed <= slots:
+        return None
+    distinct = distinct_adapters_in_batch(adapters, batch)
+    flag = ENGINE_LORA[engine].batch_flag
+    extra = (needed - slots) * lora["slot_bytes_per_gpu"]
+    return (
+        f"{batch_text}, drawn from {adapters} adapters taken as equally used, holds {distinct:,.1f} distinct adapters "
+        f"on average, but {flag} {slots} lets a step hold {slots}: the engine skips a request of any other adapter "
+        f"until one of the {slots} has none left in the batch ({SCHEDULER_SOURCE}), so that batch cannot form and "
+        f"those requests wait for a slot, a wait the TTFT p95 and the rates do not count. Set {setting} to at least "
+        f"{needed} (another {extra / MIB:,.0f} MiB a GPU out of the KV pool; {resized} sizes the slots and their "
+        "kernels, which may move the batch), or route each adapter's requests to replicas of their own so that "
+        f"a replica sees at most {slots} adapters; adapters used unevenly hold fewer at once"
+    )
+
+
 def lora_slot_findings(index: int, name: str, details: dict[str, Any], engine: str) -> list[Finding]:
     """``lora-slots-short`` where the planned batch's distinct adapters outnumber ``max_loras``; none otherwise."""
     lora = details.get("lora")
     batch = details.get("batch_per_replica")
     if not isinstance(lora, dict) or not isinstance(batch, int) or batch <= 0:
         return []
-    adapters, slots = lora["adapters"], lora["max_loras"]
-    needed = slots_needed(adapters, batch)
-    if needed <= slots:
+    planned = f"its planned batch of {batch} requests a replica"
+    if (said := slots_short_text(lora, batch, engine, planned, "max_loras", "a re-plan")) is None:
         return []
-    distinct = distinct_adapters_in_batch(adapters, batch)
-    flag = ENGINE_LORA[engine].batch_flag
-    extra = (needed - slots) * lora["slot_bytes_per_gpu"]
-    return [
-        Finding(
-            "warning",
-            "lora-slots-short",
-            f"deployment {name}: its planned batch of {batch} requests a replica, drawn from {adapters} adapters taken "
-            f"as equally used, holds {distinct:,.1f} distinct adapters on average, but {flag} {slots} lets a step hold "
-            f"{slots}: the engine skips a request of any other adapter until one of the {slots} has none left in the "
-            f"batch ({SCHEDULER_SOURCE}), so that batch cannot form and those requests wait for a slot, a wait the "
-            f"TTFT p95 and the rates do not count. Set max_loras to at least {needed} (another {extra / MIB:,.0f} MiB "
-            "a GPU out of the KV pool; a re-plan sizes the slots and their kernels, which may move the batch), or route "
-            "each adapter's requests to replicas of their own so that "
-            f"a replica sees at most {slots} adapters; adapters used unevenly hold fewer at once",
-            f"deployments[{index}].inference.lora.max_loras",
-        )
-    ]
+    path = f"deployments[{index}].inference.lora.max_loras"
+    return [Finding("warning", "lora-slots-short", f"deployment {name}: {said}", path)]

@@ -147,7 +147,7 @@ class Constants(NamedTuple):
     prompt_attention_query_rows: int = -1  # -1: the engine's kernel (prompt_attention_kernel.ENGINE_KERNEL; fix189)
     prompt_attention_read_share: float = 1.3
     # --- a fixed time per MoE layer per engine step: vLLM's fused-MoE path at decode (performance.py; acc181) ---
-    moe_layer_step_s: float = 0.0
+    moe_layer_step_s: float = -1.0  # -1: the engine's (moe_layer_step.engine_moe_layer_step_s; fix191)
     vllm_moe_layer_step_s: float = 70e-6
 
     def __hash__(self) -> int:
@@ -977,8 +977,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Fixed time each MoE layer adds to an engine step (decode and the prompt tokens riding along), whatever the "
         "tokens or bytes: the routing, alignment and expert-GEMM kernels of the engine's fused-MoE layer, which at few "
         "tokens run at their latency, not at the weights' read rate; 0: none (the SGLang and TensorRT-LLM rows fit "
-        "without it). Set from the engine: vLLM's is vllm_moe_layer_step_s (generator/planner/inference.py "
-        "engine_constants, generator/calculator/estimate.py, benchmarks/calibration_report.py ENGINE_SETTINGS).",
+        "without it); -1 (the default): the engine's, vLLM's vllm_moe_layer_step_s and 0 for every other engine "
+        "(generator/sizing/moe_layer_step.py, which the planner's engine_constants and the estimate share).",
         "0 outside vLLM: SGLang's DeepSeek-R1 rows on B200 / H200 at batch 1-8 fit within 10% without it and fall "
         "13-20% short with 50 us a layer (acc181 entry of 2026-12-07, benchmarks/CALIBRATION.md)",
     ),
@@ -1171,6 +1171,10 @@ def _bound_text(bound: float) -> str:
     return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
 
 
+#: Constants whose value outside ``CONSTANT_BOUNDS`` leaves the setting to the engine (the default; fix191).
+ENGINE_CHOICES: dict[str, float] = {"moe_layer_step_s": -1.0}
+
+
 def _range_text(bounds: tuple[float, bool, float | None, bool]) -> str:
     low, low_in, high, high_in = bounds
     if high is None:
@@ -1208,9 +1212,12 @@ def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> 
                 raise InputError(f"constant '{name}' must be {what}, got {_shown(value)}")
             value = int(value)
         low, low_in, high, high_in = bounds
-        if (value < low or (value == low and not low_in)) or (
-            high is not None and (value > high or (value == high and not high_in))
+        choice = ENGINE_CHOICES.get(name)
+        if value != choice and (
+            (value < low or (value == low and not low_in))
+            or (high is not None and (value > high or (value == high and not high_in)))
         ):
-            raise InputError(f"constant '{name}' must be {_range_text(bounds)}, got {_shown(value)}")
+            either = "" if choice is None else f" or {_bound_text(choice)} (the engine's)"
+            raise InputError(f"constant '{name}' must be {_range_text(bounds)}{either}, got {_shown(value)}")
         clean[name] = kind(value)
     return base._replace(**clean)

@@ -46,6 +46,7 @@ from generator.sizing.kv_head_reads import per_query_head_decode_bits
 from generator.sizing.linear_attention import layer_state_flops
 from generator.sizing.loaded_weights import runs_marlin_moe
 from generator.sizing.memo import memoized
+from generator.sizing.moe_layer_step import engine_moe_layer_step_s
 from generator.sizing.precision import storage_family
 from generator.sizing.prompt_attention_kernel import prompt_attention_rate
 from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
@@ -665,7 +666,7 @@ class DecodeModel:
         self._gathered = gathered_exchange(acc, consts)
         # the engine's fixed time per MoE layer of a stage and step (moe_layer_step_s: vLLM's fused-MoE kernels)
         moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) if experts else 0
-        self._moe_layers_s = consts.moe_layer_step_s * moe_layers / par.pp
+        self._moe_layers_s = engine_moe_layer_step_s(consts, None) * moe_layers / par.pp  # none where left to the engine
 
     def _routed_s(self, tokens: float) -> float:
         """:func:`routed_expert_traffic_seconds` of a step's ``tokens`` (0 without routed experts, or fused)."""
