@@ -98,3 +98,31 @@ def test_the_fitted_share_is_the_least_summed_error_of_the_llama_cpp_groups() ->
         assert total > best, other
         assert {g: f for g, f in figures.items() if g != MOE} == {g: f for g, f in at_fit.items() if g != MOE}
     assert at_fit[MOE] == pytest.approx((0.115, 0.242), abs=1e-3)  # 22.3% / 51.7% at the Q8_0 share
+
+
+def test_calibrate_fits_the_mxfp4_share_to_a_gpt_oss_run() -> None:
+    """`specgen calibrate` on a llama-bench tg128 of gpt-oss-20b on an RTX 4090 (tests/data/calibrate/
+    llama-bench-gpt-oss.md, PR #16834's 186.10 tokens/s): the MXFP4 experts' share binds the step and is the constant it
+    fits, and the estimate at that share reproduces the run; the Q4_0 / Q4_K files keep fitting the quantized share
+    (tests/test_llama_cpp_gpu_decode.py)."""
+    import contextlib
+    import io
+
+    from generator.calculator.calibrate import main
+    from tests.conftest import REPO
+    from tests.helpers import estimate_json
+
+    setup = ("openai/gpt-oss-20b", "--precision", "mxfp4", "--gpu", "rtx-4090-24gb", "--ram-gib", "128",
+             "--input-tokens", "512", "--output-tokens", "128")  # fmt: skip
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*setup, "--log", str(REPO / "tests" / "data" / "calibrate" / "llama-bench-gpt-oss.md")])
+    assert code == 0, out.getvalue()
+    block = out.getvalue().split("constants:\n", 1)[1]
+    found = {k.strip(): float(v) for k, v in (line.split(":") for line in block.splitlines() if line.strip())}
+    assert list(found) == ["llama_cpp_gpu_mxfp4_bandwidth_efficiency"]
+    assert 0.3 < found["llama_cpp_gpu_mxfp4_bandwidth_efficiency"] < Constants().llama_cpp_gpu_mxfp4_bandwidth_efficiency
+    again = estimate_json(
+        *setup, "--set", f"llama_cpp_gpu_mxfp4_bandwidth_efficiency={found['llama_cpp_gpu_mxfp4_bandwidth_efficiency']}"
+    )
+    assert again["throughput"]["decode_tokens_per_s"] == pytest.approx(186.10, rel=0.005)
