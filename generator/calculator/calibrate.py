@@ -929,9 +929,11 @@ def _fit_llama_cpp_gpu(
         slope = (t0 - t1) / (x0 * 0.1)
         value = x0 + (target - t0) / slope if slope > 0 else x0
         return {"llama_cpp_layer_launch_s": max(0.0, float(f"{value:.4g}"))}
-    # the quantized files' efficiency, a 16-bit file's (its float mat-vec kernel, acc165), else the ceiling: the first
-    # that moves the step binds it
+    # a MXFP4_MOE file's MXFP4 experts' efficiency (acc187: the share that sets gpt-oss's step, its Q8_0 matrices
+    # beside them), the quantized files' efficiency, a 16-bit file's (its float mat-vec kernel, acc165), else the
+    # ceiling: the first that moves the step binds it
     rates = (
+        "llama_cpp_gpu_mxfp4_bandwidth_efficiency",
         "llama_cpp_gpu_bandwidth_efficiency",
         "llama_cpp_gpu_16bit_bandwidth_efficiency",
         "llama_cpp_gpu_read_ceiling_gb_per_s",

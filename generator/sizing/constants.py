@@ -149,6 +149,8 @@ class Constants(NamedTuple):
     # --- a fixed time per MoE layer per engine step: vLLM's fused-MoE path at decode (performance.py; acc181) ---
     moe_layer_step_s: float = -1.0  # -1: the engine's (moe_layer_step.engine_moe_layer_step_s; fix191)
     vllm_moe_layer_step_s: float = 70e-6
+    # --- llama.cpp's decode of MXFP4 matrices on its GPUs: mmvq's byte-gathered 17-byte blocks (llama_cpp_gpu.py; acc187) ---
+    llama_cpp_gpu_mxfp4_bandwidth_efficiency: float = 0.41
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -992,6 +994,15 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "H200 / H100 PCIe / B200 (AIMultiple), gpt-oss on H100 / A100 / MI300X, Qwen3-235B FP8 H100, DeepSeek-R1 FP8 "
         "H200, Mixtral BF16 A100",
     ),
+    "llama_cpp_gpu_mxfp4_bandwidth_efficiency": (
+        "Fraction of a GPU's datasheet memory bandwidth llama.cpp's decode reads MXFP4 matrices at (the routed experts "
+        "of a MXFP4_MOE GGUF, gpt-oss's): mmvq's vec_dot_mxfp4_q8_1 gathers each 32-bit word of a 17-byte block "
+        "byte by byte (get_int_b1; Q4_0's 18-byte and Q8_0's 34-byte blocks load 16-bit halves, get_int_b2) and maps "
+        "its nibbles to int8 through a 16-entry table (__byte_perm) before dp4a; the mat-vec kernel mmvq_mxfp4 "
+        "(generator/sizing/llama_cpp_gpu.py), under the same llama_cpp_gpu_read_ceiling_gb_per_s, the file's other "
+        "matrices (Q8_0) at llama_cpp_gpu_bandwidth_efficiency.",
+        "fitted over every llama.cpp group at once (acc187, benchmarks/CALIBRATION.md entry of 2026-12-07)",
+    ),
     "prompt_attention_read_share": (
         "Rate at which that kernel streams the KV cache, over the GPU's sustained memory bandwidth (above 1: a block's "
         "tiles re-read by the programs beside it partly hit L2).",
@@ -1123,6 +1134,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "llama_cpp_mmq_int8_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_16bit_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_rdna_kquant_bandwidth_efficiency": _FRACTION_OF_PEAK,
+    "llama_cpp_gpu_mxfp4_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),

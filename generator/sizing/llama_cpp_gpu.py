@@ -58,7 +58,15 @@ if TYPE_CHECKING:
 #: card's rate than the Q4_0 blocks (acc173: Llama 3 8B Q4_K_M on an RX 7900 XTX at 46-54% of 960 GB/s,
 #: https://github.com/ROCm/ROCm/issues/4868 and https://github.com/ggml-org/llama.cpp/pull/26284, where Llama 2 7B Q4_0
 #: reads 62% or more in ROCm builds and 72% in Vulkan; RTX 3090 / 4090 read the same Q4_K_M file at 60% or more).
-MAT_VEC_KERNELS = ("mmvq", "mmvf", "mmvq_k_rdna")
+#: ``mmvq_mxfp4``: the same mmvq kernel over MXFP4 blocks (``vec_dot_mxfp4_q8_1``): 17 bytes of 32 weights (an E8M0
+#: scale, 16 bytes of E2M1 nibbles), each 32-bit word gathered byte by byte (``get_int_b1``, where Q4_0's and Q8_0's
+#: 2-byte-aligned blocks load 16-bit halves) and its nibbles mapped to int8 through a 16-entry table (``__byte_perm``)
+#: before the dp4a (acc187: gpt-oss-20b's MXFP4 experts on RTX 3090 / 4090 at about 40% of the rate where its Q8_0
+#: attention reads 72%; https://github.com/ggml-org/llama.cpp/pull/16834, tests/data/llama_cpp_moe_gpu_tg.json).
+MAT_VEC_KERNELS = ("mmvq", "mmvf", "mmvq_k_rdna", "mmvq_mxfp4")
+#: Weight formats whose routed experts llama.cpp holds in MXFP4 (``expert_mat_vec_kernel``): GGUF's MXFP4_MOE, gpt-oss's
+#: file (its other matrices Q8_0).
+MXFP4_EXPERT_FORMATS = ("mxfp4_moe",)
 #: GGUF's K-quant file types (``q4_k_m`` ...): the weight formats llama.cpp multiplies from K-quant super-blocks.
 K_QUANT_PREFIXES = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 
@@ -88,6 +96,7 @@ def gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s: float, consts: Constants, kerne
     share = {
         "mmvf": consts.llama_cpp_gpu_16bit_bandwidth_efficiency,
         "mmvq_k_rdna": consts.llama_cpp_gpu_rdna_kquant_bandwidth_efficiency,
+        "mmvq_mxfp4": consts.llama_cpp_gpu_mxfp4_bandwidth_efficiency,
     }.get(kernel, consts.llama_cpp_gpu_bandwidth_efficiency)
     return min(gpu_bandwidth_gb_per_s * share, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
 
@@ -142,16 +151,36 @@ def kernels_floor_seconds(layers: float, consts: Constants) -> float:
     return layers * consts.llama_cpp_layer_launch_s
 
 
+def expert_mat_vec_kernel(format_name: str, kernel: str) -> str:
+    """The mat-vec kernel of a file's routed experts (acc187).
+
+    ``"mmvq_mxfp4"`` where the file holds them in MXFP4 (the MXFP4_MOE GGUF, :data:`MXFP4_EXPERT_FORMATS`), else the
+    file's ``kernel`` (:func:`mat_vec_kernel`).
+    """
+    return "mmvq_mxfp4" if format_name in MXFP4_EXPERT_FORMATS else kernel
+
+
 def resident_step_seconds(
-    read_bytes: float, layers: float, gpu_bandwidth_gb_per_s: float, consts: Constants, kernel: str = "mmvq"
+    read_bytes: float,
+    layers: float,
+    gpu_bandwidth_gb_per_s: float,
+    consts: Constants,
+    kernel: str = "mmvq",
+    expert_bytes: float = 0.0,
+    expert_kernel: str = "",
 ) -> tuple[str, float]:
     """What binds a decode step reading ``read_bytes`` over ``layers`` layers, and its seconds: the longer of the two.
 
     ``("hbm", reads)`` or ``("engine", the layers' fixed kernel time)``: the shorter hides under the longer (split over
     GPUs in layers, both add up along the chain). ``layers``: in dense-layer equivalents (:func:`dense_layer_equivalents`);
-    ``kernel``: the weights' mat-vec kernel (:func:`mat_vec_kernel`).
+    ``kernel``: the weights' mat-vec kernel (:func:`mat_vec_kernel`); ``expert_bytes``: the routed experts' part of
+    ``read_bytes``, read by ``expert_kernel`` (:func:`expert_mat_vec_kernel`; acc187: a MXFP4_MOE file's MXFP4 experts
+    beside its Q8_0 attention).
     """
-    memory_s = read_bytes / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts, kernel)
+    experts = min(max(0.0, expert_bytes), read_bytes)
+    memory_s = (read_bytes - experts) / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts, kernel)
+    if experts:
+        memory_s += experts / gpu_read_bytes_per_s(gpu_bandwidth_gb_per_s, consts, expert_kernel or kernel)
     launches_s = kernels_floor_seconds(layers, consts)
     return ("hbm", memory_s) if memory_s >= launches_s else ("engine", launches_s)
 

@@ -35,6 +35,7 @@ from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.llama_cpp_gpu import (
     dense_layer_equivalents,
+    expert_mat_vec_kernel,
     hops_seconds,
     kernels_floor_seconds,
     mat_vec_kernel,
@@ -1111,7 +1112,11 @@ def offload_cost(
         # a 16-bit file's float mat-vec (acc165), a K-quant file's on an RDNA card (acc173)
         kernel = mat_vec_kernel(float(fmt.bits), float(fmt.scale_bits), fmt.name, machine.gpu_architecture)
         layers = dense_layer_equivalents(arch.layers)  # a MoE / MLA layer's extra kernels (acc165)
-        part, step_s = resident_step_seconds(t_gpu * hbm, layers, machine.gpu_bandwidth_gb_per_s, consts, kernel)
+        # the routed experts the step's tokens pick, by their own kernel (acc187: a MXFP4_MOE file's MXFP4 ones)
+        experts = sum(sizes.layer_expert_bytes) * share
+        expert_kernel = expert_mat_vec_kernel(fmt.name, kernel)
+        bandwidth = machine.gpu_bandwidth_gb_per_s
+        part, step_s = resident_step_seconds(t_gpu * hbm, layers, bandwidth, consts, kernel, experts, expert_kernel)
         mode, seconds = "gpu", {"hbm": 0.0, "engine": consts.decode_overhead_per_sequence_s * streams}
         seconds[part] += step_s
         # split over GPUs by layers: each boundary's copy and wait (generator/sizing/llama_cpp_gpu.py)
