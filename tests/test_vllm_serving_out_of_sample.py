@@ -48,7 +48,8 @@ EXPECTED_ERROR: dict[tuple[str, str, int, int, int, int], float] = {
     ("h100-sxm5-80gb", "gpt-oss-120b", 2, 128, 4, 0): 0.2940,
     ("h100-sxm5-80gb", "gpt-oss-120b", 2, 230, 217, 4): -0.3457,
     # Neural Magic's nm-vllm nightly benchmark (V0, spring 2024), Llama 2 7B FP16 on one A10G, 256 / 128, 1,000 prompts
-    ("a10g-24gb", "Llama-2-7b-hf", 1, 256, 128, 0): 0.2207,
+    # +22.07% before acc191 (a dense pass's reads and GEMMs as their norm)
+    ("a10g-24gb", "Llama-2-7b-hf", 1, 256, 128, 0): 0.0436,
 }
 
 #: vLLM PR #12093's offline runs (acc182, 2026-12-07), Llama-3.1-8B-Instruct BF16, 2,048 / 128, 1,000 prompts,
