@@ -109,6 +109,22 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     return out
 
 
+def check_end_to_end(label: str, spans: list[tuple[int, int, str]]) -> None:
+    """Refuse a file's tensors (``(begin, end, name)``, offsets already checked) that do not tile its data section.
+
+    The safetensors readers refuse a header whose tensors leave a hole or overlap (``InvalidOffset``: each tensor
+    begins where the one before it ends, the first at 0), so a Hub header that claims bytes past the others sizes a
+    checkpoint no engine loads (hostile94: one at twice the file's size was counted).
+    """
+    at = 0
+    for begin, end, name in sorted(spans):
+        if begin != at:
+            said = "claims bytes another tensor claims" if begin < at else f"leaves bytes {at:,} to {begin:,} unclaimed"
+            raise InputError(f"{label}: tensor {short(name)} begins at byte {begin:,} and {said}: the safetensors "
+                             "readers refuse such a header (each tensor begins where the one before ends)")  # fmt: skip
+        at = end
+
+
 #: How a Git LFS pointer file begins (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md).
 GIT_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 
