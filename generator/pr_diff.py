@@ -1033,6 +1033,11 @@ def _section(entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _file_span(name: str) -> str:
+    """A file's path as the lines saying what was left out name it: its first 100 characters."""
+    return code_span(name if len(name) <= 100 else name[:100] + "…")
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The pull-request comment: headline over every file, then each changed file (within the size limit).
 
@@ -1068,11 +1073,10 @@ def markdown(result: dict[str, Any]) -> str:
             continue
         if not left_out and room >= MIN_CUT_SECTION_CHARS:  # hostile94: a file whose section alone passed the limit
             kept, dropped = cut_markdown(text, room - 400)  # was left out whole, the comment showing none of it
-            body += kept + f"\n_{code_span(entry['file'])}'s section is cut here: {dropped:,} more lines left out._\n"
+            body += kept + f"\n_{_file_span(entry['file'])}'s section is cut here: {dropped:,} more lines left out._\n"
         left_out.append(entry["file"])
     if left_out:
-        names = [code_span(name if len(name) <= 100 else name[:100] + "…") for name in left_out]
-        named = _first_named(names, MAX_HEADLINE_UNPLANNED)
+        named = _first_named([_file_span(name) for name in left_out], MAX_HEADLINE_UNPLANNED)
         body += (
             f"\n_{len(left_out)} changed file(s) cut or left out to stay under {COMMENT_LIMIT}: {named}; "
             "`--format json` gives every file whole._\n"

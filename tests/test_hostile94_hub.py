@@ -16,8 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from generator.calculator.safetensors_header import directory_weight_files
 from tests.hub_server import FakeHub, Repo, VirtualFile, safetensors_bytes, serve
-from tests.test_hub import C1, QWEN, hf_tensors, specgen
+from tests.test_hub import C1, QWEN, hf_tensors, sharded_repo, specgen
 
 COMMIT = "3" * 40
 #: What the unstated config streams: more than the 4 MiB specgen reads.
@@ -138,3 +139,25 @@ def test_an_endpoint_whose_host_holds_a_space_is_refused_not_out_of_reach(tmp_pa
     run = specgen(_Endpoint("http://hf mirror"), tmp_path, "estimate", "fz/tiny", "--from-hub")  # type: ignore[arg-type]
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert "HF_ENDPOINT 'http://hf mirror' is not an http(s) URL of a Hub" in run.stderr
+
+
+def test_a_safetensors_index_larger_than_specgen_reads_is_not_downloaded(tmp_path: Path) -> None:
+    """A 300 MB index was downloaded into the Hub cache, kept there, and parsed whole (657 MB of memory)."""
+    files = sharded_repo(QWEN)
+    files["model.safetensors.index.json"] = VirtualFile(b'{"metadata": {"pad": "', 70 << 20)
+    with serve(FakeHub(repos={"fz/sharded": Repo({"main": C1}, {C1: files})})) as hub:
+        run = specgen(hub, tmp_path, "estimate", "fz/sharded", "--json")
+        fetched = [entry for entry in hub.log if entry[0] == "GET" and entry[1].endswith("index.json")]
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert f"fz/sharded@{C1}: its model.safetensors.index.json on the Hub is 73,400,320 bytes, more than the " in run.stderr
+    assert not fetched
+
+
+def test_a_local_index_of_deepseek_v3_size_is_read(tmp_path: Path) -> None:
+    """DeepSeek-V3's index names 91,982 tensors in about 8.9 MB: the 4 MiB a config.json is read to refused it."""
+    shard = "model-00001-of-00001.safetensors"
+    weight_map = {f"model.layers.{i // 1536}.mlp.experts.{i % 256}.w{i}.weight_scale_inv": shard for i in range(91_982)}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}, indent=2))
+    (tmp_path / shard).write_bytes(b"")
+    assert (tmp_path / "model.safetensors.index.json").stat().st_size > 8 << 20
+    assert directory_weight_files(str(tmp_path)) == [str(tmp_path / shard)]

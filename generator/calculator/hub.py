@@ -24,7 +24,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from generator.calculator.model_source import COMMIT, config_from_text, hub_config_name
-from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, check_end_to_end, checked_tensor
+from generator.calculator.safetensors_header import (
+    DTYPE_BITS,
+    MAX_INDEX_BYTES,
+    Tensor,
+    check_end_to_end,
+    checked_tensor,
+)
 from generator.errors import InputError, Location, UnreachableError, one_line
 from generator.input_files import MAX_CONFIG_BYTES, short, utf8_text
 from generator.named_tuple import NamedTuple
@@ -546,6 +552,23 @@ def _cached_tensors(table: Any) -> list[Tensor] | None:
     return tensors
 
 
+#: The safetensors index of a sharded checkpoint: downloaded whole (into the Hub cache) and read whole by the client.
+_INDEX = "model.safetensors.index.json"
+
+
+def _index_bytes(hub: Any, repo_id: str, commit: str) -> int | None:
+    """The size the Hub gives for the checkpoint's safetensors index, before the client downloads it (None: none said).
+
+    hostile94: a 300 MB index was downloaded into the Hub cache, left there, and parsed whole (657 MB of memory), the
+    model then sized; a local index is refused past :data:`MAX_INDEX_BYTES`.
+    """
+    try:
+        size = hub.get_hf_file_metadata(hub.hf_hub_url(repo_id, _INDEX, revision=commit)).size
+    except Exception:  # no index (one file, or no safetensors), or no answer: get_safetensors_metadata says which
+        return None
+    return size if isinstance(size, int) else None
+
+
 def _tensor_table(
     hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float], location: Location | None = None
 ) -> tuple[list[Tensor] | None, tuple[str, ...]]:
@@ -571,8 +594,21 @@ def _tensor_table(
             return None, (f"{why}: the cached tensor table {table} is damaged (delete it, or run online once); weights "
                           "sized from the config",)  # fmt: skip
         return None, (f"{why}: the safetensors headers were never read online; weights sized from the config",)
+
+    def read_headers() -> Any:
+        index_bytes = _index_bytes(hub, repo_id, commit)
+        if index_bytes is not None and index_bytes > MAX_INDEX_BYTES:  # the cap a local index is read under
+            raise _TooLargeError(index_bytes)
+        return hub.HfApi().get_safetensors_metadata(repo_id, revision=commit)
+
     try:
-        meta = _bounded(lambda: hub.HfApi().get_safetensors_metadata(repo_id, revision=commit), seconds)
+        meta = _bounded(read_headers, seconds)
+    except _TooLargeError as exc:
+        raise HubRepoError(
+            f"{repo_id}@{commit}: its {_INDEX} on the Hub is {exc.size:,} bytes, more than the {MAX_INDEX_BYTES:,} "
+            "specgen reads (DeepSeek-V3's is about 9 MB)",
+            location,
+        ) from None
     except _StalledError as exc:
         failed = f"{exc.why}, past the {seconds:g} s specgen waits," if exc.why else f"did not answer within {seconds:g} s"
         if _OUTAGE_FAILS[0]:

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterable
 
 from generator.errors import InputError, Location
-from generator.input_files import MAX_CONFIG_BYTES, DuplicateKeyError, read_text_limited, short, unique_keys
+from generator.input_files import DuplicateKeyError, read_text_limited, short, unique_keys
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.file_weights import group_tensor_bytes
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 #: The safetensors reference implementation refuses headers above 100 MB.
 MAX_HEADER_BYTES = 100_000_000
+#: Largest safetensors index read, in bytes: DeepSeek-V3's names 91,982 tensors in about 8.9 MB (its tensor names as
+#: the index lists them, computed), Kimi K2's 384 experts a layer about half as many again; the 4 MiB a config.json
+#: is read to refused a DeepSeek-V3 directory (hostile94).
+MAX_INDEX_BYTES = 64 << 20
 #: Unquantized checkpoint dtypes and the weight format that holds them as stored.
 DTYPE_PRECISION = {"BF16": "bf16", "F16": "fp16", "F32": "fp32", "F8_E4M3": "fp8"}
 #: Files a directory's weights are in, by preference (as transformers and huggingface_hub look for them).
@@ -186,7 +190,7 @@ def directory_weight_files(directory: str) -> list[str]:
     """The safetensors files holding a model directory's weights (the index's shards, else ``model.safetensors``)."""
     index = os.path.join(directory, INDEX_FILE)
     if os.path.isfile(index):
-        text = read_text_limited(index, MAX_CONFIG_BYTES, "safetensors index")
+        text = read_text_limited(index, MAX_INDEX_BYTES, "safetensors index")
         try:
             weight_map = json.loads(text)["weight_map"]
             shards = weight_map.values()
