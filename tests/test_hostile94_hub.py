@@ -161,3 +161,15 @@ def test_a_local_index_of_deepseek_v3_size_is_read(tmp_path: Path) -> None:
     (tmp_path / shard).write_bytes(b"")
     assert (tmp_path / "model.safetensors.index.json").stat().st_size > 8 << 20
     assert directory_weight_files(str(tmp_path)) == [str(tmp_path / shard)]
+
+
+def test_a_token_holding_a_character_no_header_carries_is_named_as_the_token(tmp_path: Path) -> None:
+    """A token pasted with an accented letter read "UnicodeEncodeError: 'ascii' codec can't encode character ..."."""
+    with serve(FakeHub(repos={"fz/tiny": Repo({"main": C1}, {C1: _lying_repo("model.norm.weight")})})) as hub:
+        run = specgen(hub, tmp_path, "estimate", "fz/tiny", "--from-hub", HF_TOKEN="hf_tökén")
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert (
+        "cannot read 'fz/tiny' from the Hub: the token sent (HF_TOKEN, or the one `hf auth login` stored) holds a "
+        "character other than ASCII at its place 5, which no HTTP header carries" in run.stderr
+    )
+    assert "tökén" not in run.stderr and "codec" not in run.stderr

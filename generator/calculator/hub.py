@@ -180,6 +180,12 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
                 f"{exc.strerror} (it keeps its cache and token under HF_HOME, by default ~/.cache/huggingface: set "
                 "HF_HOME to a folder this user may write)"
             )
+        if isinstance(exc, UnicodeEncodeError) and "authorization" in str(exc).lower():  # hostile94: 'ascii' codec ...
+            said = (
+                f"cannot read {where} from the Hub: the token sent (HF_TOKEN, or the one `hf auth login` stored) holds "
+                f"a character other than ASCII at its place {max(1, exc.start - len('Bearer ') + 1):,}, which no HTTP header "
+                "carries: set it to the token as the Hub shows it (hf_ and letters and digits)"
+            )
         raise InputError(said, location) from None
     commit = os.path.basename(os.path.dirname(path))
     if not COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
