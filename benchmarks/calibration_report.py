@@ -256,7 +256,6 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     consts = with_overrides(dict(OVERRIDES))
     mtp = row.get("mtp_layers", 0)  # a run that trained multi-token prediction: its modules' GEMMs too (acc188)
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
-    flops = (flops_per_token + 6.0 * mtp_flop_params(arch, mtp)) * row["tokens"]
     if row.get("layout"):
         # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
         layout = row["layout"]
@@ -270,6 +269,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         mfu = predict_training_mfu(step_row)
         flops = flops_per_token * row["tokens"]  # that MFU counts 6N a token: the MTP modules' time is in it
     else:
+        flops = (flops_per_token + 6.0 * mtp_flop_params(arch, mtp)) * row["tokens"]
         seq = row["sequence_length"]
         shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
         shape["attention_width"] = training_attention_width(arch)

@@ -1346,11 +1346,10 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
     # newuser88: a CPU the catalog lacks is timed at the cores /proc/cpuinfo counts (one socket's), not the assumed
-    # desktop's 8 (a 2-core VM was said to decode Qwen3-8B q4_k_m at 12.18 tokens/s, its 2 cores allow 4.66)
-    cores, sockets = facts["cores"].value if "cores" in facts else 0, facts["cpu_sockets"].value if "cpu_sockets" in facts else 1
-    uncatalogued = "cpu" not in facts and args.cpu is None and args.cpu_cores is None
-    if isinstance(cores, int) and cores and isinstance(sockets, int) and uncatalogued:
-        args.cpu_cores = max(1, cores // max(1, sockets))
+    # desktop's 8 (a 2-core VM was said to decode Qwen3-8B q4_k_m at 12.18 tokens/s, its 2 cores allow 4.66): detect's
+    # cpu_cores, the fact a workload's hardware.fixed.cpu_cores is written from (newuser107)
+    if "cpu_cores" in facts and args.cpu is None and args.cpu_cores is None:
+        args.cpu_cores = facts["cpu_cores"].value
         model = one_line(str(facts["cpu_model"].value))[:80] if "cpu_model" in facts else "unknown"
         notes.append(
             f"--detect took --cpu-cores {args.cpu_cores}: the cores of one socket /proc/cpuinfo counts, as the CPU "

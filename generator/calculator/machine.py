@@ -134,15 +134,15 @@ def channels_problem(spec: FixedSpec) -> str | None:
 
 
 #: DIMMs a DDR5 (or a desktop DDR4) memory channel takes at most (those platforms run one or two DIMMs a channel).
-DDR5_MOST_DIMMS_PER_CHANNEL = 2
+MOST_DIMMS_PER_CHANNEL = 2
 
 
 def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     """Why ``spec``'s RAM cannot be fitted to its catalog CPU's slots (fuzz23 item 4), else None.
 
-    A DDR5 channel takes at most two DIMMs, each at most the largest the CPU takes (64 GiB unbuffered on a desktop):
-    65,536 GiB on a Ryzen 9 7950X was planned, and its offload counted on RAM the machine cannot hold. ``ram`` names
-    the RAM field as the user wrote it.
+    A DDR5 channel, or a DDR4 desktop's of unbuffered DIMMs, takes at most two DIMMs, each at most the largest the CPU
+    takes (64 GiB unbuffered DDR5, 32 GiB unbuffered DDR4): 65,536 GiB on a Ryzen 9 7950X was planned, and its offload
+    counted on RAM the machine cannot hold. ``ram`` names the RAM field as the user wrote it.
     """
     given = _given_cpu(spec)
     if spec.cpu and given is None:
@@ -155,13 +155,13 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     if cpu.ddr_generation != "ddr5" and not (cpu.ddr_generation == "ddr4" and cpu.dimm_type == "udimm"):
         return None  # a DDR4 server's registered DIMMs (up to 256 GB) are not bounded here
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
-    most = spec.cpu_sockets * channels * DDR5_MOST_DIMMS_PER_CHANNEL * largest
+    most = spec.cpu_sockets * channels * MOST_DIMMS_PER_CHANNEL * largest
     if spec.ram_gib <= most:
         return None
     machine = f"a machine with the {cpu.name}" if given else f"the machine assumed without a CPU (like the {cpu.name})"
     return (
         f"{ram} {spec.ram_gib:g} is more than {machine} holds: {spec.cpu_sockets} socket(s) x {channels} channels x "
-        f"{DDR5_MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest {cpu.dimm_type.upper()} it takes = "
+        f"{MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest {cpu.dimm_type.upper()} it takes = "
         f"{most:g} GiB" + ("" if given else "; give the CPU, or the RAM in GiB")
     )
 
