@@ -780,7 +780,10 @@ def bench_requests(row: dict[str, Any]) -> int:
     ``bench_requests`` (acc186): a serving client's stated request count, ``vllm bench serve --num-prompts`` (the GPUStack
     lab's pages: 100, 500 or 1,000 requests sent at once, ``--request-rate inf``). Its printed output rate is the
     generated tokens over the benchmark's duration, which ends when the last request does: the queue drains at a
-    falling batch as a trtllm-bench run's does (:func:`finite_run`). A setting of the run, not a fitted value.
+    falling batch as a trtllm-bench run's does (:func:`finite_run`). A setting of the run, not a fitted value. acc190:
+    every other serving row whose source states its count carries it too (InferenceX's ``--num-prompts`` 10 x CONC,
+    dstack's 500, vLLM's offline ``benchmark_throughput.py`` 1,000, TensorRT-LLM v0.10 / v0.12's datasets, ...); a row
+    whose source states none, or whose closed loop runs whole lockstep waves, keeps none and says why in its notes.
     """
     if "bench_requests" in row:
         return int(row["bench_requests"])
