@@ -848,6 +848,19 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
 
 
+def pageable_copy_bytes_per_s(pinned_bytes_per_s: float, machine: Machine, consts: Constants) -> float:
+    """Bytes a second a host-to-GPU copy from pageable memory reaches, given the pinned rate of the link.
+
+    CUDA stages a pageable copy through pinned buffers: a CPU memcpy of the data into one (a read and a write of host
+    memory) while the DMA engine reads the previous one (a third pass), so the copy runs at the slower of
+    ``offload_pageable_copy_efficiency`` of the pinned rate and the DRAM's rate over ``pageable_copy_host_passes``
+    (``ddr_bandwidth_efficiency`` of it). A machine whose DRAM is not known (0) is counted at the link alone.
+    """
+    link = pinned_bytes_per_s * consts.offload_pageable_copy_efficiency
+    ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency / consts.pageable_copy_host_passes
+    return min(link, ddr) if ddr > 0 else link
+
+
 @memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
 def prefill_host_seconds(
     arch: Architecture,
@@ -866,8 +879,9 @@ def prefill_host_seconds(
     runs, waiting for the copy (``ggml_backend_sched_compute_splits``): a whole layer's tensors, and of routed experts
     those the pass routes to (it reads the router's choices back first; ``expected_experts_touched``). The copy runs at
     ``pcie_efficiency`` of the link from pinned memory (``--no-mmap`` loads the weights into CUDA_Host buffers), at
-    ``offload_pageable_copy_efficiency`` of that from pageable memory (``pageable``: a memory-mapped file, or the CPU
-    buffer llama.cpp falls back to where the pinned one is not granted); layers on NVMe are paged in first. The experts
+    :func:`pageable_copy_bytes_per_s` from pageable memory (``pageable``: a memory-mapped file, or the CPU buffer
+    llama.cpp falls back to where the pinned one is not granted: ``offload_pageable_copy_efficiency`` of the pinned
+    rate, or the DRAM's over the staged copy's passes where slower); layers on NVMe are paged in first. The experts
     a pass copies are counted under uniform routing (``expected_experts_touched``): an upper bound, as a model whose
     router favours some experts touches fewer (gpt-oss-120b's pp512 on an i5-12600K is predicted 46% below its
     measured rate, benchmarks/CALIBRATION.md). A shorter pass (a short prompt, or the remainder of a long one) runs
@@ -881,7 +895,8 @@ def prefill_host_seconds(
     moe = _moe_layers(arch)
     routed, top_k = arch.routed_experts
     link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
-    link *= consts.offload_pageable_copy_efficiency if pageable else 1.0
+    if pageable:
+        link = pageable_copy_bytes_per_s(link, machine, consts)
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
 
     def one_pass(tokens: int) -> float:
