@@ -73,9 +73,8 @@ def test_without_a_host_name_the_placeholder_stays(tmp_path: Path) -> None:
 def test_bad_fixed_host_is_refused_at_its_field(tmp_path: Path, lines: tuple[str, ...], field: str, message: str) -> None:
     errors = load_errors(_named(tmp_path, *lines))
     assert len(errors) == 1
-    assert (
-        f"w.yaml:{24 + len(lines)}:" in errors[0]
-    )  # the line of the field (the last of the lines added) and f"{field}:" in errors[0] and message in errors[0]
+    # at the line of the field (the last of the lines added)
+    assert f"w.yaml:{24 + len(lines)}:" in errors[0] and f"{field}:" in errors[0] and message in errors[0]
 
 
 @pytest.mark.parametrize(
