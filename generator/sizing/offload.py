@@ -208,6 +208,20 @@ class OffloadCost(NamedTuple):
         return self.ttft_s + answer_tokens / self.decode_tokens_per_s
 
 
+class PrefillHost(NamedTuple):
+    """:func:`prefill_host_parts`: a prompt's seconds on the weights held off the GPUs, and what they are spent on.
+
+    ``parts``: (part, seconds) of the sum, in its order of first use (fix192: the estimate says which bounds the
+    prefill, as a decode's ``bound``): ``pcie`` (copying the weights in RAM to the GPUs, passes of at least
+    ``offload_min_batch_tokens``), ``nvme`` (paging the layers on NVMe in), ``cpu-cores`` / ``ddr`` (a shorter pass
+    multiplying them on the CPU, :func:`cpu_weight_seconds`'s bound, with its routed experts' calls), ``cpu-lm-head``.
+    Read-only: ``seconds`` is summed as before, the parts beside it.
+    """
+
+    seconds: float
+    parts: tuple[tuple[str, float], ...]
+
+
 def _head_bytes(arch: Architecture, sizes: WeightSizes) -> int:
     """The weights kept with the output layer: the LM head, the weights outside the layers, and a tied embedding."""
     return sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
@@ -852,20 +866,6 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     cores_s = multiplied_params / (machine.cpu_cores * rate * 1e9) if machine.cpu_cores else 0.0
     ceiling_s = read_bytes / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
-
-
-class PrefillHost(NamedTuple):
-    """:func:`prefill_host_parts`: a prompt's seconds on the weights held off the GPUs, and what they are spent on.
-
-    ``parts``: (part, seconds) of the sum, in its order of first use (fix192: the estimate says which bounds the
-    prefill, as a decode's ``bound``): ``pcie`` (copying the weights in RAM to the GPUs, passes of at least
-    ``offload_min_batch_tokens``), ``nvme`` (paging the layers on NVMe in), ``cpu-cores`` / ``ddr`` (a shorter pass
-    multiplying them on the CPU, :func:`cpu_weight_seconds`'s bound, with its routed experts' calls), ``cpu-lm-head``.
-    Read-only: ``seconds`` is summed as before, the parts beside it.
-    """
-
-    seconds: float
-    parts: tuple[tuple[str, float], ...]
 
 
 @memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
