@@ -238,7 +238,8 @@ def test_the_estimate_says_the_prompt_its_ttft_is_of_and_the_prefill_rate() -> N
     assert thr["ttft_prompt_tokens"] == 8000
     assert thr["prefill_tokens_per_s"] == pytest.approx(8000 / (thr["ttft_s"] - 1 / thr["decode_tokens_per_s"]), rel=2e-3)
     rate = f"{round(thr['prefill_tokens_per_s'], 3):.2f}"
-    assert f"for 8,000 prompt tokens (prefill {rate} tokens/s at -ub 4096)" in text
+    # fix192: then what bounds the prefill, as the JSON's prefill_bound
+    assert f"for 8,000 prompt tokens (prefill {rate} tokens/s at -ub 4096; {thr['prefill_bound']}-bound: " in text
     checklist = {row["item"]: row for row in data["checklist"]}["time to first token"]
     assert "8,000 prompt tokens (-ub 4096)" in checklist["how"] and rate in checklist["predicted"]
 

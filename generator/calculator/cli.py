@@ -1115,9 +1115,14 @@ def _ttft_prompt(throughput: dict[str, Any]) -> str:
     llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10).
     """
     from generator.calculator.offload_report import tokens_per_s_text
+    from generator.calculator.prefill_bound import prefill_bound_text
 
     rate = tokens_per_s_text(throughput["prefill_tokens_per_s"])
-    return f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']})"
+    bound = prefill_bound_text(throughput)  # fix192: what bounds the prefill, as the decode's bound
+    return (
+        f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']}"
+        f"{'; ' + bound if bound else ''})"
+    )
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:

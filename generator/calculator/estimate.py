@@ -1660,6 +1660,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
+    from generator.calculator.prefill_bound import prefill_summary
     from generator.calculator.upgrade_options import upgrade_options
     from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, RateTarget, plan_offload, slots_at
 
@@ -1767,6 +1768,8 @@ def _fixed_machine(
             "ubatch_tokens": plan.ubatch_tokens,
             "bound": plan.cost.bound,
             "mode": plan.cost.mode,
+            # fix192: which part of the prompt's passes bounds the prefill (PCIe, GPU or CPU compute), and each part
+            **prefill_summary(plan.cost),
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": machine_doc,

@@ -364,6 +364,11 @@ class FixedSpec(NamedTuple):
     #: llama.cpp's threads (its ``-t``) over all sockets, where fewer than a catalog CPU's cores (``--threads``, with
     #: ``--cpu``); None: one a core (:func:`thread_cores`).
     threads: int | None = None
+    #: The machine's host name and the address Ansible connects to it at (``ansible_host``), where given
+    #: (``hardware.fixed.host_name`` / ``address``): the inventory names the host so, as an owned server's
+    #: (:func:`generator.render.hosts.named_hosts`); None: a placeholder host (fix192). The estimate never reads them.
+    host_name: str | None = None
+    address: str | None = None
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on

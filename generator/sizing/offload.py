@@ -191,15 +191,36 @@ class OffloadCost(NamedTuple):
     #: it asks to pin, and the TTFT were they pinned (``ttft_s`` is timed at the pageable rate); 0 and None otherwise.
     pinned_fallback_bytes: int = 0
     pinned_ttft_s: float | None = None
+    #: ``prefill_s``'s parts, (part, seconds): ``gpu-compute`` then :class:`PrefillHost`'s (fix192, read-only).
+    prefill_parts_s: tuple[tuple[str, float], ...] = ()
 
     @property
     def prefill_tokens_per_s(self) -> float:
         """Prompt tokens a second while the prompt is processed (llama.cpp's "prompt eval" rate)."""
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
 
+    @property
+    def prefill_bound(self) -> str | None:
+        """The part of ``prefill_s`` that takes longest (as ``bound`` of a decode step), None without a prompt."""
+        return max(self.prefill_parts_s, key=lambda part: part[1])[0] if self.prefill_parts_s else None
+
     def request_seconds(self, answer_tokens: int) -> float:
         """A lone request's time: its prompt's TTFT and ``answer_tokens`` decoded at the decode rate."""
         return self.ttft_s + answer_tokens / self.decode_tokens_per_s
+
+
+class PrefillHost(NamedTuple):
+    """:func:`prefill_host_parts`: a prompt's seconds on the weights held off the GPUs, and what they are spent on.
+
+    ``parts``: (part, seconds) of the sum, in its order of first use (fix192: the estimate says which bounds the
+    prefill, as a decode's ``bound``): ``pcie`` (copying the weights in RAM to the GPUs, passes of at least
+    ``offload_min_batch_tokens``), ``nvme`` (paging the layers on NVMe in), ``cpu-cores`` / ``ddr`` (a shorter pass
+    multiplying them on the CPU, :func:`cpu_weight_seconds`'s bound, with its routed experts' calls), ``cpu-lm-head``.
+    Read-only: ``seconds`` is summed as before, the parts beside it.
+    """
+
+    seconds: float
+    parts: tuple[tuple[str, float], ...]
 
 
 def _head_bytes(arch: Architecture, sizes: WeightSizes) -> int:
@@ -862,7 +883,7 @@ def pageable_copy_bytes_per_s(pinned_bytes_per_s: float, machine: Machine, const
 
 
 @memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
-def prefill_host_seconds(
+def prefill_host_parts(
     arch: Architecture,
     fmt: WeightFormat,
     placement: Placement,
@@ -870,7 +891,7 @@ def prefill_host_seconds(
     consts: Constants,
     prompt_tokens: int,
     pageable: bool,
-) -> float:
+) -> PrefillHost:
     """Seconds a prompt's passes spend on the weights held off the GPUs, beyond the GPUs' compute (llama.cpp).
 
     llama.cpp takes a prompt in passes of ``offload_ubatch_tokens`` (its -ub). In a pass of at least
@@ -889,7 +910,7 @@ def prefill_host_seconds(
     routed expert's call. The LM head, where it is in RAM, multiplies the last token alone, on the CPU.
     """
     if prompt_tokens <= 0:
-        return 0.0
+        return PrefillHost(0.0, ())
     sizes = size_weights(arch, fmt)
     params = layer_params(arch)
     moe = _moe_layers(arch)
@@ -899,7 +920,7 @@ def prefill_host_seconds(
         link = pageable_copy_bytes_per_s(link, machine, consts)
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
 
-    def one_pass(tokens: int) -> float:
+    def one_pass(tokens: int) -> tuple[float, dict[str, float]]:
         touched = expected_experts_touched(routed, top_k, tokens)
         share = touched / routed if routed else 1.0
         in_ram, on_disk, multiplied, calls = 0.0, 0.0, 0.0, 0.0
@@ -920,17 +941,38 @@ def prefill_host_seconds(
             calls += touched if moe[i] else 0.0
         paged_s = on_disk / nvme if on_disk else 0.0
         if tokens >= consts.offload_min_batch_tokens:
-            return (in_ram + on_disk) / link + paged_s if link else paged_s
-        cpu_s, _ = cpu_weight_seconds(in_ram, multiplied, machine, consts)
-        return cpu_s + paged_s + calls * consts.cpu_expert_call_overhead_s
+            copy_s = (in_ram + on_disk) / link if link else 0.0
+            return (in_ram + on_disk) / link + paged_s if link else paged_s, {"pcie": copy_s, "nvme": paged_s}
+        cpu_s, cpu_bound = cpu_weight_seconds(in_ram, multiplied, machine, consts)
+        calls_s = calls * consts.cpu_expert_call_overhead_s
+        return cpu_s + paged_s + calls * consts.cpu_expert_call_overhead_s, {cpu_bound: cpu_s + calls_s, "nvme": paged_s}
 
     ubatch = consts.offload_ubatch_tokens
     full, rest = divmod(prompt_tokens, ubatch)
-    seconds = full * one_pass(ubatch) + (one_pass(rest) if rest else 0.0)
+    (full_s, full_parts), (rest_s, rest_parts) = one_pass(ubatch), (one_pass(rest) if rest else (0.0, {}))
+    seconds = full * full_s + (rest_s if rest else 0.0)
+    parts = {k: full * v for k, v in full_parts.items()} if full else {}
+    for k, v in rest_parts.items():
+        parts[k] = parts.get(k, 0.0) + v
     if placement.lm_head_device == "cpu":
         head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
-        seconds += cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
-    return seconds
+        head_s = cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
+        seconds += head_s
+        parts["cpu-lm-head"] = head_s
+    return PrefillHost(seconds, tuple((k, v) for k, v in parts.items() if v > 0))
+
+
+def prefill_host_seconds(
+    arch: Architecture,
+    fmt: WeightFormat,
+    placement: Placement,
+    machine: Machine,
+    consts: Constants,
+    prompt_tokens: int,
+    pageable: bool,
+) -> float:
+    """:func:`prefill_host_parts`'s seconds alone."""
+    return prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, pageable).seconds
 
 
 #: How a layer's weights held off the GPUs are read (:class:`_HeldOff`): all of it from RAM or NVMe, or its routed
@@ -1204,7 +1246,15 @@ def offload_cost(
         page_cache_bytes=cache,
         pinned_fallback_bytes=pinned_bytes(placement) if fallback else 0,
         pinned_ttft_s=pinned_ttft,
+        prefill_parts_s=_prefill_parts(
+            compute, prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
+        ),
     )
+
+
+def _prefill_parts(compute_s: float, host: PrefillHost) -> tuple[tuple[str, float], ...]:
+    """:attr:`OffloadCost.prefill_parts_s`: the GPUs' compute, then the host's parts (fix192)."""
+    return (("gpu-compute", compute_s), *host.parts) if compute_s > 0 or host.parts else ()
 
 
 class StreamCapacity(NamedTuple):
