@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from generator.api import plan_file
 from generator.fleet_diff import diff_plans
 from generator.fleet_diff_markdown import markdown_diff
 from generator.fleet_diff_run_break_even import runs_break_even
+from generator.planner.checkpoint_shared import SHARED_CHECKPOINT_SOURCES, shared_checkpoint_finding
 
 
 def _side(**totals: Any) -> dict[str, Any]:
@@ -39,3 +44,49 @@ def test_the_break_even_reads_the_bought_sides_amortisation() -> None:
     # over 60 months: 1,620,000 / 60 + 16,696.98 = 43,696.98; / 146,957.68 = 0.297 -> 0.3, one every 3.4 months
     figures = runs_break_even(1620000.0, 16696.98, 146957.68, 60)
     assert (figures["break_even_runs_per_month"], figures["break_even_months_between_runs"]) == (0.3, 3.4)
+
+
+# ---------------------------------------------------------------- item 2: multi-node checkpoints on bare metal
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pretrain-colo-h100.yaml"
+
+
+def _job(**details: Any) -> dict[str, Any]:
+    """The 8B job's figures in examples/pretrain-colo-h100.yaml: 2 kept, 56.2 GB a node each, over 2 DGX H100."""
+    base = {"hosts": 2, "method": "full", "checkpoint_bytes_per_node": 112423657472, "checkpoints_kept": 2}
+    return base | {"checkpoint_write_s": 2.0} | details
+
+
+def test_a_checkpoint_sharded_over_bought_nodes_needs_storage_every_node_mounts() -> None:
+    found = shared_checkpoint_finding(0, "cpt8b", _job())
+    assert found is not None and (found.level, found.code) == ("warning", "checkpoints-need-shared-storage")
+    # one checkpoint: 112,423,657,472 / 2 kept x 2 nodes = 112.4 GB; 112 s at 1 GB/s
+    assert "2 kept, 112.4 GB a checkpoint over 2 nodes, which the nodes' NVMe write in 2.0 s" in found.message
+    assert "a checkpoint takes 112 s at 1 GB/s of its writes" in found.message
+    assert all(source in found.message for source in SHARED_CHECKPOINT_SOURCES)
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"hosts": 1},  # one node: every rank reads the coordinator's .metadata on its own disk
+        {"method": "lora"},  # adapters written whole by one rank
+        {"checkpoint_bytes_per_node": 0},
+    ],
+)
+def test_no_shared_storage_is_asked_of_one_node_or_adapters(details: dict[str, Any]) -> None:
+    assert shared_checkpoint_finding(0, "job", _job(**details)) is None
+
+
+def test_the_example_warns_each_multi_node_job_and_a_cloud_keeps_its_own_warning(tmp_path: Path) -> None:
+    _, plan = plan_file(str(EXAMPLE))
+    codes = [(f.code, f.path) for f in plan.findings if "checkpoint" in f.code]
+    assert codes == [
+        ("checkpoints-need-shared-storage", "deployments[0]"),
+        ("checkpoints-need-shared-storage", "deployments[1]"),
+    ]
+    rented = tmp_path / "rented.yaml"
+    text = EXAMPLE.read_text().replace("provider: baremetal\n  buy: true\n", "provider: aws\n")
+    rented.write_text(text.replace("  platforms: [dgx-h100]\n", "").replace("  rack_power_kw: 21", "  # rack"))
+    _, cloud = plan_file(str(rented))
+    assert {f.code for f in cloud.findings if "checkpoint" in f.code} == {"checkpoints-on-instance-store"}
