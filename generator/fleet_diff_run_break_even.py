@@ -15,21 +15,23 @@ from typing import Any
 from generator.units import dollars_text
 
 
-def runs_break_even(capex_usd: float, running_usd_per_month: float, usd_per_run: float, months: float) -> dict[str, Any]:
-    """The runs a month from which buying costs less than renting each run, over ``months`` of amortisation.
+def runs_break_even(
+    capex_usd: float, running_usd_per_month: float, usd_per_run: float, amortization_months: float
+) -> dict[str, Any]:
+    """The runs a month from which buying costs less than renting each run, over ``amortization_months``.
 
-    Bought: ``capex_usd`` / ``months`` + ``running_usd_per_month`` each month whatever runs; rented: ``usd_per_run``
-    each run. They cost the same at (capex / months + running) / usd_per_run runs a month.
+    Bought: ``capex_usd`` / ``amortization_months`` + ``running_usd_per_month`` each month whatever runs; rented:
+    ``usd_per_run`` each run. They cost the same at (capex / amortization_months + running) / usd_per_run runs a month.
     """
-    bought_month = capex_usd / months + running_usd_per_month
-    runs = bought_month / usd_per_run
+    bought_usd_per_month = capex_usd / amortization_months + running_usd_per_month
+    runs_per_month = bought_usd_per_month / usd_per_run
     return {
         "rent_usd_per_run": round(usd_per_run, 2),
-        "bought_usd_per_month_over_amortization": round(bought_month, 2),
-        "break_even_runs_per_month": round(runs, 2),
+        "bought_usd_per_month_over_amortization": round(bought_usd_per_month, 2),
+        "break_even_runs_per_month": round(runs_per_month, 2),
         # one run every this many months at the break-even, where that is under one a month (a pre-training run is no
         # monthly habit)
-        "break_even_months_between_runs": round(1 / runs, 1) if 0 < runs < 1 else None,
+        "break_even_months_between_runs": round(1 / runs_per_month, 1) if 0 < runs_per_month < 1 else None,
     }
 
 

@@ -68,8 +68,13 @@ COMMENT_LIMIT = "GitHub's 65,536-character comment limit"
 #: A file's section that does not fit is cut to the room left where at least this much is left (its heading, its
 #: table's head and first rows); with less, it is left out whole and named in the last line (hostile94).
 MIN_CUT_SECTION_CHARS = 2_000
-#: Room kept at the end for the lines that say what was left out (ten names of at most 100 characters and words).
+#: Room kept at the end for the lines that say what was left out (ten names of at most
+#: :data:`MAX_NAMED_FILE_CHARS` characters and words).
 _LEFT_OUT_CHARS = 2_000
+#: Room kept after a cut section for the line saying where it is cut (its file's name and the count).
+_CUT_LINE_CHARS = 400
+#: Characters of a file's path the lines saying what was cut or left out show (hostile94).
+MAX_NAMED_FILE_CHARS = 100
 #: Replaced pools the comment's headline lists one by one (each file's section lists its own).
 MAX_HEADLINE_REPLACEMENTS = 10
 EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
@@ -1034,8 +1039,8 @@ def _section(entry: dict[str, Any]) -> str:
 
 
 def _file_span(name: str) -> str:
-    """A file's path as the lines saying what was left out name it: its first 100 characters."""
-    return code_span(name if len(name) <= 100 else name[:100] + "…")
+    """A file's path as the lines saying what was left out name it: its first :data:`MAX_NAMED_FILE_CHARS` characters."""
+    return code_span(name if len(name) <= MAX_NAMED_FILE_CHARS else name[:MAX_NAMED_FILE_CHARS] + "…")
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -1072,7 +1077,7 @@ def markdown(result: dict[str, Any]) -> str:
             body += text
             continue
         if not left_out and room >= MIN_CUT_SECTION_CHARS:  # hostile94: a file whose section alone passed the limit
-            kept, dropped = cut_markdown(text, room - 400)  # was left out whole, the comment showing none of it
+            kept, dropped = cut_markdown(text, room - _CUT_LINE_CHARS)  # was left out whole, the comment showing none of it
             body += kept + f"\n_{_file_span(entry['file'])}'s section is cut here: {dropped:,} more lines left out._\n"
         left_out.append(entry["file"])
     if left_out:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from generator.sizing.offload import offload_cost, pinned_bytes, prefill_host_seconds
+from generator.sizing.offload import offload_cost, pinned_bytes, prefill_host_parts
 from generator.sizing.performance import expected_experts_touched
 from generator.sizing.weights import size_weights
 from generator.units import GIB
@@ -91,7 +91,7 @@ def _copy_seconds(row: dict[str, Any]) -> tuple[float, float, float]:
     consts = report.with_overrides({**report.OVERRIDES, "offload_ubatch_tokens": row["ubatch_tokens"]})
     unlimited = machine._replace(ram_bytes=4096 * GIB)
     cost = offload_cost(arch, fmt, kv_bits, placement, unlimited, prompt, consts, memory_mapped=False)
-    host = prefill_host_seconds(arch, fmt, placement, machine, consts, prompt, False)
+    host = prefill_host_parts(arch, fmt, placement, machine, consts, prompt, False).seconds
     routed, top_k = arch.routed_experts
     share = expected_experts_touched(routed, top_k, row["ubatch_tokens"]) / routed
     assert sum(size_weights(arch, fmt).layer_expert_bytes[: row["cpu_moe_layers"]]) == pinned_bytes(placement)

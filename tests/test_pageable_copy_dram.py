@@ -16,7 +16,7 @@ import pytest
 
 from generator.errors import InputError
 from generator.sizing.constants import Constants, with_overrides
-from generator.sizing.offload import offload_cost, pageable_copy_bytes_per_s, prefill_host_seconds
+from generator.sizing.offload import offload_cost, pageable_copy_bytes_per_s, prefill_host_parts
 from tests.conftest import REPO
 from tests.conftest import calibration_report as _report
 
@@ -58,11 +58,11 @@ def test_the_pinned_path_does_not_read_the_dram_bound() -> None:
     report = _report()
     arch, fmt, _, machine, placement = report._offload_setup(row, row["prompt_tokens"] + 1)
     consts = report.with_overrides(dict(report.OVERRIDES))
-    pinned = prefill_host_seconds(arch, fmt, placement, machine, consts, 512, False)
-    faster = prefill_host_seconds(arch, fmt, placement, machine._replace(ddr_gb_per_s=96.0), consts, 512, False)
+    pinned = prefill_host_parts(arch, fmt, placement, machine, consts, 512, False).seconds
+    faster = prefill_host_parts(arch, fmt, placement, machine._replace(ddr_gb_per_s=96.0), consts, 512, False).seconds
     assert pinned == pytest.approx(faster, rel=1e-12)
-    paged = prefill_host_seconds(arch, fmt, placement, machine, consts, 512, True)
-    paged_fast = prefill_host_seconds(arch, fmt, placement, machine._replace(ddr_gb_per_s=96.0), consts, 512, True)
+    paged = prefill_host_parts(arch, fmt, placement, machine, consts, 512, True).seconds
+    paged_fast = prefill_host_parts(arch, fmt, placement, machine._replace(ddr_gb_per_s=96.0), consts, 512, True).seconds
     assert paged / paged_fast == pytest.approx(15.12 / 10.13, rel=2e-3)
 
 

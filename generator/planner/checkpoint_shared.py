@@ -31,14 +31,14 @@ def shared_checkpoint_finding(index: int, name: str, details: dict[str, Any]) ->
     ``checkpoint_write_s``). A LoRA job's adapters are written whole by one rank, so they are not asked about here.
     """
     hosts = int(details.get("hosts") or 1)
-    kept = details.get("checkpoint_bytes_per_node")
-    if hosts < 2 or not kept or details.get("method") != "full":
+    kept_bytes_per_node = details.get("checkpoint_bytes_per_node")
+    if hosts < 2 or not kept_bytes_per_node or details.get("method") != "full":
         return None
     count = int(details.get("checkpoints_kept") or 1)
-    one_bytes = kept / count * hosts  # one checkpoint over all the job's nodes
+    one_bytes = kept_bytes_per_node / count * hosts  # one checkpoint over all the job's nodes
     write_s = details.get("checkpoint_write_s")
     local = f", which the nodes' NVMe write in {write_s:,} s" if write_s else ""
-    per_gbps_s = one_bytes / 1e9  # seconds a checkpoint takes at 1 GB/s of the shared filesystem's writes
+    at_1_gb_per_s_s = one_bytes / 1e9  # seconds a checkpoint takes at 1 GB/s of the shared filesystem's writes
     return Finding(
         "warning",
         "checkpoints-need-shared-storage",
@@ -47,7 +47,7 @@ def shared_checkpoint_finding(index: int, name: str, details: dict[str, Any]) ->
         "resumed only from storage every node mounts: PyTorch's distributed checkpoint (Megatron-LM's torch_dist, "
         "FSDP2, torchtune) writes the .metadata that finds the shards from one rank and reads it on every rank, and "
         "DeepSpeed's multi-node checkpoints assume a shared filesystem; write them to one (NFS, Lustre, a parallel "
-        f"filesystem), which specgen does not size or render: a checkpoint takes {per_gbps_s:,.0f} s at 1 GB/s of its "
+        f"filesystem), which specgen does not size or render: a checkpoint takes {at_1_gb_per_s_s:,.0f} s at 1 GB/s of its "
         f"writes ({', '.join(SHARED_CHECKPOINT_SOURCES)})",
         f"deployments[{index}]",
     )

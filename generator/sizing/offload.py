@@ -216,7 +216,7 @@ class PrefillHost(NamedTuple):
     prefill, as a decode's ``bound``): ``pcie`` (copying the weights in RAM to the GPUs, passes of at least
     ``offload_min_batch_tokens``), ``nvme`` (paging the layers on NVMe in), ``cpu-cores`` / ``ddr`` (a shorter pass
     multiplying them on the CPU, :func:`cpu_weight_seconds`'s bound, with its routed experts' calls), ``cpu-lm-head``.
-    Read-only: ``seconds`` is summed as before, the parts beside it.
+    Read-only: ``seconds`` is the sum the TTFT counts; ``parts`` (those above zero) add up to it.
     """
 
     seconds: float
@@ -942,15 +942,16 @@ def prefill_host_parts(
         paged_s = on_disk / nvme if on_disk else 0.0
         if tokens >= consts.offload_min_batch_tokens:
             copy_s = (in_ram + on_disk) / link if link else 0.0
-            return (in_ram + on_disk) / link + paged_s if link else paged_s, {"pcie": copy_s, "nvme": paged_s}
+            return copy_s + paged_s, {"pcie": copy_s, "nvme": paged_s}  # copy_s 0 without a link
         cpu_s, cpu_bound = cpu_weight_seconds(in_ram, multiplied, machine, consts)
         calls_s = calls * consts.cpu_expert_call_overhead_s
-        return cpu_s + paged_s + calls * consts.cpu_expert_call_overhead_s, {cpu_bound: cpu_s + calls_s, "nvme": paged_s}
+        return cpu_s + paged_s + calls_s, {cpu_bound: cpu_s + calls_s, "nvme": paged_s}
 
     ubatch = consts.offload_ubatch_tokens
     full, rest = divmod(prompt_tokens, ubatch)
     (full_s, full_parts), (rest_s, rest_parts) = one_pass(ubatch), (one_pass(rest) if rest else (0.0, {}))
-    seconds = full * full_s + (rest_s if rest else 0.0)
+    seconds = full * full_s + rest_s
+    # the full passes' parts first where there are any: their order breaks a tie of :attr:`OffloadCost.prefill_bound`
     parts = {k: full * v for k, v in full_parts.items()} if full else {}
     for k, v in rest_parts.items():
         parts[k] = parts.get(k, 0.0) + v
@@ -960,19 +961,6 @@ def prefill_host_parts(
         seconds += head_s
         parts["cpu-lm-head"] = head_s
     return PrefillHost(seconds, tuple((k, v) for k, v in parts.items() if v > 0))
-
-
-def prefill_host_seconds(
-    arch: Architecture,
-    fmt: WeightFormat,
-    placement: Placement,
-    machine: Machine,
-    consts: Constants,
-    prompt_tokens: int,
-    pageable: bool,
-) -> float:
-    """:func:`prefill_host_parts`'s seconds alone."""
-    return prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, pageable).seconds
 
 
 #: How a layer's weights held off the GPUs are read (:class:`_HeldOff`): all of it from RAM or NVMe, or its routed
@@ -1054,7 +1042,7 @@ def offload_cost(
     offloaded parts are read from their tier. Many streams are llama.cpp's server slots (``-np``): the CPU multiplies
     each weight it reads once a stream (:func:`cpu_weight_seconds`), as matrix-vector products (its batched kernels
     may do better). The TTFT is of ``prompt_tokens`` in passes of ``offload_ubatch_tokens``
-    (:func:`prefill_host_seconds`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
+    (:func:`prefill_host_parts`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
     planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``) or unless the pinned
     buffers ``--no-mmap`` asks for are more of the RAM than is taken to be granted (:func:`pinned_falls_back`: llama.cpp
     then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned). ``engine`` (one of
@@ -1211,11 +1199,12 @@ def offload_cost(
         compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
     fallback = not mapped and pinned_falls_back(placement, machine, consts)
-    prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
+    host = prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
+    prefill = compute + host.seconds
     ttft = prefill + total
     pinned_ttft = None
     if fallback:
-        pinned_ttft = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, False) + total
+        pinned_ttft = compute + prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, False).seconds + total
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
@@ -1246,9 +1235,7 @@ def offload_cost(
         page_cache_bytes=cache,
         pinned_fallback_bytes=pinned_bytes(placement) if fallback else 0,
         pinned_ttft_s=pinned_ttft,
-        prefill_parts_s=_prefill_parts(
-            compute, prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
-        ),
+        prefill_parts_s=_prefill_parts(compute, host),
     )
 
 
