@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from generator.calculator.model_source import COMMIT, config_from_text, hub_config_name
 from generator.calculator.safetensors_header import (
     DTYPE_BITS,
+    INDEX_FILE,
     MAX_INDEX_BYTES,
     Tensor,
     check_end_to_end,
@@ -558,18 +559,16 @@ def _cached_tensors(table: Any) -> list[Tensor] | None:
     return tensors
 
 
-#: The safetensors index of a sharded checkpoint: downloaded whole (into the Hub cache) and read whole by the client.
-_INDEX = "model.safetensors.index.json"
-
-
 def _index_bytes(hub: Any, repo_id: str, commit: str) -> int | None:
     """The size the Hub gives for the checkpoint's safetensors index, before the client downloads it (None: none said).
+
+    The client downloads the index whole (into the Hub cache) and reads it whole.
 
     hostile94: a 300 MB index was downloaded into the Hub cache, left there, and parsed whole (657 MB of memory), the
     model then sized; a local index is refused past :data:`MAX_INDEX_BYTES`.
     """
     try:
-        size = hub.get_hf_file_metadata(hub.hf_hub_url(repo_id, _INDEX, revision=commit)).size
+        size = hub.get_hf_file_metadata(hub.hf_hub_url(repo_id, INDEX_FILE, revision=commit)).size
     except Exception:  # no index (one file, or no safetensors), or no answer: get_safetensors_metadata says which
         return None
     return size if isinstance(size, int) else None
@@ -611,7 +610,7 @@ def _tensor_table(
         meta = _bounded(read_headers, seconds)
     except _TooLargeError as exc:
         raise HubRepoError(
-            f"{repo_id}@{commit}: its {_INDEX} on the Hub is {exc.size:,} bytes, more than the {MAX_INDEX_BYTES:,} "
+            f"{repo_id}@{commit}: its {INDEX_FILE} on the Hub is {exc.size:,} bytes, more than the {MAX_INDEX_BYTES:,} "
             "specgen reads (DeepSeek-V3's is about 9 MB)",
             location,
         ) from None
