@@ -281,11 +281,12 @@ def gpus_split_packages(spec: FixedSpec) -> str | None:
 NARROWEST_GPU_SLOT_LANES = 4
 
 
-def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
+def gpus_beyond_cpu_slots(spec: FixedSpec, lanes: str = "pcie_lanes") -> str | None:
     """Why the catalog CPU named gives no slot of its own to each of the GPUs given (fuzz23 item 13), else None.
 
     A desktop CPU wires at most two GPU slots (x16, or x8/x8: ``gpu_slot_lanes``); any CPU at least x4 a GPU from its
-    lanes. More GPUs hang off the chipset, risers or a PCIe switch, which the plan does not model.
+    lanes. More GPUs hang off the chipset, risers or a PCIe switch, which the plan does not model. ``lanes`` names the
+    PCIe-lanes field as the caller's user gives it (the estimate's ``--pcie-lanes``, review98 bug 1).
     """
     cpu = _given_cpu(spec)
     if cpu is None or spec.pcie_lanes is not None:
@@ -298,15 +299,17 @@ def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
     return (
         f"{spec.gpu_count} GPUs: the {cpu.name} gives GPU slots to at most {slots} from its own PCIe lanes; the rest "
         "would hang off the chipset, risers or a PCIe switch, which the plan does not model (its PCIe figures take each "
-        "GPU at the CPU's split): give pcie_lanes as the machine wires them"
+        f"GPU at the CPU's split): give {lanes} as the machine wires them"
     )
 
 
-def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["info", "warning"], str, str, str]]:
+def machine_findings(
+    spec: FixedSpec, consts: Constants, lanes: str = "pcie_lanes"
+) -> list[tuple[Literal["info", "warning"], str, str, str]]:
     """(level, code, field, message) of what a machine as given assumes or cannot be.
 
     One list for the estimate and ``hardware.fixed``; ``field``: the ``hardware.fixed`` field it is about, "" for the
-    machine as a whole.
+    machine as a whole; ``lanes``: the PCIe-lanes field's name in the message (the estimate's ``--pcie-lanes``).
     """
     said: tuple[tuple[Literal["info", "warning"], str, str, str | None], ...] = (
         ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec, consts)),
@@ -315,7 +318,7 @@ def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
         ("info", "ddr-two-dimms-per-channel", "ram_gib", ram_dimm_note(spec)),
         ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec) if spec.gpu else None),
-        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec) if spec.gpu else None),
+        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec, lanes) if spec.gpu else None),
         ("info", "pcie-not-applied", "", pcie_not_applied(spec) if spec.gpu else None),
     )
     return [(level, code, field, message) for level, code, field, message in said if message]

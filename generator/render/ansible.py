@@ -30,6 +30,7 @@ from generator.render.hosts import (
     DATA_MOUNT_POINT,
     MODEL_CACHE_DIR,
     ansible_hosts,
+    fixed_example_lines,
     host_heat_btu_per_h,
     host_node,
     host_power_w,
@@ -336,7 +337,9 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         missing = {pool.name: placeholder_names(pool, workload) for pool in plan.pools}
         if any(missing.values()):
             example = {"all": {"children": {name: {"hosts": hosts_of(hosts)} for name, hosts in missing.items() if hosts}}}
-            header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(f"{line}\n" for line in example_header_lines(plan, workload))
+            header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(
+                f"{line}\n" for line in (*fixed_example_lines(plan, missing), *example_header_lines(plan, workload))
+            )
             files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
     for pool in plan.pools:
         comment = omitted_vars_comment(host_node(pool.node))

@@ -125,3 +125,21 @@ def cluster_hosts(plan: Plan, workload: Workload) -> tuple[str, ...]:
     """
     placeholders = [h for p in plan.pools for h in placeholder_names(p, workload)] if plan.provider == "baremetal" else []
     return (*(h for p in plan.pools for h in p.owned_hosts), *placeholders)
+
+
+def fixed_example_lines(plan: Plan, missing: dict[str, list[str]]) -> list[str]:
+    """``hosts.yml.example``'s comment lines on a ``hardware.fixed`` machine's placeholder (fix192's left-out).
+
+    ``missing``: each pool's placeholder names. A fixed machine is named in the workload, not under
+    ``hardware.inventory[].hosts`` (the header's first line): its ``host_name`` and ``address`` put it in
+    ``inventory.yml`` by that name, with ``ansible_host``, and leave no placeholder here.
+    """
+    lines: list[str] = []
+    for pool in plan.pools:
+        if pool.node.kind == "fixed" and missing.get(pool.name):
+            lines += [
+                f"# {pool.name}: the hardware.fixed machine; or name it in the workload:",
+                "#   hardware.fixed.host_name (and address, its ansible_host): then",
+                "#   inventory.yml lists it by that name and this file is not needed",
+            ]
+    return lines
