@@ -18,6 +18,7 @@ from functools import cache
 from generator import catalog
 from generator.catalog.gpu_zones import offering_zones, zone_source
 from generator.planner.plan import Finding, Pool
+from generator.planner.region_offer_clause import region_offer_clause
 from generator.workload.capacity_type import SPOT, given_rate
 from generator.workload.gke_zone import cluster_region, is_zone, planned_place
 from generator.workload.models import Workload
@@ -292,10 +293,7 @@ def _offer_clause(wl: Workload, pool: Pool, region: str) -> str:
     if place is not None and offering_zones(pool.node.platform_id) is not None:  # a type the place lacks is not planned
         where = f"zone {place}" if is_zone(place) else f"region {place} (a zone of it)"
         return f"{where} offers {machine} (generator/catalog/gpu_zones.json: {zone_source(pool.node.platform_id)})"
-    return (
-        f"whether {region} offers {machine} at all is not checked (the catalog records no region's offer of an "
-        "instance type: check the provider's list of products by region before applying)"
-    )
+    return region_offer_clause(wl.hardware.provider, pool.node.platform_id, machine, region)
 
 
 def priced_at(findings: Iterable[Finding]) -> list[str]:
