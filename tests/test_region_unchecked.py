@@ -97,3 +97,21 @@ def test_the_price_region_clause_by_offer() -> None:
     assert "info gpu-region-unchecked" in unchecked
     other = region_offer_clause("oci", "x", "X", "eu-frankfurt-1")
     assert "the catalog records no region's offer" in other
+
+
+def test_price_region_says_where_azure_lists_the_regions_rate(tmp_path: Path) -> None:
+    """The warning asked for a westeurope rate without saying where Azure publishes one."""
+    planned = plan(tmp_path, "azure", "h100-sxm5-80gb", "westeurope")
+    (machine,) = {p["node"]["instance_type"] for p in planned["pools"]}
+    (warning,) = coded(planned, "price-region")
+    url = (
+        "https://prices.azure.com/api/retail/prices?$filter=armRegionName%20eq%20%27westeurope%27%20and%20armSkuName"
+        f"%20eq%20%27{machine}%27%20and%20priceType%20eq%20%27Consumption%27"
+    )
+    assert f"under 'prices:'; Azure's Retail Prices API lists it, {url}: the row whose productName" in warning["message"]
+
+
+def test_price_region_on_aws_names_no_azure_api(tmp_path: Path) -> None:
+    planned = plan(tmp_path, "aws", "h100-sxm5-80gb", "eu-west-2")
+    for warning in coded(planned, "price-region"):
+        assert "prices.azure.com" not in warning["message"]
