@@ -256,7 +256,6 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     consts = with_overrides(dict(OVERRIDES))
     mtp = row.get("mtp_layers", 0)  # a run that trained multi-token prediction: its modules' GEMMs too (acc188)
     flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
-    flops = (flops_per_token + 6.0 * mtp_flop_params(arch, mtp)) * row["tokens"]
     if row.get("layout"):
         # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
         layout = row["layout"]
@@ -270,6 +269,7 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         mfu = predict_training_mfu(step_row)
         flops = flops_per_token * row["tokens"]  # that MFU counts 6N a token: the MTP modules' time is in it
     else:
+        flops = (flops_per_token + 6.0 * mtp_flop_params(arch, mtp)) * row["tokens"]
         seq = row["sequence_length"]
         shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
         shape["attention_width"] = training_attention_width(arch)
@@ -780,7 +780,10 @@ def bench_requests(row: dict[str, Any]) -> int:
     ``bench_requests`` (acc186): a serving client's stated request count, ``vllm bench serve --num-prompts`` (the GPUStack
     lab's pages: 100, 500 or 1,000 requests sent at once, ``--request-rate inf``). Its printed output rate is the
     generated tokens over the benchmark's duration, which ends when the last request does: the queue drains at a
-    falling batch as a trtllm-bench run's does (:func:`finite_run`). A setting of the run, not a fitted value.
+    falling batch as a trtllm-bench run's does (:func:`finite_run`). A setting of the run, not a fitted value. acc190:
+    every other serving row whose source states its count carries it too (InferenceX's ``--num-prompts`` 10 x CONC,
+    dstack's 500, vLLM's offline ``benchmark_throughput.py`` 1,000, TensorRT-LLM v0.10 / v0.12's datasets, ...); a row
+    whose source states none, or whose closed loop runs whole lockstep waves, keeps none and says why in its notes.
     """
     if "bench_requests" in row:
         return int(row["bench_requests"])

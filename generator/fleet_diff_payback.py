@@ -7,6 +7,7 @@ from typing import Any
 
 from generator import catalog
 from generator.fleet_diff_cells import _cut, _number, _plan_figure, two_places
+from generator.fleet_diff_run_break_even import runs_break_even, runs_break_even_text
 from generator.fleet_diff_shape import _MAX_ECHOED_CHARS, CONSTANT_NAMES, DEFAULT_CONSTANTS, MONTH_FLOOR
 from generator.planner.capex_scope import capex_excludes_text
 from generator.sizing.constants import BOUGHT_SERVER_CONSTANTS, OWNED_SERVER_CONSTANTS
@@ -22,6 +23,12 @@ def _counted_runs(totals: dict[str, Any]) -> float | None:
     if totals.get("training_pools_without_runs"):
         return None
     return _plan_figure(totals.get("training_usd_per_month"))
+
+
+def _per_run_alone(totals: dict[str, Any]) -> bool:
+    """A rented side of priced training runs alone: no month of servers or runs, a cost a run (newuser108 item 1)."""
+    per_run = _plan_figure(totals.get("training_usd_per_job"))
+    return _rent(totals)[0] == 0 and per_run is not None and per_run > 0 and not totals.get("unpriced_training_pools")
 
 
 def _rented_jobs(totals: dict[str, Any]) -> bool:
@@ -53,7 +60,8 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
         for k, t in sides.items()
         if (_plan_figure(t.get("capex_usd")) or 0.0) > 0 or (owned[k] and t.get("capex_usd") is not None)
     ]
-    renter = [k for k, t in sides.items() if t.get("capex_usd") is None and _rent(t)[0] > 0]
+    # newuser108 item 1: runs rented per run alone, no runs a month given: a rented side, set against in runs a month
+    renter = [k for k, t in sides.items() if t.get("capex_usd") is None and (_rent(t)[0] > 0 or _per_run_alone(t))]
     if len(buyer) != 1 or len(renter) != 1:
         return None
     bought, rented = sides[buyer[0]], sides[renter[0]]
@@ -66,6 +74,21 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     saved = rent - running
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     months = constants_of(old if buyer[0] == "old" else new)["amortization_months"]
+    if _per_run_alone(rented):  # no month rented: the runs a month from which buying costs less (newuser108 item 1)
+        per_run = _plan_figure(rented["training_usd_per_job"]) or 0.0
+        by_runs = runs_break_even(capex, running, per_run, months)
+        return {
+            "bought": buyer[0],
+            "owned_nodes": owned[buyer[0]],
+            "capex_usd": two_places(capex),
+            "running_usd_per_month": two_places(running),
+            "rent_usd_per_month": None,
+            "runs_break_even": by_runs,
+            "break_even_months": None,
+            "amortization_months": months,
+            "rent_basis": rent_basis(old if renter[0] == "old" else new),
+            "capex_excludes": capex_excludes_text(),
+        }
     break_even = _months_either_side(capex / saved, months) if saved > 0 else None
     # newuser65 item 4: a rented side that autoscales (average_requests_per_second) pays its floor to its peak: the
     # break-even against the floor too (8.2 months at the peak's $138,618, 28.3 at the floor's $46,206)
@@ -244,6 +267,15 @@ def months_text(months: float) -> str:
 def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     """The break-even of buying against renting, as the comment says it, with both sides' totals over the amortisation."""
     rented = "new" if payback["bought"] == "old" else "old"
+    if "runs_break_even" in payback:  # runs rented per run alone (newuser108 item 1)
+        return (
+            f"Buy ({payback['bought']}) or rent ({rented}): {dollars_text(payback['capex_usd'])} up front and "
+            f"{dollars_text(payback['running_usd_per_month'])}/month to run, against "
+            f"{dollars_text(payback['runs_break_even']['rent_usd_per_run'])} a run of its training jobs rented (no "
+            f"servers rented by the month): {runs_break_even_text(payback, months_text(payback['amortization_months']))} "
+            f"(the bought side's capex is its servers alone, without {payback['capex_excludes']}, and is spread over "
+            f"amortization_months with no resale value{_rent_basis_text(payback['rent_basis'])})."
+        )
     rent, running = payback["rent_usd_per_month"], payback["running_usd_per_month"]
     months = payback["amortization_months"]
     totals = payback["total_usd_over_amortization"]

@@ -51,6 +51,7 @@ from generator.fleet_diff import (
     two_places,
 )
 from generator.input_files import MAX_SPEC_BYTES, MAX_WORKLOAD_BYTES, check_distinct_files, read_text_limited, short
+from generator.markdown_cut import cut_markdown
 from generator.named_tuple import NamedTuple
 from generator.pr_set import renamed_files, set_replacements
 from generator.render.md_escape import md_text
@@ -62,6 +63,18 @@ if TYPE_CHECKING:
     from generator.render import PoolsCluster
 
 MAX_MARKDOWN_CHARS = 60_000
+#: The limit :data:`MAX_MARKDOWN_CHARS` keeps under, as the line saying what was left out names it.
+COMMENT_LIMIT = "GitHub's 65,536-character comment limit"
+#: A file's section that does not fit is cut to the room left where at least this much is left (its heading, its
+#: table's head and first rows); with less, it is left out whole and named in the last line (hostile94).
+MIN_CUT_SECTION_CHARS = 2_000
+#: Room kept at the end for the lines that say what was left out (ten names of at most
+#: :data:`MAX_NAMED_FILE_CHARS` characters and words).
+_LEFT_OUT_CHARS = 2_000
+#: Room kept after a cut section for the line saying where it is cut (its file's name and the count).
+_CUT_LINE_CHARS = 400
+#: Characters of a file's path the lines saying what was cut or left out show (hostile94).
+MAX_NAMED_FILE_CHARS = 100
 #: Replaced pools the comment's headline lists one by one (each file's section lists its own).
 MAX_HEADLINE_REPLACEMENTS = 10
 EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
@@ -597,9 +610,13 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
 def two_files_markdown(result: dict[str, Any]) -> str:
     """``diff OLD NEW``'s comment: the fleet diff, and why a service moved where the rent moved it (item 3)."""
     text = markdown_diff(result)
-    if not result.get("choice_moves"):
+    if result.get("choice_moves"):
+        text = text.rstrip("\n") + "\n\n" + "\n".join(choice_move_lines(result["choice_moves"], code_span, "in OLD")) + "\n"
+    kept, dropped = cut_markdown(text, MAX_MARKDOWN_CHARS - _LEFT_OUT_CHARS)
+    if not dropped:
         return text
-    return text.rstrip("\n") + "\n\n" + "\n".join(choice_move_lines(result["choice_moves"], code_span, "in OLD")) + "\n"
+    said = f"{dropped:,} more lines left out to stay under {COMMENT_LIMIT}; `--format json` gives it whole"
+    return kept + f"\n_The diff is cut here: {said}._\n"
 
 
 def _a_file_with_text(path: str) -> bool:
@@ -1021,6 +1038,11 @@ def _section(entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _file_span(name: str) -> str:
+    """A file's path as the lines saying what was left out name it: its first :data:`MAX_NAMED_FILE_CHARS` characters."""
+    return code_span(name if len(name) <= MAX_NAMED_FILE_CHARS else name[:MAX_NAMED_FILE_CHARS] + "…")
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The pull-request comment: headline over every file, then each changed file (within the size limit).
 
@@ -1044,14 +1066,24 @@ def markdown(result: dict[str, Any]) -> str:
     head += ["", count + (f"; {len(failed)} {_cannot(failed)}." if failed else ".")]
     head += _renamed_lines(result["files"])
     head += _workload_renamed_lines(result["files"], _files_given(result) > 1)
-    body = "\n".join(head) + "\n"
-    left_out = 0
-    for entry in [*failed, *changed]:
+    body, dropped = cut_markdown("\n".join(head) + "\n", MAX_MARKDOWN_CHARS - 2 * _LEFT_OUT_CHARS)
+    if dropped:  # a headline past the limit (names of thousands of characters): cut as a section is
+        body += f"\n_The headline is cut here: {dropped:,} more lines left out to stay under {COMMENT_LIMIT}._\n"
+    left_out: list[str] = []
+    for entry in [*failed, *changed]:  # in order: the first that does not fit is cut, it and those after it named
         text = _section(entry)
-        if len(body) + len(text) > MAX_MARKDOWN_CHARS - 200:
-            left_out += 1
+        room = MAX_MARKDOWN_CHARS - _LEFT_OUT_CHARS - len(body)
+        if not left_out and len(text) <= room:
+            body += text
             continue
-        body += text
+        if not left_out and room >= MIN_CUT_SECTION_CHARS:  # hostile94: a file whose section alone passed the limit
+            kept, dropped = cut_markdown(text, room - _CUT_LINE_CHARS)  # was left out whole, the comment showing none of it
+            body += kept + f"\n_{_file_span(entry['file'])}'s section is cut here: {dropped:,} more lines left out._\n"
+        left_out.append(entry["file"])
     if left_out:
-        body += f"\n_{left_out} more changed file(s) left out to stay under the comment size limit; see the JSON report._\n"
+        named = _first_named([_file_span(name) for name in left_out], MAX_HEADLINE_UNPLANNED)
+        body += (
+            f"\n_{len(left_out)} changed file(s) cut or left out to stay under {COMMENT_LIMIT}: {named}; "
+            "`--format json` gives every file whole._\n"
+        )
     return body

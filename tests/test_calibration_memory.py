@@ -130,7 +130,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # 82% of it, over pinned_host_ram_share, so both at the pageable rate the plan prints (+272% -> +141%, -46% -> -67%).
     # The box pinned them in the DDR5-6000 pp512 run (faster than any pageable copy) and not in the DDR5-2000 one (its
     # passes slower than the same box's memory-mapped pass): the product cannot tell which, and warns with both TTFTs
-    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.0420, 1.4145),
+    # acc185 (2026-12-07): a pageable copy is staged through pinned buffers, three passes over the host's memory a byte,
+    # so at DDR5-2000 the DRAM's rate over three bounds it (pageable_copy_bytes_per_s): the 5,501-token row +141% -> +69%,
+    # the DDR5-6000 pp512 (its DRAM over three above 0.6 of the link) stays -67%
+    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (0.6778, 0.6860),
     # gpt-oss-120b's experts in RAM beside a GPU: the 12600K's two runs at DDR5-2000 (XMP off) +42% and +25%, its run at
     # DDR5-6000 -4%, an i9-14900K -0.4%, with llama.cpp's 62 / 72 switches between the GPU and the CPU a token at 50 us
     # each (accoff entry of 2026-12-04; 0.2028 / 0.4832 before: +48% / +31% / +3% / +10%, the cores' rate refitted at

@@ -17,9 +17,25 @@ from tests.conftest import calibration_report as _report
 
 def test_a_step_of_fixed_time_loses_half_a_batch_of_steps() -> None:
     # 1,500 requests, 1,363 in flight, every step 1 s: steady 1500/1363 x 2000 steps; the run adds the tail's
-    # 2000 steps for half a batch's tokens: (1500 / 1363) / (1500 / 1363 + 1 / 2)
+    # 2000 steps for (1,363 + 1) / 2 requests' tokens, about half a batch's: (1500 / 1363) / (1500 / 1363 + 1 / 2)
     got = finite_run_factor(lambda b: 1.0, 1500, 1363, 2000)
-    assert got == pytest.approx((1500 / 1363) / (1500 / 1363 + 0.5))
+    assert got == pytest.approx((1500 / 1363) / (1500 / 1363 + 0.5), rel=1e-3)
+
+
+@pytest.mark.parametrize("requests", [1, 10, 20, 1000])
+def test_one_request_at_a_time_has_no_tail(requests: int) -> None:
+    """acc190: a closed loop of one request at a time (InferenceX's B200 conc-1 runs, 10 requests) runs its last
+    request at the batch of one it ran every other at; the tail's falling batch floors at the last request, so the
+    factor is 1 whatever the request count (it was 10 / 10.5 while the tail counted half a request's tokens)."""
+    assert finite_run_factor(lambda b: 0.01 + 1e-3 * b, requests, 1, 922) == pytest.approx(1.0)
+
+
+def test_a_small_batch_tail_carries_its_requests_output_left() -> None:
+    # 4 in flight when the queue empties, progress spread evenly: 1, 3/4, 1/2 and 1/4 of an output left, 2.5 outputs
+    # over the tail's 1,000 steps at 4, 3, 2, 1 in flight (250 steps each); steps of fixed time 1 s
+    got = finite_run_factor(lambda b: 1.0, 40, 4, 1000)
+    steady_s, tail_s = (40 * 1000 - 2.5 * 1000) / 4, 1000
+    assert got == pytest.approx(40 * 1000 / 4 / (steady_s + tail_s))
 
 
 def test_a_step_proportional_to_its_batch_loses_nothing() -> None:
@@ -38,7 +54,8 @@ def test_the_factor_is_at_most_one_and_falls_with_the_batch_share(requests: int,
 
     got = finite_run_factor(step, requests, batch, osl)
     assert 0 < got <= 1 + 1e-12
-    assert finite_run_factor(step, 2 * requests, batch, osl) >= got - 1e-12
+    if requests >= batch:  # fewer requests than the batch run at a batch of their own (a batch of one has no tail)
+        assert finite_run_factor(step, 2 * requests, batch, osl) >= got - 1e-12
 
 
 def test_the_bench_request_count_is_read_from_the_rows_source() -> None:

@@ -719,9 +719,35 @@ _CAVEAT = (
             "runs_per_month): buying has cost less after 10 months",
             id="a-rented-job-unpriced",
         ),
-        # nothing rented by the month and no runs a month: no month to set against the capex
+        # nothing rented by the month and no runs a month: no month to set against the capex, so the runs a month from
+        # which buying costs less (newuser108 item 1: it said nothing): 43,669 / 36 + 867.31 = 2,080.34 a month over
+        # the amortisation, / 193.31 a run = 10.76 runs a month (more than one a month: no months between runs said)
         pytest.param(
-            TRAIN_BM, _totals(capex_usd=None, usd_per_month=0, training_usd_per_job=193.31), None, None, id="runs-without-a-month"
+            TRAIN_BM,
+            _totals(capex_usd=None, usd_per_month=0, training_usd_per_job=193.31),
+            {
+                "break_even_months": None,
+                "rent_usd_per_month": None,
+                "runs_break_even": {
+                    "rent_usd_per_run": 193.31,
+                    "bought_usd_per_month_over_amortization": 2080.34,
+                    "break_even_runs_per_month": 10.76,
+                    "break_even_months_between_runs": None,
+                },
+            },
+            "against $193 a run of its training jobs rented (no servers rented by the month): the rented side pays per "
+            "run and the workload gives no runs_per_month, so it has no month to pay back against: over the 36-month "
+            "amortisation the servers bought cost $2,080/month (capex / 36 + running), so buying costs less from "
+            "10.76 runs a month at $193 a run rented",
+            id="runs-without-a-month",
+        ),
+        # ... a job unpriced among them: no cost a run to set against it
+        pytest.param(
+            TRAIN_BM,
+            _totals(capex_usd=None, usd_per_month=0, training_usd_per_job=193.31, unpriced_training_pools=["sft"]),
+            None,
+            None,
+            id="runs-without-a-month-one-unpriced",
         ),
         pytest.param(
             _totals(capex_usd=None, usd_per_month=900.0),

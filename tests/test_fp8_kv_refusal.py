@@ -97,9 +97,13 @@ def test_the_estimate_says_it_in_its_remedy(tmp_path: Path, capsys: pytest.Captu
     call_cli(tmp_path, ("estimate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090-24gb", "--context", "40000"))
     out = capsys.readouterr().out
     tokens = _estimate(40000, kv_precision="fp8")["capacity"]["kv_cache_tokens"]
+    # newuser107's larger --gpu-memory-utilization follows the FP8 cache, before the shorter context
+    higher = _estimate(40000)["capacity"]["vllm_log"]["utilization_starts"]
     assert (
         "4.19 GiB is available; --kv-precision fp8 (vLLM's --kv-cache-dtype fp8, a token's KV in half the bytes: it "
-        f"starts, {tokens:,} KV tokens a replica), lower --context"
+        f"starts, {tokens:,} KV tokens a replica), --gpu-memory-utilization {higher['gpu_memory_utilization']:g} (it "
+        f"starts, {higher['kv_cache_tokens']:,} KV tokens a replica, where nothing else holds the GPUs' memory), lower "
+        "--context"
     ) in out
 
 

@@ -9,17 +9,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from generator import catalog
 from generator.api import plan_file
-from generator.calculator.upgrade_options import upgrade_text
+from generator.calculator.machine import FixedSpec
+from generator.calculator.upgrade_options import MOST_GPUS, changed_machines, upgrade_text
 from generator.catalog.dimms import dimm_sizes_gib
 from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.workload import load_workload
+from tests.conftest import REPO
 from tests.helpers import estimate_json, run_estimate
 
 BOX = ("--gpu", "rtx-3090-24gb", "--gpus", "2", "--context", "16384", "--input-tokens", "1000", "--output-tokens", "300")
@@ -56,6 +59,17 @@ def test_upgrades_on_the_am4_box() -> None:
     assert ram["possible"] is False and "128 GiB" in ram["why"]
 
 
+def test_most_gpus_is_the_schemas_gpu_count_maximum() -> None:
+    """One more GPU is offered up to ``hardware.fixed.gpu_count``'s maximum, the most a machine is given."""
+    schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text(encoding="utf-8"))
+    fixed = schema["properties"]["hardware"]["properties"]["fixed"]["properties"]
+    assert fixed["gpu_count"]["maximum"] == MOST_GPUS
+    spec = FixedSpec(gpu="rtx-3090-24gb", gpu_count=MOST_GPUS, ram_gib=128)
+    assert [change for change, _ in changed_machines(spec)] == ["twice the RAM (256 GiB)"]
+    fewer = [change for change, _ in changed_machines(spec._replace(gpu_count=MOST_GPUS - 1))]
+    assert fewer == [f"one more GPU ({MOST_GPUS} x rtx-3090-24gb)", "twice the RAM (256 GiB)"]
+
+
 def test_more_ram_that_changes_nothing_says_so() -> None:
     data = estimate_json(*QWEN, *BOX, "--cpu", "threadripper-pro-5975wx", "--ram-gib", "256")
     ram = data["upgrades"][1]
@@ -72,6 +86,17 @@ def test_more_ram_that_changes_nothing_says_so() -> None:
             {"change": "one more GPU (3 x g)", "possible": True, "fits": True, "decode_tokens_per_s": 7.5,
              "ttft_s": 10.6, "bound": "ddr", "precision": "q4_k_m"},
             "one more GPU (3 x g): decode 5.00 -> 7.50 tokens/s (1.50x; ddr-bound), TTFT 12.00 -> 10.60 s, at q4_k_m",
+        ),
+        (  # within 0.5% of the decode now: no gain, whatever the TTFT does; the note (a slot the CPU lacks) last
+            {"change": "one more GPU (3 x g)", "possible": True, "fits": True, "decode_tokens_per_s": 5.02,
+             "ttft_s": 9.0, "bound": "ddr", "precision": "q4_k_m", "note": "no slot"},
+            "one more GPU (3 x g): decode 5.00 -> 5.02 tokens/s (no faster: nothing the change adds is what bounds the "
+            "decode; ddr-bound), TTFT 12.00 -> 9.00 s, at q4_k_m (no slot)",
+        ),
+        (  # just past 0.5%: a gain, said as a ratio
+            {"change": "twice the RAM (256 GiB)", "possible": True, "fits": True, "decode_tokens_per_s": 5.03,
+             "ttft_s": 12.0, "bound": "gpu", "precision": "q2_k"},
+            "twice the RAM (256 GiB): decode 5.00 -> 5.03 tokens/s (1.01x; gpu-bound), TTFT 12.00 -> 12.00 s, at q2_k",
         ),
         (
             {"change": "twice the RAM (256 GiB)", "possible": False, "fits": False, "why": "slots"},
@@ -96,6 +121,8 @@ def test_a_larger_memory_fraction_is_offered_where_it_starts_vllm() -> None:
     log = estimate_json(*VLLM_70B)["capacity"]["vllm_log"]
     assert not log["starts"]
     assert log["utilization_starts"]["gpu_memory_utilization"] == 0.95
+    # the smallest fraction tried that starts it: 0.92 is refused too
+    assert not estimate_json(*VLLM_70B, "--gpu-memory-utilization", "0.92")["capacity"]["vllm_log"]["starts"]
     at = estimate_json(*VLLM_70B, "--gpu-memory-utilization", "0.95")["capacity"]
     assert at["vllm_log"]["starts"] and at["kv_cache_tokens"] == log["utilization_starts"]["kv_cache_tokens"]
     _, text = run_estimate(*VLLM_70B)

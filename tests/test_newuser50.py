@@ -85,8 +85,8 @@ def test_a_setup_short_of_the_model_on_hopper_is_said_unchecked_on_blackwell(tmp
         assert (said.level, said.path) == ("info", "deployments[0]")
         # 1.63-2.42x before block-FP8 GEMMs on Hopper ran below the FP8 rate (acc92 entry of CALIBRATION.md), 1.18-1.48x
         # before the routed experts' memory-bound kernels were timed (acc101 entry), 1.12-1.37x before vLLM steps timed
-        # 70 us per MoE layer (acc181 entry, landed by acc183: DeepSeek-R1's 58 MoE layers, 4.1 ms a vLLM step more)
-        # 1.10-1.33x since the record's recompute of 2026-12-07 (1.104-1.327, before acc191; this pin was left at 1.11-1.35)
+        # 70 us per MoE layer (acc181 entry, landed by acc183: DeepSeek-R1's 58 MoE layers, 4.1 ms a vLLM step more),
+        # 1.11-1.35x before the GPUStack lab's runs ended with their stated request count's tail (acc186 entry)
         assert "measured 1.10-1.33x below specgen's throughput model on hopper GPUs (DeepSeek-R1 (FP8, TP8) on 8 x H200" in (
             said.message
         )

@@ -27,7 +27,7 @@ from generator.sizing.offload import (
     cpu_weight_seconds,
     layer_params,
     offload_cost,
-    prefill_host_seconds,
+    prefill_host_parts,
 )
 from generator.sizing.performance import expected_experts_touched
 from generator.sizing.precision import weight_format
@@ -155,7 +155,7 @@ def test_a_prompt_pass_copies_the_experts_it_routes_to_over_the_host_link(memory
     experts = sum(size_weights(arch, weight_format("mxfp4")).layer_expert_bytes)
     share = 1 - (1 - 4 / 128) ** 512
     rate = 25e9 * 0.8 * (0.6 if memory_mapped else 1.0)
-    got = prefill_host_seconds(arch, weight_format("mxfp4"), placement, _machine(6), CONSTS, 1024, memory_mapped)
+    got = prefill_host_parts(arch, weight_format("mxfp4"), placement, _machine(6), CONSTS, 1024, memory_mapped).seconds
     assert got == pytest.approx(2 * experts * share / rate)
 
 
@@ -171,8 +171,12 @@ def test_a_pass_shorter_than_32_tokens_runs_the_ram_layers_on_the_cpu() -> None:
     touched = 128 * (1 - (1 - 4 / 128) ** 8)
     in_ram = experts * touched / 128
     cpu = max(in_ram / 95e9, 8 * 36 * 99_567_360 / (6 * 20e9)) + in_ram / 300e9 + 36 * touched * 10e-6
-    got = prefill_host_seconds(arch, fmt, placement, _machine(6), CONSTS, 520, False)
-    assert got == pytest.approx(full + cpu)
+    host = prefill_host_parts(arch, fmt, placement, _machine(6), CONSTS, 520, False)
+    assert host.seconds == pytest.approx(full + cpu)
+    # review99: the parts (the estimate's prefill_seconds) are the sum's, the full pass's copy first, the CPU's after
+    (copy, copy_s), (cpu_bound, cpu_s) = host.parts
+    assert copy == "pcie" and cpu_bound in {"cpu-cores", "ddr"}
+    assert copy_s == pytest.approx(full) and cpu_s == pytest.approx(cpu) and copy_s + cpu_s == pytest.approx(host.seconds)
 
 
 DEEPSEEK_HOME = ("deepseek-ai/DeepSeek-V3", "--gpu", "rtx-4090-24gb", "--ram-gib", "512", "--memory-channels", "8",
@@ -238,7 +242,8 @@ def test_the_estimate_says_the_prompt_its_ttft_is_of_and_the_prefill_rate() -> N
     assert thr["ttft_prompt_tokens"] == 8000
     assert thr["prefill_tokens_per_s"] == pytest.approx(8000 / (thr["ttft_s"] - 1 / thr["decode_tokens_per_s"]), rel=2e-3)
     rate = f"{round(thr['prefill_tokens_per_s'], 3):.2f}"
-    assert f"for 8,000 prompt tokens (prefill {rate} tokens/s at -ub 4096)" in text
+    # fix192: then what bounds the prefill, as the JSON's prefill_bound
+    assert f"for 8,000 prompt tokens (prefill {rate} tokens/s at -ub 4096; {thr['prefill_bound']}-bound: " in text
     checklist = {row["item"]: row for row in data["checklist"]}["time to first token"]
     assert "8,000 prompt tokens (-ub 4096)" in checklist["how"] and rate in checklist["predicted"]
 

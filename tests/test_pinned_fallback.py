@@ -68,7 +68,8 @@ def _row() -> dict[str, Any]:
 
 
 def test_the_12600k_row_on_its_64_gb_is_timed_at_the_pageable_rate() -> None:
-    """The 5,501-token --no-mmap row: 52.59 GB of experts pinned of 64 GB (82%): its copies at 0.6 of the pinned rate,
+    """The 5,501-token --no-mmap row: 52.59 GB of experts pinned of 64 GB (82%): its copies at the pageable rate,
+    its DDR5-2000's over the staged copy's three passes since acc185 (323.2 tokens/s, +69%); at 0.6 of the pinned rate,
     462.9 tokens/s predicted (+141% on the 191.71 measured) where the pinned rate predicts 713.5 (+272%, the figure the
     calibration reported for the pinned path, on a machine of unlimited RAM, before acc103 gave the row its 64 GiB).
     459.0 / 704.3 before a prompt's attention stopped at gpt-oss's window-128 layers (fix73)."""
@@ -88,8 +89,10 @@ def test_the_12600k_row_on_its_64_gb_is_timed_at_the_pageable_rate() -> None:
     assert unlimited.pinned_fallback_bytes == 0 and unlimited.pinned_ttft_s is None
     assert its_own.pinned_fallback_bytes == placement.cpu_bytes
     assert unlimited.prefill_tokens_per_s == pytest.approx(713.48, abs=0.01)
-    assert its_own.prefill_tokens_per_s == pytest.approx(462.89, abs=0.01)
-    assert its_own.prefill_tokens_per_s / row["tokens_per_s"] - 1 == pytest.approx(1.415, abs=1e-3)
+    # the pageable copy at DDR5-2000 is the DRAM's over the staged copy's three passes (acc185: 462.89, +141.5%, at
+    # 0.6 of the pinned link before)
+    assert its_own.prefill_tokens_per_s == pytest.approx(323.23, abs=0.01)
+    assert its_own.prefill_tokens_per_s / row["tokens_per_s"] - 1 == pytest.approx(0.686, abs=1e-3)
     # the TTFT were they pinned is the pinned path's; decode is the same either way
     assert its_own.pinned_ttft_s == pytest.approx(unlimited.ttft_s, rel=1e-12)
     assert its_own.decode_tokens_per_s == unlimited.decode_tokens_per_s

@@ -412,10 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--gradient-checkpointing",
         nargs="?",
         const="full",
-        default="full",
+        default=None,
         dest="checkpointing",
         choices=("none", "selective", "full"),
-        help="activation checkpointing (default full)",
+        help="activation checkpointing (default full; where not given, the lighter level a plan would size is said)",
     )
     t.add_argument(
         "--no-flash-attention",
@@ -938,6 +938,13 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
             # with no KV memory left the weights themselves are the problem: a shorter context cannot help
             more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
             fp8 = log.get("fp8_kv_starts")  # fix183 item 3: the FP8 cache that starts it, sized by the estimate
+            higher = log.get("utilization_starts")  # newuser107; review98 bug 2: also where the weights leave none
+            larger = (
+                f"--gpu-memory-utilization {higher['gpu_memory_utilization']:g} (it starts, "
+                f"{higher['kv_cache_tokens']:,} KV tokens a replica, where nothing else holds the GPUs' memory), "
+                if higher
+                else ""
+            )
             remedy = (
                 (
                     f"--kv-precision fp8 (vLLM's --kv-cache-dtype fp8, a token's KV in half the bytes: it starts, "
@@ -945,12 +952,7 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
                     if fp8
                     else ""
                 )
-                + (
-                    f"--gpu-memory-utilization {higher['gpu_memory_utilization']:g} (it starts, "
-                    f"{higher['kv_cache_tokens']:,} KV tokens a replica, where nothing else holds the GPUs' memory), "
-                    if (higher := log.get("utilization_starts"))
-                    else ""
-                )
+                + larger
                 + "lower --context, a lower --max-num-seqs (vLLM profiles its activations before it sizes the pool), "
                 + (
                     "a lower --max-batched-tokens (the check charges each sliding-window layer a forward pass's tokens), "
@@ -960,6 +962,7 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
                 + f"or add {more}"
                 if cap["kv_cache_bytes"] > 0
                 else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
+                + larger
                 + (
                     "a larger share (--mig, a smaller --share), a smaller --precision, or whole GPUs (drop it)"
                     if share is not None
@@ -1115,9 +1118,14 @@ def _ttft_prompt(throughput: dict[str, Any]) -> str:
     llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10).
     """
     from generator.calculator.offload_report import tokens_per_s_text
+    from generator.calculator.prefill_bound import prefill_bound_text
 
     rate = tokens_per_s_text(throughput["prefill_tokens_per_s"])
-    return f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']})"
+    bound = prefill_bound_text(throughput)  # fix192: what bounds the prefill, as the decode's bound
+    return (
+        f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']}"
+        f"{'; ' + bound if bound else ''})"
+    )
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
@@ -1346,11 +1354,10 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         left = facts["omitted_gpu_count"]
         notes.append(f"--detect did not take gpu_count {left.value} ({left.how}): planned on 1 GPU; give --gpus")
     # newuser88: a CPU the catalog lacks is timed at the cores /proc/cpuinfo counts (one socket's), not the assumed
-    # desktop's 8 (a 2-core VM was said to decode Qwen3-8B q4_k_m at 12.18 tokens/s, its 2 cores allow 4.66)
-    cores, sockets = facts["cores"].value if "cores" in facts else 0, facts["cpu_sockets"].value if "cpu_sockets" in facts else 1
-    uncatalogued = "cpu" not in facts and args.cpu is None and args.cpu_cores is None
-    if isinstance(cores, int) and cores and isinstance(sockets, int) and uncatalogued:
-        args.cpu_cores = max(1, cores // max(1, sockets))
+    # desktop's 8 (a 2-core VM was said to decode Qwen3-8B q4_k_m at 12.18 tokens/s, its 2 cores allow 4.66): detect's
+    # cpu_cores, the fact a workload's hardware.fixed.cpu_cores is written from (newuser107)
+    if "cpu_cores" in facts and args.cpu is None and args.cpu_cores is None:
+        args.cpu_cores = facts["cpu_cores"].value
         model = one_line(str(facts["cpu_model"].value))[:80] if "cpu_model" in facts else "unknown"
         notes.append(
             f"--detect took --cpu-cores {args.cpu_cores}: the cores of one socket /proc/cpuinfo counts, as the CPU "
@@ -1425,7 +1432,8 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         micro_batch=args.micro_batch,
         accumulation=args.accumulation,
         seq_len=args.seq_len,
-        checkpointing=args.checkpointing,
+        checkpointing=args.checkpointing or "full",
+        checkpointing_given=args.checkpointing is not None,
         flash_attention=args.flash_attention,
         lora_rank=LORA_DEFAULTS["lora_rank"] if args.lora_rank is None else args.lora_rank,
         lora_dropout=LORA_DEFAULTS["lora_dropout"] if args.lora_dropout is None else args.lora_dropout,

@@ -158,6 +158,9 @@ class EstimateRequest(NamedTuple):
     accumulation: int = 1
     seq_len: int | None = None
     checkpointing: str = "full"
+    #: False where ``--gradient-checkpointing`` is not given: full is then the estimate's assumption, and the lighter
+    #: level a plan would size the job at, where one fits, is said beside it (:mod:`lighter_checkpointing`, newuser108).
+    checkpointing_given: bool = True
     flash_attention: bool = True
     lora_rank: int = 16
     #: PEFT ``lora_dropout`` (0 <= p < 1; 0 is PEFT's default).
@@ -1111,11 +1114,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
 
                 if (fp8 := fp8_kv_start(req, kv_name, gpu)) is not None:
                     log["fp8_kv_starts"] = fp8
-                if req.engine == "vllm":  # a larger --gpu-memory-utilization (newuser107)
-                    from generator.calculator.utilization_start import utilization_start
+            if advise and log and not log["starts"] and shared is None and req.engine == "vllm":
+                # a larger --gpu-memory-utilization (newuser107), whether the KV memory is short or the weights leave
+                # none at the fraction asked (review98 bug 2: int4 72B on 2 x 24 GB starts at 0.95)
+                from generator.calculator.utilization_start import utilization_start
 
-                    if (more := utilization_start(req, consts.gpu_memory_utilization)) is not None:
-                        log["utilization_starts"] = more
+                if (more := utilization_start(req, consts.gpu_memory_utilization)) is not None:
+                    log["utilization_starts"] = more
             queue = fit.get("whole_context_batch") or fit.get("average_batch") or {}
             if queue.get("queued"):
                 _size_at_held(result, arch, kv_bits, context, average, queue["sequences_held"], par)
@@ -1357,6 +1362,16 @@ def _training_result(
                 result["training_speed"]["timed_at_longest_sequence"] = longest
         else:
             _add_speed(result, req, model, setup, mem, par, gpu, consts)
+            if advise and not req.checkpointing_given and setup.checkpointing == "full" and "training_speed" in result:
+                # the level a plan would size the job at, said beside the assumption (newuser108: 9,118 GPU-hours at
+                # full where the plan of the same job shows its hours without recomputation)
+                from generator.calculator.lighter_checkpointing import lighter_checkpointing, lighter_checkpointing_note
+                from generator.sizing.frameworks import framework_profile
+
+                own = framework_profile(setup.framework).checkpointing if setup.framework else None
+                if (lighter := lighter_checkpointing(req, own)) is not None:
+                    result["training_speed"]["lighter_checkpointing"] = lighter
+                    notes.append(lighter_checkpointing_note(lighter))
     elif req.max_seq_len:
         raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
 
@@ -1660,6 +1675,7 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
+    from generator.calculator.prefill_bound import prefill_summary
     from generator.calculator.upgrade_options import upgrade_options
     from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, RateTarget, plan_offload, slots_at
 
@@ -1691,7 +1707,9 @@ def _fixed_machine(
         "reserved_ram_gib": spec.reserved_ram_gib,
         "bandwidths": basis,
     }
-    machine_found = [{"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec, consts)]
+    machine_found = [
+        {"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec, consts, "--pcie-lanes")
+    ]
     try:
         plan, machine, spans = place_over_nodes(place, machine, wider_machine(machine, spec), on_disk)
         slots = None
@@ -1767,6 +1785,8 @@ def _fixed_machine(
             "ubatch_tokens": plan.ubatch_tokens,
             "bound": plan.cost.bound,
             "mode": plan.cost.mode,
+            # fix192: which part of the prompt's passes bounds the prefill (PCIe, GPU or CPU compute), and each part
+            **prefill_summary(plan.cost),
             **({} if slots is None else {"slots": _slots_summary(slots)}),
         },
         "machine": machine_doc,

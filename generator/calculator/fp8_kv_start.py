@@ -7,8 +7,6 @@ the KV precision changed, where the engine offers an FP8 cache on the GPU (:func
 
 from __future__ import annotations
 
-from generator.errors import InputError
-
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
@@ -19,16 +17,9 @@ if TYPE_CHECKING:
 
 def fp8_kv_start(req: EstimateRequest, kv_name: str, gpu: GpuSpec) -> dict[str, Any] | None:
     """The KV tokens and bytes an FP8 cache holds where vLLM then starts; None where it does not, or none is offered."""
-    from generator.calculator.estimate import estimate
+    from generator.calculator.starting_kv import starting_kv
     from generator.planner.fp8_kv import fp8_kv_offered
 
     if not fp8_kv_offered(req.engine, kv_name, gpu):
         return None
-    try:
-        tried = estimate(req._replace(kv_precision="fp8"), advise=False)
-    except InputError:
-        return None
-    cap = tried.get("capacity", {})
-    if not cap.get("vllm_log", {}).get("starts"):
-        return None
-    return {"kv_cache_tokens": cap["kv_cache_tokens"], "kv_cache_bytes": cap["kv_cache_bytes"]}
+    return starting_kv(req._replace(kv_precision="fp8"))

@@ -15,13 +15,23 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import re
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from generator.calculator.model_source import COMMIT, config_from_text, hub_config_name
-from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
+from generator.calculator.safetensors_header import (
+    DTYPE_BITS,
+    INDEX_FILE,
+    MAX_INDEX_BYTES,
+    Tensor,
+    check_end_to_end,
+    checked_tensor,
+)
 from generator.errors import InputError, Location, UnreachableError, one_line
 from generator.input_files import MAX_CONFIG_BYTES, short, utf8_text
 from generator.named_tuple import NamedTuple
@@ -129,10 +139,11 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
                 raise _TooLargeError(size)
         return download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None)
 
+    began_s = time.time()  # a config downloaded from here on is this run's to remove when refused
     try:
         path = _bounded(config_path, seconds)
-    except _StalledError:
-        raise UnreachableError(_stalled_message(where, endpoint, seconds), location) from None
+    except _StalledError as exc:
+        raise UnreachableError(_stalled_message(where, endpoint, seconds, exc.why), location) from None
     except _TooLargeError as exc:
         raise HubRepoError(_too_large(where, exc.size), location) from None
     except hub_errors.GatedRepoError:
@@ -170,6 +181,12 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
                 f"{exc.strerror} (it keeps its cache and token under HF_HOME, by default ~/.cache/huggingface: set "
                 "HF_HOME to a folder this user may write)"
             )
+        if isinstance(exc, UnicodeEncodeError) and "authorization" in str(exc).lower():  # hostile94: 'ascii' codec ...
+            said = (
+                f"cannot read {where} from the Hub: the token sent (HF_TOKEN, or the one `hf auth login` stored) holds "
+                f"a character other than ASCII at its place {max(1, exc.start - len('Bearer ') + 1):,}, which no HTTP header "
+                "carries: set it to the token as the Hub shows it (hf_ and letters and digits)"
+            )
         raise InputError(said, location) from None
     commit = os.path.basename(os.path.dirname(path))
     if not COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
@@ -178,6 +195,8 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"cannot read {where} from the Hub: it answered commit {commit}, not the one pinned", location)
     size = os.path.getsize(path)
     if size > MAX_CONFIG_BYTES:  # fuzz27 M4: read whole, a 300 MB config took 958 MB; a local one is capped so
+        if not offline:
+            _forget_download(path, began_s)
         raise HubRepoError(_too_large(where, size), location)
     with open(path, "rb") as fh:
         raw = fh.read()
@@ -191,8 +210,70 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     return HubModel(repo_id, asked, commit, config, text, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
+def _forget_download(path: str, began_s: float) -> None:
+    """Remove a refused ``config.json`` this run downloaded into the Hub cache (its snapshot link and its blob).
+
+    hostile94: a Hub that gives no size before the file (no Content-Length) had 300 MB written to the cache, kept there
+    after the refusal. A file in the cache from before ``began_s`` is another run's or another tool's: kept.
+    """
+    blob = os.path.realpath(path)
+    with contextlib.suppress(OSError):
+        if os.path.getmtime(blob) >= began_s - 1:  # the file systems' mtime may round down to the second
+            os.remove(blob)
+            if os.path.islink(path):
+                os.remove(path)
+
+
 class _StalledError(Exception):
-    """A read of the Hub did not finish within its time (:func:`_bounded`)."""
+    """A read of the Hub did not finish within its time (:func:`_bounded`); ``why``: what the Hub answered meanwhile."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__(why)
+        self.why = why
+
+
+#: huggingface_hub's warnings before it sleeps and retries (huggingface_hub/utils/_http.py, ``_http_backoff_base``):
+#: the status it got, and the seconds it then sleeps (a ``Retry-After`` or rate-limit reset + 1 s, or its back-off).
+_RETRY_STATUS = re.compile(r"^HTTP Error (\d{3}) thrown while requesting")
+_RETRY_ASKED = re.compile(r"^Rate limited\. Waiting (\d+(?:\.\d+)?)s")
+
+
+class _Retries(logging.Handler):
+    """What huggingface_hub says of one worker thread's retries: the last status, and the wait the server asked for.
+
+    hostile94: a 429 with ``Retry-After: 3600`` had the client sleep an hour, and specgen said after its minute that
+    the Hub "did not finish answering", the 429 unsaid. A wait asked past the time left ends the wait at once.
+    """
+
+    def __init__(self, deadline_s: float, over: threading.Event) -> None:
+        super().__init__(logging.WARNING)
+        self.deadline_s, self.over = deadline_s, over
+        self.thread: int | None = None
+        self.status: int | None = None
+        self.tries = 0
+        self.asked_s: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self.thread:
+            return
+        said = str(record.msg)
+        if status := _RETRY_STATUS.match(said):
+            self.status, self.tries = int(status[1]), self.tries + 1
+        elif (asked := _RETRY_ASKED.match(said)) and self.status is not None:
+            waits_s = float(asked[1])
+            if time.monotonic() + waits_s > self.deadline_s:
+                self.asked_s = waits_s - 1  # the client's second on top of the server's figure
+                self.over.set()
+
+    def why(self) -> str:
+        """The answer the Hub gave before the wait ran out ("" where none was said)."""
+        if self.status is None:
+            return ""
+        said = f"HTTP {self.status}" + (" (too many requests)" if self.status == 429 else "")
+        said += " once" if self.tries == 1 else f" {self.tries} times"
+        if self.asked_s is not None:
+            return f"answered {said} and asks to wait {self.asked_s:,.0f} s before the next request"
+        return f"answered {said}"
 
 
 class _TooLargeError(Exception):
@@ -211,17 +292,33 @@ def _bounded(call: Callable[[], T], seconds: float) -> T:
     """``call()``, given up after ``seconds`` (:class:`_StalledError`): it runs in a daemon thread, left behind if it hangs."""
     done: list[tuple[bool, Any]] = []
 
+    over = threading.Event()  # the call finished, or the client announced a sleep past the time left
+    retries = _Retries(time.monotonic() + seconds, over)
+
     def run() -> None:
+        retries.thread = threading.get_ident()
         try:
             done.append((True, call()))
         except BaseException as exc:  # handed to the caller's thread as it is
             done.append((False, exc))
+        over.set()
 
+    logger = logging.getLogger("huggingface_hub.utils._http")
+    kept = logger.level, logger.propagate
+    # the CLI quiets the library (HF_HUB_VERBOSITY=error): its warnings reach this handler, and print only where asked
+    logger.propagate = logger.isEnabledFor(logging.WARNING)
+    logger.setLevel(logging.WARNING)
+    logger.addHandler(retries)
     worker = threading.Thread(target=run, name="specgen-hub", daemon=True)
-    worker.start()
-    worker.join(seconds)
+    try:
+        worker.start()
+        over.wait(seconds)
+    finally:
+        logger.removeHandler(retries)
+        logger.setLevel(kept[0])
+        logger.propagate = kept[1]
     if not done:
-        raise _StalledError
+        raise _StalledError(retries.why())
     ok, value = done[0]
     if not ok:
         raise value
@@ -246,7 +343,14 @@ def _timeout_s(location: Location | None) -> float:
     return seconds
 
 
-def _stalled_message(where: str, endpoint: str, seconds: float) -> str:
+def _stalled_message(where: str, endpoint: str, seconds: float, why: str = "") -> str:
+    if why:  # hostile94: a rate limit or a failing server, retried past the wait: said, with what to do
+        advice = "try again later, or set HF_TOKEN (a higher limit)" if "HTTP 429" in why else "try again later"
+        within = "past" if "asks to wait" in why else "not giving it within"
+        return (
+            f"the Hub ({shown_endpoint(endpoint)}) {why} for {where}, {within} the {seconds:g} s specgen waits "
+            f"(SPECGEN_HUB_TIMEOUT_S sets it); {advice}"
+        )
     return (
         f"the Hub ({shown_endpoint(endpoint)}) did not finish answering for {where} within {seconds:g} s (SPECGEN_HUB_TIMEOUT_S "
         "sets the wait); on a runner without network set HF_HUB_OFFLINE=1 to read the Hub cache only"
@@ -321,6 +425,8 @@ def _check_endpoint(endpoint: str, location: Location | None) -> None:
         parts = urlsplit(endpoint)
         valid = parts.scheme in ("http", "https") and bool(parts.hostname)
         valid = valid and (parts.port is None or parts.port > 0)  # reading the port checks its range
+        # hostile94: 'http://a b' read as a host that does not resolve, exit 75 ("try again later") for a typo
+        valid = valid and not any(c.isspace() or c in '<>"{}|\\^`' for c in parts.hostname or "")
     except ValueError:
         valid = False
     if not valid:
@@ -453,6 +559,21 @@ def _cached_tensors(table: Any) -> list[Tensor] | None:
     return tensors
 
 
+def _index_bytes(hub: Any, repo_id: str, commit: str) -> int | None:
+    """The size the Hub gives for the checkpoint's safetensors index, before the client downloads it (None: none said).
+
+    The client downloads the index whole (into the Hub cache) and reads it whole.
+
+    hostile94: a 300 MB index was downloaded into the Hub cache, left there, and parsed whole (657 MB of memory), the
+    model then sized; a local index is refused past :data:`MAX_INDEX_BYTES`.
+    """
+    try:
+        size = hub.get_hf_file_metadata(hub.hf_hub_url(repo_id, INDEX_FILE, revision=commit)).size
+    except Exception:  # no index (one file, or no safetensors), or no answer: get_safetensors_metadata says which
+        return None
+    return size if isinstance(size, int) else None
+
+
 def _tensor_table(
     hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float], location: Location | None = None
 ) -> tuple[list[Tensor] | None, tuple[str, ...]]:
@@ -478,14 +599,30 @@ def _tensor_table(
             return None, (f"{why}: the cached tensor table {table} is damaged (delete it, or run online once); weights "
                           "sized from the config",)  # fmt: skip
         return None, (f"{why}: the safetensors headers were never read online; weights sized from the config",)
+
+    def read_headers() -> Any:
+        index_bytes = _index_bytes(hub, repo_id, commit)
+        if index_bytes is not None and index_bytes > MAX_INDEX_BYTES:  # the cap a local index is read under
+            raise _TooLargeError(index_bytes)
+        return hub.HfApi().get_safetensors_metadata(repo_id, revision=commit)
+
     try:
-        meta = _bounded(lambda: hub.HfApi().get_safetensors_metadata(repo_id, revision=commit), seconds)
-    except _StalledError:
+        meta = _bounded(read_headers, seconds)
+    except _TooLargeError as exc:
+        raise HubRepoError(
+            f"{repo_id}@{commit}: its {INDEX_FILE} on the Hub is {exc.size:,} bytes, more than the {MAX_INDEX_BYTES:,} "
+            "specgen reads (DeepSeek-V3's is about 9 MB)",
+            location,
+        ) from None
+    except _StalledError as exc:
+        failed = f"{exc.why}, past the {seconds:g} s specgen waits," if exc.why else f"did not answer within {seconds:g} s"
         if _OUTAGE_FAILS[0]:
-            raise HeadersUnreachableError(
-                _headers_unread(repo_id, commit, f"did not answer within {seconds:g} s"), location
-            ) from None
-        return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
+            raise HeadersUnreachableError(_headers_unread(repo_id, commit, failed), location) from None
+        if exc.why:
+            said = f"the Hub {exc.why} for the safetensors headers, past the {seconds:g} s specgen waits"
+        else:
+            said = f"the Hub did not give the safetensors headers within {seconds:g} s"
+        return None, (f"{said}; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
     except (hub_errors.SafetensorsParsingError, json.JSONDecodeError, AttributeError, TypeError, KeyError) as exc:
@@ -495,11 +632,13 @@ def _tensor_table(
             raise HeadersUnreachableError(_headers_unread(repo_id, commit, f"failed ({_said(exc)})"), location) from None
         return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)
     try:
-        tensors = sorted(
-            checked_tensor(f"{repo_id}@{commit}/{file}", name, str(info.dtype), list(info.shape), list(info.data_offsets), None)
-            for file, file_meta in sorted(meta.files_metadata.items())
-            for name, info in file_meta.tensors.items()
-        )
+        tensors = []
+        for file, file_meta in sorted(meta.files_metadata.items()):
+            label = f"{repo_id}@{commit}/{file}"
+            for name, info in file_meta.tensors.items():
+                tensors.append(checked_tensor(label, name, str(info.dtype), list(info.shape), list(info.data_offsets), None))
+            check_end_to_end(label, [(*info.data_offsets, name) for name, info in file_meta.tensors.items()])
+        tensors.sort()
     except InputError as exc:
         raise HubRepoError(exc.message, location) from None
     with contextlib.suppress(OSError):  # a read-only cache only costs the next run a few range requests

@@ -216,7 +216,9 @@ def host_only(
     }
     seconds = {k: round(v, 6) for k, v in cost.seconds_per_token.items() if v}
     numa = numa_note(spec, spans)
-    findings = [{"level": lvl, "code": code, "message": msg} for lvl, code, _, msg in machine_findings(spec, consts)]
+    findings = [
+        {"level": lvl, "code": code, "message": msg} for lvl, code, _, msg in machine_findings(spec, consts, "--pcie-lanes")
+    ]
     if numa:
         level, code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
         findings.append({"level": level, "code": code, "message": numa})

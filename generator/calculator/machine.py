@@ -134,15 +134,15 @@ def channels_problem(spec: FixedSpec) -> str | None:
 
 
 #: DIMMs a DDR5 (or a desktop DDR4) memory channel takes at most (those platforms run one or two DIMMs a channel).
-DDR5_MOST_DIMMS_PER_CHANNEL = 2
+MOST_DIMMS_PER_CHANNEL = 2
 
 
 def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     """Why ``spec``'s RAM cannot be fitted to its catalog CPU's slots (fuzz23 item 4), else None.
 
-    A DDR5 channel takes at most two DIMMs, each at most the largest the CPU takes (64 GiB unbuffered on a desktop):
-    65,536 GiB on a Ryzen 9 7950X was planned, and its offload counted on RAM the machine cannot hold. ``ram`` names
-    the RAM field as the user wrote it.
+    A DDR5 channel, or a DDR4 desktop's of unbuffered DIMMs, takes at most two DIMMs, each at most the largest the CPU
+    takes (64 GiB unbuffered DDR5, 32 GiB unbuffered DDR4): 65,536 GiB on a Ryzen 9 7950X was planned, and its offload
+    counted on RAM the machine cannot hold. ``ram`` names the RAM field as the user wrote it.
     """
     given = _given_cpu(spec)
     if spec.cpu and given is None:
@@ -155,13 +155,13 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     if cpu.ddr_generation != "ddr5" and not (cpu.ddr_generation == "ddr4" and cpu.dimm_type == "udimm"):
         return None  # a DDR4 server's registered DIMMs (up to 256 GB) are not bounded here
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
-    most = spec.cpu_sockets * channels * DDR5_MOST_DIMMS_PER_CHANNEL * largest
+    most = spec.cpu_sockets * channels * MOST_DIMMS_PER_CHANNEL * largest
     if spec.ram_gib <= most:
         return None
     machine = f"a machine with the {cpu.name}" if given else f"the machine assumed without a CPU (like the {cpu.name})"
     return (
         f"{ram} {spec.ram_gib:g} is more than {machine} holds: {spec.cpu_sockets} socket(s) x {channels} channels x "
-        f"{DDR5_MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest {cpu.dimm_type.upper()} it takes = "
+        f"{MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest {cpu.dimm_type.upper()} it takes = "
         f"{most:g} GiB" + ("" if given else "; give the CPU, or the RAM in GiB")
     )
 
@@ -281,11 +281,12 @@ def gpus_split_packages(spec: FixedSpec) -> str | None:
 NARROWEST_GPU_SLOT_LANES = 4
 
 
-def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
+def gpus_beyond_cpu_slots(spec: FixedSpec, lanes: str = "pcie_lanes") -> str | None:
     """Why the catalog CPU named gives no slot of its own to each of the GPUs given (fuzz23 item 13), else None.
 
     A desktop CPU wires at most two GPU slots (x16, or x8/x8: ``gpu_slot_lanes``); any CPU at least x4 a GPU from its
-    lanes. More GPUs hang off the chipset, risers or a PCIe switch, which the plan does not model.
+    lanes. More GPUs hang off the chipset, risers or a PCIe switch, which the plan does not model. ``lanes`` names the
+    PCIe-lanes field as the caller's user gives it (the estimate's ``--pcie-lanes``, review98 bug 1).
     """
     cpu = _given_cpu(spec)
     if cpu is None or spec.pcie_lanes is not None:
@@ -298,15 +299,17 @@ def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
     return (
         f"{spec.gpu_count} GPUs: the {cpu.name} gives GPU slots to at most {slots} from its own PCIe lanes; the rest "
         "would hang off the chipset, risers or a PCIe switch, which the plan does not model (its PCIe figures take each "
-        "GPU at the CPU's split): give pcie_lanes as the machine wires them"
+        f"GPU at the CPU's split): give {lanes} as the machine wires them"
     )
 
 
-def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["info", "warning"], str, str, str]]:
+def machine_findings(
+    spec: FixedSpec, consts: Constants, lanes: str = "pcie_lanes"
+) -> list[tuple[Literal["info", "warning"], str, str, str]]:
     """(level, code, field, message) of what a machine as given assumes or cannot be.
 
     One list for the estimate and ``hardware.fixed``; ``field``: the ``hardware.fixed`` field it is about, "" for the
-    machine as a whole.
+    machine as a whole; ``lanes``: the PCIe-lanes field's name in the message (the estimate's ``--pcie-lanes``).
     """
     said: tuple[tuple[Literal["info", "warning"], str, str, str | None], ...] = (
         ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec, consts)),
@@ -315,7 +318,7 @@ def machine_findings(spec: FixedSpec, consts: Constants) -> list[tuple[Literal["
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
         ("info", "ddr-two-dimms-per-channel", "ram_gib", ram_dimm_note(spec)),
         ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec) if spec.gpu else None),
-        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec) if spec.gpu else None),
+        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec, lanes) if spec.gpu else None),
         ("info", "pcie-not-applied", "", pcie_not_applied(spec) if spec.gpu else None),
     )
     return [(level, code, field, message) for level, code, field, message in said if message]
@@ -364,6 +367,11 @@ class FixedSpec(NamedTuple):
     #: llama.cpp's threads (its ``-t``) over all sockets, where fewer than a catalog CPU's cores (``--threads``, with
     #: ``--cpu``); None: one a core (:func:`thread_cores`).
     threads: int | None = None
+    #: The machine's host name and the address Ansible connects to it at (``ansible_host``), where given
+    #: (``hardware.fixed.host_name`` / ``address``): the inventory names the host so, as an owned server's
+    #: (:func:`generator.render.hosts.named_hosts`); None: a placeholder host (fix192). The estimate never reads them.
+    host_name: str | None = None
+    address: str | None = None
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on

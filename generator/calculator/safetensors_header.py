@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterable
 
 from generator.errors import InputError, Location
-from generator.input_files import MAX_CONFIG_BYTES, DuplicateKeyError, read_text_limited, short, unique_keys
+from generator.input_files import DuplicateKeyError, read_text_limited, short, unique_keys
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.file_weights import group_tensor_bytes
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 #: The safetensors reference implementation refuses headers above 100 MB.
 MAX_HEADER_BYTES = 100_000_000
+#: Largest safetensors index read, in bytes: DeepSeek-V3's names 91,982 tensors in about 8.9 MB (its tensor names as
+#: the index lists them, computed), Kimi K2's 384 experts a layer about half as many again; the 4 MiB a config.json
+#: is read to refused a DeepSeek-V3 directory (hostile94).
+MAX_INDEX_BYTES = 64 << 20
 #: Unquantized checkpoint dtypes and the weight format that holds them as stored.
 DTYPE_PRECISION = {"BF16": "bf16", "F16": "fp16", "F32": "fp32", "F8_E4M3": "fp8"}
 #: Files a directory's weights are in, by preference (as transformers and huggingface_hub look for them).
@@ -109,6 +113,22 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     return out
 
 
+def check_end_to_end(label: str, spans: list[tuple[int, int, str]]) -> None:
+    """Refuse a file's tensors (``(begin, end, name)``, offsets already checked) that do not tile its data section.
+
+    The safetensors readers refuse a header whose tensors leave a hole or overlap (``InvalidOffset``: each tensor
+    begins where the one before it ends, the first at 0), so a Hub header that claims bytes past the others sizes a
+    checkpoint no engine loads (hostile94: one at twice the file's size was counted).
+    """
+    at = 0
+    for begin, end, name in sorted(spans):
+        if begin != at:
+            said = "claims bytes another tensor claims" if begin < at else f"leaves bytes {at:,} to {begin:,} unclaimed"
+            raise InputError(f"{label}: tensor {short(name)} begins at byte {begin:,} and {said}: the safetensors "
+                             "readers refuse such a header (each tensor begins where the one before ends)")  # fmt: skip
+        at = end
+
+
 #: How a Git LFS pointer file begins (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md).
 GIT_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 
@@ -170,7 +190,7 @@ def directory_weight_files(directory: str) -> list[str]:
     """The safetensors files holding a model directory's weights (the index's shards, else ``model.safetensors``)."""
     index = os.path.join(directory, INDEX_FILE)
     if os.path.isfile(index):
-        text = read_text_limited(index, MAX_CONFIG_BYTES, "safetensors index")
+        text = read_text_limited(index, MAX_INDEX_BYTES, "safetensors index")
         try:
             weight_map = json.loads(text)["weight_map"]
             shards = weight_map.values()

@@ -53,11 +53,11 @@ def upgrade_options(
     rows: list[dict[str, Any]] = []
     for change, changed in changed_machines(spec):
         row: dict[str, Any] = {"change": change}
-        if (why := ram_beyond_slots(changed, "ram_gib")) is not None:
+        if (why := ram_beyond_slots(changed, "--ram-gib")) is not None:
             rows.append({**row, "possible": False, "fits": False, "why": why})
             continue
         row["possible"] = True
-        if changed.gpu_count != spec.gpu_count and (note := gpus_beyond_cpu_slots(changed)) is not None:
+        if changed.gpu_count != spec.gpu_count and (note := gpus_beyond_cpu_slots(changed, "--pcie-lanes")) is not None:
             row["note"] = note
         machine, _gpu, _basis = build_machine(changed)
         try:

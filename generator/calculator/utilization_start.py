@@ -8,8 +8,6 @@ estimate's own sizing with only the fraction changed, at each of :data:`UTILIZAT
 
 from __future__ import annotations
 
-from generator.errors import InputError
-
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
@@ -26,20 +24,9 @@ def utilization_start(req: EstimateRequest, asked: float) -> dict[str, Any] | No
 
     ``gpu_memory_utilization`` (the fraction), ``kv_cache_tokens`` and ``kv_cache_bytes`` (one GPU's) where it starts.
     """
-    from generator.calculator.estimate import estimate
+    from generator.calculator.starting_kv import starting_kv
 
     for fraction in UTILIZATIONS_TRIED:
-        if fraction <= asked:
-            continue
-        try:
-            tried = estimate(req._replace(gpu_memory_utilization=fraction), advise=False)
-        except InputError:
-            return None
-        cap = tried.get("capacity", {})
-        if cap.get("vllm_log", {}).get("starts"):
-            return {
-                "gpu_memory_utilization": fraction,
-                "kv_cache_tokens": cap["kv_cache_tokens"],
-                "kv_cache_bytes": cap["kv_cache_bytes"],
-            }
+        if fraction > asked and (kv := starting_kv(req._replace(gpu_memory_utilization=fraction))) is not None:
+            return {"gpu_memory_utilization": fraction, **kv}
     return None

@@ -161,6 +161,7 @@ from generator.planner.racks import (
 from generator.planner.rdna3_finding import rdna3_engine_findings
 from generator.planner.reason_text import _percent
 from generator.planner.region_offer import region_pool_findings
+from generator.planner.region_unchecked import region_unchecked_findings
 from generator.planner.request_lengths import request_length_findings
 from generator.planner.ruled_out import psu_ruled_out
 from generator.planner.run_reasons import ContractReason, with_contract_reasons
@@ -595,6 +596,7 @@ def build_plan(
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     findings += region_pool_findings(wl, pools)  # fix179: a type the region list leaves out, warned
+    findings += region_unchecked_findings(wl, pools)  # newuser109: a region or type no list covers, said
     pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
     findings += job_findings(wl, pools, deployments) + idle_service_findings(wl, deployments)
     findings += engine_support_findings(wl, pools, deployments)

@@ -222,6 +222,8 @@ def _deployment(
     # the owned server serves it under vLLM / SGLang: no advice to buy servers (newuser77 item 11)
     advice = f"or {TWIN_ADVICE}" if twin is not None else BUY_ADVICE
     waits = [_slot_wait_finding(queue, index, advice)] if waiting and queue is not None else []
+    if queue is not None and (long_wait := _batch_wait_finding(spec, cost, queue, index)) is not None:
+        waits.append(long_wait)  # fix192: a batch service's wait outlasting its requests, said as a finding too
     notes += [*missed, *waits, *([twin] if twin is not None else [])]
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     settings = runtime_settings(
@@ -446,7 +448,8 @@ def _serving_engines_finding(loaded: LoadedWorkload, index: int, plan: OffloadPl
 def _slot_wait_past_slack(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue) -> bool:
     """Whether the p95 wait for a slot is past what the TTFT leaves of the target.
 
-    A batch service, whose slack has no bound, only where the queue has none.
+    A batch service, whose slack has no bound, only where the queue has none (a long wait that drains is
+    :func:`_batch_wait_finding`'s).
     """
     wait = queue.wait
     return not (math.isfinite(wait.p95_s) and wait.p95_s <= slot_slack_s(spec, cost.ttft_s))
@@ -460,6 +463,28 @@ def _slot_wait_finding(queue: _SlotQueue, index: int, advice: str) -> Finding:
         f"requests queue for this machine's server slots: {_waited_text(queue.wait)}, before their TTFT; each holds a "
         f"slot {long_seconds_text(queue.request_s)} on average, and no more slots that the machine's memory holds wait "
         f"less. Lower the rate or the output length, {advice}",
+        f"deployments[{index}].inference.requests_per_second",
+    )
+
+
+def _batch_wait_finding(spec: InferenceSpec, cost: OffloadCost, queue: _SlotQueue, index: int) -> Finding | None:
+    """An info where no TTFT target holds the wait for a slot and its p95 outlasts a request's own time in one.
+
+    fix192 (newuser107): a batch service of Qwen3-235B at q4_k_m on 2 x RTX 3090, 0.01 req/s on 3 slots busy 92% of the
+    time, waited 101 min at p95 for a slot it then held 4.6 min, said in the reasons alone. Not a warning: a batch
+    service has no target to miss (review74: said, not warned of); a queue that would not drain is ``slot-wait``'s.
+    A TTFT target is the way out: the plan then takes the slots, or an allowed lower precision, that hold the wait.
+    """
+    wait = queue.wait
+    if not math.isinf(slot_slack_s(spec, cost.ttft_s)) or not math.isfinite(wait.p95_s) or wait.p95_s <= queue.request_s:
+        return None
+    return Finding(
+        "info",
+        "batch-slot-wait",
+        f"requests queue for this machine's server slots: {_waited_text(wait)}, {wait.p95_s / queue.request_s:,.1f}x the "
+        f"{long_seconds_text(queue.request_s)} each then holds one on average; no TTFT target holds the wait (a batch "
+        "service: the slots are the fewest whose queue drains). Give inference.slo.ttft_p95_ms to hold it (the plan "
+        "then takes more slots or an allowed lower precision), or lower the rate or the output length",
         f"deployments[{index}].inference.requests_per_second",
     )
 
@@ -623,6 +648,8 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         price_basis=None,
         labels=labels,
         taints=(gpu_taint(catalog.find_gpu(fixed.gpu)),),
+        # its host name, where given: the render names the host as an owned server's (fix192), else a placeholder
+        owned_hosts=(fixed.host_name,) if fixed.host_name else (),
     )
     return Plan(
         workload=wl.name,

@@ -17,7 +17,9 @@ from functools import cache
 
 from generator import catalog
 from generator.catalog.gpu_zones import offering_zones, zone_source
+from generator.planner.azure_region_price import retail_price_hint
 from generator.planner.plan import Finding, Pool
+from generator.planner.region_offer_clause import region_offer_clause
 from generator.workload.capacity_type import SPOT, given_rate
 from generator.workload.gke_zone import cluster_region, is_zone, planned_place
 from generator.workload.models import Workload
@@ -276,13 +278,21 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
             "price-region",
             f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
             f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog: the plan's dollars for "
-            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'), and "
+            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'"
+            f"{_where_listed(wl, pool, region)}), and "
             f"{_offer_clause(wl, pool, region)}",
             "kubernetes.location",
         )
         for pool in pools
         if given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None
     ]
+
+
+def _where_listed(wl: Workload, pool: Pool, region: str) -> str:
+    """Where the provider publishes the rate to give (newuser109: Azure's Retail Prices API), "" elsewhere."""
+    if wl.hardware.provider != "azure" or pool.node.instance_type is None:
+        return ""
+    return "; " + retail_price_hint(region, pool.node.instance_type)
 
 
 def _offer_clause(wl: Workload, pool: Pool, region: str) -> str:
@@ -292,10 +302,7 @@ def _offer_clause(wl: Workload, pool: Pool, region: str) -> str:
     if place is not None and offering_zones(pool.node.platform_id) is not None:  # a type the place lacks is not planned
         where = f"zone {place}" if is_zone(place) else f"region {place} (a zone of it)"
         return f"{where} offers {machine} (generator/catalog/gpu_zones.json: {zone_source(pool.node.platform_id)})"
-    return (
-        f"whether {region} offers {machine} at all is not checked (the catalog records no region's offer of an "
-        "instance type: check the provider's list of products by region before applying)"
-    )
+    return region_offer_clause(wl.hardware.provider, pool.node.platform_id, machine, region)
 
 
 def priced_at(findings: Iterable[Finding]) -> list[str]:

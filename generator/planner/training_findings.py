@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.checkpoint_shared import shared_checkpoint_finding
 from generator.planner.checkpoint_storage import DURABLE_STORAGE, _checkpoints_deleted
 from generator.planner.multi_host import job_hosts_text, unsloth_one_host_text
 from generator.planner.plan import Candidate, Finding
@@ -182,6 +183,8 @@ def _training_findings(
         count = int(details.get("checkpoints_kept") or 1)
         whole = (kept, count, job.nodes, spec.method == "full")
         out.append(_checkpoints_deleted(index, dep.name, whole, DURABLE_STORAGE[provider], disk))
+    elif shared := shared_checkpoint_finding(index, dep.name, details):  # servers bought or owned (newuser108 item 2)
+        out.append(shared)
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(

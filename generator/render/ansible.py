@@ -29,6 +29,8 @@ from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import (
     DATA_MOUNT_POINT,
     MODEL_CACHE_DIR,
+    ansible_hosts,
+    fixed_example_lines,
     host_heat_btu_per_h,
     host_node,
     host_power_w,
@@ -317,9 +319,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
 
-    # the address an owned host is given (Tinkerbell's DHCP hands it out): Ansible connects to it, not to a name the
-    # site's DNS may not resolve
-    addresses = {h.name: h.ip_address for group in workload.hardware.inventory for h in group.hosts if h.ip_address}
+    addresses = ansible_hosts(workload)  # an owned server's ip_address, a hardware.fixed machine's address
 
     def hosts_of(names: list[str] | tuple[str, ...]) -> dict[str, dict[str, Any] | None]:
         return {name: _host_entry(racks.get(name), placed.get(name), addresses.get(name)) for name in names}
@@ -337,7 +337,9 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         missing = {pool.name: placeholder_names(pool, workload) for pool in plan.pools}
         if any(missing.values()):
             example = {"all": {"children": {name: {"hosts": hosts_of(hosts)} for name, hosts in missing.items() if hosts}}}
-            header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(f"{line}\n" for line in example_header_lines(plan, workload))
+            header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(
+                f"{line}\n" for line in (*fixed_example_lines(plan, missing), *example_header_lines(plan, workload))
+            )
             files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
     for pool in plan.pools:
         comment = omitted_vars_comment(host_node(pool.node))
@@ -379,7 +381,7 @@ def resident_placement(deployments: Sequence[DeploymentPlan], pool: Pool) -> lis
 def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, address: str | None = None) -> dict[str, Any] | None:
     """A host's vars in the inventory: its address, its rack, the serving replicas it runs (:mod:`~.placement`).
 
-    ``address``: the host's ``ip_address`` where the workload gives one (``ansible_host``).
+    ``address``: the host's ``ip_address`` or fixed machine's ``address`` where given (``ansible_host``).
     """
     entry = {
         **({"ansible_host": address} if address is not None else {}),

@@ -42,6 +42,7 @@ from typing import Any
 
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.render.aks_terraform import ASO_DIRECTORY, aks_node_pools, with_priority
+from generator.render.aso_owner_default import aso_owner_default_finding
 from generator.render.kube_objects import kustomize_directory
 from generator.workload.models import Workload
 
@@ -154,5 +155,9 @@ def aso_count_finding(plan: Plan, workload: Workload) -> Finding | None:
 
 def with_aso_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with :func:`aso_owner_finding` and :func:`aso_count_finding` where they are made."""
-    made = [f for f in (aso_owner_finding(plan, workload), aso_count_finding(plan, workload)) if f is not None]
+    made = [
+        f
+        for f in (aso_owner_finding(plan, workload), aso_count_finding(plan, workload), aso_owner_default_finding(plan, workload))
+        if f is not None
+    ]
     return plan._replace(findings=sorted_findings([*plan.findings, *made])) if made else plan

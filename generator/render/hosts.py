@@ -64,9 +64,35 @@ def site_hosts(pool: Pool) -> int:
     return len(pool.owned_hosts) if pool.rented else pool.hosts
 
 
-def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
-    """The inventory hosts the plan put on ``pool`` (its ``owned_hosts``: the planner's one allocation), as described."""
+def named_hosts(workload: Workload) -> dict[str, InventoryHost]:
+    """The hosts the workload names, by name: its inventory's and a ``hardware.fixed`` machine's (fix192).
+
+    The fixed machine's host is described by its name alone (no BMC, boot NIC or disk: nothing provisions it); its
+    ``address`` is the Ansible inventory's ``ansible_host``, as an inventory host's ``ip_address`` (:func:`ansible_hosts`).
+    """
     described = {host.name: host for group in workload.hardware.inventory for host in group.hosts}
+    fixed = workload.hardware.fixed
+    if fixed is not None and fixed.host_name is not None:
+        described[fixed.host_name] = InventoryHost(fixed.host_name)
+    return described
+
+
+def ansible_hosts(workload: Workload) -> dict[str, str]:
+    """Each named host's address Ansible connects to (its ``ansible_host``), where the workload gives one.
+
+    An owned server's ``ip_address`` (Tinkerbell's DHCP hands it out: Ansible connects to it, not to a name the site's
+    DNS may not resolve); a ``hardware.fixed`` machine's ``address`` (an IP address or a DNS name).
+    """
+    addresses = {h.name: h.ip_address for group in workload.hardware.inventory for h in group.hosts if h.ip_address}
+    fixed = workload.hardware.fixed
+    if fixed is not None and fixed.host_name is not None and fixed.address is not None:
+        addresses[fixed.host_name] = fixed.address
+    return addresses
+
+
+def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
+    """The named hosts the plan put on ``pool`` (its ``owned_hosts``: the planner's one allocation), as described."""
+    described = named_hosts(workload)
     return [described[name] for name in pool.owned_hosts]
 
 
@@ -99,3 +125,21 @@ def cluster_hosts(plan: Plan, workload: Workload) -> tuple[str, ...]:
     """
     placeholders = [h for p in plan.pools for h in placeholder_names(p, workload)] if plan.provider == "baremetal" else []
     return (*(h for p in plan.pools for h in p.owned_hosts), *placeholders)
+
+
+def fixed_example_lines(plan: Plan, missing: dict[str, list[str]]) -> list[str]:
+    """``hosts.yml.example``'s comment lines on a ``hardware.fixed`` machine's placeholder (fix192's left-out).
+
+    ``missing``: each pool's placeholder names. A fixed machine is named in the workload, not under
+    ``hardware.inventory[].hosts`` (the header's first line): its ``host_name`` and ``address`` put it in
+    ``inventory.yml`` by that name, with ``ansible_host``, and leave no placeholder here.
+    """
+    lines: list[str] = []
+    for pool in plan.pools:
+        if pool.node.kind == "fixed" and missing.get(pool.name):
+            lines += [
+                f"# {pool.name}: the hardware.fixed machine; or name it in the workload:",
+                "#   hardware.fixed.host_name (and address, its ansible_host): then",
+                "#   inventory.yml lists it by that name and this file is not needed",
+            ]
+    return lines

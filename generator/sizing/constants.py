@@ -151,6 +151,8 @@ class Constants(NamedTuple):
     vllm_moe_layer_step_s: float = 70e-6
     # --- llama.cpp's decode of MXFP4 matrices on its GPUs: mmvq's byte-gathered 17-byte blocks (llama_cpp_gpu.py; acc187) ---
     llama_cpp_gpu_mxfp4_bandwidth_efficiency: float = 0.41
+    # --- a pageable copy to the GPU staged through pinned buffers: passes over host memory a byte (offload.py; acc185) ---
+    pageable_copy_host_passes: float = 3.0
     # --- a dense pass's weight reads and GEMMs, neither hidden whole under the other (performance.py; acc191) ---
     weight_pass_norm: float = 1.75
 
@@ -784,7 +786,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "fitted across the offload groups at once (benchmarks/calibration_report.py --fit-offload; "
         "benchmarks/CALIBRATION.md, offload entry of 2026-12-03): 0.6 over llama.cpp's and ik_llama.cpp's memory-mapped prompt "
         "passes of gpt-oss-120b on an RTX 3090, 4080, 4070 and 5090 (10 rows, tests/data/calibration.json "
-        "offload_prefill); CUDA copies pageable memory through pinned staging buffers, a CPU memcpy each",
+        "offload_prefill); CUDA copies pageable memory through pinned staging buffers, a CPU memcpy each; refitted "
+        "beside the DRAM bound of that staging (pageable_copy_host_passes, acc185 entry of 2026-12-07): 0.6 stays the "
+        "argmin of --fit-offload (score 0.3620 -> 0.3614)",
     ),
     "offload_min_batch_tokens": (
         "Tokens a prompt pass needs before llama.cpp runs the layers held in RAM on the GPU, copying their weights "
@@ -1005,6 +1009,19 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "matrices (Q8_0) at llama_cpp_gpu_bandwidth_efficiency.",
         "fitted over every llama.cpp group at once (acc187, benchmarks/CALIBRATION.md entry of 2026-12-07)",
     ),
+    "pageable_copy_host_passes": (
+        "Passes over host memory a byte of a host-to-GPU copy from pageable memory takes: CUDA stages it through "
+        "pinned buffers, a CPU memcpy into one (a read and a write) while the DMA engine reads the one before (a "
+        "third). llama.cpp's prompt passes copy memory-mapped experts so (and --no-mmap's where the pinned buffer is "
+        "not granted) at the slower of offload_pageable_copy_efficiency of the pinned link and the DRAM's rate "
+        "(ddr_bandwidth_efficiency) over these passes.",
+        "counted, not fitted: NVIDIA's 'How to Optimize Data Transfers in CUDA C/C++' (the driver copies pageable "
+        "data into a pinned host array, then transfers it, "
+        "https://developer.nvidia.com/blog/how-optimize-data-transfers-cuda-cc/); "
+        "the offload-prefill groups scanned at 2 / 2.5 / 3 / 3.5 / 4 (acc185 entry of 2026-12-07, "
+        "benchmarks/CALIBRATION.md): llama.cpp memory-mapped 9.0/35.2, 9.0/34.8, 9.0/34.8, 13.1/34.8, 23.8/34.8; "
+        "--no-mmap 104.2/141.5, 82.9/98.9, 67.8/68.6, 56.6/67.0, 48.1/67.0",
+    ),
     "weight_pass_norm": (
         "How a dense pass's linear layers combine reading their weights and the multiply-adds their rows make: the "
         "p-norm of the two times, (read^p + gemm^p)^(1/p), the GEMMs at their saturated rate (their time times "
@@ -1160,6 +1177,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "decode_kv_read_per_query_head": (0, True, 1, True),
     "prompt_attention_query_rows": (-1, True, 1024, True),  # -1: the engine's choice
     "prompt_attention_read_share": (0, False, 10, True),
+    "pageable_copy_host_passes": (0, False, 10, True),
     **dict.fromkeys(("moe_layer_step_s", "vllm_moe_layer_step_s"), (0, True, 0.01, True)),
     "gathered_exchange_link_share": _FRACTION_OF_PEAK,
     "gathered_exchange_latency_s": _NON_NEGATIVE,

@@ -1,6 +1,6 @@
 """The fixed time an engine's MoE layer adds to a step: the workload's constant where set, else the engine's.
 
-``moe_layer_step_s`` ``ENGINE_CHOICE`` (-1, its default) leaves the time to the engine: vLLM's fused-MoE layers take
+``moe_layer_step_s`` at :data:`ENGINE_CHOICE` (-1, its default) leaves the time to the engine: vLLM's fused-MoE layers take
 ``vllm_moe_layer_step_s`` (acc181), every other engine none. A workload's ``constants`` and the estimate's ``--set``
 reach the sizing alike (``with_overrides``), so a value given (0 too) stands in the planner as in the estimate (fix191:
 the planner overwrote it with vLLM's where the estimate kept it).

@@ -191,15 +191,36 @@ class OffloadCost(NamedTuple):
     #: it asks to pin, and the TTFT were they pinned (``ttft_s`` is timed at the pageable rate); 0 and None otherwise.
     pinned_fallback_bytes: int = 0
     pinned_ttft_s: float | None = None
+    #: ``prefill_s``'s parts, (part, seconds): ``gpu-compute`` then :class:`PrefillHost`'s (fix192, read-only).
+    prefill_parts_s: tuple[tuple[str, float], ...] = ()
 
     @property
     def prefill_tokens_per_s(self) -> float:
         """Prompt tokens a second while the prompt is processed (llama.cpp's "prompt eval" rate)."""
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
 
+    @property
+    def prefill_bound(self) -> str | None:
+        """The part of ``prefill_s`` that takes longest (as ``bound`` of a decode step), None without a prompt."""
+        return max(self.prefill_parts_s, key=lambda part: part[1])[0] if self.prefill_parts_s else None
+
     def request_seconds(self, answer_tokens: int) -> float:
         """A lone request's time: its prompt's TTFT and ``answer_tokens`` decoded at the decode rate."""
         return self.ttft_s + answer_tokens / self.decode_tokens_per_s
+
+
+class PrefillHost(NamedTuple):
+    """:func:`prefill_host_parts`: a prompt's seconds on the weights held off the GPUs, and what they are spent on.
+
+    ``parts``: (part, seconds) of the sum, in its order of first use (fix192: the estimate says which bounds the
+    prefill, as a decode's ``bound``): ``pcie`` (copying the weights in RAM to the GPUs, passes of at least
+    ``offload_min_batch_tokens``), ``nvme`` (paging the layers on NVMe in), ``cpu-cores`` / ``ddr`` (a shorter pass
+    multiplying them on the CPU, :func:`cpu_weight_seconds`'s bound, with its routed experts' calls), ``cpu-lm-head``.
+    Read-only: ``seconds`` is the sum the TTFT counts; ``parts`` (those above zero) add up to it.
+    """
+
+    seconds: float
+    parts: tuple[tuple[str, float], ...]
 
 
 def _head_bytes(arch: Architecture, sizes: WeightSizes) -> int:
@@ -848,8 +869,21 @@ def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Mac
     return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
 
 
+def pageable_copy_bytes_per_s(pinned_bytes_per_s: float, machine: Machine, consts: Constants) -> float:
+    """Bytes a second a host-to-GPU copy from pageable memory reaches, given the pinned rate of the link.
+
+    CUDA stages a pageable copy through pinned buffers: a CPU memcpy of the data into one (a read and a write of host
+    memory) while the DMA engine reads the previous one (a third pass), so the copy runs at the slower of
+    ``offload_pageable_copy_efficiency`` of the pinned rate and the DRAM's rate over ``pageable_copy_host_passes``
+    (``ddr_bandwidth_efficiency`` of it). A machine whose DRAM is not known (0) is counted at the link alone.
+    """
+    link = pinned_bytes_per_s * consts.offload_pageable_copy_efficiency
+    ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency / consts.pageable_copy_host_passes
+    return min(link, ddr) if ddr > 0 else link
+
+
 @memoized  # pure: the slots' speeds time one placement's prompt at every count of them (:func:`slots_at`)
-def prefill_host_seconds(
+def prefill_host_parts(
     arch: Architecture,
     fmt: WeightFormat,
     placement: Placement,
@@ -857,7 +891,7 @@ def prefill_host_seconds(
     consts: Constants,
     prompt_tokens: int,
     pageable: bool,
-) -> float:
+) -> PrefillHost:
     """Seconds a prompt's passes spend on the weights held off the GPUs, beyond the GPUs' compute (llama.cpp).
 
     llama.cpp takes a prompt in passes of ``offload_ubatch_tokens`` (its -ub). In a pass of at least
@@ -866,8 +900,9 @@ def prefill_host_seconds(
     runs, waiting for the copy (``ggml_backend_sched_compute_splits``): a whole layer's tensors, and of routed experts
     those the pass routes to (it reads the router's choices back first; ``expected_experts_touched``). The copy runs at
     ``pcie_efficiency`` of the link from pinned memory (``--no-mmap`` loads the weights into CUDA_Host buffers), at
-    ``offload_pageable_copy_efficiency`` of that from pageable memory (``pageable``: a memory-mapped file, or the CPU
-    buffer llama.cpp falls back to where the pinned one is not granted); layers on NVMe are paged in first. The experts
+    :func:`pageable_copy_bytes_per_s` from pageable memory (``pageable``: a memory-mapped file, or the CPU buffer
+    llama.cpp falls back to where the pinned one is not granted: ``offload_pageable_copy_efficiency`` of the pinned
+    rate, or the DRAM's over the staged copy's passes where slower); layers on NVMe are paged in first. The experts
     a pass copies are counted under uniform routing (``expected_experts_touched``): an upper bound, as a model whose
     router favours some experts touches fewer (gpt-oss-120b's pp512 on an i5-12600K is predicted 46% below its
     measured rate, benchmarks/CALIBRATION.md). A shorter pass (a short prompt, or the remainder of a long one) runs
@@ -875,16 +910,17 @@ def prefill_host_seconds(
     routed expert's call. The LM head, where it is in RAM, multiplies the last token alone, on the CPU.
     """
     if prompt_tokens <= 0:
-        return 0.0
+        return PrefillHost(0.0, ())
     sizes = size_weights(arch, fmt)
     params = layer_params(arch)
     moe = _moe_layers(arch)
     routed, top_k = arch.routed_experts
     link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
-    link *= consts.offload_pageable_copy_efficiency if pageable else 1.0
+    if pageable:
+        link = pageable_copy_bytes_per_s(link, machine, consts)
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
 
-    def one_pass(tokens: int) -> float:
+    def one_pass(tokens: int) -> tuple[float, dict[str, float]]:
         touched = expected_experts_touched(routed, top_k, tokens)
         share = touched / routed if routed else 1.0
         in_ram, on_disk, multiplied, calls = 0.0, 0.0, 0.0, 0.0
@@ -905,17 +941,26 @@ def prefill_host_seconds(
             calls += touched if moe[i] else 0.0
         paged_s = on_disk / nvme if on_disk else 0.0
         if tokens >= consts.offload_min_batch_tokens:
-            return (in_ram + on_disk) / link + paged_s if link else paged_s
-        cpu_s, _ = cpu_weight_seconds(in_ram, multiplied, machine, consts)
-        return cpu_s + paged_s + calls * consts.cpu_expert_call_overhead_s
+            copy_s = (in_ram + on_disk) / link if link else 0.0
+            return copy_s + paged_s, {"pcie": copy_s, "nvme": paged_s}  # copy_s 0 without a link
+        cpu_s, cpu_bound = cpu_weight_seconds(in_ram, multiplied, machine, consts)
+        calls_s = calls * consts.cpu_expert_call_overhead_s
+        return cpu_s + paged_s + calls_s, {cpu_bound: cpu_s + calls_s, "nvme": paged_s}
 
     ubatch = consts.offload_ubatch_tokens
     full, rest = divmod(prompt_tokens, ubatch)
-    seconds = full * one_pass(ubatch) + (one_pass(rest) if rest else 0.0)
+    (full_s, full_parts), (rest_s, rest_parts) = one_pass(ubatch), (one_pass(rest) if rest else (0.0, {}))
+    seconds = full * full_s + rest_s
+    # the full passes' parts first where there are any: their order breaks a tie of :attr:`OffloadCost.prefill_bound`
+    parts = {k: full * v for k, v in full_parts.items()} if full else {}
+    for k, v in rest_parts.items():
+        parts[k] = parts.get(k, 0.0) + v
     if placement.lm_head_device == "cpu":
         head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
-        seconds += cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
-    return seconds
+        head_s = cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
+        seconds += head_s
+        parts["cpu-lm-head"] = head_s
+    return PrefillHost(seconds, tuple((k, v) for k, v in parts.items() if v > 0))
 
 
 #: How a layer's weights held off the GPUs are read (:class:`_HeldOff`): all of it from RAM or NVMe, or its routed
@@ -997,7 +1042,7 @@ def offload_cost(
     offloaded parts are read from their tier. Many streams are llama.cpp's server slots (``-np``): the CPU multiplies
     each weight it reads once a stream (:func:`cpu_weight_seconds`), as matrix-vector products (its batched kernels
     may do better). The TTFT is of ``prompt_tokens`` in passes of ``offload_ubatch_tokens``
-    (:func:`prefill_host_seconds`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
+    (:func:`prefill_host_parts`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
     planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``) or unless the pinned
     buffers ``--no-mmap`` asks for are more of the RAM than is taken to be granted (:func:`pinned_falls_back`: llama.cpp
     then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned). ``engine`` (one of
@@ -1154,11 +1199,12 @@ def offload_cost(
         compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
     fallback = not mapped and pinned_falls_back(placement, machine, consts)
-    prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
+    host = prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
+    prefill = compute + host.seconds
     ttft = prefill + total
     pinned_ttft = None
     if fallback:
-        pinned_ttft = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, False) + total
+        pinned_ttft = compute + prefill_host_parts(arch, fmt, placement, machine, consts, prompt_tokens, False).seconds + total
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
@@ -1189,7 +1235,13 @@ def offload_cost(
         page_cache_bytes=cache,
         pinned_fallback_bytes=pinned_bytes(placement) if fallback else 0,
         pinned_ttft_s=pinned_ttft,
+        prefill_parts_s=_prefill_parts(compute, host),
     )
+
+
+def _prefill_parts(compute_s: float, host: PrefillHost) -> tuple[tuple[str, float], ...]:
+    """:attr:`OffloadCost.prefill_parts_s`: the GPUs' compute, then the host's parts (fix192)."""
+    return (("gpu-compute", compute_s), *host.parts) if compute_s > 0 or host.parts else ()
 
 
 class StreamCapacity(NamedTuple):

@@ -27,6 +27,7 @@ from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
 from generator.workload.cluster_name import cluster_name_errors
 from generator.workload.custom_servers import custom_server_errors
+from generator.workload.fixed_host import fixed_host_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
 from generator.workload.image_tokens import add_image_tokens
@@ -378,6 +379,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if len(errors) > collected:  # the machine's checks read its GPU: an unknown one is said at its field alone (fz62 item 2)
             raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw) + fixed_pool_errors(doc, wl)
+        errors += fixed_host_errors(doc, hw.fixed)
         for i, dep in enumerate(wl.deployments):
             if dep.parallelism is not None:  # the machine's GPUs run one stream, layers split over them (fuzz12 item 8)
                 errors.append(
