@@ -370,9 +370,20 @@ def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constan
     """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share.
 
     The share is the method's own: a frozen base's backward skips the weights' gradients, not the attention's. On a
-    GeForce card, :func:`generator.sizing.mma_issue_slack.step_compute_ceiling`.
+    GeForce card, :func:`generator.sizing.mma_issue_slack.step_compute_ceiling`. Kept for the process
+    (:mod:`generator.planner.step_cache`): every layout of a job on one GPU asks it.
     """
     arch = model.architecture
+    key = (id(arch), id(gpu), id(consts), step_spec(spec))
+    return kept(_EFFICIENCIES, key, (arch, gpu, consts), lambda: _compute_efficiency(arch, spec, consts, gpu))
+
+
+#: :func:`compute_efficiency`'s ceilings (:func:`~generator.planner.step_cache.kept`).
+_EFFICIENCIES: dict[object, tuple[tuple[object, ...], float]] = {}
+
+
+def _compute_efficiency(arch: Architecture, spec: TrainingSpec, consts: Constants, gpu: GpuSpec) -> float:
+    """:func:`compute_efficiency`, formed."""
     util = training_utilisation(
         arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu, consts)
     )
