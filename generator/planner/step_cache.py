@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
     R = TypeVar("R")
 
-#: Entries a cache holds before it starts over: bounds the memory of a long ``render`` of many workloads (one training
-#: job of Llama 3.1 8B on the default bare-metal servers forms 4,732 steps, 2,838 splits and 4,846 placed layouts).
-MAX_KEPT = 20_000
+#: Entries a cache holds before it starts over: bounds the memory of a long ``render`` or test run of many workloads
+#: (an entry holds about 1 KB; one training job of Llama 3.1 8B on the default bare-metal servers forms 4,732 steps,
+#: 2,838 splits and 4,846 placed layouts).
+MAX_KEPT = 10_000
 
 #: Fields of a training spec a step and a batch split never read, set to their defaults in a key: the data and its
 #: passes, the deadline, the runs a month and the job it runs after decide how many steps and how many GPUs, not a step.
