@@ -45,9 +45,9 @@ def test_an_entry_is_kept_for_the_objects_it_was_formed_with() -> None:
 
 
 def test_alike_jobs_of_a_chain_form_each_step_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.planner import training
     import generator.planner.training_candidates as candidates
     from generator.api import plan_file
+    from generator.planner import training
 
     formed: list[object] = []
     own = training._gpu_step
