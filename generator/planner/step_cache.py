@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 #: (an entry holds about 1 KB; one training job of Llama 3.1 8B on the default bare-metal servers forms 4,732 steps,
 #: 2,838 splits and 4,846 placed layouts).
 MAX_KEPT = 10_000
+#: The same for the layout searches, each entry a server kind's feasible layouts of a job (42 a job there).
+MAX_SEARCHES = 1_000
 
 #: Fields of a training spec a step and a batch split never read, set to their defaults in a key: the data and its
 #: passes, the deadline, the runs a month and the job it runs after decide how many steps and how many GPUs, not a step.
@@ -40,11 +42,17 @@ def step_spec(spec: TrainingSpec) -> TrainingSpec:
     return spec._replace(**STEP_UNREAD)
 
 
-def kept(cache: dict[object, tuple[tuple[object, ...], R]], key: object, held: tuple[object, ...], form: Callable[[], R]) -> R:
+def kept(
+    cache: dict[object, tuple[tuple[object, ...], R]],
+    key: object,
+    held: tuple[object, ...],
+    form: Callable[[], R],
+    most: int = MAX_KEPT,
+) -> R:
     """``cache``'s entry of ``key`` formed with the objects ``held`` (by identity), else ``form()``, kept.
 
     ``key`` names ``held`` by their ids; an entry whose objects are not these (an id reused) is formed afresh, and a key
-    that cannot be hashed is formed and not kept.
+    that cannot be hashed is formed and not kept. ``most``: the entries ``cache`` holds before it starts over.
     """
     try:
         hit = cache.get(key)
@@ -53,7 +61,7 @@ def kept(cache: dict[object, tuple[tuple[object, ...], R]], key: object, held: t
     if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
         return hit[1]
     result = form()
-    if len(cache) >= MAX_KEPT:
+    if len(cache) >= most:
         cache.clear()
     cache[key] = (held, result)
     return result

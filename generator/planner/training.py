@@ -32,7 +32,7 @@ from generator.planner.memory_edge import (
 )
 from generator.planner.nodes import node_cpu, node_dram_mt_per_s
 from generator.planner.options import Hardware, tensor_parallel_sizes
-from generator.planner.step_cache import kept, step_spec
+from generator.planner.step_cache import MAX_SEARCHES, kept, step_spec
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
@@ -860,7 +860,11 @@ def training_shapes(
     arch = model.architecture
     key = (id(arch), id(hw), id(consts), spec._replace(run_after=None), pin, owned_gpus, idle)
     shapes, blocked = kept(
-        _SHAPES, key, (arch, hw, consts), lambda: _training_shapes(model, spec, hw, consts, pin, owned_gpus, idle)
+        _SHAPES,
+        key,
+        (arch, hw, consts),
+        lambda: _training_shapes(model, spec, hw, consts, pin, owned_gpus, idle),
+        MAX_SEARCHES,
     )
     return list(shapes), list(blocked)
 
