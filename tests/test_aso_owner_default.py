@@ -8,7 +8,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from generator.api import plan_as_deployed, render_file
-from generator.render.aso_owner_default import CODE
+from generator.render.aso import OWNER_DEFAULT_CODE as CODE
 
 WORKLOAD = """\
 version: 1

@@ -79,16 +79,18 @@ def test_a_prompt_heavy_moe_service_on_hopper_is_warned_with_the_measured_range(
     at the highest ratio."""
     plan = _plan(tmp_path, QWEN_235B.format(prompt=8000, output=400))
     (gap,) = [f for f in plan.findings if f.code == "throughput-gap"]
+    # 1.09-1.27x before the lab's runs ended with the tail of their stated request count (acc186 / acc190 entries)
     assert "for models with routed experts (not MLA) serving prompts of 10 or more tokens a generated token with " \
-        "vllm on h100-sxm5-80gb, specgen's throughput model predicted 1.09-1.27x what 2 public runs" in gap.message  # fmt: skip
+        "vllm on h100-sxm5-80gb, specgen's throughput model predicted 1.07-1.20x what 2 public runs" in gap.message  # fmt: skip
     assert re.search(r"the plan counts on the model's [\d.]+ a replica: the runs are one lab's, whose H100 runs of dense "
                      "models measured as far below", gap.message)  # fmt: skip
     # acc92: block FP8's GEMMs on Hopper timed at 0.4 of the FP8 rate: the FP8 run's ratio 1.99 -> 1.57, the plan's
     # utilisation at the highest 3.00 / 4.72 req/s. acc101 (the routed experts' memory-bound kernels timed): the runs'
     # ratios 1.30-1.57 -> 1.17-1.40, a replica 4.78 req/s, 3.41 at the highest ratio. acc181 (landed by acc183):
     # vLLM's fused-MoE layers take a fixed 70 us a step each, Qwen3-235B's 94 = 6.6 ms more a step: the runs' ratios
-    # (recomputed) 1.17-1.40 -> 1.09-1.27, a replica 4.78 -> 4.29 req/s, 3.38 at the highest ratio: 0.71 -> 0.79
-    assert gap.message.endswith("inference.max_utilization 0.79 plans at that ratio, or measure this setup")
+    # (recomputed) 1.17-1.40 -> 1.09-1.27, a replica 4.78 -> 4.29 req/s, 3.38 at the highest ratio: 0.71 -> 0.79.
+    # acc186 / acc190 (the lab's runs end with their request count's tail): 1.09-1.27 -> 1.07-1.20: 0.79 -> 0.83
+    assert gap.message.endswith("inference.max_utilization 0.83 plans at that ratio, or measure this setup")
 
 
 @pytest.mark.parametrize(("prompt", "output"), [(2000, 500), (1000, 1000)])

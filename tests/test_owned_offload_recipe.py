@@ -146,6 +146,9 @@ def test_a_conflict_in_a_layout_the_search_made_is_a_reason_not_the_plans_error(
     # formed afresh while patched
     monkeypatch.setattr(planner_training, "_setup", inspect.unwrap(planner_training._setup))
     monkeypatch.setattr(planner_training, "_smallest_dp", inspect.unwrap(planner_training._smallest_dp))
+    # the searches, splits, steps and ceilings kept for the process (perf12): apart while patched
+    for kept in ("_SHAPES", "_SPLITS", "_STEPS", "_EFFICIENCIES"):
+        monkeypatch.setattr(planner_training, kept, {})
     spec = TrainingSpec(
         method="full",
         framework="torchtune",

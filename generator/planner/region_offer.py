@@ -28,7 +28,7 @@ SELLER = {"aws": "EC2", "azure": "Azure"}
 
 def region_pool_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
     """One warning per planned instance type the source does not list in the cluster's region."""
-    region = _planned_region(wl)
+    region = planned_region(wl)
     if region is None:
         return []
     provider = wl.hardware.provider
@@ -40,7 +40,7 @@ def region_pool_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
             f"{machine} ({platform_id}) is planned in region {region}, which the catalog's region list for it does "
             f"not name: {SELLER[provider]} lists it in {_offered_in(platform_id)} by {region_source(platform_id)} "
             f"(read {region_read(platform_id)}), a snapshot that may be stale or incomplete, so the plan keeps it; "
-            f"check before applying with `{_check_command(provider, machine, region)}` (an empty answer: the region "
+            f"check before applying with `{check_command(provider, machine, region)}` (an empty answer: the region "
             f"lacks it, so set {FIELD} to a region that offers it or leave it out with hardware.platforms)",
             FIELD,
         )
@@ -49,7 +49,7 @@ def region_pool_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
     ]
 
 
-def _planned_region(wl: Workload) -> str | None:
+def planned_region(wl: Workload) -> str | None:
     """The region an AWS or Azure workload's pools run in (``kubernetes.location``); None elsewhere, or unnamed or unknown."""
     provider, location = wl.hardware.provider, wl.kubernetes.location
     if provider not in SELLER or location is None or region_problem(provider, location) is not None:
@@ -63,7 +63,7 @@ def _offered_in(platform_id: str) -> str:
     return listed(list(regions)) if regions else "no region the catalog lists"
 
 
-def _check_command(provider: str, instance_type: str, region: str) -> str:
+def check_command(provider: str, instance_type: str, region: str) -> str:
     """The cloud CLI command that says whether ``region`` offers ``instance_type`` today."""
     if provider == "aws":
         return (

@@ -14,18 +14,15 @@ from collections.abc import Iterable
 
 from generator.catalog.gpu_regions import UNSOURCED, listed_regions, region_offer
 from generator.planner.plan import Finding, Pool
-from generator.planner.region_offer import FIELD, SELLER, _check_command, _planned_region
+from generator.planner.region_offer import FIELD, SELLER, check_command, planned_region
 from generator.words import listed
 from generator.workload.models import Workload
 
 CODE = "gpu-region-unchecked"
 
 
-def unchecked_types(wl: Workload, pools: Iterable[Pool]) -> dict[str, list[str]]:
-    """Each planned instance type whose offer in the cluster's region is unchecked: its pools' names, sorted."""
-    region = _planned_region(wl)
-    if region is None:
-        return {}
+def unchecked_types(region: str, pools: Iterable[Pool]) -> dict[str, list[str]]:
+    """Each planned instance type whose offer in ``region`` is unchecked: its pools' names, sorted."""
     found: dict[str, list[str]] = {}
     for pool in pools:
         if region_offer(pool.node.platform_id, region) == UNSOURCED:
@@ -35,10 +32,8 @@ def unchecked_types(wl: Workload, pools: Iterable[Pool]) -> dict[str, list[str]]
 
 def region_unchecked_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
     """One info naming the planned types whose offer in ``kubernetes.location`` no source says, with the checks."""
-    pools = list(pools)
-    types = unchecked_types(wl, pools)
-    region = _planned_region(wl)
-    if not types or region is None:
+    region = planned_region(wl)
+    if region is None or not (types := unchecked_types(region, pools)):
         return []
     provider = wl.hardware.provider
     if region in listed_regions(provider):
@@ -48,7 +43,7 @@ def region_unchecked_findings(wl: Workload, pools: Iterable[Pool]) -> list[Findi
         if provider == "azure":
             why += " (their source, SkyPilot's Azure catalog, lists US regions only)"
     checks = "; ".join(
-        f"{machine} ({'pools' if len(names) > 1 else 'pool'} {listed(names)}): `{_check_command(provider, machine, region)}`"
+        f"{machine} ({'pools' if len(names) > 1 else 'pool'} {listed(names)}): `{check_command(provider, machine, region)}`"
         for machine, names in types.items()
     )
     return [

@@ -32,6 +32,7 @@ from generator.planner.memory_edge import (
 )
 from generator.planner.nodes import node_cpu, node_dram_mt_per_s
 from generator.planner.options import Hardware, tensor_parallel_sizes
+from generator.planner.step_cache import MAX_SEARCHES, kept, step_spec
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
@@ -369,9 +370,20 @@ def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constan
     """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share.
 
     The share is the method's own: a frozen base's backward skips the weights' gradients, not the attention's. On a
-    GeForce card, :func:`generator.sizing.mma_issue_slack.step_compute_ceiling`.
+    GeForce card, :func:`generator.sizing.mma_issue_slack.step_compute_ceiling`. Kept for the process
+    (:mod:`generator.planner.step_cache`): every layout of a job on one GPU asks it.
     """
     arch = model.architecture
+    key = (id(arch), id(gpu), id(consts), step_spec(spec))
+    return kept(_EFFICIENCIES, key, (arch, gpu, consts), lambda: _compute_efficiency(arch, spec, consts, gpu))
+
+
+#: :func:`compute_efficiency`'s ceilings (:func:`~generator.planner.step_cache.kept`).
+_EFFICIENCIES: dict[object, tuple[tuple[object, ...], float]] = {}
+
+
+def _compute_efficiency(arch: Architecture, spec: TrainingSpec, consts: Constants, gpu: GpuSpec) -> float:
+    """:func:`compute_efficiency`, formed."""
     util = training_utilisation(
         arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu, consts)
     )
@@ -554,7 +566,41 @@ def gpu_step(
     ``expert_dp``: their gradients' traffic over the expert-data-parallel group, apart from ``dp``
     (:func:`generator.planner.training_comm.job_dp_traffic_split`); ``optimizer_bytes``: the GPU's optimizer step
     (:func:`generator.sizing.training_optimizer.gpu_optimizer_step_bytes`).
+
+    Kept for the process (:mod:`generator.planner.step_cache`): the search times one layout many times.
     """
+    arch = model.architecture
+    key = (id(arch), id(gpu), id(consts), step_spec(spec), layout, links, dp, base_precision, host, expert_parallel,
+           expert_dp, optimizer_bytes)  # fmt: skip
+    return kept(
+        _STEPS,
+        key,
+        (arch, gpu, consts),
+        lambda: _gpu_step(
+            model, spec, gpu, layout, links, dp, consts, base_precision, host, expert_parallel, expert_dp, optimizer_bytes
+        ),
+    )
+
+
+#: :func:`gpu_step`'s steps (:func:`~generator.planner.step_cache.kept`).
+_STEPS: dict[object, tuple[tuple[object, ...], StepTime]] = {}
+
+
+def _gpu_step(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    gpu: GpuSpec,
+    layout: StepLayout,
+    links: StepLinks,
+    dp: DpTraffic,
+    consts: Constants,
+    base_precision: str | None,
+    host: HostOffload,
+    expert_parallel: int,
+    expert_dp: DpTraffic,
+    optimizer_bytes: float,
+) -> StepTime:
+    """:func:`gpu_step`, formed."""
     arch = model.architecture
     moe = moe_step(
         arch,
@@ -628,7 +674,22 @@ def _batch_split(search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int) -
     pipeline is fed ``training_pipeline_microbatches``. With it, every micro-batch size that divides
     the rank's share of the batch (or the pinned one) is tried: fewer, larger micro-batches fill the
     GEMMs, more of them shrink a pipeline's bubble. Ties go to the larger micro-batch.
+
+    Kept for the process (:mod:`generator.planner.step_cache`): each ZeRO stage's search and a chain's jobs alike ask
+    the same splits.
     """
+    model, hw, par, budget, consts = search
+    arch = model.architecture
+    key = (id(arch), id(hw), id(consts), par, budget, step_spec(spec), zero, dp)
+    return kept(_SPLITS, key, (arch, hw, consts), lambda: _split_batch(search, spec, zero, dp))
+
+
+#: :func:`_batch_split`'s splits (:func:`~generator.planner.step_cache.kept`).
+_SPLITS: dict[object, tuple[tuple[object, ...], tuple[int, int, StepTime] | str]] = {}
+
+
+def _split_batch(search: LayoutSearch, spec: TrainingSpec, zero: int, dp: int) -> tuple[int, int, StepTime] | str:
+    """:func:`_batch_split`, formed."""
     model, hw, par, budget, consts = search
     arch = model.architecture
     gbs = spec.global_batch_size
@@ -792,7 +853,36 @@ def training_shapes(
     A level the job gives is the one sized; left out, each of :func:`checkpointing_levels` is, and the plan's ranking
     picks among them (on one cost, the faster run: the least recompute that fits). Why nothing fitted is said at the
     last level tried, full recomputation's, which holds the least.
+
+    Kept for the process (:mod:`generator.planner.step_cache`): a ``run_after`` chain's jobs alike but for the job they
+    run after share one search.
     """
+    arch = model.architecture
+    key = (id(arch), id(hw), id(consts), spec._replace(run_after=None), pin, owned_gpus, idle)
+    shapes, blocked = kept(
+        _SHAPES,
+        key,
+        (arch, hw, consts),
+        lambda: _training_shapes(model, spec, hw, consts, pin, owned_gpus, idle),
+        MAX_SEARCHES,
+    )
+    return list(shapes), list(blocked)
+
+
+#: :func:`training_shapes`' layouts and reasons (:func:`~generator.planner.step_cache.kept`).
+_SHAPES: dict[object, tuple[tuple[object, ...], tuple[tuple[TrainingShape, ...], tuple[str, ...]]]] = {}
+
+
+def _training_shapes(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    consts: Constants,
+    pin: ParallelismPin | None,
+    owned_gpus: int,
+    idle: IdleGpus | None,
+) -> tuple[tuple[TrainingShape, ...], tuple[str, ...]]:
+    """:func:`training_shapes`, formed."""
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     levels = checkpointing_levels(spec)
@@ -803,7 +893,7 @@ def training_shapes(
             found = [dataclasses.replace(s, reason=f"{s.reason}, {named} activation checkpointing (searched)") for s in found]
         shapes += found
         blocked += why
-    return shapes, blocked
+    return tuple(shapes), tuple(blocked)
 
 
 def _shapes_at(

@@ -30,6 +30,7 @@ from generator.planner.near_tie import near_tie_band, ranked_usd, within_near_ti
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, for_deployment, node_counts, rank
+from generator.planner.step_cache import kept
 from generator.planner.tco import charged_runs
 from generator.planner.training import (
     OWNED_LAYOUT,
@@ -450,7 +451,41 @@ def _with_communication(
     network gets a GPU fabric (bare metal) or is ruled out (a cloud instance without one); a job
     that then misses its deadline is ruled out. ``node_host_ram``: what the node is built to hold where more than the
     job's own need (:func:`on_pool_host_ram`).
+
+    Kept for the process with the reasons it gives (:mod:`~generator.planner.step_cache`): a ``run_after`` chain's jobs
+    alike but for the job they run after time the same layouts of the same shapes (:func:`training_shapes` keeps them).
     """
+    arch = model.architecture
+    key = (id(arch), id(shape), id(hw), id(consts), spec._replace(run_after=None), layout, needs, node_host_ram)
+    said: list[Blocked] = []
+    planned, told = kept(
+        _PLACED,
+        key,
+        (arch, shape, hw, consts),
+        lambda: (_communicated(model, spec, shape, hw, layout, needs, consts, said, node_host_ram), tuple(said)),
+    )
+    blocked += told
+    return planned
+
+
+#: :func:`_with_communication`'s layouts and the reasons they were ruled out for (:func:`~generator.planner.step_cache.kept`).
+_PLACED: dict[
+    object, tuple[tuple[object, ...], tuple[tuple[TrainingShape, NodeNeeds, StepComm] | None, tuple[Blocked, ...]]]
+] = {}
+
+
+def _communicated(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    shape: TrainingShape,
+    hw: Hardware,
+    layout: tuple[int, int],
+    needs: NodeNeeds,
+    consts: Constants,
+    blocked: list[Blocked],
+    node_host_ram: int,
+) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
+    """:func:`_with_communication`, formed."""
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
     spec = sized_spec(spec, setup)  # at the checkpointing level the shape is sized at (searched or given)

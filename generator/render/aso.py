@@ -42,7 +42,6 @@ from typing import Any
 
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.render.aks_terraform import ASO_DIRECTORY, aks_node_pools, with_priority
-from generator.render.aso_owner_default import aso_owner_default_finding
 from generator.render.kube_objects import kustomize_directory
 from generator.workload.models import Workload
 
@@ -103,21 +102,39 @@ def render_aso(plan: Plan, workload: Workload, cluster: str) -> dict[str, str]:
 
 #: A Kubernetes object's name (an RFC 1123 subdomain, at most 253 characters): what ``owner.name`` has to be to name the
 #: ``ManagedCluster`` object, https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-subdomain-names.
+#: The code of the info where the agent pools' owner defaulted to the workload's name (newuser109).
+OWNER_DEFAULT_CODE = "aso-owner-default"
+
 OBJECT_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 
 
 def aso_owner_finding(plan: Plan, workload: Workload) -> Finding | None:
-    """A warning where ``kubernetes.cluster_name`` can be an AKS cluster's name but no Kubernetes object's (hostile83).
+    """What the ASO agent pools' owner, ``kubernetes.cluster_name``, tells where no object can own them, or is unset.
 
-    AKS names take upper-case letters and ``_`` (``My_AKS``), a Kubernetes object's name neither: the agent pools'
-    ``owner.name`` names the ``ManagedCluster`` object in the cluster ASO runs in, never the AKS cluster in Azure (its
-    ``azureName``), so an owner of that name is one no object can have, and ASO leaves the agent pools unowned.
+    Set (hostile83): AKS names take upper-case letters and ``_`` (``My_AKS``), a Kubernetes object's name neither: the
+    agent pools' ``owner.name`` names the ``ManagedCluster`` object in the cluster ASO runs in, never the AKS cluster in
+    Azure (its ``azureName``), so an owner of that name is one no object can have, and ASO leaves the agent pools
+    unowned: a warning. Unset (newuser109): the owner is the workload's name, said nowhere but in the YAML; a
+    ``ManagedCluster`` object of another name (``aks-prod-weu`` beside a workload ``assistant-eu``) owns none of them,
+    and ASO creates none: an info naming the owner it defaulted to and the namespace to apply into.
     """
+    if plan.provider != "azure" or "kubernetes" not in workload.outputs:
+        return None
     name = workload.kubernetes.cluster_name
-    if plan.provider != "azure" or "kubernetes" not in workload.outputs or name is None or OBJECT_NAME.fullmatch(name):
+    if (name is not None and OBJECT_NAME.fullmatch(name)) or not aks_node_pools(plan, workload):
         return None
-    if not aks_node_pools(plan, workload):
-        return None
+    if name is None:
+        return Finding(
+            "info",
+            OWNER_DEFAULT_CODE,
+            f"the Azure Service Operator agent pools in {DIRECTORY}/ are owned by the ManagedCluster object named "
+            f"{workload.name!r}, the workload's name, since kubernetes.cluster_name is unset: ASO looks the owner up "
+            "by that metadata.name in the agent pools' own namespace and creates no agent pool whose owner it does "
+            "not find; set kubernetes.cluster_name to your ManagedCluster object's metadata.name (not the AKS "
+            f"cluster's azureName), and apply them into its namespace (kubectl apply -k {DIRECTORY} -n <its "
+            "namespace>); with terraform/aks-node-pools.tf or Karpenter instead, ignore this",
+            "kubernetes.cluster_name",
+        )
     return Finding(
         "warning",
         "aso-owner-name",
@@ -155,9 +172,5 @@ def aso_count_finding(plan: Plan, workload: Workload) -> Finding | None:
 
 def with_aso_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with :func:`aso_owner_finding` and :func:`aso_count_finding` where they are made."""
-    made = [
-        f
-        for f in (aso_owner_finding(plan, workload), aso_count_finding(plan, workload), aso_owner_default_finding(plan, workload))
-        if f is not None
-    ]
+    made = [f for f in (aso_owner_finding(plan, workload), aso_count_finding(plan, workload)) if f is not None]
     return plan._replace(findings=sorted_findings([*plan.findings, *made])) if made else plan

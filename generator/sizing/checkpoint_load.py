@@ -42,6 +42,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
+from generator.sizing.memo import memoized
 from generator.sizing.precision import weight_format
 from generator.sizing.training import BNB_QUANT_STATE_FORMATS, TrainingSetup
 from generator.sizing.weights import size_weights
@@ -71,6 +72,7 @@ class CheckpointLoad(NamedTuple):
     text: str
 
 
+@memoized  # pure; the training search asks it for every layout of every job (perf12: 16,228 calls of 4 jobs, one model)
 def _largest_tensor_bytes(arch: Architecture) -> int:
     """bf16 bytes of the checkpoint's largest tensor: the embedding table or one weight matrix."""
     matrices = (linear.in_features * linear.out_features for layer in arch.layers for linear in layer.linears)
