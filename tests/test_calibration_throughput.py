@@ -156,12 +156,15 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc190 entry of 2026-12-07, each run's stated request count's tail: 121.57 / 215.51 -> 121.56 / 213.15
     "throughput sglang h200-sxm-141gb fp8 SGLang 0.4 (Feb 2025)": (1.2156, 2.1315),
     # acc190 entry of 2026-12-07, each run's stated request count's tail: 168.37 / 258.69 -> 168.39 / 258.74
-    "throughput sglang mi300x-192gb fp8 SGLang 0.4 (Feb 2025)": (1.6839, 2.5874),
+    # acc195 entry of 2026-12-07, CDNA3's block-FP8 GEMMs scaled on the vector ALUs: 168.39 / 258.74 -> 160.38 / 220.20
+    "throughput sglang mi300x-192gb fp8 SGLang 0.4 (Feb 2025)": (1.6038, 2.2020),
     # acc175: InferenceX's SGLang v0.5.9 (1k/1k, 4 / 8 requests) and v0.5.19 (8k/1k, 4-64) DeepSeek-R1 runs on 8 x
     # MI325X, +23% to +142%: mean TPOT 24.0 ms at 4 requests of 1k/1k against 9.7-9.8 ms on H200 (a per-step cost of the
     # ROCm build no modelled mechanism gives; throughput_gaps.json sglang-cdna3-mla-moe warns of it)
     # acc190 entry of 2026-12-07, each run's stated request count's tail: 58.07 / 100.88 -> 52.96 / 96.98
-    "throughput sglang mi325x-256gb fp8": (0.5296, 0.9698),
+    # acc195 entry of 2026-12-07, CDNA3's block-FP8 GEMMs scaled on the vector ALUs (the 8k/1k 4 / 8-request rows'
+    # prompt passes): 52.96 / 96.98 -> 44.70 / 96.98; the 1k/1k rows' per-step cost is left pinned
+    "throughput sglang mi325x-256gb fp8": (0.4470, 0.9698),
     # acc155 entry of 2026-12-07: the B200 NVFP4 group (pinned at 10.5 / 41.8 since acc153: its Qwen3-235B-A22B "TP8"
     # cells 17-46% under) back within the target, 8.6 / 25.3: those cells are the DEP8 runs of the page's MoE recipe and
     # now sit in the attention-dp group below; no longer pinned

@@ -348,6 +348,9 @@ def test_fp4_gemms_reach_their_share_of_the_fp4_peak() -> None:
         ("h100-sxm5-80gb", "fp8-block", True),  # Hopper's MMAs take no block scales: the CUDA cores apply them
         ("h200-sxm-141gb", "fp8-block", True),
         ("l40s-48gb", "fp8-block", True),  # Ada, the same
+        ("mi300x-192gb", "fp8-block", True),  # acc195: CDNA3's MFMAs take no scales (the scaled family is CDNA4's)
+        ("mi325x-256gb", "fp8-block", True),
+        ("mi325x-256gb", "fp8", False),
         ("h100-sxm5-80gb", "fp8", False),  # per-tensor FP8: one scale a matrix, applied to the output
         ("h100-sxm5-80gb", "fp8-channel", False),
         ("b200-sxm-180gb", "fp8-block", False),  # Blackwell's tcgen05 MMA takes the block scales

@@ -517,7 +517,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "fp8_block_gemm_efficiency_ratio": (
         "Attainable share of the dense FP8 tensor rate of a GEMM over block-scaled FP8 weights (128 x 128 scales, "
-        "activations per token group of 128) on GPUs whose tensor cores take no block scales (Hopper, Ada).",
+        "activations per token group of 128) on GPUs whose tensor cores take no block scales (Hopper, Ada, CDNA3).",
         "the scales are applied on the CUDA cores, promoting each 128-deep partial sum (DeepSeek-V3 report "
         "arXiv:2412.19437 section 3.3.2), after a kernel of its own quantizes the activations. Measured on H100 in vLLM "
         "PR #23280 (https://github.com/vllm-project/vllm/pull/23280, DeepSeek-V3 N=2112 K=7168, 128 x 128 blocks): "

@@ -5,7 +5,7 @@ longer of streaming the weights the step touches (MoE layers read only the exper
 with ``b`` tokens and top-``k`` of ``E`` experts, ``E x (1 - (1 - k/E)^b)`` are expected to be touched)
 and their matmuls (``2 x active params`` FLOPs per token; the LM head only for tokens that need
 logits) at the weight format's tensor rate; W4A4 FP4 GEMMs reach ``fp4_gemm_efficiency_ratio`` of
-that rate, and block-scaled FP8 GEMMs on tensor cores without block scales (Hopper, Ada)
+that rate, and block-scaled FP8 GEMMs on tensor cores without block scales (Hopper, Ada, CDNA3)
 ``fp8_block_gemm_efficiency_ratio`` of it. A GEMM's efficiency grows with the tokens it multiplies, ``peak x t / (t +
 gemm_half_efficiency_tokens)``, so routed experts, which see ``batch x top_k / experts touched``
 tokens each, run slower per FLOP than dense layers. A matrix every tensor-parallel rank holds whole (MLA's
@@ -248,8 +248,14 @@ def dequantizes_on(rated: Collection[str], weights: WeightFormat, compute: str) 
 #: promotes each 128-deep partial sum to the CUDA cores and scales it there (DeepSeek-V3 technical report, arXiv:2412.19437
 #: section 3.3.2, "promotion to CUDA cores"; DeepGEMM, https://github.com/deepseek-ai/DeepGEMM, "CUDA-core two-level
 #: accumulation"). Hopper (SM90) and Ada (SM89) have no block-scaled MMA; Blackwell's ``tcgen05.mma`` takes the scales
-#: (block_scale), so its block-FP8 GEMMs run at the FP8 rate as NVFP4's do at theirs.
-SOFTWARE_BLOCK_SCALING = ("hopper", "ada-lovelace")
+#: (block_scale), so its block-FP8 GEMMs run at the FP8 rate as NVFP4's do at theirs. CDNA3 (gfx942: MI300X, MI325X)
+#: has none either: its FP8 MFMAs take no scale operand (the scaled ``mfma_scale_f32_*_f8f6f4`` family is CDNA4's,
+#: gfx950: https://docs.modular.com/mojo/kernels/linalg/arch/amd/block_scaled_mma/, "CDNA4 block-scaled MFMA"), so its
+#: 128-block GEMMs (AITER's ``gemm_a8w8_blockscale`` on MI300X, https://github.com/sgl-project/sglang/pull/14043) scale
+#: each partial sum on the vector ALUs, as HipKittens' blockwise kernel does with its FP32 scales on CDNA3, the scaled
+#: MFMA serving only its CDNA4 power-of-2 variant (https://github.com/HazyResearch/HipKittens/pull/76). acc195: the
+#: share is the one fitted constant; no CDNA3 engine kernel's share was found measured.
+SOFTWARE_BLOCK_SCALING = ("hopper", "ada-lovelace", "cdna3")
 
 
 #: Integer weight-only formats vLLM multiplies through its mixed-precision linear kernels (GPTQ, AWQ and compressed-tensors
