@@ -112,7 +112,7 @@ def test_a_config_of_unstated_size_is_refused_and_not_left_in_the_cache(tmp_path
 
 
 def _lying_repo(move: str) -> dict[str, VirtualFile]:
-    """A Qwen checkpoint whose header moves tensor ``move`` past the file's end (a hole where it was)."""
+    """A Qwen checkpoint whose header moves tensor ``move`` past the others (a hole where it was)."""
     header, size = safetensors_bytes(hf_tensors(json.loads(QWEN)))
     table = json.loads(header[8:])
     begin, end = table[move]["data_offsets"]
@@ -121,7 +121,8 @@ def _lying_repo(move: str) -> dict[str, VirtualFile]:
     text += b" " * (-len(text) % 8)
     return {
         "config.json": VirtualFile(QWEN, len(QWEN)),
-        "model.safetensors": VirtualFile(struct.pack("<Q", len(text)) + text, size),
+        # as large as the header says (hostile95 checks the file's size first): the hole is what is wrong
+        "model.safetensors": VirtualFile(struct.pack("<Q", len(text)) + text, 8 + len(text) + 2 * size + end - begin),
     }
 
 

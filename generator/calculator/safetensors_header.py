@@ -8,7 +8,6 @@ packed quantized tensors (GPTQ ``qweight`` int32, MXFP4 blocks) too.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -93,7 +92,7 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     if not isinstance(header, dict):
         raise InputError(f"{label}: safetensors header is not a JSON object")
     out = []
-    spans = []
+    spans: list[tuple[int, int, str]] = []
     for name, info in header.items():
         if name == "__metadata__":
             # a map of strings to strings, as the format has it (review70 item 15: a list was accepted); the safetensors
@@ -105,28 +104,36 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
             raise InputError(f"{label}: tensor {short(name)} lacks dtype or data_offsets")
         out.append(checked_tensor(label, name, str(info["dtype"]), info.get("shape"), info["data_offsets"], data_bytes))
         spans.append((info["data_offsets"][0], info["data_offsets"][1], name))
-    # the format lays the tensors end to end: bytes two tensors claim would be counted twice
-    spans.sort()
-    for (_, end, first), (begin, _, second) in itertools.pairwise(spans):
-        if begin < end:
-            raise InputError(f"{label}: tensors {short(first)} and {short(second)} claim the same bytes")
+    check_end_to_end(label, spans, data_bytes)
     return out
 
 
-def check_end_to_end(label: str, spans: list[tuple[int, int, str]]) -> None:
+def check_end_to_end(label: str, spans: list[tuple[int, int, str]], data_bytes: int | None = None) -> None:
     """Refuse a file's tensors (``(begin, end, name)``, offsets already checked) that do not tile its data section.
 
     The safetensors readers refuse a header whose tensors leave a hole or overlap (``InvalidOffset``: each tensor
-    begins where the one before it ends, the first at 0), so a Hub header that claims bytes past the others sizes a
-    checkpoint no engine loads (hostile94: one at twice the file's size was counted).
+    begins where the one before it ends, the first at 0), or end before the data section does
+    (``MetadataIncompleteBuffer``), so such a header sizes a checkpoint no engine loads (hostile94: one at twice the
+    file's size was counted from the Hub; review99 item 1: a local file with a hole was accepted). ``data_bytes``: the
+    data section's length, where known.
     """
-    at = 0
+    at, last = 0, ""
     for begin, end, name in sorted(spans):
-        if begin != at:
-            said = "claims bytes another tensor claims" if begin < at else f"leaves bytes {at:,} to {begin:,} unclaimed"
-            raise InputError(f"{label}: tensor {short(name)} begins at byte {begin:,} and {said}: the safetensors "
-                             "readers refuse such a header (each tensor begins where the one before ends)")  # fmt: skip
-        at = end
+        if begin < at:  # the format lays the tensors end to end: bytes two tensors claim would be counted twice
+            raise InputError(f"{label}: tensors {short(last)} and {short(name)} claim the same bytes")
+        if begin > at:
+            raise InputError(f"{label}: tensor {short(name)} begins at byte {begin:,} and leaves bytes {at:,} to "
+                             f"{begin:,} unclaimed: {_REFUSED} (each tensor begins where the one before ends)")  # fmt: skip
+        at, last = end, name
+    if data_bytes is not None and at != data_bytes:
+        raise InputError(
+            f"{label}: its data section is {data_bytes:,} bytes but its tensors end at byte {at:,}, leaving "
+            f"{data_bytes - at:,} bytes that belong to no tensor: {_REFUSED}"
+        )
+
+
+#: Why a header whose tensors do not tile the data section is refused.
+_REFUSED = "the safetensors readers refuse such a header"
 
 
 #: How a Git LFS pointer file begins (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md).
