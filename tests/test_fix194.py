@@ -5,6 +5,9 @@
    plan's details carry the estimate's ``prefill_bound`` / ``prefill_seconds``.
 2. ``specgen detect`` wrote no ``host_name`` (since fix192 the Ansible inventory's host): it writes the machine's host
    name (``Sources.host_name``, injected here) where the schema takes it, and says how to set ``address``.
+3. ``estimate --train`` without ``--gradient-checkpointing`` took full where a plan sizes the job at the fastest level
+   that fits (fix193 said it beside): the estimate now takes the plan's rule
+   (:func:`generator.calculator.lighter_checkpointing.planned_checkpointing`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from generator.api import render_file
 from generator.calculator.detect import Sources, detect_machine, fixed_block, host_name_facts, recorded
 from generator.calculator.prefill_bound import prompt_prefill_text
 from tests.conftest import REPO
-from tests.helpers import ansible_reader, load_errors, run_estimate
+from tests.helpers import ansible_reader, estimate_json, load_errors, run_estimate
 
 EXAMPLE = REPO / "examples" / "home-2x3090-moe.yaml"
 
@@ -114,3 +117,54 @@ def test_a_detected_block_with_its_host_name_is_a_workload_host(tmp_path: Path) 
     hosts = next(group["hosts"] for group in inventory["all"]["children"].values() if "hosts" in group)
     assert list(hosts) == ["gpubox"] and hosts["gpubox"]["ansible_host"] == "192.168.1.20"
     assert "ansible/hosts.yml.example" not in files
+
+
+# 3. The estimate's default checkpointing is the plan's: of the levels that fit the GPU, the fastest.
+CPT_8B = ("meta-llama/Llama-3.1-8B", "--train", "full", "--framework", "megatron", "--gpu", "h100-sxm5-80gb", "--gpus",
+          "64", "--tp", "2", "--zero", "1", "--seq-len", "8192", "--dataset-tokens", "200000000000")  # fmt: skip
+OFFLOADED = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--zero", "3", "--gpu", "h100-sxm5-80gb", "--gpus",
+             "8", "--seq-len", "8192", "--micro-batch", "1", "--activation-offload")  # fmt: skip
+
+
+def test_the_estimate_sizes_the_plans_level_where_none_is_given() -> None:
+    """newuser108: 9,118 GPU-hours at full where the job fits without recomputation: now 6,929 at none."""
+    data = estimate_json(*CPT_8B)
+    assert data["training"]["checkpointing"] == "none"
+    assert data["training_speed"]["run"]["gpu_hours"] == pytest.approx(6929.05)
+    assert "lighter_checkpointing" not in data["training_speed"]  # said beside full before: now the answer itself
+
+
+def test_the_fastest_fitting_level_is_taken_not_the_least_recompute() -> None:
+    """With activation offload, none's 2.09 s of copies (0.98 s exposed) outlast full's recomputation: full stays."""
+    data = estimate_json(*OFFLOADED)
+    assert data["training"]["checkpointing"] == "full" and "checkpointing_chosen" not in data["training"]
+    none = estimate_json(*OFFLOADED, "--gradient-checkpointing", "none")
+    assert none["capacity"]["fits"]
+    assert none["training_speed"]["tokens_per_second_per_gpu"] < data["training_speed"]["tokens_per_second_per_gpu"]
+    assert data == estimate_json(*OFFLOADED, "--gradient-checkpointing", "full")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("meta-llama/Llama-3.1-8B", "--train", "full"), id="no-gpu"),  # nothing sets what fits
+        pytest.param(
+            ("meta-llama/Llama-3.1-8B", "--train", "lora", "--framework", "torchtune", "--gpu", "rtx-4090-24gb"),
+            id="framework-own-full",
+        ),
+    ],
+)
+def test_full_stays_where_nothing_chooses_another(args: tuple[str, ...]) -> None:
+    data = estimate_json(*args)
+    assert data["training"]["checkpointing"] == "full" and "checkpointing_chosen" not in data["training"]
+
+
+def test_each_fitting_change_is_sized_at_its_own_level() -> None:
+    """A job that fits at no level lists the changes that make it fit, each as its own estimate would size it."""
+    over = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "full", "--gpu", "gaudi3-128gb", "--gpus", "8")
+    result = estimate_json(*over, "--framework", "megatron")
+    assert result["training"]["checkpointing"] == "full" and not result["capacity"]["fits"]
+    (zero1,) = [c for c in result["capacity"]["fits_with"] if c["flags"] == "--zero 1"]
+    again = estimate_json(*over, "--framework", "megatron", "--zero", "1")
+    assert again["training"]["checkpointing"] == "none"  # 61.57 GiB at full: 72.93 GiB, 14,644 tokens/s at none
+    assert zero1["per_gpu_bytes"] == again["memory"]["per_gpu"]["total"]

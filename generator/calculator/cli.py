@@ -415,7 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         dest="checkpointing",
         choices=("none", "selective", "full"),
-        help="activation checkpointing (default full; where not given, the lighter level a plan would size is said)",
+        help=(
+            "activation checkpointing (default: the fastest of none, selective and full that fits the --gpu, as a plan "
+            "sizes it; full without --gpu)"
+        ),
     )
     t.add_argument(
         "--no-flash-attention",
