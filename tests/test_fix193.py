@@ -54,22 +54,25 @@ CPT_8B = ("meta-llama/Llama-3.1-8B", "--train", "full", "--framework", "megatron
 
 
 def test_the_estimate_says_the_checkpointing_a_plan_would_size() -> None:
-    """newuser108: full checkpointing assumed (9,118 GPU-hours) where the plan sizes none (the job fits without it)."""
-    speed = estimate_json(*CPT_8B)["training_speed"]
-    lighter = speed["lighter_checkpointing"]
-    assert lighter["checkpointing"] == "none"
-    assert lighter["gpu_hours"] < speed["run"]["gpu_hours"] * 0.8  # no recomputed forward: about a quarter fewer
+    """newuser108: full checkpointing assumed (9,118 GPU-hours) where the plan sizes none (the job fits without it).
+
+    fix194: the estimate now takes the plan's level (fix193 said it beside full): 6,929 GPU-hours at none, 40.6% MFU.
+    """
+    result = estimate_json(*CPT_8B)
+    speed = result["training_speed"]
+    assert result["training"]["checkpointing"] == "none"
+    assert result["training"]["checkpointing_chosen"] == ["none", "selective", "full"]  # the levels that fit
     none = estimate_json(*CPT_8B, "--gradient-checkpointing", "none")["training_speed"]
-    assert lighter["gpu_hours"] == none["run"]["gpu_hours"]
-    assert lighter["model_flops_utilization"] == none["model_flops_utilization"] > speed["model_flops_utilization"]
+    full = estimate_json(*CPT_8B, "--gradient-checkpointing", "full")["training_speed"]
+    assert speed["run"]["gpu_hours"] == none["run"]["gpu_hours"] < full["run"]["gpu_hours"] * 0.8
+    assert speed["model_flops_utilization"] == none["model_flops_utilization"] > full["model_flops_utilization"]
     _, text = run_estimate(*CPT_8B)
-    assert "checkpointing full is this estimate's assumption (--gradient-checkpointing not given)" in text
-    assert f"{lighter['gpu_hours']:,.0f} GPU-hours" in text
+    assert "checkpointing none: the fastest of the levels that fit this GPU (none, selective, full), as a plan" in text
 
 
-def test_no_lighter_level_is_said_where_the_level_is_given() -> None:
-    assert "lighter_checkpointing" not in estimate_json(*CPT_8B, "--gradient-checkpointing", "full")["training_speed"]
-    assert "lighter_checkpointing" not in estimate_json(*CPT_8B, "--gradient-checkpointing", "none")["training_speed"]
+def test_no_level_is_chosen_where_the_level_is_given() -> None:
+    assert "checkpointing_chosen" not in estimate_json(*CPT_8B, "--gradient-checkpointing", "full")["training"]
+    assert "checkpointing_chosen" not in estimate_json(*CPT_8B, "--gradient-checkpointing", "none")["training"]
 
 
 def test_a_fixed_machines_placeholder_points_at_host_name() -> None:

@@ -415,7 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         dest="checkpointing",
         choices=("none", "selective", "full"),
-        help="activation checkpointing (default full; where not given, the lighter level a plan would size is said)",
+        help=(
+            "activation checkpointing (default: the fastest of none, selective and full that fits the --gpu, as a plan "
+            "sizes it; full without --gpu)"
+        ),
     )
     t.add_argument(
         "--no-flash-attention",
@@ -1113,19 +1116,14 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _ttft_prompt(throughput: dict[str, Any]) -> str:
-    """The prompt a machine of yours' TTFT is of: its tokens, prefill rate and passes' -ub.
+    """The prompt a machine of yours' TTFT is of: its tokens, prefill rate and passes' -ub, then what bounds it.
 
-    llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10).
+    llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10); the text is the
+    plan's reasons' (fix194: :func:`generator.calculator.prefill_bound.prompt_prefill_text`).
     """
-    from generator.calculator.offload_report import tokens_per_s_text
-    from generator.calculator.prefill_bound import prefill_bound_text
+    from generator.calculator.prefill_bound import prompt_prefill_text
 
-    rate = tokens_per_s_text(throughput["prefill_tokens_per_s"])
-    bound = prefill_bound_text(throughput)  # fix192: what bounds the prefill, as the decode's bound
-    return (
-        f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']}"
-        f"{'; ' + bound if bound else ''})"
-    )
+    return prompt_prefill_text(throughput)
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:

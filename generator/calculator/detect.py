@@ -4,7 +4,8 @@ Read from what Linux and the NVIDIA driver print: ``nvidia-smi --query-gpu`` (GP
 PCIe generation and width of each GPU's link) or, where it lists no GPU, AMD's ``amd-smi static --json`` (or the older
 ``rocm-smi --json``: product name and VRAM total), ``/proc/cpuinfo`` (CPU model, sockets, cores),
 ``/proc/meminfo`` (RAM, RAM in use), ``/proc/swaps``, ``/sys/block/nvme*`` (NVMe drives and sizes)
-and, where readable (root), ``dmidecode -t memory`` (populated DIMMs, channels, configured speed).
+and, where readable (root), ``dmidecode -t memory`` (populated DIMMs, channels, configured speed); the host name
+(``hostname``) is the Ansible inventory's name for the machine (fix194: ``hardware.fixed.host_name``).
 :class:`Sources` reads them from a root folder and a table of command outputs, so the same code
 runs on this machine (``/`` and real commands) and on recorded fixtures.
 """
@@ -88,6 +89,8 @@ class Sources(NamedTuple):
     run: Callable[[tuple[str, ...]], str | None]
     why_nothing: Callable[[tuple[str, ...]], str] = _not_recorded
     failed: Callable[[tuple[str, ...]], str | None] = _not_failed
+    #: The machine's host name as the system gives it (``socket.gethostname()``), None where not read (a fixture).
+    host_name: str | None = None
 
     def read(self, path: str) -> str | None:
         """A file under the root, or ``None`` when it is missing or unreadable."""
@@ -210,8 +213,10 @@ def recorded(outputs: Mapping[str, str]) -> Callable[[tuple[str, ...]], str | No
 
 def this_machine() -> Sources:
     """The machine detect runs on (how each of its commands that ran failed kept for :attr:`Sources.failed`)."""
+    import socket
+
     failures: dict[tuple[str, ...], str] = {}
-    return Sources("/", lambda argv: run_command(argv, failures), command_failure, failures.get)
+    return Sources("/", lambda argv: run_command(argv, failures), command_failure, failures.get, socket.gethostname())
 
 
 class GpuReading(NamedTuple):
@@ -814,9 +819,56 @@ def _within_schema(facts: dict[str, Fact]) -> dict[str, Fact]:
     return out
 
 
+def _schema_pattern(field: str) -> re.Pattern[str]:
+    """The pattern the workload schema gives a ``hardware.fixed`` string field."""
+    from generator.workload.schema import workload_schema
+
+    return re.compile(workload_schema()["properties"]["hardware"]["properties"]["fixed"]["properties"][field]["pattern"])
+
+
+def host_name_facts(name: str | None) -> dict[str, Fact]:
+    """``host_name`` of the machine's host name, as the workload schema takes it (a DNS label), or why none is written.
+
+    A name the schema takes is written as it is; a fully qualified or upper-case one (``GPUBox.lan``) as its first
+    label lower-cased (``gpubox``); any other becomes ``omitted_host_name`` (a comment: nothing pasted fails).
+    """
+    if not name or not name.strip():
+        return {}
+    given = name.strip()
+    label = given.split(".")[0].lower()
+    fits = _schema_pattern("host_name").match
+    if fits(given):
+        return {"host_name": Fact(given, "measured: this machine's host name (hostname)")}
+    if fits(label):
+        how = f"measured: the first label of this machine's host name '{_printable(given)}', lower-cased"
+        return {"host_name": Fact(label, how), "host_name_given": Fact(given, how)}
+    why = "not a DNS label hardware.fixed takes (lower-case letters, digits and '-', at most 63)"
+    return {"omitted_host_name": Fact(_printable(given), f"measured: this machine's host name; {why}")}
+
+
+def address_advice(facts: Mapping[str, Fact]) -> str:
+    """The comment saying how to set ``hardware.fixed.address`` (Ansible's ``ansible_host``), which detect cannot know.
+
+    A machine has several addresses (each interface, IPv4 and IPv6, the LAN's and a VPN's); the one Ansible reaches it
+    at is the user's to give.
+    """
+    if "host_name" not in facts:
+        return (
+            "# host_name / address: add host_name: (a DNS label) to name this machine in the Ansible inventory, and "
+            "address: (its IP address or DNS name, ansible_host) where Ansible cannot reach it by that name"
+        )
+    given = facts["host_name_given"].value if "host_name_given" in facts else None
+    full = f" ('{given}' where it resolves)" if isinstance(given, str) and _schema_pattern("address").match(given) else ""
+    return (
+        f"# address: Ansible connects to {facts['host_name'].value} by that name; where it does not resolve from the "
+        f"machine that runs Ansible, add address: beside host_name: this machine's IP address (hostname -I lists "
+        f"them) or DNS name{full}"
+    )
+
+
 def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``cores``)."""
-    facts: dict[str, Fact] = {}
+    facts: dict[str, Fact] = host_name_facts(src.host_name)
     smi = src.run(NVIDIA_SMI)
     if smi is None and (failed := src.failed(NVIDIA_SMI)) is not None:  # not "missing or no GPU" (newuser75 item 6)
         facts["gpu_failed"] = Fact(None, failed)
@@ -891,9 +943,9 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     return _within_schema(facts)
 
 
-#: The order fields are written in (that of hardware.fixed in the workload schema).
+#: The order fields are written in: the machine's name (fix194), then what it holds.
 FIXED_FIELDS = (
-    "gpu", "gpu_count", "ram_gib", "reserved_ram_gib", "swap_gib", "nvme_gib", "pcie_gen", "pcie_lanes", "cpu",
+    "host_name", "gpu", "gpu_count", "ram_gib", "reserved_ram_gib", "swap_gib", "nvme_gib", "pcie_gen", "pcie_lanes", "cpu",
     "memory_channels", "ddr_mt_per_s", "cpu_sockets", "cpu_cores",
 )  # fmt: skip
 
@@ -947,6 +999,7 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
         lines.append(f"# GPUs left out: {facts['gpu_unread'].how}")
     if "gpu_repeated" in facts:
         lines.append(f"# {facts['gpu_repeated'].how}")
+    lines.append(address_advice(facts))  # fix194: detect names the host; the address Ansible reaches it at is the user's
     for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")

@@ -158,8 +158,8 @@ class EstimateRequest(NamedTuple):
     accumulation: int = 1
     seq_len: int | None = None
     checkpointing: str = "full"
-    #: False where ``--gradient-checkpointing`` is not given: full is then the estimate's assumption, and the lighter
-    #: level a plan would size the job at, where one fits, is said beside it (:mod:`lighter_checkpointing`, newuser108).
+    #: False where ``--gradient-checkpointing`` is not given: a job on a GPU is then sized at the fastest level that
+    #: fits, as a plan sizes it (:mod:`lighter_checkpointing`, newuser108, fix194); ``checkpointing`` where none does.
     checkpointing_given: bool = True
     flash_attention: bool = True
     lora_rank: int = 16
@@ -648,7 +648,21 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     ``advise``: a training job that does not fit its GPU is estimated again with each setting that shrinks it
     (:func:`_fitting_changes`), and a replica whose weights leave vLLM no KV memory at each larger TP
     (:func:`~generator.calculator.smallest_tp.smallest_starting_tp`); False for those estimates themselves.
+
+    A training job on a GPU that gives no checkpointing level (``checkpointing_given`` False) is sized at the fastest
+    level that fits, as a plan sizes it (:func:`~generator.calculator.lighter_checkpointing.planned_checkpointing`,
+    fix194); full where no lighter level fits, or where no GPU (or ``--max-seq-len``) sets what fits.
     """
+    if req.train and req.gpu and not req.checkpointing_given and not req.max_seq_len:
+        from generator.calculator.lighter_checkpointing import planned_checkpointing
+
+        if (lighter := planned_checkpointing(req)) is not None:
+            return lighter
+    return _estimate(req, advise=advise)
+
+
+def _estimate(req: EstimateRequest, *, advise: bool) -> dict[str, Any]:
+    """:func:`estimate` at ``req``'s checkpointing level."""
     check_request(req)
     try:
         model = resolve_model(req.model, from_hub=req.from_hub)
@@ -1362,16 +1376,6 @@ def _training_result(
                 result["training_speed"]["timed_at_longest_sequence"] = longest
         else:
             _add_speed(result, req, model, setup, mem, par, gpu, consts)
-            if advise and not req.checkpointing_given and setup.checkpointing == "full" and "training_speed" in result:
-                # the level a plan would size the job at, said beside the assumption (newuser108: 9,118 GPU-hours at
-                # full where the plan of the same job shows its hours without recomputation)
-                from generator.calculator.lighter_checkpointing import lighter_checkpointing, lighter_checkpointing_note
-                from generator.sizing.frameworks import framework_profile
-
-                own = framework_profile(setup.framework).checkpointing if setup.framework else None
-                if (lighter := lighter_checkpointing(req, own)) is not None:
-                    result["training_speed"]["lighter_checkpointing"] = lighter
-                    notes.append(lighter_checkpointing_note(lighter))
     elif req.max_seq_len:
         raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
 

@@ -1,11 +1,13 @@
-"""The lighter activation checkpointing a plan would size a training estimate at, where the user gave none (newuser108).
+"""The activation checkpointing a training estimate is sized at where the user gives none (newuser108, fix194).
 
-``estimate --train`` takes full checkpointing where ``--gradient-checkpointing`` is not given, while the planner sizes
-a job that leaves ``gradient_checkpointing`` out at the least recompute that fits, in the order of
-:data:`generator.planner.training.CHECKPOINTING_LEVELS` (Megatron-LM recomputes nothing unless told). Llama-3.1-8B
-continued pre-training on 64 H100s: 30.8% MFU and 9,118 GPU-hours at the estimate's full, where the same job without
-recomputation fits and a plan shows its hours. The estimate keeps its assumption and says the lighter level's figures
-beside it, re-running its own sizing with only the level changed.
+The planner sizes a job that leaves ``gradient_checkpointing`` out at each of
+:data:`generator.planner.training.CHECKPOINTING_LEVELS` (none, selective, full), or at the framework's own level
+where it has one (:func:`generator.planner.training.checkpointing_levels`), and ranks the layouts (on one cost, the
+faster run). ``estimate --train`` without ``--gradient-checkpointing`` took full for every job (fix193 said the
+planner's level beside it): Llama-3.1-8B continued pre-training on 64 H100s under Megatron-LM was 30.8% MFU and
+9,118 GPU-hours at full, where the job fits without recomputation (40.6%, 6,929). The estimate now takes the
+planner's rule: of the levels at which the job fits its GPU, the fastest, re-running its own sizing with only the
+level changed; full where none fits.
 """
 
 from __future__ import annotations
@@ -18,46 +20,54 @@ if TYPE_CHECKING:
 
     from generator.calculator.estimate import EstimateRequest
 
-#: The levels lighter than full, least recompute first: the planner's search order (its ``CHECKPOINTING_LEVELS``).
-LIGHTER_LEVELS = ("none", "selective")
+#: The levels, least recompute first: the planner's search order (its ``CHECKPOINTING_LEVELS``).
+LEVELS = ("none", "selective", "full")
 
 
-def lighter_checkpointing(req: EstimateRequest, framework_default: str | None) -> dict[str, Any] | None:
-    """The first of :data:`LIGHTER_LEVELS` at which ``req``'s job fits, with its speed and run; None where none does.
+def searched_levels(framework: str | None) -> tuple[str, ...]:
+    """The levels a job of ``framework`` is sized at, as the planner's ``checkpointing_levels``.
 
-    ``framework_default``: the level the framework runs unless told (None: none), the only one tried where it is
-    lighter than full, as the planner tries it. A level the framework or method refuses is skipped.
+    The framework's own level where it has one (torchtune and Unsloth: full), else all of :data:`LEVELS`.
+    """
+    from generator.sizing.frameworks import framework_profile
+
+    own = framework_profile(framework).checkpointing if framework else None
+    return LEVELS if own is None else tuple(level for level in LEVELS if level == own)
+
+
+def planned_checkpointing(req: EstimateRequest) -> dict[str, Any] | None:
+    """``req``'s estimate at the level a plan would size it at; None where no level fits its GPU (or none is lighter).
+
+    Each of :func:`searched_levels` that the framework and method take (the planner leaves a conflict out) is sized;
+    of those that fit, the fastest (tokens a second a GPU; on a tie, the least recompute) is taken, as the plan's
+    ranking takes the cheaper layout, on one cost the faster run: with activation offload, full recomputation's
+    smaller copies can outrun none's. Where full is taken the answer is the estimate at full as before (None).
     """
     from generator.calculator.estimate import estimate
 
-    levels = LIGHTER_LEVELS if framework_default is None else tuple(x for x in LIGHTER_LEVELS if x == framework_default)
-    for level in levels:
+    fitting = []
+    for level in searched_levels(req.framework):
         try:
+            # a job that fits is not advised (advise only lists what makes a job that does not fit fit)
             tried = estimate(req._replace(checkpointing=level, checkpointing_given=True), advise=False)
         except InputError:
             continue
-        speed = tried.get("training_speed")
-        if not tried["capacity"].get("fits") or not speed:
-            continue
-        run = speed.get("run") or {}
-        return {
-            "checkpointing": level,
-            "per_gpu_bytes": tried["memory"]["per_gpu"]["total"],
-            "tokens_per_second_per_gpu": speed["tokens_per_second_per_gpu"],
-            "model_flops_utilization": speed["model_flops_utilization"],
-            "gpu_hours": run.get("gpu_hours"),
-        }
-    return None
+        if tried["capacity"].get("fits"):
+            fitting.append((level, tried))
+    if not fitting:
+        return None
+    rate = [(tried.get("training_speed") or {}).get("tokens_per_second_per_gpu") or 0.0 for _, tried in fitting]
+    level, tried = fitting[max(range(len(fitting)), key=lambda i: (rate[i], -i))]
+    if level == "full":
+        return None
+    tried["training"]["checkpointing_chosen"] = [lv for lv, _ in fitting]
+    tried["notes"].append(chosen_note(level, [lv for lv, _ in fitting]))
+    return tried
 
 
-def lighter_checkpointing_note(lighter: dict[str, Any]) -> str:
-    """The estimate's note of :func:`lighter_checkpointing`'s answer: the assumption, and what a plan would size."""
-    hours = f", {lighter['gpu_hours']:,.0f} GPU-hours" if lighter["gpu_hours"] is not None else ""
-    mfu = lighter["model_flops_utilization"]
-    mfu_text = f", {mfu:.1%} MFU" if isinstance(mfu, float) else ""
+def chosen_note(level: str, fitting: list[str]) -> str:
+    """The estimate's note of the level :func:`planned_checkpointing` chose, of those that fit."""
     return (
-        f"checkpointing full is this estimate's assumption (--gradient-checkpointing not given); a plan sizes the "
-        f"least recompute that fits: with --gradient-checkpointing {lighter['checkpointing']} the job fits "
-        f"({lighter['per_gpu_bytes'] / 2**30:.2f} GiB a GPU), {lighter['tokens_per_second_per_gpu']:,.0f} tokens/s a GPU"
-        f"{mfu_text}{hours}"
+        f"checkpointing {level}: the fastest of the levels that fit this GPU ({', '.join(fitting)}), as a plan sizes "
+        "a job that gives no level; give --gradient-checkpointing to choose one"
     )

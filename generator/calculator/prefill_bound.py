@@ -4,7 +4,8 @@ A prompt's passes spend their time in parts (:attr:`generator.sizing.offload.Off
 sequence as llama.cpp runs them): the GPUs' compute, copying the weights held in RAM to the GPUs over the host link
 (a pass of at least ``offload_min_batch_tokens``), paging layers on NVMe in, or the CPU multiplying them (a shorter
 pass). The one that takes longest is the prefill's bound, as a decode step's ``bound`` is; each part is said, so a
-user reads what a faster link, GPU or CPU would change.
+user reads what a faster link, GPU or CPU would change. The estimate's speed line and a ``hardware.fixed`` plan's
+reasons both say the prompt with :func:`prompt_prefill_text` (fix194: one text, from the same parts).
 """
 
 from __future__ import annotations
@@ -43,3 +44,21 @@ def prefill_bound_text(summary: Mapping[str, object]) -> str:
     ordered = sorted(parts.items(), key=lambda part: (-part[1], part[0]))
     said = ", ".join(f"{seconds:,.2f} s {PREFILL_PART_WORDS.get(part, part)}" for part, seconds in ordered)
     return f"{bound}-bound: {said}"
+
+
+def prompt_prefill_text(figures: Mapping[str, object]) -> str:
+    """``1,500 prompt tokens (prefill 323.57 tokens/s at -ub 2048; pcie-bound: ...)``: the prompt a TTFT is of.
+
+    ``figures`` is the estimate's ``throughput`` or a fixed machine's plan details (fix194: both say it from the same
+    keys, ``ttft_prompt_tokens``, ``prefill_tokens_per_s``, ``ubatch_tokens`` and :func:`prefill_summary`'s); the bound is
+    left out where there are no prompt parts.
+    """
+    from generator.calculator.offload_report import tokens_per_s_text
+
+    rate = figures["prefill_tokens_per_s"]
+    assert isinstance(rate, (float, int))
+    bound = prefill_bound_text(figures)
+    return (
+        f"{figures['ttft_prompt_tokens']:,} prompt tokens (prefill {tokens_per_s_text(rate)} tokens/s at -ub "
+        f"{figures['ubatch_tokens']}{'; ' + bound if bound else ''})"
+    )

@@ -26,6 +26,7 @@ from generator.calculator.offload_report import (
     runtime_settings,
     tokens_per_s_text,
 )
+from generator.calculator.prefill_bound import prefill_summary, prompt_prefill_text
 from generator.catalog.records import CpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.assemble import (
@@ -252,6 +253,7 @@ def _deployment(
         "ttft_prompt_tokens": cost.prompt_tokens,
         "prefill_tokens_per_s": round(cost.prefill_tokens_per_s, 3),
         "ubatch_tokens": plan.ubatch_tokens,
+        **prefill_summary(cost),  # fix194: what bounds the prefill, the estimate's prefill_bound / prefill_seconds
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": settings,
@@ -269,9 +271,7 @@ def _deployment(
         *_slots_trade(slots, plan, lone, spec.avg_output_tokens),
         *([_slot_wait_text(spec, cost, queue)] if queue is not None else []),
         f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
-        f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
-        f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
-        f"cold start {seconds_text(cost.cold_start_s)}",
+        f"TTFT {seconds_text(cost.ttft_s)} for {prompt_prefill_text(details)}; cold start {seconds_text(cost.cold_start_s)}",
         # newuser99 item 1, acc171: what of an AMD GPU's llama.cpp prompt is checked (HIP kernels), another maker's is not
         *([unchecked] if (unchecked := prompt_unchecked_note(machine.gpu_vendor)) else []),
     ]
