@@ -336,6 +336,7 @@ def validate_files(
         model_findings,
         unused_setting_findings,
     )
+    from generator.planner.unserved_precision_early import early_unserved_precision_findings
     from generator.workload import load_workload
 
     if gitlab_report:
@@ -364,6 +365,7 @@ def validate_files(
             *implausible_setting_findings(loaded.workload),
             *model_findings(loaded),
             *owned_rack_findings(loaded),  # newuser98: owned servers no rack holds, which plan leaves free
+            *early_unserved_precision_findings(loaded),  # newuser110: NVFP4 of a BF16 checkpoint said "ok"
         ]
         valid.append((path, loaded, list(locate_findings(loaded, said))))
         fields.extend(finding_fields(loaded, said))

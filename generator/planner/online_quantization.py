@@ -66,6 +66,41 @@ def served_file_bytes(model: ResolvedModel, served: str, served_bytes: int) -> i
     return served_bytes if stored is None else max(stored, served_bytes)
 
 
+def unserved_precision_finding(index: int, name: str, precision: str, model: ResolvedModel, engine: str) -> Finding | None:
+    """``precision-not-in-checkpoint`` for a service served in a format its checkpoint does not hold; None otherwise.
+
+    Service ``name`` (deployment ``index``) is served as ``precision``, which ``model``'s checkpoint does not hold and
+    no engine makes of it as it loads it.
+
+    The one text ``plan`` and ``validate`` say (newuser110: ``validate`` said "ok" of NVFP4 asked of the BF16
+    Llama 3.3 70B, which ``plan`` then warned would load its BF16 weights).
+    """
+    own = default_precision(model)
+    cast = own in SIXTEEN_BIT and precision in SIXTEEN_BIT
+    if precision == own or cast or quantized_online_from(model, precision) is not None:
+        return None
+    bnb = (
+        f" (vLLM also makes nf4 as it loads 16-bit weights with --quantization bitsandbytes, {BNB_INFLIGHT}, which "
+        "specgen does not render: its bitsandbytes kernels are not those the plan's throughput is of)"
+        if precision == "nf4"
+        else ""
+    )
+    # a GGUF type: the engine serves the .gguf file, made by no quantization_config (fix153)
+    way = gguf_serving_note(precision, engine) or (
+        f"point model at a checkpoint in {precision} (a Hub id, or a local config.json with its "
+        "quantization_config) or plan a precision it holds or is quantized to online"
+    )
+    return Finding(
+        "warning",
+        "precision-not-in-checkpoint",
+        f"'{name}' is sized at {precision}, but {model.id} holds {own} weights and the engine makes "
+        f"{precision} only from a checkpoint quantized to it (online it quantizes 16-bit weights to "
+        f"{' or '.join(ONLINE_FORMATS)} alone){bnb}: started on this checkpoint it loads the {own} weights, "
+        f"and the plan's weights, KV cache and replicas are not what runs; {way}",
+        f"deployments[{index}].inference.precision",
+    )
+
+
 def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mapping[str, ResolvedModel]) -> list[Finding]:
     """Services sized in a format their checkpoint does not hold and no engine makes of it as it loads it.
 
@@ -78,32 +113,11 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
         model = models.get(d.name)
         if d.kind != "inference" or model is None:
             continue
-        own = default_precision(model)
-        cast = own in SIXTEEN_BIT and d.precision in SIXTEEN_BIT
-        if d.precision == own or cast or quantized_online_from(model, d.precision) is not None:
+        engine = str(d.details.get("serving_engine", "vllm"))
+        unserved = unserved_precision_finding(i, d.name, d.precision, model, engine)
+        if unserved is None:
             continue
-        bnb = (
-            f" (vLLM also makes nf4 as it loads 16-bit weights with --quantization bitsandbytes, {BNB_INFLIGHT}, which "
-            "specgen does not render: its bitsandbytes kernels are not those the plan's throughput is of)"
-            if d.precision == "nf4"
-            else ""
-        )
-        # a GGUF type: the engine serves the .gguf file, made by no quantization_config (fix153)
-        way = gguf_serving_note(d.precision, str(d.details.get("serving_engine", "vllm"))) or (
-            f"point model at a checkpoint in {d.precision} (a Hub id, or a local config.json with its "
-            "quantization_config) or plan a precision it holds or is quantized to online"
-        )
-        out.append(
-            Finding(
-                "warning",
-                "precision-not-in-checkpoint",
-                f"'{d.name}' is sized at {d.precision}, but {d.model_id} holds {own} weights and the engine makes "
-                f"{d.precision} only from a checkpoint quantized to it (online it quantizes 16-bit weights to "
-                f"{' or '.join(ONLINE_FORMATS)} alone){bnb}: started on this checkpoint it loads the {own} weights, "
-                f"and the plan's weights, KV cache and replicas are not what runs; {way}",
-                f"deployments[{i}].inference.precision",
-            )
-        )
+        out.append(unserved)
         par = Parallelism(d.tp, d.pp, int(d.details.get("expert_parallel") or 1))
         if (unsplit := default_group_problem(model.architecture, weight_format(d.precision), par)) is not None:
             field = f"deployments[{i}].inference.precision"
