@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from generator.api import plan_file
-from generator.planner.batch_free_servers import batches_for_ranks, owned_servers, ranks_on_all
+from generator.errors import InfeasibleError
+from generator.planner.batch_free_servers import batches_for_ranks, hint_batches, owned_servers, ranks_on_all
 from generator.planner.plan import Plan
 from generator.workload.models import InventoryGroup
 
@@ -79,3 +82,20 @@ def test_a_batch_that_leaves_an_owned_server_free_says_the_batches_that_use_it(t
     assert other.deployments[0].details["hosts"] == 3
     assert other.deployments[0].details["hours"] < job.details["hours"]
     assert not [f for f in other.findings if f.code == "batch-leaves-servers-free"]
+
+
+def test_hint_batches_are_nearest_first_and_none_where_the_batch_splits() -> None:
+    # 3 x 8 GPUs: 3, 6, 12 or 24 ranks at TP8, 4, 2, 1; 256 splits over none of them
+    assert hint_batches(256, [(3, 8)])[:2] == [255, 258]
+    assert hint_batches(256, [(4, 8)]) == []  # 4 ranks at TP8 split it
+
+
+def test_a_refusal_on_owned_servers_names_the_batch_that_runs_the_job_on_all_of_them(tmp_path: Path) -> None:
+    path = tmp_path / "lab-deadline.yaml"
+    # 256 over the 3 servers' ranks at TP8 takes DP2 on 2 (480 h); 255 runs DP3 on all three in 240 h, within 300
+    path.write_text(LAB.format(batch=256).replace("      epochs: 1\n", "      epochs: 1\n      deadline_hours: 300\n"))
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    said = str(caught.value)
+    assert "with a global_batch_size of 255 in the training of deployment cpt70b" in said
+    assert "cpt70b on 3 x dell-xe9680-hgx-h100-h200 (8 x h200-sxm-141gb), 240.39 h a run" in said

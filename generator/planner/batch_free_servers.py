@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from generator.sizing.constants import Constants
     from generator.workload import LoadedWorkload
-    from generator.workload.models import InventoryGroup
+    from generator.workload.models import InventoryGroup, Workload
 
 
 def ranks_on_all(servers: int, gpus_per_server: int, replica_gpus: int) -> int:
@@ -107,3 +107,62 @@ def batch_free_findings(
             )
         )
     return out
+
+
+#: Batches tried by :func:`batch_free_hint` before it gives up (each a plan of the whole workload).
+MAX_HINT_TRIES = 4
+
+
+def _owned_kinds(wl: Workload) -> list[tuple[int, int]]:
+    """(servers, GPUs a server) of each owned group, its GPU count as the inventory states it (8 where not stated)."""
+    out = []
+    for group in wl.hardware.inventory or ():
+        per = group.custom.gpus_per_server if group.custom is not None else group.gpus_per_server
+        out.append((group.count, per or 8))
+    return out
+
+
+def hint_batches(batch: int, kinds: list[tuple[int, int]], tp_sizes: tuple[int, ...] = (8, 4, 2, 1)) -> list[int]:
+    """Batches nearest ``batch`` first that split over the ranks all of a kind's servers hold at some TP.
+
+    None ([]) for a kind whose ranks at some TP already split ``batch``: its servers are not held back by it.
+    """
+    found: set[int] = set()
+    for servers, per in kinds:
+        ranks = [ranks_on_all(servers, per, tp) for tp in tp_sizes if per % tp == 0]
+        if any(batch % r == 0 for r in ranks if r > 0):
+            continue  # the batch splits over the servers at some TP: it is not what holds them back
+        for r in ranks:
+            found.update(batches_for_ranks(batch, r))
+    return sorted(found, key=lambda v: (abs(v - batch), v))
+
+
+def batch_free_hint(loaded: LoadedWorkload, consts: Constants, replan: Callable[[LoadedWorkload, Constants], Plan]) -> str:
+    """What an infeasible workload on owned servers plans at a training job's nearest batch their ranks split; or "".
+
+    A job at TP8 on 3 owned 8-GPU servers and a batch of 256 was refused ("needs 4 servers; 3 owned are free") where
+    a batch of 255 or 258 runs it on all three within its deadline (newuser111 item 1).
+    """
+    wl = loaded.workload
+    if wl.hardware.buy or not wl.hardware.inventory:
+        return ""
+    tries = 0
+    for index, dep in enumerate(wl.deployments):
+        if not isinstance(dep, TrainingDeployment) or dep.training.global_batch_size is None:
+            continue
+        for value in hint_batches(dep.training.global_batch_size, _owned_kinds(wl)):
+            if tries >= MAX_HINT_TRIES:
+                return ""
+            tries += 1
+            job = dep._replace(training=dep.training._replace(global_batch_size=value))
+            changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
+            try:
+                other = replan(loaded._replace(workload=changed), consts)
+            except InfeasibleError:
+                continue
+            return (
+                f"; with a global_batch_size of {value:,} in the training of deployment {dep.name} (its "
+                f"{dep.training.global_batch_size:,} splits evenly over no count of data-parallel ranks that all the "
+                f"owned servers hold), the workload plans {fleet_said(other)}, {job_said(other, index)}"
+            )
+    return ""
