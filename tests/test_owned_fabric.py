@@ -97,9 +97,13 @@ def test_an_assumed_fabric_under_a_two_node_job_is_a_warning_with_its_time_and_f
     assert (level, path) == ("warning", "hardware.inventory[0].fabric_nic")
     # the NICs assumed, the time they imply (and what the front end would take instead), the field to state
     assert "4 x NVIDIA ConnectX-7" in message and "400 Gb/s NDR InfiniBand" in message
-    assert "2.294 s between nodes a step over 4 x 400 Gb/s GPU fabric" in message
-    # 337.27 GB per GPU at 1,600 Gb/s takes 2.294 s; at 25 Gb/s 64 times that (per-collective latency aside)
-    assert "over the front end alone, 25 Gb/s, about 147 s" in message
+    # newuser111: each 400 Gb/s NIC moves at most an L40S's PCIe Gen4 x16 (252 Gb/s): 337.27 GB per GPU over 1,008 Gb/s
+    # takes 3.284 s (2.294 s at the 1,600 Gb/s of ports before); at 25 Gb/s 40.3 times that (per-collective latency aside)
+    assert (
+        "3.284 s between nodes a step over 4 x 400 Gb/s GPU fabric (252 Gb/s each: the PCIe Gen4 x16 between "
+        "l40s-48gb and the NIC)" in message
+    )
+    assert "over the front end alone, 25 Gb/s, about 132 s" in message
     # acc107: 52.4 -> 62.8 h (eager elementwise operators / NF4 0.5);
     # 53.1 h before full checkpointing recomputed the blocks only (trainacc)
     # acc113: 62.8 -> 63.4 h (the eager loss's passes over the logits); acc120: 63.4 -> 62.6 h, the L40S at its sibling

@@ -629,6 +629,10 @@ class NicSpec(NamedTuple):
     power_w: float | None
     gpudirect_rdma: bool
     source: tuple[str, ...]
+    #: The card's PCIe generation and lanes (None: not recorded); what its ports may move to and from the host
+    #: (newuser111: :mod:`generator.planner.nic_host_link`).
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> NicSpec:
@@ -642,6 +646,8 @@ class NicSpec(NamedTuple):
             power_w=_opt_float(rec.get("power_w")),
             gpudirect_rdma=bool(rec.get("gpudirect_rdma", False)),
             source=_sources(rec),
+            pcie_gen=int(rec["pcie_gen"]) if rec.get("pcie_gen") else None,
+            pcie_lanes=int(rec["pcie_lanes"]) if rec.get("pcie_lanes") else None,
         )
 
 

@@ -205,6 +205,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 
 def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
+    from generator.planner.batch_free_servers import batch_free_findings, batch_free_hint
     from generator.planner.batch_split_hint import batch_split_findings
     from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.free_owned_cost import free_owned_cost_said
@@ -235,7 +236,9 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
         if isinstance(exc, FleetLimitError):
             raise
         network = isinstance(exc, RefusalWithTailError) and exc.network
-        if hint := lighter_training_hint(loaded, consts, _plan_fleet_within_limits, network=network):
+        hint = lighter_training_hint(loaded, consts, _plan_fleet_within_limits, network=network)
+        hint += batch_free_hint(loaded, consts, _plan_fleet_within_limits)  # newuser111 item 1
+        if hint:
             # after the network's fix, or ahead of the owned servers' part: a long refusal keeps the way that plans
             # (newuser76 items 9 and 11)
             raise InfeasibleError(
@@ -247,6 +250,7 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += lighter_training_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += batch_split_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += batch_free_findings(loaded, consts, plan, _plan_fleet_within_limits)  # newuser111 item 1
     said += prefix_routing_findings(loaded, consts, plan, _plan_fleet_within_limits)
     plan = free_owned_cost_said(loaded.workload, consts, plan)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan

@@ -1058,6 +1058,10 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
         return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
     built = node_fabric(platform, gpu, gpus_per_node, fabric) if platform.provider == "baremetal" else None
     if built is not None:
-        port_gbps = nics[built.nic_id].port_gbps
-        return port_gbps * built.nics, f"{built.nics} x {port_gbps:g} Gb/s GPU fabric"
+        from generator.planner.nic_host_link import capped_text, timed_nic_gbps, vendor_nic_id  # newuser111 item 3
+
+        nic = nics[built.nic_id]
+        vendor = vendor_nic_id(platform.id, platform.custom)
+        said = f"{built.nics} x {nic.port_gbps:g} Gb/s GPU fabric" + ("" if nic.id == vendor else capped_text(nic, gpu))
+        return timed_nic_gbps(nic, gpu, vendor) * built.nics, said
     return unfabricated_link(platform)

@@ -182,12 +182,26 @@ def _spanning(pool: Pool, deployments: list[DeploymentPlan]) -> list[DeploymentP
     ]
 
 
+def _timed_fabric_gbps(pool: Pool) -> float:
+    """The pool's fabric NICs' Gb/s as its step is timed over them (newuser111: a NIC past its GPU's PCIe is capped)."""
+    from generator import catalog
+    from generator.planner.nic_host_link import timed_nic_gbps, vendor_nic_id
+
+    nics, gpu = catalog.nics(), catalog.gpus().get(pool.node.gpu_id)
+    vendor = vendor_nic_id(pool.node.platform_id, pool.node.platform_id not in catalog.platforms())
+    return sum(
+        (timed_nic_gbps(nics[n.nic_id], gpu, vendor) if gpu is not None and n.nic_id in nics else n.port_gbps) * n.count
+        for n in pool.node.nics
+        if n.role == "fabric"
+    )
+
+
 def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
     """What a spanning deployment's plan takes from the fabric: a training step's time between nodes, or a replica's span."""
     details = d.details
     if d.kind == "training" and details.get("comm_between_nodes_s_per_step") is not None:
         hours = f", {details['hours']:.1f} h a run" if details.get("hours") is not None else ""
-        fabric_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "fabric")
+        fabric_gbps = _timed_fabric_gbps(pool)
         front_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "frontend")
         alone = ""
         if fabric_gbps and front_gbps:

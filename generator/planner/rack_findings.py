@@ -29,6 +29,11 @@ from generator.workload.models import Hardware
 LIQUID_AIR_SIDE_SOURCE = "https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html"
 
 
+def redundancy_said(redundancy: str) -> str:
+    """``2N`` / ``N+N`` as the contract names them; ``none`` as words (newuser111: "2 circuit(s) none, 2 serving")."""
+    return "without redundancy" if redundancy == "none" else redundancy
+
+
 def racks_under_air_limit(
     pools: list[Pool], rack_power_kw: float, reserved_units: int | None, feeds: Feeds | None, hardware: Hardware | None
 ) -> int | None:
@@ -211,7 +216,8 @@ def max_racks_refusal(
     head = f"the fleet needs {len(racks)} racks of {kw:g} kW but hardware.max_racks is {most}"
     if supply is not None:
         head += (
-            f" (a rack's {supply.circuits} circuit(s) {supply.redundancy}, {supply.serving_circuits} serving, of "
+            f" (a rack's {supply.circuits} circuit(s) {redundancy_said(supply.redundancy)}, {supply.serving_circuits} "
+            f"serving, of "
             f"{supply.voltage_v:g} V {supply.breaker_a:g} A {supply.phases}-phase: {supply.circuit_kva:g} kVA each x "
             f"{supply.continuous_load_fraction:g} continuous load x {supply.power_factor:g} power factor = "
             f"{supply.usable_kw:g} kW)"
