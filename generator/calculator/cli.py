@@ -647,7 +647,13 @@ def _checkpointing_basis(job: dict[str, Any]) -> str:
     framework = job["framework"]
     own = framework_profile(framework).checkpointing
     notes = ["op-level: every other matmul's output saved"] if recomputes_ops(framework, job["checkpointing"]) else []
-    if own is None:
+    passed = {entry["level"]: entry for entry in job.get("checkpointing_passed_over", ())}
+    if own is None and "none" in passed:
+        # fix195: the estimate chose this level over none, which does not fit or runs slower: giving none would not help
+        from generator.calculator.lighter_checkpointing import passed_over_text
+
+        notes.append(f"not {framework}'s default, {passed_over_text(passed['none'])}: turn it on")
+    elif own is None:
         notes.append(f"not {framework}'s default, none: turn it on, or give --gradient-checkpointing none")
     elif own != job["checkpointing"]:
         notes.append(f"{framework} runs {own} unless told")

@@ -656,8 +656,13 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if req.train and req.gpu and not req.checkpointing_given and not req.max_seq_len:
         from generator.calculator.lighter_checkpointing import planned_checkpointing
 
-        if (lighter := planned_checkpointing(req)) is not None:
+        lighter, passed = planned_checkpointing(req)
+        if lighter is not None:
             return lighter
+        result = _estimate(req, advise=advise)
+        if passed:  # fix195: why the framework's own none was not taken, where the training line says it
+            result["training"]["checkpointing_passed_over"] = passed
+        return result
     return _estimate(req, advise=advise)
 
 

@@ -35,34 +35,86 @@ def searched_levels(framework: str | None) -> tuple[str, ...]:
     return LEVELS if own is None else tuple(level for level in LEVELS if level == own)
 
 
-def planned_checkpointing(req: EstimateRequest) -> dict[str, Any] | None:
-    """``req``'s estimate at the level a plan would size it at; None where no level fits its GPU (or none is lighter).
+def planned_checkpointing(req: EstimateRequest) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``req``'s estimate at the level a plan sizes it at, and why each lighter level was passed over.
+
+    The estimate is None where no level fits its GPU, or where full is taken; :func:`passed_over` gives the reasons.
 
     Each of :func:`searched_levels` that the framework and method take (the planner leaves a conflict out) is sized;
     of those that fit, the fastest (tokens a second a GPU; on a tie, the least recompute) is taken, as the plan's
     ranking takes the cheaper layout, on one cost the faster run: with activation offload, full recomputation's
-    smaller copies can outrun none's. Where full is taken the answer is the estimate at full as before (None).
+    smaller copies can outrun none's. Where full is taken the answer is the estimate at full as before (None), and
+    the caller adds the levels passed over to it.
     """
     from generator.calculator.estimate import estimate
 
-    fitting = []
+    tried_levels: list[tuple[str, dict[str, Any]]] = []
     for level in searched_levels(req.framework):
         try:
             # a job that fits is not advised (advise only lists what makes a job that does not fit fit)
-            tried = estimate(req._replace(checkpointing=level, checkpointing_given=True), advise=False)
+            tried_levels.append((level, estimate(req._replace(checkpointing=level, checkpointing_given=True), advise=False)))
         except InputError:
             continue
-        if tried["capacity"].get("fits"):
-            fitting.append((level, tried))
+    fitting = [(level, tried) for level, tried in tried_levels if tried["capacity"].get("fits")]
     if not fitting:
-        return None
-    rate = [(tried.get("training_speed") or {}).get("tokens_per_second_per_gpu") or 0.0 for _, tried in fitting]
+        return None, passed_over(tried_levels, "full", None)
+    rate = [_rate(tried) for _, tried in fitting]
     level, tried = fitting[max(range(len(fitting)), key=lambda i: (rate[i], -i))]
+    passed = passed_over(tried_levels, level, _rate(tried))
     if level == "full":
-        return None
+        return None, passed
     tried["training"]["checkpointing_chosen"] = [lv for lv, _ in fitting]
+    if passed:
+        tried["training"]["checkpointing_passed_over"] = passed
     tried["notes"].append(chosen_note(level, [lv for lv, _ in fitting]))
-    return tried
+    return tried, passed
+
+
+def _rate(tried: dict[str, Any]) -> float:
+    """An estimate's tokens a second a GPU (0 where it gives none)."""
+    return float((tried.get("training_speed") or {}).get("tokens_per_second_per_gpu") or 0.0)
+
+
+def passed_over(tried_levels: list[tuple[str, dict[str, Any]]], chosen: str, chosen_rate: float | None) -> list[dict[str, Any]]:
+    """Why each level lighter than ``chosen`` was not taken (fix195).
+
+    ``over_bytes`` past the GPU's usable memory where it does not fit, else ``slower_fraction`` (its tokens a second a
+    GPU against ``chosen_rate``).
+    """
+    lighter = LEVELS[: LEVELS.index(chosen)]
+    out: list[dict[str, Any]] = []
+    for level, tried in tried_levels:
+        if level not in lighter:
+            continue
+        cap = tried["capacity"]
+        if not cap.get("fits"):
+            over = tried["memory"]["per_gpu"]["total"] - cap["usable_bytes"]
+            out.append({"level": level, "fits": False, "over_bytes": over})
+        elif chosen_rate:
+            rate = _rate(tried)
+            out.append(
+                {
+                    "level": level,
+                    "fits": True,
+                    "tokens_per_second_per_gpu": rate,
+                    "slower_fraction": round(1 - rate / chosen_rate, 4),
+                }
+            )
+    return out
+
+
+def passed_over_text(entry: dict[str, Any]) -> str:
+    """Why a lighter level was not taken, as the training line says it.
+
+    ``none, which needs 12.34 GiB more than this GPU's usable memory`` or ``none, which fits but runs 9.1% slower
+    (8,100 tokens/s a GPU)``.
+    """
+    if not entry["fits"]:
+        return f"{entry['level']}, which needs {entry['over_bytes'] / 2**30:,.2f} GiB more than this GPU's usable memory"
+    return (
+        f"{entry['level']}, which fits but runs {entry['slower_fraction']:.1%} slower "
+        f"({entry['tokens_per_second_per_gpu']:,.0f} tokens/s a GPU)"
+    )
 
 
 def chosen_note(level: str, fitting: list[str]) -> str:

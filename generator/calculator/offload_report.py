@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
+from generator.calculator.prefill_bound import prompt_figures, prompt_prefill_text
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -660,8 +661,10 @@ def checklist(
         ),
         (
             "time to first token",
-            f"{plan.engine} prompt eval time of {c.prompt_tokens:,} prompt tokens (-ub {c.ubatch_tokens})",
-            f"{seconds_text(c.ttft_s)} ({tokens_per_s_text(c.prefill_tokens_per_s)} prompt tokens/s)",
+            # fix195: the prompt, its -ub, the prefill rate and what bounds it, in the words of the plan's reasons and
+            # the estimate's speed line (the prompt and -ub were said here before: said once, beside the prediction)
+            f"{plan.engine} prompt eval time",
+            f"{seconds_text(c.ttft_s)} for {prompt_prefill_text(prompt_figures(c))}",
         ),
         (
             "decode tokens/s",

@@ -35,6 +35,20 @@ def prefill_summary(cost: OffloadCost) -> dict[str, object]:
     }
 
 
+def prompt_figures(cost: OffloadCost) -> dict[str, object]:
+    """The keys :func:`prompt_prefill_text` reads, from a placement's cost.
+
+    The checklist's TTFT row and the estimate's ``upgrade`` rows say the prompt with it (fix195), as the plan's reasons
+    and the estimate's speed line do.
+    """
+    return {
+        "ttft_prompt_tokens": cost.prompt_tokens,
+        "prefill_tokens_per_s": round(cost.prefill_tokens_per_s, 3),
+        "ubatch_tokens": cost.ubatch_tokens,
+        **prefill_summary(cost),
+    }
+
+
 def prefill_bound_text(summary: Mapping[str, object]) -> str:
     """``pcie-bound: 3.05 s copying ..., 1.59 s GPU compute``: the bound, then each part, longest first."""
     bound = summary.get("prefill_bound")

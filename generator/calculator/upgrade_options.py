@@ -17,6 +17,7 @@ from generator.calculator.machine import (
     ram_beyond_slots,
     wider_machine,
 )
+from generator.calculator.prefill_bound import prompt_figures, prompt_prefill_text
 from generator.errors import InfeasibleError
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -74,6 +75,8 @@ def upgrade_options(
                 "ttft_s": round(plan.cost.ttft_s, 3),
                 "bound": plan.cost.bound,
                 "ram_weights_bytes": plan.placement.cpu_bytes,
+                # fix195: the prompt's prefill rate and what bounds it on the changed machine (said as the estimate's)
+                **prompt_figures(plan.cost),
             }
         )
     return rows
@@ -91,8 +94,9 @@ def upgrade_text(row: dict[str, Any], decode_now: float, ttft_now: float) -> str
         if same
         else f"{row['decode_tokens_per_s'] / decode_now:.2f}x"
     )
+    prompt = f" for {prompt_prefill_text(row)}" if "prefill_tokens_per_s" in row else ""
     text = (
         f"{row['change']}: decode {decode_now:.2f} -> {row['decode_tokens_per_s']:.2f} tokens/s ({gain}; "
-        f"{row['bound']}-bound), TTFT {ttft_now:.2f} -> {row['ttft_s']:.2f} s, at {row['precision']}"
+        f"{row['bound']}-bound), TTFT {ttft_now:.2f} -> {row['ttft_s']:.2f} s{prompt}, at {row['precision']}"
     )
     return text + (f" ({row['note']})" if "note" in row else "")
