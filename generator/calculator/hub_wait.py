@@ -47,7 +47,7 @@ def asked_wait_s(headers: Any, status: int) -> float | None:
     from email.utils import parsedate_to_datetime
 
     after = str(headers.get("Retry-After") or "").strip()
-    if after.isdigit():
+    if after.isdecimal():  # review100: isdigit takes '²' (a header byte 0xB2), which float refuses in the client's hook
         return float(after)
     if after:
         try:
