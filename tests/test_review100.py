@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from generator.calculator.detect import address_advice, host_name_facts
-from generator.calculator.hub_file_sizes import file_sizes
+from generator.calculator.hub_file_sizes import data_section_bytes, file_sizes
 from generator.calculator.hub_wait import asked_wait_s
+from generator.errors import InputError
 from generator.workload.fixed_host import address_problem
 
 
@@ -66,3 +67,11 @@ def test_the_address_advice_never_offers_an_address_the_workload_refuses(given: 
 
 def test_the_address_advice_offers_the_full_name_the_workload_takes() -> None:
     assert "('GPUBox.lan' where it resolves)" in address_advice(host_name_facts("GPUBox.lan"))
+
+
+def test_a_header_longer_than_its_file_is_refused() -> None:
+    """The size may come from a Content-Length (a server that sends the file whole): said as the answer's size."""
+    assert data_section_bytes("fz/m@c/model.safetensors", (10000, 4096)) == 10000 - 8 - 4096
+    assert data_section_bytes("fz/m@c/model.safetensors", None) is None
+    with pytest.raises(InputError, match=r"its header is 4,096 bytes by its first 8 .* more than the file's 4,000 bytes"):
+        data_section_bytes("fz/m@c/model.safetensors", (4000, 4096))

@@ -208,6 +208,14 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     return HubModel(repo_id, asked, commit, config, text, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
+def _written_since(mtime_s: float, began_s: float) -> bool:
+    """Whether a file of the Hub cache modified at ``mtime_s`` was written by this run, begun at ``began_s``.
+
+    The file systems' mtime may round down to the second: one from before then is another run's or another tool's.
+    """
+    return mtime_s >= began_s - 1
+
+
 def _forget_download(path: str, began_s: float) -> None:
     """Remove a refused ``config.json`` this run downloaded into the Hub cache (its snapshot link and its blob).
 
@@ -216,7 +224,7 @@ def _forget_download(path: str, began_s: float) -> None:
     """
     blob = os.path.realpath(path)
     with contextlib.suppress(OSError):
-        if os.path.getmtime(blob) >= began_s - 1:  # the file systems' mtime may round down to the second
+        if _written_since(os.path.getmtime(blob), began_s):
             os.remove(blob)
             if os.path.islink(path):
                 os.remove(path)
@@ -237,11 +245,11 @@ def _forget_incomplete(hub: Any, repo_id: str, began_s: float) -> None:
     the removed file (POSIX) and its final rename fails inside the client.
     """
     blobs = os.path.join(hub.constants.HF_HUB_CACHE, "models--" + repo_id.replace("/", "--"), "blobs")
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(blobs):
+    with contextlib.suppress(OSError), os.scandir(blobs) as entries:  # closed: no ResourceWarning
+        for entry in entries:
             if entry.name.endswith(_INCOMPLETE) and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(OSError):
-                    if entry.stat(follow_symlinks=False).st_mtime >= began_s - 1:
+                    if _written_since(entry.stat(follow_symlinks=False).st_mtime, began_s):
                         os.remove(entry.path)
 
 

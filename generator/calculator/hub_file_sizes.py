@@ -83,6 +83,6 @@ def data_section_bytes(label: str, size: tuple[int, int] | None) -> int | None:
     if header_bytes > file_bytes - 8:
         raise InputError(
             f"{label}: its header is {header_bytes:,} bytes by its first 8 (the ranged read of the file), more than "
-            f"the file's {file_bytes:,} bytes (the answer's Content-Range) hold: a damaged or truncated upload"
+            f"the file's {file_bytes:,} bytes (the size the ranged read's answer gives) hold: a damaged or truncated upload"
         )
     return file_bytes - 8 - header_bytes
