@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from generator.calculator import hub as hub_module
+from generator.calculator import hub_wait
 from tests.hub_server import FakeHub, Repo, VirtualFile, safetensors_bytes, serve
 from tests.test_hub import C1, QWEN, hf_tensors, sharded_repo, specgen
 
@@ -199,8 +199,8 @@ def test_a_rate_limit_is_read_from_the_answer_not_the_clients_words(
     try:
         with _server(_rate_limit_handler(header, value)) as url:
             began = time.monotonic()
-            with pytest.raises(hub_module._StalledError) as caught:
-                hub_module._bounded(
+            with pytest.raises(hub_wait.StalledError) as caught:
+                hub_wait.bounded(
                     lambda: huggingface_hub.get_hf_file_metadata(f"{url}/fz/m/resolve/main/config.json", retry_on_errors=True), 8
                 )
             took = time.monotonic() - began

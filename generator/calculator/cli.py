@@ -987,6 +987,8 @@ def _capacity_lines(result: dict[str, Any]) -> list[str]:
 
 def _offload_lines(result: dict[str, Any]) -> list[str]:
     """A machine of yours: the placement over GPU, RAM and NVMe, its speed and settings, or why none runs."""
+    from generator.calculator.prefill_bound import prompt_prefill_text
+
     lines: list[str] = []
     off = result.get("offload")
     if off and not off["fits"]:  # no placement: the table above is the model held whole on the GPUs (review70 item 1)
@@ -1006,7 +1008,8 @@ def _offload_lines(result: dict[str, Any]) -> list[str]:
             f"of weights at {off['precision']}; "
             f"{_gib(off['ram_free_after_reserve_bytes'])} RAM free after the reserve",
             f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
-            f"TTFT {seconds_text(result['throughput']['ttft_s'])} for {_ttft_prompt(result['throughput'])}; "
+            # the prompt the TTFT is of, in the plan's reasons' words (fix194)
+            f"TTFT {seconds_text(result['throughput']['ttft_s'])} for {prompt_prefill_text(result['throughput'])}; "
             f"cold start {seconds_text(off['cold_start_s'])}; timed for {off['engine']}",
         ]
         if "slots" in result["throughput"]:  # --batch N on a machine: llama.cpp server slots (newuser68 item 8)
@@ -1119,17 +1122,6 @@ def _llama_cpp_lines(result: dict[str, Any]) -> list[str]:
         f"  {cpu['engine']:<12} {cpu['command']}",
         *(f"  {f['level']}: {f['message']}" for f in result["findings"]),
     ]
-
-
-def _ttft_prompt(throughput: dict[str, Any]) -> str:
-    """The prompt a machine of yours' TTFT is of: its tokens, prefill rate and passes' -ub, then what bounds it.
-
-    llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10); the text is the
-    plan's reasons' (fix194: :func:`generator.calculator.prefill_bound.prompt_prefill_text`).
-    """
-    from generator.calculator.prefill_bound import prompt_prefill_text
-
-    return prompt_prefill_text(throughput)
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:

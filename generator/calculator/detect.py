@@ -857,8 +857,12 @@ def address_advice(facts: Mapping[str, Fact]) -> str:
             "# host_name / address: add host_name: (a DNS label) to name this machine in the Ansible inventory, and "
             "address: (its IP address or DNS name, ansible_host) where Ansible cannot reach it by that name"
         )
+    from generator.workload.fixed_host import address_problem
+
     given = facts["host_name_given"].value if "host_name_given" in facts else None
-    full = f" ('{given}' where it resolves)" if isinstance(given, str) and _schema_pattern("address").match(given) else ""
+    # offered where the workload takes it: its schema's pattern, then its own check (review100: 'gpubox.300' passed one)
+    takes = isinstance(given, str) and bool(_schema_pattern("address").match(given)) and address_problem(given) is None
+    full = f" ('{given}' where it resolves)" if takes else ""
     return (
         f"# address: Ansible connects to {facts['host_name'].value} by that name; where it does not resolve from the "
         f"machine that runs Ansible, add address: beside host_name: this machine's IP address (hostname -I lists "

@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
-import re
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from generator.calculator.hub_file_sizes import data_section_bytes, file_sizes
+from generator.calculator.hub_wait import StalledError, bounded
 from generator.calculator.model_source import COMMIT, config_from_text, hub_config_name
 from generator.calculator.safetensors_header import (
     DTYPE_BITS,
@@ -38,8 +37,6 @@ from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from typing import Any
-
-T = TypeVar("T")
 
 _TENSOR_TABLE = "safetensors-tensors.json"
 
@@ -141,8 +138,8 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
 
     began_s = time.time()  # a config downloaded from here on is this run's to remove when refused
     try:
-        path = _bounded(config_path, seconds)
-    except _StalledError as exc:
+        path = bounded(config_path, seconds)
+    except StalledError as exc:
         _forget_incomplete(huggingface_hub, repo_id, began_s)
         raise UnreachableError(_stalled_message(where, endpoint, seconds, exc.why), location) from None
     except _TooLargeError as exc:
@@ -211,6 +208,14 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     return HubModel(repo_id, asked, commit, config, text, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
+def _written_since(mtime_s: float, began_s: float) -> bool:
+    """Whether a file of the Hub cache modified at ``mtime_s`` was written by this run, begun at ``began_s``.
+
+    The file systems' mtime may round down to the second: one from before then is another run's or another tool's.
+    """
+    return mtime_s >= began_s - 1
+
+
 def _forget_download(path: str, began_s: float) -> None:
     """Remove a refused ``config.json`` this run downloaded into the Hub cache (its snapshot link and its blob).
 
@@ -219,7 +224,7 @@ def _forget_download(path: str, began_s: float) -> None:
     """
     blob = os.path.realpath(path)
     with contextlib.suppress(OSError):
-        if os.path.getmtime(blob) >= began_s - 1:  # the file systems' mtime may round down to the second
+        if _written_since(os.path.getmtime(blob), began_s):
             os.remove(blob)
             if os.path.islink(path):
                 os.remove(path)
@@ -240,127 +245,12 @@ def _forget_incomplete(hub: Any, repo_id: str, began_s: float) -> None:
     the removed file (POSIX) and its final rename fails inside the client.
     """
     blobs = os.path.join(hub.constants.HF_HUB_CACHE, "models--" + repo_id.replace("/", "--"), "blobs")
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(blobs):
+    with contextlib.suppress(OSError), os.scandir(blobs) as entries:  # closed: no ResourceWarning
+        for entry in entries:
             if entry.name.endswith(_INCOMPLETE) and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(OSError):
-                    if entry.stat(follow_symlinks=False).st_mtime >= began_s - 1:
+                    if _written_since(entry.stat(follow_symlinks=False).st_mtime, began_s):
                         os.remove(entry.path)
-
-
-class _StalledError(Exception):
-    """A read of the Hub did not finish within its time (:func:`_bounded`); ``why``: what the Hub answered meanwhile."""
-
-    def __init__(self, why: str = "") -> None:
-        super().__init__(why)
-        self.why = why
-
-
-#: The statuses huggingface_hub retries (``_DEFAULT_RETRY_ON_STATUS_CODES``: 429 and the 5xx ones it names; all 5xx
-#: counted here): an answer of one is a retry to come, where the client has tries left.
-_RETRIED = frozenset({429, *range(500, 600)})
-#: The IETF RateLimit header's remaining requests (``r``) and seconds to its reset (``t``),
-#: https://www.ietf.org/archive/id/draft-ietf-httpapi-ratelimit-headers-09.html (the Hub sends ``"api";r=0;t=55``).
-_RATELIMIT_PART = re.compile(r"(?:^|;)\s*([rt])\s*=\s*(\d+)")
-
-
-def _asked_wait_s(headers: Any, status: int) -> float | None:
-    """The seconds an answer asks the client to wait before its next request (None: it asks none).
-
-    ``Retry-After`` (delay-seconds or an HTTP date, RFC 9110 10.2.3), else on a 429 the RateLimit header's reset
-    where no request remains: read from the HTTP answer itself, as the client reads it.
-    """
-    from email.utils import parsedate_to_datetime
-
-    after = str(headers.get("Retry-After") or "").strip()
-    if after.isdigit():
-        return float(after)
-    if after:
-        try:
-            return max(0.0, parsedate_to_datetime(after).timestamp() - time.time())
-        except (TypeError, ValueError, OverflowError):  # not a date: no wait asked
-            pass
-    if status == 429:
-        parts = dict(_RATELIMIT_PART.findall(str(headers.get("RateLimit") or "")))
-        if parts.get("r") == "0" and "t" in parts:
-            return float(parts["t"])
-    return None
-
-
-class _Retries(logging.Handler):
-    """What the Hub answered while one read runs: the last status the client retries on, how often, the wait asked.
-
-    Read from each HTTP answer by a response hook on huggingface_hub's HTTP client (httpx's ``event_hooks``,
-    requests' ``hooks``): its status code and ``Retry-After`` / ``RateLimit`` headers, never the client's words
-    (hostile95: hostile94 read its warnings' text, "HTTP Error 429 thrown ...", which another release may word
-    otherwise). A client the library makes anew (after a connection error it closes its own) gets the hook at its
-    next log record, whatever that says. hostile94: a 429 with ``Retry-After: 3600`` had the client sleep an hour, and
-    specgen said after its minute that the Hub "did not finish answering"; a wait asked past the time left ends the
-    wait at once.
-    """
-
-    def __init__(self, deadline_s: float, over: threading.Event) -> None:
-        super().__init__(logging.DEBUG)
-        self.deadline_s, self.over = deadline_s, over
-        self.status: int | None = None
-        self.tries = 0
-        self.asked_s: float | None = None
-        self.clients: list[Any] = []
-
-    def response(self, response: Any, *args: Any, **kwargs: Any) -> None:
-        """The hook: httpx calls it with the response, requests with the response and keyword arguments."""
-        status = getattr(response, "status_code", None)
-        if not isinstance(status, int) or status not in _RETRIED:
-            return
-        self.status, self.tries = status, self.tries + 1
-        waits_s = _asked_wait_s(getattr(response, "headers", {}), status)
-        if waits_s is not None and time.monotonic() + waits_s > self.deadline_s:
-            self.asked_s = waits_s
-            self.over.set()
-
-    def hook(self) -> None:
-        """Put :meth:`response` on the library's HTTP client of now (once per client)."""
-        try:
-            import huggingface_hub.utils
-
-            client: Any = getattr(huggingface_hub.utils, "get_session")()  # noqa: B009 (lazily exported)
-        except Exception:  # a library without it: the wait is only timed
-            return
-        if any(client is known for known in self.clients):
-            return
-        if isinstance(getattr(client, "event_hooks", None), dict):  # httpx (huggingface_hub 1.x, 2.x)
-            hooks = dict(client.event_hooks)
-            hooks["response"] = [*hooks.get("response", ()), self.response]
-            client.event_hooks = hooks
-        elif isinstance(getattr(client, "hooks", None), dict):  # requests (huggingface_hub 0.x)
-            client.hooks.setdefault("response", []).append(self.response)
-        else:
-            return
-        self.clients.append(client)
-
-    def unhook(self) -> None:
-        """Take :meth:`response` off every client it was put on."""
-        for client in self.clients:
-            if isinstance(getattr(client, "event_hooks", None), dict):
-                hooks = dict(client.event_hooks)
-                hooks["response"] = [h for h in hooks.get("response", ()) if h != self.response]
-                client.event_hooks = hooks
-            else:
-                client.hooks["response"] = [h for h in client.hooks.get("response", ()) if h != self.response]
-        self.clients.clear()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.hook()
-
-    def why(self) -> str:
-        """The answer the Hub gave before the wait ran out ("" where none was said)."""
-        if self.status is None:
-            return ""
-        said = f"HTTP {self.status}" + (" (too many requests)" if self.status == 429 else "")
-        said += " once" if self.tries == 1 else f" {self.tries} times"
-        if self.asked_s is not None:
-            return f"answered {said} and asks to wait {self.asked_s:,.0f} s before the next request"
-        return f"answered {said}"
 
 
 class _TooLargeError(Exception):
@@ -373,46 +263,6 @@ class _TooLargeError(Exception):
 
 def _too_large(where: str, size: int) -> str:
     return f"{where}: config.json on the Hub is {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} specgen reads"
-
-
-def _bounded(call: Callable[[], T], seconds: float) -> T:
-    """``call()``, given up after ``seconds`` (:class:`_StalledError`): it runs in a daemon thread, left behind if it hangs."""
-    done: list[tuple[bool, Any]] = []
-
-    over = threading.Event()  # the call finished, or the client announced a sleep past the time left
-    retries = _Retries(time.monotonic() + seconds, over)
-
-    def run() -> None:
-        retries.hook()  # in this thread: huggingface_hub 0.x keeps a client per thread
-        try:
-            done.append((True, call()))
-        except BaseException as exc:  # handed to the caller's thread as it is
-            done.append((False, exc))
-        over.set()
-
-    logger = logging.getLogger("huggingface_hub.utils._http")
-    kept = logger.level, logger.propagate
-    # the CLI quiets the library (HF_HUB_VERBOSITY=error): its warnings (of a retry, after which the client may be a new
-    # one) reach this handler, and print only where asked
-    logger.propagate = logger.isEnabledFor(logging.WARNING)
-    logger.setLevel(logging.WARNING)
-    logger.addHandler(retries)
-    worker = threading.Thread(target=run, name="specgen-hub", daemon=True)
-    try:
-        worker.start()
-        over.wait(seconds)
-    finally:
-        logger.removeHandler(retries)
-        retries.unhook()
-        logger.setLevel(kept[0])
-        logger.propagate = kept[1]
-    if not done:
-        raise _StalledError(retries.why())
-    ok, value = done[0]
-    if not ok:
-        raise value
-    result: T = value
-    return result
 
 
 def _timeout_s(location: Location | None) -> float:
@@ -663,76 +513,6 @@ def _index_bytes(hub: Any, repo_id: str, commit: str) -> int | None:
     return size if isinstance(size, int) else None
 
 
-#: Reads of the safetensors files' first bytes run at once, as huggingface_hub reads their headers.
-_SIZE_READERS = 8
-
-
-def _file_size(hub: Any, repo_id: str, commit: str, file: str) -> tuple[int, int] | None:
-    """A safetensors file's size on the Hub and its header's length, from one ranged read of its first 8 bytes.
-
-    The size is the ``Content-Range`` total of the answer (its ``Content-Length`` where the server sends the file
-    whole); None where it says none. hostile95: a header whose tensors end past the file was taken as it said, the
-    Hub client reading its header alone.
-    """
-    utils = hub.utils
-    url = hub.hf_hub_url(repo_id, file, revision=commit)
-    response = utils.http_backoff("GET", url, headers={**utils.build_hf_headers(), "Range": "bytes=0-7"})
-    utils.hf_raise_for_status(response)
-    head = response.content[:8]
-    if response.status_code == 206:
-        total = str(response.headers.get("Content-Range") or "").rpartition("/")[2].strip()
-    else:
-        total = str(response.headers.get("Content-Length") or "").strip()
-    if len(head) < 8 or not total.isdigit():
-        return None
-    return int(total), int.from_bytes(head, "little")
-
-
-def _file_sizes(hub: Any, repo_id: str, commit: str, files: list[str]) -> dict[str, tuple[int, int] | None]:
-    """:func:`_file_size` of each file, :data:`_SIZE_READERS` at once in daemon threads (left behind if one hangs)."""
-    sizes: dict[str, tuple[int, int] | None] = {}
-    failed: list[BaseException] = []
-    todo = list(files)
-    lock = threading.Lock()
-
-    def work() -> None:
-        while True:
-            with lock:
-                if not todo or failed:
-                    return
-                file = todo.pop()
-            try:
-                size = _file_size(hub, repo_id, commit, file)
-            except BaseException as exc:  # handed to the caller's thread as it is
-                with lock:
-                    failed.append(exc)
-                return
-            with lock:
-                sizes[file] = size
-
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(_SIZE_READERS, len(files)))]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    if failed:
-        raise failed[0]
-    return sizes
-
-
-def _data_bytes(label: str, size: tuple[int, int] | None) -> int | None:
-    """The length of a Hub safetensors file's data section (None: its size not said), or an InputError."""
-    if size is None:
-        return None
-    file_bytes, header_bytes = size
-    if header_bytes > file_bytes - 8:
-        raise InputError(
-            f"{label}: its header is {header_bytes:,} bytes by its first 8 (the ranged read of the file), more than "
-            f"the file's {file_bytes:,} bytes (the answer's Content-Range) hold: a damaged or truncated upload"
-        )
-    return file_bytes - 8 - header_bytes
-
-
 def _tensor_table(
     hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float], location: Location | None = None
 ) -> tuple[list[Tensor] | None, tuple[str, ...]]:
@@ -764,18 +544,18 @@ def _tensor_table(
         if index_bytes is not None and index_bytes > MAX_INDEX_BYTES:  # the cap a local index is read under
             raise _TooLargeError(index_bytes)
         meta = hub.HfApi().get_safetensors_metadata(repo_id, revision=commit)
-        return meta, _file_sizes(hub, repo_id, commit, sorted(meta.files_metadata))
+        return meta, file_sizes(hub, repo_id, commit, sorted(meta.files_metadata))
 
     began_s = time.time()  # an index download cut by the wait from here on is this run's to remove
     try:
-        meta, sizes = _bounded(read_headers, seconds)
+        meta, sizes = bounded(read_headers, seconds)
     except _TooLargeError as exc:
         raise HubRepoError(
             f"{repo_id}@{commit}: its {INDEX_FILE} on the Hub is {exc.size:,} bytes, more than the {MAX_INDEX_BYTES:,} "
             "specgen reads (DeepSeek-V3's is about 9 MB)",
             location,
         ) from None
-    except _StalledError as exc:
+    except StalledError as exc:
         _forget_incomplete(hub, repo_id, began_s)
         failed = f"{exc.why}, past the {seconds:g} s specgen waits," if exc.why else f"did not answer within {seconds:g} s"
         if _OUTAGE_FAILS[0]:
@@ -797,7 +577,7 @@ def _tensor_table(
         tensors = []
         for file, file_meta in sorted(meta.files_metadata.items()):
             label = f"{repo_id}@{commit}/{file}"
-            data_bytes = _data_bytes(label, sizes.get(file))
+            data_bytes = data_section_bytes(label, sizes.get(file))
             for name, info in file_meta.tensors.items():
                 offsets = list(info.data_offsets)
                 tensors.append(checked_tensor(label, name, str(info.dtype), list(info.shape), offsets, data_bytes))

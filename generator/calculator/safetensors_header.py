@@ -87,7 +87,7 @@ def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: ob
     return Tensor(str(name), dtype, end - begin)
 
 
-def tensors_of_header(header: object, label: str, data_bytes: int | None = None) -> list[Tensor]:
+def tensors_of_header(header: object, label: str, data_bytes: int) -> list[Tensor]:
     """The tensors of a decoded safetensors header; an InputError for a malformed one."""
     if not isinstance(header, dict):
         raise InputError(f"{label}: safetensors header is not a JSON object")
@@ -108,7 +108,7 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     return out
 
 
-def check_end_to_end(label: str, spans: list[tuple[int, int, str]], data_bytes: int | None = None) -> None:
+def check_end_to_end(label: str, spans: list[tuple[int, int, str]], data_bytes: int | None) -> None:
     """Refuse a file's tensors (``(begin, end, name)``, offsets already checked) that do not tile its data section.
 
     The safetensors readers refuse a header whose tensors leave a hole or overlap (``InvalidOffset``: each tensor

@@ -1371,7 +1371,7 @@ def weight_pass_seconds(
     matmul_s: float,
     tokens: float,
     bandwidth: float,
-    consts: Constants | None = None,
+    consts: Constants,
 ) -> float:
     """A pass's linear layers over ``tokens`` rows: reading the weights and their GEMMs, one after another.
 
@@ -1381,12 +1381,12 @@ def weight_pass_seconds(
     small pass's unfilled tiles (the rest of ``matmul_s``) hide under its reads. Every matrix of a dense pass
     multiplies the same rows, so each one's read and multiply keep the pass's ratio and the norm of the sums is the sum
     of the matrices' norms. A pass with routed experts mixes matrices of other rows (an expert's share of the tokens),
-    whose norms do not add up so: it keeps the longer of the two, as does a caller without ``consts``.
+    whose norms do not add up so: it keeps the longer of the two.
     Where exllama reconstructs (more than ``fused_rows`` rows), each quantized matrix is first read and written as
     fp16 (``weight_read_s`` and the write), and cuBLAS then reads the fp16 back beside its multiply-adds.
     """
     if not parts.reconstructs(tokens):
-        if parts.expert_flops_per_token or consts is None:
+        if parts.expert_flops_per_token:
             return max(weight_read_s, matmul_s)
         saturated_s = matmul_s * gemm_fill(tokens, consts)
         return max(matmul_s, overlapped_seconds(weight_read_s, saturated_s, consts.weight_pass_norm))
