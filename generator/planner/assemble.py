@@ -7,8 +7,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.errors import FleetLimitError, InfeasibleError, InputError
+from generator.planner.assembly_cache import geforce_left_out_findings, serving_details
 from generator.planner.assembly_cache import node as assembled_node
-from generator.planner.assembly_cache import serving_details
 from generator.planner.batch_job import (
     hourly_job_parts,
     idle_service_findings,
@@ -64,7 +64,7 @@ from generator.planner.driver_series import (
 )
 from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
-from generator.planner.geforce_findings import _consumer_gpu_findings, _geforce_left_out_findings
+from generator.planner.geforce_findings import _consumer_gpu_findings
 from generator.planner.given_inputs import _given, _inputs
 from generator.planner.host_gpus import with_host_gpus
 from generator.planner.idle_pool_findings import _idle_findings
@@ -592,7 +592,7 @@ def build_plan(
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
-    findings += _geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
+    findings += geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
     findings += zone_left_out_findings(wl)  # fix164
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)

@@ -1,4 +1,4 @@
-"""What a fleet's assembly forms again and again, formed once per plan: a service's details, a pool's node, racks.
+"""What a fleet's assembly forms again and again, formed once per plan: details, nodes, racks, GeForce findings.
 
 perf13: ``objective: capacity`` built 692 whole fleets in one plan, and each fleet formed every service's details and
 reasons and every pool's node afresh (1,384 calls of :func:`~generator.planner.inference_details._serving_details`,
@@ -18,6 +18,7 @@ the node and the findings are named tuples.
 from __future__ import annotations
 
 from generator.planner import candidates
+from generator.planner.geforce_findings import _geforce_left_out_findings
 from generator.planner.inference_details import _serving_details
 from generator.planner.nodes import assemble_node
 from generator.planner.pool_groups import racks_needed as _racks_needed
@@ -39,12 +40,13 @@ if TYPE_CHECKING:
 #: Entries a cache holds before it starts over (within one plan: a capacity search forms about 130 details).
 MAX_ENTRIES = 2_000
 #: The same for the racks of choices (an entry is its key and the options it holds; ``examples/colo-mi300x-rocm.yaml``
-#: asks 5,800 times, about 2,900 of them distinct).
+#: asks 5,800 times, 3,458 of them distinct).
 MAX_RACKS = 10_000
 
 _DETAILS: dict[object, tuple[tuple[object, ...], tuple[dict[str, Any], list[str], tuple[DeploymentPart, ...]]]] = {}
 _NODES: dict[object, tuple[tuple[object, ...], tuple[NodeSpec, tuple[Finding, ...]]]] = {}
 _RACKS: dict[object, tuple[tuple[object, ...], int]] = {}
+_GEFORCE: dict[object, tuple[tuple[object, ...], list[Finding]]] = {}
 
 
 def forget() -> None:
@@ -52,6 +54,7 @@ def forget() -> None:
     _DETAILS.clear()
     _NODES.clear()
     _RACKS.clear()
+    _GEFORCE.clear()
     candidates._READ.clear()
 
 
@@ -99,6 +102,15 @@ def racks_needed(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> int:
     """
     key = (id(wl), *((index, id(opt)) for index, opt in chosen))
     return kept(_RACKS, key, (wl, *(opt for _, opt in chosen)), lambda: _racks_needed(wl, chosen), MAX_RACKS)
+
+
+def geforce_left_out_findings(wl: Workload, consts: Constants) -> list[Finding]:
+    """:func:`~generator.planner.geforce_findings._geforce_left_out_findings` once per workload (a fresh list each call).
+
+    Of the workload alone, not the fleet; every fleet assembled walked the catalog's platforms for it (perf13).
+    """
+    said = kept(_GEFORCE, (id(wl), id(consts)), (wl, consts), lambda: _geforce_left_out_findings(wl, consts))
+    return list(said)
 
 
 def _copied(value: Any) -> Any:
