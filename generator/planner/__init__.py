@@ -168,8 +168,10 @@ def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload (:func:`_plan_workload`); a fleet limit's error names its field."""
+    from generator.planner.assembly_cache import forget
     from generator.planner.wall_circuit import outlet_circuit
 
+    forget()  # what the last plan's fleets formed (perf13): a catalog table may have been replaced since
     try:
         plan = _plan_workload(loaded)
     except FleetLimitError as exc:
@@ -1734,7 +1736,7 @@ def _choose(
                 _RANKED[alike] = (held_options, cast("list[Option]", ranked[ranking]))
         feasible = cast("list[Option]", ranked[ranking])
         if racked and feasible:
-            from generator.planner.assemble import racks_needed
+            from generator.planner.assembly_cache import racks_needed
 
             before = [(k, opt) for k, opt, _ in chosen]  # sharing servers where the plan's pools would
             most = wl.hardware.max_racks or 0

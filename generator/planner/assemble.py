@@ -7,6 +7,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from generator.errors import FleetLimitError, InfeasibleError, InputError
+from generator.planner.assembly_cache import geforce_left_out_findings, serving_details
+from generator.planner.assembly_cache import node as assembled_node
 from generator.planner.batch_job import (
     hourly_job_parts,
     idle_service_findings,
@@ -62,7 +64,7 @@ from generator.planner.driver_series import (
 )
 from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
-from generator.planner.geforce_findings import _consumer_gpu_findings, _geforce_left_out_findings
+from generator.planner.geforce_findings import _consumer_gpu_findings
 from generator.planner.given_inputs import _given, _inputs
 from generator.planner.host_gpus import with_host_gpus
 from generator.planner.idle_pool_findings import _idle_findings
@@ -70,7 +72,7 @@ from generator.planner.idle_training import idle_training_findings
 from generator.planner.inference import (
     ReplicaShape,
 )
-from generator.planner.inference_details import _serving_details, idle_bound_note, replica_note, routing_note, serving_memory
+from generator.planner.inference_details import idle_bound_note, replica_note, routing_note, serving_memory
 from generator.planner.inventory import ServerKey, free_servers, take_owned
 from generator.planner.inventory_place import _owned_idle_while_bought, _place_on_inventory
 from generator.planner.lora_plan import lora_findings
@@ -78,7 +80,7 @@ from generator.planner.lora_slot_wait import lora_slot_findings
 from generator.planner.memory_edge import spread_finding
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.narrower import narrower_reason
-from generator.planner.nodes import NodeNeeds, assemble_node, node_cpu
+from generator.planner.nodes import NodeNeeds, node_cpu
 from generator.planner.online_quantization import (
     gaudi_fp8_findings,
     online_peak_findings,
@@ -354,7 +356,7 @@ def build_plan(
         dep_pools = [pool_of[(index, part.server_kind)] for part in opt.pieces]
         split: tuple[DeploymentPart, ...] = ()
         if isinstance(dep, InferenceDeployment):
-            details, reasons, split = _serving_details(loaded, dep, opt, dep_pools, consts)
+            details, reasons, split = serving_details(loaded, dep, opt, dep_pools, consts)
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
@@ -590,7 +592,7 @@ def build_plan(
     findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
-    findings += _geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
+    findings += geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
     findings += zone_left_out_findings(wl)  # fix164
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
@@ -759,7 +761,7 @@ def _pool(
     owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit), owned_left.get(first.server_kind, 0))
     if owned:
         owned_left[first.server_kind] -= owned
-    node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
+    node = assembled_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     if owned and (short := owned_ram_finding(wl, hw.platform, hw.gpu, node, needs.host_ram_bytes, consts, name)):
         findings.append(short)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)

@@ -414,7 +414,7 @@ def formed_on(wl: Workload, dep: InferenceDeployment | TrainingDeployment, input
     at = next((k for k, d in enumerate(wl.deployments) if d is dep), None)
     if at is None:
         return None
-    read = tuple(_frozen(v) for f, v in zip(wl._fields, wl, strict=True) if f not in UNREAD_WORKLOAD_FIELDS)
+    read = _read_fields(wl)
     # of the deployments, the region a cloud's rented options are priced in reads the platforms they pin
     key = (read, pricing_region(wl), at, *inputs)
     try:
@@ -426,6 +426,24 @@ def formed_on(wl: Workload, dep: InferenceDeployment | TrainingDeployment, input
             _FORMED.clear()
         formed = _FORMED[key] = {}
     return formed
+
+
+#: Each workload's fields as :func:`formed_on` keys them, by the workload's identity (held by the entry): a plan's fleet
+#: search asks again and again of one workload (perf13: 1,479 times in a capacity search). Emptied as a plan starts
+#: (:func:`generator.planner.assembly_cache.forget`); no code changes a workload's mappings in place.
+_READ: dict[int, tuple[Workload, tuple[object, ...]]] = {}
+
+
+def _read_fields(wl: Workload) -> tuple[object, ...]:
+    """The fields of ``wl`` but :data:`UNREAD_WORKLOAD_FIELDS`, each :func:`_frozen`."""
+    hit = _READ.get(id(wl))
+    if hit is not None and hit[0] is wl:
+        return hit[1]
+    read = tuple(_frozen(v) for f, v in zip(wl._fields, wl, strict=True) if f not in UNREAD_WORKLOAD_FIELDS)
+    if len(_READ) >= MAX_FORMED:
+        _READ.clear()
+    _READ[id(wl)] = (wl, read)
+    return read
 
 
 def clear_formed_options() -> None:

@@ -143,6 +143,7 @@ def geforce_left_out(wl: Workload) -> list[str]:
     """The GeForce cards no server is bought with only because colocation is charged (:func:`geforce_in_colocation`)."""
     hw, priced = wl.hardware, rented_at_given_rates(wl)
     gpus = catalog.gpus()
+    colocation = colocation_charged(wl)  # of the workload alone: read once (perf13)
     return sorted(
         {
             gpu_id
@@ -150,7 +151,7 @@ def geforce_left_out(wl: Workload) -> list[str]:
             if platform.provider == hw.provider and platform.id not in priced
             for gpu_id in platform.gpu_ids
             if gpu_id in gpus
-            and geforce_in_colocation(hw, gpus[gpu_id], colocation_charged(wl))
+            and geforce_in_colocation(hw, gpus[gpu_id], colocation)
             and not _refusals(hw, platform, gpus[gpu_id], priced)
         }
     )
