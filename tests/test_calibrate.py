@@ -133,7 +133,7 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     code, text = calibrate(*setup, "--log", str(DATA / "llama-bench-2023-rtx-3090-ti.md"))
     assert code == 0
     measured, predicted, error = rows(text)["decode_tokens_per_s"]
-    assert (measured, predicted, error) == (127.43, 135.4, "+6.2%")  # +6.4% before acc191
+    assert (measured, predicted, error) == (127.43, 135.6, "+6.4%")
     # one sequence's weight reads bound the step (just: its matmuls at one row take about as long)
     assert estimate_json(*setup)["throughput"]["decode_step_bound"] == "memory bandwidth"
     value = fitted(text)["decode_bandwidth_efficiency"]

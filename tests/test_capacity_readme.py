@@ -44,7 +44,7 @@ def _capacity_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml_tex
 def test_the_readme_example_prints_what_the_readme_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # before: the README said 14.75 x and 147.5 req/s where specgen printed 14.5 x and 145 req/s (fix74's slot wait);
     # fix90's rule (P(TTFT + wait > target) <= 5%) serves 14.62 x, 146.2 req/s; 15.12 x, 151.2 req/s since acc120's
-    # GDDR6 stream share (5.68 -> 5.87 req/s a replica); 14.5 x, 145 req/s since acc191 (5.87 -> 5.67 req/s a replica)
+    # GDDR6 stream share (5.68 -> 5.87 req/s a replica)
     headline, chat = _capacity_lines(tmp_path, capsys, _example())
     section = _flat(_section())
     assert _flat(headline) in section
@@ -56,16 +56,15 @@ def test_the_readme_example_prints_what_the_readme_says(tmp_path: Path, capsys: 
 @pytest.mark.parametrize(
     ("change", "factor", "rate"),
     [
-        # 14 x / 140, 11.81 x / 118.1 and 16.87 x / 168.7 before acc120's GDDR6 share (5.68 -> 5.87 req/s a replica);
-        # 14.5 x / 145, 12.18 x / 121.8 and 17.37 x / 173.7 before acc191 (5.87 -> 5.67 req/s a replica)
-        pytest.param(("requests_per_second: 10}", "requests_per_second: 10, routing: even}"), "14 x", "140 req/s", id="even"),
+        # 14 x / 140, 11.81 x / 118.1 and 16.87 x / 168.7 before acc120's GDDR6 share (5.68 -> 5.87 req/s a replica)
+        pytest.param(("requests_per_second: 10}", "requests_per_second: 10, routing: even}"), "14.5 x", "145 req/s", id="even"),
         pytest.param(
-            ("requests_per_second: 10}", "requests_per_second: 10, max_utilization: 0.8}"), "11.75 x", "117.5 req/s", id="0.8"
+            ("requests_per_second: 10}", "requests_per_second: 10, max_utilization: 0.8}"), "12.18 x", "121.8 req/s", id="0.8"
         ),
         pytest.param(
             ("max_capex_usd: 400000}", "max_capex_usd: 400000,\n  inventory: [{platform: dell-r760, gpu: l40s-48gb, count: 2}]}"),
-            "16.87 x",
-            "168.7 req/s",
+            "17.37 x",
+            "173.7 req/s",
             id="two-owned",
         ),
     ],

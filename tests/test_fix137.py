@@ -54,21 +54,18 @@ def test_the_golden_spot_job_takes_the_one_server_near_tie_and_its_shorter_run(t
     """
     plan = _plan(tmp_path)
     synth = _dep(plan, "synth")
-    assert synth.details["hours_per_run"] == pytest.approx(15.305234, abs=1e-6)  # 14.841452 before acc191's weight_pass_norm
-    assert synth.details["usd_per_month"] == pytest.approx(2356.57, abs=0.01)  # 2285.16 before acc191's weight_pass_norm
+    assert synth.details["hours_per_run"] == pytest.approx(14.841452, abs=1e-6)
+    assert synth.details["usd_per_month"] == pytest.approx(2285.16, abs=0.01)
     assert "2 x TP4 on 1 x gcp-a3-highgpu-8g" in _chosen_reason(synth)
     assert (
-        "kept over 1 x TP4 on 1 x gcp-a3-highgpu-4g (4 x h100-sxm5-80gb): $2,355.34 against $2,356.57 a month, what they "
-        "are ranked by, 0.05% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
-        "settled by the shorter run on as many servers (1 each; 15.3 h against 30.6 h a run)"
-    ) in _chosen_reason(synth)  # acc191's weight_pass_norm: the L4 layout (was $2,271.48, 41.5 h, settled by fewer
-    # servers) now runs 47.06 h and is out of the 1% band; the fewer-servers rule is kept by the on-demand test below
-    # pinD: $2,282.95, 0.10%, 41.7 h before fix135 / pinC (see the docstring)
+        "kept over 4 x TP8 on 4 x gcp-g2-standard-96 (8 x l4-24gb): $2,271.48 against $2,285.16 a month, what they are "
+        "ranked by, 0.60% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
+        "settled by fewer servers (1 against 4; 14.8 h against 41.5 h a run)"
+    ) in _chosen_reason(synth)  # pinD: $2,282.95, 0.10%, 41.7 h before fix135 / pinC (see the docstring)
     # its one node reclaimed stops the run: a warning with the slack a new node must come within
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     assert said.level == "warning"
-    # 33.16 h before acc191's weight_pass_norm
-    assert "that node reclaimed stops the run until a new node serves, which keeps the deadline only within those 32.69 h" in (
+    assert "that node reclaimed stops the run until a new node serves, which keeps the deadline only within those 33.16 h" in (
         said.message
     )
 
@@ -84,9 +81,8 @@ def test_an_on_demand_batch_job_s_near_tie_is_settled_too(tmp_path: Path) -> Non
     reason = _chosen_reason(summarize)
     assert "6 x TP2 PP2 on 3 x gcp-g2-standard-96" in reason
     # pinD: $3,404.06 against $3,406.47, 5.7 h before fix135 / pinC (see the docstring)
-    assert "kept over 5 x TP2 PP2 on 5 x gcp-g2-standard-48 (4 x l4-24gb): $3,401.34 against $3,403.66 a month" in reason
-    # acc191's weight_pass_norm: $3,362.46 against $3,364.75, 5.6 h
-    assert "settled by fewer servers (3 against 5; 4.7 h against 5.7 h a run)" in reason  # 5.6 h before acc191
+    assert "kept over 5 x TP2 PP2 on 5 x gcp-g2-standard-48 (4 x l4-24gb): $3,362.46 against $3,364.75 a month" in reason
+    assert "settled by fewer servers (3 against 5; 4.7 h against 5.6 h a run)" in reason
 
 
 def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with_the_figures(tmp_path: Path) -> None:
@@ -104,10 +100,7 @@ def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with
     """
     plan = _plan(tmp_path, gpus="[l4-24gb]")
     synth = _dep(plan, "synth")
-    assert (synth.replicas, synth.details["hours_per_run"]) == (
-        4,
-        pytest.approx(47.062006, abs=1e-6),
-    )  # pinD: 42.591605; 41.458979 before acc191's weight_pass_norm
+    assert (synth.replicas, synth.details["hours_per_run"]) == (4, pytest.approx(41.458979, abs=1e-6))  # pinD: 42.591605
     assert synth.node_down is not None and synth.node_down[0] == 1
     assert synth.node_down[1] == pytest.approx(
         3 / 4 * synth.details["requests_per_run"] / (synth.details["hours_per_run"] * 3600 - synth.details["request_s"]), rel=1e-5
@@ -115,8 +108,8 @@ def test_a_spot_layout_missing_its_deadline_with_a_node_reclaimed_is_warned_with
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     assert said.level == "warning" and said.path == "deployments[0].capacity_type"
     assert (
-        "with that node reclaimed and not replaced, its other 3 replica(s) run it in 62.74 h, past the deadline, which "
-        "holds a reclaim of that node lasting up to 3.75 h (those 0.94 h over the 1 of 4 replica(s) it holds); "
+        "with that node reclaimed and not replaced, its other 3 replica(s) run it in 55.27 h, past the deadline, which "
+        "holds a reclaim of that node lasting up to 26.16 h (those 6.54 h over the 1 of 4 replica(s) it holds); "
         "inference.nodes_down_tolerated: 1 plans the replicas that keep it with a node reclaimed (counted and priced)"
     ) in said.message
 
@@ -129,8 +122,7 @@ def test_n_plus_one_keeps_a_spot_job_s_deadline_with_a_node_reclaimed_at_about_t
     """
     plan = _plan(tmp_path, gpus="[l4-24gb]", synth="      nodes_down_tolerated: 1\n")
     synth = _dep(plan, "synth")
-    assert synth.replicas == 5 and synth.details["usd_per_month"] == pytest.approx(2578.96, abs=0.01)  # pinD: 2283.42
-    # 2271.92 before acc191's weight_pass_norm (the L4 run 41.46 -> 47.06 h)
+    assert synth.replicas == 5 and synth.details["usd_per_month"] == pytest.approx(2271.92, abs=0.01)  # pinD: 2283.42
     (said,) = [f for f in plan.findings if f.code == "batch-job-on-spot"]
     assert said.level == "info"
     assert "with that node reclaimed for the rest of a run, its other 4 replica(s) keep the deadline" in said.message
@@ -141,12 +133,11 @@ def test_a_spot_job_s_near_tie_says_when_it_was_settled_by_its_deadline_with_a_n
     synth = _dep(_plan(tmp_path, synth="      min_replicas: 2\n"), "synth")
     reason = _chosen_reason(synth)
     assert "on 2 x gcp-a3-highgpu-8g" in reason
-    # acc191's weight_pass_norm: the L4 layout ($2,271.48, 41.5 h, settled by the deadline rule) is out of the 1% band,
-    # so the near tie is now between two H100 layouts on 2 servers each; the deadline rule keeps its unit test below
     assert (
-        "kept over 2 x TP4 on 2 x gcp-a3-highgpu-4g (4 x h100-sxm5-80gb): $2,356.57 against $2,359.04 a month, what they "
-        "are ranked by, 0.10% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
-        "settled by the shorter run on as many servers (2 each; 7.7 h against 15.3 h a run)"
+        "kept over 4 x TP8 on 4 x gcp-g2-standard-96 (8 x l4-24gb): $2,271.48 against $2,287.55 a month, what they are "
+        "ranked by, 0.70% cheaper, within 1% of its cost (a near tie, closer than the serving model tells them apart), "
+        "settled by its deadline kept with the node holding the most of its replicas reclaimed, which the other's is "
+        "not (7.4 h against 41.5 h a run; batch-job-on-spot)"
     ) in reason  # pinD: $2,282.95, 0.20%, 41.7 h before fix135 / pinC; the L4 layout 0.70% cheaper is still within 1%
 
 

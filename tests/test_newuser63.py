@@ -107,7 +107,7 @@ def _down(plan: Plan) -> list[tuple[str, str, str]]:
         # item 3: N+1 planned, nothing left to say
         ("aws", "nodes_down_tolerated: 1", (4, 6, 3), []),
         ("aws", "nodes_down_tolerated: 1;max_utilization: 0.5", (4, 8, 4), []),
-        ("azure", "nodes_down_tolerated: 1", (2, 9, 9), []),  # (2, 8, 8) before acc191's weight_pass_norm
+        ("azure", "nodes_down_tolerated: 1", (2, 8, 8), []),
         # 20 req/s on 11 replicas of 1.857 is 98% of their places: the wait for one takes a 12th (newuser72 item 6)
         ("gcp", "nodes_down_tolerated: 1", (4, 13, 13), []),
     ],
@@ -126,11 +126,11 @@ def test_the_finding_says_what_is_left_and_the_field_that_keeps_the_rate(tmp_pat
     (8 x 1.57 = 12.54 would take every place). fix90 (P(TTFT + wait > target) <= 5%, the places at the replicas'
     share): 11.92 req/s, 0.95 x 12.54: at the 19/20 rung a larger batch meets the SLOs; past it the most load's 22 do not.
     acc167: 11.24 req/s (1.48 a replica): the MI300X's FP8 GEMM rate measured as the H100's reference is (Azure's
-    hipBLASLt table, 1,159.54 TFLOPS, not AMD's optimal-shape 1,273). acc191's weight_pass_norm: 10.80 (1.42)."""
+    hipBLASLt table, 1,159.54 TFLOPS, not AMD's optimal-shape 1,273)."""
     (finding,) = [f for f in _plan(tmp_path, _chat("azure")).findings if f.code == "node-down-capacity"]
     assert finding.message == (
         "deployment chat: with the node holding the most of its replicas down (a failure, a repair, a drain), 8 of its "
-        "16 replicas serve 10.80 req/s of the 20 asked (1.42 each within the SLOs, less the wait for a place in the "
+        "16 replicas serve 11.24 req/s of the 20 asked (1.48 each within the SLOs, less the wait for a place in the "
         "batch); set inference.nodes_down_tolerated: 1 to plan N+1 (the replicas and nodes that keep the rate with one "
         "node down, counted and priced)"
     )
@@ -138,26 +138,22 @@ def test_the_finding_says_what_is_left_and_the_field_that_keeps_the_rate(tmp_pat
 
 def test_headroom_on_one_node_is_said_to_be_no_node_headroom(tmp_path: Path) -> None:
     (finding,) = [f for f in _plan(tmp_path, _chat("aws", "max_utilization: 0.5")).findings if f.code == "node-down-capacity"]
-    # acc138: a B200 replica at the card's measured GEMM ceiling holds 5.75 -> 6.07 req/s within the SLOs;
-    # acc191's weight_pass_norm: 6.07 -> 5.83
+    # acc138: a B200 replica at the card's measured GEMM ceiling holds 5.75 -> 6.07 req/s within the SLOs
     assert finding.message.startswith(
         "deployment chat: all 8 of its replicas run on one node: that node down (a failure, a repair, a drain) stops the "
-        "service (5.83 each within the SLOs); max_utilization 0.5 keeps headroom on the replicas, not on a node: set "
+        "service (6.07 each within the SLOs); max_utilization 0.5 keeps headroom on the replicas, not on a node: set "
         "inference.nodes_down_tolerated: 1"
     )
 
 
 def test_n_plus_one_is_priced_and_said(tmp_path: Path) -> None:
     """Three TP4 replicas hold 20 req/s; two a p5 node: N+1 is 5 on three nodes (2 + 2 + 1), the sixth on GPUs that
-    would idle (review41 item 5: it was credited to N+1).
-
-    acc191's weight_pass_norm: a replica 7.19 -> 6.93 req/s, so 20 req/s need 4 (3 x 6.93 is 96% of their places);
-    19 req/s keeps the case of 3 independent replicas and a sixth on idle GPUs."""
-    plan = _plan(tmp_path, _chat("aws", "nodes_down_tolerated: 1").replace("requests_per_second: 20", "requests_per_second: 19"))
+    would idle (review41 item 5: it was credited to N+1)."""
+    plan = _plan(tmp_path, _chat("aws", "nodes_down_tolerated: 1"))
     assert round(plan.totals["usd_per_month"]) == 120538
     (chat,) = plan.deployments
     assert any(
-        "19 req/s need 3 independent replica(s); 2 more run, spread over its nodes so that the rate holds with 1 of them "
+        "20 req/s need 3 independent replica(s); 2 more run, spread over its nodes so that the rate holds with 1 of them "
         "down (nodes_down_tolerated: N+1); 1 more run on GPUs of its servers that would otherwise idle, at no added "
         "cost (6 in all)" in reason
         for reason in chat.reasons
@@ -174,14 +170,14 @@ def test_the_scaled_down_floor_is_checked_and_kept(tmp_path: Path) -> None:
     at the replica's share): 4.59 req/s, 0.88 of 5.23, inside the 18/20 rung where its larger batch holds the rule.
     acc120 (the fleet's L40S at its sibling L40's measured GDDR6 stream share, 1.048x the H100's on a step's
     bandwidth-bound part): a replica 5.23 -> 5.506 req/s at most, the one left 4.59 -> 4.89 req/s (0.888 of it, the
-    18/20 rung as before). acc191's weight_pass_norm: 4.89 -> 4.76 req/s.
+    18/20 rung as before).
     """
     plain = _plan(tmp_path, DIURNAL.replace("MORE", ""))
     (finding,) = [f for f in plain.findings if f.code == "node-down-capacity"]
     assert finding.level == "warning"
     assert finding.message.startswith(
         "deployment chat: scaled down to 2 replica(s) on 2 node(s) for its 8 req/s average, with the node holding the most "
-        "of its replicas down (a failure, a repair, a drain), 1 serves 4.76 req/s of it until a node starts and loads "
+        "of its replicas down (a failure, a repair, a drain), 1 serves 4.89 req/s of it until a node starts and loads "
         "the model"
     )
     kept = _plan(tmp_path, DIURNAL.replace("MORE", "      nodes_down_tolerated: 1\n"))
@@ -272,9 +268,7 @@ def test_a_zone_is_said_to_be_one_failure_domain(tmp_path: Path, provider: str, 
 
 @pytest.mark.parametrize(("rack_kw", "racks"), [(40, ["rack-01"]), (10, None)])
 def test_a_spread_service_in_one_rack_is_told(tmp_path: Path, rack_kw: int, racks: list[str] | None) -> None:
-    """Item 9: H100 servers for min_replicas 2 all in one 40 kW rack; in 10 kW racks they stand in several.
-
-    acc191's weight_pass_norm: 2 servers (4 x TP4), 3 before."""
+    """Item 9: three H100 servers for min_replicas 2 all in one 40 kW rack; in 10 kW racks they stand in several."""
     text = _chat("baremetal", "min_replicas: 2").replace(
         "  provider: baremetal\n", f"  provider: baremetal\n  gpus: [h100-sxm5-80gb]\n  rack_power_kw: {rack_kw}\n"
     )
@@ -285,7 +279,7 @@ def test_a_spread_service_in_one_rack_is_told(tmp_path: Path, rack_kw: int, rack
         assert not found
     else:
         (finding,) = found
-        assert finding.message.startswith(f"deployment chat: the 2 host(s) of its pool(s) all stand in {racks[0]}: the loss")
+        assert finding.message.startswith(f"deployment chat: the 3 host(s) of its pool(s) all stand in {racks[0]}: the loss")
 
 
 # ---------------------------------------------------------------- fz65: N+k beside owned servers and in shared pools

@@ -152,11 +152,10 @@ kubernetes: {location: us-east-1}
             (
                 "activations take 27.5 GiB a GPU and the KV pool 27.9 GiB (3.5 and 51.9 GiB at the engine's defaults",
                 "the KV cache holds 69 average requests of 3,300 tokens (128 at the defaults)",
-                # acc191's weight_pass_norm: 5.71 against 6.33 at 50 req/s; the defaults now need 9 for 50, so 48 asked
-                "A replica sustains 5.65 req/s against 6.22 at the defaults: 9 replica(s) for 48 req/s where 8 would do",
+                "A replica sustains 5.71 req/s against 6.33 at the defaults: 9 replica(s) for 50 req/s where 8 would do",
             ),
         ),
-        ({"max_num_seqs": 2048}, "info", "max_num_seqs", ("the same 8 replica(s) for 48 req/s, with less headroom",)),
+        ({"max_num_seqs": 2048}, "info", "max_num_seqs", ("the same 8 replica(s) for 50 req/s, with less headroom",)),
         ({}, None, None, ()),  # the defaults
         ({"max_num_seqs": 256}, None, None, ()),  # below the default: no activations taken from the KV pool
     ],
@@ -165,9 +164,7 @@ def test_engine_limits_that_cost_capacity_are_said(
     tmp_path: Path, limits: dict[str, int], level: str | None, field: str | None, said: tuple[str, ...]
 ) -> None:
     path = tmp_path / "l.yaml"
-    text = LIMITS.replace("LIMITS", "".join(f"      {k}: {v}\n" for k, v in limits.items()))
-    # 48 req/s: at 50 the defaults' 6.22 req/s a replica (6.33 before acc191's weight_pass_norm) need 9 too
-    path.write_text(text.replace("requests_per_second: 50", "requests_per_second: 48"), encoding="utf-8")
+    path.write_text(LIMITS.replace("LIMITS", "".join(f"      {k}: {v}\n" for k, v in limits.items())), encoding="utf-8")
     _, plan = plan_as_deployed(str(path))
     found = [f for f in plan.findings if f.code == "engine-limits-cost-capacity"]
     assert [(f.level, f.path) for f in found] == ([(level, f"deployments[0].inference.{field}")] if level else [])
@@ -179,8 +176,7 @@ def test_engine_limits_that_cost_capacity_are_said(
     ("gpu", "lines", "rate", "said"),
     [
         # item 8: the batch is the KV cache's, so dropping the SLOs bought nothing, and the lever went unnamed
-        ("h100-sxm5-80gb", {}, 50, "the cache holds 257, the batch runs 257 and a replica sustains 7.96 req/s against 6.22: 7"),
-        # 8.15 against 6.33 before acc191's weight_pass_norm
+        ("h100-sxm5-80gb", {}, 50, "the cache holds 257, the batch runs 257 and a replica sustains 8.15 req/s against 6.33: 7"),
         ("h100-sxm5-80gb", {}, 173.6, ": 22 replica(s) for 173.6 req/s where it needs 28"),
         ("h100-sxm5-80gb", {"kv_cache_precision": "fp8"}, 50, None),  # already fp8
         ("h100-sxm5-80gb", {}, 1, None),  # one replica either way: headroom alone
@@ -216,7 +212,7 @@ QUEUE = ("meta-llama/Llama-3.1-8B-Instruct", "--input-tokens", "3000", "--output
             0,
             "runs 128 at a time, the rest queue: the KV pool holds 128 sequences of 3,300 tokens (batch 100,000 asked: "
             "99,872 wait for a place in it)",
-            "  drain        100,000 requests in about 4.45 h at 6.24 req/s (128 at a time)",  # 4.37 h, 6.35 before acc191
+            "  drain        100,000 requests in about 4.37 h at 6.35 req/s (128 at a time)",
         ),
         (("--gpu", "h100-sxm5-80gb", "--batch", "128"), 0, "fits: the KV pool holds 128 sequences", None),
         # not one whole-context sequence fits: still no fit, and no drain time
@@ -231,8 +227,7 @@ def test_an_estimate_batch_past_the_kv_pool_queues(args: tuple[str, ...], code: 
     queued = data["capacity"].get("average_batch", {}).get("queued")
     assert (queued, data["throughput"].get("drain_s")) == (
         # 6.3288 req/s before newuser73 item 17 (a sequence's own prefill counted in its TTFT and again in its decode)
-        # 6.3543 before acc191's weight_pass_norm
-        (99_872, pytest.approx(16021.8, rel=1e-3)) if drain else (None, None)
+        (99_872, pytest.approx(100_000 / 6.3543, rel=1e-3)) if drain else (None, None)
     )
 
 

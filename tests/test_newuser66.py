@@ -180,12 +180,11 @@ def test_a_job_split_over_owned_servers_and_rented_ones_pays_the_rented_part_for
 def test_owned_hosts_stay_with_their_pool_when_a_pool_is_added(tmp_path: Path) -> None:
     """Item 7: the eval grown tenfold moved the re-index job onto an R760 pool, which took r760-01 from the LoRA job."""
     hosts = {}
-    # 1,900,000: acc191's weight_pass_norm (slower H100 decode) left 2,000,000's re-index on a 6th DGX, no R760 pool added
-    for size in ("200000", "1900000"):
+    for size in ("200000", "2000000"):
         path = tmp_path / f"owned-{size}.yaml"
         path.write_text(OWNED.replace("requests_per_run: 200000", f"requests_per_run: {size}"))
         plan = plan_as_deployed(str(path))[1]
         hosts[size] = {p.name: p.owned_hosts for p in plan.pools if p.owned_hosts}
     lora = "lora_weekly_l40s_48gb"
-    assert "reindex_l40s_48gb" in hosts["1900000"] and "reindex_l40s_48gb" not in hosts["200000"]
-    assert hosts["1900000"][lora] == hosts["200000"][lora] == ("r760-01",)
+    assert "reindex_l40s_48gb" in hosts["2000000"] and "reindex_l40s_48gb" not in hosts["200000"]
+    assert hosts["2000000"][lora] == hosts["200000"][lora] == ("r760-01",)

@@ -153,8 +153,6 @@ class Constants(NamedTuple):
     llama_cpp_gpu_mxfp4_bandwidth_efficiency: float = 0.41
     # --- a pageable copy to the GPU staged through pinned buffers: passes over host memory a byte (offload.py; acc185) ---
     pageable_copy_host_passes: float = 3.0
-    # --- a dense pass's weight reads and GEMMs, neither hidden whole under the other (performance.py; acc191) ---
-    weight_pass_norm: float = 1.75
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -1022,20 +1020,6 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "benchmarks/CALIBRATION.md): llama.cpp memory-mapped 9.0/35.2, 9.0/34.8, 9.0/34.8, 13.1/34.8, 23.8/34.8; "
         "--no-mmap 104.2/141.5, 82.9/98.9, 67.8/68.6, 56.6/67.0, 48.1/67.0",
     ),
-    "weight_pass_norm": (
-        "How a dense pass's linear layers combine reading their weights and the multiply-adds their rows make: the "
-        "p-norm of the two times, (read^p + gemm^p)^(1/p), the GEMMs at their saturated rate (their time times "
-        "gemm_fill; a small pass's unfilled tiles hide under its reads), never less than the GEMMs' own time "
-        "(generator/sizing/performance.py weight_pass_seconds, overlapped_seconds); a large value is the longer of the "
-        "two (the plain roofline), 1 their sum. Near its ridge point (a step of tens to a few hundred tokens) a GEMM "
-        "reaches neither rate: an RTX 4090 serving Mistral-7B BF16 (vLLM, 256 in / 100 out) took 0.48 ms more a step "
-        "for each sequence added from 4 to 48 (19.0 -> 40.3 ms), about the GEMM time the model gives each sequence "
-        "(its 2.56 prompt tokens and one decode at 106 TFLOPS), where the longer of the two grew 0.13 ms. Passes with "
-        "routed experts keep the longer of the two (their experts multiply other rows).",
-        "fitted over all calibration groups at once (acc191, benchmarks/CALIBRATION.md entry of 2026-12-07): summed "
-        "median + p90 over the 160 groups 5397.2 with the longer of the two, 5341.0 at 1.5, 5334.2 at 1.65, 5331.2 at "
-        "1.75 (argmin), 5332.3 at 1.9, 5334.3 at 2, 5342.9 at 2.25; throughput groups outside the target 10 -> 8",
-    ),
     "prompt_attention_read_share": (
         "Rate at which that kernel streams the KV cache, over the GPU's sustained memory bandwidth (above 1: a block's "
         "tiles re-read by the programs beside it partly hit L2).",
@@ -1168,7 +1152,6 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "llama_cpp_gpu_16bit_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_rdna_kquant_bandwidth_efficiency": _FRACTION_OF_PEAK,
     "llama_cpp_gpu_mxfp4_bandwidth_efficiency": _FRACTION_OF_PEAK,
-    "weight_pass_norm": (1, True, MOST_CONSTANT, True),
     "consumer_fp16_accumulate_speedup": (1, True, MOST_CONSTANT, True),
     "host_overlap_fraction": (0, True, 1, True),
     "moe_gathered_workspace": (0, True, 1, True),

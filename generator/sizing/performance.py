@@ -724,7 +724,7 @@ class DecodeModel:
         if self._expert_comm:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network, self._gathered)
-        linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth, consts)
+        linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
         stage_s += self._moe_layers_s
@@ -1353,43 +1353,14 @@ def _fused_seconds(flops: float, quantized_share: float, tensor_flops: float, pa
     return flops * quantized_share / parts.scalar_peak_flops + flops * (1.0 - quantized_share) / tensor_flops
 
 
-def overlapped_seconds(read_s: float, multiply_s: float, norm: float) -> float:
-    """A kernel's time from its memory and tensor times: their ``norm``-norm (infinite: the longer of the two; 1: their sum).
+def weight_pass_seconds(parts: _GemmParts, weight_read_s: float, matmul_s: float, tokens: float, bandwidth: float) -> float:
+    """A pass's linear layers over ``tokens`` rows: the longer of reading the weights and their GEMMs, one after another.
 
-    Near its ridge point a GEMM's tiles wait on their operands' loads part of the time its tensor cores run, so it
-    reaches neither the bandwidth nor the tensor rate: its time lies between the longer of the two and their sum.
-    """
-    longest = max(read_s, multiply_s)
-    if longest <= 0.0 or math.isinf(norm):
-        return longest
-    return float(longest * ((read_s / longest) ** norm + (multiply_s / longest) ** norm) ** (1.0 / norm))
-
-
-def weight_pass_seconds(
-    parts: _GemmParts,
-    weight_read_s: float,
-    matmul_s: float,
-    tokens: float,
-    bandwidth: float,
-    consts: Constants,
-) -> float:
-    """A pass's linear layers over ``tokens`` rows: reading the weights and their GEMMs, one after another.
-
-    A dense pass (no routed experts) takes the reads and the multiply-adds its rows make (the GEMMs at their saturated
-    rate, ``matmul_s`` times :func:`gemm_fill`) as a GEMM near its ridge point does, neither hidden whole under the
-    other: their ``weight_pass_norm``-norm (:func:`overlapped_seconds`; acc191), and never less than ``matmul_s``. A
-    small pass's unfilled tiles (the rest of ``matmul_s``) hide under its reads. Every matrix of a dense pass
-    multiplies the same rows, so each one's read and multiply keep the pass's ratio and the norm of the sums is the sum
-    of the matrices' norms. A pass with routed experts mixes matrices of other rows (an expert's share of the tokens),
-    whose norms do not add up so: it keeps the longer of the two.
     Where exllama reconstructs (more than ``fused_rows`` rows), each quantized matrix is first read and written as
     fp16 (``weight_read_s`` and the write), and cuBLAS then reads the fp16 back beside its multiply-adds.
     """
     if not parts.reconstructs(tokens):
-        if parts.expert_flops_per_token:
-            return max(weight_read_s, matmul_s)
-        saturated_s = matmul_s * gemm_fill(tokens, consts)
-        return max(matmul_s, overlapped_seconds(weight_read_s, saturated_s, consts.weight_pass_norm))
+        return max(weight_read_s, matmul_s)
     half_s = parts.reconstructed_bytes / bandwidth
     return weight_read_s + half_s + max(half_s, matmul_s)
 
@@ -1520,7 +1491,7 @@ def prefill_seconds(
         if not weights:
             return multiply + adapters
         read_s = decode_weight_read_bytes(arch, weights, par, n) / bandwidth
-        return weight_pass_seconds(parts, read_s, multiply, n, bandwidth, consts) + adapters
+        return weight_pass_seconds(parts, read_s, multiply, n, bandwidth) + adapters
 
     # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
     # all-reduces (review 12 item 1: they were the whole model's in every stage)

@@ -38,7 +38,7 @@ variable "racks" {
       failover_breaker_percent = optional(number)
     }))
   }))
-  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 90746, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_l40s_48gb" : 8, "summarize_l40s_48gb" : 7 }, "power_w" : 26595, "units" : 30, "usable_units" : 40 }]
+  default = [{ "circuit_load" : null, "cooling" : "air", "heat_btu_per_h" : 90746, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_summarize_l40s_48gb" : 15 }, "power_w" : 26595, "units" : 30, "usable_units" : 40 }]
 
   validation {
     condition     = alltrue([for r in var.racks : r.power_w <= floor(var.rack_power_kw * 1000 + 0.000001)])
@@ -76,7 +76,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "chat-l40s-48gb" }, "node_count" : 8, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 84.48 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "summarize_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["summarize"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "summarize-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "summarize-l40s-48gb" }, "node_count" : 7, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "summarize" : 21.12 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_summarize_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat", "summarize"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-summarize-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "dell-r760", "specgen.dev/pool" : "chat-summarize-l40s-48gb" }, "node_count" : 15, "nvme_tb" : 3.84, "platform" : "dell-r760", "power_w_per_node" : 1773, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 86.48, "summarize" : 21.62 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
