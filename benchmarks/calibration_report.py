@@ -310,6 +310,12 @@ def _dp_kind(row: dict[str, Any]) -> str:
     return "fsdp" if "FSDP" in row.get("framework", "") else "ddp"
 
 
+#: The MPT rows' FFN width over their hidden size: ``expansion_ratio: 4`` in every llm-foundry pretraining yaml
+#: (https://github.com/mosaicml/llm-foundry/blob/main/scripts/train/yamls/pretrain/mpt-7b.yaml), which also sets
+#: ``activation_checkpointing_reentrant: false``.
+MPT_EXPANSION_RATIO = 4
+
+
 def predict_training_mfu(row: dict[str, Any]) -> float:
     """MFU of a training step with the row's layout, in the row's own FLOP counting (see ``mfu_definition``).
 
@@ -333,8 +339,11 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
             sharded = arch.params_total - round(routed_total_params(arch) * (1 - 1 / ep))
     else:
         params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
-        # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
-        flops_per_token = 6.0 * params + (2.0 * (params - row["vocab_size"] * hidden) if row["checkpointing"] == "full" else 0.0)
+        # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed, nor (llm-foundry's
+        # yamls: ``activation_checkpointing_reentrant: false``, a non-reentrant checkpoint that stops early) each
+        # block's last matmul, its FFN's down projection (``expansion_ratio`` x hidden^2)
+        recomputed = params - row["vocab_size"] * hidden - layers * MPT_EXPANSION_RATIO * hidden**2
+        flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
         mtp_flops = 0.0
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
@@ -475,7 +484,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     # full checkpointing: its recomputed forward's launches fall in the backward phase (training_step.host_exposed_s)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq, row["checkpointing"] == "full")
-    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile"))
+    # the row's framework, as the planner's (a row names a profile only where it differs from its framework)
+    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"], row.get("profile") or row["framework"])
     layers = attention_layer_equivalents(arch, seq, row["framework"], True, consts.training_masked_attention_rate)
     shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"], layers)
     shape["attention_width"] = training_attention_width(arch)

@@ -53,19 +53,21 @@ def _render(tmp_path: Path, outputs: str) -> tuple[dict[str, str], dict[str, str
 def test_a_job_across_p5en_nodes_gets_the_efa_device_plugin_and_its_pods_request(tmp_path: Path) -> None:
     files, codes = _render(tmp_path, "kubernetes, terraform")
     (group,) = json.loads(files[EKS_PATH])["eks_managed_node_groups"].values()
-    assert (group["instance_types"], group["enable_efa_support"], group["desired_size"]) == (["p5en.48xlarge"], True, 0)
+    # acc198: p5.48xlarge (H100), not p5en.48xlarge (H200), since FSDP2's non-reentrant recompute skips each block's
+    # down projection: the H100 pool is the cheaper plan; either talks across nodes over EFA
+    assert (group["instance_types"], group["enable_efa_support"], group["desired_size"]) == (["p5.48xlarge"], True, 0)
     text = files[VALUES_PATH]
     record = software("aws-efa-k8s-device-plugin")
     assert f"--version {record['version']} -n kube-system -f values.yaml" in text
     assert "helm repo add eks https://aws.github.io/eks-charts" in text
     values = YAML(typ="safe", pure=True).load(text)
     assert values == {  # the chart's DaemonSet on the planned instance type only, tolerating the GPU pool's taint
-        "supportedInstanceLabels": {"keys": ["node.kubernetes.io/instance-type"], "values": ["p5en.48xlarge"]},
+        "supportedInstanceLabels": {"keys": ["node.kubernetes.io/instance-type"], "values": ["p5.48xlarge"]},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     }
     message = codes["eks-efa-device-plugin"]
-    # p5en.48xlarge: 16 EFA network cards (platforms.json), all of them a whole-node pod's
-    assert "vpc.amazonaws.com/efa: 16 (p5en.48xlarge's EFA interfaces) beside nvidia.com/gpu: 8" in message
+    # p5.48xlarge: 32 EFA network cards (platforms.json; p5en.48xlarge's 16 before acc198), all of them a whole-node pod's
+    assert "vpc.amazonaws.com/efa: 32 (p5.48xlarge's EFA interfaces) beside nvidia.com/gpu: 8" in message
     assert f"rendered at {VALUES_PATH}" in message and "hugepages-2Mi" in message
     # the node group's enable_efa_support makes its own self-referencing security group (terraform-aws-eks v21);
     # Karpenter's security groups are found by tag: the rule is the user's to give
@@ -109,4 +111,4 @@ def test_two_workloads_in_one_cluster_share_one_plugin(tmp_path: Path) -> None:
     files = render_files([first, second])
     assert [path for path in files if "efa-device-plugin" in path] == [VALUES_PATH]
     values = YAML(typ="safe", pure=True).load(files[VALUES_PATH])
-    assert values["supportedInstanceLabels"]["values"] == ["p5en.48xlarge"]
+    assert values["supportedInstanceLabels"]["values"] == ["p5.48xlarge"]  # p5en.48xlarge before acc198

@@ -117,21 +117,24 @@ def _predictions() -> dict[str, float]:
 
 #: Predicted / measured - 1 of the torchtune README rows after the slack (calibration_report.py). The RTX 4090 rows moved
 #: from -23.0% / -31.5% / -20.2%; the RTX A6000 (full rate) and A100 rows must not move at all.
-ERROR_AFTER: dict[tuple[str, str, str], float] = {
-    ("rtx-4090-24gb", "full", "meta-llama/Llama-3.1-8B"): -0.075,
-    ("rtx-4090-24gb", "lora", "meta-llama/Llama-3.1-8B"): -0.115,
-    ("rtx-4090-24gb", "qlora", "meta-llama/Llama-3.1-8B"): 0.005,
-    ("rtx-a6000-48gb", "full", "meta-llama/Llama-3.1-8B"): -0.495,
-    ("rtx-a6000-48gb", "lora", "meta-llama/Llama-3.1-8B"): -0.463,
-    ("a100-sxm4-80gb", "full", "meta-llama/Llama-3.1-70B-Instruct"): 0.237,
-    ("a100-sxm4-80gb", "lora", "meta-llama/Llama-3.1-70B-Instruct"): -0.022,
-    ("a100-sxm4-80gb", "qlora", "meta-llama/Llama-3.1-405B-Instruct"): -0.163,
-    ("a100-sxm4-80gb", "lora", "meta-llama/Llama-3.2-3B"): 0.001,
-    ("a100-sxm4-80gb", "qlora", "meta-llama/Llama-3.2-3B"): -0.017,
+ERROR_AFTER: dict[tuple[str, str, str, str], float] = {
+    ("rtx-4090-24gb", "full", "meta-llama/Llama-3.1-8B", "full"): -0.075,
+    ("rtx-4090-24gb", "lora", "meta-llama/Llama-3.1-8B", "full"): -0.115,
+    ("rtx-4090-24gb", "qlora", "meta-llama/Llama-3.1-8B", "full"): 0.005,
+    ("rtx-a6000-48gb", "full", "meta-llama/Llama-3.1-8B", "none"): -0.495,
+    ("rtx-a6000-48gb", "lora", "meta-llama/Llama-3.1-8B", "none"): -0.463,
+    ("a100-sxm4-80gb", "full", "meta-llama/Llama-3.1-70B-Instruct", "full"): 0.237,
+    ("a100-sxm4-80gb", "lora", "meta-llama/Llama-3.1-70B-Instruct", "full"): -0.022,
+    ("a100-sxm4-80gb", "qlora", "meta-llama/Llama-3.1-405B-Instruct", "full"): -0.163,
+    ("a100-sxm4-80gb", "lora", "meta-llama/Llama-3.2-3B", "full"): 0.001,
+    ("a100-sxm4-80gb", "qlora", "meta-llama/Llama-3.2-3B", "full"): -0.017,
+    # acc198: the "Optimization flags" table's full fine-tunes (torchtune's compiled layers recompute whole)
+    ("a100-sxm4-80gb", "full", "meta-llama/Llama-3.2-3B", "none"): -0.132,
+    ("a100-sxm4-80gb", "full", "meta-llama/Llama-3.2-3B", "full"): -0.144,
 }
 
 
 @pytest.mark.parametrize("row", _torchtune_rows(), ids=lambda r: f"{r['gpu']}-{r['method']}-{r['model'].split('/')[-1]}")
 def test_torchtune_rows_after_the_slack(row: dict[str, Any]) -> None:
     error = _predictions()[row["setup"]] / row["tokens_per_gpu_per_sec"] - 1
-    assert round(error, 3) == ERROR_AFTER[(row["gpu"], row["method"], row["model"])]
+    assert round(error, 3) == ERROR_AFTER[(row["gpu"], row["method"], row["model"], row["checkpointing"])]

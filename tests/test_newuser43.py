@@ -47,7 +47,8 @@ def _plan(tmp_path: Path, text: str) -> Plan:
         # acc107: 5.19 -> 5.82 h, $571.54 -> $640.5
         # (eager elementwise operators / NF4 0.5): DeepSpeed is a Trainer-family framework, its eager operators now in the step
         # acc113: 5.82 -> 5.83 h, $640.5 -> $642.23 (the eager loss's passes over the logits)
-        ("deepspeed", "aws", "aws-p5-48xlarge", (2, 2, "full", 5.83), 642.23, 61.9),
+        # acc198: 5.83 -> 5.49 h, $642.23 -> $603.95 (the Trainer's non-reentrant recompute skips each down projection)
+        ("deepspeed", "aws", "aws-p5-48xlarge", (2, 2, "full", 5.49), 603.95, 61.9),
         # FSDP2's selective checkpointing is op-level (newuser60 item 1): part of the forward again, not all of it;
         # Qwen2.5's biased q / k / v run as addmm, recomputed and not saved (review40 item 10: 4.34 h, 71.5 GiB before)
         ("fsdp2", "aws", "aws-p5-48xlarge", (1, 4, "selective", 4.71), 518.92, 68.5),

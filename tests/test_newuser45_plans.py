@@ -68,7 +68,8 @@ def test_a_gke_job_is_timed_over_the_network_its_rendered_pool_has(tmp_path: Pat
     # acc107: 499 -> 578.27
     # (eager elementwise operators / NF4 0.5): TRL is a Trainer-family framework, its eager operators now in the step
     # acc113: 578.27 -> 582.98, the eager cross-entropy's passes over Llama's fp32 logits (36 B a logit) in TRL's step
-    assert dep.details["usd_per_job"] == pytest.approx(582.98, abs=1)
+    # acc198: 582.98 -> 556.87, TRL's non-reentrant recompute leaves each block's down projection out
+    assert dep.details["usd_per_job"] == pytest.approx(556.87, abs=1)
     # the memory left against the model's error: 61.0 GiB of the 75.7 usable (was 75.5 at ZeRO-3 over two nodes), at
     # ZeRO-1 kept over a ZeRO-2 layout 0.1% faster at 64.9 (item 9)
     assert dep.memory_per_gpu["total"] / 2**30 == pytest.approx(61.0, abs=0.1)

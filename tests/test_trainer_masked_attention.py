@@ -61,10 +61,11 @@ def test_the_trainer_note_states_what_the_h200_runs_measured() -> None:
         errors.setdefault(row["checkpointing"], []).append(error)
     assert sum(len(e) for e in errors.values()) == 40
     full, none = errors["full"], errors["none"]
-    assert [round(100 * x) for x in (statistics.median(full), min(full), max(full))] == [-4, -18, 11]
+    # [-4, -18, 11] before acc198 left the down projection out of the non-reentrant recompute of a full fine-tune
+    assert [round(100 * x) for x in (statistics.median(full), min(full), max(full))] == [-2, -17, 11]
     # -7% before fix126's per-phase launch exposure met acc113 (session 42 merge): Llama 3.1 8B LoRA s2048 without
     # checkpointing, its forward's launches beyond its forward's GPU work, -2.2% -> -7.8% (Llama 3.2 1B full s4096's -6.8%
     # the low end before)
     assert [round(100 * x) for x in (statistics.median(none), min(none), max(none))] == [5, -8, 27]
-    assert "full checkpointing (median 4% faster, 18% faster to 11% slower)" in TRAINER_SPEED_NOTE
+    assert "full checkpointing (median 2% faster, 17% faster to 11% slower)" in TRAINER_SPEED_NOTE
     assert "slower without it (median 5%, -8% to +27%)" in TRAINER_SPEED_NOTE

@@ -71,8 +71,10 @@ def test_torchtitan_h200_rows_mfu_is_6n_of_their_throughput() -> None:
 @pytest.mark.parametrize(
     ("group", "rows", "median", "p90", "signed"),
     [
-        ("training-mfu FSDP a100-sxm4-80gb (llm-foundry README, every row, out of sample)", 56, 0.0687, 0.2185, -0.0494),
-        ("training-mfu FSDP a100-sxm4-40gb (llm-foundry README, every row, out of sample)", 75, 0.0589, 0.1728, -0.0406),
+        # acc198: llm-foundry's non-reentrant checkpoint skips each block's down projection in the recompute (its
+        # checkpointed rows 6.87% / 21.85% / -4.94% and 5.89% / 17.28% / -4.06% before)
+        ("training-mfu FSDP a100-sxm4-80gb (llm-foundry README, every row, out of sample)", 56, 0.0616, 0.1581, -0.0392),
+        ("training-mfu FSDP a100-sxm4-40gb (llm-foundry README, every row, out of sample)", 75, 0.0506, 0.1191, -0.0333),
         ("training-mfu FSDP h100-sxm5-80gb (llm-foundry README, every row, out of sample)", 7, 0.0186, 0.0519, 0.0186),
         ("training-mfu FP8 dense h100-sxm5-80gb (NeMo 24.07 perf summary, out of sample)", 3, 0.0792, 0.1251, 0.0792),
         ("training-mfu FP8 dense h200-sxm-141gb (torchtitan benchmarks, out of sample)", 2, 0.1122, 0.1200, -0.1122),
@@ -93,8 +95,10 @@ def test_new_groups_hold_their_figures(group: str, rows: int, median: float, p90
         ("a100-sxm4-80gb", "none", -0.003),
         ("a100-sxm4-40gb", "none", -0.024),
         # full checkpointing (7B to 70B, short sequences mostly): under-predicted by about a seventh on both A100s
-        ("a100-sxm4-80gb", "full", -0.150),
-        ("a100-sxm4-40gb", "full", -0.143),
+        # (-15.0% / -14.3%) until acc198 left each block's down projection out of the non-reentrant recompute
+        # (llm-foundry's ``activation_checkpointing_reentrant: false`` stops early): a tenth still
+        ("a100-sxm4-80gb", "full", -0.110),
+        ("a100-sxm4-40gb", "full", -0.082),
     ],
 )
 def test_foundry_rows_by_checkpointing(gpu: str, checkpointing: str, median_signed: float) -> None:

@@ -284,6 +284,21 @@ class FrameworkProfile(NamedTuple):
     #: saves its bf16 logits for backward and never materialises their fp32 upcast
     #: (:data:`COMPILED_CHUNKED_LOGITS_BYTES_PER_ELEMENT`).
     compiles_loss: bool = False
+    #: Whether its full activation checkpointing is PyTorch's non-reentrant ``torch.utils.checkpoint``, whose recompute
+    #: stops "as soon as it has computed all needed Tensors" (``early_stop``, on by default:
+    #: https://docs.pytorch.org/docs/stable/checkpoint.html): a block's last matmul, whose output no backward needs,
+    #: never runs again (:func:`generator.sizing.op_checkpointing.early_stop_skipped_params`). Transformers 5 and TRL
+    #: default ``gradient_checkpointing_kwargs`` to ``use_reentrant=False`` (huggingface/transformers#43203,
+    #: huggingface/trl#4811; the Trainer family, DeepSpeed through it); a plain FSDP2 loop's ``checkpoint_wrapper``
+    #: (``CheckpointImpl.NO_REENTRANT`` by default; torchtitan compiles the wrapped block, whose partitioner recomputes
+    #: only what the backward reads, the same matmuls). torchtune wraps each layer so too, but its ``compile: True``
+    #: (the profile's: :attr:`compiles_loss`) compiles the layer inside the wrapper (``training.compile_model``: each
+    #: ``TransformerSelfAttentionLayer.compile()``), one autograd node that saves its tensors after its whole forward,
+    #: so the recompute runs it all: its flag table's checkpointing costs 9,174 -> 7,210 tokens/s (0.786), the whole
+    #: layer's recompute predicts 0.771, without the last matmul 0.816. LLaMA-Factory (``use_reentrant_gc: true``),
+    #: Unsloth's offloaded checkpointing and Megatron-LM's recompute rerun the whole block; axolotl's default is not
+    #: stated here.
+    checkpoint_stops_early: bool = False
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -311,6 +326,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             expert_loop=True,
             peft_lora=True,
             sdpa_window_masks=True,
+            checkpoint_stops_early=True,
         ),
         FrameworkProfile(
             "trl",
@@ -320,6 +336,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             peft_lora=True,
             sdpa_window_masks=True,
             checkpointing="full",
+            checkpoint_stops_early=True,
         ),
         FrameworkProfile(
             "trl+liger",
@@ -330,6 +347,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             peft_lora=True,
             sdpa_window_masks=True,
             checkpointing="full",
+            checkpoint_stops_early=True,
         ),
         FrameworkProfile(
             "torchtune",
@@ -395,6 +413,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             expert_loop=True,
             peft_lora=True,
             sdpa_window_masks=True,
+            checkpoint_stops_early=True,
         ),
         FrameworkProfile(
             "fsdp2",
@@ -405,6 +424,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             has_optimizer_in_backward=True,
             selective_ops=True,
             fp8_training=True,
+            checkpoint_stops_early=True,
         ),
         FrameworkProfile(
             "megatron",
@@ -466,6 +486,14 @@ def default_loss(profile: FrameworkProfile, model_type: str | None, method: str 
     if own is None or (model_type in own and method != "full" and base != "int8"):
         return profile.loss
     return profile.other_loss
+
+
+def checkpoint_stops_early(framework: str | None, checkpointing: str) -> bool:
+    """Whether ``checkpointing`` is full under a framework whose recompute stops early.
+
+    :attr:`FrameworkProfile.checkpoint_stops_early`: PyTorch's non-reentrant checkpoint.
+    """
+    return checkpointing == "full" and framework is not None and framework_profile(framework).checkpoint_stops_early
 
 
 def recomputes_ops(framework: str | None, checkpointing: str) -> bool:
@@ -539,7 +567,7 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 #: H200 Trainer rows by checkpointing (predicted / measured - 1).
 TRAINER_SPEED_NOTE = (
     "specgen's own Hugging Face Trainer runs on one H200 (40 dense models and settings, benchmarks/CALIBRATION.md, "
-    "2026-12-04) ran at this step's speed with full checkpointing (median 4% faster, 18% faster to 11% slower) and "
+    "2026-12-04) ran at this step's speed with full checkpointing (median 2% faster, 17% faster to 11% slower) and "
     "slower without it (median 5%, -8% to +27%); leave that margin on a deadline"
 )
 

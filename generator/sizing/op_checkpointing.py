@@ -79,3 +79,35 @@ def recomputed_params(arch: Architecture, adapted: Adapted = frozenset(), rank: 
         total += sum(params for position, (_, params) in enumerate(_block_matmuls(layer, adapted, rank)) if position % 2)
         total += _recomputed_outside_mm(layer)
     return total
+
+
+#: Model types whose decoder layer normalizes the MLP's output before the residual add (Gemma 2 / 3's
+#: ``post_feedforward_layernorm``, OLMo 2 / 3's): that norm saves the down projection's output, so a recompute runs it.
+POST_MLP_NORM_TYPES = ("gemma2", "gemma3", "olmo2", "olmo3")
+
+
+@memoized
+def early_stop_skipped_params(arch: Architecture) -> int:
+    """Parameters whose matmuls a non-reentrant checkpoint's early stop leaves out of the recomputed forward.
+
+    PyTorch's non-reentrant ``torch.utils.checkpoint`` counts the tensors autograd saved in a block's forward and, in
+    the recompute, raises ``_StopRecomputationError`` from its pack hook once the last of them is saved again
+    (``early_stop``, on by default: https://docs.pytorch.org/docs/stable/checkpoint.html). An op saves its inputs
+    before its kernel runs (``gen_variable_type.py``: ``setup_derivative``, which saves the inputs, is emitted before
+    ``emit_call``), so the last op that saves anything never runs in the recompute: a dense block's MLP down
+    projection, whose output only the residual add takes, and that saves nothing. Counted for a full fine-tune's
+    dense blocks; none where a norm follows the MLP (:data:`POST_MLP_NORM_TYPES`), in a mixture-of-experts block (the
+    routing weights multiply each expert's output and save it), or for a layer whose last linear is not its MLP's.
+    A LoRA adapter on that linear runs ``lora_A`` after the base matmul and saves its output, so the base matmul runs
+    again (the caller counts full fine-tunes only).
+    """
+    if arch.model_type.startswith(POST_MLP_NORM_TYPES):
+        return 0
+    total = 0
+    for layer in arch.layers:
+        if layer.experts_per_token or not layer.linears or any(lin.group == EXPERT for lin in layer.linears):
+            continue
+        last = layer.linears[-1]
+        if last.group == "mlp":
+            total += last.in_features * last.out_features * last.copies
+    return total

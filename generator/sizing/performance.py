@@ -40,7 +40,7 @@ from generator.sizing import op_checkpointing
 from generator.sizing.alltoall_split import alltoall_gbps
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
-from generator.sizing.frameworks import recomputes_ops
+from generator.sizing.frameworks import checkpoint_stops_early, recomputes_ops
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
 from generator.sizing.kv_head_reads import per_query_head_decode_bits
 from generator.sizing.linear_attention import layer_state_flops
@@ -1736,7 +1736,9 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
 
     6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
     frozen base), plus the recomputed forward of the checkpointed decoder blocks under full activation checkpointing
-    (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head), or of the matmuls op-level
+    (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head; a full fine-tune under a
+    ``framework`` whose non-reentrant checkpoint stops early skips each dense block's last matmul,
+    :func:`~generator.sizing.op_checkpointing.early_stop_skipped_params`), or of the matmuls op-level
     selective checkpointing runs again where ``framework``'s ``selective`` is that (:mod:`~generator.sizing.op_checkpointing`;
     a LoRA linear's two adapter matmuls leave the base matmuls' order of saved and recomputed as it is, and their own
     rank-sized FLOPs are left out).
@@ -1744,7 +1746,13 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
     n = arch.flop_params
     base = 6.0 * n if method == "full" else 4.0 * n
     if checkpointing == "full":
-        return base + 2.0 * recomputed_params(arch)
+        # a non-reentrant checkpoint's early stop: a full fine-tune's last matmul of each dense block never reruns
+        skipped = (
+            op_checkpointing.early_stop_skipped_params(arch)
+            if method == "full" and checkpoint_stops_early(framework, checkpointing)
+            else 0
+        )
+        return base + 2.0 * (recomputed_params(arch) - skipped)
     if recomputes_ops(framework, checkpointing):
         return base + 2.0 * op_checkpointing.recomputed_params(arch)
     return base
