@@ -147,7 +147,10 @@ PINNED: dict[str, tuple[float, float]] = {
     # experts (-> +3.0 / +1.9 / +5.0 / +3.1%); the queued conc-64 point +55.2 -> +57.3%: 3.0 / 55.2 -> 3.1 / 57.3
     # fix126 (review79 item 3): the pass a forward of its own, SGLang's: -> +2.8 / +1.4 / +3.9 / +0.8%, conc 64 +50.5%
     # acc190 entry of 2026-12-07, each run's stated request count's tail: 2.76 / 50.52 -> 1.43 / 45.27
-    "throughput sglang b200-sxm-180gb nvfp4": (0.0143, 0.4527),
+    # fix196 entry of 2026-12-07: nvfp4 of DeepSeek-R1 sized as the rows' NVIDIA FP4-v2 checkpoint holds it (q_a / q_b /
+    # kv_a / kv_b in BF16, read each step): conc 4-32 -4.2 / -5.1 / -2.2 / -4.8%, conc 64 +42.1%: 1.43 / 45.27 ->
+    # 4.79 / 42.08
+    "throughput sglang b200-sxm-180gb nvfp4": (0.0479, 0.4208),
     # acc175 entry of 2026-12-07 (out of sample, new): dstack's DeepSeek-R1 runs of SGLang 0.4.3.post2 (H200, DP
     # attention) and 0.4.2.post4 (MI300X, ROCm), Feb 2025, online (3200/800-6400 at client concurrency 4-128) and
     # offline (32-1024 prompts): over-predicted 1.2-4.6x, a release's kernels (mean TPOT 43.6 / 34.9 ms at 4 requests,

@@ -18,6 +18,7 @@ from generator.calculator.model_source import (
     served_precision,
 )
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
+from generator.catalog.nvfp4_layout import nvfp4_layout_note
 from generator.errors import InfeasibleError, InputError, UsageError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import no_prefix_cache_reason, pooling_model_signs, without_vllm_reason
@@ -65,6 +66,7 @@ from generator.sizing.precision import (
     weight_format,
 )
 from generator.sizing.prompt_attention_kernel import prompt_query_rows
+from generator.sizing.quantization import checkpoint_kv_cache_precision, checkpoint_kv_note
 from generator.sizing.serving_queue import least_spread_mix, mix_moments, prompt_tail, steady_state, tail_problem
 from generator.sizing.throughput_gaps import counted_text, gap_text, matching_gap
 from generator.sizing.training_hardware import flash_attention_note, fp16_note, launches_flash_attention, stack_note
@@ -751,6 +753,11 @@ def _estimate(req: EstimateRequest, *, advise: bool) -> dict[str, Any]:
             fmt = model_weight_format(arch, served)
     # llama.cpp caches in f16 (its default -ctk f16 -ctv f16), labelled so (fix185 item 1: it read bf16)
     kv_name = req.kv_precision or ("fp16" if llama else auto_kv_cache_precision("bf16" if fixed_fp32 else precision))
+    stated = None
+    if req.kv_precision is None and not llama and not req.train:
+        # fix196: vLLM caches in the FP8 a ModelOpt checkpoint states (kv_cache_quant_algo), its flag left unset
+        stated = checkpoint_kv_cache_precision(arch.quantization, precision, req.engine)
+        kv_name = stated or kv_name
     if req.kv_precision is None and kv_name == "bf16" and gpu is not None and not llama:
         kv_name = half_format(gpu.architecture)
     if kv_name == "int8" and not llama and not req.train:
@@ -865,6 +872,10 @@ def _estimate(req: EstimateRequest, *, advise: bool) -> dict[str, Any]:
             notes.append(_cast_note(gpu, arch.model_type, cast_from, fmt.name, req.engine))
         if (publisher := catalog.publisher_fp8_note(model.id, fmt.name)) is not None:
             notes.append(publisher)
+        if (layout := nvfp4_layout_note(model.id, arch, fmt.name)) is not None:
+            notes.append(layout[1])  # fix196: which modules nvfp4 keeps in BF16
+    if stated is not None:
+        notes.append(checkpoint_kv_note(ENGINE_NAMES.get(req.engine, req.engine)))
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
         # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)

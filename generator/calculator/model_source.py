@@ -211,7 +211,12 @@ def _listing(directory: str) -> list[str]:
 @functools.cache
 def _catalog_architecture(model_id: str) -> Architecture:
     """A catalog model's architecture, parsed once per process (every workload naming it shares it)."""
-    return parse_config(catalog.models()[model_id].config, f"catalog model '{model_id}'", None)
+    arch = parse_config(catalog.models()[model_id].config, f"catalog model '{model_id}'", None)
+    checkpoint = catalog.models()[model_id].nvfp4_checkpoint
+    if checkpoint is not None and (arch.quantization is None or arch.quantization.precision != "nvfp4"):
+        # fix196: ``precision: nvfp4`` of this model is sized as its published NVFP4 checkpoint, modules it keeps
+        arch = arch._replace(published=_catalog_architecture(checkpoint).quantization)
+    return arch
 
 
 #: ``org/name`` or ``org/name@revision`` (optionally written ``hf:org/name@revision``).

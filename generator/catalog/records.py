@@ -500,6 +500,9 @@ class ModelRecord(NamedTuple):
     #: The publisher's own FP8 checkpoint, where its layout is not every linear layer in FP8: (its id, the precision
     #: that sizes it, its page).
     publisher_fp8: tuple[str, str, str] | None = None
+    #: The catalog id of this model's NVFP4 checkpoint (NVIDIA's ModelOpt release), whose list of unquantized modules
+    #: sizes ``precision: nvfp4`` asked of this model (fix196).
+    nvfp4_checkpoint: str | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ModelRecord:
@@ -516,6 +519,7 @@ class ModelRecord(NamedTuple):
             source=_sources(rec),
             reference_params_total=rec.get("reference_params_total"),
             publisher_fp8=(fp8["id"], fp8["precision"], fp8["source"]) if (fp8 := rec.get("publisher_fp8")) else None,
+            nvfp4_checkpoint=rec.get("nvfp4_checkpoint"),
         )
 
 

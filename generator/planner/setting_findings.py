@@ -8,6 +8,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.catalog.gke_gpu_nics import pools_rendered
+from generator.catalog.nvfp4_layout import nvfp4_layout_note
 from generator.input_files import short
 from generator.planner.plan import Finding
 from generator.planner.pooling import vllm_hf_overrides
@@ -624,7 +625,8 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     ``model-source-note``: what reading a Hub or local model noted (its files' bytes against its config's, weights
     sized from the config where the headers could not be read: a warning), which only ``estimate`` printed (newuser58
     item 4: a plan sized a checkpoint's weights 43% under its config without a word). ``publisher-checkpoint``: ``fp8``
-    asked of a model whose publisher's FP8 checkpoint keeps layers in BF16 (newuser59 item 6).
+    asked of a model whose publisher's FP8 checkpoint keeps layers in BF16 (newuser59 item 6). ``nvfp4-checkpoint-layout`` /
+    ``nvfp4-layout-assumed``: which modules ``nvfp4`` keeps in BF16, a known checkpoint's list or the layout assumed (fix196).
     """
     out = []
     for i, dep in enumerate(loaded.workload.deployments):
@@ -634,6 +636,10 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
         asked = dep.inference.precision if isinstance(dep, InferenceDeployment) else None
         if asked is not None and (publisher := catalog.publisher_fp8_note(loaded.models[dep.name].id, asked)):
             out.append(Finding("info", "publisher-checkpoint", publisher, f"deployments[{i}].inference.precision"))
+        if asked is not None and (
+            layout := nvfp4_layout_note(loaded.models[dep.name].id, loaded.models[dep.name].architecture, asked)
+        ):
+            out.append(Finding("info", layout[0], layout[1], f"deployments[{i}].inference.precision"))  # fix196
         out += _causal_score_findings(loaded, i)
         tower = loaded.models[dep.name].architecture.vision
         if tower is not None and isinstance(dep, InferenceDeployment):  # newuser62 item 1: sized as text alone

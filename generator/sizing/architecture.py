@@ -171,6 +171,9 @@ class Architecture(NamedTuple):
     #: llama.cpp's context limit where rope_scaling stretches the served one (the GGUF's context_length and the flags that
     #: lift it, :func:`generator.sizing.context_limit.llama_cpp_rope`); None: the same limit as vLLM's.
     llama_cpp_rope: LlamaCppRope | None = None
+    #: The quantization of a published checkpoint of this model in another format (the catalog's NVIDIA NVFP4 release,
+    #: fix196): its list of unquantized modules sizes that format asked of this model, as the checkpoint vLLM loads.
+    published: QuantizationConfig | None = None
 
     @property
     def is_moe(self) -> bool:

@@ -26,6 +26,7 @@ class QuantizationConfig(NamedTuple):
     tensors), matched against names like ``model.layers.3.self_attn.q_proj`` or ``lm_head``.
     ``zero_point``: whether the checkpoint stores a zero point per scale group (a symmetric compressed-tensors integer
     scheme does not; GPTQ and AWQ always store ``qzeros``).
+    ``kv_cache_fp8``: :func:`checkpoint_kv_cache_precision`.
     ``asymmetric``: whether the engine's kernel applies those zero points (AWQ's ``zero_point``, GPTQ's ``sym: false``,
     a compressed-tensors scheme's ``symmetric: false``): vLLM's Machete refuses such a layer ("Zero points currently
     not supported by Machete") and runs it through Marlin (:func:`~generator.sizing.performance.dense_dequant_kernel`).
@@ -38,6 +39,8 @@ class QuantizationConfig(NamedTuple):
     block: int | None = None
     zero_point: bool = True
     asymmetric: bool = False
+    #: The checkpoint states an FP8 KV cache (ModelOpt's ``kv_cache_quant_algo: FP8``), which vLLM then caches in.
+    kv_cache_fp8: bool = False
 
     def keeps(self, *module_names: str) -> bool:
         """Whether any of ``module_names`` (one module's names, or a parent of it) stays unquantized.
@@ -227,7 +230,40 @@ def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConf
     formats = {"NVFP4": "nvfp4", "FP8": "fp8", "FP8_PB_WO": "fp8-block", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel"}
     if algo not in formats:
         raise ArchitectureError(f"modelopt quant_algo '{algo}' is not supported (one of {', '.join(sorted(formats))})")
-    return QuantizationConfig(formats[algo], None, keep)
+    kv_fp8 = str(cfg.get("kv_cache_quant_algo") or "").upper() == "FP8"
+    return QuantizationConfig(formats[algo], None, keep, kv_cache_fp8=kv_fp8)
+
+
+#: Engines whose default KV cache (``--kv-cache-dtype auto``, the flag left unset) is the checkpoint's stated FP8 one:
+#: vLLM's ``resolve_kv_cache_dtype_string`` turns "auto" into ``fp8_e4m3`` where the config's modelopt
+#: ``kv_cache_quant_algo`` is FP8 (``get_kv_cache_quant_algo_string``, vllm/utils/torch_utils.py; "[Fix] Load kv-cache
+#: dtype from hf_quant_config.json automatically", https://github.com/vllm-project/vllm/pull/29980, merged 2025-12).
+#: SGLang and TensorRT-LLM are not listed: their behaviour was not read in their source (fix196).
+CHECKPOINT_KV_ENGINES = ("vllm",)
+
+
+def checkpoint_kv_note(engine: str) -> str:
+    """Why the KV cache is FP8 where the checkpoint states it (:func:`checkpoint_kv_cache_precision`)."""
+    return (
+        f"KV cache fp8: the checkpoint's quantization config states kv_cache_quant_algo FP8, and {engine} caches in it "
+        "with --kv-cache-dtype unset (auto: resolve_kv_cache_dtype_string, https://github.com/vllm-project/vllm/pull/"
+        "29980)"
+    )
+
+
+def checkpoint_kv_cache_precision(quant: QuantizationConfig | None, precision: str | None, engine: str) -> str | None:
+    """``fp8`` where ``engine`` caches in the FP8 the checkpoint ``quant`` states, serving its own weights; else None.
+
+    ``precision``: the weights served, the checkpoint's own (its storage; None: not named, the checkpoint's) or another
+    (then it is not the checkpoint that runs, and nothing is said of its cache).
+    """
+    # precision imports architecture, which imports this module
+    from generator.sizing.precision import WEIGHT_FORMAT_ALIASES, same_storage
+
+    if quant is None or not quant.kv_cache_fp8 or engine not in CHECKPOINT_KV_ENGINES:
+        return None
+    served = quant.precision if precision is None else WEIGHT_FORMAT_ALIASES.get(precision.lower(), precision.lower())
+    return "fp8" if same_storage(quant.precision, served) else None
 
 
 def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:

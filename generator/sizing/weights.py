@@ -21,6 +21,7 @@ from generator.sizing.gguf_mixture import GGUF_TYPE_BITS, NO_MODEL_FACTS, gguf_m
 from generator.sizing.linear_attention import MAMBA2_SHARED_GROUP_PROJ
 from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat, same_storage
+from generator.sizing.quantization import QuantizationConfig
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -142,7 +143,8 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
         # (https://huggingface.co/bartowski/openai_gpt-oss-20b-GGUF). newuser29 item 2: gpt-oss-120b "Q4_K_M" was
         # 81.76 GiB, "Q8_0" 115.72 GiB, where the published files of every type are 58-61 GiB.
         return MXFP4_GGUF_BITS
-    if quant is not None and same_storage(quant.precision, fmt.name):
+    quant = listing(arch, fmt)
+    if quant is not None:
         if quant.keeps(*linear_names(arch, layer.number, linear)):
             return Fraction(fmt.high_bits)
         # the checkpoint's own list of 16-bit modules, not a recipe's, says what it quantized
@@ -254,10 +256,22 @@ def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parall
     return whole, shard, experts
 
 
+def listing(arch: Architecture, fmt: WeightFormat) -> QuantizationConfig | None:
+    """The checkpoint whose list of unquantized modules sizes ``fmt`` of ``arch``; None: the format's own layout.
+
+    The model's own checkpoint where it is stored in ``fmt``; else a published checkpoint of it in ``fmt`` (fix196:
+    ``precision: nvfp4`` of deepseek-ai/DeepSeek-R1 is NVIDIA's DeepSeek-R1-FP4, whose attention stays BF16).
+    """
+    for quant in (arch.quantization, arch.published):
+        if quant is not None and same_storage(quant.precision, fmt.name):
+            return quant
+    return None
+
+
 def _position_dependent(arch: Architecture, fmt: WeightFormat) -> bool:
     """Whether a layer's bits depend on its index (GGUF mixtures, checkpoint keep-lists)."""
-    quant = arch.quantization
-    if quant is not None and same_storage(quant.precision, fmt.name):
+    quant = listing(arch, fmt)
+    if quant is not None:
         return bool(fmt.gguf) or bool(quant.keep_patterns)
     return bool(fmt.gguf) or fmt.fbgemm_recipe
 
@@ -485,7 +499,7 @@ def _sizes_from_files(
 
 
 def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
-    quant = arch.quantization
-    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(*checkpoint_names(module)):
+    quant = listing(arch, fmt)
+    if quant is not None and quant.keeps(*checkpoint_names(module)):
         return Fraction(fmt.high_bits)
     return default

@@ -20,6 +20,7 @@ from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.offload import engine_gpu_problem
 from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
+from generator.sizing.quantization import checkpoint_kv_cache_precision
 from generator.sizing.weights import Parallelism
 from generator.words import listed
 from generator.workload.build import build
@@ -544,7 +545,7 @@ def load_document(doc: Document, path: str, base_dir: str | None = None) -> Load
         raise InputError(exc.message, doc.locate(exc.path)) from None
     models = _semantic_checks(doc, wl, base_dir)  # first: the rack's circuits are checked before their kW are derived
     wl = add_image_tokens(doc, wl, models)  # a service's images are tokens of its prompts (newuser62 item 1)
-    return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl)), doc, models)
+    return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl, models)), doc, models)
 
 
 def _read_fields(data: Any) -> Any:
@@ -620,7 +621,7 @@ def _forward_pass_errors(doc: Document, i: int, spec: InferenceSpec, constants: 
     ]
 
 
-def _serving_defaults(doc: Document, wl: Workload) -> Workload:
+def _serving_defaults(doc: Document, wl: Workload, models: Mapping[str, ResolvedModel] | None = None) -> Workload:
     """Serving settings a service leaves unset, filled as the engine would run them.
 
     The batch limit: the workload's ``constants`` ``max_num_seqs`` / ``max_batch_size`` (the smaller) where a service
@@ -651,6 +652,10 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
             # llama.cpp (hardware.fixed) caches in f16 (-ctk f16 -ctv f16) whatever the weights (fix185 item 1)
             kv = "fp16" if wl.hardware.fixed is not None else auto_kv_cache_precision(spec.precision)
+            model = (models or {}).get(dep.name)
+            # fix196: vLLM caches in the FP8 a ModelOpt checkpoint states (kv_cache_quant_algo), its flag left unset
+            stated = model and checkpoint_kv_cache_precision(model.architecture.quantization, spec.precision, spec.engine)
+            kv = stated if stated and wl.hardware.fixed is None else kv
             spec = spec._replace(kv_cache_precision=kv)
         deployments.append(dep._replace(inference=spec))
     return wl._replace(deployments=tuple(deployments))
