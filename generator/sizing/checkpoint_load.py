@@ -23,7 +23,7 @@ Two ways a trainer reads the checkpoint:
   Megatron-LM loads its own distributed checkpoint (``--ckpt-format`` ``torch_dist`` by default,
   https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py; a Hugging Face model is converted
   to it before training). Each rank hands ``dist_checkpointing.load`` its model's sharded state dict, whose local
-  shards are the rank's own GPU tensors (``mcore_to_pyt_state_dict``, placement ``rank:{rank}/cuda``,
+  shards are the rank's own GPU tensors (``mcore_to_pyt_state_dict`` / ``sharded_tensor_to_torch_sharded_tensor``,
   https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/dist_checkpointing/strategies/torch.py), and
   PyTorch DCP's ``FileSystemReader.read_data`` reads each stored item into host memory, narrows it to the rank's
   slice and copies it into that tensor before the next
