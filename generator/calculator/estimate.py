@@ -658,10 +658,10 @@ def estimate(req: EstimateRequest, *, advise: bool = True) -> dict[str, Any]:
     if req.train and req.gpu and not req.checkpointing_given and not req.max_seq_len:
         from generator.calculator.lighter_checkpointing import planned_checkpointing
 
-        lighter, passed = planned_checkpointing(req)
-        if lighter is not None:
-            return lighter
-        result = _estimate(req, advise=advise)
+        planned, passed = planned_checkpointing(req, advise=advise)
+        if planned is not None and planned["training"].get("checkpointing_chosen"):
+            return planned  # a lighter level, with its reasons
+        result = planned if planned is not None else _estimate(req, advise=advise)
         if passed:  # fix195: why the framework's own none was not taken, where the training line says it
             result["training"]["checkpointing_passed_over"] = passed
         return result

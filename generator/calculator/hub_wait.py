@@ -133,8 +133,20 @@ class _Retries(logging.Handler):
         said = f"HTTP {self.status}" + (" (too many requests)" if self.status == 429 else "")
         said += " once" if self.tries == 1 else f" {self.tries} times"
         if self.asked_s is not None:
-            return f"answered {said} and asks to wait {self.asked_s:,.0f} s before the next request"
+            return f"answered {said} and asks to wait {wait_text(self.asked_s)} before the next request"
         return f"answered {said}"
+
+
+#: The longest asked wait said in seconds; one past it reads "more than a day" (fix197: a ``Retry-After`` of 400
+#: digits read "asks to wait inf s", one of 12 digits "999,999,999,999 s").
+SAID_WAIT_MAX_S = 86_400.0
+
+
+def wait_text(seconds: float) -> str:
+    """An asked wait in words: ``3,600 s``, or ``more than a day`` past :data:`SAID_WAIT_MAX_S` (infinite too)."""
+    if not seconds <= SAID_WAIT_MAX_S:  # also NaN, which no header yields
+        return "more than a day"
+    return f"{seconds:,.0f} s"
 
 
 def bounded(call: Callable[[], T], seconds: float) -> T:
@@ -168,7 +180,9 @@ def bounded(call: Callable[[], T], seconds: float) -> T:
         retries.unhook()
         logger.setLevel(kept[0])
         logger.propagate = kept[1]
-    if not done:
+    if not done or retries.asked_s is not None:
+        # fix197: a wait asked past the time left ends the wait, whatever the client does next: huggingface_hub turns
+        # a RateLimit reset of 400 digits into a float and raises OverflowError at once, which won the race now and then
         raise StalledError(retries.why())
     ok, value = done[0]
     if not ok:

@@ -35,39 +35,62 @@ def searched_levels(framework: str | None) -> tuple[str, ...]:
     return LEVELS if own is None else tuple(level for level in LEVELS if level == own)
 
 
-def planned_checkpointing(req: EstimateRequest) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def planned_checkpointing(req: EstimateRequest, *, advise: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """``req``'s estimate at the level a plan sizes it at, and why each lighter level was passed over.
 
-    The estimate is None where no level fits its GPU, or where full is taken; :func:`passed_over` gives the reasons.
+    The estimate is None where no level fits its GPU, or where full is taken while ``req`` gives another fallback
+    level; :func:`passed_over` gives the reasons.
 
     Each of :func:`searched_levels` that the framework and method take (the planner leaves a conflict out) is sized;
     of those that fit, the fastest (tokens a second a GPU; on a tie, the least recompute) is taken, as the plan's
     ranking takes the cheaper layout, on one cost the faster run: with activation offload, full recomputation's
-    smaller copies can outrun none's. Where full is taken the answer is the estimate at full as before (None), and
-    the caller adds the levels passed over to it.
+    smaller copies can outrun none's. Where full is taken the answer is the estimate at full as before, with the
+    levels passed over added by the caller.
+
+    Full, ``req``'s own fallback level (``checkpointing`` "full" where the CLI gives none), is sized once (fix197:
+    every ``estimate --train --gpu`` of a torchtune job sized it twice, in the search and again as the answer): as
+    ``req`` itself, advised as ``advise`` says where no lighter level fits (advice is what makes a job that does not
+    fit fit, sized as ``req`` sizes a job that gives no level); a job that fits is not advised.
     """
-    from generator.calculator.estimate import estimate
+    from generator.calculator.estimate import _estimate, estimate
 
     tried_levels: list[tuple[str, dict[str, Any]]] = []
+    answer_error: InputError | None = None
     for level in searched_levels(req.framework):
         try:
-            # a job that fits is not advised (advise only lists what makes a job that does not fit fit)
-            tried_levels.append((level, estimate(req._replace(checkpointing=level, checkpointing_given=True), advise=False)))
-        except InputError:
+            if level == req.checkpointing == "full":  # the answer where full is taken: sized as the caller's request
+                lighter_fits = any(tried["capacity"].get("fits") for _, tried in tried_levels)
+                tried_levels.append((level, _estimate(req, advise=advise and not lighter_fits)))
+            else:
+                # a job that fits is not advised (advise only lists what makes a job that does not fit fit)
+                tried = estimate(req._replace(checkpointing=level, checkpointing_given=True), advise=False)
+                tried_levels.append((level, tried))
+        except InputError as exc:
+            if level == req.checkpointing == "full":
+                answer_error = exc
             continue
     fitting = [(level, tried) for level, tried in tried_levels if tried["capacity"].get("fits")]
     if not fitting:
-        return None, passed_over(tried_levels, "full", None)
+        if answer_error is not None:
+            raise answer_error
+        return _full_answer(req, tried_levels), passed_over(tried_levels, "full", None)
     rate = [_rate(tried) for _, tried in fitting]
     level, tried = fitting[max(range(len(fitting)), key=lambda i: (rate[i], -i))]
     passed = passed_over(tried_levels, level, _rate(tried))
     if level == "full":
-        return None, passed
+        return _full_answer(req, tried_levels), passed
     tried["training"]["checkpointing_chosen"] = [lv for lv, _ in fitting]
     if passed:
         tried["training"]["checkpointing_passed_over"] = passed
     tried["notes"].append(chosen_note(level, [lv for lv, _ in fitting]))
     return tried, passed
+
+
+def _full_answer(req: EstimateRequest, tried_levels: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
+    """The search's estimate at full where it is ``req`` itself (``checkpointing`` full), else None: sized anew."""
+    if req.checkpointing != "full":
+        return None
+    return next((tried for level, tried in tried_levels if level == "full"), None)
 
 
 def _rate(tried: dict[str, Any]) -> float:

@@ -17,8 +17,20 @@ Two ways a trainer reads the checkpoint:
   (https://huggingface.co/docs/accelerate/usage_guides/fsdp), and under ZeRO-3 ``from_pretrained`` builds it inside
   ``deepspeed.zero.Init``, each parameter partitioned as it is created
   (https://huggingface.co/docs/transformers/main/en/deepspeed, "Constructing massive models"). torchtune and a
-  plain FSDP2 loop shard with FSDP2 at ZeRO-2 as at ZeRO-3 (:data:`ONCE_A_JOB_FRAMEWORKS`). Megatron-LM builds its
-  model on the GPUs from its own checkpoint and is counted once, as before.
+  plain FSDP2 loop shard with FSDP2 at ZeRO-2 as at ZeRO-3 (:data:`ONCE_A_JOB_FRAMEWORKS`): they read the
+  Hugging Face checkpoint, whole.
+- **its own shards, a tensor at a time** (Megatron-LM, fix197; newuser111 counted a 70B's 131 GiB on one process):
+  Megatron-LM loads its own distributed checkpoint (``--ckpt-format`` ``torch_dist`` by default,
+  https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py; a Hugging Face model is converted
+  to it before training). Each rank hands ``dist_checkpointing.load`` its model's sharded state dict, whose local
+  shards are the rank's own GPU tensors (``mcore_to_pyt_state_dict`` / ``sharded_tensor_to_torch_sharded_tensor``,
+  https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/dist_checkpointing/strategies/torch.py), and
+  PyTorch DCP's ``FileSystemReader.read_data`` reads each stored item into host memory, narrows it to the rank's
+  slice and copies it into that tensor before the next
+  (https://github.com/pytorch/pytorch/blob/main/torch/distributed/checkpoint/filesystem.py). A process holds about
+  one stored tensor at once: the largest, whole, where the checkpoint was saved at another TP than the job's.
+  Counted once a GPU on the node. The legacy ``--ckpt-format torch`` (each rank ``torch.load``-s its whole
+  ``mp_rank`` file) is not modelled.
 - **quantized, once** (QLoRA with a bitsandbytes base, model states sharded by ZeRO-3 / FSDP, under the Hugging Face
   Trainer family or DeepSpeed, newuser47 item 4): the checkpoint is read shard by shard and quantized as it loads, and
   each node's first process keeps the quantized base in host memory for FSDP to shard while the others build it on
@@ -53,10 +65,12 @@ _BF16_BYTES = 2
 
 #: Frameworks whose full fine-tune builds the model in host memory once a job at any ZeRO stage: torchtune and a
 #: plain FSDP2 loop shard with FSDP2 (ZeRO-2 is ``reshard_after_forward=False``) and load the state dict on one
-#: process (``cpu_ram_efficient_loading``); Megatron-LM loads its own checkpoint onto the GPUs (counted once as before).
-#: The Hugging Face Trainer family (hf, trl, axolotl, llama-factory, unsloth) and DeepSpeed build it in each rank below
-#: ZeRO-3 (the module's docstring).
-ONCE_A_JOB_FRAMEWORKS = ("torchtune", "fsdp2", "megatron")
+#: process (``cpu_ram_efficient_loading``). The Hugging Face Trainer family (hf, trl, axolotl, llama-factory, unsloth)
+#: and DeepSpeed build it in each rank below ZeRO-3 (the module's docstring).
+ONCE_A_JOB_FRAMEWORKS = ("torchtune", "fsdp2")
+
+#: Frameworks that load their own distributed checkpoint, each rank its shards a tensor at a time (fix197).
+SHARDED_LOAD_FRAMEWORKS = ("megatron",)
 
 
 class CheckpointLoad(NamedTuple):
@@ -83,6 +97,13 @@ def size_checkpoint_load(arch: Architecture, setup: TrainingSetup, consts: Const
     """Host RAM ``setup`` holds while loading ``arch``'s checkpoint (see the module's docstring)."""
     whole = size_weights(arch, weight_format("bf16")).total_bytes
     framework = framework_profile(setup.framework).name if setup.framework else None
+    if framework in SHARDED_LOAD_FRAMEWORKS:
+        held = min(whole, _largest_tensor_bytes(arch))
+        text = (
+            f"{held / GIB:.2f} GiB a GPU's process holds loading its shards of the distributed (torch_dist) "
+            "checkpoint: one stored tensor at a time, read and copied into its GPU (the largest, whole)"
+        )
+        return CheckpointLoad(held, True, whole, text)
     # on one GPU the one process is the job's: the text below says "once" (the Trainer family has no TP / PP)
     each_framework = framework not in ONCE_A_JOB_FRAMEWORKS  # the Trainer family and DeepSpeed
     each_rank = each_framework and setup.zero_stage < 3 and setup.data_parallel > 1
