@@ -94,3 +94,11 @@ def test_no_outlet_line_without_a_wall_circuit(tmp_path: Path) -> None:
     path = _variant(tmp_path, "  wall_circuit: {voltage_v: 230, breaker_a: 16}\n", "")
     _, plan = plan_as_deployed(str(path))
     assert "each machine on its outlet" not in render_markdown(plan)["SPEC.md"]
+
+
+def test_a_box_too_big_for_its_outlet_is_said_at_its_inventory_entry(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "max_power_w: 550", "max_power_w: 3000")
+    _, plan = plan_as_deployed(str(path))
+    said = [f for f in plan.findings if f.code == "wall-circuit"]
+    assert [f.path for f in said] == ["hardware.inventory[0]", "hardware.inventory[0]"]  # each pool on the boxes
+    assert "the owned store-box draws up to 3,000 W at the wall, more than the 230 V / 16 A circuit" in said[0].message
