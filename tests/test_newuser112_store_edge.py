@@ -102,3 +102,19 @@ def test_a_box_too_big_for_its_outlet_is_said_at_its_inventory_entry(tmp_path: P
     said = [f for f in plan.findings if f.code == "wall-circuit"]
     assert [f.path for f in said] == ["hardware.inventory[0]", "hardware.inventory[0]"]  # each pool on the boxes
     assert "the owned store-box draws up to 3,000 W at the wall, more than the 230 V / 16 A circuit" in said[0].message
+
+
+def test_validate_says_a_stated_draw_its_outlet_cannot_carry(tmp_path: Path) -> None:
+    path = _variant(tmp_path, "max_power_w: 550", "max_power_w: 3000")
+    done = run_specgen("validate", str(path))
+    assert done.returncode == 0, done.stderr
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "max_power_w: 3000" in text)
+    assert (
+        f"{path}:{line}:22: warning: the owned store-box draws up to 3,000 W at the wall, more than the 230 V / 16 A "
+        "circuit hardware.wall_circuit gives carries continuously (2,796 W: "
+    ) in done.stderr
+    assert "give it a circuit of at least 18 A at 230 V or cap the GPUs' power [wall-circuit]" in done.stderr
+
+
+def test_validate_is_quiet_where_the_outlet_carries_the_box() -> None:
+    assert "wall-circuit" not in run_specgen("validate", str(EXAMPLE)).stderr
