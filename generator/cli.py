@@ -330,6 +330,8 @@ def validate_files(
     from generator.errors import MultipleInputError, SpecgenError, one_line
     from generator.findings import finding_fields, locate_findings
     from generator.planner.early import early_checks
+    from generator.planner.host_address import missing_address_findings
+    from generator.planner.owned_outlet_early import owned_outlet_findings
     from generator.planner.owned_rack_fit import owned_rack_findings
     from generator.planner.setting_findings import (
         implausible_setting_findings,
@@ -366,6 +368,8 @@ def validate_files(
             *model_findings(loaded),
             *owned_rack_findings(loaded),  # newuser98: owned servers no rack holds, which plan leaves free
             *early_unserved_precision_findings(loaded),  # newuser110: NVFP4 of a BF16 checkpoint said "ok"
+            *missing_address_findings(loaded.workload),  # newuser112: a host left without its ansible_host
+            *owned_outlet_findings(loaded.workload),  # newuser112: an owned box its stated draw puts past its outlet
         ]
         valid.append((path, loaded, list(locate_findings(loaded, said))))
         fields.extend(finding_fields(loaded, said))

@@ -66,6 +66,7 @@ from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
 from generator.planner.geforce_findings import _consumer_gpu_findings
 from generator.planner.given_inputs import _given, _inputs
+from generator.planner.host_address import missing_address_findings
 from generator.planner.host_gpus import with_host_gpus
 from generator.planner.idle_pool_findings import _idle_findings
 from generator.planner.idle_training import idle_training_findings
@@ -586,6 +587,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += driver_series_findings(wl, pools)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
+    findings += missing_address_findings(wl)
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
     findings += slow_fabric_findings(wl, pools, deployments)

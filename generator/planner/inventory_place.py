@@ -40,6 +40,15 @@ def _owned_idle_while_bought(
     return [Finding("warning", "owned-idle-while-bought", text, "hardware.inventory")]
 
 
+def _owned_entry(wl: Workload, platform_id: str) -> str:
+    """The first ``hardware.inventory[N]`` entry of a server kind, where its finding stands.
+
+    newuser112: a box too big for its outlet was said at ``hardware.inventory``, the list, not the entry that states it.
+    """
+    at = next((j for j, g in enumerate(wl.hardware.inventory) if g.platform_id == platform_id), None)
+    return f"hardware.inventory[{at}]" if at is not None else "hardware.inventory"
+
+
 def _place_on_inventory(
     wl: Workload,
     pools: list[Pool],
@@ -121,7 +130,7 @@ def _place_on_inventory(
         outlet = wall_circuit_advice(f"pool {pool.name}: the owned {pool.node.platform_id}", pool.node.power_w, circuit)
         if pool.owned_nodes and pool.node.kind == "workstation" and outlet is not None:
             # an owned workstation stays in its office or home (tco.in_colocation): a wall outlet feeds it (newuser27 item 8)
-            findings.append(Finding("warning", "wall-circuit", outlet, "hardware.inventory"))
+            findings.append(Finding("warning", "wall-circuit", outlet, _owned_entry(wl, pool.node.platform_id)))
         home = bought_on_outlet(circuit is not None, consts.colocation_usd_per_kw_month)
         if bought and not pool.owned_nodes and pool.rented is None and pool.node.kind == "workstation" and home:
             on_outlet = wall_circuit_advice(f"pool {pool.name}: the {pool.node.platform_id} {home},", pool.node.power_w, circuit)

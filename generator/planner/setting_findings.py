@@ -751,4 +751,9 @@ def _racked_outlet_findings(wl: Workload) -> list[Finding]:
         + f": it has no effect; remove it, or allow a workstation (hardware.platforms: {listed(workstations, 'or')}) or "
         "list an owned one (hardware.inventory)"
     )
+    if owned:  # newuser112: a rack server of one's own may stand in a back office, on the shop's outlet
+        message += (
+            "; an owned server that stands on such an outlet (an office, no rack) is given as hardware.inventory[]."
+            "custom with kind: workstation, its GPUs, RAM and max_power_w, and its draw is then held to this circuit"
+        )
     return [Finding("warning", "setting-unused", message, "hardware.wall_circuit")]

@@ -23,6 +23,7 @@ from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import render_template
 from generator.render.md_escape import MarkdownSafe, md_code
 from generator.render.node_disk import root_disk_text
+from generator.render.outlet_text import outlet_text
 from generator.shared_host_text import shared_host_lines
 from generator.units import figure_text
 
@@ -84,5 +85,6 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         shared_host_lines=lambda entries, per_host: shared_host_lines(((h, d, g) for h, d, _, g in entries), per_host),
         root_disk=root_disk_text,  # newuser74 item 15: what a cloud node's root / OS disk is sized from
         ds_config_path=lambda d: ds_config_path(d) if runs_deepspeed(d) else None,  # newuser76 item 14
+        outlet_text=outlet_text,  # newuser112: a workstation's draw of its outlet and its heat, each machine
     )
     return {"SPEC.md": text}

@@ -420,7 +420,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
     errors += distro_series_errors(doc, wl)
-    host_names: set[str] = set()
+    host_names: dict[str, str] = {}  # a host's name -> where it was first given (newuser112: said in the error)
     metal3 = "metal3" in wl.provisioning.tools
     errors += custom_server_errors(doc, wl) + owned_nic_errors(doc, wl)
     for j, group in enumerate(hw.inventory):
@@ -446,10 +446,13 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             if host.name in host_names:
                 errors.append(
                     InputError(
-                        f"host name '{host.name}' is used twice", doc.locate(("hardware", "inventory", j, "hosts", k, "name"))
+                        f"host name '{host.name}' is used twice (first at {host_names[host.name]}): each owned host is "
+                        "one machine, one Ansible inventory host; give this one its own name",
+                        doc.locate(("hardware", "inventory", j, "hosts", k, "name")),
                     )
                 )
-            host_names.add(host.name)
+            first = doc.locate(("hardware", "inventory", j, "hosts", k, "name"))
+            host_names.setdefault(host.name, f"{first.path}, line {first.line}")
             at = ("hardware", "inventory", j, "hosts", k)  # a BMC address given twice: host_network_errors
             bmc = {"bmc_address": host.bmc_address, "bmc_credentials_secret": host.bmc_credentials_secret,
                    "boot_mac_address": host.boot_mac_address}  # fmt: skip
