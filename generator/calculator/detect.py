@@ -834,15 +834,21 @@ def host_name_facts(name: str | None) -> dict[str, Fact]:
     """
     if not name or not name.strip():
         return {}
+    from generator.workload.fixed_host import host_name_problem
+
     given = name.strip()
     label = given.split(".")[0].lower()
-    fits = _schema_pattern("host_name").match
+    pattern = _schema_pattern("host_name").match
+
+    def fits(text: str) -> bool:  # hostile96: a machine named 'all' was written, and the block then failed validate
+        return bool(pattern(text)) and host_name_problem(text) is None
+
     if fits(given):
         return {"host_name": Fact(given, "measured: this machine's host name (hostname)")}
     if fits(label):
         how = f"measured: the first label of this machine's host name '{_printable(given)}', lower-cased"
         return {"host_name": Fact(label, how), "host_name_given": Fact(given, how)}
-    why = "not a DNS label hardware.fixed takes (lower-case letters, digits and '-', at most 63)"
+    why = "not a DNS label hardware.fixed takes (lower-case letters, digits and '-', at most 63; not all or ungrouped)"
     return {"omitted_host_name": Fact(_printable(given), f"measured: this machine's host name; {why}")}
 
 

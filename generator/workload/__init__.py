@@ -28,7 +28,7 @@ from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
 from generator.workload.cluster_name import cluster_name_errors
 from generator.workload.custom_servers import custom_server_errors
-from generator.workload.fixed_host import fixed_host_errors
+from generator.workload.fixed_host import fixed_host_errors, host_name_problem
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
 from generator.workload.image_tokens import add_image_tokens
@@ -101,11 +101,6 @@ class LoadedWorkload(NamedTuple):
     workload: Workload
     document: Document
     models: dict[str, ResolvedModel]
-
-
-#: The groups every Ansible inventory has (https://docs.ansible.com/ansible/latest/inventory_guide/intro_inventory.html
-#: "Default groups"): no host may take their names.
-ANSIBLE_GROUPS = ("all", "ungrouped")
 
 
 def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> list[InputError]:
@@ -435,14 +430,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             where = doc.locate(("hardware", "inventory", j, "hosts"))
             errors.append(InputError(_too_many_hosts(len(group.hosts), group.count, hosts_per_system), where))
         for k, host in enumerate(group.hosts):
-            if host.name in ANSIBLE_GROUPS:  # fuzz27 L12: the inventory's host would be read as Ansible's group
-                errors.append(
-                    InputError(
-                        f"host name '{host.name}' is one of Ansible's built-in groups ({', '.join(ANSIBLE_GROUPS)}), which "
-                        "the rendered inventory cannot also name as a host; give the host another name",
-                        doc.locate(("hardware", "inventory", j, "hosts", k, "name")),
-                    )
-                )
+            if (problem := host_name_problem(host.name)) is not None:  # fuzz27 L12: read as Ansible's group
+                errors.append(InputError(problem, doc.locate(("hardware", "inventory", j, "hosts", k, "name"))))
             if host.name in host_names:
                 errors.append(
                     InputError(

@@ -14,6 +14,10 @@ from generator.calculator.machine import FixedSpec
 from generator.errors import InputError
 from generator.workload.loader import Document
 
+#: The groups every Ansible inventory has (https://docs.ansible.com/ansible/latest/inventory_guide/intro_inventory.html
+#: "Default groups"): no host may take their names.
+ANSIBLE_GROUPS = ("all", "ungrouped")
+
 #: One label of a DNS name (RFC 1123: a letter or digit first and last, '-' inside, 1 to 63 characters).
 _LABEL = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?")
 
@@ -38,8 +42,20 @@ def address_problem(address: str) -> str | None:
     return None
 
 
+def host_name_problem(name: str) -> str | None:
+    """Why the rendered inventory cannot name a host ``name`` (one of Ansible's built-in groups), else None."""
+    if name in ANSIBLE_GROUPS:  # fuzz27 L12; hostile96: hardware.fixed.host_name 'all' rendered a host named all
+        return (
+            f"host name '{name}' is one of Ansible's built-in groups ({', '.join(ANSIBLE_GROUPS)}), which the rendered "
+            "inventory cannot also name as a host; give the host another name"
+        )
+    return None
+
+
 def fixed_host_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
-    """A bad ``hardware.fixed.address``, or one given without the ``host_name`` it is the address of."""
+    """A ``host_name`` Ansible reads as a group; a bad ``address``, or one without the ``host_name`` it is the address of."""
+    if spec.host_name is not None and (problem := host_name_problem(spec.host_name)) is not None:
+        return [InputError(problem, doc.locate(("hardware", "fixed", "host_name")))]
     at = ("hardware", "fixed", "address")
     if spec.address is None:
         return []
