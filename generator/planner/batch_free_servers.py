@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.errors import InfeasibleError
+from generator.planner.batch_split_hint import planned_at_batch
 from generator.planner.lighter_training import fleet_said, job_said
 from generator.planner.plan import Finding, Plan
 from generator.workload.models import TrainingDeployment
@@ -80,11 +80,8 @@ def batch_free_findings(
         hours = planned.details.get("hours")
         said = []
         for value in batches_for_ranks(batch, ranks):
-            job = dep._replace(training=dep.training._replace(global_batch_size=value))
-            changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
-            try:
-                other = replan(loaded._replace(workload=changed), consts)
-            except InfeasibleError:
+            other = planned_at_batch(loaded, consts, index, value, replan)
+            if other is None:
                 continue
             theirs = next((d for d in other.deployments if d.name == dep.name), None)
             their_hours = theirs.details.get("hours") if theirs is not None else None
@@ -154,11 +151,8 @@ def batch_free_hint(loaded: LoadedWorkload, consts: Constants, replan: Callable[
             if tries >= MAX_HINT_TRIES:
                 return ""
             tries += 1
-            job = dep._replace(training=dep.training._replace(global_batch_size=value))
-            changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
-            try:
-                other = replan(loaded._replace(workload=changed), consts)
-            except InfeasibleError:
+            other = planned_at_batch(loaded, consts, index, value, replan)
+            if other is None:
                 continue
             return (
                 f"; with a global_batch_size of {value:,} in the training of deployment {dep.name} (its "

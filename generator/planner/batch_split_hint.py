@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 FORCED_FACTOR = 2
 
 
+def planned_at_batch(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    index: int,
+    batch: int,
+    replan: Callable[[LoadedWorkload, Constants], Plan],
+) -> Plan | None:
+    """The workload planned with deployment ``index``'s global batch at ``batch`` (None: that plan is infeasible)."""
+    wl = loaded.workload
+    dep = wl.deployments[index]
+    assert isinstance(dep, TrainingDeployment)
+    job = dep._replace(training=dep.training._replace(global_batch_size=batch))
+    changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
+    try:
+        return replan(loaded._replace(workload=changed), consts)
+    except InfeasibleError:
+        return None
+
+
 def _divisors(n: int) -> list[int]:
     """Divisors of ``n`` in ascending order."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
@@ -89,14 +108,9 @@ def batch_split_findings(
             continue
         said = []
         for value in neighbours(batch, gap):
-            job = dep._replace(training=dep.training._replace(global_batch_size=value))
-            changed = wl._replace(deployments=tuple(job if k == index else d for k, d in enumerate(wl.deployments)))
-            try:
-                other = replan(loaded._replace(workload=changed), consts)
-            except InfeasibleError:
-                continue
-            theirs = next((d for d in other.deployments if d.name == dep.name), None)
-            if theirs is None:
+            other = planned_at_batch(loaded, consts, index, value, replan)
+            theirs = next((d for d in other.deployments if d.name == dep.name), None) if other is not None else None
+            if other is None or theirs is None:
                 continue
             objective = _fleet_objective(wl.objective, [plan, other])
             fewer = FORCED_FACTOR * int(theirs.details.get("world_size") or world) <= world

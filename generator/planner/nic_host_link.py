@@ -20,11 +20,14 @@ from generator.sizing.performance import pcie_gb_per_s
 BITS_PER_BYTE = 8
 
 
+def host_link(nic: NicSpec, gpu: GpuSpec) -> tuple[int, int]:
+    """(generation, lanes) of the PCIe path between ``gpu`` and ``nic``: the older generation, the fewer lanes."""
+    return min(gpu.pcie_gen, nic.pcie_gen or gpu.pcie_gen), min(gpu.pcie_lanes, nic.pcie_lanes or gpu.pcie_lanes)
+
+
 def host_link_gbps(nic: NicSpec, gpu: GpuSpec) -> float:
-    """Gb/s a direction of the PCIe path between ``gpu`` and ``nic``: the older generation, the fewer lanes."""
-    gen = min(gpu.pcie_gen, nic.pcie_gen or gpu.pcie_gen)
-    lanes = min(gpu.pcie_lanes, nic.pcie_lanes or gpu.pcie_lanes)
-    return pcie_gb_per_s(gen, lanes) * BITS_PER_BYTE
+    """Gb/s a direction of the PCIe path between ``gpu`` and ``nic`` (:func:`host_link`)."""
+    return pcie_gb_per_s(*host_link(nic, gpu)) * BITS_PER_BYTE
 
 
 def nic_data_gbps(nic: NicSpec, gpu: GpuSpec) -> float:
@@ -37,8 +40,7 @@ def capped_text(nic: NicSpec, gpu: GpuSpec) -> str:
     data = nic_data_gbps(nic, gpu)
     if data >= nic.port_gbps:
         return ""
-    gen = min(gpu.pcie_gen, nic.pcie_gen or gpu.pcie_gen)
-    lanes = min(gpu.pcie_lanes, nic.pcie_lanes or gpu.pcie_lanes)
+    gen, lanes = host_link(nic, gpu)
     return f" ({data:g} Gb/s each: the PCIe Gen{gen} x{lanes} between {gpu.id} and the NIC)"
 
 
