@@ -1,7 +1,7 @@
 """The activation checkpointing a training estimate is sized at where the user gives none (newuser108, fix194).
 
 The planner sizes a job that leaves ``gradient_checkpointing`` out at each of
-:data:`generator.planner.training.CHECKPOINTING_LEVELS` (none, selective, full), or at the framework's own level
+:data:`generator.sizing.frameworks.CHECKPOINTING_LEVELS` (none, selective, full), or at the framework's own level
 where it has one (:func:`generator.planner.training.checkpointing_levels`), and ranks the layouts (on one cost, the
 faster run). ``estimate --train`` without ``--gradient-checkpointing`` took full for every job (fix193 said the
 planner's level beside it): Llama-3.1-8B continued pre-training on 64 H100s under Megatron-LM was 30.8% MFU and
@@ -20,19 +20,15 @@ if TYPE_CHECKING:
 
     from generator.calculator.estimate import EstimateRequest
 
-#: The levels, least recompute first: the planner's search order (its ``CHECKPOINTING_LEVELS``).
-LEVELS = ("none", "selective", "full")
-
 
 def searched_levels(framework: str | None) -> tuple[str, ...]:
     """The levels a job of ``framework`` is sized at, as the planner's ``checkpointing_levels``.
 
-    The framework's own level where it has one (torchtune and Unsloth: full), else all of :data:`LEVELS`.
+    The framework's own level where it has one (torchtune and Unsloth: full), else every level, least recompute first.
     """
-    from generator.sizing.frameworks import framework_profile
+    from generator.sizing.frameworks import CHECKPOINTING_LEVELS, own_checkpointing_levels
 
-    own = framework_profile(framework).checkpointing if framework else None
-    return LEVELS if own is None else tuple(level for level in LEVELS if level == own)
+    return own_checkpointing_levels(framework) or CHECKPOINTING_LEVELS
 
 
 def planned_checkpointing(req: EstimateRequest, *, advise: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -104,7 +100,9 @@ def passed_over(tried_levels: list[tuple[str, dict[str, Any]]], chosen: str, cho
     ``over_bytes`` past the GPU's usable memory where it does not fit, else ``slower_fraction`` (its tokens a second a
     GPU against ``chosen_rate``).
     """
-    lighter = LEVELS[: LEVELS.index(chosen)]
+    from generator.sizing.frameworks import CHECKPOINTING_LEVELS
+
+    lighter = CHECKPOINTING_LEVELS[: CHECKPOINTING_LEVELS.index(chosen)]
     out: list[dict[str, Any]] = []
     for level, tried in tried_levels:
         if level not in lighter:

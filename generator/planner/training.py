@@ -39,9 +39,11 @@ from generator.sizing.checkpoint_load import size_checkpoint_load, training_host
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.frameworks import (
+    CHECKPOINTING_LEVELS,
     data_parallel_only,
     framework_profile,
     job_recipe,
+    own_checkpointing_levels,
     resolved_regime,
 )
 from generator.sizing.memo import memoized
@@ -808,8 +810,8 @@ Checkpointing = Literal["none", "selective", "full"]
 #: Activation checkpointing levels the planner tries where a job leaves ``gradient_checkpointing`` out, least recompute
 #: first. Megatron-LM recomputes nothing unless ``--recompute-granularity`` is given and Hugging Face's
 #: ``gradient_checkpointing`` defaults to False (newuser35 item 6): full recomputation costs a third more FLOPs, and a
-#: layout that holds the activations without it trains faster on the same GPUs.
-CHECKPOINTING_LEVELS: tuple[Checkpointing, ...] = ("none", "selective", "full")
+#: layout that holds the activations without it trains faster on the same GPUs. :data:`CHECKPOINTING_LEVELS`
+#: (:mod:`generator.sizing.frameworks`, imported above) lists them, the estimate's search order too.
 
 
 def sized_spec(spec: TrainingSpec, setup: TrainingSetup) -> TrainingSpec:
@@ -822,9 +824,9 @@ def checkpointing_levels(spec: TrainingSpec) -> tuple[Checkpointing, ...]:
     """The activation checkpointing levels a job is sized at: its own, else every level its framework runs with it."""
     if spec.gradient_checkpointing is not None:
         return (spec.gradient_checkpointing,)
-    own = framework_profile(spec.framework).checkpointing if spec.framework else None
+    own = own_checkpointing_levels(spec.framework)
     if own is not None:
-        return tuple(level for level in CHECKPOINTING_LEVELS if level == own)
+        return own
     return tuple(
         level
         for level in CHECKPOINTING_LEVELS

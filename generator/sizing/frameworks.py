@@ -48,6 +48,12 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
 from generator.sizing.precision import lookup
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Checkpointing = Literal["none", "selective", "full"]
+
 LOSSES = ("standard", "chunked", "inplace", "fused")
 
 #: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
@@ -459,6 +465,18 @@ FRAMEWORK_ALIASES: dict[str, str] = {
 def framework_profile(name: str) -> FrameworkProfile:
     """Look up a framework by name; raises :class:`InputError` listing the choices."""
     return lookup(FRAMEWORKS, name, "framework", FRAMEWORK_ALIASES)
+
+
+#: Activation checkpointing levels, least recompute first: the order a job that gives none is sized at, by the planner
+#: (:func:`generator.planner.training.checkpointing_levels`) and the estimate
+#: (:mod:`generator.calculator.lighter_checkpointing`) alike.
+CHECKPOINTING_LEVELS: tuple[Checkpointing, ...] = ("none", "selective", "full")
+
+
+def own_checkpointing_levels(framework: str | None) -> tuple[Checkpointing, ...] | None:
+    """The framework's own level, alone, where its recipes set one (torchtune, Unsloth: full); None: left to the job."""
+    own = framework_profile(framework).checkpointing if framework else None
+    return None if own is None else tuple(level for level in CHECKPOINTING_LEVELS if level == own)
 
 
 #: Why QLoRA scales by data parallelism only, whatever the framework (newuser22 item 6).
