@@ -85,10 +85,13 @@ def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[st
     return listed, matched
 
 
-def _checked_patterns(listed: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
-    """The list of unquantized modules, each ``re:`` pattern compiled once to find it is one, and a bounded few."""
+def _checked_patterns(listed: list[Any] | tuple[Any, ...], key: str | None = None) -> tuple[str, ...]:
+    """The list of unquantized modules (under ``key``), each ``re:`` pattern compiled once to find it is one, and a few."""
     if not all(isinstance(p, str) and p for p in listed):  # fuzz28 L4: 1 and null were names "1" and "None"
-        raise ArchitectureError("quantization_config's list of unquantized modules must hold module names (strings)")
+        # hostile97: named as its field, so placed at its line
+        raise ArchitectureError(
+            f"config field 'quantization_config.{key}' (its list of unquantized modules) must hold module names (strings)"
+        )
     keep = tuple(listed)
     for i, pattern in enumerate(keep):
         if not pattern.startswith("re:"):
@@ -183,7 +186,7 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
             f"config field 'quantization_config.{key}' (its list of unquantized modules) must be a list of names, got "
             f"{str(listed)[:60]!r}"
         )
-    keep = _checked_patterns(listed)
+    keep = _checked_patterns(listed, key)
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
