@@ -85,10 +85,13 @@ def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[st
     return listed, matched
 
 
-def _checked_patterns(listed: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
-    """The list of unquantized modules, each ``re:`` pattern compiled once to find it is one, and a bounded few."""
+def _checked_patterns(listed: list[Any] | tuple[Any, ...], key: str | None = None) -> tuple[str, ...]:
+    """The list of unquantized modules (under ``key``), each ``re:`` pattern compiled once to find it is one, and a few."""
     if not all(isinstance(p, str) and p for p in listed):  # fuzz28 L4: 1 and null were names "1" and "None"
-        raise ArchitectureError("quantization_config's list of unquantized modules must hold module names (strings)")
+        # hostile97: named as its field, so placed at its line
+        raise ArchitectureError(
+            f"config field 'quantization_config.{key}' (its list of unquantized modules) must hold module names (strings)"
+        )
     keep = tuple(listed)
     for i, pattern in enumerate(keep):
         if not pattern.startswith("re:"):
@@ -162,6 +165,10 @@ def _block_size(cfg: Mapping[str, Any]) -> int | None:
     return int(block[0])
 
 
+#: The keys a quantization_config lists its unquantized modules under, the first given read.
+_KEEP_KEYS = ("modules_to_not_convert", "ignore", "ignored_layers", "exclude_modules")
+
+
 def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
     """Map a Hugging Face ``quantization_config`` onto a specgen weight format."""
     if cfg is None:
@@ -169,14 +176,17 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
     if not isinstance(cfg, Mapping):
         raise ArchitectureError("quantization_config must be a mapping")
     if "quant_method" not in cfg and isinstance(cfg.get("quantization"), Mapping):
-        cfg = {"quant_method": "modelopt", **cfg["quantization"]}  # ModelOpt's hf_quant_config.json
+        # ModelOpt's hf_quant_config.json; hostile97: a quant_method inside its object does not make it GPTQ or AWQ
+        cfg = {**cfg["quantization"], "quant_method": "modelopt"}
     method = str(cfg.get("quant_method", "")).lower()
-    listed = (
-        cfg.get("modules_to_not_convert") or cfg.get("ignore") or cfg.get("ignored_layers") or cfg.get("exclude_modules") or []
-    )
-    if not isinstance(listed, (list, tuple)):
-        raise ArchitectureError("quantization_config's list of unquantized modules must be a list of names")
-    keep = _checked_patterns(listed)
+    key = next((k for k in _KEEP_KEYS if cfg.get(k)), None)
+    listed = cfg[key] if key is not None else []
+    if not isinstance(listed, (list, tuple)):  # hostile97: named as its field, so placed at its line
+        raise ArchitectureError(
+            f"config field 'quantization_config.{key}' (its list of unquantized modules) must be a list of names, got "
+            f"{str(listed)[:60]!r}"
+        )
+    keep = _checked_patterns(listed, key)
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
@@ -228,9 +238,19 @@ def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConf
     """TensorRT Model Optimizer checkpoints: ``quant_algo`` NVFP4, FP8 (per tensor) or FP8_PB_WO (block)."""
     algo = str(cfg.get("quant_algo", "")).upper()
     formats = {"NVFP4": "nvfp4", "FP8": "fp8", "FP8_PB_WO": "fp8-block", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel"}
-    if algo not in formats:
-        raise ArchitectureError(f"modelopt quant_algo '{algo}' is not supported (one of {', '.join(sorted(formats))})")
-    kv_fp8 = str(cfg.get("kv_cache_quant_algo") or "").upper() == "FP8"
+    if algo not in formats:  # hostile97: named as its field, so placed at its line
+        raise ArchitectureError(
+            f"config field 'quantization_config.quant_algo' is {algo[:60]!r}: modelopt quant_algo of that name is not "
+            f"supported (one of {', '.join(sorted(formats))})"
+        )
+    kv = cfg.get("kv_cache_quant_algo")
+    if kv is not None and not isinstance(kv, str):
+        # hostile97: 8, ["FP8"] or true were read as no FP8 cache; vLLM's ModelOpt configs refuse them
+        # ("kv_cache_quant_algo must be a string", vllm/model_executor/layers/quantization/modelopt.py from_config)
+        raise ArchitectureError(
+            f"config field 'quantization_config.kv_cache_quant_algo' must be a string such as FP8 (or null), got {str(kv)[:60]!r}"
+        )
+    kv_fp8 = (kv or "").upper() == "FP8"
     return QuantizationConfig(formats[algo], None, keep, kv_cache_fp8=kv_fp8)
 
 
