@@ -238,3 +238,47 @@ def test_price_region_says_when_the_clusters_region_has_the_rate_unused(tmp_path
     assert _region_rates(wl, "aws-p5-4xlarge", "eu-north-1", "us-east-1") == (
         "whose GPU VM prices differ and are not in the catalog"
     )
+
+
+@pytest.mark.parametrize(
+    ("provider", "kubernetes", "constants", "said"),
+    [
+        pytest.param(
+            "baremetal",
+            "  data_residency: eu",
+            "",
+            "constants.energy_usd_per_kwh 0.13 (the US EIA's commercial-sector average); "
+            "constants.colocation_usd_per_kw_month 184 (CBRE's North America average asking rent)",
+            id="both-defaults",
+        ),
+        pytest.param(
+            "baremetal",
+            "  data_residency: eu",
+            "constants: {energy_usd_per_kwh: 0.21}\n",
+            "constants.colocation_usd_per_kw_month 184 (CBRE's North America average asking rent)",
+            id="energy-given",
+        ),
+        pytest.param(
+            "baremetal",
+            "  data_residency: eu",
+            "constants: {energy_usd_per_kwh: 0.21, colocation_usd_per_kw_month: 250}\n",
+            None,
+            id="both-given",
+        ),
+        pytest.param("baremetal", "  cluster_name: colo", "", None, id="no-residency"),
+        pytest.param("gcp", "  location: europe-west4\n  data_residency: eu", "", None, id="cloud"),
+    ],
+)
+def test_a_european_colocation_at_us_cost_defaults_says_so(
+    tmp_path: Path, provider: str, kubernetes: str, constants: str, said: str | None
+) -> None:
+    from generator.planner.residency_costs import residency_cost_findings
+
+    path = write(tmp_path, provider, kubernetes)
+    path.write_text(path.read_text() + constants)
+    found = residency_cost_findings(load_workload(str(path)).workload)
+    if said is None:
+        assert found == []
+        return
+    assert [(f.level, f.code, f.path) for f in found] == [("info", "us-cost-defaults", "constants")]
+    assert said in found[0].message
