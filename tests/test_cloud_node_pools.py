@@ -152,10 +152,10 @@ def test_gke_gets_no_gpu_operator_and_no_labels_for_an_nvidia_device_plugin(stem
         ("  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-b\n", None),
         ("  gcp_project: acme-inference\n  location: us-central1-c\n", None),
         (
-            "  gcp_project: acme-inference\n  location: europe-west4\n  zone: europe-west4-b\n",
-            "is priced at the us-central1 on-demand rate of gcp-a3-highgpu-8g; the cluster is in europe-west4",
+            "  gcp_project: acme-inference\n  location: europe-west1\n  zone: europe-west1-b\n",
+            "is priced at the us-central1 on-demand rate of gcp-a3-highgpu-8g; the cluster is in europe-west1",
         ),
-        ("  gcp_project: acme-inference\n  location: europe-west4-b\n", "the cluster is in europe-west4,"),
+        ("  gcp_project: acme-inference\n  location: europe-west1-b\n", "the cluster is in europe-west1,"),
         ("  gcp_project: acme-inference\n  location: europe-west4-b\nprices:\n  gcp-a3-highgpu-8g: 20.0\n", None),
     ],
     ids=["priced-region", "priced-region-zonal", "other-region", "other-region-zonal", "other-region-own-price"],

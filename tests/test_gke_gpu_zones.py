@@ -241,12 +241,12 @@ def test_a_zone_without_the_cheapest_gpu_plans_the_next(tmp_path: Path) -> None:
 
 
 def test_a_pool_priced_in_another_region_says_its_zone_offers_it(tmp_path: Path) -> None:
-    """price-region said "whether europe-west4 offers a3-highgpu-8g at all is not checked": on GKE it now is."""
-    path = write(tmp_path, place=in_zone("europe-west4-b"), gpus="  gpus: [h100-sxm5-80gb]\n")
+    """price-region said "whether europe-west1 offers a3-highgpu-8g at all is not checked": on GKE it now is."""
+    path = write(tmp_path, place=in_zone("europe-west1-b"), gpus="  gpus: [h100-sxm5-80gb]\n")
     plan: dict[str, Any] = plan_file(str(path))[1].to_dict()
     (found,) = [f for f in plan["findings"] if f["code"] == "price-region"]
-    assert "the cluster is in europe-west4," in found["message"]
-    assert "and zone europe-west4-b offers a3-highgpu-8g (generator/catalog/gpu_zones.json: https://" in found["message"]
+    assert "the cluster is in europe-west1," in found["message"]
+    assert "and zone europe-west1-b offers a3-highgpu-8g (generator/catalog/gpu_zones.json: https://" in found["message"]
     assert "not checked" not in found["message"]
 
 

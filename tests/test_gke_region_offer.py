@@ -204,8 +204,8 @@ def test_terraform_gives_the_regional_zones_unless_gke_zone_is_set(tmp_path: Pat
 
 
 def test_a_pool_priced_in_another_region_says_its_region_offers_it(tmp_path: Path) -> None:
-    """price-region said "whether europe-west4 offers a3-highgpu-8g at all is not checked" for a regional location."""
-    path = write(tmp_path, place="  location: europe-west4\n", gpus="  gpus: [h100-sxm5-80gb]\n")
+    """price-region said "whether europe-west1 offers a3-highgpu-8g at all is not checked" for a regional location."""
+    path = write(tmp_path, place="  location: europe-west1\n", gpus="  gpus: [h100-sxm5-80gb]\n")
     (found,) = [f for f in planned(path)["findings"] if f["code"] == "price-region"]
-    assert "and region europe-west4 (a zone of it) offers a3-highgpu-8g (generator/catalog/gpu_zones.json: " in found["message"]
+    assert "and region europe-west1 (a zone of it) offers a3-highgpu-8g (generator/catalog/gpu_zones.json: " in found["message"]
     assert "not checked" not in found["message"]

@@ -96,8 +96,16 @@ def rent_per_node(wl: Workload, platform_id: str) -> tuple[float | None, str]:
         # review22 item 3: us-east4 prices one of the 16 types any GPU allows (a3-megagpu-8g): the plan is priced
         # where the types are, and says so, rather than leave them all unpriced and rank by power
         pytest.param("gcp", "l4-24gb, a100-sxm4-40gb, h100-sxm5-80gb", "us-east4", "us-central1", id="gke-region-pricing-few"),
-        # no GPU VM prices of europe-west4 in the catalog: priced where the allowed types are (and GKE says so)
-        pytest.param("gcp", "h100-sxm5-80gb", "europe-west4", "us-central1", id="gke-region-without-prices"),
+        # no GPU VM prices of us-east5 in the catalog: priced where the allowed types are (and GKE says so)
+        pytest.param("gcp", "h100-sxm5-80gb", "us-east5", "us-central1", id="gke-region-without-prices"),
+        # newuser114: europe-west4 (and a zone of it) prices a3-highgpu-8g: priced there, not at us-central1's rates
+        pytest.param("gcp", "h100-sxm5-80gb", "europe-west4", "europe-west4", id="gke-europe-west4"),
+        pytest.param("gcp", "h100-sxm5-80gb", "europe-west4-b", "europe-west4", id="gke-europe-west4-zone"),
+        # newuser114: eu-north-1 prices p5.48xlarge and p5en.48xlarge, half or more of what us-east-1 prices
+        pytest.param("aws", "h100-sxm5-80gb, h200-sxm-141gb", "eu-north-1", "eu-north-1", id="aws-eu-north-1"),
+        # eu-central-1 prices no H100 type (p5.48xlarge is not listed there): us-east-1's rates, warned
+        pytest.param("aws", "h100-sxm5-80gb", "eu-central-1", "us-east-1", id="aws-eu-central-1-h100"),
+        pytest.param("aws", "a100-sxm4-40gb", "eu-central-1", "eu-central-1", id="aws-eu-central-1-a100"),
         pytest.param("gcp", "h100-sxm5-80gb", None, "us-central1", id="gcp-no-region"),
         pytest.param("aws", "h100-sxm5-80gb", None, "us-east-1", id="aws"),
         pytest.param("azure", "h100-sxm5-80gb, a100-sxm4-40gb", None, "eastus2", id="azure-h100-and-a100"),
@@ -131,7 +139,8 @@ def test_a_workload_is_priced_in_one_region(tmp_path: Path, provider: str, gpus:
             "h100-sxm5-80gb",
             "us-east4",
             "gcp-a3-highgpu-8g",
-            "no us-east4 price for gcp-a3-highgpu-8g in the catalog (it is priced in us-central1 only)",
+            "no us-east4 price for gcp-a3-highgpu-8g in the catalog "
+            "(it is priced in europe-west3, europe-west4, us-central1 only)",
             id="a3-high-in-us-east4",
         ),
         pytest.param(

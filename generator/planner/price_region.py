@@ -277,8 +277,8 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
             "warning",
             "price-region",
             f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
-            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog: the plan's dollars for "
-            f"it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'"
+            f"cluster is in {region}, {_region_rates(wl, pool.node.platform_id, region, priced_in)}: the plan's "
+            f"dollars for it are {priced_in}'s, not {region}'s (give its USD per node-hour in {region} under 'prices:'"
             f"{_where_listed(wl, pool, region)}), and "
             f"{_offer_clause(wl, pool, region)}",
             "kubernetes.location",
@@ -286,6 +286,24 @@ def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
         for pool in pools
         if given_rate(wl.prices, pool.node.platform_id, pool.spot) is None and pool.usd_per_hour is not None
     ]
+
+
+def _region_rates(wl: Workload, platform_id: str, region: str, priced_in: str) -> str:
+    """What the catalog holds of the cluster's region, as ``price-region`` says it.
+
+    newuser114: eu-north-1 priced p5.48xlarge and p5en.48xlarge, too few of the types an H100 workload allows to price
+    the plan there, and the finding said eu-north-1's prices were "not in the catalog" beside a pool whose type had one.
+    """
+    if region not in priced_regions(wl.hardware.provider, platform_id):
+        return "whose GPU VM prices differ and are not in the catalog"
+    counts = _priced_counts(
+        wl.hardware.provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms), frozenset(wl.prices)
+    )
+    return (
+        f"whose rate of {platform_id} the catalog holds but does not use: it prices {counts[region]} of the "
+        f"types the workload allows in {region}, fewer than half of the {counts[priced_in]} it prices in "
+        f"{priced_in}, so every option is priced at {priced_in}'s rates, to compare"
+    )
 
 
 def _where_listed(wl: Workload, pool: Pool, region: str) -> str:

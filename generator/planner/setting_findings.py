@@ -12,6 +12,7 @@ from generator.catalog.nvfp4_layout import nvfp4_layout_note
 from generator.input_files import short
 from generator.planner.plan import Finding
 from generator.planner.pooling import vllm_hf_overrides
+from generator.planner.residency_costs import residency_cost_findings
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.vision import encoder_compute_text, image_input_text
 from generator.words import listed
@@ -359,7 +360,8 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
     rented = _rented_rack_findings(wl) + _rented_outlet_findings(wl) + _racked_outlet_findings(wl)
-    return gke + prices + rented + _provisioning_findings(wl) + unrendered_sharing_findings(wl)
+    residency = residency_cost_findings(wl)  # newuser114: a Frankfurt colocation at US energy and rent
+    return gke + prices + rented + _provisioning_findings(wl) + unrendered_sharing_findings(wl) + residency
 
 
 def unrendered_sharing_findings(wl: Workload) -> list[Finding]:

@@ -28,6 +28,7 @@ from generator.workload.capacity_type import SPOT_SUFFIX, capacity_type_errors
 from generator.workload.chains import chain_errors
 from generator.workload.cluster_name import cluster_name_errors
 from generator.workload.custom_servers import custom_server_errors
+from generator.workload.data_residency import residency_errors
 from generator.workload.fixed_host import fixed_host_errors, host_name_problem
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
@@ -477,6 +478,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += cluster_name_errors(doc, wl)  # newuser81 item 2: each provider's naming rule
     errors += gke_cluster_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
+    errors += residency_errors(doc, wl)  # newuser114: an EU-only cluster's region
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models

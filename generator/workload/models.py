@@ -434,6 +434,8 @@ class KubernetesSettings(NamedTuple):
     reservations: Mapping[str, str] | None = None
     #: GKE: the networks each machine type's GPU NICs attach to, by catalog platform id, one a GPU NIC.
     gpu_networks: Mapping[str, tuple[GpuNetwork, ...]] | None = None
+    #: ``eu``: a cloud cluster's ``location`` must be a region in the EU (:mod:`generator.workload.data_residency`).
+    data_residency: Literal["eu"] | None = None
 
 
 class ProvisioningSettings(NamedTuple):
