@@ -143,6 +143,7 @@ ERRORS = [
     ("buying beside sites", "buy: false", "buy: true", ("buy: true", 0), "hardware.buy", "set hardware.buy: false"),
     ("servers not named", "count: 4", "count: 5", ("count: 5", 0), "hardware.inventory[0].count", "5 server(s) but 4 host(s) named"),  # noqa: E501
     ("sites of other hardware", "{name: store-a, hosts: [a-1, a-2]}\n  - {name: store-b, hosts: [b-2, b-1]}", "{name: store-a, hosts: [a-1, a-2, b-1]}\n  - {name: store-b, hosts: [b-2]}", ("{name: store-b", 0), "sites[1].hosts", "site 'store-b' holds 1 host(s) of hardware.inventory[0] where site 'store-a' holds 3"),  # noqa: E501
+    ("provisioning tools", "outputs: [ansible]", "provisioning: {tools: [maas]}\noutputs: [ansible]", ("tools: [maas]", 0), "provisioning.tools", "per-site plans render no provisioning objects yet"),  # noqa: E501
     ("bad site name (schema)", "name: store-b,", "name: Store B,", ("Store B", 0), "sites[1].name", "does not match"),
     ("unknown site key (schema)", "hosts: [b-2, b-1]}", "hosts: [b-2, b-1], rate: 2}", ("{name: store-b", 0), "sites[1].rate", "unknown field 'rate'"),  # noqa: E501
 ]  # fmt: skip

@@ -34,6 +34,12 @@ def site_errors(doc: Document, wl: Workload) -> list[InputError]:
             "set hardware.buy: false"
         )
         errors.append(InputError(why, doc.locate(("hardware", "buy"))))
+    if wl.provisioning.tools:  # their objects are rendered for the plan's pools: one site's hosts (not yet per site)
+        why = (
+            "per-site plans render no provisioning objects yet (MAAS, Metal3, Tinkerbell, Cluster API would be given "
+            "one site's hosts): leave provisioning.tools out and provision the sites' hosts with the Ansible inventory"
+        )
+        errors.append(InputError(why, doc.locate(("provisioning", "tools"))))
     owned: dict[str, int] = {}  # host name -> its inventory entry
     for j, group in enumerate(hw.inventory):
         if len(group.hosts) != group.count:
