@@ -87,7 +87,7 @@ def test_spec_md_gives_each_box_its_draw_of_the_outlet_and_its_heat() -> None:
         "each machine on its outlet: 550 W of the 2,796 W the 230 V / 16 A circuit (hardware.wall_circuit) carries "
         "continuously (20%); 1,877 BTU/h of heat into its room"
     )
-    assert f"- `chat_l4_24gb` {line}" in spec and f"- `embed_l4_24gb` {line}" in spec
+    assert f"- `chat_embed_l4_24gb` {line}" in spec  # newuser113: each store's one box runs both (sites:)
 
 
 def test_no_outlet_line_without_a_wall_circuit(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_a_box_too_big_for_its_outlet_is_said_at_its_inventory_entry(tmp_path: P
     path = _variant(tmp_path, "max_power_w: 550", "max_power_w: 3000")
     _, plan = plan_as_deployed(str(path))
     said = [f for f in plan.findings if f.code == "wall-circuit"]
-    assert [f.path for f in said] == ["hardware.inventory[0]", "hardware.inventory[0]"]  # each pool on the boxes
+    assert [f.path for f in said] == ["hardware.inventory[0]"]  # the one pool on the boxes (newuser113: sites:)
     assert "the owned store-box draws up to 3,000 W at the wall, more than the 230 V / 16 A circuit" in said[0].message
 
 

@@ -510,6 +510,11 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
     inv = inventory.data
     problems = []
     gpu_children = set(inv.get("gpu_nodes", {}).get("children", []))
+    sites = out.spec["plan"].get("sites")  # newuser113: each site's group holds that site's hosts, every one
+    for site, hosts in zip(sites["names"] if sites else (), sites["hosts"] if sites else (), strict=True):
+        group = "site_" + site.replace("-", "_")
+        if sorted(inv.get(group, {}).get("hosts", [])) != sorted(hosts):
+            problems.append(f"site {site}: group {group} holds {inv.get(group, {}).get('hosts')}, spec.json {hosts}")
     for group in gpu_children | {pool["name"] for pool in out.pools}:
         if not ANSIBLE_GROUP.fullmatch(group):
             problems.append(f"group name {group!r} does not match ^[a-z0-9_]+$")
@@ -525,6 +530,7 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
                 problems.append(f"{name}: cloud pool without a dynamic inventory file")
             continue
         expected = pool["nodes"] * pool["node"]["hosts"]  # a rack-scale node is its compute trays, each a host
+        expected *= len(sites["names"]) if sites else 1  # a per-site plan's pool is one site's, at every site
         if len(hosts) != expected:
             problems.append(f"{name}: {len(hosts)} hosts in the inventory, {expected} hosts in spec.json")
         for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain

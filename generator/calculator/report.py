@@ -90,6 +90,7 @@ def plan_text(plan: Plan) -> str:
         + runs_only_nodes_text(t, plan.pools)
         + ", "
         f"{t['power_w'] / 1000:,.1f} kW{runs_only_power_text(t)}, {cost}",
+        *_sites_lines(plan),
         "",
     ]
     if plan.capacity is not None:  # objective: capacity: what the capex cap buys
@@ -301,3 +302,16 @@ def catalog_text(rows: list[dict[str, Any]], columns: int = 6) -> str:
     table = [[str(k) for k in keys]] + [[_catalog_cell(k, r[k]) for k in keys] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(keys))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table) + "\n"
+
+
+def _sites_lines(plan: Plan) -> list[str]:
+    """A per-site plan's second headline line (``sites:``, newuser113): the line above is one site's; the chain's."""
+    if plan.sites is None:
+        return []
+    s = plan.sites.totals
+    money = f"${s['usd_per_month']:,.0f}/month" if s["usd_per_month"] is not None else "unpriced"
+    return [
+        f"per site (sites): the line above is one site's ({plan.sites.names[0]}); {s['sites']:,} sites, each on its own "
+        f"hosts: {counted(s['gpus'], 'GPU')} on {s['nodes']:,} node(s), {s['power_w'] / 1000:,.1f} kW, {money} "
+        f"(capex ${s['capex_usd'] or 0:,.0f})"
+    ]

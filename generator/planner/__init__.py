@@ -173,7 +173,12 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 
     forget()  # what the last plan's fleets formed (perf13): a catalog table may have been replaced since
     try:
-        plan = _plan_workload(loaded)
+        if loaded.workload.sites:  # newuser113: one site sized on its own hosts, repeated per site
+            from generator.planner.per_site import plan_per_site
+
+            plan = plan_per_site(loaded, _plan_workload)
+        else:
+            plan = _plan_workload(loaded)
     except FleetLimitError as exc:
         where = loaded.document.locate(("hardware", exc.limit))
         raise FleetLimitError(str(exc), exc.limit, exc.needed, location=where) from None

@@ -825,6 +825,18 @@ class OutletCircuit(NamedTuple):
     continuous_w: int
 
 
+class SitesSpec(NamedTuple):
+    """Per-site planning (``sites:``): the plan is one site's, repeated at each site on its own hosts (newuser113).
+
+    ``hosts``: each site's hosts in role order (the k-th host of every site runs what the first site's k-th runs);
+    ``totals``: the whole chain's (one site's figures times the sites).
+    """
+
+    names: tuple[str, ...]
+    hosts: tuple[tuple[str, ...], ...]
+    totals: dict[str, Any]
+
+
 class Plan(NamedTuple):
     """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
 
@@ -848,6 +860,8 @@ class Plan(NamedTuple):
     #: The wall circuit the workload gives (``hardware.wall_circuit``); None (and left out of ``spec.json``) where it
     #: gives none and a US 120 V / 15 A circuit is assumed.
     wall_circuit: OutletCircuit | None = None
+    #: Per-site planning (``sites:``); None (and left out of ``spec.json``) for one fleet behind one router.
+    sites: SitesSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -893,6 +907,7 @@ _RECORDS: frozenset[Any] = frozenset(
         CapacityServed,
         OwnedRuns,
         HostGpus,
+        SitesSpec,
     }
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
@@ -920,6 +935,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Plan, "rack_supply"),
         (Plan, "capacity"),
         (Plan, "wall_circuit"),
+        (Plan, "sites"),
         (Pool, "rented"),
         (Candidate, "rented"),
         (Candidate, "gpus_rented"),

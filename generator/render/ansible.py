@@ -43,6 +43,7 @@ from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
 from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
 from generator.render.rocm_tuning import INSTINCT_ARCHITECTURES, VLLM_SOURCE, rocm_host_vars, rocm_vllm_settings
+from generator.render.site_groups import every_site, role_hosts, site_children
 from generator.sizing.constants import with_overrides
 from generator.sizing.gpu_share import pod_memory_fraction, sglang_pool_capped
 from generator.workload.models import GpuSharing, Mirrors, Workload
@@ -292,6 +293,10 @@ def dynamic_inventory(plan: Plan, workload: Workload) -> dict[str, str]:
     return {f"ansible/inventory.{suffix}": HEADER + to_yaml(config)}
 
 
+#: The group of a per-site plan's site groups (``sites:``, newuser113).
+SITES_GROUP = "sites"
+
+
 def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     """``ansible/inventory.yml`` (groups, and the hosts the workload names) and ``group_vars/<pool>.yml``.
 
@@ -318,18 +323,27 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
                 hosts = pool_placement(plan.deployments, pool, spread)
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
+    roles = role_hosts(plan)  # newuser113: a per-site plan's hosts at every site run the first site's
+    placed.update((host, placed[name]) for name, at in roles.items() if name in placed for host in at)
 
     addresses = ansible_hosts(workload)  # an owned server's ip_address, a hardware.fixed machine's address
 
     def hosts_of(names: list[str] | tuple[str, ...]) -> dict[str, dict[str, Any] | None]:
         return {name: _host_entry(racks.get(name), placed.get(name), addresses.get(name)) for name in names}
 
-    children = {pool.name: {"hosts": hosts_of(pool.owned_hosts)} for pool in plan.pools}
+    # a per-site plan's hosts carry their vars once, in their site's group; a pool's group names them (newuser113)
+    def members(names: tuple[str, ...]) -> dict[str, dict[str, Any] | None]:
+        return dict.fromkeys(every_site(names, roles)) if roles else hosts_of(names)
+
+    children: dict[str, dict[str, Any]] = {pool.name: {"hosts": members(pool.owned_hosts)} for pool in plan.pools}
     children = {name: (group if group["hosts"] else {}) for name, group in children.items()}
+    sites = {name: {"hosts": hosts_of(hosts)} for name, hosts in site_children(plan).items()}
+    children |= {SITES_GROUP: {"children": sites}} if sites else {}
     # the pools rented from a provider, as a group of their own (a play can target or skip them: rented-hosts)
     rented_ones = rented_pools(plan)
     rented: dict[str, Any] = {RENTED_GROUP: {"children": {p.name: {} for p in rented_ones}}} if rented_ones else {}
-    inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children, **rented}}}
+    pools: dict[str, dict[str, Any]] = {name: {} for name in children if name != SITES_GROUP}
+    inventory = {"all": {"children": {"gpu_nodes": {"children": pools}, **children, **rented}}}
     files = {"ansible/inventory.yml": HEADER + ansible_yaml(inventory)}
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))

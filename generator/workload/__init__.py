@@ -51,6 +51,7 @@ from generator.workload.prompt_cache import cached_prompt_errors
 from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
+from generator.workload.sites import site_errors
 from generator.workload.tool_calling import tool_calling_errors
 from generator.workload.training_count import training_count_errors
 from generator.workload.ubuntu_series import distro_series_errors
@@ -455,6 +456,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                         doc.locate(at),
                     )
                 )
+    errors += site_errors(doc, wl)  # newuser113: after the hosts' own errors (a name used twice first)
     for key in wl.prices:
         if not key.endswith(SPOT_SUFFIX):  # a spot rate's key is checked with the spot deployments
             _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)

@@ -469,6 +469,13 @@ class Mirrors(NamedTuple):
     huggingface_cache: str | None = None
 
 
+class Site(NamedTuple):
+    """One site of an edge fleet (``sites[]``): its name and the owned hosts that serve it alone."""
+
+    name: str
+    hosts: tuple[str, ...]
+
+
 class Workload(NamedTuple):
     """A whole workload file."""
 
@@ -491,6 +498,8 @@ class Workload(NamedTuple):
     #: None: the rendered files pull from the public registries, Helm repository and Hub (the output of today).
     mirrors: Mirrors | None = None
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
+    #: Per-site planning (:mod:`generator.workload.sites`): empty, one fleet behind one router (every plan before).
+    sites: tuple[Site, ...] = ()
 
     @property
     def joins_cluster(self) -> bool:
