@@ -170,3 +170,25 @@ def test_without_the_read_floor_the_short_passes_read_fast_and_without_the_line_
     no_line = predict(row) / measured - 1
     # acc204: -20.3% together (its score matrices and the 0.32 ms layer time), +84% / -51% apart
     assert no_floor > 0.8 and no_line < -0.5 and abs(both) < 0.21, (both, no_floor, no_line)
+
+
+def test_a_pass_without_flash_attention_scores_the_cache_and_a_sliding_layer_its_window() -> None:
+    """acc204: gpt-oss-20b's pp4096 at -ub 1024, by hand. Its 12 full layers score each pass against the cache so far
+    (1,024 x 1,024 k for passes k = 1..4), its 12 128-token sliding ones against the pass and the window (1,024 cells,
+    then 1,152); 64 query heads. acc200's 11.58 G elements."""
+    from generator.sizing.llama_cpp_prompt import score_elements, score_matrix_seconds
+
+    arch = _arch("openai/gpt-oss-20b")
+    full = 1024 * 1024 * (1 + 2 + 3 + 4)
+    sliding = 1024 * (1024 + 3 * 1152)
+    assert score_elements(arch, 4096, 1024) == 64 * 12 * (full + sliding) == 11_576_279_040
+    assert score_elements(arch, 512, 512) == 64 * 24 * 512 * 512  # one pass: the window covers nothing more
+    consts = Constants(offload_ubatch_tokens=1024)
+    read = min(1008.0 * consts.llama_cpp_gpu_bandwidth_efficiency, consts.llama_cpp_gpu_read_ceiling_gb_per_s) * 1e9
+    seconds = score_matrix_seconds(arch, 4096, 1008.0, consts)
+    assert seconds == pytest.approx(11_576_279_040 * consts.llama_cpp_score_bytes_per_element / read, rel=1e-12)
+    rows = {r[1]: r for r in calibration_report.llama_cpp_moe_tg_rows()}
+    _, _, measured, predict, row = rows["gpt-oss 20B MXFP4 MoE pp4096 ub4096 rtx-4090-24gb PR15631"]
+    assert row["flash_attention"] is False  # llama-bench's default then
+    on = predict(dict(row, flash_attention=True)) / measured - 1
+    assert on > 0.6 and abs(predict(row) / measured - 1) < 0.05, on  # the score matrix is the row's 60+ points
