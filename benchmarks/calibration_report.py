@@ -1124,7 +1124,7 @@ LLAMA_CPP_PROMPT_TOKENS = 512
 
 def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     """Prompt tokens/s of a llama.cpp run's pp512 with the whole model on one GPU (``offload_cost``'s ``prefill_s``,
-    one pass of the default -ub 512)."""
+    one pass of the default -ub 512), with or without flash attention as the row ran (``flash_attention``)."""
     from generator.sizing.offload import offload_cost
 
     arch, fmt, machine, placement = _gpu_resident_setup(row)
@@ -1135,7 +1135,8 @@ def predict_gpu_resident_prompt(row: dict[str, Any]) -> float:
     if "ubatch_tokens" in row:  # a run at another -ub (acc180's MoE rows): passes of that many tokens
         consts = consts._replace(offload_ubatch_tokens=row["ubatch_tokens"])
     prompt = row.get("prompt_tokens", LLAMA_CPP_PROMPT_TOKENS)
-    return offload_cost(arch, fmt, 16, placement, machine, prompt, consts).prefill_tokens_per_s
+    fa = row["flash_attention"]  # the run's -fa (acc204: off writes and reads the score matrices)
+    return offload_cost(arch, fmt, 16, placement, machine, prompt, consts, flash_attention=fa).prefill_tokens_per_s
 
 
 #: The per-layer time of a prompt pass in llama.cpp builds before int8 MMQ (https://github.com/ggml-org/llama.cpp/pull/7676,

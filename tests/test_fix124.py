@@ -215,8 +215,9 @@ def test_a_twin_that_serves_less_than_the_refused_placement_is_not_offered(tmp_p
     # GEMMs, the quantized matrices' fp16 copies and 1.7 ms a layer a pass: 4.16 s a 2,000-token prompt); the twin's
     # 2 x TP4 serve 0.13 within the SLOs: it was offered; acc156: 0.632 (1.58 s a prompt): current builds' int8 MMQ
     # (0.23 of the 4090's dense int8 rate, no fp16 copy, 0.4 ms a layer a pass); acc180: 0.633, the last pass's 464
-    # tokens taking their share of a 512-token pass's layer time (pass_layer_seconds)
-    assert "0.633 a second at most" in said
+    # tokens taking their share of a 512-token pass's layer time (pass_layer_seconds); acc204: 0.643, the layer time
+    # refitted 0.4 -> 0.32 ms (the product's passes run with flash attention on: no score matrix)
+    assert "0.643 a second at most" in said
     assert "hardware.inventory with hardware.buy: false" not in said
     assert said.endswith("lower requests_per_second, or plan bought hardware (without hardware.fixed)")
 

@@ -64,6 +64,14 @@ def test_the_serving_prefill_fails_the_bound(kind: str) -> None:
     assert statistics.median(errors) > BOUNDS[kind][0] and calibration_report._p90(errors) > BOUNDS[kind][1], sorted(errors)
 
 
+def _score_seconds(arch: Any, bandwidth_gb_per_s: float) -> float:
+    """One 512-token pass's score matrices without flash attention, by hand: 512 x 512 elements a query head and layer
+    (Llama: every layer over the whole context), llama_cpp_score_bytes_per_element each at the decode's read rate."""
+    elements = float(512 * 512 * arch.num_attention_heads * arch.num_layers)
+    read = min(bandwidth_gb_per_s * CONSTS.llama_cpp_gpu_bandwidth_efficiency, CONSTS.llama_cpp_gpu_read_ceiling_gb_per_s)
+    return float(elements * CONSTS.llama_cpp_score_bytes_per_element / (read * 1e9))
+
+
 @pytest.mark.parametrize(
     ("gpu", "model", "precision"),
     [
@@ -90,6 +98,8 @@ def test_prompt_seconds_by_hand(gpu: str, model: str, precision: str) -> None:
     copy_rate = min(machine.gpu_bandwidth_gb_per_s * CONSTS.llama_cpp_dequant_bandwidth_efficiency, 600.0) * 1e9
     layer_s = calibration_report.PROMPT_LAYER_BEFORE_MMQ_S  # the rows' builds (Dec 2023 / May 2024): no int8 MMQ
     seconds = prefill_flops(arch, 512) / rate + copied / copy_rate + arch.num_layers * layer_s
+    assert row["flash_attention"] is False  # no flash attention (acc204): a 512 x 512 score matrix a head and layer
+    seconds += _score_seconds(arch, machine.gpu_bandwidth_gb_per_s)
     assert calibration_report.predict_gpu_resident_prompt(row) == pytest.approx(512 / seconds, rel=1e-9)
 
 
@@ -199,7 +209,12 @@ def test_a_quantized_file_on_int8_tensor_cores_runs_mmq_without_a_copy() -> None
     assert int8 is not None and machine.gpu_int8_tflops == int8 > 0
     seconds = prefill_flops(arch, 512) / (machine.gpu_int8_tflops * CONSTS.llama_cpp_mmq_int8_efficiency * 1e12)
     seconds += arch.num_layers * CONSTS.llama_cpp_prompt_layer_s
+    assert row["flash_attention"] is False  # the scoreboard's -fa 0
+    seconds += _score_seconds(arch, machine.gpu_bandwidth_gb_per_s)
     assert calibration_report.predict_gpu_resident_prompt(row) == pytest.approx(512 / seconds, rel=1e-9)
+    # with flash attention on (the current default) the pass writes no score matrix
+    fa_on = 512 / (seconds - _score_seconds(arch, machine.gpu_bandwidth_gb_per_s))
+    assert calibration_report.predict_gpu_resident_prompt(dict(row, flash_attention=True)) == pytest.approx(fa_on, rel=1e-9)
 
 
 def test_an_f16_file_or_a_card_without_int8_keeps_the_fp16_path() -> None:

@@ -702,8 +702,9 @@ def test_a_machine_of_yours_says_the_latency_targets_it_misses_and_takes_no_pinn
     # (0.23 of the 4090's 660.6 dense int8 TOPS, no fp16 copy, 0.4 ms a layer a pass): the prompts take less of the time
     # acc165: TPOT 22.6 / 23.6 ms: the bf16 file's float mat-vec kernel reads 0.77 of the 4090s' rate (0.72 quantized)
     # acc170: TPOT 22.9 / 23.8 ms (22.6 / 23.6 after acc165 alone): the two GPUs' layer split pays its boundary,
-    # 0.25 ms a step (llama_cpp_gpu_hop_s)
-    said = "TTFT 0.11 s against ttft_p95_ms 0.001 ms; TPOT 22.9 ms on average at the rate (23.8 ms with all decoding)"
+    # 0.25 ms a step (llama_cpp_gpu_hop_s); acc204: TPOT 22.7 / 23.7 ms, the prompt's layer time 0.4 -> 0.32 ms (its
+    # passes run with flash attention, llama.cpp's default): the prompts take less of the slots' time
+    said = "TTFT 0.11 s against ttft_p95_ms 0.001 ms; TPOT 22.7 ms on average at the rate (23.7 ms with all decoding)"
     assert missed.level == "warning" and said in missed.message
     assert missed.message.endswith("(each of 10 server slots, at best)")
     path.write_text(text.replace("slo: {ttft_p95_ms: 0.001, tpot_ms: 0.001}", "slo: {ttft_p95_ms: 2000, tpot_ms: 100}"))

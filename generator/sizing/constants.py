@@ -120,7 +120,7 @@ class Constants(NamedTuple):
     llama_cpp_prompt_gemm_efficiency: float = 0.54
     llama_cpp_dequant_bandwidth_efficiency: float = 0.35
     llama_cpp_dequant_ceiling_gb_per_s: float = 600.0
-    llama_cpp_prompt_layer_s: float = 0.4e-3
+    llama_cpp_prompt_layer_s: float = 0.32e-3  # acc204: refitted with llama_cpp_score_bytes_per_element (0.4e-3 before)
     consumer_fp16_accumulate_speedup: float = 2.0
     llama_cpp_mmq_int8_efficiency: float = 0.23
 
@@ -153,6 +153,8 @@ class Constants(NamedTuple):
     llama_cpp_gpu_mxfp4_bandwidth_efficiency: float = 0.41
     # --- a pageable copy to the GPU staged through pinned buffers: passes over host memory a byte (offload.py; acc185) ---
     pageable_copy_host_passes: float = 3.0
+    # --- llama.cpp's prompt without flash attention: the score matrix in memory (llama_cpp_prompt.py; acc204) ---
+    llama_cpp_score_bytes_per_element: float = 6.0
 
     def __hash__(self) -> int:
         """Hash of a few fields: the sizing caches hash the constants on every lookup, and all (55 then) took 1 us.
@@ -1061,7 +1063,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "fitted at once with llama_cpp_mmq_int8_efficiency over the pp512 of both files' rows (acc156): 0.4 ms on the "
         "2025-26 scoreboard runs (tests/data/llama_cpp_gpu_decode_recent.json, the V100's cuBLAS path at 0.2%); the Dec "
         "2023 / May 2024 builds took 1.7 ms (benchmarks/calibration_report.py PROMPT_LAYER_BEFORE_MMQ_S: Llama 2 7B "
-        "f16 pp512 70 ms on an RTX 4090 and an H100 PCIe alike): set that for one",
+        "f16 pp512 70 ms on an RTX 4090 and an H100 PCIe alike): set that for one; refitted to 0.32 ms by acc204 with "
+        "llama_cpp_score_bytes_per_element over every llama.cpp prompt group at once (the -fa 0 pp512 rows' score "
+        "traffic, which 0.4 ms held, now timed apart; benchmarks/CALIBRATION.md entry of 2026-12-07, fifty-sixth session)",
     ),
     "llama_cpp_mmq_int8_efficiency": (
         "Fraction of a GPU's dense int8 tensor rate (gpus.json dense_tflops.int8) llama.cpp's int8 MMQ kernels reach "
@@ -1094,6 +1098,18 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "XQA-kernel provides 2.4x more Llama-70B throughput': 1,227 -> 2,941 out tok/s on one H200 at 128/2048, "
         "https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/XQA-kernel.md). "
         "benchmarks/calibration_report.py sets 1 for the rows whose TensorRT-LLM predates it (acc166)",
+    ),
+    "llama_cpp_score_bytes_per_element": (
+        "Bytes a prompt pass without flash attention moves per attention score element (pass tokens x KV cells x query "
+        "heads; generator/sizing/llama_cpp_prompt.py score_elements): the KQ product written, the softmax's read and "
+        "write, the KQV product's read, at the decode's read rate (llama_cpp_gpu_bandwidth_efficiency); 0 with flash "
+        "attention on (offload_cost's flash_attention: llama.cpp's default -fa auto, on for CUDA / HIP, since "
+        "https://github.com/ggml-org/llama.cpp/pull/15434, b6325 of 2025-08-30, and for llama-bench since "
+        "https://github.com/ggml-org/llama.cpp/pull/23714, b9437 of 2026-05-31).",
+        "fitted over every llama.cpp prompt group at once with llama_cpp_prompt_layer_s (acc204, scan 0-16 B x 0.2-0.4 ms "
+        "x the old builds' 1.1-1.7 ms, /work/wt/bugs/acc204/fit.py; minimum of the groups' mean median + p90 at 6 B, "
+        "0.32 ms, 1.7 ms): below the unfused kernels' count (a 4-byte f32 write and read for KQ, softmax and KQV, about "
+        "16-24 B), the L2 holding part of a head's tile; benchmarks/CALIBRATION.md entry of 2026-12-07 (fifty-sixth session)",
     ),
 }
 
@@ -1194,6 +1210,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
         ),
         _POSITIVE,
     ),
+    "llama_cpp_score_bytes_per_element": (0, True, 64, True),
 }
 
 

@@ -48,6 +48,14 @@ which no figure here models (the fill is then an upper bound).
 A pass's MMQ GEMMs take no less than reading the matrices it touches at the decode's read rate, a routed expert only
 when one of its tokens picks it (:func:`touched_matrix_bytes`, acc180): short passes (-ub 16 to 128) of a MoE model
 read a share of its experts, long ones all of them; at 512 tokens every row's GEMMs outlast their reads.
+
+Without flash attention (llama-bench ``-fa 0``, the tool's default until https://github.com/ggml-org/llama.cpp/pull/23714,
+May 2026; ``flash_attention`` False) a pass multiplies K by Q into a score matrix in memory, softmaxes it and
+multiplies it by V: each element (pass tokens x KV cells x query heads, :func:`score_elements`) is written and read
+back, at ``llama_cpp_score_bytes_per_element`` bytes an element of the decode's read rate (acc204; acc200 found the
+term on the -ub 1024-4096 rows). With flash attention (``-fa 1``; the default ``auto`` of llama.cpp's tools since
+https://github.com/ggml-org/llama.cpp/pull/15434, Aug 2025, and of llama-bench since PR #23714) the fused kernel keeps
+its tiles on chip and the term is 0.
 """
 
 from __future__ import annotations
@@ -244,6 +252,35 @@ def _passes(prompt_tokens: int, ubatch_tokens: int) -> tuple[tuple[int, int], ..
     return tuple((tokens, count) for tokens, count in ((ubatch_tokens, full), (rest, 1 if rest else 0)) if count)
 
 
+def score_elements(arch: Architecture, prompt_tokens: int, ubatch_tokens: int) -> float:
+    """Attention score elements a prompt's passes write without flash attention, from an empty cache.
+
+    A pass of ``n`` tokens after ``done`` cached ones scores each query head against ``done + n`` KV cells in a layer
+    over the whole context, ``n`` plus its window in a sliding one (llama.cpp keeps the window and the pass; gpt-oss's
+    128-token layers), none in a linear-attention layer (no score matrix). A kernel count, no fitted figure.
+    """
+    windows: dict[int | None, int] = {}
+    for layer in arch.layers:
+        if layer.state is None:
+            windows[layer.window_tokens] = windows.get(layer.window_tokens, 0) + 1
+    ubatch = max(1, ubatch_tokens)
+    total = 0.0
+    for window, count in windows.items():
+        done = 0
+        while done < prompt_tokens:
+            tokens = min(ubatch, prompt_tokens - done)
+            cells = done + tokens if window is None else min(done + tokens, tokens + window)
+            total += count * tokens * cells
+            done += tokens
+    return total * arch.num_attention_heads
+
+
+def score_matrix_seconds(arch: Architecture, prompt_tokens: int, bandwidth_gb_per_s: float, consts: Constants) -> float:
+    """Seconds a prompt's passes without flash attention spend writing and reading their score matrices (acc204)."""
+    elements = score_elements(arch, prompt_tokens, consts.offload_ubatch_tokens)
+    return elements * consts.llama_cpp_score_bytes_per_element / gpu_read_bytes_per_s(bandwidth_gb_per_s, consts)
+
+
 def resident_prompt_seconds(
     arch: Architecture,
     fmt: WeightFormat,
@@ -252,12 +289,13 @@ def resident_prompt_seconds(
     matrix_bytes: int,
     gpu: tuple[float, float, bool, float],
     consts: Constants,
+    flash_attention: bool = True,
 ) -> float:
     """Seconds llama.cpp takes a prompt of ``prompt_tokens`` with every layer on its GPUs.
 
     ``gemm_flops``: the prompt's FLOPs (linear layers and attention); ``matrix_bytes``: the file's matrices the passes
     multiply (the decoder layers and the LM head); ``gpu``: one GPU's (16-bit TFLOPS, memory GB/s, consumer card,
-    dense int8 TOPS or 0).
+    dense int8 TOPS or 0); ``flash_attention``: llama.cpp's -fa (off: :func:`score_matrix_seconds` more).
     Over GPUs in layers the passes run through them in turn: the same sum as on one.
     """
     if prompt_tokens <= 0:
@@ -269,6 +307,8 @@ def resident_prompt_seconds(
     # pass's by its tokens (acc180, pass_layer_seconds)
     layer_passes_s = sum(count * pass_layer_seconds(tokens, consts) for tokens, count in _passes(prompt_tokens, ubatch))
     layers_s = dense_layer_equivalents(arch.layers) * layer_passes_s
+    if not flash_attention:
+        layers_s += score_matrix_seconds(arch, prompt_tokens, bandwidth_gb_per_s, consts)
     if uses_int8_kernels(fmt, int8_tflops):
         # a pass's GEMMs take their FLOPs at the MMQ rate, a MoE model's experts whole tiles for the tokens each is
         # routed (expert_tile_fill), but no less than reading the matrices the pass touches (acc180)

@@ -1048,7 +1048,8 @@ def offload_cost(
     then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned). ``engine`` (one of
     :data:`OFFLOAD_ENGINES`; llama.cpp, whose command specgen plans) sets the rate the CPU's attention runs at
     (:func:`cpu_attention_gflops_per_s`); llama.cpp's by the threads its kernels engage, fewer with ``flash_attention``
-    (its default, on) than without (:func:`llama_cpp_attention_gflops_per_s`).
+    (its default, on) than without (:func:`llama_cpp_attention_gflops_per_s`); without it, a prompt with every layer on
+    the GPUs also writes and reads its score matrices (:func:`~generator.sizing.llama_cpp_prompt.score_matrix_seconds`).
     """
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
@@ -1194,7 +1195,8 @@ def offload_cost(
         # fp16 cuBLAS / hipBLAS ones with the quantized matrices' fp16 copies, and the layers' other kernels, by the
         # GPU's maker and architecture (generator/sizing/llama_cpp_prompt.py)
         matrices = sum(sizes.layer_bytes) + head
-        compute = resident_prompt_seconds(arch, fmt, prompt_tokens, prefill_flops(arch, prompt_tokens), matrices, gpu, consts)
+        flops = prefill_flops(arch, prompt_tokens)
+        compute = resident_prompt_seconds(arch, fmt, prompt_tokens, flops, matrices, gpu, consts, flash_attention)
     else:
         compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
