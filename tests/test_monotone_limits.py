@@ -105,5 +105,7 @@ def test_owning_one_more_server_never_makes_the_plan_dearer_at_other_rates(tmp_p
         path.write_text(text, encoding="utf-8")
         months.append(round(plan_file(str(path))[1].totals["usd_per_month"], 2))
         beyond.append(beyond_owned(path))
-    assert months[0] == month
+    # the property first, then the figure (acc201: acc191's slower dense replicas moved the one-box month at 8 req/s to
+    # $4,643.82, an XE7740 of H200 NVL for H100 NVL, and the pin failed with beyond still falling: 3447.82, 2728.1, 1732.11)
     assert beyond == sorted(beyond, reverse=True) and beyond[-1] < beyond[0], beyond
+    assert months[0] == month
