@@ -31,6 +31,13 @@ def power_limit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
             errors.append(InputError(why, doc.locate(("hardware", field))))
     if hardware.provider != "baremetal":
         return errors
+    if hardware.fixed is not None and hardware.gpu_power_limits:
+        why = (
+            "gpu_power_limits is planned for servers the planner sizes, not for hardware.fixed (the machine's "
+            "figures are taken as given): drop it, or give the machine's GPUs as an inventory group"
+        )
+        errors.append(InputError(why, doc.locate(("hardware", "gpu_power_limits"))))
+        return errors
     gpus, seen = catalog.gpus(), set()
     for i, limit in enumerate(hardware.gpu_power_limits):
         gpu = gpus.get(limit.gpu)
