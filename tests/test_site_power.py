@@ -168,3 +168,21 @@ def test_ansible_sets_the_limit_at_every_boot_and_nowhere_else_without_one() -> 
     assert h100 and all("nvidia-smi -pl 550" in t and "at_every_boot: true" in t for t in h100)
     assert l40s and not any("specgen_gpu_power_limit" in t for t in l40s)
     assert not any("power_limit" in text or "-pl " in text for name, text in files.items() if name.startswith("cluster/"))
+
+
+def test_a_lower_limit_never_loses_a_fleet_a_higher_one_planned(tmp_path: Path) -> None:
+    """At 60 req/s the cost search's fleet at 500 W a GPU was over the site (24,421 W), where 550 W planned 8 x XE8640.
+
+    The search then runs again with each layout held within the site's power beside those chosen before it (as under
+    max_racks), and finds the 8 servers, now drawing less.
+    """
+    limits = {}
+    for watts in (550, 500):
+        body = (REPO / "examples" / "colo-cage-power-budget.yaml").read_text()
+        body = body.replace("requests_per_second: 30", "requests_per_second: 60").replace("watts: 550", f"watts: {watts}")
+        path = tmp_path / f"cage{watts}.yaml"
+        path.write_text(body)
+        _, plan = plan_file(str(path))
+        limits[watts] = (sum(p.power_w for p in plan.pools), sum(p.nodes for p in plan.pools))
+    assert limits[500][0] < limits[550][0] <= 24_000
+    assert limits[500][1] == limits[550][1]
