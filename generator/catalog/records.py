@@ -156,6 +156,9 @@ class GpuSpec(NamedTuple):
     #: CUDA's ``totalGlobalMem`` in MiB where it is below ``memory_usable_mib`` (nvidia-smi's total on newer drivers
     #: includes what the driver reserves; a process allocates from CUDA's total); None: the two agree.
     memory_cuda_mib: int | None = None
+    #: The board's rated TDP where ``tdp_w`` is a power limit set below it (``hardware.gpu_power_limits``,
+    #: :mod:`generator.planner.gpu_power_limit`); None: ``tdp_w`` is the rating (newuser115).
+    rated_tdp_w: float | None = None
 
     @property
     def bridged(self) -> bool:

@@ -893,7 +893,9 @@ def _plan_fleet(
     # two 1-GPU services, each on a 10.2 kW DGX H100 of its own, need 2 racks of 11 kW; sharing one DGX, 1)
     racked_from = len(fleets)  # the fleets planned so: those from here to racked_to
     over_racks = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == "max_racks"]
-    if wl.hardware.max_racks is not None and over_racks:
+    # newuser115: the same passes where a fleet broke hardware.site_power, each layout held within the site's power
+    over_site = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == "site_power"]
+    if (wl.hardware.max_racks is not None and over_racks) or (wl.hardware.site_power is not None and over_site):
         tried = [*orders, by_size, by_size[::-1], dearest]
         for share in (False, True) if services >= 2 else (False,):
             for order in [o for n, o in enumerate(tried) if o not in tried[:n]]:
@@ -924,7 +926,7 @@ def _plan_fleet(
     best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
-    if racked_from <= at < racked_to:
+    if racked_from <= at < racked_to and over_racks:
         best = _racks_said(wl, best, min(e.needed for e in over_racks))
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
 
@@ -1744,10 +1746,17 @@ def _choose(
             from generator.planner.assembly_cache import racks_needed
 
             before = [(k, opt) for k, opt, _ in chosen]  # sharing servers where the plan's pools would
-            most = wl.hardware.max_racks or 0
-            feasible = [o for o in feasible if racks_needed(wl, [*before, (i, o)]) <= most]
+            if wl.hardware.max_racks is not None:
+                most = wl.hardware.max_racks
+                feasible = [o for o in feasible if racks_needed(wl, [*before, (i, o)]) <= most]
+            if (site := wl.hardware.site_power) is not None:  # newuser115
+                from generator.planner.pool_groups import power_needed_w
+
+                feasible = [o for o in feasible if power_needed_w(wl, [*before, (i, o)]) <= site.usable_w]
             if not feasible:
-                raise InfeasibleError(f"deployment '{dep.name}' has no layout within hardware.max_racks beside those before it")
+                raise InfeasibleError(
+                    f"deployment '{dep.name}' has no layout within hardware.max_racks / site_power beside those before it"
+                )
         if chain is None and isinstance(dep, TrainingDeployment) and not feasible:
             # fix182: a job that would be refused runs on the GPUs an owned server's service leaves (one that has a
             # layout is offered there as one more fleet the search ranks: :func:`_beside_passes`, fix182b)

@@ -66,6 +66,7 @@ from generator.planner.engine_limits import engine_setting_findings
 from generator.planner.engine_support import engine_support_findings
 from generator.planner.geforce_findings import _consumer_gpu_findings
 from generator.planner.given_inputs import _given, _inputs
+from generator.planner.gpu_power_limit import gpu_power_limit_findings
 from generator.planner.host_address import missing_address_findings
 from generator.planner.host_gpus import with_host_gpus
 from generator.planner.idle_pool_findings import _idle_findings
@@ -175,6 +176,7 @@ from generator.planner.setting_findings import (
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.share_findings import _kept_off_shares, _shares_left_empty
+from generator.planner.site_power import site_power_findings, site_power_refusal
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, on_demand_text, priced_on_demand, spot_findings
 from generator.planner.spread import (
@@ -314,6 +316,10 @@ def build_plan(
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             why = max_racks_refusal(racks, pools, wl.hardware, feeds, supply)
             raise FleetLimitError(why, "max_racks", len(racks))
+        if (over_site := site_power_refusal(pools, wl.hardware.site_power)) is not None:  # newuser115
+            raise FleetLimitError(over_site, "site_power", sum(p.power_w for p in pools))
+        findings.extend(site_power_findings(pools, wl.hardware.site_power))
+        findings.extend(gpu_power_limit_findings(pools, wl.hardware))
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans
         by_circuits = wl.hardware.rack_circuits is not None
         # the contract bills each rack's circuits, drawn or not (newuser39 item 5): what the pools carry and what the

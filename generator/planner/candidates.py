@@ -26,6 +26,7 @@ from generator.planner.blocked import (
 )
 from generator.planner.colocated_ram import workers_counted
 from generator.planner.custom import stated_ram_at
+from generator.planner.gpu_power_limit import limited_gpu
 from generator.planner.held_text import owned_short_why
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
@@ -79,11 +80,20 @@ def _inference_needs(files: int, host: int = 0) -> tuple[NodeNeeds, NodeNeeds]:
 
 @functools.lru_cache(maxsize=65_536)
 def _assembled(
-    platform: PlatformSpec, gpu_id: str, gpus_per_node: int, needs: NodeNeeds, consts: Constants
+    platform: PlatformSpec,
+    gpu_id: str,
+    gpus_per_node: int,
+    needs: NodeNeeds,
+    consts: Constants,
+    limit_w: float | None = None,
 ) -> tuple[NodeSpec, tuple[Finding, ...]]:
-    """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants)."""
+    """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants, power limit).
+
+    ``limit_w``: the board power limit its GPUs run under (``hardware.gpu_power_limits``), or None: their TDP.
+    """
     scratch: list[Finding] = []
-    node = assemble_node(platform, platform.fitted_gpu(catalog.gpus()[gpu_id]), gpus_per_node, needs, consts, scratch)
+    gpu = limited_gpu(platform.fitted_gpu(catalog.gpus()[gpu_id]), limit_w)
+    node = assemble_node(platform, gpu, gpus_per_node, needs, consts, scratch)
     return node, tuple(scratch)
 
 
@@ -101,7 +111,7 @@ class _NodeChecks(NamedTuple):
 
 def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeeds, consts: Constants) -> _NodeChecks:
     """The node of ``gpus_per_node`` GPUs of ``hw`` for ``needs``, and what rules it out in ``wl``'s racks."""
-    node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
+    node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts, hw.gpu.tdp_w if hw.gpu.rated_tdp_w else None)
     rack_power = tall = None
     if in_workload_racks(wl, hw.platform, hw.gpu.id, gpus_per_node):
         # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): the message says which field

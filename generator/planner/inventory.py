@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server
+from generator.planner.gpu_power_limit import limited_gpu
 from generator.workload.models import InventoryGroup, Workload
 
 if TYPE_CHECKING:
@@ -101,7 +102,8 @@ def owned_idle_usd(wl: Workload, key: ServerKey, free: int, consts: Callable[[],
         watts = known[1]
     else:
         platform = group.platform
-        watts = node_power_w(platform, group.gpu, group.gpus_per_node, int(platform.ram_gib or 0), 0, (), c).watts
+        gpu = limited_gpu(group.gpu, wl.hardware.gpu_power_limit_w(group.gpu.id))  # drawn at its limit (newuser115)
+        watts = node_power_w(platform, gpu, group.gpus_per_node, int(platform.ram_gib or 0), 0, (), c).watts
         powers[key] = (c, watts)
     return idle_owned_usd(wl, key[0], free, owned_colocation_usd(watts, racked, c))
 

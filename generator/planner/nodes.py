@@ -11,6 +11,7 @@ from generator.catalog.gke_gpu_nics import primary_nic_gbps, unattached
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.bom import MemoryLayout, boot_drives_text, fill_channels, soldered_memory, soldered_text
+from generator.planner.gpu_power_limit import limited_power_saving_w
 from generator.planner.heat import heat_btu_per_h
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cores_basis, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
@@ -408,14 +409,19 @@ def node_power_w(
     A published maximum is a wall figure, as the sum is: its DC load is taken after the PSU efficiency too.
     """
     full = gpus == max(platform.gpu_counts)
+    # boards under a power limit draw it, not their TDP: a published maximum loses the difference at the wall (newuser115)
+    saved = round(limited_power_saving_w(gpu, gpus) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
+    limited = f", its GPUs limited to {gpu.tdp_w:,.0f} W each (-{saved:,} W)" if saved else ""
     if full and platform.max_power_w:
         basis = "as given in hardware.inventory" if platform.custom else max_power_label(platform)
-        return NodePower(int(platform.max_power_w), wall_to_dc_w(platform.max_power_w, consts), basis)
+        wall = int(platform.max_power_w) - saved
+        return NodePower(wall, wall_to_dc_w(wall, consts), basis + limited)
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
         what, qualifier = _max_power_marks(reference)
         basis = f"{what or 'published maximum'} of {reference.id} (same baseboard){qualifier}"
-        return NodePower(int(reference.max_power_w), wall_to_dc_w(reference.max_power_w, consts), basis, reference.id)
+        wall = int(reference.max_power_w) - saved
+        return NodePower(wall, wall_to_dc_w(wall, consts), basis + limited, reference.id)
     dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     under = baseboard_under_read(consts) if full and platform.kind in BASEBOARD_KINDS else None
     if under is not None:  # an 8-GPU baseboard with no published figure: its sum under-reads as every one published

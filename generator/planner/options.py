@@ -11,6 +11,7 @@ from generator.catalog.gke_gpu_nics import pools_rendered
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
+from generator.planner.gpu_power_limit import limited_gpu
 from generator.planner.plan import Finding, layout_name
 from generator.planner.tco import rented_at_given_rates
 from generator.planner.zone_offer import zone_findings, zone_left_out, zone_reason
@@ -178,7 +179,10 @@ def _allowed_hardware(
     stated |= {(p.id, g): p._replace(gpu_nics_attached=True) for p in catalog.platforms().values() if p.id in attached
                for g in p.gpu_ids}  # fmt: skip
     out = [
-        Hardware(built := stated.get((platform.id, gpu_id), platform), built.fitted_gpu(gpus[gpu_id]))
+        Hardware(
+            built := stated.get((platform.id, gpu_id), platform),
+            limited_gpu(built.fitted_gpu(gpus[gpu_id]), hw.gpu_power_limit_w(gpu_id) if hw.provider == "baremetal" else None),
+        )
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
@@ -186,6 +190,7 @@ def _allowed_hardware(
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform, gpu = inventory_server(group)
+        gpu = limited_gpu(gpu, hw.gpu_power_limit_w(gpu.id))
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
             if platform.custom:
                 why = "a custom server is not bought"

@@ -24,6 +24,7 @@ from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
+from generator.render.gpu_power_limit_vars import gpu_power_limit_vars
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import (
@@ -371,9 +372,18 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
                     shares[pool.name],
                 )
                 | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
+                | _power_limit(pool, workload)
             )
         )
     return files
+
+
+def _power_limit(pool: Pool, workload: Workload) -> dict[str, Any]:
+    """A bare-metal NVIDIA pool's ``specgen_gpu_power_limit`` (:mod:`generator.render.gpu_power_limit_vars`)."""
+    gpu = catalog.gpus()[pool.node.gpu_id]
+    if pool.node.provider != "baremetal" or gpu.vendor != "nvidia":
+        return {}
+    return gpu_power_limit_vars(workload.hardware.gpu_power_limit_w(gpu.id), gpu.tdp_w)
 
 
 def resident_placement(deployments: Sequence[DeploymentPlan], pool: Pool) -> list[list[HostReplica]]:

@@ -47,6 +47,7 @@ from generator.workload.models import (
     Workload,
 )
 from generator.workload.owned_nics import owned_nic_errors
+from generator.workload.power_limit_checks import power_limit_errors
 from generator.workload.prompt_cache import cached_prompt_errors
 from generator.workload.purchase_quotes import purchase_price_errors
 from generator.workload.schema import validate_document
@@ -368,6 +369,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         cloud_rack_errors(doc, hw)
         + cloud_wall_circuit_errors(doc, hw)
         + rack_circuit_errors(doc, hw)
+        + power_limit_errors(doc, hw)
         + buy_errors(doc, hw)
         + capacity_errors(doc, wl)
     )

@@ -371,6 +371,30 @@ class WallCircuit(NamedTuple):
     continuous_load_fraction: float = DEFAULT_CONTINUOUS_LOAD_FRACTION
 
 
+class SitePower(NamedTuple):
+    """The power contracted for the whole cage or room (``hardware.site_power``): what the fleet together may draw.
+
+    ``continuous_fraction`` is the share of ``kw`` the provider's terms let a load hold continuously (0.8 where a
+    contract follows the NEC's 80% rule for continuous loads); the planner keeps the fleet's wall power under
+    ``kw`` x ``continuous_fraction`` (:mod:`generator.planner.site_power`).
+    """
+
+    kw: float
+    continuous_fraction: float = DEFAULT_CONTINUOUS_LOAD_FRACTION
+
+    @property
+    def usable_w(self) -> int:
+        """What the fleet may draw continuously, in whole watts."""
+        return round(self.kw * 1000 * self.continuous_fraction)
+
+
+class GpuPowerLimit(NamedTuple):
+    """A board power limit set on every GPU of one model (``hardware.gpu_power_limits``: ``nvidia-smi -pl``)."""
+
+    gpu: str
+    watts: float
+
+
 class Hardware(NamedTuple):
     """Allowed hardware and site limits."""
 
@@ -396,6 +420,14 @@ class Hardware(NamedTuple):
     #: The outlet's circuit a workstation at home or in an office is fed from; None: a US 120 V / 15 A circuit. Given,
     #: it also says a bought workstation stands on such an outlet, not in a colocation rack (fix166).
     wall_circuit: WallCircuit | None = None
+    #: The power contracted for the whole site (cage, room); None: no limit beyond the racks' (newuser115).
+    site_power: SitePower | None = None
+    #: Board power limits by GPU model (``nvidia-smi -pl``); empty: each GPU at its TDP (newuser115).
+    gpu_power_limits: tuple[GpuPowerLimit, ...] = ()
+
+    def gpu_power_limit_w(self, gpu_id: str) -> float | None:
+        """The power limit set on ``gpu_id``'s boards, or None: its TDP."""
+        return next((g.watts for g in self.gpu_power_limits if g.gpu == gpu_id), None)
 
     @property
     def rack_power_w(self) -> int:
