@@ -53,6 +53,7 @@ LEFT_OUT = {
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
     (Plan, "wall_circuit"),  # fix168: hardware.wall_circuit, left out where the workload gives none
     (Pool, "host_gpus"),  # fix167: services sharing owned hosts, each replica's GPUs of a host
+    (Plan, "data_residency"),  # fix200: kubernetes.data_residency, left out where the workload sets none
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
 #: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);

@@ -848,6 +848,9 @@ class Plan(NamedTuple):
     #: The wall circuit the workload gives (``hardware.wall_circuit``); None (and left out of ``spec.json``) where it
     #: gives none and a US 120 V / 15 A circuit is assumed.
     wall_circuit: OutletCircuit | None = None
+    #: ``kubernetes.data_residency`` (``eu``), recorded beside the region it holds (fix200); None (and left out of
+    #: ``spec.json``) where the workload sets none.
+    data_residency: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -920,6 +923,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Plan, "rack_supply"),
         (Plan, "capacity"),
         (Plan, "wall_circuit"),
+        (Plan, "data_residency"),
         (Pool, "rented"),
         (Candidate, "rented"),
         (Candidate, "gpus_rented"),
