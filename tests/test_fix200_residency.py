@@ -48,6 +48,11 @@ def test_a_type_the_eu_region_lacks_is_left_out_and_said(tmp_path: Path) -> None
     (said,) = [f for f in plan.findings if f.code == "gpu-not-in-eu-region"]
     assert said.path == "kubernetes.location"
     assert "h100-sxm5-80gb (aws-p5-48xlarge and aws-p5-4xlarge) in eu-north-1;" in said.message
+    (layout,) = [f for f in plan.findings if f.code == "gpu-no-layout"]
+    assert layout.message.endswith(
+        "no layout on h100-sxm5-80gb: region eu-central-1's list names none of its instance types and "
+        "kubernetes.data_residency is eu (info gpu-not-in-eu-region)"
+    ), layout.message
 
 
 def test_a_pinned_type_the_eu_region_lacks_is_refused_at_the_pin(tmp_path: Path) -> None:

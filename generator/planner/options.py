@@ -455,6 +455,11 @@ def zone_lacks_gpu_why(wl: Workload, gpu_id: str) -> str | None:
     provider offers it" in ``gpu-no-layout``. None: the lists allow no type of it, or the zone offers one.
     """
     listed_types = {hw.platform.id for hw in _allowed_by_the_lists(wl) if hw.gpu.id == gpu_id}
+    if listed_types and listed_types <= residency_left_out(wl):  # fix200: an EU-resident AWS cluster's region
+        return (
+            f"region {wl.kubernetes.location}'s list names none of its instance types and kubernetes.data_residency "
+            "is eu (info gpu-not-in-eu-region)"
+        )
     place = planned_place(wl)
     if place is None or not listed_types or not listed_types <= zone_left_out(wl):
         return None
