@@ -197,6 +197,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         delta = b - a if a is not None and b is not None else None
         totals[MONTH_WITH_RUNS] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     moved = _place_change(old, new, "provider")
+    if moved and (old.get("region") or new.get("region")):  # fix200: gcp/europe-west4 -> aws/eu-north-1, regions named
+        moved |= {"old_region": old.get("region"), "new_region": new.get("region")}
     relocated = None if moved else _place_change(old, new, "region")
     # newuser44 item 11: another provider's (or named region's) pools are another cluster's, whatever their names
     pools = _pool_changes(old, new, in_place=not moved and not _named_both(relocated))

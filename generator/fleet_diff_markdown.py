@@ -74,6 +74,15 @@ def _unpriced_lines(unpriced: dict[str, list[dict[str, str]]]) -> list[str]:
     return lines
 
 
+def _provider_in(moved: dict[str, Any], side: str) -> str:
+    """One side of a provider change, with its region where either side names one: "gcp (region europe-west4)"."""
+    provider = md_text(one_line(str(moved[side])))
+    if f"{side}_region" not in moved:
+        return provider
+    region = moved[f"{side}_region"]
+    return f"{provider} (region {md_text(one_line(str(region)))})" if region else f"{provider} (no region named)"
+
+
 def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None, replaced: dict[str, bool] | None = None) -> str:
     """A pool row's status; a changed pool of the same size says that what runs on it changed.
 
@@ -197,8 +206,9 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "",
         ]
     if moved := result.get("provider_change"):
+        sides = [_provider_in(moved, side) for side in ("old", "new")]
         lines += [
-            f"**Provider changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
+            f"**Provider changes: {sides[0]} → {sides[1]}.** "
             "The new fleet is another provider's cluster: its pools are created there and the old ones deleted, "
             "none resized or replaced in place.",
             "",

@@ -30,6 +30,7 @@ from generator.planner.plan import (
     RackPool,
     RackSpec,
     RackSupply,
+    SitesSpec,
 )
 from tests.conftest import REPO
 
@@ -39,7 +40,7 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
 RECORDS = (
     Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackCircuitLoad, RackPool, RackSpec,
-    RackSupply, Capacity, CapacityServed, OwnedRuns, OutletCircuit, HostGpus,
+    RackSupply, Capacity, CapacityServed, OwnedRuns, OutletCircuit, HostGpus, SitesSpec,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
@@ -53,6 +54,8 @@ LEFT_OUT = {
     (Candidate, "no_better"),  # fix122: a runner-up no better than the choice, left out where None
     (Plan, "wall_circuit"),  # fix168: hardware.wall_circuit, left out where the workload gives none
     (Pool, "host_gpus"),  # fix167: services sharing owned hosts, each replica's GPUs of a host
+    (Plan, "sites"),  # newuser113: the sites: block, left out for one fleet behind one router
+    (Plan, "data_residency"),  # fix200: kubernetes.data_residency, left out where the workload sets none
 }  # fmt: skip
 #: Fields spec.json never writes (plan._NOT_WRITTEN): a service's places in the batch, for its node-down figures (fix86);
 #: a batch job's replicas with its busiest node down (fix143); the pools a finding qualifies, for the headline (fix133);

@@ -93,6 +93,7 @@ from generator.planner.option import Option, pool_labels, sustained_rps
 from generator.planner.options import (
     allowed_hardware,
     karpenter_left_out_findings,
+    residency_left_out_findings,
     zone_left_out_findings,
     zone_left_out_reason,
 )
@@ -167,6 +168,7 @@ from generator.planner.reason_text import _percent
 from generator.planner.region_offer import region_pool_findings
 from generator.planner.region_unchecked import region_unchecked_findings
 from generator.planner.request_lengths import request_length_findings
+from generator.planner.residency_costs import rented_residency_findings
 from generator.planner.ruled_out import psu_ruled_out
 from generator.planner.run_reasons import ContractReason, with_contract_reasons
 from generator.planner.setting_findings import (
@@ -601,11 +603,12 @@ def build_plan(
     findings += encoder_batch_findings(wl, loaded.models) + engine_setting_findings(loaded, consts, chosen)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += geforce_left_out_findings(wl, consts) + karpenter_left_out_findings(wl)  # newuser81 item 1
-    findings += zone_left_out_findings(wl)  # fix164
+    findings += zone_left_out_findings(wl) + residency_left_out_findings(wl)  # fix164, fix200
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     findings += region_pool_findings(wl, pools)  # fix179: a type the region list leaves out, warned
+    findings += rented_residency_findings(wl, pools)  # fix200: a rented server's country, unchecked under eu
     findings += region_unchecked_findings(wl, pools)  # newuser109: a region or type no list covers, said
     pools = job_pools(wl.hardware.provider, pools, deployments, scaled_to_zero)
     findings += job_findings(wl, pools, deployments) + idle_service_findings(wl, deployments)
@@ -677,6 +680,7 @@ def build_plan(
             rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved), racks, supply, feeds
         ),
         rack_supply=supply,
+        data_residency=wl.kubernetes.data_residency,
     )
     capex_cap, up_front = capex_cap_usd(wl), fleet_up_front_usd(fleet)
     if capex_cap is not None and (up_front is None or up_front > capex_cap):

@@ -656,6 +656,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         objective="placement on existing hardware",
         provider="baremetal",
         region=None,
+        data_residency=wl.kubernetes.data_residency,
         deployments=tuple(deployments),
         pools=(pool,),
         totals=totals([pool]),

@@ -13,6 +13,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.gpu_power_limit import limited_gpu
 from generator.planner.plan import Finding, layout_name
+from generator.planner.residency_region import residency_findings
 from generator.planner.tco import rented_at_given_rates
 from generator.planner.zone_offer import zone_findings, zone_left_out, zone_reason
 from generator.sizing.constants import Constants
@@ -21,6 +22,7 @@ from generator.workload.capacity_type import SPOT, sold_as_spot
 from generator.workload.gke_zone import place_lacks, planned_place
 from generator.workload.models import Deployment, Workload
 from generator.workload.models import Hardware as HardwareLimits
+from generator.workload.residency_offer import residency_left_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,6 +62,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
     left_out = karpenter_unlaunchable(wl) | zone_left_out(wl)  # fix164: a type the GKE pools' zone lacks
+    left_out |= residency_left_out(wl)  # fix200: a type an EU-resident cluster's region lacks
     return [hw for hw in _allowed_by_the_lists(wl) if hw.platform.id not in left_out]
 
 
@@ -457,10 +460,20 @@ def zone_lacks_gpu_why(wl: Workload, gpu_id: str) -> str | None:
     provider offers it" in ``gpu-no-layout``. None: the lists allow no type of it, or the zone offers one.
     """
     listed_types = {hw.platform.id for hw in _allowed_by_the_lists(wl) if hw.gpu.id == gpu_id}
+    if listed_types and listed_types <= residency_left_out(wl):  # fix200: an EU-resident AWS cluster's region
+        return (
+            f"region {wl.kubernetes.location}'s list names none of its instance types and kubernetes.data_residency "
+            "is eu (info gpu-not-in-eu-region)"
+        )
     place = planned_place(wl)
     if place is None or not listed_types or not listed_types <= zone_left_out(wl):
         return None
     return f"{place_lacks(place, 'its machine types')} (info gpu-not-in-zone)"
+
+
+def residency_left_out_findings(wl: Workload) -> list[Finding]:
+    """The types an EU-resident cluster's region lacks that the workload's lists would have planned (info, fix200)."""
+    return residency_findings(wl, {hw.platform.id for hw in _allowed_by_the_lists(wl)})
 
 
 def zone_left_out_reason(wl: Workload) -> str | None:

@@ -862,6 +862,9 @@ class Plan(NamedTuple):
     wall_circuit: OutletCircuit | None = None
     #: Per-site planning (``sites:``); None (and left out of ``spec.json``) for one fleet behind one router.
     sites: SitesSpec | None = None
+    #: ``kubernetes.data_residency`` (``eu``), recorded beside the region it holds (fix200); None (and left out of
+    #: ``spec.json``) where the workload sets none.
+    data_residency: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -936,6 +939,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Plan, "capacity"),
         (Plan, "wall_circuit"),
         (Plan, "sites"),
+        (Plan, "data_residency"),
         (Pool, "rented"),
         (Candidate, "rented"),
         (Candidate, "gpus_rented"),

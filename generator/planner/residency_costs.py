@@ -1,4 +1,4 @@
-"""Bare metal under ``kubernetes.data_residency: eu`` costed at US defaults (newuser114).
+"""Bare metal under ``kubernetes.data_residency: eu`` costed at US defaults (newuser114), or rented where no one checked.
 
 A European colocation (Frankfurt) was costed at the US EIA's commercial electricity price and CBRE North America's
 colocation rent, the defaults of ``constants.energy_usd_per_kwh`` and ``colocation_usd_per_kw_month``, and the plan's
@@ -8,7 +8,10 @@ either at its default, an info says so, names the US source and the constant to 
 
 from __future__ import annotations
 
-from generator.planner.plan import Finding
+from collections.abc import Iterable
+
+from generator.planner.plan import Finding, Pool
+from generator.planner.tco import rented_at_given_rates, server_rent
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
@@ -37,3 +40,34 @@ def residency_cost_findings(wl: Workload) -> list[Finding]:
             "constants",
         )
     ]
+
+
+def rented_residency_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
+    """One warning per bare-metal pool rented from a provider under ``data_residency: eu``: where it stands is unchecked.
+
+    fix200: a server rented by the hour (Lambda's, priced in the US) was planned under ``eu`` in silence. The catalog's
+    rental records say no country (``region`` is free text, "Lambda Cloud (same price in every listed region)"), nor
+    does a rate under ``prices:``, so nothing can be refused: the warning says it is unchecked and where to check.
+    """
+    if wl.kubernetes.data_residency != "eu" or wl.hardware.provider != "baremetal":
+        return []
+    given = rented_at_given_rates(wl)
+    found = []
+    for pool in pools:
+        node = pool.node
+        if not pool.rented:
+            continue
+        rent = None if node.platform_id in given else server_rent(node.platform_id, node.gpu_id, node.gpus)
+        who = rent.rented_from or rent.id if rent is not None else "your provider"
+        said = f"catalog price {rent.id} says only '{rent.region}'" if rent is not None else f"prices.{node.platform_id}"
+        found.append(
+            Finding(
+                "warning",
+                "residency-unchecked",
+                f"pool {pool.name}: its servers are rented from {who}, and the catalog records no country for them "
+                f"({said}), so kubernetes.data_residency: eu is not checked for them; rent them in an EU location "
+                f"of {who}'s and confirm it in the rental, or plan servers you place (hardware.inventory)",
+                "kubernetes.data_residency",
+            )
+        )
+    return found

@@ -50,6 +50,7 @@ from generator.workload.owned_nics import owned_nic_errors
 from generator.workload.power_limit_checks import power_limit_errors
 from generator.workload.prompt_cache import cached_prompt_errors
 from generator.workload.purchase_quotes import purchase_price_errors
+from generator.workload.residency_offer import residency_offer_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.sites import site_errors
@@ -483,6 +484,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += gke_cluster_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
     errors += residency_errors(doc, wl)  # newuser114: an EU-only cluster's region
+    errors += residency_offer_errors(doc, wl)  # fix200: an EU region that lacks the GPU types allowed
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models

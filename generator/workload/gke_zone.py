@@ -276,14 +276,14 @@ def zone_field(settings: KubernetesSettings) -> str:
     return "zone" if settings.zone is not None else "location"
 
 
-def allowed_gcp_types(wl: Workload) -> list[str]:
-    """The catalog's GCP machine types ``hardware.gpus`` and ``hardware.platforms`` allow (each list where given)."""
+def allowed_gcp_types(wl: Workload, provider: str = "gcp") -> list[str]:
+    """The catalog's GCP (or ``provider``'s) types ``hardware.gpus`` and ``hardware.platforms`` allow (each list where given)."""
     gpus = {g.lower() for g in wl.hardware.gpus or ()}
     platforms = {p.lower() for p in wl.hardware.platforms or ()}
     return sorted(
         p.id
         for p in catalog.platforms().values()
-        if p.provider == "gcp" and (not gpus or gpus & set(p.gpu_ids)) and (not platforms or p.id in platforms)
+        if p.provider == provider and (not gpus or gpus & set(p.gpu_ids)) and (not platforms or p.id in platforms)
     )
 
 
