@@ -23,7 +23,7 @@ FIELDS = ("voltage_v", "breaker_a", "continuous_load_fraction", "continuous_w")
 #: (least, most, whether the least is excluded).
 RANGES = {
     "voltage_v": (100.0, 1000.0, False),
-    "breaker_a": (0.0, 1000.0, True),
+    "breaker_a": (1.0, 1000.0, False),  # fix199: at least 1 A, NEC 240.6(A)'s smallest standard rating
     "continuous_load_fraction": (0.0, 1.0, True),
 }
 #: The finding that carries the wall-circuit advice.

@@ -137,8 +137,9 @@ def office_spec(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("key", "value", "said"),
     [
-        ("breaker_a", 0, "'plan.wall_circuit.breaker_a' must be more than 0 and at most 1000, got 0"),
-        ("breaker_a", 1001, "'plan.wall_circuit.breaker_a' must be more than 0 and at most 1000, got 1001"),
+        ("breaker_a", 0, "'plan.wall_circuit.breaker_a' must be from 1 to 1000, got 0"),
+        ("breaker_a", 0.5, "'plan.wall_circuit.breaker_a' must be from 1 to 1000, got 0.5"),  # fix199: 1 A at least
+        ("breaker_a", 1001, "'plan.wall_circuit.breaker_a' must be from 1 to 1000, got 1001"),
         ("voltage_v", 99.5, "'plan.wall_circuit.voltage_v' must be from 100 to 1000, got 99.5"),
         ("continuous_load_fraction", 2, "'plan.wall_circuit.continuous_load_fraction' must be more than 0 and at most 1"),
         ("continuous_load_fraction", 0, "'plan.wall_circuit.continuous_load_fraction' must be more than 0 and at most 1"),

@@ -876,6 +876,31 @@ def address_advice(facts: Mapping[str, Fact]) -> str:
     )
 
 
+def _small_ram_reserve(facts: Mapping[str, Fact], used: int) -> dict[str, Fact]:
+    """A reserve below ``ram_gib`` where neither the GiB-above reading nor the default one is (fix199 item 1).
+
+    A few-GiB machine nearly all in use had its reserve left out, and ``validate`` then refused its ``ram_gib`` against
+    the default 8 GiB. The reading to 0.1 GiB above is written where it is below the RAM; else (or with no reading)
+    all but 0.1 GiB is reserved, said as such: the block validates and plans with no RAM the machine lacks now.
+    """
+    from generator.calculator.machine import FixedSpec
+
+    default = float(FixedSpec._field_defaults["reserved_ram_gib"])  # validate's reserve where none is given
+    ram = facts["ram_gib"].value
+    reserve = facts["reserved_ram_gib"].value if "reserved_ram_gib" in facts else default
+    if not isinstance(ram, int | float) or not isinstance(reserve, int | float) or reserve < ram:
+        return {}
+    fine = math.ceil(used * 10 / GIB) / 10
+    if used >= 0 and fine < ram:
+        how = "measured: RAM in use now (MemTotal - MemAvailable), to the 0.1 GiB above (the GiB above is not below ram_gib)"
+        return {"reserved_ram_gib": Fact(fine, how)}
+    if "reserved_ram_gib" in facts and default < ram:
+        return {}  # the reserve is left out with a comment, and the default one is below the RAM
+    said = "nearly all of it in use now" if used >= 0 else f"no reading of RAM in use, the default {reserve:g} GiB"
+    how = f"assumed: all of ram_gib but 0.1 GiB ({said}); lower it to what the OS and services need"
+    return {"reserved_ram_gib": Fact(round(ram - 0.1, 1), how)}
+
+
 def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``cores``)."""
     facts: dict[str, Fact] = host_name_facts(src.host_name)
@@ -930,6 +955,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
                 "measured: RAM in use now (MemTotal - MemAvailable), to the GiB above; add services not running now, "
                 "and stop a model server first (its RAM is counted here)",
             )
+        facts.update(_small_ram_reserve(facts, used))
     swaps = src.read("/proc/swaps")
     if swaps is not None:
         facts["swap_gib"] = Fact(round(parse_swaps(swaps) / GIB, 1), "measured: /proc/swaps")

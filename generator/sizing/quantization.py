@@ -250,8 +250,41 @@ def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConf
         raise ArchitectureError(
             f"config field 'quantization_config.kv_cache_quant_algo' must be a string such as FP8 (or null), got {str(kv)[:60]!r}"
         )
+    # vLLM lower-cases the string and maps only "fp8" (MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP, vllm/utils/torch_utils.py);
+    # any other ("INT8", "NVFP4") it warns of and caches as "auto", the model's 16 bits: so here (fix199 item 3)
     kv_fp8 = (kv or "").upper() == "FP8"
+    _modelopt_group_size(cfg, algo)
     return QuantizationConfig(formats[algo], None, keep, kv_cache_fp8=kv_fp8)
+
+
+#: NVFP4's block: one FP8 E4M3 scale per 16 FP4 weights ("Introducing NVFP4", https://developer.nvidia.com/blog/
+#: introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/); vLLM's ModelOpt NVFP4 layers need inputs
+#: a multiple of 16 and default group_size to 16 (ModelOptNvFp4Config, vllm/model_executor/layers/quantization/
+#: modelopt.py).
+NVFP4_GROUP = 16
+
+
+def _modelopt_group_size(cfg: Mapping[str, Any], algo: str) -> None:
+    """Refuse a ModelOpt ``group_size`` vLLM refuses (not an integer) or NVFP4 with blocks other than 16 (fix199 item 2).
+
+    vLLM's ``from_config`` takes ``int(group_size)`` and refuses what int() refuses ("group_size must be an integer");
+    the FP8 algorithms ignore it. Its NVFP4 layers size the block scales as input / group_size, while the format (and
+    the FP4 kernels reading them) scale blocks of 16: specgen sizes NVFP4 only so, and refuses another block.
+    """
+    value = cfg.get("group_size")
+    if value is None:
+        return
+    field = "config field 'quantization_config.group_size'"
+    try:
+        group = value if isinstance(value, int) else int(value)
+    except (ValueError, TypeError, OverflowError):
+        raise ArchitectureError(f"{field} must be an integer (16 for NVFP4), got {str(value)[:60]!r}") from None
+    if algo == "NVFP4" and group != NVFP4_GROUP:
+        told = repr(value[:60]) if isinstance(value, str) else str(value)[:60]
+        raise ArchitectureError(
+            f"{field} is {told}: NVFP4 scales blocks of {NVFP4_GROUP} weights (one FP8 E4M3 scale per "
+            f"{NVFP4_GROUP}), as vLLM's NVFP4 kernels read them; a checkpoint of other blocks is not NVFP4"
+        )
 
 
 #: Engines whose default KV cache (``--kv-cache-dtype auto``, the flag left unset) is the checkpoint's stated FP8 one:
