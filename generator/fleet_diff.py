@@ -35,6 +35,7 @@ from generator.fleet_diff_row_text import _PAID_BY, _command_moved, _context_tex
 from generator.fleet_diff_shape import _MAX_ECHOED_CHARS, FIELDS, MONTH_FLOOR, OWNED_FIELDS, TRAINING_FIELDS, _pool_usd_per_month
 from generator.planner.narrower import NARROWER_LEAD
 from generator.planner.plan import PAID_WHETHER_RUN, RUNS_ENERGY_BASIS, RUNS_ONLY_TOTALS, runs_only_figures
+from generator.site_diff import chain_view, site_change
 from generator.wall_circuit_diff import wall_circuit_change
 
 #: Names moved to the fleet_diff_* modules, still imported from here (cli, pr_diff, pr_set, tests).
@@ -165,6 +166,8 @@ def _known_capex(totals: dict[str, Any]) -> Any:
 
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """Totals before/after/delta, and every pool and deployment that changed."""
+    sites = site_change(old, new)  # fix201: a per-site plan's totals compared as the chain's
+    old, new = chain_view(old), chain_view(new)
     totals = {}
     # a rented training job's per-run cost, where either side has one (newuser14 item 3: +50% a run read "unchanged")
     runs = [key for key in TRAINING_FIELDS if old["totals"].get(key) is not None or new["totals"].get(key) is not None]
@@ -240,6 +243,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                     totals[key]["delta"] = None
     if said := new_findings(old, new):
         out["new_findings"] = said
+    if sites:
+        out["site_change"] = sites
     if scaled := capacity_change(old, new):  # fuzz35 item 5
         out["capacity_change"] = scaled
     if changed := constants_changed(old, new):

@@ -13,6 +13,7 @@ from generator.fleet_diff_pool_text import _moved, replacement_lines, sharing_li
 from generator.fleet_diff_pools import ON_DEMAND, _named_both
 from generator.fleet_diff_row_text import _deployment_text, row_changes
 from generator.render.md_escape import md_code, md_text
+from generator.site_diff import site_change_lines
 from generator.units import dollars_text
 from generator.wall_circuit_diff import wall_circuit_lines
 
@@ -241,6 +242,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "deleted and created again there, none kept in place; check that the zone offers each machine type planned.",
             "",
         ]
+    lines += site_change_lines(result.get("site_change"))
     lines += capacity_change_lines(result.get("capacity_change"))
     lines += replacement_lines(result.get("replacements", []))
     lines += sharing_lines(result.get("sharing_changes", []))

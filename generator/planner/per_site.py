@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.errors import InfeasibleError
+from generator.planner.capacity import scaled
 from generator.planner.host_address import CODE as ADDRESS_CODE
 from generator.planner.host_address import missing_address_findings
 from generator.planner.plan import Finding, Plan, SitesSpec, sorted_findings
@@ -29,19 +30,80 @@ CHAIN_TOTALS = ("nodes", "gpus", "power_w", "heat_btu_per_h", "usd_per_month", "
 
 
 def plan_per_site(loaded: LoadedWorkload, plan_one: Callable[[LoadedWorkload], Plan]) -> Plan:
-    """The first site's plan (``plan_one`` plans a workload of one site) with the chain's sites and totals."""
+    """The first site's plan (``plan_one`` plans a workload of one site) with the chain's sites and totals.
+
+    Each distinct site profile (its ``requests_per_second_scale``; every site holds the same hardware) is planned once,
+    on its first site's hosts at its rates; the chain's totals sum each profile's figures times its sites (fix201).
+    """
     wl = loaded.workload
-    first = wl.sites[0]
+    groups = site_profiles(wl.sites)
+    plans = [_profile_plan(loaded, members[0], plan_one) for members in groups]
+    plan = plans[0]._replace(findings=_file_findings(wl, wl.sites[0], plans[0].findings))
+    totals: dict[str, Any] = {"sites": len(wl.sites)}
+    for key in CHAIN_TOTALS:
+        totals[key] = _summed([(p.totals.get(key), len(members)) for p, members in zip(plans, groups, strict=True)])
+    profiles = tuple(_profile(wl.sites, members, p) for members, p in zip(groups, plans, strict=True))
+    sites = SitesSpec(tuple(s.name for s in wl.sites), tuple(site_hosts(wl, s) for s in wl.sites), totals, profiles)
+    said: list[Finding | None] = [Finding("info", "per-site", _per_site_text(loaded, plan, totals), "sites")]
+    said += [_layout_finding(wl.sites, members, p, plans[0]) for members, p in zip(groups[1:], plans[1:], strict=True)]
+    return plan._replace(sites=sites, findings=(*plan.findings, *[f for f in said if f is not None]))
+
+
+def site_profiles(sites: tuple[Site, ...]) -> list[list[int]]:
+    """The sites' indexes grouped by profile (their rate scale), in the order each profile first appears."""
+    groups: dict[float, list[int]] = {}
+    for i, site in enumerate(sites):
+        groups.setdefault(site.requests_per_second_scale, []).append(i)
+    return list(groups.values())
+
+
+def _profile_plan(loaded: LoadedWorkload, i: int, plan_one: Callable[[LoadedWorkload], Plan]) -> Plan:
+    """The plan of site ``i`` alone, at its rates (each deployment's times its scale)."""
+    site = loaded.workload.sites[i]
+    one = loaded._replace(workload=site_workload(loaded.workload, site))
+    if site.requests_per_second_scale != 1:
+        one = scaled(one, site.requests_per_second_scale)
     try:
-        plan = plan_one(loaded._replace(workload=site_workload(wl, first)))
+        return plan_one(one)
     except InfeasibleError as exc:
-        raise _site_error(loaded, exc) from None
-    plan = plan._replace(findings=_file_findings(wl, first, plan.findings))
-    count = len(wl.sites)
-    totals = {"sites": count} | {key: _times(plan.totals.get(key), count) for key in CHAIN_TOTALS}
-    sites = SitesSpec(tuple(s.name for s in wl.sites), tuple(site_hosts(wl, s) for s in wl.sites), totals)
-    finding = Finding("info", "per-site", _per_site_text(loaded, plan, totals), "sites")
-    return plan._replace(sites=sites, findings=(*plan.findings, finding))
+        raise _site_error(loaded, i, exc) from None
+
+
+def _layout(plan: Plan) -> list[dict[str, Any]]:
+    """What a site of a profile runs: each deployment's pool, replicas and TP."""
+    return [{"deployment": d.name, "pool": d.pool, "replicas": d.replicas, "tp": d.tp} for d in plan.deployments]
+
+
+def _profile(sites: tuple[Site, ...], members: list[int], plan: Plan) -> dict[str, Any]:
+    """A profile as spec.json says it: its scale, sites, one site's totals and layout."""
+    one = {key: plan.totals.get(key) for key in CHAIN_TOTALS}
+    scale = sites[members[0]].requests_per_second_scale
+    return {"requests_per_second_scale": scale, "sites": [sites[i].name for i in members], "per_site": one} | {
+        "deployments": _layout(plan)
+    }
+
+
+def _layout_finding(sites: tuple[Site, ...], members: list[int], plan: Plan, first: Plan) -> Finding | None:
+    """A warning where a profile's sites run another layout than the first site's (the rendered files are its)."""
+    if _layout(plan) == _layout(first):
+        return None
+    site = sites[members[0]]
+    runs = ", ".join(f"{d['deployment']} {d['replicas']} x TP{d['tp']} on {d['pool']}" for d in _layout(plan))
+    text = (
+        f"the {len(members)} site(s) at {site.requests_per_second_scale:g} x the rates ({site.name} ...) need another "
+        f"layout than {sites[0].name}'s: {runs} (spec.json sites.profiles); their totals are counted in the chain's, "
+        f"but the rendered Terraform, Kubernetes and Ansible files are {sites[0].name}'s layout: set those sites' "
+        "replicas by hand or plan them as a workload of their own"
+    )
+    return Finding("warning", "per-site-layouts", text, f"sites[{members[0]}].requests_per_second_scale")
+
+
+def _summed(parts: list[tuple[Any, int]]) -> Any:
+    """Each profile's figure times its sites, summed (money to the cent); None where one is not known."""
+    if any(value is None for value, _ in parts):
+        return None
+    total = sum(value * count for value, count in parts)
+    return round(total, 2) if any(isinstance(value, float) for value, _ in parts) else total
 
 
 def _file_findings(wl: Workload, site: Site, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
@@ -63,25 +125,21 @@ def _file_findings(wl: Workload, site: Site, findings: tuple[Finding, ...]) -> t
     return sorted_findings(kept + missing_address_findings(wl))
 
 
-def _times(value: Any, count: int) -> Any:
-    """One site's figure times the sites (money to the cent); None stays None (not known)."""
-    if value is None:
-        return None
-    return round(value * count, 2) if isinstance(value, float) else value * count
-
-
-def _site_error(loaded: LoadedWorkload, exc: InfeasibleError) -> InfeasibleError:
-    """The planner's refusal for the first site, placed at that site's hosts (every site holds the same hardware)."""
-    site = loaded.workload.sites[0]
+def _site_error(loaded: LoadedWorkload, i: int, exc: InfeasibleError) -> InfeasibleError:
+    """The planner's refusal for site ``i`` (the first of its profile), at its scale where given, else its hosts."""
+    site = loaded.workload.sites[i]
     text = str(exc)
     reason = text[len(str(exc.location)) + 2 :] if exc.location is not None else text
     field = f" at {exc.location.path}" if exc.location is not None and exc.location.path else ""
     hosts = ", ".join(site.hosts)
+    scale = site.requests_per_second_scale
+    rate = "each deployment's per-site rate" + (f" x {scale:g}" if scale != 1 else "")
     message = (
-        f"site '{site.name}' ({hosts}) cannot hold its services at each deployment's per-site rate (every site holds "
+        f"site '{site.name}' ({hosts}) cannot hold its services at {rate} (every site holds "
         f"the same hardware and is planned alone, {len(loaded.workload.sites)} site(s)){field}: {reason}"
     )
-    return InfeasibleError(message, loaded.document.locate(("sites", 0, "hosts")))
+    key = "requests_per_second_scale" if scale != 1 else "hosts"
+    return InfeasibleError(message, loaded.document.locate(("sites", i, key)))
 
 
 def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -> str:
@@ -93,6 +151,10 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
         f"{d.name} {d.inference.requests_per_second:g} req/s" for d in wl.deployments if isinstance(d, InferenceDeployment)
     )
     one = plan.totals
+    groups = site_profiles(wl.sites)
+    if len(groups) > 1:  # fix201: sites of their own rate scale
+        scales = ", ".join(f"{len(g)} at x{wl.sites[g[0]].requests_per_second_scale:g}" for g in groups)
+        rates += f"; each site's rates times its requests_per_second_scale: {scales}, each scale planned once"
     money = f"${totals['usd_per_month']:,.0f}/month" if totals["usd_per_month"] is not None else "cost not known"
     return (
         f"sized per site: each of the {len(names)} sites ({shown}) is served by its own hosts alone, nothing pooled "

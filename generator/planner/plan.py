@@ -829,12 +829,14 @@ class SitesSpec(NamedTuple):
     """Per-site planning (``sites:``): the plan is one site's, repeated at each site on its own hosts (newuser113).
 
     ``hosts``: each site's hosts in role order (the k-th host of every site runs what the first site's k-th runs);
-    ``totals``: the whole chain's (one site's figures times the sites).
+    ``totals``: the whole chain's (each profile's site figures times its sites, summed); ``profiles``: each distinct
+    site profile (``sites[].requests_per_second_scale``), planned once: its sites, one site's figures and layout (fix201).
     """
 
     names: tuple[str, ...]
     hosts: tuple[tuple[str, ...], ...]
     totals: dict[str, Any]
+    profiles: tuple[dict[str, Any], ...] = ()
 
 
 class Plan(NamedTuple):

@@ -506,6 +506,9 @@ class Site(NamedTuple):
 
     name: str
     hosts: tuple[str, ...]
+    #: This site's rates as a multiple of each inference deployment's ``requests_per_second`` (fix201: a store in a
+    #: busy mall serves more than a village store); 1: the deployments' rates as given.
+    requests_per_second_scale: float = 1.0
 
 
 class Workload(NamedTuple):
