@@ -66,7 +66,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # vllm bench serve at request rate inf: the last requests in flight finish at a falling batch, as trtllm-bench's do):
     # 26.8 / 59.5 -> 20.0 / 59.1 (the Qwen3-235B-A22B TP8 row that sets the median +26.8% -> +20.0%)
     # acc190 entry of 2026-12-07: finite_run's tail floors at the last request (a batch of one has none): 20.03 -> 20.09
-    "throughput vllm h100-sxm5-80gb bf16": (0.2009, 0.5907),
+    # acc203 entry of 2026-12-07: a step that runs a prompt pass takes its own roofline: 20.09 / 59.07 -> 20.09 / 50.44
+    "throughput vllm h100-sxm5-80gb bf16": (0.2009, 0.5044),
     # acc174 entry of 2026-12-07 (new, out of sample: AIMultiple's closed-loop gpt-oss-20b runs of August 2025, vLLM
     # version not stated, concurrency 1-16): at concurrency 1 every GPU is 42-67% over (4.5 ms a token on the H200 and
     # the B200 alike: a per-step time the GPU does not set); the B200 runs slower than the H200 at every concurrency
@@ -75,7 +76,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # all groups) takes the H200 group 27.0 / 42.8 -> 10.3 / 14.5 and the H100 PCIe 3.1 / 42.0 -> 10.6 / 15.7 (within
     # the target, unpinned); the B200 79.1 / 129.2 -> 22.4 / 67.5 (c1 +2.9%, c16 +67.5%: its from-source build's MoE
     # runs slower than the H200's as the batch grows, a kernel path not modelled)
-    "throughput vllm b200-sxm-180gb mxfp4": (0.2239, 0.675),
+    # acc203 entry of 2026-12-07: a step that runs a prompt pass takes its own roofline: 22.39 / 67.50 -> 21.90 / 65.95
+    "throughput vllm b200-sxm-180gb mxfp4": (0.219, 0.6595),
     # acc174: Neural Magic's nm-vllm nightly (V0, spring 2024), Llama 2 7B FP16 on one A10G, 256 / 128: +22% (KV-bound at
     # 33 sequences, memory-bound steps); one row, one measurement posted on many commits
     # acc190 entry of 2026-12-07, each run's stated request count's tail: 22.07 -> 21.11
@@ -114,7 +116,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # acc181 entry of 2026-12-07: vLLM's fused-MoE layers' fixed time a step, 58 layers: 36.6 / 37.2 -> 32.8 / 35.1
     # acc186 entry of 2026-12-07: the runs' stated 100 / 500 requests end with their tail (bench_requests): 32.8 / 35.1
     # -> 30.0 / 32.2 (32000/100 +10.4%, 4000/200 +30.0%, 2000/100 +32.2%)
-    "throughput vllm h200-sxm-141gb fp8": (0.3003, 0.3224),
+    # acc203 entry of 2026-12-07: a step that runs a prompt pass takes its own roofline: 30.03 / 32.24 -> 26.28 / 32.27
+    "throughput vllm h200-sxm-141gb fp8": (0.2628, 0.3227),
     # eighth entry: DeepSeek-R1 / V3 under SGLang on 8 x H200 (the same lab's v0.5.3 runs, and DataCrunch's v0.4.1 run
     # in the sglang repository), 2.6-3.9x too fast, as vLLM's DeepSeek-R1 rows of the lab: MLA/MoE at TP8 without EP;
     # 2.3-3.9x since the sixth entry of 2026-12-02 (DataCrunch's decode-heavy v0.4.1 row, +285%, sets the p90)
