@@ -13,9 +13,11 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.performance import (
     Accelerator,
+    _gemm_at,
     accelerator_for,
     attention_flops_per_token,
     busiest_expert_rank_load,
+    decode_model,
     decode_step,
     expected_experts_touched,
     expert_alltoall_seconds,
@@ -321,12 +323,37 @@ def test_inflight_prefill_rides_in_the_decode_steps() -> None:
     arch, weights, acc = _llama("meta-llama/Llama-3.3-70B-Instruct", "h200-sxm-141gb", "fp8", par)
     consts = Constants()
     batch, isl, osl = 64, 1000, 1000
-    mixed = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts, batch * isl / osl, isl).seconds
+    spread = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts, batch * isl / osl, isl).seconds
+    # acc203: each prompt arrives as one pass of its 1,000 tokens, in 6.4% of the steps
+    mixed = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts, batch * isl / osl, isl, 0, isl).seconds
     decode_only = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts).seconds
     prefill_only = decode_step(arch, weights, 8, par, acc, 1, isl, consts, batch * isl / osl, isl).seconds
-    assert decode_only < mixed < decode_only + prefill_only
+    assert decode_only < spread <= mixed < decode_only + prefill_only
     sat = saturated_throughput(arch, weights, 8, par, acc, batch * (isl + osl), isl, osl, consts)
     assert sat.batch == batch and sat.output_tokens_per_s == pytest.approx(batch / mixed)
+
+
+def test_a_step_that_runs_a_prompt_pass_takes_its_own_roofline() -> None:
+    # acc203: Mistral-7B BF16 on one RTX 4090 at 48 sequences, 256-token prompts (the blog sweep's shape): the average
+    # step's 171 tokens sit at the card's ridge, but a prompt arrives whole (one pass of 256 tokens) in 48% of the steps;
+    # those are compute-bound (304 tokens), the rest memory-bound (48), and the time is their share-weighted mean
+    par = Parallelism()
+    arch, weights, acc = _llama("mistralai/Mistral-7B-Instruct-v0.3", "rtx-4090-24gb", "bf16", par)
+    consts = Constants()
+    batch, isl, osl = 48, 256, 100
+    prefill = batch * isl / osl
+    model = decode_model(arch, weights, 16, par, acc, isl + osl // 2, consts, isl)
+    spread, lumpy = model.step(batch, prefill), model.step(batch, prefill, float(isl))
+    assert lumpy.seconds > 1.05 * spread.seconds
+    share = prefill / isl
+    read_s = model._dense_weight_read_s
+    assert read_s is not None  # a dense model: one read whatever the tokens
+    alone = max(read_s, _gemm_at(model._gemm, batch, batch, consts))
+    with_pass = max(read_s, _gemm_at(model._gemm, batch + isl, batch, consts))
+    assert with_pass > read_s > alone - 1e-12  # the pass step is compute-bound, the decodes' alone memory-bound
+    assert model._lumpy_linear_s(batch, prefill, float(isl)) == pytest.approx((1 - share) * alone + share * with_pass)
+    # a pass in every step (or more): the average step's roofline, as before
+    assert model.step(batch, 2 * isl, float(isl)).seconds == pytest.approx(model.step(batch, 2 * isl).seconds)
 
 
 def test_fp4_gemms_reach_their_share_of_the_fp4_peak() -> None:

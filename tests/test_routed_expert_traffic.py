@@ -97,8 +97,9 @@ def test_a_step_and_a_prompt_pass_take_the_bytes_at_the_stream_rate(monkeypatch:
     ("source", "rows", "low", "high"),
     [
         # GPUStack's DeepSeek-R1-0528 TP8 runs on 8 x H200, vLLM v0.11.0 (32000/100, 4000/200, 2000/100): +18 / +46 / +48%
-        # before; the prompt passes' routed kernels took them to +12 / +37 / +37%
-        ("deepseek-r1/h200.md", 3, 0.10, 0.38),
+        # before; the prompt passes' routed kernels took them to +12 / +37 / +37%; acc203 (a step that runs a prompt pass
+        # takes its own roofline): +9.8 / +26.3 / +32.3% today
+        ("deepseek-r1/h200.md", 3, 0.09, 0.38),
     ],
 )
 def test_the_labs_deepseek_tp8_rows_move_toward_the_measurements(source: str, rows: int, low: float, high: float) -> None:

@@ -681,6 +681,32 @@ class DecodeModel:
             return 0.0
         return tokens * (per_token / max(1, self._attention_dp) + per_pair) / self._bandwidth
 
+    def _pass_read_s(self, tokens: float) -> float:
+        """Seconds to stream the weights a forward over ``tokens`` tokens touches (the routed experts: those they route to)."""
+        if self._dense_weight_read_s is not None:
+            return self._dense_weight_read_s
+        return decode_weight_read_bytes(self._arch, self._weights, self._par, max(1, round(tokens))) / self._bandwidth
+
+    def _lumpy_linear_s(self, decodes: int, prefill_tokens: float, pass_tokens: float) -> float:
+        """An average step's linear layers where its prompt tokens come in passes, in fewer than every step.
+
+        ``prefill_tokens`` arrive ``pass_tokens`` at a time in a ``prefill_tokens / pass_tokens`` share of the steps (a
+        prompt, or its chunk, in one forward with the decodes: vLLM's scheduler, the TensorRT-LLM runtimes' in-flight
+        batching).
+        Each kind of step takes its own roofline: the decodes' alone the longer of their weight reads and their small
+        GEMMs, a pass step the longer of its reads and the GEMMs over the decodes and the whole pass. The average of
+        the two is at least the roofline of the average step's tokens (the maximum is convex): a pass step is
+        compute-bound where the average step is not.
+        """
+        share = prefill_tokens / pass_tokens
+        gemm, consts, bandwidth = self._gemm, self._consts, self._bandwidth
+        alone = weight_pass_seconds(
+            gemm, self._pass_read_s(decodes), _gemm_at(gemm, decodes, decodes, consts), decodes, bandwidth
+        )
+        full = decodes + pass_tokens
+        with_pass = weight_pass_seconds(gemm, self._pass_read_s(full), _gemm_at(gemm, full, decodes, consts), full, bandwidth)
+        return (1.0 - share) * alone + share * with_pass
+
     def step(self, batch: int, prefill_tokens: float = 0.0, pass_tokens: float = 0.0, prefill_apart: bool = False) -> DecodeStep:
         """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along.
 
@@ -688,8 +714,9 @@ class DecodeModel:
         prompt, or a chunk of it, in one forward pass, not a few of its tokens in every step): the routed experts a
         step reads are those of its decodes in the steps without a pass and those of its decodes and a whole pass in a
         ``prefill_tokens / pp / pass_tokens`` share of them (:func:`bulk_routed_read_bytes`); 0, or a pass no larger
-        than the average, reads them as the average's tokens route. Only the reads move: the matmuls, all-reduces and
-        attention stay those of the average step. ``prefill_apart``: the engine runs the prompt tokens as forwards of
+        than the average, reads them as the average's tokens route. The linear layers take each kind of step's own
+        roofline, averaged over their shares (:meth:`_lumpy_linear_s`, acc203); the all-reduces and attention stay
+        those of the average step. ``prefill_apart``: the engine runs the prompt tokens as forwards of
         their own (SGLang without ``--enable-mixed-chunk``): they read the weights again, every dense one among them,
         and pay an engine iteration's overhead of their own, in their share of the steps
         (:func:`prefill_apart_read_bytes`).
@@ -724,7 +751,10 @@ class DecodeModel:
         if self._expert_comm:
             busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest, acc.expert_network, self._gathered)
-        linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
+        if not prefill_apart and 0 < prefill_micro < pass_tokens:
+            linear_s = self._lumpy_linear_s(micro, prefill_micro, pass_tokens)
+        else:
+            linear_s = weight_pass_seconds(self._gemm, weight_read_s, matmul_s, tokens, bandwidth)
         # the routed experts' memory-bound kernels beside their GEMMs, over the step's tokens
         stage_s = linear_s + max(kv_read_s, attention_s) + prefill_attention_s + comm_s + self._routed_s(tokens)
         stage_s += self._moe_layers_s
