@@ -178,7 +178,7 @@ from generator.planner.setting_findings import (
 )
 from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.share_findings import _kept_off_shares, _shares_left_empty
-from generator.planner.site_power import site_power_findings, site_power_refusal
+from generator.planner.site_power import fleet_power_w, site_power_findings, site_power_refusal
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spot import AKS_SPOT_TAINT, on_demand_text, priced_on_demand, spot_findings
 from generator.planner.spread import (
@@ -319,7 +319,7 @@ def build_plan(
             why = max_racks_refusal(racks, pools, wl.hardware, feeds, supply)
             raise FleetLimitError(why, "max_racks", len(racks))
         if (over_site := site_power_refusal(pools, wl.hardware.site_power)) is not None:  # newuser115
-            raise FleetLimitError(over_site, "site_power", sum(p.power_w for p in pools))
+            raise FleetLimitError(over_site, "site_power", fleet_power_w(pools))
         findings.extend(site_power_findings(pools, wl.hardware.site_power))
         findings.extend(gpu_power_limit_findings(pools, wl.hardware))
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans

@@ -19,6 +19,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start may reach this module)
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import TypeGuard
 
     from generator.catalog.records import GpuSpec
     from generator.planner.plan import Finding, Pool
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 #: Dynamic power over clock: P ~ C V^2 f with V ~ f across the DVFS range (sources in the module's docstring).
 POWER_CLOCK_EXPONENT = 3.0
+
+
+def below_tdp(limit_w: float | None, tdp_w: float) -> TypeGuard[float]:
+    """Whether a board limit of ``limit_w`` (None: none set) lowers a ``tdp_w`` board's draw and clock."""
+    return limit_w is not None and limit_w < tdp_w
 
 
 def clock_fraction(limit_w: float, tdp_w: float) -> float:
@@ -40,7 +46,7 @@ def limited_gpu(gpu: GpuSpec, limit_w: float | None) -> GpuSpec:
 
     None, or a limit at or above the TDP: ``gpu`` itself.
     """
-    if limit_w is None or limit_w >= gpu.tdp_w:
+    if not below_tdp(limit_w, gpu.tdp_w):
         return gpu
     share = clock_fraction(limit_w, gpu.tdp_w)
     dense = {k: None if v is None else v * share for k, v in gpu.dense_tflops.items()}
@@ -67,7 +73,7 @@ def gpu_power_limit_findings(pools: Sequence[Pool], hardware: Hardware) -> list[
     for gpu_id in sorted({p.node.gpu_id for p in pools}):
         limit = hardware.gpu_power_limit_w(gpu_id)
         gpu = catalog.gpus().get(gpu_id)
-        if limit is None or gpu is None or limit >= gpu.tdp_w:
+        if gpu is None or not below_tdp(limit, gpu.tdp_w):
             continue
         share = clock_fraction(limit, gpu.tdp_w)
         text = (

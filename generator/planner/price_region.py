@@ -21,7 +21,8 @@ from generator.planner.azure_region_price import retail_price_hint
 from generator.planner.plan import Finding, Pool
 from generator.planner.region_offer_clause import region_offer_clause
 from generator.workload.capacity_type import SPOT, given_rate
-from generator.workload.gke_zone import cluster_region, is_zone, planned_place
+from generator.workload.data_residency import location_region
+from generator.workload.gke_zone import is_zone, planned_place
 from generator.workload.models import Workload
 
 
@@ -61,7 +62,7 @@ def asked_region(wl: Workload) -> str | None:
     provider, location = wl.hardware.provider, wl.kubernetes.location
     if location is None or provider == "baremetal":
         return None
-    return cluster_region(location) if provider == "gcp" else location
+    return location_region(provider, location)
 
 
 #: The last workload asked about and its region: every node's and fleet's cost asks, tens of thousands of times a plan.

@@ -18,16 +18,26 @@ if TYPE_CHECKING:
 SITE_POWER = "site-power"
 
 
+def fleet_power_w(pools: Sequence[Pool]) -> int:
+    """The fleet's planned wall watts: every pool's nodes together."""
+    return sum(p.power_w for p in pools)
+
+
+def _node_w(pool: Pool) -> float:
+    """One node's wall watts of ``pool`` (0 for a pool of no node)."""
+    return pool.power_w / pool.nodes if pool.nodes else 0
+
+
 def _allowed_text(site: SitePower) -> str:
     return f"{site.usable_w:,} W ({site.kw:g} kW x {site.continuous_fraction:g} continuous)"
 
 
 def _fit_text(pools: Sequence[Pool], allowed_w: int) -> str:
     """Each pool's nodes that fit in what the other pools leave of ``allowed_w``."""
-    total = sum(p.power_w for p in pools)
+    total = fleet_power_w(pools)
     parts = []
     for p in pools:
-        each = p.power_w / p.nodes if p.nodes else 0
+        each = _node_w(p)
         left = allowed_w - (total - p.power_w)
         fit = max(0, int(left // each)) if each else p.nodes
         parts.append(
@@ -41,7 +51,7 @@ def site_power_refusal(pools: Sequence[Pool], site: SitePower | None) -> str | N
     """Why the fleet of ``pools`` is over ``site``'s continuous power, with the figures; None within it (or no site)."""
     if site is None:
         return None
-    fleet_w = sum(p.power_w for p in pools)
+    fleet_w = fleet_power_w(pools)
     if fleet_w <= site.usable_w:
         return None
     return (
@@ -57,12 +67,10 @@ def site_power_findings(pools: Sequence[Pool], site: SitePower | None) -> list[F
 
     if site is None:
         return []
-    fleet_w = sum(p.power_w for p in pools)
+    fleet_w = fleet_power_w(pools)
     room = site.usable_w - fleet_w
     more = "; ".join(
-        f"{int(room // (p.power_w / p.nodes))} more node(s) of pool {p.name} ({p.power_w / p.nodes:,.0f} W each)"
-        for p in pools
-        if p.nodes
+        f"{int(room // _node_w(p))} more node(s) of pool {p.name} ({_node_w(p):,.0f} W each)" for p in pools if p.nodes
     )
     text = (
         f"the fleet draws {fleet_w:,} W of the {_allowed_text(site)} the site may draw ({fleet_w / site.usable_w:.0%}); "

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.planner.gpu_power_limit import below_tdp
+
 NVML_SOURCE = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceCommands.html"
 
 
 def gpu_power_limit_vars(watts: float | None, rated_w: float) -> dict[str, Any]:
     """The group var of a pool whose GPUs are limited to ``watts`` (rated ``rated_w``); empty where none is set."""
-    if watts is None or watts >= rated_w:
+    if not below_tdp(watts, rated_w):
         return {}
     return {
         "specgen_gpu_power_limit": {

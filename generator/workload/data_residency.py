@@ -83,10 +83,14 @@ EUROPE_OUTSIDE_EU: dict[str, tuple[str, str]] = {
 }
 
 
+def location_region(provider: str, location: str) -> str:
+    """The region of a cloud's ``kubernetes.location``: a GKE zone's region, any other provider's location itself."""
+    return cluster_region(location) if provider == "gcp" else location
+
+
 def eu_region(provider: str, location: str) -> tuple[str, str] | None:
     """(city, country) of the EU region ``location`` (a GKE zone: its region) of ``provider``; None outside the EU."""
-    region = cluster_region(location) if provider == "gcp" else location
-    return EU_REGIONS.get(provider, {}).get(region)
+    return EU_REGIONS.get(provider, {}).get(location_region(provider, location))
 
 
 def residency_errors(doc: Document, wl: Workload) -> list[InputError]:
@@ -107,8 +111,7 @@ def residency_errors(doc: Document, wl: Workload) -> list[InputError]:
         ]
     if eu_region(provider, location) is not None:
         return []
-    region = cluster_region(location) if provider == "gcp" else location
-    place = EUROPE_OUTSIDE_EU.get(region)
+    place = EUROPE_OUTSIDE_EU.get(location_region(provider, location))
     where = f"{place[0]}, {place[1]}" if place else "outside the EU"
     return [
         InputError(
