@@ -306,7 +306,7 @@ def _kv_cache_scheme(cfg: Mapping[str, Any], method: str) -> bool | None:
     field = "config field 'quantization_config.kv_cache_scheme"
     if not isinstance(scheme, Mapping):  # vLLM's .get() on it fails with a traceback
         raise ArchitectureError(
-            f"{field}' must be a mapping such as {{\"num_bits\": 8, \"type\": \"float\"}} (or null), got {str(scheme)[:60]!r}"
+            f'{field}\' must be a mapping such as {{"num_bits": 8, "type": "float"}} (or null), got {str(scheme)[:60]!r}'
         )
     bits, kind = scheme.get("num_bits"), scheme.get("type")
     if method == "modelopt":
