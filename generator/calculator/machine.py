@@ -372,6 +372,10 @@ class FixedSpec(NamedTuple):
     #: (:func:`generator.render.hosts.named_hosts`); None: a placeholder host (fix192). The estimate never reads them.
     host_name: str | None = None
     address: str | None = None
+    #: llama.cpp's ``-fa`` (``hardware.fixed.flash_attention``): "auto" (its default since
+    #: https://github.com/ggml-org/llama.cpp/pull/15434, on for CUDA / HIP and the CPU), "on" or "off" (the prompt then
+    #: writes and reads its score matrices: :func:`~generator.sizing.llama_cpp_prompt.score_matrix_seconds`; fix202).
+    flash_attention: str = "auto"
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
@@ -579,6 +583,7 @@ def _host_machine(spec: FixedSpec, bound: bool = False, spans_nodes: bool = Fals
         cpu_cores=cores,
         # a record that does not say is counted without it, the slower rate (review80 item 15: every catalog CPU says)
         cpu_int8_vnni=cpu.int8_vnni is True,
+        flash_attention=spec.flash_attention,
     )
     return machine, f"{ddr:.1f} GB/s ({ddr_basis}); {_spec_cores(spec, cpu, cores, bound, spans_nodes)}"
 

@@ -190,6 +190,7 @@ def llama_cpp_options(
     mla: bool = False,
     rope: Mapping[str, Any] | None = None,
     jinja: bool = False,
+    flash_attention: str = "auto",
 ) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
@@ -207,7 +208,8 @@ def llama_cpp_options(
     ``jinja``: OpenAI tool calls (``inference.tool_calling``), which llama-server answers through the GGUF's Jinja chat
     template: ``--jinja`` (off by default before llama.cpp made it the default, said redundant since:
     https://github.com/ggml-org/llama.cpp/blob/edb465a901a36028919c4c4a3715b47bb8c88687/docs/function-calling.md;
-    ik_llama.cpp's since https://github.com/ikawrakow/ik_llama.cpp/pull/677).
+    ik_llama.cpp's since https://github.com/ikawrakow/ik_llama.cpp/pull/677). ``flash_attention``: the machine's
+    ``-fa`` (``hardware.fixed.flash_attention``), said on the line where given (not ``auto``, llama.cpp's default; fix202).
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -242,6 +244,8 @@ def llama_cpp_options(
         options["numactl"] = NUMACTL_ONE_NODE
     if jinja:  # fix184: tool calls (inference.tool_calling / the estimate's --tool-calling)
         options["jinja"] = True
+    if flash_attention != "auto":  # fix202: hardware.fixed.flash_attention given (off: refused with a q8_0 cache)
+        options["flash_attn"] = flash_attention
     return options
 
 
@@ -341,8 +345,9 @@ def runtime_settings(
     # a request past the GGUF's context_length of a RoPE-scaled model: the stretch given at launch (fix159)
     rope = rope_options(arch.llama_cpp_rope, request_tokens or p.context_tokens, engine)
     options = llama_cpp_options(
-        p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope, jinja
-    )
+        p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, arch.uses_mla, rope, jinja,
+        machine.flash_attention,
+    )  # fmt: skip
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself
     checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
@@ -464,7 +469,9 @@ def _gguf_conversion(
     timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
     there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope, jinja)
+    options = llama_cpp_options(
+        there, machine.gpus, kv_precision, numa, streams, ubatch, engine, arch.uses_mla, rope, jinja, machine.flash_attention
+    )
     own = llama_cpp_line(options, threads(options, there, on) if threads else (), model(gguf.name) if model else ())
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"

@@ -113,6 +113,9 @@ class Machine(NamedTuple):
     #: The GPU's architecture as ``gpus.json`` names it (``GpuSpec.architecture``: "rdna3", "cdna2", ...); "": not
     #: recorded. llama.cpp's HIP build picks its prompt's kernels by it (:func:`~generator.sizing.llama_cpp_prompt.prompt_gpu`).
     gpu_architecture: str = ""
+    #: llama.cpp's ``-fa`` (``hardware.fixed.flash_attention``: on, off or auto, its default, on for CUDA / HIP and the
+    #: CPU): "off" times :func:`offload_cost` without flash attention (fix202).
+    flash_attention: str = "auto"
 
 
 class Placement(NamedTuple):
@@ -1051,6 +1054,7 @@ def offload_cost(
     (its default, on) than without (:func:`llama_cpp_attention_gflops_per_s`); without it, a prompt with every layer on
     the GPUs also writes and reads its score matrices (:func:`~generator.sizing.llama_cpp_prompt.score_matrix_seconds`).
     """
+    flash_attention = flash_attention and machine.flash_attention != "off"  # fix202: the machine's -fa off
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
     routed, top_k = arch.routed_experts

@@ -39,7 +39,8 @@ class QuantizationConfig(NamedTuple):
     block: int | None = None
     zero_point: bool = True
     asymmetric: bool = False
-    #: The checkpoint states an FP8 KV cache (ModelOpt's ``kv_cache_quant_algo: FP8``), which vLLM then caches in.
+    #: The checkpoint states an FP8 KV cache (ModelOpt's ``kv_cache_quant_algo: FP8``, an 8-bit float
+    #: ``kv_cache_scheme``), which vLLM then caches in.
     kv_cache_fp8: bool = False
 
     def keeps(self, *module_names: str) -> bool:
@@ -251,8 +252,10 @@ def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConf
             f"config field 'quantization_config.kv_cache_quant_algo' must be a string such as FP8 (or null), got {str(kv)[:60]!r}"
         )
     # vLLM lower-cases the string and maps only "fp8" (MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP, vllm/utils/torch_utils.py);
-    # any other ("INT8", "NVFP4") it warns of and caches as "auto", the model's 16 bits: so here (fix199 item 3)
-    kv_fp8 = (kv or "").upper() == "FP8"
+    # any other ("INT8", "NVFP4") it warns of and caches as "auto", the model's 16 bits: so here (fix199 item 3). A
+    # kv_cache_scheme mapping is read first (fix202: :func:`_kv_cache_scheme`)
+    scheme = _kv_cache_scheme(cfg, "modelopt")
+    kv_fp8 = scheme if scheme is not None else (kv or "").upper() == "FP8"
     _modelopt_group_size(cfg, algo)
     return QuantizationConfig(formats[algo], None, keep, kv_cache_fp8=kv_fp8)
 
@@ -287,20 +290,53 @@ def _modelopt_group_size(cfg: Mapping[str, Any], algo: str) -> None:
         )
 
 
+def _kv_cache_scheme(cfg: Mapping[str, Any], method: str) -> bool | None:
+    """Whether vLLM caches in FP8 for the checkpoint's ``kv_cache_scheme`` (None: it states none), else refused (fix202).
+
+    compressed-tensors (llm-compressor): any scheme makes vLLM's ``Attention`` cache in fp8 under ``--kv-cache-dtype
+    auto`` ("llm-compressor mdls need to set cache_dtype to fp8", https://github.com/vllm-project/vllm/pull/30141), and
+    ``CompressedTensorsKVCacheMethod`` refuses one other than 8-bit float (https://github.com/vllm-project/vllm/pull/
+    45312): refused here so. ModelOpt: ``get_kv_cache_quant_algo_string`` (vllm/utils/torch_utils.py) reads a scheme
+    before ``kv_cache_quant_algo`` (an empty one falls through) and caches fp8 where ``dynamic`` is false, ``num_bits``
+    8 and ``type`` float, any other at the model's 16 bits ("auto", with a warning).
+    """
+    scheme = cfg.get("kv_cache_scheme")
+    if scheme is None:
+        return None
+    field = "config field 'quantization_config.kv_cache_scheme"
+    if not isinstance(scheme, Mapping):  # vLLM's .get() on it fails with a traceback
+        raise ArchitectureError(
+            f'{field}\' must be a mapping such as {{"num_bits": 8, "type": "float"}} (or null), got {str(scheme)[:60]!r}'
+        )
+    bits, kind = scheme.get("num_bits"), scheme.get("type")
+    if method == "modelopt":
+        return None if not scheme else scheme.get("dynamic") is False and bits == 8 and kind == "float"
+    if bits != 8 or kind != "float":
+        key, told = ("num_bits", bits) if bits != 8 else ("type", kind)
+        raise ArchitectureError(
+            f"{field}.{key}' is {told!r:.40}: vLLM caches a compressed-tensors kv_cache_scheme only as 8-bit "
+            "float (FP8; num_bits 8, type float) and refuses another (https://github.com/vllm-project/vllm/pull/45312)"
+        )
+    return True
+
+
 #: Engines whose default KV cache (``--kv-cache-dtype auto``, the flag left unset) is the checkpoint's stated FP8 one:
 #: vLLM's ``resolve_kv_cache_dtype_string`` turns "auto" into ``fp8_e4m3`` where the config's modelopt
 #: ``kv_cache_quant_algo`` is FP8 (``get_kv_cache_quant_algo_string``, vllm/utils/torch_utils.py; "[Fix] Load kv-cache
 #: dtype from hf_quant_config.json automatically", https://github.com/vllm-project/vllm/pull/29980, merged 2025-12).
-#: SGLang and TensorRT-LLM are not listed: their behaviour was not read in their source (fix196).
+#: A compressed-tensors ``kv_cache_scheme`` too (:func:`_kv_cache_scheme`, fix202). SGLang is not listed: it caches in
+#: what ``--kv-cache-dtype`` says, reading no checkpoint scheme ("you can directly specify --kv-cache-dtype", its
+#: maintainer, https://github.com/sgl-project/sglang/pull/4743); TensorRT-LLM's was not read in its source (fix196).
 CHECKPOINT_KV_ENGINES = ("vllm",)
 
 
 def checkpoint_kv_note(engine: str) -> str:
     """Why the KV cache is FP8 where the checkpoint states it (:func:`checkpoint_kv_cache_precision`)."""
     return (
-        f"KV cache fp8: the checkpoint's quantization config states kv_cache_quant_algo FP8, and {engine} caches in it "
-        "with --kv-cache-dtype unset (auto: resolve_kv_cache_dtype_string, https://github.com/vllm-project/vllm/pull/"
-        "29980)"
+        f"KV cache fp8: the checkpoint's quantization config states an FP8 KV cache (kv_cache_quant_algo FP8, or an "
+        f"8-bit float kv_cache_scheme), and {engine} caches in it with --kv-cache-dtype unset (auto: "
+        "https://github.com/vllm-project/vllm/pull/29980, compressed-tensors' https://github.com/vllm-project/vllm/pull/"
+        "30141)"
     )
 
 
@@ -320,6 +356,11 @@ def checkpoint_kv_cache_precision(quant: QuantizationConfig | None, precision: s
 
 
 def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
+    kv_fp8 = bool(_kv_cache_scheme(cfg, "compressed-tensors"))
+    return _compressed_weights(cfg, keep)._replace(kv_cache_fp8=kv_fp8)
+
+
+def _compressed_weights(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
     groups = cfg.get("config_groups") or {}
     if not isinstance(groups, Mapping):  # fuzz25 L2: "x" said "'str' object has no attribute 'values'"
         raise ArchitectureError(

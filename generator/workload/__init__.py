@@ -416,6 +416,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             why := engine_gpu_problem(hw.fixed.offload_engine, fixed_gpu.id, fixed_gpu.vendor, fixed_gpu.architecture)
         ):
             errors.append(InputError(why, doc.locate(("hardware", "fixed", "offload_engine"))))
+        if hw.fixed.flash_attention == "off" and (why := _flash_attention_off_problem(wl)):
+            errors.append(InputError(why, doc.locate(("hardware", "fixed", "flash_attention"))))
     errors += _provisioning_errors(doc, wl)
     errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
@@ -659,6 +661,25 @@ def _serving_defaults(doc: Document, wl: Workload, models: Mapping[str, Resolved
             spec = spec._replace(kv_cache_precision=kv)
         deployments.append(dep._replace(inference=spec))
     return wl._replace(deployments=tuple(deployments))
+
+
+def _flash_attention_off_problem(wl: Workload) -> str | None:
+    """Why ``hardware.fixed.flash_attention: off`` cannot run the machine's deployments, else None (fix202).
+
+    llama.cpp refuses a quantized V cache without flash attention ("V cache quantization requires flash_attn",
+    src/llama-context.cpp), and ik_llama.cpp's CPU attention rate is of its flash-attention kernels (its line's -fa on).
+    """
+    assert wl.hardware.fixed is not None
+    if wl.hardware.fixed.offload_engine == "ik_llama.cpp":
+        return "flash_attention off: ik_llama.cpp's line runs -fa on, the kernels its CPU attention is timed at"
+    for dep in wl.deployments:
+        if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision in ("int8", "fp8"):
+            return (
+                f"flash_attention off with deployment {dep.name!r}'s kv_cache_precision {dep.inference.kv_cache_precision} "
+                "(llama.cpp's q8_0 cache): llama.cpp refuses a quantized V cache without flash attention (\"V cache "
+                'quantization requires flash_attn"); use on or auto, or a 16-bit cache'
+            )
+    return None
 
 
 def _check_inventory_gpu(
