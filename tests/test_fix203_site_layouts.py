@@ -115,7 +115,8 @@ def test_the_busier_sites_findings_are_carried_and_no_layout_warning(tmp_path: P
     assert ("warning", "per-site-layouts") not in codes
     (said,) = [f for f in plan["findings"] if f["code"] == "per-site-layouts"]
     assert said["level"] == "info" and said["path"] == "sites[1].requests_per_second_scale"
-    assert "_x3" in said["message"] and "site-profiles/x3/" in said["message"]
+    assert "chat 1 x TP2 on chat_l4_24gb_x3, embed 2 x TP1 on embed_l4_24gb_x3" in said["message"]
+    assert "site-profiles/x3/" in said["message"]
     carried = [f for f in plan["findings"] if f["message"].startswith("at site(s) store-b (x3 the rates): ")]
     assert {f["code"] for f in carried} >= {"node-down-capacity"}
     assert any("both of its replicas run on one node" in f["message"] for f in carried)  # store-b's embed x2 on b-2

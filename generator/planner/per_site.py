@@ -130,10 +130,10 @@ def _layout_finding(sites: tuple[Site, ...], members: list[int], plan: Plan) -> 
     """What a later profile's sites run, and where their own rendered files are (fix203: no longer the first site's)."""
     site = sites[members[0]]
     tag = profile_tag(site.requests_per_second_scale)
-    runs = ", ".join(f"{d['deployment']} {d['replicas']} x TP{d['tp']} on {d['pool']}" for d in _layout(plan))
+    runs = ", ".join(f"{d['deployment']} {d['replicas']} x TP{d['tp']} on {d['pool']}_{tag}" for d in _layout(plan))
     text = (
         f"the {len(members)} site(s) at {site.requests_per_second_scale:g} x the rates ({site.name} ...) are planned "
-        f"on their own: {runs} (spec.json sites.profiles); their hosts are in the Ansible pool groups suffixed _{tag} "
+        f"on their own: {runs} (spec.json sites.profiles); their hosts are in those Ansible pool groups "
         f"(group_vars/<pool>_{tag}.yml, each host's replicas and GPUs), their Terraform and Kubernetes files under "
         f"site-profiles/{tag}/"
     )
