@@ -1207,7 +1207,7 @@ def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0, *, 
     """
     if not targets:
         return files
-    from generator.render import SHARED_DIRECTORIES
+    from generator.render import PROFILES_DIRECTORY, SHARED_DIRECTORIES
     from generator.writer import MANIFEST
 
     prefixes = tuple(prefix for t in targets for prefix in _TARGET_PREFIX[t])
@@ -1218,6 +1218,8 @@ def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0, *, 
         top, _, inner = rel.partition("/")
         if not depth or top in SHARED_DIRECTORIES:
             inner = rel  # the tree's own files, or a tree of several workloads' shared layer (cluster/, terraform/)
+        if inner.startswith(PROFILES_DIRECTORY + "/") and inner.count("/") >= 2:  # fix203: site-profiles/x3/terraform/
+            inner = inner.split("/", 2)[2]
         if inner.startswith(prefixes) or (depth and inner == MANIFEST and "/" in rel):
             out[rel] = text
     return out

@@ -530,15 +530,44 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
                 problems.append(f"{name}: cloud pool without a dynamic inventory file")
             continue
         expected = pool["nodes"] * pool["node"]["hosts"]  # a rack-scale node is its compute trays, each a host
-        expected *= len(sites["names"]) if sites else 1  # a per-site plan's pool is one site's, at every site
+        expected *= len(_first_profile_sites(sites))  # a per-site plan's pool is one site's, at each site of its scale
         if len(hosts) != expected:
             problems.append(f"{name}: {len(hosts)} hosts in the inventory, {expected} hosts in spec.json")
         for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain
             if len(host) > 253 or not DNS1123_SUBDOMAIN.fullmatch(host):
                 problems.append(f"host {host!r} is not a valid Kubernetes node name")
-    if extra := gpu_children - {pool["name"] for pool in out.pools}:
+    profile_groups = later_profile_groups(sites)
+    for group, (names, _) in profile_groups.items():  # fix203: a later site profile's own pool groups
+        site_hosts = {h for name, hosts in zip(sites["names"], sites["hosts"], strict=True) if name in names for h in hosts}
+        hosts = inv.get(group, {}).get("hosts", [])
+        if group not in gpu_children or not hosts or not set(hosts) <= site_hosts:
+            problems.append(f"{group}: hosts {hosts} not among its profile's sites' hosts {sorted(site_hosts)}")
+    for names, nodes in set(profile_groups.values()):
+        groups = [g for g, (n, _) in profile_groups.items() if n == names]
+        held = {h for g in groups for h in inv.get(g, {}).get("hosts", [])}
+        if len(held) != nodes * len(names):
+            problems.append(f"profile {names}: {len(held)} hosts in {groups}, spec.json {nodes} node(s) a site")
+    if extra := gpu_children - {pool["name"] for pool in out.pools} - set(profile_groups):
         problems.append(f"gpu_nodes children without a pool in spec.json: {sorted(extra)}")
     return problems
+
+
+def _first_profile_sites(sites: dict[str, Any] | None) -> list[str]:
+    """The sites running the plan's own pools: the first rate-scale profile's (every site without profiles)."""
+    if not sites:
+        return [""]
+    profiles = sites.get("profiles") or []
+    return list(profiles[0]["sites"]) if profiles else list(sites["names"])
+
+
+def later_profile_groups(sites: dict[str, Any] | None) -> dict[str, tuple[tuple[str, ...], int]]:
+    """fix203: each later profile's pool groups (``<pool>_x<scale>``) -> (its sites, one site's nodes)."""
+    out: dict[str, tuple[tuple[str, ...], int]] = {}
+    for profile in ((sites or {}).get("profiles") or [])[1:]:
+        tag = "x" + f"{profile['requests_per_second_scale']:g}".replace(".", "_")
+        for d in profile["deployments"]:
+            out[f"{d['pool']}_{tag}"] = (tuple(profile["sites"]), profile["per_site"]["nodes"])
+    return out
 
 
 def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
@@ -564,6 +593,15 @@ def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
                 problems.append(f"{host}: specgen_ram_gib={ram!r} is not an int")
             problems += [f"{host}: {key} is not under the specgen_ prefix" for key in intended if not key.startswith("specgen_")]
             # Ansible's (YAML 1.1) reading of group_vars must equal the YAML 1.2 reading the renderer intended.
+            problems += [
+                f"{host}: {key}: Ansible sees {seen.get(key)!r}, the renderer wrote {value!r}"
+                for key, value in intended.items()
+                if _typed(seen.get(key)) != _typed(value)
+            ]
+    for group in later_profile_groups(out.spec["plan"].get("sites")):  # fix203: a later profile's own group vars
+        intended = reader.load(out.files[f"ansible/group_vars/{group}.yml"])
+        for host in inventory.data.get(group, {}).get("hosts", []):
+            seen = hostvars.get(host, {})
             problems += [
                 f"{host}: {key}: Ansible sees {seen.get(key)!r}, the renderer wrote {value!r}"
                 for key, value in intended.items()

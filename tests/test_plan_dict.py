@@ -66,6 +66,7 @@ NOT_WRITTEN = {
     (Finding, "pools"),
     (OwnedRuns, "runs_given"),
     (OwnedRuns, "cadences"),  # fix150: an owned pool's jobs' runs, said in its cost line
+    (SitesSpec, "plans"),  # fix203: each site profile's own plan, for its rendered files
 }
 
 

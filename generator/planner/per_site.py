@@ -43,10 +43,28 @@ def plan_per_site(loaded: LoadedWorkload, plan_one: Callable[[LoadedWorkload], P
     for key in CHAIN_TOTALS:
         totals[key] = _summed([(p.totals.get(key), len(members)) for p, members in zip(plans, groups, strict=True)])
     profiles = tuple(_profile(wl.sites, members, p) for members, p in zip(groups, plans, strict=True))
-    sites = SitesSpec(tuple(s.name for s in wl.sites), tuple(site_hosts(wl, s) for s in wl.sites), totals, profiles)
-    said: list[Finding | None] = [Finding("info", "per-site", _per_site_text(loaded, plan, totals), "sites")]
-    said += [_layout_finding(wl.sites, members, p, plans[0]) for members, p in zip(groups[1:], plans[1:], strict=True)]
-    return plan._replace(sites=sites, findings=(*plan.findings, *[f for f in said if f is not None]))
+    names = tuple(s.name for s in wl.sites)
+    sites = SitesSpec(names, tuple(site_hosts(wl, s) for s in wl.sites), totals, profiles, tuple(plans))
+    said = [Finding("info", "per-site", _per_site_text(loaded, plan, totals), "sites")]
+    for members, other in zip(groups[1:], plans[1:], strict=True):  # fix203: a profile's own findings, its files said
+        said += _profile_findings(wl, members, other, plan.findings)
+        said.append(_layout_finding(wl.sites, members, other))
+    return plan._replace(sites=sites, findings=(*plan.findings, *said))
+
+
+def profile_tag(scale: float) -> str:
+    """A profile's name in its rendered files: ``x3`` (pool ``chat_l4_24gb_x3``, ``site-profiles/x3/``), ``x2_5``."""
+    return "x" + f"{scale:g}".replace(".", "_").replace("+", "")
+
+
+def _profile_findings(wl: Workload, members: list[int], plan: Plan, said: tuple[Finding, ...]) -> list[Finding]:
+    """A later profile's findings the first site's plan does not say, each naming the profile's sites (fix203)."""
+    first = wl.sites[members[0]]
+    known = {(f.level, f.code, f.path, f.message) for f in said}
+    names = ", ".join(wl.sites[i].name for i in members)
+    at = f"at site(s) {names} (x{first.requests_per_second_scale:g} the rates): "
+    mapped = [f for f in _file_findings(wl, first, plan.findings) if f.code != ADDRESS_CODE]
+    return [f._replace(message=at + f.message) for f in mapped if (f.level, f.code, f.path, f.message) not in known]
 
 
 def site_profiles(sites: tuple[Site, ...]) -> list[list[int]]:
@@ -62,11 +80,36 @@ def _profile_plan(loaded: LoadedWorkload, i: int, plan_one: Callable[[LoadedWork
     site = loaded.workload.sites[i]
     one = loaded._replace(workload=site_workload(loaded.workload, site))
     if site.requests_per_second_scale != 1:
-        one = scaled(one, site.requests_per_second_scale)
+        one = _rounded(scaled(one, site.requests_per_second_scale), one.workload)
     try:
         return plan_one(one)
     except InfeasibleError as exc:
         raise _site_error(loaded, i, exc) from None
+
+
+def _rounded(loaded: LoadedWorkload, site: Workload) -> LoadedWorkload:
+    """A scaled site's workload at the site's objective (``scaled`` plans at cost), its rates to 12 digits (0.8 x 3 is 2.4).
+
+    fix203: the scaled rates read ``2.4000000000000004 req/s`` in the busier site's group vars and Terraform files.
+    """
+
+    def tidy(rate: float) -> float:
+        return float(f"{rate:.12g}")
+
+    deployments = tuple(
+        d._replace(
+            inference=d.inference._replace(
+                requests_per_second=tidy(d.inference.requests_per_second),
+                average_requests_per_second=(
+                    None if d.inference.average_requests_per_second is None else tidy(d.inference.average_requests_per_second)
+                ),
+            )
+        )
+        if isinstance(d, InferenceDeployment)
+        else d
+        for d in loaded.workload.deployments
+    )
+    return loaded._replace(workload=loaded.workload._replace(deployments=deployments, objective=site.objective))
 
 
 def _layout(plan: Plan) -> list[dict[str, Any]]:
@@ -83,19 +126,18 @@ def _profile(sites: tuple[Site, ...], members: list[int], plan: Plan) -> dict[st
     }
 
 
-def _layout_finding(sites: tuple[Site, ...], members: list[int], plan: Plan, first: Plan) -> Finding | None:
-    """A warning where a profile's sites run another layout than the first site's (the rendered files are its)."""
-    if _layout(plan) == _layout(first):
-        return None
+def _layout_finding(sites: tuple[Site, ...], members: list[int], plan: Plan) -> Finding:
+    """What a later profile's sites run, and where their own rendered files are (fix203: no longer the first site's)."""
     site = sites[members[0]]
-    runs = ", ".join(f"{d['deployment']} {d['replicas']} x TP{d['tp']} on {d['pool']}" for d in _layout(plan))
+    tag = profile_tag(site.requests_per_second_scale)
+    runs = ", ".join(f"{d['deployment']} {d['replicas']} x TP{d['tp']} on {d['pool']}_{tag}" for d in _layout(plan))
     text = (
-        f"the {len(members)} site(s) at {site.requests_per_second_scale:g} x the rates ({site.name} ...) need another "
-        f"layout than {sites[0].name}'s: {runs} (spec.json sites.profiles); their totals are counted in the chain's, "
-        f"but the rendered Terraform, Kubernetes and Ansible files are {sites[0].name}'s layout: set those sites' "
-        "replicas by hand or plan them as a workload of their own"
+        f"the {len(members)} site(s) at {site.requests_per_second_scale:g} x the rates ({site.name} ...) are planned "
+        f"on their own: {runs} (spec.json sites.profiles); their hosts are in those Ansible pool groups "
+        f"(group_vars/<pool>_{tag}.yml, each host's replicas and GPUs), their Terraform and Kubernetes files under "
+        f"site-profiles/{tag}/"
     )
-    return Finding("warning", "per-site-layouts", text, f"sites[{members[0]}].requests_per_second_scale")
+    return Finding("info", "per-site-layouts", text, f"sites[{members[0]}].requests_per_second_scale")
 
 
 def _summed(parts: list[tuple[Any, int]]) -> Any:
@@ -155,13 +197,16 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
     if len(groups) > 1:  # fix201: sites of their own rate scale
         scales = ", ".join(f"{len(g)} at x{wl.sites[g[0]].requests_per_second_scale:g}" for g in groups)
         rates += f"; each site's rates times its requests_per_second_scale: {scales}, each scale planned once"
+    scaled_text = "of its rate scale " if len(groups) > 1 else ""  # fix203: each scale's own files
+    at_each = " site of its scale" if len(groups) > 1 else ""
     money = f"${totals['usd_per_month']:,.0f}/month" if totals["usd_per_month"] is not None else "cost not known"
     return (
         f"sized per site: each of the {len(names)} sites ({shown}) is served by its own hosts alone, nothing pooled "
         f"across sites, at each deployment's per-site rate ({rates}); the pools, deployments and totals above are one "
         f"site's ({names[0]}: {one['nodes']} node(s), {one['gpus']} GPU(s), {one['power_w']:,} W), each other site "
-        "runs the same on its hosts in the same roles (spec.json sites.hosts; the Ansible inventory groups each "
-        "site's hosts, site_<name>, and the Terraform and Kubernetes files are one site's, applied at each); the "
+        f"{scaled_text}runs the same on its hosts in the same roles (spec.json sites.hosts; the Ansible inventory groups "
+        f"each site's hosts, site_<name>, and the Terraform and Kubernetes files are one site's, applied at each{at_each}"
+        "); the "
         f"whole chain: {totals['nodes']} "
         f"node(s), {totals['gpus']} GPU(s), {totals['power_w'] / 1000:,.1f} kW, {money}, capex "
         f"${totals['capex_usd'] or 0:,.0f}"

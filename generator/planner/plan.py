@@ -837,6 +837,9 @@ class SitesSpec(NamedTuple):
     hosts: tuple[tuple[str, ...], ...]
     totals: dict[str, Any]
     profiles: tuple[dict[str, Any], ...] = ()
+    #: Each profile's own plan (index-aligned with ``profiles``; the first is the plan itself): what each site's
+    #: rendered files are made of (fix203). Not written to ``spec.json`` (``profiles`` says their layouts).
+    plans: tuple[Any, ...] = ()
 
 
 class Plan(NamedTuple):
@@ -931,6 +934,7 @@ _NOT_WRITTEN: frozenset[tuple[Any, str]] = frozenset(
         (Finding, "pools"),
         (OwnedRuns, "runs_given"),
         (OwnedRuns, "cadences"),
+        (SitesSpec, "plans"),
     }
 )
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(

@@ -29,6 +29,7 @@ from generator.render.node_disk import with_root_disks
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings, with_unprovisioned_findings
 from generator.render.rdma_host import with_rdma_findings
 from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
+from generator.render.site_groups import other_profiles
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.render.tinkerbell import with_tinkerbell_findings
@@ -98,6 +99,7 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
     """
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     files.update(render_deepspeed_configs(plan))  # a DeepSpeed training job's config, whatever the outputs
+    plan = with_deployed_profiles(plan, workload, alone=alone)
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))
     if "ansible" in workload.outputs:
@@ -106,7 +108,27 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
     if "kubernetes" in workload.outputs:
         files.update(render_node_pools(plan, workload, alone=alone))
         stacks = gpu_stacks(plan, workload, alone=alone)
+    for _, tag, own in other_profiles(plan):  # fix203: each later site profile's one-site cluster, under its tag
+        at = f"{PROFILES_DIRECTORY}/{tag}/"
+        if "terraform" in workload.outputs:
+            files.update({at + path: text for path, text in render_terraform(own, workload).items()})
+        if "kubernetes" in workload.outputs:
+            files.update({at + path: text for path, text in render_node_pools(own, workload, alone=alone).items()})
+            files.update({at + path: text for path, text in render_cluster(gpu_stacks(own, workload, alone=alone)).items()})
     return files, stacks
+
+
+#: Where a per-site plan's later profiles (``sites[].requests_per_second_scale``) have their own Terraform and
+#: Kubernetes files, each under its tag (``site-profiles/x3/``): each site is a cluster of its own (fix203).
+PROFILES_DIRECTORY = "site-profiles"
+
+
+def with_deployed_profiles(plan: Plan, workload: Workload, *, alone: bool) -> Plan:
+    """``plan`` with its later site profiles' plans as they are deployed (GPU sharing applied, as the plan's own)."""
+    if plan.sites is None or len(plan.sites.plans) < 2:
+        return plan
+    own = (plan.sites.plans[0], *(deployed(p, workload, alone=alone) for p in plan.sites.plans[1:]))
+    return plan._replace(sites=plan.sites._replace(plans=own))
 
 
 def render_plan(plan: Plan, workload: Workload) -> dict[str, str]:

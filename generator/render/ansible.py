@@ -44,7 +44,7 @@ from generator.render.node_tags import NODE_TAG_KEYS
 from generator.render.nvidia_modules import kernel_modules, needs_nvlink_subnet_manager
 from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
 from generator.render.rocm_tuning import INSTINCT_ARCHITECTURES, VLLM_SOURCE, rocm_host_vars, rocm_vllm_settings
-from generator.render.site_groups import every_site, role_hosts, site_children
+from generator.render.site_groups import every_site, other_profiles, role_hosts, site_children
 from generator.sizing.constants import with_overrides
 from generator.sizing.gpu_share import pod_memory_fraction, sglang_pool_capped
 from generator.workload.models import GpuSharing, Mirrors, Workload
@@ -311,21 +311,11 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     """
     racks = host_racks(plan, workload)
     utilization = with_overrides(dict(workload.constants)).gpu_memory_utilization
-    shares = pool_shares(plan, workload)
-    # the replicas each bare-metal host runs, by host name (newuser36 item 6: each host read the pool-wide count)
+    # fix203: the sites of another rate scale run their own profile's plan, its pools renamed (chat_l4_24gb_x3)
+    profiles = [(plan, role_hosts(plan))] + [(own, role_hosts(plan, i)) for i, _, own in other_profiles(plan)]
     placed: dict[str, list[dict[str, object]]] = {}
-    if plan.provider == "baremetal":
-        spread = spread_services(workload)
-        for pool in plan.pools:
-            hosts = None
-            if shares[pool.name] is None and pool.node.kind == "fixed":  # hardware.fixed: its deployments take turns
-                hosts = resident_placement(plan.deployments, pool)
-            elif shares[pool.name] is None:
-                hosts = pool_placement(plan.deployments, pool, spread)
-            names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
-            placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
-    roles = role_hosts(plan)  # newuser113: a per-site plan's hosts at every site run the first site's
-    placed.update((host, placed[name]) for name, at in roles.items() if name in placed for host in at)
+    for one, roles in profiles:
+        placed.update(_placed(one, workload, roles))
 
     addresses = ansible_hosts(workload)  # an owned server's ip_address, a hardware.fixed machine's address
 
@@ -333,10 +323,12 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         return {name: _host_entry(racks.get(name), placed.get(name), addresses.get(name)) for name in names}
 
     # a per-site plan's hosts carry their vars once, in their site's group; a pool's group names them (newuser113)
-    def members(names: tuple[str, ...]) -> dict[str, dict[str, Any] | None]:
+    def members(names: tuple[str, ...], roles: dict[str, tuple[str, ...]]) -> dict[str, dict[str, Any] | None]:
         return dict.fromkeys(every_site(names, roles)) if roles else hosts_of(names)
 
-    children: dict[str, dict[str, Any]] = {pool.name: {"hosts": members(pool.owned_hosts)} for pool in plan.pools}
+    children: dict[str, dict[str, Any]] = {
+        pool.name: {"hosts": members(pool.owned_hosts, roles)} for one, roles in profiles for pool in one.pools
+    }
     children = {name: (group if group["hosts"] else {}) for name, group in children.items()}
     sites = {name: {"hosts": hosts_of(hosts)} for name, hosts in site_children(plan).items()}
     children |= {SITES_GROUP: {"children": sites}} if sites else {}
@@ -356,6 +348,35 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
                 f"{line}\n" for line in (*fixed_example_lines(plan, missing), *example_header_lines(plan, workload))
             )
             files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
+    for one, _ in profiles:
+        files.update(_group_vars_files(one, workload, utilization))
+    return files
+
+
+def _placed(plan: Plan, workload: Workload, roles: dict[str, tuple[str, ...]]) -> dict[str, list[dict[str, object]]]:
+    """The replicas each bare-metal host runs, by host name; a per-site plan's at each host in the same role."""
+    shares = pool_shares(plan, workload)
+    # the replicas each bare-metal host runs, by host name (newuser36 item 6: each host read the pool-wide count)
+    placed: dict[str, list[dict[str, object]]] = {}
+    if plan.provider == "baremetal":
+        spread = spread_services(workload)
+        for pool in plan.pools:
+            hosts = None
+            if shares[pool.name] is None and pool.node.kind == "fixed":  # hardware.fixed: its deployments take turns
+                hosts = resident_placement(plan.deployments, pool)
+            elif shares[pool.name] is None:
+                hosts = pool_placement(plan.deployments, pool, spread)
+            names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
+            placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
+    # newuser113: a per-site plan's hosts at every site (of the profile, fix203) run its first site's
+    placed.update((host, placed[name]) for name, at in roles.items() if name in placed for host in at)
+    return placed
+
+
+def _group_vars_files(plan: Plan, workload: Workload, utilization: float) -> dict[str, str]:
+    """``ansible/group_vars/<pool>.yml`` of each pool of ``plan``."""
+    shares = pool_shares(plan, workload)
+    files = {}
     for pool in plan.pools:
         comment = omitted_vars_comment(host_node(pool.node))
         files[f"ansible/group_vars/{pool.name}.yml"] = (
