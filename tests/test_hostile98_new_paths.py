@@ -151,3 +151,55 @@ sites:
         assert error.location.path.startswith("sites["), (error.location.path, error.message)
     valid = all(n and n[0] in "az09" and set(n) <= set("abz09-") and len(n) <= 41 for n in (first, second))
     assert (errors == []) == (valid and first != second), [e.message for e in errors]
+
+
+EDGE = """version: 1
+name: edge
+deployments:
+  - name: {deployment}
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: fp8, max_context_tokens: 8192, requests_per_second: 0.5}}
+hardware:
+  provider: baremetal
+  buy: false
+  inventory:
+    - custom: {{name: box, kind: workstation, gpu: l4-24gb, gpus_per_server: 2, cpu_cores: 16, ram_gib: 64,
+               nvme_tb: 1.92, max_power_w: 550}}
+      count: 2
+      hosts: [{{name: a-1, ip_address: 10.0.0.1}}, {{name: a-2, ip_address: 10.0.0.2}}]
+sites:
+  - {{name: {first}, hosts: [a-1]}}
+  - {{name: b, hosts: [a-2]}}
+outputs: [ansible]
+"""
+
+# (deployment, first site's name, field, text, exit code). Site 'l4-24gb' beside a deployment 'site' on L4s: both
+# Ansible groups were site_l4_24gb, so the "site" group held every store's box (rendered, exit 0, before the fix).
+SITES = [
+    ("site", "l4-24gb", "sites[0].name", "the name of a pool's group", 1),
+    ("chat", "b", "sites[1].name", "used twice", 1),
+    ("chat", "''", "sites[0].name", "does not match", 1),
+    ("chat", "störe", "sites[0].name", "outside ASCII", 1),
+    ("chat", "l4-24gb", None, "", 0),
+]
+
+
+@pytest.mark.parametrize(("deployment", "first", "field", "says", "code"), SITES)
+def test_sites_refused_at_field_without_output(
+    tmp_path: Path, deployment: str, first: str, field: str | None, says: str, code: int
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(EDGE.format(deployment=deployment, first=first), encoding="utf-8")
+    out = tmp_path / "out"
+    result = run_specgen("render", str(path), "-o", str(out))
+    assert result.returncode == code and "Traceback" not in result.stderr, result.stderr
+    if field is None:
+        again = run_specgen("render", str(path), "-o", str(tmp_path / "again"))
+        assert again.returncode == 0
+        for written in sorted(out.rglob("*")):  # deterministic to the byte
+            if written.is_file():
+                assert written.read_bytes() == (tmp_path / "again" / written.relative_to(out)).read_bytes()
+        return
+    assert f"w.yaml:{16 if field == 'sites[0].name' else 17}:" in result.stderr and field in result.stderr
+    assert says in result.stderr
+    assert not out.exists()

@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from generator.errors import InfeasibleError
+from generator.errors import InfeasibleError, InputError
 from generator.planner.host_address import CODE as ADDRESS_CODE
 from generator.planner.host_address import missing_address_findings
 from generator.planner.plan import Finding, Plan, SitesSpec, sorted_findings
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Site, Workload
-from generator.workload.sites import site_hosts, site_workload
+from generator.workload.sites import site_group, site_hosts, site_workload
 
 #: A finding's path at an owned host of the site's workload (its place in the site's list, not the file's).
 _HOST_PATH = re.compile(r"hardware\.inventory\[(\d+)\]\.hosts\[(\d+)\]")
@@ -37,6 +37,10 @@ def plan_per_site(loaded: LoadedWorkload, plan_one: Callable[[LoadedWorkload], P
     except InfeasibleError as exc:
         raise _site_error(loaded, exc) from None
     plan = plan._replace(findings=_file_findings(wl, first, plan.findings))
+    for i, site in enumerate(wl.sites):  # hostile98: Ansible's groups are global: a pool's group would merge into it
+        if (group := site_group(site.name)) in {pool.name for pool in plan.pools}:
+            why = f"site '{site.name}' has the Ansible group {group}, the name of a pool's group: rename the site"
+            raise InputError(why, loaded.document.locate(("sites", i, "name")))
     count = len(wl.sites)
     totals = {"sites": count} | {key: _times(plan.totals.get(key), count) for key in CHAIN_TOTALS}
     sites = SitesSpec(tuple(s.name for s in wl.sites), tuple(site_hosts(wl, s) for s in wl.sites), totals)
