@@ -12,7 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from generator import catalog
 from generator.errors import InputError, MultipleInputError
+from generator.planner.gpu_power_limit import limited_gpu
+from generator.planner.nodes import node_power_w
+from generator.sizing.constants import Constants
 from generator.workload import load_workload
 from tests.helpers import run_specgen
 
@@ -203,3 +207,25 @@ def test_sites_refused_at_field_without_output(
     assert f"w.yaml:{16 if field == 'sites[0].name' else 17}:" in result.stderr and field in result.stderr
     assert says in result.stderr
     assert not out.exists()
+
+
+# (a DGX H100's maximum as published / given, W; the boards' limit, W; its wall power, W). A limit lowers the
+# maximum by the boards' saved watts, but to the parts' sum at the limit at most (1,905 W at 1 W a board here) and
+# never above the maximum: before the fix a maximum of 1,800 W at 1 W a board came out at -4,744 W (a custom box's
+# max_power_w of 150 W with two L4s at 1 W: "$-1/month, -0.0 kW").
+NODE_POWER = [
+    (10_200, 550, 8_796),
+    (10_200, 1, 3_656),
+    (3_000, 1, 1_905),
+    (1_800, 1, 1_800),
+]
+
+
+@pytest.mark.parametrize(("maximum_w", "limit_w", "wall_w"), NODE_POWER)
+def test_power_limit_never_drives_node_power_below_its_parts(maximum_w: int, limit_w: int, wall_w: int) -> None:
+    consts = Constants()
+    dgx = catalog.platforms()["dgx-h100"]._replace(max_power_w=maximum_w)
+    h100 = dgx.fitted_gpu(catalog.gpus()["h100-sxm5-80gb"])
+    power = node_power_w(dgx, limited_gpu(h100, limit_w), 8, 2048, 8, (), consts)
+    assert power.watts == wall_w and power.dc_load_w > 0
+    assert (f"(-{maximum_w - wall_w:,} W)" in power.basis) == (wall_w < maximum_w)
