@@ -398,6 +398,11 @@ class NodePower(NamedTuple):
         return self.basis.startswith(f"{SUMMED} x ")
 
 
+def _limited(gpu: GpuSpec, saved_w: int) -> str:
+    """The basis' words for boards under a power limit that lowered a published or given maximum by ``saved_w``."""
+    return f", its GPUs limited to {gpu.tdp_w:,.0f} W each (-{saved_w:,} W)" if saved_w > 0 else ""
+
+
 def node_power_w(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
 ) -> NodePower:
@@ -411,17 +416,19 @@ def node_power_w(
     full = gpus == max(platform.gpu_counts)
     # boards under a power limit draw it, not their TDP: a published maximum loses the difference at the wall (newuser115)
     saved = round(limited_power_saving_w(gpu, gpus) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
-    limited = f", its GPUs limited to {gpu.tdp_w:,.0f} W each (-{saved:,} W)" if saved else ""
+    # hostile98: a limit lowers a maximum to its parts' sum at the limit at most (a custom max_power_w under its
+    # parts went negative at a deep limit), and never raises it
+    floor = round(component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts) / consts.psu_efficiency) if saved else 0
     if full and platform.max_power_w:
         basis = "as given in hardware.inventory" if platform.custom else max_power_label(platform)
-        wall = int(platform.max_power_w) - saved
-        return NodePower(wall, wall_to_dc_w(wall, consts), basis + limited)
+        wall = max(int(platform.max_power_w) - saved, min(floor, int(platform.max_power_w)))
+        return NodePower(wall, wall_to_dc_w(wall, consts), basis + _limited(gpu, int(platform.max_power_w) - wall))
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
         what, qualifier = _max_power_marks(reference)
         basis = f"{what or 'published maximum'} of {reference.id} (same baseboard){qualifier}"
-        wall = int(reference.max_power_w) - saved
-        return NodePower(wall, wall_to_dc_w(wall, consts), basis + limited, reference.id)
+        wall = max(int(reference.max_power_w) - saved, min(floor, int(reference.max_power_w)))
+        return NodePower(wall, wall_to_dc_w(wall, consts), basis + _limited(gpu, int(reference.max_power_w) - wall), reference.id)
     dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     under = baseboard_under_read(consts) if full and platform.kind in BASEBOARD_KINDS else None
     if under is not None:  # an 8-GPU baseboard with no published figure: its sum under-reads as every one published

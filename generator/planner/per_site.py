@@ -13,14 +13,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from generator.errors import InfeasibleError
+from generator.errors import InfeasibleError, InputError
 from generator.planner.capacity import scaled
 from generator.planner.host_address import CODE as ADDRESS_CODE
 from generator.planner.host_address import missing_address_findings
 from generator.planner.plan import Finding, Plan, SitesSpec, sorted_findings
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Site, Workload
-from generator.workload.sites import site_hosts, site_workload
+from generator.workload.sites import site_group, site_hosts, site_workload
 
 #: A finding's path at an owned host of the site's workload (its place in the site's list, not the file's).
 _HOST_PATH = re.compile(r"hardware\.inventory\[(\d+)\]\.hosts\[(\d+)\]")
@@ -38,6 +38,7 @@ def plan_per_site(loaded: LoadedWorkload, plan_one: Callable[[LoadedWorkload], P
     wl = loaded.workload
     groups = site_profiles(wl.sites)
     plans = [_profile_plan(loaded, members[0], plan_one) for members in groups]
+    _refuse_group_clash(loaded, [(p, members) for p, members in zip(plans, groups, strict=True)])
     plan = plans[0]._replace(findings=_file_findings(wl, wl.sites[0], plans[0].findings))
     totals: dict[str, Any] = {"sites": len(wl.sites)}
     for key in CHAIN_TOTALS:
@@ -50,6 +51,22 @@ def plan_per_site(loaded: LoadedWorkload, plan_one: Callable[[LoadedWorkload], P
         said += _profile_findings(wl, members, other, plan.findings)
         said.append(_layout_finding(wl.sites, members, other))
     return plan._replace(sites=sites, findings=(*plan.findings, *said))
+
+
+def _refuse_group_clash(loaded: LoadedWorkload, profiles: list[tuple[Plan, list[int]]]) -> None:
+    """Refuse a site whose Ansible group is a pool's group name, at the site's name.
+
+    hostile98: Ansible's groups are global, so the pool's group would merge into the site's.
+    """
+    wl = loaded.workload
+    pools = {pool.name for pool in profiles[0][0].pools}
+    for plan, members in profiles[1:]:  # fix203: a later profile's pools are suffixed with its tag
+        tag = profile_tag(wl.sites[members[0]].requests_per_second_scale)
+        pools |= {f"{pool.name}_{tag}" for pool in plan.pools}
+    for i, site in enumerate(wl.sites):
+        if (group := site_group(site.name)) in pools:
+            why = f"site '{site.name}' has the Ansible group {group}, the name of a pool's group: rename the site"
+            raise InputError(why, loaded.document.locate(("sites", i, "name")))
 
 
 def profile_tag(scale: float) -> str:

@@ -15,7 +15,8 @@ Bare metal's servers stand where they are placed: not checked.
 from __future__ import annotations
 
 from generator.errors import InputError
-from generator.workload.gke_zone import cluster_region
+from generator.workload.cloud_regions import region_problem
+from generator.workload.gke_zone import cluster_region, place_problem
 from generator.workload.loader import Document
 from generator.workload.models import Workload
 
@@ -111,6 +112,8 @@ def residency_errors(doc: Document, wl: Workload) -> list[InputError]:
         ]
     if eu_region(provider, location) is not None:
         return []
+    if (place_problem(location) if provider == "gcp" else region_problem(provider, location)) is not None:
+        return []  # hostile98: location_errors says what the name is ("WestEurope" is westeurope, an EU region)
     place = EUROPE_OUTSIDE_EU.get(location_region(provider, location))
     where = f"{place[0]}, {place[1]}" if place else "outside the EU"
     return [

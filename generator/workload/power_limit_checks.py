@@ -47,6 +47,12 @@ def power_limit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
         elif limit.gpu in seen:
             why = f"gpu {limit.gpu} is given a power limit twice: keep one"
             errors.append(InputError(why, doc.locate(("hardware", "gpu_power_limits", i, "gpu"))))
+        elif hardware.gpus and not hardware.inventory and limit.gpu not in hardware.gpus:  # hostile98: set on nothing
+            why = (
+                f"gpu {limit.gpu} is not among hardware.gpus ({', '.join(hardware.gpus)}): the plan holds none of "
+                "its boards, so the limit would be set on nothing; name a GPU the plan may use, or drop the entry"
+            )
+            errors.append(InputError(why, doc.locate(("hardware", "gpu_power_limits", i, "gpu"))))
         elif limit.watts > gpu.tdp_w:
             why = (
                 f"watts {limit.watts:g} is above the {gpu.tdp_w:g} W TDP of {gpu.id}: nvidia-smi -pl takes no limit "
