@@ -156,6 +156,7 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
         scales = ", ".join(f"{len(g)} at x{wl.sites[g[0]].requests_per_second_scale:g}" for g in groups)
         rates += f"; each site's rates times its requests_per_second_scale: {scales}, each scale planned once"
     money = f"${totals['usd_per_month']:,.0f}/month" if totals["usd_per_month"] is not None else "cost not known"
+    capex = f"${totals['capex_usd']:,.0f}" if totals["capex_usd"] is not None else "not known"  # fix204: not $0
     return (
         f"sized per site: each of the {len(names)} sites ({shown}) is served by its own hosts alone, nothing pooled "
         f"across sites, at each deployment's per-site rate ({rates}); the pools, deployments and totals above are one "
@@ -164,5 +165,5 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
         "site's hosts, site_<name>, and the Terraform and Kubernetes files are one site's, applied at each); the "
         f"whole chain: {totals['nodes']} "
         f"node(s), {totals['gpus']} GPU(s), {totals['power_w'] / 1000:,.1f} kW, {money}, capex "
-        f"${totals['capex_usd'] or 0:,.0f}"
+        f"{capex}"
     )
