@@ -310,8 +310,9 @@ def _sites_lines(plan: Plan) -> list[str]:
         return []
     s = plan.sites.totals
     money = f"${s['usd_per_month']:,.0f}/month" if s["usd_per_month"] is not None else "unpriced"
+    capex = f"${s['capex_usd']:,.0f}" if s["capex_usd"] is not None else "not known"  # fix204: not $0 (SPEC.md: -)
     return [
         f"per site (sites): the line above is one site's ({plan.sites.names[0]}); {s['sites']:,} sites, each on its own "
         f"hosts: {counted(s['gpus'], 'GPU')} on {s['nodes']:,} node(s), {s['power_w'] / 1000:,.1f} kW, {money} "
-        f"(capex ${s['capex_usd'] or 0:,.0f})"
+        f"(capex {capex})"
     ]

@@ -28,6 +28,7 @@ from generator.calculator.offload_report import (
 )
 from generator.calculator.prefill_bound import prefill_summary, prompt_prefill_text
 from generator.catalog.records import CpuSpec
+from generator.errors import FleetLimitError
 from generator.named_tuple import NamedTuple
 from generator.planner.assemble import (
     device_plugin_findings,
@@ -52,6 +53,7 @@ from generator.planner.nodes import parts_dc_load_w
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.planner.setting_findings import model_findings, unused_setting_findings
+from generator.planner.site_power import site_power_findings, site_power_refusal
 from generator.planner.slo import effective_slo
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.architecture import Architecture
@@ -575,6 +577,10 @@ def _slo_findings(
     return [Finding("warning", "slo-missed", message, f"deployments[{index}]")]
 
 
+#: What unblocks an owned machine over the site's power (its GPUs' limits are refused beside hardware.fixed).
+FIXED_UNBLOCK = "contract more power (site_power.kw), or give a machine that draws less (hardware.fixed)"
+
+
 def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """Place every deployment on the existing machine (each as if it were the resident model)."""
     wl = loaded.workload
@@ -651,6 +657,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         # its host name, where given: the render names the host as an owned server's (fix192), else a placeholder
         owned_hosts=(fixed.host_name,) if fixed.host_name else (),
     )
+    # fix204: a home or lab user who gives site_power means "does my machine fit the power I have": check it, as a fleet
+    if (over_site := site_power_refusal((pool,), wl.hardware.site_power, FIXED_UNBLOCK)) is not None:
+        raise FleetLimitError(over_site, "site_power", node.power_w)
     return Plan(
         workload=wl.name,
         objective="placement on existing hardware",
@@ -668,6 +677,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 *driver_series_findings(wl, (pool,)),
                 *unused_setting_findings(wl),
                 *fixed_energy_findings(wl, node.power_w, consts),
+                *site_power_findings((pool,), wl.hardware.site_power),
                 *model_findings(loaded),
             ]
         ),

@@ -16,6 +16,8 @@ above the TDP nothing moves.
 
 from __future__ import annotations
 
+from generator.catalog.power_limit_tools import LIMIT_TOOLS
+
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start may reach this module)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,8 +82,9 @@ def gpu_power_limit_findings(pools: Sequence[Pool], hardware: Hardware) -> list[
             f"{gpu_id} limited to {limit:g} W of its {gpu.tdp_w:g} W TDP: planned at {share:.1%} of its clock at TDP "
             f"(clock ~ power^(1/3), a model, not a measurement): compute-bound work (prompt passes, training) takes "
             f"{1 / share - 1:.1%} longer, memory-bound decode barely moves; each GPU is counted at {limit:g} W in node "
-            "power, heat, racks and site power; Ansible's specgen_gpu_power_limit sets it (nvidia-smi -pl) at every "
-            "boot; Kubernetes has no standard field for it, so the manifests carry none"
+            f"power, heat, racks and site power; Ansible's specgen_gpu_power_limit sets it "
+            f"({LIMIT_TOOLS[gpu.vendor]}) at every boot; Kubernetes has no standard field for it, "
+            "so the manifests carry none"
         )
         out.append(Finding("info", GPU_POWER_LIMIT, text, "hardware.gpu_power_limits"))
     return out

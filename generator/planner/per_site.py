@@ -217,6 +217,7 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
     scaled_text = "of its rate scale " if len(groups) > 1 else ""  # fix203: each scale's own files
     at_each = " site of its scale" if len(groups) > 1 else ""
     money = f"${totals['usd_per_month']:,.0f}/month" if totals["usd_per_month"] is not None else "cost not known"
+    capex = f"${totals['capex_usd']:,.0f}" if totals["capex_usd"] is not None else "not known"  # fix204: not $0
     return (
         f"sized per site: each of the {len(names)} sites ({shown}) is served by its own hosts alone, nothing pooled "
         f"across sites, at each deployment's per-site rate ({rates}); the pools, deployments and totals above are one "
@@ -226,5 +227,5 @@ def _per_site_text(loaded: LoadedWorkload, plan: Plan, totals: dict[str, Any]) -
         "); the "
         f"whole chain: {totals['nodes']} "
         f"node(s), {totals['gpus']} GPU(s), {totals['power_w'] / 1000:,.1f} kW, {money}, capex "
-        f"${totals['capex_usd'] or 0:,.0f}"
+        f"{capex}"
     )

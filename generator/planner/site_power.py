@@ -47,7 +47,14 @@ def _fit_text(pools: Sequence[Pool], allowed_w: int) -> str:
     return "; ".join(parts)
 
 
-def site_power_refusal(pools: Sequence[Pool], site: SitePower | None) -> str | None:
+#: What unblocks a planned fleet over the site's power.
+FLEET_UNBLOCK = (
+    "lower the request rates or training deadlines, limit the GPUs' power (hardware.gpu_power_limits), or contract "
+    "more power (site_power.kw)"
+)
+
+
+def site_power_refusal(pools: Sequence[Pool], site: SitePower | None, unblock: str = FLEET_UNBLOCK) -> str | None:
     """Why the fleet of ``pools`` is over ``site``'s continuous power, with the figures; None within it (or no site)."""
     if site is None:
         return None
@@ -56,8 +63,7 @@ def site_power_refusal(pools: Sequence[Pool], site: SitePower | None) -> str | N
         return None
     return (
         f"the fleet draws {fleet_w:,} W at full load, over the {_allowed_text(site)} the site may "
-        f"draw by {fleet_w - site.usable_w:,} W; {_fit_text(pools, site.usable_w)}; to unblock: lower the request rates "
-        "or training deadlines, limit the GPUs' power (hardware.gpu_power_limits), or contract more power (site_power.kw)"
+        f"draw by {fleet_w - site.usable_w:,} W; {_fit_text(pools, site.usable_w)}; to unblock: {unblock}"
     )
 
 

@@ -400,11 +400,11 @@ def _group_vars_files(plan: Plan, workload: Workload, utilization: float) -> dic
 
 
 def _power_limit(pool: Pool, workload: Workload) -> dict[str, Any]:
-    """A bare-metal NVIDIA pool's ``specgen_gpu_power_limit`` (:mod:`generator.render.gpu_power_limit_vars`)."""
+    """A bare-metal pool's ``specgen_gpu_power_limit`` (:mod:`generator.render.gpu_power_limit_vars`)."""
     gpu = catalog.gpus()[pool.node.gpu_id]
-    if pool.node.provider != "baremetal" or gpu.vendor != "nvidia":
+    if pool.node.provider != "baremetal":
         return {}
-    return gpu_power_limit_vars(workload.hardware.gpu_power_limit_w(gpu.id), gpu.tdp_w)
+    return gpu_power_limit_vars(workload.hardware.gpu_power_limit_w(gpu.id), gpu.tdp_w, gpu.vendor)
 
 
 def resident_placement(deployments: Sequence[DeploymentPlan], pool: Pool) -> list[list[HostReplica]]:

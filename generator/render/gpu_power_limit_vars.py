@@ -14,22 +14,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.catalog.power_limit_tools import POWER_LIMIT_SOURCES, power_limit_commands
 from generator.planner.gpu_power_limit import below_tdp
 
-NVML_SOURCE = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceCommands.html"
+NVML_SOURCE = POWER_LIMIT_SOURCES["nvidia"]
 
 
-def gpu_power_limit_vars(watts: float | None, rated_w: float) -> dict[str, Any]:
-    """The group var of a pool whose GPUs are limited to ``watts`` (rated ``rated_w``); empty where none is set."""
-    if not below_tdp(watts, rated_w):
+#: What a reboot does to the limit: NVML says it is lost; ROCm SMI's docs say nothing, so it is set each boot all the same.
+_REBOOT = {"nvidia": "it is lost at a reboot", "amd": "its docs do not say it survives a reboot, so it is set at every boot"}
+
+
+def gpu_power_limit_vars(watts: float | None, rated_w: float, vendor: str = "nvidia") -> dict[str, Any]:
+    """The group var of a pool whose ``vendor`` GPUs are limited to ``watts`` (rated ``rated_w``); empty where none is set.
+
+    fix204: an AMD GPU's limit is set with ``rocm-smi --setpoweroverdrive``; whether it holds across a reboot is not
+    sourced, so it is set at every boot as NVIDIA's is.
+    """
+    if not below_tdp(watts, rated_w) or not (commands := power_limit_commands(vendor, watts)):
         return {}
     return {
         "specgen_gpu_power_limit": {
             "watts": watts,
             "rated_w": rated_w,
-            "commands": ["nvidia-smi -pm 1", f"nvidia-smi -pl {watts:g}"],
+            "commands": commands,
             "at_every_boot": True,
-            "why": "the plan counts each GPU at this limit (power, heat, racks, site power); it is lost at a reboot",
-            "source": NVML_SOURCE,
+            "why": "the plan counts each GPU at this limit (power, heat, racks, site power); " + _REBOOT[vendor],
+            "source": POWER_LIMIT_SOURCES[vendor],
         }
     }

@@ -86,13 +86,11 @@ def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[st
     return listed, matched
 
 
-def _checked_patterns(listed: list[Any] | tuple[Any, ...], key: str | None = None) -> tuple[str, ...]:
-    """The list of unquantized modules (under ``key``), each ``re:`` pattern compiled once to find it is one, and a few."""
+def _checked_patterns(listed: list[Any] | tuple[Any, ...], field: str) -> tuple[str, ...]:
+    """The list of unquantized modules (at ``field``), each ``re:`` pattern compiled once to find it is one, and a few."""
     if not all(isinstance(p, str) and p for p in listed):  # fuzz28 L4: 1 and null were names "1" and "None"
         # hostile97: named as its field, so placed at its line
-        raise ArchitectureError(
-            f"config field 'quantization_config.{key}' (its list of unquantized modules) must hold module names (strings)"
-        )
+        raise ArchitectureError(f"config field '{field}' (its list of unquantized modules) must hold module names (strings)")
     keep = tuple(listed)
     for i, pattern in enumerate(keep):
         if not pattern.startswith("re:"):
@@ -176,18 +174,18 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         return None
     if not isinstance(cfg, Mapping):
         raise ArchitectureError("quantization_config must be a mapping")
+    holder = "quantization_config"  # fix204: where the list lies, so a refusal is placed at its own line
     if "quant_method" not in cfg and isinstance(cfg.get("quantization"), Mapping):
         # ModelOpt's hf_quant_config.json; hostile97: a quant_method inside its object does not make it GPTQ or AWQ
-        cfg = {**cfg["quantization"], "quant_method": "modelopt"}
+        cfg, holder = {**cfg["quantization"], "quant_method": "modelopt"}, "quantization_config.quantization"
     method = str(cfg.get("quant_method", "")).lower()
     key = next((k for k in _KEEP_KEYS if cfg.get(k)), None)
     listed = cfg[key] if key is not None else []
     if not isinstance(listed, (list, tuple)):  # hostile97: named as its field, so placed at its line
         raise ArchitectureError(
-            f"config field 'quantization_config.{key}' (its list of unquantized modules) must be a list of names, got "
-            f"{str(listed)[:60]!r}"
+            f"config field '{holder}.{key}' (its list of unquantized modules) must be a list of names, got {str(listed)[:60]!r}"
         )
-    keep = _checked_patterns(listed, key)
+    keep = _checked_patterns(listed, f"{holder}.{key}")
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":

@@ -10,6 +10,7 @@ has no sourced minimum, so none is checked here (the plan's note says to read it
 from __future__ import annotations
 
 from generator import catalog
+from generator.catalog.power_limit_tools import power_limit_commands
 from generator.errors import InputError
 from generator.workload.value_checks import given_in
 
@@ -51,6 +52,12 @@ def power_limit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
             why = (
                 f"gpu {limit.gpu} is not among hardware.gpus ({', '.join(hardware.gpus)}): the plan holds none of "
                 "its boards, so the limit would be set on nothing; name a GPU the plan may use, or drop the entry"
+            )
+            errors.append(InputError(why, doc.locate(("hardware", "gpu_power_limits", i, "gpu"))))
+        elif not power_limit_commands(gpu.vendor, limit.watts):  # fix204: the plan would count what nothing sets
+            why = (
+                f"gpu {gpu.id} is a {gpu.vendor} GPU: specgen knows no sourced command that sets its power limit "
+                "(it renders nvidia-smi -pl for NVIDIA, rocm-smi --setpoweroverdrive for AMD): drop the entry"
             )
             errors.append(InputError(why, doc.locate(("hardware", "gpu_power_limits", i, "gpu"))))
         elif limit.watts > gpu.tdp_w:
