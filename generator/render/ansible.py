@@ -19,6 +19,7 @@ from generator.planner.multi_host import (
 from generator.planner.placeholder_hosts import placeholder_names
 from generator.planner.placement import HostReplica, pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
+from generator.planner.ruled_out import FREE_HOSTS_GROUP
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
@@ -329,7 +330,11 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     # the pools rented from a provider, as a group of their own (a play can target or skip them: rented-hosts)
     rented_ones = rented_pools(plan)
     rented: dict[str, Any] = {RENTED_GROUP: {"children": {p.name: {} for p in rented_ones}}} if rented_ones else {}
-    inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children, **rented}}}
+    # the named owned hosts the plan leaves free, as a group of their own (fix198 item 1: they were in none)
+    free = [name for entry in plan.totals.get("inventory", ()) for name in entry["free_hosts"]]
+    free_group = {FREE_HOSTS_GROUP: {"hosts": hosts_of(free)}} if free else {}
+    groups = {"gpu_nodes": {"children": {name: {} for name in children}}, **children, **rented, **free_group}
+    inventory = {"all": {"children": groups}}
     files = {"ansible/inventory.yml": HEADER + ansible_yaml(inventory)}
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))
