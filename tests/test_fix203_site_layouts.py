@@ -41,6 +41,10 @@ all:
     embed_l4_24gb_x3:
       hosts:
         b-2: null
+    free_nodes:
+      hosts:
+        a-2: null
+        c-2: null
     gpu_nodes:
       children:
         chat_embed_l4_24gb: {}

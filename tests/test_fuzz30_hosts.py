@@ -403,9 +403,9 @@ provisioning:
 #: Why the plan leaves the DGX free, from its inventory-free finding, which the refusal now carries (newuser98).
 WHY_FREE = (
     "; why, as the plan's inventory-free finding says: 2 of 2 owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free: "
-    "dgx-01, dgx-02; not used by chat: a layout on them was feasible, but the fleet ties on the objective without it "
-    "and has less power; the free ones' colocation, $3,754 a month, is paid whether they run or not and the plan's "
-    "monthly figure leaves it out"
+    "dgx-01, dgx-02 (Ansible group free_nodes); not used by chat: a layout on them was feasible, but the fleet ties on "
+    "the objective without it and has less power; the free ones' colocation, $3,754 a month, is paid whether they run "
+    "or not and the plan's monthly figure leaves it out"
 )
 
 

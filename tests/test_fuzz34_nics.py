@@ -101,9 +101,9 @@ def test_an_infiniband_only_front_end_is_refused_at_its_field(tmp_path: Path, te
     assert at in message and field in message, message
     assert (
         f"frontend_nic {nic} is an InfiniBand-only NIC: the front end carries the servers' IP over Ethernet {ROLE}, so "
-        "name an Ethernet NIC (one of aws-efa-100g, aws-efa-200g, aws-efa-400g, bluefield-3-dpu-2p-400g, "
-        "bluefield-3-supernic-400g, connectx-6-dx-2p-100gbe, connectx-6-lx-2p-25gbe, connectx-7-2p-200gbe, "
-        "connectx-7-2p-400g, connectx-7-400gbe, gcp-gpu-nic-200g); an InfiniBand NIC goes in fabric_nic"
+        "name an Ethernet NIC (one of bluefield-3-dpu-2p-400g, bluefield-3-supernic-400g, connectx-6-dx-2p-100gbe, "
+        "connectx-6-lx-2p-25gbe, connectx-7-2p-200gbe, connectx-7-2p-400g, connectx-7-400gbe); an InfiniBand NIC goes "
+        "in fabric_nic"
     ) in message
 
 

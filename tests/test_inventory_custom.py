@@ -377,7 +377,8 @@ def test_owned_servers_left_free_by_the_deployment_using_them_need_no_reason(tmp
     inventory = LAB.format(extra="", count=2) + "        - name: lab-02\n"
     plan = _plan(_write(tmp_path, inventory))
     assert [f.message for f in plan.findings if f.code == "inventory-free"] == [
-        "1 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-02; the free ones' colocation, $396 a month, is "
+        "1 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-02"
+        " (Ansible group free_nodes); the free ones' colocation, $396 a month, is "
         "paid whether they run or not and the plan's monthly figure leaves it out"
     ]  # fix147 (newuser84 item 4): lab-02 as built bare (no data drives), 2.15 kW x $184/kW-month
 
@@ -390,9 +391,9 @@ def test_owned_servers_left_free_say_why(tmp_path: Path) -> None:
     assert all(p.node.platform_id != "lab-a40" for p in plan.pools)
     (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free == (
-        "2 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-01, lab-02; not used by assistant: "
-        "lab-a40 has 1 GiB RAM; 16 GiB needed; the free ones' colocation, $762 a month, is paid whether they run or "
-        "not and the plan's monthly figure leaves it out"
+        "2 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-01, lab-02 (Ansible group free_nodes); not used "
+        "by assistant: lab-a40 has 1 GiB RAM; 16 GiB needed; the free ones' colocation, $762 a month, is paid whether "
+        "they run or not and the plan's monthly figure leaves it out"
     )  # fix147 (newuser84 item 4): two servers of 1 GiB RAM as built bare, 2 x 2.07 kW x $184/kW-month
 
 

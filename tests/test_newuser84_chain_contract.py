@@ -86,7 +86,8 @@ def test_an_owned_server_left_free_says_the_colocation_it_costs_anyway() -> None
     assert plan.totals["usd_per_month"] == pytest.approx(2_782.83, abs=0.01)
     (free,) = [f for f in plan.findings if f.code == "inventory-free"]
     assert free.message == (
-        "1 of 2 owned dell-xe9680-hgx-h100-h200 server(s) (8 x h100-sxm5-80gb) left free: gpu-b02; the free ones' "
-        "colocation, $1,877 a month, is paid whether they run or not and the plan's monthly figure leaves it out"
+        "1 of 2 owned dell-xe9680-hgx-h100-h200 server(s) (8 x h100-sxm5-80gb) left free: gpu-b02 "
+        "(Ansible group free_nodes); the free ones' colocation, $1,877 a month, is paid whether they run or not and the "
+        "plan's monthly figure leaves it out"
     )
     assert not [f for f in plan.findings if f.code == "owned-idle-while-bought"]

@@ -147,8 +147,8 @@ def test_an_unused_owned_rack_leaves_its_trays_free(tmp_path: Path) -> None:
     assert free.message == (
         "1 of 3 owned gb200-nvl72 server(s) (72 x gb200-186gb) left free: "
         + ", ".join(names[36:])
-        + "; the free ones' colocation, $22,080 a month, is paid whether they run or not and the plan's monthly figure "
-        "leaves it out"
+        + " (Ansible group free_nodes); the free ones' colocation, $22,080 a month, is paid whether they run or not "
+        "and the plan's monthly figure leaves it out"
     )
     files = render_plan(plan, loaded.workload)
     maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]

@@ -212,7 +212,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 
 def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
-    from generator.planner.batch_free_servers import batch_free_findings, batch_free_hint
+    from generator.planner.batch_free_servers import batch_free_findings, batch_free_hint, batch_ranks_hint
     from generator.planner.batch_split_hint import batch_split_findings
     from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.free_owned_cost import free_owned_cost_said
@@ -244,7 +244,9 @@ def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
             raise
         network = isinstance(exc, RefusalWithTailError) and exc.network
         hint = lighter_training_hint(loaded, consts, _plan_fleet_within_limits, network=network)
-        hint += batch_free_hint(loaded, consts, _plan_fleet_within_limits)  # newuser111 item 1
+        batch_hint = batch_free_hint(loaded, consts, _plan_fleet_within_limits)  # newuser111 item 1
+        # fix198 item 4: a batch fewer than the ranks its job needs: the nearest batch of those ranks that plans
+        hint += batch_hint or batch_ranks_hint(loaded, consts, str(exc), _plan_fleet_within_limits)
         if hint:
             # after the network's fix, or ahead of the owned servers' part: a long refusal keeps the way that plans
             # (newuser76 items 9 and 11)

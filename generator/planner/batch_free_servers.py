@@ -14,9 +14,11 @@ user sets (as :mod:`generator.planner.batch_split_hint` says of a batch that for
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from generator.planner.batch_split_hint import planned_at_batch
+from generator.planner.blocked import MORE_RANKS_THAN_BATCH
 from generator.planner.lighter_training import fleet_said, job_said
 from generator.planner.plan import Finding, Plan
 from generator.workload.models import TrainingDeployment
@@ -158,5 +160,36 @@ def batch_free_hint(loaded: LoadedWorkload, consts: Constants, replan: Callable[
                 f"; with a global_batch_size of {value:,} in the training of deployment {dep.name} (its "
                 f"{dep.training.global_batch_size:,} splits evenly over no count of data-parallel ranks that all the "
                 f"owned servers hold), the workload plans {fleet_said(other)}, {job_said(other, index)}"
+            )
+    return ""
+
+
+#: The ranks a refusal names where a job's fewest GPUs that hold it are more ranks than its batch has sequences
+#: ("TP1 ZeRO-3: DP18 is more ranks than the global batch of 1 sequences", :mod:`generator.planner.training`).
+_RANKS_OVER_BATCH = re.compile(rf"DP(\d+)(?:, | is ){MORE_RANKS_THAN_BATCH}")
+
+
+def batch_ranks_hint(
+    loaded: LoadedWorkload, consts: Constants, refusal: str, replan: Callable[[LoadedWorkload, Constants], Plan]
+) -> str:
+    """What a workload ``refusal`` says a job's batch is too small for plans at the nearest batch of the ranks named; or "".
+
+    fix198 item 4: a 70B job at a global batch of 1 was refused naming DP18 and "at least one sequence for each of the
+    data-parallel ranks said above", with no batch that plans; the fewest ranks named first (the nearest batch), each
+    a batch that splits over them one sequence a rank, up to :data:`MAX_HINT_TRIES` plans.
+    """
+    ranks = sorted({int(m.group(1)) for m in _RANKS_OVER_BATCH.finditer(refusal)})
+    for index, dep in enumerate(loaded.workload.deployments):
+        if not isinstance(dep, TrainingDeployment) or dep.training.global_batch_size is None:
+            continue
+        batch = dep.training.global_batch_size
+        for value in [r for r in ranks if r > batch][:MAX_HINT_TRIES]:
+            other = planned_at_batch(loaded, consts, index, value, replan)
+            if other is None:
+                continue
+            return (
+                f"; with a global_batch_size of {value:,} in the training of deployment {dep.name} (its {batch:,} "
+                f"sequence(s) are fewer than the {value:,} data-parallel ranks of the fewest GPUs that hold it), the "
+                f"workload plans {fleet_said(other)}, {job_said(other, index)}"
             )
     return ""

@@ -16,6 +16,10 @@ from generator.planner.nodes import PSU_OVER_CAPACITY
 
 #: Reasons kept per deployment in one line (the rest are counted).
 MAX_REASONS = 2
+#: The Ansible inventory group of the named owned hosts a plan leaves free (fix198 item 1: they were in no group, so
+#: ``ansible-playbook -l`` could not reach them and nothing said they were free); a child of ``all``, not of
+#: ``gpu_nodes``, whose pools' group vars they have none of.
+FREE_HOSTS_GROUP = "free_nodes"
 
 
 def _on(gpu_id: str, platform_id: str, blocked: Sequence[Blocked]) -> list[Blocked]:
@@ -127,7 +131,7 @@ def owned_build(entry: Mapping[str, Any]) -> OwnedBuild:
 
 def left_free_message(entry: Mapping[str, Any], why: str) -> str:
     """The ``inventory-free`` finding of an owned kind's entry in the plan's inventory report, with ``why`` (may be "")."""
-    hosts = f": {', '.join(entry['free_hosts'])}" if entry["free_hosts"] else ""
+    hosts = f": {', '.join(entry['free_hosts'])} (Ansible group {FREE_HOSTS_GROUP})" if entry["free_hosts"] else ""
     return (
         f"{entry['free']} of {entry['owned']} owned {entry['platform']} server(s) ({entry['gpus_per_server']} x "
         f"{entry['gpu']}) left free{hosts}" + (f"; not used by {why}" if why else "")

@@ -14,6 +14,7 @@ from generator.planner.plan import Finding
 from generator.planner.pooling import vllm_hf_overrides
 from generator.planner.residency_costs import residency_cost_findings
 from generator.planner.tco import rented_at_given_rates
+from generator.sizing.quantization import checkpoint_kv_cache_precision, checkpoint_kv_note
 from generator.sizing.vision import encoder_compute_text, image_input_text
 from generator.words import listed
 from generator.workload.capacity_type import SPOT_SUFFIX
@@ -21,6 +22,7 @@ from generator.workload.image_tokens import image_tokens_per_request
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Hardware, InferenceDeployment, ProvisioningSettings, Workload
 from generator.workload.sharing import SHARING_OUTPUT, WHERE, deployment_sharing, sharing_field, sharing_text
+from generator.workload.value_checks import given_in
 
 TYPE_CHECKING = False  # typing is not imported at run time (validate's cold start)
 if TYPE_CHECKING:
@@ -616,6 +618,29 @@ def _causal_score_findings(loaded: LoadedWorkload, index: int) -> list[Finding]:
     return [Finding("warning", "score-head-unknown", message, f"deployments[{index}].model")]
 
 
+def _checkpoint_kv_findings(loaded: LoadedWorkload, index: int) -> list[Finding]:
+    """``kv-cache-fp8-from-checkpoint``: the KV cache the loader set to the FP8 the checkpoint states (fix198 item 2).
+
+    fix196 sized and rendered it (``--kv-cache-dtype fp8``) with no word in the plan: the cache holds half the bytes a
+    token of a 16-bit one, so twice the tokens, which the user did not ask for and may not want (FP8 KV's accuracy).
+    """
+    dep = loaded.workload.deployments[index]
+    if not isinstance(dep, InferenceDeployment) or dep.inference.kv_cache_precision != "fp8":
+        return []
+    spec = dep.inference
+    quant = loaded.models[dep.name].architecture.quantization
+    if given_in(loaded.document, ("deployments", index, "inference", "kv_cache_precision")):
+        return []
+    if checkpoint_kv_cache_precision(quant, spec.precision, spec.engine) != "fp8":
+        return []
+    message = (
+        f"deployment {dep.name}: model {short(dep.model)}: {checkpoint_kv_note(spec.engine)}; so its KV cache is sized "
+        "and rendered in fp8 (--kv-cache-dtype fp8), 1 byte an element: half the KV bytes a token of a bf16 cache, "
+        "about twice the tokens in the same memory; set inference.kv_cache_precision: bf16 for a 16-bit cache"
+    )
+    return [Finding("info", "kv-cache-fp8-from-checkpoint", message, f"deployments[{index}].model")]
+
+
 def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     """Deployments whose ``model`` sizes well but is not what an engine on the nodes can start from as rendered.
 
@@ -643,6 +668,7 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
         ):
             out.append(Finding("info", layout[0], layout[1], f"deployments[{i}].inference.precision"))  # fix196
         out += _causal_score_findings(loaded, i)
+        out += _checkpoint_kv_findings(loaded, i)
         tower = loaded.models[dep.name].architecture.vision
         if tower is not None and isinstance(dep, InferenceDeployment):  # newuser62 item 1: sized as text alone
             fields = "avg_input_tokens and max_context_tokens"

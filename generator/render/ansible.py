@@ -19,6 +19,7 @@ from generator.planner.multi_host import (
 from generator.planner.placeholder_hosts import placeholder_names
 from generator.planner.placement import HostReplica, pool_placement
 from generator.planner.plan import BATCH_RUN_KEYS, DeploymentPlan, NodeSpec, Plan, Pool
+from generator.planner.ruled_out import FREE_HOSTS_GROUP
 from generator.planner.spread import spread_services
 from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.deepspeed_config import ds_config_path, runs_deepspeed
@@ -335,8 +336,13 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     # the pools rented from a provider, as a group of their own (a play can target or skip them: rented-hosts)
     rented_ones = rented_pools(plan)
     rented: dict[str, Any] = {RENTED_GROUP: {"children": {p.name: {} for p in rented_ones}}} if rented_ones else {}
+    # the named owned hosts the plan leaves free, as a group of their own (fix198 item 1: they were in none)
+    free: dict[str, dict[str, Any] | None] = {}
+    for one, roles in profiles:
+        free |= members(tuple(name for entry in one.totals.get("inventory", ()) for name in entry["free_hosts"]), roles)
+    free_group = {FREE_HOSTS_GROUP: {"hosts": free}} if free else {}
     pools: dict[str, dict[str, Any]] = {name: {} for name in children if name != SITES_GROUP}
-    inventory = {"all": {"children": {"gpu_nodes": {"children": pools}, **children, **rented}}}
+    inventory = {"all": {"children": {"gpu_nodes": {"children": pools}, **children, **rented, **free_group}}}
     files = {"ansible/inventory.yml": HEADER + ansible_yaml(inventory)}
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))

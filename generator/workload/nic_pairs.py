@@ -8,6 +8,8 @@ NIC, each as an id and a count per server. Each problem is located at the field 
 * a NIC named without a count: at the count where one of 0 is given, else at the NIC (no count field to point at);
 * a count without a NIC: at the count (``fabric_nic_count: 0`` without a NIC says the servers have no GPU fabric);
 * more fabric NICs than the server takes (one a GPU; one in a workstation tower): at the count;
+* a cloud provider's virtual NIC (AWS EFA, GCP's gVNIC for GPUs: a NIC only its cloud's instances have), which no
+  owned server can hold: at the NIC field, naming the NICs an owned server may have (fix198 item 3);
 * an InfiniBand-only NIC as the front end, which carries the servers' IP over Ethernet (SSH, Kubernetes, the
   API): at the front-end NIC (fuzz34 item 6). A fabric NIC without GPUDirect RDMA is possible but slow: a warning of
   the plan (:func:`~generator.planner.owned_build.slow_fabric_findings`, :func:`slow_fabric`), not an error here.
@@ -37,9 +39,18 @@ def slow_fabric(nic_id: str) -> bool:
     return nic is not None and not nic.gpudirect_rdma
 
 
+def cloud_only_nics() -> frozenset[str]:
+    """The catalog's NICs that only cloud instances have: on a platform of a cloud provider, on no bare-metal one."""
+    on: dict[bool, set[str]] = {True: set(), False: set()}
+    for platform in catalog.platforms().values():
+        on[platform.provider == "baremetal"].update(n for n in (platform.fabric_nic_id, platform.frontend_nic_id) if n)
+    return frozenset(on[False] - on[True])
+
+
 def _ethernet_nics() -> str:
-    """The catalog's NICs that can carry a front end (not InfiniBand-only), as an error lists them."""
-    return ", ".join(sorted(i for i, n in catalog.nics().items() if n.protocol != "infiniband"))
+    """The catalog's NICs that can carry an owned server's front end (not InfiniBand-only, not a cloud's), listed."""
+    cloud = cloud_only_nics()
+    return ", ".join(sorted(i for i, n in catalog.nics().items() if n.protocol != "infiniband" and i not in cloud))
 
 
 class FabricRoom(NamedTuple):
@@ -68,6 +79,16 @@ def nic_pair_errors(
         fabric = role == "fabric"
         if nic is not None and nic not in nics:
             out.append(((*at, nic_field), catalog.unknown_id_message("NIC", nic, nics)))
+        elif nic is not None and nic in (cloud := cloud_only_nics()):
+            # fix198 item 3: aws-efa-400g was accepted on an owned server, its fabric sized at EFA's 400 Gb/s
+            allowed = sorted(i for i in nics if i not in cloud and (fabric or nics[i].protocol != "infiniband"))
+            out.append(
+                (
+                    (*at, nic_field),
+                    f"{nic_field} {nic} is a cloud provider's virtual NIC ({nics[nic].name}), which only that cloud's "
+                    f"instances have, not an owned server; name the NIC the servers have, one of {', '.join(allowed)}",
+                )
+            )
         elif nic is not None and not count and (count is not None or fabric or not frontend_default):
             least = f"at least 1; 0 with no fabric_nic: {NO_FABRIC}" if fabric else "at least 1"
             out.append(
