@@ -16,6 +16,7 @@ import pytest
 from generator.planner import plan_workload
 from generator.render import render_plan
 from generator.render.hosts import host_node
+from generator.render.site_groups import profile_members
 from generator.workload import load_workload
 from tests.helpers import ansible_reader
 
@@ -55,9 +56,20 @@ def _inventory_hosts(files: dict[str, str]) -> dict[str, dict[str, Any]]:
     for name in ("ansible/inventory.yml", "ansible/hosts.yml.example"):
         if name in files:
             groups = ansible_reader().load(files[name].split("---\n", 1)[1])["all"]["children"]
+            given: dict[str, dict[str, Any]] = {}  # a per-site plan's host vars sit in its site's group, under sites
+            _host_vars(groups, given)
             for group, members in groups.items():
-                hosts.update({h: {**(v or {}), "pool": group} for h, v in ((members or {}).get("hosts") or {}).items()})
+                named = (members or {}).get("hosts") or {}
+                hosts.update({h: {**given.get(h, {}), "pool": group} for h in named})
     return hosts
+
+
+def _host_vars(groups: dict[str, Any], given: dict[str, dict[str, Any]]) -> None:
+    """Every host's vars, wherever in the groups' tree they are given."""
+    for members in groups.values():
+        for host, values in ((members or {}).get("hosts") or {}).items():
+            given.setdefault(host, {}).update(values or {})
+        _host_vars((members or {}).get("children") or {}, given)
 
 
 def test_a_shared_pool_packs_the_widest_replicas_first_on_aligned_gpus(tmp_path: Path) -> None:
@@ -95,9 +107,11 @@ def test_every_replica_is_placed_once_within_its_hosts_gpus(example: str) -> Non
     loaded = load_workload(str(REPO / "examples" / example))
     plan = plan_workload(loaded)
     hosts = _inventory_hosts(render_plan(plan, loaded.workload))
+    # a per-site plan (sites:) runs its first profile's pools at each of that profile's sites (newuser113 / fix203)
+    sites = len(profile_members(plan, 0)) or 1
     for pool in plan.pools:
         mine = {h: v for h, v in hosts.items() if v["pool"] == pool.name}
-        assert len(mine) == pool.hosts
+        assert len(mine) == pool.hosts * sites
         training = any(d.kind != "inference" and d.in_pool(pool.name) for d in plan.deployments)
         if training:
             assert not any("specgen_replicas" in v for v in mine.values())
@@ -112,7 +126,8 @@ def test_every_replica_is_placed_once_within_its_hosts_gpus(example: str) -> Non
             if (share := d.in_pool(pool.name)) is not None:
                 tp, pp, replicas, _ = share
                 span = -(-tp * pp // per_host)  # hosts a replica spans
-                assert {n: placed[(d.name, n)] for n in range(1, replicas + 1)} == dict.fromkeys(range(1, replicas + 1), span)
+                every = dict.fromkeys(range(1, replicas + 1), span * sites)
+                assert {n: placed[(d.name, n)] for n in range(1, replicas + 1)} == every
 
 
 GB200 = """\

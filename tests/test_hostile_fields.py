@@ -70,6 +70,8 @@ def _base(path: Path_) -> str:
         return "chat-70b-maas.yaml"
     if path[0] in ("hardware", "provisioning"):
         return "chat-70b-metal3.yaml"
+    if path[0] == "sites":  # newuser113: a site names its owned hosts, which only the store example has
+        return "store-assistant-edge.yaml"
     return "chat-70b.yaml"
 
 

@@ -79,9 +79,10 @@ def test_a_prompt_heavy_moe_service_on_hopper_is_warned_with_the_measured_range(
     at the highest ratio."""
     plan = _plan(tmp_path, QWEN_235B.format(prompt=8000, output=400))
     (gap,) = [f for f in plan.findings if f.code == "throughput-gap"]
-    # 1.09-1.27x before the lab's runs ended with the tail of their stated request count (acc186 / acc190 entries)
+    # 1.09-1.27x before the lab's runs ended with the tail of their stated request count (acc186 / acc190 entries);
+    # 1.07-1.20x before acc203's prompt steps (a whole prompt pass in a step of its own roofline)
     assert "for models with routed experts (not MLA) serving prompts of 10 or more tokens a generated token with " \
-        "vllm on h100-sxm5-80gb, specgen's throughput model predicted 1.07-1.20x what 2 public runs" in gap.message  # fmt: skip
+        "vllm on h100-sxm5-80gb, specgen's throughput model predicted 1.06-1.20x what 2 public runs" in gap.message  # fmt: skip
     assert re.search(r"the plan counts on the model's [\d.]+ a replica: the runs are one lab's, whose H100 runs of dense "
                      "models measured as far below", gap.message)  # fmt: skip
     # acc92: block FP8's GEMMs on Hopper timed at 0.4 of the FP8 rate: the FP8 run's ratio 1.99 -> 1.57, the plan's

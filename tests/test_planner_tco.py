@@ -168,7 +168,8 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path, pin: str, replicas: 
     text = text.replace("    inference:\n", f"    parallelism: {pin}\n    inference:\n")
     plan = plan_workload(_load(tmp_path, text))
     dep, pool = plan.deployments[0], plan.pools[0]
-    p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id)
+    # us-east-1: AWS's region where the workload names none (eu-north-1 has its own p5 price since newuser114)
+    p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id and p.region == "us-east-1")
     assert pool.usd_per_hour == pytest.approx(p5.usd * pool.nodes)  # the whole instance is paid for
     assert dep.details["gpus_bought"] == 8
     assert (dep.replicas, dep.details["replicas_past_rate"]) == (replicas, past_rate)  # newuser46 item 2
