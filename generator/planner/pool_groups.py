@@ -102,13 +102,7 @@ def racks_needed(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> int:
     services that one 8-GPU server holds needed two servers' racks (fix132), and the search under the limit never
     planned it.
     """
-    seen: set[int] = set()
-    unique: list[tuple[int, Option]] = []
-    for index, opt in chosen:  # a chain's jobs hold one option: its servers once
-        if id(opt) not in seen:
-            seen.add(id(opt))
-            unique.append((index, opt))
-    return _racks_of(wl, _unit_pools(_pool_units(wl, _colocation_groups(unique))))
+    return _racks_of(wl, _chosen_pools(wl, chosen))
 
 
 def power_needed_w(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> int:
@@ -117,13 +111,18 @@ def power_needed_w(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> int:
     What a search under ``hardware.site_power`` holds each choice to beside those made before it (newuser115: at
     60 req/s the cage example planned at 550 W a GPU and was refused at 500 W, the cost search's fleet over the site).
     """
+    return sum(p.node.power_w * p.nodes for p in _chosen_pools(wl, chosen))
+
+
+def _chosen_pools(wl: Workload, chosen: Sequence[tuple[int, Option]]) -> list[Pool]:
+    """The servers of the options ``chosen`` pooled as :func:`build_plan` pools them, a chain's one option once."""
     seen: set[int] = set()
     unique: list[tuple[int, Option]] = []
     for index, opt in chosen:  # a chain's jobs hold one option: its servers once
         if id(opt) not in seen:
             seen.add(id(opt))
             unique.append((index, opt))
-    return sum(p.node.power_w * p.nodes for p in _unit_pools(_pool_units(wl, _colocation_groups(unique))))
+    return _unit_pools(_pool_units(wl, _colocation_groups(unique)))
 
 
 def alone_over_limit(wl: Workload, opt: Option) -> str | None:

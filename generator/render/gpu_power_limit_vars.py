@@ -1,9 +1,9 @@
-"""``specgen_gpu_power_limit``: the board power limit a bare-metal pool's NVIDIA GPUs are set to (newuser115).
+"""``specgen_gpu_power_limit``: the board power limit a bare-metal pool's GPUs are set to (newuser115; AMD's, fix204).
 
 ``hardware.gpu_power_limits`` gives it; the plan's node power, heat, racks, circuits and site power count the GPUs at
 it, so the hosts must hold it. ``nvidia-smi -pl`` sets it (root); NVML's ``nvmlDeviceSetPowerManagementLimit``, which
 it calls, says: "Limit is not persistent across reboots or driver unloads. Enable persistent mode to prevent driver
-from unloading when no application is using the device" (:data:`NVML_SOURCE`): a role sets persistence mode and the
+from unloading when no application is using the device" (``POWER_LIMIT_SOURCES["nvidia"]``): a role sets persistence mode and the
 limit at every boot (a systemd oneshot), not once.
 
 Kubernetes has no standard field for a GPU's power limit (the device plugin advertises GPUs; it sets no limit), so
@@ -16,9 +16,6 @@ from typing import Any
 
 from generator.catalog.power_limit_tools import POWER_LIMIT_SOURCES, power_limit_commands
 from generator.planner.gpu_power_limit import below_tdp
-
-NVML_SOURCE = POWER_LIMIT_SOURCES["nvidia"]
-
 
 #: What a reboot does to the limit: NVML says it is lost; ROCm SMI's docs say nothing, so it is set each boot all the same.
 _REBOOT = {"nvidia": "it is lost at a reboot", "amd": "its docs do not say it survives a reboot, so it is set at every boot"}

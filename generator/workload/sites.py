@@ -138,9 +138,3 @@ def site_workload(wl: Workload, site: Site) -> Workload:
         for hosts in [tuple(h for h in group.hosts if h.name in mine)]
     )
     return wl._replace(hardware=wl.hardware._replace(inventory=inventory), sites=())
-
-
-def host_roles(wl: Workload) -> dict[str, tuple[str, ...]]:
-    """Each host of the first site -> the host in that role at every site (the first site's own first)."""
-    per_site = [site_hosts(wl, site) for site in wl.sites]
-    return {host: tuple(hosts[k] for hosts in per_site) for k, host in enumerate(per_site[0])}
