@@ -91,11 +91,14 @@ def test_a_batch_smaller_than_the_ranks_that_hold_the_job_says_so_and_offers_no_
         _plan(tmp_path, C1.format(framework="deepspeed", batch=4, provider="aws"))
     said = str(refused.value)
     assert "TP1 ZeRO-3: DP8 is more ranks than the global batch of 4 sequences" in said
-    assert said.endswith(
+    assert (
         "to unblock: allow a GPU with more memory, LoRA/QLoRA, parameter offload (offload_params: true), or a shorter "
         "sequence_length; for the global batch of 4: a global_batch_size of at least one sequence for each of the "
-        "data-parallel ranks said above (a multiple of them), or leave it out"
-    )
+        "data-parallel ranks said above (a multiple of them), or leave it out; with a global_batch_size of 8 in the "
+        "training of deployment qwen-full (its 4 sequence(s) are fewer than the 8 data-parallel ranks of the fewest "
+        "GPUs that hold it), the workload plans "  # fix198 item 4: the nearest batch that plans, and its fleet
+    ) in said
+    assert said.endswith("qwen-full on 1 x aws-p5-48xlarge (8 x h100-sxm5-80gb), 11.14 h a run")
     assert "rack power" not in said
     with pytest.raises(InfeasibleError) as refused:
         _plan(tmp_path, C1.format(framework="deepspeed", batch=4, provider="baremetal"))

@@ -84,8 +84,8 @@ class _Retries(logging.Handler):
     def response(self, response: Any, *args: Any, **kwargs: Any) -> None:
         """The hook: httpx calls it with the response, requests with the response and keyword arguments."""
         status = getattr(response, "status_code", None)
-        if not isinstance(status, int) or status not in _RETRIED:
-            return
+        if not isinstance(status, int) or status not in _RETRIED or self.asked_s is not None:
+            return  # a wait asked past the deadline ended it: what the client asks after is not what was said
         self.status, self.tries = status, self.tries + 1
         waits_s = asked_wait_s(getattr(response, "headers", {}), status)
         if waits_s is not None and time.monotonic() + waits_s > self.deadline_s:
